@@ -1,0 +1,128 @@
+"""The evaluation conventions, in one place.
+
+Where specifications disagree (P@k's denominator, AP's normaliser, the DCG discount,
+RR@k's misses ...) every convention exists under a name, and the default is
+trec_eval's. Every output states the conventions it was computed with
+(:meth:`Conventions.as_dict`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from metrics_core.errors import InputError
+
+#: Allowed values of each convention; the first one is the default.
+CHOICES: dict[str, tuple] = {
+    # Equal scores: trec_eval orders them by document id, descending.
+    "ties": ("trec", "docid_asc", "input"),
+    # A (query, doc) pair given twice in a run or qrels.
+    "duplicates": ("error", "first", "max", "last", "count"),
+    # A query judged in the qrels but absent from the run: skipped (trec_eval),
+    # or scored 0 and averaged over all qrels queries (trec_eval -c).
+    "missing_queries": ("skip", "zero"),
+    # P@k when fewer than k documents were retrieved: divide by k, or by the number retrieved.
+    "p_denominator": ("k", "retrieved"),
+    # AP's normaliser: all relevant in the qrels; min(R, k); relevant retrieved (in the cut).
+    "ap_normalizer": ("num_rel", "min_rel_k", "rel_retrieved"),
+    # nDCG: gain of a label, positional discount, and where the ideal ranking comes from.
+    "gain": ("linear", "exp"),
+    "discount": ("log2", "jarvelin"),
+    "ideal": ("qrels", "retrieved"),
+    # RR@k when nothing relevant is in the top k: 0, or 1/(k+1) (seed 001's MRR@K).
+    "rr_miss": ("zero", "k_plus_1"),
+}
+
+DESCRIPTIONS: dict[str, str] = {
+    "ties": "order of equal scores",
+    "duplicates": "a (query, doc) pair given twice",
+    "missing_queries": "qrels query absent from the run",
+    "p_denominator": "P@k when fewer than k retrieved",
+    "ap_normalizer": "AP normaliser",
+    "gain": "nDCG gain",
+    "discount": "nDCG discount",
+    "ideal": "nDCG ideal ranking",
+    "rr_miss": "RR@k with no relevant in the top k",
+    "relevance_threshold": "relevance threshold of binary measures",
+    "depth": "depth cut (trec_eval -M)",
+}
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """Conventions of an evaluation; the defaults reproduce trec_eval.
+
+    Parameters
+    ----------
+    ties : {"trec", "docid_asc", "input"}
+        Order of documents with equal scores: document id descending (trec_eval),
+        document id ascending, or the order of the input lines.
+    duplicates : {"error", "first", "max", "last", "count"}
+        What to do with a (query, doc) pair given more than once.
+    missing_queries : {"skip", "zero"}
+        Queries in the qrels but not in the run: skipped, or scored 0 (trec_eval ``-c``).
+    relevance_threshold : float
+        A document is relevant to binary measures when its label is ``>=`` this (``-l``).
+    p_denominator : {"k", "retrieved"}
+        P@k divides by k, or by min(k, number retrieved).
+    ap_normalizer : {"num_rel", "min_rel_k", "rel_retrieved"}
+        AP (and AP@k) divides by the number of relevant documents in the qrels,
+        by min(that, k), or by the number of relevant documents retrieved.
+    gain : {"linear", "exp"}
+        nDCG gain of label ``g``: ``g`` or ``2**g - 1``.
+    discount : {"log2", "jarvelin"}
+        Discount at rank ``i``: ``1/log2(i+1)`` or ``1/max(1, log2 i)``.
+    ideal : {"qrels", "retrieved"}
+        The ideal ranking sorts all judged documents of the qrels, or only the
+        retrieved ones (seed 003's notebook).
+    rr_miss : {"zero", "k_plus_1"}
+        RR@k of a query without a relevant document in the top k: 0 or 1/(k+1).
+    depth : int or None
+        Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    """
+
+    ties: str = "trec"
+    duplicates: str = "error"
+    missing_queries: str = "skip"
+    relevance_threshold: float = 1
+    p_denominator: str = "k"
+    ap_normalizer: str = "num_rel"
+    gain: str = "linear"
+    discount: str = "log2"
+    ideal: str = "qrels"
+    rr_miss: str = "zero"
+    depth: int | None = None
+
+    def __post_init__(self):
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise InputError(
+                    f"unknown value {value!r} for convention {name!r}",
+                    hint="accepted: " + ", ".join(map(str, allowed)),
+                )
+        if self.depth is not None and (int(self.depth) != self.depth or self.depth < 1):
+            raise InputError(f"depth must be a positive integer, got {self.depth!r}")
+
+    def replace(self, **changes) -> Conventions:
+        """A copy with some conventions changed; unknown names are an error."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise InputError(
+                f"unknown convention(s): {', '.join(sorted(unknown))}",
+                hint="accepted: " + ", ".join(f.name for f in dataclasses.fields(self)),
+            )
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        """Plain dict of every convention, for outputs and provenance."""
+        return dataclasses.asdict(self)
+
+    def differences(self) -> dict:
+        """The conventions that differ from trec_eval's defaults."""
+        default = Conventions()
+        return {k: v for k, v in self.as_dict().items() if getattr(default, k) != v}
+
+
+TREC_EVAL = Conventions()

@@ -1,0 +1,177 @@
+"""Tables for people and papers: interpretation labels and exports with provenance.
+
+Every export states the RankLab version and the conventions it was computed with:
+CSV as leading ``#`` lines, Markdown as a footnote line, LaTeX as ``%`` comments and a
+caption note, JSON as keys.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import sys
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import __version__
+
+FORMATS = ("table", "csv", "json", "markdown", "latex")
+
+
+def provenance(conventions=None, **extra) -> dict:
+    """``{"ranklab_version": ..., "conventions": {...}, **extra}`` for an output."""
+    out = {"ranklab_version": __version__}
+    if conventions is not None:
+        out["conventions"] = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions)
+    out.update(extra)
+    return out
+
+
+def _provenance_line(prov: Mapping | None) -> str:
+    if not prov:
+        return f"RankLab {__version__}"
+    parts = [f"RankLab {prov.get('ranklab_version', __version__)}"]
+    conv = prov.get("conventions")
+    if conv:
+        parts.append("conventions: " + ", ".join(f"{k}={v}" for k, v in conv.items()))
+    for k, v in prov.items():
+        if k not in ("ranklab_version", "conventions"):
+            parts.append(f"{k}: {v}")
+    return "; ".join(parts)
+
+
+def _fmt_value(v, digits: int) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return "NaN"
+        return f"{float(v):.{digits}f}"
+    return str(v)
+
+
+def json_safe(obj):
+    """Convert numpy scalars/arrays and NaN into JSON-friendly values (NaN -> None)."""
+    if isinstance(obj, Mapping):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [json_safe(v) for v in obj.tolist()]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters in a cell or header."""
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(repl.get(c, c) for c in str(text))
+
+
+def markdown_escape(text: str) -> str:
+    """Escape characters that would break a Markdown table cell."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None = None,
+                 digits: int = 4, title: str | None = None, index: bool = True) -> str:
+    """Render a DataFrame as ``table`` (plain text), ``csv``, ``json``, ``markdown`` or ``latex``.
+
+    Numbers are printed with ``digits`` decimals (CSV and JSON keep full precision).
+    Provenance (version, conventions) is always included.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"nDCG@10": [0.51234]}, index=pd.Index(["bm25"], name="run"))
+    >>> print(format_table(df, "markdown", prov={"ranklab_version": "0.1.0"}))
+    | run | nDCG@10 |
+    |---|---|
+    | bm25 | 0.5123 |
+    <BLANKLINE>
+    _RankLab 0.1.0_
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
+    frame = df.reset_index() if index and (df.index.name or not isinstance(df.index, pd.RangeIndex)) else df
+    line = _provenance_line(prov)
+    if fmt == "csv":
+        buf = io.StringIO()
+        buf.write(f"# {line}\n")
+        if title:
+            buf.write(f"# {title}\n")
+        frame.to_csv(buf, index=False, float_format="%.17g")
+        return buf.getvalue()
+    if fmt == "json":
+        records = [json_safe(r) for r in frame.to_dict(orient="records")]
+        return json.dumps({"provenance": json_safe(dict(prov or provenance())), "title": title,
+                           "rows": records}, indent=2)
+    cols = [str(c) for c in frame.columns]
+    rows = [[_fmt_value(v, digits) for v in r] for r in frame.itertuples(index=False, name=None)]
+    if fmt == "markdown":
+        out = []
+        if title:
+            out.append(f"**{markdown_escape(title)}**\n")
+        out.append("| " + " | ".join(markdown_escape(c) for c in cols) + " |")
+        out.append("|" + "---|" * len(cols))
+        for r in rows:
+            out.append("| " + " | ".join(markdown_escape(c) for c in r) + " |")
+        out.append("")
+        out.append(f"_{markdown_escape(line)}_")
+        return "\n".join(out)
+    if fmt == "latex":
+        out = [f"% {line}", r"\begin{table}[t]", r"\centering",
+               r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}", r"\toprule",
+               " & ".join(latex_escape(c) for c in cols) + r" \\", r"\midrule"]
+        for r in rows:
+            out.append(" & ".join(latex_escape(c) for c in r) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}"]
+        cap = latex_escape(title) + ". " if title else ""
+        out.append(r"\caption{" + cap + latex_escape(line) + "}")
+        out.append(r"\end{table}")
+        return "\n".join(out)
+    # plain text table
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    head = "  ".join(c.ljust(w) for c, w in zip(cols, widths))
+    body = ["  ".join((r[i].rjust(w) if i else r[i].ljust(w)) for i, w in enumerate(widths)) for r in rows]
+    out = ([title] if title else []) + [head, "  ".join("-" * w for w in widths)] + body + ["", line]
+    return "\n".join(out)
+
+
+def write_text(text: str, path: str | None = None) -> None:
+    """Write to ``path``, or to stdout when ``path`` is None or ``-``."""
+    if path in (None, "-"):
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+
+
+# Interpretation labels (seed 001): a value at or above its threshold is "Good".
+DEFAULT_GOOD_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
+LABELS = ("Good", "Fair", "Needs improvement")
+
+
+def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
+    """Seed 001's label for one value: Good at or above ``good``, Fair at or above
+    ``good * fair_ratio``, else Needs improvement; NaN gives "".
+
+    >>> interpret(0.75, 0.7), interpret(0.4, 0.7), interpret(0.2, 0.7)
+    ('Good', 'Fair', 'Needs improvement')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if value >= good:
+        return LABELS[0]
+    if value >= good * fair_ratio:
+        return LABELS[1]
+    return LABELS[2]
