@@ -1,0 +1,1 @@
+"""Streamlit-side helpers of the RankLab app (state, widgets, plotly figure builders)."""
