@@ -38,7 +38,7 @@ def _check_probs(y_true, y_prob, source=None):
     bad = (probs < 0) | (probs > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {probs[i]!r} at position {i} is outside [0, 1]",
+        raise InputError(f"probability {probs[i].item()!r} at position {i} is outside [0, 1]",
                          source=source,
                          hint="Calibration needs probabilities; convert scores (e.g. a sigmoid of "
                               "logits) yourself so the choice is explicit")

@@ -77,7 +77,7 @@ def _check_binary(y_true, y_score, *, source: str | None = None):
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"score {scores[i]!r} at position {i} is not a finite number",
+        raise InputError(f"score {scores[i].item()!r} at position {i} is not a finite number",
                          source=source, hint="Remove or fix NaN/inf scores")
     if y_true.dtype.kind == "b":
         labels = y_true.astype(np.int8)
@@ -85,7 +85,7 @@ def _check_binary(y_true, y_score, *, source: str | None = None):
         ok = (y_true == 0) | (y_true == 1)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"label {y_true[i]!r} at position {i} is not 0 or 1",
+            raise InputError(f"label {y_true[i].item()!r} at position {i} is not 0 or 1",
                              source=source, hint="Labels must be binary: 1 = positive, 0 = negative")
         labels = y_true.astype(np.int8)
     else:

@@ -111,14 +111,14 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     bad = ~np.isfinite(prob) | (prob < 0) | (prob > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {prob[i]!r} at row {i + 1} is not in [0, 1]", source=source)
+        raise InputError(f"probability {prob[i].item()!r} at row {i + 1} is not in [0, 1]", source=source)
     if gold.dtype.kind == "b":
         gold = gold.astype(np.int64)
     elif gold.dtype.kind in "iuf":
         ok = (gold == 0) | (gold == 1)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"is_gold value {gold[i]!r} at row {i + 1} is not 0 or 1", source=source)
+            raise InputError(f"is_gold value {gold[i].item()!r} at row {i + 1} is not 0 or 1", source=source)
         gold = gold.astype(np.int64)
     else:
         raise InputError(f"is_gold must be 0/1, got {gold.dtype}", source=source)

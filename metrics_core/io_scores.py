@@ -118,6 +118,13 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     return frame, display, kind
 
 
+def _show(value) -> str:
+    """A cell as the user wrote it: numpy scalars unwrapped, strings quoted."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _where(kind, row):
     return {"line": row + 2} if kind in ("csv", "tsv") else {}
 
@@ -152,7 +159,7 @@ def _numbers(frame, col, kind, display) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raw = values.iloc[i]
-        raise InputError(_problem(kind, i, f"{col} value {raw!r} is not a finite number"),
+        raise InputError(_problem(kind, i, f"{col} value {_show(raw)} is not a finite number"),
                          source=display, **_where(kind, i),
                          hint="Every row needs a numeric score; remove or fix this row")
     return num
@@ -169,7 +176,7 @@ def _binary(frame, col, kind, display) -> np.ndarray:
     bad = ~((num == 0) | (num == 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(_problem(kind, i, f"{col} value {values.iloc[i]!r} is not 0 or 1"),
+        raise InputError(_problem(kind, i, f"{col} value {_show(values.iloc[i])} is not 0 or 1"),
                          source=display, **_where(kind, i),
                          hint="Labels must be binary: 1 = positive, 0 = negative")
     return num.astype(np.int8)
@@ -248,7 +255,7 @@ def read_candidates(source, *, query_col=None, candidate_col=None, prob_col=None
     bad = (prob < 0) | (prob > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(_problem(kind, i, f"{p} value {prob[i]!r} is outside [0, 1]"),
+        raise InputError(_problem(kind, i, f"{p} value {_show(prob[i])} is outside [0, 1]"),
                          source=display, **_where(kind, i),
                          hint="Dynamic K thresholds probabilities; convert scores first")
     qv = frame[q]
