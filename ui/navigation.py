@@ -9,7 +9,11 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "Ranking": [
         ("pages/home.py", "Home", ":material/home:", "home"),
     ],
-    "Detection & calibration": [],
+    "Detection & calibration": [
+        ("pages/detection.py", "Detection", ":material/radar:", "detection"),
+        ("pages/calibration.py", "Calibration", ":material/tune:", "calibration"),
+        ("pages/dynamic_k.py", "Dynamic K", ":material/filter_list:", "dynamic-k"),
+    ],
     "Hashing": [],
     "Compare": [],
     "Learn": [],
