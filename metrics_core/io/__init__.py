@@ -107,7 +107,7 @@ def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str
     Examples
     --------
     >>> qrels = read_qrels({"q1": {"d1": 1, "d3": 2}})
-    >>> sorted(zip(qrels.doc_ids, qrels.relevance))
+    >>> sorted(zip(qrels.doc_ids, qrels.relevance.tolist()))
     [('d1', 1.0), ('d3', 2.0)]
     """
     return _read(source, "qrels", fmt, columns, name)

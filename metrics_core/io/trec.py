@@ -96,7 +96,7 @@ def _slow_parse(raw: RawData, kind: str):
                 hint += " (this line looks like a qrels line: did you swap --qrels and --run?)"
             raise InputError(f"expected {ncols} columns, found {len(parts)}", source=raw.name,
                              line=number, hint=hint)
-        if kind == "qrels" and len(parts) == 6 and not _is_number(parts[3]):
+        if kind == "qrels" and len(parts) >= 6 and (parts[1] == "Q0" or not _is_number(parts[3])):
             raise InputError("expected 4 columns, found 6", source=raw.name, line=number,
                              hint=f"qrels lines are: {layout} (this line looks like a run line:"
                                   " did you swap --qrels and --run?)")
