@@ -9,9 +9,9 @@ and hash-code retrieval. Pure Python + numpy (torch for hash codes); no UI impor
 
 __version__ = "0.1.0"
 
+from metrics_core import io, measures  # noqa: E402
 from metrics_core.conventions import Conventions  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
-from metrics_core import io, measures  # noqa: E402
 from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run  # noqa: E402
 from metrics_core.ranking.data import Qrels, Run  # noqa: E402
 from metrics_core.ranking.evaluate import Evaluation, evaluate, evaluate_many  # noqa: E402

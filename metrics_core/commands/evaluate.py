@@ -126,7 +126,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     for path in args.run:
         with progress.step(path, f"reading run {path}"):
             runs.append(read_run(path))
-    for run, name in zip(runs, unique_names([r.name for r in runs])):
+    for run, name in zip(runs, unique_names([r.name for r in runs]), strict=False):
         run.name = name
     evaluations = []
     for run in runs:

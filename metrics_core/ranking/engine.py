@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
 from metrics_core.ranking.data import Qrels, Run
+from metrics_core.ranking.strings import hash_strings, pair_keys, string_ranks, strings_equal
 
 
 def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -44,21 +45,6 @@ def _stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
     order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
     high = (codes[order] >> 16).astype(np.uint16 if n_codes <= 1 << 32 else np.int64)
     return order[np.argsort(high, kind="stable")]
-
-
-def _string_ranks(values: pa.Array) -> np.ndarray:
-    """Rank of each string in byte order (equal strings share a rank)."""
-    order = pc.sort_indices(values).to_numpy()
-    sorted_vals = values.take(pa.array(order))
-    # equal neighbours get the same rank
-    same = np.zeros(len(order), dtype=bool)
-    if len(order) > 1:
-        same[1:] = pc.equal(sorted_vals.slice(1), sorted_vals.slice(0, len(order) - 1)).to_numpy(
-            zero_copy_only=False)
-    dense = np.cumsum(~same) - 1
-    ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = dense
-    return ranks
 
 
 @dataclass
@@ -104,7 +90,7 @@ class RankedLists:
     """
 
     def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
-                 diagnostics, tie_flags=None, doc_codes=None, doc_vocab=None, judged_docs=None):
+                 diagnostics, tie_flags=None, row_index=None, qrels_row=None):
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -114,8 +100,8 @@ class RankedLists:
         self.qrels_label = qrels_label
         self.diagnostics = diagnostics
         self.tie_flags = tie_flags
-        self.doc_codes = doc_codes
-        self.doc_vocab = doc_vocab
+        self.row_index = row_index    # run row of each ranked row
+        self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self._cache: dict = {}
 
     @property
@@ -187,43 +173,103 @@ class RankedLists:
         return self._cache[key]
 
 
-def _dedupe(keys: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
-    """Indices of the rows to keep among duplicate keys: first, last or max value."""
-    order = np.argsort(keys, kind="stable")
-    k = keys[order]
-    start = np.r_[True, k[1:] != k[:-1]]
+def _duplicate_groups(keys: np.ndarray):
+    """Positions of the rows whose key occurs more than once, with a group id per key.
+
+    One sort finds whether any key repeats (the usual answer is no); only then are the
+    few repeated keys looked up in a hash table.
+    """
+    if len(keys) < 2:
+        return None
+    sk = np.sort(keys)
+    repeated = sk[1:] == sk[:-1]
+    if not repeated.any():
+        return None
+    values = np.unique(sk[1:][repeated])
+    group = pd.Index(values).get_indexer(keys)
+    pos = np.flatnonzero(group >= 0)
+    return pos, group[pos]
+
+
+def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None):
+    """Duplicate (query, doc) groups, checked string by string; None when there are none.
+
+    Returns (positions, group ids, example pair of source rows). ``rows`` maps positions
+    of ``keys`` to rows of ``docid`` when a subset is checked. Raises _Collision if two
+    different pairs share a fingerprint.
+    """
+    found = _duplicate_groups(keys)
+    if found is None:
+        return None
+    pos, group = found
+    order = np.lexsort((pos, group))
+    pos, group = pos[order], group[order]
+    first = np.r_[True, group[1:] != group[:-1]]
+    head = pos[np.repeat(np.flatnonzero(first), np.diff(np.r_[np.flatnonzero(first), len(pos)]))]
+    src = pos if rows is None else rows[pos]
+    src_head = head if rows is None else rows[head]
+    same = (qcodes[pos] == qcodes[head]) & strings_equal(docid, src, docid, src_head)
+    if not same.all():
+        raise _Collision
+    # the first duplicate in input order, for the message
+    second = np.flatnonzero(~first)
+    k = second[np.argmin(src[second])]
+    example = np.array([[int(src_head[k]), int(src[k])]])
+    return pos, group, example
+
+
+def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
+    """Rows to keep when duplicates collapse to one: the first, the last or the max value."""
+    keep = np.ones(n, dtype=bool)
+    keep[pos] = False
     if rule == "first":
-        return np.sort(order[start])
-    if rule == "last":
-        end = np.r_[k[1:] != k[:-1], True]
-        return np.sort(order[end])
-    # max value, the first of equal maxima
-    grp = np.cumsum(start) - 1
-    o2 = np.lexsort((np.arange(len(order)), -values[order], grp))
-    g2 = grp[o2]
-    first = np.r_[True, g2[1:] != g2[:-1]]
-    return np.sort(order[o2[first]])
+        o = np.lexsort((pos, group))
+    elif rule == "last":
+        o = np.lexsort((-pos, group))
+    else:  # max value, the first of equal maxima
+        o = np.lexsort((pos, -values[pos], group))
+    g = group[o]
+    chosen = pos[o][np.r_[True, g[1:] != g[:-1]]]
+    keep[chosen] = True
+    return np.flatnonzero(keep)
 
 
-def _duplicate_error(data, keys: np.ndarray, what: str, kinds: str):
-    order = np.argsort(keys, kind="stable")
-    k = keys[order]
-    dup = np.flatnonzero(k[1:] == k[:-1])[0]
-    a, b = int(order[dup]), int(order[dup + 1])
+class _Collision(Exception):
+    """Two different strings with the same 64-bit fingerprint (never seen; handled exactly)."""
+
+
+def _duplicate_error(data, found, what: str, kinds: str):
+    pos, group, example = found
+    a, b = (int(x) for x in example[0])
     qid = data.qid[a].as_py()
     did = data.docid[a].as_py()
     la, lb = data.line_of(a), data.line_of(b)
     where = f"lines {la} and {lb}" if la is not None else f"rows {a + 1} and {b + 1}"
-    n = int(np.count_nonzero(k[1:] == k[:-1]))
+    n_extra = len(pos) - (int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group)))
     raise InputError(
-        f"duplicate {what} for query {qid!r}, document {did!r} ({where}; {n} duplicate pair(s) in all)",
+        f"duplicate {what} for query {qid!r}, document {did!r} ({where}; "
+        f"{n_extra} duplicate row(s) in all)",
         source=data.source,
         hint=f"Remove the duplicates, or choose a duplicates convention ({kinds})")
+
+
+def _exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):
+    """Exact document codes shared by run and qrels (the slow path after a collision)."""
+    both = pa.concat_arrays([run_docid, qrels_docid]).dictionary_encode()
+    codes = both.indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+    return codes[: len(run_docid)], codes[len(run_docid):]
 
 
 def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
                        cutoffs: tuple[int, ...] = ()) -> RankedLists:
     """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics."""
+    try:
+        return _build(qrels, run, conv, cutoffs, None)
+    except _Collision:
+        return _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+
+
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
     diag = Diagnostics()
 
     # Queries: run order of first appearance, so a run grouped by query needs no sort.
@@ -240,65 +286,57 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
         eval_ids += diag.missing_queries
     index = {q: i for i, q in enumerate(eval_ids)}
     nq = len(eval_ids)
-    run_qmap = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int64)
-    qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int64)
+    run_qmap = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)
+    qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
 
-    # Documents: one dictionary for the run; qrels documents looked up in it.
-    run_dc, run_dvocab = _encode(run.docid)
-    n_docs = max(len(run_dvocab), 1)
-
-    # Qrels: evaluated queries only; duplicates per convention.
-    qq = qrels_qmap[qrels_qc]
-    qrels_dc_own, _ = _encode(qrels.docid)
-    qkeys_own = qrels_qc * (int(qrels_dc_own.max(initial=0)) + 1) + qrels_dc_own
-    qlabel = qrels.relevance
-    if len(qkeys_own) and len(np.unique(qkeys_own)) != len(qkeys_own):
-        n_dup = len(qkeys_own) - len(np.unique(qkeys_own))
-        diag.qrels_duplicates = n_dup
-        if conv.duplicates == "error":
-            _duplicate_error(qrels, qkeys_own, "judgement", "keep first, last or max")
-        rule = conv.duplicates if conv.duplicates in ("first", "last") else "max"
-        keep = _dedupe(qkeys_own, qlabel, rule)
+    if exact_keys is None:
+        run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
     else:
-        keep = None
-    qd = pc.fill_null(pc.index_in(qrels.docid, value_set=run_dvocab), -1).to_numpy().astype(np.int64)
-    if keep is not None:
-        qq, qd, qlabel = qq[keep], qd[keep], qlabel[keep]
+        run_dh, qrels_dh = exact_keys
+
+    # Qrels: duplicates per convention (checked over every query, as trec_eval does).
+    qkeys = pair_keys(qrels_qc, qrels_dh)
+    qrels_dups = _verified_duplicates(qkeys, qrels_qc, qrels.docid)
+    qq = qrels_qmap[qrels_qc]
+    qlabel = qrels.relevance
+    qrow = np.arange(len(qrels), dtype=np.int64)
+    if qrels_dups is not None:
+        diag.qrels_duplicates = len(qrels_dups[0]) - len(np.unique(qrels_dups[1]))
+        if conv.duplicates == "error":
+            _duplicate_error(qrels, qrels_dups, "judgement", "keep first, last or max")
+        rule = conv.duplicates if conv.duplicates in ("first", "last") else "max"
+        keep = _dedupe_keep(len(qkeys), qrels_dups[0], qrels_dups[1], qlabel, rule)
+        qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
     in_eval = qq >= 0
-    qrels_seg, qrels_label, qrels_doc = qq[in_eval], qlabel[in_eval], qd[in_eval]
+    qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
 
     # Run rows of evaluated queries.
     rq = run_qmap[run_qc]
+    del run_qc
     scores = run.scores
     rows = None
     if (rq < 0).any():
         rows = np.flatnonzero(rq >= 0)
-        rq, run_dc_rows, scores = rq[rows], run_dc[rows], scores[rows]
-    else:
-        run_dc_rows = run_dc
+        rq, scores, run_dh = rq[rows], scores[rows], run_dh[rows]
 
     # Duplicates (query, doc) in the run.
-    rkeys = rq * n_docs + run_dc_rows
-    if len(rkeys):
-        sk = np.sort(rkeys)
-        n_dup = int(np.count_nonzero(sk[1:] == sk[:-1]))
-    else:
-        n_dup = 0
-    diag.duplicates = n_dup
-    if n_dup:
+    rkeys = pair_keys(rq, run_dh)
+    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows)
+    if run_dups is not None:
+        diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
         if conv.duplicates == "error":
-            src = run if rows is None else _Subset(run, rows)
-            _duplicate_error(src, rkeys, "document in the run", "count, first, last or max")
+            _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
         if conv.duplicates != "count":
-            keep = _dedupe(rkeys, scores, conv.duplicates)
+            keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
             rows = keep if rows is None else rows[keep]
-            rq, run_dc_rows, scores, rkeys = rq[keep], run_dc_rows[keep], scores[keep], rkeys[keep]
+            rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
+    del run_dh
 
     # The sort: (query, score descending), then ties by the tie rule.
     n = len(rq)
     if n > 1:
-        same_q = rq[1:] == rq[:-1]
-        already = bool(np.all(rq[1:] >= rq[:-1])) and bool(np.all(~same_q | (scores[1:] <= scores[:-1])))
+        already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
+            np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1])))
     else:
         already = True
     if already:
@@ -307,10 +345,11 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
         order = np.argsort(_score_key(scores))
         order = order[_stable_argsort_codes(rq[order], nq)]
     sq = rq[order]
-    ss = scores[order] + 0.0
     tie_flags = None
     if n > 1:
+        ss = scores[order] + 0.0
         eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+        del ss
         if eq.any():
             in_tie = np.zeros(n, dtype=bool)
             in_tie[1:] |= eq
@@ -319,24 +358,21 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
             group = np.cumsum(~np.r_[False, eq][idx])
             diag.tied_groups = int(group[-1])
             diag.tied_documents = int(len(idx))
-            tied_rows = order[idx]
+            tied = order[idx]
+            source_rows = tied if rows is None else rows[tied]
             if conv.ties == "input":
-                tie_key = tied_rows if rows is None else rows[tied_rows]
-                tie_key = np.asarray(tie_key)
                 if not already:
-                    order[idx] = tied_rows[np.lexsort((tie_key, group))]
+                    order[idx] = tied[np.lexsort((source_rows, group))]
             else:
-                codes = run_dc_rows[tied_rows]
-                uniq, inv = np.unique(codes, return_inverse=True)
-                ranks = _string_ranks(run_dvocab.take(pa.array(uniq)))[inv]
+                ranks = string_ranks(run.docid.take(pa.array(source_rows)))
                 tie_key = -ranks if conv.ties == "trec" else ranks
-                order[idx] = tied_rows[np.lexsort((tie_key, group))]
+                order[idx] = tied[np.lexsort((tie_key, group))]
             tie_flags = (idx, group)
+        del eq
     sq = rq[order]
 
     counts = np.bincount(sq, minlength=nq) if n else np.zeros(nq, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    doc_sorted = run_dc_rows[order]
 
     # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
     if tie_flags is not None and cutoffs:
@@ -353,40 +389,31 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
         pos = np.arange(n) - starts[sq] + 1
         keep_rows = pos <= conv.depth
         if not keep_rows.all():
-            order, sq, doc_sorted = order[keep_rows], sq[keep_rows], doc_sorted[keep_rows]
+            order, sq = order[keep_rows], sq[keep_rows]
             counts = np.bincount(sq, minlength=nq)
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    # The join: labels of (query, doc) pairs from the qrels.
-    ok = qrels_doc >= 0
-    jkeys = qrels_seg[ok] * n_docs + qrels_doc[ok]
-    jlabel = qrels_label[ok]
-    if len(jkeys):
-        jorder = np.argsort(jkeys)
-        jkeys, jlabel = jkeys[jorder], jlabel[jorder]
-        look = sq * n_docs + doc_sorted
-        at = np.searchsorted(jkeys, look)
-        at_c = np.minimum(at, len(jkeys) - 1)
-        judged = jkeys[at_c] == look
-        label = np.where(judged, jlabel[at_c], 0.0)
-    else:
-        judged = np.zeros(len(sq), dtype=bool)
-        label = np.zeros(len(sq), dtype=np.float64)
+    # The join: labels of (query, doc) pairs from the qrels, verified string by string.
+    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+    judged = np.zeros(len(sq), dtype=bool)
+    label = np.zeros(len(sq), dtype=np.float64)
+    if len(jkeys) and len(sq):
+        try:
+            at = pd.Index(jkeys).get_indexer(rkeys[order])
+        except pd.errors.InvalidIndexError:  # two judged pairs share a fingerprint
+            raise _Collision from None
+        found = np.flatnonzero(at >= 0)
+        jrow = at[found]
+        del at
+        run_rows = order[found] if rows is None else rows[order[found]]
+        ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
+            run.docid, run_rows, qrels.docid, qrels_row[jrow])
+        if not ok.all():
+            raise _Collision
+        judged[found] = True
+        label[found] = qrels_label[jrow]
+    row_index = order if rows is None else rows[order]
 
     return RankedLists(eval_ids, starts, sq.astype(np.int64, copy=False), label, judged,
-                       qrels_seg, qrels_label, diag, tie_flags=tie_flags,
-                       doc_codes=doc_sorted, doc_vocab=run_dvocab)
-
-
-class _Subset:
-    """A row subset of a Run, for error messages that name original lines."""
-
-    def __init__(self, data, rows):
-        self._data, self._rows = data, rows
-        self.source = data.source
-        self.qid = data.qid.take(pa.array(rows))
-        self.docid = data.docid.take(pa.array(rows))
-
-    def line_of(self, i):
-        line = self._data.line_of(int(self._rows[i]))
-        return line if line is not None else None
+                       qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
+                       qrels_row=qrels_row)

@@ -51,7 +51,7 @@ class Evaluation:
         if per_query:
             out["per_query"] = {
                 str(q): {m: row[m] for m in self.measures}
-                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"))
+                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
             }
         out["diagnostics"] = dict(self.diagnostics)
         return out
