@@ -305,8 +305,8 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     --------
     >>> codes_db = [[1, 1], [1, -1], [-1, -1]]
     >>> out = evaluate_hashing([[1, 1]], codes_db, [0], [0, 1, 0], ks=(1,))
-    >>> round(out["map"], 4), out["map_band"]
-    (0.6667, [0.6667, 0.6667])
+    >>> round(out["map"], 4), [round(v, 4) for v in out["map_band"]]   # (1/1 + 2/3) / 2
+    (0.8333, [0.8333, 0.8333])
     """
     if ties not in TIE_RULES:
         raise InputError(f"unknown tie rule {ties!r}", hint="accepted: " + ", ".join(TIE_RULES))
