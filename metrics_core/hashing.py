@@ -76,9 +76,15 @@ def validate_codes(codes, name: str = "codes") -> torch.Tensor:
     is01 = (t == 0) | (t == 1)
     if bool(is01.all()):
         return (2 * t - 1).contiguous()
-    bad = torch.nonzero(~(is_pm | is01))[0].tolist()
+    odd = ~(is_pm | is01)
+    if bool(odd.any()):
+        bad = torch.nonzero(odd)[0].tolist()
+        problem = "is not a code bit"
+    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
+        bad = torch.nonzero(t == 0)[0].tolist()
+        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
     raise InputError(f"{name}: value {t[bad[0], bad[1]].item()!r} at row {bad[0]}, bit {bad[1]} "
-                     "is not a code bit", hint="codes must be -1/+1 or 0/1")
+                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
 
 
 def _labels(labels, n: int, name: str) -> torch.Tensor:
