@@ -58,11 +58,13 @@ def diagram() -> None:
     except InputError as exc:
         st.error(f"{data['source']}: {exc}")
         return
-    ci = ci_of(data["digest"], y, p, n_bins, strategy, 200)
+    # fewer replicates on large inputs keeps the slider responsive (one pass per replicate)
+    n_boot = 200 if y.size <= 200_000 else 50
+    ci = ci_of(data["digest"], y, p, n_bins, strategy, n_boot)
     m1, m2, m3 = st.columns(3)
     for col, name, label in ((m1, "ece", "ECE"), (m2, "mce", "MCE"), (m3, "brier", "Brier")):
         col.metric(label, f"{rep[name]:.4f}",
-                   help=f"95% bootstrap CI [{ci[name]['low']:.4f}, {ci[name]['high']:.4f}] (200 replicates)")
+                   help=f"95% bootstrap CI [{ci[name]['low']:.4f}, {ci[name]['high']:.4f}] ({n_boot} replicates)")
         col.caption(f"95% CI [{ci[name]['low']:.4f}, {ci[name]['high']:.4f}]")
     st.plotly_chart(fig.reliability_figure(rep["bins"]), key="ranklab.detection.reliability")
     b = rep["bins"]

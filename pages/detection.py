@@ -126,11 +126,15 @@ for col, fmt, ext in ((ex1, "csv", "csv"), (ex2, "markdown", "md"), (ex3, "latex
 
 if two_classes:
     st.subheader("Confidence intervals (bootstrap)")
-    n_boot = st.select_slider("Replicates", [100, 200, 500, 1000], value=200,
-                              key="ranklab.detection.n_boot")
-    ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
-    st.dataframe(pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]],
-                 key="ranklab.detection.ci")
+    # a replicate costs one pass over the data (~60 ms per million rows): on by default
+    # only for small inputs
+    if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
+                 key="ranklab.detection.ci_on"):
+        n_boot = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
+                                  key="ranklab.detection.n_boot")
+        ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
+        st.dataframe(pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]],
+                     key="ranklab.detection.ci")
 
 if data["criterion"] is not None:
     st.subheader("Per criterion (micro and macro, seed 002 §5)")
