@@ -133,3 +133,27 @@ def test_dynamic_k_bad_probability(tmp_path, capsys):
     code, _, err = _run(capsys, "dynamic-k", p)
     assert code == 2 and "line 3" in err and "outside [0, 1]" in err
     np.testing.assert_equal(code, 2)
+
+
+def test_reader_formats_and_junk(tmp_path, capsys):
+    from metrics_core.errors import InputError
+    from metrics_core.io_scores import read_scores
+
+    t = read_scores(b'[{"prob": 0.2, "target": 0}, {"prob": 0.8, "target": 1}]', name="a.json")
+    assert t.y_score.tolist() == [0.2, 0.8] and t.label_col == "target"
+    t = read_scores(b"y_score\ty_true\n0.3\ttrue\n0.1\tfalse\n", name="a.tsv")
+    assert t.y_true.tolist() == [1, 0]
+    buf = tmp_path / "x.parquet"
+    pd.DataFrame({"score": [0.1], "label": [1]}).to_parquet(buf)
+    with pytest.raises(InputError, match="Parquet file with a text-file name"):
+        read_scores(buf.read_bytes(), name="x.csv")
+    with pytest.raises(InputError, match="not a readable Parquet"):
+        read_scores(b"score,label\n0.1,1\n", name="x.parquet")
+    with pytest.raises(InputError, match="no column 'nope'"):
+        read_scores(b"score,label\n0.1,1\n", name="x.csv", score_col="nope")
+    with pytest.raises(InputError, match="cannot tell which column holds the scores"):
+        read_scores(b"a,label\n0.1,1\n", name="x.csv")
+    p = tmp_path / "bad.parquet"
+    p.write_bytes(b"PAR1garbage")
+    code, _, err = _run(capsys, "calibrate", p)
+    assert code == 2 and "bad.parquet" in err and err.count("\n") == 1
