@@ -11,8 +11,8 @@ st.write("Evaluation workbench for search and retrieval systems: exact like trec
          "with every measure explained.")
 c1, c2 = st.columns(2)
 with c1:
-    if st.button("Load sample data", type="primary", key="ranklab.home.sample"):
-        load_sample_into_state()
+    if st.button("Load sample data", type="primary", key="ranklab.home.sample",
+                 on_click=load_sample_into_state):
         st.success("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata.")
     page_link("pages/data.py", "Upload your own qrels and runs", ":material/upload_file:")
 with c2:

@@ -192,7 +192,6 @@ def require_data() -> bool:
         return True
     st.info("No data loaded yet. Open **Data** to upload a qrels file and runs, "
             "or load the bundled sample.")
-    if st.button("Load sample data", key="ranklab.load_sample_inline", type="primary"):
-        load_sample_into_state()
-        st.rerun()
+    st.button("Load sample data", key="ranklab.load_sample_inline", type="primary",
+              on_click=load_sample_into_state)
     return False
