@@ -16,7 +16,19 @@ EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json
 def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, **extra) -> dict[str, str]:
     """The four export texts of a table (pure; tests call it without Streamlit)."""
     prov = provenance(conventions, **extra)
+    df = _plain(df)
     return {fmt: format_table(df, fmt, prov=prov, title=title) for fmt, *_ in EXPORTS}
+
+
+def _plain(df: pd.DataFrame) -> pd.DataFrame:
+    """Dates as ISO text (report.json_safe does not know Timestamps)."""
+    dated = [c for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])]
+    if not dated:
+        return df
+    out = df.copy()
+    for c in dated:
+        out[c] = out[c].dt.strftime("%Y-%m-%d").where(out[c].notna(), "")
+    return out
 
 
 def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | None = None,
