@@ -32,6 +32,11 @@ except InputError as exc:
     st.stop()
 
 table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
+headline = evaluations[next(iter(evaluations))].measures[0]
+cards = st.columns(min(len(evaluations), 4))
+for i, (name, ev) in enumerate(list(evaluations.items())[:4]):
+    label = table[(table["run"] == name) & (table["measure"] == headline)]["interpretation"].iloc[0]
+    cards[i].metric(f"{name} · {headline}", f"{ev.aggregate[headline]:.4f}", help=label or None)
 st.dataframe(
     table, hide_index=True,
     column_config={c: st.column_config.NumberColumn(format="%.4f")

@@ -29,8 +29,24 @@ def configure_page() -> None:
     st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
 
 
+def _leave_pages_directory_mode() -> None:
+    """On a cold deep link Streamlit runs ``pages/<x>.py`` directly (its old multipage mode,
+    chosen because a ``pages/`` folder exists and ``st.navigation`` has not run yet), with a
+    menu made from file names and without app.py. Switch that mode off, as app.py's
+    ``st.navigation`` would, and rerun: the rerun executes app.py, whose navigation resolves
+    the same URL path to the same page, with the real menu."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without this internal: nothing to fix
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_setup(sidebar: bool = True) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first."""
+    _leave_pages_directory_mode()
     configure_page()
     state.ensure_defaults()
     if sidebar:
