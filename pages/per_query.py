@@ -62,8 +62,10 @@ event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key=
                      column_config={m: st.column_config.NumberColumn(format="%.4f") for m in measures})
 download_table(table, f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
-if rows:
-    st.session_state[state.SELECTED_QUERY] = str(table.index[rows[0]])
+picked_row = str(table.index[rows[0]]) if rows and rows[0] < len(table) else None
+if picked_row is not None and st.session_state.get("ranklab.pq.last_row") != picked_row:
+    st.session_state[state.SELECTED_QUERY] = picked_row  # a new row was clicked
+st.session_state["ranklab.pq.last_row"] = picked_row
 
 # --- distribution --------------------------------------------------------------------
 @st.fragment
@@ -78,12 +80,21 @@ _distribution()
 # --- one query -----------------------------------------------------------------------
 st.header("One query")
 all_queries = list(ev.per_query.index)
+# The selectbox follows ranklab.selected_query (set by a table click or by another page).
 selected = st.session_state.get(state.SELECTED_QUERY)
-index = all_queries.index(selected) if selected in all_queries else 0
-qid = st.selectbox("Query", all_queries, index=index, key="ranklab.pq.query",
+if selected in all_queries:
+    st.session_state["ranklab.pq.query"] = selected
+elif st.session_state.get("ranklab.pq.query") not in all_queries:
+    st.session_state["ranklab.pq.query"] = all_queries[0]
+
+
+def _on_query() -> None:
+    st.session_state[state.SELECTED_QUERY] = st.session_state["ranklab.pq.query"]
+
+
+qid = st.selectbox("Query", all_queries, key="ranklab.pq.query", on_change=_on_query,
                    format_func=lambda q: f"{q}: {meta.loc[q, 'query']}" if meta is not None
                    and "query" in meta.columns and q in meta.index else str(q))
-st.session_state[state.SELECTED_QUERY] = qid
 names = list(evaluations)
 c1, c2 = st.columns(2)
 pairs = [(c1, names[0]), (c2, names[1] if len(names) > 1 else names[0])]
