@@ -91,7 +91,7 @@ def _loaded_summary() -> None:
     if qrels is None:
         st.caption("qrels: none")
     else:
-        st.caption(f"qrels: {len(qrels.unique_query_ids())} queries / {len(qrels):,} judgements")
+        st.caption(f"qrels: {len(qrels.unique_query_ids()):,} queries / {len(qrels):,} judgements")
     if runs:
         st.caption("runs: " + ", ".join(f"{name} ({len(run):,} lines)" for name, run in runs.items()))
     else:
