@@ -58,8 +58,11 @@ if len(values) and values.min() < values.max():
 
 st.caption(f"{len(table)} of {len(ev.per_query)} queries; click a column header to sort, "
            "select a row to inspect that query below.")
+config = {m: st.column_config.NumberColumn(format="%.4f") for m in measures}
+if "date" in table.columns:
+    config["date"] = st.column_config.DateColumn(format="YYYY-MM-DD")
 event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key="ranklab.pq.table",
-                     column_config={m: st.column_config.NumberColumn(format="%.4f") for m in measures})
+                     column_config=config)
 download_table(table, f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
 picked_row = str(table.index[rows[0]]) if rows and rows[0] < len(table) else None

@@ -11,8 +11,9 @@ RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 
 
 def _layout(fig: go.Figure, title: str | None, **kw) -> go.Figure:
-    fig.update_layout(title=title, template="plotly_white", margin=dict(l=40, r=20, t=50 if title else 20, b=40),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), **kw)
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top") if title else None,
+                      template="plotly_white", margin=dict(l=40, r=20, t=80 if title else 30, b=40),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"), **kw)
     return fig
 
 
