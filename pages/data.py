@@ -4,12 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import metrics_core as mc
 from metrics_core.errors import InputError
 from ui import state
 from ui.exports import download_table
 from ui.frame import conventions, page_setup
-from ui.ranking_data import has_data, load_sample_into_state
+from ui.ranking_data import evaluate_loaded, has_data, load_sample_into_state
 from ui.upload import FORMATS, handle_upload
 
 page_setup()
@@ -83,14 +82,16 @@ st.caption(f"Qrels: {len(qrels.unique_query_ids())} queries, {len(qrels):,} judg
            + ", ".join(f"{lab:g}: {n}" for lab, n in labels.items()))
 rows = []
 conv = conventions()
-for name, run in runs.items():
-    try:
-        ev = mc.evaluate(qrels, run, [f"Judged@{k}", f"P@{k}", "NumRet"], conventions=conv)
-    except InputError as exc:
-        st.error(f"{name}: {exc}")
-        if "duplicate" in str(exc):
-            st.caption("Choose a duplicates rule under **More conventions** in the sidebar.")
-        continue
+try:
+    with st.spinner("Checking the runs ..."):
+        diag_evs = evaluate_loaded([f"Judged@{k}", f"P@{k}", "NumRet"], conv)  # cached per session
+except InputError as exc:
+    diag_evs = {}
+    st.error(str(exc))
+    if "duplicate" in str(exc):
+        st.caption("Choose a duplicates rule under **More conventions** in the sidebar.")
+for name, ev in diag_evs.items():
+    run = runs[name]
     d = ev.diagnostics
     judged = ev.per_query[f"Judged@{k}"]
     rows.append({
