@@ -97,6 +97,7 @@ st.markdown(f"**DCG@{k} rank by rank** (gain = {conv.gain}, discount = {conv.dis
             f"DCG@{k} = {steps['DCG so far'].iloc[-1] if len(steps) else 0.0:.6f}, "
             f"nDCG@{k} = DCG / IDCG = {ev.aggregate[f'nDCG@{k}']:.6f} (ideal from {conv.ideal}).")
 st.dataframe(steps, hide_index=True, key="ranklab.learn.steps")
+download_table(steps.set_index("rank"), "dcg_steps", conv, title=f"DCG@{k} rank by rank", key="learn_steps")
 st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key="ranklab.learn.chart")
 
 # --- every measure ----------------------------------------------------------------------
@@ -143,4 +144,6 @@ rows += [{"convention": "relevance_threshold", "meaning": DESCRIPTIONS["relevanc
           "default (trec_eval)": "1", "alternatives": "any number (trec_eval -l)"},
          {"convention": "depth", "meaning": DESCRIPTIONS["depth"], "default (trec_eval)": "all",
           "alternatives": "any positive integer (trec_eval -M)"}]
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="ranklab.learn.conventions")
+conventions_table = pd.DataFrame(rows).set_index("convention")
+st.dataframe(conventions_table, key="ranklab.learn.conventions")
+download_table(conventions_table, "conventions", conv, title="Conventions", key="learn_conv")

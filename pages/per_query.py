@@ -114,6 +114,8 @@ for i, (col, default) in enumerate(pairs):
             st.write(f"{name} has no ranking for this query.")
         st.dataframe(styled_ranking(ranking.head(depth), max_label), hide_index=True,
                      key=f"ranklab.pq.rank{i}")
+        download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
+                       title=f"Ranking of {name} for query {qid}", key=f"ranking{i}")
         missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
         st.markdown(f"**Relevant documents {name} did not retrieve** ({len(missed)})")
         if len(missed):
