@@ -241,9 +241,13 @@ class HistoryStore:
             raise InputError(f"cannot open the history store: {exc}", source=str(self.path)) from None
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         self._conn.execute("PRAGMA foreign_keys = ON")
-        if not in_memory:
-            self._enable_wal()
-        self._ensure_schema()
+        try:
+            if not in_memory:
+                self._enable_wal()
+            self._ensure_schema()
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- connection and schema -------------------------------------------------------
     def _enable_wal(self) -> None:
@@ -253,9 +257,11 @@ class HistoryStore:
             try:
                 mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 break
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise InputError(f"not a history store ({exc})", source=str(self.path)) from None
+                    self._conn.close()
+                    raise InputError(f"not a history store ({exc})", source=str(self.path),
+                                     hint="choose another file") from None
                 time.sleep(0.02 * (attempt + 1))
         else:  # pragma: no cover - only under extreme contention
             raise InputError("the history store stays locked by another process", source=str(self.path))
@@ -364,6 +370,13 @@ class HistoryStore:
             cur.execute("DELETE FROM suite_queries WHERE suite_id = ?", (suite_id,))
             cur.executemany("INSERT INTO suite_queries VALUES (?, ?, ?, ?)", _meta_rows(suite_id, meta))
         return suite_id
+
+    def set_suite_meta(self, name: str, meta: pd.DataFrame) -> None:
+        """Replace the query metadata of an existing suite (see :meth:`add_suite`)."""
+        suite_id = self._suite_id(_check_name(name))
+        with self._transaction() as cur:
+            cur.execute("DELETE FROM suite_queries WHERE suite_id = ?", (suite_id,))
+            cur.executemany("INSERT INTO suite_queries VALUES (?, ?, ?, ?)", _meta_rows(suite_id, meta))
 
     def suites(self) -> pd.DataFrame:
         """Suites with their number of queries, judgements and evaluations."""
