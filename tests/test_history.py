@@ -14,6 +14,7 @@ import pytest
 import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.history import (
+    SAMPLE_PATH,
     SCHEMA_VERSION,
     HistoryStore,
     create_v1_store,
@@ -307,7 +308,7 @@ def test_sample_history_loads_with_exact_values(tmp_path):
     with HistoryStore(tmp_path / "s.sqlite3") as s:
         ids = load_sample_history(s)
         assert len(ids) == s.count_evaluations() >= 4
-        data = json.loads(open("sample_data/history_sample.json", encoding="utf-8").read())
+        data = json.loads(SAMPLE_PATH.read_text(encoding="utf-8"))
         suite = data["suites"][0]
         first = suite["evaluations"][0]
         run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in first["ranking"].items()}

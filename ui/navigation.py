@@ -8,6 +8,7 @@ opened from the menu or by its URL on a fresh server.
 SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "Ranking": [
         ("pages/home.py", "Home", ":material/home:", "home"),
+        ("pages/history.py", "History", ":material/history:", "history"),
     ],
     "Detection & calibration": [],
     "Hashing": [],
