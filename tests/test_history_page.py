@@ -131,3 +131,35 @@ def test_trend_figure_traces_follow_the_report(tmp_path):
     two = rows.copy()
     two.loc[two.index[:2], "Suite"] = "other"
     assert len(trend_figure(two, ["RR"]).data) == 2
+
+
+def _overview_stub():
+    """What the Overview page does: evaluate, then draw the save form."""
+    import streamlit as st
+
+    import metrics_core as mc
+    from ui.history_actions import save_evaluation_form
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d3": 2}}
+    evs = [mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, ["RR", "nDCG@10", "P@5"]),
+           mc.evaluate(qrels, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}}, ["RR", "nDCG@10", "P@5"])]
+    evs[0].run_name, evs[1].run_name = "bm25", "dense"
+    st.session_state["saved_id"] = save_evaluation_form(evs, qrels, key="test")
+
+
+def test_save_form_of_the_overview(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    at = AppTest.from_function(_overview_stub, default_timeout=60)
+    at.session_state[hs.STORE_PATH] = str(path)
+    at.run()
+    at.button[0].click().run()  # no suite name: an error, nothing saved
+    assert not at.exception and "suite needs a name" in at.error[0].value
+    at.text_input(key=f"{hs.SAVE_SUITE}.test").input("nightly")
+    at.multiselect[0].set_value(["dense"])
+    at.button[0].click().run()
+    assert not at.exception and len(at.success) == 1
+    with HistoryStore(path) as s:
+        listed = s.list_evaluations()
+        assert listed["run"].tolist() == ["dense"] and listed["suite"].tolist() == ["nightly"]
+        assert at.session_state["saved_id"] == listed["id"].iloc[0]
+        assert listed["RR"].iloc[0] == 0.25  # q1: rank 2 -> 0.5, q2: nothing relevant -> 0
