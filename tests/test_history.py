@@ -175,10 +175,47 @@ def test_two_processes_write_at_once(tmp_path):
         assert s.suite_names() == ["shared"]
 
 
+# The schema of version 1 as it shipped, frozen here (not read from the module), so that a
+# change to the module's copy cannot hide a broken migration.
+V1_DDL = """
+CREATE TABLE suites (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
+                     qrels_sha256 TEXT NOT NULL);
+CREATE TABLE suite_qrels (suite_id INTEGER NOT NULL REFERENCES suites(id) ON DELETE CASCADE,
+                          query_id TEXT NOT NULL, doc_id TEXT NOT NULL, relevance REAL NOT NULL);
+CREATE INDEX suite_qrels_suite ON suite_qrels(suite_id);
+CREATE TABLE evaluations (id INTEGER PRIMARY KEY, suite_id INTEGER NOT NULL REFERENCES suites(id)
+                          ON DELETE CASCADE, run_name TEXT NOT NULL, created_at TEXT NOT NULL,
+                          conventions TEXT NOT NULL, ranklab_version TEXT NOT NULL);
+CREATE INDEX evaluations_created ON evaluations(created_at);
+CREATE TABLE aggregate_values (evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+                               measure TEXT NOT NULL, value REAL, PRIMARY KEY (evaluation_id, measure));
+CREATE TABLE query_values (evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+                           query_id TEXT NOT NULL, measure TEXT NOT NULL, value REAL,
+                           PRIMARY KEY (evaluation_id, query_id, measure));
+PRAGMA user_version = 1;
+"""
+
+
+def test_create_v1_store_matches_the_frozen_v1_schema(tmp_path):
+    def tables(path):
+        conn = sqlite3.connect(path)
+        out = {name: [r[1:3] for r in conn.execute(f"PRAGMA table_info({name})")]
+               for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.close()
+        return out, version
+
+    create_v1_store(tmp_path / "a.sqlite3")
+    conn = sqlite3.connect(tmp_path / "b.sqlite3")
+    conn.executescript(V1_DDL)
+    conn.close()
+    assert tables(tmp_path / "a.sqlite3") == tables(tmp_path / "b.sqlite3")
+
+
 def test_opens_and_migrates_a_v1_store(tmp_path):
     path = tmp_path / "old.sqlite3"
-    create_v1_store(path)
     conn = sqlite3.connect(path)
+    conn.executescript(V1_DDL)
     conn.execute("INSERT INTO suites VALUES (1, 'legacy', '2024-12-01T00:00:00.000000Z', 'x')")
     conn.execute("INSERT INTO suite_qrels VALUES (1, 'q1', 'd1', 1.0)")
     conn.execute("INSERT INTO evaluations VALUES (7, 1, 'old-run', '2024-12-02T00:00:00.000000Z', '{}', '0.0.1')")
