@@ -75,7 +75,7 @@ def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> No
 
     summary = report.attrs["summary"]
     what = "query evaluations" if per_query else "evaluations"
-    cols = st.columns(len(REPORT_MEASURES) + 2)
+    cols = st.columns([1] * (len(REPORT_MEASURES) + 1) + [2])
     cols[0].metric(what.capitalize(), summary["count"])
     for col, m in zip(cols[1:], REPORT_MEASURES, strict=False):
         mean = summary["means"][m]
@@ -85,11 +85,13 @@ def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> No
 
     st.subheader("Comparative report")
     st.dataframe(report.astype({"ID": str}), hide_index=True, width="stretch",
-                 column_config={m: st.column_config.NumberColumn("MRR (RR)" if m == "RR" else m, format="%.3f")
-                                for m in REPORT_MEASURES})
+                 column_config={"ID": st.column_config.TextColumn(width=80),
+                                "Interpretation": st.column_config.TextColumn(width=150),
+                                **{m: st.column_config.NumberColumn("MRR (RR)" if m == "RR" else m,
+                                                                    format="%.3f") for m in REPORT_MEASURES}})
 
     prov = provenance(None, store=str(store.path) if not showing_sample else "sample history", thresholds=THRESHOLDS)
-    e1, e2, _ = st.columns([1, 1, 4])
+    e1, e2, _ = st.columns([1, 1, 2])
     e1.download_button("CSV", format_table(report, "csv", prov=prov, title="Comparative report", index=False),
                        file_name="ranklab_history.csv", mime="text/csv", icon=":material/download:")
     e2.download_button("Markdown", format_table(report, "markdown", prov=prov, title="Comparative report",
