@@ -13,6 +13,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/per_query.py", "Per query", ":material/list:", "per_query"),
         ("pages/breakdown.py", "Breakdown", ":material/category:", "breakdown"),
         ("pages/clicks.py", "Click feedback", ":material/ads_click:", "clicks"),
+        ("pages/history.py", "History", ":material/history:", "history"),
     ],
     "Detection & calibration": [],
     "Hashing": [],
