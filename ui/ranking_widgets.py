@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pandas as pd
 import streamlit as st
 
@@ -127,15 +125,12 @@ def summary_table(evaluations: dict, thresholds: dict, ratio: float, n_resamples
 
 
 def history_save_hook(evaluations: dict, conventions) -> None:
-    """HOOK(history): the "Save this evaluation" button of the history helper.
+    """The "Save this evaluation" form of the History feature, under the overview."""
+    import streamlit as st
 
-    Rendered only when ``ui/history_actions.py`` exists and defines
-    ``save_button(evaluations, conventions, key)``; otherwise nothing is drawn.
-    """
-    if importlib.util.find_spec("ui.history_actions") is None:
-        return
-    from ui import history_actions  # noqa: PLC0415 - optional module of another helper
+    from ui import state
+    from ui.history_actions import save_evaluation_form
 
-    save = getattr(history_actions, "save_button", None)
-    if callable(save):
-        save(evaluations, conventions, key="ranklab.overview.save")
+    st.subheader("Save this evaluation")
+    save_evaluation_form(list(evaluations.values()), st.session_state.get(state.QRELS),
+                         st.session_state.get(state.META), key="overview")
