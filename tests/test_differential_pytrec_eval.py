@@ -7,6 +7,12 @@ relevant document, qrels queries missing from the run, run queries absent from t
 empty rankings, and document ids of varied lengths (``"a"`` < ``"ab"`` < ``"b"``), with
 non-ASCII characters, so the string order that breaks ties matters.
 
+pytrec_eval's C code is trec_eval 9's where iprec_at_recall is concerned: it turns recall
+level r into (long)(r * R + 0.9) relevant documents, where trec_eval 10 (the conformance
+files, which RankLab's default reproduces) rounds r * R to the nearest whole number.
+So against pytrec_eval, IPrec is asked for as ``IPrec(rounding=trec9)@r``; the default
+is pinned by the conformance test and ``test_iprec_rounding_trec10_default_trec9_variant``.
+
 Scores are multiples of 1/8 between 0 and 2: exactly representable as float32 (the
 binding's storage) and as float64, so both sides see the same ties.
 
@@ -128,13 +134,22 @@ def trec_eval_reference(qrels, run, relevance_level=1, complete=False):
 
 # --- the comparison ----------------------------------------------------------------
 
+def pytrec_to_ranklab(trec_name: str) -> str:
+    """RankLab's name for a pytrec_eval measure: the conformance table's, except IPrec,
+    which the binding computes with trec_eval 9's recall-level rounding."""
+    name = ranklab_name(trec_name)
+    if name.startswith("IPrec@"):
+        name = name.replace("IPrec@", "IPrec(rounding=trec9)@")
+    return name
+
+
 def assert_matches_trec_eval(qrels, run, relevance_level=1, complete=False):
     """Per query and mean over queries, every shared measure, within ABS_TOL."""
     expected = trec_eval_reference(qrels, run, relevance_level, complete)
     conventions = {"relevance_threshold": relevance_level}
     if complete:
         conventions["missing_queries"] = "zero"
-    ev = mc.evaluate(qrels, run, [ranklab_name(m) for m in MEASURE_NAMES] + ["NumQ"], **conventions)
+    ev = mc.evaluate(qrels, run, [pytrec_to_ranklab(m) for m in MEASURE_NAMES] + ["NumQ"], **conventions)
     names = dict(zip(MEASURE_NAMES, ev.measures, strict=False))
     assert sorted(ev.per_query.index) == sorted(expected), "evaluated queries differ"
     assert ev.aggregate["NumQ"] == len(expected)
@@ -196,19 +211,23 @@ def test_tie_order_is_doc_id_descending_as_strings():
     assert ev.per_query.loc["q", "P@2"] == 0.0
 
 
-def test_iprec_recall_level_to_relevant_count_as_trec_eval():
-    """trec_eval turns recall level r into c = (long)(r * R + 0.9) relevant documents
-    (m_iprec_at_recall.c: "addition of 0.9 means the default 11 percentages should have
-    same cutoffs as historical MAP implementations"), not round(r * R): with R = 4 and
-    r = 0.3, c = 2, so IPrec@0.3 is the best precision at or after the 2nd relevant."""
+def test_iprec_rounding_trec10_default_trec9_variant():
+    """Recall level r becomes c relevant documents; IPrec@r is the best precision at or
+    after the c-th relevant. trec_eval 10 (conformance files) takes c = round(r * R);
+    trec_eval 9 and pytrec_eval take c = (long)(r * R + 0.9). With R = 4, r = 0.3:
+    c = 1 (IPrec = P@1 = 1.0) against c = 2 (IPrec = P@5 = 0.4)."""
     qrels = {"q": {"r1": 1, "r2": 1, "r3": 1, "r4": 1}}
     run = {"q": {"r1": 5.0, "n1": 4.0, "n2": 3.0, "n3": 2.0, "r2": 1.0}}
-    trec = pytrec_values(qrels, run)["q"]
-    assert trec["iprec_at_recall_0.30"] == pytest.approx(2 / 5)
-    ev = mc.evaluate(qrels, run, ["IPrec@0.3", "IPrec@0.2", "IPrec@0.6"])
-    assert ev.per_query.loc["q", "IPrec@0.3"] == pytest.approx(2 / 5, abs=ABS_TOL)
-    assert ev.per_query.loc["q", "IPrec@0.2"] == pytest.approx(trec["iprec_at_recall_0.20"], abs=ABS_TOL)
-    assert ev.per_query.loc["q", "IPrec@0.6"] == 0.0  # c = 3 > 2 relevant retrieved
+    trec9 = pytrec_values(qrels, run)["q"]
+    assert trec9["iprec_at_recall_0.30"] == pytest.approx(2 / 5)
+    ev = mc.evaluate(qrels, run, ["IPrec@0.3", "IPrec(rounding=trec9)@0.3", "IPrec@0.6",
+                                  "IPrec(rounding=trec9)@0.6"])
+    row = ev.per_query.loc["q"]
+    assert row["IPrec@0.3"] == 1.0
+    assert row["IPrec(rounding=trec9)@0.3"] == pytest.approx(2 / 5, abs=ABS_TOL)
+    # r = 0.6: round(2.4) = 2 relevant (retrieved: P@5 = 0.4); 2.4 + 0.9 -> 3 (not retrieved: 0)
+    assert row["IPrec@0.6"] == pytest.approx(2 / 5, abs=ABS_TOL)
+    assert row["IPrec(rounding=trec9)@0.6"] == trec9["iprec_at_recall_0.60"] == 0.0
     # Hypothesis' first counterexample: R = 2, one relevant retrieved (recall 0.5).
     assert_matches_trec_eval({"0": {"9": 1, "A": 1}}, {"0": {"9": 0.0}})
 
