@@ -115,6 +115,11 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     except pd.errors.EmptyDataError:
         raise InputError("the file has no columns", source=display) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    # blank lines are kept so that row i stays line i + 2; trailing ones are dropped
+    empty = frame.isna().all(axis=1).to_numpy()
+    if empty.any() and empty[-1]:
+        keep = len(empty) - int(np.argmin(empty[::-1])) if not empty.all() else 0
+        frame = frame.iloc[:keep]
     return frame, display, kind
 
 

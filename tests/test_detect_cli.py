@@ -157,3 +157,13 @@ def test_reader_formats_and_junk(tmp_path, capsys):
     p.write_bytes(b"PAR1garbage")
     code, _, err = _run(capsys, "calibrate", p)
     assert code == 2 and "bad.parquet" in err and err.count("\n") == 1
+
+
+def test_blank_lines():
+    from metrics_core.errors import InputError
+    from metrics_core.io_scores import read_scores
+
+    t = read_scores(b"score,label\n0.5,1\n0.2,0\n\n\n", name="t.csv")  # trailing: ignored
+    assert t.y_true.tolist() == [1, 0]
+    with pytest.raises(InputError, match="line 3"):  # interior blank line: named
+        read_scores(b"score,label\n0.5,1\n\n0.2,0\n", name="t.csv")
