@@ -11,6 +11,8 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "Detection & calibration": [],
     "Hashing": [],
-    "Compare": [],
+    "Compare": [
+        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    ],
     "Learn": [],
 }
