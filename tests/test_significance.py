@@ -22,7 +22,7 @@ def _pairs_with_ties(seed, n):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("n", [5, 12, 60])
+@pytest.mark.parametrize("n", [5, 12, 30, 60])
 def test_t_and_wilcoxon_equal_scipy(seed, n):
     base, run = _pairs_with_ties(seed, n)
     d = run - base
@@ -35,9 +35,10 @@ def test_t_and_wilcoxon_equal_scipy(seed, n):
     assert sig.wilcoxon_test(base, run) == pytest.approx(expected, rel=1e-12)
 
 
-def test_continuous_values_equal_scipy():
-    rng = np.random.default_rng(3)
-    base, run = rng.random(40), rng.random(40) + 0.1
+@pytest.mark.parametrize("n", [8, 40, 70])
+def test_continuous_values_equal_scipy(n):
+    rng = np.random.default_rng(n)
+    base, run = rng.random(n), rng.random(n) + 0.1
     assert sig.paired_t_test(base, run) == pytest.approx(stats.ttest_rel(run, base).pvalue)
     assert sig.wilcoxon_test(base, run) == pytest.approx(stats.wilcoxon(run - base).pvalue)
 
