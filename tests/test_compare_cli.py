@@ -12,6 +12,7 @@ from metrics_core import significance as sig
 from metrics_core.cli import main
 from metrics_core.comparison import compare_runs, comparison_records, paper_table
 from metrics_core.errors import InputError
+from metrics_core.report import json_safe
 
 
 @dataclass
@@ -168,3 +169,19 @@ def test_cli_needs_two_runs(tmp_path, capsys):
     qrels, paths = _write_files(tmp_path)
     assert main(_args(qrels, paths[:1], "--baseline", "bm25", "--quiet")) == 2
     assert "two runs" in capsys.readouterr().err
+
+
+def test_compare_runs_disjoint_queries_give_nan_not_errors():
+    idx_a = pd.Index(["q1", "q2", "q3"], name="query_id")
+    idx_b = pd.Index(["q7", "q8", "q9"], name="query_id")
+    a = FakeEvaluation("a", pd.DataFrame({"AP": [0.1, 0.2, 0.3]}, index=idx_a))
+    b = FakeEvaluation("b", pd.DataFrame({"AP": [0.4, 0.5, 0.6]}, index=idx_b))
+    c = FakeEvaluation("c", pd.DataFrame({"AP": [0.9, 0.9, 0.9]}, index=idx_a))
+    frame = compare_runs([a, b, c], "a", ["AP"], permutations=100)
+    empty, full = frame.iloc[0], frame.iloc[1]
+    assert empty["n_queries"] == 0 and np.isnan(empty["p_t"]) and np.isnan(empty["p_corrected_t"])
+    assert np.isnan(empty["ci_lo"]) and empty["markers"] == ""
+    # the NaN comparison does not count in the family: c's Holm p is its raw p
+    assert full["p_corrected_t"] == full["p_t"]
+    rec = json.loads(json.dumps(json_safe(comparison_records(frame))))
+    assert rec[0]["p"]["t"] is None and rec[0]["ci95"] == [None, None]
