@@ -273,12 +273,15 @@ def bootstrap_ci(baseline, run, confidence: float = 0.95, n_resamples: int = 100
     rng = _rng(seed, 1)
     means = np.empty((n_resamples, k))
     block = max(1, min(n_resamples, _BLOCK_ELEMENTS // n))
+    if block * n >= 2**31:  # a single resample row of more than 2**31 queries
+        raise InputError(f"too many queries for the bootstrap: {n}")
     done = 0
     while done < n_resamples:
         rows = min(block, n_resamples - done)
-        picks = rng.integers(0, n, size=(rows, n))
+        # int32 draws and flat indices (rows * n <= _BLOCK_ELEMENTS fits) halve the work.
+        picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
         # Counts of each query in each resample, then one matrix product.
-        offsets = (np.arange(rows) * n)[:, None]
+        offsets = (np.arange(rows, dtype=np.int32) * np.int32(n))[:, None]
         counts = np.bincount((picks + offsets).ravel(), minlength=rows * n).reshape(rows, n)
         means[done:done + rows] = counts.astype(np.float64) @ d / n
         done += rows
