@@ -189,7 +189,9 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
         columns share the same sign vectors (one matrix product per block).
     n_permutations : int
     seed : int
-        Same seed and same ``n`` give the same sign vectors, hence the same p.
+        Same seed and same ``n`` give the same sign vectors, hence the same p. Sign ``i``
+        goes to row ``i``: align the rows the same way each time (:func:`paired_values`
+        sorts query ids) for the p-value to be reproducible.
 
     Returns
     -------

@@ -92,3 +92,12 @@ def test_delta_figure_sorted_with_query_ids():
     assert list(fig.data[0].customdata) == ["q3", "q2", "q4", "q1"]
     assert list(fig.data[0].y) == pytest.approx([-0.8, 0.0, 0.1, 0.2])
     assert "1 ties" in fig.layout.title.text and "2 wins" in fig.layout.title.text
+
+
+def test_page_bad_measure_shows_error_not_traceback():
+    at, *_ = _app()
+    at.run()
+    at.multiselect[0].set_value(["AP", "NotAMeasure@3"])
+    at.button[0].click().run()
+    assert not at.exception
+    assert "NotAMeasure" in at.error[0].value
