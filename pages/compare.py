@@ -5,6 +5,7 @@ from ui.frame import page_setup
 page_setup()
 
 import json  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
@@ -27,6 +28,18 @@ from ui import figures_compare as figs  # noqa: E402
 DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "RR"]
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
                      "none": "none"}
+
+
+
+@st.cache_data(show_spinner="Running the significance tests ...", max_entries=8)
+def _compare(frames: dict, baseline: str, measures: list, permutations: int, seed: int, correction: str,
+             confidence: float) -> pd.DataFrame:
+    """compare_runs, cached on the per-query values and settings: widget changes that only
+    pick what to draw do not rerun 10,000 permutations."""
+    evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
+    return compare_runs(evaluations, baseline, measures, permutations=permutations, seed=seed,
+                        correction=correction, confidence=confidence)
+
 
 st.title("Compare systems")
 qrels = st.session_state[state.QRELS]
@@ -63,8 +76,8 @@ except mc.InputError as exc:
     st.stop()
 measures = evaluations[0].measures
 by_name = {ev.run_name: ev for ev in evaluations}
-frame = compare_runs(evaluations, baseline, measures, permutations=int(permutations), seed=int(seed),
-                     correction=correction, confidence=float(confidence))
+frame = _compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
+                 int(permutations), int(seed), correction, float(confidence))
 st.session_state[compare_state.COMPARE_SETTINGS] = dict(frame.attrs)
 
 st.subheader(f"Every run vs {baseline}")
