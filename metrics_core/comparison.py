@@ -187,7 +187,7 @@ def markers_legend(frame: pd.DataFrame, tests=("permutation",)) -> str:
         a.get("correction", "none")]
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
     return (f"Baseline: {a.get('baseline')}. Delta vs baseline in parentheses; "
-            + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons.")
+            + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons")
 
 
 __all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "TESTS", "MARKERS"]
