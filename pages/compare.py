@@ -89,7 +89,7 @@ st.dataframe(shown, hide_index=True, column_config={
     "ci_hi": st.column_config.NumberColumn(f"CI {confidence:.0%} hi", format="%.4f"),
     "mean_delta": st.column_config.NumberColumn("delta", format="%.4f"),
 })
-st.caption(markers_legend(frame, tests=TESTS) + " Queries: the common set of each pair (n_queries).")
+st.caption(markers_legend(frame, tests=TESTS) + ". Queries: the common set of each pair (n_queries).")
 st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
                 key="compare-ci")
 
