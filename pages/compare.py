@@ -106,10 +106,10 @@ if points:
     picked = points[0].get("customdata")
     picked = picked[0] if isinstance(picked, list) else picked
     if picked is not None:
-        st.session_state[compare_state.SELECTED_QUERY] = str(picked)
-selected = st.session_state.get(compare_state.SELECTED_QUERY)
+        st.session_state[state.SELECTED_QUERY] = str(picked)
+selected = st.session_state.get(state.SELECTED_QUERY)
 if selected is not None:
-    st.write(f"Selected query: `{selected}` (shown on the per-query page)")
+    st.write(f"Selected query: `{selected}` (shown on the Per query page)")
 
 meta = st.session_state[state.META]
 if isinstance(meta, pd.DataFrame) and len(meta.columns):

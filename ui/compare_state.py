@@ -1,6 +1,6 @@
 """Session-state keys of the Compare page (namespaced ``ranklab.*``)."""
 
-#: Query id picked on the Compare page's per-query delta chart; the per-query page shows it.
-SELECTED_QUERY = "ranklab.selected_query"
+# The query picked on the per-query delta chart goes to ui.state.SELECTED_QUERY (shared
+# with the Per query page).
 #: Last comparison settings (baseline, measures, permutations, seed, correction, confidence).
 COMPARE_SETTINGS = "ranklab.compare.settings"
