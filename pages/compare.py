@@ -46,7 +46,7 @@ qrels = st.session_state[state.QRELS]
 runs = st.session_state[state.RUNS] or {}
 conventions = st.session_state[state.CONVENTIONS]
 if qrels is None or len(runs) < 2:
-    st.info("Load qrels and at least two runs first (Home page); this page compares every run "
+    st.info("Load qrels and at least two runs first (Data page); this page compares every run "
             "with a baseline of your choice.")
     st.stop()
 
