@@ -17,7 +17,9 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "Detection & calibration": [],
     "Hashing": [],
-    "Compare": [],
+    "Compare": [
+        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    ],
     "Learn": [
         ("pages/learn.py", "Measures explained", ":material/school:", "learn"),
     ],
