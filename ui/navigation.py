@@ -21,7 +21,9 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/dynamic_k.py", "Dynamic K", ":material/filter_list:", "dynamic-k"),
     ],
     "Hashing": [],
-    "Compare": [],
+    "Compare": [
+        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    ],
     "Learn": [
         ("pages/learn.py", "Measures explained", ":material/school:", "learn"),
     ],
