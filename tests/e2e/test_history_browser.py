@@ -54,35 +54,36 @@ def server(tmp_path):
         proc.wait(20)
 
 
-def test_saved_evaluation_shows_in_history(server, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
+    # the session's shared browser (tests/e2e/conftest.py): one Playwright per session
+    from playwright.sync_api import expect
 
     url, store = server
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d3 1\n")
     (tmp_path / "run.txt").write_text("q1 Q0 d2 1 2.0 x\nq1 Q0 d1 2 1.0 x\nq2 Q0 d3 1 1.0 x\n")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto(url + "/history")
-            # empty store: the sample history is shown, and can be loaded
-            expect(page.get_by_text("sample history").first).to_be_visible(timeout=60_000)
-            page.get_by_role("button", name="Load sample history into my store").click()
-            expect(page.get_by_text("Load sample history into my store")).to_have_count(0, timeout=30_000)
-            with HistoryStore(store) as s:
-                assert s.count_evaluations() == 6
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url + "/history")
+        # empty store: the sample history is shown, and can be loaded
+        expect(page.get_by_text("sample history").first).to_be_visible(timeout=60_000)
+        page.get_by_role("button", name="Load sample history into my store").click()
+        expect(page.get_by_text("Load sample history into my store")).to_have_count(0, timeout=30_000)
+        with HistoryStore(store) as s:
+            assert s.count_evaluations() == 6
 
-            code = main(["history", "add", "--suite", "browser-suite", "--qrels", str(tmp_path / "qrels.txt"),
-                         "--run", str(tmp_path / "run.txt"), "--name", "cli-run-xyz", "--store", str(store)])
-            assert code == 0
-            page.goto(url + "/history")
-            expect(page.get_by_text("Overall").first).to_be_visible(timeout=60_000)
-            # the comparative report lists 7 evaluations now, the new one included
-            page.get_by_text("Suite").first.wait_for(timeout=30_000)
-            metric = page.locator('[data-testid="stMetricValue"]').first
-            expect(metric).to_have_text("7", timeout=30_000)
-            page.get_by_role("combobox").first.click()
-            page.get_by_role("option", name="browser-suite").click()
-            expect(metric).to_have_text("1", timeout=30_000)
-        finally:
-            browser.close()
+        code = main(["history", "add", "--suite", "browser-suite", "--qrels", str(tmp_path / "qrels.txt"),
+                     "--run", str(tmp_path / "run.txt"), "--name", "cli-run-xyz", "--store", str(store)])
+        assert code == 0
+        page.goto(url + "/history")
+        expect(page.get_by_text("Overall").first).to_be_visible(timeout=60_000)
+        # the comparative report lists 7 evaluations now, the new one included
+        page.get_by_text("Suite").first.wait_for(timeout=30_000)
+        metric = page.locator('[data-testid="stMetricValue"]').first
+        expect(metric).to_have_text("7", timeout=30_000)
+        # the Suite select of the page (the sidebar has selects of its own)
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="Suite").get_by_role("combobox").click()
+        page.get_by_role("option", name="browser-suite").click()
+        expect(metric).to_have_text("1", timeout=30_000)
+    finally:
+        context.close()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")]
 
 
 def _largest_loss():
@@ -51,12 +51,11 @@ def server():
         proc.wait(timeout=20)
 
 
-def test_compare_page_in_browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+def test_compare_page_in_browser(server, browser):
+    # the session's shared browser (tests/e2e/conftest.py): one Playwright per session
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    try:
+        page = context.new_page()
         page.goto(server)
         page.get_by_text("Every run vs bm25").wait_for(timeout=60000)
         page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=60000)
@@ -73,4 +72,5 @@ def test_compare_page_in_browser(server):
             raise
         text = page.get_by_text("Selected query:").inner_text()
         assert text.startswith(f"Selected query: {_largest_loss()} ")
-        browser.close()
+    finally:
+        context.close()
