@@ -24,8 +24,14 @@ def shared_dir() -> Path:
 
 
 def conformance_dir() -> Path:
-    """The trec_eval conformance folder (may not exist on a fresh machine)."""
-    return shared_dir() / CONFORMANCE_SUBDIR
+    """The trec_eval conformance folder (may not exist on a fresh machine).
+
+    ``RANKLAB_SHARED`` may name the shared folder or the conformance folder itself.
+    """
+    base = shared_dir()
+    if not (base / CONFORMANCE_SUBDIR).is_dir() and (base / "qrels.test").is_file():
+        return base
+    return base / CONFORMANCE_SUBDIR
 
 
 def conformance_available() -> bool:

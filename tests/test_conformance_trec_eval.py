@@ -14,6 +14,7 @@ ignored silently.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
+from metrics_core import cli
 from tests.conftest import (
     SKIP_NO_CONFORMANCE,
     conformance_available,
@@ -101,6 +103,7 @@ class Case:
     run: str
     per_query: bool
     conventions: dict = field(default_factory=dict)
+    cli_flags: tuple = ()  # trec_eval's flags, as RankLab's command line spells them
 
 
 CASES = [
@@ -110,11 +113,11 @@ CASES = [
     Case("out.test.a", "out.test.a", "qrels.test", "results.test", False),
     Case("out.test.aq", "out.test.aq", "qrels.test", "results.test", True),
     Case("out.test.aqc", "out.test.aqc", "qrels.test", "results.trunc", True,
-         {"missing_queries": "zero"}),
+         {"missing_queries": "zero"}, ("-c",)),
     Case("out.test.aqcM", "out.test.aqcM", "qrels.test", "results.trunc", True,
-         {"missing_queries": "zero", "depth": 100}),
+         {"missing_queries": "zero", "depth": 100}, ("-c", "-M", "100")),
     Case("out.test.aql", "out.test.aql", "qrels.rel_level", "results.test", True,
-         {"relevance_threshold": 2}),
+         {"relevance_threshold": 2}, ("-l", "2")),
     Case("out.test.meas_params", "out.test.meas_params", "qrels.test", "results.test", True),
 ]
 CASES_BY_ID = {c.id: c for c in CASES}
@@ -226,3 +229,29 @@ def test_extra_and_missing_queries_are_reported(conformance_path):
     skipped = mc.evaluate(conformance_path / "qrels.test", conformance_path / "results.trunc", ["AP"])
     assert skipped.diagnostics["missing_queries"] == ["302"]
     assert sorted(skipped.per_query.index) == ["301", "303"]
+
+
+@pytest.mark.parametrize("case_id", ["out.test", "out.test.aq", "out.test.aqc", "out.test.aqcM",
+                                     "out.test.aql"])
+def test_command_line_reproduces_trec_eval(case_id, conformance_path, capsys):
+    """The same numbers through ``python -m metrics_core evaluate`` with trec_eval's
+    measure names and flags (-c, -M, -l), read back from its JSON."""
+    case = CASES_BY_ID[case_id]
+    expected = expected_values(case_id)
+    _, names = evaluation(case_id)
+    args = ["evaluate", "--qrels", str(conformance_path / case.qrels),
+            "--run", str(conformance_path / case.run), "--format", "json", "--per-query",
+            *case.cli_flags]
+    for trec_name in names:
+        args += ["-m", trec_name]
+    assert cli.main(args) == 0
+    (result,) = json.loads(capsys.readouterr().out)["runs"]
+    mismatches = []
+    for (trec_name, qid), value in expected.items():
+        if trec_name not in names:
+            continue
+        name = names[trec_name]
+        got = result["aggregate"][name] if qid == "all" else result["per_query"][qid][name]
+        if printed(got, value) != value:
+            mismatches.append((trec_name, qid, value, got))
+    assert not mismatches

@@ -197,6 +197,31 @@ def test_random_runs_match_trec_eval_c(data, level):
     assert_matches_trec_eval(qrels, run, relevance_level=level, complete=True)
 
 
+def trec_order_top(ranking: dict, depth: int) -> dict:
+    """The first ``depth`` documents in trec_eval's order: score descending, then doc id
+    descending as byte strings (strcmp on UTF-8)."""
+    ordered = sorted(ranking.items(), key=lambda kv: (kv[1], kv[0].encode()), reverse=True)
+    return dict(ordered[:depth])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(qrels_and_run(), st.sampled_from([1, 2, 3, 5]))
+def test_depth_cut_matches_trec_eval_on_the_truncated_run(data, depth):
+    """trec_eval -M d ranks first, then keeps the top d: the same as evaluating the run cut
+    to its top d (in trec_eval's order) without -M."""
+    qrels, run = data
+    cut = {q: trec_order_top(d, depth) for q, d in run.items()}
+    expected = trec_eval_reference(qrels, cut)
+    ev = mc.evaluate(qrels, run, [pytrec_to_ranklab(m) for m in MEASURE_NAMES], depth=depth)
+    names = dict(zip(MEASURE_NAMES, ev.measures, strict=True))
+    assert sorted(ev.per_query.index) == sorted(expected)
+    for trec_name, name in names.items():
+        for qid, values in expected.items():
+            assert math.isclose(float(ev.per_query.loc[qid, name]), values[trec_name], rel_tol=0,
+                                abs_tol=ABS_TOL), (trec_name, qid, depth)
+
+
 # --- fixed cases that pin single behaviours ----------------------------------------------
 
 def test_tie_order_is_doc_id_descending_as_strings():
