@@ -144,15 +144,40 @@ def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: 
 
 
 # -- the histogram -------------------------------------------------------------------------
+def _pack_bits(pm1: torch.Tensor) -> np.ndarray:
+    """±1 codes -> (items, words) uint64, bit set where the code is +1, zero padded."""
+    bits01 = pm1.cpu().numpy() > 0
+    n, k = bits01.shape
+    words = -(-k // 64)
+    padded = np.zeros((n, words * 64), dtype=bool)
+    padded[:, :k] = bits01
+    return np.packbits(padded, axis=1).view(np.uint64)
+
+
+def _packed_distances(qp: np.ndarray, dp: np.ndarray) -> np.ndarray:
+    """Hamming distances by XOR + popcount on packed words (exact integers)."""
+    out = np.bitwise_count(qp[:, None, 0] ^ dp[None, :, 0]).astype(np.int32)
+    for w in range(1, qp.shape[1]):
+        out += np.bitwise_count(qp[:, None, w] ^ dp[None, :, w])
+    return out
+
+
+def default_device() -> torch.device:
+    """CUDA when available, else the CPU."""
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
 def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, device=None,
                         memory_budget: int = DEFAULT_MEMORY_BUDGET):
     """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
 
-    Returns two int64 numpy arrays of shape (queries, K + 1). No sort: a chunk of queries
-    gets its scores ``S = Q D^T`` by one matrix product; ``K - S = 2 d`` is turned in place
-    into a bin key ``2 d + relevant`` (plus a row offset) and counted by one bincount.
-    With class labels the relevance matrix is never built: the relevant counts come from
-    the products of each class's queries with that class's database items.
+    Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU the
+    distances of a chunk of queries come from XOR + popcount on bit-packed codes (64
+    bits per word: 1/32 of the memory a float product touches; measured faster, see
+    BENCHMARKS.md); on CUDA from one matrix product ``(K - Q D^T) / 2``. Each distance
+    becomes a bin key ``2 d + relevant`` (plus a row offset) counted by one bincount.
+    With class labels the relevance matrix is never built: relevant counts come from
+    each class's queries against that class's database items.
     """
     q = validate_codes(query_codes, "query codes")
     d = validate_codes(db_codes, "database codes")
@@ -160,47 +185,56 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
         raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
     ql = _labels(query_labels, q.shape[0], "query labels")
     dl = _labels(db_labels, d.shape[0], "database labels")
-    dev = torch.device(device) if device is not None else torch.device("cpu")
-    q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
+    dev = torch.device(device) if device is not None else default_device()
     bits = q.shape[1]
     nq, ndb = q.shape[0], d.shape[0]
     width = bits + 1
     single = ql.ndim == 1 and dl.ndim == 1
     if not single:
         _relevance(ql[:1], dl[:1])  # checks the label kinds match
-    chunk = max(1, min(nq, memory_budget // max(ndb * 12, 1)))
-    n_hist = torch.zeros((nq, width), dtype=torch.int64, device=dev)
-    r_hist = torch.zeros((nq, width), dtype=torch.int64, device=dev)
-    dT = d.T.contiguous()
+    n_hist = np.zeros((nq, width), dtype=np.int64)
+    r_hist = np.zeros((nq, width), dtype=np.int64)
+    on_cpu = dev.type == "cpu"
+    if on_cpu:
+        qp, dp = _pack_bits(q), _pack_bits(d)
+    else:
+        qg, dTg = q.to(dev), d.to(dev).T.contiguous()
 
-    def counts(scores: torch.Tensor, rel: torch.Tensor | None) -> torch.Tensor:
-        rows = scores.shape[0]
-        key = scores.neg_().add_(bits)              # 2 d, exact small integers in float32
+    def distances(rows: np.ndarray, cols: np.ndarray | None):
+        if on_cpu:
+            return _packed_distances(qp[rows], dp if cols is None else dp[cols])
+        dT = dTg if cols is None else dTg[:, torch.as_tensor(cols, device=dev)]
+        dist = ((bits - qg[torch.as_tensor(rows, device=dev)] @ dT) * 0.5).round().to(torch.int32)
+        return dist.cpu().numpy()
+
+    def counts(dist: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
+        rows = dist.shape[0]
+        key = dist * 2
         if rel is not None:
-            key.add_(rel)                           # 2 d + relevant
-        key.add_(torch.arange(rows, device=dev, dtype=key.dtype)[:, None] * (2 * width))
-        h = torch.bincount(key.to(torch.int32).view(-1), minlength=rows * 2 * width)
-        return h.view(rows, width, 2)
+            key += rel
+        key += (np.arange(rows, dtype=np.int32) * (2 * width))[:, None]
+        return np.bincount(key.ravel(), minlength=rows * 2 * width).reshape(rows, width, 2)
 
+    chunk = max(1, min(nq, memory_budget // max(ndb * 12, 1)))
     for lo in range(0, nq, chunk):
-        hi = min(nq, lo + chunk)
-        rel = None if single else _relevance(ql[lo:hi], dl).to(torch.float32)
-        h = counts(q[lo:hi] @ dT, rel)
-        n_hist[lo:hi] = h.sum(dim=2)
+        rows = np.arange(lo, min(nq, lo + chunk))
+        rel = None if single else _relevance(ql[rows], dl).numpy().astype(np.int32)
+        h = counts(distances(rows, None), rel)
+        n_hist[rows] = h.sum(axis=2)
         if not single:
-            r_hist[lo:hi] = h[:, :, 1]
+            r_hist[rows] = h[:, :, 1]
     if single:
-        for c in torch.unique(ql).tolist():
-            qi = torch.nonzero(ql == c).view(-1)
-            dj = torch.nonzero(dl == c).view(-1)
+        qln, dln = ql.numpy(), dl.numpy()
+        for c in np.unique(qln):
+            qi = np.flatnonzero(qln == c)
+            dj = np.flatnonzero(dln == c)
             if len(dj) == 0:
                 continue
-            sub = dT[:, dj].contiguous()
             step = max(1, min(len(qi), memory_budget // max(len(dj) * 12, 1)))
             for lo in range(0, len(qi), step):
                 rows = qi[lo:lo + step]
-                r_hist[rows] = counts(q[rows] @ sub, None).sum(dim=2)
-    return n_hist.cpu().numpy(), r_hist.cpu().numpy()
+                r_hist[rows] = counts(distances(rows, dj), None).sum(axis=2)
+    return n_hist, r_hist
 
 
 def _harmonic(n_max: int) -> np.ndarray:
@@ -241,38 +275,52 @@ def _ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
 def _expected_ap_retrieved_norm(n, r, topk):
     """E[AP@k] with the legacy normaliser (relevant retrieved in the top k), ties random.
 
-    The normaliser is random when the cut falls inside a tie group, so the expectation is
-    taken over the number c of relevant items the boundary group puts inside the cut
-    (hypergeometric), exactly.
+    Only the group the cut falls inside makes the normaliser random: the number ``c`` of
+    its relevant items inside the cut is hypergeometric; given ``c`` their places among
+    the group's cut positions are uniform, so the closed form applies with ``n, m -> L, c``.
+    All queries at once: a (queries x possible c) table of probabilities and ratios.
     """
-    from scipy.stats import hypergeom
+    from scipy.special import gammaln
 
     A = np.cumsum(n, axis=1) - n
     B = np.cumsum(r, axis=1) - r
-    inside_full = (A + n) <= topk
+    inside_full = ((A + n) <= topk) & (n > 0)
     boundary = (A < topk) & ~inside_full & (n > 0)
-    H = _harmonic(int(n.sum(axis=1).max(initial=0)) + 1)
-    # groups wholly inside the cut: exact sums (expected order within them)
     full_n = np.where(inside_full, n, 0)
     full_r = np.where(inside_full, r, 0)
     s_full, _ = _ap_sums(full_n, full_r, "expected", None)
     c_full = full_r.sum(axis=1).astype(np.float64)
-    out = np.where(c_full > 0, s_full / np.maximum(c_full, 1), 0.0)
-    rows = np.flatnonzero(boundary.any(axis=1))
-    for i in rows:  # one boundary group per query: a short loop over its possible c values
-        g = int(np.flatnonzero(boundary[i])[0])
-        nA, nB, gn, gm = int(A[i, g]), int(B[i, g]), int(n[i, g]), int(r[i, g])
-        L = topk - nA
-        cs = np.arange(max(0, gm - (gn - L)), min(gm, L) + 1)
-        pmf = hypergeom.pmf(cs, gn, gm, L)
-        dH = H[nA + L] - H[nA]
-        frac = cs / L
-        c2 = frac * np.divide(cs - 1, L - 1, out=np.zeros(len(cs)), where=L > 1)
-        s_b = frac * (nB + 1) * dH + c2 * (L - (nA + 1) * dH)
-        denom = c_full[i] + cs
-        vals = np.divide(s_full[i] + s_b, denom, out=np.zeros(len(cs)), where=denom > 0)
-        out[i] = float(np.sum(pmf * vals))
-    return out
+    plain = np.divide(s_full, c_full, out=np.zeros(len(c_full)), where=c_full > 0)
+    has_cut = boundary.any(axis=1)
+    if not has_cut.any():
+        return plain
+    g = np.argmax(boundary, axis=1)
+    take = np.arange(len(g))
+    nb, mb = n[take, g].astype(np.float64), r[take, g].astype(np.float64)
+    ab, bb = A[take, g].astype(np.float64), B[take, g].astype(np.float64)
+    L = np.where(has_cut, topk - ab, 0.0)
+    c = np.arange(int(np.minimum(mb, L).max()) + 1, dtype=np.float64)[None, :]
+    lo = np.maximum(0.0, L - (nb - mb))[:, None]
+    hi = np.minimum(mb, L)[:, None]
+    valid = (c >= lo) & (c <= hi) & has_cut[:, None]
+    cv = np.where(valid, c, lo)
+
+    def lchoose(x, y):
+        return gammaln(x + 1) - gammaln(y + 1) - gammaln(np.maximum(x - y, 0) + 1)
+
+    logp = lchoose(mb[:, None], cv) + lchoose((nb - mb)[:, None], L[:, None] - cv) - lchoose(nb[:, None], L[:, None])
+    p = np.where(valid, np.exp(logp), 0.0)
+    total = int(n.sum(axis=1).max(initial=0))
+    H = _harmonic(total + 1)
+    Lc = L[:, None]
+    Ai = ab.astype(np.int64)[:, None]
+    dH = H[np.minimum(Ai + Lc.astype(np.int64), total + 1)] - H[Ai]
+    frac = np.divide(cv, Lc, out=np.zeros_like(cv), where=Lc > 0)
+    c2 = frac * np.divide(cv - 1, Lc - 1, out=np.zeros_like(cv), where=Lc > 1)
+    s_cut = frac * (bb[:, None] + 1) * dH + c2 * (Lc - (ab[:, None] + 1) * dH)
+    denom = c_full[:, None] + cv
+    ratio = np.divide(s_full[:, None] + s_cut, denom, out=np.zeros_like(cv), where=denom > 0)
+    return np.where(has_cut, (p * ratio).sum(axis=1), plain)
 
 
 def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, device, memory_budget):
@@ -281,7 +329,7 @@ def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, devi
     d = validate_codes(db_codes, "database codes")
     ql = _labels(query_labels, q.shape[0], "query labels")
     dl = _labels(db_labels, d.shape[0], "database labels")
-    dev = torch.device(device) if device is not None else torch.device("cpu")
+    dev = torch.device(device) if device is not None else default_device()
     q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
     nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
     chunk = max(1, min(nq, memory_budget // max(ndb * 24, 1)))
@@ -419,7 +467,8 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         "ap": ap,
         "precision_at_k": precision_at_k,
         "precision_radius": float(np.mean(prec_by_radius[:, rad])) if nq else math.nan,
-        "recall_radius": float(np.mean(rec_by_radius[:, rad])) if nq else math.nan,
+        # recall is undefined without relevant items: those queries follow zero_relevant
+        "recall_radius": mean(rec_by_radius[:, rad]) if nq else math.nan,
         "radius": rad,
         "pr_by_radius": {"radius": list(range(width)),
                          "precision": prec_by_radius.mean(axis=0).tolist(),

@@ -69,4 +69,6 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
         raise InputError(f"no {what} in the file", source=raw.name)
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise InputError(f"{what} contain NaN or infinity", source=raw.name)
+    if what == "labels" and arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)  # class ids read from text come back as whole numbers
     return arr
