@@ -1,668 +1,438 @@
-"""Hash-code retrieval evaluation: Hamming ranking, tie-aware mAP, P@k, radius measures.
+"""Hash-code retrieval: Hamming ranking measures, exact about ties, in torch.
 
-Binary codes of K bits rank a database for each query by Hamming distance, an integer in
-``0..K``. With 12-64 bits most distances are tied, so the order *within* a tie group
-decides mAP; the legacy loop (DeepHash-pytorch ``CalcTopMap``) lets an unstable sort
-choose it. RankLab names the choice (``ties=``):
+Codes are ±1 (or 0/1, converted) matrices of shape (items, bits). The Hamming distance
+of two ±1 codes of K bits is ``(K - u·v) / 2`` (seed 004), computed by matrix product in
+query chunks sized to a memory budget, on the CPU or on CUDA when asked.
 
-``expected`` (default)
-    The expected value over a uniformly random order inside every tie group, computed
-    exactly from per-query counts of items and relevant items at each distance (a
-    histogram over ``0..K``): no sort at all.
-``optimistic`` / ``pessimistic``
-    Relevant items first / last inside every tie group (the band around ``expected``).
-``stable``
-    Order by distance, then database index: what the legacy loop gives with a stable
-    argsort.
+Equal distances are common with short codes (16 bits give only 17 distinct values), and
+the order among them decides mAP by many points. RankLab names the tie rule:
 
-Closed form of the expected value (McSherry and Najork, 2008, derived here anew). A tie
-group follows ``a`` earlier items of which ``r`` are relevant, and holds ``n`` items of
-which ``m`` are relevant. In a uniformly random order, position ``p`` (1-based inside the
-group) holds a relevant item with probability ``m/n``; given that, each of the ``p-1``
-items before it inside the group is relevant with probability ``c = (m-1)/(n-1)``
-(``c = 0`` when ``n = 1``). So the expected sum of precisions at the relevant items among
-the first ``t`` positions of the group is::
+* ``expected`` (default): the expected value over a uniformly random order within each
+  group of equal distances. It needs no sort: only, per query, the number of items
+  ``n_d`` and of relevant items ``r_d`` at each distance ``d`` (a histogram), and
+  harmonic numbers (closed form below).
+* ``optimistic`` / ``pessimistic``: relevant items first / last within each tie group
+  (the best and worst the tie order can do); reported with ``expected`` as a band.
+* ``stable``: distance, then database index -- what the usual per-query loop computes
+  when its sort is stable.
 
-    E = sum_{p=1..t} (m/n) (r + 1 + c (p-1)) / (a + p)
-      = (m/n) [ (r + 1 - c (a+1)) (H(a+t) - H(a)) + c t ],
+Closed form. Take a tie group of ``n`` items of which ``m`` are relevant, after ``A``
+items of which ``B`` relevant. In a random order the relevant items take a random
+``m``-subset of the ``n`` positions; the item at group position ``p`` is relevant with
+probability ``m/n``, and then the expected number of relevant items up to it is
+``1 + (p-1)(m-1)/(n-1)``. So the expected sum of precisions at its relevant items, over
+positions ``p <= L`` (``L = n``, or fewer when a cutoff falls inside the group), is::
 
-with ``H(k) = 1 + 1/2 + ... + 1/k``, ``H(0) = 0``. ``t = n`` for a group fully ranked,
-``0 < t < n`` for the group cut by a top-K boundary. Relevant-first gives
-``h + (r - a)(H(a+h) - H(a))`` with ``h = min(m, t)``; relevant-last gives
-``h + (r - a - n + m)(H(a+n-m+h) - H(a+n-m))`` with ``h = max(0, t - (n - m))``.
+    sum_{p=1..L} (m/n) (B + 1 + (p-1)(m-1)/(n-1)) / (A + p)
+      = c1 (H(A+L) - H(A)) + c2 (L - (A+1)(H(A+L) - H(A))),
+    c1 = (m/n)(B+1),  c2 = (m/n)(m-1)/(n-1)  (0 when n = 1),
 
-AP@K normalisers (``normalizer=``): ``"retrieved"`` divides by the relevant items in the
-top K (the legacy DeepHash code); ``"min_r_k"`` by ``min(R, K)``. Under ``expected`` with
-``"retrieved"`` the denominator is random when the top-K boundary cuts a tie group; the
-expectation of the ratio is taken exactly over the hypergeometric number ``h`` of
-relevant items of that group that land inside the top K (given ``h``, their order among
-the ``t`` cut positions is uniform, so the formula above applies with ``n, m -> t, h``).
+with ``H`` the harmonic numbers. AP is that sum over groups divided by the normaliser.
 
-Zero-relevant queries (``zero_relevant=``): ``"zero"`` (default) scores their AP and
-recall 0; ``"exclude"`` leaves them out of the means.
-
-References
-----------
-F. McSherry and M. Najork. Computing information retrieval performance measures
-efficiently in the presence of tied scores. ECIR 2008.
+References: Buckley & Voorhees on ties in trec_eval; McSherry & Najork, "Computing
+information retrieval performance measures efficiently in the presence of tied scores"
+(ECIR 2008), for the expected-value view of ties.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import warnings
 
 import numpy as np
-import pandas as pd
 import torch
 
 from metrics_core.errors import InputError
 
-TIES = ("expected", "optimistic", "pessimistic", "stable")
-NORMALIZERS = ("retrieved", "min_r_k")
+TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
+NORMALISERS = ("retrieved", "min_r_k")
 ZERO_RELEVANT = ("zero", "exclude")
-DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes of working memory per query chunk
+
+#: Bytes of working memory per query chunk (distance matrix and histogram indices).
+DEFAULT_MEMORY_BUDGET = 256 << 20
 
 
-# --------------------------------------------------------------------------- validation
-
-def _as_tensor(x, name: str) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x.detach()
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # noqa: BLE001 - any conversion failure is a user error
-        raise InputError(f"{name}: cannot read as an array ({exc})") from None
-    if arr.dtype == object or arr.dtype.kind in "USV":
-        raise InputError(f"{name}: values must be numbers, found {arr.dtype}",
-                         hint="give codes as -1/+1 or 0/1 numbers")
-    return torch.as_tensor(arr)
-
-
+# -- validation -------------------------------------------------------------------------
 def validate_codes(codes, name: str = "codes") -> torch.Tensor:
-    """Check binary codes and return them as a float32 ±1 tensor of shape (n, K).
+    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes.
 
-    Codes in ``{-1, +1}`` are kept; codes in ``{0, 1}`` are mapped by ``2x - 1``.
-    ``torch.sign`` is never used, since ``sign(0) = 0`` would silently make a third value.
+    Anything else (2, 0.5, NaN, a sign of 0 ...) is an InputError naming the first bad
+    position. ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
 
-    Parameters
-    ----------
-    codes : array-like or torch.Tensor of shape (n, K)
-    name : str
-        Names the input in error messages.
-
-    Returns
-    -------
-    torch.Tensor of float32 values in {-1, +1}
-
-    Raises
-    ------
-    InputError
-        Not 2-D, empty, or a value outside the set; the message gives the position
-        (row, bit) and the value of the first bad entry.
-
-    Examples
-    --------
-    >>> validate_codes([[0, 1, 1]]).tolist()
-    [[-1.0, 1.0, 1.0]]
-    >>> validate_codes([[1, -1, 0.5]])
-    Traceback (most recent call last):
-    ...
-    metrics_core.errors.InputError: codes: value 0.5 at row 0, bit 2 is not -1 or +1. Binary codes must be all -1/+1 or all 0/1
+    >>> validate_codes([[0, 1], [1, 1]]).tolist()
+    [[-1.0, 1.0], [1.0, 1.0]]
     """
-    t = _as_tensor(codes, name)
+    t = torch.as_tensor(np.asarray(codes) if not isinstance(codes, torch.Tensor) else codes)
     if t.ndim == 1:
-        t = t.reshape(1, -1)
+        t = t.unsqueeze(0)
     if t.ndim != 2:
         raise InputError(f"{name}: expected a 2-D array (items x bits), got {t.ndim} dimensions")
-    if t.shape[0] == 0 or t.shape[1] == 0:
-        raise InputError(f"{name}: no codes (shape {tuple(t.shape)})")
-    if t.dtype == torch.bool:
-        t = t.to(torch.int8)
-    tf = t.to(torch.float64) if not t.is_floating_point() else t
-    has_neg = bool((tf == -1).any())
-    allowed = (-1.0, 1.0) if has_neg else (0.0, 1.0)
-    bad = ~((tf == allowed[0]) | (tf == allowed[1]))
-    if bool(bad.any()):
-        flat = int(torch.nonzero(bad.reshape(-1))[0, 0])
-        row, bit = divmod(flat, t.shape[1])
-        value = tf.reshape(-1)[flat].item()
-        value_text = f"{value:g}"
-        expected = "-1 or +1" if has_neg else "0 or 1"
-        raise InputError(f"{name}: value {value_text} at row {row}, bit {bit} is not {expected}",
-                         hint="Binary codes must be all -1/+1 or all 0/1")
-    out = tf.to(torch.float32)
-    if not has_neg:
-        out = out * 2 - 1
-    return out
+    if t.shape[1] == 0 or t.shape[0] == 0:
+        raise InputError(f"{name}: empty code matrix of shape {tuple(t.shape)}")
+    t = t.to(torch.float32)
+    is_pm = (t == 1) | (t == -1)
+    if bool(is_pm.all()):
+        return t.contiguous()
+    is01 = (t == 0) | (t == 1)
+    if bool(is01.all()):
+        return (2 * t - 1).contiguous()
+    odd = ~(is_pm | is01)
+    if bool(odd.any()):
+        bad = torch.nonzero(odd)[0].tolist()
+        problem = "is not a code bit"
+    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
+        bad = torch.nonzero(t == 0)[0].tolist()
+        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
+    raise InputError(f"{name}: value {t[bad[0], bad[1]].item()!r} at row {bad[0]}, bit {bad[1]} "
+                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
 
 
-def validate_labels(labels, n: int, name: str = "labels") -> torch.Tensor:
-    """Labels as a 1-D int64 tensor (one class each) or a 2-D 0/1 int8 tensor (multi-label).
-
-    Examples
-    --------
-    >>> validate_labels([3, 1], 2).tolist()
-    [3, 1]
-    >>> validate_labels([[1, 0], [1, 1]], 2).dtype
-    torch.int8
-    """
-    t = _as_tensor(labels, name)
+def _labels(labels, n: int, name: str) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels)
+    if t.shape[0] != n:
+        raise InputError(f"{name}: {t.shape[0]} labels for {n} codes", hint="one label (row) per code")
     if t.ndim == 2 and t.shape[1] == 1:
         t = t[:, 0]
-    if t.ndim not in (1, 2):
-        raise InputError(f"{name}: expected one label per item or a 0/1 matrix, got {t.ndim} dimensions")
-    if t.shape[0] != n:
-        raise InputError(f"{name}: {t.shape[0]} rows for {n} codes",
-                         hint="give one label row per code, in the same order")
-    if t.is_floating_point():
-        if not bool(torch.isfinite(t).all()) or not bool((t == t.round()).all()):
-            flat = int(torch.nonzero(~(torch.isfinite(t) & (t == t.round())).reshape(-1))[0, 0])
-            raise InputError(f"{name}: value {t.reshape(-1)[flat].item():g} at position {flat} is not an integer")
-    if t.ndim == 1:
-        return t.to(torch.int64)
-    bad = ~((t == 0) | (t == 1))
-    if bool(bad.any()):
-        flat = int(torch.nonzero(bad.reshape(-1))[0, 0])
-        row, col = divmod(flat, t.shape[1])
-        raise InputError(f"{name}: value {t.reshape(-1)[flat].item():g} at row {row}, column {col} is not 0 or 1",
-                         hint="multi-label rows are 0/1 indicator vectors")
-    return t.to(torch.int8)
+    if t.ndim == 2:
+        if not bool(((t == 0) | (t == 1)).all()):
+            raise InputError(f"{name}: multi-label rows must be 0/1 vectors")
+        return t.to(torch.float32)
+    if t.ndim != 1:
+        raise InputError(f"{name}: labels must be a vector or a 0/1 matrix")
+    if t.dtype.is_floating_point and not bool((t == t.round()).all()):
+        raise InputError(f"{name}: class labels must be whole numbers")
+    return t.to(torch.int64)
 
 
-def _check_pair(query_codes, db_codes, query_labels, db_labels):
-    q = validate_codes(query_codes, "query codes")
-    d = validate_codes(db_codes, "database codes")
-    if q.shape[1] != d.shape[1]:
-        raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}",
-                         hint="both sides must come from the same hash function")
-    ql = validate_labels(query_labels, q.shape[0], "query labels")
-    dl = validate_labels(db_labels, d.shape[0], "database labels")
-    if ql.ndim != dl.ndim or (ql.ndim == 2 and ql.shape[1] != dl.shape[1]):
-        raise InputError("query and database labels differ in form "
-                         f"({tuple(ql.shape)} vs {tuple(dl.shape)})",
-                         hint="use single class ids on both sides, or 0/1 vectors of the same width")
-    return q, d, ql, dl
+def _relevance(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
+    """Relevant pairs: same class (single labels) or at least one shared label (multi)."""
+    if ql.ndim == 1 and dl.ndim == 1:
+        return ql[:, None] == dl[None, :]
+    if ql.ndim == 2 and dl.ndim == 2:
+        if ql.shape[1] != dl.shape[1]:
+            raise InputError("query and database label vectors have different lengths")
+        return (ql @ dl.T) > 0
+    raise InputError("query and database labels must both be class ids or both 0/1 vectors")
 
 
-def _device(device) -> torch.device:
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-# --------------------------------------------------------------------------- distances
-
+# -- the seed's functions ------------------------------------------------------------------
 def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
-    """Hamming distances ``D = (K - Q Dᵀ) / 2`` for ±1 (or 0/1) codes, by one matrix product.
+    """Hamming distances D[i, j] = (K - u_i · v_j) / 2 of ±1 codes (seed 004).
 
-    Parameters
-    ----------
-    query_codes : tensor (n_q, K);  db_codes : tensor (n_db, K)
-
-    Returns
-    -------
-    torch.Tensor (n_q, n_db), float32 holding integers 0..K, on the inputs' device.
-
-    Examples
-    --------
-    >>> q = torch.tensor([[1, 1, -1]])
-    >>> db = torch.tensor([[1, 1, -1], [-1, -1, 1], [1, -1, -1]])
-    >>> calculate_hamming_dist_matrix(q, db).tolist()
-    [[0.0, 3.0, 1.0]]
+    >>> calculate_hamming_dist_matrix([[1, 1, -1]], [[1, 1, -1], [-1, -1, 1]]).tolist()
+    [[0.0, 3.0]]
     """
-    dev = query_codes.device if isinstance(query_codes, torch.Tensor) else torch.device("cpu")
-    q = validate_codes(query_codes, "query codes").to(dev)
-    d = validate_codes(db_codes, "database codes").to(dev)
+    q = validate_codes(query_codes, "query codes")
+    d = validate_codes(db_codes, "database codes").to(q.device)
     if q.shape[1] != d.shape[1]:
         raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
-    bits = q.shape[1]
-    return (bits - torch.matmul(q, d.T)) * 0.5
+    return 0.5 * (q.shape[1] - q @ d.T)
 
-
-def _pack_bits(pm1: torch.Tensor) -> np.ndarray:
-    """±1 codes -> (n, W) uint64 words (bit set where the code is +1), zero padded."""
-    bits01 = (pm1.cpu().numpy() > 0)
-    n, k = bits01.shape
-    words = -(-k // 64)
-    padded = np.zeros((n, words * 64), dtype=bool)
-    padded[:, :k] = bits01
-    return np.packbits(padded, axis=1).view(np.uint64)
-
-
-def _chunk_rows(n_db: int, bytes_per_pair: int, budget: int) -> int:
-    return max(1, int(budget // max(1, n_db * bytes_per_pair)))
-
-
-class _DistanceBackend:
-    """Distance chunks: XOR + popcount on packed words on CPU, matrix product on CUDA.
-
-    On CPU, XOR + ``numpy.bitwise_count`` on 64-bit words reads 1/32 of the memory of a
-    float32 product and measured faster (BENCHMARKS.md, Hashing); on CUDA the product is
-    one cuBLAS call.
-    """
-
-    def __init__(self, q: torch.Tensor, d: torch.Tensor, device: torch.device):
-        self.device = device
-        self.bits = q.shape[1]
-        if device.type == "cpu":
-            self.qp, self.dp = _pack_bits(q), _pack_bits(d)
-        else:
-            self.qf, self.df = q.to(device), d.to(device)
-
-    def chunk(self, start: int, stop: int):
-        """Distances of queries start..stop-1: uint8 numpy on CPU, int64 tensor on CUDA."""
-        if self.device.type == "cpu":
-            qp = self.qp[start:stop]
-            out = np.bitwise_count(qp[:, None, 0] ^ self.dp[None, :, 0])
-            for w in range(1, qp.shape[1]):
-                out += np.bitwise_count(qp[:, None, w] ^ self.dp[None, :, w])
-            return out
-        s = torch.matmul(self.qf[start:stop], self.df.T)
-        return ((self.bits - s) * 0.5).round().to(torch.int64)
-
-
-def _relevance_chunk(ql, dl, start, stop, device):
-    if device.type == "cpu":
-        a, b = ql[start:stop].numpy(), dl.numpy()
-        if a.ndim == 1:
-            return a[:, None] == b[None, :]
-        return (a.astype(np.float32) @ b.astype(np.float32).T) > 0
-    a, b = ql[start:stop].to(device), dl.to(device)
-    if a.ndim == 1:
-        return a[:, None] == b[None, :]
-    return (a.float() @ b.float().T) > 0
-
-
-def relevance_matrix(query_labels, db_labels) -> torch.Tensor:
-    """Boolean (n_q, n_db): same class (single labels) or at least one shared label (0/1 rows).
-
-    Examples
-    --------
-    >>> relevance_matrix([0, 1], [1, 1, 0]).tolist()
-    [[False, False, True], [True, True, False]]
-    >>> relevance_matrix([[1, 0]], [[1, 1], [0, 1]]).tolist()
-    [[True, False]]
-    """
-    ql = _as_tensor(query_labels, "query labels")
-    dl = _as_tensor(db_labels, "database labels")
-    ql = validate_labels(ql, ql.shape[0], "query labels")
-    dl = validate_labels(dl, dl.shape[0], "database labels")
-    return torch.as_tensor(_relevance_chunk(ql, dl, 0, ql.shape[0], torch.device("cpu")))
-
-
-# --------------------------------------------------------------------------- histograms
-
-def _histograms(backend, ql, dl, n_q, n_db, bits, budget, stable_ks=None, stable_topk=None,
-                stable_norm="retrieved"):
-    """Per-query counts ``n[q, d]`` (items) and ``m[q, d]`` (relevant items) at distance d.
-
-    With ``stable_ks`` set, also the stable-order per-query AP@all, AP@topk and
-    relevant-in-top-k counts, from a stable sort of each chunk.
-    """
-    nb = bits + 1
-    n_hist = torch.zeros((n_q, nb), dtype=torch.int64)
-    m_hist = torch.zeros((n_q, nb), dtype=torch.int64)
-    stable = None
-    if stable_ks is not None:
-        stable = {"ap_all": torch.zeros(n_q, dtype=torch.float64),
-                  "ap_topk": torch.zeros(n_q, dtype=torch.float64),
-                  "rel_at": {k: torch.zeros(n_q, dtype=torch.float64) for k in stable_ks}}
-    words = -(-bits // 64)
-    rows = _chunk_rows(n_db, 8 * words + 8 + (16 if stable_ks is not None else 0), budget)
-    rows = min(rows, max(1, 65535 // (2 * nb)))  # keeps bin keys in uint16
-    dev = backend.device
-    for start in range(0, n_q, rows):
-        stop = min(n_q, start + rows)
-        dist = backend.chunk(start, stop)
-        rel = _relevance_chunk(ql, dl, start, stop, dev)
-        c = stop - start
-        if dev.type == "cpu":
-            key = dist.astype(np.uint16)
-            key += rel.astype(np.uint16) * nb  # relevant items in the upper half of a row
-            key += (np.arange(c, dtype=np.uint16) * (2 * nb))[:, None]
-            counts = np.bincount(key.ravel(), minlength=c * 2 * nb).reshape(c, 2, nb)
-            counts = torch.from_numpy(counts.astype(np.int64))
-        else:
-            key = dist + rel.to(torch.int64) * nb + (torch.arange(c, device=dev) * (2 * nb))[:, None]
-            counts = torch.bincount(key.reshape(-1), minlength=c * 2 * nb).reshape(c, 2, nb).cpu()
-        m_hist[start:stop] = counts[:, 1]
-        n_hist[start:stop] = counts[:, 0] + counts[:, 1]
-        if stable is not None:
-            _stable_chunk(dist, rel, start, stop, stable, stable_ks, stable_topk, stable_norm, dev)
-    return n_hist, m_hist, stable
-
-
-def _stable_chunk(dist, rel, start, stop, out, ks, topk, norm, dev):
-    """Stable ranking of one chunk: order by distance, then database index."""
-    if dev.type == "cpu":
-        order = np.argsort(dist, axis=1, kind="stable")  # radix sort on uint8
-        ranked = torch.from_numpy(np.take_along_axis(rel, order, axis=1))
-    else:
-        order = torch.sort(dist, dim=1, stable=True).indices
-        ranked = torch.gather(rel, 1, order).cpu()
-    ranked = ranked.to(torch.float64)
-    n_db = ranked.shape[1]
-    cum = torch.cumsum(ranked, dim=1)
-    pos = torch.arange(1, n_db + 1, dtype=torch.float64)
-    prec_sum = torch.cumsum(ranked * cum / pos, dim=1)
-    total = cum[:, -1]
-    out["ap_all"][start:stop] = torch.where(total > 0, prec_sum[:, -1] / total.clamp(min=1), 0.0)
-    kk = min(topk, n_db)
-    rel_k = cum[:, kk - 1]
-    denom = rel_k if norm == "retrieved" else torch.minimum(total, torch.tensor(float(topk)))
-    out["ap_topk"][start:stop] = torch.where(denom > 0, prec_sum[:, kk - 1] / denom.clamp(min=1), 0.0)
-    for k in ks:
-        out["rel_at"][k][start:stop] = cum[:, min(k, n_db) - 1]
-
-
-def _harmonic(n: int) -> torch.Tensor:
-    """H[k] = 1 + 1/2 + ... + 1/k for k = 0..n, float64."""
-    h = torch.zeros(n + 1, dtype=torch.float64)
-    h[1:] = torch.cumsum(1.0 / torch.arange(1, n + 1, dtype=torch.float64), 0)
-    return h
-
-
-# --------------------------------------------------------------------------- AP from counts
-
-def _group_sums(n, m, a, r, t, ties, H):
-    """Sum of precisions at relevant items in the first ``t`` positions of each tie group,
-    and the number of relevant items there (float64 tensors of the groups' shape)."""
-    n, m, a, r, t = (x.to(torch.float64) for x in (n, m, a, r, t))
-    if ties == "expected":
-        c = torch.where(n > 1, (m - 1) / (n - 1).clamp(min=1), torch.zeros_like(n))
-        harm = H[(a + t).long()] - H[a.long()]
-        s = torch.where(n > 0, m / n.clamp(min=1) * ((r + 1 - c * (a + 1)) * harm + c * t),
-                        torch.zeros_like(n))
-        h = torch.where(n > 0, m * t / n.clamp(min=1), torch.zeros_like(n))
-        return s, h
-    if ties == "optimistic":
-        h = torch.minimum(m, t)
-        return h + (r - a) * (H[(a + h).long()] - H[a.long()]), h
-    if ties == "pessimistic":
-        h = (t - (n - m)).clamp(min=0)
-        base = a + n - m
-        return h + (r - a - n + m) * (H[(base + h).long()] - H[base.long()]), h
-    raise InputError(f"unknown ties option {ties!r}", hint=f"choose one of {', '.join(TIES)}")
-
-
-def _ap_from_hist(n_hist, m_hist, ties, topk, normalizer, H):
-    """Per-query AP (topk=None: all) for a histogram-based tie rule."""
-    a = torch.cumsum(n_hist, 1) - n_hist
-    r = torch.cumsum(m_hist, 1) - m_hist
-    total_rel = m_hist.sum(1).to(torch.float64)
-    n_db = int(n_hist[0].sum())
-    if topk is None or topk >= n_db:
-        s, _ = _group_sums(n_hist, m_hist, a, r, n_hist, ties, H)
-        return torch.where(total_rel > 0, s.sum(1) / total_rel.clamp(min=1), 0.0)
-    t = (topk - a).clamp(min=0)
-    t = torch.minimum(t, n_hist)
-    s, h = _group_sums(n_hist, m_hist, a, r, t, ties, H)
-    s_sum = s.sum(1)
-    if normalizer == "min_r_k":
-        denom = torch.minimum(total_rel, torch.tensor(float(topk)))
-        return torch.where(denom > 0, s_sum / denom.clamp(min=1), 0.0)
-    if ties != "expected":
-        rel_k = h.sum(1)
-        return torch.where(rel_k > 0, s_sum / rel_k.clamp(min=1), 0.0)
-    return _expected_ratio(n_hist, m_hist, a, r, t, H)
-
-
-def _expected_ratio(n_hist, m_hist, a, r, t, H):
-    """E[S / rho] for AP@K normalised by the relevant items retrieved, ties random.
-
-    Only the group cut by the boundary (0 < t < n) makes rho random: its relevant count
-    inside the top K is hypergeometric h ~ HG(n, m, t); the full groups before it add a
-    fixed count and an expected precision sum independent of h.
-    """
-    full = (t == n_hist) & (n_hist > 0)
-    s_full, _ = _group_sums(n_hist, m_hist, a, r, torch.where(full, t, 0), "expected", H)
-    s_full = (s_full * full).sum(1)
-    rel_full = (m_hist * full).sum(1).to(torch.float64)
-    cut = (t > 0) & (t < n_hist)
-    has_cut = cut.any(1)
-    idx = cut.to(torch.int64).argmax(1, keepdim=True)
-    nb, mb, ab, rb, tb = (x.gather(1, idx)[:, 0].to(torch.float64) for x in (n_hist, m_hist, a, r, t))
-    nb, mb, ab, rb, tb = (torch.where(has_cut, x, 0.0) for x in (nb, mb, ab, rb, tb))
-    h_max = int(torch.minimum(mb, tb).max().item()) if len(mb) else 0
-    h = torch.arange(h_max + 1, dtype=torch.float64)[None, :]
-    lo = (tb - (nb - mb)).clamp(min=0)[:, None]
-    hi = torch.minimum(mb, tb)[:, None]
-    valid = (h >= lo) & (h <= hi)
-
-    def lchoose(x, y):
-        return torch.lgamma(x + 1) - torch.lgamma(y + 1) - torch.lgamma((x - y).clamp(min=0) + 1)
-
-    hv = torch.where(valid, h, lo)
-    logp = (lchoose(mb[:, None], hv) + lchoose((nb - mb)[:, None], tb[:, None] - hv)
-            - lchoose(nb[:, None], tb[:, None]))
-    p = torch.where(valid, torch.exp(logp), 0.0)
-    # Given h, the expected precision sum over the t cut positions (formula with n,m -> t,h).
-    tt = tb[:, None].expand_as(hv)
-    s_cut, _ = _group_sums(tt, hv, ab[:, None].expand_as(hv), rb[:, None].expand_as(hv), tt, "expected", H)
-    rho = rel_full[:, None] + h
-    ratio = torch.where(rho > 0, (s_full[:, None] + s_cut) / rho.clamp(min=1), 0.0)
-    with_cut = (p * ratio).sum(1)
-    without = torch.where(rel_full > 0, s_full / rel_full.clamp(min=1), 0.0)
-    return torch.where(has_cut, with_cut, without)
-
-
-def _relevant_in_top(n_hist, m_hist, k, ties):
-    """Per-query (expected / bound) number of relevant items among the first k."""
-    a = torch.cumsum(n_hist, 1) - n_hist
-    t = torch.minimum((k - a).clamp(min=0), n_hist).to(torch.float64)
-    n, m = n_hist.to(torch.float64), m_hist.to(torch.float64)
-    if ties == "expected":
-        h = torch.where(n > 0, m * t / n.clamp(min=1), 0.0)
-    elif ties == "optimistic":
-        h = torch.minimum(m, t)
-    else:
-        h = (t - (n - m)).clamp(min=0)
-    return h.sum(1)
-
-
-# --------------------------------------------------------------------------- the evaluation
-
-@dataclass
-class HashEvaluation:
-    """Counts of one evaluation (query × distance histograms) and the measures on them.
-
-    Build it with :func:`evaluate_hash_codes`; every measure is then computed from the
-    histograms without touching the codes again (``stable`` values come from the pass).
-    """
-
-    n_hist: torch.Tensor
-    m_hist: torch.Tensor
-    query_labels: torch.Tensor
-    bits: int
-    n_db: int
-    ties: str
-    topk: int | None
-    normalizer: str
-    zero_relevant: str
-    ks: tuple
-    device: str
-    stable: dict | None = field(default=None, repr=False)
-
-    @property
-    def n_queries(self) -> int:
-        return int(self.n_hist.shape[0])
-
-    @property
-    def n_relevant(self) -> torch.Tensor:
-        return self.m_hist.sum(1)
-
-    def _mean(self, values: torch.Tensor, zero_relevant: str | None = None) -> float:
-        rule = zero_relevant or self.zero_relevant
-        if rule == "exclude":
-            keep = self.n_relevant > 0
-            return float(values[keep].mean()) if bool(keep.any()) else float("nan")
-        return float(values.mean())
-
-    def average_precision(self, ties: str | None = None, topk: int | None = -1) -> torch.Tensor:
-        """Per-query AP (``topk=None``: over the whole database; -1: this evaluation's)."""
-        ties = ties or self.ties
-        topk = self.topk if topk == -1 else topk
-        if ties == "stable":
-            if self.stable is None:
-                raise ValueError("stable values were not computed; evaluate with ties='stable'")
-            return self.stable["ap_all"] if topk is None or topk >= self.n_db else self.stable["ap_topk"]
-        H = _harmonic(self.n_db)
-        return _ap_from_hist(self.n_hist, self.m_hist, ties, topk, self.normalizer, H)
-
-    def mean_average_precision(self, ties: str | None = None, topk: int | None = -1) -> float:
-        return self._mean(self.average_precision(ties, topk))
-
-    def map_band(self, topk: int | None = -1) -> tuple[float, float]:
-        """(pessimistic, optimistic) mAP: relevant last / first inside every tie group."""
-        return (self.mean_average_precision("pessimistic", topk),
-                self.mean_average_precision("optimistic", topk))
-
-    def precision_at_k(self, k: int, ties: str | None = None) -> float:
-        """Mean over queries of (relevant among the first k) / k (divide by k, even past the end)."""
-        ties = ties or self.ties
-        if ties == "stable":
-            if self.stable is None or k not in self.stable["rel_at"]:
-                raise ValueError(f"stable P@{k} was not computed; pass ks including {k}")
-            rel = self.stable["rel_at"][k]
-        else:
-            rel = _relevant_in_top(self.n_hist, self.m_hist, k, ties)
-        return float((rel / k).mean())
-
-    def radius_precision_recall(self, radius: int = 2, empty: str = "zero") -> tuple[float, float]:
-        """Mean precision and recall of the items within Hamming distance <= radius.
-
-        A query with nothing inside the radius has precision 0 (``empty="zero"``, the
-        usual convention of hashing papers) or is left out of the precision mean
-        (``empty="exclude"``). Recall of zero-relevant queries follows ``zero_relevant``.
-        """
-        curve = self._radius_counts(radius)
-        return self._radius_means(*curve, empty)
-
-    def _radius_counts(self, radius):
-        r = max(0, min(int(radius), self.bits))
-        inside = self.n_hist[:, : r + 1].sum(1).to(torch.float64)
-        rel_inside = self.m_hist[:, : r + 1].sum(1).to(torch.float64)
-        return inside, rel_inside
-
-    def _radius_means(self, inside, rel_inside, empty):
-        prec = torch.where(inside > 0, rel_inside / inside.clamp(min=1), 0.0)
-        if empty == "exclude":
-            p = float(prec[inside > 0].mean()) if bool((inside > 0).any()) else float("nan")
-        else:
-            p = float(prec.mean())
-        total = self.n_relevant.to(torch.float64)
-        rec = torch.where(total > 0, rel_inside / total.clamp(min=1), 0.0)
-        return p, self._mean(rec)
-
-    def pr_curve_by_radius(self, empty: str = "zero") -> pd.DataFrame:
-        """Precision and recall within radius r for r = 0..K (one row per radius)."""
-        rows = [(r, *self._radius_means(*self._radius_counts(r), empty)) for r in range(self.bits + 1)]
-        return pd.DataFrame(rows, columns=["radius", "precision", "recall"])
-
-    def per_class_map(self, ties: str | None = None, topk: int | None = -1) -> pd.DataFrame:
-        """mAP over the queries of each class (multi-label: the queries carrying the label)."""
-        ap = self.average_precision(ties, topk)
-        ql = self.query_labels
-        if ql.ndim == 1:
-            classes, inverse = torch.unique(ql, return_inverse=True)
-            member = torch.zeros((len(ql), len(classes)), dtype=torch.bool)
-            member[torch.arange(len(ql)), inverse] = True
-            names = classes.tolist()
-        else:
-            member = ql.bool()
-            names = list(range(ql.shape[1]))
-        if self.zero_relevant == "exclude":
-            member = member & (self.n_relevant > 0)[:, None]
-        counts = member.sum(0)
-        sums = (member.to(torch.float64) * ap[:, None]).sum(0)
-        maps = torch.where(counts > 0, sums / counts.clamp(min=1), float("nan"))
-        return pd.DataFrame({"class": names, "n_queries": counts.tolist(), "mAP": maps.tolist()})
-
-
-def evaluate_hash_codes(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
-                        ties: str = "expected", normalizer: str = "retrieved",
-                        zero_relevant: str = "zero", ks=(1, 5, 10, 100, 1000), device=None,
-                        memory_budget: int = DEFAULT_MEMORY_BUDGET) -> HashEvaluation:
-    """Validate, compute the per-query distance histograms once, and return the evaluation.
-
-    Parameters
-    ----------
-    query_codes, db_codes : array-like (n, K) of ±1 or 0/1
-    query_labels, db_labels : class ids (n,) or 0/1 label matrices (n, C)
-    topk : int or None
-        K of mAP@K; None for mAP over the whole database.
-    ties : {"expected", "optimistic", "pessimistic", "stable"}
-    normalizer : {"retrieved", "min_r_k"}
-        AP@K denominator: relevant items in the top K (legacy) or min(R, K).
-    zero_relevant : {"zero", "exclude"}
-    ks : iterable of int
-        The cut-offs of P@k that ``stable`` mode records in its pass.
-    device : str or torch.device, optional
-        Default: CUDA when ``torch.cuda.is_available()``, else CPU.
-    memory_budget : int
-        Bytes of working memory per chunk of queries.
-
-    Examples
-    --------
-    >>> ev = evaluate_hash_codes([[1, 1]], [[1, 1], [1, -1], [-1, 1]], [0], [0, 1, 0], device="cpu")
-    >>> ev.n_hist.tolist(), ev.m_hist.tolist()
-    ([[1, 2, 0]], [[1, 1, 0]])
-    >>> round(ev.mean_average_precision(), 6)   # (1 + 0.5 * 2/2 + 0.5 * 2/3) / 2
-    0.916667
-    """
-    for value, allowed, what in ((ties, TIES, "ties"), (normalizer, NORMALIZERS, "normalizer"),
-                                 (zero_relevant, ZERO_RELEVANT, "zero_relevant")):
-        if value not in allowed:
-            raise InputError(f"unknown {what} option {value!r}", hint=f"choose one of {', '.join(allowed)}")
-    if topk is not None and (int(topk) != topk or topk < 1):
-        raise InputError(f"topk must be a positive integer, got {topk!r}")
-    q, d, ql, dl = _check_pair(query_codes, db_codes, query_labels, db_labels)
-    dev = _device(device)
-    backend = _DistanceBackend(q, d, dev)
-    ks = tuple(sorted({int(k) for k in ks}))
-    if any(k < 1 for k in ks):
-        raise InputError("cut-offs k must be positive")
-    n_db = d.shape[0]
-    stable_kw = {}
-    if ties == "stable":
-        stable_kw = dict(stable_ks=ks, stable_topk=topk or n_db, stable_norm=normalizer)
-    n_hist, m_hist, stable = _histograms(backend, ql, dl, q.shape[0], n_db, q.shape[1],
-                                         memory_budget, **stable_kw)
-    return HashEvaluation(n_hist, m_hist, ql, q.shape[1], n_db, ties, topk, normalizer,
-                          zero_relevant, ks, dev.type, stable)
-
-
-# --------------------------------------------------------------------------- the seed's API
 
 def calculate_mAP(query_codes, db_codes, query_labels, db_labels, topk: int | None = None,
-                  ties: str = "expected", **kwargs) -> float:
-    """mAP of the Hamming ranking (mAP@topk when topk is given).
-
-    ``AP = (1/R) sum_{i relevant} P@rank(i)`` per query, averaged over queries; see the
-    module docstring for ties, normalisers and zero-relevant queries.
-
-    Examples
-    --------
-    >>> q = torch.tensor([[1, 1, -1]]); db = torch.tensor([[1, 1, -1], [-1, -1, 1], [1, -1, -1]])
-    >>> calculate_mAP(q, db, torch.tensor([0]), torch.tensor([0, 0, 1]))   # ranks 1, 3: (1 + 2/3)/2
-    0.8333333333333333
-    """
-    ev = evaluate_hash_codes(query_codes, db_codes, query_labels, db_labels, topk=topk,
-                             ties=ties, **kwargs)
-    return ev.mean_average_precision()
+                  ties: str = "expected") -> float:
+    """Mean average precision over the Hamming ranking (seed 004); see :func:`evaluate_hashing`."""
+    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk,
+                            ties=ties, ks=())["map"]
 
 
 def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: int,
-                             ties: str = "expected", **kwargs) -> float:
-    """Mean over queries of the fraction of relevant items among the k nearest codes.
+                             ties: str = "expected") -> float:
+    """Mean precision of the top ``k`` of the Hamming ranking (seed 004)."""
+    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, ks=(k,),
+                            ties=ties)["precision_at_k"][int(k)]
+
+
+# -- the histogram -------------------------------------------------------------------------
+def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, device=None,
+                        memory_budget: int = DEFAULT_MEMORY_BUDGET):
+    """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
+
+    Returns two int64 numpy arrays of shape (queries, K + 1). No sort: a chunk of queries
+    gets its scores ``S = Q D^T`` by one matrix product; ``K - S = 2 d`` is turned in place
+    into a bin key ``2 d + relevant`` (plus a row offset) and counted by one bincount.
+    With class labels the relevance matrix is never built: the relevant counts come from
+    the products of each class's queries with that class's database items.
+    """
+    q = validate_codes(query_codes, "query codes")
+    d = validate_codes(db_codes, "database codes")
+    if q.shape[1] != d.shape[1]:
+        raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
+    ql = _labels(query_labels, q.shape[0], "query labels")
+    dl = _labels(db_labels, d.shape[0], "database labels")
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
+    bits = q.shape[1]
+    nq, ndb = q.shape[0], d.shape[0]
+    width = bits + 1
+    single = ql.ndim == 1 and dl.ndim == 1
+    if not single:
+        _relevance(ql[:1], dl[:1])  # checks the label kinds match
+    chunk = max(1, min(nq, memory_budget // max(ndb * 12, 1)))
+    n_hist = torch.zeros((nq, width), dtype=torch.int64, device=dev)
+    r_hist = torch.zeros((nq, width), dtype=torch.int64, device=dev)
+    dT = d.T.contiguous()
+
+    def counts(scores: torch.Tensor, rel: torch.Tensor | None) -> torch.Tensor:
+        rows = scores.shape[0]
+        key = scores.neg_().add_(bits)              # 2 d, exact small integers in float32
+        if rel is not None:
+            key.add_(rel)                           # 2 d + relevant
+        key.add_(torch.arange(rows, device=dev, dtype=key.dtype)[:, None] * (2 * width))
+        h = torch.bincount(key.to(torch.int32).view(-1), minlength=rows * 2 * width)
+        return h.view(rows, width, 2)
+
+    for lo in range(0, nq, chunk):
+        hi = min(nq, lo + chunk)
+        rel = None if single else _relevance(ql[lo:hi], dl).to(torch.float32)
+        h = counts(q[lo:hi] @ dT, rel)
+        n_hist[lo:hi] = h.sum(dim=2)
+        if not single:
+            r_hist[lo:hi] = h[:, :, 1]
+    if single:
+        for c in torch.unique(ql).tolist():
+            qi = torch.nonzero(ql == c).view(-1)
+            dj = torch.nonzero(dl == c).view(-1)
+            if len(dj) == 0:
+                continue
+            sub = dT[:, dj].contiguous()
+            step = max(1, min(len(qi), memory_budget // max(len(dj) * 12, 1)))
+            for lo in range(0, len(qi), step):
+                rows = qi[lo:lo + step]
+                r_hist[rows] = counts(q[rows] @ sub, None).sum(dim=2)
+    return n_hist.cpu().numpy(), r_hist.cpu().numpy()
+
+
+def _harmonic(n_max: int) -> np.ndarray:
+    """H[i] = 1 + 1/2 + ... + 1/i for i = 0..n_max (H[0] = 0)."""
+    return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
+
+
+def _ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
+    """Per query: sum of precisions at relevant items (within the top k) and relevant count there."""
+    A = np.cumsum(n, axis=1) - n          # items before each group
+    B = np.cumsum(r, axis=1) - r          # relevant items before each group
+    total = int(n.sum(axis=1).max(initial=0))
+    H = _harmonic(total + 1)
+    limit = n if topk is None else np.clip(topk - A, 0, n)   # positions of the group inside the cut
+    m = r.astype(np.float64)
+    nn = n.astype(np.float64)
+    if ties == "expected":
+        L = limit
+        dH = H[A + L] - H[A]
+        frac = np.divide(m, nn, out=np.zeros_like(m), where=nn > 0)
+        c2 = frac * np.divide(m - 1, nn - 1, out=np.zeros_like(m), where=nn > 1)
+        s = frac * (B + 1) * dH + c2 * (L - (A + 1) * dH)
+        count = frac * L                 # expected relevant inside the cut
+    elif ties == "optimistic":
+        k = np.minimum(r, limit)         # relevant take the first positions of the group
+        s = k + (B - A) * (H[A + k] - H[A])
+        count = k.astype(np.float64)
+    elif ties == "pessimistic":
+        start = A + n - r                # relevant take the last positions of the group
+        k = np.clip(limit - (n - r), 0, r)
+        s = k + (B - start) * (H[start + k] - H[start])
+        count = k.astype(np.float64)
+    else:
+        raise ValueError(ties)
+    return s.sum(axis=1), count.sum(axis=1)
+
+
+def _expected_ap_retrieved_norm(n, r, topk):
+    """E[AP@k] with the legacy normaliser (relevant retrieved in the top k), ties random.
+
+    The normaliser is random when the cut falls inside a tie group, so the expectation is
+    taken over the number c of relevant items the boundary group puts inside the cut
+    (hypergeometric), exactly.
+    """
+    from scipy.stats import hypergeom
+
+    A = np.cumsum(n, axis=1) - n
+    B = np.cumsum(r, axis=1) - r
+    inside_full = (A + n) <= topk
+    boundary = (A < topk) & ~inside_full & (n > 0)
+    H = _harmonic(int(n.sum(axis=1).max(initial=0)) + 1)
+    # groups wholly inside the cut: exact sums (expected order within them)
+    full_n = np.where(inside_full, n, 0)
+    full_r = np.where(inside_full, r, 0)
+    s_full, _ = _ap_sums(full_n, full_r, "expected", None)
+    c_full = full_r.sum(axis=1).astype(np.float64)
+    out = np.where(c_full > 0, s_full / np.maximum(c_full, 1), 0.0)
+    rows = np.flatnonzero(boundary.any(axis=1))
+    for i in rows:  # one boundary group per query: a short loop over its possible c values
+        g = int(np.flatnonzero(boundary[i])[0])
+        nA, nB, gn, gm = int(A[i, g]), int(B[i, g]), int(n[i, g]), int(r[i, g])
+        L = topk - nA
+        cs = np.arange(max(0, gm - (gn - L)), min(gm, L) + 1)
+        pmf = hypergeom.pmf(cs, gn, gm, L)
+        dH = H[nA + L] - H[nA]
+        frac = cs / L
+        c2 = frac * np.divide(cs - 1, L - 1, out=np.zeros(len(cs)), where=L > 1)
+        s_b = frac * (nB + 1) * dH + c2 * (L - (nA + 1) * dH)
+        denom = c_full[i] + cs
+        vals = np.divide(s_full[i] + s_b, denom, out=np.zeros(len(cs)), where=denom > 0)
+        out[i] = float(np.sum(pmf * vals))
+    return out
+
+
+def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, device, memory_budget):
+    """Per-query AP sums and precision counts in the stable order (distance, then index)."""
+    q = validate_codes(query_codes, "query codes")
+    d = validate_codes(db_codes, "database codes")
+    ql = _labels(query_labels, q.shape[0], "query labels")
+    dl = _labels(db_labels, d.shape[0], "database labels")
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
+    nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
+    chunk = max(1, min(nq, memory_budget // max(ndb * 24, 1)))
+    cut = ndb if topk is None else min(topk, ndb)
+    sums = np.zeros(nq)
+    counts = np.zeros(nq)
+    at_k = {k: np.zeros(nq) for k in ks}
+    pos = torch.arange(1, cut + 1, device=dev, dtype=torch.float64)
+    for lo in range(0, nq, chunk):
+        hi = min(nq, lo + chunk)
+        dist = torch.round(0.5 * (bits - q[lo:hi] @ d.T))
+        order = torch.sort(dist, dim=1, stable=True).indices[:, :cut]
+        rel = torch.gather(_relevance(ql[lo:hi], dl), 1, order).to(torch.float64)
+        cum = torch.cumsum(rel, dim=1)
+        sums[lo:hi] = (cum / pos * rel).sum(dim=1).cpu().numpy()
+        counts[lo:hi] = rel.sum(dim=1).cpu().numpy()
+        for k in ks:
+            at_k[k][lo:hi] = cum[:, min(k, ndb) - 1].cpu().numpy() if min(k, ndb) >= 1 else 0
+    return sums, counts, at_k
+
+
+# -- the measures --------------------------------------------------------------------------
+def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
+                     ks=(1, 5, 10, 100), radius: int = 2, ties: str = "expected",
+                     normaliser: str = "retrieved", zero_relevant: str = "zero", device=None,
+                     memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict:
+    """mAP (band over tie orders), P@k, precision/recall within a Hamming radius, PR by radius.
+
+    Parameters
+    ----------
+    query_codes, db_codes : array-like (items, bits) of ±1 or 0/1
+    query_labels, db_labels : class ids (vector) or 0/1 label matrices (multi-label:
+        relevant when at least one label is shared)
+    topk : int, optional
+        mAP@topk; None for mAP over the whole ranking.
+    ks : iterable of int
+        Cutoffs of P@k.
+    radius : int
+        Precision/recall of the items within this Hamming radius (2 is customary).
+    ties : {"expected", "optimistic", "pessimistic", "stable"}
+    normaliser : {"retrieved", "min_r_k"}
+        AP@k divides by the relevant items retrieved in the top k (DeepHash's CalcTopMap)
+        or by min(R, k). Without topk both are R.
+    zero_relevant : {"zero", "exclude"}
+        Queries with no relevant item count as AP 0, or are left out of the mean.
+
+    Returns
+    -------
+    dict with "map", "map_band" [pessimistic, optimistic], "ap" (per query), "precision_at_k",
+    "precision_radius", "recall_radius", "pr_by_radius", "per_class_map" (single labels),
+    "n_queries", "n_db", "bits", "ties", "zero_relevant_queries".
 
     Examples
     --------
-    >>> q = torch.tensor([[1, 1, -1]]); db = torch.tensor([[1, 1, -1], [-1, -1, 1], [1, -1, -1]])
-    >>> calculate_precision_at_k(q, db, torch.tensor([0]), torch.tensor([0, 0, 1]), k=2)
-    0.5
+    >>> codes_db = [[1, 1], [1, -1], [-1, -1]]
+    >>> out = evaluate_hashing([[1, 1]], codes_db, [0], [0, 1, 0], ks=(1,))
+    >>> round(out["map"], 4), [round(v, 4) for v in out["map_band"]]   # (1/1 + 2/3) / 2
+    (0.8333, [0.8333, 0.8333])
     """
-    ev = evaluate_hash_codes(query_codes, db_codes, query_labels, db_labels, ties=ties,
-                             ks=(k,), **kwargs)
-    return ev.precision_at_k(k)
+    if ties not in TIE_RULES:
+        raise InputError(f"unknown tie rule {ties!r}", hint="accepted: " + ", ".join(TIE_RULES))
+    if normaliser not in NORMALISERS:
+        raise InputError(f"unknown normaliser {normaliser!r}", hint="accepted: " + ", ".join(NORMALISERS))
+    if zero_relevant not in ZERO_RELEVANT:
+        raise InputError(f"unknown zero_relevant rule {zero_relevant!r}",
+                         hint="accepted: " + ", ".join(ZERO_RELEVANT))
+    if topk is not None and (int(topk) != topk or topk < 1):
+        raise InputError(f"topk must be a positive whole number, got {topk!r}")
+    ks = tuple(sorted({int(k) for k in ks}))
+    if any(k < 1 for k in ks):
+        raise InputError("every k of P@k must be a positive whole number")
+    n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
+                               memory_budget=memory_budget)
+    nq, width = n.shape
+    bits, ndb = width - 1, int(n[0].sum()) if nq else 0
+    R = r.sum(axis=1).astype(np.float64)
 
+    def ap_for(rule):
+        if rule == "stable":
+            s, c, _ = _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, (), device,
+                                    memory_budget)
+        else:
+            if topk is not None and normaliser == "retrieved" and rule == "expected":
+                return _expected_ap_retrieved_norm(n, r, int(topk))
+            s, c = _ap_sums(n, r, rule, topk)
+        if topk is None:
+            norm = R
+        elif normaliser == "retrieved":
+            norm = c
+        else:
+            norm = np.minimum(R, topk)
+        return np.divide(s, norm, out=np.zeros(nq), where=norm > 0)
+
+    ap = ap_for(ties)
+    lo_band, hi_band = ap_for("pessimistic"), ap_for("optimistic")
+    has_rel = R > 0
+    keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
+    if zero_relevant == "exclude" and not keep.any():
+        warnings.warn("no query has a relevant item: mAP is NaN", stacklevel=2)
+
+    def mean(x):
+        return float(np.mean(x[keep])) if keep.any() else math.nan
+
+    # P@k
+    precision_at_k = {}
+    if ks:
+        if ties == "stable":
+            _, _, at_k = _stable_stats(query_codes, db_codes, query_labels, db_labels, None, ks,
+                                       device, memory_budget)
+            for k in ks:
+                precision_at_k[k] = float(np.mean(at_k[k] / k))
+        else:
+            A = np.cumsum(n, axis=1) - n
+            B = np.cumsum(r, axis=1) - r
+            for k in ks:
+                L = np.clip(k - A, 0, n)
+                if ties == "expected":
+                    inside = np.divide(r * L, n, out=np.zeros(n.shape), where=n > 0)
+                elif ties == "optimistic":
+                    inside = np.minimum(r, L)
+                else:
+                    inside = np.clip(L - (n - r), 0, r)
+                precision_at_k[k] = float(np.mean(inside.sum(axis=1) / k))
+                del B
+                B = None
+    # radius measures (no tie question: everything within the radius is retrieved)
+    cum_n = np.cumsum(n, axis=1)
+    cum_r = np.cumsum(r, axis=1)
+    prec_by_radius = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
+    rec_by_radius = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
+    rad = min(int(radius), bits)
+    out = {
+        "map": mean(ap),
+        "map_band": [mean(lo_band), mean(hi_band)],
+        "ap": ap,
+        "precision_at_k": precision_at_k,
+        "precision_radius": float(np.mean(prec_by_radius[:, rad])) if nq else math.nan,
+        "recall_radius": float(np.mean(rec_by_radius[:, rad])) if nq else math.nan,
+        "radius": rad,
+        "pr_by_radius": {"radius": list(range(width)),
+                         "precision": prec_by_radius.mean(axis=0).tolist(),
+                         "recall": rec_by_radius.mean(axis=0).tolist()},
+        "n_queries": nq, "n_db": ndb, "bits": bits, "ties": ties, "topk": topk,
+        "zero_relevant_queries": int((~has_rel).sum()),
+    }
+    ql = np.asarray(query_labels.cpu() if isinstance(query_labels, torch.Tensor) else query_labels)
+    if ql.ndim == 1:
+        classes = np.unique(ql)
+        out["per_class_map"] = {str(c): float(np.mean(ap[(ql == c) & keep])) if ((ql == c) & keep).any()
+                                else math.nan for c in classes}
+    else:
+        out["per_class_map"] = {str(c): float(np.mean(ap[(ql[:, c] > 0) & keep]))
+                                if ((ql[:, c] > 0) & keep).any() else math.nan for c in range(ql.shape[1])}
+    return out

@@ -1,111 +1,72 @@
-"""Readers for hash codes and their labels: ``.npy`` (no pickle), ``.pt`` (weights only), CSV.
-
-Each reader takes a path or raw bytes (an upload) and returns a numpy array; value checks
-(±1 / 0-1, shapes) are :func:`metrics_core.hashing.validate_codes`'s job. Problems raise
-:class:`~metrics_core.errors.InputError` naming the file.
-"""
+"""Readers for hash codes and labels: .npy (never unpickled), .pt (weights only), CSV/TSV."""
 
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
-import pandas as pd
 
 from metrics_core.errors import InputError
-
-SUFFIXES = (".npy", ".pt", ".pth", ".csv", ".txt")
-
-
-def _source(data, name):
-    if isinstance(data, (bytes, bytearray)):
-        return io.BytesIO(bytes(data)), name or "upload"
-    path = os.fspath(data)
-    with open(path, "rb") as fh:
-        return io.BytesIO(fh.read()), name or path
+from metrics_core.io.source import read_source
 
 
-def _suffix(name: str) -> str:
-    lower = name.lower()
-    for s in SUFFIXES:
-        if lower.endswith(s):
-            return s
-    raise InputError(f"unknown file type of {name!r}", source=name,
-                     hint="give codes/labels as .npy, .pt or .csv")
+def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndarray:
+    """A 2-D (or 1-D for labels) numeric array from a .npy, .pt or CSV/TSV source.
 
-
-def read_array(data, name: str | None = None) -> np.ndarray:
-    """Read a numeric array from a ``.npy``, ``.pt``/``.pth`` or CSV file (path or bytes).
-
-    ``.npy`` loads with ``allow_pickle=False``; ``.pt`` with ``torch.load(weights_only=True)``
-    and must hold one tensor (or a dict with exactly one tensor); CSV may have a header row
-    and holds numbers (labels may also be strings, mapped to integer ids in sorted order).
-
-    Examples
-    --------
-    >>> read_array(b"1,0,1\\n0,0,1\\n", "codes.csv").tolist()
-    [[1, 0, 1], [0, 0, 1]]
-    >>> read_array(b"label\\ncat\\ndog\\ncat\\n", "labels.csv").tolist()
-    [0, 1, 0]
+    ``.npy`` is loaded with ``allow_pickle=False`` and ``.pt`` with
+    ``torch.load(weights_only=True)``: an upload is never unpickled.
     """
-    buf, name = _source(data, name)
-    suffix = _suffix(name)
-    if suffix == ".npy":
+    raw = read_source(source, name)
+    data = raw.data
+    ext = raw.extension
+    if data[:6] == b"\x93NUMPY" or ext == ".npy":
         try:
-            arr = np.load(buf, allow_pickle=False)
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
         except ValueError as exc:
-            raise InputError(f"cannot read .npy ({exc})", source=name,
-                             hint="save plain numeric arrays (pickled objects are refused)") from None
-        except Exception as exc:  # noqa: BLE001 - a corrupt file is a user error
-            raise InputError(f"not a valid .npy file ({type(exc).__name__})", source=name) from None
-    elif suffix in (".pt", ".pth"):
+            raise InputError(f"cannot read this .npy file ({exc})", source=raw.name,
+                             hint="save plain numeric arrays (no objects) with numpy.save") from None
+    elif data[:2] == b"PK" or ext in (".pt", ".pth"):
         import torch
 
         try:
-            obj = torch.load(buf, map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(f"cannot read with torch.load(weights_only=True) ({type(exc).__name__})",
-                             source=name, hint="save a single tensor with torch.save") from None
-        if isinstance(obj, dict):
-            tensors = [v for v in obj.values() if isinstance(v, torch.Tensor)]
-            if len(tensors) != 1:
-                raise InputError(f"expected one tensor, found a dict with {len(tensors)}", source=name)
-            obj = tensors[0]
+            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many kinds; all mean "not a safe tensor file"
+            raise InputError(f"cannot read this .pt file ({type(exc).__name__})", source=raw.name,
+                             hint="save a tensor with torch.save(tensor, path)") from None
+        if isinstance(obj, dict) and len(obj) == 1:
+            obj = next(iter(obj.values()))
         if not isinstance(obj, torch.Tensor):
-            raise InputError(f"expected a tensor, found {type(obj).__name__}", source=name)
-        arr = obj.detach().cpu().numpy()
+            raise InputError(f"the .pt file holds a {type(obj).__name__}, not a tensor", source=raw.name)
+        arr = obj.numpy()
     else:
-        arr = _read_csv(buf, name)
-    if arr.size == 0:
-        raise InputError("the file holds no values", source=name)
+        from metrics_core.io.source import check_text
+
+        check_text(raw)
+        text = data.decode("utf-8")
+        sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = [c.strip() for c in line.split(sep)]
+            try:
+                rows.append([float(c) for c in cells])
+            except ValueError:
+                if not rows and number == 1:
+                    continue  # a header line
+                raise InputError("a value is not a number", source=raw.name, line=number) from None
+        if not rows:
+            raise InputError("no numeric rows", source=raw.name)
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise InputError("rows have different numbers of values", source=raw.name)
+        arr = np.asarray(rows)
+        if arr.shape[1] == 1 and what == "labels":
+            arr = arr[:, 0]
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"expected numbers, found dtype {arr.dtype}", source=name)
+        raise InputError(f"{what} must be numeric, got dtype {arr.dtype}", source=raw.name)
+    if arr.size == 0:
+        raise InputError(f"no {what} in the file", source=raw.name)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise InputError(f"{what} contain NaN or infinity", source=raw.name)
     return arr
-
-
-def _read_csv(buf, name):
-    text = buf.getvalue().decode("utf-8-sig", errors="replace")
-    sep = "\t" if "\t" in text.splitlines()[0] if text else False else ","
-    try:
-        df = pd.read_csv(io.StringIO(text), header=None, sep=sep, skipinitialspace=True)
-    except Exception as exc:  # noqa: BLE001
-        raise InputError(f"cannot parse CSV ({exc})", source=name) from None
-    if df.empty:
-        raise InputError("the file holds no values", source=name)
-    numeric = df.apply(pd.to_numeric, errors="coerce")
-    if numeric.iloc[0].isna().all() and len(df) > 1:  # a header row
-        df, numeric = df.iloc[1:].reset_index(drop=True), numeric.iloc[1:].reset_index(drop=True)
-    if df.shape[1] == 1 and numeric.iloc[:, 0].isna().any():
-        # one column of class names: map to integer ids
-        values = df.iloc[:, 0].astype(str).str.strip()
-        return pd.Categorical(values, categories=sorted(values.unique())).codes.astype(np.int64)
-    bad = numeric.isna().to_numpy()
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise InputError(f"column {col + 1} is not a number ({df.iat[row, col]!r})",
-                         source=name, line=int(row) + 1 + (len(text.splitlines()) - len(df) > 0))
-    arr = numeric.to_numpy()
-    if np.all(arr == np.round(arr)):
-        arr = arr.astype(np.int64)
-    return arr[:, 0] if arr.shape[1] == 1 else arr

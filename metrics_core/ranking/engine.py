@@ -1,0 +1,487 @@
+"""The ranked-list engine: one sort, one join, then segment reductions.
+
+:func:`build_ranked_lists` turns a run and qrels into flat arrays in rank order (all
+queries back to back, each query a segment): the relevance label of every ranked row,
+whether it was judged, its rank. Every measure is then a reduction over those arrays
+(``np.bincount`` / ``cumsum`` gathers), for all queries at once.
+
+Ordering follows trec_eval: score descending, equal scores by document id descending
+(byte order, as ``strcmp``); the other tie rules are named conventions. The rank column
+of a TREC file is ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics_core.conventions import Conventions
+from metrics_core.errors import InputError
+from metrics_core.ranking.data import Qrels, Run
+from metrics_core.ranking.strings import (
+    hash_strings,
+    order_within_groups,
+    pair_keys,
+    stable_argsort_codes,
+    strings_equal,
+)
+
+
+def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (first-appearance order) and the dictionary of an Arrow string column.
+
+    With ``codes_for`` (a function from the dictionary's values to an int32 code per
+    value), returns those codes per row instead, without the intermediate array.
+    """
+    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
+        # already encoded by the reader, with one dictionary for all chunks; renumber in
+        # order of first appearance -- a first appearance is always where the value changes
+        dictionary = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
+        heads, head_pos, at = [], [], 0
+        for c in arr.chunks:
+            ind = c.indices.to_numpy(zero_copy_only=False)
+            if len(ind):
+                ch = np.flatnonzero(np.r_[True, ind[1:] != ind[:-1]])
+                heads.append(ind[ch])
+                head_pos.append(ch + at)
+            at += len(ind)
+        heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int32)
+        head_pos = np.concatenate(head_pos) if head_pos else np.zeros(0, dtype=np.int64)
+        used, first = np.unique(heads, return_index=True)
+        by_first = used[np.argsort(head_pos[first])]
+        vocab = dictionary.take(pa.array(by_first, type=pa.int64()))
+        remap = np.full(len(dictionary), -1, dtype=np.int32)
+        remap[by_first] = np.arange(len(by_first), dtype=np.int32)
+        if codes_for is not None:
+            remap = np.where(remap >= 0, codes_for(vocab)[np.maximum(remap, 0)], -1).astype(np.int32)
+        out = np.empty(len(arr), dtype=np.int32)
+        at = 0
+        for c in arr.chunks:
+            out[at:at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
+            at += len(c)
+        return out, vocab
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = arr.dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    if codes_for is not None:
+        codes = codes_for(enc.dictionary)[codes]
+    return codes, enc.dictionary
+
+
+def _query_vocabulary(arr) -> pa.Array:
+    """Distinct query ids in order of first appearance."""
+    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
+        return _encode(arr, codes_for=lambda vocab: np.zeros(len(vocab), dtype=np.int32))[1]
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return pc.unique(arr)
+
+
+def _score_key(scores: np.ndarray) -> np.ndarray:
+    """int64 keys whose ascending order is the scores' descending order (exact, no ties lost)."""
+    neg = -(scores + 0.0)  # + 0.0 turns -0.0 into 0.0: they are equal scores
+    bits = neg.view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+@dataclass
+class Diagnostics:
+    missing_queries: list = field(default_factory=list)
+    extra_queries: list = field(default_factory=list)
+    duplicates: int = 0
+    qrels_duplicates: int = 0
+    tied_groups: int = 0
+    tied_documents: int = 0
+    ties_straddling: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "missing_queries": list(self.missing_queries),
+            "extra_queries": list(self.extra_queries),
+            "duplicates": int(self.duplicates),
+            "qrels_duplicates": int(self.qrels_duplicates),
+            "ties": int(sum(self.ties_straddling.values())),
+            "ties_straddling": {str(k): int(v) for k, v in self.ties_straddling.items()},
+            "tied_groups": int(self.tied_groups),
+            "tied_documents": int(self.tied_documents),
+        }
+
+
+class RankedLists:
+    """All queries' rankings, flattened in rank order.
+
+    Attributes
+    ----------
+    query_ids : list of str
+        Evaluated queries; segment ``i`` is query ``query_ids[i]``.
+    starts : int64 array, shape (n_queries + 1,)
+        Segment offsets into the row arrays.
+    seg : int64 array
+        Segment (query index) of each ranked row.
+    label : float64 array
+        Relevance label of each ranked row (0 for unjudged).
+    judged : bool array
+        Whether the row's document is judged for its query.
+    qrels_seg, qrels_label : arrays
+        The judgements of the evaluated queries (segment and label of each).
+    """
+
+    def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
+                 diagnostics, tie_flags=None, row_index=None, qrels_row=None):
+        self.query_ids = list(query_ids)
+        self.starts = starts
+        self.seg = seg
+        self.label = label
+        self.judged = judged
+        self.qrels_seg = qrels_seg
+        self.qrels_label = qrels_label
+        self.diagnostics = diagnostics
+        self.tie_flags = tie_flags
+        self.row_index = row_index    # run row of each ranked row (None: the same row)
+        self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
+        self._cache: dict = {}
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """1-based rank of every row within its query."""
+        pos = np.arange(len(self.seg), dtype=np.int32)
+        pos -= self.starts.astype(np.int32)[self.seg]
+        pos += 1
+        return pos
+
+    # -- relevance at a threshold ---------------------------------------------------
+    def is_relevant(self, threshold: float) -> np.ndarray:
+        key = ("isrel", threshold)
+        if key not in self._cache:
+            # negative labels are "judged, not relevant" whatever the threshold
+            self._cache[key] = self.judged & (self.label >= threshold) & (self.label >= 0)
+        return self._cache[key]
+
+    def relevant_rows(self, threshold: float) -> np.ndarray:
+        key = ("relrows", threshold)
+        if key not in self._cache:
+            self._cache[key] = np.flatnonzero(self.is_relevant(threshold))
+        return self._cache[key]
+
+    def num_rel(self, threshold: float) -> np.ndarray:
+        """Relevant documents per query in the qrels (labels >= threshold and >= 0)."""
+        key = ("numrel", threshold)
+        if key not in self._cache:
+            ok = (self.qrels_label >= threshold) & (self.qrels_label >= 0)
+            self._cache[key] = np.bincount(self.qrels_seg[ok], minlength=self.n_queries)
+        return self._cache[key]
+
+    def num_nonrel(self, threshold: float) -> np.ndarray:
+        """Judged non-relevant documents per query in the qrels (0 <= label < threshold)."""
+        ok = (self.qrels_label < threshold) & (self.qrels_label >= 0)
+        return np.bincount(self.qrels_seg[ok], minlength=self.n_queries)
+
+    def cum_count(self, flags: np.ndarray) -> np.ndarray:
+        """Inclusive running count of ``flags`` within each query, for every row."""
+        c = np.cumsum(flags, dtype=np.int32)
+        before = np.concatenate(([0], c))[self.starts[:-1]].astype(np.int32)
+        c -= before[self.seg]
+        return c
+
+    def count_top(self, flags_cum_key, flags: np.ndarray, k: int) -> np.ndarray:
+        """Number of flagged rows among the top ``k`` of each query (O(n) once, O(q) per k)."""
+        key = ("cum", flags_cum_key)
+        if key not in self._cache:
+            self._cache[key] = np.concatenate((np.zeros(1, np.int32), np.cumsum(flags, dtype=np.int32)))
+        c = self._cache[key]
+        end = self.starts[:-1] + np.minimum(self.counts, k)
+        return c[end] - c[self.starts[:-1]]
+
+    def first_relevant_rank(self, threshold: float) -> np.ndarray:
+        """Rank of the first relevant document per query; 0 when none."""
+        key = ("first", threshold)
+        if key not in self._cache:
+            rows = self.relevant_rows(threshold)
+            out = np.zeros(self.n_queries, dtype=np.int64)
+            if len(rows):
+                s = self.seg[rows]
+                first = np.r_[True, s[1:] != s[:-1]]
+                out[s[first]] = self.pos[rows[first]]
+            self._cache[key] = out
+        return self._cache[key]
+
+
+def _duplicate_groups(keys: np.ndarray):
+    """Positions of the rows whose key occurs more than once, with a group id per key.
+
+    One sort finds whether any key repeats (the usual answer is no); only then are the
+    few repeated keys looked up in a hash table.
+    """
+    if len(keys) < 2:
+        return None
+    sk = np.sort(keys)
+    repeated = sk[1:] == sk[:-1]
+    if not repeated.any():
+        return None
+    values = np.unique(sk[1:][repeated])
+    group = pd.Index(values).get_indexer(keys)
+    pos = np.flatnonzero(group >= 0)
+    return pos, group[pos]
+
+
+def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None):
+    """Duplicate (query, doc) groups, checked string by string; None when there are none.
+
+    Returns (positions, group ids, example pair of source rows). ``rows`` maps positions
+    of ``keys`` to rows of ``docid`` when a subset is checked. Raises _Collision if two
+    different pairs share a fingerprint.
+    """
+    found = _duplicate_groups(keys)
+    if found is None:
+        return None
+    pos, group = found
+    order = np.lexsort((pos, group))
+    pos, group = pos[order], group[order]
+    first = np.r_[True, group[1:] != group[:-1]]
+    head = pos[np.repeat(np.flatnonzero(first), np.diff(np.r_[np.flatnonzero(first), len(pos)]))]
+    src = pos if rows is None else rows[pos]
+    src_head = head if rows is None else rows[head]
+    same = (qcodes[pos] == qcodes[head]) & strings_equal(docid, src, docid, src_head)
+    if not same.all():
+        raise _Collision
+    # the first duplicate in input order, for the message
+    second = np.flatnonzero(~first)
+    k = second[np.argmin(src[second])]
+    example = np.array([[int(src_head[k]), int(src[k])]])
+    return pos, group, example
+
+
+def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
+    """Rows to keep when duplicates collapse to one: the first, the last or the max value."""
+    keep = np.ones(n, dtype=bool)
+    keep[pos] = False
+    if rule == "first":
+        o = np.lexsort((pos, group))
+    elif rule == "last":
+        o = np.lexsort((-pos, group))
+    else:  # max value, the first of equal maxima
+        o = np.lexsort((pos, -values[pos], group))
+    g = group[o]
+    chosen = pos[o][np.r_[True, g[1:] != g[:-1]]]
+    keep[chosen] = True
+    return np.flatnonzero(keep)
+
+
+class _Collision(Exception):
+    """Two different strings with the same 64-bit fingerprint (never seen; handled exactly)."""
+
+
+def _duplicate_error(data, found, what: str, kinds: str):
+    pos, group, example = found
+    a, b = (int(x) for x in example[0])
+    qid = data.qid[a].as_py()
+    did = data.docid[a].as_py()
+    la, lb = data.line_of(a), data.line_of(b)
+    where = f"lines {la} and {lb}" if la is not None else f"rows {a + 1} and {b + 1}"
+    n_extra = len(pos) - (int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group)))
+    raise InputError(
+        f"duplicate {what} for query {qid!r}, document {did!r} ({where}; "
+        f"{n_extra} duplicate row(s) in all)",
+        source=data.source,
+        hint=f"Remove the duplicates, or choose a duplicates convention ({kinds})")
+
+
+def _exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):
+    """Exact document codes shared by run and qrels (the slow path after a collision)."""
+    both = pa.concat_arrays([run_docid, qrels_docid]).dictionary_encode()
+    codes = both.indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+    return codes[: len(run_docid)], codes[len(run_docid):]
+
+
+def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
+                       cutoffs: tuple[int, ...] = ()) -> RankedLists:
+    """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics."""
+    try:
+        return _build(qrels, run, conv, cutoffs, None)
+    except _Collision:
+        return _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+
+
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
+    diag = Diagnostics()
+
+    # Queries: run order of first appearance, so a run grouped by query needs no sort.
+    run_qvocab = _query_vocabulary(run.qid)
+    qrels_qc, qrels_qvocab = _encode(qrels.qid)
+    run_qnames = run_qvocab.to_pylist()
+    qrels_qnames = qrels_qvocab.to_pylist()
+    judged_set = set(qrels_qnames)
+    run_set = set(run_qnames)
+    diag.missing_queries = sorted(judged_set - run_set)
+    diag.extra_queries = sorted(run_set - judged_set)
+    eval_ids = [q for q in run_qnames if q in judged_set]
+    if conv.missing_queries == "zero":
+        eval_ids += diag.missing_queries
+    index = {q: i for i, q in enumerate(eval_ids)}
+    nq = len(eval_ids)
+    qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
+    # evaluated-query index of every run row (-1: query not judged), in one pass
+    rq, _ = _encode(run.qid, codes_for=lambda vocab: np.array(
+        [index.get(q, -1) for q in vocab.to_pylist()], dtype=np.int32))
+
+    if exact_keys is None:
+        run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
+    else:
+        run_dh, qrels_dh = exact_keys
+
+    # Qrels: duplicates per convention (checked over every query, as trec_eval does).
+    qkeys = pair_keys(qrels_qc, qrels_dh)
+    qrels_dups = _verified_duplicates(qkeys, qrels_qc, qrels.docid)
+    qq = qrels_qmap[qrels_qc]
+    qlabel = qrels.relevance
+    qrow = np.arange(len(qrels), dtype=np.int64)
+    if qrels_dups is not None:
+        diag.qrels_duplicates = len(qrels_dups[0]) - len(np.unique(qrels_dups[1]))
+        if conv.duplicates == "error":
+            _duplicate_error(qrels, qrels_dups, "judgement", "keep first, last or max")
+        rule = conv.duplicates if conv.duplicates in ("first", "last") else "max"
+        keep = _dedupe_keep(len(qkeys), qrels_dups[0], qrels_dups[1], qlabel, rule)
+        qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
+    in_eval = qq >= 0
+    qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
+
+    # Run rows of evaluated queries.
+    scores = run.scores
+    rows = None
+    if (rq < 0).any():
+        rows = np.flatnonzero(rq >= 0)
+        rq, scores, run_dh = rq[rows], scores[rows], run_dh[rows]
+
+    # Duplicates (query, doc) in the run.
+    rkeys = pair_keys(rq, run_dh, out=run_dh)  # in place: doc fingerprints not needed after
+    del run_dh
+    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows)
+    if run_dups is not None:
+        diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
+        if conv.duplicates == "error":
+            _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
+        if conv.duplicates != "count":
+            keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
+            rows = keep if rows is None else rows[keep]
+            rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
+
+    # The sort: (query, score descending), then ties by the tie rule. A run written in
+    # rank order (the usual case) is checked in O(n) and not sorted at all.
+    n = len(rq)
+    if n > 1:
+        already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
+            np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1])))
+    else:
+        already = True
+    order = None if already else np.argsort(_score_key(scores)).astype(np.int32)
+    if order is not None:
+        order = order[stable_argsort_codes(rq[order], nq)]
+    sq = rq if order is None else rq[order]
+    tie_flags = None
+    if n > 1:
+        ss = scores if order is None else scores[order]
+        eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])  # -0.0 == 0.0, as in trec_eval
+        del ss
+        if eq.any():
+            in_tie = np.zeros(n, dtype=bool)
+            in_tie[1:] |= eq
+            in_tie[:-1] |= eq
+            idx = np.flatnonzero(in_tie)
+            del in_tie
+            group = np.cumsum(~np.r_[False, eq][idx])
+            diag.tied_groups = int(group[-1])
+            diag.tied_documents = int(len(idx))
+            tied = idx if order is None else order[idx]
+            source_rows = tied if rows is None else rows[tied]
+            if conv.ties != "input" or order is not None:
+                if conv.ties == "input":
+                    fixed = tied[np.lexsort((source_rows, group))]
+                else:
+                    fixed = tied[order_within_groups(run.docid.take(pa.array(source_rows)), group,
+                                                     descending=conv.ties == "trec")]
+                if not np.array_equal(fixed, tied):
+                    if order is None:
+                        order = np.arange(n, dtype=np.int32)
+                    order[idx] = fixed
+            tie_flags = (idx, group)
+        del eq
+    sq = rq if order is None else rq[order]
+
+    counts = np.bincount(sq, minlength=nq) if n else np.zeros(nq, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
+    if tie_flags is not None and cutoffs:
+        idx, group = tie_flags
+        pos = idx - starts[sq[idx]] + 1
+        gfirst = np.r_[True, group[1:] != group[:-1]]
+        glast = np.r_[group[1:] != group[:-1], True]
+        lo, hi = pos[gfirst], pos[glast]
+        for k in sorted(set(cutoffs)):
+            diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
+
+    # Depth cut (trec_eval -M): keep the top `depth` of each query.
+    if conv.depth is not None and n:
+        pos = np.arange(n) - starts[sq] + 1
+        keep_rows = pos <= conv.depth
+        if not keep_rows.all():
+            kept = np.flatnonzero(keep_rows)
+            order = kept if order is None else order[kept]
+            sq = sq[kept]
+            counts = np.bincount(sq, minlength=nq)
+            starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    # The join: labels of (query, doc) pairs from the qrels, verified string by string.
+    # Looked up in blocks, so the temporary index arrays stay small.
+    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+    m = len(sq)
+    judged = np.zeros(m, dtype=bool)
+    # labels that float32 holds exactly (whole numbers, halves ...) are stored in half the memory
+    exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
+    label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
+    if len(jkeys) and m:
+        table = pd.Index(jkeys)
+        if not table.is_unique:  # two judged pairs share a fingerprint
+            raise _Collision
+        found_parts, jrow_parts = [], []
+        block = 1 << 21
+        for lo_ in range(0, m, block):
+            hi_ = min(m, lo_ + block)
+            look = rkeys[lo_:hi_] if order is None else rkeys[order[lo_:hi_]]
+            at = table.get_indexer(look)
+            hit = np.flatnonzero(at >= 0)
+            found_parts.append(hit + lo_)
+            jrow_parts.append(at[hit])
+        found = np.concatenate(found_parts)
+        jrow = np.concatenate(jrow_parts)
+        ranked_src = found if order is None else order[found]
+        run_rows = ranked_src if rows is None else rows[ranked_src]
+        ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
+            run.docid, run_rows, qrels.docid, qrels_row[jrow])
+        if not ok.all():
+            raise _Collision
+        judged[found] = True
+        label[found] = qrels_label[jrow]
+    del rkeys
+    if order is None:
+        row_index = rows  # None: ranked row i is run row i
+    else:
+        row_index = order if rows is None else rows[order]
+
+    return RankedLists(eval_ids, starts, sq.astype(np.int32, copy=False), label, judged,
+                       qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
+                       qrels_row=qrels_row)
