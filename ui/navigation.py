@@ -16,7 +16,9 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/history.py", "History", ":material/history:", "history"),
     ],
     "Detection & calibration": [],
-    "Hashing": [],
+    "Hashing": [
+        ("pages/hashing.py", "Hash codes", ":material/tag:", "hashing"),
+    ],
     "Compare": [],
     "Learn": [
         ("pages/learn.py", "Measures explained", ":material/school:", "learn"),

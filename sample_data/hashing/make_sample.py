@@ -21,7 +21,8 @@ def make(rng, n, prototypes):
     return codes, labels
 
 
-def main(out=Path(__file__).resolve().parent):
+def main(out=None):
+    out = Path(__file__).resolve().parent if out is None else Path(out)
     rng = np.random.default_rng(SEED)
     prototypes = rng.choice(np.array([-1, 1], dtype=np.int8), size=(N_CLASSES, BITS))
     for part, n in (("query", N_QUERY), ("db", N_DB)):
