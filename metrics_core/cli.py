@@ -20,12 +20,17 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 
 
-def _command_modules():
+def _command_modules(only: str | None = None):
+    """Subcommand modules; with ``only``, just that one (a module ``dynamic_k`` is the
+    command ``dynamic-k``), so ``evaluate`` never pays for importing torch or scipy."""
     import metrics_core.commands as package
 
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
+    infos = sorted((m for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")),
+                   key=lambda m: m.name)
+    if only is not None:
+        chosen = [m for m in infos if m.name.replace("_", "-") == only]
+        infos = chosen or infos
+    for info in infos:
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         if hasattr(module, "NAME") and hasattr(module, "run"):
             yield module
@@ -38,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m metrics_core",
         description="RankLab: exact, fast evaluation of rankings (trec_eval conventions by default).",
@@ -46,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"RankLab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in _command_modules():
+    for module in _command_modules(only):
         p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
@@ -54,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or EXIT_OK)

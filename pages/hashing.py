@@ -75,10 +75,10 @@ m2.metric("tie band", f"{lo:.4f} .. {hi:.4f}", help="pessimistic (relevant last)
 m3.metric(f"precision @ radius {result['radius']}", f"{result['precision_radius']:.4f}")
 m4.metric(f"recall @ radius {result['radius']}", f"{result['recall_radius']:.4f}")
 
-st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), use_container_width=True)
+st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), width="stretch")
 left, right = st.columns(2)
-left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), use_container_width=True)
-right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), use_container_width=True)
+left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
+right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
 
 st.subheader("mAP per class")
 per_class = pd.DataFrame({"class": list(result["per_class_map"]),

@@ -15,11 +15,17 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/clicks.py", "Click feedback", ":material/ads_click:", "clicks"),
         ("pages/history.py", "History", ":material/history:", "history"),
     ],
-    "Detection & calibration": [],
+    "Detection & calibration": [
+        ("pages/detection.py", "Detection", ":material/radar:", "detection"),
+        ("pages/calibration.py", "Calibration", ":material/tune:", "calibration"),
+        ("pages/dynamic_k.py", "Dynamic K", ":material/filter_list:", "dynamic-k"),
+    ],
     "Hashing": [
         ("pages/hashing.py", "Hash codes", ":material/tag:", "hashing"),
     ],
-    "Compare": [],
+    "Compare": [
+        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    ],
     "Learn": [
         ("pages/learn.py", "Measures explained", ":material/school:", "learn"),
     ],

@@ -1,0 +1,276 @@
+"""Calibration of predicted probabilities: reliability bins, ECE, MCE, Brier score.
+
+Conventions:
+
+* Probabilities must lie in [0, 1]; anything else (logits, NaN) is an
+  :class:`InputError` -- nothing is squashed through a sigmoid silently.
+* **Equal-width bins** (``strategy="uniform"``): edges are exactly ``i / B`` (each
+  computed by one division, not by accumulating a step). Bin i holds
+  ``edges[i] <= p < edges[i+1]``; the last bin is closed, so ``p = 1.0`` counts in it.
+  Values are compared as their exact binary value: ``np.float32(0.7)`` is
+  0.699999988..., below 0.7, so it falls in the bin below 0.7, while ``0.7`` (float64)
+  opens the bin [0.7, 0.8).
+* **Equal-mass bins** (``strategy="quantile"``): edges at the ``i / B`` quantiles of
+  the probabilities (``numpy.quantile``, linear interpolation), repeated edges merged,
+  the first and last edge being the smallest and largest probability; same
+  half-open rule.
+* ECE (seed 002 §4.1) is count-weighted: ``sum_m |B_m| / N * |acc(B_m) - conf(B_m)|``
+  over non-empty bins; MCE is the largest ``|acc - conf|`` over non-empty bins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+from metrics_core.detection import _check_binary
+from metrics_core.errors import InputError
+
+__all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
+           "expected_calibration_error", "maximum_calibration_error", "brier_score",
+           "calibration_report", "bootstrap_calibration_ci"]
+
+STRATEGIES = ("uniform", "quantile")
+
+
+def _check_probs(y_true, y_prob, source=None):
+    labels, probs = _check_binary(y_true, y_prob, source=source)
+    bad = (probs < 0) | (probs > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"probability {probs[i].item()!r} at position {i} is outside [0, 1]",
+                         source=source,
+                         hint="Calibration needs probabilities; convert scores (e.g. a sigmoid of "
+                              "logits) yourself so the choice is explicit")
+    return labels, probs
+
+
+def _check_bins(n_bins, strategy):
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown binning strategy {strategy!r}",
+                         hint="Accepted: " + ", ".join(STRATEGIES))
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}")
+    return int(n_bins)
+
+
+def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:
+    """Bin edges, ascending.
+
+    Examples
+    --------
+    >>> bin_edges([0.2], 5).tolist()
+    [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    >>> bin_edges([0.1, 0.2, 0.3, 0.9], 2, "quantile").tolist()
+    [0.1, 0.25, 0.9]
+    """
+    n_bins = _check_bins(n_bins, strategy)
+    if strategy == "uniform":
+        return np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    probs = np.asarray(y_prob, dtype=np.float64)
+    edges = np.quantile(probs, np.arange(n_bins + 1, dtype=np.float64) / n_bins)
+    return np.unique(edges)
+
+
+def assign_bins(y_prob, edges) -> np.ndarray:
+    """Index of each probability's bin: ``edges[i] <= p < edges[i+1]``, last bin closed.
+
+    Examples
+    --------
+    >>> assign_bins([0.0, 0.3, 0.7, 0.99, 1.0], bin_edges([0], 10)).tolist()
+    [0, 3, 7, 9, 9]
+    """
+    edges = np.asarray(edges, dtype=np.float64)
+    probs = np.asarray(y_prob).astype(np.float64)
+    idx = np.searchsorted(edges, probs, side="right") - 1
+    n_bins = max(edges.size - 1, 1)
+    return np.clip(idx, 0, n_bins - 1)
+
+
+def wilson_interval(successes, n, confidence: float = 0.95):
+    r"""Wilson score interval for a binomial proportion (vectorised).
+
+    .. math:: \frac{\hat p + \frac{z^2}{2n} \pm z\sqrt{\frac{\hat p(1-\hat p)}{n}
+              + \frac{z^2}{4n^2}}}{1 + z^2/n}
+
+    NaN where ``n == 0``. Reference: Wilson (1927), JASA 22:209-212.
+
+    Examples
+    --------
+    >>> lo, hi = wilson_interval(8, 10)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.4902, 0.9433)
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    z = norm.ppf(1 - (1 - confidence) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        lo, hi = centre - half, centre + half
+    lo = np.where(n > 0, np.clip(lo, 0, 1), np.nan)
+    hi = np.where(n > 0, np.clip(hi, 0, 1), np.nan)
+    return lo, hi
+
+
+def _bin_sums(bins, probs, labels, n_bins, weights=None):
+    count = np.bincount(bins, weights=weights, minlength=n_bins)
+    w = probs if weights is None else probs * weights
+    conf_sum = np.bincount(bins, weights=w, minlength=n_bins)
+    pos = np.bincount(bins, weights=labels if weights is None else labels * weights,
+                      minlength=n_bins)
+    return count, conf_sum, pos
+
+
+def reliability_bins(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
+                     confidence: float = 0.95) -> dict:
+    """Per-bin statistics of a reliability diagram.
+
+    Returns
+    -------
+    dict of arrays (one entry per bin, empty bins included with count 0 and NaN means):
+    ``lower``, ``upper``, ``count``, ``confidence`` (mean probability), ``frequency``
+    (fraction of positives), ``positives``, ``freq_low``, ``freq_high`` (Wilson interval).
+
+    Examples
+    --------
+    >>> r = reliability_bins([0, 1, 1, 1], [0.1, 0.3, 0.7, 1.0], 2)
+    >>> r["count"].tolist(), r["confidence"].tolist(), r["frequency"].tolist()
+    ([2, 2], [0.2, 0.85], [0.5, 1.0])
+    """
+    labels, probs = _check_probs(y_true, y_prob)
+    edges = bin_edges(probs, n_bins, strategy)
+    nb = edges.size - 1
+    if nb == 0:  # quantile bins of a constant: one closed bin [p, p]
+        edges = np.array([edges[0], edges[0]])
+        nb = 1
+    bins = assign_bins(probs, edges)
+    count, conf_sum, pos = _bin_sums(bins, probs, labels.astype(np.float64), nb)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf = np.where(count > 0, conf_sum / count, np.nan)
+        freq = np.where(count > 0, pos / count, np.nan)
+    lo, hi = wilson_interval(pos, count, confidence)
+    return {"lower": edges[:-1], "upper": edges[1:], "count": count.astype(np.int64),
+            "confidence": conf, "frequency": freq, "positives": pos.astype(np.int64),
+            "freq_low": lo, "freq_high": hi}
+
+
+def _ece_mce(count, conf, freq):
+    n = count.sum()
+    gap = np.abs(freq - conf)
+    nz = count > 0
+    ece = float(np.sum(count[nz] * gap[nz]) / n)
+    mce = float(np.max(gap[nz]))
+    return ece, mce
+
+
+def expected_calibration_error(y_true, y_prob, n_bins: int = 10,
+                               strategy: str = "uniform") -> float:
+    r"""Expected calibration error, count-weighted (seed 002 §4.1).
+
+    .. math:: \mathrm{ECE} = \sum_m \frac{|B_m|}{N}\,|\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|
+
+    Empty bins contribute nothing. Reference: Naeini et al. (2015), AAAI.
+
+    Examples
+    --------
+    >>> expected_calibration_error([0, 1, 1, 1], [0.1, 0.3, 0.7, 1.0], 2)
+    0.225
+    """
+    r = reliability_bins(y_true, y_prob, n_bins, strategy)
+    return _ece_mce(r["count"], r["confidence"], r["frequency"])[0]
+
+
+def maximum_calibration_error(y_true, y_prob, n_bins: int = 10,
+                              strategy: str = "uniform") -> float:
+    """Largest ``|acc(B_m) - conf(B_m)|`` over non-empty bins.
+
+    Examples
+    --------
+    >>> maximum_calibration_error([0, 1, 1, 1], [0.1, 0.3, 0.7, 1.0], 2)
+    0.3
+    """
+    r = reliability_bins(y_true, y_prob, n_bins, strategy)
+    return _ece_mce(r["count"], r["confidence"], r["frequency"])[1]
+
+
+def brier_score(y_true, y_prob) -> float:
+    r"""Brier score, :math:`\frac1N\sum_i (p_i - y_i)^2` (= sklearn's brier_score_loss).
+
+    Examples
+    --------
+    >>> brier_score([0, 1], [0.25, 0.5])
+    0.15625
+    """
+    labels, probs = _check_probs(y_true, y_prob)
+    return float(np.mean((probs - labels) ** 2))
+
+
+def calibration_report(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
+                       confidence: float = 0.95) -> dict:
+    """ECE, MCE, Brier and the bins in one call (one validation, one binning).
+
+    Examples
+    --------
+    >>> r = calibration_report([0, 1, 1, 1], [0.1, 0.3, 0.7, 1.0], 2)
+    >>> round(r["ece"], 6), r["mce"], r["brier"], len(r["bins"]["count"])
+    (0.225, 0.3, 0.1475, 2)
+    """
+    labels, probs = _check_probs(y_true, y_prob)
+    bins = reliability_bins(labels, probs, n_bins, strategy, confidence=confidence)
+    ece, mce = _ece_mce(bins["count"], bins["confidence"], bins["frequency"])
+    return {"ece": ece, "mce": mce, "brier": float(np.mean((probs - labels) ** 2)),
+            "n": int(labels.size), "n_bins": int(n_bins), "strategy": strategy, "bins": bins}
+
+
+def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
+                             n_boot: int = 1000, confidence: float = 0.95,
+                             seed: int = 0) -> dict:
+    """Percentile bootstrap intervals for ECE, MCE and Brier.
+
+    Items are resampled with replacement; the bin edges are those of the full sample
+    (held fixed, also for equal-mass bins), so a replicate is three weighted bincounts.
+
+    Returns
+    -------
+    dict: ``{"ece"|"mce"|"brier": {"value", "low", "high", "n_boot"}}``
+
+    Examples
+    --------
+    >>> r = bootstrap_calibration_ci([0, 1, 1, 0, 1], [.2, .8, .6, .4, .9], 2, n_boot=100)
+    >>> r["brier"]["low"] <= r["brier"]["value"] <= r["brier"]["high"]
+    True
+    """
+    labels, probs = _check_probs(y_true, y_prob)
+    edges = bin_edges(probs, n_bins, strategy)
+    if edges.size < 2:
+        edges = np.array([edges[0], edges[0]])
+    nb = edges.size - 1
+    bins = assign_bins(probs, edges)
+    y = labels.astype(np.float64)
+    sq = (probs - y) ** 2
+    n = y.size
+    rng = np.random.default_rng(seed)
+    reps = np.empty((3, n_boot))
+
+    def stats(w):
+        count, conf_sum, pos = _bin_sums(bins, probs, y, nb, w)
+        nz = count > 0
+        gap = np.abs(pos[nz] / count[nz] - conf_sum[nz] / count[nz])
+        total = count.sum()
+        brier = (sq.sum() if w is None else (sq * w).sum()) / total
+        return np.sum(count[nz] * gap) / total, gap.max(), brier
+
+    point = stats(None)
+    for b in range(n_boot):
+        w = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+        reps[:, b] = stats(w)
+    q = [(1 - confidence) / 2, 1 - (1 - confidence) / 2]
+    out = {}
+    for j, name in enumerate(("ece", "mce", "brier")):
+        low, high = np.quantile(reps[j], q).tolist()
+        out[name] = {"value": float(point[j]), "low": low, "high": high, "n_boot": n_boot}
+    return out
+

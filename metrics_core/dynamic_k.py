@@ -1,0 +1,289 @@
+"""Dynamic K: a variable number of evidence items per query (seed 002 §3).
+
+Input is columnar: one row per (query, candidate) with the candidate's probability and
+whether it is gold. Rows are sorted once by (query, probability descending, candidate
+order of appearance); every query is then a contiguous segment and all selections are
+prefix lengths, so recall and precision come from one cumulative sum of the gold flags.
+
+Selection for a query with ``n`` candidates, ``a`` of which have probability >= tau:
+
+* ``k_max = min(hard_cap, floor(n * k_max_ratio))`` (the product floored exactly, the
+  ratio read as its decimal spelling, see :func:`metrics_core.detection.allowed_count`);
+* ``K = min(max(a, k_min), k_max, n)`` -- the default ``conflict="k_max"``: when
+  ``k_max < k_min`` the upper bound wins (the caps are limits the pipeline must never
+  exceed), so a query with 3 candidates and ratio 0.5 gets at most 1 item and a query
+  with 1 candidate gets 0;
+* ``conflict="k_min"``: ``K = min(max(min(a, k_max), k_min), n)`` -- the lower bound
+  wins, limited only by the number of candidates.
+
+With fewer candidates than ``k_min`` all candidates are the most that can be chosen
+(and with ``conflict="k_max"`` the ratio cap usually makes it fewer).
+
+Equal probabilities at the cut are taken in input order (stable sort).
+
+Metrics over N queries (seed 002 §3.1-3.3), with ``G_i`` the gold candidates of query
+i and ``S_i`` the selected ones:
+
+* recall_i = |S_i ∩ G_i| / |G_i|; if |G_i| = 0: 1 when |S_i| = 0, else 0;
+* precision_i = |S_i ∩ G_i| / |S_i|; if |S_i| = 0: 1 when |G_i| = 0, else 0;
+* avg_K = mean |S_i|.
+
+Gold items that are not among a query's candidates cannot be represented here; |G_i|
+counts gold candidates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.detection import _as_fraction
+from metrics_core.errors import InputError
+
+__all__ = ["CandidateTable", "prepare", "select_k", "dynamic_k_scores", "dynamic_k_curve",
+           "per_criterion", "DEFAULTS", "CONFLICT_RULES"]
+
+DEFAULTS = {"tau": 0.5, "k_min": 2, "hard_cap": 10, "k_max_ratio": 0.5}
+CONFLICT_RULES = ("k_max", "k_min")
+
+
+class CandidateTable:
+    """Candidates sorted by (query, probability descending), with segment offsets.
+
+    Attributes
+    ----------
+    query_ids : ndarray of object
+        The query id of each unit (query, or (query, criterion) pair), sorted.
+    start, size : ndarray of int64
+        Offset and number of candidates of each query in the sorted arrays.
+    prob, gold : ndarray
+        Sorted probabilities and gold flags (int64).
+    gold_prefix : ndarray of int64, shape (n + 1,)
+        Cumulative gold counts (``gold_prefix[j]`` = gold among the first j rows).
+    criterion : ndarray or None
+        The criterion of each query segment (when given per row, constant per query).
+    """
+
+    def __init__(self, query_ids, start, size, prob, gold, criterion=None):
+        self.query_ids = query_ids
+        self.start = start
+        self.size = size
+        self.prob = prob
+        self.gold = gold
+        self.gold_prefix = np.r_[0, np.cumsum(gold, dtype=np.int64)]
+        self.n_gold = self.gold_prefix[start + size] - self.gold_prefix[start]
+        self.criterion = criterion
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.start.size)
+
+
+def prepare(query, probability, is_gold, criterion=None, *, source: str | None = None
+            ) -> CandidateTable:
+    """Validate and sort candidate rows once.
+
+    Parameters
+    ----------
+    query : array-like
+        Query id of each row (any hashable; strings or ints).
+    probability : array-like of float in [0, 1]
+    is_gold : array-like of {0, 1} or bool
+    criterion : array-like, optional
+        Criterion of each row; a (query, criterion) pair is then the unit (seed 002 §5).
+
+    Examples
+    --------
+    >>> t = prepare(["a", "a", "b"], [0.2, 0.9, 0.5], [1, 0, 1])
+    >>> t.size.tolist(), t.prob.tolist(), t.n_gold.tolist()
+    ([2, 1], [0.9, 0.2, 0.5], [1, 1])
+    """
+    prob = np.asarray(probability)
+    gold = np.asarray(is_gold)
+    n = prob.shape[0]
+    if n == 0:
+        raise InputError("no candidates given", source=source)
+    if prob.dtype.kind not in "iuf":
+        raise InputError(f"probabilities must be numbers, got {prob.dtype}", source=source)
+    prob = prob.astype(np.float64)
+    bad = ~np.isfinite(prob) | (prob < 0) | (prob > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"probability {prob[i].item()!r} at row {i + 1} is not in [0, 1]", source=source)
+    if gold.dtype.kind == "b":
+        gold = gold.astype(np.int64)
+    elif gold.dtype.kind in "iuf":
+        ok = (gold == 0) | (gold == 1)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise InputError(f"is_gold value {gold[i].item()!r} at row {i + 1} is not 0 or 1", source=source)
+        gold = gold.astype(np.int64)
+    else:
+        raise InputError(f"is_gold must be 0/1, got {gold.dtype}", source=source)
+    if len(query) != n or gold.shape[0] != n:
+        raise InputError("query, probability and is_gold differ in length", source=source)
+    keys = pd.Series(np.asarray(query, dtype=object))
+    if criterion is not None:
+        crit = pd.Series(np.asarray(criterion, dtype=object))
+        unit = pd.MultiIndex.from_arrays([keys, crit])
+        codes, uniques = pd.factorize(unit, sort=True)
+    else:
+        codes, uniques = pd.factorize(keys, sort=True)
+    # one stable sort by (unit code, -probability): lexsort's last key is the primary.
+    order = np.lexsort((-prob, codes))
+    codes_sorted = codes[order]
+    start = np.flatnonzero(np.r_[True, codes_sorted[1:] != codes_sorted[:-1]])
+    size = np.diff(np.r_[start, n])
+    if criterion is not None:
+        qids = np.asarray(uniques.get_level_values(0), dtype=object)
+        crit_of_unit = np.asarray(uniques.get_level_values(1), dtype=object)
+    else:
+        qids = np.asarray(uniques, dtype=object)
+        crit_of_unit = None
+    return CandidateTable(qids, start.astype(np.int64), size.astype(np.int64), prob[order],
+                          gold[order], crit_of_unit)
+
+
+def _floor_ratio(n: np.ndarray, ratio) -> np.ndarray:
+    frac = _as_fraction(ratio)
+    if frac < 0:
+        raise InputError(f"k_max_ratio {ratio!r} must not be negative")
+    return (n * frac.numerator) // frac.denominator
+
+
+def _check_params(k_min, hard_cap, conflict):
+    if conflict not in CONFLICT_RULES:
+        raise InputError(f"unknown conflict rule {conflict!r}", hint="Accepted: k_max, k_min")
+    if int(k_min) != k_min or k_min < 0:
+        raise InputError(f"k_min must be a non-negative integer, got {k_min!r}")
+    if int(hard_cap) != hard_cap or hard_cap < 0:
+        raise InputError(f"hard_cap must be a non-negative integer, got {hard_cap!r}")
+
+
+def _count_at_least(table: CandidateTable, tau: float) -> np.ndarray:
+    # Probabilities are descending inside each segment: count >= tau with a global
+    # cumulative sum of the indicator.
+    above = np.r_[0, np.cumsum(table.prob >= tau, dtype=np.int64)]
+    return above[table.start + table.size] - above[table.start]
+
+
+def select_k(table: CandidateTable, tau: float = 0.5, k_min: int = 2, hard_cap: int = 10,
+             k_max_ratio=0.5, *, conflict: str = "k_max") -> np.ndarray:
+    """Number of candidates K selected for each query (see module docstring).
+
+    Examples
+    --------
+    >>> t = prepare(["a"] * 6 + ["b"] * 3, [.9, .8, .7, .6, .1, .1, .9, .2, .1], [1] * 9)
+    >>> select_k(t, tau=0.5).tolist()   # a: 4 above tau, k_max=3; b: k_max = 1 < k_min
+    [3, 1]
+    >>> select_k(t, tau=0.5, conflict="k_min").tolist()
+    [3, 2]
+    """
+    _check_params(k_min, hard_cap, conflict)
+    above = _count_at_least(table, tau)
+    k_max = np.minimum(int(hard_cap), _floor_ratio(table.size, k_max_ratio))
+    if conflict == "k_max":
+        k = np.minimum(np.maximum(above, int(k_min)), k_max)
+    else:
+        k = np.maximum(np.minimum(above, k_max), int(k_min))
+    return np.minimum(k, table.size)
+
+
+def _per_query(table: CandidateTable, k: np.ndarray):
+    hits = table.gold_prefix[table.start + k] - table.gold_prefix[table.start]
+    g = table.n_gold
+    recall = np.where(g > 0, hits / np.maximum(g, 1), (k == 0).astype(np.float64))
+    precision = np.where(k > 0, hits / np.maximum(k, 1), (g == 0).astype(np.float64))
+    return hits, recall, precision
+
+
+def dynamic_k_scores(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
+                     hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max",
+                     per_query: bool = False) -> dict:
+    """Evidence recall, evidence precision and average K (seed 002 §3).
+
+    Returns
+    -------
+    dict with ``recall``, ``precision``, ``avg_k``, ``n_queries``, and the pooled
+    (micro) ``micro_recall`` = sum hits / sum gold and ``micro_precision`` = sum hits /
+    sum K; with ``per_query=True`` also a DataFrame ``per_query`` (query, k, hits,
+    n_gold, recall, precision).
+
+    Examples
+    --------
+    >>> t = prepare(["a", "a", "a", "a", "b", "b", "b", "b"],
+    ...             [.9, .6, .3, .1, .4, .3, .2, .1], [1, 0, 1, 0, 0, 0, 0, 0])
+    >>> r = dynamic_k_scores(t, tau=0.5)   # a: K=2, 1 hit of 2 gold; b: K=2, no gold
+    >>> r["recall"], r["precision"], r["avg_k"]
+    (0.25, 0.25, 2.0)
+    """
+    k = select_k(table, tau, k_min, hard_cap, k_max_ratio, conflict=conflict)
+    hits, recall, precision = _per_query(table, k)
+    total_gold, total_k = int(table.n_gold.sum()), int(k.sum())
+    out = {"recall": float(recall.mean()), "precision": float(precision.mean()),
+           "avg_k": float(k.mean()), "n_queries": table.n_queries,
+           "micro_recall": int(hits.sum()) / total_gold if total_gold else math.nan,
+           "micro_precision": int(hits.sum()) / total_k if total_k else math.nan,
+           "params": {"tau": float(tau), "k_min": int(k_min), "hard_cap": int(hard_cap),
+                      "k_max_ratio": float(k_max_ratio), "conflict": conflict}}
+    if per_query:
+        df = pd.DataFrame({"query": table.query_ids, "k": k, "hits": hits,
+                           "n_gold": table.n_gold, "recall": recall, "precision": precision})
+        if table.criterion is not None:
+            df.insert(1, "criterion", table.criterion)
+        out["per_query"] = df
+    return out
+
+
+def dynamic_k_curve(table: CandidateTable, taus=None, k_min: int = 2, hard_cap: int = 10,
+                    k_max_ratio=0.5, *, conflict: str = "k_max") -> pd.DataFrame:
+    """Recall, precision and average K for each tau (default 0, 0.01, ..., 1).
+
+    Examples
+    --------
+    >>> t = prepare(["a"] * 4, [.9, .6, .3, .1], [1, 0, 1, 0])
+    >>> dynamic_k_curve(t, [0.0, 0.5, 1.0])["avg_k"].tolist()
+    [2.0, 2.0, 2.0]
+    """
+    taus = np.round(np.linspace(0, 1, 101), 2) if taus is None else np.asarray(taus, float)
+    rows = []
+    for tau in taus:  # one O(n) pass per tau; the queries are vectorised
+        r = dynamic_k_scores(table, float(tau), k_min, hard_cap, k_max_ratio, conflict=conflict)
+        rows.append((float(tau), r["recall"], r["precision"], r["avg_k"]))
+    return pd.DataFrame(rows, columns=["tau", "recall", "precision", "avg_k"])
+
+
+def per_criterion(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
+                  hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max") -> dict:
+    """Per-criterion metrics with micro and macro averages (seed 002 §5).
+
+    The unit is a (query, criterion) pair. Per criterion: mean recall, precision and K
+    over its units. Macro: the mean of the per-criterion values. Micro: all units
+    pooled -- hits / gold and hits / selected over every unit at once.
+
+    Examples
+    --------
+    >>> t = prepare(["q", "q", "q", "q"], [.9, .8, .7, .6], [1, 0, 0, 0],
+    ...             criterion=["A", "A", "B", "B"])
+    >>> r = per_criterion(t, k_min=1, k_max_ratio=1)
+    >>> r["table"]["recall"].tolist(), r["macro"]["recall"], r["micro"]["recall"]
+    ([1.0, 0.0], 0.5, 1.0)
+    """
+    if table.criterion is None:
+        raise InputError("no criterion column", hint="Give a criterion per row")
+    k = select_k(table, tau, k_min, hard_cap, k_max_ratio, conflict=conflict)
+    hits, recall, precision = _per_query(table, k)
+    df = pd.DataFrame({"criterion": table.criterion.astype(str), "recall": recall,
+                       "precision": precision, "k": k, "hits": hits, "gold": table.n_gold})
+    g = df.groupby("criterion", sort=True)
+    per = pd.DataFrame({"recall": g["recall"].mean(), "precision": g["precision"].mean(),
+                        "avg_k": g["k"].mean(), "n_queries": g.size(),
+                        "micro_recall": g["hits"].sum() / g["gold"].sum().replace(0, np.nan),
+                        "micro_precision": g["hits"].sum() / g["k"].sum().replace(0, np.nan)})
+    macro = {c: float(per[c].mean()) for c in ("recall", "precision", "avg_k")}
+    th, tg, tk = int(hits.sum()), int(table.n_gold.sum()), int(k.sum())
+    micro = {"recall": th / tg if tg else math.nan, "precision": th / tk if tk else math.nan,
+             "avg_k": float(k.mean())}
+    return {"table": per, "macro": macro, "micro": micro}

@@ -1,0 +1,273 @@
+"""Readers for score + label tables (detection, calibration) and candidate tables
+(dynamic K): CSV/TSV, Parquet, JSON / JSON Lines.
+
+Every problem is an :class:`InputError` naming the file, the line (CSV: the physical
+line, header = line 1; Parquet/JSON: "row N") and what to do.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import InputError
+
+SCORE_NAMES = ("score", "scores", "prob", "probability", "y_score", "y_prob", "y_pred_proba",
+               "p", "pred", "prediction", "confidence")
+LABEL_NAMES = ("label", "labels", "y_true", "target", "has_evidence", "y", "gold", "is_gold",
+               "truth")
+QUERY_NAMES = ("query", "query_id", "qid", "q")
+CANDIDATE_NAMES = ("candidate", "candidate_id", "doc", "doc_id", "docid", "sentence_id", "item")
+CRITERION_NAMES = ("criterion", "criteria", "criterion_id")
+
+_TRUE = {"1", "true", "yes", "t", "y"}
+_FALSE = {"0", "false", "no", "f", "n"}
+
+
+def _kind(name: str) -> str:
+    lower = name.lower()
+    for ext in (".gz", ".bz2", ".xz", ".zst"):
+        if lower.endswith(ext):
+            lower = lower[: -len(ext)]
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith(".jsonl") or lower.endswith(".ndjson"):
+        return "jsonl"
+    if lower.endswith(".json"):
+        return "json"
+    if lower.endswith((".tsv", ".tab")):
+        return "tsv"
+    return "csv"
+
+
+def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, str]:
+    """Read a table from a path or bytes; returns (frame, display name, kind).
+
+    ``name`` gives the display name and extension when ``source`` is bytes.
+
+    >>> df, name, kind = read_table(b"score,label\\n0.5,1\\n", name="x.csv")
+    >>> df.shape, kind
+    ((1, 2), 'csv')
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        display = name or "<upload>"
+    else:
+        display = name or os.fspath(source)
+        with open(source, "rb") as fh:
+            data = fh.read()
+    kind = _kind(display)
+    if not data.strip():
+        raise InputError("the file is empty", source=display,
+                         hint="Give a table with a score and a label column")
+    if kind == "parquet":
+        try:
+            frame = pd.read_parquet(io.BytesIO(data))
+        except Exception as exc:  # pyarrow raises many types for a bad file
+            raise InputError(f"not a readable Parquet file ({type(exc).__name__})", source=display,
+                             hint="Save the table as Parquet, or as CSV with a .csv name") from None
+        return frame, display, kind
+    if data[:4] == b"PAR1":
+        raise InputError("this is a Parquet file with a text-file name", source=display,
+                         hint="Rename it to .parquet")
+    if b"\x00" in data[:65536]:
+        raise InputError("binary data, not a text table", source=display,
+                         hint="Give a CSV, TSV, JSON or Parquet file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", source=display,
+                         line=line, hint="Save the file as UTF-8") from None
+    if kind in ("json", "jsonl"):
+        try:
+            if kind == "jsonl" or (kind == "json" and not text.lstrip().startswith(("[", "{"))):
+                frame = pd.read_json(io.StringIO(text), lines=True)
+            else:
+                obj = json.loads(text)
+                frame = pd.DataFrame(obj)
+        except (ValueError, TypeError) as exc:
+            line = getattr(exc, "lineno", None)
+            raise InputError(f"not a JSON table ({str(exc).splitlines()[0][:120]})", source=display,
+                             line=line, hint="Give a list of records or an object of columns") from None
+        return frame, display, kind
+    sep = "\t" if kind == "tsv" else None
+    first = text.split("\n", 1)[0]
+    if sep is None:
+        sep = "\t" if first.count("\t") > first.count(",") else ","
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, skip_blank_lines=False)
+    except pd.errors.ParserError as exc:
+        msg = str(exc)
+        line = None
+        if "line" in msg:
+            try:
+                line = int(msg.split("line")[1].split(",")[0].strip())
+            except ValueError:
+                line = None
+        raise InputError(f"malformed table ({msg.splitlines()[0][:120]})", source=display,
+                         line=line, hint="Check the delimiter and the quoting") from None
+    except pd.errors.EmptyDataError:
+        raise InputError("the file has no columns", source=display) from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    # blank lines are kept so that row i stays line i + 2; trailing ones are dropped
+    empty = frame.isna().all(axis=1).to_numpy()
+    if empty.any() and empty[-1]:
+        keep = len(empty) - int(np.argmin(empty[::-1])) if not empty.all() else 0
+        frame = frame.iloc[:keep]
+    return frame, display, kind
+
+
+def _show(value) -> str:
+    """A cell as the user wrote it: numpy scalars unwrapped, strings quoted."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _where(kind, row):
+    return {"line": row + 2} if kind in ("csv", "tsv") else {}
+
+
+def _problem(kind, row, text):
+    return text if kind in ("csv", "tsv") else f"row {row + 1}: {text}"
+
+
+def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
+                option: str, required: bool = True) -> str | None:
+    """The column the user named, or the one whose name is obviously ``what``."""
+    cols = list(frame.columns)
+    if explicit is not None:
+        if explicit not in cols:
+            raise InputError(f"no column {explicit!r} (columns: {', '.join(cols)})", source=display,
+                             hint=f"Name the {what} column with {option}")
+        return explicit
+    lower = {c.lower(): c for c in cols}
+    for n in names:
+        if n in lower:
+            return lower[n]
+    if not required:
+        return None
+    raise InputError(f"cannot tell which column holds the {what} (columns: {', '.join(cols)})",
+                     source=display, hint=f"Name it with {option}")
+
+
+def _numbers(frame, col, kind, display) -> np.ndarray:
+    values = frame[col]
+    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(num)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raw = values.iloc[i]
+        raise InputError(_problem(kind, i, f"{col} value {_show(raw)} is not a finite number"),
+                         source=display, **_where(kind, i),
+                         hint="Every row needs a numeric score; remove or fix this row")
+    return num
+
+
+def _binary(frame, col, kind, display) -> np.ndarray:
+    values = frame[col]
+    if values.dtype == bool:
+        return values.to_numpy().astype(np.int8)
+    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if values.dtype == object:
+        text = values.astype(str).str.strip().str.lower()
+        num = np.where(text.isin(_TRUE), 1.0, np.where(text.isin(_FALSE), 0.0, num))
+    bad = ~((num == 0) | (num == 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(_problem(kind, i, f"{col} value {_show(values.iloc[i])} is not 0 or 1"),
+                         source=display, **_where(kind, i),
+                         hint="Labels must be binary: 1 = positive, 0 = negative")
+    return num.astype(np.int8)
+
+
+@dataclass
+class ScoresTable:
+    """Validated scores and labels with the columns they came from."""
+
+    y_true: np.ndarray
+    y_score: np.ndarray
+    score_col: str
+    label_col: str
+    source: str
+    frame: pd.DataFrame
+    criterion: np.ndarray | None = None
+
+
+def read_scores(source, *, score_col: str | None = None, label_col: str | None = None,
+                criterion_col: str | None = None, name: str | None = None) -> ScoresTable:
+    """Read a table with a score column and a binary label column.
+
+    Columns are auto-detected by name (score/prob/probability/y_score/y_prob...,
+    label/y_true/target/has_evidence...) unless given. A ``criterion`` column is picked
+    up when present.
+
+    >>> t = read_scores(b"prob,has_evidence\\n0.9,1\\n0.2,0\\n", name="s.csv")
+    >>> t.score_col, t.label_col, t.y_true.tolist()
+    ('prob', 'has_evidence', [1, 0])
+    """
+    frame, display, kind = read_table(source, name=name)
+    if len(frame) == 0:
+        raise InputError("the table has a header but no rows", source=display)
+    s = pick_column(frame, score_col, SCORE_NAMES, "scores", display, "--score-col")
+    y = pick_column(frame, label_col, LABEL_NAMES, "labels", display, "--label-col")
+    if s == y:
+        raise InputError(f"score and label are the same column {s!r}", source=display)
+    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, "criterion", display,
+                           "--criterion-col", required=False)
+    crit = frame[crit_col].astype(str).to_numpy() if crit_col else None
+    return ScoresTable(_binary(frame, y, kind, display), _numbers(frame, s, kind, display), s, y,
+                       display, frame, crit)
+
+
+@dataclass
+class CandidatesTable:
+    """Validated candidate rows for dynamic K."""
+
+    query: np.ndarray
+    candidate: np.ndarray
+    probability: np.ndarray
+    is_gold: np.ndarray
+    criterion: np.ndarray | None
+    source: str
+
+
+def read_candidates(source, *, query_col=None, candidate_col=None, prob_col=None,
+                    gold_col=None, criterion_col=None, name=None) -> CandidatesTable:
+    """Read (query, candidate, probability, is_gold[, criterion]) rows.
+
+    >>> t = read_candidates(b"query,candidate,probability,is_gold\\nq1,a,0.9,1\\n", name="c.csv")
+    >>> t.query.tolist(), t.is_gold.tolist()
+    (['q1'], [1])
+    """
+    frame, display, kind = read_table(source, name=name)
+    if len(frame) == 0:
+        raise InputError("the table has a header but no rows", source=display)
+    q = pick_column(frame, query_col, QUERY_NAMES, "query ids", display, "--query-col")
+    c = pick_column(frame, candidate_col, CANDIDATE_NAMES, "candidate ids", display,
+                    "--candidate-col", required=False)
+    p = pick_column(frame, prob_col, SCORE_NAMES, "probabilities", display, "--prob-col")
+    g = pick_column(frame, gold_col, LABEL_NAMES, "gold flags", display, "--gold-col")
+    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, "criterion", display,
+                           "--criterion-col", required=False)
+    prob = _numbers(frame, p, kind, display)
+    bad = (prob < 0) | (prob > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(_problem(kind, i, f"{p} value {_show(prob[i])} is outside [0, 1]"),
+                         source=display, **_where(kind, i),
+                         hint="Dynamic K thresholds probabilities; convert scores first")
+    qv = frame[q]
+    if qv.isna().any():
+        i = int(np.flatnonzero(qv.isna().to_numpy())[0])
+        raise InputError(_problem(kind, i, "empty query id"), source=display, **_where(kind, i))
+    return CandidatesTable(qv.astype(str).to_numpy(),
+                           frame[c].astype(str).to_numpy() if c else np.arange(len(frame)).astype(str),
+                           prob, _binary(frame, g, kind, display),
+                           frame[crit_col].astype(str).to_numpy() if crit_col else None, display)

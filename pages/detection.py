@@ -1,0 +1,162 @@
+"""Detection: ROC and PR curves, an operating-point slider, TPR at fixed FPR."""
+
+import pandas as pd
+import streamlit as st
+
+from ui.frame import page_setup
+
+page_setup()
+
+from metrics_core import detection as det  # noqa: E402
+from metrics_core.errors import InputError  # noqa: E402
+from metrics_core.report import format_table, provenance  # noqa: E402
+from ui import detection_state as ds  # noqa: E402
+from ui import figures_detection as fig  # noqa: E402
+
+ds.ensure_defaults()
+st.title("Detection")
+st.caption("A binary gate: predict positive when score >= threshold. Every operating point "
+           "is kept; TPR@FPR allows floor(target x negatives) false positives, exactly.")
+
+
+def scores_loader() -> None:
+    with st.expander("Data: scores and labels", expanded=False):
+        up = st.file_uploader("CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
+                              type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
+                              key="ranklab.detection.upload")
+        c1, c2 = st.columns(2)
+        score_col = c1.text_input("Score column (blank: auto)", key="ranklab.detection.score_col")
+        label_col = c2.text_input("Label column (blank: auto)", key="ranklab.detection.label_col")
+        if up is not None:
+            try:
+                data = ds.load_scores(up.getvalue(), up.name, score_col or None, label_col or None)
+                if data["digest"] != st.session_state[ds.SCORES]["digest"]:
+                    st.session_state[ds.SCORES] = data
+                    st.session_state.pop(ds.OP_INDEX, None)
+            except InputError as exc:
+                st.error(str(exc))
+        if st.button("Use the sample data", key="ranklab.detection.use_sample"):
+            st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(),
+                                                         ds.SAMPLE_SCORES.name)
+            st.session_state.pop(ds.OP_INDEX, None)
+
+
+scores_loader()
+data = st.session_state[ds.SCORES]
+y, s = data["y_true"], data["y_score"]
+curve = ds.curve_of(data["digest"], y, s)
+st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve.n_neg:,} "
+           f"negative, {curve.thresholds.size - 1:,} distinct scores "
+           f"(columns {data['score_col']!r}, {data['label_col']!r})")
+
+single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
+                  key="ranklab.detection.single_class",
+                  help="nan: undefined (default); audit: seed 002's rule (AUROC 0.5, AUPRC = positive rate)")
+two_classes = curve.n_pos > 0 and curve.n_neg > 0
+if two_classes:
+    auroc = det._auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg)
+    auprc = det._ap_from_counts(curve.tps, curve.fps, curve.n_pos)
+else:
+    st.warning("Only one class is present: AUROC, AUPRC and TPR@FPR are undefined.")
+    auroc = 0.5 if single == "audit" else float("nan")
+    auprc = curve.n_pos / y.size if single == "audit" else float("nan")
+
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("AUROC", f"{auroc:.4f}")
+m2.metric("AUPRC", f"{auprc:.4f}")
+m3.metric("Positives", f"{curve.n_pos:,}")
+m4.metric("Negatives", f"{curve.n_neg:,}")
+
+
+@st.fragment
+def operating_point() -> None:
+    m = curve.thresholds.size - 1
+    default = st.session_state.get(ds.OP_INDEX)
+    if default is None or default > m:  # start at the TPR@5%FPR operating point
+        default = curve.index_at(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
+    i = st.slider("Operating point (0 predicts nothing; each step lowers the threshold to the "
+                  "next distinct score)", 0, m, int(default), key=ds.OP_INDEX)
+    cm = det.confusion_matrix_at(None, None, curve.thresholds[i], curve=curve)
+    thr = curve.thresholds[i]
+    st.markdown(f"**Threshold** score >= `{thr:.6g}`" if i else "**Threshold** +inf (predict nothing)")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("TPR", f"{cm['tpr']:.4f}")
+    c2.metric("FPR", f"{cm['fpr']:.4f}")
+    c3.metric("Precision", "n/a" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
+    c4.metric("Threshold", "inf" if i == 0 else f"{thr:.6g}")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
+                        key="ranklab.detection.roc")
+    with right:
+        st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
+                                      positive_rate=curve.n_pos / y.size),
+                        key="ranklab.detection.pr")
+    st.dataframe(pd.DataFrame({"predicted positive": [cm["tp"], cm["fp"]],
+                               "predicted negative": [cm["fn"], cm["tn"]]},
+                              index=["actual positive", "actual negative"]),
+                 key="ranklab.detection.confusion")
+
+
+if two_classes:
+    operating_point()
+
+st.subheader("TPR at target FPR")
+extra = st.number_input("Another target FPR", min_value=0.0, max_value=1.0, value=0.2,
+                        step=0.01, format="%.4f", key="ranklab.detection.extra_target")
+targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
+rows = []
+if two_classes:
+    for t in targets:
+        r = det.tpr_at_fpr(None, None, repr(float(t)), curve=curve)
+        nxt = r["next"] or {}
+        rows.append({"target FPR": t, "TPR": r["tpr"], "achieved FPR": r["fpr"],
+                     "threshold": r["threshold"], "allowed FP": r["allowed_fp"],
+                     "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
+                     "next threshold": nxt.get("threshold")})
+tpr_table = pd.DataFrame(rows)
+st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True)
+
+prov = provenance(None, source=data["source"], threshold_rule="score >= threshold")
+ex1, ex2, ex3 = st.columns(3)
+for col, fmt, ext in ((ex1, "csv", "csv"), (ex2, "markdown", "md"), (ex3, "latex", "tex")):
+    col.download_button(f"TPR@FPR as {fmt}", format_table(tpr_table, fmt, prov=prov,
+                                                          title="TPR at target FPR", index=False),
+                        file_name=f"tpr_at_fpr.{ext}", key=f"ranklab.detection.export_{fmt}")
+
+if two_classes:
+    st.subheader("Confidence intervals (bootstrap)")
+    # a replicate costs one pass over the data (~60 ms per million rows): on by default
+    # only for small inputs
+    if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
+                 key="ranklab.detection.ci_on"):
+        n_boot = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
+                                  key="ranklab.detection.n_boot")
+        ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
+        st.dataframe(pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]],
+                     key="ranklab.detection.ci")
+
+if data["criterion"] is not None:
+    st.subheader("Per criterion (micro and macro, seed 002 §5)")
+    groups = det.per_group_scores(y, s, data["criterion"], single_class=single)
+    table = groups["table"].copy()
+    table.loc["micro (pooled)"] = groups["micro"]
+    table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
+    st.dataframe(table, key="ranklab.detection.per_criterion")
+    st.download_button("Per-criterion table as LaTeX", format_table(table, "latex", prov=prov,
+                       title="Per-criterion detection"), file_name="per_criterion.tex",
+                       key="ranklab.detection.export_crit")
+
+st.subheader("Reference ranges (seed 002 §7, editable)")
+ranges = st.session_state[ds.RANGES]
+edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
+                     for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
+edited = st.data_editor(edit, key="ranklab.detection.ranges_editor", hide_index=True,
+                        disabled=["metric", "band"])
+new_ranges: dict = {}
+for r in edited.itertuples():
+    new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))
+st.session_state[ds.RANGES] = new_ranges
+if two_classes:
+    values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
+    st.plotly_chart(fig.reference_band_figure(values, new_ranges), key="ranklab.detection.bands")

@@ -1,0 +1,51 @@
+"""The Detection page in a real browser: moving the operating-point slider changes the
+shown TPR/FPR to metrics_core's values at that point."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from metrics_core import detection as det
+from tests.e2e.conftest import ROOT
+
+pytestmark = pytest.mark.e2e
+
+SCORES = pd.read_csv(ROOT / "sample_data" / "detection_scores.csv")
+
+
+def _metric(page, label: str) -> str:
+    card = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def test_operating_point_slider(server, page):
+    y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    curve = det.binary_curve(y, s)
+    page.goto(server + "/detection")
+    page.wait_for_selector('[data-testid="stApp"]')
+    page.locator("h1", has_text="Detection").first.wait_for(timeout=60_000)
+    page.get_by_text("AUROC").first.wait_for()
+    assert _metric(page, "AUROC") == f"{det.roc_auc_score(y, s):.4f}"
+
+    # the slider's keyboard control is a visually hidden <input type="range">
+    thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
+    thumb.wait_for(state="attached")
+    start = int(thumb.input_value())
+    tpr_before = _metric(page, "TPR")
+    thumb.focus()
+    for _ in range(15):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
+        " return t && Number(t.value) > start; }", arg=start)
+    page.wait_for_timeout(1500)  # let the fragment rerun settle
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    index = int(thumb.input_value())
+    cm = det.confusion_matrix_at(y, s, curve.thresholds[index])
+    page.wait_for_function(
+        "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
+        "m => m.innerText.includes('TPR') && m.innerText.includes(want))", arg=f"{cm['tpr']:.4f}")
+    assert _metric(page, "TPR") == f"{cm['tpr']:.4f}" != tpr_before
+    assert _metric(page, "FPR") == f"{cm['fpr']:.4f}"
+    assert page.locator('[data-testid="stException"]').count() == 0

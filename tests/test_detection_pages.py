@@ -1,0 +1,122 @@
+"""AppTest: each page loads the sample, a slider moves, the numbers change and equal
+metrics_core's."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from metrics_core import calibration as cal
+from metrics_core import detection as det
+from metrics_core import dynamic_k as dk
+from ui import figures_detection as fig
+
+ROOT = Path(__file__).resolve().parents[1]
+SCORES = pd.read_csv(ROOT / "sample_data" / "detection_scores.csv")
+CANDS = pd.read_csv(ROOT / "sample_data" / "dynamic_k_candidates.csv")
+
+
+def _app(page):
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _frame_with(at, column):
+    """The displayed DataFrame that has ``column`` (AppTest does not expose frame keys)."""
+    for d in at.dataframe:
+        v = d.value
+        if column in v.columns:
+            return v
+    raise AssertionError(f"no table with column {column!r}")
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_detection_page_slider_moves_operating_point():
+    at = _app("detection.py")
+    y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    shown = _metrics(at)
+    assert shown["AUROC"] == f"{det.roc_auc_score(y, s):.4f}"
+    assert shown["AUPRC"] == f"{det.average_precision_score(y, s):.4f}"
+    curve = det.binary_curve(y, s)
+    before = _metrics(at)["TPR"]
+    slider = at.slider(key="ranklab.detection.op_index")
+    target = 60
+    slider.set_value(target).run()
+    assert not at.exception
+    cm = det.confusion_matrix_at(y, s, curve.thresholds[target])
+    after = _metrics(at)
+    assert after["TPR"] != before
+    assert after["TPR"] == f"{cm['tpr']:.4f}" and after["FPR"] == f"{cm['fpr']:.4f}"
+    conf = _frame_with(at, "predicted positive")
+    assert conf.loc["actual positive", "predicted positive"] == cm["tp"]
+    assert conf.loc["actual negative", "predicted positive"] == cm["fp"]
+    assert conf.loc["actual negative", "predicted negative"] == cm["tn"]
+    tpr_table = _frame_with(at, "target FPR")
+    ref = det.tpr_at_fpr(y, s, 0.05)
+    row = tpr_table[tpr_table["target FPR"] == 0.05].iloc[0]
+    assert (row["TPR"], row["achieved FPR"], row["threshold"]) == (ref["tpr"], ref["fpr"], ref["threshold"])
+
+
+def test_calibration_page_bins_slider():
+    at = _app("calibration.py")
+    y, p = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    rep = cal.calibration_report(y, p, 10)
+    assert _metrics(at)["ECE"] == f"{rep['ece']:.4f}"
+    assert _metrics(at)["Brier"] == f"{rep['brier']:.4f}"
+    at.slider(key="ranklab.detection.cal_bins").set_value(4).run()
+    rep4 = cal.calibration_report(y, p, 4)
+    assert _metrics(at)["ECE"] == f"{rep4['ece']:.4f}" != f"{rep['ece']:.4f}"
+    bins = _frame_with(at, "frequency")
+    assert bins["count"].tolist() == rep4["bins"]["count"].tolist()
+    at.radio(key="ranklab.detection.cal_strategy").set_value("quantile").run()
+    repq = cal.calibration_report(y, p, 4, "quantile")
+    assert _metrics(at)["ECE"] == f"{repq['ece']:.4f}"
+
+
+def test_dynamic_k_page_sliders():
+    at = _app("dynamic_k.py")
+    t = dk.prepare(CANDS["query"].astype(str), CANDS["probability"], CANDS["is_gold"],
+                   CANDS["criterion"].astype(str))
+    r = dk.dynamic_k_scores(t)
+    assert _metrics(at)["Evidence recall"] == f"{r['recall']:.4f}"
+    at.slider(key="ranklab.detection.dk_tau").set_value(0.8).run()
+    at.slider(key="ranklab.detection.dk_kmin").set_value(1).run()
+    r2 = dk.dynamic_k_scores(t, 0.8, 1, 10, 0.5)
+    shown = _metrics(at)
+    assert shown["Evidence recall"] == f"{r2['recall']:.4f}" != f"{r['recall']:.4f}"
+    assert shown["Evidence precision"] == f"{r2['precision']:.4f}"
+    assert shown["Average K"] == f"{r2['avg_k']:.3f}"
+
+
+def test_upload_loader_reports_file_and_line():
+    from metrics_core.errors import InputError
+    from ui import detection_state as ds
+    with pytest.raises(InputError, match=r"bad.csv, line 3: label value 3 is not 0 or 1"):
+        ds.load_scores(b"score,label\n0.5,1\n0.5,3\n", "bad.csv")
+    with pytest.raises(InputError, match=r"c.csv, line 2: probability value 2.0 is outside"):
+        ds.load_candidates(b"query,candidate,probability,is_gold\nq,a,2.0,1\n", "c.csv")
+
+
+def test_figures_pure_and_thinned():
+    rng = np.random.default_rng(0)
+    n = 200_000
+    y = rng.integers(0, 2, n)
+    s = rng.random(n) + 0.3 * y
+    c = det.binary_curve(y, s)
+    f = fig.roc_figure(c.fpr, c.tpr, marker=10)
+    drawn = f.data[1]
+    assert len(drawn.x) < 5000 and drawn.x[0] == 0 and drawn.x[-1] == 1
+    assert f.data[2].x[0] == c.fpr[10] and f.data[2].y[0] == c.tpr[10]
+    # thinning never moves a point: every drawn point is a real operating point
+    idx = fig.thin_indices(c.fpr, c.tpr)
+    np.testing.assert_array_equal(drawn.x, c.fpr[idx])
+    rep = cal.calibration_report(y, np.clip(s / 1.3, 0, 1), 10)
+    rf = fig.reliability_figure(rep["bins"])
+    assert list(rf.data[2].y) == rep["bins"]["count"].tolist()

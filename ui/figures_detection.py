@@ -1,0 +1,139 @@
+"""Pure plotly figure builders for the detection, calibration and dynamic-K pages.
+
+Data in, ``go.Figure`` out; no streamlit. Long curves are thinned for drawing only
+(:func:`thin_indices`); every metric is computed on all points elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+BAND_COLOURS = {"baseline": "rgba(255, 193, 7, 0.18)", "good": "rgba(76, 175, 80, 0.18)"}
+
+
+def thin_indices(x, y, max_points: int = 2000) -> np.ndarray:
+    """Indices of a curve to draw: all of them when short; otherwise the first and
+    last, evenly spaced indices, and the first index past each 1/max_points step of x
+    and of y, so the shape at screen resolution is kept.
+
+    >>> thin_indices(np.arange(5), np.arange(5)).tolist()
+    [0, 1, 2, 3, 4]
+    >>> len(thin_indices(np.linspace(0, 1, 10**6), np.linspace(0, 1, 10**6), 500)) <= 1500
+    True
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    m = x.size
+    if m <= max_points:
+        return np.arange(m)
+    grid = np.linspace(0, 1, max_points // 2)
+    keep = [np.array([0, m - 1]), np.linspace(0, m - 1, max_points // 2).astype(np.int64)]
+    for v in (x, y):
+        lo, hi = np.nanmin(v), np.nanmax(v)
+        if hi > lo and np.all(np.diff(v) >= 0):
+            keep.append(np.searchsorted(v, lo + grid * (hi - lo)).clip(0, m - 1))
+    return np.unique(np.concatenate(keep))
+
+
+def roc_figure(fpr, tpr, *, marker: int | None = None, auroc: float | None = None,
+               max_points: int = 2000) -> go.Figure:
+    """ROC curve (step points joined) with the chance diagonal and an optional marker."""
+    idx = thin_indices(fpr, tpr, max_points)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
+                             line={"dash": "dot", "color": "grey"}, hoverinfo="skip"))
+    name = "ROC" if auroc is None else f"ROC (AUROC {auroc:.4f})"
+    fig.add_trace(go.Scatter(x=np.asarray(fpr)[idx], y=np.asarray(tpr)[idx], mode="lines",
+                             name=name))
+    if marker is not None:
+        fig.add_trace(go.Scatter(x=[fpr[marker]], y=[tpr[marker]], mode="markers",
+                                 name="operating point", marker={"size": 12, "color": "red"}))
+    fig.update_layout(xaxis_title="False positive rate", yaxis_title="True positive rate",
+                      xaxis_range=[-0.01, 1.01], yaxis_range=[-0.01, 1.01], height=420,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"x": 0.45, "y": 0.05})
+    return fig
+
+
+def pr_figure(recall, precision, *, marker: int | None = None, auprc: float | None = None,
+              positive_rate: float | None = None, max_points: int = 2000) -> go.Figure:
+    """Precision-recall curve drawn as steps (as average precision sums it)."""
+    idx = thin_indices(recall, precision, max_points)
+    fig = go.Figure()
+    if positive_rate is not None:
+        fig.add_trace(go.Scatter(x=[0, 1], y=[positive_rate, positive_rate], mode="lines",
+                                 name="chance", line={"dash": "dot", "color": "grey"}))
+    name = "PR" if auprc is None else f"PR (AUPRC {auprc:.4f})"
+    fig.add_trace(go.Scatter(x=np.asarray(recall)[idx], y=np.asarray(precision)[idx],
+                             mode="lines", line_shape="vh", name=name))
+    if marker is not None:
+        fig.add_trace(go.Scatter(x=[recall[marker]], y=[precision[marker]], mode="markers",
+                                 name="operating point", marker={"size": 12, "color": "red"}))
+    fig.update_layout(xaxis_title="Recall", yaxis_title="Precision", xaxis_range=[-0.01, 1.01],
+                      yaxis_range=[-0.01, 1.01], height=420,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
+
+
+def reliability_figure(bins: dict, probs=None, *, title: str | None = None) -> go.Figure:
+    """Reliability diagram (frequency vs mean confidence per bin, Wilson bars) over a
+    histogram of the confidences per bin."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28],
+                        vertical_spacing=0.04)
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                             line={"dash": "dot", "color": "grey"}), row=1, col=1)
+    conf = np.asarray(bins["confidence"], dtype=float)
+    freq = np.asarray(bins["frequency"], dtype=float)
+    ok = ~np.isnan(conf)
+    fig.add_trace(go.Scatter(
+        x=conf[ok], y=freq[ok], mode="lines+markers", name="observed frequency",
+        error_y={"type": "data", "symmetric": False,
+                 "array": (np.asarray(bins["freq_high"]) - freq)[ok],
+                 "arrayminus": (freq - np.asarray(bins["freq_low"]))[ok]}), row=1, col=1)
+    lower, upper = np.asarray(bins["lower"]), np.asarray(bins["upper"])
+    fig.add_trace(go.Bar(x=(lower + upper) / 2, y=bins["count"], width=(upper - lower),
+                         name="count", marker_color="rgba(100, 100, 200, 0.6)"), row=2, col=1)
+    fig.update_yaxes(title_text="Frequency of positives", range=[-0.02, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text="Count", row=2, col=1)
+    fig.update_xaxes(title_text="Mean predicted probability", range=[0, 1], row=2, col=1)
+    fig.update_layout(height=560, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title=title,
+                      bargap=0)
+    return fig
+
+
+def dynamic_k_figure(curve, *, tau: float | None = None) -> go.Figure:
+    """Recall, precision (left axis) and average K (right axis) over tau."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["recall"], name="evidence recall"))
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["precision"], name="evidence precision"))
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["avg_k"], name="average K",
+                             line={"dash": "dash"}), secondary_y=True)
+    if tau is not None:
+        fig.add_vline(x=tau, line_color="red")
+    fig.update_xaxes(title_text="tau")
+    fig.update_yaxes(title_text="recall / precision", range=[0, 1.02], secondary_y=False)
+    fig.update_yaxes(title_text="average K", secondary_y=True)
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
+
+
+def reference_band_figure(values: dict, ranges: dict) -> go.Figure:
+    """One row per metric: shaded reference bands and the measured value as a marker."""
+    names = [n for n in values if n in ranges]
+    fig = go.Figure()
+    for i, name in enumerate(names):
+        for band, (low, high) in ranges[name].items():
+            fig.add_shape(type="rect", x0=low, x1=high, y0=i - 0.35, y1=i + 0.35,
+                          fillcolor=BAND_COLOURS.get(band, "rgba(150,150,150,0.2)"),
+                          line={"width": 0})
+            fig.add_annotation(x=(low + high) / 2, y=i + 0.42, text=band, showarrow=False,
+                               font={"size": 10})
+    fig.add_trace(go.Scatter(x=[values[n] for n in names], y=list(range(len(names))),
+                             mode="markers", marker={"size": 14, "color": "red", "symbol": "diamond"},
+                             name="measured"))
+    fig.update_yaxes(tickvals=list(range(len(names))), ticktext=names, range=[-0.6, len(names) - 0.2])
+    fig.update_xaxes(range=[0, 1])
+    fig.update_layout(height=80 + 70 * len(names), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      showlegend=False)
+    return fig
