@@ -20,7 +20,9 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/calibration.py", "Calibration", ":material/tune:", "calibration"),
         ("pages/dynamic_k.py", "Dynamic K", ":material/filter_list:", "dynamic-k"),
     ],
-    "Hashing": [],
+    "Hashing": [
+        ("pages/hashing.py", "Hash codes", ":material/tag:", "hashing"),
+    ],
     "Compare": [
         ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
     ],

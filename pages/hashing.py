@@ -1,0 +1,86 @@
+"""Hashing: mAP with its tie band, P@k, precision/recall by Hamming radius, per-class mAP."""
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.errors import InputError
+from ui import hashing_state as hs
+from ui.figures_hashing import map_band_figure, pr_by_radius_figure, precision_at_k_figure
+from ui.frame import page_setup
+from ui.hashing_data import (
+    PARTS,
+    check_loaded,
+    device_label,
+    device_name,
+    evaluate,
+    load_sample,
+    p_at_k_cutoffs,
+    parse_upload,
+)
+
+page_setup()
+st.session_state.setdefault(hs.DATA, None)
+st.title("Hash-code retrieval")
+st.caption("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most distances tie, "
+           "so mAP is given as the expected value over random tie order, with the band "
+           "from relevant-last to relevant-first.")
+
+with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
+    if st.button("Load the sample", key="hash_load_sample"):
+        st.session_state[hs.DATA] = load_sample()
+    st.write("Or upload the four files (.npy, .pt or CSV):")
+    cols = st.columns(4)
+    uploads = {}
+    for col, (part, _what) in zip(cols, PARTS, strict=True):
+        uploads[part] = col.file_uploader(part.replace("_", " "), type=["npy", "pt", "pth", "csv", "tsv", "txt"],
+                                          key=f"hash_upload_{part}")
+    if any(uploads.values()):
+        try:
+            parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
+                      for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
+            check_loaded(parsed)
+            parsed["source"] = "uploaded: " + ", ".join(up.name for up in uploads.values())
+            st.session_state[hs.DATA] = parsed
+        except InputError as exc:
+            st.error(str(exc))
+
+data = st.session_state[hs.DATA]
+if data is None:
+    st.info("Load the sample or upload codes and labels to begin.")
+    st.stop()
+
+n_db = len(data["db_codes"])
+c1, c2, c3, c4 = st.columns(4)
+topk = c1.number_input("mAP@K (0 = whole ranking)", min_value=0, max_value=n_db, value=0, step=1,
+                       key="hash_topk")
+ties = c2.selectbox("Ties", ["expected", "optimistic", "pessimistic", "stable"], key="hash_ties")
+normaliser = c3.selectbox("AP@K normaliser", ["retrieved", "min_r_k"], key="hash_norm",
+                          help="relevant retrieved in the top K (DeepHash), or min(R, K)")
+exclude = c4.checkbox("Leave out queries without relevant items", key="hash_exclude")
+
+try:
+    result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
+                      int(topk) or None, ties, normaliser, "exclude" if exclude else "zero",
+                      p_at_k_cutoffs(n_db), device_name())
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.caption(f"Data: {data['source']} · {result['n_queries']} queries × {result['n_db']} database "
+           f"codes × {result['bits']} bits · device: {device_label()}")
+lo, hi = result["map_band"]
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("mAP" + (f"@{int(topk)}" if topk else ""), f"{result['map']:.4f}", help=f"ties: {ties}")
+m2.metric("tie band", f"{lo:.4f} .. {hi:.4f}", help="pessimistic (relevant last) .. optimistic (relevant first)")
+m3.metric(f"precision @ radius {result['radius']}", f"{result['precision_radius']:.4f}")
+m4.metric(f"recall @ radius {result['radius']}", f"{result['recall_radius']:.4f}")
+
+st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), width="stretch")
+left, right = st.columns(2)
+left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
+right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+
+st.subheader("mAP per class")
+per_class = pd.DataFrame({"class": list(result["per_class_map"]),
+                          "mAP": list(result["per_class_map"].values())})
+st.dataframe(per_class, hide_index=True, key="hash_per_class")

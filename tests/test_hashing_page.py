@@ -1,0 +1,109 @@
+"""The Hashing page under AppTest with the sample: the numbers shown equal metrics_core's;
+its pure figure builders and upload parsing."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from metrics_core.errors import InputError
+from metrics_core.hashing import evaluate_hashing
+from ui import hashing_state as hs
+from ui.figures_hashing import map_band_figure, pr_by_radius_figure, precision_at_k_figure
+from ui.hashing_data import load_sample, p_at_k_cutoffs, parse_upload
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "hashing.py")
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+@pytest.fixture(scope="module")
+def expected(sample):
+    return evaluate_hashing(sample["query_codes"], sample["db_codes"], sample["query_labels"],
+                            sample["db_labels"], ks=p_at_k_cutoffs(2000))
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_page_cold_start_asks_for_data():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert any("sample" in i.value for i in at.info)
+
+
+def test_page_with_sample_shows_metrics_core_values(expected):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.button(key="hash_load_sample").click().run()
+    assert not at.exception and not at.error
+    shown = _metrics(at)
+    assert shown["mAP"] == f"{expected['map']:.4f}"
+    lo, hi = expected["map_band"]
+    assert shown["tie band"] == f"{lo:.4f} .. {hi:.4f}"
+    assert lo < expected["map"] < hi  # 16 bits: the band is wide on the sample
+    assert shown["precision @ radius 2"] == f"{expected['precision_radius']:.4f}"
+    table = at.dataframe[0].value
+    assert list(table["class"]) == [str(c) for c in range(10)]
+    np.testing.assert_allclose(table["mAP"], list(expected["per_class_map"].values()))
+    assert any("device: CPU" in c.value or "device: GPU" in c.value for c in at.caption)
+
+
+def test_page_options_change_the_numbers(sample):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[hs.DATA] = sample
+    at.run()
+    at.selectbox(key="hash_ties").select("stable").run()
+    at.number_input(key="hash_topk").set_value(100).run()
+    want = evaluate_hashing(sample["query_codes"], sample["db_codes"], sample["query_labels"],
+                            sample["db_labels"], topk=100, ties="stable", ks=(1,))
+    assert not at.exception
+    assert _metrics(at)["mAP@100"] == f"{want['map']:.4f}"
+
+
+def test_page_bad_codes_show_an_error_not_a_traceback(sample):
+    bad = dict(sample)
+    bad["query_codes"] = sample["query_codes"].copy()
+    bad["query_codes"][3, 5] = 2
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[hs.DATA] = bad
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "row 3" in at.error[0].value
+
+
+def test_parse_upload_formats_and_errors():
+    codes = np.array([[1, -1], [-1, 1]], dtype=np.int8)
+    buf = io.BytesIO()
+    np.save(buf, codes)
+    np.testing.assert_array_equal(parse_upload(buf.getvalue(), "q.npy", "codes"), codes)
+    buf = io.BytesIO()
+    torch.save(torch.tensor(codes), buf)
+    np.testing.assert_array_equal(parse_upload(buf.getvalue(), "q.pt", "codes"), codes)
+    labels = parse_upload(b"label\n3\n1\n", "l.csv", "labels")
+    assert labels.tolist() == [3, 1] and labels.dtype == np.int64
+    buf = io.BytesIO()
+    np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError):
+        parse_upload(buf.getvalue(), "evil.npy", "codes")
+    with pytest.raises(InputError):
+        parse_upload(b"1,0\nx,1\n", "q.csv", "codes")
+
+
+def test_figures_are_pure(expected):
+    fig = precision_at_k_figure(expected["precision_at_k"])
+    assert list(fig.data[0].x) == sorted(expected["precision_at_k"])
+    fig = pr_by_radius_figure(expected["pr_by_radius"], 2)
+    assert list(fig.data[0].y) == expected["pr_by_radius"]["precision"]
+    assert fig.data[1].x[0] == expected["pr_by_radius"]["recall"][2]
+    fig = map_band_figure(0.5, [0.4, 0.6], "expected")
+    assert list(fig.data[0].x) == [0.4, 0.6] and fig.data[1].x[0] == 0.5

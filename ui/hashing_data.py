@@ -1,0 +1,81 @@
+"""Loading hash codes for the Hashing page: the bundled sample and uploads (cached by bytes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+import torch
+
+from metrics_core.errors import InputError
+from metrics_core.hashing import evaluate_hashing
+from metrics_core.io_codes import read_matrix
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "hashing"
+PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
+         ("db_labels", "labels"))
+
+
+def device_name() -> str:
+    """The device the page evaluates on: CUDA when torch sees one, else CPU."""
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def device_label() -> str:
+    if torch.cuda.is_available():
+        return f"GPU ({torch.cuda.get_device_name(0)})"
+    return "CPU"
+
+
+def tidy_labels(arr: np.ndarray) -> np.ndarray:
+    """Whole-number float labels (CSV reads them as floats) as int64, so classes print as 3, not 3.0."""
+    if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    return arr
+
+
+def load_sample() -> dict:
+    """The bundled sample (200 queries x 2000 database codes x 16 bits, 10 classes)."""
+    out = {}
+    for part, what in PARTS:
+        ext = "npy" if what == "codes" else "csv"
+        arr = read_matrix(SAMPLE_DIR / f"{part}.{ext}", what)
+        out[part] = tidy_labels(arr) if what == "labels" else arr
+    out["source"] = "sample (200 queries x 2000 database codes, 16 bits, 10 classes)"
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
+    """Parse one uploaded file (cached on its bytes); raises InputError on bad content."""
+    arr = read_matrix(data, what, name=name)
+    return tidy_labels(arr) if what == "labels" else arr
+
+
+@st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8)
+def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normaliser,
+             zero_relevant, ks, device) -> dict:
+    """metrics_core.hashing.evaluate_hashing, cached on the arrays and options."""
+    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
+                            ties=ties, normaliser=normaliser, zero_relevant=zero_relevant,
+                            device=device)
+
+
+def p_at_k_cutoffs(n_db: int) -> tuple[int, ...]:
+    """Cut-offs for the P@k chart: 1, 2, 5, 10, 20, 50, ... up to the database size."""
+    ks, base = [], 1
+    while base <= n_db:
+        ks.extend(k for k in (base, 2 * base, 5 * base) if k <= n_db)
+        base *= 10
+    return tuple(ks) or (1,)
+
+
+def check_loaded(data: dict) -> None:
+    """Raise InputError when the uploaded parts cannot be evaluated together."""
+    missing = [p for p, _ in PARTS if data.get(p) is None]
+    if missing:
+        raise InputError("missing " + ", ".join(m.replace("_", " ") for m in missing),
+                         hint="upload all four files, or load the sample")
