@@ -16,7 +16,8 @@ def navigation() -> st.navigation:
         for section, entries in SECTIONS.items()
         if entries
     }
-    return st.navigation(pages)
+    # every page listed: with fourteen pages the default menu hides some behind "View more"
+    return st.navigation(pages, expanded=True)
 
 
 configure_page()
