@@ -23,7 +23,7 @@ class RawData:
     """The bytes of one input and the name to use for it in messages.
 
     A plain (uncompressed) file is not read into memory up front: ``head`` and
-    ``contains_any`` stream it, and Arrow's reader can take ``arrow_source`` (the path)
+    ``scan`` stream it, and Arrow's reader can take ``arrow_source`` (the path)
     directly, so a 500 MB run never sits in memory twice.
     """
 
@@ -52,21 +52,36 @@ class RawData:
     def size(self) -> int:
         return len(self._data) if self._data is not None else os.path.getsize(self.path)
 
-    def contains_any(self, patterns: tuple[bytes, ...], chunk: int = 1 << 25) -> bool:
-        """Whether any of the byte patterns occurs (streaming a file in chunks)."""
+    def scan(self, chunk: int = 1 << 25) -> tuple[bool, bool, int]:
+        """One streaming pass: (has a ``#``, has a NUL byte, number of newlines).
+
+        Single-byte searches run at memory speed; multi-byte patterns such as ``\n#``
+        are several times slower on files with a newline every few dozen bytes.
+        """
         if self._data is not None:
-            return any(p in self._data for p in patterns)
-        overlap = max(len(p) for p in patterns) - 1
-        tail = b""
+            d = self._data
+            return b"#" in d, b"\x00" in d, d.count(b"\n")
+        hash_seen = nul_seen = False
+        newlines = 0
         with open(self.path, "rb") as fh:
             while True:
                 block = fh.read(chunk)
                 if not block:
-                    return False
-                window = tail + block
-                if any(p in window for p in patterns):
-                    return True
-                tail = window[-overlap:] if overlap else b""
+                    break
+                hash_seen = hash_seen or b"#" in block
+                nul_seen = nul_seen or b"\x00" in block
+                newlines += block.count(b"\n")
+        return hash_seen, nul_seen, newlines
+
+    def ends_with_newline(self) -> bool:
+        if self._data is not None:
+            return self._data.endswith(b"\n")
+        with open(self.path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
 
     def arrow_source(self):
         import pyarrow as pa

@@ -9,6 +9,8 @@ comparing the strings themselves, so a fingerprint collision can never change a 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pyarrow as pa
 
@@ -31,8 +33,10 @@ def _powers(base: np.uint64, n: int) -> np.ndarray:
     return np.concatenate((np.ones(1, dtype=np.uint64), p[:-1]))
 
 
-_POW = _powers(_X, _CHUNK_BYTES + 1)
-_IPOW = _powers(_inverse_odd(_X), _CHUNK_BYTES + 1)
+@lru_cache(maxsize=1)
+def _power_tables() -> tuple[np.ndarray, np.ndarray]:
+    """x**i and x**-i for one chunk of bytes, built on first use (64 MB; not at import)."""
+    return _powers(_X, _CHUNK_BYTES + 1), _powers(_inverse_odd(_X), _CHUNK_BYTES + 1)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:
@@ -75,6 +79,7 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
                             offset=arr.offset * 4).astype(np.int64)
     buf = arr.buffers()[2]
     data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    _POW, _IPOW = _power_tables()
     i = 0
     with np.errstate(over="ignore"):
         while i < n:
