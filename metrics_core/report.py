@@ -141,7 +141,7 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
         return "\n".join(out)
     # plain text table
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
-    head = "  ".join(c.ljust(w) for c, w in zip(cols, widths))
+    head = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=False))
     body = ["  ".join((r[i].rjust(w) if i else r[i].ljust(w)) for i, w in enumerate(widths)) for r in rows]
     out = ([title] if title else []) + [head, "  ".join("-" * w for w in widths)] + body + ["", line]
     return "\n".join(out)

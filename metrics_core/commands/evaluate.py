@@ -1,0 +1,190 @@
+"""``evaluate``: measures of one or more runs against qrels (ARCHITECTURE.md's contract)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pandas as pd
+
+from metrics_core import __version__
+from metrics_core.conventions import CHOICES, Conventions
+from metrics_core.errors import InputError
+from metrics_core.io import read_qrels, read_run
+from metrics_core.measures import DEFAULT_MEASURES, parse_measures
+from metrics_core.ranking.evaluate import Evaluation, evaluate
+from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
+
+NAME = "evaluate"
+HELP = "evaluate runs against qrels (trec_eval conventions by default)"
+DESCRIPTION = ("Evaluate one or more runs against qrels. Measures use ir_measures names "
+               "(P@5, nDCG@10, AP, RR@10, ...); defaults reproduce trec_eval.")
+
+PROGRESS_BYTES = 32 << 20  # files above this size report progress on stderr
+
+
+def add_convention_arguments(p) -> None:
+    """Convention flags shared by the subcommands that evaluate rankings."""
+    g = p.add_argument_group("conventions (defaults: trec_eval)")
+    g.add_argument("--ties", choices=CHOICES["ties"], help="order of equal scores")
+    g.add_argument("--duplicates", choices=CHOICES["duplicates"], help="a (query, doc) pair given twice")
+    g.add_argument("--missing", dest="missing_queries", choices=CHOICES["missing_queries"],
+                   help="qrels queries absent from the run: skip, or score 0")
+    g.add_argument("-c", dest="complete", action="store_true",
+                   help="same as --missing zero (trec_eval -c)")
+    g.add_argument("-l", "--rel-threshold", dest="relevance_threshold", type=float,
+                   help="relevance threshold of binary measures (trec_eval -l)")
+    g.add_argument("-M", "--depth", type=int, help="keep only the top DEPTH of each ranking (trec_eval -M)")
+    g.add_argument("--p-denominator", choices=CHOICES["p_denominator"])
+    g.add_argument("--ap-normalizer", choices=CHOICES["ap_normalizer"])
+    g.add_argument("--gain", choices=CHOICES["gain"])
+    g.add_argument("--discount", choices=CHOICES["discount"])
+    g.add_argument("--ideal", choices=CHOICES["ideal"])
+    g.add_argument("--rr-miss", choices=CHOICES["rr_miss"])
+
+
+def conventions_from_args(args) -> Conventions:
+    fields = ("ties", "duplicates", "missing_queries", "relevance_threshold", "depth", "p_denominator",
+              "ap_normalizer", "gain", "discount", "ideal", "rr_miss")
+    changes = {f: getattr(args, f) for f in fields if getattr(args, f, None) is not None}
+    if getattr(args, "complete", False):
+        changes["missing_queries"] = "zero"
+    return Conventions().replace(**changes)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
+    p.add_argument("--run", required=True, action="append", help="run file; repeat for several runs")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help="measure name, repeatable or comma-separated (default: a standard set)")
+    p.add_argument("--per-query", action="store_true", help="include per-query values")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    add_convention_arguments(p)
+
+
+class Progress:
+    """Short progress lines on stderr for big files (nothing for small ones)."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+
+    def step(self, path, label: str):
+        size = os.path.getsize(path) if isinstance(path, str) and os.path.isfile(path) else 0
+        return _Step(self, label, size) if size >= PROGRESS_BYTES and not self.quiet else _NoStep()
+
+
+class _NoStep:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Step:
+    def __init__(self, progress, label, size):
+        self.label, self.size = label, size
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        print(f"{self.label} ({self.size / 1e6:.0f} MB) ...", file=sys.stderr, flush=True)
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            print(f"{self.label}: done in {time.perf_counter() - self.t0:.1f} s", file=sys.stderr, flush=True)
+        return False
+
+
+def unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            out.append(f"{n}-{seen[n]}")
+        else:
+            seen[n] = 1
+            out.append(n)
+    return out
+
+
+def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
+    """Read the files named by ``args`` and evaluate every run (shared with ``compare``)."""
+    conv = conventions_from_args(args)
+    specs = parse_measures([m for group in (args.measures or list(DEFAULT_MEASURES))
+                            for m in ([group] if "(" in group else group.split(","))
+                            if m.strip()])
+    progress = Progress(getattr(args, "quiet", False))
+    with progress.step(args.qrels, f"reading qrels {args.qrels}"):
+        qrels = read_qrels(args.qrels)
+    runs = []
+    for path in args.run:
+        with progress.step(path, f"reading run {path}"):
+            runs.append(read_run(path))
+    for run, name in zip(runs, unique_names([r.name for r in runs]), strict=False):
+        run.name = name
+    evaluations = []
+    for run in runs:
+        with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"):
+            evaluations.append(evaluate(qrels, run, specs, conv))
+    return evaluations, conv
+
+
+def evaluations_json(evaluations: list[Evaluation], conv: Conventions, per_query: bool) -> dict:
+    return {"version": __version__, "conventions": conv.as_dict(),
+            "runs": [ev.to_dict(per_query=per_query) for ev in evaluations]}
+
+
+def evaluations_frame(evaluations: list[Evaluation], per_query: bool) -> pd.DataFrame:
+    if per_query:
+        frames = []
+        for ev in evaluations:
+            f = ev.per_query.reset_index()
+            f.insert(0, "run", ev.run_name)
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+    rows = [{"run": ev.run_name, **ev.aggregate} for ev in evaluations]
+    return pd.DataFrame(rows)
+
+
+def run(args) -> int:
+    evaluations, conv = run_evaluations(args)
+    if args.format == "json":
+        text = json.dumps(json_safe(evaluations_json(evaluations, conv, args.per_query)), indent=2)
+    else:
+        frame = evaluations_frame(evaluations, args.per_query)
+        text = format_table(frame, args.format, prov=provenance(conv), index=False)
+        notes = _diagnostic_notes(evaluations)
+        if notes and args.format == "table":
+            text += "\n" + "\n".join(notes)
+        for note in notes:
+            if args.output or args.format != "table":
+                print(note, file=sys.stderr)
+    write_text(text, args.output)
+    return 0
+
+
+def _diagnostic_notes(evaluations) -> list[str]:
+    notes = []
+    for ev in evaluations:
+        d = ev.diagnostics
+        if d["missing_queries"]:
+            rule = ("scored 0" if ev.conventions.missing_queries == "zero" else "skipped")
+            notes.append(f"note: {ev.run_name}: {len(d['missing_queries'])} qrels queries absent from "
+                         f"the run ({rule})")
+        if d["extra_queries"]:
+            notes.append(f"note: {ev.run_name}: {len(d['extra_queries'])} run queries absent from the "
+                         "qrels (ignored)")
+        if d["duplicates"]:
+            notes.append(f"note: {ev.run_name}: {d['duplicates']} duplicate (query, doc) pairs "
+                         f"({ev.conventions.duplicates})")
+    return notes
+
+
+__all__ = ["NAME", "HELP", "add_arguments", "run", "run_evaluations", "evaluations_json",
+           "InputError"]

@@ -1,0 +1,186 @@
+"""Readers: TREC run/qrels, CSV/TSV/Parquet/JSON(L) tables, gzip, and Python objects.
+
+:func:`read_run` and :func:`read_qrels` take a path, bytes, a file-like object, a pandas
+DataFrame, a ``{qid: {docid: value}}`` mapping, or an existing Run/Qrels, and always give
+a :class:`~metrics_core.ranking.data.Run` / :class:`~metrics_core.ranking.data.Qrels`.
+Every problem is an :class:`~metrics_core.errors.InputError` naming the file, the line
+and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import RawData, read_source
+from metrics_core.io.tables import (
+    detect_columns,
+    frame_to_columns,
+    json_to_frame,
+    nested_to_frame,
+    read_table_frame,
+)
+from metrics_core.io.trec import looks_like_trec, parse_trec_qrels, parse_trec_run
+from metrics_core.ranking.data import Qrels, Run
+
+FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+
+__all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "detect_columns",
+           "FORMATS", "Run", "Qrels"]
+
+
+def _read(source, kind: str, fmt: str, columns, name):
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}", hint="accepted: " + ", ".join(FORMATS))
+    if isinstance(source, (Run, Qrels)):
+        want = Run if kind == "run" else Qrels
+        if not isinstance(source, want):
+            raise InputError(f"expected {want.__name__}, got {type(source).__name__}")
+        if name and kind == "run":
+            source.name = str(name)
+        return source
+    if isinstance(source, pd.DataFrame):
+        return frame_to_columns(source, kind, columns=columns, source=name or "<DataFrame>", name=name)
+    if isinstance(source, Mapping):
+        label = name or "<dict>"
+        return frame_to_columns(nested_to_frame(source, kind, label), kind, columns=None,
+                                source=label, name=name)
+    raw = read_source(source, None if kind == "run" else name)
+    run_name = name if kind == "run" else None
+    if fmt == "trec" or (fmt == "auto" and _is_trec(raw, kind)):
+        return parse_trec_run(raw, run_name) if kind == "run" else parse_trec_qrels(raw)
+    frame, first_line = read_table_frame(raw, fmt)
+    if not isinstance(frame, pd.DataFrame):
+        frame = json_to_frame(frame, kind, raw.name)
+        first_line = 0
+    return frame_to_columns(frame, kind, columns=columns, source=raw.name, first_line=first_line,
+                            name=run_name or raw.stem)
+
+
+def _is_trec(raw: RawData, kind: str) -> bool:
+    if raw.extension in (".csv", ".tsv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson"):
+        return False
+    if raw.data.startswith(b"PAR1"):
+        return False
+    if looks_like_trec(raw, kind):
+        return True
+    head = raw.data[:4096].lstrip()
+    if head[:1] in (b"{", b"["):
+        return False
+    first = head.split(b"\n", 1)[0]
+    # No recognisable table header either: treat as TREC so the error names the line.
+    return b"," not in first and not any(n.encode() in first.lower()
+                                         for n in ("query", "qid", "doc", "score", "rel"))
+
+
+def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:
+    """Read a run (a ranking per query).
+
+    Parameters
+    ----------
+    source : path, bytes, file-like, DataFrame, dict of dicts or Run
+    name : str, optional
+        The system's name; defaults to the file stem.
+    fmt : {"auto", "trec", "csv", "tsv", "parquet", "json", "jsonl"}
+    columns : dict, optional
+        Explicit column mapping for tables: ``{"query_id": ..., "doc_id": ..., "score": ...}``.
+
+    Examples
+    --------
+    >>> run = read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n", name="bm25")
+    >>> len(run), run.name, run.scores.tolist()
+    (2, 'bm25', [2.5, 1.5])
+    """
+    run = _read(source, "run", fmt, columns, name)
+    if name:
+        run.name = str(name)
+    return run
+
+
+def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str | None = None) -> Qrels:
+    """Read relevance judgements (see :func:`read_run` for the accepted sources).
+
+    Examples
+    --------
+    >>> qrels = read_qrels({"q1": {"d1": 1, "d3": 2}})
+    >>> sorted(zip(qrels.doc_ids, qrels.relevance.tolist()))
+    [('d1', 1.0), ('d3', 2.0)]
+    """
+    return _read(source, "qrels", fmt, columns, name)
+
+
+def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "run") -> tuple[Run, Qrels]:
+    """Seed 000's inputs: per query a ``retrieved`` list (in rank order) and an ``expected`` list.
+
+    Ranks become scores (first = highest). Duplicates in ``retrieved`` are kept as given:
+    evaluate with ``duplicates="count"`` to count each occurrence (seed 000's rule);
+    ``expected`` is a set (duplicates removed). Ids compare case-sensitively.
+
+    Examples
+    --------
+    >>> run, qrels = from_lists({"q1": (["A", "B", "C"], ["A", "C", "F"])})
+    >>> run.doc_ids.tolist(), run.scores.tolist(), sorted(qrels.doc_ids.tolist())
+    (['A', 'B', 'C'], [3.0, 2.0, 1.0], ['A', 'C', 'F'])
+    """
+    rq, rd, rs, qq, qd = [], [], [], [], []
+    for qid, pair in queries.items():
+        retrieved, expected = pair
+        n = len(retrieved)
+        rq += [str(qid)] * n
+        rd += [str(d) for d in retrieved]
+        rs += list(range(n, 0, -1))
+        seen = dict.fromkeys(str(d) for d in expected)
+        qq += [str(qid)] * len(seen)
+        qd += list(seen)
+    run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<lists>")
+    qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>")
+    return run, qrels
+
+
+def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mapping[str, int] | None = None,
+                           name: str = "run") -> tuple[Run, Qrels]:
+    """Seed 003's inputs: per query the relevance labels of the retrieved list, in rank order.
+
+    Each position becomes a document ``"<rank>"`` with that label. ``num_relevant`` adds
+    unretrieved relevant documents so recall and AP see the collection's total
+    (seed 003's ``number_relevant_documents``); without it only the retrieved are judged.
+
+    Examples
+    --------
+    >>> run, qrels = from_relevance_vectors({"q": [0, 2, 1]})
+    >>> qrels.relevance.tolist()
+    [0.0, 2.0, 1.0]
+    """
+    rq, rd, rs, qq, qd, qr = [], [], [], [], [], []
+    for qid, labels in vectors.items():
+        labels = list(labels)
+        n = len(labels)
+        docs = [f"{i + 1:06d}" for i in range(n)]
+        rq += [str(qid)] * n
+        rd += docs
+        rs += list(range(n, 0, -1))
+        qq += [str(qid)] * n
+        qd += docs
+        qr += [float(x) for x in labels]
+        if num_relevant and qid in num_relevant:
+            extra = int(num_relevant[qid]) - sum(1 for x in labels if x > 0)
+            if extra < 0:
+                raise InputError(f"query {qid!r}: num_relevant={num_relevant[qid]} is less than the "
+                                 f"relevant documents already in the vector")
+            qq += [str(qid)] * extra
+            qd += [f"unretrieved-{j}" for j in range(extra)]
+            qr += [1.0] * extra
+    run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<vectors>")
+    qrels = Qrels(qq, qd, np.asarray(qr, dtype=np.float64), source="<vectors>")
+    return run, qrels
+
+
+def source_label(source) -> str:
+    """A short label for a source, for messages."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return getattr(source, "name", None) or type(source).__name__

@@ -1,0 +1,216 @@
+"""Tables (CSV, TSV, Parquet, JSON, JSON Lines) and Python objects as runs and qrels.
+
+Columns are found by name (case-insensitive, a list of usual names per role) or given
+explicitly with ``columns={"query_id": ..., "doc_id": ..., "score": ...}`` (``relevance``
+for qrels). When a role cannot be found the error lists the columns that were seen and
+says how to map them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
+from metrics_core.ranking.data import Qrels, Run
+
+#: Usual column names of each role, most specific first.
+ROLE_NAMES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "queryid", "q_id", "query", "topic", "topic_id", "question_id", "qno"),
+    "doc_id": ("doc_id", "docid", "docno", "doc", "document", "document_id", "passage_id", "pid",
+               "item_id", "item", "corpus_id", "did", "id"),
+    "score": ("score", "sim", "similarity", "prob", "probability", "relevance_score", "rank_score", "logit"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement", "qrel", "gain", "y"),
+}
+ROLES = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
+
+
+def detect_columns(columns, kind: str, mapping: dict | None = None, source: str = "<table>") -> dict:
+    """Map each role of ``kind`` ("run" or "qrels") to a column name.
+
+    >>> detect_columns(["qid", "docno", "sim"], "run")
+    {'query_id': 'qid', 'doc_id': 'docno', 'score': 'sim'}
+    """
+    mapping = dict(mapping or {})
+    cols = [str(c) for c in columns]
+    lower = {c.lower().strip(): c for c in cols}
+    out = {}
+    for role in ROLES[kind]:
+        if role in mapping and mapping[role] is not None:
+            if mapping[role] not in cols:
+                raise InputError(f"column {mapping[role]!r} (given for {role}) is not in the table",
+                                 source=source, hint="columns found: " + ", ".join(cols))
+            out[role] = mapping[role]
+            continue
+        used = set(out.values()) | {v for v in mapping.values() if v}
+        found = next((lower[n] for n in ROLE_NAMES[role] if n in lower and lower[n] not in used), None)
+        if found is None:
+            if kind == "run" and role == "score" and "rank" in lower:
+                out[role] = "rank"  # ranks: lower is better, converted below
+                continue
+            raise InputError(
+                f"no {role} column found", source=source,
+                hint=f"columns found: {', '.join(cols)}. Name one of them with "
+                     f"columns={{'{role}': NAME}} (command line: --{role.replace('_', '-')}-col NAME)")
+        out[role] = found
+    return out
+
+
+def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
+    """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
+    if fmt == "auto":
+        fmt = guess_table_format(raw)
+    data = raw.data
+    if fmt == "parquet":
+        if not data.startswith(PARQUET_MAGIC):
+            raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
+                             hint="Give a .parquet file, or choose another format")
+        try:
+            import pyarrow.parquet as pq
+
+            return pq.read_table(pa.BufferReader(data)).to_pandas(), 0
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"cannot read this Parquet file ({exc})", source=raw.name) from None
+    check_text(raw)
+    text = data.decode("utf-8").lstrip("\ufeff")
+    if not text.strip():
+        raise InputError("the file is empty", source=raw.name, hint="Give a file with a header row and data")
+    if fmt in ("csv", "tsv"):
+        sep = "\t" if fmt == "tsv" else ","
+        try:
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                                skip_blank_lines=True)
+        except pd.errors.ParserError as exc:
+            msg = str(exc)
+            line = None
+            if "line" in msg:
+                try:
+                    line = int(msg.split("line")[-1].split(",")[0].strip().rstrip("."))
+                except ValueError:
+                    line = None
+            raise InputError(f"malformed {fmt.upper()} ({msg.split('.')[0]})", source=raw.name,
+                             line=line, hint="Every row needs the same number of fields") from None
+        except pd.errors.EmptyDataError:
+            raise InputError("the file is empty", source=raw.name) from None
+        return frame, 2
+    if fmt == "jsonl":
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON ({exc.msg})", source=raw.name, line=number) from None
+            if not isinstance(obj, dict):
+                raise InputError("each JSON line must be an object", source=raw.name, line=number)
+            rows.append(obj)
+        if not rows:
+            raise InputError("no JSON objects in the file", source=raw.name)
+        return pd.DataFrame(rows), 1
+    if fmt == "json":
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", source=raw.name,
+                             line=line_of_offset(data, exc.pos)) from None
+        return obj, 0
+    raise InputError(f"unknown format {fmt!r}", source=raw.name,
+                     hint="accepted: auto, trec, csv, tsv, parquet, json, jsonl")
+
+
+def guess_table_format(raw: RawData) -> str:
+    ext = raw.extension
+    if raw.data.startswith(PARQUET_MAGIC) or ext in (".parquet", ".pq"):
+        return "parquet"
+    if ext in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if ext == ".json":
+        return "json"
+    if ext in (".tsv", ".tab"):
+        return "tsv"
+    if ext == ".csv":
+        return "csv"
+    head = raw.data[:4096].lstrip()
+    if head.startswith(b"[") or head.startswith(b"{"):
+        first = head.split(b"\n", 1)[0].strip()
+        if first.startswith(b"{") and first.endswith(b"}") and head.count(b"\n") > 0:
+            return "jsonl"
+        return "json"
+    first = head.split(b"\n", 1)[0]
+    return "tsv" if b"\t" in first and b"," not in first else "csv"
+
+
+def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,
+                     first_line: int = 0, name: str | None = None):
+    """Build a Run or Qrels from a DataFrame (column detection and value checks)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError("expected a table", source=source)
+    if len(frame) == 0:
+        raise InputError("the table has no rows", source=source)
+    roles = detect_columns(frame.columns, kind, columns, source)
+    vcol = roles["score" if kind == "run" else "relevance"]
+    raw_values = frame[vcol]
+    values = pd.to_numeric(raw_values, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & ~raw_values.astype(str).str.strip().str.lower().isin(["nan"]).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{vcol} {raw_values.iloc[i]!r} is not a number", source=source,
+                         line=(i + first_line) if first_line else None,
+                         hint=None if first_line else f"row {i + 1}")
+    if kind == "run" and vcol == "rank" and roles["score"] == "rank":
+        values = -values  # rank 1 is best: a higher score must mean better
+    lines = (np.arange(len(frame)) + first_line) if first_line else None
+    qid = _id_column(frame[roles["query_id"]])
+    did = _id_column(frame[roles["doc_id"]])
+    if kind == "run":
+        return Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
+    return Qrels(qid, did, values, source=source, line_numbers=lines)
+
+
+def _id_column(series: pd.Series) -> pa.Array:
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return pa.array(series.to_numpy())
+    if pd.api.types.is_string_dtype(series) and series.map(type).eq(str).all():
+        return pa.array(series.to_numpy(dtype=object), type=pa.string())
+    return pa.array([None if pd.isna(x) else str(x) for x in series], type=pa.string())
+
+
+def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
+    """JSON shapes: a list of row objects, {"rows": [...]}, or {qid: {docid: value}}."""
+    if isinstance(obj, list):
+        if not obj:
+            raise InputError("the JSON list is empty", source=source)
+        if not all(isinstance(r, dict) for r in obj):
+            raise InputError("a JSON list must hold row objects", source=source)
+        return pd.DataFrame(obj)
+    if isinstance(obj, dict):
+        for key in ("rows", "data", "records", "run", "qrels"):
+            if isinstance(obj.get(key), list):
+                return json_to_frame(obj[key], kind, source)
+        if obj and all(isinstance(v, dict) for v in obj.values()):
+            return nested_to_frame(obj, kind, source)
+    raise InputError("unrecognised JSON shape", source=source,
+                     hint='use a list of rows [{"query_id":..., "doc_id":..., "score":...}] '
+                          'or {"qid": {"docid": value}}')
+
+
+def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
+    """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame."""
+    vname = "score" if kind == "run" else "relevance"
+    q, d, v = [], [], []
+    for qid, docs in obj.items():
+        if not isinstance(docs, dict):
+            raise InputError(f"query {qid!r}: expected a {{doc_id: {vname}}} mapping", source=source)
+        for did, val in docs.items():
+            q.append(str(qid))
+            d.append(str(did))
+            v.append(val)
+    if not q:
+        raise InputError("no (query, document) pairs in the mapping", source=source)
+    return pd.DataFrame({"query_id": q, "doc_id": d, vname: v})

@@ -1,0 +1,172 @@
+"""TREC run and qrels files.
+
+Run lines: ``qid Q0 docid rank score tag`` (tabs or spaces; extra trailing columns
+tolerated; the rank column is ignored, as trec_eval ignores it). Qrels lines:
+``qid iter docid relevance``. Lines starting with ``#`` are comments (a ``#`` elsewhere
+is data: document ids may contain it). Blank lines are skipped.
+
+Large, regular files take a fast path through Arrow's multithreaded CSV reader; any
+irregularity (comments, mixed whitespace, extra columns, a bad value) falls back to a
+line-by-line reader that names the first bad line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import RawData, check_text, text_lines
+from metrics_core.ranking.data import Qrels, Run
+
+RUN_FORMAT = "qid Q0 docid rank score tag"
+QRELS_FORMAT = "qid iter docid relevance"
+
+# (number of columns, id columns, value column, value name)
+_LAYOUT = {
+    "run": (6, (0, 2), 4, "score", RUN_FORMAT),
+    "qrels": (4, (0, 2), 3, "relevance", QRELS_FORMAT),
+}
+
+
+def _first_line(data: bytes) -> bytes:
+    end = data.find(b"\n")
+    return data if end < 0 else data[:end]
+
+
+def _fast_parse(raw: RawData, kind: str):
+    """Arrow CSV parse of a regular file; None when the file is not regular."""
+    data = raw.data
+    if not data or data.startswith(b"#") or b"\n#" in data or data.startswith(b"\xef\xbb\xbf"):
+        return None
+    first = _first_line(data).rstrip(b"\r")
+    if b"\t" in first and b" " not in first:
+        delim = "\t"
+    elif b" " in first and b"\t" not in first:
+        delim = " "
+    else:
+        return None
+    ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
+    if len(first.split(delim.encode())) != ncols:
+        return None
+    if b"\n\n" in data or b"\n\r\n" in data:
+        return None  # blank lines would shift line numbers in messages
+    names = [f"c{i}" for i in range(ncols)]
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
+                                             double_quote=False, escape_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={names[qcol]: pa.string(), names[dcol]: pa.string(),
+                              names[vcol]: pa.float64()},
+                include_columns=[names[qcol], names[dcol], names[vcol]],
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    values = table.column(names[vcol]).to_numpy()
+    if not np.isfinite(values).all():
+        return None
+    tag = None
+    if kind == "run":
+        parts = first.split(delim.encode())
+        tag = parts[5].decode("utf-8", "replace") if len(parts) > 5 else None
+    return (table.column(names[qcol]).combine_chunks(), table.column(names[dcol]).combine_chunks(),
+            values, None, tag)
+
+
+def _slow_parse(raw: RawData, kind: str):
+    """Line-by-line parse that names the first bad line."""
+    ncols, (qcol, dcol), vcol, vname, layout = _LAYOUT[kind]
+    qids, dids, vals, lines = [], [], [], []
+    tag = None
+    for number, line in text_lines(raw):
+        stripped = line.strip()
+        if not stripped or line.startswith("#"):
+            continue
+        parts = stripped.split()
+        if len(parts) < ncols:
+            hint = f"{kind} lines are: {layout}"
+            if kind == "run" and len(parts) == 4:
+                hint += " (this line looks like a qrels line: did you swap --qrels and --run?)"
+            raise InputError(f"expected {ncols} columns, found {len(parts)}", source=raw.name,
+                             line=number, hint=hint)
+        if kind == "qrels" and len(parts) >= 6 and (parts[1] == "Q0" or not _is_number(parts[3])):
+            raise InputError("expected 4 columns, found 6", source=raw.name, line=number,
+                             hint=f"qrels lines are: {layout} (this line looks like a run line:"
+                                  " did you swap --qrels and --run?)")
+        text_value = parts[vcol]
+        try:
+            value = float(text_value)
+        except ValueError:
+            raise InputError(f"{vname} {text_value!r} is not a number", source=raw.name, line=number,
+                             hint=f"{kind} lines are: {layout}") from None
+        if not np.isfinite(value):
+            raise InputError(f"{vname} is {text_value!r}, not a finite number", source=raw.name,
+                             line=number, hint=f"Every {vname} must be a finite number")
+        qids.append(parts[qcol])
+        dids.append(parts[dcol])
+        vals.append(value)
+        lines.append(number)
+        if tag is None and kind == "run":
+            tag = parts[5]
+    if not qids:
+        raise InputError("no data lines: the file is empty (or only comments)", source=raw.name,
+                         hint=f"{kind} lines are: {layout}")
+    return (pa.array(qids, type=pa.string()), pa.array(dids, type=pa.string()),
+            np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse(raw: RawData, kind: str):
+    if not raw.data.strip():
+        raise InputError("the file is empty", source=raw.name,
+                         hint=f"{kind} lines are: {_LAYOUT[kind][4]}")
+    check_text(raw, sample=1 << 16)
+    parsed = _fast_parse(raw, kind)
+    if parsed is None:
+        parsed = _slow_parse(raw, kind)
+    return parsed
+
+
+def parse_trec_run(raw: RawData, name: str | None = None) -> Run:
+    """Parse a TREC run file (see the module docstring)."""
+    qid, did, scores, lines, tag = _parse(raw, "run")
+    return Run(qid, did, scores, name=name or raw.stem or tag or "run", source=raw.name,
+               line_numbers=lines, rows_are_lines=True, tags=tag)
+
+
+def parse_trec_qrels(raw: RawData) -> Qrels:
+    """Parse a TREC qrels file (see the module docstring)."""
+    qid, did, rel, lines, _ = _parse(raw, "qrels")
+    return Qrels(qid, did, rel, source=raw.name, line_numbers=lines, rows_are_lines=True)
+
+
+def looks_like_trec(raw: RawData, kind: str) -> bool:
+    """Whether the first data line has the shape of a TREC ``kind`` line."""
+    for line in raw.data[:65536].splitlines():
+        s = line.strip()
+        if not s or s.startswith(b"#"):
+            continue
+        parts = s.split()
+        ncols, _, vcol, _, _ = _LAYOUT[kind]
+        if len(parts) < ncols or b"," in s:
+            return False
+        try:
+            float(parts[vcol])
+        except ValueError:
+            return False
+        return True
+    return False

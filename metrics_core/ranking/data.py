@@ -1,0 +1,156 @@
+"""Columnar containers for runs and qrels.
+
+A run is three columns (query id, doc id, float64 score); qrels three (query id, doc id,
+relevance). Ids are kept as Arrow string arrays (no Python object per row), scores and
+labels as numpy float64. ``line_numbers`` remembers where each row came from, so errors
+found later (duplicates) can name the lines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics_core.errors import InputError
+
+
+def as_string_array(values, what: str, source: str) -> pa.Array:
+    """Arrow string array of ids; numbers become their text, nulls are refused."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        arr = values
+    else:
+        arr = pa.array(np.asarray(values, dtype=object) if not isinstance(values, (list, tuple)) else values)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    if not pa.types.is_string(arr.type):
+        if pa.types.is_floating(arr.type):
+            # 1.0 -> "1": ids read as floats by a table reader are whole numbers
+            as_np = arr.to_numpy(zero_copy_only=False)
+            finite = np.isfinite(as_np)
+            if finite.all() and np.all(as_np == np.round(as_np)):
+                arr = pa.array(as_np.astype(np.int64)).cast(pa.string())
+            else:
+                arr = arr.cast(pa.string())
+        else:
+            try:
+                arr = arr.cast(pa.string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                arr = pa.array([None if v is None else str(v) for v in arr.to_pylist()], type=pa.string())
+    if arr.null_count:
+        first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"missing {what} in row {first + 1}", source=source,
+                         hint=f"Every row needs a {what}")
+    return arr
+
+
+class _Columns:
+    _value_name = "value"
+
+    def __init__(self, query_ids, doc_ids, values, *, source: str = "<data>",
+                 line_numbers=None, rows_are_lines: bool = False):
+        self.source = str(source)
+        # When a file had no comments or blank lines, row i is line i + 1.
+        self.rows_are_lines = bool(rows_are_lines) and line_numbers is None
+        self.qid = as_string_array(query_ids, "query id", self.source)
+        self.docid = as_string_array(doc_ids, "document id", self.source)
+        vals = np.asarray(values, dtype=np.float64)
+        if not (len(self.qid) == len(self.docid) == len(vals)):
+            raise InputError("columns of different lengths", source=self.source)
+        self.values = vals
+        self.line_numbers = None if line_numbers is None else np.asarray(line_numbers, dtype=np.int64)
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{self._value_name} is {vals[i]!r}, not a finite number",
+                             source=self.source, line=self.line_of(i),
+                             hint=f"Every {self._value_name} must be a finite number")
+
+    def line_of(self, row: int) -> int | None:
+        """Line number of a row (1-based) when known."""
+        if self.line_numbers is not None:
+            return int(self.line_numbers[row])
+        if self.rows_are_lines:
+            return int(row) + 1
+        return None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def query_ids(self) -> np.ndarray:
+        return self.qid.to_numpy(zero_copy_only=False)
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        return self.docid.to_numpy(zero_copy_only=False)
+
+    def unique_query_ids(self) -> list[str]:
+        return sorted(pc.unique(self.qid).to_pylist())
+
+
+class Run(_Columns):
+    """A ranking of documents for each query: query id, doc id, score (higher is better).
+
+    Parameters
+    ----------
+    query_ids, doc_ids : array-like of str (or Arrow string arrays)
+    scores : array-like of float
+        Finite numbers; NaN or infinity is an :class:`~metrics_core.errors.InputError`.
+    name : str
+        The system's name (file stem or run tag).
+    source : str
+        Where the data came from, for messages.
+    line_numbers : array-like of int, optional
+        Source line of each row.
+    """
+
+    _value_name = "score"
+
+    def __init__(self, query_ids, doc_ids, scores, *, name: str = "run", source: str = "<run>",
+                 line_numbers=None, rows_are_lines: bool = False, tags=None):
+        super().__init__(query_ids, doc_ids, scores, source=source, line_numbers=line_numbers,
+                         rows_are_lines=rows_are_lines)
+        self.name = str(name)
+        self.tags = tags
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.values
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores})
+
+    def __repr__(self) -> str:
+        return f"Run(name={self.name!r}, rows={len(self)}, source={self.source!r})"
+
+
+class Qrels(_Columns):
+    """Relevance judgements: query id, doc id, relevance label.
+
+    Labels are numbers (graded labels welcome). Negative labels mean "judged, not
+    relevant" for gains and are left out of the number of relevant documents
+    (trec_eval's rule).
+    """
+
+    _value_name = "relevance"
+
+    def __init__(self, query_ids, doc_ids, relevance, *, source: str = "<qrels>", line_numbers=None,
+                 rows_are_lines: bool = False):
+        super().__init__(query_ids, doc_ids, relevance, source=source, line_numbers=line_numbers,
+                         rows_are_lines=rows_are_lines)
+
+    @property
+    def relevance(self) -> np.ndarray:
+        return self.values
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "relevance": self.relevance})
+
+    def __repr__(self) -> str:
+        return f"Qrels(rows={len(self)}, source={self.source!r})"

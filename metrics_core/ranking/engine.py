@@ -1,0 +1,419 @@
+"""The ranked-list engine: one sort, one join, then segment reductions.
+
+:func:`build_ranked_lists` turns a run and qrels into flat arrays in rank order (all
+queries back to back, each query a segment): the relevance label of every ranked row,
+whether it was judged, its rank. Every measure is then a reduction over those arrays
+(``np.bincount`` / ``cumsum`` gathers), for all queries at once.
+
+Ordering follows trec_eval: score descending, equal scores by document id descending
+(byte order, as ``strcmp``); the other tie rules are named conventions. The rank column
+of a TREC file is ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from metrics_core.conventions import Conventions
+from metrics_core.errors import InputError
+from metrics_core.ranking.data import Qrels, Run
+from metrics_core.ranking.strings import hash_strings, pair_keys, string_ranks, strings_equal
+
+
+def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (first-appearance order) and the dictionary of an Arrow string array."""
+    enc = arr.dictionary_encode()
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), enc.dictionary
+
+
+def _score_key(scores: np.ndarray) -> np.ndarray:
+    """int64 keys whose ascending order is the scores' descending order (exact, no ties lost)."""
+    neg = -(scores + 0.0)  # + 0.0 turns -0.0 into 0.0: they are equal scores
+    bits = neg.view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+def _stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Stable argsort of small non-negative integer codes (radix passes on 16-bit digits)."""
+    if n_codes <= 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (codes[order] >> 16).astype(np.uint16 if n_codes <= 1 << 32 else np.int64)
+    return order[np.argsort(high, kind="stable")]
+
+
+@dataclass
+class Diagnostics:
+    missing_queries: list = field(default_factory=list)
+    extra_queries: list = field(default_factory=list)
+    duplicates: int = 0
+    qrels_duplicates: int = 0
+    tied_groups: int = 0
+    tied_documents: int = 0
+    ties_straddling: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "missing_queries": list(self.missing_queries),
+            "extra_queries": list(self.extra_queries),
+            "duplicates": int(self.duplicates),
+            "qrels_duplicates": int(self.qrels_duplicates),
+            "ties": int(sum(self.ties_straddling.values())),
+            "ties_straddling": {str(k): int(v) for k, v in self.ties_straddling.items()},
+            "tied_groups": int(self.tied_groups),
+            "tied_documents": int(self.tied_documents),
+        }
+
+
+class RankedLists:
+    """All queries' rankings, flattened in rank order.
+
+    Attributes
+    ----------
+    query_ids : list of str
+        Evaluated queries; segment ``i`` is query ``query_ids[i]``.
+    starts : int64 array, shape (n_queries + 1,)
+        Segment offsets into the row arrays.
+    seg : int64 array
+        Segment (query index) of each ranked row.
+    label : float64 array
+        Relevance label of each ranked row (0 for unjudged).
+    judged : bool array
+        Whether the row's document is judged for its query.
+    qrels_seg, qrels_label : arrays
+        The judgements of the evaluated queries (segment and label of each).
+    """
+
+    def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
+                 diagnostics, tie_flags=None, row_index=None, qrels_row=None):
+        self.query_ids = list(query_ids)
+        self.starts = starts
+        self.seg = seg
+        self.label = label
+        self.judged = judged
+        self.qrels_seg = qrels_seg
+        self.qrels_label = qrels_label
+        self.diagnostics = diagnostics
+        self.tie_flags = tie_flags
+        self.row_index = row_index    # run row of each ranked row
+        self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
+        self._cache: dict = {}
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """1-based rank of every row within its query."""
+        return np.arange(len(self.seg), dtype=np.int64) - self.starts[self.seg] + 1
+
+    # -- relevance at a threshold ---------------------------------------------------
+    def is_relevant(self, threshold: float) -> np.ndarray:
+        key = ("isrel", threshold)
+        if key not in self._cache:
+            # negative labels are "judged, not relevant" whatever the threshold
+            self._cache[key] = self.judged & (self.label >= threshold) & (self.label >= 0)
+        return self._cache[key]
+
+    def relevant_rows(self, threshold: float) -> np.ndarray:
+        key = ("relrows", threshold)
+        if key not in self._cache:
+            self._cache[key] = np.flatnonzero(self.is_relevant(threshold))
+        return self._cache[key]
+
+    def num_rel(self, threshold: float) -> np.ndarray:
+        """Relevant documents per query in the qrels (labels >= threshold and >= 0)."""
+        key = ("numrel", threshold)
+        if key not in self._cache:
+            ok = (self.qrels_label >= threshold) & (self.qrels_label >= 0)
+            self._cache[key] = np.bincount(self.qrels_seg[ok], minlength=self.n_queries)
+        return self._cache[key]
+
+    def num_nonrel(self, threshold: float) -> np.ndarray:
+        """Judged non-relevant documents per query in the qrels (0 <= label < threshold)."""
+        ok = (self.qrels_label < threshold) & (self.qrels_label >= 0)
+        return np.bincount(self.qrels_seg[ok], minlength=self.n_queries)
+
+    def cum_count(self, flags: np.ndarray) -> np.ndarray:
+        """Inclusive running count of ``flags`` within each query, for every row."""
+        c = np.cumsum(flags, dtype=np.int64)
+        before = np.concatenate(([0], c))[self.starts[:-1]]
+        return c - before[self.seg]
+
+    def count_top(self, flags_cum_key, flags: np.ndarray, k: int) -> np.ndarray:
+        """Number of flagged rows among the top ``k`` of each query (O(n) once, O(q) per k)."""
+        key = ("cum", flags_cum_key)
+        if key not in self._cache:
+            self._cache[key] = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
+        c = self._cache[key]
+        end = self.starts[:-1] + np.minimum(self.counts, k)
+        return c[end] - c[self.starts[:-1]]
+
+    def first_relevant_rank(self, threshold: float) -> np.ndarray:
+        """Rank of the first relevant document per query; 0 when none."""
+        key = ("first", threshold)
+        if key not in self._cache:
+            rows = self.relevant_rows(threshold)
+            out = np.zeros(self.n_queries, dtype=np.int64)
+            if len(rows):
+                s = self.seg[rows]
+                first = np.r_[True, s[1:] != s[:-1]]
+                out[s[first]] = self.pos[rows[first]]
+            self._cache[key] = out
+        return self._cache[key]
+
+
+def _duplicate_groups(keys: np.ndarray):
+    """Positions of the rows whose key occurs more than once, with a group id per key.
+
+    One sort finds whether any key repeats (the usual answer is no); only then are the
+    few repeated keys looked up in a hash table.
+    """
+    if len(keys) < 2:
+        return None
+    sk = np.sort(keys)
+    repeated = sk[1:] == sk[:-1]
+    if not repeated.any():
+        return None
+    values = np.unique(sk[1:][repeated])
+    group = pd.Index(values).get_indexer(keys)
+    pos = np.flatnonzero(group >= 0)
+    return pos, group[pos]
+
+
+def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None):
+    """Duplicate (query, doc) groups, checked string by string; None when there are none.
+
+    Returns (positions, group ids, example pair of source rows). ``rows`` maps positions
+    of ``keys`` to rows of ``docid`` when a subset is checked. Raises _Collision if two
+    different pairs share a fingerprint.
+    """
+    found = _duplicate_groups(keys)
+    if found is None:
+        return None
+    pos, group = found
+    order = np.lexsort((pos, group))
+    pos, group = pos[order], group[order]
+    first = np.r_[True, group[1:] != group[:-1]]
+    head = pos[np.repeat(np.flatnonzero(first), np.diff(np.r_[np.flatnonzero(first), len(pos)]))]
+    src = pos if rows is None else rows[pos]
+    src_head = head if rows is None else rows[head]
+    same = (qcodes[pos] == qcodes[head]) & strings_equal(docid, src, docid, src_head)
+    if not same.all():
+        raise _Collision
+    # the first duplicate in input order, for the message
+    second = np.flatnonzero(~first)
+    k = second[np.argmin(src[second])]
+    example = np.array([[int(src_head[k]), int(src[k])]])
+    return pos, group, example
+
+
+def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
+    """Rows to keep when duplicates collapse to one: the first, the last or the max value."""
+    keep = np.ones(n, dtype=bool)
+    keep[pos] = False
+    if rule == "first":
+        o = np.lexsort((pos, group))
+    elif rule == "last":
+        o = np.lexsort((-pos, group))
+    else:  # max value, the first of equal maxima
+        o = np.lexsort((pos, -values[pos], group))
+    g = group[o]
+    chosen = pos[o][np.r_[True, g[1:] != g[:-1]]]
+    keep[chosen] = True
+    return np.flatnonzero(keep)
+
+
+class _Collision(Exception):
+    """Two different strings with the same 64-bit fingerprint (never seen; handled exactly)."""
+
+
+def _duplicate_error(data, found, what: str, kinds: str):
+    pos, group, example = found
+    a, b = (int(x) for x in example[0])
+    qid = data.qid[a].as_py()
+    did = data.docid[a].as_py()
+    la, lb = data.line_of(a), data.line_of(b)
+    where = f"lines {la} and {lb}" if la is not None else f"rows {a + 1} and {b + 1}"
+    n_extra = len(pos) - (int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group)))
+    raise InputError(
+        f"duplicate {what} for query {qid!r}, document {did!r} ({where}; "
+        f"{n_extra} duplicate row(s) in all)",
+        source=data.source,
+        hint=f"Remove the duplicates, or choose a duplicates convention ({kinds})")
+
+
+def _exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):
+    """Exact document codes shared by run and qrels (the slow path after a collision)."""
+    both = pa.concat_arrays([run_docid, qrels_docid]).dictionary_encode()
+    codes = both.indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+    return codes[: len(run_docid)], codes[len(run_docid):]
+
+
+def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
+                       cutoffs: tuple[int, ...] = ()) -> RankedLists:
+    """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics."""
+    try:
+        return _build(qrels, run, conv, cutoffs, None)
+    except _Collision:
+        return _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+
+
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
+    diag = Diagnostics()
+
+    # Queries: run order of first appearance, so a run grouped by query needs no sort.
+    run_qc, run_qvocab = _encode(run.qid)
+    qrels_qc, qrels_qvocab = _encode(qrels.qid)
+    run_qnames = run_qvocab.to_pylist()
+    qrels_qnames = qrels_qvocab.to_pylist()
+    judged_set = set(qrels_qnames)
+    run_set = set(run_qnames)
+    diag.missing_queries = sorted(judged_set - run_set)
+    diag.extra_queries = sorted(run_set - judged_set)
+    eval_ids = [q for q in run_qnames if q in judged_set]
+    if conv.missing_queries == "zero":
+        eval_ids += diag.missing_queries
+    index = {q: i for i, q in enumerate(eval_ids)}
+    nq = len(eval_ids)
+    run_qmap = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)
+    qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
+
+    if exact_keys is None:
+        run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
+    else:
+        run_dh, qrels_dh = exact_keys
+
+    # Qrels: duplicates per convention (checked over every query, as trec_eval does).
+    qkeys = pair_keys(qrels_qc, qrels_dh)
+    qrels_dups = _verified_duplicates(qkeys, qrels_qc, qrels.docid)
+    qq = qrels_qmap[qrels_qc]
+    qlabel = qrels.relevance
+    qrow = np.arange(len(qrels), dtype=np.int64)
+    if qrels_dups is not None:
+        diag.qrels_duplicates = len(qrels_dups[0]) - len(np.unique(qrels_dups[1]))
+        if conv.duplicates == "error":
+            _duplicate_error(qrels, qrels_dups, "judgement", "keep first, last or max")
+        rule = conv.duplicates if conv.duplicates in ("first", "last") else "max"
+        keep = _dedupe_keep(len(qkeys), qrels_dups[0], qrels_dups[1], qlabel, rule)
+        qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
+    in_eval = qq >= 0
+    qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
+
+    # Run rows of evaluated queries.
+    rq = run_qmap[run_qc]
+    del run_qc
+    scores = run.scores
+    rows = None
+    if (rq < 0).any():
+        rows = np.flatnonzero(rq >= 0)
+        rq, scores, run_dh = rq[rows], scores[rows], run_dh[rows]
+
+    # Duplicates (query, doc) in the run.
+    rkeys = pair_keys(rq, run_dh)
+    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows)
+    if run_dups is not None:
+        diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
+        if conv.duplicates == "error":
+            _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
+        if conv.duplicates != "count":
+            keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
+            rows = keep if rows is None else rows[keep]
+            rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
+    del run_dh
+
+    # The sort: (query, score descending), then ties by the tie rule.
+    n = len(rq)
+    if n > 1:
+        already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
+            np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1])))
+    else:
+        already = True
+    if already:
+        order = np.arange(n)
+    else:
+        order = np.argsort(_score_key(scores))
+        order = order[_stable_argsort_codes(rq[order], nq)]
+    sq = rq[order]
+    tie_flags = None
+    if n > 1:
+        ss = scores[order] + 0.0
+        eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+        del ss
+        if eq.any():
+            in_tie = np.zeros(n, dtype=bool)
+            in_tie[1:] |= eq
+            in_tie[:-1] |= eq
+            idx = np.flatnonzero(in_tie)
+            group = np.cumsum(~np.r_[False, eq][idx])
+            diag.tied_groups = int(group[-1])
+            diag.tied_documents = int(len(idx))
+            tied = order[idx]
+            source_rows = tied if rows is None else rows[tied]
+            if conv.ties == "input":
+                if not already:
+                    order[idx] = tied[np.lexsort((source_rows, group))]
+            else:
+                ranks = string_ranks(run.docid.take(pa.array(source_rows)))
+                tie_key = -ranks if conv.ties == "trec" else ranks
+                order[idx] = tied[np.lexsort((tie_key, group))]
+            tie_flags = (idx, group)
+        del eq
+    sq = rq[order]
+
+    counts = np.bincount(sq, minlength=nq) if n else np.zeros(nq, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
+    if tie_flags is not None and cutoffs:
+        idx, group = tie_flags
+        pos = idx - starts[sq[idx]] + 1
+        gfirst = np.r_[True, group[1:] != group[:-1]]
+        glast = np.r_[group[1:] != group[:-1], True]
+        lo, hi = pos[gfirst], pos[glast]
+        for k in sorted(set(cutoffs)):
+            diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
+
+    # Depth cut (trec_eval -M): keep the top `depth` of each query.
+    if conv.depth is not None and n:
+        pos = np.arange(n) - starts[sq] + 1
+        keep_rows = pos <= conv.depth
+        if not keep_rows.all():
+            order, sq = order[keep_rows], sq[keep_rows]
+            counts = np.bincount(sq, minlength=nq)
+            starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    # The join: labels of (query, doc) pairs from the qrels, verified string by string.
+    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+    judged = np.zeros(len(sq), dtype=bool)
+    label = np.zeros(len(sq), dtype=np.float64)
+    if len(jkeys) and len(sq):
+        try:
+            at = pd.Index(jkeys).get_indexer(rkeys[order])
+        except pd.errors.InvalidIndexError:  # two judged pairs share a fingerprint
+            raise _Collision from None
+        found = np.flatnonzero(at >= 0)
+        jrow = at[found]
+        del at
+        run_rows = order[found] if rows is None else rows[order[found]]
+        ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
+            run.docid, run_rows, qrels.docid, qrels_row[jrow])
+        if not ok.all():
+            raise _Collision
+        judged[found] = True
+        label[found] = qrels_label[jrow]
+    row_index = order if rows is None else rows[order]
+
+    return RankedLists(eval_ids, starts, sq.astype(np.int64, copy=False), label, judged,
+                       qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
+                       qrels_row=qrels_row)

@@ -1,0 +1,134 @@
+"""Evaluation of runs against qrels: the library's main entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import __version__
+from metrics_core.conventions import Conventions
+from metrics_core.io import read_qrels, read_run
+from metrics_core.measures import DEFAULT_MEASURES, MeasureSpec, parse_measures
+from metrics_core.ranking.data import Qrels, Run
+from metrics_core.ranking.engine import RankedLists, build_ranked_lists
+from metrics_core.ranking.measures import aggregate, compute
+
+
+class Evaluation:
+    """Per-query values and summaries of one run.
+
+    Attributes
+    ----------
+    run_name : str
+    measures : list of str
+        Canonical measure names, in request order.
+    per_query : pandas.DataFrame
+        Index ``query_id`` (sorted as trec_eval sorts: by string), one column per measure.
+    aggregate : dict
+        Measure -> summary over the evaluated queries (mean; sums for counts; geometric
+        mean for GMAP).
+    diagnostics : dict
+        Missing and extra queries, duplicates, ties straddling a cutoff.
+    conventions : Conventions
+    """
+
+    def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
+                 ranked=None):
+        self.run_name = run_name
+        self.specs = list(specs)
+        self.measures = [s.name for s in self.specs]
+        self.per_query = per_query
+        self.aggregate = aggregate_values
+        self.diagnostics = diagnostics
+        self.conventions = conventions
+        self.ranked = ranked
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        """The JSON ``runs`` entry of the command-line contract."""
+        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
+        if per_query:
+            out["per_query"] = {
+                str(q): {m: row[m] for m in self.measures}
+                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
+            }
+        out["diagnostics"] = dict(self.diagnostics)
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """Mean (the aggregate) and median of each measure."""
+        med = self.per_query.median(numeric_only=True) if len(self.per_query) else {}
+        return pd.DataFrame({"aggregate": pd.Series(self.aggregate),
+                             "median": pd.Series({m: float(med[m]) if m in med else np.nan
+                                                  for m in self.measures})})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])
+        return f"Evaluation({self.run_name!r}, {len(self.per_query)} queries, {shown})"
+
+
+def _cutoffs(specs) -> tuple[int, ...]:
+    return tuple(sorted({int(s.cutoff) for s in specs
+                         if s.cutoff is not None and s.definition.cutoff != "fraction"}))
+
+
+def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Conventions,
+                    run_name: str) -> Evaluation:
+    """Compute measures on already ranked lists (used by the app to re-use one ranking)."""
+    columns = {s.name: compute(ranked, s, conv) for s in specs}
+    frame = pd.DataFrame(columns, index=pd.Index(ranked.query_ids, name="query_id"))
+    agg = {s.name: aggregate(columns[s.name], s) for s in specs}
+    frame = frame.sort_index(kind="stable")
+    return Evaluation(run_name, specs, frame, agg, ranked.diagnostics.as_dict() | {
+        "num_queries": ranked.n_queries}, conv, ranked)
+
+
+def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
+             **overrides) -> Evaluation:
+    """Evaluate one run against qrels.
+
+    Parameters
+    ----------
+    qrels, run : any source the readers accept (path, bytes, file, DataFrame, dict, Qrels/Run)
+    measures : list of str or str
+        Measure names (``"P@5"``, ``"nDCG@10"`` ...), or a comma-separated string.
+    conventions : Conventions, optional
+        Defaults are trec_eval's.
+    **overrides
+        Convention fields to change for this call, e.g. ``missing_queries="zero"``.
+
+    Returns
+    -------
+    Evaluation
+
+    Examples
+    --------
+    >>> ev = evaluate({"q1": {"d1": 1, "d3": 1}}, {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}},
+    ...               ["P@2", "AP", "RR"])
+    >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
+    {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
+    """
+    conv = (conventions or Conventions())
+    if overrides:
+        conv = conv.replace(**overrides)
+    specs = parse_measures(measures)
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    r = run if isinstance(run, Run) else read_run(run)
+    ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
+    return evaluate_ranked(ranked, specs, conv, r.name)
+
+
+def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
+                  **overrides) -> list[Evaluation]:
+    """Evaluate several runs (a mapping name -> run, or a list of runs) against one qrels."""
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if isinstance(runs, Mapping):
+        items = [(name, read_run(r, name=name)) for name, r in runs.items()]
+    else:
+        items = [(None, read_run(r)) for r in runs]
+    return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
+
+
+def version_info() -> dict:
+    return {"version": __version__}
