@@ -19,6 +19,7 @@ import json
 import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 #: The benchmark's measures, in RankLab / ir_measures syntax.
 MEASURES = ["P@5", "P@10", "R@100", "RR@10", "AP", "nDCG@10", "nDCG@100"]
@@ -98,6 +99,7 @@ def run_ir_measures(qrels_path: str, run_path: str) -> tuple[dict, dict, int]:
 
 
 def run_ranklab_lib(qrels_path: str, run_path: str) -> tuple[dict, dict, int]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the worktree
     import metrics_core as mc
 
     t0 = time.perf_counter()
