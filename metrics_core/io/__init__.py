@@ -64,11 +64,11 @@ def _read(source, kind: str, fmt: str, columns, name):
 def _is_trec(raw: RawData, kind: str) -> bool:
     if raw.extension in (".csv", ".tsv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson"):
         return False
-    if raw.data.startswith(b"PAR1"):
+    if raw.head(4) == b"PAR1":
         return False
     if looks_like_trec(raw, kind):
         return True
-    head = raw.data[:4096].lstrip()
+    head = raw.head(4096).lstrip()
     if head[:1] in (b"{", b"["):
         return False
     first = head.split(b"\n", 1)[0]

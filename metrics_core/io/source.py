@@ -12,7 +12,6 @@ import gzip
 import io
 import os
 import zlib
-from dataclasses import dataclass
 
 from metrics_core.errors import InputError
 
@@ -20,12 +19,59 @@ GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 
 
-@dataclass
 class RawData:
-    """The bytes of one input and the name to use for it in messages."""
+    """The bytes of one input and the name to use for it in messages.
 
-    data: bytes
-    name: str
+    A plain (uncompressed) file is not read into memory up front: ``head`` and
+    ``contains_any`` stream it, and Arrow's reader can take ``arrow_source`` (the path)
+    directly, so a 500 MB run never sits in memory twice.
+    """
+
+    def __init__(self, data: bytes | None, name: str, path: str | None = None):
+        self._data = data
+        self.name = name
+        self.path = path
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            with open(self.path, "rb") as fh:
+                self._data = fh.read()
+        return self._data
+
+    @property
+    def in_memory(self) -> bool:
+        return self._data is not None
+
+    def head(self, n: int) -> bytes:
+        if self._data is not None:
+            return self._data[:n]
+        with open(self.path, "rb") as fh:
+            return fh.read(n)
+
+    def size(self) -> int:
+        return len(self._data) if self._data is not None else os.path.getsize(self.path)
+
+    def contains_any(self, patterns: tuple[bytes, ...], chunk: int = 1 << 25) -> bool:
+        """Whether any of the byte patterns occurs (streaming a file in chunks)."""
+        if self._data is not None:
+            return any(p in self._data for p in patterns)
+        overlap = max(len(p) for p in patterns) - 1
+        tail = b""
+        with open(self.path, "rb") as fh:
+            while True:
+                block = fh.read(chunk)
+                if not block:
+                    return False
+                window = tail + block
+                if any(p in window for p in patterns):
+                    return True
+                tail = window[-overlap:] if overlap else b""
+
+    def arrow_source(self):
+        import pyarrow as pa
+
+        return self.path if self._data is None else pa.py_buffer(self._data)
 
     @property
     def stem(self) -> str:
@@ -57,6 +103,10 @@ def read_source(source, name: str | None = None) -> RawData:
             raise InputError("is a folder, not a file", source=label, hint="Give the path of a file")
         if not os.path.exists(path):
             raise InputError("file not found", source=label, hint="Check the path")
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+        if magic != GZIP_MAGIC:
+            return RawData(None, str(label), path=path)
         with open(path, "rb") as fh:
             data = fh.read()
     elif hasattr(source, "read"):
@@ -93,7 +143,7 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
     Only the first ``sample`` bytes are checked when given (the fast path checks the
     rest through pyarrow's own UTF-8 validation).
     """
-    data = raw.data if sample is None else raw.data[:sample]
+    data = raw.data if sample is None else raw.head(sample)
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError("binary data (a NUL byte): this is not a text file",

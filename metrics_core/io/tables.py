@@ -126,7 +126,7 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
 
 def guess_table_format(raw: RawData) -> str:
     ext = raw.extension
-    if raw.data.startswith(PARQUET_MAGIC) or ext in (".parquet", ".pq"):
+    if raw.head(4) == PARQUET_MAGIC or ext in (".parquet", ".pq"):
         return "parquet"
     if ext in (".jsonl", ".ndjson"):
         return "jsonl"
@@ -136,7 +136,7 @@ def guess_table_format(raw: RawData) -> str:
         return "tsv"
     if ext == ".csv":
         return "csv"
-    head = raw.data[:4096].lstrip()
+    head = raw.head(4096).lstrip()
     if head.startswith(b"[") or head.startswith(b"{"):
         first = head.split(b"\n", 1)[0].strip()
         if first.startswith(b"{") and first.endswith(b"}") and head.count(b"\n") > 0:

@@ -37,10 +37,10 @@ def _first_line(data: bytes) -> bytes:
 
 def _fast_parse(raw: RawData, kind: str):
     """Arrow CSV parse of a regular file; None when the file is not regular."""
-    data = raw.data
-    if not data or data.startswith(b"#") or b"\n#" in data or data.startswith(b"\xef\xbb\xbf"):
+    head = raw.head(1 << 16)
+    if not head or head.startswith(b"#") or head.startswith(b"\xef\xbb\xbf"):
         return None
-    first = _first_line(data).rstrip(b"\r")
+    first = _first_line(head).rstrip(b"\r")
     if b"\t" in first and b" " not in first:
         delim = "\t"
     elif b" " in first and b"\t" not in first:
@@ -50,17 +50,18 @@ def _fast_parse(raw: RawData, kind: str):
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     if len(first.split(delim.encode())) != ncols:
         return None
-    if b"\n\n" in data or b"\n\r\n" in data:
-        return None  # blank lines would shift line numbers in messages
+    # comments, and blank lines that would shift line numbers in messages, take the slow path
+    if raw.contains_any((b"\n#", b"\n\n", b"\n\r\n", b"\x00")):
+        return None
     names = [f"c{i}" for i in range(ncols)]
     try:
         table = pacsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            raw.arrow_source(),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
                                              double_quote=False, escape_char=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={names[qcol]: pa.string(), names[dcol]: pa.string(),
+                column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
                               names[vcol]: pa.float64()},
                 include_columns=[names[qcol], names[dcol], names[vcol]],
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
@@ -70,14 +71,19 @@ def _fast_parse(raw: RawData, kind: str):
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     values = table.column(names[vcol]).to_numpy()
+    table = table.drop_columns([names[vcol]])
+    # hand the parser's freed blocks back to the system before the evaluation needs memory
+    pa.default_memory_pool().release_unused()
     if not np.isfinite(values).all():
         return None
     tag = None
     if kind == "run":
         parts = first.split(delim.encode())
         tag = parts[5].decode("utf-8", "replace") if len(parts) > 5 else None
-    return (table.column(names[qcol]).combine_chunks(), table.column(names[dcol]).combine_chunks(),
-            values, None, tag)
+    # doc ids stay chunked: concatenating them would double the peak memory
+    # query ids arrive dictionary-encoded (few distinct values); doc ids stay chunked:
+    # concatenating them would double the peak memory
+    return (table.column(names[qcol]), table.column(names[dcol]), values, None, tag)
 
 
 def _slow_parse(raw: RawData, kind: str):
@@ -131,7 +137,7 @@ def _is_number(text: str) -> bool:
 
 
 def _parse(raw: RawData, kind: str):
-    if not raw.data.strip():
+    if not raw.head(1 << 16).strip() and not raw.data.strip():
         raise InputError("the file is empty", source=raw.name,
                          hint=f"{kind} lines are: {_LAYOUT[kind][4]}")
     check_text(raw, sample=1 << 16)
@@ -156,7 +162,7 @@ def parse_trec_qrels(raw: RawData) -> Qrels:
 
 def looks_like_trec(raw: RawData, kind: str) -> bool:
     """Whether the first data line has the shape of a TREC ``kind`` line."""
-    for line in raw.data[:65536].splitlines():
+    for line in raw.head(65536).splitlines():
         s = line.strip()
         if not s or s.startswith(b"#"):
             continue

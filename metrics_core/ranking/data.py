@@ -18,8 +18,16 @@ from metrics_core.errors import InputError
 
 def as_string_array(values, what: str, source: str) -> pa.Array:
     """Arrow string array of ids; numbers become their text, nulls are refused."""
+    if isinstance(values, pa.ChunkedArray) and pa.types.is_dictionary(values.type) \
+            and pa.types.is_string(values.type.value_type) and values.null_count == 0:
+        return values.unify_dictionaries()  # query ids from the TREC reader: kept encoded
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
+        if values.num_chunks == 1:
+            values = values.chunk(0)
+        elif pa.types.is_string(values.type) and values.null_count == 0:
+            return values  # a big column read in blocks: kept as it is
+        else:
+            values = values.combine_chunks()
     if isinstance(values, pa.Array):
         arr = values
     else:
@@ -84,14 +92,20 @@ class _Columns:
 
     @property
     def query_ids(self) -> np.ndarray:
-        return self.qid.to_numpy(zero_copy_only=False)
+        q = self.qid
+        if pa.types.is_dictionary(q.type):
+            q = q.cast(q.type.value_type)
+        return q.to_numpy(zero_copy_only=False)
 
     @property
     def doc_ids(self) -> np.ndarray:
         return self.docid.to_numpy(zero_copy_only=False)
 
     def unique_query_ids(self) -> list[str]:
-        return sorted(pc.unique(self.qid).to_pylist())
+        q = self.qid
+        if pa.types.is_dictionary(q.type):
+            q = q.cast(q.type.value_type)
+        return sorted(pc.unique(q).to_pylist())
 
 
 class Run(_Columns):

@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
@@ -25,10 +26,55 @@ from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.strings import hash_strings, pair_keys, string_ranks, strings_equal
 
 
-def _encode(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Integer codes (first-appearance order) and the dictionary of an Arrow string array."""
+def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (first-appearance order) and the dictionary of an Arrow string column.
+
+    With ``codes_for`` (a function from the dictionary's values to an int32 code per
+    value), returns those codes per row instead, without the intermediate array.
+    """
+    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
+        # already encoded by the reader, with one dictionary for all chunks; renumber in
+        # order of first appearance -- a first appearance is always where the value changes
+        dictionary = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
+        heads, head_pos, at = [], [], 0
+        for c in arr.chunks:
+            ind = c.indices.to_numpy(zero_copy_only=False)
+            if len(ind):
+                ch = np.flatnonzero(np.r_[True, ind[1:] != ind[:-1]])
+                heads.append(ind[ch])
+                head_pos.append(ch + at)
+            at += len(ind)
+        heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int32)
+        head_pos = np.concatenate(head_pos) if head_pos else np.zeros(0, dtype=np.int64)
+        used, first = np.unique(heads, return_index=True)
+        by_first = used[np.argsort(head_pos[first])]
+        vocab = dictionary.take(pa.array(by_first, type=pa.int64()))
+        remap = np.full(len(dictionary), -1, dtype=np.int32)
+        remap[by_first] = np.arange(len(by_first), dtype=np.int32)
+        if codes_for is not None:
+            remap = np.where(remap >= 0, codes_for(vocab)[np.maximum(remap, 0)], -1).astype(np.int32)
+        out = np.empty(len(arr), dtype=np.int32)
+        at = 0
+        for c in arr.chunks:
+            out[at:at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
+            at += len(c)
+        return out, vocab
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
     enc = arr.dictionary_encode()
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), enc.dictionary
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    if codes_for is not None:
+        codes = codes_for(enc.dictionary)[codes]
+    return codes, enc.dictionary
+
+
+def _query_vocabulary(arr) -> pa.Array:
+    """Distinct query ids in order of first appearance."""
+    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
+        return _encode(arr, codes_for=lambda vocab: np.zeros(len(vocab), dtype=np.int32))[1]
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return pc.unique(arr)
 
 
 def _score_key(scores: np.ndarray) -> np.ndarray:
@@ -100,7 +146,7 @@ class RankedLists:
         self.qrels_label = qrels_label
         self.diagnostics = diagnostics
         self.tie_flags = tie_flags
-        self.row_index = row_index    # run row of each ranked row
+        self.row_index = row_index    # run row of each ranked row (None: the same row)
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self._cache: dict = {}
 
@@ -115,7 +161,10 @@ class RankedLists:
     @cached_property
     def pos(self) -> np.ndarray:
         """1-based rank of every row within its query."""
-        return np.arange(len(self.seg), dtype=np.int64) - self.starts[self.seg] + 1
+        pos = np.arange(len(self.seg), dtype=np.int32)
+        pos -= self.starts.astype(np.int32)[self.seg]
+        pos += 1
+        return pos
 
     # -- relevance at a threshold ---------------------------------------------------
     def is_relevant(self, threshold: float) -> np.ndarray:
@@ -146,15 +195,16 @@ class RankedLists:
 
     def cum_count(self, flags: np.ndarray) -> np.ndarray:
         """Inclusive running count of ``flags`` within each query, for every row."""
-        c = np.cumsum(flags, dtype=np.int64)
-        before = np.concatenate(([0], c))[self.starts[:-1]]
-        return c - before[self.seg]
+        c = np.cumsum(flags, dtype=np.int32)
+        before = np.concatenate(([0], c))[self.starts[:-1]].astype(np.int32)
+        c -= before[self.seg]
+        return c
 
     def count_top(self, flags_cum_key, flags: np.ndarray, k: int) -> np.ndarray:
         """Number of flagged rows among the top ``k`` of each query (O(n) once, O(q) per k)."""
         key = ("cum", flags_cum_key)
         if key not in self._cache:
-            self._cache[key] = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
+            self._cache[key] = np.concatenate((np.zeros(1, np.int32), np.cumsum(flags, dtype=np.int32)))
         c = self._cache[key]
         end = self.starts[:-1] + np.minimum(self.counts, k)
         return c[end] - c[self.starts[:-1]]
@@ -273,7 +323,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     diag = Diagnostics()
 
     # Queries: run order of first appearance, so a run grouped by query needs no sort.
-    run_qc, run_qvocab = _encode(run.qid)
+    run_qvocab = _query_vocabulary(run.qid)
     qrels_qc, qrels_qvocab = _encode(qrels.qid)
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
@@ -286,8 +336,10 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         eval_ids += diag.missing_queries
     index = {q: i for i, q in enumerate(eval_ids)}
     nq = len(eval_ids)
-    run_qmap = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)
     qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
+    # evaluated-query index of every run row (-1: query not judged), in one pass
+    rq, _ = _encode(run.qid, codes_for=lambda vocab: np.array(
+        [index.get(q, -1) for q in vocab.to_pylist()], dtype=np.int32))
 
     if exact_keys is None:
         run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
@@ -311,8 +363,6 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
 
     # Run rows of evaluated queries.
-    rq = run_qmap[run_qc]
-    del run_qc
     scores = run.scores
     rows = None
     if (rq < 0).any():
@@ -320,7 +370,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         rq, scores, run_dh = rq[rows], scores[rows], run_dh[rows]
 
     # Duplicates (query, doc) in the run.
-    rkeys = pair_keys(rq, run_dh)
+    rkeys = pair_keys(rq, run_dh, out=run_dh)  # in place: doc fingerprints not needed after
+    del run_dh
     run_dups = _verified_duplicates(rkeys, rq, run.docid, rows)
     if run_dups is not None:
         diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
@@ -330,46 +381,49 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
             rows = keep if rows is None else rows[keep]
             rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
-    del run_dh
 
-    # The sort: (query, score descending), then ties by the tie rule.
+    # The sort: (query, score descending), then ties by the tie rule. A run written in
+    # rank order (the usual case) is checked in O(n) and not sorted at all.
     n = len(rq)
     if n > 1:
         already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
             np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1])))
     else:
         already = True
-    if already:
-        order = np.arange(n)
-    else:
-        order = np.argsort(_score_key(scores))
+    order = None if already else np.argsort(_score_key(scores)).astype(np.int32)
+    if order is not None:
         order = order[_stable_argsort_codes(rq[order], nq)]
-    sq = rq[order]
+    sq = rq if order is None else rq[order]
     tie_flags = None
     if n > 1:
-        ss = scores[order] + 0.0
-        eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+        ss = scores if order is None else scores[order]
+        eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])  # -0.0 == 0.0, as in trec_eval
         del ss
         if eq.any():
             in_tie = np.zeros(n, dtype=bool)
             in_tie[1:] |= eq
             in_tie[:-1] |= eq
             idx = np.flatnonzero(in_tie)
+            del in_tie
             group = np.cumsum(~np.r_[False, eq][idx])
             diag.tied_groups = int(group[-1])
             diag.tied_documents = int(len(idx))
-            tied = order[idx]
+            tied = idx if order is None else order[idx]
             source_rows = tied if rows is None else rows[tied]
-            if conv.ties == "input":
-                if not already:
-                    order[idx] = tied[np.lexsort((source_rows, group))]
-            else:
-                ranks = string_ranks(run.docid.take(pa.array(source_rows)))
-                tie_key = -ranks if conv.ties == "trec" else ranks
-                order[idx] = tied[np.lexsort((tie_key, group))]
+            if conv.ties != "input" or order is not None:
+                if conv.ties == "input":
+                    tie_key = source_rows
+                else:
+                    ranks = string_ranks(run.docid.take(pa.array(source_rows)))
+                    tie_key = -ranks if conv.ties == "trec" else ranks
+                fixed = tied[np.lexsort((tie_key, group))]
+                if not np.array_equal(fixed, tied):
+                    if order is None:
+                        order = np.arange(n, dtype=np.int32)
+                    order[idx] = fixed
             tie_flags = (idx, group)
         del eq
-    sq = rq[order]
+    sq = rq if order is None else rq[order]
 
     counts = np.bincount(sq, minlength=nq) if n else np.zeros(nq, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -389,31 +443,49 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         pos = np.arange(n) - starts[sq] + 1
         keep_rows = pos <= conv.depth
         if not keep_rows.all():
-            order, sq = order[keep_rows], sq[keep_rows]
+            kept = np.flatnonzero(keep_rows)
+            order = kept if order is None else order[kept]
+            sq = sq[kept]
             counts = np.bincount(sq, minlength=nq)
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
     # The join: labels of (query, doc) pairs from the qrels, verified string by string.
+    # Looked up in blocks, so the temporary index arrays stay small.
     jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
-    judged = np.zeros(len(sq), dtype=bool)
-    label = np.zeros(len(sq), dtype=np.float64)
-    if len(jkeys) and len(sq):
-        try:
-            at = pd.Index(jkeys).get_indexer(rkeys[order])
-        except pd.errors.InvalidIndexError:  # two judged pairs share a fingerprint
-            raise _Collision from None
-        found = np.flatnonzero(at >= 0)
-        jrow = at[found]
-        del at
-        run_rows = order[found] if rows is None else rows[order[found]]
+    m = len(sq)
+    judged = np.zeros(m, dtype=bool)
+    # labels that float32 holds exactly (whole numbers, halves ...) are stored in half the memory
+    exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
+    label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
+    if len(jkeys) and m:
+        table = pd.Index(jkeys)
+        if not table.is_unique:  # two judged pairs share a fingerprint
+            raise _Collision
+        found_parts, jrow_parts = [], []
+        block = 1 << 21
+        for lo_ in range(0, m, block):
+            hi_ = min(m, lo_ + block)
+            look = rkeys[lo_:hi_] if order is None else rkeys[order[lo_:hi_]]
+            at = table.get_indexer(look)
+            hit = np.flatnonzero(at >= 0)
+            found_parts.append(hit + lo_)
+            jrow_parts.append(at[hit])
+        found = np.concatenate(found_parts)
+        jrow = np.concatenate(jrow_parts)
+        ranked_src = found if order is None else order[found]
+        run_rows = ranked_src if rows is None else rows[ranked_src]
         ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
             run.docid, run_rows, qrels.docid, qrels_row[jrow])
         if not ok.all():
             raise _Collision
         judged[found] = True
         label[found] = qrels_label[jrow]
-    row_index = order if rows is None else rows[order]
+    del rkeys
+    if order is None:
+        row_index = rows  # None: ranked row i is run row i
+    else:
+        row_index = order if rows is None else rows[order]
 
-    return RankedLists(eval_ids, starts, sq.astype(np.int64, copy=False), label, judged,
+    return RankedLists(eval_ids, starts, sq.astype(np.int32, copy=False), label, judged,
                        qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
                        qrels_row=qrels_row)

@@ -59,7 +59,14 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     (True, False)
     """
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+        out = np.empty(len(arr), dtype=np.uint64)
+        at = 0
+        for chunk in arr.chunks:
+            out[at:at + len(chunk)] = hash_strings(chunk)
+            at += len(chunk)
+        return out
+    if pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
     n = len(arr)
     out = np.zeros(n, dtype=np.uint64)
     if n == 0:
@@ -90,11 +97,23 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     return _mix(out)
 
 
-def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
-    """Fingerprint of (query, doc) pairs from query codes and doc-string fingerprints."""
+def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Fingerprint of (query, doc) pairs from query codes and doc-string fingerprints.
+
+    ``out=doc_hashes`` computes in place (the doc fingerprints are then gone), which saves
+    one array the size of the run.
+    """
+    k = np.empty(len(doc_hashes), dtype=np.uint64) if out is None else out
+    block = 1 << 20
     with np.errstate(over="ignore"):
-        k = doc_hashes + (query_codes.astype(np.uint64) + np.uint64(1)) * np.uint64(0xA24BAED4963EE407)
-    return _mix(k)
+        for i in range(0, len(k), block):
+            q = query_codes[i:i + block].astype(np.uint64)
+            q += np.uint64(1)
+            q *= np.uint64(0xA24BAED4963EE407)
+            part = k[i:i + block]
+            np.add(doc_hashes[i:i + block], q, out=part)
+            _mix(part)
+    return k
 
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
@@ -103,7 +122,10 @@ def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarr
         return np.zeros(0, dtype=bool)
     import pyarrow.compute as pc
 
-    return pc.equal(a.take(pa.array(rows_a)), b.take(pa.array(rows_b))).to_numpy(zero_copy_only=False)
+    eq = pc.equal(a.take(pa.array(rows_a)), b.take(pa.array(rows_b)))
+    if isinstance(eq, pa.ChunkedArray):
+        eq = eq.combine_chunks()
+    return eq.to_numpy(zero_copy_only=False)
 
 
 def string_ranks(values: pa.Array) -> np.ndarray:
@@ -113,6 +135,8 @@ def string_ranks(values: pa.Array) -> np.ndarray:
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     order = pc.sort_indices(values).to_numpy()
     sorted_vals = values.take(pa.array(order))
     same = np.zeros(n, dtype=bool)
