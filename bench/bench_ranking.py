@@ -175,16 +175,17 @@ def machine_info() -> dict:
 
 
 def fmt_table(rows: list[dict]) -> str:
-    lines = ["| tool | dataset | wall s | peak RSS MB | RankLab faster by | check vs RankLab |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| tool | dataset | wall s | CPU s | peak RSS MB | RankLab faster by "
+             "| check vs RankLab (1e-4) |",
+             "|---|---|---:|---:|---:|---:|---|"]
     for r in rows:
         speed = f"{r['speedup']:.1f}×" if r.get("speedup") else "–"
         if r["rc"] != 0:
             lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | failed "
-                         f"(exit {r['rc']}) | | | |")
+                         f"(exit {r['rc']}) | | | | |")
             continue
         lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | {r['wall_s']:.2f} | "
-                     f"{r['peak_rss_mb']:.0f} | {speed} | {r['check']} |")
+                     f"{r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {speed} | {r['check']} |")
     return "\n".join(lines)
 
 
@@ -303,7 +304,8 @@ def section_markdown(rows: list[dict], info: dict, args) -> str:
         "Each row is one whole process (interpreter start, imports, reading the TREC qrels "
         "and run files, computing P@5, P@10, R@100, RR@10, AP, nDCG@10, nDCG@100, writing "
         f"the means). Wall time is the median of {repeats}; peak RSS is the process's "
-        "maximum resident set (`ru_maxrss`). "
+        "maximum resident set (`ru_maxrss`); CPU s is user + system time of the process "
+        "(above the wall time when it used both cores). "
         "\"RankLab faster by\" is the tool's wall time over RankLab's. Each tool ran once "
         "untimed beforehand on a small file (ranx compiles and caches its numba code), "
         "and the data files were in the page cache.",
