@@ -38,7 +38,11 @@ PARAMS: dict[str, tuple | None] = {
     "discount": ("log2", "jarvelin"),
     "ideal": ("qrels", "retrieved"),
     "miss": ("zero", "k_plus_1"),
+    "rounding": ("nearest", "trec9"),
 }
+
+# Parameters that no convention sets: their defaults.
+PARAM_DEFAULTS = {"rounding": "nearest"}
 
 # Parameter -> the Conventions field that gives its default.
 PARAM_CONVENTION = {"rel": "relevance_threshold", "denom": "p_denominator", "norm": "ap_normalizer",
@@ -68,7 +72,7 @@ _DEFS = [
                formula=r"bpref = \frac{1}{R}\sum_{r} \Big(1 - \frac{\min(n_{r}, R)}{\min(N, R)}\Big)"),
     MeasureDef("Success", "1 if a relevant document is in the top k", "optional", ("rel",),
                formula=r"Success@k = [\mathrm{rank}_1 \le k]"),
-    MeasureDef("IPrec", "interpolated precision at a recall level", "fraction", ("rel",),
+    MeasureDef("IPrec", "interpolated precision at a recall level", "fraction", ("rel", "rounding"),
                formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i"),
     MeasureDef("Judged", "fraction of the top k that is judged", "required", (),
                formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{k}"),
@@ -128,6 +132,8 @@ class MeasureSpec:
         for k, v in self.params:
             if k == key:
                 return v
+        if key in PARAM_DEFAULTS:
+            return PARAM_DEFAULTS[key]
         return getattr(conventions, PARAM_CONVENTION[key])
 
     def __str__(self) -> str:
@@ -145,7 +151,8 @@ def accepted_names() -> str:
     return ("P@k, R@k, F1@k, RR, RR@k, AP, AP@k, GMAP, nDCG, nDCG@k, DCG@k, Rprec, Bpref, Success@k, "
             "IPrec@r (r from 0.0 to 1.0), Judged@k, Hits@k, FirstRel, NumQ, NumRet, NumRel, NumRelRet; "
             "parameters: rel=N, denom=k|retrieved, norm=num_rel|min_rel_k|rel_retrieved, "
-            "gain=linear|exp, discount=log2|jarvelin, ideal=qrels|retrieved, miss=zero|k_plus_1")
+            "gain=linear|exp, discount=log2|jarvelin, ideal=qrels|retrieved, miss=zero|k_plus_1, "
+            "rounding=nearest|trec9 (IPrec)")
 
 
 def _unknown(text: str, why: str):

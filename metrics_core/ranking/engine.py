@@ -23,7 +23,13 @@ import pyarrow.compute as pc
 from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
 from metrics_core.ranking.data import Qrels, Run
-from metrics_core.ranking.strings import hash_strings, pair_keys, string_ranks, strings_equal
+from metrics_core.ranking.strings import (
+    hash_strings,
+    order_within_groups,
+    pair_keys,
+    stable_argsort_codes,
+    strings_equal,
+)
 
 
 def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
@@ -82,15 +88,6 @@ def _score_key(scores: np.ndarray) -> np.ndarray:
     neg = -(scores + 0.0)  # + 0.0 turns -0.0 into 0.0: they are equal scores
     bits = neg.view(np.int64)
     return bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
-
-
-def _stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """Stable argsort of small non-negative integer codes (radix passes on 16-bit digits)."""
-    if n_codes <= 1 << 16:
-        return np.argsort(codes.astype(np.uint16), kind="stable")
-    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (codes[order] >> 16).astype(np.uint16 if n_codes <= 1 << 32 else np.int64)
-    return order[np.argsort(high, kind="stable")]
 
 
 @dataclass
@@ -392,7 +389,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         already = True
     order = None if already else np.argsort(_score_key(scores)).astype(np.int32)
     if order is not None:
-        order = order[_stable_argsort_codes(rq[order], nq)]
+        order = order[stable_argsort_codes(rq[order], nq)]
     sq = rq if order is None else rq[order]
     tie_flags = None
     if n > 1:
@@ -412,11 +409,10 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             source_rows = tied if rows is None else rows[tied]
             if conv.ties != "input" or order is not None:
                 if conv.ties == "input":
-                    tie_key = source_rows
+                    fixed = tied[np.lexsort((source_rows, group))]
                 else:
-                    ranks = string_ranks(run.docid.take(pa.array(source_rows)))
-                    tie_key = -ranks if conv.ties == "trec" else ranks
-                fixed = tied[np.lexsort((tie_key, group))]
+                    fixed = tied[order_within_groups(run.docid.take(pa.array(source_rows)), group,
+                                                     descending=conv.ties == "trec")]
                 if not np.array_equal(fixed, tied):
                     if order is None:
                         order = np.arange(n, dtype=np.int32)

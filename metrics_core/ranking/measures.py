@@ -231,8 +231,10 @@ def interpolated_precision(R, spec, conv):
     """IPrec@r: the highest precision at any rank whose recall is at least r.
 
     As trec_eval's iprec_at_recall: the level becomes c = round(r * R) relevant
-    documents (half away from zero); the value is max over ranks at or below the c-th
-    relevant document of P@i; 0 when fewer than c relevant are retrieved.
+    documents (half away from zero, trec_eval 10); the value is max over ranks at or
+    below the c-th relevant document of P@i; 0 when fewer than c relevant are retrieved.
+    ``rounding=trec9`` uses trec_eval 9's c = floor(r * R + 0.9) (what pytrec_eval
+    computes).
     """
     thr = _threshold(spec, conv)
     rows = R.relevant_rows(thr)
@@ -251,7 +253,10 @@ def interpolated_precision(R, spec, conv):
     suffix = uniq[(np.maximum.accumulate(key) - rev_seg * width)][::-1]
     nrr = np.bincount(seg, minlength=R.n_queries)
     first_row = np.concatenate(([0], np.cumsum(nrr)))[:-1]
-    c = np.floor(spec.cutoff * num_rel + 0.5).astype(np.int64)
+    # trec_eval 10 rounds r * R to the nearest whole number (lround); trec_eval 9 and
+    # earlier -- and so pytrec_eval -- took (long)(r * R + 0.9)
+    bump = 0.9 if spec.param("rounding", conv) == "trec9" else 0.5
+    c = np.floor(spec.cutoff * num_rel + bump).astype(np.int64)
     idx = first_row + np.maximum(c, 1) - 1
     ok = (nrr > 0) & (c <= nrr)
     out[ok] = suffix[idx[ok]]

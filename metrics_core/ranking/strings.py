@@ -145,3 +145,87 @@ def string_ranks(values: pa.Array) -> np.ndarray:
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.cumsum(~same) - 1
     return ranks
+
+
+def stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Stable argsort of small non-negative integer codes (radix passes on 16-bit digits)."""
+    if n_codes <= 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (codes[order] >> 16).astype(np.uint16 if n_codes <= 1 << 32 else np.int64)
+    return order[np.argsort(high, kind="stable")]
+
+
+def _word_at(offsets: np.ndarray, data: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
+    """Bytes k..k+7 of strings ``idx`` as big-endian uint64, zero-padded past the end.
+
+    Zero padding keeps strcmp's order: ids never contain a NUL byte, and a string that
+    ends sorts before any longer string with the same prefix.
+    """
+    start = offsets[idx] + k
+    length = offsets[idx + 1] - offsets[idx]
+    word = np.zeros(len(idx), dtype=np.uint64)
+    last = max(len(data) - 1, 0)
+    for j in range(8):
+        has = (k + j) < length
+        b = data[np.minimum(start + j, last)].astype(np.uint64) if len(data) else np.zeros(len(idx), np.uint64)
+        b[~has] = 0
+        word |= b << np.uint64(56 - 8 * j)
+    return word
+
+
+def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool) -> np.ndarray:
+    """Permutation sorting positions by (group ascending, string in byte order).
+
+    ``group`` must be non-decreasing (tie groups in rank order). Exact: strings are compared
+    8 bytes at a time, most significant first, and only the positions still tied after a
+    word are looked at again -- short ids are settled by one integer sort. Equal strings
+    keep their positions' order.
+
+    >>> import pyarrow as pa
+    >>> v = pa.array(["b", "abcdefghij", "abcdefghik", "a", "z"])
+    >>> order_within_groups(v, np.array([0, 0, 0, 0, 1]), descending=False).tolist()
+    [3, 1, 2, 0, 4]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    m = len(values)
+    perm = np.arange(m)
+    if m < 2:
+        return perm
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
+                            offset=values.offset * 4).astype(np.int64)
+    buf = values.buffers()[2]
+    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    lengths = np.diff(offsets)
+    # positions (into perm) still to sort, their current group ids, and the byte offset
+    todo = np.arange(m)
+    sub_group = np.asarray(group, dtype=np.int64)
+    k = 0
+    while len(todo) > 1:
+        idx = perm[todo]
+        word = _word_at(offsets, data, idx, k)
+        key = ~word if descending else word
+        # by word (any order among equal words), then a stable radix pass by group:
+        # ordered by (group, word), far cheaper than a three-key lexsort
+        o = np.argsort(key)
+        o = o[stable_argsort_codes(sub_group[o], int(sub_group[-1]) + 1)]
+        perm[todo] = idx[o]
+        # still tied: same group, same word, and a string continues past this word
+        g, w = sub_group[o], key[o]
+        same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
+        longer = lengths[idx[o]] > k + 8
+        same &= longer[1:] & longer[:-1]
+        if not same.any():
+            break
+        in_run = np.zeros(len(o), dtype=bool)
+        in_run[1:] |= same
+        in_run[:-1] |= same
+        keep = np.flatnonzero(in_run)
+        run_id = np.cumsum(~np.r_[False, same])[keep]
+        todo = todo[keep]
+        sub_group = run_id
+        k += 8
+    return perm

@@ -1,0 +1,137 @@
+"""The ranked-list engine: ordering rules, duplicates, depth, diagnostics, API shape."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metrics_core as mc
+from metrics_core.errors import InputError
+
+MEASURES = ["P@5", "R@10", "RR", "AP", "AP@5", "nDCG", "nDCG@5", "Rprec", "Bpref", "Success@3",
+            "IPrec@0.3", "Judged@5", "NumRet", "NumRelRet", "F1@5", "Hits@5", "FirstRel"]
+
+
+def random_case(seed, n_queries=30, ties=True):
+    rng = np.random.default_rng(seed)
+    rows, qrows = [], []
+    for q in range(n_queries):
+        docs = rng.choice(200, size=rng.integers(1, 40), replace=False)
+        for d in docs:
+            s = rng.integers(0, 5) if ties else rng.random()
+            rows.append((f"q{q}", f"d{d}", float(s)))
+        for d in rng.choice(200, size=rng.integers(1, 30), replace=False):
+            qrows.append((f"q{q}", f"d{d}", int(rng.choice([-1, 0, 1, 2, 3]))))
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame(qrows, columns=["query_id", "doc_id", "relevance"])
+    return run, qrels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_line_order_does_not_matter(seed):
+    run, qrels = random_case(seed)
+    base = mc.evaluate(qrels, run, MEASURES).per_query
+    shuffled = run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    again = mc.evaluate(qrels, shuffled, MEASURES).per_query
+    pd.testing.assert_frame_equal(base, again)
+
+
+def test_ties_follow_docid_descending_by_default():
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    # trec_eval: equal scores -> doc id descending: c, b, a
+    assert mc.evaluate(qrels, run, ["RR"]).aggregate["RR"] == pytest.approx(1 / 3)
+    assert mc.evaluate(qrels, run, ["RR"], ties="docid_asc").aggregate["RR"] == 1.0
+    df = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["b", "a", "c"], "score": [1.0] * 3})
+    assert mc.evaluate(qrels, df, ["RR"], ties="input").aggregate["RR"] == pytest.approx(1 / 2)
+
+
+def test_negative_zero_ties_with_zero():
+    qrels = {"q": {"a": 1}}
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [0.0, -0.0]})
+    assert mc.evaluate(qrels, run, ["RR"]).aggregate["RR"] == 0.5  # b > a: tie broken by id
+
+
+def test_duplicate_conventions():
+    qrels = {"q": {"a": 1}}
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "a"], "score": [1.0, 3.0, 5.0]})
+    with pytest.raises(InputError, match=r"duplicate document in the run .*'a'.*rows 1 and 3"):
+        mc.evaluate(qrels, run, ["RR"])
+    assert mc.evaluate(qrels, run, ["RR"], duplicates="max").aggregate["RR"] == 1.0
+    assert mc.evaluate(qrels, run, ["RR"], duplicates="first").aggregate["RR"] == 0.5
+    assert mc.evaluate(qrels, run, ["RR"], duplicates="last").aggregate["RR"] == 1.0
+    counted = mc.evaluate(qrels, run, ["P@3", "NumRet"], duplicates="count")
+    assert counted.aggregate["P@3"] == pytest.approx(2 / 3)
+    assert counted.aggregate["NumRet"] == 3
+    assert counted.diagnostics["duplicates"] == 1
+
+
+def test_duplicate_judgements_error_or_resolved():
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevance": [0, 2]})
+    run = {"q": {"a": 1.0}}
+    with pytest.raises(InputError, match="duplicate judgement"):
+        mc.evaluate(qrels, run, ["P@1"])
+    assert mc.evaluate(qrels, run, ["P@1"], duplicates="max").aggregate["P@1"] == 1.0
+    assert mc.evaluate(qrels, run, ["P@1"], duplicates="first").aggregate["P@1"] == 0.0
+
+
+def test_missing_and_extra_queries_are_reported():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 1.0}, "q3": {"c": 1.0}}
+    ev = mc.evaluate(qrels, run, ["P@1", "NumQ"])
+    assert ev.diagnostics["missing_queries"] == ["q2"]
+    assert ev.diagnostics["extra_queries"] == ["q3"]
+    assert ev.per_query.index.tolist() == ["q1"]
+    zero = mc.evaluate(qrels, run, ["P@1", "NumQ"], missing_queries="zero")
+    assert zero.per_query.index.tolist() == ["q1", "q2"]
+    assert zero.aggregate == {"P@1": 0.5, "NumQ": 2.0}
+
+
+def test_depth_cut_equals_truncated_run():
+    run, qrels = random_case(7)
+    ranked = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
+    top3 = ranked.groupby("query_id").head(3)
+    a = mc.evaluate(qrels, run, MEASURES, depth=3).per_query
+    b = mc.evaluate(qrels, top3, MEASURES).per_query
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_ties_straddling_a_cutoff():
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}
+    ev = mc.evaluate(qrels, run, ["P@2", "P@3"])
+    assert ev.diagnostics["ties_straddling"] == {"2": 1, "3": 0}
+    assert ev.diagnostics["ties"] == 1
+
+
+def test_to_dict_matches_cli_contract():
+    ev = mc.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["P@1", "RR"])
+    d = ev.to_dict(per_query=True)
+    assert set(d) == {"name", "aggregate", "per_query", "diagnostics"}
+    assert d["per_query"] == {"q": {"P@1": 1.0, "RR": 1.0}}
+    assert {"missing_queries", "extra_queries", "ties", "duplicates"} <= set(d["diagnostics"])
+
+
+def test_gmap_is_geometric_with_trec_floor():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {"x": 1.0}}
+    ev = mc.evaluate(qrels, run, ["AP", "GMAP"])
+    assert ev.aggregate["AP"] == 0.5
+    assert ev.aggregate["GMAP"] == pytest.approx(np.sqrt(1.0 * 1e-5))
+
+
+def test_named_variants_change_only_what_they_name():
+    qrels = {"q": {"a": 1, "b": 1, "z": 1}}
+    run = {"q": {"a": 3.0, "x": 2.0}}
+    ev = mc.evaluate(qrels, run, ["P@5", "P(denom=retrieved)@5", "AP@1", "AP(norm=min_rel_k)@1",
+                                  "AP(norm=rel_retrieved)", "RR(miss=k_plus_1)@1"])
+    assert ev.aggregate["P@5"] == pytest.approx(1 / 5)
+    assert ev.aggregate["P(denom=retrieved)@5"] == pytest.approx(1 / 2)
+    assert ev.aggregate["AP@1"] == pytest.approx(1 / 3)
+    assert ev.aggregate["AP(norm=min_rel_k)@1"] == 1.0
+    assert ev.aggregate["AP(norm=rel_retrieved)"] == 1.0
+    assert ev.aggregate["RR(miss=k_plus_1)@1"] == 1.0
+
+
+def test_unknown_measure_lists_accepted_names():
+    with pytest.raises(InputError, match="accepted: P@k"):
+        mc.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["nope"])
