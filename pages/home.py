@@ -1,9 +1,21 @@
-"""Home page."""
+"""Home page: what RankLab is, and sample data one click away."""
 
 import streamlit as st
 
-from ui.frame import page_setup
+from ui.frame import page_link, page_setup
+from ui.ranking_data import has_data, load_sample_into_state
 
 page_setup()
 st.title("RankLab")
-st.write("Evaluation workbench for search and retrieval systems.")
+st.write("Evaluation workbench for search and retrieval systems: exact like trec_eval, "
+         "with every measure explained.")
+c1, c2 = st.columns(2)
+with c1:
+    if st.button("Load sample data", type="primary", key="ranklab.home.sample",
+                 on_click=load_sample_into_state):
+        st.success("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata.")
+    page_link("pages/data.py", "Upload your own qrels and runs", ":material/upload_file:")
+with c2:
+    if has_data():
+        page_link("pages/overview.py", "Overview of every run", ":material/leaderboard:")
+    page_link("pages/learn.py", "How each measure is computed", ":material/school:")

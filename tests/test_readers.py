@@ -87,7 +87,7 @@ def test_json_nested_file(tmp_path):
     path = tmp_path / "qrels.json"
     path.write_text(json.dumps({"q1": {"d1": 1, "d2": 0}}))
     q = mc.read_qrels(path)
-    assert sorted(zip(q.doc_ids.tolist(), q.relevance.tolist())) == [("d1", 1.0), ("d2", 0.0)]
+    assert sorted(zip(q.doc_ids.tolist(), q.relevance.tolist(), strict=False)) == [("d1", 1.0), ("d2", 0.0)]
 
 
 @pytest.mark.parametrize("data, problem", [

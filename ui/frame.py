@@ -1,18 +1,140 @@
-"""The shared frame every page calls first: state defaults and the sidebar."""
+"""The shared frame every page calls first: page config, state defaults and the sidebar.
+
+The sidebar shows what is loaded and the active conventions. The conventions widgets
+are bound to ``st.session_state["ranklab.conventions"]`` (a frozen
+:class:`metrics_core.Conventions`): before drawing, each widget's value is set from the
+conventions object; a change rebuilds the object in a callback. So the object is the
+single source of truth, whichever page (or cold deep link) draws the sidebar.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
+from metrics_core.errors import InputError
 from ui import state
 
+PAGE_TITLE = "RankLab"
+PAGE_ICON = ":material/leaderboard:"
 
-def page_setup() -> None:
+# Conventions shown first; the rest go in an expander.
+MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
+MORE_CONVENTIONS = ("duplicates", "p_denominator", "ap_normalizer", "ideal", "rr_miss")
+_W = "ranklab.w.conv."  # widget key prefix
+
+
+def configure_page() -> None:
+    """st.set_page_config, safe to call from app.py and again from a page (calls are additive)."""
+    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide")
+
+
+def _leave_pages_directory_mode() -> None:
+    """On a cold deep link Streamlit runs ``pages/<x>.py`` directly (its old multipage mode,
+    chosen because a ``pages/`` folder exists and ``st.navigation`` has not run yet), with a
+    menu made from file names and without app.py. Switch that mode off, as app.py's
+    ``st.navigation`` would, and rerun: the rerun executes app.py, whose navigation resolves
+    the same URL path to the same page, with the real menu."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without this internal: nothing to fix
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def page_setup(sidebar: bool = True) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first."""
+    _leave_pages_directory_mode()
+    configure_page()
     state.ensure_defaults()
-    _sidebar()
+    if sidebar:
+        _sidebar()
+
+
+def conventions() -> Conventions:
+    """The active conventions."""
+    state.ensure_defaults()
+    return st.session_state[state.CONVENTIONS]
+
+
+def _on_change(field: str) -> None:
+    value = st.session_state.get(_W + field)
+    if field == "depth":
+        value = int(value) if value else None
+    elif field == "relevance_threshold":
+        value = float(value)
+        value = int(value) if value.is_integer() else value
+    try:
+        st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
+    except InputError as exc:
+        st.session_state[state.MESSAGES].append(("error", str(exc)))
+
+
+def _reset() -> None:
+    st.session_state[state.CONVENTIONS] = Conventions()
+
+
+def _sync_widgets(conv: Conventions) -> None:
+    for field in MAIN_CONVENTIONS + MORE_CONVENTIONS:
+        st.session_state[_W + field] = getattr(conv, field)
+    st.session_state[_W + "relevance_threshold"] = float(conv.relevance_threshold)
+    st.session_state[_W + "depth"] = int(conv.depth or 0)
+
+
+def _loaded_summary() -> None:
+    qrels = st.session_state[state.QRELS]
+    runs = st.session_state[state.RUNS] or {}
+    meta = st.session_state[state.META]
+    st.markdown("**Loaded**")
+    if qrels is None:
+        st.caption("qrels: none")
+    else:
+        st.caption(f"qrels: {len(qrels.unique_query_ids()):,} queries / {len(qrels):,} judgements")
+    if runs:
+        st.caption("runs: " + ", ".join(f"{name} ({len(run):,} lines)" for name, run in runs.items()))
+    else:
+        st.caption("runs: none")
+    if meta is None:
+        st.caption("metadata: none")
+    else:
+        st.caption(f"metadata: {len(meta)} queries ({', '.join(map(str, meta.columns))})")
 
 
 def _sidebar() -> None:
+    conv = conventions()
+    _sync_widgets(conv)
     with st.sidebar:
-        st.caption("RankLab")
+        _loaded_summary()
+        st.markdown("**Conventions**")
+        for field in MAIN_CONVENTIONS:
+            st.selectbox(DESCRIPTIONS[field], CHOICES[field], key=_W + field,
+                         on_change=_on_change, args=(field,))
+        st.number_input(DESCRIPTIONS["relevance_threshold"], min_value=-10.0, max_value=100.0,
+                        step=1.0, key=_W + "relevance_threshold", on_change=_on_change,
+                        args=("relevance_threshold",), help="relevant when label >= this (trec_eval -l)")
+        st.number_input(DESCRIPTIONS["depth"] + " (0 = all)", min_value=0, step=10,
+                        key=_W + "depth", on_change=_on_change, args=("depth",))
+        with st.expander("More conventions"):
+            for field in MORE_CONVENTIONS:
+                st.selectbox(DESCRIPTIONS[field], CHOICES[field], key=_W + field,
+                             on_change=_on_change, args=(field,))
+        changed = conv.differences()
+        st.caption("trec_eval defaults" if not changed else
+                   "changed: " + ", ".join(f"{k}={v}" for k, v in changed.items()))
+        st.button("Reset to trec_eval defaults", key="ranklab.w.reset_conventions",
+                  on_click=_reset, disabled=not changed)
+    messages = st.session_state[state.MESSAGES]
+    while messages:
+        level, text = messages.pop(0)
+        getattr(st, level, st.info)(text)
+
+
+def page_link(path: str, label: str, icon: str | None = None) -> None:
+    """st.page_link that degrades to a caption when the page registry is not active
+    (a page run on its own: AppTest, or a cold deep link before st.navigation ran)."""
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except Exception:  # StreamlitAPIException / page not found: only the link is lost
+        st.caption(f"{label}: open it from the menu.")

@@ -8,9 +8,19 @@ opened from the menu or by its URL on a fresh server.
 SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "Ranking": [
         ("pages/home.py", "Home", ":material/home:", "home"),
+        ("pages/data.py", "Data", ":material/upload_file:", "data"),
+        ("pages/overview.py", "Overview", ":material/leaderboard:", "overview"),
+        ("pages/per_query.py", "Per query", ":material/list:", "per_query"),
+        ("pages/breakdown.py", "Breakdown", ":material/category:", "breakdown"),
+        ("pages/clicks.py", "Click feedback", ":material/ads_click:", "clicks"),
+        ("pages/history.py", "History", ":material/history:", "history"),
     ],
     "Detection & calibration": [],
     "Hashing": [],
-    "Compare": [],
-    "Learn": [],
+    "Compare": [
+        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    ],
+    "Learn": [
+        ("pages/learn.py", "Measures explained", ":material/school:", "learn"),
+    ],
 }

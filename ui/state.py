@@ -15,6 +15,14 @@ RUNS = "ranklab.runs"            # dict: run name -> metrics_core Run
 META = "ranklab.meta"            # pandas DataFrame of query metadata (index: query id) or None
 CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
 MESSAGES = "ranklab.messages"    # list of (level, text) shown once
+MEASURES = "ranklab.measures"    # list of measure names chosen for the ranking pages
+SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
+THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (seed 001)
+CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
+EVAL_CACHE = "ranklab.eval_cache"  # dict: evaluation key -> Evaluation (this session)
+
+DEFAULT_MEASURES = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+DEFAULT_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 
 DEFAULTS = {
     QRELS: None,
@@ -22,6 +30,11 @@ DEFAULTS = {
     META: None,
     CONVENTIONS: Conventions,
     MESSAGES: list,
+    MEASURES: lambda: list(DEFAULT_MEASURES),
+    SELECTED_QUERY: None,
+    THRESHOLDS: lambda: dict(DEFAULT_THRESHOLDS),
+    CLICKS: None,
+    EVAL_CACHE: dict,
 }
 
 

@@ -137,7 +137,8 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
         qq += [str(qid)] * len(seen)
         qd += list(seen)
     run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<lists>")
-    qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>")
+    qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>",
+                  extra_query_ids=[str(q) for q, (_, expected) in queries.items() if not expected])
     return run, qrels
 
 

@@ -105,7 +105,7 @@ class _Columns:
         q = self.qid
         if pa.types.is_dictionary(q.type):
             q = q.cast(q.type.value_type)
-        return sorted(pc.unique(q).to_pylist())
+        return sorted(set(pc.unique(q).to_pylist()) | set(getattr(self, "extra_query_ids", ())))
 
 
 class Run(_Columns):
@@ -155,9 +155,12 @@ class Qrels(_Columns):
     _value_name = "relevance"
 
     def __init__(self, query_ids, doc_ids, relevance, *, source: str = "<qrels>", line_numbers=None,
-                 rows_are_lines: bool = False):
+                 rows_are_lines: bool = False, extra_query_ids=()):
         super().__init__(query_ids, doc_ids, relevance, source=source, line_numbers=line_numbers,
                          rows_are_lines=rows_are_lines)
+        # queries judged to have no relevant document at all (seed 000's empty
+        # ``expected`` list): evaluated, with no judgement rows
+        self.extra_query_ids = tuple(str(q) for q in extra_query_ids)
 
     @property
     def relevance(self) -> np.ndarray:

@@ -324,7 +324,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     qrels_qc, qrels_qvocab = _encode(qrels.qid)
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
-    judged_set = set(qrels_qnames)
+    judged_set = set(qrels_qnames) | set(getattr(qrels, "extra_query_ids", ()))
     run_set = set(run_qnames)
     diag.missing_queries = sorted(judged_set - run_set)
     diag.extra_queries = sorted(run_set - judged_set)

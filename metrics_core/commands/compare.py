@@ -1,0 +1,114 @@
+"""``compare``: every run against a baseline with significance tests and intervals."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from metrics_core.commands.evaluate import (
+    add_convention_arguments,
+    evaluations_json,
+    run_evaluations,
+)
+from metrics_core.comparison import (
+    TESTS,
+    compare_runs,
+    comparison_records,
+    markers_legend,
+    paper_table,
+)
+from metrics_core.errors import InputError
+from metrics_core.report import format_table, json_safe, provenance, write_text
+from metrics_core.significance import CORRECTIONS
+
+NAME = "compare"
+HELP = "compare runs against a baseline: deltas, bootstrap CIs, t/Wilcoxon/permutation tests"
+DESCRIPTION = ("Compare every run with the baseline on the common queries: mean difference, "
+               "paired bootstrap interval, paired t-test, Wilcoxon signed-rank and a seeded "
+               "sign-flip permutation test, corrected for multiple comparisons over all "
+               "(run, measure) pairs.")
+FORMATS = ("table", "json", "markdown", "latex", "csv")
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
+    p.add_argument("--run", required=True, action="append", help="run file; repeat (at least two runs)")
+    p.add_argument("--baseline", required=True,
+                   help="name of the baseline run (its file name without extension, or TREC tag)")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help="measure name, repeatable or comma-separated (default: a standard set)")
+    p.add_argument("--permutations", type=_positive_int, default=10000,
+                   help="sign flips of the permutation test (default 10000)")
+    p.add_argument("--bootstrap", type=_positive_int, default=None,
+                   help="bootstrap resamples of the CI (default: same as --permutations)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutation test and bootstrap")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction over all (run, measure) pairs")
+    p.add_argument("--confidence", type=_confidence, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--alpha", type=_confidence, default=0.05, help="level of the markers (default 0.05)")
+    p.add_argument("--per-query", action="store_true", help="JSON: include per-query values")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    add_convention_arguments(p)
+
+
+def _wide(frame: pd.DataFrame) -> pd.DataFrame:
+    cols = ["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
+            *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size", "markers"]
+    return frame[cols]
+
+
+def run(args) -> int:
+    if len(args.run) < 2:
+        raise InputError("compare needs at least two runs (--run A --run B)")
+    evaluations, conv = run_evaluations(args)
+    names = [ev.run_name for ev in evaluations]
+    if args.baseline not in names:
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
+    measures = evaluations[0].measures
+    frame = compare_runs(evaluations, args.baseline, measures, permutations=args.permutations,
+                         seed=args.seed, correction=args.correction, confidence=args.confidence,
+                         bootstrap=args.bootstrap, alpha=args.alpha)
+    params = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed", "correction",
+                                           "confidence", "alpha")}
+    if args.format == "json":
+        out = evaluations_json(evaluations, conv, args.per_query)
+        out["comparison"] = params
+        out["comparisons"] = comparison_records(frame)
+        text = json.dumps(json_safe(out), indent=2)
+    elif args.format in ("markdown", "latex"):
+        legend = markers_legend(frame, tests=("permutation",))
+        text = format_table(paper_table(frame), args.format, prov=provenance(conv, **params), title=legend)
+    else:
+        text = format_table(_wide(frame), args.format, prov=provenance(conv, **params), index=False)
+    write_text(text, args.output)
+    return 0
+
+
+__all__ = ["NAME", "HELP", "add_arguments", "run"]

@@ -1,0 +1,72 @@
+"""Readers for hash codes and labels: .npy (never unpickled), .pt (weights only), CSV/TSV."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import read_source
+
+
+def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndarray:
+    """A 2-D (or 1-D for labels) numeric array from a .npy, .pt or CSV/TSV source.
+
+    ``.npy`` is loaded with ``allow_pickle=False`` and ``.pt`` with
+    ``torch.load(weights_only=True)``: an upload is never unpickled.
+    """
+    raw = read_source(source, name)
+    data = raw.data
+    ext = raw.extension
+    if data[:6] == b"\x93NUMPY" or ext == ".npy":
+        try:
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
+        except ValueError as exc:
+            raise InputError(f"cannot read this .npy file ({exc})", source=raw.name,
+                             hint="save plain numeric arrays (no objects) with numpy.save") from None
+    elif data[:2] == b"PK" or ext in (".pt", ".pth"):
+        import torch
+
+        try:
+            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many kinds; all mean "not a safe tensor file"
+            raise InputError(f"cannot read this .pt file ({type(exc).__name__})", source=raw.name,
+                             hint="save a tensor with torch.save(tensor, path)") from None
+        if isinstance(obj, dict) and len(obj) == 1:
+            obj = next(iter(obj.values()))
+        if not isinstance(obj, torch.Tensor):
+            raise InputError(f"the .pt file holds a {type(obj).__name__}, not a tensor", source=raw.name)
+        arr = obj.numpy()
+    else:
+        from metrics_core.io.source import check_text
+
+        check_text(raw)
+        text = data.decode("utf-8")
+        sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = [c.strip() for c in line.split(sep)]
+            try:
+                rows.append([float(c) for c in cells])
+            except ValueError:
+                if not rows and number == 1:
+                    continue  # a header line
+                raise InputError("a value is not a number", source=raw.name, line=number) from None
+        if not rows:
+            raise InputError("no numeric rows", source=raw.name)
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise InputError("rows have different numbers of values", source=raw.name)
+        arr = np.asarray(rows)
+        if arr.shape[1] == 1 and what == "labels":
+            arr = arr[:, 0]
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{what} must be numeric, got dtype {arr.dtype}", source=raw.name)
+    if arr.size == 0:
+        raise InputError(f"no {what} in the file", source=raw.name)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise InputError(f"{what} contain NaN or infinity", source=raw.name)
+    return arr

@@ -1,0 +1,115 @@
+"""Data page: upload qrels, runs and query metadata (or load the sample); diagnostics."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from metrics_core.errors import InputError
+from ui import state
+from ui.exports import download_table
+from ui.frame import conventions, page_setup
+from ui.ranking_data import evaluate_loaded, has_data, load_sample_into_state
+from ui.upload import FORMATS, handle_upload
+
+page_setup()
+st.title("Data")
+st.caption("Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, gzip-compressed or not. "
+           "Each run is a system, named after its file.")
+
+c1, c2, c3 = st.columns([1, 1, 3])
+
+
+def _clear() -> None:
+    st.session_state[state.QRELS] = None
+    st.session_state[state.RUNS] = {}
+    st.session_state[state.META] = None
+    st.session_state[state.EVAL_CACHE] = {}
+
+
+if c1.button("Load sample data", type="primary", key="ranklab.data.sample", on_click=load_sample_into_state):
+    st.success("Sample loaded: qrels (50 queries), runs bm25, dense and hybrid, query metadata.")
+c2.button("Clear everything", key="ranklab.data.clear", disabled=not has_data(), on_click=_clear)
+changed = False
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Qrels")
+    qfmt = st.selectbox("Qrels format", FORMATS, key="ranklab.data.qrels_fmt")
+    qfile = st.file_uploader("Relevance judgements (qrels)", key="ranklab.data.qrels_file")
+    if qfile is not None:
+        changed |= handle_upload("qrels", qfile, qfmt)
+with right:
+    st.subheader("Runs")
+    rfmt = st.selectbox("Run format", FORMATS, key="ranklab.data.run_fmt")
+    rfiles = st.file_uploader("One or more runs", accept_multiple_files=True, key="ranklab.data.run_files")
+    for rfile in rfiles or []:
+        changed |= handle_upload("run", rfile, rfmt)
+
+with st.expander("Query metadata (optional): category, difficulty, date, criterion, fold",
+                 expanded=st.session_state[state.META] is not None):
+    mfile = st.file_uploader("Metadata table (one row per query; a query_id column)",
+                             key="ranklab.data.meta_file")
+    if mfile is not None:
+        changed |= handle_upload("meta", mfile)
+    meta = st.session_state[state.META]
+    if meta is not None:
+        st.dataframe(meta, height=220)
+
+if changed:
+    st.rerun()  # redraw the sidebar with what is now loaded
+
+runs = st.session_state[state.RUNS] or {}
+if runs:
+    rc1, rc2 = st.columns([3, 1])
+    drop = rc1.selectbox("Remove a loaded run", list(runs), key="ranklab.data.drop_run")
+    if rc2.button("Remove", key="ranklab.data.drop_run_btn"):
+        st.session_state[state.RUNS] = {k: v for k, v in runs.items() if k != drop}
+        st.session_state[state.EVAL_CACHE] = {}
+        st.rerun()
+
+if not has_data():
+    st.info("Load a qrels file and at least one run (or the sample) to see diagnostics.")
+    st.stop()
+
+# --- Diagnostics ---------------------------------------------------------------------
+st.header("Diagnostics")
+qrels = st.session_state[state.QRELS]
+runs = st.session_state[state.RUNS]
+k = int(st.number_input("Cutoff k for ties and unjudged documents", min_value=1, max_value=1000,
+                        value=10, key="ranklab.data.diag_k"))
+labels = pd.Series(qrels.relevance).value_counts().sort_index()
+st.caption(f"Qrels: {len(qrels.unique_query_ids())} queries, {len(qrels):,} judgements; labels: "
+           + ", ".join(f"{lab:g}: {n}" for lab, n in labels.items()))
+rows = []
+conv = conventions()
+try:
+    with st.spinner("Checking the runs ..."):
+        diag_evs = evaluate_loaded([f"Judged@{k}", f"P@{k}", "NumRet"], conv)  # cached per session
+except InputError as exc:
+    diag_evs = {}
+    st.error(str(exc))
+    if "duplicate" in str(exc):
+        st.caption("Choose a duplicates rule under **More conventions** in the sidebar.")
+for name, ev in diag_evs.items():
+    run = runs[name]
+    d = ev.diagnostics
+    judged = ev.per_query[f"Judged@{k}"]
+    rows.append({
+        "run": name, "lines": len(run), "queries evaluated": d["num_queries"],
+        "missing queries": len(d["missing_queries"]), "extra queries": len(d["extra_queries"]),
+        "duplicates": d["duplicates"], f"tied groups straddling @{k}": d["ties_straddling"].get(str(k), 0),
+        f"Judged@{k} (mean)": float(np.mean(judged)) if len(judged) else float("nan"),
+        f"queries with unjudged in top {k}": int((judged < 1).sum()),
+    })
+    with st.expander(f"{name}: details"):
+        st.write("Missing queries (judged, not in the run): "
+                 + (", ".join(d["missing_queries"]) or "none"))
+        st.write("Extra queries (in the run, not judged; ignored): "
+                 + (", ".join(d["extra_queries"]) or "none"))
+        st.write(f"Tied groups: {d['tied_groups']} ({d['tied_documents']} documents); "
+                 f"straddling @{k}: {d['ties_straddling'].get(str(k), 0)}. Ties are broken by the "
+                 f"rule '{conv.ties}' (sidebar).")
+if rows:
+    table = pd.DataFrame(rows).set_index("run")
+    st.dataframe(table)
+    download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

@@ -1,0 +1,149 @@
+"""Learn: a worked example on an editable ranking, every measure's formula, the conventions."""
+
+import pandas as pd
+import streamlit as st
+
+import metrics_core as mc
+from metrics_core.conventions import CHOICES, DESCRIPTIONS
+from metrics_core.errors import InputError
+from metrics_core.measures import REGISTRY
+from ui.exports import download_table
+from ui.figures_ranking import gain_contributions
+from ui.frame import conventions, page_setup
+from ui.learn_examples import PRESETS, dcg_steps, evaluate_example, seed_comparison
+
+page_setup()
+st.title("Measures explained")
+
+EX = "ranklab.learn.example"      # the loaded preset (name) or None
+VERSION = "ranklab.learn.version"  # bumps when a preset is loaded, to reset the editor
+LOCAL = ("gain", "discount", "ideal", "p_denominator")
+
+if VERSION not in st.session_state:
+    st.session_state[VERSION] = 0
+    st.session_state[EX] = None
+    st.session_state["ranklab.learn.labels"] = [3, 2, 0, 1, 0, 0, 2, 0, 1, 0]
+    st.session_state["ranklab.learn.k"] = 5
+    st.session_state["ranklab.learn.numrel"] = 0
+    base = conventions()
+    for f in LOCAL:
+        st.session_state[f"ranklab.learn.{f}"] = getattr(base, f)
+
+
+def _load(name: str) -> None:
+    preset = PRESETS[name]
+    st.session_state[EX] = name
+    st.session_state[VERSION] += 1
+    st.session_state["ranklab.learn.labels"] = list(preset["labels"])
+    st.session_state["ranklab.learn.k"] = int(preset["k"])
+    st.session_state["ranklab.learn.numrel"] = int(preset["num_relevant"] or 0)
+    conv = mc.Conventions().replace(**preset["conventions"])
+    for f in LOCAL:
+        st.session_state[f"ranklab.learn.{f}"] = getattr(conv, f)
+
+
+st.header("Worked example")
+st.write("Edit the relevance labels of a ranking (top row = rank 1), or load a seed's example. "
+         "The numbers below are computed by the same engine as every other page.")
+b1, b2, b3 = st.columns([1, 1, 2])
+b1.button("Seed 003 example", on_click=_load, args=("Seed 003 example",), key="ranklab.learn.seed003")
+b2.button("Seed 001 example", on_click=_load, args=("Seed 001 example",), key="ranklab.learn.seed001")
+others = [n for n in PRESETS if n not in ("Seed 003 example", "Seed 001 example")]
+with b3:
+    pick = st.selectbox("More seed examples", others, key="ranklab.learn.other")
+    st.button("Load", on_click=lambda: _load(st.session_state["ranklab.learn.other"]), key="ranklab.learn.load")
+
+left, right = st.columns([1, 2])
+with left:
+    frame = pd.DataFrame({"relevance": st.session_state["ranklab.learn.labels"]})
+    edited = st.data_editor(frame, num_rows="dynamic", key=f"ranklab.learn.editor.{st.session_state[VERSION]}",
+                            column_config={"relevance": st.column_config.NumberColumn(
+                                "relevance label", min_value=-1, max_value=10, step=1)})
+    labels = [float(x) for x in edited["relevance"].dropna()]
+with right:
+    c1, c2 = st.columns(2)
+    k = int(c1.number_input("Cutoff k", 1, 1000, key="ranklab.learn.k"))
+    numrel = int(c2.number_input("Relevant documents in the collection (0 = only those listed)",
+                                 0, 100000, key="ranklab.learn.numrel"))
+    c3, c4, c5, c6 = st.columns(4)
+    local = {}
+    for col, f in zip((c3, c4, c5, c6), LOCAL, strict=True):
+        local[f] = col.selectbox(DESCRIPTIONS[f], CHOICES[f], key=f"ranklab.learn.{f}")
+
+if not labels:
+    st.info("Add at least one row to the ranking.")
+    st.stop()
+conv = conventions().replace(**local)
+try:
+    ev = evaluate_example(labels, k, numrel or None, conv)
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+
+name = st.session_state[EX]
+if name is not None and list(PRESETS[name]["labels"]) == [int(x) if float(x).is_integer() else x for x in labels]:
+    st.markdown(f"**{name}.** {PRESETS[name]['note']}")
+    st.dataframe(seed_comparison(ev, PRESETS[name]["expected"]), hide_index=True,
+                 key="ranklab.learn.seedcmp")
+values = pd.DataFrame({"value": pd.Series(ev.aggregate)})
+values.index.name = "measure"
+st.dataframe(values, column_config={"value": st.column_config.NumberColumn(format="%.6f")},
+             key="ranklab.learn.values")
+download_table(values, "worked_example", conv, title="Worked example", key="learn",
+               labels=" ".join(f"{x:g}" for x in labels), k=k)
+
+steps = dcg_steps(labels, k, conv)
+st.markdown(f"**DCG@{k} rank by rank** (gain = {conv.gain}, discount = {conv.discount}): "
+            f"DCG@{k} = {steps['DCG so far'].iloc[-1] if len(steps) else 0.0:.6f}, "
+            f"nDCG@{k} = DCG / IDCG = {ev.aggregate[f'nDCG@{k}']:.6f} (ideal from {conv.ideal}).")
+st.dataframe(steps, hide_index=True, key="ranklab.learn.steps")
+download_table(steps.set_index("rank"), "dcg_steps", conv, title=f"DCG@{k} rank by rank", key="learn_steps")
+st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key="ranklab.learn.chart")
+
+# --- every measure ----------------------------------------------------------------------
+st.header("Every measure")
+EDGE_CASES = {
+    "P": "k larger than the list: divides by k (trec_eval); convention p_denominator=retrieved divides by "
+         "min(k, retrieved) (seed 003). Relevant means label >= the relevance threshold.",
+    "R": "No relevant document in the qrels: 0 (the query still counts in the mean).",
+    "F1": "0 when P@k + R@k = 0.",
+    "RR": "No relevant document retrieved: 0. RR@k with nothing relevant in the top k: 0, or 1/(k+1) with "
+          "miss=k_plus_1 (seed 001's MRR@K). MRR is its mean over queries.",
+    "AP": "Divides by all relevant documents in the qrels (unretrieved ones count as precision 0); "
+          "alternatives: min(R, k), relevant retrieved. No relevant documents: 0.",
+    "GMAP": "Geometric mean over queries with AP floored at 1e-5 (trec_eval gm_map).",
+    "nDCG": "IDCG from all judged documents of the query (trec_eval) or from the retrieved list "
+            "(ideal=retrieved, seed 003). IDCG = 0: nDCG = 0. Gain linear (label) or 2^label - 1; "
+            "discount 1/log2(i+1) or 1/max(1, log2 i) (seed 003's DCG). Negative labels give no gain.",
+    "DCG": "Unnormalised; depends on the number and grades of relevant documents.",
+    "Rprec": "R = relevant documents of the query; R = 0 gives 0.",
+    "Bpref": "Only judged documents count; unjudged retrieved documents are skipped.",
+    "Success": "1 when the first relevant document is at rank <= k, else 0.",
+    "IPrec": "Interpolated: the best precision at any rank whose recall reaches the level.",
+    "Judged": "Unjudged documents in the top k lower it; divides by k.",
+    "Hits": "A count, not a fraction (seed 000's hits_in_top_k).",
+    "FirstRel": "NaN for a query without a relevant retrieved document; averaged over the others.",
+}
+for d in REGISTRY.values():
+    with st.expander(f"{d.name}: {d.description}"):
+        if d.formula:
+            st.latex(d.formula)
+        if d.params:
+            st.caption("parameters: " + ", ".join(d.params) + (" · cutoff: " + d.cutoff if d.cutoff != "none" else ""))
+        if d.name in EDGE_CASES:
+            st.write(EDGE_CASES[d.name])
+        if d.name in ("NumQ", "NumRet", "NumRel", "NumRelRet"):
+            st.write("A count; summed over queries in the aggregate (trec_eval).")
+
+st.header("Conventions")
+st.write("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "
+         "Change them in the sidebar; every table and export states the ones used.")
+rows = [{"convention": f, "meaning": DESCRIPTIONS.get(f, ""), "default (trec_eval)": str(v[0]),
+         "alternatives": ", ".join(map(str, v[1:]))} for f, v in CHOICES.items()]
+rows += [{"convention": "relevance_threshold", "meaning": DESCRIPTIONS["relevance_threshold"],
+          "default (trec_eval)": "1", "alternatives": "any number (trec_eval -l)"},
+         {"convention": "depth", "meaning": DESCRIPTIONS["depth"], "default (trec_eval)": "all",
+          "alternatives": "any positive integer (trec_eval -M)"}]
+conventions_table = pd.DataFrame(rows).set_index("convention")
+st.dataframe(conventions_table, key="ranklab.learn.conventions")
+download_table(conventions_table, "conventions", conv, title="Conventions", key="learn_conv")

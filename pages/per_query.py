@@ -1,0 +1,124 @@
+"""Per query: the per-query table, a measure's distribution, and one query's rankings."""
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.errors import InputError
+from ui import state
+from ui.exports import download_table
+from ui.figures_ranking import distribution
+from ui.frame import conventions, page_setup
+from ui.ranked_view import missed_relevant, ranked_list, styled_ranking
+from ui.ranking_data import evaluate_loaded, require_data
+from ui.ranking_widgets import measure_chooser
+
+page_setup()
+st.title("Per query")
+if not require_data():
+    st.stop()
+
+measures = measure_chooser()
+conv = conventions()
+try:
+    evaluations = evaluate_loaded(measures, conv)
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+measures = evaluations[next(iter(evaluations))].measures
+meta = st.session_state[state.META]
+runs = st.session_state[state.RUNS]
+qrels = st.session_state[state.QRELS]
+
+# --- table ---------------------------------------------------------------------------
+run_name = st.selectbox("Run", list(evaluations), key="ranklab.pq.run")
+ev = evaluations[run_name]
+table = ev.per_query.copy()
+if meta is not None:
+    shown_meta = [c for c in ("query", "category", "difficulty", "date") if c in meta.columns]
+    table = meta.reindex(table.index)[shown_meta].join(table)
+
+f1, f2, f3 = st.columns(3)
+text = f1.text_input("Filter: query id or text contains", key="ranklab.pq.filter")
+if text:
+    hay = table.index.to_series().astype(str)
+    if "query" in table.columns:
+        hay = hay + " " + table["query"].astype(str)
+    table = table[hay.str.contains(text, case=False, regex=False).to_numpy()]
+if meta is not None and "category" in table.columns:
+    cats = sorted(table["category"].dropna().astype(str).unique())
+    picked = f2.multiselect("Category", cats, key="ranklab.pq.cats")
+    if picked:
+        table = table[table["category"].astype(str).isin(picked)]
+measure = f3.selectbox("Measure for the range filter and the distribution", measures, key="ranklab.pq.measure")
+values = table[measure].dropna()
+if len(values) and values.min() < values.max():
+    lo, hi = st.slider(f"{measure} between", float(values.min()), float(values.max()),
+                       (float(values.min()), float(values.max())), key="ranklab.pq.range")
+    table = table[(table[measure] >= lo) & (table[measure] <= hi) | table[measure].isna()]
+
+st.caption(f"{len(table)} of {len(ev.per_query)} queries; click a column header to sort, "
+           "select a row to inspect that query below.")
+config = {m: st.column_config.NumberColumn(format="%.4f") for m in measures}
+if "date" in table.columns:
+    config["date"] = st.column_config.DateColumn(format="YYYY-MM-DD")
+event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key="ranklab.pq.table",
+                     column_config=config)
+download_table(table, f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
+rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+picked_row = str(table.index[rows[0]]) if rows and rows[0] < len(table) else None
+if picked_row is not None and st.session_state.get("ranklab.pq.last_row") != picked_row:
+    st.session_state[state.SELECTED_QUERY] = picked_row  # a new row was clicked
+st.session_state["ranklab.pq.last_row"] = picked_row
+
+# --- distribution --------------------------------------------------------------------
+@st.fragment
+def _distribution() -> None:
+    kind = st.radio("Chart", ["box", "histogram"], horizontal=True, key="ranklab.pq.kind")
+    st.plotly_chart(distribution({n: e.per_query[measure] for n, e in evaluations.items()}, measure, kind),
+                    key="ranklab.pq.dist")
+
+
+_distribution()
+
+# --- one query -----------------------------------------------------------------------
+st.header("One query")
+all_queries = list(ev.per_query.index)
+# The selectbox follows ranklab.selected_query (set by a table click or by another page).
+selected = st.session_state.get(state.SELECTED_QUERY)
+if selected in all_queries:
+    st.session_state["ranklab.pq.query"] = selected
+elif st.session_state.get("ranklab.pq.query") not in all_queries:
+    st.session_state["ranklab.pq.query"] = all_queries[0]
+
+
+def _on_query() -> None:
+    st.session_state[state.SELECTED_QUERY] = st.session_state["ranklab.pq.query"]
+
+
+qid = st.selectbox("Query", all_queries, key="ranklab.pq.query", on_change=_on_query,
+                   format_func=lambda q: f"{q}: {meta.loc[q, 'query']}" if meta is not None
+                   and "query" in meta.columns and q in meta.index else str(q))
+names = list(evaluations)
+c1, c2 = st.columns(2)
+pairs = [(c1, names[0]), (c2, names[1] if len(names) > 1 else names[0])]
+depth = int(st.number_input("Show the top", 1, 10000, 20, key="ranklab.pq.depth"))
+max_label = float(max(qrels.relevance.max(), 1.0)) if len(qrels) else 1.0
+for i, (col, default) in enumerate(pairs):
+    with col:
+        name = st.selectbox(f"Run {'AB'[i]}", names, index=names.index(default), key=f"ranklab.pq.side{i}")
+        e = evaluations[name]
+        ranking = ranked_list(e, runs[name], qid)
+        if qid in e.per_query.index:
+            st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))
+        else:
+            st.write(f"{name} has no ranking for this query.")
+        st.dataframe(styled_ranking(ranking.head(depth), max_label), hide_index=True,
+                     key=f"ranklab.pq.rank{i}")
+        download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
+                       title=f"Ranking of {name} for query {qid}", key=f"ranking{i}")
+        missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
+        st.markdown(f"**Relevant documents {name} did not retrieve** ({len(missed)})")
+        if len(missed):
+            st.dataframe(missed, hide_index=True, key=f"ranklab.pq.missed{i}")
+            download_table(pd.DataFrame(missed).set_index("doc_id"), f"missed_{name}_{qid}", conv,
+                           key=f"missed{i}")

@@ -1,0 +1,104 @@
+"""Fixtures of the real-browser tests: Debian's Chromium driven by Playwright, and
+``streamlit run app.py`` started as a subprocess on a free port.
+
+Skipped cleanly when ``chromium`` is not on PATH (``.ci/run`` installs Debian's package)
+or Playwright is not installed; nothing downloads a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+STARTUP_TIMEOUT_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server():
+    """A fresh ``streamlit run app.py``; yields its base URL, stops it afterwards."""
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+           "--server.headless", "true", "--server.address", "127.0.0.1",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{out[-3000:]}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("streamlit did not become healthy in time")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        if proc.stdout:
+            proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def server():
+    with streamlit_server() as url:
+        yield url

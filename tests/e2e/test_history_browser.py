@@ -1,0 +1,88 @@
+"""Real browser: an evaluation saved from the command line shows on the History page,
+and the sample history loads with one click. Skipped without Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from metrics_core.cli import main
+from metrics_core.history import HistoryStore
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed")
+    pytest.importorskip("playwright.sync_api")
+    port = _free_port()
+    env = dict(os.environ, RANKLAB_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.headless", "true"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start")
+        yield url, tmp_path / "home" / "history.sqlite3"
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_saved_evaluation_shows_in_history(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, store = server
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d2 1 2.0 x\nq1 Q0 d1 2 1.0 x\nq2 Q0 d3 1 1.0 x\n")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(url + "/history")
+            # empty store: the sample history is shown, and can be loaded
+            expect(page.get_by_text("sample history").first).to_be_visible(timeout=60_000)
+            page.get_by_role("button", name="Load sample history into my store").click()
+            expect(page.get_by_text("Load sample history into my store")).to_have_count(0, timeout=30_000)
+            with HistoryStore(store) as s:
+                assert s.count_evaluations() == 6
+
+            code = main(["history", "add", "--suite", "browser-suite", "--qrels", str(tmp_path / "qrels.txt"),
+                         "--run", str(tmp_path / "run.txt"), "--name", "cli-run-xyz", "--store", str(store)])
+            assert code == 0
+            page.goto(url + "/history")
+            expect(page.get_by_text("Overall").first).to_be_visible(timeout=60_000)
+            # the comparative report lists 7 evaluations now, the new one included
+            page.get_by_text("Suite").first.wait_for(timeout=30_000)
+            metric = page.locator('[data-testid="stMetricValue"]').first
+            expect(metric).to_have_text("7", timeout=30_000)
+            page.get_by_role("combobox").first.click()
+            page.get_by_role("option", name="browser-suite").click()
+            expect(metric).to_have_text("1", timeout=30_000)
+        finally:
+            browser.close()

@@ -1,0 +1,276 @@
+"""Every page of the explorer under Streamlit's AppTest, with the sample data: the numbers
+on the page equal metrics_core's for the same data and conventions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import metrics_core as mc
+from metrics_core.aggregate import group_means
+from metrics_core.clicks import click_mrr, read_click_log
+from ui.ranking_data import load_sample, sample_files
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+def _app(page: str, sample=None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
+    if sample is not None:
+        qrels, runs, meta = sample
+        at.session_state["ranklab.qrels"] = qrels
+        at.session_state["ranklab.runs"] = dict(runs)
+        at.session_state["ranklab.meta"] = meta
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    for df in at.dataframe:
+        value = df.value
+        if column in value.columns or column == value.index.name:
+            return value
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def test_home_and_sample_button():
+    at = _app("home")
+    _ok(at)
+    at.button(key="ranklab.home.sample").click().run()
+    _ok(at)
+    assert set(at.session_state["ranklab.runs"]) == {"bm25", "dense", "hybrid"}
+    assert any("qrels: 50 queries" in c.value for c in at.sidebar.caption)
+
+
+def test_data_page_sample_and_diagnostics(sample):
+    at = _app("data")
+    _ok(at)
+    at.button(key="ranklab.data.sample").click().run()
+    _ok(at)
+    qrels, runs, _ = sample
+    table = _frame_with(at, "missing queries")
+    for name, run in runs.items():
+        ev = mc.evaluate(qrels, run, ["Judged@10", "P@10"])
+        assert table.loc[name, "missing queries"] == len(ev.diagnostics["missing_queries"])
+        assert table.loc[name, "extra queries"] == len(ev.diagnostics["extra_queries"])
+        assert table.loc[name, "tied groups straddling @10"] == ev.diagnostics["ties_straddling"]["10"]
+        assert table.loc[name, "Judged@10 (mean)"] == pytest.approx(ev.aggregate["Judged@10"])
+    assert table.loc["dense", "missing queries"] == 2
+    # change a control: the cutoff of the diagnostics
+    at.number_input(key="ranklab.data.diag_k").set_value(5).run()
+    _ok(at)
+    table = _frame_with(at, "tied groups straddling @5")
+    ev = mc.evaluate(qrels, runs["hybrid"], ["Judged@5", "P@5"])
+    assert table.loc["hybrid", "tied groups straddling @5"] == ev.diagnostics["ties_straddling"]["5"]
+    assert table.loc["hybrid", "Judged@5 (mean)"] == pytest.approx(ev.aggregate["Judged@5"])
+
+
+def _bad_upload_script():
+    import streamlit as st
+
+    from ui import state
+    from ui.frame import page_setup
+    from ui.ranking_data import load_sample_into_state
+    from ui.upload import handle_upload
+
+    class Upload:  # what st.file_uploader hands over
+        def __init__(self, data: bytes, name: str):
+            self._data, self.name, self.size, self.file_id = data, name, len(data), name
+
+        def getvalue(self) -> bytes:
+            return self._data
+
+    page_setup()
+    if "sample_loaded" not in st.session_state:
+        load_sample_into_state()
+        st.session_state["sample_loaded"] = True
+    handle_upload("run", Upload(bytes(range(256)) * 4, "junk.bin"), "auto")
+    handle_upload("run", Upload(b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "wrong.csv"), "auto")
+    st.write("runs: " + ",".join(st.session_state[state.RUNS]))
+
+
+def test_bad_uploads_show_errors_keep_data_and_map_columns(sample):
+    at = AppTest.from_function(_bad_upload_script, default_timeout=TIMEOUT).run()
+    _ok(at)
+    errors = [e.value for e in at.error]
+    assert any("junk.bin" in e and "binary" in e for e in errors), errors
+    assert any("wrong.csv" in e and "column" in e for e in errors), errors
+    assert set(at.session_state["ranklab.runs"]) == {"bm25", "dense", "hybrid"}
+    # the column-mapping step for the table whose columns were not recognised
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.query_id").set_value("topic")
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.doc_id").set_value("document")
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.score").set_value("value")
+    at.button(key="ranklab.data.map.run.wrong.csv.apply").click().run()
+    _ok(at)
+    runs = at.session_state["ranklab.runs"]
+    assert set(runs) == {"bm25", "dense", "hybrid", "wrong"}
+    assert runs["wrong"].doc_ids.tolist() == ["D01195", "D00364"]
+    assert runs["wrong"].scores.tolist() == [3.5, 1.0]
+
+
+def test_overview_values_equal_evaluate(sample):
+    qrels, runs, _ = sample
+    at = _app("overview", sample)
+    _ok(at)
+    table = _frame_with(at, "aggregate")
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    for name, run in runs.items():
+        ev = mc.evaluate(qrels, run, measures)
+        got = table[table["run"] == name].set_index("measure")
+        for m in measures:
+            assert got.loc[m, "aggregate"] == pytest.approx(ev.aggregate[m], abs=1e-12)
+            assert got.loc[m, "median"] == pytest.approx(float(ev.per_query[m].median()))
+            assert got.loc[m, "ci_low"] <= got.loc[m, "mean"] <= got.loc[m, "ci_high"]
+        rr = ev.aggregate["RR"]
+        expected_label = "Good" if rr >= 0.7 else "Fair" if rr >= 0.35 else "Needs improvement"
+        assert got.loc["RR", "interpretation"] == expected_label
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["hybrid · RR"] == f"{mc.evaluate(qrels, runs['hybrid'], ['RR']).aggregate['RR']:.4f}"
+
+    # change controls: add a measure by name, and a convention in the sidebar
+    at.text_input(key="ranklab.w.custom_measure").input("nDCG(gain=exp)@5").run()
+    at.selectbox(key="ranklab.w.conv.missing_queries").set_value("zero").run()
+    _ok(at)
+    table = _frame_with(at, "aggregate")
+    ev = mc.evaluate(qrels, runs["dense"], ["RR", "nDCG(gain=exp)@5"], missing_queries="zero")
+    got = table[table["run"] == "dense"].set_index("measure")
+    assert got.loc["nDCG(gain=exp)@5", "aggregate"] == pytest.approx(ev.aggregate["nDCG(gain=exp)@5"])
+    assert got.loc["RR", "aggregate"] == pytest.approx(ev.aggregate["RR"])
+    assert got.loc["RR", "queries"] == 50  # missing queries scored 0
+    assert at.session_state["ranklab.conventions"].missing_queries == "zero"
+    # reset to trec_eval's defaults
+    at.button(key="ranklab.w.reset_conventions").click().run()
+    assert at.session_state["ranklab.conventions"] == mc.Conventions()
+
+
+def test_overview_threshold_edit_changes_labels(sample):
+    at = _app("overview", sample)
+    at.session_state["ranklab.thresholds"] = {"RR": 0.5}
+    at.session_state["ranklab.thr.overview.base"] = {"RR": 0.5}
+    at.run()
+    _ok(at)
+    table = _frame_with(at, "interpretation").set_index(["run", "measure"])
+    assert table.loc[("bm25", "RR"), "interpretation"] == "Good"  # 0.63 >= 0.5
+    assert table.loc[("bm25", "nDCG@10"), "interpretation"] == ""  # no threshold now
+
+
+def test_per_query_page(sample):
+    qrels, runs, _ = sample
+    at = _app("per_query", sample)
+    _ok(at)
+    at.selectbox(key="ranklab.pq.run").set_value("hybrid").run()
+    _ok(at)
+    ev = mc.evaluate(qrels, runs["hybrid"], ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"])
+    table = _frame_with(at, "nDCG@10")
+    np.testing.assert_allclose(table["nDCG@10"].to_numpy(), ev.per_query["nDCG@10"].to_numpy())
+    # one query, from the shared selection key: ranked list in trec_eval's order
+    at.session_state["ranklab.selected_query"] = "q07"
+    at.run()
+    _ok(at)
+    assert at.selectbox(key="ranklab.pq.query").value == "q07"
+    at.selectbox(key="ranklab.pq.side0").set_value("bm25").run()
+    ranking = at.dataframe[[i for i, d in enumerate(at.dataframe) if "rank" in d.value.columns][0]].value
+    frame = runs["bm25"].to_frame()
+    ref = frame[frame["query_id"] == "q07"].sort_values(["score", "doc_id"], ascending=[False, False])
+    assert ranking["doc_id"].tolist() == ref["doc_id"].head(len(ranking)).tolist()
+    judged = qrels.to_frame()
+    judged = judged[judged["query_id"] == "q07"].set_index("doc_id")["relevance"]
+    expected_rel = ref["doc_id"].head(len(ranking)).map(judged)
+    np.testing.assert_array_equal(ranking["relevance"].to_numpy(dtype=float), expected_rel.to_numpy(dtype=float))
+
+
+def test_breakdown_page(sample):
+    qrels, runs, meta = sample
+    at = _app("breakdown", sample)
+    _ok(at)
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    at.selectbox(key="ranklab.bd.column").set_value("difficulty").run()
+    _ok(at)
+    long = _frame_with(at, "difficulty")
+    ev = mc.evaluate(qrels, runs["bm25"], measures)
+    ref = group_means(ev.per_query, meta, "difficulty")
+    got = long[long["run"] == "bm25"].set_index("difficulty")
+    for m in measures:
+        np.testing.assert_allclose(got.loc[ref.index, m].to_numpy(), ref[m].to_numpy())
+    assert got.loc[ref.index, "count"].tolist() == ref["count"].tolist()
+    report = _frame_with(at, "interpretation")
+    ev3 = mc.evaluate(qrels, runs["bm25"], ["RR", "nDCG@10", "P@5"])
+    summary = report.iloc[-1]
+    assert summary["ID"] == "Summary"
+    assert summary["MRR"] == pytest.approx(ev3.aggregate["RR"])
+    assert summary["nDCG@10"] == pytest.approx(ev3.aggregate["nDCG@10"])
+
+
+def test_breakdown_date_filter(sample):
+    qrels, runs, meta = sample
+    at = _app("breakdown", sample)
+    lo = meta["date"].min().date()
+    cut = pd.Timestamp("2025-02-01")
+    at.date_input(key="ranklab.bd.dates").set_value((lo, cut.date())).run()
+    _ok(at)
+    report = _frame_with(at, "interpretation")
+    in_range = set(meta.index[meta["date"] <= cut])
+    ids = set(report["ID"].iloc[:-1])
+    assert ids and ids <= in_range
+    ev = mc.evaluate(qrels, runs["bm25"], ["RR"])
+    expected = ev.per_query.loc[sorted(ids), "RR"].mean()
+    assert report.iloc[-1]["MRR"] == pytest.approx(expected)
+
+
+def test_learn_page_seed_examples():
+    at = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=TIMEOUT).run()
+    _ok(at)
+    at.button(key="ranklab.learn.seed003").click().run()
+    _ok(at)
+    values = _frame_with(at, "value")
+    assert values.loc["DCG@6", "value"] == pytest.approx(10.279642067948915)
+    assert values.loc["nDCG@6", "value"] == pytest.approx(0.7424602308163405)
+    at.button(key="ranklab.learn.seed001").click().run()
+    _ok(at)
+    cmp = _frame_with(at, "the seed says").set_index("measure")
+    assert bool(cmp.loc["DCG@4", "agrees to the seed's decimals"])
+    assert not bool(cmp.loc["nDCG@4", "agrees to the seed's decimals"])  # the seed's slip
+    assert cmp.loc["nDCG@4", "RankLab"] == pytest.approx(0.9514426589871553)
+    # change a control: the discount
+    at.selectbox(key="ranklab.learn.discount").set_value("jarvelin").run()
+    values = _frame_with(at, "value")
+    run, qrels = mc.io.from_relevance_vectors({"x": [3, 1, 3, 0]})
+    ref = mc.evaluate(qrels, run, ["DCG@4"], discount="jarvelin").aggregate["DCG@4"]
+    assert values.loc["DCG@4", "value"] == pytest.approx(ref)
+
+
+def test_clicks_page():
+    at = AppTest.from_file(str(ROOT / "pages" / "clicks.py"), default_timeout=TIMEOUT).run()
+    _ok(at)
+    at.button(key="ranklab.clicks.sample").click().run()
+    _ok(at)
+    log = read_click_log(sample_files()["clicks"].read_bytes(), "clicks.csv")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["MRR (from clicks)"] == f"{click_mrr(log).mrr:.4f}"
+    assert int(metrics["Ignored clicks (not shown)"]) == click_mrr(log).ignored_clicks > 0
+    at.radio(key="ranklab.clicks.rule").set_value("top").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["MRR (from clicks)"] == f"{click_mrr(log, rule='top').mrr:.4f}"
+    at.checkbox(key="ranklab.clicks.strict").check().run()
+    _ok(at)
+    assert any("not among the shown" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("page", ["overview", "per_query", "breakdown"])
+def test_pages_without_data_say_so(page):
+    at = _app(page)
+    _ok(at)
+    assert any("No data loaded" in i.value for i in at.info)

@@ -1,0 +1,103 @@
+"""AppTest of the Compare page: the table equals compare_runs on metrics_core's evaluations."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import metrics_core as mc
+from metrics_core.comparison import compare_runs
+from metrics_core.folds import criterion_averages, fold_summary
+from ui import figures_compare as figs
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "compare.py")
+
+
+def _data(n_queries=20, seed=0):
+    rng = np.random.default_rng(seed)
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in range(6)} for q in range(n_queries)}
+    runs = {}
+    for name in ("bm25", "dense", "hybrid"):
+        run = {f"q{q}": {f"d{d}": float(rng.random()) for d in range(6)} for q in range(n_queries)}
+        runs[name] = mc.read_run(run, name=name)
+    meta = pd.DataFrame({"fold": np.arange(n_queries) % 4, "criterion": rng.choice(["x", "y"], n_queries)},
+                        index=pd.Index([f"q{q}" for q in range(n_queries)], name="query_id"))
+    return mc.read_qrels(qrels), runs, meta
+
+
+def _app(meta=None):
+    qrels, runs, m = _data()
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = runs
+    at.session_state["ranklab.conventions"] = mc.Conventions()
+    at.session_state["ranklab.meta"] = m if meta else None
+    return at, qrels, runs, m
+
+
+def test_page_table_equals_metrics_core():
+    at, qrels, runs, meta = _app(meta=True)
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
+    expected = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], permutations=10000, seed=0,
+                            correction="holm")
+    assert list(table["run"]) == list(expected["run"])
+    for col in ("mean_delta", "ci_lo", "ci_hi", "p_corrected_t", "p_corrected_wilcoxon",
+                "p_corrected_permutation", "wins", "losses"):
+        assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
+    # fold view: mean ± std strings from metrics_core.folds
+    fold_table = at.dataframe[1].value
+    ev = next(e for e in evs if e.run_name == "dense")
+    assert fold_table.loc["dense", "AP"] == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
+    crit = at.dataframe[2].value
+    assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
+        criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"])
+    assert len(at.get("download_button")) == 4
+
+
+def test_page_changes_baseline_and_correction():
+    at, qrels, runs, _ = _app()
+    at.run()
+    at.selectbox[0].set_value("dense")
+    at.selectbox[1].set_value("bonferroni")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert set(table["run"]) == {"bm25", "hybrid"}
+    evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
+    expected = compare_runs(evs, "dense", ["AP", "nDCG@10", "P@10", "RR"], correction="bonferroni")
+    assert table["p_corrected_t"].to_numpy(float) == pytest.approx(expected["p_corrected_t"].to_numpy(float))
+
+
+def test_page_without_data_says_what_to_do():
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.run()
+    assert not at.exception
+    assert "at least two runs" in at.info[0].value
+
+
+def test_delta_figure_sorted_with_query_ids():
+    idx = pd.Index(["q1", "q2", "q3", "q4"], name="query_id")
+    base = pd.DataFrame({"AP": [0.5, 0.2, 0.9, 0.4]}, index=idx)
+    run = pd.DataFrame({"AP": [0.7, 0.2, 0.1, 0.5]}, index=idx)
+    deltas = figs.per_query_deltas(base, run, "AP")
+    assert list(deltas.index) == ["q3", "q2", "q4", "q1"]
+    fig = figs.delta_bar_figure(deltas, "run", "base", "AP")
+    assert isinstance(fig, go.Figure)
+    assert list(fig.data[0].customdata) == ["q3", "q2", "q4", "q1"]
+    assert list(fig.data[0].y) == pytest.approx([-0.8, 0.0, 0.1, 0.2])
+    assert "1 ties" in fig.layout.title.text and "2 wins" in fig.layout.title.text
+
+
+def test_page_bad_measure_shows_error_not_traceback():
+    at, *_ = _app()
+    at.run()
+    at.multiselect[0].set_value(["AP", "NotAMeasure@3"])
+    at.button[0].click().run()
+    assert not at.exception
+    assert "NotAMeasure" in at.error[0].value

@@ -1,0 +1,104 @@
+"""Pure helpers of the explorer: exports with provenance, seed 001's comparative report,
+figure builders, the ranked-list view and run naming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+import metrics_core as mc
+from ui.comparative import comparative_report
+from ui.exports import export_texts
+from ui.figures_ranking import (
+    distribution,
+    first_click_ranks,
+    gain_contributions,
+    group_bars,
+    overview_bars,
+)
+from ui.ranked_view import missed_relevant, ranked_list
+from ui.ranking_data import read_metadata, run_name_for
+
+SEED_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
+
+
+def test_comparative_report_reproduces_seed_001_table():
+    per_query = pd.DataFrame({"RR": [0.833, 1.000, 0.250], "nDCG@10": [0.72, 0.85, 0.41],
+                              "P@5": [0.60, 0.80, 0.20]}, index=["1", "2", "3"])
+    meta = pd.DataFrame({"query": ["envíos a Quito", "celulares del mes anterior", "productos electrónicos"],
+                         "date": pd.to_datetime(["2025-01-28"] * 3)}, index=["1", "2", "3"])
+    report = comparative_report(per_query, meta, SEED_THRESHOLDS)
+    # Bueno, Bueno, Mejorable; summary Aceptable (Fair) with means 0.69, 0.66, 0.53
+    assert report["interpretation"].tolist() == ["Good", "Good", "Needs improvement", "Fair"]
+    summary = report.iloc[-1]
+    assert (round(summary["MRR"], 2), round(summary["nDCG@10"], 2), round(summary["P@5"], 2)) == (0.69, 0.66, 0.53)
+    assert summary["query"] == "3 evaluations"
+    assert report["date"].tolist()[:3] == ["2025-01-28"] * 3
+    assert list(report.columns) == ["ID", "query", "date", "MRR", "nDCG@10", "P@5", "interpretation"]
+
+
+def test_exports_state_version_and_conventions():
+    df = pd.DataFrame({"nDCG@10": [0.51234], "date": pd.to_datetime(["2025-01-28"])},
+                      index=pd.Index(["bm25"], name="run"))
+    conv = mc.Conventions(missing_queries="zero")
+    texts = export_texts(df, conv, title="Overview")
+    assert set(texts) == {"csv", "json", "markdown", "latex"}
+    for fmt, text in texts.items():
+        assert mc.__version__ in text, fmt
+        assert "missing_queries" in text, fmt
+    payload = json.loads(texts["json"])
+    assert payload["rows"][0]["date"] == "2025-01-28"
+    assert payload["provenance"]["conventions"]["missing_queries"] == "zero"
+    assert "0.5123" in texts["markdown"] and r"\begin{tabular}" in texts["latex"]
+
+
+def test_figures_are_plotly_figures_with_the_data():
+    summary = pd.DataFrame({"run": ["a", "a", "b", "b"], "measure": ["RR", "P@5"] * 2,
+                            "mean": [0.5, 0.2, 0.6, 0.3], "ci_low": [0.4, 0.1, 0.5, 0.2],
+                            "ci_high": [0.6, 0.3, 0.7, 0.4]})
+    fig = overview_bars(summary)
+    assert isinstance(fig, go.Figure) and len(fig.data) == 2
+    np.testing.assert_allclose(fig.data[1].y, [0.6, 0.3])
+    np.testing.assert_allclose(fig.data[0].error_y.array, [0.1, 0.1])
+    d = distribution({"a": pd.Series([0.1, np.nan, 0.5], index=["q1", "q2", "q3"])}, "RR")
+    np.testing.assert_allclose(d.data[0].y, [0.1, 0.5])
+    h = distribution({"a": pd.Series([0.1, 0.5])}, "RR", kind="histogram")
+    assert h.data[0].type == "histogram"
+    g = group_bars(pd.DataFrame({"run": ["a", "a"], "cat": ["x", "y"], "RR": [0.1, 0.9], "count": [3, 4]}),
+                   "RR", "cat")
+    assert list(g.data[0].x) == ["x", "y"]
+    c = gain_contributions([3, 0, 1], [1.0, 0.63, 0.5], [3, 0, 1])
+    np.testing.assert_allclose(c.data[1].y, [3.0, 0.0, 0.5])
+    f = first_click_ranks(pd.DataFrame({"first_click_rank": [0, 1, 1, 3]}))
+    assert list(f.data[0].x) == ["no click", "1", "3"] and list(f.data[0].y) == [1, 2, 1]
+
+
+def test_ranked_list_follows_conventions_and_missed_relevant():
+    qrels = mc.read_qrels({"q": {"a": 1, "b": 0, "c": 2, "z": 1}})
+    run = mc.read_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5, "x": 2.0}})
+    ev = mc.evaluate(qrels, run, ["P@2"])
+    rl = ranked_list(ev, run, "q")
+    assert rl["doc_id"].tolist() == ["x", "b", "a", "c"]  # ties: doc id descending (trec_eval)
+    assert np.isnan(rl["relevance"].iloc[0]) and rl["relevance"].iloc[1:].tolist() == [0.0, 1.0, 2.0]
+    ev2 = mc.evaluate(qrels, run, ["P@2"], ties="docid_asc")
+    assert ranked_list(ev2, run, "q")["doc_id"].tolist() == ["x", "a", "b", "c"]
+    assert missed_relevant(qrels, rl, "q", 1)["doc_id"].tolist() == ["z"]
+    assert ranked_list(ev, run, "nope").empty
+
+
+def test_run_names_and_metadata_reader():
+    run = mc.read_run(b"q1 Q0 d1 1 2.0 mytag\n", name="run")
+    run.tags = "mytag"
+    assert run_name_for(run, "run.txt.gz") == "mytag"
+    assert run_name_for(run, "bm25.trec.gz") == "bm25"
+    meta = read_metadata(b"qid,category,date\nq1,a,2025-01-02\nq2,b,bad\n", "m.csv")
+    assert meta.index.tolist() == ["q1", "q2"] and meta.loc["q1", "date"] == pd.Timestamp("2025-01-02")
+    assert pd.isna(meta.loc["q2", "date"])
+    with pytest.raises(mc.InputError, match="no query id column"):
+        read_metadata(b"name,category\nq1,a\n", "m.csv")
+    with pytest.raises(mc.InputError, match="appears twice"):
+        read_metadata(b"query_id,category\nq1,a\nq1,b\n", "m.csv")

@@ -1,0 +1,188 @@
+"""Hash-code retrieval against brute force: every tie rule, cutoffs, radius, the seed's tests."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from metrics_core.errors import InputError
+from metrics_core.hashing import (
+    calculate_hamming_dist_matrix,
+    calculate_mAP,
+    calculate_precision_at_k,
+    evaluate_hashing,
+    validate_codes,
+)
+
+
+def ap_of_order(rel, order, topk, normaliser):
+    r = rel[order]
+    R = rel.sum()
+    cut = len(r) if topk is None else min(topk, len(r))
+    r = r[:cut]
+    s = float((np.cumsum(r) / np.arange(1, cut + 1) * r).sum())
+    if topk is None:
+        norm = R
+    else:
+        norm = r.sum() if normaliser == "retrieved" else min(R, topk)
+    return s / norm if norm > 0 else 0.0
+
+
+def tie_orders(dist_row):
+    groups = [np.flatnonzero(dist_row == d) for d in np.unique(dist_row)]
+    for combo in itertools.product(*[itertools.permutations(g) for g in groups]):
+        yield np.concatenate([np.array(c, dtype=int) for c in combo])
+
+
+def brute_force(qc, dc, ql, dl, topk, normaliser, rule):
+    D = calculate_hamming_dist_matrix(qc, dc).numpy()
+    out = []
+    for i in range(len(qc)):
+        rel = (dl == ql[i]).astype(float)
+        if rule == "stable":
+            out.append(ap_of_order(rel, np.argsort(D[i], kind="stable"), topk, normaliser))
+            continue
+        vals = [ap_of_order(rel, o, topk, normaliser) for o in tie_orders(D[i])]
+        out.append({"expected": np.mean(vals), "optimistic": max(vals), "pessimistic": min(vals)}[rule])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_tie_rule_equals_exhaustive_permutations(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        bits, ndb = int(rng.integers(2, 4)), int(rng.integers(2, 7))
+        qc, dc = rng.choice([-1, 1], (3, bits)), rng.choice([-1, 1], (ndb, bits))
+        ql, dl = rng.integers(0, 2, 3), rng.integers(0, 2, ndb)
+        for topk in (None, 1, 2, 4):
+            for normaliser in ("retrieved", "min_r_k"):
+                rules = ["expected", "stable"]
+                if topk is None or normaliser == "min_r_k":
+                    rules += ["optimistic", "pessimistic"]
+                for rule in rules:
+                    got = evaluate_hashing(qc, dc, ql, dl, topk=topk, ties=rule, normaliser=normaliser,
+                                           ks=())["ap"]
+                    np.testing.assert_allclose(got, brute_force(qc, dc, ql, dl, topk, normaliser, rule),
+                                               atol=1e-12, err_msg=f"{rule} topk={topk} {normaliser}")
+
+
+def test_expected_equals_average_over_many_shuffles():
+    rng = np.random.default_rng(11)
+    qc, dc = rng.choice([-1, 1], (5, 4)), rng.choice([-1, 1], (60, 4))
+    ql, dl = rng.integers(0, 3, 5), rng.integers(0, 3, 60)
+    D = calculate_hamming_dist_matrix(qc, dc).numpy()
+    exact = evaluate_hashing(qc, dc, ql, dl, ks=())["ap"]
+    sims = np.zeros(5)
+    trials = 4000
+    for _ in range(trials):
+        jitter = rng.random(D.shape)  # a random order inside each tie group
+        for i in range(5):
+            sims[i] += ap_of_order((dl == ql[i]).astype(float), np.lexsort((jitter[i], D[i])), None, "retrieved")
+    np.testing.assert_allclose(sims / trials, exact, atol=0.01)
+
+
+def test_band_contains_expected_and_stable():
+    rng = np.random.default_rng(5)
+    qc, dc = rng.choice([0, 1], (40, 8)), rng.choice([0, 1], (300, 8))
+    ql, dl = rng.integers(0, 4, 40), rng.integers(0, 4, 300)
+    for rule in ("expected", "stable"):
+        out = evaluate_hashing(qc, dc, ql, dl, ties=rule, ks=())
+        lo, hi = out["map_band"]
+        assert lo <= out["map"] <= hi and lo < hi
+
+
+def test_precision_at_k_and_radius_against_brute_force():
+    rng = np.random.default_rng(8)
+    qc, dc = rng.choice([-1, 1], (20, 6)), rng.choice([-1, 1], (80, 6))
+    ql, dl = rng.integers(0, 3, 20), rng.integers(0, 3, 80)
+    D = calculate_hamming_dist_matrix(qc, dc).numpy()
+    rel = (ql[:, None] == dl[None, :]).astype(float)
+    stable = evaluate_hashing(qc, dc, ql, dl, ks=(1, 5, 80), ties="stable")
+    expected = evaluate_hashing(qc, dc, ql, dl, ks=(1, 5, 80), ties="expected")
+    for k in (1, 5, 80):
+        want = np.mean([rel[i][np.argsort(D[i], kind="stable")][:k].sum() / k for i in range(20)])
+        assert stable["precision_at_k"][k] == pytest.approx(want)
+        # expected P@k: full groups count, the boundary group contributes its share
+        exp_k = []
+        for i in range(20):
+            d_k = np.sort(D[i])[k - 1]
+            inside, boundary = D[i] < d_k, D[i] == d_k
+            exp_k.append((rel[i][inside].sum() + rel[i][boundary].mean() * (k - inside.sum())) / k)
+        assert expected["precision_at_k"][k] == pytest.approx(np.mean(exp_k))
+    within = D <= 2
+    prec = np.where(within.sum(1) > 0, (rel * within).sum(1) / np.maximum(within.sum(1), 1), 0.0)
+    rec = (rel * within).sum(1) / rel.sum(1).clip(min=1)
+    assert stable["precision_radius"] == pytest.approx(prec.mean())
+    assert stable["recall_radius"] == pytest.approx(rec.mean())
+
+
+def test_multi_label_relevance_is_any_shared_label():
+    qc = [[1, 1], [1, -1]]
+    dc = [[1, 1], [-1, -1], [1, -1]]
+    ql = np.array([[1, 0, 1], [0, 1, 0]])
+    dl = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 1]])
+    out = evaluate_hashing(qc, dc, ql, dl, ks=(1,), ties="stable")
+    # query 0: distances 0,2,1 -> order d0(rel), d2(rel), d1(rel): AP 1
+    # query 1: distances 1,1,0 -> order d2(rel), d0, d1: AP 1
+    assert out["map"] == pytest.approx(1.0)
+    assert set(out["per_class_map"]) == {"0", "1", "2"}
+
+
+def test_zero_relevant_queries_zero_or_excluded():
+    qc, dc = [[1, 1], [-1, -1]], [[1, 1], [1, -1]]
+    ql, dl = [0, 5], [0, 0]
+    assert evaluate_hashing(qc, dc, ql, dl, ks=())["map"] == pytest.approx(0.5)
+    assert evaluate_hashing(qc, dc, ql, dl, ks=(), zero_relevant="exclude")["map"] == pytest.approx(1.0)
+
+
+def test_codes_validation():
+    assert validate_codes([[0, 1]]).tolist() == [[-1.0, 1.0]]
+    with pytest.raises(InputError, match="row 1, bit 0"):
+        validate_codes([[1, -1], [0, 1]])  # mixes the two encodings: 0 is no ±1 bit
+    with pytest.raises(InputError, match="not a code bit"):
+        validate_codes([[0.5, 1]])
+    with pytest.raises(InputError, match="bits"):
+        calculate_hamming_dist_matrix([[1, 1]], [[1, 1, 1]])
+
+
+# --- seed 004's four acceptance tests --------------------------------------------------
+def test_hamming_distance_matrix_correctness():
+    q = torch.tensor([[1, 1, -1], [-1, -1, -1]])
+    db = torch.tensor([[1, 1, -1], [-1, 1, -1], [1, -1, 1]])
+    D = calculate_hamming_dist_matrix(q, db)
+    assert isinstance(D, torch.Tensor)
+    assert D.tolist() == [[0.0, 1.0, 2.0], [2.0, 1.0, 2.0]]
+
+
+def test_vectorized_high_performance_requirement():
+    g = torch.Generator().manual_seed(0)
+    q = torch.randint(0, 2, (64, 32), generator=g) * 2 - 1
+    db = torch.randint(0, 2, (500, 32), generator=g) * 2 - 1
+    D = calculate_hamming_dist_matrix(q, db)
+    assert D.shape == (64, 500)
+    # the batch equals row-by-row distances
+    rows = torch.stack([calculate_hamming_dist_matrix(q[i:i + 1], db)[0] for i in range(64)])
+    assert torch.equal(D, rows)
+    assert float(D.min()) >= 0 and float(D.max()) <= 32
+
+
+def test_map_calculation_manual():
+    q = [[1, 1, -1]]
+    db = [[1, 1, -1], [-1, -1, 1], [1, 1, 1], [-1, 1, -1]]
+    # distances 0, 3, 1, 1; relevant: db 0 and db 1 (class 7)
+    ql, dl = [7], [7, 7, 2, 2]
+    # order 0 | {2, 3} tied (irrelevant) | 1: AP = (1/1 + 2/4) / 2 = 0.75 whatever the tie order
+    assert calculate_mAP(q, db, ql, dl) == pytest.approx(0.75)
+    assert isinstance(calculate_mAP(q, db, ql, dl), float)
+
+
+def test_precision_at_k_correctness():
+    q = [[1, 1, -1]]
+    db = [[1, 1, -1], [-1, -1, 1], [1, 1, 1], [-1, 1, -1]]
+    ql, dl = [7], [7, 2, 7, 2]
+    # top 1 = db0 (rel); top 3 = db0 + {db2 (rel), db3} tied at 1, then db1
+    assert calculate_precision_at_k(q, db, ql, dl, k=1) == 1.0
+    assert calculate_precision_at_k(q, db, ql, dl, k=3) == pytest.approx(2 / 3)
+    assert calculate_precision_at_k(q, db, ql, dl, k=2) == pytest.approx(0.75)  # expected over ties
+    assert calculate_precision_at_k(q, db, ql, dl, k=2, ties="stable") == 1.0

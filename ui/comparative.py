@@ -1,0 +1,67 @@
+"""Seed 001's comparative report: one row per query (ID, query, date, MRR, nDCG@10, P@5,
+interpretation) and a summary row. Pure: no Streamlit.
+
+A row's interpretation is the worst of its measures' labels (Good > Fair > Needs
+improvement). That rule reproduces seed 001's example table, summary row included:
+MRR 0.69 is Fair while nDCG@10 0.66 and P@5 0.53 are Good, and the seed labels the
+summary "Aceptable" (Fair).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.report import LABELS, interpret
+
+REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
+DISPLAY = {"RR": "MRR"}
+
+
+def worst_label(labels) -> str:
+    """The worst of several labels ("" ignored).
+
+    >>> worst_label(["Good", "Fair", "Good"]), worst_label(["Good", ""]), worst_label([])
+    ('Fair', 'Good', '')
+    """
+    ranks = [LABELS.index(x) for x in labels if x in LABELS]
+    return LABELS[max(ranks)] if ranks else ""
+
+
+def row_label(values: dict, thresholds: dict, fair_ratio: float = 0.5) -> str:
+    """Worst of the labels of the measures that have a threshold."""
+    return worst_label([interpret(float(v), thresholds[m], fair_ratio)
+                        for m, v in values.items() if m in thresholds and not pd.isna(v)])
+
+
+def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None, thresholds: dict,
+                       fair_ratio: float = 0.5, measures=REPORT_MEASURES) -> pd.DataFrame:
+    """The per-query table with labels and a final ``Summary`` row of the means.
+
+    Parameters
+    ----------
+    per_query : DataFrame indexed by query id with (at least) the columns ``measures``.
+    meta : DataFrame indexed by query id with optional ``query`` and ``date`` columns.
+    thresholds : dict measure -> "Good" threshold.
+    """
+    measures = list(measures)
+    ids = per_query.index.astype(str)
+    out = pd.DataFrame({"ID": ids})
+    meta = meta if meta is not None else pd.DataFrame(index=ids)
+    aligned = meta.reindex(ids)
+    out["query"] = aligned["query"].astype(object).fillna("").to_numpy() if "query" in aligned else ""
+    if "date" in aligned:
+        dates = pd.to_datetime(aligned["date"], errors="coerce")
+        out["date"] = dates.dt.strftime("%Y-%m-%d").where(dates.notna(), "").to_numpy()
+    else:
+        out["date"] = ""
+    for m in measures:
+        out[DISPLAY.get(m, m)] = per_query[m].to_numpy(dtype=float)
+    out["interpretation"] = [row_label(dict(zip(measures, vals, strict=True)), thresholds, fair_ratio)
+                             for vals in per_query[measures].to_numpy(dtype=float)]
+    means = {m: float(np.nanmean(per_query[m].to_numpy(dtype=float))) if len(per_query) else np.nan
+             for m in measures}
+    summary = {"ID": "Summary", "query": f"{len(per_query)} evaluations", "date": ""}
+    summary.update({DISPLAY.get(m, m): means[m] for m in measures})
+    summary["interpretation"] = row_label(means, thresholds, fair_ratio)
+    return pd.concat([out, pd.DataFrame([summary])], ignore_index=True)

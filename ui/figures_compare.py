@@ -1,0 +1,84 @@
+"""Pure figure builders for the Compare page: data in, ``go.Figure`` out (no Streamlit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
+
+
+def per_query_deltas(baseline_pq: pd.DataFrame, run_pq: pd.DataFrame, measure: str) -> pd.Series:
+    """``run - baseline`` per common query, sorted ascending (losses first), ties by query id."""
+    b = baseline_pq[measure].dropna()
+    r = run_pq[measure].dropna()
+    common = b.index.intersection(r.index)
+    delta = (r.loc[common] - b.loc[common]).rename("delta")
+    frame = delta.to_frame().assign(qid=common.astype(str)).sort_values(["delta", "qid"], kind="stable")
+    return frame["delta"]
+
+
+def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
+                     tolerance: float = 1e-9) -> go.Figure:
+    """Per-query difference bars sorted by delta; each bar's customdata is its query id."""
+    values = deltas.to_numpy(dtype=float)
+    qids = deltas.index.astype(str).to_numpy()
+    colors = np.where(values > tolerance, WIN, np.where(values < -tolerance, LOSS, TIE))
+    fig = go.Figure(go.Bar(
+        x=list(range(len(values))), y=values, marker_color=colors.tolist(), customdata=qids,
+        hovertemplate="query %{customdata}<br>delta %{y:.4f}<extra></extra>"))
+    wins = int((values > tolerance).sum())
+    losses = int((values < -tolerance).sum())
+    fig.update_layout(
+        title=f"{measure}: {run} - {baseline} per query ({wins} wins, {len(values) - wins - losses} ties, "
+              f"{losses} losses)",
+        xaxis_title="queries, sorted by delta (click a bar to open the query)",
+        yaxis_title=f"delta {measure}", bargap=0.05, showlegend=False, clickmode="event+select")
+    fig.update_xaxes(showticklabels=False)
+    return fig
+
+
+def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
+    """Mean delta of every run vs the baseline with its bootstrap interval (one measure)."""
+    rows = frame[frame["measure"] == measure]
+    fig = go.Figure(go.Scatter(
+        x=rows["mean_delta"], y=rows["run"], mode="markers",
+        error_x={"type": "data", "symmetric": False,
+                 "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
+                 "arrayminus": (rows["mean_delta"] - rows["ci_lo"]).tolist()},
+        text=rows["markers"], hovertemplate="%{y}: %{x:.4f} %{text}<extra></extra>"))
+    fig.add_vline(x=0, line_dash="dot")
+    base = rows["baseline"].iloc[0] if len(rows) else ""
+    fig.update_layout(title=f"{measure}: mean difference vs {base} (bootstrap CI)",
+                      xaxis_title=f"delta {measure}", yaxis_title="run")
+    return fig
+
+
+def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str) -> go.Figure:
+    """Grouped bars: the measure's mean in each fold, one bar group per fold, one colour per run.
+
+    ``values`` maps run name -> :func:`metrics_core.folds.fold_values` output.
+    """
+    fig = go.Figure()
+    for run, table in values.items():
+        fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist())
+    fig.update_layout(barmode="group", title=f"{measure} per {fold_column}", xaxis_title=fold_column,
+                      yaxis_title=measure)
+    return fig
+
+
+def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_column: str) -> go.Figure:
+    """Grouped bars per criterion plus the micro and macro averages, one colour per run.
+
+    ``tables`` maps run name -> :func:`metrics_core.folds.criterion_averages` output.
+    """
+    fig = go.Figure()
+    for run, table in tables.items():
+        fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist())
+    fig.update_layout(barmode="group", title=f"{measure} per {criterion_column} (micro, macro last)",
+                      xaxis_title=criterion_column, yaxis_title=measure)
+    return fig
+
+
+__all__ = ["per_query_deltas", "delta_bar_figure", "delta_ci_figure", "fold_figure", "criterion_figure"]

@@ -1,0 +1,197 @@
+"""Loading and evaluating ranking data for the app: cached parsing, sample data, evaluations.
+
+Parsing is cached by the upload's digest (``st.cache_data``; the bytes themselves are
+not re-hashed on every rerun). Evaluations are cached per session, keyed by the objects
+in state, the conventions and the measures, so moving between pages never recomputes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import metrics_core as mc
+from metrics_core.errors import InputError
+from ui import state
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = ROOT / "sample_data" / "ranking"
+SAMPLE_RUNS = ("bm25", "dense", "hybrid")
+META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
+_EVAL_CACHE_SIZE = 32
+
+
+def digest(data: bytes) -> str:
+    """Content digest of an upload (the cache key of its parse)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _parse_run(key: str, _data: bytes, filename: str, fmt: str, columns: tuple) -> mc.Run:
+    return mc.read_run(_data if not filename else _Named(_data, filename), fmt=fmt,
+                       columns=dict(columns) or None)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _parse_qrels(key: str, _data: bytes, filename: str, fmt: str, columns: tuple) -> mc.Qrels:
+    return mc.read_qrels(_Named(_data, filename), fmt=fmt, columns=dict(columns) or None)
+
+
+class _Named:
+    """Bytes with a file name, so readers see the extension and name errors after the file."""
+
+    def __init__(self, data: bytes, name: str):
+        self._data, self.name = data, name
+
+    def read(self) -> bytes:
+        return self._data
+
+
+def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
+    """Parse run bytes (cached by digest); the run is named after the file stem or tag."""
+    cols = tuple(sorted((columns or {}).items()))
+    return _parse_run(digest(data), data, filename, fmt, cols)
+
+
+def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Qrels:
+    """Parse qrels bytes (cached by digest)."""
+    cols = tuple(sorted((columns or {}).items()))
+    return _parse_qrels(digest(data), data, filename, fmt, cols)
+
+
+def run_name_for(run: mc.Run, filename: str) -> str:
+    """The system's name: the file stem (a TREC run's tag when the stem is generic)."""
+    stem = Path(filename).name
+    for suffix in (".gz", ".gzip"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    stem = Path(stem).stem or stem
+    tag = getattr(run, "tags", None)
+    if stem.lower() in ("run", "runs", "results", "output", "") and isinstance(tag, str) and tag:
+        return tag
+    return stem
+
+
+def read_metadata(data, filename: str = "<metadata>", index_col: str | None = None) -> pd.DataFrame:
+    """Query metadata table (CSV/TSV/JSON/Parquet) indexed by query id (as text).
+
+    The index column is ``index_col`` or the first of query_id/qid/id/query found.
+    A ``date`` column is parsed to datetimes.
+    """
+    from io import BytesIO
+
+    from metrics_core.io.source import check_text, read_source
+
+    raw = read_source(data, filename)
+    ext = raw.extension
+    try:
+        if raw.data.startswith(b"PAR1") or ext in (".parquet", ".pq"):
+            frame = pd.read_parquet(BytesIO(raw.data))
+        else:
+            check_text(raw)
+            head = raw.data.lstrip()[:1]
+            if ext == ".jsonl" or (head == b"{" and b"\n{" in raw.data[:4096]):
+                frame = pd.read_json(BytesIO(raw.data), lines=True, dtype=False)
+            elif ext == ".json" or head == b"[":
+                frame = pd.read_json(BytesIO(raw.data), dtype=False)
+            else:
+                first = raw.data.split(b"\n", 1)[0]
+                sep = "\t" if b"\t" in first and b"," not in first else ","
+                frame = pd.read_csv(BytesIO(raw.data), sep=sep, dtype=str, keep_default_na=False)
+    except InputError:
+        raise
+    except Exception as exc:  # pandas raises many types for malformed tables
+        raise InputError(f"cannot read the metadata table ({type(exc).__name__}: {exc})",
+                         source=raw.name, hint="Give a CSV/TSV/JSON/Parquet table with a header") from None
+    if frame.empty:
+        raise InputError("the metadata table has no rows", source=raw.name)
+    lower = {str(c).lower(): c for c in frame.columns}
+    if index_col is None:
+        index_col = next((lower[n] for n in ("query_id", "qid", "id", "topic") if n in lower), None)
+    if index_col is None or index_col not in frame.columns:
+        raise InputError("no query id column in the metadata table", source=raw.name,
+                         hint="columns found: " + ", ".join(map(str, frame.columns))
+                         + ". Name one query_id (or choose it in the column mapping)")
+    frame = frame.copy()
+    frame.index = frame.pop(index_col).astype(str)
+    frame.index.name = "query_id"
+    if frame.index.duplicated().any():
+        dup = frame.index[frame.index.duplicated()][0]
+        raise InputError(f"query {dup!r} appears twice in the metadata table", source=raw.name)
+    if "date" in frame.columns:
+        frame["date"] = pd.to_datetime(frame["date"], errors="coerce")
+    return frame
+
+
+def sample_files() -> dict[str, Path]:
+    """Paths of the bundled ranking samples."""
+    files = {"qrels": SAMPLE_DIR / "qrels.txt", "meta": SAMPLE_DIR / "queries.csv",
+             "clicks": SAMPLE_DIR / "clicks.csv"}
+    files.update({name: SAMPLE_DIR / f"{name}.txt" for name in SAMPLE_RUNS})
+    return files
+
+
+def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
+    """The bundled sample: qrels, three runs and the query metadata."""
+    files = sample_files()
+    qrels = parse_qrels(files["qrels"].read_bytes(), files["qrels"].name)
+    runs = {name: parse_run(files[name].read_bytes(), files[name].name) for name in SAMPLE_RUNS}
+    for name, run in runs.items():
+        run.name = name
+    meta = read_metadata(files["meta"].read_bytes(), files["meta"].name)
+    return qrels, runs, meta
+
+
+def load_sample_into_state() -> None:
+    """Put the bundled sample into session state (replacing what was loaded)."""
+    qrels, runs, meta = load_sample()
+    st.session_state[state.QRELS] = qrels
+    st.session_state[state.RUNS] = runs
+    st.session_state[state.META] = meta
+    st.session_state[state.EVAL_CACHE] = {}
+
+
+def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
+    """Evaluations of every loaded run (cached in the session).
+
+    Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
+    pages show it with ``st.error``.
+    """
+    qrels = st.session_state.get(state.QRELS)
+    runs = st.session_state.get(state.RUNS) or {}
+    if qrels is None or not runs:
+        return {}
+    measures = list(measures or st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)
+    conv = conventions or st.session_state.get(state.CONVENTIONS) or mc.Conventions()
+    cache = st.session_state.setdefault(state.EVAL_CACHE, {})
+    out = {}
+    for name, run in runs.items():
+        key = (id(qrels), id(run), name, conv, tuple(measures))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not qrels or hit[1] is not run:
+            ev = mc.evaluate(qrels, run, measures, conventions=conv)
+            ev.run_name = name
+            if len(cache) >= _EVAL_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[key] = (qrels, run, ev)
+            hit = cache[key]
+        out[name] = hit[2]
+    return out
+
+
+def has_data() -> bool:
+    return st.session_state.get(state.QRELS) is not None and bool(st.session_state.get(state.RUNS))
+
+
+def require_data() -> bool:
+    """Show a hint (and return False) when no qrels/runs are loaded."""
+    if has_data():
+        return True
+    st.info("No data loaded yet. Open **Data** to upload a qrels file and runs, "
+            "or load the bundled sample.")
+    st.button("Load sample data", key="ranklab.load_sample_inline", type="primary",
+              on_click=load_sample_into_state)
+    return False

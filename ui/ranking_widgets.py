@@ -1,0 +1,136 @@
+"""Widgets shared by the ranking pages: measure chooser, thresholds editor, summary tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.aggregate_ci import bootstrap_table
+from metrics_core.errors import InputError
+from metrics_core.measures import parse_measure
+from metrics_core.report import interpret
+from ui import state
+
+COMMON_MEASURES = ["RR", "RR@10", "nDCG@10", "nDCG", "P@5", "P@10", "R@10", "R@100", "AP", "AP@100",
+                   "Rprec", "Bpref", "Success@1", "Hits@5", "F1@10", "DCG@10", "Judged@10",
+                   "FirstRel", "NumRet", "NumRel", "NumRelRet", "IPrec@0.1", "GMAP"]
+_W_MEASURES = "ranklab.w.measures"
+_W_CUSTOM = "ranklab.w.custom_measure"
+FAIR_RATIO = "ranklab.fair_ratio"
+
+
+def _on_measures() -> None:
+    chosen = st.session_state.get(_W_MEASURES) or []
+    st.session_state[state.MEASURES] = list(chosen) or list(state.DEFAULT_MEASURES)
+
+
+def _on_custom() -> None:
+    text = (st.session_state.get(_W_CUSTOM) or "").strip()
+    if not text:
+        return
+    try:
+        name = parse_measure(text).name
+    except InputError as exc:
+        st.session_state[state.MESSAGES].append(("error", str(exc)))
+        return
+    measures = list(st.session_state[state.MEASURES])
+    if name not in measures:
+        measures.append(name)
+    st.session_state[state.MEASURES] = measures
+    st.session_state[_W_CUSTOM] = ""
+
+
+def measure_chooser(label: str = "Measures") -> list[str]:
+    """Multiselect bound to ``ranklab.measures`` plus a box to add any measure by name."""
+    chosen = list(st.session_state[state.MEASURES])
+    options = list(dict.fromkeys(COMMON_MEASURES + chosen))
+    st.session_state[_W_MEASURES] = chosen
+    c1, c2 = st.columns([3, 1])
+    c1.multiselect(label, options, key=_W_MEASURES, on_change=_on_measures)
+    c2.text_input("Add a measure by name", key=_W_CUSTOM, on_change=_on_custom,
+                  placeholder="e.g. nDCG(gain=exp)@5", help="ir_measures syntax; see Learn")
+    messages = st.session_state[state.MESSAGES]
+    while messages:
+        level, text = messages.pop(0)
+        getattr(st, level, st.info)(text)
+    return list(st.session_state[state.MEASURES])
+
+
+def thresholds_editor(key: str) -> tuple[dict, float]:
+    """Editable "Good" thresholds (seed 001) and the Fair ratio; returns (thresholds, ratio)."""
+    # The editor keeps its edits as a delta against the frame it was first given, so that
+    # frame must stay fixed while the editor lives: snapshot the thresholds at that moment.
+    editor_key, base_key = f"ranklab.thr.{key}", f"ranklab.thr.{key}.base"
+    if editor_key not in st.session_state or base_key not in st.session_state:
+        st.session_state[base_key] = dict(st.session_state[state.THRESHOLDS])
+    base = st.session_state[base_key]
+    frame = pd.DataFrame({"measure": list(base), "good at or above": [float(v) for v in base.values()]})
+    with st.expander("Interpretation thresholds (seed 001: RR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5 are Good)"):
+        edited = st.data_editor(frame, num_rows="dynamic", key=editor_key, hide_index=True,
+                                column_config={"good at or above": st.column_config.NumberColumn(
+                                    min_value=0.0, step=0.05, format="%.3f")})
+        if FAIR_RATIO not in st.session_state:
+            st.session_state[FAIR_RATIO] = 0.5
+        st.number_input("Fair when at or above this fraction of the Good threshold", min_value=0.0,
+                        max_value=1.0, step=0.05, key=FAIR_RATIO)
+        if st.button("Reset thresholds", key=f"ranklab.thr.{key}.reset"):
+            st.session_state[state.THRESHOLDS] = dict(state.DEFAULT_THRESHOLDS)
+            st.session_state.pop(editor_key, None)
+            st.session_state.pop(base_key, None)
+            st.rerun()
+    thresholds = {}
+    for row in edited.to_dict(orient="records"):
+        name, value = row.get("measure"), row.get("good at or above")
+        if name is None or value is None or pd.isna(value) or not str(name).strip():
+            continue
+        try:
+            thresholds[parse_measure(str(name)).name] = float(value)
+        except InputError as exc:
+            st.warning(str(exc))
+    st.session_state[state.THRESHOLDS] = thresholds
+    return thresholds, float(st.session_state[FAIR_RATIO])
+
+
+def label_for(measure: str, value: float, thresholds: dict, ratio: float) -> str:
+    """Seed 001's label of a value, or "" when the measure has no threshold."""
+    if measure not in thresholds:
+        return ""
+    return interpret(float(value), thresholds[measure], ratio)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_bootstrap(per_query: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    return bootstrap_table(per_query, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def summary_table(evaluations: dict, thresholds: dict, ratio: float, n_resamples: int = 1000,
+                  confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Long table: one row per (run, measure) with aggregate, mean, median, CI and label."""
+    rows = []
+    for name, ev in evaluations.items():
+        boot = cached_bootstrap(ev.per_query, n_resamples, confidence, seed)
+        for m in ev.measures:
+            b = boot.loc[m] if m in boot.index else None
+            agg = float(ev.aggregate[m])
+            rows.append({
+                "run": name, "measure": m, "aggregate": agg,
+                "mean": float(b["mean"]) if b is not None else float("nan"),
+                "median": float(b["median"]) if b is not None else float("nan"),
+                "ci_low": float(b["ci_low"]) if b is not None else float("nan"),
+                "ci_high": float(b["ci_high"]) if b is not None else float("nan"),
+                "queries": int(b["queries"]) if b is not None else 0,
+                "interpretation": label_for(m, agg, thresholds, ratio),
+            })
+    return pd.DataFrame(rows)
+
+
+def history_save_hook(evaluations: dict, conventions) -> None:
+    """The "Save this evaluation" form of the History feature, under the overview."""
+    import streamlit as st
+
+    from ui import state
+    from ui.history_actions import save_evaluation_form
+
+    st.subheader("Save this evaluation")
+    save_evaluation_form(list(evaluations.values()), st.session_state.get(state.QRELS),
+                         st.session_state.get(state.META), key="overview")

@@ -1,0 +1,123 @@
+"""Upload widgets of the Data page: parse once per upload, errors shown, column mapping.
+
+Each uploaded file is parsed once per (content, format, column mapping): the outcome
+(loaded or the error text) is remembered in session state by file id, so reruns neither
+re-parse nor forget the error. A bad upload never replaces data already loaded.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import read_source
+from metrics_core.io.tables import ROLES, json_to_frame, read_table_frame
+from ui import state
+from ui.ranking_data import parse_qrels, parse_run, read_metadata, run_name_for
+
+DONE = "ranklab.data.done"        # dict: (kind, file name) -> (signature, error text or None)
+MAPPING = "ranklab.data.mapping"  # dict: (kind, file name) -> {role: column}
+FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | None:
+    """Column names of a table upload (None when it is not a readable table)."""
+    try:
+        raw = read_source(data, filename)
+        frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
+        if not isinstance(frame, pd.DataFrame):
+            frame = json_to_frame(frame, "run", raw.name)
+        return [str(c) for c in frame.columns]
+    except (InputError, ValueError, TypeError):
+        return None
+
+
+def is_column_problem(exc: InputError) -> bool:
+    problem = getattr(exc, "problem", str(exc))
+    return ("column found" in problem) or ("is not in the table" in problem)
+
+
+def _state_dict(key: str) -> dict:
+    if key not in st.session_state:
+        st.session_state[key] = {}
+    return st.session_state[key]
+
+
+def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
+    """Parse one uploaded file of ``kind`` ("qrels", "run" or "meta") into state, once.
+
+    Returns True when the loaded data changed (the page reruns so the sidebar shows it).
+    """
+    done, mappings = _state_dict(DONE), _state_dict(MAPPING)
+    ident = (kind, uploaded.name)
+    mapping = mappings.get(ident)
+    signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
+    previous = done.get(ident)
+    if previous is not None and previous[0] == signature:
+        if previous[1]:
+            _show_error(kind, uploaded, fmt, previous[1])
+        return False
+    data = uploaded.getvalue()
+    error = None
+    with st.status(f"Parsing {uploaded.name} ({_human(len(data))}) ...", expanded=False) as status:
+        try:
+            if kind == "qrels":
+                st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
+            elif kind == "run":
+                run = parse_run(data, uploaded.name, fmt, mapping)
+                name = run_name_for(run, uploaded.name)
+                run.name = name
+                runs = dict(st.session_state[state.RUNS] or {})
+                runs[name] = run
+                st.session_state[state.RUNS] = runs
+            else:
+                index_col = (mapping or {}).get("query_id")
+                st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
+            st.session_state[state.EVAL_CACHE] = {}
+            status.update(label=f"Loaded {uploaded.name}", state="complete")
+        except InputError as exc:
+            error = str(exc)
+            status.update(label=f"Could not load {uploaded.name}", state="error")
+        except Exception as exc:  # never a traceback for an upload: say what failed
+            error = f"{uploaded.name}: could not be read ({type(exc).__name__}: {exc})"
+            status.update(label=f"Could not load {uploaded.name}", state="error")
+    done[ident] = (signature, error)
+    if error:
+        _show_error(kind, uploaded, fmt, error)
+    return error is None
+
+
+def _show_error(kind: str, uploaded, fmt: str, error: str) -> None:
+    st.error(error)
+    if kind == "meta":
+        needs_mapping = "no query id column" in error
+    else:
+        needs_mapping = "column found" in error or "is not in the table" in error
+    if needs_mapping:
+        column_mapping(kind, uploaded, fmt)
+
+
+def column_mapping(kind: str, uploaded, fmt: str) -> None:
+    """Selectboxes mapping each role to a column of the table; applied with a button."""
+    columns = table_columns(uploaded.getvalue(), uploaded.name, fmt)
+    if not columns:
+        return
+    roles = ("query_id",) if kind == "meta" else ROLES[kind]
+    st.markdown(f"**Column mapping for {uploaded.name}**: which column holds what?")
+    cols = st.columns(len(roles) + 1)
+    chosen = {}
+    for i, role in enumerate(roles):
+        chosen[role] = cols[i].selectbox(role, columns, index=min(i, len(columns) - 1),
+                                         key=f"ranklab.data.map.{kind}.{uploaded.name}.{role}")
+    if cols[-1].button("Use these columns", key=f"ranklab.data.map.{kind}.{uploaded.name}.apply"):
+        _state_dict(MAPPING)[(kind, uploaded.name)] = chosen
+        st.rerun()
