@@ -175,17 +175,19 @@ def machine_info() -> dict:
 
 
 def fmt_table(rows: list[dict]) -> str:
-    lines = ["| tool | dataset | wall s | CPU s | peak RSS MB | RankLab faster by "
-             "| check vs RankLab (1e-4) |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    lines = ["| tool | dataset | wall s | CPU s | peak RSS MB | RankLab faster by (wall) "
+             "| by (CPU) | check vs RankLab (1e-4) |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         speed = f"{r['speedup']:.1f}×" if r.get("speedup") else "–"
+        cpu_speed = f"{r['cpu_speedup']:.1f}×" if r.get("cpu_speedup") else "–"
         if r["rc"] != 0:
             lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | failed "
-                         f"(exit {r['rc']}) | | | | |")
+                         f"(exit {r['rc']}) | | | | | |")
             continue
         lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | {r['wall_s']:.2f} | "
-                     f"{r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {speed} | {r['check']} |")
+                     f"{r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {speed} | {cpu_speed} | "
+                     f"{r['check']} |")
     return "\n".join(lines)
 
 
@@ -268,12 +270,13 @@ def run_benchmark(args) -> tuple[list[dict], dict]:
                 if tool == "ranklab":
                     row["check"] = "reference"
             rows.append(row)
-        base = next((r["wall_s"] for r in rows
+        base = next((r for r in rows
                      if r["dataset"] == ds["dataset"] and r["tool"] == "ranklab"
                      and r["rc"] == 0), None)
         for r in rows:
             if r["dataset"] == ds["dataset"] and base and r["rc"] == 0:
-                r["speedup"] = r["wall_s"] / base
+                r["speedup"] = r["wall_s"] / base["wall_s"]
+                r["cpu_speedup"] = r["cpu_s"] / base["cpu_s"]
     info = machine_info()
     info["load_before"], info["load_after"] = load_before, os.getloadavg()
     info["commands"] = commands
@@ -306,7 +309,7 @@ def section_markdown(rows: list[dict], info: dict, args) -> str:
         f"the means). Wall time is the median of {repeats}; peak RSS is the process's "
         "maximum resident set (`ru_maxrss`); CPU s is user + system time of the process "
         "(above the wall time when it used both cores). "
-        "\"RankLab faster by\" is the tool's wall time over RankLab's. Each tool ran once "
+        "\"RankLab faster by\" is the tool's wall (or CPU) time over RankLab's. Each tool ran once "
         "untimed beforehand on a small file (ranx compiles and caches its numba code), "
         "and the data files were in the page cache.",
         "",
@@ -349,9 +352,17 @@ def section_markdown(rows: list[dict], info: dict, args) -> str:
         "",
         "```",
     ]
-    for preset, cmds in info["commands"].items():
-        parts.append(f"python bench/make_data.py --preset {preset}{shuffled and ' --shuffle'}")
-        parts.extend(cmds.values())
+    seen = set()
+    for r in rows:
+        if r["preset"] not in seen:
+            seen.add(r["preset"])
+            parts.append(f"python bench/make_data.py --preset {r['preset']}"
+                         + (" --shuffle" if args.shuffled else ""))
+        run_file = Path(r["run_file"])
+        stem = run_file.name.removesuffix(".run").removesuffix(".shuf")
+        cmd = tool_command(r["tool"], run_file.with_name(stem + ".qrels"), run_file,
+                           Path(tempfile.gettempdir()) / "OUT.json")
+        parts.append(display_cmd(cmd))
     parts += ["```", ""]
     return "\n".join(parts)
 
@@ -387,21 +398,36 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_OUT)
     parser.add_argument("--write-md", type=Path, help="update this file's Ranking section")
     parser.add_argument("--note", default="", help="sentence added under the heading")
+    parser.add_argument("--from-json", type=Path,
+                        help="re-render the tables from a raw results file; times nothing")
     args = parser.parse_args(argv)
     if args.quick:
         args.datasets = ["quick"]
         args.repeats = args.repeats or 1
 
-    rows, info = run_benchmark(args)
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        rows, info = saved["rows"], saved["info"]
+        for r in rows:
+            base = next((b for b in rows if b["dataset"] == r["dataset"]
+                         and b["tool"] == "ranklab" and b["rc"] == 0), None)
+            if base and r["rc"] == 0:
+                r["speedup"] = r["wall_s"] / base["wall_s"]
+                r["cpu_speedup"] = r["cpu_s"] / base["cpu_s"]
+        args.datasets = sorted({r["preset"] for r in rows}, key=list(info["commands"]).index)
+        args.shuffled = any("shuffled" in r["dataset"] for r in rows)
+    else:
+        rows, info = run_benchmark(args)
     print(fmt_table(rows))
     print()
     print(fmt_phases(rows))
-    out_dir = BENCH / "out"
-    out_dir.mkdir(exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d_%H%M%S")
-    raw = out_dir / f"ranking_{stamp}.json"
-    raw.write_text(json.dumps({"rows": rows, "info": info}, indent=1, default=str))
-    print(f"\nraw results: {raw}", file=sys.stderr)
+    if not args.from_json:
+        out_dir = BENCH / "out"
+        out_dir.mkdir(exist_ok=True)
+        stamp = dt.datetime.now().strftime("%Y%m%d_%H%M%S")
+        raw = out_dir / f"ranking_{stamp}.json"
+        raw.write_text(json.dumps({"rows": rows, "info": info}, indent=1, default=str))
+        print(f"\nraw results: {raw}", file=sys.stderr)
     if args.write_md:
         write_section(args.write_md, section_markdown(rows, info, args))
         print(f"updated {args.write_md}", file=sys.stderr)
