@@ -9,7 +9,6 @@ and what to do.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -178,10 +177,3 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
     run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<vectors>")
     qrels = Qrels(qq, qd, np.asarray(qr, dtype=np.float64), source="<vectors>")
     return run, qrels
-
-
-def source_label(source) -> str:
-    """A short label for a source, for messages."""
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    return getattr(source, "name", None) or type(source).__name__

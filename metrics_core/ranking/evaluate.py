@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
 from metrics_core.conventions import Conventions
 from metrics_core.io import read_qrels, read_run
 from metrics_core.measures import DEFAULT_MEASURES, MeasureSpec, parse_measures
@@ -128,7 +127,3 @@ def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventio
     else:
         items = [(None, read_run(r)) for r in runs]
     return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
-
-
-def version_info() -> dict:
-    return {"version": __version__}

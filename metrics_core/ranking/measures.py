@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.aggregate import geometric_mean
 from metrics_core.conventions import Conventions
 from metrics_core.measures import MeasureSpec
 from metrics_core.ranking.engine import RankedLists
@@ -310,7 +311,7 @@ def aggregate(values: np.ndarray, spec: MeasureSpec) -> float:
     if how == "sum":
         return float(np.sum(values))
     if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+        return geometric_mean(values, MIN_GEO_MEAN)
     if how == "nanmean":
         ok = ~np.isnan(values)
         return float(np.mean(values[ok])) if ok.any() else float("nan")

@@ -133,25 +133,6 @@ def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarr
     return eq.to_numpy(zero_copy_only=False)
 
 
-def string_ranks(values: pa.Array) -> np.ndarray:
-    """Rank of each string in byte order (as C's strcmp); equal strings share a rank."""
-    import pyarrow.compute as pc
-
-    n = len(values)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    order = pc.sort_indices(values).to_numpy()
-    sorted_vals = values.take(pa.array(order))
-    same = np.zeros(n, dtype=bool)
-    if n > 1:
-        same[1:] = pc.equal(sorted_vals.slice(1), sorted_vals.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = np.cumsum(~same) - 1
-    return ranks
-
-
 def stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """Stable argsort of small non-negative integer codes (radix passes on 16-bit digits)."""
     if n_codes <= 1 << 16:
