@@ -24,6 +24,35 @@ from metrics_core.errors import InputError
 _BLOCK_CELLS = 4_000_000
 
 
+def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Means of ``n_resamples`` bootstrap resamples of the rows of ``values`` (n, m).
+
+    Each block of resamples draws row indices, counts how often each row was drawn (a
+    (b, n) count matrix) and gets every resample's sum for every column by one matrix
+    product -- far faster than gathering the (b, n, m) drawn values. ``weights`` (0/1 per
+    cell, or None) marks the cells that count: a resample's mean is over its counted
+    draws (NaN cells left out). Shared by the per-query CIs here and the paired
+    difference CIs of :mod:`metrics_core.significance`.
+    """
+    n, m = values.shape
+    means = np.empty((n_resamples, m))
+    block = max(1, min(n_resamples, _BLOCK_CELLS // max(n, 1)))
+    if block * n >= 2**31:
+        raise InputError(f"too many queries for the bootstrap: {n}")
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        offsets = (np.arange(rows, dtype=np.int32) * np.int32(n))[:, None]
+        counts = np.bincount((picks + offsets).ravel(), minlength=rows * n).reshape(rows, n)
+        counts = counts.astype(np.float64)
+        sums = counts @ values
+        drawn = counts @ weights if weights is not None else float(n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[start:start + rows] = sums / drawn
+    return means
+
+
 def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
                       seed: int | None = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and percentile-bootstrap confidence interval of each column of ``values``.
@@ -86,23 +115,7 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     finite_f = finite.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = filled.sum(axis=0) / finite.sum(axis=0)
-    rng = np.random.default_rng(seed)
-    B = int(n_resamples)
-    means = np.empty((B, m))
-    block = max(1, _BLOCK_CELLS // max(n, 1))
-    for start in range(0, B, block):
-        stop = min(B, start + block)
-        b = stop - start
-        idx = rng.integers(0, n, size=(b, n))
-        # How often each query was drawn in each resample (a (b, n) count matrix); then
-        # one matrix product gives every resample's sum for every measure at once
-        # (a BLAS product, much faster than gathering the (b, n, m) drawn values).
-        weights = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(),
-                              minlength=b * n).reshape(b, n).astype(np.float64)
-        sums = weights @ filled
-        counts = weights @ finite_f
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means[start:stop] = sums / counts
+    means = resampled_means(filled, finite_f, int(n_resamples), np.random.default_rng(seed))
     alpha = 1.0 - float(confidence)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns give NaN

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metrics_core.aggregate_ci import resampled_means
 from metrics_core.errors import InputError
 
 #: Two per-query values closer than this are a tie (win/tie/loss counts, all-zero check).
@@ -272,21 +273,7 @@ def bootstrap_ci(baseline, run, confidence: float = 0.95, n_resamples: int = 100
     if n < 2:
         out = np.full((k, 2), np.nan)
         return out[0] if single else out
-    rng = _rng(seed, 1)
-    means = np.empty((n_resamples, k))
-    block = max(1, min(n_resamples, _BLOCK_ELEMENTS // n))
-    if block * n >= 2**31:  # a single resample row of more than 2**31 queries
-        raise InputError(f"too many queries for the bootstrap: {n}")
-    done = 0
-    while done < n_resamples:
-        rows = min(block, n_resamples - done)
-        # int32 draws and flat indices (rows * n <= _BLOCK_ELEMENTS fits) halve the work.
-        picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
-        # Counts of each query in each resample, then one matrix product.
-        offsets = (np.arange(rows, dtype=np.int32) * np.int32(n))[:, None]
-        counts = np.bincount((picks + offsets).ravel(), minlength=rows * n).reshape(rows, n)
-        means[done:done + rows] = counts.astype(np.float64) @ d / n
-        done += rows
+    means = resampled_means(d, None, int(n_resamples), _rng(seed, 1))
     alpha = (1.0 - confidence) / 2.0
     out = np.quantile(means, [alpha, 1.0 - alpha], axis=0).T
     return out[0] if single else out
