@@ -186,3 +186,30 @@ def test_precision_at_k_correctness():
     assert calculate_precision_at_k(q, db, ql, dl, k=3) == pytest.approx(2 / 3)
     assert calculate_precision_at_k(q, db, ql, dl, k=2) == pytest.approx(0.75)  # expected over ties
     assert calculate_precision_at_k(q, db, ql, dl, k=2, ties="stable") == 1.0
+
+
+@pytest.mark.parametrize("bits", [1, 7, 64, 65, 100, 300])
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_distance_histograms_equal_direct_counts(bits, multilabel):
+    """The CPU histogram (bit packing, pair-counted columns, class slices, query chunks
+    spread over threads) equals counting the distance matrix directly."""
+    from metrics_core.hashing import _CPU_CHUNK_QUERIES, distance_histograms
+
+    rng = np.random.default_rng(bits)
+    nq = 3 * _CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
+    ndb = 201                                 # odd: one column left over by the pairing
+    qc = rng.choice([-1, 1], (nq, bits))
+    dc = rng.choice([-1, 1], (ndb, bits))
+    dc[:40] = dc[0]                           # many equal codes: heavy ties
+    if multilabel:
+        ql, dl = rng.integers(0, 2, (nq, 4)), rng.integers(0, 2, (ndb, 4))
+        rel = (ql @ dl.T) > 0
+    else:
+        ql, dl = rng.integers(0, 5, nq), rng.integers(0, 4, ndb)  # class 4: no db item
+        rel = ql[:, None] == dl[None, :]
+    D = calculate_hamming_dist_matrix(qc, dc).numpy().astype(int)
+    want_n = np.stack([np.bincount(row, minlength=bits + 1) for row in D])
+    want_r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel)])
+    n, r = distance_histograms(qc, dc, ql, dl, device="cpu")
+    np.testing.assert_array_equal(n, want_n)
+    np.testing.assert_array_equal(r, want_r)
