@@ -209,7 +209,7 @@ def test_distance_histograms_equal_direct_counts(bits, multilabel):
         rel = ql[:, None] == dl[None, :]
     D = calculate_hamming_dist_matrix(qc, dc).numpy().astype(int)
     want_n = np.stack([np.bincount(row, minlength=bits + 1) for row in D])
-    want_r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel)])
+    want_r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)])
     n, r = distance_histograms(qc, dc, ql, dl, device="cpu")
     np.testing.assert_array_equal(n, want_n)
     np.testing.assert_array_equal(r, want_r)
