@@ -133,3 +133,33 @@ def test_large_regular_file_takes_the_fast_path_and_agrees_with_slow_path(tmp_pa
     a, b = mc.read_run(fast), mc.read_run(slow)
     assert rows_of(a) == rows_of(b)
     assert a.line_of(10) == 11 and b.line_of(10) == 12
+
+
+@pytest.mark.parametrize("odd_line", [
+    b"# Q0 d1 1 2.5 sys\n",         # a comment with as many fields as a data line
+    b"#q7 Q0 d1 1 2.5 sys\n",       # a commented-out data line
+    b"# q1 Q0 d1 1 2.5 sys\n",      # one field more
+    b"#\n",                          # a bare comment
+    b"\n",                           # a blank line
+])
+@pytest.mark.parametrize("as_path", [False, True])
+def test_large_file_with_odd_line_mid_file_reads_like_the_line_reader(tmp_path, odd_line, as_path):
+    """Big regular files take Arrow's reader; a comment or blank line in the middle must
+    be skipped, not read as data, and line numbers must stay those of the file."""
+    lines = [f"q{i // 50} Q0 d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)]
+    data = b"".join(lines[:2500]) + odd_line + b"".join(lines[2500:])
+    source = data
+    if as_path:
+        source = tmp_path / "big.run"
+        source.write_bytes(data)
+    run = mc.read_run(source)
+    assert len(run) == 4000
+    assert run.doc_ids.tolist()[2499:2501] == ["d2499", "d2500"]
+    assert run.line_of(2499) == 2500 and run.line_of(2500) == 2502
+    assert "#" not in run.query_ids.tolist()
+
+
+def test_large_file_doc_ids_starting_with_hash_are_data():
+    lines = [f"q{i // 50} Q0 #d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)]
+    run = mc.read_run(b"".join(lines))
+    assert run.doc_ids.tolist()[:2] == ["#d0", "#d1"] and len(run) == 4000

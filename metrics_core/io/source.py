@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import mmap
 import os
 import zlib
 
@@ -23,8 +24,8 @@ class RawData:
     """The bytes of one input and the name to use for it in messages.
 
     A plain (uncompressed) file is not read into memory up front: ``head`` and
-    ``scan`` stream it, and Arrow's reader can take ``arrow_source`` (the path)
-    directly, so a 500 MB run never sits in memory twice.
+    ``contains`` look at it without loading it, and Arrow's reader can take
+    ``arrow_source`` (the path) directly, so a 500 MB run never sits in memory twice.
     """
 
     def __init__(self, data: bytes | None, name: str, path: str | None = None):
@@ -52,36 +53,15 @@ class RawData:
     def size(self) -> int:
         return len(self._data) if self._data is not None else os.path.getsize(self.path)
 
-    def scan(self, chunk: int = 1 << 25) -> tuple[bool, bool, int]:
-        """One streaming pass: (has a ``#``, has a NUL byte, number of newlines).
-
-        Single-byte searches run at memory speed; multi-byte patterns such as ``\n#``
-        are several times slower on files with a newline every few dozen bytes.
-        """
+    def contains(self, byte: bytes) -> bool:
+        """Whether the data holds ``byte`` anywhere: one memchr over the file mapped in
+        memory (no copy), about 0.07 s for 400 MB in the page cache."""
         if self._data is not None:
-            d = self._data
-            return b"#" in d, b"\x00" in d, d.count(b"\n")
-        hash_seen = nul_seen = False
-        newlines = 0
-        with open(self.path, "rb") as fh:
-            while True:
-                block = fh.read(chunk)
-                if not block:
-                    break
-                hash_seen = hash_seen or b"#" in block
-                nul_seen = nul_seen or b"\x00" in block
-                newlines += block.count(b"\n")
-        return hash_seen, nul_seen, newlines
-
-    def ends_with_newline(self) -> bool:
-        if self._data is not None:
-            return self._data.endswith(b"\n")
-        with open(self.path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            if fh.tell() == 0:
-                return False
-            fh.seek(-1, os.SEEK_END)
-            return fh.read(1) == b"\n"
+            return byte in self._data
+        if os.path.getsize(self.path) == 0:
+            return False
+        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(byte) >= 0
 
     def arrow_source(self):
         import pyarrow as pa

@@ -50,18 +50,19 @@ def _fast_parse(raw: RawData, kind: str):
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     if len(first.split(delim.encode())) != ncols:
         return None
-    # comment lines take the slow path (a "#" inside an id is data, but rare enough that
-    # any "#" sends the file there); NUL bytes too, to be named with their line
-    has_hash, has_nul, newlines = raw.scan()
-    if has_hash or has_nul:
+    # NUL bytes take the slow path, which names their line
+    if raw.contains(b"\x00"):
         return None
     names = [f"c{i}" for i in range(ncols)]
     try:
         table = pacsv.read_csv(
             raw.arrow_source(),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+            # blank lines stay rows (of empty fields, caught below), so every row is a
+            # line and the slow path, which skips blank lines, names lines correctly
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                             double_quote=False, escape_char=False),
+                                             double_quote=False, escape_char=False,
+                                             ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
                               names[vcol]: pa.float64()},
@@ -72,9 +73,12 @@ def _fast_parse(raw: RawData, kind: str):
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    # blank lines are skipped by Arrow and would shift line numbers in messages: a row
-    # count that differs from the line count sends the file to the slow path
-    if table.num_rows != newlines + (0 if raw.ends_with_newline() else 1):
+    # comment lines ("#" at the start of a line) take the slow path: a comment with as
+    # many fields as a data line parses, with a query id that starts with "#" -- and
+    # only a comment can put "#" there (a data line cannot start with one). Blank lines
+    # too: Arrow keeps them as rows of empty fields (the empty score already failed the
+    # float conversion above; the empty query id is checked all the same)
+    if _comment_or_blank(table.column(names[qcol])):
         return None
     values = table.column(names[vcol]).to_numpy()
     table = table.drop_columns([names[vcol]])
@@ -86,10 +90,21 @@ def _fast_parse(raw: RawData, kind: str):
     if kind == "run":
         parts = first.split(delim.encode())
         tag = parts[5].decode("utf-8", "replace") if len(parts) > 5 else None
-    # doc ids stay chunked: concatenating them would double the peak memory
     # query ids arrive dictionary-encoded (few distinct values); doc ids stay chunked:
     # concatenating them would double the peak memory
     return (table.column(names[qcol]), table.column(names[dcol]), values, None, tag)
+
+
+def _comment_or_blank(qid: pa.ChunkedArray) -> bool:
+    """Whether a dictionary-encoded query-id column holds a value that starts with ``#``
+    or is empty (checks the chunks' dictionaries, a few thousand strings, not the rows)."""
+    import pyarrow.compute as pc
+
+    for chunk in qid.chunks:
+        d = chunk.dictionary
+        if pc.any(pc.starts_with(d, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(d), 0)).as_py():
+            return True
+    return False
 
 
 def _slow_parse(raw: RawData, kind: str):
