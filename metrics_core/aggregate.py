@@ -7,10 +7,14 @@ generalised to any column of a query-metadata table. Significance tests live in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from metrics_core.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
@@ -20,10 +24,13 @@ def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> pq = pd.DataFrame({"P@3": [2/3, 0.0, 1/3]}, index=["a", "b", "c"])
     >>> summarize(pq).round(4).to_dict(orient="index")
     {'P@3': {'mean': 0.3333, 'median': 0.3333, 'count': 3.0}}
     """
+    import pandas as pd
+
     numeric = per_query.select_dtypes(include=[np.number])
     return pd.DataFrame({
         "mean": numeric.mean(skipna=True),
@@ -59,6 +66,7 @@ def group_means(per_query: pd.DataFrame, metadata: pd.DataFrame, column: str,
 
     Examples
     --------
+    >>> import pandas as pd
     >>> pq = pd.DataFrame({"RR": [1.0, 0.5, 0.0]}, index=["q1", "q2", "q3"])
     >>> meta = pd.DataFrame({"category": ["a", "a", "b"]}, index=["q1", "q2", "q3"])
     >>> group_means(pq, meta, "category").to_dict(orient="index")

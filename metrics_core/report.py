@@ -12,9 +12,12 @@ import json
 import math
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from metrics_core import __version__
 
@@ -92,6 +95,7 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
 
     Examples
     --------
+    >>> import pandas as pd
     >>> df = pd.DataFrame({"nDCG@10": [0.51234]}, index=pd.Index(["bm25"], name="run"))
     >>> print(format_table(df, "markdown", prov={"ranklab_version": "0.1.0"}))
     | run | nDCG@10 |
@@ -102,6 +106,8 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
+    import pandas as pd
+
     frame = df.reset_index() if index and (df.index.name or not isinstance(df.index, pd.RangeIndex)) else df
     line = _provenance_line(prov)
     if fmt == "csv":

@@ -6,8 +6,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.conventions import CHOICES, Conventions

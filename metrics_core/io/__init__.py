@@ -9,20 +9,13 @@ and what to do.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from metrics_core.errors import InputError
 from metrics_core.io.source import RawData, read_source
-from metrics_core.io.tables import (
-    detect_columns,
-    frame_to_columns,
-    json_to_frame,
-    nested_to_frame,
-    read_table_frame,
-)
 from metrics_core.io.trec import looks_like_trec, parse_trec_qrels, parse_trec_run
 from metrics_core.ranking.data import Qrels, Run
 
@@ -42,9 +35,16 @@ def _read(source, kind: str, fmt: str, columns, name):
         if name and kind == "run":
             source.name = str(name)
         return source
-    if isinstance(source, pd.DataFrame):
+    # the table readers (and pandas, 0.3 s to import) load only when a table comes in:
+    # a TREC file never needs them. Without pandas imported, nothing is a DataFrame.
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(source, pandas.DataFrame):
+        from metrics_core.io.tables import frame_to_columns
+
         return frame_to_columns(source, kind, columns=columns, source=name or "<DataFrame>", name=name)
     if isinstance(source, Mapping):
+        from metrics_core.io.tables import frame_to_columns, nested_to_frame
+
         label = name or "<dict>"
         return frame_to_columns(nested_to_frame(source, kind, label), kind, columns=None,
                                 source=label, name=name)
@@ -52,6 +52,10 @@ def _read(source, kind: str, fmt: str, columns, name):
     run_name = name if kind == "run" else None
     if fmt == "trec" or (fmt == "auto" and _is_trec(raw, kind)):
         return parse_trec_run(raw, run_name) if kind == "run" else parse_trec_qrels(raw)
+    import pandas as pd
+
+    from metrics_core.io.tables import frame_to_columns, json_to_frame, read_table_frame
+
     frame, first_line = read_table_frame(raw, fmt)
     if not isinstance(frame, pd.DataFrame):
         frame = json_to_frame(frame, kind, raw.name)
@@ -177,3 +181,12 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
     run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<vectors>")
     qrels = Qrels(qq, qd, np.asarray(qr, dtype=np.float64), source="<vectors>")
     return run, qrels
+
+
+def __getattr__(name):
+    # detect_columns lives with the table readers, imported on first use
+    if name == "detect_columns":
+        from metrics_core.io.tables import detect_columns
+
+        return detect_columns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,10 +8,14 @@ found later (duplicates) can name the lines.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from metrics_core.errors import InputError
 
@@ -138,6 +142,8 @@ class Run(_Columns):
         return self.values
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores})
 
     def __repr__(self) -> str:
@@ -167,6 +173,8 @@ class Qrels(_Columns):
         return self.values
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "relevance": self.relevance})
 
     def __repr__(self) -> str:

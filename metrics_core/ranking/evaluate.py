@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from metrics_core.conventions import Conventions
 from metrics_core.io import read_qrels, read_run
@@ -13,6 +13,9 @@ from metrics_core.measures import DEFAULT_MEASURES, MeasureSpec, parse_measures
 from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
 from metrics_core.ranking.measures import aggregate, compute
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Evaluation:
@@ -38,11 +41,27 @@ class Evaluation:
         self.run_name = run_name
         self.specs = list(specs)
         self.measures = [s.name for s in self.specs]
-        self.per_query = per_query
+        # a DataFrame, or (query ids, {measure: values}) turned into one on first use:
+        # the command line's means never need pandas (0.3 s to import)
+        self._per_query = per_query
         self.aggregate = aggregate_values
         self.diagnostics = diagnostics
         self.conventions = conventions
         self.ranked = ranked
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        if isinstance(self._per_query, tuple):
+            import pandas as pd
+
+            query_ids, columns = self._per_query
+            frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id"))
+            self._per_query = frame.sort_index(kind="stable")
+        return self._per_query
+
+    @per_query.setter
+    def per_query(self, frame) -> None:
+        self._per_query = frame
 
     def to_dict(self, per_query: bool = False) -> dict:
         """The JSON ``runs`` entry of the command-line contract."""
@@ -57,6 +76,8 @@ class Evaluation:
 
     def summary(self) -> pd.DataFrame:
         """Mean (the aggregate) and median of each measure."""
+        import pandas as pd
+
         med = self.per_query.median(numeric_only=True) if len(self.per_query) else {}
         return pd.DataFrame({"aggregate": pd.Series(self.aggregate),
                              "median": pd.Series({m: float(med[m]) if m in med else np.nan
@@ -64,7 +85,8 @@ class Evaluation:
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])
-        return f"Evaluation({self.run_name!r}, {len(self.per_query)} queries, {shown})"
+        n = len(self._per_query[0]) if isinstance(self._per_query, tuple) else len(self._per_query)
+        return f"Evaluation({self.run_name!r}, {n} queries, {shown})"
 
 
 def _cutoffs(specs) -> tuple[int, ...]:
@@ -76,10 +98,8 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
                     run_name: str) -> Evaluation:
     """Compute measures on already ranked lists (used by the app to re-use one ranking)."""
     columns = {s.name: compute(ranked, s, conv) for s in specs}
-    frame = pd.DataFrame(columns, index=pd.Index(ranked.query_ids, name="query_id"))
     agg = {s.name: aggregate(columns[s.name], s) for s in specs}
-    frame = frame.sort_index(kind="stable")
-    return Evaluation(run_name, specs, frame, agg, ranked.diagnostics.as_dict() | {
+    return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, ranked.diagnostics.as_dict() | {
         "num_queries": ranked.n_queries}, conv, ranked)
 
 
