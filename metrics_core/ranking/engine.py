@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,6 +23,7 @@ from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
 from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.strings import (
+    KeyIndex,
     hash_strings,
     order_within_groups,
     pair_keys,
@@ -232,6 +232,8 @@ def _duplicate_groups(keys: np.ndarray):
     repeated = sk[1:] == sk[:-1]
     if not repeated.any():
         return None
+    import pandas as pd
+
     values = np.unique(sk[1:][repeated])
     group = pd.Index(values).get_indexer(keys)
     pos = np.flatnonzero(group >= 0)
@@ -454,20 +456,22 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
     label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
     if len(jkeys) and m:
-        table = pd.Index(jkeys)
-        if not table.is_unique:  # two judged pairs share a fingerprint
+        sj = np.sort(jkeys)
+        if (sj[1:] == sj[:-1]).any():  # two judged pairs share a fingerprint
             raise _Collision
+        del sj
+        table = KeyIndex(jkeys)
         found_parts, jrow_parts = [], []
         block = 1 << 21
         for lo_ in range(0, m, block):
             hi_ = min(m, lo_ + block)
             look = rkeys[lo_:hi_] if order is None else rkeys[order[lo_:hi_]]
-            at = table.get_indexer(look)
-            hit = np.flatnonzero(at >= 0)
+            hit, at = table.find(look)
             found_parts.append(hit + lo_)
-            jrow_parts.append(at[hit])
+            jrow_parts.append(at)
         found = np.concatenate(found_parts)
         jrow = np.concatenate(jrow_parts)
+        del table, found_parts, jrow_parts, rkeys  # before the string check allocates
         ranked_src = found if order is None else order[found]
         run_rows = ranked_src if rows is None else rows[ranked_src]
         ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
@@ -476,7 +480,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             raise _Collision
         judged[found] = True
         label[found] = qrels_label[jrow]
-    del rkeys
+    else:
+        del rkeys
     if order is None:
         row_index = rows  # None: ranked row i is run row i
     else:
