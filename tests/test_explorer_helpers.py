@@ -90,6 +90,27 @@ def test_ranked_list_follows_conventions_and_missed_relevant():
     assert ranked_list(ev, run, "nope").empty
 
 
+@pytest.mark.parametrize("extra_query", [False, True])
+@pytest.mark.parametrize("ties", [False, True])
+def test_ranked_list_of_a_run_given_in_rank_order(ties, extra_query):
+    """Runs written in rank order are not sorted by the engine (no order array, at most a
+    few tie swaps): the ranked list must still show the engine's order."""
+    lines = ["q1 Q0 a 1 3 t", "q1 Q0 b 2 2 t", f"q1 Q0 c 3 {2 if ties else 1.5} t", "q1 Q0 d 4 1 t",
+             "q2 Q0 e 1 5 t", "q2 Q0 f 2 4 t"]
+    if extra_query:  # a run query absent from the qrels: its rows are left out first
+        lines = ["q0 Q0 zz 1 9 t"] + lines
+    run = mc.read_run(("\n".join(lines) + "\n").encode())
+    qrels = mc.read_qrels({"q1": {"c": 1, "b": 1}, "q2": {"f": 2}})
+    ev = mc.evaluate(qrels, run, ["P@1", "P@2"])
+    want = ["a", "c", "b", "d"] if ties else ["a", "b", "c", "d"]
+    got = ranked_list(ev, run, "q1")
+    assert got["doc_id"].tolist() == want
+    assert got["relevance"].fillna(-1).tolist() == [-1, 1.0, 1.0, -1]
+    assert ranked_list(ev, run, "q2")["doc_id"].tolist() == ["e", "f"]
+    docs = run.doc_ids
+    assert [docs[i] for i in ev.ranked.row_index] == want + ["e", "f"]
+
+
 def test_run_names_and_metadata_reader():
     run = mc.read_run(b"q1 Q0 d1 1 2.0 mytag\n", name="run")
     run.tags = "mytag"

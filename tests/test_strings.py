@@ -53,23 +53,3 @@ def test_pair_keys_in_place_matches_fresh():
     assert np.array_equal(fresh, inplace)
     assert fresh[0] != fresh[2] and len(set(fresh.tolist())) == 3
 
-
-@pytest.mark.parametrize("seed", range(4))
-def test_key_index_finds_exactly_the_keys_in_the_set(seed):
-    from metrics_core.ranking.strings import KeyIndex
-
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 5000))
-    keys = np.unique(rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False))
-    # keys that share their top bits (the same slot) and differ only low: binary search path
-    crowd = (np.uint64(0xABCDEF) << np.uint64(40)) + np.arange(50, dtype=np.uint64)
-    keys = np.unique(np.concatenate([keys, crowd]))
-    rng.shuffle(keys)
-    index = KeyIndex(keys)
-    probe = np.concatenate([keys[rng.integers(0, len(keys), 3000)],
-                            rng.integers(0, 2**64, 3000, dtype=np.uint64, endpoint=False),
-                            crowd + np.uint64(25), crowd ^ np.uint64(1 << 63)])
-    at, where = index.find(probe)
-    position = {int(k): i for i, k in enumerate(keys)}
-    want = [(i, position[int(k)]) for i, k in enumerate(probe) if int(k) in position]
-    assert list(zip(at.tolist(), where.tolist(), strict=True)) == want

@@ -22,7 +22,7 @@ def ranked_list(ev, run, query_id: str) -> pd.DataFrame:
     except ValueError:
         return pd.DataFrame(columns=["rank", "doc_id", "score", "relevance", "judged"])
     lo, hi = int(ranked.starts[i]), int(ranked.starts[i + 1])
-    rows = ranked.row_index[lo:hi]
+    rows = ranked.run_rows(lo, hi)
     judged = ranked.judged[lo:hi]
     label = np.where(judged, ranked.label[lo:hi], np.nan)
     docs = run.docid.take(rows).to_numpy(zero_copy_only=False) if len(rows) else np.array([], dtype=object)

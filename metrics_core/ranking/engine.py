@@ -23,7 +23,6 @@ from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
 from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.strings import (
-    KeyIndex,
     hash_strings,
     order_within_groups,
     pair_keys,
@@ -133,7 +132,7 @@ class RankedLists:
     """
 
     def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
-                 diagnostics, tie_flags=None, row_index=None, qrels_row=None):
+                 diagnostics, tie_flags=None, row_index=None, qrels_row=None, row_swaps=None):
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -143,9 +142,29 @@ class RankedLists:
         self.qrels_label = qrels_label
         self.diagnostics = diagnostics
         self.tie_flags = tie_flags
-        self.row_index = row_index    # run row of each ranked row (None: the same row)
+        # run row of each ranked row: ``_row_index`` (None: the row of the same number),
+        # then ``row_swaps`` (positions, rows): the few positions that the tie order
+        # changed in a run given in rank order -- no array the size of the run for them
+        self._row_index = row_index
+        self._row_swaps = row_swaps
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self._cache: dict = {}
+
+    def run_rows(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Run row (index into the Run's columns) of ranked rows ``lo:hi``."""
+        hi = len(self.seg) if hi is None else hi
+        base = self._row_index
+        out = np.arange(lo, hi, dtype=np.int64) if base is None else np.asarray(base[lo:hi], dtype=np.int64)
+        if self._row_swaps is not None:
+            pos, rows = self._row_swaps
+            a, b = np.searchsorted(pos, [lo, hi])
+            out[pos[a:b] - lo] = rows[a:b]
+        return out
+
+    @cached_property
+    def row_index(self) -> np.ndarray:
+        """Run row of every ranked row (see :meth:`run_rows` for a slice)."""
+        return self.run_rows()
 
     @property
     def n_queries(self) -> int:
@@ -240,14 +259,57 @@ def _duplicate_groups(keys: np.ndarray):
     return pos, group[pos]
 
 
-def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None):
+def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
+    """``keys`` with their low ``low_bits`` bits replaced by the row number, sorted.
+
+    One sort gives both what the run's duplicate check needs (equal keys end up side by
+    side) and what the join needs (a sorted array to search the judged pairs in), with
+    the row of every entry at hand -- an argsort would cost three times as much.
+    """
+    out = keys & ~np.uint64((1 << low_bits) - 1)
+    out |= np.arange(len(keys), dtype=np.uint64)
+    out.sort()
+    return out
+
+
+def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.ndarray):
+    """:func:`_duplicate_groups` from the output of :func:`_sorted_with_rows`.
+
+    Rows whose high bits equal a neighbour's are the only candidates (equal keys, and the
+    rare distinct keys that share their high bits); they are grouped by their full keys.
+    """
+    if len(sorted_rows) < 2:
+        return None
+    high = sorted_rows >> np.uint64(low_bits)
+    same = high[1:] == high[:-1]
+    del high
+    if not same.any():
+        return None
+    near = np.zeros(len(sorted_rows), dtype=bool)
+    near[1:] |= same
+    near[:-1] |= same
+    cand = (sorted_rows[near] & np.uint64((1 << low_bits) - 1)).astype(np.int64)
+    _, group, counts = np.unique(keys[cand], return_inverse=True, return_counts=True)
+    repeated = counts[group] > 1
+    if not repeated.any():
+        return None
+    pos, group = cand[repeated], group[repeated]
+    # renumber the groups 0..g-1 (the callers count groups with max + 1)
+    group = np.unique(group, return_inverse=True)[1]
+    return pos, group
+
+
+def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None,
+                         found=False):
     """Duplicate (query, doc) groups, checked string by string; None when there are none.
 
     Returns (positions, group ids, example pair of source rows). ``rows`` maps positions
-    of ``keys`` to rows of ``docid`` when a subset is checked. Raises _Collision if two
-    different pairs share a fingerprint.
+    of ``keys`` to rows of ``docid`` when a subset is checked. ``found``: the candidate
+    groups, when already known (by :func:`_duplicate_groups_sorted`). Raises _Collision
+    if two different pairs share a fingerprint.
     """
-    found = _duplicate_groups(keys)
+    if found is False:
+        found = _duplicate_groups(keys)
     if found is None:
         return None
     pos, group = found
@@ -265,6 +327,42 @@ def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, 
     k = second[np.argmin(src[second])]
     example = np.array([[int(src_head[k]), int(src[k])]])
     return pos, group, example
+
+
+def _join_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.ndarray, judged_keys: np.ndarray):
+    """Rows of ``keys`` equal to a judged key, and which judged key: (rows, judged index).
+
+    Each judged key's high bits are looked up in ``sorted_rows`` (binary search, the
+    needles sorted so the search walks forward); every row in the range of equal high
+    bits is a candidate, confirmed on its full key. Raises _Collision when two judged
+    keys are equal (two judged pairs with one fingerprint).
+    """
+    low = np.uint64((1 << low_bits) - 1)
+    sj = np.sort((judged_keys & ~low) | np.arange(len(judged_keys), dtype=np.uint64))
+    jh = sj & ~low
+    lo = np.searchsorted(sorted_rows, jh, side="left")
+    hi = np.searchsorted(sorted_rows, jh | low, side="right")
+    count = hi - lo
+    has = np.flatnonzero(count)
+    jidx = (sj[has] & low).astype(np.int64)
+    # two equal judged keys (two judged pairs, one fingerprint) share their high bits
+    same_high = jh[1:] == jh[:-1]
+    if same_high.any():
+        near = np.zeros(len(sj), dtype=bool)
+        near[1:] |= same_high
+        near[:-1] |= same_high
+        k = judged_keys[(sj[near] & low).astype(np.int64)]
+        if np.unique(k).size < k.size:
+            raise _Collision
+    n = count[has]
+    if len(n) and n.max() == 1:
+        at, jrow = lo[has], jidx
+    else:  # several rows share the high bits (duplicates kept, or a near collision)
+        at = np.repeat(lo[has] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+        jrow = np.repeat(jidx, n)
+    rows = (sorted_rows[at] & low).astype(np.int64)
+    ok = keys[rows] == judged_keys[jrow]
+    return rows[ok], jrow[ok]
 
 
 def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
@@ -371,7 +469,12 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     # Duplicates (query, doc) in the run.
     rkeys = pair_keys(rq, run_dh, out=run_dh)  # in place: doc fingerprints not needed after
     del run_dh
-    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows)
+    # row numbers fit in the low bits of the sorted keys; the qrels' too (the join uses
+    # the same split for both)
+    low_bits = max(int(len(rkeys)).bit_length(), int(len(qrels_seg)).bit_length(), 1)
+    sorted_rows = _sorted_with_rows(rkeys, low_bits)
+    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows,
+                                    found=_duplicate_groups_sorted(sorted_rows, low_bits, rkeys))
     if run_dups is not None:
         diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
         if conv.duplicates == "error":
@@ -380,6 +483,12 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
             rows = keep if rows is None else rows[keep]
             rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
+            # renumber the rows of the sorted keys, dropping the removed ones
+            low = np.uint64((1 << low_bits) - 1)
+            new_row = np.full(len(sorted_rows), -1, dtype=np.int64)
+            new_row[keep] = np.arange(len(keep))
+            nr = new_row[(sorted_rows & low).astype(np.int64)]
+            sorted_rows = (sorted_rows[nr >= 0] & ~low) | nr[nr >= 0].astype(np.uint64)
 
     # The sort: (query, score descending), then ties by the tie rule. A run written in
     # rank order (the usual case) is checked in O(n) and not sorted at all.
@@ -394,6 +503,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         order = order[stable_argsort_codes(rq[order], nq)]
     sq = rq if order is None else rq[order]
     tie_flags = None
+    swaps = None
     if n > 1:
         ss = scores if order is None else scores[order]
         eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])  # -0.0 == 0.0, as in trec_eval
@@ -417,14 +527,19 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                                                      descending=conv.ties == "trec")]
                 if not np.array_equal(fixed, tied):
                     if order is None:
-                        order = np.arange(n, dtype=np.int32)
-                    order[idx] = fixed
+                        # ranked position idx[i] holds run row fixed[i], the others keep
+                        # their row: kept sparse, not as an array the size of the run
+                        swaps = (idx, fixed)
+                    else:
+                        order[idx] = fixed
             tie_flags = (idx, group)
         del eq
+    # tie fixes stay inside a query: the query of every position is unchanged by swaps
     sq = rq if order is None else rq[order]
 
-    counts = np.bincount(sq, minlength=nq) if n else np.zeros(nq, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    # rows are grouped by query in ascending order: segment starts by binary search
+    starts = np.searchsorted(sq, np.arange(nq + 1)).astype(np.int64)
+    counts = np.diff(starts)
 
     # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
     if tie_flags is not None and cutoffs:
@@ -441,14 +556,18 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         pos = np.arange(n) - starts[sq] + 1
         keep_rows = pos <= conv.depth
         if not keep_rows.all():
+            if swaps is not None:  # a cut needs the full order
+                order = np.arange(n, dtype=np.int32)
+                order[swaps[0]] = swaps[1]
+                swaps = None
             kept = np.flatnonzero(keep_rows)
             order = kept if order is None else order[kept]
             sq = sq[kept]
             counts = np.bincount(sq, minlength=nq)
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    # The join: labels of (query, doc) pairs from the qrels, verified string by string.
-    # Looked up in blocks, so the temporary index arrays stay small.
+    # The join: labels of (query, doc) pairs from the qrels, found in the sorted run keys
+    # and verified string by string.
     jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
     m = len(sq)
     judged = np.zeros(m, dtype=bool)
@@ -456,24 +575,23 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
     label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
     if len(jkeys) and m:
-        sj = np.sort(jkeys)
-        if (sj[1:] == sj[:-1]).any():  # two judged pairs share a fingerprint
-            raise _Collision
-        del sj
-        table = KeyIndex(jkeys)
-        found_parts, jrow_parts = [], []
-        block = 1 << 21
-        for lo_ in range(0, m, block):
-            hi_ = min(m, lo_ + block)
-            look = rkeys[lo_:hi_] if order is None else rkeys[order[lo_:hi_]]
-            hit, at = table.find(look)
-            found_parts.append(hit + lo_)
-            jrow_parts.append(at)
-        found = np.concatenate(found_parts)
-        jrow = np.concatenate(jrow_parts)
-        del table, found_parts, jrow_parts, rkeys  # before the string check allocates
-        ranked_src = found if order is None else order[found]
-        run_rows = ranked_src if rows is None else rows[ranked_src]
+        found_rows, jrow = _join_sorted(sorted_rows, low_bits, rkeys, jkeys)
+        del sorted_rows, rkeys
+        # run rows (after the subsets above) -> ranked positions
+        if order is None:
+            found = found_rows
+            if swaps is not None:
+                o = np.argsort(swaps[1])
+                swapped_rows, swapped_pos = swaps[1][o], swaps[0][o]
+                p = np.minimum(np.searchsorted(swapped_rows, found_rows), len(o) - 1)
+                found = np.where(swapped_rows[p] == found_rows, swapped_pos[p], found_rows)
+        else:
+            rank_of = np.full(len(rq), -1, dtype=np.int64)
+            rank_of[order] = np.arange(len(order))
+            found = rank_of[found_rows]
+            kept = found >= 0                      # a depth cut drops rows
+            found, jrow, found_rows = found[kept], jrow[kept], found_rows[kept]
+        run_rows = found_rows if rows is None else rows[found_rows]
         ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
             run.docid, run_rows, qrels.docid, qrels_row[jrow])
         if not ok.all():
@@ -481,12 +599,14 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         judged[found] = True
         label[found] = qrels_label[jrow]
     else:
-        del rkeys
+        del sorted_rows, rkeys
     if order is None:
         row_index = rows  # None: ranked row i is run row i
+        if swaps is not None:  # swaps in run-row numbers
+            swaps = (swaps[0], swaps[1] if rows is None else rows[swaps[1]])
     else:
         row_index = order if rows is None else rows[order]
 
     return RankedLists(eval_ids, starts, sq.astype(np.int32, copy=False), label, judged,
                        qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
-                       qrels_row=qrels_row)
+                       qrels_row=qrels_row, row_swaps=swaps)
