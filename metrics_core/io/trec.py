@@ -100,8 +100,13 @@ def _comment_or_blank(qid: pa.ChunkedArray) -> bool:
     or is empty (checks the chunks' dictionaries, a few thousand strings, not the rows)."""
     import pyarrow.compute as pc
 
+    seen = set()
     for chunk in qid.chunks:
         d = chunk.dictionary
+        key = (d.buffers()[1].address, d.offset, len(d))  # chunks share one dictionary
+        if key in seen:
+            continue
+        seen.add(key)
         if pc.any(pc.starts_with(d, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(d), 0)).as_py():
             return True
     return False

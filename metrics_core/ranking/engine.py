@@ -538,7 +538,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     sq = rq if order is None else rq[order]
 
     # rows are grouped by query in ascending order: segment starts by binary search
-    starts = np.searchsorted(sq, np.arange(nq + 1)).astype(np.int64)
+    # (needles of sq's own dtype: mixed dtypes would copy sq to int64 first)
+    starts = np.searchsorted(sq, np.arange(nq + 1, dtype=sq.dtype)).astype(np.int64)
     counts = np.diff(starts)
 
     # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
@@ -581,10 +582,10 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         if order is None:
             found = found_rows
             if swaps is not None:
-                o = np.argsort(swaps[1])
-                swapped_rows, swapped_pos = swaps[1][o], swaps[0][o]
-                p = np.minimum(np.searchsorted(swapped_rows, found_rows), len(o) - 1)
-                found = np.where(swapped_rows[p] == found_rows, swapped_pos[p], found_rows)
+                position_of = np.full(n, -1, dtype=np.int32)
+                position_of[swaps[1]] = swaps[0]
+                moved = position_of[found_rows]
+                found = np.where(moved >= 0, moved, found_rows)
         else:
             rank_of = np.full(len(rq), -1, dtype=np.int64)
             rank_of[order] = np.arange(len(order))
