@@ -38,11 +38,10 @@ def _threshold(spec: MeasureSpec, conv: Conventions) -> float:
 
 def _hits_top(R: RankedLists, thr: float, k: int | None) -> np.ndarray:
     """Relevant documents among the top k (all retrieved when k is None)."""
-    isrel = R.is_relevant(thr)
+    rows = R.relevant_rows(thr)
     if k is None:
-        return np.bincount(R.seg, weights=isrel, minlength=R.n_queries).astype(np.int64) \
-            if len(R.seg) else np.zeros(R.n_queries, dtype=np.int64)
-    return R.count_top(("rel", thr), isrel, k)
+        return np.bincount(R.seg[rows], minlength=R.n_queries).astype(np.int64)
+    return R.count_top(rows, k)
 
 
 def precision(R, spec, conv):
@@ -118,8 +117,8 @@ def average_precision(R, spec, conv):
     rows = R.relevant_rows(thr)
     k = spec.cutoff
     seg = R.seg[rows]
-    pos = R.pos[rows]
-    cum = R.cum_count(R.is_relevant(thr))[rows]
+    pos = R.pos_of(rows)
+    cum = R.count_upto(rows, rows)       # relevant at or above each relevant row
     if k is not None:
         keep = pos <= k
         seg, pos, cum = seg[keep], pos[keep], cum[keep]
@@ -150,8 +149,9 @@ def _discount(pos: np.ndarray, kind: str) -> np.ndarray:
 
 def _dcg_rows(R: RankedLists, spec, conv):
     # Only positive labels carry gain; negative labels are judged non-relevant (trec_eval).
-    rows = np.flatnonzero(R.judged & (R.label > 0))
-    return rows, R.seg[rows], R.pos[rows], R.label[rows]
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    return rows, R.seg[rows], R.pos_of(rows), R.label[rows]
 
 
 def dcg(R, spec, conv):
@@ -165,11 +165,17 @@ def dcg(R, spec, conv):
     return np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
-def _ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
-    k = spec.cutoff
-    if spec.param("ideal", conv) == "retrieved":
+def _ideal_ranking(R: RankedLists, ideal: str):
+    """(query, label, rank) of the positive labels in the ideal order: labels descending
+    within each query. Cached on ``R``: nDCG@10 and nDCG@100 share one sort."""
+    key = ("ideal", ideal)
+    if key in R._cache:
+        return R._cache[key]
+    if ideal == "retrieved":
         # seed 003: the best reordering of the retrieved labels
-        _, seg, _, lab = _dcg_rows(R, spec, conv)
+        jr = R.judged_rows
+        rows = jr[R.label[jr] > 0]
+        seg, lab = R.seg[rows], R.label[rows]
     else:
         ok = R.qrels_label > 0
         seg, lab = R.qrels_seg[ok], R.qrels_label[ok]
@@ -182,6 +188,13 @@ def _ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
         pos = np.arange(len(seg)) - group_start + 1
     else:
         pos = np.zeros(0, dtype=np.int64)
+    R._cache[key] = (seg, lab, pos)
+    return R._cache[key]
+
+
+def _ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
+    k = spec.cutoff
+    seg, lab, pos = _ideal_ranking(R, spec.param("ideal", conv))
     if k is not None:
         keep = pos <= k
         seg, lab, pos = seg[keep], lab[keep], pos[keep]
@@ -204,7 +217,7 @@ def r_precision(R, spec, conv):
     rows = R.relevant_rows(thr)
     num_rel = R.num_rel(thr)
     seg = R.seg[rows]
-    within = R.pos[rows] <= num_rel[seg]
+    within = R.pos_of(rows) <= num_rel[seg]
     return _safe_div(np.bincount(seg[within], minlength=R.n_queries), num_rel)
 
 
@@ -216,8 +229,7 @@ def bpref(R, spec, conv):
     """
     thr = _threshold(spec, conv)
     rows = R.relevant_rows(thr)
-    nonrel_flags = R.judged & (R.label >= 0) & (R.label < thr)
-    nonrel_above = R.cum_count(nonrel_flags)[rows]
+    nonrel_above = R.count_upto(R.judged_nonrelevant_rows(thr), rows)
     seg = R.seg[rows]
     num_rel = R.num_rel(thr)
     num_nonrel = R.num_nonrel(thr)
@@ -244,8 +256,8 @@ def interpolated_precision(R, spec, conv):
     if not len(rows):
         return out
     seg = R.seg[rows]
-    j = R.cum_count(R.is_relevant(thr))[rows]
-    prec = j / R.pos[rows]
+    j = R.count_upto(rows, rows)
+    prec = j / R.pos_of(rows)
     # suffix maximum of prec within each query, exactly: max over dense ranks of the values
     uniq, inv = np.unique(prec, return_inverse=True)
     width = len(uniq)
@@ -266,7 +278,7 @@ def interpolated_precision(R, spec, conv):
 
 def judged(R, spec, conv):
     """Judged@k: judged documents in the top k, divided by k (negative labels are judged)."""
-    return R.count_top("judged", R.judged, spec.cutoff) / float(spec.cutoff)
+    return R.count_top(R.judged_rows, spec.cutoff) / float(spec.cutoff)
 
 
 def num_q(R, spec, conv):
