@@ -135,3 +135,60 @@ def test_named_variants_change_only_what_they_name():
 def test_unknown_measure_lists_accepted_names():
     with pytest.raises(InputError, match="accepted: P@k"):
         mc.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["nope"])
+
+
+@pytest.mark.parametrize("weak_hash", ["constant", "length", "first_byte"])
+@pytest.mark.parametrize("duplicates", ["error", "count", "first", "max"])
+def test_fingerprint_collisions_never_change_a_result(monkeypatch, weak_hash, duplicates):
+    """Equal fingerprints of different document ids (forced here by a weak hash) must be
+    told apart string by string: same values, same duplicate verdicts, as with the real
+    fingerprints, for runs given in rank order and shuffled, with an unjudged query."""
+    from metrics_core.ranking import engine
+
+    run, qrels = random_case(7, n_queries=12)
+    run = pd.concat([run, pd.DataFrame([("qx", "d1", 1.0), ("qx", "d2", 0.5)], columns=run.columns)])
+    if duplicates != "error":
+        run = pd.concat([run, run.iloc[[3, 10, 10]].assign(score=[9.0, 0.25, 0.5])])
+    ranked = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
+    cases = [ranked.reset_index(drop=True), run.sample(frac=1.0, random_state=3).reset_index(drop=True)]
+    want = [mc.evaluate(qrels, r, MEASURES, duplicates=duplicates) for r in cases]
+
+    real = engine.hash_strings
+
+    def weak(arr):
+        h = real(arr)
+        if weak_hash == "constant":
+            return np.zeros_like(h)
+        import pyarrow.compute as pc
+        if weak_hash == "length":
+            return pc.binary_length(arr).to_numpy(zero_copy_only=False).astype(np.uint64)
+        return pc.utf8_slice_codeunits(arr, 0, 2).cast("binary").to_pandas().map(
+            lambda b: int.from_bytes(b, "little")).to_numpy().astype(np.uint64)
+
+    monkeypatch.setattr(engine, "hash_strings", weak)
+    for r, w in zip(cases, want, strict=True):
+        got = mc.evaluate(qrels, r, MEASURES, duplicates=duplicates)
+        pd.testing.assert_frame_equal(got.per_query, w.per_query)
+        assert got.diagnostics == w.diagnostics
+        assert got.ranked.row_index.tolist() == w.ranked.row_index.tolist()
+
+
+def test_a_judged_document_sharing_a_fingerprint_with_a_retrieved_one_is_not_a_match(monkeypatch):
+    """Run has d2, qrels judge d1, and the two ids collide: d2 must stay unjudged."""
+    import pyarrow as pa
+
+    from metrics_core.ranking import engine
+
+    real = engine.hash_strings
+
+    def colliding(arr):  # "d1" and "d2" get one fingerprint
+        arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        return real(pa.array(["d1" if s == "d2" else s for s in arr.to_pylist()]))
+
+    run = {"q1": {"d2": 2.0, "d5": 1.0}, "q2": {"d1": 1.0}}
+    qrels = {"q1": {"d1": 1, "d5": 0}, "q2": {"d1": 2}}
+    want = mc.evaluate(qrels, run, ["P@1", "NumRelRet", "Judged@2"]).per_query
+    monkeypatch.setattr(engine, "hash_strings", colliding)
+    got = mc.evaluate(qrels, run, ["P@1", "NumRelRet", "Judged@2"]).per_query
+    pd.testing.assert_frame_equal(got, want)
+    assert got.loc["q1", "P@1"] == 0.0 and got.loc["q1", "Judged@2"] == 0.5

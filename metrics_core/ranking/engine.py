@@ -274,23 +274,30 @@ def _duplicate_groups(keys: np.ndarray):
 
 
 def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
-    """``keys`` with their low ``low_bits`` bits replaced by the row number, sorted.
+    """``keys``, in place, with their low ``low_bits`` bits replaced by the row number,
+    then sorted; returns ``keys``.
 
     One sort gives both what the run's duplicate check needs (equal keys end up side by
     side) and what the join needs (a sorted array to search the judged pairs in), with
-    the row of every entry at hand -- an argsort would cost three times as much.
+    the row of every entry at hand -- an argsort would cost three times as much. In
+    place and in blocks: no second array the size of the run (allocating one costs page
+    faults as well as memory).
     """
-    out = keys & ~np.uint64((1 << low_bits) - 1)
-    out |= np.arange(len(keys), dtype=np.uint64)
-    out.sort()
-    return out
+    keys &= ~np.uint64((1 << low_bits) - 1)
+    block = 1 << 20
+    for lo in range(0, len(keys), block):
+        part = keys[lo:lo + block]
+        part |= np.arange(lo, lo + len(part), dtype=np.uint64)
+    keys.sort()
+    return keys
 
 
-def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.ndarray):
+def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
     """:func:`_duplicate_groups` from the output of :func:`_sorted_with_rows`.
 
     Rows whose high bits equal a neighbour's are the only candidates (equal keys, and the
-    rare distinct keys that share their high bits); they are grouped by their full keys.
+    rare distinct keys that share their high bits); they are grouped by their full keys,
+    ``full_keys(rows)`` (recomputed for these few rows).
     """
     if len(sorted_rows) < 2:
         return None
@@ -303,7 +310,7 @@ def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.nd
     near[1:] |= same
     near[:-1] |= same
     cand = (sorted_rows[near] & np.uint64((1 << low_bits) - 1)).astype(np.int64)
-    _, group, counts = np.unique(keys[cand], return_inverse=True, return_counts=True)
+    _, group, counts = np.unique(full_keys(cand), return_inverse=True, return_counts=True)
     repeated = counts[group] > 1
     if not repeated.any():
         return None
@@ -343,13 +350,14 @@ def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, 
     return pos, group, example
 
 
-def _join_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.ndarray, judged_keys: np.ndarray):
-    """Rows of ``keys`` equal to a judged key, and which judged key: (rows, judged index).
+def _join_candidates(sorted_rows: np.ndarray, low_bits: int, judged_keys: np.ndarray):
+    """Pairs (run row, judged index) whose keys agree on their high bits.
 
     Each judged key's high bits are looked up in ``sorted_rows`` (binary search, the
     needles sorted so the search walks forward); every row in the range of equal high
-    bits is a candidate, confirmed on its full key. Raises _Collision when two judged
-    keys are equal (two judged pairs with one fingerprint).
+    bits is a candidate. Every true match is among them (equal pairs have equal keys);
+    the caller keeps the candidates whose query and document string are equal, which
+    also drops the rare pairs that only share high bits.
     """
     low = np.uint64((1 << low_bits) - 1)
     sj = np.sort((judged_keys & ~low) | np.arange(len(judged_keys), dtype=np.uint64))
@@ -359,24 +367,13 @@ def _join_sorted(sorted_rows: np.ndarray, low_bits: int, keys: np.ndarray, judge
     count = hi - lo
     has = np.flatnonzero(count)
     jidx = (sj[has] & low).astype(np.int64)
-    # two equal judged keys (two judged pairs, one fingerprint) share their high bits
-    same_high = jh[1:] == jh[:-1]
-    if same_high.any():
-        near = np.zeros(len(sj), dtype=bool)
-        near[1:] |= same_high
-        near[:-1] |= same_high
-        k = judged_keys[(sj[near] & low).astype(np.int64)]
-        if np.unique(k).size < k.size:
-            raise _Collision
     n = count[has]
     if len(n) and n.max() == 1:
         at, jrow = lo[has], jidx
     else:  # several rows share the high bits (duplicates kept, or a near collision)
         at = np.repeat(lo[has] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
         jrow = np.repeat(jidx, n)
-    rows = (sorted_rows[at] & low).astype(np.int64)
-    ok = keys[rows] == judged_keys[jrow]
-    return rows[ok], jrow[ok]
+    return (sorted_rows[at] & low).astype(np.int64), jrow
 
 
 def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
@@ -455,7 +452,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     if exact_keys is None:
         run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
     else:
-        run_dh, qrels_dh = exact_keys
+        run_dh, qrels_dh = exact_keys[0].copy(), exact_keys[1]  # run_dh is overwritten below
 
     # Qrels: duplicates per convention (checked over every query, as trec_eval does).
     qkeys = pair_keys(qrels_qc, qrels_dh)
@@ -486,17 +483,25 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     # row numbers fit in the low bits of the sorted keys; the qrels' too (the join uses
     # the same split for both)
     low_bits = max(int(len(rkeys)).bit_length(), int(len(qrels_seg)).bit_length(), 1)
-    sorted_rows = _sorted_with_rows(rkeys, low_bits)
-    run_dups = _verified_duplicates(rkeys, rq, run.docid, rows,
-                                    found=_duplicate_groups_sorted(sorted_rows, low_bits, rkeys))
+    sorted_rows = _sorted_with_rows(rkeys, low_bits)  # rkeys is sorted_rows from here
+    del rkeys
+
+    def full_keys(cand):  # the pair keys of a few rows, again
+        src = cand if rows is None else rows[cand]
+        doc = (hash_strings(run.docid.take(pa.array(src))) if exact_keys is None
+               else exact_keys[0][src])
+        return pair_keys(rq[cand], doc)
+
+    run_dups = _verified_duplicates(None, rq, run.docid, rows,
+                                    found=_duplicate_groups_sorted(sorted_rows, low_bits, full_keys))
     if run_dups is not None:
         diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
         if conv.duplicates == "error":
             _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
         if conv.duplicates != "count":
-            keep = _dedupe_keep(len(rkeys), run_dups[0], run_dups[1], scores, conv.duplicates)
+            keep = _dedupe_keep(len(rq), run_dups[0], run_dups[1], scores, conv.duplicates)
             rows = keep if rows is None else rows[keep]
-            rq, scores, rkeys = rq[keep], scores[keep], rkeys[keep]
+            rq, scores = rq[keep], scores[keep]
             # renumber the rows of the sorted keys, dropping the removed ones
             low = np.uint64((1 << low_bits) - 1)
             new_row = np.full(len(sorted_rows), -1, dtype=np.int64)
@@ -590,8 +595,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
     label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
     if len(jkeys) and m:
-        found_rows, jrow = _join_sorted(sorted_rows, low_bits, rkeys, jkeys)
-        del sorted_rows, rkeys
+        found_rows, jrow = _join_candidates(sorted_rows, low_bits, jkeys)
+        del sorted_rows
         # run rows (after the subsets above) -> ranked positions
         if order is None:
             found = found_rows
@@ -609,12 +614,12 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         run_rows = found_rows if rows is None else rows[found_rows]
         ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
             run.docid, run_rows, qrels.docid, qrels_row[jrow])
-        if not ok.all():
-            raise _Collision
+        if not ok.all():  # candidates that only shared high bits
+            found, jrow = found[ok], jrow[ok]
         judged[found] = True
         label[found] = qrels_label[jrow]
     else:
-        del sorted_rows, rkeys
+        del sorted_rows
     if order is None:
         row_index = rows  # None: ranked row i is run row i
         if swaps is not None:  # swaps in run-row numbers
