@@ -299,17 +299,21 @@ def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
     rare distinct keys that share their high bits); they are grouped by their full keys,
     ``full_keys(rows)`` (recomputed for these few rows).
     """
-    if len(sorted_rows) < 2:
+    n = len(sorted_rows)
+    if n < 2:
         return None
-    high = sorted_rows >> np.uint64(low_bits)
-    same = high[1:] == high[:-1]
-    del high
-    if not same.any():
+    # neighbours i, i+1 with equal high bits: their XOR is below 2**low_bits. In blocks,
+    # so the temporaries are small and reused (no run-sized array, no page faults)
+    limit = np.uint64(1 << low_bits)
+    starts, block = [], 1 << 20
+    for lo in range(0, n - 1, block):
+        part = sorted_rows[lo:min(n, lo + block + 1)]
+        starts.append(np.flatnonzero((part[1:] ^ part[:-1]) < limit) + lo)
+    first = np.concatenate(starts)
+    if not len(first):
         return None
-    near = np.zeros(len(sorted_rows), dtype=bool)
-    near[1:] |= same
-    near[:-1] |= same
-    cand = (sorted_rows[near] & np.uint64((1 << low_bits) - 1)).astype(np.int64)
+    near = np.unique(np.concatenate((first, first + 1)))
+    cand = (sorted_rows[near] & (limit - np.uint64(1))).astype(np.int64)
     _, group, counts = np.unique(full_keys(cand), return_inverse=True, return_counts=True)
     repeated = counts[group] > 1
     if not repeated.any():
@@ -362,18 +366,22 @@ def _join_candidates(sorted_rows: np.ndarray, low_bits: int, judged_keys: np.nda
     low = np.uint64((1 << low_bits) - 1)
     sj = np.sort((judged_keys & ~low) | np.arange(len(judged_keys), dtype=np.uint64))
     jh = sj & ~low
+    n = len(sorted_rows)
     lo = np.searchsorted(sorted_rows, jh, side="left")
-    hi = np.searchsorted(sorted_rows, jh | low, side="right")
+    has = np.flatnonzero(lo < n)
+    has = has[(sorted_rows[lo[has]] & ~low) == jh[has]]
+    lo, jidx = lo[has], (sj[has] & low).astype(np.int64)
+    # a second row with the same high bits right after (duplicates kept, or a near
+    # collision) is rare: only then is the range measured with a second search
+    nxt = lo + 1
+    more = (nxt < n) & ((sorted_rows[np.minimum(nxt, n - 1)] & ~low) == jh[has])
+    if not more.any():
+        return (sorted_rows[lo] & low).astype(np.int64), jidx
+    hi = lo + 1
+    hi[more] = np.searchsorted(sorted_rows, jh[has][more] | low, side="right")
     count = hi - lo
-    has = np.flatnonzero(count)
-    jidx = (sj[has] & low).astype(np.int64)
-    n = count[has]
-    if len(n) and n.max() == 1:
-        at, jrow = lo[has], jidx
-    else:  # several rows share the high bits (duplicates kept, or a near collision)
-        at = np.repeat(lo[has] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
-        jrow = np.repeat(jidx, n)
-    return (sorted_rows[at] & low).astype(np.int64), jrow
+    at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    return (sorted_rows[at] & low).astype(np.int64), np.repeat(jidx, count)
 
 
 def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
