@@ -53,3 +53,27 @@ def test_pair_keys_in_place_matches_fresh():
     assert np.array_equal(fresh, inplace)
     assert fresh[0] != fresh[2] and len(set(fresh.tolist())) == 3
 
+
+
+@pytest.mark.parametrize("key_bits", [64, 20, 8])  # 8: no room in the packed key (lexsort)
+@pytest.mark.parametrize("seed", range(3))
+def test_order_within_groups_many_groups_equal_strings_and_prefixes(seed, key_bits):
+    """Thousands of groups of every size, equal strings (kept in position order), empty
+    strings and prefixes of each other, against Python's sort of the UTF-8 bytes."""
+    rng = random.Random(100 + seed)
+    strs, groups = [], []
+    for g in range(1500):
+        size = rng.choice([1, 2, 3, 5, 40])
+        pool = random_strings(rng, 4, max_len=12) + ["doc1", "doc10", "doc100", ""]
+        for _ in range(size):
+            strs.append(rng.choice(pool))
+            groups.append(g * 3)          # ids with gaps: only their order matters
+    groups = np.array(groups)
+    for descending in (False, True):
+        perm = order_within_groups(pa.array(strs), groups, descending, _key_bits=key_bits)
+        key = [(int(groups[i]), strs[i].encode(), i) for i in range(len(strs))]
+        if descending:  # bytes descending (a prefix after the longer string), then position
+            want = sorted(key, key=lambda t: (t[0], [-b for b in t[1]] + [1], t[2]))
+        else:
+            want = sorted(key)
+        assert [t[2] for t in want] == perm.tolist()

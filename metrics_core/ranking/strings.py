@@ -146,31 +146,38 @@ def stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
     return order[np.argsort(high, kind="stable")]
 
 
-def _word_at(offsets: np.ndarray, data: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
-    """Bytes k..k+7 of strings ``idx`` as big-endian uint64, zero-padded past the end.
+def _bytes_at(offsets: np.ndarray, data: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
+    """Bytes k..k+7 of strings ``idx`` as big-endian uint64, zero past the string's end.
 
-    Zero padding keeps strcmp's order: ids never contain a NUL byte, and a string that
-    ends sorts before any longer string with the same prefix.
+    One unaligned 8-byte load per string (a byte-strided view of the buffer, padded so
+    the load never runs off the end). Zero padding keeps strcmp's order: ids never hold a
+    NUL byte, and a string that ends sorts before any longer one with the same prefix.
     """
     start = offsets[idx] + k
-    length = offsets[idx + 1] - offsets[idx]
-    word = np.zeros(len(idx), dtype=np.uint64)
-    last = max(len(data) - 1, 0)
-    for j in range(8):
-        has = (k + j) < length
-        b = data[np.minimum(start + j, last)].astype(np.uint64) if len(data) else np.zeros(len(idx), np.uint64)
-        b[~has] = 0
-        word |= b << np.uint64(56 - 8 * j)
-    return word
+    rest = (offsets[idx + 1] - offsets[idx]) - k
+    words = np.ndarray((max(len(data) - 7, 0),), dtype="<u8", buffer=data, strides=(1,))
+    w = words[np.minimum(start, max(len(words) - 1, 0))].byteswap() if len(words) else \
+        np.zeros(len(idx), dtype=np.uint64)
+    short = rest < 8
+    if short.any():   # keep the first `rest` bytes (the high ones, big-endian)
+        keep = np.clip(rest[short], 0, 8).astype(np.uint64) * np.uint64(8)
+        with np.errstate(over="ignore"):
+            mask = np.where(keep > 0, ~np.uint64(0) << (np.uint64(64) - np.maximum(keep, 1)),
+                            np.uint64(0))
+        w[short] &= mask
+    return w
 
 
-def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool) -> np.ndarray:
+def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
+                        _key_bits: int = 64) -> np.ndarray:
     """Permutation sorting positions by (group ascending, string in byte order).
 
-    ``group`` must be non-decreasing (tie groups in rank order). Exact: strings are compared
-    8 bytes at a time, most significant first, and only the positions still tied after a
-    word are looked at again -- short ids are settled by one integer sort. Equal strings
-    keep their positions' order.
+    ``group`` must be non-decreasing (tie groups in rank order). Exact: strings are
+    compared a few bytes per round, and only the positions still tied after a round are
+    looked at again. Each round is one plain sort of packed 64-bit keys -- (group, next
+    bytes of the string, position within the group) -- not an argsort: sorting ten
+    million tied ids takes a few tenths of a second. Equal strings keep their positions'
+    order.
 
     >>> import pyarrow as pa
     >>> v = pa.array(["b", "abcdefghij", "abcdefghik", "a", "z"])
@@ -188,35 +195,66 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool) -
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
                             offset=values.offset * 4).astype(np.int64)
     buf = values.buffers()[2]
-    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    raw = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    data = np.zeros(len(raw) + 16, dtype=np.uint8)   # padded: 8-byte loads past the end
+    data[:len(raw)] = raw
     lengths = np.diff(offsets)
-    # positions (into perm) still to sort, their current group ids, and the byte offset
+    # the positions still to order (into perm, in their current order), their group ids
+    # (0..g-1, non-decreasing) and the byte where their strings are compared next
     todo = np.arange(m)
-    sub_group = np.asarray(group, dtype=np.int64)
+    group = np.asarray(group)
+    sub_group = np.concatenate(([0], np.cumsum(group[1:] != group[:-1]))).astype(np.int64)
     k = 0
     while len(todo) > 1:
+        n_groups = int(sub_group[-1]) + 1
+        heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]])
+        size = np.diff(np.r_[heads, len(todo)])
+        within = np.arange(len(todo)) - np.repeat(heads, size)
+        group_bits = max(n_groups - 1, 1).bit_length()
+        pos_bits = max(int(size.max()) - 1, 1).bit_length()
+        step = (_key_bits - group_bits - pos_bits) // 8    # bytes compared this round
         idx = perm[todo]
-        word = _word_at(offsets, data, idx, k)
-        key = ~word if descending else word
-        # by word (any order among equal words), then a stable radix pass by group:
-        # ordered by (group, word), far cheaper than a three-key lexsort
-        o = np.argsort(key)
-        o = o[stable_argsort_codes(sub_group[o], int(sub_group[-1]) + 1)]
+        if step < 1:   # > 2**28 tied ids: no room in the key, one byte per round by lexsort
+            step = 1
+            word = _bytes_at(offsets, data, idx, k) >> np.uint64(56)
+            if descending:
+                word = ~word & np.uint64(0xFF)
+            o = np.lexsort((within, word, sub_group))
+            w = word[o]
+        else:
+            word = _bytes_at(offsets, data, idx, k) >> np.uint64(64 - 8 * step)
+            if descending:
+                word = ~word & np.uint64((1 << (8 * step)) - 1)
+            key = sub_group.astype(np.uint64) << np.uint64(8 * step + pos_bits)
+            key |= word << np.uint64(pos_bits)
+            key |= within.astype(np.uint64)
+            del word
+            key.sort()
+            # each sorted entry back to its place in todo: its group's head + its rank
+            o = heads[(key >> np.uint64(8 * step + pos_bits)).astype(np.int64)]
+            o += (key & np.uint64((1 << pos_bits) - 1)).astype(np.int64)
+            w = (key >> np.uint64(pos_bits)) & np.uint64((1 << (8 * step)) - 1)
+            del key
         perm[todo] = idx[o]
-        # still tied: same group, same word, and a string continues past this word
-        g, w = sub_group[o], key[o]
+        # still tied: runs of the same group and the same bytes, unless every string of
+        # the run has ended (then they are equal and stay in position order). A string
+        # that ended here goes on with the rest of its run: the next round sees its zero
+        # padding and puts it first, as strcmp does.
+        g = sub_group[o]
         same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
-        longer = lengths[idx[o]] > k + 8
-        same &= longer[1:] & longer[:-1]
         if not same.any():
             break
-        in_run = np.zeros(len(o), dtype=bool)
-        in_run[1:] |= same
-        in_run[:-1] |= same
-        keep = np.flatnonzero(in_run)
-        run_id = np.cumsum(~np.r_[False, same])[keep]
+        run_id = np.cumsum(~np.r_[False, same])
+        run_id -= 1
+        longer = lengths[idx[o]] > k + step
+        open_run = np.bincount(run_id, weights=longer) > 0
+        run_size = np.bincount(run_id)
+        keep = np.flatnonzero((run_size > 1)[run_id] & open_run[run_id])
+        if not len(keep):
+            break
+        run_id = run_id[keep]
+        sub_group = np.concatenate(([0], np.cumsum(run_id[1:] != run_id[:-1]))).astype(np.int64)
         todo = todo[keep]
-        sub_group = run_id
-        k += 8
+        k += step
     return perm
 
