@@ -71,6 +71,8 @@ def test_order_within_groups_many_groups_equal_strings_and_prefixes(seed, key_bi
     groups = np.array(groups)
     for descending in (False, True):
         perm = order_within_groups(pa.array(strs), groups, descending, _key_bits=key_bits)
+        sliced = pa.array(["zz-not-this-one"] + strs).slice(1)    # offsets not from 0
+        assert order_within_groups(sliced, groups, descending).tolist() == perm.tolist()
         key = [(int(groups[i]), strs[i].encode(), i) for i in range(len(strs))]
         if descending:  # bytes descending (a prefix after the longer string), then position
             want = sorted(key, key=lambda t: (t[0], [-b for b in t[1]] + [1], t[2]))

@@ -189,27 +189,35 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     if pa.types.is_large_string(values.type):
         values = values.cast(pa.string())
     m = len(values)
-    perm = np.arange(m)
+    # positions, offsets and group ids in int32 (m < 2**31): tie groups can cover the
+    # whole run, and every array here is then the size of the run
+    idx_type = np.int32 if m < 2**31 - 1 else np.int64
+    perm = np.arange(m, dtype=idx_type)
     if m < 2:
         return perm
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
-                            offset=values.offset * 4).astype(np.int64)
+                            offset=values.offset * 4).copy()
     buf = values.buffers()[2]
     raw = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    offsets -= offsets[0]
+    raw = raw[int(np.frombuffer(values.buffers()[1], dtype=np.int32, count=1,
+                                offset=values.offset * 4)[0]):][:int(offsets[-1])]
     data = np.zeros(len(raw) + 16, dtype=np.uint8)   # padded: 8-byte loads past the end
     data[:len(raw)] = raw
+    del values, buf, raw   # the copy above is all that is needed
     lengths = np.diff(offsets)
     # the positions still to order (into perm, in their current order), their group ids
     # (0..g-1, non-decreasing) and the byte where their strings are compared next
-    todo = np.arange(m)
+    todo = np.arange(m, dtype=idx_type)
     group = np.asarray(group)
-    sub_group = np.concatenate(([0], np.cumsum(group[1:] != group[:-1]))).astype(np.int64)
+    sub_group = np.zeros(m, dtype=idx_type)
+    np.cumsum(group[1:] != group[:-1], out=sub_group[1:])
     k = 0
     while len(todo) > 1:
         n_groups = int(sub_group[-1]) + 1
         heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]])
         size = np.diff(np.r_[heads, len(todo)])
-        within = np.arange(len(todo)) - np.repeat(heads, size)
+        within = np.arange(len(todo), dtype=idx_type) - np.repeat(heads.astype(idx_type), size)
         group_bits = max(n_groups - 1, 1).bit_length()
         pos_bits = max(int(size.max()) - 1, 1).bit_length()
         step = (_key_bits - group_bits - pos_bits) // 8    # bytes compared this round
@@ -231,8 +239,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
             del word
             key.sort()
             # each sorted entry back to its place in todo: its group's head + its rank
-            o = heads[(key >> np.uint64(8 * step + pos_bits)).astype(np.int64)]
-            o += (key & np.uint64((1 << pos_bits) - 1)).astype(np.int64)
+            o = heads[(key >> np.uint64(8 * step + pos_bits)).astype(np.intp)].astype(idx_type)
+            o += (key & np.uint64((1 << pos_bits) - 1)).astype(idx_type)
             w = (key >> np.uint64(pos_bits)) & np.uint64((1 << (8 * step)) - 1)
             del key
         perm[todo] = idx[o]
@@ -244,8 +252,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
         same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
         if not same.any():
             break
-        run_id = np.cumsum(~np.r_[False, same])
-        run_id -= 1
+        run_id = np.zeros(len(o), dtype=idx_type)
+        np.cumsum(~same, out=run_id[1:])
         longer = lengths[idx[o]] > k + step
         open_run = np.bincount(run_id, weights=longer) > 0
         run_size = np.bincount(run_id)
@@ -253,7 +261,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
         if not len(keep):
             break
         run_id = run_id[keep]
-        sub_group = np.concatenate(([0], np.cumsum(run_id[1:] != run_id[:-1]))).astype(np.int64)
+        sub_group = np.zeros(len(keep), dtype=idx_type)
+        np.cumsum(run_id[1:] != run_id[:-1], out=sub_group[1:])
         todo = todo[keep]
         k += step
     return perm
