@@ -517,6 +517,23 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             nr = new_row[(sorted_rows & low).astype(np.int64)]
             sorted_rows = (sorted_rows[nr >= 0] & ~low) | nr[nr >= 0].astype(np.uint64)
 
+    # The join, in run rows: labels of (query, doc) pairs from the qrels, found in the
+    # sorted run keys and verified string by string. Done before the sort, so the sorted
+    # keys are freed before the tie order needs memory.
+    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+    if len(jkeys) and len(rq):
+        found_rows, jrow = _join_candidates(sorted_rows, low_bits, jkeys)
+        del sorted_rows
+        run_rows = found_rows if rows is None else rows[found_rows]
+        ok = (qrels_seg[jrow] == rq[found_rows]) & strings_equal(
+            run.docid, run_rows, qrels.docid, qrels_row[jrow])
+        if not ok.all():  # candidates that only shared high bits
+            found_rows, jrow = found_rows[ok], jrow[ok]
+        del run_rows, ok
+    else:
+        del sorted_rows
+        found_rows = jrow = np.zeros(0, dtype=np.int64)
+
     # The sort: (query, score descending), then ties by the tie rule. A run written in
     # rank order (the usual case) is checked in O(n) and not sorted at all.
     n = len(rq)
@@ -539,9 +556,10 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             in_tie = np.zeros(n, dtype=bool)
             in_tie[1:] |= eq
             in_tie[:-1] |= eq
-            idx = np.flatnonzero(in_tie)
+            # int32: on a run with many ties these cover most of the run
+            idx = np.flatnonzero(in_tie).astype(np.int32)
             del in_tie
-            group = np.cumsum(~np.r_[False, eq][idx])
+            group = np.cumsum(~np.r_[False, eq][idx], dtype=np.int32)
             diag.tied_groups = int(group[-1])
             diag.tied_documents = int(len(idx))
             tied = idx if order is None else order[idx]
@@ -550,8 +568,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                 if conv.ties == "input":
                     fixed = tied[np.lexsort((source_rows, group))]
                 else:
-                    fixed = tied[order_within_groups(run.docid.take(pa.array(source_rows)), group,
-                                                     descending=conv.ties == "trec")]
+                    fixed = tied[order_within_groups(run.docid, group, conv.ties == "trec",
+                                                     rows=source_rows)]
                 if not np.array_equal(fixed, tied):
                     if order is None:
                         # ranked position idx[i] holds run row fixed[i], the others keep
@@ -594,17 +612,13 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             counts = np.bincount(sq, minlength=nq)
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    # The join: labels of (query, doc) pairs from the qrels, found in the sorted run keys
-    # and verified string by string.
-    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+    # The labels of the joined rows, at their ranked positions.
     m = len(sq)
     judged = np.zeros(m, dtype=bool)
     # labels that float32 holds exactly (whole numbers, halves ...) are stored in half the memory
     exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
     label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
-    if len(jkeys) and m:
-        found_rows, jrow = _join_candidates(sorted_rows, low_bits, jkeys)
-        del sorted_rows
+    if len(found_rows) and m:
         # run rows (after the subsets above) -> ranked positions
         if order is None:
             found = found_rows
@@ -618,16 +632,9 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             rank_of[order] = np.arange(len(order))
             found = rank_of[found_rows]
             kept = found >= 0                      # a depth cut drops rows
-            found, jrow, found_rows = found[kept], jrow[kept], found_rows[kept]
-        run_rows = found_rows if rows is None else rows[found_rows]
-        ok = (qrels_seg[jrow] == sq[found]) & strings_equal(
-            run.docid, run_rows, qrels.docid, qrels_row[jrow])
-        if not ok.all():  # candidates that only shared high bits
-            found, jrow = found[ok], jrow[ok]
+            found, jrow = found[kept], jrow[kept]
         judged[found] = True
         label[found] = qrels_label[jrow]
-    else:
-        del sorted_rows
     if order is None:
         row_index = rows  # None: ranked row i is run row i
         if swaps is not None:  # swaps in run-row numbers

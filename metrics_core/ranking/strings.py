@@ -169,10 +169,11 @@ def _bytes_at(offsets: np.ndarray, data: np.ndarray, idx: np.ndarray, k: int) ->
 
 
 def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
-                        _key_bits: int = 64) -> np.ndarray:
+                        rows: np.ndarray | None = None, _key_bits: int = 64) -> np.ndarray:
     """Permutation sorting positions by (group ascending, string in byte order).
 
-    ``group`` must be non-decreasing (tie groups in rank order). Exact: strings are
+    ``group`` must be non-decreasing (tie groups in rank order); ``rows``: order
+    ``values[rows]`` instead of ``values``. Exact: strings are
     compared a few bytes per round, and only the positions still tied after a round are
     looked at again. Each round is one plain sort of packed 64-bit keys -- (group, next
     bytes of the string, position within the group) -- not an argsort: sorting ten
@@ -184,6 +185,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     >>> order_within_groups(v, np.array([0, 0, 0, 0, 1]), descending=False).tolist()
     [3, 1, 2, 0, 4]
     """
+    if rows is not None:  # taken here, so that the copy is freed as soon as it is read
+        values = values.take(pa.array(rows))
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_large_string(values.type):
@@ -215,9 +218,9 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     k = 0
     while len(todo) > 1:
         n_groups = int(sub_group[-1]) + 1
-        heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]])
-        size = np.diff(np.r_[heads, len(todo)])
-        within = np.arange(len(todo), dtype=idx_type) - np.repeat(heads.astype(idx_type), size)
+        heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]]).astype(idx_type)
+        size = np.diff(np.r_[heads, len(todo)]).astype(idx_type)
+        within = np.arange(len(todo), dtype=idx_type) - np.repeat(heads, size)
         group_bits = max(n_groups - 1, 1).bit_length()
         pos_bits = max(int(size.max()) - 1, 1).bit_length()
         step = (_key_bits - group_bits - pos_bits) // 8    # bytes compared this round
@@ -252,17 +255,14 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
         same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
         if not same.any():
             break
-        run_id = np.zeros(len(o), dtype=idx_type)
-        np.cumsum(~same, out=run_id[1:])
+        run_start = np.flatnonzero(np.r_[True, ~same]).astype(idx_type)
+        run_size = np.diff(np.r_[run_start, len(o)]).astype(idx_type)
         longer = lengths[idx[o]] > k + step
-        open_run = np.bincount(run_id, weights=longer) > 0
-        run_size = np.bincount(run_id)
-        keep = np.flatnonzero((run_size > 1)[run_id] & open_run[run_id])
-        if not len(keep):
+        go_on = (run_size > 1) & np.logical_or.reduceat(longer, run_start)
+        if not go_on.any():
             break
-        run_id = run_id[keep]
-        sub_group = np.zeros(len(keep), dtype=idx_type)
-        np.cumsum(run_id[1:] != run_id[:-1], out=sub_group[1:])
+        keep = np.repeat(go_on, run_size)
+        sub_group = np.repeat(np.cumsum(go_on, dtype=idx_type)[go_on] - 1, run_size[go_on])
         todo = todo[keep]
         k += step
     return perm
