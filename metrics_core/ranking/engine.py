@@ -174,11 +174,6 @@ class RankedLists:
     def counts(self) -> np.ndarray:
         return np.diff(self.starts)
 
-    @cached_property
-    def pos(self) -> np.ndarray:
-        """1-based rank of every row within its query (the measures use :meth:`pos_of`)."""
-        return self.pos_of(np.arange(len(self.seg)))
-
     def pos_of(self, rows: np.ndarray) -> np.ndarray:
         """1-based rank within its query of each of ``rows`` (O(len(rows)))."""
         return rows - self.starts[self.seg[rows]] + 1
@@ -190,12 +185,6 @@ class RankedLists:
     def judged_rows(self) -> np.ndarray:
         """Ranked rows whose document is judged for its query, ascending."""
         return np.flatnonzero(self.judged)
-
-    def is_relevant(self, threshold: float) -> np.ndarray:
-        """Flag per ranked row: judged with a label >= threshold (and >= 0)."""
-        flags = np.zeros(len(self.seg), dtype=bool)
-        flags[self.relevant_rows(threshold)] = True
-        return flags
 
     def relevant_rows(self, threshold: float) -> np.ndarray:
         """Ranked rows judged relevant at ``threshold``, ascending."""
