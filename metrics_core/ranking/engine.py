@@ -2,8 +2,9 @@
 
 :func:`build_ranked_lists` turns a run and qrels into flat arrays in rank order (all
 queries back to back, each query a segment): the relevance label of every ranked row,
-whether it was judged, its rank. Every measure is then a reduction over those arrays
-(``np.bincount`` / ``cumsum`` gathers), for all queries at once.
+whether it was judged, its rank. Every measure is then a reduction over the judged rows
+of those arrays (``np.bincount``, binary searches in sorted row numbers), for all
+queries at once.
 
 Ordering follows trec_eval: score descending, equal scores by document id descending
 (byte order, as ``strcmp``); the other tie rules are named conventions. The rank column

@@ -2,9 +2,10 @@
 
 Building a dictionary of ten million document ids costs seconds; RankLab needs only
 (1) to find equal (query, doc) pairs and (2) to join run rows with judged pairs. Both
-work on 64-bit fingerprints of the strings, computed by vectorised polynomial hashing
-over Arrow's byte buffer; every pair found equal by fingerprint is then checked by
-comparing the strings themselves, so a fingerprint collision can never change a result.
+work on 64-bit fingerprints of the strings, folded from 8-byte words gathered out of
+Arrow's byte buffer; every pair found equal by fingerprint is then checked by comparing
+the strings themselves, so a fingerprint collision can never change a result. (3) The
+order of tied documents compares the strings themselves, a few bytes a round.
 """
 
 from __future__ import annotations
