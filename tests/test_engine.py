@@ -192,3 +192,25 @@ def test_a_judged_document_sharing_a_fingerprint_with_a_retrieved_one_is_not_a_m
     got = mc.evaluate(qrels, run, ["P@1", "NumRelRet", "Judged@2"]).per_query
     pd.testing.assert_frame_equal(got, want)
     assert got.loc["q1", "P@1"] == 0.0 and got.loc["q1", "Judged@2"] == 0.5
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 1 << 20])
+def test_tie_order_in_blocks_equals_one_pass(block):
+    """The tie order is computed in blocks cut at group boundaries: any block size gives
+    the order of one pass over all tied rows."""
+    import pyarrow as pa
+
+    from metrics_core.ranking.engine import _tie_order
+    from metrics_core.ranking.strings import order_within_groups
+
+    rng = np.random.default_rng(block)
+    ids = pa.chunked_array([pa.array([f"d{rng.integers(0, 60)}" for _ in range(150)]),
+                            pa.array([f"x{i % 9}" for i in range(90)])])
+    n = 120
+    source_rows = rng.choice(len(ids), n, replace=False)
+    tied = np.arange(n) + 1000
+    group = np.sort(rng.integers(0, 25, n))
+    for descending in (True, False):
+        want = tied[order_within_groups(ids, group, descending, rows=source_rows)]
+        got = _tie_order(ids, tied, source_rows, group, descending, block=block)
+        assert got.tolist() == want.tolist()

@@ -133,7 +133,7 @@ class RankedLists:
     """
 
     def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
-                 diagnostics, tie_flags=None, row_index=None, qrels_row=None, row_swaps=None):
+                 diagnostics, row_index=None, qrels_row=None, row_swaps=None):
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -142,7 +142,6 @@ class RankedLists:
         self.qrels_seg = qrels_seg
         self.qrels_label = qrels_label
         self.diagnostics = diagnostics
-        self.tie_flags = tie_flags
         # run row of each ranked row: ``_row_index`` (None: the row of the same number),
         # then ``row_swaps`` (positions, rows): the few positions that the tie order
         # changed in a run given in rank order -- no array the size of the run for them
@@ -374,6 +373,26 @@ def _join_candidates(sorted_rows: np.ndarray, low_bits: int, judged_keys: np.nda
     return (sorted_rows[at] & low).astype(np.int64), np.repeat(jidx, count)
 
 
+def _tie_order(docid, tied: np.ndarray, source_rows: np.ndarray, group: np.ndarray,
+               descending: bool, block: int = 1 << 18) -> np.ndarray:
+    """``tied`` reordered by document id within each tie group (``group`` non-decreasing).
+
+    In blocks of about 260,000 rows, cut at group boundaries: on a run where nearly
+    every row is tied, the working arrays of the string sort stay the size of a block,
+    not of the run.
+    """
+    fixed = np.empty_like(tied)
+    lo, n = 0, len(tied)
+    while lo < n:
+        hi = min(n, lo + block)
+        if hi < n:  # end the block with the group it cuts
+            hi = int(np.searchsorted(group, group[hi - 1], side="right"))
+        perm = order_within_groups(docid, group[lo:hi], descending, rows=source_rows[lo:hi])
+        fixed[lo:hi] = tied[lo:hi][perm]
+        lo = hi
+    return fixed
+
+
 def _dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
     """Rows to keep when duplicates collapse to one: the first, the last or the max value."""
     keep = np.ones(n, dtype=bool)
@@ -466,7 +485,11 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         keep = _dedupe_keep(len(qkeys), qrels_dups[0], qrels_dups[1], qlabel, rule)
         qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
     in_eval = qq >= 0
-    qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
+    if in_eval.all():
+        qrels_seg, qrels_label, qrels_row = qq, qlabel, qrow
+    else:
+        qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
+    del qkeys, qq, qlabel, qrow, in_eval  # freed early: the tie order needs the room
 
     # Run rows of evaluated queries.
     scores = run.scores
@@ -523,6 +546,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     else:
         del sorted_rows
         found_rows = jrow = np.zeros(0, dtype=np.int64)
+    del jkeys, qrels_dh
 
     # The sort: (query, score descending), then ties by the tie rule. A run written in
     # rank order (the usual case) is checked in O(n) and not sorted at all.
@@ -536,7 +560,11 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     if order is not None:
         order = order[stable_argsort_codes(rq[order], nq)]
     sq = rq if order is None else rq[order]
-    tie_flags = None
+    # rows are grouped by query in ascending order: segment starts by binary search
+    # (needles of sq's own dtype: mixed dtypes would copy sq to int64 first). Tie fixes
+    # below stay inside a query, so neither sq nor the starts change with them.
+    starts = np.searchsorted(sq, np.arange(nq + 1, dtype=sq.dtype)).astype(np.int64)
+    counts = np.diff(starts)
     swaps = None
     if n > 1:
         ss = scores if order is None else scores[order]
@@ -558,8 +586,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                 if conv.ties == "input":
                     fixed = tied[np.lexsort((source_rows, group))]
                 else:
-                    fixed = tied[order_within_groups(run.docid, group, conv.ties == "trec",
-                                                     rows=source_rows)]
+                    fixed = _tie_order(run.docid, tied, source_rows, group, conv.ties == "trec")
                 if not np.array_equal(fixed, tied):
                     if order is None:
                         # ranked position idx[i] holds run row fixed[i], the others keep
@@ -567,25 +594,18 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                         swaps = (idx, fixed)
                     else:
                         order[idx] = fixed
-            tie_flags = (idx, group)
+                del fixed
+            # Ties that straddle a cutoff: the group crosses from rank k to k+1.
+            if cutoffs:
+                pos = idx - starts[sq[idx]] + 1
+                gfirst = np.r_[True, group[1:] != group[:-1]]
+                glast = np.r_[group[1:] != group[:-1], True]
+                lo, hi = pos[gfirst], pos[glast]
+                for k in sorted(set(cutoffs)):
+                    diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
+                del pos, gfirst, glast, lo, hi
+            del idx, group, tied, source_rows  # the tie groups are needed no further
         del eq
-    # tie fixes stay inside a query: the query of every position is unchanged by swaps
-    sq = rq if order is None else rq[order]
-
-    # rows are grouped by query in ascending order: segment starts by binary search
-    # (needles of sq's own dtype: mixed dtypes would copy sq to int64 first)
-    starts = np.searchsorted(sq, np.arange(nq + 1, dtype=sq.dtype)).astype(np.int64)
-    counts = np.diff(starts)
-
-    # Ties that straddle a cutoff: the group crosses the boundary between rank k and k+1.
-    if tie_flags is not None and cutoffs:
-        idx, group = tie_flags
-        pos = idx - starts[sq[idx]] + 1
-        gfirst = np.r_[True, group[1:] != group[:-1]]
-        glast = np.r_[group[1:] != group[:-1], True]
-        lo, hi = pos[gfirst], pos[glast]
-        for k in sorted(set(cutoffs)):
-            diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
 
     # Depth cut (trec_eval -M): keep the top `depth` of each query.
     if conv.depth is not None and n:
@@ -633,5 +653,5 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         row_index = order if rows is None else rows[order]
 
     return RankedLists(eval_ids, starts, sq.astype(np.int32, copy=False), label, judged,
-                       qrels_seg, qrels_label, diag, tie_flags=tie_flags, row_index=row_index,
+                       qrels_seg, qrels_label, diag, row_index=row_index,
                        qrels_row=qrels_row, row_swaps=swaps)
