@@ -12,6 +12,7 @@ from metrics_core.errors import InputError  # noqa: E402
 from metrics_core.report import format_table, provenance  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
+from ui.upload import load_once  # noqa: E402
 
 ds.ensure_defaults()
 st.title("Calibration")
@@ -24,10 +25,10 @@ with st.expander("Data: probabilities and labels", expanded=False):
                           type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
                           key="ranklab.detection.cal_upload")
     if up is not None:
-        try:
+        def use_upload():
             st.session_state[ds.SCORES] = ds.load_scores(up.getvalue(), up.name)
-        except InputError as exc:
-            st.error(str(exc))
+
+        load_once("ranklab.detection.cal_upload.seen", up.file_id, use_upload)
     if st.button("Use the sample data", key="ranklab.detection.cal_sample"):
         st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(),
                                                      ds.SAMPLE_SCORES.name)

@@ -10,6 +10,7 @@ from ui.figures_ranking import first_click_ranks
 from ui.frame import conventions, page_setup
 from ui.ranking_data import sample_files
 from ui.ranking_widgets import label_for
+from ui.upload import load_once
 
 page_setup()
 st.title("Click feedback")
@@ -30,17 +31,13 @@ c1, c2 = st.columns([1, 3])
 c1.button("Load sample click log", on_click=_load_sample, key="ranklab.clicks.sample", type="primary")
 upload = c2.file_uploader("Click log (CSV/TSV with columns query, shown, clicked; or JSON/JSONL)",
                           key="ranklab.clicks.file")
-if upload is not None and st.session_state.get("ranklab.clicks.file_id") != upload.file_id:
-    try:
+if upload is not None:
+    def use_upload():
         with st.spinner(f"Reading {upload.name} ..."):
             st.session_state[state.CLICKS] = read_click_log(upload.getvalue(), upload.name)
         st.session_state["ranklab.clicks.source"] = upload.name
-        st.session_state["ranklab.clicks.error"] = None
-    except InputError as exc:
-        st.session_state["ranklab.clicks.error"] = str(exc)
-    st.session_state["ranklab.clicks.file_id"] = upload.file_id
-if st.session_state.get("ranklab.clicks.error"):
-    st.error(st.session_state["ranklab.clicks.error"])
+
+    load_once("ranklab.clicks.seen", upload.file_id, use_upload)
 
 log = st.session_state[state.CLICKS]
 if log is None:

@@ -8,10 +8,10 @@ from ui.frame import page_setup
 page_setup()
 
 from metrics_core import detection as det  # noqa: E402
-from metrics_core.errors import InputError  # noqa: E402
 from metrics_core.report import format_table, provenance  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
+from ui.upload import load_once  # noqa: E402
 
 ds.ensure_defaults()
 st.title("Detection")
@@ -28,13 +28,13 @@ def scores_loader() -> None:
         score_col = c1.text_input("Score column (blank: auto)", key="ranklab.detection.score_col")
         label_col = c2.text_input("Label column (blank: auto)", key="ranklab.detection.label_col")
         if up is not None:
-            try:
+            def use_upload():
                 data = ds.load_scores(up.getvalue(), up.name, score_col or None, label_col or None)
                 if data["digest"] != st.session_state[ds.SCORES]["digest"]:
                     st.session_state[ds.SCORES] = data
                     st.session_state.pop(ds.OP_INDEX, None)
-            except InputError as exc:
-                st.error(str(exc))
+
+            load_once("ranklab.detection.upload.seen", (up.file_id, score_col, label_col), use_upload)
         if st.button("Use the sample data", key="ranklab.detection.use_sample"):
             st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(),
                                                          ds.SAMPLE_SCORES.name)

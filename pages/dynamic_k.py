@@ -8,10 +8,10 @@ from ui.frame import page_setup
 page_setup()
 
 from metrics_core import dynamic_k as dk  # noqa: E402
-from metrics_core.errors import InputError  # noqa: E402
 from metrics_core.report import format_table, provenance  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
+from ui.upload import load_once  # noqa: E402
 
 ds.ensure_defaults()
 st.title("Dynamic K")
@@ -24,10 +24,10 @@ with st.expander("Data: candidates", expanded=False):
                           type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
                           key="ranklab.detection.dk_upload")
     if up is not None:
-        try:
+        def use_upload():
             st.session_state[ds.CANDIDATES] = ds.load_candidates(up.getvalue(), up.name)
-        except InputError as exc:
-            st.error(str(exc))
+
+        load_once("ranklab.detection.dk_upload.seen", up.file_id, use_upload)
     if st.button("Use the sample data", key="ranklab.detection.dk_sample"):
         st.session_state[ds.CANDIDATES] = ds.load_candidates(ds.SAMPLE_CANDIDATES.read_bytes(),
                                                              ds.SAMPLE_CANDIDATES.name)

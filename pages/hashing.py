@@ -17,6 +17,7 @@ from ui.hashing_data import (
     p_at_k_cutoffs,
     parse_upload,
 )
+from ui.upload import load_once
 
 page_setup()
 st.session_state.setdefault(hs.DATA, None)
@@ -35,14 +36,15 @@ with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
         uploads[part] = col.file_uploader(part.replace("_", " "), type=["npy", "pt", "pth", "csv", "tsv", "txt"],
                                           key=f"hash_upload_{part}")
     if any(uploads.values()):
-        try:
+        def use_uploads():
             parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
                       for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
             check_loaded(parsed)
             parsed["source"] = "uploaded: " + ", ".join(up.name for up in uploads.values())
             st.session_state[hs.DATA] = parsed
-        except InputError as exc:
-            st.error(str(exc))
+
+        load_once("hash_uploads_seen", tuple(up.file_id if up is not None else None
+                                             for up in uploads.values()), use_uploads)
 
 data = st.session_state[hs.DATA]
 if data is None:

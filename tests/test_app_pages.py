@@ -102,6 +102,43 @@ def _bad_upload_script():
     st.write("runs: " + ",".join(st.session_state[state.RUNS]))
 
 
+def _load_once_script():
+    import streamlit as st
+
+    from metrics_core.errors import InputError
+    from ui.upload import load_once
+
+    st.session_state.setdefault("loads", 0)
+    signature = st.session_state.get("signature", "a.csv#1")
+
+    def load():
+        st.session_state["loads"] += 1
+        if signature.startswith("bad"):
+            raise InputError("not a number", source=signature, line=3)
+        st.session_state["data"] = signature
+
+    load_once("seen", signature, load)
+
+
+def test_an_upload_is_read_once_and_does_not_undo_the_sample():
+    """Detection, calibration, dynamic K, hashing and clicks read an upload when it
+    changes, not on every rerun; a choice made after it (the sample) stays."""
+    at = AppTest.from_function(_load_once_script, default_timeout=TIMEOUT).run()
+    assert at.session_state["loads"] == 1 and at.session_state["data"] == "a.csv#1"
+    at.session_state["data"] = "sample"            # "use the sample" after the upload
+    at.run()
+    assert at.session_state["loads"] == 1 and at.session_state["data"] == "sample"
+    at.session_state["signature"] = "bad.csv#2"    # a bad file: error, data kept
+    at.run()
+    at.run()
+    assert at.session_state["loads"] == 2 and at.session_state["data"] == "sample"
+    assert len(at.error) == 1 and "line 3" in at.error[0].value
+    at.session_state["signature"] = "b.csv#3"
+    at.run()
+    assert at.session_state["loads"] == 3 and at.session_state["data"] == "b.csv#3"
+    assert not at.error
+
+
 def test_bad_uploads_show_errors_keep_data_and_map_columns(sample):
     at = AppTest.from_function(_bad_upload_script, default_timeout=TIMEOUT).run()
     _ok(at)

@@ -41,15 +41,33 @@ def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | 
         return None
 
 
-def is_column_problem(exc: InputError) -> bool:
-    problem = getattr(exc, "problem", str(exc))
-    return ("column found" in problem) or ("is not in the table" in problem)
-
-
 def _state_dict(key: str) -> dict:
     if key not in st.session_state:
         st.session_state[key] = {}
     return st.session_state[key]
+
+
+def load_once(key: str, signature, load) -> None:
+    """Run ``load()`` when ``signature`` is new under ``key``; show its error until then.
+
+    ``signature`` is what identifies the upload: its file id, and any option that changes
+    how it is read. An upload is acted on when it changes, not on every rerun: otherwise
+    the file still sitting in the widget would undo a later "use the sample" click, and
+    every rerun would read it again. As on the Data page, a failed load keeps what was
+    loaded and its message stays on the page until the next upload.
+    """
+    seen = st.session_state.get(key)
+    if seen is None or seen[0] != signature:
+        try:
+            load()
+            error = None
+        except InputError as exc:
+            error = str(exc)
+        except Exception as exc:  # never a traceback for an upload: say what failed
+            error = f"The file could not be read ({type(exc).__name__}: {exc})"
+        seen = st.session_state[key] = (signature, error)
+    if seen[1]:
+        st.error(seen[1])
 
 
 def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
