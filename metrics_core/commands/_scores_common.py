@@ -17,6 +17,12 @@ def add_input_arguments(parser) -> None:
     parser.add_argument("--criterion-col", help="criterion column for per-criterion micro/macro averages (auto: criterion)")
 
 
+def add_bootstrap_arguments(parser) -> None:
+    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                        help="bootstrap replicates for 95%% CIs (default 0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
 def add_output_arguments(parser) -> None:
     parser.add_argument("--format", default="json", choices=("json", "table"),
                         help="json (one object) or a plain-text table")

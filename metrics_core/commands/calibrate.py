@@ -5,7 +5,12 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import calibration as cal
-from metrics_core.commands._scores_common import add_input_arguments, add_output_arguments, emit
+from metrics_core.commands._scores_common import (
+    add_bootstrap_arguments,
+    add_input_arguments,
+    add_output_arguments,
+    emit,
+)
 from metrics_core.errors import InputError
 from metrics_core.io_scores import read_scores
 
@@ -20,9 +25,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--bins", type=int, default=10, help="number of bins (default 10)")
     parser.add_argument("--strategy", default="uniform", choices=cal.STRATEGIES,
                         help="uniform (equal width, default) or quantile (equal mass)")
-    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                        help="bootstrap replicates for 95%% CIs (default 0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    add_bootstrap_arguments(parser)
     add_output_arguments(parser)
 
 

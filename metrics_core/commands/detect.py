@@ -7,7 +7,12 @@ import warnings
 import pandas as pd
 
 from metrics_core import detection as det
-from metrics_core.commands._scores_common import add_input_arguments, add_output_arguments, emit
+from metrics_core.commands._scores_common import (
+    add_bootstrap_arguments,
+    add_input_arguments,
+    add_output_arguments,
+    emit,
+)
 from metrics_core.errors import InputError
 from metrics_core.io_scores import read_scores
 
@@ -33,9 +38,7 @@ def add_arguments(parser) -> None:
                         help="target false positive rates (default 0.03 0.05 0.1)")
     parser.add_argument("--single-class", default="nan", choices=det.SINGLE_CLASS_RULES,
                         help="one class only: nan (default, with a warning) or audit (AUROC 0.5, AUPRC = positive rate)")
-    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                        help="bootstrap replicates for 95%% CIs (default 0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    add_bootstrap_arguments(parser)
     add_output_arguments(parser)
 
 

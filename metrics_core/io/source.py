@@ -40,10 +40,6 @@ class RawData:
                 self._data = fh.read()
         return self._data
 
-    @property
-    def in_memory(self) -> bool:
-        return self._data is not None
-
     def head(self, n: int) -> bytes:
         if self._data is not None:
             return self._data[:n]
