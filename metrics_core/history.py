@@ -184,10 +184,19 @@ def _qrels_frame(qrels) -> pd.DataFrame:
 
 
 def _qrels_digest(frame: pd.DataFrame) -> str:
-    h = hashlib.sha256()
-    for q, d, r in frame.itertuples(index=False, name=None):
-        h.update(f"{q}\t{d}\t{float(r)!r}\n".encode())
-    return h.hexdigest()
+    """sha256 of the lines ``query<TAB>doc<TAB>repr(float(label))``, one per judgement.
+
+    Built with column operations (a million judgements in a fraction of a second, where a
+    loop over rows took seconds): the text of each distinct label once -- by its bits,
+    so -0.0 keeps its own text -- then one concatenation.
+    """
+    labels = frame["relevance"].to_numpy(dtype=np.float64)
+    bits, which = np.unique(labels.view(np.int64), return_inverse=True)
+    label_text = np.array([repr(float(v)) for v in bits.view(np.float64)], dtype=object)
+    lines = (frame["query_id"].astype(str).to_numpy(dtype=object) + "\t"
+             + frame["doc_id"].astype(str).to_numpy(dtype=object) + "\t"
+             + label_text[which.reshape(-1)] + "\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
 def _float_or_none(v) -> float | None:

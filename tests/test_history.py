@@ -356,3 +356,19 @@ def test_sample_history_loads_with_exact_values(tmp_path):
         assert set(rep["Query"].iloc[:-1]) == set(suite["queries"].values())
         # the sample shows every label somewhere
         assert {"Good", "Fair", "Needs improvement"} <= set(s.report()["Interpretation"])
+
+
+def test_qrels_digest_is_the_sha256_of_its_lines():
+    """The digest stored with a suite (compared across sessions) is the sha256 of the lines
+    query<TAB>doc<TAB>repr(float(label)); -0.0 and 0.0 keep their own texts."""
+    import hashlib
+
+    from metrics_core.history import _qrels_digest
+
+    frame = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q10", "q2", "é"],
+                          "doc_id": ["d1", "d 2", "d1", "x", "y", "z"],
+                          "relevance": [1, 0.0, -0.0, 2.5, -1, 3]})
+    want = hashlib.sha256("".join(f"{q}\t{d}\t{float(r)!r}\n" for q, d, r in
+                                  frame.itertuples(index=False, name=None)).encode()).hexdigest()
+    assert _qrels_digest(frame) == want
+    assert _qrels_digest(frame.iloc[:0]) == hashlib.sha256(b"").hexdigest()
