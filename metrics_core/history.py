@@ -56,7 +56,7 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.errors import InputError
-from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret
+from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret, row_label, worst_labels
 
 #: The schema version this code writes. Version 1 had no query metadata table and no
 #: measure list or note on evaluations; :func:`_migrate_1_to_2` upgrades it.
@@ -619,8 +619,7 @@ class HistoryStore:
             order = {e: i for i, e in enumerate(evals["id"])}
             rows = rows.sort_values(["ID", "Query ID"], key=lambda s: s.map(order) if s.name == "ID" else s,
                                     kind="stable").reset_index(drop=True)
-        rows["Interpretation"] = [row_label(dict(zip(measures, vals, strict=True)), thresholds)
-                                  for vals in rows[measures].itertuples(index=False, name=None)]
+        rows["Interpretation"] = worst_labels({m: rows[m] for m in measures}, thresholds)
         rows["Date"] = rows["Date"].astype(str).str.slice(0, 10)
         summ = summarize_rows(rows, measures, thresholds, per_query=per_query)
         if summary:
@@ -643,20 +642,6 @@ class HistoryStore:
             if "query" in meta.columns:
                 texts.update({(name, q): t for q, t in meta["query"].items()})
         return [texts.get((s, q)) or "" for s, q in zip(rows["Suite"], rows["Query ID"], strict=True)]
-
-
-def row_label(values: Mapping[str, float], thresholds: Mapping[str, float]) -> str:
-    """The worst interpretation label of the measures that have a threshold ("" if none).
-
-    >>> row_label({"RR": 0.833, "nDCG@10": 0.72, "P@5": 0.6}, DEFAULT_GOOD_THRESHOLDS)
-    'Good'
-    >>> row_label({"RR": 0.25, "nDCG@10": 0.41, "P@5": 0.2}, DEFAULT_GOOD_THRESHOLDS)
-    'Needs improvement'
-    """
-    labels = [interpret(float(v), thresholds[m]) for m, v in values.items()
-              if m in thresholds and v is not None]
-    ranks = [LABELS.index(lab) for lab in labels if lab]
-    return LABELS[max(ranks)] if ranks else ""
 
 
 def overall_label(means: Mapping[str, float], thresholds: Mapping[str, float]) -> str:

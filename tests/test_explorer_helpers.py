@@ -123,3 +123,19 @@ def test_run_names_and_metadata_reader():
         read_metadata(b"name,category\nq1,a\n", "m.csv")
     with pytest.raises(mc.InputError, match="appears twice"):
         read_metadata(b"query_id,category\nq1,a\nq1,b\n", "m.csv")
+
+
+def test_worst_labels_equal_the_worst_interpret_of_each_row():
+    """The vectorised row interpretation (comparative report, history) against
+    report.interpret applied value by value, NaN and missing thresholds included."""
+    from metrics_core.report import LABELS, interpret, worst_labels
+
+    rng = np.random.default_rng(5)
+    cols = {m: rng.choice([0.0, 0.2, 0.35, 0.5, 0.7, 0.9, np.nan], 300) for m in ("RR", "P@5", "X")}
+    thresholds = {"RR": 0.7, "P@5": 0.5}
+    for fair_ratio in (0.5, 0.8):
+        got = worst_labels(cols, thresholds, fair_ratio)
+        for i in range(300):
+            labels = [interpret(float(cols[m][i]), thresholds[m], fair_ratio) for m in thresholds]
+            ranks = [LABELS.index(lab) for lab in labels if lab]
+            assert got[i] == (LABELS[max(ranks)] if ranks else ""), i

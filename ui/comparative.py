@@ -12,26 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.report import LABELS, interpret
+from metrics_core.report import row_label, worst_labels
 
 REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
 DISPLAY = {"RR": "MRR"}
-
-
-def worst_label(labels) -> str:
-    """The worst of several labels ("" ignored).
-
-    >>> worst_label(["Good", "Fair", "Good"]), worst_label(["Good", ""]), worst_label([])
-    ('Fair', 'Good', '')
-    """
-    ranks = [LABELS.index(x) for x in labels if x in LABELS]
-    return LABELS[max(ranks)] if ranks else ""
-
-
-def row_label(values: dict, thresholds: dict, fair_ratio: float = 0.5) -> str:
-    """Worst of the labels of the measures that have a threshold."""
-    return worst_label([interpret(float(v), thresholds[m], fair_ratio)
-                        for m, v in values.items() if m in thresholds and not pd.isna(v)])
 
 
 def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None, thresholds: dict,
@@ -57,8 +41,7 @@ def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None, thres
         out["date"] = ""
     for m in measures:
         out[DISPLAY.get(m, m)] = per_query[m].to_numpy(dtype=float)
-    out["interpretation"] = [row_label(dict(zip(measures, vals, strict=True)), thresholds, fair_ratio)
-                             for vals in per_query[measures].to_numpy(dtype=float)]
+    out["interpretation"] = worst_labels({m: per_query[m] for m in measures}, thresholds, fair_ratio)
     means = {m: float(np.nanmean(per_query[m].to_numpy(dtype=float))) if len(per_query) else np.nan
              for m in measures}
     summary = {"ID": "Summary", "query": f"{len(per_query)} evaluations", "date": ""}
