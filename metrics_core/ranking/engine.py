@@ -242,26 +242,6 @@ class RankedLists:
         return self._cache[key]
 
 
-def _duplicate_groups(keys: np.ndarray):
-    """Positions of the rows whose key occurs more than once, with a group id per key.
-
-    One sort finds whether any key repeats (the usual answer is no); only then are the
-    few repeated keys looked up in a hash table.
-    """
-    if len(keys) < 2:
-        return None
-    sk = np.sort(keys)
-    repeated = sk[1:] == sk[:-1]
-    if not repeated.any():
-        return None
-    import pandas as pd
-
-    values = np.unique(sk[1:][repeated])
-    group = pd.Index(values).get_indexer(keys)
-    pos = np.flatnonzero(group >= 0)
-    return pos, group[pos]
-
-
 def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
     """``keys``, in place, with their low ``low_bits`` bits replaced by the row number,
     then sorted; returns ``keys``.
@@ -282,7 +262,8 @@ def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
 
 
 def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
-    """:func:`_duplicate_groups` from the output of :func:`_sorted_with_rows`.
+    """Positions of the rows whose key occurs more than once, with a group id per key
+    (None when no key repeats), from the output of :func:`_sorted_with_rows`.
 
     Rows whose high bits equal a neighbour's are the only candidates (equal keys, and the
     rare distinct keys that share their high bits); they are grouped by their full keys,
@@ -313,17 +294,14 @@ def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
     return pos, group
 
 
-def _verified_duplicates(keys: np.ndarray, qcodes: np.ndarray, docid: pa.Array, rows=None,
-                         found=False):
+def _verified_duplicates(found, qcodes: np.ndarray, docid: pa.Array, rows=None):
     """Duplicate (query, doc) groups, checked string by string; None when there are none.
 
-    Returns (positions, group ids, example pair of source rows). ``rows`` maps positions
-    of ``keys`` to rows of ``docid`` when a subset is checked. ``found``: the candidate
-    groups, when already known (by :func:`_duplicate_groups_sorted`). Raises _Collision
-    if two different pairs share a fingerprint.
+    ``found``: the candidate groups (positions, group ids) of
+    :func:`_duplicate_groups_sorted`, or None. Returns (positions, group ids, example pair
+    of source rows). ``rows`` maps positions to rows of ``docid`` when a subset is
+    checked. Raises _Collision if two different pairs share a fingerprint.
     """
-    if found is False:
-        found = _duplicate_groups(keys)
     if found is None:
         return None
     pos, group = found
@@ -471,9 +449,14 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     else:
         run_dh, qrels_dh = exact_keys[0].copy(), exact_keys[1]  # run_dh is overwritten below
 
-    # Qrels: duplicates per convention (checked over every query, as trec_eval does).
-    qkeys = pair_keys(qrels_qc, qrels_dh)
-    qrels_dups = _verified_duplicates(qkeys, qrels_qc, qrels.docid)
+    # Qrels: duplicates per convention (checked over every query, as trec_eval does),
+    # found as the run's are below: one sort of (pair key, row).
+    n_judged = len(qrels_qc)
+    q_bits = max(n_judged.bit_length(), 1)
+    qrels_dups = _verified_duplicates(
+        _duplicate_groups_sorted(_sorted_with_rows(pair_keys(qrels_qc, qrels_dh), q_bits), q_bits,
+                                 lambda cand, dh=qrels_dh: pair_keys(qrels_qc[cand], dh[cand])),
+        qrels_qc, qrels.docid)
     qq = qrels_qmap[qrels_qc]
     qlabel = qrels.relevance
     qrow = np.arange(len(qrels), dtype=np.int64)
@@ -482,14 +465,14 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         if conv.duplicates == "error":
             _duplicate_error(qrels, qrels_dups, "judgement", "keep first, last or max")
         rule = conv.duplicates if conv.duplicates in ("first", "last") else "max"
-        keep = _dedupe_keep(len(qkeys), qrels_dups[0], qrels_dups[1], qlabel, rule)
+        keep = _dedupe_keep(n_judged, qrels_dups[0], qrels_dups[1], qlabel, rule)
         qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
     in_eval = qq >= 0
     if in_eval.all():
         qrels_seg, qrels_label, qrels_row = qq, qlabel, qrow
     else:
         qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
-    del qkeys, qq, qlabel, qrow, in_eval  # freed early: the tie order needs the room
+    del qq, qlabel, qrow, in_eval  # freed early: the tie order needs the room
 
     # Run rows of evaluated queries.
     scores = run.scores
@@ -513,8 +496,8 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                else exact_keys[0][src])
         return pair_keys(rq[cand], doc)
 
-    run_dups = _verified_duplicates(None, rq, run.docid, rows,
-                                    found=_duplicate_groups_sorted(sorted_rows, low_bits, full_keys))
+    run_dups = _verified_duplicates(_duplicate_groups_sorted(sorted_rows, low_bits, full_keys),
+                                    rq, run.docid, rows)
     if run_dups is not None:
         diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
         if conv.duplicates == "error":
