@@ -18,7 +18,6 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
@@ -32,12 +31,8 @@ from metrics_core.ranking.strings import (
 )
 
 
-def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
-    """Integer codes (first-appearance order) and the dictionary of an Arrow string column.
-
-    With ``codes_for`` (a function from the dictionary's values to an int32 code per
-    value), returns those codes per row instead, without the intermediate array.
-    """
+def _encode(arr) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (first-appearance order) and the dictionary of an Arrow string column."""
     if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
         # already encoded by the reader, with one dictionary for all chunks; renumber in
         # order of first appearance -- a first appearance is always where the value changes
@@ -57,8 +52,6 @@ def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
         vocab = dictionary.take(pa.array(by_first, type=pa.int64()))
         remap = np.full(len(dictionary), -1, dtype=np.int32)
         remap[by_first] = np.arange(len(by_first), dtype=np.int32)
-        if codes_for is not None:
-            remap = np.where(remap >= 0, codes_for(vocab)[np.maximum(remap, 0)], -1).astype(np.int32)
         out = np.empty(len(arr), dtype=np.int32)
         at = 0
         for c in arr.chunks:
@@ -69,18 +62,7 @@ def _encode(arr, codes_for=None) -> tuple[np.ndarray, pa.Array]:
         arr = arr.combine_chunks()
     enc = arr.dictionary_encode()
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    if codes_for is not None:
-        codes = codes_for(enc.dictionary)[codes]
     return codes, enc.dictionary
-
-
-def _query_vocabulary(arr) -> pa.Array:
-    """Distinct query ids in order of first appearance."""
-    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
-        return _encode(arr, codes_for=lambda vocab: np.zeros(len(vocab), dtype=np.int32))[1]
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return pc.unique(arr)
 
 
 def _score_key(scores: np.ndarray) -> np.ndarray:
@@ -426,7 +408,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     diag = Diagnostics()
 
     # Queries: run order of first appearance, so a run grouped by query needs no sort.
-    run_qvocab = _query_vocabulary(run.qid)
+    run_qc, run_qvocab = _encode(run.qid)
     qrels_qc, qrels_qvocab = _encode(qrels.qid)
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
@@ -440,9 +422,9 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     index = {q: i for i, q in enumerate(eval_ids)}
     nq = len(eval_ids)
     qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
-    # evaluated-query index of every run row (-1: query not judged), in one pass
-    rq, _ = _encode(run.qid, codes_for=lambda vocab: np.array(
-        [index.get(q, -1) for q in vocab.to_pylist()], dtype=np.int32))
+    # evaluated-query index of every run row (-1: query not judged)
+    rq = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)[run_qc]
+    del run_qc
 
     if exact_keys is None:
         run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
