@@ -3,6 +3,8 @@
 Each uploaded file is parsed once per (content, format, column mapping): the outcome
 (loaded or the error text) is remembered in session state by file id, so reruns neither
 re-parse nor forget the error. A bad upload never replaces data already loaded.
+:func:`load_once` gives the other pages' uploaders (detection, calibration, dynamic K,
+hashing, clicks) the same once-per-upload rule.
 """
 
 from __future__ import annotations
