@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from metrics_core.comparison import compare_runs  # noqa: E402
+from metrics_core.stats.comparison import compare_runs  # noqa: E402
 
 MEASURES = ["P@5", "P@10", "nDCG@10", "AP", "RR", "R@100"]
 

@@ -65,7 +65,7 @@ def tool_command(tool: str, qrels: Path, run: Path, out: Path) -> list[str]:
 
 def available(tool: str) -> bool:
     if tool in ("ranklab", "ranklab_lib"):
-        return (ROOT / "metrics_core" / "commands" / "evaluate.py").exists()
+        return (ROOT / "metrics_core" / "cli" / "evaluate.py").exists()
     try:
         version(PACKAGES[tool])
         return True

@@ -1,5 +1,9 @@
 """RankLab's library: exact, fast evaluation of rankings, detection gates, calibration
-and hash-code retrieval. Pure Python + numpy (torch for hash codes); no UI imports.
+and hash-code retrieval. Pure Python + numpy (torch only for hash codes); no UI imports.
+
+The names below are the public API. They are imported on first use, so
+``import metrics_core`` loads neither pandas nor torch nor anything a script does not
+touch. ``metrics_core/README.md`` maps the package for newcomers.
 
 >>> import metrics_core as mc
 >>> ev = mc.evaluate({"q1": {"d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["RR", "P@1"])
@@ -7,15 +11,58 @@ and hash-code retrieval. Pure Python + numpy (torch for hash codes); no UI impor
 {'RR': 0.5, 'P@1': 0.0}
 """
 
+from __future__ import annotations
+
+import importlib
+
 __version__ = "0.1.0"
 
-from metrics_core import io, measures  # noqa: E402
-from metrics_core.conventions import Conventions  # noqa: E402
-from metrics_core.errors import InputError  # noqa: E402
-from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run  # noqa: E402
-from metrics_core.ranking.data import Qrels, Run  # noqa: E402
-from metrics_core.ranking.evaluate import Evaluation, evaluate, evaluate_many  # noqa: E402
+#: public name -> (module, attribute); attribute None: the module itself
+_PUBLIC: dict[str, tuple[str, str | None]] = {
+    # rankings
+    "evaluate": ("metrics_core.ranking.evaluate", "evaluate"),
+    "evaluate_many": ("metrics_core.ranking.evaluate", "evaluate_many"),
+    "Evaluation": ("metrics_core.ranking.evaluate", "Evaluation"),
+    "compare": ("metrics_core.stats.comparison", "compare_runs"),
+    "read_run": ("metrics_core.io", "read_run"),
+    "read_qrels": ("metrics_core.io", "read_qrels"),
+    "from_lists": ("metrics_core.io", "from_lists"),
+    "from_relevance_vectors": ("metrics_core.io", "from_relevance_vectors"),
+    "Run": ("metrics_core.data", "Run"),
+    "Qrels": ("metrics_core.data", "Qrels"),
+    "Conventions": ("metrics_core.conventions", "Conventions"),
+    "InputError": ("metrics_core.errors", "InputError"),
+    "parse_measure": ("metrics_core.ranking.registry", "parse_measure"),
+    # detection gates, calibration, dynamic K, hash codes
+    "roc_auc_score": ("metrics_core.detection", "roc_auc_score"),
+    "average_precision_score": ("metrics_core.detection", "average_precision_score"),
+    "tpr_at_fpr": ("metrics_core.detection", "tpr_at_fpr"),
+    "calibration_report": ("metrics_core.calibration", "calibration_report"),
+    "dynamic_k_scores": ("metrics_core.dynamic_k", "dynamic_k_scores"),
+    "evaluate_hashing": ("metrics_core.hashing", "evaluate_hashing"),
+    # modules
+    "io": ("metrics_core.io", None),
+    "measures": ("metrics_core.ranking.registry", None),
+    "detection": ("metrics_core.detection", None),
+    "calibration": ("metrics_core.calibration", None),
+    "dynamic_k": ("metrics_core.dynamic_k", None),
+    "hashing": ("metrics_core.hashing", None),
+    "stats": ("metrics_core.stats", None),
+}
 
-__all__ = ["__version__", "Conventions", "InputError", "io", "measures", "read_run", "read_qrels",
-           "from_lists", "from_relevance_vectors", "Run", "Qrels", "Evaluation", "evaluate",
-           "evaluate_many"]
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str):
+    try:
+        module_name, attribute = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'metrics_core' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core.aggregate import group_means
 from metrics_core.errors import InputError
+from metrics_core.stats.aggregate import group_means
 from ui import state
 from ui.comparative import REPORT_MEASURES, comparative_report
 from ui.exports import download_table

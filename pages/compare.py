@@ -11,17 +11,17 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from metrics_core import folds  # noqa: E402
-from metrics_core.commands.evaluate import evaluations_json  # noqa: E402
-from metrics_core.comparison import (  # noqa: E402
+from metrics_core.cli.evaluate import evaluations_json  # noqa: E402
+from metrics_core.report import format_table, json_safe, provenance  # noqa: E402
+from metrics_core.stats import folds  # noqa: E402
+from metrics_core.stats.comparison import (  # noqa: E402
     TESTS,
     compare_runs,
     comparison_records,
     markers_legend,
     paper_table,
 )
-from metrics_core.report import format_table, json_safe, provenance  # noqa: E402
-from metrics_core.significance import CORRECTIONS  # noqa: E402
+from metrics_core.stats.significance import CORRECTIONS  # noqa: E402
 from ui import compare_state, state  # noqa: E402
 from ui import figures_compare as figs  # noqa: E402
 

@@ -6,7 +6,7 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.conventions import CHOICES, DESCRIPTIONS
 from metrics_core.errors import InputError
-from metrics_core.measures import REGISTRY
+from metrics_core.ranking.registry import REGISTRY
 from ui.exports import download_table
 from ui.figures_ranking import gain_contributions
 from ui.frame import conventions, page_setup

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics_core.aggregate_ci import bootstrap_mean_ci, bootstrap_table
 from metrics_core.errors import InputError
+from metrics_core.stats.bootstrap import bootstrap_mean_ci, bootstrap_table
 
 
 def _loop_reference(x, n_resamples, confidence, seed):
@@ -43,7 +43,7 @@ def test_seeded_and_blocked_draws_are_reproducible(monkeypatch):
     a = bootstrap_mean_ci(x, n_resamples=500, seed=5)
     assert a == bootstrap_mean_ci(x, n_resamples=500, seed=5)
     # blocks of resamples (memory bound) draw the same numbers as one block
-    import metrics_core.aggregate_ci as mod
+    import metrics_core.stats.bootstrap as mod
     monkeypatch.setattr(mod, "_BLOCK_CELLS", 25 * 7)
     assert a == bootstrap_mean_ci(x, n_resamples=500, seed=5)
 

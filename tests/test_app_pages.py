@@ -11,8 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
-from metrics_core.aggregate import group_means
 from metrics_core.clicks import click_mrr, read_click_log
+from metrics_core.stats.aggregate import group_means
 from ui.ranking_data import load_sample, sample_files
 
 ROOT = Path(__file__).resolve().parent.parent

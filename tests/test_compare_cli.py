@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics_core import significance as sig
 from metrics_core.cli import main
-from metrics_core.comparison import compare_runs, comparison_records, paper_table
 from metrics_core.errors import InputError
 from metrics_core.report import json_safe
+from metrics_core.stats import significance as sig
+from metrics_core.stats.comparison import compare_runs, comparison_records, paper_table
 
 
 @dataclass

@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
-from metrics_core.comparison import compare_runs
-from metrics_core.folds import criterion_averages, fold_summary
+from metrics_core.stats.comparison import compare_runs
+from metrics_core.stats.folds import criterion_averages, fold_summary
 from ui import figures_compare as figs
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "compare.py")
@@ -50,7 +50,7 @@ def test_page_table_equals_metrics_core():
     for col in ("mean_delta", "ci_lo", "ci_hi", "p_corrected_t", "p_corrected_wilcoxon",
                 "p_corrected_permutation", "wins", "losses"):
         assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
-    # fold view: mean ± std strings from metrics_core.folds
+    # fold view: mean ± std strings from metrics_core.stats.folds
     fold_table = at.dataframe[1].value
     ev = next(e for e in evs if e.run_name == "dense")
     assert fold_table.loc["dense", "AP"] == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]

@@ -137,7 +137,7 @@ def test_dynamic_k_bad_probability(tmp_path, capsys):
 
 def test_reader_formats_and_junk(tmp_path, capsys):
     from metrics_core.errors import InputError
-    from metrics_core.io_scores import read_scores
+    from metrics_core.io.scores import read_scores
 
     t = read_scores(b'[{"prob": 0.2, "target": 0}, {"prob": 0.8, "target": 1}]', name="a.json")
     assert t.y_score.tolist() == [0.2, 0.8] and t.label_col == "target"
@@ -161,7 +161,7 @@ def test_reader_formats_and_junk(tmp_path, capsys):
 
 def test_blank_lines():
     from metrics_core.errors import InputError
-    from metrics_core.io_scores import read_scores
+    from metrics_core.io.scores import read_scores
 
     t = read_scores(b"score,label\n0.5,1\n0.2,0\n\n\n", name="t.csv")  # trailing: ignored
     assert t.y_true.tolist() == [1, 0]

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics_core import folds
 from metrics_core.errors import InputError
+from metrics_core.stats import folds
 
 
 def _data(seed=0, n=57, k=5):

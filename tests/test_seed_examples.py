@@ -6,7 +6,7 @@
   retrieved list);
 - seed 001 (an explainer of P@K, MRR, MRR@K, NDCG@K with hand-computed examples);
 - seed 000 (SPEC-003's MetricsCalculator test suite and its ReportAggregator), translated
-  to ``mc.io.from_lists`` + ``mc.evaluate`` and ``metrics_core.aggregate``.
+  to ``mc.io.from_lists`` + ``mc.evaluate`` and ``metrics_core.stats.aggregate``.
 
 Seed 000's lists are evaluated as the spec evaluates them: every query it is given
 counts (``missing_queries="zero"``), and a document retrieved twice counts twice
@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-import metrics_core.aggregate as agg
+import metrics_core.stats.aggregate as agg
 
 
 def vector_values(labels, measures, num_relevant=None):
@@ -280,7 +280,7 @@ class TestEdgeCases:
         assert v == {"P@2": 1 / 2, "R@10": 1.0, "AP": 1.0}
 
 
-# --- seed 000: ReportAggregator through metrics_core.aggregate -------------------------
+# --- seed 000: ReportAggregator through metrics_core.stats.aggregate -------------------------
 
 # (query, retrieved, expected, category, difficulty)
 DETAILED = [

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics_core import significance as sig
 from metrics_core.errors import InputError
+from metrics_core.stats import significance as sig
 
 
 def _pairs_with_ties(seed, n):

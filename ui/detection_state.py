@@ -14,7 +14,7 @@ import streamlit as st
 
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
-from metrics_core.io_scores import read_candidates, read_scores
+from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.reference_ranges import default_ranges
 
 ROOT = Path(__file__).resolve().parents[1]

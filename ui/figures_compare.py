@@ -58,7 +58,7 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
 def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str) -> go.Figure:
     """Grouped bars: the measure's mean in each fold, one bar group per fold, one colour per run.
 
-    ``values`` maps run name -> :func:`metrics_core.folds.fold_values` output.
+    ``values`` maps run name -> :func:`metrics_core.stats.folds.fold_values` output.
     """
     fig = go.Figure()
     for run, table in values.items():
@@ -71,7 +71,7 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
 def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_column: str) -> go.Figure:
     """Grouped bars per criterion plus the micro and macro averages, one colour per run.
 
-    ``tables`` maps run name -> :func:`metrics_core.folds.criterion_averages` output.
+    ``tables`` maps run name -> :func:`metrics_core.stats.folds.criterion_averages` output.
     """
     fig = go.Figure()
     for run, table in tables.items():

@@ -10,7 +10,7 @@ import torch
 
 from metrics_core.errors import InputError
 from metrics_core.hashing import evaluate_hashing
-from metrics_core.io_codes import read_matrix
+from metrics_core.io.codes import read_matrix
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "hashing"
 PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from metrics_core.aggregate_ci import bootstrap_table
 from metrics_core.errors import InputError
-from metrics_core.measures import parse_measure
+from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
+from metrics_core.stats.bootstrap import bootstrap_table
 from ui import state
 
 COMMON_MEASURES = ["RR", "RR@10", "nDCG@10", "nDCG", "P@5", "P@10", "R@10", "R@100", "AP", "AP@100",

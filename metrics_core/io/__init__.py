@@ -2,7 +2,7 @@
 
 :func:`read_run` and :func:`read_qrels` take a path, bytes, a file-like object, a pandas
 DataFrame, a ``{qid: {docid: value}}`` mapping, or an existing Run/Qrels, and always give
-a :class:`~metrics_core.ranking.data.Run` / :class:`~metrics_core.ranking.data.Qrels`.
+a :class:`~metrics_core.data.Run` / :class:`~metrics_core.data.Qrels`.
 Every problem is an :class:`~metrics_core.errors.InputError` naming the file, the line
 and what to do.
 """
@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io.source import RawData, read_source
 from metrics_core.io.trec import looks_like_trec, parse_trec_qrels, parse_trec_run
-from metrics_core.ranking.data import Qrels, Run
 
 FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
-from metrics_core.ranking.data import Qrels, Run
 
 #: Usual column names of each role, most specific first.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {

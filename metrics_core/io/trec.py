@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io.source import RawData, check_text, text_lines
-from metrics_core.ranking.data import Qrels, Run
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
 QRELS_FORMAT = "qid iter docid relevance"

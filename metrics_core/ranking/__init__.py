@@ -1,10 +1,4 @@
-"""The ranked-list engine and every ranking measure.
-
-``metrics_core.ranking.evaluate`` holds :func:`evaluate`; it is imported from
-``metrics_core`` directly (importing it here would make the readers, which build
-:class:`Run` / :class:`Qrels`, import themselves).
-"""
-
-from metrics_core.ranking.data import Qrels, Run
-
-__all__ = ["Qrels", "Run"]
+"""Rankings: the measure registry (:mod:`.registry`), the ranked-list engine
+(:mod:`.engine`, :mod:`.strings`), every ranking measure (:mod:`.measures`) and the
+evaluation entry points (:mod:`.evaluate`). The data model lives in
+:mod:`metrics_core.data`, the readers in :mod:`metrics_core.io`."""

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core.conventions import Conventions
+from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
-from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.strings import (
     hash_strings,
     order_within_groups,

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metrics_core.conventions import Conventions
+from metrics_core.data import Qrels, Run
 from metrics_core.io import read_qrels, read_run
-from metrics_core.measures import DEFAULT_MEASURES, MeasureSpec, parse_measures
-from metrics_core.ranking.data import Qrels, Run
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
 from metrics_core.ranking.measures import aggregate, compute
+from metrics_core.ranking.registry import DEFAULT_MEASURES, MeasureSpec, parse_measures
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,7 +1,7 @@
 """Every ranking measure, for all queries at once.
 
 Each function takes the :class:`~metrics_core.ranking.engine.RankedLists`, the parsed
-:class:`~metrics_core.measures.MeasureSpec` and the
+:class:`~metrics_core.ranking.registry.MeasureSpec` and the
 :class:`~metrics_core.conventions.Conventions`, and returns one float64 value per
 evaluated query. No loop over queries: reductions are ``np.bincount`` over the rows that
 matter (usually only the relevant ones) or O(queries) gathers from one ``cumsum``.
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.aggregate import geometric_mean
 from metrics_core.conventions import Conventions
-from metrics_core.measures import MeasureSpec
 from metrics_core.ranking.engine import RankedLists
+from metrics_core.ranking.registry import MeasureSpec
+from metrics_core.stats.aggregate import geometric_mean
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core import significance as sig
 from metrics_core.errors import InputError
+from metrics_core.stats import significance as sig
 
 TESTS = ("t", "wilcoxon", "permutation")
 #: Marker appended to a delta whose corrected p-value is below alpha, per test.

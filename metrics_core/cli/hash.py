@@ -8,7 +8,7 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.hashing import NORMALISERS, TIE_RULES, evaluate_hashing
-from metrics_core.io_codes import read_matrix
+from metrics_core.io.codes import read_matrix
 from metrics_core.report import format_table, json_safe, provenance, write_text
 
 NAME = "hash"

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics_core.aggregate_ci import resampled_means
 from metrics_core.errors import InputError
+from metrics_core.stats.bootstrap import resampled_means
 
 #: Two per-query values closer than this are a tie (win/tie/loss counts, all-zero check).
 #: Measures are ratios of small integers computed in float64; genuine differences are

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import dynamic_k as dk
-from metrics_core.commands._scores_common import add_output_arguments, emit
-from metrics_core.io_scores import read_candidates
+from metrics_core.cli._scores_common import add_output_arguments, emit
+from metrics_core.io.scores import read_candidates
 
 NAME = "dynamic-k"
 HELP = "evidence recall/precision and average K of a per-query probability threshold"

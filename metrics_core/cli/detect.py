@@ -7,14 +7,14 @@ import warnings
 import pandas as pd
 
 from metrics_core import detection as det
-from metrics_core.commands._scores_common import (
+from metrics_core.cli._scores_common import (
     add_bootstrap_arguments,
     add_input_arguments,
     add_output_arguments,
     emit,
 )
 from metrics_core.errors import InputError
-from metrics_core.io_scores import read_scores
+from metrics_core.io.scores import read_scores
 
 NAME = "detect"
 HELP = "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"

@@ -33,7 +33,7 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
     product -- far faster than gathering the (b, n, m) drawn values. ``weights`` (0/1 per
     cell, or None) marks the cells that count: a resample's mean is over its counted
     draws (NaN cells left out). Shared by the per-query CIs here and the paired
-    difference CIs of :mod:`metrics_core.significance`.
+    difference CIs of :mod:`metrics_core.stats.significance`.
     """
     n, m = values.shape
     means = np.empty((n_resamples, m))

@@ -738,7 +738,8 @@ def create_v1_store(path) -> None:
 
 
 # -- sample history ------------------------------------------------------------------
-SAMPLE_PATH = Path(__file__).resolve().parent.parent / "sample_data" / "history_sample.json"
+#: bundled with the package (package data), so it loads from an installed wheel too
+SAMPLE_PATH = Path(__file__).resolve().parent / "sample.json"
 
 
 def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = None) -> list[int]:

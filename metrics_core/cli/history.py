@@ -19,10 +19,10 @@ import json
 import sys
 
 from metrics_core import __version__
-from metrics_core.commands.evaluate import add_convention_arguments, conventions_from_args
+from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
 from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path
-from metrics_core.measures import parse_measures
+from metrics_core.ranking.registry import parse_measures
 from metrics_core.report import (
     DEFAULT_GOOD_THRESHOLDS,
     format_table,
@@ -32,7 +32,7 @@ from metrics_core.report import (
 )
 
 NAME = "history"
-HELP = "save evaluations of test suites and report them over time (seed 001)"
+HELP = "save evaluations of test suites and report them over time"
 DESCRIPTION = ("Saved evaluations in a SQLite store: add (evaluate a run against a suite and "
                "save it; --fail-below gates CI), report (comparative table with labels and "
                "a summary row), list, delete.")

@@ -6,21 +6,21 @@ import json
 
 import pandas as pd
 
-from metrics_core.commands.evaluate import (
+from metrics_core.cli.evaluate import (
     add_convention_arguments,
     evaluations_json,
     run_evaluations,
 )
-from metrics_core.comparison import (
+from metrics_core.errors import InputError
+from metrics_core.report import format_table, json_safe, provenance, write_text
+from metrics_core.stats.comparison import (
     TESTS,
     compare_runs,
     comparison_records,
     markers_legend,
     paper_table,
 )
-from metrics_core.errors import InputError
-from metrics_core.report import format_table, json_safe, provenance, write_text
-from metrics_core.significance import CORRECTIONS
+from metrics_core.stats.significance import CORRECTIONS
 
 NAME = "compare"
 HELP = "compare runs against a baseline: deltas, bootstrap CIs, t/Wilcoxon/permutation tests"

@@ -15,8 +15,8 @@ from metrics_core import __version__
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
-from metrics_core.measures import DEFAULT_MEASURES, parse_measures
 from metrics_core.ranking.evaluate import Evaluation, evaluate
+from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
 
 NAME = "evaluate"

@@ -2,7 +2,7 @@
 
 Seed 000's ReportAggregator (means and medians; group_by_category; group_by_difficulty)
 generalised to any column of a query-metadata table. Significance tests live in
-:mod:`metrics_core.significance`, folds and criteria in :mod:`metrics_core.folds`.
+:mod:`metrics_core.stats.significance`, folds and criteria in :mod:`metrics_core.stats.folds`.
 """
 
 from __future__ import annotations

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import calibration as cal
-from metrics_core.commands._scores_common import (
+from metrics_core.cli._scores_common import (
     add_bootstrap_arguments,
     add_input_arguments,
     add_output_arguments,
     emit,
 )
 from metrics_core.errors import InputError
-from metrics_core.io_scores import read_scores
+from metrics_core.io.scores import read_scores
 
 NAME = "calibrate"
 HELP = "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"

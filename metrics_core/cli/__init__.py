@@ -1,0 +1,91 @@
+"""The ``python -m metrics_core`` (``ranklab``) command line.
+
+One module per subcommand in this package; each defines ``NAME``, ``HELP``,
+``add_arguments(parser)`` and ``run(args)`` (returning the exit status). :data:`COMMANDS`
+names them without importing them, so ``--help`` and ``evaluate`` never pay for (or fail
+on) what another subcommand needs, such as torch for ``hash``. User errors
+(:class:`~metrics_core.errors.InputError`) end with one line on stderr and exit status 2,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from metrics_core import __version__
+from metrics_core.errors import InputError
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+#: command -> (module in this package, one-line help); the module is imported only when run
+COMMANDS: dict[str, tuple[str, str]] = {
+    "calibrate": ("calibrate", "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"),
+    "compare": ("compare", "compare runs against a baseline: deltas, bootstrap CIs, "
+                           "t/Wilcoxon/permutation tests"),
+    "detect": ("detect", "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"),
+    "dynamic-k": ("dynamic_k", "evidence recall/precision and average K of a per-query probability threshold"),
+    "evaluate": ("evaluate", "evaluate runs against qrels (trec_eval conventions by default)"),
+    "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
+    "history": ("history", "save evaluations of test suites and report them over time"),
+}
+
+
+def command_module(name: str):
+    """The module of subcommand ``name`` (imported on demand)."""
+    return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors on one line, as the rest of the command line does."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the arguments of subcommand ``only`` (every one when None) are filled in."""
+    parser = _Parser(
+        prog="python -m metrics_core",
+        description="RankLab: exact, fast evaluation of rankings (trec_eval conventions by default).",
+    )
+    parser.add_argument("--version", action="version", version=f"RankLab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (_, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        module = command_module(name)
+        p = sub.add_parser(name, help=help_text, description=getattr(module, "DESCRIPTION", help_text))
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else "")
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or EXIT_OK)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FileNotFoundError as exc:
+        print(f"error: {exc.filename or exc}: file not found. Check the path.", file=sys.stderr)
+        return EXIT_USAGE
+    except IsADirectoryError as exc:
+        print(f"error: {exc.filename or exc}: is a folder, not a file. Give a file path.", file=sys.stderr)
+        return EXIT_USAGE
+    except PermissionError as exc:
+        print(f"error: {exc.filename or exc}: permission denied.", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

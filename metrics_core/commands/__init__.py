@@ -1,1 +1,0 @@
-"""Subcommands of ``python -m metrics_core``; see :mod:`metrics_core.cli`."""
