@@ -379,12 +379,12 @@ def leaderboard_legend(board: pd.DataFrame) -> str:
     n_comp = max(len(board) - len(a.get("measures", [])), 0)
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
     n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
-         "n per measure in the table")
-    return (f"Bold: best mean of the measure. {MARKERS[test]}: significantly different from "
+         "n per measure in the header")
+    return (f"★ best mean of the measure. {MARKERS[test]} significantly different from "
             f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, "
             f"{CORRECTION_NAMES[a.get('correction', 'holm')]} correction over {n_comp} "
-            f"comparisons, p < {a.get('alpha', 0.05)}). Brackets: {a.get('confidence', 0.95):.0%} "
-            f"bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
+            f"comparisons, p < {a.get('alpha', 0.05)}). CI: {a.get('confidence', 0.95):.0%} "
+            f"percentile bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
             f"{n}.")
 
 
