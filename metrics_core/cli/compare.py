@@ -122,8 +122,10 @@ def run(args) -> int:
         out["comparisons"] = comparison_records(frame)
         text = json.dumps(json_safe(out), indent=2)
     elif args.format in ("markdown", "latex"):
-        legend = markers_legend(frame, tests=("permutation",))
-        text = format_table(paper_table(frame), args.format, prov=provenance(conv, **params), title=legend)
+        # the same markers as the plain table's "markers" column (every test)
+        legend = markers_legend(frame, tests=TESTS)
+        text = format_table(paper_table(frame, tests=TESTS), args.format, prov=provenance(conv, **params),
+                            title=legend)
     else:
         text = format_table(_wide(frame), args.format, prov=provenance(conv, **params), index=False,
                             title=queries_sentence(frame))
