@@ -204,6 +204,7 @@ payload["comparisons"] = comparison_records(frame)
 paper = paper_table(frame, tests=TESTS)
 st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
            + legend)
+st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
 c1, c2, c3, c4 = st.columns(4)
 c1.download_button("JSON", json.dumps(json_safe(payload), indent=2), "comparison.json", "application/json")
 c2.download_button("Markdown", format_table(paper, "markdown", prov=prov, title=legend),

@@ -6,7 +6,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS, leaderboard_legend
 from metrics_core.stats.significance import CORRECTIONS
-from ui.exports import download_table
+from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
 from ui.frame import conventions, page_setup, query_set_choice
 from ui.ranking_data import evaluate_loaded, require_data
@@ -85,6 +85,8 @@ with cards_slot:
         st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
 
 st.subheader("Details")
+report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
+              n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
 long = board[["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p_corrected",
               "marker"]]
 fmt = {c: st.column_config.NumberColumn(HEADERS.get(c, c), format=MEASURE_FORMAT)
