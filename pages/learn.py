@@ -153,8 +153,15 @@ EDGE_CASES = {
     "Hits": "A count, not a fraction: the relevant documents in the top k.",
     "FirstRel": "NaN for a query without a relevant retrieved document; averaged over the others.",
 }
+def _plain(text: str) -> str:
+    """Registry text for the screen: a parenthesis that cites an internal spec file is left out."""
+    import re
+
+    return re.sub(r"\s*\([^()]*\b[Ss]eed \d{3}[^()]*\)", "", text)
+
+
 for d in REGISTRY.values():
-    with st.expander(f"{d.name}: {d.description}"):
+    with st.expander(f"{d.name}: {_plain(d.description)}"):
         if d.formula:
             st.latex(d.formula)
         if d.params:

@@ -124,12 +124,16 @@ for i, (col, default) in enumerate(pairs):
         else:
             st.write(f"{name} has no ranking for this query.")
         st.dataframe(styled_ranking(ranking.head(depth), max_label), hide_index=True,
-                     key=f"ranklab.pq.rank{i}")
+                     key=f"ranklab.pq.rank{i}",
+                     column_config={"rank": st.column_config.NumberColumn("Rank", format="%d", pinned=True),
+                                    "doc_id": "Document", "score": "Score", "relevance": "Relevance",
+                                    "judged": "Judged"})
         download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
                        title=f"Ranking of {name} for query {qid}", key=f"ranking{i}")
         missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
         st.markdown(f"**Relevant documents {name} did not retrieve** ({len(missed)})")
         if len(missed):
-            st.dataframe(missed, hide_index=True, key=f"ranklab.pq.missed{i}")
+            st.dataframe(missed, hide_index=True, key=f"ranklab.pq.missed{i}",
+                         column_config={"doc_id": "Document", "relevance": "Relevance"})
             download_table(pd.DataFrame(missed).set_index("doc_id"), f"missed_{name}_{qid}", conv,
                            key=f"missed{i}")

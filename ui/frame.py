@@ -177,9 +177,13 @@ _COLLAPSE_JS = """<script>
 
 
 def _collapse_when_narrow() -> None:
-    import streamlit.components.v1 as components
+    # a fixed script of this module (never user text), in a zero-height same-origin iframe
+    if hasattr(st, "iframe"):
+        st.iframe(_COLLAPSE_JS, height=1)
+    else:  # older Streamlit
+        import streamlit.components.v1 as components
 
-    components.html(_COLLAPSE_JS, height=0)
+        components.html(_COLLAPSE_JS, height=0)
 
 
 def _sidebar() -> None:
