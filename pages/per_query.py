@@ -62,7 +62,8 @@ st.caption(f"{len(table)} of {len(ev.per_query)} queries; click a column header 
            "select a row to inspect that query below.")
 config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
 config["_index"] = st.column_config.TextColumn("Query", pinned=True)
-config.update({c: c.capitalize() for c in ("query", "category", "difficulty") if c in table.columns})
+config.update({c: label for c, label in (("query", "Query text"), ("category", "Category"),
+                                         ("difficulty", "Difficulty")) if c in table.columns})
 if "date" in table.columns:
     config["date"] = st.column_config.DateColumn("Date", format="YYYY-MM-DD")
 event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key="ranklab.pq.table",
