@@ -63,6 +63,7 @@ names = list(runs)
 measure_names = [name for name, _ in mc.measures.list_measures()]
 query_set = query_set_choice("ranklab.w.compare.query_set")
 conventions = st.session_state[state.CONVENTIONS]
+answer = st.container()  # the answer is drawn here, above the settings, once computed
 with st.form("compare-settings"):
     c1, c2 = st.columns([1, 3])
     baseline = c1.selectbox("Baseline", names, index=0)
@@ -96,43 +97,45 @@ frame = _compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, li
                  int(permutations), int(seed), correction, float(confidence), query_set)
 st.session_state[compare_state.COMPARE_SETTINGS] = dict(frame.attrs)
 legend = markers_legend(frame, tests=TESTS)
+screen_legend = markers_legend(frame, tests=TESTS, paper=False)
 
-st.subheader(f"Every run vs {baseline}")
-shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
-               *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
-               "markers"]].copy()
-shown["ci"] = [f"{lo:.4f} to {hi:.4f}" if pd.notna(lo) else "–" for lo, hi in zip(shown["ci_lo"], shown["ci_hi"],
-                                                                                strict=True)]
-shown["wtl"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)]
-st.dataframe(shown, hide_index=True, key="ranklab.compare.table",
-             column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
-                           f"p_corrected_{test}", "wtl", "markers"],
-             column_config={
-                 "run": st.column_config.TextColumn("Run", pinned=True),
-                 "measure": st.column_config.TextColumn("Measure"),
-                 "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
-                 "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
-                 "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
-                                                             help="run mean − baseline mean"),
-                 "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI",
-                                                   help="paired bootstrap percentile interval"),
-                 f"p_corrected_{test}": st.column_config.NumberColumn(
-                     f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
-                     help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
-                 "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
-                                                    "loses against the baseline"),
-                 "markers": st.column_config.TextColumn("Significant"),
-             })
-st.caption(legend)
+with answer:
+    st.subheader(f"Every run vs {baseline}")
+    shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
+                   *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
+                   "markers"]].copy()
+    shown["ci"] = [f"{lo:.4f} to {hi:.4f}" if pd.notna(lo) else "–" for lo, hi in zip(shown["ci_lo"], shown["ci_hi"],
+                                                                                    strict=True)]
+    shown["wtl"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)]
+    st.dataframe(shown, hide_index=True, key="ranklab.compare.table",
+                 column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
+                               f"p_corrected_{test}", "wtl", "markers"],
+                 column_config={
+                     "run": st.column_config.TextColumn("Run", pinned=True),
+                     "measure": st.column_config.TextColumn("Measure"),
+                     "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
+                     "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
+                     "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
+                                                                 help="run mean − baseline mean"),
+                     "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI",
+                                                       help="paired bootstrap percentile interval"),
+                     f"p_corrected_{test}": st.column_config.NumberColumn(
+                         f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
+                         help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
+                     "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
+                                                        "loses against the baseline"),
+                     "markers": st.column_config.TextColumn("Significant"),
+                 })
+    st.caption(screen_legend)
 
-with st.expander("p-values of every test (raw and corrected), effect size"):
-    detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
-                    *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
-    detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
-                      *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
-    st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
-    st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
-               f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
+    with st.expander("p-values of every test (raw and corrected), effect size"):
+        detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
+                        *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
+        detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
+                          *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
+        st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
+        st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
+                   f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
 
 st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
                 key="compare-ci")

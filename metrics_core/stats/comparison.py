@@ -268,7 +268,7 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     return out
 
 
-def markers_legend(frame: pd.DataFrame, tests=("permutation",)) -> str:
+def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True) -> str:
     """One sentence explaining the markers of :func:`paper_table` and the query set."""
     a = frame.attrs
     names = dict(TEST_NAMES)
@@ -276,7 +276,7 @@ def markers_legend(frame: pd.DataFrame, tests=("permutation",)) -> str:
                             f"seed {a.get('seed')})")
     corr = CORRECTION_NAMES[a.get("correction", "none")]
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
-    return (f"Baseline: {a.get('baseline')}. Delta vs baseline in parentheses; "
+    return (f"Baseline: {a.get('baseline')}. " + ("Delta vs baseline in parentheses; " if paper else "")
             + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons. "
             + queries_sentence(frame))
 
