@@ -117,10 +117,13 @@ with st.expander("Each run on its own queries, as trec_eval reports it"):
                        "interpretation": "Interpretation"},
         height=min(36 * (len(table) + 1) + 4, 600),
     )
-    st.caption("Value: each run's mean over the queries IT answered (sums for counts, geometric mean "
-               "for GMAP), as trec_eval prints it; runs that missed queries are on different query "
-               "sets here. Interpretation: Good / Fair / Needs improvement against the thresholds "
-               "set under 'Measures, intervals and tests' (blank: no threshold for the measure).")
+    own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
+           else "the queries it answered")
+    st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+               "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+               "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+               "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
+               "no threshold for the measure).")
     download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
                    title="Each run on its own queries", key="overview",
                    bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
