@@ -17,7 +17,7 @@ CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
 MESSAGES = "ranklab.messages"    # list of (level, text) shown once
 MEASURES = "ranklab.measures"    # list of measure names chosen for the ranking pages
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
-THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (seed 001)
+THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpretation labels)
 CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
 EVAL_CACHE = "ranklab.eval_cache"  # dict: evaluation key -> Evaluation (this session)
 
