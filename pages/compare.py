@@ -33,7 +33,7 @@ from ui.frame import query_set_choice  # noqa: E402
 from ui.ranking_data import load_sample_into_state  # noqa: E402
 from ui.style import MEASURE_FORMAT, natural_sorted  # noqa: E402
 
-DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "RR"]
+DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
                      "none": "none"}
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
@@ -60,7 +60,7 @@ if qrels is None or len(runs) < 2:
     st.stop()
 
 names = list(runs)
-measure_names = [name for name, _ in mc.measures.list_measures()]
+measure_names = list(mc.measures.COMMON_MEASURES)
 query_set = query_set_choice("ranklab.w.compare.query_set")
 conventions = st.session_state[state.CONVENTIONS]
 answer = st.container()  # the answer is drawn here, above the settings, once computed

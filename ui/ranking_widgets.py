@@ -6,14 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.ranking import registry
 from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui import state
 
-COMMON_MEASURES = ["RR", "RR@10", "nDCG@10", "nDCG", "P@5", "P@10", "R@10", "R@100", "AP", "AP@100",
-                   "Rprec", "Bpref", "Success@1", "Hits@5", "F1@10", "DCG@10", "Judged@10",
-                   "FirstRel", "NumRet", "NumRel", "NumRelRet", "IPrec@0.1", "GMAP"]
+# the picker offers every family's common instances, from the measure registry
+COMMON_MEASURES = list(registry.COMMON_MEASURES)
 _W_MEASURES = "ranklab.w.measures"
 _W_CUSTOM = "ranklab.w.custom_measure"
 FAIR_RATIO = "ranklab.fair_ratio"
