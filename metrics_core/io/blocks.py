@@ -154,15 +154,19 @@ def _trec_fast(raw: RawData, head: bytes):
         src = raw.arrow_source()
         if isinstance(src, pa.Buffer):
             src = pa.BufferReader(src)
-        reader = pacsv.open_csv(
-            src,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
-                                             escape_char=False, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64()},
-                include_columns=["c0", "c2", "c4"], strings_can_be_null=False,
-                quoted_strings_can_be_null=False, null_values=[]))
+        try:
+            reader = pacsv.open_csv(
+                src,
+                read_options=pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES),
+                parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
+                                                 double_quote=False, escape_char=False,
+                                                 ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64()},
+                    include_columns=["c0", "c2", "c4"], strings_can_be_null=False,
+                    quoted_strings_can_be_null=False, null_values=[]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise NotStreamable(str(exc)) from None
         line = 1
         while True:
             try:

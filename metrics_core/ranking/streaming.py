@@ -199,29 +199,36 @@ def _blocks(batches, block_rows: int):
     block (they may continue in the next batch).
     """
     pending, n = [], 0
+    tail_q, tail_same = None, 0  # trailing pending batches known to hold only query tail_q
     for batch in batches:
         if not batch.num_rows:
             continue
         pending.append(batch)
         n += batch.num_rows
+        last = batch.column("qid")[-1]
+        if tail_q is None or not last.equals(tail_q):
+            tail_q, tail_same = last, 0
         if n < block_rows:
             continue
-        last = pending[-1].column("qid")[-1]
         cut = None
-        for i in range(len(pending) - 1, -1, -1):
+        i = len(pending) - 1
+        while i >= 0:
             ne = pc.not_equal(pending[i].column("qid"), last).to_numpy(zero_copy_only=False)
             where = np.flatnonzero(ne)
             if len(where):
                 cut = (i, int(where[-1]) + 1)
                 break
+            i = i - 1 - tail_same if i == len(pending) - 1 else i - 1
         if cut is None:  # one query so far: read on
+            tail_same = len(pending)
             continue
         i, at = cut
         head = pending[:i] + [pending[i].slice(0, at)]
-        tail = [pending[i].slice(at)] + pending[i + 1:]
+        tail = [t for t in [pending[i].slice(at)] + pending[i + 1:] if t.num_rows]
         yield pa.concat_tables(head)
-        pending = [t for t in tail if t.num_rows]
+        pending = tail
         n = sum(t.num_rows for t in pending)
+        tail_same = len(pending)
     if pending:
         yield pa.concat_tables(pending)
 
