@@ -261,3 +261,30 @@ def test_stream_from_file_object():
     whole = mc.evaluate(SAMPLE / "qrels.txt", io.BytesIO(data), ["AP", "P@10"], block_rows=0)
     streamed = mc.evaluate(SAMPLE / "qrels.txt", io.BytesIO(data), ["AP", "P@10"], block_rows=33)
     assert_same(whole, streamed)
+
+
+@pytest.mark.parametrize("block_rows", [1, 50, 10**6])
+def test_run_in_memory_streamed(block_rows):
+    frame = mc.read_run(SAMPLE / "dense.txt").to_frame()
+    frame = frame.iloc[np.random.default_rng(1).permutation(len(frame))]  # non-contiguous
+    run = mc.read_run(frame, name="dense")
+    whole, streamed = both(SAMPLE / "qrels.txt", run, block_rows, missing_queries="zero")
+    assert_same(whole, streamed)
+    parsed = mc.read_run(SAMPLE / "bm25.txt")
+    whole, streamed = both(SAMPLE / "qrels.txt", parsed, block_rows)
+    assert_same(whole, streamed, noncontiguous=None)
+
+
+def test_app_streams_big_runs(monkeypatch):
+    st = pytest.importorskip("streamlit")
+    import ui.ranking_data as rd
+    from ui import state
+
+    qrels, runs, _ = rd.load_sample()
+    monkeypatch.setattr(st, "session_state", {state.QRELS: qrels, state.RUNS: runs})
+    monkeypatch.setattr(rd, "STREAM_ROWS", 100)
+    evs = rd.evaluate_loaded(["AP", "nDCG@10"])
+    for name, run in runs.items():
+        assert evs[name].streaming["blocks"] > 1
+        whole = mc.evaluate(qrels, run, ["AP", "nDCG@10"])
+        assert_same(whole, evs[name])

@@ -321,6 +321,26 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
     return opener
 
 
+def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
+    """A :class:`Run` already in memory as a stream of batches (slices, no copies of the
+    ids): the engine's working memory is then bounded by a block, not by the run."""
+    def opener():
+        qid = run.qid
+        if pa.types.is_dictionary(qid.type):
+            qid = qid.cast(qid.type.value_type)
+        n = len(run)
+        for lo in range(0, n, batch_rows):
+            hi = min(n, lo + batch_rows)
+            if run.line_numbers is not None:
+                lines = run.line_numbers[lo:hi]
+            else:
+                lines = np.arange(lo + 1, hi + 1, dtype=np.int64)
+            yield pa.Table.from_arrays([qid.slice(lo, hi - lo), run.docid.slice(lo, hi - lo),
+                                        pa.array(run.scores[lo:hi]), pa.array(lines)], schema=SCHEMA)
+
+    return RunStream(run.name, run.source, opener)
+
+
 def batch_run(table: pa.Table, name: str, source: str) -> Run:
     """A :class:`Run` of one batch (or a block of batches), its rows' lines kept."""
     qid = table.column("qid")
@@ -330,4 +350,5 @@ def batch_run(table: pa.Table, name: str, source: str) -> Run:
                line_numbers=table.column("line").to_numpy())
 
 
-__all__ = ["BATCH_ROWS", "NotStreamable", "RunStream", "open_run_stream", "batch_run", "SCHEMA"]
+__all__ = ["BATCH_ROWS", "NotStreamable", "RunStream", "open_run_stream", "run_stream", "batch_run",
+           "SCHEMA"]

@@ -120,7 +120,9 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         (:mod:`metrics_core.ranking.streaming`). ``None`` (default): run files of at
         least ``STREAM_THRESHOLD_BYTES`` (1 GiB) stream in blocks of
         ``DEFAULT_BLOCK_ROWS`` (2 M rows), smaller ones are read whole; ``0``: always
-        read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads).
+        read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
+        and to a :class:`Run` in memory (then only when given: the engine's working
+        memory is bounded by the block).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
@@ -154,7 +156,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         from metrics_core.ranking.streaming import evaluate_stream
 
         try:
-            stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            if isinstance(run, Run):
+                from metrics_core.io.blocks import run_stream
+
+                stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            else:
+                stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
             return evaluate_stream(q, stream, specs, conv, _cutoffs(specs), rows)
         except NotStreamable:
             pass  # read whole below (the whole-file reader names any bad line)
