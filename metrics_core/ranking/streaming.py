@@ -38,9 +38,10 @@ from metrics_core.data import Qrels, Run
 from metrics_core.ranking.engine import Diagnostics, _encode, build_ranked_lists
 from metrics_core.ranking.measures import aggregate, compute
 
-#: Rows per block by default: about 250 MB of working memory in the engine for a typical
-#: run (ids of about ten bytes), so the whole process stays within about 1 GB.
-DEFAULT_BLOCK_ROWS = 2_000_000
+#: Rows per block by default. On the 10 M-line benchmark (ids of about ten bytes, 1.25 M
+#: qrels lines) the whole process peaked at 500 MB with 1 M-row blocks, 710 MB with 2 M,
+#: 380 MB with 500 k, at the same CPU time (BENCHMARKS.md, "Streaming and Dask").
+DEFAULT_BLOCK_ROWS = 1_000_000
 
 #: Run files at least this big are evaluated in blocks by :func:`metrics_core.evaluate`
 #: when ``block_rows`` is not given (smaller ones are read whole: one pass is faster).
