@@ -100,7 +100,11 @@ def read_split(path: str, part: int, n_parts: int) -> list[pa.Table]:
     if not n:
         return [table] * n_parts
     where = _hash_partition(table.column("qid"), n_parts)
-    return [table.filter(pa.array(where == j)) for j in range(n_parts)]
+    # one stable sort by partition and one take, then slices (not a filter per partition)
+    order = np.argsort(where, kind="stable")
+    table = table.take(pa.array(order))
+    bounds = np.searchsorted(where[order], np.arange(n_parts + 1))
+    return [table.slice(int(bounds[j]), int(bounds[j + 1] - bounds[j])) for j in range(n_parts)]
 
 
 def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: str,
@@ -147,7 +151,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
     ev = Evaluator(index, specs, conv, cutoffs)
     qrels_dups = ev.qrels_diagnostics()
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    n_parts = int(n_partitions or max(len(parts), 2 * n_workers))
+    n_parts = int(n_partitions or max(len(parts), n_workers))
     index_f = client.scatter(index, broadcast=True)
     splits = [client.submit(read_split, p, i, n_parts, pure=False) for i, p in enumerate(parts)]
     names = [s.name for s in specs]
@@ -156,6 +160,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
         pieces = [client.submit(operator.getitem, s, j, pure=False) for s in splits]
         results.append(client.submit(evaluate_partition, index_f, names, conv, tuple(cutoffs),
                                      name, source, *pieces, pure=False))
+    del splits, pieces  # held by the tasks that need them only: freed as they finish
     gathered = client.gather(results)
     merged = _Merged(tuple(cutoffs))
     ids, pos, cols, run_queries = [], [], {s.name: [] for s in specs}, set()
