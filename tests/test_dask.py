@@ -4,6 +4,7 @@ numbers as one process, on a LocalCluster and on a real ``dask scheduler`` with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +51,24 @@ def write_parts(lines: list[str], cuts: list[int], folder: Path, suffix=".run") 
     return folder
 
 
+@contextlib.contextmanager
+def plain_main():
+    """Worker processes are spawned, and a spawned child re-runs ``__main__`` when it is a
+    script; after Streamlit's AppTest (earlier test modules) ``__main__`` is an app page.
+    An empty ``__main__`` while the workers start keeps them clean."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0")
+    with plain_main():
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=":0")
     c = distributed.Client(cluster, timeout="30s")
     yield c
     c.close()
@@ -104,7 +120,8 @@ def test_cli_scheduler_local(tmp_path, capsys, hybrid_lines):
             "--per-query", "--quiet"]
     assert main(["evaluate", *args, "--run", str(SAMPLE / "hybrid.txt")]) == 0
     whole = json.loads(capsys.readouterr().out)
-    assert main(["evaluate", *args, "--run", str(folder), "--scheduler", "local:2"]) == 0
+    with plain_main():
+        assert main(["evaluate", *args, "--run", str(folder), "--scheduler", "local:2"]) == 0
     dist = json.loads(capsys.readouterr().out)
     assert dist["runs"][0]["per_query"] == whole["runs"][0]["per_query"]
     assert dist["runs"][0]["aggregate"] == whole["runs"][0]["aggregate"]
