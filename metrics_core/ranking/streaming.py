@@ -251,6 +251,7 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     seen: set = set()
     reappear: set = set()
     block_starts = []
+    block_counted = []  # whether a block's diagnostics counted anything (ties, duplicates)
     n_rows = 0
     for table in _blocks(stream.batches(), block_rows):
         block_starts.append(n_rows)
@@ -263,6 +264,7 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
         seen.update(names)
         qids, columns, diag = ev.rows(run, names)
         merged.add(diag)
+        block_counted.append(bool(diag.tied_groups or diag.duplicates))
         base = len(ids)
         ids += qids
         pos += range(base, base + len(qids))
@@ -279,7 +281,7 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
         # partitions of about block_rows rows (their rows estimated from the first pass)
         n_parts = max(1, min(256, -(-n_rows * len(redo) // max(len(seen), 1) // block_rows)))
         ids, pos, columns, spilled = _redo_noncontiguous(
-            ev, stream, redo, ids, pos, columns, block_starts, merged, n_parts)
+            ev, stream, redo, ids, pos, columns, block_starts, block_counted, merged, n_parts)
         info["spilled_rows"] = spilled
     if reappear:
         extra_diag["noncontiguous_queries"] = len(reappear)
@@ -288,8 +290,8 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     return result
 
 
-def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_starts, merged,
-                        n_parts: int):
+def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_starts, block_counted,
+                        merged, n_parts: int):
     """Second pass for the queries whose rows are not contiguous (see the module docstring)."""
     from metrics_core.io.blocks import SCHEMA, batch_run
 
@@ -328,8 +330,11 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
             if sel.num_rows:
                 rows = at + np.flatnonzero(mask.to_numpy(zero_copy_only=False))
                 blk = np.searchsorted(starts, rows, side="right") - 1
-                # the first pass's fragments of these queries, block by block
+                # the first pass's fragments of these queries, block by block (only where
+                # the block counted ties or duplicates: elsewhere every query's share is 0)
                 for b in np.unique(blk):
+                    if not block_counted[b]:
+                        continue
                     part = sel.filter(pa.array(blk == b))
                     fragments.setdefault(int(b), []).append(part)
                 part_of = _hash_partition(sel.column("qid"), n_parts)
