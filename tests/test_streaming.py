@@ -288,3 +288,20 @@ def test_app_streams_big_runs(monkeypatch):
         assert evs[name].streaming["blocks"] > 1
         whole = mc.evaluate(qrels, run, ["AP", "nDCG@10"])
         assert_same(whole, evs[name])
+
+
+def test_bench_split_parts_cuts_at_line_ends(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_streaming
+
+    src = SAMPLE / "hybrid.txt"
+    folder = bench_streaming.split_parts(src, tmp_path / "parts", 5)
+    parts = sorted(folder.iterdir())
+    assert len(parts) == 5
+    assert b"".join(p.read_bytes() for p in parts) == src.read_bytes()
+    assert all(p.read_bytes().endswith(b"\n") for p in parts if p.stat().st_size)
+    out = tmp_path / "trec.txt"
+    out.write_text("P_5                   \tall\t0.5\nmap\t301\t0.25\nmap\tall\t0.125\n")
+    assert bench_streaming.trec_values(out) == {"P_5": 0.5, "map": 0.125}
