@@ -284,10 +284,14 @@ def test_app_streams_big_runs(monkeypatch):
     monkeypatch.setattr(st, "session_state", {state.QRELS: qrels, state.RUNS: runs})
     monkeypatch.setattr(rd, "STREAM_ROWS", 100)
     evs = rd.evaluate_loaded(["AP", "nDCG@10"])
+    from ui.ranked_view import ranked_list
+
     for name, run in runs.items():
         assert evs[name].streaming["blocks"] > 1
         whole = mc.evaluate(qrels, run, ["AP", "nDCG@10"])
         assert_same(whole, evs[name])
+        for qid in whole.ranked.query_ids[:3] + whole.ranked.query_ids[-2:]:
+            pd.testing.assert_frame_equal(ranked_list(evs[name], run, qid), ranked_list(whole, run, qid))
 
 
 def test_bench_split_parts_cuts_at_line_ends(tmp_path):
@@ -305,3 +309,22 @@ def test_bench_split_parts_cuts_at_line_ends(tmp_path):
     out = tmp_path / "trec.txt"
     out.write_text("P_5                   \tall\t0.5\nmap\t301\t0.25\nmap\tall\t0.125\n")
     assert bench_streaming.trec_values(out) == {"P_5": 0.5, "map": 0.125}
+
+
+@pytest.mark.parametrize("conv", [{}, {"depth": 7, "duplicates": "first"}, {"missing_queries": "zero"}])
+def test_run_in_memory_streamed_shows_rankings(conv):
+    """A Run streamed in memory keeps per-query rankings (built query by query) equal to the
+    whole-run ranked lists, as the app's per-query page reads them."""
+    lines = (SAMPLE / "hybrid.txt").read_text().splitlines(True)
+    lines = lines[:500] + lines[:3] + lines[900:1300] + lines[500:900]  # duplicates, non-contiguous
+    run = mc.read_run("".join(lines).encode(), name="hybrid")
+    whole, streamed = both(SAMPLE / "qrels.txt", run, 64, ["AP"], **{"duplicates": "first", **conv})
+    assert_same(whole, streamed)
+    a, b = whole.ranked, streamed.ranked
+    assert b.query_ids == a.query_ids
+    assert np.array_equal(b.starts, a.starts)
+    for i in range(len(a.query_ids)):
+        lo, hi = int(a.starts[i]), int(a.starts[i + 1])
+        assert np.array_equal(b.run_rows(lo, hi), a.run_rows(lo, hi))
+        assert np.array_equal(b.judged[lo:hi], a.judged[lo:hi])
+        assert np.array_equal(b.label[lo:hi], a.label[lo:hi])

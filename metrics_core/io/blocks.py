@@ -63,6 +63,7 @@ class RunStream:
     name: str
     source: str
     _open: object
+    run: object = None  # the Run, when the stream reads one already in memory
 
     def batches(self) -> Iterator[pa.Table]:
         """The rows in source order (each call reads the source again from the start)."""
@@ -354,7 +355,7 @@ def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
             yield pa.Table.from_arrays([qid.slice(lo, hi - lo), run.docid.slice(lo, hi - lo),
                                         pa.array(run.scores[lo:hi]), pa.array(lines)], schema=SCHEMA)
 
-    return RunStream(run.name, run.source, opener)
+    return RunStream(run.name, run.source, opener, run)
 
 
 def batch_run(table: pa.Table, name: str, source: str) -> Run:

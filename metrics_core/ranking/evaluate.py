@@ -122,9 +122,11 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         ``DEFAULT_BLOCK_ROWS`` (1 M rows), smaller ones are read whole; ``0``: always
         read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
         and to a :class:`Run` in memory (then only when given: the engine's working
-        memory is bounded by the block). A streamed evaluation has no ``ranked``
-        (None) and a ``streaming`` attribute (blocks, rows, non-contiguous queries,
-        spilled rows).
+        memory is bounded by the block). A streamed evaluation has a ``streaming``
+        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
+        is None for a file, and for a Run in memory a
+        :class:`~metrics_core.ranking.streaming.LazyRanked` (each query ranked again
+        when it is looked at).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
