@@ -104,7 +104,7 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
 
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-             **overrides) -> Evaluation:
+             *, block_rows: int | None = None, client=None, **overrides) -> Evaluation:
     """Evaluate one run against qrels.
 
     Parameters
@@ -114,6 +114,23 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         Measure names (``"P@5"``, ``"nDCG@10"`` ...), or a comma-separated string.
     conventions : Conventions, optional
         Defaults are trec_eval's.
+    block_rows : int, optional
+        Evaluate the run in blocks of about this many rows (whole queries), reading it
+        as a stream: memory bounded by the block, not the run; same numbers
+        (:mod:`metrics_core.ranking.streaming`). ``None`` (default): run files of at
+        least ``STREAM_THRESHOLD_BYTES`` (1 GiB) stream in blocks of
+        ``DEFAULT_BLOCK_ROWS`` (1 M rows), smaller ones are read whole; ``0``: always
+        read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
+        and to a :class:`Run` in memory (then only when given: the engine's working
+        memory is bounded by the block). A streamed evaluation has a ``streaming``
+        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
+        is None for a file, and for a Run in memory a
+        :class:`~metrics_core.ranking.streaming.LazyRanked` (each query ranked again
+        when it is looked at).
+    client : dask.distributed.Client, optional
+        Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
+        parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
+        straddle parts), read by the workers (:mod:`metrics_core.ranking.distributed`).
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``.
 
@@ -133,9 +150,42 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         conv = conv.replace(**overrides)
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if client is not None:
+        from metrics_core.ranking.distributed import evaluate_parts
+
+        return evaluate_parts(q, run, specs, conv, _cutoffs(specs), client)
+    rows = _stream_block_rows(run, block_rows)
+    if rows:
+        from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
+        from metrics_core.ranking.streaming import evaluate_stream
+
+        try:
+            if isinstance(run, Run):
+                from metrics_core.io.blocks import run_stream
+
+                stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            else:
+                stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            return evaluate_stream(q, stream, specs, conv, _cutoffs(specs), rows)
+        except NotStreamable:
+            pass  # read whole below (the whole-file reader names any bad line)
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
     return evaluate_ranked(ranked, specs, conv, r.name)
+
+
+def _stream_block_rows(run, block_rows) -> int:
+    """Rows per block when ``run`` is to be streamed, else 0."""
+    if block_rows is not None:
+        return max(int(block_rows), 0)
+    import os
+
+    if isinstance(run, (str, os.PathLike)) and os.path.isfile(run):
+        from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS, STREAM_THRESHOLD_BYTES
+
+        if os.path.getsize(run) >= STREAM_THRESHOLD_BYTES:
+            return DEFAULT_BLOCK_ROWS
+    return 0
 
 
 def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
