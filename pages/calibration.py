@@ -74,12 +74,11 @@ def bins_table(b: dict) -> pd.DataFrame:
 
 @st.fragment
 def diagram() -> None:
-    c1, c2, c3 = st.columns([2, 2, 3])
+    """Bins and binning: the statistics, the diagram and the bins table."""
+    c1, c2 = st.columns([1, 1])
     n_bins = c1.slider("Bins", 2, 50, 10, key=ds.CAL_BINS)
     strategy = c2.radio("Binning", cal.STRATEGIES, horizontal=True, key=ds.CAL_STRATEGY,
                         format_func={"uniform": "equal width", "quantile": "equal mass"}.get)
-    threshold = c3.slider("Decision threshold (predict positive when probability ≥ threshold)",
-                          0.0, 1.0, 0.5, 0.01, key=ds.CAL_THRESHOLD)
     try:
         rep = report_of(data["digest"], y, p, n_bins, strategy)
     except InputError as exc:
@@ -93,9 +92,27 @@ def diagram() -> None:
         col.metric(LABELS[name], f"{rep[name]:.4f}",
                    help=f"{interval_text(ci[name])}; {n_boot} bootstrap replicates")
         col.caption(interval_text(ci[name]))
+    at_threshold(rep["bins"])
+    table = bins_table(rep["bins"])
+    st.dataframe(table, key="ranklab.detection.bins", hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in table.columns if c not in ("Items", "Positives")})
+    prov = provenance(None, source=data["source"], bins=n_bins, strategy=strategy)
+    e1, e2, e3 = st.columns(3)
+    for col, fmt, ext in ((e1, "csv", "csv"), (e2, "markdown", "md"), (e3, "latex", "tex")):
+        col.download_button(f"Bins as {fmt}", format_table(table, fmt, prov=prov, index=False,
+                                                           title="Reliability bins"),
+                            file_name=f"reliability_bins.{ext}",
+                            key=f"ranklab.detection.cal_export_{fmt}")
+
+
+@st.fragment
+def at_threshold(bins: dict) -> None:
+    """The decision threshold: only the diagram and the confusion counts redraw."""
+    threshold = st.slider("Decision threshold (predict positive when probability ≥ threshold)",
+                          0.0, 1.0, 0.5, 0.01, key=ds.CAL_THRESHOLD)
     left, right = st.columns([3, 2])
-    left.plotly_chart(fig.reliability_figure(rep["bins"], threshold=threshold),
-                      key="ranklab.detection.reliability")
+    left.plotly_chart(fig.reliability_figure(bins, threshold=threshold), key="ranklab.detection.reliability")
     with right:
         curve = ds.curve_of(data["digest"], y, p)
         cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
@@ -108,17 +125,6 @@ def diagram() -> None:
         r1.metric("TPR", "–" if cm["tpr"] != cm["tpr"] else f"{cm['tpr']:.4f}")
         r2.metric("FPR", "–" if cm["fpr"] != cm["fpr"] else f"{cm['fpr']:.4f}")
         r3.metric("Precision", "–" if cm["precision"] != cm["precision"] else f"{cm['precision']:.4f}")
-    table = bins_table(rep["bins"])
-    st.dataframe(table, key="ranklab.detection.bins", hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in table.columns if c not in ("Items", "Positives")})
-    prov = provenance(None, source=data["source"], bins=n_bins, strategy=strategy)
-    e1, e2, e3 = st.columns(3)
-    for col, fmt, ext in ((e1, "csv", "csv"), (e2, "markdown", "md"), (e3, "latex", "tex")):
-        col.download_button(f"Bins as {fmt}", format_table(table, fmt, prov=prov, index=False,
-                                                           title="Reliability bins"),
-                            file_name=f"reliability_bins.{ext}",
-                            key=f"ranklab.detection.cal_export_{fmt}")
 
 
 diagram()
