@@ -85,11 +85,17 @@ def torch_loaded(pid: int) -> bool:
 
 
 def settle(page, timeout_ms: int = 120_000) -> None:
-    """Wait until the app has finished running (no "running" indicator)."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=timeout_ms)
-    page.wait_for_timeout(200)
+    """Wait until the app has finished running: a page title is shown and the "running"
+    indicator has stayed away for 0.6 s (a run can start a moment after a click)."""
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=timeout_ms)
+    quiet = 0
+    for _ in range(timeout_ms // 200):
+        busy = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 3:
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError("the app kept running")
 
 
 def open_page(page, title: str) -> None:

@@ -111,20 +111,19 @@ def at_threshold(bins: dict) -> None:
     """The decision threshold: only the diagram and the confusion counts redraw."""
     threshold = st.slider("Decision threshold (predict positive when probability ≥ threshold)",
                           0.0, 1.0, 0.5, 0.01, key=ds.CAL_THRESHOLD)
-    left, right = st.columns([3, 2])
-    left.plotly_chart(fig.reliability_figure(bins, threshold=threshold), key="ranklab.detection.reliability")
-    with right:
-        curve = ds.curve_of(data["digest"], y, p)
-        cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
-        st.markdown(f"**At threshold {threshold:.2f}** (probability ≥ {threshold:.2f} is predicted positive)")
-        st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
-                                   "Predicted negative": [cm["fn"], cm["tn"]]},
-                                  index=["Actual positive", "Actual negative"]),
-                     key="ranklab.detection.cal_confusion")
-        r1, r2, r3 = st.columns(3)
-        r1.metric("TPR", "–" if cm["tpr"] != cm["tpr"] else f"{cm['tpr']:.4f}")
-        r2.metric("FPR", "–" if cm["fpr"] != cm["fpr"] else f"{cm['fpr']:.4f}")
-        r3.metric("Precision", "–" if cm["precision"] != cm["precision"] else f"{cm['precision']:.4f}")
+    curve = ds.curve_of(data["digest"], y, p)
+    cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
+    st.markdown(f"**At threshold {threshold:.2f}**: probability ≥ {threshold:.2f} is predicted positive")
+    t1, t2, t3, t4 = st.columns([5, 2, 2, 2])
+    t1.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
+                               "Predicted negative": [cm["fn"], cm["tn"]]},
+                              index=["Actual positive", "Actual negative"]),
+                 key="ranklab.detection.cal_confusion", width="stretch")
+    t2.metric("TPR", "–" if cm["tpr"] != cm["tpr"] else f"{cm['tpr']:.4f}")
+    t3.metric("FPR", "–" if cm["fpr"] != cm["fpr"] else f"{cm['fpr']:.4f}")
+    t4.metric("Precision", "–" if cm["precision"] != cm["precision"] else f"{cm['precision']:.4f}")
+    st.plotly_chart(fig.reliability_figure(bins, threshold=threshold), key="ranklab.detection.reliability",
+                    width="stretch")
 
 
 diagram()

@@ -16,7 +16,8 @@ st.title("Data")
 st.caption("Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, gzip-compressed or not. "
            "Each run is a system, named after its file.")
 
-c1, c2, c3 = st.columns([1, 1, 3])
+buttons = st.container(horizontal=True)
+c1 = c2 = buttons
 
 
 def _clear() -> None:

@@ -106,20 +106,20 @@ def operating_point() -> None:
     m2.metric("FPR", f"{cm['fpr']:.4f}")
     m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
     m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
-    left, mid, right = st.columns([2, 2, 1.4])
+    c1, _ = st.columns([3, 2])
+    c1.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
+    c1.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
+                               "Predicted negative": [cm["fn"], cm["tn"]]},
+                              index=["Actual positive", "Actual negative"]),
+                 key="ranklab.detection.confusion", width="stretch")
+    left, right = st.columns(2)
     with left:
         st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
-                        key="ranklab.detection.roc")
-    with mid:
+                        key="ranklab.detection.roc", width="stretch")
+    with right:
         st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
                                       positive_rate=curve.n_pos / y.size),
-                        key="ranklab.detection.pr")
-    with right:
-        st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
-        st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
-                                   "Predicted negative": [cm["fn"], cm["tn"]]},
-                                  index=["Actual positive", "Actual negative"]),
-                     key="ranklab.detection.confusion")
+                        key="ranklab.detection.pr", width="stretch")
 
 
 if two_classes:
@@ -139,7 +139,11 @@ if two_classes:
                      "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
                      "next threshold": nxt.get("threshold")})
 tpr_table = pd.DataFrame(rows)
-st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True)
+FOUR = st.column_config.NumberColumn(format="%.4f")
+st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True,
+             column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
+                                                  "next FPR", "next threshold")},
+                            "allowed FP": st.column_config.NumberColumn("allowed false positives", format="%d")})
 
 prov = provenance(None, source=data["source"], threshold_rule="score >= threshold")
 ex1, ex2, ex3 = st.columns(3)
@@ -157,7 +161,12 @@ if two_classes:
         n_boot = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
                                   key="ranklab.detection.n_boot")
         ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
-        st.dataframe(pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]],
+        ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
+            {"value": float, "low": float, "high": float, "n_undefined": int})
+        ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)
+                          for i in ci_table.index]
+        ci_table.columns = ["Value", "95% low", "95% high", "Replicates with one class only"]
+        st.dataframe(ci_table, column_config={c: FOUR for c in ("Value", "95% low", "95% high")},
                      key="ranklab.detection.ci")
 
 if data["criterion"] is not None:
@@ -166,7 +175,11 @@ if data["criterion"] is not None:
     table = groups["table"].copy()
     table.loc["micro (pooled)"] = groups["micro"]
     table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
-    st.dataframe(table, key="ranklab.detection.per_criterion")
+    shown = table.rename(columns=lambda c: {"n_pos": "Positives", "n_neg": "Negatives", "auroc": "AUROC",
+                                            "auprc": "AUPRC"}.get(c, c.replace("tpr@", "TPR at FPR ")))
+    shown.index.name = "Criterion"
+    st.dataframe(shown, key="ranklab.detection.per_criterion",
+                 column_config={c: FOUR for c in shown.columns if c not in ("Positives", "Negatives")})
     st.download_button("Per-criterion table as LaTeX", format_table(table, "latex", prov=prov,
                        title="Per-criterion detection"), file_name="per_criterion.tex",
                        key="ranklab.detection.export_crit")

@@ -117,8 +117,8 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
                             "showarrow": False, "xanchor": "left", "yanchor": "bottom",
                             "font": {"color": "#d62728"}})
     layout = go.Layout(
-        height=560, margin={"l": 10, "r": 10, "t": 60, "b": 10}, title=title, bargap=0,
-        legend={"orientation": "h", "x": 0, "y": 1.12},
+        height=600, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title=title, bargap=0,
+        legend={"orientation": "h", "x": 0, "y": -0.1, "yanchor": "top"},
         xaxis={"range": [0, 1], "title": {"text": "Mean predicted probability"}, "anchor": "y2"},
         yaxis={"domain": [0.32, 1.0], "range": [-0.02, 1.02], "title": {"text": "Frequency of positives"}},
         yaxis2={"domain": [0.0, 0.26], "title": {"text": "Count"}},
