@@ -33,7 +33,7 @@ def test_operating_point_slider(server, page):
     start = float(thumb.input_value())  # the threshold, in score units
     tpr_before = _metric(page, "TPR")
     thumb.focus()
-    for _ in range(15):
+    for _ in range(60):  # 60 steps of 1/1000 of the score range
         page.keyboard.press("ArrowRight")
     page.wait_for_function(
         "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
