@@ -114,14 +114,17 @@ def at_threshold(bins: dict) -> None:
     curve = ds.curve_of(data["digest"], y, p)
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
     st.markdown(f"**At threshold {threshold:.2f}**: probability ≥ {threshold:.2f} is predicted positive")
-    t1, t2, t3, t4 = st.columns([5, 2, 2, 2])
+    t1, t2 = st.columns([3, 2])
     t1.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
                                "Predicted negative": [cm["fn"], cm["tn"]]},
                               index=["Actual positive", "Actual negative"]),
                  key="ranklab.detection.cal_confusion", width="stretch")
-    t2.metric("TPR", "–" if cm["tpr"] != cm["tpr"] else f"{cm['tpr']:.4f}")
-    t3.metric("FPR", "–" if cm["fpr"] != cm["fpr"] else f"{cm['fpr']:.4f}")
-    t4.metric("Precision", "–" if cm["precision"] != cm["precision"] else f"{cm['precision']:.4f}")
+
+    def rate(v) -> str:
+        return "–" if v != v else f"{v:.4f}"
+
+    t2.markdown(f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"
+                f"Precision **{rate(cm['precision'])}**")
     st.plotly_chart(fig.reliability_figure(bins, threshold=threshold), key="ranklab.detection.reliability",
                     width="stretch")
 

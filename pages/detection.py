@@ -106,9 +106,8 @@ def operating_point() -> None:
     m2.metric("FPR", f"{cm['fpr']:.4f}")
     m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
     m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
-    c1, _ = st.columns([3, 2])
-    c1.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
-    c1.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
+    st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
+    st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
                                "Predicted negative": [cm["fn"], cm["tn"]]},
                               index=["Actual positive", "Actual negative"]),
                  key="ranklab.detection.confusion", width="stretch")

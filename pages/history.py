@@ -122,9 +122,9 @@ def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> No
     shown = report.astype({"ID": str})
     shown.insert(1, "Batch", [str(batch_of.get(int(i), "")) if i.isdigit() else "" for i in shown["ID"]])
     st.dataframe(shown, hide_index=True, width="stretch",
-                 column_config={"ID": st.column_config.TextColumn(width=70),
-                                "Batch": st.column_config.TextColumn(width=70),
-                                "Interpretation": st.column_config.TextColumn(width=150),
+                 column_config={"ID": st.column_config.TextColumn(width=50),
+                                "Batch": st.column_config.TextColumn(width=55),
+                                "Interpretation": st.column_config.TextColumn(width=160),
                                 **{m: st.column_config.NumberColumn(HEADERS.get(m, m), format="%.4f")
                                    for m in REPORT_MEASURES}})
 

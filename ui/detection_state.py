@@ -126,7 +126,7 @@ def for_the_page(exc: InputError) -> InputError:
     for option, box in PAGE_BOXES.items():
         if option in hint:
             hint = (f"Choose it in the “{box}” box under “Data: scores and labels”, then the file is "
-                    "read again")
+                    "read again.")
             break
     return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint or None)
 
