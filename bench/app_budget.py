@@ -50,8 +50,9 @@ def free_port() -> int:
 def start_server(env_extra: dict | None = None):
     """``streamlit run app.py`` on a free local port; returns (process, url)."""
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **(env_extra or {}))
-    env.pop("RANKLAB_HISTORY_STORE", None)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    env.pop("RANKLAB_HISTORY_STORE", None)  # the default: a history per session
+    env.update(env_extra or {})
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                              "--server.headless", "true", "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],

@@ -87,11 +87,12 @@ def diagram() -> None:
     # fewer replicates on large inputs keeps the slider responsive (one pass per replicate)
     n_boot = 200 if y.size <= 200_000 else 50
     ci = ci_of(data["digest"], y, p, n_bins, strategy, n_boot)
-    cols = st.columns(4)
-    for col, name in zip(cols, cal.CI_STATISTICS, strict=True):
-        col.metric(LABELS[name], f"{rep[name]:.4f}",
-                   help=f"{interval_text(ci[name])}; {n_boot} bootstrap replicates")
-        col.caption(interval_text(ci[name]))
+    row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
+    for name in cal.CI_STATISTICS:
+        cell = row.container(width=180)
+        cell.metric(LABELS[name], f"{rep[name]:.4f}",
+                    help=f"{interval_text(ci[name])}; {n_boot} bootstrap replicates")
+        cell.caption(interval_text(ci[name]))
     at_threshold(rep["bins"])
     table = bins_table(rep["bins"])
     st.dataframe(table, key="ranklab.detection.bins", hide_index=True, width="stretch",

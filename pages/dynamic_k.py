@@ -40,7 +40,7 @@ st.caption(f"{data['source']}: {data['query'].size:,} candidates, {table.n_queri
            f"{data['source']}: {data['query'].size:,} candidates, {table.n_queries:,} queries")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False, scope="session")
 def curve_of(key, k_min, hard_cap, ratio):
     return dk.dynamic_k_curve(table, None, k_min, hard_cap, ratio)
 

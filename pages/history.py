@@ -109,13 +109,13 @@ def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> No
 
     summary = report.attrs["summary"]
     what = "query evaluations" if per_query else "evaluations"
-    cols = st.columns([1] * (len(REPORT_MEASURES) + 1) + [2])
-    cols[0].metric(what.capitalize(), summary["count"])
-    for col, m in zip(cols[1:], REPORT_MEASURES, strict=False):
+    row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
+    row.metric(what.capitalize(), summary["count"], width=150)
+    for m in REPORT_MEASURES:
         mean = summary["means"][m]
-        col.metric("MRR" if m == "RR" else m, "–" if mean != mean else f"{mean:.4f}",
+        row.metric("MRR" if m == "RR" else m, "–" if mean != mean else f"{mean:.4f}", width=130,
                    help=f"mean over the rows; label: {summary['labels'].get(m) or '–'}")
-    cols[-1].metric("Overall", summary["label"] or "–")
+    row.metric("Overall", summary["label"] or "–", width=260)
 
     st.subheader("Comparative report")
     batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
@@ -158,11 +158,10 @@ def batches(evals) -> None:
                                                 f"{info.loc[b, 'when'][:16].replace('T', ' ')} · {info.loc[b, 'runs']}")
     rows = evals[evals["batch"] == chosen]
     measures = [m for m in REPORT_MEASURES if m in rows.columns]
-    c1, c2 = st.columns([2, 3])
     table = rows[["run", *measures]].rename(columns={"run": "Run", **HEADERS})
-    c1.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(table, hide_index=True, width="stretch",
                  column_config={HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures})
-    c2.plotly_chart(batch_figure(rows, measures), width="stretch", key="ranklab.history.batch_chart")
+    st.plotly_chart(batch_figure(rows, measures, HEADERS), width="stretch", key="ranklab.history.batch_chart")
 
 
 def trend(evals) -> None:

@@ -63,11 +63,13 @@ def trend_figure(evals: pd.DataFrame, measure: str, thresholds: Mapping[str, flo
     return fig
 
 
-def batch_figure(batch: pd.DataFrame, measures) -> go.Figure:
-    """The runs of one batch side by side: grouped bars, one group per measure."""
+def batch_figure(batch: pd.DataFrame, measures, labels: Mapping[str, str] | None = None) -> go.Figure:
+    """The runs of one batch side by side: grouped bars, one group per measure
+    (``labels`` renames measures on the axis, e.g. RR as MRR)."""
     fig = go.Figure()
+    names = [(labels or {}).get(m, m) for m in measures]
     for k, (_, row) in enumerate(batch.iterrows()):
-        fig.add_trace(go.Bar(x=list(measures), y=[float(row[m]) if m in row else None for m in measures],
+        fig.add_trace(go.Bar(x=names, y=[float(row[m]) if m in row else None for m in measures],
                              name=str(row["run"]), marker_color=COLORS[k % len(COLORS)],
                              hovertemplate=f"{row['run']}<br>%{{x}}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="mean over queries",
