@@ -38,8 +38,16 @@ def test_operating_point_slider(server, page):
     page.wait_for_function(
         "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
         " return t && Number(t.value) > start; }", arg=start)
-    page.wait_for_timeout(1500)  # let the fragment rerun settle
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    # let the fragment reruns settle: the value unchanged and nothing running for a second
+    last, quiet = None, 0
+    for _ in range(300):
+        value = thumb.input_value()
+        busy = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = quiet + 1 if (value == last and not busy) else 0
+        last = value
+        if quiet >= 5:
+            break
+        page.wait_for_timeout(200)
     threshold = float(thumb.input_value())
     cm = det.confusion_matrix_at(y, s, threshold)
     # the number box follows the slider
