@@ -1,4 +1,4 @@
-"""Click feedback: MRR from the first click of every impression (seed 001, implicit feedback)."""
+"""Click feedback: MRR from the first click of every impression (implicit feedback)."""
 
 import streamlit as st
 
@@ -46,7 +46,7 @@ if log is None:
 
 r1, r2 = st.columns(2)
 rule = r1.radio("First click", ["first", "top"], horizontal=True, key="ranklab.clicks.rule",
-                format_func=lambda r: {"first": "first in time (seed 001)", "top": "best ranked"}[r])
+                format_func=lambda r: {"first": "first in time", "top": "best ranked"}[r])
 strict = r2.checkbox("Strict: refuse clicks on ids that were not shown", key="ranklab.clicks.strict")
 try:
     result = click_mrr(log, rule=rule, strict=strict)

@@ -8,37 +8,43 @@ from ui.frame import page_setup
 page_setup()
 
 from metrics_core import detection as det  # noqa: E402
+from metrics_core.io.scores import LABEL_NAMES  # noqa: E402
 from metrics_core.report import format_table, provenance  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
-from ui.upload import load_once  # noqa: E402
+from ui.upload import load_once, table_columns  # noqa: E402
 
 ds.ensure_defaults()
 st.title("Detection")
-st.caption("A binary gate: predict positive when score >= threshold. Every operating point "
-           "is kept; TPR@FPR allows floor(target x negatives) false positives, exactly.")
+st.caption("A binary gate: predict positive when score ≥ threshold. Every operating point "
+           "is kept; TPR at a target FPR allows floor(target × negatives) false positives, exactly.")
 
 
 def scores_loader() -> None:
-    with st.expander("Data: scores and labels", expanded=False):
+    seen = st.session_state.get("ranklab.detection.upload.seen")
+    failed = bool(seen and seen[1])
+    with st.expander("Data: scores and labels", expanded=failed):
         up = st.file_uploader("CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
                               type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
                               key="ranklab.detection.upload")
+        columns = (table_columns(up.getvalue(), up.name) or []) if up is not None else []
         c1, c2 = st.columns(2)
-        score_col = c1.text_input("Score column (blank: auto)", key="ranklab.detection.score_col")
-        label_col = c2.text_input("Label column (blank: auto)", key="ranklab.detection.label_col")
+        auto = {"": "detect from the column names"}
+        score_col = c1.selectbox("Score column", ["", *columns], key=ds.SCORE_COL,
+                                 format_func=lambda c: auto.get(c, c))
+        label_col = c2.selectbox("Label column", ["", *columns], key=ds.LABEL_COL,
+                                 format_func=lambda c: auto.get(c, c),
+                                 help="Recognised names: " + ", ".join(LABEL_NAMES))
         if up is not None:
             def use_upload():
-                data = ds.load_scores(up.getvalue(), up.name, score_col or None, label_col or None)
+                data = ds.load_scores_for_page(up.getvalue(), up.name, score_col or None, label_col or None)
                 if data["digest"] != st.session_state[ds.SCORES]["digest"]:
                     st.session_state[ds.SCORES] = data
-                    st.session_state.pop(ds.OP_INDEX, None)
 
             load_once("ranklab.detection.upload.seen", (up.file_id, score_col, label_col), use_upload)
         if st.button("Use the sample data", key="ranklab.detection.use_sample"):
             st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(),
                                                          ds.SAMPLE_SCORES.name)
-            st.session_state.pop(ds.OP_INDEX, None)
 
 
 scores_loader()
@@ -51,7 +57,8 @@ st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve
 
 single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
                   key="ranklab.detection.single_class",
-                  help="nan: undefined (default); audit: seed 002's rule (AUROC 0.5, AUPRC = positive rate)")
+                  help="nan: undefined (default); audit: AUROC 0.5 and AUPRC = positive rate, as an audit "
+                       "of a gate that saw one class reports them")
 two_classes = curve.n_pos > 0 and curve.n_neg > 0
 if two_classes:
     auroc = det._auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg)
@@ -68,34 +75,50 @@ m3.metric("Positives", f"{curve.n_pos:,}")
 m4.metric("Negatives", f"{curve.n_neg:,}")
 
 
+def _threshold_from_slider() -> None:
+    st.session_state[ds.THRESHOLD_NUM] = float(st.session_state[ds.THRESHOLD])
+
+
+def _threshold_from_number() -> None:
+    lo, hi = float(s.min()), float(s.max())
+    st.session_state[ds.THRESHOLD] = min(max(float(st.session_state[ds.THRESHOLD_NUM]), lo), hi)
+
+
 @st.fragment
 def operating_point() -> None:
-    m = curve.thresholds.size - 1
-    default = st.session_state.get(ds.OP_INDEX)
-    if default is None or default > m:  # start at the TPR@5%FPR operating point
-        default = curve.index_at(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
-    i = st.slider("Operating point (0 predicts nothing; each step lowers the threshold to the "
-                  "next distinct score)", 0, m, int(default), key=ds.OP_INDEX)
-    cm = det.confusion_matrix_at(None, None, curve.thresholds[i], curve=curve)
-    thr = curve.thresholds[i]
-    st.markdown(f"**Threshold** score >= `{thr:.6g}`" if i else "**Threshold** +inf (predict nothing)")
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("TPR", f"{cm['tpr']:.4f}")
-    c2.metric("FPR", f"{cm['fpr']:.4f}")
-    c3.metric("Precision", "n/a" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
-    c4.metric("Threshold", "inf" if i == 0 else f"{thr:.6g}")
+    lo, hi = float(s.min()), float(s.max())
+    if st.session_state.get(ds.THRESHOLD_FOR) != data["digest"]:
+        # new data: start at the TPR@5%FPR operating point
+        start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
+        start = min(max(start, lo), hi)
+        st.session_state[ds.THRESHOLD] = st.session_state[ds.THRESHOLD_NUM] = start
+        st.session_state[ds.THRESHOLD_FOR] = data["digest"]
+    step = (hi - lo) / 1000 if hi > lo else 1.0
+    c1, c2 = st.columns([3, 1])
+    c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=ds.THRESHOLD,
+              on_change=_threshold_from_slider, format="%.4f")
+    thr = float(c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
+                                key=ds.THRESHOLD_NUM, on_change=_threshold_from_number))
+    i = curve.index_at(thr)
+    cm = det.confusion_matrix_at(None, None, thr, curve=curve)
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("TPR", f"{cm['tpr']:.4f}")
+    m2.metric("FPR", f"{cm['fpr']:.4f}")
+    m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
+    m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
+    st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
+    st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
+                               "Predicted negative": [cm["fn"], cm["tn"]]},
+                              index=["Actual positive", "Actual negative"]),
+                 key="ranklab.detection.confusion", width="stretch")
     left, right = st.columns(2)
     with left:
         st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
-                        key="ranklab.detection.roc")
+                        key="ranklab.detection.roc", width="stretch")
     with right:
         st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
                                       positive_rate=curve.n_pos / y.size),
-                        key="ranklab.detection.pr")
-    st.dataframe(pd.DataFrame({"predicted positive": [cm["tp"], cm["fp"]],
-                               "predicted negative": [cm["fn"], cm["tn"]]},
-                              index=["actual positive", "actual negative"]),
-                 key="ranklab.detection.confusion")
+                        key="ranklab.detection.pr", width="stretch")
 
 
 if two_classes:
@@ -115,7 +138,11 @@ if two_classes:
                      "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
                      "next threshold": nxt.get("threshold")})
 tpr_table = pd.DataFrame(rows)
-st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True)
+FOUR = st.column_config.NumberColumn(format="%.4f")
+st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True,
+             column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
+                                                  "next FPR", "next threshold")},
+                            "allowed FP": st.column_config.NumberColumn("allowed false positives", format="%d")})
 
 prov = provenance(None, source=data["source"], threshold_rule="score >= threshold")
 ex1, ex2, ex3 = st.columns(3)
@@ -133,21 +160,30 @@ if two_classes:
         n_boot = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
                                   key="ranklab.detection.n_boot")
         ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
-        st.dataframe(pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]],
+        ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
+            {"value": float, "low": float, "high": float, "n_undefined": int})
+        ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)
+                          for i in ci_table.index]
+        ci_table.columns = ["Value", "95% low", "95% high", "Replicates with one class only"]
+        st.dataframe(ci_table, column_config={c: FOUR for c in ("Value", "95% low", "95% high")},
                      key="ranklab.detection.ci")
 
 if data["criterion"] is not None:
-    st.subheader("Per criterion (micro and macro, seed 002 §5)")
+    st.subheader("Per criterion (micro: pooled items; macro: mean over criteria)")
     groups = det.per_group_scores(y, s, data["criterion"], single_class=single)
     table = groups["table"].copy()
     table.loc["micro (pooled)"] = groups["micro"]
     table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
-    st.dataframe(table, key="ranklab.detection.per_criterion")
+    shown = table.rename(columns=lambda c: {"n_pos": "Positives", "n_neg": "Negatives", "auroc": "AUROC",
+                                            "auprc": "AUPRC"}.get(c, c.replace("tpr@", "TPR at FPR ")))
+    shown.index.name = "Criterion"
+    st.dataframe(shown, key="ranklab.detection.per_criterion",
+                 column_config={c: FOUR for c in shown.columns if c not in ("Positives", "Negatives")})
     st.download_button("Per-criterion table as LaTeX", format_table(table, "latex", prov=prov,
                        title="Per-criterion detection"), file_name="per_criterion.tex",
                        key="ranklab.detection.export_crit")
 
-st.subheader("Reference ranges (seed 002 §7, editable)")
+st.subheader("Reference ranges (editable)")
 ranges = st.session_state[ds.RANGES]
 edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
                      for k, bands in ranges.items() for b, (lo, hi) in bands.items()])

@@ -1,4 +1,4 @@
-"""Dynamic K: per-query probability threshold clamped to [k_min, k_max] (seed 002 §3)."""
+"""Dynamic K: per-query probability threshold clamped to [k_min, k_max]."""
 
 import pandas as pd
 import streamlit as st
@@ -17,7 +17,8 @@ ds.ensure_defaults()
 st.title("Dynamic K")
 st.caption("Per query: the candidates with probability >= tau, at least k_min, at most "
            "k_max = min(hard_cap, floor(n x k_max_ratio)); when k_max < k_min the cap wins. "
-           "Empty-set rules of seed 002 §3.")
+           "Empty sets: recall is 1 when a query has no gold item and nothing is selected (else 0); "
+           "precision is 1 when nothing is selected and there is no gold item (else 0).")
 
 with st.expander("Data: candidates", expanded=False):
     up = st.file_uploader("Table with query, candidate, probability, is_gold[, criterion]",
@@ -39,7 +40,7 @@ st.caption(f"{data['source']}: {data['query'].size:,} candidates, {table.n_queri
            f"{data['source']}: {data['query'].size:,} candidates, {table.n_queries:,} queries")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False, scope="session")
 def curve_of(key, k_min, hard_cap, ratio):
     return dk.dynamic_k_curve(table, None, k_min, hard_cap, ratio)
 

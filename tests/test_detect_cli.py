@@ -167,3 +167,16 @@ def test_blank_lines():
     assert t.y_true.tolist() == [1, 0]
     with pytest.raises(InputError, match="line 3"):  # interior blank line: named
         read_scores(b"score,label\n0.5,1\n\n0.2,0\n", name="t.csv")
+
+
+def test_calibrate_reports_the_debiased_ece_and_bca_intervals(capsys):
+    from metrics_core import calibration as cal
+
+    code, out, err = _run(capsys, "calibrate", SCORES, "--bins", "10", "--bootstrap", "100")
+    assert code == 0, err
+    obj = json.loads(out)
+    frame = pd.read_csv(SCORES)
+    rep = cal.calibration_report(frame["label"], frame["score"], 10)
+    assert obj["ece_debiased"] == pytest.approx(rep["ece_debiased"], rel=1e-12)
+    assert obj["ci"]["ece_debiased"]["method"] == "BCa"
+    assert "Kumar" in obj["conventions"]["ece_debiased"]

@@ -46,18 +46,18 @@ def test_detection_page_slider_moves_operating_point():
     assert shown["AUPRC"] == f"{det.average_precision_score(y, s):.4f}"
     curve = det.binary_curve(y, s)
     before = _metrics(at)["TPR"]
-    slider = at.slider(key="ranklab.detection.op_index")
-    target = 60
+    slider = at.slider(key="ranklab.detection.threshold")
+    target = float(curve.thresholds[60])  # the threshold is in score units
     slider.set_value(target).run()
     assert not at.exception
-    cm = det.confusion_matrix_at(y, s, curve.thresholds[target])
+    cm = det.confusion_matrix_at(y, s, target)
     after = _metrics(at)
     assert after["TPR"] != before
     assert after["TPR"] == f"{cm['tpr']:.4f}" and after["FPR"] == f"{cm['fpr']:.4f}"
-    conf = _frame_with(at, "predicted positive")
-    assert conf.loc["actual positive", "predicted positive"] == cm["tp"]
-    assert conf.loc["actual negative", "predicted positive"] == cm["fp"]
-    assert conf.loc["actual negative", "predicted negative"] == cm["tn"]
+    conf = _frame_with(at, "Predicted positive")
+    assert conf.loc["Actual positive", "Predicted positive"] == cm["tp"]
+    assert conf.loc["Actual negative", "Predicted positive"] == cm["fp"]
+    assert conf.loc["Actual negative", "Predicted negative"] == cm["tn"]
     tpr_table = _frame_with(at, "target FPR")
     ref = det.tpr_at_fpr(y, s, 0.05)
     row = tpr_table[tpr_table["target FPR"] == 0.05].iloc[0]
@@ -68,16 +68,16 @@ def test_calibration_page_bins_slider():
     at = _app("calibration.py")
     y, p = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
     rep = cal.calibration_report(y, p, 10)
-    assert _metrics(at)["ECE"] == f"{rep['ece']:.4f}"
-    assert _metrics(at)["Brier"] == f"{rep['brier']:.4f}"
+    assert _metrics(at)["ECE (plug-in)"] == f"{rep['ece']:.4f}"
+    assert _metrics(at)["Brier score"] == f"{rep['brier']:.4f}"
     at.slider(key="ranklab.detection.cal_bins").set_value(4).run()
     rep4 = cal.calibration_report(y, p, 4)
-    assert _metrics(at)["ECE"] == f"{rep4['ece']:.4f}" != f"{rep['ece']:.4f}"
-    bins = _frame_with(at, "frequency")
-    assert bins["count"].tolist() == rep4["bins"]["count"].tolist()
+    assert _metrics(at)["ECE (plug-in)"] == f"{rep4['ece']:.4f}" != f"{rep['ece']:.4f}"
+    bins = _frame_with(at, "Frequency")
+    assert bins["Items"].tolist() == rep4["bins"]["count"].tolist()
     at.radio(key="ranklab.detection.cal_strategy").set_value("quantile").run()
     repq = cal.calibration_report(y, p, 4, "quantile")
-    assert _metrics(at)["ECE"] == f"{repq['ece']:.4f}"
+    assert _metrics(at)["ECE (plug-in)"] == f"{repq['ece']:.4f}"
 
 
 def test_dynamic_k_page_sliders():
@@ -120,3 +120,82 @@ def test_figures_pure_and_thinned():
     rep = cal.calibration_report(y, np.clip(s / 1.3, 0, 1), 10)
     rf = fig.reliability_figure(rep["bins"])
     assert list(rf.data[2].y) == rep["bins"]["count"].tolist()
+
+
+def test_detection_threshold_number_and_slider_stay_in_step():
+    at = _app("detection.py")
+    y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    # typed in score units: the slider follows, the confusion matrix is at that threshold
+    at.number_input(key="ranklab.detection.threshold_num").set_value(0.42).run()
+    assert not at.exception
+    assert at.slider(key="ranklab.detection.threshold").value == pytest.approx(0.42)
+    cm = det.confusion_matrix_at(y, s, 0.42)
+    conf = _frame_with(at, "Predicted positive")
+    assert conf.loc["Actual positive", "Predicted positive"] == cm["tp"]
+    assert conf.loc["Actual negative", "Predicted negative"] == cm["tn"]
+    assert _metrics(at)["TPR"] == f"{cm['tpr']:.4f}"
+    assert _metrics(at)["Predicted positive"] == f"{cm['tp'] + cm['fp']:,}"
+    # moved on the slider: the number box follows
+    at.slider(key="ranklab.detection.threshold").set_value(0.7).run()
+    assert at.number_input(key="ranklab.detection.threshold_num").value == pytest.approx(0.7)
+    lo, hi = at.slider(key="ranklab.detection.threshold").min, at.slider(key="ranklab.detection.threshold").max
+    assert (lo, hi) == (pytest.approx(s.min()), pytest.approx(s.max()))  # the score range, not step numbers
+
+
+def _upload(at, name, data):
+    at.get("file_uploader")[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_detection_label_column_by_common_name_and_message_points_at_the_box():
+    at = _app("detection.py")
+    _upload(at, "gate.csv", b"score,is_pos\n0.9,1\n0.2,0\n0.7,1\n0.4,0\n")
+    assert "gate.csv: 4 rows" in " ".join(c.value for c in at.caption)
+    assert _metrics(at)["AUROC"] == "1.0000"
+
+    at = _app("detection.py")
+    _upload(at, "odd.csv", b"score,verdict\n0.9,1\n0.2,0\n")
+    message = at.error[0].value
+    assert "odd.csv" in message and "labels" in message
+    assert "Label column" in message and "--label-col" not in message and "--" not in message
+    # the box it names is on the page, offering the file's columns; choosing reads it again
+    box = at.selectbox(key="ranklab.detection.label_col")
+    assert "verdict" in box.options
+    box.set_value("verdict").run()
+    assert not at.exception and len(at.error) == 0
+    assert "odd.csv: 2 rows" in " ".join(c.value for c in at.caption)
+
+
+def test_calibration_debiased_ece_intervals_threshold_and_bins_table():
+    at = _app("calibration.py")
+    y, p = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    rep = cal.calibration_report(y, p, 10)
+    shown = _metrics(at)
+    assert shown["ECE (debiased)"] == f"{rep['ece_debiased']:.4f}"
+    ci = cal.bootstrap_calibration_ci(y, p, 10, n_boot=200, seed=0)
+    captions = " ".join(c.value for c in at.caption)
+    for name in cal.CI_STATISTICS:
+        c = ci[name]
+        assert c["reliable"] and c["low"] <= c["value"] <= c["high"]
+        assert f"95% BCa CI [{c['low']:.4f}, {c['high']:.4f}]" in captions
+    # 50 equal-mass bins: the plug-in ECE's resamples all lie above it -- no interval shown
+    at.slider(key="ranklab.detection.cal_bins").set_value(50).run()
+    at.radio(key="ranklab.detection.cal_strategy").set_value("quantile").run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "no reliable interval" in captions
+    # the decision threshold: confusion counts at that probability
+    at.slider(key="ranklab.detection.cal_threshold").set_value(0.3).run()
+    cm = det.confusion_matrix_at(y, p, 0.3)
+    conf = _frame_with(at, "Predicted positive")
+    assert conf.loc["Actual positive", "Predicted positive"] == cm["tp"]
+    assert conf.loc["Actual negative", "Predicted positive"] == cm["fp"]
+    # bins: 4 decimals, counts as integers, never 0.00000000000000005
+    bins = _frame_with(at, "Frequency")
+    assert bins["Items"].dtype.kind == "i" and bins["Positives"].dtype.kind == "i"
+    for col in ("From", "To", "Mean probability", "Frequency", "Frequency 95% low", "Frequency 95% high"):
+        v = bins[col].to_numpy(float)
+        np.testing.assert_array_equal(v, np.round(v, 4))
+    fig_json = at.get("plotly_chart")[0].proto.spec
+    assert '"error_y"' in fig_json and "0.3" in fig_json

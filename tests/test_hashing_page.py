@@ -107,3 +107,25 @@ def test_figures_are_pure(expected):
     assert fig.data[1].x[0] == expected["pr_by_radius"]["recall"][2]
     fig = map_band_figure(0.5, [0.4, 0.6], "expected")
     assert list(fig.data[0].x) == [0.4, 0.6] and fig.data[1].x[0] == 0.5
+
+
+def test_opening_the_page_does_not_import_torch():
+    """torch (~180 MB resident) loads when codes are evaluated, not when the page opens.
+    A fresh interpreter: this test module itself imports torch."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({PAGE!r}, default_timeout=120).run()
+assert not at.exception, at.exception
+print("after open", "torch" in sys.modules)
+at.button(key="hash_load_sample").click().run()
+assert not at.exception, at.exception
+print("after evaluating", "torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "after open False" in out.stdout
+    assert "after evaluating True" in out.stdout

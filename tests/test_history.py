@@ -228,7 +228,7 @@ def test_opens_and_migrates_a_v1_store(tmp_path):
     conn.close()
 
     with HistoryStore(path) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == SCHEMA_VERSION
         rec = s.load_evaluation(7)
         assert rec.measures == ["nDCG@10", "RR"]  # filled from the old aggregate rows
         assert rec.aggregate == {"nDCG@10": 0.5, "RR": 1.0} and rec.note is None
@@ -238,7 +238,7 @@ def test_opens_and_migrates_a_v1_store(tmp_path):
         assert s.get_suite_meta("legacy").loc["q1", "query"] == "hello"
         assert s.report(measures=["RR"])["RR"].tolist()[:1] == [1.0]
     with HistoryStore(path) as s:  # reopening does not migrate twice
-        assert s.schema_version() == 2
+        assert s.schema_version() == SCHEMA_VERSION
 
 
 def test_refuses_newer_schema_and_foreign_files(tmp_path):

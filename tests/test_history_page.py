@@ -13,15 +13,30 @@ import metrics_core as mc
 from metrics_core.history import REPORT_MEASURES, HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
 from ui import history_state as hs
-from ui.figures_history import trend_figure
+from ui.figures_history import trend_figure, trend_groups
 from ui.history_actions import save_current_evaluation
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "history.py")
 
 
+@pytest.fixture(autouse=True)
+def _no_deployer_store(monkeypatch):
+    """Each test starts without a deployer's store; ``page(path)`` sets one for itself
+    (monkeypatch restores the environment afterwards)."""
+    monkeypatch.setenv(hs.ENV_STORE, "")
+    monkeypatch.delenv(hs.ENV_STORE)
+
+
 def page(store_path, **state) -> AppTest:
+    """The History page with a deployer's shared store at ``store_path`` (None: the
+    session's own history)."""
+    import os
+
+    if store_path is None:
+        os.environ.pop(hs.ENV_STORE, None)
+    else:
+        os.environ[hs.ENV_STORE] = str(store_path)
     at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state[hs.STORE_PATH] = str(store_path)
     for k, v in state.items():
         at.session_state[k] = v
     return at.run()
@@ -52,7 +67,7 @@ def test_empty_store_shows_sample_then_loads_it(tmp_path):
     with HistoryStore(path) as s:
         assert s.count_evaluations() == 0
 
-    at.button[0].click().run()  # "Load sample history into my store"
+    next(b for b in at.button if b.label == "Load sample history into my history").click().run()
     assert not at.exception
     assert len(at.info) == 0
     with HistoryStore(path) as s:
@@ -120,17 +135,24 @@ def test_bad_store_path_shows_error(tmp_path):
     assert "folder" in at.error[0].value
 
 
-def test_trend_figure_traces_follow_the_report(tmp_path):
-    rows = sample_report(tmp_path).iloc[:-1]
-    fig = trend_figure(rows, REPORT_MEASURES, DEFAULT_GOOD_THRESHOLDS)
-    assert [t.name for t in fig.data] == list(REPORT_MEASURES)
-    for trace, m in zip(fig.data, REPORT_MEASURES, strict=True):
-        np.testing.assert_array_equal(np.asarray(trace.y, float), rows[m].to_numpy(float))
-        assert len(trace.x) == len(rows) and trace.x[0].startswith(f"#{rows['ID'].iloc[0]} ")
-    assert sorted(s.y0 for s in fig.layout.shapes) == sorted(DEFAULT_GOOD_THRESHOLDS[m] for m in REPORT_MEASURES)
-    two = rows.copy()
-    two.loc[two.index[:2], "Suite"] = "other"
-    assert len(trend_figure(two, ["RR"]).data) == 2
+def test_trend_joins_only_the_same_run_on_the_same_suite(tmp_path):
+    """The sample's six versions have six run names: no line joins two of them."""
+    with HistoryStore(":memory:") as s:
+        load_sample_history(s)
+        evals = s.list_evaluations()
+    assert trend_groups(evals) == {}
+    assert len(trend_figure(evals, "RR", DEFAULT_GOOD_THRESHOLDS).data) == 0
+    # the same run saved on three dates is one line, in time order, with the threshold
+    again = evals.copy()
+    again.loc[again.index[:3], "run"] = "nightly"
+    fig = trend_figure(again, "nDCG@10", DEFAULT_GOOD_THRESHOLDS)
+    assert [t.name for t in fig.data] == ["nightly"]
+    np.testing.assert_array_equal(np.asarray(fig.data[0].y, float), evals["nDCG@10"].to_numpy(float)[:3])
+    assert [sh.y0 for sh in fig.layout.shapes] == [DEFAULT_GOOD_THRESHOLDS["nDCG@10"]]
+    # the same run name on two suites is two lines
+    again.loc[again.index[1:3], "suite"] = "other"
+    again.loc[again.index[3:5], ["run", "suite"]] = ["nightly", "other"]
+    assert sorted(trend_groups(again)) == [("other", "nightly")]
 
 
 def _overview_stub():
@@ -149,8 +171,10 @@ def _overview_stub():
 
 def test_save_form_of_the_overview(tmp_path):
     path = tmp_path / "h.sqlite3"
+    import os
+
+    os.environ[hs.ENV_STORE] = str(path)
     at = AppTest.from_function(_overview_stub, default_timeout=60)
-    at.session_state[hs.STORE_PATH] = str(path)
     at.run()
     at.button[0].click().run()  # no suite name: an error, nothing saved
     assert not at.exception and "suite needs a name" in at.error[0].value
@@ -163,3 +187,116 @@ def test_save_form_of_the_overview(tmp_path):
         assert listed["run"].tolist() == ["dense"] and listed["suite"].tolist() == ["nightly"]
         assert at.session_state["saved_id"] == listed["id"].iloc[0]
         assert listed["RR"].iloc[0] == 0.25  # q1: rank 2 -> 0.5, q2: nothing relevant -> 0
+
+
+def _texts(at) -> str:
+    parts = []
+    for kind in ("markdown", "caption", "info", "error", "warning", "success", "title", "subheader"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    parts += [str(getattr(w, "label", "")) for w in (*at.button, *at.selectbox, *at.text_input)]
+    return "\n".join(parts)
+
+
+def test_no_path_input_and_no_server_path_shown(tmp_path):
+    """A visitor cannot type a file path, and the deployer's path is never shown."""
+    shared = tmp_path / "deployer" / "history.sqlite3"
+    with HistoryStore(shared) as s:
+        load_sample_history(s)
+    at = page(shared)
+    assert not at.exception
+    assert len(at.text_input) == 0
+    assert str(tmp_path) not in _texts(at) and "sqlite3" not in _texts(at)
+    assert "Shared history" in _texts(at)
+    assert len(at.get("file_uploader")) == 0  # nobody uploads over the shared store
+    at = page(None)  # the session's own history
+    assert not at.exception and len(at.text_input) == 0
+    assert "this browser session only" in _texts(at)
+
+
+def test_session_history_by_default_then_download_and_upload(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKLAB_HOME", str(tmp_path / "home"))
+    at = page(None)
+    next(b for b in at.button if b.label == "Load sample history into my history").click().run()
+    assert not at.exception and len(at.info) == 0
+    assert len(report_frame(at)) == 7
+    assert not (tmp_path / "home").exists()  # nothing written on the server
+    saved = at.session_state[hs.SESSION_STORE].to_bytes()
+    assert saved.startswith(b"SQLite format 3\x00")
+
+    fresh = page(None)  # another visitor / a new session: empty again
+    assert "sample history" in fresh.info[0].value
+    fresh.get("file_uploader")[0].set_value(("mine.sqlite3", saved, "application/octet-stream")).run()
+    assert not fresh.exception, fresh.exception
+    assert len(fresh.info) == 0 and len(fresh.error) == 0
+    assert len(report_frame(fresh)) == 7
+    assert fresh.session_state[hs.SESSION_STORE].count_evaluations() == 6
+
+
+def test_upload_refuses_anything_but_a_history_file(tmp_path):
+    import pickle
+
+    at = page(None)
+    next(b for b in at.button if b.label == "Load sample history into my history").click().run()
+    key = at.get("file_uploader")[0].key
+    at.get("file_uploader")[0].set_value(("evil.sqlite3", pickle.dumps({"x": 1}), "application/octet-stream")).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "evil.sqlite3" in message and "not a RankLab history file" in message
+    assert "unchanged (6 evaluations)" in message
+    assert at.get("file_uploader")[0].key != key  # the failed file left the uploader
+    assert at.session_state[hs.SESSION_STORE].count_evaluations() == 6
+
+
+def _three_runs():
+    qrels = {"q1": {"d1": 1}, "q2": {"d3": 1}}
+    runs = {"bm25": {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}},
+            "dense": {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}},
+            "hybrid": {"q1": {"d1": 2.0}, "q2": {"d4": 2.0, "d3": 1.0}}}
+    evs = []
+    for name, run in runs.items():
+        ev = mc.evaluate(qrels, run, list(REPORT_MEASURES))
+        ev.run_name = name
+        evs.append(ev)
+    return qrels, evs
+
+
+def test_runs_saved_together_are_one_batch_side_by_side_not_a_trend(tmp_path):
+    from ui.history_actions import save_current_evaluations
+
+    path = tmp_path / "h.sqlite3"
+    qrels, evs = _three_runs()
+    ids = save_current_evaluations(evs, "nightly", qrels, store_path=str(path))
+    with HistoryStore(path) as s:
+        listed = s.list_evaluations()
+    assert listed["id"].tolist() == ids and listed["batch"].nunique() == 1
+    at = page(path)
+    assert not at.exception
+    assert "Runs saved together" in [h.value for h in at.subheader]
+    side = at.dataframe[1].value
+    assert side["Run"].tolist() == ["bm25", "dense", "hybrid"]
+    np.testing.assert_allclose(side["MRR (mean RR)"].to_numpy(float), [ev.aggregate["RR"] for ev in evs])
+    assert any("No trend to draw" in c.value for c in at.caption)
+    assert not any(getattr(c, "key", None) == "ranklab.history.trend" for c in at.get("plotly_chart"))
+
+    # the same three runs saved again later: now each run has a trend of two points
+    save_current_evaluations(evs, "nightly", qrels, store_path=str(path), timestamp="2030-01-01")
+    at = page(path)
+    assert not at.exception
+    assert not any("No trend to draw" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 2  # the batch chart and the trend
+
+
+def test_save_form_saves_the_chosen_runs_as_one_batch(tmp_path):
+    import os
+
+    path = tmp_path / "h.sqlite3"
+    os.environ[hs.ENV_STORE] = str(path)
+    at = AppTest.from_function(_overview_stub, default_timeout=60).run()
+    at.text_input(key=f"{hs.SAVE_SUITE}.test").input("nightly")
+    at.button[0].click().run()
+    assert not at.exception and "2 runs as one batch" in at.success[0].value
+    assert str(path) not in at.success[0].value
+    with HistoryStore(path) as s:
+        listed = s.list_evaluations()
+    assert listed["run"].tolist() == ["bm25", "dense"] and listed["batch"].tolist() == [1, 1]

@@ -1,7 +1,9 @@
 """State and cached loaders of the Detection & calibration pages.
 
 Keys are namespaced ``ranklab.detection.*``. Uploads are parsed once per content
-digest; the sorted counts of a score set are computed once per digest.
+digest; the sorted counts of a score set are computed once per digest. Every cache is
+bounded (``max_entries``) and private to the session (``scope="session"``), so a hosted
+app's memory grows with its visitors' data only while they are there.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import streamlit as st
 
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
+from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.reference_ranges import default_ranges
 
@@ -23,8 +26,13 @@ SAMPLE_CANDIDATES = ROOT / "sample_data" / "dynamic_k_candidates.csv"
 
 SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
 CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
-RANGES = "ranklab.detection.ranges"          # editable copy of seed 002's reference ranges
-OP_INDEX = "ranklab.detection.op_index"      # operating point index on the Detection page
+RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
+THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
+THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it
+THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belongs to
+SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
+LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)
+CAL_THRESHOLD = "ranklab.detection.cal_threshold"  # decision threshold on the reliability diagram
 CAL_BINS = "ranklab.detection.cal_bins"
 CAL_STRATEGY = "ranklab.detection.cal_strategy"
 DK_TAU = "ranklab.detection.dk_tau"
@@ -47,9 +55,30 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading scores ...")
+def _in_app() -> bool:
+    """True inside a script run (where session-scoped caches exist)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return get_script_run_ctx(suppress_warning=True) is not None
+
+
 def load_scores(data: bytes, name: str, score_col: str | None = None,
                 label_col: str | None = None) -> dict:
+    """Scores and labels of a table (cached per session inside the app)."""
+    if _in_app():
+        return _load_scores_cached(data, name, score_col, label_col)
+    return _load_scores(data, name, score_col, label_col)
+
+
+def load_candidates(data: bytes, name: str) -> dict:
+    """A dynamic-K candidate table (cached per session inside the app)."""
+    if _in_app():
+        return _load_candidates_cached(data, name)
+    return _load_candidates(data, name)
+
+
+def _load_scores(data: bytes, name: str, score_col: str | None = None,
+                 label_col: str | None = None) -> dict:
     t = read_scores(data, name=name, score_col=score_col, label_col=label_col)
     return {"digest": digest(data) + f":{t.score_col}:{t.label_col}", "source": t.source,
             "y_true": t.y_true, "y_score": t.y_score, "criterion": t.criterion,
@@ -57,24 +86,55 @@ def load_scores(data: bytes, name: str, score_col: str | None = None,
             "columns": [str(c) for c in t.frame.columns]}
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading candidates ...")
-def load_candidates(data: bytes, name: str) -> dict:
+def _load_candidates(data: bytes, name: str) -> dict:
     t = read_candidates(data, name=name)
     return {"digest": digest(data), "source": t.source, "query": t.query,
             "probability": t.probability, "is_gold": t.is_gold, "criterion": t.criterion}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+_load_scores_cached = st.cache_data(max_entries=4, show_spinner="Reading scores ...",
+                                    scope="session")(_load_scores)
+_load_candidates_cached = st.cache_data(max_entries=4, show_spinner="Reading candidates ...",
+                                        scope="session")(_load_candidates)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False, scope="session")
 def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryCurve:
     """Sorted counts of a score set, once per digest (shared, read-only)."""
     return det.binary_curve(_y_true, _y_score)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False, scope="session")
 def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
     return dk.prepare(_data["query"], _data["probability"], _data["is_gold"], _data["criterion"])
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_boot: int, seed: int) -> dict:
     return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_boot=n_boot, seed=seed)
+
+
+#: The command-line options of the readers' hints and the page's boxes that do the same.
+PAGE_BOXES = {"--score-col": "Score column", "--label-col": "Label column", "--prob-col": "Score column",
+              "--gold-col": "Label column"}
+
+
+def for_the_page(exc: InputError) -> InputError:
+    """The reader's error with its hint in the page's words: a command-line option such as
+    ``--label-col`` becomes the mapping box of the page that does the same."""
+    hint = exc.hint or ""
+    for option, box in PAGE_BOXES.items():
+        if option in hint:
+            hint = (f"Choose it in the “{box}” box under “Data: scores and labels”, then the file is "
+                    "read again.")
+            break
+    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint or None)
+
+
+def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
+                         label_col: str | None = None) -> dict:
+    """:func:`load_scores` with the page's words in its error message."""
+    try:
+        return load_scores(data, name, score_col, label_col)
+    except InputError as exc:
+        raise for_the_page(exc) from None

@@ -2,52 +2,76 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
+# TODO(app1's palette): use ui.style's run colours when it lands, so a run keeps its colour.
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf")
 
 
 def evaluation_labels(rows: pd.DataFrame) -> list[str]:
-    """One x-axis label per evaluation: ``#ID date run`` (unique even on the same day)."""
+    """One label per evaluation: ``#ID date run`` (unique even on the same day)."""
     return [f"#{i} {d} {r}" for i, d, r in zip(rows["ID"], rows["Date"], rows["Run"], strict=True)]
 
 
-def trend_figure(rows: pd.DataFrame, measures: Sequence[str],
-                 thresholds: Mapping[str, float] | None = None) -> go.Figure:
-    """Each measure over the evaluations, in the order of ``rows`` (oldest first).
+def trend_groups(evals: pd.DataFrame) -> dict:
+    """``{(suite, run): rows}`` of the series a trend may join: the evaluations of the
+    same run on the same suite, oldest first, saved at two times or more.
 
-    ``rows`` are the per-evaluation rows of :meth:`metrics_core.history.HistoryStore.report`
-    without the summary row (columns ``ID, Suite, Run, Date`` and the measures). One line
-    per measure (and per suite when there are several); each measure's "Good" threshold
-    is a dotted line of the same colour.
+    ``evals`` is :meth:`metrics_core.history.HistoryStore.list_evaluations` (columns
+    ``id, suite, run, timestamp, batch`` and the measures). Runs saved together (one
+    batch) are different systems at one moment, never a trend.
+    """
+    out = {}
+    if evals.empty:
+        return out
+    for (suite, run), rows in evals.sort_values(["timestamp", "id"]).groupby(["suite", "run"], sort=False):
+        if rows["timestamp"].nunique() >= 2:
+            out[(suite, run)] = rows
+    return out
+
+
+def trend_figure(evals: pd.DataFrame, measure: str, thresholds: Mapping[str, float] | None = None) -> go.Figure:
+    """``measure`` over time: one line per (suite, run) evaluated at two times or more.
+
+    The x axis is the evaluation time (UTC); evaluations of other runs are not joined
+    to them. The measure's "Good" threshold, when given, is a dotted line.
     """
     thresholds = dict(thresholds or {})
-    rows = rows[rows["ID"] != "Summary"] if "ID" in rows.columns else rows
     fig = go.Figure()
-    x_all = evaluation_labels(rows)
-    suites = list(dict.fromkeys(rows["Suite"])) if len(rows) else []
-    for k, m in enumerate(measures):
-        color = COLORS[k % len(COLORS)]
-        if m not in rows.columns:
+    groups = trend_groups(evals)
+    several_suites = len({s for s, _ in groups}) > 1
+    for k, ((suite, run), rows) in enumerate(groups.items()):
+        if measure not in rows.columns:
             continue
-        for suite in suites:
-            mask = (rows["Suite"] == suite).to_numpy()
-            y = rows.loc[mask, m].to_numpy(dtype=float)
-            fig.add_trace(go.Scatter(
-                x=list(np.asarray(x_all, dtype=object)[mask]), y=y, mode="lines+markers",
-                name=m if len(suites) == 1 else f"{m} · {suite}", line={"color": color},
-                customdata=rows.loc[mask, ["Run", "Suite"]].to_numpy(dtype=object),
-                hovertemplate=f"{m}: %{{y:.4f}}<br>run %{{customdata[0]}}<br>suite %{{customdata[1]}}"
-                              "<extra></extra>"))
-        if m in thresholds:
-            fig.add_hline(y=thresholds[m], line={"color": color, "dash": "dot", "width": 1},
-                          annotation_text=f"{m} good ≥ {thresholds[m]:g}", annotation_position="top left")
-    fig.update_layout(title="Measures over evaluations", xaxis_title="evaluation (oldest first)",
-                      yaxis_title="value", yaxis_range=[0, 1.05], hovermode="closest",
-                      legend_title_text="measure", margin={"t": 50, "b": 40})
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=x_all)
+        fig.add_trace(go.Scatter(
+            x=pd.to_datetime(rows["timestamp"], utc=True), y=rows[measure].to_numpy(dtype=float),
+            mode="lines+markers", name=f"{run} · {suite}" if several_suites else str(run),
+            line={"color": COLORS[k % len(COLORS)]},
+            customdata=rows[["id", "suite"]].to_numpy(dtype=object),
+            hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>evaluation #%{{customdata[0]}}"
+                          "<br>suite %{customdata[1]}<extra></extra>"))
+    if measure in thresholds:
+        fig.add_hline(y=thresholds[measure], line={"color": "#555", "dash": "dot", "width": 1},
+                      annotation_text=f"Good ≥ {thresholds[measure]:g}", annotation_position="top left")
+    fig.update_layout(title=f"{measure} over time, per run", xaxis_title="saved (UTC)", yaxis_title=measure,
+                      yaxis_range=[0, 1.05], hovermode="closest", legend_title_text="run",
+                      margin={"t": 50, "b": 40})
+    return fig
+
+
+def batch_figure(batch: pd.DataFrame, measures, labels: Mapping[str, str] | None = None) -> go.Figure:
+    """The runs of one batch side by side: grouped bars, one group per measure
+    (``labels`` renames measures on the axis, e.g. RR as MRR)."""
+    fig = go.Figure()
+    names = [(labels or {}).get(m, m) for m in measures]
+    for k, (_, row) in enumerate(batch.iterrows()):
+        fig.add_trace(go.Bar(x=names, y=[float(row[m]) if m in row else None for m in measures],
+                             name=str(row["run"]), marker_color=COLORS[k % len(COLORS)],
+                             hovertemplate=f"{row['run']}<br>%{{x}}: %{{y:.4f}}<extra></extra>"))
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="mean over queries",
+                      legend_title_text="run", margin={"t": 30, "b": 40}, height=320)
     return fig

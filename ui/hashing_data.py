@@ -1,4 +1,9 @@
-"""Loading hash codes for the Hashing page: the bundled sample and uploads (cached by bytes)."""
+"""Loading hash codes for the Hashing page: the bundled sample and uploads (cached by bytes).
+
+torch (about 180 MB resident) is imported only when codes are evaluated: opening the
+page, reading the sample and parsing .npy / CSV uploads do not load it. Caches are
+bounded and private to the session.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
-import torch
 
 from metrics_core.errors import InputError
-from metrics_core.hashing import evaluate_hashing
 from metrics_core.io.codes import read_matrix
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "hashing"
@@ -19,12 +22,16 @@ PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labe
 
 def device_name() -> str:
     """The device the page evaluates on: CUDA when torch sees one, else CPU."""
+    import torch
+
     if torch.cuda.is_available():
         return "cuda"
     return "cpu"
 
 
 def device_label() -> str:
+    import torch
+
     if torch.cuda.is_available():
         return f"GPU ({torch.cuda.get_device_name(0)})"
     return "CPU"
@@ -48,17 +55,32 @@ def load_sample() -> dict:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
-    """Parse one uploaded file (cached on its bytes); raises InputError on bad content."""
+def _in_app() -> bool:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return get_script_run_ctx(suppress_warning=True) is not None
+
+
+def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     arr = read_matrix(data, what, name=name)
     return tidy_labels(arr) if what == "labels" else arr
 
 
-@st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8)
+_parse_upload_cached = st.cache_data(show_spinner=False, max_entries=8, scope="session")(_parse_upload)
+
+
+def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
+    """Parse one uploaded file (cached on its bytes in the app); raises InputError on bad content."""
+    return (_parse_upload_cached if _in_app() else _parse_upload)(data, name, what)
+
+
+@st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8, scope="session")
 def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normaliser,
              zero_relevant, ks, device) -> dict:
-    """metrics_core.hashing.evaluate_hashing, cached on the arrays and options."""
+    """metrics_core.hashing.evaluate_hashing, cached on the arrays and options (the
+    first call imports torch)."""
+    from metrics_core.hashing import evaluate_hashing
+
     return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
                             ties=ties, normaliser=normaliser, zero_relevant=zero_relevant,
                             device=device)

@@ -1,10 +1,13 @@
 """History actions the other pages call: save the current evaluation, open the store.
 
 The Overview page's "Save this evaluation" button calls :func:`save_current_evaluation`
-(or draws :func:`save_evaluation_form`, which wraps it in a small form).
+(or draws :func:`save_evaluation_form`, which wraps it in a small form). The runs saved
+together form one batch.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 import streamlit as st
 
@@ -13,14 +16,28 @@ from metrics_core.history import HistoryStore
 from ui import history_state
 
 
-def open_store(path: str | None = None) -> HistoryStore:
-    """The history store of this session (``path`` overrides the chosen file)."""
-    return HistoryStore(path or history_state.store_path())
+@contextmanager
+def open_store(path: str | None = None):
+    """The history of this session, as a context manager.
+
+    With a deployer's store (:func:`ui.history_state.deployer_store_path`) the shared
+    file is opened and closed again; otherwise it is this session's in-memory store,
+    which stays open. ``path`` is for tests and tools, never a visitor's text.
+    """
+    path = path or history_state.deployer_store_path()
+    if path is None:
+        yield history_state.session_store()
+        return
+    store = HistoryStore(path)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def save_current_evaluation(evaluation, suite: str, qrels=None, meta=None, *, store_path: str | None = None,
                             timestamp=None, note: str | None = None) -> int:
-    """Save one evaluation into the history store; returns the new evaluation id.
+    """Save one evaluation into this session's history; returns the new evaluation id.
 
     Parameters
     ----------
@@ -35,7 +52,8 @@ def save_current_evaluation(evaluation, suite: str, qrels=None, meta=None, *, st
     meta : pandas.DataFrame, optional
         Query metadata indexed by query id (a ``query``/``text`` column is the query text).
     store_path : str, optional
-        Default: the store chosen on the History page (``ranklab.history.store_path``).
+        A store file for tests and tools; default the session's history (or the
+        deployer's shared store).
     timestamp, note
         Default now (UTC); a free-text note.
 
@@ -44,15 +62,24 @@ def save_current_evaluation(evaluation, suite: str, qrels=None, meta=None, *, st
     metrics_core.InputError
         Bad suite name, a new suite without qrels, different qrels for an existing suite.
     """
+    return save_current_evaluations([evaluation], suite, qrels, meta, store_path=store_path,
+                                    timestamp=timestamp, note=note)[0]
+
+
+def save_current_evaluations(evaluations, suite: str, qrels=None, meta=None, *, store_path: str | None = None,
+                             timestamp=None, note: str | None = None) -> list[int]:
+    """Save several runs' evaluations as one batch (same time, shown side by side)."""
     with open_store(store_path) as store:
-        return store.save_evaluation(suite, evaluation, timestamp=timestamp, qrels=qrels, meta=meta, note=note)
+        return store.save_evaluations(suite, list(evaluations), timestamp=timestamp, qrels=qrels, meta=meta,
+                                      note=note)
 
 
 def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview") -> int | None:
     """A "Save this evaluation" form: suite name, run choice, note, button.
 
-    ``evaluations`` is a list of ``mc.Evaluation`` (one per run). Shows success or the
-    error message (never a traceback); returns the saved id or None.
+    ``evaluations`` is a list of ``mc.Evaluation`` (one per run); the chosen runs are
+    saved as one batch. Shows success or the error message (never a traceback); returns
+    the last saved id or None.
     """
     evaluations = list(evaluations)
     if not evaluations:
@@ -66,14 +93,16 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
         submitted = st.form_submit_button("Save this evaluation", icon=":material/save:")
     if not submitted:
         return None
-    last = None
+    picked = [ev for ev in evaluations if ev.run_name in chosen]
+    if not picked:
+        st.error("Choose at least one run to save.")
+        return None
     try:
-        for ev in evaluations:
-            if ev.run_name in chosen:
-                last = save_current_evaluation(ev, suite, qrels, meta, note=note or None)
+        ids = save_current_evaluations(picked, suite, qrels, meta, note=note or None)
     except InputError as exc:
         st.error(str(exc))
         return None
-    if last is not None:
-        st.success(f"Saved to the history ({history_state.store_path()}), last id {last}.")
-    return last
+    where = "the shared history" if history_state.is_shared() else "this session's history (download it on the History page to keep it)"
+    runs = "1 run" if len(ids) == 1 else f"{len(ids)} runs as one batch"
+    st.success(f"Saved {runs} to {where}.")
+    return ids[-1]

@@ -1,27 +1,72 @@
-"""Session-state keys of the History page (namespaced ``ranklab.history.*``)."""
+"""Session-state keys of the History page (namespaced ``ranklab.history.*``) and where
+this visitor's history lives.
+
+Hosted for many visitors, the app never writes where a visitor says: by default each
+browser session has its own in-memory history (:data:`SESSION_STORE`), which the visitor
+downloads as one file and uploads again later. Only the deployer can name a server-wide
+store file, in Streamlit's secrets (``history_store = "/path/history.sqlite3"``) or in the
+environment variable ``RANKLAB_HISTORY_STORE``; the page never shows that path.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import streamlit as st
 
-from metrics_core.history import default_store_path
+from metrics_core.history import HistoryStore
 
-STORE_PATH = "ranklab.history.store_path"        # str: the history store file
+SESSION_STORE = "ranklab.history.session_store"  # HistoryStore(":memory:") of this session
+UPLOAD = "ranklab.history.upload"                # prefix of the uploader's key (+ a nonce)
+UPLOAD_NONCE = "ranklab.history.upload_nonce"    # bumped to clear the uploader
+UPLOAD_SEEN = "ranklab.history.upload_seen"      # file id of the upload already read
+UPLOAD_ERROR = "ranklab.history.upload_error"    # the last upload's error, shown once
 VIEW = "ranklab.history.view"                    # "Per evaluation" | "Per query"
 SUITE = "ranklab.history.suite"                  # suite filter ("All suites" or a name)
 DATES = "ranklab.history.dates"                  # date_input value: (from, to)
+TREND_MEASURE = "ranklab.history.trend_measure"  # measure drawn over time
+BATCH = "ranklab.history.batch"                  # batch shown side by side
 DELETE_ID = "ranklab.history.delete_id"          # evaluation id chosen for deletion
 PENDING_DELETE = "ranklab.history.pending_delete"  # id awaiting confirmation, or None
 SAVE_SUITE = "ranklab.history.save_suite"        # suite name typed in the save form
 
+ENV_STORE = "RANKLAB_HISTORY_STORE"
+SECRET_STORE = "history_store"
 ALL_SUITES = "All suites"
 VIEWS = ("Per evaluation", "Per query")
 
 
-def store_path() -> str:
-    """The store file chosen in this session (default: ``$RANKLAB_HOME`` or ``~/.ranklab``)."""
-    if not st.session_state.get(STORE_PATH):
-        st.session_state[STORE_PATH] = str(default_store_path())
-    return str(Path(st.session_state[STORE_PATH]).expanduser())
+def deployer_store_path() -> str | None:
+    """The server-wide store file the deployer configured, or None (per-session history).
+
+    ``st.secrets["history_store"]`` first, then ``$RANKLAB_HISTORY_STORE``. Nothing a
+    visitor types reaches this.
+    """
+    try:
+        value = st.secrets.get(SECRET_STORE)
+    except Exception:  # no secrets file: streamlit raises rather than returning None
+        value = None
+    value = value or os.environ.get(ENV_STORE)
+    return str(value).strip() or None if value else None
+
+
+def is_shared() -> bool:
+    return deployer_store_path() is not None
+
+
+def session_store() -> HistoryStore:
+    """This session's in-memory history (created on first use)."""
+    store = st.session_state.get(SESSION_STORE)
+    if store is None:
+        store = HistoryStore(":memory:")
+        st.session_state[SESSION_STORE] = store
+    return store
+
+
+def replace_session_store(store: HistoryStore) -> None:
+    """Use ``store`` (an uploaded history) as this session's history."""
+    old = st.session_state.get(SESSION_STORE)
+    st.session_state[SESSION_STORE] = store
+    st.session_state[PENDING_DELETE] = None
+    if old is not None and old is not store:
+        old.close()

@@ -9,6 +9,8 @@ hashing, clicks) the same once-per-upload rule.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -72,10 +74,31 @@ def load_once(key: str, signature, load) -> None:
         st.error(seen[1])
 
 
-def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
+#: Command-line wording in reader messages, and the Data page's words for the same thing.
+PAGE_WORDS = (("did you swap --qrels and --run?", "is it in the right box (qrels or runs)?"),
+              ("--qrels", "the qrels box"), ("--run", "the runs box"), ("--meta", "the metadata box"))
+
+
+_CLI_ASIDE = re.compile(r"\s*\(command line: [^)]*\)")
+_PY_MAPPING = re.compile(r"\.?\s*Name one of them with columns=\{[^}]*\}")
+
+
+def page_words(message: str) -> str:
+    """A reader's message in the Data page's words: its boxes, not command-line options,
+    and no Python syntax (``columns={'query_id': NAME}``: the page has a column mapping)."""
+    message = _CLI_ASIDE.sub("", message)
+    message = _PY_MAPPING.sub("", message)
+    for cli, page in PAGE_WORDS:
+        message = message.replace(cli, page)
+    return message
+
+
+def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None]:
     """Parse one uploaded file of ``kind`` ("qrels", "run" or "meta") into state, once.
 
-    Returns True when the loaded data changed (the page reruns so the sidebar shows it).
+    Returns ``(changed, error)``: whether the loaded data changed, and the error text
+    (also when this very upload failed on an earlier rerun). Draws nothing but a
+    transient spinner; the caller decides how to show the error.
     """
     done, mappings = _state_dict(DONE), _state_dict(MAPPING)
     ident = (kind, uploaded.name)
@@ -83,12 +106,10 @@ def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
     signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
     previous = done.get(ident)
     if previous is not None and previous[0] == signature:
-        if previous[1]:
-            _show_error(kind, uploaded, fmt, previous[1])
-        return False
+        return False, previous[1]
     data = uploaded.getvalue()
     error = None
-    with st.status(f"Parsing {uploaded.name} ({_human(len(data))}) ...", expanded=False) as status:
+    with st.spinner(f"Reading {uploaded.name} ({_human(len(data))}) ..."):
         try:
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -103,26 +124,33 @@ def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
                 index_col = (mapping or {}).get("query_id")
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
             st.session_state[state.EVAL_CACHE] = {}
-            status.update(label=f"Loaded {uploaded.name}", state="complete")
         except InputError as exc:
-            error = str(exc)
-            status.update(label=f"Could not load {uploaded.name}", state="error")
+            error = page_words(str(exc))
         except Exception as exc:  # never a traceback for an upload: say what failed
-            error = f"{uploaded.name}: could not be read ({type(exc).__name__}: {exc})"
-            status.update(label=f"Could not load {uploaded.name}", state="error")
+            error = f"{uploaded.name}: the file could not be read ({exc})"
     done[ident] = (signature, error)
+    return error is None, error
+
+
+def needs_mapping(kind: str, error: str) -> bool:
+    """Whether choosing columns on the page can fix this error."""
+    if kind == "meta":
+        return "no query id column" in error
+    return "column found" in error or "is not in the table" in error
+
+
+def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
+    """Parse one uploaded file into state, once, showing its error (and the column
+    mapping when choosing columns can fix it). Returns True when the loaded data changed."""
+    changed, error = parse_once(kind, uploaded, fmt)
     if error:
         _show_error(kind, uploaded, fmt, error)
-    return error is None
+    return changed
 
 
 def _show_error(kind: str, uploaded, fmt: str, error: str) -> None:
     st.error(error)
-    if kind == "meta":
-        needs_mapping = "no query id column" in error
-    else:
-        needs_mapping = "column found" in error or "is not in the table" in error
-    if needs_mapping:
+    if needs_mapping(kind, error):
         column_mapping(kind, uploaded, fmt)
 
 

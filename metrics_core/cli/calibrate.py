@@ -15,7 +15,7 @@ from metrics_core.errors import InputError
 from metrics_core.io.scores import read_scores
 
 NAME = "calibrate"
-HELP = "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"
+HELP = "ECE (plug-in and debiased), MCE, Brier and reliability bins of probabilities against 0/1 labels"
 DESCRIPTION = ("Calibration. Equal-width bins are [i/B, (i+1)/B) with the last bin closed; "
                "ECE is count-weighted; probabilities outside [0, 1] are an error.")
 
@@ -43,18 +43,22 @@ def run(args) -> int:
                          "confidence": b["confidence"], "frequency": b["frequency"],
                          "freq_low": b["freq_low"], "freq_high": b["freq_high"]})
     out = {"input": table.source, "score_col": table.score_col, "label_col": table.label_col,
-           "ece": rep["ece"], "mce": rep["mce"], "brier": rep["brier"], "n": rep["n"],
+           "ece": rep["ece"], "ece_debiased": rep["ece_debiased"], "mce": rep["mce"], "brier": rep["brier"], "n": rep["n"],
            "n_bins": args.bins, "strategy": args.strategy,
            "bins": bins.to_dict(orient="records"),
            "conventions": {"bins": "[lower, upper), last bin closed",
-                           "ece": "count-weighted (seed 002 4.1)",
-                           "interval": "Wilson 95% on frequency"}}
+                           "ece": "count-weighted plug-in (Naeini et al. 2015)",
+                           "ece_debiased": "plug-in minus each bin's estimated sampling bias "
+                                           "(Kumar et al. 2019)",
+                           "interval": "Wilson 95% on frequency",
+                           "ci": "BCa bootstrap (Efron 1987), withheld (NaN) when |z0| > 1"}}
     if args.bootstrap:
         out["ci"] = cal.bootstrap_calibration_ci(table.y_true, table.y_score, args.bins,
                                                  args.strategy, n_boot=args.bootstrap,
                                                  seed=args.seed)
-    summary = pd.DataFrame({"value": [rep["ece"], rep["mce"], rep["brier"], rep["n"]]},
-                           index=pd.Index(["ECE", "MCE", "Brier", "n"], name="metric"))
+    summary = pd.DataFrame({"value": [rep["ece"], rep["ece_debiased"], rep["mce"], rep["brier"], rep["n"]]},
+                           index=pd.Index(["ECE (plug-in)", "ECE (debiased)", "MCE", "Brier", "n"],
+                                          name="metric"))
     emit(args, out, [("Calibration", summary), ("Reliability bins", bins)],
          {"bins": args.bins, "strategy": args.strategy})
     return 0

@@ -20,7 +20,8 @@ from metrics_core.errors import InputError
 SCORE_NAMES = ("score", "scores", "prob", "probability", "y_score", "y_prob", "y_pred_proba",
                "p", "pred", "prediction", "confidence")
 LABEL_NAMES = ("label", "labels", "y_true", "target", "has_evidence", "y", "gold", "is_gold",
-               "truth")
+               "truth", "is_pos", "is_positive", "positive", "relevant", "is_relevant", "y_test",
+               "ground_truth", "is_evidence", "actual", "class")
 QUERY_NAMES = ("query", "query_id", "qid", "q")
 CANDIDATE_NAMES = ("candidate", "candidate_id", "doc", "doc_id", "docid", "sentence_id", "item")
 CRITERION_NAMES = ("criterion", "criteria", "criterion_id")

@@ -147,3 +147,73 @@ def bootstrap_table(per_query: pd.DataFrame, n_resamples: int = 2000, confidence
                          "ci_low": low, "ci_high": high,
                          "queries": numeric.notna().sum().to_numpy()},
                         index=pd.Index(numeric.columns, name="measure"))
+
+
+def bca_interval(replicates, estimate: float, confidence: float = 0.95,
+                 jackknife=None) -> dict:
+    r"""Bias-corrected (BC) or bias-corrected and accelerated (BCa) bootstrap interval.
+
+    With bootstrap replicates :math:`\hat\theta^{*1..B}` of an estimate :math:`\hat\theta`:
+
+    .. math::
+
+        z_0 = \Phi^{-1}\!\Big(\frac{\#\{\hat\theta^{*b} < \hat\theta\}
+              + \tfrac12\#\{\hat\theta^{*b} = \hat\theta\}}{B}\Big), \qquad
+        \alpha_{1,2} = \Phi\!\Big(z_0 + \frac{z_0 + z_{\alpha/2,\,1-\alpha/2}}
+              {1 - a\,(z_0 + z_{\alpha/2,\,1-\alpha/2})}\Big)
+
+    and the interval is the :math:`\alpha_1` and :math:`\alpha_2` quantiles of the
+    replicates. The acceleration :math:`a` comes from the jackknife values
+    :math:`\hat\theta_{(i)}` (leave one item out) when given,
+    :math:`a = \sum_i (\bar\theta_{(\cdot)} - \hat\theta_{(i)})^3 / (6\,[\sum_i
+    (\bar\theta_{(\cdot)} - \hat\theta_{(i)})^2]^{3/2})` -- the BCa interval; without
+    them :math:`a = 0` -- the bias-corrected percentile (BC) interval. The proportion
+    inside :math:`\Phi^{-1}` is kept within :math:`[1/(2B), 1 - 1/(2B)]` so that
+    :math:`z_0` stays finite.
+
+    Unlike the plain percentile interval, the correction :math:`z_0` moves the interval
+    towards the estimate when the replicates sit on one side of it (a statistic biased
+    under resampling). When :math:`|z_0|` exceeds :math:`z_{1-\alpha/2}` even the
+    corrected interval may exclude the estimate; ``contains`` says whether it holds it,
+    and a caller should then not show the interval as one for that estimate.
+
+    Returns
+    -------
+    dict: ``low``, ``high``, ``method`` ("BCa" or "BC"), ``z0``, ``acceleration``,
+    ``contains`` (``low <= estimate <= high``).
+
+    References
+    ----------
+    Efron (1987), "Better bootstrap confidence intervals", JASA 82:171-185; Efron &
+    Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 14.
+
+    Examples
+    --------
+    >>> r = bca_interval(np.linspace(0.0, 1.0, 101), 0.5)
+    >>> round(r["low"], 3), round(r["high"], 3), r["method"], r["contains"]
+    (0.025, 0.975, 'BC', True)
+    """
+    from scipy.stats import norm
+
+    reps = np.asarray(replicates, dtype=np.float64)
+    reps = reps[~np.isnan(reps)]
+    b = reps.size
+    alpha = 1.0 - float(confidence)
+    if b == 0 or not np.isfinite(estimate):
+        return {"low": np.nan, "high": np.nan, "method": "BC", "z0": np.nan, "acceleration": 0.0,
+                "contains": False}
+    below = (np.count_nonzero(reps < estimate) + 0.5 * np.count_nonzero(reps == estimate)) / b
+    z0 = float(norm.ppf(np.clip(below, 0.5 / b, 1 - 0.5 / b)))
+    a = 0.0
+    method = "BC"
+    if jackknife is not None:
+        jk = np.asarray(jackknife, dtype=np.float64)
+        d = jk.mean() - jk
+        denom = 6.0 * np.sum(d * d) ** 1.5
+        a = float(np.sum(d ** 3) / denom) if denom > 0 else 0.0
+        method = "BCa"
+    z = norm.ppf([alpha / 2, 1 - alpha / 2])
+    levels = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+    low, high = (float(v) for v in np.quantile(reps, levels))
+    return {"low": low, "high": high, "method": method, "z0": z0, "acceleration": a,
+            "contains": bool(low <= estimate <= high)}

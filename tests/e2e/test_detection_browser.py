@@ -1,4 +1,4 @@
-"""The Detection page in a real browser: moving the operating-point slider changes the
+"""The Detection page in a real browser: moving the threshold slider (score units) changes the
 shown TPR/FPR to metrics_core's values at that point."""
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ def _metric(page, label: str) -> str:
 
 def test_operating_point_slider(server, page):
     y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
-    curve = det.binary_curve(y, s)
     page.goto(server + "/detection")
     page.wait_for_selector('[data-testid="stApp"]')
     page.locator("h1", has_text="Detection").first.wait_for(timeout=60_000)
@@ -31,18 +30,32 @@ def test_operating_point_slider(server, page):
     # the slider's keyboard control is a visually hidden <input type="range">
     thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
     thumb.wait_for(state="attached")
-    start = int(thumb.input_value())
+    start = float(thumb.input_value())  # the threshold, in score units
     tpr_before = _metric(page, "TPR")
     thumb.focus()
-    for _ in range(15):
+    for _ in range(60):  # 60 steps of 1/1000 of the score range
         page.keyboard.press("ArrowRight")
     page.wait_for_function(
         "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
         " return t && Number(t.value) > start; }", arg=start)
-    page.wait_for_timeout(1500)  # let the fragment rerun settle
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
-    index = int(thumb.input_value())
-    cm = det.confusion_matrix_at(y, s, curve.thresholds[index])
+    # let the fragment reruns settle: the value unchanged and nothing running for a second
+    last, quiet = None, 0
+    for _ in range(300):
+        value = thumb.input_value()
+        busy = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = quiet + 1 if (value == last and not busy) else 0
+        last = value
+        if quiet >= 5:
+            break
+        page.wait_for_timeout(200)
+    threshold = float(thumb.input_value())
+    cm = det.confusion_matrix_at(y, s, threshold)
+    # the number box follows the slider
+    box = page.locator('[data-testid="stNumberInput"]', has_text="Threshold, typed").locator("input").first
+    page.wait_for_function("(want) => { const i = [...document.querySelectorAll('[data-testid=\"stNumberInput\"]')]"
+                           ".find(e => e.innerText.includes('Threshold, typed')); return i && "
+                           "Math.abs(Number(i.querySelector('input').value) - want) < 1e-6; }", arg=threshold)
+    assert abs(float(box.input_value()) - threshold) < 1e-6
     page.wait_for_function(
         "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
         "m => m.innerText.includes('TPR') && m.innerText.includes(want))", arg=f"{cm['tpr']:.4f}")

@@ -1,5 +1,6 @@
-"""Real browser: an evaluation saved from the command line shows on the History page,
-and the sample history loads with one click. Skipped without Chromium."""
+"""Real browser: with a deployer's shared store, an evaluation saved from the command line
+shows on the History page and the sample history loads with one click; without one, the
+page keeps a per-session history and offers no path input. Skipped without Chromium."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def server(tmp_path):
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api")
     port = _free_port()
-    env = dict(os.environ, RANKLAB_HOME=str(tmp_path / "home"))
+    env = dict(os.environ, RANKLAB_HOME=str(tmp_path / "home"),
+               RANKLAB_HISTORY_STORE=str(tmp_path / "home" / "history.sqlite3"))  # the deployer's store
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                              "--server.headless", "true"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -67,8 +69,8 @@ def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
         page.goto(url + "/history")
         # empty store: the sample history is shown, and can be loaded
         expect(page.get_by_text("sample history").first).to_be_visible(timeout=60_000)
-        page.get_by_role("button", name="Load sample history into my store").click()
-        expect(page.get_by_text("Load sample history into my store")).to_have_count(0, timeout=30_000)
+        page.get_by_role("button", name="Load sample history into my history").click()
+        expect(page.get_by_text("Load sample history into my history")).to_have_count(0, timeout=30_000)
         with HistoryStore(store) as s:
             assert s.count_evaluations() == 6
 
@@ -85,5 +87,62 @@ def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
         page.locator('[data-testid="stSelectbox"]').filter(has_text="Suite").get_by_role("combobox").click()
         page.get_by_role("option", name="browser-suite").click()
         expect(metric).to_have_text("1", timeout=30_000)
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def session_server(tmp_path):
+    """The app as hosted by default: no deployer's store."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed")
+    pytest.importorskip("playwright.sync_api")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "RANKLAB_HISTORY_STORE"}
+    env["RANKLAB_HOME"] = str(tmp_path / "home")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.headless", "true", "--server.address", "127.0.0.1"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start")
+        yield url, tmp_path / "home"
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_history_without_any_path_input(session_server, browser):
+    from playwright.sync_api import expect
+
+    url, home = session_server
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(url + "/history")
+        expect(page.get_by_text("this browser session only").first).to_be_visible(timeout=60_000)
+        main = page.locator('[data-testid="stMain"]')
+        # no text box at all on the page (selects are comboboxes, the uploader a file input)
+        expect(main.locator('[data-testid="stTextInput"]')).to_have_count(0)
+        expect(main.get_by_text("Store file")).to_have_count(0)
+        expect(main.locator('input[type="file"]')).to_have_count(1)
+        text = main.inner_text()
+        assert str(home.parent) not in text and ".sqlite3" not in text and "/root" not in text
+        page.get_by_role("button", name="Load sample history into my history").click()
+        expect(page.get_by_text("Load sample history into my history")).to_have_count(0, timeout=30_000)
+        expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("6", timeout=30_000)
+        assert not home.exists()  # the session's history stays in memory, nothing on disk
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Download history").click()
+        data = Path(info.value.path()).read_bytes()
+        with HistoryStore.from_bytes(data) as restored:
+            assert restored.count_evaluations() == 6
     finally:
         context.close()

@@ -1,0 +1,256 @@
+"""The app's hosting budget, measured on a real server in Chromium (Playwright).
+
+    python bench/app_budget.py [--lines 1000000] [--queries 10000] [--repeat 10]
+
+1. **Server memory**: start ``streamlit run app.py``, load the sample on the Data page,
+   then visit every page but Hash codes through the menu (one browser session); the
+   resident set size (RSS) of the server process is read after each page, and whether
+   torch was loaded (``libtorch`` in ``/proc/PID/maps``).
+2. **A 1 M-line upload to the leaderboard**: upload a seeded qrels and a 1 M-line run
+   (bench/explorer_upload.py's data) on the Data page: time from handing the run to the
+   drop zone until the page lists it as loaded (transfer + parse), then until the
+   Overview has finished running with it (evaluation, bootstrap intervals, drawing).
+3. **A slider redraw**: on Calibration (decision threshold) and Detection (threshold),
+   move the slider one step with the keyboard and time until the page shows the new
+   confusion counts (the slider's fragment reran and the browser drew it); the median
+   of ``--repeat`` steps.
+
+Prints one line per figure; BENCHMARKS.md ("App hosting budget") records them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: Menu titles of every page but Hash codes, in menu order.
+PAGES = ("Home", "Data", "Overview", "Per query", "Breakdown", "Click feedback", "History", "Detection",
+         "Calibration", "Dynamic K", "Compare systems", "Measures explained")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(env_extra: dict | None = None):
+    """``streamlit run app.py`` on a free local port; returns (process, url)."""
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    env.pop("RANKLAB_HISTORY_STORE", None)  # the default: a history per session
+    env.update(env_extra or {})
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.headless", "true", "--server.address", "127.0.0.1",
+                             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
+                break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("streamlit did not start") from None
+            time.sleep(0.25)
+    return proc, url
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of the server process (MB, 10^6 bytes)."""
+    import psutil
+
+    return psutil.Process(pid).memory_info().rss / 1e6
+
+
+def torch_loaded(pid: int) -> bool:
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def settle(page, timeout_ms: int = 120_000) -> None:
+    """Wait until the app has finished running: a page title is shown and the "running"
+    indicator has stayed away for 0.6 s (a run can start a moment after a click)."""
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=timeout_ms)
+    quiet = 0
+    for _ in range(timeout_ms // 200):
+        busy = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 3:
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError("the app kept running")
+
+
+def open_page(page, title: str) -> None:
+    """Open a page through the menu (the same browser session keeps its data)."""
+    link = page.locator(f'[data-testid="stSidebarNav"] a:has(span[label="{title}"])').first
+    if not link.is_visible():  # a narrow window: open the sidebar first
+        page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+    link.click()
+    settle(page)
+
+
+def load_sample(page, url: str) -> None:
+    page.goto(url + "/data")
+    page.wait_for_selector("h1")
+    settle(page)
+    page.get_by_role("button", name=re.compile("Load sample")).first.click()
+    settle(page)
+
+
+def memory_after_pages(browser, url: str, pid: int) -> dict:
+    """RSS after the sample is loaded and after each page but Hash codes."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        start = rss_mb(pid)
+        load_sample(page, url)
+        after = {"start": start, "sample loaded": rss_mb(pid)}
+        for title in PAGES:
+            open_page(page, title)
+            after[title] = rss_mb(pid)
+        return {"rss": after, "torch": torch_loaded(pid)}
+    finally:
+        context.close()
+
+
+def time_upload(browser, url: str, lines: int, queries: int) -> dict:
+    from bench.explorer_upload import make_data
+
+    qrels, run = make_data(ROOT / "bench" / "data" / "explorer", lines, queries)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    try:
+        page.goto(url + "/data")
+        page.wait_for_selector("h1")
+        settle(page)
+        inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+        inputs.nth(0).set_input_files(str(qrels))
+        page.get_by_text(re.compile(f"{queries:,} queries")).first.wait_for()  # what is loaded
+        settle(page)
+        t1 = time.perf_counter()
+        inputs.nth(1).set_input_files(str(run))
+        page.get_by_text(re.compile(rf"{run.stem} \(")).first.wait_for()  # "NAME (1,000,000 lines)": loaded
+        t2 = time.perf_counter()
+        open_page(page, "Overview")  # returns when the page has finished running
+        page.locator('[data-testid="stMain"]').get_by_text(re.compile(re.escape(run.stem))).first.wait_for()
+        t3 = time.perf_counter()
+        return {"run bytes": run.stat().st_size, "upload+parse s": t2 - t1, "until overview s": t3 - t1}
+    finally:
+        context.close()
+
+
+def time_slider(browser, url: str, page_title: str, slider_label: str, shown_js: str, repeat: int) -> list:
+    """Seconds from one ArrowRight on the slider until ``shown_js(value)`` is true."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(url + "/data")
+        page.wait_for_selector("h1")
+        settle(page)
+        open_page(page, page_title)
+        slider = page.locator('[data-testid="stSlider"]', has_text=slider_label).first
+        thumb = slider.locator('input[type="range"]').first  # the slider's keyboard control
+        thumb.wait_for(state="attached")
+        times = []
+        for _ in range(repeat + 1):  # the first step warms the caches up; not counted
+            before = thumb.input_value()
+            thumb.focus()
+            t0 = time.perf_counter()
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(shown_js, arg=before, polling="raf", timeout=60_000)
+            times.append(time.perf_counter() - t0)
+            settle(page)
+        return times[1:]
+    finally:
+        context.close()
+
+
+#: The confusion table was redrawn for the new slider value (its caption names it).
+CAL_SHOWN = """(before) => {
+  const s = [...document.querySelectorAll('[data-testid="stSlider"]')].find(e => e.innerText.includes('Decision threshold'));
+  const v = s && s.querySelector('input[type="range"]').value;
+  if (!v || v === before) return false;
+  const want = 'At threshold ' + Number(v).toFixed(2);
+  return [...document.querySelectorAll('[data-testid="stMarkdown"]')].some(m => m.innerText.includes(want))
+    && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+DET_SHOWN = """(before) => {
+  const s = [...document.querySelectorAll('[data-testid="stSlider"]')].find(e => e.innerText.includes('Threshold'));
+  const v = s && s.querySelector('input[type="range"]').value;
+  if (!v || v === before) return false;
+  const want = 'score ≥ ' + Number(v).toFixed(4);
+  return [...document.querySelectorAll('[data-testid="stMarkdown"]')].some(m => m.innerText.includes(want))
+    && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--skip-upload", action="store_true")
+    args = ap.parse_args()
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        print("chromium not found (apt-get install chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.conftest import CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        proc, url = start_server()
+        try:
+            mem = memory_after_pages(browser, url, proc.pid)
+            for k, v in mem["rss"].items():
+                print(f"rss after {k}: {v:.0f} MB")
+            print(f"server RSS, sample loaded, every page but Hash codes: max {max(mem['rss'].values()):.0f} MB; "
+                  f"torch loaded: {mem['torch']}")
+            for title, label, js in (("Calibration", "Decision threshold", CAL_SHOWN),
+                                     ("Detection", "Threshold", DET_SHOWN)):
+                t = time_slider(browser, url, title, label, js, args.repeat)
+                print(f"{title} slider step until redrawn: median {statistics.median(t) * 1000:.0f} ms "
+                      f"(min {min(t) * 1000:.0f}, max {max(t) * 1000:.0f}, {len(t)} steps)")
+        finally:
+            proc.terminate()
+            proc.wait(20)
+        if not args.skip_upload:
+            proc, url = start_server()
+            try:
+                up = time_upload(browser, url, args.lines, args.queries)
+                print(f"{args.lines:,}-line run ({up['run bytes'] / 1e6:.1f} MB): upload+parse "
+                      f"{up['upload+parse s']:.2f} s; until the Overview shows it {up['until overview s']:.2f} s")
+                print(f"server RSS after the upload and Overview: {rss_mb(proc.pid):.0f} MB")
+            finally:
+                proc.terminate()
+                proc.wait(20)
+        browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The Data page's uploaders (AppTest): one message per uploader, a failed file leaves
+the uploader, the message says what is still loaded, in the page's words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "data.py")
+
+
+def _page_with_sample() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.button(key="ranklab.data.sample").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _uploader(at, prefix):
+    return next(u for u in at.get("file_uploader") if u.key.startswith(prefix))
+
+
+def test_failed_qrels_leaves_the_uploader_with_one_message():
+    at = _page_with_sample()
+    at.selectbox(key="ranklab.data.qrels_fmt").set_value("trec").run()
+    up = _uploader(at, "ranklab.data.qrels_file")
+    key = up.key
+    up.set_value(("graded.txt", b"q1 0 d1 relevant\nq1 0 d2 1\n", "text/plain")).run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1  # one message, not a status box plus an error
+    message = at.error[0].value
+    assert "graded.txt, line 1: relevance 'relevant' is not a number" in message
+    assert "Previous data still loaded: 50 queries, 3 runs, metadata for 50 queries." in message
+    assert "--" not in message and "Traceback" not in message
+    assert _uploader(at, "ranklab.data.qrels_file").key != key  # the failed file left the list
+    assert len(at.session_state["ranklab.qrels"].unique_query_ids()) == 50  # nothing replaced
+    at.run()  # the message stays until the next upload, still one
+    assert len(at.error) == 1
+
+
+def test_several_failed_runs_are_one_message_and_good_ones_load():
+    at = _page_with_sample()
+    good = b"q01 Q0 D01195 1 3.5 mine\nq01 Q0 D00364 2 1.0 mine\n"
+    _uploader(at, "ranklab.data.run_file").set_value([
+        ("mine.txt", good, "text/plain"),
+        ("junk.bin", bytes(range(256)) * 4, "application/octet-stream"),
+        ("broken.txt", b"q01 Q0 D1 1 notanumber x\n", "text/plain")]).run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("Could not load junk.bin, broken.txt:")
+    assert "Previous data still loaded: 50 queries, 4 runs" in message
+    assert set(at.session_state["ranklab.runs"]) == {"bm25", "dense", "hybrid", "mine"}
+    assert _uploader(at, "ranklab.data.run_file").key.endswith(".1")
+
+
+def test_a_table_whose_columns_can_be_chosen_stays_with_its_mapping():
+    at = _page_with_sample()
+    _uploader(at, "ranklab.data.run_file").set_value(
+        ("wrong.csv", b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "text/csv")).run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1 and "Choose its columns below" in at.error[0].value
+    assert _uploader(at, "ranklab.data.run_file").key.endswith(".0")  # kept: the page can fix it
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.query_id").set_value("topic")
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.doc_id").set_value("document")
+    at.selectbox(key="ranklab.data.map.run.wrong.csv.score").set_value("value")
+    at.button(key="ranklab.data.map.run.wrong.csv.apply").click().run()
+    assert not at.exception and len(at.error) == 0
+    assert "wrong" in at.session_state["ranklab.runs"]
+
+
+def test_reader_messages_are_put_in_the_page_words():
+    from ui.upload import page_words
+
+    text = page_words("run.txt, line 1: 4 columns (this line looks like a qrels line: did you swap --qrels and --run?)")
+    assert "--" not in text and "right box" in text
+    text = page_words("q.txt: no query_id column found. columns found: a b. Name one of them with "
+                      "columns={'query_id': NAME} (command line: --query-id-col NAME)")
+    assert text == "q.txt: no query_id column found. columns found: a b"
+
+
+def test_a_mapping_message_has_no_python_or_command_line_syntax():
+    at = _page_with_sample()
+    _uploader(at, "ranklab.data.qrels_file").set_value(
+        ("odd.csv", b"xq,yd,zr\nq01,D01195,1\n", "text/csv")).run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "Choose its columns below" in message
+    assert "--" not in message and "columns={" not in message and "NAME" not in message
