@@ -147,6 +147,14 @@ def _discount(pos: np.ndarray, kind: str) -> np.ndarray:
     return 1.0 / np.log2(pos.astype(np.float64) + 1.0)
 
 
+def _discounted(gain: np.ndarray, pos: np.ndarray, kind: str) -> np.ndarray:
+    """gain * discount(pos); for log2, gain / log2(i+1) as trec_eval divides (multiplying
+    by the reciprocal can differ in the last bit)."""
+    if kind == "jarvelin":
+        return gain * _discount(pos, kind)
+    return gain / np.log2(pos.astype(np.float64) + 1.0)
+
+
 def _dcg_rows(R: RankedLists, spec, conv):
     # Only positive labels carry gain; negative labels are judged non-relevant (trec_eval).
     jr = R.judged_rows
@@ -161,7 +169,7 @@ def dcg(R, spec, conv):
     if k is not None:
         keep = pos <= k
         seg, pos, lab = seg[keep], pos[keep], lab[keep]
-    w = _gain(lab, spec.param("gain", conv)) * _discount(pos, spec.param("discount", conv))
+    w = _discounted(_gain(lab, spec.param("gain", conv)), pos, spec.param("discount", conv))
     return np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
@@ -198,7 +206,7 @@ def _ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
     if k is not None:
         keep = pos <= k
         seg, lab, pos = seg[keep], lab[keep], pos[keep]
-    w = _gain(lab, spec.param("gain", conv)) * _discount(pos, spec.param("discount", conv))
+    w = _discounted(_gain(lab, spec.param("gain", conv)), pos, spec.param("discount", conv))
     return np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
@@ -328,3 +336,420 @@ def aggregate(values: np.ndarray, spec: MeasureSpec) -> float:
         ok = ~np.isnan(values)
         return float(np.mean(values[ok])) if ok.any() else float("nan")
     return float(np.mean(values))
+
+
+# --- the rest of trec_eval 10's measures ---------------------------------------------------
+# Each equals trec_eval 10.0 per query at full precision: sums are added in the order the C
+# loops add them (rank order; ``np.bincount`` and ``np.cumsum`` along a row add
+# sequentially), and every expression keeps trec_eval's order of operations.
+
+INFAP_EPSILON = 1e-5  # trec_eval's smoothing constant of infAP
+
+
+def _segment_layout(seg: np.ndarray):
+    """(group of each entry, index within its group, groups' first entries) for entries
+    grouped by ``seg`` (equal values adjacent)."""
+    n = len(seg)
+    if not n:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    first = np.r_[True, seg[1:] != seg[:-1]]
+    heads = np.flatnonzero(first)
+    group = np.cumsum(first) - 1
+    within = np.arange(n) - heads[group]
+    return group, within, heads
+
+
+def _seg_cumsum(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Running sums of ``vals`` within each run of equal ``seg``, added left to right.
+
+    Exactly the sums a C loop accumulates (a cumulative sum over all queries minus an
+    offset would round differently): the groups are laid out as rows of a zero-padded
+    matrix and summed along the rows (``np.cumsum`` along an axis adds sequentially; the
+    padding adds exact zeros). In blocks of rows, so the matrix stays small.
+    """
+    vals = np.asarray(vals, dtype=np.float64)
+    out = np.empty(len(vals), dtype=np.float64)
+    if not len(vals):
+        return out
+    group, within, heads = _segment_layout(seg)
+    width = int(within.max()) + 1
+    step = max(1, (1 << 22) // width)  # groups per block
+    for g0 in range(0, len(heads), step):
+        g1 = min(len(heads), g0 + step)
+        lo, hi = heads[g0], (heads[g1] if g1 < len(heads) else len(seg))
+        mat = np.zeros((g1 - g0, width), dtype=np.float64)
+        mat[group[lo:hi] - g0, within[lo:hi]] = vals[lo:hi]
+        np.cumsum(mat, axis=1, out=mat)
+        out[lo:hi] = mat[group[lo:hi] - g0, within[lo:hi]]
+    return out
+
+
+def _seg_powers(p: float, count: int) -> np.ndarray:
+    """1, p, p*p, ... (``count`` values) by repeated multiplication, as trec_eval's loop."""
+    if count <= 0:
+        return np.ones(1, dtype=np.float64)
+    steps = np.full(count, p, dtype=np.float64)
+    steps[0] = 1.0
+    return np.cumprod(steps)
+
+
+def _pooled_unjudged_rows(R: RankedLists) -> np.ndarray:
+    """Retrieved rows judged with a negative label: trec_eval's "pooled but unjudged"."""
+    jr = R.judged_rows
+    return jr[R.label[jr] < 0]
+
+
+def _judged_nonneg_rows(R: RankedLists) -> np.ndarray:
+    """Retrieved rows judged with a label >= 0 (trec_eval's judged documents)."""
+    jr = R.judged_rows
+    return jr[R.label[jr] >= 0]
+
+
+def inferred_ap(R, spec, conv):
+    """infAP (Yilmaz & Aslam, 2006), as trec_eval computes it.
+
+    Unjudged documents (not in the qrels) are skipped; documents judged with a negative
+    label (``-2`` by convention) are pooled but unjudged. For the relevant document at
+    0-based rank ``j`` > 0, with ``r`` relevant, ``n`` non-relevant and ``u`` pooled-
+    unjudged documents above it:
+    ``1/(j+1) + (j/(j+1)) * ((r + n + u)/j) * ((r + eps)/(r + n + 2 eps))``
+    (1 at ``j`` = 0), ``eps`` = 1e-5; the sum is divided by R (0 when R = 0).
+    """
+    thr = _threshold(spec, conv)
+    rows = R.relevant_rows(thr)
+    r_above = (R.count_upto(rows, rows) - 1).astype(np.float64)
+    n_above = R.count_upto(R.judged_nonrelevant_rows(thr), rows).astype(np.int64)
+    u_above = R.count_upto(_pooled_unjudged_rows(R), rows).astype(np.int64)
+    fj = (R.pos_of(rows) - 1).astype(np.float64)
+    above = (r_above.astype(np.int64) + n_above + u_above).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (above / fj) * (
+            (r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON))
+    term = np.where(fj == 0, 1.0, term)
+    total = np.bincount(R.seg[rows], weights=term, minlength=R.n_queries)
+    return _safe_div(total, R.num_rel(thr))
+
+
+def _level_gains(R: RankedLists, rows: np.ndarray) -> np.ndarray:
+    """trec_eval's default gain of retrieved rows: the label, 0 for negative labels."""
+    lab = R.label[rows].astype(np.float64)
+    return np.where(lab > 0, lab, 0.0)
+
+
+def rank_biased_precision(R, spec, conv):
+    """RBP (Moffat & Zobel, 2008) = (1 - p) * sum_i g_i * p^(i-1), p the persistence.
+
+    Gains are the labels (trec_eval's ``rbp``, which ignores the relevance threshold),
+    scaled to [0, 1] by the query's highest label when that exceeds 1; unjudged and
+    negative labels gain 0.
+    """
+    p = float(spec.param("p", conv))
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    seg = R.seg[rows]
+    gain = R.label[rows].astype(np.float64)
+    # the query's highest label in the qrels: levels 0..max are trec_eval's gains
+    ok = R.qrels_label >= 0
+    top = np.zeros(R.n_queries, dtype=np.float64)
+    np.maximum.at(top, R.qrels_seg[ok], np.floor(R.qrels_label[ok]).astype(np.float64))
+    scale = top[seg]
+    big = scale > 1
+    gain = np.where(big, (gain - 0.0) / np.where(big, scale - 0.0, 1.0), gain)
+    pw = _seg_powers(p, int(R.counts.max()) if R.n_queries else 0)
+    w = gain * pw[R.pos_of(rows) - 1]
+    return (1.0 - p) * np.bincount(seg, weights=w, minlength=R.n_queries)
+
+
+def rbp_residual(R, spec, conv):
+    """RBP residual: the most RBP could rise if every unjudged retrieved document had
+    gain 1 and the ranking continued with such documents: ``p^n + (1-p) * sum over
+    unjudged i of p^(i-1)`` (``n`` retrieved); 0 when no retrieved document is unjudged
+    (trec_eval ``rbp_resid``)."""
+    p = float(spec.param("p", conv))
+    pw = _seg_powers(p, int(R.counts.max()) + 1 if R.n_queries else 1)
+    unj = _unjudged_mask_rows(R)
+    seg = R.seg[unj]
+    s = np.bincount(seg, weights=pw[R.pos_of(unj) - 1], minlength=R.n_queries)
+    n_unj = np.bincount(seg, minlength=R.n_queries)
+    out = pw[R.counts] + (1 - p) * s
+    return np.where(n_unj > 0, out, 0.0)
+
+
+def _unjudged_mask_rows(R: RankedLists) -> np.ndarray:
+    """Retrieved rows that trec_eval counts as unjudged: not in the qrels, or judged with
+    a negative label; ascending."""
+    keep = np.ones(len(R.seg), dtype=bool)
+    keep[_judged_nonneg_rows(R)] = False
+    return np.flatnonzero(keep)
+
+
+def unjudged(R, spec, conv):
+    """unj_k: unjudged documents (absent from the qrels or negative label) in the top k,
+    divided by k (trec_eval ``unj``)."""
+    k = spec.cutoff
+    in_top = np.minimum(R.counts, k)
+    return (in_top - R.count_top(_judged_nonneg_rows(R), k)) / float(k)
+
+
+def rprec_mult(R, spec, conv):
+    """Rprec_mult_x: precision at rank c = floor(x * R + 0.9) (trec_eval ``Rprec_mult``,
+    precision at a multiple of R); 0 when c = 0."""
+    thr = _threshold(spec, conv)
+    x = float(spec.cutoff)
+    c = np.floor(x * R.num_rel(thr).astype(np.float64) + 0.9).astype(np.int64)
+    rows = R.relevant_rows(thr)
+    first = R.starts[:-1]
+    end = first + np.minimum(R.counts, c)
+    hits = np.searchsorted(rows, end) - np.searchsorted(rows, first)
+    return _safe_div(hits, c)
+
+
+def utility(R, spec, conv):
+    """Set utility ``a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret``
+    (trec_eval ``utility``; defaults a=1, b=-1, c=0, d=0). ``nonrel_not_ret`` needs the
+    collection size (``num_docs``, trec_eval ``-N``). 0 for a query absent from the run."""
+    thr = _threshold(spec, conv)
+    a, b, c, d = (float(spec.param(k, conv)) for k in ("a", "b", "c", "d"))
+    nrr = _hits_top(R, thr, None).astype(np.float64)
+    ret = R.counts.astype(np.float64)
+    rel = R.num_rel(thr).astype(np.float64)
+    n_docs = float(getattr(conv, "num_docs", 0) or 0)
+    out = a * nrr + b * (ret - nrr) + c * (rel - nrr) + d * (n_docs + nrr - ret - rel)
+    return np.where(R.counts > 0, out, 0.0)
+
+
+def eleven_point_average(R, spec, conv):
+    """11pt_avg: mean of IPrec at recall 0.0, 0.1, ..., 1.0 (trec_eval ``11pt_avg``),
+    added from 1.0 down as trec_eval adds them."""
+    total = np.zeros(R.n_queries, dtype=np.float64)
+    for level in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0):
+        total = total + interpolated_precision(R, _Derived(spec, level), conv)
+    return total / 11.0
+
+
+class _Derived:
+    """A spec with another cutoff (for measures built from another measure)."""
+
+    def __init__(self, spec, cutoff):
+        self._spec, self.cutoff = spec, cutoff
+
+    def param(self, key, conv):
+        return self._spec.param(key, conv)
+
+
+def binary_g(R, spec, conv):
+    """binG: (1/R) * sum over retrieved relevant of 1 / log2(2 + non-relevant above it)
+    (trec_eval ``binG``; unjudged documents count as non-relevant)."""
+    thr = _threshold(spec, conv)
+    rows = R.relevant_rows(thr)
+    above = R.pos_of(rows) - R.count_upto(rows, rows)
+    w = 1.0 / np.log2((2 + above).astype(np.float64))
+    total = np.bincount(R.seg[rows], weights=w, minlength=R.n_queries)
+    return _safe_div(total, R.num_rel(thr))
+
+
+def _ideal_prefix(R: RankedLists):
+    """Per query, the ideal ranking's gains (positive labels, descending) with their
+    running sums: (seg, label, pos, first index of each query's block, count per query)."""
+    seg, lab, pos = _ideal_ranking(R, "qrels")
+    n_pos = np.bincount(seg, minlength=R.n_queries)
+    head = np.concatenate(([0], np.cumsum(n_pos)))[:-1]
+    return seg, lab.astype(np.float64), pos, head, n_pos
+
+
+def _at_ideal(values: np.ndarray, head, n_pos, seg, t, default_total):
+    """values[head[seg] + t - 1] for 1 <= t <= n_pos[seg]; ``default_total`` beyond."""
+    inside = (t >= 1) & (t <= n_pos[seg])
+    idx = np.where(inside, head[seg] + t - 1, 0)
+    return np.where(inside, values[idx] if len(values) else 0.0, default_total)
+
+
+def normalized_g(R, spec, conv):
+    """G (trec_eval's experimental gain measure): sum over retrieved documents of
+    gain_i / log2(2 + C_i - S_i), divided by the total ideal gain; ``S_i`` is the gain
+    retrieved up to rank i, ``C_i`` the sum up to rank i of max(ideal gain, 1)."""
+    iseg, ilab, ipos, head, n_pos = _ideal_prefix(R)
+    cost = _seg_cumsum(iseg, np.where(ilab >= 1.0, ilab, 1.0))
+    cost_total = np.bincount(iseg, weights=np.where(ilab >= 1.0, ilab, 1.0), minlength=R.n_queries)
+    ideal_total = np.bincount(iseg, weights=ilab, minlength=R.n_queries)
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    seg = R.seg[rows]
+    gain = R.label[rows].astype(np.float64)
+    s = _seg_cumsum(seg, gain)
+    pos = R.pos_of(rows)
+    c = _at_ideal(cost, head, n_pos, seg, pos, 0.0)
+    beyond = pos > n_pos[seg]
+    c = np.where(beyond, cost_total[seg] + (pos - n_pos[seg]), c)
+    w = gain / np.log2(2 + c - s)
+    total = np.bincount(seg, weights=w, minlength=R.n_queries)
+    return _safe_div(total, ideal_total)
+
+
+def _dcg_prefix(R: RankedLists):
+    """Rows with a positive label, their query and running DCG (gain / log2(rank + 1))."""
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    seg = R.seg[rows]
+    pos = R.pos_of(rows)
+    d = _seg_cumsum(seg, R.label[rows].astype(np.float64) / np.log2((pos + 1).astype(np.float64)))
+    return rows, seg, pos, d
+
+
+def _dcg_upto(R: RankedLists, rows, d, q, t):
+    """DCG of the top t of queries q from the running sums ``d`` at ``rows``."""
+    lim = R.starts[q] + np.minimum(t, R.counts[q])
+    idx = np.searchsorted(rows, lim) - 1
+    ok = (idx >= 0) & (idx >= np.searchsorted(rows, R.starts[q])) & (len(rows) > 0)
+    return np.where(ok, d[np.maximum(idx, 0)] if len(d) else 0.0, 0.0)
+
+
+def ndcg_rel(R, spec, conv):
+    """ndcg_rel: nDCG averaged over the documents with positive gain -- at each such
+    retrieved document the nDCG at its rank, for each such document not retrieved the
+    nDCG of the whole ranking (trec_eval ``ndcg_rel``)."""
+    iseg, ilab, ipos, head, n_pos = _ideal_prefix(R)
+    idcg = _seg_cumsum(iseg, ilab / np.log2((ipos + 1).astype(np.float64)))
+    idcg_total = _at_ideal(idcg, head, n_pos, np.arange(R.n_queries), n_pos, 0.0)
+    rows, seg, pos, d = _dcg_prefix(R)
+    ideal_here = _at_ideal(idcg, head, n_pos, seg, pos, idcg_total[seg])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = d / ideal_here
+    total = np.bincount(seg, weights=w, minlength=R.n_queries)
+    found = np.bincount(seg, minlength=R.n_queries)
+    final = _dcg_upto(R, rows, d, np.arange(R.n_queries), R.counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = total + (n_pos - found).astype(np.float64) * final / idcg_total
+    ok = total > 0
+    return np.where(ok, total / np.where(ok, n_pos, 1), 0.0)
+
+
+def r_ndcg(R, spec, conv):
+    """Rndcg: nDCG averaged at the R levels -- the ranks where the ideal ranking's gain
+    changes (the last positive gain included), and at the end of a ranking longer than
+    the positive judgements plus one (trec_eval ``Rndcg``). 0 when R = 0."""
+    thr = _threshold(spec, conv)
+    iseg, ilab, ipos, head, n_pos = _ideal_prefix(R)
+    idcg = _seg_cumsum(iseg, ilab / np.log2((ipos + 1).astype(np.float64)))
+    # boundaries b: the ideal gain at rank b+1 differs from rank b (or rank b is the last
+    # positive one)
+    nxt_diff = np.r_[ilab[1:] != ilab[:-1], True] if len(ilab) else np.zeros(0, dtype=bool)
+    last = np.r_[iseg[1:] != iseg[:-1], True] if len(iseg) else np.zeros(0, dtype=bool)
+    bmask = nxt_diff | last
+    bq, bt = iseg[bmask], ipos[bmask]
+    ideal_b = idcg[bmask]
+    idcg_total = _at_ideal(idcg, head, n_pos, np.arange(R.n_queries), n_pos, 0.0)
+    # the end of the ranking, after the boundaries
+    eq = np.flatnonzero(R.counts > n_pos + 1)
+    bq = np.r_[bq, eq].astype(np.int64)
+    bt = np.r_[bt, R.counts[eq]].astype(np.int64)
+    ideal_b = np.r_[ideal_b, idcg_total[eq]]
+    order = np.lexsort((np.r_[np.zeros(int(bmask.sum()), dtype=np.int8), np.ones(len(eq), dtype=np.int8)], bq))
+    bq, bt, ideal_b = bq[order], bt[order], ideal_b[order]
+    rows, seg, pos, d = _dcg_prefix(R)
+    num = _dcg_upto(R, rows, d, bq, bt)
+    good = ideal_b > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(good, num / ideal_b, 0.0)
+    total = np.bincount(bq, weights=w, minlength=R.n_queries)
+    count = np.bincount(bq[good], minlength=R.n_queries)
+    out = _safe_div(total, count)
+    return np.where(R.num_rel(thr) > 0, out, 0.0)
+
+
+def relative_precision(R, spec, conv):
+    """relative_P_k: relevant in the top k divided by min(k, R); 0 when R = 0
+    (trec_eval ``relative_P``: precision up to R, recall after)."""
+    thr = _threshold(spec, conv)
+    k = spec.cutoff
+    nr = R.num_rel(thr)
+    return _safe_div(_hits_top(R, thr, k), np.minimum(nr, k))
+
+
+def set_precision(R, spec, conv):
+    """set_P: relevant retrieved / retrieved; 0 when nothing is retrieved."""
+    thr = _threshold(spec, conv)
+    return _safe_div(_hits_top(R, thr, None), R.counts)
+
+
+def set_recall(R, spec, conv):
+    """set_recall: relevant retrieved / R; 0 when R = 0."""
+    thr = _threshold(spec, conv)
+    return _safe_div(_hits_top(R, thr, None), R.num_rel(thr))
+
+
+def set_relative_precision(R, spec, conv):
+    """set_relative_P: relevant retrieved / min(retrieved, R)."""
+    thr = _threshold(spec, conv)
+    return _safe_div(_hits_top(R, thr, None), np.minimum(R.counts, R.num_rel(thr)))
+
+
+def set_map(R, spec, conv):
+    """set_map: relevant retrieved squared / (retrieved * R) (set precision times set
+    recall); 0 when either is 0."""
+    thr = _threshold(spec, conv)
+    h = _hits_top(R, thr, None).astype(np.float64)
+    return _safe_div(h * h, R.counts.astype(np.float64) * R.num_rel(thr).astype(np.float64))
+
+
+def set_f(R, spec, conv):
+    """set_F: (beta + 1) P R / (beta P + R) over the retrieved set (van Rijsbergen's F
+    with beta the relative importance of recall; trec_eval ``set_F``); 0 with no
+    relevant retrieved."""
+    thr = _threshold(spec, conv)
+    x = float(spec.param("beta", conv))
+    h = _hits_top(R, thr, None)
+    p = _safe_div(h, R.counts)
+    r = _safe_div(h, R.num_rel(thr))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = (x + 1.0) * p * r / (x * p + r)
+    return np.where(h > 0, f, 0.0)
+
+
+def num_nonrel_judged_ret(R, spec, conv):
+    """Judged non-relevant documents retrieved (labels 0 <= l < threshold)."""
+    thr = _threshold(spec, conv)
+    return np.bincount(R.seg[R.judged_nonrelevant_rows(thr)], minlength=R.n_queries).astype(np.float64)
+
+
+def expected_reciprocal_rank(R, spec, conv):
+    """ERR@k (Chapelle, Metzler, Zhang & Grinspan, 2009).
+
+    ``ERR@k = sum_{i<=k} (1/i) * R_i * prod_{j<i} (1 - R_j)`` with the stopping
+    probability ``R_i = (2^g_i - 1) / 2^g_max`` of grade ``g_i`` (labels below 0 count
+    as 0, labels above ``max_grade`` as ``max_grade``); ``max_grade`` defaults to 4.
+    """
+    g_max = float(spec.param("max_grade", conv))
+    k = spec.cutoff
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    pos = R.pos_of(rows)
+    if k is not None:
+        keep = pos <= k
+        rows, pos = rows[keep], pos[keep]
+    seg = R.seg[rows]
+    g = np.minimum(R.label[rows].astype(np.float64), g_max)
+    stop = (np.exp2(g) - 1.0) / np.exp2(g_max)
+    # probability of reaching each row: the product of (1 - R_j) over the rows above
+    # with a positive grade (the others have R_j = 0), as a running sum of logs would
+    # lose exactness -- a running product within each query
+    keep_going = 1.0 - stop
+    reach = _seg_cumprod_exclusive(seg, keep_going)
+    w = reach * stop / pos
+    return np.bincount(seg, weights=w, minlength=R.n_queries)
+
+
+def _seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Product of the earlier ``vals`` of the same group (1 for a group's first)."""
+    out = np.ones(len(vals), dtype=np.float64)
+    if not len(vals):
+        return out
+    group, within, heads = _segment_layout(seg)
+    width = int(within.max()) + 1
+    mat = np.ones((len(heads), width), dtype=np.float64)
+    mat[group, within] = vals
+    np.cumprod(mat, axis=1, out=mat)
+    prev = within > 0
+    out[prev] = mat[group[prev], within[prev] - 1]
+    return out
