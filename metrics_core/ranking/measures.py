@@ -14,12 +14,13 @@ number of relevant documents in the qrels, ``N`` the judged non-relevant ones.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.registry import MeasureSpec
-from metrics_core.stats.aggregate import geometric_mean
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
@@ -261,8 +262,12 @@ def interpolated_precision(R, spec, conv):
     rows = R.relevant_rows(thr)
     num_rel = R.num_rel(thr)
     out = np.zeros(R.n_queries, dtype=np.float64)
+    # trec_eval 10 rounds r * R to the nearest whole number (lround); trec_eval 9 and
+    # earlier -- and so pytrec_eval -- took (long)(r * R + 0.9)
+    bump = 0.9 if _rounding(spec, conv) == "trec9" else 0.5
+    c = np.floor(spec.cutoff * num_rel + bump).astype(np.int64)
     if not len(rows):
-        return out
+        return _iprec_empty(R, c, out, conv)
     seg = R.seg[rows]
     j = R.count_upto(rows, rows)
     prec = j / R.pos_of(rows)
@@ -274,14 +279,29 @@ def interpolated_precision(R, spec, conv):
     suffix = uniq[(np.maximum.accumulate(key) - rev_seg * width)][::-1]
     nrr = np.bincount(seg, minlength=R.n_queries)
     first_row = np.concatenate(([0], np.cumsum(nrr)))[:-1]
-    # trec_eval 10 rounds r * R to the nearest whole number (lround); trec_eval 9 and
-    # earlier -- and so pytrec_eval -- took (long)(r * R + 0.9)
-    bump = 0.9 if spec.param("rounding", conv) == "trec9" else 0.5
-    c = np.floor(spec.cutoff * num_rel + bump).astype(np.int64)
     idx = first_row + np.maximum(c, 1) - 1
     ok = (nrr > 0) & (c <= nrr)
     out[ok] = suffix[idx[ok]]
+    return _iprec_empty(R, c, out, conv)
+
+
+def _iprec_empty(R, c, out, conv):
+    """trec_eval -J: a query left with no retrieved document has precision 0/0, which
+    trec_eval carries into the recall levels that round to 0 documents (NaN)."""
+    if getattr(conv, "judged_only", False):
+        out[(R.counts == 0) & (c == 0)] = np.nan
     return out
+
+
+def _rounding(spec, conv) -> str:
+    """IPrec's rounding of r * R: given in the name, else trec_eval 9's under
+    ``compat=trec_eval9``, else trec_eval 10's."""
+    for k, v in getattr(spec, "params", ()):
+        if k == "rounding":
+            return v
+    if getattr(conv, "compat", "trec_eval10") == "trec_eval9":
+        return "trec9"
+    return spec.param("rounding", conv)
 
 
 def judged(R, spec, conv):
@@ -323,19 +343,35 @@ def compute(R: RankedLists, spec: MeasureSpec, conv: Conventions) -> np.ndarray:
     return COMPUTE[spec.family](R, spec, conv)
 
 
-def aggregate(values: np.ndarray, spec: MeasureSpec) -> float:
-    """Summary over queries: mean, sum (counts), geometric mean (GMAP) or NaN-skipping mean."""
+def aggregate(values: np.ndarray, spec: MeasureSpec, order=None) -> float:
+    """Summary over queries: mean, sum (counts), geometric mean (GMAP) or NaN-skipping mean.
+
+    ``order`` (optional): the order in which trec_eval visits the queries (query ids
+    sorted as strings). Sums are added one query after another in that order and then
+    divided, as trec_eval does, so the mean equals trec_eval's to the last bit.
+    """
     how = spec.definition.aggregate
     if len(values) == 0:
         return 0.0 if how == "sum" else float("nan")
+    values = np.asarray(values, dtype=np.float64)
+    if order is not None:
+        values = values[order]
     if how == "sum":
         return float(np.sum(values))
     if how == "gmean":
-        return geometric_mean(values, MIN_GEO_MEAN)
+        # the C library's log and exp, as trec_eval calls them (numpy's vectorised
+        # versions can differ in the last bit); one call per query, only here
+        logs = np.array([math.log(v) for v in np.maximum(values, MIN_GEO_MEAN).tolist()])
+        return math.exp(_sequential_sum(logs) / len(logs))
     if how == "nanmean":
         ok = ~np.isnan(values)
-        return float(np.mean(values[ok])) if ok.any() else float("nan")
-    return float(np.mean(values))
+        return float(_sequential_sum(values[ok]) / np.count_nonzero(ok)) if ok.any() else float("nan")
+    return float(_sequential_sum(values) / len(values))
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """values[0] + values[1] + ... left to right (``np.sum`` adds pairwise)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
 
 
 # --- the rest of trec_eval 10's measures ---------------------------------------------------
