@@ -11,7 +11,7 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.io import read_qrels, read_run
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
-from metrics_core.ranking.measures import aggregate, compute
+from metrics_core.ranking.measures import compute, summarize
 from metrics_core.ranking.registry import DEFAULT_MEASURES, MeasureSpec, parse_measures
 
 if TYPE_CHECKING:
@@ -98,9 +98,7 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
                     run_name: str) -> Evaluation:
     """Compute measures on already ranked lists (used by the app to re-use one ranking)."""
     columns = {s.name: compute(ranked, s, conv) for s in specs}
-    ids = ranked.query_ids
-    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)  # trec_eval's
-    agg = {s.name: aggregate(columns[s.name], s, order) for s in specs}
+    agg = {s.name: summarize(ranked, s, columns[s.name], conv) for s in specs}
     return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, ranked.diagnostics.as_dict() | {
         "num_queries": ranked.n_queries}, conv, ranked)
 

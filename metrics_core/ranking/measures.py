@@ -289,7 +289,10 @@ def _iprec_empty(R, c, out, conv):
     """trec_eval -J: a query left with no retrieved document has precision 0/0, which
     trec_eval carries into the recall levels that round to 0 documents (NaN)."""
     if getattr(conv, "judged_only", False):
-        out[(R.counts == 0) & (c == 0)] = np.nan
+        empty = (R.counts == 0) & (c == 0)
+        if getattr(conv, "compat", "trec_eval10") == "trec_eval9":
+            empty &= ~missing_mask(R)  # trec_eval 9 does not evaluate missing queries
+        out[empty] = np.nan
     return out
 
 
@@ -367,6 +370,51 @@ def aggregate(values: np.ndarray, spec: MeasureSpec, order=None) -> float:
         ok = ~np.isnan(values)
         return float(_sequential_sum(values[ok]) / np.count_nonzero(ok)) if ok.any() else float("nan")
     return float(_sequential_sum(values) / len(values))
+
+
+def trec_order(R: RankedLists) -> np.ndarray:
+    """Indexes of the evaluated queries in trec_eval's order (query ids as strings)."""
+    key = ("trec_order",)
+    if key not in R._cache:
+        ids = R.query_ids
+        R._cache[key] = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    return R._cache[key]
+
+
+def missing_mask(R: RankedLists) -> np.ndarray:
+    """True for the evaluated queries that are absent from the run (scored as empty)."""
+    key = ("missing",)
+    if key not in R._cache:
+        gone = set(R.diagnostics.missing_queries)
+        R._cache[key] = np.array([q in gone for q in R.query_ids], dtype=bool)
+    return R._cache[key]
+
+
+def summarize(R: RankedLists, spec: MeasureSpec, values: np.ndarray, conv: Conventions) -> float:
+    """The summary over queries that trec_eval prints as ``all``.
+
+    Queries are added in trec_eval's order. Under ``compat=trec_eval9`` with missing
+    queries scored 0 (``-c``), trec_eval 9.0.8 evaluates only the queries in the run and
+    patches the average: the geometric mean adds ``log(1e-5)`` once per missing query
+    after the others, and the summed ``num_rel`` counts every judgement with a label
+    above 0 (whatever the relevance threshold).
+    """
+    order = trec_order(R)
+    if getattr(conv, "compat", "trec_eval10") != "trec_eval9" or conv.missing_queries != "zero":
+        return aggregate(values, spec, order)
+    miss = missing_mask(R)
+    if spec.family == "NumRel":
+        return float(np.count_nonzero(R.qrels_label > 0))
+    if not miss.any():
+        return aggregate(values, spec, order)
+    how = spec.definition.aggregate
+    present = order[~miss[order]]
+    if how == "gmean":
+        v = np.maximum(np.asarray(values, dtype=np.float64)[present], MIN_GEO_MEAN).tolist()
+        total = _sequential_sum(np.array([math.log(x) for x in v]))
+        total += int(miss.sum()) * math.log(MIN_GEO_MEAN)
+        return math.exp(total / len(values))
+    return aggregate(values, spec, order)
 
 
 def _sequential_sum(values: np.ndarray) -> float:
