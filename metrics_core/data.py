@@ -65,8 +65,12 @@ class _Columns:
     _value_name = "value"
 
     def __init__(self, query_ids, doc_ids, values, *, source: str = "<data>",
-                 line_numbers=None, rows_are_lines: bool = False):
+                 line_numbers=None, rows_are_lines: bool = False, extra_query_ids=()):
         self.source = str(source)
+        # queries given without any row: a run's query answered with an empty ranking, a
+        # qrels query judged to have no relevant document at all (the list inputs' empty
+        # ``retrieved`` / ``expected``); they are evaluated like any other
+        self.extra_query_ids = tuple(str(q) for q in extra_query_ids)
         # When a file had no comments or blank lines, row i is line i + 1.
         self.rows_are_lines = bool(rows_are_lines) and line_numbers is None
         self.qid = as_string_array(query_ids, "query id", self.source)
@@ -126,14 +130,17 @@ class Run(_Columns):
         Where the data came from, for messages.
     line_numbers : array-like of int, optional
         Source line of each row.
+    extra_query_ids : sequence of str, optional
+        Queries answered with an empty ranking: evaluated (scoring 0 on most measures),
+        not reported as missing.
     """
 
     _value_name = "score"
 
     def __init__(self, query_ids, doc_ids, scores, *, name: str = "run", source: str = "<run>",
-                 line_numbers=None, rows_are_lines: bool = False, tags=None):
+                 line_numbers=None, rows_are_lines: bool = False, tags=None, extra_query_ids=()):
         super().__init__(query_ids, doc_ids, scores, source=source, line_numbers=line_numbers,
-                         rows_are_lines=rows_are_lines)
+                         rows_are_lines=rows_are_lines, extra_query_ids=extra_query_ids)
         self.name = str(name)
         self.tags = tags
 
@@ -163,10 +170,7 @@ class Qrels(_Columns):
     def __init__(self, query_ids, doc_ids, relevance, *, source: str = "<qrels>", line_numbers=None,
                  rows_are_lines: bool = False, extra_query_ids=()):
         super().__init__(query_ids, doc_ids, relevance, source=source, line_numbers=line_numbers,
-                         rows_are_lines=rows_are_lines)
-        # queries judged to have no relevant document at all (seed 000's empty
-        # ``expected`` list): evaluated, with no judgement rows
-        self.extra_query_ids = tuple(str(q) for q in extra_query_ids)
+                         rows_are_lines=rows_are_lines, extra_query_ids=extra_query_ids)
 
     @property
     def relevance(self) -> np.ndarray:

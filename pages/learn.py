@@ -6,7 +6,7 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.conventions import CHOICES, DESCRIPTIONS
 from metrics_core.errors import InputError
-from metrics_core.ranking.registry import REGISTRY
+from metrics_core.ranking.registry import PARAMS, REGISTRY
 from ui.exports import download_table
 from ui.figures_ranking import gain_contributions
 from ui.frame import conventions, page_setup
@@ -102,38 +102,21 @@ st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gai
 
 # --- every measure ----------------------------------------------------------------------
 st.header("Every measure")
-EDGE_CASES = {
-    "P": "k larger than the list: divides by k (trec_eval); convention p_denominator=retrieved divides by "
-         "min(k, retrieved) (seed 003). Relevant means label >= the relevance threshold.",
-    "R": "No relevant document in the qrels: 0 (the query still counts in the mean).",
-    "F1": "0 when P@k + R@k = 0.",
-    "RR": "No relevant document retrieved: 0. RR@k with nothing relevant in the top k: 0, or 1/(k+1) with "
-          "miss=k_plus_1 (seed 001's MRR@K). MRR is its mean over queries.",
-    "AP": "Divides by all relevant documents in the qrels (unretrieved ones count as precision 0); "
-          "alternatives: min(R, k), relevant retrieved. No relevant documents: 0.",
-    "GMAP": "Geometric mean over queries with AP floored at 1e-5 (trec_eval gm_map).",
-    "nDCG": "IDCG from all judged documents of the query (trec_eval) or from the retrieved list "
-            "(ideal=retrieved, seed 003). IDCG = 0: nDCG = 0. Gain linear (label) or 2^label - 1; "
-            "discount 1/log2(i+1) or 1/max(1, log2 i) (seed 003's DCG). Negative labels give no gain.",
-    "DCG": "Unnormalised; depends on the number and grades of relevant documents.",
-    "Rprec": "R = relevant documents of the query; R = 0 gives 0.",
-    "Bpref": "Only judged documents count; unjudged retrieved documents are skipped.",
-    "Success": "1 when the first relevant document is at rank <= k, else 0.",
-    "IPrec": "Interpolated: the best precision at any rank whose recall reaches the level.",
-    "Judged": "Unjudged documents in the top k lower it; divides by k.",
-    "Hits": "A count, not a fraction (seed 000's hits_in_top_k).",
-    "FirstRel": "NaN for a query without a relevant retrieved document; averaged over the others.",
-}
+st.caption("Every definition below comes from the measure registry, the same one the engine, "
+           "the command line and the measure picker use.")
 for d in REGISTRY.values():
     with st.expander(f"{d.name}: {d.description}"):
         if d.formula:
             st.latex(d.formula)
-        if d.params:
-            st.caption("parameters: " + ", ".join(d.params) + (" · cutoff: " + d.cutoff if d.cutoff != "none" else ""))
-        if d.name in EDGE_CASES:
-            st.write(EDGE_CASES[d.name])
-        if d.name in ("NumQ", "NumRet", "NumRel", "NumRelRet"):
-            st.write("A count; summed over queries in the aggregate (trec_eval).")
+        written = d.usage().replace("[@k]", " or " + d.name + "@k")
+        params = ", ".join(f"{p}={PARAMS[p].accepted()}" for p in d.params)
+        st.caption(f"written {written}" + (f" · parameters: {params}" if params else "")
+                   + (f" · trec_eval: {', '.join(t.replace('{k}', 'k') for t in d.trec)}" if d.trec else ""))
+        for case in d.edge_cases:
+            st.markdown(f"- {case}")
+        if d.example is not None:
+            st.markdown(f"**Example.** {d.example.explanation} {d.example.measure} = {d.example.value:.4f}.")
+        st.caption(f"Reference: {d.reference}")
 
 st.header("Conventions")
 st.write("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "

@@ -134,9 +134,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     """Read the files named by ``args`` and evaluate every run (shared with ``compare``)."""
     _use_system_allocator()
     conv = conventions_from_args(args)
-    specs = parse_measures([m for group in (args.measures or list(DEFAULT_MEASURES))
-                            for m in ([group] if "(" in group else group.split(","))
-                            if m.strip()])
+    specs = parse_measures(args.measures or list(DEFAULT_MEASURES))
     progress = Progress(getattr(args, "quiet", False))
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
         qrels = read_qrels(args.qrels)

@@ -16,13 +16,14 @@ history), 0 otherwise, 2 on bad input. The store defaults to
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 from metrics_core import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
 from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path
-from metrics_core.ranking.registry import parse_measures
+from metrics_core.ranking.registry import parse_measures, split_measures
 from metrics_core.report import (
     DEFAULT_GOOD_THRESHOLDS,
     format_table,
@@ -88,22 +89,21 @@ def _store_argument(p) -> None:
 
 
 def _measure_names(groups) -> list[str]:
-    names = [m for g in groups for m in ([g] if "(" in g else g.split(",")) if m.strip()]
-    return [s.name for s in parse_measures(names)]
+    return [s.name for s in parse_measures(list(groups))]
 
 
 def parse_thresholds(items) -> dict[str, float]:
     """``["nDCG@10=0.6", "P@5=0.5,RR=0.7"]`` -> ``{"nDCG@10": 0.6, ...}`` (canonical names)."""
     out: dict[str, float] = {}
     for item in items:
-        for part in ([item] if "(" in item else item.split(",")):
-            if not part.strip():
-                continue
+        for part in split_measures(item):
             name, sep, value = part.rpartition("=")
             if not sep or not name.strip():
                 raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6")
             try:
                 threshold = float(value)
+                if not math.isfinite(threshold):
+                    raise ValueError
             except ValueError:
                 raise InputError(f"--fail-below {part!r}: {value!r} is not a number",
                                  hint="e.g. --fail-below nDCG@10=0.6") from None

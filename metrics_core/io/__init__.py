@@ -117,10 +117,12 @@ def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str
 
 
 def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "run") -> tuple[Run, Qrels]:
-    """Seed 000's inputs: per query a ``retrieved`` list (in rank order) and an ``expected`` list.
+    """Per query a ``retrieved`` list (in rank order) and an ``expected`` list.
 
-    Ranks become scores (first = highest). Duplicates in ``retrieved`` are kept as given:
-    evaluate with ``duplicates="count"`` to count each occurrence (seed 000's rule);
+    Ranks become scores (first = highest). A query with an empty ``retrieved`` list is
+    evaluated (it scores 0 on most measures), not treated as missing from the run.
+    Duplicates in ``retrieved`` are kept as given: evaluate with ``duplicates="count"`` to
+    count each occurrence;
     ``expected`` is a set (duplicates removed). Ids compare case-sensitively.
 
     Examples
@@ -139,7 +141,8 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
         seen = dict.fromkeys(str(d) for d in expected)
         qq += [str(qid)] * len(seen)
         qd += list(seen)
-    run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<lists>")
+    run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<lists>",
+              extra_query_ids=[str(q) for q, (retrieved, _) in queries.items() if not len(retrieved)])
     qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>",
                   extra_query_ids=[str(q) for q, (_, expected) in queries.items() if not expected])
     return run, qrels
@@ -147,11 +150,12 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
 
 def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mapping[str, int] | None = None,
                            name: str = "run") -> tuple[Run, Qrels]:
-    """Seed 003's inputs: per query the relevance labels of the retrieved list, in rank order.
+    """Per query the relevance labels of the retrieved list, in rank order.
 
     Each position becomes a document ``"<rank>"`` with that label. ``num_relevant`` adds
     unretrieved relevant documents so recall and AP see the collection's total
-    (seed 003's ``number_relevant_documents``); without it only the retrieved are judged.
+    (the collection's number of relevant documents); without it only the retrieved are
+    judged.
 
     Examples
     --------

@@ -433,11 +433,14 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     qrels_qc, qrels_qvocab = _encode(qrels.qid)
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
-    judged_set = set(qrels_qnames) | set(getattr(qrels, "extra_query_ids", ()))
+    judged_set = set(qrels_qnames) | set(qrels.extra_query_ids)
+    # a query answered with an empty ranking is evaluated (it has no rows), not missing
     run_set = set(run_qnames)
+    answered_empty = [q for q in dict.fromkeys(run.extra_query_ids) if q not in run_set]
+    run_set.update(answered_empty)
     diag.missing_queries = sorted(judged_set - run_set)
     diag.extra_queries = sorted(run_set - judged_set)
-    eval_ids = [q for q in run_qnames if q in judged_set]
+    eval_ids = [q for q in run_qnames if q in judged_set] + [q for q in answered_empty if q in judged_set]
     if conv.missing_queries == "zero":
         eval_ids += diag.missing_queries
     index = {q: i for i, q in enumerate(eval_ids)}

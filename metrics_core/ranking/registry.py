@@ -1,4 +1,9 @@
-"""Measure names: the parser and the registry.
+"""The measure registry: every ranking measure family, and the names that reach them.
+
+Each family is defined once, next to its compute function in
+:mod:`metrics_core.ranking.measures` (see :mod:`metrics_core.ranking.definition`).
+Everything here is derived from those definitions: the accepted names and their error
+messages, the trec_eval name table, the defaults and the app's measure picker.
 
 Names follow ir_measures' syntax, which IR people already write: ``P@5``, ``nDCG@10``,
 ``AP``, ``RR@10``, ``IPrec@0.1``; parameters in parentheses, ``P(rel=2)@5``,
@@ -11,152 +16,124 @@ lists what is accepted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from metrics_core.errors import InputError
+from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
+from metrics_core.ranking.definition import (
+    FAMILIES,
+    MAX_CUTOFF,
+    PARAMS,
+    Example,
+    MeasureDef,
+    MeasureSpec,
+    Param,
+)
+
+__all__ = ["REGISTRY", "MeasureDef", "MeasureSpec", "Param", "Example", "PARAMS", "parse_measure",
+           "parse_measures", "split_measures", "accepted_names", "list_measures", "from_trec_name",
+           "trec_names", "DEFAULT_MEASURES", "EXPLORER_MEASURES", "COMPARE_MEASURES", "COMMON_MEASURES"]
+
+#: family name -> definition, in definition order
+REGISTRY: dict[str, MeasureDef] = {d.name: d for d in FAMILIES}
+
+# lower-case name -> family: canonical names, aliases and trec_eval's names without a cutoff
+_ALIASES: dict[str, str] = {}
+# trec_eval names with a cutoff suffix: (lower-case prefix, family), longest prefix first
+_TREC_PREFIXES: list[tuple[str, str]] = []
+for _d in FAMILIES:
+    _ALIASES[_d.name.lower()] = _d.name
+    for _a in _d.aliases:
+        _ALIASES[_a.lower()] = _d.name
+    for _t in _d.trec:
+        if _t.endswith("{k}"):
+            _TREC_PREFIXES.append((_t[:-3].lower(), _d.name))
+        else:
+            _ALIASES[_t.lower()] = _d.name
+_TREC_PREFIXES.sort(key=lambda item: -len(item[0]))
+
+#: what ``evaluate`` computes when no measure is named (the command line, the library)
+DEFAULT_MEASURES = ("P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref",
+                    "NumQ", "NumRet", "NumRel", "NumRelRet")
+#: what the explorer shows before the visitor picks
+EXPLORER_MEASURES = ("RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10")
+#: what the Compare page tests before the visitor picks
+COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
+#: the measure picker's list: every family's common instances, in registry order
+COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
+                        and "@r" not in m)
+
+_NAME_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
 
 
-@dataclass(frozen=True)
-class MeasureDef:
-    """A measure family in the registry."""
-
-    name: str
-    description: str
-    cutoff: str  # "none", "optional", "required", "fraction"
-    params: tuple[str, ...] = ()
-    aggregate: str = "mean"  # "mean", "sum", "gmean", "nanmean"
-    integer: bool = False
-    formula: str = ""
-
-
-# Parameter -> allowed values (None: a number).
-PARAMS: dict[str, tuple | None] = {
-    "rel": None,
-    "denom": ("k", "retrieved"),
-    "norm": ("num_rel", "min_rel_k", "rel_retrieved"),
-    "gain": ("linear", "exp"),
-    "discount": ("log2", "jarvelin"),
-    "ideal": ("qrels", "retrieved"),
-    "miss": ("zero", "k_plus_1"),
-    "rounding": ("nearest", "trec9"),
-}
-
-# Parameters that no convention sets: their defaults.
-PARAM_DEFAULTS = {"rounding": "nearest"}
-
-# Parameter -> the Conventions field that gives its default.
-PARAM_CONVENTION = {"rel": "relevance_threshold", "denom": "p_denominator", "norm": "ap_normalizer",
-                    "gain": "gain", "discount": "discount", "ideal": "ideal", "miss": "rr_miss"}
-
-_DEFS = [
-    MeasureDef("P", "precision of the top k (all retrieved without @k)", "optional", ("rel", "denom"),
-               formula=r"P@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{k}"),
-    MeasureDef("R", "recall of the top k (all retrieved without @k)", "optional", ("rel",),
-               formula=r"R@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{|\mathrm{rel}|}"),
-    MeasureDef("F1", "harmonic mean of P@k and R@k", "optional", ("rel", "denom"),
-               formula=r"F_1@k = \frac{2\,P@k\,R@k}{P@k + R@k}"),
-    MeasureDef("RR", "reciprocal rank of the first relevant document", "optional", ("rel", "miss"),
-               formula=r"RR = \frac{1}{\mathrm{rank}_1}"),
-    MeasureDef("AP", "average precision", "optional", ("rel", "norm"),
-               formula=r"AP@k = \frac{1}{N} \sum_{i \le k} P@i \cdot \mathrm{rel}_i"),
-    MeasureDef("GMAP", "average precision, geometric mean over queries (trec_eval gm_map)", "none",
-               ("rel", "norm"), aggregate="gmean",
-               formula=r"GMAP = \exp\Big(\frac{1}{|Q|}\sum_q \ln \max(AP_q, 10^{-5})\Big)"),
-    MeasureDef("nDCG", "normalised discounted cumulative gain", "optional", ("gain", "discount", "ideal"),
-               formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}"),
-    MeasureDef("DCG", "discounted cumulative gain", "optional", ("gain", "discount"),
-               formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}"),
-    MeasureDef("Rprec", "precision at rank R (R = relevant documents of the query)", "none", ("rel",),
-               formula=r"Rprec = \frac{|\mathrm{rel} \cap \mathrm{top}_R|}{R}"),
-    MeasureDef("Bpref", "binary preference (trec_eval bpref)", "none", ("rel",),
-               formula=r"bpref = \frac{1}{R}\sum_{r} \Big(1 - \frac{\min(n_{r}, R)}{\min(N, R)}\Big)"),
-    MeasureDef("Success", "1 if a relevant document is in the top k", "optional", ("rel",),
-               formula=r"Success@k = [\mathrm{rank}_1 \le k]"),
-    MeasureDef("IPrec", "interpolated precision at a recall level", "fraction", ("rel", "rounding"),
-               formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i"),
-    MeasureDef("Judged", "fraction of the top k that is judged", "required", (),
-               formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{k}"),
-    MeasureDef("Hits", "number of relevant documents in the top k (seed 000's hits_in_top_k)",
-               "optional", ("rel",), formula=r"Hits@k = |\mathrm{rel} \cap \mathrm{top}_k|"),
-    MeasureDef("FirstRel", "rank of the first relevant document (NaN when none; mean over queries that have one)",
-               "none", ("rel",), aggregate="nanmean", formula=r"\mathrm{rank}_1"),
-    MeasureDef("NumQ", "number of queries evaluated", "none", (), aggregate="sum", integer=True),
-    MeasureDef("NumRet", "number of documents retrieved", "none", (), aggregate="sum", integer=True),
-    MeasureDef("NumRel", "number of relevant documents in the qrels", "none", ("rel",), aggregate="sum",
-               integer=True),
-    MeasureDef("NumRelRet", "number of relevant documents retrieved", "none", ("rel",), aggregate="sum",
-               integer=True),
-]
-REGISTRY: dict[str, MeasureDef] = {d.name: d for d in _DEFS}
-
-# Aliases (lower case) -> canonical family; trec_eval names with suffixes handled below.
-_ALIASES = {
-    "p": "P", "precision": "P", "r": "R", "recall": "R", "f1": "F1", "f": "F1",
-    "rr": "RR", "mrr": "RR", "recip_rank": "RR", "ap": "AP", "map": "AP", "gmap": "GMAP", "gm_map": "GMAP",
-    "ndcg": "nDCG", "dcg": "DCG", "rprec": "Rprec", "r-prec": "Rprec", "bpref": "Bpref",
-    "success": "Success", "iprec": "IPrec", "judged": "Judged", "hits": "Hits",
-    "firstrel": "FirstRel", "first_relevant_position": "FirstRel", "numq": "NumQ", "num_q": "NumQ",
-    "numret": "NumRet", "num_ret": "NumRet", "numrel": "NumRel", "num_rel": "NumRel",
-    "numrelret": "NumRelRet", "num_rel_ret": "NumRelRet",
-}
-# trec_eval names with a cutoff suffix: P_5, recall_10, ndcg_cut_10, map_cut_10, success_1,
-# iprec_at_recall_0.10
-_TREC_SUFFIX = [("iprec_at_recall_", "IPrec"), ("ndcg_cut_", "nDCG"), ("map_cut_", "AP"),
-                ("recall_", "R"), ("success_", "Success"), ("p_", "P")]
-
-_NAME_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-.]*)\s*(?:\(([^)]*)\))?\s*(?:@\s*([0-9.]+))?\s*$")
-
-
-@dataclass(frozen=True)
-class MeasureSpec:
-    """A parsed measure: family, parameters and cutoff."""
-
-    family: str
-    params: tuple = ()
-    cutoff: float | int | None = None
-    definition: MeasureDef = field(compare=False, repr=False, default=None)
-
-    @property
-    def name(self) -> str:
-        """Canonical name, e.g. ``P(rel=2)@5``."""
-        text = self.family
-        if self.params:
-            text += "(" + ",".join(f"{k}={_fmt_param(v)}" for k, v in self.params) + ")"
-        if self.cutoff is not None:
-            text += "@" + (repr(float(self.cutoff)) if self.definition.cutoff == "fraction"
-                           else str(int(self.cutoff)))
-        return text
-
-    def param(self, key: str, conventions):
-        """Value of a parameter: given in the name, else the convention's."""
-        for k, v in self.params:
-            if k == key:
-                return v
-        if key in PARAM_DEFAULTS:
-            return PARAM_DEFAULTS[key]
-        return getattr(conventions, PARAM_CONVENTION[key])
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _fmt_param(v) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+def _written(d: MeasureDef) -> str:
+    """``P@k``; ``RR, RR@k`` when the uncut form is common too; ``IPrec@r (r from 0.0 to 1.0)``."""
+    if d.cutoff == "optional":
+        return f"{d.name}, {d.name}@k" if d.name in d.common else f"{d.name}@k"
+    if d.cutoff == "fraction":
+        return f"{d.name}@r (r from 0.0 to 1.0)"
+    return d.usage()
 
 
 def accepted_names() -> str:
-    """Human-readable list of accepted measure names."""
-    return ("P@k, R@k, F1@k, RR, RR@k, AP, AP@k, GMAP, nDCG, nDCG@k, DCG@k, Rprec, Bpref, Success@k, "
-            "IPrec@r (r from 0.0 to 1.0), Judged@k, Hits@k, FirstRel, NumQ, NumRet, NumRel, NumRelRet; "
-            "parameters: rel=N, denom=k|retrieved, norm=num_rel|min_rel_k|rel_retrieved, "
-            "gain=linear|exp, discount=log2|jarvelin, ideal=qrels|retrieved, miss=zero|k_plus_1, "
-            "rounding=nearest|trec9 (IPrec)")
+    """The accepted measure names and parameters, in one line (for messages)."""
+    names = ", ".join(_written(d) for d in FAMILIES)
+    params = ", ".join(f"{p.name}={p.accepted()}" for p in PARAMS.values())
+    return f"{names}; parameters: {params}"
+
+
+def list_measures() -> list[tuple[str, str]]:
+    """(family, description) of every measure family."""
+    return [(d.name, d.description) for d in FAMILIES]
 
 
 def _unknown(text: str, why: str):
     raise InputError(f"unknown measure {text!r}: {why}", hint="accepted: " + accepted_names())
+
+
+def _split_params(text: str) -> list[tuple[str, str]]:
+    """``a=1,b=x`` -> [(a, 1), (b, x)]; a piece without ``=`` continues the previous value
+    (a parameter whose value holds commas)."""
+    items: list[list[str]] = []
+    for piece in text.split(","):
+        if "=" in piece or not items:
+            key, sep, value = piece.partition("=")
+            items.append([key.strip(), value.strip() if sep else None])
+        else:
+            items[-1][1] = f"{items[-1][1]},{piece.strip()}"
+    return [(k, v) for k, v in items if k or v]
+
+
+def _family_of(base: str, cutoff_text: str | None) -> tuple[str | None, str | None]:
+    family = _ALIASES.get(base.lower())
+    if family is None and cutoff_text is None:
+        for prefix, fam in _TREC_PREFIXES:
+            if base.lower().startswith(prefix) and len(base) > len(prefix):
+                return fam, base[len(prefix):]
+    return family, cutoff_text
+
+
+def _cutoff(raw: str, d: MeasureDef, text: str | None):
+    if text is None:
+        if d.cutoff in ("required", "fraction"):
+            raise InputError(f"measure {raw!r}: {d.name} needs a cutoff",
+                             hint=f"e.g. {d.name}@{'0.1' if d.cutoff == 'fraction' else '10'}")
+        return None
+    if d.cutoff == "none":
+        raise InputError(f"measure {raw!r}: {d.name} takes no cutoff", hint=f"write {d.name}")
+    try:
+        value = float(text)
+    except ValueError:
+        _unknown(raw, f"cutoff {text!r} is not a number")
+    if d.cutoff == "fraction":
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"measure {raw!r}: the recall level must be between 0.0 and 1.0")
+        return value
+    if not (value >= 1 and value.is_integer()):
+        raise InputError(f"measure {raw!r}: the cutoff must be a positive whole number")
+    if value > MAX_CUTOFF:
+        raise InputError(f"measure {raw!r}: the cutoff is larger than {MAX_CUTOFF:,}",
+                         hint="Leave the cutoff out to evaluate whole rankings")
+    return int(value)
 
 
 def parse_measure(text) -> MeasureSpec:
@@ -178,82 +155,95 @@ def parse_measure(text) -> MeasureSpec:
     if not m:
         _unknown(raw, "not of the form NAME, NAME@k or NAME(param=value)@k")
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
-    family = _ALIASES.get(base.lower())
-    if family is None and cutoff_text is None:
-        for prefix, fam in _TREC_SUFFIX:
-            if base.lower().startswith(prefix) and len(base) > len(prefix):
-                family, cutoff_text = fam, base[len(prefix):]
-                break
+    family, cutoff_text = _family_of(base, cutoff_text)
     if family is None:
         _unknown(raw, f"no measure called {base!r}")
     d = REGISTRY[family]
-    params = []
-    if params_text:
-        for item in params_text.split(","):
-            if not item.strip():
-                continue
-            if "=" not in item:
-                _unknown(raw, f"parameter {item.strip()!r} is not key=value")
-            key, value = (s.strip() for s in item.split("=", 1))
-            if key not in d.params:
-                allowed = ", ".join(d.params) or "none"
-                raise InputError(f"measure {raw!r}: unknown parameter {key!r}",
-                                 hint=f"{family} accepts: {allowed}")
-            choices = PARAMS[key]
-            if choices is None:
-                try:
-                    value = float(value)
-                except ValueError:
-                    raise InputError(f"measure {raw!r}: {key} must be a number, got {value!r}") from None
-            elif value not in choices:
-                raise InputError(f"measure {raw!r}: {key}={value!r} is not accepted",
-                                 hint=f"{key} accepts: {', '.join(choices)}")
-            params.append((key, value))
-    order = {k: i for i, k in enumerate(d.params)}
-    params = tuple(sorted(dict(params).items(), key=lambda kv: order[kv[0]]))
-    cutoff = None
-    if cutoff_text is not None:
-        if d.cutoff == "none":
-            raise InputError(f"measure {raw!r}: {family} takes no cutoff", hint=f"write {family}")
+    params = {}
+    for key, value in _split_params(params_text or ""):
+        if value is None:
+            _unknown(raw, f"parameter {key!r} is not key=value")
+        if key not in d.params:
+            raise InputError(f"measure {raw!r}: unknown parameter {key!r}",
+                             hint=f"{family} accepts: {', '.join(d.params) or 'no parameters'}")
+        if key in params:
+            raise InputError(f"measure {raw!r}: parameter {key!r} is given twice", hint="Give it once")
         try:
-            value = float(cutoff_text)
-        except ValueError:
-            _unknown(raw, f"cutoff {cutoff_text!r} is not a number")
-        if d.cutoff == "fraction":
-            if not 0.0 <= value <= 1.0:
-                raise InputError(f"measure {raw!r}: the recall level must be between 0.0 and 1.0")
-            cutoff = value
-        else:
-            if not value.is_integer() or value < 1:
-                raise InputError(f"measure {raw!r}: the cutoff must be a positive whole number")
-            cutoff = int(value)
-    elif d.cutoff in ("required", "fraction"):
-        raise InputError(f"measure {raw!r}: {family} needs a cutoff",
-                         hint=f"e.g. {family}@{'0.1' if d.cutoff == 'fraction' else '10'}")
+            params[key] = PARAMS[key].read(value)
+        except ValueError as exc:
+            raise InputError(f"measure {raw!r}: {key}={value!r} is not accepted",
+                             hint=f"{key} {exc}") from None
+    params = tuple((k, params[k]) for k in d.params if k in params)
+    cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:
         raise InputError(f"measure {raw!r}: miss=k_plus_1 needs a cutoff", hint="e.g. RR(miss=k_plus_1)@10")
     return MeasureSpec(family, params, cutoff, d)
 
 
+def split_measures(text: str) -> list[str]:
+    """Split a comma-separated list of names; commas inside parentheses stay.
+
+    >>> split_measures("P(rel=2)@5,nDCG@10, AP")
+    ['P(rel=2)@5', 'nDCG@10', 'AP']
+    """
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
 def parse_measures(names) -> list[MeasureSpec]:
-    """Parse several names (a comma-separated string or a list), keeping order, no repeats."""
-    if isinstance(names, str):
-        names = [n for n in re.split(r",(?![^(]*\))", names) if n.strip()]
+    """Parse several names (a comma-separated string, or a list whose items may themselves
+    be comma-separated lists), keeping order, without repeats."""
+    if isinstance(names, (str, MeasureSpec)):
+        names = [names]
     out, seen = [], set()
-    for n in names:
-        spec = parse_measure(n)
-        if spec.name not in seen:
-            seen.add(spec.name)
-            out.append(spec)
+    for item in names:
+        for n in (split_measures(item) if isinstance(item, str) else [item]):
+            spec = parse_measure(n)
+            if spec.name not in seen:
+                seen.add(spec.name)
+                out.append(spec)
     if not out:
         raise InputError("no measures given", hint="accepted: " + accepted_names())
     return out
 
 
-def list_measures() -> list[tuple[str, str]]:
-    """(family, description) of every measure family."""
-    return [(d.name, d.description) for d in _DEFS]
+def from_trec_name(name: str) -> str | None:
+    """Canonical name of a trec_eval measure name (``ndcg_cut_10`` -> ``nDCG@10``), or None
+    when no family prints under that name.
+
+    >>> from_trec_name("map_cut_100"), from_trec_name("iprec_at_recall_0.10"), from_trec_name("bogus")
+    ('AP@100', 'IPrec@0.1', None)
+    """
+    family, cutoff = _family_of(name, None)
+    if family is None or not any(t.lower() == name.lower() or (t.endswith("{k}") and cutoff is not None)
+                                 for t in REGISTRY[family].trec):
+        return None
+    try:
+        return parse_measure(name).name
+    except InputError:
+        return None
 
 
-DEFAULT_MEASURES = ("P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref",
-                    "NumQ", "NumRet", "NumRel", "NumRelRet")
+def trec_names(spec) -> list[str]:
+    """trec_eval's printed names for a measure without parameters (empty when trec_eval has
+    none): ``nDCG@10`` -> ``['ndcg_cut_10']``."""
+    spec = parse_measure(spec)
+    if spec.params:
+        return []
+    out = []
+    for t in spec.definition.trec:
+        if t.endswith("{k}") and spec.cutoff is not None:
+            k = spec.cutoff
+            out.append(t.replace("{k}", f"{k:.2f}" if spec.definition.cutoff == "fraction" else str(k)))
+        elif not t.endswith("{k}") and spec.cutoff is None:
+            out.append(t)
+    return out

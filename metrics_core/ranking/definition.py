@@ -1,0 +1,237 @@
+"""What a ranking measure is: its definition, its parameters, a parsed instance.
+
+A measure family is defined once, by the :func:`measure` decorator on its compute
+function in :mod:`metrics_core.ranking.measures`: name, aliases (ir_measures' and
+trec_eval's), parameters, cutoff rule, aggregation, formula, edge cases, literature
+reference, a worked example and the properties the common tests check. The registry
+(:mod:`metrics_core.ranking.registry`) builds everything else from these definitions:
+the name parser and its messages, the trec_eval name table, the defaults, the app's
+measure picker and the Learn page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: the families, in definition order (filled by :func:`measure`)
+FAMILIES: list[MeasureDef] = []
+
+#: largest cutoff accepted (``P@k``, ``nDCG@k`` ...): rankings longer than this are not
+#: evaluated at a cut anyway, and it keeps every rank arithmetic inside int64
+MAX_CUTOFF = 1_000_000_000
+
+
+def _number(text: str) -> float:
+    """A finite number; NaN, infinity and overflowing values are refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure parameter, written ``NAME(param=value)``.
+
+    ``choices`` lists the accepted words (the first is the default when no convention
+    gives one); ``parse`` turns the text of a numeric (or structured) value into its
+    value and raises ``ValueError`` with the reason when it cannot. ``convention`` names
+    the :class:`~metrics_core.conventions.Conventions` field that gives the default.
+    """
+
+    name: str
+    description: str
+    choices: tuple[str, ...] | None = None
+    parse: Callable[[str], object] | None = None
+    convention: str | None = None
+    default: object = None
+
+    def read(self, text: str):
+        """Value of ``text`` for this parameter, or ``ValueError`` saying why not."""
+        if self.choices is not None:
+            if text not in self.choices:
+                raise ValueError(f"accepts {', '.join(self.choices)}")
+            return text
+        return (self.parse or _number)(text)
+
+    def accepted(self) -> str:
+        """How to write a value, for messages and the Learn page."""
+        return "|".join(self.choices) if self.choices is not None else "a number"
+
+
+#: every parameter a family may take
+PARAMS: dict[str, Param] = {p.name: p for p in (
+    Param("rel", "relevance threshold: a document is relevant when its label is >= rel",
+          convention="relevance_threshold"),
+    Param("denom", "P@k's denominator: k, or min(k, documents retrieved)", ("k", "retrieved"),
+          convention="p_denominator"),
+    Param("norm", "AP's normaliser: relevant in the qrels, min(that, k), or relevant retrieved",
+          ("num_rel", "min_rel_k", "rel_retrieved"), convention="ap_normalizer"),
+    Param("gain", "gain of a label g: g (linear) or 2^g - 1 (exp)", ("linear", "exp"), convention="gain"),
+    Param("discount", "discount at rank i: 1/log2(i+1), or 1/max(1, log2 i) (Jarvelin & Kekalainen)",
+          ("log2", "jarvelin"), convention="discount"),
+    Param("ideal", "ideal ranking: every judged document of the qrels, or the retrieved ones",
+          ("qrels", "retrieved"), convention="ideal"),
+    Param("miss", "RR@k with no relevant document in the top k: 0, or 1/(k+1)", ("zero", "k_plus_1"),
+          convention="rr_miss"),
+    Param("rounding", "recall level to a number of relevant documents: nearest (trec_eval 10) "
+          "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)", ("nearest", "trec9"), default="nearest"),
+)}
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example: one query's qrels and run, a measure name and its value."""
+
+    qrels: dict
+    run: dict
+    measure: str
+    value: float
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
+class MeasureDef:
+    """A measure family of the registry.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (ir_measures' spelling).
+    description : str
+        One line, plain words.
+    compute : callable
+        ``compute(ranked, spec, conventions) -> float64 array``, one value per query.
+    cutoff : {"none", "optional", "required", "fraction"}
+        Whether ``@k`` is refused, optional, required, or a recall level in [0, 1].
+    params : tuple of str
+        Keys of :data:`PARAMS` the family accepts.
+    aggregate : {"mean", "sum", "gmean", "nanmean"}
+        Summary over queries.
+    integer : bool
+        Values are counts (shown without decimals).
+    aliases : tuple of str
+        Other names (matched without case), e.g. ``"map"``, ``"mrr"``.
+    trec : tuple of str
+        trec_eval's printed names; ``{k}`` stands for the cutoff (``"P_{k}"``).
+    formula : str
+        LaTeX.
+    edge_cases : tuple of str
+    reference : str
+        Literature (and trec_eval's measure where it defines one).
+    example : Example
+    common : tuple of str
+        Instances offered first by the app's measure picker.
+    value_range : (low, high or None)
+        Bounds every value respects.
+    perfect : float or None
+        Value of the uncut measure for a perfect ranking (every judged document retrieved,
+        labels descending), when that value is fixed.
+    cut_invariant : bool
+        ``@k`` with k at or beyond every ranking's and qrels' length equals the uncut value.
+    may_be_nan : bool
+        Some queries can have no value (NaN); the aggregate skips them.
+    """
+
+    name: str
+    description: str
+    compute: Callable
+    cutoff: str = "none"
+    params: tuple[str, ...] = ()
+    aggregate: str = "mean"
+    integer: bool = False
+    aliases: tuple[str, ...] = ()
+    trec: tuple[str, ...] = ()
+    formula: str = ""
+    edge_cases: tuple[str, ...] = ()
+    reference: str = ""
+    example: Example | None = None
+    common: tuple[str, ...] = ()
+    value_range: tuple[float, float | None] = (0.0, 1.0)
+    perfect: float | None = None
+    cut_invariant: bool = False
+    may_be_nan: bool = False
+
+    def usage(self) -> str:
+        """How to write it: ``P@k``, ``AP``, ``IPrec@r`` ..."""
+        suffix = {"none": "", "optional": "[@k]", "required": "@k", "fraction": "@r"}[self.cutoff]
+        return self.name + suffix
+
+
+def _document(d: MeasureDef, doc: str | None) -> str:
+    """The compute function's docstring: its own text, then the definition's formula,
+    edge cases, reference and worked example (numpydoc sections)."""
+    parts = [(doc or d.description).rstrip()]
+    if d.formula:
+        parts.append(f"Formula\n-------\n.. math:: {d.formula}")
+    if d.edge_cases:
+        parts.append("Edge cases\n----------\n" + "\n".join(f"- {e}" for e in d.edge_cases))
+    if d.reference:
+        parts.append(f"References\n----------\n{d.reference}")
+    if d.example is not None:
+        ex = d.example
+        parts.append(
+            "Examples\n--------\n"
+            + (f"{ex.explanation}\n\n" if ex.explanation else "")
+            + ">>> import metrics_core as mc\n"
+            + f">>> round(mc.evaluate({ex.qrels!r}, {ex.run!r}, [{ex.measure!r}]).aggregate[{ex.measure!r}], 4)\n"
+            + f"{round(ex.value, 4)!r}")
+    return "\n\n".join(parts) + "\n"
+
+
+def measure(name: str, description: str, **fields) -> Callable:
+    """Register the decorated compute function as the measure family ``name``."""
+
+    def register(compute: Callable) -> Callable:
+        d = MeasureDef(name, description, compute, **fields)
+        unknown = set(d.params) - set(PARAMS)
+        if unknown or any(f.name == name for f in FAMILIES):
+            raise RuntimeError(f"measure {name}: unknown parameters {unknown} or defined twice")
+        compute.__doc__ = _document(d, compute.__doc__)
+        compute.definition = d
+        FAMILIES.append(d)
+        return compute
+
+    return register
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A parsed measure: family, parameters and cutoff."""
+
+    family: str
+    params: tuple = ()
+    cutoff: float | int | None = None
+    definition: MeasureDef = field(compare=False, repr=False, default=None)
+
+    @property
+    def name(self) -> str:
+        """Canonical name, e.g. ``P(rel=2)@5``."""
+        text = self.family
+        if self.params:
+            text += "(" + ",".join(f"{k}={_fmt_param(v)}" for k, v in self.params) + ")"
+        if self.cutoff is not None:
+            text += "@" + (repr(float(self.cutoff)) if self.definition.cutoff == "fraction"
+                           else str(int(self.cutoff)))
+        return text
+
+    def param(self, key: str, conventions):
+        """Value of a parameter: given in the name, else the convention's, else its default."""
+        for k, v in self.params:
+            if k == key:
+                return v
+        p = PARAMS[key]
+        if p.convention is not None:
+            return getattr(conventions, p.convention)
+        return p.default
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _fmt_param(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
