@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from metrics_core.conventions import Conventions
-from metrics_core.ranking.definition import Example, MeasureSpec, measure
+from metrics_core.ranking.definition import Example, MeasureSpec, gains_table, measure
 from metrics_core.ranking.engine import RankedLists
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
@@ -91,7 +91,7 @@ def precision(R, spec, conv):
 
 
 @measure("R", "recall of the top k (all retrieved without @k)", cutoff="optional", params=("rel",),
-         aliases=("recall",), trec=("recall_{k}",),
+         aliases=("recall",), trec=("recall_{k}", "set_recall"),
          formula=r"R@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{R}",
          edge_cases=("No relevant document in the qrels (R = 0): 0, and the query still counts in the mean.",),
          reference=IIR + " " + TREC_EVAL.format("recall_k"),
@@ -261,7 +261,7 @@ def _dcg_rows(R: RankedLists, spec, conv):
     return rows, R.seg[rows], R.pos_of(rows), R.label[rows]
 
 
-@measure("DCG", "discounted cumulative gain", cutoff="optional", params=("gain", "discount"),
+@measure("DCG", "discounted cumulative gain", cutoff="optional", params=("gain", "discount", "gains"),
          formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("Unnormalised: it grows with the number and grades of relevant documents.",
                      "Negative labels give no gain.",
@@ -273,13 +273,63 @@ def _dcg_rows(R: RankedLists, spec, conv):
          common=("DCG@10",), value_range=(0.0, None), cut_invariant=True)
 def dcg(R, spec, conv):
     """DCG@k = sum over i <= k of gain(rel_i) * discount(i)."""
-    _, seg, pos, lab = _dcg_rows(R, spec, conv)
+    table = gains_table(spec.param("gains", conv))
+    if table:
+        seg, pos, g = _custom_gain_rows(R, spec, conv, table)
+    else:
+        _, seg, pos, lab = _dcg_rows(R, spec, conv)
+        g = None
     k = spec.cutoff
     if k is not None:
         keep = pos <= k
-        seg, pos, lab = seg[keep], pos[keep], lab[keep]
-    w = _discounted(_gain(lab, spec.param("gain", conv)), pos, spec.param("discount", conv))
+        seg, pos = seg[keep], pos[keep]
+        if g is None:
+            lab = lab[keep]
+        else:
+            g = g[keep]
+    if g is None:
+        g = _gain(lab, spec.param("gain", conv))
+    w = _discounted(g, pos, spec.param("discount", conv))
     return np.bincount(seg, weights=w, minlength=R.n_queries)
+
+
+def _custom_labels_gain(lab: np.ndarray, table: dict, kind: str) -> np.ndarray:
+    """Gains of labels >= 0 with a ``gains`` table: the table's gain for the labels it
+    names (exact: no truncation of gain differences, unlike trec_eval's sort), the usual
+    gain for the others."""
+    g = _gain(lab, kind)
+    for label, gain in table.items():
+        g = np.where(lab == label, gain, g)
+    return g
+
+
+def _custom_gain_rows(R: RankedLists, spec, conv, table):
+    """(query, rank, gain) of the retrieved rows whose gain is not 0, under a gains table."""
+    jr = R.judged_rows
+    rows = jr[R.label[jr] >= 0]
+    g = _custom_labels_gain(R.label[rows].astype(np.float64), table, spec.param("gain", conv))
+    keep = g != 0
+    rows, g = rows[keep], g[keep]
+    return R.seg[rows], R.pos_of(rows), g
+
+
+def _custom_ideal(R: RankedLists, spec, conv, table):
+    """(query, gain, rank) of the ideal ranking under a gains table: positive gains of the
+    judged documents (or the retrieved ones, ideal=retrieved), descending."""
+    if spec.param("ideal", conv) == "retrieved":
+        jr = R.judged_rows
+        rows = jr[R.label[jr] >= 0]
+        seg, lab = R.seg[rows], R.label[rows].astype(np.float64)
+    else:
+        ok = R.qrels_label >= 0
+        seg, lab = R.qrels_seg[ok], R.qrels_label[ok].astype(np.float64)
+    g = _custom_labels_gain(lab, table, spec.param("gain", conv))
+    keep = g > 0
+    seg, g = seg[keep], g[keep]
+    order = np.lexsort((-g, seg))
+    seg, g = seg[order], g[order]
+    _, within, _ = _segment_layout(seg)
+    return seg, g, within + 1
 
 
 def _ideal_ranking(R: RankedLists, ideal: str):
@@ -311,22 +361,30 @@ def _ideal_ranking(R: RankedLists, ideal: str):
 
 def _ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
     k = spec.cutoff
-    seg, lab, pos = _ideal_ranking(R, spec.param("ideal", conv))
+    table = gains_table(spec.param("gains", conv))
+    if table:
+        seg, g, pos = _custom_ideal(R, spec, conv, table)
+    else:
+        seg, lab, pos = _ideal_ranking(R, spec.param("ideal", conv))
+        g = _gain(lab, spec.param("gain", conv))
     if k is not None:
         keep = pos <= k
-        seg, lab, pos = seg[keep], lab[keep], pos[keep]
-    w = _discounted(_gain(lab, spec.param("gain", conv)), pos, spec.param("discount", conv))
+        seg, g, pos = seg[keep], g[keep], pos[keep]
+    w = _discounted(g, pos, spec.param("discount", conv))
     return np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
 @measure("nDCG", "normalised discounted cumulative gain", cutoff="optional",
-         params=("gain", "discount", "ideal"), aliases=("ndcg",), trec=("ndcg", "ndcg_cut_{k}"),
+         params=("gain", "discount", "ideal", "gains"), aliases=("ndcg",), trec=("ndcg", "ndcg_cut_{k}"),
          formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("IDCG sorts every judged document of the query by label (trec_eval); "
                      "ideal=retrieved sorts only the retrieved ones.",
                      "IDCG = 0 (no positive label): 0.",
                      "Gain linear (the label) or 2^label - 1 (gain=exp); discount 1/log2(i+1) or "
-                     "1/max(1, log2 i) (discount=jarvelin). Negative labels give no gain."),
+                     "1/max(1, log2 i) (discount=jarvelin). Negative labels give no gain.",
+                     "gains=1:3.5,2:9 sets the gain of the labels named (label 0 too; the others "
+                     "keep theirs), as trec_eval's ndcg.1=3.5,2=9 but without its truncation of "
+                     "gain differences when it sorts the ideal ranking."),
          reference="K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
                    "ACM TOIS 20(4), 2002. " + TREC_EVAL.format("ndcg_cut_k"),
          example=_example("nDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
@@ -386,6 +444,22 @@ def bpref(R, spec, conv):
     frac = _safe_div(np.minimum(nonrel_above, r_q), denom)
     term = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
     return _safe_div(np.bincount(seg, weights=term, minlength=R.n_queries), num_rel)
+
+
+@measure("GMBpref", "bpref, geometric mean over queries", params=("rel",), aggregate="gmean",
+         aliases=("gm_bpref",), trec=("gm_bpref",),
+         formula=r"GMBpref = \exp\Big(\frac{1}{|Q|}\sum_q \ln \max(bpref_q, 10^{-5})\Big)",
+         edge_cases=("Per query the value is bpref; only the aggregate differs (trec_eval prints "
+                     "it only for all queries).",
+                     "Values are floored at 1e-5 before the logarithm."),
+         reference="C. Buckley, E. M. Voorhees, Retrieval evaluation with incomplete information, "
+                   "SIGIR 2004. " + TREC_EVAL.format("gm_bpref"),
+         example=_example("GMBpref", 1 / 3, _SHARED + " One query: its bpref. d1 adds 1; d3, below "
+                          "the one non-relevant document, adds 1 - min(1, 3)/min(1, 3) = 0; R = 3."),
+         common=("GMBpref",), perfect=1.0)
+def geometric_bpref(R, spec, conv):
+    """Per query, bpref (trec_eval gm_bpref); the aggregate is the geometric mean."""
+    return bpref(R, spec, conv)
 
 
 @measure("IPrec", "interpolated precision at a recall level", cutoff="fraction",
@@ -561,14 +635,19 @@ def summarize(R: RankedLists, spec: MeasureSpec, values: np.ndarray, conv: Conve
     queries scored 0 (``-c``), trec_eval 9.0.8 evaluates only the queries in the run and
     patches the average: the geometric mean adds ``log(1e-5)`` once per missing query
     after the others, and the summed ``num_rel`` counts every judgement with a label
-    above 0 (whatever the relevance threshold).
+    above 0, whatever the relevance threshold (trec_eval's ``-c`` rule, 9 and 10; under
+    the default compat RankLab's sum stays the sum of the per-query values).
     """
     order = trec_order(R)
     if getattr(conv, "compat", "trec_eval10") != "trec_eval9" or conv.missing_queries != "zero":
         return aggregate(values, spec, order)
-    miss = missing_mask(R)
     if spec.family == "NumRel":
+        # trec_eval -c sums, over every judged query, the judgements with a label above 0,
+        # whatever the relevance threshold (-l). RankLab's own sum is the sum of the
+        # per-query values (the same at the default threshold); compat=trec_eval9 prints
+        # trec_eval's
         return float(np.count_nonzero(R.qrels_label > 0))
+    miss = missing_mask(R)
     if not miss.any():
         return aggregate(values, spec, order)
     how = spec.definition.aggregate
@@ -654,6 +733,23 @@ def _judged_nonneg_rows(R: RankedLists) -> np.ndarray:
     return jr[R.label[jr] >= 0]
 
 
+@measure("infAP", "inferred average precision: AP estimated from a sampled judgement pool",
+         params=("rel",), aliases=("infap", "inferred_ap"), trec=("infAP",),
+         formula=r"infAP = \frac{1}{R}\sum_{r} \Big(\frac{1}{j+1} + \frac{j}{j+1}\cdot"
+                 r"\frac{|d_{<j}|}{j}\cdot\frac{r_{<j}+\epsilon}{r_{<j}+n_{<j}+2\epsilon}\Big)",
+         edge_cases=("Documents absent from the qrels are outside the pool: skipped.",
+                     "A negative label (-2 by convention, any negative in trec_eval) marks a pooled "
+                     "but unjudged document: counted among the documents above, not as relevant "
+                     "or non-relevant.",
+                     "A relevant document at rank 1 adds 1; epsilon = 1e-5 (trec_eval).",
+                     "No relevant document: 0. With every document judged, infAP is close to AP "
+                     "(not equal: the smoothing epsilon)."),
+         reference="E. Yilmaz, J. A. Aslam, Estimating average precision with incomplete and "
+                   "imperfect judgments, CIKM 2006. " + TREC_EVAL.format("infAP"),
+         example=_example("infAP", (1 + 1 / 3 + (2 / 3) * 1.0 * ((1 + 1e-5) / (2 + 2e-5))) / 3,
+                          _SHARED + " d1 adds 1; d3 (j = 2) adds 1/3 + (2/3)(2/2)(1+eps)/(2+2 eps); "
+                          "divided by R = 3."),
+         common=("infAP",), value_range=(0.0, None))
 def inferred_ap(R, spec, conv):
     """infAP (Yilmaz & Aslam, 2006), as trec_eval computes it.
 
@@ -685,6 +781,17 @@ def _level_gains(R: RankedLists, rows: np.ndarray) -> np.ndarray:
     return np.where(lab > 0, lab, 0.0)
 
 
+@measure("RBP", "rank-biased precision: gain of a user who goes on with persistence p",
+         params=("p",), aliases=("rbp",), trec=("rbp",),
+         formula=r"RBP = (1-p)\sum_{i} g_i\, p^{\,i-1}",
+         edge_cases=("Gains are the labels, divided by the query's highest label when that is above 1 "
+                     "(trec_eval); the relevance threshold does not apply.",
+                     "Unjudged documents and negative labels gain 0.",
+                     "p = 0.9 by default (RBP(p=0.95) for a more patient user)."),
+         reference="A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+                   "effectiveness, ACM TOIS 27(1), 2008. " + TREC_EVAL.format("rbp"),
+         example=_example("RBP", 0.1 * (1 + 0.81), _SHARED + " (1 - 0.9)(1 + 0.9^2)."),
+         common=("RBP", "RBP(p=0.95)"))
 def rank_biased_precision(R, spec, conv):
     """RBP (Moffat & Zobel, 2008) = (1 - p) * sum_i g_i * p^(i-1), p the persistence.
 
@@ -709,6 +816,18 @@ def rank_biased_precision(R, spec, conv):
     return (1.0 - p) * np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
+@measure("RBPResid", "RBP residual: how much RBP could still rise from unjudged documents",
+         params=("p",), aliases=("rbp_resid", "rbp_residual"), trec=("rbp_resid",),
+         formula=r"RBP_{resid} = p^{\,n} + (1-p)\sum_{i\ \mathrm{unjudged}} p^{\,i-1}",
+         edge_cases=("Unjudged: absent from the qrels, or a negative label.",
+                     "No unjudged document retrieved: 0 (trec_eval), even though the ranking's tail "
+                     "p^n is uncertain too.",
+                     "A query absent from the run: 0."),
+         reference="A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+                   "effectiveness, ACM TOIS 27(1), 2008. " + TREC_EVAL.format("rbp_resid"),
+         example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "RBPResid", 0.9 ** 3 + 0.1 * 0.9,
+                         "Ranking d1, d2, d3; d2 unjudged: 0.9^3 + (1 - 0.9) 0.9."),
+         common=("RBPResid",))
 def rbp_residual(R, spec, conv):
     """RBP residual: the most RBP could rise if every unjudged retrieved document had
     gain 1 and the ranking continued with such documents: ``p^n + (1-p) * sum over
@@ -732,6 +851,16 @@ def _unjudged_mask_rows(R: RankedLists) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
+@measure("Unjudged", "fraction of the top k that is unjudged", cutoff="required",
+         aliases=("unj",), trec=("unj_{k}",),
+         formula=r"Unjudged@k = \frac{|\mathrm{unjudged} \cap \mathrm{top}_k|}{k}",
+         edge_cases=("Unjudged: absent from the qrels, or judged with a negative label (trec_eval).",
+                     "Fewer than k retrieved: the missing ranks count as judged; divides by k.",
+                     "A query absent from the run: 0."),
+         reference=TREC_EVAL.format("unj") + " A red flag for holes in the judgements.",
+         example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "Unjudged@3", 1 / 3,
+                         "Ranking d1, d2, d3; d2 is not judged: 1/3."),
+         common=("Unjudged@10",))
 def unjudged(R, spec, conv):
     """unj_k: unjudged documents (absent from the qrels or negative label) in the top k,
     divided by k (trec_eval ``unj``)."""
@@ -740,11 +869,20 @@ def unjudged(R, spec, conv):
     return (in_top - R.count_top(_judged_nonneg_rows(R), k)) / float(k)
 
 
+@measure("RprecMult", "precision at a multiple x of R (x R documents)", params=("rel", "x"),
+         aliases=("rprec_mult",),
+         formula=r"RprecMult(x) = P@c,\; c = \lfloor x R + 0.9 \rfloor",
+         edge_cases=("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); here "
+                     "RprecMult(x=0.2).",
+                     "c = 0 (no relevant document): 0; fewer than c retrieved: still divided by c."),
+         reference=TREC_EVAL.format("Rprec_mult"),
+         example=_example("RprecMult(x=2)", 2 / 6, _SHARED + " c = floor(2 * 3 + 0.9) = 6: 2/6."),
+         common=("RprecMult(x=1)", "RprecMult(x=2)"))
 def rprec_mult(R, spec, conv):
     """Rprec_mult_x: precision at rank c = floor(x * R + 0.9) (trec_eval ``Rprec_mult``,
     precision at a multiple of R); 0 when c = 0."""
     thr = _threshold(spec, conv)
-    x = float(spec.cutoff)
+    x = float(spec.param("x", conv))
     c = np.floor(x * R.num_rel(thr).astype(np.float64) + 0.9).astype(np.int64)
     rows = R.relevant_rows(thr)
     first = R.starts[:-1]
@@ -753,6 +891,16 @@ def rprec_mult(R, spec, conv):
     return _safe_div(hits, c)
 
 
+@measure("Utility", "set utility: weighted counts of the retrieved and missed documents",
+         params=("rel", "a", "b", "c", "d"), aliases=("utility",), trec=("utility",),
+         formula=r"U = a\,|rel \cap ret| + b\,|nonrel \cap ret| + c\,|rel \setminus ret| + d\,|nonrel \setminus ret|",
+         edge_cases=("Defaults a = 1, b = -1, c = 0, d = 0 (trec_eval).",
+                     "Unjudged retrieved documents count as non-relevant.",
+                     "d needs the collection size (num_docs convention, trec_eval -N).",
+                     "A query absent from the run: 0."),
+         reference=TREC_EVAL.format("utility"),
+         example=_example("Utility", 2 - 1, _SHARED + " 2 relevant retrieved, 1 non-relevant: 2 - 1."),
+         common=("Utility",), value_range=(-math.inf, None))
 def utility(R, spec, conv):
     """Set utility ``a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret``
     (trec_eval ``utility``; defaults a=1, b=-1, c=0, d=0). ``nonrel_not_ret`` needs the
@@ -767,6 +915,17 @@ def utility(R, spec, conv):
     return np.where(R.counts > 0, out, 0.0)
 
 
+@measure("IPrecAvg", "interpolated precision averaged over 11 recall levels (0.0 to 1.0)",
+         params=("rel",), aliases=("11pt_avg", "11pt"), trec=("11pt_avg",),
+         formula=r"\frac{1}{11}\sum_{r \in \{0, 0.1, \dots, 1\}} IPrec@r",
+         edge_cases=("The recall levels round as IPrec's (trec_eval 10; trec_eval 9 under "
+                     "compat=trec_eval9).",
+                     "An older summary of the precision-recall curve; AP is the usual choice now."),
+         reference=IIR + " (section 8.4). " + TREC_EVAL.format("11pt_avg"),
+         example=_example("IPrecAvg", (5 * 1.0 + 4 * (2 / 3)) / 11,
+                          _SHARED + " c = round(3 r): IPrec is 1 at levels 0 to 0.4 (c <= 1), 2/3 at "
+                          "0.5 to 0.8 (c = 2), 0 at 0.9 and 1.0 (c = 3 is not reached)."),
+         common=("IPrecAvg",), perfect=1.0)
 def eleven_point_average(R, spec, conv):
     """11pt_avg: mean of IPrec at recall 0.0, 0.1, ..., 1.0 (trec_eval ``11pt_avg``),
     added from 1.0 down as trec_eval adds them."""
@@ -786,6 +945,14 @@ class _Derived:
         return self._spec.param(key, conv)
 
 
+@measure("BinG", "binary G: each relevant document discounted by the non-relevant ones above it",
+         params=("rel",), aliases=("bing",), trec=("binG",),
+         formula=r"binG = \frac{1}{R}\sum_{r} \frac{1}{\log_2(2 + n_{<r})}",
+         edge_cases=("Unjudged documents count as non-relevant.", "No relevant document: 0."),
+         reference=TREC_EVAL.format("binG") + " (experimental, 2008).",
+         example=_example("BinG", (1 + 1 / math.log2(3)) / 3, _SHARED + " d1: 1/log2(2); d3: one "
+                          "non-relevant above, 1/log2(3); divided by 3."),
+         common=("BinG",), perfect=1.0)
 def binary_g(R, spec, conv):
     """binG: (1/R) * sum over retrieved relevant of 1 / log2(2 + non-relevant above it)
     (trec_eval ``binG``; unjudged documents count as non-relevant)."""
@@ -813,6 +980,16 @@ def _at_ideal(values: np.ndarray, head, n_pos, seg, t, default_total):
     return np.where(inside, values[idx] if len(values) else 0.0, default_total)
 
 
+@measure("G", "normalised gain G: each document's gain discounted by the gain still missing",
+         aliases=("g",), trec=("G",),
+         formula=r"G = \frac{1}{\sum g^*}\sum_i \frac{g_i}{\log_2(2 + C_i - S_i)}",
+         edge_cases=("g_i is the label (negative labels and unjudged: 0); S_i the gain retrieved up to "
+                     "rank i; C_i the sum up to rank i of max(ideal gain, 1).",
+                     "No positive label: 0."),
+         reference=TREC_EVAL.format("G") + " (experimental, 2008).",
+         example=_example("G", (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 3 - 2)) / 3,
+                          _SHARED + " d1: C=1, S=1; d3: C=3, S=2; ideal gain 3."),
+         common=("G",))
 def normalized_g(R, spec, conv):
     """G (trec_eval's experimental gain measure): sum over retrieved documents of
     gain_i / log2(2 + C_i - S_i), divided by the total ideal gain; ``S_i`` is the gain
@@ -853,6 +1030,19 @@ def _dcg_upto(R: RankedLists, rows, d, q, t):
     return np.where(ok, d[np.maximum(idx, 0)] if len(d) else 0.0, 0.0)
 
 
+@measure("nDCGRel", "nDCG averaged over the relevant documents",
+         aliases=("ndcg_rel",), trec=("ndcg_rel",),
+         formula=r"\frac{1}{|g > 0|}\Big(\sum_{r\ \mathrm{ret}} nDCG@\mathrm{rank}(r) + "
+                 r"|\mathrm{missed}|\, \frac{DCG}{IDCG}\Big)",
+         edge_cases=("Relevant here: a positive label (whatever the threshold).",
+                     "Each relevant document not retrieved adds the whole ranking's DCG / IDCG.",
+                     "No positive label: 0."),
+         reference=TREC_EVAL.format("ndcg_rel") + " (experimental); nDCG after K. Jarvelin, "
+                   "J. Kekalainen, ACM TOIS 20(4), 2002.",
+         example=_example("nDCGRel", (1.0 + 1.5 / (1 + 1 / math.log2(3) + 0.5)
+                                      + 1.5 / (1 + 1 / math.log2(3) + 0.5)) / 3,
+                          _SHARED + " nDCG@1 = 1 at d1, nDCG@3 at d3, and d4 (missed) adds DCG/IDCG."),
+         common=("nDCGRel",), perfect=1.0)
 def ndcg_rel(R, spec, conv):
     """ndcg_rel: nDCG averaged over the documents with positive gain -- at each such
     retrieved document the nDCG at its rank, for each such document not retrieved the
@@ -873,6 +1063,18 @@ def ndcg_rel(R, spec, conv):
     return np.where(ok, total / np.where(ok, n_pos, 1), 0.0)
 
 
+@measure("RnDCG", "nDCG averaged at the R levels (ranks where the ideal gain changes)",
+         params=("rel",), aliases=("rndcg",), trec=("Rndcg",),
+         formula=r"\frac{1}{|B|}\sum_{b \in B} \frac{DCG@b}{IDCG@b}",
+         edge_cases=("B: every rank after which the ideal ranking's gain drops (the last positive "
+                     "label included), and the end of a ranking longer than the positive labels "
+                     "plus one (trec_eval's rule).",
+                     "No relevant document: 0."),
+         reference=TREC_EVAL.format("Rndcg") + " (experimental); nDCG after K. Jarvelin, "
+                   "J. Kekalainen, ACM TOIS 20(4), 2002.",
+         example=_example("RnDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
+                          _SHARED + " One gain level (3 documents): B = {3}, nDCG@3."),
+         common=("RnDCG",), perfect=1.0)
 def r_ndcg(R, spec, conv):
     """Rndcg: nDCG averaged at the R levels -- the ranks where the ideal ranking's gain
     changes (the last positive gain included), and at the end of a ranking longer than
@@ -906,6 +1108,13 @@ def r_ndcg(R, spec, conv):
     return np.where(R.num_rel(thr) > 0, out, 0.0)
 
 
+@measure("RelP", "relative precision: relevant in the top k over the most possible, min(k, R)",
+         cutoff="required", params=("rel",), aliases=("relative_p",), trec=("relative_P_{k}",),
+         formula=r"RelP@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{\min(k, R)}",
+         edge_cases=("Precision up to k = R, recall beyond.", "No relevant document: 0."),
+         reference=TREC_EVAL.format("relative_P"),
+         example=_example("RelP@2", 1 / 2, _SHARED + " one relevant in the top 2, min(2, 3) = 2."),
+         common=("RelP@10",))
 def relative_precision(R, spec, conv):
     """relative_P_k: relevant in the top k divided by min(k, R); 0 when R = 0
     (trec_eval ``relative_P``: precision up to R, recall after)."""
@@ -915,24 +1124,26 @@ def relative_precision(R, spec, conv):
     return _safe_div(_hits_top(R, thr, k), np.minimum(nr, k))
 
 
-def set_precision(R, spec, conv):
-    """set_P: relevant retrieved / retrieved; 0 when nothing is retrieved."""
-    thr = _threshold(spec, conv)
-    return _safe_div(_hits_top(R, thr, None), R.counts)
-
-
-def set_recall(R, spec, conv):
-    """set_recall: relevant retrieved / R; 0 when R = 0."""
-    thr = _threshold(spec, conv)
-    return _safe_div(_hits_top(R, thr, None), R.num_rel(thr))
-
-
+@measure("SetRelP", "relevant retrieved over the most possible for the set's size",
+         params=("rel",), aliases=("set_relative_p",), trec=("set_relative_P",),
+         formula=r"\frac{|\mathrm{rel} \cap \mathrm{ret}|}{\min(|\mathrm{ret}|, R)}",
+         edge_cases=("Nothing retrieved or no relevant document: 0.",),
+         reference=TREC_EVAL.format("set_relative_P"),
+         example=_example("SetRelP", 2 / 3, _SHARED + " 2 relevant of min(3, 3)."),
+         common=("SetRelP",))
 def set_relative_precision(R, spec, conv):
     """set_relative_P: relevant retrieved / min(retrieved, R)."""
     thr = _threshold(spec, conv)
     return _safe_div(_hits_top(R, thr, None), np.minimum(R.counts, R.num_rel(thr)))
 
 
+@measure("SetAP", "set average precision: set precision times set recall",
+         params=("rel",), aliases=("set_map",), trec=("set_map",),
+         formula=r"\frac{|\mathrm{rel} \cap \mathrm{ret}|^2}{|\mathrm{ret}|\, R}",
+         edge_cases=("Nothing retrieved or no relevant document: 0.",),
+         reference=TREC_EVAL.format("set_map"),
+         example=_example("SetAP", 4 / 9, _SHARED + " (2/3)(2/3)."),
+         common=("SetAP",))
 def set_map(R, spec, conv):
     """set_map: relevant retrieved squared / (retrieved * R) (set precision times set
     recall); 0 when either is 0."""
@@ -941,6 +1152,15 @@ def set_map(R, spec, conv):
     return _safe_div(h * h, R.counts.astype(np.float64) * R.num_rel(thr).astype(np.float64))
 
 
+@measure("SetF", "F measure of the retrieved set (beta weighs recall)", params=("rel", "beta"),
+         aliases=("set_f",), trec=("set_F",),
+         formula=r"F_\beta = \frac{(\beta + 1) P R}{\beta P + R}",
+         edge_cases=("trec_eval's form: beta (default 1) multiplies P, not beta squared.",
+                     "No relevant document retrieved: 0."),
+         reference="C. J. van Rijsbergen, Information Retrieval, Butterworths, 1979. "
+                   + TREC_EVAL.format("set_F"),
+         example=_example("SetF", 2 / 3, _SHARED + " P = R = 2/3."),
+         common=("SetF",))
 def set_f(R, spec, conv):
     """set_F: (beta + 1) P R / (beta P + R) over the retrieved set (van Rijsbergen's F
     with beta the relative importance of recall; trec_eval ``set_F``); 0 with no
@@ -955,12 +1175,33 @@ def set_f(R, spec, conv):
     return np.where(h > 0, f, 0.0)
 
 
+@measure("NumNonRelJudgedRet", "number of judged non-relevant documents retrieved", params=("rel",),
+         aggregate="sum", integer=True, aliases=("num_nonrel_judged_ret",),
+         trec=("num_nonrel_judged_ret",), formula=r"|\mathrm{nonrel} \cap \mathrm{ret}|",
+         edge_cases=("Judged with 0 <= label < threshold; negative labels are not counted.",
+                     "Summed over queries."),
+         reference=TREC_EVAL.format("num_nonrel_judged_ret"),
+         example=_example("NumNonRelJudgedRet", 1.0), common=("NumNonRelJudgedRet",),
+         value_range=(0.0, None))
 def num_nonrel_judged_ret(R, spec, conv):
     """Judged non-relevant documents retrieved (labels 0 <= l < threshold)."""
     thr = _threshold(spec, conv)
     return np.bincount(R.seg[R.judged_nonrelevant_rows(thr)], minlength=R.n_queries).astype(np.float64)
 
 
+@measure("ERR", "expected reciprocal rank: a cascade user stops at a satisfying document",
+         cutoff="optional", params=("max_grade",), aliases=("err",),
+         formula=r"ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j < i} (1 - R_j),\; "
+                 r"R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}",
+         edge_cases=("Grades are the labels; negative labels and unjudged documents are 0, labels "
+                     "above max_grade (default 4) count as max_grade.",
+                     "Not normalised: a perfect ranking scores below 1."),
+         reference="O. Chapelle, D. Metzler, Y. Zhang, P. Grinspan, Expected reciprocal rank for "
+                   "graded relevance, CIKM 2009.",
+         example=_example("ERR(max_grade=1)", 0.5 + (1 / 3) * 0.5 * 0.5,
+                          _SHARED + " With max_grade 1, R = 1/2 for a relevant document: "
+                          "1/2 at rank 1, then (1/3)(1/2)(1/2) at rank 3."),
+         common=("ERR@20",), cut_invariant=True)
 def expected_reciprocal_rank(R, spec, conv):
     """ERR@k (Chapelle, Metzler, Zhang & Grinspan, 2009).
 

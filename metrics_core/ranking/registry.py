@@ -62,7 +62,7 @@ COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
                         and "@r" not in m)
 
-_NAME_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
+_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
 
 
 def _written(d: MeasureDef) -> str:
