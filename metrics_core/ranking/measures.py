@@ -899,7 +899,7 @@ def rprec_mult(R, spec, conv):
                      "d needs the collection size (num_docs convention, trec_eval -N).",
                      "A query absent from the run: 0."),
          reference=TREC_EVAL.format("utility"),
-         example=_example("Utility", 2 - 1, _SHARED + " 2 relevant retrieved, 1 non-relevant: 2 - 1."),
+         example=_example("Utility", 2.0 - 1.0, _SHARED + " 2 relevant retrieved, 1 non-relevant: 2 - 1."),
          common=("Utility",), value_range=(-math.inf, None))
 def utility(R, spec, conv):
     """Set utility ``a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret``
