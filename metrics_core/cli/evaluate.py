@@ -45,11 +45,21 @@ def add_convention_arguments(p) -> None:
     g.add_argument("--discount", choices=CHOICES["discount"])
     g.add_argument("--ideal", choices=CHOICES["ideal"])
     g.add_argument("--rr-miss", choices=CHOICES["rr_miss"])
+    g.add_argument("-J", "--judged-only", dest="judged_only", action="store_const", const=True,
+                   help="judged documents only: drop unjudged ones before measuring (trec_eval -J)")
+    g.add_argument("-N", "--num-docs", dest="num_docs", type=int,
+                   help="documents in the collection, for Utility's d term (trec_eval -N)")
+    g.add_argument("--labels", choices=CHOICES["labels"],
+                   help="fractional relevance labels: truncate to whole numbers (trec_eval) or keep")
+    g.add_argument("--compat", choices=CHOICES["compat"],
+                   help="reproduce trec_eval 10 (default) or 9.0.8 (pytrec_eval, ir_measures): "
+                        "float32 scores, its recall-level rounding, its -c averages")
 
 
 def conventions_from_args(args) -> Conventions:
     fields = ("ties", "duplicates", "missing_queries", "relevance_threshold", "depth", "p_denominator",
-              "ap_normalizer", "gain", "discount", "ideal", "rr_miss")
+              "ap_normalizer", "gain", "discount", "ideal", "rr_miss", "judged_only", "num_docs", "labels",
+              "compat")
     changes = {f: getattr(args, f) for f in fields if getattr(args, f, None) is not None}
     if getattr(args, "complete", False):
         changes["missing_queries"] = "zero"
@@ -198,6 +208,11 @@ def _diagnostic_notes(evaluations) -> list[str]:
         if d["extra_queries"]:
             notes.append(f"note: {ev.run_name}: {len(d['extra_queries'])} run queries absent from the "
                          "qrels (ignored)")
+        if d.get("fractional_labels"):
+            rule = ("kept as gains" if ev.conventions.labels == "keep"
+                    else "truncated to whole numbers, as trec_eval reads them")
+            notes.append(f"warning: {ev.run_name}: {d['fractional_labels']} fractional relevance labels "
+                         f"({rule}; --labels keep|truncate)")
         if d["duplicates"]:
             notes.append(f"note: {ev.run_name}: {d['duplicates']} duplicate (query, doc) pairs "
                          f"({ev.conventions.duplicates})")
