@@ -75,6 +75,9 @@ def add_arguments(p) -> None:
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.add_argument("--tie-report", action="store_true",
+                   help="add each run's tie report to the JSON: per query and measure the minimum, "
+                        "maximum and expected value over all orders of tied documents")
     add_convention_arguments(p)
 
 
@@ -157,7 +160,8 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     evaluations = []
     for run in runs:
         with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"):
-            evaluations.append(evaluate(qrels, run, specs, conv))
+            evaluations.append(evaluate(qrels, run, specs, conv,
+                                        tie_report=bool(getattr(args, "tie_report", False))))
     return evaluations, conv
 
 

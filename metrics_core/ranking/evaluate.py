@@ -33,6 +33,10 @@ class Evaluation:
         mean for GMAP).
     diagnostics : dict
         Missing and extra queries, duplicates, ties straddling a cutoff.
+    tie_report : dict or None
+        With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
+        "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
+        "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
     conventions : Conventions
     """
 
@@ -48,6 +52,7 @@ class Evaluation:
         self.diagnostics = diagnostics
         self.conventions = conventions
         self.ranked = ranked
+        self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
 
     @property
     def per_query(self) -> pd.DataFrame:
@@ -72,6 +77,8 @@ class Evaluation:
                 for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
             }
         out["diagnostics"] = dict(self.diagnostics)
+        if self.tie_report is not None:
+            out["tie_report"] = self.tie_report
         return out
 
     def summary(self) -> pd.DataFrame:
@@ -104,7 +111,7 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
 
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-             **overrides) -> Evaluation:
+             tie_report: bool = False, **overrides) -> Evaluation:
     """Evaluate one run against qrels.
 
     Parameters
@@ -114,6 +121,10 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         Measure names (``"P@5"``, ``"nDCG@10"`` ...), or a comma-separated string.
     conventions : Conventions, optional
         Defaults are trec_eval's.
+    tie_report : bool
+        Also compute :attr:`Evaluation.tie_report`: per query and measure the minimum,
+        maximum and expected value over all orders of tied documents
+        (:mod:`metrics_core.ranking.ties`).
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``.
 
@@ -135,7 +146,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
-    return evaluate_ranked(ranked, specs, conv, r.name)
+    ev = evaluate_ranked(ranked, specs, conv, r.name)
+    if tie_report:
+        from metrics_core.ranking.ties import tie_report as _tie_report
+
+        ev.tie_report = _tie_report(ranked, specs, conv, r, ev._per_query[1])
+    return ev
 
 
 def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
