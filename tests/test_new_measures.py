@@ -170,3 +170,39 @@ def test_compat_trec_eval9_rounds_recall_levels_as_trec_eval9(data):
     nine = mc.evaluate(qrels, run, levels + ["IPrecAvg"], compat="trec_eval9").per_query
     explicit = mc.evaluate(qrels, run, [n.replace("@", "(rounding=trec9)@") for n in levels]).per_query
     np.testing.assert_array_equal(nine[levels].to_numpy(), explicit.to_numpy())
+
+
+# --- compare-modes -----------------------------------------------------------------------
+
+def test_compare_modes_names_the_causes():
+    from metrics_core.ranking.modes import FLOAT32, ROUNDING, compare_modes
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1, "b": 1, "c": 1, "d": 0, "e": 1, "f": 1}}
+    run = {"q1": {"a": 1.00000002, "b": 1.00000001},          # equal in float32: reordered
+           "q2": {"d": 5.0, "a": 4.0, "b": 3.0, "c": 2.0, "e": 1.0}}  # R = 5: IPrec@0.1's c is 1 vs 1
+    rep = compare_modes(qrels, run, ["RR", "IPrec@0.3", "AP"])
+    got = {(d["query"], d["measure"]): d["why"] for d in rep["differences"]}
+    assert got[("q1", "RR")] == [FLOAT32] and got[("q1", "AP")] == [FLOAT32]
+    # IPrec@0.3 with R = 5: round(1.5) = 2 documents (trec_eval 10), floor(2.4) = 2 -> same;
+    assert ("q2", "IPrec@0.3") not in got
+    rep = compare_modes(qrels, run, ["IPrec@0.1"])  # round(0.5) = 1 vs floor(1.4) = 1 -> same
+    assert not [d for d in rep["differences"] if d["query"] == "q2"]
+    rep = compare_modes({"q": {"a": 1, "b": 1, "c": 1, "x": 1, "y": 1, "z": 1}},
+                        {"q": {"a": 4.0, "n": 3.0, "m": 2.0, "b": 1.0}}, ["IPrec@0.2"])
+    # R = 6: c = round(1.2) = 1 (trec_eval 10): P@1 = 1; c = floor(2.1) = 2 (trec_eval 9): P@4
+    assert rep["differences"] == [{"query": "q", "measure": "IPrec@0.2", "trec_eval10": 1.0,
+                                   "trec_eval9": 0.5, "why": [ROUNDING]}]
+    assert rep["summary"]["by_cause"] == {ROUNDING: 1}
+
+
+def test_compare_modes_cli(tmp_path, capsys):
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text("q1 0 a 1\nq1 0 b 0\n")
+    r.write_text("q1 Q0 a 0 1.00000002 t\nq1 Q0 b 0 1.00000001 t\n")
+    assert cli.main(["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR", "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["runs"][0]
+    assert rep["differences"] == [{"query": "q1", "measure": "RR", "trec_eval10": 1.0, "trec_eval9": 0.5,
+                                   "why": ["float32 near-tie"]}]
+    assert rep["aggregate"]["RR"] == {"trec_eval10": 1.0, "trec_eval9": 0.5, "why": ["float32 near-tie"]}
+    assert cli.main(["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR"]) == 0
+    assert "1 values differ on 1 of 1 queries" in capsys.readouterr().out
