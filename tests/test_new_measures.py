@@ -206,3 +206,34 @@ def test_compare_modes_cli(tmp_path, capsys):
     assert rep["aggregate"]["RR"] == {"trec_eval10": 1.0, "trec_eval9": 0.5, "why": ["float32 near-tie"]}
     assert cli.main(["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR"]) == 0
     assert "1 values differ on 1 of 1 queries" in capsys.readouterr().out
+
+
+# --- compat=trec_eval9 against pytrec_eval (trec_eval 9.0.8 inside) ----------------------
+
+@st.composite
+def near_ties(draw):
+    """Runs whose scores often differ only beyond float32's precision."""
+    qrels, run = {}, {}
+    base = [0.5, 1.0, 2.0, 1.0 + 1e-9, 1.0 + 3e-9, 2.0 + 1e-8, 0.1 + 1e-10]
+    for q in range(draw(st.integers(1, 4))):
+        docs = [f"d{i}" for i in range(draw(st.integers(2, 9)))]
+        qrels[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in docs if draw(st.booleans())} or {docs[0]: 1}
+        run[f"q{q}"] = {d: draw(st.sampled_from(base)) for d in docs}
+    return qrels, run
+
+
+@SETTINGS
+@given(data=near_ties())
+def test_compat_trec_eval9_equals_pytrec_eval_exactly(data):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = data
+    trec = {"map": "AP", "recip_rank": "RR", "P_5": "P@5", "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10",
+            "Rprec": "Rprec", "bpref": "Bpref", "iprec_at_recall_0.10": "IPrec@0.1",
+            "iprec_at_recall_0.50": "IPrec@0.5", "recall_10": "R@10", "infAP": "infAP",
+            "11pt_avg": "IPrecAvg", "binG": "BinG", "Rndcg": "RnDCG"}
+    got = pytrec_eval.RelevanceEvaluator(qrels, set(trec)).evaluate(run)
+    ev = mc.evaluate(qrels, run, list(trec.values()), compat="trec_eval9").per_query
+    for q, values in got.items():
+        for m, v in values.items():
+            name = mc.parse_measure(trec[m]).name
+            assert float(ev.loc[q, name]) == v, (q, m)
