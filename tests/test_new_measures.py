@@ -237,3 +237,18 @@ def test_compat_trec_eval9_equals_pytrec_eval_exactly(data):
         for m, v in values.items():
             name = mc.parse_measure(trec[m]).name
             assert float(ev.loc[q, name]) == v, (q, m)
+
+
+# --- JSON keeps the requested order ------------------------------------------------------
+
+def test_json_keeps_the_requested_measure_order(tmp_path, capsys):
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 a 1\n")
+    r.write_text("q1 Q0 a 0 2 t\nq1 Q0 b 0 1 t\nq2 Q0 b 0 1 t\n")
+    requested = ["recip_rank", "Unjudged@5", "P@1", "ndcg_cut_10", "infAP", "AP", "map", "Bpref", "set_F"]
+    want = ["RR", "Unjudged@5", "P@1", "nDCG@10", "infAP", "AP", "Bpref", "SetF"]  # canonical, map = AP
+    assert cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", ",".join(requested[:4]),
+                     "-m", ",".join(requested[4:]), "--per-query", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)["runs"][0]
+    assert list(out["aggregate"]) == want
+    assert all(list(v) == want for v in out["per_query"].values())
