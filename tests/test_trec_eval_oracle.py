@@ -15,7 +15,6 @@ Skipped, with the reason, where no C compiler is available to build trec_eval.
 from __future__ import annotations
 
 import math
-import re
 import subprocess
 from functools import lru_cache
 
@@ -112,9 +111,6 @@ def run_trec_eval(binary, qrels: str, run: str, flags, tmp_path) -> dict[tuple[s
 
 def ranklab_name(trec_name: str) -> str:
     """The RankLab measure for a trec_eval printed name."""
-    m = re.fullmatch(r"Rprec_mult_([\d.]+)", trec_name)
-    if m:  # a multiple of R, not a cutoff: a parameter of RprecMult
-        return f"RprecMult(x={m.group(1)})"
     name = from_trec_name(trec_name)
     assert name is not None, f"trec_eval measure {trec_name!r} has no RankLab name"
     return name

@@ -870,10 +870,10 @@ def unjudged(R, spec, conv):
 
 
 @measure("RprecMult", "precision at a multiple x of R (x R documents)", params=("rel", "x"),
-         aliases=("rprec_mult",),
+         aliases=("rprec_mult",), trec=("Rprec_mult_{x}",),
          formula=r"RprecMult(x) = P@c,\; c = \lfloor x R + 0.9 \rfloor",
-         edge_cases=("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); here "
-                     "RprecMult(x=0.2).",
+         edge_cases=("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); "
+                     "Rprec_mult_0.20 is read as RprecMult(x=0.2).",
                      "c = 0 (no relevant document): 0; fewer than c retrieved: still divided by c."),
          reference=TREC_EVAL.format("Rprec_mult"),
          example=_example("RprecMult(x=2)", 2 / 6, _SHARED + " c = floor(2 * 3 + 0.9) = 6: 2/6."),
