@@ -425,12 +425,34 @@ def judged_only(R: RankedLists) -> RankedLists:
                        qrels_row=R.qrels_row)
 
 
-def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
-    diag = Diagnostics()
+class _Work:
+    """The working state of one build, passed from phase to phase. Each phase deletes the
+    arrays it no longer needs (``del w.x``), so the peak memory is that of one phase."""
 
-    # Queries: run order of first appearance, so a run grouped by query needs no sort.
+
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
+    """The phases, in order: queries, judgements (qrels duplicates), run duplicates, the
+    join, the rank sort, the tie order, the depth cut, the labels at ranked positions."""
+    w = _Work()
+    w.qrels, w.run, w.conv, w.exact_keys, w.diag = qrels, run, conv, exact_keys, Diagnostics()
+    _phase_queries(w)
+    _phase_fingerprints(w)
+    _phase_judgements(w)
+    _phase_run_duplicates(w)
+    _phase_join(w)
+    _phase_rank(w)
+    _phase_ties(w, cutoffs)
+    _phase_depth(w)
+    return _phase_labels(w)
+
+
+def _phase_queries(w: _Work) -> None:
+    """Evaluated queries (run order of first appearance, so a run grouped by query needs
+    no sort), the evaluated-query index of every run row (-1: not judged) and of every
+    qrels query; missing and extra queries."""
+    run, qrels, diag = w.run, w.qrels, w.diag
     run_qc, run_qvocab = _encode(run.qid)
-    qrels_qc, qrels_qvocab = _encode(qrels.qid)
+    w.qrels_qc, qrels_qvocab = _encode(qrels.qid)
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
     judged_set = set(qrels_qnames) | set(qrels.extra_query_ids)
@@ -441,29 +463,35 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     diag.missing_queries = sorted(judged_set - run_set)
     diag.extra_queries = sorted(run_set - judged_set)
     eval_ids = [q for q in run_qnames if q in judged_set] + [q for q in answered_empty if q in judged_set]
-    if conv.missing_queries == "zero":
+    if w.conv.missing_queries == "zero":
         eval_ids += diag.missing_queries
     index = {q: i for i, q in enumerate(eval_ids)}
-    nq = len(eval_ids)
-    qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
-    # evaluated-query index of every run row (-1: query not judged)
-    rq = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)[run_qc]
-    del run_qc
+    w.eval_ids, w.nq = eval_ids, len(eval_ids)
+    w.qrels_qmap = np.array([index.get(q, -1) for q in qrels_qnames], dtype=np.int32)
+    w.rq = np.array([index.get(q, -1) for q in run_qnames], dtype=np.int32)[run_qc]
 
-    if exact_keys is None:
-        run_dh, qrels_dh = hash_strings(run.docid), hash_strings(qrels.docid)
+
+def _phase_fingerprints(w: _Work) -> None:
+    """64-bit document fingerprints of run and qrels rows (exact codes after a collision)."""
+    if w.exact_keys is None:
+        w.run_dh, w.qrels_dh = hash_strings(w.run.docid), hash_strings(w.qrels.docid)
     else:
-        run_dh, qrels_dh = exact_keys[0].copy(), exact_keys[1]  # run_dh is overwritten below
+        w.run_dh, w.qrels_dh = w.exact_keys[0].copy(), w.exact_keys[1]  # run_dh is overwritten
 
-    # Qrels: duplicates per convention (checked over every query, as trec_eval does),
-    # found as the run's are below: one sort of (pair key, row).
+
+def _phase_judgements(w: _Work) -> None:
+    """Qrels duplicates per convention (checked over every query, as trec_eval does; found
+    as the run's are: one sort of (pair key, row)), then the judgements of evaluated
+    queries: ``qrels_seg``, ``qrels_label``, ``qrels_row``."""
+    qrels, conv, diag, qrels_qc, qrels_dh = w.qrels, w.conv, w.diag, w.qrels_qc, w.qrels_dh
     n_judged = len(qrels_qc)
     q_bits = max(n_judged.bit_length(), 1)
     qrels_dups = _verified_duplicates(
         _duplicate_groups_sorted(_sorted_with_rows(pair_keys(qrels_qc, qrels_dh), q_bits), q_bits,
-                                 lambda cand, dh=qrels_dh: pair_keys(qrels_qc[cand], dh[cand])),
+                                 lambda cand: pair_keys(qrels_qc[cand], qrels_dh[cand])),
         qrels_qc, qrels.docid)
-    qq = qrels_qmap[qrels_qc]
+    qq = w.qrels_qmap[qrels_qc]
+    del w.qrels_qc, w.qrels_qmap
     qlabel = qrels.relevance
     fractional = np.count_nonzero(qlabel != np.trunc(qlabel)) if len(qlabel) else 0
     if fractional:
@@ -480,29 +508,33 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
         qq, qlabel, qrow = qq[keep], qlabel[keep], qrow[keep]
     in_eval = qq >= 0
     if in_eval.all():
-        qrels_seg, qrels_label, qrels_row = qq, qlabel, qrow
+        w.qrels_seg, w.qrels_label, w.qrels_row = qq, qlabel, qrow
     else:
-        qrels_seg, qrels_label, qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
-    del qq, qlabel, qrow, in_eval  # freed early: the tie order needs the room
+        w.qrels_seg, w.qrels_label, w.qrels_row = qq[in_eval], qlabel[in_eval], qrow[in_eval]
 
-    # Run rows of evaluated queries.
-    scores = run.scores
+
+def _phase_run_duplicates(w: _Work) -> None:
+    """Run rows of evaluated queries (``rows``: their run row numbers, None when all),
+    their (query, doc) keys sorted with their row numbers in the low bits, and the run's
+    duplicates per convention."""
+    run, conv, diag = w.run, w.conv, w.diag
+    w.scores = run.scores
     if conv.compat == "trec_eval9":
         # trec_eval 9.0.8 keeps scores as C floats: scores equal in float32 tie
-        scores = scores.astype(np.float32).astype(np.float64)
-    rows = None
-    if (rq < 0).any():
-        rows = np.flatnonzero(rq >= 0)
-        rq, scores, run_dh = rq[rows], scores[rows], run_dh[rows]
-
-    # Duplicates (query, doc) in the run.
-    rkeys = pair_keys(rq, run_dh, out=run_dh)  # in place: doc fingerprints not needed after
-    del run_dh
+        w.scores = w.scores.astype(np.float32).astype(np.float64)
+    w.rows = None
+    if (w.rq < 0).any():
+        w.rows = np.flatnonzero(w.rq >= 0)
+        w.rq, w.scores, w.run_dh = w.rq[w.rows], w.scores[w.rows], w.run_dh[w.rows]
+    rkeys = pair_keys(w.rq, w.run_dh, out=w.run_dh)  # in place: doc fingerprints not needed after
+    del w.run_dh
     # row numbers fit in the low bits of the sorted keys; the qrels' too (the join uses
     # the same split for both)
-    low_bits = max(int(len(rkeys)).bit_length(), int(len(qrels_seg)).bit_length(), 1)
-    sorted_rows = _sorted_with_rows(rkeys, low_bits)  # rkeys is sorted_rows from here
+    low_bits = max(int(len(rkeys)).bit_length(), int(len(w.qrels_seg)).bit_length(), 1)
+    w.low_bits = low_bits
+    w.sorted_rows = _sorted_with_rows(rkeys, low_bits)  # rkeys is sorted_rows from here
     del rkeys
+    rows, rq, exact_keys = w.rows, w.rq, w.exact_keys
 
     def full_keys(cand):  # the pair keys of a few rows, again
         src = cand if rows is None else rows[cand]
@@ -510,43 +542,53 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                else exact_keys[0][src])
         return pair_keys(rq[cand], doc)
 
-    run_dups = _verified_duplicates(_duplicate_groups_sorted(sorted_rows, low_bits, full_keys),
+    run_dups = _verified_duplicates(_duplicate_groups_sorted(w.sorted_rows, low_bits, full_keys),
                                     rq, run.docid, rows)
-    if run_dups is not None:
-        diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
-        if conv.duplicates == "error":
-            _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
-        if conv.duplicates != "count":
-            keep = _dedupe_keep(len(rq), run_dups[0], run_dups[1], scores, conv.duplicates)
-            rows = keep if rows is None else rows[keep]
-            rq, scores = rq[keep], scores[keep]
-            # renumber the rows of the sorted keys, dropping the removed ones
-            low = np.uint64((1 << low_bits) - 1)
-            new_row = np.full(len(sorted_rows), -1, dtype=np.int64)
-            new_row[keep] = np.arange(len(keep))
-            nr = new_row[(sorted_rows & low).astype(np.int64)]
-            sorted_rows = (sorted_rows[nr >= 0] & ~low) | nr[nr >= 0].astype(np.uint64)
+    if run_dups is None:
+        return
+    diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
+    if conv.duplicates == "error":
+        _duplicate_error(run, run_dups, "document in the run", "count, first, last or max")
+    if conv.duplicates != "count":
+        keep = _dedupe_keep(len(rq), run_dups[0], run_dups[1], w.scores, conv.duplicates)
+        w.rows = keep if rows is None else rows[keep]
+        w.rq, w.scores = rq[keep], w.scores[keep]
+        # renumber the rows of the sorted keys, dropping the removed ones
+        low = np.uint64((1 << low_bits) - 1)
+        new_row = np.full(len(w.sorted_rows), -1, dtype=np.int64)
+        new_row[keep] = np.arange(len(keep))
+        nr = new_row[(w.sorted_rows & low).astype(np.int64)]
+        w.sorted_rows = (w.sorted_rows[nr >= 0] & ~low) | nr[nr >= 0].astype(np.uint64)
 
-    # The join, in run rows: labels of (query, doc) pairs from the qrels, found in the
-    # sorted run keys and verified string by string. Done before the sort, so the sorted
-    # keys are freed before the tie order needs memory.
-    jkeys = pair_keys(qrels_seg, qrels_dh[qrels_row])
+
+def _phase_join(w: _Work) -> None:
+    """The join, in run rows: labels of (query, doc) pairs from the qrels, found in the
+    sorted run keys and verified string by string (``found_rows`` -> ``jrow``). Done
+    before the sort, so the sorted keys are freed before the tie order needs memory."""
+    rows, rq = w.rows, w.rq
+    jkeys = pair_keys(w.qrels_seg, w.qrels_dh[w.qrels_row])
     if len(jkeys) and len(rq):
-        found_rows, jrow = _join_candidates(sorted_rows, low_bits, jkeys)
-        del sorted_rows
+        found_rows, jrow = _join_candidates(w.sorted_rows, w.low_bits, jkeys)
+        del w.sorted_rows
         run_rows = found_rows if rows is None else rows[found_rows]
-        ok = (qrels_seg[jrow] == rq[found_rows]) & strings_equal(
-            run.docid, run_rows, qrels.docid, qrels_row[jrow])
+        ok = (w.qrels_seg[jrow] == rq[found_rows]) & strings_equal(
+            w.run.docid, run_rows, w.qrels.docid, w.qrels_row[jrow])
         if not ok.all():  # candidates that only shared high bits
             found_rows, jrow = found_rows[ok], jrow[ok]
         del run_rows, ok
     else:
-        del sorted_rows
+        del w.sorted_rows
         found_rows = jrow = np.zeros(0, dtype=np.int64)
-    del jkeys, qrels_dh
+    del jkeys, w.qrels_dh
+    w.found_rows, w.jrow = found_rows, jrow
 
-    # The sort: (query, score descending), then ties by the tie rule. A run written in
-    # rank order (the usual case) is checked in O(n) and not sorted at all.
+
+def _phase_rank(w: _Work) -> None:
+    """The sort: query, then score descending (ties in run order for now). A run written
+    in rank order (the usual case) is checked in O(n) and not sorted at all (``order``
+    None). Rows end grouped by query in ascending order: segment ``starts`` by binary
+    search (needles of ``sq``'s own dtype: mixed dtypes would copy it to int64)."""
+    rq, scores, nq = w.rq, w.scores, w.nq
     n = len(rq)
     if n > 1:
         already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
@@ -556,70 +598,83 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
     order = None if already else np.argsort(_score_key(scores)).astype(np.int32)
     if order is not None:
         order = order[stable_argsort_codes(rq[order], nq)]
-    sq = rq if order is None else rq[order]
-    # rows are grouped by query in ascending order: segment starts by binary search
-    # (needles of sq's own dtype: mixed dtypes would copy sq to int64 first). Tie fixes
-    # below stay inside a query, so neither sq nor the starts change with them.
-    starts = np.searchsorted(sq, np.arange(nq + 1, dtype=sq.dtype)).astype(np.int64)
-    counts = np.diff(starts)
-    swaps = None
-    if n > 1:
-        ss = scores if order is None else scores[order]
-        eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])  # -0.0 == 0.0, as in trec_eval
-        del ss
-        if eq.any():
-            in_tie = np.zeros(n, dtype=bool)
-            in_tie[1:] |= eq
-            in_tie[:-1] |= eq
-            # int32: on a run with many ties these cover most of the run
-            idx = np.flatnonzero(in_tie).astype(np.int32)
-            del in_tie
-            group = np.cumsum(~np.r_[False, eq][idx], dtype=np.int32)
-            diag.tied_groups = int(group[-1])
-            diag.tied_documents = int(len(idx))
-            tied = idx if order is None else order[idx]
-            source_rows = tied if rows is None else rows[tied]
-            if conv.ties != "input" or order is not None:
-                if conv.ties == "input":
-                    fixed = tied[np.lexsort((source_rows, group))]
-                else:
-                    fixed = _tie_order(run.docid, tied, source_rows, group, conv.ties == "trec")
-                if not np.array_equal(fixed, tied):
-                    if order is None:
-                        # ranked position idx[i] holds run row fixed[i], the others keep
-                        # their row: kept sparse, not as an array the size of the run
-                        swaps = (idx, fixed)
-                    else:
-                        order[idx] = fixed
-                del fixed
-            # Ties that straddle a cutoff: the group crosses from rank k to k+1.
-            if cutoffs:
-                pos = idx - starts[sq[idx]] + 1
-                gfirst = np.r_[True, group[1:] != group[:-1]]
-                glast = np.r_[group[1:] != group[:-1], True]
-                lo, hi = pos[gfirst], pos[glast]
-                for k in sorted(set(cutoffs)):
-                    diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
-                del pos, gfirst, glast, lo, hi
-            del idx, group, tied, source_rows  # the tie groups are needed no further
-        del eq
+    w.order = order
+    w.sq = rq if order is None else rq[order]
+    w.starts = np.searchsorted(w.sq, np.arange(nq + 1, dtype=w.sq.dtype)).astype(np.int64)
+    w.swaps = None
 
-    # Depth cut (trec_eval -M): keep the top `depth` of each query.
-    if conv.depth is not None and n:
-        pos = np.arange(n) - starts[sq] + 1
-        keep_rows = pos <= conv.depth
-        if not keep_rows.all():
-            if swaps is not None:  # a cut needs the full order
-                order = np.arange(n, dtype=np.int32)
-                order[swaps[0]] = swaps[1]
-                swaps = None
-            kept = np.flatnonzero(keep_rows)
-            order = kept if order is None else order[kept]
-            sq = sq[kept]
-            counts = np.bincount(sq, minlength=nq)
-            starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
-    # The labels of the joined rows, at their ranked positions.
+def _phase_ties(w: _Work, cutoffs) -> None:
+    """Equal scores ordered by the tie rule, inside each query (so ``sq`` and ``starts``
+    do not change). A run already in rank order keeps its fixes as sparse ``swaps``
+    (ranked position -> run row), not as an array the size of the run. Counts the tie
+    groups and the groups that straddle each cutoff."""
+    n, sq, order, rows, conv, diag = len(w.rq), w.sq, w.order, w.rows, w.conv, w.diag
+    if n <= 1:
+        return
+    ss = w.scores if order is None else w.scores[order]
+    eq = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])  # -0.0 == 0.0, as in trec_eval
+    del ss
+    if not eq.any():
+        return
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[1:] |= eq
+    in_tie[:-1] |= eq
+    # int32: on a run with many ties these cover most of the run
+    idx = np.flatnonzero(in_tie).astype(np.int32)
+    del in_tie
+    group = np.cumsum(~np.r_[False, eq][idx], dtype=np.int32)
+    del eq
+    diag.tied_groups = int(group[-1])
+    diag.tied_documents = int(len(idx))
+    tied = idx if order is None else order[idx]
+    source_rows = tied if rows is None else rows[tied]
+    if conv.ties != "input" or order is not None:
+        if conv.ties == "input":
+            fixed = tied[np.lexsort((source_rows, group))]
+        else:
+            fixed = _tie_order(w.run.docid, tied, source_rows, group, conv.ties == "trec")
+        if not np.array_equal(fixed, tied):
+            if order is None:
+                # ranked position idx[i] holds run row fixed[i], the others keep their row
+                w.swaps = (idx, fixed)
+            else:
+                order[idx] = fixed
+        del fixed
+    # Ties that straddle a cutoff: the group crosses from rank k to k+1.
+    if cutoffs:
+        pos = idx - w.starts[sq[idx]] + 1
+        gfirst = np.r_[True, group[1:] != group[:-1]]
+        glast = np.r_[group[1:] != group[:-1], True]
+        lo, hi = pos[gfirst], pos[glast]
+        for k in sorted(set(cutoffs)):
+            diag.ties_straddling[k] = int(np.count_nonzero((lo <= k) & (hi > k)))
+
+
+def _phase_depth(w: _Work) -> None:
+    """The depth cut (trec_eval -M): keep the top ``depth`` of each query."""
+    n = len(w.rq)
+    if w.conv.depth is None or not n:
+        return
+    pos = np.arange(n) - w.starts[w.sq] + 1
+    keep_rows = pos <= w.conv.depth
+    if keep_rows.all():
+        return
+    if w.swaps is not None:  # a cut needs the full order
+        w.order = np.arange(n, dtype=np.int32)
+        w.order[w.swaps[0]] = w.swaps[1]
+        w.swaps = None
+    kept = np.flatnonzero(keep_rows)
+    w.order = kept if w.order is None else w.order[kept]
+    w.sq = w.sq[kept]
+    counts = np.bincount(w.sq, minlength=w.nq)
+    w.starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _phase_labels(w: _Work) -> RankedLists:
+    """The labels of the joined rows at their ranked positions, and the ranked lists."""
+    sq, order, swaps, rows, found_rows, jrow = w.sq, w.order, w.swaps, w.rows, w.found_rows, w.jrow
+    qrels_label, n = w.qrels_label, len(w.rq)
     m = len(sq)
     judged = np.zeros(m, dtype=bool)
     # labels that float32 holds exactly (whole numbers, halves ...) are stored in half the memory
@@ -635,7 +690,7 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
                 moved = position_of[found_rows]
                 found = np.where(moved >= 0, moved, found_rows)
         else:
-            rank_of = np.full(len(rq), -1, dtype=np.int64)
+            rank_of = np.full(n, -1, dtype=np.int64)
             rank_of[order] = np.arange(len(order))
             found = rank_of[found_rows]
             kept = found >= 0                      # a depth cut drops rows
@@ -648,7 +703,6 @@ def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> Ra
             swaps = (swaps[0], swaps[1] if rows is None else rows[swaps[1]])
     else:
         row_index = order if rows is None else rows[order]
-
-    return RankedLists(eval_ids, starts, sq.astype(np.int32, copy=False), label, judged,
-                       qrels_seg, qrels_label, diag, row_index=row_index,
-                       qrels_row=qrels_row, row_swaps=swaps)
+    return RankedLists(w.eval_ids, w.starts, sq.astype(np.int32, copy=False), label, judged,
+                       w.qrels_seg, qrels_label, w.diag, row_index=row_index,
+                       qrels_row=w.qrels_row, row_swaps=swaps)

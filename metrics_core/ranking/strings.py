@@ -188,10 +188,6 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     """
     if rows is not None:  # taken here, so that the copy is freed as soon as it is read
         values = values.take(pa.array(rows))
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_large_string(values.type):
-        values = values.cast(pa.string())
     m = len(values)
     # positions, offsets and group ids in int32 (m < 2**31): tie groups can cover the
     # whole run, and every array here is then the size of the run
@@ -199,16 +195,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     perm = np.arange(m, dtype=idx_type)
     if m < 2:
         return perm
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
-                            offset=values.offset * 4).copy()
-    buf = values.buffers()[2]
-    raw = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
-    offsets -= offsets[0]
-    raw = raw[int(np.frombuffer(values.buffers()[1], dtype=np.int32, count=1,
-                                offset=values.offset * 4)[0]):][:int(offsets[-1])]
-    data = np.zeros(len(raw) + 16, dtype=np.uint8)   # padded: 8-byte loads past the end
-    data[:len(raw)] = raw
-    del values, buf, raw   # the copy above is all that is needed
+    offsets, data = _string_bytes(values)
+    del values  # the copy above is all that is needed
     lengths = np.diff(offsets)
     # the positions still to order (into perm, in their current order), their group ids
     # (0..g-1, non-decreasing) and the byte where their strings are compared next
@@ -218,35 +206,8 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
     np.cumsum(group[1:] != group[:-1], out=sub_group[1:])
     k = 0
     while len(todo) > 1:
-        n_groups = int(sub_group[-1]) + 1
-        heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]]).astype(idx_type)
-        size = np.diff(np.r_[heads, len(todo)]).astype(idx_type)
-        within = np.arange(len(todo), dtype=idx_type) - np.repeat(heads, size)
-        group_bits = max(n_groups - 1, 1).bit_length()
-        pos_bits = max(int(size.max()) - 1, 1).bit_length()
-        step = (_key_bits - group_bits - pos_bits) // 8    # bytes compared this round
         idx = perm[todo]
-        if step < 1:   # > 2**28 tied ids: no room in the key, one byte per round by lexsort
-            step = 1
-            word = _bytes_at(offsets, data, idx, k) >> np.uint64(56)
-            if descending:
-                word = ~word & np.uint64(0xFF)
-            o = np.lexsort((within, word, sub_group))
-            w = word[o]
-        else:
-            word = _bytes_at(offsets, data, idx, k) >> np.uint64(64 - 8 * step)
-            if descending:
-                word = ~word & np.uint64((1 << (8 * step)) - 1)
-            key = sub_group.astype(np.uint64) << np.uint64(8 * step + pos_bits)
-            key |= word << np.uint64(pos_bits)
-            key |= within.astype(np.uint64)
-            del word
-            key.sort()
-            # each sorted entry back to its place in todo: its group's head + its rank
-            o = heads[(key >> np.uint64(8 * step + pos_bits)).astype(np.intp)].astype(idx_type)
-            o += (key & np.uint64((1 << pos_bits) - 1)).astype(idx_type)
-            w = (key >> np.uint64(pos_bits)) & np.uint64((1 << (8 * step)) - 1)
-            del key
+        o, w, step = _sort_round(offsets, data, idx, sub_group, k, descending, idx_type, _key_bits)
         perm[todo] = idx[o]
         # still tied: runs of the same group and the same bytes, unless every string of
         # the run has ended (then they are equal and stay in position order). A string
@@ -267,4 +228,56 @@ def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
         todo = todo[keep]
         k += step
     return perm
+
+
+def _string_bytes(values) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0, bytes padded with 16 zeros) of an Arrow string array: 8-byte loads
+    past a string's end read zeros."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    m = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
+                            offset=values.offset * 4).copy()
+    buf = values.buffers()[2]
+    raw = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+    offsets -= offsets[0]
+    raw = raw[int(np.frombuffer(values.buffers()[1], dtype=np.int32, count=1,
+                                offset=values.offset * 4)[0]):][:int(offsets[-1])]
+    data = np.zeros(len(raw) + 16, dtype=np.uint8)   # padded: 8-byte loads past the end
+    data[:len(raw)] = raw
+    return offsets, data
+
+
+def _sort_round(offsets, data, idx, sub_group, k: int, descending: bool, idx_type, key_bits: int):
+    """One round: the positions ``idx`` (grouped by ``sub_group``) ordered by the next
+    bytes of their strings from byte ``k``. Returns the order (into ``idx``), the bytes
+    compared (in that order) and how many bytes were compared."""
+    n_groups = int(sub_group[-1]) + 1
+    heads = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]]).astype(idx_type)
+    size = np.diff(np.r_[heads, len(idx)]).astype(idx_type)
+    within = np.arange(len(idx), dtype=idx_type) - np.repeat(heads, size)
+    group_bits = max(n_groups - 1, 1).bit_length()
+    pos_bits = max(int(size.max()) - 1, 1).bit_length()
+    step = (key_bits - group_bits - pos_bits) // 8    # bytes compared this round
+    if step < 1:   # > 2**28 tied ids: no room in the key, one byte per round by lexsort
+        word = _bytes_at(offsets, data, idx, k) >> np.uint64(56)
+        if descending:
+            word = ~word & np.uint64(0xFF)
+        o = np.lexsort((within, word, sub_group))
+        return o, word[o], 1
+    word = _bytes_at(offsets, data, idx, k) >> np.uint64(64 - 8 * step)
+    if descending:
+        word = ~word & np.uint64((1 << (8 * step)) - 1)
+    key = sub_group.astype(np.uint64) << np.uint64(8 * step + pos_bits)
+    key |= word << np.uint64(pos_bits)
+    key |= within.astype(np.uint64)
+    del word
+    key.sort()
+    # each sorted entry back to its place in todo: its group's head + its rank
+    o = heads[(key >> np.uint64(8 * step + pos_bits)).astype(np.intp)].astype(idx_type)
+    o += (key & np.uint64((1 << pos_bits) - 1)).astype(idx_type)
+    w = (key >> np.uint64(pos_bits)) & np.uint64((1 << (8 * step)) - 1)
+    return o, w, step
 
