@@ -59,15 +59,13 @@ def why_not(spec) -> str:
 
 
 class TieGroups:
-    """Tie groups of ranked lists: consecutive rows of one query with equal scores.
+    """Tie groups of ranked lists: maximal runs of consecutive rows of one query with equal
+    scores (a row without an equal neighbour is a group of one).
 
     Attributes
     ----------
-    gid : int64 array, one per ranked row
-        Group of each row (groups numbered in rank order).
-    head : int64 array, one per group
-        First row of each group.
-    size : int64 array, one per group
+    head, size, start, seg : int64 arrays, one per group
+        First row, number of rows, rank of the first row, query.
     """
 
     def __init__(self, R: RankedLists, scores: np.ndarray):
@@ -75,13 +73,23 @@ class TieGroups:
         if n:
             s = np.asarray(scores, dtype=np.float64) + 0.0
             boundary = np.r_[True, (R.seg[1:] != R.seg[:-1]) | (s[1:] != s[:-1])]
+            self.head = np.flatnonzero(boundary)
         else:
-            boundary = np.zeros(0, dtype=bool)
-        self.gid = np.cumsum(boundary) - 1
-        self.head = np.flatnonzero(boundary)
+            self.head = np.zeros(0, dtype=np.int64)
         self.size = np.diff(np.r_[self.head, n]).astype(np.int64)
-        self.seg = R.seg[self.head].astype(np.int64) if n else np.zeros(0, dtype=np.int64)
-        self.start = (R.pos_of(self.head) if n else np.zeros(0, dtype=np.int64)).astype(np.int64)
+        self.seg = R.seg[self.head].astype(np.int64)
+        self.start = R.pos_of(self.head).astype(np.int64)
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        """Group of each of ``rows``."""
+        return np.searchsorted(self.head, rows, side="right") - 1
+
+    def tied_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows of the groups of two or more, their group), in rank order."""
+        big = np.flatnonzero(self.size > 1)
+        sizes = self.size[big]
+        offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return np.repeat(self.head[big], sizes) + offset, np.repeat(big, sizes)
 
 
 def ranked_scores(R: RankedLists, run, conv) -> np.ndarray:
@@ -95,119 +103,114 @@ def ranked_scores(R: RankedLists, run, conv) -> np.ndarray:
 
 def reordered(R: RankedLists, groups: TieGroups, best: bool) -> RankedLists:
     """The ranked lists with every tie group sorted best first (labels descending) or
-    worst first (labels ascending)."""
-    lab = R.label.astype(np.float64)
-    key = -lab if best else lab
-    perm = np.lexsort((key, groups.gid))
+    worst first (labels ascending); only the tied rows move."""
+    perm = np.arange(len(R.seg))
+    tied, gid = groups.tied_rows()
+    if len(tied):
+        lab = R.label[tied].astype(np.float64)
+        perm[tied] = tied[np.lexsort((-lab if best else lab, gid))]
     return RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
                        R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row)
 
 
-def _relevant_flags(R: RankedLists, thr: float) -> np.ndarray:
-    flags = np.zeros(len(R.seg), dtype=bool)
-    flags[R.relevant_rows(thr)] = True
-    return flags
+def _slots_within(g: TieGroups, grp: np.ndarray, limit: np.ndarray | float) -> np.ndarray:
+    """Ranks of each group ``grp`` at or above ``limit`` (0 .. size)."""
+    return np.clip(limit - g.start[grp] + 1, 0, g.size[grp]).astype(np.int64)
 
 
-def _linear_expectation(R: RankedLists, g: TieGroups, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """E[sum over rows of x(document) * w(rank)] per query, documents of a group placed
-    uniformly over its ranks: sum over groups of (sum of x) * (mean of w over the ranks)."""
-    if not len(R.seg):
-        return np.zeros(R.n_queries)
-    sum_x = np.bincount(g.gid, weights=x, minlength=len(g.head))
-    mean_w = np.bincount(g.gid, weights=w, minlength=len(g.head)) / g.size
-    return np.bincount(g.seg, weights=sum_x * mean_w, minlength=R.n_queries)
-
-
-def _first_relevant_group(R, g, rel):
-    """Per query: the first group holding a relevant document (-1 when none), and the
-    number of relevant documents in each group."""
-    m = np.bincount(g.gid, weights=rel.astype(np.float64), minlength=len(g.head)).astype(np.int64)
-    first = np.full(R.n_queries, -1, dtype=np.int64)
-    has = np.flatnonzero(m > 0)
-    if len(has):
-        qs = g.seg[has]
-        keep = np.r_[True, qs[1:] != qs[:-1]]
-        first[qs[keep]] = has[keep]
-    return first, m
+def _prefix(values: np.ndarray) -> np.ndarray:
+    """[0, v1, v1 + v2, ...]: sums of ``values`` over ranks 1..p at index p."""
+    return np.r_[0.0, np.cumsum(values)]
 
 
 def _log_comb(n, k):
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
+def _limit(R: RankedLists, k, seg):
+    return np.full(len(seg), np.inf) if k is None else np.full(len(seg), float(k))
+
+
 def expected(R: RankedLists, g: TieGroups, spec, conv) -> np.ndarray:
-    """Expected value over all orders of the tied documents, per query (closed forms)."""
+    """Expected value over all orders of the tied documents, per query (closed forms over
+    the documents that carry weight and their groups; no pass over the whole ranking)."""
     fam = spec.family
     nq = R.n_queries
-    pos = (R.pos_of(np.arange(len(R.seg))) if len(R.seg) else np.zeros(0, dtype=np.int64)).astype(np.float64)
     k = spec.cutoff
-    within = np.ones(len(pos), dtype=bool) if k is None else pos <= k
+    longest = int(R.counts.max()) if nq and len(R.seg) else 0
+    ranks = np.arange(1, longest + 1, dtype=np.float64)
     if fam in ("DCG", "nDCG"):
-        lab = R.label.astype(np.float64)
-        x = np.where(R.judged & (lab > 0), _gain(lab, spec.param("gain", conv)), 0.0)
-        w = np.where(within, _discount(pos, spec.param("discount", conv)), 0.0)
-        dcg = _linear_expectation(R, g, x, w)
+        jr = R.judged_rows
+        rows = jr[R.label[jr] > 0]
+        grp = g.of(rows)
+        gain = _gain(R.label[rows].astype(np.float64), spec.param("gain", conv))
+        disc = _prefix(_discount(ranks, spec.param("discount", conv)))
+        s = g.start[grp]
+        inside = _slots_within(g, grp, _limit(R, k, rows))
+        mean = (disc[s - 1 + inside] - disc[s - 1]) / g.size[grp]
+        dcg = np.bincount(R.seg[rows], weights=gain * mean, minlength=nq)
         return dcg if fam == "DCG" else _safe_div(dcg, _ideal_dcg(R, spec, conv))
     thr = float(spec.param("rel", conv))
-    rel = _relevant_flags(R, thr)
+    rows = R.relevant_rows(thr)
+    seg = R.seg[rows]
+    grp = g.of(rows)
     num_rel = R.num_rel(thr).astype(np.float64)
     if fam in ("P", "R", "Hits", "Rprec"):
-        if fam == "Rprec":
-            within = pos <= num_rel[R.seg]
-        hits = _linear_expectation(R, g, rel.astype(np.float64), within.astype(np.float64))
+        limit = num_rel[seg] if fam == "Rprec" else _limit(R, k, rows)
+        hits = np.bincount(seg, weights=_slots_within(g, grp, limit) / g.size[grp], minlength=nq)
         if fam == "Hits":
             return hits
-        if fam in ("R",):
-            return _safe_div(hits, num_rel)
-        if fam == "Rprec":
+        if fam in ("R", "Rprec"):
             return _safe_div(hits, num_rel)
         if k is None:
             return _safe_div(hits, R.counts)
         if spec.param("denom", conv) == "retrieved":
             return _safe_div(hits, np.minimum(R.counts, k))
         return hits / float(k)
+    # groups holding a relevant document, m of them in each
+    groups, m = np.unique(grp, return_counts=True)
+    m = m.astype(np.float64)
+    gseg, s, n = g.seg[groups], g.start[groups], g.size[groups].astype(np.float64)
     if fam == "AP":
-        if not len(R.seg):
-            return np.zeros(nq)
-        m = np.bincount(g.gid, weights=rel.astype(np.float64), minlength=len(g.head))
-        c0 = np.r_[0, np.cumsum(rel)]
-        r_before = (c0[g.head] - c0[R.starts[g.seg]]).astype(np.float64)
-        n = g.size.astype(np.float64)
-        gid = g.gid
-        j = pos - g.start[gid] + 1
-        share = np.where(n[gid] > 1, (j - 1) * (m[gid] - 1) / np.maximum(n[gid] - 1, 1), 0.0)
-        slot = (m[gid] / n[gid]) * (r_before[gid] + 1 + share) / pos
-        total = np.bincount(R.seg, weights=np.where(within, slot, 0.0), minlength=nq)
+        # relevant documents ranked above the group
+        before = (np.searchsorted(rows, g.head[groups]) - np.searchsorted(rows, R.starts[gseg])).astype(np.float64)
+        inside = _slots_within(g, groups, _limit(R, k, groups)).astype(np.float64)
+        harmonic = _prefix(1.0 / ranks)
+        e = (s - 1 + inside).astype(np.int64)
+        h = harmonic[e] - harmonic[s - 1]                # sum of 1/p over the slots within the cut
+        lin = inside - s * h                             # sum of (j - 1)/p over those slots
+        share = np.where(n > 1, (m - 1) / np.maximum(n - 1, 1), 0.0)
+        total = np.bincount(gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=nq)
         if spec.param("norm", conv) == "min_rel_k" and k is not None:
             return _safe_div(total, np.minimum(num_rel, k))
         return _safe_div(total, num_rel)
     if fam in ("RR", "Success"):
-        first, m = _first_relevant_group(R, g, rel)
+        # the first group of each query holding a relevant document
+        firsts = np.r_[True, gseg[1:] != gseg[:-1]] if len(gseg) else np.zeros(0, dtype=bool)
+        q, n1, m1, s1 = gseg[firsts], n[firsts], m[firsts], s[firsts]
         out = np.zeros(nq)
-        q = np.flatnonzero(first >= 0)
-        grp = first[q]
-        n, mm, s = g.size[grp], m[grp], g.start[grp]
         if fam == "Success":
             if k is None:
                 out[q] = 1.0
                 return out
-            t = np.clip(k - s + 1, 0, n)  # slots of the group within the top k
-            none = np.where(t <= n - mm, np.exp(_log_comb(n - mm, t) - _log_comb(n, t)), 0.0)
+            t = np.clip(k - s1 + 1, 0, n1)  # slots of the group within the top k
+            none = np.where(t <= n1 - m1, np.exp(_log_comb(n1 - m1, t) - _log_comb(n1, t)), 0.0)
             out[q] = np.where(t > 0, 1.0 - none, 0.0)
             return out
         # RR: the first relevant at place j of its group, P(j) = C(n-j, m-1) / C(n, m)
-        span = n - mm + 1
+        span = (n1 - m1 + 1).astype(np.int64)
         owner = np.repeat(np.arange(len(q)), span)
         jj = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span) + 1
-        prob = np.exp(_log_comb(n[owner] - jj, mm[owner] - 1) - _log_comb(n[owner], mm[owner]))
-        rank = s[owner] + jj - 1
+        prob = np.exp(_log_comb(n1[owner] - jj, m1[owner] - 1) - _log_comb(n1[owner], m1[owner]))
+        rank = s1[owner] + jj - 1
         ok = np.ones(len(rank), dtype=bool) if k is None else rank <= k
         out[q] = np.bincount(owner, weights=np.where(ok, prob / rank, 0.0), minlength=len(q))
         if k is not None and spec.param("miss", conv) == "k_plus_1":
             beyond = np.bincount(owner, weights=np.where(ok, 0.0, prob), minlength=len(q))
             out[q] += beyond / (k + 1)
-            out[first < 0] = 1.0 / (k + 1)
+            none = np.ones(nq, dtype=bool)
+            none[q] = False
+            out[none] = 1.0 / (k + 1)
         return out
     raise ValueError(f"the tie report does not cover {spec.name}")
 
