@@ -234,7 +234,7 @@ def from_trec_name(name: str) -> str | None:
     >>> from_trec_name("map_cut_100"), from_trec_name("iprec_at_recall_0.10"), from_trec_name("bogus")
     ('AP@100', 'IPrec@0.1', None)
     """
-    for prefix, fam, _ in _TREC_PARAM_PREFIXES:
+    for prefix, _fam, _ in _TREC_PARAM_PREFIXES:
         if name.lower().startswith(prefix) and len(name) > len(prefix):
             try:
                 return parse_measure(name).name
