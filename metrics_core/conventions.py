@@ -97,7 +97,10 @@ class Conventions:
         ``trec_eval9`` reproduces trec_eval 9.0.8 and the tools that wrap it (pytrec_eval,
         ir_measures): scores are held as float32 before ranking (scores equal in float32
         tie, then trec_eval's tie order), and recall levels of IPrec and 11pt_avg become
-        c = (long)(r * R + 0.9) documents instead of round(r * R).
+        c = (long)(r * R + 0.9) documents instead of round(r * R); with missing queries
+        scored 0, its summaries (geometric means, the summed ``num_rel``) are patched as
+        trec_eval 9 patches them. Per-query rows of missing queries are still given
+        (trec_eval 9 prints none; their values are the 0 its averages count).
     judged_only : bool
         Drop retrieved documents that are not judged (or judged with a negative label)
         before ranking measures see the list (trec_eval ``-J``).
