@@ -1,4 +1,4 @@
-"""Breakdown: means per category, difficulty or any metadata column; seed 001's report."""
+"""Breakdown: means per category, difficulty or any metadata column; the comparative report."""
 
 import pandas as pd
 import streamlit as st
@@ -12,6 +12,7 @@ from ui.figures_ranking import group_bars
 from ui.frame import conventions, page_setup
 from ui.ranking_data import evaluate_loaded, require_data
 from ui.ranking_widgets import measure_chooser, thresholds_editor
+from ui.style import MEASURE_FORMAT, difficulty_order, natural_key
 
 page_setup()
 st.title("Breakdown")
@@ -68,19 +69,35 @@ for name, ev in evaluations.items():
     parts.append(g.reset_index())
 long = pd.concat(parts, ignore_index=True)
 long[column] = long[column].astype(str)
-st.dataframe(long, hide_index=True,
-             column_config={m: st.column_config.NumberColumn(format="%.4f") for m in measures})
+# groups in reading order: easy, medium, hard for difficulty words, else natural order
+order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
+runs_order = {n: i for i, n in enumerate(evaluations)}
+long = long.sort_values([column, "run"], key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
+                        kind="stable").reset_index(drop=True)
+config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
+config.update({"run": st.column_config.TextColumn("Run", pinned=True),
+               column: st.column_config.TextColumn(column.replace("_", " ").capitalize()),
+               "count": st.column_config.NumberColumn("Queries", format="%d")})
+st.dataframe(long, hide_index=True, column_config=config)
 download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
                title=f"Means by {column}", key="bd")
 st.plotly_chart(group_bars(long, chart_measure, column), key="ranklab.bd.chart")
 
-# --- seed 001's comparative report ------------------------------------------------------
+# --- comparative report -------------------------------------------------------------------
 st.header("Comparative report")
 thresholds, ratio = thresholds_editor("breakdown")
 run_name = st.selectbox("Run", list(report_evs), key="ranklab.bd.report_run")
-report = comparative_report(_filtered(report_evs[run_name].per_query), meta, thresholds, ratio)
+report_pq = _filtered(report_evs[run_name].per_query)
+report_pq = report_pq.iloc[sorted(range(len(report_pq)), key=lambda i: natural_key(report_pq.index[i]))]
+report = comparative_report(report_pq, meta, thresholds, ratio)
+# one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)
 st.dataframe(report, hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("MRR", "nDCG@10", "P@5")})
-st.caption("A row is labelled by its worst measure: Good when every measure meets its threshold.")
-download_table(report.set_index("ID"), f"comparative_report_{run_name}", conv,
+             column_config={"MRR": st.column_config.NumberColumn("RR", format=MEASURE_FORMAT),
+                            "nDCG@10": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+                            "P@5": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+                            "ID": st.column_config.TextColumn("Query", pinned=True),
+                            "query": "Query text", "date": "Date", "interpretation": "Interpretation"})
+st.caption("A row is labelled by its worst measure: Good when every measure meets its threshold. "
+           "Summary: the means over the queries shown (the mean of RR is the MRR).")
+download_table(report.rename(columns={"MRR": "RR"}).set_index("ID"), f"comparative_report_{run_name}", conv,
                title=f"Comparative report of {run_name}", key="bd_report")

@@ -1,4 +1,6 @@
-"""Compare systems: every run against a baseline, per-query deltas, folds and criteria."""
+"""Compare systems: every run against a baseline on one query set, the answer first
+(delta with its interval, corrected p, wins/ties/losses, markers), then per-query deltas,
+folds and criteria, and paper tables with the same markers."""
 
 from ui.frame import page_setup
 
@@ -15,7 +17,10 @@ from metrics_core.cli.evaluate import evaluations_json  # noqa: E402
 from metrics_core.report import format_table, json_safe, provenance  # noqa: E402
 from metrics_core.stats import folds  # noqa: E402
 from metrics_core.stats.comparison import (  # noqa: E402
+    MARKERS,
+    TEST_NAMES,
     TESTS,
+    aligned_values,
     compare_runs,
     comparison_records,
     markers_legend,
@@ -24,45 +29,57 @@ from metrics_core.stats.comparison import (  # noqa: E402
 from metrics_core.stats.significance import CORRECTIONS  # noqa: E402
 from ui import compare_state, state  # noqa: E402
 from ui import figures_compare as figs  # noqa: E402
+from ui.frame import query_set_choice  # noqa: E402
+from ui.ranking_data import load_sample_into_state  # noqa: E402
+from ui.style import MEASURE_FORMAT, natural_sorted  # noqa: E402
 
-DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "RR"]
+DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
                      "none": "none"}
-
+TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
 
 
 @st.cache_data(show_spinner="Running the significance tests ...", max_entries=8)
 def _compare(frames: dict, baseline: str, measures: list, permutations: int, seed: int, correction: str,
-             confidence: float) -> pd.DataFrame:
+             confidence: float, query_set: str) -> pd.DataFrame:
     """compare_runs, cached on the per-query values and settings: widget changes that only
     pick what to draw do not rerun 10,000 permutations."""
     evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
     return compare_runs(evaluations, baseline, measures, permutations=permutations, seed=seed,
-                        correction=correction, confidence=confidence)
+                        correction=correction, confidence=confidence, query_set=query_set)
 
 
 st.title("Compare systems")
 qrels = st.session_state[state.QRELS]
 runs = st.session_state[state.RUNS] or {}
-conventions = st.session_state[state.CONVENTIONS]
 if qrels is None or len(runs) < 2:
-    st.info("Load qrels and at least two runs first (Data page); this page compares every run "
-            "with a baseline of your choice.")
+    st.info("Load qrels and at least two runs first (Data page, or the sample below); this page "
+            "compares every run with a baseline of your choice.")
+    st.button("Load sample data", key="ranklab.compare.sample", type="primary",
+              on_click=load_sample_into_state)
     st.stop()
 
 names = list(runs)
-measure_names = [name for name, _ in mc.measures.list_measures()]
+measure_names = list(mc.measures.COMMON_MEASURES)
+query_set = query_set_choice("ranklab.w.compare.query_set")
+conventions = st.session_state[state.CONVENTIONS]
+answer = st.container()  # the answer is drawn here, above the settings, once computed
 with st.form("compare-settings"):
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([1, 3])
     baseline = c1.selectbox("Baseline", names, index=0)
     measures = c2.multiselect("Measures (any name, e.g. nDCG@10, P(rel=2)@5)",
                               options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
                               default=[m for m in DEFAULT_MEASURES], accept_new_options=True)
-    c3, c4, c5, c6 = st.columns(4)
-    permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000, step=1000)
-    seed = c4.number_input("Seed", min_value=0, value=0, step=1)
-    correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
-    confidence = c6.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
+    with st.expander("Tests and intervals: permutations, seed, correction, CI level"):
+        c3, c4, c5, c6, c7 = st.columns(5)
+        permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000,
+                                       step=1000)
+        seed = c4.number_input("Seed", min_value=0, value=0, step=1)
+        correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
+        test = c6.selectbox("Test shown", TESTS, index=TESTS.index("permutation"),
+                            format_func=TEST_LABELS.get,
+                            help="Whose corrected p-value is in the table; every test's p is below it.")
+        confidence = c7.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
     st.form_submit_button("Compare")
 
 if not measures:
@@ -77,19 +94,49 @@ except mc.InputError as exc:
 measures = evaluations[0].measures
 by_name = {ev.run_name: ev for ev in evaluations}
 frame = _compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
-                 int(permutations), int(seed), correction, float(confidence))
+                 int(permutations), int(seed), correction, float(confidence), query_set)
 st.session_state[compare_state.COMPARE_SETTINGS] = dict(frame.attrs)
+legend = markers_legend(frame, tests=TESTS)
+screen_legend = markers_legend(frame, tests=TESTS, paper=False)
 
-st.subheader(f"Every run vs {baseline}")
-shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
-               *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
-               "markers"]]
-st.dataframe(shown, hide_index=True, column_config={
-    "ci_lo": st.column_config.NumberColumn(f"CI {confidence:.0%} lo", format="%.4f"),
-    "ci_hi": st.column_config.NumberColumn(f"CI {confidence:.0%} hi", format="%.4f"),
-    "mean_delta": st.column_config.NumberColumn("delta", format="%.4f"),
-})
-st.caption(markers_legend(frame, tests=TESTS) + ". Queries: the common set of each pair (n_queries).")
+with answer:
+    st.subheader(f"Every run vs {baseline}")
+    shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
+                   *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
+                   "markers"]].copy()
+    shown["ci"] = [f"{lo:.4f} to {hi:.4f}" if pd.notna(lo) else "–" for lo, hi in zip(shown["ci_lo"], shown["ci_hi"],
+                                                                                    strict=True)]
+    shown["wtl"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)]
+    st.dataframe(shown, hide_index=True, key="ranklab.compare.table",
+                 column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
+                               f"p_corrected_{test}", "wtl", "markers"],
+                 column_config={
+                     "run": st.column_config.TextColumn("Run", pinned=True),
+                     "measure": st.column_config.TextColumn("Measure"),
+                     "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
+                     "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
+                     "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
+                                                                 help="run mean − baseline mean"),
+                     "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI",
+                                                       help="paired bootstrap percentile interval"),
+                     f"p_corrected_{test}": st.column_config.NumberColumn(
+                         f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
+                         help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
+                     "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
+                                                        "loses against the baseline"),
+                     "markers": st.column_config.TextColumn("Significant"),
+                 })
+    st.caption(screen_legend)
+
+    with st.expander("p-values of every test (raw and corrected), effect size"):
+        detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
+                        *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
+        detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
+                          *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
+        st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
+        st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
+                   f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
+
 st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
                 key="compare-ci")
 
@@ -98,7 +145,11 @@ others = [n for n in names if n != baseline]
 c1, c2 = st.columns(2)
 run_name = c1.selectbox("Run", others)
 measure = c2.selectbox("Measure", measures)
-deltas = figs.per_query_deltas(by_name[baseline].per_query, by_name[run_name].per_query, measure)
+table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
+                                                                if e.run_name not in (baseline, run_name)]],
+                       measure, query_set)
+deltas = figs.per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
+                               table[[run_name]].rename(columns={run_name: measure}), measure)
 event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key="compare-deltas",
                         on_select="rerun", selection_mode="points")
 points = (event or {}).get("selection", {}).get("points", []) if event else []
@@ -113,15 +164,21 @@ if selected is not None:
 
 meta = st.session_state[state.META]
 if isinstance(meta, pd.DataFrame) and len(meta.columns):
+    common = evaluations[0].per_query.index
+    for ev in evaluations[1:]:
+        common = common.intersection(ev.per_query.index)
+    common = pd.Index(natural_sorted(common), name=evaluations[0].per_query.index.name)
+    on_set = {ev.run_name: ev.per_query.loc[common] for ev in evaluations}
     columns = list(meta.columns)
     st.subheader("Folds")
     fold_col = st.selectbox("Fold column", columns, index=columns.index("fold") if "fold" in columns else 0)
     try:
-        fold_tables = {ev.run_name: folds.fold_values(ev.per_query, meta, fold_col) for ev in evaluations}
-        summary = pd.DataFrame({ev.run_name: folds.fold_summary(ev.per_query, meta, fold_col)["formatted"]
-                                for ev in evaluations}).T
+        fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
+        summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
+                                for name, pq in on_set.items()}).T
         st.dataframe(summary)
-        st.caption("Mean ± population standard deviation (ddof=0) of the per-fold means.")
+        st.caption(f"Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
+                   f"{len(common)} queries every run has.")
         st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key="compare-folds")
     except mc.InputError as exc:
         st.error(str(exc))
@@ -129,9 +186,9 @@ if isinstance(meta, pd.DataFrame) and len(meta.columns):
     crit_col = st.selectbox("Criterion column", columns,
                             index=columns.index("criterion") if "criterion" in columns else 0)
     try:
-        crit_tables = {ev.run_name: folds.criterion_averages(ev.per_query, meta, crit_col)
-                       for ev in evaluations}
-        st.dataframe(pd.concat(crit_tables, names=["run"]))
+        crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
+        st.dataframe(pd.concat(crit_tables, names=["run"]),
+                     column_config={m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures})
         st.caption("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
                    "per-criterion means.")
         st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key="compare-criteria")
@@ -142,14 +199,20 @@ else:
 
 st.subheader("Export")
 prov = provenance(conventions, **{k: frame.attrs[k] for k in ("baseline", "permutations", "seed",
-                                                              "correction", "confidence")})
+                                                              "correction", "confidence", "query_set")})
 payload = evaluations_json(evaluations, conventions, per_query=False)
+payload["comparison"] = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed",
+                                                     "correction", "confidence", "alpha", "query_set")}
 payload["comparisons"] = comparison_records(frame)
-legend = markers_legend(frame)
+paper = paper_table(frame, tests=TESTS)
+st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
+           + legend)
+st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
 c1, c2, c3, c4 = st.columns(4)
 c1.download_button("JSON", json.dumps(json_safe(payload), indent=2), "comparison.json", "application/json")
-c2.download_button("Markdown", format_table(paper_table(frame), "markdown", prov=prov, title=legend),
+c2.download_button("Markdown", format_table(paper, "markdown", prov=prov, title=legend),
                    "comparison.md", "text/markdown")
-c3.download_button("LaTeX", format_table(paper_table(frame), "latex", prov=prov, title=legend),
+c3.download_button("LaTeX", format_table(paper, "latex", prov=prov, title=legend),
                    "comparison.tex", "text/x-tex")
-c4.download_button("CSV", format_table(shown, "csv", prov=prov, index=False), "comparison.csv", "text/csv")
+c4.download_button("CSV", format_table(shown.drop(columns=["ci", "wtl"]), "csv", prov=prov, index=False,
+                                       title=legend), "comparison.csv", "text/csv")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.frame import page_link, page_setup
-from ui.ranking_data import has_data, load_sample_into_state
+from ui.ranking_data import SAMPLE_SUMMARY, has_data, load_sample_into_state
 
 page_setup()
 st.title("RankLab")
@@ -13,9 +13,10 @@ c1, c2 = st.columns(2)
 with c1:
     if st.button("Load sample data", type="primary", key="ranklab.home.sample",
                  on_click=load_sample_into_state):
-        st.success("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata.")
+        st.success(SAMPLE_SUMMARY)
     page_link("pages/data.py", "Upload your own qrels and runs", ":material/upload_file:")
 with c2:
     if has_data():
         page_link("pages/overview.py", "Overview of every run", ":material/leaderboard:")
+    page_link("pages/compare.py", "Is one system significantly better?", ":material/compare_arrows:")
     page_link("pages/learn.py", "How each measure is computed", ":material/school:")

@@ -42,15 +42,38 @@ def _load(name: str) -> None:
         st.session_state[f"ranklab.learn.{f}"] = getattr(conv, f)
 
 
+# On-screen names and notes of the worked examples (the presets' keys name their sources).
+SHOWN = {
+    "Seed 003 example": ("Graded example, k = 6",
+                         "Labels 4, 4, 3, 0, 0, 1, 3, 3, 3, 0 at k = 6, with DCG divided by log2(max(i, 2)) "
+                         "(discount = jarvelin, Järvelin and Kekäläinen 2002) and the ideal ranking made "
+                         "from the retrieved labels only (ideal = retrieved)."),
+    "Seed 001 example": ("Four results, labels 3, 1, 3, 0",
+                         "DCG@4 = 5.13. A common slip gives IDCG@4 = 5.13 and nDCG@4 = 1.00 by discounting "
+                         "the ideal [3, 3, 1, 0] in the wrong order. With 1/log2(i+1) the ideal is "
+                         "3 + 3/log2(3) + 1/log2(4) = 5.39, so nDCG@4 = 0.951."),
+    "Seed 003, query 1 (precision)": ("Precision with 4 relevant documents in the collection",
+                                      "k = 1, four relevant documents in the collection."),
+    "Seed 003, query 2 (average precision)": ("Average precision over 5 relevant",
+                                              "AP over the 5 relevant documents of the list."),
+    "Seed 001, Precision@K": ("Precision at 1, 3 and 5",
+                              "Five results; the first, third and fifth are relevant."),
+}
+
+
+def _shown(name: str) -> str:
+    return SHOWN.get(name, (name, ""))[0]
+
+
 st.header("Worked example")
-st.write("Edit the relevance labels of a ranking (top row = rank 1), or load a seed's example. "
+st.write("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
          "The numbers below are computed by the same engine as every other page.")
 b1, b2, b3 = st.columns([1, 1, 2])
-b1.button("Seed 003 example", on_click=_load, args=("Seed 003 example",), key="ranklab.learn.seed003")
-b2.button("Seed 001 example", on_click=_load, args=("Seed 001 example",), key="ranklab.learn.seed001")
+b1.button(_shown("Seed 003 example"), on_click=_load, args=("Seed 003 example",), key="ranklab.learn.seed003")
+b2.button(_shown("Seed 001 example"), on_click=_load, args=("Seed 001 example",), key="ranklab.learn.seed001")
 others = [n for n in PRESETS if n not in ("Seed 003 example", "Seed 001 example")]
 with b3:
-    pick = st.selectbox("More seed examples", others, key="ranklab.learn.other")
+    pick = st.selectbox("More examples", others, key="ranklab.learn.other", format_func=_shown)
     st.button("Load", on_click=lambda: _load(st.session_state["ranklab.learn.other"]), key="ranklab.learn.load")
 
 left, right = st.columns([1, 2])
@@ -82,21 +105,26 @@ except InputError as exc:
 
 name = st.session_state[EX]
 if name is not None and list(PRESETS[name]["labels"]) == [int(x) if float(x).is_integer() else x for x in labels]:
-    st.markdown(f"**{name}.** {PRESETS[name]['note']}")
+    st.markdown(f"**{_shown(name)}.** {SHOWN.get(name, ('', PRESETS[name]['note']))[1]}")
     st.dataframe(seed_comparison(ev, PRESETS[name]["expected"]), hide_index=True,
-                 key="ranklab.learn.seedcmp")
+                 key="ranklab.learn.seedcmp",
+                 column_config={"measure": "Measure", "the seed says": "Stated value",
+                                "RankLab": st.column_config.NumberColumn("RankLab", format="%.4f"),
+                                "agrees to the seed's decimals": "Agrees to the stated decimals"})
 values = pd.DataFrame({"value": pd.Series(ev.aggregate)})
 values.index.name = "measure"
-st.dataframe(values, column_config={"value": st.column_config.NumberColumn(format="%.6f")},
+st.dataframe(values, column_config={"value": st.column_config.NumberColumn("Value", format="%.4f")},
              key="ranklab.learn.values")
 download_table(values, "worked_example", conv, title="Worked example", key="learn",
                labels=" ".join(f"{x:g}" for x in labels), k=k)
 
 steps = dcg_steps(labels, k, conv)
 st.markdown(f"**DCG@{k} rank by rank** (gain = {conv.gain}, discount = {conv.discount}): "
-            f"DCG@{k} = {steps['DCG so far'].iloc[-1] if len(steps) else 0.0:.6f}, "
-            f"nDCG@{k} = DCG / IDCG = {ev.aggregate[f'nDCG@{k}']:.6f} (ideal from {conv.ideal}).")
-st.dataframe(steps, hide_index=True, key="ranklab.learn.steps")
+            f"DCG@{k} = {steps['DCG so far'].iloc[-1] if len(steps) else 0.0:.4f}, "
+            f"nDCG@{k} = DCG / IDCG = {ev.aggregate[f'nDCG@{k}']:.4f} (ideal from {conv.ideal}).")
+st.dataframe(steps, hide_index=True, key="ranklab.learn.steps",
+             column_config={c: st.column_config.NumberColumn(format="%.4f")
+                            for c in ("gain", "discount", "gain × discount", "DCG so far")})
 download_table(steps.set_index("rank"), "dcg_steps", conv, title=f"DCG@{k} rank by rank", key="learn_steps")
 st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key="ranklab.learn.chart")
 
@@ -104,6 +132,7 @@ st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gai
 st.header("Every measure")
 st.caption("Every definition below comes from the measure registry, the same one the engine, "
            "the command line and the measure picker use.")
+
 for d in REGISTRY.values():
     with st.expander(f"{d.name}: {d.description}"):
         if d.formula:
@@ -121,9 +150,9 @@ for d in REGISTRY.values():
 st.header("Conventions")
 st.write("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "
          "Change them in the sidebar; every table and export states the ones used.")
-rows = [{"convention": f, "meaning": DESCRIPTIONS.get(f, ""), "default (trec_eval)": str(v[0]),
+rows = [{"convention": f.replace("_", " "), "meaning": DESCRIPTIONS.get(f, ""), "default (trec_eval)": str(v[0]),
          "alternatives": ", ".join(map(str, v[1:]))} for f, v in CHOICES.items()]
-rows += [{"convention": "relevance_threshold", "meaning": DESCRIPTIONS["relevance_threshold"],
+rows += [{"convention": "relevance threshold", "meaning": DESCRIPTIONS["relevance_threshold"],
           "default (trec_eval)": "1", "alternatives": "any number (trec_eval -l)"},
          {"convention": "depth", "meaning": DESCRIPTIONS["depth"], "default (trec_eval)": "all",
           "alternatives": "any positive integer (trec_eval -M)"}]

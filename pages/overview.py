@@ -1,27 +1,53 @@
-"""Overview: every chosen measure for every loaded run, with bootstrap CIs and labels."""
+"""Overview: the leaderboard first (runs x measures on one query set, with intervals, the best
+value marked and significance against a baseline), then the details."""
 
 import streamlit as st
 
 from metrics_core.errors import InputError
-from ui.exports import download_table
+from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS, leaderboard_legend
+from metrics_core.stats.significance import CORRECTIONS
+from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
-from ui.frame import conventions, page_setup
+from ui.frame import conventions, page_setup, query_set_choice
 from ui.ranking_data import evaluate_loaded, require_data
-from ui.ranking_widgets import history_save_hook, measure_chooser, summary_table, thresholds_editor
+from ui.ranking_widgets import (
+    cached_leaderboard,
+    history_save_hook,
+    leaderboard_grid,
+    measure_chooser,
+    style_grid,
+    summary_table,
+    thresholds_editor,
+)
+from ui.style import HEADERS, MEASURE_FORMAT
 
 page_setup()
 st.title("Overview")
 if not require_data():
     st.stop()
 
-measures = measure_chooser()
-c1, c2, c3 = st.columns(3)
-n_resamples = int(c1.number_input("Bootstrap resamples", 100, 20000, 1000, step=100,
-                                  key="ranklab.overview.resamples"))
-confidence = float(c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95,
-                                    key="ranklab.overview.confidence"))
-seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key="ranklab.overview.seed"))
-thresholds, ratio = thresholds_editor("overview")
+runs = list(st.session_state["ranklab.runs"])
+top = st.columns([1, 1, 2])
+baseline = top[0].selectbox("Baseline", runs, key="ranklab.overview.baseline",
+                            help="Significance markers compare every run with this one.")
+headline_slot = top[1].empty()
+query_set = query_set_choice("ranklab.w.overview.query_set", top[2])
+grid_slot = st.container()
+cards_slot = st.container()
+
+with st.expander("Measures, intervals and tests"):
+    measures = measure_chooser()
+    c1, c2, c3, c4, c5 = st.columns(5)
+    n_resamples = int(c1.number_input("Bootstrap resamples", 100, 20000, 1000, step=100,
+                                      key="ranklab.overview.resamples"))
+    confidence = float(c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95,
+                                        key="ranklab.overview.confidence"))
+    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key="ranklab.overview.seed"))
+    test = c4.selectbox("Test", TESTS, index=TESTS.index("permutation"), format_func=TEST_NAMES.get,
+                        key="ranklab.overview.test")
+    correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_NAMES.get,
+                              key="ranklab.overview.correction")
+    thresholds, ratio = thresholds_editor("overview")
 
 conv = conventions()
 try:
@@ -30,33 +56,83 @@ try:
 except InputError as exc:
     st.error(str(exc))
     st.stop()
+measures = list(evaluations[next(iter(evaluations))].measures)
+headline = headline_slot.selectbox("Headline measure", measures, key="ranklab.overview.headline",
+                                   help="The measure of the cards under the table.")
+if baseline not in evaluations:
+    baseline = next(iter(evaluations))
+board = cached_leaderboard({n: ev.per_query for n, ev in evaluations.items()}, baseline, tuple(measures),
+                           query_set, n_resamples, confidence, seed, 10000, correction, test)
+legend = leaderboard_legend(board)
+grid = leaderboard_grid(board)
 
-table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
-headline = evaluations[next(iter(evaluations))].measures[0]
-cards = st.columns(min(len(evaluations), 4))
-for i, (name, ev) in enumerate(list(evaluations.items())[:4]):
-    label = table[(table["run"] == name) & (table["measure"] == headline)]["interpretation"].iloc[0]
-    cards[i].metric(f"{name} · {headline}", f"{ev.aggregate[headline]:.4f}", help=label or None)
-st.dataframe(
-    table, hide_index=True,
-    column_config={c: st.column_config.NumberColumn(format="%.4f")
-                   for c in ("aggregate", "mean", "median", "ci_low", "ci_high")},
-)
-st.caption(f"aggregate: the run's value as trec_eval reports it (mean over the evaluated queries; "
-           f"sums for counts; geometric mean for GMAP). CI: percentile bootstrap of the mean, "
-           f"{n_resamples} resamples of the queries, seed {seed}.")
-download_table(table.set_index(["run", "measure"]), "overview", conv, title="Overview",
-               key="overview", bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
+with grid_slot:
+    st.dataframe(style_grid(grid), hide_index=True, height=35 * (len(grid) + 1) + 3,
+                 column_config={"Run": st.column_config.TextColumn(pinned=True)},
+                 key="ranklab.overview.grid")
+    st.caption(legend)
 
-wide = table.pivot(index="run", columns="measure", values="aggregate")[list(evaluations[next(iter(evaluations))].measures)]
-with st.expander("Runs × measures (aggregate)"):
-    st.dataframe(wide, column_config={c: st.column_config.NumberColumn(format="%.4f") for c in wide.columns})
-    download_table(wide, "overview_wide", conv, title="Runs by measure", key="overview_wide")
+with cards_slot:
+    part = board[board["measure"] == headline].set_index("run")
+    cards = st.columns(min(len(part), 4))
+    for i, (name, r) in enumerate(list(part.iterrows())[:4]):
+        delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
+        cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
+                        help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
+                             f"{int(r['n_queries'])} queries"
+                             + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}"))
+    if len(part) > 4:
+        st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
 
-chart_measures = st.multiselect("Measures in the chart", list(wide.columns),
-                                default=[m for m in wide.columns if not m.startswith("Num")][:8],
+st.subheader("Details")
+report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
+              n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
+long = board[["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p_corrected",
+              "marker"]]
+fmt = {c: st.column_config.NumberColumn(HEADERS.get(c, c), format=MEASURE_FORMAT)
+       for c in ("mean", "median", "ci_lo", "ci_hi")}
+fmt["delta"] = st.column_config.NumberColumn(f"Δ vs {baseline}", format=MEASURE_FORMAT)
+fmt["p_corrected"] = st.column_config.NumberColumn("p (corrected)", format=MEASURE_FORMAT)
+fmt["n_queries"] = st.column_config.NumberColumn("Queries", format="%d")
+fmt["run"] = st.column_config.TextColumn("Run", pinned=True)
+fmt["measure"] = st.column_config.TextColumn("Measure")
+fmt["marker"] = st.column_config.TextColumn("Significant")
+st.dataframe(long, hide_index=True, column_config=fmt, key="ranklab.overview.long",
+             height=min(36 * (len(long) + 1) + 4, 600))
+download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
+               "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
+
+with st.expander("Each run on its own queries, as trec_eval reports it"):
+    table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
+    st.dataframe(
+        table, hide_index=True,
+        column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
+                      "interpretation"],
+        column_config={"run": st.column_config.TextColumn("Run", pinned=True),
+                       "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
+                       "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
+                       "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
+                       "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
+                       "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
+                       "interpretation": "Interpretation"},
+        height=min(36 * (len(table) + 1) + 4, 600),
+    )
+    own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
+           else "the queries it answered")
+    st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+               "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+               "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+               "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
+               "no threshold for the measure).")
+    download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
+                   title="Each run on its own queries", key="overview",
+                   bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
+
+chart_measures = st.multiselect("Measures in the chart", measures,
+                                default=[m for m in measures if not m.startswith("Num")][:8],
                                 key="ranklab.overview.chart_measures")
 if chart_measures:
-    st.plotly_chart(overview_bars(table[table["measure"].isin(chart_measures)]), key="ranklab.overview.chart")
+    bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
+    st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
 
 history_save_hook(evaluations, conv)

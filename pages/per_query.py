@@ -11,6 +11,7 @@ from ui.frame import conventions, page_setup
 from ui.ranked_view import missed_relevant, ranked_list, styled_ranking
 from ui.ranking_data import evaluate_loaded, require_data
 from ui.ranking_widgets import measure_chooser
+from ui.style import MEASURE_FORMAT, natural_key, natural_sorted
 
 page_setup()
 st.title("Per query")
@@ -33,6 +34,7 @@ qrels = st.session_state[state.QRELS]
 run_name = st.selectbox("Run", list(evaluations), key="ranklab.pq.run")
 ev = evaluations[run_name]
 table = ev.per_query.copy()
+table = table.iloc[sorted(range(len(table)), key=lambda i: natural_key(table.index[i]))]
 if meta is not None:
     shown_meta = [c for c in ("query", "category", "difficulty", "date") if c in meta.columns]
     table = meta.reindex(table.index)[shown_meta].join(table)
@@ -45,7 +47,7 @@ if text:
         hay = hay + " " + table["query"].astype(str)
     table = table[hay.str.contains(text, case=False, regex=False).to_numpy()]
 if meta is not None and "category" in table.columns:
-    cats = sorted(table["category"].dropna().astype(str).unique())
+    cats = natural_sorted(table["category"].dropna().astype(str).unique())
     picked = f2.multiselect("Category", cats, key="ranklab.pq.cats")
     if picked:
         table = table[table["category"].astype(str).isin(picked)]
@@ -58,9 +60,12 @@ if len(values) and values.min() < values.max():
 
 st.caption(f"{len(table)} of {len(ev.per_query)} queries; click a column header to sort, "
            "select a row to inspect that query below.")
-config = {m: st.column_config.NumberColumn(format="%.4f") for m in measures}
+config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
+config["_index"] = st.column_config.TextColumn("Query", pinned=True)
+config.update({c: label for c, label in (("query", "Query text"), ("category", "Category"),
+                                         ("difficulty", "Difficulty")) if c in table.columns})
 if "date" in table.columns:
-    config["date"] = st.column_config.DateColumn(format="YYYY-MM-DD")
+    config["date"] = st.column_config.DateColumn("Date", format="YYYY-MM-DD")
 event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key="ranklab.pq.table",
                      column_config=config)
 download_table(table, f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
@@ -82,13 +87,19 @@ _distribution()
 
 # --- one query -----------------------------------------------------------------------
 st.header("One query")
-all_queries = list(ev.per_query.index)
+all_queries = natural_sorted(ev.per_query.index)
+names = list(evaluations)
+shown_runs = [st.session_state.get(f"ranklab.pq.side{i}", names[min(i, len(names) - 1)]) for i in range(2)]
+shown_runs = [n for n in shown_runs if n in runs]
+# Open on a query every shown run retrieved (and the qrels judge), in natural order.
+retrieved = [set(runs[n].unique_query_ids()) for n in shown_runs]
+answered = [q for q in all_queries if all(q in r for r in retrieved)]
 # The selectbox follows ranklab.selected_query (set by a table click or by another page).
 selected = st.session_state.get(state.SELECTED_QUERY)
 if selected in all_queries:
     st.session_state["ranklab.pq.query"] = selected
 elif st.session_state.get("ranklab.pq.query") not in all_queries:
-    st.session_state["ranklab.pq.query"] = all_queries[0]
+    st.session_state["ranklab.pq.query"] = (answered or all_queries)[0]
 
 
 def _on_query() -> None:
@@ -98,7 +109,6 @@ def _on_query() -> None:
 qid = st.selectbox("Query", all_queries, key="ranklab.pq.query", on_change=_on_query,
                    format_func=lambda q: f"{q}: {meta.loc[q, 'query']}" if meta is not None
                    and "query" in meta.columns and q in meta.index else str(q))
-names = list(evaluations)
 c1, c2 = st.columns(2)
 pairs = [(c1, names[0]), (c2, names[1] if len(names) > 1 else names[0])]
 depth = int(st.number_input("Show the top", 1, 10000, 20, key="ranklab.pq.depth"))
@@ -110,15 +120,21 @@ for i, (col, default) in enumerate(pairs):
         ranking = ranked_list(e, runs[name], qid)
         if qid in e.per_query.index:
             st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))
+            if qid not in set(runs[name].unique_query_ids()):
+                st.caption(f"{name} has no ranking for this query (scored 0: absent queries score 0).")
         else:
             st.write(f"{name} has no ranking for this query.")
         st.dataframe(styled_ranking(ranking.head(depth), max_label), hide_index=True,
-                     key=f"ranklab.pq.rank{i}")
+                     key=f"ranklab.pq.rank{i}",
+                     column_config={"rank": st.column_config.NumberColumn("Rank", format="%d", pinned=True),
+                                    "doc_id": "Document", "score": "Score", "relevance": "Relevance",
+                                    "judged": "Judged"})
         download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
                        title=f"Ranking of {name} for query {qid}", key=f"ranking{i}")
         missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
         st.markdown(f"**Relevant documents {name} did not retrieve** ({len(missed)})")
         if len(missed):
-            st.dataframe(missed, hide_index=True, key=f"ranklab.pq.missed{i}")
+            st.dataframe(missed, hide_index=True, key=f"ranklab.pq.missed{i}",
+                         column_config={"doc_id": "Document", "relevance": "Relevance"})
             download_table(pd.DataFrame(missed).set_index("doc_id"), f"missed_{name}_{qid}", conv,
                            key=f"missed{i}")

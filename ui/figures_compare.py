@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.style import colours_for
+
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 
 
@@ -42,8 +44,10 @@ def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
 def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     """Mean delta of every run vs the baseline with its bootstrap interval (one measure)."""
     rows = frame[frame["measure"] == measure]
+    colours = colours_for(rows["run"].astype(str))
     fig = go.Figure(go.Scatter(
         x=rows["mean_delta"], y=rows["run"], mode="markers",
+        marker={"size": 11, "color": [colours[str(r)] for r in rows["run"]]},
         error_x={"type": "data", "symmetric": False,
                  "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
                  "arrayminus": (rows["mean_delta"] - rows["ci_lo"]).tolist()},
@@ -51,7 +55,8 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     fig.add_vline(x=0, line_dash="dot")
     base = rows["baseline"].iloc[0] if len(rows) else ""
     fig.update_layout(title=f"{measure}: mean difference vs {base} (bootstrap CI)",
-                      xaxis_title=f"delta {measure}", yaxis_title="run")
+                      xaxis_title=f"Δ {measure}", yaxis_title="run", template="plotly_white",
+                      height=120 + 50 * max(len(rows), 1), margin=dict(l=40, r=20, t=60, b=40))
     return fig
 
 
@@ -61,8 +66,10 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
     ``values`` maps run name -> :func:`metrics_core.stats.folds.fold_values` output.
     """
     fig = go.Figure()
+    colours = colours_for(values)
     for run, table in values.items():
-        fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist())
+        fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist(),
+                    marker_color=colours[str(run)])
     fig.update_layout(barmode="group", title=f"{measure} per {fold_column}", xaxis_title=fold_column,
                       yaxis_title=measure)
     return fig
@@ -74,8 +81,10 @@ def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_co
     ``tables`` maps run name -> :func:`metrics_core.stats.folds.criterion_averages` output.
     """
     fig = go.Figure()
+    colours = colours_for(tables)
     for run, table in tables.items():
-        fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist())
+        fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist(),
+                    marker_color=colours[str(run)])
     fig.update_layout(barmode="group", title=f"{measure} per {criterion_column} (micro, macro last)",
                       xaxis_title=criterion_column, yaxis_title=measure)
     return fig

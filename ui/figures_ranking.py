@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-PALETTE = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017")
+from ui.style import PALETTE, colours_for
+
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 
 
@@ -26,14 +27,15 @@ def overview_bars(summary: pd.DataFrame, title: str | None = None) -> go.Figure:
         ``ci_low``, ``ci_high``.
     """
     fig = go.Figure()
-    for i, (run, part) in enumerate(summary.groupby("run", sort=False)):
+    colours = colours_for(summary["run"].astype(str).unique())
+    for run, part in summary.groupby("run", sort=False):
         err = None
         if {"ci_low", "ci_high"} <= set(part.columns):
             err = dict(type="data", symmetric=False,
                        array=(part["ci_high"] - part["mean"]).to_numpy(),
                        arrayminus=(part["mean"] - part["ci_low"]).to_numpy(), thickness=1.2)
         fig.add_bar(x=part["measure"].astype(str).tolist(), y=part["mean"].to_numpy(), name=str(run),
-                    error_y=err, marker_color=PALETTE[i % len(PALETTE)],
+                    error_y=err, marker_color=colours[str(run)],
                     hovertemplate="%{x}: %{y:.4f}<extra>" + str(run) + "</extra>")
     return _layout(fig, title, barmode="group", yaxis_title="mean over queries")
 
@@ -41,9 +43,10 @@ def overview_bars(summary: pd.DataFrame, title: str | None = None) -> go.Figure:
 def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") -> go.Figure:
     """Distribution of one measure over queries, one trace per run (box or histogram)."""
     fig = go.Figure()
-    for i, (run, series) in enumerate(values.items()):
+    colours = colours_for(values)
+    for run, series in values.items():
         v = pd.Series(series).dropna().to_numpy(dtype=float)
-        colour = PALETTE[i % len(PALETTE)]
+        colour = colours[str(run)]
         if kind == "histogram":
             fig.add_histogram(x=v, name=str(run), marker_color=colour, opacity=0.7, nbinsx=20)
         else:
@@ -61,9 +64,10 @@ def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
     ``table``: long DataFrame with columns ``run``, ``group_col``, ``measure`` and ``count``.
     """
     fig = go.Figure()
-    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
+    colours = colours_for(table["run"].astype(str).unique())
+    for run, part in table.groupby("run", sort=False):
         fig.add_bar(x=part[group_col].astype(str).tolist(), y=part[measure].to_numpy(), name=str(run),
-                    marker_color=PALETTE[i % len(PALETTE)],
+                    marker_color=colours[str(run)],
                     customdata=part["count"].to_numpy() if "count" in part else None,
                     hovertemplate="%{x}: %{y:.4f} (%{customdata} queries)<extra>" + str(run) + "</extra>")
     return _layout(fig, f"{measure} by {group_col}", barmode="group", xaxis_title=group_col,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -145,13 +146,48 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
+HASHING_SAMPLE_DIR = ROOT / "sample_data" / "hashing"
+HASHING_DATA = "ranklab.hashing.data"  # = ui.hashing_state.DATA (kept import-free of torch)
+SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
+                  "detection scores, dynamic-K candidates and hash codes.")
+
+
+def load_hashing_sample() -> dict:
+    """The bundled hash-code sample as arrays (numpy only: torch is imported when the Hash codes
+    page evaluates them, never here)."""
+    from metrics_core.io.codes import read_matrix
+
+    out = {}
+    for part, what in (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
+                       ("db_labels", "labels")):
+        ext = "npy" if what == "codes" else "csv"
+        arr = read_matrix(HASHING_SAMPLE_DIR / f"{part}.{ext}", what)
+        if what == "labels" and arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        out[part] = arr
+    out["source"] = "sample (200 queries x 2000 database codes, 16 bits, 10 classes)"
+    return out
+
+
 def load_sample_into_state() -> None:
-    """Put the bundled sample into session state (replacing what was loaded)."""
+    """Put every bundled sample into session state (replacing what was loaded): qrels, runs and
+    query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
+    from metrics_core.clicks import read_click_log
+    from ui import detection_state as ds
+
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels
     st.session_state[state.RUNS] = runs
     st.session_state[state.META] = meta
     st.session_state[state.EVAL_CACHE] = {}
+    st.session_state[state.SELECTED_QUERY] = None
+    clicks = sample_files()["clicks"]
+    st.session_state[state.CLICKS] = read_click_log(clicks.read_bytes(), clicks.name)
+    st.session_state["ranklab.clicks.source"] = clicks.name
+    st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(), ds.SAMPLE_SCORES.name)
+    st.session_state[ds.CANDIDATES] = ds.load_candidates(ds.SAMPLE_CANDIDATES.read_bytes(),
+                                                         ds.SAMPLE_CANDIDATES.name)
+    st.session_state[HASHING_DATA] = load_hashing_sample()
 
 
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:

@@ -6,14 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.ranking import registry
 from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui import state
 
-COMMON_MEASURES = ["RR", "RR@10", "nDCG@10", "nDCG", "P@5", "P@10", "R@10", "R@100", "AP", "AP@100",
-                   "Rprec", "Bpref", "Success@1", "Hits@5", "F1@10", "DCG@10", "Judged@10",
-                   "FirstRel", "NumRet", "NumRel", "NumRelRet", "IPrec@0.1", "GMAP"]
+# the picker offers every family's common instances, from the measure registry
+COMMON_MEASURES = list(registry.COMMON_MEASURES)
 _W_MEASURES = "ranklab.w.measures"
 _W_CUSTOM = "ranklab.w.custom_measure"
 FAIR_RATIO = "ranklab.fair_ratio"
@@ -57,7 +57,7 @@ def measure_chooser(label: str = "Measures") -> list[str]:
 
 
 def thresholds_editor(key: str) -> tuple[dict, float]:
-    """Editable "Good" thresholds (seed 001) and the Fair ratio; returns (thresholds, ratio)."""
+    """Editable "Good" thresholds and the Fair ratio; returns (thresholds, ratio)."""
     # The editor keeps its edits as a delta against the frame it was first given, so that
     # frame must stay fixed while the editor lives: snapshot the thresholds at that moment.
     editor_key, base_key = f"ranklab.thr.{key}", f"ranklab.thr.{key}.base"
@@ -65,10 +65,10 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         st.session_state[base_key] = dict(st.session_state[state.THRESHOLDS])
     base = st.session_state[base_key]
     frame = pd.DataFrame({"measure": list(base), "good at or above": [float(v) for v in base.values()]})
-    with st.expander("Interpretation thresholds (seed 001: RR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5 are Good)"):
+    with st.expander("Interpretation thresholds (Good at or above: RR 0.7, nDCG@10 0.6, P@5 0.5)"):
         edited = st.data_editor(frame, num_rows="dynamic", key=editor_key, hide_index=True,
                                 column_config={"good at or above": st.column_config.NumberColumn(
-                                    min_value=0.0, step=0.05, format="%.3f")})
+                                    min_value=0.0, step=0.05, format="%.4f")})
         if FAIR_RATIO not in st.session_state:
             st.session_state[FAIR_RATIO] = 0.5
         st.number_input("Fair when at or above this fraction of the Good threshold", min_value=0.0,
@@ -92,7 +92,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
 
 
 def label_for(measure: str, value: float, thresholds: dict, ratio: float) -> str:
-    """Seed 001's label of a value, or "" when the measure has no threshold."""
+    """The Good / Fair / Needs improvement label of a value, or "" when the measure has no threshold."""
     if measure not in thresholds:
         return ""
     return interpret(float(value), thresholds[measure], ratio)
@@ -134,3 +134,61 @@ def history_save_hook(evaluations: dict, conventions) -> None:
     st.subheader("Save this evaluation")
     save_evaluation_form(list(evaluations.values()), st.session_state.get(state.QRELS),
                          st.session_state.get(state.META), key="overview")
+
+
+BEST = "★"
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing the leaderboard ...")
+def cached_leaderboard(frames: dict, baseline: str, measures: tuple, query_set: str, n_resamples: int,
+                       confidence: float, seed: int, permutations: int, correction: str,
+                       test: str) -> pd.DataFrame:
+    """metrics_core's leaderboard (one query set, bootstrap CI, corrected tests), cached on the
+    per-query values and the settings."""
+    from types import SimpleNamespace
+
+    from metrics_core.stats.comparison import leaderboard
+
+    evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
+    return leaderboard(evaluations, baseline, list(measures), query_set=query_set, n_resamples=n_resamples,
+                       confidence=confidence, seed=seed, permutations=permutations,
+                       correction=correction, test=test)
+
+
+def leaderboard_grid(board: pd.DataFrame) -> pd.DataFrame:
+    """The runs x measures grid shown first: per run a row of means (★ best, significance
+    marker) and, under it, a row of interval bounds. When the measures' query sets differ in
+    size, each measure's header carries its n. Pure: tests call it on metrics_core's output."""
+    measures = list(dict.fromkeys(board["measure"]))
+    baseline = board.attrs.get("baseline")
+    conf = board.attrs.get("confidence", 0.95)
+    sizes = board.groupby("measure", sort=False)["n_queries"].first()
+    header = ({m: m for m in measures} if sizes.nunique() <= 1 else
+              {m: f"{m} (n={int(sizes[m])})" for m in measures})
+    rows = []
+    for run, part in board.groupby("run", sort=False):
+        part = part.set_index("measure")
+        mean_row = {"Run": f"{run} (baseline)" if run == baseline else str(run)}
+        ci_row = {"Run": f"   {conf:.0%} CI"}
+        for m in measures:
+            r = part.loc[m]
+            text = "–" if pd.isna(r["mean"]) else f"{r['mean']:.4f}"
+            marks = (BEST if r["best"] else "") + r["marker"]
+            mean_row[header[m]] = f"{text} {marks}".rstrip()
+            ci_row[header[m]] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
+        rows += [mean_row, ci_row]
+    return pd.DataFrame(rows, columns=["Run", *header.values()])
+
+
+def style_grid(grid: pd.DataFrame):
+    """pandas Styler: best cells bold on a light background, CI rows grey."""
+    def cell(v):
+        if isinstance(v, str) and BEST in v:
+            return "font-weight: bold; background-color: #e4f4e4"
+        return ""
+
+    def row(r):
+        grey = str(r["Run"]).startswith("   ")
+        return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
+
+    return grid.style.apply(row, axis=1).map(cell)

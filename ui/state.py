@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from metrics_core.conventions import Conventions
+from metrics_core.ranking.registry import EXPLORER_MEASURES
 
 QRELS = "ranklab.qrels"          # metrics_core Qrels or None
 RUNS = "ranklab.runs"            # dict: run name -> metrics_core Run
@@ -17,11 +18,11 @@ CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
 MESSAGES = "ranklab.messages"    # list of (level, text) shown once
 MEASURES = "ranklab.measures"    # list of measure names chosen for the ranking pages
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
-THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (seed 001)
+THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpretation labels)
 CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
 EVAL_CACHE = "ranklab.eval_cache"  # dict: evaluation key -> Evaluation (this session)
 
-DEFAULT_MEASURES = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+DEFAULT_MEASURES = list(EXPLORER_MEASURES)  # the registry's explorer defaults
 DEFAULT_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 
 DEFAULTS = {

@@ -19,12 +19,14 @@ from metrics_core.stats.comparison import (
     comparison_records,
     markers_legend,
     paper_table,
+    queries_sentence,
 )
 from metrics_core.stats.significance import CORRECTIONS
 
 NAME = "compare"
 HELP = "compare runs against a baseline: deltas, bootstrap CIs, t/Wilcoxon/permutation tests"
-DESCRIPTION = ("Compare every run with the baseline on the common queries: mean difference, "
+DESCRIPTION = ("Compare every run with the baseline on one query set per measure (--queries): "
+               "mean difference, "
                "paired bootstrap interval, paired t-test, Wilcoxon signed-rank and a seeded "
                "sign-flip permutation test, corrected for multiple comparisons over all "
                "(run, measure) pairs.")
@@ -71,6 +73,10 @@ def add_arguments(p) -> None:
                    help="multiple-comparison correction over all (run, measure) pairs")
     p.add_argument("--confidence", type=_confidence, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--alpha", type=_confidence, default=0.05, help="level of the markers (default 0.05)")
+    p.add_argument("--queries", choices=("common", "qrels"), default=None,
+                   help="the one query set of every comparison: 'common' = the queries every run "
+                        "answered; 'qrels' = every qrels query, a run that did not answer one "
+                        "scoring 0 (implies -c). Default: 'qrels' with -c/--missing zero, else 'common'")
     p.add_argument("--per-query", action="store_true", help="JSON: include per-query values")
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -84,9 +90,22 @@ def _wide(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[cols]
 
 
+def resolve_query_set(args) -> str:
+    """The --queries choice; 'qrels' switches scoring of absent queries to 0 (trec_eval -c)."""
+    complete = getattr(args, "complete", False) or getattr(args, "missing_queries", None) == "zero"
+    query_set = args.queries or ("qrels" if complete else "common")
+    if query_set == "qrels":
+        args.missing_queries = "zero"
+    elif complete:
+        raise InputError("--queries common contradicts -c / --missing zero",
+                         hint="-c scores absent queries 0 on every qrels query; drop one of them")
+    return query_set
+
+
 def run(args) -> int:
     if len(args.run) < 2:
         raise InputError("compare needs at least two runs (--run A --run B)")
+    query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
     if args.baseline not in names:
@@ -94,19 +113,22 @@ def run(args) -> int:
     measures = evaluations[0].measures
     frame = compare_runs(evaluations, args.baseline, measures, permutations=args.permutations,
                          seed=args.seed, correction=args.correction, confidence=args.confidence,
-                         bootstrap=args.bootstrap, alpha=args.alpha)
+                         bootstrap=args.bootstrap, alpha=args.alpha, query_set=query_set)
     params = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed", "correction",
-                                           "confidence", "alpha")}
+                                           "confidence", "alpha", "query_set")}
     if args.format == "json":
         out = evaluations_json(evaluations, conv, args.per_query)
         out["comparison"] = params
         out["comparisons"] = comparison_records(frame)
         text = json.dumps(json_safe(out), indent=2)
     elif args.format in ("markdown", "latex"):
-        legend = markers_legend(frame, tests=("permutation",))
-        text = format_table(paper_table(frame), args.format, prov=provenance(conv, **params), title=legend)
+        # the same markers as the plain table's "markers" column (every test)
+        legend = markers_legend(frame, tests=TESTS)
+        text = format_table(paper_table(frame, tests=TESTS), args.format, prov=provenance(conv, **params),
+                            title=legend)
     else:
-        text = format_table(_wide(frame), args.format, prov=provenance(conv, **params), index=False)
+        text = format_table(_wide(frame), args.format, prov=provenance(conv, **params), index=False,
+                            title=queries_sentence(frame))
     write_text(text, args.output)
     return 0
 

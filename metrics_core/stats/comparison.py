@@ -2,7 +2,19 @@
 
 :func:`compare_runs` takes :class:`~metrics_core.ranking.evaluate.Evaluation` objects
 (anything with ``run_name`` and a ``per_query`` DataFrame indexed by query id) and pairs
-each run with the baseline on their common query set, measure by measure.
+each run with the baseline, measure by measure, on ONE query set per measure, the same for
+every comparison of that measure (``query_set``):
+
+* ``"common"`` (default): the queries every run (baseline included) has a value for. With
+  runs evaluated under ``missing_queries="skip"`` these are the queries every run answered.
+* ``"qrels"``: the union of the runs' queries, a value that is absent scoring 0. With runs
+  evaluated under ``missing_queries="zero"`` (trec_eval ``-c``) every run already has a
+  value for every qrels query, so this is the qrels query set.
+* ``"pairwise"``: each pair on its own common set (the behaviour before one set per table;
+  a run table built from it mixes query sets, so :func:`paper_table` refuses it).
+
+So ``mean_baseline`` and ``n_queries`` are equal across the rows of a measure, and
+``mean_baseline + mean_delta == mean_run`` on those ``n_queries`` queries.
 
 The correction family is every (run, measure) comparison of the call: with R runs
 besides the baseline and M measures, each test's p-values are corrected over R x M
@@ -13,6 +25,8 @@ so a p-value does not depend on what else was compared.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -20,6 +34,17 @@ from metrics_core.errors import InputError
 from metrics_core.stats import significance as sig
 
 TESTS = ("t", "wilcoxon", "permutation")
+QUERY_SETS = ("common", "qrels", "pairwise")
+#: Plain-language description of each query set (legends, reports).
+QUERY_SET_LABELS = {
+    "common": "the queries every run answered",
+    "qrels": "every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)",
+    "pairwise": "the queries both runs of each pair answered",
+}
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "permutation": "paired randomization test"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                    "none": "no"}
 #: Marker appended to a delta whose corrected p-value is below alpha, per test.
 MARKERS = {"t": "†", "wilcoxon": "‡", "permutation": "*"}
 
@@ -32,9 +57,58 @@ def _find(evaluations, name):
                      hint="runs: " + ", ".join(ev.run_name for ev in evaluations))
 
 
+def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.DataFrame:
+    """Per-query values of ``measure`` for every run on one query set.
+
+    Parameters
+    ----------
+    evaluations : list of Evaluation
+        Objects with ``run_name`` and ``per_query``.
+    measure : str
+        A column of every ``per_query``.
+    query_set : {"common", "qrels"}
+        ``"common"``: the query ids where every run has a (non-NaN) value; ``"qrels"``: the
+        union of the runs' query ids, absent or NaN values scoring 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: query ids (sorted), one column per run (in the order given), no NaN.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> a = NS(run_name="a", per_query=pd.DataFrame({"AP": [0.5, 1.0]}, index=["q1", "q2"]))
+    >>> b = NS(run_name="b", per_query=pd.DataFrame({"AP": [0.25]}, index=["q2"]))
+    >>> aligned_values([a, b], "AP").to_dict()
+    {'a': {'q2': 1.0}, 'b': {'q2': 0.25}}
+    >>> aligned_values([a, b], "AP", "qrels")["b"].tolist()
+    [0.0, 0.25]
+    """
+    if query_set not in ("common", "qrels"):
+        raise InputError(f"unknown query set {query_set!r}", hint="accepted: common, qrels")
+    columns = {ev.run_name: ev.per_query[measure] for ev in evaluations}
+    table = pd.concat(columns, axis=1, join="outer") if columns else pd.DataFrame()
+    table = table.sort_index()
+    if query_set == "common":
+        return table.dropna(how="any").astype(np.float64)
+    return table.fillna(0.0).astype(np.float64)
+
+
+def _direction(measure: str) -> int:
+    """+1 when larger is better, -1 when smaller is better, 0 for counts (no "best")."""
+    base = re.split(r"[@(]", measure, maxsplit=1)[0]
+    if base == "FirstRel":
+        return -1
+    if base.startswith("Num"):
+        return 0
+    return 1
+
+
 def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 10000,
                  seed: int = 0, correction: str = "holm", confidence: float = 0.95,
-                 bootstrap: int | None = None, alpha: float = 0.05) -> pd.DataFrame:
+                 bootstrap: int | None = None, alpha: float = 0.05,
+                 query_set: str = "common") -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
     Parameters
@@ -57,6 +131,8 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
         Bootstrap resamples (default: ``permutations``).
     alpha : float
         Level of the significance markers (on corrected p-values).
+    query_set : {"common", "qrels", "pairwise"}
+        The queries of every comparison of a measure (see the module docstring).
 
     Returns
     -------
@@ -81,6 +157,8 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
         raise InputError(f"unknown correction {correction!r}", hint=f"accepted: {', '.join(sig.CORRECTIONS)}")
     if permutations < 1:
         raise InputError(f"--permutations must be at least 1, got {permutations}")
+    if query_set not in QUERY_SETS:
+        raise InputError(f"unknown query set {query_set!r}", hint=f"accepted: {', '.join(QUERY_SETS)}")
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     others = [ev for ev in evaluations if ev.run_name != baseline]
@@ -93,9 +171,15 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
     rows = []
     groups: dict[int, list[int]] = {}  # comparisons grouped by number of paired queries
     pairs = []
+    tables = {} if query_set == "pairwise" else {
+        m: aligned_values([base_ev, *others], m, query_set) for m in measures}
     for ev in others:
         for m in measures:
-            b, r, common = sig.paired_values(base_ev.per_query[m], ev.per_query[m])
+            if query_set == "pairwise":
+                b, r, common = sig.paired_values(base_ev.per_query[m], ev.per_query[m])
+            else:
+                t = tables[m]
+                b, r, common = t[baseline].to_numpy(), t[ev.run_name].to_numpy(), t.index
             pairs.append((b, r))
             groups.setdefault(len(common), []).append(len(rows))
             wins, ties, losses = sig.win_tie_loss(b, r)
@@ -136,7 +220,7 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
     frame = frame[columns]
     frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": permutations,
                         "bootstrap": n_boot, "seed": seed, "correction": correction,
-                        "confidence": confidence, "alpha": alpha})
+                        "confidence": confidence, "alpha": alpha, "query_set": query_set})
     return frame
 
 
@@ -166,6 +250,12 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     if frame.empty:
         return pd.DataFrame()
     measures = list(dict.fromkeys(frame["measure"]))
+    for m in measures:
+        rows = frame[frame["measure"] == m]
+        if rows["n_queries"].nunique() > 1:
+            raise InputError(f"the comparisons of {m} use different query sets "
+                             f"({', '.join(map(str, sorted(set(rows['n_queries']))))} queries)",
+                             hint="compare on one query set (query_set='common' or 'qrels')")
     baseline = frame["baseline"].iloc[0]
     table = {baseline: {m: f"{frame.loc[frame['measure'] == m, 'mean_baseline'].iloc[0]:.{digits}f}"
                         for m in measures}}
@@ -178,16 +268,126 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     return out
 
 
-def markers_legend(frame: pd.DataFrame, tests=("permutation",)) -> str:
-    """One sentence explaining the markers of :func:`paper_table`."""
+def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True) -> str:
+    """One sentence explaining the markers of :func:`paper_table` and the query set."""
     a = frame.attrs
-    names = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-             "permutation": f"paired randomization test ({a.get('permutations')} sign flips, seed {a.get('seed')})"}
-    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[
-        a.get("correction", "none")]
+    names = dict(TEST_NAMES)
+    names["permutation"] = (f"paired randomization test ({a.get('permutations')} sign flips, "
+                            f"seed {a.get('seed')})")
+    corr = CORRECTION_NAMES[a.get("correction", "none")]
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
-    return (f"Baseline: {a.get('baseline')}. Delta vs baseline in parentheses; "
-            + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons")
+    return (f"Baseline: {a.get('baseline')}. " + ("Delta vs baseline in parentheses; " if paper else "")
+            + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons. "
+            + queries_sentence(frame))
 
 
-__all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "TESTS", "MARKERS"]
+def queries_sentence(frame: pd.DataFrame) -> str:
+    """"Queries: ..." naming the query set and its size per measure."""
+    qs = frame.attrs.get("query_set", "common")
+    if frame.empty:
+        return f"Queries: {QUERY_SET_LABELS[qs]}."
+    if qs == "pairwise":
+        return f"Queries: {QUERY_SET_LABELS[qs]} (n per row)."
+    sizes = frame.groupby("measure", sort=False)["n_queries"].first()
+    if sizes.nunique() == 1:
+        return f"Queries: {QUERY_SET_LABELS[qs]}, n = {int(sizes.iloc[0])}."
+    return (f"Queries: {QUERY_SET_LABELS[qs]}, n = "
+            + ", ".join(f"{int(n)} ({m})" for m, n in sizes.items()) + ".")
+
+
+def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",
+                n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
+                test: str = "permutation", comparison: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Runs x measures on one query set per measure: mean, bootstrap CI, best, significance.
+
+    Parameters
+    ----------
+    evaluations : list of Evaluation
+    baseline : str
+        The run the others are tested against (its own markers are empty).
+    measures : list of str, optional
+    query_set : {"common", "qrels"}
+        See :func:`aligned_values`.
+    n_resamples, confidence, seed :
+        Percentile bootstrap of each run's mean over the queries (Efron and Tibshirani 1993).
+    permutations, correction, alpha :
+        Passed to :func:`compare_runs`.
+    test : {"t", "wilcoxon", "permutation"}
+        The test whose corrected p-value gives the marker.
+    comparison : DataFrame, optional
+        An existing :func:`compare_runs` result with the same settings (avoids recomputing).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (run, measure): run, measure, n_queries, mean, median, ci_lo, ci_hi,
+        best (bool: the best mean of the measure; none for counts such as NumRet),
+        delta (vs baseline), p_corrected, marker (``MARKERS[test]`` when p_corrected <
+        alpha). ``attrs`` holds the parameters and the comparison frame.
+    """
+    from metrics_core.stats.bootstrap import bootstrap_mean_ci
+
+    if query_set not in ("common", "qrels"):
+        raise InputError(f"unknown query set {query_set!r}", hint="accepted: common, qrels")
+    if test not in TESTS:
+        raise InputError(f"unknown test {test!r}", hint=f"accepted: {', '.join(TESTS)}")
+    base_ev = _find(evaluations, baseline)
+    measures = list(base_ev.per_query.columns) if measures is None else list(measures)
+    if comparison is None:
+        comparison = compare_runs(evaluations, baseline, measures, permutations=permutations,
+                                  seed=seed, correction=correction, alpha=alpha,
+                                  query_set=query_set)
+    by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
+    names = [ev.run_name for ev in evaluations]
+    rows = []
+    for m in measures:
+        table = aligned_values(evaluations, m, query_set)
+        values = table[names].to_numpy(dtype=np.float64)
+        if len(table):
+            mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
+            median = np.median(values, axis=0)
+        else:
+            mean = lo = hi = median = np.full(len(names), np.nan)
+        direction = _direction(m)
+        finite = np.isfinite(mean)
+        best = np.zeros(len(names), bool)
+        if direction and finite.any():
+            target = np.nanmax(mean * direction)
+            best = finite & np.isclose(mean * direction, target, rtol=0, atol=1e-12)
+        for j, name in enumerate(names):
+            c = by_pair.get((name, m))
+            p = float(getattr(c, f"p_corrected_{test}")) if c is not None else np.nan
+            rows.append({"run": name, "measure": m, "n_queries": int(len(table)),
+                         "mean": float(mean[j]), "median": float(median[j]),
+                         "ci_lo": float(lo[j]), "ci_hi": float(hi[j]), "best": bool(best[j]),
+                         "delta": float(c.mean_delta) if c is not None else np.nan,
+                         "p_corrected": p,
+                         "marker": MARKERS[test] if c is not None and p < alpha else ""})
+    out = pd.DataFrame(rows)
+    out.attrs.update({"baseline": baseline, "measures": measures, "query_set": query_set,
+                      "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
+                      "permutations": permutations, "correction": correction, "alpha": alpha,
+                      "test": test})
+    return out
+
+
+def leaderboard_legend(board: pd.DataFrame) -> str:
+    """The legend of a :func:`leaderboard`: best mark, significance marker, CI, query set."""
+    a = board.attrs
+    test = a.get("test", "permutation")
+    n_comp = max(len(board) - len(a.get("measures", [])), 0)
+    sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
+    n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
+         "n per measure in the header")
+    return (f"★ best mean of the measure. {MARKERS[test]} significantly different from "
+            f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, "
+            f"{CORRECTION_NAMES[a.get('correction', 'holm')]} correction over {n_comp} "
+            f"comparisons, p < {a.get('alpha', 0.05)}). CI: {a.get('confidence', 0.95):.0%} "
+            f"percentile bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
+            f"{n}.")
+
+
+__all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "leaderboard",
+           "leaderboard_legend", "aligned_values", "queries_sentence", "TESTS", "MARKERS",
+           "QUERY_SETS", "QUERY_SET_LABELS"]

@@ -1,0 +1,76 @@
+"""``report``: one self-contained HTML file comparing runs (tables, figures, conventions,
+versions, data digests) that opens offline in a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metrics_core.cli.compare import _confidence, _positive_int, resolve_query_set
+from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
+from metrics_core.errors import InputError
+from metrics_core.stats.significance import CORRECTIONS
+
+NAME = "report"
+HELP = "one self-contained HTML report of runs against a baseline (tables, figures)"
+DESCRIPTION = ("Evaluate the runs and write one HTML file: the leaderboard (mean, interval, best, "
+               "significance against the baseline), every run against the baseline, each run on its "
+               "own queries, conventions, versions and data digests, with plotly figures drawn by an "
+               "inline copy of plotly.js (no network needed to open it). Without the plotly package "
+               "the file holds the tables only.")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
+    p.add_argument("--run", required=True, action="append", help="run file; repeat for every run")
+    p.add_argument("--baseline", help="name of the baseline run (default: the first --run)")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help="measure name, repeatable or comma-separated (default: a standard set)")
+    p.add_argument("--queries", choices=("common", "qrels"), default=None,
+                   help="the one query set of every table: 'common' = the queries every run answered; "
+                        "'qrels' = every qrels query, absent ones scoring 0 (implies -c)")
+    p.add_argument("--permutations", type=_positive_int, default=10000,
+                   help="sign flips of the randomization test and bootstrap resamples of the differences")
+    p.add_argument("--bootstrap", type=_positive_int, default=1000,
+                   help="bootstrap resamples of each run's mean (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm")
+    p.add_argument("--confidence", type=_confidence, default=0.95)
+    p.add_argument("--alpha", type=_confidence, default=0.05)
+    p.add_argument("--title", default="RankLab report")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    add_convention_arguments(p)
+
+
+def run(args) -> int:
+    import sys
+
+    from metrics_core.report.html import comparison_report, data_digest, plotly_js_source
+
+    query_set = resolve_query_set(args)
+    evaluations, conv = run_evaluations(args)
+    names = [ev.run_name for ev in evaluations]
+    if args.baseline is not None and args.baseline not in names:
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
+    data = {f"qrels {Path(args.qrels).name}": data_digest(Path(args.qrels).read_bytes())}
+    for path, name in zip(args.run, names, strict=True):
+        data[f"run {name} ({Path(path).name})"] = data_digest(Path(path).read_bytes())
+    plotly_js = plotly_js_source()
+    if plotly_js is None and not args.quiet:
+        print("note: plotly is not installed: the report holds the tables only (no figures)", file=sys.stderr)
+    text = comparison_report(evaluations, args.baseline or names[0], evaluations[0].measures,
+                             query_set=query_set, conventions=conv, data=data, plotly_js=plotly_js,
+                             permutations=args.permutations, n_resamples=args.bootstrap, seed=args.seed,
+                             correction=args.correction, confidence=args.confidence, alpha=args.alpha,
+                             title=args.title)
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror}", source=args.output,
+                         hint="choose a writable path with -o") from None
+    if not args.quiet:
+        print(f"wrote {args.output} ({len(text) / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
+__all__ = ["NAME", "HELP", "add_arguments", "run"]

@@ -1,0 +1,130 @@
+"""One style for every page: run colours, number formats, natural sort, plain headers.
+
+Pure helpers (no Streamlit import), so figures, pages and exports share them and tests call
+them directly.
+
+* :func:`run_colours` / :func:`run_colour`: one colour per run, keyed by the order of the
+  loaded runs (``st.session_state["ranklab.runs"]``), the same on every page.
+* :data:`MEASURE_FORMAT` (4 decimals) and :data:`COUNT_FORMAT` (integers).
+* :func:`natural_key` / :func:`natural_sorted`: query ids sorted as people read them (Q2
+  before Q10).
+* :func:`difficulty_order`: easy, medium, hard (then any other label).
+* :data:`HEADERS` / :func:`plain_headers`: plain-language column names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+#: Run colours (colour-blind friendly order: blue, orange, teal, red, purple, grey, ochre, pink).
+PALETTE = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017", "#d63384")
+
+MEASURE_DIGITS = 4
+MEASURE_FORMAT = "%.4f"   # st.column_config.NumberColumn(format=...)
+COUNT_FORMAT = "%d"
+
+DIFFICULTY_ORDER = ("very easy", "easy", "medium", "moderate", "hard", "very hard")
+
+#: Column names shown on screen (and in exports of on-screen tables).
+HEADERS = {
+    "run": "Run", "measure": "Measure", "n_queries": "Queries", "queries": "Queries",
+    "mean": "Mean", "median": "Median", "ci_lo": "CI low", "ci_hi": "CI high",
+    "ci_low": "CI low", "ci_high": "CI high", "mean_baseline": "Baseline mean",
+    "mean_run": "Run mean", "mean_delta": "Δ (run − baseline)", "wins": "Wins", "ties": "Ties",
+    "losses": "Losses", "effect_size": "Effect size (d)", "markers": "Significant",
+    "p_corrected_t": "p t-test (corrected)", "p_corrected_wilcoxon": "p Wilcoxon (corrected)",
+    "p_corrected_permutation": "p randomization (corrected)", "p_t": "p t-test",
+    "p_wilcoxon": "p Wilcoxon", "p_permutation": "p randomization", "aggregate": "Value",
+    "query_id": "Query", "interpretation": "Interpretation", "baseline": "Baseline",
+}
+
+
+def run_colours(names: Iterable[str]) -> dict[str, str]:
+    """Colour of each run, by its position in ``names`` (the loaded runs' order).
+
+    Examples
+    --------
+    >>> run_colours(["bm25", "dense"])
+    {'bm25': '#3559e0', 'dense': '#e07a35'}
+    """
+    return {str(n): PALETTE[i % len(PALETTE)] for i, n in enumerate(dict.fromkeys(names))}
+
+
+def run_colour(name: str, names: Iterable[str]) -> str:
+    """Colour of ``name`` among ``names`` (grey when it is not one of them)."""
+    return run_colours(names).get(str(name), "#7f8c8d")
+
+
+def loaded_run_names() -> list[str]:
+    """Names of the runs loaded in this session, in load order (empty outside Streamlit)."""
+    try:
+        import streamlit as st
+
+        return list(st.session_state.get("ranklab.runs") or {})
+    except Exception:  # no session (pure tests)
+        return []
+
+
+def colours_for(names: Iterable[str]) -> dict[str, str]:
+    """Colours keyed by the session's loaded runs; runs not loaded follow them in order."""
+    names = [str(n) for n in names]
+    order = loaded_run_names()
+    return run_colours(order + [n for n in names if n not in order])
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text) -> tuple:
+    """Sort key: digit runs compared as numbers ("Q2" < "Q10"), the rest case-insensitively.
+
+    Examples
+    --------
+    >>> sorted(["Q10", "Q2", "q1"], key=natural_key)
+    ['q1', 'Q2', 'Q10']
+    """
+    parts = _DIGITS.split(str(text))
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p.lower()) for p in parts if p != "")
+
+
+def natural_sorted(values: Iterable) -> list:
+    """``values`` in natural order (see :func:`natural_key`)."""
+    return sorted(values, key=natural_key)
+
+
+def difficulty_order(labels: Iterable) -> list:
+    """Labels ordered easy -> hard when they are difficulty words, else naturally.
+
+    Examples
+    --------
+    >>> difficulty_order(["hard", "easy", "medium"])
+    ['easy', 'medium', 'hard']
+    """
+    labels = list(dict.fromkeys(labels))
+    rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
+    return sorted(labels, key=lambda v: (rank.get(str(v).strip().lower(), len(rank)), natural_key(v)))
+
+
+def plain_headers(columns: Iterable[str]) -> dict[str, str]:
+    """Mapping column -> on-screen header (unknown columns: underscores become spaces)."""
+    return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
+
+
+def fmt_measure(value) -> str:
+    """A measure value with 4 decimals ("–" for missing)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{v:.{MEASURE_DIGITS}f}"
+
+
+def fmt_count(value) -> str:
+    """An integer count with thousands separators."""
+    return f"{int(value):,}"
+
+
+__all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
+           "colours_for", "loaded_run_names", "natural_key", "natural_sorted", "difficulty_order",
+           "plain_headers", "fmt_measure", "fmt_count"]
