@@ -23,7 +23,7 @@ from metrics_core.ranking.ties import COVERED
 MEASURES = ["P@1", "P@3", "P", "P(denom=retrieved)@5", "R@2", "R", "Hits@3", "Success@2", "Success",
             "RR", "RR@2", "RR(miss=k_plus_1)@2", "AP", "AP@3", "AP(norm=min_rel_k)@2", "Rprec",
             "DCG@3", "nDCG", "nDCG@2", "nDCG(gain=exp)@4", "nDCG(discount=jarvelin)", "nDCG(ideal=retrieved)@3",
-            "P(rel=2)@2", "AP(rel=2)"]
+            "P(rel=2)@2", "AP(rel=2)", "Bpref", "Bpref(rel=2)"]
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

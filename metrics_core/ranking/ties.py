@@ -19,10 +19,13 @@ value over all orders of the tied documents (each order equally likely), compute
     ``r + 1 + (j - 1)(m - 1)/(n - 1)`` relevant at or above it on average (j its place in
     the group; hypergeometric), so ``E[AP] = (1/R) sum_p (m/n) E[C_p] / p``;
   - RR and Success@k: the first relevant document lies in the first group holding one;
-    its place j in that group follows ``P(j) = C(n - j, m - 1) / C(n, m)``.
+    its place j in that group follows ``P(j) = C(n - j, m - 1) / C(n, m)``;
+  - bpref: a relevant document has the judged non-relevant documents of the groups above
+    plus X of the a in its own group above it, X uniform on 0..a, so the expectation of
+    its term ``1 - min(n_r, R) / min(N, R)`` is a finite sum in closed form.
 
-Covered: P, R, Hits, Success, RR, AP (normalisers num_rel and min_rel_k), Rprec, DCG and
-nDCG (any gain, discount and ideal). Other measures (F1, Bpref, infAP, ERR, the set and
+Covered: P, R, Hits, Success, RR, AP (normalisers num_rel and min_rel_k), Rprec, Bpref,
+DCG and nDCG (any gain, discount and ideal). Other measures (F1, infAP, ERR, the set and
 trec_eval-experimental measures ...) are listed as not covered: their expected value is
 not a sum over ranks, and no closed form is implemented for them.
 """
@@ -36,7 +39,7 @@ from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.measures import _discount, _gain, _ideal_dcg, _safe_div, compute
 
 #: families whose minimum, maximum and expected value over tie orders are computed exactly
-COVERED = ("P", "R", "Hits", "Success", "RR", "AP", "Rprec", "DCG", "nDCG")
+COVERED = ("P", "R", "Hits", "Success", "RR", "AP", "Rprec", "Bpref", "DCG", "nDCG")
 
 
 def covered(spec) -> bool:
@@ -167,6 +170,19 @@ def expected(R: RankedLists, g: TieGroups, spec, conv) -> np.ndarray:
         if spec.param("denom", conv) == "retrieved":
             return _safe_div(hits, np.minimum(R.counts, k))
         return hits / float(k)
+    if fam == "Bpref":
+        # a relevant document's judged non-relevant documents above it: those of the
+        # groups above (b) plus X of the a in its own group, X uniform on 0..a (its place
+        # among them); sum over x of min(b + x, R) in closed form
+        nonrel = R.judged_nonrelevant_rows(thr)
+        b = (np.searchsorted(nonrel, g.head[grp]) - np.searchsorted(nonrel, R.starts[seg])).astype(np.float64)
+        a = np.bincount(g.of(nonrel), minlength=len(g.head))[grp].astype(np.float64)
+        big_r = num_rel[seg]
+        den = np.minimum(R.num_nonrel(thr), R.num_rel(thr)).astype(np.float64)[seg]
+        c = np.clip(big_r - b + 1, 0, a + 1)
+        capped = c * b + c * (c - 1) / 2 + (a + 1 - c) * big_r
+        term = 1.0 - _safe_div(capped / (a + 1), den)
+        return _safe_div(np.bincount(seg, weights=term, minlength=nq), num_rel)
     # groups holding a relevant document, m of them in each
     groups, m = np.unique(grp, return_counts=True)
     m = m.astype(np.float64)
