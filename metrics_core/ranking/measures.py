@@ -695,6 +695,12 @@ def _seg_cumsum(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     matrix and summed along the rows (``np.cumsum`` along an axis adds sequentially; the
     padding adds exact zeros). In blocks of rows, so the matrix stays small.
     """
+    return _seg_accumulate(seg, vals, np.add, 0.0)
+
+
+def _seg_accumulate(seg: np.ndarray, vals: np.ndarray, op, pad: float) -> np.ndarray:
+    """``op.accumulate`` of ``vals`` within each run of equal ``seg`` (``pad``: op's
+    identity), row by row of a padded matrix built in blocks."""
     vals = np.asarray(vals, dtype=np.float64)
     out = np.empty(len(vals), dtype=np.float64)
     if not len(vals):
@@ -705,9 +711,9 @@ def _seg_cumsum(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     for g0 in range(0, len(heads), step):
         g1 = min(len(heads), g0 + step)
         lo, hi = heads[g0], (heads[g1] if g1 < len(heads) else len(seg))
-        mat = np.zeros((g1 - g0, width), dtype=np.float64)
+        mat = np.full((g1 - g0, width), pad, dtype=np.float64)
         mat[group[lo:hi] - g0, within[lo:hi]] = vals[lo:hi]
-        np.cumsum(mat, axis=1, out=mat)
+        op.accumulate(mat, axis=1, out=mat)
         out[lo:hi] = mat[group[lo:hi] - g0, within[lo:hi]]
     return out
 
@@ -1234,11 +1240,8 @@ def _seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     out = np.ones(len(vals), dtype=np.float64)
     if not len(vals):
         return out
-    group, within, heads = _segment_layout(seg)
-    width = int(within.max()) + 1
-    mat = np.ones((len(heads), width), dtype=np.float64)
-    mat[group, within] = vals
-    np.cumprod(mat, axis=1, out=mat)
-    prev = within > 0
-    out[prev] = mat[group[prev], within[prev] - 1]
+    inclusive = _seg_accumulate(seg, vals, np.multiply, 1.0)
+    _, within, _ = _segment_layout(seg)
+    prev = np.flatnonzero(within > 0)
+    out[prev] = inclusive[prev - 1]
     return out
