@@ -16,6 +16,7 @@ Presets::
     python bench/make_data.py --preset 10m      # 10,000 queries x 1,000 docs
     python bench/make_data.py --preset ties     # 100,000 queries x 100 docs, tied scores
     python bench/make_data.py --preset quick    # 1,000 queries x 100 docs
+    python bench/make_data.py --preset 50m      # 50,000 queries x 1,000 docs (1.9 GB)
     python bench/make_data.py --queries 50 --depth 20 --name tiny --out /tmp/x
 
 Each call writes ``<out>/<name>.qrels`` and ``<out>/<name>.run`` (``--shuffle`` adds
@@ -46,6 +47,8 @@ PRESETS = {
     "ties": dict(queries=100_000, depth=100, decimals=1, judged_min=10, judged_max=40,
                  name="q100k_d100_ties"),
     "quick": dict(queries=1_000, depth=100, decimals=4, name="q1k_d100"),
+    # the streaming benchmark's large run (1.9 GB): 50,000 queries x 1,000 docs
+    "50m": dict(queries=50_000, depth=1_000, decimals=4, name="q50k_d1000"),
 }
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "data"

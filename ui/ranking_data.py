@@ -23,6 +23,9 @@ SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
 _EVAL_CACHE_SIZE = 32
+#: Runs of more rows than this are evaluated in blocks of this many rows (streaming, same
+#: numbers): the engine's memory stays bounded whatever a visitor uploads.
+STREAM_ROWS = 2_000_000
 
 
 def digest(data: bytes) -> str:
@@ -208,7 +211,8 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         key = (id(qrels), id(run), name, conv, tuple(measures))
         hit = cache.get(key)
         if hit is None or hit[0] is not qrels or hit[1] is not run:
-            ev = mc.evaluate(qrels, run, measures, conventions=conv)
+            ev = mc.evaluate(qrels, run, measures, conventions=conv,
+                             block_rows=STREAM_ROWS if len(run) > STREAM_ROWS else 0)
             ev.run_name = name
             if len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))

@@ -78,6 +78,15 @@ def add_arguments(p) -> None:
     p.add_argument("--tie-report", action="store_true",
                    help="add each run's tie report to the JSON: per query and measure the minimum, "
                         "maximum and expected value over all orders of tied documents")
+    p.add_argument("--block-rows", type=int, metavar="N",
+                   help="read each run as a stream, evaluated in blocks of about N rows (whole "
+                        "queries): memory bounded by the block, same numbers; 0 reads runs whole "
+                        "(default: runs of 1 GiB or more stream in blocks of 1,000,000 rows)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="evaluate on a Dask cluster (pip install 'ranklab[dask]'): a scheduler "
+                        "address tcp://HOST:PORT, or local:N for N local worker processes; each "
+                        "--run is then a folder or a glob of run parts (TREC, CSV/TSV, Parquet) "
+                        "that together make one run")
     add_convention_arguments(p)
 
 
@@ -151,6 +160,20 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     progress = Progress(getattr(args, "quiet", False))
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
         qrels = read_qrels(args.qrels)
+    tie = bool(getattr(args, "tie_report", False))
+    if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
+        raise InputError("--tie-report needs each run read whole",
+                         hint="Leave out --scheduler / --block-rows, or --tie-report")
+    if getattr(args, "scheduler", None):
+        from metrics_core.ranking.distributed import evaluate_on_scheduler
+
+        evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler)
+        for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
+            ev.run_name = name
+        return evaluations, conv
+    block_rows = getattr(args, "block_rows", None)
+    if not tie and (block_rows is not None or any(_big(path) for path in args.run)):
+        return _stream_evaluations(args, qrels, specs, conv, block_rows, progress), conv
     runs = []
     for path in args.run:
         with progress.step(path, f"reading run {path}"):
@@ -160,9 +183,25 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     evaluations = []
     for run in runs:
         with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"):
-            evaluations.append(evaluate(qrels, run, specs, conv,
-                                        tie_report=bool(getattr(args, "tie_report", False))))
+            evaluations.append(evaluate(qrels, run, specs, conv, tie_report=tie))
     return evaluations, conv
+
+
+def _big(path) -> bool:
+    from metrics_core.ranking.streaming import STREAM_THRESHOLD_BYTES
+
+    return os.path.isfile(path) and os.path.getsize(path) >= STREAM_THRESHOLD_BYTES
+
+
+def _stream_evaluations(args, qrels, specs, conv, block_rows, progress) -> list[Evaluation]:
+    """Each run evaluated from its file (in blocks where ``block_rows`` or its size says so)."""
+    evaluations = []
+    for path in args.run:
+        with progress.step(path, f"evaluating {path}"):
+            evaluations.append(evaluate(qrels, path, specs, conv, block_rows=block_rows))
+    for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
+        ev.run_name = name
+    return evaluations
 
 
 def evaluations_json(evaluations: list[Evaluation], conv: Conventions, per_query: bool) -> dict:

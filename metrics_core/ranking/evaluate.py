@@ -9,6 +9,7 @@ import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
+from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
 from metrics_core.ranking.measures import compute, summarize
@@ -111,7 +112,8 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
 
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-             tie_report: bool = False, **overrides) -> Evaluation:
+             *, tie_report: bool = False, block_rows: int | None = None, client=None,
+             **overrides) -> Evaluation:
     """Evaluate one run against qrels.
 
     Parameters
@@ -124,7 +126,25 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     tie_report : bool
         Also compute :attr:`Evaluation.tie_report`: per query and measure the minimum,
         maximum and expected value over all orders of tied documents
-        (:mod:`metrics_core.ranking.ties`).
+        (:mod:`metrics_core.ranking.ties`). Needs the whole run in memory: not with
+        ``client``, nor with ``block_rows`` > 0.
+    block_rows : int, optional
+        Evaluate the run in blocks of about this many rows (whole queries), reading it
+        as a stream: memory bounded by the block, not the run; same numbers
+        (:mod:`metrics_core.ranking.streaming`). ``None`` (default): run files of at
+        least ``STREAM_THRESHOLD_BYTES`` (1 GiB) stream in blocks of
+        ``DEFAULT_BLOCK_ROWS`` (1 M rows), smaller ones are read whole; ``0``: always
+        read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
+        and to a :class:`Run` in memory (then only when given: the engine's working
+        memory is bounded by the block). A streamed evaluation has a ``streaming``
+        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
+        is None for a file, and for a Run in memory a
+        :class:`~metrics_core.ranking.streaming.LazyRanked` (each query ranked again
+        when it is looked at).
+    client : dask.distributed.Client, optional
+        Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
+        parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
+        straddle parts), read by the workers (:mod:`metrics_core.ranking.distributed`).
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``.
 
@@ -144,6 +164,28 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         conv = conv.replace(**overrides)
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if tie_report and (client is not None or (block_rows or 0) > 0):
+        raise InputError("the tie report needs the whole run in memory",
+                         hint="Leave out the scheduler or the block rows, or the tie report")
+    if client is not None:
+        from metrics_core.ranking.distributed import evaluate_parts
+
+        return evaluate_parts(q, run, specs, conv, _cutoffs(specs), client)
+    rows = 0 if tie_report else _stream_block_rows(run, block_rows)
+    if rows:
+        from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
+        from metrics_core.ranking.streaming import evaluate_stream
+
+        try:
+            if isinstance(run, Run):
+                from metrics_core.io.blocks import run_stream
+
+                stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            else:
+                stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            return evaluate_stream(q, stream, specs, conv, _cutoffs(specs), rows)
+        except NotStreamable:
+            pass  # read whole below (the whole-file reader names any bad line)
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
     ev = evaluate_ranked(ranked, specs, conv, r.name)
@@ -152,6 +194,20 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
 
         ev.tie_report = _tie_report(ranked, specs, conv, r, ev._per_query[1])
     return ev
+
+
+def _stream_block_rows(run, block_rows) -> int:
+    """Rows per block when ``run`` is to be streamed, else 0."""
+    if block_rows is not None:
+        return max(int(block_rows), 0)
+    import os
+
+    if isinstance(run, (str, os.PathLike)) and os.path.isfile(run):
+        from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS, STREAM_THRESHOLD_BYTES
+
+        if os.path.getsize(run) >= STREAM_THRESHOLD_BYTES:
+            return DEFAULT_BLOCK_ROWS
+    return 0
 
 
 def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,

@@ -629,25 +629,30 @@ def missing_mask(R: RankedLists) -> np.ndarray:
 
 
 def summarize(R: RankedLists, spec: MeasureSpec, values: np.ndarray, conv: Conventions) -> float:
+    """The summary over queries that trec_eval prints as ``all`` (see :func:`summary`)."""
+    return summary(values, spec, R.query_ids, conv, missing=missing_mask(R),
+                   positive_labels=int(np.count_nonzero(R.qrels_label > 0)), order=trec_order(R))
+
+
+def summary(values: np.ndarray, spec: MeasureSpec, query_ids, conv: Conventions, missing=None,
+            positive_labels: int | None = None, order=None) -> float:
     """The summary over queries that trec_eval prints as ``all``.
 
-    Queries are added in trec_eval's order. Under ``compat=trec_eval9`` with missing
-    queries scored 0 (``-c``), trec_eval 9.0.8 evaluates only the queries in the run and
-    patches the average: the geometric mean adds ``log(1e-5)`` once per missing query
-    after the others, and the summed ``num_rel`` counts every judgement with a label
-    above 0, whatever the relevance threshold (trec_eval's ``-c`` rule, 9 and 10; under
-    the default compat RankLab's sum stays the sum of the per-query values).
+    Queries are added in trec_eval's order (query ids as strings). Under
+    ``compat=trec_eval9`` with missing queries scored 0 (``-c``), trec_eval 9.0.8
+    evaluates only the queries in the run and patches the average: the geometric mean adds
+    ``log(1e-5)`` once per missing query (``missing``: a mask over ``query_ids``) after
+    the others, and the summed ``num_rel`` counts every judgement with a label above 0
+    (``positive_labels``), whatever the relevance threshold (trec_eval's ``-c`` rule, 9
+    and 10; under the default compat RankLab's sum stays the sum of the per-query values).
     """
-    order = trec_order(R)
+    if order is None:
+        order = np.array(sorted(range(len(query_ids)), key=list(query_ids).__getitem__), dtype=np.int64)
     if getattr(conv, "compat", "trec_eval10") != "trec_eval9" or conv.missing_queries != "zero":
         return aggregate(values, spec, order)
-    if spec.family == "NumRel":
-        # trec_eval -c sums, over every judged query, the judgements with a label above 0,
-        # whatever the relevance threshold (-l). RankLab's own sum is the sum of the
-        # per-query values (the same at the default threshold); compat=trec_eval9 prints
-        # trec_eval's
-        return float(np.count_nonzero(R.qrels_label > 0))
-    miss = missing_mask(R)
+    if spec.family == "NumRel" and positive_labels is not None:
+        return float(positive_labels)
+    miss = np.zeros(len(values), dtype=bool) if missing is None else np.asarray(missing, dtype=bool)
     if not miss.any():
         return aggregate(values, spec, order)
     how = spec.definition.aggregate
