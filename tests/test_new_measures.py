@@ -252,3 +252,15 @@ def test_json_keeps_the_requested_measure_order(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)["runs"][0]
     assert list(out["aggregate"]) == want
     assert all(list(v) == want for v in out["per_query"].values())
+
+
+def test_streamed_summaries_equal_whole_ones_under_compat_trec_eval9():
+    qrels = {f"q{i}": {"a": i % 3, "b": 1, "c": 0} for i in range(12)}
+    run = {f"q{i}": {"a": 1.0 + i * 1e-9, "b": 1.0, "c": 0.5} for i in range(0, 12, 2)}
+    names = ["GMAP", "AP", "NumRel", "IPrec@0.5", "GMBpref"]
+    kw = dict(compat="trec_eval9", missing_queries="zero")
+    whole = mc.evaluate(qrels, mc.read_run(run), names, block_rows=0, **kw)
+    streamed = mc.evaluate(qrels, mc.read_run(run), names, block_rows=4, **kw)
+    assert hasattr(streamed, "streaming")
+    assert {k: float(v).hex() for k, v in whole.aggregate.items()} == \
+        {k: float(v).hex() for k, v in streamed.aggregate.items()}

@@ -131,3 +131,13 @@ def test_cli_tie_report_json(tmp_path, capsys):
 def test_covered_families_are_registered():
     from metrics_core.ranking.registry import REGISTRY
     assert set(COVERED) <= set(REGISTRY)
+
+
+def test_tie_report_needs_the_whole_run(tmp_path, capsys):
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text("q1 0 a 1\n")
+    r.write_text("q1 Q0 a 0 1 t\nq1 Q0 b 0 1 t\n")
+    code = cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", "RR", "--tie-report",
+                     "--block-rows", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--tie-report" in err[0]
