@@ -32,6 +32,12 @@ CHOICES: dict[str, tuple] = {
     "ideal": ("qrels", "retrieved"),
     # RR@k when nothing relevant is in the top k: 0, or 1/(k+1) (seed 001's MRR@K).
     "rr_miss": ("zero", "k_plus_1"),
+    # Fractional relevance labels: cut to whole numbers as trec_eval reads them (1.7 -> 1),
+    # or kept as the gain (graded-relevance data sets).
+    "labels": ("truncate", "keep"),
+    # Which trec_eval to reproduce: 10.0, or 9.0.8 (what pytrec_eval and ir_measures
+    # wrap): scores held as float32, recall levels rounded as (long)(r * R + 0.9).
+    "compat": ("trec_eval10", "trec_eval9"),
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -46,6 +52,10 @@ DESCRIPTIONS: dict[str, str] = {
     "rr_miss": "RR@k with no relevant in the top k",
     "relevance_threshold": "relevance threshold of binary measures",
     "depth": "depth cut (trec_eval -M)",
+    "labels": "fractional relevance labels",
+    "compat": "trec_eval version reproduced",
+    "judged_only": "judged documents only (trec_eval -J)",
+    "num_docs": "documents in the collection (trec_eval -N)",
 }
 
 
@@ -80,6 +90,23 @@ class Conventions:
         RR@k of a query without a relevant document in the top k: 0 or 1/(k+1).
     depth : int or None
         Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    labels : {"truncate", "keep"}
+        Fractional relevance labels: cut toward zero to whole numbers, as trec_eval reads
+        them (1.7 -> 1), or kept (the label is the gain).
+    compat : {"trec_eval10", "trec_eval9"}
+        ``trec_eval9`` reproduces trec_eval 9.0.8 and the tools that wrap it (pytrec_eval,
+        ir_measures): scores are held as float32 before ranking (scores equal in float32
+        tie, then trec_eval's tie order), and recall levels of IPrec and 11pt_avg become
+        c = (long)(r * R + 0.9) documents instead of round(r * R); with missing queries
+        scored 0, its summaries (geometric means, the summed ``num_rel``) are patched as
+        trec_eval 9 patches them. Per-query rows of missing queries are still given
+        (trec_eval 9 prints none; their values are the 0 its averages count).
+    judged_only : bool
+        Drop retrieved documents that are not judged (or judged with a negative label)
+        before ranking measures see the list (trec_eval ``-J``).
+    num_docs : int
+        Documents in the collection, for measures that count non-retrieved non-relevant
+        documents (``utility``; trec_eval ``-N``).
     """
 
     ties: str = "trec"
@@ -93,6 +120,10 @@ class Conventions:
     ideal: str = "qrels"
     rr_miss: str = "zero"
     depth: int | None = None
+    labels: str = "truncate"
+    compat: str = "trec_eval10"
+    judged_only: bool = False
+    num_docs: int = 0
 
     def __post_init__(self):
         for name, allowed in CHOICES.items():
@@ -104,6 +135,8 @@ class Conventions:
                 )
         if self.depth is not None and (int(self.depth) != self.depth or self.depth < 1):
             raise InputError(f"depth must be a positive integer, got {self.depth!r}")
+        if int(self.num_docs) != self.num_docs or self.num_docs < 0:
+            raise InputError(f"num_docs must be a whole number >= 0, got {self.num_docs!r}")
 
     def replace(self, **changes) -> Conventions:
         """A copy with some conventions changed; unknown names are an error."""

@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": ("calibrate", "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"),
     "compare": ("compare", "compare runs against a baseline: deltas, bootstrap CIs, "
                            "t/Wilcoxon/permutation tests"),
+    "compare-modes": ("compare_modes", "queries and measures whose value differs under trec_eval 9 "
+                                       "and 10 conventions, and why"),
     "detect": ("detect", "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"),
     "dynamic-k": ("dynamic_k", "evidence recall/precision and average K of a per-query probability threshold"),
     "evaluate": ("evaluate", "evaluate runs against qrels (trec_eval conventions by default)"),

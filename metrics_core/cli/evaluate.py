@@ -45,11 +45,21 @@ def add_convention_arguments(p) -> None:
     g.add_argument("--discount", choices=CHOICES["discount"])
     g.add_argument("--ideal", choices=CHOICES["ideal"])
     g.add_argument("--rr-miss", choices=CHOICES["rr_miss"])
+    g.add_argument("-J", "--judged-only", dest="judged_only", action="store_const", const=True,
+                   help="judged documents only: drop unjudged ones before measuring (trec_eval -J)")
+    g.add_argument("-N", "--num-docs", dest="num_docs", type=int,
+                   help="documents in the collection, for Utility's d term (trec_eval -N)")
+    g.add_argument("--labels", choices=CHOICES["labels"],
+                   help="fractional relevance labels: truncate to whole numbers (trec_eval) or keep")
+    g.add_argument("--compat", choices=CHOICES["compat"],
+                   help="reproduce trec_eval 10 (default) or 9.0.8 (pytrec_eval, ir_measures): "
+                        "float32 scores, its recall-level rounding, its -c averages")
 
 
 def conventions_from_args(args) -> Conventions:
     fields = ("ties", "duplicates", "missing_queries", "relevance_threshold", "depth", "p_denominator",
-              "ap_normalizer", "gain", "discount", "ideal", "rr_miss")
+              "ap_normalizer", "gain", "discount", "ideal", "rr_miss", "judged_only", "num_docs", "labels",
+              "compat")
     changes = {f: getattr(args, f) for f in fields if getattr(args, f, None) is not None}
     if getattr(args, "complete", False):
         changes["missing_queries"] = "zero"
@@ -65,6 +75,9 @@ def add_arguments(p) -> None:
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.add_argument("--tie-report", action="store_true",
+                   help="add each run's tie report to the JSON: per query and measure the minimum, "
+                        "maximum and expected value over all orders of tied documents")
     p.add_argument("--block-rows", type=int, metavar="N",
                    help="read each run as a stream, evaluated in blocks of about N rows (whole "
                         "queries): memory bounded by the block, same numbers; 0 reads runs whole "
@@ -147,6 +160,10 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     progress = Progress(getattr(args, "quiet", False))
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
         qrels = read_qrels(args.qrels)
+    tie = bool(getattr(args, "tie_report", False))
+    if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
+        raise InputError("--tie-report needs each run read whole",
+                         hint="Leave out --scheduler / --block-rows, or --tie-report")
     if getattr(args, "scheduler", None):
         from metrics_core.ranking.distributed import evaluate_on_scheduler
 
@@ -155,7 +172,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
             ev.run_name = name
         return evaluations, conv
     block_rows = getattr(args, "block_rows", None)
-    if block_rows is not None or any(_big(path) for path in args.run):
+    if not tie and (block_rows is not None or any(_big(path) for path in args.run)):
         return _stream_evaluations(args, qrels, specs, conv, block_rows, progress), conv
     runs = []
     for path in args.run:
@@ -166,7 +183,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     evaluations = []
     for run in runs:
         with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"):
-            evaluations.append(evaluate(qrels, run, specs, conv))
+            evaluations.append(evaluate(qrels, run, specs, conv, tie_report=tie))
     return evaluations, conv
 
 
@@ -234,6 +251,11 @@ def _diagnostic_notes(evaluations) -> list[str]:
         if d["extra_queries"]:
             notes.append(f"note: {ev.run_name}: {len(d['extra_queries'])} run queries absent from the "
                          "qrels (ignored)")
+        if d.get("fractional_labels"):
+            rule = ("kept as gains" if ev.conventions.labels == "keep"
+                    else "truncated to whole numbers, as trec_eval reads them")
+            notes.append(f"warning: {ev.run_name}: {d['fractional_labels']} fractional relevance labels "
+                         f"({rule}; --labels keep|truncate)")
         if d["duplicates"]:
             notes.append(f"note: {ev.run_name}: {d['duplicates']} duplicate (query, doc) pairs "
                          f"({ev.conventions.duplicates})")

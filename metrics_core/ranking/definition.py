@@ -31,6 +31,43 @@ def _number(text: str) -> float:
     return value
 
 
+def _in_range(text: str, low: float, high: float | None, name: str) -> float:
+    value = _number(text)
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"must be between {low:g} and {high:g}" if high is not None
+                         else f"must be at least {low:g}")
+    return value
+
+
+def parse_gains(text: str) -> str:
+    """``1:3.5,2:9`` -> the canonical text ``1:3.5,2:9`` (labels ascending, each once);
+    ``ValueError`` with the reason when malformed."""
+    pairs = {}
+    for item in str(text).split(","):
+        label, sep, gain = item.strip().partition(":")
+        if not sep:
+            raise ValueError("is written label:gain,label:gain (e.g. 1:3.5,2:9)")
+        try:
+            lab, g = int(label), _number(gain)
+        except ValueError:
+            raise ValueError(f"needs a whole-number label and a finite gain, got {item.strip()!r}") from None
+        if lab in pairs:
+            raise ValueError(f"gives label {lab} twice")
+        pairs[lab] = g
+    return ",".join(f"{lab}:{_fmt_number(g)}" for lab, g in sorted(pairs.items()))
+
+
+def gains_table(text: str | None) -> dict[int, float]:
+    """label -> gain of a ``gains`` parameter's canonical text (empty when not given)."""
+    if not text:
+        return {}
+    return {int(a): float(b) for a, b in (p.split(":") for p in text.split(","))}
+
+
+def _fmt_number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
 @dataclass(frozen=True)
 class Param:
     """A measure parameter, written ``NAME(param=value)``.
@@ -58,7 +95,9 @@ class Param:
 
     def accepted(self) -> str:
         """How to write a value, for messages and the Learn page."""
-        return "|".join(self.choices) if self.choices is not None else "a number"
+        if self.choices is not None:
+            return "|".join(self.choices)
+        return "label:gain,..." if self.name == "gains" else "a number"
 
 
 #: every parameter a family may take
@@ -78,6 +117,20 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           convention="rr_miss"),
     Param("rounding", "recall level to a number of relevant documents: nearest (trec_eval 10) "
           "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)", ("nearest", "trec9"), default="nearest"),
+    Param("p", "persistence of the RBP user: probability of going on to the next document",
+          parse=lambda t: _in_range(t, 0.0, 1.0, "p"), default=0.9),
+    Param("x", "multiple of R at which precision is taken (trec_eval Rprec_mult_x)",
+          parse=lambda t: _in_range(t, 0.0, None, "x"), default=1.0),
+    Param("a", "utility of a relevant retrieved document", default=1.0),
+    Param("b", "utility of a non-relevant retrieved document", default=-1.0),
+    Param("c", "utility of a relevant document not retrieved", default=0.0),
+    Param("d", "utility of a non-relevant document not retrieved", default=0.0),
+    Param("beta", "weight of recall against precision in set F", parse=lambda t: _in_range(t, 0.0, None, "beta"),
+          default=1.0),
+    Param("max_grade", "highest relevance grade (ERR's stopping probability is (2^g - 1) / 2^max)",
+          parse=lambda t: _in_range(t, 0.0, 64.0, "max_grade"), default=4.0),
+    Param("gains", "gain of each label, as label:gain pairs (1:3.5,2:9); other labels gain their "
+          "value", parse=lambda t: parse_gains(t), default=None),
 )}
 
 

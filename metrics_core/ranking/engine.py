@@ -81,6 +81,7 @@ class Diagnostics:
     tied_groups: int = 0
     tied_documents: int = 0
     ties_straddling: dict = field(default_factory=dict)
+    fractional_labels: int = 0
 
     def as_dict(self) -> dict:
         return {
@@ -92,7 +93,7 @@ class Diagnostics:
             "ties_straddling": {str(k): int(v) for k, v in self.ties_straddling.items()},
             "tied_groups": int(self.tied_groups),
             "tied_documents": int(self.tied_documents),
-        }
+        } | ({"fractional_labels": int(self.fractional_labels)} if self.fractional_labels else {})
 
 
 class RankedLists:
@@ -399,9 +400,29 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
                        cutoffs: tuple[int, ...] = ()) -> RankedLists:
     """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics."""
     try:
-        return _build(qrels, run, conv, cutoffs, None)
+        ranked = _build(qrels, run, conv, cutoffs, None)
     except _Collision:
-        return _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+        ranked = _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+    if getattr(conv, "judged_only", False):
+        ranked = judged_only(ranked)
+    return ranked
+
+
+def judged_only(R: RankedLists) -> RankedLists:
+    """The rankings with every document that is not judged (absent from the qrels, or
+    judged with a negative label) removed, the others moving up (trec_eval ``-J``; the
+    order of the remaining documents, ties included, is unchanged)."""
+    keep = R.judged.copy()
+    keep[R.judged] = R.label[R.judged] >= 0
+    if keep.all():
+        return R
+    rows = np.flatnonzero(keep)
+    seg = R.seg[rows]
+    counts = np.bincount(seg, minlength=R.n_queries)
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return RankedLists(R.query_ids, starts, seg, R.label[rows], R.judged[rows], R.qrels_seg,
+                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[rows],
+                       qrels_row=R.qrels_row)
 
 
 class _Work:
@@ -472,6 +493,11 @@ def _phase_judgements(w: _Work) -> None:
     qq = w.qrels_qmap[qrels_qc]
     del w.qrels_qc, w.qrels_qmap
     qlabel = qrels.relevance
+    fractional = np.count_nonzero(qlabel != np.trunc(qlabel)) if len(qlabel) else 0
+    if fractional:
+        diag.fractional_labels = int(fractional)
+        if conv.labels == "truncate":  # as trec_eval reads a label: a whole number, 1.7 -> 1
+            qlabel = np.trunc(qlabel)
     qrow = np.arange(len(qrels), dtype=np.int64)
     if qrels_dups is not None:
         diag.qrels_duplicates = len(qrels_dups[0]) - len(np.unique(qrels_dups[1]))
@@ -493,6 +519,9 @@ def _phase_run_duplicates(w: _Work) -> None:
     duplicates per convention."""
     run, conv, diag = w.run, w.conv, w.diag
     w.scores = run.scores
+    if conv.compat == "trec_eval9":
+        # trec_eval 9.0.8 keeps scores as C floats: scores equal in float32 tie
+        w.scores = w.scores.astype(np.float32).astype(np.float64)
     w.rows = None
     if (w.rq < 0).any():
         w.rows = np.flatnonzero(w.rq >= 0)

@@ -9,9 +9,10 @@ import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
+from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
-from metrics_core.ranking.measures import aggregate, compute
+from metrics_core.ranking.measures import compute, summarize
 from metrics_core.ranking.registry import DEFAULT_MEASURES, MeasureSpec, parse_measures
 
 if TYPE_CHECKING:
@@ -33,6 +34,10 @@ class Evaluation:
         mean for GMAP).
     diagnostics : dict
         Missing and extra queries, duplicates, ties straddling a cutoff.
+    tie_report : dict or None
+        With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
+        "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
+        "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
     conventions : Conventions
     """
 
@@ -48,6 +53,7 @@ class Evaluation:
         self.diagnostics = diagnostics
         self.conventions = conventions
         self.ranked = ranked
+        self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
 
     @property
     def per_query(self) -> pd.DataFrame:
@@ -72,6 +78,8 @@ class Evaluation:
                 for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
             }
         out["diagnostics"] = dict(self.diagnostics)
+        if self.tie_report is not None:
+            out["tie_report"] = self.tie_report
         return out
 
     def summary(self) -> pd.DataFrame:
@@ -98,13 +106,14 @@ def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Convent
                     run_name: str) -> Evaluation:
     """Compute measures on already ranked lists (used by the app to re-use one ranking)."""
     columns = {s.name: compute(ranked, s, conv) for s in specs}
-    agg = {s.name: aggregate(columns[s.name], s) for s in specs}
+    agg = {s.name: summarize(ranked, s, columns[s.name], conv) for s in specs}
     return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, ranked.diagnostics.as_dict() | {
         "num_queries": ranked.n_queries}, conv, ranked)
 
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-             *, block_rows: int | None = None, client=None, **overrides) -> Evaluation:
+             *, tie_report: bool = False, block_rows: int | None = None, client=None,
+             **overrides) -> Evaluation:
     """Evaluate one run against qrels.
 
     Parameters
@@ -114,6 +123,11 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         Measure names (``"P@5"``, ``"nDCG@10"`` ...), or a comma-separated string.
     conventions : Conventions, optional
         Defaults are trec_eval's.
+    tie_report : bool
+        Also compute :attr:`Evaluation.tie_report`: per query and measure the minimum,
+        maximum and expected value over all orders of tied documents
+        (:mod:`metrics_core.ranking.ties`). Needs the whole run in memory: not with
+        ``client``, nor with ``block_rows`` > 0.
     block_rows : int, optional
         Evaluate the run in blocks of about this many rows (whole queries), reading it
         as a stream: memory bounded by the block, not the run; same numbers
@@ -150,11 +164,14 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         conv = conv.replace(**overrides)
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if tie_report and (client is not None or (block_rows or 0) > 0):
+        raise InputError("the tie report needs the whole run in memory",
+                         hint="Leave out the scheduler or the block rows, or the tie report")
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 
         return evaluate_parts(q, run, specs, conv, _cutoffs(specs), client)
-    rows = _stream_block_rows(run, block_rows)
+    rows = 0 if tie_report else _stream_block_rows(run, block_rows)
     if rows:
         from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
         from metrics_core.ranking.streaming import evaluate_stream
@@ -171,7 +188,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
             pass  # read whole below (the whole-file reader names any bad line)
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
-    return evaluate_ranked(ranked, specs, conv, r.name)
+    ev = evaluate_ranked(ranked, specs, conv, r.name)
+    if tie_report:
+        from metrics_core.ranking.ties import tie_report as _tie_report
+
+        ev.tie_report = _tie_report(ranked, specs, conv, r, ev._per_query[1])
+    return ev
 
 
 def _stream_block_rows(run, block_rows) -> int:

@@ -40,6 +40,9 @@ REGISTRY: dict[str, MeasureDef] = {d.name: d for d in FAMILIES}
 _ALIASES: dict[str, str] = {}
 # trec_eval names with a cutoff suffix: (lower-case prefix, family), longest prefix first
 _TREC_PREFIXES: list[tuple[str, str]] = []
+# trec_eval names whose suffix is a parameter's value (``Rprec_mult_{x}``): (lower-case
+# prefix, family, parameter)
+_TREC_PARAM_PREFIXES: list[tuple[str, str, str]] = []
 for _d in FAMILIES:
     _ALIASES[_d.name.lower()] = _d.name
     for _a in _d.aliases:
@@ -47,6 +50,9 @@ for _d in FAMILIES:
     for _t in _d.trec:
         if _t.endswith("{k}"):
             _TREC_PREFIXES.append((_t[:-3].lower(), _d.name))
+        elif re.search(r"\{\w+\}$", _t):
+            _p = _t[_t.rindex("{") + 1:-1]
+            _TREC_PARAM_PREFIXES.append((_t[:_t.rindex("{")].lower(), _d.name, _p))
         else:
             _ALIASES[_t.lower()] = _d.name
 _TREC_PREFIXES.sort(key=lambda item: -len(item[0]))
@@ -62,7 +68,7 @@ COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
                         and "@r" not in m)
 
-_NAME_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
+_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
 
 
 def _written(d: MeasureDef) -> str:
@@ -156,6 +162,11 @@ def parse_measure(text) -> MeasureSpec:
         _unknown(raw, "not of the form NAME, NAME@k or NAME(param=value)@k")
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
     family, cutoff_text = _family_of(base, cutoff_text)
+    if family is None and params_text is None and cutoff_text is None:
+        for prefix, fam, param in _TREC_PARAM_PREFIXES:  # Rprec_mult_0.20 -> RprecMult(x=0.20)
+            if base.lower().startswith(prefix) and len(base) > len(prefix):
+                family, params_text = fam, f"{param}={base[len(prefix):]}"
+                break
     if family is None:
         _unknown(raw, f"no measure called {base!r}")
     d = REGISTRY[family]
@@ -223,6 +234,12 @@ def from_trec_name(name: str) -> str | None:
     >>> from_trec_name("map_cut_100"), from_trec_name("iprec_at_recall_0.10"), from_trec_name("bogus")
     ('AP@100', 'IPrec@0.1', None)
     """
+    for prefix, _fam, _ in _TREC_PARAM_PREFIXES:
+        if name.lower().startswith(prefix) and len(name) > len(prefix):
+            try:
+                return parse_measure(name).name
+            except InputError:
+                return None
     family, cutoff = _family_of(name, None)
     if family is None or not any(t.lower() == name.lower() or (t.endswith("{k}") and cutoff is not None)
                                  for t in REGISTRY[family].trec):
@@ -238,12 +255,16 @@ def trec_names(spec) -> list[str]:
     none): ``nDCG@10`` -> ``['ndcg_cut_10']``."""
     spec = parse_measure(spec)
     if spec.params:
+        if len(spec.params) == 1 and spec.cutoff is None:  # Rprec_mult_{x} and the like
+            key, value = spec.params[0]
+            return [t.replace("{" + key + "}", f"{float(value):.2f}") for t in spec.definition.trec
+                    if t.endswith("{" + key + "}")]
         return []
     out = []
     for t in spec.definition.trec:
         if t.endswith("{k}") and spec.cutoff is not None:
             k = spec.cutoff
             out.append(t.replace("{k}", f"{k:.2f}" if spec.definition.cutoff == "fraction" else str(k)))
-        elif not t.endswith("{k}") and spec.cutoff is None:
+        elif "{" not in t and spec.cutoff is None:
             out.append(t)
     return out

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.ranking.engine import Diagnostics, _encode, build_ranked_lists
-from metrics_core.ranking.measures import aggregate, compute
+from metrics_core.ranking.measures import compute, summary
 
 #: Rows per block by default. On the 10 M-line benchmark (ids of about ten bytes, 1.25 M
 #: qrels lines) the whole process peaked at 500 MB with 1 M-row blocks, 710 MB with 2 M,
@@ -176,7 +176,9 @@ class Evaluator:
             ids += mids
             cols = {k: np.concatenate((v, mcols[k])) for k, v in cols.items()}
         diag = merged.diagnostics(missing, extra, qrels_duplicates)
-        agg = {s.name: aggregate(cols[s.name], s) for s in self.specs}
+        miss = np.zeros(len(ids), dtype=bool)
+        miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0):] = True
+        agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss) for s in self.specs}
         out = diag.as_dict() | (extra_diagnostics or {}) | {"num_queries": len(ids)}
         return Evaluation(run_name, self.specs, (ids, cols), agg, out, self.conv, None)
 
