@@ -6,7 +6,8 @@ conventions, and every line of every measure RankLab implements is compared with
 trec_eval printed: floats as ``f"{v:.4f}"``, counts as integers, per query and ``all``.
 Each (file, measure) pair is one test id, so a broken measure shows up by name.
 
-trec_eval measures RankLab does not implement are listed in ``SKIPPED`` with the reason;
+Names are mapped by the measure registry (each definition lists its trec_eval names); names
+that are not measures are listed in ``SKIPPED`` with the reason;
 ``test_every_printed_measure_is_mapped_or_listed`` makes sure a name in the files is never
 ignored silently.
 """
@@ -23,6 +24,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core import cli
+from metrics_core.ranking.registry import from_trec_name
 from tests.conftest import (
     SKIP_NO_CONFORMANCE,
     conformance_available,
@@ -30,60 +32,25 @@ from tests.conftest import (
     parse_trec_eval_output,
 )
 
-# --- the ONE table from trec_eval measure names to RankLab measure names ----------------
-# Each entry: a regular expression over the trec_eval name and the RankLab name to ask
-# for ({0} is the regex group: the cutoff or recall level as trec_eval printed it).
-TREC_TO_RANKLAB: list[tuple[str, str]] = [
-    (r"num_q", "NumQ"),
-    (r"num_ret", "NumRet"),
-    (r"num_rel", "NumRel"),
-    (r"num_rel_ret", "NumRelRet"),
-    (r"map", "AP"),
-    (r"gm_map", "GMAP"),
-    (r"Rprec", "Rprec"),
-    (r"bpref", "Bpref"),
-    (r"recip_rank", "RR"),
-    (r"ndcg", "nDCG"),
-    (r"iprec_at_recall_(\d\.\d+)", "IPrec@{0}"),
-    (r"P_(\d+)", "P@{0}"),
-    (r"recall_(\d+)", "R@{0}"),
-    (r"ndcg_cut_(\d+)", "nDCG@{0}"),
-    (r"map_cut_(\d+)", "AP@{0}"),
-    (r"success_(\d+)", "Success@{0}"),
-]
+# --- trec_eval measure names to RankLab measure names: the registry's table -------------
+# (metrics_core.ranking.registry.from_trec_name, built from each measure's definition)
 
-# trec_eval measures in the files that RankLab does not compute (by design, for now).
+# trec_eval names in the files that are not measures, or that RankLab does not compute.
 SKIPPED: dict[str, str] = {
     r"runid": "the run's tag, not a measure",
     r"relstring(_\d+)?": "a string of relevance labels, not a number",
-    r"num_nonrel_judged_ret": "not implemented in RankLab",
-    r"gm_bpref": "not implemented in RankLab",
-    r"Rndcg": "not implemented in RankLab",
-    r"ndcg_rel": "not implemented in RankLab",
-    r"G|binG": "not implemented in RankLab",
-    r"infAP": "not implemented in RankLab",
-    r"rbp|rbp_resid": "not implemented in RankLab",
-    r"set_(F|P|map|recall|relative_P)": "trec_eval set measures: not implemented in RankLab",
-    r"relative_P_\d+": "not implemented in RankLab",
-    r"unj_\d+": "not implemented in RankLab",
-    r"utility(_.*)?": "not implemented in RankLab",
-    r"11pt_avg(_.*)?": "not implemented in RankLab",
-    r"Rprec_mult_[\d.]+": "not implemented in RankLab",
-    r"ndcg_\d.*=.*": "custom per-label gains (-m ndcg.1=3,...) are not a RankLab convention; "
-                     "trec_eval also truncates fractional gain differences (README)",
+    r"(11pt_avg|utility|ndcg)_.*[=,].*": "trec_eval's own parameter syntax (-m name_params); RankLab "
+                                          "writes parameters as NAME(param=value), tested in "
+                                          "test_trec_eval_oracle.py",
 }
 
 # Measures printed only for `all` by trec_eval -q.
-ALL_ONLY = {"num_q", "gm_map"}
+ALL_ONLY = {"num_q", "gm_map", "gm_bpref"}
 
 
 def ranklab_name(trec_name: str) -> str | None:
     """RankLab's measure name for a trec_eval name, or None when it is not mapped."""
-    for pattern, template in TREC_TO_RANKLAB:
-        m = re.fullmatch(pattern, trec_name)
-        if m:
-            return template.format(*m.groups())
-    return None
+    return from_trec_name(trec_name)
 
 
 def skip_reason(trec_name: str) -> str | None:
