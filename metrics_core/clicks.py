@@ -1,4 +1,4 @@
-"""Implicit feedback: mean reciprocal rank from a click log (seed 001).
+"""Implicit feedback: mean reciprocal rank from a click log (the first click stands in for the first relevant result).
 
 A click log has one row per impression (a query as one user saw it): the query, the
 result ids shown in rank order, and the ids the user clicked, in click order. The first
@@ -14,12 +14,12 @@ in the shown list.
 
 Edge cases (decided here, and stated in every output):
 
-* an impression without clicks has ``RR = 0`` (seed 001: "no click = not relevant");
+* an impression without clicks has ``RR = 0`` (no click: nothing relevant was shown);
 * a clicked id that is not among the shown results (an ad, a stale log line) is
   **ignored** and counted in ``ignored_clicks``; when none of an impression's clicks
   was shown, its RR is 0. Pass ``strict=True`` to refuse such logs with an InputError;
 * an id shown twice takes the position of its first occurrence;
-* ``rule="first"`` (default, seed 001) uses the chronologically first click;
+* ``rule="first"`` (default) uses the chronologically first click;
   ``rule="top"`` uses the best-ranked clicked result.
 
 Reference: Voorhees (1999), "The TREC-8 Question Answering Track Report" (MRR);
@@ -110,8 +110,8 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
     Accepted: a DataFrame; a list of dicts; CSV/TSV (lists in a cell as JSON arrays or
     separated by ``|``, ``;``, ``,`` or spaces); JSON (a list of objects, or
     ``{"rows": [...]}``) or JSON Lines; a path, bytes or file object (``.gz`` ok).
-    Column names are matched case-insensitively (seed 001's ``consulta``,
-    ``resultados``, ``clicks`` work too).
+    Column names are matched case-insensitively (Spanish names such as ``consulta``,
+    ``resultados`` and ``clicks`` work too).
 
     Examples
     --------
@@ -171,7 +171,7 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
 
 
 def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation:
-    """MRR of the first click of every impression (seed 001's implicit feedback).
+    """MRR of the first click of every impression (implicit feedback).
 
     Parameters
     ----------
@@ -195,7 +195,7 @@ def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation
 
     Examples
     --------
-    Seed 001's example (positions 2, 1 and 4):
+    Three impressions whose first clicks are at positions 2, 1 and 4:
 
     >>> log = [{"query": "envíos a Quito", "shown": ["HAW001", "HAW002", "HAW003"], "clicked": ["HAW002"]},
     ...        {"query": "celulares", "shown": ["HAW010", "HAW011"], "clicked": ["HAW010"]},

@@ -1,4 +1,4 @@
-"""Reference ranges of seed 002 §7, as editable data.
+"""Reference ranges of the evidence-retrieval audit specification, as editable data.
 
 ``REFERENCE_RANGES[metric] = {"baseline": (low, high), "good": (low, high)}``. The
 pages draw them as shaded bands and let the user edit a copy; nothing here judges a

@@ -1,9 +1,9 @@
-"""Seed 001's comparative report: one row per query (ID, query, date, MRR, nDCG@10, P@5,
+"""The comparative report: one row per query (ID, query, date, MRR, nDCG@10, P@5,
 interpretation) and a summary row. Pure: no Streamlit.
 
 A row's interpretation is the worst of its measures' labels (Good > Fair > Needs
-improvement). That rule reproduces seed 001's example table, summary row included:
-MRR 0.69 is Fair while nDCG@10 0.66 and P@5 0.53 are Good, and the seed labels the
+improvement). That rule reproduces the specification's example table, summary row included:
+MRR 0.69 is Fair while nDCG@10 0.66 and P@5 0.53 are Good, and the specification labels the
 summary "Aceptable" (Fair).
 """
 

@@ -162,13 +162,13 @@ def write_text(text: str, path: str | None = None) -> None:
             fh.write(text if text.endswith("\n") else text + "\n")
 
 
-# Interpretation labels (seed 001): a value at or above its threshold is "Good".
+# Interpretation labels: a value at or above its threshold is "Good".
 DEFAULT_GOOD_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 LABELS = ("Good", "Fair", "Needs improvement")
 
 
 def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
-    """Seed 001's label for one value: Good at or above ``good``, Fair at or above
+    """The interpretation label of one value: Good at or above ``good``, Fair at or above
     ``good * fair_ratio``, else Needs improvement; NaN gives "".
 
     >>> interpret(0.75, 0.7), interpret(0.4, 0.7), interpret(0.2, 0.7)
@@ -186,7 +186,7 @@ def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
 def worst_labels(columns: Mapping[str, object], thresholds: Mapping[str, float],
                  fair_ratio: float = 0.5) -> np.ndarray:
     """Per row, the worst :func:`interpret` label over the measures that have a threshold
-    ("" when none has a value): seed 001's row interpretation, for all rows at once.
+    ("" when none has a value): the row's interpretation (its worst label), for all rows at once.
 
     ``columns`` maps a measure to its values (one per row); NaN and None are skipped.
 

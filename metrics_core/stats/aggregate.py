@@ -1,6 +1,6 @@
 """Summaries of per-query values: mean and median, and means per group.
 
-Seed 000's ReportAggregator (means and medians; group_by_category; group_by_difficulty)
+Means and medians over queries, and means per category or per difficulty level,
 generalised to any column of a query-metadata table. Significance tests live in
 :mod:`metrics_core.stats.significance`, folds and criteria in :mod:`metrics_core.stats.folds`.
 """
@@ -85,12 +85,12 @@ def group_means(per_query: pd.DataFrame, metadata: pd.DataFrame, column: str,
 
 
 def group_by_category(per_query: pd.DataFrame, metadata: pd.DataFrame, measure: str) -> dict:
-    """Seed 000's ``group_by_category``: {category: mean of ``measure``}."""
+    """Mean of ``measure`` per category: {category: mean}."""
     return group_means(per_query, metadata, "category")[measure].to_dict()
 
 
 def group_by_difficulty(per_query: pd.DataFrame, metadata: pd.DataFrame, measures=None) -> dict:
-    """Seed 000's ``group_by_difficulty``: {difficulty: {"count": n, measure: mean, ...}}."""
+    """Count and means per difficulty level: {difficulty: {"count": n, measure: mean, ...}}."""
     table = group_means(per_query, metadata, "difficulty")
     cols = ["count"] + list(measures if measures is not None else [c for c in table.columns if c != "count"])
     return {k: {c: (int(v[c]) if c == "count" else float(v[c])) for c in cols}

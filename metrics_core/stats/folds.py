@@ -1,10 +1,10 @@
 """Fold aggregation (mean ± population std) and micro/macro averages over criteria.
 
-Seed 002 §6: over ``K`` folds with per-fold values ``m_k``,
+Over ``K`` folds with per-fold values ``m_k``,
 ``Mean = (1/K) sum_k m_k`` and ``Std = sqrt((1/K) sum_k (m_k - Mean)^2)`` -- the
 *population* standard deviation (``ddof=0``), reported as ``Mean ± Std``.
 
-Seed 002 §5: per-criterion evaluation, then
+Per-criterion evaluation, then
 
 * **macro** = ``(1/C) sum_c Metric_c``, the unweighted mean of the per-criterion values;
 * **micro** = the metric computed once over the pooled (query, criterion) pairs.
@@ -70,7 +70,7 @@ def fold_values(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
 
 def fold_summary(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
                  measures=None) -> pd.DataFrame:
-    """Mean ± population std over folds of each measure (seed 002 §6).
+    """Mean ± population std over folds of each measure (population standard deviation, ``ddof=0``).
 
     Each fold contributes its mean over its queries (:func:`fold_values`); the folds then
     count equally. Returns a DataFrame indexed by measure with columns ``mean``, ``std``
@@ -113,7 +113,7 @@ def _pairs(per_query: pd.DataFrame, metadata, criterion_column: str) -> tuple[pd
 
 def criterion_averages(per_query: pd.DataFrame, metadata, criterion_column: str = "criterion",
                        measures=None) -> pd.DataFrame:
-    """Per-criterion means plus ``micro`` and ``macro`` rows (seed 002 §5).
+    """Per-criterion means plus ``micro`` and ``macro`` rows (macro: unweighted mean of the criteria; micro: pooled pairs).
 
     Returns a DataFrame indexed by criterion, then ``micro`` and ``macro``, with one
     column per measure and ``count`` (pairs per criterion; pooled pairs for micro; number
