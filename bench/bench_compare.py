@@ -43,7 +43,7 @@ def main():
     times = []
     for _ in range(a.repeat):
         t0 = time.perf_counter()
-        frame = compare_runs(evs, "run0", MEASURES, permutations=a.permutations, seed=0)
+        frame = compare_runs(evs, "run0", MEASURES, n_permutations=a.permutations, seed=0)
         times.append(time.perf_counter() - t0)
     print(f"{a.runs} runs x {a.queries} queries x {len(MEASURES)} measures x {a.permutations} permutations "
           f"({len(frame)} comparisons): best {min(times):.2f} s, median {np.median(times):.2f} s "

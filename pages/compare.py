@@ -45,7 +45,7 @@ def _compare(frames: dict, baseline: str, measures: list, permutations: int, see
     """compare_runs, cached on the per-query values and settings: widget changes that only
     pick what to draw do not rerun 10,000 permutations."""
     evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
-    return compare_runs(evaluations, baseline, measures, permutations=permutations, seed=seed,
+    return compare_runs(evaluations, baseline, measures, n_permutations=permutations, seed=seed,
                         correction=correction, confidence=confidence, query_set=query_set)
 
 

@@ -35,7 +35,7 @@ def _evaluations(n=40, seed=0):
 def test_compare_runs_values():
     evs = _evaluations()
     # the per-pair common sets of this test are the legacy "pairwise" query set
-    frame = compare_runs(evs, "base", ["AP", "P@5"], permutations=2000, seed=3, correction="holm",
+    frame = compare_runs(evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, correction="holm",
                          query_set="pairwise")
     assert list(zip(frame["run"], frame["measure"], strict=True)) == [
         ("better", "AP"), ("better", "P@5"), ("noisy", "AP"), ("noisy", "P@5")]
@@ -58,7 +58,7 @@ def test_compare_runs_values():
     assert tied["ties"] == 40 and tied["markers"] == ""
     assert frame.iloc[0]["significant"] == {"t": True, "wilcoxon": True, "permutation": True}
     # reproducible across calls
-    again = compare_runs(evs, "base", ["AP", "P@5"], permutations=2000, seed=3, query_set="pairwise")
+    again = compare_runs(evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, query_set="pairwise")
     assert again["p_permutation"].tolist() == frame["p_permutation"].tolist()
     rec = comparison_records(frame)[0]
     assert set(rec["p"]) == set(rec["p_corrected"]) == {"t", "wilcoxon", "permutation"}
@@ -67,7 +67,7 @@ def test_compare_runs_values():
     with pytest.raises(InputError, match="different query sets"):
         paper_table(frame)
     # ... and the common set (35 queries) gives one
-    frame = compare_runs(evs, "base", ["AP", "P@5"], permutations=2000, seed=3, correction="holm")
+    frame = compare_runs(evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, correction="holm")
     table = paper_table(frame)
     first = frame.iloc[0]
     assert table.loc["better", "AP"] == f"{first['mean_run']:.4f} ({first['mean_delta']:+.4f})*"
@@ -184,7 +184,7 @@ def test_compare_runs_disjoint_queries_give_nan_not_errors():
     a = FakeEvaluation("a", pd.DataFrame({"AP": [0.1, 0.2, 0.3]}, index=idx_a))
     b = FakeEvaluation("b", pd.DataFrame({"AP": [0.4, 0.5, 0.6]}, index=idx_b))
     c = FakeEvaluation("c", pd.DataFrame({"AP": [0.9, 0.9, 0.9]}, index=idx_a))
-    frame = compare_runs([a, b, c], "a", ["AP"], permutations=100, query_set="pairwise")
+    frame = compare_runs([a, b, c], "a", ["AP"], n_permutations=100, query_set="pairwise")
     empty, full = frame.iloc[0], frame.iloc[1]
     assert empty["n_queries"] == 0 and np.isnan(empty["p_t"]) and np.isnan(empty["p_corrected_t"])
     assert np.isnan(empty["ci_lo"]) and empty["markers"] == ""

@@ -44,7 +44,7 @@ def test_page_table_equals_metrics_core():
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
-    expected = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], permutations=10000, seed=0,
+    expected = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], n_permutations=10000, seed=0,
                             correction="holm")
     assert list(table["run"]) == list(expected["run"])
     for col in ("mean_delta", "ci_lo", "ci_hi", "p_corrected_t", "p_corrected_wilcoxon",

@@ -120,7 +120,7 @@ def test_overview_report_html(sample):
 
     qrels, runs, _ = sample
     evs = _evaluations(sample, ["AP", "RR"])
-    text = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, permutations=500)
+    text = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, n_permutations=500)
     assert text.startswith("<!DOCTYPE html>") and "Plotly.newPlot" in text
     assert "https://" not in text.split("<script>", 1)[0]  # no remote style sheet or font
     assert "bm25 (baseline)" in text and "n = 48" in text

@@ -48,7 +48,7 @@ def _runs():
 @pytest.mark.parametrize("query_set", ["common", "qrels"])
 def test_every_comparison_of_a_measure_uses_one_query_set(query_set):
     evs = _runs()
-    frame = compare_runs(evs, "base", ["AP"], permutations=200, query_set=query_set)
+    frame = compare_runs(evs, "base", ["AP"], n_permutations=200, query_set=query_set)
     assert frame["n_queries"].nunique() == 1
     assert frame["mean_baseline"].nunique() == 1
     assert int(frame["n_queries"].iloc[0]) == (26 if query_set == "common" else 30)
@@ -79,7 +79,7 @@ def test_sample_paper_table_baseline_plus_delta_is_the_run_mean():
         runs = {n: read_run(SAMPLE / f"{n}.txt") for n in ("bm25", "dense", "hybrid")}
         kw = {"missing_queries": "zero"} if query_set == "qrels" else {}
         evs = evaluate_many(qrels, runs, ["AP"], **kw)
-        frame = compare_runs(evs, "bm25", ["AP"], permutations=200, query_set=query_set)
+        frame = compare_runs(evs, "bm25", ["AP"], n_permutations=200, query_set=query_set)
         table = paper_table(frame)
         base = float(table.loc["bm25", "AP"])
         for run in ("dense", "hybrid"):
@@ -121,7 +121,7 @@ def test_cli_queries_common_contradicts_c(capsys):
 
 def test_leaderboard_best_markers_and_legend():
     evs = _runs()
-    board = leaderboard(evs, "base", ["AP"], permutations=500, n_resamples=200)
+    board = leaderboard(evs, "base", ["AP"], n_permutations=500, n_resamples=200)
     assert board["n_queries"].nunique() == 1 and int(board["n_queries"].iloc[0]) == 26
     best = board[board["best"]]
     assert list(best["run"]) == [board.loc[board["mean"].idxmax(), "run"]]

@@ -31,7 +31,7 @@ def _evs(names=("base", "<script>alert(1)</script>")):
 def test_report_escapes_names_and_inlines_plotly():
     js = plotly_js_source()
     assert js is not None and "plotly" in js[:500].lower()
-    text = comparison_report(_evs(), "base", ["AP"], permutations=200, plotly_js=js,
+    text = comparison_report(_evs(), "base", ["AP"], n_permutations=200, plotly_js=js,
                              data={"qrels <q>.txt": data_digest(b"x")})
     assert "<script>alert(1)</script>" not in text.replace(js, "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
@@ -41,7 +41,7 @@ def test_report_escapes_names_and_inlines_plotly():
 
 
 def test_report_without_plotly_js_is_tables_only():
-    text = comparison_report(_evs(("a", "b")), None, ["AP"], permutations=200, plotly_js=None)
+    text = comparison_report(_evs(("a", "b")), None, ["AP"], n_permutations=200, plotly_js=None)
     assert "Plotly.newPlot" not in text and "Figures left out" in text
     assert "a (baseline)" in text
 

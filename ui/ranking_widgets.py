@@ -151,7 +151,7 @@ def cached_leaderboard(frames: dict, baseline: str, measures: tuple, query_set: 
 
     evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
     return leaderboard(evaluations, baseline, list(measures), query_set=query_set, n_resamples=n_resamples,
-                       confidence=confidence, seed=seed, permutations=permutations,
+                       confidence=confidence, seed=seed, n_permutations=permutations,
                        correction=correction, test=test)
 
 

@@ -111,9 +111,9 @@ def run(args) -> int:
     if args.baseline not in names:
         raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
     measures = evaluations[0].measures
-    frame = compare_runs(evaluations, args.baseline, measures, permutations=args.permutations,
+    frame = compare_runs(evaluations, args.baseline, measures, n_permutations=args.permutations,
                          seed=args.seed, correction=args.correction, confidence=args.confidence,
-                         bootstrap=args.bootstrap, alpha=args.alpha, query_set=query_set)
+                         n_resamples=args.bootstrap, alpha=args.alpha, query_set=query_set)
     params = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed", "correction",
                                            "confidence", "alpha", "query_set")}
     if args.format == "json":

@@ -60,7 +60,7 @@ def run(args) -> int:
         print("note: plotly is not installed: the report holds the tables only (no figures)", file=sys.stderr)
     text = comparison_report(evaluations, args.baseline or names[0], evaluations[0].measures,
                              query_set=query_set, conventions=conv, data=data, plotly_js=plotly_js,
-                             permutations=args.permutations, n_resamples=args.bootstrap, seed=args.seed,
+                             n_permutations=args.permutations, n_resamples=args.bootstrap, seed=args.seed,
                              correction=args.correction, confidence=args.confidence, alpha=args.alpha,
                              title=args.title)
     try:

@@ -233,7 +233,7 @@ def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence
 def comparison_report(evaluations, baseline: str | None = None, measures=None, *, query_set: str = "common",
                       conventions=None, data: Mapping[str, str] | None = None,
                       colours: Mapping[str, str] | None = None, plotly_js: str | None = None,
-                      permutations: int = 10000, n_resamples: int = 1000, seed: int = 0,
+                      n_permutations: int = 10000, n_resamples: int = 1000, seed: int = 0,
                       correction: str = "holm", confidence: float = 0.95, alpha: float = 0.05,
                       test: str = "permutation", title: str = "RankLab report") -> str:
     """The whole report as one HTML string.
@@ -259,10 +259,10 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
     baseline = baseline or names[0]
     measures = list(measures or evaluations[0].measures)
     colours = dict(colours or {n: DEFAULT_COLOURS[i % len(DEFAULT_COLOURS)] for i, n in enumerate(names)})
-    frame = compare_runs(evaluations, baseline, measures, permutations=permutations, seed=seed,
+    frame = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations, seed=seed,
                          correction=correction, confidence=confidence, alpha=alpha, query_set=query_set)
     board = leaderboard(evaluations, baseline, measures, query_set=query_set, n_resamples=n_resamples,
-                        confidence=confidence, seed=seed, permutations=permutations, correction=correction,
+                        confidence=confidence, seed=seed, n_permutations=n_permutations, correction=correction,
                         alpha=alpha, test=test, comparison=frame)
     legend = leaderboard_legend(board)
     blocks = [("Leaderboard", grid_table(board) + f"<p class=\"legend\">{_esc(legend)}</p>")]
@@ -282,8 +282,8 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
                                          "multiple-comparison correction", "permutations (sign flips)",
                                          "bootstrap resamples (run means)", "bootstrap resamples (differences)",
                                          "confidence", "alpha", "seed"],
-                             "Value": [QUERY_SET_LABELS[query_set], baseline, test, correction, permutations,
-                                       n_resamples, permutations, confidence, alpha, seed]})
+                             "Value": [QUERY_SET_LABELS[query_set], baseline, test, correction, n_permutations,
+                                       n_resamples, n_permutations, confidence, alpha, seed]})
     blocks.append(("Conventions and settings", table_html(conv_rows) + table_html(settings.astype(str))))
     if data:
         blocks.append(("Data", table_html(pd.DataFrame({"Input": list(data), "Digest (SHA-256, first 16)":

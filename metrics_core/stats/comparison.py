@@ -105,9 +105,9 @@ def _direction(measure: str) -> int:
     return 1
 
 
-def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 10000,
+def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
                  seed: int = 0, correction: str = "holm", confidence: float = 0.95,
-                 bootstrap: int | None = None, alpha: float = 0.05,
+                 n_resamples: int | None = None, alpha: float = 0.05,
                  query_set: str = "common") -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
@@ -119,7 +119,7 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
         The ``run_name`` of the baseline.
     measures : list of str, optional
         Columns to compare; default: the baseline's columns.
-    permutations : int
+    n_permutations : int
         Sign-flip permutations of the randomization test.
     seed : int
         Seed of the permutation test and the bootstrap.
@@ -127,8 +127,8 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
         Applied to each test's p-values over all (run, measure) comparisons.
     confidence : float
         Level of the paired bootstrap percentile interval of the mean difference.
-    bootstrap : int, optional
-        Bootstrap resamples (default: ``permutations``).
+    n_resamples : int, optional
+        Bootstrap resamples of the interval (default: ``n_permutations``).
     alpha : float
         Level of the significance markers (on corrected p-values).
     query_set : {"common", "qrels", "pairwise"}
@@ -149,14 +149,14 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
     >>> idx = pd.Index(["q1", "q2", "q3", "q4"], name="query_id")
     >>> a = NS(run_name="a", per_query=pd.DataFrame({"AP": [0.1, 0.2, 0.3, 0.4]}, index=idx))
     >>> b = NS(run_name="b", per_query=pd.DataFrame({"AP": [0.3, 0.5, 0.2, 0.9]}, index=idx))
-    >>> row = compare_runs([a, b], "a", permutations=1000).iloc[0]
+    >>> row = compare_runs([a, b], "a", n_permutations=1000).iloc[0]
     >>> row["run"], int(row["n_queries"]), round(float(row["mean_delta"]), 4)
     ('b', 4, 0.225)
     """
     if correction not in sig.CORRECTIONS:
         raise InputError(f"unknown correction {correction!r}", hint=f"accepted: {', '.join(sig.CORRECTIONS)}")
-    if permutations < 1:
-        raise InputError(f"--permutations must be at least 1, got {permutations}")
+    if n_permutations < 1:
+        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     if query_set not in QUERY_SETS:
         raise InputError(f"unknown query set {query_set!r}", hint=f"accepted: {', '.join(QUERY_SETS)}")
     base_ev = _find(evaluations, baseline)
@@ -194,14 +194,14 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
                 "wins": wins, "ties": ties, "losses": losses,
                 "effect_size": sig.effect_size(b, r),
             })
-    n_boot = permutations if bootstrap is None else bootstrap
+    n_resamples_ci = n_permutations if n_resamples is None else n_resamples
     for n, members in groups.items():
         if n == 0:
             continue
         base = np.column_stack([pairs[i][0] for i in members])
         other = np.column_stack([pairs[i][1] for i in members])
-        pvals = sig.permutation_test(base, other, permutations, seed)
-        cis = sig.bootstrap_ci(base, other, confidence, n_boot, seed)
+        pvals = sig.permutation_test(base, other, n_permutations, seed)
+        cis = sig.bootstrap_ci(base, other, confidence, n_resamples_ci, seed)
         for j, i in enumerate(members):
             rows[i]["p_permutation"] = float(pvals[j])
             rows[i]["ci_lo"], rows[i]["ci_hi"] = float(cis[j, 0]), float(cis[j, 1])
@@ -218,8 +218,8 @@ def compare_runs(evaluations, baseline: str, measures=None, permutations: int = 
     frame["significant"] = significant
     frame["markers"] = ["".join(MARKERS[t] for t in TESTS if s[t]) for s in significant]
     frame = frame[columns]
-    frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": permutations,
-                        "bootstrap": n_boot, "seed": seed, "correction": correction,
+    frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": n_permutations,
+                        "bootstrap": n_resamples_ci, "seed": seed, "correction": correction,
                         "confidence": confidence, "alpha": alpha, "query_set": query_set})
     return frame
 
@@ -297,7 +297,7 @@ def queries_sentence(frame: pd.DataFrame) -> str:
 
 def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
-                permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
+                n_permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
                 test: str = "permutation", comparison: pd.DataFrame | None = None) -> pd.DataFrame:
     """Runs x measures on one query set per measure: mean, bootstrap CI, best, significance.
 
@@ -311,7 +311,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         See :func:`aligned_values`.
     n_resamples, confidence, seed :
         Percentile bootstrap of each run's mean over the queries (Efron and Tibshirani 1993).
-    permutations, correction, alpha :
+    n_permutations, correction, alpha :
         Passed to :func:`compare_runs`.
     test : {"t", "wilcoxon", "permutation"}
         The test whose corrected p-value gives the marker.
@@ -335,7 +335,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     if comparison is None:
-        comparison = compare_runs(evaluations, baseline, measures, permutations=permutations,
+        comparison = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations,
                                   seed=seed, correction=correction, alpha=alpha,
                                   query_set=query_set)
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
@@ -367,7 +367,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     out = pd.DataFrame(rows)
     out.attrs.update({"baseline": baseline, "measures": measures, "query_set": query_set,
                       "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
-                      "permutations": permutations, "correction": correction, "alpha": alpha,
+                      "permutations": n_permutations, "correction": correction, "alpha": alpha,
                       "test": test})
     return out
 
