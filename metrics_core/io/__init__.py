@@ -74,10 +74,28 @@ def _is_trec(raw: RawData, kind: str) -> bool:
     head = raw.head(4096).lstrip()
     if head[:1] in (b"{", b"["):
         return False
-    first = head.split(b"\n", 1)[0]
-    # No recognisable table header either: treat as TREC so the error names the line.
-    return b"," not in first and not any(n.encode() in first.lower()
-                                         for n in ("query", "qid", "doc", "score", "rel"))
+    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
+    if _is_table_header(first):
+        return False
+    # No recognisable table header: a line of whitespace-separated fields (even with a
+    # value that is not a number) is TREC, so the error names that line and value
+    fields = first.split()
+    if len(fields) >= 4:
+        return True
+    return b"," not in first
+
+
+def _is_table_header(line: bytes) -> bool:
+    """Whether ``line`` names at least two columns by their usual names (CSV/TSV header)."""
+    from metrics_core.io.tables import ROLE_NAMES
+
+    names = {n for names in ROLE_NAMES.values() for n in names} | {"rank"}
+    text = line.decode("utf-8", "replace").lower().lstrip("\ufeff")
+    for sep in (",", "\t", ";"):
+        cells = [c.strip().strip('"') for c in text.split(sep)]
+        if len(cells) >= 2 and sum(c in names for c in cells) >= 2:
+            return True
+    return False
 
 
 def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:
