@@ -84,6 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     except PermissionError as exc:
         print(f"error: {exc.filename or exc}: permission denied.", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError:
+        print("error: out of memory: the input is too large for this machine. "
+              "Split it, or see the Limits section of the README.", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print("error: the input is nested too deeply to read.", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_OK
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"error: {where}{exc.strerror or exc}. Check the path and the disk.", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -21,6 +21,7 @@ import sys
 from metrics_core import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
+from metrics_core.validation import check_float
 from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path
 from metrics_core.ranking.registry import parse_measures
 from metrics_core.report import (
@@ -103,9 +104,9 @@ def parse_thresholds(items) -> dict[str, float]:
             if not sep or not name.strip():
                 raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6")
             try:
-                threshold = float(value)
-            except ValueError:
-                raise InputError(f"--fail-below {part!r}: {value!r} is not a number",
+                threshold = check_float(value, "the threshold")
+            except InputError as exc:
+                raise InputError(f"--fail-below {part!r}: {exc.problem.replace('the threshold ', '')}",
                                  hint="e.g. --fail-below nDCG@10=0.6") from None
             out[parse_measures([name.strip()])[0].name] = threshold
     return out

@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from metrics_core.errors import InputError
+from metrics_core.validation import LIMITS, check_int
 
 TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
 NORMALISERS = ("retrieved", "min_r_k")
@@ -212,6 +213,27 @@ def _worker_count() -> int:
     return max(1, min(cores, torch.get_num_threads()))
 
 
+def resolve_device(device=None) -> torch.device:
+    """The torch device named by ``device`` (None: CUDA when available, else the CPU),
+    refused with an :class:`InputError` when it is not a device or not available here."""
+    if device is None:
+        return default_device()
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise InputError(f"unknown device {str(device)!r}", hint="Use cpu, cuda or cuda:N") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise InputError(f"device {str(device)!r} is not supported", hint="Use cpu, cuda or cuda:N")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputError(f"device {str(device)!r} is not available: this torch build has no CUDA "
+                             "or no GPU is visible", hint="Use --device cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise InputError(f"device {str(device)!r} does not exist ({torch.cuda.device_count()} GPUs)",
+                             hint="Use cuda:0 or cpu")
+    return dev
+
+
 def default_device() -> torch.device:
     """CUDA when available, else the CPU."""
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
@@ -296,7 +318,7 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
         raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
     ql = _labels(query_labels, q.shape[0], "query labels")
     dl = _labels(db_labels, d.shape[0], "database labels")
-    dev = torch.device(device) if device is not None else default_device()
+    dev = resolve_device(device)
     bits = q.shape[1]
     nq, ndb = q.shape[0], d.shape[0]
     width = bits + 1
@@ -436,7 +458,7 @@ def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, devi
     d = validate_codes(db_codes, "database codes")
     ql = _labels(query_labels, q.shape[0], "query labels")
     dl = _labels(db_labels, d.shape[0], "database labels")
-    dev = torch.device(device) if device is not None else default_device()
+    dev = resolve_device(device)
     q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
     nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
     chunk = max(1, min(nq, memory_budget // max(ndb * 24, 1)))
@@ -503,11 +525,11 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     if zero_relevant not in ZERO_RELEVANT:
         raise InputError(f"unknown zero_relevant rule {zero_relevant!r}",
                          hint="accepted: " + ", ".join(ZERO_RELEVANT))
-    if topk is not None and (int(topk) != topk or topk < 1):
-        raise InputError(f"topk must be a positive whole number, got {topk!r}")
-    ks = tuple(sorted({int(k) for k in ks}))
-    if any(k < 1 for k in ks):
-        raise InputError("every k of P@k must be a positive whole number")
+    if topk is not None:
+        topk = check_int(topk, "topk", minimum=1, maximum=LIMITS["cutoff"])
+    ks = tuple(sorted({check_int(k, "k of P@k", minimum=1, maximum=LIMITS["cutoff"]) for k in ks}))
+    radius = check_int(radius, "radius", minimum=0, maximum=LIMITS["radius"])
+    resolve_device(device)
     n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
                                memory_budget=memory_budget)
     nq, width = n.shape
