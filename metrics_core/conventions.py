@@ -102,8 +102,16 @@ class Conventions:
                     f"unknown value {value!r} for convention {name!r}",
                     hint="accepted: " + ", ".join(map(str, allowed)),
                 )
-        if self.depth is not None and (int(self.depth) != self.depth or self.depth < 1):
-            raise InputError(f"depth must be a positive integer, got {self.depth!r}")
+        from metrics_core.validation import check_float, check_int
+
+        threshold = check_float(self.relevance_threshold, "relevance_threshold")
+        if isinstance(self.relevance_threshold, str):
+            object.__setattr__(self, "relevance_threshold", threshold)
+        if self.depth is not None:
+            try:
+                check_int(self.depth, "depth", minimum=1)
+            except InputError:
+                raise InputError(f"depth must be a positive integer, got {self.depth!r}") from None
 
     def replace(self, **changes) -> Conventions:
         """A copy with some conventions changed; unknown names are an error."""
