@@ -21,7 +21,6 @@ Conventions:
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from metrics_core.detection import _check_binary
 from metrics_core.errors import InputError
@@ -103,6 +102,8 @@ def wilson_interval(successes, n, confidence: float = 0.95):
     """
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
+    from scipy.stats import norm  # imported here: scipy.stats costs ~1 s at start-up
+
     z = norm.ppf(1 - (1 - confidence) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n

@@ -42,10 +42,22 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import torch
 
 from metrics_core.errors import InputError
 from metrics_core.validation import LIMITS, check_int
+
+class _LazyTorch:
+    """``torch``, imported on first use: importing this package for its constants
+    (TIE_RULES, NORMALISERS) or the command line's option checks loads no torch."""
+
+    def __getattr__(self, name):
+        import torch as _torch
+
+        globals()["torch"] = _torch
+        return getattr(_torch, name)
+
+
+torch = _LazyTorch()
 
 TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
 NORMALISERS = ("retrieved", "min_r_k")

@@ -103,10 +103,10 @@ def _decompress(data_or_path, fmt: str, label: str) -> bytes:
             base = pa.OSFile(src) if isinstance(src, str) else pa.BufferReader(src)
             stream = pa.CompressedInputStream(base, codec)
         else:
-            fh = open(src, "rb") if isinstance(src, str) else io.BytesIO(src)  # noqa: SIM115
-            opener = {"gzip": lambda f: __import__("gzip").GzipFile(fileobj=f),
-                      "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[fmt]
-            stream = opener(fh)
+            import gzip
+
+            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[fmt]
+            stream = opener(src if isinstance(src, str) else io.BytesIO(src), "rb")
         out = bytearray()
         with stream:
             while True:
@@ -173,7 +173,9 @@ class RawData:
     def arrow_source(self):
         import pyarrow as pa
 
-        return self.path if self._data is None else pa.py_buffer(self._data)
+        # an open file, not the path: given a path, Arrow picks a decompressor by the
+        # file's extension (a plain file named .gz fails); compression is handled here
+        return pa.input_stream(self.path, compression=None) if self._data is None else pa.py_buffer(self._data)
 
     @property
     def stem(self) -> str:

@@ -93,6 +93,10 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                              line=line, hint="Every row needs the same number of fields") from None
         except pd.errors.EmptyDataError:
             raise InputError("the file is empty", source=raw.name) from None
+        if not isinstance(frame.index, pd.RangeIndex):
+            # pandas made the surplus leading fields an index: every row is too long
+            raise InputError(f"the rows have more fields than the header ({len(frame.columns)})",
+                             source=raw.name, line=2, hint="Every row needs the same number of fields")
         return frame, 2
     if fmt == "jsonl":
         rows = []
