@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 
@@ -64,7 +65,9 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
         import torch
 
         try:
-            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+            with warnings.catch_warnings():  # torch's notes on pickle protocols: not the user's concern
+                warnings.simplefilter("ignore")
+                obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as exc:  # torch raises many kinds; all mean "not a safe tensor file"
             raise InputError(f"cannot read this .pt file ({type(exc).__name__})", source=raw.name,
                              hint="save a tensor with torch.save(tensor, path)") from None
