@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.detection import _check_binary
+from metrics_core.validation import LIMITS, binary_labels, check_int, check_lengths, finite_scores
 from metrics_core.errors import InputError
 
 __all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
@@ -33,11 +33,18 @@ STRATEGIES = ("uniform", "quantile")
 
 
 def _check_probs(y_true, y_prob, source=None):
-    labels, probs = _check_binary(y_true, y_prob, source=source)
+    y_true, y_prob = np.asarray(y_true), np.asarray(y_prob)
+    if y_true.ndim != 1 or y_prob.ndim != 1:
+        raise InputError("labels and probabilities must be one-dimensional", source=source)
+    check_lengths(source=source, hint="Give one label per probability", labels=y_true, probabilities=y_prob)
+    if y_true.shape[0] == 0:
+        raise InputError("no probabilities given", source=source)
+    probs = finite_scores(y_prob, what="probability", source=source)
+    labels = binary_labels(y_true, source=source)
     bad = (probs < 0) | (probs > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {probs[i].item()!r} at position {i} is outside [0, 1]",
+        raise InputError(f"probability {probs[i].item()!r} at position {i + 1} is outside [0, 1]",
                          source=source,
                          hint="Calibration needs probabilities; convert scores (e.g. a sigmoid of "
                               "logits) yourself so the choice is explicit")
@@ -48,9 +55,12 @@ def _check_bins(n_bins, strategy):
     if strategy not in STRATEGIES:
         raise InputError(f"unknown binning strategy {strategy!r}",
                          hint="Accepted: " + ", ".join(STRATEGIES))
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}")
-    return int(n_bins)
+    try:
+        return check_int(n_bins, "number of bins", minimum=1, maximum=LIMITS["bins"])
+    except InputError as exc:
+        if "at most" in exc.problem:
+            raise
+        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}") from None
 
 
 def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:

@@ -182,7 +182,7 @@ def binary_labels(values, *, what: str = "label", source: str | None = None,
     """
     import pandas as pd
 
-    hint = "Labels must be binary: 1 = positive, 0 = negative (yes/no, true/false accepted)"
+    hint = "Labels must be 0/1: 1 = positive, 0 = negative (yes/no, true/false accepted)"
     series = values if isinstance(values, pd.Series) else pd.Series(
         values if isinstance(values, np.ndarray) else list(values))
     if series.ndim != 1:
