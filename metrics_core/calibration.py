@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.validation import LIMITS, binary_labels, check_int, check_lengths, finite_scores
 from metrics_core.errors import InputError
+from metrics_core.validation import LIMITS, binary_labels, check_int, check_lengths, finite_scores
 
 __all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
            "expected_calibration_error", "maximum_calibration_error", "brier_score",

@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 
 import numpy as np
 

@@ -39,8 +39,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from metrics_core.validation import as_fraction, binary_labels, check_choice, check_int, check_lengths
 from metrics_core.errors import InputError
+from metrics_core.validation import (
+    as_fraction,
+    binary_labels,
+    check_choice,
+    check_int,
+    check_lengths,
+)
 
 __all__ = ["CandidateTable", "prepare", "select_k", "dynamic_k_scores", "dynamic_k_curve",
            "per_criterion", "DEFAULTS", "CONFLICT_RULES"]

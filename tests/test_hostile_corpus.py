@@ -60,7 +60,7 @@ def _write(path: Path, data: bytes | str) -> str:
 
 def _npy_with_shape(shape: str) -> bytes:
     """A tiny .npy whose header declares ``shape`` (the data is 16 bytes)."""
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }" % shape
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }"
     pad = 64 - (10 + len(header) + 1) % 64
     header = header + " " * pad + "\n"
     return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\x00" * 16

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import calibration as cal
+from metrics_core.cli._options import whole
 from metrics_core.cli._scores_common import (
     add_bootstrap_arguments,
     add_input_arguments,
     add_output_arguments,
     emit,
 )
-from metrics_core.cli._options import whole
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_scores
 from metrics_core.validation import LIMITS

@@ -6,12 +6,12 @@ import json
 
 import pandas as pd
 
+from metrics_core.cli._options import SEED, finite_float, whole
 from metrics_core.cli.evaluate import (
     add_convention_arguments,
     evaluations_json,
     run_evaluations,
 )
-from metrics_core.cli._options import SEED, finite_float, whole
 from metrics_core.errors import InputError
 from metrics_core.report import format_table, json_safe, provenance, write_text
 from metrics_core.stats.comparison import (

@@ -9,10 +9,10 @@ import pandas as pd
 from metrics_core import __version__
 from metrics_core.cli._options import CUTOFF, whole
 from metrics_core.errors import InputError
-from metrics_core.validation import LIMITS
 from metrics_core.hashing import NORMALISERS, TIE_RULES, evaluate_hashing
 from metrics_core.io.codes import read_matrix
 from metrics_core.report import format_table, json_safe, provenance, write_text
+from metrics_core.validation import LIMITS
 
 NAME = "hash"
 HELP = "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"

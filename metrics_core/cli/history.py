@@ -22,7 +22,6 @@ import sys
 from metrics_core import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
-from metrics_core.validation import check_float
 from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path, store_error
 from metrics_core.ranking.registry import parse_measures
 from metrics_core.report import (
@@ -32,6 +31,7 @@ from metrics_core.report import (
     provenance,
     write_text,
 )
+from metrics_core.validation import check_float
 
 NAME = "history"
 HELP = "save evaluations of test suites and report them over time"

@@ -45,8 +45,8 @@ import json
 import math
 import os
 import sqlite3
-import urllib.parse
 import time
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone

@@ -26,7 +26,6 @@ import os
 import select
 import stat
 import sys
-import zlib
 
 from metrics_core.errors import InputError
 
