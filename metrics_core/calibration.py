@@ -255,6 +255,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
     True
     """
     labels, probs = _check_probs(y_true, y_prob)
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
     edges = bin_edges(probs, n_bins, strategy)
     if edges.size < 2:
         edges = np.array([edges[0], edges[0]])

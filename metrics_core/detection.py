@@ -27,9 +27,12 @@ import numpy as np
 
 from metrics_core.errors import InputError, InputWarning
 from metrics_core.validation import (
+    LIMITS,
     ONE_CLASS_RULES,
     as_fraction,
     binary_labels,
+    check_float,
+    check_int,
     check_lengths,
     check_one_class_rule,
     finite_scores,
@@ -474,10 +477,8 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     (0.7777777777777778, True)
     """
     labels, scores = _check_binary(y_true, y_score)
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence {confidence!r} must be between 0 and 1")
-    if n_boot < 1:
-        raise InputError(f"n_boot must be at least 1, got {n_boot}")
+    check_float(confidence, "confidence", minimum=0, maximum=1, open_low=True, open_high=True)
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
     metrics = [str(m).lower() for m in metrics]
     y, _, last = _sorted_groups(labels, scores)
     n = y.size

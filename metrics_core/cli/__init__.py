@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(first if first in COMMANDS else "")
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or EXIT_OK)
+        status = int(args._run(args) or EXIT_OK)
+        sys.stdout.flush()  # a full disk or an I/O error on stdout is reported here, not at exit
+        return status
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             return EXIT_OK
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else "<stdout>: "
         print(f"error: {where}{exc.strerror or exc}. Check the path and the disk.", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
