@@ -104,8 +104,12 @@ def _decompress(data_or_path, fmt: str, label: str) -> bytes:
         else:
             import gzip
 
-            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[fmt]
-            stream = opener(src if isinstance(src, str) else io.BytesIO(src), "rb")
+            fileobj = None if isinstance(src, str) else io.BytesIO(src)
+            if fmt == "gzip":
+                stream = gzip.GzipFile(filename=src if fileobj is None else None, fileobj=fileobj, mode="rb")
+            else:
+                opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
+                stream = opener(src if fileobj is None else fileobj, "rb")
         out = bytearray()
         with stream:
             while True:
@@ -313,8 +317,17 @@ def read_source(source, name: str | None = None) -> RawData:
                 source.seek(0)
             except (OSError, ValueError):
                 pass
+        def read(n, _first=[True]):  # noqa: B006 - per-call state of this closure
+            try:
+                return source.read(n)
+            except TypeError:  # a file-like object whose read() takes no size
+                if not _first[0]:
+                    return b""
+                _first[0] = False
+                return source.read()
+
         try:
-            data = _read_stream(source.read, label)
+            data = _read_stream(read, label)
         except OSError as exc:
             raise _open_error(exc, label) from None
     else:
