@@ -1,13 +1,16 @@
 """A corpus of hostile inputs, run through every reader, subcommand and option kind.
 
-Each case runs ``python -m metrics_core ...`` in a child process with its address space
-capped (``RLIMIT_AS``) and a wall-clock timeout, and must end with exit status 2, exactly
+Each case runs ``python -m metrics_core ...`` -- in a child process with its address space
+capped (``RLIMIT_AS``, 1.5 GB) and its CPU time capped (``RLIMIT_CPU``, 10 s), or in this
+process under the same CPU-time cap (a profiling timer) -- with a wall-clock limit for a
+case that blocks; it must end with exit status 2, exactly
 one line on stderr naming the file or the argument, and no traceback. The cases are
 generated (:func:`hostile_cases`) from a few families -- damaged and disguised files,
 devices and pipes, wrong numbers, injection attempts, bad options -- crossed with the
-inputs of each subcommand. They run in a small thread pool.
+inputs of each subcommand. Child processes run two at a time while the in-process cases
+run in turn.
 
-``REGISTRY_CASES`` are measure names whose checks belong to the measure registry
+Cases marked ``registry`` are measure names whose checks belong to the measure registry
 (parameters that overflow, NaN parameters, repeated parameters): they are reported as
 expected failures until that work is merged, and pass afterwards.
 """
@@ -34,7 +37,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_LIMIT = 1536 << 20   # bytes of address space per child
-TIMEOUT_S = 10              # a case that takes longer is a hang
+CPU_LIMIT_S = 10            # CPU seconds a case may use (independent of the machine's load)
+WALL_LIMIT_S = 60           # wall seconds before a case that waits (blocks) counts as a hang
 WORKERS = 2
 
 RUN = "q1 Q0 d1 1 3.0 sys\nq1 Q0 d2 2 2.0 sys\nq2 Q0 d1 1 1.0 sys\n"
@@ -285,6 +289,7 @@ def _registry_ids(cases):
 
 def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 2))
 
 
 def needs_process(case: Case) -> bool:
@@ -322,11 +327,15 @@ def run_inprocess(case: Case) -> tuple[int | None, str, str]:
     from metrics_core.cli import main
 
     def on_alarm(signum, frame):
-        raise _Hang(f"no answer within {TIMEOUT_S} s (a hang)")
+        what = "CPU" if signum == signal.SIGPROF else "wall"
+        limit = CPU_LIMIT_S if signum == signal.SIGPROF else WALL_LIMIT_S
+        raise _Hang(f"no answer within {limit} {what} seconds (a hang)")
 
     out, err = io.StringIO(), io.StringIO()
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TIMEOUT_S)
+    previous_prof = signal.signal(signal.SIGPROF, on_alarm)
+    signal.alarm(WALL_LIMIT_S)
+    signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT_S)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
                 warnings.catch_warnings():
@@ -343,7 +352,9 @@ def run_inprocess(case: Case) -> tuple[int | None, str, str]:
                 code = None
     finally:
         signal.alarm(0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous_prof)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -357,9 +368,9 @@ def run_case(case: Case, cwd: Path) -> tuple[int | None, str, str]:
     try:
         p = subprocess.run([sys.executable, "-m", "metrics_core", *case.argv], cwd=cwd,
                            input=case.stdin if case.stdin is not None else b"",
-                           capture_output=True, timeout=TIMEOUT_S, env=env, preexec_fn=_limit_memory)
+                           capture_output=True, timeout=WALL_LIMIT_S, env=env, preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
-        return None, "", f"no answer within {TIMEOUT_S} s (a hang)"
+        return None, "", f"no answer within {WALL_LIMIT_S} s (a hang)"
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
