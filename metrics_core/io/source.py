@@ -241,14 +241,21 @@ def _open_error(exc: OSError, label: str) -> InputError:
                       hint="Check the path")
 
 
+def _is_inherited_descriptor(path: str) -> bool:
+    """``/dev/stdin``, ``/dev/fd/N`` and ``/proc/self/fd/N``: a pipe this process was given
+    (a shell pipeline, process substitution), whose writer exists: read without a wait limit."""
+    return path in ("/dev/stdin",) or path.startswith(("/dev/fd/", "/proc/self/fd/"))
+
+
 def _read_special(path: str, mode: int, label: str) -> bytes:
-    """A FIFO, pipe, socket or device: opened once, waited for, read once."""
+    """A FIFO, pipe, socket or device: opened once, waited for (a named FIFO), read once."""
+    named_fifo = stat.S_ISFIFO(mode) and not _is_inherited_descriptor(path)
     try:
-        fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if stat.S_ISFIFO(mode) else 0))
+        fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if named_fifo else 0))
     except OSError as exc:
         raise _open_error(exc, label) from None
     try:
-        if stat.S_ISFIFO(mode):
+        if named_fifo:
             ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
             if not ready:
                 raise InputError(f"no data arrived from this pipe within {PIPE_WAIT_S:g} s "
