@@ -142,10 +142,17 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
+        from metrics_core.io.source import MAX_INPUT_BYTES
+
         meta = pq.ParquetFile(pa.BufferReader(data)).metadata
         if meta.num_rows * max(meta.num_columns, 1) > MAX_PARQUET_CELLS:
             raise InputError(f"the Parquet file declares {meta.num_rows:,} rows", source=source,
                              hint="Split the file")
+        declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if declared > MAX_INPUT_BYTES:
+            raise InputError(f"the Parquet file declares {declared:,} bytes of data, above the input "
+                             f"limit of {MAX_INPUT_BYTES:,}", source=source,
+                             hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
         table = pq.read_table(pa.BufferReader(data))
         return table.to_pandas()
     except InputError:
