@@ -118,6 +118,15 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
     elif pd.api.types.is_numeric_dtype(series):
         num = series.to_numpy(dtype=np.float64, na_value=np.nan)
         ok = np.ones(len(series), dtype=bool)
+    elif pd.api.types.infer_dtype(series, skipna=False) == "string":
+        # all text (a CSV column): pandas' C parser, which refuses what trec_eval refuses
+        # (1_000, hexadecimal, non-ASCII digits); only the rows it leaves NaN are looked at
+        # again, to tell a spelled NaN/inf from a word
+        num = pd.to_numeric(series.astype(object), errors="coerce").to_numpy(dtype=np.float64)
+        ok = ~np.isnan(num)
+        if not ok.all():
+            idx = np.flatnonzero(~ok)
+            ok[idx] = number_mask(series.iloc[idx].to_numpy(dtype=object))
     else:
         obj = series.astype(object)
         is_text = obj.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
@@ -191,6 +200,11 @@ def binary_labels(values, *, what: str = "label", source: str | None = None,
         return series.to_numpy(dtype=bool).astype(dtype)
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
         num = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif pd.api.types.infer_dtype(series, skipna=False) == "string":
+        text = series.astype(object).str.strip().str.lower()
+        num = np.where(text.isin(TRUE_WORDS), 1.0,
+                       np.where(text.isin(FALSE_WORDS), 0.0,
+                                pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)))
     else:
         obj = series.astype(object)
 
