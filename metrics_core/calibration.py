@@ -23,10 +23,9 @@ Conventions:
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
-from metrics_core.detection import _check_binary
 from metrics_core.errors import InputError
+from metrics_core.validation import LIMITS, binary_labels, check_int, check_lengths, finite_scores
 
 __all__ = ["STRATEGIES", "CI_STATISTICS", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
            "expected_calibration_error", "debiased_expected_calibration_error", "maximum_calibration_error", "brier_score",
@@ -36,11 +35,18 @@ STRATEGIES = ("uniform", "quantile")
 
 
 def _check_probs(y_true, y_prob, source=None):
-    labels, probs = _check_binary(y_true, y_prob, source=source)
+    y_true, y_prob = np.asarray(y_true), np.asarray(y_prob)
+    if y_true.ndim != 1 or y_prob.ndim != 1:
+        raise InputError("labels and probabilities must be one-dimensional", source=source)
+    check_lengths(source=source, hint="Give one label per probability", labels=y_true, probabilities=y_prob)
+    if y_true.shape[0] == 0:
+        raise InputError("no probabilities given", source=source)
+    probs = finite_scores(y_prob, what="probability", source=source)
+    labels = binary_labels(y_true, source=source)
     bad = (probs < 0) | (probs > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {probs[i].item()!r} at position {i} is outside [0, 1]",
+        raise InputError(f"probability {probs[i].item()!r} at position {i + 1} is outside [0, 1]",
                          source=source,
                          hint="Calibration needs probabilities; convert scores (e.g. a sigmoid of "
                               "logits) yourself so the choice is explicit")
@@ -51,9 +57,12 @@ def _check_bins(n_bins, strategy):
     if strategy not in STRATEGIES:
         raise InputError(f"unknown binning strategy {strategy!r}",
                          hint="Accepted: " + ", ".join(STRATEGIES))
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}")
-    return int(n_bins)
+    try:
+        return check_int(n_bins, "number of bins", minimum=1, maximum=LIMITS["bins"])
+    except InputError as exc:
+        if "at most" in exc.problem:
+            raise
+        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}") from None
 
 
 def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:
@@ -105,6 +114,8 @@ def wilson_interval(successes, n, confidence: float = 0.95):
     """
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
+    from scipy.stats import norm  # imported here: scipy.stats costs ~1 s at start-up
+
     z = norm.ppf(1 - (1 - confidence) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n
@@ -170,6 +181,8 @@ def _ece_mce(count, conf, freq):
 
 def _expected_abs_normal(mu, sigma):
     """``E|Z|`` for ``Z ~ N(mu, sigma^2)`` (folded normal mean), ``|mu|`` where sigma is 0."""
+    from scipy.stats import norm  # imported here: scipy.stats costs ~1 s at start-up
+
     mu = np.asarray(mu, dtype=np.float64)
     sigma = np.asarray(sigma, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -357,6 +370,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
     from metrics_core.stats.bootstrap import bca_interval
 
     labels, probs = _check_probs(y_true, y_prob)
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
     edges = bin_edges(probs, n_bins, strategy)
     if edges.size < 2:
         edges = np.array([edges[0], edges[0]])

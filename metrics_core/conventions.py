@@ -133,8 +133,16 @@ class Conventions:
                     f"unknown value {value!r} for convention {name!r}",
                     hint="accepted: " + ", ".join(map(str, allowed)),
                 )
-        if self.depth is not None and (int(self.depth) != self.depth or self.depth < 1):
-            raise InputError(f"depth must be a positive integer, got {self.depth!r}")
+        from metrics_core.validation import check_float, check_int
+
+        threshold = check_float(self.relevance_threshold, "relevance_threshold")
+        if isinstance(self.relevance_threshold, str):
+            object.__setattr__(self, "relevance_threshold", threshold)
+        if self.depth is not None:
+            try:
+                check_int(self.depth, "depth", minimum=1)
+            except InputError:
+                raise InputError(f"depth must be a positive integer, got {self.depth!r}") from None
         if int(self.num_docs) != self.num_docs or self.num_docs < 0:
             raise InputError(f"num_docs must be a whole number >= 0, got {self.num_docs!r}")
 

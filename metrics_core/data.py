@@ -83,7 +83,7 @@ class _Columns:
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{self._value_name} is {vals[i]!r}, not a finite number",
+            raise InputError(f"{self._value_name} is {vals[i].item()!r}, not a finite number",
                              source=self.source, line=self.line_of(i),
                              hint=f"Every {self._value_name} must be a finite number")
 

@@ -22,17 +22,29 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 
 import numpy as np
 
 from metrics_core.errors import InputError, InputWarning
+from metrics_core.validation import (
+    LIMITS,
+    ONE_CLASS_RULES,
+    as_fraction,
+    binary_labels,
+    check_float,
+    check_int,
+    check_lengths,
+    check_one_class_rule,
+    finite_scores,
+    one_class,
+    one_class_value,
+)
 
 __all__ = [
     "SingleClassWarning",
     "BinaryCurve",
     "binary_curve",
+    "curve_scores",
     "roc_curve",
     "precision_recall_curve",
     "roc_auc_score",
@@ -46,7 +58,7 @@ __all__ = [
 ]
 
 DEFAULT_FPR_TARGETS = (0.03, 0.05, 0.10)
-SINGLE_CLASS_RULES = ("nan", "audit")
+SINGLE_CLASS_RULES = ONE_CLASS_RULES
 
 
 class SingleClassWarning(InputWarning):
@@ -58,7 +70,8 @@ class SingleClassWarning(InputWarning):
 
 
 def _check_binary(y_true, y_score, *, source: str | None = None):
-    """Validate and convert ``y_true`` (0/1) and ``y_score`` (finite floats).
+    """Validate and convert ``y_true`` (0/1) and ``y_score`` (finite floats) through
+    :mod:`metrics_core.validation`.
 
     Returns int8 labels and float64 scores (float32 input is widened exactly).
     """
@@ -66,38 +79,16 @@ def _check_binary(y_true, y_score, *, source: str | None = None):
     y_score = np.asarray(y_score)
     if y_true.ndim != 1 or y_score.ndim != 1:
         raise InputError("labels and scores must be one-dimensional", source=source)
-    if y_true.shape[0] != y_score.shape[0]:
-        raise InputError(f"{y_true.shape[0]} labels but {y_score.shape[0]} scores",
-                         source=source, hint="Give one label per score")
+    check_lengths(source=source, hint="Give one label per score", labels=y_true, scores=y_score)
     if y_true.shape[0] == 0:
         raise InputError("no scores given", source=source)
-    if y_score.dtype.kind not in "biuf":
-        raise InputError(f"scores must be numbers, got {y_score.dtype}", source=source)
-    scores = y_score.astype(np.float64, copy=False)
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"score {scores[i].item()!r} at position {i} is not a finite number",
-                         source=source, hint="Remove or fix NaN/inf scores")
-    if y_true.dtype.kind == "b":
-        labels = y_true.astype(np.int8)
-    elif y_true.dtype.kind in "iuf":
-        ok = (y_true == 0) | (y_true == 1)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"label {y_true[i].item()!r} at position {i} is not 0 or 1",
-                             source=source, hint="Labels must be binary: 1 = positive, 0 = negative")
-        labels = y_true.astype(np.int8)
-    else:
-        raise InputError(f"labels must be 0/1, got values of type {y_true.dtype}", source=source,
-                         hint="Labels must be binary: 1 = positive, 0 = negative")
+    scores = finite_scores(y_score, source=source)
+    labels = binary_labels(y_true, source=source)
     return labels, scores
 
 
 def _check_single_class(single_class: str) -> None:
-    if single_class not in SINGLE_CLASS_RULES:
-        raise InputError(f"unknown single_class rule {single_class!r}",
-                         hint="Accepted: " + ", ".join(SINGLE_CLASS_RULES))
+    check_one_class_rule(single_class)
 
 
 # ----------------------------------------------------------------------------------
@@ -199,7 +190,8 @@ def binary_curve(y_true, y_score, *, source: str | None = None) -> BinaryCurve:
 def _warn_single(curve: BinaryCurve, what: str) -> None:
     missing = "positive" if curve.n_pos == 0 else "negative"
     warnings.warn(f"{what} is undefined: no {missing} labels (only one class present); "
-                  "returning NaN. Use single_class='audit' for seed 002's rule.",
+                  "returning NaN. Use single_class='audit' for the audit rule "
+                  "(AUROC 0.5, AUPRC = positive rate).",
                   SingleClassWarning, stacklevel=3)
 
 
@@ -267,6 +259,21 @@ def _ap_from_counts(tps, fps, n_pos) -> float:
     return float(np.sum(np.diff(tps) * prec[1:]) / n_pos)
 
 
+def curve_scores(curve: BinaryCurve, single_class: str = "nan") -> tuple[float, float]:
+    """AUROC and AUPRC of a curve, the one-class rule applied (no warning: for callers
+    that show the one-class case themselves, such as the app).
+
+    >>> curve_scores(binary_curve([1, 1], [0.3, 0.2]), "audit")
+    (0.5, 1.0)
+    """
+    check_one_class_rule(single_class)
+    if one_class(curve.n_pos, curve.n_neg):
+        return (one_class_value("auroc", curve.n_pos, curve.n_neg, single_class),
+                one_class_value("auprc", curve.n_pos, curve.n_neg, single_class))
+    return (_auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg),
+            _ap_from_counts(curve.tps, curve.fps, curve.n_pos))
+
+
 def roc_auc_score(y_true, y_score, *, single_class: str = "nan") -> float:
     r"""Area under the ROC curve (trapezoid rule; tied scores count one half).
 
@@ -292,11 +299,10 @@ def roc_auc_score(y_true, y_score, *, single_class: str = "nan") -> float:
     """
     _check_single_class(single_class)
     c = binary_curve(y_true, y_score)
-    if c.n_pos == 0 or c.n_neg == 0:
-        if single_class == "audit":
-            return 0.5
-        _warn_single(c, "AUROC")
-        return math.nan
+    if one_class(c.n_pos, c.n_neg):
+        if single_class == "nan":
+            _warn_single(c, "AUROC")
+        return one_class_value("auroc", c.n_pos, c.n_neg, single_class)
     return _auroc_from_counts(c.tps, c.fps, c.n_pos, c.n_neg)
 
 
@@ -321,37 +327,15 @@ def average_precision_score(y_true, y_score, *, single_class: str = "nan") -> fl
     """
     _check_single_class(single_class)
     c = binary_curve(y_true, y_score)
-    if c.n_pos == 0 or c.n_neg == 0:
-        if single_class == "audit":
-            return c.n_pos / (c.n_pos + c.n_neg)
-        _warn_single(c, "AUPRC")
-        return math.nan
+    if one_class(c.n_pos, c.n_neg):
+        if single_class == "nan":
+            _warn_single(c, "AUPRC")
+        return one_class_value("auprc", c.n_pos, c.n_neg, single_class)
     return _ap_from_counts(c.tps, c.fps, c.n_pos)
 
 
 # ----------------------------------------------------------------------------------
 # operating points
-
-
-def _as_fraction(alpha) -> Fraction:
-    """The target rate as an exact fraction of its decimal spelling.
-
-    A float is read as the shortest decimal that prints as it (``repr``): 0.07 is 7/100
-    exactly, not the binary 0.0700000000000000066...; so floor(0.29 * 100) is 29, where
-    float arithmetic gives 28.999999999999996 -> 28.
-    """
-    if isinstance(alpha, Fraction):
-        return alpha
-    if isinstance(alpha, (int, np.integer)):
-        return Fraction(int(alpha))
-    if isinstance(alpha, Decimal):
-        return Fraction(alpha)
-    if isinstance(alpha, str):
-        return Fraction(Decimal(alpha.strip()))
-    value = float(alpha)
-    if not math.isfinite(value):
-        raise InputError(f"target rate {alpha!r} is not a finite number")
-    return Fraction(Decimal(repr(value)))
 
 
 def allowed_count(alpha, n: int) -> int:
@@ -364,7 +348,7 @@ def allowed_count(alpha, n: int) -> int:
     >>> allowed_count(0.05, 59)
     2
     """
-    return math.floor(_as_fraction(alpha) * int(n))
+    return math.floor(as_fraction(alpha) * int(n))
 
 
 def tpr_at_fpr(y_true, y_score, target=0.05, *, curve: BinaryCurve | None = None) -> dict:
@@ -398,11 +382,11 @@ def tpr_at_fpr(y_true, y_score, target=0.05, *, curve: BinaryCurve | None = None
     >>> r["tpr"], r["fpr"], r["threshold"], r["next"]["fpr"]
     (0.75, 0.125, 0.6, 0.25)
     """
-    frac = _as_fraction(target)
+    frac = as_fraction(target)
     if frac < 0 or frac > 1:
         raise InputError(f"target FPR {target!r} is outside [0, 1]")
     c = curve if curve is not None else binary_curve(y_true, y_score)
-    if c.n_pos == 0 or c.n_neg == 0:
+    if one_class(c.n_pos, c.n_neg):
         _warn_single(c, "TPR@FPR")
         return {"tpr": math.nan, "fpr": math.nan, "threshold": math.nan, "tp": None,
                 "fp": None, "allowed_fp": None, "target": float(frac), "next": None}
@@ -447,12 +431,8 @@ def confusion_matrix_at(y_true, y_score, threshold: float, *,
 
 
 def _metric_from_counts(name: str, tps, fps, n_pos, n_neg, single_class: str) -> float:
-    if n_pos == 0 or n_neg == 0:
-        if single_class == "audit" and name == "auroc":
-            return 0.5
-        if single_class == "audit" and name == "auprc":
-            return n_pos / (n_pos + n_neg)
-        return math.nan
+    if one_class(n_pos, n_neg):
+        return one_class_value(name, n_pos, n_neg, single_class)
     if name == "auroc":
         return _auroc_from_counts(tps, fps, n_pos, n_neg)
     if name == "auprc":
@@ -497,10 +477,8 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     (0.7777777777777778, True)
     """
     labels, scores = _check_binary(y_true, y_score)
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence {confidence!r} must be between 0 and 1")
-    if n_boot < 1:
-        raise InputError(f"n_boot must be at least 1, got {n_boot}")
+    check_float(confidence, "confidence", minimum=0, maximum=1, open_low=True, open_high=True)
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
     metrics = [str(m).lower() for m in metrics]
     y, _, last = _sorted_groups(labels, scores)
     n = y.size
@@ -560,12 +538,12 @@ def per_group_scores(y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS,
     def scores_of(y, s):
         c = binary_curve(y, s)
         row = {"n_pos": c.n_pos, "n_neg": c.n_neg}
-        if c.n_pos and c.n_neg:
+        if not one_class(c.n_pos, c.n_neg):
             row["auroc"] = _auroc_from_counts(c.tps, c.fps, c.n_pos, c.n_neg)
             row["auprc"] = _ap_from_counts(c.tps, c.fps, c.n_pos)
         else:
-            row["auroc"] = 0.5 if single_class == "audit" else math.nan
-            row["auprc"] = c.n_pos / (c.n_pos + c.n_neg) if single_class == "audit" else math.nan
+            row["auroc"] = one_class_value("auroc", c.n_pos, c.n_neg, single_class)
+            row["auprc"] = one_class_value("auprc", c.n_pos, c.n_neg, single_class)
         for t in targets:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SingleClassWarning)

@@ -39,8 +39,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from metrics_core.detection import _as_fraction
 from metrics_core.errors import InputError
+from metrics_core.validation import (
+    as_fraction,
+    binary_labels,
+    check_choice,
+    check_int,
+    check_lengths,
+)
 
 __all__ = ["CandidateTable", "prepare", "select_k", "dynamic_k_scores", "dynamic_k_curve",
            "per_criterion", "DEFAULTS", "CONFLICT_RULES"]
@@ -112,18 +118,10 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"probability {prob[i].item()!r} at row {i + 1} is not in [0, 1]", source=source)
-    if gold.dtype.kind == "b":
-        gold = gold.astype(np.int64)
-    elif gold.dtype.kind in "iuf":
-        ok = (gold == 0) | (gold == 1)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"is_gold value {gold[i].item()!r} at row {i + 1} is not 0 or 1", source=source)
-        gold = gold.astype(np.int64)
-    else:
-        raise InputError(f"is_gold must be 0/1, got {gold.dtype}", source=source)
-    if len(query) != n or gold.shape[0] != n:
-        raise InputError("query, probability and is_gold differ in length", source=source)
+    check_lengths(source=source, hint="Give one query, probability and is_gold per candidate",
+                  queries=query, probabilities=prob, is_gold_values=gold)
+    gold = binary_labels(gold, what="is_gold value", source=source, dtype=np.int64,
+                         locate=lambda i: {"problem_prefix": f"row {i + 1}: "})
     keys = pd.Series(np.asarray(query, dtype=object))
     if criterion is not None:
         crit = pd.Series(np.asarray(criterion, dtype=object))
@@ -147,19 +145,19 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
 
 
 def _floor_ratio(n: np.ndarray, ratio) -> np.ndarray:
-    frac = _as_fraction(ratio)
+    frac = as_fraction(ratio, "k_max_ratio")
     if frac < 0:
         raise InputError(f"k_max_ratio {ratio!r} must not be negative")
     return (n * frac.numerator) // frac.denominator
 
 
 def _check_params(k_min, hard_cap, conflict):
-    if conflict not in CONFLICT_RULES:
-        raise InputError(f"unknown conflict rule {conflict!r}", hint="Accepted: k_max, k_min")
-    if int(k_min) != k_min or k_min < 0:
-        raise InputError(f"k_min must be a non-negative integer, got {k_min!r}")
-    if int(hard_cap) != hard_cap or hard_cap < 0:
-        raise InputError(f"hard_cap must be a non-negative integer, got {hard_cap!r}")
+    check_choice(conflict, CONFLICT_RULES, "conflict rule")
+    for name, value in (("k_min", k_min), ("hard_cap", hard_cap)):
+        try:
+            check_int(value, name, minimum=0)
+        except InputError:
+            raise InputError(f"{name} must be a non-negative integer, got {value!r}") from None
 
 
 def _count_at_least(table: CandidateTable, tau: float) -> np.ndarray:

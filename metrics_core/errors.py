@@ -50,7 +50,8 @@ class InputError(ValueError):
         text = where + self.problem.rstrip(".")
         if self.hint:
             text += ". " + self.hint
-        return text
+        # one line, always: a message may quote user data or a library's multi-line text
+        return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
 
 
 class InputWarning(UserWarning):

@@ -10,6 +10,7 @@ page_setup()
 from metrics_core import detection as det  # noqa: E402
 from metrics_core.io.scores import LABEL_NAMES  # noqa: E402
 from metrics_core.report import format_table, provenance  # noqa: E402
+from metrics_core.validation import one_class, one_class_message  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
 from ui.upload import load_once, table_columns  # noqa: E402
@@ -57,16 +58,11 @@ st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve
 
 single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
                   key="ranklab.detection.single_class",
-                  help="nan: undefined (default); audit: AUROC 0.5 and AUPRC = positive rate, as an audit "
-                       "of a gate that saw one class reports them")
-two_classes = curve.n_pos > 0 and curve.n_neg > 0
-if two_classes:
-    auroc = det._auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg)
-    auprc = det._ap_from_counts(curve.tps, curve.fps, curve.n_pos)
-else:
-    st.warning("Only one class is present: AUROC, AUPRC and TPR@FPR are undefined.")
-    auroc = 0.5 if single == "audit" else float("nan")
-    auprc = curve.n_pos / y.size if single == "audit" else float("nan")
+                  help="nan: undefined (default); audit: the audit rule (AUROC 0.5, AUPRC = positive rate)")
+two_classes = not one_class(curve.n_pos, curve.n_neg)
+auroc, auprc = det.curve_scores(curve, single)
+if not two_classes:
+    st.warning(one_class_message(curve.n_pos) + ".")
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("AUROC", f"{auroc:.4f}")

@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(first if first in COMMANDS else "")
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or EXIT_OK)
+        status = int(args._run(args) or EXIT_OK)
+        sys.stdout.flush()  # a full disk or an I/O error on stdout is reported here, not at exit
+        return status
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -86,6 +88,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except PermissionError as exc:
         print(f"error: {exc.filename or exc}: permission denied.", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("error: out of memory: the input is too large for this machine. "
+              "Split it, or see the Limits section of the README.", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print("error: the input is nested too deeply to read.", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_OK
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else "<stdout>: "
+        print(f"error: {where}{exc.strerror or exc}. Check the path and the disk.", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -7,7 +7,11 @@ import json
 import pandas as pd
 
 from metrics_core import __version__
+from metrics_core.cli._options import RESAMPLES, SEED
 from metrics_core.report import format_table, json_safe, provenance, write_text
+from metrics_core.validation import LIMITS
+
+RESAMPLES_MAX = LIMITS["resamples"]
 
 
 def add_input_arguments(parser) -> None:
@@ -18,9 +22,9 @@ def add_input_arguments(parser) -> None:
 
 
 def add_bootstrap_arguments(parser) -> None:
-    parser.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                        help="bootstrap replicates for 95%% CIs (default 0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--bootstrap", type=RESAMPLES, default=0, metavar="N",
+                        help=f"bootstrap replicates for 95%% CIs (default 0: none; at most {RESAMPLES_MAX:,})")
+    parser.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
 
 
 def add_output_arguments(parser) -> None:

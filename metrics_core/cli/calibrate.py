@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import calibration as cal
+from metrics_core.cli._options import whole
 from metrics_core.cli._scores_common import (
     add_bootstrap_arguments,
     add_input_arguments,
@@ -13,6 +14,7 @@ from metrics_core.cli._scores_common import (
 )
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_scores
+from metrics_core.validation import LIMITS
 
 NAME = "calibrate"
 HELP = "ECE (plug-in and debiased), MCE, Brier and reliability bins of probabilities against 0/1 labels"
@@ -22,7 +24,8 @@ DESCRIPTION = ("Calibration. Equal-width bins are [i/B, (i+1)/B) with the last b
 
 def add_arguments(parser) -> None:
     add_input_arguments(parser)
-    parser.add_argument("--bins", type=int, default=10, help="number of bins (default 10)")
+    parser.add_argument("--bins", type=whole(1, LIMITS["bins"]), default=10,
+                        help=f"number of bins (default 10, at most {LIMITS['bins']:,})")
     parser.add_argument("--strategy", default="uniform", choices=cal.STRATEGIES,
                         help="uniform (equal width, default) or quantile (equal mass)")
     add_bootstrap_arguments(parser)

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+from metrics_core.cli._options import SEED, finite_float, whole
 from metrics_core.cli.evaluate import (
     add_convention_arguments,
     evaluations_json,
@@ -22,6 +23,7 @@ from metrics_core.stats.comparison import (
     queries_sentence,
 )
 from metrics_core.stats.significance import CORRECTIONS
+from metrics_core.validation import LIMITS
 
 NAME = "compare"
 HELP = "compare runs against a baseline: deltas, bootstrap CIs, t/Wilcoxon/permutation tests"
@@ -33,28 +35,7 @@ DESCRIPTION = ("Compare every run with the baseline on one query set per measure
 FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _confidence(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
-    return value
+_confidence = finite_float(0, 1, open_low=True, open_high=True)
 
 
 def add_arguments(p) -> None:
@@ -64,11 +45,11 @@ def add_arguments(p) -> None:
                    help="name of the baseline run (its file name without extension, or TREC tag)")
     p.add_argument("-m", "--measure", action="append", dest="measures",
                    help="measure name, repeatable or comma-separated (default: a standard set)")
-    p.add_argument("--permutations", type=_positive_int, default=10000,
+    p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
                    help="sign flips of the permutation test (default 10000)")
-    p.add_argument("--bootstrap", type=_positive_int, default=None,
+    p.add_argument("--bootstrap", type=whole(1, LIMITS["resamples"]), default=None,
                    help="bootstrap resamples of the CI (default: same as --permutations)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the permutation test and bootstrap")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the permutation test and bootstrap")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction over all (run, measure) pairs")
     p.add_argument("--confidence", type=_confidence, default=0.95, help="CI level (default 0.95)")

@@ -15,6 +15,7 @@ from metrics_core.cli._scores_common import (
 )
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_scores
+from metrics_core.validation import parse_number
 
 NAME = "detect"
 HELP = "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"
@@ -23,10 +24,9 @@ DESCRIPTION = ("Detection-gate metrics. Positive when score >= threshold; TPR@FP
 
 
 def _target(text: str) -> str:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"--fpr {text!r} is not a number") from None
+    value = parse_number(text)
+    if value is None or value != value:
+        raise InputError(f"--fpr {text!r} is not a number", hint="e.g. --fpr 0.05")
     if not 0 <= value <= 1:
         raise InputError(f"--fpr {text!r} is outside [0, 1]")
     return text

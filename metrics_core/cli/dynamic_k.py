@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core import dynamic_k as dk
+from metrics_core.cli._options import finite_float, whole
 from metrics_core.cli._scores_common import add_output_arguments, emit
 from metrics_core.io.scores import read_candidates
+from metrics_core.validation import LIMITS
 
 NAME = "dynamic-k"
 HELP = "evidence recall/precision and average K of a per-query probability threshold"
@@ -21,10 +23,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--prob-col")
     parser.add_argument("--gold-col")
     parser.add_argument("--criterion-col")
-    parser.add_argument("--tau", type=float, default=dk.DEFAULTS["tau"])
-    parser.add_argument("--k-min", type=int, default=dk.DEFAULTS["k_min"])
-    parser.add_argument("--hard-cap", type=int, default=dk.DEFAULTS["hard_cap"])
-    parser.add_argument("--k-max-ratio", type=float, default=dk.DEFAULTS["k_max_ratio"])
+    parser.add_argument("--tau", type=finite_float(), default=dk.DEFAULTS["tau"])
+    parser.add_argument("--k-min", type=whole(0, LIMITS["cutoff"]), default=dk.DEFAULTS["k_min"])
+    parser.add_argument("--hard-cap", type=whole(0, LIMITS["cutoff"]), default=dk.DEFAULTS["hard_cap"])
+    parser.add_argument("--k-max-ratio", type=finite_float(0), default=dk.DEFAULTS["k_max_ratio"])
     parser.add_argument("--conflict", default="k_max", choices=dk.CONFLICT_RULES,
                         help="when k_max < k_min: k_max wins (default) or k_min wins")
     parser.add_argument("--curve", action="store_true", help="also the curve over tau = 0, 0.01, ..., 1")

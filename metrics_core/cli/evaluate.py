@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from metrics_core import __version__
+from metrics_core.cli._options import CUTOFF, finite_float
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
@@ -36,9 +37,9 @@ def add_convention_arguments(p) -> None:
                    help="qrels queries absent from the run: skip, or score 0")
     g.add_argument("-c", dest="complete", action="store_true",
                    help="same as --missing zero (trec_eval -c)")
-    g.add_argument("-l", "--rel-threshold", dest="relevance_threshold", type=float,
+    g.add_argument("-l", "--rel-threshold", dest="relevance_threshold", type=finite_float(),
                    help="relevance threshold of binary measures (trec_eval -l)")
-    g.add_argument("-M", "--depth", type=int, help="keep only the top DEPTH of each ranking (trec_eval -M)")
+    g.add_argument("-M", "--depth", type=CUTOFF, help="keep only the top DEPTH of each ranking (trec_eval -M)")
     g.add_argument("--p-denominator", choices=CHOICES["p_denominator"])
     g.add_argument("--ap-normalizer", choices=CHOICES["ap_normalizer"])
     g.add_argument("--gain", choices=CHOICES["gain"])

@@ -7,12 +7,28 @@ import json
 import pandas as pd
 
 from metrics_core import __version__
+from metrics_core.cli._options import CUTOFF, whole
+from metrics_core.errors import InputError
 from metrics_core.hashing import NORMALISERS, TIE_RULES, evaluate_hashing
 from metrics_core.io.codes import read_matrix
 from metrics_core.report import format_table, json_safe, provenance, write_text
+from metrics_core.validation import LIMITS
 
 NAME = "hash"
 HELP = "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"
+
+
+def _with_file(exc: InputError, args) -> InputError:
+    """The library names a role ("query codes: ..."); the command line names its file too."""
+    if exc.source:
+        return exc
+    roles = {"query codes": args.query_codes, "database codes": args.db_codes,
+             "query labels": args.query_labels, "database labels": args.db_labels}
+    for role, path in roles.items():
+        if exc.problem.startswith(role + ":"):
+            return InputError(exc.problem[len(role) + 1:].strip(), source=f"{path} ({role})",
+                              hint=exc.hint)
+    return exc
 
 
 def add_arguments(p) -> None:
@@ -20,26 +36,37 @@ def add_arguments(p) -> None:
     p.add_argument("--db-codes", required=True)
     p.add_argument("--query-labels", required=True, help="class ids, or 0/1 multi-label rows")
     p.add_argument("--db-labels", required=True)
-    p.add_argument("--topk", type=int, help="mAP@K (default: the whole ranking)")
+    p.add_argument("--topk", type=CUTOFF, help="mAP@K (default: the whole ranking)")
     p.add_argument("--ties", choices=TIE_RULES, default="expected")
     p.add_argument("--normaliser", choices=NORMALISERS, default="retrieved",
                    help="AP@K normaliser: relevant retrieved in the top K (DeepHash), or min(R, K)")
     p.add_argument("--exclude-zero-relevant", action="store_true",
                    help="leave queries without relevant items out of the mean (default: AP 0)")
-    p.add_argument("-k", dest="ks", type=int, action="append", help="P@k cutoffs (default 1, 10, 100)")
-    p.add_argument("--radius", type=int, default=2)
+    p.add_argument("-k", dest="ks", type=CUTOFF, action="append", help="P@k cutoffs (default 1, 10, 100)")
+    p.add_argument("--radius", type=whole(0, LIMITS["radius"]), default=2,
+                   help="Hamming radius of the radius measures (default 2)")
     p.add_argument("--device", default=None, help="torch device, e.g. cuda (default: cpu)")
     p.add_argument("--format", choices=("json", "table"), default="json")
     p.add_argument("-o", "--output")
 
 
 def run(args) -> int:
-    out = evaluate_hashing(
-        read_matrix(args.query_codes, "codes"), read_matrix(args.db_codes, "codes"),
-        read_matrix(args.query_labels, "labels"), read_matrix(args.db_labels, "labels"),
-        topk=args.topk, ks=tuple(args.ks or (1, 10, 100)), radius=args.radius, ties=args.ties,
-        normaliser=args.normaliser, zero_relevant="exclude" if args.exclude_zero_relevant else "zero",
-        device=args.device)
+    from metrics_core.hashing import resolve_device
+
+    if args.device is not None:
+        try:
+            resolve_device(args.device)
+        except InputError as exc:
+            raise InputError(f"--device: {exc.problem}", hint=exc.hint) from None
+    try:
+        out = evaluate_hashing(
+            read_matrix(args.query_codes, "codes"), read_matrix(args.db_codes, "codes"),
+            read_matrix(args.query_labels, "labels"), read_matrix(args.db_labels, "labels"),
+            topk=args.topk, ks=tuple(args.ks or (1, 10, 100)), radius=args.radius, ties=args.ties,
+            normaliser=args.normaliser, zero_relevant="exclude" if args.exclude_zero_relevant else "zero",
+            device=args.device)
+    except InputError as exc:
+        raise _with_file(exc, args) from None
     result = {
         "version": __version__,
         "map": out["map"], "map_band": out["map_band"],

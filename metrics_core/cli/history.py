@@ -16,13 +16,13 @@ history), 0 otherwise, 2 on bad input. The store defaults to
 from __future__ import annotations
 
 import json
-import math
+import sqlite3
 import sys
 
 from metrics_core import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
-from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path
+from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path, store_error
 from metrics_core.ranking.registry import parse_measures, split_measures
 from metrics_core.report import (
     DEFAULT_GOOD_THRESHOLDS,
@@ -31,6 +31,7 @@ from metrics_core.report import (
     provenance,
     write_text,
 )
+from metrics_core.validation import check_float
 
 NAME = "history"
 HELP = "save evaluations of test suites and report them over time"
@@ -101,11 +102,9 @@ def parse_thresholds(items) -> dict[str, float]:
             if not sep or not name.strip():
                 raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6")
             try:
-                threshold = float(value)
-                if not math.isfinite(threshold):
-                    raise ValueError
-            except ValueError:
-                raise InputError(f"--fail-below {part!r}: {value!r} is not a number",
+                threshold = check_float(value, "the threshold")
+            except InputError as exc:
+                raise InputError(f"--fail-below {part!r}: {exc.problem.replace('the threshold ', '')}",
                                  hint="e.g. --fail-below nDCG@10=0.6") from None
             out[parse_measures([name.strip()])[0].name] = threshold
     return out
@@ -116,13 +115,19 @@ def run(args) -> int:
     if action == "delete" and not args.yes:
         raise InputError(f"deleting evaluation {args.id} needs confirmation", hint="add --yes")
     with HistoryStore(args.store) as store:
-        if action == "add":
-            return _add(store, args)
-        if action == "report":
-            return _report(store, args)
-        if action == "list":
-            return _list(store, args)
-        store.delete_evaluation(args.id)
+        try:
+            if action == "add":
+                return _add(store, args)
+            if action == "report":
+                return _report(store, args)
+            if action == "list":
+                return _list(store, args)
+            store.delete_evaluation(args.id)
+        except Exception as exc:
+            # sqlite3's error, or pandas' DatabaseError wrapping it (read_sql)
+            if isinstance(exc, sqlite3.DatabaseError) or type(exc).__name__ == "DatabaseError":
+                raise store_error(store.path, exc, store._conn) from None
+            raise
         print(f"deleted evaluation {args.id} from {store.path}")
         return 0
     return 2  # pragma: no cover - argparse requires an action

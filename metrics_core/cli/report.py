@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_core.cli.compare import _confidence, _positive_int, resolve_query_set
+from metrics_core.cli._options import whole
+from metrics_core.cli.compare import _confidence, resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.stats.significance import CORRECTIONS
+from metrics_core.validation import LIMITS
 
 NAME = "report"
 HELP = "one self-contained HTML report of runs against a baseline (tables, figures)"
@@ -28,9 +30,9 @@ def add_arguments(p) -> None:
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
                    help="the one query set of every table: 'common' = the queries every run answered; "
                         "'qrels' = every qrels query, absent ones scoring 0 (implies -c)")
-    p.add_argument("--permutations", type=_positive_int, default=10000,
+    p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
                    help="sign flips of the randomization test and bootstrap resamples of the differences")
-    p.add_argument("--bootstrap", type=_positive_int, default=1000,
+    p.add_argument("--bootstrap", type=whole(1, LIMITS["resamples"]), default=1000,
                    help="bootstrap resamples of each run's mean (default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--correction", choices=CORRECTIONS, default="holm")

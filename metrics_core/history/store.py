@@ -8,6 +8,7 @@ import math
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -128,6 +129,29 @@ class EvaluationRecord:
     batch: int | None = None
 
 
+def store_error(path, exc: Exception, conn=None) -> InputError:
+    """An :class:`InputError` for a SQLite error on the store at ``path``: a read-only
+    store, or a damaged one (with the result of SQLite's integrity check and how to recover)."""
+    text = str(exc)
+    if text.startswith("Execution failed on sql") and "': " in text:
+        text = text.rsplit("': ", 1)[1]  # pandas' wrapper: keep SQLite's own message
+    if "readonly" in text.replace("-", "").replace(" ", "").lower():
+        return InputError("the history store is read-only: it can be listed and reported, "
+                          "not changed", source=str(path),
+                          hint="make the file and its folder writable, or choose another --store")
+    check = "not run"
+    if conn is not None:
+        try:
+            rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+            check = "; ".join(" ".join(str(r[0]).split()) for r in rows)
+        except sqlite3.Error as inner:
+            check = str(inner)
+    return InputError(f"the history store is damaged or not a history store ({text}; "
+                      f"integrity check: {check})", source=str(path),
+                      hint="restore it from a backup, or recover what is readable with "
+                           "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store")
+
+
 class HistoryStore:
     """Saved evaluations in one SQLite file.
 
@@ -149,17 +173,37 @@ class HistoryStore:
                 raise InputError("is a folder, not a store file", source=str(self.path),
                                  hint="give a file path such as history.sqlite3")
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        # a store we may not write (read-only file or folder) is opened read-only: it can
+        # still be listed and reported; saving to it is refused with a clear message
+        self.read_only = not in_memory and self.path.exists() and not (
+            os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
         try:
-            self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000,
-                                         isolation_level=None, check_same_thread=False)
+            if self.read_only:
+                uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+                self._conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000,
+                                             isolation_level=None, check_same_thread=False)
+            else:
+                self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000,
+                                             isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise InputError(f"cannot open the history store: {exc}", source=str(self.path)) from None
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA foreign_keys = ON")
         try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if self.read_only:
+                if self.schema_version() != SCHEMA_VERSION:
+                    raise InputError(f"the read-only history store has schema version "
+                                     f"{self.schema_version()}, not {SCHEMA_VERSION}",
+                                     source=str(self.path),
+                                     hint="make the file writable once so it can be upgraded")
+                return
             if not in_memory:
                 self._enable_wal()
             self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            error = store_error(self.path, exc, self._conn)
+            self._conn.close()
+            raise error from None
         except BaseException:
             self._conn.close()
             raise

@@ -74,10 +74,28 @@ def _is_trec(raw: RawData, kind: str) -> bool:
     head = raw.head(4096).lstrip()
     if head[:1] in (b"{", b"["):
         return False
-    first = head.split(b"\n", 1)[0]
-    # No recognisable table header either: treat as TREC so the error names the line.
-    return b"," not in first and not any(n.encode() in first.lower()
-                                         for n in ("query", "qid", "doc", "score", "rel"))
+    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
+    if _is_table_header(first):
+        return False
+    # No recognisable table header: a line of whitespace-separated fields (even with a
+    # value that is not a number) is TREC, so the error names that line and value
+    fields = first.split()
+    if len(fields) >= 4:
+        return True
+    return b"," not in first
+
+
+def _is_table_header(line: bytes) -> bool:
+    """Whether ``line`` names at least two columns by their usual names (CSV/TSV header)."""
+    from metrics_core.io.tables import ROLE_NAMES
+
+    names = {n for names in ROLE_NAMES.values() for n in names} | {"rank"}
+    text = line.decode("utf-8", "replace").lower().lstrip("\ufeff")
+    for sep in (",", "\t", ";"):
+        cells = [c.strip().strip('"') for c in text.split(sep)]
+        if len(cells) >= 2 and sum(c in names for c in cells) >= 2:
+            return True
+    return False
 
 
 def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:
@@ -131,9 +149,22 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
     >>> run.doc_ids.tolist(), run.scores.tolist(), sorted(qrels.doc_ids.tolist())
     (['A', 'B', 'C'], [3.0, 2.0, 1.0], ['A', 'C', 'F'])
     """
+    if not isinstance(queries, Mapping):
+        raise InputError(f"expected a mapping {{query: (retrieved, expected)}}, got {type(queries).__name__}",
+                         source="<lists>")
     rq, rd, rs, qq, qd = [], [], [], [], []
     for qid, pair in queries.items():
+        _check_id(qid, "query id", "<lists>")
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InputError(f"query {qid!r}: expected a (retrieved, expected) pair, got {_kind_of(pair)}",
+                             source="<lists>")
         retrieved, expected = pair
+        for what, ids in (("retrieved", retrieved), ("expected", expected)):
+            if isinstance(ids, (str, bytes)) or not isinstance(ids, (Sequence, set, frozenset, np.ndarray)):
+                raise InputError(f"query {qid!r}: {what} must be a list of ids, got {_kind_of(ids)}",
+                                 source="<lists>")
+            for d in ids:
+                _check_id(d, f"document id in {what} of query {qid!r}", "<lists>")
         n = len(retrieved)
         rq += [str(qid)] * n
         rd += [str(d) for d in retrieved]
@@ -146,6 +177,20 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
     qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>",
                   extra_query_ids=[str(q) for q, (_, expected) in queries.items() if not expected])
     return run, qrels
+
+
+def _kind_of(value) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _check_id(value, what: str, source: str) -> None:
+    """An id must be a non-empty text or a number (no None, no containers)."""
+    if value is None or isinstance(value, (list, tuple, dict, set, bytes, np.ndarray)) or \
+            (isinstance(value, float) and value != value):
+        raise InputError(f"{what} is {_kind_of(value) if value is not None else 'None'}, "
+                         "not a text or a number", source=source, hint="Every id must be a non-empty text")
+    if not str(value).strip():
+        raise InputError(f"empty {what}", source=source, hint="Every id must be a non-empty text")
 
 
 def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mapping[str, int] | None = None,
@@ -163,9 +208,21 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
     >>> qrels.relevance.tolist()
     [0.0, 2.0, 1.0]
     """
+    if not isinstance(vectors, Mapping):
+        raise InputError(f"expected a mapping {{query: labels}}, got {type(vectors).__name__}",
+                         source="<vectors>")
+    from metrics_core.validation import to_numbers
+
     rq, rd, rs, qq, qd, qr = [], [], [], [], [], []
     for qid, labels in vectors.items():
+        _check_id(qid, "query id", "<vectors>")
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+            raise InputError(f"query {qid!r}: expected a list of relevance labels, got {_kind_of(labels)}",
+                             source="<vectors>")
         labels = list(labels)
+        if labels:
+            to_numbers(labels, what="relevance label", source="<vectors>",
+                       locate=lambda i, q=qid: {"problem_prefix": f"query {q!r}, position {i + 1}: "})
         n = len(labels)
         docs = [f"{i + 1:06d}" for i in range(n)]
         rq += [str(qid)] * n
@@ -175,6 +232,9 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
         qd += docs
         qr += [float(x) for x in labels]
         if num_relevant and qid in num_relevant:
+            from metrics_core.validation import check_int
+
+            check_int(num_relevant[qid], f"num_relevant of query {qid!r}", minimum=0)
             extra = int(num_relevant[qid]) - sum(1 for x in labels if x > 0)
             if extra < 0:
                 raise InputError(f"query {qid!r}: num_relevant={num_relevant[qid]} is less than the "

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError
+from metrics_core.io.source import check_text, read_source
+from metrics_core.validation import binary_labels, show, to_numbers
 
 SCORE_NAMES = ("score", "scores", "prob", "probability", "y_score", "y_prob", "y_pred_proba",
                "p", "pred", "prediction", "confidence")
@@ -26,13 +27,11 @@ QUERY_NAMES = ("query", "query_id", "qid", "q")
 CANDIDATE_NAMES = ("candidate", "candidate_id", "doc", "doc_id", "docid", "sentence_id", "item")
 CRITERION_NAMES = ("criterion", "criteria", "criterion_id")
 
-_TRUE = {"1", "true", "yes", "t", "y"}
-_FALSE = {"0", "false", "no", "f", "n"}
 
 
 def _kind(name: str) -> str:
     lower = name.lower()
-    for ext in (".gz", ".bz2", ".xz", ".zst"):
+    for ext in (".gz", ".gzip", ".bz2", ".xz", ".zst", ".lz4"):
         if lower.endswith(ext):
             lower = lower[: -len(ext)]
     if lower.endswith((".parquet", ".pq")):
@@ -47,44 +46,36 @@ def _kind(name: str) -> str:
 
 
 def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, str]:
-    """Read a table from a path or bytes; returns (frame, display name, kind).
+    """Read a table from a path, bytes or a file object; returns (frame, display name, kind).
 
-    ``name`` gives the display name and extension when ``source`` is bytes.
+    ``name`` gives the display name and extension when ``source`` is bytes. Compression
+    is recognised by its magic bytes (see :mod:`metrics_core.io.source`).
 
     >>> df, name, kind = read_table(b"score,label\\n0.5,1\\n", name="x.csv")
     >>> df.shape, kind
     ((1, 2), 'csv')
     """
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-        display = name or "<upload>"
-    else:
-        display = name or os.fspath(source)
-        with open(source, "rb") as fh:
-            data = fh.read()
+    if isinstance(source, (bytes, bytearray, memoryview)) and name is None:
+        name = "<upload>"
+    raw = read_source(source, name)
+    display = raw.name
+    data = raw.data
     kind = _kind(display)
+    if data[:4] == b"PAR1" and kind != "parquet":
+        raise InputError("this is a Parquet file with a text-file name", source=display,
+                         hint="Rename it to .parquet")
     if not data.strip():
         raise InputError("the file is empty", source=display,
                          hint="Give a table with a score and a label column")
     if kind == "parquet":
-        try:
-            frame = pd.read_parquet(io.BytesIO(data))
-        except Exception as exc:  # pyarrow raises many types for a bad file
-            raise InputError(f"not a readable Parquet file ({type(exc).__name__})", source=display,
-                             hint="Save the table as Parquet, or as CSV with a .csv name") from None
-        return frame, display, kind
-    if data[:4] == b"PAR1":
-        raise InputError("this is a Parquet file with a text-file name", source=display,
-                         hint="Rename it to .parquet")
-    if b"\x00" in data[:65536]:
-        raise InputError("binary data, not a text table", source=display,
-                         hint="Give a CSV, TSV, JSON or Parquet file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", source=display,
-                         line=line, hint="Save the file as UTF-8") from None
+        from metrics_core.io.tables import read_parquet_frame
+
+        if data[:4] != b"PAR1":
+            raise InputError("not a readable Parquet file (no PAR1 header)", source=display,
+                             hint="Save the table as Parquet, or as CSV with a .csv name")
+        return read_parquet_frame(data, display), display, kind
+    check_text(raw)
+    text = data.decode("utf-8-sig")
     if kind in ("json", "jsonl"):
         try:
             if kind == "jsonl" or (kind == "json" and not text.lstrip().startswith(("[", "{"))):
@@ -92,6 +83,9 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
             else:
                 obj = json.loads(text)
                 frame = pd.DataFrame(obj)
+        except RecursionError:
+            raise InputError("JSON nested too deeply", source=display,
+                             hint="Give a list of records or an object of columns") from None
         except (ValueError, TypeError) as exc:
             line = getattr(exc, "lineno", None)
             raise InputError(f"not a JSON table ({str(exc).splitlines()[0][:120]})", source=display,
@@ -124,11 +118,7 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     return frame, display, kind
 
 
-def _show(value) -> str:
-    """A cell as the user wrote it: numpy scalars unwrapped, strings quoted."""
-    if hasattr(value, "item"):
-        value = value.item()
-    return repr(value) if isinstance(value, str) else str(value)
+_show = show
 
 
 def _where(kind, row):
@@ -158,34 +148,21 @@ def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, dis
                      source=display, hint=f"Name it with {option}")
 
 
+def _locator(kind):
+    def locate(row: int) -> dict:
+        if kind in ("csv", "tsv"):
+            return {"line": row + 2}
+        return {"problem_prefix": f"row {row + 1}: "}
+    return locate
+
+
 def _numbers(frame, col, kind, display) -> np.ndarray:
-    values = frame[col]
-    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(num)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raw = values.iloc[i]
-        raise InputError(_problem(kind, i, f"{col} value {_show(raw)} is not a finite number"),
-                         source=display, **_where(kind, i),
-                         hint="Every row needs a numeric score; remove or fix this row")
-    return num
+    return to_numbers(frame[col], what=f"{col} value", source=display, locate=_locator(kind),
+                      hint="Every row needs a numeric score; remove or fix this row")
 
 
 def _binary(frame, col, kind, display) -> np.ndarray:
-    values = frame[col]
-    if values.dtype == bool:
-        return values.to_numpy().astype(np.int8)
-    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    if values.dtype == object:
-        text = values.astype(str).str.strip().str.lower()
-        num = np.where(text.isin(_TRUE), 1.0, np.where(text.isin(_FALSE), 0.0, num))
-    bad = ~((num == 0) | (num == 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(_problem(kind, i, f"{col} value {_show(values.iloc[i])} is not 0 or 1"),
-                         source=display, **_where(kind, i),
-                         hint="Labels must be binary: 1 = positive, 0 = negative")
-    return num.astype(np.int8)
+    return binary_labels(frame[col], what=f"{col} value", source=display, locate=_locator(kind))
 
 
 @dataclass
@@ -265,9 +242,11 @@ def read_candidates(source, *, query_col=None, candidate_col=None, prob_col=None
                          source=display, **_where(kind, i),
                          hint="Dynamic K thresholds probabilities; convert scores first")
     qv = frame[q]
-    if qv.isna().any():
-        i = int(np.flatnonzero(qv.isna().to_numpy())[0])
-        raise InputError(_problem(kind, i, "empty query id"), source=display, **_where(kind, i))
+    empty = (qv.isna() | qv.astype(str).str.strip().eq("")).to_numpy(dtype=bool)
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise InputError(_problem(kind, i, "empty query id"), source=display, **_where(kind, i),
+                         hint="Every row needs a query id")
     return CandidatesTable(qv.astype(str).to_numpy(),
                            frame[c].astype(str).to_numpy() if c else np.arange(len(frame)).astype(str),
                            prob, _binary(frame, g, kind, display),

@@ -18,6 +18,7 @@ import pyarrow as pa
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
+from metrics_core.validation import show, to_numbers
 
 #: Usual column names of each role, most specific first.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
@@ -70,12 +71,7 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         if not data.startswith(PARQUET_MAGIC):
             raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
                              hint="Give a .parquet file, or choose another format")
-        try:
-            import pyarrow.parquet as pq
-
-            return pq.read_table(pa.BufferReader(data)).to_pandas(), 0
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"cannot read this Parquet file ({exc})", source=raw.name) from None
+        return read_parquet_frame(data, raw.name), 0
     check_text(raw)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
@@ -97,6 +93,10 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                              line=line, hint="Every row needs the same number of fields") from None
         except pd.errors.EmptyDataError:
             raise InputError("the file is empty", source=raw.name) from None
+        if not isinstance(frame.index, pd.RangeIndex):
+            # pandas made the surplus leading fields an index: every row is too long
+            raise InputError(f"the rows have more fields than the header ({len(frame.columns)})",
+                             source=raw.name, line=2, hint="Every row needs the same number of fields")
         return frame, 2
     if fmt == "jsonl":
         rows = []
@@ -107,6 +107,8 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"invalid JSON ({exc.msg})", source=raw.name, line=number) from None
+            except RecursionError:
+                raise _too_deep(raw.name, number) from None
             if not isinstance(obj, dict):
                 raise InputError("each JSON line must be an object", source=raw.name, line=number)
             rows.append(obj)
@@ -119,9 +121,47 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON ({exc.msg})", source=raw.name,
                              line=line_of_offset(data, exc.pos)) from None
+        except RecursionError:
+            raise _too_deep(raw.name) from None
         return obj, 0
     raise InputError(f"unknown format {fmt!r}", source=raw.name,
                      hint="accepted: auto, trec, csv, tsv, parquet, json, jsonl")
+
+
+def _too_deep(source: str, line: int | None = None) -> InputError:
+    return InputError("JSON nested too deeply", source=source, line=line,
+                      hint="A table is a list of flat row objects, or {qid: {docid: value}}")
+
+
+#: Largest number of cells (rows x columns) a Parquet file may declare.
+MAX_PARQUET_CELLS = 2_000_000_000
+
+
+def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
+    """A Parquet file's table, with its declared size checked before anything is read."""
+    import pyarrow.parquet as pq
+
+    try:
+        from metrics_core.io.source import MAX_INPUT_BYTES
+
+        meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+        if meta.num_rows * max(meta.num_columns, 1) > MAX_PARQUET_CELLS:
+            raise InputError(f"the Parquet file declares {meta.num_rows:,} rows", source=source,
+                             hint="Split the file")
+        declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if declared > MAX_INPUT_BYTES:
+            raise InputError(f"the Parquet file declares {declared:,} bytes of data, above the input "
+                             f"limit of {MAX_INPUT_BYTES:,}", source=source,
+                             hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
+        table = pq.read_table(pa.BufferReader(data))
+        return table.to_pandas()
+    except InputError:
+        raise
+    except MemoryError:
+        raise InputError("the Parquet file is too large to read into memory", source=source) from None
+    except Exception as exc:  # pyarrow raises many kinds for a damaged file
+        raise InputError(f"cannot read this Parquet file ({type(exc).__name__})", source=source,
+                         hint="Save the table again as Parquet, or as CSV") from None
 
 
 def guess_table_format(raw: RawData) -> str:
@@ -155,30 +195,50 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
         raise InputError("the table has no rows", source=source)
     roles = detect_columns(frame.columns, kind, columns, source)
     vcol = roles["score" if kind == "run" else "relevance"]
-    raw_values = frame[vcol]
-    values = pd.to_numeric(raw_values, errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.isnan(values) & ~raw_values.astype(str).str.strip().str.lower().isin(["nan"]).to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{vcol} {raw_values.iloc[i]!r} is not a number", source=source,
-                         line=(i + first_line) if first_line else None,
-                         hint=None if first_line else f"row {i + 1}")
+
+    def locate(i: int) -> dict:
+        if first_line:
+            return {"line": i + first_line}
+        return {"problem_prefix": f"row {i + 1}: "}
+
+    values = to_numbers(frame[vcol], what=vcol, source=source, locate=locate,
+                        hint=f"Every row needs a numeric {vcol}")
     if kind == "run" and vcol == "rank" and roles["score"] == "rank":
         values = -values  # rank 1 is best: a higher score must mean better
     lines = (np.arange(len(frame)) + first_line) if first_line else None
-    qid = _id_column(frame[roles["query_id"]])
-    did = _id_column(frame[roles["doc_id"]])
+    qid = _id_column(frame[roles["query_id"]], "query id", source, locate)
+    did = _id_column(frame[roles["doc_id"]], "document id", source, locate)
     if kind == "run":
         return Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
     return Qrels(qid, did, values, source=source, line_numbers=lines)
 
 
-def _id_column(series: pd.Series) -> pa.Array:
+def _id_column(series: pd.Series, what: str = "id", source: str = "<table>", locate=None) -> pa.Array:
+    """Ids as an Arrow string array: scalars only (no lists or structs), none empty."""
+    def fail(mask, problem):
+        i = int(np.flatnonzero(mask)[0])
+        where = (locate or (lambda j: {"problem_prefix": f"row {j + 1}: "}))(i)
+        prefix = where.pop("problem_prefix", "")
+        raise InputError(prefix + problem(i), source=source,
+                         hint=f"Every row needs a {what} (a text or a whole number)", **where)
+
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-        return pa.array(series.to_numpy())
-    if pd.api.types.is_string_dtype(series) and series.map(type).eq(str).all():
-        return pa.array(series.to_numpy(dtype=object), type=pa.string())
-    return pa.array([None if pd.isna(x) else str(x) for x in series], type=pa.string())
+        arr = series.to_numpy()
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            fail(~np.isfinite(arr), lambda i: f"empty or non-finite {what} ({show(arr[i])})")
+        return pa.array(arr)
+    obj = series.astype(object).to_numpy()
+    compound = np.fromiter((isinstance(v, (list, tuple, dict, set, np.ndarray, bytes, bytearray))
+                            for v in obj), dtype=bool, count=len(obj))
+    if compound.any():
+        fail(compound, lambda i: f"the {what} is a {type(obj[i]).__name__}, not a single value")
+    missing = pd.isna(series).to_numpy(dtype=bool)
+    text = [None if m else (v if isinstance(v, str) else str(v)) for v, m in zip(obj, missing, strict=True)]
+    empty = missing | np.fromiter((t is not None and not t.strip() for t in text), dtype=bool,
+                                  count=len(text))
+    if empty.any():
+        fail(empty, lambda i: f"empty {what}")
+    return pa.array(text, type=pa.string())
 
 
 def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io.source import RawData, check_text, text_lines
+from metrics_core.validation import parse_number
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
 QRELS_FORMAT = "qid iter docid relevance"
@@ -122,6 +123,10 @@ def _slow_parse(raw: RawData, kind: str):
         if not stripped or line.startswith("#"):
             continue
         parts = stripped.split()
+        if '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"'):
+            raise InputError("a double quote (\") in the line: TREC files are not quoted, and ids "
+                             "cannot contain spaces", source=raw.name, line=number,
+                             hint=f"Remove the quotes and the spaces inside ids; {kind} lines are: {layout}")
         if len(parts) < ncols:
             hint = f"{kind} lines are: {layout}"
             if kind == "run" and len(parts) == 4:
@@ -133,11 +138,10 @@ def _slow_parse(raw: RawData, kind: str):
                              hint=f"qrels lines are: {layout} (this line looks like a run line:"
                                   " did you swap --qrels and --run?)")
         text_value = parts[vcol]
-        try:
-            value = float(text_value)
-        except ValueError:
+        value = parse_number(text_value)
+        if value is None:
             raise InputError(f"{vname} {text_value!r} is not a number", source=raw.name, line=number,
-                             hint=f"{kind} lines are: {layout}") from None
+                             hint=f"{kind} lines are: {layout}")
         if not np.isfinite(value):
             raise InputError(f"{vname} is {text_value!r}, not a finite number", source=raw.name,
                              line=number, hint=f"Every {vname} must be a finite number")
@@ -155,11 +159,7 @@ def _slow_parse(raw: RawData, kind: str):
 
 
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return parse_number(text) is not None
 
 
 def _parse(raw: RawData, kind: str):
@@ -194,11 +194,12 @@ def looks_like_trec(raw: RawData, kind: str) -> bool:
             continue
         parts = s.split()
         ncols, _, vcol, _, _ = _LAYOUT[kind]
-        if len(parts) < ncols or b"," in s:
+        # a comma is allowed (document ids may hold one); a CSV line has no whitespace
+        # between its fields, so it does not split into enough columns
+        if len(parts) < ncols:
             return False
         try:
-            float(parts[vcol])
-        except ValueError:
+            return parse_number(parts[vcol].decode("ascii")) is not None
+        except UnicodeDecodeError:
             return False
-        return True
     return False

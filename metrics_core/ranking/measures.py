@@ -232,9 +232,18 @@ def geometric_map(R, spec, conv):
     return average_precision(R, spec, conv)
 
 
+_EXP_GAIN_MAX_LABEL = 1023  # 2.0**1024 is inf in float64
+
+
 def _gain(labels: np.ndarray, kind: str) -> np.ndarray:
     """Gain of positive labels: the label (trec_eval) or 2**label - 1."""
     if kind == "exp":
+        if labels.size and labels.max() > _EXP_GAIN_MAX_LABEL:
+            from metrics_core.errors import InputError
+
+            raise InputError(f"relevance {labels.max():.17g} is too large for gain=exp: 2**relevance - 1 "
+                             f"overflows above {_EXP_GAIN_MAX_LABEL}",
+                             hint="Use gain=linear, or relevance grades below 1024")
         return np.exp2(labels) - 1.0
     return labels.astype(np.float64)
 

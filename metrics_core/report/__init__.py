@@ -7,6 +7,7 @@ caption note, JSON as keys.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
@@ -77,13 +78,50 @@ def json_safe(obj):
 def latex_escape(text: str) -> str:
     """Escape LaTeX's special characters in a cell or header."""
     repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+            "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\n": " ", "\r": " "}
     return "".join(repl.get(c, c) for c in str(text))
 
 
+def _one_line(text: str) -> str:
+    return str(text).replace("\r", " ").replace("\n", " ")
+
+
 def markdown_escape(text: str) -> str:
-    """Escape characters that would break a Markdown table cell."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Escape a Markdown table cell: HTML is escaped (no tag or entity survives) and the
+    brackets of Markdown's links and images are backslash-escaped, so ``<script>`` and
+    ``[x](javascript:...)`` stay text; ``|`` and line breaks cannot break the table.
+
+    >>> print(markdown_escape("<b>a|b</b>"))
+    &lt;b&gt;a\\|b&lt;/b&gt;
+    >>> print(markdown_escape("[x](javascript:alert(1))"))
+    \\[x\\](javascript:alert(1))
+    """
+    import html
+
+    text = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
+    return "".join("\\" + c if c in "\\|[]`" else c for c in text)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value):
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with
+    ``=``, ``+``, ``-`` (when not a number), ``@``, a tab or a carriage return gets a
+    leading ``'`` (OWASP's CSV-injection rule). Numbers pass unchanged.
+
+    >>> csv_safe("=HYPERLINK(1)"), csv_safe("-0.5"), csv_safe("-x"), csv_safe(3.5)
+    ("'=HYPERLINK(1)", '-0.5', "'-x", 3.5)
+    """
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    if value[0] in "+-":
+        from metrics_core.validation import parse_number
+
+        if parse_number(value) is not None and value.strip() == value:
+            return value
+    return "'" + value
 
 
 def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None = None,
@@ -112,10 +150,17 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
     line = _provenance_line(prov)
     if fmt == "csv":
         buf = io.StringIO()
-        buf.write(f"# {line}\n")
+        buf.write(f"# {_one_line(line)}\n")
         if title:
-            buf.write(f"# {title}\n")
-        frame.to_csv(buf, index=False, float_format="%.17g")
+            buf.write(f"# {_one_line(title)}\n")
+        safe = frame.rename(columns=lambda c: csv_safe(str(c)))
+        text_cols = [c for c in safe.columns if safe[c].dtype == object or
+                     pd.api.types.is_string_dtype(safe[c])]
+        if text_cols:
+            safe = safe.copy()
+            for c in text_cols:
+                safe[c] = safe[c].map(csv_safe)
+        safe.to_csv(buf, index=False, float_format="%.17g")
         return buf.getvalue()
     if fmt == "json":
         records = [json_safe(r) for r in frame.to_dict(orient="records")]
@@ -154,12 +199,34 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
 
 
 def write_text(text: str, path: str | None = None) -> None:
-    """Write to ``path``, or to stdout when ``path`` is None or ``-``."""
+    """Write to ``path``, or to stdout when ``path`` is None or ``-``.
+
+    A failed write (missing folder, permission, a full disk, an I/O error) is an
+    :class:`~metrics_core.errors.InputError` naming the output.
+    """
+    from metrics_core.errors import InputError
+
+    text = text if text.endswith("\n") else text + "\n"
     if path in (None, "-"):
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise InputError(f"cannot write the output ({exc.strerror or type(exc).__name__})",
+                             source="<stdout>", hint="Check the disk, or write with -o FILE") from None
+        return
+    try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
+            fh.write(text)
+    except OSError as exc:
+        reason = {errno.ENOENT: "the folder does not exist", errno.EACCES: "permission denied",
+                  errno.ENOSPC: "no space left on the device", errno.EIO: "an input/output error",
+                  errno.EISDIR: "it is a folder", errno.EROFS: "a read-only file system"}.get(
+            exc.errno, exc.strerror or type(exc).__name__)
+        raise InputError(f"cannot write the output ({reason})", source=str(path),
+                         hint="Choose another output path (-o) or free some space") from None
 
 
 # Interpretation labels: a value at or above its threshold is "Good".

@@ -1,0 +1,41 @@
+"""argparse types for numeric options: finite, bounded, spelled as numbers.
+
+A bad value ends with argparse's one-line error naming the option (exit status 2).
+The bounds of options that size memory come from :data:`metrics_core.validation.LIMITS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from metrics_core.errors import InputError
+from metrics_core.validation import LIMITS, check_float, check_int
+
+
+def finite_float(minimum: float | None = None, maximum: float | None = None, *,
+                 open_low: bool = False, open_high: bool = False):
+    """A type that accepts a finite number within the bounds (no NaN, no infinity)."""
+    def parse(text: str) -> float:
+        try:
+            return check_float(text, "the value", minimum=minimum, maximum=maximum,
+                               open_low=open_low, open_high=open_high)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(exc.problem.replace("the value ", "")) from None
+    parse.__name__ = "number"
+    return parse
+
+
+def whole(minimum: int | None = None, maximum: int | None = None):
+    """A type that accepts a whole number within the bounds."""
+    def parse(text: str) -> int:
+        try:
+            return check_int(text, "the value", minimum=minimum, maximum=maximum)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(exc.problem.replace("the value ", "")) from None
+    parse.__name__ = "whole number"
+    return parse
+
+
+SEED = whole(0, 2**63 - 1)
+RESAMPLES = whole(0, LIMITS["resamples"])
+CUTOFF = whole(1, LIMITS["cutoff"])

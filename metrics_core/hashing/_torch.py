@@ -1,0 +1,20 @@
+"""torch, imported on first use.
+
+Importing :mod:`metrics_core.hashing` for its constants (TIE_RULES, NORMALISERS), or the
+command line for its option checks, loads no torch; the first attribute looked up on
+:data:`torch` imports it (and each attribute is cached on the proxy).
+"""
+
+from __future__ import annotations
+
+
+class _LazyTorch:
+    def __getattr__(self, name):
+        import torch as _torch
+
+        value = getattr(_torch, name)
+        object.__setattr__(self, name, value)
+        return value
+
+
+torch = _LazyTorch()

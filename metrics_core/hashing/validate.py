@@ -1,0 +1,109 @@
+"""Validation of hash codes, labels and devices; the package's rule names.
+
+Codes are ±1 (or 0/1, converted) matrices of shape (items, bits); labels are class ids
+(one per item) or 0/1 multi-label rows. Every problem is an
+:class:`~metrics_core.errors.InputError` naming the role ("query codes", ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metrics_core.errors import InputError
+from metrics_core.hashing._torch import torch
+
+TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
+NORMALISERS = ("retrieved", "min_r_k")
+ZERO_RELEVANT = ("zero", "exclude")
+
+#: Bytes of working memory per query chunk (distance matrix and histogram indices).
+DEFAULT_MEMORY_BUDGET = 256 << 20
+
+
+def validate_codes(codes, name: str = "codes") -> torch.Tensor:
+    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes.
+
+    Anything else (2, 0.5, NaN, a sign of 0 ...) is an InputError naming the first bad
+    position. ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
+
+    >>> validate_codes([[0, 1], [1, 1]]).tolist()
+    [[-1.0, 1.0], [1.0, 1.0]]
+    """
+    t = torch.as_tensor(np.asarray(codes) if not isinstance(codes, torch.Tensor) else codes)
+    if t.ndim == 1:
+        t = t.unsqueeze(0)
+    if t.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (items x bits), got {t.ndim} dimensions")
+    if t.shape[1] == 0 or t.shape[0] == 0:
+        raise InputError(f"{name}: empty code matrix of shape {tuple(t.shape)}")
+    t = t.to(torch.float32)
+    is_pm = (t == 1) | (t == -1)
+    if bool(is_pm.all()):
+        return t.contiguous()
+    is01 = (t == 0) | (t == 1)
+    if bool(is01.all()):
+        return (2 * t - 1).contiguous()
+    odd = ~(is_pm | is01)
+    if bool(odd.any()):
+        bad = torch.nonzero(odd)[0].tolist()
+        problem = "is not a code bit"
+    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
+        bad = torch.nonzero(t == 0)[0].tolist()
+        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
+    raise InputError(f"{name}: value {t[bad[0], bad[1]].item()!r} at row {bad[0]}, bit {bad[1]} "
+                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
+
+
+def _labels(labels, n: int, name: str) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels)
+    if t.shape[0] != n:
+        raise InputError(f"{name}: {t.shape[0]} labels for {n} codes", hint="one label (row) per code")
+    if t.ndim == 2 and t.shape[1] == 1:
+        t = t[:, 0]
+    if t.ndim == 2:
+        if not bool(((t == 0) | (t == 1)).all()):
+            raise InputError(f"{name}: multi-label rows must be 0/1 vectors")
+        return t.to(torch.float32)
+    if t.ndim != 1:
+        raise InputError(f"{name}: labels must be a vector or a 0/1 matrix")
+    if t.dtype.is_floating_point and not bool((t == t.round()).all()):
+        raise InputError(f"{name}: class labels must be whole numbers")
+    return t.to(torch.int64)
+
+
+def _relevance(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
+    """Relevant pairs: same class (single labels) or at least one shared label (multi)."""
+    if ql.ndim == 1 and dl.ndim == 1:
+        return ql[:, None] == dl[None, :]
+    if ql.ndim == 2 and dl.ndim == 2:
+        if ql.shape[1] != dl.shape[1]:
+            raise InputError("query and database label vectors have different lengths")
+        return (ql @ dl.T) > 0
+    raise InputError("query and database labels must both be class ids or both 0/1 vectors")
+
+
+
+def resolve_device(device=None) -> torch.device:
+    """The torch device named by ``device`` (None: CUDA when available, else the CPU),
+    refused with an :class:`InputError` when it is not a device or not available here."""
+    if device is None:
+        return default_device()
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise InputError(f"unknown device {str(device)!r}", hint="Use cpu, cuda or cuda:N") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise InputError(f"device {str(device)!r} is not supported", hint="Use cpu, cuda or cuda:N")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputError(f"device {str(device)!r} is not available: this torch build has no CUDA "
+                             "or no GPU is visible", hint="Use --device cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise InputError(f"device {str(device)!r} does not exist ({torch.cuda.device_count()} GPUs)",
+                             hint="Use cuda:0 or cpu")
+    return dev
+
+
+def default_device() -> torch.device:
+    """CUDA when available, else the CPU."""
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")

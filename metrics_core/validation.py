@@ -1,0 +1,383 @@
+"""One validation layer: the checks every module applies to what a user hands it.
+
+Readers (:mod:`metrics_core.io`), detection, calibration, dynamic K and hashing validate
+through these functions, so a rule is written once and its message reads the same
+everywhere:
+
+* :func:`parse_number` / :func:`number_mask` -- numbers as trec_eval reads them (ASCII
+  decimal digits, optional sign, fraction and exponent; no ``1_000``, no hexadecimal, no
+  non-ASCII digits);
+* :func:`finite_scores` -- finite float scores;
+* :func:`binary_labels` -- 0/1 labels (booleans, 0/1 numbers, or yes/no, true/false,
+  t/f, y/n in text columns, whatever pandas' string dtype);
+* :func:`check_choice`, :func:`check_lengths`, :func:`check_int`, :func:`check_float` --
+  choices, equal lengths and bounded options;
+* :data:`ONE_CLASS_RULES` / :func:`one_class_value` -- the one-class rule: with no
+  positives or no negatives AUROC and AUPRC are undefined; rule ``"nan"`` returns NaN
+  (callers warn), rule ``"audit"`` returns AUROC 0.5 and AUPRC = the positive rate;
+* :data:`LIMITS` -- the documented bounds of the options that size memory.
+
+Positions in messages are 1-based. Every problem is an :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+import numpy as np
+
+from metrics_core.errors import InputError
+
+#: Bounds of the options that size memory or work (README "Limits").
+LIMITS = {
+    "bins": 10_000,            # calibration bins
+    "resamples": 100_000,      # bootstrap resamples
+    "permutations": 1_000_000,  # sign flips of the permutation test
+    "cutoff": 10_000_000,      # a rank cutoff or depth (-M, --topk, -k)
+    "radius": 65_536,          # Hamming radius
+}
+
+#: trec_eval's numbers (C ``atof`` on a whole field, finite, ASCII only).
+NUMBER_PATTERN = r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))"
+_NUMBER = re.compile(NUMBER_PATTERN, re.ASCII)
+
+TRUE_WORDS = ("1", "true", "yes", "t", "y")
+FALSE_WORDS = ("0", "false", "no", "f", "n")
+
+#: The one-class rule's names: "nan" (undefined, NaN) or "audit" (0.5 / positive rate).
+ONE_CLASS_RULES = ("nan", "audit")
+
+Locate = Callable[[int], dict]
+
+
+def _at(i: int) -> dict:
+    return {"problem_prefix": f"position {i + 1}: "}
+
+
+def _raise(problem: str, i: int, locate: Locate | None, source: str | None, hint: str | None = None):
+    where = (locate or _at)(i)
+    prefix = where.pop("problem_prefix", "")
+    raise InputError(prefix + problem, source=where.pop("source", source), hint=hint, **where)
+
+
+def show(value) -> str:
+    """A value as the user wrote it: numpy scalars unwrapped, strings quoted.
+
+    >>> show(np.float64("nan")), show("x"), show(np.int64(3))
+    ('nan', "'x'", '3')
+    """
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            pass
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+# ----------------------------------------------------------------------------------
+# numbers
+
+
+def parse_number(text: str) -> float | None:
+    """The float of ``text`` when it is a trec_eval number, else None.
+
+    >>> parse_number("3.5"), parse_number(" -1e3 "), parse_number("1_000"), parse_number("١٢")
+    (3.5, -1000.0, None, None)
+    """
+    text = text.strip()
+    if not _NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+def number_mask(texts) -> np.ndarray:
+    """For a sequence of strings, which are trec_eval numbers (vectorised over pandas)."""
+    import pandas as pd
+
+    s = pd.Series(texts, dtype=object).astype(str).str.strip()
+    return s.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool) & \
+        s.map(str.isascii).to_numpy(dtype=bool)
+
+
+def to_numbers(values, *, what: str, source: str | None = None, locate: Locate | None = None,
+               allow_nan: bool = False, hint: str | None = None) -> np.ndarray:
+    """A column (pandas Series, array or list) as float64, refusing anything that is not a
+    number (text is parsed as trec_eval parses it) and, unless ``allow_nan``, NaN/inf."""
+    import pandas as pd
+
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values) if not
+                                                                     isinstance(values, np.ndarray)
+                                                                     else values)
+    if pd.api.types.is_bool_dtype(series):
+        num = series.to_numpy(dtype=np.float64)
+        ok = np.ones(len(series), dtype=bool)
+    elif pd.api.types.is_numeric_dtype(series):
+        num = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        ok = np.ones(len(series), dtype=bool)
+    elif pd.api.types.infer_dtype(series, skipna=False) == "string":
+        # all text (a CSV column): pandas' C parser, which refuses what trec_eval refuses
+        # (1_000, hexadecimal, non-ASCII digits); only the rows it leaves NaN are looked at
+        # again, to tell a spelled NaN/inf from a word
+        num = pd.to_numeric(series.astype(object), errors="coerce").to_numpy(dtype=np.float64)
+        ok = ~np.isnan(num)
+        if not ok.all():
+            idx = np.flatnonzero(~ok)
+            ok[idx] = number_mask(series.iloc[idx].to_numpy(dtype=object))
+    else:
+        obj = series.astype(object)
+        is_text = obj.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+        is_num = obj.map(lambda v: isinstance(v, (int, float, np.integer, np.floating))
+                         and not isinstance(v, bool)).to_numpy(dtype=bool)
+        ok = is_num.copy()
+        num = np.full(len(obj), np.nan)
+        if is_num.any():
+            num[is_num] = np.asarray(obj[is_num].tolist(), dtype=np.float64)
+        if is_text.any():
+            texts = obj[is_text]
+            good = number_mask(texts.to_numpy())
+            vals = np.full(len(texts), np.nan)
+            if good.any():
+                vals[good] = texts[good].astype(str).str.strip().astype(float).to_numpy()
+            idx = np.flatnonzero(is_text)
+            num[idx] = vals
+            ok[idx] = good
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        _raise(f"{what} {show(series.iloc[i])} is not a number", i, locate, source,
+               hint or "Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3")
+    if not allow_nan:
+        bad = ~np.isfinite(num)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            _raise(f"{what} {show(series.iloc[i])} is not a finite number", i, locate, source,
+                   hint or "Remove or fix NaN/inf values")
+    return num
+
+
+def finite_scores(values, *, what: str = "score", source: str | None = None,
+                  locate: Locate | None = None) -> np.ndarray:
+    """One-dimensional finite float64 scores (numeric arrays; float32 widened exactly).
+
+    >>> finite_scores([1, 0.5]).tolist()
+    [1.0, 0.5]
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{what}s must be one-dimensional", source=source)
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{what}s must be numbers, got values of type {arr.dtype}", source=source)
+    scores = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        _raise(f"{what} {show(scores[i])} is not a finite number", i, locate, source,
+               "Remove or fix NaN/inf scores")
+    return scores
+
+
+def binary_labels(values, *, what: str = "label", source: str | None = None,
+                  locate: Locate | None = None, dtype=np.int8) -> np.ndarray:
+    """0/1 labels from booleans, 0/1 numbers, or yes/no and true/false words in text.
+
+    Text is matched case-insensitively after stripping, in object columns and in
+    pandas' string dtypes alike.
+
+    >>> binary_labels([True, False]).tolist(), binary_labels(["yes", "No", "1"]).tolist()
+    ([1, 0], [1, 0, 1])
+    """
+    import pandas as pd
+
+    hint = "Labels must be 0/1: 1 = positive, 0 = negative (yes/no, true/false accepted)"
+    series = values if isinstance(values, pd.Series) else pd.Series(
+        values if isinstance(values, np.ndarray) else list(values))
+    if series.ndim != 1:
+        raise InputError(f"{what}s must be one-dimensional", source=source)
+    if pd.api.types.is_bool_dtype(series) and not series.isna().any():
+        return series.to_numpy(dtype=bool).astype(dtype)
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        num = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif pd.api.types.infer_dtype(series, skipna=False) == "string":
+        text = series.astype(object).str.strip().str.lower()
+        num = np.where(text.isin(TRUE_WORDS), 1.0,
+                       np.where(text.isin(FALSE_WORDS), 0.0,
+                                pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)))
+    else:
+        obj = series.astype(object)
+
+        def one(v):
+            if isinstance(v, (bool, np.bool_)):
+                return float(v)
+            if isinstance(v, (int, float, np.integer, np.floating)):
+                return float(v)
+            if isinstance(v, str):
+                t = v.strip().lower()
+                if t in TRUE_WORDS:
+                    return 1.0
+                if t in FALSE_WORDS:
+                    return 0.0
+                n = parse_number(t)
+                return np.nan if n is None else n
+            return np.nan
+
+        num = np.fromiter((one(v) for v in obj), dtype=np.float64, count=len(obj))
+    bad = ~((num == 0) | (num == 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        _raise(f"{what} {show(series.iloc[i])} is not 0 or 1", i, locate, source, hint)
+    return num.astype(dtype)
+
+
+def check_choice(value, choices: Sequence, what: str, source: str | None = None):
+    """``value`` when it is one of ``choices``, else an :class:`InputError` listing them."""
+    try:
+        ok = value in choices
+    except TypeError:
+        ok = False
+    if not ok:
+        raise InputError(f"unknown {what} {show(value)}", source=source,
+                         hint="Accepted: " + ", ".join(str(c) for c in choices))
+    return value
+
+
+def check_lengths(source: str | None = None, hint: str | None = None, **arrays) -> int:
+    """The common length of ``arrays`` (keyword = name), or an error naming them.
+
+    >>> check_lengths(labels=[1, 0], scores=[0.1, 0.2])
+    2
+    """
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise InputError(" but ".join(f"{n} {k}" for k, n in lengths.items()), source=source,
+                         hint=hint or "Give one value of each per row")
+    return next(iter(lengths.values()), 0)
+
+
+def check_int(value, what: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """A whole number within [minimum, maximum] (bools and floats with a fraction refused).
+
+    >>> check_int(3, "bins", minimum=1)
+    3
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise InputError(f"{what} must be a whole number, got {show(value)}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
+            raise InputError(f"{what} must be a whole number, got {value!r}")
+        value = int(text)
+    try:
+        as_int = int(value)
+        ok = as_int == value
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InputError(f"{what} must be a whole number, got {show(value)}")
+    if minimum is not None and as_int < minimum:
+        raise InputError(f"{what} must be at least {minimum}, got {as_int}")
+    if maximum is not None and as_int > maximum:
+        raise InputError(f"{what} must be at most {maximum:,}, got {as_int:,}",
+                         hint="See the Limits section of the README")
+    return as_int
+
+
+def check_float(value, what: str, *, minimum: float | None = None, maximum: float | None = None,
+                open_low: bool = False, open_high: bool = False) -> float:
+    """A finite number within its bounds (NaN and infinities refused).
+
+    >>> check_float("0.5", "tau", minimum=0, maximum=1)
+    0.5
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise InputError(f"{what} must be a number, got {show(value)}")
+    if isinstance(value, str):
+        number = parse_number(value)
+        if number is None:
+            raise InputError(f"{what} must be a number, got {value!r}")
+        value = number
+    try:
+        f = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what} must be a number, got {show(value)}") from None
+    if not math.isfinite(f):
+        raise InputError(f"{what} must be a finite number, got {show(value)}")
+    if minimum is not None and (f < minimum or (open_low and f == minimum)):
+        raise InputError(f"{what} must be {'above' if open_low else 'at least'} {minimum:g}, got {f:g}")
+    if maximum is not None and (f > maximum or (open_high and f == maximum)):
+        raise InputError(f"{what} must be {'below' if open_high else 'at most'} {maximum:g}, got {f:g}")
+    return f
+
+
+def as_fraction(value, what: str = "target rate") -> Fraction:
+    """A rate as the exact fraction of its decimal spelling.
+
+    A float is read as the shortest decimal that prints as it (``repr``): 0.07 is 7/100
+    exactly, not the binary 0.0700000000000000066...; so floor(0.29 * 100) is 29, where
+    float arithmetic gives 28.999999999999996 -> 28.
+
+    >>> as_fraction(0.07), as_fraction("0.29")
+    (Fraction(7, 100), Fraction(29, 100))
+    """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{what} {show(value)} is not a number")
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise InputError(f"{what} {value} is not a finite number")
+        return Fraction(value)
+    if isinstance(value, str):
+        if parse_number(value) is None:
+            raise InputError(f"{what} {value!r} is not a number")
+        try:
+            return Fraction(Decimal(value.strip()))
+        except (InvalidOperation, ValueError):
+            raise InputError(f"{what} {value!r} is not a number") from None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} {show(value)} is not a number") from None
+    if not math.isfinite(f):
+        raise InputError(f"{what} {show(value)} is not a finite number")
+    return Fraction(Decimal(repr(f)))
+
+
+# ----------------------------------------------------------------------------------
+# the one-class rule
+
+
+def check_one_class_rule(rule: str) -> str:
+    """``rule`` when it names a one-class rule (see :data:`ONE_CLASS_RULES`)."""
+    return check_choice(rule, ONE_CLASS_RULES, "one-class (single_class) rule")
+
+
+def one_class(n_pos: int, n_neg: int) -> bool:
+    """Whether only one class is present (no positives or no negatives)."""
+    return n_pos == 0 or n_neg == 0
+
+
+def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
+    """AUROC / AUPRC when one class only is present, under ``rule``.
+
+    "nan": undefined (NaN). "audit" (seed 002's audit rule): AUROC 0.5 (a constant
+    ranking), AUPRC the positive rate. Other metrics are NaN under both rules.
+
+    >>> one_class_value("auroc", 3, 0, "audit"), one_class_value("auprc", 0, 4, "audit")
+    (0.5, 0.0)
+    """
+    if rule == "audit" and metric == "auroc":
+        return 0.5
+    if rule == "audit" and metric == "auprc":
+        return n_pos / (n_pos + n_neg) if n_pos + n_neg else math.nan
+    return math.nan
+
+
+def one_class_message(n_pos: int, what: str = "AUROC, AUPRC and TPR@FPR") -> str:
+    """The sentence that says which class is missing."""
+    missing = "positive" if n_pos == 0 else "negative"
+    return f"{what} are undefined: no {missing} labels (only one class present)"
