@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
-from metrics_core.errors import InputError
+from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from ui import state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,57 +77,6 @@ def run_name_for(run: mc.Run, filename: str) -> str:
     if stem.lower() in ("run", "runs", "results", "output", "") and isinstance(tag, str) and tag:
         return tag
     return stem
-
-
-def read_metadata(data, filename: str = "<metadata>", index_col: str | None = None) -> pd.DataFrame:
-    """Query metadata table (CSV/TSV/JSON/Parquet) indexed by query id (as text).
-
-    The index column is ``index_col`` or the first of query_id/qid/id/query found.
-    A ``date`` column is parsed to datetimes.
-    """
-    from io import BytesIO
-
-    from metrics_core.io.source import check_text, read_source
-
-    raw = read_source(data, filename)
-    ext = raw.extension
-    try:
-        if raw.data.startswith(b"PAR1") or ext in (".parquet", ".pq"):
-            frame = pd.read_parquet(BytesIO(raw.data))
-        else:
-            check_text(raw)
-            head = raw.data.lstrip()[:1]
-            if ext == ".jsonl" or (head == b"{" and b"\n{" in raw.data[:4096]):
-                frame = pd.read_json(BytesIO(raw.data), lines=True, dtype=False)
-            elif ext == ".json" or head == b"[":
-                frame = pd.read_json(BytesIO(raw.data), dtype=False)
-            else:
-                first = raw.data.split(b"\n", 1)[0]
-                sep = "\t" if b"\t" in first and b"," not in first else ","
-                frame = pd.read_csv(BytesIO(raw.data), sep=sep, dtype=str, keep_default_na=False)
-    except InputError:
-        raise
-    except Exception as exc:  # pandas raises many types for malformed tables
-        raise InputError(f"cannot read the metadata table ({type(exc).__name__}: {exc})",
-                         source=raw.name, hint="Give a CSV/TSV/JSON/Parquet table with a header") from None
-    if frame.empty:
-        raise InputError("the metadata table has no rows", source=raw.name)
-    lower = {str(c).lower(): c for c in frame.columns}
-    if index_col is None:
-        index_col = next((lower[n] for n in ("query_id", "qid", "id", "topic") if n in lower), None)
-    if index_col is None or index_col not in frame.columns:
-        raise InputError("no query id column in the metadata table", source=raw.name,
-                         hint="columns found: " + ", ".join(map(str, frame.columns))
-                         + ". Name one query_id (or choose it in the column mapping)")
-    frame = frame.copy()
-    frame.index = frame.pop(index_col).astype(str)
-    frame.index.name = "query_id"
-    if frame.index.duplicated().any():
-        dup = frame.index[frame.index.duplicated()][0]
-        raise InputError(f"query {dup!r} appears twice in the metadata table", source=raw.name)
-    if "date" in frame.columns:
-        frame["date"] = pd.to_datetime(frame["date"], errors="coerce")
-    return frame
 
 
 def sample_files() -> dict[str, Path]:

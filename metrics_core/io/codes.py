@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from metrics_core.errors import InputError
+from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import read_source
 from metrics_core.validation import parse_number
 
@@ -58,10 +59,10 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
     """
     raw = read_source(source, name)
     data = raw.data
-    ext = raw.extension
-    if data[:6] == b"\x93NUMPY" or ext == ".npy":
+    fmt = sniff_format(raw)
+    if fmt == "npy":
         arr = _read_npy(data, raw.name)
-    elif data[:2] == b"PK" or ext in (".pt", ".pth"):
+    elif fmt == "pt":
         import torch
 
         try:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError
+from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import check_text, read_source
 from metrics_core.validation import binary_labels, show, to_numbers
 
@@ -27,22 +28,6 @@ QUERY_NAMES = ("query", "query_id", "qid", "q")
 CANDIDATE_NAMES = ("candidate", "candidate_id", "doc", "doc_id", "docid", "sentence_id", "item")
 CRITERION_NAMES = ("criterion", "criteria", "criterion_id")
 
-
-
-def _kind(name: str) -> str:
-    lower = name.lower()
-    for ext in (".gz", ".gzip", ".bz2", ".xz", ".zst", ".lz4"):
-        if lower.endswith(ext):
-            lower = lower[: -len(ext)]
-    if lower.endswith((".parquet", ".pq")):
-        return "parquet"
-    if lower.endswith(".jsonl") or lower.endswith(".ndjson"):
-        return "jsonl"
-    if lower.endswith(".json"):
-        return "json"
-    if lower.endswith((".tsv", ".tab")):
-        return "tsv"
-    return "csv"
 
 
 def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, str]:
@@ -60,8 +45,11 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     raw = read_source(source, name)
     display = raw.name
     data = raw.data
-    kind = _kind(display)
-    if data[:4] == b"PAR1" and kind != "parquet":
+    kind = sniff_format(raw)
+    if kind in ("npy", "pt"):
+        raise InputError(f"this is a {kind} array file, not a table", source=display,
+                         hint="Give a CSV/TSV/JSON/Parquet table with a score and a label column")
+    if kind == "parquet" and raw.extension in (".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".txt"):
         raise InputError("this is a Parquet file with a text-file name", source=display,
                          hint="Rename it to .parquet")
     if not data.strip():

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
+from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
@@ -165,25 +166,9 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
 
 
 def guess_table_format(raw: RawData) -> str:
-    ext = raw.extension
-    if raw.head(4) == PARQUET_MAGIC or ext in (".parquet", ".pq"):
-        return "parquet"
-    if ext in (".jsonl", ".ndjson"):
-        return "jsonl"
-    if ext == ".json":
-        return "json"
-    if ext in (".tsv", ".tab"):
-        return "tsv"
-    if ext == ".csv":
-        return "csv"
-    head = raw.head(4096).lstrip()
-    if head.startswith(b"[") or head.startswith(b"{"):
-        first = head.split(b"\n", 1)[0].strip()
-        if first.startswith(b"{") and first.endswith(b"}") and head.count(b"\n") > 0:
-            return "jsonl"
-        return "json"
-    first = head.split(b"\n", 1)[0]
-    return "tsv" if b"\t" in first and b"," not in first else "csv"
+    """The table format of ``raw`` (:func:`metrics_core.io.formats.sniff_format`)."""
+    fmt = sniff_format(raw)
+    return fmt if fmt in ("parquet", "jsonl", "json", "tsv", "csv") else "csv"
 
 
 def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,

@@ -15,12 +15,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from metrics_core.validation import LIMITS
+
 #: the families, in definition order (filled by :func:`measure`)
 FAMILIES: list[MeasureDef] = []
 
-#: largest cutoff accepted (``P@k``, ``nDCG@k`` ...): rankings longer than this are not
-#: evaluated at a cut anyway, and it keeps every rank arithmetic inside int64
-MAX_CUTOFF = 1_000_000_000
+#: largest cutoff accepted (``P@k``, ``nDCG@k`` ...): the one limit of every rank cutoff
+#: and depth (README "Limits"); it keeps every rank arithmetic inside int64
+MAX_CUTOFF = LIMITS["cutoff"]
 
 
 def _number(text: str) -> float:
