@@ -336,7 +336,7 @@ def _jackknife(bins, probs, y, nb):
 
 
 def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
-                             n_boot: int = 1000, confidence: float = 0.95,
+                             n_resamples: int = 1000, confidence: float = 0.95,
                              seed: int = 0, max_bias_z: float = 1.0) -> dict:
     """BCa bootstrap intervals for the plug-in ECE, the debiased ECE, MCE and Brier.
 
@@ -351,7 +351,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
 
     Returns
     -------
-    dict: ``{"ece"|"ece_debiased"|"mce"|"brier": {"value", "low", "high", "n_boot",
+    dict: ``{"ece"|"ece_debiased"|"mce"|"brier": {"value", "low", "high", "n_resamples",
     "method", "z0", "reliable"}}``. The interval is reported only when the bias
     correction is moderate, :math:`|z_0| \\le` ``max_bias_z`` (default 1: the estimate
     lies within the middle 68 % of its replicates), which also guarantees that it
@@ -363,14 +363,14 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
 
     Examples
     --------
-    >>> r = bootstrap_calibration_ci([0, 1, 1, 0, 1], [.2, .8, .6, .4, .9], 2, n_boot=100)
+    >>> r = bootstrap_calibration_ci([0, 1, 1, 0, 1], [.2, .8, .6, .4, .9], 2, n_resamples=100)
     >>> r["brier"]["low"] <= r["brier"]["value"] <= r["brier"]["high"], r["brier"]["method"]
     (True, 'BCa')
     """
     from metrics_core.stats.bootstrap import bca_interval
 
     labels, probs = _check_probs(y_true, y_prob)
-    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1, maximum=LIMITS["resamples"])
     edges = bin_edges(probs, n_bins, strategy)
     if edges.size < 2:
         edges = np.array([edges[0], edges[0]])
@@ -380,7 +380,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
     sq = (probs - y) ** 2
     n = y.size
     rng = np.random.default_rng(seed)
-    reps = np.empty((len(CI_STATISTICS), n_boot))
+    reps = np.empty((len(CI_STATISTICS), n_resamples))
 
     def stats(w):
         count, conf_sum, pos = _bin_sums(bins, probs, y, nb, w)
@@ -392,7 +392,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
         return np.sum(count[nz] * gap) / total, db, gap.max(), brier
 
     point = stats(None)
-    for b in range(n_boot):
+    for b in range(n_resamples):
         w = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
         reps[:, b] = stats(w)
     jack = _jackknife(bins, probs, y, nb) if n > 2 else [None] * len(CI_STATISTICS)
@@ -401,6 +401,6 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
         iv = bca_interval(reps[j], float(point[j]), confidence, jackknife=jack[j])
         reliable = bool(iv["contains"] and abs(iv["z0"]) <= max_bias_z)
         low, high = (iv["low"], iv["high"]) if reliable else (np.nan, np.nan)
-        out[name] = {"value": float(point[j]), "low": float(low), "high": float(high), "n_boot": n_boot,
+        out[name] = {"value": float(point[j]), "low": float(low), "high": float(high), "n_resamples": n_resamples,
                      "method": iv["method"], "z0": float(iv["z0"]), "reliable": reliable}
     return out

@@ -1,6 +1,6 @@
 """The evaluation conventions, in one place.
 
-Where specifications disagree (P@k's denominator, AP's normaliser, the DCG discount,
+Where specifications disagree (P@k's denominator, AP's normalizer, the DCG discount,
 RR@k's misses ...) every convention exists under a name, and the default is
 trec_eval's. Every output states the conventions it was computed with
 (:meth:`Conventions.as_dict`).
@@ -24,7 +24,7 @@ CHOICES: dict[str, tuple] = {
     "missing_queries": ("skip", "zero"),
     # P@k when fewer than k documents were retrieved: divide by k, or by the number retrieved.
     "p_denominator": ("k", "retrieved"),
-    # AP's normaliser: all relevant in the qrels; min(R, k); relevant retrieved (in the cut).
+    # AP's normalizer: all relevant in the qrels; min(R, k); relevant retrieved (in the cut).
     "ap_normalizer": ("num_rel", "min_rel_k", "rel_retrieved"),
     # nDCG: gain of a label, positional discount, and where the ideal ranking comes from.
     "gain": ("linear", "exp"),
@@ -45,7 +45,7 @@ DESCRIPTIONS: dict[str, str] = {
     "duplicates": "a (query, doc) pair given twice",
     "missing_queries": "qrels query absent from the run",
     "p_denominator": "P@k when fewer than k retrieved",
-    "ap_normalizer": "AP normaliser",
+    "ap_normalizer": "AP normalizer",
     "gain": "nDCG gain",
     "discount": "nDCG discount",
     "ideal": "nDCG ideal ranking",

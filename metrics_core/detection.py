@@ -445,7 +445,7 @@ def _metric_from_counts(name: str, tps, fps, n_pos, n_neg, single_class: str) ->
 
 
 def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
-                 n_boot: int = 1000, confidence: float = 0.95, seed: int = 0,
+                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                  single_class: str = "nan") -> dict:
     """Percentile bootstrap confidence intervals (resampling items with replacement).
 
@@ -457,7 +457,7 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     ----------
     metrics : sequence of str
         ``"auroc"``, ``"auprc"``, ``"tpr@<target>"`` (e.g. ``"tpr@0.05"``).
-    n_boot : int
+    n_resamples : int
         Number of replicates.
     confidence : float
         Interval level, e.g. 0.95 gives the 2.5th and 97.5th percentiles.
@@ -467,18 +467,18 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     Returns
     -------
     dict
-        metric -> ``{"value", "low", "high", "n_boot", "n_undefined"}``; replicates that
+        metric -> ``{"value", "low", "high", "n_resamples", "n_undefined"}``; replicates that
         draw only one class are undefined (NaN) and left out of the percentiles.
 
     Examples
     --------
-    >>> r = bootstrap_ci([0, 1, 0, 1, 1, 0], [.1, .9, .3, .6, .2, .5], ["auroc"], n_boot=200)
+    >>> r = bootstrap_ci([0, 1, 0, 1, 1, 0], [.1, .9, .3, .6, .2, .5], ["auroc"], n_resamples=200)
     >>> r["auroc"]["value"], r["auroc"]["low"] <= r["auroc"]["value"] <= r["auroc"]["high"]
     (0.7777777777777778, True)
     """
     labels, scores = _check_binary(y_true, y_score)
     check_float(confidence, "confidence", minimum=0, maximum=1, open_low=True, open_high=True)
-    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=LIMITS["resamples"])
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1, maximum=LIMITS["resamples"])
     metrics = [str(m).lower() for m in metrics]
     y, _, last = _sorted_groups(labels, scores)
     n = y.size
@@ -490,8 +490,8 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
         point = {m: _metric_from_counts(m, tps, fps, int(tps[-1]), int(fps[-1]), single_class)
                  for m in metrics}
     rng = np.random.default_rng(seed)
-    reps = np.full((len(metrics), n_boot), np.nan)
-    for b in range(n_boot):
+    reps = np.full((len(metrics), n_resamples), np.nan)
+    for b in range(n_resamples):
         w = np.bincount(rng.integers(0, n, n), minlength=n)
         tps_b, fps_b = _curve_from_weights(y64, w, last)
         for j, m in enumerate(metrics):
@@ -502,8 +502,8 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     for j, m in enumerate(metrics):
         r = reps[j][~np.isnan(reps[j])]
         low, high = (np.quantile(r, [lo_q, hi_q]).tolist() if r.size else (math.nan, math.nan))
-        out[m] = {"value": point[m], "low": low, "high": high, "n_boot": n_boot,
-                  "n_undefined": int(n_boot - r.size)}
+        out[m] = {"value": point[m], "low": low, "high": high, "n_resamples": n_resamples,
+                  "n_undefined": int(n_resamples - r.size)}
     return out
 
 

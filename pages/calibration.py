@@ -53,8 +53,8 @@ def report_of(key, _y, _p, n_bins, strategy):
 
 
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping ...", scope="session")
-def ci_of(key, _y, _p, n_bins, strategy, n_boot):
-    return cal.bootstrap_calibration_ci(_y, _p, n_bins, strategy, n_boot=n_boot, seed=0)
+def ci_of(key, _y, _p, n_bins, strategy, n_resamples):
+    return cal.bootstrap_calibration_ci(_y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0)
 
 
 def interval_text(ci: dict) -> str:
@@ -85,13 +85,13 @@ def diagram() -> None:
         st.error(f"{data['source']}: {exc}")
         return
     # fewer replicates on large inputs keeps the slider responsive (one pass per replicate)
-    n_boot = 200 if y.size <= 200_000 else 50
-    ci = ci_of(data["digest"], y, p, n_bins, strategy, n_boot)
+    n_resamples = 200 if y.size <= 200_000 else 50
+    ci = ci_of(data["digest"], y, p, n_bins, strategy, n_resamples)
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
     for name in cal.CI_STATISTICS:
         cell = row.container(width=180)
         cell.metric(LABELS[name], f"{rep[name]:.4f}",
-                    help=f"{interval_text(ci[name])}; {n_boot} bootstrap replicates")
+                    help=f"{interval_text(ci[name])}; {n_resamples} bootstrap replicates")
         cell.caption(interval_text(ci[name]))
     at_threshold(rep["bins"])
     table = bins_table(rep["bins"])

@@ -153,9 +153,9 @@ if two_classes:
     # only for small inputs
     if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
                  key="ranklab.detection.ci_on"):
-        n_boot = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
-                                  key="ranklab.detection.n_boot")
-        ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_boot, 0)
+        n_resamples = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
+                                  key="ranklab.detection.n_resamples")
+        ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_resamples, 0)
         ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
             {"value": float, "low": float, "high": float, "n_undefined": int})
         ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)

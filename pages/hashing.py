@@ -56,13 +56,13 @@ c1, c2, c3, c4 = st.columns(4)
 topk = c1.number_input("mAP@K (0 = whole ranking)", min_value=0, max_value=n_db, value=0, step=1,
                        key="hash_topk")
 ties = c2.selectbox("Ties", ["expected", "optimistic", "pessimistic", "stable"], key="hash_ties")
-normaliser = c3.selectbox("AP@K normaliser", ["retrieved", "min_r_k"], key="hash_norm",
+normalizer = c3.selectbox("AP@K normalizer", ["retrieved", "min_r_k"], key="hash_norm",
                           help="relevant retrieved in the top K (DeepHash), or min(R, K)")
 exclude = c4.checkbox("Leave out queries without relevant items", key="hash_exclude")
 
 try:
     result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
-                      int(topk) or None, ties, normaliser, "exclude" if exclude else "zero",
+                      int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                       p_at_k_cutoffs(n_db), device_name())
 except InputError as exc:
     st.error(str(exc))

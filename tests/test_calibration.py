@@ -131,8 +131,8 @@ def test_bootstrap_calibration_reproducible():
     rng = np.random.default_rng(4)
     p = rng.random(300)
     y = (rng.random(300) < p ** 1.5).astype(int)
-    a = cal.bootstrap_calibration_ci(y, p, 10, n_boot=150, seed=1)
-    b = cal.bootstrap_calibration_ci(y, p, 10, n_boot=150, seed=1)
+    a = cal.bootstrap_calibration_ci(y, p, 10, n_resamples=150, seed=1)
+    b = cal.bootstrap_calibration_ci(y, p, 10, n_resamples=150, seed=1)
     assert a == b
     rep = cal.calibration_report(y, p, 10)
     for name in ("ece", "mce", "brier"):
@@ -212,7 +212,7 @@ def test_calibration_intervals_contain_their_estimate_or_are_withheld():
     scores = pd.read_csv(Path(__file__).resolve().parents[1] / "sample_data" / "detection_scores.csv")
     y, p = scores["label"].to_numpy(), scores["score"].to_numpy()
     for n_bins, strategy in ((10, "uniform"), (15, "uniform"), (50, "quantile"), (20, "quantile")):
-        ci = cal.bootstrap_calibration_ci(y, p, n_bins, strategy, n_boot=200, seed=0)
+        ci = cal.bootstrap_calibration_ci(y, p, n_bins, strategy, n_resamples=200, seed=0)
         assert set(ci) == {"ece", "ece_debiased", "mce", "brier"}
         for c in ci.values():
             assert c["method"] == "BCa"
@@ -220,7 +220,7 @@ def test_calibration_intervals_contain_their_estimate_or_are_withheld():
                 assert c["low"] <= c["value"] <= c["high"] and abs(c["z0"]) <= 1.0
             else:
                 assert np.isnan(c["low"]) and np.isnan(c["high"])
-    ci50 = cal.bootstrap_calibration_ci(y, p, 50, "quantile", n_boot=200, seed=0)
+    ci50 = cal.bootstrap_calibration_ci(y, p, 50, "quantile", n_resamples=200, seed=0)
     assert not ci50["ece"]["reliable"]  # no misleading interval
     assert ci50["brier"]["reliable"]
 

@@ -197,9 +197,9 @@ def test_bool_and_float32_accepted():
 
 def test_bootstrap_reproducible_and_brackets():
     y, s = _random_case(11, n=300)
-    a = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_boot=200, seed=7)
-    b = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_boot=200, seed=7)
-    c = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_boot=200, seed=8)
+    a = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_resamples=200, seed=7)
+    b = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_resamples=200, seed=7)
+    c = det.bootstrap_ci(y, s, ["auroc", "auprc", "tpr@0.05"], n_resamples=200, seed=8)
     assert a == b and a != c
     assert a["auroc"]["value"] == det.roc_auc_score(y, s)
     assert a["auprc"]["value"] == pytest.approx(det.average_precision_score(y, s), rel=1e-12)

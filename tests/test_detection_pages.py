@@ -173,7 +173,7 @@ def test_calibration_debiased_ece_intervals_threshold_and_bins_table():
     rep = cal.calibration_report(y, p, 10)
     shown = _metrics(at)
     assert shown["ECE (debiased)"] == f"{rep['ece_debiased']:.4f}"
-    ci = cal.bootstrap_calibration_ci(y, p, 10, n_boot=200, seed=0)
+    ci = cal.bootstrap_calibration_ci(y, p, 10, n_resamples=200, seed=0)
     captions = " ".join(c.value for c in at.caption)
     for name in cal.CI_STATISTICS:
         c = ci[name]

@@ -16,7 +16,7 @@ from metrics_core.hashing import (
 )
 
 
-def ap_of_order(rel, order, topk, normaliser):
+def ap_of_order(rel, order, topk, normalizer):
     r = rel[order]
     R = rel.sum()
     cut = len(r) if topk is None else min(topk, len(r))
@@ -25,7 +25,7 @@ def ap_of_order(rel, order, topk, normaliser):
     if topk is None:
         norm = R
     else:
-        norm = r.sum() if normaliser == "retrieved" else min(R, topk)
+        norm = r.sum() if normalizer == "retrieved" else min(R, topk)
     return s / norm if norm > 0 else 0.0
 
 
@@ -35,15 +35,15 @@ def tie_orders(dist_row):
         yield np.concatenate([np.array(c, dtype=int) for c in combo])
 
 
-def brute_force(qc, dc, ql, dl, topk, normaliser, rule):
+def brute_force(qc, dc, ql, dl, topk, normalizer, rule):
     D = calculate_hamming_dist_matrix(qc, dc).numpy()
     out = []
     for i in range(len(qc)):
         rel = (dl == ql[i]).astype(float)
         if rule == "stable":
-            out.append(ap_of_order(rel, np.argsort(D[i], kind="stable"), topk, normaliser))
+            out.append(ap_of_order(rel, np.argsort(D[i], kind="stable"), topk, normalizer))
             continue
-        vals = [ap_of_order(rel, o, topk, normaliser) for o in tie_orders(D[i])]
+        vals = [ap_of_order(rel, o, topk, normalizer) for o in tie_orders(D[i])]
         out.append({"expected": np.mean(vals), "optimistic": max(vals), "pessimistic": min(vals)}[rule])
     return np.array(out)
 
@@ -56,15 +56,15 @@ def test_every_tie_rule_equals_exhaustive_permutations(seed):
         qc, dc = rng.choice([-1, 1], (3, bits)), rng.choice([-1, 1], (ndb, bits))
         ql, dl = rng.integers(0, 2, 3), rng.integers(0, 2, ndb)
         for topk in (None, 1, 2, 4):
-            for normaliser in ("retrieved", "min_r_k"):
+            for normalizer in ("retrieved", "min_r_k"):
                 rules = ["expected", "stable"]
-                if topk is None or normaliser == "min_r_k":
+                if topk is None or normalizer == "min_r_k":
                     rules += ["optimistic", "pessimistic"]
                 for rule in rules:
-                    got = evaluate_hashing(qc, dc, ql, dl, topk=topk, ties=rule, normaliser=normaliser,
+                    got = evaluate_hashing(qc, dc, ql, dl, topk=topk, ties=rule, normalizer=normalizer,
                                            ks=())["ap"]
-                    np.testing.assert_allclose(got, brute_force(qc, dc, ql, dl, topk, normaliser, rule),
-                                               atol=1e-12, err_msg=f"{rule} topk={topk} {normaliser}")
+                    np.testing.assert_allclose(got, brute_force(qc, dc, ql, dl, topk, normalizer, rule),
+                                               atol=1e-12, err_msg=f"{rule} topk={topk} {normalizer}")
 
 
 def test_expected_equals_average_over_many_shuffles():

@@ -1,5 +1,5 @@
 """metrics_core.hashing.evaluate_hashing against independent brute-force references:
-every tie rule x cut-off x AP@K normaliser, on tiny codes (all within-tie orders
+every tie rule x cut-off x AP@K normalizer, on tiny codes (all within-tie orders
 enumerated) and on small codes with many ties (explicit orders, the legacy loop)."""
 
 import itertools
@@ -10,7 +10,7 @@ import pytest
 from metrics_core.hashing import evaluate_hashing
 
 
-def ap_of_ranking(rel_ranked, topk, normaliser, total_rel):
+def ap_of_ranking(rel_ranked, topk, normalizer, total_rel):
     hits, s = 0, 0.0
     cut = rel_ranked if topk is None else rel_ranked[:topk]
     for i, r in enumerate(cut, start=1):
@@ -19,7 +19,7 @@ def ap_of_ranking(rel_ranked, topk, normaliser, total_rel):
             s += hits / i
     if topk is None:
         denom = total_rel
-    elif normaliser == "retrieved":
+    elif normalizer == "retrieved":
         denom = hits
     else:
         denom = min(total_rel, topk)
@@ -56,7 +56,7 @@ def test_expected_equals_mean_over_all_within_tie_orders(seed):
             per.append(rel[i][perm[np.argsort(dist[i][perm], kind="stable")]])
         orders.append(per)
     for topk, norm in CONFIGS:
-        out = evaluate_hashing(q, d, ql, dl, topk=topk, normaliser=norm, ks=(1, 3, 5, 8))
+        out = evaluate_hashing(q, d, ql, dl, topk=topk, normalizer=norm, ks=(1, 3, 5, 8))
         want = [np.mean([ap_of_ranking(r, topk, norm, rel[i].sum()) for r in orders[i]])
                 for i in range(len(q))]
         np.testing.assert_allclose(out["ap"], want, atol=1e-12)
@@ -75,7 +75,7 @@ def test_bounds_and_stable_equal_explicit_orders(seed, multilabel):
               "stable": lambda i: np.argsort(dist[i], kind="stable")}
     for topk, norm in [(None, "retrieved"), (15, "retrieved"), (15, "min_r_k"), (500, "retrieved")]:
         for ties, order in orders.items():
-            out = evaluate_hashing(q, d, ql, dl, topk=topk, normaliser=norm, ties=ties,
+            out = evaluate_hashing(q, d, ql, dl, topk=topk, normalizer=norm, ties=ties,
                                    ks=(1, 5, 15, 100), memory_budget=3000)  # many small chunks
             want = [ap_of_ranking(rel[i][order(i)], topk, norm, rel[i].sum()) for i in range(len(q))]
             np.testing.assert_allclose(out["ap"], want, atol=1e-12)

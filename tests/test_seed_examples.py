@@ -57,7 +57,7 @@ def test_seed003_average_precision_normalised_by_relevant_retrieved():
     # (1/2 + 2/4 + 3/5 + 4/6 + 5/7) / 5
     v = vector_values([0, 1, 0, 1, 1, 1, 1], ["AP(norm=rel_retrieved)", "AP"])
     assert repr(v["AP(norm=rel_retrieved)"]) == "0.5961904761904762"
-    # Without unretrieved relevant documents both normalisers agree.
+    # Without unretrieved relevant documents both normalizers agree.
     assert v["AP"] == pytest.approx(0.5961904761904762, abs=1e-15)
     # With 8 relevant in the collection trec_eval's AP divides by 8, the notebook's by 5.
     v8 = vector_values([0, 1, 0, 1, 1, 1, 1], ["AP(norm=rel_retrieved)", "AP"], num_relevant=8)

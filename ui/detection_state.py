@@ -110,8 +110,8 @@ def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
 
 
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")
-def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_boot: int, seed: int) -> dict:
-    return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_boot=n_boot, seed=seed)
+def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, seed: int) -> dict:
+    return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
 
 
 #: The command-line options of the readers' hints and the page's boxes that do the same.

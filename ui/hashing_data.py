@@ -75,14 +75,14 @@ def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
 
 
 @st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8, scope="session")
-def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normaliser,
+def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
              zero_relevant, ks, device) -> dict:
     """metrics_core.hashing.evaluate_hashing, cached on the arrays and options (the
     first call imports torch)."""
     from metrics_core.hashing import evaluate_hashing
 
     return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
-                            ties=ties, normaliser=normaliser, zero_relevant=zero_relevant,
+                            ties=ties, normalizer=normalizer, zero_relevant=zero_relevant,
                             device=device)
 
 

@@ -57,7 +57,7 @@ def run(args) -> int:
                            "ci": "BCa bootstrap (Efron 1987), withheld (NaN) when |z0| > 1"}}
     if args.bootstrap:
         out["ci"] = cal.bootstrap_calibration_ci(table.y_true, table.y_score, args.bins,
-                                                 args.strategy, n_boot=args.bootstrap,
+                                                 args.strategy, n_resamples=args.bootstrap,
                                                  seed=args.seed)
     summary = pd.DataFrame({"value": [rep["ece"], rep["ece_debiased"], rep["mce"], rep["brier"], rep["n"]]},
                            index=pd.Index(["ECE (plug-in)", "ECE (debiased)", "MCE", "Brier", "n"],

@@ -70,9 +70,9 @@ def run(args) -> int:
                            "tpr_at_fpr": "highest TPR with FP <= floor(target * n_neg)"}}
     if args.bootstrap:
         metrics = ["auroc", "auprc"] + [f"tpr@{t}" for t in targets]
-        out["ci"] = det.bootstrap_ci(y, s, metrics, n_boot=args.bootstrap, seed=args.seed,
+        out["ci"] = det.bootstrap_ci(y, s, metrics, n_resamples=args.bootstrap, seed=args.seed,
                                      single_class=args.single_class)
-        out["ci_params"] = {"n_boot": args.bootstrap, "seed": args.seed, "confidence": 0.95}
+        out["ci_params"] = {"n_resamples": args.bootstrap, "seed": args.seed, "confidence": 0.95}
     tables = [("Detection", pd.DataFrame(
         {"value": [auroc, auprc, curve.n_pos, curve.n_neg]},
         index=pd.Index(["AUROC", "AUPRC", "n_pos", "n_neg"], name="metric"))),

@@ -9,7 +9,7 @@ import pandas as pd
 from metrics_core import __version__
 from metrics_core.cli._options import CUTOFF, whole
 from metrics_core.errors import InputError
-from metrics_core.hashing import NORMALISERS, TIE_RULES, evaluate_hashing
+from metrics_core.hashing import NORMALIZERS, TIE_RULES, evaluate_hashing
 from metrics_core.io.codes import read_matrix
 from metrics_core.report import format_table, json_safe, provenance, write_text
 from metrics_core.validation import LIMITS
@@ -38,8 +38,8 @@ def add_arguments(p) -> None:
     p.add_argument("--db-labels", required=True)
     p.add_argument("--topk", type=CUTOFF, help="mAP@K (default: the whole ranking)")
     p.add_argument("--ties", choices=TIE_RULES, default="expected")
-    p.add_argument("--normaliser", choices=NORMALISERS, default="retrieved",
-                   help="AP@K normaliser: relevant retrieved in the top K (DeepHash), or min(R, K)")
+    p.add_argument("--normalizer", "--normaliser", dest="normalizer", choices=NORMALIZERS, default="retrieved",
+                   help="AP@K normalizer: relevant retrieved in the top K (DeepHash), or min(R, K)")
     p.add_argument("--exclude-zero-relevant", action="store_true",
                    help="leave queries without relevant items out of the mean (default: AP 0)")
     p.add_argument("-k", dest="ks", type=CUTOFF, action="append", help="P@k cutoffs (default 1, 10, 100)")
@@ -63,7 +63,7 @@ def run(args) -> int:
             read_matrix(args.query_codes, "codes"), read_matrix(args.db_codes, "codes"),
             read_matrix(args.query_labels, "labels"), read_matrix(args.db_labels, "labels"),
             topk=args.topk, ks=tuple(args.ks or (1, 10, 100)), radius=args.radius, ties=args.ties,
-            normaliser=args.normaliser, zero_relevant="exclude" if args.exclude_zero_relevant else "zero",
+            normalizer=args.normalizer, zero_relevant="exclude" if args.exclude_zero_relevant else "zero",
             device=args.device)
     except InputError as exc:
         raise _with_file(exc, args) from None
@@ -74,7 +74,7 @@ def run(args) -> int:
         f"precision_radius_{out['radius']}": out["precision_radius"],
         f"recall_radius_{out['radius']}": out["recall_radius"],
         "n_queries": out["n_queries"], "n_db": out["n_db"], "bits": out["bits"],
-        "ties": out["ties"], "topk": out["topk"], "normaliser": args.normaliser,
+        "ties": out["ties"], "topk": out["topk"], "normalizer": args.normalizer,
         "zero_relevant_queries": out["zero_relevant_queries"],
         "per_class_map": out["per_class_map"],
     }

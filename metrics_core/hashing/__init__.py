@@ -27,7 +27,7 @@ positions ``p <= L`` (``L = n``, or fewer when a cutoff falls inside the group),
       = c1 (H(A+L) - H(A)) + c2 (L - (A+1)(H(A+L) - H(A))),
     c1 = (m/n)(B+1),  c2 = (m/n)(m-1)/(n-1)  (0 when n = 1),
 
-with ``H`` the harmonic numbers. AP is that sum over groups divided by the normaliser.
+with ``H`` the harmonic numbers. AP is that sum over groups divided by the normalizer.
 
 References: Buckley & Voorhees on ties in trec_eval; McSherry & Najork, "Computing
 information retrieval performance measures efficiently in the presence of tied scores"
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
-    NORMALISERS,
+    NORMALIZERS,
     TIE_RULES,
     ZERO_RELEVANT,
     default_device,
@@ -58,6 +58,6 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["TIE_RULES", "NORMALISERS", "ZERO_RELEVANT", "DEFAULT_MEMORY_BUDGET", "validate_codes",
+__all__ = ["TIE_RULES", "NORMALIZERS", "ZERO_RELEVANT", "DEFAULT_MEMORY_BUDGET", "validate_codes",
            "resolve_device", "default_device", "evaluate_hashing", "distance_histograms",
            "calculate_hamming_dist_matrix", "calculate_mAP", "calculate_precision_at_k"]

@@ -1,6 +1,6 @@
 """torch, imported on first use.
 
-Importing :mod:`metrics_core.hashing` for its constants (TIE_RULES, NORMALISERS), or the
+Importing :mod:`metrics_core.hashing` for its constants (TIE_RULES, NORMALIZERS), or the
 command line for its option checks, loads no torch; the first attribute looked up on
 :data:`torch` imports it (and each attribute is cached on the proxy).
 """

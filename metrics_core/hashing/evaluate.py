@@ -16,7 +16,7 @@ from metrics_core.hashing.histograms import distance_histograms
 from metrics_core.hashing.ties import _ap_sums, _expected_ap_retrieved_norm
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
-    NORMALISERS,
+    NORMALIZERS,
     TIE_RULES,
     ZERO_RELEVANT,
     _labels,
@@ -86,7 +86,7 @@ def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, devi
 # -- the measures --------------------------------------------------------------------------
 def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
                      ks=(1, 5, 10, 100), radius: int = 2, ties: str = "expected",
-                     normaliser: str = "retrieved", zero_relevant: str = "zero", device=None,
+                     normalizer: str = "retrieved", zero_relevant: str = "zero", device=None,
                      memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict:
     """mAP (band over tie orders), P@k, precision/recall within a Hamming radius, PR by radius.
 
@@ -102,7 +102,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     radius : int
         Precision/recall of the items within this Hamming radius (2 is customary).
     ties : {"expected", "optimistic", "pessimistic", "stable"}
-    normaliser : {"retrieved", "min_r_k"}
+    normalizer : {"retrieved", "min_r_k"}
         AP@k divides by the relevant items retrieved in the top k (DeepHash's CalcTopMap)
         or by min(R, k). Without topk both are R.
     zero_relevant : {"zero", "exclude"}
@@ -122,7 +122,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     (0.8333, [0.8333, 0.8333])
     """
     check_choice(ties, TIE_RULES, "tie rule")
-    check_choice(normaliser, NORMALISERS, "normaliser")
+    check_choice(normalizer, NORMALIZERS, "normalizer")
     check_choice(zero_relevant, ZERO_RELEVANT, "zero_relevant rule")
     if topk is not None:
         topk = check_int(topk, "topk", minimum=1, maximum=LIMITS["cutoff"])
@@ -140,12 +140,12 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
             s, c, _ = _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, (), device,
                                     memory_budget)
         else:
-            if topk is not None and normaliser == "retrieved" and rule == "expected":
+            if topk is not None and normalizer == "retrieved" and rule == "expected":
                 return _expected_ap_retrieved_norm(n, r, int(topk))
             s, c = _ap_sums(n, r, rule, topk)
         if topk is None:
             norm = R
-        elif normaliser == "retrieved":
+        elif normalizer == "retrieved":
             norm = c
         else:
             norm = np.minimum(R, topk)

@@ -43,9 +43,9 @@ def _ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
 
 
 def _expected_ap_retrieved_norm(n, r, topk):
-    """E[AP@k] with the legacy normaliser (relevant retrieved in the top k), ties random.
+    """E[AP@k] with the legacy normalizer (relevant retrieved in the top k), ties random.
 
-    Only the group the cut falls inside makes the normaliser random: the number ``c`` of
+    Only the group the cut falls inside makes the normalizer random: the number ``c`` of
     its relevant items inside the cut is hypergeometric; given ``c`` their places among
     the group's cut positions are uniform, so the closed form applies with ``n, m -> L, c``.
     All queries at once: a (queries x possible c) table of probabilities and ratios.

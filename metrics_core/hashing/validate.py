@@ -13,7 +13,7 @@ from metrics_core.errors import InputError
 from metrics_core.hashing._torch import torch
 
 TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
-NORMALISERS = ("retrieved", "min_r_k")
+NORMALIZERS = ("retrieved", "min_r_k")
 ZERO_RELEVANT = ("zero", "exclude")
 
 #: Bytes of working memory per query chunk (distance matrix and histogram indices).

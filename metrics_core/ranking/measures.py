@@ -186,7 +186,7 @@ def success(R, spec, conv):
          edge_cases=("Divides by every relevant document of the qrels: unretrieved ones add precision 0.",
                      "norm=min_rel_k divides by min(R, k); norm=rel_retrieved by the relevant documents "
                      "retrieved within the cut.",
-                     "No relevant document (normaliser 0): 0."),
+                     "No relevant document (normalizer 0): 0."),
          reference="C. Buckley, E. M. Voorhees, Evaluating evaluation measure stability, SIGIR 2000. "
                    + IIR + " " + TREC_EVAL.format("map"),
          example=_example("AP", 5 / 9, _SHARED + " (1/1 + 2/3) / 3 = 5/9."),

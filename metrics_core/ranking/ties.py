@@ -24,7 +24,7 @@ value over all orders of the tied documents (each order equally likely), compute
     plus X of the a in its own group above it, X uniform on 0..a, so the expectation of
     its term ``1 - min(n_r, R) / min(N, R)`` is a finite sum in closed form.
 
-Covered: P, R, Hits, Success, RR, AP (normalisers num_rel and min_rel_k), Rprec, Bpref,
+Covered: P, R, Hits, Success, RR, AP (normalizers num_rel and min_rel_k), Rprec, Bpref,
 DCG and nDCG (any gain, discount and ideal). Other measures (F1, infAP, ERR, the set and
 trec_eval-experimental measures ...) are listed as not covered: their expected value is
 not a sum over ranks, and no closed form is implemented for them.
