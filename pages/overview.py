@@ -75,7 +75,7 @@ grid = leaderboard_grid(board, band)
 row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
 
 with grid_slot:
-    st.dataframe(style_grid(grid), hide_index=True, height=row_height * (len(grid) + 1) + 3,
+    st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                  row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
                  key="ranklab.overview.grid")
     st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))

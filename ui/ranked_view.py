@@ -67,12 +67,14 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
 
 
 TIE_COLUMN = "Tie-dependent"
+TIE_RANGE_COLUMN = "Min–max over tie orders"
 
 
-def tie_dependent_text(report: dict | None, query_ids, measures) -> pd.Series:
-    """Per query, the measures whose value depends on the order of tied scores, each with its
-    minimum–maximum over every order (from a tie report, ``Evaluation.tie_report`` shape):
-    e.g. ``"AP 0.4854–0.4891"``; "" where no measure does (or the report lacks the query)."""
+def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
+    """Per query, the measures whose value depends on the order of tied scores (from a tie
+    report, ``Evaluation.tie_report`` shape), each with its minimum–maximum over every order
+    when ``ranges``: e.g. ``"AP 0.4854–0.4891"`` (``"AP"`` without); "" where no measure
+    does (or the report lacks the query)."""
     index = pd.Index(query_ids)
     if report is None:
         return pd.Series("", index=index, dtype=object)
@@ -81,7 +83,7 @@ def tie_dependent_text(report: dict | None, query_ids, measures) -> pd.Series:
 
     def text(q) -> str:
         entry = per.get(q, {})
-        parts = [f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" for m in shown
+        parts = [f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" if ranges else m for m in shown
                  if m in entry and entry[m]["min"] != entry[m]["max"]]
         return " · ".join(parts)
 
