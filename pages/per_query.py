@@ -8,7 +8,15 @@ from ui import state
 from ui.exports import download_table
 from ui.figures_ranking import distribution
 from ui.frame import conventions, page_setup
-from ui.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN, missed_relevant, ranked_list, styled_ranking, tie_dependent_text, tie_sizes
+from ui.ranked_view import (
+    TIE_COLUMN,
+    TIE_RANGE_COLUMN,
+    missed_relevant,
+    ranked_list,
+    styled_ranking,
+    tie_dependent_text,
+    tie_sizes,
+)
 from ui.ranking_data import evaluate_loaded, require_data, tie_reports, too_large_for_ties
 from ui.ranking_widgets import measure_chooser
 from ui.style import MEASURE_FORMAT, natural_key, natural_sorted
