@@ -8,8 +8,16 @@ from ui import state
 from ui.exports import download_table
 from ui.figures_ranking import distribution
 from ui.frame import conventions, page_setup
-from ui.ranked_view import missed_relevant, ranked_list, styled_ranking
-from ui.ranking_data import evaluate_loaded, require_data
+from ui.ranked_view import (
+    TIE_COLUMN,
+    TIE_RANGE_COLUMN,
+    missed_relevant,
+    ranked_list,
+    styled_ranking,
+    tie_dependent_text,
+    tie_sizes,
+)
+from ui.ranking_data import evaluate_loaded, require_data, tie_reports, too_large_for_ties
 from ui.ranking_widgets import measure_chooser
 from ui.style import MEASURE_FORMAT, natural_key, natural_sorted
 
@@ -38,6 +46,12 @@ table = table.iloc[sorted(range(len(table)), key=lambda i: natural_key(table.ind
 if meta is not None:
     shown_meta = [c for c in ("query", "category", "difficulty", "date") if c in meta.columns]
     table = meta.reindex(table.index)[shown_meta].join(table)
+with st.spinner("Computing the tie report ..."):
+    reports = tie_reports(evaluations)
+report = reports.get(run_name)
+if report is not None:  # the flag first (seen without scrolling), the ranges after the measures
+    table.insert(0, TIE_COLUMN, tie_dependent_text(report, table.index, measures, ranges=False))
+    table[TIE_RANGE_COLUMN] = tie_dependent_text(report, table.index, measures)
 
 f1, f2, f3 = st.columns(3)
 text = f1.text_input("Filter: query id or text contains", key="ranklab.pq.filter")
@@ -58,17 +72,29 @@ if len(values) and values.min() < values.max():
                        (float(values.min()), float(values.max())), key="ranklab.pq.range")
     table = table[(table[measure] >= lo) & (table[measure] <= hi) | table[measure].isna()]
 
+if report is not None and st.toggle("Only queries whose value depends on the order of tied scores",
+                                   key="ranklab.pq.tied_only"):
+    table = table[table[TIE_COLUMN] != ""]
 st.caption(f"{len(table)} of {len(ev.per_query)} queries; click a column header to sort, "
-           "select a row to inspect that query below.")
+           "select a row to inspect that query below."
+           + (f" {TIE_COLUMN}: the measures whose value changes with the order of tied scores; "
+              f"{TIE_RANGE_COLUMN} (last column): their minimum–maximum over every order."
+              if report is not None else ""))
+if report is None:
+    st.caption(too_large_for_ties({run_name: None}))
 config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
 config["_index"] = st.column_config.TextColumn("Query", pinned=True)
+config[TIE_COLUMN] = st.column_config.TextColumn(TIE_COLUMN, help="Measures whose value changes with the "
+                                                 "order of tied scores")
+config[TIE_RANGE_COLUMN] = st.column_config.TextColumn(TIE_RANGE_COLUMN, help="Minimum–maximum of each "
+                                                       "tie-dependent measure over every order of tied scores")
 config.update({c: label for c, label in (("query", "Query text"), ("category", "Category"),
                                          ("difficulty", "Difficulty")) if c in table.columns})
 if "date" in table.columns:
     config["date"] = st.column_config.DateColumn("Date", format="YYYY-MM-DD")
 event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key="ranklab.pq.table",
                      column_config=config)
-download_table(table, f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
+download_table(table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"), f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
 picked_row = str(table.index[rows[0]]) if rows and rows[0] < len(table) else None
 if picked_row is not None and st.session_state.get("ranklab.pq.last_row") != picked_row:
@@ -118,17 +144,24 @@ for i, (col, default) in enumerate(pairs):
         name = st.selectbox(f"Run {'AB'[i]}", names, index=names.index(default), key=f"ranklab.pq.side{i}")
         e = evaluations[name]
         ranking = ranked_list(e, runs[name], qid)
+        sizes = tie_sizes(ranking, getattr(conv, "compat", "trec_eval10"))
+        shown = ranking.head(depth).assign(tied=[f"{k} tied" if k > 1 else "" for k in sizes[:depth]])
         if qid in e.per_query.index:
             st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))
+            tied_here = tie_dependent_text(reports.get(name), [qid], measures).iloc[0]
+            if tied_here:
+                st.caption(f"Depends on the order of tied scores (minimum–maximum): {tied_here}.")
             if qid not in set(runs[name].unique_query_ids()):
                 st.caption(f"{name} has no ranking for this query (scored 0: absent queries score 0).")
         else:
             st.write(f"{name} has no ranking for this query.")
-        st.dataframe(styled_ranking(ranking.head(depth), max_label), hide_index=True,
+        st.dataframe(styled_ranking(shown, max_label), hide_index=True,
                      key=f"ranklab.pq.rank{i}",
                      column_config={"rank": st.column_config.NumberColumn("Rank", format="%d", pinned=True),
                                     "doc_id": "Document", "score": "Score", "relevance": "Relevance",
-                                    "judged": "Judged"})
+                                    "judged": "Judged", "tied": st.column_config.TextColumn(
+                                        "Tied", help="Documents sharing this score (how many): their order "
+                                                     "here is the tie rule's, set in the sidebar")})
         download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
                        title=f"Ranking of {name} for query {qid}", key=f"ranking{i}")
         missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)

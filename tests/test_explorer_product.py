@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.stats.comparison import compare_runs, leaderboard, paper_table
 from ui.ranking_data import load_sample
-from ui.ranking_widgets import leaderboard_grid
+from ui.ranking_widgets import leaderboard_grid, tie_band
 from ui.style import difficulty_order, natural_key, natural_sorted, run_colours
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,13 +71,15 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
     measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
     grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
     assert list(grid.columns) == ["Run", *measures]
-    assert list(grid["Run"][::2]) == ["bm25 (baseline)", "dense", "hybrid"]
-    evs = _evaluations(sample, measures)
+    means = grid[~grid["Run"].str.startswith("   ")]  # the runs' rows (CI and tie band rows indented)
+    assert list(means["Run"]) == ["bm25 (baseline)", "dense", "hybrid"]
+    evs = _evaluations(sample, measures, tie_report=True)
     board = leaderboard(evs, "bm25", measures, n_resamples=1000, seed=0)
-    expected = leaderboard_grid(board)
+    band = tie_band(board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs})
+    expected = leaderboard_grid(board, band)
     pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected)
     # hybrid is best on AP in the sample; the ★ marks it and only it
-    ap = grid["AP"][::2].tolist()
+    ap = means["AP"].tolist()
     assert [("★" in v) for v in ap] == [False, False, True]
     legend = next(c.value for c in at.caption if "significantly different from the baseline" in c.value)
     assert "Holm" in legend and "n = 48" in legend and "bm25" in legend
@@ -111,7 +113,7 @@ def test_overview_query_set_choice_is_the_convention(sample):
     at.selectbox(key="ranklab.overview.baseline").set_value("hybrid").run()
     _ok(at)
     grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
-    assert grid["Run"].iloc[4] == "hybrid (baseline)"
+    assert grid[~grid["Run"].str.startswith("   ")]["Run"].iloc[2] == "hybrid (baseline)"
     assert any("status" not in c.value and "Conventions:" in c.value for c in at.caption)
 
 

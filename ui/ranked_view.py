@@ -64,3 +64,42 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
 
     return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
                                                          na_rep="unjudged")
+
+
+TIE_COLUMN = "Tie-dependent"
+TIE_RANGE_COLUMN = "Min–max over tie orders"
+
+
+def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
+    """Per query, the measures whose value depends on the order of tied scores (from a tie
+    report, ``Evaluation.tie_report`` shape), each with its minimum–maximum over every order
+    when ``ranges``: e.g. ``"AP 0.4854–0.4891"`` (``"AP"`` without); "" where no measure
+    does (or the report lacks the query)."""
+    index = pd.Index(query_ids)
+    if report is None:
+        return pd.Series("", index=index, dtype=object)
+    per = report.get("per_query", {})
+    shown = [m for m in measures if m in report.get("aggregate", {})]
+
+    def text(q) -> str:
+        entry = per.get(q, {})
+        parts = [f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" if ranges else m for m in shown
+                 if m in entry and entry[m]["min"] != entry[m]["max"]]
+        return " · ".join(parts)
+
+    return pd.Series([text(q) for q in index], index=index, dtype=object)
+
+
+def tie_sizes(ranking: pd.DataFrame, compat: str = "trec_eval10") -> np.ndarray:
+    """For each row of a ranked list (:func:`ranked_list`, rank order), the size of its group
+    of equal scores (1: not tied). Under ``compat="trec_eval9"`` scores compare as float32,
+    as that ranking compared them."""
+    scores = np.asarray(ranking["score"], dtype=np.float64)
+    if compat == "trec_eval9":
+        scores = scores.astype(np.float32).astype(np.float64)
+    n = len(scores)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    head = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
+    size = np.diff(np.r_[head, n])
+    return np.repeat(size, size)

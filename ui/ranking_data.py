@@ -26,6 +26,9 @@ _EVAL_CACHE_SIZE = 32
 #: Runs of more rows than this are evaluated in blocks of this many rows (streaming, same
 #: numbers): the engine's memory stays bounded whatever a visitor uploads.
 STREAM_ROWS = 2_000_000
+#: The tie report (about one more evaluation's time) is computed for runs up to this many rows.
+TIE_ROWS = STREAM_ROWS
+TIE_CACHE = "ranklab.tie_cache"  # dict: id(Evaluation) -> (Evaluation, tie report), this session
 
 
 def digest(data: bytes) -> str:
@@ -169,6 +172,46 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
             hit = cache[key]
         out[name] = hit[2]
     return out
+
+
+def tie_reports(evaluations: dict) -> dict[str, dict | None]:
+    """The exact tie report of each evaluation (:func:`metrics_core.ranking.ties.tie_report`:
+    per query and measure the minimum, maximum and expected value over every order of tied
+    scores), cached in the session next to the evaluation it was computed from.
+
+    None for a run of more than :data:`TIE_ROWS` rows (the report costs about one more
+    evaluation) or one evaluated in blocks (no ranked lists kept).
+    """
+    from metrics_core.ranking.ties import tie_report
+
+    runs = st.session_state.get(state.RUNS) or {}
+    cache = st.session_state.setdefault(TIE_CACHE, {})
+    out = {}
+    for name, ev in evaluations.items():
+        run = runs.get(name)
+        if run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS:
+            out[name] = None
+            continue
+        hit = cache.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            ranked = ev.ranked
+            frame = ev.per_query
+            values = {m: frame[m].reindex(ranked.query_ids).to_numpy(dtype=np.float64) for m in ev.measures}
+            report = tie_report(ranked, ev.specs, ev.conventions, run, values)
+            while len(cache) >= _EVAL_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[id(ev)] = hit = (ev, report)
+        out[name] = hit[1]
+    return out
+
+
+def too_large_for_ties(reports: dict) -> str:
+    """One line naming the runs without a tie report (empty when every run has one)."""
+    missing = [name for name, rep in reports.items() if rep is None]
+    if not missing:
+        return ""
+    return (f"Tie band not computed for {', '.join(missing)}: runs over {TIE_ROWS:,} rows "
+            "(it would take about as long again as the evaluation).")
 
 
 def has_data() -> bool:

@@ -155,10 +155,64 @@ def cached_leaderboard(frames: dict, baseline: str, measures: tuple, query_set: 
                        correction=correction, test=test)
 
 
-def leaderboard_grid(board: pd.DataFrame) -> pd.DataFrame:
+TIE_ROW = "   tie band"
+TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (shown where that "
+              "order changes the mean).")
+
+
+def tie_band(board: pd.DataFrame, frames: dict, reports: dict) -> pd.DataFrame:
+    """The band of each leaderboard mean over every order of tied scores, on the board's own
+    query set: the mean of the per-query minima and the mean of the per-query maxima of the
+    tie report (a query the report lacks, e.g. scored 0 as unanswered, counts its value for
+    both), so the band contains the mean.
+
+    Parameters
+    ----------
+    board : DataFrame
+        :func:`metrics_core.stats.comparison.leaderboard` output (its ``query_set`` attr).
+    frames : dict
+        Run name -> per-query values (the evaluations the board was built from).
+    reports : dict
+        Run name -> tie report (``Evaluation.tie_report`` shape) or None.
+
+    Returns
+    -------
+    DataFrame indexed by (run, measure): low, high, dependent (queries whose value depends
+    on the tie order). Only pairs whose band is not a single point; measures the report does
+    not cover are absent.
+    """
+    from types import SimpleNamespace
+
+    from metrics_core.stats.comparison import aligned_values
+
+    query_set = board.attrs.get("query_set", "common")
+    evaluations = [SimpleNamespace(run_name=n, per_query=f) for n, f in frames.items()]
+    rows = []
+    for m in dict.fromkeys(board["measure"]):
+        covered = [n for n, rep in reports.items() if rep is not None and m in rep.get("aggregate", {})]
+        if not covered:
+            continue
+        table = aligned_values(evaluations, m, query_set)
+        for name in covered:
+            per = reports[name]["per_query"]
+            value = table[name]
+            low = pd.Series({q: d[m]["min"] for q, d in per.items() if m in d}, dtype="float64")
+            high = pd.Series({q: d[m]["max"] for q, d in per.items() if m in d}, dtype="float64")
+            low = low.reindex(table.index).fillna(value).to_numpy()
+            high = high.reindex(table.index).fillna(value).to_numpy()
+            dependent = int((low != high).sum())
+            if dependent:
+                rows.append({"run": name, "measure": m, "low": float(low.mean()),
+                             "high": float(high.mean()), "dependent": dependent})
+    return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+
+
+def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
     """The runs x measures grid shown first: per run a row of means (★ best, significance
-    marker) and, under it, a row of interval bounds. When the measures' query sets differ in
-    size, each measure's header carries its n. Pure: tests call it on metrics_core's output."""
+    marker) and, under it, a row of interval bounds; with ``band`` (:func:`tie_band`), a third
+    row "tie band" for each run whose mean depends on the order of tied scores (blank where
+    it does not). When the measures' query sets differ in size, each measure's header carries
+    its n. Pure: tests call it on metrics_core's output."""
     measures = list(dict.fromkeys(board["measure"]))
     baseline = board.attrs.get("baseline")
     conf = board.attrs.get("confidence", 0.95)
@@ -177,6 +231,12 @@ def leaderboard_grid(board: pd.DataFrame) -> pd.DataFrame:
             mean_row[header[m]] = f"{text} {marks}".rstrip()
             ci_row[header[m]] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
         rows += [mean_row, ci_row]
+        if band is not None and run in band.index.get_level_values("run"):
+            tie_row = {"Run": TIE_ROW}
+            for m in measures:
+                b = band.loc[(run, m)] if (run, m) in band.index else None
+                tie_row[header[m]] = "" if b is None else f"{b['low']:.4f}–{b['high']:.4f}"
+            rows.append(tie_row)
     return pd.DataFrame(rows, columns=["Run", *header.values()])
 
 
@@ -188,7 +248,10 @@ def style_grid(grid: pd.DataFrame):
         return ""
 
     def row(r):
-        grey = str(r["Run"]).startswith("   ")
+        label = str(r["Run"])
+        if label == TIE_ROW:
+            return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
+        grey = label.startswith("   ")
         return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
 
     return grid.style.apply(row, axis=1).map(cell)
