@@ -85,7 +85,7 @@ class Conventions:
         Discount at rank ``i``: ``1/log2(i+1)`` or ``1/max(1, log2 i)``.
     ideal : {"qrels", "retrieved"}
         The ideal ranking sorts all judged documents of the qrels, or only the
-        retrieved ones (seed 003's notebook).
+        retrieved ones.
     rr_miss : {"zero", "k_plus_1"}
         RR@k of a query without a relevant document in the top k: 0 or 1/(k+1).
     depth : int or None

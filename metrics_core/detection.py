@@ -11,7 +11,7 @@ Conventions (stated once, used everywhere here):
 * **Labels** must be 0/1 (or booleans). Anything else is an :class:`InputError`.
 * **One class only** (no positives or no negatives): AUROC and AUPRC are undefined.
   By default (``single_class="nan"``) they are NaN with a :class:`SingleClassWarning`;
-  ``single_class="audit"`` applies seed 002's rule (AUROC 0.5, AUPRC = positive rate).
+  ``single_class="audit"`` applies the audit rule (AUROC 0.5, AUPRC = positive rate).
 
 Everything is computed from integer counts after one sort: cumulative true and false
 positive counts at the distinct thresholds (as ``sklearn.metrics._ranking`` does).
@@ -286,11 +286,11 @@ def roc_auc_score(y_true, y_score, *, single_class: str = "nan") -> float:
     ----------
     single_class : {"nan", "audit"}
         With one class only: NaN and a :class:`SingleClassWarning` ("nan", default),
-        or 0.5 (seed 002, "audit").
+        or 0.5 (the "audit" rule).
 
     Examples
     --------
-    Seed 002's checksum:
+    The audit specification's checksum:
 
     >>> roc_auc_score([1, 1, 0, 0, 1], [0.9, 0.7, 0.4, 0.2, 0.8])
     1.0
@@ -318,7 +318,7 @@ def average_precision_score(y_true, y_score, *, single_class: str = "nan") -> fl
     ----------
     single_class : {"nan", "audit"}
         No positives or no negatives: NaN with a warning ("nan"), or the positive
-        rate (seed 002, "audit").
+        rate (the "audit" rule).
 
     Examples
     --------
@@ -511,7 +511,7 @@ def per_group_scores(y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS,
                      single_class: str = "nan"):
     """AUROC, AUPRC and TPR@FPR per group (e.g. criterion), with micro and macro averages.
 
-    Micro (seed 002 §5.1): the metric on all rows pooled. Macro (§5.2): the mean of the
+    Micro: the metric on all rows pooled. Macro: the mean of the
     per-group values (groups where a metric is undefined are left out of the mean, and
     counted in ``n_undefined``).
 

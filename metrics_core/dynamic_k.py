@@ -1,4 +1,4 @@
-"""Dynamic K: a variable number of evidence items per query (seed 002 §3).
+"""Dynamic K: a variable number of evidence items per query, by a probability threshold.
 
 Input is columnar: one row per (query, candidate) with the candidate's probability and
 whether it is gold. Rows are sorted once by (query, probability descending, candidate
@@ -21,7 +21,7 @@ With fewer candidates than ``k_min`` all candidates are the most that can be cho
 
 Equal probabilities at the cut are taken in input order (stable sort).
 
-Metrics over N queries (seed 002 §3.1-3.3), with ``G_i`` the gold candidates of query
+Metrics over N queries, with ``G_i`` the gold candidates of query
 i and ``S_i`` the selected ones:
 
 * recall_i = |S_i ∩ G_i| / |G_i|; if |G_i| = 0: 1 when |S_i| = 0, else 0;
@@ -98,7 +98,7 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     probability : array-like of float in [0, 1]
     is_gold : array-like of {0, 1} or bool
     criterion : array-like, optional
-        Criterion of each row; a (query, criterion) pair is then the unit (seed 002 §5).
+        Criterion of each row; a (query, criterion) pair is then the unit (per-criterion evaluation).
 
     Examples
     --------
@@ -200,7 +200,7 @@ def _per_query(table: CandidateTable, k: np.ndarray):
 def dynamic_k_scores(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
                      hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max",
                      per_query: bool = False) -> dict:
-    """Evidence recall, evidence precision and average K (seed 002 §3).
+    """Evidence recall, evidence precision and average K.
 
     Returns
     -------
@@ -255,7 +255,7 @@ def dynamic_k_curve(table: CandidateTable, taus=None, k_min: int = 2, hard_cap: 
 
 def per_criterion(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
                   hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max") -> dict:
-    """Per-criterion metrics with micro and macro averages (seed 002 §5).
+    """Per-criterion metrics with micro and macro averages.
 
     The unit is a (query, criterion) pair. Per criterion: mean recall, precision and K
     over its units. Macro: the mean of the per-criterion values. Micro: all units

@@ -364,7 +364,7 @@ def one_class(n_pos: int, n_neg: int) -> bool:
 def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
     """AUROC / AUPRC when one class only is present, under ``rule``.
 
-    "nan": undefined (NaN). "audit" (seed 002's audit rule): AUROC 0.5 (a constant
+    "nan": undefined (NaN). "audit" (the audit rule): AUROC 0.5 (a constant
     ranking), AUPRC the positive rate. Other metrics are NaN under both rules.
 
     >>> one_class_value("auroc", 3, 0, "audit"), one_class_value("auprc", 0, 4, "audit")

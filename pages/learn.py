@@ -10,7 +10,14 @@ from metrics_core.ranking.registry import PARAMS, REGISTRY
 from ui.exports import download_table
 from ui.figures_ranking import gain_contributions
 from ui.frame import conventions, page_setup
-from ui.learn_examples import PRESETS, dcg_steps, evaluate_example, seed_comparison
+from ui.learn_examples import (
+    FOUR_RESULTS,
+    GRADED,
+    PRESETS,
+    dcg_steps,
+    evaluate_example,
+    seed_comparison,
+)
 
 page_setup()
 st.title("Measures explained")
@@ -42,38 +49,15 @@ def _load(name: str) -> None:
         st.session_state[f"ranklab.learn.{f}"] = getattr(conv, f)
 
 
-# On-screen names and notes of the worked examples (the presets' keys name their sources).
-SHOWN = {
-    "Seed 003 example": ("Graded example, k = 6",
-                         "Labels 4, 4, 3, 0, 0, 1, 3, 3, 3, 0 at k = 6, with DCG divided by log2(max(i, 2)) "
-                         "(discount = jarvelin, Järvelin and Kekäläinen 2002) and the ideal ranking made "
-                         "from the retrieved labels only (ideal = retrieved)."),
-    "Seed 001 example": ("Four results, labels 3, 1, 3, 0",
-                         "DCG@4 = 5.13. A common slip gives IDCG@4 = 5.13 and nDCG@4 = 1.00 by discounting "
-                         "the ideal [3, 3, 1, 0] in the wrong order. With 1/log2(i+1) the ideal is "
-                         "3 + 3/log2(3) + 1/log2(4) = 5.39, so nDCG@4 = 0.951."),
-    "Seed 003, query 1 (precision)": ("Precision with 4 relevant documents in the collection",
-                                      "k = 1, four relevant documents in the collection."),
-    "Seed 003, query 2 (average precision)": ("Average precision over 5 relevant",
-                                              "AP over the 5 relevant documents of the list."),
-    "Seed 001, Precision@K": ("Precision at 1, 3 and 5",
-                              "Five results; the first, third and fifth are relevant."),
-}
-
-
-def _shown(name: str) -> str:
-    return SHOWN.get(name, (name, ""))[0]
-
-
 st.header("Worked example")
 st.write("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
          "The numbers below are computed by the same engine as every other page.")
 b1, b2, b3 = st.columns([1, 1, 2])
-b1.button(_shown("Seed 003 example"), on_click=_load, args=("Seed 003 example",), key="ranklab.learn.seed003")
-b2.button(_shown("Seed 001 example"), on_click=_load, args=("Seed 001 example",), key="ranklab.learn.seed001")
-others = [n for n in PRESETS if n not in ("Seed 003 example", "Seed 001 example")]
+b1.button(GRADED, on_click=_load, args=(GRADED,), key="ranklab.learn.seed003")
+b2.button(FOUR_RESULTS, on_click=_load, args=(FOUR_RESULTS,), key="ranklab.learn.seed001")
+others = [n for n in PRESETS if n not in (GRADED, FOUR_RESULTS)]
 with b3:
-    pick = st.selectbox("More examples", others, key="ranklab.learn.other", format_func=_shown)
+    pick = st.selectbox("More examples", others, key="ranklab.learn.other")
     st.button("Load", on_click=lambda: _load(st.session_state["ranklab.learn.other"]), key="ranklab.learn.load")
 
 left, right = st.columns([1, 2])
@@ -105,7 +89,7 @@ except InputError as exc:
 
 name = st.session_state[EX]
 if name is not None and list(PRESETS[name]["labels"]) == [int(x) if float(x).is_integer() else x for x in labels]:
-    st.markdown(f"**{_shown(name)}.** {SHOWN.get(name, ('', PRESETS[name]['note']))[1]}")
+    st.markdown(f"**{name}.** {PRESETS[name]['note']}")
     st.dataframe(seed_comparison(ev, PRESETS[name]["expected"]), hide_index=True,
                  key="ranklab.learn.seedcmp",
                  column_config={"measure": "Measure", "the seed says": "Stated value",

@@ -10,36 +10,39 @@ import pandas as pd
 
 import metrics_core as mc
 
-# name -> labels (rank order), k, relevant documents in the collection (None: those in
-# the list), convention overrides, the seed's own statements {measure: value}, a note.
+# shown name -> labels (rank order), k, relevant documents in the collection (None: those
+# in the list), convention overrides, the values the source states {measure: text}, a note.
+# Sources: the graded example and queries 1-2 are seeds/003's notebook; the four-result
+# nDCG example and Precision@K are seeds/001's.
 PRESETS = {
-    "Seed 003 example": dict(
+    "Graded example, k = 6": dict(
         labels=[4, 4, 3, 0, 0, 1, 3, 3, 3, 0], k=6, num_relevant=None,
         conventions=dict(discount="jarvelin", ideal="retrieved", p_denominator="retrieved"),
         expected={"DCG@6": "10.279642067948915", "nDCG@6": "0.7424602308163405"},
-        note="Seed 003 (relevance_query_3, k = 6): its DCG divides by log2(max(i, 2)) "
-             "(discount = jarvelin) and its ideal ranking sorts the retrieved labels only "
-             "(ideal = retrieved)."),
-    "Seed 001 example": dict(
+        note="Labels 4, 4, 3, 0, 0, 1, 3, 3, 3, 0 at k = 6, with DCG divided by log2(max(i, 2)) "
+             "(discount = jarvelin, Jarvelin and Kekalainen 2002) and the ideal ranking made "
+             "from the retrieved labels only (ideal = retrieved)."),
+    "Four results, labels 3, 1, 3, 0": dict(
         labels=[3, 1, 3, 0], k=4, num_relevant=None, conventions={},
         expected={"DCG@4": "5.13", "nDCG@4": "1.00"},
-        note="Seed 001's NDCG example (HAW001..HAW004, labels 3, 1, 3, 0). The seed gives "
-             "DCG@4 = 5.13, which is right, but also IDCG@4 = 5.13 and NDCG@4 = 1.00: its ideal "
-             "[3, 3, 1, 0] was discounted in the wrong order. With 1/log2(i+1) the ideal is "
+        note="DCG@4 = 5.13. A common slip gives IDCG@4 = 5.13 and nDCG@4 = 1.00 by discounting "
+             "the ideal [3, 3, 1, 0] in the wrong order. With 1/log2(i+1) the ideal is "
              "3 + 3/log2(3) + 1/log2(4) = 5.39, so nDCG@4 = 0.951."),
-    "Seed 003, query 1 (precision)": dict(
+    "Precision with 4 relevant documents in the collection": dict(
         labels=[0, 0, 0, 1], k=1, num_relevant=4, conventions=dict(p_denominator="retrieved"),
         expected={"P": "0.25", "P@1": "0.0", "R@1": "0.0"},
-        note="Seed 003 (relevance_query_1, k = 1, number_relevant_documents = 4)."),
-    "Seed 003, query 2 (average precision)": dict(
+        note="k = 1, four relevant documents in the collection."),
+    "Average precision over 5 relevant": dict(
         labels=[0, 1, 0, 1, 1, 1, 1], k=5, num_relevant=None, conventions={},
         expected={"AP": "0.5961904761904762"},
-        note="Seed 003 (relevance_query_2): AP over the 5 relevant documents of the list."),
-    "Seed 001, Precision@K": dict(
+        note="AP over the 5 relevant documents of the list."),
+    "Precision at 1, 3 and 5": dict(
         labels=[1, 0, 1, 0, 1], k=3, num_relevant=None, conventions={},
         expected={"P@1": "1.00", "P@3": "0.67", "P@5": "0.60"},
-        note="Seed 001: results HAW001..HAW005, relevant HAW001, HAW003, HAW005."),
+        note="Five results; the first, third and fifth are relevant."),
 }
+#: the two examples with buttons of their own
+GRADED, FOUR_RESULTS = "Graded example, k = 6", "Four results, labels 3, 1, 3, 0"
 
 
 def example_measures(k: int) -> list[str]:
@@ -48,7 +51,7 @@ def example_measures(k: int) -> list[str]:
 
 
 def evaluate_example(labels, k: int, num_relevant: int | None, conventions: mc.Conventions):
-    """Evaluate one ranking given as relevance labels (seed 003's input form)."""
+    """Evaluate one ranking given as relevance labels (the relevance-vector input form)."""
     labels = [float(x) for x in labels]
     extra = {"example": int(num_relevant)} if num_relevant else None
     run, qrels = mc.io.from_relevance_vectors({"example": labels}, num_relevant=extra)
@@ -68,7 +71,7 @@ def dcg_steps(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
 
 
 def seed_comparison(ev, expected: dict) -> pd.DataFrame:
-    """The seed's statements next to RankLab's values."""
+    """The values the source states next to RankLab's."""
     rows = []
     for m, text in expected.items():
         ours = float(ev.aggregate.get(m, np.nan))

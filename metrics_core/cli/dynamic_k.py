@@ -12,7 +12,7 @@ from metrics_core.validation import LIMITS
 
 NAME = "dynamic-k"
 HELP = "evidence recall/precision and average K of a per-query probability threshold"
-DESCRIPTION = ("Dynamic K (seed 002 section 3): per query, candidates with probability >= tau, "
+DESCRIPTION = ("Dynamic K: per query, candidates with probability >= tau, "
                "clamped to [k_min, k_max], k_max = min(hard_cap, floor(n * k_max_ratio)).")
 
 

@@ -1,7 +1,7 @@
 """Hash-code retrieval: Hamming ranking measures, exact about ties, in torch.
 
 Codes are ±1 (or 0/1, converted) matrices of shape (items, bits). The Hamming distance
-of two ±1 codes of K bits is ``(K - u·v) / 2`` (seed 004), computed by matrix product in
+of two ±1 codes of K bits is ``(K - u·v) / 2``, computed by matrix product in
 query chunks sized to a memory budget, on the CPU or on CUDA when asked.
 
 Equal distances are common with short codes (16 bits give only 17 distinct values), and

@@ -29,7 +29,7 @@ from metrics_core.validation import LIMITS, check_choice, check_int
 
 # -- the seed's functions ------------------------------------------------------------------
 def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
-    """Hamming distances D[i, j] = (K - u_i · v_j) / 2 of ±1 codes (seed 004).
+    """Hamming distances D[i, j] = (K - u_i · v_j) / 2 of ±1 codes (the inner-product form of deep-hashing evaluation).
 
     >>> calculate_hamming_dist_matrix([[1, 1, -1]], [[1, 1, -1], [-1, -1, 1]]).tolist()
     [[0.0, 3.0]]
@@ -43,14 +43,14 @@ def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
 
 def calculate_mAP(query_codes, db_codes, query_labels, db_labels, topk: int | None = None,
                   ties: str = "expected") -> float:
-    """Mean average precision over the Hamming ranking (seed 004); see :func:`evaluate_hashing`."""
+    """Mean average precision over the Hamming ranking; see :func:`evaluate_hashing`."""
     return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk,
                             ties=ties, ks=())["map"]
 
 
 def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: int,
                              ties: str = "expected") -> float:
-    """Mean precision of the top ``k`` of the Hamming ranking (seed 004)."""
+    """Mean precision of the top ``k`` of the Hamming ranking."""
     return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, ks=(k,),
                             ties=ties)["precision_at_k"][int(k)]
 
