@@ -9,7 +9,7 @@ import streamlit as st
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_compare_page import _data  # noqa: E402
+from tests.app.test_compare_page import _data  # noqa: E402
 
 if "ranklab.qrels" not in st.session_state or st.session_state["ranklab.qrels"] is None:
     qrels, runs, meta = _data()

@@ -23,7 +23,7 @@ import pytest
 import metrics_core as mc
 from metrics_core import cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 GOOD_QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 GOOD_RUN = b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\nq2 Q0 d3 1 1.5 sys\n"

@@ -27,7 +27,7 @@ import metrics_core as mc  # noqa: E402
 from metrics_core.cli import main  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "ranking"
 MEASURES = ["P@5", "P@10", "RR", "AP", "nDCG@10", "nDCG", "Bpref", "GMAP", "NumRet", "NumRelRet"]
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 1536 << 20   # bytes of address space per child
 CPU_LIMIT_S = 10            # CPU seconds a case may use (independent of the machine's load)
 WALL_LIMIT_S = 60           # wall seconds before a case that waits (blocks) counts as a hang

@@ -13,7 +13,7 @@ from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from ui import figures_detection as fig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCORES = pd.read_csv(ROOT / "sample_data" / "detection_scores.csv")
 CANDS = pd.read_csv(ROOT / "sample_data" / "dynamic_k_candidates.csv")
 

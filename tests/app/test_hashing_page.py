@@ -17,7 +17,7 @@ from ui import hashing_state as hs
 from ui.figures_hashing import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing_data import load_sample, p_at_k_cutoffs, parse_upload
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "hashing.py")
 
 

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from tests.test_conformance_trec_eval import ranklab_name  # noqa: E402  (the one name table)
+from tests.ranking.test_conformance_trec_eval import ranklab_name  # noqa: E402  (the one name table)
 
 CUTOFFS = (1, 2, 3, 5, 10)
 PYTREC_MEASURES = {

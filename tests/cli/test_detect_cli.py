@@ -11,7 +11,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from metrics_core import detection as det
 from metrics_core.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCORES = ROOT / "sample_data" / "detection_scores.csv"
 CANDIDATES = ROOT / "sample_data" / "dynamic_k_candidates.csv"
 

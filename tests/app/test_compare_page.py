@@ -13,7 +13,7 @@ from metrics_core.stats.comparison import compare_runs
 from metrics_core.stats.folds import criterion_averages, fold_summary
 from ui import figures_compare as figs
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "compare.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "compare.py")
 
 
 def _data(n_queries=20, seed=0):

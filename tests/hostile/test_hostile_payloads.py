@@ -21,7 +21,7 @@ import pytest
 
 from metrics_core.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Payload:

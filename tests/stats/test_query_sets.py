@@ -27,7 +27,7 @@ from metrics_core.stats.comparison import (
     paper_table,
 )
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "ranking"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
 
 
 class FakeEvaluation:

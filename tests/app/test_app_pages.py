@@ -15,7 +15,7 @@ from metrics_core.clicks import click_mrr, read_click_log
 from metrics_core.stats.aggregate import group_means
 from ui.ranking_data import load_sample, sample_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 
 

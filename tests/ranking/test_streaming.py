@@ -24,7 +24,7 @@ from metrics_core.errors import InputError
 from metrics_core.io.blocks import NotStreamable, open_run_stream
 from metrics_core.ranking.streaming import _blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
 SAMPLE = ROOT / "sample_data" / "ranking"
 MEASURES = ["P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref", "NumQ",

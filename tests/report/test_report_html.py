@@ -13,7 +13,7 @@ import pandas as pd
 from metrics_core.cli import COMMANDS, main
 from metrics_core.report.html import comparison_report, data_digest, plotly_js_source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "ranking"
 
 

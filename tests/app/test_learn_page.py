@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from metrics_core.ranking.registry import REGISTRY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_family_shows_its_formula_edge_cases_reference_and_example():

@@ -19,7 +19,7 @@ from ui.ranking_data import load_sample
 from ui.ranking_widgets import leaderboard_grid, tie_band
 from ui.style import difficulty_order, natural_key, natural_sorted, run_colours
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90
 
 

@@ -16,7 +16,7 @@ from ui import history_state as hs
 from ui.figures_history import trend_figure, trend_groups
 from ui.history_actions import save_current_evaluation
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "history.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "history.py")
 
 
 @pytest.fixture(autouse=True)

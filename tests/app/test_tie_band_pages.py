@@ -17,7 +17,7 @@ from metrics_core.stats.comparison import leaderboard
 from ui.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN
 from ui.ranking_widgets import TIE_ROW, tie_band
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 MEASURES = ["RR", "AP", "P@2", "Judged@10"]  # Judged@10: not covered by the tie report
 
