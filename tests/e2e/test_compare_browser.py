@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(CHROMIUM is None, reason="chro
 
 def _largest_loss():
     import metrics_core as mc
-    from tests.test_compare_page import _data
+    from tests.app.test_compare_page import _data
     from ui.figures_compare import per_query_deltas
 
     qrels, runs, _ = _data()

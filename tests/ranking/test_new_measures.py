@@ -1,7 +1,7 @@
 """The measures and conventions added to reach trec_eval 10's whole ``all_trec`` set, and
 ERR beyond it.
 
-trec_eval itself checks the trec_eval measures value for value (tests/test_trec_eval_oracle.py);
+trec_eval itself checks the trec_eval measures value for value (tests/ranking/test_trec_eval_oracle.py);
 here: ERR against a straightforward reference written from the paper, custom gains, the
 ``labels``, ``judged_only`` and ``compat`` conventions, and their command-line flags.
 """
