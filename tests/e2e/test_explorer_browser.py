@@ -58,7 +58,7 @@ def test_bad_upload_shows_error_and_keeps_data(server, page, tmp_path):
     page.goto(server + "/data")
     _wait_for_app(page)
     page.get_by_role("button", name="Load sample data").click()
-    page.get_by_text("runs: bm25").wait_for()
+    page.get_by_text("runs: bm25").wait_for(timeout=90_000)  # every sample loads: slow on a busy machine
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(junk))
     page.locator('[data-testid="stAlertContentError"]').first.wait_for()
     assert "junk.bin" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
