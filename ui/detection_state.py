@@ -18,7 +18,7 @@ from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
-from metrics_core.reference_ranges import default_ranges
+from metrics_core.report.ranges import default_ranges
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SCORES = ROOT / "sample_data" / "detection_scores.csv"
