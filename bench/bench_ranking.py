@@ -73,12 +73,12 @@ def available(tool: str) -> bool:
         return False
 
 
-def time_process(cmd: list[str], timeout: float) -> dict:
-    """Run ``cmd``; return wall seconds, peak RSS (MiB) and the exit status."""
+def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL) -> dict:
+    """Run ``cmd``; return wall seconds, peak RSS (MiB) and the exit status. ``stdout``:
+    where the child's output goes (an open file keeps it, e.g. trec_eval's values)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.PIPE)
     # wait4 gives this child's own rusage (ru_maxrss in KiB on Linux); poll it so a
     # timeout can stop the child. stderr is drained after exit (tools print little).
     while True:

@@ -65,22 +65,7 @@ def trec_cmd(binary, qrels, run) -> list[str]:
 def time_to_file(cmd, out_path: Path, timeout: float) -> dict:
     """time_process, with stdout kept (trec_eval prints its values)."""
     with open(out_path, "w") as fh:
-        env = dict(os.environ, PYTHONWARNINGS="ignore")
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.PIPE)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - start > timeout:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.005)
-        wall = time.perf_counter() - start
-        proc.stderr.close()
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "cpu_s": usage.ru_utime + usage.ru_stime, "rc": os.waitstatus_to_exitcode(status)}
+        return time_process(cmd, timeout, stdout=fh)
 
 
 def time_tree(cmd, timeout: float) -> dict:

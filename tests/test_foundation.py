@@ -5,18 +5,16 @@ and the package's import graph."""
 from __future__ import annotations
 
 import ast
-import io
 import json
 import shutil
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 import metrics_core as mc
-from metrics_core.cli import main
+from tests.cli.test_history_cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 QRELS = "q1 0 d1 1\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d1 1\n"
@@ -31,13 +29,6 @@ class _NoTorch(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError("No module named 'torch'")
 sys.meta_path.insert(0, _NoTorch())
 """
-
-
-def cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -39,3 +39,12 @@ def whole(minimum: int | None = None, maximum: int | None = None):
 SEED = whole(0, 2**63 - 1)
 RESAMPLES = whole(0, LIMITS["resamples"])
 CUTOFF = whole(1, LIMITS["cutoff"])
+
+
+def add_ranking_inputs(p, runs: str = "repeat for several runs",
+                       measures: str = "default: a standard set") -> None:
+    """``--qrels``, ``--run`` (repeatable) and ``-m`` of the subcommands that evaluate rankings."""
+    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); compressed ok)")
+    p.add_argument("--run", required=True, action="append", help=f"run file; {runs}")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help=f"measure name, repeatable or comma-separated ({measures})")

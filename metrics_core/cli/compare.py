@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from metrics_core.cli._options import SEED, finite_float, whole
+from metrics_core.cli._options import SEED, add_ranking_inputs, finite_float, whole
 from metrics_core.cli.evaluate import (
     add_convention_arguments,
     evaluations_json,
@@ -39,12 +39,9 @@ _confidence = finite_float(0, 1, open_low=True, open_high=True)
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
-    p.add_argument("--run", required=True, action="append", help="run file; repeat (at least two runs)")
+    add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
     p.add_argument("--baseline", required=True,
                    help="name of the baseline run (its file name without extension, or TREC tag)")
-    p.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="measure name, repeatable or comma-separated (default: a standard set)")
     p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
                    help="sign flips of the permutation test (default 10000)")
     p.add_argument("--bootstrap", type=whole(1, LIMITS["resamples"]), default=None,

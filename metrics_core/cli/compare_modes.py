@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from metrics_core.cli._options import add_ranking_inputs
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
 
@@ -16,10 +17,7 @@ DESCRIPTION = ("Evaluate each run under trec_eval 10 (RankLab's default) and tre
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
-    p.add_argument("--run", required=True, action="append", help="run file; repeat for several runs")
-    p.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="measure name, repeatable or comma-separated (default: a standard set with IPrec)")
+    add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set with IPrec")
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     add_convention_arguments(p)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from metrics_core import __version__
-from metrics_core.cli._options import CUTOFF, finite_float
+from metrics_core.cli._options import CUTOFF, add_ranking_inputs, finite_float
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
@@ -68,10 +68,7 @@ def conventions_from_args(args) -> Conventions:
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
-    p.add_argument("--run", required=True, action="append", help="run file; repeat for several runs")
-    p.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="measure name, repeatable or comma-separated (default: a standard set)")
+    add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set")
     p.add_argument("--per-query", action="store_true", help="include per-query values")
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_core.cli._options import whole
+from metrics_core.cli._options import add_ranking_inputs, whole
 from metrics_core.cli.compare import _confidence, resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
@@ -22,11 +22,8 @@ DESCRIPTION = ("Evaluate the runs and write one HTML file: the leaderboard (mean
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); .gz ok)")
-    p.add_argument("--run", required=True, action="append", help="run file; repeat for every run")
+    add_ranking_inputs(p, runs="repeat for every run", measures="default: a standard set")
     p.add_argument("--baseline", help="name of the baseline run (default: the first --run)")
-    p.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="measure name, repeatable or comma-separated (default: a standard set)")
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
                    help="the one query set of every table: 'common' = the queries every run answered; "
                         "'qrels' = every qrels query, absent ones scoring 0 (implies -c)")

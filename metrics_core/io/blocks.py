@@ -33,6 +33,7 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
+from metrics_core.io.trec import regular_delimiter
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18
@@ -141,11 +142,8 @@ def _trec_fast(raw: RawData, head: bytes):
         return None
     end = head.find(b"\n")
     first = (head if end < 0 else head[:end]).rstrip(b"\r")
-    if b"\t" in first and b" " not in first:
-        delim = "\t"
-    elif b" " in first and b"\t" not in first:
-        delim = " "
-    else:
+    delim = regular_delimiter(first)
+    if delim is None:
         return None
     parts = first.split(delim.encode())
     if len(parts) != 6 or _contains_nul(raw):

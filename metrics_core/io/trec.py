@@ -36,17 +36,24 @@ def _first_line(data: bytes) -> bytes:
     return data if end < 0 else data[:end]
 
 
+def regular_delimiter(first: bytes) -> str | None:
+    """The one delimiter of a regular TREC file, from its first line: tabs only or single
+    spaces only; None when mixed (the line-by-line reader handles those)."""
+    if b"\t" in first and b" " not in first:
+        return "\t"
+    if b" " in first and b"\t" not in first:
+        return " "
+    return None
+
+
 def _fast_parse(raw: RawData, kind: str):
     """Arrow CSV parse of a regular file; None when the file is not regular."""
     head = raw.head(1 << 16)
     if not head or head.startswith(b"#") or head.startswith(b"\xef\xbb\xbf"):
         return None
     first = _first_line(head).rstrip(b"\r")
-    if b"\t" in first and b" " not in first:
-        delim = "\t"
-    elif b" " in first and b"\t" not in first:
-        delim = " "
-    else:
+    delim = regular_delimiter(first)
+    if delim is None:
         return None
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     if len(first.split(delim.encode())) != ncols:

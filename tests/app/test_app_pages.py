@@ -13,15 +13,10 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.clicks import click_mrr, read_click_log
 from metrics_core.stats.aggregate import group_means
-from ui.ranking_data import load_sample, sample_files
+from ui.ranking_data import sample_files
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_sample()
 
 
 def _app(page: str, sample=None) -> AppTest:

@@ -15,31 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 from metrics_core.stats.comparison import compare_runs, leaderboard, paper_table
-from ui.ranking_data import load_sample
+from tests.app.test_app_pages import TIMEOUT, _app, _ok
 from ui.ranking_widgets import leaderboard_grid, tie_band
 from ui.style import difficulty_order, natural_key, natural_sorted, run_colours
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 90
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return load_sample()
-
-
-def _app(page: str, sample=None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
-    if sample is not None:
-        qrels, runs, meta = sample
-        at.session_state["ranklab.qrels"] = qrels
-        at.session_state["ranklab.runs"] = dict(runs)
-        at.session_state["ranklab.meta"] = meta
-    return at.run()
-
-
-def _ok(at):
-    assert not at.exception, [e.message for e in at.exception]
 
 
 def _evaluations(sample, measures, **kw):

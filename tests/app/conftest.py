@@ -1,0 +1,11 @@
+"""Fixtures shared by the app's AppTest modules."""
+
+import pytest
+
+from ui.ranking_data import load_sample
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """(qrels, runs, query metadata) of the bundled sample."""
+    return load_sample()
