@@ -32,10 +32,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server():
-    """A fresh ``streamlit run app.py``; yields its base URL, stops it afterwards."""
+def streamlit_server(env_changes: dict | None = None):
+    """A fresh ``streamlit run app.py`` on 127.0.0.1; yields its base URL, stops it
+    afterwards. ``env_changes``: environment variables to set (a value of None unsets)."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    for key, value in (env_changes or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
            "--server.headless", "true", "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]

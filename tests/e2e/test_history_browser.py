@@ -4,29 +4,18 @@ page keeps a per-session history and offers no path input. Skipped without Chrom
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from metrics_core.cli import main
 from metrics_core.history import HistoryStore
+from tests.e2e.conftest import streamlit_server
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -34,26 +23,9 @@ def server(tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    port = _free_port()
-    env = dict(os.environ, RANKLAB_HOME=str(tmp_path / "home"),
-               RANKLAB_HISTORY_STORE=str(tmp_path / "home" / "history.sqlite3"))  # the deployer's store
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start")
-        yield url, tmp_path / "home" / "history.sqlite3"
-    finally:
-        proc.terminate()
-        proc.wait(20)
+    store = tmp_path / "home" / "history.sqlite3"  # the deployer's store
+    with streamlit_server({"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": str(store)}) as url:
+        yield url, store
 
 
 def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
@@ -97,26 +69,8 @@ def session_server(tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "RANKLAB_HISTORY_STORE"}
-    env["RANKLAB_HOME"] = str(tmp_path / "home")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--server.address", "127.0.0.1"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start")
+    with streamlit_server({"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": None}) as url:
         yield url, tmp_path / "home"
-    finally:
-        proc.terminate()
-        proc.wait(20)
 
 
 def test_history_without_any_path_input(session_server, browser):
