@@ -9,6 +9,7 @@ from metrics_core.errors import InputError
 from metrics_core.ranking import registry
 from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
+from metrics_core.report.leaderboard import BEST, TIE_ROW, leaderboard_grid  # noqa: F401  (pages use it)
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui import state
 
@@ -136,7 +137,6 @@ def history_save_hook(evaluations: dict, conventions) -> None:
                          st.session_state.get(state.META), key="overview")
 
 
-BEST = "★"
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing the leaderboard ...")
@@ -155,7 +155,6 @@ def cached_leaderboard(frames: dict, baseline: str, measures: tuple, query_set: 
                        correction=correction, test=test)
 
 
-TIE_ROW = "   tie band"
 TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (shown where that "
               "order changes the mean).")
 
@@ -205,39 +204,6 @@ def tie_band(board: pd.DataFrame, frames: dict, reports: dict) -> pd.DataFrame:
                 rows.append({"run": name, "measure": m, "low": float(low.mean()),
                              "high": float(high.mean()), "dependent": dependent})
     return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
-
-
-def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The runs x measures grid shown first: per run a row of means (★ best, significance
-    marker) and, under it, a row of interval bounds; with ``band`` (:func:`tie_band`), a third
-    row "tie band" for each run whose mean depends on the order of tied scores (blank where
-    it does not). When the measures' query sets differ in size, each measure's header carries
-    its n. Pure: tests call it on metrics_core's output."""
-    measures = list(dict.fromkeys(board["measure"]))
-    baseline = board.attrs.get("baseline")
-    conf = board.attrs.get("confidence", 0.95)
-    sizes = board.groupby("measure", sort=False)["n_queries"].first()
-    header = ({m: m for m in measures} if sizes.nunique() <= 1 else
-              {m: f"{m} (n={int(sizes[m])})" for m in measures})
-    rows = []
-    for run, part in board.groupby("run", sort=False):
-        part = part.set_index("measure")
-        mean_row = {"Run": f"{run} (baseline)" if run == baseline else str(run)}
-        ci_row = {"Run": f"   {conf:.0%} CI"}
-        for m in measures:
-            r = part.loc[m]
-            text = "–" if pd.isna(r["mean"]) else f"{r['mean']:.4f}"
-            marks = (BEST if r["best"] else "") + r["marker"]
-            mean_row[header[m]] = f"{text} {marks}".rstrip()
-            ci_row[header[m]] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
-        rows += [mean_row, ci_row]
-        if band is not None and run in band.index.get_level_values("run"):
-            tie_row = {"Run": TIE_ROW}
-            for m in measures:
-                b = band.loc[(run, m)] if (run, m) in band.index else None
-                tie_row[header[m]] = "" if b is None else f"{b['low']:.4f}–{b['high']:.4f}"
-            rows.append(tie_row)
-    return pd.DataFrame(rows, columns=["Run", *header.values()])
 
 
 def style_grid(grid: pd.DataFrame):

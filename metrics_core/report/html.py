@@ -27,6 +27,7 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.report import json_safe
+from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
 from metrics_core.stats.comparison import (
     MARKERS,
     QUERY_SET_LABELS,
@@ -112,30 +113,15 @@ def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
     return f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
-def grid_table(board: pd.DataFrame) -> str:
-    """The leaderboard grid (a mean row and a CI row per run) as HTML, best cells bold."""
-    measures = list(dict.fromkeys(board["measure"]))
-    baseline = board.attrs.get("baseline")
-    conf = board.attrs.get("confidence", 0.95)
-    rows, best, ci_rows = [], set(), set()
-    for run, part in board.groupby("run", sort=False):
-        part = part.set_index("measure")
-        mean = {"Run": f"{run} (baseline)" if run == baseline else str(run)}
-        ci = {"Run": f"{conf:.0%} CI"}
-        for m in measures:
-            r = part.loc[m]
-            mean[m] = (_fmt(r["mean"]) + (" ★" if r["best"] else "") + (f" {r['marker']}" if r["marker"] else ""))
-            ci[m] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
-            if r["best"]:
-                best.add((len(rows), m))
-        ci_rows.add(len(rows) + 1)
-        rows += [mean, ci]
-    sizes = board.groupby("measure", sort=False)["n_queries"].first()
-    frame = pd.DataFrame(rows, columns=["Run", *measures])
-    if sizes.nunique() > 1:
-        frame.columns = ["Run", *(f"{m} (n={int(sizes[m])})" for m in measures)]
-        best = {(i, f"{m} (n={int(sizes[m])})") for i, m in best}
-    return table_html(frame, best=best, ci_rows=ci_rows)
+def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None) -> str:
+    """The leaderboard grid (:func:`metrics_core.report.leaderboard.leaderboard_grid`) as
+    HTML: best cells bold, interval and tie-band rows grey."""
+    grid = leaderboard_grid(board, band)
+    best = {(i, c) for i, row in enumerate(grid.itertuples(index=False))
+            for c, v in zip(grid.columns, row, strict=True) if isinstance(v, str) and BEST in v}
+    ci_rows = {i for i, label in enumerate(grid["Run"]) if str(label).startswith(CI_INDENT)}
+    grid["Run"] = grid["Run"].str.strip()
+    return table_html(grid, best=best, ci_rows=ci_rows)
 
 
 def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
