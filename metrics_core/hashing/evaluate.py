@@ -161,33 +161,13 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     def mean(x):
         return float(np.mean(x[keep])) if keep.any() else math.nan
 
-    # P@k
-    precision_at_k = {}
-    if ks:
-        if ties == "stable":
-            _, _, at_k = _stable_stats(query_codes, db_codes, query_labels, db_labels, None, ks,
-                                       device, memory_budget)
-            for k in ks:
-                precision_at_k[k] = float(np.mean(at_k[k] / k))
-        else:
-            A = np.cumsum(n, axis=1) - n
-            B = np.cumsum(r, axis=1) - r
-            for k in ks:
-                L = np.clip(k - A, 0, n)
-                if ties == "expected":
-                    inside = np.divide(r * L, n, out=np.zeros(n.shape), where=n > 0)
-                elif ties == "optimistic":
-                    inside = np.minimum(r, L)
-                else:
-                    inside = np.clip(L - (n - r), 0, r)
-                precision_at_k[k] = float(np.mean(inside.sum(axis=1) / k))
-                del B
-                B = None
-    # radius measures (no tie question: everything within the radius is retrieved)
-    cum_n = np.cumsum(n, axis=1)
-    cum_r = np.cumsum(r, axis=1)
-    prec_by_radius = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
-    rec_by_radius = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
+    if ks and ties == "stable":
+        _, _, at_k = _stable_stats(query_codes, db_codes, query_labels, db_labels, None, ks,
+                                   device, memory_budget)
+        precision_at_k = {k: float(np.mean(at_k[k] / k)) for k in ks}
+    else:
+        precision_at_k = _precision_at_k(n, r, ks, ties)
+    prec_by_radius, rec_by_radius = _by_radius(n, r, R)
     rad = min(int(radius), bits)
     out = {
         "map": mean(ap),
@@ -204,12 +184,43 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         "n_queries": nq, "n_db": ndb, "bits": bits, "ties": ties, "topk": topk,
         "zero_relevant_queries": int((~has_rel).sum()),
     }
-    ql = np.asarray(query_labels.cpu() if isinstance(query_labels, torch.Tensor) else query_labels)
-    if ql.ndim == 1:
-        classes = np.unique(ql)
-        out["per_class_map"] = {str(c): float(np.mean(ap[(ql == c) & keep])) if ((ql == c) & keep).any()
-                                else math.nan for c in classes}
-    else:
-        out["per_class_map"] = {str(c): float(np.mean(ap[(ql[:, c] > 0) & keep]))
-                                if ((ql[:, c] > 0) & keep).any() else math.nan for c in range(ql.shape[1])}
+    out["per_class_map"] = _per_class_map(ap, keep, query_labels)
     return out
+
+
+def _precision_at_k(n: np.ndarray, r: np.ndarray, ks, ties: str) -> dict:
+    """P@k of every query from its distance histograms, the tie group the cut falls in
+    resolved by the tie rule (expected: in proportion; optimistic: relevant first;
+    pessimistic: relevant last); the mean over queries per k."""
+    out = {}
+    above = np.cumsum(n, axis=1) - n  # items strictly closer than each distance
+    for k in ks:
+        taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
+        if ties == "expected":
+            inside = np.divide(r * taken, n, out=np.zeros(n.shape), where=n > 0)
+        elif ties == "optimistic":
+            inside = np.minimum(r, taken)
+        else:
+            inside = np.clip(taken - (n - r), 0, r)
+        out[k] = float(np.mean(inside.sum(axis=1) / k))
+    return out
+
+
+def _by_radius(n: np.ndarray, r: np.ndarray, R: np.ndarray):
+    """Precision and recall of everything within each Hamming radius, per query (no tie
+    question: the whole radius is retrieved)."""
+    cum_n = np.cumsum(n, axis=1)
+    cum_r = np.cumsum(r, axis=1)
+    precision = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
+    recall = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
+    return precision, recall
+
+
+def _per_class_map(ap: np.ndarray, keep: np.ndarray, query_labels) -> dict:
+    """mAP per class of the queries (single labels, or each column of multi-labels)."""
+    ql = np.asarray(query_labels.cpu() if hasattr(query_labels, "cpu") else query_labels)
+    if ql.ndim == 1:
+        members = {str(c): ql == c for c in np.unique(ql)}
+    else:
+        members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
+    return {c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan for c, m in members.items()}
