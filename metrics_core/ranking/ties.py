@@ -138,97 +138,138 @@ def expected(R: RankedLists, g: TieGroups, spec, conv) -> np.ndarray:
     """Expected value over all orders of the tied documents, per query (closed forms over
     the documents that carry weight and their groups; no pass over the whole ranking)."""
     fam = spec.family
-    nq = R.n_queries
-    k = spec.cutoff
-    longest = int(R.counts.max()) if nq and len(R.seg) else 0
-    ranks = np.arange(1, longest + 1, dtype=np.float64)
     if fam in ("DCG", "nDCG"):
-        jr = R.judged_rows
-        rows = jr[R.label[jr] > 0]
-        grp = g.of(rows)
-        gain = _gain(R.label[rows].astype(np.float64), spec.param("gain", conv))
-        disc = _prefix(_discount(ranks, spec.param("discount", conv)))
-        s = g.start[grp]
-        inside = _slots_within(g, grp, _limit(R, k, rows))
-        mean = (disc[s - 1 + inside] - disc[s - 1]) / g.size[grp]
-        dcg = np.bincount(R.seg[rows], weights=gain * mean, minlength=nq)
-        return dcg if fam == "DCG" else _safe_div(dcg, _ideal_dcg(R, spec, conv))
+        return _expected_dcg(R, g, spec, conv)
+    if fam not in ("P", "R", "Hits", "Rprec", "Bpref", "AP", "RR", "Success"):
+        raise ValueError(f"the tie report does not cover {spec.name}")
     thr = float(spec.param("rel", conv))
-    rows = R.relevant_rows(thr)
-    seg = R.seg[rows]
-    grp = g.of(rows)
-    num_rel = R.num_rel(thr).astype(np.float64)
+    rel = _Relevant(R, g, thr)
     if fam in ("P", "R", "Hits", "Rprec"):
-        limit = num_rel[seg] if fam == "Rprec" else _limit(R, k, rows)
-        hits = np.bincount(seg, weights=_slots_within(g, grp, limit) / g.size[grp], minlength=nq)
-        if fam == "Hits":
-            return hits
-        if fam in ("R", "Rprec"):
-            return _safe_div(hits, num_rel)
-        if k is None:
-            return _safe_div(hits, R.counts)
-        if spec.param("denom", conv) == "retrieved":
-            return _safe_div(hits, np.minimum(R.counts, k))
-        return hits / float(k)
+        return _expected_counts(R, g, spec, conv, rel)
     if fam == "Bpref":
-        # a relevant document's judged non-relevant documents above it: those of the
-        # groups above (b) plus X of the a in its own group, X uniform on 0..a (its place
-        # among them); sum over x of min(b + x, R) in closed form
-        nonrel = R.judged_nonrelevant_rows(thr)
-        b = (np.searchsorted(nonrel, g.head[grp]) - np.searchsorted(nonrel, R.starts[seg])).astype(np.float64)
-        a = np.bincount(g.of(nonrel), minlength=len(g.head))[grp].astype(np.float64)
-        big_r = num_rel[seg]
-        den = np.minimum(R.num_nonrel(thr), R.num_rel(thr)).astype(np.float64)[seg]
-        c = np.clip(big_r - b + 1, 0, a + 1)
-        capped = c * b + c * (c - 1) / 2 + (a + 1 - c) * big_r
-        term = 1.0 - _safe_div(capped / (a + 1), den)
-        return _safe_div(np.bincount(seg, weights=term, minlength=nq), num_rel)
-    # groups holding a relevant document, m of them in each
-    groups, m = np.unique(grp, return_counts=True)
-    m = m.astype(np.float64)
-    gseg, s, n = g.seg[groups], g.start[groups], g.size[groups].astype(np.float64)
+        return _expected_bpref(R, g, thr, rel)
     if fam == "AP":
-        # relevant documents ranked above the group
-        before = (np.searchsorted(rows, g.head[groups]) - np.searchsorted(rows, R.starts[gseg])).astype(np.float64)
-        inside = _slots_within(g, groups, _limit(R, k, groups)).astype(np.float64)
-        harmonic = _prefix(1.0 / ranks)
-        e = (s - 1 + inside).astype(np.int64)
-        h = harmonic[e] - harmonic[s - 1]                # sum of 1/p over the slots within the cut
-        lin = inside - s * h                             # sum of (j - 1)/p over those slots
-        share = np.where(n > 1, (m - 1) / np.maximum(n - 1, 1), 0.0)
-        total = np.bincount(gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=nq)
-        if spec.param("norm", conv) == "min_rel_k" and k is not None:
-            return _safe_div(total, np.minimum(num_rel, k))
-        return _safe_div(total, num_rel)
-    if fam in ("RR", "Success"):
-        # the first group of each query holding a relevant document
-        firsts = np.r_[True, gseg[1:] != gseg[:-1]] if len(gseg) else np.zeros(0, dtype=bool)
-        q, n1, m1, s1 = gseg[firsts], n[firsts], m[firsts], s[firsts]
-        out = np.zeros(nq)
-        if fam == "Success":
-            if k is None:
-                out[q] = 1.0
-                return out
-            t = np.clip(k - s1 + 1, 0, n1)  # slots of the group within the top k
-            none = np.where(t <= n1 - m1, np.exp(_log_comb(n1 - m1, t) - _log_comb(n1, t)), 0.0)
-            out[q] = np.where(t > 0, 1.0 - none, 0.0)
+        return _expected_ap(R, g, spec, conv, rel)
+    return _expected_first(R, g, spec, conv, rel)
+
+
+class _Relevant:
+    """The relevant rows of the ranking, their queries and tie groups, and per query R."""
+
+    def __init__(self, R: RankedLists, g: TieGroups, thr: float):
+        self.rows = R.relevant_rows(thr)
+        self.seg = R.seg[self.rows]
+        self.grp = g.of(self.rows)
+        self.num_rel = R.num_rel(thr).astype(np.float64)
+
+    def groups(self, g: TieGroups):
+        """The groups holding a relevant document: ids, relevant count m, query, first
+        slot and size."""
+        groups, m = np.unique(self.grp, return_counts=True)
+        return (groups, m.astype(np.float64), g.seg[groups], g.start[groups],
+                g.size[groups].astype(np.float64))
+
+
+def _ranks(R: RankedLists) -> np.ndarray:
+    longest = int(R.counts.max()) if R.n_queries and len(R.seg) else 0
+    return np.arange(1, longest + 1, dtype=np.float64)
+
+
+def _expected_dcg(R, g, spec, conv):
+    """DCG/nDCG: each gain times the mean discount of the slots its group spans."""
+    jr = R.judged_rows
+    rows = jr[R.label[jr] > 0]
+    grp = g.of(rows)
+    gain = _gain(R.label[rows].astype(np.float64), spec.param("gain", conv))
+    disc = _prefix(_discount(_ranks(R), spec.param("discount", conv)))
+    s = g.start[grp]
+    inside = _slots_within(g, grp, _limit(R, spec.cutoff, rows))
+    mean = (disc[s - 1 + inside] - disc[s - 1]) / g.size[grp]
+    dcg = np.bincount(R.seg[rows], weights=gain * mean, minlength=R.n_queries)
+    return dcg if spec.family == "DCG" else _safe_div(dcg, _ideal_dcg(R, spec, conv))
+
+
+def _expected_counts(R, g, spec, conv, rel):
+    """P, R, Hits, Rprec: the expected relevant documents within the cut."""
+    fam, k, nq = spec.family, spec.cutoff, R.n_queries
+    limit = rel.num_rel[rel.seg] if fam == "Rprec" else _limit(R, k, rel.rows)
+    hits = np.bincount(rel.seg, weights=_slots_within(g, rel.grp, limit) / g.size[rel.grp], minlength=nq)
+    if fam == "Hits":
+        return hits
+    if fam in ("R", "Rprec"):
+        return _safe_div(hits, rel.num_rel)
+    if k is None:
+        return _safe_div(hits, R.counts)
+    if spec.param("denom", conv) == "retrieved":
+        return _safe_div(hits, np.minimum(R.counts, k))
+    return hits / float(k)
+
+
+def _expected_bpref(R, g, thr, rel):
+    """bpref: a relevant document's judged non-relevant documents above it are those of
+    the groups above (b) plus X of the a in its own group, X uniform on 0..a (its place
+    among them); the sum over x of min(b + x, R) in closed form."""
+    seg, grp, num_rel = rel.seg, rel.grp, rel.num_rel
+    nonrel = R.judged_nonrelevant_rows(thr)
+    b = (np.searchsorted(nonrel, g.head[grp]) - np.searchsorted(nonrel, R.starts[seg])).astype(np.float64)
+    a = np.bincount(g.of(nonrel), minlength=len(g.head))[grp].astype(np.float64)
+    big_r = num_rel[seg]
+    den = np.minimum(R.num_nonrel(thr), R.num_rel(thr)).astype(np.float64)[seg]
+    c = np.clip(big_r - b + 1, 0, a + 1)
+    capped = c * b + c * (c - 1) / 2 + (a + 1 - c) * big_r
+    term = 1.0 - _safe_div(capped / (a + 1), den)
+    return _safe_div(np.bincount(seg, weights=term, minlength=R.n_queries), num_rel)
+
+
+def _expected_ap(R, g, spec, conv, rel):
+    """AP: per group holding m relevant of n documents, the expected precision sum over
+    the slots within the cut (relevant documents above the group counted once)."""
+    k = spec.cutoff
+    groups, m, gseg, s, n = rel.groups(g)
+    before = (np.searchsorted(rel.rows, g.head[groups])
+              - np.searchsorted(rel.rows, R.starts[gseg])).astype(np.float64)
+    inside = _slots_within(g, groups, _limit(R, k, groups)).astype(np.float64)
+    harmonic = _prefix(1.0 / _ranks(R))
+    e = (s - 1 + inside).astype(np.int64)
+    h = harmonic[e] - harmonic[s - 1]                # sum of 1/p over the slots within the cut
+    lin = inside - s * h                             # sum of (j - 1)/p over those slots
+    share = np.where(n > 1, (m - 1) / np.maximum(n - 1, 1), 0.0)
+    total = np.bincount(gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=R.n_queries)
+    if spec.param("norm", conv) == "min_rel_k" and k is not None:
+        return _safe_div(total, np.minimum(rel.num_rel, k))
+    return _safe_div(total, rel.num_rel)
+
+
+def _expected_first(R, g, spec, conv, rel):
+    """RR and Success: over the first group of each query holding a relevant document,
+    the first relevant at place j of the group with P(j) = C(n-j, m-1) / C(n, m)."""
+    k, nq = spec.cutoff, R.n_queries
+    _, m, gseg, s, n = rel.groups(g)
+    firsts = np.r_[True, gseg[1:] != gseg[:-1]] if len(gseg) else np.zeros(0, dtype=bool)
+    q, n1, m1, s1 = gseg[firsts], n[firsts], m[firsts], s[firsts]
+    out = np.zeros(nq)
+    if spec.family == "Success":
+        if k is None:
+            out[q] = 1.0
             return out
-        # RR: the first relevant at place j of its group, P(j) = C(n-j, m-1) / C(n, m)
-        span = (n1 - m1 + 1).astype(np.int64)
-        owner = np.repeat(np.arange(len(q)), span)
-        jj = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span) + 1
-        prob = np.exp(_log_comb(n1[owner] - jj, m1[owner] - 1) - _log_comb(n1[owner], m1[owner]))
-        rank = s1[owner] + jj - 1
-        ok = np.ones(len(rank), dtype=bool) if k is None else rank <= k
-        out[q] = np.bincount(owner, weights=np.where(ok, prob / rank, 0.0), minlength=len(q))
-        if k is not None and spec.param("miss", conv) == "k_plus_1":
-            beyond = np.bincount(owner, weights=np.where(ok, 0.0, prob), minlength=len(q))
-            out[q] += beyond / (k + 1)
-            none = np.ones(nq, dtype=bool)
-            none[q] = False
-            out[none] = 1.0 / (k + 1)
+        t = np.clip(k - s1 + 1, 0, n1)  # slots of the group within the top k
+        none = np.where(t <= n1 - m1, np.exp(_log_comb(n1 - m1, t) - _log_comb(n1, t)), 0.0)
+        out[q] = np.where(t > 0, 1.0 - none, 0.0)
         return out
-    raise ValueError(f"the tie report does not cover {spec.name}")
+    span = (n1 - m1 + 1).astype(np.int64)
+    owner = np.repeat(np.arange(len(q)), span)
+    jj = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span) + 1
+    prob = np.exp(_log_comb(n1[owner] - jj, m1[owner] - 1) - _log_comb(n1[owner], m1[owner]))
+    rank = s1[owner] + jj - 1
+    ok = np.ones(len(rank), dtype=bool) if k is None else rank <= k
+    out[q] = np.bincount(owner, weights=np.where(ok, prob / rank, 0.0), minlength=len(q))
+    if k is not None and spec.param("miss", conv) == "k_plus_1":
+        beyond = np.bincount(owner, weights=np.where(ok, 0.0, prob), minlength=len(q))
+        out[q] += beyond / (k + 1)
+        none = np.ones(nq, dtype=bool)
+        none[q] = False
+        out[none] = 1.0 / (k + 1)
+    return out
 
 
 def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> dict:
