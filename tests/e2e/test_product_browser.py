@@ -92,6 +92,10 @@ def test_sidebar_starts_collapsed_at_800px(server, browser):
         page.goto(server + "/overview")
         page.wait_for_selector('[data-testid="stApp"]')
         page.locator('[data-testid="stExpandSidebarButton"]').wait_for(timeout=30_000)
+        # the sidebar slides shut: wait for the end of the transition
+        page.wait_for_function("() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
+                               " if (!s) return true; const r = s.getBoundingClientRect();"
+                               " return r.width === 0 || r.right <= 0; }", timeout=10_000)
         box = page.locator('[data-testid="stSidebar"]').bounding_box()
         assert box is None or box["width"] == 0 or box["x"] + box["width"] <= 0, box
         # the status line is on the page itself, visible without the sidebar
