@@ -53,8 +53,8 @@ st.header("Worked example")
 st.write("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
          "The numbers below are computed by the same engine as every other page.")
 b1, b2, b3 = st.columns([1, 1, 2])
-b1.button(GRADED, on_click=_load, args=(GRADED,), key="ranklab.learn.seed003")
-b2.button(FOUR_RESULTS, on_click=_load, args=(FOUR_RESULTS,), key="ranklab.learn.seed001")
+b1.button(GRADED, on_click=_load, args=(GRADED,), key="ranklab.learn.graded")
+b2.button(FOUR_RESULTS, on_click=_load, args=(FOUR_RESULTS,), key="ranklab.learn.four_results")
 others = [n for n in PRESETS if n not in (GRADED, FOUR_RESULTS)]
 with b3:
     pick = st.selectbox("More examples", others, key="ranklab.learn.other")
