@@ -91,7 +91,7 @@ name = st.session_state[EX]
 if name is not None and list(PRESETS[name]["labels"]) == [int(x) if float(x).is_integer() else x for x in labels]:
     st.markdown(f"**{name}.** {PRESETS[name]['note']}")
     st.dataframe(seed_comparison(ev, PRESETS[name]["expected"]), hide_index=True,
-                 key="ranklab.learn.seedcmp",
+                 key="ranklab.learn.stated",
                  column_config={"measure": "Measure", "the seed says": "Stated value",
                                 "RankLab": st.column_config.NumberColumn("RankLab", format="%.4f"),
                                 "agrees to the seed's decimals": "Agrees to the stated decimals"})
