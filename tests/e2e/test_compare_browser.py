@@ -57,7 +57,7 @@ def test_compare_page_in_browser(server, browser):
     try:
         page = context.new_page()
         page.goto(server)
-        page.get_by_text("Every run vs bm25").wait_for(timeout=60000)
+        page.get_by_text("Every run vs bm25").first.wait_for(timeout=60000)
         page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=60000)
         assert page.locator("[data-testid='stException']").count() == 0
         plots = page.locator(".js-plotly-plot")
@@ -66,7 +66,7 @@ def test_compare_page_in_browser(server, browser):
         plots.nth(1).scroll_into_view_if_needed()
         plots.nth(1).locator("g.point path").first.click(force=True)
         try:
-            page.get_by_text("Selected query:").wait_for(timeout=30000)
+            page.get_by_text("Selected query:").first.wait_for(timeout=30000)
         except Exception:
             page.screenshot(path="/tmp/compare_browser_fail.png")
             raise

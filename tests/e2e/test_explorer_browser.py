@@ -39,9 +39,9 @@ def test_upload_through_drop_zone_matches_cli(server, page):
     _wait_for_app(page)
     inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
     inputs.nth(0).set_input_files(str(qrels))
-    page.get_by_text("qrels: 50 queries").wait_for()
+    page.get_by_text("qrels: 50 queries").first.wait_for()
     inputs.nth(1).set_input_files(str(run))
-    page.get_by_text("runs: bm25").wait_for()
+    page.get_by_text("runs: bm25").first.wait_for()
     page.get_by_text("Diagnostics").first.wait_for()
 
     page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
@@ -58,7 +58,7 @@ def test_bad_upload_shows_error_and_keeps_data(server, page, tmp_path):
     page.goto(server + "/data")
     _wait_for_app(page)
     page.get_by_role("button", name="Load sample data").click()
-    page.get_by_text("runs: bm25").wait_for(timeout=90_000)  # every sample loads: slow on a busy machine
+    page.get_by_text("runs: bm25").first.wait_for(timeout=90_000)  # every sample loads: slow on a busy machine
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(junk))
     page.locator('[data-testid="stAlertContentError"]').first.wait_for()
     assert "junk.bin" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
@@ -80,10 +80,10 @@ def test_cold_deep_link(browser, url, title, path):
             assert page.locator('[data-testid="stException"]').count() == 0
             # the shared frame ran: the sidebar shows what is loaded and the conventions
             page.get_by_role("button", name="Reset to trec_eval defaults").wait_for()
-            page.get_by_text("qrels: none").wait_for()
+            page.get_by_text("qrels: none").first.wait_for()
             # the app's own menu (st.navigation's titles), not one made from file names
             nav = page.locator('[data-testid="stSidebarNav"]')
-            nav.get_by_text("Measures explained").wait_for()
+            nav.get_by_text("Measures explained").first.wait_for()
             assert nav.get_by_text("app", exact=True).count() == 0
         finally:
             context.close()

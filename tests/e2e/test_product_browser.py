@@ -39,7 +39,7 @@ def _load_sample(page, base: str) -> None:
     page.goto(base + "/home")
     _idle(page)
     page.get_by_role("button", name="Load sample data").click()
-    page.get_by_text("Sample loaded").wait_for()
+    page.get_by_text("Sample loaded").first.wait_for()
     _idle(page)
 
 
