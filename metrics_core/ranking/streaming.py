@@ -178,7 +178,15 @@ class Evaluator:
         diag = merged.diagnostics(missing, extra, qrels_duplicates)
         miss = np.zeros(len(ids), dtype=bool)
         miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0):] = True
-        agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss) for s in self.specs}
+        # as the whole-run path: trec_eval's query order once for every measure, and the
+        # count of positive judgements (trec_eval 9's summed num_rel under -c)
+        trec_sorted = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+        labels = self.index.qrels.relevance
+        if getattr(self.conv, "labels", "truncate") == "truncate":
+            labels = np.trunc(labels)
+        positive = int(np.count_nonzero(labels > 0))
+        agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss, positive_labels=positive,
+                               order=trec_sorted) for s in self.specs}
         out = diag.as_dict() | (extra_diagnostics or {}) | {"num_queries": len(ids)}
         return Evaluation(run_name, self.specs, (ids, cols), agg, out, self.conv, None)
 

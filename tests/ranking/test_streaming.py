@@ -328,3 +328,15 @@ def test_run_in_memory_streamed_shows_rankings(conv):
         assert np.array_equal(b.run_rows(lo, hi), a.run_rows(lo, hi))
         assert np.array_equal(b.judged[lo:hi], a.judged[lo:hi])
         assert np.array_equal(b.label[lo:hi], a.label[lo:hi])
+
+
+def test_streamed_summaries_follow_trec_eval9_compat_like_the_whole_run():
+    # under compat=trec_eval9 with -c, the summed NumRel counts every positive judgement
+    # (trec_eval's rule), whatever the threshold; the streamed summary must do the same
+    qrels = "q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d4 2\nq3 0 d5 1\n"
+    run = "q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq2 Q0 d9 1 1.0 s\n"
+    conv = dict(compat="trec_eval9", missing_queries="zero", relevance_threshold=2)
+    names = ["NumRel", "AP", "GMAP", "P@1"]
+    whole = mc.evaluate(qrels.encode(), run.encode(), names, block_rows=0, **conv)
+    streamed = mc.evaluate(qrels.encode(), run.encode(), names, block_rows=2, **conv)
+    assert streamed.aggregate == whole.aggregate
