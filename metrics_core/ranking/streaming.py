@@ -60,17 +60,20 @@ class QrelsIndex:
         self.qrels = qrels
         codes, vocab = _encode(qrels.qid)
         names = vocab.to_pylist()
-        self.code_of = {q: i for i, q in enumerate(names)}
+        self.vocab = vocab
         self.order = np.argsort(codes, kind="stable")
         counts = np.bincount(codes, minlength=len(names))
         self.starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.extra = set(qrels.extra_query_ids)
+        self._extra_values = pa.array(sorted(self.extra), type=pa.string())
         self.judged = set(names) | self.extra
 
     def subset(self, query_ids) -> Qrels:
         """The judgements of ``query_ids`` (rows in their qrels order, lines kept)."""
         q = self.qrels
-        codes = np.array([self.code_of[x] for x in query_ids if x in self.code_of], dtype=np.int64)
+        ids = pa.array(list(query_ids), type=pa.string())
+        codes = pc.drop_null(pc.index_in(ids, value_set=self.vocab)).to_numpy(zero_copy_only=False)
+        codes = codes.astype(np.int64)
         lo, hi = self.starts[codes], self.starts[codes + 1]
         count = hi - lo
         at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
@@ -82,7 +85,7 @@ class QrelsIndex:
             lines = rows + 1
         else:
             lines = None
-        extra = [x for x in query_ids if x in self.extra]
+        extra = ids.filter(pc.is_in(ids, value_set=self._extra_values)).to_pylist() if self.extra else []
         return Qrels(q.qid.take(take), q.docid.take(take), q.relevance[rows], source=q.source,
                      line_numbers=lines, extra_query_ids=extra)
 
