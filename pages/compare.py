@@ -30,7 +30,7 @@ from metrics_core.stats.significance import CORRECTIONS  # noqa: E402
 from ui import compare_state, state  # noqa: E402
 from ui import figures_compare as figs  # noqa: E402
 from ui.frame import query_set_choice  # noqa: E402
-from ui.ranking_data import load_sample_into_state  # noqa: E402
+from ui.ranking_data import evaluate_loaded, load_sample_into_state  # noqa: E402
 from ui.style import MEASURE_FORMAT, natural_sorted  # noqa: E402
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
@@ -87,7 +87,7 @@ if not measures:
     st.stop()
 
 try:
-    evaluations = mc.evaluate_many(qrels, runs, measures, conventions=conventions)
+    evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
 except mc.InputError as exc:
     st.error(str(exc))
     st.stop()

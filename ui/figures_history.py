@@ -7,14 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-# TODO(app1's palette): use ui.style's run colours when it lands, so a run keeps its colour.
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-          "#7f7f7f", "#bcbd22", "#17becf")
-
-
-def evaluation_labels(rows: pd.DataFrame) -> list[str]:
-    """One label per evaluation: ``#ID date run`` (unique even on the same day)."""
-    return [f"#{i} {d} {r}" for i, d, r in zip(rows["ID"], rows["Date"], rows["Run"], strict=True)]
+from ui.style import colours_for
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:
@@ -44,13 +37,14 @@ def trend_figure(evals: pd.DataFrame, measure: str, thresholds: Mapping[str, flo
     fig = go.Figure()
     groups = trend_groups(evals)
     several_suites = len({s for s, _ in groups}) > 1
-    for k, ((suite, run), rows) in enumerate(groups.items()):
+    colours = colours_for(run for _, run in groups)  # a run keeps its colour on every page
+    for (suite, run), rows in groups.items():
         if measure not in rows.columns:
             continue
         fig.add_trace(go.Scatter(
             x=pd.to_datetime(rows["timestamp"], utc=True), y=rows[measure].to_numpy(dtype=float),
             mode="lines+markers", name=f"{run} · {suite}" if several_suites else str(run),
-            line={"color": COLORS[k % len(COLORS)]},
+            line={"color": colours[str(run)]},
             customdata=rows[["id", "suite"]].to_numpy(dtype=object),
             hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>evaluation #%{{customdata[0]}}"
                           "<br>suite %{customdata[1]}<extra></extra>"))
@@ -68,9 +62,10 @@ def batch_figure(batch: pd.DataFrame, measures, labels: Mapping[str, str] | None
     (``labels`` renames measures on the axis, e.g. RR as MRR)."""
     fig = go.Figure()
     names = [(labels or {}).get(m, m) for m in measures]
-    for k, (_, row) in enumerate(batch.iterrows()):
+    colours = colours_for(batch["run"])
+    for _, row in batch.iterrows():
         fig.add_trace(go.Bar(x=names, y=[float(row[m]) if m in row else None for m in measures],
-                             name=str(row["run"]), marker_color=COLORS[k % len(COLORS)],
+                             name=str(row["run"]), marker_color=colours[str(row["run"])],
                              hovertemplate=f"{row['run']}<br>%{{x}}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="mean over queries",
                       legend_title_text="run", margin={"t": 30, "b": 40}, height=320)

@@ -111,20 +111,6 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
 
 
-def fmt_measure(value) -> str:
-    """A measure value with 4 decimals ("–" for missing)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return "–"
-    return "–" if v != v else f"{v:.{MEASURE_DIGITS}f}"
-
-
-def fmt_count(value) -> str:
-    """An integer count with thousands separators."""
-    return f"{int(value):,}"
-
-
 __all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
            "colours_for", "loaded_run_names", "natural_key", "natural_sorted", "difficulty_order",
-           "plain_headers", "fmt_measure", "fmt_count"]
+           "plain_headers"]
