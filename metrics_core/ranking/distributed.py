@@ -117,7 +117,7 @@ def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: s
     import pyarrow.compute as pc
 
     from metrics_core.io.blocks import batch_run
-    from metrics_core.ranking.engine import Diagnostics, _encode
+    from metrics_core.ranking.engine import Diagnostics
     from metrics_core.ranking.registry import parse_measures
     from metrics_core.ranking.streaming import Evaluator
 
@@ -129,14 +129,14 @@ def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: s
     table = table.take(order)
     ev = Evaluator(index, parse_measures(measure_names), conv, cutoffs)
     run = batch_run(table, name, source)
-    codes, vocab = _encode(table.column("qid"))
-    names = vocab.to_pylist()
+    prepared = ev.prepare(run)
+    codes, vocab = prepared[1]
     first = np.unique(codes, return_index=True)[1]  # codes are in order of first appearance
     first_pos = table.column("pos").to_numpy()[first]
-    qids, columns, diag = ev.rows(run, names)
-    at = {q: i for i, q in enumerate(names)}
-    pos = np.array([first_pos[at[q]] for q in qids], dtype=np.int64)
-    return qids, pos, columns, diag, names
+    qids, columns, diag = ev.rows(run, prepared=prepared)
+    # the evaluated queries are some of the partition's, in the same order
+    at = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(zero_copy_only=False)
+    return qids, first_pos[at].astype(np.int64), columns, diag, vocab.to_pylist()
 
 
 def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None):

@@ -26,6 +26,7 @@ from metrics_core.ranking.strings import (
     hash_strings,
     order_within_groups,
     pair_keys,
+    sort_by_query,
     stable_argsort_codes,
     strings_equal,
 )
@@ -225,9 +226,9 @@ class RankedLists:
         return self._cache[key]
 
 
-def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
-    """``keys``, in place, with their low ``low_bits`` bits replaced by the row number,
-    then sorted; returns ``keys``.
+def _sorted_with_rows(keys: np.ndarray, low_bits: int, query_codes: np.ndarray) -> np.ndarray:
+    """``keys`` (of :func:`pair_keys`, of rows with these ``query_codes``), in place, with
+    their low ``low_bits`` bits replaced by the row number, then sorted; returns ``keys``.
 
     One sort gives both what the run's duplicate check needs (equal keys end up side by
     side) and what the join needs (a sorted array to search the judged pairs in), with
@@ -240,8 +241,7 @@ def _sorted_with_rows(keys: np.ndarray, low_bits: int) -> np.ndarray:
     for lo in range(0, len(keys), block):
         part = keys[lo:lo + block]
         part |= np.arange(lo, lo + len(part), dtype=np.uint64)
-    keys.sort()
-    return keys
+    return sort_by_query(keys, query_codes)
 
 
 def _duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
@@ -396,13 +396,35 @@ def _exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):
     return codes[: len(run_docid)], codes[len(run_docid):]
 
 
+class Prepared:
+    """The work of a build that depends only on the strings of ``qrels`` and ``run``: the
+    query-id codes (first-appearance order) and the 64-bit document fingerprints.
+
+    :func:`build_ranked_lists` does it itself when not given one; the streaming evaluator
+    prepares the next block on its read-ahead thread while the engine ranks this one.
+    A Prepared is used by one build (the run's fingerprints are overwritten in place).
+    """
+
+    __slots__ = ("run_qid", "qrels_qid", "run_dh", "qrels_dh")
+
+    def __init__(self, qrels: Qrels, run: Run, run_qid=None):
+        self.run_qid = _encode(run.qid) if run_qid is None else run_qid
+        self.qrels_qid = _encode(qrels.qid)
+        self.run_dh = hash_strings(run.docid)
+        self.qrels_dh = hash_strings(qrels.docid)
+
+
 def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
-                       cutoffs: tuple[int, ...] = ()) -> RankedLists:
-    """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics."""
+                       cutoffs: tuple[int, ...] = (), prepared: Prepared | None = None) -> RankedLists:
+    """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics.
+
+    ``prepared``: a :class:`Prepared` of these ``qrels`` and ``run`` (made here when None).
+    """
+    prepared = Prepared(qrels, run) if prepared is None else prepared
     try:
-        ranked = _build(qrels, run, conv, cutoffs, None)
+        ranked = _build(qrels, run, conv, cutoffs, None, prepared)
     except _Collision:
-        ranked = _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid))
+        ranked = _build(qrels, run, conv, cutoffs, _exact_doc_keys(run.docid, qrels.docid), prepared)
     if getattr(conv, "judged_only", False):
         ranked = judged_only(ranked)
     return ranked
@@ -430,11 +452,12 @@ class _Work:
     arrays it no longer needs (``del w.x``), so the peak memory is that of one phase."""
 
 
-def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys) -> RankedLists:
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys, prepared: Prepared) -> RankedLists:
     """The phases, in order: queries, judgements (qrels duplicates), run duplicates, the
     join, the rank sort, the tie order, the depth cut, the labels at ranked positions."""
     w = _Work()
     w.qrels, w.run, w.conv, w.exact_keys, w.diag = qrels, run, conv, exact_keys, Diagnostics()
+    w.prepared = prepared
     _phase_queries(w)
     _phase_fingerprints(w)
     _phase_judgements(w)
@@ -451,8 +474,8 @@ def _phase_queries(w: _Work) -> None:
     no sort), the evaluated-query index of every run row (-1: not judged) and of every
     qrels query; missing and extra queries."""
     run, qrels, diag = w.run, w.qrels, w.diag
-    run_qc, run_qvocab = _encode(run.qid)
-    w.qrels_qc, qrels_qvocab = _encode(qrels.qid)
+    run_qc, run_qvocab = w.prepared.run_qid
+    w.qrels_qc, qrels_qvocab = w.prepared.qrels_qid
     run_qnames = run_qvocab.to_pylist()
     qrels_qnames = qrels_qvocab.to_pylist()
     judged_set = set(qrels_qnames) | set(qrels.extra_query_ids)
@@ -474,7 +497,11 @@ def _phase_queries(w: _Work) -> None:
 def _phase_fingerprints(w: _Work) -> None:
     """64-bit document fingerprints of run and qrels rows (exact codes after a collision)."""
     if w.exact_keys is None:
-        w.run_dh, w.qrels_dh = hash_strings(w.run.docid), hash_strings(w.qrels.docid)
+        p = w.prepared
+        if p.run_dh is None:
+            raise ValueError("this Prepared was used by another build")
+        # the run's fingerprints become the pair keys in place: a Prepared serves one build
+        w.run_dh, w.qrels_dh, p.run_dh = p.run_dh, p.qrels_dh, None
     else:
         w.run_dh, w.qrels_dh = w.exact_keys[0].copy(), w.exact_keys[1]  # run_dh is overwritten
 
@@ -485,10 +512,13 @@ def _phase_judgements(w: _Work) -> None:
     queries: ``qrels_seg``, ``qrels_label``, ``qrels_row``."""
     qrels, conv, diag, qrels_qc, qrels_dh = w.qrels, w.conv, w.diag, w.qrels_qc, w.qrels_dh
     n_judged = len(qrels_qc)
+    n_qrels_queries = len(w.qrels_qmap)  # qrels query codes: 0 .. n - 1
+    exact = w.exact_keys is not None
     q_bits = max(n_judged.bit_length(), 1)
     qrels_dups = _verified_duplicates(
-        _duplicate_groups_sorted(_sorted_with_rows(pair_keys(qrels_qc, qrels_dh), q_bits), q_bits,
-                                 lambda cand: pair_keys(qrels_qc[cand], qrels_dh[cand])),
+        _duplicate_groups_sorted(_sorted_with_rows(pair_keys(qrels_qc, qrels_dh, n_qrels_queries, exact=exact), q_bits,
+                                                   qrels_qc), q_bits,
+                                 lambda cand: pair_keys(qrels_qc[cand], qrels_dh[cand], n_qrels_queries, exact=exact)),
         qrels_qc, qrels.docid)
     qq = w.qrels_qmap[qrels_qc]
     del w.qrels_qc, w.qrels_qmap
@@ -526,13 +556,14 @@ def _phase_run_duplicates(w: _Work) -> None:
     if (w.rq < 0).any():
         w.rows = np.flatnonzero(w.rq >= 0)
         w.rq, w.scores, w.run_dh = w.rq[w.rows], w.scores[w.rows], w.run_dh[w.rows]
-    rkeys = pair_keys(w.rq, w.run_dh, out=w.run_dh)  # in place: doc fingerprints not needed after
+    exact = w.exact_keys is not None
+    rkeys = pair_keys(w.rq, w.run_dh, w.nq, out=w.run_dh, exact=exact)  # in place: doc fingerprints not needed after
     del w.run_dh
     # row numbers fit in the low bits of the sorted keys; the qrels' too (the join uses
     # the same split for both)
     low_bits = max(int(len(rkeys)).bit_length(), int(len(w.qrels_seg)).bit_length(), 1)
     w.low_bits = low_bits
-    w.sorted_rows = _sorted_with_rows(rkeys, low_bits)  # rkeys is sorted_rows from here
+    w.sorted_rows = _sorted_with_rows(rkeys, low_bits, w.rq)  # rkeys is sorted_rows from here
     del rkeys
     rows, rq, exact_keys = w.rows, w.rq, w.exact_keys
 
@@ -540,7 +571,7 @@ def _phase_run_duplicates(w: _Work) -> None:
         src = cand if rows is None else rows[cand]
         doc = (hash_strings(run.docid.take(pa.array(src))) if exact_keys is None
                else exact_keys[0][src])
-        return pair_keys(rq[cand], doc)
+        return pair_keys(rq[cand], doc, w.nq, exact=exact)
 
     run_dups = _verified_duplicates(_duplicate_groups_sorted(w.sorted_rows, low_bits, full_keys),
                                     rq, run.docid, rows)
@@ -566,7 +597,7 @@ def _phase_join(w: _Work) -> None:
     sorted run keys and verified string by string (``found_rows`` -> ``jrow``). Done
     before the sort, so the sorted keys are freed before the tie order needs memory."""
     rows, rq = w.rows, w.rq
-    jkeys = pair_keys(w.qrels_seg, w.qrels_dh[w.qrels_row])
+    jkeys = pair_keys(w.qrels_seg, w.qrels_dh[w.qrels_row], w.nq, exact=w.exact_keys is not None)
     if len(jkeys) and len(rq):
         found_rows, jrow = _join_candidates(w.sorted_rows, w.low_bits, jkeys)
         del w.sorted_rows

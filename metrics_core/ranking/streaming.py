@@ -26,7 +26,9 @@ cutoff) is a sum over queries, so the blocks' diagnostics add up to the whole ru
 from __future__ import annotations
 
 import os
+import queue
 import tempfile
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +37,7 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
-from metrics_core.ranking.engine import Diagnostics, _encode, build_ranked_lists
+from metrics_core.ranking.engine import Diagnostics, Prepared, _encode, build_ranked_lists
 from metrics_core.ranking.measures import compute, summary
 
 #: Rows per block by default. On the 10 M-line benchmark (ids of about ten bytes, 1.25 M
@@ -71,7 +73,7 @@ class QrelsIndex:
     def subset(self, query_ids) -> Qrels:
         """The judgements of ``query_ids`` (rows in their qrels order, lines kept)."""
         q = self.qrels
-        ids = pa.array(list(query_ids), type=pa.string())
+        ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(list(query_ids), type=pa.string())
         codes = pc.drop_null(pc.index_in(ids, value_set=self.vocab)).to_numpy(zero_copy_only=False)
         codes = codes.astype(np.int64)
         lo, hi = self.starts[codes], self.starts[codes + 1]
@@ -142,12 +144,21 @@ class Evaluator:
         ranked = build_ranked_lists(self.index.qrels, empty, self.block_conv, self.cutoffs)
         return ranked.diagnostics.qrels_duplicates
 
-    def rows(self, run: Run, query_ids=None, record: bool = True):
-        """Evaluate ``run`` (whole queries). Returns (query ids, {measure: values}, diagnostics)."""
-        if query_ids is None:
-            query_ids = pc.unique(_plain(run.qid)).to_pylist()
-        sub = self.index.subset(query_ids)
-        ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs)
+    def prepare(self, run: Run):
+        """(the judgements of ``run``'s queries, the codes and names of its query ids):
+        the part of :meth:`rows` that can be done on the read-ahead thread. (The
+        fingerprints are left to :meth:`rows`: on the 10 M-line benchmark this splits the
+        work about evenly between the two threads.)"""
+        codes, vocab = _encode(run.qid)
+        return self.index.subset(vocab), (codes, vocab)
+
+    def rows(self, run: Run, record: bool = True, prepared=None):
+        """Evaluate ``run`` (whole queries). Returns (query ids, {measure: values}, diagnostics).
+
+        ``prepared``: what :meth:`prepare` gave for this run (made here when None).
+        """
+        sub, run_qid = self.prepare(run) if prepared is None else prepared
+        ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
         if self.counts is not None and record:
             self.counts.update(zip(ranked.query_ids, np.diff(ranked.starts).tolist(), strict=True))
@@ -251,6 +262,52 @@ def _blocks(batches, block_rows: int):
         yield pa.concat_tables(pending)
 
 
+def _read_ahead(items, depth: int = 1):
+    """The items of ``items``, produced on a background thread up to ``depth`` ahead.
+
+    Arrow's CSV parser, its compute functions and numpy's sorts release the GIL, so the
+    next block is parsed on the second core while the engine evaluates this one. An
+    exception in the producer is raised here, where the item it failed on would have
+    come; a consumer that stops early (an exception, ``close``) stops the producer.
+    """
+    done = object()
+    q: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((False, exc))
+            return
+        put((True, done))
+
+    thread = threading.Thread(target=produce, name="ranklab-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
 def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
                     block_rows: int = DEFAULT_BLOCK_ROWS):
     """Evaluate a :class:`~metrics_core.io.blocks.RunStream` block by block.
@@ -270,16 +327,20 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     block_starts = []
     block_counted = []  # whether a block's diagnostics counted anything (ties, duplicates)
     n_rows = 0
-    for table in _blocks(stream.batches(), block_rows):
+    def prepared_blocks():  # on the read-ahead thread: read, parse, encode, take the judgements
+        for table in _blocks(stream.batches(), block_rows):
+            run = batch_run(table, stream.name, stream.source)
+            yield run, ev.prepare(run)
+
+    for run, prepared in _read_ahead(prepared_blocks()):
         block_starts.append(n_rows)
-        n_rows += table.num_rows
-        run = batch_run(table, stream.name, stream.source)
-        names = pc.unique(run.qid).to_pylist()
+        n_rows += len(run)
+        names = prepared[1][1].to_pylist()
         again = seen.intersection(names)
         if again:
             reappear |= again
         seen.update(names)
-        qids, columns, diag = ev.rows(run, names)
+        qids, columns, diag = ev.rows(run, prepared=prepared)
         merged.add(diag)
         block_counted.append(bool(diag.tied_groups or diag.duplicates))
         base = len(ids)

@@ -30,6 +30,19 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h
 
 
+def _mix_low_bits(h: np.ndarray, bits: int) -> np.ndarray:
+    """A bijection of the values below 2**bits, in place (odd multipliers modulo 2**bits
+    and xor-shifts): spreads exact codes over the bits without any two meeting."""
+    mask = np.uint64((1 << bits) - 1) if bits < 64 else np.uint64(2**64 - 1)
+    shift = np.uint64(max(bits // 2, 1))
+    with np.errstate(over="ignore"):
+        for mult in (0xBF58476D1CE4E5B9, 0x94D049BB133111EB):
+            h *= np.uint64(mult)
+            h &= mask
+            h ^= h >> shift
+    return h
+
+
 def _shifted_words(data: np.ndarray) -> tuple[np.ndarray, int]:
     """The bytes of ``data`` as aligned little-endian uint64 words, 8 times: row ``s``
     of the (8, n_words) result holds the words that start at byte ``8 j + s``.
@@ -107,23 +120,66 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     return h
 
 
-def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Fingerprint of (query, doc) pairs from query codes and doc-string fingerprints.
+def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray, n_queries: int,
+              out: np.ndarray | None = None, exact: bool = False) -> np.ndarray:
+    """Fingerprint of (query, doc) pairs from query codes (0 .. ``n_queries`` - 1) and
+    doc-string fingerprints.
+
+    The query code fills the high bits, exactly; the mixed doc fingerprint the rest. So
+    the keys order by query first: the keys of rows grouped by query in ascending code
+    order are sorted by sorting each query's rows (:func:`sort_by_query`). Equal pairs
+    get equal keys; different documents of one query share a key with probability
+    2**-(64 - query bits), and every match is checked string by string.
 
     ``out=doc_hashes`` computes in place (the doc fingerprints are then gone), which saves
-    one array the size of the run.
+    one array the size of the run. ``exact=True``: ``doc_hashes`` are exact document
+    codes (below 2**(64 - query bits)), spread by a bijection of the low bits, so
+    different pairs always get different keys.
+
+    >>> import pyarrow as pa
+    >>> h = hash_strings(pa.array(["a", "b", "a"]))
+    >>> k = pair_keys(np.array([0, 0, 1]), h, n_queries=2)
+    >>> bool(k[0] < k[2]), bool(k[1] < k[2]), bool(k[0] != k[1])
+    (True, True, True)
     """
+    q_bits = max(int(n_queries - 1).bit_length(), 1)
+    shift = np.uint64(64 - q_bits)
     k = np.empty(len(doc_hashes), dtype=np.uint64) if out is None else out
     block = 1 << 20
-    with np.errstate(over="ignore"):
-        for i in range(0, len(k), block):
-            q = query_codes[i:i + block].astype(np.uint64)
-            q += np.uint64(1)
-            q *= np.uint64(0xA24BAED4963EE407)
-            part = k[i:i + block]
-            np.add(doc_hashes[i:i + block], q, out=part)
+    for i in range(0, len(k), block):
+        part = k[i:i + block]
+        if k is not doc_hashes:
+            part[:] = doc_hashes[i:i + block]
+        if exact:
+            _mix_low_bits(part, 64 - q_bits)
+        else:
             _mix(part)
+            part >>= np.uint64(q_bits)
+        part |= query_codes[i:i + block].astype(np.uint64) << shift
     return k
+
+
+def sort_by_query(keys: np.ndarray, query_codes: np.ndarray, chunk: int = 1 << 12) -> np.ndarray:
+    """Sort keys of :func:`pair_keys` in place; returns ``keys``.
+
+    When the rows are grouped by query in ascending code order (a run or qrels file
+    written query by query, the usual case), the sorted array is the rows of each query
+    sorted: they are sorted in pieces of whole queries of about ``chunk`` rows, which fit
+    in the processor's cache (2.5 times faster than one sort of a million keys).
+    Otherwise one sort of the whole array.
+    """
+    n = len(keys)
+    if n > chunk and bool(np.all(query_codes[1:] >= query_codes[:-1])):
+        starts = np.flatnonzero(query_codes[1:] != query_codes[:-1]) + 1
+        at = np.searchsorted(starts, np.arange(chunk, n, chunk))
+        cuts = np.unique(starts[at[at < len(starts)]]).tolist()
+        lo = 0
+        for hi in cuts + [n]:
+            keys[lo:hi].sort()
+            lo = hi
+        return keys
+    keys.sort()
+    return keys
 
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.io.blocks import NotStreamable, open_run_stream
-from metrics_core.ranking.streaming import _blocks
+from metrics_core.ranking.streaming import _blocks, _read_ahead
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
@@ -340,3 +340,41 @@ def test_streamed_summaries_follow_trec_eval9_compat_like_the_whole_run():
     whole = mc.evaluate(qrels.encode(), run.encode(), names, block_rows=0, **conv)
     streamed = mc.evaluate(qrels.encode(), run.encode(), names, block_rows=2, **conv)
     assert streamed.aggregate == whole.aggregate
+
+
+def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
+    import threading
+    import time
+
+    assert list(_read_ahead(iter(range(50)), depth=2)) == list(range(50))
+
+    def failing():
+        yield 1
+        yield 2
+        raise InputError("bad line", source="run", line=3)
+
+    got = []
+    with pytest.raises(InputError, match="bad line"):
+        for item in _read_ahead(failing()):
+            got.append(item)
+    assert got == [1, 2]  # the error comes where its item would have
+
+    produced = []
+
+    def endless():
+        i = 0
+        while True:
+            produced.append(i)
+            yield i
+            i += 1
+
+    before = {t.ident for t in threading.enumerate()}
+    gen = _read_ahead(endless(), depth=1)
+    assert next(gen) == 0
+    gen.close()  # the consumer stops early: the producer thread ends
+    time.sleep(0.3)
+    left = [t for t in threading.enumerate() if t.ident not in before and t.name == "ranklab-read-ahead"]
+    assert not left
+    n = len(produced)
+    time.sleep(0.2)
+    assert len(produced) == n

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from metrics_core.ranking.strings import hash_strings, order_within_groups, pair_keys
+from metrics_core.ranking.strings import hash_strings, order_within_groups, pair_keys, sort_by_query
 
 ALPHABET = "ab9Z_#-.\u00e9\u4e2d"
 
@@ -48,9 +48,10 @@ def test_fingerprints_equal_for_equal_strings_across_chunks_and_slices():
 def test_pair_keys_in_place_matches_fresh():
     h = hash_strings(pa.array(["a", "b", "c"]))
     q = np.array([0, 1, 0], dtype=np.int32)
-    fresh = pair_keys(q, h)
-    inplace = pair_keys(q, h.copy(), out=None)
-    assert np.array_equal(fresh, inplace)
+    fresh = pair_keys(q, h, 2)
+    buf = h.copy()
+    inplace = pair_keys(q, buf, 2, out=buf)
+    assert inplace is buf and np.array_equal(fresh, inplace)
     assert fresh[0] != fresh[2] and len(set(fresh.tolist())) == 3
 
 
@@ -79,3 +80,40 @@ def test_order_within_groups_many_groups_equal_strings_and_prefixes(seed, key_bi
         else:
             want = sorted(key)
         assert [t[2] for t in want] == perm.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("grouped", [True, False])
+def test_sort_by_query_equals_one_sort(seed, grouped):
+    """Sorting pieces of whole queries gives the array one sort gives, whether or not the
+    rows come grouped by query (and a query larger than a piece)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 300, size=200)
+    sizes[5] = 5000  # one query bigger than a piece
+    codes = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
+    if not grouped:
+        codes = rng.permutation(codes)
+    docs = rng.integers(0, 2**63, size=len(codes), dtype=np.uint64)
+    docs[7] = docs[8]  # a duplicate pair where both rows share a query (grouped case)
+    keys = pair_keys(codes, docs, len(sizes))
+    want = np.sort(keys)
+    got = sort_by_query(keys.copy(), codes, chunk=256)
+    assert np.array_equal(got, want)
+    # the query code is the top of the key: sorted keys are sorted by query
+    q_bits = int(len(sizes) - 1).bit_length()
+    assert np.all(np.diff((want >> np.uint64(64 - q_bits)).astype(np.int64)) >= 0)
+
+
+def test_exact_pair_keys_never_collide():
+    """After a fingerprint collision the engine keys pairs by exact document codes: the
+    keys of different pairs must differ (a bijection of the code bits)."""
+    rng = np.random.default_rng(0)
+    n_queries = 37
+    codes = rng.integers(0, n_queries, size=200_000).astype(np.int32)
+    docs = rng.integers(0, 1 << 20, size=200_000).astype(np.uint64)
+    keys = pair_keys(codes, docs, n_queries, exact=True)
+    pairs = np.unique(np.stack([codes.astype(np.uint64), docs]), axis=1).shape[1]
+    assert len(np.unique(keys)) == pairs
+    # and small consecutive codes are spread over the bits below the query's
+    spread = pair_keys(np.zeros(1024, dtype=np.int32), np.arange(1024, dtype=np.uint64), n_queries, exact=True)
+    assert len(np.unique(spread >> np.uint64(40))) > 900
