@@ -262,50 +262,69 @@ def _blocks(batches, block_rows: int):
         yield pa.concat_tables(pending)
 
 
-def _read_ahead(items, depth: int = 1):
-    """The items of ``items``, produced on a background thread up to ``depth`` ahead.
+class _ReadAhead:
+    """The items of ``items``, produced on a background thread up to ``depth`` ahead,
+    starting at once (so the next block is read while the caller still works).
 
     Arrow's CSV parser, its compute functions and numpy's sorts release the GIL, so the
     next block is parsed on the second core while the engine evaluates this one. An
     exception in the producer is raised here, where the item it failed on would have
-    come; a consumer that stops early (an exception, ``close``) stops the producer.
+    come. :meth:`close` (also on leaving a ``with`` block) stops the producer.
     """
-    done = object()
-    q: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
-    stop = threading.Event()
 
-    def put(item) -> bool:
-        while not stop.is_set():
+    _DONE = object()
+
+    def __init__(self, items, depth: int = 1):
+        self._q: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
+        self._stop = threading.Event()
+        self._finished = False
+        self._thread = threading.Thread(target=self._produce, args=(items,), name="ranklab-read-ahead",
+                                        daemon=True)
+        self._thread.start()
+
+    def _put(self, item) -> bool:
+        while not self._stop.is_set():
             try:
-                q.put(item, timeout=0.1)
+                self._q.put(item, timeout=0.1)
                 return True
             except queue.Full:
                 continue
         return False
 
-    def produce():
+    def _produce(self, items):
         try:
             for item in items:
-                if not put((True, item)):
+                if not self._put((True, item)):
                     return
         except BaseException as exc:  # handed to the consumer, raised there
-            put((False, exc))
+            self._put((False, exc))
             return
-        put((True, done))
+        self._put((True, self._DONE))
 
-    thread = threading.Thread(target=produce, name="ranklab-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            ok, item = q.get()
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._finished:
+            raise StopIteration
+        ok, item = self._q.get()
+        if not ok or item is self._DONE:
+            self.close()
             if not ok:
                 raise item
-            if item is done:
-                return
-            yield item
-    finally:
-        stop.set()
-        thread.join()
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        self._finished = True
+        self._stop.set()
+        self._thread.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
@@ -315,11 +334,25 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     Returns the :class:`~metrics_core.ranking.evaluate.Evaluation`, with a ``streaming``
     attribute: blocks, rows, non-contiguous queries, spilled rows.
     """
-    from metrics_core.io.blocks import NotStreamable, batch_run
+    from metrics_core.io.blocks import batch_run
 
     block_rows = max(int(block_rows), 1)
     ev = Evaluator(qrels, specs, conv, cutoffs, track_counts=stream.run is not None)
-    qrels_dups = ev.qrels_diagnostics()
+
+    def prepared_blocks():  # on the read-ahead thread: read, parse, encode, take the judgements
+        for table in _blocks(stream.batches(), block_rows):
+            run = batch_run(table, stream.name, stream.source)
+            yield run, ev.prepare(run)
+
+    with _ReadAhead(prepared_blocks()) as blocks:
+        return _evaluate_blocks(ev, stream, blocks, block_rows)
+
+
+def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
+    """The body of :func:`evaluate_stream`, over its prepared blocks."""
+    from metrics_core.io.blocks import NotStreamable
+
+    qrels_dups = ev.qrels_diagnostics()  # while the first block is read
     merged = _Merged(ev.cutoffs)
     ids, pos, cols = [], [], {s.name: [] for s in ev.specs}
     seen: set = set()
@@ -327,12 +360,7 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     block_starts = []
     block_counted = []  # whether a block's diagnostics counted anything (ties, duplicates)
     n_rows = 0
-    def prepared_blocks():  # on the read-ahead thread: read, parse, encode, take the judgements
-        for table in _blocks(stream.batches(), block_rows):
-            run = batch_run(table, stream.name, stream.source)
-            yield run, ev.prepare(run)
-
-    for run, prepared in _read_ahead(prepared_blocks()):
+    for run, prepared in blocks:
         block_starts.append(n_rows)
         n_rows += len(run)
         names = prepared[1][1].to_pylist()

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.io.blocks import NotStreamable, open_run_stream
-from metrics_core.ranking.streaming import _blocks, _read_ahead
+from metrics_core.ranking.streaming import _blocks, _ReadAhead
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
@@ -346,7 +346,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
     import threading
     import time
 
-    assert list(_read_ahead(iter(range(50)), depth=2)) == list(range(50))
+    assert list(_ReadAhead(iter(range(50)), depth=2)) == list(range(50))
 
     def failing():
         yield 1
@@ -355,7 +355,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
 
     got = []
     with pytest.raises(InputError, match="bad line"):
-        for item in _read_ahead(failing()):
+        for item in _ReadAhead(failing()):
             got.append(item)
     assert got == [1, 2]  # the error comes where its item would have
 
@@ -368,13 +368,19 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
             yield i
             i += 1
 
-    before = {t.ident for t in threading.enumerate()}
-    gen = _read_ahead(endless(), depth=1)
-    assert next(gen) == 0
-    gen.close()  # the consumer stops early: the producer thread ends
-    time.sleep(0.3)
-    left = [t for t in threading.enumerate() if t.ident not in before and t.name == "ranklab-read-ahead"]
-    assert not left
+    def read_ahead_threads():
+        return [t for t in threading.enumerate() if t.name == "ranklab-read-ahead"]
+
+    with _ReadAhead(endless(), depth=1) as items:
+        assert next(items) == 0
+        assert read_ahead_threads()
+    # leaving the block (the consumer stops early, or fails) ends the producer
+    assert not read_ahead_threads()
     n = len(produced)
     time.sleep(0.2)
     assert len(produced) == n
+    # a producer that is never consumed is stopped by close() as well
+    idle = _ReadAhead(endless())
+    time.sleep(0.05)
+    idle.close()
+    assert not read_ahead_threads()
