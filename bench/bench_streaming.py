@@ -36,6 +36,9 @@ import make_data  # noqa: E402
 from bench_ranking import machine_info, time_process, warm_page_cache  # noqa: E402
 from peers import MEASURES  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS  # noqa: E402
+
 TREC_MEASURES = {"P@5": "P_5", "P@10": "P_10", "R@100": "recall_100", "AP": "map",
                  "nDCG@10": "ndcg_cut_10", "nDCG@100": "ndcg_cut_100"}
 BUILD = Path("/work/shared/reference/build-trec_eval.sh")
@@ -211,7 +214,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", nargs="+", default=["10m"], choices=sorted(make_data.PRESETS))
     p.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_OUT)
-    p.add_argument("--block-rows", type=int, default=1_000_000)
+    p.add_argument("--block-rows", type=int, default=DEFAULT_BLOCK_ROWS)
     p.add_argument("--trec", nargs="*", default=["trec_eval 9", "trec_eval 10"])
     p.add_argument("--dask", action="store_true")
     p.add_argument("--parts", type=int, default=8)

@@ -40,10 +40,12 @@ from metrics_core.data import Qrels, Run
 from metrics_core.ranking.engine import Diagnostics, Prepared, _encode, build_ranked_lists
 from metrics_core.ranking.measures import compute, summary
 
-#: Rows per block by default. On the 10 M-line benchmark (ids of about ten bytes, 1.25 M
-#: qrels lines) the whole process peaked at 500 MB with 1 M-row blocks, 710 MB with 2 M,
-#: 380 MB with 500 k, at the same CPU time (BENCHMARKS.md, "Streaming and Dask").
-DEFAULT_BLOCK_ROWS = 1_000_000
+#: Rows per block by default. With the read-ahead thread three blocks are in memory at
+#: once (one evaluated, one queued, one being read): on the 10 M-line benchmark (ids of
+#: about ten bytes, 1.25 M qrels lines) the whole process peaked at 400-420 MB with
+#: 500 k-row blocks and 530-570 MB with 1 M, at the same CPU time; 770 MB at 50 M lines
+#: (BENCHMARKS.md, "Streaming and Dask").
+DEFAULT_BLOCK_ROWS = 500_000
 
 #: Run files at least this big are evaluated in blocks by :func:`metrics_core.evaluate`
 #: when ``block_rows`` is not given (smaller ones are read whole: one pass is faster).
