@@ -180,7 +180,7 @@ def _trec_fast(raw: RawData, head: bytes):
                 continue
             qid = batch.column(0)
             # comment and blank lines, non-finite scores: the line reader takes over
-            if pc.any(pc.starts_with(qid, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(qid), 0)).as_py():
+            if _comment_or_blank(qid):
                 raise NotStreamable("a comment or blank line")
             scores = batch.column(2).to_numpy()
             if not np.isfinite(scores).all():
@@ -191,6 +191,21 @@ def _trec_fast(raw: RawData, head: bytes):
                                        schema=SCHEMA)
 
     return opener
+
+
+def _comment_or_blank(qid: pa.Array) -> bool:
+    """Whether a query id is empty or starts with ``#`` (a blank or comment line), read
+    off Arrow's offsets and first bytes (a gather, not a pass over the strings)."""
+    n = len(qid)
+    if not n:
+        return False
+    if not pa.types.is_string(qid.type):
+        return bool(pc.any(pc.starts_with(qid, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(qid), 0)).as_py())
+    offsets = np.frombuffer(qid.buffers()[1], dtype=np.int32, count=n + 1, offset=qid.offset * 4)
+    if bool((offsets[1:] == offsets[:-1]).any()):
+        return True
+    data = np.frombuffer(qid.buffers()[2], dtype=np.uint8)
+    return bool((data[offsets[:-1]] == ord("#")).any())
 
 
 def _contains_nul(raw: RawData, chunk: int = 1 << 23) -> bool:

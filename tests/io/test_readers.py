@@ -163,3 +163,20 @@ def test_large_file_doc_ids_starting_with_hash_are_data():
     lines = [f"q{i // 50} Q0 #d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)]
     run = mc.read_run(b"".join(lines))
     assert run.doc_ids.tolist()[:2] == ["#d0", "#d1"] and len(run) == 4000
+
+
+@pytest.mark.parametrize("string_type", ["string", "large_string"])
+@pytest.mark.parametrize("values, found", [
+    (["q1", "q2"], False), (["q1", "#q2"], True), (["q1", ""], True), (["#"], True), ([], False),
+    (["\u00e9#", "a#b"], False),
+])
+def test_stream_reader_spots_comment_and_blank_lines(values, found, string_type):
+    """The streaming TREC reader hands a batch to the line reader when a query id is empty
+    or starts with '#' (a blank or comment line); also on a slice of a larger array."""
+    import pyarrow as pa
+
+    from metrics_core.io.blocks import _comment_or_blank
+
+    typ = getattr(pa, string_type)()
+    assert _comment_or_blank(pa.array(values, typ)) is found
+    assert _comment_or_blank(pa.array(["x", *values, "y"], typ).slice(1, len(values))) is found
