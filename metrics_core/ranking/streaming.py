@@ -82,7 +82,6 @@ class QrelsIndex:
         count = hi - lo
         at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
         rows = np.sort(self.order[at])
-        take = pa.array(rows, type=pa.int64())
         if q.line_numbers is not None:
             lines = q.line_numbers[rows]
         elif q.rows_are_lines:
@@ -90,8 +89,16 @@ class QrelsIndex:
         else:
             lines = None
         extra = ids.filter(pc.is_in(ids, value_set=self._extra_values)).to_pylist() if self.extra else []
-        return Qrels(q.qid.take(take), q.docid.take(take), q.relevance[rows], source=q.source,
-                     line_numbers=lines, extra_query_ids=extra)
+        if len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows):
+            # one stretch of the qrels (qrels and run written in the same query order):
+            # slices, no copies of the ids
+            lo, n = int(rows[0]), len(rows)
+            qid, docid = q.qid.slice(lo, n), q.docid.slice(lo, n)
+        else:
+            take = pa.array(rows, type=pa.int64())
+            qid, docid = q.qid.take(take), q.docid.take(take)
+        return Qrels(qid, docid, q.relevance[rows], source=q.source, line_numbers=lines,
+                     extra_query_ids=extra)
 
 
 @dataclass
