@@ -70,6 +70,7 @@ def _part_table(path: str) -> pa.Table:
     """All rows of one part (columns of :data:`metrics_core.io.blocks.SCHEMA`)."""
     from metrics_core.io import read_run
     from metrics_core.io.blocks import SCHEMA, NotStreamable, open_run_stream
+    from metrics_core.ranking.streaming import _plain
 
     try:
         tables = list(open_run_stream(path).batches())
@@ -78,9 +79,7 @@ def _part_table(path: str) -> pa.Table:
     except NotStreamable:
         pass
     run = read_run(path)  # read whole: the reader names any bad line
-    qid = run.qid
-    if pa.types.is_dictionary(qid.type):
-        qid = qid.cast(qid.type.value_type)
+    qid = _plain(run.qid)
     if isinstance(qid, pa.ChunkedArray):
         qid = qid.combine_chunks()
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid

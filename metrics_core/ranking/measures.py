@@ -22,10 +22,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.definition import Example, MeasureSpec, gains_table, measure
 from metrics_core.ranking.engine import RankedLists
+from metrics_core.ranking.strings import string_order
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
@@ -634,8 +637,7 @@ def trec_order(R: RankedLists) -> np.ndarray:
     """Indexes of the evaluated queries in trec_eval's order (query ids as strings)."""
     key = ("trec_order",)
     if key not in R._cache:
-        ids = R.query_ids
-        R._cache[key] = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+        R._cache[key] = string_order(R.query_ids)
     return R._cache[key]
 
 
@@ -643,8 +645,13 @@ def missing_mask(R: RankedLists) -> np.ndarray:
     """True for the evaluated queries that are absent from the run (scored as empty)."""
     key = ("missing",)
     if key not in R._cache:
-        gone = set(R.diagnostics.missing_queries)
-        R._cache[key] = np.array([q in gone for q in R.query_ids], dtype=bool)
+        gone = R.diagnostics.missing_queries
+        if gone and R.n_queries:
+            ids = pa.array(list(R.query_ids), type=pa.string())
+            R._cache[key] = pc.is_in(ids, value_set=pa.array(gone, type=pa.string())).to_numpy(
+                zero_copy_only=False)
+        else:
+            R._cache[key] = np.zeros(R.n_queries, dtype=bool)
     return R._cache[key]
 
 
@@ -667,7 +674,7 @@ def summary(values: np.ndarray, spec: MeasureSpec, query_ids, conv: Conventions,
     and 10; under the default compat RankLab's sum stays the sum of the per-query values).
     """
     if order is None:
-        order = np.array(sorted(range(len(query_ids)), key=list(query_ids).__getitem__), dtype=np.int64)
+        order = string_order(query_ids)
     if getattr(conv, "compat", "trec_eval10") != "trec_eval9" or conv.missing_queries != "zero":
         return aggregate(values, spec, order)
     if spec.family == "NumRel" and positive_labels is not None:

@@ -39,6 +39,7 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.ranking.engine import Diagnostics, Prepared, _encode, build_ranked_lists
 from metrics_core.ranking.measures import compute, summary
+from metrics_core.ranking.strings import string_order
 
 #: Rows per block by default. With the read-ahead thread three blocks are in memory at
 #: once (one evaluated, one queued, one being read): on the 10 M-line benchmark (ids of
@@ -203,7 +204,7 @@ class Evaluator:
         miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0):] = True
         # as the whole-run path: trec_eval's query order once for every measure, and the
         # count of positive judgements (trec_eval 9's summed num_rel under -c)
-        trec_sorted = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+        trec_sorted = string_order(ids)
         labels = self.index.qrels.relevance
         if getattr(self.conv, "labels", "truncate") == "truncate":
             labels = np.trunc(labels)
@@ -489,20 +490,20 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     """Second pass for the queries whose rows are not contiguous (see the module docstring)."""
     from metrics_core.io.blocks import SCHEMA, batch_run
 
-    redo_set = set(redo)
     # first pass: drop every partial value of these queries, keep the position of the first
-    ids_arr = np.array(ids, dtype=object)
-    is_redo = np.fromiter((q in redo_set for q in ids), dtype=bool, count=len(ids))
+    value_set = pa.array(redo, type=pa.string())
+    ids_arr = pa.array(ids, type=pa.string())
+    is_redo = pc.is_in(ids_arr, value_set=value_set).to_numpy(zero_copy_only=False)
     pos_arr = np.asarray(pos, dtype=np.int64)
-    first_of = {}
-    for i in np.flatnonzero(is_redo):
-        first_of.setdefault(ids[i], int(pos_arr[i]))
+    code = pc.index_in(ids_arr.filter(pa.array(is_redo)), value_set=value_set).to_numpy(
+        zero_copy_only=False).astype(np.int64)
+    first_of = np.full(len(redo), np.iinfo(np.int64).max, dtype=np.int64)  # by index in redo
+    np.minimum.at(first_of, code, pos_arr[is_redo])
     keep = ~is_redo
-    ids_kept = list(ids_arr[keep])
-    pos_kept = list(pos_arr[keep])
+    ids_kept = ids_arr.filter(pa.array(keep)).to_pylist()
+    pos_kept = pos_arr[keep].tolist()
     cols_kept = {k: v[keep] for k, v in columns.items()}
 
-    value_set = pa.array(redo, type=pa.string())
     starts = np.asarray(block_starts, dtype=np.int64)
     spilled = 0
     with tempfile.TemporaryDirectory(prefix="ranklab-spill-") as tmp:
@@ -554,7 +555,8 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
             qids, cols, diag = ev.rows(run)
             merged.add(diag)
             new_ids += qids
-            new_pos += [first_of[q] for q in qids]
+            at = pc.index_in(pa.array(qids, type=pa.string()), value_set=value_set)
+            new_pos += first_of[at.to_numpy(zero_copy_only=False)].tolist()
             for k, v in cols.items():
                 new_cols[k].append(v)
     ids_out = ids_kept + new_ids

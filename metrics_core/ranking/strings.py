@@ -182,6 +182,21 @@ def sort_by_query(keys: np.ndarray, query_codes: np.ndarray, chunk: int = 1 << 1
     return keys
 
 
+def string_order(ids) -> np.ndarray:
+    """Indexes that sort ``ids`` (a list or an Arrow array of strings) as Python's
+    ``sorted`` does (code point order, which is UTF-8 byte order), ties in input order.
+
+    >>> string_order(["q10", "q2", "Q1", "q1"]).tolist()
+    [2, 3, 0, 1]
+    """
+    arr = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), type=pa.string())
+    if not len(arr):
+        return np.zeros(0, dtype=np.int64)
+    import pyarrow.compute as pc
+
+    return pc.sort_indices(arr).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
     """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches)."""
     if len(rows_a) == 0:

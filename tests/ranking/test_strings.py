@@ -117,3 +117,17 @@ def test_exact_pair_keys_never_collide():
     # and small consecutive codes are spread over the bits below the query's
     spread = pair_keys(np.zeros(1024, dtype=np.int32), np.arange(1024, dtype=np.uint64), n_queries, exact=True)
     assert len(np.unique(spread >> np.uint64(40))) > 900
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_string_order_is_pythons_sorted(seed):
+    """trec_eval adds queries in the order of their ids as strings: Arrow's sort must give
+    Python's order (code points), astral characters and prefixes included."""
+    from metrics_core.ranking.strings import string_order
+
+    rng = random.Random(seed)
+    ids = random_strings(rng, 500, max_len=6) + ["\U0001f600", "\uffff", "q1", "q10", "q2", "Q1", ""]
+    rng.shuffle(ids)
+    want = sorted(range(len(ids)), key=ids.__getitem__)
+    assert string_order(ids).tolist() == want
+    assert string_order(pa.array(ids)).tolist() == want
