@@ -1,4 +1,5 @@
-"""Streaming and Dask: RankLab read whole, RankLab in blocks, trec_eval 9 and 10, Dask.
+"""Streaming and Dask: RankLab read whole, RankLab in blocks, trec_eval 9 and 10, Dask,
+and (``--peers``) pytrec_eval and ranx.
 
 Every row is one whole process (interpreter start, reading the files, P@5, P@10, R@100,
 RR@10, AP, nDCG@10, nDCG@100, writing the means); wall time around the process, peak
@@ -12,7 +13,11 @@ compared on the measures it has under the same definition (P_5, P_10, recall_100
 ndcg_cut_10, ndcg_cut_100), tolerance 1e-12.
 
     python bench/bench_streaming.py --sizes 10m --data-dir /tmp/stream-bench
-    python bench/bench_streaming.py --sizes 10m 50m --dask --data-dir /tmp/stream-bench
+    python bench/bench_streaming.py --sizes 10m 50m --dask --peers pytrec_eval ranx
+
+The peers run through ``bench/peers.py`` (as in ``bench_ranking.py``; the means are
+compared with RankLab's, where ranx's own tie order can differ) and are stopped when their
+resident memory passes ``--peer-max-gb`` (ranx needed 3.8 GB at 10 M lines).
 """
 
 from __future__ import annotations
@@ -119,6 +124,44 @@ def time_tree(cmd, timeout: float) -> dict:
             "rc": proc.returncode, "stderr_tail": err.decode(errors="replace")[-600:]}
 
 
+def time_capped(cmd, timeout: float, max_rss_mb: float) -> dict:
+    """Run ``cmd`` as :func:`bench_ranking.time_process` does, but stop it when its resident
+    memory passes ``max_rss_mb`` (a peer that needs more than the machine has would take
+    the whole machine down; the row then says so)."""
+    import psutil
+
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    watch = psutil.Process(proc.pid)
+    over = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            if watch.memory_info().rss / 2**20 > max_rss_mb:
+                over = True
+        except psutil.Error:
+            pass
+        if over or time.perf_counter() - start > timeout:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    rc = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "rc": rc, "over_memory_cap": over, "stderr_tail": err[-600:]}
+
+
+def peer_command(tool: str, qrels: Path, run: Path, out: Path) -> list[str]:
+    return [sys.executable, str(BENCH / "peers.py"), tool, "--qrels", str(qrels), "--run", str(run),
+            "--out", str(out)]
+
+
 def split_parts(run: Path, folder: Path, n_parts: int) -> Path:
     """Cut the run file into ``n_parts`` files at line boundaries (queries straddle parts)."""
     if folder.exists() and len(list(folder.iterdir())) == n_parts:
@@ -186,6 +229,19 @@ def run(args) -> list[dict]:
                      else "no values")
             rows.append({"tool": tool, "dataset": label, **res, "check": check})
             print(rows[-1], file=sys.stderr, flush=True)
+        for tool in args.peers:
+            out = tmp / f"{tool}.json"
+            res = time_capped(peer_command(tool, qrels, runf, out), args.timeout, args.peer_max_gb * 1024)
+            if res["over_memory_cap"]:
+                check = f"stopped: needed more than {args.peer_max_gb:g} GB"
+            elif res["rc"] == 0 and ref:
+                means = json.loads(out.read_text())["aggregate"]
+                diffs = {m: abs(means[m] - ref[m]) for m in means if m in ref}
+                check = f"max diff {max(diffs.values()):.0e} on {len(diffs)} measures" if diffs else "no values"
+            else:
+                check = "no values"
+            rows.append({"tool": tool, "dataset": label, **res, "check": check})
+            print(rows[-1], file=sys.stderr, flush=True)
         if args.dask:
             parts = split_parts(runf, args.data_dir / f"{name}.parts{args.parts}", args.parts)
             res = time_tree(ranklab_cmd(qrels, parts, tmp / "dask.json", ["--scheduler", "local:2"]),
@@ -205,7 +261,8 @@ def table(rows) -> str:
         if r.get("worker_peaks_mb"):
             mem += " (client); workers " + ", ".join(f"{w:.0f}" for w in r["worker_peaks_mb"])
         cpu = f"{r['cpu_s']:.1f}" if "cpu_s" in r else "–"
-        status = r["check"] if r.get("rc", 0) == 0 else f"failed (exit {r.get('rc')})"
+        status = (r["check"] if r.get("rc", 0) == 0 or r.get("over_memory_cap")
+                  else f"failed (exit {r.get('rc')})")
         out.append(f"| {r['tool']} | {r['dataset']} | {r['wall_s']:.2f} | {cpu} | {mem} | {status} |")
     return "\n".join(out)
 
@@ -216,6 +273,10 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_OUT)
     p.add_argument("--block-rows", type=int, default=DEFAULT_BLOCK_ROWS)
     p.add_argument("--trec", nargs="*", default=["trec_eval 9", "trec_eval 10"])
+    p.add_argument("--peers", nargs="*", default=[], choices=["pytrec_eval", "ranx"],
+                   help="also time these Python peers (pip install -r bench/requirements.txt)")
+    p.add_argument("--peer-max-gb", type=float, default=14.0,
+                   help="stop a peer whose resident memory passes this (the row says so)")
     p.add_argument("--dask", action="store_true")
     p.add_argument("--parts", type=int, default=8)
     p.add_argument("--skip-whole", nargs="*", default=[], help="presets without the read-whole row")
