@@ -79,7 +79,7 @@ def add_arguments(p) -> None:
     p.add_argument("--block-rows", type=int, metavar="N",
                    help="read each run as a stream, evaluated in blocks of about N rows (whole "
                         "queries): memory bounded by the block, same numbers; 0 reads runs whole "
-                        "(default: runs of 1 GiB or more stream in blocks of 500,000 rows)")
+                        "(default: runs of 64 MiB or more stream in blocks of 500,000 rows)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="evaluate on a Dask cluster (pip install 'ranklab[dask]'): a scheduler "
                         "address tcp://HOST:PORT, or local:N for N local worker processes; each "

@@ -132,7 +132,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         Evaluate the run in blocks of about this many rows (whole queries), reading it
         as a stream: memory bounded by the block, not the run; same numbers
         (:mod:`metrics_core.ranking.streaming`). ``None`` (default): run files of at
-        least ``STREAM_THRESHOLD_BYTES`` (1 GiB) stream in blocks of
+        least ``STREAM_THRESHOLD_BYTES`` (64 MiB) stream in blocks of
         ``DEFAULT_BLOCK_ROWS`` (500 k rows), smaller ones are read whole; ``0``: always
         read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
         and to a :class:`Run` in memory (then only when given: the engine's working
