@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from metrics_core.errors import InputError
 from metrics_core.stats.bootstrap import resampled_means
@@ -113,6 +112,8 @@ def paired_t_test(baseline, run) -> float:
         return float("nan")
     if _all_zero(d):
         return 1.0
+    from scipy import stats  # here, not at import: scipy.stats costs ~0.6 s to import
+
     return float(stats.ttest_rel(np.asarray(run, float), np.asarray(baseline, float)).pvalue)
 
 
@@ -145,11 +146,15 @@ def wilcoxon_test(baseline, run, zero_method: str = "wilcox") -> float:
     if d.size <= 13 and (has_ties or nonzero.size < d.size) and zero_method == "wilcox":
         return _signed_rank_sign_flip_p(d)
     method = "asymptotic" if d.size > 50 or has_ties or nonzero.size < d.size else "exact"
+    from scipy import stats
+
     return float(stats.wilcoxon(d, zero_method=zero_method, method=method).pvalue)
 
 
 def _signed_rank_sign_flip_p(d: np.ndarray) -> float:
     """Exact two-sided p of the rank sum R+ over all 2**n sign flips (zeros unranked)."""
+    from scipy import stats
+
     nonzero = d != 0
     ranks = np.zeros(d.size)
     ranks[nonzero] = stats.rankdata(np.abs(d[nonzero]))
