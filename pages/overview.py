@@ -1,6 +1,7 @@
 """Overview: the leaderboard first (runs x measures on one query set, with intervals, the best
 value marked and significance against a baseline), then the details."""
 
+import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
@@ -9,17 +10,17 @@ from metrics_core.stats.significance import CORRECTIONS
 from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
 from ui.frame import conventions, page_setup, query_set_choice
-from ui.ranking_data import evaluate_loaded, require_data, tie_reports, too_large_for_ties
+from ui.ranking_data import evaluate_loaded, require_data, tie_bounds, tie_bounds_ready, too_large_for_ties
 from ui.ranking_widgets import (
     TIE_LEGEND,
     cached_leaderboard,
+    cached_tie_band,
     history_save_hook,
     leaderboard_grid,
     measure_chooser,
     style_grid,
     summary_table,
     thresholds_editor,
-    tie_band,
 )
 from ui.style import HEADERS, MEASURE_FORMAT
 
@@ -34,8 +35,8 @@ baseline = top[0].selectbox("Baseline", runs, key="ranklab.overview.baseline",
                             help="Significance markers compare every run with this one.")
 headline_slot = top[1].empty()
 query_set = query_set_choice("ranklab.w.overview.query_set", top[2])
-grid_slot = st.container()
-cards_slot = st.container()
+grid_slot = st.empty()
+cards_slot = st.empty()
 
 with st.expander("Measures, intervals and tests"):
     measures = measure_chooser()
@@ -66,37 +67,46 @@ if baseline not in evaluations:
 board = cached_leaderboard({n: ev.per_query for n, ev in evaluations.items()}, baseline, tuple(measures),
                            query_set, n_resamples, confidence, seed, 10000, correction, test)
 legend = leaderboard_legend(board)
+
+
+def draw_board(band, note: str = "") -> None:
+    """The grid, its legend and the cards (into their slots: a second call replaces them)."""
+    grid = leaderboard_grid(board, band)
+    # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
+    # the cards stay on the first screen at 1280x800
+    row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
+    with grid_slot.container():
+        st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
+                     row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
+                     key="ranklab.overview.grid")
+        st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))
+        if note:
+            st.caption(note)
+    with cards_slot.container():
+        part = board[board["measure"] == headline].set_index("run")
+        cards = st.columns(min(len(part), 4))
+        for i, (name, r) in enumerate(list(part.iterrows())[:4]):
+            delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
+            tie = (f"; tie band {band.loc[(name, headline), 'low']:.4f}–{band.loc[(name, headline), 'high']:.4f}"
+                   if (name, headline) in band.index else "")
+            cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
+                            help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
+                                 f"{int(r['n_queries'])} queries"
+                                 + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}")
+                                 + tie)
+        if len(part) > 4:
+            st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
+
+
+# The leaderboard first: when the tie band is not computed yet (about one more evaluation's
+# time for a large run), the board is drawn without it, then again with it.
+NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+if not tie_bounds_ready(evaluations):
+    draw_board(NO_BAND)
 with st.spinner("Computing the tie band ..."):
-    reports = tie_reports(evaluations)
-band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, reports)
-grid = leaderboard_grid(board, band)
-# rows a little lower than the default 35 px when the tie band adds rows, so the legend and
-# the cards stay on the first screen at 1280x800
-row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
-
-with grid_slot:
-    st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
-                 row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
-                 key="ranklab.overview.grid")
-    st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))
-    too_large = too_large_for_ties(reports)
-    if too_large:
-        st.caption(too_large)
-
-with cards_slot:
-    part = board[board["measure"] == headline].set_index("run")
-    cards = st.columns(min(len(part), 4))
-    for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-        delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
-        tie = (f"; tie band {band.loc[(name, headline), 'low']:.4f}–{band.loc[(name, headline), 'high']:.4f}"
-               if (name, headline) in band.index else "")
-        cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
-                        help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
-                             f"{int(r['n_queries'])} queries"
-                             + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}")
-                             + tie)
-    if len(part) > 4:
-        st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
+    bounds = tie_bounds(evaluations)
+band = cached_tie_band(board, evaluations, bounds)
+draw_board(band, too_large_for_ties(bounds))
 
 st.subheader("Details")
 report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",

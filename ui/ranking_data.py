@@ -174,6 +174,12 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     return out
 
 
+def _no_ties(run, ev) -> bool:
+    """No tie report or band for this run: unknown, evaluated in blocks (no ranked lists kept)
+    or over :data:`TIE_ROWS` rows."""
+    return run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS
+
+
 def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     """The exact tie report of each evaluation (:func:`metrics_core.ranking.ties.tie_report`:
     per query and measure the minimum, maximum and expected value over every order of tied
@@ -189,7 +195,7 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     out = {}
     for name, ev in evaluations.items():
         run = runs.get(name)
-        if run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS:
+        if _no_ties(run, ev):
             out[name] = None
             continue
         hit = cache.get(id(ev))
@@ -203,6 +209,51 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
             cache[id(ev)] = hit = (ev, report)
         out[name] = hit[1]
     return out
+
+
+TIE_BOUNDS_CACHE = "ranklab.tie_bounds_cache"  # dict: id(Evaluation) -> (Evaluation, bounds)
+
+
+def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
+    """Per run, the per-query minimum and maximum of each covered measure over every order of
+    tied scores (:func:`metrics_core.ranking.ties.tie_bounds`, as Series indexed by query id):
+    what the Overview's tie band needs, without the whole tie report. Cached in the session
+    next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
+    from metrics_core.ranking.ties import tie_bounds as _bounds
+
+    runs = st.session_state.get(state.RUNS) or {}
+    cache = st.session_state.setdefault(TIE_BOUNDS_CACHE, {})
+    out = {}
+    for name, ev in evaluations.items():
+        run = runs.get(name)
+        if _no_ties(run, ev):
+            out[name] = None
+            continue
+        hit = cache.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            ranked = ev.ranked
+            index = pd.Index(ranked.query_ids)
+            bounds = {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+                      for m, (lo, hi) in _bounds(ranked, ev.specs, ev.conventions, run).items()}
+            while len(cache) >= _EVAL_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[id(ev)] = hit = (ev, bounds)
+        out[name] = hit[1]
+    return out
+
+
+def tie_bounds_ready(evaluations: dict) -> bool:
+    """Whether :func:`tie_bounds` of these evaluations would return at once (cached or not
+    computed for their size)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    cache = st.session_state.get(TIE_BOUNDS_CACHE, {})
+    for name, ev in evaluations.items():
+        if _no_ties(runs.get(name), ev):
+            continue
+        hit = cache.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            return False
+    return True
 
 
 def too_large_for_ties(reports: dict) -> str:
