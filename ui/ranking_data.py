@@ -23,6 +23,8 @@ SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
 _EVAL_CACHE_SIZE = 32
+#: Rankings kept per session (each about 30 bytes a run row): the loaded runs under a few conventions.
+_RANKED_CACHE_SIZE = 8
 #: Runs of more rows than this are evaluated in blocks of this many rows (streaming, same
 #: numbers): the engine's memory stays bounded whatever a visitor uploads.
 STREAM_ROWS = 2_000_000
@@ -145,12 +147,52 @@ def load_sample_into_state() -> None:
     st.session_state[HASHING_DATA] = load_hashing_sample()
 
 
+RANKED_CACHE = "ranklab.ranked_cache"  # dict: (id(qrels), id(run), conv) -> (qrels, run, cutoffs, RankedLists)
+
+
+def _ranked(qrels, run, conv, cutoffs: tuple):
+    """The ranked lists of ``run`` (one sort and one join), kept in the session and shared by
+    every evaluation of the run under ``conv`` whatever its measures: the Data page's
+    diagnostics and the Overview rank the run once. Built for the cutoffs asked so far and
+    those of the session's measures (a cutoff only adds a diagnostics count)."""
+    from metrics_core.ranking.engine import build_ranked_lists
+    from metrics_core.ranking.evaluate import ranking_cutoffs
+
+    cache = st.session_state.setdefault(RANKED_CACHE, {})
+    loaded = list((st.session_state.get(state.RUNS) or {}).values())
+    for stale in [k for k, v in cache.items() if v[0] is not qrels or not any(v[1] is r for r in loaded)]:
+        del cache[stale]  # data replaced or removed: its rankings go with it
+    key = (id(qrels), id(run), conv)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is qrels and hit[1] is run and set(cutoffs) <= set(hit[2]):
+        return hit[3]
+    wanted = set(cutoffs) | set(hit[2] if hit is not None else ())
+    try:
+        wanted |= set(ranking_cutoffs(list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)))
+    except mc.InputError:
+        pass
+    built = tuple(sorted(wanted))
+    ranked = build_ranked_lists(qrels, run, conv, built)
+    cache.pop(key, None)
+    while len(cache) >= _RANKED_CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    cache[key] = (qrels, run, built, ranked)
+    return ranked
+
+
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
     """Evaluations of every loaded run (cached in the session).
+
+    A run of up to :data:`STREAM_ROWS` rows is ranked once (:func:`_ranked`) and each set
+    of measures computed on that ranking (``evaluate_ranked``: the numbers and diagnostics
+    of ``mc.evaluate``); a larger one is evaluated in blocks.
 
     Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
     pages show it with ``st.error``.
     """
+    from metrics_core.ranking.evaluate import evaluate_ranked, ranking_cutoffs
+    from metrics_core.ranking.registry import parse_measures
+
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}
     if qrels is None or not runs:
@@ -163,8 +205,12 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         key = (id(qrels), id(run), name, conv, tuple(measures))
         hit = cache.get(key)
         if hit is None or hit[0] is not qrels or hit[1] is not run:
-            ev = mc.evaluate(qrels, run, measures, conventions=conv,
-                             block_rows=STREAM_ROWS if len(run) > STREAM_ROWS else 0)
+            if len(run) > STREAM_ROWS:
+                ev = mc.evaluate(qrels, run, measures, conventions=conv, block_rows=STREAM_ROWS)
+            else:
+                specs = parse_measures(measures)
+                ranked = _ranked(qrels, run, conv, ranking_cutoffs(specs))
+                ev = evaluate_ranked(ranked, specs, conv, run.name)
             ev.run_name = name
             if len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))

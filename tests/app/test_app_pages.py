@@ -311,3 +311,35 @@ def test_pages_without_data_say_so(page):
     at = _app(page)
     _ok(at)
     assert any("No data loaded" in i.value for i in at.info)
+
+
+
+SHARED_RANKING_SCRIPT = """
+import streamlit as st
+
+from ui.ranking_data import evaluate_loaded, load_sample_into_state
+
+load_sample_into_state()
+st.session_state["diag"] = evaluate_loaded(["Judged@10", "P@10", "NumRet"])  # the Data page's
+st.session_state["board"] = evaluate_loaded(["RR", "nDCG@10", "P@5", "AP", "R@100"])  # the Overview's
+st.session_state["other"] = evaluate_loaded(["P@7"])  # a cutoff not built yet: ranked again
+"""
+
+
+def test_a_run_is_ranked_once_for_every_measure_set(sample, tmp_path):
+    """The Data page's diagnostics and the Overview's measures are computed on one ranking of
+    each run; the numbers and diagnostics are mc.evaluate's."""
+    script = tmp_path / "shared_ranking.py"
+    script.write_text(SHARED_RANKING_SCRIPT)
+    at = AppTest.from_file(str(script), default_timeout=TIMEOUT).run()
+    _ok(at)
+    qrels, runs, _ = sample
+    for name in runs:  # one ranking for the first two measure sets; ranked again for cutoff 7
+        assert at.session_state["diag"][name].ranked is at.session_state["board"][name].ranked
+        assert at.session_state["other"][name].ranked is not at.session_state["board"][name].ranked
+    for key, measures in (("diag", ["Judged@10", "P@10", "NumRet"]),
+                          ("board", ["RR", "nDCG@10", "P@5", "AP", "R@100"]), ("other", ["P@7"])):
+        for name, ev in at.session_state[key].items():
+            want = mc.evaluate(qrels, runs[name], measures)
+            pd.testing.assert_frame_equal(ev.per_query, want.per_query)
+            assert ev.aggregate == want.aggregate and ev.diagnostics == want.diagnostics
