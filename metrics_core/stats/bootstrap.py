@@ -22,9 +22,6 @@ from metrics_core.errors import InputError
 
 #: Resamples per block: bounds the memory of the (B, n) index matrix.
 _BLOCK_CELLS = 4_000_000
-#: Cells of the count matrix counted and multiplied at a time (a few MB: it stays in the
-#: processor's cache; the random draws are still made per block, so the stream is unchanged).
-_SUB_CELLS = 1 << 18
 
 
 def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples: int,
@@ -33,30 +30,26 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
 
     Each block of resamples draws row indices, counts how often each row was drawn (a
     (b, n) count matrix) and gets every resample's sum for every column by one matrix
-    product -- far faster than gathering the (b, n, m) drawn values. The counting and the
-    product go a few resamples at a time (:data:`_SUB_CELLS`), so the count matrix stays in
-    cache. ``weights`` (0/1 per cell, or None: every cell counts) marks the cells that
-    count: a resample's mean is over its counted draws (NaN cells left out). Shared by the
-    per-query CIs here and the paired difference CIs of :mod:`metrics_core.stats.significance`.
+    product -- far faster than gathering the (b, n, m) drawn values. ``weights`` (0/1 per
+    cell, or None: every cell counts) marks the cells that count: a resample's mean is
+    over its counted draws (NaN cells left out). Shared by the per-query CIs here and the
+    paired difference CIs of :mod:`metrics_core.stats.significance`.
     """
     n, m = values.shape
     means = np.empty((n_resamples, m))
     block = max(1, min(n_resamples, _BLOCK_CELLS // max(n, 1)))
     if block * n >= 2**31:
         raise InputError(f"too many queries for the bootstrap: {n}")
-    sub = max(1, min(block, _SUB_CELLS // max(n, 1)))
-    offsets = (np.arange(sub, dtype=np.int32) * np.int32(n))[:, None]
     for start in range(0, n_resamples, block):
         rows = min(block, n_resamples - start)
         picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
-        for first in range(0, rows, sub):
-            r = min(sub, rows - first)
-            counts = np.bincount((picks[first:first + r] + offsets[:r]).ravel(), minlength=r * n)
-            counts = counts.reshape(r, n).astype(np.float64)
-            sums = counts @ values
-            drawn = counts @ weights if weights is not None else float(n)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means[start + first:start + first + r] = sums / drawn
+        offsets = (np.arange(rows, dtype=np.int32) * np.int32(n))[:, None]
+        counts = np.bincount((picks + offsets).ravel(), minlength=rows * n).reshape(rows, n)
+        counts = counts.astype(np.float64)
+        sums = counts @ values
+        drawn = counts @ weights if weights is not None else float(n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[start:start + rows] = sums / drawn
     return means
 
 
