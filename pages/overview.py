@@ -126,37 +126,46 @@ st.dataframe(long, hide_index=True, column_config=fmt, key="ranklab.overview.lon
 download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
                "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
 
-with st.expander("Each run on its own queries, as trec_eval reports it"):
-    table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
-    st.dataframe(
-        table, hide_index=True,
-        column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
-                      "interpretation"],
-        column_config={"run": st.column_config.TextColumn("Run", pinned=True),
-                       "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
-                       "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
-                       "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
-                       "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
-                       "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
-                       "interpretation": "Interpretation"},
-        height=min(36 * (len(table) + 1) + 4, 600),
-    )
-    own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
-           else "the queries it answered")
-    st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-               "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-               "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-               "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
-               "no threshold for the measure).")
-    download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
-                   title="Each run on its own queries", key="overview",
-                   bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
+# Details drawn only when opened (expanders that rerun on change): the first screen does not
+# wait for another bootstrap per run, nor the browser for the chart library.
+own_queries = st.expander("Each run on its own queries, as trec_eval reports it",
+                          key="ranklab.overview.own_queries", on_change="rerun")
+with own_queries:
+    if own_queries.open:
+        table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
+        st.dataframe(
+            table, hide_index=True,
+            column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
+                          "interpretation"],
+            column_config={"run": st.column_config.TextColumn("Run", pinned=True),
+                           "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
+                           "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
+                           "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
+                           "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
+                           "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
+                           "interpretation": "Interpretation"},
+            height=min(36 * (len(table) + 1) + 4, 600),
+        )
+        own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
+               else "the queries it answered")
+        st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                   "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                   "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                   "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
+                   "no threshold for the measure).")
+        download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
+                       title="Each run on its own queries", key="overview",
+                       bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
 
-chart_measures = st.multiselect("Measures in the chart", measures,
-                                default=[m for m in measures if not m.startswith("Num")][:8],
-                                key="ranklab.overview.chart_measures")
-if chart_measures:
-    bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
-    st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
+chart = st.expander("Chart: each run's mean and interval", key="ranklab.overview.chart_open",
+                    on_change="rerun")
+with chart:
+    if chart.open:
+        chart_measures = st.multiselect("Measures in the chart", measures,
+                                        default=[m for m in measures if not m.startswith("Num")][:8],
+                                        key="ranklab.overview.chart_measures")
+        if chart_measures:
+            bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
+            st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
 
 history_save_hook(evaluations, conv)

@@ -153,10 +153,18 @@ def test_bad_uploads_show_errors_keep_data_and_map_columns(sample):
     assert runs["wrong"].scores.tolist() == [3.5, 1.0]
 
 
+def _open_own_queries(at: AppTest) -> AppTest:
+    """Open the Overview's "Each run on its own queries" expander (drawn only when open)."""
+    at.session_state["ranklab.overview.own_queries"] = True
+    return at.run()
+
+
 def test_overview_values_equal_evaluate(sample):
     qrels, runs, _ = sample
     at = _app("overview", sample)
     _ok(at)
+    assert not any("aggregate" in d.value.columns for d in at.dataframe)  # closed: not computed
+    _open_own_queries(at)
     table = _frame_with(at, "aggregate")
     measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
     for name, run in runs.items():
@@ -197,7 +205,7 @@ def test_overview_threshold_edit_changes_labels(sample):
     at = _app("overview", sample)
     at.session_state["ranklab.thresholds"] = {"RR": 0.5}
     at.session_state["ranklab.thr.overview.base"] = {"RR": 0.5}
-    at.run()
+    _open_own_queries(at)
     _ok(at)
     table = _frame_with(at, "interpretation").set_index(["run", "measure"])
     assert table.loc[("bm25", "RR"), "interpretation"] == "Good"  # 0.63 >= 0.5
