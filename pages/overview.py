@@ -10,7 +10,13 @@ from metrics_core.stats.significance import CORRECTIONS
 from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
 from ui.frame import conventions, page_setup, query_set_choice
-from ui.ranking_data import evaluate_loaded, require_data, tie_bounds, tie_bounds_ready, too_large_for_ties
+from ui.ranking_data import (
+    evaluate_loaded,
+    require_data,
+    tie_bounds,
+    tie_bounds_ready,
+    too_large_for_ties,
+)
 from ui.ranking_widgets import (
     TIE_LEGEND,
     cached_leaderboard,

@@ -7,7 +7,6 @@ in state, the conventions and the measures, so moving between pages never recomp
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -31,11 +30,6 @@ STREAM_ROWS = 2_000_000
 #: The tie report (about one more evaluation's time) is computed for runs up to this many rows.
 TIE_ROWS = STREAM_ROWS
 TIE_CACHE = "ranklab.tie_cache"  # dict: id(Evaluation) -> (Evaluation, tie report), this session
-
-
-def digest(data: bytes) -> str:
-    """Content digest of an upload (the cache key of its parse)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -62,13 +56,13 @@ class _Named:
 def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
     """Parse run bytes (cached by digest); the run is named after the file stem or tag."""
     cols = tuple(sorted((columns or {}).items()))
-    return _parse_run(digest(data), data, filename, fmt, cols)
+    return _parse_run(state.digest(data), data, filename, fmt, cols)
 
 
 def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Qrels:
     """Parse qrels bytes (cached by digest)."""
     cols = tuple(sorted((columns or {}).items()))
-    return _parse_qrels(digest(data), data, filename, fmt, cols)
+    return _parse_qrels(state.digest(data), data, filename, fmt, cols)
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -103,27 +97,9 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-HASHING_SAMPLE_DIR = ROOT / "sample_data" / "hashing"
 HASHING_DATA = "ranklab.hashing.data"  # = ui.hashing_state.DATA (kept import-free of torch)
 SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
                   "detection scores, dynamic-K candidates and hash codes.")
-
-
-def load_hashing_sample() -> dict:
-    """The bundled hash-code sample as arrays (numpy only: torch is imported when the Hash codes
-    page evaluates them, never here)."""
-    from metrics_core.io.codes import read_matrix
-
-    out = {}
-    for part, what in (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
-                       ("db_labels", "labels")):
-        ext = "npy" if what == "codes" else "csv"
-        arr = read_matrix(HASHING_SAMPLE_DIR / f"{part}.{ext}", what)
-        if what == "labels" and arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        out[part] = arr
-    out["source"] = "sample (200 queries x 2000 database codes, 16 bits, 10 classes)"
-    return out
 
 
 def load_sample_into_state() -> None:
@@ -131,6 +107,7 @@ def load_sample_into_state() -> None:
     query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
     from metrics_core.clicks import read_click_log
     from ui import detection_state as ds
+    from ui.hashing_data import load_sample as load_hashing_sample  # numpy only: no torch
 
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels

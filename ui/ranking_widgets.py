@@ -167,7 +167,7 @@ def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.
     held = tuple((n, ev, bounds.get(n)) for n, ev in evaluations.items())
     memo = st.session_state.get(_BAND_MEMO)
     if (memo is not None and memo[0] == key and len(memo[1]) == len(held)
-            and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(memo[1], held))):
+            and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(memo[1], held, strict=True))):
         return memo[2]
     band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds)
     st.session_state[_BAND_MEMO] = (key, held, band)
