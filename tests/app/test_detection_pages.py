@@ -224,8 +224,12 @@ def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypa
     want = real_groups(SCORES["label"].to_numpy(), SCORES["score"].to_numpy(), SCORES["criterion"].to_numpy())
     for crit in want["table"].index:
         assert shown.loc[crit, "AUROC"] == pytest.approx(want["table"].loc[crit, "auroc"], abs=1e-12)
+    at.run()
+    assert calls["columns"] == 0 and calls["groups"] <= 1  # the sample's (it may be cached already)
+    before = calls["groups"]
     _upload(at, "gate.csv", b"score,is_pos,criterion\n0.9,1,a\n0.2,0,a\n0.7,1,b\n0.4,0,b\n0.6,0,b\n")
+    assert calls["columns"] == 1 and calls["groups"] == before + 1  # the upload's, once
     at.run()
     at.run()
     assert not at.exception
-    assert calls["columns"] == 1 and calls["groups"] == 2  # the sample's, then the upload's
+    assert calls["columns"] == 1 and calls["groups"] == before + 1  # reruns: nothing again
