@@ -9,7 +9,8 @@
 2. **A 1 M-line upload to the leaderboard**: upload a seeded qrels and a 1 M-line run
    (bench/explorer_upload.py's data) on the Data page: time from handing the run to the
    drop zone until the page lists it as loaded (transfer + parse), then until the
-   Overview has finished running with it (evaluation, bootstrap intervals, drawing).
+   Overview's leaderboard grid lists the run (the first screen: evaluation, bootstrap
+   intervals, drawing) and until the Overview has finished running (the details too).
 3. **A slider redraw**: on Calibration (decision threshold) and Detection (threshold),
    move the slider one step with the keyboard and time until the page shows the new
    confusion counts (the slider's fragment reran and the browser drew it); the median
@@ -152,10 +153,21 @@ def time_upload(browser, url: str, lines: int, queries: int) -> dict:
         inputs.nth(1).set_input_files(str(run))
         page.get_by_text(re.compile(rf"{run.stem} \(")).first.wait_for()  # "NAME (1,000,000 lines)": loaded
         t2 = time.perf_counter()
-        open_page(page, "Overview")  # returns when the page has finished running
-        page.locator('[data-testid="stMain"]').get_by_text(re.compile(re.escape(run.stem))).first.wait_for()
+        link = page.locator('[data-testid="stSidebarNav"] a:has(span[label="Overview"])').first
+        if not link.is_visible():
+            page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+        link.click()
+        # the first screen: the leaderboard grid of the Overview lists the run (the Data page
+        # also names the file, so wait for the grid's row, not just the text)
+        main = page.locator('[data-testid="stMain"]')
+        main.locator("h1", has_text="Overview").first.wait_for()
+        main.locator('[data-testid="stDataFrame"] [role="row"]', has_text=run.stem).first.wait_for(state="attached")
+        t_board = time.perf_counter()
+        settle(page)  # returns when the page has finished running
+        main.locator("h1", has_text="Overview").first.wait_for()
         t3 = time.perf_counter()
-        return {"run bytes": run.stat().st_size, "upload+parse s": t2 - t1, "until overview s": t3 - t1}
+        return {"run bytes": run.stat().st_size, "upload+parse s": t2 - t1, "until leaderboard s": t_board - t1,
+                "until overview s": t3 - t1}
     finally:
         context.close()
 
@@ -243,7 +255,9 @@ def main() -> int:
             try:
                 up = time_upload(browser, url, args.lines, args.queries)
                 print(f"{args.lines:,}-line run ({up['run bytes'] / 1e6:.1f} MB): upload+parse "
-                      f"{up['upload+parse s']:.2f} s; until the Overview shows it {up['until overview s']:.2f} s")
+                      f"{up['upload+parse s']:.2f} s; until the Overview's leaderboard shows it "
+                      f"{up['until leaderboard s']:.2f} s; until the Overview has finished "
+                      f"{up['until overview s']:.2f} s")
                 print(f"server RSS after the upload and Overview: {rss_mb(proc.pid):.0f} MB")
             finally:
                 proc.terminate()

@@ -12,7 +12,7 @@ from ui.figures_ranking import group_bars
 from ui.frame import conventions, page_setup
 from ui.ranking_data import evaluate_loaded, require_data
 from ui.ranking_widgets import measure_chooser, thresholds_editor
-from ui.style import MEASURE_FORMAT, difficulty_order, natural_key
+from ui.style import MEASURE_FORMAT, difficulty_order, natural_rows
 
 page_setup()
 st.title("Breakdown")
@@ -88,7 +88,7 @@ st.header("Comparative report")
 thresholds, ratio = thresholds_editor("breakdown")
 run_name = st.selectbox("Run", list(report_evs), key="ranklab.bd.report_run")
 report_pq = _filtered(report_evs[run_name].per_query)
-report_pq = report_pq.iloc[sorted(range(len(report_pq)), key=lambda i: natural_key(report_pq.index[i]))]
+report_pq = natural_rows(report_pq)
 report = comparative_report(report_pq, meta, thresholds, ratio)
 # one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)
 st.dataframe(report, hide_index=True,

@@ -117,14 +117,15 @@ with answer:
                      "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
                      "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
                                                                  help="run mean − baseline mean"),
-                     "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI",
+                     # widths: the nine columns fit an 800 px window (the last header was clipped)
+                     "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI", width=112,
                                                        help="paired bootstrap percentile interval"),
                      f"p_corrected_{test}": st.column_config.NumberColumn(
                          f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
                          help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
                      "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
                                                         "loses against the baseline"),
-                     "markers": st.column_config.TextColumn("Significant"),
+                     "markers": st.column_config.TextColumn("Significant", width=92),
                  })
     st.caption(screen_legend)
 

@@ -13,7 +13,7 @@ from metrics_core.report import format_table, provenance  # noqa: E402
 from metrics_core.validation import one_class, one_class_message  # noqa: E402
 from ui import detection_state as ds  # noqa: E402
 from ui import figures_detection as fig  # noqa: E402
-from ui.upload import load_once, table_columns  # noqa: E402
+from ui.upload import load_once  # noqa: E402
 
 ds.ensure_defaults()
 st.title("Detection")
@@ -28,7 +28,7 @@ def scores_loader() -> None:
         up = st.file_uploader("CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
                               type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
                               key="ranklab.detection.upload")
-        columns = (table_columns(up.getvalue(), up.name) or []) if up is not None else []
+        columns = ds.columns_of(up.file_id, up.getvalue(), up.name) if up is not None else []
         c1, c2 = st.columns(2)
         auto = {"": "detect from the column names"}
         score_col = c1.selectbox("Score column", ["", *columns], key=ds.SCORE_COL,
@@ -166,7 +166,7 @@ if two_classes:
 
 if data["criterion"] is not None:
     st.subheader("Per criterion (micro: pooled items; macro: mean over criteria)")
-    groups = det.per_group_scores(y, s, data["criterion"], single_class=single)
+    groups = ds.per_group_of(data["digest"], y, s, data["criterion"], single)
     table = groups["table"].copy()
     table.loc["micro (pooled)"] = groups["micro"]
     table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}

@@ -41,7 +41,8 @@ def keep_and_restore(store: HistoryStore) -> None:
             st.markdown("**Your history lives in this browser session only.** It is gone when the session "
                         "ends: download it as one file to keep it, and upload that file to continue later.")
         c1, c2 = st.columns([1, 2])
-        c1.download_button("Download history", store.to_bytes(), file_name="ranklab_history.sqlite3",
+        # the file is made when the button is clicked, not on every rerun
+        c1.download_button("Download history", _history_bytes(store), file_name="ranklab_history.sqlite3",
                            mime="application/vnd.sqlite3", icon=":material/download:",
                            disabled=store.count_evaluations() == 0, key="ranklab.history.download")
         if shared:
@@ -67,16 +68,35 @@ def keep_and_restore(store: HistoryStore) -> None:
             st.error(f"{error}. The history already here is unchanged ({n} evaluation{'s' if n != 1 else ''}).")
 
 
+def _history_bytes(store: HistoryStore):
+    """The download's data, deferred: this session's store (it stays open), or a shared store
+    opened again at click time (the page closes its own connection when it has run)."""
+    path = hs.deployer_store_path()
+    if path is None:
+        return store.to_bytes
+
+    def shared() -> bytes:
+        with HistoryStore(path) as again:
+            return again.to_bytes()
+
+    return shared
+
+
+def sample_view() -> HistoryStore:
+    """The sample history shown while nothing is saved: built once per session (read only)."""
+    view = st.session_state.get(hs.SAMPLE_VIEW)
+    if view is None:
+        view = HistoryStore(":memory:")
+        load_sample_history(view)
+        st.session_state[hs.SAMPLE_VIEW] = view
+    return view
+
+
 def render(store: HistoryStore) -> None:
     """Everything below the store line (the caller closes a shared store)."""
     keep_and_restore(store)
     showing_sample = store.count_evaluations() == 0
-    view = HistoryStore(":memory:") if showing_sample else store
-    try:
-        _render(store, view, showing_sample)
-    finally:
-        if view is not store:
-            view.close()
+    _render(store, sample_view() if showing_sample else store, showing_sample)
 
 
 def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> None:
@@ -87,7 +107,6 @@ def _render(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> No
         if st.button("Load sample history into my history", icon=":material/download:"):
             load_sample_history(store)
             st.rerun()
-        load_sample_history(view)
 
     everything = view.list_evaluations()
     suites = view.suite_names()

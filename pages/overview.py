@@ -1,6 +1,7 @@
 """Overview: the leaderboard first (runs x measures on one query set, with intervals, the best
 value marked and significance against a baseline), then the details."""
 
+import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
@@ -9,17 +10,23 @@ from metrics_core.stats.significance import CORRECTIONS
 from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
 from ui.frame import conventions, page_setup, query_set_choice
-from ui.ranking_data import evaluate_loaded, require_data, tie_reports, too_large_for_ties
+from ui.ranking_data import (
+    evaluate_loaded,
+    require_data,
+    tie_bounds,
+    tie_bounds_ready,
+    too_large_for_ties,
+)
 from ui.ranking_widgets import (
     TIE_LEGEND,
     cached_leaderboard,
+    cached_tie_band,
     history_save_hook,
     leaderboard_grid,
     measure_chooser,
     style_grid,
     summary_table,
     thresholds_editor,
-    tie_band,
 )
 from ui.style import HEADERS, MEASURE_FORMAT
 
@@ -34,8 +41,8 @@ baseline = top[0].selectbox("Baseline", runs, key="ranklab.overview.baseline",
                             help="Significance markers compare every run with this one.")
 headline_slot = top[1].empty()
 query_set = query_set_choice("ranklab.w.overview.query_set", top[2])
-grid_slot = st.container()
-cards_slot = st.container()
+grid_slot = st.empty()
+cards_slot = st.empty()
 
 with st.expander("Measures, intervals and tests"):
     measures = measure_chooser()
@@ -66,37 +73,49 @@ if baseline not in evaluations:
 board = cached_leaderboard({n: ev.per_query for n, ev in evaluations.items()}, baseline, tuple(measures),
                            query_set, n_resamples, confidence, seed, 10000, correction, test)
 legend = leaderboard_legend(board)
+
+
+def draw_board(band, note: str = "") -> None:
+    """The grid, its legend and the cards (into their slots: a second call replaces them)."""
+    grid = leaderboard_grid(board, band)
+    # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
+    # the cards stay on the first screen at 1280x800
+    row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
+    with grid_slot.container():
+        st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
+                     row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
+                     key="ranklab.overview.grid")
+        st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))
+        if note:
+            st.caption(note)
+    with cards_slot.container():
+        part = board[board["measure"] == headline].set_index("run")
+        cards = st.columns(min(len(part), 4))
+        for i, (name, r) in enumerate(list(part.iterrows())[:4]):
+            delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
+            tie = (f"; tie band {band.loc[(name, headline), 'low']:.4f}–{band.loc[(name, headline), 'high']:.4f}"
+                   if (name, headline) in band.index else "")
+            cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
+                            help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
+                                 f"{int(r['n_queries'])} queries"
+                                 + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}")
+                                 + tie)
+        if len(part) > 4:
+            st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
+
+
+# The leaderboard first: when the tie band is not computed yet and the runs are large (it takes
+# about a third of an evaluation's time), the board is drawn without it, then again with it;
+# small runs get their band at once (one drawing, no grid replaced under the reader's eyes).
+EARLY_BOARD_ROWS = 200_000
+NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+loaded_rows = sum(len(r) for r in (st.session_state.get("ranklab.runs") or {}).values())
+if loaded_rows > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
+    draw_board(NO_BAND)
 with st.spinner("Computing the tie band ..."):
-    reports = tie_reports(evaluations)
-band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, reports)
-grid = leaderboard_grid(board, band)
-# rows a little lower than the default 35 px when the tie band adds rows, so the legend and
-# the cards stay on the first screen at 1280x800
-row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
-
-with grid_slot:
-    st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
-                 row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
-                 key="ranklab.overview.grid")
-    st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))
-    too_large = too_large_for_ties(reports)
-    if too_large:
-        st.caption(too_large)
-
-with cards_slot:
-    part = board[board["measure"] == headline].set_index("run")
-    cards = st.columns(min(len(part), 4))
-    for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-        delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
-        tie = (f"; tie band {band.loc[(name, headline), 'low']:.4f}–{band.loc[(name, headline), 'high']:.4f}"
-               if (name, headline) in band.index else "")
-        cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
-                        help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
-                             f"{int(r['n_queries'])} queries"
-                             + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}")
-                             + tie)
-    if len(part) > 4:
-        st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
+    bounds = tie_bounds(evaluations)
+band = cached_tie_band(board, evaluations, bounds)
+draw_board(band, too_large_for_ties(bounds))
 
 st.subheader("Details")
 report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
@@ -116,37 +135,46 @@ st.dataframe(long, hide_index=True, column_config=fmt, key="ranklab.overview.lon
 download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
                "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
 
-with st.expander("Each run on its own queries, as trec_eval reports it"):
-    table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
-    st.dataframe(
-        table, hide_index=True,
-        column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
-                      "interpretation"],
-        column_config={"run": st.column_config.TextColumn("Run", pinned=True),
-                       "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
-                       "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
-                       "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
-                       "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
-                       "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
-                       "interpretation": "Interpretation"},
-        height=min(36 * (len(table) + 1) + 4, 600),
-    )
-    own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
-           else "the queries it answered")
-    st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-               "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-               "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-               "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
-               "no threshold for the measure).")
-    download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
-                   title="Each run on its own queries", key="overview",
-                   bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
+# Details drawn only when opened (expanders that rerun on change): the first screen does not
+# wait for another bootstrap per run, nor the browser for the chart library.
+own_queries = st.expander("Each run on its own queries, as trec_eval reports it",
+                          key="ranklab.overview.own_queries", on_change="rerun")
+with own_queries:
+    if own_queries.open:
+        table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
+        st.dataframe(
+            table, hide_index=True,
+            column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
+                          "interpretation"],
+            column_config={"run": st.column_config.TextColumn("Run", pinned=True),
+                           "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
+                           "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
+                           "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
+                           "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
+                           "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
+                           "interpretation": "Interpretation"},
+            height=min(36 * (len(table) + 1) + 4, 600),
+        )
+        own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
+               else "the queries it answered")
+        st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                   "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                   "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                   "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
+                   "no threshold for the measure).")
+        download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
+                       title="Each run on its own queries", key="overview",
+                       bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
 
-chart_measures = st.multiselect("Measures in the chart", measures,
-                                default=[m for m in measures if not m.startswith("Num")][:8],
-                                key="ranklab.overview.chart_measures")
-if chart_measures:
-    bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
-    st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
+chart = st.expander("Chart: each run's mean and interval", key="ranklab.overview.chart_open",
+                    on_change="rerun")
+with chart:
+    if chart.open:
+        chart_measures = st.multiselect("Measures in the chart", measures,
+                                        default=[m for m in measures if not m.startswith("Num")][:8],
+                                        key="ranklab.overview.chart_measures")
+        if chart_measures:
+            bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
+            st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
 
 history_save_hook(evaluations, conv)

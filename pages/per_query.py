@@ -19,7 +19,7 @@ from ui.ranked_view import (
 )
 from ui.ranking_data import evaluate_loaded, require_data, tie_reports, too_large_for_ties
 from ui.ranking_widgets import measure_chooser
-from ui.style import MEASURE_FORMAT, natural_key, natural_sorted
+from ui.style import MEASURE_FORMAT, natural_rows, natural_sorted
 
 page_setup()
 st.title("Per query")
@@ -42,7 +42,7 @@ qrels = st.session_state[state.QRELS]
 run_name = st.selectbox("Run", list(evaluations), key="ranklab.pq.run")
 ev = evaluations[run_name]
 table = ev.per_query.copy()
-table = table.iloc[sorted(range(len(table)), key=lambda i: natural_key(table.index[i]))]
+table = natural_rows(table)
 if meta is not None:
     shown_meta = [c for c in ("query", "category", "difficulty", "date") if c in meta.columns]
     table = meta.reindex(table.index)[shown_meta].join(table)

@@ -8,7 +8,6 @@ app's memory grows with its visitors' data only while they are there.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from metrics_core import dynamic_k as dk
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.ranges import default_ranges
+from ui.state import digest, in_app
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SCORES = ROOT / "sample_data" / "detection_scores.csv"
@@ -51,28 +51,17 @@ def ensure_defaults() -> None:
                                                        SAMPLE_CANDIDATES.name)
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def _in_app() -> bool:
-    """True inside a script run (where session-scoped caches exist)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    return get_script_run_ctx(suppress_warning=True) is not None
-
-
 def load_scores(data: bytes, name: str, score_col: str | None = None,
                 label_col: str | None = None) -> dict:
     """Scores and labels of a table (cached per session inside the app)."""
-    if _in_app():
+    if in_app():
         return _load_scores_cached(data, name, score_col, label_col)
     return _load_scores(data, name, score_col, label_col)
 
 
 def load_candidates(data: bytes, name: str) -> dict:
     """A dynamic-K candidate table (cached per session inside the app)."""
-    if _in_app():
+    if in_app():
         return _load_candidates_cached(data, name)
     return _load_candidates(data, name)
 
@@ -107,6 +96,20 @@ def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryC
 @st.cache_resource(max_entries=4, show_spinner=False, scope="session")
 def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
     return dk.prepare(_data["query"], _data["probability"], _data["is_gold"], _data["criterion"])
+
+
+@st.cache_data(max_entries=4, show_spinner=False, scope="session")
+def columns_of(file_id: str, _data: bytes, name: str) -> list[str]:
+    """Column names of an uploaded table (for the mapping boxes), once per upload."""
+    from ui.upload import table_columns
+
+    return table_columns(_data, name) or []
+
+
+@st.cache_data(max_entries=8, show_spinner=False, scope="session")
+def per_group_of(key: str, _y_true, _y_score, _criterion, single_class: str) -> dict:
+    """:func:`metrics_core.detection.per_group_scores` once per score set and one-class rule."""
+    return det.per_group_scores(_y_true, _y_score, _criterion, single_class=single_class)
 
 
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")

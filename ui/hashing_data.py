@@ -14,6 +14,7 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.io.codes import read_matrix
+from ui.state import in_app
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "hashing"
 PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
@@ -55,12 +56,6 @@ def load_sample() -> dict:
     return out
 
 
-def _in_app() -> bool:
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    return get_script_run_ctx(suppress_warning=True) is not None
-
-
 def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     arr = read_matrix(data, what, name=name)
     return tidy_labels(arr) if what == "labels" else arr
@@ -71,7 +66,7 @@ _parse_upload_cached = st.cache_data(show_spinner=False, max_entries=8, scope="s
 
 def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     """Parse one uploaded file (cached on its bytes in the app); raises InputError on bad content."""
-    return (_parse_upload_cached if _in_app() else _parse_upload)(data, name, what)
+    return (_parse_upload_cached if in_app() else _parse_upload)(data, name, what)
 
 
 @st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8, scope="session")

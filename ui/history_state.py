@@ -29,6 +29,7 @@ BATCH = "ranklab.history.batch"                  # batch shown side by side
 DELETE_ID = "ranklab.history.delete_id"          # evaluation id chosen for deletion
 PENDING_DELETE = "ranklab.history.pending_delete"  # id awaiting confirmation, or None
 SAVE_SUITE = "ranklab.history.save_suite"        # suite name typed in the save form
+SAMPLE_VIEW = "ranklab.history.sample_view"      # HistoryStore(":memory:") of the sample, built once
 
 ENV_STORE = "RANKLAB_HISTORY_STORE"
 SECRET_STORE = "history_store"

@@ -7,7 +7,6 @@ in state, the conventions and the measures, so moving between pages never recomp
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -23,17 +22,14 @@ SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
 _EVAL_CACHE_SIZE = 32
+#: Rankings kept per session (each about 30 bytes a run row): the loaded runs under a few conventions.
+_RANKED_CACHE_SIZE = 8
 #: Runs of more rows than this are evaluated in blocks of this many rows (streaming, same
 #: numbers): the engine's memory stays bounded whatever a visitor uploads.
 STREAM_ROWS = 2_000_000
 #: The tie report (about one more evaluation's time) is computed for runs up to this many rows.
 TIE_ROWS = STREAM_ROWS
 TIE_CACHE = "ranklab.tie_cache"  # dict: id(Evaluation) -> (Evaluation, tie report), this session
-
-
-def digest(data: bytes) -> str:
-    """Content digest of an upload (the cache key of its parse)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -60,13 +56,13 @@ class _Named:
 def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
     """Parse run bytes (cached by digest); the run is named after the file stem or tag."""
     cols = tuple(sorted((columns or {}).items()))
-    return _parse_run(digest(data), data, filename, fmt, cols)
+    return _parse_run(state.digest(data), data, filename, fmt, cols)
 
 
 def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Qrels:
     """Parse qrels bytes (cached by digest)."""
     cols = tuple(sorted((columns or {}).items()))
-    return _parse_qrels(digest(data), data, filename, fmt, cols)
+    return _parse_qrels(state.digest(data), data, filename, fmt, cols)
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -101,27 +97,9 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-HASHING_SAMPLE_DIR = ROOT / "sample_data" / "hashing"
 HASHING_DATA = "ranklab.hashing.data"  # = ui.hashing_state.DATA (kept import-free of torch)
 SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
                   "detection scores, dynamic-K candidates and hash codes.")
-
-
-def load_hashing_sample() -> dict:
-    """The bundled hash-code sample as arrays (numpy only: torch is imported when the Hash codes
-    page evaluates them, never here)."""
-    from metrics_core.io.codes import read_matrix
-
-    out = {}
-    for part, what in (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
-                       ("db_labels", "labels")):
-        ext = "npy" if what == "codes" else "csv"
-        arr = read_matrix(HASHING_SAMPLE_DIR / f"{part}.{ext}", what)
-        if what == "labels" and arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        out[part] = arr
-    out["source"] = "sample (200 queries x 2000 database codes, 16 bits, 10 classes)"
-    return out
 
 
 def load_sample_into_state() -> None:
@@ -129,6 +107,7 @@ def load_sample_into_state() -> None:
     query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
     from metrics_core.clicks import read_click_log
     from ui import detection_state as ds
+    from ui.hashing_data import load_sample as load_hashing_sample  # numpy only: no torch
 
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels
@@ -145,12 +124,52 @@ def load_sample_into_state() -> None:
     st.session_state[HASHING_DATA] = load_hashing_sample()
 
 
+RANKED_CACHE = "ranklab.ranked_cache"  # dict: (id(qrels), id(run), conv) -> (qrels, run, cutoffs, RankedLists)
+
+
+def _ranked(qrels, run, conv, cutoffs: tuple):
+    """The ranked lists of ``run`` (one sort and one join), kept in the session and shared by
+    every evaluation of the run under ``conv`` whatever its measures: the Data page's
+    diagnostics and the Overview rank the run once. Built for the cutoffs asked so far and
+    those of the session's measures (a cutoff only adds a diagnostics count)."""
+    from metrics_core.ranking.engine import build_ranked_lists
+    from metrics_core.ranking.evaluate import ranking_cutoffs
+
+    cache = st.session_state.setdefault(RANKED_CACHE, {})
+    loaded = list((st.session_state.get(state.RUNS) or {}).values())
+    for stale in [k for k, v in cache.items() if v[0] is not qrels or not any(v[1] is r for r in loaded)]:
+        del cache[stale]  # data replaced or removed: its rankings go with it
+    key = (id(qrels), id(run), conv)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is qrels and hit[1] is run and set(cutoffs) <= set(hit[2]):
+        return hit[3]
+    wanted = set(cutoffs) | set(hit[2] if hit is not None else ())
+    try:
+        wanted |= set(ranking_cutoffs(list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)))
+    except mc.InputError:
+        pass
+    built = tuple(sorted(wanted))
+    ranked = build_ranked_lists(qrels, run, conv, built)
+    cache.pop(key, None)
+    while len(cache) >= _RANKED_CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    cache[key] = (qrels, run, built, ranked)
+    return ranked
+
+
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
     """Evaluations of every loaded run (cached in the session).
+
+    A run of up to :data:`STREAM_ROWS` rows is ranked once (:func:`_ranked`) and each set
+    of measures computed on that ranking (``evaluate_ranked``: the numbers and diagnostics
+    of ``mc.evaluate``); a larger one is evaluated in blocks.
 
     Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
     pages show it with ``st.error``.
     """
+    from metrics_core.ranking.evaluate import evaluate_ranked, ranking_cutoffs
+    from metrics_core.ranking.registry import parse_measures
+
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}
     if qrels is None or not runs:
@@ -163,8 +182,12 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         key = (id(qrels), id(run), name, conv, tuple(measures))
         hit = cache.get(key)
         if hit is None or hit[0] is not qrels or hit[1] is not run:
-            ev = mc.evaluate(qrels, run, measures, conventions=conv,
-                             block_rows=STREAM_ROWS if len(run) > STREAM_ROWS else 0)
+            if len(run) > STREAM_ROWS:
+                ev = mc.evaluate(qrels, run, measures, conventions=conv, block_rows=STREAM_ROWS)
+            else:
+                specs = parse_measures(measures)
+                ranked = _ranked(qrels, run, conv, ranking_cutoffs(specs))
+                ev = evaluate_ranked(ranked, specs, conv, run.name)
             ev.run_name = name
             if len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
@@ -172,6 +195,12 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
             hit = cache[key]
         out[name] = hit[2]
     return out
+
+
+def _no_ties(run, ev) -> bool:
+    """No tie report or band for this run: unknown, evaluated in blocks (no ranked lists kept)
+    or over :data:`TIE_ROWS` rows."""
+    return run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS
 
 
 def tie_reports(evaluations: dict) -> dict[str, dict | None]:
@@ -189,7 +218,7 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     out = {}
     for name, ev in evaluations.items():
         run = runs.get(name)
-        if run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS:
+        if _no_ties(run, ev):
             out[name] = None
             continue
         hit = cache.get(id(ev))
@@ -203,6 +232,51 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
             cache[id(ev)] = hit = (ev, report)
         out[name] = hit[1]
     return out
+
+
+TIE_BOUNDS_CACHE = "ranklab.tie_bounds_cache"  # dict: id(Evaluation) -> (Evaluation, bounds)
+
+
+def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
+    """Per run, the per-query minimum and maximum of each covered measure over every order of
+    tied scores (:func:`metrics_core.ranking.ties.tie_bounds`, as Series indexed by query id):
+    what the Overview's tie band needs, without the whole tie report. Cached in the session
+    next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
+    from metrics_core.ranking.ties import tie_bounds as _bounds
+
+    runs = st.session_state.get(state.RUNS) or {}
+    cache = st.session_state.setdefault(TIE_BOUNDS_CACHE, {})
+    out = {}
+    for name, ev in evaluations.items():
+        run = runs.get(name)
+        if _no_ties(run, ev):
+            out[name] = None
+            continue
+        hit = cache.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            ranked = ev.ranked
+            index = pd.Index(ranked.query_ids)
+            bounds = {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+                      for m, (lo, hi) in _bounds(ranked, ev.specs, ev.conventions, run).items()}
+            while len(cache) >= _EVAL_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[id(ev)] = hit = (ev, bounds)
+        out[name] = hit[1]
+    return out
+
+
+def tie_bounds_ready(evaluations: dict) -> bool:
+    """Whether :func:`tie_bounds` of these evaluations would return at once (cached or not
+    computed for their size)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    cache = st.session_state.get(TIE_BOUNDS_CACHE, {})
+    for name, ev in evaluations.items():
+        if _no_ties(runs.get(name), ev):
+            continue
+        hit = cache.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            return False
+    return True
 
 
 def too_large_for_ties(reports: dict) -> str:

@@ -9,7 +9,7 @@ from metrics_core.errors import InputError
 from metrics_core.ranking import registry
 from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
-from metrics_core.report.leaderboard import BEST, TIE_ROW, leaderboard_grid  # noqa: F401  (pages use it)
+from metrics_core.report.leaderboard import BEST, TIE_ROW, leaderboard_grid, tie_band  # noqa: F401  (pages use them)
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui import state
 
@@ -18,6 +18,7 @@ COMMON_MEASURES = list(registry.COMMON_MEASURES)
 _W_MEASURES = "ranklab.w.measures"
 _W_CUSTOM = "ranklab.w.custom_measure"
 FAIR_RATIO = "ranklab.fair_ratio"
+_BAND_MEMO = "ranklab.overview.band_memo"  # (key, evaluations and bounds, band) last drawn
 
 
 def _on_measures() -> None:
@@ -159,51 +160,18 @@ TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (show
               "order changes the mean).")
 
 
-def tie_band(board: pd.DataFrame, frames: dict, reports: dict) -> pd.DataFrame:
-    """The band of each leaderboard mean over every order of tied scores, on the board's own
-    query set: the mean of the per-query minima and the mean of the per-query maxima of the
-    tie report (a query the report lacks, e.g. scored 0 as unanswered, counts its value for
-    both), so the band contains the mean.
-
-    Parameters
-    ----------
-    board : DataFrame
-        :func:`metrics_core.stats.comparison.leaderboard` output (its ``query_set`` attr).
-    frames : dict
-        Run name -> per-query values (the evaluations the board was built from).
-    reports : dict
-        Run name -> tie report (``Evaluation.tie_report`` shape) or None.
-
-    Returns
-    -------
-    DataFrame indexed by (run, measure): low, high, dependent (queries whose value depends
-    on the tie order). Only pairs whose band is not a single point; measures the report does
-    not cover are absent.
-    """
-    from types import SimpleNamespace
-
-    from metrics_core.stats.comparison import aligned_values
-
-    query_set = board.attrs.get("query_set", "common")
-    evaluations = [SimpleNamespace(run_name=n, per_query=f) for n, f in frames.items()]
-    rows = []
-    for m in dict.fromkeys(board["measure"]):
-        covered = [n for n, rep in reports.items() if rep is not None and m in rep.get("aggregate", {})]
-        if not covered:
-            continue
-        table = aligned_values(evaluations, m, query_set)
-        for name in covered:
-            per = reports[name]["per_query"]
-            value = table[name]
-            low = pd.Series({q: d[m]["min"] for q, d in per.items() if m in d}, dtype="float64")
-            high = pd.Series({q: d[m]["max"] for q, d in per.items() if m in d}, dtype="float64")
-            low = low.reindex(table.index).fillna(value).to_numpy()
-            high = high.reindex(table.index).fillna(value).to_numpy()
-            dependent = int((low != high).sum())
-            if dependent:
-                rows.append({"run": name, "measure": m, "low": float(low.mean()),
-                             "high": float(high.mean()), "dependent": dependent})
-    return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+    """:func:`metrics_core.report.leaderboard.tie_band` of the board, kept in the session for
+    the same board settings, evaluations and bounds (a rerun does not recompute it)."""
+    key = (board.attrs.get("query_set"), tuple(dict.fromkeys(board["measure"])))
+    held = tuple((n, ev, bounds.get(n)) for n, ev in evaluations.items())
+    memo = st.session_state.get(_BAND_MEMO)
+    if (memo is not None and memo[0] == key and len(memo[1]) == len(held)
+            and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(memo[1], held, strict=True))):
+        return memo[2]
+    band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds)
+    st.session_state[_BAND_MEMO] = (key, held, band)
+    return band
 
 
 def style_grid(grid: pd.DataFrame):

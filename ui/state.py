@@ -1,10 +1,13 @@
-"""Session-state keys and defaults shared by every page.
+"""Session-state keys and defaults shared by every page, and the two helpers of every
+loader: the digest of an upload (its cache key) and whether code runs in a script run.
 
 Keys are namespaced ``ranklab.*``. State holds arrays and small objects, never
 re-parsed files: parsing is cached by upload digest elsewhere.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import streamlit as st
 
@@ -44,3 +47,16 @@ def ensure_defaults() -> None:
     for key, default in DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = default() if callable(default) else default
+
+
+def digest(data: bytes) -> str:
+    """Content digest of an upload (the cache key of its parse)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def in_app() -> bool:
+    """True inside a script run (where session-scoped caches exist); False in plain Python
+    (tests, tools), where loaders run uncached."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return get_script_run_ctx(suppress_warning=True) is not None

@@ -6,8 +6,8 @@ them directly.
 * :func:`run_colours` / :func:`run_colour`: one colour per run, keyed by the order of the
   loaded runs (``st.session_state["ranklab.runs"]``), the same on every page.
 * :data:`MEASURE_FORMAT` (4 decimals) and :data:`COUNT_FORMAT` (integers).
-* :func:`natural_key` / :func:`natural_sorted`: query ids sorted as people read them (Q2
-  before Q10).
+* :func:`natural_key` / :func:`natural_sorted` / :func:`natural_rows`: query ids sorted as
+  people read them (Q2 before Q10).
 * :func:`difficulty_order`: easy, medium, hard (then any other label).
 * :data:`HEADERS` / :func:`plain_headers`: plain-language column names.
 """
@@ -93,6 +93,20 @@ def natural_sorted(values: Iterable) -> list:
     return sorted(values, key=natural_key)
 
 
+def natural_rows(frame):
+    """The rows of ``frame`` (a table indexed by query id) in the natural order of its index
+    (see :func:`natural_key`; rows with equal keys keep their order).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> natural_rows(pd.DataFrame({"AP": [0.1, 0.2, 0.3]}, index=["q10", "q2", "Q1"])).index.tolist()
+    ['Q1', 'q2', 'q10']
+    """
+    keys = [natural_key(q) for q in frame.index]
+    return frame.iloc[sorted(range(len(keys)), key=keys.__getitem__)]
+
+
 def difficulty_order(labels: Iterable) -> list:
     """Labels ordered easy -> hard when they are difficulty words, else naturally.
 
@@ -112,5 +126,5 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
 
 
 __all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
-           "colours_for", "loaded_run_names", "natural_key", "natural_sorted", "difficulty_order",
+           "colours_for", "loaded_run_names", "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
            "plain_headers"]

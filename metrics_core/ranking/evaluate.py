@@ -102,12 +102,31 @@ def _cutoffs(specs) -> tuple[int, ...]:
                          if s.cutoff is not None and s.definition.cutoff != "fraction"}))
 
 
+def ranking_cutoffs(measures) -> tuple[int, ...]:
+    """The rank cutoffs whose straddling tie groups an evaluation of ``measures`` reports
+    (:func:`build_ranked_lists` needs at least these for :func:`evaluate_ranked`)."""
+    return _cutoffs(parse_measures(measures))
+
+
 def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Conventions,
                     run_name: str) -> Evaluation:
-    """Compute measures on already ranked lists (used by the app to re-use one ranking)."""
+    """Compute measures on already ranked lists (used by the app to re-use one ranking).
+
+    ``ranked`` may have been built for more cutoffs than ``specs`` use (the ranking itself
+    does not depend on them): the diagnostics report the ties straddling the cutoffs of
+    ``specs`` only, so the result equals :func:`evaluate`'s. A cutoff of ``specs`` the
+    ranking was not built with is an error."""
+    cutoffs = _cutoffs(specs)
+    diag = ranked.diagnostics.as_dict()
+    built = diag["ties_straddling"]
+    if any(str(k) not in built for k in cutoffs) and ranked.diagnostics.tied_groups:
+        raise ValueError(f"ranked lists built without the cutoffs {cutoffs}")
+    straddling = {str(k): built.get(str(k), 0) for k in cutoffs} if ranked.diagnostics.tied_groups else {}
+    diag["ties_straddling"] = straddling
+    diag["ties"] = int(sum(straddling.values()))
     columns = {s.name: compute(ranked, s, conv) for s in specs}
     agg = {s.name: summarize(ranked, s, columns[s.name], conv) for s in specs}
-    return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, ranked.diagnostics.as_dict() | {
+    return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, diag | {
         "num_queries": ranked.n_queries}, conv, ranked)
 
 

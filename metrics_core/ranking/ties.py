@@ -33,7 +33,6 @@ not a sum over ranks, and no closed form is implemented for them.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
 from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.measures import _discount, _gain, _ideal_dcg, _safe_div, compute
@@ -127,6 +126,8 @@ def _prefix(values: np.ndarray) -> np.ndarray:
 
 
 def _log_comb(n, k):
+    from scipy.special import gammaln  # here: only the expected values need it
+
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
@@ -270,6 +271,17 @@ def _expected_first(R, g, spec, conv, rel):
         none[q] = False
         out[none] = 1.0 / (k + 1)
     return out
+
+
+def tie_bounds(R: RankedLists, specs, conv, run) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per covered measure, the minimum and the maximum of each query's value over every order
+    of its tied documents (arrays in ``R.query_ids`` order): the extremes of
+    :func:`tie_report`, as arrays, without its expected values and per-query dicts (what the
+    leaderboard's tie band needs). Measures not covered are absent."""
+    groups = TieGroups(R, ranked_scores(R, run, conv))
+    best, worst = reordered(R, groups, True), reordered(R, groups, False)
+    return {spec.name: (compute(worst, spec, conv), compute(best, spec, conv))
+            for spec in specs if covered(spec)}
 
 
 def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> dict:

@@ -1,9 +1,12 @@
 """The leaderboard grid as a table of text: per run a row of means (best marked, the
 significance marker), a row of interval bounds and, when given, a row with the band of the
-mean over tie orders. The app styles it; the HTML report renders it. Pure pandas."""
+mean over tie orders (:func:`tie_band`). The app styles it; the HTML report renders it."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import numpy as np
 import pandas as pd
 
 BEST = "★"
@@ -45,3 +48,70 @@ def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> p
     return pd.DataFrame(rows, columns=["Run", *header.values()])
 
 
+
+
+def bounds_of_report(report: dict) -> dict[str, tuple[pd.Series, pd.Series]]:
+    """Per measure (minimum, maximum) Series indexed by query id, from a tie report
+    (``Evaluation.tie_report`` shape, :func:`metrics_core.ranking.ties.tie_report`)."""
+    per = report.get("per_query", {})
+    out = {}
+    for m in report.get("aggregate", {}):
+        queries = [q for q, d in per.items() if m in d]
+        out[m] = (pd.Series([per[q][m]["min"] for q in queries], index=queries, dtype="float64"),
+                  pd.Series([per[q][m]["max"] for q in queries], index=queries, dtype="float64"))
+    return out
+
+
+def tie_band(board: pd.DataFrame, frames: dict, bounds: dict) -> pd.DataFrame:
+    """The band of each leaderboard mean over every order of tied scores, on the board's own
+    query set: the mean of the per-query minima and the mean of the per-query maxima (a query
+    the bounds lack, e.g. scored 0 as unanswered, counts its value for both), so the band
+    contains the mean.
+
+    Parameters
+    ----------
+    board : DataFrame
+        :func:`metrics_core.stats.comparison.leaderboard` output (its ``query_set`` attr).
+    frames : dict
+        Run name -> per-query values (the evaluations the board was built from).
+    bounds : dict
+        Run name -> None, or per measure ``(minimum, maximum)`` Series indexed by query id
+        (:func:`metrics_core.ranking.ties.tie_bounds` with the query ids), or a whole tie
+        report (``Evaluation.tie_report`` shape).
+
+    Returns
+    -------
+    DataFrame indexed by (run, measure): low, high, dependent (queries whose value depends
+    on the tie order). Only pairs whose band is not a single point; measures the bounds do
+    not cover are absent.
+
+    Examples
+    --------
+    >>> from metrics_core.stats.comparison import leaderboard
+    >>> pq = pd.DataFrame({"RR": [1.0, 1.0]}, index=["q1", "q2"])
+    >>> board = leaderboard([SimpleNamespace(run_name="a", per_query=pq)], "a", ["RR"], n_resamples=10)
+    >>> lo, hi = pd.Series([0.5, 1.0], index=["q1", "q2"]), pd.Series([1.0, 1.0], index=["q1", "q2"])
+    >>> tie_band(board, {"a": pq}, {"a": {"RR": (lo, hi)}}).loc[("a", "RR")].tolist()
+    [0.75, 1.0, 1.0]
+    """
+    from metrics_core.stats.comparison import aligned_values
+
+    query_set = board.attrs.get("query_set", "common")
+    evaluations = [SimpleNamespace(run_name=n, per_query=f) for n, f in frames.items()]
+    bounds = {n: (bounds_of_report(b) if b is not None and "per_query" in b else b)
+              for n, b in bounds.items()}
+    rows = []
+    for m in dict.fromkeys(board["measure"]):
+        covered = [n for n, b in bounds.items() if b is not None and m in b]
+        if not covered:
+            continue
+        table = aligned_values(evaluations, m, query_set)
+        for name in covered:
+            value = table[name]
+            low, high = (s.reindex(table.index).fillna(value).to_numpy(dtype=np.float64)
+                         for s in bounds[name][m])
+            dependent = int((low != high).sum())
+            if dependent:
+                rows.append({"run": name, "measure": m, "low": float(low.mean()),
+                             "high": float(high.mean()), "dependent": dependent})
+    return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])

@@ -22,6 +22,9 @@ from metrics_core.errors import InputError
 
 #: Resamples per block: bounds the memory of the (B, n) index matrix.
 _BLOCK_CELLS = 4_000_000
+#: Draws counted at a time within a block (a buffer of a few MB, reused: a fresh 32 MB array
+#: per block costs its page faults again on every call).
+_COUNT_CELLS = 1 << 18
 
 
 def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples: int,
@@ -29,25 +32,31 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
     """Means of ``n_resamples`` bootstrap resamples of the rows of ``values`` (n, m).
 
     Each block of resamples draws row indices, counts how often each row was drawn (a
-    (b, n) count matrix) and gets every resample's sum for every column by one matrix
-    product -- far faster than gathering the (b, n, m) drawn values. ``weights`` (0/1 per
-    cell, or None) marks the cells that count: a resample's mean is over its counted
-    draws (NaN cells left out). Shared by the per-query CIs here and the paired
-    difference CIs of :mod:`metrics_core.stats.significance`.
+    (b, n) count matrix, filled a few resamples at a time into one buffer) and gets every
+    resample's sum for every column by one matrix product per block -- far faster than
+    gathering the (b, n, m) drawn values. ``weights`` (0/1 per cell, or None: every cell
+    counts) marks the cells that count: a resample's mean is over its counted draws (NaN
+    cells left out). Shared by the per-query CIs here and the paired difference CIs of
+    :mod:`metrics_core.stats.significance`.
     """
     n, m = values.shape
     means = np.empty((n_resamples, m))
     block = max(1, min(n_resamples, _BLOCK_CELLS // max(n, 1)))
     if block * n >= 2**31:
         raise InputError(f"too many queries for the bootstrap: {n}")
+    sub = max(1, min(block, _COUNT_CELLS // max(n, 1)))
+    offsets = (np.arange(sub, dtype=np.int32) * np.int32(n))[:, None]
+    flat = np.empty((sub, n), dtype=np.int32)
+    counts = np.empty((block, n))
     for start in range(0, n_resamples, block):
         rows = min(block, n_resamples - start)
         picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
-        offsets = (np.arange(rows, dtype=np.int32) * np.int32(n))[:, None]
-        counts = np.bincount((picks + offsets).ravel(), minlength=rows * n).reshape(rows, n)
-        counts = counts.astype(np.float64)
-        sums = counts @ values
-        drawn = counts @ weights if weights is not None else float(n)
+        for first in range(0, rows, sub):
+            r = min(sub, rows - first)
+            np.add(picks[first:first + r], offsets[:r], out=flat[:r])
+            counts[first:first + r] = np.bincount(flat[:r].ravel(), minlength=r * n).reshape(r, n)
+        sums = counts[:rows] @ values
+        drawn = counts[:rows] @ weights if weights is not None else float(n)
         with np.errstate(invalid="ignore", divide="ignore"):
             means[start:start + rows] = sums / drawn
     return means
@@ -115,7 +124,9 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     finite_f = finite.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = filled.sum(axis=0) / finite.sum(axis=0)
-    means = resampled_means(filled, finite_f, int(n_resamples), np.random.default_rng(seed))
+    # without NaN every draw counts: the divisor is n (what the 0/1 weights would sum to)
+    weights = None if finite.all() else finite_f
+    means = resampled_means(filled, weights, int(n_resamples), np.random.default_rng(seed))
     alpha = 1.0 - float(confidence)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns give NaN

@@ -108,7 +108,7 @@ def _direction(measure: str) -> int:
 def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
                  seed: int = 0, correction: str = "holm", confidence: float = 0.95,
                  n_resamples: int | None = None, alpha: float = 0.05,
-                 query_set: str = "common") -> pd.DataFrame:
+                 query_set: str = "common", tests=TESTS, interval: bool = True) -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
     Parameters
@@ -133,6 +133,12 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
         Level of the significance markers (on corrected p-values).
     query_set : {"common", "qrels", "pairwise"}
         The queries of every comparison of a measure (see the module docstring).
+    tests : iterable of {"t", "wilcoxon", "permutation"}
+        The tests to compute (default: all three). A test left out has NaN p-values and is
+        never significant; the others are unchanged (each test is corrected on its own).
+    interval : bool
+        Compute the paired bootstrap interval of the mean difference (default); False
+        leaves ``ci_lo``/``ci_hi`` NaN (a caller that does not show it saves the resamples).
 
     Returns
     -------
@@ -159,6 +165,10 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     if query_set not in QUERY_SETS:
         raise InputError(f"unknown query set {query_set!r}", hint=f"accepted: {', '.join(QUERY_SETS)}")
+    tests = tuple(tests)
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown:
+        raise InputError(f"unknown test {unknown[0]!r}", hint=f"accepted: {', '.join(TESTS)}")
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     others = [ev for ev in evaluations if ev.run_name != baseline]
@@ -189,7 +199,8 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
                 "mean_run": float(r.mean()) if len(r) else np.nan,
                 "mean_delta": float((r - b).mean()) if len(b) else np.nan,
                 "ci_lo": np.nan, "ci_hi": np.nan,
-                "p_t": sig.paired_t_test(b, r), "p_wilcoxon": sig.wilcoxon_test(b, r),
+                "p_t": sig.paired_t_test(b, r) if "t" in tests else np.nan,
+                "p_wilcoxon": sig.wilcoxon_test(b, r) if "wilcoxon" in tests else np.nan,
                 "p_permutation": np.nan,
                 "wins": wins, "ties": ties, "losses": losses,
                 "effect_size": sig.effect_size(b, r),
@@ -200,11 +211,14 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
             continue
         base = np.column_stack([pairs[i][0] for i in members])
         other = np.column_stack([pairs[i][1] for i in members])
-        pvals = sig.permutation_test(base, other, n_permutations, seed)
-        cis = sig.bootstrap_ci(base, other, confidence, n_resamples_ci, seed)
-        for j, i in enumerate(members):
-            rows[i]["p_permutation"] = float(pvals[j])
-            rows[i]["ci_lo"], rows[i]["ci_hi"] = float(cis[j, 0]), float(cis[j, 1])
+        if "permutation" in tests:
+            pvals = sig.permutation_test(base, other, n_permutations, seed)
+            for j, i in enumerate(members):
+                rows[i]["p_permutation"] = float(pvals[j])
+        if interval:
+            cis = sig.bootstrap_ci(base, other, confidence, n_resamples_ci, seed)
+            for j, i in enumerate(members):
+                rows[i]["ci_lo"], rows[i]["ci_hi"] = float(cis[j, 0]), float(cis[j, 1])
 
     columns = ["run", "baseline", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta",
                "ci_lo", "ci_hi", *(f"p_{t}" for t in TESTS), *(f"p_corrected_{t}" for t in TESTS),
@@ -220,7 +234,8 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     frame = frame[columns]
     frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": n_permutations,
                         "bootstrap": n_resamples_ci, "seed": seed, "correction": correction,
-                        "confidence": confidence, "alpha": alpha, "query_set": query_set})
+                        "confidence": confidence, "alpha": alpha, "query_set": query_set,
+                        "tests": tests, "interval": interval})
     return frame
 
 
@@ -326,29 +341,24 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         delta (vs baseline), p_corrected, marker (``MARKERS[test]`` when p_corrected <
         alpha). ``attrs`` holds the parameters and the comparison frame.
     """
-    from metrics_core.stats.bootstrap import bootstrap_mean_ci
-
     if query_set not in ("common", "qrels"):
         raise InputError(f"unknown query set {query_set!r}", hint="accepted: common, qrels")
     if test not in TESTS:
         raise InputError(f"unknown test {test!r}", hint=f"accepted: {', '.join(TESTS)}")
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
-    if comparison is None:
+    if comparison is None:  # only what the board shows: the chosen test, no interval of the delta
         comparison = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations,
                                   seed=seed, correction=correction, alpha=alpha,
-                                  query_set=query_set)
+                                  query_set=query_set, tests=(test,), interval=False)
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
     names = [ev.run_name for ev in evaluations]
+    tables = {m: aligned_values(evaluations, m, query_set) for m in measures}
+    intervals = _shared_intervals(tables, names, n_resamples, confidence, seed)
     rows = []
     for m in measures:
-        table = aligned_values(evaluations, m, query_set)
-        values = table[names].to_numpy(dtype=np.float64)
-        if len(table):
-            mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
-            median = np.median(values, axis=0)
-        else:
-            mean = lo = hi = median = np.full(len(names), np.nan)
+        table = tables[m]
+        mean, lo, hi, median = intervals[m]
         direction = _direction(m)
         finite = np.isfinite(mean)
         best = np.zeros(len(names), bool)
@@ -369,6 +379,43 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
                       "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
                       "permutations": n_permutations, "correction": correction, "alpha": alpha,
                       "test": test})
+    return out
+
+
+def _shared_intervals(tables: dict, names: list, n_resamples: int, confidence: float,
+                      seed: int) -> dict:
+    """Mean, percentile-bootstrap CI and median of every run on every measure's table.
+
+    Measures whose tables hold the same queries (in the common case, all of them) are
+    bootstrapped together: one call of :func:`~metrics_core.stats.bootstrap.bootstrap_mean_ci`
+    on the (queries x runs*measures) matrix, so the resampled query sets are drawn once and
+    shared. They are the very sets a separate call per measure draws (same seed, same
+    number of queries), so the intervals are those of the per-measure definition; only the
+    order of floating-point additions in the one matrix product may differ (~1e-16).
+    """
+    from metrics_core.stats.bootstrap import bootstrap_mean_ci
+
+    groups: list[tuple[pd.Index, list[str]]] = []
+    for m, table in tables.items():
+        for index, members in groups:
+            if table.index.equals(index):
+                members.append(m)
+                break
+        else:
+            groups.append((table.index, [m]))
+    k = len(names)
+    out = {}
+    for index, members in groups:
+        if not len(index):
+            empty = np.full(k, np.nan)
+            out.update({m: (empty, empty, empty, empty) for m in members})
+            continue
+        values = np.column_stack([tables[m][names].to_numpy(dtype=np.float64) for m in members])
+        mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
+        median = np.median(values, axis=0)
+        for j, m in enumerate(members):
+            part = slice(j * k, (j + 1) * k)
+            out[m] = (mean[part], lo[part], hi[part], median[part])
     return out
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from metrics_core.errors import InputError
 from metrics_core.stats.bootstrap import resampled_means
@@ -48,6 +47,8 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 # Elements of one block of random draws (sign matrix or bootstrap indices): bounds memory
 # at a few tens of MB whatever the number of queries.
 _BLOCK_ELEMENTS = 1 << 23
+#: Sign bits unpacked at a time into the block's buffer.
+_UNPACK_ELEMENTS = 1 << 18
 
 
 def paired_values(baseline: pd.Series, run: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
@@ -113,6 +114,8 @@ def paired_t_test(baseline, run) -> float:
         return float("nan")
     if _all_zero(d):
         return 1.0
+    from scipy import stats  # here, not at import: scipy.stats costs ~0.6 s to import
+
     return float(stats.ttest_rel(np.asarray(run, float), np.asarray(baseline, float)).pvalue)
 
 
@@ -145,11 +148,15 @@ def wilcoxon_test(baseline, run, zero_method: str = "wilcox") -> float:
     if d.size <= 13 and (has_ties or nonzero.size < d.size) and zero_method == "wilcox":
         return _signed_rank_sign_flip_p(d)
     method = "asymptotic" if d.size > 50 or has_ties or nonzero.size < d.size else "exact"
+    from scipy import stats
+
     return float(stats.wilcoxon(d, zero_method=zero_method, method=method).pvalue)
 
 
 def _signed_rank_sign_flip_p(d: np.ndarray) -> float:
     """Exact two-sided p of the rank sum R+ over all 2**n sign flips (zeros unranked)."""
+    from scipy import stats
+
     nonzero = d != 0
     ranks = np.zeros(d.size)
     ranks[nonzero] = stats.rankdata(np.abs(d[nonzero]))
@@ -227,14 +234,17 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
     rng = _rng(seed, 0)
     nbytes = (n + 7) // 8
     block = max(1, min(n_permutations, _BLOCK_ELEMENTS // max(n, 1)))
+    sub = max(1, min(block, _UNPACK_ELEMENTS // max(n, 1)))
+    bits = np.empty((block, n))  # one buffer for every block (a fresh one is page-faulted again)
     done = 0
     while done < n_permutations:
         rows = min(block, n_permutations - done)
         # One random bit per (permutation, query): bit 1 flips the sign. With bits b,
         # sum(s * d) = sum(d) - 2 * (b @ d), a single BLAS product per block.
-        bits = np.unpackbits(rng.integers(0, 256, size=(rows, nbytes), dtype=np.uint8),
-                             axis=1, count=n)
-        flipped = total - 2.0 * (bits.astype(np.float64) @ d)
+        packed = rng.integers(0, 256, size=(rows, nbytes), dtype=np.uint8)
+        for first in range(0, rows, sub):
+            bits[first:first + sub][:rows - first] = np.unpackbits(packed[first:first + sub], axis=1, count=n)
+        flipped = total - 2.0 * (bits[:rows] @ d)
         counts += (np.abs(flipped) >= threshold).sum(axis=0)
         done += rows
     p = (counts + 1.0) / (n_permutations + 1.0)

@@ -153,10 +153,18 @@ def test_bad_uploads_show_errors_keep_data_and_map_columns(sample):
     assert runs["wrong"].scores.tolist() == [3.5, 1.0]
 
 
+def _open_own_queries(at: AppTest) -> AppTest:
+    """Open the Overview's "Each run on its own queries" expander (drawn only when open)."""
+    at.session_state["ranklab.overview.own_queries"] = True
+    return at.run()
+
+
 def test_overview_values_equal_evaluate(sample):
     qrels, runs, _ = sample
     at = _app("overview", sample)
     _ok(at)
+    assert not any("aggregate" in d.value.columns for d in at.dataframe)  # closed: not computed
+    _open_own_queries(at)
     table = _frame_with(at, "aggregate")
     measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
     for name, run in runs.items():
@@ -197,7 +205,7 @@ def test_overview_threshold_edit_changes_labels(sample):
     at = _app("overview", sample)
     at.session_state["ranklab.thresholds"] = {"RR": 0.5}
     at.session_state["ranklab.thr.overview.base"] = {"RR": 0.5}
-    at.run()
+    _open_own_queries(at)
     _ok(at)
     table = _frame_with(at, "interpretation").set_index(["run", "measure"])
     assert table.loc[("bm25", "RR"), "interpretation"] == "Good"  # 0.63 >= 0.5
@@ -311,3 +319,35 @@ def test_pages_without_data_say_so(page):
     at = _app(page)
     _ok(at)
     assert any("No data loaded" in i.value for i in at.info)
+
+
+
+SHARED_RANKING_SCRIPT = """
+import streamlit as st
+
+from ui.ranking_data import evaluate_loaded, load_sample_into_state
+
+load_sample_into_state()
+st.session_state["diag"] = evaluate_loaded(["Judged@10", "P@10", "NumRet"])  # the Data page's
+st.session_state["board"] = evaluate_loaded(["RR", "nDCG@10", "P@5", "AP", "R@100"])  # the Overview's
+st.session_state["other"] = evaluate_loaded(["P@7"])  # a cutoff not built yet: ranked again
+"""
+
+
+def test_a_run_is_ranked_once_for_every_measure_set(sample, tmp_path):
+    """The Data page's diagnostics and the Overview's measures are computed on one ranking of
+    each run; the numbers and diagnostics are mc.evaluate's."""
+    script = tmp_path / "shared_ranking.py"
+    script.write_text(SHARED_RANKING_SCRIPT)
+    at = AppTest.from_file(str(script), default_timeout=TIMEOUT).run()
+    _ok(at)
+    qrels, runs, _ = sample
+    for name in runs:  # one ranking for the first two measure sets; ranked again for cutoff 7
+        assert at.session_state["diag"][name].ranked is at.session_state["board"][name].ranked
+        assert at.session_state["other"][name].ranked is not at.session_state["board"][name].ranked
+    for key, measures in (("diag", ["Judged@10", "P@10", "NumRet"]),
+                          ("board", ["RR", "nDCG@10", "P@5", "AP", "R@100"]), ("other", ["P@7"])):
+        for name, ev in at.session_state[key].items():
+            want = mc.evaluate(qrels, runs[name], measures)
+            pd.testing.assert_frame_equal(ev.per_query, want.per_query)
+            assert ev.aggregate == want.aggregate and ev.diagnostics == want.diagnostics

@@ -199,3 +199,37 @@ def test_calibration_debiased_ece_intervals_threshold_and_bins_table():
         np.testing.assert_array_equal(v, np.round(v, 4))
     fig_json = at.get("plotly_chart")[0].proto.spec
     assert '"error_y"' in fig_json and "0.3" in fig_json
+
+
+def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypatch):
+    """Review (issue 12): the mapping boxes' columns and the per-criterion scores are cached
+    (bounded, per session), not recomputed on every rerun; the table is the library's."""
+    import ui.upload
+
+    calls = {"columns": 0, "groups": 0}
+    real_columns, real_groups = ui.upload.table_columns, det.per_group_scores
+
+    def columns(*a, **k):
+        calls["columns"] += 1
+        return real_columns(*a, **k)
+
+    def groups(*a, **k):
+        calls["groups"] += 1
+        return real_groups(*a, **k)
+
+    monkeypatch.setattr(ui.upload, "table_columns", columns)
+    monkeypatch.setattr(det, "per_group_scores", groups)
+    at = _app("detection.py")
+    shown = _frame_with(at, "AUROC")
+    want = real_groups(SCORES["label"].to_numpy(), SCORES["score"].to_numpy(), SCORES["criterion"].to_numpy())
+    for crit in want["table"].index:
+        assert shown.loc[crit, "AUROC"] == pytest.approx(want["table"].loc[crit, "auroc"], abs=1e-12)
+    at.run()
+    assert calls["columns"] == 0 and calls["groups"] <= 1  # the sample's (it may be cached already)
+    before = calls["groups"]
+    _upload(at, "gate.csv", b"score,is_pos,criterion\n0.9,1,a\n0.2,0,a\n0.7,1,b\n0.4,0,b\n0.6,0,b\n")
+    assert calls["columns"] == 1 and calls["groups"] == before + 1  # the upload's, once
+    at.run()
+    at.run()
+    assert not at.exception
+    assert calls["columns"] == 1 and calls["groups"] == before + 1  # reruns: nothing again

@@ -139,3 +139,12 @@ def test_worst_labels_equal_the_worst_interpret_of_each_row():
             labels = [interpret(float(cols[m][i]), thresholds[m], fair_ratio) for m in thresholds]
             ranks = [LABELS.index(lab) for lab in labels if lab]
             assert got[i] == (LABELS[max(ranks)] if ranks else ""), i
+
+
+def test_natural_rows_orders_a_per_query_table_as_people_read_it():
+    from ui.style import natural_key, natural_rows
+
+    frame = pd.DataFrame({"AP": range(5)}, index=["q10", "q2", "Q1", "q2b", "q1"])
+    rows = natural_rows(frame)
+    assert rows.index.tolist() == sorted(frame.index, key=natural_key) == ["Q1", "q1", "q2", "q2b", "q10"]
+    assert rows["AP"].tolist() == [2, 4, 1, 3, 0]  # whole rows move; equal keys keep their order

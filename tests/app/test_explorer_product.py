@@ -161,7 +161,7 @@ def test_home_sample_button_loads_every_sample():
 
 
 def test_loading_the_hash_sample_does_not_import_torch():
-    code = ("import sys; from ui.ranking_data import load_hashing_sample; d = load_hashing_sample(); "
+    code = ("import sys; from ui.hashing_data import load_sample; d = load_sample(); "
             "assert d['db_codes'].shape == (2000, 16); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

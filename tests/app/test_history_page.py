@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -300,3 +301,25 @@ def test_save_form_saves_the_chosen_runs_as_one_batch(tmp_path):
     with HistoryStore(path) as s:
         listed = s.list_evaluations()
     assert listed["run"].tolist() == ["bm25", "dense"] and listed["batch"].tolist() == [1, 1]
+
+
+def test_sample_view_is_built_once_per_session_and_the_download_is_deferred(monkeypatch):
+    """Review (issue 12): the sample history is not rebuilt, nor the store serialised, on every rerun."""
+    calls = {"to_bytes": 0}
+    real = HistoryStore.to_bytes
+
+    def counting(self):
+        calls["to_bytes"] += 1
+        return real(self)
+
+    monkeypatch.setattr(HistoryStore, "to_bytes", counting)
+    at = page(None)
+    first = report_frame(at)
+    view = at.session_state[hs.SAMPLE_VIEW]
+    at.run()
+    assert at.session_state[hs.SAMPLE_VIEW] is view  # the same store: not loaded again
+    pd.testing.assert_frame_equal(report_frame(at), first)
+    next(b for b in at.button if b.label == "Load sample history into my history").click().run()
+    at.run()
+    assert len(report_frame(at)) == 7
+    assert calls["to_bytes"] == 0  # made only when "Download history" is clicked

@@ -67,6 +67,9 @@ def test_leaderboard_first_screen_at_1280x800(server, browser):
         # every run is a row of the grid (its accessible table), and the grid has no inner
         # scrolling: the element is as tall as its rows
         rows = grid.locator('[role="row"]')
+        # the cards can be drawn right after the grid: wait until the grid's accessible rows
+        # exist (its last run's row) before reading them
+        rows.filter(has_text="hybrid").first.wait_for(state="attached")
         texts = [rows.nth(i).inner_text() for i in range(rows.count())]
         for run in ("bm25 (baseline)", "dense", "hybrid"):
             assert any(run in t for t in texts), texts
