@@ -60,3 +60,11 @@ def in_app() -> bool:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     return get_script_run_ctx(suppress_warning=True) is not None
+
+
+def session_id() -> str:
+    """The visitor's session (Streamlit's id), or "" outside a script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else ""

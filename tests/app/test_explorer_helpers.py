@@ -148,3 +148,68 @@ def test_natural_rows_orders_a_per_query_table_as_people_read_it():
     rows = natural_rows(frame)
     assert rows.index.tolist() == sorted(frame.index, key=natural_key) == ["Q1", "q1", "q2", "q2b", "q10"]
     assert rows["AP"].tolist() == [2, 4, 1, 3, 0]  # whole rows move; equal keys keep their order
+
+
+def test_a_ranking_already_being_built_is_waited_for_not_built_again():
+    """Two script runs of one session (Streamlit starts the next page while the previous
+    page's run is still ranking) share one build of the same ranking; a failure reaches
+    both; a later call builds afresh."""
+    import threading
+    import time
+
+    from ui.ranking_data import _IN_FLIGHT, _rank_once
+
+    calls, results = [], []
+    release = threading.Event()
+
+    def slow_build():
+        calls.append(1)
+        release.wait(5)
+        return object()
+
+    threads = [threading.Thread(target=lambda: results.append(_rank_once(("k", 1), slow_build)))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert len(calls) == 1 and len(results) == 3 and len({id(r) for r in results}) == 1
+    assert not _IN_FLIGHT
+
+    def broken():
+        time.sleep(0.2)
+        raise mc.InputError("bad run")
+
+    errors = []
+
+    def call():
+        try:
+            _rank_once(("k", 2), broken)
+        except mc.InputError as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert len(errors) == 2 and not _IN_FLIGHT
+    assert _rank_once(("k", 2), lambda: "fresh") == "fresh"
+
+
+def test_warmup_starts_once_imports_no_torch_and_leaves_one_blas_thread():
+    import subprocess
+    import sys
+
+    code = ("import sys, threading; from ui import warmup; "
+            "assert warmup.start() and not warmup.start(); "
+            "[t.join(60) for t in threading.enumerate() if t.name == 'ranklab-warmup']; "
+            "from threadpoolctl import threadpool_info; "
+            "blas = {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}; "
+            "print('torch' in sys.modules, 'pandas.io.formats.style' in sys.modules, blas <= {1})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]  # no torch; Styler ready; one BLAS thread
