@@ -72,12 +72,15 @@ m4.metric("Negatives", f"{curve.n_neg:,}")
 
 
 def _threshold_from_slider() -> None:
-    st.session_state[ds.THRESHOLD_NUM] = float(st.session_state[ds.THRESHOLD])
+    # a new number box (a new key) drawn at the slider's value: a box that follows by having
+    # its value set lags behind fast key presses on the slider (the browser sends back the
+    # box's stale value with the next rerun, which moved the slider back)
+    st.session_state[ds.THRESHOLD_NUM_VERSION] = st.session_state.get(ds.THRESHOLD_NUM_VERSION, 0) + 1
 
 
-def _threshold_from_number() -> None:
+def _threshold_from_number(key: str) -> None:
     lo, hi = float(s.min()), float(s.max())
-    st.session_state[ds.THRESHOLD] = min(max(float(st.session_state[ds.THRESHOLD_NUM]), lo), hi)
+    st.session_state[ds.THRESHOLD] = min(max(float(st.session_state[key]), lo), hi)
 
 
 @st.fragment
@@ -87,14 +90,18 @@ def operating_point() -> None:
         # new data: start at the TPR@5%FPR operating point
         start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
         start = min(max(start, lo), hi)
-        st.session_state[ds.THRESHOLD] = st.session_state[ds.THRESHOLD_NUM] = start
+        st.session_state[ds.THRESHOLD] = start
+        _threshold_from_slider()
         st.session_state[ds.THRESHOLD_FOR] = data["digest"]
     step = (hi - lo) / 1000 if hi > lo else 1.0
     c1, c2 = st.columns([3, 1])
     c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=ds.THRESHOLD,
               on_change=_threshold_from_slider, format="%.4f")
-    thr = float(c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
-                                key=ds.THRESHOLD_NUM, on_change=_threshold_from_number))
+    box = f"{ds.THRESHOLD_NUM}.{st.session_state.get(ds.THRESHOLD_NUM_VERSION, 0)}"
+    c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
+                    value=float(st.session_state[ds.THRESHOLD]), key=box, on_change=_threshold_from_number,
+                    args=(box,))
+    thr = float(st.session_state[ds.THRESHOLD])
     i = curve.index_at(thr)
     cm = det.confusion_matrix_at(None, None, thr, curve=curve)
     m1, m2, m3, m4 = st.columns(4)

@@ -28,7 +28,8 @@ SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_s
 CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
 RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
 THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
-THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it
+THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)
+THRESHOLD_NUM_VERSION = "ranklab.detection.threshold_num_version"  # its key's suffix: new on each slider move
 THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belongs to
 SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
 LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
-from ui import state, warmup
+from ui import blas, state
 
 PAGE_TITLE = "RankLab"
 # An emoji favicon is drawn locally; a ":material/...:" page icon makes the browser fetch the
@@ -65,7 +65,7 @@ def page_setup(sidebar: bool = True) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first."""
     _leave_pages_directory_mode()
     configure_page()
-    warmup.start()  # once per server process: the pages' imports, in the background
+    blas.limit_threads_once()  # once per server process
     state.ensure_defaults()
     _compact_css()
     if sidebar:

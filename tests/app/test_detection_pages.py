@@ -122,11 +122,16 @@ def test_figures_pure_and_thinned():
     assert list(rf.data[2].y) == rep["bins"]["count"].tolist()
 
 
+def _threshold_box(at):
+    """The typed-threshold box (its key changes each time the slider moves)."""
+    return next(n for n in at.number_input if n.label == "Threshold, typed")
+
+
 def test_detection_threshold_number_and_slider_stay_in_step():
     at = _app("detection.py")
     y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
     # typed in score units: the slider follows, the confusion matrix is at that threshold
-    at.number_input(key="ranklab.detection.threshold_num").set_value(0.42).run()
+    _threshold_box(at).set_value(0.42).run()
     assert not at.exception
     assert at.slider(key="ranklab.detection.threshold").value == pytest.approx(0.42)
     cm = det.confusion_matrix_at(y, s, 0.42)
@@ -137,7 +142,7 @@ def test_detection_threshold_number_and_slider_stay_in_step():
     assert _metrics(at)["Predicted positive"] == f"{cm['tp'] + cm['fp']:,}"
     # moved on the slider: the number box follows
     at.slider(key="ranklab.detection.threshold").set_value(0.7).run()
-    assert at.number_input(key="ranklab.detection.threshold_num").value == pytest.approx(0.7)
+    assert _threshold_box(at).value == pytest.approx(0.7)
     lo, hi = at.slider(key="ranklab.detection.threshold").min, at.slider(key="ranklab.detection.threshold").max
     assert (lo, hi) == (pytest.approx(s.min()), pytest.approx(s.max()))  # the score range, not step numbers
 
