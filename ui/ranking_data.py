@@ -248,8 +248,19 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     """
     from metrics_core.ranking.ties import tie_report
 
+    def report(ev, run):
+        ranked, frame = ev.ranked, ev.per_query
+        values = {m: frame[m].reindex(ranked.query_ids).to_numpy(dtype=np.float64) for m in ev.measures}
+        return tie_report(ranked, ev.specs, ev.conventions, run, values)
+
+    return _per_run_cached(evaluations, TIE_CACHE, report)
+
+
+def _per_run_cached(evaluations: dict, cache_key: str, compute) -> dict:
+    """Per run, ``compute(evaluation, run)`` kept in the session next to the evaluation
+    (bounded); None for a run without the ranked lists or the ties it needs."""
     runs = st.session_state.get(state.RUNS) or {}
-    cache = st.session_state.setdefault(TIE_CACHE, {})
+    cache = st.session_state.setdefault(cache_key, {})
     out = {}
     for name, ev in evaluations.items():
         run = runs.get(name)
@@ -258,13 +269,10 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
             continue
         hit = cache.get(id(ev))
         if hit is None or hit[0] is not ev:
-            ranked = ev.ranked
-            frame = ev.per_query
-            values = {m: frame[m].reindex(ranked.query_ids).to_numpy(dtype=np.float64) for m in ev.measures}
-            report = tie_report(ranked, ev.specs, ev.conventions, run, values)
+            value = compute(ev, run)
             while len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
-            cache[id(ev)] = hit = (ev, report)
+            cache[id(ev)] = hit = (ev, value)
         out[name] = hit[1]
     return out
 
@@ -279,25 +287,12 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
     from metrics_core.ranking.ties import tie_bounds as _bounds
 
-    runs = st.session_state.get(state.RUNS) or {}
-    cache = st.session_state.setdefault(TIE_BOUNDS_CACHE, {})
-    out = {}
-    for name, ev in evaluations.items():
-        run = runs.get(name)
-        if _no_ties(run, ev):
-            out[name] = None
-            continue
-        hit = cache.get(id(ev))
-        if hit is None or hit[0] is not ev:
-            ranked = ev.ranked
-            index = pd.Index(ranked.query_ids)
-            bounds = {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-                      for m, (lo, hi) in _bounds(ranked, ev.specs, ev.conventions, run).items()}
-            while len(cache) >= _EVAL_CACHE_SIZE:
-                cache.pop(next(iter(cache)))
-            cache[id(ev)] = hit = (ev, bounds)
-        out[name] = hit[1]
-    return out
+    def bounds(ev, run):
+        index = pd.Index(ev.ranked.query_ids)
+        return {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+                for m, (lo, hi) in _bounds(ev.ranked, ev.specs, ev.conventions, run).items()}
+
+    return _per_run_cached(evaluations, TIE_BOUNDS_CACHE, bounds)
 
 
 def tie_bounds_ready(evaluations: dict) -> bool:
