@@ -199,23 +199,23 @@ def time_slider(browser, url: str, page_title: str, slider_label: str, shown_js:
         context.close()
 
 
+def shown_js(slider_label: str, caption: str, decimals: int) -> str:
+    """A predicate for ``page.wait_for_function(..., arg=previous value)``: the slider named
+    ``slider_label`` moved and the page shows ``caption`` followed by its new value (the
+    table under it was redrawn), with the app no longer running."""
+    return f"""(before) => {{
+  const s = [...document.querySelectorAll('[data-testid="stSlider"]')].find(e => e.innerText.includes({slider_label!r}));
+  const v = s && s.querySelector('input[type="range"]').value;
+  if (!v || v === before) return false;
+  const want = {caption!r} + Number(v).toFixed({decimals});
+  return [...document.querySelectorAll('[data-testid="stMarkdown"]')].some(m => m.innerText.includes(want))
+    && !document.querySelector('[data-testid="stStatusWidget"]');
+}}"""
+
+
 #: The confusion table was redrawn for the new slider value (its caption names it).
-CAL_SHOWN = """(before) => {
-  const s = [...document.querySelectorAll('[data-testid="stSlider"]')].find(e => e.innerText.includes('Decision threshold'));
-  const v = s && s.querySelector('input[type="range"]').value;
-  if (!v || v === before) return false;
-  const want = 'At threshold ' + Number(v).toFixed(2);
-  return [...document.querySelectorAll('[data-testid="stMarkdown"]')].some(m => m.innerText.includes(want))
-    && !document.querySelector('[data-testid="stStatusWidget"]');
-}"""
-DET_SHOWN = """(before) => {
-  const s = [...document.querySelectorAll('[data-testid="stSlider"]')].find(e => e.innerText.includes('Threshold'));
-  const v = s && s.querySelector('input[type="range"]').value;
-  if (!v || v === before) return false;
-  const want = 'score ≥ ' + Number(v).toFixed(4);
-  return [...document.querySelectorAll('[data-testid="stMarkdown"]')].some(m => m.innerText.includes(want))
-    && !document.querySelector('[data-testid="stStatusWidget"]');
-}"""
+CAL_SHOWN = shown_js("Decision threshold", "At threshold ", 2)
+DET_SHOWN = shown_js("Threshold", "score ≥ ", 4)
 
 
 def main() -> int:

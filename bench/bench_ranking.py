@@ -73,19 +73,33 @@ def available(tool: str) -> bool:
         return False
 
 
-def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL) -> dict:
+def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL,
+                 max_rss_mb: float | None = None) -> dict:
     """Run ``cmd``; return wall seconds, peak RSS (MiB) and the exit status. ``stdout``:
-    where the child's output goes (an open file keeps it, e.g. trec_eval's values)."""
+    where the child's output goes (an open file keeps it, e.g. trec_eval's values).
+    ``max_rss_mb``: stop the child when its resident memory passes this (a peer that needs
+    more than the machine has would take the machine down); ``over_memory_cap`` says so."""
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    watch = None
+    if max_rss_mb is not None:
+        import psutil
+
+        watch = psutil.Process(proc.pid)
+    over = False
     # wait4 gives this child's own rusage (ru_maxrss in KiB on Linux); poll it so a
     # timeout can stop the child. stderr is drained after exit (tools print little).
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        if time.perf_counter() - start > timeout:
+        if watch is not None:
+            try:
+                over = watch.memory_info().rss / 2**20 > max_rss_mb
+            except Exception:  # psutil.Error: the child just ended
+                pass
+        if over or time.perf_counter() - start > timeout:
             proc.kill()
             pid, status, usage = os.wait4(proc.pid, 0)
             break
@@ -96,7 +110,7 @@ def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL) -> d
     proc.stderr.close()
     return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
             "cpu_s": usage.ru_utime + usage.ru_stime, "rc": proc.returncode,
-            "stderr_tail": stderr[-600:]}
+            "over_memory_cap": over, "stderr_tail": stderr[-600:]}
 
 
 def ensure_data(preset: str, data_dir: Path, shuffled: bool) -> dict:

@@ -124,39 +124,6 @@ def time_tree(cmd, timeout: float) -> dict:
             "rc": proc.returncode, "stderr_tail": err.decode(errors="replace")[-600:]}
 
 
-def time_capped(cmd, timeout: float, max_rss_mb: float) -> dict:
-    """Run ``cmd`` as :func:`bench_ranking.time_process` does, but stop it when its resident
-    memory passes ``max_rss_mb`` (a peer that needs more than the machine has would take
-    the whole machine down; the row then says so)."""
-    import psutil
-
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    watch = psutil.Process(proc.pid)
-    over = False
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        try:
-            if watch.memory_info().rss / 2**20 > max_rss_mb:
-                over = True
-        except psutil.Error:
-            pass
-        if over or time.perf_counter() - start > timeout:
-            proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.05)
-    wall = time.perf_counter() - start
-    rc = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "rc": rc, "over_memory_cap": over, "stderr_tail": err[-600:]}
-
-
 def peer_command(tool: str, qrels: Path, run: Path, out: Path) -> list[str]:
     return [sys.executable, str(BENCH / "peers.py"), tool, "--qrels", str(qrels), "--run", str(run),
             "--out", str(out)]
@@ -231,7 +198,8 @@ def run(args) -> list[dict]:
             print(rows[-1], file=sys.stderr, flush=True)
         for tool in args.peers:
             out = tmp / f"{tool}.json"
-            res = time_capped(peer_command(tool, qrels, runf, out), args.timeout, args.peer_max_gb * 1024)
+            res = time_process(peer_command(tool, qrels, runf, out), args.timeout,
+                               max_rss_mb=args.peer_max_gb * 1024)
             if res["over_memory_cap"]:
                 check = f"stopped: needed more than {args.peer_max_gb:g} GB"
             elif res["rc"] == 0 and ref:

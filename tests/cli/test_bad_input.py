@@ -168,6 +168,21 @@ def run_subprocess(args):
                           text=True, cwd=REPO, env=env, timeout=120)
 
 
+def run_cli(args, how: str, capsys):
+    """(exit status, stdout, stderr) of the command line, in a subprocess or through main."""
+    if how == "subprocess":
+        proc = run_subprocess(args)
+        return proc.returncode, proc.stdout, proc.stderr
+    return run_main(args, capsys)
+
+
+def assert_one_line_usage_error(status, out, err):
+    assert status == 2
+    assert out == ""
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def run_main(args, capsys):
     try:
         status = cli.main(args)
@@ -234,15 +249,8 @@ ACCEPTED_SAMPLE = ("P@k", "nDCG@k", "AP", "RR", "Bpref")
 def test_unknown_measure(measure, how, good_files, capsys):
     qrels, run = good_files
     args = ["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", measure]
-    if how == "subprocess":
-        proc = run_subprocess(args)
-        status, out, err = proc.returncode, proc.stdout, proc.stderr
-    else:
-        status, out, err = run_main(args, capsys)
-    assert status == 2
-    assert out == ""
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
+    status, out, err = run_cli(args, how, capsys)
+    assert_one_line_usage_error(status, out, err)
     assert measure in err
     if measure in ("Foo@3", "P@x"):  # unknown names list what is accepted
         assert all(name in err for name in ACCEPTED_SAMPLE), err
@@ -271,15 +279,8 @@ def test_unknown_name_lists_every_accepted_family():
 def test_unknown_output_format(how, good_files, capsys):
     qrels, run = good_files
     args = ["evaluate", "--qrels", str(qrels), "--run", str(run), "--format", "xyz"]
-    if how == "subprocess":
-        proc = run_subprocess(args)
-        status, out, err = proc.returncode, proc.stdout, proc.stderr
-    else:
-        status, out, err = run_main(args, capsys)
-    assert status == 2
-    assert out == ""
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
+    status, out, err = run_cli(args, how, capsys)
+    assert_one_line_usage_error(status, out, err)
     assert "xyz" in err and "json" in err
 
 
