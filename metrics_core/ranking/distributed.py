@@ -129,7 +129,7 @@ def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: s
     ev = Evaluator(index, parse_measures(measure_names), conv, cutoffs)
     run = batch_run(table, name, source)
     prepared = ev.prepare(run)
-    codes, vocab = prepared[1]
+    _, (codes, vocab) = prepared
     first = np.unique(codes, return_index=True)[1]  # codes are in order of first appearance
     first_pos = table.column("pos").to_numpy()[first]
     qids, columns, diag = ev.rows(run, prepared=prepared)

@@ -376,7 +376,8 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     for run, prepared in blocks:
         block_starts.append(n_rows)
         n_rows += len(run)
-        names = prepared[1][1].to_pylist()
+        _, (_, vocab) = prepared  # the judgements; the query codes and names
+        names = vocab.to_pylist()
         again = seen.intersection(names)
         if again:
             reappear |= again
