@@ -109,19 +109,29 @@ def open_page(page, title: str) -> None:
     settle(page)
 
 
-def load_sample(page, url: str) -> None:
+def new_page(browser, timeout_ms: int):
+    """(context, page) of a fresh browser session at 1280x800."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    return context, page
+
+
+def open_data_page(page, url: str) -> None:
     page.goto(url + "/data")
     page.wait_for_selector("h1")
     settle(page)
+
+
+def load_sample(page, url: str) -> None:
+    open_data_page(page, url)
     page.get_by_role("button", name=re.compile("Load sample")).first.click()
     settle(page)
 
 
 def memory_after_pages(browser, url: str, pid: int) -> dict:
     """RSS after the sample is loaded and after each page but Hash codes."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
+    context, page = new_page(browser, 120_000)
     try:
         start = rss_mb(pid)
         load_sample(page, url)
@@ -138,13 +148,9 @@ def time_upload(browser, url: str, lines: int, queries: int) -> dict:
     from bench.explorer_upload import make_data
 
     qrels, run = make_data(ROOT / "bench" / "data" / "explorer", lines, queries)
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
+    context, page = new_page(browser, 180_000)
     try:
-        page.goto(url + "/data")
-        page.wait_for_selector("h1")
-        settle(page)
+        open_data_page(page, url)
         inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
         inputs.nth(0).set_input_files(str(qrels))
         page.get_by_text(re.compile(f"{queries:,} queries")).first.wait_for()  # what is loaded
@@ -174,13 +180,9 @@ def time_upload(browser, url: str, lines: int, queries: int) -> dict:
 
 def time_slider(browser, url: str, page_title: str, slider_label: str, shown_js: str, repeat: int) -> list:
     """Seconds from one ArrowRight on the slider until ``shown_js(value)`` is true."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
+    context, page = new_page(browser, 60_000)
     try:
-        page.goto(url + "/data")
-        page.wait_for_selector("h1")
-        settle(page)
+        open_data_page(page, url)
         open_page(page, page_title)
         slider = page.locator('[data-testid="stSlider"]', has_text=slider_label).first
         thumb = slider.locator('input[type="range"]').first  # the slider's keyboard control
