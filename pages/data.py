@@ -7,11 +7,11 @@ import streamlit as st
 from metrics_core.errors import InputError
 from ui import state
 from ui.exports import download_table
-from ui.frame import conventions, page_setup
+from ui.frame import conventions, page_end, page_setup
 from ui.ranking_data import evaluate_loaded, has_data, load_sample_into_state
-from ui.upload import FORMATS, column_mapping, needs_mapping, parse_once
+from ui.upload import FORMATS, MESSAGE, upload_box
 
-page_setup()
+page_setup(sidebar=False)  # the sidebar lists what this run loads: drawn last (page_end)
 st.title("Data")
 st.caption("Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, gzip-compressed or not. "
            "Each run is a system, named after its file.")
@@ -29,82 +29,26 @@ def _clear() -> None:
 
 if c1.button("Load sample data", type="primary", key="ranklab.data.sample", on_click=load_sample_into_state):
     st.success("Sample loaded: qrels (50 queries), runs bm25, dense and hybrid, query metadata.")
-c2.button("Clear everything", key="ranklab.data.clear", disabled=not has_data(), on_click=_clear)
 
-NONCE = "ranklab.data.uploader_nonce"      # dict: kind -> int, bumped to empty an uploader
-MESSAGE = "ranklab.data.uploader_message"  # dict: kind -> the message of its last failure
-
-
-def still_loaded() -> str:
-    """What stays loaded after a failed upload, in the page's words."""
-    qrels, runs, meta = st.session_state[state.QRELS], st.session_state[state.RUNS] or {}, st.session_state[state.META]
-    parts = []
-    if qrels is not None:
-        n = len(qrels.unique_query_ids())
-        parts.append(f"{n} quer{'y' if n == 1 else 'ies'}")
-    if runs:
-        parts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
-    if meta is not None:
-        parts.append(f"metadata for {len(meta)} queries")
-    return ("Previous data still loaded: " + ", ".join(parts) + ".") if parts else "Nothing else is loaded yet."
-
-
-def uploader(kind: str, label: str, fmt: str = "auto", multiple: bool = False, help: str | None = None) -> bool:
-    """One uploader and at most one message under it. A file that fails to load leaves
-    the uploader (its key changes, which empties it) unless choosing its columns here
-    can fix it; the message says what failed and what is still loaded."""
-    nonces = st.session_state.setdefault(NONCE, {})
-    messages = st.session_state.setdefault(MESSAGE, {})
-    nonce = nonces.get(kind, 0)
-    got = st.file_uploader(label, key=f"ranklab.data.{kind}_file.{nonce}", accept_multiple_files=multiple,
-                           help=help)
-    files = list(got or []) if multiple else ([got] if got is not None else [])
-    changed, failed = False, []
-    for f in files:
-        ok, error = parse_once(kind, f, fmt)
-        changed |= ok
-        if error:
-            failed.append((f, error))
-    if files:
-        messages.pop(kind, None)  # a new upload: the old message has done its job
-    fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
-    if failed and not fixable:
-        names = ", ".join(f.name for f, _ in failed)
-        text = "; ".join(e.rstrip(". ") for _, e in failed)
-        messages[kind] = f"Could not load {names}: {text}." if len(failed) > 1 else f"{text}."
-        nonces[kind] = nonce + 1
-        st.rerun()
-    if fixable:
-        f, error = fixable[0]
-        more = f" ({len(fixable) - 1} more file{'s' if len(fixable) > 2 else ''} need their columns too)" \
-            if len(fixable) > 1 else ""
-        st.error(f"{error.rstrip('. ')}. Choose its columns below{more}. {still_loaded()}")
-        column_mapping(kind, f, fmt)
-    elif kind in messages:
-        st.error(messages[kind] + " " + still_loaded())
-    return changed
-
-
-changed = False
 left, right = st.columns(2)
 with left:
     st.subheader("Qrels")
     qfmt = st.selectbox("Qrels format", FORMATS, key="ranklab.data.qrels_fmt")
-    changed |= uploader("qrels", "Relevance judgements (qrels)", qfmt)
+    upload_box("qrels", "Relevance judgements (qrels)", qfmt)
 with right:
     st.subheader("Runs")
     rfmt = st.selectbox("Run format", FORMATS, key="ranklab.data.run_fmt")
-    changed |= uploader("run", "One or more runs", rfmt, multiple=True)
+    upload_box("run", "One or more runs", rfmt, multiple=True)
 
 with st.expander("Query metadata (optional): category, difficulty, date, criterion, fold",
-                 expanded=st.session_state[state.META] is not None or "meta" in st.session_state.get(MESSAGE, {})):
-    changed |= uploader("meta", "Metadata table (one row per query; a query id column)")
+                 expanded=st.session_state[state.META] is not None or "data.meta" in st.session_state.get(MESSAGE, {})):
+    upload_box("meta", "Metadata table (one row per query; a query id column)")
     meta = st.session_state[state.META]
     if meta is not None:
         st.dataframe(meta, height=220)
 
-if changed:
-    st.rerun()  # redraw the sidebar with what is now loaded
+# drawn after the uploads, so it is enabled in the run that loads the first file
+c2.button("Clear everything", key="ranklab.data.clear", disabled=not has_data(), on_click=_clear)
 
 runs = st.session_state[state.RUNS] or {}
 if runs:
@@ -117,6 +61,7 @@ if runs:
 
 if not has_data():
     st.info("Load a qrels file and at least one run (or the sample) to see diagnostics.")
+    page_end()
     st.stop()
 
 # --- Diagnostics ---------------------------------------------------------------------
@@ -161,3 +106,5 @@ if rows:
     table = pd.DataFrame(rows).set_index("run")
     st.dataframe(table)
     download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")
+
+page_end()

@@ -7,9 +7,10 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS, leaderboard_legend
 from metrics_core.stats.significance import CORRECTIONS
+from ui import state
 from ui.exports import download_table, report_button
 from ui.figures_ranking import overview_bars
-from ui.frame import conventions, page_setup, query_set_choice
+from ui.frame import conventions, page_end, page_setup, query_set_choice
 from ui.ranking_data import (
     evaluate_loaded,
     require_data,
@@ -18,45 +19,48 @@ from ui.ranking_data import (
     too_large_for_ties,
 )
 from ui.ranking_widgets import (
+    BOARD_DEFAULTS,
+    BOARD_KEYS,
     TIE_LEGEND,
-    cached_leaderboard,
+    board_setting,
     cached_tie_band,
     history_save_hook,
     leaderboard_grid,
     measure_chooser,
+    overview_board,
     style_grid,
     summary_table,
     thresholds_editor,
 )
 from ui.style import HEADERS, MEASURE_FORMAT
+from ui.upload import upload_box
 
-page_setup()
+# The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
+page_setup(sidebar=False)
 st.title("Overview")
-if not require_data():
+if not require_data(runs_upload="overview"):
+    page_end()
     st.stop()
 
 runs = list(st.session_state["ranklab.runs"])
 top = st.columns([1, 1, 2])
-baseline = top[0].selectbox("Baseline", runs, key="ranklab.overview.baseline",
+baseline = top[0].selectbox("Baseline", runs, key=BOARD_KEYS["baseline"],
                             help="Significance markers compare every run with this one.")
 headline_slot = top[1].empty()
 query_set = query_set_choice("ranklab.w.overview.query_set", top[2])
 grid_slot = st.empty()
 cards_slot = st.empty()
 
-with st.expander("Measures, intervals and tests"):
-    measures = measure_chooser()
-    c1, c2, c3, c4, c5 = st.columns(5)
-    n_resamples = int(c1.number_input("Bootstrap resamples", 100, 20000, 1000, step=100,
-                                      key="ranklab.overview.resamples"))
-    confidence = float(c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95,
-                                        key="ranklab.overview.confidence"))
-    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key="ranklab.overview.seed"))
-    test = c4.selectbox("Test", TESTS, index=TESTS.index("permutation"), format_func=TEST_NAMES.get,
-                        key="ranklab.overview.test")
-    correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_NAMES.get,
-                              key="ranklab.overview.correction")
-    thresholds, ratio = thresholds_editor("overview")
+with st.expander("Add runs"):  # read before the evaluation: a new run is on this run's board
+    upload_box("run", "Runs to add to the leaderboard (any format the Data page reads)", multiple=True,
+               page="overview")
+settings_slot = st.container()  # the settings' widgets, drawn after the leaderboard (below)
+
+# The settings as they stand (their widgets keep them in the session; defaults until changed).
+measures = list(st.session_state[state.MEASURES])
+n_resamples, confidence, seed = (int(board_setting("n_resamples")), float(board_setting("confidence")),
+                                 int(board_setting("seed")))
+test, correction = board_setting("test"), board_setting("correction")
 
 conv = conventions()
 try:
@@ -64,14 +68,16 @@ try:
         evaluations = evaluate_loaded(measures, conv)
 except InputError as exc:
     st.error(str(exc))
+    page_end()
     st.stop()
 measures = list(evaluations[next(iter(evaluations))].measures)
 headline = headline_slot.selectbox("Headline measure", measures, key="ranklab.overview.headline",
                                    help="The measure of the cards under the table.")
 if baseline not in evaluations:
     baseline = next(iter(evaluations))
-board = cached_leaderboard({n: ev.per_query for n, ev in evaluations.items()}, baseline, tuple(measures),
-                           query_set, n_resamples, confidence, seed, 10000, correction, test)
+with st.spinner("Computing the leaderboard ..."):
+    board = overview_board(evaluations, baseline, measures, query_set, n_resamples, confidence, seed, correction,
+                           test)
 legend = leaderboard_legend(board)
 
 
@@ -117,6 +123,19 @@ with st.spinner("Computing the tie band ..."):
 band = cached_tie_band(board, evaluations, bounds)
 draw_board(band, too_large_for_ties(bounds))
 
+with settings_slot.expander("Measures, intervals and tests"):
+    measure_chooser()  # a change reruns the page with the new measures
+    c1, c2, c3, c4, c5 = st.columns(5)
+    c1.number_input("Bootstrap resamples", 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
+                    key=BOARD_KEYS["n_resamples"])
+    c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
+                     key=BOARD_KEYS["confidence"])
+    c3.number_input("Seed", 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
+    c4.selectbox("Test", TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]), format_func=TEST_NAMES.get,
+                 key=BOARD_KEYS["test"])
+    c5.selectbox("Correction", CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
+                 format_func=CORRECTION_NAMES.get, key=BOARD_KEYS["correction"])
+
 st.subheader("Details")
 report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
               n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
@@ -141,6 +160,7 @@ own_queries = st.expander("Each run on its own queries, as trec_eval reports it"
                           key="ranklab.overview.own_queries", on_change="rerun")
 with own_queries:
     if own_queries.open:
+        thresholds, ratio = thresholds_editor("overview")
         table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
         st.dataframe(
             table, hide_index=True,
@@ -160,8 +180,8 @@ with own_queries:
         st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
                    "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
                    "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                   "improvement against the thresholds set under 'Measures, intervals and tests' (blank: "
-                   "no threshold for the measure).")
+                   "improvement against the interpretation thresholds above (blank: no threshold for the "
+                   "measure).")
         download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
                        title="Each run on its own queries", key="overview",
                        bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
@@ -178,3 +198,4 @@ with chart:
             st.plotly_chart(overview_bars(bars), key="ranklab.overview.chart")
 
 history_save_hook(evaluations, conv)
+page_end()

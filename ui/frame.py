@@ -9,6 +9,8 @@ single source of truth, whichever page (or cold deep link) draws the sidebar.
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
@@ -61,16 +63,38 @@ def _leave_pages_directory_mode() -> None:
         st.rerun()
 
 
+_late = threading.local()  # this script run's status-line slot, filled by page_end()
+
+
 def page_setup(sidebar: bool = True) -> None:
-    """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first."""
+    """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first.
+
+    ``sidebar=False``: the sidebar and the status line are drawn by :func:`page_end`, at the
+    end of the run (the status line in its place at the top): the page's answer reaches the
+    browser first, and what a page loads during its run (an upload) is listed in the same
+    run, without a second one."""
     _leave_pages_directory_mode()
     configure_page()
     blas.limit_threads_once()  # once per server process
     state.ensure_defaults()
     _compact_css()
     if sidebar:
+        _late.status = None
         _sidebar()
-    status_line()
+        status_line()
+    else:
+        _late.status = st.empty()
+
+
+def page_end() -> None:
+    """The sidebar and the status line of a page set up with ``page_setup(sidebar=False)``:
+    call it last, and before any ``st.stop()``."""
+    slot = getattr(_late, "status", None)
+    _sidebar()
+    if slot is not None:
+        with slot.container():
+            status_line()
+        _late.status = None
 
 
 def status_text() -> str:

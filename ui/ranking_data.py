@@ -1,8 +1,8 @@
-"""Loading and evaluating ranking data for the app: cached parsing, sample data, evaluations.
+"""Loading and evaluating ranking data for the app: parsing, sample data, evaluations.
 
-Parsing is cached by the upload's digest (``st.cache_data``; the bytes themselves are
-not re-hashed on every rerun). Evaluations are cached per session, keyed by the objects
-in state, the conventions and the measures, so moving between pages never recomputes.
+Each upload is parsed once per session (:mod:`ui.upload`). Rankings, evaluations and the
+leaderboard are cached per session, keyed by the objects in state, the conventions and the
+measures, so moving between pages never recomputes.
 """
 
 from __future__ import annotations
@@ -33,17 +33,6 @@ TIE_ROWS = STREAM_ROWS
 TIE_CACHE = "ranklab.tie_cache"  # dict: id(Evaluation) -> (Evaluation, tie report), this session
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _parse_run(key: str, _data: bytes, filename: str, fmt: str, columns: tuple) -> mc.Run:
-    return mc.read_run(_data if not filename else _Named(_data, filename), fmt=fmt,
-                       columns=dict(columns) or None)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _parse_qrels(key: str, _data: bytes, filename: str, fmt: str, columns: tuple) -> mc.Qrels:
-    return mc.read_qrels(_Named(_data, filename), fmt=fmt, columns=dict(columns) or None)
-
-
 class _Named:
     """Bytes with a file name, so readers see the extension and name errors after the file."""
 
@@ -55,15 +44,17 @@ class _Named:
 
 
 def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
-    """Parse run bytes (cached by digest); the run is named after the file stem or tag."""
-    cols = tuple(sorted((columns or {}).items()))
-    return _parse_run(state.digest(data), data, filename, fmt, cols)
+    """Parse run bytes (the run is named after the file stem or tag by the caller).
+
+    Not cached here: each upload is parsed once per session by :func:`ui.upload.parse_once`,
+    and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
+    server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
+    return mc.read_run(_Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None)
 
 
 def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Qrels:
-    """Parse qrels bytes (cached by digest)."""
-    cols = tuple(sorted((columns or {}).items()))
-    return _parse_qrels(state.digest(data), data, filename, fmt, cols)
+    """Parse qrels bytes (once per upload, as :func:`parse_run`)."""
+    return mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -190,6 +181,26 @@ def _ranked(qrels, run, conv, cutoffs: tuple):
         cache.pop(next(iter(cache)))
     cache[key] = (qrels, run, built, ranked)
     return ranked
+
+
+#: The Overview's leaderboards in the session: board key -> (evaluations, leaderboard).
+BOARD_MEMO = "ranklab.overview.boards"
+
+
+def board_key(qrels, runs: dict, conv, measures, settings: dict) -> tuple:
+    """What identifies a leaderboard: the data, conventions, measures and board settings."""
+    return ("board", id(qrels), tuple((name, id(run)) for name, run in runs.items()), conv, tuple(measures),
+            tuple(sorted(settings.items())))
+
+
+def compute_board(evaluations: dict, measures, baseline: str, query_set: str, n_resamples: int,
+                  confidence: float, seed: int, correction: str, test: str, permutations: int) -> pd.DataFrame:
+    """metrics_core's leaderboard of ``evaluations`` (one query set, bootstrap CI, corrected tests)."""
+    from metrics_core.stats.comparison import leaderboard
+
+    return leaderboard(list(evaluations.values()), baseline, list(measures), query_set=query_set,
+                       n_resamples=int(n_resamples), confidence=float(confidence), seed=int(seed),
+                       n_permutations=int(permutations), correction=correction, test=test)
 
 
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
@@ -322,10 +333,20 @@ def has_data() -> bool:
     return st.session_state.get(state.QRELS) is not None and bool(st.session_state.get(state.RUNS))
 
 
-def require_data() -> bool:
-    """Show a hint (and return False) when no qrels/runs are loaded."""
+def require_data(runs_upload: str | None = None) -> bool:
+    """Show a hint (and return False) when no qrels/runs are loaded. With ``runs_upload`` (the
+    page's name) and qrels loaded, the hint comes with a box to drop runs right here."""
     if has_data():
         return True
+    qrels = st.session_state.get(state.QRELS)
+    if runs_upload and qrels is not None:
+        from ui.upload import upload_box
+
+        n = len(qrels.unique_query_ids())
+        st.info(f"Qrels loaded ({n:,} queries judged). Drop one or more runs here, or on the Data page.")
+        if upload_box("run", "Runs", multiple=True, page=runs_upload):
+            st.rerun()
+        return False
     st.info("No data loaded yet. Open **Data** to upload a qrels file and runs, "
             "or load the bundled sample.")
     st.button("Load sample data", key="ranklab.load_sample_inline", type="primary",

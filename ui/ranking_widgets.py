@@ -140,20 +140,52 @@ def history_save_hook(evaluations: dict, conventions) -> None:
 
 
 
-@st.cache_data(max_entries=16, show_spinner="Computing the leaderboard ...")
-def cached_leaderboard(frames: dict, baseline: str, measures: tuple, query_set: str, n_resamples: int,
-                       confidence: float, seed: int, permutations: int, correction: str,
-                       test: str) -> pd.DataFrame:
-    """metrics_core's leaderboard (one query set, bootstrap CI, corrected tests), cached on the
-    per-query values and the settings."""
-    from types import SimpleNamespace
+#: The Overview's board settings: their widget keys and defaults (the page reads the settings
+#: before it draws their widgets, after the leaderboard).
+BOARD_KEYS = {"baseline": "ranklab.overview.baseline", "n_resamples": "ranklab.overview.resamples",
+              "confidence": "ranklab.overview.confidence", "seed": "ranklab.overview.seed",
+              "test": "ranklab.overview.test", "correction": "ranklab.overview.correction"}
+BOARD_DEFAULTS = {"n_resamples": 1000, "confidence": 0.95, "seed": 0, "test": "permutation",
+                  "correction": "holm"}
+#: Permutations of the permutation test on the Overview.
+BOARD_PERMUTATIONS = 10_000
+_BOARD_MEMO_SIZE = 8
 
-    from metrics_core.stats.comparison import leaderboard
 
-    evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
-    return leaderboard(evaluations, baseline, list(measures), query_set=query_set, n_resamples=n_resamples,
-                       confidence=confidence, seed=seed, n_permutations=permutations,
-                       correction=correction, test=test)
+def board_setting(name: str):
+    """The current value of one of the Overview's board settings (its default until set)."""
+    return st.session_state.get(BOARD_KEYS[name], BOARD_DEFAULTS.get(name))
+
+
+def _settings(baseline: str, query_set: str, n_resamples, confidence, seed, correction: str, test: str) -> dict:
+    return {"baseline": baseline, "query_set": query_set, "n_resamples": int(n_resamples),
+            "confidence": float(confidence), "seed": int(seed), "correction": correction, "test": test,
+            "permutations": BOARD_PERMUTATIONS}
+
+
+def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n_resamples: int,
+                   confidence: float, seed: int, correction: str, test: str) -> pd.DataFrame:
+    """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
+    bootstrap CI, corrected tests), kept in the session for these evaluations and settings
+    (a rerun neither recomputes it nor hashes the per-query values to find it)."""
+    from ui.ranking_data import BOARD_MEMO, board_key, compute_board
+
+    settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
+    conv = next(iter(evaluations.values())).conventions
+    key = board_key(st.session_state.get(state.QRELS), st.session_state.get(state.RUNS) or {}, conv,
+                    measures, settings)
+    held = tuple(evaluations.values())
+    memo = st.session_state.setdefault(BOARD_MEMO, {})
+    hit = memo.get(key)
+    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+        return hit[1]
+    rest = {k: v for k, v in settings.items() if k != "baseline"}
+    entry = (held, compute_board(evaluations, measures, baseline, **rest))
+    memo.pop(key, None)
+    while len(memo) >= _BOARD_MEMO_SIZE:
+        memo.pop(next(iter(memo)))
+    memo[key] = entry
+    return entry[1]
 
 
 TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (shown where that "

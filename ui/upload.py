@@ -132,6 +132,67 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     return error is None, error
 
 
+NONCE = "ranklab.data.uploader_nonce"      # dict: "page.kind" -> int, bumped to empty an uploader
+MESSAGE = "ranklab.data.uploader_message"  # dict: "page.kind" -> the message of its last failure
+
+
+def still_loaded() -> str:
+    """What stays loaded after a failed upload, in the pages' words."""
+    qrels, runs, meta = st.session_state[state.QRELS], st.session_state[state.RUNS] or {}, st.session_state[state.META]
+    parts = []
+    if qrels is not None:
+        n = len(qrels.unique_query_ids())
+        parts.append(f"{n} quer{'y' if n == 1 else 'ies'}")
+    if runs:
+        parts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+    if meta is not None:
+        parts.append(f"metadata for {len(meta)} queries")
+    return ("Previous data still loaded: " + ", ".join(parts) + ".") if parts else "Nothing else is loaded yet."
+
+
+def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False, help: str | None = None,
+               page: str = "data", label_visibility: str = "visible") -> bool:
+    """One uploader of ``kind`` ("qrels", "run" or "meta") and at most one message under it.
+
+    A file that fails to load leaves the uploader (its key changes, which empties it) unless
+    choosing its columns here can fix it; the message says what failed and what is still
+    loaded. ``page`` keeps the uploaders of different pages apart (their widget keys and
+    messages); what they load is the same session data, and a file is parsed once whichever
+    page it was dropped on. Returns True when the loaded data changed.
+    """
+    nonces = st.session_state.setdefault(NONCE, {})
+    messages = st.session_state.setdefault(MESSAGE, {})
+    slot = f"{page}.{kind}"
+    nonce = nonces.get(slot, 0)
+    got = st.file_uploader(label, key=f"ranklab.{page}.{kind}_file.{nonce}", accept_multiple_files=multiple,
+                           help=help, label_visibility=label_visibility)
+    files = list(got or []) if multiple else ([got] if got is not None else [])
+    changed, failed = False, []
+    for f in files:
+        ok, error = parse_once(kind, f, fmt)
+        changed |= ok
+        if error:
+            failed.append((f, error))
+    if files:
+        messages.pop(slot, None)  # a new upload: the old message has done its job
+    fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
+    if failed and not fixable:
+        names = ", ".join(f.name for f, _ in failed)
+        text = "; ".join(e.rstrip(". ") for _, e in failed)
+        messages[slot] = f"Could not load {names}: {text}." if len(failed) > 1 else f"{text}."
+        nonces[slot] = nonce + 1
+        st.rerun()
+    if fixable:
+        f, error = fixable[0]
+        more = f" ({len(fixable) - 1} more file{'s' if len(fixable) > 2 else ''} need their columns too)" \
+            if len(fixable) > 1 else ""
+        st.error(f"{error.rstrip('. ')}. Choose its columns below{more}. {still_loaded()}")
+        column_mapping(kind, f, fmt)
+    elif slot in messages:
+        st.error(messages[slot] + " " + still_loaded())
+    return changed
+
+
 def needs_mapping(kind: str, error: str) -> bool:
     """Whether choosing columns on the page can fix this error."""
     if kind == "meta":
