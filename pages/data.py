@@ -8,7 +8,7 @@ from metrics_core.errors import InputError
 from ui import state
 from ui.exports import download_table
 from ui.frame import conventions, page_end, page_setup
-from ui.ranking_data import evaluate_loaded, has_data, load_sample_into_state
+from ui.ranking_data import SAMPLE_SUMMARY, evaluate_loaded, has_data, load_sample_into_state
 from ui.upload import FORMATS, MESSAGE, upload_box
 
 page_setup(sidebar=False)  # the sidebar lists what this run loads: drawn last (page_end)
@@ -28,7 +28,7 @@ def _clear() -> None:
 
 
 if c1.button("Load sample data", type="primary", key="ranklab.data.sample", on_click=load_sample_into_state):
-    st.success("Sample loaded: qrels (50 queries), runs bm25, dense and hybrid, query metadata.")
+    st.success(SAMPLE_SUMMARY)
 
 left, right = st.columns(2)
 with left:
