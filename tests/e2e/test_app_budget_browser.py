@@ -45,3 +45,18 @@ def test_server_memory_after_every_page_but_hash_codes(app_server, browser):
     assert rss["sample loaded"] > rss["start"]  # the sample really is in memory
     assert result["torch"] is False  # no page but Hash codes loads torch
     assert max(rss.values()) <= BUDGET_MB, rss
+
+
+@pytest.mark.parametrize("route", ["data", "overview"])
+def test_a_dropped_run_reaches_the_painted_leaderboard(app_server, browser, route):
+    """Both ways of adding a run end on the Overview's leaderboard in a real browser: dropped
+    on the Data page (then the Overview opened from the menu once the sidebar lists it), or
+    dropped on the Overview's own drop zone. The grid is painted and its rows name the run
+    (the benchmark's helpers wait for each; no timing is asserted)."""
+    from bench.app_budget import time_upload
+
+    _, url = app_server
+    out = time_upload(browser, url, 20_000, 200, route)
+    assert out["run bytes"] > 0
+    assert ("listed s" in out) == (route == "data")
+    assert 0 < out["painted s"] <= out["rows s"] <= out["finished s"]
