@@ -1,16 +1,19 @@
 """The app's hosting budget, measured on a real server in Chromium (Playwright).
 
     python bench/app_budget.py [--lines 1000000] [--queries 10000] [--repeat 10]
+                               [--upload-repeat 3] [--routes data overview] [--upload-only]
 
 1. **Server memory**: start ``streamlit run app.py``, load the sample on the Data page,
    then visit every page but Hash codes through the menu (one browser session); the
    resident set size (RSS) of the server process is read after each page, and whether
    torch was loaded (``libtorch`` in ``/proc/PID/maps``).
-2. **A 1 M-line upload to the leaderboard**: upload a seeded qrels and a 1 M-line run
-   (bench/explorer_upload.py's data) on the Data page: time from handing the run to the
-   drop zone until the page lists it as loaded (transfer + parse), then until the
-   Overview's leaderboard grid lists the run (the first screen: evaluation, bootstrap
-   intervals, drawing) and until the Overview has finished running (the details too).
+2. **A 1 M-line upload to the leaderboard**: with a seeded qrels loaded, hand a 1 M-line run
+   (bench/explorer_upload.py's data) to a drop zone and time until the Overview's
+   leaderboard grid has painted it (its canvas, checked on every animation frame), then
+   until the grid's accessible rows name the run and until the Overview has finished.
+   Two routes (``--routes``): dropped on the Data page, the Overview opened from the menu
+   as soon as the sidebar lists the run; or dropped on the Overview's own drop zone. A
+   fresh server for each of ``--upload-repeat`` uploads.
 3. **A slider redraw**: on Calibration (decision threshold) and Detection (threshold),
    move the slider one step with the keyboard and time until the page shows the new
    confusion counts (the slider's fragment reran and the browser drew it); the median
