@@ -62,12 +62,31 @@ n_resamples, confidence, seed = (int(board_setting("n_resamples")), float(board_
                                  int(board_setting("seed")))
 test, correction = board_setting("test"), board_setting("correction")
 
+
+def draw_settings() -> None:
+    """The settings' widgets (in their slot above): drawn after the leaderboard, and on an
+    evaluation error too, so they keep their values (a widget not drawn in a run loses it)."""
+    with settings_slot.expander("Measures, intervals and tests"):
+        measure_chooser()  # a change reruns the page with the new measures
+        c1, c2, c3, c4, c5 = st.columns(5)
+        c1.number_input("Bootstrap resamples", 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
+                        key=BOARD_KEYS["n_resamples"])
+        c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
+                         key=BOARD_KEYS["confidence"])
+        c3.number_input("Seed", 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
+        c4.selectbox("Test", TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]), format_func=TEST_NAMES.get,
+                     key=BOARD_KEYS["test"])
+        c5.selectbox("Correction", CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
+                     format_func=CORRECTION_NAMES.get, key=BOARD_KEYS["correction"])
+
+
 conv = conventions()
 try:
     with st.spinner("Evaluating ..."):
         evaluations = evaluate_loaded(measures, conv)
 except InputError as exc:
     st.error(str(exc))
+    draw_settings()  # where a measure can be changed
     page_end()
     st.stop()
 measures = list(evaluations[next(iter(evaluations))].measures)
@@ -123,18 +142,7 @@ with st.spinner("Computing the tie band ..."):
 band = cached_tie_band(board, evaluations, bounds)
 draw_board(band, too_large_for_ties(bounds))
 
-with settings_slot.expander("Measures, intervals and tests"):
-    measure_chooser()  # a change reruns the page with the new measures
-    c1, c2, c3, c4, c5 = st.columns(5)
-    c1.number_input("Bootstrap resamples", 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
-                    key=BOARD_KEYS["n_resamples"])
-    c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
-                     key=BOARD_KEYS["confidence"])
-    c3.number_input("Seed", 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
-    c4.selectbox("Test", TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]), format_func=TEST_NAMES.get,
-                 key=BOARD_KEYS["test"])
-    c5.selectbox("Correction", CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
-                 format_func=CORRECTION_NAMES.get, key=BOARD_KEYS["correction"])
+draw_settings()
 
 st.subheader("Details")
 report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",

@@ -106,3 +106,23 @@ def test_a_parsed_run_is_not_shared_between_uploads():
     b = parse_run(MINE, "b.txt")
     assert b is not a and b.name != "renamed"
     assert len(a) == len(b) == 3
+
+
+def test_the_overview_settings_keep_their_values_when_the_evaluation_fails():
+    """The settings' widgets are drawn after the leaderboard, and on an evaluation error too:
+    a widget not drawn in a run would lose its value."""
+    import metrics_core as mc
+    from metrics_core.conventions import Conventions
+
+    qrels, _, _ = load_sample()
+    dup = mc.read_run(b"q01 Q0 D01195 1 3.5 dup\nq01 Q0 D01195 2 1.0 dup\n")
+    at = _page("overview", qrels=qrels, runs={"dup": dup})
+    _ok(at)
+    at.number_input(key="ranklab.overview.resamples").set_value(500).run()
+    at.session_state["ranklab.conventions"] = Conventions(duplicates="error")
+    at.run()
+    _ok(at)
+    assert len(at.error) == 1 and "duplicate" in at.error[0].value
+    at.run()
+    assert at.number_input(key="ranklab.overview.resamples").value == 500
+    assert "runs: dup (2 lines)" in _sidebar_text(at)  # the sidebar is drawn on that path too
