@@ -183,26 +183,6 @@ def _ranked(qrels, run, conv, cutoffs: tuple):
     return ranked
 
 
-#: The Overview's leaderboards in the session: board key -> (evaluations, leaderboard).
-BOARD_MEMO = "ranklab.overview.boards"
-
-
-def board_key(qrels, runs: dict, conv, measures, settings: dict) -> tuple:
-    """What identifies a leaderboard: the data, conventions, measures and board settings."""
-    return ("board", id(qrels), tuple((name, id(run)) for name, run in runs.items()), conv, tuple(measures),
-            tuple(sorted(settings.items())))
-
-
-def compute_board(evaluations: dict, measures, baseline: str, query_set: str, n_resamples: int,
-                  confidence: float, seed: int, correction: str, test: str, permutations: int) -> pd.DataFrame:
-    """metrics_core's leaderboard of ``evaluations`` (one query set, bootstrap CI, corrected tests)."""
-    from metrics_core.stats.comparison import leaderboard
-
-    return leaderboard(list(evaluations.values()), baseline, list(measures), query_set=query_set,
-                       n_resamples=int(n_resamples), confidence=float(confidence), seed=int(seed),
-                       n_permutations=int(permutations), correction=correction, test=test)
-
-
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
     """Evaluations of every loaded run (cached in the session).
 

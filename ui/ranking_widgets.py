@@ -149,7 +149,8 @@ BOARD_DEFAULTS = {"n_resamples": 1000, "confidence": 0.95, "seed": 0, "test": "p
                   "correction": "holm"}
 #: Permutations of the permutation test on the Overview.
 BOARD_PERMUTATIONS = 10_000
-_BOARD_MEMO_SIZE = 8
+_BOARD_MEMO = "ranklab.overview.boards"  # dict: board key -> (evaluations, leaderboard), this session
+_BOARD_MEMO_SIZE = 4
 
 
 def board_setting(name: str):
@@ -167,20 +168,28 @@ def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n
                    confidence: float, seed: int, correction: str, test: str) -> pd.DataFrame:
     """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
     bootstrap CI, corrected tests), kept in the session for these evaluations and settings
-    (a rerun neither recomputes it nor hashes the per-query values to find it)."""
-    from ui.ranking_data import BOARD_MEMO, board_key, compute_board
+    (a rerun neither recomputes it nor hashes the per-query values to find it).
+
+    Keyed by the loaded data (object ids), the conventions, the measures and the settings,
+    and checked against the very evaluations it was computed from; leaderboards of data no
+    longer loaded are dropped (with the evaluations they hold)."""
+    from metrics_core.stats.comparison import leaderboard
 
     settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
-    conv = next(iter(evaluations.values())).conventions
-    key = board_key(st.session_state.get(state.QRELS), st.session_state.get(state.RUNS) or {}, conv,
-                    measures, settings)
+    data = (id(st.session_state.get(state.QRELS)),
+            tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()))
+    key = data + (next(iter(evaluations.values())).conventions, tuple(measures), tuple(sorted(settings.items())))
     held = tuple(evaluations.values())
-    memo = st.session_state.setdefault(BOARD_MEMO, {})
+    memo = st.session_state.setdefault(_BOARD_MEMO, {})
+    for stale in [k for k in memo if k[:2] != data]:
+        del memo[stale]
     hit = memo.get(key)
     if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
         return hit[1]
-    rest = {k: v for k, v in settings.items() if k != "baseline"}
-    entry = (held, compute_board(evaluations, measures, baseline, **rest))
+    board = leaderboard(list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
+                        confidence=settings["confidence"], seed=settings["seed"],
+                        n_permutations=BOARD_PERMUTATIONS, correction=correction, test=test)
+    entry = (held, board)
     memo.pop(key, None)
     while len(memo) >= _BOARD_MEMO_SIZE:
         memo.pop(next(iter(memo)))

@@ -126,3 +126,27 @@ def test_the_overview_settings_keep_their_values_when_the_evaluation_fails():
     at.run()
     assert at.number_input(key="ranklab.overview.resamples").value == 500
     assert "runs: dup (2 lines)" in _sidebar_text(at)  # the sidebar is drawn on that path too
+
+
+def test_the_leaderboard_is_kept_per_session_and_recomputed_only_when_asked(monkeypatch):
+    """A rerun draws the kept leaderboard; a new setting computes one more; a run added makes
+    the boards of the old data go (the session does not keep their evaluations alive)."""
+    import metrics_core.stats.comparison as comparison
+
+    calls = []
+    real = comparison.leaderboard
+    monkeypatch.setattr(comparison, "leaderboard", lambda *a, **k: calls.append(k["seed"]) or real(*a, **k))
+    qrels, runs, _ = load_sample()
+    at = _page("overview", qrels=qrels, runs=runs)
+    _ok(at)
+    assert calls == [0]
+    at.run()
+    assert calls == [0]  # kept
+    at.number_input(key="ranklab.overview.seed").set_value(7).run()
+    _ok(at)
+    assert calls == [0, 7]
+    assert len(at.session_state["ranklab.overview.boards"]) == 2
+    _uploader(at, "ranklab.overview.run_file").set_value([("mine.txt", MINE, "text/plain")]).run()
+    _ok(at)
+    assert calls == [0, 7, 7]
+    assert len(at.session_state["ranklab.overview.boards"]) == 1  # the old data's boards dropped
