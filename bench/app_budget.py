@@ -147,14 +147,18 @@ def memory_after_pages(browser, url: str, pid: int) -> dict:
         context.close()
 
 
-#: True once the Overview's leaderboard grid (the first data grid of the page) has painted
-#: text in its first data row: what the visitor sees. The grid is a canvas, so this reads
-#: its pixels (dark text in the Run column, under the 35-px header).
+#: True once the Overview's leaderboard grid (the page's first data grid) has painted text
+#: in its first data row: what the visitor sees. The grid is a canvas, so this reads its
+#: pixels (dark text in the Run column, under the 35-px header). Elements Streamlit marks
+#: stale (left from the page before, while the new run draws) are not counted.
 BOARD_PAINTED_JS = """() => {
+  const fresh = (e) => { const c = e.closest('[data-testid="stElementContainer"]');
+                         return !c || c.getAttribute('data-stale') !== 'true'; };
   const main = document.querySelector('[data-testid="stMain"]');
-  const title = main && main.querySelector('h1');
+  const title = main && [...main.querySelectorAll('h1')].find(fresh);
   if (!title || !title.textContent.includes('Overview')) return false;
-  const c = main.querySelector('[data-testid="stDataFrame"] canvas[data-testid="data-grid-canvas"]');
+  const grid = [...main.querySelectorAll('[data-testid="stDataFrame"]')].find(fresh);
+  const c = grid && grid.querySelector('canvas[data-testid="data-grid-canvas"]');
   if (!c || c.height < 60 * devicePixelRatio) return false;
   const r = devicePixelRatio, w = Math.min(c.width, Math.round(160 * r));
   const px = c.getContext('2d').getImageData(0, Math.round(38 * r), w, Math.round(22 * r)).data;

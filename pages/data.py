@@ -35,6 +35,15 @@ with left:
     st.subheader("Qrels")
     qfmt = st.selectbox("Qrels format", FORMATS, key="ranklab.data.qrels_fmt")
     upload_box("qrels", "Relevance judgements (qrels)", qfmt)
+    loaded_qrels = st.session_state[state.QRELS]
+    if loaded_qrels is not None:
+        labels = pd.Series(loaded_qrels.relevance).value_counts().sort_index()
+        st.caption(f"{len(loaded_qrels.unique_query_ids()):,} queries, {len(loaded_qrels):,} judgements")
+        st.dataframe(pd.DataFrame({"Label": [f"{lab:g}" for lab in labels.index], "Judgements": labels.to_numpy(),
+                                   "Share": labels.to_numpy() / max(len(loaded_qrels), 1)}),
+                     hide_index=True, key="ranklab.data.labels",
+                     column_config={"Judgements": st.column_config.NumberColumn(format="localized"),
+                                    "Share": st.column_config.NumberColumn(format="percent")})
 with right:
     st.subheader("Runs")
     rfmt = st.selectbox("Run format", FORMATS, key="ranklab.data.run_fmt")
@@ -70,9 +79,6 @@ qrels = st.session_state[state.QRELS]
 runs = st.session_state[state.RUNS]
 k = int(st.number_input("Cutoff k for ties and unjudged documents", min_value=1, max_value=1000,
                         value=10, key="ranklab.data.diag_k"))
-labels = pd.Series(qrels.relevance).value_counts().sort_index()
-st.caption(f"Qrels: {len(qrels.unique_query_ids())} queries, {len(qrels):,} judgements; labels: "
-           + ", ".join(f"{lab:g}: {n}" for lab, n in labels.items()))
 rows = []
 conv = conventions()
 try:

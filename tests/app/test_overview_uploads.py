@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.test_app_pages import TIMEOUT, _ok
@@ -150,3 +151,22 @@ def test_the_leaderboard_is_kept_per_session_and_recomputed_only_when_asked(monk
     _ok(at)
     assert calls == [0, 7, 7]
     assert len(at.session_state["ranklab.overview.boards"]) == 1  # the old data's boards dropped
+
+
+def test_the_data_page_shows_the_judgements_per_label_once_qrels_are_loaded():
+    """Under the qrels box: the judgements of each label and their share (a table drawn as soon
+    as qrels load, which also loads the browser's data-grid code before the leaderboard)."""
+    import numpy as np
+
+    at = _page("data")
+    assert not any("Label" in d.value.columns for d in at.dataframe)
+    qrels_text = (ROOT / "sample_data" / "ranking" / "qrels.txt").read_bytes()
+    _uploader(at, "ranklab.data.qrels_file").set_value(("qrels.txt", qrels_text, "text/plain")).run()
+    _ok(at)
+    table = next(d.value for d in at.dataframe if "Label" in d.value.columns)
+    rel = np.asarray(at.session_state["ranklab.qrels"].relevance)
+    labels, counts = np.unique(rel, return_counts=True)
+    assert table["Label"].tolist() == [f"{v:g}" for v in labels]
+    assert table["Judgements"].tolist() == counts.tolist()
+    assert table["Share"].sum() == pytest.approx(1.0)
+    assert any(f"{len(rel):,} judgements" in str(c.value) for c in at.main.caption)
