@@ -151,7 +151,7 @@ def still_loaded() -> str:
 
 
 def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False, help: str | None = None,
-               page: str = "data", label_visibility: str = "visible") -> bool:
+               page: str = "data") -> bool:
     """One uploader of ``kind`` ("qrels", "run" or "meta") and at most one message under it.
 
     A file that fails to load leaves the uploader (its key changes, which empties it) unless
@@ -165,7 +165,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     slot = f"{page}.{kind}"
     nonce = nonces.get(slot, 0)
     got = st.file_uploader(label, key=f"ranklab.{page}.{kind}_file.{nonce}", accept_multiple_files=multiple,
-                           help=help, label_visibility=label_visibility)
+                           help=help)
     files = list(got or []) if multiple else ([got] if got is not None else [])
     changed, failed = False, []
     for f in files:
