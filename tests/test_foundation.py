@@ -169,3 +169,19 @@ def test_the_library_never_imports_the_app_stack():
         text = path.read_text()
         for banned in ("import streamlit", "from streamlit", "import plotly", "from plotly"):
             assert banned not in text, f"{path} has {banned!r}"
+
+
+def test_unique_query_ids_is_kept_on_the_object_and_follows_its_ids():
+    """Counted once per object (the app asks several times per page), a fresh list each
+    call, and recomputed when the ids change."""
+    import pyarrow as pa
+
+    q = mc.Qrels(["q2", "q1", "q2", "q10"], ["a", "b", "c", "d"], [1, 0, 1, 2])
+    first = q.unique_query_ids()
+    assert first == ["q1", "q10", "q2"]
+    first.append("mutated")
+    assert q.unique_query_ids() == ["q1", "q10", "q2"]
+    q.qid = pa.array(["x", "x", "y", "y"])
+    assert q.unique_query_ids() == ["x", "y"]
+    q.extra_query_ids = ("z",)
+    assert q.unique_query_ids() == ["x", "y", "z"]
