@@ -9,6 +9,7 @@ from ui import state
 from ui.exports import download_table
 from ui.frame import conventions, page_end, page_setup
 from ui.ranking_data import SAMPLE_SUMMARY, evaluate_loaded, has_data, load_sample_into_state
+from ui.style import MEASURE_FORMAT
 from ui.upload import FORMATS, MESSAGE, upload_box
 
 page_setup(sidebar=False)  # the sidebar lists what this run loads: drawn last (page_end)
@@ -110,7 +111,11 @@ for name, ev in diag_evs.items():
                  f"rule '{conv.ties}' (sidebar).")
 if rows:
     table = pd.DataFrame(rows).set_index("run")
-    st.dataframe(table)
+    # plain headers; counts with thousands separators, means with 4 decimals
+    st.dataframe(table, column_config={"run": st.column_config.TextColumn("Run")} | {
+        c: st.column_config.NumberColumn(c[:1].upper() + c[1:],
+                                         format=MEASURE_FORMAT if table[c].dtype.kind == "f" else "localized")
+        for c in table.columns})
     download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")
 
 page_end()
