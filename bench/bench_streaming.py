@@ -8,7 +8,8 @@ into parts, ``evaluate --scheduler local:2``) the process tree is sampled every 
 (psutil) and the largest resident set of the client and of each worker is reported.
 
 Checks: the streamed and Dask means must equal the whole-run means bit for bit; trec_eval
-(built by ``/work/shared/reference/build-trec_eval.sh``, values printed with %.17g) is
+(built by ``../shared/reference/build-trec_eval.sh`` beside the repository, or under
+``$RANKLAB_SHARED``; values printed with %.17g) is
 compared on the measures it has under the same definition (P_5, P_10, recall_100, map,
 ndcg_cut_10, ndcg_cut_100), tolerance 1e-12.
 
@@ -46,7 +47,16 @@ from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS  # noqa: E402
 
 TREC_MEASURES = {"P@5": "P_5", "P@10": "P_10", "R@100": "recall_100", "AP": "map",
                  "nDCG@10": "ndcg_cut_10", "nDCG@100": "ndcg_cut_100"}
-BUILD = Path("/work/shared/reference/build-trec_eval.sh")
+
+
+def shared_dir() -> Path:
+    """The shared folder: ``$RANKLAB_SHARED`` if set, else ``../shared`` beside the repository
+    (as the tests find it), so the bench runs from any clone."""
+    env = os.environ.get("RANKLAB_SHARED")
+    return Path(env) if env else ROOT.parent / "shared"
+
+
+BUILD = shared_dir() / "reference" / "build-trec_eval.sh"
 
 
 def trec_eval_binaries() -> dict:

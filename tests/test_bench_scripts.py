@@ -144,3 +144,17 @@ def test_peer_script_matches_ranklab(tiny, tmp_path, tool, module, tie_sensitive
     for measure in MEASURES:
         tol = 0.02 if measure in tie_sensitive else 1e-9
         assert result[measure] == pytest.approx(expected[measure], abs=tol), measure
+
+
+def test_bench_scripts_find_the_shared_folder_relative_to_the_repository(monkeypatch, tmp_path):
+    """No script names an absolute path of one machine; the trec_eval build script is looked
+    up beside the repository, or under ``$RANKLAB_SHARED``, so the bench runs from any clone."""
+    for path in BENCH.glob("*.py"):
+        text = path.read_text()
+        assert "/work/" not in text, f"{path.name} names an absolute path"
+    spec = importlib.util.spec_from_file_location("bench_streaming_probe", BENCH / "bench_streaming.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.BUILD == ROOT.parent / "shared" / "reference" / "build-trec_eval.sh"
+    monkeypatch.setenv("RANKLAB_SHARED", str(tmp_path))
+    assert module.shared_dir() == tmp_path
