@@ -76,18 +76,21 @@ def resolve_query_set(args) -> str:
         args.missing_queries = "zero"
     elif complete:
         raise InputError("--queries common contradicts -c / --missing zero",
-                         hint="-c scores absent queries 0 on every qrels query; drop one of them")
+                         hint="-c scores absent queries 0 on every qrels query; drop one of them",
+                         option="--queries", field="query_set")
     return query_set
 
 
 def run(args) -> int:
     if len(args.run) < 2:
-        raise InputError("compare needs at least two runs (--run A --run B)")
+        raise InputError("compare needs at least two runs (--run A --run B)", option="--run", field="run")
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
     if args.baseline not in names:
-        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names),
+                         option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
+                         + ", ".join(names))
     measures = evaluations[0].measures
     frame = compare_runs(evaluations, args.baseline, measures, n_permutations=args.permutations,
                          seed=args.seed, correction=args.correction, confidence=args.confidence,

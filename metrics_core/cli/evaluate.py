@@ -161,7 +161,8 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     tie = bool(getattr(args, "tie_report", False))
     if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
         raise InputError("--tie-report needs each run read whole",
-                         hint="Leave out --scheduler / --block-rows, or --tie-report")
+                         hint="Leave out --scheduler / --block-rows, or --tie-report",
+                         option="--tie-report")
     if getattr(args, "scheduler", None):
         from metrics_core.ranking.distributed import evaluate_on_scheduler
 

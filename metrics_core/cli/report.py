@@ -50,7 +50,9 @@ def run(args) -> int:
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
     if args.baseline is not None and args.baseline not in names:
-        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names),
+                         option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
+                         + ", ".join(names))
     data = {f"qrels {Path(args.qrels).name}": data_digest(Path(args.qrels).read_bytes())}
     for path, name in zip(args.run, names, strict=True):
         data[f"run {name} ({Path(path).name})"] = data_digest(Path(path).read_bytes())
@@ -66,7 +68,7 @@ def run(args) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", source=args.output,
-                         hint="choose a writable path with -o") from None
+                         hint="choose a writable path with -o", option="--output") from None
     if not args.quiet:
         print(f"wrote {args.output} ({len(text) / 1e6:.1f} MB)", file=sys.stderr)
     return 0
