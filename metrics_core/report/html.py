@@ -38,7 +38,6 @@ from metrics_core.stats.comparison import (
     markers_legend,
 )
 
-
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:1100px;
 color:#1f2937;padding:0 1rem;line-height:1.45}
