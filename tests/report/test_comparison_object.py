@@ -4,6 +4,7 @@ byte, a saved evaluations JSON compared like live evaluations, honest Markdown a
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import subprocess
 
@@ -89,6 +90,11 @@ def test_numbers_and_frame_are_compare_runs(tmp_path):
     assert c.legend(paper=False) == markers_legend(frame, tests=TESTS, paper=False)
     assert c.parameters() == {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed",
                                                           "correction", "confidence", "alpha", "query_set")}
+    # values without the rankings: the same rows and the same JSON
+    light = compare([RunValues.from_evaluation(ev) for ev in evs], "bm25", n_permutations=500, seed=2, alpha=0.1,
+                    conventions=mc.Conventions())
+    assert light.to_dict(per_query=True) == c.to_dict(per_query=True)
+    assert pickle.loads(pickle.dumps(light)).to_dict() == c.to_dict()  # an app may cache it
     # default baseline: the first run; the mapping form gives the same numbers
     by_frames = compare({ev.run_name: ev.per_query for ev in evs}, n_permutations=500, seed=2, alpha=0.1)
     pd.testing.assert_frame_equal(by_frames.to_frame(), frame)
