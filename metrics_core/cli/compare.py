@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from metrics_core.cli._options import SEED, add_ranking_inputs, finite_float, whole
+from metrics_core.cli._options import PROBABILITY, SEED, add_ranking_inputs, whole
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.report import write_text
@@ -22,9 +22,6 @@ DESCRIPTION = ("Compare every run with the baseline on one query set per measure
 FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 
-_confidence = finite_float(0, 1, open_low=True, open_high=True)
-
-
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
     p.add_argument("--baseline", required=True,
@@ -36,8 +33,8 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed of the permutation test and bootstrap")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction over all (run, measure) pairs")
-    p.add_argument("--confidence", type=_confidence, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=_confidence, default=0.05, help="level of the markers (default 0.05)")
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="level of the markers (default 0.05)")
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
                    help="the one query set of every comparison: 'common' = the queries every run "
                         "answered; 'qrels' = every qrels query, a run that did not answer one "

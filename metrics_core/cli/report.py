@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_core.cli._options import add_ranking_inputs, whole
-from metrics_core.cli.compare import _confidence, resolve_query_set
+from metrics_core.cli._options import PROBABILITY, add_ranking_inputs, whole
+from metrics_core.cli.compare import resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.stats.significance import CORRECTIONS
@@ -33,8 +33,8 @@ def add_arguments(p) -> None:
                    help="bootstrap resamples of each run's mean (default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    p.add_argument("--confidence", type=_confidence, default=0.95)
-    p.add_argument("--alpha", type=_confidence, default=0.05)
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95)
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05)
     p.add_argument("--title", default="RankLab report")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
