@@ -20,6 +20,7 @@ from metrics_core.stats.comparison import (
     TESTS,
     compare_runs,
     comparison_records,
+    leaderboard,
     markers_legend,
     paper_table,
     queries_sentence,
@@ -45,8 +46,9 @@ class Comparison:
     ----------
     settings : dict
         baseline, measures, permutations, bootstrap (resamples of the interval), seed,
-        correction, confidence, alpha, query_set, tests, interval, and ``conventions`` (a
-        dict, or None when the runs did not say).
+        correction, confidence, alpha, query_set, tests, interval, ``n_queries`` (measure ->
+        the size of its query set; None where the pairs differ, ``query_set="pairwise"``)
+        and ``conventions`` (a dict, or None when the runs did not say).
     runs : tuple
         The compared evaluations (:class:`~metrics_core.ranking.evaluate.Evaluation` or
         :class:`~metrics_core.report.evaluations.RunValues`), baseline included, in the
@@ -72,7 +74,11 @@ class Comparison:
         self.runs = tuple(runs)
         conv = conventions.as_dict() if hasattr(conventions, "as_dict") else conventions
         self._conventions = conventions
-        self.settings = {**frame.attrs, "conventions": None if conv is None else dict(conv)}
+        sizes = frame.groupby("measure", sort=False)["n_queries"].agg(["min", "max"]) if len(frame) else None
+        n_queries = {} if sizes is None else {
+            str(m): int(lo) if lo == hi else None for m, (lo, hi) in sizes.iterrows()}
+        self.settings = {**frame.attrs, "n_queries": n_queries,
+                         "conventions": None if conv is None else dict(conv)}
 
     # --- the rows -----------------------------------------------------------------------
     @property
@@ -98,6 +104,23 @@ class Comparison:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
         markers of ``tests`` (:func:`~metrics_core.stats.comparison.paper_table`)."""
         return paper_table(self._frame, tests=tests, digits=digits)
+
+    def leaderboard(self, n_resamples: int = 1000, test: str | None = None) -> pd.DataFrame:
+        """The Overview's board on this comparison's runs, measures, query set and settings:
+        per (run, measure) the mean, its percentile-bootstrap interval (``n_resamples``, at
+        the comparison's confidence and seed), the best mark and the marker of ``test``
+        (default: the last test computed) from this comparison's corrected p-values, not
+        recomputed. Its legend is :func:`~metrics_core.stats.comparison.leaderboard_legend`.
+        """
+        s = self.settings
+        test = test or s["tests"][-1]
+        if test not in s["tests"]:
+            raise InputError(f"the comparison did not run the {test} test",
+                             hint="accepted: " + ", ".join(s["tests"]), field="test")
+        return leaderboard(list(self.runs), s["baseline"], list(s["measures"]), query_set=s["query_set"],
+                           n_resamples=n_resamples, confidence=s["confidence"], seed=s["seed"],
+                           n_permutations=s["permutations"], correction=s["correction"], alpha=s["alpha"],
+                           test=test, comparison=self._frame)
 
     # --- text ---------------------------------------------------------------------------
     def legend(self, tests: Sequence[str] = TESTS, paper: bool = True) -> str:

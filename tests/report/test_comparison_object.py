@@ -18,7 +18,14 @@ from metrics_core.cli import main
 from metrics_core.errors import InputError
 from metrics_core.report.comparison import WIDE_COLUMNS, Comparison, compare, compare_json
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
-from metrics_core.stats.comparison import TESTS, compare_runs, comparison_records, markers_legend
+from metrics_core.stats.comparison import (
+    TESTS,
+    compare_runs,
+    comparison_records,
+    leaderboard,
+    leaderboard_legend,
+    markers_legend,
+)
 
 
 def _write_files(tmp_path, n_queries=30, n_docs=12, seed=3):
@@ -84,7 +91,10 @@ def test_numbers_and_frame_are_compare_runs(tmp_path):
     assert c.to_frame().attrs == {}
     assert c.records == comparison_records(frame)
     assert list(c.wide().columns) == list(WIDE_COLUMNS)
-    assert {k: v for k, v in c.settings.items() if k != "conventions"} == frame.attrs
+    assert {k: v for k, v in c.settings.items() if k not in ("conventions", "n_queries")} == frame.attrs
+    assert c.settings["n_queries"] == {m: 27 for m in MEASURES}  # hybrid misses 3 of 30 queries
+    pairwise = compare(evs, "bm25", n_permutations=50, query_set="pairwise")
+    assert pairwise.settings["n_queries"] == {m: None for m in MEASURES}
     assert c.settings["conventions"] == mc.Conventions().as_dict()
     assert c.legend() == markers_legend(frame, tests=TESTS)
     assert c.legend(paper=False) == markers_legend(frame, tests=TESTS, paper=False)
@@ -98,6 +108,19 @@ def test_numbers_and_frame_are_compare_runs(tmp_path):
     # default baseline: the first run; the mapping form gives the same numbers
     by_frames = compare({ev.run_name: ev.per_query for ev in evs}, n_permutations=500, seed=2, alpha=0.1)
     pd.testing.assert_frame_equal(by_frames.to_frame(), frame)
+
+
+def test_leaderboard_reuses_the_comparison(tmp_path):
+    qrels, paths = _write_files(tmp_path)
+    evs = _evaluations(qrels, paths)
+    c = compare(evs, "dense", n_permutations=300, seed=3, correction="bonferroni", tests=("t", "permutation"))
+    board = c.leaderboard(n_resamples=200, test="t")
+    direct = leaderboard(evs, "dense", MEASURES, n_resamples=200, seed=3, n_permutations=300,
+                         correction="bonferroni", test="t")
+    pd.testing.assert_frame_equal(board, direct)  # the t-test does not depend on the other tests
+    assert leaderboard_legend(board) == leaderboard_legend(direct)
+    with pytest.raises(InputError, match="wilcoxon"):
+        c.leaderboard(test="wilcoxon")
 
 
 def test_records_against_scipy_and_numpy_on_random_ties(tmp_path):
