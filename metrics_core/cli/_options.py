@@ -39,6 +39,8 @@ def whole(minimum: int | None = None, maximum: int | None = None):
 SEED = whole(0, 2**63 - 1)
 RESAMPLES = whole(0, LIMITS["resamples"])
 CUTOFF = whole(1, LIMITS["cutoff"])
+#: A level strictly between 0 and 1 (``--confidence``, ``--alpha``).
+PROBABILITY = finite_float(0, 1, open_low=True, open_high=True)
 
 
 def add_ranking_inputs(p, runs: str = "repeat for several runs",

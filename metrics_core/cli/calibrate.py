@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     if args.bins < 1:
-        raise InputError(f"--bins must be at least 1, got {args.bins}")
+        raise InputError(f"--bins must be at least 1, got {args.bins}", option="--bins")
     table = read_scores(args.input, score_col=args.score_col, label_col=args.label_col,
                         criterion_col=args.criterion_col)
     try:

@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
-
-from metrics_core.cli._options import SEED, add_ranking_inputs, finite_float, whole
-from metrics_core.cli.evaluate import (
-    add_convention_arguments,
-    evaluations_json,
-    run_evaluations,
-)
+from metrics_core.cli._options import PROBABILITY, SEED, add_ranking_inputs, whole
+from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
-from metrics_core.report import format_table, json_safe, provenance, write_text
-from metrics_core.stats.comparison import (
-    TESTS,
-    compare_runs,
-    comparison_records,
-    markers_legend,
-    paper_table,
-    queries_sentence,
-)
+from metrics_core.report import write_text
+from metrics_core.report.comparison import compare
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
 
@@ -35,9 +22,6 @@ DESCRIPTION = ("Compare every run with the baseline on one query set per measure
 FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 
-_confidence = finite_float(0, 1, open_low=True, open_high=True)
-
-
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
     p.add_argument("--baseline", required=True,
@@ -49,8 +33,8 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed of the permutation test and bootstrap")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction over all (run, measure) pairs")
-    p.add_argument("--confidence", type=_confidence, default=0.95, help="CI level (default 0.95)")
-    p.add_argument("--alpha", type=_confidence, default=0.05, help="level of the markers (default 0.05)")
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="level of the markers (default 0.05)")
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
                    help="the one query set of every comparison: 'common' = the queries every run "
                         "answered; 'qrels' = every qrels query, a run that did not answer one "
@@ -62,12 +46,6 @@ def add_arguments(p) -> None:
     add_convention_arguments(p)
 
 
-def _wide(frame: pd.DataFrame) -> pd.DataFrame:
-    cols = ["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
-            *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size", "markers"]
-    return frame[cols]
-
-
 def resolve_query_set(args) -> str:
     """The --queries choice; 'qrels' switches scoring of absent queries to 0 (trec_eval -c)."""
     complete = getattr(args, "complete", False) or getattr(args, "missing_queries", None) == "zero"
@@ -76,37 +54,33 @@ def resolve_query_set(args) -> str:
         args.missing_queries = "zero"
     elif complete:
         raise InputError("--queries common contradicts -c / --missing zero",
-                         hint="-c scores absent queries 0 on every qrels query; drop one of them")
+                         hint="-c scores absent queries 0 on every qrels query; drop one of them",
+                         option="--queries", field="query_set")
     return query_set
 
 
 def run(args) -> int:
     if len(args.run) < 2:
-        raise InputError("compare needs at least two runs (--run A --run B)")
+        raise InputError("compare needs at least two runs (--run A --run B)", option="--run", field="run")
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
     if args.baseline not in names:
-        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
-    measures = evaluations[0].measures
-    frame = compare_runs(evaluations, args.baseline, measures, n_permutations=args.permutations,
-                         seed=args.seed, correction=args.correction, confidence=args.confidence,
-                         n_resamples=args.bootstrap, alpha=args.alpha, query_set=query_set)
-    params = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed", "correction",
-                                           "confidence", "alpha", "query_set")}
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names),
+                         option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
+                         + ", ".join(names))
+    comparison = compare(evaluations, args.baseline, measures=evaluations[0].measures,
+                         n_permutations=args.permutations, seed=args.seed, correction=args.correction,
+                         confidence=args.confidence, n_resamples=args.bootstrap, alpha=args.alpha,
+                         query_set=query_set, conventions=conv)
     if args.format == "json":
-        out = evaluations_json(evaluations, conv, args.per_query)
-        out["comparison"] = params
-        out["comparisons"] = comparison_records(frame)
-        text = json.dumps(json_safe(out), indent=2)
-    elif args.format in ("markdown", "latex"):
-        # the same markers as the plain table's "markers" column (every test)
-        legend = markers_legend(frame, tests=TESTS)
-        text = format_table(paper_table(frame, tests=TESTS), args.format, prov=provenance(conv, **params),
-                            title=legend)
+        text = json.dumps(comparison.to_dict(per_query=args.per_query), indent=2)
+    elif args.format == "markdown":
+        text = comparison.to_markdown()
+    elif args.format == "latex":
+        text = comparison.to_latex()
     else:
-        text = format_table(_wide(frame), args.format, prov=provenance(conv, **params), index=False,
-                            title=queries_sentence(frame))
+        text = comparison.to_table(args.format)
     write_text(text, args.output)
     return 0
 

@@ -26,9 +26,9 @@ DESCRIPTION = ("Detection-gate metrics. Positive when score >= threshold; TPR@FP
 def _target(text: str) -> str:
     value = parse_number(text)
     if value is None or value != value:
-        raise InputError(f"--fpr {text!r} is not a number", hint="e.g. --fpr 0.05")
+        raise InputError(f"--fpr {text!r} is not a number", hint="e.g. --fpr 0.05", option="--fpr")
     if not 0 <= value <= 1:
-        raise InputError(f"--fpr {text!r} is outside [0, 1]")
+        raise InputError(f"--fpr {text!r} is outside [0, 1]", option="--fpr")
     return text
 
 

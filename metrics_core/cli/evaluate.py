@@ -6,12 +6,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-from metrics_core import __version__
 from metrics_core.cli._options import CUTOFF, add_ranking_inputs, finite_float
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
@@ -19,6 +14,7 @@ from metrics_core.io import read_qrels, read_run
 from metrics_core.ranking.evaluate import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
+from metrics_core.report.evaluations import evaluations_frame, evaluations_json
 
 NAME = "evaluate"
 HELP = "evaluate runs against qrels (trec_eval conventions by default)"
@@ -161,7 +157,8 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     tie = bool(getattr(args, "tie_report", False))
     if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
         raise InputError("--tie-report needs each run read whole",
-                         hint="Leave out --scheduler / --block-rows, or --tie-report")
+                         hint="Leave out --scheduler / --block-rows, or --tie-report",
+                         option="--tie-report")
     if getattr(args, "scheduler", None):
         from metrics_core.ranking.distributed import evaluate_on_scheduler
 
@@ -200,25 +197,6 @@ def _stream_evaluations(args, qrels, specs, conv, block_rows, progress) -> list[
     for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
         ev.run_name = name
     return evaluations
-
-
-def evaluations_json(evaluations: list[Evaluation], conv: Conventions, per_query: bool) -> dict:
-    return {"version": __version__, "conventions": conv.as_dict(),
-            "runs": [ev.to_dict(per_query=per_query) for ev in evaluations]}
-
-
-def evaluations_frame(evaluations: list[Evaluation], per_query: bool) -> pd.DataFrame:
-    import pandas as pd
-
-    if per_query:
-        frames = []
-        for ev in evaluations:
-            f = ev.per_query.reset_index()
-            f.insert(0, "run", ev.run_name)
-            frames.append(f)
-        return pd.concat(frames, ignore_index=True)
-    rows = [{"run": ev.run_name, **ev.aggregate} for ev in evaluations]
-    return pd.DataFrame(rows)
 
 
 def run(args) -> int:

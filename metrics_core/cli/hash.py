@@ -57,7 +57,7 @@ def run(args) -> int:
         try:
             resolve_device(args.device)
         except InputError as exc:
-            raise InputError(f"--device: {exc.problem}", hint=exc.hint) from None
+            raise InputError(f"--device: {exc.problem}", hint=exc.hint, option="--device") from None
     try:
         out = evaluate_hashing(
             read_matrix(args.query_codes, "codes"), read_matrix(args.db_codes, "codes"),

@@ -100,12 +100,14 @@ def parse_thresholds(items) -> dict[str, float]:
         for part in split_measures(item):
             name, sep, value = part.rpartition("=")
             if not sep or not name.strip():
-                raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6")
+                raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6",
+                                 option="--fail-below")
             try:
                 threshold = check_float(value, "the threshold")
             except InputError as exc:
                 raise InputError(f"--fail-below {part!r}: {exc.problem.replace('the threshold ', '')}",
-                                 hint="e.g. --fail-below nDCG@10=0.6") from None
+                                 hint="e.g. --fail-below nDCG@10=0.6",
+                                 option="--fail-below") from None
             out[parse_measures([name.strip()])[0].name] = threshold
     return out
 
@@ -113,7 +115,7 @@ def parse_thresholds(items) -> dict[str, float]:
 def run(args) -> int:
     action = args.history_command
     if action == "delete" and not args.yes:
-        raise InputError(f"deleting evaluation {args.id} needs confirmation", hint="add --yes")
+        raise InputError(f"deleting evaluation {args.id} needs confirmation", hint="add --yes", option="--yes")
     with HistoryStore(args.store) as store:
         try:
             if action == "add":
@@ -145,7 +147,8 @@ def _add(store: HistoryStore, args) -> int:
     elif args.suite in store.suite_names():
         qrels = store.get_suite_qrels(args.suite)
     else:
-        raise InputError(f"suite {args.suite!r} does not exist yet", hint="give its qrels with --qrels")
+        raise InputError(f"suite {args.suite!r} does not exist yet", hint="give its qrels with --qrels",
+                         option="--qrels", field="qrels")
     run_ = read_run(args.run)
     if args.name:
         run_.name = args.name

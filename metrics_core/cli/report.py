@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_core.cli._options import add_ranking_inputs, whole
-from metrics_core.cli.compare import _confidence, resolve_query_set
+from metrics_core.cli._options import PROBABILITY, add_ranking_inputs, whole
+from metrics_core.cli.compare import resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.stats.significance import CORRECTIONS
@@ -33,8 +33,8 @@ def add_arguments(p) -> None:
                    help="bootstrap resamples of each run's mean (default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    p.add_argument("--confidence", type=_confidence, default=0.95)
-    p.add_argument("--alpha", type=_confidence, default=0.05)
+    p.add_argument("--confidence", type=PROBABILITY, default=0.95)
+    p.add_argument("--alpha", type=PROBABILITY, default=0.05)
     p.add_argument("--title", default="RankLab report")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -50,7 +50,9 @@ def run(args) -> int:
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
     if args.baseline is not None and args.baseline not in names:
-        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names))
+        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names),
+                         option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
+                         + ", ".join(names))
     data = {f"qrels {Path(args.qrels).name}": data_digest(Path(args.qrels).read_bytes())}
     for path, name in zip(args.run, names, strict=True):
         data[f"run {name} ({Path(path).name})"] = data_digest(Path(path).read_bytes())
@@ -66,7 +68,7 @@ def run(args) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", source=args.output,
-                         hint="choose a writable path with -o") from None
+                         hint="choose a writable path with -o", option="--output") from None
     if not args.quiet:
         print(f"wrote {args.output} ({len(text) / 1e6:.1f} MB)", file=sys.stderr)
     return 0

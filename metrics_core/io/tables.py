@@ -55,10 +55,12 @@ def detect_columns(columns, kind: str, mapping: dict | None = None, source: str 
             if kind == "run" and role == "score" and "rank" in lower:
                 out[role] = "rank"  # ranks: lower is better, converted below
                 continue
+            option = f"--{role.replace('_', '-')}-col"
             raise InputError(
-                f"no {role} column found", source=source,
+                f"no {role} column found", source=source, option=option, field=role,
                 hint=f"columns found: {', '.join(cols)}. Name one of them with "
-                     f"columns={{'{role}': NAME}} (command line: --{role.replace('_', '-')}-col NAME)")
+                     f"columns={{'{role}': NAME}} (command line: {option} NAME)",
+                plain_hint=f"columns found: {', '.join(cols)}")
         out[role] = found
     return out
 

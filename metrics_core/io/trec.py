@@ -135,15 +135,18 @@ def _slow_parse(raw: RawData, kind: str):
                              "cannot contain spaces", source=raw.name, line=number,
                              hint=f"Remove the quotes and the spaces inside ids; {kind} lines are: {layout}")
         if len(parts) < ncols:
-            hint = f"{kind} lines are: {layout}"
+            hint = plain = f"{kind} lines are: {layout}"
             if kind == "run" and len(parts) == 4:
                 hint += " (this line looks like a qrels line: did you swap --qrels and --run?)"
+                plain += " (this line looks like a qrels line: are the qrels and the run swapped?)"
             raise InputError(f"expected {ncols} columns, found {len(parts)}", source=raw.name,
-                             line=number, hint=hint)
+                             line=number, hint=hint, option="--" + kind, field=kind, plain_hint=plain)
         if kind == "qrels" and len(parts) >= 6 and (parts[1] == "Q0" or not _is_number(parts[3])):
             raise InputError("expected 4 columns, found 6", source=raw.name, line=number,
                              hint=f"qrels lines are: {layout} (this line looks like a run line:"
-                                  " did you swap --qrels and --run?)")
+                                  " did you swap --qrels and --run?)", option="--qrels", field="qrels",
+                             plain_hint=f"qrels lines are: {layout} (this line looks like a run line:"
+                                        " are the qrels and the run swapped?)")
         text_value = parts[vcol]
         value = parse_number(text_value)
         if value is None:

@@ -229,6 +229,12 @@ def write_text(text: str, path: str | None = None) -> None:
                          hint="Choose another output path (-o) or free some space") from None
 
 
+#: Run colours, in run order (colour-blind friendly: blue, orange, teal, red, purple, grey,
+#: ochre, pink): the HTML report's and the app's one palette.
+PALETTE = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017", "#d63384")
+
+#: The measures of the interpreted reports (comparative report, history): MRR, nDCG@10, P@5.
+REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
 # Interpretation labels: a value at or above its threshold is "Good".
 DEFAULT_GOOD_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 LABELS = ("Good", "Fair", "Needs improvement")

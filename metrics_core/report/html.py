@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import __version__
-from metrics_core.report import json_safe
+from metrics_core.report import PALETTE, json_safe
 from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
 from metrics_core.stats.comparison import (
     MARKERS,
@@ -37,9 +37,6 @@ from metrics_core.stats.comparison import (
     leaderboard_legend,
     markers_legend,
 )
-
-#: Run colours when the caller gives none (the app passes its own, keyed by run order).
-DEFAULT_COLOURS = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017", "#d63384")
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:1100px;
@@ -244,7 +241,7 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
     names = [ev.run_name for ev in evaluations]
     baseline = baseline or names[0]
     measures = list(measures or evaluations[0].measures)
-    colours = dict(colours or {n: DEFAULT_COLOURS[i % len(DEFAULT_COLOURS)] for i, n in enumerate(names)})
+    colours = dict(colours or {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)})
     frame = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations, seed=seed,
                          correction=correction, confidence=confidence, alpha=alpha, query_set=query_set)
     board = leaderboard(evaluations, baseline, measures, query_set=query_set, n_resamples=n_resamples,

@@ -160,6 +160,63 @@ def bootstrap_table(per_query: pd.DataFrame, n_resamples: int = 2000, confidence
                         index=pd.Index(numeric.columns, name="measure"))
 
 
+def shared_mean_intervals(tables: dict, names: list, n_resamples: int, confidence: float,
+                      seed: int) -> dict:
+    """Mean, percentile-bootstrap CI and median of every run on every measure's table.
+
+    Measures whose tables hold the same queries (in the common case, all of them) are
+    bootstrapped together: one call of :func:`~metrics_core.stats.bootstrap.bootstrap_mean_ci`
+    on the (queries x runs*measures) matrix, so the resampled query sets are drawn once and
+    shared. They are the very sets a separate call per measure draws (same seed, same
+    number of queries), so the intervals are those of the per-measure definition; only the
+    order of floating-point additions in the one matrix product may differ (~1e-16).
+
+    Parameters
+    ----------
+    tables : dict
+        Measure -> DataFrame of per-query values (index query ids, one column per run, no NaN).
+    names : list of str
+        The run columns, in the order of the output arrays.
+    n_resamples, confidence, seed :
+        As :func:`bootstrap_mean_ci`.
+
+    Returns
+    -------
+    dict
+        Measure -> ``(mean, ci_lo, ci_hi, median)``, four arrays aligned with ``names``
+        (NaN for a measure without queries).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 1.0]}, index=["q1", "q2"])
+    >>> mean, lo, hi, median = shared_mean_intervals({"AP": t}, ["a", "b"], 200, 0.95, 0)["AP"]
+    >>> mean.tolist(), hi.tolist(), median.tolist()
+    ([0.5, 1.0], [1.0, 1.0], [0.5, 1.0])
+    """
+    groups: list[tuple[pd.Index, list[str]]] = []
+    for m, table in tables.items():
+        for index, members in groups:
+            if table.index.equals(index):
+                members.append(m)
+                break
+        else:
+            groups.append((table.index, [m]))
+    k = len(names)
+    out = {}
+    for index, members in groups:
+        if not len(index):
+            empty = np.full(k, np.nan)
+            out.update({m: (empty, empty, empty, empty) for m in members})
+            continue
+        values = np.column_stack([tables[m][names].to_numpy(dtype=np.float64) for m in members])
+        mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
+        median = np.median(values, axis=0)
+        for j, m in enumerate(members):
+            part = slice(j * k, (j + 1) * k)
+            out[m] = (mean[part], lo[part], hi[part], median[part])
+    return out
+
+
 def bca_interval(replicates, estimate: float, confidence: float = 0.95,
                  jackknife=None) -> dict:
     r"""Bias-corrected (BC) or bias-corrected and accelerated (BCa) bootstrap interval.

@@ -25,13 +25,13 @@ so a p-value does not depend on what else was compared.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError
 from metrics_core.stats import significance as sig
+from metrics_core.stats.bootstrap import shared_mean_intervals
+from metrics_core.stats.direction import measure_direction
 
 TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
@@ -93,16 +93,6 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
     if query_set == "common":
         return table.dropna(how="any").astype(np.float64)
     return table.fillna(0.0).astype(np.float64)
-
-
-def _direction(measure: str) -> int:
-    """+1 when larger is better, -1 when smaller is better, 0 for counts (no "best")."""
-    base = re.split(r"[@(]", measure, maxsplit=1)[0]
-    if base == "FirstRel":
-        return -1
-    if base.startswith("Num"):
-        return 0
-    return 1
 
 
 def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
@@ -354,12 +344,12 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
     names = [ev.run_name for ev in evaluations]
     tables = {m: aligned_values(evaluations, m, query_set) for m in measures}
-    intervals = _shared_intervals(tables, names, n_resamples, confidence, seed)
+    intervals = shared_mean_intervals(tables, names, n_resamples, confidence, seed)
     rows = []
     for m in measures:
         table = tables[m]
         mean, lo, hi, median = intervals[m]
-        direction = _direction(m)
+        direction = measure_direction(m)
         finite = np.isfinite(mean)
         best = np.zeros(len(names), bool)
         if direction and finite.any():
@@ -379,43 +369,6 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
                       "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
                       "permutations": n_permutations, "correction": correction, "alpha": alpha,
                       "test": test})
-    return out
-
-
-def _shared_intervals(tables: dict, names: list, n_resamples: int, confidence: float,
-                      seed: int) -> dict:
-    """Mean, percentile-bootstrap CI and median of every run on every measure's table.
-
-    Measures whose tables hold the same queries (in the common case, all of them) are
-    bootstrapped together: one call of :func:`~metrics_core.stats.bootstrap.bootstrap_mean_ci`
-    on the (queries x runs*measures) matrix, so the resampled query sets are drawn once and
-    shared. They are the very sets a separate call per measure draws (same seed, same
-    number of queries), so the intervals are those of the per-measure definition; only the
-    order of floating-point additions in the one matrix product may differ (~1e-16).
-    """
-    from metrics_core.stats.bootstrap import bootstrap_mean_ci
-
-    groups: list[tuple[pd.Index, list[str]]] = []
-    for m, table in tables.items():
-        for index, members in groups:
-            if table.index.equals(index):
-                members.append(m)
-                break
-        else:
-            groups.append((table.index, [m]))
-    k = len(names)
-    out = {}
-    for index, members in groups:
-        if not len(index):
-            empty = np.full(k, np.nan)
-            out.update({m: (empty, empty, empty, empty) for m in members})
-            continue
-        values = np.column_stack([tables[m][names].to_numpy(dtype=np.float64) for m in members])
-        mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
-        median = np.median(values, axis=0)
-        for j, m in enumerate(members):
-            part = slice(j * k, (j + 1) * k)
-            out[m] = (mean[part], lo[part], hi[part], median[part])
     return out
 
 

@@ -1,0 +1,326 @@
+"""A comparison of runs against a baseline as a result that formats itself.
+
+:func:`compare` runs :func:`metrics_core.stats.comparison.compare_runs` and returns a
+:class:`Comparison`: the rows (one per run and measure), the settings they were computed
+with, and every export the command line and the app offer (the JSON of
+``ranklab compare --format json``, a plain table, CSV, a paper table in Markdown and in
+LaTeX), each stating the RankLab version and the conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from metrics_core.errors import InputError
+from metrics_core.report import format_table, json_safe, latex_escape, markdown_escape, provenance
+from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
+from metrics_core.stats.comparison import (
+    TESTS,
+    compare_runs,
+    comparison_records,
+    leaderboard,
+    markers_legend,
+    paper_table,
+    queries_sentence,
+)
+
+#: The settings the JSON's ``comparison`` object and every export's provenance state.
+PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "confidence", "alpha",
+              "query_set")
+#: Columns of the plain comparison table (:meth:`Comparison.wide`).
+WIDE_COLUMNS = ("run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo",
+                "ci_hi", *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses",
+                "effect_size", "markers")
+#: The significance markers in LaTeX (text mode, needs no package beyond LaTeX's own).
+LATEX_MARKERS = {"†": r"\textdagger{}", "‡": r"\textdaggerdbl{}", "*": "*"}
+
+
+class Comparison:
+    """Every run against a baseline, measure by measure: the rows, the settings, the exports.
+
+    Made by :func:`compare` (or :func:`compare_json`); not meant to be built by hand.
+
+    Attributes
+    ----------
+    settings : dict
+        baseline, measures, permutations, bootstrap (resamples of the interval), seed,
+        correction, confidence, alpha, query_set, tests, interval, ``n_queries`` (measure ->
+        the size of its query set; None where the pairs differ, ``query_set="pairwise"``)
+        and ``conventions`` (a dict, or None when the runs did not say).
+    runs : tuple
+        The compared evaluations (:class:`~metrics_core.ranking.evaluate.Evaluation` or
+        :class:`~metrics_core.report.evaluations.RunValues`), baseline included, in the
+        order given.
+
+    Examples
+    --------
+    >>> idx = pd.Index(["q1", "q2", "q3", "q4"], name="query_id")
+    >>> c = compare({"a": pd.DataFrame({"AP": [0.1, 0.2, 0.3, 0.4]}, index=idx),
+    ...              "b": pd.DataFrame({"AP": [0.3, 0.5, 0.2, 0.9]}, index=idx)},
+    ...             n_permutations=1000)
+    >>> c
+    Comparison(baseline='a', runs=['b'], measures=['AP'], query_set='common', correction='holm')
+    >>> r = c.records[0]
+    >>> r["run"], r["n_queries"], round(r["mean_delta"], 4), sorted(r["p"])
+    ('b', 4, 0.225, ['permutation', 't', 'wilcoxon'])
+    >>> c.paper(digits=2).to_dict(orient="index")
+    {'a': {'AP': '0.25'}, 'b': {'AP': '0.47 (+0.23)'}}
+    """
+
+    def __init__(self, frame: pd.DataFrame, runs: Sequence = (), conventions=None):
+        self._frame = frame
+        self.runs = tuple(runs)
+        conv = conventions.as_dict() if hasattr(conventions, "as_dict") else conventions
+        self._conventions = conventions
+        sizes = frame.groupby("measure", sort=False)["n_queries"].agg(["min", "max"]) if len(frame) else None
+        n_queries = {} if sizes is None else {
+            str(m): int(lo) if lo == hi else None for m, (lo, hi) in sizes.iterrows()}
+        self.settings = {**frame.attrs, "n_queries": n_queries,
+                         "conventions": None if conv is None else dict(conv)}
+
+    # --- the rows -----------------------------------------------------------------------
+    @property
+    def records(self) -> list[dict]:
+        """One dict per (run, measure), as the JSON's ``comparisons`` list: ``ci95: [lo, hi]``,
+        ``p`` and ``p_corrected`` as dicts per test, ``significant`` per test."""
+        return comparison_records(self._frame)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table: one row per (run, measure), every column of
+        :func:`~metrics_core.stats.comparison.compare_runs` (the settings are in
+        :attr:`settings`, not in the frame's ``attrs``)."""
+        out = self._frame.copy()
+        out.attrs = {}
+        return out
+
+    def wide(self) -> pd.DataFrame:
+        """The plain table: means, delta, interval, corrected p of each test, wins / ties /
+        losses, effect size and markers (the command line's ``--format table`` columns)."""
+        return self.to_frame()[list(WIDE_COLUMNS)]
+
+    def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
+        """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
+        markers of ``tests`` (:func:`~metrics_core.stats.comparison.paper_table`)."""
+        return paper_table(self._frame, tests=tests, digits=digits)
+
+    def leaderboard(self, n_resamples: int = 1000, test: str | None = None) -> pd.DataFrame:
+        """The Overview's board on this comparison's runs, measures, query set and settings:
+        per (run, measure) the mean, its percentile-bootstrap interval (``n_resamples``, at
+        the comparison's confidence and seed), the best mark and the marker of ``test``
+        (default: the last test computed) from this comparison's corrected p-values, not
+        recomputed. Its legend is :func:`~metrics_core.stats.comparison.leaderboard_legend`.
+        """
+        s = self.settings
+        test = test or s["tests"][-1]
+        if test not in s["tests"]:
+            raise InputError(f"the comparison did not run the {test} test",
+                             hint="accepted: " + ", ".join(s["tests"]), field="test")
+        return leaderboard(list(self.runs), s["baseline"], list(s["measures"]), query_set=s["query_set"],
+                           n_resamples=n_resamples, confidence=s["confidence"], seed=s["seed"],
+                           n_permutations=s["permutations"], correction=s["correction"], alpha=s["alpha"],
+                           test=test, comparison=self._frame)
+
+    # --- text ---------------------------------------------------------------------------
+    def legend(self, tests: Sequence[str] = TESTS, paper: bool = True) -> str:
+        """The sentence under a comparison table: baseline, what each marker means (test,
+        alpha, correction over how many comparisons) and the query set with its size.
+
+        ``paper=False`` leaves out "Delta vs baseline in parentheses" (a screen table with
+        its own delta column)."""
+        return markers_legend(self._frame, tests=tests, paper=paper)
+
+    def queries(self) -> str:
+        """"Queries: ..." naming the query set and its size per measure."""
+        return queries_sentence(self._frame)
+
+    def provenance(self) -> dict:
+        """RankLab version, conventions and :data:`PARAMETERS` (what every export states)."""
+        return provenance(self._conventions, **self.parameters())
+
+    def parameters(self) -> dict:
+        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values."""
+        return {k: self.settings[k] for k in PARAMETERS}
+
+    # --- exports ------------------------------------------------------------------------
+    def to_dict(self, per_query: bool = False) -> dict:
+        """The object ``ranklab compare --format json`` prints (JSON-safe: NaN is None).
+
+        ``json.dumps(c.to_dict(per_query), indent=2)`` is the command line's output byte for
+        byte: ``version``, ``conventions``, ``runs`` (each run's aggregate, diagnostics and,
+        with ``per_query``, its per-query values), ``comparison`` (:meth:`parameters`) and
+        ``comparisons`` (:attr:`records`).
+        """
+        out = evaluations_json(self.runs, self._conventions, per_query)
+        out["comparison"] = self.parameters()
+        out["comparisons"] = self.records
+        return json_safe(out)
+
+    def to_table(self, fmt: str = "table") -> str:
+        """The plain table (:meth:`wide`) as text (``"table"``) or ``"csv"``, titled with the
+        query set, with the provenance (the command line's ``--format table|csv``)."""
+        if fmt not in ("table", "csv"):
+            raise InputError(f"unknown table format {fmt!r}", hint="accepted: table, csv",
+                             option="--format", field="format")
+        return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries())
+
+    def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
+        """The paper table (:meth:`paper`) in plain Markdown: a pipe table, the legend and the
+        provenance as plain paragraphs; every cell and sentence escaped (no HTML, links or
+        emphasis survive, so a ``*`` marker and ``_`` in names print as themselves)."""
+        table = self.paper(tests, digits).reset_index()
+        cols = [str(c) for c in table.columns]
+        lines = ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        for row in table.itertuples(index=False, name=None):
+            lines.append("| " + " | ".join(_md(v) for v in row) + " |")
+        line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
+        return "\n".join([*lines, "", _md(self.legend(tests)), "", _md(line)]) + "\n"
+
+    def to_latex(self, tests: Sequence[str] = TESTS, digits: int = 4, caption: str | None = None,
+                 label: str | None = None) -> str:
+        r"""The paper table (:meth:`paper`) as a LaTeX ``table`` with booktabs rules.
+
+        Cells, headers, the caption and the legend are escaped; the markers are
+        ``\textdagger``, ``\textdaggerdbl`` and ``*`` in superscript. The caption is short
+        (``caption``, default "Every run against BASELINE: mean (difference)"); the legend
+        is a note under the table; the provenance (version, conventions, settings) is in
+        ``%`` comments. Needs ``\usepackage{booktabs}``.
+        """
+        table = self.paper(tests, digits)
+        baseline = self.settings["baseline"]
+        caption = caption or f"Every run against {baseline}: mean (difference)"
+        line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
+        out = [f"% {_one_line(line)}", r"% needs \usepackage{booktabs}", r"\begin{table}[t]",
+               r"\centering", r"\caption{" + latex_escape(caption) + "}"]
+        if label:
+            out.append(r"\label{" + latex_escape(label) + "}")
+        out += [r"\begin{tabular}{l" + "r" * len(table.columns) + "}", r"\toprule",
+                " & ".join(latex_escape(c) for c in ["run", *table.columns]) + r" \\", r"\midrule"]
+        for run, row in table.iterrows():
+            out.append(" & ".join([latex_escape(run), *(_latex_cell(v) for v in row)]) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}", r"\par\smallskip",
+                r"{\footnotesize " + _latex_text(self.legend(tests)) + "}", r"\end{table}"]
+        return "\n".join(out) + "\n"
+
+    def __repr__(self) -> str:
+        s = self.settings
+        runs = list(dict.fromkeys(self._frame["run"])) if len(self._frame) else []
+        return (f"Comparison(baseline={s['baseline']!r}, runs={runs}, measures={list(s['measures'])}, "
+                f"query_set={s['query_set']!r}, correction={s['correction']!r})")
+
+    def _repr_html_(self) -> str:
+        return self.wide().to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4f}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).splitlines())
+
+
+def _md(value) -> str:
+    """A Markdown cell or sentence that prints as itself (see :func:`markdown_escape`)."""
+    return "".join("\\" + c if c in "*_" else c for c in markdown_escape(value))
+
+
+def _latex_text(text: str) -> str:
+    out = latex_escape(text)
+    for mark, tex in LATEX_MARKERS.items():
+        if mark != "*":
+            out = out.replace(mark, tex)
+    return out
+
+
+def _latex_cell(cell: str) -> str:
+    """``0.5 (+0.1)†*`` -> the escaped number and its markers in superscript."""
+    text = str(cell)
+    base = text.rstrip("".join(LATEX_MARKERS))
+    marks = text[len(base):]
+    if not marks:
+        return latex_escape(base)
+    return latex_escape(base) + r"\textsuperscript{" + "".join(LATEX_MARKERS[m] for m in marks) + "}"
+
+
+def _as_runs(evaluations) -> list:
+    if isinstance(evaluations, Mapping):
+        return [RunValues(str(name), frame) for name, frame in evaluations.items()]
+    return list(evaluations)
+
+
+def compare(evaluations, baseline: str | None = None, *, measures=None, n_permutations: int = 10000,
+            seed: int = 0, correction: str = "holm", confidence: float = 0.95,
+            n_resamples: int | None = None, alpha: float = 0.05, query_set: str = "common",
+            tests: Sequence[str] = TESTS, interval: bool = True, conventions=None) -> Comparison:
+    """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
+
+    Parameters
+    ----------
+    evaluations : sequence of Evaluation or RunValues, or mapping
+        The runs (baseline included): evaluations, or run name -> per-query DataFrame
+        (index query id, one column per measure).
+    baseline : str, optional
+        The baseline's run name (default: the first run).
+    measures, n_permutations, seed, correction, confidence, n_resamples, alpha, query_set, tests, interval :
+        As :func:`metrics_core.stats.comparison.compare_runs` (same defaults, same numbers).
+    conventions : Conventions or dict, optional
+        What the runs were evaluated with (default: the first evaluation's
+        ``conventions``, when it has one); stated by every export.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    InputError
+        No runs, an unknown baseline (``field="baseline"``), or a bad setting.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    >>> a = mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 2.0, "d2": 1.0}}, ["RR"])
+    >>> b = mc.evaluate(qrels, {"q1": {"d1": 1.0, "d2": 2.0}, "q2": {"d1": 1.0, "d2": 2.0}}, ["RR"])
+    >>> a.run_name, b.run_name = "a", "b"
+    >>> c = mc.compare([a, b], "a", n_permutations=100)
+    >>> [(r["mean_baseline"], r["mean_run"], r["wins"], r["losses"]) for r in c.records]
+    [(0.75, 0.75, 1, 1)]
+    >>> sorted(c.to_dict())
+    ['comparison', 'comparisons', 'conventions', 'runs', 'version']
+    """
+    runs = _as_runs(evaluations)
+    if not runs:
+        raise InputError("no runs to compare", hint="give the baseline and at least one other run",
+                         field="runs")
+    baseline = runs[0].run_name if baseline is None else baseline
+    if conventions is None:
+        conventions = getattr(runs[0], "conventions", None)
+    frame = compare_runs(runs, baseline, measures, n_permutations=n_permutations, seed=seed,
+                         correction=correction, confidence=confidence, n_resamples=n_resamples,
+                         alpha=alpha, query_set=query_set, tests=tests, interval=interval)
+    return Comparison(frame, runs, conventions)
+
+
+def compare_json(payload: Mapping, baseline: str | None = None, *, source: str = "the evaluations JSON",
+                 **settings) -> Comparison:
+    """A :class:`Comparison` of the runs saved in an evaluations JSON object.
+
+    ``payload`` is what ``ranklab evaluate --per-query --format json`` writes (or the
+    ``runs`` part of ``ranklab compare --per-query --format json``): each run's per-query
+    values are compared as :func:`compare` compares evaluations, under the file's
+    conventions. ``settings`` are :func:`compare`'s keywords.
+
+    Examples
+    --------
+    >>> saved = {"conventions": {"ties": "trec_eval"}, "runs": [
+    ...     {"name": "a", "aggregate": {"AP": 0.5}, "per_query": {"q1": {"AP": 0.5}, "q2": {"AP": 0.5}}},
+    ...     {"name": "b", "aggregate": {"AP": 0.75}, "per_query": {"q1": {"AP": 1.0}, "q2": {"AP": 0.5}}}]}
+    >>> c = compare_json(saved, "a", n_permutations=100)
+    >>> c.records[0]["mean_delta"], c.settings["conventions"]
+    (0.25, {'ties': 'trec_eval'})
+    """
+    runs, conventions = runs_from_json(payload, source)
+    settings.setdefault("conventions", conventions)
+    return compare(runs, baseline, **settings)
+
+
+__all__ = ["Comparison", "compare", "compare_json", "PARAMETERS", "WIDE_COLUMNS", "LATEX_MARKERS"]
