@@ -10,6 +10,7 @@ from sklearn import metrics as skm
 
 from metrics_core import detection as det
 from metrics_core.errors import InputError
+from metrics_core.gates import counts
 
 
 def _random_case(seed, n=None, levels=None):
@@ -214,11 +215,11 @@ def test_bootstrap_replicate_equals_resampled_metric():
     rng = np.random.default_rng(3)
     idx = rng.integers(0, y.size, y.size)
     w = np.bincount(idx, minlength=y.size)
-    yy, _, last = det._sorted_groups(y.astype(np.int8), s.astype(float))
+    yy, _, last = counts.sorted_groups(y.astype(np.int8), s.astype(float))
     order = np.argsort(-s, kind="stable")
-    tps, fps = det._curve_from_weights(yy.astype(np.int64), w[order], last)
-    auc = det._auroc_from_counts(tps, fps, int(tps[-1]), int(fps[-1]))
-    ap = det._ap_from_counts(tps, fps, int(tps[-1]))
+    tps, fps = counts.curve_from_weights(yy.astype(np.int64), w[order], last)
+    auc = counts.auroc_from_counts(tps, fps, int(tps[-1]), int(fps[-1]))
+    ap = counts.ap_from_counts(tps, fps, int(tps[-1]))
     assert auc == pytest.approx(skm.roc_auc_score(y[idx], s[idx]), rel=1e-12)
     assert ap == pytest.approx(skm.average_precision_score(y[idx], s[idx]), rel=1e-12)
 

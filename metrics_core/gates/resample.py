@@ -22,7 +22,14 @@ from metrics_core.gates.counts import (
     sorted_groups,
     tpr_index,
 )
-from metrics_core.validation import LIMITS, check_binary, check_float, check_int, one_class, one_class_value
+from metrics_core.validation import (
+    LIMITS,
+    check_binary,
+    check_float,
+    check_int,
+    one_class,
+    one_class_value,
+)
 
 __all__ = ["metric_from_counts", "bootstrap_ci"]
 
