@@ -14,6 +14,7 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.errors import InputError
+from metrics_core.history.queries import evaluation_list, load_record, read_long
 from metrics_core.history.records import (
     BUSY_TIMEOUT_MS,
     TIMESTAMP_FORMAT,
@@ -26,7 +27,6 @@ from metrics_core.history.records import (
     format_timestamp,
     image_bytes,
     image_connection,
-    measure_order,
     meta_rows,
     open_connection,
     prepare_evaluation,
@@ -365,65 +365,16 @@ class HistoryStore:
         ``date_from`` / ``date_to`` (inclusive) take dates, datetimes or ISO strings; a
         date alone in ``date_to`` includes that whole day (UTC).
         """
-        where, params = self._filters(suite, date_from, date_to)
-        base = pd.read_sql_query(
-            "SELECT e.id, s.name AS suite, e.run_name AS run, e.created_at AS timestamp, "
-            "e.ranklab_version, e.measures, e.note, e.conventions, e.batch_id AS batch FROM evaluations e "
-            f"JOIN suites s ON s.id = e.suite_id {where} ORDER BY e.created_at, e.id", self._conn, params=params)
-        base["measures"] = [json.loads(m) if m else [] for m in base["measures"]]
-        if base.empty:
-            return base
-        ids = base["id"].tolist()
-        agg = self._read_long("aggregate_values", ids)
-        if not agg.empty:
-            wide = agg.pivot(index="evaluation_id", columns="measure", values="value")
-            order = measure_order(base["measures"], wide.columns)
-            base = base.join(wide[order], on="id")
-        return base
+        return evaluation_list(self._conn, *self._filters(suite, date_from, date_to))
 
     def load_evaluation(self, evaluation_id: int) -> EvaluationRecord:
         """One saved evaluation with its per-query values."""
-        found = self._conn.execute(
-            "SELECT e.id, s.name, e.run_name, e.created_at, e.conventions, e.ranklab_version, e.measures, e.note, "
-            "e.batch_id "
-            "FROM evaluations e JOIN suites s ON s.id = e.suite_id WHERE e.id = ?", (int(evaluation_id),)).fetchone()
-        if found is None:
-            raise InputError(f"no evaluation with id {evaluation_id}", hint="see `history list` for the ids")
-        eid, suite, run, stamp, conv, version, measures, note, batch = found
-        measures = json.loads(measures) if measures else []
-        agg = dict(self._conn.execute("SELECT measure, value FROM aggregate_values WHERE evaluation_id = ? "
-                                      "ORDER BY rowid", (eid,)).fetchall())
-        if not measures:
-            measures = list(agg)
-        agg = {m: (np.nan if v is None else v) for m, v in agg.items()}
-        long = self._read_long("query_values", [eid])
-        if long.empty:
-            per_query = pd.DataFrame(columns=measures, dtype=float)
-        else:
-            per_query = long.pivot(index="query_id", columns="measure", values="value")
-            per_query = per_query[[m for m in measures if m in per_query.columns]]
-        per_query.index.name = "query_id"
-        per_query.columns.name = None
-        return EvaluationRecord(eid, suite, run, stamp, json.loads(conv), version, measures, agg,
-                                per_query.astype(float), note, batch)
+        return load_record(self._conn, evaluation_id)
 
     def query_values(self, ids: Sequence[int]) -> pd.DataFrame:
         """Per-query values of the evaluations ``ids``, long: ``evaluation_id, query_id,
         measure, value`` (NaN where a query has no value)."""
-        return self._read_long("query_values", ids)
-
-    def _read_long(self, table: str, ids: Sequence[int]) -> pd.DataFrame:
-        cols = "evaluation_id, query_id, measure, value" if table == "query_values" else "evaluation_id, measure, value"
-        # A temporary id list instead of a giant IN (...) (SQLite caps bound parameters).
-        frames = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start:start + 500])
-            marks = ",".join("?" * len(chunk))
-            frames.append(pd.read_sql_query(f"SELECT {cols} FROM {table} WHERE evaluation_id IN ({marks})",
-                                            self._conn, params=chunk))
-        out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols.split(", "))
-        out["value"] = out["value"].astype(float)
-        return out
+        return read_long(self._conn, "query_values", ids)
 
     def _filters(self, suite, date_from, date_to):
         return date_filters(self._suite_id(suite) if suite else None, date_from, date_to)
