@@ -213,9 +213,9 @@ def debiased_expected_calibration_error(y_true, y_prob, n_bins: int = 10,
 
     .. math::
 
-        \mathrm{ECE}_{\mathrm{debiased}} = \sum_m rac{|B_m|}{N}\Big(|\hat g_m|
-            - ig(\mathbb{E}\,|Z_m| - |\hat g_m|ig)\Big)
-            = \sum_m rac{|B_m|}{N}ig(2|\hat g_m| - \mathbb{E}\,|Z_m|ig),
+        \mathrm{ECE}_{\mathrm{debiased}} = \sum_m \frac{|B_m|}{N}\Big(|\hat g_m|
+            - \big(\mathbb{E}\,|Z_m| - |\hat g_m|\big)\Big)
+            = \sum_m \frac{|B_m|}{N}\big(2|\hat g_m| - \mathbb{E}\,|Z_m|\big),
             \qquad Z_m \sim \mathcal{N}(\hat g_m, s_m^2)
 
     with the folded-normal mean :math:`\mathbb{E}|Z| = s\sqrt{2/\pi}\,e^{-g^2/(2s^2)}
