@@ -57,9 +57,10 @@ def run(args) -> int:
         warnings.simplefilter("always", det.SingleClassWarning)
         auroc = det.roc_auc_score(y, s, single_class=args.single_class)
         auprc = det.average_precision_score(y, s, single_class=args.single_class)
-        ops = {_key(t): det.tpr_at_fpr(None, None, t, curve=curve) for t in targets}
-        tpr = det.tpr_table(curve, targets)[["target_fpr", "tpr", "fpr", "threshold"]]
-    tpr["target_fpr"] = list(ops)  # the JSON keys: "0.05", "0.1"
+        chosen = {_key(t): t for t in targets}  # one per key: "0.05", "0.1"
+        ops = {k: det.tpr_at_fpr(None, None, t, curve=curve) for k, t in chosen.items()}
+        tpr = det.tpr_table(curve, list(chosen.values()))[["target_fpr", "tpr", "fpr", "threshold"]]
+    tpr = tpr.assign(target_fpr=list(chosen))  # the table's targets written as the JSON keys
     notes += sorted({str(w.message) for w in caught})
     out = {"input": table.source, "score_col": table.score_col, "label_col": table.label_col,
            "auroc": auroc, "auprc": auprc,

@@ -372,3 +372,23 @@ def test_qrels_digest_is_the_sha256_of_its_lines():
                                   frame.itertuples(index=False, name=None)).encode()).hexdigest()
     assert qrels_digest(frame) == want
     assert qrels_digest(frame.iloc[:0]) == hashlib.sha256(b"").hexdigest()
+
+
+def test_public_counts_values_and_errors_replace_the_connection(store):
+    from metrics_core.history import comparative_report
+
+    rng = np.random.default_rng(8)
+    a = store.save_evaluation("s", fake_evaluation("ra", rng, n_queries=4), qrels={"q0": {"d": 1}, "q1": {"e": 2}})
+    b = store.save_evaluation("s", fake_evaluation("rb", rng, n_queries=3))
+    assert store.row_counts() == {"suites": 1, "suite_qrels": 2, "evaluations": 2, "aggregate_values": 6,
+                                  "query_values": (4 + 3) * 3}
+    assert store.row_counts(b) == {"evaluations": 1, "aggregate_values": 3, "query_values": 9}
+    long = store.query_values([a, b])
+    assert list(long.columns) == ["evaluation_id", "query_id", "measure", "value"] and len(long) == 21
+    rec = store.load_evaluation(a)
+    mine = long[long["evaluation_id"] == a].pivot(index="query_id", columns="measure", values="value")
+    pd.testing.assert_frame_equal(mine[MEASURES], rec.per_query, check_names=False)
+    # the report is one library function of the store's public methods
+    pd.testing.assert_frame_equal(comparative_report(store, per_query=True), store.report(per_query=True))
+    err = store.error(sqlite3.DatabaseError("database disk image is malformed"))
+    assert isinstance(err, InputError) and "integrity check: ok" in str(err) and str(store.path) in str(err)
