@@ -29,7 +29,8 @@ VARIANTS = {
     "AUROC": ["AUROC", "AUROC(single_class=audit)"],
     "AUPRC": ["AUPRC", "auprc(single_class=audit)"],
     "TPR": ["TPR", "TPR@FPR=0.03", "tpr@0.1", "TPR(fpr=0.37)", "TPR@0", "TPR@1"],
-    "ECE": ["ECE", "ECE(bins=15)", "ECE(bins=7,strategy=quantile)", "ECE(bins=1)"],
+    "ECE": ["ECE", "ECE(bins=15)", "ECE(bins=7,strategy=quantile)", "ECE(bins=1)", "ECE(strategy=audit)",
+            "ECE(bins=13,strategy=audit)"],
     "dECE": ["dECE", "ece_debiased(bins=20)", "dECE(bins=5,strategy=quantile)"],
     "MCE": ["MCE", "MCE(bins=3)", "MCE(strategy=quantile)"],
     "Brier": ["Brier"],
@@ -228,3 +229,29 @@ def test_registry_agrees_with_the_library_functions():
     params = "(tau=0.4,k_min=1,hard_cap=5,k_max_ratio=0.8,conflict=k_min)"
     assert [gate_score(n + params, y, s, query=q) for n in ("EvidenceRecall", "EvidencePrecision", "AvgK")] == \
         [r["recall"], r["precision"], r["avg_k"]]
+
+
+def _spec_ece(probs, labels, n_bins=10):
+    """The audit specification's ECE, step by step as it states it (the reference)."""
+    bin_edges = np.linspace(0, 1, n_bins + 1)
+    ece = 0.0
+    for i in range(n_bins):
+        mask = (probs >= bin_edges[i]) & (probs < bin_edges[i + 1])
+        if mask.sum() == 0:
+            continue
+        ece += mask.sum() / len(probs) * abs(labels[mask].mean() - probs[mask].mean())
+    return float(ece)
+
+
+@pytest.mark.parametrize("seed", range(15))
+@pytest.mark.parametrize("n_bins", [1, 3, 10, 15])
+def test_ece_audit_strategy_is_the_audit_specification_bit_for_bit(seed, n_bins):
+    y, p, _ = _data(seed)
+    p[:3] = [1.0, 0.3, 0.7]  # the edges: 1.0 is in no audit bin
+    assert gate_score(f"ECE(bins={n_bins},strategy=audit)", y, p) == _spec_ece(p, y, n_bins)
+
+
+def test_ece_audit_strategy_leaves_probability_one_out_of_the_bins():
+    y, p = [0, 1, 0], [0.25, 0.75, 1.0]
+    assert gate_score("ECE(bins=2)", y, p) == pytest.approx((0.25 + 2 * 0.375) / 3)
+    assert gate_score("ECE(bins=2,strategy=audit)", y, p) == pytest.approx((0.25 + 0.25) / 3)

@@ -6,7 +6,8 @@ small compute function that calls the library function (:mod:`metrics_core.detec
 :mod:`metrics_core.calibration`, :mod:`metrics_core.dynamic_k`); those validate their
 input once through :func:`metrics_core.validation.check_binary` and compute after. The
 audit specification's edge-case conventions are named options: ``single_class=audit``
-(AUROC 0.5, AUPRC = the positive rate with one class only).
+(AUROC 0.5, AUPRC = the positive rate with one class only) and ``ECE(strategy=audit)``
+(its bins, which leave p = 1.0 out).
 
 >>> gate_score("AUROC", [1, 1, 0, 0, 1], [0.9, 0.7, 0.4, 0.2, 0.8])
 1.0
@@ -17,6 +18,8 @@ audit specification's edge-case conventions are named options: ``single_class=au
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 from metrics_core import calibration as cal
 from metrics_core import detection as det
@@ -32,7 +35,7 @@ from metrics_core.gates.definition import (
 )
 from metrics_core.validation import LIMITS, as_fraction, check_float, check_int
 
-__all__ = ["GATE_METRICS", "GateMetric", "GateParam", "GateSpec", "GateExample", "parse_gate_metric",
+__all__ = ["GATE_METRICS", "audit_ece", "GateMetric", "GateParam", "GateSpec", "GateExample", "parse_gate_metric",
            "gate_score", "accepted_gate_names", "list_gate_metrics"]
 
 
@@ -112,16 +115,49 @@ def tpr(y_true, y_score, query, *, fpr):
     return det.tpr_at_fpr(y_true, y_score, fpr)["tpr"]
 
 
+ECE_STRATEGY = GateParam("strategy", STRATEGY.description + ", or the audit specification's bins (audit): "
+                         "edges numpy.linspace(0, 1, B + 1), every bin half-open, so p = 1.0 is in no bin "
+                         "but counts in N", "uniform", choices=(*cal.STRATEGIES, "audit"))
+
+
+def audit_ece(y_true, y_prob, n_bins: int = 10) -> float:
+    r"""ECE with the audit specification's bins: edges ``numpy.linspace(0, 1, B + 1)``,
+    bin m holding ``edges[m] <= p < edges[m+1]`` (so p = 1.0 falls in no bin), weights
+    ``|B_m| / N`` over all N items, accumulated bin by bin in order.
+
+    .. math:: \sum_m \frac{|B_m|}{N}\,|\bar y_{B_m} - \bar p_{B_m}|
+
+    >>> audit_ece([0, 1, 1], [0.25, 0.75, 1.0], 2)   # p = 1.0 is left out of the bins
+    0.16666666666666666
+    """
+    labels, probs = cal.check_probabilities(y_true, y_prob)
+    n_bins = cal.check_bins(n_bins, "uniform")
+    edges = np.linspace(0, 1, n_bins + 1)
+    idx = np.searchsorted(edges, probs, side="right") - 1
+    order = np.argsort(idx, kind="stable")  # each bin's items stay in input order
+    idx, y, p = idx[order], labels[order].astype(np.float64), probs[order]
+    bounds = np.searchsorted(idx, np.arange(n_bins + 1))
+    ece = 0.0
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        if b > a:
+            ece += (b - a) / probs.size * abs(y[a:b].mean() - p[a:b].mean())
+    return float(ece)
+
+
 @gate_metric("ECE", "expected calibration error: count-weighted gap between accuracy and confidence per bin",
-             family="calibration", params=(BINS, STRATEGY), aliases=("expected_calibration_error",),
+             family="calibration", params=(BINS, ECE_STRATEGY), aliases=("expected_calibration_error",),
              formula=r"\sum_m \frac{|B_m|}{N}\,|\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|",
              edge_cases=("Empty bins contribute nothing; bins are [a, b) with the last closed, so p = 1.0 "
-                         "counts (the audit specification's bins leave p = 1.0 out of every bin).",
+                         "counts; strategy=audit keeps the audit specification's bins, which leave "
+                         "p = 1.0 out of every bin (still counted in N).",
                          "Probabilities outside [0, 1] are an error, never squashed."),
              reference="Naeini, Cooper & Hauskrecht (2015), AAAI; Guo et al. (2017), ICML.",
              better="lower", perfect=0.0, probabilities=True, example=GateExample(_Y, _P, "ECE(bins=2)", 0.2833333333333334))
 def ece(y_true, y_score, query, *, bins, strategy):
-    """Plug-in ECE (:func:`metrics_core.calibration.expected_calibration_error`)."""
+    """Plug-in ECE (:func:`metrics_core.calibration.expected_calibration_error`; with
+    ``strategy=audit``, :func:`audit_ece`)."""
+    if strategy == "audit":
+        return audit_ece(y_true, y_score, bins)
     return cal.expected_calibration_error(y_true, y_score, bins, strategy)
 
 
