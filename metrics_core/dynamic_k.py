@@ -84,6 +84,7 @@ class CandidateTable:
 
     @property
     def n_queries(self) -> int:
+        """Number of units (queries, or (query, criterion) pairs)."""
         return int(self.start.size)
 
 

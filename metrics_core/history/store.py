@@ -115,6 +115,7 @@ class HistoryStore:
         return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
+        """Close the connection (the store cannot be used afterwards)."""
         self._conn.close()
 
     def __enter__(self):
@@ -238,6 +239,7 @@ class HistoryStore:
             "FROM suites s ORDER BY s.name", self._conn)
 
     def suite_names(self) -> list[str]:
+        """The suites' names, sorted."""
         return [r[0] for r in self._conn.execute("SELECT name FROM suites ORDER BY name")]
 
     def _suite_id(self, name: str) -> int:
@@ -356,6 +358,7 @@ class HistoryStore:
                 raise InputError(f"no evaluation with id {evaluation_id}", hint="see `history list` for the ids")
 
     def count_evaluations(self) -> int:
+        """How many evaluations the store holds."""
         return int(self._conn.execute("SELECT count(*) FROM evaluations").fetchone()[0])
 
     def list_evaluations(self, suite: str | None = None, date_from=None, date_to=None) -> pd.DataFrame:
