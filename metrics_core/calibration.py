@@ -25,35 +25,31 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.errors import InputError
-from metrics_core.validation import LIMITS, binary_labels, check_int, check_lengths, finite_scores
+from metrics_core.validation import LIMITS, check_binary, check_int
 
-__all__ = ["STRATEGIES", "CI_STATISTICS", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
+__all__ = ["STRATEGIES", "CI_STATISTICS", "check_probabilities", "check_bins", "jackknife_statistics", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
            "expected_calibration_error", "debiased_expected_calibration_error", "maximum_calibration_error", "brier_score",
            "calibration_report", "bootstrap_calibration_ci"]
 
 STRATEGIES = ("uniform", "quantile")
 
 
-def _check_probs(y_true, y_prob, source=None):
-    y_true, y_prob = np.asarray(y_true), np.asarray(y_prob)
-    if y_true.ndim != 1 or y_prob.ndim != 1:
-        raise InputError("labels and probabilities must be one-dimensional", source=source)
-    check_lengths(source=source, hint="Give one label per probability", labels=y_true, probabilities=y_prob)
-    if y_true.shape[0] == 0:
-        raise InputError("no probabilities given", source=source)
-    probs = finite_scores(y_prob, what="probability", source=source)
-    labels = binary_labels(y_true, source=source)
-    bad = (probs < 0) | (probs > 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {probs[i].item()!r} at position {i + 1} is outside [0, 1]",
-                         source=source,
-                         hint="Calibration needs probabilities; convert scores (e.g. a sigmoid of "
-                              "logits) yourself so the choice is explicit")
-    return labels, probs
+def check_probabilities(y_true, y_prob, source=None):
+    """0/1 labels and float64 probabilities in [0, 1]: :func:`metrics_core.validation.check_binary`
+    with ``probabilities=True`` (the one validation of every calibration function).
+
+    >>> check_probabilities([True, False], [1, 0.25])[1].tolist()
+    [1.0, 0.25]
+    """
+    return check_binary(y_true, y_prob, what="probability", probabilities=True, source=source)
 
 
-def _check_bins(n_bins, strategy):
+def check_bins(n_bins, strategy) -> int:
+    """The number of bins, checked with the binning ``strategy`` (see :data:`STRATEGIES`).
+
+    >>> check_bins("15", "quantile")
+    15
+    """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown binning strategy {strategy!r}",
                          hint="Accepted: " + ", ".join(STRATEGIES))
@@ -75,7 +71,7 @@ def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray
     >>> bin_edges([0.1, 0.2, 0.3, 0.9], 2, "quantile").tolist()
     [0.1, 0.25, 0.9]
     """
-    n_bins = _check_bins(n_bins, strategy)
+    n_bins = check_bins(n_bins, strategy)
     if strategy == "uniform":
         return np.arange(n_bins + 1, dtype=np.float64) / n_bins
     probs = np.asarray(y_prob, dtype=np.float64)
@@ -153,7 +149,7 @@ def reliability_bins(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform"
     >>> r["count"].tolist(), r["confidence"].tolist(), r["frequency"].tolist()
     ([2, 2], [0.2, 0.85], [0.5, 1.0])
     """
-    labels, probs = _check_probs(y_true, y_prob)
+    labels, probs = check_probabilities(y_true, y_prob)
     edges = bin_edges(probs, n_bins, strategy)
     nb = edges.size - 1
     if nb == 0:  # quantile bins of a constant: one closed bin [p, p]
@@ -217,9 +213,9 @@ def debiased_expected_calibration_error(y_true, y_prob, n_bins: int = 10,
 
     .. math::
 
-        \mathrm{ECE}_{\mathrm{debiased}} = \sum_m rac{|B_m|}{N}\Big(|\hat g_m|
-            - ig(\mathbb{E}\,|Z_m| - |\hat g_m|ig)\Big)
-            = \sum_m rac{|B_m|}{N}ig(2|\hat g_m| - \mathbb{E}\,|Z_m|ig),
+        \mathrm{ECE}_{\mathrm{debiased}} = \sum_m \frac{|B_m|}{N}\Big(|\hat g_m|
+            - \big(\mathbb{E}\,|Z_m| - |\hat g_m|\big)\Big)
+            = \sum_m \frac{|B_m|}{N}\big(2|\hat g_m| - \mathbb{E}\,|Z_m|\big),
             \qquad Z_m \sim \mathcal{N}(\hat g_m, s_m^2)
 
     with the folded-normal mean :math:`\mathbb{E}|Z| = s\sqrt{2/\pi}\,e^{-g^2/(2s^2)}
@@ -286,7 +282,7 @@ def brier_score(y_true, y_prob) -> float:
     >>> brier_score([0, 1], [0.25, 0.5])
     0.15625
     """
-    labels, probs = _check_probs(y_true, y_prob)
+    labels, probs = check_probabilities(y_true, y_prob)
     return float(np.mean((probs - labels) ** 2))
 
 
@@ -301,7 +297,7 @@ def calibration_report(y_true, y_prob, n_bins: int = 10, strategy: str = "unifor
     >>> round(r["ece"], 6), r["mce"], r["brier"], len(r["bins"]["count"])
     (0.225, 0.3, 0.1475, 2)
     """
-    labels, probs = _check_probs(y_true, y_prob)
+    labels, probs = check_probabilities(y_true, y_prob)
     bins = reliability_bins(labels, probs, n_bins, strategy, confidence=confidence)
     ece, mce = _ece_mce(bins["count"], bins["confidence"], bins["frequency"])
     conf_sum = np.where(bins["count"] > 0, bins["confidence"] * bins["count"], 0.0)
@@ -313,9 +309,24 @@ def calibration_report(y_true, y_prob, n_bins: int = 10, strategy: str = "unifor
 CI_STATISTICS = ("ece", "ece_debiased", "mce", "brier")
 
 
-def _jackknife(bins, probs, y, nb):
+def jackknife_statistics(bins, probs, y, nb):
     """Leave-one-out values of (ECE, debiased ECE, MCE, Brier), one row per item, from
-    the bin sums: removing item i changes only its own bin's sums."""
+    the bin sums: removing item i changes only its own bin's sums.
+
+    Parameters
+    ----------
+    bins : ndarray of int
+        Each item's bin (:func:`assign_bins`).
+    probs, y : ndarray of float64
+        Probabilities and 0/1 labels.
+    nb : int
+        Number of bins.
+
+    Returns
+    -------
+    ndarray, shape (4, n): the statistics of :data:`CI_STATISTICS` without item i, in
+    column i (the jackknife of the BCa acceleration, Efron 1987).
+    """
     n = y.size
     count, conf_sum, pos = _bin_sums(bins, probs, y, nb)
     abs_num = np.abs(pos - conf_sum)                 # count * |gap| per bin
@@ -369,7 +380,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
     """
     from metrics_core.stats.bootstrap import bca_interval
 
-    labels, probs = _check_probs(y_true, y_prob)
+    labels, probs = check_probabilities(y_true, y_prob)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1, maximum=LIMITS["resamples"])
     edges = bin_edges(probs, n_bins, strategy)
     if edges.size < 2:
@@ -395,7 +406,7 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
     for b in range(n_resamples):
         w = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
         reps[:, b] = stats(w)
-    jack = _jackknife(bins, probs, y, nb) if n > 2 else [None] * len(CI_STATISTICS)
+    jack = jackknife_statistics(bins, probs, y, nb) if n > 2 else [None] * len(CI_STATISTICS)
     out = {}
     for j, name in enumerate(CI_STATISTICS):
         iv = bca_interval(reps[j], float(point[j]), confidence, jackknife=jack[j])

@@ -65,6 +65,63 @@ class ClickEvaluation:
     rule: str
 
 
+def first_click_ranks(frame: pd.DataFrame, rule: str = "first", strict: bool = False):
+    """The rank of each impression's counted click (0 when none) and its ignored clicks.
+
+    ``frame`` has one row per impression with the lists ``shown`` and ``clicked``. The
+    lists are flattened once into (impression, id) arrays and joined; the counted click
+    is a grouped minimum of the click order (``rule="first"``) or of the rank
+    (``rule="top"``). An id shown twice takes its first position.
+
+    Returns
+    -------
+    first_rank, ignored : ndarray of int64, one per impression
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"query": ["q"], "shown": [["a", "b", "c"]], "clicked": [["x", "c", "b"]]})
+    >>> [r.tolist() for r in first_click_ranks(f)], first_click_ranks(f, "top")[0].tolist()
+    ([[3], [1]], [2])
+    """
+    n = len(frame)
+    shown_lists = frame["shown"].tolist()
+    click_lists = frame["clicked"].tolist()
+    shown_len = np.fromiter((len(s) for s in shown_lists), dtype=np.int64, count=n)
+    click_len = np.fromiter((len(c) for c in click_lists), dtype=np.int64, count=n)
+
+    # Flatten: (impression, id, position) for shown; (impression, id, order) for clicks.
+    shown = pd.DataFrame({
+        "imp": np.repeat(np.arange(n), shown_len),
+        "doc": [str(d) for s in shown_lists for d in s],
+    })
+    shown["pos"] = np.arange(len(shown)) - np.repeat(np.cumsum(shown_len) - shown_len, shown_len) + 1
+    shown = shown.drop_duplicates(["imp", "doc"], keep="first")  # first occurrence wins
+    clicks = pd.DataFrame({
+        "imp": np.repeat(np.arange(n), click_len),
+        "doc": [str(d) for c in click_lists for d in c],
+    })
+    clicks["order"] = np.arange(len(clicks))
+    joined = clicks.merge(shown, on=["imp", "doc"], how="left", sort=False)
+    unseen = joined["pos"].isna().to_numpy()
+    if strict and unseen.any():
+        row = joined.loc[unseen].iloc[0]
+        raise InputError(f"impression {int(row['imp']) + 1} (query {frame['query'].iloc[int(row['imp'])]!r}): "
+                         f"clicked id {row['doc']!r} is not among the shown results",
+                         hint="Fix the log, or evaluate with strict=False to ignore such clicks")
+    ignored = np.bincount(joined["imp"].to_numpy()[unseen], minlength=n)
+    hits = joined.loc[~unseen]
+    first_rank = np.zeros(n, dtype=np.int64)
+    if len(hits):
+        imp = hits["imp"].to_numpy()
+        pos = hits["pos"].to_numpy().astype(np.int64)
+        key = hits["order"].to_numpy() if rule == "first" else pos
+        order = np.lexsort((key, imp))
+        imp, pos = imp[order], pos[order]
+        head = np.r_[True, imp[1:] != imp[:-1]]
+        first_rank[imp[head]] = pos[head]
+    return first_rank, ignored
+
+
 def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation:
     """MRR of the first click of every impression (implicit feedback).
 
@@ -105,41 +162,9 @@ def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation
     frame = log if isinstance(log, pd.DataFrame) and {"query", "shown", "clicked"} <= set(log.columns) \
         else read_click_log(log)
     n = len(frame)
-    shown_lists = frame["shown"].tolist()
-    click_lists = frame["clicked"].tolist()
-    shown_len = np.fromiter((len(s) for s in shown_lists), dtype=np.int64, count=n)
-    click_len = np.fromiter((len(c) for c in click_lists), dtype=np.int64, count=n)
-
-    # Flatten: (impression, id, position) for shown; (impression, id, order) for clicks.
-    shown = pd.DataFrame({
-        "imp": np.repeat(np.arange(n), shown_len),
-        "doc": [str(d) for s in shown_lists for d in s],
-    })
-    shown["pos"] = np.arange(len(shown)) - np.repeat(np.cumsum(shown_len) - shown_len, shown_len) + 1
-    shown = shown.drop_duplicates(["imp", "doc"], keep="first")  # first occurrence wins
-    clicks = pd.DataFrame({
-        "imp": np.repeat(np.arange(n), click_len),
-        "doc": [str(d) for c in click_lists for d in c],
-    })
-    clicks["order"] = np.arange(len(clicks))
-    joined = clicks.merge(shown, on=["imp", "doc"], how="left", sort=False)
-    unseen = joined["pos"].isna().to_numpy()
-    if strict and unseen.any():
-        row = joined.loc[unseen].iloc[0]
-        raise InputError(f"impression {int(row['imp']) + 1} (query {frame['query'].iloc[int(row['imp'])]!r}): "
-                         f"clicked id {row['doc']!r} is not among the shown results",
-                         hint="Fix the log, or evaluate with strict=False to ignore such clicks")
-    ignored = np.bincount(joined["imp"].to_numpy()[unseen], minlength=n)
-    hits = joined.loc[~unseen]
-    first_rank = np.zeros(n, dtype=np.int64)
-    if len(hits):
-        imp = hits["imp"].to_numpy()
-        pos = hits["pos"].to_numpy().astype(np.int64)
-        key = hits["order"].to_numpy() if rule == "first" else pos
-        order = np.lexsort((key, imp))
-        imp, pos = imp[order], pos[order]
-        head = np.r_[True, imp[1:] != imp[:-1]]
-        first_rank[imp[head]] = pos[head]
+    shown_len = np.fromiter((len(s) for s in frame["shown"]), dtype=np.int64, count=n)
+    click_len = np.fromiter((len(c) for c in frame["clicked"]), dtype=np.int64, count=n)
+    first_rank, ignored = first_click_ranks(frame, rule, strict)
     rr = np.where(first_rank > 0, 1.0 / np.maximum(first_rank, 1), 0.0)
     per_imp = pd.DataFrame({
         "query": frame["query"].astype(str).to_numpy(),

@@ -42,7 +42,7 @@ import pandas as pd
 from metrics_core.errors import InputError
 from metrics_core.validation import (
     as_fraction,
-    binary_labels,
+    check_binary,
     check_choice,
     check_int,
     check_lengths,
@@ -84,6 +84,7 @@ class CandidateTable:
 
     @property
     def n_queries(self) -> int:
+        """Number of units (queries, or (query, criterion) pairs)."""
         return int(self.start.size)
 
 
@@ -106,22 +107,15 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     >>> t.size.tolist(), t.prob.tolist(), t.n_gold.tolist()
     ([2, 1], [0.9, 0.2, 0.5], [1, 1])
     """
-    prob = np.asarray(probability)
-    gold = np.asarray(is_gold)
-    n = prob.shape[0]
-    if n == 0:
+    prob, gold = np.asarray(probability), np.asarray(is_gold)
+    if prob.ndim == 1 and prob.shape[0] == 0:
         raise InputError("no candidates given", source=source)
-    if prob.dtype.kind not in "iuf":
-        raise InputError(f"probabilities must be numbers, got {prob.dtype}", source=source)
-    prob = prob.astype(np.float64)
-    bad = ~np.isfinite(prob) | (prob < 0) | (prob > 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"probability {prob[i].item()!r} at row {i + 1} is not in [0, 1]", source=source)
     check_lengths(source=source, hint="Give one query, probability and is_gold per candidate",
                   queries=query, probabilities=prob, is_gold_values=gold)
-    gold = binary_labels(gold, what="is_gold value", source=source, dtype=np.int64,
-                         locate=lambda i: {"problem_prefix": f"row {i + 1}: "})
+    gold, prob = check_binary(gold, prob, what="probability", probabilities=True,
+                              label_what="is_gold value", source=source, label_dtype=np.int64,
+                              locate=lambda i: {"problem_prefix": f"row {i + 1}: "})
+    n = prob.shape[0]
     keys = pd.Series(np.asarray(query, dtype=object))
     if criterion is not None:
         crit = pd.Series(np.asarray(criterion, dtype=object))

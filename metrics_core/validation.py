@@ -7,6 +7,8 @@ everywhere:
 * :func:`parse_number` / :func:`number_mask` -- numbers as trec_eval reads them (ASCII
   decimal digits, optional sign, fraction and exponent; no ``1_000``, no hexadecimal, no
   non-ASCII digits);
+* :func:`check_binary` -- the one input check of every binary-gate metric (labels and
+  scores, or probabilities in [0, 1]), built from the two below;
 * :func:`finite_scores` -- finite float scores;
 * :func:`binary_labels` -- 0/1 labels (booleans, 0/1 numbers, or yes/no, true/false,
   t/f, y/n in text columns, whatever pandas' string dtype);
@@ -158,8 +160,13 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
     return num
 
 
+def plural(word: str) -> str:
+    """``score`` -> ``scores``, ``probability`` -> ``probabilities`` (for messages)."""
+    return word[:-1] + "ies" if word.endswith("y") else word + "s"
+
+
 def finite_scores(values, *, what: str = "score", source: str | None = None,
-                  locate: Locate | None = None) -> np.ndarray:
+                  locate: Locate | None = None, hint: str | None = None) -> np.ndarray:
     """One-dimensional finite float64 scores (numeric arrays; float32 widened exactly).
 
     >>> finite_scores([1, 0.5]).tolist()
@@ -167,15 +174,15 @@ def finite_scores(values, *, what: str = "score", source: str | None = None,
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise InputError(f"{what}s must be one-dimensional", source=source)
+        raise InputError(f"{plural(what)} must be one-dimensional", source=source)
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"{what}s must be numbers, got values of type {arr.dtype}", source=source)
+        raise InputError(f"{plural(what)} must be numbers, got values of type {arr.dtype}", source=source)
     scores = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         _raise(f"{what} {show(scores[i])} is not a finite number", i, locate, source,
-               "Remove or fix NaN/inf scores")
+               hint or "Remove or fix NaN/inf scores")
     return scores
 
 
@@ -229,6 +236,54 @@ def binary_labels(values, *, what: str = "label", source: str | None = None,
         i = int(np.flatnonzero(bad)[0])
         _raise(f"{what} {show(series.iloc[i])} is not 0 or 1", i, locate, source, hint)
     return num.astype(dtype)
+
+
+def check_binary(y_true, y_score, *, what: str = "score", probabilities: bool = False,
+                 label_what: str = "label", source: str | None = None,
+                 locate: Locate | None = None, label_dtype=np.int8):
+    """The one input check of the binary-gate metrics (detection, calibration, dynamic K).
+
+    Validate first, compute after: every gate metric calls this once and then works on
+    the arrays it returns. Steps: both one-dimensional, of equal length, not empty;
+    scores finite numbers (:func:`finite_scores`; float32 widened exactly); labels 0/1
+    (:func:`binary_labels`: booleans, 0/1 numbers, yes/no words); with
+    ``probabilities=True`` every score in [0, 1] (nothing is squashed through a sigmoid
+    silently).
+
+    Returns
+    -------
+    labels : ndarray of ``label_dtype`` (0/1)
+    scores : ndarray of float64
+
+    Examples
+    --------
+    >>> y, s = check_binary(["yes", "no"], [0.25, 1])
+    >>> y.tolist(), s.tolist()
+    ([1, 0], [0.25, 1.0])
+    >>> check_binary([1, 0], [0.5, 1.5], what="probability", probabilities=True)
+    Traceback (most recent call last):
+    ...
+    metrics_core.errors.InputError: position 2: probability 1.5 is outside [0, 1]. Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) must be converted by you (e.g. a sigmoid), so the choice is explicit
+    """
+    y_true, y_score = np.asarray(y_true), np.asarray(y_score)
+    if y_true.ndim != 1 or y_score.ndim != 1:
+        raise InputError(f"{plural(label_what)} and {plural(what)} must be one-dimensional", source=source)
+    check_lengths(source=source, hint=f"Give one {label_what} per {what}",
+                  **{plural(label_what).replace(" ", "_"): y_true, plural(what): y_score})
+    if y_true.shape[0] == 0:
+        raise InputError(f"no {plural(what)} given", source=source)
+    hint = None
+    if probabilities:
+        hint = ("Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) "
+                "must be converted by you (e.g. a sigmoid), so the choice is explicit")
+    scores = finite_scores(y_score, what=what, source=source, locate=locate, hint=hint)
+    labels = binary_labels(y_true, what=label_what, source=source, locate=locate, dtype=label_dtype)
+    if probabilities:
+        bad = (scores < 0) | (scores > 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            _raise(f"{what} {show(scores[i])} is outside [0, 1]", i, locate, source, hint)
+    return labels, scores
 
 
 def check_choice(value, choices: Sequence, what: str, source: str | None = None):

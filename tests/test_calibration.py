@@ -227,17 +227,17 @@ def test_calibration_intervals_contain_their_estimate_or_are_withheld():
 
 def test_jackknife_from_bin_sums_equals_leaving_each_item_out():
     from metrics_core.calibration import (
-        _jackknife,
         assign_bins,
         bin_edges,
         debiased_expected_calibration_error,
+        jackknife_statistics,
     )
 
     rng = np.random.default_rng(5)
     p = rng.random(40)
     y = (rng.random(40) < p).astype(int)
     edges = bin_edges(p, 4)
-    jk = _jackknife(assign_bins(p, edges), p, y.astype(float), edges.size - 1)
+    jk = jackknife_statistics(assign_bins(p, edges), p, y.astype(float), edges.size - 1)
     for i in (0, 7, 39):
         keep = np.arange(40) != i
         yy, pp = y[keep], p[keep]

@@ -10,6 +10,7 @@ from sklearn import metrics as skm
 
 from metrics_core import detection as det
 from metrics_core.errors import InputError
+from metrics_core.gates import counts
 
 
 def _random_case(seed, n=None, levels=None):
@@ -214,11 +215,11 @@ def test_bootstrap_replicate_equals_resampled_metric():
     rng = np.random.default_rng(3)
     idx = rng.integers(0, y.size, y.size)
     w = np.bincount(idx, minlength=y.size)
-    yy, _, last = det._sorted_groups(y.astype(np.int8), s.astype(float))
+    yy, _, last = counts.sorted_groups(y.astype(np.int8), s.astype(float))
     order = np.argsort(-s, kind="stable")
-    tps, fps = det._curve_from_weights(yy.astype(np.int64), w[order], last)
-    auc = det._auroc_from_counts(tps, fps, int(tps[-1]), int(fps[-1]))
-    ap = det._ap_from_counts(tps, fps, int(tps[-1]))
+    tps, fps = counts.curve_from_weights(yy.astype(np.int64), w[order], last)
+    auc = counts.auroc_from_counts(tps, fps, int(tps[-1]), int(fps[-1]))
+    ap = counts.ap_from_counts(tps, fps, int(tps[-1]))
     assert auc == pytest.approx(skm.roc_auc_score(y[idx], s[idx]), rel=1e-12)
     assert ap == pytest.approx(skm.average_precision_score(y[idx], s[idx]), rel=1e-12)
 
@@ -232,3 +233,33 @@ def test_per_group_micro_macro():
         assert r["table"].loc[name, "auroc"] == pytest.approx(skm.roc_auc_score(y[m], s[m]), rel=1e-12)
     assert r["macro"]["auroc"] == pytest.approx(r["table"]["auroc"].mean(), rel=1e-12)
     assert r["micro"]["auroc"] == pytest.approx(skm.roc_auc_score(y, s), rel=1e-12)
+
+
+# ---------------------------------------------------------------- the TPR table of the CLI and the page
+
+def test_tpr_table_is_tpr_at_fpr_row_by_row():
+    y, s = _random_case(31, n=300)
+    curve = det.binary_curve(y, s)
+    targets = [0.0, 0.03, "0.05", 0.29, 1.0]
+    table = det.tpr_table(curve, targets)
+    assert list(table.columns) == list(det.TPR_TABLE_COLUMNS)
+    for row, t in zip(table.itertuples(index=False), targets, strict=True):
+        r = det.tpr_at_fpr(y, s, t)
+        assert (row.target_fpr, row.tpr, row.fpr, row.threshold, row.allowed_fp) == \
+            (float(t), r["tpr"], r["fpr"], r["threshold"], r["allowed_fp"])
+        if r["next"] is None:
+            assert math.isnan(row.next_tpr) and math.isnan(row.next_threshold)
+        else:
+            assert (row.next_tpr, row.next_fpr, row.next_threshold) == \
+                (r["next"]["tpr"], r["next"]["fpr"], r["next"]["threshold"])
+    shown = det.tpr_table(curve, targets, headers=True)
+    assert list(shown.columns) == list(det.TPR_TABLE_COLUMNS.values())
+    assert shown["allowed FP"].tolist() == table["allowed_fp"].tolist()
+
+
+def test_tpr_table_with_one_class_is_nan_with_warnings():
+    curve = det.binary_curve([1, 1, 1], [0.2, 0.5, 0.9])
+    with pytest.warns(det.SingleClassWarning):
+        table = det.tpr_table(curve, [0.05, 0.1])
+    assert table["tpr"].isna().all() and table["allowed_fp"].isna().all()
+    assert table["target_fpr"].tolist() == [0.05, 0.1]

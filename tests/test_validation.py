@@ -15,6 +15,7 @@ from metrics_core.validation import (
     ONE_CLASS_RULES,
     as_fraction,
     binary_labels,
+    check_binary,
     check_choice,
     check_float,
     check_int,
@@ -144,3 +145,35 @@ def test_modules_share_the_validation():
     assert all("2 is not 0 or 1" in m for m in msgs), msgs
     # yes/no labels are accepted by the library as by the readers
     assert detection.roc_auc_score(["no", "yes"], [0.1, 0.9]) == 1.0
+
+
+@pytest.mark.parametrize("y,s,kwargs,match", [
+    ([[1, 0]], [0.1, 0.2], {}, "labels and scores must be one-dimensional"),
+    ([1, 0, 1], [0.1, 0.2], {}, "3 labels but 2 scores. Give one label per score"),
+    ([], [], {}, "no scores given"),
+    ([], [], {"what": "probability"}, "no probabilities given"),
+    ([1, 0], [0.1, np.nan], {}, "position 2: score nan is not a finite number. Remove or fix"),
+    ([1, 0], ["a", "b"], {}, "scores must be numbers"),
+    ([1, 3], [0.1, 0.2], {}, "position 2: label 3 is not 0 or 1"),
+    ([1, 0], [0.1, 1.2], {"what": "probability", "probabilities": True},
+     "position 2: probability 1.2 is outside \\[0, 1\\]. Probabilities must be finite"),
+    ([1, 0], [np.inf, 0.5], {"what": "probability", "probabilities": True}, "probability inf is not a finite"),
+    ([1, 0], [0.5, -0.1], {"what": "probability", "probabilities": True,
+                           "locate": lambda i: {"problem_prefix": f"row {i + 1}: "}}, "row 2: probability -0.1"),
+])
+def test_check_binary_refuses_each_problem_with_its_message(y, s, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        check_binary(y, s, **kwargs)
+
+
+def test_check_binary_is_the_check_of_every_gate_module():
+    y, s = check_binary(np.array(["Yes", "no", "TRUE"], dtype=object), np.array([3, 2, 1], dtype=np.int32))
+    assert y.dtype == np.int8 and y.tolist() == [1, 0, 1] and s.dtype == np.float64
+    # the same refusals reach detection, calibration and dynamic K
+    for call in (lambda: detection.roc_auc_score([0, 2], [0.1, 0.2]),
+                 lambda: calibration.brier_score([0, 2], [0.1, 0.2]),
+                 lambda: dynamic_k.prepare(["q", "q"], [0.1, 0.2], [0, 2])):
+        with pytest.raises(InputError, match="2 is not 0 or 1"):
+            call()
+    with pytest.raises(InputError, match="scores must be numbers"):
+        detection.roc_auc_score([0, 1], ["0.1", "0.2"])

@@ -57,7 +57,10 @@ def run(args) -> int:
         warnings.simplefilter("always", det.SingleClassWarning)
         auroc = det.roc_auc_score(y, s, single_class=args.single_class)
         auprc = det.average_precision_score(y, s, single_class=args.single_class)
-        ops = {_key(t): det.tpr_at_fpr(None, None, t, curve=curve) for t in targets}
+        chosen = {_key(t): t for t in targets}  # one per key: "0.05", "0.1"
+        ops = {k: det.tpr_at_fpr(None, None, t, curve=curve) for k, t in chosen.items()}
+        tpr = det.tpr_table(curve, list(chosen.values()))[["target_fpr", "tpr", "fpr", "threshold"]]
+    tpr = tpr.assign(target_fpr=list(chosen))  # the table's targets written as the JSON keys
     notes += sorted({str(w.message) for w in caught})
     out = {"input": table.source, "score_col": table.score_col, "label_col": table.label_col,
            "auroc": auroc, "auprc": auprc,
@@ -76,9 +79,7 @@ def run(args) -> int:
     tables = [("Detection", pd.DataFrame(
         {"value": [auroc, auprc, curve.n_pos, curve.n_neg]},
         index=pd.Index(["AUROC", "AUPRC", "n_pos", "n_neg"], name="metric"))),
-        ("TPR at target FPR", pd.DataFrame(
-            [(k, v["tpr"], v["fpr"], v["threshold"]) for k, v in ops.items()],
-            columns=["target_fpr", "tpr", "fpr", "threshold"]))]
+        ("TPR at target FPR", tpr)]
     if table.criterion is not None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", det.SingleClassWarning)

@@ -22,7 +22,7 @@ import sys
 from metrics_core import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
-from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path, store_error
+from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path
 from metrics_core.ranking.registry import parse_measures, split_measures
 from metrics_core.report import (
     DEFAULT_GOOD_THRESHOLDS,
@@ -128,7 +128,7 @@ def run(args) -> int:
         except Exception as exc:
             # sqlite3's error, or pandas' DatabaseError wrapping it (read_sql)
             if isinstance(exc, sqlite3.DatabaseError) or type(exc).__name__ == "DatabaseError":
-                raise store_error(store.path, exc, store._conn) from None
+                raise store.error(exc) from None
             raise
         print(f"deleted evaluation {args.id} from {store.path}")
         return 0

@@ -43,6 +43,7 @@ from __future__ import annotations
 from metrics_core.history.report import (
     OVERALL_LABELS,
     REPORT_MEASURES,
+    comparative_report,
     overall_label,
     row_label,
     summarize_rows,
@@ -60,13 +61,13 @@ from metrics_core.history.store import (
     TIMESTAMP_FORMAT,
     EvaluationRecord,
     HistoryStore,
-    _qrels_digest,  # noqa: F401  (tests check the digest)
     default_store_path,
     format_timestamp,
+    qrels_digest,
     store_error,
 )
 
 __all__ = ["HistoryStore", "EvaluationRecord", "REPORT_MEASURES", "OVERALL_LABELS", "SCHEMA_VERSION",
            "SCHEMA_V1", "SCHEMA_V2_CHANGES", "SCHEMA_V3_CHANGES", "BUSY_TIMEOUT_MS", "TIMESTAMP_FORMAT",
            "SAMPLE_PATH", "create_v1_store", "default_store_path", "format_timestamp", "load_sample_history",
-           "overall_label", "row_label", "summarize_rows", "store_error"]
+           "overall_label", "row_label", "summarize_rows", "store_error", "qrels_digest", "comparative_report"]

@@ -8,15 +8,15 @@ improvement* when any mean is, else *Acceptable*.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret, row_label
+from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret, row_label, worst_labels
 
 __all__ = ["REPORT_MEASURES", "OVERALL_LABELS", "overall_label", "summarize_rows", "row_label",
-           "DEFAULT_GOOD_THRESHOLDS"]
+           "DEFAULT_GOOD_THRESHOLDS", "comparative_report", "query_texts"]
 
 #: The report's measures (MRR is the mean of RR) and their "Good" thresholds.
 REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
@@ -46,3 +46,69 @@ def summarize_rows(rows: pd.DataFrame, measures: Iterable[str], thresholds: Mapp
     labels = {m: interpret(means[m], thresholds[m]) for m in measures if m in thresholds}
     return {"count": int(len(rows)), "per_query": bool(per_query), "means": means, "labels": labels,
             "label": overall_label(means, thresholds)}
+
+
+def comparative_report(store, suite: str | None = None, date_from=None, date_to=None, *,
+                       per_query: bool = False, measures: Sequence[str] = REPORT_MEASURES,
+                       thresholds: Mapping[str, float] | None = None, summary: bool = True) -> pd.DataFrame:
+    """The comparative report of a :class:`~metrics_core.history.HistoryStore` (what
+    :meth:`~metrics_core.history.HistoryStore.report` returns; see it for the columns).
+
+    Rows: one per saved evaluation (its aggregate values) or, with ``per_query=True``, per
+    query and evaluation, each with the worst label of its measures; then, when
+    ``summary``, a row ``ID == "Summary"`` (:func:`summarize_rows`), also kept in
+    ``df.attrs["summary"]``.
+    """
+    thresholds = dict(DEFAULT_GOOD_THRESHOLDS if thresholds is None else thresholds)
+    measures = list(measures)
+    evals = store.list_evaluations(suite, date_from, date_to)
+    head = ["ID", "Suite", "Run", "Date"] + (["Query ID", "Query"] if per_query else [])
+    if evals.empty:
+        rows = pd.DataFrame(columns=head + measures + ["Interpretation"])
+    elif not per_query:
+        rows = pd.DataFrame({"ID": evals["id"], "Suite": evals["suite"], "Run": evals["run"],
+                             "Date": evals["timestamp"]})
+        for m in measures:
+            rows[m] = evals[m].astype(float) if m in evals.columns else np.nan
+    else:
+        long = store.query_values(evals["id"].tolist())
+        long = long[long["measure"].isin(measures)]
+        wide = long.pivot_table(index=["evaluation_id", "query_id"], columns="measure", values="value",
+                                aggfunc="first", dropna=False).reset_index()
+        info = evals.set_index("id")
+        rows = pd.DataFrame({"ID": wide["evaluation_id"].to_numpy(),
+                             "Suite": info.loc[wide["evaluation_id"], "suite"].to_numpy(),
+                             "Run": info.loc[wide["evaluation_id"], "run"].to_numpy(),
+                             "Date": info.loc[wide["evaluation_id"], "timestamp"].to_numpy(),
+                             "Query ID": wide["query_id"].astype(str).to_numpy()})
+        rows["Query"] = query_texts(store, rows)
+        for m in measures:
+            rows[m] = wide[m].astype(float).to_numpy() if m in wide.columns else np.nan
+        order = {e: i for i, e in enumerate(evals["id"])}
+        rows = rows.sort_values(["ID", "Query ID"], key=lambda s: s.map(order) if s.name == "ID" else s,
+                                kind="stable").reset_index(drop=True)
+    rows["Interpretation"] = worst_labels({m: rows[m] for m in measures}, thresholds)
+    rows["Date"] = rows["Date"].astype(str).str.slice(0, 10)
+    summ = summarize_rows(rows, measures, thresholds, per_query=per_query)
+    if summary:
+        n_suites = rows["Suite"].nunique()
+        what = "query evaluation" if per_query else "evaluation"
+        text = f"{summ['count']} {what}{'s' if summ['count'] != 1 else ''}"
+        text += f" ({n_suites} suite{'s' if n_suites != 1 else ''})"
+        extra = {"ID": "Summary", "Suite": "", "Run": text, "Date": "",
+                 **({"Query ID": "", "Query": ""} if per_query else {}),
+                 **{m: summ["means"][m] for m in measures}, "Interpretation": summ["label"]}
+        rows = pd.concat([rows.astype({"ID": object}), pd.DataFrame([extra])], ignore_index=True)
+        rows["ID"] = rows["ID"].astype(object)
+    rows.attrs["summary"] = summ
+    return rows
+
+
+def query_texts(store, rows: pd.DataFrame) -> list:
+    """The query text of each report row (from its suite's metadata; "" when none)."""
+    texts = {}
+    for name in rows["Suite"].unique():
+        meta = store.get_suite_meta(name)
+        if "query" in meta.columns:
+            texts.update({(name, q): t for q, t in meta["query"].items()})
+    return [texts.get((s, q)) or "" for s, q in zip(rows["Suite"], rows["Query ID"], strict=True)]

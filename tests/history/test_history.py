@@ -137,9 +137,9 @@ def test_failure_mid_write_leaves_nothing(store, monkeypatch):
     with pytest.raises(RuntimeError, match="disk on fire"):
         store.save_evaluation("s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}})
     assert inserted == [1]
-    conn = store._conn
+    counts = store.row_counts()
     for table in ("suites", "suite_qrels", "evaluations", "aggregate_values", "query_values"):
-        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
+        assert counts[table] == 0, table
     # the store still works afterwards
     monkeypatch.undo()
     assert store.save_evaluation("s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}}) >= 1
@@ -171,7 +171,7 @@ def test_two_processes_write_at_once(tmp_path):
         listed = s.list_evaluations()
         assert len(listed) == 2 * n
         assert sorted(listed["run"]) == sorted(f"w{w}-{i}" for w in (1, 2) for i in range(n))
-        assert s._conn.execute("SELECT count(*) FROM query_values").fetchone()[0] == 2 * n * 20 * 3
+        assert s.row_counts()["query_values"] == 2 * n * 20 * 3
         assert s.suite_names() == ["shared"]
 
 
@@ -334,7 +334,7 @@ def test_suite_filter_and_delete(store):
     assert store.list_evaluations("b")["id"].tolist() == [b]
     store.delete_evaluation(a)
     assert store.list_evaluations()["id"].tolist() == [b]
-    assert store._conn.execute("SELECT count(*) FROM query_values WHERE evaluation_id = ?", (a,)).fetchone()[0] == 0
+    assert store.row_counts(a)["query_values"] == 0
     with pytest.raises(InputError, match="no evaluation with id"):
         store.delete_evaluation(a)
     with pytest.raises(InputError, match="no suite named"):
@@ -363,12 +363,32 @@ def test_qrels_digest_is_the_sha256_of_its_lines():
     query<TAB>doc<TAB>repr(float(label)); -0.0 and 0.0 keep their own texts."""
     import hashlib
 
-    from metrics_core.history import _qrels_digest
+    from metrics_core.history import qrels_digest
 
     frame = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q10", "q2", "é"],
                           "doc_id": ["d1", "d 2", "d1", "x", "y", "z"],
                           "relevance": [1, 0.0, -0.0, 2.5, -1, 3]})
     want = hashlib.sha256("".join(f"{q}\t{d}\t{float(r)!r}\n" for q, d, r in
                                   frame.itertuples(index=False, name=None)).encode()).hexdigest()
-    assert _qrels_digest(frame) == want
-    assert _qrels_digest(frame.iloc[:0]) == hashlib.sha256(b"").hexdigest()
+    assert qrels_digest(frame) == want
+    assert qrels_digest(frame.iloc[:0]) == hashlib.sha256(b"").hexdigest()
+
+
+def test_public_counts_values_and_errors_replace_the_connection(store):
+    from metrics_core.history import comparative_report
+
+    rng = np.random.default_rng(8)
+    a = store.save_evaluation("s", fake_evaluation("ra", rng, n_queries=4), qrels={"q0": {"d": 1}, "q1": {"e": 2}})
+    b = store.save_evaluation("s", fake_evaluation("rb", rng, n_queries=3))
+    assert store.row_counts() == {"suites": 1, "suite_qrels": 2, "evaluations": 2, "aggregate_values": 6,
+                                  "query_values": (4 + 3) * 3}
+    assert store.row_counts(b) == {"evaluations": 1, "aggregate_values": 3, "query_values": 9}
+    long = store.query_values([a, b])
+    assert list(long.columns) == ["evaluation_id", "query_id", "measure", "value"] and len(long) == 21
+    rec = store.load_evaluation(a)
+    mine = long[long["evaluation_id"] == a].pivot(index="query_id", columns="measure", values="value")
+    pd.testing.assert_frame_equal(mine[MEASURES], rec.per_query, check_names=False)
+    # the report is one library function of the store's public methods
+    pd.testing.assert_frame_equal(comparative_report(store, per_query=True), store.report(per_query=True))
+    err = store.error(sqlite3.DatabaseError("database disk image is malformed"))
+    assert isinstance(err, InputError) and "integrity check: ok" in str(err) and str(store.path) in str(err)
