@@ -213,7 +213,7 @@ def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\u2013": "--",
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "[": "{[}", "]": "{]}", "\u2013": "--",
           "\u2014": "---", "\u00a0": "~", "\u00ab": r"\guillemotleft{}", "\u00bb": r"\guillemotright{}",
           "\u00bf": r"?`", "\u00a1": r"!`", "\u00df": r"\ss{}", "\u00f8": r"\o{}", "\u00d8": r"\O{}"}
 _ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0327": "c",
@@ -222,12 +222,13 @@ _ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0303": "~", "\u0308"
 
 def latex_escape(text) -> str:
     r"""Plain ASCII LaTeX for any text: specials escaped, accented letters as accent
-    commands, any other non-ASCII character written as its code point (pdflatex-safe).
+    commands, any other non-ASCII character written as its code point; brackets braced
+    so that a cell never reads as an optional argument of ``\\`` (pdflatex-safe).
 
     >>> print(latex_escape("a_b & 50% {x} ~ñ"))
     a\_b \& 50\% \{x\} \textasciitilde{}\~{n}
     >>> print(latex_escape(chr(0x2605) + " run"))
-    [U+2605] run
+    {[}U+2605{]} run
     """
     out = []
     for ch in str(text).replace("\r", " ").replace("\n", " "):
@@ -241,7 +242,7 @@ def latex_escape(text) -> str:
                 letter = {"i": r"\i", "j": r"\j"}.get(base, base)
                 out.append(f"\\{_ACCENTS[marks[0]]}{{{letter}}}")
             else:
-                out.append(f"[U+{ord(ch):04X}]")
+                out.append(f"{{[}}U+{ord(ch):04X}{{]}}")
     return "".join(out)
 
 
