@@ -78,9 +78,11 @@ def updated(lang: str, tmpl: Catalog, locales: Path = LOCALES) -> bytes:
     return buf.getvalue()
 
 
-def _without_date(text: bytes) -> bytes:
-    return b"\n".join(line for line in text.split(b"\n")
-                      if not line.startswith((b'"POT-Creation-Date', b'"PO-Revision-Date')))
+def _content(text: bytes, locations: bool = False) -> bytes:
+    """The catalog without its dates, and without source locations unless asked
+    (for --check, moving a line changes nothing)."""
+    skip = (b'"POT-Creation-Date', b'"PO-Revision-Date') + (() if locations else (b"#:",))
+    return b"\n".join(line for line in text.split(b"\n") if not line.startswith(skip))
 
 
 def main(argv=None) -> int:
@@ -97,7 +99,7 @@ def main(argv=None) -> int:
         path = LOCALES / lang / "LC_MESSAGES" / "messages.po"
         new = updated(lang, tmpl)
         old = path.read_bytes() if path.is_file() else b""
-        if _without_date(new) != _without_date(old):
+        if _content(new, locations=not args.check) != _content(old, locations=not args.check):
             stale.append(str(path.relative_to(ROOT)))
             if not args.check:
                 path.parent.mkdir(parents=True, exist_ok=True)

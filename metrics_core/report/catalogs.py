@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gettext
 import io
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from metrics_core.errors import InputError
@@ -47,6 +47,7 @@ def N_(text: str) -> str:
     return text
 
 
+@cache
 def locales_dir() -> Path:
     """The folder of the catalogs: ``locales/`` next to the ``metrics_core`` package."""
     return Path(__file__).resolve().parents[2] / "locales"
@@ -69,7 +70,7 @@ def check_language(lang: str) -> str:
     return lang
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
     path = catalog_path(lang, Path(directory))
     if lang == SOURCE_LANGUAGE and not path.is_file():
@@ -104,7 +105,8 @@ def translations(lang: str, directory: Path | None = None) -> gettext.NullTransl
         Use its ``gettext`` / ``ngettext``; a text without a translation comes back
         unchanged (English).
     """
-    return _compiled(check_language(lang), str(Path(directory or locales_dir()).resolve()))
+    folder = locales_dir() if directory is None else Path(directory).resolve()
+    return _compiled(check_language(lang), str(folder))
 
 
 __all__ = ["LANGUAGES", "SOURCE_LANGUAGE", "DOMAIN", "N_", "locales_dir", "catalog_path",

@@ -229,7 +229,7 @@ def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | 
     if len(set(names)) != len(names):
         raise InputError("two runs have the same name", hint="rename one: " + ", ".join(names))
     frames = []
-    for name, frame, _ in items:
+    for _name, frame, _ in items:
         frame = frame.copy()
         frame.index = frame.index.astype(str)
         frames.append(frame)
@@ -256,6 +256,22 @@ def _pvalue(base: pd.Series, other: pd.Series, test: str, n_permutations: int, s
     if test == "wilcoxon":
         return wilcoxon_test(b, r)
     return float(permutation_test(b, r, n_permutations=n_permutations, seed=seed))
+
+
+def _significance(names, frames, measures, baseline, test, correction, n_permutations, seed):
+    """Corrected p-values of every (run, measure) pair against the baseline (NaN elsewhere)."""
+    pvalues = pd.DataFrame(np.nan, index=names, columns=measures)
+    if baseline is None:
+        return pvalues
+    if baseline not in names:
+        raise InputError(f"no run named {baseline!r}", hint="the baseline must be one of: " + ", ".join(names))
+    base = frames[names.index(baseline)]
+    for name, frame in zip(names, frames, strict=True):
+        if name != baseline:
+            for m in measures:
+                pvalues.at[name, m] = _pvalue(base[m], frame[m], test, n_permutations, seed)
+    flat = correct_pvalues(pvalues.to_numpy().ravel(), correction)
+    return pd.DataFrame(flat.reshape(pvalues.shape), index=names, columns=measures)
 
 
 def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
@@ -321,17 +337,7 @@ def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
                           index=names, columns=measures, dtype=int)
     summary = pd.Series({m: _row_mean(values[m].to_numpy()) for m in measures}, dtype=np.float64)
     summary_levels = pd.Series({m: grading.level(m, summary[m]) for m in measures}, dtype=int)
-    pvalues = pd.DataFrame(np.nan, index=names, columns=measures)
-    if baseline is not None:
-        if baseline not in names:
-            raise InputError(f"no run named {baseline!r}", hint="the baseline must be one of: " + ", ".join(names))
-        base = frames[names.index(baseline)]
-        for name, frame in zip(names, frames, strict=True):
-            if name != baseline:
-                for m in measures:
-                    pvalues.at[name, m] = _pvalue(base[m], frame[m], test, n_permutations, seed)
-        flat = correct_pvalues(pvalues.to_numpy().ravel(), correction)
-        pvalues = pd.DataFrame(flat.reshape(pvalues.shape), index=names, columns=measures)
+    pvalues = _significance(names, frames, measures, baseline, test, correction, n_permutations, seed)
     return ThesisTable(names, measures, values, n_queries, levels, levels.max(axis=1).astype(int),
                        summary, summary_levels, int(summary_levels.max()) if len(measures) else -1,
                        pvalues, grading, baseline, test, correction, float(alpha),

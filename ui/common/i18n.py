@@ -26,6 +26,9 @@ brings them up to date after texts change.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from urllib.parse import parse_qs
+
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -38,14 +41,19 @@ QUERY_PARAM = "lang"
 #: session_state key of the visitor's explicit choice
 CHOICE_KEY = "ranklab_language"
 SWITCH_KEY = "ranklab_language_switch"
+BROWSER_KEY = "ranklab_browser_language"
 
 #: The specifications' terms that the frame and the comparative table use.
 GLOSSARY = (N_("Language"), N_("Controlled tests"), N_("Comparative report"),
             N_("Comparative table"), N_("MRR (mean reciprocal rank)"))
 
 
+def _context():
+    return get_script_run_ctx(suppress_warning=True)
+
+
 def _in_session() -> bool:
-    return get_script_run_ctx(suppress_warning=True) is not None
+    return _context() is not None
 
 
 def language_of(tag) -> str | None:
@@ -86,11 +94,7 @@ def accept_language(header) -> str | None:
     return min(ranked)[2] if ranked else None
 
 
-def browser_language() -> str | None:
-    """The visitor's browser language if supported: ``st.context.locale`` (the browser's
-    ``navigator.language``), else the ``Accept-Language`` header of the first request."""
-    if not _in_session():
-        return None
+def _browser_language() -> str | None:
     try:
         found = language_of(st.context.locale)
     except Exception:  # an older Streamlit, or no browser connected (AppTest)
@@ -103,19 +107,45 @@ def browser_language() -> str | None:
         return None
 
 
-def _url_language() -> str | None:
-    value = st.query_params.get(QUERY_PARAM)
-    return language_of(value) if isinstance(value, str) and value.lower() in LANGUAGES else None
+def browser_language() -> str | None:
+    """The visitor's browser language if supported: ``st.context.locale`` (the browser's
+    ``navigator.language``), else the ``Accept-Language`` header of the first request.
+
+    Looked up once per script run (the browser sends it with every rerun request).
+    """
+    ctx = _context()
+    if ctx is None:
+        return None
+    run = id(ctx.context_info)
+    cached = st.session_state.get(BROWSER_KEY)
+    if cached is None or cached[0] != run:
+        cached = (run, _browser_language())
+        st.session_state[BROWSER_KEY] = cached
+    return cached[1]
+
+
+@lru_cache(maxsize=256)
+def url_language(query_string: str) -> str | None:
+    """The supported ``lang`` of a query string (the last one given), else None.
+
+    >>> url_language("lang=es"), url_language("a=1&lang=EN"), url_language("lang=fr")
+    ('es', 'en', None)
+    """
+    values = parse_qs(query_string or "").get(QUERY_PARAM)
+    value = values[-1].strip().lower() if values else ""
+    return value if value in LANGUAGES else None
 
 
 def current_language() -> str:
     """The visitor's language: the URL's, their choice in this session, their browser's,
     else English. Outside a Streamlit session (a plain import): English."""
-    if not _in_session():
+    ctx = _context()
+    if ctx is None:
         return SOURCE_LANGUAGE
-    url = _url_language()
+    url = url_language(ctx.query_string)
     if url:
-        st.session_state[CHOICE_KEY] = url
+        if st.session_state.get(CHOICE_KEY) != url:
+            st.session_state[CHOICE_KEY] = url
         return url
     chosen = st.session_state.get(CHOICE_KEY)
     if chosen in LANGUAGES:
@@ -157,7 +187,7 @@ def language_switch(container=None) -> str:
     """
     lang = current_language()
     if _in_session() and st.session_state.get(CHOICE_KEY) in LANGUAGES \
-            and st.query_params.get(QUERY_PARAM) != lang:
+            and url_language(_context().query_string) != lang:
         st.query_params[QUERY_PARAM] = lang  # navigation dropped it: the URL keeps the choice
     st.session_state[SWITCH_KEY] = lang
     where = container if container is not None else st.sidebar
@@ -167,5 +197,5 @@ def language_switch(container=None) -> str:
 
 
 __all__ = ["LANGUAGES", "LANGUAGE_NAMES", "QUERY_PARAM", "GLOSSARY", "N_", "_", "gettext", "ngettext",
-           "current_language", "browser_language", "accept_language", "language_of", "language_switch",
+           "current_language", "browser_language", "url_language", "accept_language", "language_of", "language_switch",
            "thesis_words"]
