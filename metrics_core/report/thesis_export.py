@@ -10,7 +10,8 @@ plural forms.
 
 * CSV: one header line, one line per run, the summary line last; numbers in their
   shortest round-trip form (``repr``: ``0.2``, never ``0.20000000000000001``); no comment
-  lines (provenance belongs in a JSON sidecar).
+  lines (provenance belongs in a JSON sidecar); a text cell that a spreadsheet would run
+  as a formula gets a leading ``'`` (:func:`metrics_core.report.csv_safe`).
 * Markdown, LaTeX, HTML: ``digits`` decimals; the best value of each column in bold;
   a significant difference from the baseline marked with a superscript ``*``.
 """
@@ -24,6 +25,7 @@ import math
 import re
 import unicodedata
 
+from metrics_core.report import csv_safe
 from metrics_core.report.catalogs import N_, translations
 from metrics_core.report.thesis import LEVEL_NAMES, VERDICT_NAMES, ThesisTable, display_measure
 
@@ -151,20 +153,20 @@ def to_csv(table: ThesisTable, words=None) -> str:
     header.append(w["label"])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
+    writer.writerow([csv_safe(h) for h in header])
     for run in table.runs:
         row = [run, int(table.n_queries[run])]
         for m in table.measures:
             row += [_num(table.values.at[run, m]), g.name(table.levels.at[run, m])]
         if with_p:
             row += [_num(table.pvalues.at[run, m]) for m in table.measures]
-        writer.writerow([*row, g.name(table.row_levels[run])])
+        writer.writerow([csv_safe(c) for c in (*row, g.name(table.row_levels[run]))])
     row = [w["summary"], ""]
     for m in table.measures:
         row += [_num(table.summary[m]), g.name(table.summary_levels[m])]
     if with_p:
         row += [""] * len(table.measures)
-    writer.writerow([*row, g.name(table.verdict, verdict=True)])
+    writer.writerow([csv_safe(c) for c in (*row, g.name(table.verdict, verdict=True))])
     return out.getvalue()
 
 

@@ -194,6 +194,13 @@ def test_csv_round_trip_in_shortest_form():
     assert to_csv(two).splitlines()[1] == "x,1,0.2,Needs improvement,Needs improvement"
 
 
+def test_csv_cells_are_never_formulas():
+    frames = {"=HYPERLINK(\"x\")": _single({"RR": 0.5}), "-cmd": _single({"RR": 0.25})}
+    rows = list(csv.reader(io.StringIO(to_csv(thesis_table(frames, ["MRR"])))))
+    assert [r[0] for r in rows[1:3]] == ["'=HYPERLINK(\"x\")", "'-cmd"]
+    assert float(rows[1][2]) == 0.5
+
+
 def test_spanish_words_in_every_export():
     words, names, verdicts = localized_words("es")
     t = _sample_table(grading=Grading.from_good(names=names, verdicts=verdicts), baseline="bm25")
