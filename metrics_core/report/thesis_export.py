@@ -55,18 +55,29 @@ DEFAULT_WORDS = {
 MISSING = "\u2013"  # en dash: a missing value (LaTeX: --)
 
 
-def localized_words(lang: str) -> tuple[dict, tuple, tuple]:
+def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     """``(words, level names, verdict names)`` in ``lang``, from its catalog.
 
-    ``words["runs_count"]`` is a function of the number of runs (plural forms).
+    ``rows="evaluations"`` names the rows saved evaluations ("3 evaluaciones", as the
+    specification's summary reads) instead of runs. ``words["runs_count"]`` is a function
+    of the number of rows (plural forms).
 
     >>> words, names, verdicts = localized_words("es")
     >>> words["summary"], names, verdicts[0], words["runs_count"](1)
     ('Resumen', ('Bueno', 'Regular', 'Mejorable'), 'Eficiente', '1 ejecución')
+    >>> words, _, _ = localized_words("es", rows="evaluations")
+    >>> words["run"], words["runs_count"](3)
+    ('Evaluación', '3 evaluaciones')
     """
+    if rows not in ("runs", "evaluations"):
+        raise ValueError(f"rows must be 'runs' or 'evaluations', not {rows!r}")
     tr = translations(lang)
     words = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
-    words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
+    if rows == "runs":
+        words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
+    else:
+        words["run"] = tr.gettext(N_("Evaluation"))
+        words["runs_count"] = lambda n: tr.ngettext("{n} evaluation", "{n} evaluations", n).format(n=n)
     return (words, tuple(tr.gettext(n) for n in LEVEL_NAMES),
             tuple(tr.gettext(n) for n in VERDICT_NAMES))
 

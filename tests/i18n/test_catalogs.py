@@ -80,6 +80,7 @@ def test_the_specifications_vocabulary():
     assert tr.gettext("Comparative table") == "Tabla comparativa"
     assert [tr.ngettext("{n} run", "{n} runs", n).format(n=n) for n in (1, 2, 0)] == [
         "1 ejecución", "2 ejecuciones", "0 ejecuciones"]
+    assert tr.ngettext("{n} evaluation", "{n} evaluations", 3).format(n=3) == "3 evaluaciones"
 
 
 def test_catalogs_compile_in_memory_once_per_process():

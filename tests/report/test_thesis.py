@@ -314,3 +314,17 @@ def test_cli_rejects_a_malformed_threshold(capsys):
     with pytest.raises(SystemExit) as exc:
         _cli(capsys, "--good", "MRR")
     assert exc.value.code == 2 and "MEASURE=VALUE" in capsys.readouterr().err
+
+
+def test_a_run_without_queries_in_the_range_shows_a_dash_never_nan():
+    frames = {"a": pd.DataFrame({"RR": [1.0, 0.5]}, index=["q1", "q2"]),
+              "b": pd.DataFrame({"RR": [0.25]}, index=["q3"])}
+    meta = pd.DataFrame({"date": pd.to_datetime(["2025-01-01", "2025-01-02", "2025-05-01"])},
+                        index=["q1", "q2", "q3"])
+    t = thesis_table(frames, ["MRR"], metadata=meta, date_to="2025-01-31", baseline="a")
+    assert t.n_queries.tolist() == [2, 0] and np.isnan(t.values.at["b", "RR"])
+    assert t.summary["RR"] == 0.75 and t.levels.at["b", "RR"] == -1
+    for export in (to_csv, to_markdown, to_latex, to_html):
+        text = export(t)
+        assert not re.search(r"nan|None", text, re.I), export.__name__
+    assert "b,0,," in to_csv(t) and "| b | 0 | \u2013 |" in to_markdown(t) and "b & 0 & -- &" in to_latex(t)

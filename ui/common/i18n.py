@@ -33,7 +33,6 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from metrics_core.report.catalogs import LANGUAGES, N_, SOURCE_LANGUAGE, translations
-from metrics_core.report.thesis_export import localized_words
 
 #: Each language named in itself (not translated: a reader finds their own language).
 LANGUAGE_NAMES = {"en": "English", "es": "Español"}
@@ -166,10 +165,13 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return translations(current_language()).ngettext(singular, plural, n)
 
 
-def thesis_words() -> tuple[dict, tuple, tuple]:
+def thesis_words(rows: str = "runs") -> tuple[dict, tuple, tuple]:
     """``(words, level names, verdict names)`` of the comparative table in the visitor's
-    language, for :mod:`metrics_core.report.thesis_export` and :class:`Grading`."""
-    return localized_words(current_language())
+    language, for :mod:`metrics_core.report.thesis_export` and its ``Grading``
+    (``rows="evaluations"`` when the rows are saved evaluations)."""
+    from metrics_core.report.thesis_export import localized_words
+
+    return localized_words(current_language(), rows)
 
 
 def _switched() -> None:
