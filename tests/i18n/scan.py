@@ -3,9 +3,11 @@
 A *finding* is a string literal (or an f-string, a concatenation or ``"...".format(...)``
 built from one) given to a Streamlit display call (``st.title``, ``col.button``,
 ``st.sidebar.header`` ...) as its text or label, in ``tabs([...])``, ``captions=[...]``,
-``options``-free keywords ``label=``, ``help=``, ``placeholder=``, ``caption=`` or
-``title=``, without going through ``_()`` / ``ngettext()``. Not findings: texts without a
-letter ("—", "**", ""), canonical measure names ("MRR", "nDCG@10"), CSS or script blocks,
+the keywords ``label=``, ``help=``, ``placeholder=``, ``caption=`` or ``title=``, the
+labels of ``st.column_config`` columns, and plotly titles and annotations
+(``update_layout(title=..., xaxis_title=...)``, ``add_annotation(text=...)``,
+``add_vline(annotation_text=...)``), without going through ``_()`` / ``ngettext()``. Not findings: texts without a
+word of two letters or more ("—", "**", "Δ", "W / T / L"), canonical measure names ("MRR", "nDCG@10"), CSS or script blocks,
 and lines that end with ``# i18n: ignore`` (e.g. a language named in itself).
 """
 
@@ -26,6 +28,18 @@ DISPLAY_CALLS = frozenset({
     "status", "segmented_control", "pills", "chat_input", "spinner", "audio_input",
     "camera_input", "feedback", "menu_button", "Page",
 })
+#: Plotly calls and the keywords of theirs that the visitor reads (titles, annotations).
+PLOT_KEYWORDS = {
+    "update_layout": frozenset({"title", "title_text", "xaxis_title", "yaxis_title",
+                                "legend_title_text", "legend_title"}),
+    "update_xaxes": frozenset({"title", "title_text"}),
+    "update_yaxes": frozenset({"title", "title_text"}),
+    "add_annotation": frozenset({"text"}),
+    "add_vline": frozenset({"annotation_text"}),
+    "add_hline": frozenset({"annotation_text"}),
+    "add_vrect": frozenset({"annotation_text"}),
+    "add_hrect": frozenset({"annotation_text"}),
+}
 #: Keywords whose value is shown to the visitor.
 VISIBLE_KEYWORDS = frozenset({"label", "help", "placeholder", "caption", "title"})
 #: Keywords holding lists of visible texts.
@@ -68,11 +82,13 @@ def needs_translation(text: str) -> bool:
 
     >>> needs_translation("Upload a run"), needs_translation("—"), needs_translation("nDCG@10")
     (True, False, False)
+    >>> needs_translation("Δ"), needs_translation("Δ CI")
+    (False, True)
     >>> needs_translation("<style>.x {color: red}</style>")
     False
     """
     visible = _TAG.sub(" ", _STYLE.sub(" ", text))
-    if not re.search(r"[^\W\d_]", visible):
+    if not re.search(r"[^\W\d_]{2}", visible):
         return False
     return not _is_measure(visible)
 
@@ -109,13 +125,21 @@ def _literal_texts(node) -> list[str]:
     return []
 
 
+def _is_column(name: str) -> bool:
+    """st.column_config.NumberColumn, TextColumn, Column ...: the first argument is a label."""
+    return name == "Column" or (name.endswith("Column") and name[:1].isupper())
+
+
 def _visible_args(node: ast.Call, name: str):
-    if name in DISPLAY_CALLS and node.args:
+    if (name in DISPLAY_CALLS or _is_column(name)) and node.args:
         yield node.args[0]
+    for kw in node.keywords:
+        if kw.arg in PLOT_KEYWORDS.get(name, ()):
+            yield kw.value
     if name == "tabs" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
         yield from node.args[0].elts
     for kw in node.keywords:
-        if kw.arg in VISIBLE_KEYWORDS and name in DISPLAY_CALLS | {"tabs", "column_config"}:
+        if kw.arg in VISIBLE_KEYWORDS and (name in DISPLAY_CALLS or name == "tabs" or _is_column(name)):
             yield kw.value
         elif kw.arg in VISIBLE_LIST_KEYWORDS and isinstance(kw.value, (ast.List, ast.Tuple)):
             yield from kw.value.elts
@@ -131,8 +155,8 @@ def scan_source(source: str, path: str = "<source>") -> list[Finding]:
         name, root = _call_name(node)
         if name is None or root in NOT_STREAMLIT:
             continue
-        if name not in DISPLAY_CALLS and name != "tabs" and not any(
-                kw.arg in VISIBLE_LIST_KEYWORDS for kw in node.keywords):
+        if name not in DISPLAY_CALLS and name != "tabs" and name not in PLOT_KEYWORDS \
+                and not _is_column(name) and not any(kw.arg in VISIBLE_LIST_KEYWORDS for kw in node.keywords):
             continue
         if _IGNORE in lines[node.lineno - 1]:
             continue

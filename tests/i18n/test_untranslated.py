@@ -25,11 +25,16 @@ st.selectbox(label="Measure", options=opts)
 st.tabs(["Table", _("Chart")])
 st.radio(_("Mode"), modes, captions=["Fast", "Exact"])
 st.markdown("Good" if ok else "Needs improvement")
+fig.update_layout(title="ROC curve", xaxis_title="False positive rate", height=300)
+fig.add_vline(x=t, annotation_text="threshold")
+cfg = {"p": st.column_config.NumberColumn("p-value", help="Holm-corrected", format="%.4f")}
 '''
     found = {(f.line, f.text) for f in scan_source(source)}
     assert found == {(4, "Overview"), (5, "Run it"), (5, "Evaluates the runs"), (6, "Runs of "),
                      (7, "Queries: "), (8, "{n} queries"), (9, "Measure"), (10, "Table"),
-                     (11, "Fast"), (11, "Exact"), (12, "Good"), (12, "Needs improvement")}
+                     (11, "Fast"), (11, "Exact"), (12, "Good"), (12, "Needs improvement"),
+                     (13, "ROC curve"), (13, "False positive rate"), (14, "threshold"),
+                     (15, "p-value"), (15, "Holm-corrected")}
 
 
 def test_scanner_accepts_translated_and_wordless_texts():
@@ -46,6 +51,8 @@ st.markdown("<style>.block {padding: 0}</style>", unsafe_allow_html=True)
 logging.warning("not for the visitor")
 st.radio("Language", ["en", "es"])  # i18n: ignore
 st.write(value)
+fig.update_layout(title=_("ROC curve"), height=300, template="plotly_white")
+st.column_config.NumberColumn(_("p-value"), format="%.4f")
 '''
     assert scan_source(source) == []
 
