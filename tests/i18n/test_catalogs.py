@@ -120,3 +120,19 @@ def test_the_update_command_adds_new_texts_and_drops_stale_ones(tmp_path, templa
     assert new["Good"].string == "Bueno"
     assert "A text no code uses" not in _ids(new) and not new.obsolete
     assert new["Summary"].string == "" and not new["Summary"].fuzzy
+
+
+def test_a_missing_catalog_is_a_clear_error_and_english_needs_none(tmp_path):
+    with pytest.raises(InputError, match="the 'es' catalog is missing"):
+        catalogs.translations("es", directory=tmp_path)
+    assert catalogs.translations("en", directory=tmp_path).gettext("Good") == "Good"
+
+
+def test_a_fuzzy_translation_is_never_shown(tmp_path):
+    folder = tmp_path / "es" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "messages.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        '#, fuzzy\nmsgid "Good"\nmsgstr "Guessed"\n\nmsgid "Fair"\nmsgstr "Regular"\n', encoding="utf-8")
+    tr = catalogs.translations("es", directory=tmp_path)
+    assert (tr.gettext("Good"), tr.gettext("Fair")) == ("Good", "Regular")
