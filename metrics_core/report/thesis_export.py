@@ -150,8 +150,29 @@ def _num(v: float) -> str:
 def to_csv(table: ThesisTable, words=None) -> str:
     """CSV text: run, queries, per measure its value and label, p-values, interpretation.
 
-    The summary line comes last: the summary word in the run column, the mean of each
-    measure over the runs, their labels and the overall verdict.
+    Parameters
+    ----------
+    table : ThesisTable
+    words : mapping, optional
+        Words replacing :data:`DEFAULT_WORDS` (translations).
+
+    Returns
+    -------
+    str
+        One header line, one line per run, then the summary line: the summary word in
+        the run column, the mean of each measure over the runs, their labels and the
+        overall verdict. p-value columns only with a baseline. Numbers in shortest
+        round-trip form, a missing value empty.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metrics_core.report.thesis import thesis_table
+    >>> t = thesis_table({"bm25": pd.DataFrame({"RR": [1.0, 0.25]}, index=["q1", "q2"])}, ["MRR"])
+    >>> print(to_csv(t), end="")
+    Run,Queries,MRR,MRR label,Interpretation
+    bm25,2,0.625,Fair,Fair
+    Summary,,0.625,Fair,Acceptable
     """
     w = _words(words)
     g = table.grading
@@ -206,7 +227,23 @@ def _md(text: str) -> str:
 
 
 def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
-    """A Markdown table (pipe syntax), its caption above and the legend below."""
+    """A Markdown table (pipe syntax), its caption above and the legend below.
+
+    Parameters
+    ----------
+    table : ThesisTable
+    words : mapping, optional
+        Words replacing :data:`DEFAULT_WORDS`.
+    digits : int
+        Decimals of the values.
+
+    Returns
+    -------
+    str
+        Each cell ``value (label)``; the best value of a column in bold, ``\\*`` after a
+        value that differs significantly from the baseline; names escaped (``|``, ``*``,
+        ``<`` ... cannot break the table); a missing value is an en dash.
+    """
     w = _words(words)
     head = [w["run"], w["queries"], *(_md(display_measure(m)) for m in table.measures), w["label"]]
     lines = [f"**{_md(caption(table, w))}**", "", "| " + " | ".join(head) + " |",
@@ -260,9 +297,26 @@ def latex_escape(text) -> str:
 
 
 def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:comparative") -> str:
-    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``):
-    a value and a label column per measure, the best value bold, ``$^{*}$`` where the run
-    differs significantly from the baseline, a short caption and the legend below."""
+    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``).
+
+    Parameters
+    ----------
+    table : ThesisTable
+    words : mapping, optional
+        Words replacing :data:`DEFAULT_WORDS`.
+    digits : int
+        Decimals of the values.
+    label : str
+        The ``\\label`` of the table.
+
+    Returns
+    -------
+    str
+        ASCII only (:func:`latex_escape`), so pdflatex compiles it: a value and a label
+        column per measure, the best value bold, ``$^{*}$`` where the run differs
+        significantly from the baseline, a short caption (:func:`caption`) and the
+        legend (:func:`legend`) in a footnote-size line under the tabular.
+    """
     w = _words(words)
     g = table.grading
     esc = latex_escape
@@ -296,8 +350,24 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
 
 
 def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
-    """An HTML fragment (``<table>`` with caption, the summary in ``<tfoot>``, the legend
-    in a ``<p>``); every text escaped."""
+    """An HTML fragment for a report or a page.
+
+    Parameters
+    ----------
+    table : ThesisTable
+    words : mapping, optional
+        Words replacing :data:`DEFAULT_WORDS`.
+    digits : int
+        Decimals of the values.
+
+    Returns
+    -------
+    str
+        ``<table class="ranklab-comparative">`` with a caption, the summary row in
+        ``<tfoot>``, the best values in ``<strong>``, ``<sup>*</sup>`` for significance,
+        labels in ``<span class="label">``, then the legend in a ``<p>``; every text
+        escaped.
+    """
     w = _words(words)
     g = table.grading
     e = html.escape
