@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
     "history": ("history", "save evaluations of test suites and report them over time"),
     "report": ("report", "one self-contained HTML report of runs against a baseline (tables, figures)"),
+    "table": ("thesis", "comparative table of runs x measures with labels and a summary (thesis table)"),
 }
 
 

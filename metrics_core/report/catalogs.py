@@ -1,0 +1,113 @@
+"""Translation catalogs of RankLab's words (gettext ``.po`` files), read without any UI.
+
+The catalogs live in ``locales/<lang>/LC_MESSAGES/messages.po`` at the root of the
+repository (one per language; English is the source language, its ``msgid`` is the text).
+No compiled ``.mo`` file is kept: a catalog is read with Babel and compiled in memory the
+first time a language is asked for, then shared by every caller of the process (the
+translation object holds no per-visitor state; which language a visitor sees is chosen by
+the caller).
+
+Fuzzy entries are never used (gettext would show a guessed translation); an untranslated
+entry falls back to the English text.
+
+Examples
+--------
+>>> translations("es").gettext("Good")
+'Bueno'
+>>> translations("en").gettext("Good")
+'Good'
+>>> translations("es").ngettext("{n} run", "{n} runs", 2).format(n=2)
+'2 ejecuciones'
+"""
+
+from __future__ import annotations
+
+import gettext
+import io
+from functools import cache
+from pathlib import Path
+
+from metrics_core.errors import InputError
+
+#: Languages with a catalog, the source language (English) first.
+LANGUAGES = ("en", "es")
+SOURCE_LANGUAGE = "en"
+DOMAIN = "messages"
+
+
+def N_(text: str) -> str:
+    """Mark ``text`` for extraction into the catalogs and return it unchanged.
+
+    The library keeps its words in English; whoever shows them translates them
+    (``translations(lang).gettext(word)``).
+
+    >>> N_("Summary")
+    'Summary'
+    """
+    return text
+
+
+@cache
+def locales_dir() -> Path:
+    """The folder of the catalogs: ``locales/`` next to the ``metrics_core`` package."""
+    return Path(__file__).resolve().parents[2] / "locales"
+
+
+def catalog_path(lang: str, directory: Path | None = None) -> Path:
+    """``<directory>/<lang>/LC_MESSAGES/messages.po``."""
+    return Path(directory or locales_dir()) / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def check_language(lang: str) -> str:
+    """``lang`` when a catalog exists for it, else an :class:`InputError` listing the choices.
+
+    >>> check_language("es")
+    'es'
+    """
+    if lang not in LANGUAGES:
+        raise InputError(f"no translation for language {lang!r}",
+                         hint="choose one of: " + ", ".join(LANGUAGES))
+    return lang
+
+
+@cache
+def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
+    path = catalog_path(lang, Path(directory))
+    if lang == SOURCE_LANGUAGE and not path.is_file():
+        return gettext.NullTranslations()
+    if not path.is_file():
+        raise InputError(f"the {lang!r} catalog is missing", source=str(path),
+                         hint="run RankLab from its source tree, where locales/ holds the catalogs")
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with open(path, "rb") as fh:
+        catalog = read_po(fh, locale=lang, domain=DOMAIN)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog, use_fuzzy=False)
+    buffer.seek(0)
+    return gettext.GNUTranslations(buffer)
+
+
+def translations(lang: str, directory: Path | None = None) -> gettext.NullTranslations:
+    """The compiled catalog of ``lang`` (compiled once per process and folder).
+
+    Parameters
+    ----------
+    lang : str
+        One of :data:`LANGUAGES`.
+    directory : path, optional
+        The ``locales`` folder (default :func:`locales_dir`).
+
+    Returns
+    -------
+    gettext.GNUTranslations
+        Use its ``gettext`` / ``ngettext``; a text without a translation comes back
+        unchanged (English).
+    """
+    folder = locales_dir() if directory is None else Path(directory).resolve()
+    return _compiled(check_language(lang), str(folder))
+
+
+__all__ = ["LANGUAGES", "SOURCE_LANGUAGE", "DOMAIN", "N_", "locales_dir", "catalog_path",
+           "check_language", "translations"]

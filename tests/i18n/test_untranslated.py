@@ -1,0 +1,69 @@
+"""No user-visible text of the app bypasses the translation layer (AST scan of app.py,
+pages/ and ui/; see tests/i18n/scan.py for the rules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.i18n.scan import scan_paths, scan_source
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_scanner_flags_every_way_of_showing_a_bare_text():
+    source = '''
+import streamlit as st
+col = st.columns(2)[0]
+st.title("Overview")
+col.button("Run it", help="Evaluates the runs")
+st.sidebar.header(f"Runs of {name}")
+st.caption("Queries: " + str(n))
+st.info("{n} queries".format(n=3))
+st.selectbox(label="Measure", options=opts)
+st.tabs(["Table", _("Chart")])
+st.radio(_("Mode"), modes, captions=["Fast", "Exact"])
+st.markdown("Good" if ok else "Needs improvement")
+fig.update_layout(title="ROC curve", xaxis_title="False positive rate", height=300)
+fig.add_vline(x=t, annotation_text="threshold")
+cfg = {"p": st.column_config.NumberColumn("p-value", help="Holm-corrected", format="%.4f")}
+'''
+    found = {(f.line, f.text) for f in scan_source(source)}
+    assert found == {(4, "Overview"), (5, "Run it"), (5, "Evaluates the runs"), (6, "Runs of "),
+                     (7, "Queries: "), (8, "{n} queries"), (9, "Measure"), (10, "Table"),
+                     (11, "Fast"), (11, "Exact"), (12, "Good"), (12, "Needs improvement"),
+                     (13, "ROC curve"), (13, "False positive rate"), (14, "threshold"),
+                     (15, "p-value"), (15, "Holm-corrected")}
+
+
+def test_scanner_accepts_translated_and_wordless_texts():
+    source = '''
+import logging
+import streamlit as st
+st.title(_("Overview"))
+st.caption(ngettext("{n} run", "{n} runs", n).format(n=n))
+st.button(_("Run it"), help=_("Evaluates the runs"))
+st.markdown(f"**{name}**")
+st.markdown("—")
+st.metric("nDCG@10", value)
+st.markdown("<style>.block {padding: 0}</style>", unsafe_allow_html=True)
+logging.warning("not for the visitor")
+st.radio("Language", ["en", "es"])  # i18n: ignore
+st.write(value)
+fig.update_layout(title=_("ROC curve"), height=300, template="plotly_white")
+st.column_config.NumberColumn(_("p-value"), format="%.4f")
+'''
+    assert scan_source(source) == []
+
+
+def test_the_translation_layer_itself_has_no_bare_text():
+    assert [str(f) for f in scan_paths(ROOT, ("ui/common/i18n.py",))] == []
+
+
+@pytest.mark.xfail(strict=False, reason="the pages and ui modules are wrapped in _() after the "
+                                        "ui/ restructure merges; remove this mark then")
+def test_every_visible_text_of_the_app_goes_through_the_translation_layer():
+    findings = scan_paths(ROOT)
+    assert not findings, f"{len(findings)} visible texts without _():\n" + "\n".join(
+        map(str, findings[:60]))
