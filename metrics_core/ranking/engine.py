@@ -134,6 +134,14 @@ class RankedLists:
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self._cache: dict = {}
 
+    def memo(self, key, build):
+        """The value cached under ``key`` on these ranked lists, computed by ``build()`` the
+        first time (work shared by several measures: the ideal ranking, the trec_eval
+        query order ...). Keys are tuples whose first item names the computation."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
     def run_rows(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Run row (index into the Run's columns) of ranked rows ``lo:hi``."""
         hi = len(self.seg) if hi is None else hi
