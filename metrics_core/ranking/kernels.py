@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.ranking.definition import gains_table
-from metrics_core.ranking.engine import RankedLists
+from metrics_core.ranking.ranked_lists import RankedLists
 
 
 def safe_div(num, den):

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.kernels import discount_of, gain_of, ideal_dcg, safe_div
 from metrics_core.ranking.measures import compute
+from metrics_core.ranking.ranked_lists import RankedLists
 
 #: families whose minimum, maximum and expected value over tie orders are computed exactly
 COVERED = ("P", "R", "Hits", "Success", "RR", "AP", "Rprec", "Bpref", "DCG", "nDCG")

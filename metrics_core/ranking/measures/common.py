@@ -7,7 +7,7 @@ import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.definition import Example, MeasureSpec
-from metrics_core.ranking.engine import RankedLists
+from metrics_core.ranking.ranked_lists import RankedLists
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from metrics_core.ranking.definition import measure
-from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.kernels import ideal_ranking, safe_div, seg_cumsum
 from metrics_core.ranking.measures.common import SHARED, TREC_EVAL, shared_example, threshold_of
+from metrics_core.ranking.ranked_lists import RankedLists
 
 
 @measure("BinG", "binary G: each relevant document discounted by the non-relevant ones above it",

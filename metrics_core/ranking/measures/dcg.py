@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from metrics_core.ranking.definition import gains_table, measure
-from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.kernels import (
     custom_labels_gain,
     discounted,
@@ -16,6 +15,7 @@ from metrics_core.ranking.kernels import (
     safe_div,
 )
 from metrics_core.ranking.measures.common import SHARED, TREC_EVAL, shared_example
+from metrics_core.ranking.ranked_lists import RankedLists
 
 
 def _dcg_rows(R: RankedLists, spec, conv):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.ranking.definition import Example, measure
-from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.kernels import safe_div, seg_powers
 from metrics_core.ranking.measures.common import (
     RUN,
@@ -16,6 +15,7 @@ from metrics_core.ranking.measures.common import (
     threshold_of,
     unjudged_mask_rows,
 )
+from metrics_core.ranking.ranked_lists import RankedLists
 
 # --- the rest of trec_eval 10's measures ---------------------------------------------------
 # Each equals trec_eval 10.0 per query at full precision: sums are added in the order the C

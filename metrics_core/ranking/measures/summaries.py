@@ -10,8 +10,8 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.definition import MeasureSpec
-from metrics_core.ranking.engine import RankedLists
 from metrics_core.ranking.measures.common import MIN_GEO_MEAN
+from metrics_core.ranking.ranked_lists import RankedLists
 from metrics_core.ranking.strings import string_order
 
 
