@@ -108,6 +108,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           convention="relevance_threshold"),
     Param("denom", "P@k's denominator: k, or min(k, documents retrieved)", ("k", "retrieved"),
           convention="p_denominator"),
+    Param("divide", "Judged@k's denominator: min(k, documents retrieved) (ir_measures), or k",
+          ("retrieved", "k")),
     Param("norm", "AP's normalizer: relevant in the qrels, min(that, k), or relevant retrieved",
           ("num_rel", "min_rel_k", "rel_retrieved"), convention="ap_normalizer"),
     Param("gain", "gain of a label g: g (linear) or 2^g - 1 (exp)", ("linear", "exp"), convention="gain"),

@@ -88,7 +88,7 @@ def judged_only(R: RankedLists) -> RankedLists:
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return RankedLists(R.query_ids, starts, seg, R.label[rows], R.judged[rows], R.qrels_seg,
                        R.qrels_label, R.diagnostics, row_index=R.run_rows()[rows],
-                       qrels_row=R.qrels_row)
+                       qrels_row=R.qrels_row, qrels=R.qrels)
 
 
 class _Work:
@@ -380,7 +380,7 @@ def _phase_labels(w: _Work) -> RankedLists:
         row_index = order if rows is None else rows[order]
     return RankedLists(w.eval_ids, w.starts, sq.astype(np.int32, copy=False), label, judged,
                        w.qrels_seg, qrels_label, w.diag, row_index=row_index,
-                       qrels_row=w.qrels_row, row_swaps=swaps)
+                       qrels_row=w.qrels_row, row_swaps=swaps, qrels=w.qrels)
 
 
 __all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "judged_only"]

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import InputError
 from metrics_core.ranking.definition import gains_table
 from metrics_core.ranking.ranked_lists import RankedLists
 
 
 def safe_div(num, den):
+    """``num / den`` elementwise as float64, 0 where ``den`` is 0 (trec_eval's rule for an
+    empty denominator).
+
+    >>> safe_div([1, 2, 3], [2, 0, 4]).tolist()
+    [0.5, 0.0, 0.75]
+    """
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
@@ -24,21 +31,51 @@ def safe_div(num, den):
 EXP_GAIN_MAX_LABEL = 1023  # 2.0**1024 is inf in float64
 
 
+class GainOverflow(InputError):
+    """A relevance label too large for ``gain=exp`` (``label``: the label). Raised by
+    :func:`gain_of`; :func:`locate_gain_overflow` names the qrels line that holds it."""
+
+    def __init__(self, label: float, source: str | None = None, line: int | None = None, where: str = ""):
+        self.label = float(label)
+        super().__init__(f"relevance {self.label:.17g}{where} is too large for gain=exp: 2**relevance - 1 "
+                         f"overflows above {EXP_GAIN_MAX_LABEL}", source=source, line=line,
+                         hint="Use gain=linear, or relevance grades below 1024")
+
+
 def gain_of(labels: np.ndarray, kind: str) -> np.ndarray:
-    """Gain of positive labels: the label (trec_eval) or 2**label - 1."""
+    """Gain of positive labels: the label (trec_eval) or ``2**label - 1`` (``kind="exp"``;
+    :class:`GainOverflow` above :data:`EXP_GAIN_MAX_LABEL`).
+
+    >>> gain_of(np.array([1.0, 3.0]), "exp").tolist(), gain_of(np.array([1.0, 3.0]), "linear").tolist()
+    ([1.0, 7.0], [1.0, 3.0])
+    """
     if kind == "exp":
         if labels.size and labels.max() > EXP_GAIN_MAX_LABEL:
-            from metrics_core.errors import InputError
-
-            raise InputError(f"relevance {labels.max():.17g} is too large for gain=exp: 2**relevance - 1 "
-                             f"overflows above {EXP_GAIN_MAX_LABEL}",
-                             hint="Use gain=linear, or relevance grades below 1024")
+            raise GainOverflow(labels.max())
         return np.exp2(labels) - 1.0
     return labels.astype(np.float64)
 
 
+def locate_gain_overflow(exc: GainOverflow, R: RankedLists) -> GainOverflow:
+    """``exc`` with the qrels file and the line of the first judgement holding its label
+    (from the qrels ``R`` was built from); where the reader kept no line numbers, the
+    1-based position of that judgement in the qrels as read."""
+    qrels = getattr(R, "qrels", None)
+    hit = np.flatnonzero(R.qrels_label == exc.label)
+    if qrels is None or not len(hit):
+        return exc
+    row = int(R.qrels_row[hit[0]]) if R.qrels_row is not None else int(hit[0])
+    line = qrels.line_of(row)
+    where = "" if line is not None else f" (judgement {row + 1} of the qrels as read; line numbers not kept)"
+    return GainOverflow(exc.label, source=qrels.source, line=line, where=where)
+
+
 def discount_of(pos: np.ndarray, kind: str) -> np.ndarray:
-    """1/log2(i+1) (trec_eval), or 1/max(1, log2 i) (Jarvelin & Kekalainen's original)."""
+    """1/log2(i+1) (trec_eval), or 1/max(1, log2 i) (Jarvelin & Kekalainen's original).
+
+    >>> discount_of(np.array([1, 2, 3]), "log2").round(4).tolist()
+    [1.0, 0.6309, 0.5]
+    """
     if kind == "jarvelin":
         return 1.0 / np.maximum(1.0, np.log2(pos.astype(np.float64)))
     return 1.0 / np.log2(pos.astype(np.float64) + 1.0)
@@ -187,3 +224,54 @@ def seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     prev = np.flatnonzero(within > 0)
     out[prev] = inclusive[prev - 1]
     return out
+
+
+def dcg_steps(labels, k: int | None = None, gain: str = "linear", discount: str = "log2",
+              labels_rule: str = "truncate") -> dict:
+    """DCG of one ranking rank by rank, with the arithmetic of the engine's DCG: what a page
+    that explains DCG shows, so its running total equals ``DCG@k`` evaluated.
+
+    Parameters
+    ----------
+    labels : sequence of float
+        Relevance label at each rank (rank 1 first).
+    k : int, optional
+        Cutoff (all ranks when None).
+    gain, discount, labels_rule : str
+        The conventions' ``gain`` ("linear" | "exp"), ``discount`` ("log2" | "jarvelin")
+        and ``labels`` ("truncate": a fractional label counts as its whole part, as
+        trec_eval reads it; "keep").
+
+    Returns
+    -------
+    dict of numpy arrays
+        ``rank``, ``label`` (as the engine uses it), ``gain`` (0 where the label is not
+        positive), ``discount`` (the factor, for display), ``contribution`` (gain divided by
+        log2(i+1) as trec_eval divides, or gain times 1/max(1, log2 i)) and ``dcg`` (the
+        running sum, in rank order as the engine adds).
+
+    Examples
+    --------
+    >>> steps = dcg_steps([3, 0, 2], k=3)
+    >>> steps["contribution"].round(4).tolist(), float(steps["dcg"][-1].round(4))
+    ([3.0, 0.0, 1.0], 4.0)
+    """
+    lab = np.asarray(labels, dtype=np.float64)
+    if k is not None:
+        lab = lab[: int(k)]
+    if labels_rule == "truncate":
+        lab = np.trunc(lab)
+    ranks = np.arange(1, len(lab) + 1, dtype=np.int64)
+    positive = lab > 0
+    g = np.zeros(len(lab), dtype=np.float64)
+    g[positive] = gain_of(lab[positive], gain)
+    contribution = np.zeros(len(lab), dtype=np.float64)
+    contribution[positive] = discounted(g[positive], ranks[positive], discount)
+    running = np.zeros(len(lab), dtype=np.float64)
+    total = 0.0
+    for i, c in enumerate(contribution):  # one addition per positive label, in rank order
+        if positive[i]:
+            total += c
+        running[i] = total
+    return {"rank": ranks, "label": lab, "gain": g, "discount": discount_of(ranks, discount),
+            "contribution": contribution, "dcg": running}

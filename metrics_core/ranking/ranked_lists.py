@@ -54,10 +54,14 @@ class RankedLists:
         Whether the row's document is judged for its query.
     qrels_seg, qrels_label : arrays
         The judgements of the evaluated queries (segment and label of each).
+    qrels_row : int64 array or None
+        The qrels row of each of those judgements.
+    qrels : Qrels or None
+        The qrels the lists were built from.
     """
 
     def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
-                 diagnostics, row_index=None, qrels_row=None, row_swaps=None):
+                 diagnostics, row_index=None, qrels_row=None, row_swaps=None, qrels=None):
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -72,6 +76,7 @@ class RankedLists:
         self._row_index = row_index
         self._row_swaps = row_swaps
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
+        self.qrels = qrels            # the Qrels built from (its source and lines name bad labels)
         self._cache: dict = {}
 
     def memo(self, key, build):

@@ -113,7 +113,8 @@ def reordered(R: RankedLists, groups: TieGroups, best: bool) -> RankedLists:
         lab = R.label[tied].astype(np.float64)
         perm[tied] = tied[np.lexsort((-lab if best else lab, gid))]
     return RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
-                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row)
+                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row,
+                       qrels=R.qrels)
 
 
 def _slots_within(g: TieGroups, grp: np.ndarray, limit: np.ndarray | float) -> np.ndarray:

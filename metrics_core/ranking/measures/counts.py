@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.ranking.definition import measure
+from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
     SHARED,
     TREC_EVAL,
@@ -14,16 +15,37 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("Judged", "fraction of the top k that is judged", cutoff="required",
-         formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{k}",
-         edge_cases=("Divides by k, so short rankings score lower.", "Negative labels count as judged."),
-         reference="The judgement rate of the top k (ir_measures' Judged@k): a check for holes in "
-                   "the judgements before trusting the other measures.",
+@measure("Judged", "fraction of the top k that is judged (of all retrieved without @k)", cutoff="optional",
+         params=("divide",),
+         formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{\min(k, |\mathrm{retrieved}|)}",
+         edge_cases=("Fewer than k retrieved: divided by the number retrieved (ir_measures), so a short "
+                     "ranking whose documents are all judged scores 1; divide=k divides by k instead "
+                     "(the missing ranks count as unjudged).",
+                     "Without @k: judged retrieved / retrieved.",
+                     "Nothing retrieved: 0.",
+                     "Negative labels count as judged (the document is in the qrels)."),
+         reference="S. MacAvaney et al., ir_measures: a toolkit for IR evaluation (ECIR 2022), "
+                   "measure Judged@k: a check for holes in the judgements before trusting the other "
+                   "measures.",
          example=shared_example("Judged@3", 1.0, SHARED + " d1, d2 and d3 are all judged."),
          common=("Judged@10",))
 def judged(R, spec, conv):
-    """Judged@k: judged documents in the top k, divided by k (negative labels are judged)."""
-    return R.count_top(R.judged_rows, spec.cutoff) / float(spec.cutoff)
+    """Judged@k: judged documents in the top k over min(k, retrieved), as ir_measures'
+    ``Judged@k`` (negative labels are judged; nothing retrieved: 0). ``divide=k``: over k.
+    Without @k: judged retrieved / retrieved.
+
+    >>> import metrics_core as mc
+    >>> qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 2.0, "d2": 1.0}}
+    >>> mc.evaluate(qrels, run, ["Judged@4", "Judged(divide=k)@4", "Judged"]).aggregate
+    {'Judged@4': 1.0, 'Judged(divide=k)@4': 0.5, 'Judged': 1.0}
+    """
+    k = spec.cutoff
+    if k is None:
+        return safe_div(np.bincount(R.seg[R.judged_rows], minlength=R.n_queries), R.counts)
+    found = R.count_top(R.judged_rows, k)
+    if spec.param("divide", conv) == "k":
+        return found / float(k)
+    return safe_div(found, np.minimum(R.counts, k))
 
 
 @measure("NumQ", "number of queries evaluated", aggregate="sum", integer=True, trec=("num_q",),

@@ -10,14 +10,19 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.definition import MeasureSpec
+from metrics_core.ranking.kernels import GainOverflow, locate_gain_overflow
 from metrics_core.ranking.measures.common import MIN_GEO_MEAN
 from metrics_core.ranking.ranked_lists import RankedLists
 from metrics_core.ranking.strings import string_order
 
 
 def compute(R: RankedLists, spec: MeasureSpec, conv: Conventions) -> np.ndarray:
-    """Per-query values of one measure."""
-    return spec.definition.compute(R, spec, conv)
+    """Per-query values of one measure (float64, one per query of ``R``). A label too large
+    for ``gain=exp`` is an InputError naming the qrels file and line."""
+    try:
+        return spec.definition.compute(R, spec, conv)
+    except GainOverflow as exc:
+        raise locate_gain_overflow(exc, R) from None
 
 
 def aggregate(values: np.ndarray, spec: MeasureSpec, order=None) -> float:
