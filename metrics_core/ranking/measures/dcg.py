@@ -25,7 +25,7 @@ def _dcg_rows(R: RankedLists, spec, conv):
     return rows, R.seg[rows], R.pos_of(rows), R.label[rows]
 
 
-@measure("DCG", "discounted cumulative gain", cutoff="optional", params=("gain", "discount", "gains"),
+@measure("DCG", "discounted cumulative gain", better="higher", cutoff="optional", params=("gain", "discount", "gains"),
          formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("Unnormalised: it grows with the number and grades of relevant documents.",
                      "Negative labels give no gain.",
@@ -67,7 +67,7 @@ def _custom_gain_rows(R: RankedLists, spec, conv, table):
     return R.seg[rows], R.pos_of(rows), g
 
 
-@measure("nDCG", "normalised discounted cumulative gain", cutoff="optional",
+@measure("nDCG", "normalised discounted cumulative gain", better="higher", cutoff="optional",
          params=("gain", "discount", "ideal", "gains"), aliases=("ndcg",), trec=("ndcg", "ndcg_cut_{k}"),
          formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("IDCG sorts every judged document of the query by label (trec_eval); "

@@ -15,7 +15,7 @@ from metrics_core.ranking.measures.common import (
 from metrics_core.ranking.measures.summaries import missing_mask
 
 
-@measure("IPrec", "interpolated precision at a recall level", cutoff="fraction",
+@measure("IPrec", "interpolated precision at a recall level", better="higher", cutoff="fraction",
          params=("rel", "rounding"), trec=("iprec_at_recall_{k}",),
          formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i",
          edge_cases=("The level becomes c = round(r R) relevant documents (trec_eval 10); "
