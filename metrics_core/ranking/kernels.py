@@ -146,6 +146,8 @@ def _ideal_order(R: RankedLists, ideal: str):
 
 
 def ideal_dcg(R: RankedLists, spec, conv) -> np.ndarray:
+    """DCG of the ideal ranking per query (IDCG@k): the positive gains of the judged documents
+    (``ideal=retrieved``: of the retrieved ones) sorted descending, cut at k, discounted."""
     k = spec.cutoff
     table = gains_table(spec.param("gains", conv))
     if table:

@@ -173,6 +173,7 @@ class FingerprintCollision(Exception):
 
 
 def duplicate_error(data, found, what: str, kinds: str):
+    """Raise the InputError for the first duplicate of ``found`` (file, lines, count)."""
     pos, group, example = found
     a, b = (int(x) for x in example[0])
     qid = data.qid[a].as_py()

@@ -85,6 +85,7 @@ class MergedDiagnostics:
     straddling: dict = field(default_factory=dict)
 
     def add(self, d: Diagnostics, sign: int = 1) -> None:
+        """Add a part's diagnostics (``sign=-1``: take them back)."""
         self.duplicates += sign * d.duplicates
         self.tied_groups += sign * d.tied_groups
         self.tied_documents += sign * d.tied_documents
@@ -92,6 +93,7 @@ class MergedDiagnostics:
             self.straddling[k] = self.straddling.get(k, 0) + sign * v
 
     def diagnostics(self, missing, extra, qrels_duplicates) -> Diagnostics:
+        """The whole run's diagnostics, with its missing and extra queries."""
         d = Diagnostics(missing_queries=list(missing), extra_queries=list(extra),
                         duplicates=self.duplicates, qrels_duplicates=qrels_duplicates,
                         tied_groups=self.tied_groups, tied_documents=self.tied_documents)

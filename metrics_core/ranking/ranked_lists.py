@@ -15,6 +15,8 @@ import numpy as np
 
 @dataclass
 class Diagnostics:
+    """What a ranking found besides the values: missing and extra queries, duplicates,
+    tie groups and the tie groups straddling each cutoff, fractional labels."""
     missing_queries: list = field(default_factory=list)
     extra_queries: list = field(default_factory=list)
     duplicates: int = 0
@@ -25,6 +27,7 @@ class Diagnostics:
     fractional_labels: int = 0
 
     def as_dict(self) -> dict:
+        """The JSON ``diagnostics`` of an evaluation."""
         return {
             "missing_queries": list(self.missing_queries),
             "extra_queries": list(self.extra_queries),
@@ -105,10 +108,12 @@ class RankedLists:
 
     @property
     def n_queries(self) -> int:
+        """Number of evaluated queries."""
         return len(self.query_ids)
 
     @cached_property
     def counts(self) -> np.ndarray:
+        """Ranked rows (documents retrieved) per query."""
         return np.diff(self.starts)
 
     def pos_of(self, rows: np.ndarray) -> np.ndarray:

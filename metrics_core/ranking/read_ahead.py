@@ -106,6 +106,7 @@ class ReadAhead:
         return item
 
     def close(self) -> None:
+        """Stop the producer thread and wait for it."""
         self._finished = True
         self._stop.set()
         self._thread.join()

@@ -143,6 +143,7 @@ class LazyRanked:
 
     @property
     def n_queries(self) -> int:
+        """Number of evaluated queries."""
         return len(self.query_ids)
 
     def _query(self, lo: int):

@@ -54,6 +54,7 @@ def covered(spec) -> bool:
 
 
 def why_not(spec) -> str:
+    """Why the tie report does not cover ``spec`` (one line)."""
     if spec.family == "AP":
         return "AP(norm=rel_retrieved) divides by a count that depends on the tie order"
     if spec.family in ("DCG", "nDCG"):

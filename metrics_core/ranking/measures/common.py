@@ -23,10 +23,12 @@ IIR = ("C. D. Manning, P. Raghavan, H. Schutze, Introduction to Information Retr
 
 
 def shared_example(name: str, value: float, explanation: str = SHARED) -> Example:
+    """The worked example on :data:`QRELS` and :data:`RUN` for measure ``name``."""
     return Example(QRELS, RUN, name, value, explanation)
 
 
 def threshold_of(spec: MeasureSpec, conv: Conventions) -> float:
+    """The relevance threshold of ``spec`` (its ``rel``, else the conventions')."""
     return float(spec.param("rel", conv))
 
 
@@ -65,4 +67,5 @@ class Derived:
         self._spec, self.cutoff = spec, cutoff
 
     def param(self, key, conv):
+        """The parameter of the spec this one derives from."""
         return self._spec.param(key, conv)
