@@ -228,8 +228,8 @@ def seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
-def dcg_steps(labels, k: int | None = None, gain: str = "linear", discount: str = "log2",
-              labels_rule: str = "truncate") -> dict:
+def dcg_steps(labels, k: int | None = None, conventions=None, *, gain: str | None = None,
+              discount: str | None = None, labels_rule: str | None = None) -> dict:
     """DCG of one ranking rank by rank, with the arithmetic of the engine's DCG: what a page
     that explains DCG shows, so its running total equals ``DCG@k`` evaluated.
 
@@ -239,10 +239,13 @@ def dcg_steps(labels, k: int | None = None, gain: str = "linear", discount: str 
         Relevance label at each rank (rank 1 first).
     k : int, optional
         Cutoff (all ranks when None).
-    gain, discount, labels_rule : str
-        The conventions' ``gain`` ("linear" | "exp"), ``discount`` ("log2" | "jarvelin")
-        and ``labels`` ("truncate": a fractional label counts as its whole part, as
-        trec_eval reads it; "keep").
+    conventions : Conventions, optional
+        Where ``gain``, ``discount`` and ``labels`` come from (trec_eval's defaults when
+        None); the keywords below override it.
+    gain, discount, labels_rule : str, optional
+        ``gain`` ("linear" | "exp"), ``discount`` ("log2" | "jarvelin") and the labels
+        rule ("truncate": a fractional label counts as its whole part, as trec_eval reads
+        it; "keep").
 
     Returns
     -------
@@ -258,6 +261,9 @@ def dcg_steps(labels, k: int | None = None, gain: str = "linear", discount: str 
     >>> steps["contribution"].round(4).tolist(), float(steps["dcg"][-1].round(4))
     ([3.0, 0.0, 1.0], 4.0)
     """
+    gain = gain or getattr(conventions, "gain", "linear")
+    discount = discount or getattr(conventions, "discount", "log2")
+    labels_rule = labels_rule or getattr(conventions, "labels", "truncate")
     lab = np.asarray(labels, dtype=np.float64)
     if k is not None:
         lab = lab[: int(k)]

@@ -20,7 +20,8 @@ def test_dcg_steps_add_up_to_the_engines_dcg(seed, gain, discount):
     run, qrels = mc.io.from_relevance_vectors({"q": labels.tolist()})
     conv = mc.Conventions(gain=gain, discount=discount)
     ev = mc.evaluate(qrels, run, [f"DCG@{k}"], conventions=conv)
-    steps = dcg_steps(labels, k, gain=gain, discount=discount)
+    steps = dcg_steps(labels, k, conv)
+    assert steps["dcg"].tobytes() == dcg_steps(labels, k, gain=gain, discount=discount)["dcg"].tobytes()
     assert len(steps["rank"]) == min(k, len(labels))
     want = ev.per_query[f"DCG@{k}"].iloc[0]
     assert steps["dcg"][-1].tobytes() == np.float64(want).tobytes()
@@ -31,6 +32,7 @@ def test_dcg_steps_truncate_fractional_labels_as_the_engine():
     steps = dcg_steps([2.7, 1.2], labels_rule="truncate")
     assert steps["label"].tolist() == [2.0, 1.0]
     assert dcg_steps([2.7], labels_rule="keep")["gain"].tolist() == [2.7]
+    assert dcg_steps([2.7], conventions=mc.Conventions(labels="keep"))["gain"].tolist() == [2.7]
 
 
 def test_exp_gain_overflow_names_the_qrels_file_and_line(tmp_path):
