@@ -135,3 +135,16 @@ def test_evaluation_values_follow_the_evaluated_order():
     ids = ev.evaluated_ids
     for m, values in ev.values.items():
         assert np.array_equal(frame[m].reindex(ids).to_numpy(), values)
+
+
+def test_a_streamed_evaluation_has_no_ranking_and_the_same_numbers(tmp_path):
+    qrels, run, rows, _ = _data(8)
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows))
+    streamed = mc.evaluate(qrels, path, MEASURES, block_rows=50)
+    assert streamed.ranking is None and hasattr(streamed, "streaming")
+    whole = mc.evaluate(qrels, path, MEASURES, block_rows=0)
+    assert isinstance(whole.ranking, mc.Ranking)
+    pd.testing.assert_frame_equal(streamed.per_query, whole.per_query, check_exact=True)
+    assert streamed.aggregate == whole.aggregate
+    assert mc.Evaluation is type(whole)
