@@ -9,6 +9,9 @@ touch. ``metrics_core/README.md`` maps the package for newcomers.
 >>> ev = mc.evaluate({"q1": {"d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["RR", "P@1"])
 >>> ev.aggregate
 {'RR': 0.5, 'P@1': 0.0}
+>>> ranking = mc.rank({"q1": {"d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}})
+>>> ranking.evaluate(["RR"]).aggregate
+{'RR': 0.5}
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     # rankings
     "evaluate": ("metrics_core.ranking.evaluate", "evaluate"),
     "evaluate_many": ("metrics_core.ranking.evaluate", "evaluate_many"),
-    "Evaluation": ("metrics_core.ranking.evaluate", "Evaluation"),
+    "rank": ("metrics_core.ranking.ranked", "rank"),
+    "Ranking": ("metrics_core.ranking.ranked", "Ranking"),
+    "Evaluation": ("metrics_core.evaluation", "Evaluation"),
     "compare": ("metrics_core.report.comparison", "compare"),
     "Comparison": ("metrics_core.report.comparison", "Comparison"),
     "read_run": ("metrics_core.io", "read_run"),

@@ -118,50 +118,207 @@ def test_a_query_with_an_empty_ranking_scores_zero():
     assert ev.per_query.loc["q2", "RR"] == 0.0
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """metrics_core modules imported at module level by ``path`` (not inside functions)."""
+def _module_map(*packages: str) -> dict[str, Path]:
+    """Dotted name -> file of every module of ``packages`` (``ui``, ``metrics_core`` ...)."""
+    modules = {}
+    for package in packages:
+        for path in (ROOT / package).rglob("*.py"):
+            rel = path.relative_to(ROOT).with_suffix("")
+            modules[".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)] = path
+    return modules
+
+
+def _is_package(name: str, modules: dict[str, Path]) -> bool:
+    return modules[name].name == "__init__.py"
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (never executed: no import at run time)."""
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                skip.update(id(n) for n in ast.walk(stmt))
+    return skip
+
+
+def _import_statements(name: str, path: Path, modules: dict[str, Path]):
+    """Every import of ``path`` (module ``name``), at any depth -- inside functions too --
+    except under ``if TYPE_CHECKING:``, as (node, absolute module imported from or None)."""
     tree = ast.parse(path.read_text())
-    out = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.startswith("metrics_core"):
-                out.add(node.module)
-                out.update(f"{node.module}.{a.name}" for a in node.names)
+    skip = _type_checking_nodes(tree)
+    base = name if _is_package(name, modules) else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = base.split(".")
+                parent = ".".join(parts[:len(parts) - node.level + 1])
+                yield node, f"{parent}.{node.module}" if node.module else parent
+            else:
+                yield node, node.module
         elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.startswith("metrics_core"))
+            yield node, None
+
+
+def _import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules of ``modules`` it imports (at any depth; ``from X import y``
+    counts as importing ``X.y`` when that is a module, else ``X``)."""
+    graph = {}
+    for name, path in modules.items():
+        out = set()
+        for node, source in _import_statements(name, path, modules):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in modules)
+                continue
+            for alias in node.names:
+                target = f"{source}.{alias.name}"
+                if target in modules:
+                    out.add(target)
+                elif source in modules:
+                    out.add(source)
+        graph[name] = out - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]], among) -> list[list[str]]:
+    """The strongly connected components of more than one module among ``among`` (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in among:
+                continue
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(among):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def _describe(cycles, graph) -> str:
+    return "; ".join(" <-> ".join(c) + " (" + ", ".join(f"{a} -> {b}" for a in c for b in sorted(graph[a])
+                                                        if b in c) + ")" for c in cycles)
+
+
+def test_no_import_cycles_in_the_library():
+    """No cycle among metrics_core's modules, counting imports inside functions (a deferred
+    import hides a cycle from Python, not from a reader)."""
+    modules = _module_map("metrics_core")
+    graph = _import_graph(modules)
+    cycles = _cycles(graph, set(modules))
+    assert not cycles, _describe(cycles, graph)
+
+
+def test_no_import_cycles_in_the_app():
+    """No cycle among the app's ui modules (imports inside functions counted); the app may
+    import the library, the library never the app."""
+    modules = _module_map("metrics_core", "ui")
+    graph = _import_graph(modules)
+    library = {m for m in modules if m.startswith("metrics_core")}
+    assert not [(m, t) for m in library for t in graph[m] if t.startswith("ui")]
+    app = set(modules) - library
+    cycles = _cycles(graph, app)
+    assert not cycles, _describe(cycles, graph)
+
+
+def _private_imports(*packages: str) -> list[str]:
+    """``file:line name`` of every ``from <project module> import _name`` (dunders and
+    ``__future__`` excepted) in ``packages``, at any depth."""
+    modules = _module_map(*packages)
+    project = ("metrics_core", "ui")
+    out = []
+    for name, path in sorted(modules.items()):
+        for node, source in _import_statements(name, path, modules):
+            if not isinstance(node, ast.ImportFrom) or not source or source == "__future__":
+                continue
+            if source.split(".")[0] not in project:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not (alias.name.startswith("__") and alias.name.endswith("__")):
+                    out.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name} from {source}")
     return out
 
 
-def test_no_import_cycles_between_modules():
-    pkg = ROOT / "metrics_core"
-    modules = {}
-    for path in pkg.rglob("*.py"):
-        rel = path.relative_to(ROOT).with_suffix("")
-        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
-        modules[name] = path
-    graph = {name: {m for m in _imports(path, "metrics_core") if m in modules and m != name}
-             for name, path in modules.items()}
-    # a package's __init__ importing its own submodules is how packages re-export
-    for name in graph:
-        graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
-    state: dict[str, int] = {}
-    cycle: list[str] = []
+def test_no_private_name_is_imported_from_another_module_of_the_library():
+    found = _private_imports("metrics_core")
+    assert not found, "\n".join(found)
 
-    def visit(node, stack):
-        state[node] = 1
-        for nxt in graph[node]:
-            if state.get(nxt) == 1:
-                cycle.extend(stack[stack.index(nxt):] + [nxt])
-                return True
-            if state.get(nxt) is None and visit(nxt, stack + [nxt]):
-                return True
-        state[node] = 2
-        return False
 
-    for name in sorted(graph):
-        if state.get(name) is None and visit(name, [name]):
-            break
-    assert not cycle, " -> ".join(cycle)
+def test_no_private_name_is_imported_from_another_module_by_the_app():
+    found = _private_imports("ui")
+    assert not found, "\n".join(found)
+
+
+def test_the_ranking_package_imports_no_private_name():
+    """The part of the two tests above that the ranking engine answers for on its own."""
+    found = [f for f in _private_imports("metrics_core") if f.startswith("metrics_core/ranking")
+             or " from metrics_core.ranking" in f]
+    assert not found, "\n".join(found)
+
+
+#: private attributes other modules used to read, with the one module that owns each
+PRIVATE_ATTRIBUTES = {
+    "_cache": "metrics_core/ranking/ranked_lists.py",      # RankedLists.memo
+    "_row_index": "metrics_core/ranking/ranked_lists.py",  # RankedLists.run_rows
+    "_row_swaps": "metrics_core/ranking/ranked_lists.py",
+    "_per_query": "metrics_core/evaluation.py",            # Evaluation.per_query / .values
+    "_columns": "metrics_core/evaluation.py",
+    "_conn": "metrics_core/history/store.py",
+}
+
+
+def _private_attribute_reads(*folders: str) -> list[str]:
+    """``file:line`` where an object other than ``self`` has one of
+    :data:`PRIVATE_ATTRIBUTES` read or written outside the module that owns it."""
+    out = []
+    paths = [p for f in folders for p in ((ROOT / f).rglob("*.py") if (ROOT / f).is_dir() else [ROOT / f])]
+    for path in sorted(paths):
+        rel = str(path.relative_to(ROOT))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES
+                    and PRIVATE_ATTRIBUTES[node.attr] != rel
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                out.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
+def test_no_private_attribute_of_another_modules_object_is_read_in_the_library():
+    found = _private_attribute_reads("metrics_core")
+    assert not found, "\n".join(found)
+
+
+def test_no_private_attribute_of_another_modules_object_is_read_elsewhere():
+    found = _private_attribute_reads("ui", "pages", "app.py", "tests", "bench")
+    assert not found, "\n".join(found)
+
+
+def test_the_ranking_package_reads_no_private_attribute_of_another_module():
+    found = [f for f in _private_attribute_reads("metrics_core") if f.startswith("metrics_core/ranking")]
+    assert not found, "\n".join(found)
 
 
 def test_the_library_never_imports_the_app_stack():

@@ -108,6 +108,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           convention="relevance_threshold"),
     Param("denom", "P@k's denominator: k, or min(k, documents retrieved)", ("k", "retrieved"),
           convention="p_denominator"),
+    Param("divide", "Judged@k's denominator: min(k, documents retrieved) (ir_measures), or k",
+          ("retrieved", "k")),
     Param("norm", "AP's normalizer: relevant in the qrels, min(that, k), or relevant retrieved",
           ("num_rel", "min_rel_k", "rel_retrieved"), convention="ap_normalizer"),
     Param("gain", "gain of a label g: g (linear) or 2^g - 1 (exp)", ("linear", "exp"), convention="gain"),
@@ -188,6 +190,10 @@ class MeasureDef:
         ``@k`` with k at or beyond every ranking's and qrels' length equals the uncut value.
     may_be_nan : bool
         Some queries can have no value (NaN); the aggregate skips them.
+    better : {"higher", "lower", None}
+        Which way a system improves: a higher value (P, AP, nDCG ...), a lower one
+        (FirstRel), or neither (counts and judgement diagnostics: NumRet, Judged ...).
+        Declared by every family.
     """
 
     name: str
@@ -208,6 +214,7 @@ class MeasureDef:
     perfect: float | None = None
     cut_invariant: bool = False
     may_be_nan: bool = False
+    better: str | None = "higher"
 
     def usage(self) -> str:
         """How to write it: ``P@k``, ``AP``, ``IPrec@r`` ..."""
@@ -236,8 +243,16 @@ def _document(d: MeasureDef, doc: str | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+#: the values of ``better=`` (:attr:`MeasureDef.better`)
+BETTER = ("higher", "lower", None)
+
+
 def measure(name: str, description: str, **fields) -> Callable:
-    """Register the decorated compute function as the measure family ``name``."""
+    """Register the decorated compute function as the measure family ``name`` (``fields``:
+    the :class:`MeasureDef` attributes; ``better=`` is required)."""
+
+    if fields.get("better", "missing") not in BETTER:
+        raise RuntimeError(f"measure {name}: declare better= one of {BETTER}")
 
     def register(compute: Callable) -> Callable:
         d = MeasureDef(name, description, compute, **fields)
@@ -271,6 +286,27 @@ class MeasureSpec:
             text += "@" + (repr(float(self.cutoff)) if self.definition.cutoff == "fraction"
                            else str(int(self.cutoff)))
         return text
+
+    @property
+    def better(self) -> str | None:
+        """``"higher"``, ``"lower"`` or None: which way a system improves on this measure
+        (the family's declaration).
+
+        >>> from metrics_core.ranking.registry import parse_measure
+        >>> parse_measure("nDCG@10").better, parse_measure("FirstRel").better, parse_measure("NumRet").better
+        ('higher', 'lower', None)
+        """
+        return self.definition.better
+
+    @property
+    def direction(self) -> int:
+        """+1 when higher is better, -1 when lower is, 0 when neither (:attr:`better`).
+
+        >>> from metrics_core.ranking.registry import parse_measure
+        >>> parse_measure("AP").direction, parse_measure("FirstRel").direction, parse_measure("Judged@10").direction
+        (1, -1, 0)
+        """
+        return {"higher": 1, "lower": -1}.get(self.definition.better, 0)
 
     def param(self, key: str, conventions):
         """Value of a parameter: given in the name, else the convention's, else its default."""

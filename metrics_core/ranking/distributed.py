@@ -29,6 +29,17 @@ import pyarrow as pa
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import InputError
+from metrics_core.io import read_run
+from metrics_core.io.blocks import SCHEMA, NotStreamable, batch_run, open_run_stream
+from metrics_core.ranking.parts import (
+    Evaluator,
+    MergedDiagnostics,
+    QrelsIndex,
+    hash_partition,
+    plain_strings,
+)
+from metrics_core.ranking.ranked_lists import Diagnostics
+from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 
 #: Bits of the row number in a row's position key (part << ROW_BITS | row).
 ROW_BITS = 40
@@ -68,10 +79,6 @@ def run_name(spec, parts) -> str:
 
 def _part_table(path: str) -> pa.Table:
     """All rows of one part (columns of :data:`metrics_core.io.blocks.SCHEMA`)."""
-    from metrics_core.io import read_run
-    from metrics_core.io.blocks import SCHEMA, NotStreamable, open_run_stream
-    from metrics_core.ranking.streaming import _plain
-
     try:
         tables = list(open_run_stream(path).batches())
         if tables:
@@ -79,7 +86,7 @@ def _part_table(path: str) -> pa.Table:
     except NotStreamable:
         pass
     run = read_run(path)  # read whole: the reader names any bad line
-    qid = _plain(run.qid)
+    qid = plain_strings(run.qid)
     if isinstance(qid, pa.ChunkedArray):
         qid = qid.combine_chunks()
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
@@ -90,15 +97,13 @@ def _part_table(path: str) -> pa.Table:
 
 def read_split(path: str, part: int, n_parts: int) -> list[pa.Table]:
     """Task: read one part, split its rows into ``n_parts`` partitions by query hash."""
-    from metrics_core.ranking.streaming import _hash_partition
-
     table = _part_table(path)
     n = table.num_rows
     key = (np.int64(part) << np.int64(ROW_BITS)) + np.arange(n, dtype=np.int64)
     table = table.append_column("pos", pa.array(key))
     if not n:
         return [table] * n_parts
-    where = _hash_partition(table.column("qid"), n_parts)
+    where = hash_partition(table.column("qid"), n_parts)
     # one stable sort by partition and one take, then slices (not a filter per partition)
     order = np.argsort(where, kind="stable")
     table = table.take(pa.array(order))
@@ -114,11 +119,6 @@ def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: s
     of every query of the partition).
     """
     import pyarrow.compute as pc
-
-    from metrics_core.io.blocks import batch_run
-    from metrics_core.ranking.engine import Diagnostics
-    from metrics_core.ranking.registry import parse_measures
-    from metrics_core.ranking.streaming import Evaluator
 
     pieces = [p for p in pieces if p.num_rows]
     if not pieces:
@@ -141,8 +141,6 @@ def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: s
 def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None):
     """Evaluate a run given in parts on the Dask cluster of ``client`` (see the module
     docstring). Returns an :class:`~metrics_core.ranking.evaluate.Evaluation`."""
-    from metrics_core.ranking.streaming import Evaluator, QrelsIndex, _Merged
-
     parts = [os.path.abspath(p) for p in list_parts(run)]
     name = run_name(run, parts)
     source = os.fspath(run) if not isinstance(run, (list, tuple)) else parts[0]
@@ -161,7 +159,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
                                      name, source, *pieces, pure=False))
     del splits, pieces  # held by the tasks that need them only: freed as they finish
     gathered = client.gather(results)
-    merged = _Merged(tuple(cutoffs))
+    merged = MergedDiagnostics(tuple(cutoffs))
     ids, pos, cols, run_queries = [], [], {s.name: [] for s in specs}, set()
     for qids, qpos, columns, diag, qnames in gathered:
         merged.add(diag)
@@ -210,11 +208,9 @@ def connect(address: str):
 
 def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str) -> list:
     """Evaluate each run (a folder, glob or file of parts) on the cluster at ``address``."""
-    from metrics_core.ranking.evaluate import _cutoffs
-
     client, cluster = connect(address)
     try:
-        return [evaluate_parts(qrels, r, specs, conv, _cutoffs(specs), client) for r in runs]
+        return [evaluate_parts(qrels, r, specs, conv, rank_cutoffs(specs), client) for r in runs]
     finally:
         client.close()
         if cluster is not None:

@@ -1,133 +1,48 @@
-"""Evaluation of runs against qrels: the library's main entry point."""
+"""Evaluation of runs against qrels: the library's main entry point.
+
+A front door: :func:`evaluate` picks the path -- the whole run ranked once
+(:func:`metrics_core.ranking.ranked.rank`), blocks of a stream
+(:mod:`metrics_core.ranking.streaming`) or parts on a Dask cluster
+(:mod:`metrics_core.ranking.distributed`) -- and every path returns the same
+:class:`~metrics_core.evaluation.Evaluation`. This module imports only downward.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
+from metrics_core.evaluation import Evaluation
 from metrics_core.io import read_qrels, read_run
-from metrics_core.ranking.engine import RankedLists, build_ranked_lists
-from metrics_core.ranking.measures import compute, summarize
-from metrics_core.ranking.registry import DEFAULT_MEASURES, MeasureSpec, parse_measures
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-
-class Evaluation:
-    """Per-query values and summaries of one run.
-
-    Attributes
-    ----------
-    run_name : str
-    measures : list of str
-        Canonical measure names, in request order.
-    per_query : pandas.DataFrame
-        Index ``query_id`` (sorted as trec_eval sorts: by string), one column per measure.
-    aggregate : dict
-        Measure -> summary over the evaluated queries (mean; sums for counts; geometric
-        mean for GMAP).
-    diagnostics : dict
-        Missing and extra queries, duplicates, ties straddling a cutoff.
-    tie_report : dict or None
-        With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
-        "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
-        "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
-    conventions : Conventions
-    """
-
-    def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
-                 ranked=None):
-        self.run_name = run_name
-        self.specs = list(specs)
-        self.measures = [s.name for s in self.specs]
-        # a DataFrame, or (query ids, {measure: values}) turned into one on first use:
-        # the command line's means never need pandas (0.3 s to import)
-        self._per_query = per_query
-        self.aggregate = aggregate_values
-        self.diagnostics = diagnostics
-        self.conventions = conventions
-        self.ranked = ranked
-        self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
-
-    @property
-    def per_query(self) -> pd.DataFrame:
-        if isinstance(self._per_query, tuple):
-            import pandas as pd
-
-            query_ids, columns = self._per_query
-            frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id"))
-            self._per_query = frame.sort_index(kind="stable")
-        return self._per_query
-
-    @per_query.setter
-    def per_query(self, frame) -> None:
-        self._per_query = frame
-
-    def to_dict(self, per_query: bool = False) -> dict:
-        """The JSON ``runs`` entry of the command-line contract."""
-        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
-        if per_query:
-            out["per_query"] = {
-                str(q): {m: row[m] for m in self.measures}
-                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
-            }
-        out["diagnostics"] = dict(self.diagnostics)
-        if self.tie_report is not None:
-            out["tie_report"] = self.tie_report
-        return out
-
-    def summary(self) -> pd.DataFrame:
-        """Mean (the aggregate) and median of each measure."""
-        import pandas as pd
-
-        med = self.per_query.median(numeric_only=True) if len(self.per_query) else {}
-        return pd.DataFrame({"aggregate": pd.Series(self.aggregate),
-                             "median": pd.Series({m: float(med[m]) if m in med else np.nan
-                                                  for m in self.measures})})
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])
-        n = len(self._per_query[0]) if isinstance(self._per_query, tuple) else len(self._per_query)
-        return f"Evaluation({self.run_name!r}, {n} queries, {shown})"
-
-
-def _cutoffs(specs) -> tuple[int, ...]:
-    return tuple(sorted({int(s.cutoff) for s in specs
-                         if s.cutoff is not None and s.definition.cutoff != "fraction"}))
+from metrics_core.ranking.ranked import evaluate_lists, rank, resolve_conventions
+from metrics_core.ranking.ranked_lists import RankedLists
+from metrics_core.ranking.registry import (
+    DEFAULT_MEASURES,
+    MeasureSpec,
+    parse_measures,
+    rank_cutoffs,
+)
 
 
 def ranking_cutoffs(measures) -> tuple[int, ...]:
     """The rank cutoffs whose straddling tie groups an evaluation of ``measures`` reports
-    (:func:`build_ranked_lists` needs at least these for :func:`evaluate_ranked`)."""
-    return _cutoffs(parse_measures(measures))
+    (:func:`~metrics_core.ranking.registry.rank_cutoffs`; kept under this name for old code).
+
+    >>> ranking_cutoffs(["P@10", "AP", "nDCG@5"])
+    (5, 10)
+    """
+    return rank_cutoffs(measures)
 
 
 def evaluate_ranked(ranked: RankedLists, specs: list[MeasureSpec], conv: Conventions,
                     run_name: str) -> Evaluation:
-    """Compute measures on already ranked lists (used by the app to re-use one ranking).
+    """Compute measures on already ranked lists (deprecated: :meth:`Ranking.evaluate`).
 
-    ``ranked`` may have been built for more cutoffs than ``specs`` use (the ranking itself
-    does not depend on them): the diagnostics report the ties straddling the cutoffs of
-    ``specs`` only, so the result equals :func:`evaluate`'s. A cutoff of ``specs`` the
-    ranking was not built with is an error."""
-    cutoffs = _cutoffs(specs)
-    diag = ranked.diagnostics.as_dict()
-    built = diag["ties_straddling"]
-    if any(str(k) not in built for k in cutoffs) and ranked.diagnostics.tied_groups:
-        raise ValueError(f"ranked lists built without the cutoffs {cutoffs}")
-    straddling = {str(k): built.get(str(k), 0) for k in cutoffs} if ranked.diagnostics.tied_groups else {}
-    diag["ties_straddling"] = straddling
-    diag["ties"] = int(sum(straddling.values()))
-    columns = {s.name: compute(ranked, s, conv) for s in specs}
-    agg = {s.name: summarize(ranked, s, columns[s.name], conv) for s in specs}
-    return Evaluation(run_name, specs, (ranked.query_ids, columns), agg, diag | {
-        "num_queries": ranked.n_queries}, conv, ranked)
+    See :func:`~metrics_core.ranking.ranked.evaluate_lists`: ``ranked`` may have been
+    built for more cutoffs than ``specs`` use; a cutoff it lacks is an error."""
+    return evaluate_lists(ranked, specs, conv, run_name)
 
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
@@ -170,6 +85,9 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     Returns
     -------
     Evaluation
+        Read whole, its ``ranking`` is the :class:`~metrics_core.ranking.ranked.Ranking`
+        the values were computed on (``rank(qrels, run, ...).evaluate(measures)``); None
+        when evaluated in blocks or on a cluster.
 
     Examples
     --------
@@ -178,9 +96,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
     {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
     """
-    conv = (conventions or Conventions())
-    if overrides:
-        conv = conv.replace(**overrides)
+    conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if tie_report and (client is not None or (block_rows or 0) > 0):
@@ -189,7 +105,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 
-        return evaluate_parts(q, run, specs, conv, _cutoffs(specs), client)
+        return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client)
     rows = 0 if tie_report else _stream_block_rows(run, block_rows)
     if rows:
         from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
@@ -202,17 +118,10 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
                 stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
             else:
                 stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
-            return evaluate_stream(q, stream, specs, conv, _cutoffs(specs), rows)
+            return evaluate_stream(q, stream, specs, conv, rank_cutoffs(specs), rows)
         except NotStreamable:
             pass  # read whole below (the whole-file reader names any bad line)
-    r = run if isinstance(run, Run) else read_run(run)
-    ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
-    ev = evaluate_ranked(ranked, specs, conv, r.name)
-    if tie_report:
-        from metrics_core.ranking.ties import tie_report as _tie_report
-
-        ev.tie_report = _tie_report(ranked, specs, conv, r, ev._per_query[1])
-    return ev
+    return rank(q, run, conv, cutoffs=rank_cutoffs(specs)).evaluate(specs, tie_report=tie_report)
 
 
 def _stream_block_rows(run, block_rows) -> int:
@@ -238,3 +147,6 @@ def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventio
     else:
         items = [(None, read_run(r)) for r in runs]
     return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
+
+
+__all__ = ["Evaluation", "evaluate", "evaluate_many", "evaluate_ranked", "ranking_cutoffs", "rank"]

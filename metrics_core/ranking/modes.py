@@ -20,9 +20,8 @@ import numpy as np
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.io import read_qrels, read_run
-from metrics_core.ranking.engine import build_ranked_lists
-from metrics_core.ranking.evaluate import _cutoffs, evaluate_ranked
-from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
+from metrics_core.ranking.ranked import rank
+from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
 
 #: what compare-modes evaluates when no measure is named
 MODES_MEASURES = DEFAULT_MEASURES + ("GMAP", "IPrec@0.1", "IPrec@0.5", "IPrecAvg")
@@ -70,13 +69,13 @@ def compare_modes(qrels, run, measures=MODES_MEASURES, conventions: Conventions 
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     r = run if isinstance(run, Run) else read_run(run)
     c10, c9 = conv.replace(compat="trec_eval10"), conv.replace(compat="trec_eval9")
-    r10 = build_ranked_lists(q, r, c10, _cutoffs(specs))
-    r9 = build_ranked_lists(q, r, c9, _cutoffs(specs))
-    e10 = evaluate_ranked(r10, specs, c10, r.name)
-    e9 = evaluate_ranked(r9, specs, c9, r.name)
+    ranking10 = rank(q, r, c10, cutoffs=rank_cutoffs(specs))
+    ranking9 = rank(q, r, c9, cutoffs=rank_cutoffs(specs))
+    e10, e9 = ranking10.evaluate(specs), ranking9.evaluate(specs)
+    r10, r9 = ranking10.lists, ranking9.lists
     ids = r10.query_ids
     reordered = _reordered_queries(r10, r9)
-    cols10, cols9 = e10._per_query[1], e9._per_query[1]
+    cols10, cols9 = e10.values, e9.values
     diffs, by_cause, differing = [], {}, set()
     for spec in specs:
         a, b = np.asarray(cols10[spec.name]), np.asarray(cols9[spec.name])

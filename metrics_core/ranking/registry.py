@@ -31,7 +31,7 @@ from metrics_core.ranking.definition import (
 
 __all__ = ["REGISTRY", "MeasureDef", "MeasureSpec", "Param", "Example", "PARAMS", "parse_measure",
            "parse_measures", "split_measures", "accepted_names", "list_measures", "from_trec_name",
-           "trec_names", "DEFAULT_MEASURES", "EXPLORER_MEASURES", "COMPARE_MEASURES", "COMMON_MEASURES"]
+           "trec_names", "rank_cutoffs", "DEFAULT_MEASURES", "EXPLORER_MEASURES", "COMPARE_MEASURES", "COMMON_MEASURES"]
 
 #: family name -> definition, in definition order
 REGISTRY: dict[str, MeasureDef] = {d.name: d for d in FAMILIES}
@@ -225,6 +225,22 @@ def parse_measures(names) -> list[MeasureSpec]:
     if not out:
         raise InputError("no measures given", hint="accepted: " + accepted_names())
     return out
+
+
+def rank_cutoffs(measures) -> tuple[int, ...]:
+    """The rank cutoffs of ``measures`` (names or parsed specs), sorted, each once: the
+    cutoffs whose straddling tie groups an evaluation reports (a recall level such as
+    ``IPrec@0.5`` is not a rank cutoff).
+
+    Examples
+    --------
+    >>> rank_cutoffs(["P@10", "nDCG@5", "AP", "P@5", "IPrec@0.5"])
+    (5, 10)
+    """
+    specs = parse_measures(measures) if isinstance(measures, str) or any(
+        not isinstance(m, MeasureSpec) for m in measures) else measures
+    return tuple(sorted({int(s.cutoff) for s in specs
+                         if s.cutoff is not None and s.definition.cutoff != "fraction"}))
 
 
 def from_trec_name(name: str) -> str | None:

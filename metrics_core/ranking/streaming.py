@@ -26,10 +26,7 @@ cutoff) is a sum over queries, so the blocks' diagnostics add up to the whole ru
 from __future__ import annotations
 
 import os
-import queue
 import tempfile
-import threading
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -37,9 +34,10 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
-from metrics_core.ranking.engine import Diagnostics, Prepared, _encode, build_ranked_lists
-from metrics_core.ranking.measures import compute, summary
-from metrics_core.ranking.strings import string_order
+from metrics_core.io.blocks import SCHEMA, NotStreamable, batch_run
+from metrics_core.ranking.engine import build_ranked_lists
+from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex, hash_partition
+from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
 
 #: Rows per block by default. With the read-ahead thread three blocks are in memory at
 #: once (one evaluated, one queued, one being read): on the 10 M-line benchmark (ids of
@@ -56,290 +54,6 @@ DEFAULT_BLOCK_ROWS = 500_000
 STREAM_THRESHOLD_BYTES = 64 << 20
 
 
-class QrelsIndex:
-    """Qrels indexed by query, so the judgements of a few queries are taken in O(their rows).
-
-    Parameters
-    ----------
-    qrels : Qrels
-    """
-
-    def __init__(self, qrels: Qrels):
-        self.qrels = qrels
-        codes, vocab = _encode(qrels.qid)
-        names = vocab.to_pylist()
-        self.vocab = vocab
-        self.order = np.argsort(codes, kind="stable")
-        counts = np.bincount(codes, minlength=len(names))
-        self.starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.extra = set(qrels.extra_query_ids)
-        self._extra_values = pa.array(sorted(self.extra), type=pa.string())
-        self.judged = set(names) | self.extra
-
-    def subset(self, query_ids) -> Qrels:
-        """The judgements of ``query_ids`` (rows in their qrels order, lines kept)."""
-        q = self.qrels
-        ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(list(query_ids), type=pa.string())
-        codes = pc.drop_null(pc.index_in(ids, value_set=self.vocab)).to_numpy(zero_copy_only=False)
-        codes = codes.astype(np.int64)
-        lo, hi = self.starts[codes], self.starts[codes + 1]
-        count = hi - lo
-        at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
-        rows = np.sort(self.order[at])
-        if q.line_numbers is not None:
-            lines = q.line_numbers[rows]
-        elif q.rows_are_lines:
-            lines = rows + 1
-        else:
-            lines = None
-        extra = ids.filter(pc.is_in(ids, value_set=self._extra_values)).to_pylist() if self.extra else []
-        if len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows):
-            # one stretch of the qrels (qrels and run written in the same query order):
-            # slices, no copies of the ids
-            lo, n = int(rows[0]), len(rows)
-            qid, docid = q.qid.slice(lo, n), q.docid.slice(lo, n)
-        else:
-            take = pa.array(rows, type=pa.int64())
-            qid, docid = q.qid.take(take), q.docid.take(take)
-        return Qrels(qid, docid, q.relevance[rows], source=q.source, line_numbers=lines,
-                     extra_query_ids=extra)
-
-
-@dataclass
-class _Merged:
-    """Diagnostics summed over blocks (each is a sum over queries)."""
-
-    cutoffs: tuple
-    duplicates: int = 0
-    tied_groups: int = 0
-    tied_documents: int = 0
-    straddling: dict = field(default_factory=dict)
-
-    def add(self, d: Diagnostics, sign: int = 1) -> None:
-        self.duplicates += sign * d.duplicates
-        self.tied_groups += sign * d.tied_groups
-        self.tied_documents += sign * d.tied_documents
-        for k, v in d.ties_straddling.items():
-            self.straddling[k] = self.straddling.get(k, 0) + sign * v
-
-    def diagnostics(self, missing, extra, qrels_duplicates) -> Diagnostics:
-        d = Diagnostics(missing_queries=list(missing), extra_queries=list(extra),
-                        duplicates=self.duplicates, qrels_duplicates=qrels_duplicates,
-                        tied_groups=self.tied_groups, tied_documents=self.tied_documents)
-        # the engine reports every cutoff when the run has a tie, none otherwise
-        if self.tied_groups:
-            d.ties_straddling = {k: self.straddling.get(k, 0) for k in sorted(set(self.cutoffs))}
-        return d
-
-
-class Evaluator:
-    """The engine applied to parts of one run, with the results put together.
-
-    Holds the qrels (indexed once), the measures and the conventions; :meth:`rows`
-    evaluates a Run made of whole queries, :meth:`finish` assembles the
-    :class:`~metrics_core.ranking.evaluate.Evaluation` exactly as the whole-run path
-    would.
-    """
-
-    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs, track_counts: bool = False):
-        self.index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
-        # ranked rows per query (for LazyRanked), when asked for
-        self.counts = {} if track_counts else None
-        self.specs = list(specs)
-        self.conv = conv
-        self.cutoffs = tuple(cutoffs)
-        # per block the absent queries are not added: they are added once, at the end
-        self.block_conv = conv.replace(missing_queries="skip")
-
-    def qrels_diagnostics(self) -> int:
-        """Duplicate judgements over the whole qrels (raises under ``duplicates="error"``)."""
-        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>")
-        ranked = build_ranked_lists(self.index.qrels, empty, self.block_conv, self.cutoffs)
-        return ranked.diagnostics.qrels_duplicates
-
-    def prepare(self, run: Run):
-        """(the judgements of ``run``'s queries, the codes and names of its query ids):
-        the part of :meth:`rows` that can be done on the read-ahead thread. (The
-        fingerprints are left to :meth:`rows`: on the 10 M-line benchmark this splits the
-        work about evenly between the two threads.)"""
-        codes, vocab = _encode(run.qid)
-        return self.index.subset(vocab), (codes, vocab)
-
-    def rows(self, run: Run, record: bool = True, prepared=None):
-        """Evaluate ``run`` (whole queries). Returns (query ids, {measure: values}, diagnostics).
-
-        ``prepared``: what :meth:`prepare` gave for this run (made here when None).
-        """
-        sub, run_qid = self.prepare(run) if prepared is None else prepared
-        ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
-        columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
-        if self.counts is not None and record:
-            self.counts.update(zip(ranked.query_ids, np.diff(ranked.starts).tolist(), strict=True))
-        return ranked.query_ids, columns, ranked.diagnostics
-
-    def missing_rows(self, missing):
-        """Values of the qrels queries absent from the run (``missing_queries="zero"``)."""
-        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>")
-        ranked = build_ranked_lists(self.index.subset(missing), empty, self.conv, self.cutoffs)
-        return ranked.query_ids, {s.name: compute(ranked, s, self.conv) for s in self.specs}
-
-    def finish(self, run_name, query_ids, position, columns, merged: _Merged, run_queries,
-               qrels_duplicates, extra_diagnostics=None):
-        """The Evaluation of the whole run from per-query values in any order.
-
-        ``position`` orders the queries as the whole run would (first appearance).
-        """
-        from metrics_core.ranking.evaluate import Evaluation
-
-        judged = self.index.judged
-        missing = sorted(judged - run_queries)
-        extra = sorted(run_queries - judged)
-        order = np.argsort(np.asarray(position, dtype=np.int64), kind="stable")
-        ids = [query_ids[i] for i in order]
-        cols = {s.name: np.asarray(columns[s.name], dtype=np.float64)[order] if len(order)
-                else np.zeros(0) for s in self.specs}
-        if self.conv.missing_queries == "zero" and missing:
-            mids, mcols = self.missing_rows(missing)
-            ids += mids
-            cols = {k: np.concatenate((v, mcols[k])) for k, v in cols.items()}
-        diag = merged.diagnostics(missing, extra, qrels_duplicates)
-        miss = np.zeros(len(ids), dtype=bool)
-        miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0):] = True
-        # as the whole-run path: trec_eval's query order once for every measure, and the
-        # count of positive judgements (trec_eval 9's summed num_rel under -c)
-        trec_sorted = string_order(ids)
-        labels = self.index.qrels.relevance
-        if getattr(self.conv, "labels", "truncate") == "truncate":
-            labels = np.trunc(labels)
-        positive = int(np.count_nonzero(labels > 0))
-        agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss, positive_labels=positive,
-                               order=trec_sorted) for s in self.specs}
-        out = diag.as_dict() | (extra_diagnostics or {}) | {"num_queries": len(ids)}
-        return Evaluation(run_name, self.specs, (ids, cols), agg, out, self.conv, None)
-
-
-def _plain(arr):
-    if pa.types.is_dictionary(arr.type):
-        return arr.cast(arr.type.value_type)
-    return arr
-
-
-def _hash_partition(qid, n_parts: int) -> np.ndarray:
-    """Partition (0 .. n_parts - 1) of every row by a hash of its query id."""
-    from metrics_core.ranking.strings import hash_strings
-
-    h = hash_strings(_plain(qid))
-    with np.errstate(over="ignore"):
-        h = (h * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(33)
-    return (h % np.uint64(n_parts)).astype(np.int64)
-
-
-def _blocks(batches, block_rows: int):
-    """Tables of whole queries (about ``block_rows`` rows) from a stream of batches.
-
-    The rows of the last query of what has been read so far are carried into the next
-    block (they may continue in the next batch).
-    """
-    pending, n = [], 0
-    tail_q, tail_same = None, 0  # trailing pending batches known to hold only query tail_q
-    for batch in batches:
-        if not batch.num_rows:
-            continue
-        pending.append(batch)
-        n += batch.num_rows
-        last = batch.column("qid")[-1]
-        if tail_q is None or not last.equals(tail_q):
-            tail_q, tail_same = last, 0
-        if n < block_rows:
-            continue
-        cut = None
-        i = len(pending) - 1
-        while i >= 0:
-            ne = pc.not_equal(pending[i].column("qid"), last).to_numpy(zero_copy_only=False)
-            where = np.flatnonzero(ne)
-            if len(where):
-                cut = (i, int(where[-1]) + 1)
-                break
-            i = i - 1 - tail_same if i == len(pending) - 1 else i - 1
-        if cut is None:  # one query so far: read on
-            tail_same = len(pending)
-            continue
-        i, at = cut
-        head = pending[:i] + [pending[i].slice(0, at)]
-        tail = [t for t in [pending[i].slice(at)] + pending[i + 1:] if t.num_rows]
-        yield pa.concat_tables(head)
-        pending = tail
-        n = sum(t.num_rows for t in pending)
-        tail_same = len(pending)
-    if pending:
-        yield pa.concat_tables(pending)
-
-
-class _ReadAhead:
-    """The items of ``items``, produced on a background thread up to ``depth`` ahead,
-    starting at once (so the next block is read while the caller still works).
-
-    Arrow's CSV parser, its compute functions and numpy's sorts release the GIL, so the
-    next block is parsed on the second core while the engine evaluates this one. An
-    exception in the producer is raised here, where the item it failed on would have
-    come. :meth:`close` (also on leaving a ``with`` block) stops the producer.
-    """
-
-    _DONE = object()
-
-    def __init__(self, items, depth: int = 1):
-        self._q: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
-        self._stop = threading.Event()
-        self._finished = False
-        self._thread = threading.Thread(target=self._produce, args=(items,), name="ranklab-read-ahead",
-                                        daemon=True)
-        self._thread.start()
-
-    def _put(self, item) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._q.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _produce(self, items):
-        try:
-            for item in items:
-                if not self._put((True, item)):
-                    return
-        except BaseException as exc:  # handed to the consumer, raised there
-            self._put((False, exc))
-            return
-        self._put((True, self._DONE))
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._finished:
-            raise StopIteration
-        ok, item = self._q.get()
-        if not ok or item is self._DONE:
-            self.close()
-            if not ok:
-                raise item
-            raise StopIteration
-        return item
-
-    def close(self) -> None:
-        self._finished = True
-        self._stop.set()
-        self._thread.join()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
 def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
                     block_rows: int = DEFAULT_BLOCK_ROWS):
     """Evaluate a :class:`~metrics_core.io.blocks.RunStream` block by block.
@@ -347,26 +61,22 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     Returns the :class:`~metrics_core.ranking.evaluate.Evaluation`, with a ``streaming``
     attribute: blocks, rows, non-contiguous queries, spilled rows.
     """
-    from metrics_core.io.blocks import batch_run
-
     block_rows = max(int(block_rows), 1)
     ev = Evaluator(qrels, specs, conv, cutoffs, track_counts=stream.run is not None)
 
     def prepared_blocks():  # on the read-ahead thread: read, parse, encode, take the judgements
-        for table in _blocks(stream.batches(), block_rows):
+        for table in query_blocks(stream.batches(), block_rows):
             run = batch_run(table, stream.name, stream.source)
             yield run, ev.prepare(run)
 
-    with _ReadAhead(prepared_blocks()) as blocks:
+    with ReadAhead(prepared_blocks()) as blocks:
         return _evaluate_blocks(ev, stream, blocks, block_rows)
 
 
 def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     """The body of :func:`evaluate_stream`, over its prepared blocks."""
-    from metrics_core.io.blocks import NotStreamable
-
     qrels_dups = ev.qrels_diagnostics()  # while the first block is read
-    merged = _Merged(ev.cutoffs)
+    merged = MergedDiagnostics(ev.cutoffs)
     ids, pos, cols = [], [], {s.name: [] for s in ev.specs}
     seen: set = set()
     reappear: set = set()
@@ -408,7 +118,7 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     result = ev.finish(stream.name, ids, pos, columns, merged, seen, qrels_dups, extra_diag)
     result.streaming = info
     if stream.run is not None:  # a Run in memory: its rankings can be shown, query by query
-        order = result._per_query[0]
+        order = result.evaluated_ids
         result.ranked = LazyRanked(ev, stream.run, order, [ev.counts.get(q, 0) for q in order])
     return result
 
@@ -433,6 +143,7 @@ class LazyRanked:
 
     @property
     def n_queries(self) -> int:
+        """Number of evaluated queries."""
         return len(self.query_ids)
 
     def _query(self, lo: int):
@@ -492,8 +203,6 @@ def _rows_of(qid, q: str) -> np.ndarray:
 def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_starts, block_counted,
                         merged, n_parts: int):
     """Second pass for the queries whose rows are not contiguous (see the module docstring)."""
-    from metrics_core.io.blocks import SCHEMA, batch_run
-
     # first pass: drop every partial value of these queries, keep the position of the first
     value_set = pa.array(redo, type=pa.string())
     ids_arr = pa.array(ids, type=pa.string())
@@ -536,7 +245,7 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
                         continue
                     part = sel.filter(pa.array(blk == b))
                     fragments.setdefault(int(b), []).append(part)
-                part_of = _hash_partition(sel.column("qid"), n_parts)
+                part_of = hash_partition(sel.column("qid"), n_parts)
                 for p in np.unique(part_of):
                     writers[p].write_table(sel.filter(pa.array(part_of == p)))
                 spilled += sel.num_rows
@@ -569,5 +278,6 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     return ids_out, pos_out, cols_out, spilled
 
 
+# QrelsIndex and Evaluator moved to metrics_core.ranking.parts (imported here for old code)
 __all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "QrelsIndex", "Evaluator", "LazyRanked",
            "evaluate_stream"]

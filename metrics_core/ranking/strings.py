@@ -352,3 +352,36 @@ def _sort_round(offsets, data, idx, sub_group, k: int, descending: bool, idx_typ
     w = (key >> np.uint64(pos_bits)) & np.uint64((1 << (8 * step)) - 1)
     return o, w, step
 
+
+def encode_strings(arr) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (first-appearance order) and the dictionary of an Arrow string column."""
+    if isinstance(arr, pa.ChunkedArray) and pa.types.is_dictionary(arr.type):
+        # already encoded by the reader, with one dictionary for all chunks; renumber in
+        # order of first appearance -- a first appearance is always where the value changes
+        dictionary = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
+        heads, head_pos, at = [], [], 0
+        for c in arr.chunks:
+            ind = c.indices.to_numpy(zero_copy_only=False)
+            if len(ind):
+                ch = np.flatnonzero(np.r_[True, ind[1:] != ind[:-1]])
+                heads.append(ind[ch])
+                head_pos.append(ch + at)
+            at += len(ind)
+        heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int32)
+        head_pos = np.concatenate(head_pos) if head_pos else np.zeros(0, dtype=np.int64)
+        used, first = np.unique(heads, return_index=True)
+        by_first = used[np.argsort(head_pos[first])]
+        vocab = dictionary.take(pa.array(by_first, type=pa.int64()))
+        remap = np.full(len(dictionary), -1, dtype=np.int32)
+        remap[by_first] = np.arange(len(by_first), dtype=np.int32)
+        out = np.empty(len(arr), dtype=np.int32)
+        at = 0
+        for c in arr.chunks:
+            out[at:at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
+            at += len(c)
+        return out, vocab
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = arr.dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, enc.dictionary

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.ranking.engine import RankedLists
-from metrics_core.ranking.measures import _discount, _gain, _ideal_dcg, _safe_div, compute
+from metrics_core.ranking.kernels import discount_of, gain_of, ideal_dcg, safe_div
+from metrics_core.ranking.measures import compute
+from metrics_core.ranking.ranked_lists import RankedLists
 
 #: families whose minimum, maximum and expected value over tie orders are computed exactly
 COVERED = ("P", "R", "Hits", "Success", "RR", "AP", "Rprec", "Bpref", "DCG", "nDCG")
@@ -53,6 +54,7 @@ def covered(spec) -> bool:
 
 
 def why_not(spec) -> str:
+    """Why the tie report does not cover ``spec`` (one line)."""
     if spec.family == "AP":
         return "AP(norm=rel_retrieved) divides by a count that depends on the tie order"
     if spec.family in ("DCG", "nDCG"):
@@ -112,7 +114,8 @@ def reordered(R: RankedLists, groups: TieGroups, best: bool) -> RankedLists:
         lab = R.label[tied].astype(np.float64)
         perm[tied] = tied[np.lexsort((-lab if best else lab, gid))]
     return RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
-                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row)
+                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row,
+                       qrels=R.qrels)
 
 
 def _slots_within(g: TieGroups, grp: np.ndarray, limit: np.ndarray | float) -> np.ndarray:
@@ -181,13 +184,13 @@ def _expected_dcg(R, g, spec, conv):
     jr = R.judged_rows
     rows = jr[R.label[jr] > 0]
     grp = g.of(rows)
-    gain = _gain(R.label[rows].astype(np.float64), spec.param("gain", conv))
-    disc = _prefix(_discount(_ranks(R), spec.param("discount", conv)))
+    gain = gain_of(R.label[rows].astype(np.float64), spec.param("gain", conv))
+    disc = _prefix(discount_of(_ranks(R), spec.param("discount", conv)))
     s = g.start[grp]
     inside = _slots_within(g, grp, _limit(R, spec.cutoff, rows))
     mean = (disc[s - 1 + inside] - disc[s - 1]) / g.size[grp]
     dcg = np.bincount(R.seg[rows], weights=gain * mean, minlength=R.n_queries)
-    return dcg if spec.family == "DCG" else _safe_div(dcg, _ideal_dcg(R, spec, conv))
+    return dcg if spec.family == "DCG" else safe_div(dcg, ideal_dcg(R, spec, conv))
 
 
 def _expected_counts(R, g, spec, conv, rel):
@@ -198,11 +201,11 @@ def _expected_counts(R, g, spec, conv, rel):
     if fam == "Hits":
         return hits
     if fam in ("R", "Rprec"):
-        return _safe_div(hits, rel.num_rel)
+        return safe_div(hits, rel.num_rel)
     if k is None:
-        return _safe_div(hits, R.counts)
+        return safe_div(hits, R.counts)
     if spec.param("denom", conv) == "retrieved":
-        return _safe_div(hits, np.minimum(R.counts, k))
+        return safe_div(hits, np.minimum(R.counts, k))
     return hits / float(k)
 
 
@@ -218,8 +221,8 @@ def _expected_bpref(R, g, thr, rel):
     den = np.minimum(R.num_nonrel(thr), R.num_rel(thr)).astype(np.float64)[seg]
     c = np.clip(big_r - b + 1, 0, a + 1)
     capped = c * b + c * (c - 1) / 2 + (a + 1 - c) * big_r
-    term = 1.0 - _safe_div(capped / (a + 1), den)
-    return _safe_div(np.bincount(seg, weights=term, minlength=R.n_queries), num_rel)
+    term = 1.0 - safe_div(capped / (a + 1), den)
+    return safe_div(np.bincount(seg, weights=term, minlength=R.n_queries), num_rel)
 
 
 def _expected_ap(R, g, spec, conv, rel):
@@ -237,8 +240,8 @@ def _expected_ap(R, g, spec, conv, rel):
     share = np.where(n > 1, (m - 1) / np.maximum(n - 1, 1), 0.0)
     total = np.bincount(gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=R.n_queries)
     if spec.param("norm", conv) == "min_rel_k" and k is not None:
-        return _safe_div(total, np.minimum(rel.num_rel, k))
-    return _safe_div(total, rel.num_rel)
+        return safe_div(total, np.minimum(rel.num_rel, k))
+    return safe_div(total, rel.num_rel)
 
 
 def _expected_first(R, g, spec, conv, rel):

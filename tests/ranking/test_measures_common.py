@@ -203,3 +203,40 @@ def test_aggregate_follows_the_declared_rule(data):
         want = summary(v, d.aggregate)
         got = ev.aggregate[name]
         assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12, abs=1e-15), name
+
+
+def test_every_family_declares_which_way_is_better():
+    from metrics_core.ranking.definition import BETTER, measure
+
+    for d in REGISTRY.values():
+        assert d.better in BETTER, d.name
+        spec = parse_measure(instances(d)[-1])
+        assert spec.better == d.better
+        assert spec.direction == {"higher": 1, "lower": -1, None: 0}[d.better]
+    with pytest.raises(RuntimeError, match="better="):
+        measure("Nothing", "a family that does not say which way is better")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_declared_direction_holds_between_a_ranking_and_its_best_order(seed):
+    """Sorting the retrieved (all judged) documents by label never makes a "higher" family
+    lower nor a "lower" family higher, query by query."""
+    rng = np.random.default_rng(seed)
+    qrels, shuffled, best = {}, {}, {}
+    for i in range(12):
+        n = int(rng.integers(1, 15))
+        labels = rng.choice([0, 0, 1, 2, 3], n)
+        docs = [f"d{j}" for j in range(n)]
+        extra = {f"x{j}": int(rng.integers(0, 3)) for j in range(int(rng.integers(0, 4)))}  # not retrieved
+        qrels[f"q{i}"] = dict(zip(docs, labels.tolist(), strict=True)) | extra
+        shuffled[f"q{i}"] = {d: float(s) for d, s in zip(docs, rng.permutation(n), strict=True)}
+        order = np.argsort(-labels, kind="stable")
+        best[f"q{i}"] = {docs[j]: float(n - r) for r, j in enumerate(order)}
+    names = [n for n in ALL_NAMES if REGISTRY[parse_measure(n).family].better is not None]
+    a = mc.evaluate(qrels, shuffled, names).per_query
+    b = mc.evaluate(qrels, best, names).per_query
+    for name in names:
+        sign = parse_measure(name).direction
+        x, y = a[name].to_numpy(), b[name].to_numpy()
+        ok = np.isnan(x) & np.isnan(y) | (sign * (y - x) >= -1e-12)
+        assert ok.all(), (name, x[~ok], y[~ok])

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.io.blocks import NotStreamable, open_run_stream
-from metrics_core.ranking.streaming import _blocks, _ReadAhead
+from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
@@ -138,7 +138,7 @@ def test_blocks_hold_whole_queries():
                              else SAMPLE / "bm25.txt", batch_rows=7)
     seen = set()
     total = 0
-    for table in _blocks(stream.batches(), 100):
+    for table in query_blocks(stream.batches(), 100):
         names = set(table.column("qid").to_pylist())
         assert not names & seen  # a query never straddles two blocks
         seen |= names
@@ -346,7 +346,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
     import threading
     import time
 
-    assert list(_ReadAhead(iter(range(50)), depth=2)) == list(range(50))
+    assert list(ReadAhead(iter(range(50)), depth=2)) == list(range(50))
 
     def failing():
         yield 1
@@ -355,7 +355,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
 
     got = []
     with pytest.raises(InputError, match="bad line"):
-        for item in _ReadAhead(failing()):
+        for item in ReadAhead(failing()):
             got.append(item)
     assert got == [1, 2]  # the error comes where its item would have
 
@@ -371,7 +371,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
     def read_ahead_threads():
         return [t for t in threading.enumerate() if t.name == "ranklab-read-ahead"]
 
-    with _ReadAhead(endless(), depth=1) as items:
+    with ReadAhead(endless(), depth=1) as items:
         assert next(items) == 0
         assert read_ahead_threads()
     # leaving the block (the consumer stops early, or fails) ends the producer
@@ -380,7 +380,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
     time.sleep(0.2)
     assert len(produced) == n
     # a producer that is never consumed is stopped by close() as well
-    idle = _ReadAhead(endless())
+    idle = ReadAhead(endless())
     time.sleep(0.05)
     idle.close()
     assert not read_ahead_threads()

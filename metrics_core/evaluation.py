@@ -1,0 +1,161 @@
+"""The result of evaluating one run: :class:`Evaluation`.
+
+This module imports nothing of the ranking engine: the whole-run path
+(:meth:`metrics_core.ranking.ranked.Ranking.evaluate`), the streaming path
+(:mod:`metrics_core.ranking.streaming`) and the Dask path
+(:mod:`metrics_core.ranking.distributed`) all build the same object.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Evaluation:
+    """Per-query values and summaries of one run.
+
+    Parameters
+    ----------
+    run_name : str
+    specs : list of MeasureSpec
+        The parsed measures, in request order.
+    per_query : pandas.DataFrame or (list of str, dict)
+        The per-query values: a frame indexed by query id, or the evaluated query ids in
+        evaluation order with ``{measure: float64 array}`` aligned with them (turned into
+        a frame on first use of :attr:`per_query`: the command line's means never need
+        pandas).
+    aggregate_values : dict
+        Measure -> summary over the evaluated queries.
+    diagnostics : dict
+    conventions : Conventions
+    ranked : RankedLists or LazyRanked, optional
+        The ranked lists the values were computed on (deprecated: use :attr:`ranking`).
+    ranking : Ranking, optional
+        The :class:`~metrics_core.ranking.ranked.Ranking` the evaluation came from; None
+        when the run was evaluated in blocks or on a Dask cluster.
+
+    Attributes
+    ----------
+    run_name : str
+    measures : list of str
+        Canonical measure names, in request order.
+    per_query : pandas.DataFrame
+        Index ``query_id`` (sorted as trec_eval sorts: by string), one column per measure.
+    aggregate : dict
+        Measure -> summary over the evaluated queries (mean; sums for counts; geometric
+        mean for GMAP).
+    diagnostics : dict
+        Missing and extra queries, duplicates, ties straddling a cutoff.
+    tie_report : dict or None
+        With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
+        "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
+        "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
+    conventions : Conventions
+    ranking : Ranking or None
+    ranked : RankedLists, LazyRanked or None
+        Deprecated alias of the ranked lists (``ranking.lists`` for a whole run).
+
+    Examples
+    --------
+    >>> ev = Evaluation("run", [], (["q2", "q1"], {}), {}, {}, None)
+    >>> ev.evaluated_ids, ev.values
+    (['q2', 'q1'], {})
+    """
+
+    def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
+                 ranked=None, ranking=None):
+        self.run_name = run_name
+        self.specs = list(specs)
+        self.measures = [s.name for s in self.specs]
+        self._per_query = per_query
+        self._columns = per_query if isinstance(per_query, tuple) else None
+        self.aggregate = aggregate_values
+        self.diagnostics = diagnostics
+        self.conventions = conventions
+        self.ranked = ranked
+        self.ranking = ranking
+        self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+
+    @property
+    def evaluated_ids(self) -> list:
+        """The evaluated query ids in evaluation order (the run's order of first
+        appearance; :attr:`per_query` sorts them as trec_eval does)."""
+        if self._columns is not None:
+            return list(self._columns[0])
+        return [str(q) for q in self.per_query.index]
+
+    @property
+    def values(self) -> dict:
+        """``{measure: float64 array}`` aligned with :attr:`evaluated_ids`."""
+        if self._columns is not None:
+            return dict(self._columns[1])
+        frame = self.per_query
+        return {m: frame[m].to_numpy(dtype=np.float64) for m in self.measures if m in frame}
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """Per-query values, one column per measure, index ``query_id`` sorted by string."""
+        if isinstance(self._per_query, tuple):
+            import pandas as pd
+
+            query_ids, columns = self._per_query
+            frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id"))
+            self._per_query = frame.sort_index(kind="stable")
+        return self._per_query
+
+    @per_query.setter
+    def per_query(self, frame) -> None:
+        self._per_query = frame
+        self._columns = None
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        """The JSON ``runs`` entry of the command-line contract.
+
+        Parameters
+        ----------
+        per_query : bool
+            Also give every query's values.
+
+        Returns
+        -------
+        dict
+            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"]}``.
+        """
+        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
+        if per_query:
+            out["per_query"] = {
+                str(q): {m: row[m] for m in self.measures}
+                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
+            }
+        out["diagnostics"] = dict(self.diagnostics)
+        if self.tie_report is not None:
+            out["tie_report"] = self.tie_report
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """Mean (the aggregate) and median of each measure.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index the measures, columns ``aggregate`` and ``median``.
+        """
+        import pandas as pd
+
+        med = self.per_query.median(numeric_only=True) if len(self.per_query) else {}
+        return pd.DataFrame({"aggregate": pd.Series(self.aggregate),
+                             "median": pd.Series({m: float(med[m]) if m in med else np.nan
+                                                  for m in self.measures})})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])
+        n = len(self._per_query[0]) if isinstance(self._per_query, tuple) else len(self._per_query)
+        return f"Evaluation({self.run_name!r}, {n} queries, {shown})"
+
+
+__all__ = ["Evaluation"]
