@@ -3,7 +3,6 @@ per_query_deltas against a plain loop on random values with ties and gaps."""
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,21 +15,16 @@ from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.direction import DIRECTIONS, measure_direction
 
 
-def _name_rule(measure: str) -> int:
-    base = re.split(r"[@(]", measure, maxsplit=1)[0]
-    return -1 if base == "FirstRel" else 0 if base.startswith("Num") else 1
-
-
 @pytest.mark.parametrize("name", [*registry.COMMON_MEASURES, "P(rel=2)@5", "nDCG(gain=exp)@10",
-                                  "NumRet", "FirstRel(rel=2)", "not a measure", "MRR"])
-def test_direction_is_the_declared_one_else_the_name_rule(name):
-    try:
-        spec = registry.parse_measure(name)
-    except ValueError:
-        spec = None
-    declared = getattr(spec, "better", getattr(getattr(spec, "definition", None), "better", "none"))
-    expected = DIRECTIONS[declared] if declared in DIRECTIONS else _name_rule(name)
-    assert measure_direction(name) == expected
+                                  "NumRet", "FirstRel(rel=2)", "MRR", "Judged@10"])
+def test_direction_is_the_declared_one(name):
+    spec = registry.parse_measure(name)
+    assert spec.better in DIRECTIONS
+    assert measure_direction(name) == DIRECTIONS[spec.better] == spec.direction
+
+
+def test_known_directions_and_an_unknown_column():
+    assert [measure_direction(m) for m in ("AP", "FirstRel", "NumRet", "my_score")] == [1, -1, 0, 1]
 
 
 def test_a_declared_direction_wins_over_the_name(monkeypatch):
@@ -40,15 +34,11 @@ def test_a_declared_direction_wins_over_the_name(monkeypatch):
     def parse(name):
         spec = real(name)
         if spec.family in declared:
-            return SimpleNamespace(family=spec.family, better=declared[spec.family], definition=None)
+            return SimpleNamespace(family=spec.family, better=declared[spec.family])
         return spec
 
     monkeypatch.setattr(registry, "parse_measure", parse)
     assert [measure_direction(m) for m in ("NumRet", "AP@100", "RR")] == [1, -1, 0]
-    # declared on the definition only
-    monkeypatch.setattr(registry, "parse_measure",
-                        lambda name: SimpleNamespace(definition=SimpleNamespace(better="lower")))
-    assert measure_direction("P@5") == -1
 
 
 def test_leaderboard_best_follows_the_direction():
