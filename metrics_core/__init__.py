@@ -17,6 +17,24 @@ touch. ``metrics_core/README.md`` maps the package for newcomers.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded lazily at run time)
+    from metrics_core import calibration, detection, dynamic_k, hashing, io, stats
+    from metrics_core.calibration import calibration_report
+    from metrics_core.conventions import Conventions
+    from metrics_core.data import Qrels, Run
+    from metrics_core.detection import average_precision_score, roc_auc_score, tpr_at_fpr
+    from metrics_core.dynamic_k import dynamic_k_scores
+    from metrics_core.errors import InputError
+    from metrics_core.evaluation import Evaluation
+    from metrics_core.hashing import evaluate_hashing
+    from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run
+    from metrics_core.ranking import registry as measures
+    from metrics_core.ranking.evaluate import evaluate, evaluate_many
+    from metrics_core.ranking.ranked import Ranking, rank
+    from metrics_core.ranking.registry import parse_measure
+    from metrics_core.report.comparison import Comparison, compare
 
 __version__ = "0.1.0"
 
