@@ -4,85 +4,88 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from ui import hashing_state as hs
-from ui.figures_hashing import map_band_figure, pr_by_radius_figure, precision_at_k_figure
-from ui.frame import page_setup
-from ui.hashing_data import (
+from ui.common.frame import page
+from ui.common.upload import UploadSlot, load_once
+from ui.hashing import state as hs
+from ui.hashing.data import (
     PARTS,
-    check_loaded,
     device_label,
     device_name,
     evaluate,
     load_sample,
     p_at_k_cutoffs,
-    parse_upload,
+    parse_parts,
 )
-from ui.upload import load_once
+from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 
-page_setup()
-st.session_state.setdefault(hs.DATA, None)
-st.title("Hash-code retrieval")
-st.caption("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most distances tie, "
-           "so mAP is given as the expected value over random tie order, with the band "
-           "from relevant-last to relevant-first.")
+CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
 
-with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
-    if st.button("Load the sample", key="hash_load_sample"):
-        st.session_state[hs.DATA] = load_sample()
+
+def load_sample_codes() -> None:
+    st.session_state[hs.DATA] = load_sample()
+
+
+def uploads_box() -> None:
+    """The sample button and the four upload slots; the codes are read when an upload changes."""
+    st.button("Load the sample", key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
     st.write("Or upload the four files (.npy, .pt or CSV):")
     cols = st.columns(4)
     uploads = {}
     for col, (part, _what) in zip(cols, PARTS, strict=True):
-        uploads[part] = col.file_uploader(part.replace("_", " "), type=["npy", "pt", "pth", "csv", "tsv", "txt"],
-                                          key=f"hash_upload_{part}")
+        files = UploadSlot(hs.upload_part(part), part.replace("_", " "), types=CODE_TYPES).files(col)
+        uploads[part] = files[0] if files else None
     if any(uploads.values()):
         def use_uploads():
-            parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
-                      for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
-            check_loaded(parsed)
-            parsed["source"] = "uploaded: " + ", ".join(up.name for up in uploads.values())
-            st.session_state[hs.DATA] = parsed
+            st.session_state[hs.DATA] = parse_parts(uploads)
 
-        load_once("hash_uploads_seen", tuple(up.file_id if up is not None else None
-                                             for up in uploads.values()), use_uploads)
+        load_once(f"{hs.UPLOAD}.seen", tuple(up.file_id if up is not None else None for up in uploads.values()),
+                  use_uploads)
 
-data = st.session_state[hs.DATA]
-if data is None:
-    st.info("Load the sample or upload codes and labels to begin.")
-    st.stop()
 
-n_db = len(data["db_codes"])
-c1, c2, c3, c4 = st.columns(4)
-topk = c1.number_input("mAP@K (0 = whole ranking)", min_value=0, max_value=n_db, value=0, step=1,
-                       key="hash_topk")
-ties = c2.selectbox("Ties", ["expected", "optimistic", "pessimistic", "stable"], key="hash_ties")
-normalizer = c3.selectbox("AP@K normalizer", ["retrieved", "min_r_k"], key="hash_norm",
-                          help="relevant retrieved in the top K (DeepHash), or min(R, K)")
-exclude = c4.checkbox("Leave out queries without relevant items", key="hash_exclude")
+with page("Hash-code retrieval", caption="Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+          "distances tie, so mAP is given as the expected value over random tie order, with the band from "
+          "relevant-last to relevant-first.") as p:
+    st.session_state.setdefault(hs.DATA, None)
+    with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
+        uploads_box()
 
-try:
-    result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
-                      int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
-                      p_at_k_cutoffs(n_db), device_name())
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
+    data = st.session_state[hs.DATA]
+    if data is None:
+        st.info("Load the sample or upload codes and labels to begin.")
+        p.stop()
 
-st.caption(f"Data: {data['source']} · {result['n_queries']} queries × {result['n_db']} database "
-           f"codes × {result['bits']} bits · device: {device_label()}")
-lo, hi = result["map_band"]
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("mAP" + (f"@{int(topk)}" if topk else ""), f"{result['map']:.4f}", help=f"ties: {ties}")
-m2.metric("tie band", f"{lo:.4f} .. {hi:.4f}", help="pessimistic (relevant last) .. optimistic (relevant first)")
-m3.metric(f"precision @ radius {result['radius']}", f"{result['precision_radius']:.4f}")
-m4.metric(f"recall @ radius {result['radius']}", f"{result['recall_radius']:.4f}")
+    n_db = len(data["db_codes"])
+    c1, c2, c3, c4 = st.columns(4)
+    topk = c1.number_input("mAP@K (0 = whole ranking)", min_value=0, max_value=n_db, value=0, step=1,
+                           key=hs.TOPK)
+    ties = c2.selectbox("Ties", ["expected", "optimistic", "pessimistic", "stable"], key=hs.TIES)
+    normalizer = c3.selectbox("AP@K normalizer", ["retrieved", "min_r_k"], key=hs.NORMALIZER,
+                              help="relevant retrieved in the top K (DeepHash), or min(R, K)")
+    exclude = c4.checkbox("Leave out queries without relevant items", key=hs.EXCLUDE)
 
-st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), width="stretch")
-left, right = st.columns(2)
-left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
-right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+    try:
+        result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
+                          int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
+                          p_at_k_cutoffs(n_db), device_name())
+    except InputError as exc:
+        st.error(str(exc))
+        p.stop()
 
-st.subheader("mAP per class")
-per_class = pd.DataFrame({"class": list(result["per_class_map"]),
-                          "mAP": list(result["per_class_map"].values())})
-st.dataframe(per_class, hide_index=True, key="hash_per_class")
+    st.caption(f"Data: {data['source']} · {result['n_queries']} queries × {result['n_db']} database "
+               f"codes × {result['bits']} bits · device: {device_label()}")
+    lo, hi = result["map_band"]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("mAP" + (f"@{int(topk)}" if topk else ""), f"{result['map']:.4f}", help=f"ties: {ties}")
+    m2.metric("tie band", f"{lo:.4f} .. {hi:.4f}", help="pessimistic (relevant last) .. optimistic (relevant first)")
+    m3.metric(f"precision @ radius {result['radius']}", f"{result['precision_radius']:.4f}")
+    m4.metric(f"recall @ radius {result['radius']}", f"{result['recall_radius']:.4f}")
+
+    st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), width="stretch")
+    left, right = st.columns(2)
+    left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
+    right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+
+    st.subheader("mAP per class")
+    per_class = pd.DataFrame({"class": list(result["per_class_map"]),
+                              "mAP": list(result["per_class_map"].values())})
+    st.dataframe(per_class, hide_index=True, key=hs.PER_CLASS)
