@@ -1,7 +1,6 @@
 """Calibration: reliability diagram with per-bin intervals and a decision threshold;
 plug-in and debiased ECE, MCE and Brier with BCa bootstrap intervals."""
 
-import pandas as pd
 import streamlit as st
 
 from metrics_core import calibration as cal
@@ -67,10 +66,7 @@ def at_threshold(bins: dict) -> None:
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
     st.markdown(f"**At threshold {threshold:.2f}**: probability ≥ {threshold:.2f} is predicted positive")
     t1, t2 = st.columns([3, 2])
-    t1.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
-                               "Predicted negative": [cm["fn"], cm["tn"]]},
-                              index=["Actual positive", "Actual negative"]),
-                 key=Calibration.CONFUSION, width="stretch")
+    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch")
 
     def rate(v) -> str:
         return "–" if v != v else f"{v:.4f}"

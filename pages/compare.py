@@ -17,6 +17,7 @@ from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.data import answer_table, compare, export_texts
 from ui.ranking.data import evaluate_loaded, load_sample_into_state
+from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
@@ -68,7 +69,7 @@ with page("Compare systems") as p:
     by_name = {ev.run_name: ev for ev in evaluations}
     frame = compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
                      int(permutations), int(seed), correction, float(confidence), query_set)
-    st.session_state[cs.COMPARE_SETTINGS] = dict(frame.attrs)
+    cs.remember_settings(frame)
     legend = markers_legend(frame, tests=TESTS)
     screen_legend = markers_legend(frame, tests=TESTS, paper=False)
 
@@ -121,13 +122,8 @@ with page("Compare systems") as p:
                                    table[[run_name]].rename(columns={run_name: measure}), measure)
     event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key=cs.DELTAS_CHART,
                             on_select="rerun", selection_mode="points")
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    if points:
-        picked = points[0].get("customdata")
-        picked = picked[0] if isinstance(picked, list) else picked
-        if picked is not None:
-            st.session_state[state.SELECTED_QUERY] = str(picked)
-    selected = st.session_state.get(state.SELECTED_QUERY)
+    picked_chart_point(event)
+    selected = selected_query()
     if selected is not None:
         st.write(f"Selected query: `{selected}` (shown on the Per query page)")
 

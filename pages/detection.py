@@ -4,40 +4,14 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
-from metrics_core.io.scores import LABEL_NAMES
 from metrics_core.validation import one_class, one_class_message
 from ui.common.downloads import download_table
 from ui.common.frame import page
-from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
 from ui.detection.state import Detection
-
-
-def scores_loader() -> None:
-    """The scores box: a table upload, its score and label columns (detected unless chosen),
-    or the sample."""
-    failed = bool(st.session_state.get(f"{Detection.UPLOAD}.seen", (None, None))[1])
-    with st.expander("Data: scores and labels", expanded=failed):
-        slot = UploadSlot(Detection.UPLOAD, "CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
-                          types=TABLE_TYPES)
-        files = slot.files()
-        up = files[0] if files else None
-        columns = ds.columns_of(up.file_id, up.getvalue(), up.name) if up is not None else []
-        c1, c2 = st.columns(2)
-        auto = {"": "detect from the column names"}
-        score_col = c1.selectbox("Score column", ["", *columns], key=dst.SCORE_COL,
-                                 format_func=lambda c: auto.get(c, c))
-        label_col = c2.selectbox("Label column", ["", *columns], key=dst.LABEL_COL,
-                                 format_func=lambda c: auto.get(c, c),
-                                 help="Recognised names: " + ", ".join(LABEL_NAMES))
-        if up is not None:
-            load_once(f"{Detection.UPLOAD}.seen", (up.file_id, score_col, label_col),
-                      lambda: ds.use_scores(ds.load_scores_for_page(up.getvalue(), up.name, score_col or None,
-                                                                    label_col or None)))
-        st.button("Use the sample data", key=Detection.USE_SAMPLE, on_click=ds.use_sample_scores)
-
+from ui.detection.widgets import ranges_editor, scores_loader, threshold_control
 
 with page("Detection", caption="A binary gate: predict positive when score ≥ threshold. Every operating point is kept; TPR at a target FPR allows floor(target × negatives) false positives, exactly."):
     ds.ensure_defaults()
@@ -64,37 +38,9 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
     m4.metric("Negatives", f"{curve.n_neg:,}")
 
 
-    def _threshold_from_slider() -> None:
-        # a new number box (a new key) drawn at the slider's value: a box that follows by having
-        # its value set lags behind fast key presses on the slider (the browser sends back the
-        # box's stale value with the next rerun, which moved the slider back)
-        st.session_state[dst.THRESHOLD_NUM_VERSION] = st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0) + 1
-
-
-    def _threshold_from_number(key: str) -> None:
-        lo, hi = float(s.min()), float(s.max())
-        st.session_state[dst.THRESHOLD] = min(max(float(st.session_state[key]), lo), hi)
-
-
     @st.fragment
     def operating_point() -> None:
-        lo, hi = float(s.min()), float(s.max())
-        if st.session_state.get(dst.THRESHOLD_FOR) != data["digest"]:
-            # new data: start at the TPR@5%FPR operating point
-            start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
-            start = min(max(start, lo), hi)
-            st.session_state[dst.THRESHOLD] = start
-            _threshold_from_slider()
-            st.session_state[dst.THRESHOLD_FOR] = data["digest"]
-        step = (hi - lo) / 1000 if hi > lo else 1.0
-        c1, c2 = st.columns([3, 1])
-        c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=dst.THRESHOLD,
-                  on_change=_threshold_from_slider, format="%.4f")
-        box = f"{dst.THRESHOLD_NUM}.{st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0)}"
-        c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
-                        value=float(st.session_state[dst.THRESHOLD]), key=box, on_change=_threshold_from_number,
-                        args=(box,))
-        thr = float(st.session_state[dst.THRESHOLD])
+        thr = threshold_control(data["digest"], s, curve)
         i = curve.index_at(thr)
         cm = det.confusion_matrix_at(None, None, thr, curve=curve)
         m1, m2, m3, m4 = st.columns(4)
@@ -103,10 +49,7 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
         m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
         m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
         st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
-        st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
-                                   "Predicted negative": [cm["fn"], cm["tn"]]},
-                                  index=["Actual positive", "Actual negative"]),
-                     key=Detection.CONFUSION, width="stretch")
+        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
         left, right = st.columns(2)
         with left:
             st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
@@ -166,15 +109,7 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
                        source=data["source"], threshold_rule="score >= threshold")
 
     st.subheader("Reference ranges (editable)")
-    ranges = st.session_state[dst.RANGES]
-    edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
-                         for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
-    edited = st.data_editor(edit, key=Detection.RANGES_EDITOR, hide_index=True,
-                            disabled=["metric", "band"])
-    new_ranges: dict = {}
-    for r in edited.itertuples():
-        new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))
-    st.session_state[dst.RANGES] = new_ranges
+    new_ranges = ranges_editor()
     if two_classes:
         values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
         st.plotly_chart(fig.reference_band_figure(values, new_ranges), key=Detection.BANDS)

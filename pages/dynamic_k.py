@@ -19,7 +19,7 @@ CAPTION = ("Per query: the candidates with probability >= tau, at least k_min, a
 
 
 def read_upload(files) -> None:
-    st.session_state[dst.CANDIDATES] = ds.load_candidates(files[0].getvalue(), files[0].name)
+    ds.use_candidates(files[0].getvalue(), files[0].name)
 
 
 @st.fragment

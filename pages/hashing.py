@@ -4,48 +4,17 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from ui.common.downloads import download_table
 from ui.common.frame import page
-from ui.common.upload import UploadSlot, load_once
 from ui.hashing import state as hs
-from ui.hashing.data import (
-    PARTS,
-    device_label,
-    device_name,
-    evaluate,
-    load_sample,
-    p_at_k_cutoffs,
-    parse_parts,
-)
+from ui.hashing.data import device_label, device_name, evaluate, p_at_k_cutoffs
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
-
-CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
-
-
-def load_sample_codes() -> None:
-    st.session_state[hs.DATA] = load_sample()
-
-
-def uploads_box() -> None:
-    """The sample button and the four upload slots; the codes are read when an upload changes."""
-    st.button("Load the sample", key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
-    st.write("Or upload the four files (.npy, .pt or CSV):")
-    cols = st.columns(4)
-    uploads = {}
-    for col, (part, _what) in zip(cols, PARTS, strict=True):
-        files = UploadSlot(hs.upload_part(part), part.replace("_", " "), types=CODE_TYPES).files(col)
-        uploads[part] = files[0] if files else None
-    if any(uploads.values()):
-        def use_uploads():
-            st.session_state[hs.DATA] = parse_parts(uploads)
-
-        load_once(f"{hs.UPLOAD}.seen", tuple(up.file_id if up is not None else None for up in uploads.values()),
-                  use_uploads)
-
+from ui.hashing.widgets import ensure_defaults, uploads_box
 
 with page("Hash-code retrieval", caption="Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
           "distances tie, so mAP is given as the expected value over random tie order, with the band from "
           "relevant-last to relevant-first.") as p:
-    st.session_state.setdefault(hs.DATA, None)
+    ensure_defaults()
     with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
         uploads_box()
 
@@ -89,3 +58,6 @@ with page("Hash-code retrieval", caption="Hamming ranking of binary codes (±1 o
     per_class = pd.DataFrame({"class": list(result["per_class_map"]),
                               "mAP": list(result["per_class_map"].values())})
     st.dataframe(per_class, hide_index=True, key=hs.PER_CLASS)
+    download_table(per_class, "hashing_per_class_map", title="mAP per class", key="hash_per_class", index=False,
+                   source=data["source"], ties=ties, topk=int(topk) or None, normalizer=normalizer,
+                   zero_relevant="exclude" if exclude else "zero")

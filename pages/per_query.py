@@ -19,6 +19,7 @@ from ui.ranking.ranked_view import (
     tie_dependent_text,
     tie_sizes,
 )
+from ui.ranking.selection import picked_table_row, query_box_changed, sync_query_box
 from ui.ranking.state import PerQuery
 from ui.ranking.widgets import measure_chooser, require_data
 
@@ -94,12 +95,9 @@ with page("Per query") as p:
         config["date"] = st.column_config.DateColumn("Date", format="YYYY-MM-DD")
     event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key=PerQuery.TABLE,
                          column_config=config)
-    download_table(table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"), f"per_query_{run_name}", conv, title=f"Per-query values of {run_name}", key="pq")
-    rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
-    picked_row = str(table.index[rows[0]]) if rows and rows[0] < len(table) else None
-    if picked_row is not None and st.session_state.get(PerQuery.LAST_ROW) != picked_row:
-        st.session_state[state.SELECTED_QUERY] = picked_row  # a new row was clicked
-    st.session_state[PerQuery.LAST_ROW] = picked_row
+    download_table(table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"), f"per_query_{run_name}", conv,
+                   title=f"Per-query values of {run_name}", key="pq")
+    picked_table_row(event, table.index)
 
     # --- distribution --------------------------------------------------------------------
     @st.fragment
@@ -120,19 +118,9 @@ with page("Per query") as p:
     # Open on a query every shown run retrieved (and the qrels judge), in natural order.
     retrieved = [set(runs[n].unique_query_ids()) for n in shown_runs]
     answered = [q for q in all_queries if all(q in r for r in retrieved)]
-    # The selectbox follows ranklab.selected_query (set by a table click or by another page).
-    selected = st.session_state.get(state.SELECTED_QUERY)
-    if selected in all_queries:
-        st.session_state[PerQuery.QUERY] = selected
-    elif st.session_state.get(PerQuery.QUERY) not in all_queries:
-        st.session_state[PerQuery.QUERY] = (answered or all_queries)[0]
-
-
-    def _on_query() -> None:
-        st.session_state[state.SELECTED_QUERY] = st.session_state[PerQuery.QUERY]
-
-
-    qid = st.selectbox("Query", all_queries, key=PerQuery.QUERY, on_change=_on_query,
+    # The box follows the selected query (set by a table click or by another page).
+    sync_query_box(all_queries, answered)
+    qid = st.selectbox("Query", all_queries, key=PerQuery.QUERY, on_change=query_box_changed,
                        format_func=lambda q: f"{q}: {meta.loc[q, 'query']}" if meta is not None
                        and "query" in meta.columns and q in meta.index else str(q))
     c1, c2 = st.columns(2)

@@ -4,6 +4,8 @@ The query picked on the per-query delta chart goes to :data:`ui.common.state.SEL
 (shared with the Per query page).
 """
 
+import streamlit as st
+
 #: Last comparison settings (baseline, measures, permutations, seed, correction, confidence).
 COMPARE_SETTINGS = "ranklab.compare.settings"
 SAMPLE = "ranklab.compare.sample"
@@ -14,3 +16,8 @@ CI_CHART = "compare-ci"
 DELTAS_CHART = "compare-deltas"
 FOLDS_CHART = "compare-folds"
 CRITERIA_CHART = "compare-criteria"
+
+
+def remember_settings(frame) -> None:
+    """Keep the last comparison's settings (``frame.attrs`` of ``compare_runs``)."""
+    st.session_state[COMPARE_SETTINGS] = dict(frame.attrs)

@@ -204,3 +204,14 @@ def bins_table(b: dict) -> pd.DataFrame:
         "Items": b["count"].astype(np.int64), "Positives": b["positives"].astype(np.int64),
         "Mean probability": np.round(b["confidence"], 4), "Frequency": np.round(b["frequency"], 4),
         "Frequency 95% low": np.round(b["freq_low"], 4), "Frequency 95% high": np.round(b["freq_high"], 4)})
+
+
+def confusion_table(cm: dict) -> pd.DataFrame:
+    """A confusion matrix (``metrics_core.detection.confusion_matrix_at``) as a 2 x 2 table."""
+    return pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]], "Predicted negative": [cm["fn"], cm["tn"]]},
+                        index=["Actual positive", "Actual negative"])
+
+
+def use_candidates(data: bytes, name: str) -> None:
+    """A dynamic-K candidate table (:func:`load_candidates`) as the Dynamic K page's data."""
+    st.session_state[CANDIDATES] = load_candidates(data, name)
