@@ -4,15 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.stats.aggregate import group_means
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
-from ui.common.style import MEASURE_FORMAT, difficulty_order, natural_rows
+from ui.common.style import MEASURE_FORMAT, natural_rows
 from ui.ranking.comparative import REPORT_MEASURES, comparative_report
 from ui.ranking.data import evaluate_loaded
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown
+from ui.ranking.tables import breakdown, dated_between, only_queries
 from ui.ranking.widgets import measure_chooser, require_data, thresholds_editor
 
 with page("Breakdown") as p:
@@ -41,17 +41,8 @@ with page("Breakdown") as p:
         picked = st.date_input("Queries dated between", (lo, hi), min_value=lo, max_value=hi,
                                key=Breakdown.DATES)
         if isinstance(picked, (tuple, list)) and len(picked) == 2:
-            start, end = pd.Timestamp(picked[0]), pd.Timestamp(picked[1])
-            in_range = meta["date"].between(start, end)
-            selected_ids = set(meta.index[in_range.fillna(False).to_numpy()])
+            selected_ids = dated_between(meta, picked[0], picked[1])
             st.caption(f"{len(selected_ids)} of {len(meta)} queries in the range.")
-
-
-    def _filtered(per_query: pd.DataFrame) -> pd.DataFrame:
-        if selected_ids is None:
-            return per_query
-        return per_query[per_query.index.astype(str).isin(selected_ids)]
-
 
     candidates = [c for c in meta.columns if c not in ("query", "date")]
     default_col = "category" if "category" in candidates else (candidates[0] if candidates else None)
@@ -62,18 +53,7 @@ with page("Breakdown") as p:
     column = c1.selectbox("Group by", candidates, index=candidates.index(default_col), key=Breakdown.COLUMN)
     chart_measure = c2.selectbox("Measure in the chart", measures, key=Breakdown.MEASURE)
 
-    parts = []
-    for name, ev in evaluations.items():
-        g = group_means(_filtered(ev.per_query), meta, column)
-        g.insert(0, "run", name)
-        parts.append(g.reset_index())
-    long = pd.concat(parts, ignore_index=True)
-    long[column] = long[column].astype(str)
-    # groups in reading order: easy, medium, hard for difficulty words, else natural order
-    order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
-    runs_order = {n: i for i, n in enumerate(evaluations)}
-    long = long.sort_values([column, "run"], key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
-                            kind="stable").reset_index(drop=True)
+    long = breakdown(evaluations, meta, column, selected_ids)
     config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
     config.update({"run": st.column_config.TextColumn("Run", pinned=True),
                    column: st.column_config.TextColumn(column.replace("_", " ").capitalize()),
@@ -87,7 +67,7 @@ with page("Breakdown") as p:
     st.header("Comparative report")
     thresholds, ratio = thresholds_editor("breakdown")
     run_name = st.selectbox("Run", list(report_evs), key=Breakdown.REPORT_RUN)
-    report_pq = _filtered(report_evs[run_name].per_query)
+    report_pq = only_queries(report_evs[run_name].per_query, selected_ids)
     report_pq = natural_rows(report_pq)
     report = comparative_report(report_pq, meta, thresholds, ratio)
     # one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)

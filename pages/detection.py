@@ -37,7 +37,6 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
     m3.metric("Positives", f"{curve.n_pos:,}")
     m4.metric("Negatives", f"{curve.n_neg:,}")
 
-
     @st.fragment
     def operating_point() -> None:
         thr = threshold_control(data["digest"], s, curve)
@@ -58,7 +57,6 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
             st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
                                           positive_rate=curve.n_pos / y.size),
                             key=Detection.PR, width="stretch")
-
 
     if two_classes:
         operating_point()

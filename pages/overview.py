@@ -71,7 +71,6 @@ with page("Overview", sidebar=False) as p:
                                      int(board_setting("seed")))
     test, correction = board_setting("test"), board_setting("correction")
 
-
     def draw_settings() -> None:
         """The settings' widgets (in their slot above): drawn after the leaderboard, and on an
         evaluation error too, so they keep their values (a widget not drawn in a run loses it)."""
@@ -87,7 +86,6 @@ with page("Overview", sidebar=False) as p:
                          key=BOARD_KEYS["test"])
             c5.selectbox("Correction", CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
                          format_func=CORRECTION_NAMES.get, key=BOARD_KEYS["correction"])
-
 
     conv = conventions()
     try:
@@ -106,7 +104,6 @@ with page("Overview", sidebar=False) as p:
         board = overview_board(evaluations, baseline, measures, query_set, n_resamples, confidence, seed, correction,
                                test)
     legend = leaderboard_legend(board)
-
 
     def draw_board(band, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
@@ -135,7 +132,6 @@ with page("Overview", sidebar=False) as p:
                                      + tie)
             if len(part) > 4:
                 st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
-
 
     if loaded_rows() > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
         draw_board(NO_BAND)

@@ -7,7 +7,7 @@ from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
-from ui.common.style import MEASURE_FORMAT, natural_rows, natural_sorted
+from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.ranking.data import evaluate_loaded, tie_reports, too_large_for_ties
 from ui.ranking.figures import distribution
 from ui.ranking.ranked_view import (
@@ -21,6 +21,7 @@ from ui.ranking.ranked_view import (
 )
 from ui.ranking.selection import picked_table_row, query_box_changed, sync_query_box
 from ui.ranking.state import PerQuery
+from ui.ranking.tables import containing, per_query_table
 from ui.ranking.widgets import measure_chooser, require_data
 
 with page("Per query") as p:
@@ -42,25 +43,15 @@ with page("Per query") as p:
     # --- table ---------------------------------------------------------------------------
     run_name = st.selectbox("Run", list(evaluations), key=PerQuery.RUN)
     ev = evaluations[run_name]
-    table = ev.per_query.copy()
-    table = natural_rows(table)
-    if meta is not None:
-        shown_meta = [c for c in ("query", "category", "difficulty", "date") if c in meta.columns]
-        table = meta.reindex(table.index)[shown_meta].join(table)
     with st.spinner("Computing the tie report ..."):
         reports = tie_reports(evaluations)
     report = reports.get(run_name)
-    if report is not None:  # the flag first (seen without scrolling), the ranges after the measures
-        table.insert(0, TIE_COLUMN, tie_dependent_text(report, table.index, measures, ranges=False))
-        table[TIE_RANGE_COLUMN] = tie_dependent_text(report, table.index, measures)
+    table = per_query_table(ev, meta, report, measures)
 
     f1, f2, f3 = st.columns(3)
     text = f1.text_input("Filter: query id or text contains", key=PerQuery.FILTER)
     if text:
-        hay = table.index.to_series().astype(str)
-        if "query" in table.columns:
-            hay = hay + " " + table["query"].astype(str)
-        table = table[hay.str.contains(text, case=False, regex=False).to_numpy()]
+        table = containing(table, text)
     if meta is not None and "category" in table.columns:
         cats = natural_sorted(table["category"].dropna().astype(str).unique())
         picked = f2.multiselect("Category", cats, key=PerQuery.CATEGORIES)
@@ -105,7 +96,6 @@ with page("Per query") as p:
         kind = st.radio("Chart", ["box", "histogram"], horizontal=True, key=PerQuery.CHART_KIND)
         st.plotly_chart(distribution({n: e.per_query[measure] for n, e in evaluations.items()}, measure, kind),
                         key=PerQuery.DISTRIBUTION)
-
 
     _distribution()
 
