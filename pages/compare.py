@@ -15,14 +15,11 @@ from ui.common.frame import page, query_set_choice
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
-from ui.compare.data import answer_table, compare, export_texts
+from ui.compare.data import CORRECTION_LABELS, TEST_LABELS, answer_table, compare, export_texts
 from ui.ranking.data import evaluate_loaded, load_sample_into_state
 from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
-CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
-                     "none": "none"}
-TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
 
 with page("Compare systems") as p:
     qrels = st.session_state[state.QRELS]

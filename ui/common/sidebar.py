@@ -78,8 +78,8 @@ _COLLAPSE_JS = """<script>
 (function () {
   const w = window.parent;
   try {
-    if (w.innerWidth > %d || w.sessionStorage.getItem("%s")) return;
-    w.sessionStorage.setItem("%s", "1");
+    if (w.innerWidth > NARROW_PX || w.sessionStorage.getItem("FLAG")) return;
+    w.sessionStorage.setItem("FLAG", "1");
     const d = w.document;
     const side = d.querySelector('[data-testid="stSidebar"]');
     if (!side || side.getAttribute("aria-expanded") === "false") return;
@@ -88,7 +88,7 @@ _COLLAPSE_JS = """<script>
     if (btn) btn.click();
   } catch (e) { /* another origin: leave the sidebar as it is */ }
 })();
-</script>""" % (NARROW_PX, state.SIDEBAR_AUTO, state.SIDEBAR_AUTO)
+</script>""".replace("NARROW_PX", str(NARROW_PX)).replace("FLAG", state.SIDEBAR_AUTO)
 
 
 def _collapse_when_narrow() -> None:

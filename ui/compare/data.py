@@ -13,6 +13,11 @@ from metrics_core.cli.evaluate import evaluations_json
 from metrics_core.report import format_table, json_safe, provenance
 from metrics_core.stats.comparison import TESTS, comparison_records, markers_legend, paper_table
 
+#: Short names of the tests and corrections in the page's column headers and choices (the
+#: library's ``TEST_NAMES`` / ``CORRECTION_NAMES`` are the legend's full names).
+TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
+CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
+                     "none": "none"}
 #: The settings a comparison states in its exports.
 EXPORT_SETTINGS = ("baseline", "permutations", "seed", "correction", "confidence", "query_set")
 JSON_SETTINGS = ("baseline", "permutations", "bootstrap", "seed", "correction", "confidence", "alpha", "query_set")
@@ -58,4 +63,4 @@ def export_texts(frame: pd.DataFrame, shown: pd.DataFrame, evaluations: list, co
             "csv": format_table(shown.drop(columns=["ci", "wtl"]), "csv", prov=prov, index=False, title=legend)}
 
 
-__all__ = ["compare", "answer_table", "export_texts", "EXPORT_SETTINGS", "JSON_SETTINGS"]
+__all__ = ["TEST_LABELS", "CORRECTION_LABELS", "compare", "answer_table", "export_texts", "EXPORT_SETTINGS", "JSON_SETTINGS"]
