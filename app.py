@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.frame import configure_page
-from ui.navigation import SECTIONS
+from ui.common.frame import configure_page
+from ui.common.navigation import SECTIONS
 
 
 def navigation() -> st.navigation:

@@ -4,100 +4,80 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.stats.aggregate import group_means
-from ui import state
-from ui.comparative import REPORT_MEASURES, comparative_report
-from ui.exports import download_table
-from ui.figures_ranking import group_bars
-from ui.frame import conventions, page_setup
-from ui.ranking_data import evaluate_loaded, require_data
-from ui.ranking_widgets import measure_chooser, thresholds_editor
-from ui.style import MEASURE_FORMAT, difficulty_order, natural_rows
+from ui.common import state
+from ui.common.downloads import download_table
+from ui.common.frame import conventions, page
+from ui.common.style import MEASURE_FORMAT, natural_rows
+from ui.ranking.comparative import REPORT_MEASURES, comparative_report
+from ui.ranking.data import evaluate_loaded
+from ui.ranking.figures import group_bars
+from ui.ranking.state import Breakdown
+from ui.ranking.tables import breakdown, dated_between, only_queries
+from ui.ranking.widgets import measure_chooser, require_data, thresholds_editor
 
-page_setup()
-st.title("Breakdown")
-if not require_data():
-    st.stop()
-meta = st.session_state[state.META]
-if meta is None:
-    st.info("Load a query metadata table on the Data page (category, difficulty, date, ...) "
-            "to break the results down by group. The sample data has one.")
-    st.stop()
+with page("Breakdown") as p:
+    if not require_data():
+        p.stop()
+    meta = st.session_state[state.META]
+    if meta is None:
+        st.info("Load a query metadata table on the Data page (category, difficulty, date, ...) "
+                "to break the results down by group. The sample data has one.")
+        p.stop()
 
-measures = measure_chooser()
-conv = conventions()
-try:
-    evaluations = evaluate_loaded(measures, conv)
-    report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
-measures = evaluations[next(iter(evaluations))].measures
+    measures = measure_chooser()
+    conv = conventions()
+    try:
+        evaluations = evaluate_loaded(measures, conv)
+        report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
+    except InputError as exc:
+        st.error(str(exc))
+        p.stop()
+    measures = evaluations[next(iter(evaluations))].measures
 
-# Date-range filter when the queries carry dates.
-selected_ids = None
-if "date" in meta.columns and pd.api.types.is_datetime64_any_dtype(meta["date"]) and meta["date"].notna().any():
-    lo, hi = meta["date"].min().date(), meta["date"].max().date()
-    picked = st.date_input("Queries dated between", (lo, hi), min_value=lo, max_value=hi,
-                           key="ranklab.bd.dates")
-    if isinstance(picked, (tuple, list)) and len(picked) == 2:
-        start, end = pd.Timestamp(picked[0]), pd.Timestamp(picked[1])
-        in_range = meta["date"].between(start, end)
-        selected_ids = set(meta.index[in_range.fillna(False).to_numpy()])
-        st.caption(f"{len(selected_ids)} of {len(meta)} queries in the range.")
+    # Date-range filter when the queries carry dates.
+    selected_ids = None
+    if "date" in meta.columns and pd.api.types.is_datetime64_any_dtype(meta["date"]) and meta["date"].notna().any():
+        lo, hi = meta["date"].min().date(), meta["date"].max().date()
+        picked = st.date_input("Queries dated between", (lo, hi), min_value=lo, max_value=hi,
+                               key=Breakdown.DATES)
+        if isinstance(picked, (tuple, list)) and len(picked) == 2:
+            selected_ids = dated_between(meta, picked[0], picked[1])
+            st.caption(f"{len(selected_ids)} of {len(meta)} queries in the range.")
 
+    candidates = [c for c in meta.columns if c not in ("query", "date")]
+    default_col = "category" if "category" in candidates else (candidates[0] if candidates else None)
+    if default_col is None:
+        st.warning("The metadata table has no column to group by.")
+        p.stop()
+    c1, c2 = st.columns(2)
+    column = c1.selectbox("Group by", candidates, index=candidates.index(default_col), key=Breakdown.COLUMN)
+    chart_measure = c2.selectbox("Measure in the chart", measures, key=Breakdown.MEASURE)
 
-def _filtered(per_query: pd.DataFrame) -> pd.DataFrame:
-    if selected_ids is None:
-        return per_query
-    return per_query[per_query.index.astype(str).isin(selected_ids)]
+    long = breakdown(evaluations, meta, column, selected_ids)
+    config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
+    config.update({"run": st.column_config.TextColumn("Run", pinned=True),
+                   column: st.column_config.TextColumn(column.replace("_", " ").capitalize()),
+                   "count": st.column_config.NumberColumn("Queries", format="%d")})
+    st.dataframe(long, hide_index=True, column_config=config)
+    download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
+                   title=f"Means by {column}", key="bd")
+    st.plotly_chart(group_bars(long, chart_measure, column), key=Breakdown.CHART)
 
-
-candidates = [c for c in meta.columns if c not in ("query", "date")]
-default_col = "category" if "category" in candidates else (candidates[0] if candidates else None)
-if default_col is None:
-    st.warning("The metadata table has no column to group by.")
-    st.stop()
-c1, c2 = st.columns(2)
-column = c1.selectbox("Group by", candidates, index=candidates.index(default_col), key="ranklab.bd.column")
-chart_measure = c2.selectbox("Measure in the chart", measures, key="ranklab.bd.measure")
-
-parts = []
-for name, ev in evaluations.items():
-    g = group_means(_filtered(ev.per_query), meta, column)
-    g.insert(0, "run", name)
-    parts.append(g.reset_index())
-long = pd.concat(parts, ignore_index=True)
-long[column] = long[column].astype(str)
-# groups in reading order: easy, medium, hard for difficulty words, else natural order
-order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
-runs_order = {n: i for i, n in enumerate(evaluations)}
-long = long.sort_values([column, "run"], key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
-                        kind="stable").reset_index(drop=True)
-config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
-config.update({"run": st.column_config.TextColumn("Run", pinned=True),
-               column: st.column_config.TextColumn(column.replace("_", " ").capitalize()),
-               "count": st.column_config.NumberColumn("Queries", format="%d")})
-st.dataframe(long, hide_index=True, column_config=config)
-download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
-               title=f"Means by {column}", key="bd")
-st.plotly_chart(group_bars(long, chart_measure, column), key="ranklab.bd.chart")
-
-# --- comparative report -------------------------------------------------------------------
-st.header("Comparative report")
-thresholds, ratio = thresholds_editor("breakdown")
-run_name = st.selectbox("Run", list(report_evs), key="ranklab.bd.report_run")
-report_pq = _filtered(report_evs[run_name].per_query)
-report_pq = natural_rows(report_pq)
-report = comparative_report(report_pq, meta, thresholds, ratio)
-# one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)
-st.dataframe(report, hide_index=True,
-             column_config={"MRR": st.column_config.NumberColumn("RR", format=MEASURE_FORMAT),
-                            "nDCG@10": st.column_config.NumberColumn(format=MEASURE_FORMAT),
-                            "P@5": st.column_config.NumberColumn(format=MEASURE_FORMAT),
-                            "ID": st.column_config.TextColumn("Query", pinned=True),
-                            "query": "Query text", "date": "Date", "interpretation": "Interpretation"})
-st.caption("A row is labelled by its worst measure: Good when every measure meets its threshold. "
-           "Summary: the means over the queries shown (the mean of RR is the MRR).")
-download_table(report.rename(columns={"MRR": "RR"}).set_index("ID"), f"comparative_report_{run_name}", conv,
-               title=f"Comparative report of {run_name}", key="bd_report")
+    # --- comparative report -------------------------------------------------------------------
+    st.header("Comparative report")
+    thresholds, ratio = thresholds_editor("breakdown")
+    run_name = st.selectbox("Run", list(report_evs), key=Breakdown.REPORT_RUN)
+    report_pq = only_queries(report_evs[run_name].per_query, selected_ids)
+    report_pq = natural_rows(report_pq)
+    report = comparative_report(report_pq, meta, thresholds, ratio)
+    # one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)
+    st.dataframe(report, hide_index=True,
+                 column_config={"MRR": st.column_config.NumberColumn("RR", format=MEASURE_FORMAT),
+                                "nDCG@10": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+                                "P@5": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+                                "ID": st.column_config.TextColumn("Query", pinned=True),
+                                "query": "Query text", "date": "Date", "interpretation": "Interpretation"})
+    st.caption("A row is labelled by its worst measure: Good when every measure meets its threshold. "
+               "Summary: the means over the queries shown (the mean of RR is the MRR).")
+    download_table(report.rename(columns={"MRR": "RR"}).set_index("ID"), f"comparative_report_{run_name}", conv,
+                   title=f"Comparative report of {run_name}", key="bd_report")

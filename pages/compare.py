@@ -2,218 +2,165 @@
 (delta with its interval, corrected p, wins/ties/losses, markers), then per-query deltas,
 folds and criteria, and paper tables with the same markers."""
 
-from ui.frame import page_setup
+import pandas as pd
+import streamlit as st
 
-page_setup()
-
-import json  # noqa: E402
-from types import SimpleNamespace  # noqa: E402
-
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
-
-import metrics_core as mc  # noqa: E402
-from metrics_core.cli.evaluate import evaluations_json  # noqa: E402
-from metrics_core.report import format_table, json_safe, provenance  # noqa: E402
-from metrics_core.stats import folds  # noqa: E402
-from metrics_core.stats.comparison import (  # noqa: E402
-    MARKERS,
-    TEST_NAMES,
-    TESTS,
-    aligned_values,
-    compare_runs,
-    comparison_records,
-    markers_legend,
-    paper_table,
-)
-from metrics_core.stats.significance import CORRECTIONS  # noqa: E402
-from ui import compare_state, state  # noqa: E402
-from ui import figures_compare as figs  # noqa: E402
-from ui.frame import query_set_choice  # noqa: E402
-from ui.ranking_data import evaluate_loaded, load_sample_into_state  # noqa: E402
-from ui.style import MEASURE_FORMAT, natural_sorted  # noqa: E402
+import metrics_core as mc
+from metrics_core.stats import folds
+from metrics_core.stats.comparison import MARKERS, TEST_NAMES, TESTS, aligned_values, markers_legend
+from metrics_core.stats.significance import CORRECTIONS
+from ui.common import state
+from ui.common.downloads import download_buttons
+from ui.common.frame import page, query_set_choice
+from ui.common.style import MEASURE_FORMAT, natural_sorted
+from ui.compare import figures as figs
+from ui.compare import state as cs
+from ui.compare.data import CORRECTION_LABELS, TEST_LABELS, answer_table, compare, export_texts
+from ui.ranking.data import evaluate_loaded, load_sample_into_state
+from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
-CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
-                     "none": "none"}
-TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
 
+with page("Compare systems") as p:
+    qrels = st.session_state[state.QRELS]
+    runs = st.session_state[state.RUNS] or {}
+    if qrels is None or len(runs) < 2:
+        st.info("Load qrels and at least two runs first (Data page, or the sample below); this page "
+                "compares every run with a baseline of your choice.")
+        st.button("Load sample data", key=cs.SAMPLE, type="primary", on_click=load_sample_into_state)
+        p.stop()
 
-@st.cache_data(show_spinner="Running the significance tests ...", max_entries=8)
-def _compare(frames: dict, baseline: str, measures: list, permutations: int, seed: int, correction: str,
-             confidence: float, query_set: str) -> pd.DataFrame:
-    """compare_runs, cached on the per-query values and settings: widget changes that only
-    pick what to draw do not rerun 10,000 permutations."""
-    evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
-    return compare_runs(evaluations, baseline, measures, n_permutations=permutations, seed=seed,
-                        correction=correction, confidence=confidence, query_set=query_set)
+    names = list(runs)
+    measure_names = list(mc.measures.COMMON_MEASURES)
+    query_set = query_set_choice(cs.QUERY_SET)
+    conventions = st.session_state[state.CONVENTIONS]
+    answer = st.container()  # the answer is drawn here, above the settings, once computed
+    with st.form(cs.SETTINGS_FORM):
+        c1, c2 = st.columns([1, 3])
+        baseline = c1.selectbox("Baseline", names, index=0)
+        measures = c2.multiselect("Measures (any name, e.g. nDCG@10, P(rel=2)@5)",
+                                  options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
+                                  default=[m for m in DEFAULT_MEASURES], accept_new_options=True)
+        with st.expander("Tests and intervals: permutations, seed, correction, CI level"):
+            c3, c4, c5, c6, c7 = st.columns(5)
+            permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000,
+                                           step=1000)
+            seed = c4.number_input("Seed", min_value=0, value=0, step=1)
+            correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
+            test = c6.selectbox("Test shown", TESTS, index=TESTS.index("permutation"),
+                                format_func=TEST_LABELS.get,
+                                help="Whose corrected p-value is in the table; every test's p is below it.")
+            confidence = c7.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
+        st.form_submit_button("Compare")
 
+    if not measures:
+        st.warning("Pick at least one measure.")
+        p.stop()
 
-st.title("Compare systems")
-qrels = st.session_state[state.QRELS]
-runs = st.session_state[state.RUNS] or {}
-if qrels is None or len(runs) < 2:
-    st.info("Load qrels and at least two runs first (Data page, or the sample below); this page "
-            "compares every run with a baseline of your choice.")
-    st.button("Load sample data", key="ranklab.compare.sample", type="primary",
-              on_click=load_sample_into_state)
-    st.stop()
-
-names = list(runs)
-measure_names = list(mc.measures.COMMON_MEASURES)
-query_set = query_set_choice("ranklab.w.compare.query_set")
-conventions = st.session_state[state.CONVENTIONS]
-answer = st.container()  # the answer is drawn here, above the settings, once computed
-with st.form("compare-settings"):
-    c1, c2 = st.columns([1, 3])
-    baseline = c1.selectbox("Baseline", names, index=0)
-    measures = c2.multiselect("Measures (any name, e.g. nDCG@10, P(rel=2)@5)",
-                              options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
-                              default=[m for m in DEFAULT_MEASURES], accept_new_options=True)
-    with st.expander("Tests and intervals: permutations, seed, correction, CI level"):
-        c3, c4, c5, c6, c7 = st.columns(5)
-        permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000,
-                                       step=1000)
-        seed = c4.number_input("Seed", min_value=0, value=0, step=1)
-        correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
-        test = c6.selectbox("Test shown", TESTS, index=TESTS.index("permutation"),
-                            format_func=TEST_LABELS.get,
-                            help="Whose corrected p-value is in the table; every test's p is below it.")
-        confidence = c7.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
-    st.form_submit_button("Compare")
-
-if not measures:
-    st.warning("Pick at least one measure.")
-    st.stop()
-
-try:
-    evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
-except mc.InputError as exc:
-    st.error(str(exc))
-    st.stop()
-measures = evaluations[0].measures
-by_name = {ev.run_name: ev for ev in evaluations}
-frame = _compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
-                 int(permutations), int(seed), correction, float(confidence), query_set)
-st.session_state[compare_state.COMPARE_SETTINGS] = dict(frame.attrs)
-legend = markers_legend(frame, tests=TESTS)
-screen_legend = markers_legend(frame, tests=TESTS, paper=False)
-
-with answer:
-    st.subheader(f"Every run vs {baseline}")
-    shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
-                   *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
-                   "markers"]].copy()
-    shown["ci"] = [f"{lo:.4f} to {hi:.4f}" if pd.notna(lo) else "–" for lo, hi in zip(shown["ci_lo"], shown["ci_hi"],
-                                                                                    strict=True)]
-    shown["wtl"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)]
-    st.dataframe(shown, hide_index=True, key="ranklab.compare.table",
-                 column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
-                               f"p_corrected_{test}", "wtl", "markers"],
-                 column_config={
-                     "run": st.column_config.TextColumn("Run", pinned=True),
-                     "measure": st.column_config.TextColumn("Measure"),
-                     "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
-                     "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
-                     "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
-                                                                 help="run mean − baseline mean"),
-                     # widths: the nine columns fit an 800 px window (the last header was clipped)
-                     "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI", width=112,
-                                                       help="paired bootstrap percentile interval"),
-                     f"p_corrected_{test}": st.column_config.NumberColumn(
-                         f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
-                         help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
-                     "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
-                                                        "loses against the baseline"),
-                     "markers": st.column_config.TextColumn("Significant", width=92),
-                 })
-    st.caption(screen_legend)
-
-    with st.expander("p-values of every test (raw and corrected), effect size"):
-        detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
-                        *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
-        detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
-                          *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
-        st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
-        st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
-                   f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
-
-st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
-                key="compare-ci")
-
-st.subheader("Per-query differences")
-others = [n for n in names if n != baseline]
-c1, c2 = st.columns(2)
-run_name = c1.selectbox("Run", others)
-measure = c2.selectbox("Measure", measures)
-table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
-                                                                if e.run_name not in (baseline, run_name)]],
-                       measure, query_set)
-deltas = figs.per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
-                               table[[run_name]].rename(columns={run_name: measure}), measure)
-event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key="compare-deltas",
-                        on_select="rerun", selection_mode="points")
-points = (event or {}).get("selection", {}).get("points", []) if event else []
-if points:
-    picked = points[0].get("customdata")
-    picked = picked[0] if isinstance(picked, list) else picked
-    if picked is not None:
-        st.session_state[state.SELECTED_QUERY] = str(picked)
-selected = st.session_state.get(state.SELECTED_QUERY)
-if selected is not None:
-    st.write(f"Selected query: `{selected}` (shown on the Per query page)")
-
-meta = st.session_state[state.META]
-if isinstance(meta, pd.DataFrame) and len(meta.columns):
-    common = evaluations[0].per_query.index
-    for ev in evaluations[1:]:
-        common = common.intersection(ev.per_query.index)
-    common = pd.Index(natural_sorted(common), name=evaluations[0].per_query.index.name)
-    on_set = {ev.run_name: ev.per_query.loc[common] for ev in evaluations}
-    columns = list(meta.columns)
-    st.subheader("Folds")
-    fold_col = st.selectbox("Fold column", columns, index=columns.index("fold") if "fold" in columns else 0)
     try:
-        fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
-        summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
-                                for name, pq in on_set.items()}).T
-        st.dataframe(summary)
-        st.caption(f"Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
-                   f"{len(common)} queries every run has.")
-        st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key="compare-folds")
+        evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
     except mc.InputError as exc:
         st.error(str(exc))
-    st.subheader("Criteria")
-    crit_col = st.selectbox("Criterion column", columns,
-                            index=columns.index("criterion") if "criterion" in columns else 0)
-    try:
-        crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
-        st.dataframe(pd.concat(crit_tables, names=["run"]),
-                     column_config={m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures})
-        st.caption("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
-                   "per-criterion means.")
-        st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key="compare-criteria")
-    except mc.InputError as exc:
-        st.error(str(exc))
-else:
-    st.caption("Load query metadata with a fold or criterion column to see fold and criterion views.")
+        p.stop()
+    measures = evaluations[0].measures
+    by_name = {ev.run_name: ev for ev in evaluations}
+    frame = compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
+                     int(permutations), int(seed), correction, float(confidence), query_set)
+    cs.remember_settings(frame)
+    legend = markers_legend(frame, tests=TESTS)
+    screen_legend = markers_legend(frame, tests=TESTS, paper=False)
 
-st.subheader("Export")
-prov = provenance(conventions, **{k: frame.attrs[k] for k in ("baseline", "permutations", "seed",
-                                                              "correction", "confidence", "query_set")})
-payload = evaluations_json(evaluations, conventions, per_query=False)
-payload["comparison"] = {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed",
-                                                     "correction", "confidence", "alpha", "query_set")}
-payload["comparisons"] = comparison_records(frame)
-paper = paper_table(frame, tests=TESTS)
-st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
-           + legend)
-st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
-c1, c2, c3, c4 = st.columns(4)
-c1.download_button("JSON", json.dumps(json_safe(payload), indent=2), "comparison.json", "application/json")
-c2.download_button("Markdown", format_table(paper, "markdown", prov=prov, title=legend),
-                   "comparison.md", "text/markdown")
-c3.download_button("LaTeX", format_table(paper, "latex", prov=prov, title=legend),
-                   "comparison.tex", "text/x-tex")
-c4.download_button("CSV", format_table(shown.drop(columns=["ci", "wtl"]), "csv", prov=prov, index=False,
-                                       title=legend), "comparison.csv", "text/csv")
+    with answer:
+        st.subheader(f"Every run vs {baseline}")
+        shown = answer_table(frame)
+        st.dataframe(shown, hide_index=True, key=cs.TABLE,
+                     column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
+                                   f"p_corrected_{test}", "wtl", "markers"],
+                     column_config={
+                         "run": st.column_config.TextColumn("Run", pinned=True),
+                         "measure": st.column_config.TextColumn("Measure"),
+                         "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
+                         "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
+                         "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
+                                                                     help="run mean − baseline mean"),
+                         # widths: the nine columns fit an 800 px window (the last header was clipped)
+                         "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI", width=112,
+                                                           help="paired bootstrap percentile interval"),
+                         f"p_corrected_{test}": st.column_config.NumberColumn(
+                             f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
+                             help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
+                         "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
+                                                            "loses against the baseline"),
+                         "markers": st.column_config.TextColumn("Significant", width=92),
+                     })
+        st.caption(screen_legend)
+
+        with st.expander("p-values of every test (raw and corrected), effect size"):
+            detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
+                            *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
+            detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
+                              *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
+            st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
+            st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
+                       f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
+
+    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
+                    key=cs.CI_CHART)
+
+    st.subheader("Per-query differences")
+    others = [n for n in names if n != baseline]
+    c1, c2 = st.columns(2)
+    run_name = c1.selectbox("Run", others)
+    measure = c2.selectbox("Measure", measures)
+    table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
+                                                                    if e.run_name not in (baseline, run_name)]],
+                           measure, query_set)
+    deltas = figs.per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
+                                   table[[run_name]].rename(columns={run_name: measure}), measure)
+    event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key=cs.DELTAS_CHART,
+                            on_select="rerun", selection_mode="points")
+    picked_chart_point(event)
+    selected = selected_query()
+    if selected is not None:
+        st.write(f"Selected query: `{selected}` (shown on the Per query page)")
+
+    meta = st.session_state[state.META]
+    if isinstance(meta, pd.DataFrame) and len(meta.columns):
+        common = evaluations[0].per_query.index
+        for ev in evaluations[1:]:
+            common = common.intersection(ev.per_query.index)
+        common = pd.Index(natural_sorted(common), name=evaluations[0].per_query.index.name)
+        on_set = {ev.run_name: ev.per_query.loc[common] for ev in evaluations}
+        columns = list(meta.columns)
+        st.subheader("Folds")
+        fold_col = st.selectbox("Fold column", columns, index=columns.index("fold") if "fold" in columns else 0)
+        try:
+            fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
+            summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
+                                    for name, pq in on_set.items()}).T
+            st.dataframe(summary)
+            st.caption(f"Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
+                       f"{len(common)} queries every run has.")
+            st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
+        except mc.InputError as exc:
+            st.error(str(exc))
+        st.subheader("Criteria")
+        crit_col = st.selectbox("Criterion column", columns,
+                                index=columns.index("criterion") if "criterion" in columns else 0)
+        try:
+            crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
+            st.dataframe(pd.concat(crit_tables, names=["run"]),
+                         column_config={m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures})
+            st.caption("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
+                       "per-criterion means.")
+            st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
+        except mc.InputError as exc:
+            st.error(str(exc))
+    else:
+        st.caption("Load query metadata with a fold or criterion column to see fold and criterion views.")
+
+    st.subheader("Export")
+    st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
+               + legend)
+    st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
+    download_buttons(export_texts(frame, shown, evaluations, conventions), "comparison", key="comparison")

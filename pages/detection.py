@@ -3,199 +3,111 @@
 import pandas as pd
 import streamlit as st
 
-from ui.frame import page_setup
+from metrics_core import detection as det
+from metrics_core.validation import one_class, one_class_message
+from ui.common.downloads import download_table
+from ui.common.frame import page
+from ui.detection import data as ds
+from ui.detection import figures as fig
+from ui.detection import state as dst
+from ui.detection.state import Detection
+from ui.detection.widgets import ranges_editor, scores_loader, threshold_control
 
-page_setup()
+with page("Detection", caption="A binary gate: predict positive when score ≥ threshold. Every operating point is kept; TPR at a target FPR allows floor(target × negatives) false positives, exactly."):
+    ds.ensure_defaults()
+    scores_loader()
+    data = st.session_state[dst.SCORES]
+    y, s = data["y_true"], data["y_score"]
+    curve = ds.curve_of(data["digest"], y, s)
+    st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve.n_neg:,} "
+               f"negative, {curve.thresholds.size - 1:,} distinct scores "
+               f"(columns {data['score_col']!r}, {data['label_col']!r})")
 
-from metrics_core import detection as det  # noqa: E402
-from metrics_core.io.scores import LABEL_NAMES  # noqa: E402
-from metrics_core.report import format_table, provenance  # noqa: E402
-from metrics_core.validation import one_class, one_class_message  # noqa: E402
-from ui import detection_state as ds  # noqa: E402
-from ui import figures_detection as fig  # noqa: E402
-from ui.upload import load_once  # noqa: E402
+    single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
+                      key=Detection.SINGLE_CLASS,
+                      help="nan: undefined (default); audit: the audit rule (AUROC 0.5, AUPRC = positive rate)")
+    two_classes = not one_class(curve.n_pos, curve.n_neg)
+    auroc, auprc = det.curve_scores(curve, single)
+    if not two_classes:
+        st.warning(one_class_message(curve.n_pos) + ".")
 
-ds.ensure_defaults()
-st.title("Detection")
-st.caption("A binary gate: predict positive when score ≥ threshold. Every operating point "
-           "is kept; TPR at a target FPR allows floor(target × negatives) false positives, exactly.")
-
-
-def scores_loader() -> None:
-    seen = st.session_state.get("ranklab.detection.upload.seen")
-    failed = bool(seen and seen[1])
-    with st.expander("Data: scores and labels", expanded=failed):
-        up = st.file_uploader("CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
-                              type=["csv", "tsv", "txt", "parquet", "json", "jsonl"],
-                              key="ranklab.detection.upload")
-        columns = ds.columns_of(up.file_id, up.getvalue(), up.name) if up is not None else []
-        c1, c2 = st.columns(2)
-        auto = {"": "detect from the column names"}
-        score_col = c1.selectbox("Score column", ["", *columns], key=ds.SCORE_COL,
-                                 format_func=lambda c: auto.get(c, c))
-        label_col = c2.selectbox("Label column", ["", *columns], key=ds.LABEL_COL,
-                                 format_func=lambda c: auto.get(c, c),
-                                 help="Recognised names: " + ", ".join(LABEL_NAMES))
-        if up is not None:
-            def use_upload():
-                data = ds.load_scores_for_page(up.getvalue(), up.name, score_col or None, label_col or None)
-                if data["digest"] != st.session_state[ds.SCORES]["digest"]:
-                    st.session_state[ds.SCORES] = data
-
-            load_once("ranklab.detection.upload.seen", (up.file_id, score_col, label_col), use_upload)
-        if st.button("Use the sample data", key="ranklab.detection.use_sample"):
-            st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(),
-                                                         ds.SAMPLE_SCORES.name)
-
-
-scores_loader()
-data = st.session_state[ds.SCORES]
-y, s = data["y_true"], data["y_score"]
-curve = ds.curve_of(data["digest"], y, s)
-st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve.n_neg:,} "
-           f"negative, {curve.thresholds.size - 1:,} distinct scores "
-           f"(columns {data['score_col']!r}, {data['label_col']!r})")
-
-single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
-                  key="ranklab.detection.single_class",
-                  help="nan: undefined (default); audit: the audit rule (AUROC 0.5, AUPRC = positive rate)")
-two_classes = not one_class(curve.n_pos, curve.n_neg)
-auroc, auprc = det.curve_scores(curve, single)
-if not two_classes:
-    st.warning(one_class_message(curve.n_pos) + ".")
-
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("AUROC", f"{auroc:.4f}")
-m2.metric("AUPRC", f"{auprc:.4f}")
-m3.metric("Positives", f"{curve.n_pos:,}")
-m4.metric("Negatives", f"{curve.n_neg:,}")
-
-
-def _threshold_from_slider() -> None:
-    # a new number box (a new key) drawn at the slider's value: a box that follows by having
-    # its value set lags behind fast key presses on the slider (the browser sends back the
-    # box's stale value with the next rerun, which moved the slider back)
-    st.session_state[ds.THRESHOLD_NUM_VERSION] = st.session_state.get(ds.THRESHOLD_NUM_VERSION, 0) + 1
-
-
-def _threshold_from_number(key: str) -> None:
-    lo, hi = float(s.min()), float(s.max())
-    st.session_state[ds.THRESHOLD] = min(max(float(st.session_state[key]), lo), hi)
-
-
-@st.fragment
-def operating_point() -> None:
-    lo, hi = float(s.min()), float(s.max())
-    if st.session_state.get(ds.THRESHOLD_FOR) != data["digest"]:
-        # new data: start at the TPR@5%FPR operating point
-        start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
-        start = min(max(start, lo), hi)
-        st.session_state[ds.THRESHOLD] = start
-        _threshold_from_slider()
-        st.session_state[ds.THRESHOLD_FOR] = data["digest"]
-    step = (hi - lo) / 1000 if hi > lo else 1.0
-    c1, c2 = st.columns([3, 1])
-    c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=ds.THRESHOLD,
-              on_change=_threshold_from_slider, format="%.4f")
-    box = f"{ds.THRESHOLD_NUM}.{st.session_state.get(ds.THRESHOLD_NUM_VERSION, 0)}"
-    c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
-                    value=float(st.session_state[ds.THRESHOLD]), key=box, on_change=_threshold_from_number,
-                    args=(box,))
-    thr = float(st.session_state[ds.THRESHOLD])
-    i = curve.index_at(thr)
-    cm = det.confusion_matrix_at(None, None, thr, curve=curve)
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("TPR", f"{cm['tpr']:.4f}")
-    m2.metric("FPR", f"{cm['fpr']:.4f}")
-    m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
-    m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
-    st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
-    st.dataframe(pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]],
-                               "Predicted negative": [cm["fn"], cm["tn"]]},
-                              index=["Actual positive", "Actual negative"]),
-                 key="ranklab.detection.confusion", width="stretch")
-    left, right = st.columns(2)
-    with left:
-        st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
-                        key="ranklab.detection.roc", width="stretch")
-    with right:
-        st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
-                                      positive_rate=curve.n_pos / y.size),
-                        key="ranklab.detection.pr", width="stretch")
+    m1.metric("AUROC", f"{auroc:.4f}")
+    m2.metric("AUPRC", f"{auprc:.4f}")
+    m3.metric("Positives", f"{curve.n_pos:,}")
+    m4.metric("Negatives", f"{curve.n_neg:,}")
 
+    @st.fragment
+    def operating_point() -> None:
+        thr = threshold_control(data["digest"], s, curve)
+        i = curve.index_at(thr)
+        cm = det.confusion_matrix_at(None, None, thr, curve=curve)
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("TPR", f"{cm['tpr']:.4f}")
+        m2.metric("FPR", f"{cm['fpr']:.4f}")
+        m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
+        m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
+        st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
+        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
+                            key=Detection.ROC, width="stretch")
+        with right:
+            st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
+                                          positive_rate=curve.n_pos / y.size),
+                            key=Detection.PR, width="stretch")
 
-if two_classes:
-    operating_point()
+    if two_classes:
+        operating_point()
 
-st.subheader("TPR at target FPR")
-extra = st.number_input("Another target FPR", min_value=0.0, max_value=1.0, value=0.2,
-                        step=0.01, format="%.4f", key="ranklab.detection.extra_target")
-targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
-rows = []
-if two_classes:
-    for t in targets:
-        r = det.tpr_at_fpr(None, None, repr(float(t)), curve=curve)
-        nxt = r["next"] or {}
-        rows.append({"target FPR": t, "TPR": r["tpr"], "achieved FPR": r["fpr"],
-                     "threshold": r["threshold"], "allowed FP": r["allowed_fp"],
-                     "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
-                     "next threshold": nxt.get("threshold")})
-tpr_table = pd.DataFrame(rows)
-FOUR = st.column_config.NumberColumn(format="%.4f")
-st.dataframe(tpr_table, key="ranklab.detection.tpr_table", hide_index=True,
-             column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
-                                                  "next FPR", "next threshold")},
-                            "allowed FP": st.column_config.NumberColumn("allowed false positives", format="%d")})
+    st.subheader("TPR at target FPR")
+    extra = st.number_input("Another target FPR", min_value=0.0, max_value=1.0, value=0.2,
+                            step=0.01, format="%.4f", key=Detection.EXTRA_TARGET)
+    targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
+    tpr_table = ds.tpr_table(curve, targets) if two_classes else pd.DataFrame()
+    FOUR = st.column_config.NumberColumn(format="%.4f")
+    st.dataframe(tpr_table, key=Detection.TPR_TABLE, hide_index=True,
+                 column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
+                                                      "next FPR", "next threshold")},
+                                "allowed FP": st.column_config.NumberColumn("allowed false positives", format="%d")})
 
-prov = provenance(None, source=data["source"], threshold_rule="score >= threshold")
-ex1, ex2, ex3 = st.columns(3)
-for col, fmt, ext in ((ex1, "csv", "csv"), (ex2, "markdown", "md"), (ex3, "latex", "tex")):
-    col.download_button(f"TPR@FPR as {fmt}", format_table(tpr_table, fmt, prov=prov,
-                                                          title="TPR at target FPR", index=False),
-                        file_name=f"tpr_at_fpr.{ext}", key=f"ranklab.detection.export_{fmt}")
+    download_table(tpr_table, "tpr_at_fpr", title="TPR at target FPR", key="tpr_at_fpr", index=False,
+                   source=data["source"], threshold_rule="score >= threshold")
 
-if two_classes:
-    st.subheader("Confidence intervals (bootstrap)")
-    # a replicate costs one pass over the data (~60 ms per million rows): on by default
-    # only for small inputs
-    if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
-                 key="ranklab.detection.ci_on"):
-        n_resamples = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
-                                  key="ranklab.detection.n_resamples")
-        ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_resamples, 0)
-        ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
-            {"value": float, "low": float, "high": float, "n_undefined": int})
-        ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)
-                          for i in ci_table.index]
-        ci_table.columns = ["Value", "95% low", "95% high", "Replicates with one class only"]
-        st.dataframe(ci_table, column_config={c: FOUR for c in ("Value", "95% low", "95% high")},
-                     key="ranklab.detection.ci")
+    if two_classes:
+        st.subheader("Confidence intervals (bootstrap)")
+        # a replicate costs one pass over the data (~60 ms per million rows): on by default
+        # only for small inputs
+        if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
+                     key=Detection.CI_ON):
+            n_resamples = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
+                                      key=Detection.N_RESAMPLES)
+            ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_resamples, 0)
+            ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
+                {"value": float, "low": float, "high": float, "n_undefined": int})
+            ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)
+                              for i in ci_table.index]
+            ci_table.columns = ["Value", "95% low", "95% high", "Replicates with one class only"]
+            st.dataframe(ci_table, column_config={c: FOUR for c in ("Value", "95% low", "95% high")},
+                         key=Detection.CI)
 
-if data["criterion"] is not None:
-    st.subheader("Per criterion (micro: pooled items; macro: mean over criteria)")
-    groups = ds.per_group_of(data["digest"], y, s, data["criterion"], single)
-    table = groups["table"].copy()
-    table.loc["micro (pooled)"] = groups["micro"]
-    table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
-    shown = table.rename(columns=lambda c: {"n_pos": "Positives", "n_neg": "Negatives", "auroc": "AUROC",
-                                            "auprc": "AUPRC"}.get(c, c.replace("tpr@", "TPR at FPR ")))
-    shown.index.name = "Criterion"
-    st.dataframe(shown, key="ranklab.detection.per_criterion",
-                 column_config={c: FOUR for c in shown.columns if c not in ("Positives", "Negatives")})
-    st.download_button("Per-criterion table as LaTeX", format_table(table, "latex", prov=prov,
-                       title="Per-criterion detection"), file_name="per_criterion.tex",
-                       key="ranklab.detection.export_crit")
+    if data["criterion"] is not None:
+        st.subheader("Per criterion (micro: pooled items; macro: mean over criteria)")
+        groups = ds.per_group_of(data["digest"], y, s, data["criterion"], single)
+        table = groups["table"].copy()
+        table.loc["micro (pooled)"] = groups["micro"]
+        table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
+        shown = table.rename(columns=lambda c: {"n_pos": "Positives", "n_neg": "Negatives", "auroc": "AUROC",
+                                                "auprc": "AUPRC"}.get(c, c.replace("tpr@", "TPR at FPR ")))
+        shown.index.name = "Criterion"
+        st.dataframe(shown, key=Detection.PER_CRITERION,
+                     column_config={c: FOUR for c in shown.columns if c not in ("Positives", "Negatives")})
+        download_table(table, "per_criterion", title="Per-criterion detection", key="per_criterion",
+                       source=data["source"], threshold_rule="score >= threshold")
 
-st.subheader("Reference ranges (editable)")
-ranges = st.session_state[ds.RANGES]
-edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
-                     for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
-edited = st.data_editor(edit, key="ranklab.detection.ranges_editor", hide_index=True,
-                        disabled=["metric", "band"])
-new_ranges: dict = {}
-for r in edited.itertuples():
-    new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))
-st.session_state[ds.RANGES] = new_ranges
-if two_classes:
-    values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
-    st.plotly_chart(fig.reference_band_figure(values, new_ranges), key="ranklab.detection.bands")
+    st.subheader("Reference ranges (editable)")
+    new_ranges = ranges_editor()
+    if two_classes:
+        values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
+        st.plotly_chart(fig.reference_band_figure(values, new_ranges), key=Detection.BANDS)

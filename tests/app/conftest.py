@@ -2,7 +2,7 @@
 
 import pytest
 
-from ui.ranking_data import load_sample
+from ui.ranking.data import load_sample
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.clicks import click_mrr, read_click_log
 from metrics_core.stats.aggregate import group_means
-from ui.ranking_data import sample_files
+from ui.ranking.data import sample_files
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
@@ -76,10 +76,10 @@ def test_data_page_sample_and_diagnostics(sample):
 def _bad_upload_script():
     import streamlit as st
 
-    from ui import state
-    from ui.frame import page_setup
-    from ui.ranking_data import load_sample_into_state
-    from ui.upload import handle_upload
+    from ui.common import state
+    from ui.common.frame import page_setup
+    from ui.ranking.data import load_sample_into_state
+    from ui.ranking.upload import handle_upload
 
     class Upload:  # what st.file_uploader hands over
         def __init__(self, data: bytes, name: str):
@@ -101,7 +101,7 @@ def _load_once_script():
     import streamlit as st
 
     from metrics_core.errors import InputError
-    from ui.upload import load_once
+    from ui.common.upload import load_once
 
     st.session_state.setdefault("loads", 0)
     signature = st.session_state.get("signature", "a.csv#1")
@@ -325,7 +325,7 @@ def test_pages_without_data_say_so(page):
 SHARED_RANKING_SCRIPT = """
 import streamlit as st
 
-from ui.ranking_data import evaluate_loaded, load_sample_into_state
+from ui.ranking.data import evaluate_loaded, load_sample_into_state
 
 load_sample_into_state()
 st.session_state["diag"] = evaluate_loaded(["Judged@10", "P@10", "NumRet"])  # the Data page's

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.stats.comparison import compare_runs
 from metrics_core.stats.folds import criterion_averages, fold_summary
-from ui import figures_compare as figs
+from ui.compare import figures as figs
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "compare.py")
 

@@ -72,7 +72,7 @@ def test_a_table_whose_columns_can_be_chosen_stays_with_its_mapping():
 
 
 def test_reader_messages_are_put_in_the_page_words():
-    from ui.upload import page_words
+    from ui.ranking.upload import page_words
 
     text = page_words("run.txt, line 1: 4 columns (this line looks like a qrels line: did you swap --qrels and --run?)")
     assert "--" not in text and "right box" in text

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
-from ui import figures_detection as fig
+from ui.detection import figures as fig
 
 ROOT = Path(__file__).resolve().parents[2]
 SCORES = pd.read_csv(ROOT / "sample_data" / "detection_scores.csv")
@@ -97,7 +97,7 @@ def test_dynamic_k_page_sliders():
 
 def test_upload_loader_reports_file_and_line():
     from metrics_core.errors import InputError
-    from ui import detection_state as ds
+    from ui.detection import data as ds
     with pytest.raises(InputError, match=r"bad.csv, line 3: label value 3 is not 0 or 1"):
         ds.load_scores(b"score,label\n0.5,1\n0.5,3\n", "bad.csv")
     with pytest.raises(InputError, match=r"c.csv, line 2: probability value 2.0 is outside"):
@@ -209,10 +209,10 @@ def test_calibration_debiased_ece_intervals_threshold_and_bins_table():
 def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypatch):
     """Review (issue 12): the mapping boxes' columns and the per-criterion scores are cached
     (bounded, per session), not recomputed on every rerun; the table is the library's."""
-    import ui.upload
+    import ui.common.upload
 
     calls = {"columns": 0, "groups": 0}
-    real_columns, real_groups = ui.upload.table_columns, det.per_group_scores
+    real_columns, real_groups = ui.common.upload.table_columns, det.per_group_scores
 
     def columns(*a, **k):
         calls["columns"] += 1
@@ -222,7 +222,7 @@ def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypa
         calls["groups"] += 1
         return real_groups(*a, **k)
 
-    monkeypatch.setattr(ui.upload, "table_columns", columns)
+    monkeypatch.setattr(ui.common.upload, "table_columns", columns)
     monkeypatch.setattr(det, "per_group_scores", groups)
     at = _app("detection.py")
     shown = _frame_with(at, "AUROC")

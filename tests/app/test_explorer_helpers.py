@@ -11,17 +11,17 @@ import plotly.graph_objects as go
 import pytest
 
 import metrics_core as mc
-from ui.comparative import comparative_report
-from ui.exports import export_texts
-from ui.figures_ranking import (
+from ui.common.downloads import export_texts
+from ui.ranking.comparative import comparative_report
+from ui.ranking.data import read_metadata, run_name_for
+from ui.ranking.figures import (
     distribution,
     first_click_ranks,
     gain_contributions,
     group_bars,
     overview_bars,
 )
-from ui.ranked_view import missed_relevant, ranked_list
-from ui.ranking_data import read_metadata, run_name_for
+from ui.ranking.ranked_view import missed_relevant, ranked_list
 
 SEED_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 
@@ -142,7 +142,7 @@ def test_worst_labels_equal_the_worst_interpret_of_each_row():
 
 
 def test_natural_rows_orders_a_per_query_table_as_people_read_it():
-    from ui.style import natural_key, natural_rows
+    from ui.common.style import natural_key, natural_rows
 
     frame = pd.DataFrame({"AP": range(5)}, index=["q10", "q2", "Q1", "q2b", "q1"])
     rows = natural_rows(frame)
@@ -157,7 +157,7 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
     import threading
     import time
 
-    from ui.ranking_data import _IN_FLIGHT, _rank_once
+    from ui.ranking.data import IN_FLIGHT, rank_once
 
     calls, results = [], []
     release = threading.Event()
@@ -167,7 +167,7 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
         release.wait(5)
         return object()
 
-    threads = [threading.Thread(target=lambda: results.append(_rank_once(("k", 1), slow_build)))
+    threads = [threading.Thread(target=lambda: results.append(rank_once(("k", 1), slow_build)))
                for _ in range(3)]
     for t in threads:
         t.start()
@@ -176,7 +176,7 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
     for t in threads:
         t.join(5)
     assert len(calls) == 1 and len(results) == 3 and len({id(r) for r in results}) == 1
-    assert not _IN_FLIGHT
+    assert not IN_FLIGHT
 
     def broken():
         time.sleep(0.2)
@@ -186,7 +186,7 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
 
     def call():
         try:
-            _rank_once(("k", 2), broken)
+            rank_once(("k", 2), broken)
         except mc.InputError as exc:
             errors.append(str(exc))
 
@@ -195,15 +195,15 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
         t.start()
     for t in threads:
         t.join(5)
-    assert len(errors) == 2 and not _IN_FLIGHT
-    assert _rank_once(("k", 2), lambda: "fresh") == "fresh"
+    assert len(errors) == 2 and not IN_FLIGHT
+    assert rank_once(("k", 2), lambda: "fresh") == "fresh"
 
 
 def test_server_limits_blas_to_one_thread_once():
     import subprocess
     import sys
 
-    code = ("from ui import blas; assert blas.limit_threads_once() and not blas.limit_threads_once(); "
+    code = ("from ui.common import blas; assert blas.limit_threads_once() and not blas.limit_threads_once(); "
             "from threadpoolctl import threadpool_info; "
             "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

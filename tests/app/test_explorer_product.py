@@ -14,10 +14,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
+from metrics_core.report.leaderboard import leaderboard_grid, tie_band
 from metrics_core.stats.comparison import compare_runs, leaderboard, paper_table
 from tests.app.test_app_pages import TIMEOUT, _app, _ok
-from ui.ranking_widgets import leaderboard_grid, tie_band
-from ui.style import difficulty_order, natural_key, natural_sorted, run_colours
+from ui.common.style import difficulty_order, natural_key, natural_sorted, run_colours
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,7 +98,7 @@ def test_overview_query_set_choice_is_the_convention(sample):
 
 
 def test_overview_report_html(sample):
-    from ui.exports import report_html
+    from ui.ranking.report import report_html
 
     qrels, runs, _ = sample
     evs = _evaluations(sample, ["AP", "RR"])
@@ -161,7 +161,7 @@ def test_home_sample_button_loads_every_sample():
 
 
 def test_loading_the_hash_sample_does_not_import_torch():
-    code = ("import sys; from ui.hashing_data import load_sample; d = load_sample(); "
+    code = ("import sys; from ui.hashing.data import load_sample; d = load_sample(); "
             "assert d['db_codes'].shape == (2000, 16); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from metrics_core.errors import InputError
 from metrics_core.hashing import evaluate_hashing
-from ui import hashing_state as hs
-from ui.figures_hashing import map_band_figure, pr_by_radius_figure, precision_at_k_figure
-from ui.hashing_data import load_sample, p_at_k_cutoffs, parse_upload
+from ui.hashing import state as hs
+from ui.hashing.data import load_sample, p_at_k_cutoffs, parse_upload
+from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "hashing.py")

@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.history import REPORT_MEASURES, HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
-from ui import history_state as hs
-from ui.figures_history import trend_figure, trend_groups
-from ui.history_actions import save_current_evaluation
+from ui.history import state as hs
+from ui.history.actions import save_current_evaluation
+from ui.history.figures import trend_figure, trend_groups
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "history.py")
 
@@ -161,7 +161,7 @@ def _overview_stub():
     import streamlit as st
 
     import metrics_core as mc
-    from ui.history_actions import save_evaluation_form
+    from ui.history.actions import save_evaluation_form
 
     qrels = {"q1": {"d1": 1}, "q2": {"d3": 2}}
     evs = [mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, ["RR", "nDCG@10", "P@5"]),
@@ -263,7 +263,7 @@ def _three_runs():
 
 
 def test_runs_saved_together_are_one_batch_side_by_side_not_a_trend(tmp_path):
-    from ui.history_actions import save_current_evaluations
+    from ui.history.actions import save_current_evaluations
 
     path = tmp_path / "h.sqlite3"
     qrels, evs = _three_runs()

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.test_app_pages import TIMEOUT, _ok
-from ui.ranking_data import load_sample, parse_run
+from ui.ranking.data import load_sample, parse_run
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = b"q01 Q0 D01195 1 3.5 mine\nq01 Q0 D00364 2 1.0 mine\nq02 Q0 D00001 1 2.0 mine\n"

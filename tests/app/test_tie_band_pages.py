@@ -12,10 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
-import ui.ranking_data as ranking_data
+import ui.ranking.data as ranking_data
+from metrics_core.report.leaderboard import TIE_ROW, tie_band
 from metrics_core.stats.comparison import leaderboard
-from ui.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN
-from ui.ranking_widgets import TIE_ROW, tie_band
+from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.e2e.conftest import ROOT, streamlit_server
-from ui.navigation import SECTIONS
+from ui.common.navigation import SECTIONS
 
 pytestmark = pytest.mark.e2e
 

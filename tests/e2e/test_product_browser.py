@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.e2e.conftest import ROOT  # noqa: F401  (the fixtures come from conftest)
-from ui.navigation import SECTIONS
+from ui.common.navigation import SECTIONS
 
 pytestmark = pytest.mark.e2e
 

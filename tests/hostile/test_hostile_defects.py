@@ -281,7 +281,7 @@ def test_read_only_store_can_be_listed(tmp_path, capsys, monkeypatch):
 
 def test_data_page_upload_with_text_relevance_names_the_line():
     """The Data page's qrels upload (auto format): the value and line, not "no query_id column"."""
-    from ui.ranking_data import parse_qrels
+    from ui.ranking.data import parse_qrels
 
     with pytest.raises(InputError, match=r"qrels.txt, line 1: relevance 'relevant' is not a number"):
         parse_qrels(b"q1 0 d1 relevant\nq1 0 d2 0\n", "qrels.txt")

@@ -277,14 +277,14 @@ def test_run_in_memory_streamed(block_rows):
 
 def test_app_streams_big_runs(monkeypatch):
     st = pytest.importorskip("streamlit")
-    import ui.ranking_data as rd
-    from ui import state
+    import ui.ranking.data as rd
+    from ui.common import state
 
     qrels, runs, _ = rd.load_sample()
     monkeypatch.setattr(st, "session_state", {state.QRELS: qrels, state.RUNS: runs})
     monkeypatch.setattr(rd, "STREAM_ROWS", 100)
     evs = rd.evaluate_loaded(["AP", "nDCG@10"])
-    from ui.ranked_view import ranked_list
+    from ui.ranking.ranked_view import ranked_list
 
     for name, run in runs.items():
         assert evs[name].streaming["blocks"] > 1

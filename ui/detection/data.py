@@ -1,7 +1,6 @@
-"""State and cached loaders of the Detection & calibration pages.
+"""Cached loaders of the Detection & calibration pages (their keys: :mod:`ui.detection.state`).
 
-Keys are namespaced ``ranklab.detection.*``. Uploads are parsed once per content
-digest; the sorted counts of a score set are computed once per digest. Every cache is
+Uploads are parsed once per content digest; the sorted counts of a score set are computed once per digest. Every cache is
 bounded (``max_entries``) and private to the session (``scope="session"``), so a hosted
 app's memory grows with its visitors' data only while they are there.
 """
@@ -11,45 +10,42 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.ranges import default_ranges
-from ui.state import digest, in_app
+from ui.common import upload as common_upload
+from ui.common.state import digest, in_app
+from ui.detection.state import CANDIDATES, RANGES, SCORES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_SCORES = ROOT / "sample_data" / "detection_scores.csv"
 SAMPLE_CANDIDATES = ROOT / "sample_data" / "dynamic_k_candidates.csv"
 
-SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
-CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
-RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
-THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
-THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)
-THRESHOLD_NUM_VERSION = "ranklab.detection.threshold_num_version"  # its key's suffix: new on each slider move
-THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belongs to
-SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
-LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)
-CAL_THRESHOLD = "ranklab.detection.cal_threshold"  # decision threshold on the reliability diagram
-CAL_BINS = "ranklab.detection.cal_bins"
-CAL_STRATEGY = "ranklab.detection.cal_strategy"
-DK_TAU = "ranklab.detection.dk_tau"
-DK_KMIN = "ranklab.detection.dk_kmin"
-DK_CAP = "ranklab.detection.dk_cap"
-DK_RATIO = "ranklab.detection.dk_ratio"
-
 
 def ensure_defaults() -> None:
+    """The reference ranges, and the bundled scores and candidates until something is loaded."""
     if RANGES not in st.session_state:
         st.session_state[RANGES] = default_ranges()
     if SCORES not in st.session_state:
-        st.session_state[SCORES] = load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name)
+        st.session_state[SCORES] = sample_scores()
     if CANDIDATES not in st.session_state:
-        st.session_state[CANDIDATES] = load_candidates(SAMPLE_CANDIDATES.read_bytes(),
-                                                       SAMPLE_CANDIDATES.name)
+        st.session_state[CANDIDATES] = sample_candidates()
+
+
+def sample_scores() -> dict:
+    """The bundled scores and labels (:data:`SAMPLE_SCORES`)."""
+    return load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name)
+
+
+def sample_candidates() -> dict:
+    """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`)."""
+    return load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name)
 
 
 def load_scores(data: bytes, name: str, score_col: str | None = None,
@@ -102,9 +98,7 @@ def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
 @st.cache_data(max_entries=4, show_spinner=False, scope="session")
 def columns_of(file_id: str, _data: bytes, name: str) -> list[str]:
     """Column names of an uploaded table (for the mapping boxes), once per upload."""
-    from ui.upload import table_columns
-
-    return table_columns(_data, name) or []
+    return common_upload.table_columns(_data, name) or []
 
 
 @st.cache_data(max_entries=8, show_spinner=False, scope="session")
@@ -142,3 +136,82 @@ def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
         return load_scores(data, name, score_col, label_col)
     except InputError as exc:
         raise for_the_page(exc) from None
+
+
+def tpr_table(curve: det.BinaryCurve, targets) -> pd.DataFrame:
+    """TPR at each target FPR (:func:`metrics_core.detection.tpr_at_fpr` on ``curve``), with the
+    next operating point: the Detection page's table."""
+    rows = []
+    for t in targets:
+        r = det.tpr_at_fpr(None, None, repr(float(t)), curve=curve)
+        nxt = r["next"] or {}
+        rows.append({"target FPR": t, "TPR": r["tpr"], "achieved FPR": r["fpr"],
+                     "threshold": r["threshold"], "allowed FP": r["allowed_fp"],
+                     "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
+                     "next threshold": nxt.get("threshold")})
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(max_entries=16, show_spinner=False, scope="session")
+def calibration_report_of(key, _y, _p, n_bins, strategy):
+    """:func:`metrics_core.calibration.calibration_report`, once per score set and binning."""
+    return cal.calibration_report(_y, _p, n_bins, strategy)
+
+
+@st.cache_data(max_entries=16, show_spinner="Bootstrapping ...", scope="session")
+def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
+    """:func:`metrics_core.calibration.bootstrap_calibration_ci` (seed 0), once per score set,
+    binning and replicate count."""
+    return cal.bootstrap_calibration_ci(_y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0)
+
+
+@st.cache_data(max_entries=32, show_spinner=False, scope="session")
+def dynamic_k_curve_of(key, _table, k_min, hard_cap, ratio):
+    """:func:`metrics_core.dynamic_k.dynamic_k_curve` of a candidate table (``key``: its digest)."""
+    return dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio)
+
+
+def use_scores(data: dict) -> None:
+    """Score and label arrays (:func:`load_scores`) as the pages' scores, unless the same are
+    loaded already (the threshold then stays where it is)."""
+    if data["digest"] != st.session_state[SCORES]["digest"]:
+        st.session_state[SCORES] = data
+
+
+def use_sample_scores() -> None:
+    st.session_state[SCORES] = sample_scores()
+
+
+def use_sample_candidates() -> None:
+    st.session_state[CANDIDATES] = sample_candidates()
+
+
+#: The calibration statistics' names on screen.
+CALIBRATION_LABELS = {"ece": "ECE (plug-in)", "ece_debiased": "ECE (debiased)", "mce": "MCE", "brier": "Brier score"}
+
+
+def interval_text(ci: dict) -> str:
+    """One calibration statistic's interval in words (or why there is none)."""
+    if ci["reliable"]:
+        return f"95% {ci['method']} CI [{ci['low']:.4f}, {ci['high']:.4f}]"
+    return "no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)"
+
+
+def bins_table(b: dict) -> pd.DataFrame:
+    """The reliability bins for the screen and the exports: 4 decimals, counts as integers."""
+    return pd.DataFrame({
+        "From": np.round(b["lower"], 4), "To": np.round(b["upper"], 4),
+        "Items": b["count"].astype(np.int64), "Positives": b["positives"].astype(np.int64),
+        "Mean probability": np.round(b["confidence"], 4), "Frequency": np.round(b["frequency"], 4),
+        "Frequency 95% low": np.round(b["freq_low"], 4), "Frequency 95% high": np.round(b["freq_high"], 4)})
+
+
+def confusion_table(cm: dict) -> pd.DataFrame:
+    """A confusion matrix (``metrics_core.detection.confusion_matrix_at``) as a 2 x 2 table."""
+    return pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]], "Predicted negative": [cm["fn"], cm["tn"]]},
+                        index=["Actual positive", "Actual negative"])
+
+
+def use_candidates(data: bytes, name: str) -> None:
+    """A dynamic-K candidate table (:func:`load_candidates`) as the Dynamic K page's data."""
+    st.session_state[CANDIDATES] = load_candidates(data, name)

@@ -14,9 +14,9 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.io.codes import read_matrix
-from ui.state import in_app
+from ui.common.state import in_app
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "hashing"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"
 PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
          ("db_labels", "labels"))
 
@@ -96,3 +96,13 @@ def check_loaded(data: dict) -> None:
     if missing:
         raise InputError("missing " + ", ".join(m.replace("_", " ") for m in missing),
                          hint="upload all four files, or load the sample")
+
+
+def parse_parts(uploads: dict) -> dict:
+    """The hash codes and labels of the four uploads (``{part: uploaded file or None}``);
+    raises InputError when a part is missing or unreadable."""
+    parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
+              for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
+    check_loaded(parsed)
+    parsed["source"] = "uploaded: " + ", ".join(up.name for up in uploads.values())
+    return parsed

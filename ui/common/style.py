@@ -1,10 +1,11 @@
 """One style for every page: run colours, number formats, natural sort, plain headers.
 
-Pure helpers (no Streamlit import), so figures, pages and exports share them and tests call
-them directly.
+Pure helpers (no Streamlit import, no session state), so figures, pages and exports share
+them and tests call them directly. The session's run order is read by
+:mod:`ui.common.colours`, which keys these colours by the loaded runs.
 
-* :func:`run_colours` / :func:`run_colour`: one colour per run, keyed by the order of the
-  loaded runs (``st.session_state["ranklab.runs"]``), the same on every page.
+* :func:`run_colours` / :func:`run_colour`: one colour per run, by its position in a list of
+  names.
 * :data:`MEASURE_FORMAT` (4 decimals) and :data:`COUNT_FORMAT` (integers).
 * :func:`natural_key` / :func:`natural_sorted` / :func:`natural_rows`: query ids sorted as
   people read them (Q2 before Q10).
@@ -18,6 +19,8 @@ import re
 from collections.abc import Iterable
 
 #: Run colours (colour-blind friendly order: blue, orange, teal, red, purple, grey, ochre, pink).
+#: The same list as the HTML report's ``metrics_core.report.html.DEFAULT_COLOURS`` (a test
+#: holds them equal); not imported from there, which would load scipy with this module.
 PALETTE = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017", "#d63384")
 
 MEASURE_DIGITS = 4
@@ -54,23 +57,6 @@ def run_colours(names: Iterable[str]) -> dict[str, str]:
 def run_colour(name: str, names: Iterable[str]) -> str:
     """Colour of ``name`` among ``names`` (grey when it is not one of them)."""
     return run_colours(names).get(str(name), "#7f8c8d")
-
-
-def loaded_run_names() -> list[str]:
-    """Names of the runs loaded in this session, in load order (empty outside Streamlit)."""
-    try:
-        import streamlit as st
-
-        return list(st.session_state.get("ranklab.runs") or {})
-    except Exception:  # no session (pure tests)
-        return []
-
-
-def colours_for(names: Iterable[str]) -> dict[str, str]:
-    """Colours keyed by the session's loaded runs; runs not loaded follow them in order."""
-    names = [str(n) for n in names]
-    order = loaded_run_names()
-    return run_colours(order + [n for n in names if n not in order])
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -126,5 +112,5 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
 
 
 __all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
-           "colours_for", "loaded_run_names", "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
+           "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
            "plain_headers"]

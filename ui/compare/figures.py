@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.style import colours_for
+from ui.common.colours import colours_for
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core.history import REPORT_MEASURES  # the History report's measures: one list
 from metrics_core.report import row_label, worst_labels
 
-REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
 DISPLAY = {"RR": "MRR"}
 
 

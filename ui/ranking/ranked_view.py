@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.figures_ranking import RELEVANCE_COLOURS
+from ui.ranking.figures import RELEVANCE_COLOURS
 
 
 def ranked_list(ev, run, query_id: str) -> pd.DataFrame:

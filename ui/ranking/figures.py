@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.style import PALETTE, colours_for
+from ui.common.colours import colours_for
+from ui.common.style import PALETTE
 
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 

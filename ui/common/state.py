@@ -13,6 +13,7 @@ import streamlit as st
 
 from metrics_core.conventions import Conventions
 from metrics_core.ranking.registry import EXPLORER_MEASURES
+from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
 
 QRELS = "ranklab.qrels"          # metrics_core Qrels or None
 RUNS = "ranklab.runs"            # dict: run name -> metrics_core Run
@@ -25,8 +26,17 @@ THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpret
 CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
 EVAL_CACHE = "ranklab.eval_cache"  # dict: evaluation key -> Evaluation (this session)
 
+# --- the shared frame (ui.common.frame), the upload slot and the downloads -------------------
+CONVENTION_WIDGET = "ranklab.w.conv."       # prefix + field: the sidebar's convention widgets
+RESET_CONVENTIONS = "ranklab.w.reset_conventions"
+SIDEBAR_AUTO = "ranklab.sidebar.auto"       # the browser's sessionStorage flag (narrow window)
+UPLOAD_NONCES = "ranklab.upload.nonces"     # dict: upload slot -> nonce of its widget key
+UPLOAD_MESSAGES = "ranklab.upload.messages"  # dict: upload slot -> message of its last failure
+DOWNLOAD = "ranklab.dl"                     # prefix of the download buttons' keys
+REPORT = "ranklab.report"                   # prefix of the "Download report" buttons' keys
+
 DEFAULT_MEASURES = list(EXPLORER_MEASURES)  # the registry's explorer defaults
-DEFAULT_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
+DEFAULT_THRESHOLDS = dict(DEFAULT_GOOD_THRESHOLDS)  # the library's interpretation thresholds
 
 DEFAULTS = {
     QRELS: None,
@@ -52,6 +62,13 @@ def ensure_defaults() -> None:
 def digest(data: bytes) -> str:
     """Content digest of an upload (the cache key of its parse)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def loaded_run_names() -> list[str]:
+    """Names of the runs loaded in this session, in load order (empty outside a script run)."""
+    if not in_app():
+        return []
+    return list(st.session_state.get(RUNS) or {})
 
 
 def in_app() -> bool:

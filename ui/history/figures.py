@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.style import colours_for
+from ui.common.colours import colours_for
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:

@@ -1,7 +1,7 @@
 """The app's page registry: sections and pages, in menu order.
 
 Each entry is (script path relative to the project root, title, icon, url_path).
-Every page script starts with ``ui.frame.page_setup()`` so it works the same when
+Every page script is one ``with ui.common.frame.page(...)`` block, so it works the same when
 opened from the menu or by its URL on a fresh server.
 """
 

@@ -30,6 +30,11 @@ DELETE_ID = "ranklab.history.delete_id"          # evaluation id chosen for dele
 PENDING_DELETE = "ranklab.history.pending_delete"  # id awaiting confirmation, or None
 SAVE_SUITE = "ranklab.history.save_suite"        # suite name typed in the save form
 SAMPLE_VIEW = "ranklab.history.sample_view"      # HistoryStore(":memory:") of the sample, built once
+DOWNLOAD = "ranklab.history.download"            # the "Download history" button
+REPORT_DOWNLOAD = "ranklab.history.report"       # the comparative report's downloads
+BATCH_CHART = "ranklab.history.batch_chart"
+TREND_CHART = "ranklab.history.trend"
+SAVE_FORM = "ranklab.history.save_form"          # prefix: + ".<page>" (the form other pages draw)
 
 ENV_STORE = "RANKLAB_HISTORY_STORE"
 SECRET_STORE = "history_store"

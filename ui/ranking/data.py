@@ -1,6 +1,6 @@
 """Loading and evaluating ranking data for the app: parsing, sample data, evaluations.
 
-Each upload is parsed once per session (:mod:`ui.upload`). Rankings, evaluations and the
+Each upload is parsed once per session (:mod:`ui.ranking.upload`). Rankings, evaluations and the
 leaderboard are cached per session, keyed by the objects in state, the conventions and the
 measures, so moving between pages never recomputes.
 """
@@ -16,9 +16,12 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
-from ui import state
+from ui.common import state
+from ui.detection.state import CANDIDATES, SCORES
+from ui.hashing.state import DATA as HASH_CODES
+from ui.ranking.state import CLICKS_SOURCE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
@@ -30,7 +33,6 @@ _RANKED_CACHE_SIZE = 8
 STREAM_ROWS = 2_000_000
 #: The tie report (about one more evaluation's time) is computed for runs up to this many rows.
 TIE_ROWS = STREAM_ROWS
-TIE_CACHE = "ranklab.tie_cache"  # dict: id(Evaluation) -> (Evaluation, tie report), this session
 
 
 class _Named:
@@ -46,7 +48,7 @@ class _Named:
 def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
     """Parse run bytes (the run is named after the file stem or tag by the caller).
 
-    Not cached here: each upload is parsed once per session by :func:`ui.upload.parse_once`,
+    Not cached here: each upload is parsed once per session by :func:`ui.ranking.upload.parse_once`,
     and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
     server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
     return mc.read_run(_Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None)
@@ -89,7 +91,6 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-HASHING_DATA = "ranklab.hashing.data"  # = ui.hashing_state.DATA (kept import-free of torch)
 SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
                   "detection scores, dynamic-K candidates and hash codes.")
 
@@ -97,9 +98,11 @@ SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query
 def load_sample_into_state() -> None:
     """Put every bundled sample into session state (replacing what was loaded): qrels, runs and
     query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
+    # imported here: the ranking pages do not load the detection and hashing readers until
+    # the sample is asked for
     from metrics_core.clicks import read_click_log
-    from ui import detection_state as ds
-    from ui.hashing_data import load_sample as load_hashing_sample  # numpy only: no torch
+    from ui.detection import data as detection_data
+    from ui.hashing.data import load_sample as load_hashing_sample  # numpy only: no torch
 
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels
@@ -109,21 +112,19 @@ def load_sample_into_state() -> None:
     st.session_state[state.SELECTED_QUERY] = None
     clicks = sample_files()["clicks"]
     st.session_state[state.CLICKS] = read_click_log(clicks.read_bytes(), clicks.name)
-    st.session_state["ranklab.clicks.source"] = clicks.name
-    st.session_state[ds.SCORES] = ds.load_scores(ds.SAMPLE_SCORES.read_bytes(), ds.SAMPLE_SCORES.name)
-    st.session_state[ds.CANDIDATES] = ds.load_candidates(ds.SAMPLE_CANDIDATES.read_bytes(),
-                                                         ds.SAMPLE_CANDIDATES.name)
-    st.session_state[HASHING_DATA] = load_hashing_sample()
+    st.session_state[CLICKS_SOURCE] = clicks.name
+    st.session_state[SCORES] = detection_data.sample_scores()
+    st.session_state[CANDIDATES] = detection_data.sample_candidates()
+    st.session_state[HASH_CODES] = load_hashing_sample()
 
 
-RANKED_CACHE = "ranklab.ranked_cache"  # dict: (id(qrels), id(run), conv) -> (qrels, run, cutoffs, RankedLists)
 
 
-_IN_FLIGHT: dict = {}  # (session id, ranking key) -> Future: rankings being built now
-_IN_FLIGHT_LOCK = threading.Lock()
+IN_FLIGHT: dict = {}  # (session id, ranking key) -> Future: rankings being built now
+IN_FLIGHT_LOCK = threading.Lock()
 
 
-def _rank_once(key, build):
+def rank_once(key, build):
     """``build()``, or the result of the same build already running for this session.
 
     Streamlit starts a page's run at once when the visitor switches pages, while the
@@ -133,11 +134,11 @@ def _rank_once(key, build):
     from concurrent.futures import Future
 
     token = (state.session_id(), key)
-    with _IN_FLIGHT_LOCK:
-        running = _IN_FLIGHT.get(token)
+    with IN_FLIGHT_LOCK:
+        running = IN_FLIGHT.get(token)
         mine = running is None
         if mine:
-            running = _IN_FLIGHT[token] = Future()
+            running = IN_FLIGHT[token] = Future()
     if not mine:
         return running.result()
     try:
@@ -149,8 +150,8 @@ def _rank_once(key, build):
         running.set_result(result)
         return result
     finally:
-        with _IN_FLIGHT_LOCK:
-            _IN_FLIGHT.pop(token, None)
+        with IN_FLIGHT_LOCK:
+            IN_FLIGHT.pop(token, None)
 
 
 def _ranked(qrels, run, conv, cutoffs: tuple):
@@ -175,7 +176,7 @@ def _ranked(qrels, run, conv, cutoffs: tuple):
     except mc.InputError:
         pass
     built = tuple(sorted(wanted))
-    ranked = _rank_once(key, lambda: build_ranked_lists(qrels, run, conv, built))
+    ranked = rank_once(key, lambda: build_ranked_lists(qrels, run, conv, built))
     cache.pop(key, None)
     while len(cache) >= _RANKED_CACHE_SIZE:
         cache.pop(next(iter(cache)))
@@ -268,7 +269,6 @@ def _per_run_cached(evaluations: dict, cache_key: str, compute) -> dict:
     return out
 
 
-TIE_BOUNDS_CACHE = "ranklab.tie_bounds_cache"  # dict: id(Evaluation) -> (Evaluation, bounds)
 
 
 def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
@@ -313,22 +313,60 @@ def has_data() -> bool:
     return st.session_state.get(state.QRELS) is not None and bool(st.session_state.get(state.RUNS))
 
 
-def require_data(runs_upload: str | None = None) -> bool:
-    """Show a hint (and return False) when no qrels/runs are loaded. With ``runs_upload`` (the
-    page's name) and qrels loaded, the hint comes with a box to drop runs right here."""
-    if has_data():
-        return True
-    qrels = st.session_state.get(state.QRELS)
-    if runs_upload and qrels is not None:
-        from ui.upload import upload_box
+def clear_loaded() -> None:
+    """Forget the qrels, the runs and the metadata (the "Clear everything" button)."""
+    st.session_state[state.QRELS] = None
+    st.session_state[state.RUNS] = {}
+    st.session_state[state.META] = None
+    st.session_state[state.EVAL_CACHE] = {}
 
-        n = len(qrels.unique_query_ids())
-        st.info(f"Qrels loaded ({n:,} queries judged). Drop one or more runs here, or on the Data page.")
-        if upload_box("run", "Runs", multiple=True, page=runs_upload):
-            st.rerun()
-        return False
-    st.info("No data loaded yet. Open **Data** to upload a qrels file and runs, "
-            "or load the bundled sample.")
-    st.button("Load sample data", key="ranklab.load_sample_inline", type="primary",
-              on_click=load_sample_into_state)
-    return False
+
+def remove_run(name: str) -> None:
+    """Unload one run (its evaluations go with it)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    st.session_state[state.RUNS] = {k: v for k, v in runs.items() if k != name}
+    st.session_state[state.EVAL_CACHE] = {}
+
+
+def judgements_per_label(qrels: mc.Qrels) -> pd.DataFrame:
+    """Label, judgements and share of each relevance label of ``qrels`` (labels ascending)."""
+    labels = pd.Series(qrels.relevance).value_counts().sort_index()
+    return pd.DataFrame({"Label": [f"{lab:g}" for lab in labels.index], "Judgements": labels.to_numpy(),
+                         "Share": labels.to_numpy() / max(len(qrels), 1)})
+
+
+def diagnostics_table(evaluations: dict, runs: dict, k: int) -> pd.DataFrame:
+    """One row per run (index: run) from evaluations of ``Judged@k``, ``P@k`` and ``NumRet``:
+    lines, queries evaluated, missing / extra queries, duplicates, tied groups straddling
+    rank ``k``, mean Judged@k and the queries with an unjudged document in the top ``k``."""
+    rows = []
+    for name, ev in evaluations.items():
+        d = ev.diagnostics
+        judged = ev.per_query[f"Judged@{k}"]
+        rows.append({
+            "run": name, "lines": len(runs[name]), "queries evaluated": d["num_queries"],
+            "missing queries": len(d["missing_queries"]), "extra queries": len(d["extra_queries"]),
+            "duplicates": d["duplicates"], f"tied groups straddling @{k}": d["ties_straddling"].get(str(k), 0),
+            f"Judged@{k} (mean)": float(np.mean(judged)) if len(judged) else float("nan"),
+            f"queries with unjudged in top {k}": int((judged < 1).sum()),
+        })
+    return pd.DataFrame(rows).set_index("run") if rows else pd.DataFrame()
+
+
+def loaded_rows() -> int:
+    """Rows of every loaded run together."""
+    return sum(len(r) for r in (st.session_state.get(state.RUNS) or {}).values())
+
+
+def use_click_log(data: bytes, name: str) -> None:
+    """Read a click log (``metrics_core.clicks.read_click_log``) into the session."""
+    from metrics_core.clicks import read_click_log
+
+    st.session_state[state.CLICKS] = read_click_log(data, name)
+    st.session_state[CLICKS_SOURCE] = name
+
+
+def load_sample_clicks() -> None:
+    """The bundled click log."""
+    path = sample_files()["clicks"]
+    use_click_log(path.read_bytes(), path.name)

@@ -1,77 +1,30 @@
-"""Upload widgets of the Data page: parse once per upload, errors shown, column mapping.
+"""The qrels, run and metadata boxes (Data page, Overview): parse once per upload, errors
+shown, column mapping.
 
-Each uploaded file is parsed once per (content, format, column mapping): the outcome
-(loaded or the error text) is remembered in session state by file id, so reruns neither
-re-parse nor forget the error. A bad upload never replaces data already loaded.
-:func:`load_once` gives the other pages' uploaders (detection, calibration, dynamic K,
-hashing, clicks) the same once-per-upload rule.
+Each box is an upload slot (:class:`ui.common.upload.UploadSlot`). Each uploaded file is
+parsed once per (content, format, column mapping): the outcome (loaded or the error text) is
+remembered in session state by file id, so reruns neither re-parse nor forget the error. A
+bad upload never replaces data already loaded.
 """
 
 from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.io.source import read_source
-from metrics_core.io.tables import ROLES, json_to_frame, read_table_frame
-from ui import state
-from ui.ranking_data import parse_qrels, parse_run, read_metadata, run_name_for
-
-DONE = "ranklab.data.done"        # dict: (kind, file name) -> (signature, error text or None)
-MAPPING = "ranklab.data.mapping"  # dict: (kind, file name) -> {role: column}
-FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
-
-
-def _human(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
-def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | None:
-    """Column names of a table upload (None when it is not a readable table)."""
-    try:
-        raw = read_source(data, filename)
-        frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
-        if not isinstance(frame, pd.DataFrame):
-            frame = json_to_frame(frame, "run", raw.name)
-        return [str(c) for c in frame.columns]
-    except (InputError, ValueError, TypeError):
-        return None
+from metrics_core.io.tables import ROLES
+from ui.common import state
+from ui.common.upload import FORMATS, UploadSlot, human_size, table_columns
+from ui.ranking import state as rs
+from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
 
 
 def _state_dict(key: str) -> dict:
     if key not in st.session_state:
         st.session_state[key] = {}
     return st.session_state[key]
-
-
-def load_once(key: str, signature, load) -> None:
-    """Run ``load()`` when ``signature`` is new under ``key``; show its error until then.
-
-    ``signature`` is what identifies the upload: its file id, and any option that changes
-    how it is read. An upload is acted on when it changes, not on every rerun: otherwise
-    the file still sitting in the widget would undo a later "use the sample" click, and
-    every rerun would read it again. As on the Data page, a failed load keeps what was
-    loaded and its message stays on the page until the next upload.
-    """
-    seen = st.session_state.get(key)
-    if seen is None or seen[0] != signature:
-        try:
-            load()
-            error = None
-        except InputError as exc:
-            error = str(exc)
-        except Exception as exc:  # never a traceback for an upload: say what failed
-            error = f"The file could not be read ({type(exc).__name__}: {exc})"
-        seen = st.session_state[key] = (signature, error)
-    if seen[1]:
-        st.error(seen[1])
 
 
 #: Command-line wording in reader messages, and the Data page's words for the same thing.
@@ -100,7 +53,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     (also when this very upload failed on an earlier rerun). Draws nothing but a
     transient spinner; the caller decides how to show the error.
     """
-    done, mappings = _state_dict(DONE), _state_dict(MAPPING)
+    done, mappings = _state_dict(rs.UPLOADS_DONE), _state_dict(rs.COLUMN_MAPPINGS)
     ident = (kind, uploaded.name)
     mapping = mappings.get(ident)
     signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
@@ -109,7 +62,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         return False, previous[1]
     data = uploaded.getvalue()
     error = None
-    with st.spinner(f"Reading {uploaded.name} ({_human(len(data))}) ..."):
+    with st.spinner(f"Reading {uploaded.name} ({human_size(len(data))}) ..."):
         try:
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -132,10 +85,6 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     return error is None, error
 
 
-NONCE = "ranklab.data.uploader_nonce"      # dict: "page.kind" -> int, bumped to empty an uploader
-MESSAGE = "ranklab.data.uploader_message"  # dict: "page.kind" -> the message of its last failure
-
-
 def still_loaded() -> str:
     """What stays loaded after a failed upload, in the pages' words."""
     qrels, runs, meta = st.session_state[state.QRELS], st.session_state[state.RUNS] or {}, st.session_state[state.META]
@@ -150,6 +99,11 @@ def still_loaded() -> str:
     return ("Previous data still loaded: " + ", ".join(parts) + ".") if parts else "Nothing else is loaded yet."
 
 
+def has_message(page: str, kind: str) -> bool:
+    """Whether the box of ``kind`` on ``page`` shows the message of a failed file."""
+    return UploadSlot(rs.upload_key(page, kind), "").message is not None
+
+
 def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False, help: str | None = None,
                page: str = "data") -> bool:
     """One uploader of ``kind`` ("qrels", "run" or "meta") and at most one message under it.
@@ -160,36 +114,27 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     messages); what they load is the same session data, and a file is parsed once whichever
     page it was dropped on. Returns True when the loaded data changed.
     """
-    nonces = st.session_state.setdefault(NONCE, {})
-    messages = st.session_state.setdefault(MESSAGE, {})
-    slot = f"{page}.{kind}"
-    nonce = nonces.get(slot, 0)
-    got = st.file_uploader(label, key=f"ranklab.{page}.{kind}_file.{nonce}", accept_multiple_files=multiple,
-                           help=help)
-    files = list(got or []) if multiple else ([got] if got is not None else [])
+    slot = UploadSlot(rs.upload_key(page, kind), label, multiple=multiple, help=help)
+    files = slot.files()
     changed, failed = False, []
     for f in files:
         ok, error = parse_once(kind, f, fmt)
         changed |= ok
         if error:
             failed.append((f, error))
-    if files:
-        messages.pop(slot, None)  # a new upload: the old message has done its job
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     if failed and not fixable:
         names = ", ".join(f.name for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
-        messages[slot] = f"Could not load {names}: {text}." if len(failed) > 1 else f"{text}."
-        nonces[slot] = nonce + 1
-        st.rerun()
+        slot.fail(f"Could not load {names}: {text}." if len(failed) > 1 else f"{text}.")
     if fixable:
         f, error = fixable[0]
         more = f" ({len(fixable) - 1} more file{'s' if len(fixable) > 2 else ''} need their columns too)" \
             if len(fixable) > 1 else ""
         st.error(f"{error.rstrip('. ')}. Choose its columns below{more}. {still_loaded()}")
         column_mapping(kind, f, fmt)
-    elif slot in messages:
-        st.error(messages[slot] + " " + still_loaded())
+    elif slot.message:
+        st.error(slot.message + " " + still_loaded())
     return changed
 
 
@@ -226,7 +171,11 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
     chosen = {}
     for i, role in enumerate(roles):
         chosen[role] = cols[i].selectbox(role, columns, index=min(i, len(columns) - 1),
-                                         key=f"ranklab.data.map.{kind}.{uploaded.name}.{role}")
-    if cols[-1].button("Use these columns", key=f"ranklab.data.map.{kind}.{uploaded.name}.apply"):
-        _state_dict(MAPPING)[(kind, uploaded.name)] = chosen
+                                         key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.{role}")
+    if cols[-1].button("Use these columns", key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.apply"):
+        _state_dict(rs.COLUMN_MAPPINGS)[(kind, uploaded.name)] = chosen
         st.rerun()
+
+
+__all__ = ["FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
+           "needs_mapping", "page_words", "still_loaded", "table_columns"]

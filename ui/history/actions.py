@@ -13,14 +13,14 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore
-from ui import history_state
+from ui.history import state as history_state
 
 
 @contextmanager
 def open_store(path: str | None = None):
     """The history of this session, as a context manager.
 
-    With a deployer's store (:func:`ui.history_state.deployer_store_path`) the shared
+    With a deployer's store (:func:`ui.history.state.deployer_store_path`) the shared
     file is opened and closed again; otherwise it is this session's in-memory store,
     which stays open. ``path`` is for tests and tools, never a visitor's text.
     """
@@ -84,7 +84,7 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     evaluations = list(evaluations)
     if not evaluations:
         return None
-    with st.form(f"ranklab.history.save_form.{key}"):
+    with st.form(f"{history_state.SAVE_FORM}.{key}"):
         suite = st.text_input("Test suite name", key=f"{history_state.SAVE_SUITE}.{key}",
                               help="Evaluations of the same suite are compared over time on the History page.")
         names = [ev.run_name for ev in evaluations]

@@ -1,0 +1,87 @@
+"""Every table of the app downloads through :func:`download_table`: one row of buttons (CSV,
+JSON, Markdown, LaTeX), each file stating RankLab's version, the conventions and the
+settings it was made with (``metrics_core.report.format_table``). :func:`download_buttons`
+is the row itself, for a page whose files are not one table (the Compare page's JSON
+document and paper table).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.report import format_table, provenance
+from ui.common import state
+
+#: (format, button label, MIME type, file extension), in button order.
+EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json", "json"),
+           ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"))
+FORMATS = tuple(fmt for fmt, *_ in EXPORTS)
+
+
+def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *, formats=FORMATS,
+                 index: bool = True, digits: int = 4, **extra) -> dict[str, str]:
+    """The export texts of a table, one per format (pure; tests call it without Streamlit).
+
+    ``conventions`` and ``extra`` are the provenance every file states; ``index`` whether the
+    table's index is a column of the files; ``digits`` the decimals of Markdown and LaTeX.
+    """
+    prov = provenance(conventions, **extra)
+    df = plain_dates(df)
+    return {fmt: format_table(df, fmt, prov=prov, title=title, index=index, digits=digits) for fmt in formats}
+
+
+def plain_dates(df: pd.DataFrame) -> pd.DataFrame:
+    """Dates as ISO text (report.json_safe does not know Timestamps)."""
+    dated = [c for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])]
+    if not dated:
+        return df
+    out = df.copy()
+    for c in dated:
+        out[c] = out[c].dt.strftime("%Y-%m-%d").where(out[c].notna(), "")
+    return out
+
+
+def slug(name: str) -> str:
+    """A file name made of ``name`` (letters, digits, ``_.-``).
+
+    Examples
+    --------
+    >>> slug("per query: bm25/q 1")
+    'per_query_bm25_q_1'
+    """
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "table"
+
+
+def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, key: str | None = None,
+                     container=None) -> None:
+    """One row of download buttons, one per format in ``texts`` (in :data:`EXPORTS` order):
+    ``<name>.<ext>``, labelled CSV / JSON / Markdown / LaTeX. A text may be a function, made
+    only when its button is clicked. Clicking does not rerun the page."""
+    shown = [(fmt, label, mime, ext) for fmt, label, mime, ext in EXPORTS if fmt in texts]
+    base = slug(name)
+    cols = (container or st).columns(len(shown))
+    for col, (fmt, label, mime, ext) in zip(cols, shown, strict=True):
+        col.download_button(label, texts[fmt], file_name=f"{base}.{ext}", mime=mime,
+                            key=f"{state.DOWNLOAD}.{key or base}.{fmt}", icon=":material/download:",
+                            on_click="ignore")
+
+
+def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | None = None,
+                   key: str | None = None, *, formats=FORMATS, index: bool = True, digits: int = 4,
+                   container=None, **extra) -> None:
+    """The download buttons of a table: ``df`` as CSV, JSON, Markdown and LaTeX (or the
+    ``formats`` asked), each file with its provenance (``conventions`` and ``extra``, e.g.
+    the bootstrap settings or the source file) and ``title``.
+
+    ``name`` is the file name (without extension); ``key`` keeps two tables of a page apart
+    (default: the name). See :func:`export_texts` for ``index`` and ``digits``.
+    """
+    texts = export_texts(df, conventions, title, formats=formats, index=index, digits=digits, **extra)
+    download_buttons(texts, name, key=key, container=container)
+
+
+__all__ = ["EXPORTS", "FORMATS", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]

@@ -1,0 +1,199 @@
+"""The page skeleton: every page is one ``with page(...)`` block.
+
+``page()`` sets the page up (page config, state defaults, the compact style, the sidebar of
+:mod:`ui.common.sidebar` and the status line) and ends it; a page's imports stay at the top
+of its file. ``sidebar=False`` draws the sidebar and the status line (in its place at the
+top) last, when the page's answer has reached the browser, and lists what the page loaded
+in the same run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
+
+import streamlit as st
+
+from metrics_core.conventions import DESCRIPTIONS
+from ui.common import blas, state
+from ui.common.sidebar import conventions, query_set, query_set_choice
+from ui.common.sidebar import sidebar as draw_sidebar
+from ui.hashing.state import DATA as HASH_CODES
+
+PAGE_TITLE = "RankLab"
+# An emoji favicon is drawn locally; a ":material/...:" page icon makes the browser fetch the
+# favicon from a font server (fails offline). Page icons in the menu use the Material font
+# that Streamlit bundles.
+PAGE_ICON = "📊"
+
+
+def configure_page() -> None:
+    """st.set_page_config, safe to call from app.py and again from a page (calls are additive)."""
+    # "auto": the sidebar starts collapsed on narrow screens (800 px), open on wide ones.
+    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide",
+                       initial_sidebar_state="auto")
+
+
+_CSS = """<style>
+[data-testid="stMainBlockContainer"] {padding-top: 4rem; padding-bottom: 2rem;}
+[data-testid="stMainBlockContainer"] h1 {padding-top: 0.2rem; padding-bottom: 0.4rem;}
+</style>"""
+
+
+def _compact_css() -> None:
+    """A tighter top margin so the first screen holds the answer (a fixed style sheet: no
+    user text is ever rendered as HTML)."""
+    st.html(_CSS)
+
+
+def _leave_pages_directory_mode() -> None:
+    """On a cold deep link Streamlit runs ``pages/<x>.py`` directly (its old multipage mode,
+    chosen because a ``pages/`` folder exists and ``st.navigation`` has not run yet), with a
+    menu made from file names and without app.py. Switch that mode off, as app.py's
+    ``st.navigation`` would, and rerun: the rerun executes app.py, whose navigation resolves
+    the same URL path to the same page, with the real menu."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without this internal: nothing to fix
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_late = threading.local()  # this script run's status-line slot, filled by page_end()
+
+
+def page_setup(sidebar: bool = True) -> None:
+    """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first.
+
+    ``sidebar=False``: the sidebar and the status line are drawn by :func:`page_end`, at the
+    end of the run (the status line in its place at the top): the page's answer reaches the
+    browser first, and what a page loads during its run (an upload) is listed in the same
+    run, without a second one."""
+    _leave_pages_directory_mode()
+    configure_page()
+    blas.limit_threads_once()  # once per server process
+    state.ensure_defaults()
+    _compact_css()
+    if sidebar:
+        _late.status = None
+        draw_sidebar()
+        status_line()
+    else:
+        _late.status = st.empty()
+
+
+def page_end() -> None:
+    """The sidebar and the status line of a page set up with ``page_setup(sidebar=False)``:
+    call it last, and before any ``st.stop()``."""
+    slot = getattr(_late, "status", None)
+    draw_sidebar()
+    if slot is not None:
+        with slot.container():
+            status_line()
+        _late.status = None
+
+
+class Page:
+    """The page being drawn, as ``with page(...) as p`` gives it."""
+
+    def __init__(self, sidebar_last: bool):
+        self._sidebar_last, self._ended = sidebar_last, False
+
+    def end(self) -> None:
+        """Draw what a ``sidebar=False`` page draws last (once); nothing for other pages."""
+        if self._sidebar_last and not self._ended:
+            self._ended = True
+            page_end()
+
+    def stop(self) -> NoReturn:
+        """End the page here (``st.stop()``), its sidebar drawn first when it comes last."""
+        self.end()
+        st.stop()
+        raise AssertionError("st.stop() returned")  # pragma: no cover  (outside a script run)
+
+
+@contextmanager
+def page(title: str | None = None, *, sidebar: bool = True, caption: str | None = None) -> Iterator[Page]:
+    """The skeleton of every page: set-up, title, the page's body, end.
+
+    Parameters
+    ----------
+    title, caption : str, optional
+        The page's title (``st.title``) and the line under it (``st.caption``).
+    sidebar : bool
+        True: the sidebar and the status line first (:func:`page_setup`). False: the status
+        line keeps its place at the top but is filled, with the sidebar, when the block ends
+        or at ``p.stop()`` (:func:`page_end`): the page's answer reaches the browser first,
+        and what the page loaded in this run (an upload) is listed in this run.
+
+    Examples
+    --------
+    A page file::
+
+        import streamlit as st
+        from ui.common.frame import page
+
+        with page("Overview", sidebar=False) as p:
+            if nothing_loaded:
+                p.stop()
+            st.dataframe(board)
+    """
+    page_setup(sidebar=sidebar)
+    current = Page(sidebar_last=not sidebar)
+    if title:
+        st.title(title)
+    if caption:
+        st.caption(caption)
+    yield current
+    current.end()
+
+
+def status_text() -> str:
+    """One line: what is loaded and the active conventions (shown at the top of every page)."""
+    qrels = st.session_state.get(state.QRELS)
+    runs = st.session_state.get(state.RUNS) or {}
+    meta = st.session_state.get(state.META)
+    parts = []
+    if qrels is None and not runs:
+        parts.append("No rankings loaded")
+    else:
+        if qrels is not None:
+            parts.append(f"{len(qrels.unique_query_ids()):,} queries judged")
+        if runs:
+            parts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}: " + ", ".join(runs))
+        if meta is not None:
+            parts.append("query metadata")
+    if st.session_state.get(state.CLICKS) is not None:
+        parts.append("click log")
+    if st.session_state.get(HASH_CODES) is not None:
+        parts.append("hash codes")
+    conv = conventions()
+    changed = {k: v for k, v in conv.differences().items() if k != "missing_queries"}
+    queries = ("tables on every qrels query (a run's absent query scores 0)"
+               if conv.missing_queries == "zero" else "tables on the queries every run answered")
+    rules = ("trec_eval defaults" if not changed else
+             "changed from trec_eval: " + ", ".join(f"{DESCRIPTIONS.get(k, k)} = {v}"
+                                                    for k, v in changed.items()))
+    return " · ".join(parts) + f"  |  Conventions: {rules}; {queries}"
+
+
+def status_line() -> None:
+    """The compact status line at the top of the page."""
+    st.caption(":material/info: " + status_text())
+
+
+def page_link(path: str, label: str, icon: str | None = None) -> None:
+    """st.page_link that degrades to a caption when the page registry is not active
+    (a page run on its own: AppTest, or a cold deep link before st.navigation ran)."""
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except Exception:  # StreamlitAPIException / page not found: only the link is lost
+        st.caption(f"{label}: open it from the menu.")
+
+
+__all__ = ["page", "Page", "page_setup", "page_end", "configure_page", "status_text", "status_line", "page_link",
+           "conventions", "query_set", "query_set_choice"]

@@ -1,0 +1,184 @@
+"""The upload slot every page uses: one file uploader, its file read once, at most one message.
+
+:class:`UploadSlot` is the uploader itself: its widget key carries a nonce, so a failed file
+can leave the box (:meth:`UploadSlot.fail` gives the box a new key, which empties it) and its
+message stays under the empty box until the next upload. :func:`upload_slot` is the whole
+pattern for a page whose upload replaces one thing in session state (detection scores,
+candidates, hash codes, a click log, a saved history): it calls ``load(files)`` once per new
+upload (never on a rerun, so a later "use the sample" click is not undone) and shows its
+error. The Data page's boxes (:func:`ui.ranking.upload.upload_box`) are slots too, reading
+each file of a multiple upload on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.errors import InputError
+from metrics_core.io.source import read_source
+from metrics_core.io.tables import json_to_frame, read_table_frame
+from ui.common import state
+
+#: The table formats the readers know ("auto": from the file name and content).
+FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+#: File types of the table uploaders (scores, candidates, click logs).
+TABLE_TYPES = ["csv", "tsv", "txt", "parquet", "json", "jsonl"]
+
+
+def human_size(n: int) -> str:
+    """A byte count for people: ``532 B``, ``1.5 KB``, ``12.0 MB``.
+
+    Examples
+    --------
+    >>> human_size(532), human_size(1536)
+    ('532 B', '1.5 KB')
+    """
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | None:
+    """Column names of a table upload (None when it is not a readable table)."""
+    try:
+        raw = read_source(data, filename)
+        frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
+        if not isinstance(frame, pd.DataFrame):
+            frame = json_to_frame(frame, "run", raw.name)
+        return [str(c) for c in frame.columns]
+    except (InputError, ValueError, TypeError):
+        return None
+
+
+def failure_text(exc: Exception, name: str | None = None) -> str:
+    """What a failed load says: the reader's message, or for anything else what failed
+    (never a traceback)."""
+    if isinstance(exc, InputError):
+        return str(exc)
+    where = f"{name}: the file" if name else "The file"
+    return f"{where} could not be read ({type(exc).__name__}: {exc})"
+
+
+def load_once(key: str, signature, load: Callable[[], None]) -> str | None:
+    """Run ``load()`` when ``signature`` is new under ``key``; show its error until then.
+
+    ``signature`` is what identifies the upload: its file id, and any option that changes
+    how it is read. An upload is acted on when it changes, not on every rerun: otherwise
+    the file still sitting in the widget would undo a later "use the sample" click, and
+    every rerun would read it again. A failed load keeps what was loaded and its message
+    stays on the page until the next upload. Returns the error text (None when it loaded).
+    """
+    seen = st.session_state.get(key)
+    if seen is None or seen[0] != signature:
+        try:
+            load()
+            error = None
+        except Exception as exc:  # never a traceback for an upload: say what failed
+            error = failure_text(exc)
+        seen = st.session_state[key] = (signature, error)
+    if seen[1]:
+        st.error(seen[1])
+    return seen[1]
+
+
+class UploadSlot:
+    """One ``st.file_uploader`` whose failed files can leave it, with one message under it.
+
+    Parameters
+    ----------
+    key : str
+        The slot's name (a ``ranklab.*`` key of its section's state module); the widget's key
+        is ``f"{key}.{nonce}"``, the nonce growing each time a failed file leaves the box.
+    label, types, multiple, help
+        As ``st.file_uploader``'s ``label``, ``type``, ``accept_multiple_files``, ``help``.
+    """
+
+    def __init__(self, key: str, label: str, *, types: list[str] | None = None, multiple: bool = False,
+                 help: str | None = None):
+        self.key, self.label, self.types, self.multiple, self.help = key, label, types, multiple, help
+
+    @property
+    def nonce(self) -> int:
+        return st.session_state.setdefault(state.UPLOAD_NONCES, {}).get(self.key, 0)
+
+    @property
+    def widget_key(self) -> str:
+        return f"{self.key}.{self.nonce}"
+
+    @property
+    def message(self) -> str | None:
+        """The message of the last file that failed here (kept until the next upload)."""
+        return st.session_state.setdefault(state.UPLOAD_MESSAGES, {}).get(self.key)
+
+    def files(self, container=None) -> list:
+        """Draw the uploader (in ``container``, default the page) and return its files; a new
+        upload clears the old message."""
+        got = (container or st).file_uploader(self.label, type=self.types, key=self.widget_key,
+                                              accept_multiple_files=self.multiple, help=self.help)
+        files = list(got or []) if self.multiple else ([got] if got is not None else [])
+        if files:
+            st.session_state.setdefault(state.UPLOAD_MESSAGES, {}).pop(self.key, None)
+        return files
+
+    def fail(self, message: str) -> None:
+        """Keep ``message`` for the box, empty the box (its key changes) and rerun."""
+        st.session_state.setdefault(state.UPLOAD_MESSAGES, {})[self.key] = message
+        st.session_state.setdefault(state.UPLOAD_NONCES, {})[self.key] = self.nonce + 1
+        st.rerun()
+
+
+def signature_of(files) -> tuple:
+    """What identifies an upload: each file's id (a new id for each drop) and size."""
+    return tuple((getattr(f, "file_id", None), getattr(f, "size", None), f.name) for f in files)
+
+
+def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: list[str] | None = None,
+                multiple: bool = False, help: str | None = None, container=None,
+                options: Hashable = None, leave_on_error: bool = False,
+                after_error: Callable[[str], str] | None = None) -> bool:
+    """An upload box whose files replace something in session state, read once per upload.
+
+    ``load(files)`` (the files of the box; one for a single-file box) runs when the upload is
+    new: a new drop, or new reading ``options`` (e.g. the columns chosen beside the box). An
+    ``InputError`` (or any other exception) is shown as one message under the box, never a
+    traceback, and what was loaded stays. With ``leave_on_error`` the failed file also leaves
+    the box (so the box is empty and ready for another file), and the page reruns once;
+    ``after_error`` may add to the message (what is still loaded). Returns True in the run
+    that loaded an upload.
+    """
+    slot = UploadSlot(key, label, types=types, multiple=multiple, help=help)
+    files = slot.files(container)
+    show = (container or st).error
+    if not files:
+        if slot.message:
+            show(slot.message)
+        return False
+    signature = (signature_of(files), options)
+    seen_key = f"{key}.seen"
+    seen = st.session_state.get(seen_key)
+    if seen is not None and seen[0] == signature:
+        if seen[1]:
+            show(seen[1])
+        return False
+    st.session_state[seen_key] = (signature, None)  # before load(): a load that reruns is done
+    try:
+        load(files)
+        error = None
+    except Exception as exc:  # never a traceback for an upload: say what failed
+        error = failure_text(exc, files[0].name if len(files) == 1 else None)
+    if error and leave_on_error:
+        st.session_state.pop(seen_key, None)
+        slot.fail(after_error(error) if after_error else error)
+    st.session_state[seen_key] = (signature, error)
+    if error:
+        show(error)
+    return error is None
+
+
+__all__ = ["FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "load_once", "table_columns",
+           "human_size", "failure_text", "signature_of"]

@@ -1,0 +1,1 @@
+"""Streamlit-side code of the Compare systems page."""

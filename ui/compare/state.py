@@ -1,0 +1,23 @@
+"""Session-state keys of the Compare page (namespaced ``ranklab.*``).
+
+The query picked on the per-query delta chart goes to :data:`ui.common.state.SELECTED_QUERY`
+(shared with the Per query page).
+"""
+
+import streamlit as st
+
+#: Last comparison settings (baseline, measures, permutations, seed, correction, confidence).
+COMPARE_SETTINGS = "ranklab.compare.settings"
+SAMPLE = "ranklab.compare.sample"
+QUERY_SET = "ranklab.w.compare.query_set"
+TABLE = "ranklab.compare.table"
+SETTINGS_FORM = "compare-settings"
+CI_CHART = "compare-ci"
+DELTAS_CHART = "compare-deltas"
+FOLDS_CHART = "compare-folds"
+CRITERIA_CHART = "compare-criteria"
+
+
+def remember_settings(frame) -> None:
+    """Keep the last comparison's settings (``frame.attrs`` of ``compare_runs``)."""
+    st.session_state[COMPARE_SETTINGS] = dict(frame.attrs)

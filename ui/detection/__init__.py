@@ -1,0 +1,1 @@
+"""Streamlit-side code of the Detection, Calibration and Dynamic K pages."""

@@ -1,0 +1,57 @@
+"""Session-state keys of the Detection, Calibration and Dynamic K pages (``ranklab.detection.*``).
+
+What is loaded: :data:`SCORES` (scores and labels, shared by Detection and Calibration) and
+:data:`CANDIDATES` (Dynamic K). Then each page's widgets, one class per page.
+"""
+
+from __future__ import annotations
+
+SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
+CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
+RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
+THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
+THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)
+THRESHOLD_NUM_VERSION = "ranklab.detection.threshold_num_version"  # its key's suffix: new on each slider move
+THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belongs to
+SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
+LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)
+CAL_THRESHOLD = "ranklab.detection.cal_threshold"  # decision threshold on the reliability diagram
+CAL_BINS = "ranklab.detection.cal_bins"
+CAL_STRATEGY = "ranklab.detection.cal_strategy"
+DK_TAU = "ranklab.detection.dk_tau"
+DK_KMIN = "ranklab.detection.dk_kmin"
+DK_CAP = "ranklab.detection.dk_cap"
+DK_RATIO = "ranklab.detection.dk_ratio"
+
+
+class Detection:
+    UPLOAD = "ranklab.detection.upload"        # upload slot (its ".seen": the last upload read)
+    USE_SAMPLE = "ranklab.detection.use_sample"
+    SINGLE_CLASS = "ranklab.detection.single_class"
+    CONFUSION = "ranklab.detection.confusion"
+    ROC = "ranklab.detection.roc"
+    PR = "ranklab.detection.pr"
+    EXTRA_TARGET = "ranklab.detection.extra_target"
+    TPR_TABLE = "ranklab.detection.tpr_table"
+    CI_ON = "ranklab.detection.ci_on"
+    N_RESAMPLES = "ranklab.detection.n_resamples"
+    CI = "ranklab.detection.ci"
+    PER_CRITERION = "ranklab.detection.per_criterion"
+    RANGES_EDITOR = "ranklab.detection.ranges_editor"
+    BANDS = "ranklab.detection.bands"
+
+
+class Calibration:
+    UPLOAD = "ranklab.detection.cal_upload"
+    USE_SAMPLE = "ranklab.detection.cal_sample"
+    BINS_TABLE = "ranklab.detection.bins"
+    CONFUSION = "ranklab.detection.cal_confusion"
+    RELIABILITY = "ranklab.detection.reliability"
+
+
+class DynamicK:
+    UPLOAD = "ranklab.detection.dk_upload"
+    USE_SAMPLE = "ranklab.detection.dk_sample"
+    CURVE = "ranklab.detection.dk_curve"
+    PER_CRITERION = "ranklab.detection.dk_per_criterion"
+    SUMMARY = "ranklab.detection.dk_summary"

@@ -1,0 +1,87 @@
+"""Widgets of the Detection and Calibration pages: the scores box, the threshold (a slider
+and a number box kept in step) and the editable reference ranges."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core import detection as det
+from metrics_core.io.scores import LABEL_NAMES
+from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
+from ui.detection import data as ds
+from ui.detection import state as dst
+from ui.detection.state import Detection
+
+
+def scores_loader() -> None:
+    """The Detection page's scores box: a table upload, its score and label columns (detected
+    unless chosen), or the sample. The upload is read again when a column choice changes."""
+    seen_key = f"{Detection.UPLOAD}.seen"
+    failed = bool(st.session_state.get(seen_key, (None, None))[1])
+    with st.expander("Data: scores and labels", expanded=failed):
+        slot = UploadSlot(Detection.UPLOAD, "CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
+                          types=TABLE_TYPES)
+        files = slot.files()
+        up = files[0] if files else None
+        columns = ds.columns_of(up.file_id, up.getvalue(), up.name) if up is not None else []
+        c1, c2 = st.columns(2)
+        auto = {"": "detect from the column names"}
+        score_col = c1.selectbox("Score column", ["", *columns], key=dst.SCORE_COL,
+                                 format_func=lambda c: auto.get(c, c))
+        label_col = c2.selectbox("Label column", ["", *columns], key=dst.LABEL_COL,
+                                 format_func=lambda c: auto.get(c, c),
+                                 help="Recognised names: " + ", ".join(LABEL_NAMES))
+        if up is not None:
+            load_once(seen_key, (up.file_id, score_col, label_col),
+                      lambda: ds.use_scores(ds.load_scores_for_page(up.getvalue(), up.name, score_col or None,
+                                                                    label_col or None)))
+        st.button("Use the sample data", key=Detection.USE_SAMPLE, on_click=ds.use_sample_scores)
+
+
+def _threshold_from_slider() -> None:
+    # a new number box (a new key) drawn at the slider's value: a box that follows by having
+    # its value set lags behind fast key presses on the slider (the browser sends back the
+    # box's stale value with the next rerun, which moved the slider back)
+    st.session_state[dst.THRESHOLD_NUM_VERSION] = st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0) + 1
+
+
+def _threshold_from_number(key: str, lo: float, hi: float) -> None:
+    st.session_state[dst.THRESHOLD] = min(max(float(st.session_state[key]), lo), hi)
+
+
+def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
+    """The decision threshold of the Detection page (score units): a slider and a number box
+    kept in step, starting at the TPR@5%FPR operating point for each new score set."""
+    lo, hi = float(scores.min()), float(scores.max())
+    if st.session_state.get(dst.THRESHOLD_FOR) != digest:
+        start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
+        st.session_state[dst.THRESHOLD] = min(max(start, lo), hi)
+        _threshold_from_slider()
+        st.session_state[dst.THRESHOLD_FOR] = digest
+    step = (hi - lo) / 1000 if hi > lo else 1.0
+    c1, c2 = st.columns([3, 1])
+    c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=dst.THRESHOLD,
+              on_change=_threshold_from_slider, format="%.4f")
+    box = f"{dst.THRESHOLD_NUM}.{st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0)}"
+    c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
+                    value=float(st.session_state[dst.THRESHOLD]), key=box, on_change=_threshold_from_number,
+                    args=(box, lo, hi))
+    return float(st.session_state[dst.THRESHOLD])
+
+
+def ranges_editor() -> dict:
+    """The reference ranges as an editable table (metric and band fixed); returns the edited
+    ranges, kept in the session."""
+    ranges = st.session_state[dst.RANGES]
+    edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
+                         for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
+    edited = st.data_editor(edit, key=Detection.RANGES_EDITOR, hide_index=True, disabled=["metric", "band"])
+    new_ranges: dict = {}
+    for r in edited.itertuples():
+        new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))
+    st.session_state[dst.RANGES] = new_ranges
+    return new_ranges
+
+
+__all__ = ["scores_loader", "threshold_control", "ranges_editor"]

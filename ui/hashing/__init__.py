@@ -1,0 +1,1 @@
+"""Streamlit-side code of the Hash codes page."""

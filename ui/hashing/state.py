@@ -1,0 +1,22 @@
+"""Session-state keys of the Hashing page (namespaced ``ranklab.hashing.*``).
+
+The loaded data is a dict of numpy arrays: ``query_codes``, ``db_codes``,
+``query_labels``, ``db_labels``, plus ``source`` (a short description).
+"""
+
+DATA = "ranklab.hashing.data"        # dict of arrays or None
+MESSAGE = "ranklab.hashing.message"  # last load error shown on the page, or None
+UPLOAD = "ranklab.hashing.upload"    # upload slot of the four files (its ".seen": the last read)
+
+# widget keys of the page (short names kept: saved sessions and tests use them)
+LOAD_SAMPLE = "hash_load_sample"
+TOPK = "hash_topk"
+TIES = "hash_ties"
+NORMALIZER = "hash_norm"
+EXCLUDE = "hash_exclude"
+PER_CLASS = "hash_per_class"
+
+
+def upload_part(part: str) -> str:
+    """The uploader of one of the four parts (query_codes, db_codes, query_labels, db_labels)."""
+    return f"hash_upload_{part}"

@@ -1,0 +1,41 @@
+"""The Hash codes page's data box: the sample, or four upload slots read together."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.common.upload import UploadSlot, load_once
+from ui.hashing import state as hs
+from ui.hashing.data import PARTS, load_sample, parse_parts
+
+
+def ensure_defaults() -> None:
+    """No codes until the sample or an upload is loaded."""
+    st.session_state.setdefault(hs.DATA, None)
+
+
+CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
+
+
+def load_sample_codes() -> None:
+    st.session_state[hs.DATA] = load_sample()
+
+
+def uploads_box() -> None:
+    """The sample button and the four upload slots; the codes are read when an upload changes."""
+    st.button("Load the sample", key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
+    st.write("Or upload the four files (.npy, .pt or CSV):")
+    cols = st.columns(4)
+    uploads = {}
+    for col, (part, _what) in zip(cols, PARTS, strict=True):
+        files = UploadSlot(hs.upload_part(part), part.replace("_", " "), types=CODE_TYPES).files(col)
+        uploads[part] = files[0] if files else None
+    if any(uploads.values()):
+        def use_uploads():
+            st.session_state[hs.DATA] = parse_parts(uploads)
+
+        load_once(f"{hs.UPLOAD}.seen", tuple(up.file_id if up is not None else None for up in uploads.values()),
+                  use_uploads)
+
+
+__all__ = ["ensure_defaults", "load_sample_codes", "uploads_box", "CODE_TYPES"]

@@ -1,0 +1,217 @@
+"""The History page's parts: where the history lives (download, upload), the comparative
+report of the saved evaluations, the runs saved together, each run's trend, deletion."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+
+from metrics_core.errors import InputError
+from metrics_core.history import REPORT_MEASURES, HistoryStore, load_sample_history
+from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
+from ui.common.downloads import download_table
+from ui.common.upload import upload_slot
+from ui.history import state as hs
+from ui.history.figures import batch_figure, trend_figure, trend_groups
+
+THRESHOLDS = {m: DEFAULT_GOOD_THRESHOLDS[m] for m in REPORT_MEASURES}
+HEADERS = {"RR": "MRR (mean RR)"}
+CAPTION = ("Every saved evaluation of a test suite (queries with their ground truth). Runs saved together "
+           "are one batch, shown side by side; a trend joins the evaluations of the same run on the same "
+           "suite over time. A value is **Good** at or above its threshold (MRR 0.7, nDCG@10 0.6, P@5 0.5), "
+           "**Fair** at or above half of it, else **Needs improvement**; a row gets its worst label. The "
+           "summary is **Efficient** when every mean is Good, **Needs improvement** when any mean is, else "
+           "**Acceptable**.")
+
+
+def unchanged(store: HistoryStore) -> str:
+    """What a failed upload leaves: the history already here, and its size."""
+    n = store.count_evaluations()
+    return f"The history already here is unchanged ({n} evaluation{'s' if n != 1 else ''})."
+
+
+def use_uploaded_history(files) -> None:
+    """A downloaded history file as this session's history (raises InputError for anything else)."""
+    up = files[0]
+    loaded = HistoryStore.from_bytes(up.getvalue(), source=up.name)
+    hs.replace_session_store(loaded)
+    st.toast(f"Loaded {loaded.count_evaluations()} saved evaluations from {up.name}.")
+    st.rerun()
+
+
+def keep_and_restore(store: HistoryStore) -> None:
+    """Where the history lives; download it, or upload a saved one (session history only)."""
+    shared = hs.is_shared()
+    with st.container(border=True):
+        if shared:
+            st.markdown("**Shared history.** This app keeps one history for every visitor, set up by whoever "
+                        "deployed it.")
+        else:
+            st.markdown("**Your history lives in this browser session only.** It is gone when the session "
+                        "ends: download it as one file to keep it, and upload that file to continue later.")
+        c1, c2 = st.columns([1, 2])
+        # the file is made when the button is clicked, not on every rerun
+        c1.download_button("Download history", history_bytes(store), file_name="ranklab_history.sqlite3",
+                           mime="application/vnd.sqlite3", icon=":material/download:",
+                           disabled=store.count_evaluations() == 0, key=hs.DOWNLOAD)
+        if shared:
+            return
+        upload_slot(hs.UPLOAD, "Upload a saved history (replaces this session's history)", use_uploaded_history,
+                    types=["sqlite3", "sqlite", "db"], container=c2, leave_on_error=True,
+                    after_error=lambda error: f"{error}. {unchanged(store)}")
+
+
+def history_bytes(store: HistoryStore):
+    """The download's data, deferred: this session's store (it stays open), or a shared store
+    opened again at click time (the page closes its own connection when it has run)."""
+    path = hs.deployer_store_path()
+    if path is None:
+        return store.to_bytes
+
+    def shared() -> bytes:
+        with HistoryStore(path) as again:
+            return again.to_bytes()
+
+    return shared
+
+
+def sample_view() -> HistoryStore:
+    """The sample history shown while nothing is saved: built once per session (read only)."""
+    view = st.session_state.get(hs.SAMPLE_VIEW)
+    if view is None:
+        view = HistoryStore(":memory:")
+        load_sample_history(view)
+        st.session_state[hs.SAMPLE_VIEW] = view
+    return view
+
+
+def render(store: HistoryStore) -> None:
+    """Everything below the store line (the caller closes a shared store)."""
+    keep_and_restore(store)
+    showing_sample = store.count_evaluations() == 0
+    draw_history(store, sample_view() if showing_sample else store, showing_sample)
+
+
+def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> None:
+    if showing_sample:
+        st.info("Nothing is saved in this history yet, so this is the **sample history** (one suite, six "
+                "versions of a search system). Save evaluations with the Overview page's "
+                "“Save this evaluation” form.", icon=":material/info:")
+        if st.button("Load sample history into my history", icon=":material/download:"):
+            load_sample_history(store)
+            st.rerun()
+
+    everything = view.list_evaluations()
+    suites = view.suite_names()
+    c1, c2, c3 = st.columns([2, 2, 3])
+    suite_choice = c1.selectbox("Suite", [hs.ALL_SUITES, *suites], key=hs.SUITE)
+    per_query = c2.radio("Rows", hs.VIEWS, key=hs.VIEW, horizontal=True) == hs.VIEWS[1]
+    first = dt.date.fromisoformat(everything["timestamp"].min()[:10]) if len(everything) else dt.date.today()
+    last = dt.date.fromisoformat(everything["timestamp"].max()[:10]) if len(everything) else dt.date.today()
+    dates = c3.date_input("Dates (UTC, inclusive)", value=(first, last), key=hs.DATES)
+    date_from, date_to = (tuple(dates) + (None, None))[:2] if isinstance(dates, (tuple, list)) else (dates, dates)
+
+    suite = None if suite_choice == hs.ALL_SUITES else suite_choice
+    try:
+        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS)
+        evals = view.list_evaluations(suite, date_from, date_to)
+    except InputError as exc:
+        st.error(str(exc))
+        return
+
+    summary = report.attrs["summary"]
+    what = "query evaluations" if per_query else "evaluations"
+    row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
+    row.metric(what.capitalize(), summary["count"], width=150)
+    for m in REPORT_MEASURES:
+        mean = summary["means"][m]
+        row.metric("MRR" if m == "RR" else m, "–" if mean != mean else f"{mean:.4f}", width=130,
+                   help=f"mean over the rows; label: {summary['labels'].get(m) or '–'}")
+    row.metric("Overall", summary["label"] or "–", width=260)
+
+    st.subheader("Comparative report")
+    batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
+    shown = report.astype({"ID": str})
+    shown.insert(1, "Batch", [str(batch_of.get(int(i), "")) if i.isdigit() else "" for i in shown["ID"]])
+    st.dataframe(shown, hide_index=True, width="stretch",
+                 column_config={"ID": st.column_config.TextColumn(width=50),
+                                "Batch": st.column_config.TextColumn(width=55),
+                                "Interpretation": st.column_config.TextColumn(width=160),
+                                **{m: st.column_config.NumberColumn(HEADERS.get(m, m), format="%.4f")
+                                   for m in REPORT_MEASURES}})
+
+    download_table(report, "ranklab_history", title="Comparative report", key="history", index=False,
+                   store="sample history" if showing_sample else "saved history", thresholds=THRESHOLDS)
+
+    batches(evals)
+    trend(evals)
+    if not showing_sample and len(evals):
+        delete_form(store, report[report["ID"] != "Summary"])
+
+
+def batches(evals) -> None:
+    """The runs of one batch (saved together) side by side."""
+    if evals.empty:
+        return
+    sizes = evals.groupby("batch")["id"].count()
+    if sizes.max() < 2:
+        return
+    st.subheader("Runs saved together")
+    info = evals.groupby("batch").agg(suite=("suite", "first"), when=("timestamp", "first"),
+                                      runs=("run", lambda r: ", ".join(map(str, r))))
+    options = [b for b in info.index[::-1] if sizes[b] >= 2]
+    chosen = st.selectbox("Batch", options, key=hs.BATCH,
+                          format_func=lambda b: f"batch {b} · {info.loc[b, 'suite']} · "
+                                                f"{info.loc[b, 'when'][:16].replace('T', ' ')} · {info.loc[b, 'runs']}")
+    rows = evals[evals["batch"] == chosen]
+    measures = [m for m in REPORT_MEASURES if m in rows.columns]
+    table = rows[["run", *measures]].rename(columns={"run": "Run", **HEADERS})
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures})
+    st.plotly_chart(batch_figure(rows, measures, HEADERS), width="stretch", key=hs.BATCH_CHART)
+
+
+def trend(evals) -> None:
+    st.subheader("Trend")
+    groups = trend_groups(evals)
+    if not groups:
+        st.caption("No trend to draw: a trend joins evaluations of the same run on the same suite saved at "
+                   "different times, and no run has two such evaluations here. Runs saved together are "
+                   "different systems at one moment; compare them above.")
+        return
+    measure = st.selectbox("Measure", list(REPORT_MEASURES), index=1, key=hs.TREND_MEASURE,
+                           format_func=lambda m: HEADERS.get(m, m))
+    st.plotly_chart(trend_figure(evals, measure, THRESHOLDS), width="stretch", key=hs.TREND_CHART)
+
+
+def delete_form(store: HistoryStore, body) -> None:
+    st.subheader("Delete an evaluation")
+    options = [int(i) for i in body["ID"].tolist()]
+    labels = {int(i): f"#{i} · {r} · {d} · {s}" for i, r, d, s in zip(body["ID"], body["Run"], body["Date"],
+                                                                      body["Suite"], strict=True)}
+    d1, d2 = st.columns([3, 1])
+    chosen = d1.selectbox("Evaluation", options, format_func=labels.get, key=hs.DELETE_ID)
+    if d2.button("Delete…", icon=":material/delete:"):
+        st.session_state[hs.PENDING_DELETE] = chosen
+    pending = st.session_state.get(hs.PENDING_DELETE)
+    if pending is not None:
+        st.warning(f"Delete evaluation {labels.get(pending, pending)} and its per-query values? "
+                   "This cannot be undone.")
+        y, n, _ = st.columns([1, 1, 4])
+        if y.button("Yes, delete", type="primary"):
+            try:
+                store.delete_evaluation(pending)
+                st.session_state[hs.PENDING_DELETE] = None
+                st.toast(f"Deleted evaluation {pending}.")
+                st.rerun()
+            except InputError as exc:
+                st.session_state[hs.PENDING_DELETE] = None
+                st.error(str(exc))
+        if n.button("Cancel"):
+            st.session_state[hs.PENDING_DELETE] = None
+            st.rerun()
+
+
+__all__ = ["CAPTION", "THRESHOLDS", "HEADERS", "render", "draw_history", "keep_and_restore", "history_bytes",
+           "sample_view", "batches", "trend", "delete_form", "unchanged", "use_uploaded_history"]

@@ -1,0 +1,102 @@
+"""The Overview's leaderboard, kept in the session, and its tie band and grid style."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.report.leaderboard import BEST, TIE_ROW, leaderboard_grid, tie_band
+from ui.common import state
+from ui.ranking.state import BAND_MEMO, BOARD_MEMO, Overview
+
+#: The Overview's board settings: their widget keys and defaults (the page reads the settings
+#: before it draws their widgets, after the leaderboard).
+BOARD_KEYS = Overview.BOARD
+BOARD_DEFAULTS = {"n_resamples": 1000, "confidence": 0.95, "seed": 0, "test": "permutation",
+                  "correction": "holm"}
+#: Permutations of the permutation test on the Overview.
+BOARD_PERMUTATIONS = 10_000
+BOARD_MEMO_SIZE = 4
+
+
+def board_setting(name: str):
+    """The current value of one of the Overview's board settings (its default until set)."""
+    return st.session_state.get(BOARD_KEYS[name], BOARD_DEFAULTS.get(name))
+
+
+def _settings(baseline: str, query_set: str, n_resamples, confidence, seed, correction: str, test: str) -> dict:
+    return {"baseline": baseline, "query_set": query_set, "n_resamples": int(n_resamples),
+            "confidence": float(confidence), "seed": int(seed), "correction": correction, "test": test,
+            "permutations": BOARD_PERMUTATIONS}
+
+
+def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n_resamples: int,
+                   confidence: float, seed: int, correction: str, test: str) -> pd.DataFrame:
+    """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
+    bootstrap CI, corrected tests), kept in the session for these evaluations and settings
+    (a rerun neither recomputes it nor hashes the per-query values to find it).
+
+    Keyed by the loaded data (object ids), the conventions, the measures and the settings,
+    and checked against the very evaluations it was computed from; leaderboards of data no
+    longer loaded are dropped (with the evaluations they hold)."""
+    from metrics_core.stats.comparison import leaderboard
+
+    settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
+    data = (id(st.session_state.get(state.QRELS)),
+            tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()))
+    key = data + (next(iter(evaluations.values())).conventions, tuple(measures), tuple(sorted(settings.items())))
+    held = tuple(evaluations.values())
+    memo = st.session_state.setdefault(BOARD_MEMO, {})
+    for stale in [k for k in memo if k[:2] != data]:
+        del memo[stale]
+    hit = memo.get(key)
+    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+        return hit[1]
+    board = leaderboard(list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
+                        confidence=settings["confidence"], seed=settings["seed"],
+                        n_permutations=BOARD_PERMUTATIONS, correction=correction, test=test)
+    entry = (held, board)
+    memo.pop(key, None)
+    while len(memo) >= BOARD_MEMO_SIZE:
+        memo.pop(next(iter(memo)))
+    memo[key] = entry
+    return entry[1]
+
+
+TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (shown where that "
+              "order changes the mean).")
+
+
+def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+    """:func:`metrics_core.report.leaderboard.tie_band` of the board, kept in the session for
+    the same board settings, evaluations and bounds (a rerun does not recompute it)."""
+    key = (board.attrs.get("query_set"), tuple(dict.fromkeys(board["measure"])))
+    held = tuple((n, ev, bounds.get(n)) for n, ev in evaluations.items())
+    memo = st.session_state.get(BAND_MEMO)
+    if (memo is not None and memo[0] == key and len(memo[1]) == len(held)
+            and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(memo[1], held, strict=True))):
+        return memo[2]
+    band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds)
+    st.session_state[BAND_MEMO] = (key, held, band)
+    return band
+
+
+def style_grid(grid: pd.DataFrame):
+    """pandas Styler: best cells bold on a light background, CI rows grey."""
+    def cell(v):
+        if isinstance(v, str) and BEST in v:
+            return "font-weight: bold; background-color: #e4f4e4"
+        return ""
+
+    def row(r):
+        label = str(r["Run"])
+        if label == TIE_ROW:
+            return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
+        grey = label.startswith("   ")
+        return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
+
+    return grid.style.apply(row, axis=1).map(cell)
+
+
+__all__ = ["BOARD_KEYS", "BOARD_DEFAULTS", "BOARD_PERMUTATIONS", "TIE_LEGEND", "board_setting", "overview_board",
+           "cached_tie_band", "style_grid", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]

@@ -1,0 +1,66 @@
+"""Tables of the ranking pages built from evaluations and query metadata (pure: no
+Streamlit): the per-query table with its tie columns and filters, and the breakdown."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from metrics_core.stats.aggregate import group_means
+from ui.common.style import difficulty_order, natural_rows
+from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN, tie_dependent_text
+
+#: Metadata columns shown beside the per-query values.
+META_SHOWN = ("query", "category", "difficulty", "date")
+
+
+def per_query_table(ev, meta: pd.DataFrame | None, report: dict | None, measures) -> pd.DataFrame:
+    """One row per query (natural order): the metadata shown, then the evaluation's values;
+    with a tie report, the tie-dependent measures first and their ranges last."""
+    table = natural_rows(ev.per_query.copy())
+    if meta is not None:
+        shown_meta = [c for c in META_SHOWN if c in meta.columns]
+        table = meta.reindex(table.index)[shown_meta].join(table)
+    if report is not None:  # the flag first (seen without scrolling), the ranges after the measures
+        table.insert(0, TIE_COLUMN, tie_dependent_text(report, table.index, measures, ranges=False))
+        table[TIE_RANGE_COLUMN] = tie_dependent_text(report, table.index, measures)
+    return table
+
+
+def containing(table: pd.DataFrame, text: str) -> pd.DataFrame:
+    """The rows whose query id (or query text) contains ``text`` (case-insensitive)."""
+    hay = table.index.to_series().astype(str)
+    if "query" in table.columns:
+        hay = hay + " " + table["query"].astype(str)
+    return table[hay.str.contains(text, case=False, regex=False).to_numpy()]
+
+
+def dated_between(meta: pd.DataFrame, start, end) -> set:
+    """Query ids of ``meta`` whose date is in [start, end]."""
+    in_range = meta["date"].between(pd.Timestamp(start), pd.Timestamp(end))
+    return set(meta.index[in_range.fillna(False).to_numpy()])
+
+
+def only_queries(per_query: pd.DataFrame, ids: set | None) -> pd.DataFrame:
+    """The rows of ``ids`` (all rows when ``ids`` is None)."""
+    if ids is None:
+        return per_query
+    return per_query[per_query.index.astype(str).isin(ids)]
+
+
+def breakdown(evaluations: dict, meta: pd.DataFrame, column: str, ids: set | None = None) -> pd.DataFrame:
+    """Means per group of ``column`` for every run (long: run, group, count, measures), groups
+    in reading order (easy, medium, hard for difficulty words, else natural), runs in load order."""
+    parts = []
+    for name, ev in evaluations.items():
+        g = group_means(only_queries(ev.per_query, ids), meta, column)
+        g.insert(0, "run", name)
+        parts.append(g.reset_index())
+    long = pd.concat(parts, ignore_index=True)
+    long[column] = long[column].astype(str)
+    order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
+    runs_order = {n: i for i, n in enumerate(evaluations)}
+    return long.sort_values([column, "run"], key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
+                            kind="stable").reset_index(drop=True)
+
+
+__all__ = ["per_query_table", "containing", "dated_between", "only_queries", "breakdown", "META_SHOWN"]
