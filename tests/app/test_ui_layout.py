@@ -99,10 +99,10 @@ def test_style_is_pure():
 
 
 def test_palette_is_the_reports():
-    from metrics_core.report.html import DEFAULT_COLOURS
+    from metrics_core.report import PALETTE as REPORT_PALETTE
     from ui.common.style import PALETTE
 
-    assert tuple(PALETTE) == tuple(DEFAULT_COLOURS)
+    assert PALETTE is REPORT_PALETTE
 
 
 def test_thresholds_are_the_librarys():

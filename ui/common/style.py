@@ -18,10 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-#: Run colours (colour-blind friendly order: blue, orange, teal, red, purple, grey, ochre, pink).
-#: The same list as the HTML report's ``metrics_core.report.html.DEFAULT_COLOURS`` (a test
-#: holds them equal); not imported from there, which would load scipy with this module.
-PALETTE = ("#3559e0", "#e07a35", "#2a9d8f", "#c0392b", "#8e44ad", "#7f8c8d", "#d4a017", "#d63384")
+from metrics_core.report import PALETTE  # one copy: the run colours of every figure and export
 
 MEASURE_DIGITS = 4
 MEASURE_FORMAT = "%.4f"   # st.column_config.NumberColumn(format=...)
