@@ -1,0 +1,251 @@
+"""trec_eval's output, computed by RankLab's engine.
+
+:func:`trec_eval_output` evaluates a qrels file and a run file as ``trec_eval [options]
+QRELS RUN`` does and returns what trec_eval 10 (or 9.0.8, ``version=9``) prints, byte for
+byte: the measures of the ``-m`` arguments in trec_eval's order (``official`` when none),
+its names (``P_5``, ``iprec_at_recall_0.10``, ``utility_2,-1,0,0``), its formats (``%-22s``
+names, ``%6.4f`` values, whole counts, ``runid``, ``relstring``), per query with ``-q`` and
+the ``all`` summary unless ``-n``. One call of :func:`metrics_core.evaluate` computes every
+value; this module only chooses the names and prints.
+
+Queries, as each version treats them (trec_eval's sources, ``trec_eval.c``):
+
+- trec_eval 10 walks the qrels queries in id order: a qrels query absent from the run stops
+  it with status 4 (``result qid 'Q' not found in qrels``) unless ``-c``, which scores it
+  on an empty ranking; run queries absent from the qrels are ignored.
+- trec_eval 9 walks the run queries that have qrels; with ``-c`` the missing ones are not
+  printed but count as 0 in the averages.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from metrics_core.compat.trec_measures import Requested, TrecEvalExit, requested
+from metrics_core.errors import InputError
+
+__all__ = ["TrecEvalOptions", "TrecEvalExit", "trec_eval_output", "last_run_id", "relstrings"]
+
+
+@dataclass(frozen=True)
+class TrecEvalOptions:
+    """trec_eval's options that concern ordinary qrels and runs.
+
+    ``measures`` are the ``-m`` arguments as written (``P.5,10``, ``ndcg_cut.10``,
+    ``all_trec``); ``relevance_level`` is ``-l``, ``max_docs`` ``-M``, ``num_docs`` ``-N``,
+    ``judged_only`` ``-J``, ``complete`` ``-c``, ``per_query`` ``-q``, ``summary`` is off
+    with ``-n``; ``version`` is 10 or 9.
+    """
+
+    measures: tuple = ()
+    per_query: bool = False
+    complete: bool = False
+    judged_only: bool = False
+    summary: bool = True
+    relevance_level: int = 1
+    max_docs: int | None = None
+    num_docs: int = 0
+    version: int = 10
+
+
+def _line(name: str, qid: str, value: str) -> str:
+    return f"{name:<22}\t{qid}\t{value}\n"
+
+
+def last_run_id(data: bytes) -> str:
+    """The run tag of the last content line (what trec_eval prints as ``runid``).
+
+    >>> last_run_id(b"q1 Q0 d1 1 2.0 first\\nq1 Q0 d2 2 1.0 second\\n\\n# note\\n")
+    'second'
+    """
+    for raw in reversed(data.splitlines()):
+        line = raw.strip()
+        if line and not line.startswith(b"#"):
+            parts = line.split()
+            return parts[5].decode("utf-8", "replace") if len(parts) > 5 else ""
+    return ""
+
+
+def _read_tail(path: str, size: int = 1 << 16) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        while True:
+            start = max(0, end - size)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            if start == 0 or last_run_id(chunk.split(b"\n", 1)[-1]) or size > end:
+                return chunk if start == 0 else chunk.split(b"\n", 1)[-1]
+            size *= 4
+
+
+def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
+    """trec_eval's ``relstring``: the labels of the first ``length`` ranked documents of
+    each query, one character each (``0``-``9``; ``>`` above 9; ``-`` not in the qrels;
+    ``.`` in the qrels with a negative label), after ``-M`` and ``-J``.
+    The ranking is trec_eval's: score descending (float32 under trec_eval 9), then
+    document id descending. ``queries`` absent from the run get an empty string.
+    """
+    import pandas as pd
+
+    frame = run.to_frame()
+    if conv.compat == "trec_eval9":
+        frame["score"] = frame["score"].astype(np.float32)
+    frame = frame.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    if conv.depth is not None:
+        frame = frame[frame.groupby("query_id", sort=False).cumcount() < conv.depth]
+    labels = qrels.to_frame().rename(columns={qrels.to_frame().columns[2]: "label"})
+    labels["label"] = np.trunc(labels["label"].astype(float))
+    labels.loc[labels["label"] < 0, "label"] = -2.0  # judged with a negative label: "in the pool, unjudged"
+    frame = frame.merge(labels[["query_id", "doc_id", "label"]], on=["query_id", "doc_id"], how="left")
+    frame["label"] = frame["label"].fillna(-1.0)
+    if conv.judged_only:
+        frame = frame[frame["label"] >= 0]
+    frame = frame[frame.groupby("query_id", sort=False).cumcount() < length]
+    lab = frame["label"].to_numpy()
+    chars = np.where(lab > 9, ">", np.where(lab >= 0, lab.clip(0, 9).astype(int).astype(str),
+                                            np.where(lab == -1, "-", ".")))
+    joined = pd.Series(chars, index=frame["query_id"].to_numpy()).groupby(level=0, sort=False).agg("".join)
+    return {q: joined.get(q, "") for q in queries}
+
+
+def _conventions(opt: TrecEvalOptions) -> dict:
+    return {"relevance_threshold": opt.relevance_level, "depth": opt.max_docs, "judged_only": opt.judged_only,
+            "num_docs": opt.num_docs, "missing_queries": "zero" if opt.complete else "skip",
+            "compat": "trec_eval9" if opt.version == 9 else "trec_eval10"}
+
+
+def _custom_11pt(req: Requested, frame) -> np.ndarray:
+    """11pt_avg at the given recall levels: their interpolated precisions, added from the
+    last level given to the first (trec_eval's order), over the number of levels."""
+    total = np.zeros(len(frame))
+    for name in reversed(req.ranklab):
+        total = total + frame[name].to_numpy(dtype=np.float64)
+    return total / len(req.ranklab)
+
+
+def _columns(reqs, ev) -> dict[str, tuple[np.ndarray, float]]:
+    """printed name -> (per-query values in ``ev.per_query``'s order, summary value)."""
+    frame = ev.per_query
+    out = {}
+    for req in reqs:
+        if req.measure.kind in ("runid", "relstring"):
+            continue
+        if req.measure.name == "11pt_avg" and req.params:
+            values = _custom_11pt(req, frame)
+            n = len(values)
+            out[req.printed[0]] = (values, float(np.cumsum(values)[-1] / n) if n else 0.0)
+            continue
+        for printed, name in zip(req.printed, req.ranklab, strict=True):
+            canonical = _canonical(name)
+            out[printed] = (frame[canonical].to_numpy(), ev.aggregate[canonical])
+    return out
+
+
+def _canonical(name: str) -> str:
+    from metrics_core.ranking.registry import parse_measure
+
+    return parse_measure(name).name
+
+
+def _evaluate(qrels_source, run_source, reqs, opt):
+    import metrics_core as mc
+
+    names = []
+    for req in reqs:
+        names += [n for n in req.ranklab if n is not None]
+    names = list(dict.fromkeys(names)) or ["NumRet"]
+    return mc.evaluate(qrels_source, run_source, names, **_conventions(opt))
+
+
+def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_bytes: bytes | None = None):
+    """What trec_eval prints for these inputs and options.
+
+    Returns ``(stdout_text, status, stderr_line)``: status 0 and no stderr line on success;
+    otherwise trec_eval's exit status and its one-line message (stdout then holds what
+    trec_eval had printed before stopping).
+    Raises :class:`~metrics_core.errors.InputError` for unreadable input.
+    """
+    try:
+        reqs = requested(list(options.measures), options.version)
+    except TrecEvalExit as exc:
+        return "", exc.status, exc.message
+    try:
+        ev = _evaluate(qrels_source, run_source, reqs, options)
+    except InputError as exc:
+        if "no quer" in str(exc).lower() and "common" in str(exc).lower():
+            return "", 7, "trec_eval: No queries with both results and relevance info"
+        raise
+    missing = set(ev.diagnostics.get("missing_queries") or ())
+    index = [str(q) for q in ev.per_query.index]
+    stop = None
+    if options.version == 10:
+        if missing and not options.complete:
+            order = sorted(set(index) | missing)
+            stop = next(q for q in order if q in missing)
+            shown = [q for q in index if q < stop]
+        else:
+            shown = index
+    else:
+        shown = [q for q in index if q not in missing]
+    if not index or (options.version == 9 and not shown):
+        return "", 7, "trec_eval: No queries with both results and relevance info"
+    columns = _columns(reqs, ev)
+    text = _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, options) if options.per_query else []
+    if stop is not None:
+        return "".join(text), 4, f"trec_eval: result qid '{stop}' not found in qrels"
+    if options.summary:
+        text += _summary(reqs, columns, run_source, run_bytes)
+    return "".join(text), 0, None
+
+
+def _format(req: Requested, value) -> str:
+    if req.measure.kind == "long":
+        return str(int(value))
+    return f"{float(value):6.4f}"
+
+
+def _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, opt) -> list[str]:
+    position = {q: i for i, q in enumerate(index)}
+    rows = [position[q] for q in shown]
+    rel = None
+    per_measure = []
+    for req in reqs:
+        if req.measure.summary_only or req.measure.kind == "runid":
+            continue
+        if req.measure.kind == "relstring":
+            rel = _relstrings(qrels_source, run_source, ev, req.params[0], shown)
+            per_measure.append([_line(req.printed[0], q, f"'{rel[q]}'") for q in shown])
+            continue
+        for printed in req.printed:
+            values = columns[printed][0]
+            per_measure.append([_line(printed, q, _format(req, values[i])) for q, i in zip(shown, rows, strict=True)])
+    return ["".join(parts) for parts in zip(*per_measure, strict=True)] if per_measure else []
+
+
+def _relstrings(qrels_source, run_source, ev, length, shown):
+    import metrics_core as mc
+
+    qrels = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
+    run = run_source if isinstance(run_source, mc.Run) else mc.read_run(run_source)
+    missing = set(ev.diagnostics.get("missing_queries") or ())
+    out = relstrings(qrels, run, ev.conventions, length, shown)
+    return {q: ("" if q in missing else s) for q, s in out.items()}
+
+
+def _summary(reqs, columns, run_source, run_bytes) -> list[str]:
+    out = []
+    for req in reqs:
+        kind = req.measure.kind
+        if kind == "relstring":
+            continue
+        if kind == "runid":
+            data = run_bytes if run_bytes is not None else _read_tail(os.fspath(run_source))
+            out.append(_line("runid", "all", last_run_id(data)))
+            continue
+        for printed in req.printed:
+            out.append(_line(printed, "all", _format(req, columns[printed][1])))
+    return out
