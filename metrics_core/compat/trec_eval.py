@@ -127,7 +127,7 @@ def _custom_11pt(req: Requested, frame) -> np.ndarray:
     return total / len(req.ranklab)
 
 
-def _columns(reqs, ev) -> dict[str, tuple[np.ndarray, float]]:
+def _columns(reqs, ev, opt: TrecEvalOptions) -> dict[str, tuple[np.ndarray, float]]:
     """printed name -> (per-query values in ``ev.per_query``'s order, summary value)."""
     frame = ev.per_query
     out = {}
@@ -135,20 +135,54 @@ def _columns(reqs, ev) -> dict[str, tuple[np.ndarray, float]]:
         if req.measure.kind in ("runid", "relstring"):
             continue
         if req.measure.name == "11pt_avg" and req.params:
-            values = _custom_11pt(req, frame)
-            n = len(values)
-            out[req.printed[0]] = (values, float(np.cumsum(values)[-1] / n) if n else 0.0)
+            out[req.printed[0]] = _with_mean(_custom_11pt(req, frame))
             continue
         for printed, name in zip(req.printed, req.ranklab, strict=True):
             canonical = _canonical(name)
             out[printed] = (frame[canonical].to_numpy(), ev.aggregate[canonical])
+            if printed == "num_rel" and opt.complete:
+                # with -c, trec_eval's summary counts every qrels label > 0, whatever -l says
+                out[printed] = (out[printed][0], ev.aggregate["NumRel(rel=1)"])
+            if opt.version == 10 and opt.complete and printed.startswith(("utility_", "rbp_resid_")):
+                out[printed] = _with_mean(_bogus(printed, name, out[printed][0], ev, opt))
     return out
 
 
-def _canonical(name: str) -> str:
+def _with_mean(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """Values and their mean, added in query order as trec_eval adds them."""
+    return values, (float(np.cumsum(values)[-1] / len(values)) if len(values) else 0.0)
+
+
+def _bogus(printed: str, name: str, values: np.ndarray, ev, opt: TrecEvalOptions) -> np.ndarray:
+    """trec_eval 10 with -c scores a missing query on a one-document ranking (an unjudged
+    document) and then zeroes ``utility`` and ``rbp_resid``, but only under those exact
+    names: with parameters (``utility_2,-1,0,1``) the one-document values stay."""
+    missing = set(ev.diagnostics.get("missing_queries") or ())
+    rows = np.array([str(q) in missing for q in ev.per_query.index], dtype=bool)
+    if not rows.any():
+        return values
+    values = values.astype(np.float64).copy()
+    spec = _spec(name)
+    retrieved = 0.0 if opt.judged_only else 1.0
+    if printed.startswith("utility_"):
+        a, b, c, d = (spec.param(k, ev.conventions) for k in "abcd")
+        num_rel = ev.per_query["NumRel"].to_numpy(dtype=np.float64)[rows]
+        values[rows] = (a * 0.0 + b * (retrieved - 0.0) + c * (num_rel - 0.0)
+                        + d * (opt.num_docs + 0.0 - retrieved - num_rel))
+    elif retrieved:
+        p = spec.param("p", ev.conventions)
+        values[rows] = 1.0 * p + (1 - p) * 1.0
+    return values
+
+
+def _spec(name: str):
     from metrics_core.ranking.registry import parse_measure
 
-    return parse_measure(name).name
+    return parse_measure(name)
+
+
+def _canonical(name: str) -> str:
+    return _spec(name).name
 
 
 def _evaluate(qrels_source, run_source, reqs, opt):
@@ -157,6 +191,10 @@ def _evaluate(qrels_source, run_source, reqs, opt):
     names = []
     for req in reqs:
         names += [n for n in req.ranklab if n is not None]
+    if opt.complete and any(r.measure.name == "num_rel" for r in reqs):
+        names.append("NumRel(rel=1)")
+    if opt.complete and any(p.startswith("utility_") for r in reqs for p in r.printed):
+        names.append("NumRel")
     names = list(dict.fromkeys(names)) or ["NumRet"]
     return mc.evaluate(qrels_source, run_source, names, **_conventions(opt))
 
@@ -193,7 +231,7 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
         shown = [q for q in index if q not in missing]
     if not index or (options.version == 9 and not shown):
         return "", 7, "trec_eval: No queries with both results and relevance info"
-    columns = _columns(reqs, ev)
+    columns = _columns(reqs, ev, options)
     text = _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, options) if options.per_query else []
     if stop is not None:
         return "".join(text), 4, f"trec_eval: result qid '{stop}' not found in qrels"
@@ -205,7 +243,10 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
 def _format(req: Requested, value) -> str:
     if req.measure.kind == "long":
         return str(int(value))
-    return f"{float(value):6.4f}"
+    value = float(value)
+    if value != value:  # NaN: trec_eval's 0/0 is the x86 default NaN, printed "-nan"
+        return "  -nan"
+    return f"{value:6.4f}"
 
 
 def _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, opt) -> list[str]:
@@ -217,7 +258,7 @@ def _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, opt) -
         if req.measure.summary_only or req.measure.kind == "runid":
             continue
         if req.measure.kind == "relstring":
-            rel = _relstrings(qrels_source, run_source, ev, req.params[0], shown)
+            rel = _relstrings(qrels_source, run_source, ev, req.params[0], shown, req.printed[0] != "relstring")
             per_measure.append([_line(req.printed[0], q, f"'{rel[q]}'") for q in shown])
             continue
         for printed in req.printed:
@@ -226,14 +267,17 @@ def _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, opt) -
     return ["".join(parts) for parts in zip(*per_measure, strict=True)] if per_measure else []
 
 
-def _relstrings(qrels_source, run_source, ev, length, shown):
+def _relstrings(qrels_source, run_source, ev, length, shown, named: bool):
     import metrics_core as mc
 
     qrels = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
     run = run_source if isinstance(run_source, mc.Run) else mc.read_run(run_source)
     missing = set(ev.diagnostics.get("missing_queries") or ())
     out = relstrings(qrels, run, ev.conventions, length, shown)
-    return {q: ("" if q in missing else s) for q, s in out.items()}
+    # a missing query (-c): trec_eval 10 clears the string only under the name "relstring";
+    # with a length it keeps the one unjudged document of its stand-in ranking
+    bogus = "-" if (named and length >= 1 and not ev.conventions.judged_only) else ""
+    return {q: (bogus if q in missing else s) for q, s in out.items()}
 
 
 def _summary(reqs, columns, run_source, run_bytes) -> list[str]:
