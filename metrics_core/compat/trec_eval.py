@@ -27,7 +27,7 @@ import numpy as np
 from metrics_core.compat.trec_measures import Requested, TrecEvalExit, requested
 from metrics_core.errors import InputError
 
-__all__ = ["TrecEvalOptions", "TrecEvalExit", "trec_eval_output", "last_run_id", "relstrings"]
+__all__ = ["TrecEvalOptions", "TrecEvalExit", "trec_eval_output", "last_run_id", "relstrings", "custom_11pt_avg"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _conventions(opt: TrecEvalOptions) -> dict:
             "compat": "trec_eval9" if opt.version == 9 else "trec_eval10"}
 
 
-def _custom_11pt(req: Requested, frame) -> np.ndarray:
+def custom_11pt_avg(req: Requested, frame) -> np.ndarray:
     """11pt_avg at the given recall levels: their interpolated precisions, added from the
     last level given to the first (trec_eval's order), over the number of levels."""
     total = np.zeros(len(frame))
@@ -135,7 +135,7 @@ def _columns(reqs, ev, opt: TrecEvalOptions) -> dict[str, tuple[np.ndarray, floa
         if req.measure.kind in ("runid", "relstring"):
             continue
         if req.measure.name == "11pt_avg" and req.params:
-            out[req.printed[0]] = _with_mean(_custom_11pt(req, frame))
+            out[req.printed[0]] = _with_mean(custom_11pt_avg(req, frame))
             continue
         for printed, name in zip(req.printed, req.ranklab, strict=True):
             canonical = _canonical(name)
