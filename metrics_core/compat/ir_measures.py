@@ -4,7 +4,7 @@
 >>> qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d1": 1}}
 >>> run = {"q1": {"d1": 1.0, "d2": 2.0}}
 >>> ir_measures.calc_aggregate(["nDCG@10", "P@1", "NumRel"], qrels, run)
-{'nDCG@10': 0.1531..., 'P@1': 0.0, 'NumRel': 2.0}
+{'nDCG@10': 0.11990623328406573, 'P@1': 0.0, 'NumRel': 2.0}
 >>> [tuple(m) for m in ir_measures.iter_calc(["P@1"], qrels, run)]
 [('q1', 'P@1', 0.0), ('q2', 'P@1', 0.0)]
 
