@@ -69,8 +69,22 @@ class Evaluation:
     def per_query(self, frame) -> None:
         self._per_query = frame
 
-    def to_dict(self, per_query: bool = False) -> dict:
-        """The JSON ``runs`` entry of the command-line contract."""
+    def to_frame(self, long: bool = False) -> pd.DataFrame:
+        """Per-query values: wide (:attr:`per_query`), or ``long=True`` one row per
+        (query_id, measure, value), as ir_measures yields them."""
+        if not long:
+            return self.per_query
+        from metrics_core.compat.shapes import long_frame
+
+        return long_frame(self)
+
+    def to_dict(self, per_query: bool = False, *, nested: bool = False) -> dict:
+        """The JSON ``runs`` entry of the command-line contract; ``nested=True``:
+        ``{query_id: {measure: value}}``, pytrec_eval's shape."""
+        if nested:
+            from metrics_core.compat.shapes import nested_dict
+
+            return nested_dict(self)
         out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
         if per_query:
             out["per_query"] = {
