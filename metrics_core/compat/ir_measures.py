@@ -39,7 +39,11 @@ Metric = namedtuple("Metric", ["query_id", "measure", "value"])
 def _frame(data, value_name: str):
     """ir_measures' inputs (dict of dicts, DataFrame, iterable of records) -> what the
     readers take (a dict, or a DataFrame with query_id / doc_id / value columns)."""
-    if isinstance(data, dict) or hasattr(data, "columns"):
+    if isinstance(data, dict):
+        from metrics_core.compat.pytrec_eval import columns_from_mapping
+
+        return columns_from_mapping(data, "run" if value_name == "score" else "qrels")
+    if hasattr(data, "columns"):
         return data
     import pandas as pd
 

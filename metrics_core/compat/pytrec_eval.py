@@ -25,6 +25,7 @@ pytrec_eval's ``TypeError``.
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -101,6 +102,30 @@ def combine_measures(measures: Iterable[str]) -> list[str]:
     return [f"{name}.{','.join(sorted(params))}" if params else name for name, params in families.items()]
 
 
+def columns_from_mapping(mapping: Mapping[str, Mapping[str, float]], kind: str):
+    """``{qid: {docid: value}}`` -> a :class:`~metrics_core.Run` (``kind="run"``) or
+    :class:`~metrics_core.Qrels`, column by column (no per-pair Python step). Queries with
+    an empty mapping stay in a run as answered with nothing (scored, as pytrec_eval does).
+
+    >>> run = columns_from_mapping({"q1": {"d1": 2.0, "d2": 1.0}, "q2": {}}, "run")
+    >>> len(run), run.extra_query_ids
+    (2, ('q2',))
+    """
+    import metrics_core as mc
+
+    qids = list(mapping)
+    inner = [mapping[q] for q in qids]
+    counts = np.fromiter((len(d) for d in inner), dtype=np.int64, count=len(qids))
+    total = int(counts.sum())
+    docs = list(itertools.chain.from_iterable(d.keys() for d in inner))
+    values = np.fromiter(itertools.chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
+    query_ids = np.repeat(np.array(qids, dtype=object), counts) if total else np.array([], dtype=object)
+    if kind == "run":
+        empty = tuple(str(q) for q, n in zip(qids, counts, strict=True) if n == 0)
+        return mc.Run(query_ids, docs, values, source="<run mapping>", extra_query_ids=empty)
+    return mc.Qrels(query_ids, docs, values, source="<qrels mapping>")
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator: qrels and measures fixed once, runs evaluated by
     :meth:`evaluate`.
@@ -124,7 +149,7 @@ class RelevanceEvaluator:
         if isinstance(measures, str):
             measures = [measures]
         self._requests: list[Requested] = requested(combine_measures(list(measures)), version=9)
-        self._qrels = mc.read_qrels({q: dict(d) for q, d in query_relevance.items() if len(d) > 0})
+        self._qrels = columns_from_mapping({q: d for q, d in query_relevance.items() if len(d) > 0}, "qrels")
         self._conventions = mc.Conventions(compat="trec_eval9", relevance_threshold=relevance_level,
                                            judged_only=bool(judged_docs_only_flag))
         names = [n for r in self._requests for n in r.ranklab if n is not None]
@@ -144,7 +169,7 @@ class RelevanceEvaluator:
             return {}
         import metrics_core as mc
 
-        ev = mc.evaluate(self._qrels, scores, self._names, self._conventions)
+        ev = mc.evaluate(self._qrels, columns_from_mapping(scores, "run"), self._names, self._conventions)
         keys, columns = self.columns(ev)
         from metrics_core.compat.shapes import nested_from_columns
 

@@ -94,6 +94,8 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
     frame = run.to_frame()
     if conv.compat == "trec_eval9":
         frame["score"] = frame["score"].astype(np.float32)
+    if not conv.judged_only:  # only the first min(length, depth) ranks matter: keep their scores and ties
+        frame = frame[_top_candidates(frame, min(length, conv.depth or length))]
     frame = frame.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
     if conv.depth is not None:
         frame = frame[frame.groupby("query_id", sort=False).cumcount() < conv.depth]
@@ -110,6 +112,26 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
                                             np.where(lab == -1, "-", ".")))
     joined = pd.Series(chars, index=frame["query_id"].to_numpy()).groupby(level=0, sort=False).agg("".join)
     return {q: joined.get(q, "") for q in queries}
+
+
+def _top_candidates(frame, n: int) -> np.ndarray:
+    """Rows whose score reaches their query's n-th highest score (the first n ranks, and
+    every document tied with the n-th): a numeric sort, no string comparison."""
+    codes, _ = pd_factorize(frame["query_id"])
+    scores = frame["score"].to_numpy(dtype=np.float64)
+    by_score = np.argsort(-scores, kind="stable")
+    order = by_score[np.argsort(codes[by_score], kind="stable")]
+    sizes = np.bincount(codes)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    nth = scores[order][starts + np.minimum(n, sizes) - 1] if n > 0 else np.full(len(sizes), np.inf)
+    return scores >= nth[codes]
+
+
+def pd_factorize(values):
+    """Integer codes of ``values`` (pandas' factorize)."""
+    import pandas as pd
+
+    return pd.factorize(values)
 
 
 def _conventions(opt: TrecEvalOptions) -> dict:
@@ -188,6 +210,10 @@ def _canonical(name: str) -> str:
 def _evaluate(qrels_source, run_source, reqs, opt):
     import metrics_core as mc
 
+    if any(r.measure.kind == "relstring" for r in reqs) and opt.per_query:  # read once, used twice
+        qrels_source = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
+        run_source = run_source if isinstance(run_source, mc.Run) else mc.read_run(run_source)
+
     names = []
     for req in reqs:
         names += [n for n in req.ranklab if n is not None]
@@ -196,7 +222,7 @@ def _evaluate(qrels_source, run_source, reqs, opt):
     if opt.complete and any(p.startswith("utility_") for r in reqs for p in r.printed):
         names.append("NumRel")
     names = list(dict.fromkeys(names)) or ["NumRet"]
-    return mc.evaluate(qrels_source, run_source, names, **_conventions(opt))
+    return mc.evaluate(qrels_source, run_source, names, **_conventions(opt)), qrels_source, run_source
 
 
 def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_bytes: bytes | None = None):
@@ -212,7 +238,7 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
     except TrecEvalExit as exc:
         return "", exc.status, exc.message
     try:
-        ev = _evaluate(qrels_source, run_source, reqs, options)
+        ev, qrels_read, run_read = _evaluate(qrels_source, run_source, reqs, options)
     except InputError as exc:
         if "no quer" in str(exc).lower() and "common" in str(exc).lower():
             return "", 7, "trec_eval: No queries with both results and relevance info"
@@ -232,7 +258,7 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
     if not index or (options.version == 9 and not shown):
         return "", 7, "trec_eval: No queries with both results and relevance info"
     columns = _columns(reqs, ev, options)
-    text = _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, options) if options.per_query else []
+    text = _per_query(reqs, ev, columns, shown, index, qrels_read, run_read, options) if options.per_query else []
     if stop is not None:
         return "".join(text), 4, f"trec_eval: result qid '{stop}' not found in qrels"
     if options.summary:

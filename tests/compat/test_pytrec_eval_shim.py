@@ -99,3 +99,10 @@ def test_supported_measures_and_parsers(tmp_path):
     with pytest.raises(ValueError, match="unsupported measure"):
         shim.RelevanceEvaluator({"q1": {"d1": 1}}, {"bogus_measure"})
     assert shim.RelevanceEvaluator({"q1": {"d1": 1}}, {"map"}).evaluate({}) == {}
+
+
+def test_empty_rankings_and_empty_judgements_as_pytrec_eval():
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 1}, "q3": {}}
+    run = {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {}, "q3": {"d1": 1.0}}
+    ms = {"map", "P.1", "num_ret", "num_rel", "recip_rank", "ndcg_cut.10"}
+    assert shim.RelevanceEvaluator(qrels, ms).evaluate(run) == pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
