@@ -162,6 +162,8 @@ def _columns(reqs, ev, opt: TrecEvalOptions) -> dict[str, tuple[np.ndarray, floa
         for printed, name in zip(req.printed, req.ranklab, strict=True):
             canonical = _canonical(name)
             out[printed] = (frame[canonical].to_numpy(), ev.aggregate[canonical])
+            if req.measure.name == "utility":
+                out[printed] = _with_mean(_utility(name, ev, opt))
             if printed == "num_rel" and opt.complete:
                 # with -c, trec_eval's summary counts every qrels label > 0, whatever -l says
                 out[printed] = (out[printed][0], ev.aggregate["NumRel(rel=1)"])
@@ -175,12 +177,28 @@ def _with_mean(values: np.ndarray) -> tuple[np.ndarray, float]:
     return values, (float(np.cumsum(values)[-1] / len(values)) if len(values) else 0.0)
 
 
+def _missing_rows(ev) -> np.ndarray:
+    missing = set(ev.diagnostics.get("missing_queries") or ())
+    return np.array([str(q) in missing for q in ev.per_query.index], dtype=bool)
+
+
+def _utility(name: str, ev, opt: TrecEvalOptions) -> np.ndarray:
+    """trec_eval's utility from the counts, in its order of operations:
+    a relret + b (ret - relret) + c (rel - relret) + d (N + relret - ret - rel). A query
+    left with no document by -J still counts its missed relevant ones."""
+    frame = ev.per_query
+    a, b, c, d = (_spec(name).param(k, ev.conventions) for k in "abcd")
+    ret, relret, rel = (frame[n].to_numpy(dtype=np.float64) for n in ("NumRet", "NumRelRet", "NumRel"))
+    values = a * relret + b * (ret - relret) + c * (rel - relret) + d * (opt.num_docs + relret - ret - rel)
+    values[_missing_rows(ev)] = 0.0
+    return values
+
+
 def _bogus(printed: str, name: str, values: np.ndarray, ev, opt: TrecEvalOptions) -> np.ndarray:
     """trec_eval 10 with -c scores a missing query on a one-document ranking (an unjudged
     document) and then zeroes ``utility`` and ``rbp_resid``, but only under those exact
     names: with parameters (``utility_2,-1,0,1``) the one-document values stay."""
-    missing = set(ev.diagnostics.get("missing_queries") or ())
-    rows = np.array([str(q) in missing for q in ev.per_query.index], dtype=bool)
+    rows = _missing_rows(ev)
     if not rows.any():
         return values
     values = values.astype(np.float64).copy()
@@ -219,8 +237,8 @@ def _evaluate(qrels_source, run_source, reqs, opt):
         names += [n for n in req.ranklab if n is not None]
     if opt.complete and any(r.measure.name == "num_rel" for r in reqs):
         names.append("NumRel(rel=1)")
-    if opt.complete and any(p.startswith("utility_") for r in reqs for p in r.printed):
-        names.append("NumRel")
+    if any(r.measure.name == "utility" for r in reqs):
+        names += ["NumRet", "NumRelRet", "NumRel"]
     names = list(dict.fromkeys(names)) or ["NumRet"]
     return mc.evaluate(qrels_source, run_source, names, **_conventions(opt)), qrels_source, run_source
 

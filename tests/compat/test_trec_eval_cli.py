@@ -135,6 +135,12 @@ OPTION_SETS = [
     ["-q", "-c", "-N", "1000", "-m", "utility.2,-1,0,1", "-m", "set_F.0.5", "-m", "official"],
     ["-q", "-m", "official"],  # trec_eval 10 stops at the first qrels query without results
     ["-c", "-m", "ndcg.1=3,2=9", "-m", "Rprec_mult.0.5,1.5", "-m", "success.2", "-m", "11pt_avg.0.2,0.5,0.8"],
+    # trec_eval 9 has none of rbp, rbp_resid, dcg: both stop with status 1. rbp is not
+    # combined with parameters, dcg or G: trec_eval 10 rescales rbp's gains with
+    # uninitialised bounds, so its value depends on what ran before (see the README)
+    ["-q", "-c", "-m", "rbp", "-m", "rbp_resid.p=0.8", "-m", "relstring"],
+    ["-q", "-c", "-J", "-m", "rbp_resid.p=0.8", "-m", "utility.1,-2,0.5,0", "-m", "unj.3,7", "-m", "dcg.1=2,2=5",
+     "-m", "G"],
 ]
 
 
