@@ -82,8 +82,7 @@ def _evaluate(measures, qrels, run):
 def _columns(specs, ev, judged_frame) -> list[np.ndarray]:
     """Per-query values under ir_measures' conventions, in ``ev.per_query``'s order."""
     frame = ev.per_query
-    missing = set(ev.diagnostics.get("missing_queries") or ())
-    unanswered = np.array([str(q) in missing for q in frame.index], dtype=bool)
+    unanswered = np.asarray(frame.index.isin(list(ev.diagnostics.get("missing_queries") or ())), dtype=bool)
     out = []
     for spec in specs:
         if spec.family == "Judged":  # judged share of the top min(k, retrieved) documents

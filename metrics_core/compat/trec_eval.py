@@ -178,8 +178,7 @@ def _with_mean(values: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def _missing_rows(ev) -> np.ndarray:
-    missing = set(ev.diagnostics.get("missing_queries") or ())
-    return np.array([str(q) in missing for q in ev.per_query.index], dtype=bool)
+    return np.asarray(ev.per_query.index.isin(list(ev.diagnostics.get("missing_queries") or ())), dtype=bool)
 
 
 def _utility(name: str, ev, opt: TrecEvalOptions) -> np.ndarray:
