@@ -91,11 +91,13 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
     """
     import pandas as pd
 
-    frame = run.to_frame()
-    if conv.compat == "trec_eval9":
-        frame["score"] = frame["score"].astype(np.float32)
-    if not conv.judged_only:  # only the first min(length, depth) ranks matter: keep their scores and ties
-        frame = frame[_top_candidates(frame, min(length, conv.depth or length))]
+    scores = run.scores.astype(np.float32 if conv.compat == "trec_eval9" else np.float64)
+    if conv.judged_only:
+        rows = np.arange(len(scores))
+    else:  # only the first min(length, depth) ranks matter: keep their scores and ties
+        rows = np.flatnonzero(_top_candidates(run, scores, min(length, conv.depth or length)))
+    frame = pd.DataFrame({"query_id": _strings(run.qid.take(rows)), "doc_id": _strings(run.docid.take(rows)),
+                          "score": scores[rows]})
     frame = frame.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
     if conv.depth is not None:
         frame = frame[frame.groupby("query_id", sort=False).cumcount() < conv.depth]
@@ -110,28 +112,40 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
     lab = frame["label"].to_numpy()
     chars = np.where(lab > 9, ">", np.where(lab >= 0, lab.clip(0, 9).astype(int).astype(str),
                                             np.where(lab == -1, "-", ".")))
-    joined = pd.Series(chars, index=frame["query_id"].to_numpy()).groupby(level=0, sort=False).agg("".join)
+    text = "".join(chars.tolist())
+    qids = frame["query_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(qids)]
+    joined = {qids[a]: text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)}
     return {q: joined.get(q, "") for q in queries}
 
 
-def _top_candidates(frame, n: int) -> np.ndarray:
+def _strings(values) -> list:
+    """Arrow strings (plain or dictionary-encoded, chunked or not) as a Python list."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    return values.to_pylist()
+
+
+def _top_candidates(run, scores: np.ndarray, n: int) -> np.ndarray:
     """Rows whose score reaches their query's n-th highest score (the first n ranks, and
     every document tied with the n-th): a numeric sort, no string comparison."""
-    codes, _ = pd_factorize(frame["query_id"])
-    scores = frame["score"].to_numpy(dtype=np.float64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qid = run.qid.combine_chunks() if isinstance(run.qid, pa.ChunkedArray) else run.qid
+    if not pa.types.is_dictionary(qid.type):
+        qid = pc.dictionary_encode(qid)
+    codes = qid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    scores = scores.astype(np.float64)
     by_score = np.argsort(-scores, kind="stable")
     order = by_score[np.argsort(codes[by_score], kind="stable")]
     sizes = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     nth = scores[order][starts + np.minimum(n, sizes) - 1] if n > 0 else np.full(len(sizes), np.inf)
     return scores >= nth[codes]
-
-
-def pd_factorize(values):
-    """Integer codes of ``values`` (pandas' factorize)."""
-    import pandas as pd
-
-    return pd.factorize(values)
 
 
 def _conventions(opt: TrecEvalOptions) -> dict:
