@@ -4,8 +4,8 @@
 QRELS RUN`` prints what trec_eval 10 prints (``--compat trec_eval9``: trec_eval 9.0.8);
 see :mod:`metrics_core.compat.trec_eval`. ``RUN`` may be ``-`` (standard input).
 Preference and jg qrels (``-R``), other result formats (``-T``) and z-scores (``-Z``) are
-refused with one line. Bad input: status 2 and one line naming the file and line, as
-trec_eval stops on a file it cannot read.
+refused with one line. Bad input: one line naming the file and line, with trec_eval's
+status (2 for a line it cannot read, 4 for a document given twice).
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def run(args) -> int:
         text, status, message = trec_eval_output(args.qrels, run_source, options, run_bytes=run_bytes)
     except InputError as exc:
         print(f"trec_eval: {exc}", file=sys.stderr)
-        return 2
+        # trec_eval stops with 4 on a document given twice (found while measuring), 2 on a bad line
+        return 4 if "duplicate" in exc.problem.lower() else 2
     except FileNotFoundError as exc:
         print(f"trec_eval: {exc.filename}: file not found. Check the path.", file=sys.stderr)
         return 2

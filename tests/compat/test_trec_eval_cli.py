@@ -204,3 +204,19 @@ def test_official_is_the_default_and_order_is_trec_evals(tmp_path):
     names = [line.split()[0] for line in default.decode().splitlines()]
     assert names[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
     assert default.decode().splitlines()[0] == "runid                 \tall\tmytag"
+
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+def test_duplicate_documents_stop_with_trec_evals_status(which, tmp_path):
+    qrels, run = "q1 0 d1 1\nq1 0 d2 0\n", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
+    if which == "run":
+        run += "q1 Q0 d1 3 0.5 t\n"
+    else:
+        qrels += "q1 0 d1 0\n"
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    args = [str(tmp_path / "q"), str(tmp_path / "r")]
+    got, status, err = ours(args)
+    assert (got, status) == (b"", 4) and "duplicate" in err and err.count("\n") == 1
+    expected, expected_status = theirs(stock(10), args)
+    assert (got, status) == (expected, expected_status)
