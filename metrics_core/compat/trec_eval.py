@@ -286,7 +286,7 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
             shown = index
     else:
         shown = [q for q in index if q not in missing]
-    if not index or (options.version == 9 and not shown):
+    if stop is None and (not index or (options.version == 9 and not shown)):
         return "", 7, "trec_eval: No queries with both results and relevance info"
     columns = _columns(reqs, ev, options)
     text = _per_query(reqs, ev, columns, shown, index, qrels_read, run_read, options) if options.per_query else []

@@ -220,3 +220,16 @@ def test_duplicate_documents_stop_with_trec_evals_status(which, tmp_path):
     assert (got, status) == (b"", 4) and "duplicate" in err and err.count("\n") == 1
     expected, expected_status = theirs(stock(10), args)
     assert (got, status) == (expected, expected_status)
+
+
+@pytest.mark.parametrize("version", [10, 9])
+@pytest.mark.parametrize("flags", [[], ["-c"], ["-q", "-c"]])
+def test_no_common_query(flags, version, tmp_path):
+    """trec_eval 10 stops on the unanswered qrels query (4) unless -c; trec_eval 9 finds no
+    query with both results and judgements (7)."""
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q9 Q0 d1 1 2.0 t\n")
+    args = [*flags, str(tmp_path / "q"), str(tmp_path / "r")]
+    expected, status = theirs(stock(version), args)
+    got, got_status, _ = ours(["--compat", f"trec_eval{version}", *args])
+    assert (got_status, got) == (status, expected)
