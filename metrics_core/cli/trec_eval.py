@@ -68,9 +68,13 @@ def run(args) -> int:
         print("Usage: trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file", file=sys.stderr)
         return 1
     max_docs = c_atol(args.max_docs) if args.max_docs is not None else None
+    if max_docs is not None and max_docs < 1:
+        print(f"trec_eval: -M {args.max_docs} keeps no document of any ranking; RankLab serves -M 1 or more",
+              file=sys.stderr)
+        return 1
     options = TrecEvalOptions(tuple(args.measures), args.per_query, args.complete, args.judged_only,
                               not args.no_summary, c_atol(args.level),
-                              max_docs if max_docs and max_docs > 0 else None, max(c_atol(args.num_docs), 0),
+                              max_docs, max(c_atol(args.num_docs), 0),
                               version)
     run_source, run_bytes = args.run, None
     if args.run == "-":

@@ -241,8 +241,8 @@ def _canonical(name: str) -> str:
 def _evaluate(qrels_source, run_source, reqs, opt):
     import metrics_core as mc
 
+    qrels_source = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
     if any(r.measure.kind == "relstring" for r in reqs) and opt.per_query:  # read once, used twice
-        qrels_source = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
         run_source = run_source if isinstance(run_source, mc.Run) else mc.read_run(run_source)
 
     names = []
@@ -276,25 +276,47 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
         raise
     missing = set(ev.diagnostics.get("missing_queries") or ())
     index = [str(q) for q in ev.per_query.index]
-    stop = None
-    if options.version == 10:
-        if missing and not options.complete:
-            order = sorted(set(index) | missing)
-            stop = next(q for q in order if q in missing)
-            shown = [q for q in index if q < stop]
-        else:
-            shown = index
-    else:
-        shown = [q for q in index if q not in missing]
-    if stop is None and (not index or (options.version == 9 and not shown)):
+    shown, stop = _walk(index, missing, _all_negative(qrels_read), reqs, options)
+    if stop is None and (not index or not shown):
         return "", 7, "trec_eval: No queries with both results and relevance info"
     columns = _columns(reqs, ev, options)
     text = _per_query(reqs, ev, columns, shown, index, qrels_read, run_read, options) if options.per_query else []
     if stop is not None:
-        return "".join(text), 4, f"trec_eval: result qid '{stop}' not found in qrels"
+        return "".join(text), 4, stop
     if options.summary:
         text += _summary(reqs, columns, run_source, run_bytes)
     return "".join(text), 0, None
+
+
+def _all_negative(qrels) -> set[str]:
+    """Queries whose every judgement is negative."""
+    frame = qrels.to_frame()
+    labels = np.trunc(frame.iloc[:, 2].to_numpy(dtype=np.float64))
+    top = frame.assign(label=labels).groupby("query_id", sort=False)["label"].max()
+    return set(top.index[top.to_numpy() < 0].astype(str))
+
+
+def _walk(index: list[str], missing: set, negative: set, reqs, opt: TrecEvalOptions):
+    """The queries trec_eval prints, in its order, and the message it stops with (or None).
+
+    trec_eval 10 walks the qrels queries: one the run does not answer stops it unless -c.
+    trec_eval 9 walks the run queries that have judgements. Both stop when the first query
+    they rank has only negative judgements (its table of relevance levels is then never
+    allocated), naming the first measure that ranks documents; later such queries are
+    measured (a label of -2 or below there makes trec_eval crash; RankLab measures it)."""
+    if opt.version == 10:
+        order = sorted(set(index) | missing)
+    else:
+        order = [q for q in index if q not in missing]
+    ranking = next((r.measure.name for r in reqs if r.measure.name not in ("runid", "num_q")), None)
+    shown = []
+    for q in order:
+        if q in missing and opt.version == 10 and not opt.complete:
+            return shown, f"trec_eval: result qid '{q}' not found in qrels"
+        if q in negative and not shown and ranking is not None:
+            return shown, f"trec_eval: Can't calculate measure '{ranking}'"
+        shown.append(q)
+    return shown, None
 
 
 def _format(req: Requested, value) -> str:

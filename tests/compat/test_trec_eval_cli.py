@@ -177,6 +177,7 @@ def test_run_from_standard_input(tmp_path):
     (["-m", "bogus"], 1, "illegal measure 'bogus'"),
     (["-m", "P.0,5"], 2, "Negative cutoff"),
     (["-m", "P.5,5"], 2, "duplicate cutoffs"),
+    (["-M0"], 1, "-M 0 keeps no document"),
 ])
 def test_unservable_options_are_one_line(args, status, needle, tmp_path):
     (tmp_path / "q").write_text("q1 0 d1 1\n")
@@ -229,6 +230,25 @@ def test_no_common_query(flags, version, tmp_path):
     query with both results and judgements (7)."""
     (tmp_path / "q").write_text("q1 0 d1 1\n")
     (tmp_path / "r").write_text("q9 Q0 d1 1 2.0 t\n")
+    args = [*flags, str(tmp_path / "q"), str(tmp_path / "r")]
+    expected, status = theirs(stock(version), args)
+    got, got_status, _ = ours(["--compat", f"trec_eval{version}", *args])
+    assert (got_status, got) == (status, expected)
+
+
+@pytest.mark.parametrize("version", [10, 9])
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("flags", [["-q"], ["-q", "-c"], ["-q", "-m", "P.3", "-m", "relstring"],
+                                   ["-q", "-m", "runid", "-m", "num_q"]])
+def test_query_with_only_negative_labels(flags, first, version, tmp_path):
+    """trec_eval stops (status 4) when the first query it ranks has only negative
+    judgements, naming the first measure that ranks documents; a later such query (labels
+    -1) is measured."""
+    q1 = "q1 0 d1 -1\nq1 0 d2 -1\n"
+    others = "a1 0 d1 1\nq2 0 d1 1\n" if not first else "r1 0 d1 1\nr2 0 d1 1\n"
+    (tmp_path / "q").write_text(q1 + others)
+    ids = [line.split()[0] for line in (q1 + others).splitlines()]
+    (tmp_path / "r").write_text("".join(f"{q} Q0 d1 1 2.0 t\n" for q in dict.fromkeys(ids)))
     args = [*flags, str(tmp_path / "q"), str(tmp_path / "r")]
     expected, status = theirs(stock(version), args)
     got, got_status, _ = ours(["--compat", f"trec_eval{version}", *args])
