@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from metrics_core.compat.ranx_names import translate as translate_ranx
 from metrics_core.errors import InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
 from metrics_core.ranking.definition import (
@@ -167,6 +168,8 @@ def parse_measure(text) -> MeasureSpec:
             if base.lower().startswith(prefix) and len(base) > len(prefix):
                 family, params_text = fam, f"{param}={base[len(prefix):]}"
                 break
+    if family is None and (ranx := translate_ranx(raw)) is not None:  # ranx spellings (ndcg_burges@10)
+        return parse_measure(ranx)
     if family is None:
         _unknown(raw, f"no measure called {base!r}")
     d = REGISTRY[family]
