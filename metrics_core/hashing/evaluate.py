@@ -93,8 +93,10 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     Parameters
     ----------
     query_codes, db_codes : array-like (items, bits) of ±1 or 0/1
-    query_labels, db_labels : class ids (vector) or 0/1 label matrices (multi-label:
-        relevant when at least one label is shared)
+    query_labels, db_labels : class ids (1-D) or 0/1 label matrices (2-D, multi-label:
+        relevant when at least one label is shared). A one-column 0/1 matrix is multi-label
+        too: items sharing the 1 match, two items tagged 0 do not. A one-column matrix with
+        other values is class ids written as a column.
     topk : int, optional
         mAP@topk; None for mAP over the whole ranking.
     ks : iterable of int
@@ -184,7 +186,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         "n_queries": nq, "n_db": ndb, "bits": bits, "ties": ties, "topk": topk,
         "zero_relevant_queries": int((~has_rel).sum()),
     }
-    out["per_class_map"] = _per_class_map(ap, keep, query_labels)
+    out["per_class_map"] = _per_class_map(ap, keep, _labels(query_labels, nq, "query labels").cpu().numpy())
     return out
 
 
@@ -216,9 +218,9 @@ def _by_radius(n: np.ndarray, r: np.ndarray, R: np.ndarray):
     return precision, recall
 
 
-def _per_class_map(ap: np.ndarray, keep: np.ndarray, query_labels) -> dict:
-    """mAP per class of the queries (single labels, or each column of multi-labels)."""
-    ql = np.asarray(query_labels.cpu() if hasattr(query_labels, "cpu") else query_labels)
+def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
+    """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
+    the validated labels."""
     if ql.ndim == 1:
         members = {str(c): ql == c for c in np.unique(ql)}
     else:

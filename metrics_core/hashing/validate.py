@@ -55,11 +55,19 @@ def validate_codes(codes, name: str = "codes") -> torch.Tensor:
 
 
 def _labels(labels, n: int, name: str) -> torch.Tensor:
+    """Labels as class ids (int64 vector) or multi-label rows (float32 0/1 matrix).
+
+    A 1-D array is class ids. A 2-D array is 0/1 multi-label rows, one column included:
+    items sharing a 1 match, two all-zero rows do not. A one-column matrix whose values
+    are not all 0/1 can only be class ids written as a column, and is read as such.
+    """
     t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels)
+    if t.ndim == 0:
+        raise InputError(f"{name}: expected one label (or label row) per code, got a single value")
     if t.shape[0] != n:
         raise InputError(f"{name}: {t.shape[0]} labels for {n} codes", hint="one label (row) per code")
-    if t.ndim == 2 and t.shape[1] == 1:
-        t = t[:, 0]
+    if t.ndim == 2 and t.shape[1] == 1 and not bool(((t == 0) | (t == 1)).all()):
+        t = t[:, 0]  # a column of class ids
     if t.ndim == 2:
         if not bool(((t == 0) | (t == 1)).all()):
             raise InputError(f"{name}: multi-label rows must be 0/1 vectors")
@@ -79,7 +87,9 @@ def _relevance(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
         if ql.shape[1] != dl.shape[1]:
             raise InputError("query and database label vectors have different lengths")
         return (ql @ dl.T) > 0
-    raise InputError("query and database labels must both be class ids or both 0/1 vectors")
+    raise InputError("query and database labels must both be class ids or both 0/1 vectors",
+                     hint="class ids: a 1-D array; multi-label: a 0/1 matrix (items x labels), "
+                          "one column included")
 
 
 
