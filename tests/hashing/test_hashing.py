@@ -188,13 +188,16 @@ def test_precision_at_k_correctness():
     assert calculate_precision_at_k(q, db, ql, dl, k=2, ties="stable") == 1.0
 
 
-@pytest.mark.parametrize("bits", [1, 7, 64, 65, 100, 300])
+@pytest.mark.parametrize("bits", [1, 7, 8, 9, 32, 33, 64, 65, 89, 90, 100, 127, 128, 255, 256, 300])
 @pytest.mark.parametrize("multilabel", [False, True])
-def test_distance_histograms_equal_direct_counts(bits, multilabel):
+@pytest.mark.parametrize("piece", [None, 7])
+def test_distance_histograms_equal_direct_counts(bits, multilabel, piece, monkeypatch):
     """The CPU histogram (bit packing, pair-counted columns, class slices, query chunks
     spread over threads) equals counting the distance matrix directly."""
-    from metrics_core.hashing import _CPU_CHUNK_QUERIES, distance_histograms
+    from metrics_core.hashing import _CPU_CHUNK_QUERIES, distance_histograms, histograms
 
+    if piece is not None:  # bincount in many pieces per row, as on a database of millions
+        monkeypatch.setattr(histograms, "_BINCOUNT_PIECE", piece)
     rng = np.random.default_rng(bits)
     nq = 3 * _CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
     ndb = 201                                 # odd: one column left over by the pairing
