@@ -17,8 +17,8 @@ from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     _labels,
     _relevance,
+    code_bits,
     resolve_device,
-    validate_codes,
 )
 
 #: Queries per CPU chunk: small enough that a chunk's passes stay in cache (16 rows of
@@ -39,10 +39,9 @@ def _word_dtype(bits: int) -> np.dtype:
     return np.dtype(np.uint8 if bits <= 8 else np.uint32 if bits <= 32 else np.uint64)
 
 
-def _pack_bits(pm1: torch.Tensor) -> np.ndarray:
-    """±1 codes -> (items, words) of :func:`_word_dtype`, bit set where the code is +1,
-    zero padded (padding bits are equal in every code, so they add no distance)."""
-    bits01 = pm1.cpu().numpy() > 0
+def _pack_bits(bits01: np.ndarray) -> np.ndarray:
+    """Boolean (items, bits) -> (items, words) of :func:`_word_dtype`, zero padded
+    (padding bits are equal in every row, so they add no distance and share no label)."""
     n, k = bits01.shape
     word = _word_dtype(k)
     per = word.itemsize * 8
@@ -86,6 +85,14 @@ def _packed_distances(qp: np.ndarray, dp: np.ndarray) -> np.ndarray:
             np.bitwise_xor(qp[:, None, w], dp[None, :, w], out=xor)
             np.add(out, np.bitwise_count(xor, out=more), out=out, casting="unsafe")
     return out
+
+
+def _shared_label(qlp: np.ndarray, dlp: np.ndarray) -> np.ndarray:
+    """(rows, items) bool: the packed label rows share at least one set bit."""
+    both = qlp[:, None, 0] & dlp[None, :, 0]
+    for w in range(1, qlp.shape[1]):
+        both |= qlp[:, None, w] & dlp[None, :, w]
+    return both != 0
 
 
 def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
@@ -167,7 +174,7 @@ def _class_tasks(qln: np.ndarray, dls: np.ndarray, chunk: int) -> list:
     return tasks
 
 
-def _cpu_histograms(q: torch.Tensor, d: torch.Tensor, ql: torch.Tensor, dl: torch.Tensor,
+def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Tensor,
                     width: int, memory_budget: int):
     """CPU route of :func:`distance_histograms`: bit-packed codes, small query chunks in
     a thread pool. With class labels the database is sorted by class, so the relevant
@@ -196,13 +203,15 @@ def _cpu_histograms(q: torch.Tensor, d: torch.Tensor, ql: torch.Tensor, dl: torc
             n_hist[rows] = outside + inside
     else:
         tasks = [np.arange(lo, min(nq, lo + chunk)) for lo in range(0, nq, chunk)]
+        # a shared label is a shared set bit: AND of the packed label rows, no product
+        qlp, dlp = _pack_bits(ql.cpu().numpy() > 0), _pack_bits(dl.cpu().numpy() > 0)
 
         def work(rows):
             dist = _packed_distances(qp[rows], dp)
             if 2 * width > 256:
                 dist = dist.astype(np.uint16)
             key = np.multiply(dist, 2, out=dist, casting="unsafe")
-            key += _relevance(ql[rows], dl).numpy()
+            key += _shared_label(qlp[rows], dlp)
             both = _row_histograms(key, 2 * width)[0].reshape(len(rows), width, 2)
             n_hist[rows] = both.sum(axis=2)
             r_hist[rows] = both[:, :, 1]
@@ -230,21 +239,22 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     counted by one bincount. With class labels the relevance matrix is never built:
     relevant items are the query's class's slice of the class-sorted database.
     """
-    q = validate_codes(query_codes, "query codes")
-    d = validate_codes(db_codes, "database codes")
-    if q.shape[1] != d.shape[1]:
-        raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
-    ql = _labels(query_labels, q.shape[0], "query labels")
-    dl = _labels(db_labels, d.shape[0], "database labels")
+    qb = code_bits(query_codes, "query codes")
+    db = code_bits(db_codes, "database codes")
+    if qb.shape[1] != db.shape[1]:
+        raise InputError(f"query codes have {qb.shape[1]} bits, database codes {db.shape[1]}")
+    ql = _labels(query_labels, qb.shape[0], "query labels")
+    dl = _labels(db_labels, db.shape[0], "database labels")
     dev = resolve_device(device)
-    bits = q.shape[1]
-    nq, ndb = q.shape[0], d.shape[0]
+    bits = qb.shape[1]
+    nq, ndb = qb.shape[0], db.shape[0]
     width = bits + 1
     single = ql.ndim == 1 and dl.ndim == 1
     if not single:
         _relevance(ql[:1], dl[:1])  # checks the label kinds match
     if dev.type == "cpu":
-        return _cpu_histograms(q, d, ql, dl, width, memory_budget)
+        return _cpu_histograms(qb, db, ql, dl, width, memory_budget)
+    q, d = (torch.from_numpy(np.where(b, np.float32(1), np.float32(-1))) for b in (qb, db))
     n_hist = np.zeros((nq, width), dtype=np.int64)
     r_hist = np.zeros((nq, width), dtype=np.int64)
     qg, dTg = q.to(dev), d.to(dev).T.contiguous()

@@ -20,38 +20,68 @@ ZERO_RELEVANT = ("zero", "exclude")
 DEFAULT_MEMORY_BUDGET = 256 << 20
 
 
-def validate_codes(codes, name: str = "codes") -> torch.Tensor:
-    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes.
+def code_bits(codes, name: str = "codes") -> np.ndarray:
+    """The bits of ±1 or 0/1 codes as a boolean (items, bits) array: True where the code
+    is +1 (or 1).
 
-    Anything else (2, 0.5, NaN, a sign of 0 ...) is an InputError naming the first bad
-    position. ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
+    Anything else (2, 0.5, NaN, -1 and 0 mixed ...) is an InputError naming the first bad
+    position. Checked with numpy on the CPU (min and max first: one pass each for the
+    usual integer codes).
+
+    >>> code_bits([[0, 1], [1, 1]]).tolist()
+    [[False, True], [True, True]]
+    """
+    if isinstance(codes, torch.Tensor):
+        codes = codes.detach().cpu().numpy()
+    a = np.asarray(codes)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (items x bits), got {a.ndim} dimensions")
+    if a.shape[1] == 0 or a.shape[0] == 0:
+        raise InputError(f"{name}: empty code matrix of shape {tuple(a.shape)}")
+    if a.dtype.kind not in "biuf":
+        try:
+            a = a.astype(np.float32)  # numbers held as objects
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: codes must be numbers, got {a.dtype} values",
+                             hint="codes must be all -1/+1 or all 0/1") from None
+    if a.dtype.kind in "biu":
+        lo, hi = int(a.min()), int(a.max())
+        if 0 <= lo and hi <= 1:
+            return a > 0
+        if lo == -1 and hi <= 1 and not (a == 0).any() or lo == hi == 1:
+            return a > 0
+    a = a.astype(np.float32)
+    is_pm = (a == 1) | (a == -1)
+    if is_pm.all():
+        return a > 0
+    is01 = (a == 0) | (a == 1)
+    if is01.all():
+        return a > 0
+    odd = ~(is_pm | is01)
+    if odd.any():
+        bad = np.argwhere(odd)[0]
+        problem = "is not a code bit"
+    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
+        bad = np.argwhere(a == 0)[0]
+        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
+    raise InputError(f"{name}: value {float(a[bad[0], bad[1]])!r} at row {bad[0]}, bit {bad[1]} "
+                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
+
+
+def validate_codes(codes, name: str = "codes") -> torch.Tensor:
+    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes (checked by
+    :func:`code_bits`), on the device of a tensor given, else on the CPU.
+
+    ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
 
     >>> validate_codes([[0, 1], [1, 1]]).tolist()
     [[-1.0, 1.0], [1.0, 1.0]]
     """
-    t = torch.as_tensor(np.asarray(codes) if not isinstance(codes, torch.Tensor) else codes)
-    if t.ndim == 1:
-        t = t.unsqueeze(0)
-    if t.ndim != 2:
-        raise InputError(f"{name}: expected a 2-D array (items x bits), got {t.ndim} dimensions")
-    if t.shape[1] == 0 or t.shape[0] == 0:
-        raise InputError(f"{name}: empty code matrix of shape {tuple(t.shape)}")
-    t = t.to(torch.float32)
-    is_pm = (t == 1) | (t == -1)
-    if bool(is_pm.all()):
-        return t.contiguous()
-    is01 = (t == 0) | (t == 1)
-    if bool(is01.all()):
-        return (2 * t - 1).contiguous()
-    odd = ~(is_pm | is01)
-    if bool(odd.any()):
-        bad = torch.nonzero(odd)[0].tolist()
-        problem = "is not a code bit"
-    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
-        bad = torch.nonzero(t == 0)[0].tolist()
-        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
-    raise InputError(f"{name}: value {t[bad[0], bad[1]].item()!r} at row {bad[0]}, bit {bad[1]} "
-                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
+    bits = code_bits(codes, name)
+    t = torch.from_numpy(np.where(bits, np.float32(1), np.float32(-1)))
+    return t.to(codes.device) if isinstance(codes, torch.Tensor) else t
 
 
 def _labels(labels, n: int, name: str) -> torch.Tensor:
