@@ -90,8 +90,9 @@ def _labels(labels, n: int, name: str) -> torch.Tensor:
     A 1-D array is class ids. A 2-D array is 0/1 multi-label rows, one column included:
     items sharing a 1 match, two all-zero rows do not. A one-column matrix whose values
     are not all 0/1 can only be class ids written as a column, and is read as such.
+    Always on the CPU (labels are small; each route moves what it needs).
     """
-    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels)
+    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu())
     if t.ndim == 0:
         raise InputError(f"{name}: expected one label (or label row) per code, got a single value")
     if t.shape[0] != n:
