@@ -15,21 +15,21 @@ from metrics_core.errors import InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
-    _labels,
-    _relevance,
+    as_labels,
     code_bits,
+    relevance_matrix,
     resolve_device,
 )
 
 #: Queries per CPU chunk: small enough that a chunk's passes stay in cache (16 rows of
 #: 50,000 items beat both 8 and 32 rows).
-_CPU_CHUNK_QUERIES = 16
+CPU_CHUNK_QUERIES = 16
 #: Largest joint histogram per row (bins) for which columns are counted in pairs (the
 #: joint key is built in int16, so it must stay below 32,768).
-_PAIR_BINS_MAX = 8192
+PAIR_BINS_MAX = 8192
 #: Keys per torch.bincount call: below torch's grain size (32,768), so the call stays on
 #: the calling thread.
-_BINCOUNT_PIECE = 32768
+BINCOUNT_PIECE = 32768
 
 
 def _word_dtype(bits: int) -> np.dtype:
@@ -105,7 +105,7 @@ def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
     d[:, j + h]`` counts the joint values of two columns at once (half the keys, the
     costly part of a bincount), and the marginals of that 2-D histogram give the counts.
     torch's bincount counts int16 keys without widening them and releases the GIL; it is
-    called on at most :data:`_BINCOUNT_PIECE` keys at a time, below torch's grain size,
+    called on at most :data:`BINCOUNT_PIECE` keys at a time, below torch's grain size,
     so it never starts threads of its own (inside the caller's thread pool they would
     only compete for the same cores; measured 15x slower on a busy machine).
     """
@@ -114,7 +114,7 @@ def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
     out = [np.zeros((rows, width), dtype=np.int64) for _ in groups]
     if rows == 0 or cols == 0:
         return out
-    paired = width * width <= _PAIR_BINS_MAX
+    paired = width * width <= PAIR_BINS_MAX
     bins = width * width if paired else width
     ranges = [(g, lo, hi, (hi - lo) // 2 if paired else hi - lo)
               for g, group in enumerate(groups) for lo, hi in group]
@@ -137,9 +137,9 @@ def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
     per_row = []
     for i in range(rows):
         row = torch.from_numpy(keys[i])
-        counts = torch.bincount(row[:_BINCOUNT_PIECE], minlength=nbins)
-        for lo in range(_BINCOUNT_PIECE, total, _BINCOUNT_PIECE):
-            counts += torch.bincount(row[lo:lo + _BINCOUNT_PIECE], minlength=nbins)
+        counts = torch.bincount(row[:BINCOUNT_PIECE], minlength=nbins)
+        for lo in range(BINCOUNT_PIECE, total, BINCOUNT_PIECE):
+            counts += torch.bincount(row[lo:lo + BINCOUNT_PIECE], minlength=nbins)
         per_row.append(counts)
     counts = torch.stack(per_row).numpy().reshape(rows, len(groups), *((width, width) if paired else (width,)))
     for g in range(len(groups)):
@@ -187,7 +187,7 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
     # Chunks of a few queries keep each pass in cache; the budget still caps them
     # (per pair: the XOR word, the distance, the pair and the key).
     per_query = max(ndb * (qp.dtype.itemsize + 8), 1)
-    chunk = max(1, min(_CPU_CHUNK_QUERIES, memory_budget // per_query))
+    chunk = max(1, min(CPU_CHUNK_QUERIES, memory_budget // per_query))
     if ql.ndim == 1 and dl.ndim == 1:
         qln, dln = ql.numpy(), dl.numpy()
         db_order = np.argsort(dln, kind="stable")
@@ -243,15 +243,15 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     db = code_bits(db_codes, "database codes")
     if qb.shape[1] != db.shape[1]:
         raise InputError(f"query codes have {qb.shape[1]} bits, database codes {db.shape[1]}")
-    ql = _labels(query_labels, qb.shape[0], "query labels")
-    dl = _labels(db_labels, db.shape[0], "database labels")
+    ql = as_labels(query_labels, qb.shape[0], "query labels")
+    dl = as_labels(db_labels, db.shape[0], "database labels")
     dev = resolve_device(device)
     bits = qb.shape[1]
     nq, ndb = qb.shape[0], db.shape[0]
     width = bits + 1
     single = ql.ndim == 1 and dl.ndim == 1
     if not single:
-        _relevance(ql[:1], dl[:1])  # checks the label kinds match
+        relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
     if dev.type == "cpu":
         return _cpu_histograms(qb, db, ql, dl, width, memory_budget)
     q, d = (torch.from_numpy(np.where(b, np.float32(1), np.float32(-1))) for b in (qb, db))
@@ -275,7 +275,7 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     chunk = max(1, min(nq, memory_budget // max(ndb * 12, 1)))
     for lo in range(0, nq, chunk):
         rows = np.arange(lo, min(nq, lo + chunk))
-        rel = None if single else _relevance(ql[rows], dl).numpy().astype(np.int32)
+        rel = None if single else relevance_matrix(ql[rows], dl).numpy().astype(np.int32)
         h = counts(distances(rows, None), rel)
         n_hist[rows] = h.sum(axis=2)
         if not single:

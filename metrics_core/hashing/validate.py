@@ -84,13 +84,19 @@ def validate_codes(codes, name: str = "codes") -> torch.Tensor:
     return t.to(codes.device) if isinstance(codes, torch.Tensor) else t
 
 
-def _labels(labels, n: int, name: str) -> torch.Tensor:
+def as_labels(labels, n: int, name: str) -> torch.Tensor:
     """Labels as class ids (int64 vector) or multi-label rows (float32 0/1 matrix).
 
     A 1-D array is class ids. A 2-D array is 0/1 multi-label rows, one column included:
     items sharing a 1 match, two all-zero rows do not. A one-column matrix whose values
     are not all 0/1 can only be class ids written as a column, and is read as such.
-    Always on the CPU (labels are small; each route moves what it needs).
+    Always on the CPU (labels are small; each route moves what it needs). ``name`` is the
+    role named in an :class:`InputError` (wrong count, non-0/1 rows, fractional ids).
+
+    >>> as_labels([[0], [1]], 2, "labels").tolist()   # one 0/1 column: multi-label
+    [[0.0], [1.0]]
+    >>> as_labels([[3], [5]], 2, "labels").tolist()   # a column of class ids
+    [3, 5]
     """
     t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu())
     if t.ndim == 0:
@@ -110,8 +116,13 @@ def _labels(labels, n: int, name: str) -> torch.Tensor:
     return t.to(torch.int64)
 
 
-def _relevance(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
-    """Relevant pairs: same class (single labels) or at least one shared label (multi)."""
+def relevance_matrix(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
+    """Relevant (query, item) pairs of labels from :func:`as_labels`: same class (class
+    ids) or at least one shared label (0/1 rows); an InputError when the kinds differ.
+
+    >>> relevance_matrix(as_labels([1, 2], 2, "q"), as_labels([2, 2, 1], 3, "d")).tolist()
+    [[False, False, True], [True, True, False]]
+    """
     if ql.ndim == 1 and dl.ndim == 1:
         return ql[:, None] == dl[None, :]
     if ql.ndim == 2 and dl.ndim == 2:

@@ -194,12 +194,12 @@ def test_precision_at_k_correctness():
 def test_distance_histograms_equal_direct_counts(bits, multilabel, piece, monkeypatch):
     """The CPU histogram (bit packing, pair-counted columns, class slices, query chunks
     spread over threads) equals counting the distance matrix directly."""
-    from metrics_core.hashing import _CPU_CHUNK_QUERIES, distance_histograms, histograms
+    from metrics_core.hashing import CPU_CHUNK_QUERIES, distance_histograms, histograms
 
     if piece is not None:  # bincount in many pieces per row, as on a database of millions
-        monkeypatch.setattr(histograms, "_BINCOUNT_PIECE", piece)
+        monkeypatch.setattr(histograms, "BINCOUNT_PIECE", piece)
     rng = np.random.default_rng(bits)
-    nq = 3 * _CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
+    nq = 3 * CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
     ndb = 201                                 # odd: one column left over by the pairing
     qc = rng.choice([-1, 1], (nq, bits))
     dc = rng.choice([-1, 1], (ndb, bits))
