@@ -231,10 +231,11 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
 
     Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU the
-    distances of a few queries at a time come from XOR + popcount on bit-packed codes (64
-    bits per word: 1/32 of the memory a float product touches; measured faster, see
-    BENCHMARKS.md), counted per row by bincount (:func:`_row_histograms`), chunks spread
-    over the cores. On CUDA the distances come from one matrix product
+    distances of a few queries at a time come from XOR + popcount on bit-packed codes (one
+    uint32 word up to 32 bits, uint64 words beyond: 1/32 of the memory a float product
+    touches; measured faster, see BENCHMARKS.md), counted per row by bincount on int16
+    pair keys (:func:`_row_histograms`), chunks spread over the cores in a thread pool
+    (no torch or BLAS threads inside it). The CPU route never calls CUDA. On CUDA the distances come from one matrix product
     ``(K - Q D^T) / 2`` and each becomes a bin key ``2 d + relevant`` (plus a row offset)
     counted by one bincount. With class labels the relevance matrix is never built:
     relevant items are the query's class's slice of the class-sorted database.
