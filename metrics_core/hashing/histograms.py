@@ -52,8 +52,9 @@ def _pack_bits(bits01: np.ndarray) -> np.ndarray:
 
 
 class _Scratch(threading.local):
-    """Per-thread buffers reused across chunks: fresh pages for every chunk cost more
-    kernel time (page faults) than the arithmetic."""
+    """Per-thread buffers reused across the chunks of one call (fresh pages for every
+    chunk cost more kernel time, in page faults, than the arithmetic); released with the
+    object at the end of the call."""
 
     def get(self, name: str, count: int, dtype) -> np.ndarray:
         buf = getattr(self, name, None)
@@ -63,24 +64,22 @@ class _Scratch(threading.local):
         return buf[:count]
 
 
-_scratch = _Scratch()
-
-
-def _packed_distances(qp: np.ndarray, dp: np.ndarray) -> np.ndarray:
+def _packed_distances(qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None = None) -> np.ndarray:
     """Hamming distances by XOR + popcount on packed words (exact small integers).
 
     uint8 while the codes have fewer than 256 bits (one byte per pair keeps the passes
-    that follow memory-light), uint16 beyond. The result lives in a per-thread buffer,
-    valid until the thread's next call.
+    that follow memory-light), uint16 beyond. With ``scratch`` the result lives in its
+    buffer of this thread, valid until the thread's next call.
     """
+    scratch = _Scratch() if scratch is None else scratch
     rows, cols, words = qp.shape[0], dp.shape[0], qp.shape[1]
     dtype = np.uint8 if words * qp.dtype.itemsize * 8 < 256 else np.uint16
-    xor = _scratch.get("xor", rows * cols, qp.dtype).reshape(rows, cols)
-    out = _scratch.get("dist", rows * cols, dtype).reshape(rows, cols)
+    xor = scratch.get("xor", rows * cols, qp.dtype).reshape(rows, cols)
+    out = scratch.get("dist", rows * cols, dtype).reshape(rows, cols)
     np.bitwise_xor(qp[:, None, 0], dp[None, :, 0], out=xor)
     np.bitwise_count(xor, out=out, casting="unsafe")
     if words > 1:
-        more = _scratch.get("more", rows * cols, np.uint8).reshape(rows, cols)
+        more = scratch.get("more", rows * cols, np.uint8).reshape(rows, cols)
         for w in range(1, words):
             np.bitwise_xor(qp[:, None, w], dp[None, :, w], out=xor)
             np.add(out, np.bitwise_count(xor, out=more), out=out, casting="unsafe")
@@ -95,7 +94,7 @@ def _shared_label(qlp: np.ndarray, dlp: np.ndarray) -> np.ndarray:
     return both != 0
 
 
-def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
+def _row_histograms(dist: np.ndarray, width: int, groups=None, scratch: _Scratch | None = None) -> list:
     """Per row of small integer distances, the count of each value 0..width-1 over each
     group of column ranges (``groups``: a list of lists of ``(lo, hi)``; default: one
     group, every column). Returns one (rows, width) int64 array per group.
@@ -111,6 +110,7 @@ def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
     """
     rows, cols = dist.shape
     groups = [[(0, cols)]] if groups is None else groups
+    scratch = _Scratch() if scratch is None else scratch
     out = [np.zeros((rows, width), dtype=np.int64) for _ in groups]
     if rows == 0 or cols == 0:
         return out
@@ -120,7 +120,7 @@ def _row_histograms(dist: np.ndarray, width: int, groups=None) -> list:
               for g, group in enumerate(groups) for lo, hi in group]
     total, nbins = sum(r[3] for r in ranges), len(groups) * bins
     key_type = np.dtype(np.int16 if nbins < 2**15 else np.int32 if nbins < 2**31 else np.int64)
-    keys = _scratch.get("keys", rows * total, key_type).reshape(rows, total)
+    keys = scratch.get("keys", rows * total, key_type).reshape(rows, total)
     at = 0
     for g, lo, hi, count in ranges:
         part = keys[:, at:at + count]
@@ -182,6 +182,7 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
     class by class."""
     nq, ndb = q.shape[0], d.shape[0]
     qp, dp = _pack_bits(q), _pack_bits(d)
+    scratch = _Scratch()
     n_hist = np.zeros((nq, width), dtype=np.int64)
     r_hist = np.zeros((nq, width), dtype=np.int64)
     # Chunks of a few queries keep each pass in cache; the budget still caps them
@@ -197,8 +198,8 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
         def work(task):
             rows, lo_c, hi_c = task
             # two groups: the items outside the class, the class (relevant); each once
-            outside, inside = _row_histograms(_packed_distances(qp[rows], dp), width,
-                                              [[(0, lo_c), (hi_c, ndb)], [(lo_c, hi_c)]])
+            outside, inside = _row_histograms(_packed_distances(qp[rows], dp, scratch), width,
+                                              [[(0, lo_c), (hi_c, ndb)], [(lo_c, hi_c)]], scratch)
             r_hist[rows] = inside
             n_hist[rows] = outside + inside
     else:
@@ -207,12 +208,12 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
         qlp, dlp = _pack_bits(ql.cpu().numpy() > 0), _pack_bits(dl.cpu().numpy() > 0)
 
         def work(rows):
-            dist = _packed_distances(qp[rows], dp)
+            dist = _packed_distances(qp[rows], dp, scratch)
             if 2 * width > 256:
                 dist = dist.astype(np.uint16)
             key = np.multiply(dist, 2, out=dist, casting="unsafe")
             key += _shared_label(qlp[rows], dlp)
-            both = _row_histograms(key, 2 * width)[0].reshape(len(rows), width, 2)
+            both = _row_histograms(key, 2 * width, None, scratch)[0].reshape(len(rows), width, 2)
             n_hist[rows] = both.sum(axis=2)
             r_hist[rows] = both[:, :, 1]
 
