@@ -5,7 +5,7 @@
   holds trec_eval's measure table.
 - :mod:`metrics_core.compat.pytrec_eval`: pytrec_eval's ``RelevanceEvaluator``.
 - :mod:`metrics_core.compat.ir_measures`: ir_measures' ``calc_aggregate`` / ``iter_calc``.
-- :mod:`metrics_core.compat.ranx_names`: ranx's measure spellings (``ndcg@10``,
+- :mod:`metrics_core.ranking.ranx_names`: ranx's measure spellings (``ndcg@10``,
   ``hit_rate@5``, ``r-precision`` ...) for the measure registry.
 - :mod:`metrics_core.compat.shapes`: results in the peers' shapes (long frame, nested dict).
 

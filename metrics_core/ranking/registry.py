@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from metrics_core.compat.ranx_names import translate as translate_ranx
+from metrics_core.ranking.ranx_names import translate as translate_ranx
 from metrics_core.errors import InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
 from metrics_core.ranking.definition import (

@@ -2,7 +2,7 @@
 
 Random runs without tied scores (ranx and trec_eval order ties differently; see the
 README), labels 0..3, queries without relevant documents; every ranx name of the table in
-``metrics_core.compat.ranx_names`` is compared per query with ranx.evaluate. A separate
+``metrics_core.ranking.ranx_names`` is compared per query with ranx.evaluate. A separate
 test pins down how ranx orders equal scores, which the README states.
 """
 
@@ -14,7 +14,7 @@ import pytest
 ranx = pytest.importorskip("ranx")
 
 import metrics_core as mc  # noqa: E402
-from metrics_core.compat.ranx_names import RANX_NAMES, translate  # noqa: E402
+from metrics_core.ranking.ranx_names import RANX_NAMES, translate  # noqa: E402
 
 NAMES = ["ndcg@5", "ndcg@10", "ndcg", "ndcg_burges@5", "ndcg_burges@10", "dcg@3", "dcg@10", "dcg_burges@3",
          "dcg_burges@10", "map@5", "map@100", "map", "mrr@3", "mrr", "precision@1", "precision@10", "recall@5",
