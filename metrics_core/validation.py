@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from metrics_core.errors import InputError
+from metrics_core.report.catalogs import N_, translations
 
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
@@ -436,3 +437,37 @@ def one_class_message(n_pos: int, what: str = "AUROC, AUPRC and TPR@FPR") -> str
     """The sentence that says which class is missing."""
     missing = "positive" if n_pos == 0 else "negative"
     return f"{what} are undefined: no {missing} labels (only one class present)"
+
+
+#: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English
+#: (the catalogs' msgids; :func:`one_class_words` translates them). ONE_CLASS_TITLE names
+#: the choice itself.
+ONE_CLASS_TITLE = N_("When the labels hold one class only")
+ONE_CLASS_WORDS = {
+    "nan": (N_("Leave undefined"),
+            N_("With no positive or no negative labels, AUROC and AUPRC cannot be computed and show "
+               "as a dash.")),
+    "audit": (N_("Audit rule"),
+              N_("With no positive or no negative labels, AUROC counts as 0.5 (a score that cannot "
+                 "separate) and AUPRC as the share of positive labels.")),
+}
+
+
+def one_class_words(rule: str, lang: str = "en") -> tuple[str, str]:
+    """The plain name and the one-sentence explanation of a one-class rule
+    (:data:`ONE_CLASS_RULES`, :data:`ONE_CLASS_WORDS`) in ``lang`` (``"en"`` or ``"es"``).
+
+    Raises
+    ------
+    InputError
+        An unknown rule (the hint lists them) or language.
+
+    Examples
+    --------
+    >>> one_class_words("audit")[0], one_class_words("nan", "es")[0]
+    ('Audit rule', 'Dejar sin definir')
+    """
+    rule = check_one_class_rule(rule)
+    tr = translations(lang)
+    name, sentence = ONE_CLASS_WORDS[rule]
+    return tr.gettext(name), tr.gettext(sentence)

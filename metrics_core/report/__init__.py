@@ -17,6 +17,7 @@ import errno
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -135,6 +136,8 @@ def markdown_escape(text: str) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A signed decimal number in ASCII (what a spreadsheet reads as a number, not a formula).
+_SIGNED_NUMBER = re.compile(r"[+-](?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def csv_safe(value):
@@ -147,11 +150,8 @@ def csv_safe(value):
     """
     if not isinstance(value, str) or not value.startswith(_FORMULA_START):
         return value
-    if value[0] in "+-":
-        from metrics_core.validation import parse_number
-
-        if parse_number(value) is not None and value.strip() == value:
-            return value
+    if value[0] in "+-" and _SIGNED_NUMBER.fullmatch(value):
+        return value
     return "'" + value
 
 
