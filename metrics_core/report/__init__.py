@@ -35,6 +35,7 @@ from metrics_core.report.cells import (  # noqa: F401  (re-exported: the shared 
     format_cell,
     format_p,
     is_missing,
+    is_p_column,
     latex_cell,
     latex_escape,
     latex_text,
@@ -219,7 +220,8 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
           a cell in superscript, a ★ cell bold; the provenance in ``%`` comments.
 
         A missing value prints as an en dash (``--`` in LaTeX) in every format but CSV and
-        JSON; never "nan" or "None".
+        JSON; never "nan" or "None". A p-value column (:func:`is_p_column`) prints with
+        :func:`format_p` (``< 0.0001``).
 
     Examples
     --------
@@ -250,7 +252,9 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
         return json.dumps({"provenance": json_safe(dict(prov or provenance())), "title": title,
                            "rows": records}, indent=2)
     cols = [str(c) for c in frame.columns]
-    rows = [[_fmt_value(v, digits) for v in r] for r in frame.itertuples(index=False, name=None)]
+    p_cols = [is_p_column(c) for c in cols]
+    rows = [[format_p(v, digits) if is_p and not isinstance(v, str) else _fmt_value(v, digits)
+             for v, is_p in zip(r, p_cols, strict=True)] for r in frame.itertuples(index=False, name=None)]
     if fmt == "markdown":
         out = []
         if title:

@@ -10,6 +10,7 @@ and LaTeX is plain ASCII that pdflatex compiles.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 
 import numpy as np
@@ -75,6 +76,19 @@ def format_p(p, digits: int = 4) -> str:
     if p < floor:
         return f"< {floor:.{digits}f}"
     return f"{p:.{digits}f}"
+
+
+_P_COLUMN = re.compile(r"^(p|p[ _(].*|.*\bp-value.*|.*\bp_corrected.*)$", re.IGNORECASE)
+
+
+def is_p_column(name) -> bool:
+    """Whether a column holds p-values (``p``, ``p_corrected_t``, ``p (AP)``, ``p Wilcoxon``,
+    "... p-value"): the exporters print its cells with :func:`format_p`.
+
+    >>> [is_p_column(c) for c in ("p", "p_corrected_t", "p (AP)", "Holm p-value", "precision", "P@5")]
+    [True, True, True, True, False, False]
+    """
+    return bool(_P_COLUMN.match(str(name))) and not str(name).startswith("P")
 
 
 def csv_number(value):
@@ -187,5 +201,5 @@ def short_caption(title: str) -> tuple[str, str]:
     return (head + "." if head else ""), rest.strip()
 
 
-__all__ = ["MISSING", "is_missing", "format_cell", "format_p", "csv_number", "latex_escape", "latex_text", "latex_cell",
+__all__ = ["MISSING", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "latex_escape", "latex_text", "latex_cell",
            "LATEX_MARKERS", "short_caption"]

@@ -189,3 +189,14 @@ def test_html_report_legend_matches_its_tables_and_small_p_values():
     assert "&lt; 0.0001" in text and "0.0000" not in text
     assert not JUNK.search(re.sub(r"<[^>]+>", " ", text))
     assert "Holm correction over the 1 comparisons of this table" in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])
+def test_p_value_columns_print_small_values_as_below_the_floor(fmt):
+    frame = pd.DataFrame({"run": ["a", "b", "c"], "p_corrected_t": [2e-43, 0.1888, np.nan],
+                          "precision": [1e-9, 0.5, 0.25]})
+    text = format_table(frame, fmt, index=False)
+    floor = r"\textless{} 0.0001" if fmt == "latex" else ("&lt; 0.0001" if fmt == "markdown" else "< 0.0001")
+    assert floor in text and "0.1888" in text
+    assert "0.0000" in text   # a measure that small is a value, not a p-value: printed as is
+    assert text.count("0.0001") == 1
