@@ -35,13 +35,14 @@ counts gold candidates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError
-from metrics_core.report.catalogs import N_, translations
 from metrics_core.validation import (
+    N_,
     as_fraction,
     check_binary,
     check_choice,
@@ -82,28 +83,30 @@ FIELD_WORDS = {
 }
 
 
-def field_words(field: str, lang: str = "en") -> tuple[str, str]:
+def field_words(field: str, gettext: Callable[[str], str] | None = None) -> tuple[str, str]:
     """The plain name and the one-sentence explanation of a Dynamic K setting or result
-    (:data:`FIELD_WORDS`) in ``lang`` (``"en"`` or ``"es"``, from the gettext catalogs).
+    (:data:`FIELD_WORDS`), in English or through ``gettext`` (e.g.
+    ``metrics_core.report.catalogs.translations("es").gettext``).
 
     Raises
     ------
     InputError
-        An unknown field (the hint lists them) or language.
+        An unknown field (the hint lists them).
 
     Examples
     --------
     >>> field_words("tau")
     ('Probability threshold', 'A candidate is chosen when its probability is at least this value.')
-    >>> field_words("avg_k", "es")[0]
+    >>> from metrics_core.report.catalogs import translations
+    >>> field_words("avg_k", translations("es").gettext)[0]
     'Media de elementos por consulta'
     """
     if field not in FIELD_WORDS:
         raise InputError(f"unknown Dynamic K field {field!r}", hint="accepted: " + ", ".join(FIELD_WORDS),
                          field="field")
-    tr = translations(lang)
+    tr = gettext or (lambda text: text)
     name, sentence = FIELD_WORDS[field]
-    return tr.gettext(name), tr.gettext(sentence)
+    return tr(name), tr(sentence)
 
 
 class CandidateTable:

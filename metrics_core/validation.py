@@ -33,7 +33,6 @@ from fractions import Fraction
 import numpy as np
 
 from metrics_core.errors import InputError
-from metrics_core.report.catalogs import N_, translations
 
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
@@ -439,9 +438,21 @@ def one_class_message(n_pos: int, what: str = "AUROC, AUPRC and TPR@FPR") -> str
     return f"{what} are undefined: no {missing} labels (only one class present)"
 
 
+def N_(text: str) -> str:
+    """Mark ``text`` for the gettext catalogs and return it unchanged (the extractor,
+    ``tools/i18n_catalogs.py``, finds ``N_("...")`` calls by name). The same marker as
+    :func:`metrics_core.report.catalogs.N_`, defined here because this layer sits below
+    ``report``; whoever shows a marked text translates it with ``translations(lang).gettext``.
+
+    >>> N_("Audit rule")
+    'Audit rule'
+    """
+    return text
+
+
 #: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English
-#: (the catalogs' msgids; :func:`one_class_words` translates them). ONE_CLASS_TITLE names
-#: the choice itself.
+#: (the catalogs' msgids: show them through ``translations(lang).gettext``).
+#: ONE_CLASS_TITLE names the choice itself.
 ONE_CLASS_TITLE = N_("When the labels hold one class only")
 ONE_CLASS_WORDS = {
     "nan": (N_("Leave undefined"),
@@ -453,21 +464,25 @@ ONE_CLASS_WORDS = {
 }
 
 
-def one_class_words(rule: str, lang: str = "en") -> tuple[str, str]:
+def one_class_words(rule: str, gettext: Callable[[str], str] | None = None) -> tuple[str, str]:
     """The plain name and the one-sentence explanation of a one-class rule
-    (:data:`ONE_CLASS_RULES`, :data:`ONE_CLASS_WORDS`) in ``lang`` (``"en"`` or ``"es"``).
+    (:data:`ONE_CLASS_RULES`, :data:`ONE_CLASS_WORDS`), in English or through ``gettext``
+    (e.g. ``metrics_core.report.catalogs.translations("es").gettext``).
 
     Raises
     ------
     InputError
-        An unknown rule (the hint lists them) or language.
+        An unknown rule (the hint lists them).
 
     Examples
     --------
-    >>> one_class_words("audit")[0], one_class_words("nan", "es")[0]
-    ('Audit rule', 'Dejar sin definir')
+    >>> one_class_words("audit")[0]
+    'Audit rule'
+    >>> from metrics_core.report.catalogs import translations
+    >>> one_class_words("nan", translations("es").gettext)[0]
+    'Dejar sin definir'
     """
     rule = check_one_class_rule(rule)
-    tr = translations(lang)
+    tr = gettext or (lambda text: text)
     name, sentence = ONE_CLASS_WORDS[rule]
-    return tr.gettext(name), tr.gettext(sentence)
+    return tr(name), tr(sentence)

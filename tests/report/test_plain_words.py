@@ -35,11 +35,11 @@ def test_every_setting_and_result_has_words():
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_words_are_plain_sentences_in_both_languages(lang):
     for field in dk.FIELD_WORDS:
-        name, sentence = dk.field_words(field, lang)
+        name, sentence = dk.field_words(field, translations(lang).gettext)
         assert name and sentence.endswith(".") and sentence[0].isupper()
         assert not IDENTIFIER.search(name + " " + sentence), (field, name, sentence)
     for rule in ONE_CLASS_RULES:
-        name, sentence = one_class_words(rule, lang)
+        name, sentence = one_class_words(rule, translations(lang).gettext)
         assert name and sentence.endswith(".") and "nan" not in (name + sentence).lower().split()
 
 
@@ -49,9 +49,10 @@ def test_spanish_is_translated_not_copied():
         for text in (name, sentence):
             assert es.gettext(text) != text, text
     assert es.gettext(ONE_CLASS_TITLE) != ONE_CLASS_TITLE
-    assert dk.field_words("tau", "es") == ("Umbral de probabilidad",
+    assert dk.field_words("tau", es.gettext) == ("Umbral de probabilidad",
                                            "Se elige un candidato cuando su probabilidad es al menos este valor.")
-    assert one_class_words("audit", "es")[0] == "Regla de auditoría"
+    assert one_class_words("audit", es.gettext)[0] == "Regla de auditoría"
+    assert dk.field_words("tau") == dk.FIELD_WORDS["tau"]   # English without a translator
 
 
 def test_unknown_field_or_rule_is_a_clear_error():
