@@ -283,7 +283,7 @@ def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = Tr
                             f"seed {a.get('seed')})")
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
     return (f"Baseline: {a.get('baseline')}. " + ("Delta vs baseline in parentheses; " if paper else "")
-            + "; ".join(parts) + ". " + family_sentence(frame) + " " + queries_sentence(frame))
+            + "; ".join(parts) + ". " + family_sentence(frame, explain=not paper) + " " + queries_sentence(frame))
 
 
 def correction_family(frame: pd.DataFrame) -> dict:
@@ -317,25 +317,30 @@ def correction_family(frame: pd.DataFrame) -> dict:
             "measures": measures, "baseline": baseline}
 
 
-def family_sentence(frame: pd.DataFrame) -> str:
+def family_sentence(frame: pd.DataFrame, explain: bool = True) -> str:
     """The words that say which comparisons a table's correction covers (see
     :func:`correction_family`): every page that shows corrected p-values states it, so two
-    pages that show a pair with different corrected p-values say why.
+    pages that show a pair with different corrected p-values say why. ``explain=False``
+    stops after the family (a paper's table note).
 
     >>> f = pd.DataFrame({"run": ["b", "b"], "measure": ["RR", "AP"]})
     >>> f.attrs.update(baseline="a", correction="holm")
     >>> print(family_sentence(f))
     Holm correction over the 2 comparisons of this table (1 run against a × 2 measures); a table with other runs or measures corrects over its own comparisons, so its corrected p-value for the same pair differs (the uncorrected p-value is the same).
+    >>> print(family_sentence(f, explain=False))
+    Holm correction over the 2 comparisons of this table (1 run against a × 2 measures).
     """
     f = correction_family(frame)
     if f["correction"] == "none":
         return "No multiple-comparison correction: each p-value is its test's own."
     runs, measures = len(f["runs"]), len(f["measures"])
-    return (f"{CORRECTION_NAMES[f['correction']]} correction over the {f['n']} comparisons of this table "
-            f"({runs} run{'s' * (runs != 1)} against {f['baseline']} × {measures} "
-            f"measure{'s' * (measures != 1)}); a table with other runs or measures corrects over its own "
-            "comparisons, so its corrected p-value for the same pair differs (the uncorrected p-value is "
-            "the same).")
+    family = (f"{CORRECTION_NAMES[f['correction']]} correction over the {f['n']} comparisons of this table "
+              f"({runs} run{'s' * (runs != 1)} against {f['baseline']} × {measures} "
+              f"measure{'s' * (measures != 1)})")
+    if not explain:
+        return family + "."
+    return (family + "; a table with other runs or measures corrects over its own comparisons, so its "
+            "corrected p-value for the same pair differs (the uncorrected p-value is the same).")
 
 
 def queries_sentence(frame: pd.DataFrame) -> str:

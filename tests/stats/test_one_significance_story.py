@@ -89,3 +89,11 @@ def test_no_correction_says_so(evaluations):
     frame = compare_runs(evaluations, "bm25", ["RR"], correction="none")
     assert family_sentence(frame).startswith("No multiple-comparison correction")
     assert (frame["p_permutation"] == frame["p_corrected_permutation"]).all()
+
+
+def test_a_paper_legend_names_the_family_without_the_explanation(evaluations):
+    frame = compare_runs(evaluations, "bm25", COMPARE)
+    paper = markers_legend(frame)
+    assert "Delta vs baseline in parentheses" in paper
+    assert "Holm correction over the 8 comparisons of this table (2 runs against bm25 × 4 measures)." in paper
+    assert "uncorrected" not in paper
