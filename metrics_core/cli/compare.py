@@ -7,7 +7,7 @@ import json
 from metrics_core.cli._options import PROBABILITY, SEED, add_ranking_inputs, whole
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
-from metrics_core.report import write_text
+from metrics_core.report import write_export
 from metrics_core.report.comparison import compare
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
@@ -81,7 +81,7 @@ def run(args) -> int:
         text = comparison.to_latex()
     else:
         text = comparison.to_table(args.format)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, comparison.provenance(), comparison.queries())
     return 0
 
 

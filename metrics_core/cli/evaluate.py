@@ -13,7 +13,13 @@ from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
 from metrics_core.ranking.evaluate import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
-from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
+from metrics_core.report import (
+    FORMATS,
+    format_table,
+    json_safe,
+    provenance,
+    write_export,
+)
 from metrics_core.report.evaluations import evaluations_frame, evaluations_json
 
 NAME = "evaluate"
@@ -212,7 +218,7 @@ def run(args) -> int:
         for note in notes:
             if args.output or args.format != "table":
                 print(note, file=sys.stderr)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, provenance(conv))  # CSV: provenance beside the file
     return 0
 
 
