@@ -23,11 +23,13 @@ from metrics_core.validation import parse_number
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
 QRELS_FORMAT = "qid iter docid relevance"
+MSMARCO_RUN_FORMAT = "qid pid rank"
 
 # (number of columns, id columns, value column, value name)
 _LAYOUT = {
     "run": (6, (0, 2), 4, "score", RUN_FORMAT),
     "qrels": (4, (0, 2), 3, "relevance", QRELS_FORMAT),
+    "msmarco": (3, (0, 1), 2, "rank", MSMARCO_RUN_FORMAT),
 }
 
 
@@ -191,6 +193,40 @@ def parse_trec_qrels(raw: RawData) -> Qrels:
     """Parse a TREC qrels file (see the module docstring)."""
     qid, did, rel, lines, _ = _parse(raw, "qrels")
     return Qrels(qid, did, rel, source=raw.name, line_numbers=lines, rows_are_lines=True)
+
+
+def parse_msmarco_run(raw: RawData, name: str | None = None) -> Run:
+    """Parse an MS MARCO run file: ``qid pid rank`` lines (tabs or spaces), no score.
+
+    The score is minus the rank (rank 1 scores -1, rank 2 -2 ...): sorting by score,
+    descending, gives the file's rank order exactly, in float32 too (trec_eval 9's
+    precision) for ranks up to 16,777,216. Equal ranks within a query are ties, ordered
+    by the tie convention, as equal scores are.
+    """
+    qid, did, ranks, lines, _ = _parse(raw, "msmarco")
+    return Run(qid, did, -ranks, name=name or raw.stem or "run", source=raw.name,
+               line_numbers=lines, rows_are_lines=True)
+
+
+def first_data_fields(raw: RawData) -> list[bytes]:
+    """The whitespace-separated fields of the first line that is not blank or a comment."""
+    for line in raw.head(65536).splitlines():
+        s = line.strip()
+        if s and not s.startswith(b"#"):
+            return s.split()
+    return []
+
+
+def looks_like_msmarco_run(raw: RawData) -> bool:
+    """Whether the first data line is ``qid pid rank``: three fields, the last a whole number."""
+    parts = first_data_fields(raw)
+    if len(parts) != 3:
+        return False
+    try:
+        rank = parse_number(parts[2].decode("ascii"))
+    except UnicodeDecodeError:
+        return False
+    return rank is not None and bool(np.isfinite(rank)) and rank == int(rank) and b"," not in b"".join(parts)
 
 
 def looks_like_trec(raw: RawData, kind: str) -> bool:
