@@ -11,6 +11,7 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
+from metrics_core.io.coverage import warn_coverage
 from metrics_core.ranking.engine import RankedLists, build_ranked_lists
 from metrics_core.ranking.measures import compute, summarize
 from metrics_core.ranking.registry import DEFAULT_MEASURES, MeasureSpec, parse_measures
@@ -208,6 +209,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
     ev = evaluate_ranked(ranked, specs, conv, r.name)
+    if (cov := warn_coverage(q, r, stacklevel=2))["problem"]:  # never a silent zero
+        ev.diagnostics["coverage"] = cov
     if tie_report:
         from metrics_core.ranking.ties import tie_report as _tie_report
 
