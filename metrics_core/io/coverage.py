@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputWarning
+from metrics_core.io.columns import column_hint
 
 #: Default smallest share of the shared queries that must have a judged document retrieved.
 MIN_SHARE = 0.1
@@ -55,7 +56,7 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
         in the qrels under any query: high while ``judged`` is 0 means the query ids
         disagree); ``doc_id_column`` and ``other_doc_id_columns`` (for tables: the column
         read as the document id, and the other columns with a document-id name);
-        ``problem``: None, ``"no_shared_query"``, ``"none_judged"`` (no retrieved document
+        ``problem``: None, ``"empty_run"`` (no row at all), ``"no_shared_query"``, ``"none_judged"`` (no retrieved document
         is judged) or ``"few_judged"`` (fewer than ``min_share`` of the shared queries
         have a judged document retrieved).
 
@@ -85,7 +86,9 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
     known = int(pc.sum(pc.is_in(rd, value_set=pc.unique(qrels.docid))).as_py() or 0) if len(run) else 0
     used = getattr(run, "columns_used", None) or {}
     problem = None
-    if len(run_q) and not n_shared:
+    if not len(run_q):
+        problem = "empty_run"
+    elif not n_shared:
         problem = "no_shared_query"
     elif retrieved and not judged:
         problem = "none_judged"
@@ -110,6 +113,9 @@ def coverage_message(report: dict, run_name: str) -> str | None:
     problem = report.get("problem")
     if problem is None:
         return None
+    if problem == "empty_run":
+        return (f"{run_name}: the run is empty: every qrels query is missing from it (skipped, or "
+                "scored 0 with missing_queries='zero', trec_eval's -c)")
     if problem == "no_shared_query":
         return (f"{run_name}: the run shares no query with the qrels ({report['run_queries']:,} run "
                 f"queries, {report['qrels_queries']:,} qrels queries): nothing is evaluated. "
@@ -129,7 +135,7 @@ def coverage_message(report: dict, run_name: str) -> str | None:
         text += f". Document ids were read from column {column!r}"
         if others:
             text += " (the table also has " + ", ".join(repr(c) for c in others) + ")"
-        text += "; choose another with --columns doc_id=NAME (Python: columns={'doc_id': NAME})"
+        text += ". " + column_hint("doc_id")
     else:
         text += ". Check that the run and the qrels use the same document ids"
     return text

@@ -140,18 +140,13 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
 
     A run with no rows (an object in memory, not a file) is an empty Run: every qrels
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
-    ``frame.attrs["extra_query_ids"]`` names queries given without any row.
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError("expected a table", source=source)
-    extra = tuple(frame.attrs.get("extra_query_ids", ()))
-    if len(frame) == 0 and (first_line or (kind == "qrels" and not extra)):
+    if len(frame) == 0 and (first_line or kind == "qrels"):
         raise InputError("the table has no rows", source=source)
     if len(frame) == 0:
-        empty = np.zeros(0)
-        if kind == "run":
-            return Run([], [], empty, name=name or "run", source=source, extra_query_ids=extra)
-        return Qrels([], [], empty, source=source, extra_query_ids=extra)
+        return Run([], [], np.zeros(0), name=name or "run", source=source)
     roles = detect_columns(frame.columns, kind, columns, source)
     vcol = roles["score" if kind == "run" else "relevance"]
 
@@ -168,10 +163,9 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     qid = _id_column(frame[roles["query_id"]], "query id", source, locate)
     did = _id_column(frame[roles["doc_id"]], "document id", source, locate)
     if kind == "run":
-        out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines,
-                  extra_query_ids=extra)
+        out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
     else:
-        out = Qrels(qid, did, values, source=source, line_numbers=lines, extra_query_ids=extra)
+        out = Qrels(qid, did, values, source=source, line_numbers=lines)
     out.columns_used = dict(roles)
     out.column_candidates = {role: [c for c in candidate_columns(frame.columns, role) if c != col]
                              for role, col in roles.items() if role in ("query_id", "doc_id")}
@@ -228,25 +222,21 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
 def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
     """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame.
 
-    A query whose mapping is empty (``{"q": {}}``) is kept in ``frame.attrs
-    ["extra_query_ids"]``: a run's query answered with an empty ranking (evaluated, as
-    :func:`~metrics_core.io.from_lists` evaluates an empty list), a qrels query judged to
-    have no relevant document.
+    As in trec_eval (and pytrec_eval, whose input this is), a query whose mapping is empty
+    (``{"q": {}}``) has no ranking: it is absent from the run, skipped or scored 0 as
+    ``missing_queries`` says, and listed among the missing queries. A run mapping with no
+    pairs at all is an empty run (every qrels query missing); qrels need a pair.
     """
     vname = "score" if kind == "run" else "relevance"
-    q, d, v, extra = [], [], [], []
+    q, d, v = [], [], []
     for qid, docs in obj.items():
         if not isinstance(docs, Mapping):
             raise InputError(f"query {qid!r}: expected a {{doc_id: {vname}}} mapping", source=source)
-        if not docs:
-            extra.append(str(qid))
         for did, val in docs.items():
             q.append(str(qid))
             d.append(str(did))
             v.append(val)
-    if not q and kind == "qrels" and not extra:
+    if not q and kind == "qrels":
         raise InputError("no (query, document) pairs in the mapping", source=source)
-    frame = pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
-                          vname: pd.Series(v, dtype=object)})
-    frame.attrs["extra_query_ids"] = tuple(extra)
-    return frame
+    return pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
+                         vname: pd.Series(v, dtype=object)})
