@@ -33,7 +33,7 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
-from metrics_core.io.trec import regular_delimiter
+from metrics_core.io.trec import quoted_line, regular_delimiter
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18
@@ -180,8 +180,8 @@ def _trec_fast(raw: RawData, head: bytes):
                 continue
             qid = batch.column(0)
             # comment and blank lines, non-finite scores: the line reader takes over
-            if _comment_or_blank(qid):
-                raise NotStreamable("a comment or blank line")
+            if _comment_or_blank(qid) or pc.any(pc.equal(pc.utf8_length(batch.column(1)), 0)).as_py():
+                raise NotStreamable("a comment, blank line or empty field")
             scores = batch.column(2).to_numpy()
             if not np.isfinite(scores).all():
                 raise NotStreamable("a score that is not a finite number")
@@ -249,6 +249,8 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
                 parts = stripped.split()
                 if len(parts) < 6:
                     raise NotStreamable("a short line")
+                if quoted_line(stripped, parts, "run"):
+                    raise NotStreamable("a double quote")
                 try:
                     value = float(parts[4])
                 except ValueError:
@@ -297,7 +299,7 @@ def _as_batch(run: Run, lines: np.ndarray) -> pa.Table:
 def _parquet_opener(raw: RawData, columns, batch_rows: int):
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import frame_to_columns
+    from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
 
     if raw.head(4) != PARQUET_MAGIC:
         raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
@@ -309,7 +311,8 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
             batches = pf.iter_batches(batch_size=batch_rows)
             at = 0
             for batch in batches:
-                frame = batch.to_pandas()
+                batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+                frame = arrow_to_pandas(batch)
                 if not len(frame):
                     continue
                 run = frame_to_columns(frame, "run", columns=columns, source=raw.name)

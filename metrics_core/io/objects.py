@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from metrics_core.errors import InputError
+from metrics_core.io.tables import arrow_to_pandas
 
 #: Records read from one iterable at most (a generator that never ends is refused).
 MAX_RECORDS = 200_000_000
@@ -42,7 +43,7 @@ def arrow_to_frame(obj, source: str) -> pd.DataFrame:
         table = obj if isinstance(obj, (pa.Table, pa.RecordBatch)) else obj.to_arrow()
         if not isinstance(table, (pa.Table, pa.RecordBatch)):
             raise TypeError(type(table).__name__)
-        return table.to_pandas()
+        return arrow_to_pandas(table)
     except (pa.ArrowException, TypeError, ValueError) as exc:
         raise InputError(f"cannot read this {type(obj).__name__} as a table ({type(exc).__name__})",
                          source=source, hint="Give a table with query id, document id and value columns") \

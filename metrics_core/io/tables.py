@@ -24,7 +24,7 @@ from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_o
 from metrics_core.validation import show, to_numbers
 
 __all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
-           "guess_table_format", "frame_to_columns", "json_to_frame", "nested_to_frame"]
+           "guess_table_format", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
@@ -118,7 +118,8 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
                              f"limit of {MAX_INPUT_BYTES:,}", source=source,
                              hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
         table = pq.read_table(pa.BufferReader(data))
-        return table.to_pandas()
+        table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+        return arrow_to_pandas(table)
     except InputError:
         raise
     except MemoryError:
@@ -126,6 +127,15 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
         raise InputError(f"cannot read this Parquet file ({type(exc).__name__})", source=source,
                          hint="Save the table again as Parquet, or as CSV") from None
+
+
+def arrow_to_pandas(table) -> pd.DataFrame:
+    """An Arrow table or record batch as a DataFrame; damaged pandas metadata in the
+    schema (index, dtypes) is left out and the columns are read as they are."""
+    try:
+        return table.to_pandas()
+    except (ValueError, TypeError, KeyError, pa.ArrowException):  # the metadata's JSON, its keys
+        return table.replace_schema_metadata(None).to_pandas()
 
 
 def guess_table_format(raw: RawData) -> str:

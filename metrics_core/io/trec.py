@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
@@ -90,6 +91,10 @@ def _fast_parse(raw: RawData, kind: str):
     # float conversion above; the empty query id is checked all the same)
     if _comment_or_blank(table.column(names[qcol])):
         return None
+    # an empty field between two tabs: the line reader splits on runs of whitespace and
+    # names the line (an empty document id is never data)
+    if pc.any(pc.equal(pc.utf8_length(table.column(names[dcol])), 0)).as_py():
+        return None
     values = table.column(names[vcol]).to_numpy()
     table = table.drop_columns([names[vcol]])
     # hand the parser's freed blocks back to the system before the evaluation needs memory
@@ -132,7 +137,7 @@ def _slow_parse(raw: RawData, kind: str):
         if not stripped or line.startswith("#"):
             continue
         parts = stripped.split()
-        if '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"'):
+        if quoted_line(stripped, parts, kind):
             raise InputError("a double quote (\") in the line: TREC files are not quoted, and ids "
                              "cannot contain spaces", source=raw.name, line=number,
                              hint=f"Remove the quotes and the spaces inside ids; {kind} lines are: {layout}")
@@ -165,6 +170,13 @@ def _slow_parse(raw: RawData, kind: str):
                          hint=f"{kind} lines are: {layout}")
     return (pa.array(qids, type=pa.string()), pa.array(dids, type=pa.string()),
             np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
+
+
+def quoted_line(stripped: str, parts: list[str], kind: str) -> bool:
+    """Whether a line's double quotes make it unreadable as TREC: its field count is off,
+    or an id starts with a quote (a quoted CSV line, an id with spaces)."""
+    ncols, (qcol, dcol), _, _, _ = _LAYOUT[kind]
+    return '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"')
 
 
 def _is_number(text: str) -> bool:

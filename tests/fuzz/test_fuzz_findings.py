@@ -1,0 +1,98 @@
+"""Every input the fuzzers found that broke a reader, as a test: a clear InputError (or a
+sound result), never a traceback, a hang or a silent misread."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import metrics_core as mc
+from metrics_core.errors import InputError
+from metrics_core.io.blocks import NotStreamable, open_run_stream
+from metrics_core.io.codes import read_matrix
+from tests.fuzz.targets import TARGETS, seeds
+
+
+def test_an_empty_doc_id_between_two_tabs_is_named_not_read():
+    """``2<TAB>0<TAB><TAB>51``: the tab-separated fast path read an empty document id
+    (and relevance 51); the line has 3 fields."""
+    with pytest.raises(InputError) as caught:
+        mc.read_qrels(b"1\t0\t12\t1\n2\t0\t\t51\n", name="qrels.tsv")
+    assert caught.value.line == 2 and "expected 4 columns, found 3" in str(caught.value)
+
+
+def test_an_empty_pid_in_an_msmarco_run_is_named_not_read():
+    with pytest.raises(InputError) as caught:
+        mc.read_run(b"2\t\t01211\n", fmt="msmarco")
+    assert caught.value.line == 1 and "expected 3 columns, found 2" in str(caught.value)
+
+
+def test_an_empty_doc_id_in_a_streamed_trec_run_defers_to_the_whole_reader():
+    data = b"".join(b"q1\tQ0\td%d\t%d\t%d.0\tx\n" % (i, i, 100 - i) for i in range(20)) + b"q2\tQ0\t\t1\t1.0\tx\n"
+    with pytest.raises(NotStreamable):
+        list(open_run_stream(data, batch_rows=4).batches())
+    with pytest.raises(InputError) as caught:
+        mc.read_run(data)
+    assert caught.value.line == 21
+
+
+def test_parquet_with_damaged_pandas_metadata_is_read_by_its_columns():
+    """The streamed reader read such a file, the whole-file one refused it."""
+    table = pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]})
+    buf = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata({b"pandas": b"{not json"}), buf)
+    run = mc.read_run(buf.getvalue(), name="r")
+    assert run.doc_ids.tolist() == ["d1", "d2"] and run.scores.tolist() == [1.0, 2.0]
+    streamed = list(open_run_stream(buf.getvalue()).batches())
+    assert sum(b.num_rows for b in streamed) == 2
+
+
+def test_npy_header_that_does_not_tokenize_is_an_input_error():
+    data = (b"\x93NUMPY\x01\x00v\x00{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }"
+            b"                         (                                \n\x00\x01\x01\x01\x00\x01")
+    with pytest.raises(InputError, match="not a readable .npy file"):
+        read_matrix(data)
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_seed_through_every_target(target):
+    """The seed corpus replayed in-process (no instrumentation): every outcome allowed."""
+    for data in seeds():
+        TARGETS[target](data)
+    for data in [b"", b"\n", b"\x00", b"\xff\xfe", b"#", b"PAR1", np.arange(3).tobytes()]:
+        TARGETS[target](data)
+
+
+def test_table_with_empty_doc_id_is_refused_everywhere():
+    frame = pd.DataFrame({"query_id": ["q"], "doc_id": [" "], "score": [1.0]})
+    with pytest.raises(InputError, match="empty document id"):
+        mc.read_run(frame)
+
+
+def test_parquet_text_that_is_not_utf8_is_an_input_error():
+    """A Parquet string column holding invalid UTF-8 failed inside pandas (ArrowException)."""
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}), buf,
+                   compression="none", write_statistics=False)
+    data = buf.getvalue().replace(b"d1", b"d\xc6", 1)
+    for read in (mc.read_qrels, mc.read_run):
+        with pytest.raises(InputError, match="Parquet"):
+            read(data)
+    with pytest.raises(InputError, match="Parquet"):
+        list(open_run_stream(data).batches())
+
+
+def test_a_quoted_line_the_whole_reader_refuses_is_not_streamed():
+    """The streamed line reader read a line with a stray double quote that the whole-file
+    reader refuses (and names): the two must agree."""
+    data = b'q1\tQ0\td"M 1\t1\t2.5\tm x\tQ0\td1\t\td#2\t2\t1.5\tbm25\n'
+    with pytest.raises(NotStreamable):
+        list(open_run_stream(data).batches())
+    with pytest.raises(InputError, match="double quote") as caught:
+        mc.read_run(data)
+    assert caught.value.line == 1
