@@ -33,7 +33,7 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
-from metrics_core.io.trec import quoted_line, regular_delimiter
+from metrics_core.io.trec import ASCII_SPACE, other_separators, quoted_line, regular_delimiter, split_fields
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18
@@ -146,7 +146,7 @@ def _trec_fast(raw: RawData, head: bytes):
     if delim is None:
         return None
     parts = first.split(delim.encode())
-    if len(parts) != 6 or _contains_nul(raw):
+    if len(parts) != 6 or _contains_nul(raw) or other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(6)]
 
@@ -238,7 +238,7 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
             for number, line in enumerate(handle, start=1):
                 if number == 1 and line.startswith("\ufeff"):
                     line = line[1:]
-                stripped = line.strip()
+                stripped = line.strip(ASCII_SPACE)
                 if not stripped or line.startswith("#"):
                     continue
                 if "\x00" in line:
@@ -246,7 +246,7 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
                 rows += 1
                 if rows <= skip:
                     continue
-                parts = stripped.split()
+                parts = split_fields(stripped)
                 if len(parts) < 6:
                     raise NotStreamable("a short line")
                 if quoted_line(stripped, parts, "run"):

@@ -12,6 +12,8 @@ line-by-line reader that names the first bad line.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,6 +34,26 @@ _LAYOUT = {
     "qrels": (4, (0, 2), 3, "relevance", QRELS_FORMAT),
     "msmarco": (3, (0, 1), 2, "rank", MSMARCO_RUN_FORMAT),
 }
+
+
+#: the characters that separate fields, as trec_eval's C reader sees them (C's isspace):
+#: other characters (a no-break space, U+001C ...) belong to the id
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+_FIELDS = re.compile(r"[ \t\n\r\x0b\x0c]+")
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a line, split on runs of ASCII white space only (as trec_eval)."""
+    line = line.strip(ASCII_SPACE)
+    return _FIELDS.split(line) if line else []
+
+
+def other_separators(raw: RawData, delim: str) -> bool:
+    """Whether the data holds a separator other than ``delim`` (a tab in a space-separated
+    file, a space in a tab-separated one, a vertical tab or form feed anywhere): the
+    delimiter-split fast paths would then read fields the line reader splits."""
+    others = {"\t": (b" ", b"\x0b", b"\x0c"), " ": (b"\t", b"\x0b", b"\x0c")}[delim]
+    return any(raw.contains(c) for c in others)
 
 
 def _first_line(data: bytes) -> bytes:
@@ -61,8 +83,8 @@ def _fast_parse(raw: RawData, kind: str):
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     if len(first.split(delim.encode())) != ncols:
         return None
-    # NUL bytes take the slow path, which names their line
-    if raw.contains(b"\x00"):
+    # NUL bytes take the slow path, which names their line; so do mixed separators
+    if raw.contains(b"\x00") or other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(ncols)]
     try:
@@ -133,10 +155,10 @@ def _slow_parse(raw: RawData, kind: str):
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
-        stripped = line.strip()
+        stripped = line.strip(ASCII_SPACE)
         if not stripped or line.startswith("#"):
             continue
-        parts = stripped.split()
+        parts = split_fields(stripped)
         if quoted_line(stripped, parts, kind):
             raise InputError("a double quote (\") in the line: TREC files are not quoted, and ids "
                              "cannot contain spaces", source=raw.name, line=number,

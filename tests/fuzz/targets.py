@@ -21,17 +21,29 @@ from pathlib import Path
 import numpy as np
 
 from metrics_core.errors import InputError
+from metrics_core.io.trec import ASCII_SPACE
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def check_columns(data) -> None:
-    """A Run / Qrels that was read must be sound."""
+def check_columns(data, trec: bool = False) -> None:
+    """A Run / Qrels that was read must be sound. Ids of a TREC file (``trec``) hold no
+    field separator (ASCII white space, where trec_eval splits a line); a table's ids are
+    not empty nor only white space."""
     q, d, v = data.query_ids, data.doc_ids, data.values
     assert len(q) == len(d) == len(v)
     assert np.isfinite(v).all() and v.dtype == np.float64
     for ids in (q, d):
-        assert all(isinstance(x, str) and x.strip() for x in ids), "an empty or non-text id was accepted"
+        assert all(isinstance(x, str) for x in ids)
+        if trec:
+            bad = [x for x in ids if not x or any(c in x for c in ASCII_SPACE)]
+        else:
+            bad = [x for x in ids if not x.strip(ASCII_SPACE)]
+        assert not bad, f"an empty or split id was accepted: {bad[:3]!r}"
+
+
+def check_trec(data) -> None:
+    check_columns(data, trec=True)
 
 
 def _check_error(exc: InputError) -> None:
@@ -51,14 +63,15 @@ def _guard(read: Callable[[], object], check: Callable[[object], None] = check_c
 def _run(fmt: str, name: str):
     from metrics_core.io import read_run
 
-    return lambda data: _guard(lambda: read_run(data, name=None, fmt=fmt) if name is None
-                               else read_run(_Named(data, name), fmt=fmt))
+    check = check_trec if fmt in ("trec", "msmarco") else check_columns
+    return lambda data: _guard(lambda: read_run(_Named(data, name), fmt=fmt), check)
 
 
 def _qrels(fmt: str, name: str):
     from metrics_core.io import read_qrels
 
-    return lambda data: _guard(lambda: read_qrels(_Named(data, name), fmt=fmt))
+    check = check_trec if fmt in ("trec", "msmarco") else check_columns
+    return lambda data: _guard(lambda: read_qrels(_Named(data, name), fmt=fmt), check)
 
 
 class _Named(io.BytesIO):
