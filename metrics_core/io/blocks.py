@@ -342,6 +342,8 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
             for frame in chunks:
                 if not len(frame):
                     continue
+                if not isinstance(frame.index, pd.RangeIndex):
+                    raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
                 run = frame_to_columns(frame, "run", columns=columns, source=raw.name,
                                        first_line=2 + at)

@@ -134,3 +134,14 @@ def test_ids_with_other_control_characters_are_ids_as_in_trec_eval():
     assert slow.query_ids.tolist() == fast.query_ids.tolist() == ["\x1c"]
     nbsp = mc.read_run("q1 Q0 d\u00a01 1 2.5 x\n# comment\n".encode())
     assert nbsp.doc_ids.tolist() == ["d\u00a01"]
+
+
+def test_csv_rows_longer_than_the_header_are_not_streamed():
+    """The chunked table reader read rows the whole-file reader refuses (found by the long
+    fuzz run): it now defers to the whole-file reader, which names the line."""
+    data = b"qid,docno,score\nq1,d1,1.0,5\n"
+    with pytest.raises(NotStreamable):
+        list(open_run_stream(io.BytesIO(data)).batches())
+    with pytest.raises(InputError, match="more fields than the header") as caught:
+        mc.read_run(io.BytesIO(data))
+    assert caught.value.line == 2
