@@ -17,10 +17,16 @@ import numpy as np
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
-from metrics_core.io.source import RawData, read_source
 from metrics_core.io.columns import is_table_header
-from metrics_core.io.trec import (first_data_fields, looks_like_msmarco_run, looks_like_trec,
-                                  parse_msmarco_run, parse_trec_qrels, parse_trec_run)
+from metrics_core.io.source import RawData, read_source
+from metrics_core.io.trec import (
+    first_data_fields,
+    looks_like_msmarco_run,
+    looks_like_trec,
+    parse_msmarco_run,
+    parse_trec_qrels,
+    parse_trec_run,
+)
 
 FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 

@@ -33,7 +33,13 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
-from metrics_core.io.trec import ASCII_SPACE, other_separators, quoted_line, regular_delimiter, split_fields
+from metrics_core.io.trec import (
+    ASCII_SPACE,
+    other_separators,
+    quoted_line,
+    regular_delimiter,
+    split_fields,
+)
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18

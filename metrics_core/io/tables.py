@@ -18,7 +18,13 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
-from metrics_core.io.columns import ROLE_NAMES, ROLES, candidate_columns, detect_columns, is_rank_column
+from metrics_core.io.columns import (
+    ROLE_NAMES,
+    ROLES,
+    candidate_columns,
+    detect_columns,
+    is_rank_column,
+)
 from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers

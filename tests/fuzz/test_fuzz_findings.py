@@ -129,8 +129,8 @@ def test_fast_and_line_readers_split_fields_alike(data, kind):
 def test_ids_with_other_control_characters_are_ids_as_in_trec_eval():
     """U+001C and a no-break space are not white space to trec_eval's C reader: part of the id,
     whichever path reads the file."""
-    slow = mc.read_run("\x1c\t57\t1\n# c\n".encode(), fmt="msmarco")
-    fast = mc.read_run("\x1c\t57\t1\n".encode(), fmt="msmarco")
+    slow = mc.read_run(b"\x1c\t57\t1\n# c\n", fmt="msmarco")
+    fast = mc.read_run(b"\x1c\t57\t1\n", fmt="msmarco")
     assert slow.query_ids.tolist() == fast.query_ids.tolist() == ["\x1c"]
     nbsp = mc.read_run("q1 Q0 d\u00a01 1 2.5 x\n# comment\n".encode())
     assert nbsp.doc_ids.tolist() == ["d\u00a01"]
