@@ -207,7 +207,7 @@ def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
     """One line on stderr for each run that shares no query with the qrels, or of which
     (almost) no retrieved document is judged: never a silent zero."""
     for ev in evaluations:
-        message = coverage_message(ev.diagnostics.get("coverage") or {}, ev.run_name)
+        message = coverage_message(getattr(ev, "coverage", None) or {}, ev.run_name)
         if message:
             print(f"warning: {message}", file=sys.stderr)
     return evaluations
@@ -233,8 +233,12 @@ def _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts
 
 
 def evaluations_json(evaluations: list[Evaluation], conv: Conventions, per_query: bool) -> dict:
-    return {"version": __version__, "conventions": conv.as_dict(),
-            "runs": [ev.to_dict(per_query=per_query) for ev in evaluations]}
+    runs = [ev.to_dict(per_query=per_query) for ev in evaluations]
+    for entry, ev in zip(runs, evaluations, strict=True):
+        coverage = getattr(ev, "coverage", None)
+        if coverage and coverage["problem"]:  # additive: the contract's keys stay as they are
+            entry["diagnostics"]["coverage"] = coverage
+    return {"version": __version__, "conventions": conv.as_dict(), "runs": runs}
 
 
 def evaluations_frame(evaluations: list[Evaluation], per_query: bool) -> pd.DataFrame:

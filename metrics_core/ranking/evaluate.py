@@ -209,8 +209,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     r = run if isinstance(run, Run) else read_run(run)
     ranked = build_ranked_lists(q, r, conv, _cutoffs(specs))
     ev = evaluate_ranked(ranked, specs, conv, r.name)
-    if (cov := warn_coverage(q, r, stacklevel=2))["problem"]:  # never a silent zero
-        ev.diagnostics["coverage"] = cov
+    ev.coverage = warn_coverage(q, r, stacklevel=2)  # never a silent zero (metrics_core.io.coverage)
     if tie_report:
         from metrics_core.ranking.ties import tie_report as _tie_report
 

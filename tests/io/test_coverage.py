@@ -47,7 +47,7 @@ def test_wrong_doc_id_column_warns_naming_the_columns(tmp_path):
     assert issubclass(caught[0].category, InputWarning)
     assert "'docid'" in message and "'docno'" in message and "none of the 3 retrieved" in message
     assert ev.aggregate == {"P@1": 0.0, "AP": 0.0}
-    cov = ev.diagnostics["coverage"]
+    cov = ev.coverage
     assert cov["problem"] == "none_judged" and cov["doc_id_column"] == "docid"
     assert cov["other_doc_id_columns"] == ["docno"] and cov["judged"] == 0 and cov["shared_queries"] == 2
 
@@ -74,7 +74,7 @@ def test_no_shared_query(tmp_path):
     rp.write_text("q7 Q0 d1 1 1.0 x\nq8 Q0 d3 1 1.0 x\n")
     with pytest.warns(CoverageWarning, match="shares no query"):
         ev = mc.evaluate(qp, rp, ["P@1"])
-    assert ev.diagnostics["coverage"]["problem"] == "no_shared_query"
+    assert ev.coverage["problem"] == "no_shared_query"
     code, _, err = _cli("evaluate", "--qrels", str(qp), "--run", str(rp), "-m", "P@1")
     assert code == 0 and err.count("warning: other: the run shares no query with the qrels") == 1
 
@@ -98,7 +98,7 @@ def test_well_judged_runs_say_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ev = mc.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 2.0, "c": 1.0}}, ["P@2"])
-    assert "coverage" not in ev.diagnostics
+    assert ev.coverage["problem"] is None
 
 
 @pytest.mark.parametrize("seed", range(5))

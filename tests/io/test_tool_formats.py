@@ -187,7 +187,7 @@ def test_files_as_each_tool_writes_them(tmp_path, tool):
         warnings.simplefilter("always")
         ev = mc.evaluate(qp, rp, MEASURES)
     assert not [w for w in caught if issubclass(w.category, InputWarning)]
-    assert "coverage" not in ev.diagnostics
+    assert ev.coverage["problem"] is None
     assert_numbers(ev.aggregate, want)
     assert_numbers(cli_aggregate(qp, rp), want)
 
