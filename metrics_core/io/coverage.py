@@ -54,7 +54,8 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
         ``queries_with_judged`` (shared queries with at least one judged document
         retrieved); ``doc_ids_in_qrels`` (share of all run rows whose document id appears
         in the qrels under any query: high while ``judged`` is 0 means the query ids
-        disagree); ``doc_id_column`` and ``other_doc_id_columns`` (for tables: the column
+        disagree; computed only for the problems ``none_judged`` and ``few_judged``,
+        None otherwise); ``doc_id_column`` and ``other_doc_id_columns`` (for tables: the column
         read as the document id, and the other columns with a document-id name);
         ``problem``: None, ``"empty_run"`` (no row at all), ``"no_shared_query"``, ``"none_judged"`` (no retrieved document
         is judged) or ``"few_judged"`` (fewer than ``min_share`` of the shared queries
@@ -76,14 +77,13 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
     shared = pc.is_in(run_q, value_set=qrels_q)
     n_shared = int(pc.sum(shared).as_py() or 0)
     rq, rd = _plain(run.qid), run.docid
-    keys = pa.table({"q": _plain(qrels.qid), "d": qrels.docid}).group_by(["q", "d"]).aggregate([])
+    keys = pa.table({"q": _plain(qrels.qid), "d": qrels.docid})  # a semi join: duplicates harmless
     rows = pa.table({"q": rq, "d": rd})
     in_shared = pc.is_in(rq, value_set=qrels_q)
     retrieved = int(pc.sum(in_shared).as_py() or 0)
     judged_rows = rows.join(keys, keys=["q", "d"], join_type="left semi") if len(run) else rows
     judged = judged_rows.num_rows
     with_judged = len(pc.unique(judged_rows.column("q"))) if judged else 0
-    known = int(pc.sum(pc.is_in(rd, value_set=pc.unique(qrels.docid))).as_py() or 0) if len(run) else 0
     used = getattr(run, "columns_used", None) or {}
     problem = None
     if not len(run_q):
@@ -94,11 +94,14 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
         problem = "none_judged"
     elif n_shared and with_judged < min_share * n_shared:
         problem = "few_judged"
+    known = None  # looked up only to explain a problem (a pass over every document id)
+    if problem in ("none_judged", "few_judged"):
+        known = int(pc.sum(pc.is_in(rd, value_set=pc.unique(qrels.docid))).as_py() or 0)
     return {"run_queries": len(run_q), "qrels_queries": len(qrels_q), "shared_queries": n_shared,
             "retrieved": retrieved, "judged": judged,
             "judged_share": judged / retrieved if retrieved else None,
             "queries_with_judged": with_judged,
-            "doc_ids_in_qrels": known / len(run) if len(run) else None,
+            "doc_ids_in_qrels": known / len(run) if known is not None else None,
             "doc_id_column": used.get("doc_id"),
             "other_doc_id_columns": list((getattr(run, "column_candidates", None) or {}).get("doc_id", [])),
             "problem": problem}
