@@ -92,7 +92,7 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
         problem = "no_shared_query"
     elif retrieved and not judged:
         problem = "none_judged"
-    elif n_shared and with_judged < min_share * n_shared:
+    elif retrieved and with_judged < min_share * n_shared:
         problem = "few_judged"
     known = None  # looked up only to explain a problem (a pass over every document id)
     if problem in ("none_judged", "few_judged"):
@@ -101,7 +101,7 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
             "retrieved": retrieved, "judged": judged,
             "judged_share": judged / retrieved if retrieved else None,
             "queries_with_judged": with_judged,
-            "doc_ids_in_qrels": known / len(run) if known is not None else None,
+            "doc_ids_in_qrels": known / len(run) if known is not None and len(run) else None,
             "doc_id_column": used.get("doc_id"),
             "other_doc_id_columns": list((getattr(run, "column_candidates", None) or {}).get("doc_id", [])),
             "problem": problem}

@@ -194,3 +194,13 @@ def test_missing_column_message_names_the_columns_option():
     with pytest.raises(InputError) as caught:
         mc.read_qrels(pd.DataFrame({"a": ["q"], "b": ["d"], "c": [1]}))
     assert "--columns query_id=NAME" in str(caught.value) and "--query-id-col" not in str(caught.value)
+
+
+def test_empty_rankings_from_lists_are_no_trap():
+    """from_lists with an empty retrieved list: evaluated (0), nothing retrieved, no warning."""
+    run, qrels = mc.from_lists({"q1": ([], ["A"])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = mc.evaluate(qrels, run, ["P@3", "RR"])
+    assert ev.aggregate == {"P@3": 0.0, "RR": 0.0} and ev.coverage["problem"] is None
+    assert ev.coverage["retrieved"] == 0 and ev.coverage["shared_queries"] == 1
