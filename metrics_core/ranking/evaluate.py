@@ -42,6 +42,8 @@ class Evaluation:
     conventions : Conventions
     """
 
+    coverage = None  # coverage_report of a run read whole (metrics_core.io.coverage); else None
+
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
                  ranked=None):
         self.run_name = run_name
