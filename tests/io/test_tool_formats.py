@@ -280,3 +280,26 @@ def test_a_generator_is_read_once():
 
     run = mc.read_run(gen())
     assert len(run) == 1 and calls == [1]
+
+
+@pytest.mark.parametrize("value, words", [("query_id", "is not ROLE=COLUMN"), ("colour=qid", "unknown role"),
+                                          ("doc_id=nope", "'nope' (given for doc_id) is not in the table")])
+def test_bad_column_mappings_are_one_line(tmp_path, capsys, data, value, words):
+    qrels, run, _ = data
+    qp, rp = write_beir(tmp_path, qrels, run)
+    tsv = tmp_path / "run.tsv"
+    tsv.write_text("qid\tdocno\tscore\n1\td1\t1.0\n")
+    assert main(["evaluate", "--qrels", str(qp), "--run", str(tsv), "--columns", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and words in err and "\n" not in err
+
+
+def test_headered_tsv_run_and_a_space_separated_qrels_named_csv(tmp_path, data):
+    """Headerless 4-column qrels are TREC whatever the extension; a headed TSV is a table."""
+    qrels, run, want = data
+    qp = tmp_path / "qrels.csv"
+    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in rows(qrels)))
+    rp = tmp_path / "run.tsv"
+    rp.write_text("qid\tdocno\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rows(run)))
+    assert_numbers(mc.evaluate(qp, rp, MEASURES).aggregate, want)
+    assert_numbers(cli_aggregate(qp, rp), want)
