@@ -35,6 +35,7 @@ from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
 from metrics_core.io.trec import (
     ASCII_SPACE,
+    any_empty,
     other_separators,
     quoted_line,
     regular_delimiter,
@@ -90,12 +91,14 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
     """
     if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)) and not hasattr(source, "read"):
         raise NotStreamable("not a file")
-    from metrics_core.io import _is_trec
+    from metrics_core.io import _is_msmarco_run, _is_trec
     from metrics_core.io.tables import guess_table_format
 
     raw = read_source(source, None)
     if raw.size() == 0:
         raise NotStreamable("empty")
+    if fmt == "msmarco" or (fmt == "auto" and _is_msmarco_run(raw)):
+        raise NotStreamable("an MS MARCO run is read whole")
     if fmt == "trec" or (fmt == "auto" and _is_trec(raw, "run")):
         stream = _trec_stream(raw, batch_rows)
         if stream is None:
@@ -168,8 +171,9 @@ def _trec_fast(raw: RawData, head: bytes):
                                                  double_quote=False, escape_char=False,
                                                  ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(
-                    column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64()},
-                    include_columns=["c0", "c2", "c4"], strings_can_be_null=False,
+                    column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64(),
+                                  **dict.fromkeys(("c1", "c3", "c5"), pa.dictionary(pa.int32(), pa.string()))},
+                    include_columns=["c0", "c2", "c4", "c1", "c3", "c5"], strings_can_be_null=False,
                     quoted_strings_can_be_null=False, null_values=[]))
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
             raise NotStreamable(str(exc)) from None
@@ -186,7 +190,8 @@ def _trec_fast(raw: RawData, head: bytes):
                 continue
             qid = batch.column(0)
             # comment and blank lines, non-finite scores: the line reader takes over
-            if _comment_or_blank(qid) or pc.any(pc.equal(pc.utf8_length(batch.column(1)), 0)).as_py():
+            if _comment_or_blank(qid) or pc.any(pc.equal(pc.utf8_length(batch.column(1)), 0)).as_py() \
+                    or any(any_empty(batch.column(i)) for i in (3, 4, 5)):
                 raise NotStreamable("a comment, blank line or empty field")
             scores = batch.column(2).to_numpy()
             if not np.isfinite(scores).all():

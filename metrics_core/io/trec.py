@@ -51,9 +51,18 @@ def split_fields(line: str) -> list[str]:
 def other_separators(raw: RawData, delim: str) -> bool:
     """Whether the data holds a separator other than ``delim`` (a tab in a space-separated
     file, a space in a tab-separated one, a vertical tab or form feed anywhere): the
-    delimiter-split fast paths would then read fields the line reader splits."""
+    delimiter-split fast paths would then read fields the line reader splits. (Empty
+    fields, the other difference, are found in the parsed columns: :func:`any_empty`.)"""
     others = {"\t": (b" ", b"\x0b", b"\x0c"), " ": (b"\t", b"\x0b", b"\x0c")}[delim]
     return any(raw.contains(c) for c in others)
+
+
+def any_empty(column) -> bool:
+    """Whether a dictionary-encoded string column (chunked or not) holds an empty value:
+    the line reader would have split that line into fewer fields. Looks at the
+    dictionaries (a few values), not the rows."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return any(pc.any(pc.equal(pc.utf8_length(c.dictionary), 0)).as_py() for c in chunks if len(c))
 
 
 def _first_line(data: bytes) -> bytes:
@@ -87,6 +96,8 @@ def _fast_parse(raw: RawData, kind: str):
     if raw.contains(b"\x00") or other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(ncols)]
+    # the other fields (Q0, rank, tag; iter), read only to see that none is empty
+    others = [names[i] for i in range(ncols) if i not in (qcol, dcol, vcol)]
     try:
         table = pacsv.read_csv(
             raw.arrow_source(),
@@ -98,8 +109,9 @@ def _fast_parse(raw: RawData, kind: str):
                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
-                              names[vcol]: pa.float64()},
-                include_columns=[names[qcol], names[dcol], names[vcol]],
+                              names[vcol]: pa.float64(),
+                              **dict.fromkeys(others, pa.dictionary(pa.int32(), pa.string()))},
+                include_columns=[names[qcol], names[dcol], names[vcol], *others],
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
                 null_values=[],
             ),
@@ -115,10 +127,11 @@ def _fast_parse(raw: RawData, kind: str):
         return None
     # an empty field between two tabs: the line reader splits on runs of whitespace and
     # names the line (an empty document id is never data)
-    if pc.any(pc.equal(pc.utf8_length(table.column(names[dcol])), 0)).as_py():
+    if pc.any(pc.equal(pc.utf8_length(table.column(names[dcol])), 0)).as_py() or \
+            any(any_empty(table.column(c)) for c in others):
         return None
     values = table.column(names[vcol]).to_numpy()
-    table = table.drop_columns([names[vcol]])
+    table = table.drop_columns([names[vcol], *others])
     # hand the parser's freed blocks back to the system before the evaluation needs memory
     pa.default_memory_pool().release_unused()
     if not np.isfinite(values).all():
