@@ -332,6 +332,9 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                 yield _as_batch(run, lines)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"cannot read this Parquet file ({exc})", source=raw.name) from None
+        except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
+            raise InputError("cannot read this Parquet file (text that is not UTF-8 in its schema)",
+                             source=raw.name, hint="Save the table again as Parquet, or as CSV") from None
 
     return opener
 

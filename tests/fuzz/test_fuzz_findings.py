@@ -163,3 +163,15 @@ def test_empty_fields_read_alike_whole_and_streamed(data):
         assert "column" in str(exc)
         return
     assert whole.scores.tolist() == [-65.0]  # the MS MARCO reading: 3 fields, rank 65
+
+
+def test_parquet_schema_text_that_is_not_utf8_is_an_input_error():
+    """A column name that is not UTF-8 raised UnicodeDecodeError in the streamed Parquet
+    reader (found by the long fuzz run)."""
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}), buf,
+                   store_schema=False)
+    data = buf.getvalue().replace(b"doc_id", b"do\x9f_id")
+    for read in (mc.read_run, lambda d: list(open_run_stream(d).batches())):
+        with pytest.raises(InputError, match="Parquet"):
+            read(data)
