@@ -67,6 +67,11 @@ class Evaluation:
     (['q2', 'q1'], {})
     """
 
+    #: ``metrics_core.io.coverage.coverage_report`` of a run evaluated whole by
+    #: :func:`metrics_core.evaluate` (how many of its queries and documents the qrels
+    #: judge); None when streamed or evaluated on a cluster
+    coverage = None
+
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
                  ranked=None, ranking=None):
         self.run_name = run_name

@@ -100,7 +100,7 @@ def number_mask(texts) -> np.ndarray:
     """For a sequence of strings, which are trec_eval numbers (vectorised over pandas)."""
     import pandas as pd
 
-    s = pd.Series(texts, dtype=object).astype(str).str.strip()
+    s = pd.Series(texts, dtype=object).map(str).str.strip()  # None -> "None": not a number
     return s.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool) & \
         s.map(str.isascii).to_numpy(dtype=bool)
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from metrics_core.cli._options import PROBABILITY, SEED, add_ranking_inputs, whole
+from metrics_core.cli._options import (
+    PROBABILITY,
+    SEED,
+    add_format_options,
+    add_ranking_inputs,
+    whole,
+)
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.report import write_export
@@ -24,6 +30,7 @@ FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
+    add_format_options(p)
     p.add_argument("--baseline", required=True,
                    help="name of the baseline run (its file name without extension, or TREC tag)")
     p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
