@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 
-from metrics_core.ranking.ranx_names import translate as translate_ranx
 from metrics_core.errors import InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
 from metrics_core.ranking.definition import (
@@ -29,6 +28,7 @@ from metrics_core.ranking.definition import (
     MeasureSpec,
     Param,
 )
+from metrics_core.ranking.ranx_names import translate as translate_ranx
 
 __all__ = ["REGISTRY", "MeasureDef", "MeasureSpec", "Param", "Example", "PARAMS", "parse_measure",
            "parse_measures", "split_measures", "accepted_names", "list_measures", "from_trec_name",
