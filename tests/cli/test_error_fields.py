@@ -22,8 +22,8 @@ def test_a_table_without_the_column_names_the_option_and_the_role():
         read_qrels(b"xq,yd,zr\nq01,D01195,1\n", name="q.csv")
     exc = info.value
     assert str(exc) == ("q.csv: no query_id column found. columns found: xq, yd, zr. Name one of them with "
-                        "columns={'query_id': NAME} (command line: --query-id-col NAME)")
-    assert (exc.option, exc.field) == ("--query-id-col", "query_id")
+                        "columns={'query_id': NAME} (command line: --columns query_id=NAME)")
+    assert (exc.option, exc.field) == ("--columns", "query_id")
     assert exc.plain() == "q.csv: no query_id column found. columns found: xq, yd, zr"
 
 
