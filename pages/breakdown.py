@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.style import MEASURE_FORMAT, natural_rows
-from ui.ranking.comparative import REPORT_MEASURES, comparative_report
 from ui.ranking.data import evaluate_loaded
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
@@ -11,7 +12,6 @@ from ui.common.upload import FORMATS
 from ui.ranking.data import (
     SAMPLE_SUMMARY,
     clear_loaded,
-    diagnostics_table,
     evaluate_loaded,
     has_data,
     judgements_per_label,
@@ -73,7 +73,7 @@ with page("Data", sidebar=False, caption="Drag and drop files: TREC, CSV/TSV, Pa
     conv = conventions()
     try:
         with st.spinner("Checking the runs ..."):
-            diag_evs = evaluate_loaded([f"Judged@{k}", f"P@{k}", "NumRet"], conv)  # cached per session
+            diag_evs = evaluate_loaded(diagnostic_measures(k), conv)  # cached per session
     except InputError as exc:
         diag_evs = {}
         st.error(str(exc))
@@ -89,7 +89,7 @@ with page("Data", sidebar=False, caption="Drag and drop files: TREC, CSV/TSV, Pa
             st.write(f"Tied groups: {d['tied_groups']} ({d['tied_documents']} documents); "
                      f"straddling @{k}: {d['ties_straddling'].get(str(k), 0)}. Ties are broken by the "
                      f"rule '{conv.ties}' (sidebar).")
-    table = diagnostics_table(diag_evs, runs, k)
+    table = diagnostics_table(diag_evs, k, runs)
     if len(table):
         # plain headers; counts with thousands separators, means with 4 decimals
         st.dataframe(table, column_config={"run": st.column_config.TextColumn("Run")} | {

@@ -20,7 +20,7 @@ from ui.ranking.learn_examples import (
     FOUR_RESULTS,
     GRADED,
     PRESETS,
-    dcg_steps,
+    dcg_table,
     evaluate_example,
     seed_comparison,
 )
@@ -82,7 +82,7 @@ with page("Measures explained") as p:
     download_table(values, "worked_example", conv, title="Worked example", key="learn",
                    labels=" ".join(f"{x:g}" for x in labels), k=k)
 
-    steps = dcg_steps(labels, k, conv)
+    steps = dcg_table(labels, k, conv)
     st.markdown(f"**DCG@{k} rank by rank** (gain = {conv.gain}, discount = {conv.discount}): "
                 f"DCG@{k} = {steps['DCG so far'].iloc[-1] if len(steps) else 0.0:.4f}, "
                 f"nDCG@{k} = DCG / IDCG = {ev.aggregate[f'nDCG@{k}']:.4f} (ideal from {conv.ideal}).")

@@ -14,10 +14,9 @@ from ui.ranking.ranked_view import (
     TIE_COLUMN,
     TIE_RANGE_COLUMN,
     missed_relevant,
-    ranked_list,
+    query_ranking,
     styled_ranking,
     tie_dependent_text,
-    tie_sizes,
 )
 from ui.ranking.selection import picked_table_row, query_box_changed, sync_query_box
 from ui.ranking.state import PerQuery
@@ -121,8 +120,8 @@ with page("Per query") as p:
         with col:
             name = st.selectbox(f"Run {'AB'[i]}", names, index=names.index(default), key=PerQuery.side(i))
             e = evaluations[name]
-            ranking = ranked_list(e, runs[name], qid)
-            sizes = tie_sizes(ranking, getattr(conv, "compat", "trec_eval10"))
+            ranked = query_ranking(e, runs[name], qrels, qid)
+            ranking, sizes = ranked.ranking(qid), ranked.tie_sizes(qid)
             shown = ranking.head(depth).assign(tied=[f"{k} tied" if k > 1 else "" for k in sizes[:depth]])
             if qid in e.per_query.index:
                 st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))

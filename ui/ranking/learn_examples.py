@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 import metrics_core as mc
+from metrics_core.ranking.kernels import dcg_steps
 
 # shown name -> labels (rank order), k, relevant documents in the collection (None: those
 # in the list), convention overrides, the values the source states {measure: text}, a note.
@@ -58,16 +59,14 @@ def evaluate_example(labels, k: int, num_relevant: int | None, conventions: mc.C
     return mc.evaluate(qrels, run, example_measures(int(k)), conventions=conventions)
 
 
-def dcg_steps(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
-    """Rank by rank: label, gain, discount, contribution and running DCG (the Learn table)."""
-    lab = np.asarray(labels, dtype=float)[: int(k)]
-    ranks = np.arange(1, len(lab) + 1)
-    gain = (2.0 ** lab - 1.0) if conventions.gain == "exp" else lab
-    gain = np.where(lab > 0, gain, 0.0)
-    disc = 1.0 / (np.log2(np.maximum(ranks, 2)) if conventions.discount == "jarvelin" else np.log2(ranks + 1))
-    contrib = gain * disc
-    return pd.DataFrame({"rank": ranks, "label": lab, "gain": gain, "discount": disc,
-                         "gain × discount": contrib, "DCG so far": np.cumsum(contrib)})
+def dcg_table(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
+    """Rank by rank: label, gain, discount, contribution and running DCG (the Learn table),
+    from :func:`metrics_core.ranking.kernels.dcg_steps` (the engine's arithmetic: the last
+    row is ``DCG@k`` evaluated, bit for bit)."""
+    steps = dcg_steps(labels, int(k), conventions)
+    return pd.DataFrame({"rank": steps["rank"], "label": steps["label"], "gain": steps["gain"],
+                         "discount": steps["discount"], "gain × discount": steps["contribution"],
+                         "DCG so far": steps["dcg"]})
 
 
 def seed_comparison(ev, expected: dict) -> pd.DataFrame:

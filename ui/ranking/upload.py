@@ -9,8 +9,6 @@ bad upload never replaces data already loaded.
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from metrics_core.errors import InputError
@@ -25,25 +23,6 @@ def _state_dict(key: str) -> dict:
     if key not in st.session_state:
         st.session_state[key] = {}
     return st.session_state[key]
-
-
-#: Command-line wording in reader messages, and the Data page's words for the same thing.
-PAGE_WORDS = (("did you swap --qrels and --run?", "is it in the right box (qrels or runs)?"),
-              ("--qrels", "the qrels box"), ("--run", "the runs box"), ("--meta", "the metadata box"))
-
-
-_CLI_ASIDE = re.compile(r"\s*\(command line: [^)]*\)")
-_PY_MAPPING = re.compile(r"\.?\s*Name one of them with columns=\{[^}]*\}")
-
-
-def page_words(message: str) -> str:
-    """A reader's message in the Data page's words: its boxes, not command-line options,
-    and no Python syntax (``columns={'query_id': NAME}``: the page has a column mapping)."""
-    message = _CLI_ASIDE.sub("", message)
-    message = _PY_MAPPING.sub("", message)
-    for cli, page in PAGE_WORDS:
-        message = message.replace(cli, page)
-    return message
 
 
 def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None]:
@@ -78,7 +57,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
             st.session_state[state.EVAL_CACHE] = {}
         except InputError as exc:
-            error = page_words(str(exc))
+            error = exc.plain()  # the reader's message in an application's words
         except Exception as exc:  # never a traceback for an upload: say what failed
             error = f"{uploaded.name}: the file could not be read ({exc})"
     done[ident] = (signature, error)
@@ -178,4 +157,4 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
 
 
 __all__ = ["FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
-           "needs_mapping", "page_words", "still_loaded", "table_columns"]
+           "needs_mapping", "still_loaded", "table_columns"]
