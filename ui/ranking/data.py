@@ -16,7 +16,10 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
+from metrics_core.report.diagnostics import common_queries, judged_share
 from ui.common import state
+from ui.common.i18n import N_, ngettext
+from ui.common.i18n import gettext as _
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
 from ui.ranking.state import CLICKS_SOURCE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
@@ -25,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
+#: Headers of the metadata columns, marked for the catalogs (shown through ``_()``).
+META_HEADERS = (N_("Category"), N_("Difficulty"), N_("Criterion"), N_("Fold"), N_("Date"), N_("Query text"))
 _EVAL_CACHE_SIZE = 32
 #: Rankings kept per session (each about 30 bytes a run row): the loaded runs under a few conventions.
 _RANKED_CACHE_SIZE = 8
@@ -91,7 +96,7 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
+SAMPLE_SUMMARY = N_("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
                   "detection scores, dynamic-K candidates and hash codes.")
 
 
@@ -294,8 +299,40 @@ def too_large_for_ties(reports: dict) -> str:
     missing = [name for name, rep in reports.items() if rep is None]
     if not missing:
         return ""
-    return (f"Tie band not computed for {', '.join(missing)}: runs over {TIE_ROWS:,} rows "
-            "(it would take about as long again as the evaluation).")
+    return ngettext("Tie band not computed for {runs}: a run over {rows} rows (it would take about as long "
+                    "again as the evaluation).",
+                    "Tie band not computed for {runs}: runs over {rows} rows (it would take about as long "
+                    "again as the evaluation).", len(missing)).format(runs=", ".join(missing), rows=f"{TIE_ROWS:,}")
+
+
+def unusable_runs(evaluations: dict) -> dict[str, str]:
+    """Runs whose numbers say nothing, each with the reason in the visitor's words: a run
+    that shares no query with the qrels (:func:`metrics_core.report.diagnostics.common_queries`
+    is 0), or none of whose retrieved documents is judged
+    (:func:`metrics_core.report.diagnostics.judged_share` is 0). The pages name them and keep
+    them out of the tables that compare runs on common queries; the other runs keep their
+    numbers."""
+    runs = st.session_state.get(state.RUNS) or {}
+    qrels = st.session_state.get(state.QRELS)
+    out = {}
+    for name, ev in evaluations.items():
+        if common_queries(ev) == 0:
+            out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
+                          "is it the run of this collection?").format(run=name)
+        elif name in runs and qrels is not None and judged_share(qrels, runs[name], ev.ranking) == 0:
+            out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
+                          "differently, or the run of another collection?)").format(run=name)
+    return out
+
+
+def show_unusable(unusable: dict[str, str], where=None) -> None:
+    """One warning naming the runs of :func:`unusable_runs` and why they are left out."""
+    if not unusable:
+        return
+    text = (_("Left out of the tables that compare runs:") + " "
+            + "; ".join(unusable.values()) + ". "
+            + _("The other runs keep their numbers. Remove the run on the Data page, or load the right file."))
+    (where or st).warning(text, icon=":material/report:")
 
 
 def has_data() -> bool:

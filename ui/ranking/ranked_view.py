@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 import metrics_core as mc
+from ui.common.i18n import N_
+from ui.common.i18n import gettext as _
 from ui.ranking.figures import RELEVANCE_COLOURS
 
 
@@ -62,11 +64,14 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
         return [css] * len(row)
 
     return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
-                                                         na_rep="unjudged")
+                                                         na_rep=_("unjudged"))
 
 
+#: Column names of the per-query table's tie columns, and their headers on screen.
 TIE_COLUMN = "Tie-dependent"
 TIE_RANGE_COLUMN = "Min–max over tie orders"
+TIE_LABEL = N_("Depends on tie order")
+TIE_RANGE_LABEL = N_("Range over tie orders")
 
 
 def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
