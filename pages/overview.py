@@ -180,17 +180,21 @@ with page(_("Overview"), sidebar=False) as p:
                   n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
     long = board[["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p_corrected",
                   "marker"]]
-    # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"
-    shown_long = long.style.format({"delta": "{:+.4f}", "p_corrected": "{:.4f}"}, na_rep="–")
+    # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"; the
+    # numbers stay in the table's data (hidden columns), as the download gives them
+    shown_long = long.assign(delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
+                             p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]])
     fmt = {c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
            for c in ("mean", "median", "ci_lo", "ci_hi")}
-    fmt["delta"] = st.column_config.Column(_("Δ vs {baseline}").format(baseline=baseline))
-    fmt["p_corrected"] = st.column_config.Column(_("p (corrected)"))
+    fmt["delta_shown"] = st.column_config.TextColumn(_("Δ vs {baseline}").format(baseline=baseline))
+    fmt["p_shown"] = st.column_config.TextColumn(_("p (corrected)"))
     fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
     fmt["measure"] = st.column_config.TextColumn(_("Measure"))
     fmt["marker"] = st.column_config.TextColumn(_("Significant"))
     st.dataframe(shown_long, hide_index=True, column_config=fmt, key=Overview.LONG,
+                 column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta_shown",
+                               "p_shown", "marker"],
                  height=min(36 * (len(long) + 1) + 4, 600))
     st.caption(_("–: the baseline has no difference with itself nor a p-value."))
     download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),

@@ -56,8 +56,8 @@ def _texts(at, frames: bool = True) -> str:
                  "checkbox", "slider", "select_slider", "date_input"):
         parts += [str(getattr(el, "label", "")) for el in at.get(kind)]
     for frame in at.dataframe if frames else ():
-        # the Details table shows its missing deltas and p-values as "–" (a Styler's na_rep): its
-        # data keeps NaN there
+        # the Details table shows its deltas and p-values as text ("–" where missing): the numbers,
+        # NaN for the baseline, are hidden columns of its data
         value = frame.value.drop(columns=["delta", "p_corrected"], errors="ignore")
         parts += [str(c) for c in value.columns]
         parts += [str(v) for v in np.asarray(value.astype(str)).ravel()]
@@ -153,6 +153,10 @@ def test_an_unusable_run_is_named_and_left_out_of_the_overview(bad, reason, samp
     cards = {m.label: m.value for m in at.metric}
     assert len(cards) == 3 and all(v != "–" for v in cards.values())
     _assert_no_missing_words(_texts(at))
+    details = next(d.value for d in at.dataframe if "p_shown" in d.value.columns)
+    base = details[details["run"] == "bm25"]
+    assert set(base["delta_shown"]) == {"–"} and set(base["p_shown"]) == {"–"}
+    assert base["delta"].isna().all()
 
 
 def test_the_spanish_overview_names_a_run_without_common_queries(sample):

@@ -76,7 +76,7 @@ LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paire
                  N_("Holm"), N_("Bonferroni"), N_("Benjamini-Hochberg"), N_("no"),
                  N_("the queries every run answered"),
                  N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
-                 N_("the queries both runs of each pair answered"))
+                 N_("the queries both runs of each pair answered"), N_("Mean"))
 
 
 def board_legend(board: pd.DataFrame) -> str:
@@ -103,7 +103,7 @@ def translated_grid(grid: pd.DataFrame) -> pd.DataFrame:
         if text == TIE_ROW:
             return CI_INDENT + _("tie band")
         if text.startswith(CI_INDENT) and text.endswith(" CI"):
-            return text[:-3] + " " + _("CI")
+            return CI_INDENT + _("{confidence} CI").format(confidence=text[len(CI_INDENT):-3])
         if text.endswith(" (baseline)"):
             return text[: -len(" (baseline)")] + " (" + _("baseline") + ")"
         return text
