@@ -22,7 +22,7 @@ from ui.common.i18n import N_, ngettext
 from ui.common.i18n import gettext as _
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
-from ui.ranking.state import CLICKS_SOURCE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
+from ui.ranking.state import CLICKS_SOURCE, JUDGED_CACHE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
@@ -319,10 +319,23 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
         if common_queries(ev) == 0:
             out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
                           "is it the run of this collection?").format(run=name)
-        elif name in runs and qrels is not None and judged_share(qrels, runs[name], ev.ranking) == 0:
+        elif name in runs and qrels is not None and _judged_share(qrels, runs[name], ev) == 0:
             out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
                           "differently, or the run of another collection?)").format(run=name)
     return out
+
+
+def _judged_share(qrels, run, ev) -> float:
+    """:func:`judged_share` of a loaded run, kept in the session (a run evaluated in blocks has
+    no Ranking: its rows are looked up in the qrels once, not on every rerun)."""
+    cache = st.session_state.setdefault(JUDGED_CACHE, {})
+    key = (id(run), ev.conventions)  # the ranked rows depend on the conventions (depth, duplicates)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not qrels or hit[1] is not run:
+        while len(cache) >= _EVAL_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = hit = (qrels, run, judged_share(qrels, run, ev.ranking))
+    return hit[2]
 
 
 def show_unusable(unusable: dict[str, str], where=None) -> None:
