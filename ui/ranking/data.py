@@ -342,8 +342,9 @@ def show_unusable(unusable: dict[str, str], where=None) -> None:
     """One warning naming the runs of :func:`unusable_runs` and why they are left out."""
     if not unusable:
         return
-    text = (_("Left out of the tables that compare runs:") + " "
-            + "; ".join(unusable.values()) + ". "
+    reasons = "; ".join(unusable.values())
+    text = (_("Left out of the tables that compare runs:") + " " + reasons
+            + ("" if reasons.endswith(("?", ".")) else ".") + " "
             + _("The other runs keep their numbers. Remove the run on the Data page, or load the right file."))
     (where or st).warning(text, icon=":material/report:")
 
