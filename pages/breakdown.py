@@ -11,7 +11,7 @@ from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.style import MEASURE_FORMAT, natural_rows
-from ui.ranking.data import evaluate_loaded
+from ui.ranking.data import evaluate_loaded, show_unusable, unusable_runs
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between, only_queries
@@ -33,6 +33,12 @@ with page(_("Breakdown")) as p:
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
         st.error(exc.plain())
+        p.stop()
+    unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
+    show_unusable(unusable)
+    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
+    report_evs = {n: e for n, e in report_evs.items() if n not in unusable}
+    if not evaluations:
         p.stop()
     measures = evaluations[next(iter(evaluations))].measures
 

@@ -9,7 +9,13 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, natural_sorted
-from ui.ranking.data import evaluate_loaded, tie_reports, too_large_for_ties
+from ui.ranking.data import (
+    evaluate_loaded,
+    show_unusable,
+    tie_reports,
+    too_large_for_ties,
+    unusable_runs,
+)
 from ui.ranking.figures import distribution
 from ui.ranking.ranked_view import (
     TIE_COLUMN,
@@ -36,6 +42,11 @@ with page(_("Per query")) as p:
         evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
         st.error(exc.plain())
+        p.stop()
+    unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
+    show_unusable(unusable)
+    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
+    if not evaluations:
         p.stop()
     measures = evaluations[next(iter(evaluations))].measures
     meta = st.session_state[state.META]
@@ -107,7 +118,7 @@ with page(_("Per query")) as p:
     all_queries = natural_sorted(ev.per_query.index)
     names = list(evaluations)
     shown_runs = [st.session_state.get(PerQuery.side(i), names[min(i, len(names) - 1)]) for i in range(2)]
-    shown_runs = [n for n in shown_runs if n in runs]
+    shown_runs = [n for n in shown_runs if n in evaluations]
     # Open on a query every shown run retrieved (and the qrels judge), in natural order.
     retrieved = [set(runs[n].unique_query_ids()) for n in shown_runs]
     answered = [q for q in all_queries if all(q in r for r in retrieved)]

@@ -159,6 +159,16 @@ def test_an_unusable_run_is_named_and_left_out_of_the_overview(bad, reason, samp
     assert base["delta"].isna().all()
 
 
+@pytest.mark.parametrize("name", ["per_query", "breakdown"])
+def test_per_query_and_breakdown_leave_an_unusable_run_out(name, sample):
+    qrels, runs, meta = _with_run(sample, "wrong", STRANGER)
+    at = _page(name, None, (qrels, runs, meta), meta=True)
+    _ok(at)
+    assert any("wrong" in w.value and "shares no query" in w.value for w in at.warning)
+    assert all("wrong" not in (s.options or []) for s in at.selectbox)
+    _assert_no_missing_words(_texts(at, frames=name == "breakdown"))
+
+
 def test_the_spanish_overview_names_a_run_without_common_queries(sample):
     at = _page("overview", "es", _with_run(sample, "ajena", STRANGER))
     _ok(at)
