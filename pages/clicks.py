@@ -7,6 +7,7 @@ from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
+from ui.common.i18n import gettext as _
 from ui.common.upload import upload_slot
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
@@ -15,55 +16,56 @@ from ui.ranking.widgets import label_for
 
 
 def read_upload(files) -> None:
-    with st.spinner(f"Reading {files[0].name} ..."):
+    with st.spinner(_("Reading {name} ...").format(name=files[0].name)):
         use_click_log(files[0].getvalue(), files[0].name)
 
 
-with page("Click feedback") as p:
-    st.write("A click log has one row per impression: the query, the results shown (in rank order) "
-             "and the ids clicked (in click order). The first click stands in for the first relevant "
-             "result: RR = 1 / rank of the first click, and MRR is its mean over impressions.")
-    st.caption("No click gives RR = 0. Clicks on ids that were not shown (ads, stale lines) are ignored "
-               "and counted; choose *strict* to refuse such logs instead. An id shown twice takes its first "
-               "position.")
+with page(_("Click feedback")) as p:
+    st.write(_("A click log has one row per impression: the query, the results shown (in rank order) "
+               "and the ids clicked (in click order). The first click stands in for the first relevant "
+               "result: RR = 1 / rank of the first click, and MRR is its mean over impressions."))
+    st.caption(_("No click gives RR = 0. Clicks on ids that were not shown (ads, stale lines) are ignored "
+                 "and counted; choose *strict* to refuse such logs instead. An id shown twice takes its first "
+                 "position."))
 
     c1, c2 = st.columns([1, 3])
-    c1.button("Load sample click log", on_click=load_sample_clicks, key=Clicks.SAMPLE, type="primary")
-    upload_slot(Clicks.UPLOAD, "Click log (CSV/TSV with columns query, shown, clicked; or JSON/JSONL)",
+    c1.button(_("Load sample click log"), on_click=load_sample_clicks, key=Clicks.SAMPLE, type="primary")
+    upload_slot(Clicks.UPLOAD, _("Click log (CSV/TSV with columns query, shown, clicked; or JSON/JSONL)"),
                 read_upload, container=c2)
 
     log = st.session_state[state.CLICKS]
     if log is None:
-        st.info("Upload a click log or load the sample.")
+        st.info(_("Upload a click log or load the sample."))
         p.stop()
 
     r1, r2 = st.columns(2)
-    rule = r1.radio("First click", ["first", "top"], horizontal=True, key=Clicks.RULE,
-                    format_func=lambda r: {"first": "first in time", "top": "best ranked"}[r])
-    strict = r2.checkbox("Strict: refuse clicks on ids that were not shown", key=Clicks.STRICT)
+    rule = r1.radio(_("First click"), ["first", "top"], horizontal=True, key=Clicks.RULE,
+                    format_func=lambda r: {"first": _("first in time"), "top": _("best ranked")}[r])
+    strict = r2.checkbox(_("Strict: refuse clicks on ids that were not shown"), key=Clicks.STRICT)
     try:
         result = click_mrr(log, rule=rule, strict=strict)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain())
         p.stop()
 
     thresholds = st.session_state[state.THRESHOLDS]
     m1, m2, m3 = st.columns(3)
-    m1.metric("MRR (from clicks)", f"{result.mrr:.4f}")
-    m2.metric("Impressions", len(result.per_impression))
-    m3.metric("Ignored clicks (not shown)", result.ignored_clicks)
+    m1.metric(_("MRR (from clicks)"), "–" if result.mrr != result.mrr else f"{result.mrr:.4f}")
+    m2.metric(_("Impressions"), len(result.per_impression))
+    m3.metric(_("Ignored clicks (not shown)"), result.ignored_clicks)
     label = label_for("RR", result.mrr, thresholds, float(st.session_state.get(FAIR_RATIO, 0.5)))
     if label:
-        st.caption(f"Interpretation (RR good at or above {thresholds['RR']}): {label}")
+        st.caption(_("Interpretation (MRR good at or above {threshold}): {label}").format(
+            threshold=thresholds["RR"], label=label))
 
     conv = conventions()
     source = st.session_state.get(CLICKS_SOURCE, "")
-    st.subheader("Per query")
+    st.subheader(_("Per query"))
     st.dataframe(result.per_query, column_config={"MRR": st.column_config.NumberColumn(format="%.4f")})
-    download_table(result.per_query, "click_mrr_per_query", conv, title="MRR from clicks per query",
+    download_table(result.per_query, "click_mrr_per_query", conv, title=_("MRR from clicks per query"),
                    key="clicks_q", click_rule=rule, click_log=source)
     st.plotly_chart(first_click_ranks(result.per_impression), key=Clicks.CHART)
-    with st.expander("Per impression"):
+    with st.expander(_("Per impression")):
         st.dataframe(result.per_impression)
         download_table(result.per_impression, "click_rr_per_impression", conv,
-                       title="RR from clicks per impression", key="clicks_i", click_rule=rule, click_log=source)
+                       title=_("RR from clicks per impression"), key="clicks_i", click_rule=rule, click_log=source)

@@ -3,97 +3,116 @@
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
+from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT
 from ui.common.upload import FORMATS
 from ui.ranking.data import (
     SAMPLE_SUMMARY,
     clear_loaded,
-    diagnostics_table,
     evaluate_loaded,
     has_data,
     judgements_per_label,
     load_sample_into_state,
     remove_run,
+    show_unusable,
+    unusable_runs,
 )
 from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
 
 # the sidebar lists what this run loads: drawn last
-with page("Data", sidebar=False, caption="Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, gzip-compressed "
-          "or not. Each run is a system, named after its file.") as p:
+with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, "
+                                              "gzip-compressed or not. Each run is a system, named after its file.")) as p:
     buttons = st.container(horizontal=True)
-    if buttons.button("Load sample data", type="primary", key=Data.SAMPLE, on_click=load_sample_into_state):
-        st.success(SAMPLE_SUMMARY)
+    if buttons.button(_("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state):
+        st.success(_(SAMPLE_SUMMARY))
 
     left, right = st.columns(2)
     with left:
-        st.subheader("Qrels")
-        qfmt = st.selectbox("Qrels format", FORMATS, key=Data.QRELS_FORMAT)
-        upload_box("qrels", "Relevance judgements (qrels)", qfmt)
+        st.subheader(_("Qrels"))
+        qfmt = st.selectbox(_("Qrels format"), FORMATS, key=Data.QRELS_FORMAT)
+        upload_box("qrels", _("Relevance judgements (qrels)"), qfmt)
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
-            st.caption(f"{len(loaded_qrels.unique_query_ids()):,} queries, {len(loaded_qrels):,} judgements")
+            st.caption(_("{queries} queries, {judgements} judgements").format(
+                queries=f"{len(loaded_qrels.unique_query_ids()):,}", judgements=f"{len(loaded_qrels):,}"))
             st.dataframe(judgements_per_label(loaded_qrels), hide_index=True, key=Data.LABELS,
-                         column_config={"Judgements": st.column_config.NumberColumn(format="localized"),
-                                        "Share": st.column_config.NumberColumn(format="percent")})
+                         column_config={"Label": st.column_config.TextColumn(_("Label")),
+                                        "Judgements": st.column_config.NumberColumn(_("Judgements"), format="localized"),
+                                        "Share": st.column_config.NumberColumn(_("Share"), format="percent")})
     with right:
-        st.subheader("Runs")
-        rfmt = st.selectbox("Run format", FORMATS, key=Data.RUN_FORMAT)
-        upload_box("run", "One or more runs", rfmt, multiple=True)
+        st.subheader(_("Runs"))
+        rfmt = st.selectbox(_("Run format"), FORMATS, key=Data.RUN_FORMAT)
+        upload_box("run", _("One or more runs"), rfmt, multiple=True)
+        runs_warning = st.empty()  # a run that shares nothing with the qrels, named under its box
 
-    with st.expander("Query metadata (optional): category, difficulty, date, criterion, fold",
+    with st.expander(_("Query metadata (optional): category, difficulty, date, criterion, fold"),
                      expanded=st.session_state[state.META] is not None or has_message("data", "meta")):
-        upload_box("meta", "Metadata table (one row per query; a query id column)")
+        upload_box("meta", _("Metadata table (one row per query; a query id column)"))
         meta = st.session_state[state.META]
         if meta is not None:
             st.dataframe(meta, height=220)
 
     # drawn after the uploads, so it is enabled in the run that loads the first file
-    buttons.button("Clear everything", key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
+    buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
 
     runs = st.session_state[state.RUNS] or {}
     if runs:
         rc1, rc2 = st.columns([3, 1])
-        rc1.selectbox("Remove a loaded run", list(runs), key=Data.DROP_RUN)
-        rc2.button("Remove", key=Data.DROP_RUN_BUTTON,
+        rc1.selectbox(_("Remove a loaded run"), list(runs), key=Data.DROP_RUN)
+        rc2.button(_("Remove"), key=Data.DROP_RUN_BUTTON,
                    on_click=lambda: remove_run(st.session_state[Data.DROP_RUN]))
 
     if not has_data():
-        st.info("Load a qrels file and at least one run (or the sample) to see diagnostics.")
+        st.info(_("Load a qrels file and at least one run (or the sample) to see diagnostics."))
         p.stop()
 
     # --- Diagnostics -----------------------------------------------------------------
-    st.header("Diagnostics")
+    st.header(_("Diagnostics"))
     runs = st.session_state[state.RUNS]
-    k = int(st.number_input("Cutoff k for ties and unjudged documents", min_value=1, max_value=1000,
+    k = int(st.number_input(_("Cutoff k for ties and unjudged documents"), min_value=1, max_value=1000,
                             value=10, key=Data.DIAGNOSTICS_K))
     conv = conventions()
     try:
-        with st.spinner("Checking the runs ..."):
-            diag_evs = evaluate_loaded([f"Judged@{k}", f"P@{k}", "NumRet"], conv)  # cached per session
+        with st.spinner(_("Checking the runs ...")):
+            diag_evs = evaluate_loaded(diagnostic_measures(k), conv)  # cached per session
     except InputError as exc:
         diag_evs = {}
-        st.error(str(exc))
+        st.error(exc.plain())
         if "duplicate" in str(exc):
-            st.caption("Choose a duplicates rule under **More conventions** in the sidebar.")
+            st.caption(_("Choose a duplicates rule under **More conventions** in the sidebar."))
+    show_unusable(unusable_runs(diag_evs), runs_warning)
+    none = _("none")
     for name, ev in diag_evs.items():
         d = ev.diagnostics
-        with st.expander(f"{name}: details"):
-            st.write("Missing queries (judged, not in the run): "
-                     + (", ".join(d["missing_queries"]) or "none"))
-            st.write("Extra queries (in the run, not judged; ignored): "
-                     + (", ".join(d["extra_queries"]) or "none"))
-            st.write(f"Tied groups: {d['tied_groups']} ({d['tied_documents']} documents); "
-                     f"straddling @{k}: {d['ties_straddling'].get(str(k), 0)}. Ties are broken by the "
-                     f"rule '{conv.ties}' (sidebar).")
-    table = diagnostics_table(diag_evs, runs, k)
+        with st.expander(_("{run}: details").format(run=name)):
+            st.write(_("Missing queries (judged, not in the run): {ids}").format(
+                ids=", ".join(d["missing_queries"]) or none))
+            st.write(_("Extra queries (in the run, not judged; ignored): {ids}").format(
+                ids=", ".join(d["extra_queries"]) or none))
+            st.write(_("Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
+                       "broken by the rule '{rule}' (sidebar).").format(
+                groups=d["tied_groups"], documents=d["tied_documents"], k=k,
+                straddling=d["ties_straddling"].get(str(k), 0), rule=conv.ties))
+    table = diagnostics_table(diag_evs, k, runs)
     if len(table):
-        # plain headers; counts with thousands separators, means with 4 decimals
-        st.dataframe(table, column_config={"run": st.column_config.TextColumn("Run")} | {
-            c: st.column_config.NumberColumn(c[:1].upper() + c[1:],
-                                             format=MEASURE_FORMAT if table[c].dtype.kind == "f" else "localized")
+        # plain headers; counts with thousands separators, means with 4 decimals; a mean over no
+        # query is "–" (a run that shares no query with the qrels, named above)
+        headers = {"lines": _("Lines"), "queries evaluated": _("Queries evaluated"),
+                   "missing queries": _("Missing queries"), "extra queries": _("Extra queries"),
+                   "duplicates": _("Duplicates"),
+                   f"tied groups straddling @{k}": _("Tied groups straddling @{k}").format(k=k),
+                   f"Judged@{k} (mean)": _("Judged@{k} (mean)").format(k=k),
+                   f"queries with unjudged in top {k}": _("Queries with unjudged in top {k}").format(k=k)}
+        judged = f"Judged@{k} (mean)"
+        texts = [judged] if table[judged].isna().any() else []  # "–", never "None"
+        shown = table.assign(**{c: ["–" if v != v else f"{v:.4f}" for v in table[c]] for c in texts})
+        st.dataframe(shown, column_config={"run": st.column_config.TextColumn(_("Run"))} | {
+            c: (st.column_config.TextColumn(headers.get(c, c)) if c in texts else st.column_config.NumberColumn(
+                headers.get(c, c), format=MEASURE_FORMAT if table[c].dtype.kind == "f" else "localized"))
             for c in table.columns})
         download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

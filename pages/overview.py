@@ -6,27 +6,32 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.report.leaderboard import leaderboard_grid
-from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS, leaderboard_legend
+from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
+from ui.common.i18n import gettext as _
 from ui.common.style import HEADERS, MEASURE_FORMAT
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
     TIE_LEGEND,
+    board_legend,
     board_setting,
     cached_tie_band,
     overview_board,
     style_grid,
+    translated_grid,
 )
 from ui.ranking.data import (
     evaluate_loaded,
     loaded_rows,
+    show_unusable,
     tie_bounds,
     tie_bounds_ready,
     too_large_for_ties,
+    unusable_runs,
 )
 from ui.ranking.figures import overview_bars
 from ui.ranking.report import report_button
@@ -47,21 +52,22 @@ EARLY_BOARD_ROWS = 200_000
 NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
 
 # The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
-with page("Overview", sidebar=False) as p:
+with page(_("Overview"), sidebar=False) as p:
     if not require_data(runs_upload="overview"):
         p.stop()
 
     runs = list(st.session_state[state.RUNS])
     top = st.columns([1, 1, 2])
-    baseline = top[0].selectbox("Baseline", runs, key=BOARD_KEYS["baseline"],
-                                help="Significance markers compare every run with this one.")
+    baseline = top[0].selectbox(_("Baseline"), runs, key=BOARD_KEYS["baseline"],
+                                help=_("Significance markers compare every run with this one."))
     headline_slot = top[1].empty()
     query_set = query_set_choice(Overview.QUERY_SET, top[2])
+    warning_slot = st.empty()  # the runs left out of the board, named above it
     grid_slot = st.empty()
     cards_slot = st.empty()
 
-    with st.expander("Add runs"):  # read before the evaluation: a new run is on this run's board
-        upload_box("run", "Runs to add to the leaderboard (any format the Data page reads)", multiple=True,
+    with st.expander(_("Add runs")):  # read before the evaluation: a new run is on this run's board
+        upload_box("run", _("Runs to add to the leaderboard (any format the Data page reads)"), multiple=True,
                    page="overview")
     settings_slot = st.container()  # the settings' widgets, drawn after the leaderboard (below)
 
@@ -74,95 +80,129 @@ with page("Overview", sidebar=False) as p:
     def draw_settings() -> None:
         """The settings' widgets (in their slot above): drawn after the leaderboard, and on an
         evaluation error too, so they keep their values (a widget not drawn in a run loses it)."""
-        with settings_slot.expander("Measures, intervals and tests"):
-            measure_chooser()  # a change reruns the page with the new measures
+        with settings_slot.expander(_("Measures, intervals and tests")):
+            measure_chooser(_("Measures"))  # a change reruns the page with the new measures
             c1, c2, c3, c4, c5 = st.columns(5)
-            c1.number_input("Bootstrap resamples", 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
+            c1.number_input(_("Bootstrap resamples"), 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
                             key=BOARD_KEYS["n_resamples"])
-            c2.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
+            c2.select_slider(_("Confidence"), [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
                              key=BOARD_KEYS["confidence"])
-            c3.number_input("Seed", 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
-            c4.selectbox("Test", TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]), format_func=TEST_NAMES.get,
+            c3.number_input(_("Seed"), 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
+            c4.selectbox(_("Test"), TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]),
+                         format_func=lambda t: _(TEST_NAMES[t]),
                          key=BOARD_KEYS["test"])
-            c5.selectbox("Correction", CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
-                         format_func=CORRECTION_NAMES.get, key=BOARD_KEYS["correction"])
+            c5.selectbox(_("Correction"), CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
+                         format_func=lambda c: _(CORRECTION_NAMES[c]), key=BOARD_KEYS["correction"])
 
     conv = conventions()
     try:
-        with st.spinner("Evaluating ..."):
+        with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain())
         draw_settings()  # where a measure can be changed
         p.stop()
+    # A run that shares no query (or no judged document) with the qrels says nothing: it is
+    # named and left out, so the board's common queries stay those of the other runs.
+    unusable = unusable_runs(evaluations)
+    show_unusable(unusable, warning_slot)
+    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
+    if not evaluations:
+        draw_settings()
+        p.stop()
     measures = list(evaluations[next(iter(evaluations))].measures)
-    headline = headline_slot.selectbox("Headline measure", measures, key=Overview.HEADLINE,
-                                       help="The measure of the cards under the table.")
+    headline = headline_slot.selectbox(_("Headline measure"), measures, key=Overview.HEADLINE,
+                                       help=_("The measure of the cards under the table."))
     if baseline not in evaluations:
         baseline = next(iter(evaluations))
-    with st.spinner("Computing the leaderboard ..."):
+    with st.spinner(_("Computing the leaderboard ...")):
         board = overview_board(evaluations, baseline, measures, query_set, n_resamples, confidence, seed, correction,
                                test)
-    legend = leaderboard_legend(board)
+    legend = board_legend(board)
+
+    def number(value) -> str:
+        """4 decimals, or "–" for a value that does not exist (the reason is in the card's help)."""
+        return "–" if pd.isna(value) else f"{value:.4f}"
+
+    def card_delta(name, r) -> dict:
+        """The card's delta: short (the star must fit at 800 px), the baseline in the help."""
+        if name == baseline or pd.isna(r["delta"]):
+            return {}
+        return {"delta": f"{r['delta']:+.4f}{r['marker']}",
+                "delta_color": "normal" if r["marker"] else "off"}
+
+    def card_help(name, r, band) -> str:
+        parts = [_("{confidence} CI {low}–{high} over {n} queries").format(
+            confidence=f"{confidence:.0%}", low=number(r["ci_lo"]), high=number(r["ci_hi"]),
+            n=int(r["n_queries"]))]
+        if name == baseline:
+            parts.append(_("the baseline"))
+        else:
+            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=baseline, p=number(r["p_corrected"])))
+        if (name, headline) in band.index:
+            parts.append(_("tie band {low}–{high}").format(low=number(band.loc[(name, headline), "low"]),
+                                                           high=number(band.loc[(name, headline), "high"])))
+        return "; ".join(parts)
 
     def draw_board(band, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
-        grid = leaderboard_grid(board, band)
+        grid = translated_grid(leaderboard_grid(board, band))
         # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
         with grid_slot.container():
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
-                         row_height=row_height, column_config={"Run": st.column_config.TextColumn(pinned=True)},
+                         row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
                          key=Overview.GRID)
-            st.caption(legend + (" " + TIE_LEGEND if len(band) else ""))
+            st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""))
             if note:
                 st.caption(note)
         with cards_slot.container():
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                delta = None if name == baseline else f"{r['delta']:+.4f} vs {baseline}{r['marker']}"
-                tie = (f"; tie band {band.loc[(name, headline), 'low']:.4f}–{band.loc[(name, headline), 'high']:.4f}"
-                       if (name, headline) in band.index else "")
-                cards[i].metric(f"{name} · {headline}", f"{r['mean']:.4f}", delta=delta,
-                                help=f"{confidence:.0%} CI {r['ci_lo']:.4f}–{r['ci_hi']:.4f} over "
-                                     f"{int(r['n_queries'])} queries"
-                                     + ("" if name == baseline else f"; corrected p = {r['p_corrected']:.4f}")
-                                     + tie)
+                cards[i].metric(f"{name} · {headline}", number(r["mean"]), **card_delta(name, r),
+                                help=card_help(name, r, band))
             if len(part) > 4:
-                st.caption(f"Cards for the first 4 of {len(part)} runs; every run is in the table.")
+                st.caption(_("Cards for the first 4 of {n} runs; every run is in the table.").format(n=len(part)))
 
     if loaded_rows() > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
         draw_board(NO_BAND)
-    with st.spinner("Computing the tie band ..."):
+    with st.spinner(_("Computing the tie band ...")):
         bounds = tie_bounds(evaluations)
     band = cached_tie_band(board, evaluations, bounds)
     draw_board(band, too_large_for_ties(bounds))
 
     draw_settings()
 
-    st.subheader("Details")
+    st.subheader(_("Details"))
     report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
                   n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
     long = board[["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p_corrected",
                   "marker"]]
-    fmt = {c: st.column_config.NumberColumn(HEADERS.get(c, c), format=MEASURE_FORMAT)
+    # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"; the
+    # numbers stay in the table's data (hidden columns), as the download gives them
+    shown_long = long.assign(delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
+                             p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]])
+    fmt = {c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
            for c in ("mean", "median", "ci_lo", "ci_hi")}
-    fmt["delta"] = st.column_config.NumberColumn(f"Δ vs {baseline}", format=MEASURE_FORMAT)
-    fmt["p_corrected"] = st.column_config.NumberColumn("p (corrected)", format=MEASURE_FORMAT)
-    fmt["n_queries"] = st.column_config.NumberColumn("Queries", format="%d")
-    fmt["run"] = st.column_config.TextColumn("Run", pinned=True)
-    fmt["measure"] = st.column_config.TextColumn("Measure")
-    fmt["marker"] = st.column_config.TextColumn("Significant")
-    st.dataframe(long, hide_index=True, column_config=fmt, key=Overview.LONG,
+    fmt["delta_shown"] = st.column_config.TextColumn(_("Δ vs {baseline}").format(baseline=baseline))
+    fmt["p_shown"] = st.column_config.TextColumn(_("p (corrected)"))
+    fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
+    fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
+    fmt["measure"] = st.column_config.TextColumn(_("Measure"))
+    fmt["marker"] = st.column_config.TextColumn(_("Significant"))
+    st.dataframe(shown_long, hide_index=True, column_config=fmt, key=Overview.LONG,
+                 column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta_shown",
+                               "p_shown", "marker"],
                  height=min(36 * (len(long) + 1) + 4, 600))
+    st.caption(_("–: the baseline has no difference with itself nor a p-value."))
     download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
                    "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
 
     # Details drawn only when opened (expanders that rerun on change): the first screen does not
     # wait for another bootstrap per run, nor the browser for the chart library.
-    own_queries = st.expander("Each run on its own queries, as trec_eval reports it",
+    own_queries = st.expander(_("Each run on its own queries, as trec_eval reports it"),
                               key=Overview.OWN_QUERIES, on_change="rerun")
     with own_queries:
         if own_queries.open:
@@ -172,31 +212,32 @@ with page("Overview", sidebar=False) as p:
                 table, hide_index=True,
                 column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
                               "interpretation"],
-                column_config={"run": st.column_config.TextColumn("Run", pinned=True),
-                               "measure": "Measure", "queries": st.column_config.NumberColumn("Queries", format="%d"),
-                               "aggregate": st.column_config.NumberColumn("Value", format=MEASURE_FORMAT),
-                               "median": st.column_config.NumberColumn("Median", format=MEASURE_FORMAT),
-                               "ci_low": st.column_config.NumberColumn("CI low", format=MEASURE_FORMAT),
-                               "ci_high": st.column_config.NumberColumn("CI high", format=MEASURE_FORMAT),
-                               "interpretation": "Interpretation"},
+                column_config={"run": st.column_config.TextColumn(_("Run"), pinned=True),
+                               "measure": _("Measure"),
+                               "queries": st.column_config.NumberColumn(_("Queries"), format="%d"),
+                               "aggregate": st.column_config.NumberColumn(_("Value"), format=MEASURE_FORMAT),
+                               "median": st.column_config.NumberColumn(_("Median"), format=MEASURE_FORMAT),
+                               "ci_low": st.column_config.NumberColumn(_("CI low"), format=MEASURE_FORMAT),
+                               "ci_high": st.column_config.NumberColumn(_("CI high"), format=MEASURE_FORMAT),
+                               "interpretation": _("Interpretation")},
                 height=min(36 * (len(table) + 1) + 4, 600),
             )
-            own = ("every qrels query (a query the run did not answer scores 0)" if query_set == "qrels"
-                   else "the queries it answered")
-            st.caption(f"Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-                       "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-                       "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                       "improvement against the interpretation thresholds above (blank: no threshold for the "
-                       "measure).")
+            own = (_("every qrels query (a query the run did not answer scores 0)") if query_set == "qrels"
+                   else _("the queries it answered"))
+            st.caption(_("Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                         "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                         "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                         "improvement against the interpretation thresholds above (blank: no threshold for the "
+                         "measure).").format(own=own))
             download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
                            title="Each run on its own queries", key="overview",
                            bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
 
-    chart = st.expander("Chart: each run's mean and interval", key=Overview.CHART_OPEN,
+    chart = st.expander(_("Chart: each run's mean and interval"), key=Overview.CHART_OPEN,
                         on_change="rerun")
     with chart:
         if chart.open:
-            chart_measures = st.multiselect("Measures in the chart", measures,
+            chart_measures = st.multiselect(_("Measures in the chart"), measures,
                                             default=[m for m in measures if not m.startswith("Num")][:8],
                                             key=Overview.CHART_MEASURES)
             if chart_measures:

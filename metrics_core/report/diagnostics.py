@@ -69,4 +69,70 @@ def diagnostics_table(evaluations: Mapping, k: int, runs: Mapping | None = None)
     return pd.DataFrame(rows).set_index("run")
 
 
-__all__ = ["diagnostic_measures", "diagnostics_table"]
+def common_queries(evaluation) -> int:
+    """How many evaluated queries the run and the qrels share: the evaluated queries less
+    those the run lacks (counted in only under ``missing_queries="zero"``).
+
+    0 means the run answers none of the judged queries (a wrong file, or ids written
+    differently): every value of it is empty (``"skip"``) or 0 (``"zero"``).
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}}
+    >>> common_queries(mc.evaluate(qrels, {"q1": {"d1": 1.0}, "x": {"d1": 1.0}}, ["P@5"]))
+    1
+    >>> common_queries(mc.evaluate(qrels, {"x": {"d1": 1.0}}, ["P@5"], missing_queries="zero"))
+    0
+    """
+    missing = set(evaluation.diagnostics.get("missing_queries", ()))
+    return sum(1 for q in evaluation.evaluated_ids if q not in missing)
+
+
+def judged_share(qrels, run, ranking=None) -> float:
+    """Share of the run's retrieved documents (query, document pairs) that the qrels judge.
+
+    Parameters
+    ----------
+    qrels : Qrels
+    run : Run
+    ranking : Ranking, optional
+        The run's :class:`~metrics_core.ranking.ranked.Ranking` when at hand: its ranked
+        rows (after duplicates and depth, per the conventions) are counted, at no cost.
+        Without it every row of ``run`` is looked up in ``qrels``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 when no retrieved document is judged (no measure but the counts can
+        tell this run from a random one); NaN for a run without rows.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> qrels = mc.read_qrels({"q1": {"a": 1, "b": 0}})
+    >>> run = mc.read_run({"q1": {"a": 2.0, "c": 1.0}, "q2": {"a": 1.0, "b": 3.0}})
+    >>> judged_share(qrels, run), judged_share(qrels, run, mc.rank(qrels, run))
+    (0.25, 0.5)
+    """
+    if ranking is not None:
+        judged = np.asarray(ranking.lists.judged, dtype=bool)
+        return float(judged.mean()) if len(judged) else float("nan")
+    if not len(run):
+        return float("nan")
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def keys(data) -> pa.Array:
+        qid, docid = data.qid, data.docid
+        if pa.types.is_dictionary(qid.type):
+            qid = qid.cast(qid.type.value_type)
+        if pa.types.is_dictionary(docid.type):
+            docid = docid.cast(docid.type.value_type)
+        return pc.binary_join_element_wise(qid, docid, "\x1f")
+
+    hits = pc.is_in(keys(run), value_set=keys(qrels))
+    return float(pc.sum(hits).as_py() or 0) / len(run)
+
+
+__all__ = ["common_queries", "diagnostic_measures", "diagnostics_table", "judged_share"]

@@ -3,9 +3,13 @@ the uploader, the message says what is still loaded, in the page's words."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+import metrics_core as mc
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "data.py")
@@ -16,6 +20,12 @@ def _page_with_sample() -> AppTest:
     at.button(key="ranklab.data.sample").click().run()
     assert not at.exception, at.exception
     return at
+
+
+def _named(data: bytes, name: str) -> io.BytesIO:
+    f = io.BytesIO(data)
+    f.name = name
+    return f
 
 
 def _uploader(at, prefix):
@@ -72,13 +82,18 @@ def test_a_table_whose_columns_can_be_chosen_stays_with_its_mapping():
 
 
 def test_reader_messages_are_put_in_the_page_words():
-    from ui.ranking.upload import page_words
-
-    text = page_words("run.txt, line 1: 4 columns (this line looks like a qrels line: did you swap --qrels and --run?)")
-    assert "--" not in text and "right box" in text
-    text = page_words("q.txt: no query_id column found. columns found: a b. Name one of them with "
-                      "columns={'query_id': NAME} (command line: --query-id-col NAME)")
-    assert text == "q.txt: no query_id column found. columns found: a b"
+    """The readers' own application wording (``InputError.plain()``), no rewriting: the
+    swapped-file hint names the qrels and the run, not ``--qrels``/``--run`` (the page used to
+    say "is it in the right box"; the library's words now say the files look swapped)."""
+    with pytest.raises(mc.InputError) as info:
+        mc.read_run(_named(b"q1 0 d1 1\n", "run.txt"))
+    text = info.value.plain()
+    assert "--" not in text and "are the qrels and the run swapped?" in text
+    assert text.startswith("run.txt, line 1: ") and info.value.field == "run"
+    with pytest.raises(mc.InputError) as info:
+        mc.read_qrels(_named(b"a,b\nq1,d1\n", "q.txt"), fmt="csv")
+    assert info.value.plain() == "q.txt: no query_id column found. columns found: a, b"
+    assert info.value.field == "query_id"
 
 
 def test_a_mapping_message_has_no_python_or_command_line_syntax():

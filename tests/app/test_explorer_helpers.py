@@ -12,7 +12,7 @@ import pytest
 
 import metrics_core as mc
 from ui.common.downloads import export_texts
-from ui.ranking.comparative import comparative_report
+from metrics_core.report.comparative import comparative_report
 from ui.ranking.data import read_metadata, run_name_for
 from ui.ranking.figures import (
     distribution,
@@ -21,7 +21,7 @@ from ui.ranking.figures import (
     group_bars,
     overview_bars,
 )
-from ui.ranking.ranked_view import missed_relevant, ranked_list
+from ui.ranking.ranked_view import missed_relevant, query_ranking
 
 SEED_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 
@@ -86,13 +86,13 @@ def test_ranked_list_follows_conventions_and_missed_relevant():
     qrels = mc.read_qrels({"q": {"a": 1, "b": 0, "c": 2, "z": 1}})
     run = mc.read_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5, "x": 2.0}})
     ev = mc.evaluate(qrels, run, ["P@2"])
-    rl = ranked_list(ev, run, "q")
+    rl = ev.ranking.ranking("q")
     assert rl["doc_id"].tolist() == ["x", "b", "a", "c"]  # ties: doc id descending (trec_eval)
     assert np.isnan(rl["relevance"].iloc[0]) and rl["relevance"].iloc[1:].tolist() == [0.0, 1.0, 2.0]
     ev2 = mc.evaluate(qrels, run, ["P@2"], ties="docid_asc")
-    assert ranked_list(ev2, run, "q")["doc_id"].tolist() == ["x", "a", "b", "c"]
+    assert ev2.ranking.ranking("q")["doc_id"].tolist() == ["x", "a", "b", "c"]
     assert missed_relevant(qrels, rl, "q", 1)["doc_id"].tolist() == ["z"]
-    assert ranked_list(ev, run, "nope").empty
+    assert ev.ranking.ranking("nope").empty
 
 
 @pytest.mark.parametrize("extra_query", [False, True])
@@ -108,12 +108,19 @@ def test_ranked_list_of_a_run_given_in_rank_order(ties, extra_query):
     qrels = mc.read_qrels({"q1": {"c": 1, "b": 1}, "q2": {"f": 2}})
     ev = mc.evaluate(qrels, run, ["P@1", "P@2"])
     want = ["a", "c", "b", "d"] if ties else ["a", "b", "c", "d"]
-    got = ranked_list(ev, run, "q1")
+    got = ev.ranking.ranking("q1")
     assert got["doc_id"].tolist() == want
     assert got["relevance"].fillna(-1).tolist() == [-1, 1.0, 1.0, -1]
-    assert ranked_list(ev, run, "q2")["doc_id"].tolist() == ["e", "f"]
+    assert ev.ranking.ranking("q2")["doc_id"].tolist() == ["e", "f"]
     docs = run.doc_ids
     assert [docs[i] for i in ev.ranked.row_index] == want + ["e", "f"]
+    # a run evaluated in blocks keeps no Ranking: the page ranks the query's rows alone, the same
+    streamed = mc.evaluate(qrels, run, ["P@1", "P@2"], block_rows=2)
+    assert streamed.ranking is None
+    for q in ("q1", "q2"):
+        alone = query_ranking(streamed, run, qrels, q)
+        assert alone.ranking(q).equals(ev.ranking.ranking(q))
+        assert alone.tie_sizes(q).tolist() == ev.ranking.tie_sizes(q).tolist()
 
 
 def test_run_names_and_metadata_reader():

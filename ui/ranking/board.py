@@ -5,8 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.leaderboard import BEST, TIE_ROW, leaderboard_grid, tie_band
+from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
+from metrics_core.stats.comparison import CORRECTION_NAMES, MARKERS, QUERY_SET_LABELS, TEST_NAMES
 from ui.common import state
+from ui.common.i18n import N_
+from ui.common.i18n import gettext as _
 from ui.ranking.state import BAND_MEMO, BOARD_MEMO, Overview
 
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
@@ -63,8 +66,51 @@ def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n
     return entry[1]
 
 
-TIE_LEGEND = ("Tie band: range of the mean over every order of tied scores (shown where that "
-              "order changes the mean).")
+TIE_LEGEND = N_("Tie band: range of the mean over every order of tied scores (shown where that "
+                "order changes the mean).")
+
+#: The library's names of the tests, corrections and query sets, marked for the catalogs
+#: (:data:`metrics_core.stats.comparison.TEST_NAMES`, ``CORRECTION_NAMES``, ``QUERY_SET_LABELS``):
+#: shown through ``_()``.
+LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paired randomization test"),
+                 N_("Holm"), N_("Bonferroni"), N_("Benjamini-Hochberg"), N_("no"),
+                 N_("the queries every run answered"),
+                 N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
+                 N_("the queries both runs of each pair answered"), N_("Mean"))
+
+
+def board_legend(board: pd.DataFrame) -> str:
+    """The leaderboard's legend in the visitor's language (the words of
+    :func:`metrics_core.stats.comparison.leaderboard_legend`): best mark, significance marker,
+    test and correction, interval, query set and n."""
+    a = board.attrs
+    test = a.get("test", "permutation")
+    n_comp = max(len(board) - len(a.get("measures", [])), 0)
+    sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
+    n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else _("n per measure in the header"))
+    return _("{best} best mean of the measure. {marker} significantly different from the baseline {baseline} "
+             "({test}, {correction} correction over {comparisons} comparisons, p < {alpha}). CI: {confidence} "
+             "percentile bootstrap interval of the mean. Queries: {queries}, {n}.").format(
+        best=BEST, marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
+        correction=_(CORRECTION_NAMES[a.get("correction", "holm")]), comparisons=n_comp,
+        alpha=a.get("alpha", 0.05), confidence=f"{a.get('confidence', 0.95):.0%}",
+        queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n)
+
+
+def translated_grid(grid: pd.DataFrame) -> pd.DataFrame:
+    """:func:`leaderboard_grid` with its row labels and first header in the visitor's language."""
+    def label(text: str) -> str:
+        if text == TIE_ROW:
+            return CI_INDENT + _("tie band")
+        if text.startswith(CI_INDENT) and text.endswith(" CI"):
+            return CI_INDENT + _("{confidence} CI").format(confidence=text[len(CI_INDENT):-3])
+        if text.endswith(" (baseline)"):
+            return text[: -len(" (baseline)")] + " (" + _("baseline") + ")"
+        return text
+
+    out = grid.copy()
+    out["Run"] = [label(str(v)) for v in out["Run"]]
+    return out.rename(columns={"Run": _("Run")})
 
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
@@ -88,9 +134,12 @@ def style_grid(grid: pd.DataFrame):
             return "font-weight: bold; background-color: #e4f4e4"
         return ""
 
+    first = grid.columns[0]
+    tie_row = CI_INDENT + _("tie band")
+
     def row(r):
-        label = str(r["Run"])
-        if label == TIE_ROW:
+        label = str(r[first])
+        if label in (TIE_ROW, tie_row):
             return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
         grey = label.startswith("   ")
         return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
@@ -99,4 +148,4 @@ def style_grid(grid: pd.DataFrame):
 
 
 __all__ = ["BOARD_KEYS", "BOARD_DEFAULTS", "BOARD_PERMUTATIONS", "TIE_LEGEND", "board_setting", "overview_board",
-           "cached_tie_band", "style_grid", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]
+           "cached_tie_band", "style_grid", "board_legend", "translated_grid", "LIBRARY_WORDS", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]

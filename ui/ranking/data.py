@@ -10,21 +10,26 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
+from metrics_core.ranking.registry import parse_measures, rank_cutoffs
+from metrics_core.report.diagnostics import common_queries, judged_share
 from ui.common import state
+from ui.common.i18n import N_, ngettext
+from ui.common.i18n import gettext as _
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
-from ui.ranking.state import CLICKS_SOURCE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
+from ui.ranking.state import CLICKS_SOURCE, JUDGED_CACHE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
+#: Headers of the metadata columns, marked for the catalogs (shown through ``_()``).
+META_HEADERS = (N_("Category"), N_("Difficulty"), N_("Criterion"), N_("Fold"), N_("Date"), N_("Query text"))
 _EVAL_CACHE_SIZE = 32
 #: Rankings kept per session (each about 30 bytes a run row): the loaded runs under a few conventions.
 _RANKED_CACHE_SIZE = 8
@@ -91,7 +96,7 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-SAMPLE_SUMMARY = ("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
+SAMPLE_SUMMARY = N_("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
                   "detection scores, dynamic-K candidates and hash codes.")
 
 
@@ -154,14 +159,12 @@ def rank_once(key, build):
             IN_FLIGHT.pop(token, None)
 
 
-def _ranked(qrels, run, conv, cutoffs: tuple):
-    """The ranked lists of ``run`` (one sort and one join), kept in the session and shared by
-    every evaluation of the run under ``conv`` whatever its measures: the Data page's
-    diagnostics and the Overview rank the run once. Built for the cutoffs asked so far and
-    those of the session's measures (a cutoff only adds a diagnostics count)."""
-    from metrics_core.ranking.engine import build_ranked_lists
-    from metrics_core.ranking.evaluate import ranking_cutoffs
-
+def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
+    """The :class:`metrics_core.Ranking` of ``run`` (one sort and one join, :func:`mc.rank`),
+    kept in the session and shared by every evaluation of the run under ``conv`` whatever
+    its measures: the Data page's diagnostics and the Overview rank the run once. Built for
+    the cutoffs asked so far and those of the session's measures (a cutoff only adds a
+    diagnostics count)."""
     cache = st.session_state.setdefault(RANKED_CACHE, {})
     loaded = list((st.session_state.get(state.RUNS) or {}).values())
     for stale in [k for k, v in cache.items() if v[0] is not qrels or not any(v[1] is r for r in loaded)]:
@@ -172,31 +175,29 @@ def _ranked(qrels, run, conv, cutoffs: tuple):
         return hit[3]
     wanted = set(cutoffs) | set(hit[2] if hit is not None else ())
     try:
-        wanted |= set(ranking_cutoffs(list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)))
+        wanted |= set(rank_cutoffs(parse_measures(
+            list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES))))
     except mc.InputError:
         pass
     built = tuple(sorted(wanted))
-    ranked = rank_once(key, lambda: build_ranked_lists(qrels, run, conv, built))
+    ranking = rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))
     cache.pop(key, None)
     while len(cache) >= _RANKED_CACHE_SIZE:
         cache.pop(next(iter(cache)))
-    cache[key] = (qrels, run, built, ranked)
-    return ranked
+    cache[key] = (qrels, run, built, ranking)
+    return ranking
 
 
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
     """Evaluations of every loaded run (cached in the session).
 
     A run of up to :data:`STREAM_ROWS` rows is ranked once (:func:`_ranked`) and each set
-    of measures computed on that ranking (``evaluate_ranked``: the numbers and diagnostics
-    of ``mc.evaluate``); a larger one is evaluated in blocks.
+    of measures computed on that ranking (:meth:`metrics_core.Ranking.evaluate`: the numbers
+    and diagnostics of ``mc.evaluate``); a larger one is evaluated in blocks.
 
     Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
     pages show it with ``st.error``.
     """
-    from metrics_core.ranking.evaluate import evaluate_ranked, ranking_cutoffs
-    from metrics_core.ranking.registry import parse_measures
-
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}
     if qrels is None or not runs:
@@ -211,11 +212,10 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         if hit is None or hit[0] is not qrels or hit[1] is not run:
             if len(run) > STREAM_ROWS:
                 ev = mc.evaluate(qrels, run, measures, conventions=conv, block_rows=STREAM_ROWS)
+                ev.run_name = name
             else:
                 specs = parse_measures(measures)
-                ranked = _ranked(qrels, run, conv, ranking_cutoffs(specs))
-                ev = evaluate_ranked(ranked, specs, conv, run.name)
-            ev.run_name = name
+                ev = _ranked(qrels, run, conv, rank_cutoffs(specs)).evaluate(specs, name=name)
             if len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
             cache[key] = (qrels, run, ev)
@@ -225,25 +225,21 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
 
 
 def _no_ties(run, ev) -> bool:
-    """No tie report or band for this run: unknown, evaluated in blocks (no ranked lists kept)
+    """No tie report or band for this run: unknown, evaluated in blocks (no Ranking kept)
     or over :data:`TIE_ROWS` rows."""
-    return run is None or getattr(ev, "ranked", None) is None or len(run) > TIE_ROWS
+    return run is None or getattr(ev, "ranking", None) is None or len(run) > TIE_ROWS
 
 
 def tie_reports(evaluations: dict) -> dict[str, dict | None]:
-    """The exact tie report of each evaluation (:func:`metrics_core.ranking.ties.tie_report`:
+    """The exact tie report of each evaluation (:meth:`metrics_core.Ranking.tie_report`:
     per query and measure the minimum, maximum and expected value over every order of tied
     scores), cached in the session next to the evaluation it was computed from.
 
     None for a run of more than :data:`TIE_ROWS` rows (the report costs about one more
     evaluation) or one evaluated in blocks (no ranked lists kept).
     """
-    from metrics_core.ranking.ties import tie_report
-
     def report(ev, run):
-        ranked, frame = ev.ranked, ev.per_query
-        values = {m: frame[m].reindex(ranked.query_ids).to_numpy(dtype=np.float64) for m in ev.measures}
-        return tie_report(ranked, ev.specs, ev.conventions, run, values)
+        return ev.ranking.tie_report(ev.specs, values=ev.values)
 
     return _per_run_cached(evaluations, TIE_CACHE, report)
 
@@ -273,15 +269,13 @@ def _per_run_cached(evaluations: dict, cache_key: str, compute) -> dict:
 
 def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     """Per run, the per-query minimum and maximum of each covered measure over every order of
-    tied scores (:func:`metrics_core.ranking.ties.tie_bounds`, as Series indexed by query id):
+    tied scores (:meth:`metrics_core.Ranking.tie_bounds`, as Series indexed by query id):
     what the Overview's tie band needs, without the whole tie report. Cached in the session
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
-    from metrics_core.ranking.ties import tie_bounds as _bounds
-
     def bounds(ev, run):
-        index = pd.Index(ev.ranked.query_ids)
+        index = pd.Index(ev.ranking.query_ids)
         return {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-                for m, (lo, hi) in _bounds(ev.ranked, ev.specs, ev.conventions, run).items()}
+                for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()}
 
     return _per_run_cached(evaluations, TIE_BOUNDS_CACHE, bounds)
 
@@ -305,8 +299,54 @@ def too_large_for_ties(reports: dict) -> str:
     missing = [name for name, rep in reports.items() if rep is None]
     if not missing:
         return ""
-    return (f"Tie band not computed for {', '.join(missing)}: runs over {TIE_ROWS:,} rows "
-            "(it would take about as long again as the evaluation).")
+    return ngettext("Tie band not computed for {runs}: a run over {rows} rows (it would take about as long "
+                    "again as the evaluation).",
+                    "Tie band not computed for {runs}: runs over {rows} rows (it would take about as long "
+                    "again as the evaluation).", len(missing)).format(runs=", ".join(missing), rows=f"{TIE_ROWS:,}")
+
+
+def unusable_runs(evaluations: dict) -> dict[str, str]:
+    """Runs whose numbers say nothing, each with the reason in the visitor's words: a run
+    that shares no query with the qrels (:func:`metrics_core.report.diagnostics.common_queries`
+    is 0), or none of whose retrieved documents is judged
+    (:func:`metrics_core.report.diagnostics.judged_share` is 0). The pages name them and keep
+    them out of the tables that compare runs on common queries; the other runs keep their
+    numbers."""
+    runs = st.session_state.get(state.RUNS) or {}
+    qrels = st.session_state.get(state.QRELS)
+    out = {}
+    for name, ev in evaluations.items():
+        if common_queries(ev) == 0:
+            out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
+                          "is it the run of this collection?").format(run=name)
+        elif name in runs and qrels is not None and _judged_share(qrels, runs[name], ev) == 0:
+            out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
+                          "differently, or the run of another collection?)").format(run=name)
+    return out
+
+
+def _judged_share(qrels, run, ev) -> float:
+    """:func:`judged_share` of a loaded run, kept in the session (a run evaluated in blocks has
+    no Ranking: its rows are looked up in the qrels once, not on every rerun)."""
+    cache = st.session_state.setdefault(JUDGED_CACHE, {})
+    key = (id(run), ev.conventions)  # the ranked rows depend on the conventions (depth, duplicates)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not qrels or hit[1] is not run:
+        while len(cache) >= _EVAL_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = hit = (qrels, run, judged_share(qrels, run, ev.ranking))
+    return hit[2]
+
+
+def show_unusable(unusable: dict[str, str], where=None) -> None:
+    """One warning naming the runs of :func:`unusable_runs` and why they are left out."""
+    if not unusable:
+        return
+    reasons = "; ".join(unusable.values())
+    text = (_("Left out of the tables that compare runs:") + " " + reasons
+            + ("" if reasons.endswith(("?", ".")) else ".") + " "
+            + _("The other runs keep their numbers. Remove the run on the Data page, or load the right file."))
+    (where or st).warning(text, icon=":material/report:")
 
 
 def has_data() -> bool:
@@ -333,24 +373,6 @@ def judgements_per_label(qrels: mc.Qrels) -> pd.DataFrame:
     labels = pd.Series(qrels.relevance).value_counts().sort_index()
     return pd.DataFrame({"Label": [f"{lab:g}" for lab in labels.index], "Judgements": labels.to_numpy(),
                          "Share": labels.to_numpy() / max(len(qrels), 1)})
-
-
-def diagnostics_table(evaluations: dict, runs: dict, k: int) -> pd.DataFrame:
-    """One row per run (index: run) from evaluations of ``Judged@k``, ``P@k`` and ``NumRet``:
-    lines, queries evaluated, missing / extra queries, duplicates, tied groups straddling
-    rank ``k``, mean Judged@k and the queries with an unjudged document in the top ``k``."""
-    rows = []
-    for name, ev in evaluations.items():
-        d = ev.diagnostics
-        judged = ev.per_query[f"Judged@{k}"]
-        rows.append({
-            "run": name, "lines": len(runs[name]), "queries evaluated": d["num_queries"],
-            "missing queries": len(d["missing_queries"]), "extra queries": len(d["extra_queries"]),
-            "duplicates": d["duplicates"], f"tied groups straddling @{k}": d["ties_straddling"].get(str(k), 0),
-            f"Judged@{k} (mean)": float(np.mean(judged)) if len(judged) else float("nan"),
-            f"queries with unjudged in top {k}": int((judged < 1).sum()),
-        })
-    return pd.DataFrame(rows).set_index("run") if rows else pd.DataFrame()
 
 
 def loaded_rows() -> int:

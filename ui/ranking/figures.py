@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
+from ui.common.i18n import gettext as _
 from ui.common.style import PALETTE
 
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
@@ -38,7 +39,7 @@ def overview_bars(summary: pd.DataFrame, title: str | None = None) -> go.Figure:
         fig.add_bar(x=part["measure"].astype(str).tolist(), y=part["mean"].to_numpy(), name=str(run),
                     error_y=err, marker_color=colours[str(run)],
                     hovertemplate="%{x}: %{y:.4f}<extra>" + str(run) + "</extra>")
-    return _layout(fig, title, barmode="group", yaxis_title="mean over queries")
+    return _layout(fig, title, barmode="group", yaxis_title=_("mean over queries"))
 
 
 def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") -> go.Figure:
@@ -54,7 +55,7 @@ def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") 
             fig.add_box(y=v, name=str(run), marker_color=colour, boxpoints="all", jitter=0.4,
                         pointpos=0, text=list(pd.Series(series).dropna().index.astype(str)),
                         hovertemplate="%{text}: %{y:.4f}<extra></extra>")
-    layout = dict(barmode="overlay", xaxis_title=measure, yaxis_title="queries") if kind == "histogram" \
+    layout = dict(barmode="overlay", xaxis_title=measure, yaxis_title=_("queries")) if kind == "histogram" \
         else dict(yaxis_title=measure)
     return _layout(fig, f"{measure} per query", **layout)
 
@@ -71,8 +72,8 @@ def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
                     marker_color=colours[str(run)],
                     customdata=part["count"].to_numpy() if "count" in part else None,
                     hovertemplate="%{x}: %{y:.4f} (%{customdata} queries)<extra>" + str(run) + "</extra>")
-    return _layout(fig, f"{measure} by {group_col}", barmode="group", xaxis_title=group_col,
-                   yaxis_title=f"mean {measure}")
+    return _layout(fig, _("{measure} by {group}").format(measure=measure, group=group_col), barmode="group",
+                   xaxis_title=group_col, yaxis_title=_("mean {measure}").format(measure=measure))
 
 
 def gain_contributions(labels, discounts, gains, title: str | None = None) -> go.Figure:
@@ -80,17 +81,17 @@ def gain_contributions(labels, discounts, gains, title: str | None = None) -> go
     ranks = np.arange(1, len(labels) + 1)
     contrib = np.asarray(gains, dtype=float) * np.asarray(discounts, dtype=float)
     fig = go.Figure()
-    fig.add_bar(x=ranks, y=np.asarray(gains, dtype=float), name="gain", marker_color="#cfd8f6")
-    fig.add_bar(x=ranks, y=contrib, name="gain × discount", marker_color=PALETTE[0])
-    return _layout(fig, title, barmode="overlay", xaxis_title="rank", yaxis_title="value",
+    fig.add_bar(x=ranks, y=np.asarray(gains, dtype=float), name=_("gain"), marker_color="#cfd8f6")
+    fig.add_bar(x=ranks, y=contrib, name=_("gain × discount"), marker_color=PALETTE[0])
+    return _layout(fig, title, barmode="overlay", xaxis_title=_("rank"), yaxis_title=_("value"),
                    xaxis=dict(tickmode="linear", dtick=1))
 
 
 def first_click_ranks(per_impression: pd.DataFrame) -> go.Figure:
     """Click feedback: how many impressions had their first click at each rank (0 = none)."""
     counts = per_impression["first_click_rank"].value_counts().sort_index()
-    labels = ["no click" if r == 0 else str(r) for r in counts.index]
+    labels = [_("no click") if r == 0 else str(r) for r in counts.index]
     fig = go.Figure(go.Bar(x=labels, y=counts.to_numpy(), marker_color=PALETTE[0],
                            hovertemplate="%{x}: %{y} impressions<extra></extra>"))
-    return _layout(fig, "Rank of the first click", xaxis_title="rank", yaxis_title="impressions",
+    return _layout(fig, _("Rank of the first click"), xaxis_title=_("rank"), yaxis_title=_("impressions"),
                    xaxis=dict(type="category"))

@@ -9,37 +9,39 @@ import numpy as np
 import pandas as pd
 
 import metrics_core as mc
+from metrics_core.ranking.kernels import dcg_steps
+from ui.common.i18n import N_
 
 # shown name -> labels (rank order), k, relevant documents in the collection (None: those
 # in the list), convention overrides, the values the source states {measure: text}, a note.
 # Sources: the graded example and queries 1-2 are seeds/003's notebook; the four-result
 # nDCG example and Precision@K are seeds/001's.
 PRESETS = {
-    "Graded example, k = 6": dict(
+    N_("Graded example, k = 6"): dict(
         labels=[4, 4, 3, 0, 0, 1, 3, 3, 3, 0], k=6, num_relevant=None,
         conventions=dict(discount="jarvelin", ideal="retrieved", p_denominator="retrieved"),
         expected={"DCG@6": "10.279642067948915", "nDCG@6": "0.7424602308163405"},
-        note="Labels 4, 4, 3, 0, 0, 1, 3, 3, 3, 0 at k = 6, with DCG divided by log2(max(i, 2)) "
-             "(discount = jarvelin, Jarvelin and Kekalainen 2002) and the ideal ranking made "
-             "from the retrieved labels only (ideal = retrieved)."),
-    "Four results, labels 3, 1, 3, 0": dict(
+        note=N_("Labels 4, 4, 3, 0, 0, 1, 3, 3, 3, 0 at k = 6, with DCG divided by log2(max(i, 2)) "
+                "(discount = jarvelin, Jarvelin and Kekalainen 2002) and the ideal ranking made "
+                "from the retrieved labels only (ideal = retrieved).")),
+    N_("Four results, labels 3, 1, 3, 0"): dict(
         labels=[3, 1, 3, 0], k=4, num_relevant=None, conventions={},
         expected={"DCG@4": "5.13", "nDCG@4": "1.00"},
-        note="DCG@4 = 5.13. A common slip gives IDCG@4 = 5.13 and nDCG@4 = 1.00 by discounting "
-             "the ideal [3, 3, 1, 0] in the wrong order. With 1/log2(i+1) the ideal is "
-             "3 + 3/log2(3) + 1/log2(4) = 5.39, so nDCG@4 = 0.951."),
-    "Precision with 4 relevant documents in the collection": dict(
+        note=N_("DCG@4 = 5.13. A common slip gives IDCG@4 = 5.13 and nDCG@4 = 1.00 by discounting "
+                "the ideal [3, 3, 1, 0] in the wrong order. With 1/log2(i+1) the ideal is "
+                "3 + 3/log2(3) + 1/log2(4) = 5.39, so nDCG@4 = 0.951.")),
+    N_("Precision with 4 relevant documents in the collection"): dict(
         labels=[0, 0, 0, 1], k=1, num_relevant=4, conventions=dict(p_denominator="retrieved"),
         expected={"P": "0.25", "P@1": "0.0", "R@1": "0.0"},
-        note="k = 1, four relevant documents in the collection."),
-    "Average precision over 5 relevant": dict(
+        note=N_("k = 1, four relevant documents in the collection.")),
+    N_("Average precision over 5 relevant"): dict(
         labels=[0, 1, 0, 1, 1, 1, 1], k=5, num_relevant=None, conventions={},
         expected={"AP": "0.5961904761904762"},
-        note="AP over the 5 relevant documents of the list."),
-    "Precision at 1, 3 and 5": dict(
+        note=N_("AP over the 5 relevant documents of the list.")),
+    N_("Precision at 1, 3 and 5"): dict(
         labels=[1, 0, 1, 0, 1], k=3, num_relevant=None, conventions={},
         expected={"P@1": "1.00", "P@3": "0.67", "P@5": "0.60"},
-        note="Five results; the first, third and fifth are relevant."),
+        note=N_("Five results; the first, third and fifth are relevant.")),
 }
 #: the two examples with buttons of their own
 GRADED, FOUR_RESULTS = "Graded example, k = 6", "Four results, labels 3, 1, 3, 0"
@@ -58,16 +60,14 @@ def evaluate_example(labels, k: int, num_relevant: int | None, conventions: mc.C
     return mc.evaluate(qrels, run, example_measures(int(k)), conventions=conventions)
 
 
-def dcg_steps(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
-    """Rank by rank: label, gain, discount, contribution and running DCG (the Learn table)."""
-    lab = np.asarray(labels, dtype=float)[: int(k)]
-    ranks = np.arange(1, len(lab) + 1)
-    gain = (2.0 ** lab - 1.0) if conventions.gain == "exp" else lab
-    gain = np.where(lab > 0, gain, 0.0)
-    disc = 1.0 / (np.log2(np.maximum(ranks, 2)) if conventions.discount == "jarvelin" else np.log2(ranks + 1))
-    contrib = gain * disc
-    return pd.DataFrame({"rank": ranks, "label": lab, "gain": gain, "discount": disc,
-                         "gain × discount": contrib, "DCG so far": np.cumsum(contrib)})
+def dcg_table(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
+    """Rank by rank: label, gain, discount, contribution and running DCG (the Learn table),
+    from :func:`metrics_core.ranking.kernels.dcg_steps` (the engine's arithmetic: the last
+    row is ``DCG@k`` evaluated, bit for bit)."""
+    steps = dcg_steps(labels, int(k), conventions)
+    return pd.DataFrame({"rank": steps["rank"], "label": steps["label"], "gain": steps["gain"],
+                         "discount": steps["discount"], "gain × discount": steps["contribution"],
+                         "DCG so far": steps["dcg"]})
 
 
 def seed_comparison(ev, expected: dict) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""One query's ranked list as the engine ranked it, and the relevant documents it missed.
+"""One query's ranked list as the engine ranked it (:meth:`metrics_core.Ranking.ranking`), and
+the relevant documents it missed.
 
 Pure functions (no Streamlit): the per-query page and the tests call them.
 """
@@ -8,26 +9,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import metrics_core as mc
+from ui.common.i18n import N_
+from ui.common.i18n import gettext as _
 from ui.ranking.figures import RELEVANCE_COLOURS
 
 
-def ranked_list(ev, run, query_id: str) -> pd.DataFrame:
-    """The ranking of ``query_id`` in engine order (ties and depth per the conventions).
+def query_ranking(ev, run, qrels, query_id: str) -> mc.Ranking:
+    """The :class:`metrics_core.Ranking` that shows ``query_id`` as ``ev`` ranked it: the
+    evaluation's own (:attr:`Evaluation.ranking`), or, for a run evaluated in blocks (no
+    Ranking kept), the query's rows ranked alone under the same conventions (ties,
+    duplicates and depth are per query: the same ranking).
 
-    Columns: rank, doc_id, score, relevance (NaN when unjudged), judged.
+    ``.ranking(query_id)`` gives its ranked documents, ``.tie_sizes(query_id)`` their tie
+    groups (the engine's own).
     """
-    ranked = ev.ranked
-    try:
-        i = ranked.query_ids.index(str(query_id))
-    except ValueError:
-        return pd.DataFrame(columns=["rank", "doc_id", "score", "relevance", "judged"])
-    lo, hi = int(ranked.starts[i]), int(ranked.starts[i + 1])
-    rows = ranked.run_rows(lo, hi)
-    judged = ranked.judged[lo:hi]
-    label = np.where(judged, ranked.label[lo:hi], np.nan)
-    docs = run.docid.take(rows).to_numpy(zero_copy_only=False) if len(rows) else np.array([], dtype=object)
-    return pd.DataFrame({"rank": np.arange(1, hi - lo + 1), "doc_id": docs,
-                         "score": run.scores[rows], "relevance": label, "judged": judged})
+    if ev.ranking is not None:
+        return ev.ranking
+    rows = np.flatnonzero(run.query_ids == str(query_id))
+    sub = mc.Run(run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source)
+    return mc.rank(qrels, sub, ev.conventions)
 
 
 def judgements(qrels, query_id: str) -> pd.DataFrame:
@@ -63,11 +64,14 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
         return [css] * len(row)
 
     return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
-                                                         na_rep="unjudged")
+                                                         na_rep=_("unjudged"))
 
 
+#: Column names of the per-query table's tie columns, and their headers on screen.
 TIE_COLUMN = "Tie-dependent"
 TIE_RANGE_COLUMN = "Min–max over tie orders"
+TIE_LABEL = N_("Depends on tie order")
+TIE_RANGE_LABEL = N_("Range over tie orders")
 
 
 def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
@@ -88,18 +92,3 @@ def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = 
         return " · ".join(parts)
 
     return pd.Series([text(q) for q in index], index=index, dtype=object)
-
-
-def tie_sizes(ranking: pd.DataFrame, compat: str = "trec_eval10") -> np.ndarray:
-    """For each row of a ranked list (:func:`ranked_list`, rank order), the size of its group
-    of equal scores (1: not tied). Under ``compat="trec_eval9"`` scores compare as float32,
-    as that ranking compared them."""
-    scores = np.asarray(ranking["score"], dtype=np.float64)
-    if compat == "trec_eval9":
-        scores = scores.astype(np.float32).astype(np.float64)
-    n = len(scores)
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    head = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
-    size = np.diff(np.r_[head, n])
-    return np.repeat(size, size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import state
+from ui.common.i18n import gettext as _
 from ui.common.style import run_colours
 
 
@@ -35,10 +36,10 @@ def report_button(evaluations: list, baseline: str, measures: list, query_set: s
     def build() -> str:
         return report_html(evaluations, baseline, measures, query_set, conventions, qrels, runs, **settings)
 
-    st.download_button("Download report (HTML)", build, file_name="ranklab_report.html", mime="text/html",
+    st.download_button(_("Download report (HTML)"), build, file_name="ranklab_report.html", mime="text/html",
                        key=f"{state.REPORT}.{key}", icon=":material/description:", on_click="ignore",
-                       help="One self-contained HTML file: tables, figures, conventions, versions and "
-                            "data digests; it opens offline in any browser.")
+                       help=_("One self-contained HTML file: tables, figures, conventions, versions and "
+                              "data digests; it opens offline in any browser."))
 
 
 __all__ = ["report_html", "report_button"]

@@ -9,13 +9,13 @@ bad upload never replaces data already loaded.
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.io.tables import ROLES
 from ui.common import state
+from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.common.upload import FORMATS, UploadSlot, human_size, table_columns
 from ui.ranking import state as rs
 from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
@@ -25,25 +25,6 @@ def _state_dict(key: str) -> dict:
     if key not in st.session_state:
         st.session_state[key] = {}
     return st.session_state[key]
-
-
-#: Command-line wording in reader messages, and the Data page's words for the same thing.
-PAGE_WORDS = (("did you swap --qrels and --run?", "is it in the right box (qrels or runs)?"),
-              ("--qrels", "the qrels box"), ("--run", "the runs box"), ("--meta", "the metadata box"))
-
-
-_CLI_ASIDE = re.compile(r"\s*\(command line: [^)]*\)")
-_PY_MAPPING = re.compile(r"\.?\s*Name one of them with columns=\{[^}]*\}")
-
-
-def page_words(message: str) -> str:
-    """A reader's message in the Data page's words: its boxes, not command-line options,
-    and no Python syntax (``columns={'query_id': NAME}``: the page has a column mapping)."""
-    message = _CLI_ASIDE.sub("", message)
-    message = _PY_MAPPING.sub("", message)
-    for cli, page in PAGE_WORDS:
-        message = message.replace(cli, page)
-    return message
 
 
 def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None]:
@@ -62,7 +43,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         return False, previous[1]
     data = uploaded.getvalue()
     error = None
-    with st.spinner(f"Reading {uploaded.name} ({human_size(len(data))}) ..."):
+    with st.spinner(_("Reading {name} ({size}) ...").format(name=uploaded.name, size=human_size(len(data)))):
         try:
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -78,9 +59,9 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
             st.session_state[state.EVAL_CACHE] = {}
         except InputError as exc:
-            error = page_words(str(exc))
+            error = exc.plain()  # the reader's message in an application's words
         except Exception as exc:  # never a traceback for an upload: say what failed
-            error = f"{uploaded.name}: the file could not be read ({exc})"
+            error = _("{name}: the file could not be read ({problem})").format(name=uploaded.name, problem=exc)
     done[ident] = (signature, error)
     return error is None, error
 
@@ -91,12 +72,13 @@ def still_loaded() -> str:
     parts = []
     if qrels is not None:
         n = len(qrels.unique_query_ids())
-        parts.append(f"{n} quer{'y' if n == 1 else 'ies'}")
+        parts.append(ngettext("{n} query", "{n} queries", n).format(n=n))
     if runs:
-        parts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+        parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs)))
     if meta is not None:
-        parts.append(f"metadata for {len(meta)} queries")
-    return ("Previous data still loaded: " + ", ".join(parts) + ".") if parts else "Nothing else is loaded yet."
+        parts.append(ngettext("metadata for {n} query", "metadata for {n} queries", len(meta)).format(n=len(meta)))
+    return (_("Previous data still loaded: {what}.").format(what=", ".join(parts)) if parts
+            else _("Nothing else is loaded yet."))
 
 
 def has_message(page: str, kind: str) -> bool:
@@ -126,12 +108,14 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     if failed and not fixable:
         names = ", ".join(f.name for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
-        slot.fail(f"Could not load {names}: {text}." if len(failed) > 1 else f"{text}.")
+        slot.fail(_("Could not load {names}: {problems}.").format(names=names, problems=text) if len(failed) > 1
+                  else f"{text}.")
     if fixable:
         f, error = fixable[0]
-        more = f" ({len(fixable) - 1} more file{'s' if len(fixable) > 2 else ''} need their columns too)" \
-            if len(fixable) > 1 else ""
-        st.error(f"{error.rstrip('. ')}. Choose its columns below{more}. {still_loaded()}")
+        more = (" " + ngettext("({n} more file needs its columns too)", "({n} more files need their columns too)",
+                               len(fixable) - 1).format(n=len(fixable) - 1)) if len(fixable) > 1 else ""
+        st.error(_("{problem}. Choose its columns below{more}.").format(problem=error.rstrip(". "), more=more)
+                 + " " + still_loaded())
         column_mapping(kind, f, fmt)
     elif slot.message:
         st.error(slot.message + " " + still_loaded())
@@ -166,16 +150,16 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
     if not columns:
         return
     roles = ("query_id",) if kind == "meta" else ROLES[kind]
-    st.markdown(f"**Column mapping for {uploaded.name}**: which column holds what?")
+    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(name=uploaded.name))
     cols = st.columns(len(roles) + 1)
     chosen = {}
     for i, role in enumerate(roles):
         chosen[role] = cols[i].selectbox(role, columns, index=min(i, len(columns) - 1),
                                          key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.{role}")
-    if cols[-1].button("Use these columns", key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.apply"):
+    if cols[-1].button(_("Use these columns"), key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.apply"):
         _state_dict(rs.COLUMN_MAPPINGS)[(kind, uploaded.name)] = chosen
         st.rerun()
 
 
 __all__ = ["FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
-           "needs_mapping", "page_words", "still_loaded", "table_columns"]
+           "needs_mapping", "still_loaded", "table_columns"]

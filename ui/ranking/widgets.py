@@ -12,6 +12,7 @@ from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
+from ui.common.i18n import gettext as _
 from ui.history.actions import save_evaluation_form
 from ui.ranking.data import has_data, load_sample_into_state
 from ui.ranking.state import CUSTOM_MEASURE as _W_CUSTOM
@@ -31,13 +32,14 @@ def require_data(runs_upload: str | None = None) -> bool:
     qrels = st.session_state.get(state.QRELS)
     if runs_upload and qrels is not None:
         n = len(qrels.unique_query_ids())
-        st.info(f"Qrels loaded ({n:,} queries judged). Drop one or more runs here, or on the Data page.")
-        if upload_box("run", "Runs", multiple=True, page=runs_upload):
+        st.info(_("Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page.").format(
+            n=f"{n:,}"))
+        if upload_box("run", _("Runs"), multiple=True, page=runs_upload):
             st.rerun()
         return False
-    st.info("No data loaded yet. Open **Data** to upload a qrels file and runs, "
-            "or load the bundled sample.")
-    st.button("Load sample data", key=LOAD_SAMPLE_INLINE, type="primary", on_click=load_sample_into_state)
+    st.info(_("No data loaded yet. Open **Data** to upload a qrels file and runs, "
+              "or load the bundled sample."))
+    st.button(_("Load sample data"), key=LOAD_SAMPLE_INLINE, type="primary", on_click=load_sample_into_state)
     return False
 
 
@@ -53,7 +55,7 @@ def _on_custom() -> None:
     try:
         name = parse_measure(text).name
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", str(exc)))
+        st.session_state[state.MESSAGES].append(("error", exc.plain()))
         return
     measures = list(st.session_state[state.MEASURES])
     if name not in measures:
@@ -62,15 +64,15 @@ def _on_custom() -> None:
     st.session_state[_W_CUSTOM] = ""
 
 
-def measure_chooser(label: str = "Measures") -> list[str]:
+def measure_chooser(label: str | None = None) -> list[str]:
     """Multiselect bound to ``ranklab.measures`` plus a box to add any measure by name."""
     chosen = list(st.session_state[state.MEASURES])
     options = list(dict.fromkeys(COMMON_MEASURES + chosen))
     st.session_state[_W_MEASURES] = chosen
     c1, c2 = st.columns([3, 1])
-    c1.multiselect(label, options, key=_W_MEASURES, on_change=_on_measures)
-    c2.text_input("Add a measure by name", key=_W_CUSTOM, on_change=_on_custom,
-                  placeholder="e.g. nDCG(gain=exp)@5", help="ir_measures syntax; see Learn")
+    c1.multiselect(label or _("Measures"), options, key=_W_MEASURES, on_change=_on_measures)
+    c2.text_input(_("Add a measure by name"), key=_W_CUSTOM, on_change=_on_custom,
+                  placeholder=_("e.g. nDCG(gain=exp)@5"), help=_("ir_measures syntax; see Learn"))
     messages = st.session_state[state.MESSAGES]
     while messages:
         level, text = messages.pop(0)
@@ -87,15 +89,16 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         st.session_state[base_key] = dict(st.session_state[state.THRESHOLDS])
     base = st.session_state[base_key]
     frame = pd.DataFrame({"measure": list(base), "good at or above": [float(v) for v in base.values()]})
-    with st.expander("Interpretation thresholds (Good at or above: RR 0.7, nDCG@10 0.6, P@5 0.5)"):
+    with st.expander(_("Interpretation thresholds (Good at or above: MRR 0.7, nDCG@10 0.6, P@5 0.5)")):
         edited = st.data_editor(frame, num_rows="dynamic", key=editor_key, hide_index=True,
-                                column_config={"good at or above": st.column_config.NumberColumn(
-                                    min_value=0.0, step=0.05, format="%.4f")})
+                                column_config={"measure": st.column_config.TextColumn(_("Measure")),
+                                               "good at or above": st.column_config.NumberColumn(
+                                    _("Good at or above"), min_value=0.0, step=0.05, format="%.4f")})
         if FAIR_RATIO not in st.session_state:
             st.session_state[FAIR_RATIO] = 0.5
-        st.number_input("Fair when at or above this fraction of the Good threshold", min_value=0.0,
+        st.number_input(_("Fair when at or above this fraction of the Good threshold"), min_value=0.0,
                         max_value=1.0, step=0.05, key=FAIR_RATIO)
-        if st.button("Reset thresholds", key=f"{THRESHOLDS_EDITOR}.{key}.reset"):
+        if st.button(_("Reset thresholds"), key=f"{THRESHOLDS_EDITOR}.{key}.reset"):
             st.session_state[state.THRESHOLDS] = dict(state.DEFAULT_THRESHOLDS)
             st.session_state.pop(editor_key, None)
             st.session_state.pop(base_key, None)
@@ -108,7 +111,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         try:
             thresholds[parse_measure(str(name)).name] = float(value)
         except InputError as exc:
-            st.warning(str(exc))
+            st.warning(exc.plain())
     st.session_state[state.THRESHOLDS] = thresholds
     return thresholds, float(st.session_state[FAIR_RATIO])
 
@@ -117,7 +120,8 @@ def label_for(measure: str, value: float, thresholds: dict, ratio: float) -> str
     """The Good / Fair / Needs improvement label of a value, or "" when the measure has no threshold."""
     if measure not in thresholds:
         return ""
-    return interpret(float(value), thresholds[measure], ratio)
+    label = interpret(float(value), thresholds[measure], ratio)
+    return _(label) if label else ""
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -148,6 +152,6 @@ def summary_table(evaluations: dict, thresholds: dict, ratio: float, n_resamples
 
 def history_save_hook(evaluations: dict, conventions) -> None:
     """The "Save this evaluation" form of the History feature, under the overview."""
-    st.subheader("Save this evaluation")
+    st.subheader(_("Save this evaluation"))
     save_evaluation_form(list(evaluations.values()), st.session_state.get(state.QRELS),
                          st.session_state.get(state.META), key="overview")
