@@ -258,6 +258,8 @@ def _private_imports(*packages: str) -> list[str]:
             if source.split(".")[0] not in project:
                 continue
             for alias in node.names:
+                if alias.name == "_":  # gettext's conventional name: the translation function
+                    continue
                 if alias.name.startswith("_") and not (alias.name.startswith("__") and alias.name.endswith("__")):
                     out.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name} from {source}")
     return out
