@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import pytest
 
 import metrics_core as mc
-from ui.common.downloads import export_texts
 from metrics_core.report.comparative import comparative_report
+from ui.common.downloads import export_texts
 from ui.ranking.data import read_metadata, run_name_for
 from ui.ranking.figures import (
     distribution,

@@ -14,15 +14,22 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core.io.coverage import coverage_report
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
-from metrics_core.report.diagnostics import common_queries, judged_share
+from metrics_core.report.diagnostics import common_queries
 from ui.common import state
 from ui.common.i18n import N_, ngettext
 from ui.common.i18n import gettext as _
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
-from ui.ranking.state import CLICKS_SOURCE, JUDGED_CACHE, RANKED_CACHE, TIE_BOUNDS_CACHE, TIE_CACHE
+from ui.ranking.state import (
+    CLICKS_SOURCE,
+    COVERAGE_CACHE,
+    RANKED_CACHE,
+    TIE_BOUNDS_CACHE,
+    TIE_CACHE,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
@@ -309,7 +316,7 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
     """Runs whose numbers say nothing, each with the reason in the visitor's words: a run
     that shares no query with the qrels (:func:`metrics_core.report.diagnostics.common_queries`
     is 0), or none of whose retrieved documents is judged
-    (:func:`metrics_core.report.diagnostics.judged_share` is 0). The pages name them and keep
+    (:func:`metrics_core.io.coverage.coverage_report`'s ``none_judged``). The pages name them and keep
     them out of the tables that compare runs on common queries; the other runs keep their
     numbers."""
     runs = st.session_state.get(state.RUNS) or {}
@@ -319,22 +326,21 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
         if common_queries(ev) == 0:
             out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
                           "is it the run of this collection?").format(run=name)
-        elif name in runs and qrels is not None and _judged_share(qrels, runs[name], ev) == 0:
+        elif name in runs and qrels is not None and _coverage(qrels, runs[name])["problem"] == "none_judged":
             out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
                           "differently, or the run of another collection?)").format(run=name)
     return out
 
 
-def _judged_share(qrels, run, ev) -> float:
-    """:func:`judged_share` of a loaded run, kept in the session (a run evaluated in blocks has
-    no Ranking: its rows are looked up in the qrels once, not on every rerun)."""
-    cache = st.session_state.setdefault(JUDGED_CACHE, {})
-    key = (id(run), ev.conventions)  # the ranked rows depend on the conventions (depth, duplicates)
-    hit = cache.get(key)
+def _coverage(qrels, run) -> dict:
+    """:func:`coverage_report` of a loaded run, kept in the session (computed once per run and
+    qrels, not on every rerun)."""
+    cache = st.session_state.setdefault(COVERAGE_CACHE, {})
+    hit = cache.get(id(run))
     if hit is None or hit[0] is not qrels or hit[1] is not run:
         while len(cache) >= _EVAL_CACHE_SIZE:
             cache.pop(next(iter(cache)))
-        cache[key] = hit = (qrels, run, judged_share(qrels, run, ev.ranking))
+        cache[id(run)] = hit = (qrels, run, coverage_report(qrels, run))
     return hit[2]
 
 
