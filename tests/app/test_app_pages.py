@@ -82,7 +82,7 @@ def test_the_app_entry_point_in_spanish():
     at.run()
     _ok(at)
     assert [h.value for h in at.subheader] == TASKS_ES   # Home is the default page
-    assert at.sidebar.radio(key="ranklab_language_switch").value == "es"
+    assert at.radio(key="ranklab_language_switch").value == "es"
 
 
 def test_every_menu_title_has_a_spanish_title():

@@ -47,16 +47,16 @@ def test_stop_ends_the_page_after_its_sidebar():
     assert any("Conventions" in c.value for c in at.caption)
 
 
-def test_the_language_switch_is_drawn_once_first_in_the_sidebar_in_every_order():
+def test_the_language_switch_is_drawn_once_first_on_the_page_in_every_order():
     for sidebar_first in (False, True):
         at = AppTest.from_function(_skeleton_script, default_timeout=TIMEOUT)
         at.session_state["sidebar_first"] = sidebar_first
         at.query_params["lang"] = "es"
         at.run()
         assert not at.exception, at.exception
-        switches = [r for r in at.sidebar.radio if r.key == "ranklab_language_switch"]
+        switches = [r for r in at.radio if r.key == "ranklab_language_switch"]
         assert len(switches) == 1 and switches[0].label == "Idioma" and switches[0].value == "es"
-        assert at.sidebar.radio[0].key == "ranklab_language_switch"  # first in the sidebar
+        assert at.main.radio[0].key == "ranklab_language_switch"  # first on the page, before the title
         # the frame's own words follow the language: the status line and the sidebar
         assert any("Convenciones" in c.value for c in at.caption)
         assert any(m.value == "**Convenciones**" for m in at.sidebar.markdown)

@@ -53,19 +53,17 @@ def test_defaults_are_the_specifications_measures_and_thresholds(sample, evaluat
     at = _app(sample)
     _ok(at)
     df = _table(at)
-    assert list(df.columns) == ["Run", "Queries", "MRR", "MRR label", "nDCG@10", "nDCG@10 label", "P@5",
-                                "P@5 label", "Interpretation"]
+    assert list(df.columns) == ["Run", "Queries", "MRR", "nDCG@10", "P@5", "Interpretation"]
     assert df["Run"].tolist() == ["bm25", "dense", "hybrid", "Summary (3 runs)"]
     for i, (name, ev) in enumerate(evaluations.items()):
         for m, shown in (("RR", "MRR"), ("nDCG@10", "nDCG@10"), ("P@5", "P@5")):
             value = ev.aggregate[m]
-            assert df.at[i, shown] == f"{value:.4f}"
             good = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}[m]
             expected = "Good" if value >= good else "Fair" if value >= good / 2 else "Needs improvement"
-            assert df.at[i, f"{shown} label"] == expected
+            assert df.at[i, shown] == f"{value:.4f} ({expected})"
         assert df.at[i, "Queries"] == str(len(ev.per_query))
     mrr_mean = sum(ev.aggregate["RR"] for ev in evaluations.values()) / 3
-    assert df.at[3, "MRR"] == f"{mrr_mean:.4f}"
+    assert df.at[3, "MRR"].startswith(f"{mrr_mean:.4f} (")
     assert df.at[3, "Interpretation"] in ("Efficient", "Acceptable", "Needs improvement")
     assert not df.isin(["nan", "NaN", "None"]).any().any()
     assert [b.label for b in at.get("download_button")] == ["CSV", "Markdown", "LaTeX", "HTML"]
@@ -76,13 +74,13 @@ def test_defaults_are_the_specifications_measures_and_thresholds(sample, evaluat
 def test_a_threshold_edit_and_a_name_edit_change_the_labels(sample, evaluations):
     at = _app(sample)
     bm25 = evaluations["bm25"].aggregate["RR"]
-    assert 0.35 <= bm25 < 0.7 and _table(at).at[0, "MRR label"] == "Fair"
+    assert 0.35 <= bm25 < 0.7 and _table(at).at[0, "MRR"] == f"{bm25:.4f} (Fair)"
     at.number_input(key=Table.good("RR")).set_value(round(bm25 - 0.01, 2)).run()
     _ok(at)
-    assert _table(at).at[0, "MRR label"] == "Good"
+    assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Good)"
     at.text_input(key=Table.name("en", "level", 0)).set_value("Excellent").run()
     _ok(at)
-    assert _table(at).at[0, "MRR label"] == "Excellent"
+    assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Excellent)"
     at.number_input(key=Table.fair("RR")).set_value(0.99).run()   # fair above good: said, no table
     assert any("good >= fair" in e.value for e in at.error) and len(at.dataframe) == 0
 
@@ -98,7 +96,7 @@ def test_the_date_filter_keeps_the_queries_of_a_period(sample, evaluations):
     for i, (_name, ev) in enumerate(evaluations.items()):
         kept = ev.per_query.loc[[q for q in ev.per_query.index if q in january]]
         assert df.at[i, "Queries"] == str(len(kept)) and len(kept) < len(ev.per_query)
-        assert df.at[i, "MRR"] == f"{kept['RR'].mean():.4f}"
+        assert df.at[i, "MRR"].startswith(f"{kept['RR'].mean():.4f} (")
     assert any("dated 2025-01-06 to 2025-01-31" in m.value for m in at.markdown)
 
 
@@ -107,10 +105,9 @@ def test_spanish_headers_labels_and_summary(sample):
     _ok(at)
     assert at.title[0].value == "Tabla comparativa"
     df = _table(at)
-    assert list(df.columns)[:4] == ["Ejecución", "Consultas", "MRR", "Etiqueta de MRR"]
-    assert list(df.columns)[-1] == "Interpretación"
+    assert list(df.columns) == ["Ejecución", "Consultas", "MRR", "nDCG@10", "P@5", "Interpretación"]
     assert df["Ejecución"].iloc[-1] == "Resumen (3 ejecuciones)"
-    assert set(df.iloc[:, 3]) <= {"Bueno", "Regular", "Mejorable"}
+    assert {cell.split(" (")[1] for cell in df["MRR"]} <= {"Bueno)", "Regular)", "Mejorable)"}
     assert df.iloc[-1, -1] in ("Eficiente", "Aceptable", "Mejorable")
     assert at.radio(key=Table.SOURCE).label == "Filas"
     assert at.number_input(key=Table.good("RR")).label == "Bueno desde"
@@ -127,7 +124,7 @@ def test_saved_evaluations_from_the_sample_history():
     assert df["Evaluation"].tolist()[:-1] == ["v1.2-semantic #3", "v1.3-hybrid #4", "v1.4-hybrid #5",
                                               "v1.5-hybrid #6"]
     assert df["Evaluation"].iloc[-1] == "Summary (4 evaluations)"
-    assert df.at[3, "MRR"] == "1.0000" and df.at[3, "MRR label"] == "Good"
+    assert df.at[3, "MRR"] == "1.0000 (Good)"
 
 
 def test_a_baseline_adds_corrected_p_values(sample):
@@ -167,5 +164,5 @@ def test_the_display_frame_never_shows_nan():
     words, names, verdicts = localized_words("en")
     table = thesis_table(per_query, ["RR"])
     df = tb.display_frame(table, words)
-    assert df.at[0, "MRR"] == "\u2013" and df.at[0, "MRR label"] == ""
+    assert df.at[0, "MRR"] == "\u2013" and df.at[1, "MRR"] == "0.5000 (Fair)"
     assert not df.astype(str).isin(["nan", "NaN", "None"]).any().any()

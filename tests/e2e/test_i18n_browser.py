@@ -33,13 +33,14 @@ def _idle(page) -> None:
                            timeout=60_000)
 
 
-def _tasks_shown(page, names) -> None:
+def _tasks_shown(page, names, width: int) -> None:
+    """Each task's heading drawn inside the window (not cut at its right edge)."""
     main = page.locator('[data-testid="stMain"]')
     for name in names:
         heading = main.get_by_role("heading", name=name, exact=True).first
         heading.wait_for()
         box = heading.bounding_box()
-        assert box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= 800 + 1, \
+        assert box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, \
             (name, box)
 
 
@@ -47,13 +48,15 @@ def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_u
     page = new_page(1280, 800, locale="es-ES")
     page.goto(server + "/home")
     _idle(page)
-    _tasks_shown(page, TASKS_ES)
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    assert sidebar.get_by_text("Idioma").first.is_visible()
+    _tasks_shown(page, TASKS_ES, 1280)
+    switch = page.locator(".st-key-ranklab-language")
+    assert switch.get_by_text("Español").first.is_visible()
+    box = switch.bounding_box()
+    assert box is not None and box["y"] < 60 and box["x"] + box["width"] <= 1280, box  # in the header bar
     assert "lang=" not in page.url    # a detected language is not a choice
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert nav.get_by_text("Tabla comparativa").first.is_visible()
-    sidebar.locator('[data-testid="stRadio"]').first.get_by_text("English").click()
+    switch.get_by_text("English").click()
     page.get_by_role("heading", name="Detection and calibration").first.wait_for()
     _idle(page)
     assert "lang=en" in page.url
@@ -63,7 +66,7 @@ def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_u
     assert "/table" in page.url and "lang=en" in page.url
     nav.locator("a", has_text="Home").first.click()
     _idle(page)
-    _tasks_shown(page, TASKS_EN)     # still English: the choice beats the browser's language
+    _tasks_shown(page, TASKS_EN, 1280)     # still English: the choice beats the browser's language
     assert "lang=en" in page.url
 
 
@@ -72,9 +75,11 @@ def test_at_800px_home_shows_the_four_tasks_and_the_menu_closes_after_navigating
     page.goto(server + "/home?lang=es")
     _idle(page)
     page.wait_for_function(SIDEBAR_SHUT, timeout=15_000)  # a narrow window starts with the menu shut
-    _tasks_shown(page, TASKS_ES)
+    _tasks_shown(page, TASKS_ES, 800)
     buttons = page.locator('[data-testid="stMain"]').get_by_role("button", name="Abrir con los datos de ejemplo")
     assert buttons.count() == 4
+    switch = page.locator(".st-key-ranklab-language").bounding_box()   # visible with the menu shut
+    assert switch is not None and switch["y"] < 60 and switch["x"] >= 0 and switch["x"] + switch["width"] <= 800, switch
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     page.wait_for_function(SIDEBAR_OPEN, timeout=15_000)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Tabla comparativa").first.click()
@@ -87,8 +92,7 @@ def test_at_800px_home_shows_the_four_tasks_and_the_menu_closes_after_navigating
     # opened by hand on the same page, the menu stays open (a rerun does not shut it)
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     page.wait_for_function(SIDEBAR_OPEN, timeout=15_000)
-    page.locator('[data-testid="stMain"] [data-testid="stRadio"]').first.get_by_text(
-        "Evaluaciones guardadas (Historial)").click()
+    page.locator('[data-testid="stMain"]').get_by_text("Evaluaciones guardadas (Historial)").click()
     _idle(page)
     time.sleep(1.0)
     assert page.evaluate(SIDEBAR_OPEN)

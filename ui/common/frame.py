@@ -1,7 +1,7 @@
 """The page skeleton: every page is one ``with page(...)`` block.
 
 ``page()`` sets the page up (page config, state defaults, the compact style, the language
-switch at the top of the sidebar, the sidebar of :mod:`ui.common.sidebar` and, on the
+switch pinned at the top right of the page, the sidebar of :mod:`ui.common.sidebar` and, on the
 ranking pages, the status line) and ends it; a page's imports stay at the top of its file.
 ``sidebar=False`` draws the sidebar and the status line (in its place at the top) last,
 when the page's answer has reached the browser, and lists what the page loaded in the same
@@ -40,10 +40,18 @@ def configure_page() -> None:
                        initial_sidebar_state="auto")
 
 
+#: The key of the language switch's box: pinned in the page's header bar, at the top right of
+#: every page and every width (the sidebar is shut on a narrow screen).
+SWITCH_BOX = "ranklab-language"
 _CSS = """<style>
 [data-testid="stMainBlockContainer"] {padding-top: 4rem; padding-bottom: 2rem;}
 [data-testid="stMainBlockContainer"] h1 {padding-top: 0.2rem; padding-bottom: 0.4rem;}
-</style>"""
+[data-testid="stLayoutWrapper"]:has(> .st-key-SWITCH_BOX) {position: absolute;}
+.st-key-SWITCH_BOX {position: fixed; top: 0.85rem; right: 3.75rem; z-index: 999991;
+  width: auto !important; background: transparent;}
+.st-key-SWITCH_BOX [data-testid="stWidgetLabel"] {position: absolute; width: 1px; height: 1px;
+  overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;}
+</style>""".replace("SWITCH_BOX", SWITCH_BOX)
 
 
 def _compact_css() -> None:
@@ -91,7 +99,8 @@ def shows_status(status: bool | None = None) -> bool:
 def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first.
 
-    The language switch comes first (top of the sidebar), once per run. ``sidebar=False``:
+    The language switch comes first, once per run, in a box pinned to the page's header
+    bar (:data:`SWITCH_BOX`; its label is kept for screen readers). ``sidebar=False``:
     the sidebar and the status line are drawn by :func:`page_end`, at the end of the run
     (the status line in its place at the top): the page's answer reaches the browser first,
     and what a page loads during its run (an upload) is listed in the same run, without a
@@ -102,7 +111,7 @@ def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
     blas.limit_threads_once()  # once per server process
     state.ensure_defaults()
     _compact_css()
-    language_switch()
+    language_switch(st.container(key=SWITCH_BOX))
     show = shows_status(status)
     if sidebar:
         _late.status = None

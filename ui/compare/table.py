@@ -101,28 +101,33 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     """The table as shown: one row per run and the summary row, every cell text (a missing
     value is an en dash, never "nan"), headers in ``words``' language.
 
-    Columns: run, queries, per measure its value and its label, per measure the corrected
-    p-value (with a baseline), the row's interpretation (the summary's verdict).
+    Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
+    Markdown export writes it), per measure the corrected p-value (with a baseline), the
+    row's interpretation (the summary's verdict).
     """
     g = table.grading
+
+    def cell(value, level):
+        name = g.name(level)
+        return _cell(value, digits) + (f" ({name})" if name else "")
+
+    def p_text(p):
+        return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
     rows = []
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
         for m in table.measures:
-            row[display_measure(m)] = _cell(table.values.at[run, m], digits)
-            row[words["label_of"].format(measure=display_measure(m))] = g.name(table.levels.at[run, m])
+            row[display_measure(m)] = cell(table.values.at[run, m], table.levels.at[run, m])
         if table.baseline is not None:
             for m in table.measures:
-                p = table.pvalues.at[run, m]
-                row[words["p_of"].format(measure=display_measure(m))] = (
-                    "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}")
+                row[words["p_of"].format(measure=display_measure(m))] = p_text(table.pvalues.at[run, m])
         row[words["label"]] = g.name(table.row_levels[run])
         rows.append(row)
     count = words["runs_count"](len(table.runs)) if callable(words["runs_count"]) else words["runs_count"]
     summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
     for m in table.measures:
-        summary[display_measure(m)] = _cell(table.summary[m], digits)
-        summary[words["label_of"].format(measure=display_measure(m))] = g.name(table.summary_levels[m])
+        summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
     if table.baseline is not None:
         for m in table.measures:
             summary[words["p_of"].format(measure=display_measure(m))] = ""
