@@ -56,6 +56,7 @@ def test_defaults_are_the_specifications_measures_and_thresholds(sample, evaluat
     assert list(df.columns) == ["Run", "Queries", "MRR", "nDCG@10", "P@5", "Interpretation"]
     assert df["Run"].tolist() == ["bm25", "dense", "hybrid", "Summary (3 runs)"]
     for i, (name, ev) in enumerate(evaluations.items()):
+        assert df.at[i, "Run"] == name
         for m, shown in (("RR", "MRR"), ("nDCG@10", "nDCG@10"), ("P@5", "P@5")):
             value = ev.aggregate[m]
             good = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}[m]
