@@ -82,6 +82,7 @@ def test_a_threshold_edit_and_a_name_edit_change_the_labels(sample, evaluations)
     at.text_input(key=Table.name("en", "level", 0)).set_value("Excellent").run()
     _ok(at)
     assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Excellent)"
+    assert f"bm25,{len(evaluations['bm25'].per_query)},{bm25!r},Excellent," in at.session_state[Table.FILES]["csv"]
     at.number_input(key=Table.fair("RR")).set_value(0.99).run()   # fair above good: said, no table
     assert any("good >= fair" in e.value for e in at.error) and len(at.dataframe) == 0
 
@@ -112,6 +113,13 @@ def test_spanish_headers_labels_and_summary(sample):
     assert df.iloc[-1, -1] in ("Eficiente", "Aceptable", "Mejorable")
     assert at.radio(key=Table.SOURCE).label == "Filas"
     assert at.number_input(key=Table.good("RR")).label == "Bueno desde"
+    # the files the page offers speak the page's language
+    files = at.session_state[Table.FILES]
+    assert files["csv"].splitlines()[0].startswith("Ejecución,Consultas,MRR,Etiqueta de MRR,")
+    assert files["csv"].splitlines()[-1].startswith("Resumen,")
+    assert "| **Resumen** (3 ejecuciones) |" in files["markdown"] and '<html lang="es">' in files["html"]
+    assert "Tabla comparativa: 3 ejecuciones, 50 consultas." in files["latex"]
+    assert [b.label for b in at.get("download_button")] == ["CSV", "Markdown", "LaTeX", "HTML"]
 
 
 def test_saved_evaluations_from_the_sample_history():

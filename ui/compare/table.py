@@ -60,6 +60,7 @@ class Table:
     CORRECTION = "ranklab.table.correction"
     SAMPLE = "ranklab.table.sample"
     DOWNLOADS = "table"
+    FILES = "ranklab.table.files"   # the texts the download buttons of this run offer
 
     @staticmethod
     def good(measure: str) -> str:
@@ -278,7 +279,8 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     if table.undated:
         st.caption(_("Left out by the date filter because the metadata gives them no date: {queries}.").format(
             queries=", ".join(table.undated)))
-    download_buttons(exports(table, words, lang), _("comparative_table"), key=Table.DOWNLOADS)
+    files = st.session_state[Table.FILES] = exports(table, words, lang)
+    download_buttons(files, _("comparative_table"), key=Table.DOWNLOADS)
 
 
 def build(rows, measures, meta, thresholds, names, verdicts, dates, significance) -> ThesisTable:
