@@ -96,3 +96,16 @@ def test_at_800px_home_shows_the_four_tasks_and_the_menu_closes_after_navigating
     _idle(page)
     time.sleep(1.0)
     assert page.evaluate(SIDEBAR_OPEN)
+
+
+def test_home_has_its_own_address_and_the_root_keeps_the_language(server, new_page):
+    page = new_page(1280, 800)
+    page.goto(server + "/home")
+    _idle(page)
+    _tasks_shown(page, TASKS_EN, 1280)
+    assert page.get_by_text("Page not found").count() == 0   # a link to /home is a real page
+    page.goto(server + "/?lang=es")
+    page.wait_for_url("**/home?lang=es", timeout=30_000)
+    _idle(page)
+    _tasks_shown(page, TASKS_ES, 1280)
+    assert page.get_by_text("Page not found").count() == 0

@@ -35,6 +35,9 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
 }
 
+#: The url_path of Home (app.py opens it from the root URL).
+HOME = "home"
+
 #: Pages (file stems) that show the status line of the loaded rankings and conventions:
 #: the pages whose tables are made of the loaded qrels and runs.
 RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table"})
@@ -49,4 +52,4 @@ def page_titles() -> dict[str, str]:
     return {path: title for entries in SECTIONS.values() for path, title, _icon, _url in entries}
 
 
-__all__ = ["SECTIONS", "RANKING_STATUS_PAGES", "page_titles"]
+__all__ = ["SECTIONS", "HOME", "RANKING_STATUS_PAGES", "page_titles"]
