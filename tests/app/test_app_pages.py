@@ -50,6 +50,53 @@ def test_home_and_sample_button():
     assert any("qrels: 50 queries" in c.value for c in at.sidebar.caption)
 
 
+TASKS_EN = ["Rankings", "Detection and calibration", "Hash codes", "Comparing systems"]
+TASKS_ES = ["Rankings", "Detección y calibración", "Códigos hash", "Comparar sistemas"]
+
+
+@pytest.mark.parametrize("lang, tasks", [(None, TASKS_EN), ("es", TASKS_ES)])
+def test_home_routes_the_four_tasks_each_with_its_sample(lang, tasks):
+    at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=TIMEOUT)
+    if lang:
+        at.query_params["lang"] = lang
+    at.run()
+    _ok(at)
+    assert [h.value for h in at.subheader] == tasks
+    opens = [b for b in at.button if b.key and b.key.startswith("ranklab.home.open.")]
+    assert [b.key.rsplit(".", 1)[1] for b in opens] == ["rankings", "detection", "hashing", "compare"]
+    assert len({b.label for b in opens}) == 1
+    assert not any("Conventions" in c.value or "Convenciones" in c.value for c in at.caption)  # no status line
+
+
+def test_a_task_button_loads_the_sample():
+    at = _app("home")
+    at.button(key="ranklab.home.open.hashing").click().run()
+    _ok(at)
+    assert set(at.session_state["ranklab.runs"]) == {"bm25", "dense", "hybrid"}
+    assert at.session_state["ranklab.hashing.data"] is not None
+
+
+def test_the_app_entry_point_in_spanish():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["lang"] = "es"
+    at.run()
+    _ok(at)
+    assert [h.value for h in at.subheader] == TASKS_ES   # Home is the default page
+    assert at.radio(key="ranklab_language_switch").value == "es"
+
+
+def test_every_menu_title_has_a_spanish_title():
+    from metrics_core.report.catalogs import translations
+    from ui.common.navigation import SECTIONS, page_titles
+
+    es = translations("es")
+    same = {"Ranking", "Hashing"}   # the same word in Spanish
+    for word in [*SECTIONS, *page_titles().values()]:
+        assert es.gettext(word) != word or word in same, word
+    assert page_titles()["pages/table.py"] == "Comparative table"
+    assert es.gettext("Comparative table") == "Tabla comparativa"
+
+
 def test_data_page_sample_and_diagnostics(sample):
     at = _app("data")
     _ok(at)

@@ -15,7 +15,7 @@ def _skeleton_script():
     from ui.common.frame import page
 
     with page("Skeleton", sidebar=st.session_state.get("sidebar_first", False),
-              caption="under the title") as p:
+              caption="under the title", status=st.session_state.get("status", True)) as p:
         st.write("the answer")
         if st.session_state.get("stop"):
             p.stop()
@@ -45,6 +45,57 @@ def test_stop_ends_the_page_after_its_sidebar():
     assert "the answer" in texts and "after the stop" not in texts
     assert len(at.sidebar.selectbox) > 0  # drawn by p.stop() before stopping
     assert any("Conventions" in c.value for c in at.caption)
+
+
+def test_the_language_switch_is_drawn_once_first_on_the_page_in_every_order():
+    for sidebar_first in (False, True):
+        at = AppTest.from_function(_skeleton_script, default_timeout=TIMEOUT)
+        at.session_state["sidebar_first"] = sidebar_first
+        at.query_params["lang"] = "es"
+        at.run()
+        assert not at.exception, at.exception
+        switches = [r for r in at.radio if r.key == "ranklab_language_switch"]
+        assert len(switches) == 1 and switches[0].label == "Idioma" and switches[0].value == "es"
+        assert at.main.radio[0].key == "ranklab_language_switch"  # first on the page, before the title
+        # the frame's own words follow the language: the status line and the sidebar
+        assert any("Convenciones" in c.value for c in at.caption)
+        assert any(m.value == "**Convenciones**" for m in at.sidebar.markdown)
+        assert any(b.label == "Restablecer los valores de trec_eval" for b in at.sidebar.button)
+
+
+def test_the_status_line_only_where_asked_and_by_default_on_ranking_pages():
+    at = AppTest.from_function(_skeleton_script, default_timeout=TIMEOUT)
+    at.session_state["status"] = False
+    at.run()
+    assert not at.exception, at.exception
+    assert not any("Conventions:" in c.value for c in at.caption)
+    assert len(at.sidebar.selectbox) > 0  # the sidebar is still drawn
+    at.session_state["status"] = None   # default: a script outside pages/ is no ranking page
+    at.run()
+    assert not any("Conventions:" in c.value for c in at.caption)
+
+
+def test_the_ranking_status_pages_are_registered_pages():
+    from ui.common.navigation import RANKING_STATUS_PAGES, SECTIONS
+
+    stems = {path.rsplit("/", 1)[1][:-3] for entries in SECTIONS.values() for path, *_ in entries}
+    assert RANKING_STATUS_PAGES <= stems
+    assert not {"home", "detection", "calibration", "dynamic_k", "hashing", "learn", "history"} & RANKING_STATUS_PAGES
+
+
+def test_the_sidebar_labels_mirror_the_conventions_descriptions():
+    from metrics_core.conventions import DESCRIPTIONS
+    from ui.common.sidebar import CONVENTION_LABELS
+
+    assert CONVENTION_LABELS == DESCRIPTIONS
+
+
+def test_the_collapse_script_names_the_page():
+    from ui.common.sidebar import NARROW_PX, collapse_script
+
+    a, b = collapse_script("overview"), collapse_script("table")
+    assert a != b and '"overview"' in a and '"table"' in b and str(NARROW_PX) in a
+    assert '"page"' in collapse_script(None) and "<x>" not in collapse_script("<x>")
 
 
 def _slot_script():

@@ -108,3 +108,27 @@ def page(browser):
 def server():
     with streamlit_server() as url:
         yield url
+
+
+@pytest.fixture
+def new_page(browser):
+    """A factory of pages, each in its own browser context: ``new_page(width, height,
+    locale="es-ES")`` (the browser's language, as ``navigator.language`` and the
+    ``Accept-Language`` header give it). The contexts close after the test."""
+    contexts = []
+
+    def make(width: int = 1280, height: int = 800, locale: str | None = None):
+        options = {"viewport": {"width": width, "height": height}, "accept_downloads": True}
+        if locale:
+            options["locale"] = locale
+        context = browser.new_context(**options)
+        contexts.append(context)
+        pg = context.new_page()
+        pg.set_default_timeout(60_000)
+        return pg
+
+    try:
+        yield make
+    finally:
+        for context in contexts:
+            context.close()

@@ -28,6 +28,10 @@ DISPLAY_CALLS = frozenset({
     "status", "segmented_control", "pills", "chat_input", "spinner", "audio_input",
     "camera_input", "feedback", "menu_button", "Page",
 })
+#: Display calls whose visible text is not their first positional argument (``st.page_link``
+#: and the frame's ``page_link`` take the page first and the label second; ``st.Page`` takes a
+#: script path, its title is the ``title=`` keyword).
+TEXT_POSITION = {"page_link": 1, "Page": None}
 #: Plotly calls and the keywords of theirs that the visitor reads (titles, annotations).
 PLOT_KEYWORDS = {
     "update_layout": frozenset({"title", "title_text", "xaxis_title", "yaxis_title",
@@ -50,6 +54,7 @@ TRANSLATORS = frozenset({"_", "gettext", "ngettext", "pgettext", "npgettext"})
 NOT_STREAMLIT = frozenset({"log", "logger", "logging", "warnings", "LOG", "LOGGER"})
 
 _STYLE = re.compile(r"<(style|script)\b.*?</\1>", re.S | re.I)
+_ICON = re.compile(r":material/[a-z0-9_]+:|:[a-z0-9_+-]+:")  # icon shortcodes: not words
 _TAG = re.compile(r"<[^>]+>")
 _IGNORE = "# i18n: ignore"
 
@@ -86,8 +91,10 @@ def needs_translation(text: str) -> bool:
     (False, True)
     >>> needs_translation("<style>.x {color: red}</style>")
     False
+    >>> needs_translation(":material/info: "), needs_translation(":material/info: Loaded")
+    (False, True)
     """
-    visible = _TAG.sub(" ", _STYLE.sub(" ", text))
+    visible = _ICON.sub(" ", _TAG.sub(" ", _STYLE.sub(" ", text)))
     if not re.search(r"[^\W\d_]{2}", visible):
         return False
     return not _is_measure(visible)
@@ -131,8 +138,9 @@ def _is_column(name: str) -> bool:
 
 
 def _visible_args(node: ast.Call, name: str):
-    if (name in DISPLAY_CALLS or _is_column(name)) and node.args:
-        yield node.args[0]
+    position = TEXT_POSITION.get(name, 0)
+    if (name in DISPLAY_CALLS or _is_column(name)) and position is not None and len(node.args) > position:
+        yield node.args[position]
     for kw in node.keywords:
         if kw.arg in PLOT_KEYWORDS.get(name, ()):
             yield kw.value
@@ -168,11 +176,16 @@ def scan_source(source: str, path: str = "<source>") -> list[Finding]:
 
 
 def scan_paths(root: Path, names=("app.py", "pages", "ui")) -> list[Finding]:
-    """Findings in every Python file of ``names`` under ``root``."""
+    """Findings in every Python file of ``names`` under ``root``: folders (every file in them)
+    or single files, so a subset of the app can be checked on its own (a name that does not
+    exist is an error, so a moved file cannot pass unnoticed)."""
+    missing = [n for n in names if not (root / n).exists()]
+    if missing:
+        raise FileNotFoundError(f"nothing to scan at {', '.join(missing)} under {root}")
     files = []
     for name in names:
         path = root / name
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path] if path.is_file() else []
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     out = []
     for f in files:
         out += scan_source(f.read_text(encoding="utf-8"), f.relative_to(root).as_posix())

@@ -57,6 +57,38 @@ st.column_config.NumberColumn(_("p-value"), format="%.4f")
     assert scan_source(source) == []
 
 
+#: The shared frame (ui/common), the entry point, Home and the comparative table: checked
+#: strictly on their own while the rest of the app is being wrapped.
+FRAME_FILES = ("app.py", "ui/common", "pages/home.py", "pages/table.py", "ui/compare/table.py")
+
+
+def test_the_frame_home_and_the_comparative_table_have_no_bare_text():
+    findings = scan_paths(ROOT, FRAME_FILES)
+    assert [str(f) for f in findings] == []
+
+
+def test_scanner_checks_a_subset_and_refuses_a_missing_name(tmp_path):
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "a.py").write_text('import streamlit as st\nst.title("Alpha")\n')
+    (tmp_path / "pages" / "b.py").write_text('import streamlit as st\nst.title("Beta")\n')
+    assert [f.text for f in scan_paths(tmp_path, ("pages/b.py",))] == ["Beta"]
+    assert sorted(f.text for f in scan_paths(tmp_path, ("pages",))) == ["Alpha", "Beta"]
+    with pytest.raises(FileNotFoundError, match="pages/c.py"):
+        scan_paths(tmp_path, ("pages/c.py",))
+
+
+def test_scanner_reads_page_links_label_and_skips_icons():
+    source = '''
+import streamlit as st
+st.page_link("pages/data.py", "Upload a run")
+st.page_link("pages/data.py", label=_("Upload a run"), icon=":material/upload:")
+page_link("pages/learn.py", _("How each measure is computed"), ":material/school:")
+st.Page("pages/home.py", title="Home")
+st.caption(":material/info: " + text)
+'''
+    assert {(f.line, f.text) for f in scan_source(source)} == {(3, "Upload a run"), (6, "Home")}
+
+
 def test_the_translation_layer_itself_has_no_bare_text():
     assert [str(f) for f in scan_paths(ROOT, ("ui/common/i18n.py",))] == []
 

@@ -2,9 +2,9 @@
 JSON, Markdown, LaTeX). The JSON, Markdown and LaTeX files state RankLab's version, the
 conventions and the settings they were made with (``metrics_core.report.format_table``);
 the CSV is the table alone, so it opens cleanly in a spreadsheet (its provenance is the
-JSON file's). :func:`download_buttons`
-is the row itself, for a page whose files are not one table (the Compare page's JSON
-document and paper table).
+JSON file's). :func:`download_buttons` is the row itself, for a page whose files are
+already rendered texts (the Compare page's JSON document and paper table; the comparative
+table's CSV, Markdown, LaTeX and HTML).
 """
 
 from __future__ import annotations
@@ -18,10 +18,13 @@ import streamlit as st
 from metrics_core.report import format_table, provenance
 from ui.common import state
 
-#: (format, button label, MIME type, file extension), in button order.
+#: (format, button label, MIME type, file extension), in button order. Format names are
+#: the same in every language.
 EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json", "json"),
-           ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"))
-FORMATS = tuple(fmt for fmt, *_ in EXPORTS)
+           ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"),
+           ("html", "HTML", "text/html", "html"))
+#: The formats :func:`export_texts` makes of a table (HTML only comes pre-rendered).
+FORMATS = ("csv", "json", "markdown", "latex")
 
 
 def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *, formats=FORMATS,
@@ -61,8 +64,18 @@ def slug(name: str) -> str:
 def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, key: str | None = None,
                      container=None) -> None:
     """One row of download buttons, one per format in ``texts`` (in :data:`EXPORTS` order):
-    ``<name>.<ext>``, labelled CSV / JSON / Markdown / LaTeX. A text may be a function, made
-    only when its button is clicked. Clicking does not rerun the page."""
+    ``<name>.<ext>``, labelled CSV / JSON / Markdown / LaTeX / HTML. A text may be a function,
+    made only when its button is clicked. Clicking does not rerun the page.
+
+    Examples
+    --------
+    Texts already rendered (the comparative table's)::
+
+        download_buttons({"csv": csv_text, "html": html_text}, "comparative_table", key="table")
+    """
+    unknown = set(texts) - {fmt for fmt, *_rest in EXPORTS}
+    if unknown:
+        raise ValueError(f"no download format {sorted(unknown)}; known: {[f for f, *_r in EXPORTS]}")
     shown = [(fmt, label, mime, ext) for fmt, label, mime, ext in EXPORTS if fmt in texts]
     base = slug(name)
     cols = (container or st).columns(len(shown))

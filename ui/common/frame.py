@@ -1,24 +1,28 @@
 """The page skeleton: every page is one ``with page(...)`` block.
 
-``page()`` sets the page up (page config, state defaults, the compact style, the sidebar of
-:mod:`ui.common.sidebar` and the status line) and ends it; a page's imports stay at the top
-of its file. ``sidebar=False`` draws the sidebar and the status line (in its place at the
-top) last, when the page's answer has reached the browser, and lists what the page loaded
-in the same run.
+``page()`` sets the page up (page config, state defaults, the compact style, the language
+switch pinned at the top right of the page, the sidebar of :mod:`ui.common.sidebar` and, on the
+ranking pages, the status line) and ends it; a page's imports stay at the top of its file.
+``sidebar=False`` draws the sidebar and the status line (in its place at the top) last,
+when the page's answer has reached the browser, and lists what the page loaded in the same
+run. The language switch is drawn first in every case, once per run.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import NoReturn
 
 import streamlit as st
 
-from metrics_core.conventions import DESCRIPTIONS
 from ui.common import blas, state
-from ui.common.sidebar import conventions, query_set, query_set_choice
+from ui.common.i18n import _, language_switch, ngettext
+from ui.common.navigation import RANKING_STATUS_PAGES
+from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
 from ui.hashing.state import DATA as HASH_CODES
 
@@ -36,10 +40,18 @@ def configure_page() -> None:
                        initial_sidebar_state="auto")
 
 
+#: The key of the language switch's box: pinned in the page's header bar, at the top right of
+#: every page and every width (the sidebar is shut on a narrow screen).
+SWITCH_BOX = "ranklab-language"
 _CSS = """<style>
 [data-testid="stMainBlockContainer"] {padding-top: 4rem; padding-bottom: 2rem;}
 [data-testid="stMainBlockContainer"] h1 {padding-top: 0.2rem; padding-bottom: 0.4rem;}
-</style>"""
+[data-testid="stLayoutWrapper"]:has(> .st-key-SWITCH_BOX) {position: absolute;}
+.st-key-SWITCH_BOX {position: fixed; top: 0.85rem; right: 3.75rem; z-index: 999991;
+  width: auto !important; background: transparent;}
+.st-key-SWITCH_BOX [data-testid="stWidgetLabel"] {position: absolute; width: 1px; height: 1px;
+  overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;}
+</style>""".replace("SWITCH_BOX", SWITCH_BOX)
 
 
 def _compact_css() -> None:
@@ -66,31 +78,55 @@ def _leave_pages_directory_mode() -> None:
 _late = threading.local()  # this script run's status-line slot, filled by page_end()
 
 
-def page_setup(sidebar: bool = True) -> None:
+def current_page() -> str | None:
+    """The file stem of the page script being run (``"overview"`` for ``pages/overview.py``),
+    or None when the code is not run by a page of ``pages/`` (a test script)."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if path.parent.name == "pages" and path.suffix == ".py":
+            return path.stem
+        frame = frame.f_back
+    return None
+
+
+def shows_status(status: bool | None = None) -> bool:
+    """Whether this page shows the ranking status line: ``status`` when given, else True on
+    the pages of :data:`ui.common.navigation.RANKING_STATUS_PAGES`."""
+    return (current_page() in RANKING_STATUS_PAGES) if status is None else bool(status)
+
+
+def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first.
 
-    ``sidebar=False``: the sidebar and the status line are drawn by :func:`page_end`, at the
-    end of the run (the status line in its place at the top): the page's answer reaches the
-    browser first, and what a page loads during its run (an upload) is listed in the same
-    run, without a second one."""
+    The language switch comes first, once per run, in a box pinned to the page's header
+    bar (:data:`SWITCH_BOX`; its label is kept for screen readers). ``sidebar=False``:
+    the sidebar and the status line are drawn by :func:`page_end`, at the end of the run
+    (the status line in its place at the top): the page's answer reaches the browser first,
+    and what a page loads during its run (an upload) is listed in the same run, without a
+    second one. ``status``: show the ranking status line (default: on the ranking pages,
+    :func:`shows_status`)."""
     _leave_pages_directory_mode()
     configure_page()
     blas.limit_threads_once()  # once per server process
     state.ensure_defaults()
     _compact_css()
+    language_switch(st.container(key=SWITCH_BOX))
+    show = shows_status(status)
     if sidebar:
         _late.status = None
-        draw_sidebar()
-        status_line()
+        draw_sidebar(current_page())
+        if show:
+            status_line()
     else:
-        _late.status = st.empty()
+        _late.status = st.empty() if show else None
 
 
 def page_end() -> None:
     """The sidebar and the status line of a page set up with ``page_setup(sidebar=False)``:
     call it last, and before any ``st.stop()``."""
     slot = getattr(_late, "status", None)
-    draw_sidebar()
+    draw_sidebar(current_page())
     if slot is not None:
         with slot.container():
             status_line()
@@ -117,7 +153,8 @@ class Page:
 
 
 @contextmanager
-def page(title: str | None = None, *, sidebar: bool = True, caption: str | None = None) -> Iterator[Page]:
+def page(title: str | None = None, *, sidebar: bool = True, caption: str | None = None,
+         status: bool | None = None) -> Iterator[Page]:
     """The skeleton of every page: set-up, title, the page's body, end.
 
     Parameters
@@ -129,6 +166,8 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
         line keeps its place at the top but is filled, with the sidebar, when the block ends
         or at ``p.stop()`` (:func:`page_end`): the page's answer reaches the browser first,
         and what the page loaded in this run (an upload) is listed in this run.
+    status : bool, optional
+        Show the status line of the loaded rankings (default: on the ranking pages only).
 
     Examples
     --------
@@ -136,13 +175,14 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
 
         import streamlit as st
         from ui.common.frame import page
+        from ui.common.i18n import _
 
-        with page("Overview", sidebar=False) as p:
+        with page(_("Overview"), sidebar=False) as p:
             if nothing_loaded:
                 p.stop()
             st.dataframe(board)
     """
-    page_setup(sidebar=sidebar)
+    page_setup(sidebar=sidebar, status=status)
     current = Page(sidebar_last=not sidebar)
     if title:
         st.title(title)
@@ -153,32 +193,35 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
 
 
 def status_text() -> str:
-    """One line: what is loaded and the active conventions (shown at the top of every page)."""
+    """One line: what is loaded and the active conventions (shown at the top of the ranking
+    pages), in the visitor's language."""
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}
     meta = st.session_state.get(state.META)
     parts = []
     if qrels is None and not runs:
-        parts.append("No rankings loaded")
+        parts.append(_("No rankings loaded"))
     else:
         if qrels is not None:
-            parts.append(f"{len(qrels.unique_query_ids()):,} queries judged")
+            n = len(qrels.unique_query_ids())
+            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=f"{n:,}"))
         if runs:
-            parts.append(f"{len(runs)} run{'s' if len(runs) != 1 else ''}: " + ", ".join(runs))
+            parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
+                         + ": " + ", ".join(runs))
         if meta is not None:
-            parts.append("query metadata")
+            parts.append(_("query metadata"))
     if st.session_state.get(state.CLICKS) is not None:
-        parts.append("click log")
+        parts.append(_("click log"))
     if st.session_state.get(HASH_CODES) is not None:
-        parts.append("hash codes")
+        parts.append(_("hash codes"))
     conv = conventions()
     changed = {k: v for k, v in conv.differences().items() if k != "missing_queries"}
-    queries = ("tables on every qrels query (a run's absent query scores 0)"
-               if conv.missing_queries == "zero" else "tables on the queries every run answered")
-    rules = ("trec_eval defaults" if not changed else
-             "changed from trec_eval: " + ", ".join(f"{DESCRIPTIONS.get(k, k)} = {v}"
-                                                    for k, v in changed.items()))
-    return " · ".join(parts) + f"  |  Conventions: {rules}; {queries}"
+    queries = (_("tables on every qrels query (a run's absent query scores 0)")
+               if conv.missing_queries == "zero" else _("tables on the queries every run answered"))
+    rules = (_("trec_eval defaults") if not changed else
+             _("changed from trec_eval: {changes}").format(
+                 changes=", ".join(f"{convention_label(k)} = {v}" for k, v in changed.items())))
+    return " · ".join(parts) + "  |  " + _("Conventions: {rules}; {queries}").format(rules=rules, queries=queries)
 
 
 def status_line() -> None:
@@ -192,8 +235,9 @@ def page_link(path: str, label: str, icon: str | None = None) -> None:
     try:
         st.page_link(path, label=label, icon=icon)
     except Exception:  # StreamlitAPIException / page not found: only the link is lost
-        st.caption(f"{label}: open it from the menu.")
+        st.caption(_("{label}: open it from the menu.").format(label=label))
 
 
 __all__ = ["page", "Page", "page_setup", "page_end", "configure_page", "status_text", "status_line", "page_link",
+           "current_page", "shows_status",
            "conventions", "query_set", "query_set_choice"]

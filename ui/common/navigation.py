@@ -1,32 +1,55 @@
 """The app's page registry: sections and pages, in menu order.
 
-Each entry is (script path relative to the project root, title, icon, url_path).
-Every page script is one ``with ui.common.frame.page(...)`` block, so it works the same when
-opened from the menu or by its URL on a fresh server.
+Each entry is (script path relative to the project root, title, icon, url_path). Section
+names and titles are marked with ``N_`` and translated where the pages are built (app.py),
+in the visitor's language. Every page script is one ``with ui.common.frame.page(...)``
+block, so it works the same when opened from the menu or by its URL on a fresh server.
 """
 
+from metrics_core.report.catalogs import N_
+
 SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
-    "Ranking": [
-        ("pages/home.py", "Home", ":material/home:", "home"),
-        ("pages/data.py", "Data", ":material/upload_file:", "data"),
-        ("pages/overview.py", "Overview", ":material/leaderboard:", "overview"),
-        ("pages/per_query.py", "Per query", ":material/list:", "per_query"),
-        ("pages/breakdown.py", "Breakdown", ":material/category:", "breakdown"),
-        ("pages/clicks.py", "Click feedback", ":material/ads_click:", "clicks"),
-        ("pages/history.py", "History", ":material/history:", "history"),
+    N_("Ranking"): [
+        ("pages/home.py", N_("Home"), ":material/home:", "home"),
+        ("pages/data.py", N_("Data"), ":material/upload_file:", "data"),
+        ("pages/overview.py", N_("Overview"), ":material/leaderboard:", "overview"),
+        ("pages/per_query.py", N_("Per query"), ":material/list:", "per_query"),
+        ("pages/breakdown.py", N_("Breakdown"), ":material/category:", "breakdown"),
+        ("pages/clicks.py", N_("Click feedback"), ":material/ads_click:", "clicks"),
+        ("pages/history.py", N_("History"), ":material/history:", "history"),
     ],
-    "Detection & calibration": [
-        ("pages/detection.py", "Detection", ":material/radar:", "detection"),
-        ("pages/calibration.py", "Calibration", ":material/tune:", "calibration"),
-        ("pages/dynamic_k.py", "Dynamic K", ":material/filter_list:", "dynamic-k"),
+    N_("Detection & calibration"): [
+        ("pages/detection.py", N_("Detection"), ":material/radar:", "detection"),
+        ("pages/calibration.py", N_("Calibration"), ":material/tune:", "calibration"),
+        ("pages/dynamic_k.py", N_("Dynamic K"), ":material/filter_list:", "dynamic-k"),
     ],
-    "Hashing": [
-        ("pages/hashing.py", "Hash codes", ":material/tag:", "hashing"),
+    N_("Hashing"): [
+        ("pages/hashing.py", N_("Hash codes"), ":material/tag:", "hashing"),
     ],
-    "Compare": [
-        ("pages/compare.py", "Compare systems", ":material/compare_arrows:", "compare"),
+    N_("Compare"): [
+        ("pages/compare.py", N_("Compare systems"), ":material/compare_arrows:", "compare"),
+        ("pages/table.py", N_("Comparative table"), ":material/table_chart:", "table"),
     ],
-    "Learn": [
-        ("pages/learn.py", "Measures explained", ":material/school:", "learn"),
+    N_("Learn"): [
+        ("pages/learn.py", N_("Measures explained"), ":material/school:", "learn"),
     ],
 }
+
+#: The url_path of Home (app.py opens it from the root URL).
+HOME = "home"
+
+#: Pages (file stems) that show the status line of the loaded rankings and conventions:
+#: the pages whose tables are made of the loaded qrels and runs.
+RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table"})
+
+
+def page_titles() -> dict[str, str]:
+    """Script path -> title (English; translate with ``_`` where shown).
+
+    >>> page_titles()["pages/table.py"]
+    'Comparative table'
+    """
+    return {path: title for entries in SECTIONS.values() for path, title, _icon, _url in entries}
+
+
+__all__ = ["SECTIONS", "HOME", "RANKING_STATUS_PAGES", "page_titles"]

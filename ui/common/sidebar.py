@@ -14,11 +14,41 @@ import streamlit as st
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
+from ui.common.i18n import N_, _, ngettext
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
 MORE_CONVENTIONS = ("duplicates", "p_denominator", "ap_normalizer", "ideal", "rr_miss")
 _W = state.CONVENTION_WIDGET  # widget key prefix
+
+#: The conventions' descriptions (metrics_core.conventions.DESCRIPTIONS, the same English
+#: words) marked for translation: the sidebar's labels in the visitor's language.
+CONVENTION_LABELS = {
+    "ties": N_("order of equal scores"),
+    "duplicates": N_("a (query, doc) pair given twice"),
+    "missing_queries": N_("qrels query absent from the run"),
+    "p_denominator": N_("P@k when fewer than k retrieved"),
+    "ap_normalizer": N_("AP normalizer"),
+    "gain": N_("nDCG gain"),
+    "discount": N_("nDCG discount"),
+    "ideal": N_("nDCG ideal ranking"),
+    "rr_miss": N_("RR@k with no relevant in the top k"),
+    "relevance_threshold": N_("relevance threshold of binary measures"),
+    "depth": N_("depth cut (trec_eval -M)"),
+    "labels": N_("fractional relevance labels"),
+    "compat": N_("trec_eval version reproduced"),
+    "judged_only": N_("judged documents only (trec_eval -J)"),
+    "num_docs": N_("documents in the collection (trec_eval -N)"),
+}
+
+
+def convention_label(field: str) -> str:
+    """The description of a convention in the visitor's language.
+
+    >>> convention_label("ties")
+    'order of equal scores'
+    """
+    return _(CONVENTION_LABELS[field]) if field in CONVENTION_LABELS else DESCRIPTIONS.get(field, field)
 
 
 def conventions() -> Conventions:
@@ -55,85 +85,106 @@ def _loaded_summary() -> None:
     qrels = st.session_state[state.QRELS]
     runs = st.session_state[state.RUNS] or {}
     meta = st.session_state[state.META]
-    st.markdown("**Loaded**")
+    st.markdown("**" + _("Loaded") + "**")
     if qrels is None:
-        st.caption("qrels: none")
+        st.caption(_("qrels: none"))
     else:
-        st.caption(f"qrels: {len(qrels.unique_query_ids()):,} queries / {len(qrels):,} judgements")
+        st.caption(_("qrels: {queries} queries / {judgements} judgements").format(
+            queries=f"{len(qrels.unique_query_ids()):,}", judgements=f"{len(qrels):,}"))
     if runs:
-        st.caption("runs: " + ", ".join(f"{name} ({len(run):,} lines)" for name, run in runs.items()))
+        st.caption(_("runs: {runs}").format(runs=", ".join(
+            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=f"{len(run):,}")
+            for name, run in runs.items())))
     else:
-        st.caption("runs: none")
+        st.caption(_("runs: none"))
     if meta is None:
-        st.caption("metadata: none")
+        st.caption(_("metadata: none"))
     else:
-        st.caption(f"metadata: {len(meta)} queries ({', '.join(map(str, meta.columns))})")
+        st.caption(ngettext("metadata: {n} query ({columns})", "metadata: {n} queries ({columns})",
+                            len(meta)).format(n=len(meta), columns=", ".join(map(str, meta.columns))))
 
 
-# Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide. At
-# 800-1000 px the open sidebar leaves tables too little room, so on a first visit to a narrow
-# window (once per browser tab) this collapses it; the user can open it again as usual.
+# Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide, and
+# closes it after a menu click only on such "mobile" widths. At 800-1000 px the open sidebar
+# leaves the page too little room, so in a narrow window this closes it on a first visit and
+# again each time another page is opened (the script names the page, so it runs again when the
+# page changes); opened by hand on the same page, it stays open.
 NARROW_PX = 1000
 _COLLAPSE_JS = """<script>
 (function () {
   const w = window.parent;
   try {
-    if (w.innerWidth > NARROW_PX || w.sessionStorage.getItem("FLAG")) return;
-    w.sessionStorage.setItem("FLAG", "1");
+    if (w.innerWidth > NARROW_PX) return;
+    const store = w.sessionStorage;
+    if (store.getItem("FLAG") === "PAGE") return;
+    store.setItem("FLAG", "PAGE");
     const d = w.document;
-    const side = d.querySelector('[data-testid="stSidebar"]');
-    if (!side || side.getAttribute("aria-expanded") === "false") return;
-    const btn = d.querySelector('[data-testid="stSidebarCollapseButton"] button')
-             || d.querySelector('[data-testid="stSidebarCollapseButton"]');
-    if (btn) btn.click();
+    const close = function (tries) {
+      const side = d.querySelector('[data-testid="stSidebar"]');
+      if (!side || side.getAttribute("aria-expanded") === "false") return;
+      const btn = d.querySelector('[data-testid="stSidebarCollapseButton"] button')
+               || d.querySelector('[data-testid="stSidebarCollapseButton"]');
+      if (btn) { btn.click(); } else if (tries > 0) { setTimeout(function () { close(tries - 1); }, 100); }
+    };
+    close(20);
   } catch (e) { /* another origin: leave the sidebar as it is */ }
 })();
 </script>""".replace("NARROW_PX", str(NARROW_PX)).replace("FLAG", state.SIDEBAR_AUTO)
 
 
-def _collapse_when_narrow() -> None:
+def collapse_script(page_name: str | None) -> str:
+    """The script that closes the sidebar in a narrow window when ``page_name`` is opened
+    (a fixed script of this module; the page name is reduced to letters, digits and ``_``)."""
+    token = "".join(ch for ch in str(page_name or "page") if ch.isalnum() or ch == "_") or "page"
+    return _COLLAPSE_JS.replace("PAGE", token)
+
+
+def _collapse_when_narrow(page_name: str | None) -> None:
     # a fixed script of this module (never user text), in a zero-height same-origin iframe
+    script = collapse_script(page_name)
     if hasattr(st, "iframe"):
-        st.iframe(_COLLAPSE_JS, height=1)
+        st.iframe(script, height=1)
     else:  # older Streamlit
         import streamlit.components.v1 as components
 
-        components.html(_COLLAPSE_JS, height=0)
+        components.html(script, height=0)
 
 
-def sidebar() -> None:
-    """The sidebar: what is loaded, the conventions, and the messages waiting to be shown."""
+def sidebar(page_name: str | None = None) -> None:
+    """The sidebar: what is loaded, the conventions, and the messages waiting to be shown.
+    ``page_name`` (the page's file stem) lets a narrow window close the sidebar when another
+    page is opened."""
     conv = conventions()
     _sync_widgets(conv)
     with st.sidebar:
         _loaded_summary()
-        st.markdown("**Conventions**")
+        st.markdown("**" + _("Conventions") + "**")
         for field in MAIN_CONVENTIONS:
-            st.selectbox(DESCRIPTIONS[field], CHOICES[field], key=_W + field,
+            st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
                          on_change=_on_change, args=(field,))
-        st.number_input(DESCRIPTIONS["relevance_threshold"], min_value=-10.0, max_value=100.0,
+        st.number_input(convention_label("relevance_threshold"), min_value=-10.0, max_value=100.0,
                         step=1.0, key=_W + "relevance_threshold", on_change=_on_change,
-                        args=("relevance_threshold",), help="relevant when label >= this (trec_eval -l)")
-        st.number_input(DESCRIPTIONS["depth"] + " (0 = all)", min_value=0, step=10,
+                        args=("relevance_threshold",), help=_("relevant when label >= this (trec_eval -l)"))
+        st.number_input(_("{label} (0 = all)").format(label=convention_label("depth")), min_value=0, step=10,
                         key=_W + "depth", on_change=_on_change, args=("depth",))
-        with st.expander("More conventions"):
+        with st.expander(_("More conventions")):
             for field in MORE_CONVENTIONS:
-                st.selectbox(DESCRIPTIONS[field], CHOICES[field], key=_W + field,
+                st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
                              on_change=_on_change, args=(field,))
         changed = conv.differences()
-        st.caption("trec_eval defaults" if not changed else
-                   "changed: " + ", ".join(f"{k}={v}" for k, v in changed.items()))
-        st.button("Reset to trec_eval defaults", key=state.RESET_CONVENTIONS,
+        st.caption(_("trec_eval defaults") if not changed else
+                   _("changed: {changes}").format(changes=", ".join(f"{k}={v}" for k, v in changed.items())))
+        st.button(_("Reset to trec_eval defaults"), key=state.RESET_CONVENTIONS,
                   on_click=_reset, disabled=not changed)
-        _collapse_when_narrow()
+        _collapse_when_narrow(page_name)
     messages = st.session_state[state.MESSAGES]
     while messages:
         level, text = messages.pop(0)
         getattr(st, level, st.info)(text)
 
 
-QUERY_SET_OPTIONS = {"common": "Queries every run answered",
-                     "qrels": "Every qrels query (absent = 0, trec_eval -c)"}
+QUERY_SET_OPTIONS = {"common": N_("Queries every run answered"),
+                     "qrels": N_("Every qrels query (absent = 0, trec_eval -c)")}
 
 
 def _on_query_set(key: str) -> None:
@@ -152,14 +203,14 @@ def query_set_choice(key: str, container=None) -> str:
     ``missing_queries`` (so every page and the sidebar agree); returns "common" or "qrels"."""
     st.session_state[key] = query_set()
     (container or st).radio(
-        "Queries in the tables", list(QUERY_SET_OPTIONS), format_func=QUERY_SET_OPTIONS.get,
+        _("Queries in the tables"), list(QUERY_SET_OPTIONS), format_func=lambda o: _(QUERY_SET_OPTIONS[o]),
         key=key, on_change=_on_query_set, args=(key,), horizontal=True,
-        help="One query set for every row of a table. 'Every qrels query' scores a query a run "
-             "did not answer 0 (trec_eval -c); 'queries every run answered' leaves out the queries "
-             "some run has no ranking for. Same setting as 'qrels query absent from the run' "
-             "in the sidebar.")
+        help=_("One query set for every row of a table. 'Every qrels query' scores a query a run "
+               "did not answer 0 (trec_eval -c); 'queries every run answered' leaves out the queries "
+               "some run has no ranking for. Same setting as 'qrels query absent from the run' "
+               "in the sidebar."))
     return query_set()
 
 
 __all__ = ["sidebar", "conventions", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
-           "MORE_CONVENTIONS"]
+           "MORE_CONVENTIONS", "CONVENTION_LABELS", "convention_label", "collapse_script", "NARROW_PX"]

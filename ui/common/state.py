@@ -85,3 +85,7 @@ def session_id() -> str:
 
     ctx = get_script_run_ctx(suppress_warning=True)
     return ctx.session_id if ctx is not None else ""
+
+# --- Home's task cards (pages/home.py) --------------------------------------------------------
+HOME_OPEN = "ranklab.home.open"             # prefix + "." + task: "open with the sample" buttons
+HOME_TASKS = ("rankings", "detection", "hashing", "compare")

@@ -21,6 +21,7 @@ from metrics_core.errors import InputError
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import state
+from ui.common.i18n import _
 
 #: The table formats the readers know ("auto": from the file name and content).
 FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
@@ -60,8 +61,10 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
     (never a traceback)."""
     if isinstance(exc, InputError):
         return str(exc)
-    where = f"{name}: the file" if name else "The file"
-    return f"{where} could not be read ({type(exc).__name__}: {exc})"
+    reason = f"{type(exc).__name__}: {exc}"
+    if name:
+        return _("{name}: the file could not be read ({reason})").format(name=name, reason=reason)
+    return _("The file could not be read ({reason})").format(reason=reason)
 
 
 def load_once(key: str, signature, load: Callable[[], None]) -> str | None:

@@ -1,0 +1,69 @@
+"""Comparative table: runs (or saved evaluations) x chosen measures, each cell and a summary
+row labelled, filtered by the queries' dates, exported for a thesis."""
+
+import streamlit as st
+
+from metrics_core.errors import InputError
+from ui.common import state
+from ui.common.frame import page
+from ui.common.i18n import _, current_language, thesis_words
+from ui.compare import table as tb
+from ui.history.actions import open_store
+from ui.ranking.data import has_data, load_sample_into_state
+
+with page(_("Comparative table"), sidebar=False,
+          caption=_("Runs or saved evaluations against the measures you choose, each value labelled "
+                    "Good, Fair or Needs improvement and a summary row with the overall verdict, ready "
+                    "for a thesis: CSV, Markdown, LaTeX or HTML.")) as p:
+    lang = current_language()
+    source = st.radio(_("Rows"), list(tb.SOURCES), format_func=lambda s: _(tb.SOURCES[s]),
+                      key=tb.Table.SOURCE, horizontal=True)
+    if source == "runs":
+        if not has_data():
+            st.info(_("No runs loaded: load qrels and runs on the Data page, or the sample."))
+            st.button(_("Load sample data"), key=tb.Table.SAMPLE, type="primary", on_click=load_sample_into_state)
+            p.stop()
+        measures = tb.measure_choice(st.session_state.get(state.MEASURES) or [])
+        words, level_names, verdict_names = thesis_words("runs")
+    else:
+        from ui.history.widgets import sample_view
+
+        with open_store() as store:
+            showing_sample = store.count_evaluations() == 0
+            view = sample_view() if showing_sample else store
+            listed = view.list_evaluations()
+            if showing_sample:
+                st.info(_("Nothing is saved in this session's history yet, so these are the sample "
+                          "history's evaluations. Save evaluations with the Overview page's form."))
+            labels = {int(r["id"]): tb.evaluation_label(r) for _i, r in listed.iterrows()}
+            st.session_state.setdefault(tb.Table.EVALUATIONS, list(labels)[-4:])
+            chosen = st.multiselect(_("Saved evaluations"), list(labels), key=tb.Table.EVALUATIONS,
+                                    format_func=labels.get)
+            if not chosen:
+                st.info(_("Choose at least one saved evaluation."))
+                p.stop()
+            rows, meta = tb.saved_rows(view, chosen)
+        measures = tb.measure_choice([c for frame in rows.values() for c in frame.columns])
+        words, level_names, verdict_names = thesis_words("evaluations")
+    if not measures:
+        st.info(_("Choose at least one measure."))
+        p.stop()
+    with st.expander(_("Labels and thresholds"), icon=":material/tune:"):
+        thresholds = tb.thresholds_editor(measures)
+        names = tb.names_editor(lang, level_names, "level", _("Names of the levels"))
+        verdicts = tb.names_editor(lang, verdict_names, "verdict", _("Names of the summary's verdict"))
+    if source == "runs":
+        try:
+            rows, meta = tb.loaded_rows(measures)
+        except InputError as exc:
+            st.error(str(exc))
+            p.stop()
+    dates = tb.date_filter(meta)
+    names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
+    significance = tb.significance_choice(names_of_rows, words)
+    try:
+        table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
+    except InputError as exc:
+        st.error(str(exc))
+        p.stop()
+    tb.show(table, words, lang)

@@ -1,0 +1,177 @@
+"""The comparative table page (pages/table.py) under AppTest, with the bundled sample: its
+numbers equal metrics_core.evaluate's, a threshold or a name edit changes the labels, the
+date filter keeps the queries of a period, Spanish headers, and the exports' contents."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import metrics_core as mc
+from metrics_core.report.thesis import thesis_table
+from metrics_core.report.thesis_export import localized_words
+from ui.compare import table as tb
+from ui.compare.table import Table
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 90
+MEASURES = ["RR", "nDCG@10", "P@5"]
+
+
+def _app(sample=None, lang=None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "table.py"), default_timeout=TIMEOUT)
+    if sample is not None:
+        qrels, runs, meta = sample
+        at.session_state["ranklab.qrels"] = qrels
+        at.session_state["ranklab.runs"] = dict(runs)
+        at.session_state["ranklab.meta"] = meta
+    if lang:
+        at.query_params["lang"] = lang
+    return at.run()
+
+
+def _ok(at):
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _table(at) -> pd.DataFrame:
+    assert len(at.dataframe) == 1
+    return at.dataframe[0].value
+
+
+@pytest.fixture(scope="module")
+def evaluations(sample):
+    qrels, runs, _meta = sample
+    return {name: mc.evaluate(qrels, run, MEASURES) for name, run in runs.items()}
+
+
+def test_defaults_are_the_specifications_measures_and_thresholds(sample, evaluations):
+    at = _app(sample)
+    _ok(at)
+    df = _table(at)
+    assert list(df.columns) == ["Run", "Queries", "MRR", "nDCG@10", "P@5", "Interpretation"]
+    assert df["Run"].tolist() == ["bm25", "dense", "hybrid", "Summary (3 runs)"]
+    for i, (name, ev) in enumerate(evaluations.items()):
+        assert df.at[i, "Run"] == name
+        for m, shown in (("RR", "MRR"), ("nDCG@10", "nDCG@10"), ("P@5", "P@5")):
+            value = ev.aggregate[m]
+            good = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}[m]
+            expected = "Good" if value >= good else "Fair" if value >= good / 2 else "Needs improvement"
+            assert df.at[i, shown] == f"{value:.4f} ({expected})"
+        assert df.at[i, "Queries"] == str(len(ev.per_query))
+    mrr_mean = sum(ev.aggregate["RR"] for ev in evaluations.values()) / 3
+    assert df.at[3, "MRR"].startswith(f"{mrr_mean:.4f} (")
+    assert df.at[3, "Interpretation"] in ("Efficient", "Acceptable", "Needs improvement")
+    assert not df.isin(["nan", "NaN", "None"]).any().any()
+    assert [b.label for b in at.get("download_button")] == ["CSV", "Markdown", "LaTeX", "HTML"]
+    # the status line of the loaded rankings: this is a ranking page
+    assert any("Conventions:" in c.value for c in at.caption)
+
+
+def test_a_threshold_edit_and_a_name_edit_change_the_labels(sample, evaluations):
+    at = _app(sample)
+    bm25 = evaluations["bm25"].aggregate["RR"]
+    assert 0.35 <= bm25 < 0.7 and _table(at).at[0, "MRR"] == f"{bm25:.4f} (Fair)"
+    at.number_input(key=Table.good("RR")).set_value(round(bm25 - 0.01, 2)).run()
+    _ok(at)
+    assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Good)"
+    at.text_input(key=Table.name("en", "level", 0)).set_value("Excellent").run()
+    _ok(at)
+    assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Excellent)"
+    assert f"bm25,{len(evaluations['bm25'].per_query)},{bm25!r},Excellent," in at.session_state[Table.FILES]["csv"]
+    at.number_input(key=Table.fair("RR")).set_value(0.99).run()   # fair above good: said, no table
+    assert any("good >= fair" in e.value for e in at.error) and len(at.dataframe) == 0
+
+
+def test_the_date_filter_keeps_the_queries_of_a_period(sample, evaluations):
+    _qrels, _runs, meta = sample
+    at = _app(sample)
+    assert at.date_input(key=Table.DATES).value == (dt.date(2025, 1, 6), pd.Timestamp(meta["date"].max()).date())
+    at.date_input(key=Table.DATES).set_value((dt.date(2025, 1, 6), dt.date(2025, 1, 31))).run()
+    _ok(at)
+    df = _table(at)
+    january = set(meta.index[pd.to_datetime(meta["date"]).dt.month.eq(1)].astype(str))
+    for i, (_name, ev) in enumerate(evaluations.items()):
+        kept = ev.per_query.loc[[q for q in ev.per_query.index if q in january]]
+        assert df.at[i, "Queries"] == str(len(kept)) and len(kept) < len(ev.per_query)
+        assert df.at[i, "MRR"].startswith(f"{kept['RR'].mean():.4f} (")
+    assert any("dated 2025-01-06 to 2025-01-31" in m.value for m in at.markdown)
+
+
+def test_spanish_headers_labels_and_summary(sample):
+    at = _app(sample, lang="es")
+    _ok(at)
+    assert at.title[0].value == "Tabla comparativa"
+    df = _table(at)
+    assert list(df.columns) == ["Ejecución", "Consultas", "MRR", "nDCG@10", "P@5", "Interpretación"]
+    assert df["Ejecución"].iloc[-1] == "Resumen (3 ejecuciones)"
+    assert {cell.split(" (")[1] for cell in df["MRR"]} <= {"Bueno)", "Regular)", "Mejorable)"}
+    assert df.iloc[-1, -1] in ("Eficiente", "Aceptable", "Mejorable")
+    assert at.radio(key=Table.SOURCE).label == "Filas"
+    assert at.number_input(key=Table.good("RR")).label == "Bueno desde"
+    # the files the page offers speak the page's language
+    files = at.session_state[Table.FILES]
+    assert files["csv"].splitlines()[0].startswith("Ejecución,Consultas,MRR,Etiqueta de MRR,")
+    assert files["csv"].splitlines()[-1].startswith("Resumen,")
+    assert "| **Resumen** (3 ejecuciones) |" in files["markdown"] and '<html lang="es">' in files["html"]
+    assert "Tabla comparativa: 3 ejecuciones, 50 consultas." in files["latex"]
+    assert [b.label for b in at.get("download_button")] == ["CSV", "Markdown", "LaTeX", "HTML"]
+
+
+def test_saved_evaluations_from_the_sample_history():
+    at = _app()
+    _ok(at)
+    assert any("No runs loaded" in i.value for i in at.info)
+    at.radio(key=Table.SOURCE).set_value("saved").run()
+    _ok(at)
+    df = _table(at)
+    assert df.columns[0] == "Evaluation"
+    assert df["Evaluation"].tolist()[:-1] == ["v1.2-semantic #3", "v1.3-hybrid #4", "v1.4-hybrid #5",
+                                              "v1.5-hybrid #6"]
+    assert df["Evaluation"].iloc[-1] == "Summary (4 evaluations)"
+    assert df.at[3, "MRR"] == "1.0000 (Good)"
+
+
+def test_a_baseline_adds_corrected_p_values(sample):
+    at = _app(sample)
+    at.selectbox(key=Table.BASELINE).set_value("bm25").run()
+    _ok(at)
+    df = _table(at)
+    assert "p (MRR)" in df.columns and df.at[0, "p (MRR)"] == ""
+    assert all(v.startswith("<") or 0 <= float(v) <= 1 for v in df["p (MRR)"].iloc[1:3])
+    assert any("against bm25" in c.value and "Holm" in c.value for c in at.caption)
+
+
+def test_the_exports_contents_in_spanish(sample, evaluations):
+    words, names, verdicts = localized_words("es")
+    table = thesis_table(list(evaluations.values()), MEASURES,
+                         grading=tb.grading_from({m: tb.default_thresholds(m) for m in MEASURES}, names, verdicts))
+    files = tb.exports(table, words, "es")
+    assert set(files) == {"csv", "markdown", "latex", "html"}
+    csv_lines = files["csv"].splitlines()
+    assert csv_lines[0] == ("Ejecución,Consultas,MRR,Etiqueta de MRR,nDCG@10,Etiqueta de nDCG@10,P@5,"
+                            "Etiqueta de P@5,Interpretación")
+    assert csv_lines[1].startswith(f"bm25,{len(evaluations['bm25'].per_query)},"
+                                   f"{evaluations['bm25'].aggregate['RR']!r},")
+    assert csv_lines[-1].startswith("Resumen,") and not any(line.startswith("#") for line in csv_lines)
+    assert "| Ejecución | Consultas | MRR |" in files["markdown"]
+    assert "\\toprule" in files["latex"] and "\\textbf{" in files["latex"] and files["latex"].isascii()
+    assert "Tabla comparativa" in files["latex"]
+    html = files["html"]
+    assert html.startswith("<!DOCTYPE html>") and '<html lang="es">' in html
+    assert '<table class="ranklab-comparative">' in html and "Resumen" in html
+    assert "nan" not in html.lower().replace("financ", "")
+
+
+def test_the_display_frame_never_shows_nan():
+    per_query = {"a": pd.DataFrame({"RR": [float("nan")]}, index=["q1"]),
+                 "b": pd.DataFrame({"RR": [0.5]}, index=["q1"])}
+    words, names, verdicts = localized_words("en")
+    table = thesis_table(per_query, ["RR"])
+    df = tb.display_frame(table, words)
+    assert df.at[0, "MRR"] == "\u2013" and df.at[1, "MRR"] == "0.5000 (Fair)"
+    assert not df.astype(str).isin(["nan", "NaN", "None"]).any().any()

@@ -1,0 +1,297 @@
+"""The comparative table page (pages/table.py): runs or saved evaluations x chosen measures,
+each cell and a summary row labelled, in the visitor's language.
+
+The table is :func:`metrics_core.report.thesis.thesis_table`; its words come from the
+catalogs (:func:`ui.common.i18n.thesis_words`, one vocabulary: *Good / Fair / Needs
+improvement* for values and rows, *Efficient / Acceptable / Needs improvement* for the
+summary's verdict), the names and thresholds from the page's widgets (defaults from the
+semantic-search panel's specification: MRR 0.7, nDCG@10 0.6, P@5 0.5, the middle band down
+to half of each). The exports are :mod:`metrics_core.report.thesis_export`'s, with the same
+words.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+
+import pandas as pd
+import streamlit as st
+
+from metrics_core.report.thesis import (
+    DEFAULT_GOOD,
+    FAIR_RATIO,
+    TESTS,
+    Grading,
+    ThesisTable,
+    display_measure,
+    thesis_table,
+)
+from metrics_core.report.thesis_export import (
+    MISSING,
+    caption,
+    legend,
+    to_csv,
+    to_html,
+    to_latex,
+    to_markdown,
+)
+from metrics_core.stats.significance import CORRECTIONS
+from ui.common import state
+from ui.common.i18n import N_, _
+
+#: The specification's measures, the table's default columns.
+DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
+#: Where the rows come from.
+SOURCES = {"runs": N_("Runs loaded in this session"), "saved": N_("Saved evaluations (History)")}
+#: Measures offered besides the session's own.
+MORE_MEASURES = ("RR@10", "nDCG", "P@10", "AP", "R@100", "Success@1")
+
+
+class Table:
+    """Session-state keys of the comparative table page."""
+
+    SOURCE = "ranklab.table.source"
+    MEASURES = "ranklab.table.measures"
+    EVALUATIONS = "ranklab.table.evaluations"
+    DATES = "ranklab.table.dates"
+    BASELINE = "ranklab.table.baseline"
+    TEST = "ranklab.table.test"
+    CORRECTION = "ranklab.table.correction"
+    SAMPLE = "ranklab.table.sample"
+    DOWNLOADS = "table"
+    FILES = "ranklab.table.files"   # the texts the download buttons of this run offer
+
+    @staticmethod
+    def good(measure: str) -> str:
+        return f"ranklab.table.good.{measure}"
+
+    @staticmethod
+    def fair(measure: str) -> str:
+        return f"ranklab.table.fair.{measure}"
+
+    @staticmethod
+    def name(lang: str, kind: str, level: int) -> str:
+        """A label name's text box (``kind`` "level" or "verdict"), per language."""
+        return f"ranklab.table.{kind}.{lang}.{level}"
+
+
+def default_thresholds(measure: str) -> tuple[float | None, float | None]:
+    """``(good, fair)`` of the specification for ``measure`` (None, None when it has none).
+
+    >>> default_thresholds("RR"), default_thresholds("AP")
+    ((0.7, 0.35), (None, None))
+    """
+    good = DEFAULT_GOOD.get(measure)
+    return (None, None) if good is None else (good, good * FAIR_RATIO)
+
+
+def grading_from(thresholds: dict, names, verdicts) -> Grading:
+    """A :class:`Grading` of the thresholds given (``measure -> (good, fair)``; a measure
+    whose good threshold is None has no label; a missing fair threshold is half the good
+    one). Raises InputError when fair > good."""
+    pairs = {m: (g, g * FAIR_RATIO if f is None else f) for m, (g, f) in thresholds.items() if g is not None}
+    return Grading(pairs, names=tuple(names), verdicts=tuple(verdicts))
+
+
+def _cell(value: float, digits: int = 4) -> str:
+    return MISSING if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFrame:
+    """The table as shown: one row per run and the summary row, every cell text (a missing
+    value is an en dash, never "nan"), headers in ``words``' language.
+
+    Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
+    Markdown export writes it), per measure the corrected p-value (with a baseline), the
+    row's interpretation (the summary's verdict).
+    """
+    g = table.grading
+
+    def cell(value, level):
+        name = g.name(level)
+        return _cell(value, digits) + (f" ({name})" if name else "")
+
+    def p_text(p):
+        return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+    rows = []
+    for run in table.runs:
+        row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
+        for m in table.measures:
+            row[display_measure(m)] = cell(table.values.at[run, m], table.levels.at[run, m])
+        if table.baseline is not None:
+            for m in table.measures:
+                row[words["p_of"].format(measure=display_measure(m))] = p_text(table.pvalues.at[run, m])
+        row[words["label"]] = g.name(table.row_levels[run])
+        rows.append(row)
+    count = words["runs_count"](len(table.runs)) if callable(words["runs_count"]) else words["runs_count"]
+    summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
+    for m in table.measures:
+        summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
+    if table.baseline is not None:
+        for m in table.measures:
+            summary[words["p_of"].format(measure=display_measure(m))] = ""
+    summary[words["label"]] = g.name(table.verdict, verdict=True)
+    rows.append(summary)
+    return pd.DataFrame(rows)
+
+
+def html_document(table: ThesisTable, words: dict, lang: str) -> str:
+    """The HTML report of the table: a whole page (its language declared) around
+    :func:`metrics_core.report.thesis_export.to_html`'s fragment."""
+    title = html.escape(words["caption"])
+    style = ("body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
+             "th,td{padding:.3rem .6rem;border-bottom:1px solid #ccc;text-align:left}"
+             "td.num{text-align:right}tfoot{font-weight:600}.label{color:#555;font-size:.9em}"
+             ".legend{color:#555;font-size:.9em}")
+    return (f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head><meta charset="utf-8">'
+            f"<title>{title}</title><style>{style}</style></head>\n<body>\n<h1>{title}</h1>\n"
+            f"{to_html(table, words)}</body>\n</html>\n")
+
+
+def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
+    """The downloads of the table: CSV, Markdown, LaTeX and the HTML report, in ``words``."""
+    return {"csv": to_csv(table, words), "markdown": to_markdown(table, words),
+            "latex": to_latex(table, words), "html": html_document(table, words, lang)}
+
+
+# --- where the rows come from ------------------------------------------------------------------
+
+def loaded_rows(measures) -> tuple[list, pd.DataFrame | None]:
+    """The loaded runs' evaluations on ``measures`` (the session's conventions) and the
+    session's query metadata."""
+    from ui.ranking.data import evaluate_loaded
+
+    evaluations = evaluate_loaded(list(measures))
+    return list(evaluations.values()), st.session_state.get(state.META)
+
+
+def evaluation_label(row) -> str:
+    """How a saved evaluation is named in the chooser and in the table."""
+    return f"{row['run']} #{int(row['id'])}"
+
+
+def saved_rows(store, ids) -> tuple[dict, pd.DataFrame | None]:
+    """name -> per-query frame of the saved evaluations ``ids``, and their suites' metadata."""
+    listed = store.list_evaluations().set_index("id")
+    frames, metas = {}, []
+    for i in ids:
+        record = store.load_evaluation(int(i))
+        frames[evaluation_label({"run": record.run_name, "id": i})] = record.per_query
+        meta = store.get_suite_meta(listed.at[int(i), "suite"])
+        if meta is not None and len(meta):
+            metas.append(meta)
+    meta = pd.concat(metas) if metas else None
+    if meta is not None:
+        meta = meta[~meta.index.duplicated(keep="last")]
+    return frames, meta
+
+
+def date_bounds(meta: pd.DataFrame | None) -> tuple[dt.date, dt.date] | None:
+    """The first and last query date of the metadata (None without a readable date column)."""
+    if meta is None or "date" not in meta.columns:
+        return None
+    dates = pd.to_datetime(meta["date"], errors="coerce").dropna()
+    return (dates.min().date(), dates.max().date()) if len(dates) else None
+
+
+# --- the page's widgets ----------------------------------------------------------------------
+
+def measure_choice(options) -> list[str]:
+    """The measures multiselect (default: MRR, nDCG@10, P@5)."""
+    options = list(dict.fromkeys([*DEFAULT_MEASURES, *options, *MORE_MEASURES]))
+    st.session_state.setdefault(Table.MEASURES, list(DEFAULT_MEASURES))
+    st.session_state[Table.MEASURES] = [m for m in st.session_state[Table.MEASURES] if m in options]
+    return st.multiselect(_("Measures"), options, key=Table.MEASURES, format_func=display_measure,
+                          help=_("The mean over the queries of each measure; MRR is the mean of the "
+                                 "reciprocal rank."))
+
+
+def thresholds_editor(measures) -> dict:
+    """Good and fair thresholds per measure (number boxes); ``measure -> (good, fair)``."""
+    st.caption(_("A value is labelled with the first name at or above the good threshold, the second at "
+                 "or above the fair threshold, else the third. Leave the good threshold empty for no "
+                 "label."))
+    out = {}
+    for measure, col in zip(measures, st.columns(max(len(measures), 1)), strict=False):
+        good, fair = default_thresholds(measure)
+        st.session_state.setdefault(Table.good(measure), good)
+        st.session_state.setdefault(Table.fair(measure), fair)
+        with col:
+            st.markdown(f"**{display_measure(measure)}**")
+            g = st.number_input(_("Good from"), min_value=None, step=0.05, key=Table.good(measure), format="%.4g")
+            f = st.number_input(_("Fair from"), min_value=None, step=0.05, key=Table.fair(measure), format="%.4g")
+        out[measure] = (g, f)
+    return out
+
+
+def names_editor(lang: str, defaults, kind: str, title: str) -> tuple[str, str, str]:
+    """Three text boxes for the names of the levels (per language); an empty box keeps the
+    default name."""
+    st.markdown(f"**{title}**")
+    names = []
+    for i, (default, col) in enumerate(zip(defaults, st.columns(3), strict=True)):
+        key = Table.name(lang, kind, i)
+        st.session_state.setdefault(key, default)
+        names.append(col.text_input(_("Name {n}").format(n=i + 1), key=key).strip() or default)
+    return tuple(names)
+
+
+def date_filter(meta) -> tuple[str | None, str | None]:
+    """The date range of the queries kept (None, None: every query)."""
+    bounds = date_bounds(meta)
+    if bounds is None:
+        st.caption(_("No query dates to filter by: load query metadata with a date column (Data page) "
+                     "to keep only the queries of a period."))
+        return None, None
+    chosen = st.date_input(_("Queries dated"), value=bounds, min_value=bounds[0], max_value=bounds[1],
+                           key=Table.DATES, help=_("Only the queries whose date in the query metadata lies in "
+                                                   "this range (both days included)."))
+    if not isinstance(chosen, (tuple, list)) or len(chosen) != 2 or tuple(chosen) == bounds:
+        return None, None
+    return chosen[0].isoformat(), chosen[1].isoformat()
+
+
+def significance_choice(names, words) -> tuple[str | None, str, str]:
+    """Baseline (None: no test), test and correction."""
+    c1, c2, c3 = st.columns(3)
+    if st.session_state.get(Table.BASELINE) not in (None, *names):
+        st.session_state[Table.BASELINE] = None
+    baseline = c1.selectbox(_("Significance against"), [None, *names], key=Table.BASELINE,
+                            format_func=lambda n: _("No significance test") if n is None else n)
+    test = c2.selectbox(_("Test"), TESTS, key=Table.TEST, format_func=lambda t: words[f"test_{t}"],
+                        disabled=baseline is None)
+    correction = c3.selectbox(_("Correction"), CORRECTIONS, key=Table.CORRECTION,
+                              format_func=lambda c: words.get(f"correction_{c}", c), disabled=baseline is None)
+    return baseline, test, correction
+
+
+def show(table: ThesisTable, words: dict, lang: str) -> None:
+    """The table, its caption and legend, and the downloads."""
+    from ui.common.downloads import download_buttons
+
+    st.markdown("**" + caption(table, words) + "**")
+    st.dataframe(display_frame(table, words), hide_index=True, width="stretch")
+    note = legend(table, words)
+    if note:
+        st.caption(note)
+    if table.undated:
+        st.caption(_("Left out by the date filter because the metadata gives them no date: {queries}.").format(
+            queries=", ".join(table.undated)))
+    files = st.session_state[Table.FILES] = exports(table, words, lang)
+    download_buttons(files, _("comparative_table"), key=Table.DOWNLOADS)
+
+
+def build(rows, measures, meta, thresholds, names, verdicts, dates, significance) -> ThesisTable:
+    """The table of the page's choices (InputError for a bad choice)."""
+    baseline, test, correction = significance
+    return thesis_table(rows, measures, grading=grading_from(thresholds, names, verdicts), metadata=meta,
+                        date_from=dates[0], date_to=dates[1], baseline=baseline, test=test,
+                        correction=correction, n_permutations=2000)
+
+
+__all__ = ["DEFAULT_MEASURES", "SOURCES", "Table", "default_thresholds", "grading_from", "display_frame",
+           "html_document", "exports", "loaded_rows", "saved_rows", "evaluation_label", "date_bounds",
+           "measure_choice", "thresholds_editor", "names_editor", "date_filter", "significance_choice",
+           "show", "build"]
