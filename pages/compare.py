@@ -7,7 +7,8 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.stats import folds
-from metrics_core.stats.comparison import MARKERS, TEST_NAMES, TESTS, aligned_values, markers_legend
+from metrics_core.stats.comparison import MARKERS, TESTS, aligned_values
+from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_buttons
@@ -15,7 +16,7 @@ from ui.common.frame import page, query_set_choice
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
-from ui.compare.data import CORRECTION_LABELS, TEST_LABELS, answer_table, compare, export_texts
+from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
 from ui.ranking.data import evaluate_loaded, load_sample_into_state
 from ui.ranking.selection import picked_chart_point, selected_query
 
@@ -46,9 +47,9 @@ with page("Compare systems") as p:
             permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000,
                                            step=1000)
             seed = c4.number_input("Seed", min_value=0, value=0, step=1)
-            correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
+            correction = c5.selectbox("Correction", CORRECTIONS, format_func=correction_label)
             test = c6.selectbox("Test shown", TESTS, index=TESTS.index("permutation"),
-                                format_func=TEST_LABELS.get,
+                                format_func=test_label,
                                 help="Whose corrected p-value is in the table; every test's p is below it.")
             confidence = c7.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
         st.form_submit_button("Compare")
@@ -64,15 +65,16 @@ with page("Compare systems") as p:
         p.stop()
     measures = evaluations[0].measures
     by_name = {ev.run_name: ev for ev in evaluations}
-    frame = compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
-                     int(permutations), int(seed), correction, float(confidence), query_set)
-    cs.remember_settings(frame)
-    legend = markers_legend(frame, tests=TESTS)
-    screen_legend = markers_legend(frame, tests=TESTS, paper=False)
+    comparison = compare(evaluations, baseline, list(measures), int(permutations), int(seed), correction,
+                         float(confidence), query_set, conventions)
+    frame = comparison.to_frame()
+    cs.remember_settings(comparison)
+    legend = comparison.legend()
+    screen_legend = comparison.legend(paper=False)
 
     with answer:
         st.subheader(f"Every run vs {baseline}")
-        shown = answer_table(frame)
+        shown = answer_table(comparison)
         st.dataframe(shown, hide_index=True, key=cs.TABLE,
                      column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
                                    f"p_corrected_{test}", "wtl", "markers"],
@@ -87,8 +89,8 @@ with page("Compare systems") as p:
                          "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI", width=112,
                                                            help="paired bootstrap percentile interval"),
                          f"p_corrected_{test}": st.column_config.NumberColumn(
-                             f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
-                             help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
+                             f"p ({test_label(test)})", format=MEASURE_FORMAT,
+                             help=f"{test_label(test)}, {correction_label(correction)}"),
                          "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
                                                             "loses against the baseline"),
                          "markers": st.column_config.TextColumn("Significant", width=92),
@@ -98,11 +100,11 @@ with page("Compare systems") as p:
         with st.expander("p-values of every test (raw and corrected), effect size"):
             detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
                             *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
-            detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
-                              *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
+            detail.columns = ["Run", "Measure", "Queries", *(f"p {test_label(t)}" for t in TESTS),
+                              *(f"p {test_label(t)} (corrected)" for t in TESTS), "Effect size (d)"]
             st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
             st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
-                       f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
+                       f"Markers: {', '.join(f'{MARKERS[t]} {test_label(t)}' for t in TESTS)}.")
 
     st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
                     key=cs.CI_CHART)
@@ -115,7 +117,7 @@ with page("Compare systems") as p:
     table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
                                                                     if e.run_name not in (baseline, run_name)]],
                            measure, query_set)
-    deltas = figs.per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
+    deltas = per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
                                    table[[run_name]].rename(columns={run_name: measure}), measure)
     event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key=cs.DELTAS_CHART,
                             on_select="rerun", selection_mode="points")
@@ -163,4 +165,4 @@ with page("Compare systems") as p:
     st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
                + legend)
     st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
-    download_buttons(export_texts(frame, shown, evaluations, conventions), "comparison", key="comparison")
+    download_buttons(export_texts(comparison), "comparison", key="comparison")

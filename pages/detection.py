@@ -65,7 +65,7 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
     extra = st.number_input("Another target FPR", min_value=0.0, max_value=1.0, value=0.2,
                             step=0.01, format="%.4f", key=Detection.EXTRA_TARGET)
     targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
-    tpr_table = ds.tpr_table(curve, targets) if two_classes else pd.DataFrame()
+    tpr_table = det.tpr_table(curve, targets, headers=True) if two_classes else pd.DataFrame()
     FOUR = st.column_config.NumberColumn(format="%.4f")
     st.dataframe(tpr_table, key=Detection.TPR_TABLE, hide_index=True,
                  column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",

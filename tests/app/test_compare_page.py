@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 from metrics_core.stats.comparison import compare_runs
+from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.folds import criterion_averages, fold_summary
 from ui.compare import figures as figs
 
@@ -85,7 +86,7 @@ def test_delta_figure_sorted_with_query_ids():
     idx = pd.Index(["q1", "q2", "q3", "q4"], name="query_id")
     base = pd.DataFrame({"AP": [0.5, 0.2, 0.9, 0.4]}, index=idx)
     run = pd.DataFrame({"AP": [0.7, 0.2, 0.1, 0.5]}, index=idx)
-    deltas = figs.per_query_deltas(base, run, "AP")
+    deltas = per_query_deltas(base, run, "AP")
     assert list(deltas.index) == ["q3", "q2", "q4", "q1"]
     fig = figs.delta_bar_figure(deltas, "run", "base", "AP")
     assert isinstance(fig, go.Figure)
@@ -101,3 +102,13 @@ def test_page_bad_measure_shows_error_not_traceback():
     at.button[0].click().run()
     assert not at.exception
     assert "NotAMeasure" in at.error[0].value
+
+
+def test_test_and_correction_names_are_the_librarys_marked_for_translation():
+    from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES
+    from ui.compare.data import LIBRARY_WORDS, correction_label, test_label
+
+    assert set(TEST_NAMES.values()) <= set(LIBRARY_WORDS)
+    assert {v for k, v in CORRECTION_NAMES.items() if k != "none"} <= set(LIBRARY_WORDS)
+    assert [test_label(t) for t in TEST_NAMES] == list(TEST_NAMES.values())
+    assert correction_label("none") == "no correction" and correction_label("bh") == "Benjamini-Hochberg"

@@ -11,16 +11,6 @@ from ui.common.colours import colours_for
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 
 
-def per_query_deltas(baseline_pq: pd.DataFrame, run_pq: pd.DataFrame, measure: str) -> pd.Series:
-    """``run - baseline`` per common query, sorted ascending (losses first), ties by query id."""
-    b = baseline_pq[measure].dropna()
-    r = run_pq[measure].dropna()
-    common = b.index.intersection(r.index)
-    delta = (r.loc[common] - b.loc[common]).rename("delta")
-    frame = delta.to_frame().assign(qid=common.astype(str)).sort_values(["delta", "qid"], kind="stable")
-    return frame["delta"]
-
-
 def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
                      tolerance: float = 1e-9) -> go.Figure:
     """Per-query difference bars sorted by delta; each bar's customdata is its query id."""
@@ -90,4 +80,4 @@ def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_co
     return fig
 
 
-__all__ = ["per_query_deltas", "delta_bar_figure", "delta_ci_figure", "fold_figure", "criterion_figure"]
+__all__ = ["delta_bar_figure", "delta_ci_figure", "fold_figure", "criterion_figure"]

@@ -18,8 +18,10 @@ from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
+from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
 from ui.common import upload as common_upload
+from ui.common.i18n import _
 from ui.common.state import digest, in_app
 from ui.detection.state import CANDIDATES, RANGES, SCORES
 
@@ -112,21 +114,22 @@ def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, 
     return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
 
 
-#: The command-line options of the readers' hints and the page's boxes that do the same.
-PAGE_BOXES = {"--score-col": "Score column", "--label-col": "Label column", "--prob-col": "Score column",
-              "--gold-col": "Label column"}
+#: The reader's fields (:attr:`metrics_core.errors.InputError.field`) and the page's mapping
+#: boxes that choose the same column.
+FIELD_BOXES = {"score_col": N_("Score column"), "label_col": N_("Label column"), "prob_col": N_("Score column"),
+               "gold_col": N_("Label column")}
 
 
 def for_the_page(exc: InputError) -> InputError:
-    """The reader's error with its hint in the page's words: a command-line option such as
-    ``--label-col`` becomes the mapping box of the page that does the same."""
-    hint = exc.hint or ""
-    for option, box in PAGE_BOXES.items():
-        if option in hint:
-            hint = (f"Choose it in the “{box}” box under “Data: scores and labels”, then the file is "
-                    "read again.")
-            break
-    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint or None)
+    """The reader's error in the page's words: a column the reader could not find names the
+    page's mapping box for it (:data:`FIELD_BOXES`, by the error's ``field``); any other
+    error keeps its plain wording (:meth:`~metrics_core.errors.InputError.plain`)."""
+    box = FIELD_BOXES.get(exc.field or "")
+    if box is None:
+        return InputError(exc.plain())
+    hint = _("Choose it in the “{box}” box under “{section}”, then the file is read again.").format(
+        box=_(box), section=_("Data: scores and labels"))
+    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint, field=exc.field)
 
 
 def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
@@ -136,20 +139,6 @@ def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
         return load_scores(data, name, score_col, label_col)
     except InputError as exc:
         raise for_the_page(exc) from None
-
-
-def tpr_table(curve: det.BinaryCurve, targets) -> pd.DataFrame:
-    """TPR at each target FPR (:func:`metrics_core.detection.tpr_at_fpr` on ``curve``), with the
-    next operating point: the Detection page's table."""
-    rows = []
-    for t in targets:
-        r = det.tpr_at_fpr(None, None, repr(float(t)), curve=curve)
-        nxt = r["next"] or {}
-        rows.append({"target FPR": t, "TPR": r["tpr"], "achieved FPR": r["fpr"],
-                     "threshold": r["threshold"], "allowed FP": r["allowed_fp"],
-                     "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
-                     "next threshold": nxt.get("threshold")})
-    return pd.DataFrame(rows)
 
 
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")

@@ -8,8 +8,8 @@ import datetime as dt
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.history import REPORT_MEASURES, HistoryStore, load_sample_history
-from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
+from metrics_core.history import HistoryStore, load_sample_history
+from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from ui.common.downloads import download_table
 from ui.common.upload import upload_slot
 from ui.history import state as hs
