@@ -54,14 +54,16 @@ def load_scores(data: bytes, name: str, score_col: str | None = None,
                 label_col: str | None = None) -> dict:
     """Scores and labels of a table (cached per session inside the app)."""
     if in_app():
-        return _load_scores_cached(data, name, score_col, label_col)
+        with st.spinner(_("Reading scores ...")):
+            return _load_scores_cached(data, name, score_col, label_col)
     return _load_scores(data, name, score_col, label_col)
 
 
 def load_candidates(data: bytes, name: str) -> dict:
     """A dynamic-K candidate table (cached per session inside the app)."""
     if in_app():
-        return _load_candidates_cached(data, name)
+        with st.spinner(_("Reading candidates ...")):
+            return _load_candidates_cached(data, name)
     return _load_candidates(data, name)
 
 
@@ -80,10 +82,8 @@ def _load_candidates(data: bytes, name: str) -> dict:
             "probability": t.probability, "is_gold": t.is_gold, "criterion": t.criterion}
 
 
-_load_scores_cached = st.cache_data(max_entries=4, show_spinner="Reading scores ...",
-                                    scope="session")(_load_scores)
-_load_candidates_cached = st.cache_data(max_entries=4, show_spinner="Reading candidates ...",
-                                        scope="session")(_load_candidates)
+_load_scores_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_scores)
+_load_candidates_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_candidates)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False, scope="session")
@@ -112,6 +112,33 @@ def per_group_of(key: str, _y_true, _y_score, _criterion, single_class: str) -> 
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, seed: int) -> dict:
     return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
+
+
+#: The one-class rules (:data:`metrics_core.validation.ONE_CLASS_RULES`) in words.
+ONE_CLASS_RULE_WORDS = {"nan": N_("Leave undefined (–)"), "audit": N_("Audit rule (AUROC 0.5, AUPRC = positive rate)")}
+#: The TPR table's headers (:data:`metrics_core.detection.TPR_TABLE_COLUMNS`), marked for the catalogs.
+TPR_TABLE_WORDS = (N_("target FPR"), N_("TPR"), N_("achieved FPR"), N_("threshold"), N_("allowed FP"),
+                   N_("next TPR"), N_("next FPR"), N_("next threshold"))
+
+
+def one_class_words(n_pos: int) -> str:
+    """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
+    if n_pos == 0:
+        return _("AUROC, AUPRC and TPR at FPR are undefined: every label is negative (no positive item). "
+                 "Load labels with both classes, or choose the audit rule above.")
+    return _("AUROC, AUPRC and TPR at FPR are undefined: every label is positive (no negative item). "
+             "Load labels with both classes, or choose the audit rule above.")
+
+
+def number_or_dash(value: float, digits: int = 4) -> str:
+    """A value with ``digits`` decimals, or "–" when it is missing (NaN or None).
+
+    >>> number_or_dash(0.5), number_or_dash(float("nan")), number_or_dash(None)
+    ('0.5000', '–', '–')
+    """
+    if value is None or value != value:
+        return "–"
+    return f"{value:.{digits}f}"
 
 
 #: The reader's fields (:attr:`metrics_core.errors.InputError.field`) and the page's mapping
@@ -147,7 +174,7 @@ def calibration_report_of(key, _y, _p, n_bins, strategy):
     return cal.calibration_report(_y, _p, n_bins, strategy)
 
 
-@st.cache_data(max_entries=16, show_spinner="Bootstrapping ...", scope="session")
+@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
     """:func:`metrics_core.calibration.bootstrap_calibration_ci` (seed 0), once per score set,
     binning and replicate count."""
@@ -176,29 +203,31 @@ def use_sample_candidates() -> None:
 
 
 #: The calibration statistics' names on screen.
-CALIBRATION_LABELS = {"ece": "ECE (plug-in)", "ece_debiased": "ECE (debiased)", "mce": "MCE", "brier": "Brier score"}
+CALIBRATION_LABELS = {"ece": N_("ECE (plug-in)"), "ece_debiased": N_("ECE (debiased)"), "mce": "MCE",
+                      "brier": N_("Brier score")}
 
 
 def interval_text(ci: dict) -> str:
     """One calibration statistic's interval in words (or why there is none)."""
     if ci["reliable"]:
-        return f"95% {ci['method']} CI [{ci['low']:.4f}, {ci['high']:.4f}]"
-    return "no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)"
+        return _("95% {method} CI [{low}, {high}]").format(method=ci["method"], low=f"{ci['low']:.4f}",
+                                                         high=f"{ci['high']:.4f}")
+    return _("no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)")
 
 
 def bins_table(b: dict) -> pd.DataFrame:
     """The reliability bins for the screen and the exports: 4 decimals, counts as integers."""
     return pd.DataFrame({
-        "From": np.round(b["lower"], 4), "To": np.round(b["upper"], 4),
-        "Items": b["count"].astype(np.int64), "Positives": b["positives"].astype(np.int64),
-        "Mean probability": np.round(b["confidence"], 4), "Frequency": np.round(b["frequency"], 4),
-        "Frequency 95% low": np.round(b["freq_low"], 4), "Frequency 95% high": np.round(b["freq_high"], 4)})
+        _("From"): np.round(b["lower"], 4), _("To"): np.round(b["upper"], 4),
+        _("Items"): b["count"].astype(np.int64), _("Positives"): b["positives"].astype(np.int64),
+        _("Mean probability"): np.round(b["confidence"], 4), _("Frequency"): np.round(b["frequency"], 4),
+        _("Frequency 95% low"): np.round(b["freq_low"], 4), _("Frequency 95% high"): np.round(b["freq_high"], 4)})
 
 
 def confusion_table(cm: dict) -> pd.DataFrame:
     """A confusion matrix (``metrics_core.detection.confusion_matrix_at``) as a 2 x 2 table."""
-    return pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]], "Predicted negative": [cm["fn"], cm["tn"]]},
-                        index=["Actual positive", "Actual negative"])
+    return pd.DataFrame({_("Predicted positive"): [cm["tp"], cm["fp"]], _("Predicted negative"): [cm["fn"], cm["tn"]]},
+                        index=[_("Actual positive"), _("Actual negative")])
 
 
 def use_candidates(data: bytes, name: str) -> None:
