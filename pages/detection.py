@@ -111,10 +111,9 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         shown = table.rename(columns=lambda c: {"n_pos": _("Positives"), "n_neg": _("Negatives"), "auroc": "AUROC",
                                                 "auprc": "AUPRC"}.get(c, c.replace("tpr@", _("TPR at FPR") + " ")))
         shown.index.name = _("Criterion")
-        st.dataframe(shown, key=Detection.PER_CRITERION,
-                     column_config={c: FOUR for c in shown.columns if c not in (_("Positives"), _("Negatives"))})
+        st.dataframe(shown.style.format(precision=4, na_rep="–"), key=Detection.PER_CRITERION)
         if shown.isna().any().any():
-            st.caption(_("Empty cells: a criterion whose labels have one class only (see the rule above)."))
+            st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))
         download_table(table, "per_criterion", title=_("Per-criterion detection"), key="per_criterion",
                        source=data["source"], threshold_rule="score >= threshold")
 

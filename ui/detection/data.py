@@ -141,6 +141,23 @@ def number_or_dash(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+#: The columns of the dynamic-K tables (:func:`metrics_core.dynamic_k.dynamic_k_scores`,
+#: ``per_criterion``) in words.
+DYNAMIC_K_COLUMNS = {"recall": N_("Evidence recall"), "precision": N_("Evidence precision"),
+                     "avg_k": N_("Average K"), "n_queries": N_("Queries"),
+                     "micro_recall": N_("Recall, pooled"), "micro_precision": N_("Precision, pooled")}
+
+
+def dynamic_k_legend(has_empty: bool) -> str:
+    """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
+    empty cells, when there are some)."""
+    text = _("Recall and precision are means over the queries; “pooled” counts every gold and kept item of "
+             "all queries together (micro average). The macro row is the mean over the criteria.")
+    if has_empty:
+        text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
+    return text
+
+
 #: The reader's fields (:attr:`metrics_core.errors.InputError.field`) and the page's mapping
 #: boxes that choose the same column.
 FIELD_BOXES = {"score_col": N_("Score column"), "label_col": N_("Label column"), "prob_col": N_("Score column"),
