@@ -151,8 +151,9 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
         row.metric(SHORT.get(m, m), "–" if mean != mean else f"{mean:.4f}", width=130,
                    help=_("mean over the rows; label: {label}").format(label=_(label) if label else "–")
                    if mean == mean else _("“–”: no row has a value for this measure."))
-    row.metric(_("Overall"), _(summary["label"]) if summary["label"] else "–", width=260,
-               help=None if summary["label"] else _("“–”: no row to label."))
+    overall = summary["label"]
+    row.metric(_("Overall"), _(overall) if overall else "–", width=260,
+               help=None if overall else _("“–”: no row to label."))
 
     st.subheader(_("Comparative report"))
     batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
