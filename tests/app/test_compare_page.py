@@ -112,3 +112,36 @@ def test_test_and_correction_names_are_the_librarys_marked_for_translation():
     assert {v for k, v in CORRECTION_NAMES.items() if k != "none"} <= set(LIBRARY_WORDS)
     assert [test_label(t) for t in TEST_NAMES] == list(TEST_NAMES.values())
     assert correction_label("none") == "no correction" and correction_label("bh") == "Benjamini-Hochberg"
+
+
+def test_compare_page_in_spanish():
+    at, *_ = _app()
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Comparar sistemas"
+    assert at.subheader[0].value == "Cada ejecución frente a bm25"
+    assert at.selectbox[0].label == "Referencia"
+    assert at.selectbox[1].label == "Corrección" and "sin corrección" in at.selectbox[1].options
+    assert "prueba t pareada" in at.selectbox[2].options
+    assert at.button[0].label == "Comparar"
+    assert "Diferencias por consulta" in [s.value for s in at.subheader]
+    # the numbers are the English page's
+    table = at.dataframe[0].value
+    assert list(table["run"]) == ["dense", "dense", "dense", "dense", "hybrid", "hybrid", "hybrid", "hybrid"]
+
+
+def test_compare_exports_are_the_comparisons():
+    import json
+
+    from ui.compare.data import compare, export_texts
+
+    qrels, runs, _meta = _data()
+    evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
+    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1)
+    texts = export_texts(c)
+    assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
+    assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
+    assert texts["csv"] == c.to_table("csv")
+    cached = compare(evs, "bm25", ["AP", "RR"], 500, 1, "holm", 0.95, "common", mc.Conventions())
+    pd.testing.assert_frame_equal(cached.to_frame(), c.to_frame())
