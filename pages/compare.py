@@ -90,7 +90,7 @@ with page(_("Compare systems")) as p:
                          "ci": st.column_config.TextColumn(_("Δ {level} CI").format(level=f"{confidence:.0%}"), width=112,
                                                            help=_("paired bootstrap percentile interval")),
                          f"p_corrected_{test}": st.column_config.NumberColumn(
-                             _("p ({test})").format(test=test_label(test)), format=MEASURE_FORMAT,
+                             _("corrected p"), format=MEASURE_FORMAT,
                              help=_("{test}; correction: {correction}").format(test=test_label(test),
                                                                              correction=correction_label(correction))),
                          "wtl": st.column_config.TextColumn(_("W / T / L"), help=_("queries where the run wins / ties / "
