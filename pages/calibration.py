@@ -8,7 +8,7 @@ from metrics_core import detection as det
 from metrics_core.errors import InputError
 from ui.common.downloads import download_table
 from ui.common.frame import page
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig

@@ -13,7 +13,7 @@ from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs

@@ -7,7 +7,7 @@ from metrics_core import detection as det
 from metrics_core.validation import one_class
 from ui.common.downloads import download_table
 from ui.common.frame import page
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst

@@ -6,7 +6,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from ui.common.downloads import download_table
 from ui.common.frame import page
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.hashing import state as hs
 from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at_k_cutoffs
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure

@@ -5,7 +5,7 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from ui.common.frame import page
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.history.actions import open_store
 from ui.history.widgets import CAPTION, render
 

@@ -136,8 +136,7 @@ def test_no_private_name_is_imported_across_app_modules():
     for path in [*UI.rglob("*.py"), *PAGES, ROOT / "app.py"]:
         for module, names, line in _imports(path):
             if module.startswith("ui") or module.startswith("metrics_core"):
-                # ``_`` is gettext's public name (ui.common.i18n), not a private one
-                private = [n for n in names if n.startswith("_") and n != "_"]
+                private = [n for n in names if n.startswith("_")]
                 assert not private, f"{path.relative_to(ROOT)}:{line} imports {private} from {module}"
 
 

@@ -19,7 +19,7 @@ from metrics_core.report.catalogs import N_
 from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 
 #: The library's test and correction names, marked for the catalogs (``TEST_NAMES`` and
 #: ``CORRECTION_NAMES`` are not in a scanned module; tests/app/test_compare_page.py checks

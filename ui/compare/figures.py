@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 

@@ -21,7 +21,7 @@ from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
 from ui.common import upload as common_upload
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.state import digest, in_app
 from ui.detection.state import CANDIDATES, RANGES, SCORES
 

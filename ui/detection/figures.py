@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from metrics_core.report.catalogs import N_
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 
 BAND_COLOURS = {"baseline": "rgba(255, 193, 7, 0.18)", "good": "rgba(76, 175, 80, 0.18)"}
 #: The reference bands' names (:data:`metrics_core.report.ranges.REFERENCE_RANGES`), marked for the catalogs.

@@ -8,7 +8,7 @@ import streamlit as st
 
 from metrics_core import detection as det
 from metrics_core.io.scores import LABEL_NAMES
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
 from ui.detection import data as ds
 from ui.detection import state as dst

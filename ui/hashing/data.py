@@ -15,7 +15,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.io.codes import read_matrix
 from metrics_core.report.catalogs import N_
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.state import in_app
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"

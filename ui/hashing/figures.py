@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 
 #: Titles stay above the plot, left-aligned in the figure's width, and wrap instead of being cut.
 TITLE = {"x": 0, "xanchor": "left", "font": {"size": 15}}

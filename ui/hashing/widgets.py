@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 from ui.common.upload import UploadSlot, load_once
 from ui.hashing import state as hs
 from ui.hashing.data import PART_NAMES, PARTS, load_sample, parse_parts

@@ -13,7 +13,8 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore
-from ui.common.i18n import _, ngettext
+from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.history import state as history_state
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
-from ui.common.i18n import _
+from ui.common.i18n import gettext as _
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:

@@ -12,7 +12,8 @@ from metrics_core.history import HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
 from ui.common.downloads import download_table
-from ui.common.i18n import _, ngettext
+from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.common.upload import upload_slot
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
