@@ -76,7 +76,9 @@ with page(_("Compare systems")) as p:
     with answer:
         st.subheader(_("Every run vs {baseline}").format(baseline=baseline))
         shown = answer_table(comparison)
-        st.dataframe(shown, hide_index=True, key=cs.TABLE,
+        numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
+        # a missing value reads "–" (never "None"), with its reason under the table
+        st.dataframe(shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"), hide_index=True, key=cs.TABLE,
                      column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
                                    f"p_corrected_{test}", "wtl", "markers"],
                      column_config={
@@ -97,6 +99,9 @@ with page(_("Compare systems")) as p:
                                                               "loses against the baseline")),
                          "markers": st.column_config.TextColumn(_("Significant"), width=92),
                      })
+        if shown[numbers].isna().any().any():
+            st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
+                         "measure, or every difference is zero (no p-value)."))
         st.caption(screen_legend)
 
         with st.expander(_("p-values of every test (raw and corrected), effect size")):

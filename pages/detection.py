@@ -74,12 +74,13 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
     if not two_classes:
         st.caption(_("No table: TPR and FPR need both classes in the labels."))
     FOUR = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(tpr_table, key=Detection.TPR_TABLE, hide_index=True,
+    st.dataframe(tpr_table.style.format(precision=4, na_rep="–"), key=Detection.TPR_TABLE, hide_index=True,
                  column_config={**{_(c): FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
                                                          "next FPR", "next threshold")},
-                                _("allowed FP"): st.column_config.NumberColumn(_("allowed false positives"),
-                                                                               format="%d")})
-    st.caption(_("“next”: the operating point just past the target (one more false positive allowed); empty when "
+                                _("allowed FP"): st.column_config.NumberColumn(
+                                    _("allowed FP"), format="%d",
+                                    help=_("allowed false positives: floor(target × negatives)"))})
+    st.caption(_("“next”: the operating point just past the target (one more false positive allowed); “–” when "
                  "there is none."))
 
     download_table(tpr_table, "tpr_at_fpr", title=_("TPR at target FPR"), key="tpr_at_fpr", index=False,
