@@ -25,7 +25,9 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
         p.stop()
 
     n_db = len(data["db_codes"])
-    c1, c2, c3, c4 = st.columns(4)
+    # two settings per row: four in a row cut their labels and choices on a narrow window
+    c1, c2 = st.columns(2)
+    c3, c4 = st.columns(2, vertical_alignment="bottom")
     topk = c1.number_input(_("mAP@K (0 = whole ranking)"), min_value=0, max_value=n_db, value=0, step=1,
                            key=hs.TOPK)
     ties = c2.selectbox(_("Ties"), list(TIE_RULES), key=hs.TIES, format_func=lambda t: _(TIE_RULES[t]))
@@ -51,12 +53,13 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label is cut
     map_label = "mAP" + (f"@{int(topk)}" if topk else "")
     row.metric(map_label, f"{result['map']:.4f}", help=_("ties: {rule}").format(rule=_(TIE_RULES[ties])),
-               width=150)
-    row.metric(_("tie band"), f"{lo:.4f} .. {hi:.4f}", width=200,
+               width="content")
+    row.metric(_("tie band"), f"{lo:.4f} .. {hi:.4f}", width="content",
                help=_("pessimistic (relevant last) .. optimistic (relevant first)"))
     row.metric(_("precision @ radius {r}").format(r=result["radius"]), f"{result['precision_radius']:.4f}",
-               width=200)
-    row.metric(_("recall @ radius {r}").format(r=result["radius"]), f"{result['recall_radius']:.4f}", width=200)
+               width="content")
+    row.metric(_("recall @ radius {r}").format(r=result["radius"]), f"{result['recall_radius']:.4f}",
+               width="content")
 
     st.plotly_chart(map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch")
     # one chart per row: side by side their titles were cut on a narrow window
