@@ -63,6 +63,10 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
 
 class _Columns:
     _value_name = "value"
+    #: for tables: role -> the column read for it (None for files without a header)
+    columns_used: dict | None = None
+    #: for tables: role -> the other columns whose names are usual names of that role
+    column_candidates: dict | None = None
 
     def __init__(self, query_ids, doc_ids, values, *, source: str = "<data>",
                  line_numbers=None, rows_are_lines: bool = False, extra_query_ids=()):

@@ -35,12 +35,14 @@ counts gold candidates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError
 from metrics_core.validation import (
+    N_,
     as_fraction,
     check_binary,
     check_choice,
@@ -49,10 +51,62 @@ from metrics_core.validation import (
 )
 
 __all__ = ["CandidateTable", "prepare", "select_k", "dynamic_k_scores", "dynamic_k_curve",
-           "per_criterion", "DEFAULTS", "CONFLICT_RULES"]
+           "per_criterion", "DEFAULTS", "CONFLICT_RULES", "FIELD_WORDS", "field_words"]
 
 DEFAULTS = {"tau": 0.5, "k_min": 2, "hard_cap": 10, "k_max_ratio": 0.5}
 CONFLICT_RULES = ("k_max", "k_min")
+
+#: The settings and results of Dynamic K in plain words: field -> (name, one-sentence
+#: explanation), in English (the catalogs' msgids; :func:`field_words` translates them).
+FIELD_WORDS = {
+    "tau": (N_("Probability threshold"),
+            N_("A candidate is chosen when its probability is at least this value.")),
+    "k_min": (N_("Minimum items per query"),
+              N_("Every query gets at least this many items, even when fewer reach the threshold.")),
+    "hard_cap": (N_("Maximum items per query"),
+                 N_("No query gets more than this many items, whatever their probabilities.")),
+    "k_max_ratio": (N_("Maximum share of the candidates"),
+                    N_("No query gets more than this share of its own candidates (rounded down).")),
+    "conflict": (N_("When the minimum exceeds the maximum"),
+                 N_("Which limit wins for a query whose maximum is below the minimum.")),
+    "avg_k": (N_("Average items per query"),
+              N_("The number of items chosen for a query, averaged over the queries.")),
+    "recall": (N_("Evidence recall"),
+               N_("The share of a query's gold items that were chosen, averaged over the queries.")),
+    "precision": (N_("Evidence precision"),
+                  N_("The share of a query's chosen items that are gold, averaged over the queries.")),
+    "micro_recall": (N_("Pooled recall"),
+                     N_("Gold items chosen divided by all gold items, every query counted together.")),
+    "micro_precision": (N_("Pooled precision"),
+                        N_("Gold items chosen divided by all items chosen, every query counted together.")),
+    "n_queries": (N_("Queries"), N_("The number of queries with candidates.")),
+}
+
+
+def field_words(field: str, gettext: Callable[[str], str] | None = None) -> tuple[str, str]:
+    """The plain name and the one-sentence explanation of a Dynamic K setting or result
+    (:data:`FIELD_WORDS`), in English or through ``gettext`` (e.g.
+    ``metrics_core.report.catalogs.translations("es").gettext``).
+
+    Raises
+    ------
+    InputError
+        An unknown field (the hint lists them).
+
+    Examples
+    --------
+    >>> field_words("tau")
+    ('Probability threshold', 'A candidate is chosen when its probability is at least this value.')
+    >>> from metrics_core.report.catalogs import translations
+    >>> field_words("avg_k", translations("es").gettext)[0]
+    'Media de elementos por consulta'
+    """
+    if field not in FIELD_WORDS:
+        raise InputError(f"unknown Dynamic K field {field!r}", hint="accepted: " + ", ".join(FIELD_WORDS),
+                         field="field")
+    tr = gettext or (lambda text: text)
+    name, sentence = FIELD_WORDS[field]
+    return tr(name), tr(sentence)
 
 
 class CandidateTable:

@@ -22,7 +22,7 @@ class InputError(ValueError):
         1-based line number in ``source``.
     hint : str, optional
         What the user can do about it, in the words of the command line and of Python
-        (it may name ``--options`` or ``columns={...}``).
+        (it may name command-line options or ``columns={...}``).
     option : str, optional
         The command-line option the problem concerns, e.g. ``"--baseline"``.
     field : str, optional

@@ -67,6 +67,11 @@ class Evaluation:
     (['q2', 'q1'], {})
     """
 
+    #: ``metrics_core.io.coverage.coverage_report`` of a run evaluated whole by
+    #: :func:`metrics_core.evaluate` (how many of its queries and documents the qrels
+    #: judge); None when streamed or evaluated on a cluster
+    coverage = None
+
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
                  ranked=None, ranking=None):
         self.run_name = run_name
@@ -113,19 +118,51 @@ class Evaluation:
         self._per_query = frame
         self._columns = None
 
-    def to_dict(self, per_query: bool = False) -> dict:
-        """The JSON ``runs`` entry of the command-line contract.
+    def to_frame(self, long: bool = False) -> pd.DataFrame:
+        """Per-query values: wide (:attr:`per_query`), or with ``long=True`` one row per
+        query and measure, columns ``query_id``, ``measure``, ``value`` (ir_measures' and
+        ranx's long shape).
+
+        Examples
+        --------
+        >>> import metrics_core as mc
+        >>> ev = mc.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["P@1", "RR"])
+        >>> ev.to_frame(long=True).to_dict(orient="records")
+        [{'query_id': 'q1', 'measure': 'P@1', 'value': 1.0}, {'query_id': 'q1', 'measure': 'RR', 'value': 1.0}]
+        """
+        if not long:
+            return self.per_query
+        from metrics_core.compat.shapes import long_frame
+
+        return long_frame(self)
+
+    def to_dict(self, per_query: bool = False, *, nested: bool = False) -> dict:
+        """The JSON ``runs`` entry of the command-line contract, or pytrec_eval's shape.
 
         Parameters
         ----------
         per_query : bool
             Also give every query's values.
+        nested : bool
+            Instead, ``{query_id: {measure: value}}``: the nested dict pytrec_eval's
+            ``RelevanceEvaluator.evaluate`` returns (keys are RankLab's measure names).
 
         Returns
         -------
         dict
-            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"]}``.
+            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"]}``, or the
+            nested per-query dict.
+
+        Examples
+        --------
+        >>> import metrics_core as mc
+        >>> mc.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["P@1"]).to_dict(nested=True)
+        {'q1': {'P@1': 1.0}}
         """
+        if nested:
+            from metrics_core.compat.shapes import nested_dict
+
+            return nested_dict(self)
         out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
         if per_query:
             out["per_query"] = {

@@ -100,7 +100,7 @@ def number_mask(texts) -> np.ndarray:
     """For a sequence of strings, which are trec_eval numbers (vectorised over pandas)."""
     import pandas as pd
 
-    s = pd.Series(texts, dtype=object).astype(str).str.strip()
+    s = pd.Series(texts, dtype=object).map(str).str.strip()  # None -> "None": not a number
     return s.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool) & \
         s.map(str.isascii).to_numpy(dtype=bool)
 
@@ -436,3 +436,53 @@ def one_class_message(n_pos: int, what: str = "AUROC, AUPRC and TPR@FPR") -> str
     """The sentence that says which class is missing."""
     missing = "positive" if n_pos == 0 else "negative"
     return f"{what} are undefined: no {missing} labels (only one class present)"
+
+
+def N_(text: str) -> str:
+    """Mark ``text`` for the gettext catalogs and return it unchanged (the extractor,
+    ``tools/i18n_catalogs.py``, finds ``N_("...")`` calls by name). The same marker as
+    :func:`metrics_core.report.catalogs.N_`, defined here because this layer sits below
+    ``report``; whoever shows a marked text translates it with ``translations(lang).gettext``.
+
+    >>> N_("Audit rule")
+    'Audit rule'
+    """
+    return text
+
+
+#: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English
+#: (the catalogs' msgids: show them through ``translations(lang).gettext``).
+#: ONE_CLASS_TITLE names the choice itself.
+ONE_CLASS_TITLE = N_("When the labels hold one class only")
+ONE_CLASS_WORDS = {
+    "nan": (N_("Leave undefined"),
+            N_("With no positive or no negative labels, AUROC and AUPRC cannot be computed and show "
+               "as a dash.")),
+    "audit": (N_("Audit rule"),
+              N_("With no positive or no negative labels, AUROC counts as 0.5 (a score that cannot "
+                 "separate) and AUPRC as the share of positive labels.")),
+}
+
+
+def one_class_words(rule: str, gettext: Callable[[str], str] | None = None) -> tuple[str, str]:
+    """The plain name and the one-sentence explanation of a one-class rule
+    (:data:`ONE_CLASS_RULES`, :data:`ONE_CLASS_WORDS`), in English or through ``gettext``
+    (e.g. ``metrics_core.report.catalogs.translations("es").gettext``).
+
+    Raises
+    ------
+    InputError
+        An unknown rule (the hint lists them).
+
+    Examples
+    --------
+    >>> one_class_words("audit")[0]
+    'Audit rule'
+    >>> from metrics_core.report.catalogs import translations
+    >>> one_class_words("nan", translations("es").gettext)[0]
+    'Dejar sin definir'
+    """
+    rule = check_one_class_rule(rule)
+    tr = gettext or (lambda text: text)
+    name, sentence = ONE_CLASS_WORDS[rule]
+    return tr(name), tr(sentence)

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "evaluate runs against qrels (trec_eval conventions by default)"),
     "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
     "history": ("history", "save evaluations of test suites and report them over time"),
+    "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte (--compat trec_eval9 for 9)"),
     "report": ("report", "one self-contained HTML report of runs against a baseline (tables, figures)"),
     "table": ("thesis", "comparative table of runs x measures with labels and a summary (thesis table)"),
 }

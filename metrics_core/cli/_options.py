@@ -50,3 +50,21 @@ def add_ranking_inputs(p, runs: str = "repeat for several runs",
     p.add_argument("--run", required=True, action="append", help=f"run file; {runs}")
     p.add_argument("-m", "--measure", action="append", dest="measures",
                    help=f"measure name, repeatable or comma-separated ({measures})")
+
+
+#: formats accepted by --qrels-format / --run-format (metrics_core.io.FORMATS)
+INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
+
+
+def add_format_options(p) -> None:
+    """``--qrels-format``, ``--run-format``, ``--columns`` and ``--qrels-columns``."""
+    g = p.add_argument_group("input formats (default: recognised from the file)")
+    g.add_argument("--qrels-format", choices=INPUT_FORMATS, default="auto",
+                   help="format of the qrels file (msmarco: TREC qrels)")
+    g.add_argument("--run-format", choices=INPUT_FORMATS, default="auto",
+                   help="format of every run file (msmarco: 'qid pid rank' lines, no score)")
+    g.add_argument("--columns", metavar="ROLE=COLUMN,...",
+                   help="columns of table inputs, e.g. query_id=qid,doc_id=docno,score=sim "
+                        "(roles: query_id, doc_id, score, relevance, rank); for runs and qrels")
+    g.add_argument("--qrels-columns", metavar="ROLE=COLUMN,...",
+                   help="columns of a qrels table, when they differ from --columns")

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import json
 
-from metrics_core.cli._options import PROBABILITY, SEED, add_ranking_inputs, whole
+from metrics_core.cli._options import (
+    PROBABILITY,
+    SEED,
+    add_format_options,
+    add_ranking_inputs,
+    whole,
+)
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
-from metrics_core.report import write_text
+from metrics_core.report import write_export
 from metrics_core.report.comparison import compare
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
@@ -24,6 +30,7 @@ FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
+    add_format_options(p)
     p.add_argument("--baseline", required=True,
                    help="name of the baseline run (its file name without extension, or TREC tag)")
     p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
@@ -81,7 +88,7 @@ def run(args) -> int:
         text = comparison.to_latex()
     else:
         text = comparison.to_table(args.format)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, comparison.provenance(), comparison.queries())
     return 0
 
 

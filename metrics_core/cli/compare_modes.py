@@ -6,7 +6,13 @@ import json
 
 from metrics_core.cli._options import add_ranking_inputs
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
-from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
+from metrics_core.report import (
+    FORMATS,
+    format_table,
+    json_safe,
+    provenance,
+    write_export,
+)
 
 NAME = "compare-modes"
 HELP = "queries and measures whose value differs under trec_eval 9 and 10 conventions, and why"
@@ -53,5 +59,5 @@ def run(args) -> int:
                      f"({rep['summary']['reordered_queries']} rankings reordered by float32 ties)"
                      for rep in reports]
             text = "\n".join(lines) + "\n\n" + text
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, provenance(conv))
     return 0

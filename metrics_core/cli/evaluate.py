@@ -6,14 +6,23 @@ import json
 import os
 import sys
 import time
+import warnings
 
-from metrics_core.cli._options import CUTOFF, add_ranking_inputs, finite_float
+from metrics_core.cli._options import CUTOFF, add_format_options, add_ranking_inputs, finite_float
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
+from metrics_core.io.columns import parse_column_mapping
+from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.evaluate import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
-from metrics_core.report import FORMATS, format_table, json_safe, provenance, write_text
+from metrics_core.report import (
+    FORMATS,
+    format_table,
+    json_safe,
+    provenance,
+    write_export,
+)
 from metrics_core.report.evaluations import evaluations_frame, evaluations_json
 
 NAME = "evaluate"
@@ -65,6 +74,7 @@ def conventions_from_args(args) -> Conventions:
 
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set")
+    add_format_options(p)
     p.add_argument("--per-query", action="store_true", help="include per-query values")
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -152,8 +162,9 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     conv = conventions_from_args(args)
     specs = parse_measures(args.measures or list(DEFAULT_MEASURES))
     progress = Progress(getattr(args, "quiet", False))
+    qrels_opts, run_opts = reader_options(args)
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
-        qrels = read_qrels(args.qrels)
+        qrels = read_qrels(args.qrels, **qrels_opts)
     tie = bool(getattr(args, "tie_report", False))
     if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
         raise InputError("--tie-report needs each run read whole",
@@ -168,18 +179,41 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
         return evaluations, conv
     block_rows = getattr(args, "block_rows", None)
     if not tie and (block_rows is not None or any(_big(path) for path in args.run)):
-        return _stream_evaluations(args, qrels, specs, conv, block_rows, progress), conv
+        evaluations = _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts)
+        return _coverage_notes(evaluations), conv
     runs = []
     for path in args.run:
         with progress.step(path, f"reading run {path}"):
-            runs.append(read_run(path))
+            runs.append(read_run(path, **run_opts))
     for run, name in zip(runs, unique_names([r.name for r in runs]), strict=False):
         run.name = name
     evaluations = []
     for run in runs:
-        with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"):
+        with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
             evaluations.append(evaluate(qrels, run, specs, conv, tie_report=tie))
-    return evaluations, conv
+    return _coverage_notes(evaluations), conv
+
+
+def reader_options(args) -> tuple[dict, dict]:
+    """Keyword arguments of read_qrels and read_run from --qrels-format, --run-format,
+    --columns and --qrels-columns (empty when the subcommand has none of them)."""
+    columns = parse_column_mapping(getattr(args, "columns", None))
+    qrels_columns = parse_column_mapping(getattr(args, "qrels_columns", None)) or columns
+    qrels_opts = {"fmt": getattr(args, "qrels_format", None) or "auto", "columns": qrels_columns}
+    run_opts = {"fmt": getattr(args, "run_format", None) or "auto", "columns": columns}
+    return ({k: v for k, v in qrels_opts.items() if v not in (None, "auto")},
+            {k: v for k, v in run_opts.items() if v not in (None, "auto")})
+
+
+def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
+    """One line on stderr for each run that shares no query with the qrels, or of which
+    (almost) no retrieved document is judged: never a silent zero."""
+    for ev in evaluations:
+        message = coverage_message(getattr(ev, "coverage", None) or {}, ev.run_name)
+        if message:
+            print(f"warning: {message}", file=sys.stderr)
+    return evaluations
 
 
 def _big(path) -> bool:
@@ -188,12 +222,14 @@ def _big(path) -> bool:
     return os.path.isfile(path) and os.path.getsize(path) >= STREAM_THRESHOLD_BYTES
 
 
-def _stream_evaluations(args, qrels, specs, conv, block_rows, progress) -> list[Evaluation]:
+def _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts=None) -> list[Evaluation]:
     """Each run evaluated from its file (in blocks where ``block_rows`` or its size says so)."""
     evaluations = []
     for path in args.run:
-        with progress.step(path, f"evaluating {path}"):
-            evaluations.append(evaluate(qrels, path, specs, conv, block_rows=block_rows))
+        with progress.step(path, f"evaluating {path}"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoverageWarning)
+            source = read_run(path, **run_opts) if run_opts else path
+            evaluations.append(evaluate(qrels, source, specs, conv, block_rows=block_rows))
     for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
         ev.run_name = name
     return evaluations
@@ -212,7 +248,7 @@ def run(args) -> int:
         for note in notes:
             if args.output or args.format != "table":
                 print(note, file=sys.stderr)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, provenance(conv))  # CSV: provenance beside the file
     return 0
 
 

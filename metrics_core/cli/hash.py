@@ -34,7 +34,9 @@ def _with_file(exc: InputError, args) -> InputError:
 def add_arguments(p) -> None:
     p.add_argument("--query-codes", required=True, help=".npy, .pt or CSV of ±1 or 0/1 codes")
     p.add_argument("--db-codes", required=True)
-    p.add_argument("--query-labels", required=True, help="class ids, or 0/1 multi-label rows")
+    p.add_argument("--query-labels", required=True,
+                   help="class ids (one per line, or a 1-D array), or 0/1 multi-label rows "
+                        "(a 2-D array; an (n, 1) 0/1 array is multi-label too)")
     p.add_argument("--db-labels", required=True)
     p.add_argument("--topk", type=CUTOFF, help="mAP@K (default: the whole ranking)")
     p.add_argument("--ties", choices=TIE_RULES, default="expected")

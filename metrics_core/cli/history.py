@@ -29,7 +29,7 @@ from metrics_core.report import (
     format_table,
     json_safe,
     provenance,
-    write_text,
+    write_export,
 )
 from metrics_core.validation import check_float
 
@@ -186,7 +186,7 @@ def _report(store: HistoryStore, args) -> int:
         text = json.dumps(json_safe(out), indent=2)
     else:
         text = format_table(df, args.format, prov=prov, title="Comparative report", index=False, digits=3)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, prov, "Comparative report")
     return 0
 
 
@@ -200,5 +200,5 @@ def _list(store: HistoryStore, args) -> int:
     else:
         text = format_table(df, args.format, prov=provenance(None, store=str(store.path)),
                             title="Saved evaluations", index=False)
-    write_text(text, args.output)
+    write_export(text, args.output, args.format, provenance(None, store=str(store.path)), "Saved evaluations")
     return 0

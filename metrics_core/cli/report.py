@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metrics_core.cli._options import PROBABILITY, add_ranking_inputs, whole
+from metrics_core.cli._options import PROBABILITY, add_format_options, add_ranking_inputs, whole
 from metrics_core.cli.compare import resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
@@ -23,6 +23,7 @@ DESCRIPTION = ("Evaluate the runs and write one HTML file: the leaderboard (mean
 
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat for every run", measures="default: a standard set")
+    add_format_options(p)
     p.add_argument("--baseline", help="name of the baseline run (default: the first --run)")
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
                    help="the one query set of every table: 'common' = the queries every run answered; "

@@ -13,14 +13,14 @@ import numpy as np
 from metrics_core.errors import InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.histograms import distance_histograms
-from metrics_core.hashing.ties import _ap_sums, _expected_ap_retrieved_norm
+from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
     TIE_RULES,
     ZERO_RELEVANT,
-    _labels,
-    _relevance,
+    as_labels,
+    relevance_matrix,
     resolve_device,
     validate_codes,
 )
@@ -59,8 +59,8 @@ def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, devi
     """Per-query AP sums and precision counts in the stable order (distance, then index)."""
     q = validate_codes(query_codes, "query codes")
     d = validate_codes(db_codes, "database codes")
-    ql = _labels(query_labels, q.shape[0], "query labels")
-    dl = _labels(db_labels, d.shape[0], "database labels")
+    ql = as_labels(query_labels, q.shape[0], "query labels")
+    dl = as_labels(db_labels, d.shape[0], "database labels")
     dev = resolve_device(device)
     q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
     nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
@@ -74,7 +74,7 @@ def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, devi
         hi = min(nq, lo + chunk)
         dist = torch.round(0.5 * (bits - q[lo:hi] @ d.T))
         order = torch.sort(dist, dim=1, stable=True).indices[:, :cut]
-        rel = torch.gather(_relevance(ql[lo:hi], dl), 1, order).to(torch.float64)
+        rel = torch.gather(relevance_matrix(ql[lo:hi], dl), 1, order).to(torch.float64)
         cum = torch.cumsum(rel, dim=1)
         sums[lo:hi] = (cum / pos * rel).sum(dim=1).cpu().numpy()
         counts[lo:hi] = rel.sum(dim=1).cpu().numpy()
@@ -93,8 +93,10 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     Parameters
     ----------
     query_codes, db_codes : array-like (items, bits) of ±1 or 0/1
-    query_labels, db_labels : class ids (vector) or 0/1 label matrices (multi-label:
-        relevant when at least one label is shared)
+    query_labels, db_labels : class ids (1-D) or 0/1 label matrices (2-D, multi-label:
+        relevant when at least one label is shared). A one-column 0/1 matrix is multi-label
+        too: items sharing the 1 match, two items tagged 0 do not. A one-column matrix with
+        other values is class ids written as a column.
     topk : int, optional
         mAP@topk; None for mAP over the whole ranking.
     ks : iterable of int
@@ -141,8 +143,8 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
                                     memory_budget)
         else:
             if topk is not None and normalizer == "retrieved" and rule == "expected":
-                return _expected_ap_retrieved_norm(n, r, int(topk))
-            s, c = _ap_sums(n, r, rule, topk)
+                return expected_ap_retrieved_norm(n, r, int(topk))
+            s, c = ap_sums(n, r, rule, topk)
         if topk is None:
             norm = R
         elif normalizer == "retrieved":
@@ -184,7 +186,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         "n_queries": nq, "n_db": ndb, "bits": bits, "ties": ties, "topk": topk,
         "zero_relevant_queries": int((~has_rel).sum()),
     }
-    out["per_class_map"] = _per_class_map(ap, keep, query_labels)
+    out["per_class_map"] = _per_class_map(ap, keep, as_labels(query_labels, nq, "query labels").cpu().numpy())
     return out
 
 
@@ -216,9 +218,9 @@ def _by_radius(n: np.ndarray, r: np.ndarray, R: np.ndarray):
     return precision, recall
 
 
-def _per_class_map(ap: np.ndarray, keep: np.ndarray, query_labels) -> dict:
-    """mAP per class of the queries (single labels, or each column of multi-labels)."""
-    ql = np.asarray(query_labels.cpu() if hasattr(query_labels, "cpu") else query_labels)
+def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
+    """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
+    the validated labels."""
     if ql.ndim == 1:
         members = {str(c): ql == c for c in np.unique(ql)}
     else:

@@ -12,7 +12,7 @@ def _harmonic(n_max: int) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
 
 
-def _ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
+def ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
     """Per query: sum of precisions at relevant items (within the top k) and relevant count there."""
     A = np.cumsum(n, axis=1) - n          # items before each group
     B = np.cumsum(r, axis=1) - r          # relevant items before each group
@@ -42,7 +42,7 @@ def _ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
     return s.sum(axis=1), count.sum(axis=1)
 
 
-def _expected_ap_retrieved_norm(n, r, topk):
+def expected_ap_retrieved_norm(n, r, topk):
     """E[AP@k] with the legacy normalizer (relevant retrieved in the top k), ties random.
 
     Only the group the cut falls inside makes the normalizer random: the number ``c`` of
@@ -58,7 +58,7 @@ def _expected_ap_retrieved_norm(n, r, topk):
     boundary = (A < topk) & ~inside_full & (n > 0)
     full_n = np.where(inside_full, n, 0)
     full_r = np.where(inside_full, r, 0)
-    s_full, _ = _ap_sums(full_n, full_r, "expected", None)
+    s_full, _ = ap_sums(full_n, full_r, "expected", None)
     c_full = full_r.sum(axis=1).astype(np.float64)
     plain = np.divide(s_full, c_full, out=np.zeros(len(c_full)), where=c_full > 0)
     has_cut = boundary.any(axis=1)

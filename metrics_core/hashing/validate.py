@@ -20,46 +20,91 @@ ZERO_RELEVANT = ("zero", "exclude")
 DEFAULT_MEMORY_BUDGET = 256 << 20
 
 
-def validate_codes(codes, name: str = "codes") -> torch.Tensor:
-    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes.
+def code_bits(codes, name: str = "codes") -> np.ndarray:
+    """The bits of ±1 or 0/1 codes as a boolean (items, bits) array: True where the code
+    is +1 (or 1).
 
-    Anything else (2, 0.5, NaN, a sign of 0 ...) is an InputError naming the first bad
-    position. ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
+    Anything else (2, 0.5, NaN, -1 and 0 mixed ...) is an InputError naming the first bad
+    position. Checked with numpy on the CPU (min and max first: one pass each for the
+    usual integer codes).
+
+    >>> code_bits([[0, 1], [1, 1]]).tolist()
+    [[False, True], [True, True]]
+    """
+    if isinstance(codes, torch.Tensor):
+        codes = codes.detach().cpu().numpy()
+    a = np.asarray(codes)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (items x bits), got {a.ndim} dimensions")
+    if a.shape[1] == 0 or a.shape[0] == 0:
+        raise InputError(f"{name}: empty code matrix of shape {tuple(a.shape)}")
+    if a.dtype.kind not in "biuf":
+        try:
+            a = a.astype(np.float32)  # numbers held as objects
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: codes must be numbers, got {a.dtype} values",
+                             hint="codes must be all -1/+1 or all 0/1") from None
+    if a.dtype.kind in "biu":
+        lo, hi = int(a.min()), int(a.max())
+        if 0 <= lo and hi <= 1:
+            return a > 0
+        if lo == -1 and hi <= 1 and not (a == 0).any() or lo == hi == 1:
+            return a > 0
+    a = a.astype(np.float32)
+    is_pm = (a == 1) | (a == -1)
+    if is_pm.all():
+        return a > 0
+    is01 = (a == 0) | (a == 1)
+    if is01.all():
+        return a > 0
+    odd = ~(is_pm | is01)
+    if odd.any():
+        bad = np.argwhere(odd)[0]
+        problem = "is not a code bit"
+    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
+        bad = np.argwhere(a == 0)[0]
+        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
+    raise InputError(f"{name}: value {float(a[bad[0], bad[1]])!r} at row {bad[0]}, bit {bad[1]} "
+                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
+
+
+def validate_codes(codes, name: str = "codes") -> torch.Tensor:
+    """A float32 ±1 tensor of shape (items, bits) from ±1 or 0/1 codes (checked by
+    :func:`code_bits`), on the device of a tensor given, else on the CPU.
+
+    ``torch.sign`` is never used: sign(0) = 0 would silently make a third value.
 
     >>> validate_codes([[0, 1], [1, 1]]).tolist()
     [[-1.0, 1.0], [1.0, 1.0]]
     """
-    t = torch.as_tensor(np.asarray(codes) if not isinstance(codes, torch.Tensor) else codes)
-    if t.ndim == 1:
-        t = t.unsqueeze(0)
-    if t.ndim != 2:
-        raise InputError(f"{name}: expected a 2-D array (items x bits), got {t.ndim} dimensions")
-    if t.shape[1] == 0 or t.shape[0] == 0:
-        raise InputError(f"{name}: empty code matrix of shape {tuple(t.shape)}")
-    t = t.to(torch.float32)
-    is_pm = (t == 1) | (t == -1)
-    if bool(is_pm.all()):
-        return t.contiguous()
-    is01 = (t == 0) | (t == 1)
-    if bool(is01.all()):
-        return (2 * t - 1).contiguous()
-    odd = ~(is_pm | is01)
-    if bool(odd.any()):
-        bad = torch.nonzero(odd)[0].tolist()
-        problem = "is not a code bit"
-    else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
-        bad = torch.nonzero(t == 0)[0].tolist()
-        problem = "is not a code bit: these codes mix -1/+1 and 0/1"
-    raise InputError(f"{name}: value {t[bad[0], bad[1]].item()!r} at row {bad[0]}, bit {bad[1]} "
-                     f"{problem}", hint="codes must be all -1/+1 or all 0/1")
+    bits = code_bits(codes, name)
+    t = torch.from_numpy(np.where(bits, np.float32(1), np.float32(-1)))
+    return t.to(codes.device) if isinstance(codes, torch.Tensor) else t
 
 
-def _labels(labels, n: int, name: str) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels)
+def as_labels(labels, n: int, name: str) -> torch.Tensor:
+    """Labels as class ids (int64 vector) or multi-label rows (float32 0/1 matrix).
+
+    A 1-D array is class ids. A 2-D array is 0/1 multi-label rows, one column included:
+    items sharing a 1 match, two all-zero rows do not. A one-column matrix whose values
+    are not all 0/1 can only be class ids written as a column, and is read as such.
+    Always on the CPU (labels are small; each route moves what it needs). ``name`` is the
+    role named in an :class:`InputError` (wrong count, non-0/1 rows, fractional ids).
+
+    >>> as_labels([[0], [1]], 2, "labels").tolist()   # one 0/1 column: multi-label
+    [[0.0], [1.0]]
+    >>> as_labels([[3], [5]], 2, "labels").tolist()   # a column of class ids
+    [3, 5]
+    """
+    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu())
+    if t.ndim == 0:
+        raise InputError(f"{name}: expected one label (or label row) per code, got a single value")
     if t.shape[0] != n:
         raise InputError(f"{name}: {t.shape[0]} labels for {n} codes", hint="one label (row) per code")
-    if t.ndim == 2 and t.shape[1] == 1:
-        t = t[:, 0]
+    if t.ndim == 2 and t.shape[1] == 1 and not bool(((t == 0) | (t == 1)).all()):
+        t = t[:, 0]  # a column of class ids
     if t.ndim == 2:
         if not bool(((t == 0) | (t == 1)).all()):
             raise InputError(f"{name}: multi-label rows must be 0/1 vectors")
@@ -71,15 +116,22 @@ def _labels(labels, n: int, name: str) -> torch.Tensor:
     return t.to(torch.int64)
 
 
-def _relevance(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
-    """Relevant pairs: same class (single labels) or at least one shared label (multi)."""
+def relevance_matrix(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
+    """Relevant (query, item) pairs of labels from :func:`as_labels`: same class (class
+    ids) or at least one shared label (0/1 rows); an InputError when the kinds differ.
+
+    >>> relevance_matrix(as_labels([1, 2], 2, "q"), as_labels([2, 2, 1], 3, "d")).tolist()
+    [[False, False, True], [True, True, False]]
+    """
     if ql.ndim == 1 and dl.ndim == 1:
         return ql[:, None] == dl[None, :]
     if ql.ndim == 2 and dl.ndim == 2:
         if ql.shape[1] != dl.shape[1]:
             raise InputError("query and database label vectors have different lengths")
         return (ql @ dl.T) > 0
-    raise InputError("query and database labels must both be class ids or both 0/1 vectors")
+    raise InputError("query and database labels must both be class ids or both 0/1 vectors",
+                     hint="class ids: a 1-D array; multi-label: a 0/1 matrix (items x labels), "
+                          "one column included")
 
 
 

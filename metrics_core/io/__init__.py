@@ -9,6 +9,7 @@ and what to do.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -16,10 +17,18 @@ import numpy as np
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
+from metrics_core.io.columns import is_table_header
 from metrics_core.io.source import RawData, read_source
-from metrics_core.io.trec import looks_like_trec, parse_trec_qrels, parse_trec_run
+from metrics_core.io.trec import (
+    first_data_fields,
+    looks_like_msmarco_run,
+    looks_like_trec,
+    parse_msmarco_run,
+    parse_trec_qrels,
+    parse_trec_run,
+)
 
-FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
 __all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "detect_columns",
            "FORMATS", "Run", "Qrels"]
@@ -42,15 +51,15 @@ def _read(source, kind: str, fmt: str, columns, name):
         from metrics_core.io.tables import frame_to_columns
 
         return frame_to_columns(source, kind, columns=columns, source=name or "<DataFrame>", name=name)
-    if isinstance(source, Mapping):
-        from metrics_core.io.tables import frame_to_columns, nested_to_frame
-
-        label = name or "<dict>"
-        return frame_to_columns(nested_to_frame(source, kind, label), kind, columns=None,
-                                source=label, name=name)
+    if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)) and not hasattr(source, "read"):
+        return _read_object(source, kind, columns, name)
     raw = read_source(source, None if kind == "run" else name)
     run_name = name if kind == "run" else None
-    if fmt == "trec" or (fmt == "auto" and _is_trec(raw, kind)):
+    if fmt == "msmarco" or (fmt == "auto" and kind == "run" and is_msmarco_run(raw)):
+        if kind == "run":
+            return parse_msmarco_run(raw, run_name)
+        fmt = "trec"  # MS MARCO qrels are TREC qrels
+    if fmt == "trec" or (fmt == "auto" and is_trec(raw, kind)):
         return parse_trec_run(raw, run_name) if kind == "run" else parse_trec_qrels(raw)
     import pandas as pd
 
@@ -64,18 +73,52 @@ def _read(source, kind: str, fmt: str, columns, name):
                             name=run_name or raw.stem)
 
 
-def _is_trec(raw: RawData, kind: str) -> bool:
-    if raw.extension in (".csv", ".tsv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson"):
+def _read_object(source, kind: str, columns, name):
+    """Mappings, Arrow and polars tables, ranx objects, iterables of records."""
+    import pandas as pd
+
+    from metrics_core.io.objects import object_as_table
+    from metrics_core.io.tables import frame_to_columns, nested_to_frame
+
+    label = name or (f"<{type(source).__name__}>" if not isinstance(source, Mapping) else "<dict>")
+    table = source if isinstance(source, Mapping) else object_as_table(source, kind, label)
+    if table is None:
+        raise InputError(f"cannot read data from an object of type {type(source).__name__}",
+                         source=label, hint="Pass a file path, bytes, a file object, a DataFrame, "
+                                            "a dict {qid: {docid: value}} or a list of records")
+    if isinstance(table, Mapping):
+        return frame_to_columns(nested_to_frame(table, kind, label), kind, columns=None, source=label,
+                                name=name or getattr(source, "name", None) or None)
+    run_name = name or (getattr(source, "name", None) if isinstance(getattr(source, "name", None), str) else None)
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"cannot read data from an object of type {type(source).__name__}", source=label)
+    return frame_to_columns(table, kind, columns=columns, source=label, name=run_name)
+
+
+def is_msmarco_run(raw: RawData) -> bool:
+    """A text file whose first data line is ``qid pid rank`` and not a table header."""
+    if raw.extension in (".csv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson") or raw.head(4) == b"PAR1":
+        return False
+    if raw.head(4096).lstrip()[:1] in (b"{", b"["):
+        return False
+    return looks_like_msmarco_run(raw) and not is_table_header(b" ".join(first_data_fields(raw)))
+
+
+def is_trec(raw: RawData, kind: str) -> bool:
+    if raw.extension in (".parquet", ".pq", ".json", ".jsonl", ".ndjson"):
         return False
     if raw.head(4) == b"PAR1":
         return False
+    head = raw.head(4096).lstrip()
+    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
+    if raw.extension in (".csv", ".tsv"):
+        # a table, unless headerless with the TREC shape (MS MARCO's qrels.dev.tsv)
+        return not is_table_header(first) and looks_like_trec(raw, kind)
     if looks_like_trec(raw, kind):
         return True
-    head = raw.head(4096).lstrip()
     if head[:1] in (b"{", b"["):
         return False
-    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
-    if _is_table_header(first):
+    if is_table_header(first):
         return False
     # No recognisable table header: a line of whitespace-separated fields (even with a
     # value that is not a number) is TREC, so the error names that line and value
@@ -85,30 +128,27 @@ def _is_trec(raw: RawData, kind: str) -> bool:
     return b"," not in first
 
 
-def _is_table_header(line: bytes) -> bool:
-    """Whether ``line`` names at least two columns by their usual names (CSV/TSV header)."""
-    from metrics_core.io.tables import ROLE_NAMES
-
-    names = {n for names in ROLE_NAMES.values() for n in names} | {"rank"}
-    text = line.decode("utf-8", "replace").lower().lstrip("\ufeff")
-    for sep in (",", "\t", ";"):
-        cells = [c.strip().strip('"') for c in text.split(sep)]
-        if len(cells) >= 2 and sum(c in names for c in cells) >= 2:
-            return True
-    return False
-
-
 def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:
     """Read a run (a ranking per query).
 
     Parameters
     ----------
-    source : path, bytes, file-like, DataFrame, dict of dicts or Run
+    source : path, bytes, file-like, DataFrame, dict of dicts, Run, or an object in memory
+        Files: TREC (``qid Q0 docid rank score tag``), MS MARCO (``qid pid rank``: the
+        score is minus the rank, so the file's rank order is kept exactly), CSV/TSV,
+        Parquet, JSON(L), compressed or not. Objects: pandas and polars DataFrames,
+        pyarrow Tables, ranx ``Run`` (anything with ``to_dataframe()`` or ``to_dict()``),
+        lists or iterables (read once) of namedtuples (ir_measures ``ScoredDoc``),
+        dicts or ``(query_id, doc_id, score)`` tuples. Columns are found by the names
+        the usual tools write (:mod:`metrics_core.io.columns`). An object with no rows
+        (``{}``, ``[]``) is an empty run; ``{"q": {}}`` answers q with an empty ranking
+        (evaluated, as :func:`from_lists` evaluates an empty list).
     name : str, optional
         The system's name; defaults to the file stem.
-    fmt : {"auto", "trec", "csv", "tsv", "parquet", "json", "jsonl"}
+    fmt : {"auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl"}
     columns : dict, optional
-        Explicit column mapping for tables: ``{"query_id": ..., "doc_id": ..., "score": ...}``.
+        Explicit column mapping for tables: ``{"query_id": ..., "doc_id": ..., "score": ...}``
+        (or ``"rank"``: a rank column, 1 is best).
 
     Examples
     --------
@@ -124,6 +164,11 @@ def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict |
 
 def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str | None = None) -> Qrels:
     """Read relevance judgements (see :func:`read_run` for the accepted sources).
+
+    TREC qrels (``qid iter docid relevance``) are recognised whatever the file's
+    extension when the file has no header (MS MARCO's ``qrels.dev.tsv``). In a table,
+    a lone ``score`` column is the relevance (BEIR, MTEB, ranx). Records: ir_datasets
+    ``TrecQrel``, ir_measures ``Qrel``, dicts, ``(query_id, doc_id, relevance)`` tuples.
 
     Examples
     --------

@@ -33,7 +33,14 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
-from metrics_core.io.trec import regular_delimiter
+from metrics_core.io.trec import (
+    ASCII_SPACE,
+    any_empty,
+    other_separators,
+    quoted_line,
+    regular_delimiter,
+    split_fields,
+)
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18
@@ -84,13 +91,15 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
     """
     if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)) and not hasattr(source, "read"):
         raise NotStreamable("not a file")
-    from metrics_core.io import _is_trec
+    from metrics_core.io import is_msmarco_run, is_trec
     from metrics_core.io.tables import guess_table_format
 
     raw = read_source(source, None)
     if raw.size() == 0:
         raise NotStreamable("empty")
-    if fmt == "trec" or (fmt == "auto" and _is_trec(raw, "run")):
+    if fmt == "msmarco" or (fmt == "auto" and is_msmarco_run(raw)):
+        raise NotStreamable("an MS MARCO run is read whole")
+    if fmt == "trec" or (fmt == "auto" and is_trec(raw, "run")):
         stream = _trec_stream(raw, batch_rows)
         if stream is None:
             raise NotStreamable("empty")
@@ -146,7 +155,7 @@ def _trec_fast(raw: RawData, head: bytes):
     if delim is None:
         return None
     parts = first.split(delim.encode())
-    if len(parts) != 6 or _contains_nul(raw):
+    if len(parts) != 6 or _contains_nul(raw) or other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(6)]
 
@@ -162,8 +171,9 @@ def _trec_fast(raw: RawData, head: bytes):
                                                  double_quote=False, escape_char=False,
                                                  ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(
-                    column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64()},
-                    include_columns=["c0", "c2", "c4"], strings_can_be_null=False,
+                    column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64(),
+                                  **dict.fromkeys(("c1", "c3", "c5"), pa.dictionary(pa.int32(), pa.string()))},
+                    include_columns=["c0", "c2", "c4", "c1", "c3", "c5"], strings_can_be_null=False,
                     quoted_strings_can_be_null=False, null_values=[]))
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
             raise NotStreamable(str(exc)) from None
@@ -180,8 +190,9 @@ def _trec_fast(raw: RawData, head: bytes):
                 continue
             qid = batch.column(0)
             # comment and blank lines, non-finite scores: the line reader takes over
-            if _comment_or_blank(qid):
-                raise NotStreamable("a comment or blank line")
+            if _comment_or_blank(qid) or pc.any(pc.equal(pc.utf8_length(batch.column(1)), 0)).as_py() \
+                    or any(any_empty(batch.column(i)) for i in (3, 4, 5)):
+                raise NotStreamable("a comment, blank line or empty field")
             scores = batch.column(2).to_numpy()
             if not np.isfinite(scores).all():
                 raise NotStreamable("a score that is not a finite number")
@@ -238,7 +249,7 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
             for number, line in enumerate(handle, start=1):
                 if number == 1 and line.startswith("\ufeff"):
                     line = line[1:]
-                stripped = line.strip()
+                stripped = line.strip(ASCII_SPACE)
                 if not stripped or line.startswith("#"):
                     continue
                 if "\x00" in line:
@@ -246,9 +257,11 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
                 rows += 1
                 if rows <= skip:
                     continue
-                parts = stripped.split()
+                parts = split_fields(stripped)
                 if len(parts) < 6:
                     raise NotStreamable("a short line")
+                if quoted_line(stripped, parts, "run"):
+                    raise NotStreamable("a double quote")
                 try:
                     value = float(parts[4])
                 except ValueError:
@@ -297,7 +310,7 @@ def _as_batch(run: Run, lines: np.ndarray) -> pa.Table:
 def _parquet_opener(raw: RawData, columns, batch_rows: int):
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import frame_to_columns
+    from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
 
     if raw.head(4) != PARQUET_MAGIC:
         raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
@@ -309,7 +322,8 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
             batches = pf.iter_batches(batch_size=batch_rows)
             at = 0
             for batch in batches:
-                frame = batch.to_pandas()
+                batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+                frame = arrow_to_pandas(batch)
                 if not len(frame):
                     continue
                 run = frame_to_columns(frame, "run", columns=columns, source=raw.name)
@@ -318,6 +332,9 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                 yield _as_batch(run, lines)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"cannot read this Parquet file ({exc})", source=raw.name) from None
+        except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
+            raise InputError("cannot read this Parquet file (text that is not UTF-8 in its schema)",
+                             source=raw.name, hint="Save the table again as Parquet, or as CSV") from None
 
     return opener
 
@@ -339,6 +356,8 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
             for frame in chunks:
                 if not len(frame):
                     continue
+                if not isinstance(frame.index, pd.RangeIndex):
+                    raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
                 run = frame_to_columns(frame, "run", columns=columns, source=raw.name,
                                        first_line=2 + at)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tokenize
 import warnings
 
 import numpy as np
@@ -27,9 +28,9 @@ def _read_npy(data: bytes, source: str) -> np.ndarray:
             shape, fortran, dtype = fmt.read_array_header_2_0(buf)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except (ValueError, SyntaxError, TypeError, OverflowError, EOFError) as exc:
-        raise InputError(f"not a readable .npy file ({str(exc).splitlines()[0][:100]})", source=source,
-                         hint=hint) from None
+    except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, tokenize.TokenError) as exc:
+        text = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
+        raise InputError(f"not a readable .npy file ({text})", source=source, hint=hint) from None
     if dtype.hasobject:
         raise InputError("the .npy file holds Python objects (a pickle), which are never loaded "
                          "(read with allow_pickle=False)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -17,53 +18,19 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
+from metrics_core.io.columns import (
+    ROLE_NAMES,
+    ROLES,
+    candidate_columns,
+    detect_columns,
+    is_rank_column,
+)
 from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
-#: Usual column names of each role, most specific first.
-ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "query_id": ("query_id", "qid", "queryid", "q_id", "query", "topic", "topic_id", "question_id", "qno"),
-    "doc_id": ("doc_id", "docid", "docno", "doc", "document", "document_id", "passage_id", "pid",
-               "item_id", "item", "corpus_id", "did", "id"),
-    "score": ("score", "sim", "similarity", "prob", "probability", "relevance_score", "rank_score", "logit"),
-    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement", "qrel", "gain", "y"),
-}
-ROLES = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
-
-
-def detect_columns(columns, kind: str, mapping: dict | None = None, source: str = "<table>") -> dict:
-    """Map each role of ``kind`` ("run" or "qrels") to a column name.
-
-    >>> detect_columns(["qid", "docno", "sim"], "run")
-    {'query_id': 'qid', 'doc_id': 'docno', 'score': 'sim'}
-    """
-    mapping = dict(mapping or {})
-    cols = [str(c) for c in columns]
-    lower = {c.lower().strip(): c for c in cols}
-    out = {}
-    for role in ROLES[kind]:
-        if role in mapping and mapping[role] is not None:
-            if mapping[role] not in cols:
-                raise InputError(f"column {mapping[role]!r} (given for {role}) is not in the table",
-                                 source=source, hint="columns found: " + ", ".join(cols))
-            out[role] = mapping[role]
-            continue
-        used = set(out.values()) | {v for v in mapping.values() if v}
-        found = next((lower[n] for n in ROLE_NAMES[role] if n in lower and lower[n] not in used), None)
-        if found is None:
-            if kind == "run" and role == "score" and "rank" in lower:
-                out[role] = "rank"  # ranks: lower is better, converted below
-                continue
-            option = f"--{role.replace('_', '-')}-col"
-            raise InputError(
-                f"no {role} column found", source=source, option=option, field=role,
-                hint=f"columns found: {', '.join(cols)}. Name one of them with "
-                     f"columns={{'{role}': NAME}} (command line: {option} NAME)",
-                plain_hint=f"columns found: {', '.join(cols)}")
-        out[role] = found
-    return out
-
+__all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
+           "guess_table_format", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
@@ -157,7 +124,8 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
                              f"limit of {MAX_INPUT_BYTES:,}", source=source,
                              hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
         table = pq.read_table(pa.BufferReader(data))
-        return table.to_pandas()
+        table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+        return arrow_to_pandas(table)
     except InputError:
         raise
     except MemoryError:
@@ -165,6 +133,15 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
         raise InputError(f"cannot read this Parquet file ({type(exc).__name__})", source=source,
                          hint="Save the table again as Parquet, or as CSV") from None
+
+
+def arrow_to_pandas(table) -> pd.DataFrame:
+    """An Arrow table or record batch as a DataFrame; damaged pandas metadata in the
+    schema (index, dtypes) is left out and the columns are read as they are."""
+    try:
+        return table.to_pandas()
+    except (ValueError, TypeError, KeyError, pa.ArrowException):  # the metadata's JSON, its keys
+        return table.replace_schema_metadata(None).to_pandas()
 
 
 def guess_table_format(raw: RawData) -> str:
@@ -175,11 +152,17 @@ def guess_table_format(raw: RawData) -> str:
 
 def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,
                      first_line: int = 0, name: str | None = None):
-    """Build a Run or Qrels from a DataFrame (column detection and value checks)."""
+    """Build a Run or Qrels from a DataFrame (column detection and value checks).
+
+    A run with no rows (an object in memory, not a file) is an empty Run: every qrels
+    query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
+    """
     if not isinstance(frame, pd.DataFrame):
         raise InputError("expected a table", source=source)
-    if len(frame) == 0:
+    if len(frame) == 0 and (first_line or kind == "qrels"):
         raise InputError("the table has no rows", source=source)
+    if len(frame) == 0:
+        return Run([], [], np.zeros(0), name=name or "run", source=source)
     roles = detect_columns(frame.columns, kind, columns, source)
     vcol = roles["score" if kind == "run" else "relevance"]
 
@@ -190,14 +173,19 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
 
     values = to_numbers(frame[vcol], what=vcol, source=source, locate=locate,
                         hint=f"Every row needs a numeric {vcol}")
-    if kind == "run" and vcol == "rank" and roles["score"] == "rank":
+    if is_rank_column(roles, columns, kind):
         values = -values  # rank 1 is best: a higher score must mean better
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], "query id", source, locate)
     did = _id_column(frame[roles["doc_id"]], "document id", source, locate)
     if kind == "run":
-        return Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
-    return Qrels(qid, did, values, source=source, line_numbers=lines)
+        out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
+    else:
+        out = Qrels(qid, did, values, source=source, line_numbers=lines)
+    out.columns_used = dict(roles)
+    out.column_candidates = {role: [c for c in candidate_columns(frame.columns, role) if c != col]
+                             for role, col in roles.items() if role in ("query_id", "doc_id")}
+    return out
 
 
 def _id_column(series: pd.Series, what: str = "id", source: str = "<table>", locate=None) -> pa.Array:
@@ -248,16 +236,23 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
 
 
 def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
-    """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame."""
+    """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame.
+
+    As in trec_eval (and pytrec_eval, whose input this is), a query whose mapping is empty
+    (``{"q": {}}``) has no ranking: it is absent from the run, skipped or scored 0 as
+    ``missing_queries`` says, and listed among the missing queries. A run mapping with no
+    pairs at all is an empty run (every qrels query missing); qrels need a pair.
+    """
     vname = "score" if kind == "run" else "relevance"
     q, d, v = [], [], []
     for qid, docs in obj.items():
-        if not isinstance(docs, dict):
+        if not isinstance(docs, Mapping):
             raise InputError(f"query {qid!r}: expected a {{doc_id: {vname}}} mapping", source=source)
         for did, val in docs.items():
             q.append(str(qid))
             d.append(str(did))
             v.append(val)
-    if not q:
+    if not q and kind == "qrels":
         raise InputError("no (query, document) pairs in the mapping", source=source)
-    return pd.DataFrame({"query_id": q, "doc_id": d, vname: v})
+    return pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
+                         vname: pd.Series(v, dtype=object)})

@@ -12,8 +12,11 @@ line-by-line reader that names the first bad line.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
@@ -23,12 +26,43 @@ from metrics_core.validation import parse_number
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
 QRELS_FORMAT = "qid iter docid relevance"
+MSMARCO_RUN_FORMAT = "qid pid rank"
 
 # (number of columns, id columns, value column, value name)
 _LAYOUT = {
     "run": (6, (0, 2), 4, "score", RUN_FORMAT),
     "qrels": (4, (0, 2), 3, "relevance", QRELS_FORMAT),
+    "msmarco": (3, (0, 1), 2, "rank", MSMARCO_RUN_FORMAT),
 }
+
+
+#: the characters that separate fields, as trec_eval's C reader sees them (C's isspace):
+#: other characters (a no-break space, U+001C ...) belong to the id
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+_FIELDS = re.compile(r"[ \t\n\r\x0b\x0c]+")
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a line, split on runs of ASCII white space only (as trec_eval)."""
+    line = line.strip(ASCII_SPACE)
+    return _FIELDS.split(line) if line else []
+
+
+def other_separators(raw: RawData, delim: str) -> bool:
+    """Whether the data holds a separator other than ``delim`` (a tab in a space-separated
+    file, a space in a tab-separated one, a vertical tab or form feed anywhere): the
+    delimiter-split fast paths would then read fields the line reader splits. (Empty
+    fields, the other difference, are found in the parsed columns: :func:`any_empty`.)"""
+    others = {"\t": (b" ", b"\x0b", b"\x0c"), " ": (b"\t", b"\x0b", b"\x0c")}[delim]
+    return any(raw.contains(c) for c in others)
+
+
+def any_empty(column) -> bool:
+    """Whether a dictionary-encoded string column (chunked or not) holds an empty value:
+    the line reader would have split that line into fewer fields. Looks at the
+    dictionaries (a few values), not the rows."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return any(pc.any(pc.equal(pc.utf8_length(c.dictionary), 0)).as_py() for c in chunks if len(c))
 
 
 def _first_line(data: bytes) -> bytes:
@@ -58,10 +92,12 @@ def _fast_parse(raw: RawData, kind: str):
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     if len(first.split(delim.encode())) != ncols:
         return None
-    # NUL bytes take the slow path, which names their line
-    if raw.contains(b"\x00"):
+    # NUL bytes take the slow path, which names their line; so do mixed separators
+    if raw.contains(b"\x00") or other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(ncols)]
+    # the other fields (Q0, rank, tag; iter), read only to see that none is empty
+    others = [names[i] for i in range(ncols) if i not in (qcol, dcol, vcol)]
     try:
         table = pacsv.read_csv(
             raw.arrow_source(),
@@ -73,8 +109,9 @@ def _fast_parse(raw: RawData, kind: str):
                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
-                              names[vcol]: pa.float64()},
-                include_columns=[names[qcol], names[dcol], names[vcol]],
+                              names[vcol]: pa.float64(),
+                              **dict.fromkeys(others, pa.dictionary(pa.int32(), pa.string()))},
+                include_columns=[names[qcol], names[dcol], names[vcol], *others],
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
                 null_values=[],
             ),
@@ -88,8 +125,13 @@ def _fast_parse(raw: RawData, kind: str):
     # float conversion above; the empty query id is checked all the same)
     if _comment_or_blank(table.column(names[qcol])):
         return None
+    # an empty field between two tabs: the line reader splits on runs of whitespace and
+    # names the line (an empty document id is never data)
+    if pc.any(pc.equal(pc.utf8_length(table.column(names[dcol])), 0)).as_py() or \
+            any(any_empty(table.column(c)) for c in others):
+        return None
     values = table.column(names[vcol]).to_numpy()
-    table = table.drop_columns([names[vcol]])
+    table = table.drop_columns([names[vcol], *others])
     # hand the parser's freed blocks back to the system before the evaluation needs memory
     pa.default_memory_pool().release_unused()
     if not np.isfinite(values).all():
@@ -126,11 +168,11 @@ def _slow_parse(raw: RawData, kind: str):
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
-        stripped = line.strip()
+        stripped = line.strip(ASCII_SPACE)
         if not stripped or line.startswith("#"):
             continue
-        parts = stripped.split()
-        if '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"'):
+        parts = split_fields(stripped)
+        if quoted_line(stripped, parts, kind):
             raise InputError("a double quote (\") in the line: TREC files are not quoted, and ids "
                              "cannot contain spaces", source=raw.name, line=number,
                              hint=f"Remove the quotes and the spaces inside ids; {kind} lines are: {layout}")
@@ -168,6 +210,13 @@ def _slow_parse(raw: RawData, kind: str):
             np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
 
 
+def quoted_line(stripped: str, parts: list[str], kind: str) -> bool:
+    """Whether a line's double quotes make it unreadable as TREC: its field count is off,
+    or an id starts with a quote (a quoted CSV line, an id with spaces)."""
+    ncols, (qcol, dcol), _, _, _ = _LAYOUT[kind]
+    return '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"')
+
+
 def _is_number(text: str) -> bool:
     return parse_number(text) is not None
 
@@ -194,6 +243,40 @@ def parse_trec_qrels(raw: RawData) -> Qrels:
     """Parse a TREC qrels file (see the module docstring)."""
     qid, did, rel, lines, _ = _parse(raw, "qrels")
     return Qrels(qid, did, rel, source=raw.name, line_numbers=lines, rows_are_lines=True)
+
+
+def parse_msmarco_run(raw: RawData, name: str | None = None) -> Run:
+    """Parse an MS MARCO run file: ``qid pid rank`` lines (tabs or spaces), no score.
+
+    The score is minus the rank (rank 1 scores -1, rank 2 -2 ...): sorting by score,
+    descending, gives the file's rank order exactly, in float32 too (trec_eval 9's
+    precision) for ranks up to 16,777,216. Equal ranks within a query are ties, ordered
+    by the tie convention, as equal scores are.
+    """
+    qid, did, ranks, lines, _ = _parse(raw, "msmarco")
+    return Run(qid, did, -ranks, name=name or raw.stem or "run", source=raw.name,
+               line_numbers=lines, rows_are_lines=True)
+
+
+def first_data_fields(raw: RawData) -> list[bytes]:
+    """The whitespace-separated fields of the first line that is not blank or a comment."""
+    for line in raw.head(65536).splitlines():
+        s = line.strip()
+        if s and not s.startswith(b"#"):
+            return s.split()
+    return []
+
+
+def looks_like_msmarco_run(raw: RawData) -> bool:
+    """Whether the first data line is ``qid pid rank``: three fields, the last a whole number."""
+    parts = first_data_fields(raw)
+    if len(parts) != 3:
+        return False
+    try:
+        rank = parse_number(parts[2].decode("ascii"))
+    except UnicodeDecodeError:
+        return False
+    return rank is not None and bool(np.isfinite(rank)) and rank == int(rank) and b"," not in b"".join(parts)
 
 
 def looks_like_trec(raw: RawData, kind: str) -> bool:

@@ -16,6 +16,7 @@ from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
 from metrics_core.io import read_qrels, read_run
+from metrics_core.io.coverage import warn_coverage
 from metrics_core.ranking.ranked import evaluate_lists, rank, resolve_conventions
 from metrics_core.ranking.ranked_lists import RankedLists
 from metrics_core.ranking.registry import (
@@ -121,7 +122,10 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
             return evaluate_stream(q, stream, specs, conv, rank_cutoffs(specs), rows)
         except NotStreamable:
             pass  # read whole below (the whole-file reader names any bad line)
-    return rank(q, run, conv, cutoffs=rank_cutoffs(specs)).evaluate(specs, tie_report=tie_report)
+    ranking = rank(q, run, conv, cutoffs=rank_cutoffs(specs))
+    ev = ranking.evaluate(specs, tie_report=tie_report)
+    ev.coverage = warn_coverage(q, ranking.run, stacklevel=2)  # never a silent zero
+    return ev
 
 
 def _stream_block_rows(run, block_rows) -> int:

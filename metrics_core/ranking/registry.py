@@ -28,6 +28,7 @@ from metrics_core.ranking.definition import (
     MeasureSpec,
     Param,
 )
+from metrics_core.ranking.ranx_names import translate as translate_ranx
 
 __all__ = ["REGISTRY", "MeasureDef", "MeasureSpec", "Param", "Example", "PARAMS", "parse_measure",
            "parse_measures", "split_measures", "accepted_names", "list_measures", "from_trec_name",
@@ -167,6 +168,8 @@ def parse_measure(text) -> MeasureSpec:
             if base.lower().startswith(prefix) and len(base) > len(prefix):
                 family, params_text = fam, f"{param}={base[len(prefix):]}"
                 break
+    if family is None and (ranx := translate_ranx(raw)) is not None:  # ranx spellings (ndcg_burges@10)
+        return parse_measure(ranx)
     if family is None:
         _unknown(raw, f"no measure called {base!r}")
     d = REGISTRY[family]

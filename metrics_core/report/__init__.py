@@ -1,8 +1,14 @@
 """Tables for people and papers: interpretation labels and exports with provenance.
 
-Every export states the RankLab version and the conventions it was computed with:
-CSV as leading ``#`` lines, Markdown as a footnote line, LaTeX as ``%`` comments and a
-caption note, JSON as keys.
+Every export states the RankLab version and the conventions it was computed with, where
+the format has room for it outside the table: Markdown and the plain table as a footnote
+line, LaTeX as ``%`` comments, JSON as keys. A CSV file is the table only (one header line,
+no comment lines a spreadsheet would read as rows): its provenance is
+:func:`provenance_json`, offered as a second download by the app and written beside the file
+as ``FILE.provenance.json`` by :func:`write_export` (the command line's ``-o FILE.csv``).
+
+Cells print through :mod:`metrics_core.report.cells`: a missing value is an en dash, a small
+p-value ``< 0.0001`` (:func:`format_p`), a CSV number its shortest round-trip text.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import errno
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -21,8 +28,23 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from metrics_core import __version__
+from metrics_core.report.cells import (  # noqa: F401  (re-exported: the shared cell helpers)
+    LATEX_MARKERS,
+    MISSING,
+    csv_number,
+    format_cell,
+    format_p,
+    is_missing,
+    is_p_column,
+    latex_cell,
+    latex_escape,
+    latex_text,
+    short_caption,
+)
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
+#: Suffix of the provenance file written beside a CSV export (:func:`write_export`).
+SIDECAR_SUFFIX = ".provenance.json"
 
 
 def provenance(conventions=None, **extra) -> dict:
@@ -34,7 +56,12 @@ def provenance(conventions=None, **extra) -> dict:
     return out
 
 
-def _provenance_line(prov: Mapping | None) -> str:
+def provenance_line(prov: Mapping | None) -> str:
+    """The provenance as one line: ``RankLab VERSION; conventions: k=v, ...; key: value``.
+
+    >>> provenance_line({"ranklab_version": "1.0", "conventions": {"ties": "trec_eval"}, "seed": 0})
+    'RankLab 1.0; conventions: ties=trec_eval; seed: 0'
+    """
     if not prov:
         return f"RankLab {__version__}"
     parts = [f"RankLab {prov.get('ranklab_version', __version__)}"]
@@ -47,14 +74,28 @@ def _provenance_line(prov: Mapping | None) -> str:
     return "; ".join(parts)
 
 
+def provenance_json(prov: Mapping | None = None, title: str | None = None, **extra) -> str:
+    """The provenance of an export as JSON text: what a CSV file cannot hold.
+
+    ``{"provenance": {...}, "title": ..., **extra}`` (the same ``provenance`` object as the
+    JSON export), indented; the app offers it as a second download beside a CSV, and
+    :func:`write_export` writes it to ``FILE.csv.provenance.json``.
+
+    >>> print(provenance_json({"ranklab_version": "1.0"}, "Leaderboard"))
+    {
+      "provenance": {
+        "ranklab_version": "1.0"
+      },
+      "title": "Leaderboard"
+    }
+    """
+    out = {"provenance": json_safe(dict(prov or provenance())), "title": title}
+    out.update(json_safe(dict(extra)))
+    return json.dumps(out, indent=2, ensure_ascii=False)
+
+
 def _fmt_value(v, digits: int) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, (float, np.floating)):
-        if math.isnan(v):
-            return "NaN"
-        return f"{float(v):.{digits}f}"
-    return str(v)
+    return format_cell(v, digits)
 
 
 def json_safe(obj):
@@ -73,14 +114,6 @@ def json_safe(obj):
     if isinstance(obj, (np.bool_,)):
         return bool(obj)
     return obj
-
-
-def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters in a cell or header."""
-    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-            "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\n": " ", "\r": " "}
-    return "".join(repl.get(c, c) for c in str(text))
 
 
 def _one_line(text: str) -> str:
@@ -104,6 +137,8 @@ def markdown_escape(text: str) -> str:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A signed decimal number in ASCII (what a spreadsheet reads as a number, not a formula).
+_SIGNED_NUMBER = re.compile(r"[+-](?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def csv_safe(value):
@@ -116,58 +151,110 @@ def csv_safe(value):
     """
     if not isinstance(value, str) or not value.startswith(_FORMULA_START):
         return value
-    if value[0] in "+-":
-        from metrics_core.validation import parse_number
-
-        if parse_number(value) is not None and value.strip() == value:
-            return value
+    if value[0] in "+-" and _SIGNED_NUMBER.fullmatch(value):
+        return value
     return "'" + value
+
+
+def _csv(frame: pd.DataFrame) -> str:
+    """One header line and the rows: numbers in shortest round-trip form, a missing value
+    empty, text that a spreadsheet would run as a formula quoted (:func:`csv_safe`)."""
+    import pandas as pd
+
+    buf = io.StringIO()
+    safe = frame.rename(columns=lambda c: csv_safe(str(c))).copy()
+    for c in safe.columns:
+        col = safe[c]
+        if pd.api.types.is_float_dtype(col):
+            safe[c] = col.map(csv_number).astype(object)
+        elif col.dtype == object or pd.api.types.is_string_dtype(col):
+            safe[c] = col.map(lambda v: csv_safe(csv_number(v)))
+    safe.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue()
+
+
+def _latex(cols: list[str], rows: list[list[str]], title: str | None, line: str) -> str:
+    caption, note = short_caption(title) if title else ("", "")
+    out = [f"% {_one_line(line)}", r"% needs \usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
+    if caption:
+        out.append(r"\caption{" + latex_text(caption) + "}")
+    out += [r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}", r"\toprule",
+            " & ".join(latex_text(c) for c in cols) + r" \\", r"\midrule"]
+    for r in rows:
+        out.append(" & ".join(latex_cell(c) for c in r) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    if note:
+        out.append(r"\par\smallskip{\footnotesize " + latex_text(note) + "}")
+    out.append(r"\end{table}")
+    return "\n".join(out)
 
 
 def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None = None,
                  digits: int = 4, title: str | None = None, index: bool = True) -> str:
     """Render a DataFrame as ``table`` (plain text), ``csv``, ``json``, ``markdown`` or ``latex``.
 
-    Numbers are printed with ``digits`` decimals (CSV and JSON keep full precision).
-    Provenance (version, conventions) is always included.
+    Parameters
+    ----------
+    df : DataFrame
+    fmt : {"table", "csv", "json", "markdown", "latex"}
+    prov : mapping, optional
+        :func:`provenance` (default: the version only).
+    digits : int
+        Decimals of the numbers in ``table``, ``markdown`` and ``latex``.
+    title : str, optional
+        The table's name, optionally followed by its legend ("Leaderboard. ★ best ...").
+    index : bool
+        Write a named or non-range index as the first columns.
+
+    Returns
+    -------
+    str
+        * ``csv``: one header line and the rows only, no comment lines (the provenance and
+          the title are :func:`provenance_json`); numbers in shortest round-trip form
+          (``0.2``), a missing value empty.
+        * ``json``: ``{"provenance", "title", "rows"}`` with full precision, NaN as null.
+        * ``markdown`` / ``table``: the title, the table, the provenance line.
+        * ``latex``: a booktabs ``table`` (``\\usepackage{booktabs}``), ASCII only so
+          pdflatex compiles it; the caption is the title's first sentence, the rest of the
+          title a footnote-size note under the table; markers (★ † ‡ ``*``) at the end of
+          a cell in superscript, a ★ cell bold; the provenance in ``%`` comments.
+
+        A missing value prints as an en dash (``--`` in LaTeX) in every format but CSV and
+        JSON; never "nan" or "None". A p-value column (:func:`is_p_column`) prints with
+        :func:`format_p` (``< 0.0001``).
 
     Examples
     --------
     >>> import pandas as pd
-    >>> df = pd.DataFrame({"nDCG@10": [0.51234]}, index=pd.Index(["bm25"], name="run"))
+    >>> df = pd.DataFrame({"nDCG@10": [0.51234, float("nan")]}, index=pd.Index(["bm25", "x"], name="run"))
     >>> print(format_table(df, "markdown", prov={"ranklab_version": "0.1.0"}))
     | run | nDCG@10 |
     |---|---|
     | bm25 | 0.5123 |
+    | x | – |
     <BLANKLINE>
     _RankLab 0.1.0_
+    >>> print(format_table(pd.DataFrame({"run": ["a", "b"], "p": [0.2, float("nan")]}), "csv"), end="")
+    run,p
+    a,0.2
+    b,
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
     import pandas as pd
 
     frame = df.reset_index() if index and (df.index.name or not isinstance(df.index, pd.RangeIndex)) else df
-    line = _provenance_line(prov)
+    line = provenance_line(prov)
     if fmt == "csv":
-        buf = io.StringIO()
-        buf.write(f"# {_one_line(line)}\n")
-        if title:
-            buf.write(f"# {_one_line(title)}\n")
-        safe = frame.rename(columns=lambda c: csv_safe(str(c)))
-        text_cols = [c for c in safe.columns if safe[c].dtype == object or
-                     pd.api.types.is_string_dtype(safe[c])]
-        if text_cols:
-            safe = safe.copy()
-            for c in text_cols:
-                safe[c] = safe[c].map(csv_safe)
-        safe.to_csv(buf, index=False, float_format="%.17g")
-        return buf.getvalue()
+        return _csv(frame)
     if fmt == "json":
         records = [json_safe(r) for r in frame.to_dict(orient="records")]
         return json.dumps({"provenance": json_safe(dict(prov or provenance())), "title": title,
                            "rows": records}, indent=2)
     cols = [str(c) for c in frame.columns]
-    rows = [[_fmt_value(v, digits) for v in r] for r in frame.itertuples(index=False, name=None)]
+    p_cols = [is_p_column(c) for c in cols]
+    rows = [[format_p(v, digits) if is_p and not isinstance(v, str) else _fmt_value(v, digits)
+             for v, is_p in zip(r, p_cols, strict=True)] for r in frame.itertuples(index=False, name=None)]
     if fmt == "markdown":
         out = []
         if title:
@@ -180,22 +267,36 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
         out.append(f"_{markdown_escape(line)}_")
         return "\n".join(out)
     if fmt == "latex":
-        out = [f"% {line}", r"\begin{table}[t]", r"\centering",
-               r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}", r"\toprule",
-               " & ".join(latex_escape(c) for c in cols) + r" \\", r"\midrule"]
-        for r in rows:
-            out.append(" & ".join(latex_escape(c) for c in r) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}"]
-        cap = latex_escape(title) + ". " if title else ""
-        out.append(r"\caption{" + cap + latex_escape(line) + "}")
-        out.append(r"\end{table}")
-        return "\n".join(out)
+        return _latex(cols, rows, title, line)
     # plain text table
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
     head = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=False))
     body = ["  ".join((r[i].rjust(w) if i else r[i].ljust(w)) for i, w in enumerate(widths)) for r in rows]
     out = ([title] if title else []) + [head, "  ".join("-" * w for w in widths)] + body + ["", line]
     return "\n".join(out)
+
+
+def sidecar_path(path: str) -> str:
+    """Where :func:`write_export` puts a CSV's provenance: ``PATH.provenance.json``.
+
+    >>> sidecar_path("runs.csv")
+    'runs.csv.provenance.json'
+    """
+    return str(path) + SIDECAR_SUFFIX
+
+
+def write_export(text: str, path: str | None, fmt: str, prov: Mapping | None = None,
+                 title: str | None = None) -> str | None:
+    """Write an export like :func:`write_text`; a CSV written to a file also gets its
+    provenance beside it (:func:`sidecar_path`, :func:`provenance_json`), since the CSV
+    itself has no comment lines. Returns the sidecar's path, or None (stdout, or not CSV).
+    """
+    write_text(text, path)
+    if fmt != "csv" or path in (None, "-"):
+        return None
+    side = sidecar_path(path)
+    write_text(provenance_json(prov, title), side)
+    return side
 
 
 def write_text(text: str, path: str | None = None) -> None:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from metrics_core.errors import InputError
 from metrics_core.report import format_table, json_safe, latex_escape, markdown_escape, provenance
+from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
 from metrics_core.stats.comparison import (
     TESTS,
@@ -33,8 +34,6 @@ PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "co
 WIDE_COLUMNS = ("run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo",
                 "ci_hi", *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses",
                 "effect_size", "markers")
-#: The significance markers in LaTeX (text mode, needs no package beyond LaTeX's own).
-LATEX_MARKERS = {"†": r"\textdagger{}", "‡": r"\textdaggerdbl{}", "*": "*"}
 
 
 class Comparison:
@@ -198,9 +197,9 @@ class Comparison:
         out += [r"\begin{tabular}{l" + "r" * len(table.columns) + "}", r"\toprule",
                 " & ".join(latex_escape(c) for c in ["run", *table.columns]) + r" \\", r"\midrule"]
         for run, row in table.iterrows():
-            out.append(" & ".join([latex_escape(run), *(_latex_cell(v) for v in row)]) + r" \\")
+            out.append(" & ".join([latex_escape(run), *(latex_cell(v) for v in row)]) + r" \\")
         out += [r"\bottomrule", r"\end{tabular}", r"\par\smallskip",
-                r"{\footnotesize " + _latex_text(self.legend(tests)) + "}", r"\end{table}"]
+                r"{\footnotesize " + latex_text(self.legend(tests)) + "}", r"\end{table}"]
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:
@@ -220,24 +219,6 @@ def _one_line(text: str) -> str:
 def _md(value) -> str:
     """A Markdown cell or sentence that prints as itself (see :func:`markdown_escape`)."""
     return "".join("\\" + c if c in "*_" else c for c in markdown_escape(value))
-
-
-def _latex_text(text: str) -> str:
-    out = latex_escape(text)
-    for mark, tex in LATEX_MARKERS.items():
-        if mark != "*":
-            out = out.replace(mark, tex)
-    return out
-
-
-def _latex_cell(cell: str) -> str:
-    """``0.5 (+0.1)†*`` -> the escaped number and its markers in superscript."""
-    text = str(cell)
-    base = text.rstrip("".join(LATEX_MARKERS))
-    marks = text[len(base):]
-    if not marks:
-        return latex_escape(base)
-    return latex_escape(base) + r"\textsuperscript{" + "".join(LATEX_MARKERS[m] for m in marks) + "}"
 
 
 def _as_runs(evaluations) -> list:

@@ -24,7 +24,9 @@ def evaluations_json(evaluations: Sequence, conventions, per_query: bool = False
     Parameters
     ----------
     evaluations : sequence of Evaluation or RunValues
-        Each with ``to_dict(per_query=...)`` (the ``runs`` entry).
+        Each with ``to_dict(per_query=...)`` (the ``runs`` entry); an evaluation whose
+        ``coverage`` names a problem (no shared query, nothing judged) adds it to its
+        ``diagnostics`` as ``coverage``.
     conventions : Conventions or mapping
         The conventions the runs were evaluated with (``as_dict()`` or a plain dict).
     per_query : bool
@@ -44,8 +46,12 @@ def evaluations_json(evaluations: Sequence, conventions, per_query: bool = False
     ({'ties': 'trec_eval'}, {'AP': 0.75})
     """
     conv = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions or {})
-    return {"version": __version__, "conventions": conv,
-            "runs": [ev.to_dict(per_query=per_query) for ev in evaluations]}
+    runs = [ev.to_dict(per_query=per_query) for ev in evaluations]
+    for entry, ev in zip(runs, evaluations, strict=True):
+        coverage = getattr(ev, "coverage", None)
+        if coverage and coverage.get("problem"):  # additive: the contract's keys stay as they are
+            entry["diagnostics"]["coverage"] = coverage
+    return {"version": __version__, "conventions": conv, "runs": runs}
 
 
 def evaluations_frame(evaluations: Sequence, per_query: bool = False) -> pd.DataFrame:

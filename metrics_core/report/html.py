@@ -27,6 +27,7 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.report import PALETTE, json_safe
+from metrics_core.report.cells import format_cell, format_p
 from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
 from metrics_core.stats.comparison import (
     MARKERS,
@@ -83,15 +84,10 @@ def _esc(text) -> str:
 
 
 def _fmt(v, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return "–"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
+    """:func:`~metrics_core.report.cells.format_cell`, integers with thousands separators."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return f"{int(v):,}"
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.{digits}f}"
-    return str(v)
+    return format_cell(v, digits)
 
 
 def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
@@ -132,7 +128,7 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     })
     names = {"t": "p t-test", "wilcoxon": "p Wilcoxon", "permutation": "p randomization"}
     for t in TESTS:
-        out[f"{names[t]} (corrected)"] = frame[f"p_corrected_{t}"]
+        out[f"{names[t]} (corrected)"] = frame[f"p_corrected_{t}"].map(format_p)
     out["W / T / L"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"],
                                                                   strict=True)]
     out["Significant"] = frame["markers"]
@@ -251,7 +247,7 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
     blocks = [("Leaderboard", grid_table(board) + f"<p class=\"legend\">{_esc(legend)}</p>")]
     blocks.append((f"Every run against {baseline}",
                    table_html(comparison_table(frame))
-                   + f"<p class=\"legend\">{_esc(markers_legend(frame, tests=TESTS))}</p>"))
+                   + f"<p class=\"legend\">{_esc(markers_legend(frame, tests=TESTS, paper=False))}</p>"))
     own = pd.DataFrame([{"Run": ev.run_name, **{m: ev.aggregate.get(m, np.nan) for m in measures}}
                         for ev in evaluations])
     blocks.append(("Each run on its own queries (as trec_eval reports it)",

@@ -115,3 +115,53 @@ def tie_band(board: pd.DataFrame, frames: dict, bounds: dict) -> pd.DataFrame:
                 rows.append({"run": name, "measure": m, "low": float(low.mean()),
                              "high": float(high.mean()), "dependent": dependent})
     return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+
+
+#: Columns of :func:`leaderboard_long`, in order.
+LONG_COLUMNS = ("run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p", "p_corrected",
+                "marker")
+
+
+def leaderboard_long(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard in long form for export: one row per (run, measure) that has a mean.
+
+    A (run, measure) without a mean on the board's query set (e.g. a run that shares no
+    query with the qrels) is left out rather than exported as a row of NaN; the baseline's
+    rows keep their mean and interval and have no delta or p-value (it is the reference).
+    ``attrs["note"]`` says both in words, for under the table or in the provenance;
+    ``attrs["dropped"]`` lists the (run, measure) pairs left out.
+
+    Parameters
+    ----------
+    board : DataFrame
+        :func:`metrics_core.stats.comparison.leaderboard` output.
+
+    Returns
+    -------
+    DataFrame
+        :data:`LONG_COLUMNS` (``p`` where the board has it).
+
+    Examples
+    --------
+    >>> board = pd.DataFrame({"run": ["a", "b"], "measure": ["RR", "RR"], "n_queries": [2, 2],
+    ...                       "mean": [0.75, np.nan], "median": [0.75, np.nan], "ci_lo": [0.5, np.nan],
+    ...                       "ci_hi": [1.0, np.nan], "delta": [np.nan, np.nan], "p": [np.nan, np.nan],
+    ...                       "p_corrected": [np.nan, np.nan], "marker": ["", ""]})
+    >>> board.attrs["baseline"] = "a"
+    >>> long = leaderboard_long(board)
+    >>> long["run"].tolist(), long.attrs["dropped"]
+    (['a'], [('b', 'RR')])
+    >>> print(long.attrs["note"])
+    The baseline a has no difference or p-value (–): it is the reference. Left out, no value on this query set: b (RR).
+    """
+    cols = [c for c in LONG_COLUMNS if c in board.columns]
+    has_mean = board["mean"].notna()
+    dropped = [(str(r), str(m)) for r, m in zip(board.loc[~has_mean, "run"], board.loc[~has_mean, "measure"],
+                                               strict=True)]
+    out = board.loc[has_mean, cols].reset_index(drop=True)
+    out.attrs = {}
+    note = f"The baseline {board.attrs.get('baseline')} has no difference or p-value (–): it is the reference."
+    if dropped:
+        note += " Left out, no value on this query set: " + ", ".join(f"{r} ({m})" for r, m in dropped) + "."
+    out.attrs.update(note=note, dropped=dropped)
+    return out

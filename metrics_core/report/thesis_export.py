@@ -23,10 +23,10 @@ import html
 import io
 import math
 import re
-import unicodedata
 
 from metrics_core.report import csv_safe
 from metrics_core.report.catalogs import N_, translations
+from metrics_core.report.cells import MISSING, csv_number, latex_escape
 from metrics_core.report.thesis import LEVEL_NAMES, VERDICT_NAMES, ThesisTable, display_measure
 
 #: Words of the exports, in English (the catalogs' msgids).
@@ -52,7 +52,6 @@ DEFAULT_WORDS = {
     "correction_none": N_("no correction"),
 }
 
-MISSING = "\u2013"  # en dash: a missing value (LaTeX: --)
 
 
 def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
@@ -144,7 +143,7 @@ def legend(table: ThesisTable, words=None, marker: str = "*") -> str:
 
 
 def _num(v: float) -> str:
-    return "" if v is None or math.isnan(v) else repr(float(v))
+    return "" if v is None else str(csv_number(float(v)))
 
 
 def to_csv(table: ThesisTable, words=None) -> str:
@@ -259,41 +258,6 @@ def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
                                     f"**{g.name(table.verdict, verdict=True)}**"]) + " |")
     note = legend(table, w, marker="\\*")
     return "\n".join(lines + (["", note] if note else [])) + "\n"
-
-
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "[": "{[}", "]": "{]}", "\u2013": "--",
-          "\u2014": "---", "\u00a0": "~", "\u00ab": r"\guillemotleft{}", "\u00bb": r"\guillemotright{}",
-          "\u00bf": r"?`", "\u00a1": r"!`", "\u00df": r"\ss{}", "\u00f8": r"\o{}", "\u00d8": r"\O{}"}
-_ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0327": "c",
-            "\u030a": "r", "\u030c": "v", "\u0304": "="}
-
-
-def latex_escape(text) -> str:
-    r"""Plain ASCII LaTeX for any text: specials escaped, accented letters as accent
-    commands, any other non-ASCII character written as its code point; brackets braced
-    so that a cell never reads as an optional argument of ``\\`` (pdflatex-safe).
-
-    >>> print(latex_escape("a_b & 50% {x} ~ñ"))
-    a\_b \& 50\% \{x\} \textasciitilde{}\~{n}
-    >>> print(latex_escape(chr(0x2605) + " run"))
-    {[}U+2605{]} run
-    """
-    out = []
-    for ch in str(text).replace("\r", " ").replace("\n", " "):
-        if ch in _LATEX:
-            out.append(_LATEX[ch])
-        elif ch.isascii():
-            out.append(ch)
-        else:
-            base, *marks = unicodedata.normalize("NFD", ch)
-            if base.isascii() and len(marks) == 1 and marks[0] in _ACCENTS:
-                letter = {"i": r"\i", "j": r"\j"}.get(base, base)
-                out.append(f"\\{_ACCENTS[marks[0]]}{{{letter}}}")
-            else:
-                out.append(f"{{[}}U+{ord(ch):04X}{{]}}")
-    return "".join(out)
 
 
 def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:comparative") -> str:

@@ -274,16 +274,73 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
 
 
 def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True) -> str:
-    """One sentence explaining the markers of :func:`paper_table` and the query set."""
+    """One sentence explaining the markers of :func:`paper_table`, the correction's family
+    (:func:`family_sentence`) and the query set. ``paper=False``: a table with a delta
+    column of its own, so no "in parentheses"."""
     a = frame.attrs
     names = dict(TEST_NAMES)
     names["permutation"] = (f"paired randomization test ({a.get('permutations')} sign flips, "
                             f"seed {a.get('seed')})")
-    corr = CORRECTION_NAMES[a.get("correction", "none")]
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
     return (f"Baseline: {a.get('baseline')}. " + ("Delta vs baseline in parentheses; " if paper else "")
-            + "; ".join(parts) + f", {corr} correction over {len(frame)} comparisons. "
-            + queries_sentence(frame))
+            + "; ".join(parts) + ". " + family_sentence(frame, explain=not paper) + " " + queries_sentence(frame))
+
+
+def correction_family(frame: pd.DataFrame) -> dict:
+    """The comparisons one multiple-comparison correction covers in a table.
+
+    A :func:`compare_runs` frame or a :func:`leaderboard` corrects each test's p-values
+    over every (run, measure) pair it holds besides the baseline's own rows: R runs against
+    the baseline times M measures. Two tables with the same runs, measures and settings give
+    the same corrected p-value for a pair; a table with other runs or measures has another
+    family, so its corrected p-value for the same pair differs (its uncorrected one does not).
+
+    Returns
+    -------
+    dict
+        ``correction`` (the method's key), ``n`` (the number of comparisons), ``runs`` (the
+        runs compared with the baseline), ``measures`` and ``baseline``.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"run": ["b", "c", "b", "c"], "measure": ["RR", "RR", "AP", "AP"]})
+    >>> f.attrs.update(baseline="a", correction="holm")
+    >>> correction_family(f)
+    {'correction': 'holm', 'n': 4, 'runs': ['b', 'c'], 'measures': ['RR', 'AP'], 'baseline': 'a'}
+    """
+    a = frame.attrs
+    baseline = a.get("baseline")
+    rows = frame[frame["run"] != baseline] if len(frame) else frame
+    runs = list(dict.fromkeys(rows["run"])) if len(rows) else []
+    measures = list(dict.fromkeys(rows["measure"])) if len(rows) else list(a.get("measures", []))
+    return {"correction": a.get("correction", "holm"), "n": int(len(rows)), "runs": runs,
+            "measures": measures, "baseline": baseline}
+
+
+def family_sentence(frame: pd.DataFrame, explain: bool = True) -> str:
+    """The words that say which comparisons a table's correction covers (see
+    :func:`correction_family`): every page that shows corrected p-values states it, so two
+    pages that show a pair with different corrected p-values say why. ``explain=False``
+    stops after the family (a paper's table note).
+
+    >>> f = pd.DataFrame({"run": ["b", "b"], "measure": ["RR", "AP"]})
+    >>> f.attrs.update(baseline="a", correction="holm")
+    >>> print(family_sentence(f))
+    Holm correction over the 2 comparisons of this table (1 run against a × 2 measures); a table with other runs or measures corrects over its own comparisons, so its corrected p-value for the same pair differs (the uncorrected p-value is the same).
+    >>> print(family_sentence(f, explain=False))
+    Holm correction over the 2 comparisons of this table (1 run against a × 2 measures).
+    """
+    f = correction_family(frame)
+    if f["correction"] == "none":
+        return "No multiple-comparison correction: each p-value is its test's own."
+    runs, measures = len(f["runs"]), len(f["measures"])
+    family = (f"{CORRECTION_NAMES[f['correction']]} correction over the {f['n']} comparisons of this table "
+              f"({runs} run{'s' * (runs != 1)} against {f['baseline']} × {measures} "
+              f"measure{'s' * (measures != 1)})")
+    if not explain:
+        return family + "."
+    return (family + "; a table with other runs or measures corrects over its own comparisons, so its "
+            "corrected p-value for the same pair differs (the uncorrected p-value is the same).")
 
 
 def queries_sentence(frame: pd.DataFrame) -> str:
@@ -328,7 +385,8 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     pandas.DataFrame
         One row per (run, measure): run, measure, n_queries, mean, median, ci_lo, ci_hi,
         best (bool: the best mean of the measure; none for counts such as NumRet),
-        delta (vs baseline), p_corrected, marker (``MARKERS[test]`` when p_corrected <
+        delta (vs baseline), p (the test's uncorrected p-value: the same for the pair in
+        every table), p_corrected (over :func:`correction_family`), marker (``MARKERS[test]`` when p_corrected <
         alpha). ``attrs`` holds the parameters and the comparison frame.
     """
     if query_set not in ("common", "qrels"):
@@ -362,6 +420,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
                          "mean": float(mean[j]), "median": float(median[j]),
                          "ci_lo": float(lo[j]), "ci_hi": float(hi[j]), "best": bool(best[j]),
                          "delta": float(c.mean_delta) if c is not None else np.nan,
+                         "p": float(getattr(c, f"p_{test}")) if c is not None else np.nan,
                          "p_corrected": p,
                          "marker": MARKERS[test] if c is not None and p < alpha else ""})
     out = pd.DataFrame(rows)
@@ -373,21 +432,20 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
 
 
 def leaderboard_legend(board: pd.DataFrame) -> str:
-    """The legend of a :func:`leaderboard`: best mark, significance marker, CI, query set."""
+    """The legend of a :func:`leaderboard`: best mark, significance marker, the correction's
+    family (:func:`family_sentence`), CI, query set."""
     a = board.attrs
     test = a.get("test", "permutation")
-    n_comp = max(len(board) - len(a.get("measures", [])), 0)
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
     n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
          "n per measure in the header")
     return (f"★ best mean of the measure. {MARKERS[test]} significantly different from "
-            f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, "
-            f"{CORRECTION_NAMES[a.get('correction', 'holm')]} correction over {n_comp} "
-            f"comparisons, p < {a.get('alpha', 0.05)}). CI: {a.get('confidence', 0.95):.0%} "
+            f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, p < {a.get('alpha', 0.05)}). "
+            f"{family_sentence(board)} CI: {a.get('confidence', 0.95):.0%} "
             f"percentile bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
             f"{n}.")
 
 
 __all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "leaderboard",
-           "leaderboard_legend", "aligned_values", "queries_sentence", "TESTS", "MARKERS",
+           "leaderboard_legend", "correction_family", "family_sentence", "aligned_values", "queries_sentence", "TESTS", "MARKERS",
            "QUERY_SETS", "QUERY_SET_LABELS"]

@@ -47,7 +47,12 @@ def test_exports_state_version_and_conventions():
     conv = mc.Conventions(missing_queries="zero")
     texts = export_texts(df, conv, title="Overview")
     assert set(texts) == {"csv", "json", "markdown", "latex"}
+    # the CSV is the table alone; its version and conventions are in the other files
+    assert texts["csv"].splitlines()[0].startswith("run,")
+    assert not any(line.startswith("#") for line in texts["csv"].splitlines())
     for fmt, text in texts.items():
+        if fmt == "csv":
+            continue
         assert mc.__version__ in text, fmt
         assert "missing_queries" in text, fmt
     payload = json.loads(texts["json"])

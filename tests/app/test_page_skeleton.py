@@ -119,5 +119,6 @@ def test_export_texts_state_the_settings_and_keep_the_index_when_asked():
     df = pd.DataFrame({"AP": [0.5]}, index=pd.Index(["bm25"], name="run"))
     texts = export_texts(df, None, "T", seed=3)
     assert set(texts) == {"csv", "json", "markdown", "latex"}
-    assert "seed" in texts["csv"] and "bm25" in texts["markdown"]
+    assert "seed" in texts["json"] and "bm25" in texts["markdown"] and "bm25" in texts["csv"]
+    assert "seed" not in texts["csv"]  # the CSV is the table alone
     assert "bm25" not in export_texts(df, None, "T", index=False, formats=("csv",))["csv"]

@@ -192,3 +192,25 @@ def test_compare_runs_disjoint_queries_give_nan_not_errors():
     assert full["p_corrected_t"] == full["p_t"]
     rec = json.loads(json.dumps(json_safe(comparison_records(frame))))
     assert rec[0]["p"]["t"] is None and rec[0]["ci95"] == [None, None]
+
+
+def test_cli_csv_is_the_table_and_its_provenance_is_beside_it(tmp_path, capsys):
+    """``-o FILE.csv`` writes the table only (no comment rows) and FILE.csv.provenance.json;
+    a CSV on stdout is the table only; other formats keep their provenance inside."""
+    qrels, paths = _write_files(tmp_path)
+    out_file = tmp_path / "out.csv"
+    args = _args(qrels, paths, "--baseline", "dense", "-m", "AP", "--permutations", "200", "--format", "csv",
+                 "--quiet")
+    assert main([*args, "-o", str(out_file)]) == 0
+    text = out_file.read_text()
+    assert text.splitlines()[0].startswith("run,measure,n_queries,")
+    assert not any(line.startswith("#") for line in text.splitlines())
+    frame = pd.read_csv(out_file)
+    assert all(repr(float(v)) == str(v) for v in frame["mean_delta"].astype(str))
+    side = json.loads((tmp_path / "out.csv.provenance.json").read_text())
+    assert side["provenance"]["ranklab_version"] and side["provenance"]["baseline"] == "dense"
+    assert side["title"].startswith("Queries:")
+    capsys.readouterr()
+    assert main(args) == 0
+    assert capsys.readouterr().out == text
+    assert [p.name for p in tmp_path.glob("*.provenance.json")] == ["out.csv.provenance.json"]

@@ -188,15 +188,18 @@ def test_precision_at_k_correctness():
     assert calculate_precision_at_k(q, db, ql, dl, k=2, ties="stable") == 1.0
 
 
-@pytest.mark.parametrize("bits", [1, 7, 64, 65, 100, 300])
+@pytest.mark.parametrize("bits", [1, 7, 8, 9, 32, 33, 64, 65, 89, 90, 100, 127, 128, 255, 256, 300])
 @pytest.mark.parametrize("multilabel", [False, True])
-def test_distance_histograms_equal_direct_counts(bits, multilabel):
+@pytest.mark.parametrize("piece", [None, 7])
+def test_distance_histograms_equal_direct_counts(bits, multilabel, piece, monkeypatch):
     """The CPU histogram (bit packing, pair-counted columns, class slices, query chunks
     spread over threads) equals counting the distance matrix directly."""
-    from metrics_core.hashing import _CPU_CHUNK_QUERIES, distance_histograms
+    from metrics_core.hashing import CPU_CHUNK_QUERIES, distance_histograms, histograms
 
+    if piece is not None:  # bincount in many pieces per row, as on a database of millions
+        monkeypatch.setattr(histograms, "BINCOUNT_PIECE", piece)
     rng = np.random.default_rng(bits)
-    nq = 3 * _CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
+    nq = 3 * CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
     ndb = 201                                 # odd: one column left over by the pairing
     qc = rng.choice([-1, 1], (nq, bits))
     dc = rng.choice([-1, 1], (ndb, bits))
@@ -213,3 +216,57 @@ def test_distance_histograms_equal_direct_counts(bits, multilabel):
     n, r = distance_histograms(qc, dc, ql, dl, device="cpu")
     np.testing.assert_array_equal(n, want_n)
     np.testing.assert_array_equal(r, want_r)
+
+
+def test_code_bits_checks_like_validate_codes():
+    from metrics_core.hashing import code_bits
+
+    assert code_bits(np.array([[-1, 1]], dtype=np.int8)).tolist() == [[False, True]]
+    assert code_bits(torch.tensor([[True, False]])).tolist() == [[True, False]]
+    assert code_bits([1.0, -1.0]).shape == (1, 2)  # one code
+    for bad, where in (([[1, -1], [0, 1]], "row 1, bit 0"), ([[1, 2]], "row 0, bit 1"),
+                       ([[1.0, np.nan]], "row 0, bit 1"), ([[0, 1], [1, 3]], "row 1, bit 1")):
+        with pytest.raises(InputError, match=where):
+            code_bits(np.array(bad))
+    with pytest.raises(InputError, match="must be numbers"):
+        code_bits(np.array([["a", "b"]]))
+    with pytest.raises(InputError, match="2-D"):
+        code_bits(np.zeros((2, 2, 2)))
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+@pytest.mark.parametrize("bits", [16, 32, 64])
+def test_every_output_bit_identical_to_histograms_counted_directly(monkeypatch, bits, multilabel):
+    """evaluate_hashing's outputs (mAP, band, AP per query, P@k, radius, PR curve, per-class
+    mAP), computed from the CPU route's histograms, equal bit for bit those computed from
+    histograms counted directly on the distance matrix."""
+    from metrics_core.hashing import evaluate as ev
+
+    rng = np.random.default_rng(bits)
+    qc, dc = rng.choice([-1, 1], (90, bits)), rng.choice([0, 1], (700, bits))
+    dc[:100] = (qc[0] > 0)  # ties with the first query's code
+    if multilabel:
+        ql, dl = rng.integers(0, 2, (90, 5)), rng.integers(0, 2, (700, 5))
+        rel = (ql @ dl.T) > 0
+    else:
+        ql, dl = rng.integers(0, 7, 90), rng.integers(0, 6, 700)
+        rel = ql[:, None] == dl[None, :]
+    D = calculate_hamming_dist_matrix(qc, dc).numpy().astype(int)
+
+    def direct(*args, **kwargs):
+        n = np.stack([np.bincount(row, minlength=bits + 1) for row in D])
+        r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)])
+        return n, r
+
+    options = [dict(ks=(1, 10, 100)), dict(topk=50, ks=(5,)), dict(topk=50, normalizer="min_r_k", ks=()),
+               dict(ties="optimistic", ks=(3,)), dict(ties="pessimistic", zero_relevant="exclude", ks=(3,))]
+    got = [evaluate_hashing(qc, dc, ql, dl, device="cpu", **o) for o in options]
+    monkeypatch.setattr(ev, "distance_histograms", direct)
+    want = [evaluate_hashing(qc, dc, ql, dl, device="cpu", **o) for o in options]
+    for g, w in zip(got, want, strict=True):
+        assert g.keys() == w.keys()
+        for key in g:
+            if key == "ap":
+                np.testing.assert_array_equal(g[key], w[key])
+            else:
+                assert repr(g[key]) == repr(w[key]), key  # repr: NaN equal to NaN, floats to the bit

@@ -16,6 +16,7 @@ from scipy import stats
 import metrics_core as mc
 from metrics_core.cli import main
 from metrics_core.errors import InputError
+from metrics_core.report import provenance_json
 from metrics_core.report.comparison import WIDE_COLUMNS, Comparison, compare, compare_json
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
 from metrics_core.stats.comparison import (
@@ -243,7 +244,12 @@ def test_plain_table_and_csv_are_the_wide_table():
     table = c.to_table()
     assert table.splitlines()[0] == c.queries() and "p_corrected_permutation" in table
     csv = c.to_table("csv")
-    assert csv.startswith("# RankLab") and "'=" not in csv
+    # the CSV is the table only (issue: comment rows are junk rows in a spreadsheet); its
+    # provenance is the sidecar JSON
+    assert csv.splitlines()[0].startswith("run,measure,n_queries,") and "#" not in csv.splitlines()[0]
+    assert not any(line.startswith("#") for line in csv.splitlines()) and "'=" not in csv
+    side = json.loads(provenance_json(c.provenance(), c.queries()))
+    assert side["provenance"]["ranklab_version"] and side["title"] == c.queries()
     with pytest.raises(InputError, match="table format"):
         c.to_table("latex")
     assert repr(c).startswith("Comparison(baseline='base'") and "<table" in c._repr_html_()

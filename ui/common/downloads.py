@@ -1,6 +1,8 @@
 """Every table of the app downloads through :func:`download_table`: one row of buttons (CSV,
-JSON, Markdown, LaTeX), each file stating RankLab's version, the conventions and the
-settings it was made with (``metrics_core.report.format_table``). :func:`download_buttons`
+JSON, Markdown, LaTeX). The JSON, Markdown and LaTeX files state RankLab's version, the
+conventions and the settings they were made with (``metrics_core.report.format_table``);
+the CSV is the table alone, so it opens cleanly in a spreadsheet (its provenance is the
+JSON file's). :func:`download_buttons`
 is the row itself, for a page whose files are not one table (the Compare page's JSON
 document and paper table).
 """

@@ -1,0 +1,13 @@
+"""The peers' interfaces on RankLab's engine, each with that tool's numbers and conventions.
+
+- :mod:`metrics_core.compat.trec_eval`: trec_eval's output, byte for byte (the
+  ``trec_eval`` subcommand of the command line); :mod:`~metrics_core.compat.trec_measures`
+  holds trec_eval's measure table.
+- :mod:`metrics_core.compat.pytrec_eval`: pytrec_eval's ``RelevanceEvaluator``.
+- :mod:`metrics_core.compat.ir_measures`: ir_measures' ``calc_aggregate`` / ``iter_calc``.
+- :mod:`metrics_core.ranking.ranx_names`: ranx's measure spellings (``ndcg@10``,
+  ``hit_rate@5``, ``r-precision`` ...) for the measure registry.
+- :mod:`metrics_core.compat.shapes`: results in the peers' shapes (long frame, nested dict).
+
+Switching is one changed import; see the README's "Switching from ..." section.
+"""

@@ -1,0 +1,113 @@
+"""The tables of a hash-code evaluation, ready for the shared exporters.
+
+:func:`hashing_tables` turns what :func:`metrics_core.hashing.evaluate.evaluate_hashing`
+returns into plain DataFrames (the Hash codes page's numbers: the summary, AP per query,
+P@k, precision and recall by Hamming radius, mAP per class), so that
+:func:`metrics_core.report.format_table` exports them to CSV, JSON, Markdown and LaTeX like
+every other table; :func:`hashing_settings` is their provenance. Pure pandas: no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+#: The settings of an evaluation that every export states (its provenance).
+SETTINGS = ("ties", "topk", "radius", "n_queries", "n_db", "bits", "zero_relevant_queries")
+
+
+def _summary(result: Mapping) -> pd.DataFrame:
+    topk = result.get("topk")
+    at = f"@{topk}" if topk else ""
+    lo, hi = result["map_band"]
+    rows = [(f"mAP{at}", result["map"], f"ties: {result['ties']}"),
+            (f"mAP{at}, relevant items last among ties", lo, "the lowest any tie order gives"),
+            (f"mAP{at}, relevant items first among ties", hi, "the highest any tie order gives")]
+    rows += [(f"P@{k}", v, "") for k, v in result["precision_at_k"].items()]
+    rad = result["radius"]
+    rows += [(f"precision within Hamming radius {rad}", result["precision_radius"], ""),
+             (f"recall within Hamming radius {rad}", result["recall_radius"], "")]
+    return pd.DataFrame(rows, columns=["measure", "value", "note"])
+
+
+def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of a hash-code evaluation, for export.
+
+    Parameters
+    ----------
+    result : mapping
+        What :func:`~metrics_core.hashing.evaluate.evaluate_hashing` returned.
+    query_ids : sequence, optional
+        A name per query, in the order of the query codes (default: ``1 .. n``, the
+        query's row number in the codes file).
+
+    Returns
+    -------
+    dict of DataFrame
+        * ``"summary"``: measure, value, note -- mAP (or mAP@K) under the chosen tie rule,
+          the two ends of its tie band, P@k for each k, precision and recall within the
+          Hamming radius;
+        * ``"per_query"``: query, AP (under the chosen tie rule);
+        * ``"precision_at_k"``: k, precision;
+        * ``"by_radius"``: radius, precision, recall (the mean over queries of the items
+          within each Hamming radius);
+        * ``"per_class"``: class, mAP (single-label data; empty otherwise).
+
+        Numbers are floats at full precision (the exporters round for people and keep
+        every digit in CSV and JSON); a value that is undefined (e.g. mAP with every query
+        left out) is NaN, which the exporters print as a dash or an empty CSV cell.
+
+    Raises
+    ------
+    ValueError
+        ``query_ids`` of the wrong length.
+
+    Examples
+    --------
+    >>> from metrics_core.hashing.evaluate import evaluate_hashing
+    >>> res = evaluate_hashing([[1, 1], [-1, 1]], [[1, 1], [1, -1], [-1, -1]], [0, 1], [0, 1, 0], ks=(1,))
+    >>> t = hashing_tables(res, ["qa", "qb"])
+    >>> sorted(t)
+    ['by_radius', 'per_class', 'per_query', 'precision_at_k', 'summary']
+    >>> t["per_query"].round(4).values.tolist()   # qb's one relevant item is third (distance 2)
+    [['qa', 0.8333], ['qb', 0.3333]]
+    >>> t["summary"]["measure"].tolist()[:4]
+    ['mAP', 'mAP, relevant items last among ties', 'mAP, relevant items first among ties', 'P@1']
+    """
+    ap = np.asarray(result["ap"], dtype=np.float64)
+    if query_ids is None:
+        query_ids = list(range(1, len(ap) + 1))
+    elif len(query_ids) != len(ap):
+        raise ValueError(f"{len(query_ids)} query ids for {len(ap)} queries")
+    pr = result["pr_by_radius"]
+    per_class = result.get("per_class_map") or {}
+    return {
+        "summary": _summary(result),
+        "per_query": pd.DataFrame({"query": list(query_ids), "AP": ap}),
+        "precision_at_k": pd.DataFrame({"k": [int(k) for k in result["precision_at_k"]],
+                                        "precision": [float(v) for v in result["precision_at_k"].values()]}),
+        "by_radius": pd.DataFrame({"radius": [int(r) for r in pr["radius"]],
+                                   "precision": np.asarray(pr["precision"], dtype=np.float64),
+                                   "recall": np.asarray(pr["recall"], dtype=np.float64)}),
+        "per_class": pd.DataFrame({"class": list(per_class), "mAP": [float(v) for v in per_class.values()]},
+                                  columns=["class", "mAP"]),
+    }
+
+
+def hashing_settings(result: Mapping, **extra) -> dict:
+    """The settings of an evaluation (:data:`SETTINGS`, plus ``extra`` such as the
+    normalizer or the data source) for :func:`metrics_core.report.provenance`.
+
+    >>> hashing_settings({"ties": "expected", "topk": None, "radius": 2, "n_queries": 3, "n_db": 10,
+    ...                   "bits": 16, "zero_relevant_queries": 0}, normalizer="retrieved")["topk"]
+    'whole ranking'
+    """
+    out = {k: result.get(k) for k in SETTINGS}
+    out["topk"] = out["topk"] or "whole ranking"
+    out.update(extra)
+    return out
+
+
+__all__ = ["hashing_tables", "hashing_settings", "SETTINGS"]

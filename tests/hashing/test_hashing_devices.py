@@ -1,0 +1,97 @@
+"""Devices: the CPU route never needs CUDA; the CUDA route (run only where a GPU is
+visible, skipped elsewhere) gives the CPU route's numbers bit for bit."""
+
+import numpy as np
+import pytest
+import torch
+
+from metrics_core.cli import main
+from metrics_core.errors import InputError
+from metrics_core.hashing import distance_histograms, evaluate_hashing
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible")
+
+
+def case(seed, bits, multilabel, nq=70, ndb=900):
+    rng = np.random.default_rng(seed)
+    qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
+    dc[:50] = qc[0]  # ties
+    if multilabel:
+        return qc, dc, rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ndb, 6))
+    return qc, dc, rng.integers(0, 5, nq), rng.integers(0, 4, ndb)
+
+
+def same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if key == "ap":
+            np.testing.assert_array_equal(a[key], b[key])
+        else:
+            assert repr(a[key]) == repr(b[key]), key
+
+
+def test_cpu_route_never_asks_for_cuda(monkeypatch, tmp_path, capsys):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the CPU route asked torch.cuda")
+
+    qc, dc, ql, dl = case(1, 24, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5))
+    for name in ("is_available", "device_count", "current_device", "synchronize"):
+        monkeypatch.setattr(torch.cuda, name, refuse)
+    for multilabel in (False, True):
+        qc, dc, ql, dl = case(1, 24, multilabel)
+        for ties in ("expected", "stable"):
+            out = evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5), ties=ties)
+            assert 0 < out["map"] < 1
+    qc, dc, ql, dl = case(1, 24, False)
+    same(evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5)), want)
+    for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
+        np.save(tmp_path / f"{name}.npy", arr)
+    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
+                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy"),
+                 "--device", "cpu"])
+    assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is visible")
+def test_cuda_refused_cleanly_without_a_gpu(tmp_path, capsys):
+    qc, dc, ql, dl = case(2, 8, False)
+    with pytest.raises(InputError, match="not available"):
+        evaluate_hashing(qc, dc, ql, dl, device="cuda")
+    for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
+        np.save(tmp_path / f"{name}.npy", arr)
+    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
+                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy"),
+                 "--device", "cuda"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--device" in err and err.count("\n") == 1
+
+
+@needs_gpu
+@pytest.mark.parametrize("bits", [16, 64, 65])
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_cuda_histograms_equal_cpu(bits, multilabel):
+    qc, dc, ql, dl = case(bits, bits, multilabel)
+    n_cpu, r_cpu = distance_histograms(qc, dc, ql, dl, device="cpu")
+    n_gpu, r_gpu = distance_histograms(qc, dc, ql, dl, device="cuda", memory_budget=200_000)  # chunks
+    np.testing.assert_array_equal(n_gpu, n_cpu)
+    np.testing.assert_array_equal(r_gpu, r_cpu)
+
+
+@needs_gpu
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_cuda_outputs_bit_identical_to_cpu(multilabel):
+    qc, dc, ql, dl = case(3, 32, multilabel)
+    for options in (dict(ks=(1, 10)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10)),
+                    dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=())):
+        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", **options),
+             evaluate_hashing(qc, dc, ql, dl, device="cpu", **options))
+
+
+@needs_gpu
+def test_cuda_tensors_as_inputs():
+    qc, dc, ql, dl = case(4, 32, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1,))
+    args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
+    for device in ("cpu", "cuda"):
+        same(evaluate_hashing(*args, device=device, ks=(1,)), want)
