@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
-from metrics_core.validation import one_class
+from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
@@ -27,14 +27,13 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         source=data["source"], rows=f"{y.size:,}", pos=f"{curve.n_pos:,}", neg=f"{curve.n_neg:,}",
         distinct=f"{curve.thresholds.size - 1:,}", score_col=data["score_col"], label_col=data["label_col"]))
 
-    single = st.radio(_("When the labels have one class only"), det.SINGLE_CLASS_RULES, horizontal=True,
-                      key=Detection.SINGLE_CLASS, format_func=lambda rule: _(ds.ONE_CLASS_RULE_WORDS[rule]),
-                      help=_("Leave undefined: AUROC and AUPRC are not computed and show “–” (the default). "
-                             "Audit rule: AUROC counts as 0.5 and AUPRC as the positive rate."))
+    single = st.radio(_(ONE_CLASS_TITLE), det.SINGLE_CLASS_RULES, horizontal=True, key=Detection.SINGLE_CLASS,
+                      format_func=lambda rule: one_class_words(rule, _)[0],
+                      help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
     two_classes = not one_class(curve.n_pos, curve.n_neg)
     auroc, auprc = det.curve_scores(curve, single)
     if not two_classes:
-        st.warning(ds.one_class_words(curve.n_pos))
+        st.warning(ds.one_class_warning(curve.n_pos))
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("AUROC", ds.number_or_dash(auroc))  # i18n: ignore (canonical names)

@@ -26,27 +26,33 @@ def read_upload(files) -> None:
     ds.use_candidates(files[0].getvalue(), files[0].name)
 
 
+def words(field: str) -> tuple[str, str]:
+    """A setting's or result's plain name and one-sentence explanation, in the visitor's
+    language (:func:`metrics_core.dynamic_k.field_words`)."""
+    return dk.field_words(field, _)
+
+
+def setting(field: str) -> dict:
+    """The label (plain name, then the parameter's name) and help of a setting's slider."""
+    name, sentence = words(field)
+    return {"label": _("{name} ({parameter})").format(name=name, parameter=field), "help": sentence}
+
+
 @st.fragment
 def controls() -> None:
     c1, c2, c3, c4 = st.columns(4)
-    tau = c1.slider(_("Probability threshold (tau)"), 0.0, 1.0, dk.DEFAULTS["tau"], 0.01, key=dst.DK_TAU,
-                    help=_("A candidate is kept when its probability is at or above this value."))
-    k_min = c2.slider(_("At least (k_min)"), 0, 20, dk.DEFAULTS["k_min"], key=dst.DK_KMIN,
-                      help=_("The fewest candidates a query keeps, even below the threshold (the most probable "
-                             "first)."))
-    hard_cap = c3.slider(_("At most (hard cap)"), 0, 50, dk.DEFAULTS["hard_cap"], key=dst.DK_CAP,
-                         help=_("The most candidates any query keeps."))
-    ratio = c4.slider(_("At most, as a share (k_max ratio)"), 0.0, 1.0, dk.DEFAULTS["k_max_ratio"], 0.05,
-                      key=dst.DK_RATIO,
-                      help=_("The most candidates a query keeps as a share of its candidates (rounded down); "
-                             "the smaller of this and the hard cap applies."))
+    tau = c1.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["tau"], step=0.01, key=dst.DK_TAU,
+                    **setting("tau"))
+    k_min = c2.slider(min_value=0, max_value=20, value=dk.DEFAULTS["k_min"], key=dst.DK_KMIN, **setting("k_min"))
+    hard_cap = c3.slider(min_value=0, max_value=50, value=dk.DEFAULTS["hard_cap"], key=dst.DK_CAP,
+                         **setting("hard_cap"))
+    ratio = c4.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["k_max_ratio"], step=0.05, key=dst.DK_RATIO,
+                      **setting("k_max_ratio"))
     r = dk.dynamic_k_scores(table, tau, k_min, hard_cap, ratio)
     m1, m2, m3 = st.columns(3)
-    m1.metric(_("Evidence recall"), f"{r['recall']:.4f}",
-              help=_("Mean over the queries of the share of gold items kept."))
-    m2.metric(_("Evidence precision"), f"{r['precision']:.4f}",
-              help=_("Mean over the queries of the share of kept items that are gold."))
-    m3.metric(_("Average K"), f"{r['avg_k']:.3f}", help=_("Mean number of candidates kept per query."))
+    m1.metric(words("recall")[0], f"{r['recall']:.4f}", help=words("recall")[1])
+    m2.metric(words("precision")[0], f"{r['precision']:.4f}", help=words("precision")[1])
+    m3.metric(_("Average K"), f"{r['avg_k']:.3f}", help=words("avg_k")[1])
     curve = ds.dynamic_k_curve_of(data["digest"], table, k_min, hard_cap, ratio)
     st.plotly_chart(fig.dynamic_k_figure(curve, tau=tau), key=DynamicK.CURVE, width="stretch")
     if table.criterion is not None:
@@ -54,7 +60,7 @@ def controls() -> None:
         out = pc["table"].copy()
         out.loc[_("micro (pooled)"), ["recall", "precision", "avg_k"]] = list(pc["micro"].values())
         out.loc[_("macro (mean)"), ["recall", "precision", "avg_k"]] = list(pc["macro"].values())
-        out = out.rename(columns=lambda c: _(ds.DYNAMIC_K_COLUMNS.get(c, c)))
+        out = out.rename(columns=ds.dynamic_k_header)
         out.index.name = _("Criterion")
         st.subheader(_("Per criterion"))
         st.dataframe(out.style.format(precision=4, na_rep="–"), key=DynamicK.PER_CRITERION)
@@ -62,7 +68,7 @@ def controls() -> None:
         download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
                        tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
     else:
-        summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=lambda c: _(ds.DYNAMIC_K_COLUMNS.get(c, c)))
+        summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=ds.dynamic_k_header)
         st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True)
         st.caption(ds.dynamic_k_legend(False))
         download_table(summary, "dynamic_k", title=_("Dynamic K"), key="dynamic_k", index=False,

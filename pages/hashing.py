@@ -1,9 +1,9 @@
 """Hashing: mAP with its tie band, P@k, precision/recall by Hamming radius, per-class mAP."""
 
-import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.hashing.tables import hashing_settings, hashing_tables
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
@@ -37,8 +37,6 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
                               help=_("relevant retrieved in the top K (DeepHash), or min(R, K)"))
     exclude = c4.checkbox(_("Leave out queries without relevant items"), key=hs.EXCLUDE)
 
-    settings = {"source": data["source"], "ties": ties, "topk": int(topk) or None, "normalizer": normalizer,
-                "zero_relevant": "exclude" if exclude else "zero"}
     try:
         result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
@@ -66,36 +64,34 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
     st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
     st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
 
-    st.subheader(_("mAP per class"))
-    per_class = pd.DataFrame({"class": list(result["per_class_map"]),
-                              "mAP": list(result["per_class_map"].values())})
-    st.dataframe(per_class, hide_index=True, key=hs.PER_CLASS,
-                 column_config={"class": st.column_config.TextColumn(_("class"))})
-    download_table(per_class, "hashing_per_class_map", title=_("mAP per class"), key="hash_per_class", index=False,
-                   **settings)
+    tables = hashing_tables(result)
+    settings = hashing_settings(result, source=data["source"], normalizer=normalizer)
+    headers = {"class": _("class"), "query": _("query"), "precision": _("precision"), "recall": _("recall"),
+               "radius": _("radius"), "measure": _("Measure"), "value": _("Value"), "note": _("Note")}
+    FOUR = st.column_config.NumberColumn(format="%.4f")
 
+    def table_with_export(name: str, title: str, key: str, table_key: str) -> None:
+        """One of the evaluation's tables (:func:`metrics_core.hashing.tables.hashing_tables`)
+        on screen and in the four export formats."""
+        shown = tables[name]
+        st.dataframe(shown, hide_index=True, key=table_key,
+                     column_config={c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
+                                    if shown[c].dtype.kind == "f" else st.column_config.Column(headers.get(c, c))
+                                    for c in shown.columns})
+        download_table(shown.rename(columns=headers), f"hashing_{name}", title=title, key=key, index=False,
+                       **settings)
+
+    st.subheader(_("mAP per class"))
+    table_with_export("per_class", _("mAP per class"), "hash_per_class", hs.PER_CLASS)
     st.subheader(_("Summary and curves"))
-    summary = pd.DataFrame({_("Measure"): [map_label, _("tie band, low"), _("tie band, high"),
-                                           _("precision @ radius {r}").format(r=result["radius"]),
-                                           _("recall @ radius {r}").format(r=result["radius"])],
-                            _("Value"): [result["map"], lo, hi, result["precision_radius"], result["recall_radius"]]})
-    st.dataframe(summary, hide_index=True, key=hs.SUMMARY,
-                 column_config={_("Value"): st.column_config.NumberColumn(format="%.4f")})
-    download_table(summary, "hashing_summary", title=_("Hash-code retrieval summary"), key="hash_summary",
-                   index=False, **settings)
-    p_at_k = pd.DataFrame({"k": [int(k) for k in result["precision_at_k"]],
-                           _("precision"): list(result["precision_at_k"].values())})
-    radius = pd.DataFrame({_("radius"): list(result["pr_by_radius"]["radius"]),
-                           _("precision"): list(result["pr_by_radius"]["precision"]),
-                           _("recall"): list(result["pr_by_radius"]["recall"])})
+    table_with_export("summary", _("Hash-code retrieval summary"), "hash_summary", hs.SUMMARY)
     left, right = st.columns(2)
     with left:
         st.markdown(_("**Precision at k**"))
-        st.dataframe(p_at_k, hide_index=True, key=hs.P_AT_K)
-        download_table(p_at_k, "hashing_precision_at_k", title=_("Precision at k (Hamming ranking)"),
-                       key="hash_p_at_k", index=False, **settings)
+        table_with_export("precision_at_k", _("Precision at k (Hamming ranking)"), "hash_p_at_k", hs.P_AT_K)
     with right:
         st.markdown(_("**Precision and recall by Hamming radius**"))
-        st.dataframe(radius, hide_index=True, key=hs.BY_RADIUS)
-        download_table(radius, "hashing_pr_by_radius", title=_("Precision and recall within Hamming radius"),
-                       key="hash_by_radius", index=False, **settings)
+        table_with_export("by_radius", _("Precision and recall within Hamming radius"), "hash_by_radius",
+                          hs.BY_RADIUS)
+    st.subheader(_("AP per query"))
+    table_with_export("per_query", _("AP per query"), "hash_per_query", hs.PER_QUERY)

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
+from metrics_core.report.catalogs import translations
+from metrics_core.validation import ONE_CLASS_TITLE, one_class_words
 from ui.detection import figures as fig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -300,7 +302,8 @@ def test_one_class_labels_in_words_and_no_nan_on_screen():
     shown = _metrics(at)
     assert shown["AUROC"] == "–" and shown["AUPRC"] == "–"
     assert "every label is positive" in at.warning[0].value
-    assert at.radio(key="ranklab.detection.single_class").label == "When the labels have one class only"
+    assert at.radio(key="ranklab.detection.single_class").label == "When the labels hold one class only"
+    assert at.radio(key="ranklab.detection.single_class").options == ["Leave undefined", "Audit rule"]
     texts = " ".join([*(m.value for m in at.metric), *(w.value for w in at.warning), *(c.value for c in at.caption)])
     assert "nan" not in texts.lower().split() and "None" not in texts
 
@@ -312,7 +315,10 @@ def test_detection_in_spanish():
     assert at.subheader[0].value == "TPR a una FPR objetivo"
     assert "FPR objetivo" in _frame_with(at, "FPR objetivo").columns
     assert {"Positivos", "Negativos", "Precisión"} <= set(_metrics(at))
-    assert at.radio(key="ranklab.detection.single_class").label == "Si las etiquetas tienen una sola clase"
+    es = translations("es").gettext
+    assert at.radio(key="ranklab.detection.single_class").label == es(ONE_CLASS_TITLE) != ONE_CLASS_TITLE
+    assert at.radio(key="ranklab.detection.single_class").options == [one_class_words(r, es)[0]
+                                                                     for r in det.SINGLE_CLASS_RULES]
 
 
 def test_calibration_and_dynamic_k_in_spanish():
@@ -322,8 +328,10 @@ def test_calibration_and_dynamic_k_in_spanish():
     assert "ECE (sin sesgo)" in _metrics(at)
     at = _spanish("dynamic_k.py")
     assert at.title[0].value == "K dinámico"
-    assert at.slider(key="ranklab.detection.dk_tau").label == "Umbral de probabilidad (tau)"
-    assert at.slider(key="ranklab.detection.dk_cap").label == "Como máximo (tope fijo)"
+    es = translations("es").gettext
+    assert at.slider(key="ranklab.detection.dk_tau").label == f"{dk.field_words('tau', es)[0]} (tau)"
+    assert at.slider(key="ranklab.detection.dk_cap").label == f"{dk.field_words('hard_cap', es)[0]} (hard_cap)"
+    assert at.slider(key="ranklab.detection.dk_cap").help == dk.field_words("hard_cap", es)[1]
     assert {"Exhaustividad de la evidencia", "Precisión de la evidencia", "K medio"} <= set(_metrics(at))
 
 
@@ -331,9 +339,9 @@ def test_dynamic_k_names_its_settings_in_words():
     at = _app("dynamic_k.py")
     labels = [at.slider(key=k).label for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_kmin",
                                                "ranklab.detection.dk_cap", "ranklab.detection.dk_ratio")]
-    assert labels == ["Probability threshold (tau)", "At least (k_min)", "At most (hard cap)",
-                      "At most, as a share (k_max ratio)"]
+    assert labels == ["Probability threshold (tau)", "Minimum items per query (k_min)",
+                      "Maximum items per query (hard_cap)", "Maximum share of the candidates (k_max_ratio)"]
     assert all(at.slider(key=k).help for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_cap"))
     table = at.dataframe[0].value
     assert "avg_k" not in table.columns and "micro_recall" not in table.columns
-    assert {"Average K", "Recall, pooled"} <= set(table.columns)
+    assert {"Average K", "Pooled recall", "Pooled precision"} <= set(table.columns)

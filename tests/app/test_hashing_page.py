@@ -136,9 +136,13 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     at.session_state[hs.DATA] = sample
     at.run()
     assert not at.exception
-    # four tables (per class, summary, P@k, by radius), each with its CSV/JSON/Markdown/LaTeX buttons
-    assert len(at.dataframe) == 4
-    assert len(at.get("download_button")) == 4 * 4
+    # five tables (per class, summary, P@k, by radius, AP per query: the library's hashing_tables),
+    # each with its export buttons
+    assert len(at.dataframe) == 5
+    from ui.common.downloads import FORMATS
+    assert len(at.get("download_button")) == 5 * len(FORMATS)
+    shown = [d.value for d in at.dataframe]
+    assert list(shown[4].columns) == ["query", "AP"] and len(shown[4]) == len(sample["query_codes"])
     es = AppTest.from_file(PAGE, default_timeout=60)
     es.query_params["lang"] = "es"
     es.session_state[hs.DATA] = sample

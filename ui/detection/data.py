@@ -114,14 +114,12 @@ def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, 
     return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
 
 
-#: The one-class rules (:data:`metrics_core.validation.ONE_CLASS_RULES`) in words.
-ONE_CLASS_RULE_WORDS = {"nan": N_("Leave undefined (–)"), "audit": N_("Audit rule (AUROC 0.5, AUPRC = positive rate)")}
 #: The TPR table's headers (:data:`metrics_core.detection.TPR_TABLE_COLUMNS`), marked for the catalogs.
 TPR_TABLE_WORDS = (N_("target FPR"), N_("TPR"), N_("achieved FPR"), N_("threshold"), N_("allowed FP"),
                    N_("next TPR"), N_("next FPR"), N_("next threshold"))
 
 
-def one_class_words(n_pos: int) -> str:
+def one_class_warning(n_pos: int) -> str:
     """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
     if n_pos == 0:
         return _("AUROC, AUPRC and TPR at FPR are undefined: every label is negative (no positive item). "
@@ -141,18 +139,19 @@ def number_or_dash(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-#: The columns of the dynamic-K tables (:func:`metrics_core.dynamic_k.dynamic_k_scores`,
-#: ``per_criterion``) in words.
-DYNAMIC_K_COLUMNS = {"recall": N_("Evidence recall"), "precision": N_("Evidence precision"),
-                     "avg_k": N_("Average K"), "n_queries": N_("Queries"),
-                     "micro_recall": N_("Recall, pooled"), "micro_precision": N_("Precision, pooled")}
+def dynamic_k_header(field: str) -> str:
+    """A dynamic-K table's column in the visitor's language: the library's plain name
+    (:func:`metrics_core.dynamic_k.field_words`); the average K keeps the page's name for it."""
+    if field == "avg_k":
+        return _("Average K")
+    return dk.field_words(field, _)[0] if field in dk.FIELD_WORDS else field
 
 
 def dynamic_k_legend(has_empty: bool) -> str:
     """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
     empty cells, when there are some)."""
-    text = _("Recall and precision are means over the queries; “pooled” counts every gold and kept item of "
-             "all queries together (micro average). The macro row is the mean over the criteria.")
+    text = _("Recall and precision are means over the queries; the pooled columns count every gold and kept "
+             "item of all queries together (micro average). The macro row is the mean over the criteria.")
     if has_empty:
         text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
     return text

@@ -18,6 +18,7 @@ PER_CLASS = "hash_per_class"
 SUMMARY = "hash_summary"
 P_AT_K = "hash_p_at_k"
 BY_RADIUS = "hash_by_radius"
+PER_QUERY = "hash_per_query"
 
 
 def upload_part(part: str) -> str:
