@@ -7,27 +7,29 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.stats import folds
-from metrics_core.stats.comparison import MARKERS, TEST_NAMES, TESTS, aligned_values, markers_legend
+from metrics_core.stats.comparison import MARKERS, TESTS, aligned_values
+from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
+from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
-from ui.compare.data import CORRECTION_LABELS, TEST_LABELS, answer_table, compare, export_texts
+from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
 from ui.ranking.data import evaluate_loaded, load_sample_into_state
 from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 
-with page("Compare systems") as p:
+with page(_("Compare systems")) as p:
     qrels = st.session_state[state.QRELS]
     runs = st.session_state[state.RUNS] or {}
     if qrels is None or len(runs) < 2:
-        st.info("Load qrels and at least two runs first (Data page, or the sample below); this page "
-                "compares every run with a baseline of your choice.")
-        st.button("Load sample data", key=cs.SAMPLE, type="primary", on_click=load_sample_into_state)
+        st.info(_("Load qrels and at least two runs first (Data page, or the sample below); this page "
+                  "compares every run with a baseline of your choice."))
+        st.button(_("Load sample data"), key=cs.SAMPLE, type="primary", on_click=load_sample_into_state)
         p.stop()
 
     names = list(runs)
@@ -37,24 +39,24 @@ with page("Compare systems") as p:
     answer = st.container()  # the answer is drawn here, above the settings, once computed
     with st.form(cs.SETTINGS_FORM):
         c1, c2 = st.columns([1, 3])
-        baseline = c1.selectbox("Baseline", names, index=0)
-        measures = c2.multiselect("Measures (any name, e.g. nDCG@10, P(rel=2)@5)",
+        baseline = c1.selectbox(_("Baseline"), names, index=0)
+        measures = c2.multiselect(_("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
                                   options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
                                   default=[m for m in DEFAULT_MEASURES], accept_new_options=True)
-        with st.expander("Tests and intervals: permutations, seed, correction, CI level"):
+        with st.expander(_("Tests and intervals: permutations, seed, correction, CI level")):
             c3, c4, c5, c6, c7 = st.columns(5)
-            permutations = c3.number_input("Permutations", min_value=100, max_value=100000, value=10000,
+            permutations = c3.number_input(_("Permutations"), min_value=100, max_value=100000, value=10000,
                                            step=1000)
-            seed = c4.number_input("Seed", min_value=0, value=0, step=1)
-            correction = c5.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get)
-            test = c6.selectbox("Test shown", TESTS, index=TESTS.index("permutation"),
-                                format_func=TEST_LABELS.get,
-                                help="Whose corrected p-value is in the table; every test's p is below it.")
-            confidence = c7.select_slider("CI level", options=[0.9, 0.95, 0.99], value=0.95)
-        st.form_submit_button("Compare")
+            seed = c4.number_input(_("Seed"), min_value=0, value=0, step=1)
+            correction = c5.selectbox(_("Correction"), CORRECTIONS, format_func=correction_label)
+            test = c6.selectbox(_("Test shown"), TESTS, index=TESTS.index("permutation"),
+                                format_func=test_label,
+                                help=_("Whose corrected p-value is in the table; every test's p is below it."))
+            confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
+        st.form_submit_button(_("Compare"))
 
     if not measures:
-        st.warning("Pick at least one measure.")
+        st.warning(_("Pick at least one measure."))
         p.stop()
 
     try:
@@ -64,65 +66,75 @@ with page("Compare systems") as p:
         p.stop()
     measures = evaluations[0].measures
     by_name = {ev.run_name: ev for ev in evaluations}
-    frame = compare({ev.run_name: ev.per_query for ev in evaluations}, baseline, list(measures),
-                     int(permutations), int(seed), correction, float(confidence), query_set)
-    cs.remember_settings(frame)
-    legend = markers_legend(frame, tests=TESTS)
-    screen_legend = markers_legend(frame, tests=TESTS, paper=False)
+    comparison = compare(evaluations, baseline, list(measures), int(permutations), int(seed), correction,
+                         float(confidence), query_set, conventions)
+    frame = comparison.to_frame()
+    cs.remember_settings(comparison)
+    legend = comparison.legend()
+    screen_legend = comparison.legend(paper=False)
 
     with answer:
-        st.subheader(f"Every run vs {baseline}")
-        shown = answer_table(frame)
-        st.dataframe(shown, hide_index=True, key=cs.TABLE,
+        st.subheader(_("Every run vs {baseline}").format(baseline=baseline))
+        shown = answer_table(comparison)
+        numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
+        # a missing value reads "–" (never "None"), with its reason under the table
+        st.dataframe(shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"), hide_index=True, key=cs.TABLE,
                      column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
                                    f"p_corrected_{test}", "wtl", "markers"],
                      column_config={
-                         "run": st.column_config.TextColumn("Run", pinned=True),
-                         "measure": st.column_config.TextColumn("Measure"),
+                         "run": st.column_config.TextColumn(_("Run"), pinned=True),
+                         "measure": st.column_config.TextColumn(_("Measure")),
                          "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
-                         "mean_run": st.column_config.NumberColumn("Run mean", format=MEASURE_FORMAT),
+                         "mean_run": st.column_config.NumberColumn(_("Run mean"), format=MEASURE_FORMAT),
                          "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
-                                                                     help="run mean − baseline mean"),
+                                                                     help=_("run mean − baseline mean")),
                          # widths: the nine columns fit an 800 px window (the last header was clipped)
-                         "ci": st.column_config.TextColumn(f"Δ {confidence:.0%} CI", width=112,
-                                                           help="paired bootstrap percentile interval"),
+                         "ci": st.column_config.TextColumn(_("Δ {level} CI").format(level=f"{confidence:.0%}"), width=112,
+                                                           help=_("paired bootstrap percentile interval")),
                          f"p_corrected_{test}": st.column_config.NumberColumn(
-                             f"p ({TEST_LABELS[test]})", format=MEASURE_FORMAT,
-                             help=f"{TEST_NAMES[test]}, {CORRECTION_LABELS[correction]} correction"),
-                         "wtl": st.column_config.TextColumn("W / T / L", help="queries where the run wins / ties / "
-                                                            "loses against the baseline"),
-                         "markers": st.column_config.TextColumn("Significant", width=92),
+                             _("corrected p"), format=MEASURE_FORMAT,
+                             help=_("{test}; correction: {correction}").format(test=test_label(test),
+                                                                             correction=correction_label(correction))),
+                         "wtl": st.column_config.TextColumn(_("W / T / L"), help=_("queries where the run wins / ties / "
+                                                              "loses against the baseline")),
+                         "markers": st.column_config.TextColumn(_("Significant"), width=92),
                      })
+        if shown[numbers].isna().any().any():
+            st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
+                         "measure, or every difference is zero (no p-value)."))
         st.caption(screen_legend)
 
-        with st.expander("p-values of every test (raw and corrected), effect size"):
+        with st.expander(_("p-values of every test (raw and corrected), effect size")):
             detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
                             *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
-            detail.columns = ["Run", "Measure", "Queries", *(f"p {TEST_LABELS[t]}" for t in TESTS),
-                              *(f"p {TEST_LABELS[t]} (corrected)" for t in TESTS), "Effect size (d)"]
+            detail.columns = [_("Run"), _("Measure"), _("Queries"),
+                              *(_("p ({test})").format(test=test_label(t)) for t in TESTS),
+                              *(_("p ({test}, corrected)").format(test=test_label(t)) for t in TESTS),
+                              _("Effect size (d)")]
             st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
-            st.caption("Effect size: mean difference / standard deviation of the differences (paired Cohen's d). "
-                       f"Markers: {', '.join(f'{MARKERS[t]} {TEST_NAMES[t]}' for t in TESTS)}.")
+            st.caption(_("Effect size: mean difference / standard deviation of the differences (paired Cohen's "
+                         "d). Markers: {markers}.").format(
+                markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS)))
 
-    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox("Interval chart: measure", measures)),
+    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures)),
                     key=cs.CI_CHART)
 
-    st.subheader("Per-query differences")
+    st.subheader(_("Per-query differences"))
     others = [n for n in names if n != baseline]
     c1, c2 = st.columns(2)
-    run_name = c1.selectbox("Run", others)
-    measure = c2.selectbox("Measure", measures)
+    run_name = c1.selectbox(_("Run"), others)
+    measure = c2.selectbox(_("Measure"), measures)
     table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
                                                                     if e.run_name not in (baseline, run_name)]],
                            measure, query_set)
-    deltas = figs.per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
+    deltas = per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
                                    table[[run_name]].rename(columns={run_name: measure}), measure)
     event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key=cs.DELTAS_CHART,
                             on_select="rerun", selection_mode="points")
     picked_chart_point(event)
     selected = selected_query()
     if selected is not None:
-        st.write(f"Selected query: `{selected}` (shown on the Per query page)")
+        st.write(_("Selected query: `{query}` (shown on the Per query page)").format(query=selected))
 
     meta = st.session_state[state.META]
     if isinstance(meta, pd.DataFrame) and len(meta.columns):
@@ -132,35 +144,35 @@ with page("Compare systems") as p:
         common = pd.Index(natural_sorted(common), name=evaluations[0].per_query.index.name)
         on_set = {ev.run_name: ev.per_query.loc[common] for ev in evaluations}
         columns = list(meta.columns)
-        st.subheader("Folds")
-        fold_col = st.selectbox("Fold column", columns, index=columns.index("fold") if "fold" in columns else 0)
+        st.subheader(_("Folds"))
+        fold_col = st.selectbox(_("Fold column"), columns, index=columns.index("fold") if "fold" in columns else 0)
         try:
             fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
             summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
                                     for name, pq in on_set.items()}).T
             st.dataframe(summary)
-            st.caption(f"Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
-                       f"{len(common)} queries every run has.")
+            st.caption(_("Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
+                         "{n} queries every run has.").format(n=len(common)))
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
         except mc.InputError as exc:
             st.error(str(exc))
-        st.subheader("Criteria")
-        crit_col = st.selectbox("Criterion column", columns,
+        st.subheader(_("Criteria"))
+        crit_col = st.selectbox(_("Criterion column"), columns,
                                 index=columns.index("criterion") if "criterion" in columns else 0)
         try:
             crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
             st.dataframe(pd.concat(crit_tables, names=["run"]),
                          column_config={m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures})
-            st.caption("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
-                       "per-criterion means.")
+            st.caption(_("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
+                         "per-criterion means."))
             st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
         except mc.InputError as exc:
             st.error(str(exc))
     else:
-        st.caption("Load query metadata with a fold or criterion column to see fold and criterion views.")
+        st.caption(_("Load query metadata with a fold or criterion column to see fold and criterion views."))
 
-    st.subheader("Export")
-    st.caption("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
-               + legend)
-    st.caption("The whole comparison as one HTML file: Download report on the Overview page.")
-    download_buttons(export_texts(frame, shown, evaluations, conventions), "comparison", key="comparison")
+    st.subheader(_("Export"))
+    st.caption(_("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
+                 "{legend}").format(legend=legend))
+    st.caption(_("The whole comparison as one HTML file: Download report on the Overview page."))
+    download_buttons(export_texts(comparison), "comparison", key="comparison")

@@ -4,38 +4,42 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
-from metrics_core.validation import one_class, one_class_message
+from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import gettext as _
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
 from ui.detection.state import Detection
 from ui.detection.widgets import ranges_editor, scores_loader, threshold_control
 
-with page("Detection", caption="A binary gate: predict positive when score ≥ threshold. Every operating point is kept; TPR at a target FPR allows floor(target × negatives) false positives, exactly."):
+with page(_("Detection"), caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
+                                    "is kept; TPR at a target FPR allows floor(target × negatives) false positives, "
+                                    "exactly.")):
     ds.ensure_defaults()
     scores_loader()
     data = st.session_state[dst.SCORES]
     y, s = data["y_true"], data["y_score"]
     curve = ds.curve_of(data["digest"], y, s)
-    st.caption(f"{data['source']}: {y.size:,} rows, {curve.n_pos:,} positive, {curve.n_neg:,} "
-               f"negative, {curve.thresholds.size - 1:,} distinct scores "
-               f"(columns {data['score_col']!r}, {data['label_col']!r})")
+    st.caption(_("{source}: {rows} rows, {pos} positive, {neg} negative, {distinct} distinct scores "
+                 "(columns “{score_col}”, “{label_col}”)").format(
+        source=data["source"], rows=f"{y.size:,}", pos=f"{curve.n_pos:,}", neg=f"{curve.n_neg:,}",
+        distinct=f"{curve.thresholds.size - 1:,}", score_col=data["score_col"], label_col=data["label_col"]))
 
-    single = st.radio("One class only", det.SINGLE_CLASS_RULES, horizontal=True,
-                      key=Detection.SINGLE_CLASS,
-                      help="nan: undefined (default); audit: the audit rule (AUROC 0.5, AUPRC = positive rate)")
+    single = st.radio(_(ONE_CLASS_TITLE), det.SINGLE_CLASS_RULES, horizontal=True, key=Detection.SINGLE_CLASS,
+                      format_func=lambda rule: one_class_words(rule, _)[0],
+                      help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
     two_classes = not one_class(curve.n_pos, curve.n_neg)
     auroc, auprc = det.curve_scores(curve, single)
     if not two_classes:
-        st.warning(one_class_message(curve.n_pos) + ".")
+        st.warning(ds.one_class_warning(curve.n_pos))
 
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("AUROC", f"{auroc:.4f}")
-    m2.metric("AUPRC", f"{auprc:.4f}")
-    m3.metric("Positives", f"{curve.n_pos:,}")
-    m4.metric("Negatives", f"{curve.n_neg:,}")
+    m1.metric("AUROC", ds.number_or_dash(auroc))  # i18n: ignore (canonical names)
+    m2.metric("AUPRC", ds.number_or_dash(auprc))  # i18n: ignore (canonical names)
+    m3.metric(_("Positives"), f"{curve.n_pos:,}")
+    m4.metric(_("Negatives"), f"{curve.n_neg:,}")
 
     @st.fragment
     def operating_point() -> None:
@@ -43,70 +47,77 @@ with page("Detection", caption="A binary gate: predict positive when score ≥ t
         i = curve.index_at(thr)
         cm = det.confusion_matrix_at(None, None, thr, curve=curve)
         m1, m2, m3, m4 = st.columns(4)
-        m1.metric("TPR", f"{cm['tpr']:.4f}")
-        m2.metric("FPR", f"{cm['fpr']:.4f}")
-        m3.metric("Precision", "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}")
-        m4.metric("Predicted positive", f"{cm['tp'] + cm['fp']:,}")
-        st.markdown(f"**Confusion matrix** at score ≥ {thr:.4f}")
+        m1.metric("TPR", f"{cm['tpr']:.4f}")  # i18n: ignore (canonical names)
+        m2.metric("FPR", f"{cm['fpr']:.4f}")  # i18n: ignore (canonical names)
+        m3.metric(_("Precision"), "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}",
+                  help=_("“–”: nothing is predicted positive at this threshold, so precision is undefined.")
+                  if cm["tp"] + cm["fp"] == 0 else None)
+        m4.metric(_("Predicted positive"), f"{cm['tp'] + cm['fp']:,}")
+        st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=f"{thr:.4f}"))
         st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
-        left, right = st.columns(2)
-        with left:
-            st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
-                            key=Detection.ROC, width="stretch")
-        with right:
-            st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
-                                          positive_rate=curve.n_pos / y.size),
-                            key=Detection.PR, width="stretch")
+        # one chart per row: side by side they shrank below a readable width on a narrow window
+        st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
+                        key=Detection.ROC, width="stretch")
+        st.plotly_chart(fig.pr_figure(curve.tpr, curve.precision, marker=i, auprc=auprc,
+                                      positive_rate=curve.n_pos / y.size),
+                        key=Detection.PR, width="stretch")
 
     if two_classes:
         operating_point()
 
-    st.subheader("TPR at target FPR")
-    extra = st.number_input("Another target FPR", min_value=0.0, max_value=1.0, value=0.2,
+    st.subheader(_("TPR at target FPR"))
+    extra = st.number_input(_("Another target FPR"), min_value=0.0, max_value=1.0, value=0.2,
                             step=0.01, format="%.4f", key=Detection.EXTRA_TARGET)
     targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
-    tpr_table = ds.tpr_table(curve, targets) if two_classes else pd.DataFrame()
+    tpr_table = (det.tpr_table(curve, targets, headers=True) if two_classes else pd.DataFrame()).rename(columns=_)
+    if not two_classes:
+        st.caption(_("No table: TPR and FPR need both classes in the labels."))
     FOUR = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(tpr_table, key=Detection.TPR_TABLE, hide_index=True,
-                 column_config={**{c: FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
-                                                      "next FPR", "next threshold")},
-                                "allowed FP": st.column_config.NumberColumn("allowed false positives", format="%d")})
+    st.dataframe(tpr_table.style.format(precision=4, na_rep="–"), key=Detection.TPR_TABLE, hide_index=True,
+                 column_config={**{_(c): FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
+                                                         "next FPR", "next threshold")},
+                                _("allowed FP"): st.column_config.NumberColumn(
+                                    _("allowed FP"), format="%d",
+                                    help=_("allowed false positives: floor(target × negatives)"))})
+    st.caption(_("“next”: the operating point just past the target (one more false positive allowed); “–” when "
+                 "there is none."))
 
-    download_table(tpr_table, "tpr_at_fpr", title="TPR at target FPR", key="tpr_at_fpr", index=False,
+    download_table(tpr_table, "tpr_at_fpr", title=_("TPR at target FPR"), key="tpr_at_fpr", index=False,
                    source=data["source"], threshold_rule="score >= threshold")
 
     if two_classes:
-        st.subheader("Confidence intervals (bootstrap)")
+        st.subheader(_("Confidence intervals (bootstrap)"))
         # a replicate costs one pass over the data (~60 ms per million rows): on by default
         # only for small inputs
-        if st.toggle("Compute 95% bootstrap intervals", value=y.size <= 200_000,
+        if st.toggle(_("Compute 95% bootstrap intervals"), value=y.size <= 200_000,
                      key=Detection.CI_ON):
-            n_resamples = st.select_slider("Replicates", [50, 100, 200, 500, 1000], value=200,
-                                      key=Detection.N_RESAMPLES)
+            n_resamples = st.select_slider(_("Replicates"), [50, 100, 200, 500, 1000], value=200,
+                                           key=Detection.N_RESAMPLES)
             ci = ds.bootstrap_of(data["digest"], y, s, ("auroc", "auprc", "tpr@0.05"), n_resamples, 0)
             ci_table = pd.DataFrame(ci).T[["value", "low", "high", "n_undefined"]].astype(
                 {"value": float, "low": float, "high": float, "n_undefined": int})
-            ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": "TPR at FPR 0.05"}.get(i, i)
+            ci_table.index = [{"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": _("TPR at FPR 0.05")}.get(i, i)
                               for i in ci_table.index]
-            ci_table.columns = ["Value", "95% low", "95% high", "Replicates with one class only"]
-            st.dataframe(ci_table, column_config={c: FOUR for c in ("Value", "95% low", "95% high")},
+            ci_table.columns = [_("Value"), _("95% low"), _("95% high"), _("Replicates with one class only")]
+            st.dataframe(ci_table, column_config={c: FOUR for c in ci_table.columns[:3]},
                          key=Detection.CI)
 
     if data["criterion"] is not None:
-        st.subheader("Per criterion (micro: pooled items; macro: mean over criteria)")
+        st.subheader(_("Per criterion (micro: pooled items; macro: mean over criteria)"))
         groups = ds.per_group_of(data["digest"], y, s, data["criterion"], single)
         table = groups["table"].copy()
-        table.loc["micro (pooled)"] = groups["micro"]
-        table.loc["macro (mean)"] = {k: v for k, v in groups["macro"].items() if k in table.columns}
-        shown = table.rename(columns=lambda c: {"n_pos": "Positives", "n_neg": "Negatives", "auroc": "AUROC",
-                                                "auprc": "AUPRC"}.get(c, c.replace("tpr@", "TPR at FPR ")))
-        shown.index.name = "Criterion"
-        st.dataframe(shown, key=Detection.PER_CRITERION,
-                     column_config={c: FOUR for c in shown.columns if c not in ("Positives", "Negatives")})
-        download_table(table, "per_criterion", title="Per-criterion detection", key="per_criterion",
+        table.loc[_("micro (pooled)")] = groups["micro"]
+        table.loc[_("macro (mean)")] = {k: v for k, v in groups["macro"].items() if k in table.columns}
+        shown = table.rename(columns=lambda c: {"n_pos": _("Positives"), "n_neg": _("Negatives"), "auroc": "AUROC",
+                                                "auprc": "AUPRC"}.get(c, c.replace("tpr@", _("TPR at FPR") + " ")))
+        shown.index.name = _("Criterion")
+        st.dataframe(shown.style.format(precision=4, na_rep="–"), key=Detection.PER_CRITERION)
+        if shown.isna().any().any():
+            st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))
+        download_table(table, "per_criterion", title=_("Per-criterion detection"), key="per_criterion",
                        source=data["source"], threshold_rule="score >= threshold")
 
-    st.subheader("Reference ranges (editable)")
+    st.subheader(_("Reference ranges (editable)"))
     new_ranges = ranges_editor()
     if two_classes:
         values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}

@@ -6,59 +6,88 @@ import streamlit as st
 from metrics_core import dynamic_k as dk
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
 from ui.detection.state import DynamicK
 
-CAPTION = ("Per query: the candidates with probability >= tau, at least k_min, at most "
-           "k_max = min(hard_cap, floor(n x k_max_ratio)); when k_max < k_min the cap wins. "
-           "Empty sets: recall is 1 when a query has no gold item and nothing is selected (else 0); "
-           "precision is 1 when nothing is selected and there is no gold item (else 0).")
+
+def caption() -> str:
+    return _("Each query keeps its candidates whose probability reaches the threshold, never fewer than the "
+             "minimum and never more than the maximum, which is the smaller of the hard cap and the share of "
+             "the query's candidates (rounded down); when the maximum is below the minimum, the maximum wins. "
+             "A query with nothing selected and no gold item counts as recall 1 and precision 1; nothing "
+             "selected with a gold item, or a selection without one, counts as 0.")
 
 
 def read_upload(files) -> None:
     ds.use_candidates(files[0].getvalue(), files[0].name)
 
 
+def words(field: str) -> tuple[str, str]:
+    """A setting's or result's plain name and one-sentence explanation, in the visitor's
+    language (:func:`metrics_core.dynamic_k.field_words`)."""
+    return dk.field_words(field, _)
+
+
+def setting(field: str) -> dict:
+    """The label (plain name, then the parameter's name) and help of a setting's slider."""
+    name, sentence = words(field)
+    return {"label": _("{name} ({parameter})").format(name=name, parameter=field), "help": sentence}
+
+
 @st.fragment
 def controls() -> None:
     c1, c2, c3, c4 = st.columns(4)
-    tau = c1.slider("tau", 0.0, 1.0, dk.DEFAULTS["tau"], 0.01, key=dst.DK_TAU)
-    k_min = c2.slider("k_min", 0, 20, dk.DEFAULTS["k_min"], key=dst.DK_KMIN)
-    hard_cap = c3.slider("hard_cap", 0, 50, dk.DEFAULTS["hard_cap"], key=dst.DK_CAP)
-    ratio = c4.slider("k_max_ratio", 0.0, 1.0, dk.DEFAULTS["k_max_ratio"], 0.05, key=dst.DK_RATIO)
+    tau = c1.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["tau"], step=0.01, key=dst.DK_TAU,
+                    **setting("tau"))
+    k_min = c2.slider(min_value=0, max_value=20, value=dk.DEFAULTS["k_min"], key=dst.DK_KMIN, **setting("k_min"))
+    hard_cap = c3.slider(min_value=0, max_value=50, value=dk.DEFAULTS["hard_cap"], key=dst.DK_CAP,
+                         **setting("hard_cap"))
+    ratio = c4.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["k_max_ratio"], step=0.05, key=dst.DK_RATIO,
+                      **setting("k_max_ratio"))
     r = dk.dynamic_k_scores(table, tau, k_min, hard_cap, ratio)
     m1, m2, m3 = st.columns(3)
-    m1.metric("Evidence recall", f"{r['recall']:.4f}")
-    m2.metric("Evidence precision", f"{r['precision']:.4f}")
-    m3.metric("Average K", f"{r['avg_k']:.3f}")
+    m1.metric(words("recall")[0], f"{r['recall']:.4f}", help=words("recall")[1])
+    m2.metric(words("precision")[0], f"{r['precision']:.4f}", help=words("precision")[1])
+    m3.metric(_("Average K"), f"{r['avg_k']:.3f}", help=words("avg_k")[1])
     curve = ds.dynamic_k_curve_of(data["digest"], table, k_min, hard_cap, ratio)
-    st.plotly_chart(fig.dynamic_k_figure(curve, tau=tau), key=DynamicK.CURVE)
+    st.plotly_chart(fig.dynamic_k_figure(curve, tau=tau), key=DynamicK.CURVE, width="stretch")
     if table.criterion is not None:
         pc = dk.per_criterion(table, tau, k_min, hard_cap, ratio)
         out = pc["table"].copy()
-        out.loc["micro (pooled)", ["recall", "precision", "avg_k"]] = list(pc["micro"].values())
-        out.loc["macro (mean)", ["recall", "precision", "avg_k"]] = list(pc["macro"].values())
-        st.subheader("Per criterion")
-        st.dataframe(out, key=DynamicK.PER_CRITERION)
-        download_table(out, "dynamic_k", title="Dynamic K per criterion", key="dynamic_k", source=data["source"],
+        out.loc[_("micro (pooled)"), ["recall", "precision", "avg_k"]] = list(pc["micro"].values())
+        out.loc[_("macro (mean)"), ["recall", "precision", "avg_k"]] = list(pc["macro"].values())
+        out = out.rename(columns=ds.dynamic_k_header)
+        out.index.name = _("Criterion")
+        st.subheader(_("Per criterion"))
+        st.dataframe(out.style.format(precision=4, na_rep="–"), key=DynamicK.PER_CRITERION)
+        st.caption(ds.dynamic_k_legend(out.isna().any().any()))
+        download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
                        tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
     else:
-        st.dataframe(pd.DataFrame([r]).drop(columns=["params"]), key=DynamicK.SUMMARY)
+        summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=ds.dynamic_k_header)
+        st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True)
+        st.caption(ds.dynamic_k_legend(False))
+        download_table(summary, "dynamic_k", title=_("Dynamic K"), key="dynamic_k", index=False,
+                       source=data["source"], tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
 
 
-with page("Dynamic K", caption=CAPTION):
+with page(_("Dynamic K"), caption=caption()):
     ds.ensure_defaults()
-    with st.expander("Data: candidates", expanded=False):
-        upload_slot(DynamicK.UPLOAD, "Table with query, candidate, probability, is_gold[, criterion]", read_upload,
+    with st.expander(_("Data: candidates"), expanded=False):
+        upload_slot(DynamicK.UPLOAD, _("Table with query, candidate, probability, is_gold[, criterion]"), read_upload,
                     types=TABLE_TYPES)
-        st.button("Use the sample data", key=DynamicK.USE_SAMPLE, on_click=ds.use_sample_candidates)
+        st.button(_("Use the sample data"), key=DynamicK.USE_SAMPLE, on_click=ds.use_sample_candidates)
 
     data = st.session_state[dst.CANDIDATES]
     table = ds.candidate_table_of(data["digest"], data)
-    st.caption(f"{data['source']}: {data['query'].size:,} candidates, {table.n_queries:,} "
-               "(query, criterion) units" if table.criterion is not None else
-               f"{data['source']}: {data['query'].size:,} candidates, {table.n_queries:,} queries")
+    if table.criterion is not None:
+        st.caption(_("{source}: {n} candidates, {units} (query, criterion) units").format(
+            source=data["source"], n=f"{data['query'].size:,}", units=f"{table.n_queries:,}"))
+    else:
+        st.caption(_("{source}: {n} candidates, {queries} queries").format(
+            source=data["source"], n=f"{data['query'].size:,}", queries=f"{table.n_queries:,}"))
     controls()

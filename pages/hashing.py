@@ -1,63 +1,97 @@
 """Hashing: mAP with its tie band, P@k, precision/recall by Hamming radius, per-class mAP."""
 
-import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.hashing.tables import hashing_settings, hashing_tables
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import gettext as _
 from ui.hashing import state as hs
-from ui.hashing.data import device_label, device_name, evaluate, p_at_k_cutoffs
+from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at_k_cutoffs
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import ensure_defaults, uploads_box
 
-with page("Hash-code retrieval", caption="Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
-          "distances tie, so mAP is given as the expected value over random tie order, with the band from "
-          "relevant-last to relevant-first.") as p:
+with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+                                              "distances tie, so mAP is given as the expected value over random "
+                                              "tie order, with the band from relevant-last to relevant-first.")) as p:
     ensure_defaults()
-    with st.expander("Data", expanded=st.session_state[hs.DATA] is None):
+    with st.expander(_("Data"), expanded=st.session_state[hs.DATA] is None):
         uploads_box()
 
     data = st.session_state[hs.DATA]
     if data is None:
-        st.info("Load the sample or upload codes and labels to begin.")
+        st.info(_("Load the sample or upload codes and labels to begin."))
         p.stop()
 
     n_db = len(data["db_codes"])
-    c1, c2, c3, c4 = st.columns(4)
-    topk = c1.number_input("mAP@K (0 = whole ranking)", min_value=0, max_value=n_db, value=0, step=1,
+    # two settings per row: four in a row cut their labels and choices on a narrow window
+    c1, c2 = st.columns(2)
+    c3, c4 = st.columns(2, vertical_alignment="bottom")
+    topk = c1.number_input(_("mAP@K (0 = whole ranking)"), min_value=0, max_value=n_db, value=0, step=1,
                            key=hs.TOPK)
-    ties = c2.selectbox("Ties", ["expected", "optimistic", "pessimistic", "stable"], key=hs.TIES)
-    normalizer = c3.selectbox("AP@K normalizer", ["retrieved", "min_r_k"], key=hs.NORMALIZER,
-                              help="relevant retrieved in the top K (DeepHash), or min(R, K)")
-    exclude = c4.checkbox("Leave out queries without relevant items", key=hs.EXCLUDE)
+    ties = c2.selectbox(_("Ties"), list(TIE_RULES), key=hs.TIES, format_func=lambda t: _(TIE_RULES[t]))
+    normalizer = c3.selectbox(_("AP@K normalizer"), ["retrieved", "min_r_k"], key=hs.NORMALIZER,
+                              format_func=lambda n: {"retrieved": _("relevant retrieved in the top K"),
+                                                     "min_r_k": _("min(R, K)")}[n],
+                              help=_("relevant retrieved in the top K (DeepHash), or min(R, K)"))
+    exclude = c4.checkbox(_("Leave out queries without relevant items"), key=hs.EXCLUDE)
 
     try:
         result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                           p_at_k_cutoffs(n_db), device_name())
     except InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain())
         p.stop()
 
-    st.caption(f"Data: {data['source']} · {result['n_queries']} queries × {result['n_db']} database "
-               f"codes × {result['bits']} bits · device: {device_label()}")
+    st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(
+        source=data["source"], q=result["n_queries"], db=result["n_db"], bits=result["bits"], device=device_label()))
     lo, hi = result["map_band"]
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("mAP" + (f"@{int(topk)}" if topk else ""), f"{result['map']:.4f}", help=f"ties: {ties}")
-    m2.metric("tie band", f"{lo:.4f} .. {hi:.4f}", help="pessimistic (relevant last) .. optimistic (relevant first)")
-    m3.metric(f"precision @ radius {result['radius']}", f"{result['precision_radius']:.4f}")
-    m4.metric(f"recall @ radius {result['radius']}", f"{result['recall_radius']:.4f}")
+    row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label is cut
+    map_label = "mAP" + (f"@{int(topk)}" if topk else "")
+    row.metric(map_label, f"{result['map']:.4f}", help=_("ties: {rule}").format(rule=_(TIE_RULES[ties])),
+               width="content")
+    row.metric(_("tie band"), f"{lo:.4f} .. {hi:.4f}", width="content",
+               help=_("pessimistic (relevant last) .. optimistic (relevant first)"))
+    row.metric(_("precision @ radius {r}").format(r=result["radius"]), f"{result['precision_radius']:.4f}",
+               width="content")
+    row.metric(_("recall @ radius {r}").format(r=result["radius"]), f"{result['recall_radius']:.4f}",
+               width="content")
 
-    st.plotly_chart(map_band_figure(result["map"], result["map_band"], ties), width="stretch")
+    st.plotly_chart(map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch")
+    # one chart per row: side by side their titles were cut on a narrow window
+    st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
+    st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+
+    tables = hashing_tables(result)
+    settings = hashing_settings(result, source=data["source"], normalizer=normalizer)
+    headers = {"class": _("class"), "query": _("query"), "precision": _("precision"), "recall": _("recall"),
+               "radius": _("radius"), "measure": _("Measure"), "value": _("Value"), "note": _("Note")}
+    FOUR = st.column_config.NumberColumn(format="%.4f")
+
+    def table_with_export(name: str, title: str, key: str, table_key: str) -> None:
+        """One of the evaluation's tables (:func:`metrics_core.hashing.tables.hashing_tables`)
+        on screen and in the four export formats."""
+        shown = tables[name]
+        st.dataframe(shown, hide_index=True, key=table_key,
+                     column_config={c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
+                                    if shown[c].dtype.kind == "f" else st.column_config.Column(headers.get(c, c))
+                                    for c in shown.columns})
+        download_table(shown.rename(columns=headers), f"hashing_{name}", title=title, key=key, index=False,
+                       **settings)
+
+    st.subheader(_("mAP per class"))
+    table_with_export("per_class", _("mAP per class"), "hash_per_class", hs.PER_CLASS)
+    st.subheader(_("Summary and curves"))
+    table_with_export("summary", _("Hash-code retrieval summary"), "hash_summary", hs.SUMMARY)
     left, right = st.columns(2)
-    left.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
-    right.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
-
-    st.subheader("mAP per class")
-    per_class = pd.DataFrame({"class": list(result["per_class_map"]),
-                              "mAP": list(result["per_class_map"].values())})
-    st.dataframe(per_class, hide_index=True, key=hs.PER_CLASS)
-    download_table(per_class, "hashing_per_class_map", title="mAP per class", key="hash_per_class", index=False,
-                   source=data["source"], ties=ties, topk=int(topk) or None, normalizer=normalizer,
-                   zero_relevant="exclude" if exclude else "zero")
+    with left:
+        st.markdown(_("**Precision at k**"))
+        table_with_export("precision_at_k", _("Precision at k (Hamming ranking)"), "hash_p_at_k", hs.P_AT_K)
+    with right:
+        st.markdown(_("**Precision and recall by Hamming radius**"))
+        table_with_export("by_radius", _("Precision and recall within Hamming radius"), "hash_by_radius",
+                          hs.BY_RADIUS)
+    st.subheader(_("AP per query"))
+    table_with_export("per_query", _("AP per query"), "hash_per_query", hs.PER_QUERY)

@@ -5,17 +5,18 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from ui.common.frame import page
+from ui.common.i18n import gettext as _
 from ui.history.actions import open_store
 from ui.history.widgets import CAPTION, render
 
-with page("History", caption=CAPTION) as p:
+with page(_("History"), caption=_(CAPTION)) as p:
     try:
         opened = open_store()
         store = opened.__enter__()
     except InputError as exc:
         # a deployer's store that cannot be opened: say what is wrong, never its path
-        st.error(f"The shared history cannot be opened: {exc.problem}. Ask whoever deployed this app to check "
-                 "its history_store setting.")
+        st.error(_("The shared history cannot be opened: {problem}. Ask whoever deployed this app to check "
+                   "its history_store setting.").format(problem=exc.problem))
         p.stop()
     try:
         render(store)

@@ -119,12 +119,17 @@ def _problem(kind, row, text):
 
 def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
                 option: str, required: bool = True) -> str | None:
-    """The column the user named, or the one whose name is obviously ``what``."""
+    """The column the user named, or the one whose name is obviously ``what``.
+
+    An error names ``option`` and, as its ``field``, the option without its dashes
+    (``"--label-col"`` -> ``"label_col"``), so an application names its own box for it.
+    """
     cols = list(frame.columns)
     if explicit is not None:
         if explicit not in cols:
             raise InputError(f"no column {explicit!r} (columns: {', '.join(cols)})", source=display,
-                             hint=f"Name the {what} column with {option}")
+                             hint=f"Name the {what} column with {option}", option=option,
+                             field=option.lstrip("-").replace("-", "_"))
         return explicit
     lower = {c.lower(): c for c in cols}
     for n in names:
@@ -133,7 +138,8 @@ def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, dis
     if not required:
         return None
     raise InputError(f"cannot tell which column holds the {what} (columns: {', '.join(cols)})",
-                     source=display, hint=f"Name it with {option}")
+                     source=display, hint=f"Name it with {option}", option=option,
+                     field=option.lstrip("-").replace("-", "_"))
 
 
 def _locator(kind):

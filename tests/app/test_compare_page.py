@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 from metrics_core.stats.comparison import compare_runs
+from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.folds import criterion_averages, fold_summary
 from ui.compare import figures as figs
 
@@ -85,7 +86,7 @@ def test_delta_figure_sorted_with_query_ids():
     idx = pd.Index(["q1", "q2", "q3", "q4"], name="query_id")
     base = pd.DataFrame({"AP": [0.5, 0.2, 0.9, 0.4]}, index=idx)
     run = pd.DataFrame({"AP": [0.7, 0.2, 0.1, 0.5]}, index=idx)
-    deltas = figs.per_query_deltas(base, run, "AP")
+    deltas = per_query_deltas(base, run, "AP")
     assert list(deltas.index) == ["q3", "q2", "q4", "q1"]
     fig = figs.delta_bar_figure(deltas, "run", "base", "AP")
     assert isinstance(fig, go.Figure)
@@ -101,3 +102,46 @@ def test_page_bad_measure_shows_error_not_traceback():
     at.button[0].click().run()
     assert not at.exception
     assert "NotAMeasure" in at.error[0].value
+
+
+def test_test_and_correction_names_are_the_librarys_marked_for_translation():
+    from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES
+    from ui.compare.data import LIBRARY_WORDS, correction_label, test_label
+
+    assert set(TEST_NAMES.values()) <= set(LIBRARY_WORDS)
+    assert {v for k, v in CORRECTION_NAMES.items() if k != "none"} <= set(LIBRARY_WORDS)
+    assert [test_label(t) for t in TEST_NAMES] == list(TEST_NAMES.values())
+    assert correction_label("none") == "no correction" and correction_label("bh") == "Benjamini-Hochberg"
+
+
+def test_compare_page_in_spanish():
+    at, *_ = _app()
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Comparar sistemas"
+    assert at.subheader[0].value == "Cada ejecución frente a bm25"
+    assert at.selectbox[0].label == "Referencia"
+    assert at.selectbox[1].label == "Corrección" and "sin corrección" in at.selectbox[1].options
+    assert "prueba t pareada" in at.selectbox[2].options
+    assert at.button[0].label == "Comparar"
+    assert "Diferencias por consulta" in [s.value for s in at.subheader]
+    # the numbers are the English page's
+    table = at.dataframe[0].value
+    assert list(table["run"]) == ["dense", "dense", "dense", "dense", "hybrid", "hybrid", "hybrid", "hybrid"]
+
+
+def test_compare_exports_are_the_comparisons():
+    import json
+
+    from ui.compare.data import compare, export_texts
+
+    qrels, runs, _meta = _data()
+    evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
+    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1)
+    texts = export_texts(c)
+    assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
+    assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
+    assert texts["csv"] == c.to_table("csv")
+    cached = compare(evs, "bm25", ["AP", "RR"], 500, 1, "holm", 0.95, "common", mc.Conventions())
+    pd.testing.assert_frame_equal(cached.to_frame(), c.to_frame())

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
+from metrics_core.report.catalogs import translations
+from metrics_core.validation import ONE_CLASS_TITLE, one_class_words
 from ui.detection import figures as fig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,3 +240,108 @@ def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypa
     at.run()
     assert not at.exception
     assert calls["columns"] == 1 and calls["groups"] == before + 1  # reruns: nothing again
+
+
+def _spanish(page):
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_failed_upload_changes_no_setting():
+    """The threshold, the metrics and the scores stay as they were when an upload fails,
+    and also when the browser dropped the slider's widget state on that run."""
+    at = _app("detection.py")
+    at.slider(key="ranklab.detection.threshold").set_value(0.42).run()
+    before = _metrics(at)
+    digest = at.session_state["ranklab.detection.scores"]["digest"]
+    _upload_bad = b"score,label\n0.5,1\n0.5,3\n"
+    at.get("file_uploader")[0].set_value(("bad.csv", _upload_bad, "text/csv")).run()
+    assert not at.exception
+    assert "bad.csv, line 3" in at.error[0].value
+    assert at.session_state["ranklab.detection.threshold"] == pytest.approx(0.42)
+    assert at.session_state["ranklab.detection.scores"]["digest"] == digest
+    assert _metrics(at) == before
+    assert before["TPR"] != "1.0000" and before["FPR"] != "1.0000"
+    # a run that lost the widget's state (a navigation, a failed run) starts from the shared threshold
+    again = AppTest.from_file(str(ROOT / "pages" / "detection.py"), default_timeout=120)
+    for key in ("ranklab.detection.scores", "ranklab.detection.threshold_for",
+                "ranklab.detection.shared_threshold"):
+        again.session_state[key] = at.session_state[key]
+    again.run()
+    assert again.session_state["ranklab.detection.threshold"] == pytest.approx(0.42)
+    assert _metrics(again) == before
+
+
+def test_detection_and_calibration_share_one_threshold():
+    det_page = _app("detection.py")
+    det_page.slider(key="ranklab.detection.threshold").set_value(0.42).run()
+    cal_page = AppTest.from_file(str(ROOT / "pages" / "calibration.py"), default_timeout=120)
+    for key in ("ranklab.detection.scores", "ranklab.detection.shared_threshold"):
+        cal_page.session_state[key] = det_page.session_state[key]
+    cal_page.run()
+    assert not cal_page.exception
+    assert cal_page.slider(key="ranklab.detection.cal_threshold").value == pytest.approx(0.42)
+    assert any("Detection page" in c.value for c in cal_page.caption)
+    cal_page.slider(key="ranklab.detection.cal_threshold").set_value(0.6).run()
+    det_page.session_state["ranklab.detection.shared_threshold"] = \
+        cal_page.session_state["ranklab.detection.shared_threshold"]
+    det_page.run()
+    assert det_page.slider(key="ranklab.detection.threshold").value == pytest.approx(0.6)
+    y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
+    cm = det.confusion_matrix_at(y, s, 0.6)
+    assert _metrics(det_page)["TPR"] == f"{cm['tpr']:.4f}"
+
+
+def test_one_class_labels_in_words_and_no_nan_on_screen():
+    at = _app("detection.py")
+    at.get("file_uploader")[0].set_value(("pos.csv", b"score,label\n0.9,1\n0.2,1\n0.7,1\n", "text/csv")).run()
+    assert not at.exception
+    shown = _metrics(at)
+    assert shown["AUROC"] == "–" and shown["AUPRC"] == "–"
+    assert "every label is positive" in at.warning[0].value
+    assert at.radio(key="ranklab.detection.single_class").label == "When the labels hold one class only"
+    assert at.radio(key="ranklab.detection.single_class").options == ["Leave undefined", "Audit rule"]
+    texts = " ".join([*(m.value for m in at.metric), *(w.value for w in at.warning), *(c.value for c in at.caption)])
+    assert "nan" not in texts.lower().split() and "None" not in texts
+
+
+def test_detection_in_spanish():
+    at = _spanish("detection.py")
+    assert at.title[0].value == "Detección"
+    assert "Umbral" in at.slider(key="ranklab.detection.threshold").label
+    assert at.subheader[0].value == "TPR a una FPR objetivo"
+    assert "FPR objetivo" in _frame_with(at, "FPR objetivo").columns
+    assert {"Positivos", "Negativos", "Precisión"} <= set(_metrics(at))
+    es = translations("es").gettext
+    assert at.radio(key="ranklab.detection.single_class").label == es(ONE_CLASS_TITLE) != ONE_CLASS_TITLE
+    assert at.radio(key="ranklab.detection.single_class").options == [one_class_words(r, es)[0]
+                                                                     for r in det.SINGLE_CLASS_RULES]
+
+
+def test_calibration_and_dynamic_k_in_spanish():
+    at = _spanish("calibration.py")
+    assert at.title[0].value == "Calibración"
+    assert "Umbral de decisión" in at.slider(key="ranklab.detection.cal_threshold").label
+    assert "ECE (sin sesgo)" in _metrics(at)
+    at = _spanish("dynamic_k.py")
+    assert at.title[0].value == "K dinámico"
+    es = translations("es").gettext
+    assert at.slider(key="ranklab.detection.dk_tau").label == f"{dk.field_words('tau', es)[0]} (tau)"
+    assert at.slider(key="ranklab.detection.dk_cap").label == f"{dk.field_words('hard_cap', es)[0]} (hard_cap)"
+    assert at.slider(key="ranklab.detection.dk_cap").help == dk.field_words("hard_cap", es)[1]
+    assert {"Exhaustividad de la evidencia", "Precisión de la evidencia", "K medio"} <= set(_metrics(at))
+
+
+def test_dynamic_k_names_its_settings_in_words():
+    at = _app("dynamic_k.py")
+    labels = [at.slider(key=k).label for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_kmin",
+                                               "ranklab.detection.dk_cap", "ranklab.detection.dk_ratio")]
+    assert labels == ["Probability threshold (tau)", "Minimum items per query (k_min)",
+                      "Maximum items per query (hard_cap)", "Maximum share of the candidates (k_max_ratio)"]
+    assert all(at.slider(key=k).help for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_cap"))
+    table = at.dataframe[0].value
+    assert "avg_k" not in table.columns and "micro_recall" not in table.columns
+    assert {"Average K", "Pooled recall", "Pooled precision"} <= set(table.columns)

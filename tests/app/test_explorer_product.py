@@ -127,7 +127,8 @@ def test_compare_page_one_query_set_and_markers(sample):
         assert paper.loc[r.run, r.measure].endswith(r.markers) if r.markers else True
     assert list(table["markers"]) == list(frame["markers"])
     # every test's p in an expander (a static table)
-    assert any("p randomization (corrected)" in t.value.columns for t in at.table)
+    # (headers name the tests as the library does: metrics_core.stats.comparison.TEST_NAMES)
+    assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.table)
     # no raw names as headers: the shown columns carry labels
     shown = at.dataframe[0].proto
     assert "p_corrected_t" not in json.dumps(json.loads(shown.columns)) if shown.columns else True

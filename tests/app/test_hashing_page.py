@@ -129,3 +129,27 @@ print("after evaluating", "torch" in sys.modules)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "after open False" in out.stdout
     assert "after evaluating True" in out.stdout
+
+
+def test_every_table_exports_and_the_page_speaks_spanish(sample):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[hs.DATA] = sample
+    at.run()
+    assert not at.exception
+    # five tables (per class, summary, P@k, by radius, AP per query: the library's hashing_tables),
+    # each with its export buttons
+    assert len(at.dataframe) == 5
+    from ui.common.downloads import FORMATS
+    assert len(at.get("download_button")) == 5 * len(FORMATS)
+    shown = [d.value for d in at.dataframe]
+    assert list(shown[4].columns) == ["query", "AP"] and len(shown[4]) == len(sample["query_codes"])
+    es = AppTest.from_file(PAGE, default_timeout=60)
+    es.query_params["lang"] = "es"
+    es.session_state[hs.DATA] = sample
+    es.run()
+    assert not es.exception
+    assert es.title[0].value == "Recuperación con códigos hash"
+    assert {"banda de empates", "precisión @ radio 2", "exhaustividad @ radio 2"} <= set(_metrics(es))
+    assert es.selectbox(key="hash_ties").label == "Empates"
+    assert "esperado (orden aleatorio de empates)" in es.selectbox(key="hash_ties").options
+    assert es.subheader[0].value == "mAP por clase"

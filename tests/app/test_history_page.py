@@ -323,3 +323,27 @@ def test_sample_view_is_built_once_per_session_and_the_download_is_deferred(monk
     at.run()
     assert len(report_frame(at)) == 7
     assert calls["to_bytes"] == 0  # made only when "Download history" is clicked
+
+
+def test_history_in_spanish_labels_in_the_specifications_words(tmp_path):
+    import os
+
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    os.environ.pop(hs.ENV_STORE, None)
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Historial"
+    assert "historial de ejemplo" in at.info[0].value
+    shown = at.dataframe[0].value
+    assert set(shown["Interpretation"]) <= {"Bueno", "Regular", "Mejorable", "Eficiente", "Aceptable", ""}
+    assert shown["ID"].iloc[-1] == "Resumen" and shown["Interpretation"].iloc[-1] == "Aceptable"
+    assert at.selectbox(key=hs.SUITE).label == "Conjunto" and "Todos los conjuntos" in at.selectbox(key=hs.SUITE).options
+    assert at.subheader[0].value == "Reporte comparativo"
+
+
+def test_history_export_states_the_thresholds_in_words():
+    from ui.history.widgets import thresholds_words
+
+    assert thresholds_words() == "Good: MRR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5"
+    assert "{" not in thresholds_words()

@@ -72,3 +72,31 @@ def test_operating_point_slider(server, page):
     assert _metric(page, "TPR") == f"{cm['tpr']:.4f}" != tpr_before
     assert _metric(page, "FPR") == f"{cm['fpr']:.4f}"
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_charts_keep_a_readable_width_at_800px_in_spanish(server, browser):
+    """A Spanish browser at 800 px: the page is in Spanish without touching the switch, the
+    ROC and PR charts are one per row and each keeps a readable width, with its legend under
+    the plot area (not over the curve)."""
+    context = browser.new_context(viewport={"width": 800, "height": 900}, locale="es-ES")
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(server + "/detection")
+        page.locator("h1", has_text="Detección").first.wait_for()
+        charts = page.locator('[data-testid="stPlotlyChart"]')
+        charts.nth(1).wait_for()
+        page.wait_for_timeout(1500)
+        boxes = [charts.nth(i).bounding_box() for i in range(2)]
+        main = page.locator('[data-testid="stMain"]').bounding_box()
+        for box in boxes:
+            assert box["width"] >= 400, boxes
+            assert box["width"] >= 0.8 * (main["width"] - 2 * 16), (boxes, main)
+        assert boxes[1]["y"] >= boxes[0]["y"] + boxes[0]["height"] - 1  # stacked, not side by side
+        for i in range(2):
+            legend = charts.nth(i).locator("g.legend").bounding_box()
+            plot = charts.nth(i).locator("rect.nsewdrag").first.bounding_box()
+            assert legend["y"] >= plot["y"] + plot["height"] - 1, (legend, plot)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()

@@ -93,8 +93,6 @@ def test_the_translation_layer_itself_has_no_bare_text():
     assert [str(f) for f in scan_paths(ROOT, ("ui/common/i18n.py",))] == []
 
 
-@pytest.mark.xfail(strict=False, reason="the pages and ui modules are wrapped in _() after the "
-                                        "ui/ restructure merges; remove this mark then")
 def test_every_visible_text_of_the_app_goes_through_the_translation_layer():
     findings = scan_paths(ROOT)
     assert not findings, f"{len(findings)} visible texts without _():\n" + "\n".join(

@@ -1,66 +1,86 @@
-"""The Compare page's computations: the comparison of every run with a baseline (cached on
-the per-query values and settings), its on-screen table and its exports."""
+"""The Compare page's computations: the comparison of every run with a baseline
+(:func:`metrics_core.compare`, cached on the per-query values and settings), its on-screen
+table and its exports.
+
+The names of the tests and corrections are the library's one copy
+(:data:`metrics_core.stats.comparison.TEST_NAMES`, ``CORRECTION_NAMES``), translated
+where they are shown (:func:`test_label`, :func:`correction_label`).
+"""
 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pandas as pd
 import streamlit as st
 
-from metrics_core.cli.evaluate import evaluations_json
-from metrics_core.report import format_table, json_safe, provenance
-from metrics_core.stats.comparison import TESTS, comparison_records, markers_legend, paper_table
+import metrics_core as mc
+from metrics_core.report.catalogs import N_
+from metrics_core.report.comparison import Comparison
+from metrics_core.report.evaluations import RunValues
+from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
+from ui.common.i18n import gettext as _
 
-#: Short names of the tests and corrections in the page's column headers and choices (the
-#: library's ``TEST_NAMES`` / ``CORRECTION_NAMES`` are the legend's full names).
-TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization"}
-CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
-                     "none": "none"}
-#: The settings a comparison states in its exports.
-EXPORT_SETTINGS = ("baseline", "permutations", "seed", "correction", "confidence", "query_set")
-JSON_SETTINGS = ("baseline", "permutations", "bootstrap", "seed", "correction", "confidence", "alpha", "query_set")
-
-
-@st.cache_data(show_spinner="Running the significance tests ...", max_entries=8)
-def compare(frames: dict, baseline: str, measures: list, permutations: int, seed: int, correction: str,
-            confidence: float, query_set: str) -> pd.DataFrame:
-    """``compare_runs``, cached on the per-query values and settings: widget changes that only
-    pick what to draw do not rerun 10,000 permutations."""
-    from metrics_core.stats.comparison import compare_runs
-
-    evaluations = [SimpleNamespace(run_name=name, per_query=frame) for name, frame in frames.items()]
-    return compare_runs(evaluations, baseline, measures, n_permutations=permutations, seed=seed,
-                        correction=correction, confidence=confidence, query_set=query_set)
+#: The library's test and correction names, marked for the catalogs (``TEST_NAMES`` and
+#: ``CORRECTION_NAMES`` are not in a scanned module; tests/app/test_compare_page.py checks
+#: that every one of their values is here).
+LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paired randomization test"),
+                 N_("Holm"), N_("Bonferroni"), N_("Benjamini-Hochberg"), N_("no correction"))
 
 
-def answer_table(frame: pd.DataFrame) -> pd.DataFrame:
+def test_label(test: str) -> str:
+    """A test's name on screen (:data:`TEST_NAMES`, translated)."""
+    return _(TEST_NAMES[test])
+
+
+def correction_label(correction: str) -> str:
+    """A correction's name on screen (:data:`CORRECTION_NAMES`, translated; "none" reads
+    "no correction")."""
+    return _("no correction") if correction == "none" else _(CORRECTION_NAMES[correction])
+
+
+def _settings_key(conventions) -> str:
+    return repr(conventions.as_dict() if hasattr(conventions, "as_dict") else conventions)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _compare_cached(frames: dict, conventions_key: str, _runs: list, _conventions, baseline: str, measures: list,
+                    permutations: int, seed: int, correction: str, confidence: float, query_set: str) -> Comparison:
+    return mc.compare(_runs, baseline, measures=measures, n_permutations=permutations, seed=seed,
+                      correction=correction, confidence=confidence, query_set=query_set,
+                      conventions=_conventions)
+
+
+def compare(evaluations: list, baseline: str, measures: list, permutations: int, seed: int, correction: str,
+            confidence: float, query_set: str, conventions=None) -> Comparison:
+    """:func:`metrics_core.compare` of the loaded evaluations, cached on their per-query
+    values and the settings: widget changes that only pick what to draw do not rerun
+    10,000 permutations."""
+    runs = [RunValues.from_evaluation(ev) for ev in evaluations]
+    frames = {rv.run_name: rv.per_query for rv in runs}
+    with st.spinner(_("Running the significance tests ...")):
+        return _compare_cached(frames, _settings_key(conventions), runs, conventions, baseline, list(measures),
+                               int(permutations), int(seed), correction, float(confidence), query_set)
+
+
+def answer_table(comparison: Comparison) -> pd.DataFrame:
     """The comparison's rows for the screen: the columns shown, the interval and the
-    wins / ties / losses as text."""
-    shown = frame[["run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo", "ci_hi",
-                   *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses", "effect_size",
-                   "markers"]].copy()
-    shown["ci"] = [f"{lo:.4f} to {hi:.4f}" if pd.notna(lo) else "–"
+    wins / ties / losses as text ("–" where a run has no common query: no interval)."""
+    shown = comparison.wide().copy()
+    shown["ci"] = [_("{lo} to {hi}").format(lo=f"{lo:.4f}", hi=f"{hi:.4f}") if pd.notna(lo) else "–"
                    for lo, hi in zip(shown["ci_lo"], shown["ci_hi"], strict=True)]
     shown["wtl"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)]
     return shown
 
 
-def export_texts(frame: pd.DataFrame, shown: pd.DataFrame, evaluations: list, conventions) -> dict[str, str]:
+def export_texts(comparison: Comparison) -> dict[str, str]:
     """The Compare page's files: the whole comparison as JSON (the command line's document),
-    the paper table as Markdown and LaTeX (run mean, delta and markers) and the on-screen
-    table as CSV, each stating the settings."""
-    legend = markers_legend(frame, tests=TESTS)
-    prov = provenance(conventions, **{k: frame.attrs[k] for k in EXPORT_SETTINGS})
-    payload = evaluations_json(evaluations, conventions, per_query=False)
-    payload["comparison"] = {k: frame.attrs[k] for k in JSON_SETTINGS}
-    payload["comparisons"] = comparison_records(frame)
-    paper = paper_table(frame, tests=TESTS)
-    return {"json": json.dumps(json_safe(payload), indent=2),
-            "markdown": format_table(paper, "markdown", prov=prov, title=legend),
-            "latex": format_table(paper, "latex", prov=prov, title=legend),
-            "csv": format_table(shown.drop(columns=["ci", "wtl"]), "csv", prov=prov, index=False, title=legend)}
+    the paper table as Markdown and LaTeX (run mean, delta and markers) and the plain
+    comparison table as CSV, each stating the settings."""
+    return {"json": json.dumps(comparison.to_dict(), indent=2),
+            "markdown": comparison.to_markdown(),
+            "latex": comparison.to_latex(),
+            "csv": comparison.to_table("csv")}
 
 
-__all__ = ["TEST_LABELS", "CORRECTION_LABELS", "compare", "answer_table", "export_texts", "EXPORT_SETTINGS", "JSON_SETTINGS"]
+__all__ = ["LIBRARY_WORDS", "TESTS", "test_label", "correction_label", "compare", "answer_table", "export_texts"]

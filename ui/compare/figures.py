@@ -7,18 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
+from ui.common.i18n import gettext as _
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
-
-
-def per_query_deltas(baseline_pq: pd.DataFrame, run_pq: pd.DataFrame, measure: str) -> pd.Series:
-    """``run - baseline`` per common query, sorted ascending (losses first), ties by query id."""
-    b = baseline_pq[measure].dropna()
-    r = run_pq[measure].dropna()
-    common = b.index.intersection(r.index)
-    delta = (r.loc[common] - b.loc[common]).rename("delta")
-    frame = delta.to_frame().assign(qid=common.astype(str)).sort_values(["delta", "qid"], kind="stable")
-    return frame["delta"]
 
 
 def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
@@ -29,14 +20,14 @@ def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
     colors = np.where(values > tolerance, WIN, np.where(values < -tolerance, LOSS, TIE))
     fig = go.Figure(go.Bar(
         x=list(range(len(values))), y=values, marker_color=colors.tolist(), customdata=qids,
-        hovertemplate="query %{customdata}<br>delta %{y:.4f}<extra></extra>"))
+        hovertemplate=_("query") + " %{customdata}<br>" + _("delta") + " %{y:.4f}<extra></extra>"))
     wins = int((values > tolerance).sum())
     losses = int((values < -tolerance).sum())
     fig.update_layout(
-        title=f"{measure}: {run} - {baseline} per query ({wins} wins, {len(values) - wins - losses} ties, "
-              f"{losses} losses)",
-        xaxis_title="queries, sorted by delta (click a bar to open the query)",
-        yaxis_title=f"delta {measure}", bargap=0.05, showlegend=False, clickmode="event+select")
+        title=_("{measure}: {run} - {baseline} per query ({wins} wins, {ties} ties, {losses} losses)").format(
+            measure=measure, run=run, baseline=baseline, wins=wins, ties=len(values) - wins - losses, losses=losses),
+        xaxis_title=_("queries, sorted by delta (click a bar to open the query)"),
+        yaxis_title=_("delta {measure}").format(measure=measure), bargap=0.05, showlegend=False, clickmode="event+select")
     fig.update_xaxes(showticklabels=False)
     return fig
 
@@ -54,8 +45,9 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
         text=rows["markers"], hovertemplate="%{y}: %{x:.4f} %{text}<extra></extra>"))
     fig.add_vline(x=0, line_dash="dot")
     base = rows["baseline"].iloc[0] if len(rows) else ""
-    fig.update_layout(title=f"{measure}: mean difference vs {base} (bootstrap CI)",
-                      xaxis_title=f"Δ {measure}", yaxis_title="run", template="plotly_white",
+    fig.update_layout(title=_("{measure}: mean difference vs {baseline} (bootstrap CI)").format(
+                          measure=measure, baseline=base),
+                      xaxis_title=f"Δ {measure}", yaxis_title=_("run"), template="plotly_white",
                       height=120 + 50 * max(len(rows), 1), margin=dict(l=40, r=20, t=60, b=40))
     return fig
 
@@ -70,7 +62,8 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
     for run, table in values.items():
         fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
-    fig.update_layout(barmode="group", title=f"{measure} per {fold_column}", xaxis_title=fold_column,
+    fig.update_layout(barmode="group", title=_("{measure} per {column}").format(measure=measure, column=fold_column),
+                      xaxis_title=fold_column,
                       yaxis_title=measure)
     return fig
 
@@ -85,9 +78,10 @@ def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_co
     for run, table in tables.items():
         fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
-    fig.update_layout(barmode="group", title=f"{measure} per {criterion_column} (micro, macro last)",
+    fig.update_layout(barmode="group", title=_("{measure} per {column} (micro, macro last)").format(
+                          measure=measure, column=criterion_column),
                       xaxis_title=criterion_column, yaxis_title=measure)
     return fig
 
 
-__all__ = ["per_query_deltas", "delta_bar_figure", "delta_ci_figure", "fold_figure", "criterion_figure"]
+__all__ = ["delta_bar_figure", "delta_ci_figure", "fold_figure", "criterion_figure"]

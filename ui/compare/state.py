@@ -18,6 +18,6 @@ FOLDS_CHART = "compare-folds"
 CRITERIA_CHART = "compare-criteria"
 
 
-def remember_settings(frame) -> None:
-    """Keep the last comparison's settings (``frame.attrs`` of ``compare_runs``)."""
-    st.session_state[COMPARE_SETTINGS] = dict(frame.attrs)
+def remember_settings(comparison) -> None:
+    """Keep the last comparison's settings (:attr:`metrics_core.report.comparison.Comparison.settings`)."""
+    st.session_state[COMPARE_SETTINGS] = dict(comparison.settings)

@@ -18,8 +18,10 @@ from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
+from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
 from ui.common import upload as common_upload
+from ui.common.i18n import gettext as _
 from ui.common.state import digest, in_app
 from ui.detection.state import CANDIDATES, RANGES, SCORES
 
@@ -52,14 +54,16 @@ def load_scores(data: bytes, name: str, score_col: str | None = None,
                 label_col: str | None = None) -> dict:
     """Scores and labels of a table (cached per session inside the app)."""
     if in_app():
-        return _load_scores_cached(data, name, score_col, label_col)
+        with st.spinner(_("Reading scores ...")):
+            return _load_scores_cached(data, name, score_col, label_col)
     return _load_scores(data, name, score_col, label_col)
 
 
 def load_candidates(data: bytes, name: str) -> dict:
     """A dynamic-K candidate table (cached per session inside the app)."""
     if in_app():
-        return _load_candidates_cached(data, name)
+        with st.spinner(_("Reading candidates ...")):
+            return _load_candidates_cached(data, name)
     return _load_candidates(data, name)
 
 
@@ -78,10 +82,8 @@ def _load_candidates(data: bytes, name: str) -> dict:
             "probability": t.probability, "is_gold": t.is_gold, "criterion": t.criterion}
 
 
-_load_scores_cached = st.cache_data(max_entries=4, show_spinner="Reading scores ...",
-                                    scope="session")(_load_scores)
-_load_candidates_cached = st.cache_data(max_entries=4, show_spinner="Reading candidates ...",
-                                        scope="session")(_load_candidates)
+_load_scores_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_scores)
+_load_candidates_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_candidates)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False, scope="session")
@@ -112,21 +114,65 @@ def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, 
     return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
 
 
-#: The command-line options of the readers' hints and the page's boxes that do the same.
-PAGE_BOXES = {"--score-col": "Score column", "--label-col": "Label column", "--prob-col": "Score column",
-              "--gold-col": "Label column"}
+#: The TPR table's headers (:data:`metrics_core.detection.TPR_TABLE_COLUMNS`), marked for the catalogs.
+TPR_TABLE_WORDS = (N_("target FPR"), N_("TPR"), N_("achieved FPR"), N_("threshold"), N_("allowed FP"),
+                   N_("next TPR"), N_("next FPR"), N_("next threshold"))
+
+
+def one_class_warning(n_pos: int) -> str:
+    """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
+    if n_pos == 0:
+        return _("AUROC, AUPRC and TPR at FPR are undefined: every label is negative (no positive item). "
+                 "Load labels with both classes, or choose the audit rule above.")
+    return _("AUROC, AUPRC and TPR at FPR are undefined: every label is positive (no negative item). "
+             "Load labels with both classes, or choose the audit rule above.")
+
+
+def number_or_dash(value: float, digits: int = 4) -> str:
+    """A value with ``digits`` decimals, or "–" when it is missing (NaN or None).
+
+    >>> number_or_dash(0.5), number_or_dash(float("nan")), number_or_dash(None)
+    ('0.5000', '–', '–')
+    """
+    if value is None or value != value:
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def dynamic_k_header(field: str) -> str:
+    """A dynamic-K table's column in the visitor's language: the library's plain name
+    (:func:`metrics_core.dynamic_k.field_words`); the average K keeps the page's name for it."""
+    if field == "avg_k":
+        return _("Average K")
+    return dk.field_words(field, _)[0] if field in dk.FIELD_WORDS else field
+
+
+def dynamic_k_legend(has_empty: bool) -> str:
+    """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
+    empty cells, when there are some)."""
+    text = _("Recall and precision are means over the queries; the pooled columns count every gold and kept "
+             "item of all queries together (micro average). The macro row is the mean over the criteria.")
+    if has_empty:
+        text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
+    return text
+
+
+#: The reader's fields (:attr:`metrics_core.errors.InputError.field`) and the page's mapping
+#: boxes that choose the same column.
+FIELD_BOXES = {"score_col": N_("Score column"), "label_col": N_("Label column"), "prob_col": N_("Score column"),
+               "gold_col": N_("Label column")}
 
 
 def for_the_page(exc: InputError) -> InputError:
-    """The reader's error with its hint in the page's words: a command-line option such as
-    ``--label-col`` becomes the mapping box of the page that does the same."""
-    hint = exc.hint or ""
-    for option, box in PAGE_BOXES.items():
-        if option in hint:
-            hint = (f"Choose it in the “{box}” box under “Data: scores and labels”, then the file is "
-                    "read again.")
-            break
-    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint or None)
+    """The reader's error in the page's words: a column the reader could not find names the
+    page's mapping box for it (:data:`FIELD_BOXES`, by the error's ``field``); any other
+    error keeps its plain wording (:meth:`~metrics_core.errors.InputError.plain`)."""
+    box = FIELD_BOXES.get(exc.field or "")
+    if box is None:
+        return InputError(exc.plain())
+    hint = _("Choose it in the “{box}” box under “{section}”, then the file is read again.").format(
+        box=_(box), section=_("Data: scores and labels"))
+    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint, field=exc.field)
 
 
 def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
@@ -138,27 +184,13 @@ def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
         raise for_the_page(exc) from None
 
 
-def tpr_table(curve: det.BinaryCurve, targets) -> pd.DataFrame:
-    """TPR at each target FPR (:func:`metrics_core.detection.tpr_at_fpr` on ``curve``), with the
-    next operating point: the Detection page's table."""
-    rows = []
-    for t in targets:
-        r = det.tpr_at_fpr(None, None, repr(float(t)), curve=curve)
-        nxt = r["next"] or {}
-        rows.append({"target FPR": t, "TPR": r["tpr"], "achieved FPR": r["fpr"],
-                     "threshold": r["threshold"], "allowed FP": r["allowed_fp"],
-                     "next TPR": nxt.get("tpr"), "next FPR": nxt.get("fpr"),
-                     "next threshold": nxt.get("threshold")})
-    return pd.DataFrame(rows)
-
-
 @st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def calibration_report_of(key, _y, _p, n_bins, strategy):
     """:func:`metrics_core.calibration.calibration_report`, once per score set and binning."""
     return cal.calibration_report(_y, _p, n_bins, strategy)
 
 
-@st.cache_data(max_entries=16, show_spinner="Bootstrapping ...", scope="session")
+@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
     """:func:`metrics_core.calibration.bootstrap_calibration_ci` (seed 0), once per score set,
     binning and replicate count."""
@@ -187,29 +219,31 @@ def use_sample_candidates() -> None:
 
 
 #: The calibration statistics' names on screen.
-CALIBRATION_LABELS = {"ece": "ECE (plug-in)", "ece_debiased": "ECE (debiased)", "mce": "MCE", "brier": "Brier score"}
+CALIBRATION_LABELS = {"ece": N_("ECE (plug-in)"), "ece_debiased": N_("ECE (debiased)"), "mce": "MCE",
+                      "brier": N_("Brier score")}
 
 
 def interval_text(ci: dict) -> str:
     """One calibration statistic's interval in words (or why there is none)."""
     if ci["reliable"]:
-        return f"95% {ci['method']} CI [{ci['low']:.4f}, {ci['high']:.4f}]"
-    return "no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)"
+        return _("95% {method} CI [{low}, {high}]").format(method=ci["method"], low=f"{ci['low']:.4f}",
+                                                         high=f"{ci['high']:.4f}")
+    return _("no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)")
 
 
 def bins_table(b: dict) -> pd.DataFrame:
     """The reliability bins for the screen and the exports: 4 decimals, counts as integers."""
     return pd.DataFrame({
-        "From": np.round(b["lower"], 4), "To": np.round(b["upper"], 4),
-        "Items": b["count"].astype(np.int64), "Positives": b["positives"].astype(np.int64),
-        "Mean probability": np.round(b["confidence"], 4), "Frequency": np.round(b["frequency"], 4),
-        "Frequency 95% low": np.round(b["freq_low"], 4), "Frequency 95% high": np.round(b["freq_high"], 4)})
+        _("From"): np.round(b["lower"], 4), _("To"): np.round(b["upper"], 4),
+        _("Items"): b["count"].astype(np.int64), _("Positives"): b["positives"].astype(np.int64),
+        _("Mean probability"): np.round(b["confidence"], 4), _("Frequency"): np.round(b["frequency"], 4),
+        _("Frequency 95% low"): np.round(b["freq_low"], 4), _("Frequency 95% high"): np.round(b["freq_high"], 4)})
 
 
 def confusion_table(cm: dict) -> pd.DataFrame:
     """A confusion matrix (``metrics_core.detection.confusion_matrix_at``) as a 2 x 2 table."""
-    return pd.DataFrame({"Predicted positive": [cm["tp"], cm["fp"]], "Predicted negative": [cm["fn"], cm["tn"]]},
-                        index=["Actual positive", "Actual negative"])
+    return pd.DataFrame({_("Predicted positive"): [cm["tp"], cm["fp"]], _("Predicted negative"): [cm["fn"], cm["tn"]]},
+                        index=[_("Actual positive"), _("Actual negative")])
 
 
 def use_candidates(data: bytes, name: str) -> None:

@@ -1,6 +1,6 @@
 """Pure plotly figure builders for the detection, calibration and dynamic-K pages.
 
-Data in, ``go.Figure`` out; no streamlit. Long curves are thinned for drawing only
+Data in, ``go.Figure`` out; no widgets (texts go through :func:`ui.common.i18n._`). Long curves are thinned for drawing only
 (:func:`thin_indices`); every metric is computed on all points elsewhere.
 """
 
@@ -10,7 +10,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from metrics_core.report.catalogs import N_
+from ui.common.i18n import gettext as _
+
 BAND_COLOURS = {"baseline": "rgba(255, 193, 7, 0.18)", "good": "rgba(76, 175, 80, 0.18)"}
+#: The reference bands' names (:data:`metrics_core.report.ranges.REFERENCE_RANGES`), marked for the catalogs.
+BAND_NAMES = (N_("baseline"), N_("good"))
+#: Legends in one row under the plot area: they never cover a curve, at any width.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top", "xanchor": "left"}
 
 
 def thin_indices(x, y, max_points: int = 2000) -> np.ndarray:
@@ -42,17 +49,17 @@ def roc_figure(fpr, tpr, *, marker: int | None = None, auroc: float | None = Non
     """ROC curve (step points joined) with the chance diagonal and an optional marker."""
     idx = thin_indices(fpr, tpr, max_points)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=_("chance"),
                              line={"dash": "dot", "color": "grey"}, hoverinfo="skip"))
-    name = "ROC" if auroc is None else f"ROC (AUROC {auroc:.4f})"
+    name = "ROC" if auroc is None or auroc != auroc else f"ROC (AUROC {auroc:.4f})"
     fig.add_trace(go.Scatter(x=np.asarray(fpr)[idx], y=np.asarray(tpr)[idx], mode="lines",
                              name=name))
     if marker is not None:
         fig.add_trace(go.Scatter(x=[fpr[marker]], y=[tpr[marker]], mode="markers",
-                                 name="operating point", marker={"size": 12, "color": "red"}))
-    fig.update_layout(xaxis_title="False positive rate", yaxis_title="True positive rate",
-                      xaxis_range=[-0.01, 1.01], yaxis_range=[-0.01, 1.01], height=420,
-                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"x": 0.45, "y": 0.05})
+                                 name=_("operating point"), marker={"size": 12, "color": "red"}))
+    fig.update_layout(xaxis_title=_("False positive rate"), yaxis_title=_("True positive rate"),
+                      xaxis_range=[-0.01, 1.01], yaxis_range=[-0.01, 1.01], height=460,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend=LEGEND_BELOW)
     return fig
 
 
@@ -63,16 +70,16 @@ def pr_figure(recall, precision, *, marker: int | None = None, auprc: float | No
     fig = go.Figure()
     if positive_rate is not None:
         fig.add_trace(go.Scatter(x=[0, 1], y=[positive_rate, positive_rate], mode="lines",
-                                 name="chance", line={"dash": "dot", "color": "grey"}))
-    name = "PR" if auprc is None else f"PR (AUPRC {auprc:.4f})"
+                                 name=_("chance"), line={"dash": "dot", "color": "grey"}))
+    name = "PR" if auprc is None or auprc != auprc else f"PR (AUPRC {auprc:.4f})"
     fig.add_trace(go.Scatter(x=np.asarray(recall)[idx], y=np.asarray(precision)[idx],
                              mode="lines", line_shape="vh", name=name))
     if marker is not None:
         fig.add_trace(go.Scatter(x=[recall[marker]], y=[precision[marker]], mode="markers",
-                                 name="operating point", marker={"size": 12, "color": "red"}))
-    fig.update_layout(xaxis_title="Recall", yaxis_title="Precision", xaxis_range=[-0.01, 1.01],
-                      yaxis_range=[-0.01, 1.01], height=420,
-                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+                                 name=_("operating point"), marker={"size": 12, "color": "red"}))
+    fig.update_layout(xaxis_title=_("Recall"), yaxis_title=_("Precision"), xaxis_range=[-0.01, 1.01],
+                      yaxis_range=[-0.01, 1.01], height=460,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend=LEGEND_BELOW)
     return fig
 
 
@@ -91,21 +98,23 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
     ok = ~np.isnan(conf)
     lower, upper = np.asarray(bins["lower"]), np.asarray(bins["upper"])
     data = [
-        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=_("perfect calibration"),
                    line={"dash": "dot", "color": "grey"}, xaxis="x", yaxis="y"),
         go.Scatter(
-            x=conf[ok], y=freq[ok], mode="lines+markers", name="observed frequency (95% Wilson interval)",
+            x=conf[ok], y=freq[ok], mode="lines+markers", name=_("observed frequency (95% Wilson interval)"),
             customdata=np.column_stack([np.asarray(bins["freq_low"])[ok], np.asarray(bins["freq_high"])[ok],
                                         np.asarray(bins["count"])[ok]]),
-            hovertemplate="mean probability %{x:.4f}<br>frequency %{y:.4f}<br>95% interval "
-                          "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>%{customdata[2]:,.0f} items"
-                          "<extra></extra>",
+            hovertemplate=_("mean probability {x}<br>frequency {y}<br>95% interval [{low}, {high}]<br>"
+                            "{n} items").format(x="%{x:.4f}", y="%{y:.4f}", low="%{customdata[0]:.4f}",
+                                                high="%{customdata[1]:.4f}", n="%{customdata[2]:,.0f}")
+            + "<extra></extra>",
             error_y={"type": "data", "symmetric": False,
                      "array": (np.asarray(bins["freq_high"]) - freq)[ok],
                      "arrayminus": (freq - np.asarray(bins["freq_low"]))[ok]}, xaxis="x", yaxis="y"),
-        go.Bar(x=(lower + upper) / 2, y=bins["count"], width=(upper - lower), name="count",
+        go.Bar(x=(lower + upper) / 2, y=bins["count"], width=(upper - lower), name=_("count"),
                marker_color="rgba(100, 100, 200, 0.6)", xaxis="x", yaxis="y2",
-               hovertemplate="[%{customdata[0]:.4f}, %{customdata[1]:.4f}]: %{y:,} items<extra></extra>",
+               hovertemplate="[%{customdata[0]:.4f}, %{customdata[1]:.4f}]: "
+               + _("{n} items").format(n="%{y:,}") + "<extra></extra>",
                customdata=np.column_stack([lower, upper])),
     ]
     shapes, annotations = [], []
@@ -113,15 +122,15 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
         t = float(threshold)
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t, "x1": t, "y0": 0, "y1": 1,
                        "line": {"color": "#d62728", "width": 2}})
-        annotations.append({"x": t, "y": 1.0, "xref": "x", "yref": "paper", "text": f"threshold {t:.2f}",
+        annotations.append({"x": t, "y": 1.0, "xref": "x", "yref": "paper", "text": _("threshold {t}").format(t=f"{t:.2f}"),
                             "showarrow": False, "xanchor": "left", "yanchor": "bottom",
                             "font": {"color": "#d62728"}})
     layout = go.Layout(
         height=600, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title=title, bargap=0,
         legend={"orientation": "h", "x": 0, "y": -0.1, "yanchor": "top"},
-        xaxis={"range": [0, 1], "title": {"text": "Mean predicted probability"}, "anchor": "y2"},
-        yaxis={"domain": [0.32, 1.0], "range": [-0.02, 1.02], "title": {"text": "Frequency of positives"}},
-        yaxis2={"domain": [0.0, 0.26], "title": {"text": "Count"}},
+        xaxis={"range": [0, 1], "title": {"text": _("Mean predicted probability")}, "anchor": "y2"},
+        yaxis={"domain": [0.32, 1.0], "range": [-0.02, 1.02], "title": {"text": _("Frequency of positives")}},
+        yaxis2={"domain": [0.0, 0.26], "title": {"text": _("Count")}},
         shapes=shapes, annotations=annotations)
     return go.Figure(data=data, layout=layout)
 
@@ -129,16 +138,16 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
 def dynamic_k_figure(curve, *, tau: float | None = None) -> go.Figure:
     """Recall, precision (left axis) and average K (right axis) over tau."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["recall"], name="evidence recall"))
-    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["precision"], name="evidence precision"))
-    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["avg_k"], name="average K",
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["recall"], name=_("evidence recall")))
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["precision"], name=_("evidence precision")))
+    fig.add_trace(go.Scatter(x=curve["tau"], y=curve["avg_k"], name=_("average K"),
                              line={"dash": "dash"}), secondary_y=True)
     if tau is not None:
         fig.add_vline(x=tau, line_color="red")
-    fig.update_xaxes(title_text="tau")
-    fig.update_yaxes(title_text="recall / precision", range=[0, 1.02], secondary_y=False)
-    fig.update_yaxes(title_text="average K", secondary_y=True)
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    fig.update_xaxes(title_text=_("probability threshold"))
+    fig.update_yaxes(title_text=_("recall / precision"), range=[0, 1.02], secondary_y=False)
+    fig.update_yaxes(title_text=_("average K"), secondary_y=True)
+    fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend=LEGEND_BELOW)
     return fig
 
 
@@ -151,11 +160,11 @@ def reference_band_figure(values: dict, ranges: dict) -> go.Figure:
             fig.add_shape(type="rect", x0=low, x1=high, y0=i - 0.35, y1=i + 0.35,
                           fillcolor=BAND_COLOURS.get(band, "rgba(150,150,150,0.2)"),
                           line={"width": 0})
-            fig.add_annotation(x=(low + high) / 2, y=i + 0.42, text=band, showarrow=False,
+            fig.add_annotation(x=(low + high) / 2, y=i + 0.42, text=_(band), showarrow=False,
                                font={"size": 10})
     fig.add_trace(go.Scatter(x=[values[n] for n in names], y=list(range(len(names))),
                              mode="markers", marker={"size": 14, "color": "red", "symbol": "diamond"},
-                             name="measured"))
+                             name=_("measured")))
     fig.update_yaxes(tickvals=list(range(len(names))), ticktext=names, range=[-0.6, len(names) - 0.2])
     fig.update_xaxes(range=[0, 1])
     fig.update_layout(height=80 + 70 * len(names), margin={"l": 10, "r": 10, "t": 10, "b": 10},

@@ -6,6 +6,8 @@ What is loaded: :data:`SCORES` (scores and labels, shared by Detection and Calib
 
 from __future__ import annotations
 
+import streamlit as st
+
 SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
 CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
 RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
@@ -16,6 +18,10 @@ THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belong
 SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
 LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)
 CAL_THRESHOLD = "ranklab.detection.cal_threshold"  # decision threshold on the reliability diagram
+CAL_THRESHOLD_FOR = "ranklab.detection.cal_threshold_for"  # digest the calibration slider was set for
+#: (digest, threshold): the one decision threshold of the loaded scores, shared by the Detection and
+#: Calibration pages (each page's widget starts from it and writes it back when moved)
+SHARED_THRESHOLD = "ranklab.detection.shared_threshold"
 CAL_BINS = "ranklab.detection.cal_bins"
 CAL_STRATEGY = "ranklab.detection.cal_strategy"
 DK_TAU = "ranklab.detection.dk_tau"
@@ -55,3 +61,14 @@ class DynamicK:
     CURVE = "ranklab.detection.dk_curve"
     PER_CRITERION = "ranklab.detection.dk_per_criterion"
     SUMMARY = "ranklab.detection.dk_summary"
+
+
+def shared_threshold(digest: str) -> float | None:
+    """The threshold last chosen on either page for the scores ``digest`` (None: not chosen)."""
+    shared = st.session_state.get(SHARED_THRESHOLD)
+    return shared[1] if shared is not None and shared[0] == digest else None
+
+
+def share_threshold(digest: str, value: float) -> None:
+    """Make ``value`` the threshold of both pages for the scores ``digest``."""
+    st.session_state[SHARED_THRESHOLD] = (digest, float(value))

@@ -8,6 +8,7 @@ import streamlit as st
 
 from metrics_core import detection as det
 from metrics_core.io.scores import LABEL_NAMES
+from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
 from ui.detection import data as ds
 from ui.detection import state as dst
@@ -19,24 +20,24 @@ def scores_loader() -> None:
     unless chosen), or the sample. The upload is read again when a column choice changes."""
     seen_key = f"{Detection.UPLOAD}.seen"
     failed = bool(st.session_state.get(seen_key, (None, None))[1])
-    with st.expander("Data: scores and labels", expanded=failed):
-        slot = UploadSlot(Detection.UPLOAD, "CSV, TSV, Parquet or JSON with a score and a 0/1 label column",
+    with st.expander(_("Data: scores and labels"), expanded=failed):
+        slot = UploadSlot(Detection.UPLOAD, _("CSV, TSV, Parquet or JSON with a score and a 0/1 label column"),
                           types=TABLE_TYPES)
         files = slot.files()
         up = files[0] if files else None
         columns = ds.columns_of(up.file_id, up.getvalue(), up.name) if up is not None else []
         c1, c2 = st.columns(2)
-        auto = {"": "detect from the column names"}
-        score_col = c1.selectbox("Score column", ["", *columns], key=dst.SCORE_COL,
+        auto = {"": _("detect from the column names")}
+        score_col = c1.selectbox(_("Score column"), ["", *columns], key=dst.SCORE_COL,
                                  format_func=lambda c: auto.get(c, c))
-        label_col = c2.selectbox("Label column", ["", *columns], key=dst.LABEL_COL,
+        label_col = c2.selectbox(_("Label column"), ["", *columns], key=dst.LABEL_COL,
                                  format_func=lambda c: auto.get(c, c),
-                                 help="Recognised names: " + ", ".join(LABEL_NAMES))
+                                 help=_("Recognised names: {names}").format(names=", ".join(LABEL_NAMES)))
         if up is not None:
             load_once(seen_key, (up.file_id, score_col, label_col),
                       lambda: ds.use_scores(ds.load_scores_for_page(up.getvalue(), up.name, score_col or None,
                                                                     label_col or None)))
-        st.button("Use the sample data", key=Detection.USE_SAMPLE, on_click=ds.use_sample_scores)
+        st.button(_("Use the sample data"), key=Detection.USE_SAMPLE, on_click=ds.use_sample_scores)
 
 
 def _threshold_from_slider() -> None:
@@ -44,30 +45,41 @@ def _threshold_from_slider() -> None:
     # its value set lags behind fast key presses on the slider (the browser sends back the
     # box's stale value with the next rerun, which moved the slider back)
     st.session_state[dst.THRESHOLD_NUM_VERSION] = st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0) + 1
+    if dst.THRESHOLD in st.session_state:
+        dst.share_threshold(st.session_state[dst.THRESHOLD_FOR], st.session_state[dst.THRESHOLD])
 
 
 def _threshold_from_number(key: str, lo: float, hi: float) -> None:
     st.session_state[dst.THRESHOLD] = min(max(float(st.session_state[key]), lo), hi)
+    dst.share_threshold(st.session_state[dst.THRESHOLD_FOR], st.session_state[dst.THRESHOLD])
 
 
 def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
     """The decision threshold of the Detection page (score units): a slider and a number box
-    kept in step, starting at the TPR@5%FPR operating point for each new score set."""
+    kept in step. It is the threshold the Calibration page uses on the same scores
+    (:func:`ui.detection.state.shared_threshold`); for a new score set it starts at the
+    TPR@5%FPR operating point."""
     lo, hi = float(scores.min()), float(scores.max())
-    if st.session_state.get(dst.THRESHOLD_FOR) != digest:
-        start = float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
+    shared = dst.shared_threshold(digest)
+    if (st.session_state.get(dst.THRESHOLD_FOR) != digest or dst.THRESHOLD not in st.session_state
+            or (shared is not None and shared != st.session_state[dst.THRESHOLD])):
+        start = shared if shared is not None else float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
         st.session_state[dst.THRESHOLD] = min(max(start, lo), hi)
-        _threshold_from_slider()
         st.session_state[dst.THRESHOLD_FOR] = digest
+        _threshold_from_slider()
     step = (hi - lo) / 1000 if hi > lo else 1.0
     c1, c2 = st.columns([3, 1])
-    c1.slider("Threshold (predict positive when score ≥ threshold)", lo, hi, step=step, key=dst.THRESHOLD,
+    c1.slider(_("Threshold (predict positive when score ≥ threshold)"), lo, hi, step=step, key=dst.THRESHOLD,
               on_change=_threshold_from_slider, format="%.4f")
     box = f"{dst.THRESHOLD_NUM}.{st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0)}"
-    c2.number_input("Threshold, typed", min_value=lo, max_value=hi, step=step, format="%.6f",
+    c2.number_input(_("Threshold, typed"), min_value=lo, max_value=hi, step=step, format="%.6f",
                     value=float(st.session_state[dst.THRESHOLD]), key=box, on_change=_threshold_from_number,
                     args=(box, lo, hi))
-    return float(st.session_state[dst.THRESHOLD])
+    value = float(st.session_state[dst.THRESHOLD])
+    dst.share_threshold(digest, value)
+    st.caption(_("The same threshold is used on the Calibration page for these scores: moving it on either "
+                 "page moves it on both."))
+    return value
 
 
 def ranges_editor() -> dict:
@@ -76,7 +88,11 @@ def ranges_editor() -> dict:
     ranges = st.session_state[dst.RANGES]
     edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
                          for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
-    edited = st.data_editor(edit, key=Detection.RANGES_EDITOR, hide_index=True, disabled=["metric", "band"])
+    edited = st.data_editor(edit, key=Detection.RANGES_EDITOR, hide_index=True, disabled=["metric", "band"],
+                            column_config={"metric": st.column_config.TextColumn(_("Metric")),
+                                           "band": st.column_config.TextColumn(_("Band")),
+                                           "low": st.column_config.NumberColumn(_("Low")),
+                                           "high": st.column_config.NumberColumn(_("High"))})
     new_ranges: dict = {}
     for r in edited.itertuples():
         new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))

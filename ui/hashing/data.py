@@ -14,11 +14,19 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.io.codes import read_matrix
+from metrics_core.report.catalogs import N_
+from ui.common.i18n import gettext as _
 from ui.common.state import in_app
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"
 PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
          ("db_labels", "labels"))
+#: The four parts' names on screen.
+PART_NAMES = {"query_codes": N_("query codes"), "db_codes": N_("database codes"), "query_labels": N_("query labels"),
+              "db_labels": N_("database labels")}
+#: The tie rules of :func:`metrics_core.hashing.evaluate_hashing` in words.
+TIE_RULES = {"expected": N_("expected (random tie order)"), "optimistic": N_("optimistic (relevant first)"),
+             "pessimistic": N_("pessimistic (relevant last)"), "stable": N_("stable (database order)")}
 
 
 def device_name() -> str:
@@ -52,7 +60,7 @@ def load_sample() -> dict:
         ext = "npy" if what == "codes" else "csv"
         arr = read_matrix(SAMPLE_DIR / f"{part}.{ext}", what)
         out[part] = tidy_labels(arr) if what == "labels" else arr
-    out["source"] = "sample (200 queries x 2000 database codes, 16 bits, 10 classes)"
+    out["source"] = _("sample (200 queries x 2000 database codes, 16 bits, 10 classes)")
     return out
 
 
@@ -69,11 +77,18 @@ def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     return (_parse_upload_cached if in_app() else _parse_upload)(data, name, what)
 
 
-@st.cache_data(show_spinner="Evaluating hash codes...", max_entries=8, scope="session")
 def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
              zero_relevant, ks, device) -> dict:
     """metrics_core.hashing.evaluate_hashing, cached on the arrays and options (the
     first call imports torch)."""
+    with st.spinner(_("Evaluating hash codes...")):
+        return _evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer, zero_relevant,
+                         ks, device)
+
+
+@st.cache_data(show_spinner=False, max_entries=8, scope="session")
+def _evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
+              zero_relevant, ks, device) -> dict:
     from metrics_core.hashing import evaluate_hashing
 
     return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
@@ -92,10 +107,10 @@ def p_at_k_cutoffs(n_db: int) -> tuple[int, ...]:
 
 def check_loaded(data: dict) -> None:
     """Raise InputError when the uploaded parts cannot be evaluated together."""
-    missing = [p for p, _ in PARTS if data.get(p) is None]
+    missing = [p for p, _what in PARTS if data.get(p) is None]
     if missing:
-        raise InputError("missing " + ", ".join(m.replace("_", " ") for m in missing),
-                         hint="upload all four files, or load the sample")
+        raise InputError(_("missing {parts}").format(parts=", ".join(_(PART_NAMES[m]) for m in missing)),
+                         hint=_("upload all four files, or load the sample"))
 
 
 def parse_parts(uploads: dict) -> dict:
@@ -104,5 +119,5 @@ def parse_parts(uploads: dict) -> dict:
     parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
               for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
     check_loaded(parsed)
-    parsed["source"] = "uploaded: " + ", ".join(up.name for up in uploads.values())
+    parsed["source"] = _("uploaded: {files}").format(files=", ".join(up.name for up in uploads.values()))
     return parsed

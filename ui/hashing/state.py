@@ -15,6 +15,10 @@ TIES = "hash_ties"
 NORMALIZER = "hash_norm"
 EXCLUDE = "hash_exclude"
 PER_CLASS = "hash_per_class"
+SUMMARY = "hash_summary"
+P_AT_K = "hash_p_at_k"
+BY_RADIUS = "hash_by_radius"
+PER_QUERY = "hash_per_query"
 
 
 def upload_part(part: str) -> str:

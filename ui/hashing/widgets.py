@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.common.i18n import gettext as _
 from ui.common.upload import UploadSlot, load_once
 from ui.hashing import state as hs
-from ui.hashing.data import PARTS, load_sample, parse_parts
+from ui.hashing.data import PART_NAMES, PARTS, load_sample, parse_parts
 
 
 def ensure_defaults() -> None:
@@ -23,12 +24,12 @@ def load_sample_codes() -> None:
 
 def uploads_box() -> None:
     """The sample button and the four upload slots; the codes are read when an upload changes."""
-    st.button("Load the sample", key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
-    st.write("Or upload the four files (.npy, .pt or CSV):")
+    st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
+    st.write(_("Or upload the four files (.npy, .pt or CSV):"))
     cols = st.columns(4)
     uploads = {}
     for col, (part, _what) in zip(cols, PARTS, strict=True):
-        files = UploadSlot(hs.upload_part(part), part.replace("_", " "), types=CODE_TYPES).files(col)
+        files = UploadSlot(hs.upload_part(part), _(PART_NAMES[part]), types=CODE_TYPES).files(col)
         uploads[part] = files[0] if files else None
     if any(uploads.values()):
         def use_uploads():

@@ -13,6 +13,8 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore
+from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.history import state as history_state
 
 
@@ -85,24 +87,28 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     if not evaluations:
         return None
     with st.form(f"{history_state.SAVE_FORM}.{key}"):
-        suite = st.text_input("Test suite name", key=f"{history_state.SAVE_SUITE}.{key}",
-                              help="Evaluations of the same suite are compared over time on the History page.")
+        suite = st.text_input(_("Test suite name"), key=f"{history_state.SAVE_SUITE}.{key}",
+                              help=_("Evaluations of the same suite are compared over time on the History page."))
         names = [ev.run_name for ev in evaluations]
-        chosen = st.multiselect("Runs to save", names, default=names)
-        note = st.text_input("Note (optional)")
-        submitted = st.form_submit_button("Save this evaluation", icon=":material/save:")
+        chosen = st.multiselect(_("Runs to save"), names, default=names)
+        note = st.text_input(_("Note (optional)"))
+        submitted = st.form_submit_button(_("Save this evaluation"), icon=":material/save:")
     if not submitted:
         return None
     picked = [ev for ev in evaluations if ev.run_name in chosen]
     if not picked:
-        st.error("Choose at least one run to save.")
+        st.error(_("Choose at least one run to save."))
         return None
     try:
         ids = save_current_evaluations(picked, suite, qrels, meta, note=note or None)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain())
         return None
-    where = "the shared history" if history_state.is_shared() else "this session's history (download it on the History page to keep it)"
-    runs = "1 run" if len(ids) == 1 else f"{len(ids)} runs as one batch"
-    st.success(f"Saved {runs} to {where}.")
+    if history_state.is_shared():
+        st.success(ngettext("Saved {n} run to the shared history.",
+                            "Saved {n} runs as one batch to the shared history.", len(ids)).format(n=len(ids)))
+    else:
+        st.success(ngettext("Saved {n} run to this session's history (download it on the History page to keep it).",
+                            "Saved {n} runs as one batch to this session's history (download it on the History "
+                            "page to keep it).", len(ids)).format(n=len(ids)))
     return ids[-1]

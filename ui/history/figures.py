@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
+from ui.common.i18n import gettext as _
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:
@@ -50,9 +51,10 @@ def trend_figure(evals: pd.DataFrame, measure: str, thresholds: Mapping[str, flo
                           "<br>suite %{customdata[1]}<extra></extra>"))
     if measure in thresholds:
         fig.add_hline(y=thresholds[measure], line={"color": "#555", "dash": "dot", "width": 1},
-                      annotation_text=f"Good ≥ {thresholds[measure]:g}", annotation_position="top left")
-    fig.update_layout(title=f"{measure} over time, per run", xaxis_title="saved (UTC)", yaxis_title=measure,
-                      yaxis_range=[0, 1.05], hovermode="closest", legend_title_text="run",
+                      annotation_text=_("Good ≥ {value}").format(value=f"{thresholds[measure]:g}"), annotation_position="top left")
+    fig.update_layout(title=_("{measure} over time, per run").format(measure=measure), xaxis_title=_("saved (UTC)"),
+                      yaxis_title=measure,
+                      yaxis_range=[0, 1.05], hovermode="closest", legend_title_text=_("run"),
                       margin={"t": 50, "b": 40})
     return fig
 
@@ -63,10 +65,10 @@ def batch_figure(batch: pd.DataFrame, measures, labels: Mapping[str, str] | None
     fig = go.Figure()
     names = [(labels or {}).get(m, m) for m in measures]
     colours = colours_for(batch["run"])
-    for _, row in batch.iterrows():
+    for _i, row in batch.iterrows():
         fig.add_trace(go.Bar(x=names, y=[float(row[m]) if m in row else None for m in measures],
                              name=str(row["run"]), marker_color=colours[str(row["run"])],
                              hovertemplate=f"{row['run']}<br>%{{x}}: %{{y:.4f}}<extra></extra>"))
-    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title="mean over queries",
-                      legend_title_text="run", margin={"t": 30, "b": 40}, height=320)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title=_("mean over queries"),
+                      legend_title_text=_("run"), margin={"t": 30, "b": 40}, height=320)
     return fig

@@ -15,6 +15,7 @@ import os
 import streamlit as st
 
 from metrics_core.history import HistoryStore
+from metrics_core.report.catalogs import N_
 
 SESSION_STORE = "ranklab.history.session_store"  # HistoryStore(":memory:") of this session
 UPLOAD = "ranklab.history.upload"                # prefix of the uploader's key (+ a nonce)
@@ -38,8 +39,8 @@ SAVE_FORM = "ranklab.history.save_form"          # prefix: + ".<page>" (the form
 
 ENV_STORE = "RANKLAB_HISTORY_STORE"
 SECRET_STORE = "history_store"
-ALL_SUITES = "All suites"
-VIEWS = ("Per evaluation", "Per query")
+ALL_SUITES = N_("All suites")  # option values; shown translated
+VIEWS = (N_("Per evaluation"), N_("Per query"))
 
 
 def deployer_store_path() -> str | None:
