@@ -42,10 +42,11 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
         arr = arr.cast(pa.string())
     if not pa.types.is_string(arr.type):
         if pa.types.is_floating(arr.type):
-            # 1.0 -> "1": ids read as floats by a table reader are whole numbers
+            # 1.0 -> "1": ids read as floats by a table reader are whole numbers (those a
+            # float64 holds exactly; larger ones keep their float spelling, never wrapped)
             as_np = arr.to_numpy(zero_copy_only=False)
             finite = np.isfinite(as_np)
-            if finite.all() and np.all(as_np == np.round(as_np)):
+            if finite.all() and np.all(as_np == np.round(as_np)) and np.all(np.abs(as_np) <= 2.0 ** 53):
                 arr = pa.array(as_np.astype(np.int64)).cast(pa.string())
             else:
                 arr = arr.cast(pa.string())

@@ -70,8 +70,8 @@ with page(_("Compare systems")) as p:
                          float(confidence), query_set, conventions)
     frame = comparison.to_frame()
     cs.remember_settings(comparison)
-    legend = comparison.legend()
-    screen_legend = comparison.legend(paper=False)
+    legend = comparison.legend(gettext=_)
+    screen_legend = comparison.legend(paper=False, gettext=_)
 
     with answer:
         st.subheader(_("Every run vs {baseline}").format(baseline=baseline))

@@ -30,7 +30,8 @@ LANGUAGES = ("en", "es")
 APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
 LIBRARY_SOURCES = ("metrics_core/report/thesis.py", "metrics_core/report/thesis_export.py",
-                   "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py")
+                   "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py",
+                   "metrics_core/stats/comparison.py")
 
 
 def source_files(root: Path = ROOT) -> list[Path]:

@@ -20,12 +20,14 @@ Queries, as each version treats them (trec_eval's sources, ``trec_eval.c``):
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from metrics_core.compat.trec_measures import Requested, TrecEvalExit, requested
 from metrics_core.errors import InputError
+from metrics_core.io.coverage import CoverageWarning
 
 __all__ = ["TrecEvalOptions", "TrecEvalExit", "trec_eval_output", "last_run_id", "relstrings", "custom_11pt_avg"]
 
@@ -253,7 +255,10 @@ def _evaluate(qrels_source, run_source, reqs, opt):
     if any(r.measure.name == "utility" for r in reqs):
         names += ["NumRet", "NumRelRet", "NumRel"]
     names = list(dict.fromkeys(names)) or ["NumRet"]
-    return mc.evaluate(qrels_source, run_source, names, **_conventions(opt)), qrels_source, run_source
+    with warnings.catch_warnings():  # trec_eval's own words and status say it (no common query)
+        warnings.simplefilter("ignore", CoverageWarning)
+        ev = mc.evaluate(qrels_source, run_source, names, **_conventions(opt))
+    return ev, qrels_source, run_source
 
 
 def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_bytes: bytes | None = None):

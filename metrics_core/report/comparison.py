@@ -122,17 +122,18 @@ class Comparison:
                            test=test, comparison=self._frame)
 
     # --- text ---------------------------------------------------------------------------
-    def legend(self, tests: Sequence[str] = TESTS, paper: bool = True) -> str:
+    def legend(self, tests: Sequence[str] = TESTS, paper: bool = True, gettext=None) -> str:
         """The sentence under a comparison table: baseline, what each marker means (test,
         alpha, correction over how many comparisons) and the query set with its size.
 
         ``paper=False`` leaves out "Delta vs baseline in parentheses" (a screen table with
-        its own delta column)."""
-        return markers_legend(self._frame, tests=tests, paper=paper)
+        its own delta column); ``gettext``: a translation function for every phrase (the
+        app passes the visitor's language), English without it."""
+        return markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
 
-    def queries(self) -> str:
+    def queries(self, gettext=None) -> str:
         """"Queries: ..." naming the query set and its size per measure."""
-        return queries_sentence(self._frame)
+        return queries_sentence(self._frame, gettext=gettext)
 
     def provenance(self) -> dict:
         """RankLab version, conventions and :data:`PARAMETERS` (what every export states)."""

@@ -273,17 +273,25 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     return out
 
 
-def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True, gettext=None) -> str:
     """One sentence explaining the markers of :func:`paper_table`, the correction's family
     (:func:`family_sentence`) and the query set. ``paper=False``: a table with a delta
-    column of its own, so no "in parentheses"."""
+    column of its own, so no "in parentheses". ``gettext``: a translation function (the
+    app's), applied to every phrase and name; English without it."""
+    _ = gettext or _same
     a = frame.attrs
-    names = dict(TEST_NAMES)
-    names["permutation"] = (f"paired randomization test ({a.get('permutations')} sign flips, "
-                            f"seed {a.get('seed')})")
+    names = {t: _(n) for t, n in TEST_NAMES.items()}
+    names["permutation"] = _("paired randomization test ({flips} sign flips, seed {seed})").format(
+        flips=a.get("permutations"), seed=a.get("seed"))
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
-    return (f"Baseline: {a.get('baseline')}. " + ("Delta vs baseline in parentheses; " if paper else "")
-            + "; ".join(parts) + ". " + family_sentence(frame, explain=not paper) + " " + queries_sentence(frame))
+    return (_("Baseline: {baseline}. ").format(baseline=a.get("baseline"))
+            + (_("Delta vs baseline in parentheses; ") if paper else "")
+            + "; ".join(parts) + ". " + family_sentence(frame, explain=not paper, gettext=gettext) + " "
+            + queries_sentence(frame, gettext=gettext))
 
 
 def correction_family(frame: pd.DataFrame) -> dict:
@@ -317,11 +325,11 @@ def correction_family(frame: pd.DataFrame) -> dict:
             "measures": measures, "baseline": baseline}
 
 
-def family_sentence(frame: pd.DataFrame, explain: bool = True) -> str:
+def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> str:
     """The words that say which comparisons a table's correction covers (see
     :func:`correction_family`): every page that shows corrected p-values states it, so two
     pages that show a pair with different corrected p-values say why. ``explain=False``
-    stops after the family (a paper's table note).
+    stops after the family (a paper's table note). ``gettext``: as :func:`markers_legend`.
 
     >>> f = pd.DataFrame({"run": ["b", "b"], "measure": ["RR", "AP"]})
     >>> f.attrs.update(baseline="a", correction="holm")
@@ -330,31 +338,38 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True) -> str:
     >>> print(family_sentence(f, explain=False))
     Holm correction over the 2 comparisons of this table (1 run against a × 2 measures).
     """
+    _ = gettext or _same
     f = correction_family(frame)
     if f["correction"] == "none":
-        return "No multiple-comparison correction: each p-value is its test's own."
+        return _("No multiple-comparison correction: each p-value is its test's own.")
     runs, measures = len(f["runs"]), len(f["measures"])
-    family = (f"{CORRECTION_NAMES[f['correction']]} correction over the {f['n']} comparisons of this table "
-              f"({runs} run{'s' * (runs != 1)} against {f['baseline']} × {measures} "
-              f"measure{'s' * (measures != 1)})")
+    against = (_("{runs} run against {baseline}") if runs == 1 else
+               _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
+    shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
+    method = CORRECTION_NAMES[f["correction"]]
+    family = _("{correction} correction over the {n} comparisons of this table ({against} × {shape})").format(
+        correction=_(method), n=f["n"], against=against, shape=shape)
     if not explain:
         return family + "."
-    return (family + "; a table with other runs or measures corrects over its own comparisons, so its "
-            "corrected p-value for the same pair differs (the uncorrected p-value is the same).")
+    return family + _("; a table with other runs or measures corrects over its own comparisons, so its "
+                      "corrected p-value for the same pair differs (the uncorrected p-value is the same).")
 
 
-def queries_sentence(frame: pd.DataFrame) -> str:
-    """"Queries: ..." naming the query set and its size per measure."""
+def queries_sentence(frame: pd.DataFrame, gettext=None) -> str:
+    """"Queries: ..." naming the query set and its size per measure. ``gettext``: as
+    :func:`markers_legend`."""
+    _ = gettext or _same
     qs = frame.attrs.get("query_set", "common")
+    label = _(QUERY_SET_LABELS[qs])
     if frame.empty:
-        return f"Queries: {QUERY_SET_LABELS[qs]}."
+        return _("Queries: {queries}.").format(queries=label)
     if qs == "pairwise":
-        return f"Queries: {QUERY_SET_LABELS[qs]} (n per row)."
+        return _("Queries: {queries} (n per row).").format(queries=label)
     sizes = frame.groupby("measure", sort=False)["n_queries"].first()
     if sizes.nunique() == 1:
-        return f"Queries: {QUERY_SET_LABELS[qs]}, n = {int(sizes.iloc[0])}."
-    return (f"Queries: {QUERY_SET_LABELS[qs]}, n = "
-            + ", ".join(f"{int(n)} ({m})" for m, n in sizes.items()) + ".")
+        return _("Queries: {queries}, n = {n}.").format(queries=label, n=int(sizes.iloc[0]))
+    return _("Queries: {queries}, n = {n}.").format(
+        queries=label, n=", ".join(f"{int(n)} ({m})" for m, n in sizes.items()))
 
 
 def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",

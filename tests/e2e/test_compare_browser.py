@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(CHROMIUM is None, reason="chro
 
 def _largest_loss():
     import metrics_core as mc
-    from tests.app.test_compare_page import _data
     from metrics_core.stats.deltas import per_query_deltas
+    from tests.app.test_compare_page import _data
 
     qrels, runs, _ = _data()
     evs = {ev.run_name: ev for ev in mc.evaluate_many(qrels, runs, ["AP"])}

@@ -284,14 +284,15 @@ def test_app_streams_big_runs(monkeypatch):
     monkeypatch.setattr(st, "session_state", {state.QRELS: qrels, state.RUNS: runs})
     monkeypatch.setattr(rd, "STREAM_ROWS", 100)
     evs = rd.evaluate_loaded(["AP", "nDCG@10"])
-    from ui.ranking.ranked_view import ranked_list
+    from ui.ranking.ranked_view import query_ranking
 
     for name, run in runs.items():
         assert evs[name].streaming["blocks"] > 1
         whole = mc.evaluate(qrels, run, ["AP", "nDCG@10"])
         assert_same(whole, evs[name])
-        for qid in whole.ranked.query_ids[:3] + whole.ranked.query_ids[-2:]:
-            pd.testing.assert_frame_equal(ranked_list(evs[name], run, qid), ranked_list(whole, run, qid))
+        for qid in whole.ranking.query_ids[:3] + whole.ranking.query_ids[-2:]:
+            pd.testing.assert_frame_equal(query_ranking(evs[name], run, qrels, qid).ranking(qid),
+                                          query_ranking(whole, run, qrels, qid).ranking(qid))
 
 
 def test_bench_split_parts_cuts_at_line_ends(tmp_path):
