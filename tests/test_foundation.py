@@ -344,3 +344,26 @@ def test_unique_query_ids_is_kept_on_the_object_and_follows_its_ids():
     assert q.unique_query_ids() == ["x", "y"]
     q.extra_query_ids = ("z",)
     assert q.unique_query_ids() == ["x", "y", "z"]
+
+
+def test_no_library_module_is_over_500_lines():
+    """A newcomer reads a module whole: none of the library's is over 500 lines (aim: 400)."""
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "metrics_core").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long, long
+
+
+def test_the_app_imports_neither_the_command_line_nor_engine_internals():
+    """Pages and ui/ call the library's public objects (mc.rank, mc.compare, ...), never the
+    command line's modules or the ranking engine's internals."""
+    banned = ("metrics_core.cli", "metrics_core.ranking.engine", "metrics_core.ranking.ranked_lists",
+              "metrics_core.ranking.streaming", "metrics_core.ranking.parts", "metrics_core.ranking.ties",
+              "metrics_core.ranking.keys", "metrics_core.ranking.measures", "metrics_core.ranking.evaluate")
+    found = []
+    for path in [*(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
+                      if any(n == b or n.startswith(b + ".") for b in banned)]
+    assert not found, "\n".join(found)
