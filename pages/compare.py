@@ -42,7 +42,7 @@ with page(_("Compare systems")) as p:
         baseline = c1.selectbox(_("Baseline"), names, index=0)
         measures = c2.multiselect(_("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
                                   options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
-                                  default=[m for m in DEFAULT_MEASURES], accept_new_options=True)
+                                  default=[m for m in DEFAULT_MEASURES], accept_new_options=True, placeholder=_("Choose options"))
         with st.expander(_("Tests and intervals: permutations, seed, correction, CI level")):
             c3, c4, c5, c6, c7 = st.columns(5)
             permutations = c3.number_input(_("Permutations"), min_value=100, max_value=100000, value=10000,

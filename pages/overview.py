@@ -239,7 +239,7 @@ with page(_("Overview"), sidebar=False) as p:
         if chart.open:
             chart_measures = st.multiselect(_("Measures in the chart"), measures,
                                             default=[m for m in measures if not m.startswith("Num")][:8],
-                                            key=Overview.CHART_MEASURES)
+                                            key=Overview.CHART_MEASURES, placeholder=_("Choose options"))
             if chart_measures:
                 bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)

@@ -67,7 +67,7 @@ with page(_("Per query")) as p:
         table = containing(table, text)
     if meta is not None and "category" in table.columns:
         cats = natural_sorted(table["category"].dropna().astype(str).unique())
-        picked = f2.multiselect(_("Category"), cats, key=PerQuery.CATEGORIES)
+        picked = f2.multiselect(_("Category"), cats, key=PerQuery.CATEGORIES, placeholder=_("Choose options"))
         if picked:
             table = table[table["category"].astype(str).isin(picked)]
     measure = f3.selectbox(_("Measure for the range filter and the distribution"), measures, key=PerQuery.MEASURE)

@@ -38,7 +38,7 @@ with page(_("Comparative table"), sidebar=False,
             labels = {int(r["id"]): tb.evaluation_label(r) for _i, r in listed.iterrows()}
             st.session_state.setdefault(tb.Table.EVALUATIONS, list(labels)[-4:])
             chosen = st.multiselect(_("Saved evaluations"), list(labels), key=tb.Table.EVALUATIONS,
-                                    format_func=labels.get)
+                                    format_func=labels.get, placeholder=_("Choose options"))
             if not chosen:
                 st.info(_("Choose at least one saved evaluation."))
                 p.stop()

@@ -205,7 +205,7 @@ def measure_choice(options) -> list[str]:
     st.session_state[Table.MEASURES] = [m for m in st.session_state[Table.MEASURES] if m in options]
     return st.multiselect(_("Measures"), options, key=Table.MEASURES, format_func=display_measure,
                           help=_("The mean over the queries of each measure; MRR is the mean of the "
-                                 "reciprocal rank."))
+                                 "reciprocal rank."), placeholder=_("Choose options"))
 
 
 def thresholds_editor(measures) -> dict:

@@ -90,7 +90,7 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
         suite = st.text_input(_("Test suite name"), key=f"{history_state.SAVE_SUITE}.{key}",
                               help=_("Evaluations of the same suite are compared over time on the History page."))
         names = [ev.run_name for ev in evaluations]
-        chosen = st.multiselect(_("Runs to save"), names, default=names)
+        chosen = st.multiselect(_("Runs to save"), names, default=names, placeholder=_("Choose options"))
         note = st.text_input(_("Note (optional)"))
         submitted = st.form_submit_button(_("Save this evaluation"), icon=":material/save:")
     if not submitted:

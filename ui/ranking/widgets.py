@@ -70,7 +70,7 @@ def measure_chooser(label: str | None = None) -> list[str]:
     options = list(dict.fromkeys(COMMON_MEASURES + chosen))
     st.session_state[_W_MEASURES] = chosen
     c1, c2 = st.columns([3, 1])
-    c1.multiselect(label or _("Measures"), options, key=_W_MEASURES, on_change=_on_measures)
+    c1.multiselect(label or _("Measures"), options, key=_W_MEASURES, on_change=_on_measures, placeholder=_("Choose options"))
     c2.text_input(_("Add a measure by name"), key=_W_CUSTOM, on_change=_on_custom,
                   placeholder=_("e.g. nDCG(gain=exp)@5"), help=_("ir_measures syntax; see Learn"))
     messages = st.session_state[state.MESSAGES]
