@@ -137,11 +137,16 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
 
 def arrow_to_pandas(table) -> pd.DataFrame:
     """An Arrow table or record batch as a DataFrame; damaged pandas metadata in the
-    schema (index, dtypes) is left out and the columns are read as they are."""
+    schema (index, dtypes, or column names other than the table's own) is left out and the
+    columns are read as they are, as the streamed reader reads them."""
     try:
-        return table.to_pandas()
+        frame = table.to_pandas()
     except (ValueError, TypeError, KeyError, pa.ArrowException):  # the metadata's JSON, its keys
         return table.replace_schema_metadata(None).to_pandas()
+    names = set(table.column_names)
+    if not all(str(c) in names for c in frame.columns):  # the metadata renamed a column
+        return table.replace_schema_metadata(None).to_pandas()
+    return frame
 
 
 def guess_table_format(raw: RawData) -> str:
