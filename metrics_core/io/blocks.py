@@ -172,7 +172,7 @@ def _trec_fast(raw: RawData, head: bytes):
                                                  ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(
                     column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64(),
-                                  **dict.fromkeys(("c1", "c3", "c5"), pa.dictionary(pa.int32(), pa.string()))},
+                                  **dict.fromkeys(("c1", "c3", "c5"), pa.binary())},
                     include_columns=["c0", "c2", "c4", "c1", "c3", "c5"], strings_can_be_null=False,
                     quoted_strings_can_be_null=False, null_values=[]))
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:

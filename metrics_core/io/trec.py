@@ -58,11 +58,21 @@ def other_separators(raw: RawData, delim: str) -> bool:
 
 
 def any_empty(column) -> bool:
-    """Whether a dictionary-encoded string column (chunked or not) holds an empty value:
-    the line reader would have split that line into fewer fields. Looks at the
-    dictionaries (a few values), not the rows."""
+    """Whether a column of the fields the readers only check (Q0, rank, tag; iter) holds
+    an empty value: the line reader would have split that line into fewer fields. The
+    fast paths read those fields as raw bytes (no strings, no dictionary: a third of the
+    parse), so this looks at their lengths; a dictionary-encoded column (chunked or not) is
+    checked through its dictionary."""
+    import pyarrow.compute as pc
+
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    return any(pc.any(pc.equal(pc.utf8_length(c.dictionary), 0)).as_py() for c in chunks if len(c))
+    for chunk in chunks:
+        if not len(chunk):
+            continue
+        values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+        if pc.min(pc.binary_length(values)).as_py() == 0:
+            return True
+    return False
 
 
 def _first_line(data: bytes) -> bytes:
@@ -110,7 +120,7 @@ def _fast_parse(raw: RawData, kind: str):
             convert_options=pacsv.ConvertOptions(
                 column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
                               names[vcol]: pa.float64(),
-                              **dict.fromkeys(others, pa.dictionary(pa.int32(), pa.string()))},
+                              **dict.fromkeys(others, pa.binary())},
                 include_columns=[names[qcol], names[dcol], names[vcol], *others],
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
                 null_values=[],
