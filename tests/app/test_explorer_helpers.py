@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 import pytest
 
 import metrics_core as mc
-from metrics_core.report.comparative import comparative_report
 from ui.common.downloads import export_texts
 from ui.ranking.data import read_metadata, run_name_for
 from ui.ranking.figures import (
@@ -22,23 +21,6 @@ from ui.ranking.figures import (
     overview_bars,
 )
 from ui.ranking.ranked_view import missed_relevant, query_ranking
-
-SEED_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
-
-
-def test_comparative_report_reproduces_seed_001_table():
-    per_query = pd.DataFrame({"RR": [0.833, 1.000, 0.250], "nDCG@10": [0.72, 0.85, 0.41],
-                              "P@5": [0.60, 0.80, 0.20]}, index=["1", "2", "3"])
-    meta = pd.DataFrame({"query": ["envíos a Quito", "celulares del mes anterior", "productos electrónicos"],
-                         "date": pd.to_datetime(["2025-01-28"] * 3)}, index=["1", "2", "3"])
-    report = comparative_report(per_query, meta, SEED_THRESHOLDS)
-    # Bueno, Bueno, Mejorable; summary Aceptable (Fair) with means 0.69, 0.66, 0.53
-    assert report["interpretation"].tolist() == ["Good", "Good", "Needs improvement", "Fair"]
-    summary = report.iloc[-1]
-    assert (round(summary["MRR"], 2), round(summary["nDCG@10"], 2), round(summary["P@5"], 2)) == (0.69, 0.66, 0.53)
-    assert summary["query"] == "3 evaluations"
-    assert report["date"].tolist()[:3] == ["2025-01-28"] * 3
-    assert list(report.columns) == ["ID", "query", "date", "MRR", "nDCG@10", "P@5", "interpretation"]
 
 
 def test_exports_state_version_and_conventions():
