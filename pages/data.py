@@ -13,11 +13,13 @@ from ui.common.upload import FORMATS
 from ui.ranking.data import (
     SAMPLE_SUMMARY,
     clear_loaded,
+    coverage_notes,
     evaluate_loaded,
     has_data,
     judgements_per_label,
     load_sample_into_state,
     remove_run,
+    show_coverage_notes,
     show_unusable,
     unusable_runs,
 )
@@ -86,6 +88,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         if "duplicate" in str(exc):
             st.caption(_("Choose a duplicates rule under **More conventions** in the sidebar."))
     show_unusable(unusable_runs(diag_evs), runs_warning)
+    show_coverage_notes(coverage_notes(diag_evs))
     none = _("none")
     for name, ev in diag_evs.items():
         d = ev.diagnostics

@@ -25,8 +25,10 @@ from ui.ranking.board import (
     translated_grid,
 )
 from ui.ranking.data import (
+    coverage_notes,
     evaluate_loaded,
     loaded_rows,
+    show_coverage_notes,
     show_unusable,
     tie_bounds,
     tie_bounds_ready,
@@ -106,6 +108,7 @@ with page(_("Overview"), sidebar=False) as p:
     # named and left out, so the board's common queries stay those of the other runs.
     unusable = unusable_runs(evaluations)
     show_unusable(unusable, warning_slot)
+    show_coverage_notes(coverage_notes(evaluations))
     evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
     if not evaluations:
         draw_settings()

@@ -224,3 +224,28 @@ def test_coverage_and_common_queries_against_a_direct_count(seed):
     assert coverage_report(qrels, run)["judged_share"] == pytest.approx(want)
     ev = ranking.evaluate(["P@5"])
     assert common_queries(ev) == len({q for q, _ in rows} & {q for q, _ in judged})
+
+
+def test_a_thinly_judged_run_is_kept_with_a_note_naming_its_document_id_column():
+    """A run read by PyTerrier's integer ``docid`` beside its ``docno``, on a qrels of 20
+    queries where only one ranking holds a judged document: kept on the board (its numbers
+    are real), with a note that names the column read as the document id and the other one."""
+    import pandas as pd
+
+    qrels = mc.read_qrels({f"q{i}": {f"d{i}": 1} for i in range(20)})
+    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(20)], "docid": list(range(20)),
+                          "docno": ["d0"] + [f"x{i}" for i in range(1, 20)], "score": [1.0] * 20})
+    thin = mc.read_run(frame, name="terrier")
+    good = mc.read_run({f"q{i}": {f"d{i}": 1.0} for i in range(20)}, name="good")
+    report = coverage_report(qrels, thin)
+    assert report["problem"] == "few_judged" and report["doc_id_column"] == "docno"
+    assert report["other_doc_id_columns"] == ["docid"]
+    at = _page("overview", sample=(qrels, {"terrier": thin, "good": good}, None))
+    _ok(at)
+    notes = [i.value for i in at.info if "terrier" in i.value]
+    assert notes and "1 of the 20 queries" in notes[0] and "«docno»" in notes[0] and "«docid»" in notes[0], notes
+    assert not [w.value for w in at.warning if "terrier" in w.value]  # kept on the board, not left out
+    assert any("terrier" in m.label for m in at.metric)
+    es = _page("overview", lang="es", sample=(qrels, {"terrier": thin, "good": good}, None))
+    _ok(es)
+    assert any("1 de las 20 consultas" in i.value for i in es.info)

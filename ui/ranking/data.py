@@ -329,7 +329,43 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
         elif name in runs and qrels is not None and _coverage(qrels, runs[name])["problem"] == "none_judged":
             out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
                           "differently, or the run of another collection?)").format(run=name)
+            out[name] += _columns_note(_coverage(qrels, runs[name]))
     return out
+
+
+def coverage_notes(evaluations: dict) -> dict[str, str]:
+    """Runs that are kept but few of whose documents the qrels judge (``few_judged`` of
+    :func:`metrics_core.io.coverage.coverage_report`: under a tenth of the shared queries
+    have a judged document retrieved), each with the reason in the visitor's words: their
+    numbers are mostly zeros for want of judgements, not for a bad ranking."""
+    runs = st.session_state.get(state.RUNS) or {}
+    qrels = st.session_state.get(state.QRELS)
+    out = {}
+    for name in evaluations:
+        if name in runs and qrels is not None:
+            report = _coverage(qrels, runs[name])
+            if report["problem"] == "few_judged":
+                out[name] = _("only {judged} of the {shared} queries {run} shares with the qrels have a judged "
+                              "document in its ranking: its values are mostly zeros for want of judgements"
+                              ).format(judged=report["queries_with_judged"], shared=report["shared_queries"],
+                                       run=name) + _columns_note(report)
+    return out
+
+
+def _columns_note(report: dict) -> str:
+    """Which column was read as the document id, and the file's other candidates."""
+    others = report.get("other_doc_id_columns") or []
+    if not report.get("doc_id_column") or not others:
+        return ""
+    return " " + _("(document ids read from the column «{column}»; the file also has {others}: name the right "
+                   "one under the format options)").format(column=report["doc_id_column"],
+                                                          others=", ".join(f"«{c}»" for c in others))
+
+
+def show_coverage_notes(notes: dict[str, str], where=None) -> None:
+    """One note naming the runs of :func:`coverage_notes` (kept on the boards)."""
+    if notes:
+        (where or st).info("; ".join(notes.values()) + ".", icon=":material/info:")
 
 
 def _coverage(qrels, run) -> dict:
