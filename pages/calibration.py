@@ -72,11 +72,7 @@ def _share_calibration_threshold() -> None:
 def at_threshold(bins: dict) -> None:
     """The decision threshold, shared with the Detection page on the same scores: only the
     diagram and the confusion counts redraw."""
-    shared = dst.shared_threshold(data["digest"])
-    if (st.session_state.get(dst.CAL_THRESHOLD_FOR) != data["digest"] or dst.CAL_THRESHOLD not in st.session_state
-            or (shared is not None and shared != st.session_state[dst.CAL_THRESHOLD])):
-        st.session_state[dst.CAL_THRESHOLD] = min(max(0.5 if shared is None else shared, 0.0), 1.0)
-        st.session_state[dst.CAL_THRESHOLD_FOR] = data["digest"]
+    dst.sync_calibration_threshold(data["digest"])
     threshold = st.slider(_("Decision threshold (predict positive when probability ≥ threshold)"),
                           0.0, 1.0, step=0.01, key=dst.CAL_THRESHOLD, on_change=_share_calibration_threshold)
     dst.share_threshold(data["digest"], threshold)

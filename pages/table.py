@@ -36,7 +36,7 @@ with page(_("Comparative table"), sidebar=False,
                 st.info(_("Nothing is saved in this session's history yet, so these are the sample "
                           "history's evaluations. Save evaluations with the Overview page's form."))
             labels = {int(r["id"]): tb.evaluation_label(r) for _i, r in listed.iterrows()}
-            st.session_state.setdefault(tb.Table.EVALUATIONS, list(labels)[-4:])
+            tb.default_evaluations(labels)
             chosen = st.multiselect(_("Saved evaluations"), list(labels), key=tb.Table.EVALUATIONS,
                                     format_func=labels.get, placeholder=_("Choose options"))
             if not chosen:

@@ -76,6 +76,11 @@ class Table:
         return f"ranklab.table.{kind}.{lang}.{level}"
 
 
+
+def default_evaluations(labels) -> None:
+    """The saved evaluations shown first: the last four, until the visitor picks others."""
+    st.session_state.setdefault(Table.EVALUATIONS, list(labels)[-4:])
+
 def default_thresholds(measure: str) -> tuple[float | None, float | None]:
     """``(good, fair)`` of the specification for ``measure`` (None, None when it has none).
 

@@ -72,3 +72,14 @@ def shared_threshold(digest: str) -> float | None:
 def share_threshold(digest: str, value: float) -> None:
     """Make ``value`` the threshold of both pages for the scores ``digest``."""
     st.session_state[SHARED_THRESHOLD] = (digest, float(value))
+
+
+def sync_calibration_threshold(digest: str) -> None:
+    """Before the Calibration slider is drawn: its value follows the threshold shared with the
+    Detection page for the scores ``digest`` (0.5 when none was chosen), and is reset when
+    other scores are loaded."""
+    shared = shared_threshold(digest)
+    if (st.session_state.get(CAL_THRESHOLD_FOR) != digest or CAL_THRESHOLD not in st.session_state
+            or (shared is not None and shared != st.session_state[CAL_THRESHOLD])):
+        st.session_state[CAL_THRESHOLD] = min(max(0.5 if shared is None else shared, 0.0), 1.0)
+        st.session_state[CAL_THRESHOLD_FOR] = digest
