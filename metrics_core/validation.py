@@ -432,17 +432,12 @@ def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
     return math.nan
 
 
-def one_class_message(n_pos: int, what: str = "AUROC, AUPRC and TPR@FPR") -> str:
-    """The sentence that says which class is missing."""
-    missing = "positive" if n_pos == 0 else "negative"
-    return f"{what} are undefined: no {missing} labels (only one class present)"
-
-
 def N_(text: str) -> str:
     """Mark ``text`` for the gettext catalogs and return it unchanged (the extractor,
-    ``tools/i18n_catalogs.py``, finds ``N_("...")`` calls by name). The same marker as
-    :func:`metrics_core.report.catalogs.N_`, defined here because this layer sits below
-    ``report``; whoever shows a marked text translates it with ``translations(lang).gettext``.
+    ``tools/i18n_catalogs.py``, finds ``N_("...")`` calls by name). The library's one marker
+    (``metrics_core.report.catalogs`` re-exports it), here because this layer sits lowest;
+    the library keeps its words in English, and whoever shows a marked text translates it
+    with ``translations(lang).gettext``.
 
     >>> N_("Audit rule")
     'Audit rule'

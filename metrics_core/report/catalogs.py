@@ -28,23 +28,13 @@ from functools import cache
 from pathlib import Path
 
 from metrics_core.errors import InputError
+from metrics_core.validation import N_  # the one marker of texts for the catalogs
 
 #: Languages with a catalog, the source language (English) first.
 LANGUAGES = ("en", "es")
 SOURCE_LANGUAGE = "en"
 DOMAIN = "messages"
 
-
-def N_(text: str) -> str:
-    """Mark ``text`` for extraction into the catalogs and return it unchanged.
-
-    The library keeps its words in English; whoever shows them translates them
-    (``translations(lang).gettext(word)``).
-
-    >>> N_("Summary")
-    'Summary'
-    """
-    return text
 
 
 @cache
