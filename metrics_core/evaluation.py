@@ -67,10 +67,8 @@ class Evaluation:
     (['q2', 'q1'], {})
     """
 
-    #: ``metrics_core.io.coverage.coverage_report`` of a run evaluated whole by
-    #: :func:`metrics_core.evaluate` (how many of its queries and documents the qrels
-    #: judge); None when streamed or evaluated on a cluster
-    coverage = None
+    _coverage = None
+    _coverage_compute = None
 
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
                  ranked=None, ranking=None):
@@ -85,6 +83,31 @@ class Evaluation:
         self.ranked = ranked
         self.ranking = ranking
         self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+
+    @property
+    def coverage(self) -> dict | None:
+        """``metrics_core.io.coverage.coverage_report`` of a run evaluated whole by
+        :func:`metrics_core.evaluate` (how many of its queries and documents the qrels
+        judge); None when streamed or evaluated on a cluster. Made on first use when the
+        evaluation's own ranked lists already showed no problem (see :meth:`defer_coverage`)."""
+        if self._coverage is None and self._coverage_compute is not None:
+            self._coverage, self._coverage_compute = self._coverage_compute(), None
+        return self._coverage
+
+    @coverage.setter
+    def coverage(self, report: dict | None) -> None:
+        self._coverage, self._coverage_compute = report, None
+
+    def defer_coverage(self, compute) -> None:
+        """Give :attr:`coverage` as ``compute()``, called on first use only: the whole
+        report costs about as much again as the evaluation, and most callers never read it.
+
+        >>> ev = Evaluation("run", [], (["q1"], {}), {}, {}, None)
+        >>> ev.defer_coverage(lambda: {"problem": None})
+        >>> ev.coverage
+        {'problem': None}
+        """
+        self._coverage, self._coverage_compute = None, compute
 
     @property
     def evaluated_ids(self) -> list:
