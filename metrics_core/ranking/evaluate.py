@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
 from metrics_core.io import read_qrels, read_run
-from metrics_core.io.coverage import MIN_SHARE, coverage_report, warn_coverage
+from metrics_core.io.coverage import coverage_report, warn_coverage
 from metrics_core.ranking.ranked import evaluate_lists, rank, resolve_conventions
 from metrics_core.ranking.ranked_lists import RankedLists
 from metrics_core.ranking.registry import (
@@ -128,36 +126,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     ev = ranking.evaluate(specs, tie_report=tie_report)
     # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
     # the whole coverage report (and its warning) now
-    if ranked_coverage_is_sound(ranking):
+    if ranking.coverage_is_sound():
         ev.defer_coverage(lambda: coverage_report(q, ranking.run))
     else:
         ev.coverage = warn_coverage(q, ranking.run, stacklevel=2)
     return ev
 
-
-def ranked_coverage_is_sound(ranking, min_share: float = MIN_SHARE) -> bool:
-    """Whether a ranking shows, from its own lists, that its run has none of the problems of
-    :func:`metrics_core.io.coverage.coverage_report`: a ranked query with a judged document
-    in at least ``min_share`` of the ranked queries. The ranked rows are a subset of the
-    run's rows of the shared queries, so this is sufficient, never wrong; it answers False
-    (ask the whole report) for an empty run, queries given without rows, or ``judged_only``
-    (which drops unjudged rows, and so queries, from the lists).
-
-    >>> import metrics_core as mc
-    >>> ranked_coverage_is_sound(mc.rank({"q1": {"d1": 1}}, {"q1": {"d1": 1.0, "d2": 0.5}}))
-    True
-    >>> ranked_coverage_is_sound(mc.rank({"q1": {"d1": 1}}, {"q1": {"x": 1.0}}))
-    False
-    """
-    run, lists = ranking.run, ranking.lists
-    if not len(run) or getattr(run, "extra_query_ids", ()) or ranking.conventions.judged_only:
-        return False
-    starts = np.asarray(lists.starts, dtype=np.int64)
-    judged = np.concatenate(([0], np.cumsum(np.asarray(lists.judged, dtype=np.int64))))
-    per_query = judged[starts[1:]] - judged[starts[:-1]]
-    shared = int(np.count_nonzero(np.diff(starts)))
-    with_judged = int(np.count_nonzero(per_query))
-    return shared > 0 and with_judged > 0 and with_judged >= min_share * shared
 
 
 def _stream_block_rows(run, block_rows) -> int:

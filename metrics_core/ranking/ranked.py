@@ -26,6 +26,7 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.evaluation import Evaluation
 from metrics_core.io import read_qrels, read_run
+from metrics_core.io.coverage import MIN_SHARE
 from metrics_core.ranking.engine import build_ranked_lists
 from metrics_core.ranking.measures import compute, summarize
 from metrics_core.ranking.ranked_lists import RankedLists
@@ -317,6 +318,28 @@ class Ranking:
         if i is None:
             return np.zeros(0, dtype=np.int64)
         return sizes[int(self.lists.starts[i]):int(self.lists.starts[i + 1])]
+
+    def coverage_is_sound(self, min_share: float = MIN_SHARE) -> bool:
+        """Whether the ranked lists show, at no cost, that the run has none of the problems
+        of :func:`metrics_core.io.coverage.coverage_report`: a judged document ranked in at
+        least ``min_share`` of the ranked queries. The ranked rows are a subset of the run's
+        rows of the shared queries, so True is never wrong; False (an empty run, queries
+        given without rows, ``judged_only``, which drops unjudged rows and so queries, or a
+        real shortfall) asks for the whole report.
+
+        >>> rank({"q1": {"d1": 1}}, {"q1": {"d1": 1.0, "d2": 0.5}}).coverage_is_sound()
+        True
+        >>> rank({"q1": {"d1": 1}}, {"q1": {"x": 1.0}}).coverage_is_sound()
+        False
+        """
+        run, lists = self.run, self.lists
+        if not len(run) or getattr(run, "extra_query_ids", ()) or self.conventions.judged_only:
+            return False
+        starts = np.asarray(lists.starts, dtype=np.int64)
+        judged = np.concatenate(([0], np.cumsum(np.asarray(lists.judged, dtype=np.int64))))
+        with_judged = int(np.count_nonzero(judged[starts[1:]] - judged[starts[:-1]]))
+        shared = int(np.count_nonzero(np.diff(starts)))
+        return shared > 0 and with_judged > 0 and with_judged >= min_share * shared
 
     def __repr__(self) -> str:
         return (f"Ranking({self.run_name!r}, {self.n_queries} queries, {len(self.lists.seg)} ranked rows, "

@@ -11,7 +11,6 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.io.coverage import CoverageWarning, coverage_report
-from metrics_core.ranking.evaluate import ranked_coverage_is_sound
 
 
 def _random_case(seed: int):
@@ -34,12 +33,12 @@ def test_a_sound_ranking_has_no_coverage_problem(seed):
     q, r = mc.read_qrels(qrels), mc.read_run(run, name="r")
     for conv in ({}, {"missing_queries": "zero"}, {"depth": 2}, {"judged_only": True}):
         ranking = mc.rank(q, r, **conv)
-        if ranked_coverage_is_sound(ranking):
+        if ranking.coverage_is_sound():
             assert coverage_report(q, r)["problem"] is None, (seed, conv)
 
 
 def test_the_shortcut_holds_often_and_fails_on_the_traps():
-    verdicts = [ranked_coverage_is_sound(mc.rank(*(mc.read_qrels(c[0]), mc.read_run(c[1]))))
+    verdicts = [mc.rank(mc.read_qrels(c[0]), mc.read_run(c[1])).coverage_is_sound()
                 for c in map(_random_case, range(60))]
     assert any(verdicts) and not all(verdicts)  # the random cases hold both kinds
 

@@ -326,7 +326,7 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
         if common_queries(ev) == 0:
             out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
                           "is it the run of this collection?").format(run=name)
-        elif name in runs and qrels is not None and _coverage(qrels, runs[name])["problem"] == "none_judged":
+        elif _needs_report(ev, name, runs, qrels) and _coverage(qrels, runs[name])["problem"] == "none_judged":
             out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
                           "differently, or the run of another collection?)").format(run=name)
             out[name] += _columns_note(_coverage(qrels, runs[name]))
@@ -341,8 +341,8 @@ def coverage_notes(evaluations: dict) -> dict[str, str]:
     runs = st.session_state.get(state.RUNS) or {}
     qrels = st.session_state.get(state.QRELS)
     out = {}
-    for name in evaluations:
-        if name in runs and qrels is not None:
+    for name, ev in evaluations.items():
+        if _needs_report(ev, name, runs, qrels):
             report = _coverage(qrels, runs[name])
             if report["problem"] == "few_judged":
                 out[name] = _("only {judged} of the {shared} queries {run} shares with the qrels have a judged "
@@ -366,6 +366,15 @@ def show_coverage_notes(notes: dict[str, str], where=None) -> None:
     """One note naming the runs of :func:`coverage_notes` (kept on the boards)."""
     if notes:
         (where or st).info("; ".join(notes.values()) + ".", icon=":material/info:")
+
+
+def _needs_report(ev, name: str, runs: dict, qrels) -> bool:
+    """Whether the run's whole coverage report must be asked: not when its ranking already
+    shows a judged document in enough of its queries (:meth:`metrics_core.Ranking.coverage_is_sound`,
+    free), which most runs do."""
+    if name not in runs or qrels is None:
+        return False
+    return ev.ranking is None or not ev.ranking.coverage_is_sound()
 
 
 def _coverage(qrels, run) -> dict:
