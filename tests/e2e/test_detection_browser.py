@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from metrics_core import detection as det
 from tests.e2e.conftest import ROOT
@@ -48,16 +49,23 @@ def test_operating_point_slider(server, page):
     # move right, 60 steps of 1/1000 of the score range at a time, until the threshold has
     # passed a positive (so metrics_core's TPR differs from the starting one); a key press
     # lost during a fragment rerun only means another round
-    for _ in range(8):
+    moved = False
+    for _ in range(12):
+        _settle(page, thumb)
         thumb.focus()
         for _ in range(60):
             page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
-            " return t && Number(t.value) > start; }", arg=start)
+        try:
+            page.wait_for_function(
+                "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
+                " return t && Number(t.value) > start; }", arg=start, timeout=10_000)
+        except PlaywrightTimeout:  # the presses went to an element a rerun replaced: press again
+            continue
         _settle(page, thumb)
         if f"{det.confusion_matrix_at(y, s, float(thumb.input_value()))['tpr']:.4f}" != tpr_before:
+            moved = True
             break
+    assert moved, "the slider never moved past a positive"
     threshold = float(thumb.input_value())
     cm = det.confusion_matrix_at(y, s, threshold)
     # the number box follows the slider
