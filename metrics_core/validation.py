@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError  # N_: the one marker of texts for the catalogs
 
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
@@ -432,17 +432,6 @@ def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
     return math.nan
 
 
-def N_(text: str) -> str:
-    """Mark ``text`` for the gettext catalogs and return it unchanged (the extractor,
-    ``tools/i18n_catalogs.py``, finds ``N_("...")`` calls by name). The library's one marker
-    (``metrics_core.report.catalogs`` re-exports it), here because this layer sits lowest;
-    the library keeps its words in English, and whoever shows a marked text translates it
-    with ``translations(lang).gettext``.
-
-    >>> N_("Audit rule")
-    'Audit rule'
-    """
-    return text
 
 
 #: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English
