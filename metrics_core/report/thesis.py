@@ -122,8 +122,9 @@ class Grading:
         for kind in ("names", "verdicts"):
             value = tuple(str(x) for x in getattr(self, kind))
             if len(value) != 3:
-                raise InputError(N_("{kind} of the levels: three are needed, got {n}"),
-                                 params={"kind": kind, "n": len(value)})
+                raise InputError(N_("names of the levels: three are needed, got {n}") if kind == "names"
+                                 else N_("verdicts of the levels: three are needed, got {n}"),
+                                 params={"n": len(value)})
             object.__setattr__(self, kind, value)
 
     @classmethod
