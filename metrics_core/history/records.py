@@ -317,6 +317,23 @@ def check_image(conn, source) -> None:
                          params={"names": ", ".join(foreign or missing)})
 
 
+def unknown_suite(name: str, known, saving: bool = False) -> InputError:
+    """The :class:`InputError` for a suite name the store does not hold (``known``: the
+    names it holds); ``saving``: the refusal of a save without the suite's qrels.
+
+    >>> str(unknown_suite("web", []))
+    "no suite named 'web'. known suites: none yet"
+    >>> str(unknown_suite("web", ["news", "qa"], saving=True))
+    "no suite named 'web'. give its qrels to create it (known: news, qa)"
+    """
+    if saving:
+        hint = (N_("give its qrels to create it (known: {known})") if known
+                else N_("give its qrels to create it (known: none yet)"))
+    else:
+        hint = N_("known suites: {known}") if known else N_("known suites: none yet")
+    return InputError(N_("no suite named {name!r}"), hint=hint, params={"name": name, "known": ", ".join(known)})
+
+
 def prepare_evaluation(evaluation):
     """(run name, per-query frame, measures, aggregate, conventions) of one evaluation."""
     per_query = evaluation.per_query

@@ -33,6 +33,7 @@ from metrics_core.history.records import (
     qrels_digest,
     qrels_frame,
     store_error,
+    unknown_suite,
 )
 from metrics_core.history.report import REPORT_MEASURES, comparative_report
 from metrics_core.history.schema import SCHEMA_VERSION, migrate
@@ -249,10 +250,7 @@ class HistoryStore:
     def _suite_id(self, name: str) -> int:
         row = self._conn.execute("SELECT id FROM suites WHERE name = ?", (name,)).fetchone()
         if row is None:
-            known = ", ".join(self.suite_names())
-            raise InputError(N_("no suite named {name!r}"),
-                             hint=N_("known suites: {known}") if known else N_("known suites: none yet"),
-                             params={"name": name, "known": known})
+            raise unknown_suite(name, self.suite_names())
         return row[0]
 
     def get_suite_qrels(self, name: str):
@@ -318,11 +316,7 @@ class HistoryStore:
         with self._transaction() as cur:
             row = cur.execute("SELECT id FROM suites WHERE name = ?", (suite,)).fetchone()
             if row is None and frame is None:
-                known = ", ".join(self.suite_names())
-                raise InputError(N_("no suite named {name!r}"),
-                                 hint=(N_("give its qrels to create it (known: {known})") if known
-                                       else N_("give its qrels to create it (known: none yet)")),
-                                 params={"name": suite, "known": known})
+                raise unknown_suite(suite, self.suite_names(), saving=True)
             if frame is not None:
                 suite_id = self._add_suite(cur, suite, frame, meta, True)
             else:
