@@ -31,7 +31,32 @@ APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
 LIBRARY_SOURCES = ("metrics_core/errors.py", "metrics_core/report/thesis.py", "metrics_core/report/thesis_export.py",
                    "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py",
-                   "metrics_core/stats/comparison.py")
+                   "metrics_core/stats/comparison.py",
+                   # the refusals (InputError templates) of the library's modules
+                   "metrics_core/calibration.py",
+                   "metrics_core/clicks.py",
+                   "metrics_core/conventions.py",
+                   "metrics_core/data.py",
+                   "metrics_core/detection.py",
+                   "metrics_core/gates/registry.py",
+                   "metrics_core/gates/resample.py",
+                   "metrics_core/history/queries.py",
+                   "metrics_core/history/records.py",
+                   "metrics_core/history/store.py",
+                   "metrics_core/ranking/distributed.py",
+                   "metrics_core/ranking/evaluate.py",
+                   "metrics_core/ranking/kernels.py",
+                   "metrics_core/ranking/keys.py",
+                   "metrics_core/ranking/registry.py",
+                   "metrics_core/report/__init__.py",
+                   "metrics_core/report/catalogs.py",
+                   "metrics_core/report/comparison.py",
+                   "metrics_core/report/evaluations.py",
+                   "metrics_core/stats/aggregate.py",
+                   "metrics_core/stats/bootstrap.py",
+                   "metrics_core/stats/folds.py",
+                   "metrics_core/stats/significance.py",
+                   )
 
 
 def source_files(root: Path = ROOT) -> list[Path]:

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core.conventions import Conventions
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.io import read_run
 from metrics_core.io.blocks import SCHEMA, NotStreamable, batch_run, open_run_stream
 from metrics_core.ranking.parts import (
@@ -60,11 +60,11 @@ def list_parts(spec) -> list[str]:
         else:
             parts = [spec]
     if not parts:
-        raise InputError("no run parts found", source=str(spec),
-                         hint="Give a folder of run files, a glob such as 'parts/*.run', or files")
+        raise InputError(N_("no run parts found"), source=str(spec),
+                         hint=N_("Give a folder of run files, a glob such as 'parts/*.run', or files"))
     for p in parts:
         if not os.path.isfile(p):
-            raise InputError("file not found", source=p, hint="Check the path")
+            raise InputError(N_("file not found"), source=p, hint=N_("Check the path"))
     return parts
 
 
@@ -169,7 +169,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
         for k, v in columns.items():
             cols[k].append(v)
     if not run_queries:
-        raise InputError("the run parts hold no rows", source=source)
+        raise InputError(N_("the run parts hold no rows"), source=source)
     position = np.concatenate(pos) if pos else np.zeros(0, dtype=np.int64)
     columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
     out = ev.finish(name, ids, position, columns, merged, run_queries, qrels_dups)
@@ -183,27 +183,30 @@ def connect(address: str):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("--scheduler needs Dask", hint="pip install 'ranklab[dask]' "
-                         "(or: pip install 'dask[distributed]')") from None
+        raise InputError(N_("--scheduler needs Dask"), hint=N_("pip install 'ranklab[dask]' "
+                                                              "(or: pip install 'dask[distributed]')")) from None
     if address.startswith("local:"):
         try:
             n = int(address.split(":", 1)[1])
         except ValueError:
             n = 0
         if n < 1:
-            raise InputError(f"bad scheduler address {address!r}",
-                             hint="local:N needs a whole number of workers N >= 1, e.g. local:2")
+            raise InputError(N_("bad scheduler address {address!r}"),
+                             hint=N_("local:N needs a whole number of workers N >= 1, e.g. local:2"),
+                             params={"address": address})
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=":0")
         return Client(cluster), cluster
     if "://" not in address:
-        raise InputError(f"bad scheduler address {address!r}",
-                         hint="give tcp://HOST:PORT (a running dask scheduler) or local:N")
+        raise InputError(N_("bad scheduler address {address!r}"),
+                         hint=N_("give tcp://HOST:PORT (a running dask scheduler) or local:N"),
+                         params={"address": address})
     try:
         return Client(address, timeout="20s"), None
     except (OSError, TimeoutError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address} ({exc})",
-                         hint="start one with: dask scheduler; then dask worker ADDRESS") from None
+        raise InputError(N_("cannot reach the Dask scheduler at {address} ({reason})"),
+                         hint=N_("start one with: dask scheduler; then dask worker ADDRESS"),
+                         params={"address": address, "reason": exc}) from None
 
 
 def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str) -> list:

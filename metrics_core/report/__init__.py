@@ -305,7 +305,7 @@ def write_text(text: str, path: str | None = None) -> None:
     A failed write (missing folder, permission, a full disk, an I/O error) is an
     :class:`~metrics_core.errors.InputError` naming the output.
     """
-    from metrics_core.errors import InputError
+    from metrics_core.errors import N_, InputError
 
     text = text if text.endswith("\n") else text + "\n"
     if path in (None, "-"):
@@ -315,8 +315,9 @@ def write_text(text: str, path: str | None = None) -> None:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise InputError(f"cannot write the output ({exc.strerror or type(exc).__name__})",
-                             source="<stdout>", hint="Check the disk, or write with -o FILE") from None
+            raise InputError(N_("cannot write the output ({reason})"), source="<stdout>",
+                             hint=N_("Check the disk, or write with -o FILE"),
+                             params={"reason": exc.strerror or type(exc).__name__}) from None
         return
     try:
         with open(path, "w", encoding="utf-8") as fh:
@@ -326,8 +327,9 @@ def write_text(text: str, path: str | None = None) -> None:
                   errno.ENOSPC: "no space left on the device", errno.EIO: "an input/output error",
                   errno.EISDIR: "it is a folder", errno.EROFS: "a read-only file system"}.get(
             exc.errno, exc.strerror or type(exc).__name__)
-        raise InputError(f"cannot write the output ({reason})", source=str(path),
-                         hint="Choose another output path (-o) or free some space") from None
+        raise InputError(N_("cannot write the output ({reason})"), source=str(path),
+                         hint=N_("Choose another output path (-o) or free some space"),
+                         params={"reason": reason}) from None
 
 
 #: Run colours, in run order (colour-blind friendly: blue, orange, teal, red, purple, grey,

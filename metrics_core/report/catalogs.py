@@ -27,8 +27,7 @@ import io
 from functools import cache
 from pathlib import Path
 
-from metrics_core.errors import InputError
-from metrics_core.validation import N_  # the one marker of texts for the catalogs
+from metrics_core.errors import N_, InputError  # N_: the one marker of texts for the catalogs
 
 #: Languages with a catalog, the source language (English) first.
 LANGUAGES = ("en", "es")
@@ -55,8 +54,8 @@ def check_language(lang: str) -> str:
     'es'
     """
     if lang not in LANGUAGES:
-        raise InputError(f"no translation for language {lang!r}",
-                         hint="choose one of: " + ", ".join(LANGUAGES))
+        raise InputError(N_("no translation for language {lang!r}"), hint=N_("choose one of: {choices}"),
+                         params={"lang": lang, "choices": ", ".join(LANGUAGES)})
     return lang
 
 
@@ -66,8 +65,9 @@ def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
     if lang == SOURCE_LANGUAGE and not path.is_file():
         return gettext.NullTranslations()
     if not path.is_file():
-        raise InputError(f"the {lang!r} catalog is missing", source=str(path),
-                         hint="run RankLab from its source tree, where locales/ holds the catalogs")
+        raise InputError(N_("the {lang!r} catalog is missing"), source=str(path),
+                         hint=N_("run RankLab from its source tree, where locales/ holds the catalogs"),
+                         params={"lang": lang})
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
