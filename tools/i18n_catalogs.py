@@ -1,6 +1,6 @@
 """Extract the translatable texts of RankLab and bring the gettext catalogs up to date.
 
-    python tools/i18n_catalogs.py            # update locales/*/LC_MESSAGES/messages.po
+    python tools/i18n_catalogs.py            # update metrics_core/locales/*/LC_MESSAGES/messages.po
     python tools/i18n_catalogs.py --pot FILE # also write the template (.pot) to FILE
     python tools/i18n_catalogs.py --check    # exit 1 when a catalog is out of date
 
@@ -8,7 +8,7 @@ Texts are what the code passes to ``_()``, ``gettext()``, ``ngettext()`` or ``N_
 ``app.py``, ``pages/``, ``ui/`` and the library modules listed in :data:`LIBRARY_SOURCES`
 (Babel's Python extractor). Updating adds the new texts with an empty translation, drops
 the texts no code uses any more, and never guesses (no fuzzy matching). Then translate the
-empty ``msgstr`` entries of ``locales/es/LC_MESSAGES/messages.po``; the English catalog
+empty ``msgstr`` entries of ``metrics_core/locales/es/LC_MESSAGES/messages.po``; the English catalog
 keeps empty translations (the text is the English).
 """
 
@@ -24,7 +24,7 @@ from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_file
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCALES = ROOT / "locales"
+LOCALES = ROOT / "metrics_core" / "locales"
 LANGUAGES = ("en", "es")
 #: Folders of the app whose Python files are scanned.
 APP_SOURCES = ("app.py", "pages", "ui")
