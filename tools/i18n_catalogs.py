@@ -29,9 +29,20 @@ LANGUAGES = ("en", "es")
 #: Folders of the app whose Python files are scanned.
 APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
-LIBRARY_SOURCES = ("metrics_core/errors.py", "metrics_core/report/thesis.py", "metrics_core/report/thesis_export.py",
-                   "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py",
-                   "metrics_core/stats/comparison.py")
+LIBRARY_SOURCES = (
+    "metrics_core/errors.py",
+    "metrics_core/report/thesis.py",
+    "metrics_core/report/thesis_export.py",
+    "metrics_core/cli/thesis.py",
+    "metrics_core/dynamic_k.py",
+    "metrics_core/validation.py",
+    "metrics_core/stats/comparison.py",
+    "metrics_core/report/html.py",
+    "metrics_core/report/leaderboard.py",
+    "metrics_core/cli/report.py",
+    "metrics_core/history/report.py",
+    "metrics_core/hashing/tables.py",
+)
 
 
 def source_files(root: Path = ROOT) -> list[Path]:
