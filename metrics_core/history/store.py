@@ -390,7 +390,7 @@ class HistoryStore:
     # -- the comparative report --------------------------------------------------------
     def report(self, suite: str | None = None, date_from=None, date_to=None, *, per_query: bool = False,
                measures: Sequence[str] = REPORT_MEASURES, thresholds: Mapping[str, float] | None = None,
-               summary: bool = True) -> pd.DataFrame:
+               summary: bool = True, ngettext=None) -> pd.DataFrame:
         """The comparative report (one row per evaluation, a summary row).
 
         One row per evaluation (its aggregate values) or, with ``per_query=True``, per
@@ -398,7 +398,8 @@ class HistoryStore:
         the number of rows, the mean of each measure over the rows and the overall label
         (see the module docstring for the rules). Columns: ``ID, Suite, Run, Date``,
         (``Query ID, Query`` per query), the measures, ``Interpretation``. The summary is
-        also in ``df.attrs["summary"]``.
+        also in ``df.attrs["summary"]``. ``ngettext`` phrases the summary row's count in
+        the caller's language (:func:`metrics_core.history.report.summary_text`).
         """
         return comparative_report(self, suite, date_from, date_to, per_query=per_query, measures=measures,
-                                  thresholds=thresholds, summary=summary)
+                                  thresholds=thresholds, summary=summary, ngettext=ngettext)

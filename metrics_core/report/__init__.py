@@ -39,6 +39,7 @@ from metrics_core.report.cells import (  # noqa: F401  (re-exported: the shared 
     latex_cell,
     latex_escape,
     latex_text,
+    markdown_escape,
     short_caption,
 )
 
@@ -118,22 +119,6 @@ def json_safe(obj):
 
 def _one_line(text: str) -> str:
     return str(text).replace("\r", " ").replace("\n", " ")
-
-
-def markdown_escape(text: str) -> str:
-    """Escape a Markdown table cell: HTML is escaped (no tag or entity survives) and the
-    brackets of Markdown's links and images are backslash-escaped, so ``<script>`` and
-    ``[x](javascript:...)`` stay text; ``|`` and line breaks cannot break the table.
-
-    >>> print(markdown_escape("<b>a|b</b>"))
-    &lt;b&gt;a\\|b&lt;/b&gt;
-    >>> print(markdown_escape("[x](javascript:alert(1))"))
-    \\[x\\](javascript:alert(1))
-    """
-    import html
-
-    text = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
-    return "".join("\\" + c if c in "\\|[]`" else c for c in text)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -1,7 +1,8 @@
 """Translation catalogs of RankLab's words (gettext ``.po`` files), read without any UI.
 
-The catalogs live in ``locales/<lang>/LC_MESSAGES/messages.po`` at the root of the
-repository (one per language; English is the source language, its ``msgid`` is the text).
+The catalogs live in ``metrics_core/locales/<lang>/LC_MESSAGES/messages.po``, inside the
+package (installed with it as package data; one per language; English is the source
+language, its ``msgid`` is the text).
 No compiled ``.mo`` file is kept: a catalog is read with Babel and compiled in memory the
 first time a language is asked for, then shared by every caller of the process (the
 translation object holds no per-visitor state; which language a visitor sees is chosen by
@@ -38,8 +39,8 @@ DOMAIN = "messages"
 
 @cache
 def locales_dir() -> Path:
-    """The folder of the catalogs: ``locales/`` next to the ``metrics_core`` package."""
-    return Path(__file__).resolve().parents[2] / "locales"
+    """The folder of the catalogs: ``locales/`` inside the ``metrics_core`` package."""
+    return Path(__file__).resolve().parents[1] / "locales"
 
 
 def catalog_path(lang: str, directory: Path | None = None) -> Path:
@@ -66,7 +67,7 @@ def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
         return gettext.NullTranslations()
     if not path.is_file():
         raise InputError(N_("the {lang!r} catalog is missing"), source=str(path),
-                         hint=N_("run RankLab from its source tree, where locales/ holds the catalogs"),
+                         hint=N_("reinstall RankLab: its package data metrics_core/locales/ holds the catalogs"),
                          params={"lang": lang})
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po

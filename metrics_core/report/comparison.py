@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.report import format_table, json_safe, latex_escape, markdown_escape, provenance
-from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text
+from metrics_core.report import format_table, json_safe, latex_escape, provenance
+from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text, markdown_escape
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
 from metrics_core.stats.comparison import (
     TESTS,
@@ -171,11 +171,11 @@ class Comparison:
         emphasis survive, so a ``*`` marker and ``_`` in names print as themselves)."""
         table = self.paper(tests, digits).reset_index()
         cols = [str(c) for c in table.columns]
-        lines = ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines = ["| " + " | ".join(markdown_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
         for row in table.itertuples(index=False, name=None):
-            lines.append("| " + " | ".join(_md(v) for v in row) + " |")
+            lines.append("| " + " | ".join(markdown_escape(v) for v in row) + " |")
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        return "\n".join([*lines, "", _md(self.legend(tests)), "", _md(line)]) + "\n"
+        return "\n".join([*lines, "", markdown_escape(self.legend(tests)), "", markdown_escape(line)]) + "\n"
 
     def to_latex(self, tests: Sequence[str] = TESTS, digits: int = 4, caption: str | None = None,
                  label: str | None = None) -> str:
@@ -215,11 +215,6 @@ class Comparison:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
-
-
-def _md(value) -> str:
-    """A Markdown cell or sentence that prints as itself (see :func:`markdown_escape`)."""
-    return "".join("\\" + c if c in "*_" else c for c in markdown_escape(value))
 
 
 def _as_runs(evaluations) -> list:

@@ -37,14 +37,15 @@ TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
 #: Plain-language description of each query set (legends, reports).
 QUERY_SET_LABELS = {
-    "common": "the queries every run answered",
-    "qrels": "every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)",
-    "pairwise": "the queries both runs of each pair answered",
+    "common": N_("the queries every run answered"),
+    "qrels": N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
+    "pairwise": N_("the queries both runs of each pair answered"),
 }
-TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-              "permutation": "paired randomization test"}
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
-                    "none": "no"}
+#: Names of the tests and corrections (marked for the catalogs: translated where shown).
+TEST_NAMES = {"t": N_("paired t-test"), "wilcoxon": N_("Wilcoxon signed-rank test"),
+              "permutation": N_("paired randomization test")}
+CORRECTION_NAMES = {"holm": N_("Holm"), "bonferroni": N_("Bonferroni"), "bh": N_("Benjamini-Hochberg"),
+                    "none": N_("no")}
 #: Marker appended to a delta whose corrected p-value is below alpha, per test.
 MARKERS = {"t": "†", "wilcoxon": "‡", "permutation": "*"}
 
@@ -454,19 +455,23 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     return out
 
 
-def leaderboard_legend(board: pd.DataFrame) -> str:
+def leaderboard_legend(board: pd.DataFrame, gettext=None) -> str:
     """The legend of a :func:`leaderboard`: best mark, significance marker, the correction's
-    family (:func:`family_sentence`), CI, query set."""
+    family (:func:`family_sentence`), CI, query set. ``gettext``: as :func:`markers_legend`."""
+    _ = gettext or _same
     a = board.attrs
     test = a.get("test", "permutation")
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
     n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
-         "n per measure in the header")
-    return (f"★ best mean of the measure. {MARKERS[test]} significantly different from "
-            f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, p < {a.get('alpha', 0.05)}). "
-            f"{family_sentence(board)} CI: {a.get('confidence', 0.95):.0%} "
-            f"percentile bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
-            f"{n}.")
+         _("n per measure in the header"))
+    return (_("★ best mean of the measure. {marker} significantly different from the baseline "
+              "{baseline} ({test}, p < {alpha}).").format(
+                marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
+                alpha=a.get("alpha", 0.05))
+            + " " + family_sentence(board, gettext=gettext) + " "
+            + _("CI: {confidence} percentile bootstrap interval of the mean.").format(
+                confidence=f"{a.get('confidence', 0.95):.0%}") + " "
+            + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n))
 
 
 __all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "leaderboard",

@@ -20,7 +20,7 @@ state: two visitors in two languages never see each other's choice. The compiled
 (translation objects without state) are shared by the process
 (:func:`metrics_core.report.catalogs.translations`).
 
-Catalogs: ``locales/<lang>/LC_MESSAGES/messages.po``; ``python tools/i18n_catalogs.py``
+Catalogs: ``metrics_core/locales/<lang>/LC_MESSAGES/messages.po``; ``python tools/i18n_catalogs.py``
 brings them up to date after texts change.
 """
 

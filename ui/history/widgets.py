@@ -136,7 +136,8 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
 
     suite = None if suite_choice == hs.ALL_SUITES else suite_choice
     try:
-        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS)
+        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS,
+                             ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
         st.error(exc.plain())
