@@ -354,8 +354,10 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
                _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
     shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
     method = CORRECTION_NAMES[f["correction"]]
-    family = _("{correction} correction over the {n} comparisons of this table ({against} × {shape})").format(
-        correction=_(method), n=f["n"], against=against, shape=shape)
+    family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
+              if f["n"] == 1 else
+              _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
+              ).format(correction=_(method), n=f["n"], against=against, shape=shape)
     if not explain:
         return family + "."
     return family + _("; a table with other runs or measures corrects over its own comparisons, so its "
