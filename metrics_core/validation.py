@@ -56,8 +56,7 @@ ONE_CLASS_RULES = ("nan", "audit")
 Locate = Callable[[int], dict]
 
 
-#: The words of messages that :func:`plural` writes, marked for the catalogs.
-PLURAL_WORDS = (N_("scores"), N_("labels"), N_("probabilities"))
+PLURAL_WORDS = (N_("scores"), N_("labels"), N_("probabilities"))  # what plural() writes, for the catalogs
 
 
 def _at(i: int) -> dict:
@@ -65,13 +64,16 @@ def _at(i: int) -> dict:
 
 
 def raise_at(problem: Phrase, i: int, locate: Locate | None, source: str | None, hint: str | None = None):
-    """Raise the :class:`InputError` of ``problem`` at 0-based position ``i``: ``locate(i)``
-    gives the fields (``line``, ``source``) and a ``problem_prefix`` (a :class:`Phrase`,
-    e.g. "row 3: ") written before the problem; the default prefix is "position i+1: "."""
+    """Raise ``problem`` at 0-based position ``i``: ``locate(i)`` gives the fields (``line``,
+    ``source``) and a ``problem_prefix`` Phrase ("row 3: "; default "position i+1: ")."""
     where = (locate or _at)(i)
     prefix = where.pop("problem_prefix", "")
     raise InputError(prefixed(prefix, problem) if prefix else problem, source=where.pop("source", source),
                      hint=hint, **where)
+
+
+def _valued(template: str, what: str, value) -> Phrase:
+    return Phrase(template, {"what": what, "value": value})
 
 
 def show(value) -> str:
@@ -157,21 +159,20 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
             ok[idx] = good
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        raise_at(Phrase(N_("{what} {value} is not a number"), {"what": what, "value": show(series.iloc[i])}),
+        raise_at(_valued(N_("{what} {value} is not a number"), what, show(series.iloc[i])),
                  i, locate, source, hint or N_("Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3"))
     if not allow_nan:
         bad = ~np.isfinite(num)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise_at(Phrase(N_("{what} {value} is not a finite number"), {"what": what, "value": show(series.iloc[i])}),
+            raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(series.iloc[i])),
                      i, locate, source, hint or N_("Remove or fix NaN/inf values"))
     return num
 
 
 def plural(word: str) -> str:
-    """``score`` -> ``scores``, ``probability`` -> ``probabilities`` (for messages); a
-    :class:`Phrase` gives a Phrase (translated when the plural is in :data:`PLURAL_WORDS`).
-
+    """``score`` -> ``scores`` (for messages); a :class:`Phrase` gives a Phrase (translated
+    when the plural is in :data:`PLURAL_WORDS`).
     >>> plural("probability"), plural(Phrase(N_("score"))).template
     ('probabilities', 'scores')
     """
@@ -197,7 +198,7 @@ def finite_scores(values, *, what: str = Phrase(N_("score")), source: str | None
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise_at(Phrase(N_("{what} {value} is not a finite number"), {"what": what, "value": show(scores[i])}),
+        raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(scores[i])),
                  i, locate, source, hint or N_("Remove or fix NaN/inf scores"))
     return scores
 
@@ -251,8 +252,7 @@ def binary_labels(values, *, what: str = Phrase(N_("label")), source: str | None
     bad = ~((num == 0) | (num == 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise_at(Phrase(N_("{what} {value} is not 0 or 1"), {"what": what, "value": show(series.iloc[i])}),
-                 i, locate, source, hint)
+        raise_at(_valued(N_("{what} {value} is not 0 or 1"), what, show(series.iloc[i])), i, locate, source, hint)
     return num.astype(dtype)
 
 
@@ -301,8 +301,7 @@ def check_binary(y_true, y_score, *, what: str = Phrase(N_("score")), probabilit
         bad = (scores < 0) | (scores > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise_at(Phrase(N_("{what} {value} is outside [0, 1]"), {"what": what, "value": show(scores[i])}),
-                     i, locate, source, hint)
+            raise_at(_valued(N_("{what} {value} is outside [0, 1]"), what, show(scores[i])), i, locate, source, hint)
     return labels, scores
 
 
@@ -342,11 +341,11 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     3
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise InputError(N_("{what} must be a whole number, got {value}"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
     if isinstance(value, str):
         text = value.strip()
         if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
-            raise InputError(N_("{what} must be a whole number, got {value}"), params={"what": what, "value": repr(value)})
+            raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, repr(value)))
         value = int(text)
     try:
         as_int = int(value)
@@ -354,7 +353,7 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise InputError(N_("{what} must be a whole number, got {value}"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
     if minimum is not None and as_int < minimum:
         raise InputError(N_("{what} must be at least {minimum}, got {value}"),
                          params={"what": what, "minimum": minimum, "value": as_int})
@@ -373,19 +372,18 @@ def check_float(value, what: str, *, minimum: float | None = None, maximum: floa
     0.5
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise InputError(N_("{what} must be a number, got {value}"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} must be a number, got {value}"), what, show(value)))
     if isinstance(value, str):
         number = parse_number(value)
         if number is None:
-            raise InputError(N_("{what} must be a number, got {value}"), params={"what": what, "value": repr(value)})
+            raise InputError(_valued(N_("{what} must be a number, got {value}"), what, repr(value)))
         value = number
     try:
         f = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(N_("{what} must be a number, got {value}"), params={"what": what, "value": show(value)}) \
-            from None
+        raise InputError(_valued(N_("{what} must be a number, got {value}"), what, show(value))) from None
     if not math.isfinite(f):
-        raise InputError(N_("{what} must be a finite number, got {value}"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} must be a finite number, got {value}"), what, show(value)))
     if minimum is not None and (f < minimum or (open_low and f == minimum)):
         raise InputError(N_("{what} must be above {bound}, got {value}") if open_low else
                          N_("{what} must be at least {bound}, got {value}"),
@@ -410,27 +408,26 @@ def as_fraction(value, what: str = Phrase(N_("target rate"))) -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, (bool, np.bool_)):
-        raise InputError(N_("{what} {value} is not a number"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} {value} is not a number"), what, show(value)))
     if isinstance(value, (int, np.integer)):
         return Fraction(int(value))
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise InputError(N_("{what} {value} is not a finite number"), params={"what": what, "value": str(value)})
+            raise InputError(_valued(N_("{what} {value} is not a finite number"), what, str(value)))
         return Fraction(value)
     if isinstance(value, str):
         if parse_number(value) is None:
-            raise InputError(N_("{what} {value} is not a number"), params={"what": what, "value": repr(value)})
+            raise InputError(_valued(N_("{what} {value} is not a number"), what, repr(value)))
         try:
             return Fraction(Decimal(value.strip()))
         except (InvalidOperation, ValueError):
-            raise InputError(N_("{what} {value} is not a number"), params={"what": what, "value": repr(value)}) \
-                from None
+            raise InputError(_valued(N_("{what} {value} is not a number"), what, repr(value))) from None
     try:
         f = float(value)
     except (TypeError, ValueError):
-        raise InputError(N_("{what} {value} is not a number"), params={"what": what, "value": show(value)}) from None
+        raise InputError(_valued(N_("{what} {value} is not a number"), what, show(value))) from None
     if not math.isfinite(f):
-        raise InputError(N_("{what} {value} is not a finite number"), params={"what": what, "value": show(value)})
+        raise InputError(_valued(N_("{what} {value} is not a finite number"), what, show(value)))
     return Fraction(Decimal(repr(f)))
 
 
@@ -462,8 +459,6 @@ def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
     if rule == "audit" and metric == "auprc":
         return n_pos / (n_pos + n_neg) if n_pos + n_neg else math.nan
     return math.nan
-
-
 
 
 #: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English
