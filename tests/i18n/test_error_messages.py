@@ -295,3 +295,23 @@ def test_a_bad_run_uploaded_in_a_spanish_session_gets_a_spanish_message():
     assert "las líneas de una ejecución son: qid Q0 docid rank score tag" in messages
     assert "is not a number" not in messages and "line 2" not in messages
     assert set(at.session_state["ranklab.runs"]) == set(runs)  # what was loaded stays
+
+
+
+def test_the_detection_pages_rebuilt_errors_keep_the_readers_translations():
+    """The scores pages rebuild the reader's error in their words (a box to choose instead of
+    an option); the reader's problem and file frame still translate."""
+    from ui.detection.data import for_the_page
+
+    with pytest.raises(InputError) as info:
+        read_scores(b"score,verdict\n0.9,1\n0.2,0\n", name="odd.csv")
+    page = for_the_page(info.value)
+    assert page.plain(SPANISH).startswith("odd.csv: no se puede saber qué columna es la de etiquetas "
+                                          "(columnas: score, verdict). ")
+    assert "--label-col" not in page.plain(SPANISH)
+    with pytest.raises(InputError) as info:
+        read_scores(b"score,label\n0.5,1\n0.5,3\n", name="bad.csv")
+    page = for_the_page(info.value)
+    assert str(page) == info.value.plain()
+    assert page.plain(SPANISH) == ("bad.csv, línea 3: valor de label: 3 no es 0 ni 1. Las etiquetas deben ser 0/1: "
+                                   "1 = positivo, 0 = negativo (se aceptan yes/no, true/false)")
