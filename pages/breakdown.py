@@ -32,7 +32,7 @@ with page(_("Breakdown")) as p:
         evaluations = evaluate_loaded(measures, conv)
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

@@ -41,7 +41,7 @@ def diagram() -> None:
     try:
         rep = ds.calibration_report_of(data["digest"], y, p, n_bins, strategy)
     except InputError as exc:
-        st.error(f"{data['source']}: {exc.plain()}")
+        st.error(f"{data['source']}: {exc.plain(_)}")
         return
     # fewer replicates on large inputs keeps the slider responsive (one pass per replicate)
     n_resamples = 200 if y.size <= 200_000 else 50

@@ -62,7 +62,7 @@ with page(_("Compare systems")) as p:
     try:
         evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
     except mc.InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain(_))
         p.stop()
     measures = evaluations[0].measures
     by_name = {ev.run_name: ev for ev in evaluations}
@@ -155,7 +155,7 @@ with page(_("Compare systems")) as p:
                          "{n} queries every run has.").format(n=len(common)))
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
         except mc.InputError as exc:
-            st.error(str(exc))
+            st.error(exc.plain(_))
         st.subheader(_("Criteria"))
         crit_col = st.selectbox(_("Criterion column"), columns,
                                 index=columns.index("criterion") if "criterion" in columns else 0)
@@ -167,7 +167,7 @@ with page(_("Compare systems")) as p:
                          "per-criterion means."))
             st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
         except mc.InputError as exc:
-            st.error(str(exc))
+            st.error(exc.plain(_))
     else:
         st.caption(_("Load query metadata with a fold or criterion column to see fold and criterion views."))
 

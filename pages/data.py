@@ -84,7 +84,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
             diag_evs = evaluate_loaded(diagnostic_measures(k), conv)  # cached per session
     except InputError as exc:
         diag_evs = {}
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         if "duplicate" in str(exc):
             st.caption(_("Choose a duplicates rule under **More conventions** in the sidebar."))
     show_unusable(unusable_runs(diag_evs), runs_warning)

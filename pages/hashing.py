@@ -42,7 +42,7 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                           p_at_k_cutoffs(n_db), device_name())
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
 
     st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(

@@ -65,7 +65,7 @@ with page(_("Measures explained")) as p:
     try:
         ev = evaluate_example(labels, k, numrel or None, conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
 
     name = shown_example(labels)

@@ -101,7 +101,7 @@ with page(_("Overview"), sidebar=False) as p:
         with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         draw_settings()  # where a measure can be changed
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: it is

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.histograms import distance_histograms
 from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm
@@ -37,7 +37,8 @@ def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
     q = validate_codes(query_codes, "query codes")
     d = validate_codes(db_codes, "database codes").to(q.device)
     if q.shape[1] != d.shape[1]:
-        raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
+        raise InputError(N_("query codes have {query} bits, database codes {database}"),
+                         params={"query": q.shape[1], "database": d.shape[1]})
     return 0.5 * (q.shape[1] - q @ d.T)
 
 

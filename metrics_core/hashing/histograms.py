@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
@@ -244,7 +244,8 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     qb = code_bits(query_codes, "query codes")
     db = code_bits(db_codes, "database codes")
     if qb.shape[1] != db.shape[1]:
-        raise InputError(f"query codes have {qb.shape[1]} bits, database codes {db.shape[1]}")
+        raise InputError(N_("query codes have {query} bits, database codes {database}"),
+                         params={"query": qb.shape[1], "database": db.shape[1]})
     ql = as_labels(query_labels, qb.shape[0], "query labels")
     dl = as_labels(db_labels, db.shape[0], "database labels")
     dev = resolve_device(device)

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from metrics_core.data import Run, as_string_array
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
 from metrics_core.io.trec import (
     ASCII_SPACE,
@@ -313,8 +313,8 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
     from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
 
     if raw.head(4) != PARQUET_MAGIC:
-        raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
-                         hint="Give a .parquet file, or choose another format")
+        raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
+                         hint=N_("Give a .parquet file, or choose another format"))
 
     def opener():
         try:
@@ -331,10 +331,11 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                 at += len(frame)
                 yield _as_batch(run, lines)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"cannot read this Parquet file ({exc})", source=raw.name) from None
+            raise InputError(N_("cannot read this Parquet file ({error})"), source=raw.name,
+                             params={"error": str(exc)}) from None
         except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
-            raise InputError("cannot read this Parquet file (text that is not UTF-8 in its schema)",
-                             source=raw.name, hint="Save the table again as Parquet, or as CSV") from None
+            raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+                             source=raw.name, hint=N_("Save the table again as Parquet, or as CSV")) from None
 
     return opener
 

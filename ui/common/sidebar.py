@@ -67,7 +67,7 @@ def _on_change(field: str) -> None:
     try:
         st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", str(exc)))
+        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
 
 
 def _reset() -> None:

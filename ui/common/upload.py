@@ -60,7 +60,7 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
     """What a failed load says: the reader's message, or for anything else what failed
     (never a traceback)."""
     if isinstance(exc, InputError):
-        return str(exc)
+        return exc.plain(_)  # the reader's message in the application's words and language
     reason = f"{type(exc).__name__}: {exc}"
     if name:
         return _("{name}: the file could not be read ({reason})").format(name=name, reason=reason)

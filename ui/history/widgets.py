@@ -140,7 +140,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                              ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         return
 
     summary = report.attrs["summary"]
@@ -242,7 +242,7 @@ def delete_form(store: HistoryStore, body) -> None:
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
-                st.error(exc.plain())
+                st.error(exc.plain(_))
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()

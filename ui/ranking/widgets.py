@@ -55,7 +55,7 @@ def _on_custom() -> None:
     try:
         name = parse_measure(text).name
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain()))
+        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
         return
     measures = list(st.session_state[state.MEASURES])
     if name not in measures:
@@ -111,7 +111,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         try:
             thresholds[parse_measure(str(name)).name] = float(value)
         except InputError as exc:
-            st.warning(exc.plain())
+            st.warning(exc.plain(_))
     st.session_state[state.THRESHOLDS] = thresholds
     return thresholds, float(st.session_state[FAIR_RATIO])
 
