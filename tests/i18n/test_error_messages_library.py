@@ -33,10 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import i18n_catalogs  # noqa: E402
 
-#: modules whose refusals are converted elsewhere (the readers, the validation helpers, the
-#: hashing workbench, the error class itself) or stay English (the command line)
-OTHER_OWNERS = ("metrics_core/io/", "metrics_core/hashing/", "metrics_core/cli/", "metrics_core/compat/",
-                "metrics_core/validation.py", "metrics_core/errors.py")
+from tests.i18n.test_error_messages import SCANNED  # noqa: E402  (the library but cli/ and compat/)
 
 
 def _per_query():
@@ -305,89 +302,18 @@ def test_an_inner_reason_is_carried_as_a_template_when_it_can_be():
     assert str(InputError("x", **reason_hint(braces, {}))) == "x. a {literal}"
 
 
-# --- every refusal of these modules is a marked template ---------------------------------
-
-def _library_modules() -> list[Path]:
-    files = []
-    for path in sorted((ROOT / "metrics_core").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        if "__pycache__" not in rel and not rel.startswith(OTHER_OWNERS):
-            files.append(path)
-    return files
-
-
-def _is_marked(node) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("N_", "_")
-
-
-def _is_text(node) -> bool:
-    """A text written in place: a literal, an f-string, a concatenation or ``"...".format()``."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
-    if isinstance(node, ast.JoinedStr):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _is_text(node.left) or _is_text(node.right)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return node.func.attr == "format" and _is_text(node.func.value)
-    if isinstance(node, ast.IfExp):
-        return _is_text(node.body) or _is_text(node.orelse)
-    return False
-
-
-def _is_input_error(node) -> bool:
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return name == "InputError"
-
-
-def unmarked_refusals(source: str, filename: str = "<source>") -> list[str]:
-    """``file:line`` of every ``InputError(...)`` whose problem, hint or plain hint is a
-    text written in place instead of a template marked with ``N_``."""
-    found = []
-    for node in ast.walk(ast.parse(source, filename)):
-        if not (isinstance(node, ast.Call) and _is_input_error(node)):
-            continue
-        texts = [*node.args[:1], *(k.value for k in node.keywords if k.arg in ("problem", "hint", "plain_hint"))]
-        if any(_is_text(t) and not _is_marked(t) for t in texts):
-            found.append(f"{filename}:{node.lineno}")
-    return found
-
-
-def test_the_scan_finds_unmarked_refusals():
-    bad = '''
-raise InputError(f"no run named {name!r}")
-raise InputError("no runs")
-raise errors.InputError(N_("no runs"), hint="give one")
-raise InputError(N_("no runs"), hint="runs: " + ", ".join(names))
-raise InputError("run {name}".format(name=name))
-raise InputError(N_("a") if x else "b")
-'''
-    assert unmarked_refusals(bad) == [f"<source>:{i}" for i in range(2, 8)]
-    good = '''
-raise InputError(N_("no run named {name!r}"), hint=N_("runs: {names}"), params={"name": n, "names": m})
-raise InputError(problem, hint=UPLOAD_HINT, source=source)
-raise InputError(N_("a") if x else N_("b"))
-'''
-    assert unmarked_refusals(good) == []
-
-
-def test_every_refusal_of_the_library_is_a_marked_template():
-    found = []
-    for path in _library_modules():
-        found += unmarked_refusals(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
-    assert found == []
-
+# --- every module with a refusal is in the catalogs (tests/i18n/test_error_messages.py
+# checks that each refusal of the library is a marked template) --------------------------
 
 def test_every_module_with_a_refusal_is_in_the_catalogs():
-    listed = set(i18n_catalogs.LIBRARY_SOURCES)
+    listed = tuple(i18n_catalogs.LIBRARY_SOURCES)
     missing = []
-    for path in _library_modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(n, ast.Call) and _is_input_error(n) for n in ast.walk(tree)):
-            rel = path.relative_to(ROOT).as_posix()
-            if rel not in listed:
-                missing.append(rel)
+    for rel in SCANNED:
+        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+        refuses = any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None))
+                      == "InputError" for n in ast.walk(tree))
+        if refuses and not any(rel == s or rel.startswith(s.rstrip("/") + "/") for s in listed):
+            missing.append(rel)
     assert missing == []
 
 
