@@ -31,7 +31,8 @@ APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
 LIBRARY_SOURCES = ("metrics_core/errors.py", "metrics_core/report/thesis.py", "metrics_core/report/thesis_export.py",
                    "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py",
-                   "metrics_core/stats/comparison.py")
+                   "metrics_core/stats/comparison.py", "metrics_core/ranking/definition.py",
+                   "metrics_core/ranking/measures")
 
 
 def source_files(root: Path = ROOT) -> list[Path]:

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from metrics_core.errors import N_
 from metrics_core.validation import LIMITS
 
 #: the families, in definition order (filled by :func:`measure`)
@@ -99,7 +100,7 @@ class Param:
         """How to write a value, for messages and the Learn page."""
         if self.choices is not None:
             return "|".join(self.choices)
-        return "label:gain,..." if self.name == "gains" else "a number"
+        return N_("label:gain,...") if self.name == "gains" else N_("a number")
 
 
 #: every parameter a family may take

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -15,7 +16,7 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("AP", "average precision (MAP is its mean over queries)", better="higher", cutoff="optional",
+@measure("AP", N_("average precision (MAP is its mean over queries)"), better="higher", cutoff="optional",
          params=("rel", "norm"), aliases=("map", "average_precision"), trec=("map", "map_cut_{k}"),
          formula=r"AP@k = \frac{1}{R} \sum_{i \le k} P@i \cdot \mathrm{rel}_i",
          edge_cases=("Divides by every relevant document of the qrels: unretrieved ones add precision 0.",
@@ -52,7 +53,7 @@ def average_precision(R, spec, conv):
     return safe_div(total, norm)
 
 
-@measure("GMAP", "average precision, geometric mean over queries", better="higher", params=("rel", "norm"),
+@measure("GMAP", N_("average precision, geometric mean over queries"), better="higher", params=("rel", "norm"),
          aggregate="gmean", aliases=("gm_map",), trec=("gm_map",),
          formula=r"GMAP = \exp\Big(\frac{1}{|Q|}\sum_q \ln \max(AP_q, 10^{-5})\Big)",
          edge_cases=("AP values are floored at 1e-5 before the logarithm (trec_eval), so one query "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -15,7 +16,7 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("Judged", "fraction of the top k that is judged (of all retrieved without @k)", better=None, cutoff="optional",
+@measure("Judged", N_("fraction of the top k that is judged (of all retrieved without @k)"), better=None, cutoff="optional",
          params=("divide",),
          formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{\min(k, |\mathrm{retrieved}|)}",
          edge_cases=("Fewer than k retrieved: divided by the number retrieved (ir_measures), so a short "
@@ -48,7 +49,7 @@ def judged(R, spec, conv):
     return safe_div(found, np.minimum(R.counts, k))
 
 
-@measure("NumQ", "number of queries evaluated", better=None, aggregate="sum", integer=True, trec=("num_q",),
+@measure("NumQ", N_("number of queries evaluated"), better=None, aggregate="sum", integer=True, trec=("num_q",),
          formula=r"|Q|", edge_cases=("Summed over queries in the aggregate (trec_eval).",),
          reference=TREC_EVAL.format("num_q"), example=shared_example("NumQ", 1.0), common=("NumQ",),
          value_range=(1.0, 1.0))
@@ -57,7 +58,7 @@ def num_q(R, spec, conv):
     return np.ones(R.n_queries, dtype=np.float64)
 
 
-@measure("NumRet", "number of documents retrieved", better=None, aggregate="sum", integer=True, trec=("num_ret",),
+@measure("NumRet", N_("number of documents retrieved"), better=None, aggregate="sum", integer=True, trec=("num_ret",),
          formula=r"|\mathrm{retrieved}|", edge_cases=("Counted after the depth cut; summed over queries.",),
          reference=TREC_EVAL.format("num_ret"), example=shared_example("NumRet", 3.0), common=("NumRet",),
          value_range=(0.0, None))
@@ -66,7 +67,7 @@ def num_ret(R, spec, conv):
     return R.counts.astype(np.float64)
 
 
-@measure("NumRel", "number of relevant documents in the qrels", better=None, params=("rel",), aggregate="sum",
+@measure("NumRel", N_("number of relevant documents in the qrels"), better=None, params=("rel",), aggregate="sum",
          integer=True, trec=("num_rel",), formula=r"R",
          edge_cases=("Negative labels are not relevant; summed over queries.",),
          reference=TREC_EVAL.format("num_rel"), example=shared_example("NumRel", 3.0), common=("NumRel",),
@@ -76,7 +77,7 @@ def num_rel(R, spec, conv):
     return R.num_rel(threshold_of(spec, conv)).astype(np.float64)
 
 
-@measure("NumRelRet", "number of relevant documents retrieved", better=None, params=("rel",), aggregate="sum",
+@measure("NumRelRet", N_("number of relevant documents retrieved"), better=None, params=("rel",), aggregate="sum",
          integer=True, trec=("num_rel_ret",), formula=r"|\mathrm{rel} \cap \mathrm{retrieved}|",
          edge_cases=("Summed over queries.",), reference=TREC_EVAL.format("num_rel_ret"),
          example=shared_example("NumRelRet", 2.0), common=("NumRelRet",), value_range=(0.0, None))

@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import ideal_ranking, safe_div, seg_cumsum
 from metrics_core.ranking.measures.common import SHARED, TREC_EVAL, shared_example, threshold_of
 from metrics_core.ranking.ranked_lists import RankedLists
 
 
-@measure("BinG", "binary G: each relevant document discounted by the non-relevant ones above it", better="higher",
+@measure("BinG", N_("binary G: each relevant document discounted by the non-relevant ones above it"), better="higher",
          params=("rel",), aliases=("bing",), trec=("binG",),
          formula=r"binG = \frac{1}{R}\sum_{r} \frac{1}{\log_2(2 + n_{<r})}",
          edge_cases=("Unjudged documents count as non-relevant.", "No relevant document: 0."),
@@ -47,7 +48,7 @@ def _at_ideal(values: np.ndarray, head, n_pos, seg, t, default_total):
     return np.where(inside, values[idx] if len(values) else 0.0, default_total)
 
 
-@measure("G", "normalised gain G: each document's gain discounted by the gain still missing", better="higher",
+@measure("G", N_("normalised gain G: each document's gain discounted by the gain still missing"), better="higher",
          aliases=("g",), trec=("G",),
          formula=r"G = \frac{1}{\sum g^*}\sum_i \frac{g_i}{\log_2(2 + C_i - S_i)}",
          edge_cases=("g_i is the label (negative labels and unjudged: 0); S_i the gain retrieved up to "
@@ -97,7 +98,7 @@ def _dcg_upto(R: RankedLists, rows, d, q, t):
     return np.where(ok, d[np.maximum(idx, 0)] if len(d) else 0.0, 0.0)
 
 
-@measure("nDCGRel", "nDCG averaged over the relevant documents", better="higher",
+@measure("nDCGRel", N_("nDCG averaged over the relevant documents"), better="higher",
          aliases=("ndcg_rel",), trec=("ndcg_rel",),
          formula=r"\frac{1}{|g > 0|}\Big(\sum_{r\ \mathrm{ret}} nDCG@\mathrm{rank}(r) + "
                  r"|\mathrm{missed}|\, \frac{DCG}{IDCG}\Big)",
@@ -130,7 +131,7 @@ def ndcg_rel(R, spec, conv):
     return np.where(ok, total / np.where(ok, n_pos, 1), 0.0)
 
 
-@measure("RnDCG", "nDCG averaged at the R levels (ranks where the ideal gain changes)", better="higher",
+@measure("RnDCG", N_("nDCG averaged at the R levels (ranks where the ideal gain changes)"), better="higher",
          params=("rel",), aliases=("rndcg",), trec=("Rndcg",),
          formula=r"\frac{1}{|B|}\sum_{b \in B} \frac{DCG@b}{IDCG@b}",
          edge_cases=("B: every rank after which the ideal ranking's gain drops (the last positive "

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import gains_table, measure
 from metrics_core.ranking.kernels import (
     custom_labels_gain,
@@ -25,7 +26,7 @@ def _dcg_rows(R: RankedLists, spec, conv):
     return rows, R.seg[rows], R.pos_of(rows), R.label[rows]
 
 
-@measure("DCG", "discounted cumulative gain", better="higher", cutoff="optional", params=("gain", "discount", "gains"),
+@measure("DCG", N_("discounted cumulative gain"), better="higher", cutoff="optional", params=("gain", "discount", "gains"),
          formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("Unnormalised: it grows with the number and grades of relevant documents.",
                      "Negative labels give no gain.",
@@ -67,7 +68,7 @@ def _custom_gain_rows(R: RankedLists, spec, conv, table):
     return R.seg[rows], R.pos_of(rows), g
 
 
-@measure("nDCG", "normalised discounted cumulative gain", better="higher", cutoff="optional",
+@measure("nDCG", N_("normalised discounted cumulative gain"), better="higher", cutoff="optional",
          params=("gain", "discount", "ideal", "gains"), aliases=("ndcg",), trec=("ndcg", "ndcg_cut_{k}"),
          formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
          edge_cases=("IDCG sorts every judged document of the query by label (trec_eval); "

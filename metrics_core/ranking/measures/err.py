@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import seg_cumprod_exclusive
 from metrics_core.ranking.measures.common import SHARED, shared_example
 
 
-@measure("ERR", "expected reciprocal rank: a cascade user stops at a satisfying document", better="higher",
+@measure("ERR", N_("expected reciprocal rank: a cascade user stops at a satisfying document"), better="higher",
          cutoff="optional", params=("max_grade",), aliases=("err",),
          formula=r"ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j < i} (1 - R_j),\; "
                  r"R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}",

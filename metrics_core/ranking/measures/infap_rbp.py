@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import Example, measure
 from metrics_core.ranking.kernels import safe_div, seg_powers
 from metrics_core.ranking.measures.common import (
@@ -25,7 +26,7 @@ from metrics_core.ranking.ranked_lists import RankedLists
 INFAP_EPSILON = 1e-5  # trec_eval's smoothing constant of infAP
 
 
-@measure("infAP", "inferred average precision: AP estimated from a sampled judgement pool", better="higher",
+@measure("infAP", N_("inferred average precision: AP estimated from a sampled judgement pool"), better="higher",
          params=("rel",), aliases=("infap", "inferred_ap"), trec=("infAP",),
          formula=r"infAP = \frac{1}{R}\sum_{r} \Big(\frac{1}{j+1} + \frac{j}{j+1}\cdot"
                  r"\frac{|d_{<j}|}{j}\cdot\frac{r_{<j}+\epsilon}{r_{<j}+n_{<j}+2\epsilon}\Big)",
@@ -73,7 +74,7 @@ def _level_gains(R: RankedLists, rows: np.ndarray) -> np.ndarray:
     return np.where(lab > 0, lab, 0.0)
 
 
-@measure("RBP", "rank-biased precision: gain of a user who goes on with persistence p", better="higher",
+@measure("RBP", N_("rank-biased precision: gain of a user who goes on with persistence p"), better="higher",
          params=("p",), aliases=("rbp",), trec=("rbp",),
          formula=r"RBP = (1-p)\sum_{i} g_i\, p^{\,i-1}",
          edge_cases=("Gains are the labels, divided by the query's highest label when that is above 1 "
@@ -108,7 +109,7 @@ def rank_biased_precision(R, spec, conv):
     return (1.0 - p) * np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
-@measure("RBPResid", "RBP residual: how much RBP could still rise from unjudged documents", better=None,
+@measure("RBPResid", N_("RBP residual: how much RBP could still rise from unjudged documents"), better=None,
          params=("p",), aliases=("rbp_resid", "rbp_residual"), trec=("rbp_resid",),
          formula=r"RBP_{resid} = p^{\,n} + (1-p)\sum_{i\ \mathrm{unjudged}} p^{\,i-1}",
          edge_cases=("Unjudged: absent from the qrels, or a negative label.",

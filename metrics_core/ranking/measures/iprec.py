@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.measures.common import (
     IIR,
@@ -15,7 +16,7 @@ from metrics_core.ranking.measures.common import (
 from metrics_core.ranking.measures.summaries import missing_mask
 
 
-@measure("IPrec", "interpolated precision at a recall level", better="higher", cutoff="fraction",
+@measure("IPrec", N_("interpolated precision at a recall level"), better="higher", cutoff="fraction",
          params=("rel", "rounding"), trec=("iprec_at_recall_{k}",),
          formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i",
          edge_cases=("The level becomes c = round(r R) relevant documents (trec_eval 10); "

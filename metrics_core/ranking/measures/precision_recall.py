@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -16,7 +17,7 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("P", "precision of the top k (all retrieved without @k)", better="higher", cutoff="optional",
+@measure("P", N_("precision of the top k (all retrieved without @k)"), better="higher", cutoff="optional",
          params=("rel", "denom"), aliases=("precision",), trec=("P_{k}", "set_P"),
          formula=r"P@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{k}",
          edge_cases=("Fewer than k retrieved: still divided by k (trec_eval); denom=retrieved divides by "
@@ -42,7 +43,7 @@ def precision(R, spec, conv):
     return hits / float(k)
 
 
-@measure("R", "recall of the top k (all retrieved without @k)", better="higher", cutoff="optional", params=("rel",),
+@measure("R", N_("recall of the top k (all retrieved without @k)"), better="higher", cutoff="optional", params=("rel",),
          aliases=("recall",), trec=("recall_{k}", "set_recall"),
          formula=r"R@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{R}",
          edge_cases=("No relevant document in the qrels (R = 0): 0, and the query still counts in the mean.",),
@@ -55,7 +56,7 @@ def recall(R, spec, conv):
     return safe_div(hits_top(R, thr, spec.cutoff), R.num_rel(thr))
 
 
-@measure("F1", "harmonic mean of P@k and R@k", better="higher", cutoff="optional", params=("rel", "denom"),
+@measure("F1", N_("harmonic mean of P@k and R@k"), better="higher", cutoff="optional", params=("rel", "denom"),
          aliases=("f",), formula=r"F_1@k = \frac{2\,P@k\,R@k}{P@k + R@k}",
          edge_cases=("0 when P@k + R@k = 0.",),
          reference=IIR + " (the F measure with beta = 1; C. J. van Rijsbergen, Information Retrieval, 1979).",
@@ -68,7 +69,7 @@ def f1(R, spec, conv):
     return safe_div(2 * p * r, p + r)
 
 
-@measure("Hits", "number of relevant documents in the top k", better="higher", cutoff="optional", params=("rel",),
+@measure("Hits", N_("number of relevant documents in the top k"), better="higher", cutoff="optional", params=("rel",),
          formula=r"Hits@k = |\mathrm{rel} \cap \mathrm{top}_k|",
          edge_cases=("A count, not a fraction; the aggregate is its mean over queries.",),
          reference="The hits-in-top-k count of question-answering and retrieval test suites; "

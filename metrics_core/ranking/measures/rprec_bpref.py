@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -15,7 +16,7 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("Rprec", "precision at rank R (R = relevant documents of the query)", better="higher", params=("rel",),
+@measure("Rprec", N_("precision at rank R (R = relevant documents of the query)"), better="higher", params=("rel",),
          aliases=("r-prec", "r_precision"), trec=("Rprec",),
          formula=r"Rprec = \frac{|\mathrm{rel} \cap \mathrm{top}_R|}{R}",
          edge_cases=("R = 0: 0.", "Fewer than R retrieved: still divided by R."),
@@ -32,7 +33,7 @@ def r_precision(R, spec, conv):
     return safe_div(np.bincount(seg[within], minlength=R.n_queries), num_rel)
 
 
-@measure("Bpref", "binary preference: relevant documents ranked above judged non-relevant ones", better="higher",
+@measure("Bpref", N_("binary preference: relevant documents ranked above judged non-relevant ones"), better="higher",
          params=("rel",), trec=("bpref",),
          formula=r"bpref = \frac{1}{R}\sum_{r} \Big(1 - \frac{\min(n_{r}, R)}{\min(N, R)}\Big)",
          edge_cases=("Only judged documents count: unjudged retrieved documents are skipped.",
@@ -62,7 +63,7 @@ def bpref(R, spec, conv):
     return safe_div(np.bincount(seg, weights=term, minlength=R.n_queries), num_rel)
 
 
-@measure("GMBpref", "bpref, geometric mean over queries", better="higher", params=("rel",), aggregate="gmean",
+@measure("GMBpref", N_("bpref, geometric mean over queries"), better="higher", params=("rel",), aggregate="gmean",
          aliases=("gm_bpref",), trec=("gm_bpref",),
          formula=r"GMBpref = \exp\Big(\frac{1}{|Q|}\sum_q \ln \max(bpref_q, 10^{-5})\Big)",
          edge_cases=("Per query the value is bpref; only the aggregate differs (trec_eval prints "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.measures.common import SHARED, TREC_EVAL, shared_example, threshold_of
 
 
-@measure("RR", "reciprocal rank of the first relevant document (MRR is its mean over queries)", better="higher",
+@measure("RR", N_("reciprocal rank of the first relevant document (MRR is its mean over queries)"), better="higher",
          cutoff="optional", params=("rel", "miss"), aliases=("mrr", "reciprocal_rank"), trec=("recip_rank",),
          formula=r"RR@k = \frac{1}{\mathrm{rank}_1} \text{ if } \mathrm{rank}_1 \le k",
          edge_cases=("No relevant document retrieved: 0.",
@@ -33,7 +34,7 @@ def reciprocal_rank(R, spec, conv):
     return out
 
 
-@measure("FirstRel", "rank of the first relevant document", better="lower", params=("rel",), aggregate="nanmean",
+@measure("FirstRel", N_("rank of the first relevant document"), better="lower", params=("rel",), aggregate="nanmean",
          aliases=("first_relevant_position",), formula=r"\mathrm{rank}_1",
          edge_cases=("No relevant document retrieved: NaN; the aggregate is the mean over the other "
                      "queries.",),
@@ -48,7 +49,7 @@ def first_relevant(R, spec, conv):
     return first
 
 
-@measure("Success", "1 if a relevant document is in the top k", better="higher", cutoff="optional", params=("rel",),
+@measure("Success", N_("1 if a relevant document is in the top k"), better="higher", cutoff="optional", params=("rel",),
          trec=("success_{k}",), formula=r"Success@k = [\mathrm{rank}_1 \le k]",
          edge_cases=("Without @k: 1 when any relevant document is retrieved.",),
          reference=TREC_EVAL.format("success_k") + " Also called Hit@k or top-k accuracy.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -15,7 +16,7 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("RelP", "relative precision: relevant in the top k over the most possible, min(k, R)", better="higher",
+@measure("RelP", N_("relative precision: relevant in the top k over the most possible, min(k, R)"), better="higher",
          cutoff="required", params=("rel",), aliases=("relative_p",), trec=("relative_P_{k}",),
          formula=r"RelP@k = \frac{|\mathrm{rel} \cap \mathrm{top}_k|}{\min(k, R)}",
          edge_cases=("Precision up to k = R, recall beyond.", "No relevant document: 0."),
@@ -31,7 +32,7 @@ def relative_precision(R, spec, conv):
     return safe_div(hits_top(R, thr, k), np.minimum(nr, k))
 
 
-@measure("SetRelP", "relevant retrieved over the most possible for the set's size", better="higher",
+@measure("SetRelP", N_("relevant retrieved over the most possible for the set's size"), better="higher",
          params=("rel",), aliases=("set_relative_p",), trec=("set_relative_P",),
          formula=r"\frac{|\mathrm{rel} \cap \mathrm{ret}|}{\min(|\mathrm{ret}|, R)}",
          edge_cases=("Nothing retrieved or no relevant document: 0.",),
@@ -44,7 +45,7 @@ def set_relative_precision(R, spec, conv):
     return safe_div(hits_top(R, thr, None), np.minimum(R.counts, R.num_rel(thr)))
 
 
-@measure("SetAP", "set average precision: set precision times set recall", better="higher",
+@measure("SetAP", N_("set average precision: set precision times set recall"), better="higher",
          params=("rel",), aliases=("set_map",), trec=("set_map",),
          formula=r"\frac{|\mathrm{rel} \cap \mathrm{ret}|^2}{|\mathrm{ret}|\, R}",
          edge_cases=("Nothing retrieved or no relevant document: 0.",),
@@ -59,7 +60,7 @@ def set_map(R, spec, conv):
     return safe_div(h * h, R.counts.astype(np.float64) * R.num_rel(thr).astype(np.float64))
 
 
-@measure("SetF", "F measure of the retrieved set (beta weighs recall)", better="higher", params=("rel", "beta"),
+@measure("SetF", N_("F measure of the retrieved set (beta weighs recall)"), better="higher", params=("rel", "beta"),
          aliases=("set_f",), trec=("set_F",),
          formula=r"F_\beta = \frac{(\beta + 1) P R}{\beta P + R}",
          edge_cases=("trec_eval's form: beta (default 1) multiplies P, not beta squared.",
@@ -82,7 +83,7 @@ def set_f(R, spec, conv):
     return np.where(h > 0, f, 0.0)
 
 
-@measure("NumNonRelJudgedRet", "number of judged non-relevant documents retrieved", better=None, params=("rel",),
+@measure("NumNonRelJudgedRet", N_("number of judged non-relevant documents retrieved"), better=None, params=("rel",),
          aggregate="sum", integer=True, aliases=("num_nonrel_judged_ret",),
          trec=("num_nonrel_judged_ret",), formula=r"|\mathrm{nonrel} \cap \mathrm{ret}|",
          edge_cases=("Judged with 0 <= label < threshold; negative labels are not counted.",

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import Example, measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
@@ -22,7 +23,7 @@ from metrics_core.ranking.measures.common import (
 from metrics_core.ranking.measures.iprec import interpolated_precision
 
 
-@measure("Unjudged", "fraction of the top k that is unjudged", better=None, cutoff="required",
+@measure("Unjudged", N_("fraction of the top k that is unjudged"), better=None, cutoff="required",
          aliases=("unj",), trec=("unj_{k}",),
          formula=r"Unjudged@k = \frac{|\mathrm{unjudged} \cap \mathrm{top}_k|}{k}",
          edge_cases=("Unjudged: absent from the qrels, or judged with a negative label (trec_eval).",
@@ -40,7 +41,7 @@ def unjudged(R, spec, conv):
     return (in_top - R.count_top(judged_nonneg_rows(R), k)) / float(k)
 
 
-@measure("RprecMult", "precision at a multiple x of R (x R documents)", better="higher", params=("rel", "x"),
+@measure("RprecMult", N_("precision at a multiple x of R (x R documents)"), better="higher", params=("rel", "x"),
          aliases=("rprec_mult",), trec=("Rprec_mult_{x}",),
          formula=r"RprecMult(x) = P@c,\; c = \lfloor x R + 0.9 \rfloor",
          edge_cases=("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); "
@@ -62,7 +63,7 @@ def rprec_mult(R, spec, conv):
     return safe_div(hits, c)
 
 
-@measure("Utility", "set utility: weighted counts of the retrieved and missed documents", better="higher",
+@measure("Utility", N_("set utility: weighted counts of the retrieved and missed documents"), better="higher",
          params=("rel", "a", "b", "c", "d"), aliases=("utility",), trec=("utility",),
          formula=r"U = a\,|rel \cap ret| + b\,|nonrel \cap ret| + c\,|rel \setminus ret| + d\,|nonrel \setminus ret|",
          edge_cases=("Defaults a = 1, b = -1, c = 0, d = 0 (trec_eval).",
@@ -86,7 +87,7 @@ def utility(R, spec, conv):
     return np.where(R.counts > 0, out, 0.0)
 
 
-@measure("IPrecAvg", "interpolated precision averaged over 11 recall levels (0.0 to 1.0)", better="higher",
+@measure("IPrecAvg", N_("interpolated precision averaged over 11 recall levels (0.0 to 1.0)"), better="higher",
          params=("rel",), aliases=("11pt_avg", "11pt"), trec=("11pt_avg",),
          formula=r"\frac{1}{11}\sum_{r \in \{0, 0.1, \dots, 1\}} IPrec@r",
          edge_cases=("The recall levels round as IPrec's (trec_eval 10; trec_eval 9 under "
