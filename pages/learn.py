@@ -116,10 +116,10 @@ with page(_("Measures explained")) as p:
                        + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
                           if d.trec else ""))
             for case in d.edge_cases:
-                st.markdown(f"- {case}")
+                st.markdown(f"- {_(case)}")
             if d.example is not None:
                 st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
-                    explanation=d.example.explanation, measure=d.example.measure, value=f"{d.example.value:.4f}"))
+                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
             st.caption(_("Reference: {reference}").format(reference=d.reference))
 
     st.header(_("Conventions"))

@@ -141,13 +141,30 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
 
 @dataclass(frozen=True)
 class Example:
-    """A worked example: one query's qrels and run, a measure name and its value."""
+    """A worked example: one query's qrels and run, a measure name and its value.
+
+    ``explanation`` is its English text; ``parts``, when given, the texts marked for
+    translation it is made of (joined by a space), translated one by one by
+    :meth:`explained`.
+    """
 
     qrels: dict
     run: dict
     measure: str
     value: float
     explanation: str = ""
+    parts: tuple[str, ...] = ()
+
+    def explained(self, gettext: Callable[[str], str] | None = None) -> str:
+        """The explanation in the words of ``gettext`` (a catalog's; default: English).
+
+        >>> ex = Example({}, {}, "P@1", 1.0, "One query. One relevant.", ("One query.", "One relevant."))
+        >>> ex.explained(), ex.explained(str.upper)
+        ('One query. One relevant.', 'ONE QUERY. ONE RELEVANT.')
+        """
+        if gettext is None:
+            return self.explanation
+        return " ".join(gettext(p) for p in (self.parts or (self.explanation,)))
 
 
 @dataclass(frozen=True)

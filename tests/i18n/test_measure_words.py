@@ -1,6 +1,7 @@
 """Every measure the Learn page can show has its words in Spanish: the registry's one-line
-descriptions are marked at their declarations and translated in the catalogs; the page shows
-them (and the parameters' words) in the visitor's language."""
+descriptions, edge cases and worked examples are marked at their declarations and translated
+in the catalogs; the page shows them (and the parameters' words) in the visitor's language.
+Literature references stay as published."""
 
 from __future__ import annotations
 
@@ -17,16 +18,20 @@ from tools.i18n_catalogs import template
 ROOT = Path(__file__).resolve().parents[2]
 #: a word of three letters or more that is not a measure name or a formula symbol
 _WORD = re.compile(r"\b[a-z]{3,}\b")
+#: a function of a formula: floor(...), round(...), min(...)
+_FUNCTION = re.compile(r"\b[a-z]+\(")
 
 
 def _only_names_or_formula(text: str) -> bool:
-    return not _WORD.search(text)
+    return not _WORD.search(_FUNCTION.sub("(", text))
 
 
 def test_the_helper_tells_words_from_names_and_formulas():
     assert _only_names_or_formula("nDCG@k = DCG / IDCG")
     assert _only_names_or_formula("P@k, R@k")
+    assert _only_names_or_formula("c = floor(2 * 3 + 0.9) = 6: 2/6.")
     assert not _only_names_or_formula("harmonic mean of P@k and R@k")
+    assert not _only_names_or_formula("the best of max(a, b)")
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
@@ -42,6 +47,21 @@ def test_every_description_is_marked_where_it_is_declared():
     marked = {m.id for m in template()}
     for d in REGISTRY.values():
         assert d.description in marked, d.name
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_each_measure_edge_case_and_example_has_its_spanish(name):
+    d = REGISTRY[name]
+    es = translations("es").gettext
+    marked = {m.id for m in template()}
+    texts = [*d.edge_cases, *(d.example.parts or (d.example.explanation,))]
+    assert d.example.explained() == d.example.explanation   # English: the declared text
+    for text in texts:
+        assert text in marked, (name, text)
+        assert es(text).strip(), (name, text)
+        if not _only_names_or_formula(text):
+            assert es(text) != text, (name, text)
+    assert d.example.explained(es) == " ".join(es(t) for t in d.example.parts or (d.example.explanation,))
 
 
 def test_the_parameters_value_words_have_their_spanish():
@@ -65,3 +85,10 @@ def test_the_learn_page_names_every_measure_in_spanish():
     captions = "\n".join(c.value for c in at.caption)
     assert "rel=un número" in captions and "a number" not in captions
     assert "Referencia:" in captions
+    text = "\n".join(m.value for m in at.markdown)
+    for d in REGISTRY.values():
+        for case in d.edge_cases:
+            assert f"- {es(case)}" in text, (d.name, case)
+        assert d.example.explained(es) in text, d.name
+        assert d.reference in captions, d.name             # the literature as published
+    assert "Ranking d1, d2, d3; relevantes: d1, d3 y d4" in text
