@@ -120,7 +120,7 @@ with page(_("Measures explained")) as p:
             if d.example is not None:
                 st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
                     explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
-            st.caption(_("Reference: {reference}").format(reference=d.reference))
+            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Conventions"))
     st.write(_("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "

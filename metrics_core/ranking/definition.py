@@ -12,11 +12,17 @@ measure picker and the Learn page.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from metrics_core.errors import N_
 from metrics_core.validation import LIMITS
+
+#: how a reference cites trec_eval's measure ``{}`` (the words around the name are translated
+#: where shown: :meth:`MeasureDef.referenced`)
+TREC_EVAL = N_("trec_eval 10.0 (NIST; Buckley), measure {}.")
+_TREC_CITATION = re.compile("^" + re.escape(TREC_EVAL).replace(r"\{\}", r"(\S+)") + "$")
 
 #: the families, in definition order (filled by :func:`measure`)
 FAMILIES: list[MeasureDef] = []
@@ -195,7 +201,11 @@ class MeasureDef:
         LaTeX.
     edge_cases : tuple of str
     reference : str
-        Literature (and trec_eval's measure where it defines one).
+        Literature (and trec_eval's measure where it defines one). Declared as one text or as
+        its parts (a tuple, joined by a space): the literature as published, trec_eval's
+        citation (:data:`TREC_EVAL`) and notes marked for translation.
+    reference_parts : tuple of str
+        The parts of a reference declared in parts (else empty).
     example : Example
     common : tuple of str
         Instances offered first by the app's measure picker.
@@ -226,6 +236,7 @@ class MeasureDef:
     formula: str = ""
     edge_cases: tuple[str, ...] = ()
     reference: str = ""
+    reference_parts: tuple[str, ...] = ()
     example: Example | None = None
     common: tuple[str, ...] = ()
     value_range: tuple[float, float | None] = (0.0, 1.0)
@@ -233,6 +244,26 @@ class MeasureDef:
     cut_invariant: bool = False
     may_be_nan: bool = False
     better: str | None = "higher"
+
+    def referenced(self, gettext: Callable[[str], str] | None = None) -> str:
+        """The reference in the words of ``gettext`` (a catalog's; default: English): the
+        literature as published, the words around it translated (trec_eval's citation,
+        the notes).
+
+        >>> from metrics_core.ranking.registry import REGISTRY
+        >>> REGISTRY["Success"].referenced()
+        'trec_eval 10.0 (NIST; Buckley), measure success_k. Also called Hit@k or top-k accuracy.'
+        >>> REGISTRY["Success"].referenced(str.upper)
+        'TREC_EVAL 10.0 (NIST; BUCKLEY), MEASURE success_k. ALSO CALLED HIT@K OR TOP-K ACCURACY.'
+        """
+        if gettext is None:
+            return self.reference
+
+        def words(part: str) -> str:
+            cited = _TREC_CITATION.match(part)
+            return gettext(TREC_EVAL).format(cited.group(1)) if cited else gettext(part)
+
+        return " ".join(words(p) for p in (self.reference_parts or (self.reference,)))
 
     def usage(self) -> str:
         """How to write it: ``P@k``, ``AP``, ``IPrec@r`` ..."""
@@ -271,6 +302,10 @@ def measure(name: str, description: str, **fields) -> Callable:
 
     if fields.get("better", "missing") not in BETTER:
         raise RuntimeError(f"measure {name}: declare better= one of {BETTER}")
+
+    if isinstance(fields.get("reference"), tuple):
+        fields["reference_parts"] = fields["reference"]
+        fields["reference"] = " ".join(fields["reference"])
 
     def register(compute: Callable) -> Callable:
         d = MeasureDef(name, description, compute, **fields)

@@ -64,6 +64,21 @@ def test_each_measure_edge_case_and_example_has_its_spanish(name):
     assert d.example.explained(es) == " ".join(es(t) for t in d.example.parts or (d.example.explanation,))
 
 
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_each_reference_keeps_its_literature_and_translates_the_words_around_it(name):
+    d = REGISTRY[name]
+    es = translations("es").gettext
+    marked = {m.id for m in template()}
+    assert d.referenced() == d.reference
+    spanish = d.referenced(es)
+    assert "(NIST; Buckley), measure" not in spanish and "Also called" not in spanish, spanish
+    for part in d.reference_parts or (d.reference,):
+        if part in marked:                                  # a note: translated
+            assert es(part).strip(), (name, part)
+        elif "trec_eval 10.0" not in part:                  # literature: as published
+            assert part in spanish, (name, part)
+
+
 def test_the_parameters_value_words_have_their_spanish():
     es = translations("es").gettext
     words = {p.accepted() for p in PARAMS.values() if p.choices is None}
@@ -78,6 +93,7 @@ def test_the_learn_page_names_every_measure_in_spanish():
     at.run()
     assert not at.exception, at.exception
     es = translations("es").gettext
+    marked = {m.id for m in template()}
     titles = [e.label for e in at.expander]
     for d in REGISTRY.values():
         assert f"{d.name}: {es(d.description)}" in titles, d.name
@@ -90,5 +106,10 @@ def test_the_learn_page_names_every_measure_in_spanish():
         for case in d.edge_cases:
             assert f"- {es(case)}" in text, (d.name, case)
         assert d.example.explained(es) in text, d.name
-        assert d.reference in captions, d.name             # the literature as published
+        assert d.referenced(es) in captions, d.name
+        for part in d.reference_parts:                     # the literature as published
+            if part not in marked and "trec_eval 10.0" not in part:
+                assert part in captions, (d.name, part)
+    assert "trec_eval 10.0 (NIST; Buckley), medida recip_rank." in captions
+    assert "measure recip_rank" not in captions
     assert "Ranking d1, d2, d3; relevantes: d1, d3 y d4" in text

@@ -22,8 +22,8 @@ from metrics_core.ranking.measures.common import (
                      N_("norm=min_rel_k divides by min(R, k); norm=rel_retrieved by the relevant documents "
                      "retrieved within the cut."),
                      N_("No relevant document (normalizer 0): 0.")),
-         reference="C. Buckley, E. M. Voorhees, Evaluating evaluation measure stability, SIGIR 2000. "
-                   + IIR + " " + TREC_EVAL.format("map"),
+         reference=("C. Buckley, E. M. Voorhees, Evaluating evaluation measure stability, SIGIR 2000.",
+                    IIR, TREC_EVAL.format("map")),
          example=shared_example("AP", 5 / 9, N_("(1/1 + 2/3) / 3 = 5/9.")),
          common=("AP", "AP@100"), perfect=1.0, cut_invariant=True)
 def average_precision(R, spec, conv):
@@ -58,8 +58,7 @@ def average_precision(R, spec, conv):
          edge_cases=(N_("AP values are floored at 1e-5 before the logarithm (trec_eval), so one query "
                      "with AP = 0 does not make the mean 0."),
                      N_("Per query the value is AP; only the aggregate differs.")),
-         reference="S. Robertson, On GMAP: and other transformations, CIKM 2006. "
-                   + TREC_EVAL.format("gm_map"),
+         reference=("S. Robertson, On GMAP: and other transformations, CIKM 2006.", TREC_EVAL.format("gm_map")),
          example=shared_example("GMAP", 5 / 9, N_("One query: the geometric mean is its AP, 5/9.")),
          common=("GMAP",), perfect=1.0)
 def geometric_map(R, spec, conv):

@@ -7,7 +7,7 @@ import numpy as np
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_
-from metrics_core.ranking.definition import Example, MeasureSpec
+from metrics_core.ranking.definition import TREC_EVAL, Example, MeasureSpec  # noqa: F401  (the families cite it from here)
 from metrics_core.ranking.ranked_lists import RankedLists
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
@@ -18,7 +18,6 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1, "d4": 1}}
 RUN = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
 SHARED = N_("Ranking d1, d2, d3; relevant: d1, d3 and d4 (not retrieved); d2 judged non-relevant.")
-TREC_EVAL = "trec_eval 10.0 (NIST; Buckley), measure {}."
 IIR = ("C. D. Manning, P. Raghavan, H. Schutze, Introduction to Information Retrieval, "
        "Cambridge University Press, 2008, ch. 8.")
 

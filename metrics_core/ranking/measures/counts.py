@@ -24,9 +24,9 @@ from metrics_core.ranking.measures.common import (
                      N_("Without @k: judged retrieved / retrieved."),
                      N_("Nothing retrieved: 0."),
                      N_("Negative labels count as judged (the document is in the qrels).")),
-         reference="S. MacAvaney et al., ir_measures: a toolkit for IR evaluation (ECIR 2022), "
-                   "measure Judged@k: a check for holes in the judgements before trusting the other "
-                   "measures.",
+         reference=("S. MacAvaney et al., ir_measures: a toolkit for IR evaluation (ECIR 2022),",
+                    N_("measure Judged@k: a check for holes in the judgements before trusting the other "
+                       "measures.")),
          example=shared_example("Judged@3", 1.0, N_("d1, d2 and d3 are all judged.")),
          common=("Judged@10",))
 def judged(R, spec, conv):

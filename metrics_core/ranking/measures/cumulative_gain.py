@@ -17,7 +17,7 @@ from metrics_core.ranking.ranked_lists import RankedLists
          params=("rel",), aliases=("bing",), trec=("binG",),
          formula=r"binG = \frac{1}{R}\sum_{r} \frac{1}{\log_2(2 + n_{<r})}",
          edge_cases=(N_("Unjudged documents count as non-relevant."), N_("No relevant document: 0.")),
-         reference=TREC_EVAL.format("binG") + " (experimental, 2008).",
+         reference=(TREC_EVAL.format("binG"), N_("(experimental, 2008).")),
          example=shared_example("BinG", (1 + 1 / math.log2(3)) / 3, N_("d1: 1/log2(2); d3: one non-relevant above, "
                                                                        "1/log2(3); divided by 3.")),
          common=("BinG",), perfect=1.0)
@@ -54,7 +54,7 @@ def _at_ideal(values: np.ndarray, head, n_pos, seg, t, default_total):
          edge_cases=(N_("g_i is the label (negative labels and unjudged: 0); S_i the gain retrieved up to "
                      "rank i; C_i the sum up to rank i of max(ideal gain, 1)."),
                      N_("No positive label: 0.")),
-         reference=TREC_EVAL.format("G") + " (experimental, 2008).",
+         reference=(TREC_EVAL.format("G"), N_("(experimental, 2008).")),
          example=shared_example("G", (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 3 - 2)) / 3,
                           N_("d1: C=1, S=1; d3: C=3, S=2; ideal gain 3.")),
          common=("G",))
@@ -105,8 +105,8 @@ def _dcg_upto(R: RankedLists, rows, d, q, t):
          edge_cases=(N_("Relevant here: a positive label (whatever the threshold)."),
                      N_("Each relevant document not retrieved adds the whole ranking's DCG / IDCG."),
                      N_("No positive label: 0.")),
-         reference=TREC_EVAL.format("ndcg_rel") + " (experimental); nDCG after K. Jarvelin, "
-                   "J. Kekalainen, ACM TOIS 20(4), 2002.",
+         reference=(TREC_EVAL.format("ndcg_rel"), N_("(experimental); nDCG after"),
+                    "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002."),
          example=shared_example("nDCGRel", (1.0 + 1.5 / (1 + 1 / math.log2(3) + 0.5)
                                       + 1.5 / (1 + 1 / math.log2(3) + 0.5)) / 3,
                           N_("nDCG@1 = 1 at d1, nDCG@3 at d3, and d4 (missed) adds DCG/IDCG.")),
@@ -138,8 +138,8 @@ def ndcg_rel(R, spec, conv):
                      "label included), and the end of a ranking longer than the positive labels "
                      "plus one (trec_eval's rule)."),
                      N_("No relevant document: 0.")),
-         reference=TREC_EVAL.format("Rndcg") + " (experimental); nDCG after K. Jarvelin, "
-                   "J. Kekalainen, ACM TOIS 20(4), 2002.",
+         reference=(TREC_EVAL.format("Rndcg"), N_("(experimental); nDCG after"),
+                    "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002."),
          example=shared_example("RnDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
                           N_("One gain level (3 documents): B = {3}, nDCG@3.")),
          common=("RnDCG",), perfect=1.0)

@@ -31,9 +31,9 @@ def _dcg_rows(R: RankedLists, spec, conv):
          edge_cases=(N_("Unnormalised: it grows with the number and grades of relevant documents."),
                      N_("Negative labels give no gain."),
                      N_("gain=exp uses 2^label - 1; discount=jarvelin uses 1/max(1, log2 i).")),
-         reference="K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
-                   "ACM TOIS 20(4), 2002. C. Burges et al., Learning to rank using gradient descent, "
-                   "ICML 2005 (exponential gain).",
+         reference=("K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
+                    "ACM TOIS 20(4), 2002.", "C. Burges et al., Learning to rank using gradient descent, "
+                    "ICML 2005", N_("(exponential gain).")),
          example=shared_example("DCG@3", 1.5, N_("1/log2(2) + 1/log2(4) = 1.5.")),
          common=("DCG@10",), value_range=(0.0, None), cut_invariant=True)
 def dcg(R, spec, conv):
@@ -79,8 +79,8 @@ def _custom_gain_rows(R: RankedLists, spec, conv, table):
                      N_("gains=1:3.5,2:9 sets the gain of the labels named (label 0 too; the others "
                      "keep theirs), as trec_eval's ndcg.1=3.5,2=9 but without its truncation of "
                      "gain differences when it sorts the ideal ranking.")),
-         reference="K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
-                   "ACM TOIS 20(4), 2002. " + TREC_EVAL.format("ndcg_cut_k"),
+         reference=("K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
+                    "ACM TOIS 20(4), 2002.", TREC_EVAL.format("ndcg_cut_k")),
          example=shared_example("nDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
                           N_("DCG = 1 + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3) + 1/log2(4).")),
          common=("nDCG@10", "nDCG"), perfect=1.0, cut_invariant=True)

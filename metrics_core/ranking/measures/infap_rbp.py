@@ -36,8 +36,8 @@ INFAP_EPSILON = 1e-5  # trec_eval's smoothing constant of infAP
                      N_("A relevant document at rank 1 adds 1; epsilon = 1e-5 (trec_eval)."),
                      N_("No relevant document: 0. With every document judged, infAP is close to AP "
                      "(not equal: the smoothing epsilon).")),
-         reference="E. Yilmaz, J. A. Aslam, Estimating average precision with incomplete and "
-                   "imperfect judgments, CIKM 2006. " + TREC_EVAL.format("infAP"),
+         reference=("E. Yilmaz, J. A. Aslam, Estimating average precision with incomplete and "
+                    "imperfect judgments, CIKM 2006.", TREC_EVAL.format("infAP")),
          example=shared_example("infAP", (1 + 1 / 3 + (2 / 3) * 1.0 * ((1 + 1e-5) / (2 + 2e-5))) / 3,
                           N_("d1 adds 1; d3 (j = 2) adds 1/3 + (2/3)(2/2)(1+eps)/(2+2 eps); divided by R = 3.")),
          common=("infAP",), value_range=(0.0, None))
@@ -79,8 +79,8 @@ def _level_gains(R: RankedLists, rows: np.ndarray) -> np.ndarray:
                      "(trec_eval); the relevance threshold does not apply."),
                      N_("Unjudged documents and negative labels gain 0."),
                      N_("p = 0.9 by default (RBP(p=0.95) for a more patient user).")),
-         reference="A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
-                   "effectiveness, ACM TOIS 27(1), 2008. " + TREC_EVAL.format("rbp"),
+         reference=("A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+                    "effectiveness, ACM TOIS 27(1), 2008.", TREC_EVAL.format("rbp")),
          example=shared_example("RBP", 0.1 * (1 + 0.81), N_("(1 - 0.9)(1 + 0.9^2).")),
          common=("RBP", "RBP(p=0.95)"))
 def rank_biased_precision(R, spec, conv):
@@ -114,8 +114,8 @@ def rank_biased_precision(R, spec, conv):
                      N_("No unjudged document retrieved: 0 (trec_eval), even though the ranking's tail "
                      "p^n is uncertain too."),
                      N_("A query absent from the run: 0.")),
-         reference="A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
-                   "effectiveness, ACM TOIS 27(1), 2008. " + TREC_EVAL.format("rbp_resid"),
+         reference=("A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+                    "effectiveness, ACM TOIS 27(1), 2008.", TREC_EVAL.format("rbp_resid")),
          example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "RBPResid", 0.9 ** 3 + 0.1 * 0.9,
                          N_("Ranking d1, d2, d3; d2 unjudged: 0.9^3 + (1 - 0.9) 0.9.")),
          common=("RBPResid",))

@@ -19,7 +19,7 @@ from metrics_core.ranking.measures.common import (
          aliases=("r-prec", "r_precision"), trec=("Rprec",),
          formula=r"Rprec = \frac{|\mathrm{rel} \cap \mathrm{top}_R|}{R}",
          edge_cases=(N_("R = 0: 0."), N_("Fewer than R retrieved: still divided by R.")),
-         reference=IIR + " " + TREC_EVAL.format("Rprec"),
+         reference=(IIR, TREC_EVAL.format("Rprec")),
          example=shared_example("Rprec", 2 / 3, N_("R = 3; two relevant documents in the top 3.")),
          common=("Rprec",), perfect=1.0)
 def r_precision(R, spec, conv):
@@ -38,8 +38,8 @@ def r_precision(R, spec, conv):
          edge_cases=(N_("Only judged documents count: unjudged retrieved documents are skipped."),
                      N_("n_r counts judged non-relevant documents above the relevant document r; a term "
                      "is 1 when n_r = 0."), N_("R = 0: 0.")),
-         reference="C. Buckley, E. M. Voorhees, Retrieval evaluation with incomplete information, "
-                   "SIGIR 2004. " + TREC_EVAL.format("bpref"),
+         reference=("C. Buckley, E. M. Voorhees, Retrieval evaluation with incomplete information, "
+                    "SIGIR 2004.", TREC_EVAL.format("bpref")),
          example=shared_example("Bpref", 1 / 3, N_("d1 scores 1, d3 (one judged non-relevant above, N = 1) scores 0,"
                                                    " d4 is not retrieved: 1/3.")),
          common=("Bpref",), perfect=1.0)
@@ -68,8 +68,8 @@ def bpref(R, spec, conv):
          edge_cases=(N_("Per query the value is bpref; only the aggregate differs (trec_eval prints "
                      "it only for all queries)."),
                      N_("Values are floored at 1e-5 before the logarithm.")),
-         reference="C. Buckley, E. M. Voorhees, Retrieval evaluation with incomplete information, "
-                   "SIGIR 2004. " + TREC_EVAL.format("gm_bpref"),
+         reference=("C. Buckley, E. M. Voorhees, Retrieval evaluation with incomplete information, "
+                    "SIGIR 2004.", TREC_EVAL.format("gm_bpref")),
          example=shared_example("GMBpref", 1 / 3, N_("One query: its bpref. d1 adds 1; d3, below the one "
                                                      "non-relevant document, adds 1 - min(1, 3)/min(1, 3) = 0; R = "
                                                      "3.")),

@@ -64,8 +64,7 @@ def set_map(R, spec, conv):
          formula=r"F_\beta = \frac{(\beta + 1) P R}{\beta P + R}",
          edge_cases=(N_("trec_eval's form: beta (default 1) multiplies P, not beta squared."),
                      N_("No relevant document retrieved: 0.")),
-         reference="C. J. van Rijsbergen, Information Retrieval, Butterworths, 1979. "
-                   + TREC_EVAL.format("set_F"),
+         reference=("C. J. van Rijsbergen, Information Retrieval, Butterworths, 1979.", TREC_EVAL.format("set_F")),
          example=shared_example("SetF", 2 / 3, N_("P = R = 2/3.")),
          common=("SetF",))
 def set_f(R, spec, conv):

@@ -28,7 +28,7 @@ from metrics_core.ranking.measures.iprec import interpolated_precision
          edge_cases=(N_("Unjudged: absent from the qrels, or judged with a negative label (trec_eval)."),
                      N_("Fewer than k retrieved: the missing ranks count as judged; divides by k."),
                      N_("A query absent from the run: 0.")),
-         reference=TREC_EVAL.format("unj") + " A red flag for holes in the judgements.",
+         reference=(TREC_EVAL.format("unj"), N_("A red flag for holes in the judgements.")),
          example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "Unjudged@3", 1 / 3,
                          N_("Ranking d1, d2, d3; d2 is not judged: 1/3.")),
          common=("Unjudged@10",))
@@ -92,7 +92,7 @@ def utility(R, spec, conv):
          edge_cases=(N_("The recall levels round as IPrec's (trec_eval 10; trec_eval 9 under "
                      "compat=trec_eval9)."),
                      N_("An older summary of the precision-recall curve; AP is the usual choice now.")),
-         reference=IIR + " (section 8.4). " + TREC_EVAL.format("11pt_avg"),
+         reference=(IIR, N_("(section 8.4)."), TREC_EVAL.format("11pt_avg")),
          example=shared_example("IPrecAvg", (5 * 1.0 + 4 * (2 / 3)) / 11,
                           N_("c = round(3 r): IPrec is 1 at levels 0 to 0.4 (c <= 1), 2/3 at 0.5 to 0.8 (c = 2), 0 "
                              "at 0.9 and 1.0 (c = 3 is not reached).")),
