@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
+from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, MARKERS, QUERY_SET_LABELS, TEST_NAMES
 from ui.common import state
 from ui.common.i18n import N_
@@ -110,7 +111,8 @@ def translated_grid(grid: pd.DataFrame) -> pd.DataFrame:
 
     out = grid.copy()
     out["Run"] = [label(str(v)) for v in out["Run"]]
-    return out.rename(columns={"Run": _("Run")})
+    # the columns are the measures' means over the queries: the mean of RR reads MRR
+    return out.rename(columns={c: display_measure(c) for c in out.columns if c != "Run"} | {"Run": _("Run")})
 
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
