@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.leaderboard import leaderboard_grid
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
@@ -151,7 +150,7 @@ with page(_("Overview"), sidebar=False) as p:
 
     def draw_board(band, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
-        grid = translated_grid(leaderboard_grid(board, band))
+        grid = translated_grid(board, band)
         # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28

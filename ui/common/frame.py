@@ -20,7 +20,7 @@ from typing import NoReturn
 import streamlit as st
 
 from ui.common import blas, state
-from ui.common.i18n import _, current_language, language_switch, ngettext
+from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
@@ -207,7 +207,7 @@ def status_text() -> str:
     else:
         if qrels is not None:
             n = len(qrels.unique_query_ids())
-            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=f"{n:,}"))
+            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
         if runs:
             parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
                          + ": " + ", ".join(runs))

@@ -12,6 +12,7 @@ from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.history.actions import save_evaluation_form
 from ui.ranking.data import has_data, load_sample_into_state
@@ -33,7 +34,7 @@ def require_data(runs_upload: str | None = None) -> bool:
     if runs_upload and qrels is not None:
         n = len(qrels.unique_query_ids())
         st.info(_("Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page.").format(
-            n=f"{n:,}"))
+            n=count(n)))
         if upload_box("run", _("Runs"), multiple=True, page=runs_upload):
             st.rerun()
         return False
