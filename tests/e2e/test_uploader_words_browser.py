@@ -82,7 +82,7 @@ def test_the_drop_zones_speak_spanish_in_a_spanish_browser(server, new_page, wid
     _idle(page)
     assert _boxes_speak_spanish(page) == 2           # qrels (one file) and runs (several); the
     # metadata box is in a closed expander
-    assert _drag_over_first_box(page) == '"Suelte el archivo aquí"'
+    assert _drag_over_first_box(page) == '"Suelta el archivo aquí"'
     # a rerun (another format chosen) draws the boxes again: still Spanish
     page.get_by_text("Cargar datos de ejemplo").first.click()
     _idle(page)

@@ -161,17 +161,17 @@ def test_replace_keeps_templates_values_and_phrases():
     exc = InputError(N_("expected {want} columns, found {got}"), source="a.txt", line=3,
                      hint=N_("Check the file"), plain_hint=N_("Give another file"), params={"want": 6, "got": 4})
     words = {"expected {want} columns, found {got}": "se esperaban {want} columnas y hay {got}",
-             "Give another file": "Dé otro archivo", "{source}, line {line}: ": "{source}, línea {line}: "}
+             "Give another file": "Da otro archivo", "{source}, line {line}: ": "{source}, línea {line}: "}
 
     def spanish(text):
         return words.get(text, text)
 
     moved = exc.replace(source="b.txt")
     assert str(moved) == "b.txt, line 3: expected 6 columns, found 4. Check the file"
-    assert moved.plain(spanish) == "b.txt, línea 3: se esperaban 6 columnas y hay 4. Dé otro archivo"
-    literal = exc.replace(hint="Elija {otra} columna", plain_hint=None)  # a literal text: braces stay
-    assert literal.plain(spanish).endswith(". Elija {otra} columna")
-    assert exc.phrase("hint") == "Check the file" and exc.phrase("plain_hint").translate(spanish) == "Dé otro archivo"
+    assert moved.plain(spanish) == "b.txt, línea 3: se esperaban 6 columnas y hay 4. Da otro archivo"
+    literal = exc.replace(hint="Elige {otra} columna", plain_hint=None)  # a literal text: braces stay
+    assert literal.plain(spanish).endswith(". Elige {otra} columna")
+    assert exc.phrase("hint") == "Check the file" and exc.phrase("plain_hint").translate(spanish) == "Da otro archivo"
     # user data is never read as a template nor translated
     odd = InputError(N_("no column {column}"), params={"column": "{want}"})
     assert str(odd) == "no column {want}" and odd.plain(lambda t: {"no column {column}": "falta {column}"}.get(t, t)) \

@@ -43,8 +43,8 @@ def test_the_limit_is_the_servers():
 def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
     css = uploader_css("es")
     contents = re.findall(r'content: "([^"]*)"', css)
-    assert contents == ["Subir archivo", "Subir archivos", "Hasta 1 GB por archivo", "Suelte el archivo aquí",
-                        "Suelte los archivos aquí"]
+    assert contents == ["Subir archivo", "Subir archivos", "Hasta 1 GB por archivo", "Suelta el archivo aquí",
+                        "Suelta los archivos aquí"]
     assert css.count("display: none") == 3 and css.count("visibility: hidden") == 2
     assert css.startswith("<style>") and css.endswith("</style>") and css.count("<") == 2
 
