@@ -134,8 +134,8 @@ def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
     (:data:`PAIR_BINS_MAX`): the key ``width * v[2i, j] + v[2i + 1, j]`` (plus ``width**2``
     inside ``lo:hi``) has one bincount make the joint histogram of both rows, half the
     keys (the costly part of a bincount, one memory increment each); its row sums are
-    the counts of row ``2i``, its column sums those of row ``2i + 1``. An odd last row is
-    paired with itself (key ``(width + 1) v``: the joint histogram is its diagonal).
+    the counts of row ``2i``, its column sums those of row ``2i + 1``. An odd last row has
+    the key ``width * v`` (a pair with a row of zeros: its row sums are its counts).
     Wider values are counted one row at a time (key ``v``, plus ``width`` inside
     ``lo:hi``).
 
@@ -156,8 +156,6 @@ def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
     if paired:
         np.multiply(values[0::2], width, out=keys, dtype=key_type, casting="unsafe")
         np.add(keys[:rows // 2], values[1::2], out=keys[:rows // 2], casting="unsafe")
-        if rows % 2:
-            np.add(keys[-1], values[-1], out=keys[-1], casting="unsafe")
     else:
         np.copyto(keys, values, casting="unsafe")
     if hi > lo:
