@@ -158,23 +158,22 @@ def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
         np.add(keys[:rows // 2], values[1::2], out=keys[:rows // 2], casting="unsafe")
     else:
         np.copyto(keys, values, casting="unsafe")
-    if hi > lo:
+    groups = 2 if hi > lo else 1                     # (outside lo:hi, inside lo:hi)
+    if groups == 2:
         keys[:, lo:hi] += key_type.type(bins)
-    counts = _bincounts(keys, 2 * bins)
+    counts = _bincounts(keys, groups * bins)
+    shape = (width, width) if paired else (1, width)
+    c = counts.reshape(n_keys, groups, *shape)      # (key row, group, first row, second row)
+    first = np.einsum("pgij->pgi", c) if paired else c[:, :, 0]   # einsum: twice sum(axis=3)'s speed
     n_counts = np.empty((rows, width), np.int64)
-    r_counts = np.empty((rows, width), np.int64)
-    if not paired:
-        c = counts.reshape(rows, 2, width)
-        r_counts[:] = c[:, 1]
-        np.add(c[:, 0], c[:, 1], out=n_counts)
-        return n_counts, r_counts
-    c = counts.reshape(n_keys, 2, width, width)     # (pairs, group, first row, second row)
-    first = np.einsum("pgij->pgi", c)               # einsum: twice as fast as sum(axis=3)
-    second = np.einsum("pgij->pgj", c)
-    r_counts[0::2] = first[:, 1]
-    np.add(first[:, 0], first[:, 1], out=n_counts[0::2])
-    r_counts[1::2] = second[:rows // 2, 1]
-    np.add(second[:rows // 2, 0], second[:rows // 2, 1], out=n_counts[1::2])
+    r_counts = np.zeros((rows, width), np.int64)
+    step = 2 if paired else 1                       # rows 0, 2, 4 ... of a pair, or every row
+    n_counts[::step] = first.sum(axis=1)
+    r_counts[::step] = first[:, -1] if groups == 2 else 0
+    if paired:
+        second = np.einsum("pgij->pgj", c[:rows // 2])
+        n_counts[1::2] = second.sum(axis=1)
+        r_counts[1::2] = second[:, -1] if groups == 2 else 0
     return n_counts, r_counts
 
 
