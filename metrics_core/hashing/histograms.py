@@ -188,10 +188,22 @@ def _worker_count() -> int:
     return max(1, min(cores, torch.get_num_threads()))
 
 
+def stable_order(labels: np.ndarray) -> np.ndarray:
+    """``np.argsort(labels, kind="stable")``, sorted as int16 when every class id fits
+    (numpy radix-sorts 16-bit keys: a third of the time of int64 ids).
+
+    >>> stable_order(np.array([3, 1, 3, 1, 2])).tolist()
+    [1, 3, 4, 0, 2]
+    """
+    if labels.size and -2**15 <= labels.min() and labels.max() < 2**15:
+        labels = labels.astype(np.int16)
+    return np.argsort(labels, kind="stable")
+
+
 def _class_tasks(qln: np.ndarray, dls: np.ndarray, chunk: int) -> list:
     """(query rows, class slice of the class-sorted database) per chunk, class by class."""
     tasks = []
-    q_order = np.argsort(qln, kind="stable")
+    q_order = stable_order(qln)
     bounds = np.flatnonzero(np.diff(qln[q_order])) + 1
     for group in np.split(q_order, bounds):
         if len(group) == 0:
@@ -220,7 +232,7 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
     chunk = max(1, min(CPU_CHUNK_QUERIES, memory_budget // per_query))
     if ql.ndim == 1 and dl.ndim == 1:
         qln, dln = ql.numpy(), dl.numpy()
-        db_order = np.argsort(dln, kind="stable")
+        db_order = stable_order(dln)
         dp = dp[db_order]
         tasks = _class_tasks(qln, dln[db_order], chunk)
 
