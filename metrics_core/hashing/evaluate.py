@@ -13,7 +13,7 @@ import numpy as np
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.histograms import distance_histograms
-from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm
+from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm, tie_tables
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
@@ -137,6 +137,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
+    shared = {}
 
     def ap_for(rule):
         if rule == "stable":
@@ -145,7 +146,9 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         else:
             if topk is not None and normalizer == "retrieved" and rule == "expected":
                 return expected_ap_retrieved_norm(n, r, int(topk))
-            s, c = ap_sums(n, r, rule, topk)
+            if not shared:
+                shared.update(tie_tables(n, r, topk))
+            s, c = ap_sums(n, r, rule, topk, shared)
         if topk is None:
             norm = R
         elif normalizer == "retrieved":
