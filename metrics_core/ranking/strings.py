@@ -380,8 +380,42 @@ def encode_strings(arr) -> tuple[np.ndarray, pa.Array]:
             out[at:at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
             at += len(c)
         return out, vocab
+    grouped = _encode_grouped(arr)
+    if grouped is not None:
+        return grouped
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     enc = arr.dictionary_encode()
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, enc.dictionary
+
+
+def _encode_grouped(arr):
+    """:func:`encode_strings` of a column whose equal values mostly sit together (a run
+    or qrels written query by query): the rows where the value changes are found by one
+    comparison of each value with the previous one, and only those heads are
+    dictionary-encoded (first appearance among the heads is first appearance among the
+    rows). None when more than one row in 16 starts a new stretch (then hashing every
+    value is as cheap)."""
+    n = len(arr)
+    if n < 2 or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    import pyarrow.compute as pc
+
+    changed = pc.not_equal(arr.slice(1), arr.slice(0, n - 1))
+    chunks = changed.chunks if isinstance(changed, pa.ChunkedArray) else [changed]
+    heads = [np.zeros(1, dtype=np.int64)]
+    at = 1
+    for chunk in chunks:
+        heads.append(np.flatnonzero(chunk.to_numpy(zero_copy_only=False)) + at)
+        at += len(chunk)
+    heads = np.concatenate(heads)
+    if len(heads) > n // 16:
+        return None
+    values = arr.take(pa.array(heads))
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    enc = values.dictionary_encode()
+    head_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    codes = np.repeat(head_codes, np.diff(np.r_[heads, n]))
     return codes, enc.dictionary
