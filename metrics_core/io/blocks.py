@@ -5,8 +5,10 @@ table with the columns ``qid`` (string), ``docid`` (string), ``score`` (float64)
 ``line`` (int64, the 1-based source line of the row, or its 1-based row number where a
 format has no lines). The batches come from
 
-* TREC files: Arrow's streaming CSV reader (the same options as the whole-file fast path
-  of :mod:`metrics_core.io.trec`), parsing ahead on a background thread;
+* TREC files: pieces of whole lines read into one reused buffer, each checked for bytes
+  the fast path cannot split (NUL, other separators) and parsed by Arrow's CSV reader (the
+  same options as the whole-file fast path of :mod:`metrics_core.io.trec`), whose blocks
+  Arrow's threads parse in parallel;
 * Parquet files: one batch per slice of a row group (``ParquetFile.iter_batches``);
 * CSV/TSV tables: pandas' chunked reader, each chunk converted by the same code as the
   whole-file table reader (same column detection, same id and value rules).
