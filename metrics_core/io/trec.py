@@ -60,13 +60,39 @@ def split_fields(line: str) -> list[str]:
     return _FIELDS.split(line) if line else []
 
 
-def other_separators(raw: RawData, delim: str) -> bool:
-    """Whether the data holds a separator other than ``delim`` (a tab in a space-separated
-    file, a space in a tab-separated one, a vertical tab or form feed anywhere): the
-    delimiter-split fast paths would then read fields the line reader splits. (Empty
-    fields, the other difference, are found in the parsed columns: :func:`any_empty`.)"""
-    others = {"\t": (b" ", b"\x0b", b"\x0c"), " ": (b"\t", b"\x0b", b"\x0c")}[delim]
-    return any(raw.contains(c) for c in others)
+#: bytes that stop a delimiter-split fast path: a NUL (the line reader names its line) and
+#: the separators other than the delimiter (the line reader splits on them)
+_UNEXPECTED = {"\t": (b"\x00", b" ", b"\x0b", b"\x0c"), " ": (b"\x00", b"\t", b"\x0b", b"\x0c")}
+
+
+def unexpected_bytes(data, delim: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``data[start:end]`` (bytes or a bytearray) holds a NUL byte or a separator
+    other than ``delim`` (a tab in a space-separated file, a space in a tab-separated one,
+    a vertical tab or form feed anywhere): the delimiter-split fast paths would then read
+    fields the line reader splits. One ``memchr`` per byte value. (Empty fields, the other
+    difference, are found in the parsed columns: :func:`any_empty`.)
+
+    >>> unexpected_bytes(b"q1 Q0 d1 1 2.5 run", " "), unexpected_bytes(b"q1\\tQ0 d1", " ")
+    (False, True)
+    """
+    end = len(data) if end is None else end
+    return any(data.find(c, start, end) >= 0 for c in _UNEXPECTED[delim])
+
+
+def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
+    """:func:`unexpected_bytes` over the whole input, a file read in chunks into one
+    reused buffer (mapping the file would count it in the process's resident memory and
+    fault its pages in; the read is one pass)."""
+    if raw.path is None:
+        return unexpected_bytes(raw.data, delim)
+    buf = bytearray(chunk)
+    with open(raw.path, "rb", buffering=0) as fh:
+        while True:
+            n = fh.readinto(buf)
+            if not n:
+                return False
+            if unexpected_bytes(buf, delim, 0, n):
+                return True
 
 
 def any_empty(column) -> bool:
@@ -115,7 +141,7 @@ def _fast_parse(raw: RawData, kind: str):
     if len(first.split(delim.encode())) != ncols:
         return None
     # NUL bytes take the slow path, which names their line; so do mixed separators
-    if raw.contains(b"\x00") or other_separators(raw, delim):
+    if other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(ncols)]
     # the other fields (Q0, rank, tag; iter), read only to see that none is empty
