@@ -20,6 +20,10 @@ import metrics_core as mc
 from metrics_core import cli
 from metrics_core.ranking.ties import COVERED
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 MEASURES = ["P@1", "P@3", "P", "P(denom=retrieved)@5", "R@2", "R", "Hits@3", "Success@2", "Success",
             "RR", "RR@2", "RR(miss=k_plus_1)@2", "AP", "AP@3", "AP(norm=min_rel_k)@2", "Rprec",
             "DCG@3", "nDCG", "nDCG@2", "nDCG(gain=exp)@4", "nDCG(discount=jarvelin)", "nDCG(ideal=retrieved)@3",

@@ -26,6 +26,10 @@ import metrics_core as mc
 from metrics_core.ranking.registry import from_trec_name
 from tests.conftest import shared_dir
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
