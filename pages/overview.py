@@ -17,6 +17,7 @@ from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
     TIE_LEGEND,
+    board_family,
     board_legend,
     board_setting,
     cached_tie_band,
@@ -158,7 +159,7 @@ with page(_("Overview"), sidebar=False) as p:
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                          row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
                          key=Overview.GRID)
-            st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""))
+            st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""), help=board_family(board))
             if note:
                 st.caption(note)
         with cards_slot.container():

@@ -457,9 +457,10 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     return out
 
 
-def leaderboard_legend(board: pd.DataFrame, gettext=None) -> str:
+def leaderboard_legend(board: pd.DataFrame, gettext=None, explain: bool = True) -> str:
     """The legend of a :func:`leaderboard`: best mark, significance marker, the correction's
-    family (:func:`family_sentence`), CI, query set. ``gettext``: as :func:`markers_legend`."""
+    family (:func:`family_sentence`; ``explain=False`` leaves out why another table's
+    corrected p-value differs), CI, query set. ``gettext``: as :func:`markers_legend`."""
     _ = gettext or _same
     a = board.attrs
     test = a.get("test", "permutation")
@@ -470,7 +471,7 @@ def leaderboard_legend(board: pd.DataFrame, gettext=None) -> str:
               "{baseline} ({test}, p < {alpha}).").format(
                 marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
                 alpha=a.get("alpha", 0.05))
-            + " " + family_sentence(board, gettext=gettext) + " "
+            + " " + family_sentence(board, gettext=gettext, explain=explain) + " "
             + _("CI: {confidence} percentile bootstrap interval of the mean.").format(
                 confidence=f"{a.get('confidence', 0.95):.0%}") + " "
             + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n))

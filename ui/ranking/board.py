@@ -7,7 +7,7 @@ import streamlit as st
 
 from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
 from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import leaderboard_legend
+from metrics_core.stats.comparison import family_sentence, leaderboard_legend
 from ui.common import state
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
@@ -80,12 +80,19 @@ LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paire
                  N_("the queries both runs of each pair answered"), N_("Mean"))
 
 
-def board_legend(board: pd.DataFrame) -> str:
+def board_legend(board: pd.DataFrame, explain: bool = False) -> str:
     """The leaderboard's legend in the visitor's language:
     :func:`metrics_core.stats.comparison.leaderboard_legend` (best mark, significance marker,
     test, the correction's family in words, interval, query set and n), the words the HTML
-    report prints under the same grid."""
-    return leaderboard_legend(board, gettext=_)
+    report prints under the same grid. Short by default, so that the cards stay on the first
+    screen; ``explain=True`` adds why another table's corrected p-value differs."""
+    return leaderboard_legend(board, gettext=_, explain=explain)
+
+
+def board_family(board: pd.DataFrame) -> str:
+    """Which comparisons the board's correction covers, and why another table's corrected
+    p-value for the same pair differs (:func:`metrics_core.stats.comparison.family_sentence`)."""
+    return family_sentence(board, gettext=_)
 
 
 def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -130,4 +137,4 @@ def style_grid(grid: pd.DataFrame):
 
 
 __all__ = ["BOARD_KEYS", "BOARD_DEFAULTS", "BOARD_PERMUTATIONS", "TIE_LEGEND", "board_setting", "overview_board",
-           "cached_tie_band", "style_grid", "board_legend", "translated_grid", "LIBRARY_WORDS", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]
+           "cached_tie_band", "style_grid", "board_legend", "board_family", "translated_grid", "LIBRARY_WORDS", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]
