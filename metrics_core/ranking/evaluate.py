@@ -106,7 +106,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 
-        return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client)
+        return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
     rows = 0 if tie_report else _stream_block_rows(run, block_rows)
     if rows:
         from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
