@@ -30,6 +30,7 @@ ranges before it (:attr:`UnitStream.lines`), known once they are read, or counte
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,7 +291,10 @@ def _parquet_batches(unit: Unit, batch_rows: int):
             frame = arrow_to_pandas(batch)
             if not len(frame):
                 continue
-            run = frame_to_columns(frame, "run", columns=None, source=unit.path)
+            try:
+                run = frame_to_columns(frame, "run", columns=None, source=unit.path)
+            except InputError as exc:  # "row N" of the batch: the row of the file
+                raise rows_shifted(exc, at) from None
             lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
             at += len(frame)
             yield table_of(run, lines)
@@ -299,6 +303,19 @@ def _parquet_batches(unit: Unit, batch_rows: int):
     except UnicodeDecodeError:
         raise InputError("cannot read this Parquet file (text that is not UTF-8 in its schema)",
                          source=unit.path, hint="Save the table again as Parquet, or as CSV") from None
+
+
+def rows_shifted(exc: InputError, offset: int) -> InputError:
+    """``exc`` (whose problem starts ``row N: ``, N counted in a batch) with N counted in
+    the file (``offset`` rows before the batch)."""
+    problem = exc.templates["problem"] or ""
+    found = re.match(r"row (\d+): ", problem)
+    if not found or not offset:
+        return exc
+    problem = f"row {int(found.group(1)) + offset}: " + problem[found.end():]
+    return InputError(problem, source=exc.source, line=exc.line, hint=exc.templates["hint"],
+                      option=exc.option, field=exc.field, plain_hint=exc.templates["plain_hint"],
+                      params=exc.params or None)
 
 
 def table_of(run: Run, lines: np.ndarray) -> pa.Table:
@@ -310,4 +327,4 @@ def table_of(run: Run, lines: np.ndarray) -> pa.Table:
 
 
 __all__ = ["DEFAULT_UNIT_BYTES", "Unit", "UnitStream", "plan_units", "query_boundary", "unit_stream",
-           "unit_whole", "relocated", "table_of"]
+           "unit_whole", "relocated", "rows_shifted", "table_of"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import glob
 import operator
 import os
+import uuid
 from collections import Counter
 
 import numpy as np
@@ -46,10 +47,12 @@ from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex
 from metrics_core.ranking.registry import rank_cutoffs
 from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS
 from metrics_core.ranking.unit_tasks import (
+    Reported,
     Setup,
     by_hash,
     evaluate_group,
     evaluate_unit,
+    raise_failed,
     split_unit,
 )
 
@@ -120,10 +123,14 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
     setup = Setup(tuple(s.name for s in specs), conv, tuple(cutoffs), name,
                   int(block_rows or DEFAULT_BLOCK_ROWS))
     index_f = client.scatter(index, broadcast=True, hash=False)  # a key of its own: never one being released
-    futures = [client.submit(evaluate_unit, u, index_f, setup, pure=False) for u in units]
+    token = uuid.uuid4().hex
+    task = Reported(evaluate_unit)
+    futures = [client.submit(task, u, index_f, setup, key=f"evaluate_unit-{u.index}-{token}")
+               for u in units]
     qrels_dups = ev.qrels_diagnostics()  # while the workers read
     results = client.gather(futures)
     del futures
+    raise_failed(results)  # the first error in the run's order
     offsets = line_offsets(units, results)
     run_queries = set()
     count: Counter = Counter()
@@ -219,12 +226,14 @@ def _put_together(client, index, index_f, setup, units, results, offsets, again,
     groups = []
     for j in range(n_parts):
         pieces = [client.submit(operator.getitem, s, 1 + j, pure=False) for s in splits]
-        groups.append(client.submit(evaluate_group, index_f, setup, paths, edge_pieces[j], *pieces,
+        groups.append(client.submit(Reported(evaluate_group), index_f, setup, paths, edge_pieces[j], *pieces,
                                     pure=False))
     del splits, pieces
     for diag in client.gather(shares):
         merged.add(diag, sign=-1)
-    return client.gather(groups)
+    groups = client.gather(groups)
+    raise_failed(groups)
+    return groups
 
 
 def connect(address: str):

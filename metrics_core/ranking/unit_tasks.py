@@ -71,6 +71,41 @@ class UnitResult:
     lines: int | None = None  # newlines in a byte range
 
 
+class Failed:
+    """An InputError raised in a task, returned as a value (so workers log nothing and
+    the client raises the first one in the run's order with its file and line)."""
+
+    def __init__(self, exc: InputError):
+        self.fields = dict(source=exc.source, line=exc.line, hint=exc.templates["hint"], option=exc.option,
+                           field=exc.field, plain_hint=exc.templates["plain_hint"], params=exc.params or None)
+        self.problem = exc.templates["problem"]
+
+    def error(self) -> InputError:
+        """The InputError again."""
+        return InputError(self.problem, **self.fields)
+
+
+class Reported:
+    """A task that returns a :class:`Failed` in place of raising an InputError (pickled
+    by reference to the task's function)."""
+
+    def __init__(self, task):
+        self.task = task
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.task(*args, **kwargs)
+        except InputError as exc:
+            return Failed(exc)
+
+
+def raise_failed(results) -> None:
+    """Raise the first :class:`Failed` of ``results`` as its InputError."""
+    for r in results:
+        if isinstance(r, Failed):
+            raise r.error()
+
+
 def as_diagnostics(merged: MergedDiagnostics) -> Diagnostics:
     """The sums of ``merged`` as a Diagnostics (to add to another MergedDiagnostics)."""
     return Diagnostics(duplicates=merged.duplicates, tied_groups=merged.tied_groups,
@@ -275,5 +310,5 @@ def duplicate_across_files(table: pa.Table, paths) -> None:
         hint="Remove the duplicates, or choose a duplicates convention (count, first, last or max)")
 
 
-__all__ = ["ROW_BITS", "Setup", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",
+__all__ = ["ROW_BITS", "Setup", "Failed", "Reported", "raise_failed", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",
            "first_rows", "with_pos", "as_diagnostics", "duplicate_across_files"]
