@@ -79,7 +79,8 @@ class Cluster:
 
         pids = []
         for p in self.workers:
-            kids = psutil.Process(p.pid).children(recursive=True)
+            kids = [k for k in psutil.Process(p.pid).children(recursive=True)
+                    if "resource_tracker" not in " ".join(k.cmdline())]
             pids += [k.pid for k in kids] or [p.pid]
         return pids
 

@@ -252,8 +252,14 @@ def connect(address: str):
         if n < 1:
             raise InputError(f"bad scheduler address {address!r}",
                              hint="local:N needs a whole number of workers N >= 1, e.g. local:2")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
+        import dask
+
+        # glibc's own malloc thresholds in the workers (see unit_tasks.tune_malloc)
+        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                   if k != "MALLOC_TRIM_THRESHOLD_"}
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=":0")
         return Client(cluster), cluster
     if "://" not in address:
         raise InputError(f"bad scheduler address {address!r}",

@@ -19,6 +19,8 @@ Every row carries a position ``unit << ROW_BITS | row in unit``: the run's order
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,6 +73,40 @@ class UnitResult:
     lines: int | None = None  # newlines in a byte range
 
 
+_MALLOC_TUNED = []
+
+
+def tune_malloc() -> bool:
+    """Undo, once per worker process, the small ``MALLOC_TRIM_THRESHOLD_`` that a Dask
+    nanny gives its workers (65,536 bytes by default): with it glibc maps and unmaps every
+    array of more than 128 KiB and hands the memory back at once, so each block's arrays
+    come as fresh pages from the kernel -- measured, twice the CPU time of the same
+    evaluation (3.7 s instead of 1.9 s per 10 M lines). The thresholds are raised to
+    glibc's own upper values (mmap above 32 MiB, trim above 64 MiB; never lowered).
+    Returns whether they were changed. Nothing is done elsewhere than on Linux with
+    glibc, nor where the variable is not set or already large.
+    """
+    if _MALLOC_TUNED:
+        return _MALLOC_TUNED[0]
+    changed = False
+    try:
+        value = int(os.environ.get("MALLOC_TRIM_THRESHOLD_", ""))
+    except ValueError:
+        value = None
+    if value is not None and value < (32 << 20) and sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
+            changed = bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(
+                libc.mallopt(m_trim_threshold, 64 << 20))
+        except (OSError, AttributeError):
+            changed = False
+    _MALLOC_TUNED.append(changed)
+    return changed
+
+
 class Failed:
     """An InputError raised in a task, returned as a value (so workers log nothing and
     the client raises the first one in the run's order with its file and line)."""
@@ -93,6 +129,7 @@ class Reported:
         self.task = task
 
     def __call__(self, *args, **kwargs):
+        tune_malloc()
         try:
             return self.task(*args, **kwargs)
         except InputError as exc:
@@ -223,6 +260,7 @@ def split_unit(unit: Unit, index, setup: Setup, offset: int, names, counted, n_p
     these queries in each block's diagnostics is computed again (where the block counted
     any) to be taken back. Returns (that share, piece 0, piece 1, ...).
     """
+    tune_malloc()
     ev = setup.evaluator(index)
     value_set = pa.array(sorted(names), type=pa.string())
     base = np.int64(unit.index) << np.int64(ROW_BITS)
@@ -310,5 +348,5 @@ def duplicate_across_files(table: pa.Table, paths) -> None:
         hint="Remove the duplicates, or choose a duplicates convention (count, first, last or max)")
 
 
-__all__ = ["ROW_BITS", "Setup", "Failed", "Reported", "raise_failed", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",
+__all__ = ["ROW_BITS", "Setup", "tune_malloc", "Failed", "Reported", "raise_failed", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",
            "first_rows", "with_pos", "as_diagnostics", "duplicate_across_files"]

@@ -8,6 +8,8 @@ in the file."""
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -215,3 +217,22 @@ def test_unit_size_gives_each_worker_two_units_within_bounds(monkeypatch):
     assert dist.unit_size(["a"], 2) == 25 << 20  # 100 MiB for 2 workers: 4 units
     assert dist.unit_size(["a"] * 20, 2) == 64 << 20  # 2 GiB: at most 64 MiB a unit
     assert dist.unit_size(["a"], 16) == 8 << 20  # never below 8 MiB
+
+
+def test_workers_get_glibc_malloc_thresholds_back_once():
+    import subprocess
+    import sys
+
+    code = ("from metrics_core.ranking.unit_tasks import tune_malloc; "
+            "print(tune_malloc(), tune_malloc())")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
+    nanny = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                           env=dict(env, MALLOC_TRIM_THRESHOLD_="65536"))
+    assert plain.stdout.split() == ["False", "False"]  # nothing to undo
+    import platform
+
+    glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    expected = ["True", "True"] if glibc else ["False", "False"]
+    assert nanny.stdout.split() == expected, nanny.stderr
