@@ -109,10 +109,24 @@ def sample_peaks(pids, stop: threading.Event, peaks: dict) -> None:
         time.sleep(0.05)
 
 
+def cpu_seconds(pids) -> float:
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def timed(cmd, timeout, pids=()) -> dict:
     peaks: dict = {}
     stop = threading.Event()
     t = threading.Thread(target=sample_peaks, args=(pids, stop, peaks), daemon=True)
+    before = cpu_seconds(pids)
     t.start()
     try:
         res = time_process(cmd, timeout)
@@ -120,6 +134,7 @@ def timed(cmd, timeout, pids=()) -> dict:
         stop.set()
         t.join()
     res["worker_peaks_mb"] = sorted((v / 2**20 for v in peaks.values()), reverse=True)
+    res["worker_cpu_s"] = cpu_seconds(pids) - before
     return res
 
 
@@ -134,6 +149,7 @@ def best(rows: list[dict]) -> dict:
     out["worker_peaks_mb"] = [max(w) for w in zip(*[r["worker_peaks_mb"] for r in rows], strict=False)] \
         if rows[0].get("worker_peaks_mb") else []
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in rows)
+    out["cpus"] = [round(r.get("cpu_s", 0.0) + r.get("worker_cpu_s", 0.0), 1) for r in rows]
     return out
 
 
@@ -185,13 +201,13 @@ def run(args) -> list[dict]:
 
 
 def table(rows) -> str:
-    out = ["| run | setup | wall s (best) | all walls | CPU s (client) | peak RSS MB | check | load |",
-           "|---|---|---:|---|---:|---|---|---:|"]
+    out = ["| run | setup | wall s (best) | all walls | CPU s, client + workers (each run) | peak RSS MB | check | load |",
+           "|---|---|---:|---|---|---|---|---:|"]
     for r in rows:
         mem = f"{r['peak_rss_mb']:.0f}"
         if r.get("worker_peaks_mb"):
             mem += " (client); workers " + ", ".join(f"{w:.0f}" for w in r["worker_peaks_mb"])
-        cpu = f"{r['cpu_s']:.1f}" if "cpu_s" in r else "–"
+        cpu = ", ".join(f"{c:.1f}" for c in r["cpus"])
         status = r["check"] if r.get("rc", 0) == 0 else f"failed (exit {r.get('rc')}): {r.get('stderr_tail', '')[-200:]}"
         out.append(f"| {r['dataset']} | {r['tool']} | {r['wall_s']:.2f} | {r['walls']} | {cpu} | {mem} | "
                    f"{status} | {r['load']:.1f} |")
