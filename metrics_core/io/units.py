@@ -98,7 +98,8 @@ def query_boundary(path: str, target: int, size: int | None = None, limit: int =
     differs from the line before it; a plain line start when none is found within
     ``limit`` bytes; the file's size when no line starts after ``target``.
 
-    Blank and ``#`` comment lines are skipped over (never a change).
+    Blank and ``#`` comment lines are skipped over (never a change), and a line that
+    starts with a UTF-8 byte-order mark is never a range's first line.
     """
     size = os.path.getsize(path) if size is None else size
     if target <= 0:
@@ -125,7 +126,8 @@ def query_boundary(path: str, target: int, size: int | None = None, limit: int =
             line = buf[at:] if end < 0 else buf[at:end]
             fields = line.split(None, 1)
             if fields and not line.startswith(b"#"):
-                if prev is not None and fields[0] != prev:
+                # (never at a byte-order mark: a range's reader would drop it, the file's keeps it)
+                if prev is not None and fields[0] != prev and not line.startswith(b"\xef\xbb\xbf"):
                     return target - 1 + at
                 prev = fields[0]
             if end < 0:
