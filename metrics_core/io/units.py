@@ -175,6 +175,22 @@ def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
 def plan_units(paths, unit_bytes: int = DEFAULT_UNIT_BYTES) -> list[Unit]:
     """The units of a run given as ``paths`` (in the run's order), in the run's order.
 
+    Parameters
+    ----------
+    paths : list of str
+        The run's files, in the run's order.
+    unit_bytes : int
+        Bytes per unit of a TREC file at most (a Parquet unit holds about
+        ``unit_bytes / 40`` rows of whole row groups).
+
+    Returns
+    -------
+    list of Unit
+        Byte ranges of plain TREC files larger than ``unit_bytes`` (cut by
+        :func:`query_boundary`), runs of row groups of Parquet files, and whole files
+        (CSV/TSV, MS MARCO, JSON, compressed or small files). Only the files' first bytes
+        and a few windows around each cut are read.
+
     >>> import tempfile, os
     >>> folder = tempfile.mkdtemp()
     >>> path = os.path.join(folder, "r.run")
@@ -244,8 +260,23 @@ def _shifted(batches, offset: int, unit: Unit):
 def unit_stream(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BATCH_ROWS) -> UnitStream:
     """Open ``unit`` for reading in batches with the streaming readers.
 
-    Raises :class:`~metrics_core.io.blocks.NotStreamable` (here or from the batches)
-    where those readers give up: read the unit with :func:`unit_whole` then.
+    Parameters
+    ----------
+    unit : Unit
+    name : str
+        The run's name.
+    line_offset : int
+        Lines of the file before a byte range (added to its lines; errors relocated).
+    batch_rows : int
+        Rows per batch.
+
+    Raises
+    ------
+    NotStreamable
+        Here or from the batches, where the streaming readers give up: read the unit
+        with :func:`unit_whole` then.
+    InputError
+        For bad data, naming the file and the line in the file.
     """
     if unit.kind == "parquet":
         return UnitStream(lambda: _parquet_batches(unit, batch_rows))

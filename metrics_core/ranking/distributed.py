@@ -105,13 +105,29 @@ def unit_size(paths, n_workers: int) -> int:
 def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None,
                    block_rows=None, unit_bytes=None):
     """Evaluate a run given in files on the Dask cluster of ``client`` (see the module
-    docstring). Returns an :class:`~metrics_core.evaluation.Evaluation` with a
-    ``distributed`` attribute: files, units, queries put together from edges, queries
-    shuffled, partitions of the shuffle, workers.
+    docstring).
 
-    ``block_rows``: rows per block inside a unit (default the streaming path's);
-    ``unit_bytes``: bytes per TREC unit (default :func:`unit_size`); ``n_partitions``:
-    partitions of the shuffle (default from the rows to shuffle).
+    Parameters
+    ----------
+    qrels : Qrels
+    run : path, glob, folder or list of paths
+        The run's files, in the run's order (a folder's or a glob's sorted by name).
+    specs, conv, cutoffs
+        Measures (parsed), conventions and the cutoffs whose straddling ties are counted.
+    client : distributed.Client
+    n_partitions : int, optional
+        Partitions of the shuffle (default from the rows to shuffle).
+    block_rows : int, optional
+        Rows per block inside a unit (default the streaming path's).
+    unit_bytes : int, optional
+        Bytes per TREC unit at most (default :func:`unit_size`).
+
+    Returns
+    -------
+    Evaluation
+        The same per-query values, aggregates and diagnostics as one process, with a
+        ``distributed`` attribute: files (``parts``), units, workers, queries put
+        together from the units' edges, queries shuffled, partitions of the shuffle.
     """
     paths = [os.path.abspath(p) for p in list_parts(run)]
     name = run_name(run, paths)

@@ -174,8 +174,25 @@ def over_unit(unit: Unit, setup: Setup, offset: int, body):
 def evaluate_unit(unit: Unit, index, setup: Setup) -> UnitResult:
     """Task: evaluate one unit (see the module docstring).
 
-    An error in a byte range whose place in the file is not known yet is raised again
-    after counting the file's lines before the range, so it names the line in the file.
+    Parameters
+    ----------
+    unit : Unit
+        What to read (a byte range, row groups or a file).
+    index : QrelsIndex
+        The judgements (scattered once to every worker).
+    setup : Setup
+        Measures, conventions, cutoffs, run name, rows per block.
+
+    Returns
+    -------
+    UnitResult
+
+    Raises
+    ------
+    InputError
+        Bad data, naming the file and the line in the file: an error in a byte range
+        whose place in the file is not known yet is raised again after counting the
+        file's lines before the range.
     """
     ev = setup.evaluator(index)
     offset = unit.line_offset or 0
