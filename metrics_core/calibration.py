@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.validation import LIMITS, check_binary, check_int
 
 __all__ = ["STRATEGIES", "CI_STATISTICS", "check_probabilities", "check_bins", "jackknife_statistics", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
@@ -51,14 +51,15 @@ def check_bins(n_bins, strategy) -> int:
     15
     """
     if strategy not in STRATEGIES:
-        raise InputError(f"unknown binning strategy {strategy!r}",
-                         hint="Accepted: " + ", ".join(STRATEGIES))
+        raise InputError(N_("unknown binning strategy {strategy!r}"), hint=N_("Accepted: {choices}"),
+                         params={"strategy": strategy, "choices": ", ".join(STRATEGIES)})
     try:
         return check_int(n_bins, "number of bins", minimum=1, maximum=LIMITS["bins"])
     except InputError as exc:
         if "at most" in exc.problem:
             raise
-        raise InputError(f"number of bins must be a positive integer, got {n_bins!r}") from None
+        raise InputError(N_("number of bins must be a positive integer, got {value!r}"),
+                         params={"value": n_bins}) from None
 
 
 def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.io.clicks import read_click_log  # noqa: F401  (the reader lives with the others)
 
 RULES = ("first", "top")
@@ -105,9 +105,11 @@ def first_click_ranks(frame: pd.DataFrame, rule: str = "first", strict: bool = F
     unseen = joined["pos"].isna().to_numpy()
     if strict and unseen.any():
         row = joined.loc[unseen].iloc[0]
-        raise InputError(f"impression {int(row['imp']) + 1} (query {frame['query'].iloc[int(row['imp'])]!r}): "
-                         f"clicked id {row['doc']!r} is not among the shown results",
-                         hint="Fix the log, or evaluate with strict=False to ignore such clicks")
+        raise InputError(N_("impression {number} (query {query!r}): clicked id {doc!r} is not among the "
+                            "shown results"),
+                         hint=N_("Fix the log, or evaluate with strict=False to ignore such clicks"),
+                         params={"number": int(row["imp"]) + 1, "query": frame["query"].iloc[int(row["imp"])],
+                                 "doc": row["doc"]})
     ignored = np.bincount(joined["imp"].to_numpy()[unseen], minlength=n)
     hits = joined.loc[~unseen]
     first_rank = np.zeros(n, dtype=np.int64)
@@ -158,7 +160,8 @@ def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation
     0.0
     """
     if rule not in RULES:
-        raise InputError(f"unknown click rule {rule!r}", hint="accepted: " + ", ".join(RULES))
+        raise InputError(N_("unknown click rule {rule!r}"), hint=N_("accepted: {choices}"),
+                         params={"rule": rule, "choices": ", ".join(RULES)})
     frame = log if isinstance(log, pd.DataFrame) and {"query", "shown", "clicked"} <= set(log.columns) \
         else read_click_log(log)
     n = len(frame)

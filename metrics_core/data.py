@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 
 
 def as_string_array(values, what: str, source: str) -> pa.Array:
@@ -57,9 +57,22 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
                 arr = pa.array([None if v is None else str(v) for v in arr.to_pylist()], type=pa.string())
     if arr.null_count:
         first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"missing {what} in row {first + 1}", source=source,
-                         hint=f"Every row needs a {what}")
+        problem, hint = MISSING_TEXTS.get(what) or (N_("missing {what} in row {row}"), N_("Every row needs a {what}"))
+        raise InputError(problem, source=source, hint=hint, params={"what": what, "row": first + 1})
     return arr
+
+
+#: what :func:`as_string_array` reads -> (problem, hint) when a row misses it
+MISSING_TEXTS = {
+    "query id": (N_("missing query id in row {row}"), N_("Every row needs a query id")),
+    "document id": (N_("missing document id in row {row}"), N_("Every row needs a document id")),
+}
+#: the name of a table's values -> (problem, hint) when one is not a finite number
+NOT_FINITE_TEXTS = {
+    "value": (N_("value is {value!r}, not a finite number"), N_("Every value must be a finite number")),
+    "score": (N_("score is {value!r}, not a finite number"), N_("Every score must be a finite number")),
+    "relevance": (N_("relevance is {value!r}, not a finite number"), N_("Every relevance must be a finite number")),
+}
 
 
 class _Columns:
@@ -82,15 +95,16 @@ class _Columns:
         self.docid = as_string_array(doc_ids, "document id", self.source)
         vals = np.asarray(values, dtype=np.float64)
         if not (len(self.qid) == len(self.docid) == len(vals)):
-            raise InputError("columns of different lengths", source=self.source)
+            raise InputError(N_("columns of different lengths"), source=self.source)
         self.values = vals
         self.line_numbers = None if line_numbers is None else np.asarray(line_numbers, dtype=np.int64)
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{self._value_name} is {vals[i].item()!r}, not a finite number",
-                             source=self.source, line=self.line_of(i),
-                             hint=f"Every {self._value_name} must be a finite number")
+            problem, hint = NOT_FINITE_TEXTS.get(self._value_name) or (
+                N_("{what} is {value!r}, not a finite number"), N_("Every {what} must be a finite number"))
+            raise InputError(problem, source=self.source, line=self.line_of(i), hint=hint,
+                             params={"what": self._value_name, "value": vals[i].item()})
 
     def line_of(self, row: int) -> int | None:
         """Line number of a row (1-based) when known."""

@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.gates.counts import (
     BinaryCurve,
     SingleClassWarning,
@@ -232,7 +232,7 @@ def tpr_at_fpr(y_true, y_score, target=0.05, *, curve: BinaryCurve | None = None
     """
     frac = as_fraction(target)
     if frac < 0 or frac > 1:
-        raise InputError(f"target FPR {target!r} is outside [0, 1]")
+        raise InputError(N_("target FPR {value!r} is outside [0, 1]"), params={"value": target})
     c = curve if curve is not None else binary_curve(y_true, y_score)
     if one_class(c.n_pos, c.n_neg):
         warn_single_class(c.n_pos, "TPR@FPR")
@@ -351,7 +351,7 @@ def per_group_scores(y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS,
     labels, scores = check_binary(y_true, y_score)
     groups = np.asarray(groups, dtype=object)
     if groups.shape[0] != labels.shape[0]:
-        raise InputError("groups and scores differ in length")
+        raise InputError(N_("groups and scores differ in length"))
     codes, names = pd.factorize(pd.Series(groups).astype(str), sort=True)
     cols = ["auroc", "auprc"] + [f"tpr@{t:g}" for t in targets]
 

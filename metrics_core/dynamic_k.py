@@ -40,9 +40,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.validation import (
-    N_,
     as_fraction,
     check_binary,
     check_choice,
@@ -102,8 +101,8 @@ def field_words(field: str, gettext: Callable[[str], str] | None = None) -> tupl
     'Media de elementos por consulta'
     """
     if field not in FIELD_WORDS:
-        raise InputError(f"unknown Dynamic K field {field!r}", hint="accepted: " + ", ".join(FIELD_WORDS),
-                         field="field")
+        raise InputError(N_("unknown Dynamic K field {field!r}"), hint=N_("accepted: {choices}"),
+                         field="field", params={"field": field, "choices": ", ".join(FIELD_WORDS)})
     tr = gettext or (lambda text: text)
     name, sentence = FIELD_WORDS[field]
     return tr(name), tr(sentence)
@@ -163,7 +162,7 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     """
     prob, gold = np.asarray(probability), np.asarray(is_gold)
     if prob.ndim == 1 and prob.shape[0] == 0:
-        raise InputError("no candidates given", source=source)
+        raise InputError(N_("no candidates given"), source=source)
     check_lengths(source=source, hint="Give one query, probability and is_gold per candidate",
                   queries=query, probabilities=prob, is_gold_values=gold)
     gold, prob = check_binary(gold, prob, what="probability", probabilities=True,
@@ -195,7 +194,7 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
 def _floor_ratio(n: np.ndarray, ratio) -> np.ndarray:
     frac = as_fraction(ratio, "k_max_ratio")
     if frac < 0:
-        raise InputError(f"k_max_ratio {ratio!r} must not be negative")
+        raise InputError(N_("k_max_ratio {value!r} must not be negative"), params={"value": ratio})
     return (n * frac.numerator) // frac.denominator
 
 
@@ -205,7 +204,8 @@ def _check_params(k_min, hard_cap, conflict):
         try:
             check_int(value, name, minimum=0)
         except InputError:
-            raise InputError(f"{name} must be a non-negative integer, got {value!r}") from None
+            raise InputError(N_("{name} must be a non-negative integer, got {value!r}"),
+                             params={"name": name, "value": value}) from None
 
 
 def _count_at_least(table: CandidateTable, tau: float) -> np.ndarray:
@@ -318,7 +318,7 @@ def per_criterion(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
     ([1.0, 0.0], 0.5, 1.0)
     """
     if table.criterion is None:
-        raise InputError("no criterion column", hint="Give a criterion per row")
+        raise InputError(N_("no criterion column"), hint=N_("Give a criterion per row"))
     k = select_k(table, tau, k_min, hard_cap, k_max_ratio, conflict=conflict)
     hits, recall, precision = _per_query(table, k)
     df = pd.DataFrame({"criterion": table.criterion.astype(str), "recall": recall,

@@ -28,6 +28,76 @@ def _identity(text: str) -> str:
     return text
 
 
+def fill(template: str, params: Mapping[str, object] | None,
+         gettext: Callable[[str], str] | None = None) -> str:
+    """``template`` translated by ``gettext`` (default: kept in English), then filled with
+    ``params`` by :meth:`str.format`; a :class:`Phrase` value is translated the same way,
+    any other value (user data: a file name, an id) is inserted as it is. Without
+    ``params`` the text is literal (braces stay).
+
+    >>> fill("expected {want} columns, found {got}", {"want": 6, "got": 4})
+    'expected 6 columns, found 4'
+    >>> fill("no {role} column", {"role": Phrase(N_("score"))}, {"score": "puntuación",
+    ...      "no {role} column": "no hay columna de {role}"}.get)
+    'no hay columna de puntuación'
+    """
+    tr = gettext or _identity
+    if isinstance(template, Phrase):
+        return template.translate(tr)
+    text = tr(template) if template else template  # gettext("") is the catalog's header
+    if not params:
+        return text
+    return text.format(**{k: v.translate(tr) if isinstance(v, Phrase) else v for k, v in params.items()})
+
+
+class Phrase(str):
+    """Library wording inside another message: a ``str`` equal to its English text that
+    remembers its template and values, so that :meth:`InputError.plain` translates it.
+
+    Use it for a value that is itself the library's words (a column role, "query id",
+    "run lines are: ...") or for a message built from parts (a "row 3: " prefix and a
+    problem). User data never goes in a template: it goes in ``params``.
+
+    Parameters
+    ----------
+    template : str
+        English text marked with :func:`N_` (a template when ``params`` is given), or
+        another :class:`Phrase`.
+    params : mapping, optional
+        Values for the template's ``{name}`` fields (Phrases are translated in turn).
+
+    Examples
+    --------
+    >>> p = Phrase(N_("row {row}: "), {"row": 3})
+    >>> p, p.translate({"row {row}: ": "fila {row}: "}.get)
+    ('row 3: ', 'fila 3: ')
+    """
+
+    template: str
+    params: dict
+
+    def __new__(cls, template: str, params: Mapping[str, object] | None = None):
+        params = dict(params) if params else {}
+        obj = super().__new__(cls, fill(template, params))
+        obj.template = template
+        obj.params = params
+        return obj
+
+    def translate(self, gettext: Callable[[str], str] | None = None) -> str:
+        """The text through ``gettext`` (a callable str -> str; default: English)."""
+        return fill(self.template, self.params, gettext)
+
+
+def prefixed(prefix: str, problem: str) -> Phrase:
+    """``prefix + problem`` (e.g. ``"row 3: "`` and a problem) as one translatable
+    :class:`Phrase`; each part is translated on its own (plain strings stay as they are).
+
+    >>> prefixed(Phrase(N_("row {row}: "), {"row": 3}), Phrase(N_("empty query id")))
+    'row 3: empty query id'
+    """
+    return Phrase(N_("{prefix}{problem}"), {"prefix": prefix, "problem": problem})
+
+
 class InputError(ValueError):
     """A problem with user-supplied data or arguments.
 
@@ -57,7 +127,9 @@ class InputError(ValueError):
         catalogs hold them) filled with :meth:`str.format`; without, they are literal text.
         ``str()`` fills the English templates; ``plain(gettext)`` translates each template
         first, then fills it with the same values, so user data (file names, ids) is never
-        translated nor read as a template.
+        translated nor read as a template. A value that is itself the library's words is a
+        :class:`Phrase` (translated too). ``problem``, ``hint`` and ``plain_hint`` may also
+        be Phrases, which carry their own values.
 
     Examples
     --------
@@ -101,8 +173,50 @@ class InputError(ValueError):
     def _fill(self, template: str | None, gettext: Callable[[str], str]) -> str | None:
         if template is None:
             return None
-        text = gettext(template)
-        return text.format(**self.params) if self.params else text
+        return fill(template, self.params, gettext)
+
+    def phrase(self, part: str = "problem") -> Phrase | None:
+        """``problem``, ``hint`` or ``plain_hint`` as a :class:`Phrase` (template and
+        values), to quote in another message or to give to :meth:`replace`, translatable
+        still; None where the error has no such text.
+
+        >>> exc = InputError(N_("no {role} column"), params={"role": "score"})
+        >>> p = exc.phrase()
+        >>> p, p.template
+        ('no score column', 'no {role} column')
+        """
+        template = self.templates[part]
+        if template is None or isinstance(template, Phrase):
+            return template
+        return Phrase(template, self.params)
+
+    def replace(self, **changes) -> InputError:
+        """A copy with some fields changed (``problem``, ``source``, ``line``, ``hint``,
+        ``option``, ``field``, ``plain_hint``), the other texts keeping their templates
+        and values, so that :meth:`plain` still translates them. A new text given as a
+        plain ``str`` is literal; give a :class:`Phrase` (e.g. :meth:`phrase`) to keep it
+        translatable.
+
+        >>> exc = InputError(N_("expected {want} columns"), source="a.txt", line=2,
+        ...                  hint=N_("Check the file"), params={"want": 6})
+        >>> new = exc.replace(source="b.txt", hint="Choose another file")
+        >>> str(new), new.templates["problem"]
+        ('b.txt, line 2: expected 6 columns. Choose another file', 'expected {want} columns')
+        """
+        unknown = set(changes) - {"problem", "source", "line", "hint", "option", "field", "plain_hint"}
+        if unknown:
+            raise TypeError(f"replace() got unexpected fields {sorted(unknown)}")
+        texts = {}
+        for part in ("problem", "hint", "plain_hint"):
+            if part not in changes:
+                texts[part] = self.templates[part]
+            else:
+                value = changes[part]
+                texts[part] = value if value is None or isinstance(value, Phrase) else Phrase(value)
+        return InputError(texts["problem"], source=changes.get("source", self.source),
+                          line=changes.get("line", self.line), hint=texts["hint"],
+                          option=changes.get("option", self.option), field=changes.get("field", self.field),
+                          plain_hint=texts["plain_hint"], params=self.params)
 
     def plain(self, gettext: Callable[[str], str] | None = None) -> str:
         """The message in an application's words: ``plain_hint`` in place of ``hint``.

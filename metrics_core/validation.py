@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from metrics_core.errors import N_, InputError  # N_: the one marker of texts for the catalogs
+from metrics_core.errors import N_, InputError, Phrase, prefixed  # N_: the marker of catalog texts
 
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
@@ -56,14 +56,24 @@ ONE_CLASS_RULES = ("nan", "audit")
 Locate = Callable[[int], dict]
 
 
+PLURAL_WORDS = (N_("scores"), N_("labels"), N_("probabilities"))  # what plural() writes, for the catalogs
+
+
 def _at(i: int) -> dict:
-    return {"problem_prefix": f"position {i + 1}: "}
+    return {"problem_prefix": Phrase(N_("position {position}: "), {"position": i + 1})}
 
 
-def _raise(problem: str, i: int, locate: Locate | None, source: str | None, hint: str | None = None):
+def raise_at(problem: Phrase, i: int, locate: Locate | None, source: str | None, hint: str | None = None):
+    """Raise ``problem`` at 0-based position ``i``: ``locate(i)`` gives the fields (``line``,
+    ``source``) and a ``problem_prefix`` Phrase ("row 3: "; default "position i+1: ")."""
     where = (locate or _at)(i)
     prefix = where.pop("problem_prefix", "")
-    raise InputError(prefix + problem, source=where.pop("source", source), hint=hint, **where)
+    raise InputError(prefixed(prefix, problem) if prefix else problem, source=where.pop("source", source),
+                     hint=hint, **where)
+
+
+def _valued(template: str, what: str, value) -> Phrase:
+    return Phrase(template, {"what": what, "value": value})
 
 
 def show(value) -> str:
@@ -149,23 +159,29 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
             ok[idx] = good
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        _raise(f"{what} {show(series.iloc[i])} is not a number", i, locate, source,
-               hint or "Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3")
+        raise_at(_valued(N_("{what} {value} is not a number"), what, show(series.iloc[i])),
+                 i, locate, source, hint or N_("Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3"))
     if not allow_nan:
         bad = ~np.isfinite(num)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            _raise(f"{what} {show(series.iloc[i])} is not a finite number", i, locate, source,
-                   hint or "Remove or fix NaN/inf values")
+            raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(series.iloc[i])),
+                     i, locate, source, hint or N_("Remove or fix NaN/inf values"))
     return num
 
 
 def plural(word: str) -> str:
-    """``score`` -> ``scores``, ``probability`` -> ``probabilities`` (for messages)."""
+    """``score`` -> ``scores`` (for messages); a :class:`Phrase` gives a Phrase (translated
+    when the plural is in :data:`PLURAL_WORDS`).
+    >>> plural("probability"), plural(Phrase(N_("score"))).template
+    ('probabilities', 'scores')
+    """
+    if isinstance(word, Phrase):
+        return Phrase(plural(str(word)))
     return word[:-1] + "ies" if word.endswith("y") else word + "s"
 
 
-def finite_scores(values, *, what: str = "score", source: str | None = None,
+def finite_scores(values, *, what: str = Phrase(N_("score")), source: str | None = None,
                   locate: Locate | None = None, hint: str | None = None) -> np.ndarray:
     """One-dimensional finite float64 scores (numeric arrays; float32 widened exactly).
 
@@ -174,19 +190,20 @@ def finite_scores(values, *, what: str = "score", source: str | None = None,
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise InputError(f"{plural(what)} must be one-dimensional", source=source)
+        raise InputError(N_("{what} must be one-dimensional"), source=source, params={"what": plural(what)})
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"{plural(what)} must be numbers, got values of type {arr.dtype}", source=source)
+        raise InputError(N_("{what} must be numbers, got values of type {dtype}"), source=source,
+                         params={"what": plural(what), "dtype": str(arr.dtype)})
     scores = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        _raise(f"{what} {show(scores[i])} is not a finite number", i, locate, source,
-               hint or "Remove or fix NaN/inf scores")
+        raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(scores[i])),
+                 i, locate, source, hint or N_("Remove or fix NaN/inf scores"))
     return scores
 
 
-def binary_labels(values, *, what: str = "label", source: str | None = None,
+def binary_labels(values, *, what: str = Phrase(N_("label")), source: str | None = None,
                   locate: Locate | None = None, dtype=np.int8) -> np.ndarray:
     """0/1 labels from booleans, 0/1 numbers, or yes/no and true/false words in text.
 
@@ -198,11 +215,12 @@ def binary_labels(values, *, what: str = "label", source: str | None = None,
     """
     import pandas as pd
 
-    hint = "Labels must be 0/1: 1 = positive, 0 = negative (yes/no, true/false accepted)"
+    hint = N_("Labels must be 0/1: 1 = positive, 0 = negative (yes/no, true/false accepted)")
     series = values if isinstance(values, pd.Series) else pd.Series(
         values if isinstance(values, np.ndarray) else list(values))
     if series.ndim != 1:
-        raise InputError(f"{what}s must be one-dimensional", source=source)
+        whats = plural(what) if not str(what).endswith("y") else str(what) + "s"  # the words of old
+        raise InputError(N_("{what} must be one-dimensional"), source=source, params={"what": whats})
     if pd.api.types.is_bool_dtype(series) and not series.isna().any():
         return series.to_numpy(dtype=bool).astype(dtype)
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
@@ -234,12 +252,12 @@ def binary_labels(values, *, what: str = "label", source: str | None = None,
     bad = ~((num == 0) | (num == 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        _raise(f"{what} {show(series.iloc[i])} is not 0 or 1", i, locate, source, hint)
+        raise_at(_valued(N_("{what} {value} is not 0 or 1"), what, show(series.iloc[i])), i, locate, source, hint)
     return num.astype(dtype)
 
 
-def check_binary(y_true, y_score, *, what: str = "score", probabilities: bool = False,
-                 label_what: str = "label", source: str | None = None,
+def check_binary(y_true, y_score, *, what: str = Phrase(N_("score")), probabilities: bool = False,
+                 label_what: str = Phrase(N_("label")), source: str | None = None,
                  locate: Locate | None = None, label_dtype=np.int8):
     """The one input check of the binary-gate metrics (detection, calibration, dynamic K).
 
@@ -267,22 +285,23 @@ def check_binary(y_true, y_score, *, what: str = "score", probabilities: bool = 
     """
     y_true, y_score = np.asarray(y_true), np.asarray(y_score)
     if y_true.ndim != 1 or y_score.ndim != 1:
-        raise InputError(f"{plural(label_what)} and {plural(what)} must be one-dimensional", source=source)
-    check_lengths(source=source, hint=f"Give one {label_what} per {what}",
+        raise InputError(N_("{labels} and {scores} must be one-dimensional"), source=source,
+                         params={"labels": plural(label_what), "scores": plural(what)})
+    check_lengths(source=source, hint=Phrase(N_("Give one {label} per {score}"), {"label": label_what, "score": what}),
                   **{plural(label_what).replace(" ", "_"): y_true, plural(what): y_score})
     if y_true.shape[0] == 0:
-        raise InputError(f"no {plural(what)} given", source=source)
+        raise InputError(N_("no {what} given"), source=source, params={"what": plural(what)})
     hint = None
     if probabilities:
-        hint = ("Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) "
-                "must be converted by you (e.g. a sigmoid), so the choice is explicit")
+        hint = N_("Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) "
+                  "must be converted by you (e.g. a sigmoid), so the choice is explicit")
     scores = finite_scores(y_score, what=what, source=source, locate=locate, hint=hint)
     labels = binary_labels(y_true, what=label_what, source=source, locate=locate, dtype=label_dtype)
     if probabilities:
         bad = (scores < 0) | (scores > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            _raise(f"{what} {show(scores[i])} is outside [0, 1]", i, locate, source, hint)
+            raise_at(_valued(N_("{what} {value} is outside [0, 1]"), what, show(scores[i])), i, locate, source, hint)
     return labels, scores
 
 
@@ -293,8 +312,8 @@ def check_choice(value, choices: Sequence, what: str, source: str | None = None)
     except TypeError:
         ok = False
     if not ok:
-        raise InputError(f"unknown {what} {show(value)}", source=source,
-                         hint="Accepted: " + ", ".join(str(c) for c in choices))
+        raise InputError(N_("unknown {what} {value}"), source=source, hint=N_("Accepted: {choices}"),
+                         params={"what": what, "value": show(value), "choices": ", ".join(str(c) for c in choices)})
     return value
 
 
@@ -306,8 +325,12 @@ def check_lengths(source: str | None = None, hint: str | None = None, **arrays) 
     """
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
-        raise InputError(" but ".join(f"{n} {k}" for k, n in lengths.items()), source=source,
-                         hint=hint or "Give one value of each per row")
+        parts = [Phrase(N_("{count} {name}"), {"count": n, "name": Phrase(k) if k in PLURAL_WORDS else k})
+                 for k, n in lengths.items()]
+        problem = parts[0]
+        for part in parts[1:]:
+            problem = Phrase(N_("{first} but {second}"), {"first": problem, "second": part})
+        raise InputError(problem, source=source, hint=hint or N_("Give one value of each per row"))
     return next(iter(lengths.values()), 0)
 
 
@@ -318,11 +341,11 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     3
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise InputError(f"{what} must be a whole number, got {show(value)}")
+        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
     if isinstance(value, str):
         text = value.strip()
         if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
-            raise InputError(f"{what} must be a whole number, got {value!r}")
+            raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, repr(value)))
         value = int(text)
     try:
         as_int = int(value)
@@ -330,12 +353,14 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise InputError(f"{what} must be a whole number, got {show(value)}")
+        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
     if minimum is not None and as_int < minimum:
-        raise InputError(f"{what} must be at least {minimum}, got {as_int}")
+        raise InputError(N_("{what} must be at least {minimum}, got {value}"),
+                         params={"what": what, "minimum": minimum, "value": as_int})
     if maximum is not None and as_int > maximum:
-        raise InputError(f"{what} must be at most {maximum:,}, got {as_int:,}",
-                         hint="See the Limits section of the README")
+        raise InputError(N_("{what} must be at most {maximum}, got {value}"),
+                         hint=N_("See the Limits section of the README"),
+                         params={"what": what, "maximum": f"{maximum:,}", "value": f"{as_int:,}"})
     return as_int
 
 
@@ -347,26 +372,30 @@ def check_float(value, what: str, *, minimum: float | None = None, maximum: floa
     0.5
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise InputError(f"{what} must be a number, got {show(value)}")
+        raise InputError(_valued(N_("{what} must be a number, got {value}"), what, show(value)))
     if isinstance(value, str):
         number = parse_number(value)
         if number is None:
-            raise InputError(f"{what} must be a number, got {value!r}")
+            raise InputError(_valued(N_("{what} must be a number, got {value}"), what, repr(value)))
         value = number
     try:
         f = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{what} must be a number, got {show(value)}") from None
+        raise InputError(_valued(N_("{what} must be a number, got {value}"), what, show(value))) from None
     if not math.isfinite(f):
-        raise InputError(f"{what} must be a finite number, got {show(value)}")
+        raise InputError(_valued(N_("{what} must be a finite number, got {value}"), what, show(value)))
     if minimum is not None and (f < minimum or (open_low and f == minimum)):
-        raise InputError(f"{what} must be {'above' if open_low else 'at least'} {minimum:g}, got {f:g}")
+        raise InputError(N_("{what} must be above {bound}, got {value}") if open_low else
+                         N_("{what} must be at least {bound}, got {value}"),
+                         params={"what": what, "bound": f"{minimum:g}", "value": f"{f:g}"})
     if maximum is not None and (f > maximum or (open_high and f == maximum)):
-        raise InputError(f"{what} must be {'below' if open_high else 'at most'} {maximum:g}, got {f:g}")
+        raise InputError(N_("{what} must be below {bound}, got {value}") if open_high else
+                         N_("{what} must be at most {bound}, got {value}"),
+                         params={"what": what, "bound": f"{maximum:g}", "value": f"{f:g}"})
     return f
 
 
-def as_fraction(value, what: str = "target rate") -> Fraction:
+def as_fraction(value, what: str = Phrase(N_("target rate"))) -> Fraction:
     """A rate as the exact fraction of its decimal spelling.
 
     A float is read as the shortest decimal that prints as it (``repr``): 0.07 is 7/100
@@ -379,26 +408,26 @@ def as_fraction(value, what: str = "target rate") -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{what} {show(value)} is not a number")
+        raise InputError(_valued(N_("{what} {value} is not a number"), what, show(value)))
     if isinstance(value, (int, np.integer)):
         return Fraction(int(value))
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise InputError(f"{what} {value} is not a finite number")
+            raise InputError(_valued(N_("{what} {value} is not a finite number"), what, str(value)))
         return Fraction(value)
     if isinstance(value, str):
         if parse_number(value) is None:
-            raise InputError(f"{what} {value!r} is not a number")
+            raise InputError(_valued(N_("{what} {value} is not a number"), what, repr(value)))
         try:
             return Fraction(Decimal(value.strip()))
         except (InvalidOperation, ValueError):
-            raise InputError(f"{what} {value!r} is not a number") from None
+            raise InputError(_valued(N_("{what} {value} is not a number"), what, repr(value))) from None
     try:
         f = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{what} {show(value)} is not a number") from None
+        raise InputError(_valued(N_("{what} {value} is not a number"), what, show(value))) from None
     if not math.isfinite(f):
-        raise InputError(f"{what} {show(value)} is not a finite number")
+        raise InputError(_valued(N_("{what} {value} is not a finite number"), what, show(value)))
     return Fraction(Decimal(repr(f)))
 
 
@@ -408,7 +437,7 @@ def as_fraction(value, what: str = "target rate") -> Fraction:
 
 def check_one_class_rule(rule: str) -> str:
     """``rule`` when it names a one-class rule (see :data:`ONE_CLASS_RULES`)."""
-    return check_choice(rule, ONE_CLASS_RULES, "one-class (single_class) rule")
+    return check_choice(rule, ONE_CLASS_RULES, Phrase(N_("one-class (single_class) rule")))
 
 
 def one_class(n_pos: int, n_neg: int) -> bool:
@@ -430,8 +459,6 @@ def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
     if rule == "audit" and metric == "auprc":
         return n_pos / (n_pos + n_neg) if n_pos + n_neg else math.nan
     return math.nan
-
-
 
 
 #: The one-class rule in plain words: rule -> (name, one-sentence explanation), in English

@@ -5,6 +5,7 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
+from metrics_core.report.thesis import display_measure
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
@@ -32,7 +33,7 @@ with page(_("Breakdown")) as p:
         evaluations = evaluate_loaded(measures, conv)
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)
@@ -59,17 +60,20 @@ with page(_("Breakdown")) as p:
         p.stop()
     c1, c2 = st.columns(2)
     column = c1.selectbox(_("Group by"), candidates, index=candidates.index(default_col), key=Breakdown.COLUMN)
-    chart_measure = c2.selectbox(_("Measure in the chart"), measures, key=Breakdown.MEASURE)
+    chart_measure = c2.selectbox(_("Measure in the chart"), measures, key=Breakdown.MEASURE,
+                                 format_func=display_measure)
 
     long = breakdown(evaluations, meta, column, selected_ids)
-    config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
+    # means per group: the mean of RR reads MRR on screen (the download keeps the canonical names)
+    shown_long = long.rename(columns={m: display_measure(m) for m in measures})
+    config = {display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
     config.update({"run": st.column_config.TextColumn(_("Run"), pinned=True),
                    column: st.column_config.TextColumn(_(column.replace("_", " ").capitalize())),
                    "count": st.column_config.NumberColumn(_("Queries"), format="%d")})
-    st.dataframe(long, hide_index=True, column_config=config)
+    st.dataframe(shown_long, hide_index=True, column_config=config)
     download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
                    title=_("Means by {column}").format(column=column), key="bd")
-    st.plotly_chart(group_bars(long, chart_measure, column), key=Breakdown.CHART)
+    st.plotly_chart(group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART)
 
     # --- comparative report -------------------------------------------------------------------
     st.header(_("Comparative report"))

@@ -45,7 +45,7 @@ with page(_("Click feedback")) as p:
     try:
         result = click_mrr(log, rule=rule, strict=strict)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
 
     thresholds = st.session_state[state.THRESHOLDS]

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core.report.thesis import display_measure
 from metrics_core.stats import folds
 from metrics_core.stats.comparison import MARKERS, TESTS, aligned_values
 from metrics_core.stats.deltas import per_query_deltas
@@ -62,7 +63,7 @@ with page(_("Compare systems")) as p:
     try:
         evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
     except mc.InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain(_))
         p.stop()
     measures = evaluations[0].measures
     by_name = {ev.run_name: ev for ev in evaluations}
@@ -76,6 +77,7 @@ with page(_("Compare systems")) as p:
     with answer:
         st.subheader(_("Every run vs {baseline}").format(baseline=baseline))
         shown = answer_table(comparison)
+        shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
         numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
         # a missing value reads "–" (never "None"), with its reason under the table
         st.dataframe(shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"), hide_index=True, key=cs.TABLE,
@@ -107,6 +109,7 @@ with page(_("Compare systems")) as p:
         with st.expander(_("p-values of every test (raw and corrected), effect size")):
             detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
                             *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
+            detail["measure"] = detail["measure"].map(display_measure)
             detail.columns = [_("Run"), _("Measure"), _("Queries"),
                               *(_("p ({test})").format(test=test_label(t)) for t in TESTS),
                               *(_("p ({test}, corrected)").format(test=test_label(t)) for t in TESTS),
@@ -116,7 +119,8 @@ with page(_("Compare systems")) as p:
                          "d). Markers: {markers}.").format(
                 markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS)))
 
-    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures)),
+    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures,
+                                                             format_func=display_measure)),
                     key=cs.CI_CHART)
 
     st.subheader(_("Per-query differences"))
@@ -150,24 +154,25 @@ with page(_("Compare systems")) as p:
             fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
             summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
                                     for name, pq in on_set.items()}).T
-            st.dataframe(summary)
+            st.dataframe(summary.rename(columns=display_measure))
             st.caption(_("Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
                          "{n} queries every run has.").format(n=len(common)))
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
         except mc.InputError as exc:
-            st.error(str(exc))
+            st.error(exc.plain(_))
         st.subheader(_("Criteria"))
         crit_col = st.selectbox(_("Criterion column"), columns,
                                 index=columns.index("criterion") if "criterion" in columns else 0)
         try:
             crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
-            st.dataframe(pd.concat(crit_tables, names=["run"]),
-                         column_config={m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures})
+            st.dataframe(pd.concat(crit_tables, names=["run"]).rename(columns=display_measure),
+                         column_config={display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
+                                        for m in measures})
             st.caption(_("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
                          "per-criterion means."))
             st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
         except mc.InputError as exc:
-            st.error(str(exc))
+            st.error(exc.plain(_))
     else:
         st.caption(_("Load query metadata with a fold or criterion column to see fold and criterion views."))
 

@@ -7,6 +7,7 @@ from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_tab
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT
 from ui.common.upload import FORMATS
@@ -41,7 +42,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
             st.caption(_("{queries} queries, {judgements} judgements").format(
-                queries=f"{len(loaded_qrels.unique_query_ids()):,}", judgements=f"{len(loaded_qrels):,}"))
+                queries=count(len(loaded_qrels.unique_query_ids())), judgements=count(len(loaded_qrels))))
             st.dataframe(judgements_per_label(loaded_qrels), hide_index=True, key=Data.LABELS,
                          column_config={"Label": st.column_config.TextColumn(_("Label")),
                                         "Judgements": st.column_config.NumberColumn(_("Judgements"), format="localized"),
@@ -84,7 +85,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
             diag_evs = evaluate_loaded(diagnostic_measures(k), conv)  # cached per session
     except InputError as exc:
         diag_evs = {}
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         if "duplicate" in str(exc):
             st.caption(_("Choose a duplicates rule under **More conventions** in the sidebar."))
     show_unusable(unusable_runs(diag_evs), runs_warning)

@@ -7,6 +7,7 @@ from metrics_core import detection as det
 from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -24,8 +25,8 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
     curve = ds.curve_of(data["digest"], y, s)
     st.caption(_("{source}: {rows} rows, {pos} positive, {neg} negative, {distinct} distinct scores "
                  "(columns “{score_col}”, “{label_col}”)").format(
-        source=data["source"], rows=f"{y.size:,}", pos=f"{curve.n_pos:,}", neg=f"{curve.n_neg:,}",
-        distinct=f"{curve.thresholds.size - 1:,}", score_col=data["score_col"], label_col=data["label_col"]))
+        source=data["source"], rows=count(y.size), pos=count(curve.n_pos), neg=count(curve.n_neg),
+        distinct=count(curve.thresholds.size - 1), score_col=data["score_col"], label_col=data["label_col"]))
 
     single = st.radio(_(ONE_CLASS_TITLE), det.SINGLE_CLASS_RULES, horizontal=True, key=Detection.SINGLE_CLASS,
                       format_func=lambda rule: one_class_words(rule, _)[0],
@@ -38,8 +39,8 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("AUROC", ds.number_or_dash(auroc))  # i18n: ignore (canonical names)
     m2.metric("AUPRC", ds.number_or_dash(auprc))  # i18n: ignore (canonical names)
-    m3.metric(_("Positives"), f"{curve.n_pos:,}")
-    m4.metric(_("Negatives"), f"{curve.n_neg:,}")
+    m3.metric(_("Positives"), count(curve.n_pos))
+    m4.metric(_("Negatives"), count(curve.n_neg))
 
     @st.fragment
     def operating_point() -> None:
@@ -52,7 +53,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         m3.metric(_("Precision"), "–" if cm["tp"] + cm["fp"] == 0 else f"{cm['precision']:.4f}",
                   help=_("“–”: nothing is predicted positive at this threshold, so precision is undefined.")
                   if cm["tp"] + cm["fp"] == 0 else None)
-        m4.metric(_("Predicted positive"), f"{cm['tp'] + cm['fp']:,}")
+        m4.metric(_("Predicted positive"), count(cm['tp'] + cm['fp']))
         st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=f"{thr:.4f}"))
         st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
         # one chart per row: side by side they shrank below a readable width on a narrow window

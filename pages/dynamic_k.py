@@ -6,6 +6,7 @@ import streamlit as st
 from metrics_core import dynamic_k as dk
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
@@ -86,8 +87,8 @@ with page(_("Dynamic K"), caption=caption()):
     table = ds.candidate_table_of(data["digest"], data)
     if table.criterion is not None:
         st.caption(_("{source}: {n} candidates, {units} (query, criterion) units").format(
-            source=data["source"], n=f"{data['query'].size:,}", units=f"{table.n_queries:,}"))
+            source=data["source"], n=count(data['query'].size), units=count(table.n_queries)))
     else:
         st.caption(_("{source}: {n} candidates, {queries} queries").format(
-            source=data["source"], n=f"{data['query'].size:,}", queries=f"{table.n_queries:,}"))
+            source=data["source"], n=count(data['query'].size), queries=count(table.n_queries)))
     controls()

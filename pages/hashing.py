@@ -42,7 +42,7 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                           p_at_k_cutoffs(n_db), device_name())
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
 
     st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(
@@ -64,8 +64,8 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
     st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
     st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
 
-    tables = hashing_tables(result)
-    settings = hashing_settings(result, source=data["source"], normalizer=normalizer)
+    tables = hashing_tables(result, gettext=_)
+    settings = hashing_settings(result, gettext=_, source=data["source"], normalizer=normalizer)
     headers = {"class": _("class"), "query": _("query"), "precision": _("precision"), "recall": _("recall"),
                "radius": _("radius"), "measure": _("Measure"), "value": _("Value"), "note": _("Note")}
     FOUR = st.column_config.NumberColumn(format="%.4f")

@@ -3,12 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core.conventions import CHOICES, DESCRIPTIONS
+from metrics_core.conventions import CHOICES
 from metrics_core.errors import InputError
 from metrics_core.ranking.registry import PARAMS, REGISTRY
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
+from ui.common.sidebar import convention_label
 from ui.ranking.figures import gain_contributions
 from ui.ranking.learn import (
     LOCAL,
@@ -56,7 +57,7 @@ with page(_("Measures explained")) as p:
         c3, c4, c5, c6 = st.columns(4)
         local = {}
         for col, f in zip((c3, c4, c5, c6), LOCAL, strict=True):
-            local[f] = col.selectbox(DESCRIPTIONS[f], CHOICES[f], key=Learn.convention(f))
+            local[f] = col.selectbox(convention_label(f), CHOICES[f], key=Learn.convention(f))
 
     if not labels:
         st.info(_("Add at least one row to the ranking."))
@@ -65,7 +66,7 @@ with page(_("Measures explained")) as p:
     try:
         ev = evaluate_example(labels, k, numrel or None, conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
 
     name = shown_example(labels)
@@ -105,30 +106,30 @@ with page(_("Measures explained")) as p:
                  "the command line and the measure picker use."))
 
     for d in REGISTRY.values():
-        with st.expander(f"{d.name}: {d.description}"):
+        with st.expander(f"{d.name}: {_(d.description)}"):
             if d.formula:
                 st.latex(d.formula)
             written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
-            params = ", ".join(f"{p}={PARAMS[p].accepted()}" for p in d.params)
+            params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
             st.caption(_("written {usage}").format(usage=written)
                        + (" · " + _("parameters: {params}").format(params=params) if params else "")
                        + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
                           if d.trec else ""))
             for case in d.edge_cases:
-                st.markdown(f"- {case}")
+                st.markdown(f"- {_(case)}")
             if d.example is not None:
                 st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
-                    explanation=d.example.explanation, measure=d.example.measure, value=f"{d.example.value:.4f}"))
-            st.caption(_("Reference: {reference}").format(reference=d.reference))
+                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
+            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Conventions"))
     st.write(_("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "
                "Change them in the sidebar; every table and export states the ones used."))
-    rows = [{"convention": f.replace("_", " "), "meaning": DESCRIPTIONS.get(f, ""), "default (trec_eval)": str(v[0]),
+    rows = [{"convention": f.replace("_", " "), "meaning": convention_label(f), "default (trec_eval)": str(v[0]),
              "alternatives": ", ".join(map(str, v[1:]))} for f, v in CHOICES.items()]
-    rows += [{"convention": _("relevance threshold"), "meaning": DESCRIPTIONS["relevance_threshold"],
+    rows += [{"convention": _("relevance threshold"), "meaning": convention_label("relevance_threshold"),
               "default (trec_eval)": "1", "alternatives": _("any number (trec_eval -l)")},
-             {"convention": _("depth"), "meaning": DESCRIPTIONS["depth"], "default (trec_eval)": _("all"),
+             {"convention": _("depth"), "meaning": convention_label("depth"), "default (trec_eval)": _("all"),
               "alternatives": _("any positive integer (trec_eval -M)")}]
     conventions_table = pd.DataFrame(rows).set_index("convention")
     st.dataframe(conventions_table, key=Learn.CONVENTIONS,

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.leaderboard import leaderboard_grid
+from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
@@ -101,7 +101,7 @@ with page(_("Overview"), sidebar=False) as p:
         with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         draw_settings()  # where a measure can be changed
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: it is
@@ -115,6 +115,7 @@ with page(_("Overview"), sidebar=False) as p:
         p.stop()
     measures = list(evaluations[next(iter(evaluations))].measures)
     headline = headline_slot.selectbox(_("Headline measure"), measures, key=Overview.HEADLINE,
+                                       format_func=display_measure,
                                        help=_("The measure of the cards under the table."))
     if baseline not in evaluations:
         baseline = next(iter(evaluations))
@@ -149,7 +150,7 @@ with page(_("Overview"), sidebar=False) as p:
 
     def draw_board(band, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
-        grid = translated_grid(leaderboard_grid(board, band))
+        grid = translated_grid(board, band)
         # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
@@ -164,7 +165,7 @@ with page(_("Overview"), sidebar=False) as p:
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                cards[i].metric(f"{name} · {headline}", number(r["mean"]), **card_delta(name, r),
+                cards[i].metric(f"{name} · {display_measure(headline)}", number(r["mean"]), **card_delta(name, r),
                                 help=card_help(name, r, band))
             if len(part) > 4:
                 st.caption(_("Cards for the first 4 of {n} runs; every run is in the table.").format(n=len(part)))
@@ -185,7 +186,7 @@ with page(_("Overview"), sidebar=False) as p:
                   "marker"]]
     # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"; the
     # numbers stay in the table's data (hidden columns), as the download gives them
-    shown_long = long.assign(delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
+    shown_long = long.assign(measure=long["measure"].map(display_measure), delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
                              p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]])
     fmt = {c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
            for c in ("mean", "median", "ci_lo", "ci_hi")}
@@ -212,7 +213,7 @@ with page(_("Overview"), sidebar=False) as p:
             thresholds, ratio = thresholds_editor("overview")
             table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
             st.dataframe(
-                table, hide_index=True,
+                table.assign(measure=table["measure"].map(display_measure)), hide_index=True,
                 column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
                               "interpretation"],
                 column_config={"run": st.column_config.TextColumn(_("Run"), pinned=True),
@@ -242,9 +243,11 @@ with page(_("Overview"), sidebar=False) as p:
         if chart.open:
             chart_measures = st.multiselect(_("Measures in the chart"), measures,
                                             default=[m for m in measures if not m.startswith("Num")][:8],
-                                            key=Overview.CHART_MEASURES, placeholder=_("Choose options"))
+                                            key=Overview.CHART_MEASURES, placeholder=_("Choose options"),
+                                            format_func=display_measure)
             if chart_measures:
                 bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
+                bars = bars.assign(measure=bars["measure"].map(display_measure))  # means: RR's is MRR
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)
 
     history_save_hook(evaluations, conv)

@@ -41,7 +41,7 @@ with page(_("Per query")) as p:
     try:
         evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

@@ -56,7 +56,7 @@ with page(_("Comparative table"), sidebar=False,
         try:
             rows, meta = tb.loaded_rows(measures)
         except InputError as exc:
-            st.error(str(exc))
+            st.error(exc.plain(_))
             p.stop()
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
@@ -64,6 +64,6 @@ with page(_("Comparative table"), sidebar=False,
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(exc.plain(_))
         p.stop()
     tb.show(table, words, lang)

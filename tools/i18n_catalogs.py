@@ -1,6 +1,6 @@
 """Extract the translatable texts of RankLab and bring the gettext catalogs up to date.
 
-    python tools/i18n_catalogs.py            # update locales/*/LC_MESSAGES/messages.po
+    python tools/i18n_catalogs.py            # update metrics_core/locales/*/LC_MESSAGES/messages.po
     python tools/i18n_catalogs.py --pot FILE # also write the template (.pot) to FILE
     python tools/i18n_catalogs.py --check    # exit 1 when a catalog is out of date
 
@@ -8,7 +8,7 @@ Texts are what the code passes to ``_()``, ``gettext()``, ``ngettext()`` or ``N_
 ``app.py``, ``pages/``, ``ui/`` and the library modules listed in :data:`LIBRARY_SOURCES`
 (Babel's Python extractor). Updating adds the new texts with an empty translation, drops
 the texts no code uses any more, and never guesses (no fuzzy matching). Then translate the
-empty ``msgstr`` entries of ``locales/es/LC_MESSAGES/messages.po``; the English catalog
+empty ``msgstr`` entries of ``metrics_core/locales/es/LC_MESSAGES/messages.po``; the English catalog
 keeps empty translations (the text is the English).
 """
 
@@ -24,14 +24,52 @@ from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_file
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCALES = ROOT / "locales"
+LOCALES = ROOT / "metrics_core" / "locales"
 LANGUAGES = ("en", "es")
 #: Folders of the app whose Python files are scanned.
 APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
-LIBRARY_SOURCES = ("metrics_core/errors.py", "metrics_core/report/thesis.py", "metrics_core/report/thesis_export.py",
-                   "metrics_core/cli/thesis.py", "metrics_core/dynamic_k.py", "metrics_core/validation.py",
-                   "metrics_core/stats/comparison.py")
+LIBRARY_SOURCES = (
+    "metrics_core/calibration.py",
+    "metrics_core/cli/report.py",
+    "metrics_core/cli/thesis.py",
+    "metrics_core/clicks.py",
+    "metrics_core/conventions.py",
+    "metrics_core/data.py",
+    "metrics_core/detection.py",
+    "metrics_core/dynamic_k.py",
+    "metrics_core/errors.py",
+    "metrics_core/gates/registry.py",
+    "metrics_core/gates/resample.py",
+    "metrics_core/hashing",
+    "metrics_core/history/queries.py",
+    "metrics_core/history/records.py",
+    "metrics_core/history/report.py",
+    "metrics_core/history/store.py",
+    "metrics_core/io",
+    "metrics_core/ranking/definition.py",
+    "metrics_core/ranking/distributed.py",
+    "metrics_core/ranking/evaluate.py",
+    "metrics_core/ranking/kernels.py",
+    "metrics_core/ranking/keys.py",
+    "metrics_core/ranking/measures",
+    "metrics_core/ranking/registry.py",
+    "metrics_core/ranking/unit_tasks.py",
+    "metrics_core/report/__init__.py",
+    "metrics_core/report/catalogs.py",
+    "metrics_core/report/comparison.py",
+    "metrics_core/report/evaluations.py",
+    "metrics_core/report/html.py",
+    "metrics_core/report/leaderboard.py",
+    "metrics_core/report/thesis.py",
+    "metrics_core/report/thesis_export.py",
+    "metrics_core/stats/aggregate.py",
+    "metrics_core/stats/bootstrap.py",
+    "metrics_core/stats/comparison.py",
+    "metrics_core/stats/folds.py",
+    "metrics_core/stats/significance.py",
+    "metrics_core/validation.py",
+)
 
 
 def source_files(root: Path = ROOT) -> list[Path]:

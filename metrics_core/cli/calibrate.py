@@ -40,7 +40,7 @@ def run(args) -> int:
     try:
         rep = cal.calibration_report(table.y_true, table.y_score, args.bins, args.strategy)
     except InputError as exc:
-        raise InputError(exc.problem, source=table.source, hint=exc.hint) from None
+        raise exc.replace(source=table.source, line=None, option=None, field=None, plain_hint=None) from None
     b = rep["bins"]
     bins = pd.DataFrame({"lower": b["lower"], "upper": b["upper"], "count": b["count"],
                          "confidence": b["confidence"], "frequency": b["frequency"],

@@ -8,8 +8,9 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.cli._options import CUTOFF, whole
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.hashing import NORMALIZERS, TIE_RULES, evaluate_hashing
+from metrics_core.hashing.validate import NAMED
 from metrics_core.io.codes import read_matrix
 from metrics_core.report import format_table, json_safe, provenance, write_text
 from metrics_core.validation import LIMITS
@@ -24,10 +25,15 @@ def _with_file(exc: InputError, args) -> InputError:
         return exc
     roles = {"query codes": args.query_codes, "database codes": args.db_codes,
              "query labels": args.query_labels, "database labels": args.db_labels}
+    problem = exc.templates["problem"]
     for role, path in roles.items():
+        if isinstance(problem, Phrase) and problem.template == NAMED and problem.params["name"] == role:
+            # the problem without its role, still translatable (the role moves to the source)
+            return exc.replace(problem=problem.params["problem"], source=f"{path} ({role})", line=None, option=None,
+                               field=None, plain_hint=None)
         if exc.problem.startswith(role + ":"):
-            return InputError(exc.problem[len(role) + 1:].strip(), source=f"{path} ({role})",
-                              hint=exc.hint)
+            return exc.replace(problem=exc.problem[len(role) + 1:].strip(), source=f"{path} ({role})", line=None,
+                               option=None, field=None, plain_hint=None)
     return exc
 
 
@@ -59,7 +65,8 @@ def run(args) -> int:
         try:
             resolve_device(args.device)
         except InputError as exc:
-            raise InputError(f"--device: {exc.problem}", hint=exc.hint, option="--device") from None
+            raise exc.replace(problem=Phrase(N_("--device: {problem}"), {"problem": exc.phrase()}),
+                              option="--device", field=None, plain_hint=None) from None
     try:
         out = evaluate_hashing(
             read_matrix(args.query_codes, "codes"), read_matrix(args.db_codes, "codes"),

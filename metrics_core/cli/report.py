@@ -8,7 +8,8 @@ from pathlib import Path
 from metrics_core.cli._options import PROBABILITY, add_format_options, add_ranking_inputs, whole
 from metrics_core.cli.compare import resolve_query_set
 from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
+from metrics_core.report.catalogs import LANGUAGES
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
 
@@ -36,7 +37,9 @@ def add_arguments(p) -> None:
     p.add_argument("--correction", choices=CORRECTIONS, default="holm")
     p.add_argument("--confidence", type=PROBABILITY, default=0.95)
     p.add_argument("--alpha", type=PROBABILITY, default=0.05)
-    p.add_argument("--title", default="RankLab report")
+    p.add_argument("--title", default=None, help="the page's title (default: \"RankLab report\", in --lang)")
+    p.add_argument("--lang", choices=LANGUAGES, default="en",
+                   help="language of the report's words (not of names or numbers)")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     add_convention_arguments(p)
@@ -45,8 +48,10 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import sys
 
+    from metrics_core.report.catalogs import translations
     from metrics_core.report.html import comparison_report, data_digest, plotly_js_source
 
+    tr = translations(args.lang)
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
@@ -56,7 +61,8 @@ def run(args) -> int:
                          + ", ".join(names))
     data = {f"qrels {Path(args.qrels).name}": data_digest(Path(args.qrels).read_bytes())}
     for path, name in zip(args.run, names, strict=True):
-        data[f"run {name} ({Path(path).name})"] = data_digest(Path(path).read_bytes())
+        label = tr.gettext(N_("run {name} ({file})")).format(name=name, file=Path(path).name)
+        data[label] = data_digest(Path(path).read_bytes())
     plotly_js = plotly_js_source()
     if plotly_js is None and not args.quiet:
         print("note: plotly is not installed: the report holds the tables only (no figures)", file=sys.stderr)
@@ -64,7 +70,7 @@ def run(args) -> int:
                              query_set=query_set, conventions=conv, data=data, plotly_js=plotly_js,
                              n_permutations=args.permutations, n_resamples=args.bootstrap, seed=args.seed,
                              correction=args.correction, confidence=args.confidence, alpha=args.alpha,
-                             title=args.title)
+                             title=args.title, gettext=tr.gettext, ngettext=tr.ngettext, lang=args.lang)
     try:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:

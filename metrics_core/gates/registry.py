@@ -24,7 +24,7 @@ import numpy as np
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.gates.definition import (
     GATE_FAMILIES,
     GateExample,
@@ -42,7 +42,7 @@ __all__ = ["GATE_METRICS", "audit_ece", "GateMetric", "GateParam", "GateSpec", "
 def _rate(text: str) -> float:
     frac = as_fraction(text, "target FPR")
     if not 0 <= frac <= 1:
-        raise ValueError("must be between 0 and 1")
+        raise InputError(N_("fpr must be between 0 and 1"))
     return float(frac)
 
 
@@ -207,7 +207,8 @@ _Q = ("a", "a", "a", "b", "b", "b")
 
 def _dk(y_true, y_score, query, params) -> dict:
     if query is None:
-        raise InputError("dynamic K needs the query of each row", hint="pass query=[...]")
+        raise InputError(N_("dynamic K needs the query of each row"), hint=N_("pass query=[...]"),
+                         plain_hint=N_("give the query of each row"))
     table = dk.prepare(query, y_score, y_true)
     return dk.dynamic_k_scores(table, params["tau"], params["k_min"], params["hard_cap"],
                                params["k_max_ratio"], conflict=params["conflict"])
@@ -268,13 +269,39 @@ def list_gate_metrics() -> list[tuple[str, str]]:
 def _read(raw: str, m: GateMetric, key: str, value: str):
     names = [p.name for p in m.params]
     if key not in names:
-        raise InputError(f"gate metric {raw!r}: unknown parameter {key!r}",
-                         hint=f"{m.name} accepts: {', '.join(names) or 'no parameters'}")
+        raise InputError(N_("gate metric {metric!r}: unknown parameter {key!r}"),
+                         hint=N_("{name} accepts: {names}") if names else N_("{name} accepts: no parameters"),
+                         params={"metric": raw, "key": key, "name": m.name, "names": ", ".join(names)})
+    param = m.param(key)
+    problem = N_("gate metric {metric!r}: {parameter}={text!r} is not accepted")
+    where = {"metric": raw, "parameter": key, "text": value}
+    if param.choices is not None and value not in param.choices:
+        raise InputError(problem, hint=N_("{parameter} accepts {choices}"),
+                         params={**where, "choices": ", ".join(param.choices)})
     try:
-        return m.param(key).read(value)
-    except (ValueError, InputError) as exc:
-        why = exc.problem if isinstance(exc, InputError) else f"{key} {exc}"
-        raise InputError(f"gate metric {raw!r}: {key}={value!r} is not accepted", hint=why) from None
+        return param.read(value)
+    except InputError as exc:
+        raise InputError(problem, **reason_hint(exc, where)) from None
+    except ValueError as exc:
+        raise InputError(problem, hint=N_("{parameter} {reason}"), params={**where, "reason": exc}) from None
+
+
+def reason_hint(exc: InputError, params: dict) -> dict:
+    """``hint`` and ``params`` that give ``exc``'s problem as the hint of a new error whose
+    texts use ``params``: the problem's template and values where they do not clash with
+    ``params`` (so that it is translated), else its English text as a value.
+
+    >>> reason_hint(InputError(N_("got {n}"), params={"n": 3}), {"metric": "ECE"})
+    {'hint': 'got {n}', 'params': {'metric': 'ECE', 'n': 3}}
+    >>> reason_hint(InputError("a {literal}"), {"metric": "ECE"})
+    {'hint': '{reason}', 'params': {'metric': 'ECE', 'reason': 'a {literal}'}}
+    """
+    template = exc.templates["problem"]
+    if exc.params and not set(exc.params) & set(params):
+        return {"hint": template, "params": {**params, **exc.params}}
+    if not exc.params and "{" not in template and "}" not in template:
+        return {"hint": template, "params": params}
+    return {"hint": N_("{reason}"), "params": {**params, "reason": exc.problem}}
 
 
 def parse_gate_metric(text) -> GateSpec:
@@ -289,25 +316,30 @@ def parse_gate_metric(text) -> GateSpec:
     match = _NAME_RE.match(raw)
     name = _NAMES.get(match.group(1).lower()) if match else None
     if name is None:
-        raise InputError(f"unknown gate metric {raw!r}", hint="accepted: " + accepted_gate_names())
+        raise InputError(N_("unknown gate metric {metric!r}"), hint=N_("accepted: {choices}"),
+                         params={"metric": raw, "choices": accepted_gate_names()})
     m = GATE_METRICS[name]
     params: dict = {}
     pieces = [p for p in (match.group(2) or "").split(",") if p.strip()]
     if match.group(3) is not None:
         if m.at is None:
-            raise InputError(f"gate metric {raw!r}: {m.name} takes nothing after @", hint=f"write {m.name}")
+            raise InputError(N_("gate metric {metric!r}: {name} takes nothing after @"), hint=N_("write {name}"),
+                             params={"metric": raw, "name": m.name})
         key, sep, value = match.group(3).rpartition("=")
         if sep and key.lower() != m.at:
-            raise InputError(f"gate metric {raw!r}: {m.name}@ takes {m.at.upper()}=value",
-                             hint=f"e.g. {m.name}@{m.at.upper()}=0.05")
+            raise InputError(N_("gate metric {metric!r}: {name}@ takes {at}=value"),
+                             hint=N_("e.g. {name}@{at}=0.05"),
+                             params={"metric": raw, "name": m.name, "at": m.at.upper()})
         pieces.append(f"{m.at}={value}")
     for piece in pieces:
         key, sep, value = piece.partition("=")
         key, value = key.strip(), value.strip()
         if not sep:
-            raise InputError(f"gate metric {raw!r}: parameter {key!r} is not key=value")
+            raise InputError(N_("gate metric {metric!r}: parameter {key!r} is not key=value"),
+                             params={"metric": raw, "key": key})
         if key in params:
-            raise InputError(f"gate metric {raw!r}: parameter {key!r} is given twice", hint="Give it once")
+            raise InputError(N_("gate metric {metric!r}: parameter {key!r} is given twice"),
+                             hint=N_("Give it once"), params={"metric": raw, "key": key})
         params[key] = _read(raw, m, key, value)
     return GateSpec(m, tuple((p.name, params[p.name]) for p in m.params if p.name in params))
 

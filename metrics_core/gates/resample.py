@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.gates.counts import (
     SingleClassWarning,
     allowed_count,
@@ -49,7 +49,8 @@ def metric_from_counts(name: str, tps, fps, n_pos, n_neg, single_class: str) -> 
         return ap_from_counts(tps, fps, n_pos)
     if name.startswith("tpr@"):
         return int(tps[tpr_index(fps, allowed_count(name[4:], n_neg))]) / n_pos
-    raise InputError(f"unknown metric {name!r}", hint="Accepted: auroc, auprc, tpr@<fpr>")
+    raise InputError(N_("unknown metric {name!r}"), hint=N_("Accepted: auroc, auprc, tpr@<fpr>"),
+                     params={"name": name})
 
 
 def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,

@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.histograms import distance_histograms
-from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm
+from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm, tie_tables
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
@@ -37,7 +37,8 @@ def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
     q = validate_codes(query_codes, "query codes")
     d = validate_codes(db_codes, "database codes").to(q.device)
     if q.shape[1] != d.shape[1]:
-        raise InputError(f"query codes have {q.shape[1]} bits, database codes {d.shape[1]}")
+        raise InputError(N_("query codes have {query} bits, database codes {database}"),
+                         params={"query": q.shape[1], "database": d.shape[1]})
     return 0.5 * (q.shape[1] - q @ d.T)
 
 
@@ -136,6 +137,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
+    shared = {}
 
     def ap_for(rule):
         if rule == "stable":
@@ -144,7 +146,9 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         else:
             if topk is not None and normalizer == "retrieved" and rule == "expected":
                 return expected_ap_retrieved_norm(n, r, int(topk))
-            s, c = ap_sums(n, r, rule, topk)
+            if not shared:
+                shared.update(tie_tables(n, r, topk))
+            s, c = ap_sums(n, r, rule, topk, shared)
         if topk is None:
             norm = R
         elif normalizer == "retrieved":

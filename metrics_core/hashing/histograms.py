@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
@@ -21,12 +21,14 @@ from metrics_core.hashing.validate import (
     resolve_device,
 )
 
-#: Queries per CPU chunk: small enough that a chunk's passes stay in cache (16 rows of
-#: 50,000 items beat both 8 and 32 rows).
+#: Queries per CPU chunk: the unit of work of a thread (16 rows of 50,000 items beat
+#: both 8 and 32 rows).
 CPU_CHUNK_QUERIES = 16
-#: Largest joint histogram per row (bins) for which columns are counted in pairs (the
-#: joint key is built in int16, so it must stay below 32,768).
+#: Largest joint histogram of two rows (bins) for which rows are counted in pairs (the
+#: key, twice that with the relevant group, is built in int16: below 32,768).
 PAIR_BINS_MAX = 8192
+#: Bytes of XOR words computed at a time: kept in the core's cache until counted.
+XOR_BLOCK_BYTES = 512 << 10
 #: Keys per torch.bincount call: below torch's grain size (32,768), so the call stays on
 #: the calling thread.
 BINCOUNT_PIECE = 32768
@@ -68,21 +70,26 @@ def _packed_distances(qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None =
     """Hamming distances by XOR + popcount on packed words (exact small integers).
 
     uint8 while the codes have fewer than 256 bits (one byte per pair keeps the passes
-    that follow memory-light), uint16 beyond. With ``scratch`` the result lives in its
-    buffer of this thread, valid until the thread's next call.
+    that follow memory-light), uint16 beyond. The XOR words of a few rows at a time
+    (:data:`XOR_BLOCK_BYTES`) stay in the core's cache until they are counted. With
+    ``scratch`` the result lives in its buffer of this thread, valid until the thread's
+    next call.
     """
     scratch = _Scratch() if scratch is None else scratch
     rows, cols, words = qp.shape[0], dp.shape[0], qp.shape[1]
     dtype = np.uint8 if words * qp.dtype.itemsize * 8 < 256 else np.uint16
-    xor = scratch.get("xor", rows * cols, qp.dtype).reshape(rows, cols)
     out = scratch.get("dist", rows * cols, dtype).reshape(rows, cols)
-    np.bitwise_xor(qp[:, None, 0], dp[None, :, 0], out=xor)
-    np.bitwise_count(xor, out=out, casting="unsafe")
-    if words > 1:
-        more = scratch.get("more", rows * cols, np.uint8).reshape(rows, cols)
+    step = max(1, min(rows, XOR_BLOCK_BYTES // max(cols * qp.dtype.itemsize, 1)))
+    xor = scratch.get("xor", step * cols, qp.dtype).reshape(step, cols)
+    more = scratch.get("more", step * cols, np.uint8).reshape(step, cols) if words > 1 else None
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        x, o = xor[:hi - lo], out[lo:hi]
+        np.bitwise_xor(qp[lo:hi, None, 0], dp[None, :, 0], out=x)
+        np.bitwise_count(x, out=o, casting="unsafe")
         for w in range(1, words):
-            np.bitwise_xor(qp[:, None, w], dp[None, :, w], out=xor)
-            np.add(out, np.bitwise_count(xor, out=more), out=out, casting="unsafe")
+            np.bitwise_xor(qp[lo:hi, None, w], dp[None, :, w], out=x)
+            np.add(o, np.bitwise_count(x, out=more[:hi - lo]), out=o, casting="unsafe")
     return out
 
 
@@ -94,58 +101,80 @@ def _shared_label(qlp: np.ndarray, dlp: np.ndarray) -> np.ndarray:
     return both != 0
 
 
-def _row_histograms(dist: np.ndarray, width: int, groups=None, scratch: _Scratch | None = None) -> list:
-    """Per row of small integer distances, the count of each value 0..width-1 over each
-    group of column ranges (``groups``: a list of lists of ``(lo, hi)``; default: one
-    group, every column). Returns one (rows, width) int64 array per group.
-
-    Per row, one bincount over keys ``value + width * group``. When the squared width is
-    small the columns of a range are counted in pairs instead: key ``width * d[:, j] +
-    d[:, j + h]`` counts the joint values of two columns at once (half the keys, the
-    costly part of a bincount), and the marginals of that 2-D histogram give the counts.
-    torch's bincount counts int16 keys without widening them and releases the GIL; it is
-    called on at most :data:`BINCOUNT_PIECE` keys at a time, below torch's grain size,
-    so it never starts threads of its own (inside the caller's thread pool they would
-    only compete for the same cores; measured 15x slower on a busy machine).
-    """
-    rows, cols = dist.shape
-    groups = [[(0, cols)]] if groups is None else groups
-    scratch = _Scratch() if scratch is None else scratch
-    out = [np.zeros((rows, width), dtype=np.int64) for _ in groups]
-    if rows == 0 or cols == 0:
-        return out
-    paired = width * width <= PAIR_BINS_MAX
-    bins = width * width if paired else width
-    ranges = [(g, lo, hi, (hi - lo) // 2 if paired else hi - lo)
-              for g, group in enumerate(groups) for lo, hi in group]
-    total, nbins = sum(r[3] for r in ranges), len(groups) * bins
-    key_type = np.dtype(np.int16 if nbins < 2**15 else np.int32 if nbins < 2**31 else np.int64)
-    keys = scratch.get("keys", rows * total, key_type).reshape(rows, total)
-    at = 0
-    for g, lo, hi, count in ranges:
-        part = keys[:, at:at + count]
-        if paired:
-            np.multiply(dist[:, lo:lo + count], width, out=part, dtype=key_type, casting="unsafe")
-            np.add(part, dist[:, lo + count:lo + 2 * count], out=part, casting="unsafe")
-            if (hi - lo) % 2:
-                out[g][np.arange(rows), dist[:, hi - 1]] += 1  # the column left unpaired
-        else:
-            np.copyto(part, dist[:, lo:hi], casting="unsafe")
-        if g:
-            part += key_type.type(g * bins)
-        at += count
+def _bincounts(keys: np.ndarray, bins: int) -> np.ndarray:
+    """(rows, bins) int64: torch.bincount of each row of ``keys``, in pieces of at most
+    :data:`BINCOUNT_PIECE` keys (below torch's grain size, so no call starts threads of
+    its own: inside the caller's thread pool they would only compete for the same cores;
+    measured 15x slower on a busy machine), the pieces' counts added in place. torch
+    counts int16 keys without widening them and releases the GIL."""
+    rows, cols = keys.shape
+    pieces = max(1, -(-cols // BINCOUNT_PIECE))
+    cuts = [cols * i // pieces for i in range(pieces + 1)]
     per_row = []
     for i in range(rows):
-        row = torch.from_numpy(keys[i])
-        counts = torch.bincount(row[:BINCOUNT_PIECE], minlength=nbins)
-        for lo in range(BINCOUNT_PIECE, total, BINCOUNT_PIECE):
-            counts += torch.bincount(row[lo:lo + BINCOUNT_PIECE], minlength=nbins)
+        counts = torch.bincount(torch.from_numpy(keys[i, :cuts[1]]), minlength=bins)
+        for p in range(1, pieces):
+            counts += torch.bincount(torch.from_numpy(keys[i, cuts[p]:cuts[p + 1]]), minlength=bins)
         per_row.append(counts)
-    counts = torch.stack(per_row).numpy().reshape(rows, len(groups), *((width, width) if paired else (width,)))
-    for g in range(len(groups)):
-        joint = counts[:, g]
-        out[g] += joint.sum(axis=2) + joint.sum(axis=1) if paired else joint
-    return out
+    return torch.stack(per_row).numpy()
+
+
+def _key_dtype(bins: int) -> np.dtype:
+    return np.dtype(np.int16 if bins < 2**15 else np.int32 if bins < 2**31 else np.int64)
+
+
+def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
+                   scratch: _Scratch | None = None):
+    """Per row of small integers ``values`` (rows, items), each in 0..width-1: the count of
+    each value over every column and over the columns ``lo:hi``.
+
+    Returns two (rows, width) int64 arrays ``(counts, counts_in_lo_hi)``.
+
+    Rows are counted two at a time when the squared width is small
+    (:data:`PAIR_BINS_MAX`): the key ``width * v[2i, j] + v[2i + 1, j]`` (plus ``width**2``
+    inside ``lo:hi``) has one bincount make the joint histogram of both rows, half the
+    keys (the costly part of a bincount, one memory increment each); its row sums are
+    the counts of row ``2i``, its column sums those of row ``2i + 1``. An odd last row has
+    the key ``width * v`` (a pair with a row of zeros: its row sums are its counts).
+    Wider values are counted one row at a time (key ``v``, plus ``width`` inside
+    ``lo:hi``).
+
+    >>> v = np.array([[0, 1, 1, 2], [2, 2, 0, 1], [1, 1, 1, 0]], dtype=np.uint8)
+    >>> n, r = row_histograms(v, 3, 1, 3)
+    >>> n.tolist(), r.tolist()
+    ([[1, 2, 1], [1, 1, 2], [1, 3, 0]], [[0, 2, 0], [1, 0, 1], [0, 2, 0]])
+    """
+    rows, cols = values.shape
+    scratch = _Scratch() if scratch is None else scratch
+    if rows == 0 or cols == 0:
+        return np.zeros((rows, width), np.int64), np.zeros((rows, width), np.int64)
+    paired = width * width <= PAIR_BINS_MAX and rows > 1
+    bins = width * width if paired else width
+    key_type = _key_dtype(2 * bins)
+    n_keys = (rows + 1) // 2 if paired else rows
+    keys = scratch.get("keys", n_keys * cols, key_type).reshape(n_keys, cols)
+    if paired:
+        np.multiply(values[0::2], width, out=keys, dtype=key_type, casting="unsafe")
+        np.add(keys[:rows // 2], values[1::2], out=keys[:rows // 2], casting="unsafe")
+    else:
+        np.copyto(keys, values, casting="unsafe")
+    groups = 2 if hi > lo else 1                     # (outside lo:hi, inside lo:hi)
+    if groups == 2:
+        keys[:, lo:hi] += key_type.type(bins)
+    counts = _bincounts(keys, groups * bins)
+    shape = (width, width) if paired else (1, width)
+    c = counts.reshape(n_keys, groups, *shape)      # (key row, group, first row, second row)
+    first = np.einsum("pgij->pgi", c) if paired else c[:, :, 0]   # einsum: twice sum(axis=3)'s speed
+    n_counts = np.empty((rows, width), np.int64)
+    r_counts = np.zeros((rows, width), np.int64)
+    step = 2 if paired else 1                       # rows 0, 2, 4 ... of a pair, or every row
+    n_counts[::step] = first.sum(axis=1)
+    r_counts[::step] = first[:, -1] if groups == 2 else 0
+    if paired:
+        second = np.einsum("pgij->pgj", c[:rows // 2])
+        n_counts[1::2] = second.sum(axis=1)
+        r_counts[1::2] = second[:, -1] if groups == 2 else 0
+    return n_counts, r_counts
 
 
 def _worker_count() -> int:
@@ -159,10 +188,22 @@ def _worker_count() -> int:
     return max(1, min(cores, torch.get_num_threads()))
 
 
+def stable_order(labels: np.ndarray) -> np.ndarray:
+    """``np.argsort(labels, kind="stable")``, sorted as int16 when every class id fits
+    (numpy radix-sorts 16-bit keys: a third of the time of int64 ids).
+
+    >>> stable_order(np.array([3, 1, 3, 1, 2])).tolist()
+    [1, 3, 4, 0, 2]
+    """
+    if labels.size and -2**15 <= labels.min() and labels.max() < 2**15:
+        labels = labels.astype(np.int16)
+    return np.argsort(labels, kind="stable")
+
+
 def _class_tasks(qln: np.ndarray, dls: np.ndarray, chunk: int) -> list:
     """(query rows, class slice of the class-sorted database) per chunk, class by class."""
     tasks = []
-    q_order = np.argsort(qln, kind="stable")
+    q_order = stable_order(qln)
     bounds = np.flatnonzero(np.diff(qln[q_order])) + 1
     for group in np.split(q_order, bounds):
         if len(group) == 0:
@@ -185,23 +226,21 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
     scratch = _Scratch()
     n_hist = np.zeros((nq, width), dtype=np.int64)
     r_hist = np.zeros((nq, width), dtype=np.int64)
-    # Chunks of a few queries keep each pass in cache; the budget still caps them
-    # (per pair: the XOR word, the distance, the pair and the key).
-    per_query = max(ndb * (qp.dtype.itemsize + 8), 1)
+    # Chunks of a few queries; the budget still caps them (per pair: the distance and
+    # the key; the XOR words of a few rows at a time).
+    per_query = max(ndb * 4, 1)
     chunk = max(1, min(CPU_CHUNK_QUERIES, memory_budget // per_query))
     if ql.ndim == 1 and dl.ndim == 1:
         qln, dln = ql.numpy(), dl.numpy()
-        db_order = np.argsort(dln, kind="stable")
+        db_order = stable_order(dln)
         dp = dp[db_order]
         tasks = _class_tasks(qln, dln[db_order], chunk)
 
         def work(task):
             rows, lo_c, hi_c = task
-            # two groups: the items outside the class, the class (relevant); each once
-            outside, inside = _row_histograms(_packed_distances(qp[rows], dp, scratch), width,
-                                              [[(0, lo_c), (hi_c, ndb)], [(lo_c, hi_c)]], scratch)
-            r_hist[rows] = inside
-            n_hist[rows] = outside + inside
+            # every item, and the class's slice (the relevant items), counted in one pass
+            n_hist[rows], r_hist[rows] = row_histograms(_packed_distances(qp[rows], dp, scratch), width,
+                                                        lo_c, hi_c, scratch)
     else:
         tasks = [np.arange(lo, min(nq, lo + chunk)) for lo in range(0, nq, chunk)]
         # a shared label is a shared set bit: AND of the packed label rows, no product
@@ -213,7 +252,7 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
                 dist = dist.astype(np.uint16)
             key = np.multiply(dist, 2, out=dist, casting="unsafe")
             key += _shared_label(qlp[rows], dlp)
-            both = _row_histograms(key, 2 * width, None, scratch)[0].reshape(len(rows), width, 2)
+            both = row_histograms(key, 2 * width, scratch=scratch)[0].reshape(len(rows), width, 2)
             n_hist[rows] = both.sum(axis=2)
             r_hist[rows] = both[:, :, 1]
 
@@ -234,8 +273,8 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU the
     distances of a few queries at a time come from XOR + popcount on bit-packed codes (one
     uint32 word up to 32 bits, uint64 words beyond: 1/32 of the memory a float product
-    touches; measured faster, see BENCHMARKS.md), counted per row by bincount on int16
-    pair keys (:func:`_row_histograms`), chunks spread over the cores in a thread pool
+    touches; measured faster, see BENCHMARKS.md), counted two rows at a time by
+    bincount on int16 pair keys (:func:`row_histograms`), chunks spread over the cores in a thread pool
     (no torch or BLAS threads inside it). The CPU route never calls CUDA. On CUDA the distances come from one matrix product
     ``(K - Q D^T) / 2`` and each becomes a bin key ``2 d + relevant`` (plus a row offset)
     counted by one bincount. With class labels the relevance matrix is never built:
@@ -244,7 +283,8 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     qb = code_bits(query_codes, "query codes")
     db = code_bits(db_codes, "database codes")
     if qb.shape[1] != db.shape[1]:
-        raise InputError(f"query codes have {qb.shape[1]} bits, database codes {db.shape[1]}")
+        raise InputError(N_("query codes have {query} bits, database codes {database}"),
+                         params={"query": qb.shape[1], "database": db.shape[1]})
     ql = as_labels(query_labels, qb.shape[0], "query labels")
     dl = as_labels(db_labels, db.shape[0], "database labels")
     dev = resolve_device(device)

@@ -14,25 +14,40 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metrics_core.errors import N_
+
 #: The settings of an evaluation that every export states (its provenance).
 SETTINGS = ("ties", "topk", "radius", "n_queries", "n_db", "bits", "zero_relevant_queries")
 
 
-def _summary(result: Mapping) -> pd.DataFrame:
+#: The tie rules in words (marked for the catalogs; translated where shown).
+TIE_RULE_NAMES = {"expected": N_("expected (random tie order)"), "optimistic": N_("optimistic (relevant first)"),
+                  "pessimistic": N_("pessimistic (relevant last)"), "stable": N_("stable (database order)")}
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _summary(result: Mapping, _=_same) -> pd.DataFrame:
     topk = result.get("topk")
-    at = f"@{topk}" if topk else ""
+    name = f"mAP@{topk}" if topk else "mAP"
     lo, hi = result["map_band"]
-    rows = [(f"mAP{at}", result["map"], f"ties: {result['ties']}"),
-            (f"mAP{at}, relevant items last among ties", lo, "the lowest any tie order gives"),
-            (f"mAP{at}, relevant items first among ties", hi, "the highest any tie order gives")]
+    rule = result["ties"]
+    rows = [(name, result["map"], _("ties: {rule}").format(rule=_(TIE_RULE_NAMES.get(rule, rule)))),
+            (_("{measure}, relevant items last among ties").format(measure=name), lo,
+             _("the lowest any tie order gives")),
+            (_("{measure}, relevant items first among ties").format(measure=name), hi,
+             _("the highest any tie order gives"))]
     rows += [(f"P@{k}", v, "") for k, v in result["precision_at_k"].items()]
     rad = result["radius"]
-    rows += [(f"precision within Hamming radius {rad}", result["precision_radius"], ""),
-             (f"recall within Hamming radius {rad}", result["recall_radius"], "")]
+    rows += [(_("precision within Hamming radius {radius}").format(radius=rad), result["precision_radius"], ""),
+             (_("recall within Hamming radius {radius}").format(radius=rad), result["recall_radius"], "")]
     return pd.DataFrame(rows, columns=["measure", "value", "note"])
 
 
-def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[str, pd.DataFrame]:
+def hashing_tables(result: Mapping, query_ids: Sequence | None = None,
+                   gettext=None) -> dict[str, pd.DataFrame]:
     """Every table of a hash-code evaluation, for export.
 
     Parameters
@@ -42,6 +57,10 @@ def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[s
     query_ids : sequence, optional
         A name per query, in the order of the query codes (default: ``1 .. n``, the
         query's row number in the codes file).
+    gettext : callable, optional
+        A translation function (str -> str) for the summary's words (its measure
+        descriptions and notes); English without it. Column names, measure names
+        (mAP, P@k) and numbers stay as they are.
 
     Returns
     -------
@@ -75,6 +94,11 @@ def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[s
     [['qa', 0.8333], ['qb', 0.3333]]
     >>> t["summary"]["measure"].tolist()[:4]
     ['mAP', 'mAP, relevant items last among ties', 'mAP, relevant items first among ties', 'P@1']
+    >>> t["summary"]["note"][0]
+    'ties: expected (random tie order)'
+    >>> from metrics_core.report.catalogs import translations
+    >>> hashing_tables(res, gettext=translations("es").gettext)["summary"]["note"].tolist()[:3]
+    ['empates: esperado (orden aleatorio de empates)', 'el mínimo que da cualquier orden de los empates', 'el máximo que da cualquier orden de los empates']
     """
     ap = np.asarray(result["ap"], dtype=np.float64)
     if query_ids is None:
@@ -84,7 +108,7 @@ def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[s
     pr = result["pr_by_radius"]
     per_class = result.get("per_class_map") or {}
     return {
-        "summary": _summary(result),
+        "summary": _summary(result, gettext or _same),
         "per_query": pd.DataFrame({"query": list(query_ids), "AP": ap}),
         "precision_at_k": pd.DataFrame({"k": [int(k) for k in result["precision_at_k"]],
                                         "precision": [float(v) for v in result["precision_at_k"].values()]}),
@@ -96,18 +120,19 @@ def hashing_tables(result: Mapping, query_ids: Sequence | None = None) -> dict[s
     }
 
 
-def hashing_settings(result: Mapping, **extra) -> dict:
+def hashing_settings(result: Mapping, gettext=None, **extra) -> dict:
     """The settings of an evaluation (:data:`SETTINGS`, plus ``extra`` such as the
-    normalizer or the data source) for :func:`metrics_core.report.provenance`.
+    normalizer or the data source) for :func:`metrics_core.report.provenance`; ``gettext``
+    translates the one word among the values ("whole ranking", when there is no K).
 
     >>> hashing_settings({"ties": "expected", "topk": None, "radius": 2, "n_queries": 3, "n_db": 10,
     ...                   "bits": 16, "zero_relevant_queries": 0}, normalizer="retrieved")["topk"]
     'whole ranking'
     """
     out = {k: result.get(k) for k in SETTINGS}
-    out["topk"] = out["topk"] or "whole ranking"
+    out["topk"] = out["topk"] or (gettext or _same)(N_("whole ranking"))
     out.update(extra)
     return out
 
 
-__all__ = ["hashing_tables", "hashing_settings", "SETTINGS"]
+__all__ = ["hashing_tables", "hashing_settings", "SETTINGS", "TIE_RULE_NAMES"]

@@ -12,25 +12,47 @@ def _harmonic(n_max: int) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
 
 
-def ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None):
-    """Per query: sum of precisions at relevant items (within the top k) and relevant count there."""
+def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None) -> dict:
+    """What the tie rules' AP sums share, computed once for all of them: items and
+    relevant items before each distance group (``A``, ``B``), the harmonic numbers ``H``
+    and ``H[A]``, and the positions of each group inside the cut (``limit``).
+
+    >>> t = tie_tables(np.array([[1, 2]]), np.array([[1, 0]]), None)
+    >>> t["A"].tolist(), t["B"].tolist(), t["limit"].tolist()
+    ([[0, 1]], [[0, 1]], [[1, 2]])
+    """
     A = np.cumsum(n, axis=1) - n          # items before each group
     B = np.cumsum(r, axis=1) - r          # relevant items before each group
     total = int(n.sum(axis=1).max(initial=0))
     H = _harmonic(total + 1)
     limit = n if topk is None else np.clip(topk - A, 0, n)   # positions of the group inside the cut
-    m = r.astype(np.float64)
-    nn = n.astype(np.float64)
+    return {"A": A, "B": B, "H": H, "HA": H[A], "limit": limit}
+
+
+def ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None, tables: dict | None = None):
+    """Per query: sum of precisions at relevant items (within the top k) and relevant count there.
+
+    ``tables`` (from :func:`tie_tables` for the same ``n, r, topk``) saves recomputing
+    what the rules share when several are asked.
+
+    >>> s, c = ap_sums(np.array([[1, 2]]), np.array([[1, 1]]), "optimistic", None)
+    >>> s.tolist(), c.tolist()   # relevant at ranks 1 and 2: 1/1 + 2/2
+    ([2.0], [2.0])
+    """
+    t = tie_tables(n, r, topk) if tables is None else tables
+    A, B, H, HA, limit = t["A"], t["B"], t["H"], t["HA"], t["limit"]
     if ties == "expected":
+        m = r.astype(np.float64)
+        nn = n.astype(np.float64)
         L = limit
-        dH = H[A + L] - H[A]
+        dH = H[A + L] - HA
         frac = np.divide(m, nn, out=np.zeros_like(m), where=nn > 0)
         c2 = frac * np.divide(m - 1, nn - 1, out=np.zeros_like(m), where=nn > 1)
         s = frac * (B + 1) * dH + c2 * (L - (A + 1) * dH)
         count = frac * L                 # expected relevant inside the cut
     elif ties == "optimistic":
         k = np.minimum(r, limit)         # relevant take the first positions of the group
-        s = k + (B - A) * (H[A + k] - H[A])
+        s = k + (B - A) * (H[A + k] - HA)
         count = k.astype(np.float64)
     elif ties == "pessimistic":
         start = A + n - r                # relevant take the last positions of the group

@@ -47,6 +47,7 @@ from metrics_core.history.report import (
     overall_label,
     row_label,
     summarize_rows,
+    summary_text,
 )
 from metrics_core.history.sample import SAMPLE_PATH, load_sample_history
 from metrics_core.history.schema import (
@@ -70,4 +71,5 @@ from metrics_core.history.store import (
 __all__ = ["HistoryStore", "EvaluationRecord", "REPORT_MEASURES", "OVERALL_LABELS", "SCHEMA_VERSION",
            "SCHEMA_V1", "SCHEMA_V2_CHANGES", "SCHEMA_V3_CHANGES", "BUSY_TIMEOUT_MS", "TIMESTAMP_FORMAT",
            "SAMPLE_PATH", "create_v1_store", "default_store_path", "format_timestamp", "load_sample_history",
-           "overall_label", "row_label", "summarize_rows", "store_error", "qrels_digest", "comparative_report"]
+           "overall_label", "row_label", "summarize_rows", "store_error", "qrels_digest", "comparative_report",
+           "summary_text"]

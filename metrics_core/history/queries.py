@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.history.records import EvaluationRecord, measure_order
 
 __all__ = ["evaluation_list", "load_record", "read_long"]
@@ -41,7 +41,9 @@ def load_record(conn, evaluation_id: int) -> EvaluationRecord:
         "e.batch_id "
         "FROM evaluations e JOIN suites s ON s.id = e.suite_id WHERE e.id = ?", (int(evaluation_id),)).fetchone()
     if found is None:
-        raise InputError(f"no evaluation with id {evaluation_id}", hint="see `history list` for the ids")
+        raise InputError(N_("no evaluation with id {id}"), hint=N_("see `history list` for the ids"),
+                         plain_hint=N_("choose an id from the list of saved evaluations"),
+                         params={"id": evaluation_id})
     eid, suite, run, stamp, conv, version, measures, note, batch = found
     measures = json.loads(measures) if measures else []
     agg = dict(conn.execute("SELECT measure, value FROM aggregate_values WHERE evaluation_id = ? "

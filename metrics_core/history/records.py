@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.history.schema import SCHEMA_VERSION, known_objects
 
 BUSY_TIMEOUT_MS = 30_000
@@ -45,8 +45,26 @@ def format_timestamp(value=None) -> str:
     return to_utc(value).strftime(TIMESTAMP_FORMAT)
 
 
+#: "{what} {value!r} is not a date" for each ``what`` of :func:`to_utc` (one whole text each,
+#: so that a translation can order its words)
+NOT_A_DATE = {"timestamp": N_("timestamp {value!r} is not a date"),
+              "start date": N_("start date {value!r} is not a date"),
+              "end date": N_("end date {value!r} is not a date")}
+
+
 def to_utc(value, what: str = "timestamp") -> datetime:
-    """``value`` (None = now, a datetime, a date or an ISO string) as an aware UTC datetime."""
+    """``value`` (None = now, a datetime, a date or an ISO string) as an aware UTC datetime.
+
+    ``what`` names the value in a refusal (a key of :data:`NOT_A_DATE`, or any text).
+
+    >>> to_utc("2025-03-01").isoformat()
+    '2025-03-01T00:00:00+00:00'
+    >>> to_utc("March", "start date")
+    Traceback (most recent call last):
+    ...
+    metrics_core.errors.InputError: start date 'March' is not a date. write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC unless an offset is given)
+    """
+    problem = NOT_A_DATE.get(what) or N_("{what} {value!r} is not a date")
     if value is None:
         return datetime.now(timezone.utc)
     if isinstance(value, pd.Timestamp):
@@ -62,10 +80,12 @@ def to_utc(value, what: str = "timestamp") -> datetime:
         try:
             dt = datetime.fromisoformat(text)
         except ValueError:
-            raise InputError(f"{what} {value!r} is not a date", hint="write it as YYYY-MM-DD or "
-                             "YYYY-MM-DDTHH:MM:SS (UTC unless an offset is given)") from None
+            raise InputError(problem, hint=N_("write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS "
+                                              "(UTC unless an offset is given)"),
+                             params={"what": what, "value": value}) from None
     else:
-        raise InputError(f"{what} {value!r} is not a date", hint="give a date, datetime or ISO string")
+        raise InputError(problem, hint=N_("give a date, datetime or ISO string"),
+                         params={"what": what, "value": value})
     if dt.tzinfo is None:
         return dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc)
@@ -137,9 +157,9 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
     if text.startswith("Execution failed on sql") and "': " in text:
         text = text.rsplit("': ", 1)[1]  # pandas' wrapper: keep SQLite's own message
     if "readonly" in text.replace("-", "").replace(" ", "").lower():
-        return InputError("the history store is read-only: it can be listed and reported, "
-                          "not changed", source=str(path),
-                          hint="make the file and its folder writable, or choose another --store")
+        return InputError(N_("the history store is read-only: it can be listed and reported, "
+                             "not changed"), source=str(path),
+                          hint=N_("make the file and its folder writable, or choose another --store"))
     check = "not run"
     if conn is not None:
         try:
@@ -147,10 +167,11 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
             check = "; ".join(" ".join(str(r[0]).split()) for r in rows)
         except sqlite3.Error as inner:
             check = str(inner)
-    return InputError(f"the history store is damaged or not a history store ({text}; "
-                      f"integrity check: {check})", source=str(path),
-                      hint="restore it from a backup, or recover what is readable with "
-                           "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store")
+    return InputError(N_("the history store is damaged or not a history store ({reason}; "
+                         "integrity check: {check})"), source=str(path),
+                      hint=N_("restore it from a backup, or recover what is readable with "
+                              "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store"),
+                      params={"reason": text, "check": check})
 
 
 def open_connection(path, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -163,7 +184,8 @@ def open_connection(path, read_only: bool, busy_timeout_ms: int) -> sqlite3.Conn
         return sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000,
                                isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
-        raise InputError(f"cannot open the history store: {exc}", source=str(path)) from None
+        raise InputError(N_("cannot open the history store: {reason}"), source=str(path),
+                         params={"reason": exc}) from None
 
 
 class WriteTransaction:
@@ -206,13 +228,14 @@ def enable_wal(conn, path) -> None:
         except sqlite3.DatabaseError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 conn.close()
-                raise InputError(f"not a history store ({exc})", source=str(path),
-                                 hint="choose another file") from None
+                raise InputError(N_("not a history store ({reason})"), source=str(path),
+                                 hint=N_("choose another file"), params={"reason": exc}) from None
             time.sleep(0.02 * (attempt + 1))
     else:  # pragma: no cover - only under extreme contention
-        raise InputError("the history store stays locked by another process", source=str(path))
+        raise InputError(N_("the history store stays locked by another process"), source=str(path))
     if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only folder
-        raise InputError(f"cannot use WAL mode (journal mode is {mode})", source=str(path))
+        raise InputError(N_("cannot use WAL mode (journal mode is {mode})"), source=str(path),
+                         params={"mode": mode})
     conn.execute("PRAGMA synchronous = NORMAL")
 
 
@@ -237,8 +260,13 @@ def date_filters(suite_id, date_from, date_to):
         clauses.append("e.created_at >= ?")
         params.append(lo.strftime(TIMESTAMP_FORMAT))
     if lo is not None and hi is not None and lo > hi:
-        raise InputError("the start date is after the end date", hint="swap --from and --to")
+        raise InputError(N_("the start date is after the end date"), hint=N_("swap --from and --to"),
+                         plain_hint=N_("swap the two dates"))
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+#: the advice for an uploaded file that is not a history file
+UPLOAD_HINT = N_("upload a file saved with the History page's download button")
 
 
 def image_connection(data: bytes, source: str):
@@ -246,8 +274,8 @@ def image_connection(data: bytes, source: str):
     :func:`check_image` (an :class:`InputError` naming ``source`` otherwise)."""
     data = bytes(data)
     if len(data) < 100 or not data.startswith(b"SQLite format 3\x00"):
-        raise InputError("not a RankLab history file (it is not an SQLite database)", source=source,
-                         hint="upload a file saved with the History page's download button")
+        raise InputError(N_("not a RankLab history file (it is not an SQLite database)"), source=source,
+                         hint=UPLOAD_HINT)
     if data[18:20] == b"\x02\x02":  # saved from a WAL-mode store file
         data = data[:18] + b"\x01\x01" + data[20:]
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -258,8 +286,8 @@ def image_connection(data: bytes, source: str):
         check_image(conn, source)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise InputError(f"not a RankLab history file ({exc})", source=source,
-                         hint="upload a file saved with the History page's download button") from None
+        raise InputError(N_("not a RankLab history file ({reason})"), source=source,
+                         hint=UPLOAD_HINT, params={"reason": exc}) from None
     except BaseException:
         conn.close()
         raise
@@ -268,23 +296,42 @@ def image_connection(data: bytes, source: str):
 
 def check_image(conn, source) -> None:
     """Refuse a database that is damaged, of an unknown version, or not the store's schema."""
-    bad = InputError  # one message shape for every refusal below
-    hint = "upload a file saved with the History page's download button"
     if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-        raise bad("not a RankLab history file (the database is damaged)", source=source, hint=hint)
+        raise InputError(N_("not a RankLab history file (the database is damaged)"), source=source,
+                         hint=UPLOAD_HINT)
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
-        raise bad(f"the history file has schema version {version}, newer than this RankLab ({SCHEMA_VERSION})",
-                  source=source, hint="upgrade RankLab")
+        raise InputError(N_("the history file has schema version {version}, newer than this RankLab "
+                            "({supported})"), source=source, hint=N_("upgrade RankLab"),
+                         params={"version": version, "supported": SCHEMA_VERSION})
     allowed = known_objects(version)
     if allowed is None:
-        raise bad("not a RankLab history file (no RankLab tables)", source=source, hint=hint)
+        raise InputError(N_("not a RankLab history file (no RankLab tables)"), source=source, hint=UPLOAD_HINT)
     found = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
     foreign = sorted(n for t, n in found if (t, n) not in allowed)
     missing = sorted(n for t, n in allowed if (t, n) not in found and t == "table")
     if foreign or missing:
-        what = f"unexpected {', '.join(foreign)}" if foreign else f"missing {', '.join(missing)}"
-        raise bad(f"not a RankLab history file ({what})", source=source, hint=hint)
+        problem = (N_("not a RankLab history file (unexpected {names})") if foreign
+                   else N_("not a RankLab history file (missing {names})"))
+        raise InputError(problem, source=source, hint=UPLOAD_HINT,
+                         params={"names": ", ".join(foreign or missing)})
+
+
+def unknown_suite(name: str, known, saving: bool = False) -> InputError:
+    """The :class:`InputError` for a suite name the store does not hold (``known``: the
+    names it holds); ``saving``: the refusal of a save without the suite's qrels.
+
+    >>> str(unknown_suite("web", []))
+    "no suite named 'web'. known suites: none yet"
+    >>> str(unknown_suite("web", ["news", "qa"], saving=True))
+    "no suite named 'web'. give its qrels to create it (known: news, qa)"
+    """
+    if saving:
+        hint = (N_("give its qrels to create it (known: {known})") if known
+                else N_("give its qrels to create it (known: none yet)"))
+    else:
+        hint = N_("known suites: {known}") if known else N_("known suites: none yet")
+    return InputError(N_("no suite named {name!r}"), hint=hint, params={"name": name, "known": ", ".join(known)})
 
 
 def prepare_evaluation(evaluation):
@@ -304,7 +351,8 @@ def check_name(name) -> str:
     """A suite name, stripped; empty is an :class:`InputError`."""
     text = str(name or "").strip()
     if not text:
-        raise InputError("a suite needs a name", hint="e.g. --suite regression-2025")
+        raise InputError(N_("a suite needs a name"), hint=N_("e.g. --suite regression-2025"),
+                         plain_hint=N_("e.g. regression-2025"))
     return text
 
 

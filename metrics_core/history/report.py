@@ -13,14 +13,37 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metrics_core.errors import N_
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret, row_label, worst_labels
 
 __all__ = ["REPORT_MEASURES", "OVERALL_LABELS", "overall_label", "summarize_rows", "row_label",
-           "DEFAULT_GOOD_THRESHOLDS", "comparative_report", "query_texts"]
+           "DEFAULT_GOOD_THRESHOLDS", "comparative_report", "query_texts", "summary_text"]
 
 #: The report's measures (MRR is the mean of RR) and their "Good" thresholds.
 REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
-OVERALL_LABELS = {LABELS[0]: "Efficient", LABELS[1]: "Acceptable", LABELS[2]: "Needs improvement"}
+OVERALL_LABELS = {LABELS[0]: N_("Efficient"), LABELS[1]: N_("Acceptable"), LABELS[2]: N_("Needs improvement")}
+
+
+def _english_plural(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
+
+
+def summary_text(count: int, suites: int, per_query: bool = False, ngettext=None) -> str:
+    """The summary row's words: how many rows and suites, e.g. "6 evaluations (1 suite)".
+
+    ``ngettext``: a plural-aware translation function ``ngettext(singular, plural, n)``
+    (the app's, or :func:`metrics_core.report.catalogs.translations`'s); English without it.
+
+    >>> summary_text(6, 1), summary_text(1, 2, per_query=True)
+    ('6 evaluations (1 suite)', '1 query evaluation (2 suites)')
+    >>> from metrics_core.report.catalogs import translations
+    >>> summary_text(6, 1, ngettext=translations("es").ngettext)
+    '6 evaluaciones (1 conjunto)'
+    """
+    ngettext = ngettext or _english_plural
+    rows = (ngettext("{n} query evaluation", "{n} query evaluations", count) if per_query else
+            ngettext("{n} evaluation", "{n} evaluations", count)).format(n=count)
+    return rows + " " + ngettext("({n} suite)", "({n} suites)", suites).format(n=suites)
 
 
 def overall_label(means: Mapping[str, float], thresholds: Mapping[str, float]) -> str:
@@ -50,14 +73,18 @@ def summarize_rows(rows: pd.DataFrame, measures: Iterable[str], thresholds: Mapp
 
 def comparative_report(store, suite: str | None = None, date_from=None, date_to=None, *,
                        per_query: bool = False, measures: Sequence[str] = REPORT_MEASURES,
-                       thresholds: Mapping[str, float] | None = None, summary: bool = True) -> pd.DataFrame:
+                       thresholds: Mapping[str, float] | None = None, summary: bool = True,
+                       ngettext=None) -> pd.DataFrame:
     """The comparative report of a :class:`~metrics_core.history.HistoryStore` (what
     :meth:`~metrics_core.history.HistoryStore.report` returns; see it for the columns).
 
     Rows: one per saved evaluation (its aggregate values) or, with ``per_query=True``, per
     query and evaluation, each with the worst label of its measures; then, when
     ``summary``, a row ``ID == "Summary"`` (:func:`summarize_rows`), also kept in
-    ``df.attrs["summary"]``.
+    ``df.attrs["summary"]`` (with ``suites``, the number of suites of the rows). The
+    summary row's Run cell is :func:`summary_text` (through ``ngettext``); the ``ID``
+    "Summary", the column names and the labels stay English keys for the caller to show
+    in its language (they are marked for the catalogs).
     """
     thresholds = dict(DEFAULT_GOOD_THRESHOLDS if thresholds is None else thresholds)
     measures = list(measures)
@@ -90,11 +117,9 @@ def comparative_report(store, suite: str | None = None, date_from=None, date_to=
     rows["Interpretation"] = worst_labels({m: rows[m] for m in measures}, thresholds)
     rows["Date"] = rows["Date"].astype(str).str.slice(0, 10)
     summ = summarize_rows(rows, measures, thresholds, per_query=per_query)
+    summ["suites"] = int(rows["Suite"].nunique())
     if summary:
-        n_suites = rows["Suite"].nunique()
-        what = "query evaluation" if per_query else "evaluation"
-        text = f"{summ['count']} {what}{'s' if summ['count'] != 1 else ''}"
-        text += f" ({n_suites} suite{'s' if n_suites != 1 else ''})"
+        text = summary_text(summ["count"], summ["suites"], per_query, ngettext)
         extra = {"ID": "Summary", "Suite": "", "Run": text, "Date": "",
                  **({"Query ID": "", "Query": ""} if per_query else {}),
                  **{m: summ["means"][m] for m in measures}, "Interpretation": summ["label"]}

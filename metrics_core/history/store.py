@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import __version__
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.history.queries import evaluation_list, load_record, read_long
 from metrics_core.history.records import (
     BUSY_TIMEOUT_MS,
@@ -33,6 +33,7 @@ from metrics_core.history.records import (
     qrels_digest,
     qrels_frame,
     store_error,
+    unknown_suite,
 )
 from metrics_core.history.report import REPORT_MEASURES, comparative_report
 from metrics_core.history.schema import SCHEMA_VERSION, migrate
@@ -59,8 +60,8 @@ class HistoryStore:
         if not in_memory:
             self.path = Path(self.path).expanduser()
             if self.path.is_dir():
-                raise InputError("is a folder, not a store file", source=str(self.path),
-                                 hint="give a file path such as history.sqlite3")
+                raise InputError(N_("is a folder, not a store file"), source=str(self.path),
+                                 hint=N_("give a file path such as history.sqlite3"))
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # a store we may not write (read-only file or folder) is opened read-only: it can
         # still be listed and reported; saving to it is refused with a clear message
@@ -72,10 +73,10 @@ class HistoryStore:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self.read_only:
                 if self.schema_version() != SCHEMA_VERSION:
-                    raise InputError(f"the read-only history store has schema version "
-                                     f"{self.schema_version()}, not {SCHEMA_VERSION}",
-                                     source=str(self.path),
-                                     hint="make the file writable once so it can be upgraded")
+                    raise InputError(N_("the read-only history store has schema version {version}, "
+                                        "not {supported}"), source=str(self.path),
+                                     hint=N_("make the file writable once so it can be upgraded"),
+                                     params={"version": self.schema_version(), "supported": SCHEMA_VERSION})
                 return
             if not in_memory:
                 enable_wal(self._conn, self.path)
@@ -93,21 +94,23 @@ class HistoryStore:
         try:
             version = self.schema_version()
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a history store ({exc})", source=str(self.path)) from None
+            raise InputError(N_("not a history store ({reason})"), source=str(self.path),
+                             params={"reason": exc}) from None
         if version == SCHEMA_VERSION:
             return
         if version > SCHEMA_VERSION:
-            raise InputError(f"the history store has schema version {version}, newer than this "
-                             f"RankLab ({SCHEMA_VERSION})", source=str(self.path),
-                             hint="upgrade RankLab or choose another store file")
+            raise InputError(N_("the history store has schema version {version}, newer than this "
+                                "RankLab ({supported})"), source=str(self.path),
+                             hint=N_("upgrade RankLab or choose another store file"),
+                             params={"version": version, "supported": SCHEMA_VERSION})
         with self._transaction() as cur:
             # Read again under the write lock: another process may have just done it.
             version = cur.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 tables = cur.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
                 if tables:
-                    raise InputError("not a RankLab history store (it has other tables)",
-                                     source=str(self.path), hint="choose another file")
+                    raise InputError(N_("not a RankLab history store (it has other tables)"),
+                                     source=str(self.path), hint=N_("choose another file"))
             migrate(cur, version)
 
     def schema_version(self) -> int:
@@ -206,10 +209,12 @@ class HistoryStore:
         row = cur.execute("SELECT id, qrels_sha256 FROM suites WHERE name = ?", (name,)).fetchone()
         if row is not None:
             if not exist_ok:
-                raise InputError(f"suite {name!r} exists already", hint="choose another name")
+                raise InputError(N_("suite {name!r} exists already"), hint=N_("choose another name"),
+                                 params={"name": name})
             if row[1] != digest:
-                raise InputError(f"suite {name!r} exists with different qrels",
-                                 hint="a suite's ground truth is fixed; choose a new suite name")
+                raise InputError(N_("suite {name!r} exists with different qrels"),
+                                 hint=N_("a suite's ground truth is fixed; choose a new suite name"),
+                                 params={"name": name})
             suite_id = row[0]
         else:
             cur.execute("INSERT INTO suites (name, created_at, qrels_sha256) VALUES (?, ?, ?)",
@@ -245,8 +250,7 @@ class HistoryStore:
     def _suite_id(self, name: str) -> int:
         row = self._conn.execute("SELECT id FROM suites WHERE name = ?", (name,)).fetchone()
         if row is None:
-            known = ", ".join(self.suite_names()) or "none yet"
-            raise InputError(f"no suite named {name!r}", hint=f"known suites: {known}")
+            raise unknown_suite(name, self.suite_names())
         return row[0]
 
     def get_suite_qrels(self, name: str):
@@ -312,8 +316,7 @@ class HistoryStore:
         with self._transaction() as cur:
             row = cur.execute("SELECT id FROM suites WHERE name = ?", (suite,)).fetchone()
             if row is None and frame is None:
-                known = ", ".join(self.suite_names()) or "none yet"
-                raise InputError(f"no suite named {suite!r}", hint=f"give its qrels to create it (known: {known})")
+                raise unknown_suite(suite, self.suite_names(), saving=True)
             if frame is not None:
                 suite_id = self._add_suite(cur, suite, frame, meta, True)
             else:
@@ -355,7 +358,9 @@ class HistoryStore:
             cur.execute("DELETE FROM aggregate_values WHERE evaluation_id = ?", (int(evaluation_id),))
             cur.execute("DELETE FROM evaluations WHERE id = ?", (int(evaluation_id),))
             if cur.rowcount == 0:
-                raise InputError(f"no evaluation with id {evaluation_id}", hint="see `history list` for the ids")
+                raise InputError(N_("no evaluation with id {id}"), hint=N_("see `history list` for the ids"),
+                                 plain_hint=N_("choose an id from the list of saved evaluations"),
+                                 params={"id": evaluation_id})
 
     def count_evaluations(self) -> int:
         """How many evaluations the store holds."""
@@ -385,7 +390,7 @@ class HistoryStore:
     # -- the comparative report --------------------------------------------------------
     def report(self, suite: str | None = None, date_from=None, date_to=None, *, per_query: bool = False,
                measures: Sequence[str] = REPORT_MEASURES, thresholds: Mapping[str, float] | None = None,
-               summary: bool = True) -> pd.DataFrame:
+               summary: bool = True, ngettext=None) -> pd.DataFrame:
         """The comparative report (one row per evaluation, a summary row).
 
         One row per evaluation (its aggregate values) or, with ``per_query=True``, per
@@ -393,7 +398,8 @@ class HistoryStore:
         the number of rows, the mean of each measure over the rows and the overall label
         (see the module docstring for the rules). Columns: ``ID, Suite, Run, Date``,
         (``Query ID, Query`` per query), the measures, ``Interpretation``. The summary is
-        also in ``df.attrs["summary"]``.
+        also in ``df.attrs["summary"]``. ``ngettext`` phrases the summary row's count in
+        the caller's language (:func:`metrics_core.history.report.summary_text`).
         """
         return comparative_report(self, suite, date_from, date_to, per_query=per_query, measures=measures,
-                                  thresholds=thresholds, summary=summary)
+                                  thresholds=thresholds, summary=summary, ngettext=ngettext)

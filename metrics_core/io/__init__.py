@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from metrics_core.data import Qrels, Run
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.columns import is_table_header
 from metrics_core.io.source import RawData, read_source
 from metrics_core.io.trec import (
@@ -36,11 +36,13 @@ __all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "de
 
 def _read(source, kind: str, fmt: str, columns, name):
     if fmt not in FORMATS:
-        raise InputError(f"unknown format {fmt!r}", hint="accepted: " + ", ".join(FORMATS))
+        raise InputError(N_("unknown format {format}"), hint=N_("accepted: {formats}"),
+                         params={"format": repr(fmt), "formats": ", ".join(FORMATS)})
     if isinstance(source, (Run, Qrels)):
         want = Run if kind == "run" else Qrels
         if not isinstance(source, want):
-            raise InputError(f"expected {want.__name__}, got {type(source).__name__}")
+            raise InputError(N_("expected {want}, got {got}"),
+                             params={"want": want.__name__, "got": type(source).__name__})
         if name and kind == "run":
             source.name = str(name)
         return source
@@ -83,15 +85,17 @@ def _read_object(source, kind: str, columns, name):
     label = name or (f"<{type(source).__name__}>" if not isinstance(source, Mapping) else "<dict>")
     table = source if isinstance(source, Mapping) else object_as_table(source, kind, label)
     if table is None:
-        raise InputError(f"cannot read data from an object of type {type(source).__name__}",
-                         source=label, hint="Pass a file path, bytes, a file object, a DataFrame, "
-                                            "a dict {qid: {docid: value}} or a list of records")
+        raise InputError(N_("cannot read data from an object of type {type}"), source=label,
+                         hint=N_("Pass a file path, bytes, a file object, a DataFrame, "
+                                 "a dict {{qid: {{docid: value}}}} or a list of records"),
+                         params={"type": type(source).__name__})
     if isinstance(table, Mapping):
         return frame_to_columns(nested_to_frame(table, kind, label), kind, columns=None, source=label,
                                 name=name or getattr(source, "name", None) or None)
     run_name = name or (getattr(source, "name", None) if isinstance(getattr(source, "name", None), str) else None)
     if not isinstance(table, pd.DataFrame):
-        raise InputError(f"cannot read data from an object of type {type(source).__name__}", source=label)
+        raise InputError(N_("cannot read data from an object of type {type}"), source=label,
+                         params={"type": type(source).__name__})
     return frame_to_columns(table, kind, columns=columns, source=label, name=run_name)
 
 
@@ -195,21 +199,22 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
     (['A', 'B', 'C'], [3.0, 2.0, 1.0], ['A', 'C', 'F'])
     """
     if not isinstance(queries, Mapping):
-        raise InputError(f"expected a mapping {{query: (retrieved, expected)}}, got {type(queries).__name__}",
-                         source="<lists>")
+        raise InputError(N_("expected a mapping {{query: (retrieved, expected)}}, got {type}"),
+                         source="<lists>", params={"type": type(queries).__name__})
     rq, rd, rs, qq, qd = [], [], [], [], []
     for qid, pair in queries.items():
-        _check_id(qid, "query id", "<lists>")
+        _check_id(qid, Phrase(N_("query id")), "<lists>")
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise InputError(f"query {qid!r}: expected a (retrieved, expected) pair, got {_kind_of(pair)}",
-                             source="<lists>")
+            raise InputError(N_("query {query}: expected a (retrieved, expected) pair, got {kind}"),
+                             source="<lists>", params={"query": repr(qid), "kind": _kind_of(pair)})
         retrieved, expected = pair
-        for what, ids in (("retrieved", retrieved), ("expected", expected)):
+        for what, ids in ((Phrase(N_("retrieved")), retrieved), (Phrase(N_("expected")), expected)):
             if isinstance(ids, (str, bytes)) or not isinstance(ids, (Sequence, set, frozenset, np.ndarray)):
-                raise InputError(f"query {qid!r}: {what} must be a list of ids, got {_kind_of(ids)}",
-                                 source="<lists>")
+                raise InputError(N_("query {query}: {what} must be a list of ids, got {kind}"),
+                                 source="<lists>", params={"query": repr(qid), "what": what, "kind": _kind_of(ids)})
             for d in ids:
-                _check_id(d, f"document id in {what} of query {qid!r}", "<lists>")
+                _check_id(d, Phrase(N_("document id in {what} of query {query}"), {"what": what, "query": repr(qid)}),
+                          "<lists>")
         n = len(retrieved)
         rq += [str(qid)] * n
         rd += [str(d) for d in retrieved]
@@ -225,17 +230,18 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
 
 
 def _kind_of(value) -> str:
-    return "None" if value is None else f"a {type(value).__name__}"
+    return "None" if value is None else Phrase(N_("a {type}"), {"type": type(value).__name__})
 
 
 def _check_id(value, what: str, source: str) -> None:
     """An id must be a non-empty text or a number (no None, no containers)."""
     if value is None or isinstance(value, (list, tuple, dict, set, bytes, np.ndarray)) or \
             (isinstance(value, float) and value != value):
-        raise InputError(f"{what} is {_kind_of(value) if value is not None else 'None'}, "
-                         "not a text or a number", source=source, hint="Every id must be a non-empty text")
+        raise InputError(N_("{what} is {kind}, not a text or a number"), source=source,
+                         hint=N_("Every id must be a non-empty text"), params={"what": what, "kind": _kind_of(value)})
     if not str(value).strip():
-        raise InputError(f"empty {what}", source=source, hint="Every id must be a non-empty text")
+        raise InputError(N_("empty {what}"), source=source, hint=N_("Every id must be a non-empty text"),
+                         params={"what": what})
 
 
 def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mapping[str, int] | None = None,
@@ -254,20 +260,21 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
     [0.0, 2.0, 1.0]
     """
     if not isinstance(vectors, Mapping):
-        raise InputError(f"expected a mapping {{query: labels}}, got {type(vectors).__name__}",
-                         source="<vectors>")
+        raise InputError(N_("expected a mapping {{query: labels}}, got {type}"), source="<vectors>",
+                         params={"type": type(vectors).__name__})
     from metrics_core.validation import to_numbers
 
     rq, rd, rs, qq, qd, qr = [], [], [], [], [], []
     for qid, labels in vectors.items():
-        _check_id(qid, "query id", "<vectors>")
+        _check_id(qid, Phrase(N_("query id")), "<vectors>")
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
-            raise InputError(f"query {qid!r}: expected a list of relevance labels, got {_kind_of(labels)}",
-                             source="<vectors>")
+            raise InputError(N_("query {query}: expected a list of relevance labels, got {kind}"),
+                             source="<vectors>", params={"query": repr(qid), "kind": _kind_of(labels)})
         labels = list(labels)
         if labels:
-            to_numbers(labels, what="relevance label", source="<vectors>",
-                       locate=lambda i, q=qid: {"problem_prefix": f"query {q!r}, position {i + 1}: "})
+            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>",
+                       locate=lambda i, q=qid: {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
+                                                                         {"query": repr(q), "position": i + 1})})
         n = len(labels)
         docs = [f"{i + 1:06d}" for i in range(n)]
         rq += [str(qid)] * n
@@ -282,8 +289,8 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
             check_int(num_relevant[qid], f"num_relevant of query {qid!r}", minimum=0)
             extra = int(num_relevant[qid]) - sum(1 for x in labels if x > 0)
             if extra < 0:
-                raise InputError(f"query {qid!r}: num_relevant={num_relevant[qid]} is less than the "
-                                 f"relevant documents already in the vector")
+                raise InputError(N_("query {query}: num_relevant={count} is less than the relevant documents "
+                                    "already in the vector"), params={"query": repr(qid), "count": num_relevant[qid]})
             qq += [str(qid)] * extra
             qd += [f"unretrieved-{j}" for j in range(extra)]
             qr += [1.0] * extra

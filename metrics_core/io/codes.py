@@ -8,16 +8,19 @@ import warnings
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import read_source
 from metrics_core.validation import parse_number
+
+#: The kinds of matrices read_matrix reads, marked for the catalogs (its messages name them).
+MATRIX_WORDS = (N_("codes"), N_("labels"))
 
 
 def _read_npy(data: bytes, source: str) -> np.ndarray:
     """A .npy file, its header (shape, dtype) checked against its size before any allocation;
     object arrays (pickles) refused."""
-    hint = "save plain numeric arrays (no objects) with numpy.save"
+    hint = N_("save plain numeric arrays (no objects) with numpy.save")
     fmt = np.lib.format
     buf = io.BytesIO(data)
     try:
@@ -30,26 +33,31 @@ def _read_npy(data: bytes, source: str) -> np.ndarray:
             raise ValueError(f"unsupported .npy version {version}")
     except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, tokenize.TokenError) as exc:
         text = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
-        raise InputError(f"not a readable .npy file ({text})", source=source, hint=hint) from None
+        raise InputError(N_("not a readable .npy file ({error})"), source=source, hint=hint,
+                         params={"error": text}) from None
     if dtype.hasobject:
-        raise InputError("the .npy file holds Python objects (a pickle), which are never loaded "
-                         "(read with allow_pickle=False)",
+        raise InputError(N_("the .npy file holds Python objects (a pickle), which are never loaded "
+                            "(read with allow_pickle=False)"),
                          source=source, hint=hint)
     if dtype.kind not in "biuf":
-        raise InputError(f"the .npy array has dtype {dtype}, not numbers", source=source, hint=hint)
+        raise InputError(N_("the .npy array has dtype {dtype}, not numbers"), source=source, hint=hint,
+                         params={"dtype": str(dtype)})
     count = 1
     for n in shape:
         count *= int(n)
     declared = count * dtype.itemsize
     available = len(data) - buf.tell()
     if declared != available:
-        raise InputError(f"the .npy header declares shape {tuple(int(n) for n in shape)} "
-                         f"({declared:,} bytes) but the file holds {available:,} bytes of data",
-                         source=source, hint="The file is damaged or truncated; save it again")
+        raise InputError(N_("the .npy header declares shape {shape} ({declared} bytes) but the file holds "
+                            "{available} bytes of data"),
+                         source=source, hint=N_("The file is damaged or truncated; save it again"),
+                         params={"shape": str(tuple(int(n) for n in shape)), "declared": f"{declared:,}",
+                                 "available": f"{available:,}"})
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except ValueError as exc:
-        raise InputError(f"cannot read this .npy file ({exc})", source=source, hint=hint) from None
+        raise InputError(N_("cannot read this .npy file ({error})"), source=source, hint=hint,
+                         params={"error": str(exc)}) from None
 
 
 def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndarray:
@@ -61,6 +69,7 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
     raw = read_source(source, name)
     data = raw.data
     fmt = sniff_format(raw)
+    words = Phrase(what) if what in MATRIX_WORDS else what  # translatable in messages
     if fmt == "npy":
         arr = _read_npy(data, raw.name)
     elif fmt == "pt":
@@ -71,12 +80,14 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
                 warnings.simplefilter("ignore")
                 obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as exc:  # torch raises many kinds; all mean "not a safe tensor file"
-            raise InputError(f"cannot read this .pt file ({type(exc).__name__})", source=raw.name,
-                             hint="save a tensor with torch.save(tensor, path)") from None
+            raise InputError(N_("cannot read this .pt file ({error})"), source=raw.name,
+                             hint=N_("save a tensor with torch.save(tensor, path)"),
+                             params={"error": type(exc).__name__}) from None
         if isinstance(obj, dict) and len(obj) == 1:
             obj = next(iter(obj.values()))
         if not isinstance(obj, torch.Tensor):
-            raise InputError(f"the .pt file holds a {type(obj).__name__}, not a tensor", source=raw.name)
+            raise InputError(N_("the .pt file holds a {type}, not a tensor"), source=raw.name,
+                             params={"type": type(obj).__name__})
         arr = obj.numpy()
     else:
         from metrics_core.io.source import check_text
@@ -94,27 +105,29 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
                 if not rows and number == 1:
                     continue  # a header line
                 bad = cells[values.index(None)]
-                raise InputError(f"{what} value {bad!r} is not a number", source=raw.name, line=number,
-                                 hint="Write numbers with ASCII digits, one row per line")
+                raise InputError(N_("{what} value {value} is not a number"), source=raw.name, line=number,
+                                 hint=N_("Write numbers with ASCII digits, one row per line"),
+                                 params={"what": words, "value": repr(bad)})
             rows.append(values)
         if not rows:
-            raise InputError("no numeric rows", source=raw.name)
+            raise InputError(N_("no numeric rows"), source=raw.name)
         widths = {len(r) for r in rows}
         if len(widths) != 1:
             first = len(rows[0])
-            raise InputError(f"rows have different numbers of values ({first} in the first row, "
-                             f"{next(len(r) for r in rows if len(r) != first)} in another)", source=raw.name,
-                             hint="Every row needs the same number of values")
+            raise InputError(N_("rows have different numbers of values ({first} in the first row, {other} in another)"),
+                             source=raw.name, hint=N_("Every row needs the same number of values"),
+                             params={"first": first, "other": next(len(r) for r in rows if len(r) != first)})
         arr = np.asarray(rows)
         if arr.shape[1] == 1 and what == "labels":
             arr = arr[:, 0]
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"{what} must be numeric, got dtype {arr.dtype}", source=raw.name)
+        raise InputError(N_("{what} must be numeric, got dtype {dtype}"), source=raw.name,
+                         params={"what": words, "dtype": str(arr.dtype)})
     if arr.size == 0:
-        raise InputError(f"no {what} in the file", source=raw.name)
+        raise InputError(N_("no {what} in the file"), source=raw.name, params={"what": words})
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        raise InputError(f"{what} contain NaN or infinity", source=raw.name,
-                         hint="Every value must be a finite number")
+        raise InputError(N_("{what} contain NaN or infinity"), source=raw.name,
+                         hint=N_("Every value must be a finite number"), params={"what": words})
     if what == "labels" and arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)  # class ids read from text come back as whole numbers
     return arr

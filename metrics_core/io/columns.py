@@ -21,7 +21,7 @@ a ``rank`` column is used when no column has a score name (rank 1 is best).
 
 from __future__ import annotations
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 
 #: Usual column names of each role, most specific first (compared case-insensitively).
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
@@ -40,10 +40,14 @@ MAPPABLE = ("query_id", "doc_id", "score", "relevance", "rank")
 FALLBACK = {("run", "score"): "rank", ("qrels", "relevance"): "score"}
 
 
-def column_hint(role: str) -> str:
-    """How to name the column of ``role`` in Python and on the command line."""
-    return (f"Name one of them with columns={{'{role}': NAME}} "
-            f"(command line: --columns {role}=NAME)")
+def column_hint(role: str) -> Phrase:
+    """How to name the column of ``role`` in Python and on the command line.
+
+    >>> column_hint("doc_id")
+    "Name one of them with columns={'doc_id': NAME} (command line: --columns doc_id=NAME)"
+    """
+    return Phrase(N_("Name one of them with columns={{'{role}': NAME}} (command line: --columns {role}=NAME)"),
+                  {"role": role})
 
 
 def detect_columns(columns, kind: str, mapping: dict | None = None, source: str = "<table>") -> dict:
@@ -63,8 +67,8 @@ def detect_columns(columns, kind: str, mapping: dict | None = None, source: str 
     mapping = {k: v for k, v in dict(mapping or {}).items() if v is not None}
     unknown = sorted(set(mapping) - set(MAPPABLE))
     if unknown:
-        raise InputError(f"unknown column role {unknown[0]!r}", source=source,
-                         hint="roles: " + ", ".join(MAPPABLE))
+        raise InputError(N_("unknown column role {role}"), source=source, hint=N_("roles: {roles}"),
+                         params={"role": repr(unknown[0]), "roles": ", ".join(MAPPABLE)})
     if kind == "run" and "rank" in mapping and "score" not in mapping:
         mapping["score"] = mapping["rank"]
     cols = [str(c) for c in columns]
@@ -75,18 +79,19 @@ def detect_columns(columns, kind: str, mapping: dict | None = None, source: str 
     for role in ROLES[kind]:
         if role in mapping:
             if mapping[role] not in cols:
-                raise InputError(f"column {mapping[role]!r} (given for {role}) is not in the table",
-                                 source=source, hint="columns found: " + ", ".join(cols),
-                                 option="--columns", field=role)
+                raise InputError(N_("column {column} (given for {role}) is not in the table"),
+                                 source=source, hint=N_("columns found: {columns}"),
+                                 option="--columns", field=role,
+                                 params={"column": repr(mapping[role]), "role": role, "columns": ", ".join(cols)})
             out[role] = mapping[role]
             continue
         used = set(out.values()) | set(mapping.values())
         names = ROLE_NAMES[role] + ((FALLBACK[(kind, role)],) if (kind, role) in FALLBACK else ())
         found = next((lower[n] for n in names if n in lower and lower[n] not in used), None)
         if found is None:
-            raise InputError(f"no {role} column found", source=source, option="--columns", field=role,
-                             hint=f"columns found: {', '.join(cols)}. {column_hint(role)}",
-                             plain_hint=f"columns found: {', '.join(cols)}")
+            raise InputError(N_("no {role} column found"), source=source, option="--columns", field=role,
+                             hint=N_("columns found: {columns}. {how}"), plain_hint=N_("columns found: {columns}"),
+                             params={"role": role, "columns": ", ".join(cols), "how": column_hint(role)})
         out[role] = found
     return out
 
@@ -124,10 +129,12 @@ def parse_column_mapping(text: str | None) -> dict | None:
         role, sep, column = part.partition("=")
         role, column = role.strip(), column.strip()
         if not sep or not column:
-            raise InputError(f"--columns: {part.strip()!r} is not ROLE=COLUMN",
-                             hint="e.g. --columns query_id=qid,doc_id=docno; roles: " + ", ".join(MAPPABLE))
+            raise InputError(N_("--columns: {part} is not ROLE=COLUMN"),
+                             hint=N_("e.g. --columns query_id=qid,doc_id=docno; roles: {roles}"),
+                             params={"part": repr(part.strip()), "roles": ", ".join(MAPPABLE)})
         if role not in MAPPABLE:
-            raise InputError(f"--columns: unknown role {role!r}", hint="roles: " + ", ".join(MAPPABLE))
+            raise InputError(N_("--columns: unknown role {role}"), hint=N_("roles: {roles}"),
+                             params={"role": repr(role), "roles": ", ".join(MAPPABLE)})
         out[role] = column
     return out or None
 

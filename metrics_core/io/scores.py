@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase, prefixed
 from metrics_core.io.formats import sniff_format
 from metrics_core.io.source import check_text, read_source
 from metrics_core.validation import binary_labels, show, to_numbers
@@ -47,20 +47,21 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     data = raw.data
     kind = sniff_format(raw)
     if kind in ("npy", "pt"):
-        raise InputError(f"this is a {kind} array file, not a table", source=display,
-                         hint="Give a CSV/TSV/JSON/Parquet table with a score and a label column")
+        raise InputError(N_("this is a {format} array file, not a table"), source=display,
+                         hint=N_("Give a CSV/TSV/JSON/Parquet table with a score and a label column"),
+                         params={"format": kind})
     if kind == "parquet" and raw.extension in (".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".txt"):
-        raise InputError("this is a Parquet file with a text-file name", source=display,
-                         hint="Rename it to .parquet")
+        raise InputError(N_("this is a Parquet file with a text-file name"), source=display,
+                         hint=N_("Rename it to .parquet"))
     if not data.strip():
-        raise InputError("the file is empty", source=display,
-                         hint="Give a table with a score and a label column")
+        raise InputError(N_("the file is empty"), source=display,
+                         hint=N_("Give a table with a score and a label column"))
     if kind == "parquet":
         from metrics_core.io.tables import read_parquet_frame
 
         if data[:4] != b"PAR1":
-            raise InputError("not a readable Parquet file (no PAR1 header)", source=display,
-                             hint="Save the table as Parquet, or as CSV with a .csv name")
+            raise InputError(N_("not a readable Parquet file (no PAR1 header)"), source=display,
+                             hint=N_("Save the table as Parquet, or as CSV with a .csv name"))
         return read_parquet_frame(data, display), display, kind
     check_text(raw)
     text = data.decode("utf-8-sig")
@@ -72,12 +73,13 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
                 obj = json.loads(text)
                 frame = pd.DataFrame(obj)
         except RecursionError:
-            raise InputError("JSON nested too deeply", source=display,
-                             hint="Give a list of records or an object of columns") from None
+            raise InputError(N_("JSON nested too deeply"), source=display,
+                             hint=N_("Give a list of records or an object of columns")) from None
         except (ValueError, TypeError) as exc:
             line = getattr(exc, "lineno", None)
-            raise InputError(f"not a JSON table ({str(exc).splitlines()[0][:120]})", source=display,
-                             line=line, hint="Give a list of records or an object of columns") from None
+            raise InputError(N_("not a JSON table ({error})"), source=display, line=line,
+                             hint=N_("Give a list of records or an object of columns"),
+                             params={"error": str(exc).splitlines()[0][:120]}) from None
         return frame, display, kind
     sep = "\t" if kind == "tsv" else None
     first = text.split("\n", 1)[0]
@@ -93,10 +95,11 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
                 line = int(msg.split("line")[1].split(",")[0].strip())
             except ValueError:
                 line = None
-        raise InputError(f"malformed table ({msg.splitlines()[0][:120]})", source=display,
-                         line=line, hint="Check the delimiter and the quoting") from None
+        raise InputError(N_("malformed table ({error})"), source=display, line=line,
+                         hint=N_("Check the delimiter and the quoting"),
+                         params={"error": msg.splitlines()[0][:120]}) from None
     except pd.errors.EmptyDataError:
-        raise InputError("the file has no columns", source=display) from None
+        raise InputError(N_("the file has no columns"), source=display) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     # blank lines are kept so that row i stays line i + 2; trailing ones are dropped
     empty = frame.isna().all(axis=1).to_numpy()
@@ -114,7 +117,7 @@ def _where(kind, row):
 
 
 def _problem(kind, row, text):
-    return text if kind in ("csv", "tsv") else f"row {row + 1}: {text}"
+    return text if kind in ("csv", "tsv") else prefixed(Phrase(N_("row {row}: "), {"row": row + 1}), text)
 
 
 def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
@@ -127,9 +130,11 @@ def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, dis
     cols = list(frame.columns)
     if explicit is not None:
         if explicit not in cols:
-            raise InputError(f"no column {explicit!r} (columns: {', '.join(cols)})", source=display,
-                             hint=f"Name the {what} column with {option}", option=option,
-                             field=option.lstrip("-").replace("-", "_"))
+            raise InputError(N_("no column {column} (columns: {columns})"), source=display,
+                             hint=N_("Name the {what} column with {option}"), option=option,
+                             field=option.lstrip("-").replace("-", "_"),
+                             params={"column": repr(explicit), "columns": ", ".join(cols), "what": what,
+                                     "option": option})
         return explicit
     lower = {c.lower(): c for c in cols}
     for n in names:
@@ -137,26 +142,28 @@ def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, dis
             return lower[n]
     if not required:
         return None
-    raise InputError(f"cannot tell which column holds the {what} (columns: {', '.join(cols)})",
-                     source=display, hint=f"Name it with {option}", option=option,
-                     field=option.lstrip("-").replace("-", "_"))
+    raise InputError(N_("cannot tell which column holds the {what} (columns: {columns})"),
+                     source=display, hint=N_("Name it with {option}"), option=option,
+                     field=option.lstrip("-").replace("-", "_"),
+                     params={"what": what, "columns": ", ".join(cols), "option": option})
 
 
 def _locator(kind):
     def locate(row: int) -> dict:
         if kind in ("csv", "tsv"):
             return {"line": row + 2}
-        return {"problem_prefix": f"row {row + 1}: "}
+        return {"problem_prefix": Phrase(N_("row {row}: "), {"row": row + 1})}
     return locate
 
 
 def _numbers(frame, col, kind, display) -> np.ndarray:
-    return to_numbers(frame[col], what=f"{col} value", source=display, locate=_locator(kind),
-                      hint="Every row needs a numeric score; remove or fix this row")
+    return to_numbers(frame[col], what=Phrase(N_("{column} value"), {"column": col}), source=display,
+                      locate=_locator(kind), hint=N_("Every row needs a numeric score; remove or fix this row"))
 
 
 def _binary(frame, col, kind, display) -> np.ndarray:
-    return binary_labels(frame[col], what=f"{col} value", source=display, locate=_locator(kind))
+    return binary_labels(frame[col], what=Phrase(N_("{column} value"), {"column": col}), source=display,
+                         locate=_locator(kind))
 
 
 @dataclass
@@ -186,12 +193,13 @@ def read_scores(source, *, score_col: str | None = None, label_col: str | None =
     """
     frame, display, kind = read_table(source, name=name)
     if len(frame) == 0:
-        raise InputError("the table has a header but no rows", source=display)
-    s = pick_column(frame, score_col, SCORE_NAMES, "scores", display, "--score-col")
-    y = pick_column(frame, label_col, LABEL_NAMES, "labels", display, "--label-col")
+        raise InputError(N_("the table has a header but no rows"), source=display)
+    s = pick_column(frame, score_col, SCORE_NAMES, Phrase(N_("scores")), display, "--score-col")
+    y = pick_column(frame, label_col, LABEL_NAMES, Phrase(N_("labels")), display, "--label-col")
     if s == y:
-        raise InputError(f"score and label are the same column {s!r}", source=display)
-    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, "criterion", display,
+        raise InputError(N_("score and label are the same column {column}"), source=display,
+                         params={"column": repr(s)})
+    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, Phrase(N_("criterion")), display,
                            "--criterion-col", required=False)
     crit = frame[crit_col].astype(str).to_numpy() if crit_col else None
     return ScoresTable(_binary(frame, y, kind, display), _numbers(frame, s, kind, display), s, y,
@@ -220,27 +228,28 @@ def read_candidates(source, *, query_col=None, candidate_col=None, prob_col=None
     """
     frame, display, kind = read_table(source, name=name)
     if len(frame) == 0:
-        raise InputError("the table has a header but no rows", source=display)
-    q = pick_column(frame, query_col, QUERY_NAMES, "query ids", display, "--query-col")
-    c = pick_column(frame, candidate_col, CANDIDATE_NAMES, "candidate ids", display,
+        raise InputError(N_("the table has a header but no rows"), source=display)
+    q = pick_column(frame, query_col, QUERY_NAMES, Phrase(N_("query ids")), display, "--query-col")
+    c = pick_column(frame, candidate_col, CANDIDATE_NAMES, Phrase(N_("candidate ids")), display,
                     "--candidate-col", required=False)
-    p = pick_column(frame, prob_col, SCORE_NAMES, "probabilities", display, "--prob-col")
-    g = pick_column(frame, gold_col, LABEL_NAMES, "gold flags", display, "--gold-col")
-    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, "criterion", display,
+    p = pick_column(frame, prob_col, SCORE_NAMES, Phrase(N_("probabilities")), display, "--prob-col")
+    g = pick_column(frame, gold_col, LABEL_NAMES, Phrase(N_("gold flags")), display, "--gold-col")
+    crit_col = pick_column(frame, criterion_col, CRITERION_NAMES, Phrase(N_("criterion")), display,
                            "--criterion-col", required=False)
     prob = _numbers(frame, p, kind, display)
     bad = (prob < 0) | (prob > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(_problem(kind, i, f"{p} value {_show(prob[i])} is outside [0, 1]"),
+        raise InputError(_problem(kind, i, Phrase(N_("{column} value {value} is outside [0, 1]"),
+                                                  {"column": p, "value": _show(prob[i])})),
                          source=display, **_where(kind, i),
-                         hint="Dynamic K thresholds probabilities; convert scores first")
+                         hint=N_("Dynamic K thresholds probabilities; convert scores first"))
     qv = frame[q]
     empty = (qv.isna() | qv.astype(str).str.strip().eq("")).to_numpy(dtype=bool)
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
-        raise InputError(_problem(kind, i, "empty query id"), source=display, **_where(kind, i),
-                         hint="Every row needs a query id")
+        raise InputError(_problem(kind, i, Phrase(N_("empty query id"))), source=display, **_where(kind, i),
+                         hint=N_("Every row needs a query id"))
     return CandidatesTable(qv.astype(str).to_numpy(),
                            frame[c].astype(str).to_numpy() if c else np.arange(len(frame)).astype(str),
                            prob, _binary(frame, g, kind, display),

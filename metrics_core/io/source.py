@@ -27,7 +27,7 @@ import select
 import stat
 import sys
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -45,10 +45,10 @@ _BINARY_MAGIC = (b"\x93NUMPY", PARQUET_MAGIC, b"PK\x03\x04", b"SQLite format 3\x
 _stdin_used = False
 
 
-def _limit_error(label: str, what: str = "the data") -> InputError:
-    return InputError(f"{what} is larger than the input limit of {MAX_INPUT_BYTES:,} bytes",
-                      source=label,
-                      hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
+def _limit_error(label: str, what: str = Phrase(N_("the data"))) -> InputError:
+    return InputError(N_("{what} is larger than the input limit of {limit} bytes"), source=label,
+                      hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
+                      params={"what": what, "limit": f"{MAX_INPUT_BYTES:,}"})
 
 
 def compression_of(head: bytes) -> str | None:
@@ -87,8 +87,8 @@ def text_encoding_problem(head: bytes) -> str | None:
 
 
 def _encoding_error(kind: str, label: str) -> InputError:
-    return InputError(f"{kind} text: this reader takes UTF-8", source=label,
-                      hint="Save the file as UTF-8")
+    return InputError(N_("{encoding} text: this reader takes UTF-8"), source=label,
+                      hint=N_("Save the file as UTF-8"), params={"encoding": kind})
 
 
 def _decompress(data_or_path, fmt: str, label: str) -> bytes:
@@ -118,18 +118,19 @@ def _decompress(data_or_path, fmt: str, label: str) -> bytes:
                     break
                 out += chunk
                 if len(out) > MAX_INPUT_BYTES:
-                    raise _limit_error(label, "the decompressed data")
+                    raise _limit_error(label, Phrase(N_("the decompressed data")))
         return bytes(out)
     except InputError:
         raise
     except ImportError:
-        raise InputError(f"{fmt}-compressed data, and no {fmt} decoder is installed", source=label,
-                         hint="Decompress the file first") from None
+        raise InputError(N_("{format}-compressed data, and no {format} decoder is installed"), source=label,
+                         hint=N_("Decompress the file first"), params={"format": fmt}) from None
     except MemoryError:
-        raise _limit_error(label, "the decompressed data") from None
+        raise _limit_error(label, Phrase(N_("the decompressed data"))) from None
     except Exception as exc:  # each codec raises its own kinds (OSError, EOFError, LZMAError, ArrowInvalid)
-        raise InputError(f"the {fmt} data is truncated or corrupt ({type(exc).__name__})", source=label,
-                         hint="Compress the file again, or give it uncompressed") from None
+        raise InputError(N_("the {format} data is truncated or corrupt ({error})"), source=label,
+                         hint=N_("Compress the file again, or give it uncompressed"),
+                         params={"format": fmt, "error": type(exc).__name__}) from None
 
 
 class RawData:
@@ -149,7 +150,7 @@ class RawData:
     def data(self) -> bytes:
         if self._data is None:
             if self.size() > MAX_INPUT_BYTES:
-                raise _limit_error(self.name, "the file")
+                raise _limit_error(self.name, Phrase(N_("the file")))
             with open(self.path, "rb") as fh:
                 self._data = fh.read()
         return self._data
@@ -217,28 +218,28 @@ def _read_stream(read, label: str) -> bytes:
                     raise _encoding_error(enc, label)
                 nul = chunk.find(b"\x00")
                 if nul >= 0:
-                    raise InputError("binary data (a NUL byte): this is not a text file", source=label,
+                    raise InputError(N_("binary data (a NUL byte): this is not a text file"), source=label,
                                      line=chunk.count(b"\n", 0, nul) + 1,
-                                     hint="Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table")
+                                     hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
         out += chunk
         if len(out) > MAX_INPUT_BYTES:
-            raise _limit_error(label, "the stream")
+            raise _limit_error(label, Phrase(N_("the stream")))
     return bytes(out)
 
 
 def _open_error(exc: OSError, label: str) -> InputError:
     if isinstance(exc, FileNotFoundError):
-        return InputError("file not found", source=label, hint="Check the path")
+        return InputError(N_("file not found"), source=label, hint=N_("Check the path"))
     if isinstance(exc, PermissionError):
-        return InputError("permission denied: cannot read this file", source=label,
-                          hint="Check the file's permissions")
+        return InputError(N_("permission denied: cannot read this file"), source=label,
+                          hint=N_("Check the file's permissions"))
     if exc.errno == errno.ELOOP:
-        return InputError("a symbolic link loop (the link points back to itself)", source=label,
-                          hint="Give the path of a real file")
+        return InputError(N_("a symbolic link loop (the link points back to itself)"), source=label,
+                          hint=N_("Give the path of a real file"))
     if exc.errno == errno.ENAMETOOLONG:
-        return InputError("the path is too long", source=label, hint="Check the path")
-    return InputError(f"cannot read this file ({exc.strerror or type(exc).__name__})", source=label,
-                      hint="Check the path")
+        return InputError(N_("the path is too long"), source=label, hint=N_("Check the path"))
+    return InputError(N_("cannot read this file ({error})"), source=label, hint=N_("Check the path"),
+                      params={"error": exc.strerror or type(exc).__name__})
 
 
 def _is_inherited_descriptor(path: str) -> bool:
@@ -258,9 +259,9 @@ def _read_special(path: str, mode: int, label: str) -> bytes:
         if named_fifo:
             ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
             if not ready:
-                raise InputError(f"no data arrived from this pipe within {PIPE_WAIT_S:g} s "
-                                 "(a FIFO with no writer?)", source=label,
-                                 hint="Start the program that writes to it, or give a file")
+                raise InputError(N_("no data arrived from this pipe within {seconds} s (a FIFO with no writer?)"),
+                                 source=label, hint=N_("Start the program that writes to it, or give a file"),
+                                 params={"seconds": f"{PIPE_WAIT_S:g}"})
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as fh:
             fd = None
@@ -290,20 +291,20 @@ def read_source(source, name: str | None = None) -> RawData:
         if path == "-":
             label = name or "<stdin>"
             if _stdin_used:
-                raise InputError("standard input was already read for another input", source=label,
-                                 hint="Give at most one input as '-'")
+                raise InputError(N_("standard input was already read for another input"), source=label,
+                                 hint=N_("Give at most one input as '-'"))
             _stdin_used = True
             data = _read_stream(sys.stdin.buffer.read, label)
         else:
             if "\x00" in path:
-                raise InputError("the path contains a NUL character", source=repr(path),
-                                 hint="Check the path")
+                raise InputError(N_("the path contains a NUL character"), source=repr(path),
+                                 hint=N_("Check the path"))
             try:
                 st = os.stat(path)
             except OSError as exc:
                 raise _open_error(exc, label) from None
             if stat.S_ISDIR(st.st_mode):
-                raise InputError("is a folder, not a file", source=label, hint="Give the path of a file")
+                raise InputError(N_("is a folder, not a file"), source=label, hint=N_("Give the path of a file"))
             if not stat.S_ISREG(st.st_mode):
                 data = _read_special(path, st.st_mode, label)
             else:
@@ -338,8 +339,9 @@ def read_source(source, name: str | None = None) -> RawData:
         except OSError as exc:
             raise _open_error(exc, label) from None
     else:
-        raise InputError(f"cannot read data from an object of type {type(source).__name__}",
-                         hint="Pass a file path, bytes, a file object, a DataFrame or a dict")
+        raise InputError(N_("cannot read data from an object of type {type}"),
+                         hint=N_("Pass a file path, bytes, a file object, a DataFrame or a dict"),
+                         params={"type": type(source).__name__})
     label = str(label)
     fmt = compression_of(data[:16])
     if fmt is not None:
@@ -365,17 +367,17 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
         raise _encoding_error(enc, raw.name)
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise InputError("binary data (a NUL byte): this is not a text file",
+        raise InputError(N_("binary data (a NUL byte): this is not a text file"),
                          source=raw.name, line=line_of_offset(data, nul),
-                         hint="Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table")
+                         hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         if sample is not None and exc.start >= len(data) - 4:
             return  # a multi-byte character cut by the sample boundary
-        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", source=raw.name,
-                         line=line_of_offset(data, exc.start),
-                         hint="Save the file as UTF-8") from None
+        raise InputError(N_("not UTF-8 text (byte 0x{byte})"), source=raw.name,
+                         line=line_of_offset(data, exc.start), hint=N_("Save the file as UTF-8"),
+                         params={"byte": f"{data[exc.start]:02x}"}) from None
 
 
 def text_lines(raw: RawData):

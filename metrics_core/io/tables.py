@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase, prefixed
 from metrics_core.io.columns import (
     ROLE_NAMES,
     ROLES,
@@ -39,13 +39,13 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
     data = raw.data
     if fmt == "parquet":
         if not data.startswith(PARQUET_MAGIC):
-            raise InputError("not a Parquet file (no PAR1 header)", source=raw.name,
-                             hint="Give a .parquet file, or choose another format")
+            raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
+                             hint=N_("Give a .parquet file, or choose another format"))
         return read_parquet_frame(data, raw.name), 0
     check_text(raw)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
-        raise InputError("the file is empty", source=raw.name, hint="Give a file with a header row and data")
+        raise InputError(N_("the file is empty"), source=raw.name, hint=N_("Give a file with a header row and data"))
     if fmt in ("csv", "tsv"):
         sep = "\t" if fmt == "tsv" else ","
         try:
@@ -59,14 +59,16 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                     line = int(msg.split("line")[-1].split(",")[0].strip().rstrip("."))
                 except ValueError:
                     line = None
-            raise InputError(f"malformed {fmt.upper()} ({msg.split('.')[0]})", source=raw.name,
-                             line=line, hint="Every row needs the same number of fields") from None
+            raise InputError(N_("malformed {format} ({error})"), source=raw.name, line=line,
+                             hint=N_("Every row needs the same number of fields"),
+                             params={"format": fmt.upper(), "error": msg.split('.')[0]}) from None
         except pd.errors.EmptyDataError:
-            raise InputError("the file is empty", source=raw.name) from None
+            raise InputError(N_("the file is empty"), source=raw.name) from None
         if not isinstance(frame.index, pd.RangeIndex):
             # pandas made the surplus leading fields an index: every row is too long
-            raise InputError(f"the rows have more fields than the header ({len(frame.columns)})",
-                             source=raw.name, line=2, hint="Every row needs the same number of fields")
+            raise InputError(N_("the rows have more fields than the header ({count})"),
+                             source=raw.name, line=2, hint=N_("Every row needs the same number of fields"),
+                             params={"count": len(frame.columns)})
         return frame, 2
     if fmt == "jsonl":
         rows = []
@@ -76,31 +78,32 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON ({exc.msg})", source=raw.name, line=number) from None
+                raise InputError(N_("invalid JSON ({error})"), source=raw.name, line=number,
+                                 params={"error": exc.msg}) from None
             except RecursionError:
                 raise _too_deep(raw.name, number) from None
             if not isinstance(obj, dict):
-                raise InputError("each JSON line must be an object", source=raw.name, line=number)
+                raise InputError(N_("each JSON line must be an object"), source=raw.name, line=number)
             rows.append(obj)
         if not rows:
-            raise InputError("no JSON objects in the file", source=raw.name)
+            raise InputError(N_("no JSON objects in the file"), source=raw.name)
         return pd.DataFrame(rows), 1
     if fmt == "json":
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", source=raw.name,
-                             line=line_of_offset(data, exc.pos)) from None
+            raise InputError(N_("invalid JSON ({error})"), source=raw.name,
+                             line=line_of_offset(data, exc.pos), params={"error": exc.msg}) from None
         except RecursionError:
             raise _too_deep(raw.name) from None
         return obj, 0
-    raise InputError(f"unknown format {fmt!r}", source=raw.name,
-                     hint="accepted: auto, trec, csv, tsv, parquet, json, jsonl")
+    raise InputError(N_("unknown format {format}"), source=raw.name, hint=N_("accepted: {formats}"),
+                     params={"format": repr(fmt), "formats": "auto, trec, csv, tsv, parquet, json, jsonl"})
 
 
 def _too_deep(source: str, line: int | None = None) -> InputError:
-    return InputError("JSON nested too deeply", source=source, line=line,
-                      hint="A table is a list of flat row objects, or {qid: {docid: value}}")
+    return InputError(N_("JSON nested too deeply"), source=source, line=line,
+                      hint=N_("A table is a list of flat row objects, or {qid: {docid: value}}"))
 
 
 #: Largest number of cells (rows x columns) a Parquet file may declare.
@@ -116,23 +119,24 @@ def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
 
         meta = pq.ParquetFile(pa.BufferReader(data)).metadata
         if meta.num_rows * max(meta.num_columns, 1) > MAX_PARQUET_CELLS:
-            raise InputError(f"the Parquet file declares {meta.num_rows:,} rows", source=source,
-                             hint="Split the file")
+            raise InputError(N_("the Parquet file declares {rows} rows"), source=source,
+                             hint=N_("Split the file"), params={"rows": f"{meta.num_rows:,}"})
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         if declared > MAX_INPUT_BYTES:
-            raise InputError(f"the Parquet file declares {declared:,} bytes of data, above the input "
-                             f"limit of {MAX_INPUT_BYTES:,}", source=source,
-                             hint="Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES")
+            raise InputError(N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
+                             source=source, hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
+                             params={"size": f"{declared:,}", "limit": f"{MAX_INPUT_BYTES:,}"})
         table = pq.read_table(pa.BufferReader(data))
         table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
         return arrow_to_pandas(table)
     except InputError:
         raise
     except MemoryError:
-        raise InputError("the Parquet file is too large to read into memory", source=source) from None
+        raise InputError(N_("the Parquet file is too large to read into memory"), source=source) from None
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
-        raise InputError(f"cannot read this Parquet file ({type(exc).__name__})", source=source,
-                         hint="Save the table again as Parquet, or as CSV") from None
+        raise InputError(N_("cannot read this Parquet file ({error})"), source=source,
+                         hint=N_("Save the table again as Parquet, or as CSV"),
+                         params={"error": type(exc).__name__}) from None
 
 
 def arrow_to_pandas(table) -> pd.DataFrame:
@@ -163,9 +167,9 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
     """
     if not isinstance(frame, pd.DataFrame):
-        raise InputError("expected a table", source=source)
+        raise InputError(N_("expected a table"), source=source)
     if len(frame) == 0 and (first_line or kind == "qrels"):
-        raise InputError("the table has no rows", source=source)
+        raise InputError(N_("the table has no rows"), source=source)
     if len(frame) == 0:
         return Run([], [], np.zeros(0), name=name or "run", source=source)
     roles = detect_columns(frame.columns, kind, columns, source)
@@ -174,15 +178,15 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     def locate(i: int) -> dict:
         if first_line:
             return {"line": i + first_line}
-        return {"problem_prefix": f"row {i + 1}: "}
+        return {"problem_prefix": row_prefix(i)}
 
     values = to_numbers(frame[vcol], what=vcol, source=source, locate=locate,
-                        hint=f"Every row needs a numeric {vcol}")
+                        hint=Phrase(N_("Every row needs a numeric {column}"), {"column": vcol}))
     if is_rank_column(roles, columns, kind):
         values = -values  # rank 1 is best: a higher score must mean better
     lines = (np.arange(len(frame)) + first_line) if first_line else None
-    qid = _id_column(frame[roles["query_id"]], "query id", source, locate)
-    did = _id_column(frame[roles["doc_id"]], "document id", source, locate)
+    qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
+    did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
     else:
@@ -193,31 +197,39 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     return out
 
 
+def row_prefix(i: int) -> Phrase:
+    """The prefix "row i+1: ", the place of a problem in a table without line numbers."""
+    return Phrase(N_("row {row}: "), {"row": i + 1})
+
+
 def _id_column(series: pd.Series, what: str = "id", source: str = "<table>", locate=None) -> pa.Array:
     """Ids as an Arrow string array: scalars only (no lists or structs), none empty."""
     def fail(mask, problem):
         i = int(np.flatnonzero(mask)[0])
-        where = (locate or (lambda j: {"problem_prefix": f"row {j + 1}: "}))(i)
+        where = (locate or (lambda j: {"problem_prefix": row_prefix(j)}))(i)
         prefix = where.pop("problem_prefix", "")
-        raise InputError(prefix + problem(i), source=source,
-                         hint=f"Every row needs a {what} (a text or a whole number)", **where)
+        raise InputError(prefixed(prefix, problem(i)) if prefix else problem(i), source=source,
+                         hint=Phrase(N_("Every row needs a {what} (a text or a whole number)"), {"what": what}),
+                         **where)
 
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
         arr = series.to_numpy()
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            fail(~np.isfinite(arr), lambda i: f"empty or non-finite {what} ({show(arr[i])})")
+            fail(~np.isfinite(arr), lambda i: Phrase(N_("empty or non-finite {what} ({value})"),
+                                                     {"what": what, "value": show(arr[i])}))
         return pa.array(arr)
     obj = series.astype(object).to_numpy()
     compound = np.fromiter((isinstance(v, (list, tuple, dict, set, np.ndarray, bytes, bytearray))
                             for v in obj), dtype=bool, count=len(obj))
     if compound.any():
-        fail(compound, lambda i: f"the {what} is a {type(obj[i]).__name__}, not a single value")
+        fail(compound, lambda i: Phrase(N_("the {what} is a {type}, not a single value"),
+                                        {"what": what, "type": type(obj[i]).__name__}))
     missing = pd.isna(series).to_numpy(dtype=bool)
     text = [None if m else (v if isinstance(v, str) else str(v)) for v, m in zip(obj, missing, strict=True)]
     empty = missing | np.fromiter((t is not None and not t.strip() for t in text), dtype=bool,
                                   count=len(text))
     if empty.any():
-        fail(empty, lambda i: f"empty {what}")
+        fail(empty, lambda i: Phrase(N_("empty {what}"), {"what": what}))
     return pa.array(text, type=pa.string())
 
 
@@ -225,9 +237,9 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
     """JSON shapes: a list of row objects, {"rows": [...]}, or {qid: {docid: value}}."""
     if isinstance(obj, list):
         if not obj:
-            raise InputError("the JSON list is empty", source=source)
+            raise InputError(N_("the JSON list is empty"), source=source)
         if not all(isinstance(r, dict) for r in obj):
-            raise InputError("a JSON list must hold row objects", source=source)
+            raise InputError(N_("a JSON list must hold row objects"), source=source)
         return pd.DataFrame(obj)
     if isinstance(obj, dict):
         for key in ("rows", "data", "records", "run", "qrels"):
@@ -235,9 +247,9 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
                 return json_to_frame(obj[key], kind, source)
         if obj and all(isinstance(v, dict) for v in obj.values()):
             return nested_to_frame(obj, kind, source)
-    raise InputError("unrecognised JSON shape", source=source,
-                     hint='use a list of rows [{"query_id":..., "doc_id":..., "score":...}] '
-                          'or {"qid": {"docid": value}}')
+    raise InputError(N_("unrecognised JSON shape"), source=source,
+                     hint=N_('use a list of rows [{"query_id":..., "doc_id":..., "score":...}] '
+                             'or {"qid": {"docid": value}}'))
 
 
 def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
@@ -248,16 +260,17 @@ def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
     ``missing_queries`` says, and listed among the missing queries. A run mapping with no
     pairs at all is an empty run (every qrels query missing); qrels need a pair.
     """
-    vname = "score" if kind == "run" else "relevance"
+    vname = "score" if kind == "run" else "relevance"  # a column name, as in the table
     q, d, v = [], [], []
     for qid, docs in obj.items():
         if not isinstance(docs, Mapping):
-            raise InputError(f"query {qid!r}: expected a {{doc_id: {vname}}} mapping", source=source)
+            raise InputError(N_("query {query}: expected a {{doc_id: {column}}} mapping"), source=source,
+                             params={"query": repr(qid), "column": vname})
         for did, val in docs.items():
             q.append(str(qid))
             d.append(str(did))
             v.append(val)
     if not q and kind == "qrels":
-        raise InputError("no (query, document) pairs in the mapping", source=source)
+        raise InputError(N_("no (query, document) pairs in the mapping"), source=source)
     return pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
                          vname: pd.Series(v, dtype=object)})

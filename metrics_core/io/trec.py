@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.source import RawData, check_text, text_lines
 from metrics_core.validation import parse_number
 
@@ -30,10 +30,22 @@ MSMARCO_RUN_FORMAT = "qid pid rank"
 
 # (number of columns, id columns, value column, value name)
 _LAYOUT = {
-    "run": (6, (0, 2), 4, "score", RUN_FORMAT),
-    "qrels": (4, (0, 2), 3, "relevance", QRELS_FORMAT),
-    "msmarco": (3, (0, 1), 2, "rank", MSMARCO_RUN_FORMAT),
+    "run": (6, (0, 2), 4, Phrase(N_("score")), RUN_FORMAT),
+    "qrels": (4, (0, 2), 3, Phrase(N_("relevance")), QRELS_FORMAT),
+    "msmarco": (3, (0, 1), 2, Phrase(N_("rank")), MSMARCO_RUN_FORMAT),
 }
+#: "<kind> lines are: <layout>", the advice of every message about a line's layout.
+_LINES_ARE = {"run": N_("run lines are: {layout}"), "qrels": N_("qrels lines are: {layout}"),
+              "msmarco": N_("msmarco lines are: {layout}")}
+
+
+def lines_are(kind: str) -> Phrase:
+    """The layout of a ``kind`` line ("run", "qrels", "msmarco") in words, translatable.
+
+    >>> lines_are("qrels")
+    'qrels lines are: qid iter docid relevance'
+    """
+    return Phrase(_LINES_ARE[kind], {"layout": _LAYOUT[kind][4]})
 
 
 #: the characters that separate fields, as trec_eval's C reader sees them (C's isspace):
@@ -48,13 +60,39 @@ def split_fields(line: str) -> list[str]:
     return _FIELDS.split(line) if line else []
 
 
-def other_separators(raw: RawData, delim: str) -> bool:
-    """Whether the data holds a separator other than ``delim`` (a tab in a space-separated
-    file, a space in a tab-separated one, a vertical tab or form feed anywhere): the
-    delimiter-split fast paths would then read fields the line reader splits. (Empty
-    fields, the other difference, are found in the parsed columns: :func:`any_empty`.)"""
-    others = {"\t": (b" ", b"\x0b", b"\x0c"), " ": (b"\t", b"\x0b", b"\x0c")}[delim]
-    return any(raw.contains(c) for c in others)
+#: bytes that stop a delimiter-split fast path: a NUL (the line reader names its line) and
+#: the separators other than the delimiter (the line reader splits on them)
+_UNEXPECTED = {"\t": (b"\x00", b" ", b"\x0b", b"\x0c"), " ": (b"\x00", b"\t", b"\x0b", b"\x0c")}
+
+
+def unexpected_bytes(data, delim: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``data[start:end]`` (bytes or a bytearray) holds a NUL byte or a separator
+    other than ``delim`` (a tab in a space-separated file, a space in a tab-separated one,
+    a vertical tab or form feed anywhere): the delimiter-split fast paths would then read
+    fields the line reader splits. One ``memchr`` per byte value. (Empty fields, the other
+    difference, are found in the parsed columns: :func:`any_empty`.)
+
+    >>> unexpected_bytes(b"q1 Q0 d1 1 2.5 run", " "), unexpected_bytes(b"q1\\tQ0 d1", " ")
+    (False, True)
+    """
+    end = len(data) if end is None else end
+    return any(data.find(c, start, end) >= 0 for c in _UNEXPECTED[delim])
+
+
+def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
+    """:func:`unexpected_bytes` over the whole input, a file read in chunks into one
+    reused buffer (mapping the file would count it in the process's resident memory and
+    fault its pages in; the read is one pass)."""
+    if raw.path is None:
+        return unexpected_bytes(raw.data, delim)
+    buf = bytearray(chunk)
+    with open(raw.path, "rb", buffering=0) as fh:
+        while True:
+            n = fh.readinto(buf)
+            if not n:
+                return False
+            if unexpected_bytes(buf, delim, 0, n):
+                return True
 
 
 def any_empty(column) -> bool:
@@ -103,7 +141,7 @@ def _fast_parse(raw: RawData, kind: str):
     if len(first.split(delim.encode())) != ncols:
         return None
     # NUL bytes take the slow path, which names their line; so do mixed separators
-    if raw.contains(b"\x00") or other_separators(raw, delim):
+    if other_separators(raw, delim):
         return None
     names = [f"c{i}" for i in range(ncols)]
     # the other fields (Q0, rank, tag; iter), read only to see that none is empty
@@ -174,7 +212,7 @@ def _comment_or_blank(qid: pa.ChunkedArray) -> bool:
 
 def _slow_parse(raw: RawData, kind: str):
     """Line-by-line parse that names the first bad line."""
-    ncols, (qcol, dcol), vcol, vname, layout = _LAYOUT[kind]
+    ncols, (qcol, dcol), vcol, vname, _ = _LAYOUT[kind]
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
@@ -183,30 +221,34 @@ def _slow_parse(raw: RawData, kind: str):
             continue
         parts = split_fields(stripped)
         if quoted_line(stripped, parts, kind):
-            raise InputError("a double quote (\") in the line: TREC files are not quoted, and ids "
-                             "cannot contain spaces", source=raw.name, line=number,
-                             hint=f"Remove the quotes and the spaces inside ids; {kind} lines are: {layout}")
+            raise InputError(N_("a double quote (\") in the line: TREC files are not quoted, and ids "
+                                "cannot contain spaces"), source=raw.name, line=number,
+                             hint=N_("Remove the quotes and the spaces inside ids; {lines}"),
+                             params={"lines": lines_are(kind)})
         if len(parts) < ncols:
-            hint = plain = f"{kind} lines are: {layout}"
+            hint = plain = lines_are(kind)
             if kind == "run" and len(parts) == 4:
-                hint += " (this line looks like a qrels line: did you swap --qrels and --run?)"
-                plain += " (this line looks like a qrels line: are the qrels and the run swapped?)"
-            raise InputError(f"expected {ncols} columns, found {len(parts)}", source=raw.name,
-                             line=number, hint=hint, option="--" + kind, field=kind, plain_hint=plain)
+                hint = N_("{lines} (this line looks like a qrels line: did you swap --qrels and --run?)")
+                plain = N_("{lines} (this line looks like a qrels line: are the qrels and the run swapped?)")
+            raise InputError(N_("expected {want} columns, found {got}"), source=raw.name,
+                             line=number, hint=hint, option="--" + kind, field=kind, plain_hint=plain,
+                             params={"want": ncols, "got": len(parts), "lines": lines_are(kind)})
         if kind == "qrels" and len(parts) >= 6 and (parts[1] == "Q0" or not _is_number(parts[3])):
-            raise InputError("expected 4 columns, found 6", source=raw.name, line=number,
-                             hint=f"qrels lines are: {layout} (this line looks like a run line:"
-                                  " did you swap --qrels and --run?)", option="--qrels", field="qrels",
-                             plain_hint=f"qrels lines are: {layout} (this line looks like a run line:"
-                                        " are the qrels and the run swapped?)")
+            raise InputError(N_("expected {want} columns, found {got}"), source=raw.name, line=number,
+                             hint=N_("{lines} (this line looks like a run line: did you swap --qrels and --run?)"),
+                             option="--qrels", field="qrels",
+                             plain_hint=N_("{lines} (this line looks like a run line: are the qrels and the run "
+                                           "swapped?)"),
+                             params={"want": 4, "got": 6, "lines": lines_are("qrels")})
         text_value = parts[vcol]
         value = parse_number(text_value)
         if value is None:
-            raise InputError(f"{vname} {text_value!r} is not a number", source=raw.name, line=number,
-                             hint=f"{kind} lines are: {layout}")
+            raise InputError(N_("{what} {value} is not a number"), source=raw.name, line=number,
+                             hint=lines_are(kind), params={"what": vname, "value": repr(text_value)})
         if not np.isfinite(value):
-            raise InputError(f"{vname} is {text_value!r}, not a finite number", source=raw.name,
-                             line=number, hint=f"Every {vname} must be a finite number")
+            raise InputError(N_("{what} is {value}, not a finite number"), source=raw.name,
+                             line=number, hint=N_("Every {what} must be a finite number"),
+                             params={"what": vname, "value": repr(text_value)})
         qids.append(parts[qcol])
         dids.append(parts[dcol])
         vals.append(value)
@@ -214,8 +256,8 @@ def _slow_parse(raw: RawData, kind: str):
         if tag is None and kind == "run":
             tag = parts[5]
     if not qids:
-        raise InputError("no data lines: the file is empty (or only comments)", source=raw.name,
-                         hint=f"{kind} lines are: {layout}")
+        raise InputError(N_("no data lines: the file is empty (or only comments)"), source=raw.name,
+                         hint=lines_are(kind))
     return (pa.array(qids, type=pa.string()), pa.array(dids, type=pa.string()),
             np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
 
@@ -233,8 +275,7 @@ def _is_number(text: str) -> bool:
 
 def _parse(raw: RawData, kind: str):
     if not raw.head(1 << 16).strip() and not raw.data.strip():
-        raise InputError("the file is empty", source=raw.name,
-                         hint=f"{kind} lines are: {_LAYOUT[kind][4]}")
+        raise InputError(N_("the file is empty"), source=raw.name, hint=lines_are(kind))
     check_text(raw, sample=1 << 16)
     parsed = _fast_parse(raw, kind)
     if parsed is None:

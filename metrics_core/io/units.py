@@ -30,14 +30,13 @@ ranges before it (:attr:`UnitStream.lines`), known once they are read, or counte
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from metrics_core.data import Run
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError, Phrase, prefixed
 from metrics_core.io import is_msmarco_run, is_trec, read_run
 from metrics_core.io.blocks import BATCH_ROWS, SCHEMA, open_run_stream, run_stream
 from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
@@ -233,10 +232,7 @@ def relocated(exc: InputError, unit: Unit, offset: int) -> InputError:
     """``exc`` raised by a reader on a byte range, naming the file and its line in the file."""
     if exc.source not in (None, "<bytes>"):
         return exc
-    line = exc.line + offset if exc.line is not None else None
-    return InputError(exc.templates["problem"], source=unit.path, line=line, hint=exc.templates["hint"],
-                      option=exc.option, field=exc.field, plain_hint=exc.templates["plain_hint"],
-                      params=exc.params or None)
+    return exc.replace(source=unit.path, line=exc.line + offset if exc.line is not None else None)
 
 
 def _range_bytes(unit: Unit) -> bytes:
@@ -332,23 +328,23 @@ def _parquet_batches(unit: Unit, batch_rows: int):
             at += len(frame)
             yield table_of(run, lines)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"cannot read this Parquet file ({exc})", source=unit.path) from None
+        raise InputError(N_("cannot read this Parquet file ({error})"), source=unit.path,
+                         params={"error": str(exc)}) from None
     except UnicodeDecodeError:
-        raise InputError("cannot read this Parquet file (text that is not UTF-8 in its schema)",
-                         source=unit.path, hint="Save the table again as Parquet, or as CSV") from None
+        raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+                         source=unit.path, hint=N_("Save the table again as Parquet, or as CSV")) from None
 
 
 def rows_shifted(exc: InputError, offset: int) -> InputError:
     """``exc`` (whose problem starts ``row N: ``, N counted in a batch) with N counted in
     the file (``offset`` rows before the batch)."""
-    problem = exc.templates["problem"] or ""
-    found = re.match(r"row (\d+): ", problem)
-    if not found or not offset:
+    from metrics_core.io.tables import row_prefix
+
+    problem = exc.templates["problem"]
+    prefix = problem.params.get("prefix") if isinstance(problem, Phrase) else None
+    if not offset or not isinstance(prefix, Phrase) or prefix.template != "row {row}: ":
         return exc
-    problem = f"row {int(found.group(1)) + offset}: " + problem[found.end():]
-    return InputError(problem, source=exc.source, line=exc.line, hint=exc.templates["hint"],
-                      option=exc.option, field=exc.field, plain_hint=exc.templates["plain_hint"],
-                      params=exc.params or None)
+    return exc.replace(problem=prefixed(row_prefix(prefix.params["row"] - 1 + offset), problem.params["problem"]))
 
 
 def table_of(run: Run, lines: np.ndarray) -> pa.Table:

@@ -12,10 +12,17 @@ measure picker and the Learn page.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from metrics_core.errors import N_
 from metrics_core.validation import LIMITS
+
+#: how a reference cites trec_eval's measure ``{}`` (the words around the name are translated
+#: where shown: :meth:`MeasureDef.referenced`)
+TREC_EVAL = N_("trec_eval 10.0 (NIST; Buckley), measure {}.")
+_TREC_CITATION = re.compile("^" + re.escape(TREC_EVAL).replace(r"\{\}", r"(\S+)") + "$")
 
 #: the families, in definition order (filled by :func:`measure`)
 FAMILIES: list[MeasureDef] = []
@@ -99,7 +106,7 @@ class Param:
         """How to write a value, for messages and the Learn page."""
         if self.choices is not None:
             return "|".join(self.choices)
-        return "label:gain,..." if self.name == "gains" else "a number"
+        return N_("label:gain,...") if self.name == "gains" else N_("a number")
 
 
 #: every parameter a family may take
@@ -140,13 +147,30 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
 
 @dataclass(frozen=True)
 class Example:
-    """A worked example: one query's qrels and run, a measure name and its value."""
+    """A worked example: one query's qrels and run, a measure name and its value.
+
+    ``explanation`` is its English text; ``parts``, when given, the texts marked for
+    translation it is made of (joined by a space), translated one by one by
+    :meth:`explained`.
+    """
 
     qrels: dict
     run: dict
     measure: str
     value: float
     explanation: str = ""
+    parts: tuple[str, ...] = ()
+
+    def explained(self, gettext: Callable[[str], str] | None = None) -> str:
+        """The explanation in the words of ``gettext`` (a catalog's; default: English).
+
+        >>> ex = Example({}, {}, "P@1", 1.0, "One query. One relevant.", ("One query.", "One relevant."))
+        >>> ex.explained(), ex.explained(str.upper)
+        ('One query. One relevant.', 'ONE QUERY. ONE RELEVANT.')
+        """
+        if gettext is None:
+            return self.explanation
+        return " ".join(gettext(p) for p in (self.parts or (self.explanation,)))
 
 
 @dataclass(frozen=True)
@@ -177,7 +201,11 @@ class MeasureDef:
         LaTeX.
     edge_cases : tuple of str
     reference : str
-        Literature (and trec_eval's measure where it defines one).
+        Literature (and trec_eval's measure where it defines one). Declared as one text or as
+        its parts (a tuple, joined by a space): the literature as published, trec_eval's
+        citation (:data:`TREC_EVAL`) and notes marked for translation.
+    reference_parts : tuple of str
+        The parts of a reference declared in parts (else empty).
     example : Example
     common : tuple of str
         Instances offered first by the app's measure picker.
@@ -208,6 +236,7 @@ class MeasureDef:
     formula: str = ""
     edge_cases: tuple[str, ...] = ()
     reference: str = ""
+    reference_parts: tuple[str, ...] = ()
     example: Example | None = None
     common: tuple[str, ...] = ()
     value_range: tuple[float, float | None] = (0.0, 1.0)
@@ -215,6 +244,26 @@ class MeasureDef:
     cut_invariant: bool = False
     may_be_nan: bool = False
     better: str | None = "higher"
+
+    def referenced(self, gettext: Callable[[str], str] | None = None) -> str:
+        """The reference in the words of ``gettext`` (a catalog's; default: English): the
+        literature as published, the words around it translated (trec_eval's citation,
+        the notes).
+
+        >>> from metrics_core.ranking.registry import REGISTRY
+        >>> REGISTRY["Success"].referenced()
+        'trec_eval 10.0 (NIST; Buckley), measure success_k. Also called Hit@k or top-k accuracy.'
+        >>> REGISTRY["Success"].referenced(str.upper)
+        'TREC_EVAL 10.0 (NIST; BUCKLEY), MEASURE success_k. ALSO CALLED HIT@K OR TOP-K ACCURACY.'
+        """
+        if gettext is None:
+            return self.reference
+
+        def words(part: str) -> str:
+            cited = _TREC_CITATION.match(part)
+            return gettext(TREC_EVAL).format(cited.group(1)) if cited else gettext(part)
+
+        return " ".join(words(p) for p in (self.reference_parts or (self.reference,)))
 
     def usage(self) -> str:
         """How to write it: ``P@k``, ``AP``, ``IPrec@r`` ..."""
@@ -253,6 +302,10 @@ def measure(name: str, description: str, **fields) -> Callable:
 
     if fields.get("better", "missing") not in BETTER:
         raise RuntimeError(f"measure {name}: declare better= one of {BETTER}")
+
+    if isinstance(fields.get("reference"), tuple):
+        fields["reference_parts"] = fields["reference"]
+        fields["reference"] = " ".join(fields["reference"])
 
     def register(compute: Callable) -> Callable:
         d = MeasureDef(name, description, compute, **fields)

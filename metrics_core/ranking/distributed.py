@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.io.units import DEFAULT_UNIT_BYTES, plan_units
 from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex
 from metrics_core.ranking.registry import rank_cutoffs
@@ -77,11 +77,11 @@ def list_parts(spec) -> list[str]:
         else:
             parts = [spec]
     if not parts:
-        raise InputError("no run parts found", source=str(spec),
-                         hint="Give a folder of run files, a glob such as 'parts/*.run', or files")
+        raise InputError(N_("no run parts found"), source=str(spec),
+                         hint=N_("Give a folder of run files, a glob such as 'parts/*.run', or files"))
     for p in parts:
         if not os.path.isfile(p):
-            raise InputError("file not found", source=p, hint="Check the path")
+            raise InputError(N_("file not found"), source=p, hint=N_("Check the path"))
     return parts
 
 
@@ -154,7 +154,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
         run_queries.update(r.names)
         count.update(r.names)
     if not run_queries:
-        raise InputError("the run parts hold no rows", source=source)
+        raise InputError(N_("the run parts hold no rows"), source=source)
     again = {q for q, c in count.items() if c > 1}
     for r in results:
         again |= r.reappear
@@ -258,16 +258,17 @@ def connect(address: str):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("--scheduler needs Dask", hint="pip install 'ranklab[dask]' "
-                         "(or: pip install 'dask[distributed]')") from None
+        raise InputError(N_("--scheduler needs Dask"), hint=N_("pip install 'ranklab[dask]' "
+                                                              "(or: pip install 'dask[distributed]')")) from None
     if address.startswith("local:"):
         try:
             n = int(address.split(":", 1)[1])
         except ValueError:
             n = 0
         if n < 1:
-            raise InputError(f"bad scheduler address {address!r}",
-                             hint="local:N needs a whole number of workers N >= 1, e.g. local:2")
+            raise InputError(N_("bad scheduler address {address!r}"),
+                             hint=N_("local:N needs a whole number of workers N >= 1, e.g. local:2"),
+                             params={"address": address})
         import dask
 
         # glibc's own malloc thresholds in the workers (see unit_tasks.tune_malloc)
@@ -278,13 +279,15 @@ def connect(address: str):
                                    dashboard_address=":0")
         return Client(cluster), cluster
     if "://" not in address:
-        raise InputError(f"bad scheduler address {address!r}",
-                         hint="give tcp://HOST:PORT (a running dask scheduler) or local:N")
+        raise InputError(N_("bad scheduler address {address!r}"),
+                         hint=N_("give tcp://HOST:PORT (a running dask scheduler) or local:N"),
+                         params={"address": address})
     try:
         return Client(address, timeout="20s"), None
     except (OSError, TimeoutError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address} ({exc})",
-                         hint="start one with: dask scheduler; then dask worker ADDRESS") from None
+        raise InputError(N_("cannot reach the Dask scheduler at {address} ({reason})"),
+                         hint=N_("start one with: dask scheduler; then dask worker ADDRESS"),
+                         params={"address": address, "reason": exc}) from None
 
 
 def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str, block_rows=None) -> list:

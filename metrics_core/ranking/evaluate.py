@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.evaluation import Evaluation
 from metrics_core.io import read_qrels, read_run
 from metrics_core.io.coverage import coverage_report, warn_coverage
@@ -103,8 +103,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if tie_report and (client is not None or (block_rows or 0) > 0):
-        raise InputError("the tie report needs the whole run in memory",
-                         hint="Leave out the scheduler or the block rows, or the tie report")
+        raise InputError(N_("the tie report needs the whole run in memory"),
+                         hint=N_("Leave out the scheduler or the block rows, or the tie report"))
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 

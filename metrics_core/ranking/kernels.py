@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.ranking.definition import gains_table
 from metrics_core.ranking.ranked_lists import RankedLists
 
@@ -33,13 +33,18 @@ EXP_GAIN_MAX_LABEL = 1023  # 2.0**1024 is inf in float64
 
 class GainOverflow(InputError):
     """A relevance label too large for ``gain=exp`` (``label``: the label). Raised by
-    :func:`gain_of`; :func:`locate_gain_overflow` names the qrels line that holds it."""
+    :func:`gain_of`; :func:`locate_gain_overflow` names the qrels line that holds it, or
+    (``row``, 1-based) the judgement's position in the qrels as read when no line is kept."""
 
-    def __init__(self, label: float, source: str | None = None, line: int | None = None, where: str = ""):
+    def __init__(self, label: float, source: str | None = None, line: int | None = None,
+                 row: int | None = None):
         self.label = float(label)
-        super().__init__(f"relevance {self.label:.17g}{where} is too large for gain=exp: 2**relevance - 1 "
-                         f"overflows above {EXP_GAIN_MAX_LABEL}", source=source, line=line,
-                         hint="Use gain=linear, or relevance grades below 1024")
+        problem = (N_("relevance {label:.17g} is too large for gain=exp: 2**relevance - 1 overflows above {limit}")
+                   if row is None else
+                   N_("relevance {label:.17g} (judgement {row} of the qrels as read; line numbers not kept) "
+                      "is too large for gain=exp: 2**relevance - 1 overflows above {limit}"))
+        super().__init__(problem, source=source, line=line, hint=N_("Use gain=linear, or relevance grades below 1024"),
+                         params={"label": self.label, "row": row, "limit": EXP_GAIN_MAX_LABEL})
 
 
 def gain_of(labels: np.ndarray, kind: str) -> np.ndarray:
@@ -66,8 +71,7 @@ def locate_gain_overflow(exc: GainOverflow, R: RankedLists) -> GainOverflow:
         return exc
     row = int(R.qrels_row[hit[0]]) if R.qrels_row is not None else int(hit[0])
     line = qrels.line_of(row)
-    where = "" if line is not None else f" (judgement {row + 1} of the qrels as read; line numbers not kept)"
-    return GainOverflow(exc.label, source=qrels.source, line=line, where=where)
+    return GainOverflow(exc.label, source=qrels.source, line=line, row=None if line is not None else row + 1)
 
 
 def discount_of(pos: np.ndarray, kind: str) -> np.ndarray:

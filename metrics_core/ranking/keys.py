@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.ranking.strings import order_within_groups, sort_by_query, strings_equal
 
 
@@ -172,20 +172,48 @@ class FingerprintCollision(Exception):
     """Two different strings with the same 64-bit fingerprint (never seen; handled exactly)."""
 
 
+#: (what, where the rows are: "lines" or "rows") -> the problem of :func:`duplicate_error`
+DUPLICATE_TEXTS = {
+    ("judgement", "lines"): N_("duplicate judgement for query {query!r}, document {doc!r} (lines {first} and "
+                               "{second}; {n} duplicate row(s) in all)"),
+    ("judgement", "rows"): N_("duplicate judgement for query {query!r}, document {doc!r} (rows {first} and "
+                              "{second}; {n} duplicate row(s) in all)"),
+    ("document in the run", "lines"): N_("duplicate document in the run for query {query!r}, document {doc!r} "
+                                         "(lines {first} and {second}; {n} duplicate row(s) in all)"),
+    ("document in the run", "rows"): N_("duplicate document in the run for query {query!r}, document {doc!r} "
+                                        "(rows {first} and {second}; {n} duplicate row(s) in all)"),
+}
+#: the duplicates conventions a hint of :func:`duplicate_error` lists -> that hint
+DUPLICATE_HINTS = {
+    "keep first, last or max": N_("Remove the duplicates, or choose a duplicates convention "
+                                  "(keep first, last or max)"),
+    "count, first, last or max": N_("Remove the duplicates, or choose a duplicates convention "
+                                    "(count, first, last or max)"),
+}
+
+
 def duplicate_error(data, found, what: str, kinds: str):
-    """Raise the InputError for the first duplicate of ``found`` (file, lines, count)."""
+    """Raise the InputError for the first duplicate of ``found`` (file, lines, count).
+
+    ``what`` names the row ("judgement", "document in the run") and ``kinds`` the
+    conventions that accept duplicates; the texts of :data:`DUPLICATE_TEXTS` and
+    :data:`DUPLICATE_HINTS` are translatable."""
     pos, group, example = found
     a, b = (int(x) for x in example[0])
     qid = data.qid[a].as_py()
     did = data.docid[a].as_py()
     la, lb = data.line_of(a), data.line_of(b)
-    where = f"lines {la} and {lb}" if la is not None else f"rows {a + 1} and {b + 1}"
+    where, first, second = ("lines", la, lb) if la is not None else ("rows", a + 1, b + 1)
     n_extra = len(pos) - (int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group)))
-    raise InputError(
-        f"duplicate {what} for query {qid!r}, document {did!r} ({where}; "
-        f"{n_extra} duplicate row(s) in all)",
-        source=data.source,
-        hint=f"Remove the duplicates, or choose a duplicates convention ({kinds})")
+    problem = DUPLICATE_TEXTS.get((what, where)) or (
+        N_("duplicate {what} for query {query!r}, document {doc!r} (lines {first} and {second}; "
+           "{n} duplicate row(s) in all)") if where == "lines" else
+        N_("duplicate {what} for query {query!r}, document {doc!r} (rows {first} and {second}; "
+           "{n} duplicate row(s) in all)"))
+    hint = DUPLICATE_HINTS.get(kinds) or N_("Remove the duplicates, or choose a duplicates convention ({kinds})")
+    raise InputError(problem, source=data.source, hint=hint,
+                     params={"what": what, "query": qid, "doc": did, "first": first, "second": second,
+                             "n": n_extra, "kinds": kinds})
 
 
 def exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):

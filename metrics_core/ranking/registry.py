@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
 from metrics_core.ranking.definition import (
     FAMILIES,
@@ -81,11 +81,20 @@ def _written(d: MeasureDef) -> str:
     return d.usage()
 
 
+def _accepted() -> dict:
+    """The values of :data:`ACCEPTED_HINT`."""
+    return {"accepted_names": ", ".join(_written(d) for d in FAMILIES),
+            "accepted_params": ", ".join(f"{p.name}={p.accepted()}" for p in PARAMS.values())}
+
+
+#: the hint that lists every accepted name (the text of :func:`accepted_names`)
+ACCEPTED_HINT = N_("accepted: {accepted_names}; parameters: {accepted_params}")
+
+
 def accepted_names() -> str:
     """The accepted measure names and parameters, in one line (for messages)."""
-    names = ", ".join(_written(d) for d in FAMILIES)
-    params = ", ".join(f"{p.name}={p.accepted()}" for p in PARAMS.values())
-    return f"{names}; parameters: {params}"
+    parts = _accepted()
+    return f"{parts['accepted_names']}; parameters: {parts['accepted_params']}"
 
 
 def list_measures() -> list[tuple[str, str]]:
@@ -93,8 +102,10 @@ def list_measures() -> list[tuple[str, str]]:
     return [(d.name, d.description) for d in FAMILIES]
 
 
-def _unknown(text: str, why: str):
-    raise InputError(f"unknown measure {text!r}: {why}", hint="accepted: " + accepted_names())
+def _unknown(problem: str, **params):
+    """Raise the error for an unknown measure name: ``problem`` (a template) filled with
+    ``params``, and the accepted names."""
+    raise InputError(problem, hint=ACCEPTED_HINT, params={**params, **_accepted()})
 
 
 def _split_params(text: str) -> list[tuple[str, str]]:
@@ -122,25 +133,44 @@ def _family_of(base: str, cutoff_text: str | None) -> tuple[str | None, str | No
 def _cutoff(raw: str, d: MeasureDef, text: str | None):
     if text is None:
         if d.cutoff in ("required", "fraction"):
-            raise InputError(f"measure {raw!r}: {d.name} needs a cutoff",
-                             hint=f"e.g. {d.name}@{'0.1' if d.cutoff == 'fraction' else '10'}")
+            raise InputError(N_("measure {measure!r}: {name} needs a cutoff"), hint=N_("e.g. {name}@{example}"),
+                             params={"measure": raw, "name": d.name,
+                                     "example": "0.1" if d.cutoff == "fraction" else "10"})
         return None
     if d.cutoff == "none":
-        raise InputError(f"measure {raw!r}: {d.name} takes no cutoff", hint=f"write {d.name}")
+        raise InputError(N_("measure {measure!r}: {name} takes no cutoff"), hint=N_("write {name}"),
+                         params={"measure": raw, "name": d.name})
     try:
         value = float(text)
     except ValueError:
-        _unknown(raw, f"cutoff {text!r} is not a number")
+        _unknown(N_("unknown measure {measure!r}: cutoff {cutoff!r} is not a number"), measure=raw, cutoff=text)
     if d.cutoff == "fraction":
         if not 0.0 <= value <= 1.0:
-            raise InputError(f"measure {raw!r}: the recall level must be between 0.0 and 1.0")
+            raise InputError(N_("measure {measure!r}: the recall level must be between 0.0 and 1.0"),
+                             params={"measure": raw})
         return value
     if not (value >= 1 and value.is_integer()):
-        raise InputError(f"measure {raw!r}: the cutoff must be a positive whole number")
+        raise InputError(N_("measure {measure!r}: the cutoff must be a positive whole number"),
+                         params={"measure": raw})
     if value > MAX_CUTOFF:
-        raise InputError(f"measure {raw!r}: the cutoff is larger than {MAX_CUTOFF:,}",
-                         hint="Leave the cutoff out to evaluate whole rankings")
+        raise InputError(N_("measure {measure!r}: the cutoff is larger than {limit:,}"),
+                         hint=N_("Leave the cutoff out to evaluate whole rankings"),
+                         params={"measure": raw, "limit": MAX_CUTOFF})
     return int(value)
+
+
+def _read_param(raw: str, key: str, value: str):
+    """The value of parameter ``key`` written ``value`` in the measure name ``raw``."""
+    param = PARAMS[key]
+    where = {"measure": raw, "parameter": key, "text": value}
+    problem = N_("measure {measure!r}: {parameter}={text!r} is not accepted")
+    if param.choices is not None and value not in param.choices:
+        raise InputError(problem, hint=N_("{parameter} accepts {choices}"),
+                         params={**where, "choices": ", ".join(param.choices)})
+    try:
+        return param.read(value)
+    except ValueError as exc:  # the reason, in English: "must be a finite number"
+        raise InputError(problem, hint=N_("{parameter} {reason}"), params={**where, "reason": exc}) from None
 
 
 def parse_measure(text) -> MeasureSpec:
@@ -160,7 +190,8 @@ def parse_measure(text) -> MeasureSpec:
     raw = str(text)
     m = _NAME_RE.match(raw)
     if not m:
-        _unknown(raw, "not of the form NAME, NAME@k or NAME(param=value)@k")
+        _unknown(N_("unknown measure {measure!r}: not of the form NAME, NAME@k or NAME(param=value)@k"),
+                 measure=raw)
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
     family, cutoff_text = _family_of(base, cutoff_text)
     if family is None and params_text is None and cutoff_text is None:
@@ -171,26 +202,25 @@ def parse_measure(text) -> MeasureSpec:
     if family is None and (ranx := translate_ranx(raw)) is not None:  # ranx spellings (ndcg_burges@10)
         return parse_measure(ranx)
     if family is None:
-        _unknown(raw, f"no measure called {base!r}")
+        _unknown(N_("unknown measure {measure!r}: no measure called {base!r}"), measure=raw, base=base)
     d = REGISTRY[family]
     params = {}
     for key, value in _split_params(params_text or ""):
         if value is None:
-            _unknown(raw, f"parameter {key!r} is not key=value")
+            _unknown(N_("unknown measure {measure!r}: parameter {key!r} is not key=value"), measure=raw, key=key)
         if key not in d.params:
-            raise InputError(f"measure {raw!r}: unknown parameter {key!r}",
-                             hint=f"{family} accepts: {', '.join(d.params) or 'no parameters'}")
+            raise InputError(N_("measure {measure!r}: unknown parameter {key!r}"),
+                             hint=N_("{name} accepts: {names}") if d.params else N_("{name} accepts: no parameters"),
+                             params={"measure": raw, "key": key, "name": family, "names": ", ".join(d.params)})
         if key in params:
-            raise InputError(f"measure {raw!r}: parameter {key!r} is given twice", hint="Give it once")
-        try:
-            params[key] = PARAMS[key].read(value)
-        except ValueError as exc:
-            raise InputError(f"measure {raw!r}: {key}={value!r} is not accepted",
-                             hint=f"{key} {exc}") from None
+            raise InputError(N_("measure {measure!r}: parameter {key!r} is given twice"), hint=N_("Give it once"),
+                             params={"measure": raw, "key": key})
+        params[key] = _read_param(raw, key, value)
     params = tuple((k, params[k]) for k in d.params if k in params)
     cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:
-        raise InputError(f"measure {raw!r}: miss=k_plus_1 needs a cutoff", hint="e.g. RR(miss=k_plus_1)@10")
+        raise InputError(N_("measure {measure!r}: miss=k_plus_1 needs a cutoff"), hint=N_("e.g. RR(miss=k_plus_1)@10"),
+                         params={"measure": raw})
     return MeasureSpec(family, params, cutoff, d)
 
 
@@ -226,7 +256,7 @@ def parse_measures(names) -> list[MeasureSpec]:
                 seen.add(spec.name)
                 out.append(spec)
     if not out:
-        raise InputError("no measures given", hint="accepted: " + accepted_names())
+        raise InputError(N_("no measures given"), hint=ACCEPTED_HINT, params=_accepted())
     return out
 
 

@@ -28,9 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.io.blocks import NotStreamable, batch_run
 from metrics_core.io.units import Unit, unit_stream, unit_whole
+from metrics_core.ranking.keys import DUPLICATE_HINTS
 from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.ranking.ranked_lists import Diagnostics
 from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
@@ -357,12 +358,14 @@ def duplicate_across_files(table: pa.Table, paths) -> None:
     a, b = int(firsts[i]), int(later[i])
     pos = table.column("pos").to_numpy()
     lines = table.column("line").to_numpy()
-    where = [f"{paths[int(pos[r] >> ROW_BITS)]}, line {int(lines[r])}" for r in (a, b)]
-    extra = len(same)
+    where = [(paths[int(pos[r] >> ROW_BITS)], int(lines[r])) for r in (a, b)]
     raise InputError(
-        f"duplicate document in the run for query {table.column('qid')[a].as_py()!r}, document "
-        f"{table.column('docid')[a].as_py()!r} ({where[0]} and {where[1]}; {extra} duplicate row(s) in all)",
-        hint="Remove the duplicates, or choose a duplicates convention (count, first, last or max)")
+        N_("duplicate document in the run for query {query!r}, document {doc!r} ({first_file}, line "
+           "{first} and {second_file}, line {second}; {n} duplicate row(s) in all)"),
+        hint=DUPLICATE_HINTS["count, first, last or max"],
+        params={"query": table.column("qid")[a].as_py(), "doc": table.column("docid")[a].as_py(),
+                "first_file": where[0][0], "first": where[0][1], "second_file": where[1][0],
+                "second": where[1][1], "n": len(same)})
 
 
 __all__ = ["ROW_BITS", "Setup", "tune_malloc", "Failed", "Reported", "raise_failed", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",

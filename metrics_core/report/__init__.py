@@ -39,6 +39,7 @@ from metrics_core.report.cells import (  # noqa: F401  (re-exported: the shared 
     latex_cell,
     latex_escape,
     latex_text,
+    markdown_escape,
     short_caption,
 )
 
@@ -118,22 +119,6 @@ def json_safe(obj):
 
 def _one_line(text: str) -> str:
     return str(text).replace("\r", " ").replace("\n", " ")
-
-
-def markdown_escape(text: str) -> str:
-    """Escape a Markdown table cell: HTML is escaped (no tag or entity survives) and the
-    brackets of Markdown's links and images are backslash-escaped, so ``<script>`` and
-    ``[x](javascript:...)`` stay text; ``|`` and line breaks cannot break the table.
-
-    >>> print(markdown_escape("<b>a|b</b>"))
-    &lt;b&gt;a\\|b&lt;/b&gt;
-    >>> print(markdown_escape("[x](javascript:alert(1))"))
-    \\[x\\](javascript:alert(1))
-    """
-    import html
-
-    text = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
-    return "".join("\\" + c if c in "\\|[]`" else c for c in text)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -305,7 +290,7 @@ def write_text(text: str, path: str | None = None) -> None:
     A failed write (missing folder, permission, a full disk, an I/O error) is an
     :class:`~metrics_core.errors.InputError` naming the output.
     """
-    from metrics_core.errors import InputError
+    from metrics_core.errors import N_, InputError
 
     text = text if text.endswith("\n") else text + "\n"
     if path in (None, "-"):
@@ -315,8 +300,9 @@ def write_text(text: str, path: str | None = None) -> None:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise InputError(f"cannot write the output ({exc.strerror or type(exc).__name__})",
-                             source="<stdout>", hint="Check the disk, or write with -o FILE") from None
+            raise InputError(N_("cannot write the output ({reason})"), source="<stdout>",
+                             hint=N_("Check the disk, or write with -o FILE"),
+                             params={"reason": exc.strerror or type(exc).__name__}) from None
         return
     try:
         with open(path, "w", encoding="utf-8") as fh:
@@ -326,8 +312,9 @@ def write_text(text: str, path: str | None = None) -> None:
                   errno.ENOSPC: "no space left on the device", errno.EIO: "an input/output error",
                   errno.EISDIR: "it is a folder", errno.EROFS: "a read-only file system"}.get(
             exc.errno, exc.strerror or type(exc).__name__)
-        raise InputError(f"cannot write the output ({reason})", source=str(path),
-                         hint="Choose another output path (-o) or free some space") from None
+        raise InputError(N_("cannot write the output ({reason})"), source=str(path),
+                         hint=N_("Choose another output path (-o) or free some space"),
+                         params={"reason": reason}) from None
 
 
 #: Run colours, in run order (colour-blind friendly: blue, orange, teal, red, purple, grey,

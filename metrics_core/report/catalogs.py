@@ -1,7 +1,8 @@
 """Translation catalogs of RankLab's words (gettext ``.po`` files), read without any UI.
 
-The catalogs live in ``locales/<lang>/LC_MESSAGES/messages.po`` at the root of the
-repository (one per language; English is the source language, its ``msgid`` is the text).
+The catalogs live in ``metrics_core/locales/<lang>/LC_MESSAGES/messages.po``, inside the
+package (installed with it as package data; one per language; English is the source
+language, its ``msgid`` is the text).
 No compiled ``.mo`` file is kept: a catalog is read with Babel and compiled in memory the
 first time a language is asked for, then shared by every caller of the process (the
 translation object holds no per-visitor state; which language a visitor sees is chosen by
@@ -27,8 +28,7 @@ import io
 from functools import cache
 from pathlib import Path
 
-from metrics_core.errors import InputError
-from metrics_core.validation import N_  # the one marker of texts for the catalogs
+from metrics_core.errors import N_, InputError  # N_: the one marker of texts for the catalogs
 
 #: Languages with a catalog, the source language (English) first.
 LANGUAGES = ("en", "es")
@@ -39,8 +39,8 @@ DOMAIN = "messages"
 
 @cache
 def locales_dir() -> Path:
-    """The folder of the catalogs: ``locales/`` next to the ``metrics_core`` package."""
-    return Path(__file__).resolve().parents[2] / "locales"
+    """The folder of the catalogs: ``locales/`` inside the ``metrics_core`` package."""
+    return Path(__file__).resolve().parents[1] / "locales"
 
 
 def catalog_path(lang: str, directory: Path | None = None) -> Path:
@@ -55,8 +55,8 @@ def check_language(lang: str) -> str:
     'es'
     """
     if lang not in LANGUAGES:
-        raise InputError(f"no translation for language {lang!r}",
-                         hint="choose one of: " + ", ".join(LANGUAGES))
+        raise InputError(N_("no translation for language {lang!r}"), hint=N_("choose one of: {choices}"),
+                         params={"lang": lang, "choices": ", ".join(LANGUAGES)})
     return lang
 
 
@@ -66,8 +66,9 @@ def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
     if lang == SOURCE_LANGUAGE and not path.is_file():
         return gettext.NullTranslations()
     if not path.is_file():
-        raise InputError(f"the {lang!r} catalog is missing", source=str(path),
-                         hint="run RankLab from its source tree, where locales/ holds the catalogs")
+        raise InputError(N_("the {lang!r} catalog is missing"), source=str(path),
+                         hint=N_("reinstall RankLab: its package data metrics_core/locales/ holds the catalogs"),
+                         params={"lang": lang})
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 

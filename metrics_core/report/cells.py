@@ -123,6 +123,59 @@ _ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0303": "~", "\u0308"
 LATEX_MARKERS = {"\u2605": r"$\star$", "\u2020": r"\textdagger{}", "\u2021": r"\textdaggerdbl{}", "*": "*"}
 
 
+#: Characters with an inline meaning in Markdown (CommonMark and GitHub's tables):
+#: backslash, code, emphasis, links and images, table cells, strikethrough.
+MARKDOWN_SPECIALS = "\\`*_[]|~"
+#: What would start a block at the start of a line: a heading ``#``, a list item ``-``/``+``
+#: (not a signed number), an ordered list item ``1.`` / ``1)``.
+_MARKDOWN_BLOCK_START = re.compile(r"^(\s*)(#|[-+](?![0-9.])|[0-9]{1,9}(?=[.)](?:\s|$)))")
+
+
+def markdown_escape(text) -> str:
+    """A piece of text (a table cell, a caption, a sentence) that Markdown prints as itself.
+
+    The one Markdown escaper of every export (:func:`metrics_core.report.format_table`,
+    :meth:`~metrics_core.report.comparison.Comparison.to_markdown`, the comparative table's
+    :func:`~metrics_core.report.thesis_export.to_markdown`):
+
+    * ``&``, ``<`` and ``>`` become HTML entities, so no tag or entity survives
+      (``<script>`` stays text);
+    * the characters of :data:`MARKDOWN_SPECIALS` get a backslash: ``\\``, a backtick,
+      ``*`` and ``_`` (no emphasis), ``[`` and ``]`` (no link or image), ``|`` (a cell
+      cannot break the table), ``~`` (no strikethrough);
+    * a line break (``\\n``, ``\\r``) becomes a space (one table row, one paragraph);
+    * at the start, a ``#`` (heading), a ``-`` or ``+`` not followed by a digit or a point
+      (list item; ``-0.5`` stays a number) and the number of an ordered list item
+      (``1.`` or ``1)`` followed by a space) are backslash-escaped.
+
+    Anything else (letters, digits, ``@``, ``(``, ``=``, non-ASCII) is left as it is, so
+    measure names (``nDCG@10``, ``P(rel=2)@5``) and numbers read unchanged.
+
+    Examples
+    --------
+    >>> print(markdown_escape("<b>a|b</b>"))
+    &lt;b&gt;a\\|b&lt;/b&gt;
+    >>> print(markdown_escape("[x](javascript:alert(1))"))
+    \\[x\\](javascript:alert(1))
+    >>> print(markdown_escape("*bold* my_run `code` C:\\\\temp"))
+    \\*bold\\* my\\_run \\`code\\` C:\\\\temp
+    >>> print(markdown_escape("# run"), markdown_escape("- a"), markdown_escape("-0.5"), markdown_escape("1. a"))
+    \\# run \\- a -0.5 1\\. a
+    >>> print(markdown_escape("two\\nlines"))
+    two lines
+    """
+    text = str(text).replace("\r", " ").replace("\n", " ")
+    text = "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    match = _MARKDOWN_BLOCK_START.match(text)
+    if match:
+        lead, mark = match.groups()
+        if mark[0].isdigit():
+            return lead + mark + "\\" + text[match.end():]
+        return lead + "\\" + text[len(lead):]
+    return text
+
+
 def latex_escape(text, symbols: bool = False) -> str:
     r"""Plain ASCII LaTeX for any text: specials escaped, accented letters as accent
     commands, any other non-ASCII character written as its code point; brackets braced so
@@ -201,5 +254,5 @@ def short_caption(title: str) -> tuple[str, str]:
     return (head + "." if head else ""), rest.strip()
 
 
-__all__ = ["MISSING", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "latex_escape", "latex_text", "latex_cell",
+__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "latex_escape", "latex_text", "latex_cell",
            "LATEX_MARKERS", "short_caption"]

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from metrics_core.errors import InputError
-from metrics_core.report import format_table, json_safe, latex_escape, markdown_escape, provenance
-from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text
+from metrics_core.errors import N_, InputError
+from metrics_core.report import format_table, json_safe, latex_escape, provenance
+from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text, markdown_escape
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
 from metrics_core.stats.comparison import (
     TESTS,
@@ -114,8 +114,8 @@ class Comparison:
         s = self.settings
         test = test or s["tests"][-1]
         if test not in s["tests"]:
-            raise InputError(f"the comparison did not run the {test} test",
-                             hint="accepted: " + ", ".join(s["tests"]), field="test")
+            raise InputError(N_("the comparison did not run the {test} test"), hint=N_("accepted: {choices}"),
+                             field="test", params={"test": test, "choices": ", ".join(s["tests"])})
         return leaderboard(list(self.runs), s["baseline"], list(s["measures"]), query_set=s["query_set"],
                            n_resamples=n_resamples, confidence=s["confidence"], seed=s["seed"],
                            n_permutations=s["permutations"], correction=s["correction"], alpha=s["alpha"],
@@ -161,8 +161,8 @@ class Comparison:
         """The plain table (:meth:`wide`) as text (``"table"``) or ``"csv"``, titled with the
         query set, with the provenance (the command line's ``--format table|csv``)."""
         if fmt not in ("table", "csv"):
-            raise InputError(f"unknown table format {fmt!r}", hint="accepted: table, csv",
-                             option="--format", field="format")
+            raise InputError(N_("unknown table format {format!r}"), hint=N_("accepted: table, csv"),
+                             option="--format", field="format", params={"format": fmt})
         return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries())
 
     def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
@@ -171,11 +171,11 @@ class Comparison:
         emphasis survive, so a ``*`` marker and ``_`` in names print as themselves)."""
         table = self.paper(tests, digits).reset_index()
         cols = [str(c) for c in table.columns]
-        lines = ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines = ["| " + " | ".join(markdown_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
         for row in table.itertuples(index=False, name=None):
-            lines.append("| " + " | ".join(_md(v) for v in row) + " |")
+            lines.append("| " + " | ".join(markdown_escape(v) for v in row) + " |")
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        return "\n".join([*lines, "", _md(self.legend(tests)), "", _md(line)]) + "\n"
+        return "\n".join([*lines, "", markdown_escape(self.legend(tests)), "", markdown_escape(line)]) + "\n"
 
     def to_latex(self, tests: Sequence[str] = TESTS, digits: int = 4, caption: str | None = None,
                  label: str | None = None) -> str:
@@ -215,11 +215,6 @@ class Comparison:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
-
-
-def _md(value) -> str:
-    """A Markdown cell or sentence that prints as itself (see :func:`markdown_escape`)."""
-    return "".join("\\" + c if c in "*_" else c for c in markdown_escape(value))
 
 
 def _as_runs(evaluations) -> list:
@@ -271,7 +266,7 @@ def compare(evaluations, baseline: str | None = None, *, measures=None, n_permut
     """
     runs = _as_runs(evaluations)
     if not runs:
-        raise InputError("no runs to compare", hint="give the baseline and at least one other run",
+        raise InputError(N_("no runs to compare"), hint=N_("give the baseline and at least one other run"),
                          field="runs")
     baseline = runs[0].run_name if baseline is None else baseline
     if conventions is None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import __version__
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 
 
 def evaluations_json(evaluations: Sequence, conventions, per_query: bool = False) -> dict:
@@ -192,17 +192,18 @@ def runs_from_json(payload: Mapping, source: str = "the evaluations JSON") -> tu
     """
     runs = payload.get("runs") if isinstance(payload, Mapping) else None
     if not isinstance(runs, list) or not runs:
-        raise InputError("no runs in the file", source=source,
-                         hint='expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes',
-                         plain_hint='expected {"runs": [...]}, an evaluation saved with per-query values')
+        raise InputError(N_("no runs in the file"), source=source,
+                         hint=N_('expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes'),
+                         plain_hint=N_('expected {"runs": [...]}, an evaluation saved with per-query values'))
     out = []
     for i, entry in enumerate(runs, 1):
         name = entry.get("name") if isinstance(entry, Mapping) else None
         values = entry.get("per_query") if isinstance(entry, Mapping) else None
         if not isinstance(name, str) or not isinstance(values, Mapping):
-            raise InputError(f"run {i} has no name or no per-query values", source=source,
-                             hint="evaluate with --per-query to save per-query values",
-                             plain_hint="save the evaluation with its per-query values")
+            raise InputError(N_("run {number} has no name or no per-query values"), source=source,
+                             hint=N_("evaluate with --per-query to save per-query values"),
+                             plain_hint=N_("save the evaluation with its per-query values"),
+                             params={"number": i})
         frame = pd.DataFrame.from_dict(dict(values), orient="index").astype(np.float64)
         frame.index = frame.index.astype(str)
         frame.index.name = "query_id"

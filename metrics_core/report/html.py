@@ -7,8 +7,11 @@ plotly Python package without importing it). Without plotly.js the report holds 
 only and says so. Every piece of text is HTML-escaped; the figure JSON is embedded with
 ``</`` escaped, so nothing in a run name or file name can close a tag.
 
-The same function serves the command line (``python -m metrics_core report``) and the
-app's "Download report" button, so both give the same file for the same data.
+The same function serves the command line (``python -m metrics_core report --lang``) and
+the app's "Download report" button, so both give the same file for the same data and
+language: every heading, legend, caption, column header and note goes through the
+``gettext`` the caller passes (English without one), the page says its language in
+``<html lang>``; names and numbers are never translated.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import __version__
+from metrics_core.errors import N_
 from metrics_core.report import PALETTE, json_safe
-from metrics_core.report.cells import format_cell, format_p
+from metrics_core.report.cells import MISSING, format_cell, format_p
 from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
+from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import (
+    CORRECTION_NAMES,
     MARKERS,
     QUERY_SET_LABELS,
+    TEST_NAMES,
     TESTS,
     compare_runs,
     leaderboard,
@@ -79,6 +86,14 @@ def data_digest(obj) -> str:
     return hashlib.sha256(hashed.tobytes()).hexdigest()[:16]
 
 
+def _same(text: str) -> str:
+    return text
+
+
+def _english_plural(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
+
+
 def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
@@ -106,36 +121,44 @@ def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
     return f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
-def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None) -> str:
-    """The leaderboard grid (:func:`metrics_core.report.leaderboard.leaderboard_grid`) as
-    HTML: best cells bold, interval and tie-band rows grey."""
-    grid = leaderboard_grid(board, band)
+def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None) -> str:
+    """The leaderboard grid (:func:`metrics_core.report.leaderboard.leaderboard_grid`, its
+    words through ``gettext``) as HTML: best cells bold, interval and tie-band rows grey."""
+    grid = leaderboard_grid(board, band, gettext=gettext)
+    first = grid.columns[0]
     best = {(i, c) for i, row in enumerate(grid.itertuples(index=False))
             for c, v in zip(grid.columns, row, strict=True) if isinstance(v, str) and BEST in v}
-    ci_rows = {i for i, label in enumerate(grid["Run"]) if str(label).startswith(CI_INDENT)}
-    grid["Run"] = grid["Run"].str.strip()
+    ci_rows = {i for i, label in enumerate(grid[first]) if str(label).startswith(CI_INDENT)}
+    grid[first] = grid[first].str.strip()
     return table_html(grid, best=best, ci_rows=ci_rows)
 
 
-def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The comparison rows with plain headers (every test's corrected p, W/T/L, markers)."""
+#: The p-value columns of :func:`comparison_table`, per test (marked for the catalogs).
+P_COLUMNS = {"t": N_("p t-test (corrected)"), "wilcoxon": N_("p Wilcoxon (corrected)"),
+             "permutation": N_("p randomization (corrected)")}
+
+
+def comparison_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
+    """The comparison rows with plain headers (every test's corrected p, W/T/L, markers);
+    ``gettext`` translates the headers."""
+    _ = gettext or _same
     conf = frame.attrs.get("confidence", 0.95)
     out = pd.DataFrame({
-        "Run": frame["run"], "Measure": frame["measure"], "Queries": frame["n_queries"].astype(int),
-        "Baseline mean": frame["mean_baseline"], "Run mean": frame["mean_run"], "Δ": frame["mean_delta"],
-        f"Δ {conf:.0%} CI": [("–" if pd.isna(lo) else f"{lo:.4f} to {hi:.4f}")
-                             for lo, hi in zip(frame["ci_lo"], frame["ci_hi"], strict=True)],
+        _("Run"): frame["run"], _("Measure"): frame["measure"], _("Queries"): frame["n_queries"].astype(int),
+        _("Baseline mean"): frame["mean_baseline"], _("Run mean"): frame["mean_run"], "Δ": frame["mean_delta"],
+        _("Δ {level} CI").format(level=f"{conf:.0%}"): [
+            "–" if pd.isna(lo) else _("{low} to {high}").format(low=f"{lo:.4f}", high=f"{hi:.4f}")
+            for lo, hi in zip(frame["ci_lo"], frame["ci_hi"], strict=True)],
     })
-    names = {"t": "p t-test", "wilcoxon": "p Wilcoxon", "permutation": "p randomization"}
     for t in TESTS:
-        out[f"{names[t]} (corrected)"] = frame[f"p_corrected_{t}"].map(format_p)
-    out["W / T / L"] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"],
-                                                                  strict=True)]
-    out["Significant"] = frame["markers"]
+        out[_(P_COLUMNS[t])] = frame[f"p_corrected_{t}"].map(format_p)
+    out[_("W / T / L")] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"],
+                                                                     strict=True)]
+    out[_("Significant")] = frame["markers"]
     return out
 
 
-def _bar_spec(board: pd.DataFrame, colours: Mapping[str, str]) -> dict:
+def _bar_spec(board: pd.DataFrame, colours: Mapping[str, str], _=_same) -> dict:
     data = []
     for run, part in board.groupby("run", sort=False):
         data.append({"type": "bar", "name": str(run), "x": [str(m) for m in part["measure"]],
@@ -144,12 +167,13 @@ def _bar_spec(board: pd.DataFrame, colours: Mapping[str, str]) -> dict:
                                  "array": (part["ci_hi"] - part["mean"]).tolist(),
                                  "arrayminus": (part["mean"] - part["ci_lo"]).tolist()},
                      "hovertemplate": "%{x}: %{y:.4f}<extra>" + html.escape(str(run)) + "</extra>"})
-    return {"data": data, "layout": {"barmode": "group", "template": None, "yaxis": {"title": {"text": "mean"}},
+    return {"data": data, "layout": {"barmode": "group", "template": None,
+                                     "yaxis": {"title": {"text": _("mean")}},
                                      "margin": {"l": 50, "r": 20, "t": 30, "b": 40},
                                      "legend": {"orientation": "h"}}}
 
 
-def _delta_spec(frame: pd.DataFrame, measure: str, colours: Mapping[str, str]) -> dict:
+def _delta_spec(frame: pd.DataFrame, measure: str, colours: Mapping[str, str], _=_same) -> dict:
     rows = frame[frame["measure"] == measure]
     trace = {"type": "scatter", "mode": "markers", "x": rows["mean_delta"].tolist(),
              "y": [str(r) for r in rows["run"]], "text": rows["markers"].tolist(),
@@ -158,18 +182,23 @@ def _delta_spec(frame: pd.DataFrame, measure: str, colours: Mapping[str, str]) -
                          "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
                          "arrayminus": (rows["mean_delta"] - rows["ci_lo"]).tolist()},
              "hovertemplate": "%{y}: %{x:.4f} %{text}<extra></extra>"}
+    title = _("Δ {measure} vs {baseline}").format(measure=measure, baseline=frame.attrs.get("baseline"))
     return {"data": [trace], "layout": {
-        "xaxis": {"title": {"text": f"Δ {measure} vs {frame.attrs.get('baseline')}"}, "zeroline": True},
+        "xaxis": {"title": {"text": title}, "zeroline": True},
         "margin": {"l": 80, "r": 20, "t": 30, "b": 50}, "height": 140 + 40 * max(len(rows), 1),
         "shapes": [{"type": "line", "x0": 0, "x1": 0, "y0": 0, "y1": 1, "yref": "paper",
                     "line": {"dash": "dot", "color": "#6b7280"}}]}}
 
 
-def figure_specs(board: pd.DataFrame, frame: pd.DataFrame, colours: Mapping[str, str]) -> list[tuple[str, dict]]:
-    """(title, plotly spec) of the report's figures: means with CIs, and Δ with CI per measure."""
-    specs = [("Mean of each measure with its interval", _bar_spec(board, colours))]
+def figure_specs(board: pd.DataFrame, frame: pd.DataFrame, colours: Mapping[str, str],
+                 gettext=None) -> list[tuple[str, dict]]:
+    """(title, plotly spec) of the report's figures: means with CIs, and Δ with CI per
+    measure; titles and axis titles through ``gettext``."""
+    _ = gettext or _same
+    specs = [(_("Mean of each measure with its interval"), _bar_spec(board, colours, _))]
     for m in dict.fromkeys(frame["measure"]):
-        specs.append((f"{m}: difference from the baseline with its interval", _delta_spec(frame, m, colours)))
+        specs.append((_("{measure}: difference from the baseline with its interval").format(measure=m),
+                      _delta_spec(frame, m, colours, _)))
     return specs
 
 
@@ -178,9 +207,12 @@ def _script_json(obj) -> str:
 
 
 def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence[tuple[str, dict]] = (),
-                plotly_js: str | None = None, subtitle: str = "") -> str:
-    """Assemble the page: ``blocks`` are (heading, trusted HTML fragment made here); figures
-    are drawn with the inline plotly.js, or replaced by a note when it is missing."""
+                plotly_js: str | None = None, subtitle: str = "", *, gettext=None, lang: str = "en") -> str:
+    """Assemble the page: ``blocks`` are (heading, trusted HTML fragment made here); the
+    figures follow the first block, drawn with the inline plotly.js, or replaced by a note
+    when it is missing. ``gettext`` translates the page's own words ("Figures" and the
+    note); ``lang`` is the page's language (``<html lang>``)."""
+    _ = gettext or _same
     parts = [f"<h1>{_esc(title)}</h1>"]
     if subtitle:
         parts.append(f"<p class=\"note\">{_esc(subtitle)}</p>")
@@ -194,19 +226,64 @@ def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence
                              f"{_script_json(spec['layout'])}, {{\"responsive\": true, \"displaylogo\": false}});"
                              f"</script>")
     elif figures:
-        figs_html.append("<p class=\"note\">Figures left out: plotly is not installed, so plotly.js could "
-                         "not be embedded. The tables above hold every number.</p>")
-    for heading, fragment in blocks:
+        figs_html.append(f"<p class=\"note\">{_esc(_(FIGURES_LEFT_OUT))}</p>")
+    heading = _("Figures")
+    figures_block = f"<h2>{_esc(heading)}</h2>" + "".join(figs_html) if figs_html else ""
+    for i, (heading, fragment) in enumerate(blocks):
         parts.append(f"<h2>{_esc(heading)}</h2>{fragment}")
-        if heading.startswith("Leaderboard") and figs_html:
-            parts.append("<h2>Figures</h2>" + "".join(figs_html))
-            figs_html = []
-    if figs_html:
-        parts.append("<h2>Figures</h2>" + "".join(figs_html))
+        if i == 0 and figures_block:
+            parts.append(figures_block)
+    if not blocks and figures_block:
+        parts.append(figures_block)
     head_js = f"<script>{plotly_js}</script>" if figures and plotly_js else ""
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return (f"<!DOCTYPE html><html lang=\"{_esc(lang)}\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{_esc(title)}</title>"
             f"<style>{_CSS}</style>{head_js}</head><body>{''.join(parts)}</body></html>")
+
+
+FIGURES_LEFT_OUT = N_("Figures left out: plotly is not installed, so plotly.js could not be embedded. "
+                      "The tables above hold every number.")
+OWN_QUERIES_NOTE = N_("Each run's value over the queries it answered (sums for counts, geometric mean for "
+                      "GMAP); runs that missed queries are on different query sets in this table only.")
+#: The settings table's rows, in order (marked for the catalogs).
+SETTING_NAMES = (N_("query set"), N_("baseline"), N_("test for the markers"), N_("multiple-comparison correction"),
+                 N_("permutations (sign flips)"), N_("bootstrap resamples (run means)"),
+                 N_("bootstrap resamples (differences)"), N_("confidence"), N_("alpha"), N_("seed"))
+
+
+def _plotly_version(plotly_js: str | None, _=_same) -> str:
+    if not plotly_js:
+        return _("not embedded")
+    head, marker = plotly_js[:200], "plotly.js v"
+    return head[head.find(marker) + len(marker):].split()[0] if marker in head else _("inline")
+
+
+def _context_blocks(conventions, settings: Sequence, data: Mapping | None, plotly_js: str | None,
+                    _=_same) -> list[tuple[str, str]]:
+    """Conventions and settings, data digests and versions (the report's provenance)."""
+    import scipy
+
+    conv = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions or {})
+    # names and values are the options' own (like measure names); no depth cut reads "all"
+    values = [(_("all") if k == "depth" else MISSING) if v is None else str(v) for k, v in conv.items()]
+    conv_rows = pd.DataFrame({_("Convention"): [k.replace("_", " ") for k in conv], _("Value"): values})
+    rows = pd.DataFrame({_("Setting"): [_(n) for n in SETTING_NAMES], _("Value"): [str(v) for v in settings]})
+    blocks = [(_("Conventions and settings"), table_html(conv_rows) + table_html(rows))]
+    if data:
+        blocks.append((_("Data"), table_html(pd.DataFrame({_("Input"): list(data),
+                                                          _("Digest (SHA-256, first 16)"): list(data.values())}))))
+    versions = {"RankLab": __version__, "Python": platform.python_version(), "numpy": np.__version__,
+                "pandas": pd.__version__, "scipy": scipy.__version__, "plotly.js": _plotly_version(plotly_js, _)}
+    blocks.append((_("Versions"), table_html(pd.DataFrame({_("Software"): list(versions),
+                                                          _("Version"): list(versions.values())}))))
+    return blocks
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its measures as people name their means (RR as MRR), attrs kept."""
+    out = frame.assign(measure=frame["measure"].map(display_measure))
+    out.attrs = dict(frame.attrs)
+    return out
 
 
 def comparison_report(evaluations, baseline: str | None = None, measures=None, *, query_set: str = "common",
@@ -214,7 +291,8 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
                       colours: Mapping[str, str] | None = None, plotly_js: str | None = None,
                       n_permutations: int = 10000, n_resamples: int = 1000, seed: int = 0,
                       correction: str = "holm", confidence: float = 0.95, alpha: float = 0.05,
-                      test: str = "permutation", title: str = "RankLab report") -> str:
+                      test: str = "permutation", title: str | None = None, gettext=None, ngettext=None,
+                      lang: str = "en") -> str:
     """The whole report as one HTML string.
 
     Parameters
@@ -232,7 +310,25 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
         Run name -> colour (the app passes its palette so the report matches the screen).
     plotly_js : str, optional
         plotly.js source to inline (:func:`plotly_js_source`); without it, tables only.
+    title : str, optional
+        The page's title (default "RankLab report", translated).
+    gettext, ngettext : callable, optional
+        Translation functions (``gettext(text)``, ``ngettext(singular, plural, n)``, e.g.
+        those of :func:`metrics_core.report.catalogs.translations`) for every heading,
+        legend, caption, column header and note; English without them. Run names, file
+        names, measure names and numbers are never translated; the mean of ``RR`` is shown
+        as MRR (:func:`~metrics_core.report.thesis.display_measure`).
+    lang : str
+        The page's language for ``<html lang>`` (the language of ``gettext``).
+
+    Returns
+    -------
+    str
+        The page. Every text that comes from the data (run and file names, conventions) is
+        HTML-escaped; the figures' JSON cannot close its script element.
     """
+    _ = gettext or _same
+    ngettext = ngettext or _english_plural
     evaluations = list(evaluations)
     names = [ev.run_name for ev in evaluations]
     baseline = baseline or names[0]
@@ -243,47 +339,28 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
     board = leaderboard(evaluations, baseline, measures, query_set=query_set, n_resamples=n_resamples,
                         confidence=confidence, seed=seed, n_permutations=n_permutations, correction=correction,
                         alpha=alpha, test=test, comparison=frame)
-    legend = leaderboard_legend(board)
-    blocks = [("Leaderboard", grid_table(board) + f"<p class=\"legend\">{_esc(legend)}</p>")]
-    blocks.append((f"Every run against {baseline}",
-                   table_html(comparison_table(frame))
-                   + f"<p class=\"legend\">{_esc(markers_legend(frame, tests=TESTS, paper=False))}</p>"))
-    own = pd.DataFrame([{"Run": ev.run_name, **{m: ev.aggregate.get(m, np.nan) for m in measures}}
+    board, frame = _shown(board), _shown(frame)
+    legend = leaderboard_legend(board, gettext=gettext)
+    blocks = [(_("Leaderboard"), grid_table(board, gettext=gettext) + f"<p class=\"legend\">{_esc(legend)}</p>")]
+    markers = markers_legend(frame, tests=TESTS, paper=False, gettext=gettext)
+    blocks.append((_("Every run against {baseline}").format(baseline=baseline),
+                   table_html(comparison_table(frame, gettext)) + f"<p class=\"legend\">{_esc(markers)}</p>"))
+    own = pd.DataFrame([{_("Run"): ev.run_name, **{display_measure(m): ev.aggregate.get(m, np.nan) for m in measures}}
                         for ev in evaluations])
-    blocks.append(("Each run on its own queries (as trec_eval reports it)",
-                   table_html(own) + "<p class=\"note\">Each run's value over the queries it answered "
-                   "(sums for counts, geometric mean for GMAP); runs that missed queries are on different "
-                   "query sets in this table only.</p>"))
-    conv = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions or {})
-    conv_rows = pd.DataFrame({"Convention": [k.replace("_", " ") for k in conv],
-                              "Value": [str(v) for v in conv.values()]})
-    settings = pd.DataFrame({"Setting": ["query set", "baseline", "test for the markers",
-                                         "multiple-comparison correction", "permutations (sign flips)",
-                                         "bootstrap resamples (run means)", "bootstrap resamples (differences)",
-                                         "confidence", "alpha", "seed"],
-                             "Value": [QUERY_SET_LABELS[query_set], baseline, test, correction, n_permutations,
-                                       n_resamples, n_permutations, confidence, alpha, seed]})
-    blocks.append(("Conventions and settings", table_html(conv_rows) + table_html(settings.astype(str))))
-    if data:
-        blocks.append(("Data", table_html(pd.DataFrame({"Input": list(data), "Digest (SHA-256, first 16)":
-                                                        list(data.values())}))))
-    plotly_version = ""
-    if plotly_js:
-        head = plotly_js[:200]
-        marker = "plotly.js v"
-        plotly_version = head[head.find(marker) + len(marker):].split()[0] if marker in head else "inline"
-    import scipy
-
-    versions = {"RankLab": __version__, "Python": platform.python_version(), "numpy": np.__version__,
-                "pandas": pd.__version__, "scipy": scipy.__version__,
-                "plotly.js": plotly_version or "not embedded"}
-    blocks.append(("Versions", table_html(pd.DataFrame({"Software": list(versions),
-                                                        "Version": list(versions.values())}))))
+    blocks.append((_("Each run on its own queries (as trec_eval reports it)"),
+                   table_html(own) + f"<p class=\"note\">{_esc(_(OWN_QUERIES_NOTE))}</p>"))
+    correction_name = _(CORRECTION_NAMES[correction]) if correction != "none" else _("none")
+    settings = [_(QUERY_SET_LABELS[query_set]), baseline, _(TEST_NAMES[test]), correction_name, n_permutations,
+                n_resamples, n_permutations, confidence, alpha, seed]
+    blocks += _context_blocks(conventions, settings, data, plotly_js, _)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = (f"{len(names)} runs, baseline {baseline}; queries: {QUERY_SET_LABELS[query_set]}. "
-                f"Markers: {', '.join(f'{v} {k}' for k, v in MARKERS.items())}. Made {stamp}.")
-    return render_html(title, blocks, figure_specs(board, frame, colours), plotly_js, subtitle)
+    subtitle = _("{runs}, baseline {baseline}; queries: {queries}. Markers: {markers}. Made {stamp}.").format(
+        runs=ngettext("{n} run", "{n} runs", len(names)).format(n=len(names)), baseline=baseline,
+        queries=_(QUERY_SET_LABELS[query_set]), stamp=stamp,
+        markers=", ".join(f"{v} {_(TEST_NAMES[k])}" for k, v in MARKERS.items()))
+    return render_html(_("RankLab report") if title is None else title, blocks,
+                       figure_specs(board, frame, colours, gettext), plotly_js, subtitle, gettext=gettext, lang=lang)
 
 
 __all__ = ["comparison_report", "render_html", "figure_specs", "plotly_js_source", "data_digest",
-           "table_html", "grid_table", "comparison_table"]
+           "table_html", "grid_table", "comparison_table", "P_COLUMNS", "SETTING_NAMES"]

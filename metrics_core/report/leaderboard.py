@@ -15,12 +15,21 @@ CI_INDENT = "   "
 TIE_ROW = CI_INDENT + "tie band"
 
 
-def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
+def _same(text: str) -> str:
+    return text
+
+
+def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None) -> pd.DataFrame:
     """The runs x measures grid shown first: per run a row of means (★ best, significance
     marker) and, under it, a row of interval bounds; with ``band`` (index (run, measure), columns low and high), a third
     row "tie band" for each run whose mean depends on the order of tied scores (blank where
     it does not). When the measures' query sets differ in size, each measure's header carries
-    its n."""
+    its n.
+
+    ``gettext``: a translation function (str -> str) for the first column's name ("Run")
+    and the row labels ("(baseline)", "95% CI", "tie band"); English without it. The
+    interval and tie-band rows' labels start with :data:`CI_INDENT` in every language."""
+    _ = gettext or _same
     measures = list(dict.fromkeys(board["measure"]))
     baseline = board.attrs.get("baseline")
     conf = board.attrs.get("confidence", 0.95)
@@ -30,8 +39,8 @@ def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> p
     rows = []
     for run, part in board.groupby("run", sort=False):
         part = part.set_index("measure")
-        mean_row = {"Run": f"{run} (baseline)" if run == baseline else str(run)}
-        ci_row = {"Run": f"{CI_INDENT}{conf:.0%} CI"}
+        mean_row = {"Run": _("{run} (baseline)").format(run=run) if run == baseline else str(run)}
+        ci_row = {"Run": CI_INDENT + _("{confidence} CI").format(confidence=f"{conf:.0%}")}
         for m in measures:
             r = part.loc[m]
             text = "–" if pd.isna(r["mean"]) else f"{r['mean']:.4f}"
@@ -40,12 +49,12 @@ def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> p
             ci_row[header[m]] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
         rows += [mean_row, ci_row]
         if band is not None and run in band.index.get_level_values("run"):
-            tie_row = {"Run": TIE_ROW}
+            tie_row = {"Run": CI_INDENT + _("tie band")}
             for m in measures:
                 b = band.loc[(run, m)] if (run, m) in band.index else None
                 tie_row[header[m]] = "" if b is None else f"{b['low']:.4f}–{b['high']:.4f}"
             rows.append(tie_row)
-    return pd.DataFrame(rows, columns=["Run", *header.values()])
+    return pd.DataFrame(rows, columns=["Run", *header.values()]).rename(columns={"Run": _("Run")})
 
 
 

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.ranking.measures import aggregate
 from metrics_core.ranking.registry import parse_measure
-from metrics_core.report.catalogs import N_
 from metrics_core.stats.significance import (
     CORRECTIONS,
     correct_pvalues,
@@ -111,17 +110,21 @@ class Grading:
             try:
                 good, fair = (float(x) for x in pair)
             except (TypeError, ValueError):
-                raise InputError(f"the thresholds of {measure} are not two numbers: {pair!r}",
-                                 hint="give (good, fair), e.g. (0.7, 0.35)") from None
+                raise InputError(N_("the thresholds of {measure} are not two numbers: {pair!r}"),
+                                 hint=N_("give (good, fair), e.g. (0.7, 0.35)"),
+                                 params={"measure": measure, "pair": pair}) from None
             if not (math.isfinite(good) and math.isfinite(fair)) or fair > good:
-                raise InputError(f"thresholds of {measure}: good={good}, fair={fair}",
-                                 hint="give finite numbers with good >= fair")
+                raise InputError(N_("thresholds of {measure}: good={good}, fair={fair}"),
+                                 hint=N_("give finite numbers with good >= fair"),
+                                 params={"measure": measure, "good": good, "fair": fair})
             clean[canonical_measure(measure)] = (good, fair)
         object.__setattr__(self, "thresholds", clean)
         for kind in ("names", "verdicts"):
             value = tuple(str(x) for x in getattr(self, kind))
             if len(value) != 3:
-                raise InputError(f"{kind} of the levels: three are needed, got {len(value)}")
+                raise InputError(N_("names of the levels: three are needed, got {n}") if kind == "names"
+                                 else N_("verdicts of the levels: three are needed, got {n}"),
+                                 params={"n": len(value)})
             object.__setattr__(self, kind, value)
 
     @classmethod
@@ -193,14 +196,14 @@ def dated_queries(metadata: pd.DataFrame, date_from=None, date_to=None) -> pd.In
     ['a']
     """
     if metadata is None or "date" not in metadata.columns:
-        raise InputError("a date range needs query metadata with a 'date' column",
-                         hint="give a metadata table with query_id and date columns")
+        raise InputError(N_("a date range needs query metadata with a 'date' column"),
+                         hint=N_("give a metadata table with query_id and date columns"))
     dates = pd.to_datetime(metadata["date"], errors="coerce").dt.normalize()
     keep = dates.notna()
     lo, hi = _day(date_from, "from"), _day(date_to, "to")
     if lo is not None and hi is not None and lo > hi:
-        raise InputError(f"the date range starts after it ends ({lo.date()} > {hi.date()})",
-                         hint="swap the two dates")
+        raise InputError(N_("the date range starts after it ends ({start} > {end})"),
+                         hint=N_("swap the two dates"), params={"start": lo.date(), "end": hi.date()})
     if lo is not None:
         keep &= dates >= lo
     if hi is not None:
@@ -214,8 +217,9 @@ def _day(value, which: str):
     try:
         return pd.Timestamp(value).normalize()
     except (ValueError, TypeError):
-        raise InputError(f"the '{which}' date {value!r} is not a date",
-                         hint="write it as YYYY-MM-DD") from None
+        problem = (N_("the 'from' date {value!r} is not a date") if which == "from"
+                   else N_("the 'to' date {value!r} is not a date"))
+        raise InputError(problem, hint=N_("write it as YYYY-MM-DD"), params={"value": value}) from None
 
 
 def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | None]]:
@@ -224,10 +228,11 @@ def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | 
     else:
         items = [(ev.run_name, ev.per_query, dict(ev.aggregate)) for ev in evaluations]
     if not items:
-        raise InputError("the table needs at least one run or saved evaluation")
+        raise InputError(N_("the table needs at least one run or saved evaluation"))
     names = [n for n, _, _ in items]
     if len(set(names)) != len(names):
-        raise InputError("two runs have the same name", hint="rename one: " + ", ".join(names))
+        raise InputError(N_("two runs have the same name"), hint=N_("rename one: {names}"),
+                         params={"names": ", ".join(names)})
     frames = []
     for _name, frame, _ in items:
         frame = frame.copy()
@@ -264,7 +269,8 @@ def _significance(names, frames, measures, baseline, test, correction, n_permuta
     if baseline is None:
         return pvalues
     if baseline not in names:
-        raise InputError(f"no run named {baseline!r}", hint="the baseline must be one of: " + ", ".join(names))
+        raise InputError(N_("no run named {name!r}"), hint=N_("the baseline must be one of: {names}"),
+                         params={"name": baseline, "names": ", ".join(names)})
     base = frames[names.index(baseline)]
     for name, frame in zip(names, frames, strict=True):
         if name != baseline:
@@ -311,13 +317,16 @@ def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
     for name, frame in zip(names, frames, strict=True):
         missing = [m for m in measures if m not in frame.columns]
         if missing:
-            raise InputError(f"run {name!r} has no values of {', '.join(missing)}",
-                             hint="evaluate it with these measures, or choose others")
+            raise InputError(N_("run {name!r} has no values of {measures}"),
+                             hint=N_("evaluate it with these measures, or choose others"),
+                             params={"name": name, "measures": ", ".join(missing)})
     grading = grading or Grading.from_good()
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}", hint="accepted: " + ", ".join(TESTS))
+        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
+                         params={"test": test, "choices": ", ".join(TESTS)})
     if correction not in CORRECTIONS:
-        raise InputError(f"unknown correction {correction!r}", hint="accepted: " + ", ".join(CORRECTIONS))
+        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
+                         params={"correction": correction, "choices": ", ".join(CORRECTIONS)})
     undated: list[str] = []
     filtered = date_from not in (None, "") or date_to not in (None, "")
     if filtered:
@@ -326,8 +335,9 @@ def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
         undated = sorted(set().union(*(f.index for f in frames)) - dated)
         frames = [f.loc[f.index.intersection(keep)] for f in frames]
         if not any(len(f) for f in frames):
-            raise InputError(f"no evaluated query is dated from {date_from or '...'} to {date_to or '...'}",
-                             hint="widen the date range or check the metadata's date column")
+            raise InputError(N_("no evaluated query is dated from {start} to {end}"),
+                             hint=N_("widen the date range or check the metadata's date column"),
+                             params={"start": date_from or "...", "end": date_to or "..."})
     values = pd.DataFrame(
         [[(agg[m] if agg is not None and not filtered and m in agg else _mean(f[m], m))
           for m in measures] for f, agg in zip(frames, aggregates, strict=True)],

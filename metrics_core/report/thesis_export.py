@@ -26,7 +26,7 @@ import re
 
 from metrics_core.report import csv_safe
 from metrics_core.report.catalogs import N_, translations
-from metrics_core.report.cells import MISSING, csv_number, latex_escape
+from metrics_core.report.cells import MISSING, csv_number, latex_escape, markdown_escape
 from metrics_core.report.thesis import LEVEL_NAMES, VERDICT_NAMES, ThesisTable, display_measure
 
 #: Words of the exports, in English (the catalogs' msgids).
@@ -221,10 +221,6 @@ def _summary_cells(table: ThesisTable, digits: int):
              g.name(table.summary_levels[m])) for m in table.measures]
 
 
-def _md(text: str) -> str:
-    return re.sub(r"([\\`*_{}\[\]<>|#!~])", r"\\\1", str(text)).replace("\n", " ")
-
-
 def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
     """A Markdown table (pipe syntax), its caption above and the legend below.
 
@@ -240,23 +236,25 @@ def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
     -------
     str
         Each cell ``value (label)``; the best value of a column in bold, ``\\*`` after a
-        value that differs significantly from the baseline; names escaped (``|``, ``*``,
-        ``<`` ... cannot break the table); a missing value is an en dash.
+        value that differs significantly from the baseline; every name and word escaped
+        (:func:`~metrics_core.report.cells.markdown_escape`: ``|``, ``*``, ``<`` ... cannot
+        break the table); a missing value is an en dash.
     """
     w = _words(words)
-    head = [w["run"], w["queries"], *(_md(display_measure(m)) for m in table.measures), w["label"]]
-    lines = [f"**{_md(caption(table, w))}**", "", "| " + " | ".join(head) + " |",
+    md = markdown_escape
+    head = [md(w["run"]), md(w["queries"]), *(md(display_measure(m)) for m in table.measures), md(w["label"])]
+    lines = [f"**{md(caption(table, w))}**", "", "| " + " | ".join(head) + " |",
              "|" + "|".join(["---", "---:", *(["---:"] * len(table.measures)), "---"]) + "|"]
     g = table.grading
     for run, cells in _cells(table, digits):
-        shown = [(f"**{t}**" if bold else t) + ("\\*" if sig else "") + (f" ({lab})" if lab else "")
+        shown = [(f"**{t}**" if bold else t) + ("\\*" if sig else "") + (f" ({md(lab)})" if lab else "")
                  for t, bold, sig, lab in cells]
-        lines.append("| " + " | ".join([_md(run), str(int(table.n_queries[run])), *shown,
-                                        g.name(table.row_levels[run])]) + " |")
-    summ = [t + (f" ({lab})" if lab else "") for t, lab in _summary_cells(table, digits)]
-    lines.append("| " + " | ".join([f"**{w['summary']}** ({_runs_count(w, len(table.runs))})", "", *summ,
-                                    f"**{g.name(table.verdict, verdict=True)}**"]) + " |")
-    note = legend(table, w, marker="\\*")
+        lines.append("| " + " | ".join([md(run), str(int(table.n_queries[run])), *shown,
+                                        md(g.name(table.row_levels[run]))]) + " |")
+    summ = [t + (f" ({md(lab)})" if lab else "") for t, lab in _summary_cells(table, digits)]
+    lines.append("| " + " | ".join([f"**{md(w['summary'])}** ({md(_runs_count(w, len(table.runs)))})", "", *summ,
+                                    f"**{md(g.name(table.verdict, verdict=True))}**"]) + " |")
+    note = md(legend(table, w, marker="*"))
     return "\n".join(lines + (["", note] if note else [])) + "\n"
 
 

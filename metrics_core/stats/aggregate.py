@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,8 +41,8 @@ def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
 
 def _align_metadata(per_query: pd.DataFrame, metadata: pd.DataFrame, column: str) -> pd.Series:
     if column not in metadata.columns:
-        raise InputError(f"the query metadata has no column {column!r}",
-                         hint="columns: " + ", ".join(map(str, metadata.columns)))
+        raise InputError(N_("the query metadata has no column {column!r}"), hint=N_("columns: {columns}"),
+                         params={"column": column, "columns": ", ".join(map(str, metadata.columns))})
     meta = metadata.copy()
     meta.index = meta.index.map(str)
     groups = meta[column].reindex(per_query.index.map(str))

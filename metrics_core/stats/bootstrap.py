@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 
 #: Resamples per block: bounds the memory of the (B, n) index matrix.
 _BLOCK_CELLS = 4_000_000
@@ -43,7 +43,7 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
     means = np.empty((n_resamples, m))
     block = max(1, min(n_resamples, _BLOCK_CELLS // max(n, 1)))
     if block * n >= 2**31:
-        raise InputError(f"too many queries for the bootstrap: {n}")
+        raise InputError(N_("too many queries for the bootstrap: {n}"), params={"n": n})
     sub = max(1, min(block, _COUNT_CELLS // max(n, 1)))
     offsets = (np.arange(sub, dtype=np.int32) * np.int32(n))[:, None]
     flat = np.empty((sub, n), dtype=np.int32)
@@ -109,11 +109,12 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     if one_d:
         x = x[:, None]
     if x.ndim != 2:
-        raise InputError(f"expected a 1-D or 2-D array of per-query values, got {x.ndim} dimensions")
+        raise InputError(N_("expected a 1-D or 2-D array of per-query values, got {n} dimensions"),
+                         params={"n": x.ndim})
     if not 0.0 < float(confidence) < 1.0:
-        raise InputError(f"confidence must be between 0 and 1, got {confidence!r}")
+        raise InputError(N_("confidence must be between 0 and 1, got {value!r}"), params={"value": confidence})
     if int(n_resamples) < 1:
-        raise InputError(f"n_resamples must be at least 1, got {n_resamples!r}")
+        raise InputError(N_("n_resamples must be at least 1, got {value!r}"), params={"value": n_resamples})
     n, m = x.shape
     nan = np.full(m, np.nan)
     if n == 0:

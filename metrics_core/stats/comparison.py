@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.stats import significance as sig
 from metrics_core.stats.bootstrap import shared_mean_intervals
 from metrics_core.stats.direction import measure_direction
@@ -37,14 +37,15 @@ TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
 #: Plain-language description of each query set (legends, reports).
 QUERY_SET_LABELS = {
-    "common": "the queries every run answered",
-    "qrels": "every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)",
-    "pairwise": "the queries both runs of each pair answered",
+    "common": N_("the queries every run answered"),
+    "qrels": N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
+    "pairwise": N_("the queries both runs of each pair answered"),
 }
-TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-              "permutation": "paired randomization test"}
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
-                    "none": "no"}
+#: Names of the tests and corrections (marked for the catalogs: translated where shown).
+TEST_NAMES = {"t": N_("paired t-test"), "wilcoxon": N_("Wilcoxon signed-rank test"),
+              "permutation": N_("paired randomization test")}
+CORRECTION_NAMES = {"holm": N_("Holm"), "bonferroni": N_("Bonferroni"), "bh": N_("Benjamini-Hochberg"),
+                    "none": N_("no")}
 #: Marker appended to a delta whose corrected p-value is below alpha, per test.
 MARKERS = {"t": "†", "wilcoxon": "‡", "permutation": "*"}
 
@@ -53,8 +54,8 @@ def _find(evaluations, name):
     for ev in evaluations:
         if ev.run_name == name:
             return ev
-    raise InputError(f"no run named {name!r} to use as the baseline",
-                     hint="runs: " + ", ".join(ev.run_name for ev in evaluations))
+    raise InputError(N_("no run named {name!r} to use as the baseline"), hint=N_("runs: {names}"),
+                     params={"name": name, "names": ", ".join(ev.run_name for ev in evaluations)})
 
 
 def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.DataFrame:
@@ -86,7 +87,8 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
     [0.0, 0.25]
     """
     if query_set not in ("common", "qrels"):
-        raise InputError(f"unknown query set {query_set!r}", hint="accepted: common, qrels")
+        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
+                         params={"query_set": query_set, "choices": "common, qrels"})
     columns = {ev.run_name: ev.per_query[measure] for ev in evaluations}
     table = pd.concat(columns, axis=1, join="outer") if columns else pd.DataFrame()
     table = table.sort_index()
@@ -150,23 +152,28 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     ('b', 4, 0.225)
     """
     if correction not in sig.CORRECTIONS:
-        raise InputError(f"unknown correction {correction!r}", hint=f"accepted: {', '.join(sig.CORRECTIONS)}")
+        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
+                         params={"correction": correction, "choices": ", ".join(sig.CORRECTIONS)})
     if n_permutations < 1:
-        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
+        raise InputError(N_("the number of permutations must be at least 1, got {n}"),
+                         params={"n": n_permutations})
     if query_set not in QUERY_SETS:
-        raise InputError(f"unknown query set {query_set!r}", hint=f"accepted: {', '.join(QUERY_SETS)}")
+        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
+                         params={"query_set": query_set, "choices": ", ".join(QUERY_SETS)})
     tests = tuple(tests)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
-        raise InputError(f"unknown test {unknown[0]!r}", hint=f"accepted: {', '.join(TESTS)}")
+        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
+                         params={"test": unknown[0], "choices": ", ".join(TESTS)})
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     others = [ev for ev in evaluations if ev.run_name != baseline]
     for ev in [base_ev, *others]:
         absent = [m for m in measures if m not in ev.per_query.columns]
         if absent:
-            raise InputError(f"run {ev.run_name!r} has no values for {', '.join(absent)}",
-                             hint="evaluate every run with the same measures")
+            raise InputError(N_("run {name!r} has no values for {measures}"),
+                             hint=N_("evaluate every run with the same measures"),
+                             params={"name": ev.run_name, "measures": ", ".join(absent)})
 
     rows = []
     groups: dict[int, list[int]] = {}  # comparisons grouped by number of paired queries
@@ -258,9 +265,9 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     for m in measures:
         rows = frame[frame["measure"] == m]
         if rows["n_queries"].nunique() > 1:
-            raise InputError(f"the comparisons of {m} use different query sets "
-                             f"({', '.join(map(str, sorted(set(rows['n_queries']))))} queries)",
-                             hint="compare on one query set (query_set='common' or 'qrels')")
+            raise InputError(N_("the comparisons of {measure} use different query sets ({counts} queries)"),
+                             hint=N_("compare on one query set (query_set='common' or 'qrels')"),
+                             params={"measure": m, "counts": ", ".join(map(str, sorted(set(rows["n_queries"]))))})
     baseline = frame["baseline"].iloc[0]
     table = {baseline: {m: f"{frame.loc[frame['measure'] == m, 'mean_baseline'].iloc[0]:.{digits}f}"
                         for m in measures}}
@@ -347,8 +354,10 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
                _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
     shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
     method = CORRECTION_NAMES[f["correction"]]
-    family = _("{correction} correction over the {n} comparisons of this table ({against} × {shape})").format(
-        correction=_(method), n=f["n"], against=against, shape=shape)
+    family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
+              if f["n"] == 1 else
+              _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
+              ).format(correction=_(method), n=f["n"], against=against, shape=shape)
     if not explain:
         return family + "."
     return family + _("; a table with other runs or measures corrects over its own comparisons, so its "
@@ -405,9 +414,11 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         alpha). ``attrs`` holds the parameters and the comparison frame.
     """
     if query_set not in ("common", "qrels"):
-        raise InputError(f"unknown query set {query_set!r}", hint="accepted: common, qrels")
+        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
+                         params={"query_set": query_set, "choices": "common, qrels"})
     if test not in TESTS:
-        raise InputError(f"unknown test {test!r}", hint=f"accepted: {', '.join(TESTS)}")
+        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
+                         params={"test": test, "choices": ", ".join(TESTS)})
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     if comparison is None:  # only what the board shows: the chosen test, no interval of the delta
@@ -446,19 +457,23 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     return out
 
 
-def leaderboard_legend(board: pd.DataFrame) -> str:
+def leaderboard_legend(board: pd.DataFrame, gettext=None) -> str:
     """The legend of a :func:`leaderboard`: best mark, significance marker, the correction's
-    family (:func:`family_sentence`), CI, query set."""
+    family (:func:`family_sentence`), CI, query set. ``gettext``: as :func:`markers_legend`."""
+    _ = gettext or _same
     a = board.attrs
     test = a.get("test", "permutation")
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
     n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
-         "n per measure in the header")
-    return (f"★ best mean of the measure. {MARKERS[test]} significantly different from "
-            f"the baseline {a.get('baseline')} ({TEST_NAMES[test]}, p < {a.get('alpha', 0.05)}). "
-            f"{family_sentence(board)} CI: {a.get('confidence', 0.95):.0%} "
-            f"percentile bootstrap interval of the mean. Queries: {QUERY_SET_LABELS[a.get('query_set', 'common')]}, "
-            f"{n}.")
+         _("n per measure in the header"))
+    return (_("★ best mean of the measure. {marker} significantly different from the baseline "
+              "{baseline} ({test}, p < {alpha}).").format(
+                marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
+                alpha=a.get("alpha", 0.05))
+            + " " + family_sentence(board, gettext=gettext) + " "
+            + _("CI: {confidence} percentile bootstrap interval of the mean.").format(
+                confidence=f"{a.get('confidence', 0.95):.0%}") + " "
+            + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n))
 
 
 __all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "leaderboard",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 
 
 def _labels(per_query: pd.DataFrame, metadata, column: str) -> pd.Series:
@@ -39,8 +39,8 @@ def _labels(per_query: pd.DataFrame, metadata, column: str) -> pd.Series:
         labels = metadata
     else:
         if column not in metadata.columns:
-            raise InputError(f"the query metadata has no column {column!r}",
-                             hint=f"columns: {', '.join(map(str, metadata.columns))}")
+            raise InputError(N_("the query metadata has no column {column!r}"), hint=N_("columns: {columns}"),
+                             params={"column": column, "columns": ", ".join(map(str, metadata.columns))})
         labels = metadata[column]
     labels = labels.copy()
     labels.index = labels.index.astype(str)

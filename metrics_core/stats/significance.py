@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import InputError
+from metrics_core.errors import N_, InputError
 from metrics_core.stats.bootstrap import resampled_means
 
 #: Two per-query values closer than this are a tie (win/tie/loss counts, all-zero check).
@@ -85,8 +85,9 @@ def _differences(baseline, run) -> np.ndarray:
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     if base.shape != other.shape or base.ndim != 1:
-        raise InputError(f"paired values must be two 1-D arrays of equal length, got shapes "
-                         f"{base.shape} and {other.shape}", hint="align them with paired_values")
+        raise InputError(N_("paired values must be two 1-D arrays of equal length, got shapes "
+                            "{shape} and {other}"), hint=N_("align them with paired_values"),
+                         params={"shape": base.shape, "other": other.shape})
     return other - base
 
 
@@ -218,12 +219,14 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
     single = base.ndim == 1
     d = _differences(base.ravel(), other.ravel()).reshape(base.shape) if base.shape == other.shape else None
     if d is None:
-        raise InputError(f"paired values must have equal shapes, got {base.shape} and {other.shape}")
+        raise InputError(N_("paired values must have equal shapes, got {shape} and {other}"),
+                         params={"shape": base.shape, "other": other.shape})
     if single:
         d = d[:, None]
     n, k = d.shape
     if n_permutations < 1:
-        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
+        raise InputError(N_("the number of permutations must be at least 1, got {n}"),
+                         params={"n": n_permutations})
     if n < 2:
         out = np.full(k, np.nan)
         return float(out[0]) if single else out
@@ -274,9 +277,10 @@ def bootstrap_ci(baseline, run, confidence: float = 0.95, n_resamples: int = 100
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     if base.shape != other.shape:
-        raise InputError(f"paired values must have equal shapes, got {base.shape} and {other.shape}")
+        raise InputError(N_("paired values must have equal shapes, got {shape} and {other}"),
+                         params={"shape": base.shape, "other": other.shape})
     if not 0 < confidence < 1:
-        raise InputError(f"confidence must be between 0 and 1, got {confidence}")
+        raise InputError(N_("confidence must be between 0 and 1, got {value}"), params={"value": confidence})
     single = base.ndim == 1
     d = (other - base)[:, None] if single else other - base
     n, k = d.shape
@@ -344,7 +348,8 @@ def correct_pvalues(pvalues, method: str = "holm") -> np.ndarray:
     """
     p = np.asarray(pvalues, dtype=np.float64)
     if method not in CORRECTIONS:
-        raise InputError(f"unknown correction {method!r}", hint=f"accepted: {', '.join(CORRECTIONS)}")
+        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
+                         params={"correction": method, "choices": ", ".join(CORRECTIONS)})
     out = p.copy()
     ok = ~np.isnan(p)
     m = int(ok.sum())

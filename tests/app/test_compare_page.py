@@ -121,7 +121,7 @@ def test_compare_page_in_spanish():
     assert not at.exception, at.exception
     assert at.title[0].value == "Comparar sistemas"
     assert at.subheader[0].value == "Cada ejecución frente a bm25"
-    assert at.selectbox[0].label == "Sistema de referencia"
+    assert at.selectbox[0].label == "Línea base"
     assert at.selectbox[1].label == "Corrección" and "sin corrección" in at.selectbox[1].options
     assert "prueba t pareada" in at.selectbox[2].options
     assert at.button[0].label == "Comparar"

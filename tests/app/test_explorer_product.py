@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 from metrics_core.report.leaderboard import leaderboard_grid, tie_band
+from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import compare_runs, leaderboard, paper_table
 from tests.app.test_app_pages import TIMEOUT, _app, _ok
 from ui.common.style import difficulty_order, natural_key, natural_sorted, run_colours
@@ -50,14 +51,14 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
     _ok(at)
     measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
     grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
-    assert list(grid.columns) == ["Run", *measures]
+    assert list(grid.columns) == ["Run", *map(display_measure, measures)]  # means: RR's is MRR
     means = grid[~grid["Run"].str.startswith("   ")]  # the runs' rows (CI and tie band rows indented)
     assert list(means["Run"]) == ["bm25 (baseline)", "dense", "hybrid"]
     evs = _evaluations(sample, measures, tie_report=True)
     board = leaderboard(evs, "bm25", measures, n_resamples=1000, seed=0)
     band = tie_band(board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs})
     expected = leaderboard_grid(board, band)
-    pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected)
+    pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected.rename(columns=display_measure))
     # hybrid is best on AP in the sample; the ★ marks it and only it
     ap = means["AP"].tolist()
     assert [("★" in v) for v in ap] == [False, False, True]

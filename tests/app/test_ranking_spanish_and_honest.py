@@ -78,7 +78,7 @@ def sample():
 # --- Spanish -------------------------------------------------------------------------------
 
 SPANISH = {
-    "overview": ("Resumen", ("Sistema de referencia", "Medida destacada", "Detalles")),
+    "overview": ("Resumen", ("Línea base", "Medida destacada", "Detalles")),
     "data": ("Datos", ("Formato de los qrels", "Diagnóstico", "Quitar una ejecución cargada")),
     "per_query": ("Por consulta", ("Una consulta", "Mostrar los primeros",
                                    "Filtro: el identificador o el texto de la consulta contiene")),
@@ -112,8 +112,8 @@ def test_a_spanish_browser_gets_the_overview_in_spanish(monkeypatch, sample):
     _ok(at)
     assert at.title[0].value == "Resumen"
     text = _texts(at)
-    assert "Sistema de referencia" in text and "mejor media de la medida" in text
-    assert "IC" in text and "(referencia)" in text
+    assert "Línea base" in text and "mejor media de la medida" in text
+    assert "IC" in text and "(línea base)" in text
     english = _page("overview", "en", sample)  # the URL wins over the browser
     assert english.title[0].value == "Overview"
 

@@ -45,7 +45,7 @@ def test_upload_through_drop_zone_matches_cli(server, page):
     page.get_by_text("Diagnostics").first.wait_for()
 
     page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
-    card = page.locator('[data-testid="stMetric"]', has_text="bm25 · RR")
+    card = page.locator('[data-testid="stMetric"]', has_text="bm25 · MRR")  # the mean of RR reads MRR
     card.wait_for()
     shown = card.locator('[data-testid="stMetricValue"]').inner_text().strip()
     assert shown == f"{expected:.4f}"

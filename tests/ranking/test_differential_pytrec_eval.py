@@ -38,6 +38,10 @@ from hypothesis import strategies as st  # noqa: E402
 import metrics_core as mc  # noqa: E402
 from tests.ranking.test_conformance_trec_eval import ranklab_name  # noqa: E402  (the one name table)
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 CUTOFFS = (1, 2, 3, 5, 10)
 PYTREC_MEASURES = {
     "P." + ",".join(map(str, CUTOFFS)),

@@ -20,6 +20,10 @@ import metrics_core as mc
 from metrics_core.ranking import registry
 from metrics_core.ranking.registry import REGISTRY, from_trec_name, parse_measure, trec_names
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 FAMILIES = list(REGISTRY)
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

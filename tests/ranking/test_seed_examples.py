@@ -25,6 +25,10 @@ import pytest
 import metrics_core as mc
 import metrics_core.stats.aggregate as agg
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 
 def vector_values(labels, measures, num_relevant=None):
     """Seed 003: measures of one relevance vector (labels of the retrieved list, in order)."""

@@ -24,6 +24,10 @@ from metrics_core.errors import InputError
 from metrics_core.io.blocks import NotStreamable, open_run_stream
 from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
 
+# random runs often share no query or no judged document with their qrels: the readers'
+# coverage warning is expected here (tests/io/test_coverage.py checks it)
+pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
+
 ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
 SAMPLE = ROOT / "sample_data" / "ranking"

@@ -6,7 +6,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from metrics_core.ranking.strings import hash_strings, order_within_groups, pair_keys, sort_by_query
+from metrics_core.ranking.strings import (
+    encode_strings,
+    hash_strings,
+    order_within_groups,
+    pair_keys,
+    sort_by_query,
+)
 
 ALPHABET = "ab9Z_#-.\u00e9\u4e2d"
 
@@ -131,3 +137,25 @@ def test_string_order_is_pythons_sorted(seed):
     want = sorted(range(len(ids)), key=ids.__getitem__)
     assert string_order(ids).tolist() == want
     assert string_order(pa.array(ids)).tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_encode_strings_first_appearance_codes_grouped_or_not(seed):
+    """Codes in order of first appearance and the dictionary, as a reference made with a
+    Python dict, for columns grouped in stretches (the shortcut through the heads of the
+    stretches), shuffled (one hash of every value), chunked, sliced or not."""
+    rng = random.Random(seed)
+    names = random_strings(rng, rng.randint(1, 40), max_len=6)
+    stretches = [(rng.choice(names), rng.randint(1, 60)) for _ in range(rng.randint(1, 80))]
+    values = [name for name, k in stretches for _ in range(k)]
+    if seed % 2:
+        rng.shuffle(values)
+    first: dict = {}
+    want = np.array([first.setdefault(v, len(first)) for v in values], dtype=np.int32)
+    arr = pa.array(values, type=pa.string())
+    cut = rng.randint(0, len(values))
+    for column in (arr, pa.chunked_array([arr.slice(0, cut), arr.slice(cut)]),
+                   pa.array(["x"] + values, type=pa.string()).slice(1)):
+        codes, vocab = encode_strings(column)
+        assert codes.dtype == np.int32 and codes.tolist() == want.tolist()
+        assert vocab.to_pylist() == list(first)

@@ -188,7 +188,7 @@ def test_html_report_legend_matches_its_tables_and_small_p_values():
     assert "in parentheses" not in text        # the table has a delta column, no parentheses
     assert "&lt; 0.0001" in text and "0.0000" not in text
     assert not JUNK.search(re.sub(r"<[^>]+>", " ", text))
-    assert "Holm correction over the 1 comparisons of this table" in text
+    assert "Holm correction over the one comparison of this table" in text
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])

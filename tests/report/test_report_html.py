@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from metrics_core.cli import COMMANDS, main
 from metrics_core.report.html import comparison_report, data_digest, plotly_js_source
@@ -68,3 +70,94 @@ def test_cli_report(tmp_path, capsys):
     assert "n = 50" in out.read_text()
     assert main([*args[:4], "nope", *args[5:]]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+# -- the report in Spanish ----------------------------------------------------------------
+
+#: English words of the report's own text (headings, headers, legends, notes, settings).
+ENGLISH = ("RankLab report", "Leaderboard", "Figures", "Every run against", "Each run on its own",
+           "Conventions and settings", "Versions", "Data<", "Baseline mean", "Run mean", "Queries",
+           "Significant", "Setting", "Input", "Digest", "corrected", "best mean",
+           "significantly", "percentile ", "Markers", "Made ", "baseline", "not embedded", "query set",
+           "test for the markers", "permutations", "bootstrap resamples", "confidence", "seed",
+           "Mean of each measure", "difference from the baseline", " vs ", "randomization test",
+           "Holm correction", "comparisons", "answered", "W / T / L", "CI:", "95% CI", " to ", "Run<",
+           "Measure<", "(as trec_eval", "sums for counts", " runs,", "Value<", "Convention<")
+
+
+def _visible(page: str, js: str | None = None) -> str:
+    """The page without plotly.js, CSS and tags: the text a reader sees (figure titles
+    and axis titles stay: they are inside the figures' JSON)."""
+    import re
+
+    if js:
+        page = page.replace(js, "")
+    page = re.sub(r"<style>.*?</style>", "", page, flags=re.S)
+    return re.sub(r"<(?!/?(?:td|th)\b)[^>]+>", " ", page)
+
+
+def _spanish(**kw):
+    from metrics_core.report.catalogs import translations
+
+    tr = translations("es")
+    return comparison_report(_evs(("base", "<b>x</b>")), "base", ["AP"], n_permutations=200, gettext=tr.gettext,
+                             ngettext=tr.ngettext, lang="es", data={"qrels <q>.txt": data_digest(b"x")}, **kw)
+
+
+def test_the_report_in_spanish_has_no_english_word_left():
+    js = plotly_js_source()
+    page = _spanish(plotly_js=js, conventions={"missing_queries": "skip", "depth": None})
+    assert page.startswith('<!DOCTYPE html><html lang="es">')
+    shown = _visible(page, js)
+    left = [w for w in ENGLISH if w in shown]
+    assert left == []
+    for spanish in ("Reporte de RankLab", "Clasificación", "Cada ejecución frente a base", "Convenciones y ajustes",
+                    "Versiones", "Media de la línea base", "Significativo", "p aleatorización (corregido)",
+                    "IC 95%", "base (línea base)", "2 ejecuciones, línea base base", "Gráficos",
+                    "Media de cada medida con su intervalo", "AP: diferencia con la línea base",
+                    '"media"', "mejor media de la medida", "Huella (SHA-256"):
+        assert spanish in shown, spanish
+    assert json.dumps("Δ AP frente a base") in page  # the Δ figure's axis title, in its JSON
+    # names stay escaped and canonical; no depth cut reads "todo", never "None"
+    assert "<b>x</b>" not in page.replace(js, "") and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "qrels &lt;q&gt;.txt" in page and "None" not in shown and "todo" in shown
+
+
+def test_the_report_without_plotly_says_so_in_spanish():
+    shown = _visible(_spanish(plotly_js=None))
+    assert "Sin gráficos: plotly no está instalado" in shown and "no incluido" in shown
+    assert [w for w in ENGLISH if w in shown] == []
+
+
+def test_the_english_report_is_unchanged_by_default_and_shows_rr_as_mrr():
+    text = comparison_report(_evs(("a", "b")), None, ["AP"], n_permutations=200, plotly_js=None)
+    assert text.startswith('<!DOCTYPE html><html lang="en">') and "<title>RankLab report</title>" in text
+    for english in ("Leaderboard", "Every run against a", "Conventions and settings", "a (baseline)", "95% CI",
+                    "Baseline mean", "p randomization (corrected)", "W / T / L", "2 runs, baseline a",
+                    "★ best mean of the measure."):
+        assert english in text, english
+    rng = np.random.default_rng(3)
+    idx = pd.Index([f"q{i}" for i in range(12)], name="query_id")
+    evs = [SimpleNamespace(run_name=n, per_query=pd.DataFrame({"RR": rng.random(12)}, index=idx), measures=["RR"],
+                           aggregate={"RR": 0.5}) for n in ("a", "b")]
+    shown = _visible(comparison_report(evs, "a", ["RR"], n_permutations=100, plotly_js=None))
+    assert "<th>MRR</th>" in shown and "<td>MRR</td>" in shown and "<th>RR</th>" not in shown
+
+
+def test_cli_report_in_spanish(tmp_path):
+    out = tmp_path / "r.html"
+    args = ["report", "--qrels", str(SAMPLE / "qrels.txt"), "--baseline", "bm25", "-m", "AP,RR",
+            "--permutations", "200", "--run", str(SAMPLE / "bm25.txt"), "--run", str(SAMPLE / "dense.txt"),
+            "-o", str(out), "--quiet", "--lang", "es"]
+    assert main(args) == 0
+    text = out.read_text(encoding="utf-8")
+    js = plotly_js_source()
+    shown = _visible(text, js)
+    assert '<html lang="es">' in text and "<title>Reporte de RankLab</title>" in text
+    assert "bm25 (línea base)" in shown and "ejecución dense (dense.txt)" in shown and "MRR" in shown
+    assert [w for w in ENGLISH if w in shown] == []
+    assert main([*args[:-2], "--title", "Mi <informe>"]) == 0  # a given title is kept, escaped
+    assert "<title>Mi &lt;informe&gt;</title>" in out.read_text(encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:  # no such language: argparse's usage error
+        main([*args[:-1], "fr"])
+    assert exc.value.code == 2

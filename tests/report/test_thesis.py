@@ -240,7 +240,11 @@ def test_the_best_value_of_each_column_is_bold_and_ties_share_it():
 def test_markdown_and_html_escape_names():
     t = _hostile_table()
     md = to_markdown(t)
-    assert "★ best \\<b\\>\\|x\\|\\</b\\>" in md
+    # HTML as entities (the one escaper, markdown_escape; was backslash-escaped before)
+    assert "★ best &lt;b&gt;\\|x\\|&lt;/b&gt;" in md and "<b>" not in md
+    # the significance note names the baseline escaped too (it was left raw before)
+    assert md.splitlines()[-1] == "\\* p &lt; 0.05 against a\\_b&amp;c%d$e#f{g}h\\~i^j\\\\k (paired t-test; " \
+        "Holm correction over 4 comparisons)"
     assert all(line.count("|") - line.count("\\|") == 6 for line in md.splitlines() if line.startswith("|"))
     page = to_html(t)
     assert "<b>" not in page and "&lt;b&gt;|x|&lt;/b&gt;" in page and "a_b&amp;c%d$e#f{g}h~i^j\\k" in page

@@ -20,10 +20,11 @@ from typing import NoReturn
 import streamlit as st
 
 from ui.common import blas, state
-from ui.common.i18n import _, language_switch, ngettext
+from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
+from ui.common.uploader_words import show_uploader_words
 from ui.hashing.state import DATA as HASH_CODES
 
 PAGE_TITLE = "RankLab"
@@ -55,9 +56,11 @@ _CSS = """<style>
 
 
 def _compact_css() -> None:
-    """A tighter top margin so the first screen holds the answer (a fixed style sheet: no
-    user text is ever rendered as HTML)."""
+    """A tighter top margin so the first screen holds the answer, and the file uploaders'
+    words in the visitor's language (fixed style sheets: no user text is ever rendered as
+    HTML)."""
     st.html(_CSS)
+    show_uploader_words(current_language())
 
 
 def _leave_pages_directory_mode() -> None:
@@ -204,7 +207,7 @@ def status_text() -> str:
     else:
         if qrels is not None:
             n = len(qrels.unique_query_ids())
-            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=f"{n:,}"))
+            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
         if runs:
             parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
                          + ": " + ", ".join(runs))

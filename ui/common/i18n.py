@@ -20,7 +20,7 @@ state: two visitors in two languages never see each other's choice. The compiled
 (translation objects without state) are shared by the process
 (:func:`metrics_core.report.catalogs.translations`).
 
-Catalogs: ``locales/<lang>/LC_MESSAGES/messages.po``; ``python tools/i18n_catalogs.py``
+Catalogs: ``metrics_core/locales/<lang>/LC_MESSAGES/messages.po``; ``python tools/i18n_catalogs.py``
 brings them up to date after texts change.
 """
 
@@ -160,6 +160,35 @@ def _(text: str) -> str:
 gettext = _
 
 
+def group_digits(n: int, lang: str) -> str:
+    """A count with its thousands grouped the way ``lang`` reads them: English with commas
+    (``36,000``); Spanish with a narrow no-break space and only from five digits
+    (``3600``, ``36 000``), as the Real Academia Española and the SI write them (a comma
+    or a point would read as the decimal mark beside the measures' values, which keep their
+    decimal point).
+
+    >>> group_digits(36000, "en"), group_digits(3600, "es"), group_digits(-1234567, "es").split()
+    ('36,000', '3600', ['-1', '234', '567'])
+    """
+    n = int(n)
+    if lang != "es":
+        return f"{n:,}"
+    if abs(n) < 10_000:
+        return str(n)
+    return f"{n:,}".replace(",", "\u202f")
+
+
+def plotly_grouping() -> str:
+    """The d3-format grouping flag for counts in a chart's hover text: ``","`` in English,
+    none in Spanish (where a comma is the decimal mark; the counts there are small)."""
+    return "" if current_language() == "es" else ","
+
+
+def count(n: int) -> str:
+    """``n`` with its digits grouped in the visitor's language (:func:`group_digits`)."""
+    return group_digits(n, current_language())
+
+
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The singular or plural form for ``n`` in the visitor's language (format ``{n}`` after)."""
     return translations(current_language()).ngettext(singular, plural, n)
@@ -200,4 +229,4 @@ def language_switch(container=None) -> str:
 
 __all__ = ["LANGUAGES", "LANGUAGE_NAMES", "QUERY_PARAM", "GLOSSARY", "N_", "_", "gettext", "ngettext",
            "current_language", "browser_language", "url_language", "accept_language", "language_of", "language_switch",
-           "thesis_words"]
+           "thesis_words", "count", "group_digits", "plotly_grouping"]

@@ -14,7 +14,7 @@ import streamlit as st
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
-from ui.common.i18n import N_, _, ngettext
+from ui.common.i18n import N_, _, count, ngettext
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
@@ -67,7 +67,7 @@ def _on_change(field: str) -> None:
     try:
         st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", str(exc)))
+        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
 
 
 def _reset() -> None:
@@ -90,10 +90,10 @@ def _loaded_summary() -> None:
         st.caption(_("qrels: none"))
     else:
         st.caption(_("qrels: {queries} queries / {judgements} judgements").format(
-            queries=f"{len(qrels.unique_query_ids()):,}", judgements=f"{len(qrels):,}"))
+            queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))))
     if runs:
         st.caption(_("runs: {runs}").format(runs=", ".join(
-            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=f"{len(run):,}")
+            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=count(len(run)))
             for name, run in runs.items())))
     else:
         st.caption(_("runs: none"))

@@ -21,7 +21,8 @@ from metrics_core.errors import InputError
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import state
-from ui.common.i18n import _
+from ui.common.i18n import _, current_language
+from ui.common.uploader_words import types_css
 
 #: The table formats the readers know ("auto": from the file name and content).
 FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
@@ -60,7 +61,7 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
     """What a failed load says: the reader's message, or for anything else what failed
     (never a traceback)."""
     if isinstance(exc, InputError):
-        return str(exc)
+        return exc.plain(_)  # the reader's message in the application's words and language
     reason = f"{type(exc).__name__}: {exc}"
     if name:
         return _("{name}: the file could not be read ({reason})").format(name=name, reason=reason)
@@ -121,7 +122,11 @@ class UploadSlot:
     def files(self, container=None) -> list:
         """Draw the uploader (in ``container``, default the page) and return its files; a new
         upload clears the old message."""
-        got = (container or st).file_uploader(self.label, type=self.types, key=self.widget_key,
+        where = container or st
+        words = types_css(self.widget_key, self.types, current_language())
+        if words:  # the limit line with this box's types, in the visitor's language
+            where.html(words)
+        got = where.file_uploader(self.label, type=self.types, key=self.widget_key,
                                               accept_multiple_files=self.multiple, help=self.help)
         files = list(got or []) if self.multiple else ([got] if got is not None else [])
         if files:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from metrics_core.report.thesis import display_measure
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
 
@@ -46,8 +47,8 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     fig.add_vline(x=0, line_dash="dot")
     base = rows["baseline"].iloc[0] if len(rows) else ""
     fig.update_layout(title=_("{measure}: mean difference vs {baseline} (bootstrap CI)").format(
-                          measure=measure, baseline=base),
-                      xaxis_title=f"Δ {measure}", yaxis_title=_("run"), template="plotly_white",
+                          measure=display_measure(measure), baseline=base),
+                      xaxis_title=f"Δ {display_measure(measure)}", yaxis_title=_("run"), template="plotly_white",
                       height=120 + 50 * max(len(rows), 1), margin=dict(l=40, r=20, t=60, b=40))
     return fig
 
@@ -62,9 +63,10 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
     for run, table in values.items():
         fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
-    fig.update_layout(barmode="group", title=_("{measure} per {column}").format(measure=measure, column=fold_column),
+    fig.update_layout(barmode="group", title=_("{measure} per {column}").format(measure=display_measure(measure),
+                                                                               column=fold_column),
                       xaxis_title=fold_column,
-                      yaxis_title=measure)
+                      yaxis_title=display_measure(measure))
     return fig
 
 
@@ -79,8 +81,8 @@ def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_co
         fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
     fig.update_layout(barmode="group", title=_("{measure} per {column} (micro, macro last)").format(
-                          measure=measure, column=criterion_column),
-                      xaxis_title=criterion_column, yaxis_title=measure)
+                          measure=display_measure(measure), column=criterion_column),
+                      xaxis_title=criterion_column, yaxis_title=display_measure(measure))
     return fig
 
 

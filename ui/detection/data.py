@@ -168,11 +168,11 @@ def for_the_page(exc: InputError) -> InputError:
     page's mapping box for it (:data:`FIELD_BOXES`, by the error's ``field``); any other
     error keeps its plain wording (:meth:`~metrics_core.errors.InputError.plain`)."""
     box = FIELD_BOXES.get(exc.field or "")
-    if box is None:
-        return InputError(exc.plain())
+    if box is None:  # the advice in the application's words; the texts stay translatable
+        return exc.replace(hint=exc.phrase("plain_hint") or exc.phrase("hint"), plain_hint=None)
     hint = _("Choose it in the “{box}” box under “{section}”, then the file is read again.").format(
         box=_(box), section=_("Data: scores and labels"))
-    return InputError(exc.problem, source=exc.source, line=exc.line, hint=hint, field=exc.field)
+    return exc.replace(hint=hint, option=None, plain_hint=None)
 
 
 def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from metrics_core.report.catalogs import N_
 from ui.common.i18n import gettext as _
+from ui.common.i18n import plotly_grouping
 
 BAND_COLOURS = {"baseline": "rgba(255, 193, 7, 0.18)", "good": "rgba(76, 175, 80, 0.18)"}
 #: The reference bands' names (:data:`metrics_core.report.ranges.REFERENCE_RANGES`), marked for the catalogs.
@@ -106,7 +107,7 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
                                         np.asarray(bins["count"])[ok]]),
             hovertemplate=_("mean probability {x}<br>frequency {y}<br>95% interval [{low}, {high}]<br>"
                             "{n} items").format(x="%{x:.4f}", y="%{y:.4f}", low="%{customdata[0]:.4f}",
-                                                high="%{customdata[1]:.4f}", n="%{customdata[2]:,.0f}")
+                                                high="%{customdata[1]:.4f}", n="%{customdata[2]:" + plotly_grouping() + ".0f}")
             + "<extra></extra>",
             error_y={"type": "data", "symmetric": False,
                      "array": (np.asarray(bins["freq_high"]) - freq)[ok],
@@ -114,7 +115,7 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
         go.Bar(x=(lower + upper) / 2, y=bins["count"], width=(upper - lower), name=_("count"),
                marker_color="rgba(100, 100, 200, 0.6)", xaxis="x", yaxis="y2",
                hovertemplate="[%{customdata[0]:.4f}, %{customdata[1]:.4f}]: "
-               + _("{n} items").format(n="%{y:,}") + "<extra></extra>",
+               + _("{n} items").format(n="%{y:" + plotly_grouping() + "d}") + "<extra></extra>",
                customdata=np.column_stack([lower, upper])),
     ]
     shapes, annotations = [], []

@@ -102,7 +102,7 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     try:
         ids = save_current_evaluations(picked, suite, qrels, meta, note=note or None)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         return None
     if history_state.is_shared():
         st.success(ngettext("Saved {n} run to the shared history.",

@@ -136,10 +136,11 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
 
     suite = None if suite_choice == hs.ALL_SUITES else suite_choice
     try:
-        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS)
+        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS,
+                             ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
-        st.error(exc.plain())
+        st.error(exc.plain(_))
         return
 
     summary = report.attrs["summary"]
@@ -241,7 +242,7 @@ def delete_form(store: HistoryStore, body) -> None:
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
-                st.error(exc.plain())
+                st.error(exc.plain(_))
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()

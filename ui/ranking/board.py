@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
-from metrics_core.stats.comparison import CORRECTION_NAMES, MARKERS, QUERY_SET_LABELS, TEST_NAMES
+from metrics_core.report.thesis import display_measure
+from metrics_core.stats.comparison import leaderboard_legend
 from ui.common import state
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
@@ -80,37 +81,18 @@ LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paire
 
 
 def board_legend(board: pd.DataFrame) -> str:
-    """The leaderboard's legend in the visitor's language (the words of
-    :func:`metrics_core.stats.comparison.leaderboard_legend`): best mark, significance marker,
-    test and correction, interval, query set and n."""
-    a = board.attrs
-    test = a.get("test", "permutation")
-    n_comp = max(len(board) - len(a.get("measures", [])), 0)
-    sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
-    n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else _("n per measure in the header"))
-    return _("{best} best mean of the measure. {marker} significantly different from the baseline {baseline} "
-             "({test}, {correction} correction over {comparisons} comparisons, p < {alpha}). CI: {confidence} "
-             "percentile bootstrap interval of the mean. Queries: {queries}, {n}.").format(
-        best=BEST, marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
-        correction=_(CORRECTION_NAMES[a.get("correction", "holm")]), comparisons=n_comp,
-        alpha=a.get("alpha", 0.05), confidence=f"{a.get('confidence', 0.95):.0%}",
-        queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n)
+    """The leaderboard's legend in the visitor's language:
+    :func:`metrics_core.stats.comparison.leaderboard_legend` (best mark, significance marker,
+    test, the correction's family in words, interval, query set and n), the words the HTML
+    report prints under the same grid."""
+    return leaderboard_legend(board, gettext=_)
 
 
-def translated_grid(grid: pd.DataFrame) -> pd.DataFrame:
-    """:func:`leaderboard_grid` with its row labels and first header in the visitor's language."""
-    def label(text: str) -> str:
-        if text == TIE_ROW:
-            return CI_INDENT + _("tie band")
-        if text.startswith(CI_INDENT) and text.endswith(" CI"):
-            return CI_INDENT + _("{confidence} CI").format(confidence=text[len(CI_INDENT):-3])
-        if text.endswith(" (baseline)"):
-            return text[: -len(" (baseline)")] + " (" + _("baseline") + ")"
-        return text
-
-    out = grid.copy()
-    out["Run"] = [label(str(v)) for v in out["Run"]]
-    return out.rename(columns={"Run": _("Run")})
+def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`leaderboard_grid` in the visitor's language; its columns are the measures' means
+    over the queries, so the mean of RR reads MRR."""
+    grid = leaderboard_grid(board, band, gettext=_)
+    return grid.rename(columns={c: display_measure(c) for c in grid.columns[1:]})
 
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:

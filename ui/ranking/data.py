@@ -19,7 +19,7 @@ from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' re
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
 from ui.common import state
-from ui.common.i18n import N_, ngettext
+from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
@@ -309,7 +309,7 @@ def too_large_for_ties(reports: dict) -> str:
     return ngettext("Tie band not computed for {runs}: a run over {rows} rows (it would take about as long "
                     "again as the evaluation).",
                     "Tie band not computed for {runs}: runs over {rows} rows (it would take about as long "
-                    "again as the evaluation).", len(missing)).format(runs=", ".join(missing), rows=f"{TIE_ROWS:,}")
+                    "again as the evaluation).", len(missing)).format(runs=", ".join(missing), rows=count(TIE_ROWS))
 
 
 def unusable_runs(evaluations: dict) -> dict[str, str]:

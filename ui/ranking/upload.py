@@ -59,7 +59,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
             st.session_state[state.EVAL_CACHE] = {}
         except InputError as exc:
-            error = exc.plain()  # the reader's message in an application's words
+            error = exc.plain(_)  # the reader's message in an application's words
         except Exception as exc:  # never a traceback for an upload: say what failed
             error = _("{name}: the file could not be read ({problem})").format(name=uploaded.name, problem=exc)
     done[ident] = (signature, error)

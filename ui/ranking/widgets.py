@@ -12,6 +12,7 @@ from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.history.actions import save_evaluation_form
 from ui.ranking.data import has_data, load_sample_into_state
@@ -33,7 +34,7 @@ def require_data(runs_upload: str | None = None) -> bool:
     if runs_upload and qrels is not None:
         n = len(qrels.unique_query_ids())
         st.info(_("Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page.").format(
-            n=f"{n:,}"))
+            n=count(n)))
         if upload_box("run", _("Runs"), multiple=True, page=runs_upload):
             st.rerun()
         return False
@@ -55,7 +56,7 @@ def _on_custom() -> None:
     try:
         name = parse_measure(text).name
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain()))
+        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
         return
     measures = list(st.session_state[state.MEASURES])
     if name not in measures:
@@ -111,7 +112,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         try:
             thresholds[parse_measure(str(name)).name] = float(value)
         except InputError as exc:
-            st.warning(exc.plain())
+            st.warning(exc.plain(_))
     st.session_state[state.THRESHOLDS] = thresholds
     return thresholds, float(st.session_state[FAIR_RATIO])
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.conventions import Conventions
-from metrics_core.ranking.definition import Example, MeasureSpec
+from metrics_core.errors import N_
+from metrics_core.ranking.definition import TREC_EVAL, Example, MeasureSpec  # noqa: F401  (the families cite it from here)
 from metrics_core.ranking.ranked_lists import RankedLists
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
@@ -16,15 +17,22 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 # d3 in that order), d1, d3 and d4 relevant (d4 not retrieved), d2 judged non-relevant.
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1, "d4": 1}}
 RUN = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-SHARED = "Ranking d1, d2, d3; relevant: d1, d3 and d4 (not retrieved); d2 judged non-relevant."
-TREC_EVAL = "trec_eval 10.0 (NIST; Buckley), measure {}."
+SHARED = N_("Ranking d1, d2, d3; relevant: d1, d3 and d4 (not retrieved); d2 judged non-relevant.")
 IIR = ("C. D. Manning, P. Raghavan, H. Schutze, Introduction to Information Retrieval, "
        "Cambridge University Press, 2008, ch. 8.")
 
 
-def shared_example(name: str, value: float, explanation: str = SHARED) -> Example:
-    """The worked example on :data:`QRELS` and :data:`RUN` for measure ``name``."""
-    return Example(QRELS, RUN, name, value, explanation)
+def shared_example(name: str, value: float, step: str = "") -> Example:
+    """The worked example on :data:`QRELS` and :data:`RUN` for measure ``name``: its
+    explanation is :data:`SHARED`, then ``step`` (the arithmetic), each a text marked for
+    translation (:meth:`~metrics_core.ranking.definition.Example.explained`).
+
+    >>> ex = shared_example("RR", 1.0, "The first document is relevant: 1/1.")
+    >>> ex.explanation == SHARED + " The first document is relevant: 1/1."
+    True
+    """
+    parts = (SHARED, step) if step else (SHARED,)
+    return Example(QRELS, RUN, name, value, " ".join(parts), parts)
 
 
 def threshold_of(spec: MeasureSpec, conv: Conventions) -> float:

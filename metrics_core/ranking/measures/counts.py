@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
-    SHARED,
     TREC_EVAL,
     hits_top,
     shared_example,
@@ -15,19 +15,19 @@ from metrics_core.ranking.measures.common import (
 )
 
 
-@measure("Judged", "fraction of the top k that is judged (of all retrieved without @k)", better=None, cutoff="optional",
+@measure("Judged", N_("fraction of the top k that is judged (of all retrieved without @k)"), better=None, cutoff="optional",
          params=("divide",),
          formula=r"Judged@k = \frac{|\mathrm{judged} \cap \mathrm{top}_k|}{\min(k, |\mathrm{retrieved}|)}",
-         edge_cases=("Fewer than k retrieved: divided by the number retrieved (ir_measures), so a short "
+         edge_cases=(N_("Fewer than k retrieved: divided by the number retrieved (ir_measures), so a short "
                      "ranking whose documents are all judged scores 1; divide=k divides by k instead "
-                     "(the missing ranks count as unjudged).",
-                     "Without @k: judged retrieved / retrieved.",
-                     "Nothing retrieved: 0.",
-                     "Negative labels count as judged (the document is in the qrels)."),
-         reference="S. MacAvaney et al., ir_measures: a toolkit for IR evaluation (ECIR 2022), "
-                   "measure Judged@k: a check for holes in the judgements before trusting the other "
-                   "measures.",
-         example=shared_example("Judged@3", 1.0, SHARED + " d1, d2 and d3 are all judged."),
+                     "(the missing ranks count as unjudged)."),
+                     N_("Without @k: judged retrieved / retrieved."),
+                     N_("Nothing retrieved: 0."),
+                     N_("Negative labels count as judged (the document is in the qrels).")),
+         reference=("S. MacAvaney et al., ir_measures: a toolkit for IR evaluation (ECIR 2022),",
+                    N_("measure Judged@k: a check for holes in the judgements before trusting the other "
+                       "measures.")),
+         example=shared_example("Judged@3", 1.0, N_("d1, d2 and d3 are all judged.")),
          common=("Judged@10",))
 def judged(R, spec, conv):
     """Judged@k: judged documents in the top k over min(k, retrieved), as ir_measures'
@@ -48,8 +48,8 @@ def judged(R, spec, conv):
     return safe_div(found, np.minimum(R.counts, k))
 
 
-@measure("NumQ", "number of queries evaluated", better=None, aggregate="sum", integer=True, trec=("num_q",),
-         formula=r"|Q|", edge_cases=("Summed over queries in the aggregate (trec_eval).",),
+@measure("NumQ", N_("number of queries evaluated"), better=None, aggregate="sum", integer=True, trec=("num_q",),
+         formula=r"|Q|", edge_cases=(N_("Summed over queries in the aggregate (trec_eval)."),),
          reference=TREC_EVAL.format("num_q"), example=shared_example("NumQ", 1.0), common=("NumQ",),
          value_range=(1.0, 1.0))
 def num_q(R, spec, conv):
@@ -57,8 +57,8 @@ def num_q(R, spec, conv):
     return np.ones(R.n_queries, dtype=np.float64)
 
 
-@measure("NumRet", "number of documents retrieved", better=None, aggregate="sum", integer=True, trec=("num_ret",),
-         formula=r"|\mathrm{retrieved}|", edge_cases=("Counted after the depth cut; summed over queries.",),
+@measure("NumRet", N_("number of documents retrieved"), better=None, aggregate="sum", integer=True, trec=("num_ret",),
+         formula=r"|\mathrm{retrieved}|", edge_cases=(N_("Counted after the depth cut; summed over queries."),),
          reference=TREC_EVAL.format("num_ret"), example=shared_example("NumRet", 3.0), common=("NumRet",),
          value_range=(0.0, None))
 def num_ret(R, spec, conv):
@@ -66,9 +66,9 @@ def num_ret(R, spec, conv):
     return R.counts.astype(np.float64)
 
 
-@measure("NumRel", "number of relevant documents in the qrels", better=None, params=("rel",), aggregate="sum",
+@measure("NumRel", N_("number of relevant documents in the qrels"), better=None, params=("rel",), aggregate="sum",
          integer=True, trec=("num_rel",), formula=r"R",
-         edge_cases=("Negative labels are not relevant; summed over queries.",),
+         edge_cases=(N_("Negative labels are not relevant; summed over queries."),),
          reference=TREC_EVAL.format("num_rel"), example=shared_example("NumRel", 3.0), common=("NumRel",),
          value_range=(0.0, None))
 def num_rel(R, spec, conv):
@@ -76,9 +76,9 @@ def num_rel(R, spec, conv):
     return R.num_rel(threshold_of(spec, conv)).astype(np.float64)
 
 
-@measure("NumRelRet", "number of relevant documents retrieved", better=None, params=("rel",), aggregate="sum",
+@measure("NumRelRet", N_("number of relevant documents retrieved"), better=None, params=("rel",), aggregate="sum",
          integer=True, trec=("num_rel_ret",), formula=r"|\mathrm{rel} \cap \mathrm{retrieved}|",
-         edge_cases=("Summed over queries.",), reference=TREC_EVAL.format("num_rel_ret"),
+         edge_cases=(N_("Summed over queries."),), reference=TREC_EVAL.format("num_rel_ret"),
          example=shared_example("NumRelRet", 2.0), common=("NumRelRet",), value_range=(0.0, None))
 def num_rel_ret(R, spec, conv):
     """Relevant documents retrieved."""

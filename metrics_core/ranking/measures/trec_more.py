@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 
+from metrics_core.errors import N_
 from metrics_core.ranking.definition import Example, measure
 from metrics_core.ranking.kernels import safe_div
 from metrics_core.ranking.measures.common import (
     IIR,
     RUN,
-    SHARED,
     TREC_EVAL,
     Derived,
     hits_top,
@@ -22,15 +22,15 @@ from metrics_core.ranking.measures.common import (
 from metrics_core.ranking.measures.iprec import interpolated_precision
 
 
-@measure("Unjudged", "fraction of the top k that is unjudged", better=None, cutoff="required",
+@measure("Unjudged", N_("fraction of the top k that is unjudged"), better=None, cutoff="required",
          aliases=("unj",), trec=("unj_{k}",),
          formula=r"Unjudged@k = \frac{|\mathrm{unjudged} \cap \mathrm{top}_k|}{k}",
-         edge_cases=("Unjudged: absent from the qrels, or judged with a negative label (trec_eval).",
-                     "Fewer than k retrieved: the missing ranks count as judged; divides by k.",
-                     "A query absent from the run: 0."),
-         reference=TREC_EVAL.format("unj") + " A red flag for holes in the judgements.",
+         edge_cases=(N_("Unjudged: absent from the qrels, or judged with a negative label (trec_eval)."),
+                     N_("Fewer than k retrieved: the missing ranks count as judged; divides by k."),
+                     N_("A query absent from the run: 0.")),
+         reference=(TREC_EVAL.format("unj"), N_("A red flag for holes in the judgements.")),
          example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "Unjudged@3", 1 / 3,
-                         "Ranking d1, d2, d3; d2 is not judged: 1/3."),
+                         N_("Ranking d1, d2, d3; d2 is not judged: 1/3.")),
          common=("Unjudged@10",))
 def unjudged(R, spec, conv):
     """unj_k: unjudged documents (absent from the qrels or negative label) in the top k,
@@ -40,14 +40,14 @@ def unjudged(R, spec, conv):
     return (in_top - R.count_top(judged_nonneg_rows(R), k)) / float(k)
 
 
-@measure("RprecMult", "precision at a multiple x of R (x R documents)", better="higher", params=("rel", "x"),
+@measure("RprecMult", N_("precision at a multiple x of R (x R documents)"), better="higher", params=("rel", "x"),
          aliases=("rprec_mult",), trec=("Rprec_mult_{x}",),
          formula=r"RprecMult(x) = P@c,\; c = \lfloor x R + 0.9 \rfloor",
-         edge_cases=("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); "
-                     "Rprec_mult_0.20 is read as RprecMult(x=0.2).",
-                     "c = 0 (no relevant document): 0; fewer than c retrieved: still divided by c."),
+         edge_cases=(N_("trec_eval prints it as Rprec_mult_x (x from 0.2 to 2.0 by default); "
+                     "Rprec_mult_0.20 is read as RprecMult(x=0.2)."),
+                     N_("c = 0 (no relevant document): 0; fewer than c retrieved: still divided by c.")),
          reference=TREC_EVAL.format("Rprec_mult"),
-         example=shared_example("RprecMult(x=2)", 2 / 6, SHARED + " c = floor(2 * 3 + 0.9) = 6: 2/6."),
+         example=shared_example("RprecMult(x=2)", 2 / 6, N_("c = floor(2 * 3 + 0.9) = 6: 2/6.")),
          common=("RprecMult(x=1)", "RprecMult(x=2)"))
 def rprec_mult(R, spec, conv):
     """Rprec_mult_x: precision at rank c = floor(x * R + 0.9) (trec_eval ``Rprec_mult``,
@@ -62,15 +62,15 @@ def rprec_mult(R, spec, conv):
     return safe_div(hits, c)
 
 
-@measure("Utility", "set utility: weighted counts of the retrieved and missed documents", better="higher",
+@measure("Utility", N_("set utility: weighted counts of the retrieved and missed documents"), better="higher",
          params=("rel", "a", "b", "c", "d"), aliases=("utility",), trec=("utility",),
          formula=r"U = a\,|rel \cap ret| + b\,|nonrel \cap ret| + c\,|rel \setminus ret| + d\,|nonrel \setminus ret|",
-         edge_cases=("Defaults a = 1, b = -1, c = 0, d = 0 (trec_eval).",
-                     "Unjudged retrieved documents count as non-relevant.",
-                     "d needs the collection size (num_docs convention, trec_eval -N).",
-                     "A query absent from the run: 0."),
+         edge_cases=(N_("Defaults a = 1, b = -1, c = 0, d = 0 (trec_eval)."),
+                     N_("Unjudged retrieved documents count as non-relevant."),
+                     N_("d needs the collection size (num_docs convention, trec_eval -N)."),
+                     N_("A query absent from the run: 0.")),
          reference=TREC_EVAL.format("utility"),
-         example=shared_example("Utility", 2.0 - 1.0, SHARED + " 2 relevant retrieved, 1 non-relevant: 2 - 1."),
+         example=shared_example("Utility", 2.0 - 1.0, N_("2 relevant retrieved, 1 non-relevant: 2 - 1.")),
          common=("Utility",), value_range=(-math.inf, None))
 def utility(R, spec, conv):
     """Set utility ``a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret``
@@ -86,16 +86,16 @@ def utility(R, spec, conv):
     return np.where(R.counts > 0, out, 0.0)
 
 
-@measure("IPrecAvg", "interpolated precision averaged over 11 recall levels (0.0 to 1.0)", better="higher",
+@measure("IPrecAvg", N_("interpolated precision averaged over 11 recall levels (0.0 to 1.0)"), better="higher",
          params=("rel",), aliases=("11pt_avg", "11pt"), trec=("11pt_avg",),
          formula=r"\frac{1}{11}\sum_{r \in \{0, 0.1, \dots, 1\}} IPrec@r",
-         edge_cases=("The recall levels round as IPrec's (trec_eval 10; trec_eval 9 under "
-                     "compat=trec_eval9).",
-                     "An older summary of the precision-recall curve; AP is the usual choice now."),
-         reference=IIR + " (section 8.4). " + TREC_EVAL.format("11pt_avg"),
+         edge_cases=(N_("The recall levels round as IPrec's (trec_eval 10; trec_eval 9 under "
+                     "compat=trec_eval9)."),
+                     N_("An older summary of the precision-recall curve; AP is the usual choice now.")),
+         reference=(IIR, N_("(section 8.4)."), TREC_EVAL.format("11pt_avg")),
          example=shared_example("IPrecAvg", (5 * 1.0 + 4 * (2 / 3)) / 11,
-                          SHARED + " c = round(3 r): IPrec is 1 at levels 0 to 0.4 (c <= 1), 2/3 at "
-                          "0.5 to 0.8 (c = 2), 0 at 0.9 and 1.0 (c = 3 is not reached)."),
+                          N_("c = round(3 r): IPrec is 1 at levels 0 to 0.4 (c <= 1), 2/3 at 0.5 to 0.8 (c = 2), 0 "
+                             "at 0.9 and 1.0 (c = 3 is not reached).")),
          common=("IPrecAvg",), perfect=1.0)
 def eleven_point_average(R, spec, conv):
     """11pt_avg: mean of IPrec at recall 0.0, 0.1, ..., 1.0 (trec_eval ``11pt_avg``),
