@@ -215,7 +215,7 @@ def test_unit_size_gives_each_worker_two_units_within_bounds(monkeypatch):
 
     monkeypatch.setattr(dist.os.path, "getsize", lambda path: 100 << 20)
     assert dist.unit_size(["a"], 2) == 25 << 20  # 100 MiB for 2 workers: 4 units
-    assert dist.unit_size(["a"] * 20, 2) == 64 << 20  # 2 GiB: at most 64 MiB a unit
+    assert dist.unit_size(["a"] * 20, 2) == 30 << 20  # 2 GiB: at most 30 MiB a unit
     assert dist.unit_size(["a"], 16) == 8 << 20  # never below 8 MiB
 
 
