@@ -173,7 +173,8 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     if getattr(args, "scheduler", None):
         from metrics_core.ranking.distributed import evaluate_on_scheduler
 
-        evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler)
+        evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler,
+                                            block_rows=getattr(args, "block_rows", None))
         for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
             ev.run_name = name
         return evaluations, conv

@@ -1,21 +1,31 @@
-"""Evaluation on a Dask cluster (``dask.distributed``): a run in parts, read by the workers.
+"""Evaluation on a Dask cluster (``dask.distributed``): a run in files, read by the workers.
 
-A run given as parts (a folder, a glob or a list of TREC, CSV/TSV or Parquet files that
-together make one run, in the order of their sorted names; a query may straddle parts)
-is evaluated in three steps of Dask tasks:
+A run given as files (a folder, a glob or a list of TREC, CSV/TSV or Parquet files that
+together make one run, in the order of their sorted names, or one file; a query may
+straddle files) is cut into units (:mod:`metrics_core.io.units`: byte ranges of TREC
+files cut where the query changes, runs of Parquet row groups, whole files). The client
+sends each unit's description, never its rows, and the qrels once to every worker:
 
-1. each part is read by a worker and its rows split into ``P`` partitions by a hash of
-   the query id (every row keeps its part and row number);
-2. partition ``j`` gathers its pieces from every part (Dask moves them between workers:
-   the shuffle), in part order, so its rows are in the run's order and hold whole
-   queries; it is evaluated by the engine against the qrels (sent to every worker once);
-3. the per-query values and diagnostics come back to the client and are put together
-   by the code of the streaming path (:class:`metrics_core.ranking.streaming.Evaluator`):
-   queries in order of first appearance in the run, the aggregates by the same function
-   over the same values in the same order -- the same numbers as one process.
+1. each unit is read and evaluated by a worker, block by block as the streaming path
+   evaluates a file (:func:`~metrics_core.ranking.unit_tasks.evaluate_unit`), so a
+   worker's memory is bounded by its blocks whatever the run's size;
+2. a query found in more than one unit is put together: when it is only at the units'
+   edges (the last query of one unit going on as the first of the next: the usual case
+   of a run grouped by query, cut into files anywhere) from the edge rows the units
+   returned, evaluated here; otherwise (a run not grouped by query) the units holding
+   it are read again and its rows shuffled by a hash of the query id -- Dask moves the
+   pieces between workers -- to tasks that evaluate whole queries
+   (:func:`~metrics_core.ranking.unit_tasks.split_unit`,
+   :func:`~metrics_core.ranking.unit_tasks.evaluate_group`). The first values and the
+   diagnostics of such a query are dropped and taken back;
+3. the per-query values and diagnostics are put together by the code of the streaming
+   path (:class:`metrics_core.ranking.parts.Evaluator`): queries in order of first
+   appearance in the run, the aggregates by the same function over the same values in
+   the same order -- the same numbers as one process.
 
-The workers must be able to import ``metrics_core`` and read the part files (a shared
-file system, or one machine).
+Every diagnostic is a sum over queries, so the units' add up to the run's. The workers
+must be able to import ``metrics_core`` and read the files (a shared file system, or one
+machine).
 """
 
 from __future__ import annotations
@@ -23,26 +33,33 @@ from __future__ import annotations
 import glob
 import operator
 import os
+import uuid
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_, InputError
-from metrics_core.io import read_run
-from metrics_core.io.blocks import SCHEMA, NotStreamable, batch_run, open_run_stream
-from metrics_core.ranking.parts import (
-    Evaluator,
-    MergedDiagnostics,
-    QrelsIndex,
-    hash_partition,
-    plain_strings,
+from metrics_core.io.units import DEFAULT_UNIT_BYTES, plan_units
+from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex
+from metrics_core.ranking.registry import rank_cutoffs
+from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS
+from metrics_core.ranking.unit_tasks import (
+    Reported,
+    Setup,
+    by_hash,
+    evaluate_group,
+    evaluate_unit,
+    raise_failed,
+    split_unit,
 )
-from metrics_core.ranking.ranked_lists import Diagnostics
-from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 
-#: Bits of the row number in a row's position key (part << ROW_BITS | row).
-ROW_BITS = 40
+#: Units per worker at least (when the files are big enough): work to balance.
+UNITS_PER_WORKER = 2
+#: Smallest byte range worth a task of its own.
+MIN_UNIT_BYTES = 8 << 20
 
 
 def list_parts(spec) -> list[str]:
@@ -77,104 +94,162 @@ def run_name(spec, parts) -> str:
     return RawData(None, parts[0]).stem or "run"
 
 
-def _part_table(path: str) -> pa.Table:
-    """All rows of one part (columns of :data:`metrics_core.io.blocks.SCHEMA`)."""
-    try:
-        tables = list(open_run_stream(path).batches())
-        if tables:
-            return pa.concat_tables(tables)
-    except NotStreamable:
-        pass
-    run = read_run(path)  # read whole: the reader names any bad line
-    qid = plain_strings(run.qid)
-    if isinstance(qid, pa.ChunkedArray):
-        qid = qid.combine_chunks()
-    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
-    lines = (run.line_numbers if run.line_numbers is not None
-             else np.arange(1, len(run) + 1, dtype=np.int64))
-    return pa.Table.from_arrays([qid, docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA)
+def unit_size(paths, n_workers: int) -> int:
+    """Bytes per unit: at most :data:`~metrics_core.io.units.DEFAULT_UNIT_BYTES`, and small
+    enough for :data:`UNITS_PER_WORKER` units per worker (not below 8 MiB)."""
+    total = sum(os.path.getsize(p) for p in paths)
+    share = total // max(UNITS_PER_WORKER * n_workers, 1)
+    return int(min(DEFAULT_UNIT_BYTES, max(MIN_UNIT_BYTES, share)))
 
 
-def read_split(path: str, part: int, n_parts: int) -> list[pa.Table]:
-    """Task: read one part, split its rows into ``n_parts`` partitions by query hash."""
-    table = _part_table(path)
-    n = table.num_rows
-    key = (np.int64(part) << np.int64(ROW_BITS)) + np.arange(n, dtype=np.int64)
-    table = table.append_column("pos", pa.array(key))
-    if not n:
-        return [table] * n_parts
-    where = hash_partition(table.column("qid"), n_parts)
-    # one stable sort by partition and one take, then slices (not a filter per partition)
-    order = np.argsort(where, kind="stable")
-    table = table.take(pa.array(order))
-    bounds = np.searchsorted(where[order], np.arange(n_parts + 1))
-    return [table.slice(int(bounds[j]), int(bounds[j + 1] - bounds[j])) for j in range(n_parts)]
+def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None,
+                   block_rows=None, unit_bytes=None):
+    """Evaluate a run given in files on the Dask cluster of ``client`` (see the module
+    docstring).
 
+    Parameters
+    ----------
+    qrels : Qrels
+    run : path, glob, folder or list of paths
+        The run's files, in the run's order (a folder's or a glob's sorted by name).
+    specs, conv, cutoffs
+        Measures (parsed), conventions and the cutoffs whose straddling ties are counted.
+    client : distributed.Client
+    n_partitions : int, optional
+        Partitions of the shuffle (default from the rows to shuffle).
+    block_rows : int, optional
+        Rows per block inside a unit (default the streaming path's).
+    unit_bytes : int, optional
+        Bytes per TREC unit at most (default :func:`unit_size`).
 
-def evaluate_partition(index, measure_names, conv: Conventions, cutoffs, name: str,
-                       source: str, *pieces):
-    """Task: evaluate one partition (its pieces from every part, in part order).
-
-    Returns (query ids, first position of each, {measure: values}, diagnostics, names
-    of every query of the partition).
+    Returns
+    -------
+    Evaluation
+        The same per-query values, aggregates and diagnostics as one process, with a
+        ``distributed`` attribute: files (``parts``), units, workers, queries put
+        together from the units' edges, queries shuffled, partitions of the shuffle.
     """
-    import pyarrow.compute as pc
-
-    pieces = [p for p in pieces if p.num_rows]
-    if not pieces:
-        return [], np.zeros(0, dtype=np.int64), {}, Diagnostics(), []
-    table = pa.concat_tables(pieces)
-    order = pc.sort_indices(table.column("pos"))  # parts arrive in order; kept safe
-    table = table.take(order)
-    ev = Evaluator(index, parse_measures(measure_names), conv, cutoffs)
-    run = batch_run(table, name, source)
-    prepared = ev.prepare(run)
-    _, (codes, vocab) = prepared
-    first = np.unique(codes, return_index=True)[1]  # codes are in order of first appearance
-    first_pos = table.column("pos").to_numpy()[first]
-    qids, columns, diag = ev.rows(run, prepared=prepared)
-    # the evaluated queries are some of the partition's, in the same order
-    at = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(zero_copy_only=False)
-    return qids, first_pos[at].astype(np.int64), columns, diag, vocab.to_pylist()
-
-
-def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None):
-    """Evaluate a run given in parts on the Dask cluster of ``client`` (see the module
-    docstring). Returns an :class:`~metrics_core.ranking.evaluate.Evaluation`."""
-    parts = [os.path.abspath(p) for p in list_parts(run)]
-    name = run_name(run, parts)
-    source = os.fspath(run) if not isinstance(run, (list, tuple)) else parts[0]
+    paths = [os.path.abspath(p) for p in list_parts(run)]
+    name = run_name(run, paths)
+    source = os.fspath(run) if not isinstance(run, (list, tuple)) else paths[0]
     index = QrelsIndex(qrels)
     ev = Evaluator(index, specs, conv, cutoffs)
-    qrels_dups = ev.qrels_diagnostics()
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    n_parts = int(n_partitions or max(len(parts), n_workers))
-    index_f = client.scatter(index, broadcast=True)
-    splits = [client.submit(read_split, p, i, n_parts, pure=False) for i, p in enumerate(parts)]
-    names = [s.name for s in specs]
-    results = []
-    for j in range(n_parts):
-        pieces = [client.submit(operator.getitem, s, j, pure=False) for s in splits]
-        results.append(client.submit(evaluate_partition, index_f, names, conv, tuple(cutoffs),
-                                     name, source, *pieces, pure=False))
-    del splits, pieces  # held by the tasks that need them only: freed as they finish
-    gathered = client.gather(results)
-    merged = MergedDiagnostics(tuple(cutoffs))
-    ids, pos, cols, run_queries = [], [], {s.name: [] for s in specs}, set()
-    for qids, qpos, columns, diag, qnames in gathered:
-        merged.add(diag)
-        run_queries.update(qnames)
-        ids += qids
-        pos.append(qpos)
-        for k, v in columns.items():
-            cols[k].append(v)
+    units = plan_units(paths, int(unit_bytes or unit_size(paths, n_workers)))
+    setup = Setup(tuple(s.name for s in specs), conv, tuple(cutoffs), name,
+                  int(block_rows or DEFAULT_BLOCK_ROWS))
+    index_f = client.scatter(index, broadcast=True, hash=False)  # a key of its own: never one being released
+    token = uuid.uuid4().hex
+    task = Reported(evaluate_unit)
+    futures = [client.submit(task, u, index_f, setup, key=f"evaluate_unit-{u.index}-{token}")
+               for u in units]
+    qrels_dups = ev.qrels_diagnostics()  # while the workers read
+    results = client.gather(futures)
+    del futures
+    raise_failed(results)  # the first error in the run's order
+    offsets = line_offsets(units, results)
+    run_queries = set()
+    count: Counter = Counter()
+    for r in results:
+        run_queries.update(r.names)
+        count.update(r.names)
     if not run_queries:
         raise InputError(N_("the run parts hold no rows"), source=source)
+    again = {q for q, c in count.items() if c > 1}
+    for r in results:
+        again |= r.reappear
+    again &= index.judged  # the others have no values and count in no diagnostic
+    merged = MergedDiagnostics(tuple(cutoffs))
+    ids, pos, cols = [], [], {s.name: [] for s in specs}
+    for r in results:
+        merged.add(r.diag)
+        keep = _keep(r.ids, again)
+        ids += [q for q, k in zip(r.ids, keep, strict=True) if k] if again else r.ids
+        pos.append(r.pos[keep])
+        for k, v in r.columns.items():
+            cols[k].append(v[keep])
+    info = {"files": len(paths), "units": len(units), "workers": n_workers, "edge_queries": 0,
+            "shuffled_queries": 0, "partitions": 0}
+    if again:
+        groups = _put_together(client, index, index_f, setup, units, results, offsets, again, merged,
+                               n_partitions, n_workers, info)
+        for qids, qpos, columns, diag in groups:
+            merged.add(diag)
+            ids += qids
+            pos.append(qpos)
+            for k, v in columns.items():
+                cols[k].append(v)
     position = np.concatenate(pos) if pos else np.zeros(0, dtype=np.int64)
     columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
     out = ev.finish(name, ids, position, columns, merged, run_queries, qrels_dups)
-    out.distributed = {"parts": len(parts), "partitions": n_parts, "workers": n_workers}
+    out.distributed = {"parts": len(paths), **info}
     return out
+
+
+def _keep(ids, again) -> np.ndarray:
+    if not again or not ids:
+        return np.ones(len(ids), dtype=bool)
+    value_set = pa.array(sorted(again), type=pa.string())
+    return ~pc.is_in(pa.array(ids, type=pa.string()), value_set=value_set).to_numpy(zero_copy_only=False)
+
+
+def line_offsets(units, results) -> list[int]:
+    """Lines of each unit's file before the unit: known, or the sum of the lines of the
+    file's byte ranges before it."""
+    out, running = [], 0
+    for u, r in zip(units, results, strict=True):
+        if u.line_offset is not None:
+            running = u.line_offset
+        out.append(running)
+        running += r.lines or 0
+    return out
+
+
+def _shifted_lines(table: pa.Table, offset: int) -> pa.Table:
+    if not offset:
+        return table
+    return table.set_column(3, "line", pa.array(table.column("line").to_numpy() + offset))
+
+
+def _put_together(client, index, index_f, setup, units, results, offsets, again, merged, n_partitions,
+                  n_workers, info):
+    """Values and diagnostics of the queries in ``again`` (found in several units, or in
+    two blocks of one), their first share taken back from ``merged``."""
+    paths = [u.path for u in units]
+    edges, redo = [], []
+    for u, r in zip(units, results, strict=True):
+        mine = again.intersection(r.names)
+        if not mine:
+            continue
+        at_edges = set(r.edges) - r.reappear
+        if mine <= at_edges:
+            for q in mine:
+                table, diag = r.edges[q]
+                merged.add(diag, sign=-1)
+                edges.append(_shifted_lines(table, offsets[u.index] if u.line_offset is None else 0))
+        else:
+            redo.append((u, r, mine))
+    if not redo:
+        info["edge_queries"] = len(again)
+        return [evaluate_group(index, setup, paths, *edges)]
+    rows = sum(r.rows * len(mine) // max(len(r.names), 1) for _, r, mine in redo)
+    n_parts = int(n_partitions or max(n_workers, min(256, len(again), -(-rows // setup.block_rows))))
+    info.update(shuffled_queries=len(again), partitions=n_parts)
+    splits = [client.submit(split_unit, u, index_f, setup, offsets[u.index], sorted(mine), r.counted,
+                            n_parts, pure=False) for u, r, mine in redo]
+    shares = [client.submit(operator.getitem, s, 0, pure=False) for s in splits]
+    edge_pieces = by_hash(pa.concat_tables(edges), n_parts) if edges else [None] * n_parts
+    groups = []
+    for j in range(n_parts):
+        pieces = [client.submit(operator.getitem, s, 1 + j, pure=False) for s in splits]
+        groups.append(client.submit(Reported(evaluate_group), index_f, setup, paths, edge_pieces[j], *pieces,
+                                    pure=False))
+    del splits, pieces
+    for diag in client.gather(shares):
+        merged.add(diag, sign=-1)
+    groups = client.gather(groups)
+    raise_failed(groups)
+    return groups
 
 
 def connect(address: str):
@@ -194,8 +269,14 @@ def connect(address: str):
             raise InputError(N_("bad scheduler address {address!r}"),
                              hint=N_("local:N needs a whole number of workers N >= 1, e.g. local:2"),
                              params={"address": address})
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
+        import dask
+
+        # glibc's own malloc thresholds in the workers (see unit_tasks.tune_malloc)
+        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                   if k != "MALLOC_TRIM_THRESHOLD_"}
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=":0")
         return Client(cluster), cluster
     if "://" not in address:
         raise InputError(N_("bad scheduler address {address!r}"),
@@ -209,11 +290,12 @@ def connect(address: str):
                          params={"address": address, "reason": exc}) from None
 
 
-def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str) -> list:
+def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str, block_rows=None) -> list:
     """Evaluate each run (a folder, glob or file of parts) on the cluster at ``address``."""
     client, cluster = connect(address)
     try:
-        return [evaluate_parts(qrels, r, specs, conv, rank_cutoffs(specs), client) for r in runs]
+        return [evaluate_parts(qrels, r, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
+                for r in runs]
     finally:
         client.close()
         if cluster is not None:

@@ -79,7 +79,9 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
-        straddle parts), read by the workers (:mod:`metrics_core.ranking.distributed`).
+        straddle parts), or one file; the workers read their own units of it (byte
+        ranges, row groups) and evaluate them in blocks of ``block_rows`` rows
+        (:mod:`metrics_core.ranking.distributed`).
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``.
 
@@ -106,7 +108,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 
-        return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client)
+        return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
     rows = 0 if tie_report else _stream_block_rows(run, block_rows)
     if rows:
         from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream

@@ -106,6 +106,34 @@ def test_local_cluster_noncontiguous_mixed_formats_glob(client, tmp_path, hybrid
     assert_same(whole, dist)
 
 
+def test_worker_processes_read_byte_ranges_and_shuffle(client, tmp_path, hybrid_lines):
+    # worker processes: units, results, pieces and errors travel pickled between processes
+    from metrics_core.ranking.distributed import evaluate_parts
+    from metrics_core.ranking.ranked import resolve_conventions
+    from metrics_core.ranking.registry import parse_measures, rank_cutoffs
+
+    specs = parse_measures(MEASURES)
+    qrels = mc.read_qrels(SAMPLE / "qrels.txt")
+    rng = np.random.default_rng(8)
+    k = len(hybrid_lines) // 2
+    moved = hybrid_lines[k:k + 70] + hybrid_lines[:k] + hybrid_lines[k + 70:]  # queries in two places
+    for lines, shuffled in ((hybrid_lines, False), (moved, True)):
+        path = tmp_path / "run.txt"
+        path.write_text("".join(lines))
+        whole = mc.evaluate(qrels, path, MEASURES, block_rows=0)
+        dist = evaluate_parts(qrels, path, specs, resolve_conventions(None, {}), rank_cutoffs(specs), client,
+                              block_rows=int(rng.integers(30, 90)), unit_bytes=9000)
+        assert dist.distributed["units"] > 4
+        assert bool(dist.distributed["shuffled_queries"]) == shuffled
+        assert_same(whole, dist)
+    lines = list(hybrid_lines)
+    lines[1500] = lines[1500].replace(" Q0 ", " Q0 ", 1).rsplit(" ", 2)[0] + " x1 tag\n"
+    path.write_text("".join(lines))
+    with pytest.raises(InputError, match=f"{path}, line 1501: score 'x1' is not a number"):
+        evaluate_parts(qrels, path, specs, resolve_conventions(None, {}), rank_cutoffs(specs), client,
+                       unit_bytes=9000)
+
+
 def test_local_cluster_duplicate_error_and_no_parts(client, tmp_path):
     folder = write_parts(["q1 Q0 a 1 2 t\n", "q1 Q0 a 2 1 t\n"], [1], tmp_path / "dups")
     with pytest.raises(InputError, match="duplicate document in the run"):
