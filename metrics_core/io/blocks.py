@@ -370,7 +370,7 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                 frame = arrow_to_pandas(batch)
                 if not len(frame):
                     continue
-                run = frame_to_columns(frame, "run", columns=columns, source=raw.name)
+                run = frame_to_columns(frame, "run", columns=columns, source=raw.name, first_row=at)
                 lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
                 at += len(frame)
                 yield _as_batch(run, lines)

@@ -160,11 +160,14 @@ def guess_table_format(raw: RawData) -> str:
 
 
 def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,
-                     first_line: int = 0, name: str | None = None):
+                     first_line: int = 0, name: str | None = None, first_row: int = 0):
     """Build a Run or Qrels from a DataFrame (column detection and value checks).
 
     A run with no rows (an object in memory, not a file) is an empty Run: every qrels
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
+    ``first_line``: the file's line number of the frame's first row (text tables); else a
+    problem is placed by row, ``first_row`` being the rows of the file before this frame
+    (a slice of a Parquet file read in batches).
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(N_("expected a table"), source=source)
@@ -178,7 +181,7 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     def locate(i: int) -> dict:
         if first_line:
             return {"line": i + first_line}
-        return {"problem_prefix": row_prefix(i)}
+        return {"problem_prefix": row_prefix(i + first_row)}
 
     values = to_numbers(frame[vcol], what=vcol, source=source, locate=locate,
                         hint=Phrase(N_("Every row needs a numeric {column}"), {"column": vcol}))

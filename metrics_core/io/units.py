@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core.data import Run
-from metrics_core.errors import N_, InputError, Phrase, prefixed
+from metrics_core.errors import N_, InputError
 from metrics_core.io import is_msmarco_run, is_trec, read_run
 from metrics_core.io.blocks import BATCH_ROWS, SCHEMA, open_run_stream, run_stream
 from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
@@ -323,10 +323,7 @@ def _parquet_batches(unit: Unit, batch_rows: int):
             frame = arrow_to_pandas(batch)
             if not len(frame):
                 continue
-            try:
-                run = frame_to_columns(frame, "run", columns=None, source=unit.path)
-            except InputError as exc:  # "row N" of the batch: the row of the file
-                raise rows_shifted(exc, at) from None
+            run = frame_to_columns(frame, "run", columns=None, source=unit.path, first_row=at)
             lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
             at += len(frame)
             yield table_of(run, lines)
@@ -338,18 +335,6 @@ def _parquet_batches(unit: Unit, batch_rows: int):
                          source=unit.path, hint=N_("Save the table again as Parquet, or as CSV")) from None
 
 
-def rows_shifted(exc: InputError, offset: int) -> InputError:
-    """``exc`` (whose problem starts ``row N: ``, N counted in a batch) with N counted in
-    the file (``offset`` rows before the batch)."""
-    from metrics_core.io.tables import row_prefix
-
-    problem = exc.templates["problem"]
-    prefix = problem.params.get("prefix") if isinstance(problem, Phrase) else None
-    if not offset or not isinstance(prefix, Phrase) or prefix.template != "row {row}: ":
-        return exc
-    return exc.replace(problem=prefixed(row_prefix(prefix.params["row"] - 1 + offset), problem.params["problem"]))
-
-
 def table_of(run: Run, lines: np.ndarray) -> pa.Table:
     """A Run's rows as a table of :data:`~metrics_core.io.blocks.SCHEMA`."""
     qid = run.qid
@@ -359,4 +344,4 @@ def table_of(run: Run, lines: np.ndarray) -> pa.Table:
 
 
 __all__ = ["DEFAULT_UNIT_BYTES", "Unit", "UnitStream", "plan_units", "query_boundary", "unit_stream",
-           "unit_whole", "relocated", "rows_shifted", "table_of"]
+           "unit_whole", "relocated", "table_of"]

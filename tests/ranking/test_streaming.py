@@ -389,3 +389,25 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_when_closed():
     time.sleep(0.05)
     idle.close()
     assert not read_ahead_threads()
+
+
+@pytest.mark.parametrize("bad_row", [1, 5, 6, 17, 23])
+def test_a_bad_parquet_row_is_named_by_its_row_in_the_file(tmp_path, bad_row):
+    """Read in batches of 5 rows, a Parquet file names a bad value by its row in the file,
+    as the whole-file reader does (not by its row within the batch)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 23
+    scores = [str(0.5 + i) for i in range(n)]
+    scores[bad_row - 1] = "oops"
+    table = pa.table({"query_id": [f"q{i // 4}" for i in range(n)],
+                      "doc_id": [f"d{i}" for i in range(n)], "score": scores})
+    path = tmp_path / "run.parquet"
+    pq.write_table(table, path, row_group_size=7)
+    with pytest.raises(mc.InputError) as whole:
+        mc.read_run(str(path))
+    with pytest.raises(mc.InputError) as streamed:
+        list(open_run_stream(str(path), batch_rows=5).batches())
+    assert f"row {bad_row}:" in str(whole.value)
+    assert str(streamed.value) == str(whole.value)
