@@ -7,7 +7,7 @@ from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_tab
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
-from ui.common.i18n import count
+from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT
 from ui.common.upload import FORMATS
@@ -43,10 +43,12 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         if loaded_qrels is not None:
             st.caption(_("{queries} queries, {judgements} judgements").format(
                 queries=count(len(loaded_qrels.unique_query_ids())), judgements=count(len(loaded_qrels))))
-            st.dataframe(judgements_per_label(loaded_qrels), hide_index=True, key=Data.LABELS,
+            labels = judgements_per_label(loaded_qrels)
+            st.dataframe(labels.assign(Share=labels["Share"] * 100), hide_index=True, key=Data.LABELS,
                          column_config={"Label": st.column_config.TextColumn(_("Label")),
-                                        "Judgements": st.column_config.NumberColumn(_("Judgements"), format="localized"),
-                                        "Share": st.column_config.NumberColumn(_("Share"), format="percent")})
+                                        "Judgements": st.column_config.NumberColumn(_("Judgements"),
+                                                                                   format=count_format()),
+                                        "Share": st.column_config.NumberColumn(_("Share"), format=percent_format())})
     with right:
         st.subheader(_("Runs"))
         rfmt = st.selectbox(_("Run format"), FORMATS, key=Data.RUN_FORMAT)
@@ -117,6 +119,6 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         shown = table.assign(**{c: ["–" if v != v else f"{v:.4f}" for v in table[c]] for c in texts})
         st.dataframe(shown, column_config={"run": st.column_config.TextColumn(_("Run"))} | {
             c: (st.column_config.TextColumn(headers.get(c, c)) if c in texts else st.column_config.NumberColumn(
-                headers.get(c, c), format=MEASURE_FORMAT if table[c].dtype.kind == "f" else "localized"))
+                headers.get(c, c), format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format()))
             for c in table.columns})
         download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

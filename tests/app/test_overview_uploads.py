@@ -168,5 +168,5 @@ def test_the_data_page_shows_the_judgements_per_label_once_qrels_are_loaded():
     labels, counts = np.unique(rel, return_counts=True)
     assert table["Label"].tolist() == [f"{v:g}" for v in labels]
     assert table["Judgements"].tolist() == counts.tolist()
-    assert table["Share"].sum() == pytest.approx(1.0)
+    assert table["Share"].sum() == pytest.approx(100.0)  # in percent units
     assert any(f"{len(rel):,} judgements" in str(c.value) for c in at.main.caption)

@@ -40,3 +40,18 @@ def test_pages_group_counts_through_the_translation_layer():
             if re.search(r"(?<!%)\{[^{}]*:,[^{}]*\}", line):
                 found.append(f"{path.relative_to(ROOT)}:{i}")
     assert found == []
+
+
+def test_table_formats_keep_the_decimal_point_in_spanish():
+    """Streamlit's "percent" and "localized" formats follow the browser (es-ES: "64,92 %",
+    "36.000"); the pages use printf formats with a decimal point and no grouping in Spanish."""
+    from unittest import mock
+
+    from ui.common import i18n
+
+    with mock.patch.object(i18n, "current_language", return_value="es"):
+        assert i18n.count_format() == "%d" and i18n.percent_format() == "%.2f %%"
+    with mock.patch.object(i18n, "current_language", return_value="en"):
+        assert i18n.count_format() == "localized" and i18n.percent_format() == "%.2f%%"
+    pages = "".join(p.read_text(encoding="utf-8") for p in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
+    assert 'format="percent"' not in pages and 'format="localized"' not in pages

@@ -184,6 +184,20 @@ def plotly_grouping() -> str:
     return "" if current_language() == "es" else ","
 
 
+def count_format() -> str:
+    """A table column's number format for counts (``st.column_config.NumberColumn``): the
+    browser's grouping in English; none in Spanish, where the browser would group with a
+    point, which beside the measures' decimal points reads as a decimal mark."""
+    return "%d" if current_language() == "es" else "localized"
+
+
+def percent_format() -> str:
+    """A table column's format for a percentage given in percent units (0-100), with a
+    decimal point in both languages (the browser's ``"percent"`` would write "64,92 %" in
+    Spanish beside measures written 0.6492); Spanish puts a space before the sign."""
+    return "%.2f %%" if current_language() == "es" else "%.2f%%"
+
+
 def count(n: int) -> str:
     """``n`` with its digits grouped in the visitor's language (:func:`group_digits`)."""
     return group_digits(n, current_language())
@@ -229,4 +243,4 @@ def language_switch(container=None) -> str:
 
 __all__ = ["LANGUAGES", "LANGUAGE_NAMES", "QUERY_PARAM", "GLOSSARY", "N_", "_", "gettext", "ngettext",
            "current_language", "browser_language", "url_language", "accept_language", "language_of", "language_switch",
-           "thesis_words", "count", "group_digits", "plotly_grouping"]
+           "thesis_words", "count", "group_digits", "plotly_grouping", "count_format", "percent_format"]
