@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.hashing.tables import TIE_RULE_NAMES
 from metrics_core.io.codes import read_matrix
 from metrics_core.report.catalogs import N_
 from ui.common.i18n import gettext as _
@@ -24,9 +25,8 @@ PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labe
 #: The four parts' names on screen.
 PART_NAMES = {"query_codes": N_("query codes"), "db_codes": N_("database codes"), "query_labels": N_("query labels"),
               "db_labels": N_("database labels")}
-#: The tie rules of :func:`metrics_core.hashing.evaluate_hashing` in words.
-TIE_RULES = {"expected": N_("expected (random tie order)"), "optimistic": N_("optimistic (relevant first)"),
-             "pessimistic": N_("pessimistic (relevant last)"), "stable": N_("stable (database order)")}
+#: The tie rules of :func:`metrics_core.hashing.evaluate_hashing` in words (the library's).
+TIE_RULES = TIE_RULE_NAMES
 
 
 def device_name() -> str:
