@@ -343,43 +343,57 @@ def _rebatch(opener, batch_rows: int):
 
 # -- tables -----------------------------------------------------------------------------
 
-def _as_batch(run: Run, lines: np.ndarray) -> pa.Table:
+def table_of(run: Run, lines: np.ndarray) -> pa.Table:
+    """A Run's rows as a table of :data:`SCHEMA` (query ids decoded from a dictionary)."""
     qid = run.qid
     if pa.types.is_dictionary(qid.type):
         qid = qid.cast(qid.type.value_type)
-    docid = run.docid
-    return pa.Table.from_arrays([qid, docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA)
+    return pa.Table.from_arrays([qid, run.docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA)
+
+
+def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0):
+    """The record batches of a Parquet run as tables of :data:`SCHEMA`, each converted as
+    the whole-file reader converts the table (same column detection and checks).
+
+    ``open_batches``: a callable without arguments that opens the file and returns its
+    batches (``ParquetFile.iter_batches``); Arrow's errors, there or later, become one
+    :class:`InputError` naming ``source``. ``first_row``: the file's rows before the first
+    batch; a problem is named by its row in the file, and the ``line`` column holds those
+    row numbers."""
+    from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
+
+    at = first_row
+    try:
+        for batch in open_batches():
+            batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+            frame = arrow_to_pandas(batch)
+            if not len(frame):
+                continue
+            run = frame_to_columns(frame, "run", columns=columns, source=source, first_row=at)
+            lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
+            at += len(frame)
+            yield table_of(run, lines)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(N_("cannot read this Parquet file ({error})"), source=source,
+                         params={"error": str(exc)}) from None
+    except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
+        raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+                         source=source, hint=N_("Save the table again as Parquet, or as CSV")) from None
 
 
 def _parquet_opener(raw: RawData, columns, batch_rows: int):
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
-
     if raw.head(4) != PARQUET_MAGIC:
         raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
                          hint=N_("Give a .parquet file, or choose another format"))
 
+    def batches():
+        pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        return pf.iter_batches(batch_size=batch_rows)
+
     def opener():
-        try:
-            pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
-            batches = pf.iter_batches(batch_size=batch_rows)
-            at = 0
-            for batch in batches:
-                batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
-                frame = arrow_to_pandas(batch)
-                if not len(frame):
-                    continue
-                run = frame_to_columns(frame, "run", columns=columns, source=raw.name, first_row=at)
-                lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
-                at += len(frame)
-                yield _as_batch(run, lines)
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(N_("cannot read this Parquet file ({error})"), source=raw.name,
-                             params={"error": str(exc)}) from None
-        except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
-            raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
-                             source=raw.name, hint=N_("Save the table again as Parquet, or as CSV")) from None
+        return parquet_batches(batches, raw.name, columns)
 
     return opener
 
@@ -408,7 +422,7 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
                                        first_line=2 + at)
                 lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
                 at += len(frame)
-                yield _as_batch(run, lines)
+                yield table_of(run, lines)
         except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
             raise NotStreamable(str(exc)) from None
 
@@ -444,5 +458,5 @@ def batch_run(table: pa.Table, name: str, source: str) -> Run:
                line_numbers=table.column("line").to_numpy())
 
 
-__all__ = ["BATCH_ROWS", "NotStreamable", "RunStream", "open_run_stream", "run_stream", "batch_run",
+__all__ = ["BATCH_ROWS", "NotStreamable", "RunStream", "open_run_stream", "run_stream", "batch_run", "table_of", "parquet_batches",
            "SCHEMA"]

@@ -32,13 +32,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 
-from metrics_core.data import Run
-from metrics_core.errors import N_, InputError
+from metrics_core.errors import InputError
 from metrics_core.io import is_msmarco_run, is_trec, read_run
-from metrics_core.io.blocks import BATCH_ROWS, SCHEMA, open_run_stream, run_stream
+from metrics_core.io.blocks import (
+    BATCH_ROWS,
+    open_run_stream,
+    parquet_batches,
+    run_stream,
+)
 from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
 
 #: Bytes of a TREC file per unit at most (about 0.8 M lines of a typical run): a worker
@@ -310,38 +313,14 @@ def unit_whole(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BA
 
 def _parquet_batches(unit: Unit, batch_rows: int):
     """A Parquet unit's row groups in batches, converted as the streamed Parquet reader
-    converts a whole file's (same column detection and checks); lines are rows of the file."""
+    converts a whole file's; lines are rows of the file."""
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import arrow_to_pandas, frame_to_columns
+    def batches():
+        return pq.ParquetFile(unit.path).iter_batches(batch_size=batch_rows, row_groups=list(unit.row_groups))
 
-    at = unit.line_offset or 0
-    try:
-        pf = pq.ParquetFile(unit.path)
-        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(unit.row_groups)):
-            batch.validate(full=True)
-            frame = arrow_to_pandas(batch)
-            if not len(frame):
-                continue
-            run = frame_to_columns(frame, "run", columns=None, source=unit.path, first_row=at)
-            lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
-            at += len(frame)
-            yield table_of(run, lines)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(N_("cannot read this Parquet file ({error})"), source=unit.path,
-                         params={"error": str(exc)}) from None
-    except UnicodeDecodeError:
-        raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
-                         source=unit.path, hint=N_("Save the table again as Parquet, or as CSV")) from None
-
-
-def table_of(run: Run, lines: np.ndarray) -> pa.Table:
-    """A Run's rows as a table of :data:`~metrics_core.io.blocks.SCHEMA`."""
-    qid = run.qid
-    if pa.types.is_dictionary(qid.type):
-        qid = qid.cast(qid.type.value_type)
-    return pa.Table.from_arrays([qid, run.docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA)
+    return parquet_batches(batches, unit.path, first_row=unit.line_offset or 0)
 
 
 __all__ = ["DEFAULT_UNIT_BYTES", "Unit", "UnitStream", "plan_units", "query_boundary", "unit_stream",
-           "unit_whole", "relocated", "table_of"]
+           "unit_whole", "relocated"]
