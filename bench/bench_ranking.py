@@ -156,6 +156,17 @@ def compare(result: dict, reference: dict | None) -> tuple[str, dict]:
     return text, diffs
 
 
+def print_rows(rows: list, table_text: str, json_path: Path | None = None) -> None:
+    """Print the machine line and ``table_text``; with ``json_path``, also write the
+    machine and the rows there (the scripts that time whole processes end with this)."""
+    info = machine_info()
+    print(f"machine: {info['cores']} cores, {info['memory']}, {info['cpu']}; load "
+          f"{os.getloadavg()[0]:.1f}; commit {info['ranklab_commit']}")
+    print(table_text)
+    if json_path:
+        json_path.write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
+
+
 def machine_info() -> dict:
     model = platform.processor() or ""
     try:

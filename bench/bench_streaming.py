@@ -39,7 +39,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import make_data  # noqa: E402
-from bench_ranking import machine_info, time_process, warm_page_cache  # noqa: E402
+from bench_ranking import print_rows, time_process, warm_page_cache  # noqa: E402
 from peers import MEASURES  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -261,13 +261,8 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--json", type=Path, help="also write the rows here")
     args = p.parse_args(argv)
-    info = machine_info()
     rows = run(args)
-    print(f"machine: {info['cores']} cores, {info['memory']}, {info['cpu']}; load "
-          f"{os.getloadavg()[0]:.1f}; commit {info['ranklab_commit']}")
-    print(table(rows))
-    if args.json:
-        args.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
+    print_rows(rows, table(rows), args.json)
     return 0
 
 
