@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
-from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import family_sentence, leaderboard_legend
 from ui.common import state
 from ui.common.i18n import N_
@@ -96,10 +95,9 @@ def board_family(board: pd.DataFrame) -> str:
 
 
 def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
-    """:func:`leaderboard_grid` in the visitor's language; its columns are the measures' means
-    over the queries, so the mean of RR reads MRR."""
-    grid = leaderboard_grid(board, band, gettext=_)
-    return grid.rename(columns={c: display_measure(c) for c in grid.columns[1:]})
+    """:func:`leaderboard_grid` in the visitor's language (its columns name the mean of RR
+    MRR)."""
+    return leaderboard_grid(board, band, gettext=_)
 
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
