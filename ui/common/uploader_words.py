@@ -18,6 +18,7 @@ shown while dragging is hidden in place (``visibility: hidden``) with ours over 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import streamlit as st
 
@@ -107,9 +108,12 @@ def _replace_child(block: str, child: str, text: str, style: str = "") -> str:
             f"{block}::after {{content: {css_string(text)};{style}}}\n")
 
 
+@cache
 def uploader_css(lang: str) -> str | None:
     """The style sheet of the uploaders' words in ``lang`` (None in English): the button,
-    the limit line (without types), the hint while a file is dragged over a box."""
+    the limit line (without types), the hint while a file is dragged over a box. Made once
+    per language and process (the catalogs and the server's upload limit do not change
+    while it runs)."""
     if lang == SOURCE_LANGUAGE:
         return None
     _ = translations(lang).gettext
