@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from metrics_core.compat.trec_measures import NICKNAMES, TREC_MEASURES, Requested, requested
+from metrics_core.errors import InputError
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "parse_qrel", "parse_run"]
 
@@ -44,6 +45,20 @@ supported_nicknames: dict[str, frozenset[str]] = {k: frozenset(v[9]) for k, v in
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor before the logarithm of gm_map and gm_bpref
 
 
+def _triples(lines: Iterable[str], fields: int, layout: str, value: int, convert):
+    """(qid, docid, value) of each line of a qrels or run text: ``fields`` fields, the
+    value at index ``value`` converted by ``convert``. A line with another count of fields,
+    or a value that is not a number, is one :class:`InputError` naming the line."""
+    for number, line in enumerate(lines, start=1):
+        parts = line.split()
+        if len(parts) != fields:
+            raise InputError(f"expected {fields} fields ({layout}), found {len(parts)}", line=number)
+        try:
+            yield parts[0], parts[2], convert(parts[value])
+        except ValueError:
+            raise InputError(f"{parts[value]!r} is not a number ({layout})", line=number) from None
+
+
 def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
     """Qrels lines ``qid 0 docid relevance`` -> ``{qid: {docid: relevance}}``.
 
@@ -51,13 +66,8 @@ def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
     {'q1': {'d1': 1, 'd2': 0}}
     """
     qrel: dict[str, dict[str, int]] = collections.defaultdict(dict)
-    for number, line in enumerate(f_qrel, start=1):
-        parts = line.split()
-        if len(parts) != 4:
-            from metrics_core.errors import InputError
-
-            raise InputError(f"expected 4 fields (qid 0 docid relevance), found {len(parts)}", line=number)
-        qrel[parts[0]][parts[2]] = int(parts[3])
+    for qid, docid, rel in _triples(f_qrel, 4, "qid 0 docid relevance", 3, int):
+        qrel[qid][docid] = rel
     return qrel
 
 
@@ -68,13 +78,8 @@ def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     {'q1': {'d1': 2.5}}
     """
     run: dict[str, dict[str, float]] = collections.defaultdict(dict)
-    for number, line in enumerate(f_run, start=1):
-        parts = line.split()
-        if len(parts) != 6:
-            from metrics_core.errors import InputError
-
-            raise InputError(f"expected 6 fields (qid Q0 docid rank score tag), found {len(parts)}", line=number)
-        run[parts[0]][parts[2]] = float(parts[4])
+    for qid, docid, score in _triples(f_run, 6, "qid Q0 docid rank score tag", 4, float):
+        run[qid][docid] = score
     return run
 
 

@@ -106,3 +106,17 @@ def test_empty_rankings_and_empty_judgements_as_pytrec_eval():
     run = {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {}, "q3": {"d1": 1.0}}
     ms = {"map", "P.1", "num_ret", "num_rel", "recip_rank", "ndcg_cut.10"}
     assert shim.RelevanceEvaluator(qrels, ms).evaluate(run) == pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+
+
+@pytest.mark.parametrize(("parse", "lines", "message"), [
+    (shim.parse_qrel, ["q1 0 d1 1", "q1 0 d2 high"], "line 2: 'high' is not a number (qid 0 docid relevance)"),
+    (shim.parse_run, ["q1 Q0 d1 1 x tag"], "line 1: 'x' is not a number (qid Q0 docid rank score tag)"),
+    (shim.parse_run, ["q1 Q0 d1 1 2.5"], "line 1: expected 6 fields (qid Q0 docid rank score tag), found 5"),
+])
+def test_a_bad_line_is_one_clear_error(parse, lines, message):
+    """Where pytrec_eval's helpers stop with a bare ValueError, one line names the problem."""
+    import metrics_core as mc
+
+    with pytest.raises(mc.InputError) as info:
+        parse(lines)
+    assert str(info.value) == message
