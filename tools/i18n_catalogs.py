@@ -112,16 +112,30 @@ def updated(lang: str, tmpl: Catalog, locales: Path = LOCALES) -> bytes:
     cat.obsolete.clear()
     cat.fuzzy = False
     buf = io.BytesIO()
-    write_po(buf, cat, width=100, omit_header=False, sort_output=False, include_previous=False,
-             ignore_obsolete=True)
-    return buf.getvalue()
+    write_po(buf, cat, width=100, omit_header=False, sort_output=True, include_previous=False,
+             ignore_obsolete=True, no_location=True)
+    return _without_tool_lines(buf.getvalue())
 
 
-def _content(text: bytes, locations: bool = False) -> bytes:
-    """The catalog without its dates, and without source locations unless asked
-    (for --check, moving a line changes nothing)."""
-    skip = (b'"POT-Creation-Date', b'"PO-Revision-Date') + (() if locations else (b"#:",))
-    return b"\n".join(line for line in text.split(b"\n") if not line.startswith(skip))
+#: Header lines that depend on the day or on the installed Babel, not on the texts.
+_TOOL_LINES = (b'"POT-Creation-Date', b'"PO-Revision-Date', b'"Generated-By')
+
+
+def _without_tool_lines(text: bytes) -> bytes:
+    """The catalog without the header lines that name a date or Babel's version: a fresh
+    install of another Babel release writes the same file."""
+    return b"\n".join(line for line in text.split(b"\n") if not line.startswith(_TOOL_LINES))
+
+
+def messages(text: bytes, lang: str) -> list[tuple]:
+    """What a catalog says, independent of its layout: each text's id, context, translation
+    and flags, in a stable order (the catalogs keep no source locations, so moving a line
+    in the code changes nothing)."""
+    cat = read_po(io.BytesIO(text), locale=lang)
+    return sorted(
+        (str(m.id), m.context or "", str(m.string), tuple(sorted(m.flags)), tuple(m.auto_comments))
+        for m in cat if m.id
+    )
 
 
 def main(argv=None) -> int:
@@ -138,7 +152,8 @@ def main(argv=None) -> int:
         path = LOCALES / lang / "LC_MESSAGES" / "messages.po"
         new = updated(lang, tmpl)
         old = path.read_bytes() if path.is_file() else b""
-        if _content(new, locations=not args.check) != _content(old, locations=not args.check):
+        same = messages(new, lang) == messages(old, lang) if args.check else new == old
+        if not same:
             stale.append(str(path.relative_to(ROOT)))
             if not args.check:
                 path.parent.mkdir(parents=True, exist_ok=True)
