@@ -137,7 +137,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
-    shared = {}
+    shared: dict = {}  # tie_tables(n, r, topk), made on first need
 
     def ap_for(rule):
         if rule == "stable":

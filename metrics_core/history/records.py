@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sqlite3
+import sys
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -278,6 +279,9 @@ def image_connection(data: bytes, source: str):
                          hint=UPLOAD_HINT)
     if data[18:20] == b"\x02\x02":  # saved from a WAL-mode store file
         data = data[:18] + b"\x01\x01" + data[20:]
+    if sys.version_info < (3, 11):  # sqlite3's Connection.deserialize is new in 3.11
+        raise InputError(N_("reading an uploaded history file needs Python 3.11 or newer"),
+                         source=source, hint=N_("run RankLab with Python 3.11 or newer"))
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA trusted_schema = OFF")

@@ -43,7 +43,7 @@ def _read(source, kind: str, fmt: str, columns, name):
         if not isinstance(source, want):
             raise InputError(N_("expected {want}, got {got}"),
                              params={"want": want.__name__, "got": type(source).__name__})
-        if name and kind == "run":
+        if name and isinstance(source, Run):  # kind == "run"
             source.name = str(name)
         return source
     # the table readers (and pandas, 0.3 s to import) load only when a table comes in:
@@ -272,9 +272,11 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
                              source="<vectors>", params={"query": repr(qid), "kind": _kind_of(labels)})
         labels = list(labels)
         if labels:
-            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>",
-                       locate=lambda i, q=qid: {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
-                                                                         {"query": repr(q), "position": i + 1})})
+            def locate(i: int, q: object = qid) -> dict:
+                return {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
+                                                 {"query": repr(q), "position": i + 1})}
+
+            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>", locate=locate)
         n = len(labels)
         docs = [f"{i + 1:06d}" for i in range(n)]
         rq += [str(qid)] * n

@@ -146,32 +146,38 @@ class RawData:
         self.name = name
         self.path = path
 
+    def _file(self) -> str:
+        """The path of data not held in memory (one of the two is always given)."""
+        if self.path is None:
+            raise ValueError(f"{self.name}: neither data nor a path")
+        return self.path
+
     @property
     def data(self) -> bytes:
         if self._data is None:
             if self.size() > MAX_INPUT_BYTES:
                 raise _limit_error(self.name, Phrase(N_("the file")))
-            with open(self.path, "rb") as fh:
+            with open(self._file(), "rb") as fh:
                 self._data = fh.read()
         return self._data
 
     def head(self, n: int) -> bytes:
         if self._data is not None:
             return self._data[:n]
-        with open(self.path, "rb") as fh:
+        with open(self._file(), "rb") as fh:
             return fh.read(n)
 
     def size(self) -> int:
-        return len(self._data) if self._data is not None else os.path.getsize(self.path)
+        return len(self._data) if self._data is not None else os.path.getsize(self._file())
 
     def contains(self, byte: bytes) -> bool:
         """Whether the data holds ``byte`` anywhere: one memchr over the file mapped in
         memory (no copy), about 0.07 s for 400 MB in the page cache."""
         if self._data is not None:
             return byte in self._data
-        if os.path.getsize(self.path) == 0:
+        if os.path.getsize(self._file()) == 0:
             return False
-        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with open(self._file(), "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return mm.find(byte) >= 0
 
     def arrow_source(self):
@@ -255,6 +261,7 @@ def _read_special(path: str, mode: int, label: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if named_fifo else 0))
     except OSError as exc:
         raise _open_error(exc, label) from None
+    owned: int | None = fd  # closed below unless the file object took it
     try:
         if named_fifo:
             ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
@@ -264,13 +271,13 @@ def _read_special(path: str, mode: int, label: str) -> bytes:
                                  params={"seconds": f"{PIPE_WAIT_S:g}"})
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as fh:
-            fd = None
+            owned = None
             return _read_stream(fh.read, label)
     except OSError as exc:
         raise _open_error(exc, label) from None
     finally:
-        if fd is not None:
-            os.close(fd)
+        if owned is not None:
+            os.close(owned)
 
 
 def read_source(source, name: str | None = None) -> RawData:

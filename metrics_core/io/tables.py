@@ -72,11 +72,11 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         return frame, 2
     if fmt == "jsonl":
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
+        for number, text_line in enumerate(text.splitlines(), start=1):
+            if not text_line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(text_line)
             except json.JSONDecodeError as exc:
                 raise InputError(N_("invalid JSON ({error})"), source=raw.name, line=number,
                                  params={"error": exc.msg}) from None
@@ -190,6 +190,7 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
     did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
+    out: Run | Qrels
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
     else:
@@ -255,7 +256,7 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
                              'or {"qid": {"docid": value}}'))
 
 
-def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
+def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
     """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame.
 
     As in trec_eval (and pytrec_eval, whose input this is), a query whose mapping is empty

@@ -313,7 +313,7 @@ def measure(name: str, description: str, **fields) -> Callable:
         if unknown or any(f.name == name for f in FAMILIES):
             raise RuntimeError(f"measure {name}: unknown parameters {unknown} or defined twice")
         compute.__doc__ = _document(d, compute.__doc__)
-        compute.definition = d
+        compute.definition = d  # type: ignore[attr-defined]  # the function carries its declaration
         FAMILIES.append(d)
         return compute
 
@@ -327,7 +327,7 @@ class MeasureSpec:
     family: str
     params: tuple = ()
     cutoff: float | int | None = None
-    definition: MeasureDef = field(compare=False, repr=False, default=None)
+    definition: MeasureDef = field(compare=False, repr=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -359,7 +359,7 @@ class MeasureSpec:
         >>> parse_measure("AP").direction, parse_measure("FirstRel").direction, parse_measure("Judged@10").direction
         (1, -1, 0)
         """
-        return {"higher": 1, "lower": -1}.get(self.definition.better, 0)
+        return {"higher": 1, "lower": -1}.get(self.definition.better or "", 0)
 
     def param(self, key: str, conventions):
         """Value of a parameter: given in the name, else the convention's, else its default."""

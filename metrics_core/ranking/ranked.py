@@ -333,7 +333,7 @@ class Ranking:
         False
         """
         run, lists = self.run, self.lists
-        if not len(run) or getattr(run, "extra_query_ids", ()) or self.conventions.judged_only:
+        if not len(run) or run.extra_query_ids or self.conventions.judged_only:
             return False
         starts = np.asarray(lists.starts, dtype=np.int64)
         judged = np.concatenate(([0], np.cumsum(np.asarray(lists.judged, dtype=np.int64))))

@@ -16,6 +16,7 @@ lists what is accepted.
 from __future__ import annotations
 
 import re
+from typing import Any, NoReturn
 
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
@@ -102,23 +103,23 @@ def list_measures() -> list[tuple[str, str]]:
     return [(d.name, d.description) for d in FAMILIES]
 
 
-def _unknown(problem: str, **params):
+def _unknown(problem: str, **params) -> NoReturn:
     """Raise the error for an unknown measure name: ``problem`` (a template) filled with
     ``params``, and the accepted names."""
     raise InputError(problem, hint=ACCEPTED_HINT, params={**params, **_accepted()})
 
 
-def _split_params(text: str) -> list[tuple[str, str]]:
+def _split_params(text: str) -> list[tuple[str, str | None]]:
     """``a=1,b=x`` -> [(a, 1), (b, x)]; a piece without ``=`` continues the previous value
-    (a parameter whose value holds commas)."""
-    items: list[list[str]] = []
+    (a parameter whose value holds commas); a first piece without ``=`` has the value None."""
+    items: list[list[str | None]] = []
     for piece in text.split(","):
         if "=" in piece or not items:
             key, sep, value = piece.partition("=")
             items.append([key.strip(), value.strip() if sep else None])
         else:
             items[-1][1] = f"{items[-1][1]},{piece.strip()}"
-    return [(k, v) for k, v in items if k or v]
+    return [(str(k), v) for k, v in items if k or v]
 
 
 def _family_of(base: str, cutoff_text: str | None) -> tuple[str | None, str | None]:
@@ -204,7 +205,7 @@ def parse_measure(text) -> MeasureSpec:
     if family is None:
         _unknown(N_("unknown measure {measure!r}: no measure called {base!r}"), measure=raw, base=base)
     d = REGISTRY[family]
-    params = {}
+    given: dict[str, Any] = {}
     for key, value in _split_params(params_text or ""):
         if value is None:
             _unknown(N_("unknown measure {measure!r}: parameter {key!r} is not key=value"), measure=raw, key=key)
@@ -212,16 +213,16 @@ def parse_measure(text) -> MeasureSpec:
             raise InputError(N_("measure {measure!r}: unknown parameter {key!r}"),
                              hint=N_("{name} accepts: {names}") if d.params else N_("{name} accepts: no parameters"),
                              params={"measure": raw, "key": key, "name": family, "names": ", ".join(d.params)})
-        if key in params:
+        if key in given:
             raise InputError(N_("measure {measure!r}: parameter {key!r} is given twice"), hint=N_("Give it once"),
                              params={"measure": raw, "key": key})
-        params[key] = _read_param(raw, key, value)
-    params = tuple((k, params[k]) for k in d.params if k in params)
+        given[key] = _read_param(raw, key, value)
+    params = tuple((k, given[k]) for k in d.params if k in given)
     cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:
         raise InputError(N_("measure {measure!r}: miss=k_plus_1 needs a cutoff"), hint=N_("e.g. RR(miss=k_plus_1)@10"),
                          params={"measure": raw})
-    return MeasureSpec(family, params, cutoff, d)
+    return MeasureSpec(family, params, cutoff, definition=d)
 
 
 def split_measures(text: str) -> list[str]:

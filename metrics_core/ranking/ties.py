@@ -297,7 +297,7 @@ def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> 
     groups = TieGroups(R, ranked_scores(R, run, conv))
     best, worst = reordered(R, groups, True), reordered(R, groups, False)
     qids = R.query_ids
-    per_query = {q: {} for q in qids}
+    per_query: dict[str, dict] = {q: {} for q in qids}
     aggregate, dependent, not_covered = {}, {}, {}
     for spec in specs:
         if not covered(spec):

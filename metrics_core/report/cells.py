@@ -197,7 +197,7 @@ def latex_escape(text, symbols: bool = False) -> str:
         elif ch.isascii():
             out.append(ch)
         else:
-            base, *marks = unicodedata.normalize("NFD", ch)
+            base, *marks = list(unicodedata.normalize("NFD", ch))  # the letter, its marks
             if base.isascii() and len(marks) == 1 and marks[0] in _ACCENTS:
                 letter = {"i": r"\i", "j": r"\j"}.get(base, base)
                 out.append(f"\\{_ACCENTS[marks[0]]}{{{letter}}}")

@@ -23,6 +23,7 @@ import html
 import io
 import math
 import re
+from typing import Any
 
 from metrics_core.report import csv_safe
 from metrics_core.report.catalogs import N_, translations
@@ -71,7 +72,8 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     if rows not in ("runs", "evaluations"):
         raise ValueError(f"rows must be 'runs' or 'evaluations', not {rows!r}")
     tr = translations(lang)
-    words = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
+    # texts, and the counting phrase (a function of n: plural forms differ by language)
+    words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
     if rows == "runs":
         words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
     else:
@@ -99,7 +101,7 @@ def _higher_is_better(measure: str) -> int:
 
 def best_runs(table: ThesisTable) -> dict[str, set[str]]:
     """measure -> the runs with the best value (ties: all of them; none for counts)."""
-    out = {}
+    out: dict[str, set[str]] = {}
     for m in table.measures:
         sign = _higher_is_better(m)
         col = table.values[m].dropna()
