@@ -118,6 +118,18 @@ def spreadsheet_csv(text: str, delimiter: str = ";", decimal: str = ",") -> str:
     return "\ufeff" + out.getvalue()
 
 
+def threshold_text(value: float) -> str:
+    """A decision threshold as people read it, never rounded to another threshold: the
+    shortest text that reads back as the same float, up to 10 significant digits
+    (``0.66`` stays ``0.66``; a threshold taken from the data, ``0.655582``, is not shown as
+    ``0.66``, whose counts differ).
+
+    >>> threshold_text(0.66), threshold_text(0.6555823), threshold_text(1.0), threshold_text(2.5e-07)
+    ('0.66', '0.6555823', '1', '2.5e-07')
+    """
+    return format(float(value), ".10g")
+
+
 def csv_number(value):
     """A CSV cell: a float in its shortest round-trip form (``repr``: ``0.2``, never
     ``0.20000000000000001``), a missing value empty, anything else unchanged.
@@ -281,5 +293,5 @@ def short_caption(title: str) -> tuple[str, str]:
     return (head + "." if head else ""), rest.strip()
 
 
-__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "spreadsheet_csv", "latex_escape", "latex_text", "latex_cell",
+__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "spreadsheet_csv", "threshold_text", "latex_escape", "latex_text", "latex_cell",
            "LATEX_MARKERS", "short_caption"]
