@@ -135,10 +135,10 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                                                 "auprc": "AUPRC"}.get(c, c.replace("tpr@", _("TPR at FPR") + " ")))
         shown.index.name = _("Criterion")
         counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
-        st.dataframe(shown.reset_index().style.format(precision=4, na_rep="–").format(
-                         "{:.0f}", subset=counts, na_rep="–"),
-                     key=Detection.PER_CRITERION, hide_index=True, width="stretch",
-                     column_config={_("Criterion"): st.column_config.TextColumn(width="medium")})
+        # a wide index column: the grid's default width cut "micro (pooled)"
+        st.dataframe(shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+                     key=Detection.PER_CRITERION, width="stretch",
+                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         if shown.isna().any().any():
             st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))
         download_table(table, "per_criterion", title=_("Per-criterion detection"), key="per_criterion",

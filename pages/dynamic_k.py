@@ -65,10 +65,10 @@ def controls() -> None:
         out.index.name = _("Criterion")
         st.subheader(_("Per criterion"))
         counts = [c for c in out.columns if c == ds.dynamic_k_header("n_queries")]
-        shown = out.reset_index()  # a column of its own: the grid's index column cut "micro (pooled)"
-        st.dataframe(shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
-                     key=DynamicK.PER_CRITERION, hide_index=True, width="stretch",
-                     column_config={_("Criterion"): st.column_config.TextColumn(width="medium")})
+        # a wide index column: the grid's default width cut "micro (pooled)"
+        st.dataframe(out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+                     key=DynamicK.PER_CRITERION, width="stretch",
+                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         st.caption(ds.dynamic_k_legend(out.isna().any().any()))
         download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
                        tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)

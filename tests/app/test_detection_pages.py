@@ -380,7 +380,11 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     element = at.dataframe[0]
     shown = _shown_cells(element)
     table = element.value
-    assert "Criterion" in table.columns and list(table["Criterion"][-2:]) == ["micro (pooled)", "macro (mean)"]
+    assert list(table.index[-2:]) == ["micro (pooled)", "macro (mean)"]
+    import json
+
+    index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
+    assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
     queries = shown["Queries"].tolist()
     assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"][0]))
     texts = {str(v) for v in shown.to_numpy().ravel()}
