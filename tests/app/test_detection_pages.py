@@ -386,7 +386,7 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
     assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
     queries = shown["Queries"].tolist()
-    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"][0]))
+    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"].iloc[0]))
     texts = {str(v) for v in shown.to_numpy().ravel()}
     assert not texts & {"None", "nan", "NaN", "<NA>"}
     assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
