@@ -114,10 +114,15 @@ class _Imports(ast.NodeVisitor):
             self.found.append((node.module.split(".")[0], node.lineno, self._guarded > 0))
 
     def visit_Call(self, node: ast.Call) -> None:
+        # pytest.importorskip("x") and importlib.util.find_spec("x") test for a module (a
+        # skip, a branch); importlib.import_module("x") imports it like a statement
         func = node.func
-        if (isinstance(func, ast.Attribute) and func.attr == "importorskip" and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            self.found.append((node.args[0].value.split(".")[0], node.lineno, True))
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if (name in {"importorskip", "find_spec", "import_module"} and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                and not node.args[0].value.startswith(".")):
+            guarded = name != "import_module" or self._guarded > 0
+            self.found.append((node.args[0].value.split(".")[0], node.lineno, guarded))
         self.generic_visit(node)
 
 
@@ -158,11 +163,13 @@ def test_the_scan_sees_nested_guarded_and_importorskip_imports(tmp_path, monkeyp
     source = ("import numpy as np\nfrom sklearn.metrics import auc\n"
               "def f():\n    import polars\n"
               "try:\n    import atheris\nexcept ImportError:\n    atheris = None\n"
-              "x = pytest.importorskip('markdown_it')\nfrom . import sibling\n")
+              "x = pytest.importorskip('markdown_it')\nfrom . import sibling\n"
+              "importlib.util.find_spec('plotly')\nimportlib.import_module('dask')\n")
     visitor = _Imports()
     visitor.visit(ast.parse(source))
     assert visitor.found == [("numpy", 1, False), ("sklearn", 2, False), ("polars", 4, False),
-                             ("atheris", 6, True), ("markdown_it", 9, True)]
+                             ("atheris", 6, True), ("markdown_it", 9, True), ("plotly", 11, True),
+                             ("dask", 12, False)]
 
 
 def test_every_third_party_import_is_a_named_requirement_or_an_optional_tool():
