@@ -98,7 +98,7 @@ def at_threshold(bins: dict) -> None:
                     width="stretch")
 
 
-with page(_("Calibration"), caption=caption()):
+with page(_("Calibration"), sidebar=False, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: probabilities and labels"), expanded=False):
         upload_slot(Calibration.UPLOAD, _("CSV, TSV, Parquet or JSON with a probability and a 0/1 label column"),

@@ -24,7 +24,7 @@ def single_class_choice() -> None:
              help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
 
 
-with page(_("Detection"), caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
+with page(_("Detection"), sidebar=False, caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
                                     "is kept; TPR at a target FPR allows floor(target × negatives) false positives, "
                                     "exactly.")):
     ds.ensure_defaults()

@@ -80,7 +80,7 @@ def controls() -> None:
                        source=data["source"], tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
 
 
-with page(_("Dynamic K"), caption=caption()):
+with page(_("Dynamic K"), sidebar=False, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: candidates"), expanded=False):
         upload_slot(DynamicK.UPLOAD, _("Table with query, candidate, probability, is_gold[, criterion]"), read_upload,

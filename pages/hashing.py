@@ -13,7 +13,7 @@ from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import ensure_defaults, uploads_box
 
-with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+with page(_("Hash-code retrieval"), sidebar=False, caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
                                               "distances tie, so mAP is given as the expected value over random "
                                               "tie order, with the band from relevant-last to relevant-first.")) as p:
     ensure_defaults()
