@@ -390,12 +390,13 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     texts = {str(v) for v in shown.to_numpy().ravel()}
     assert not texts & {"None", "nan", "NaN", "<NA>"}
     assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
+    assert element.proto.placeholder == "–"  # what the grid draws for a missing number (default "None")
 
 
 @pytest.mark.parametrize("page_file, expected", [
-    ("detection.py", "scores: sample data (detection_scores.csv), 3,600 rows"),
-    ("calibration.py", "scores: sample data (detection_scores.csv), 3,600 rows"),
-    ("dynamic_k.py", "candidates: sample data (dynamic_k_candidates.csv)"),
+    ("detection.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("calibration.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("dynamic_k.py", "candidates: Sample data (dynamic_k_candidates.csv)"),
     ("hashing.py", "hash codes: none"),
 ])
 def test_the_sidebar_shows_the_sections_own_state_in_plain_words(page_file, expected):

@@ -9,6 +9,8 @@ choice of the comparison pages is bound to the same object (``missing_queries``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
@@ -188,13 +190,17 @@ def _collapse_when_narrow(page_name: str | None) -> None:
         components.html(script, height=0)
 
 
-def sidebar(page_name: str | None = None) -> None:
+def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] | None = None) -> None:
     """The sidebar: what is loaded, the conventions, and the messages waiting to be shown.
     ``page_name`` (the page's file stem) lets a narrow window close the sidebar when another
-    page is opened."""
-    if page_name in OWN_STATE_PAGES:
+    page is opened. ``own_summary``: on a page whose data is not the rankings (Detection,
+    Calibration, Dynamic K, Hash codes), the lines saying what its own section has loaded,
+    shown instead of the rankings' state and conventions."""
+    if own_summary is not None:
         with st.sidebar:
-            _own_summary(page_name)
+            st.markdown("**" + _("Loaded") + "**")
+            for line in own_summary():
+                st.text(line)  # file names are the visitor's text: shown as text, never Markdown
             _collapse_when_narrow(page_name)
         _show_messages()
         return
@@ -233,38 +239,6 @@ def _show_messages() -> None:
         getattr(st, level, st.info)(text)
 
 
-#: Pages of the sections whose data is not the rankings: their sidebar shows their own data
-#: (never "runs: none" beside a loaded detection table) and no ranking conventions.
-OWN_STATE_PAGES = frozenset({"detection", "calibration", "dynamic_k", "hashing"})
-
-
-def _own_summary(page_name: str) -> None:
-    """What the page's own section has loaded, in plain words."""
-    from ui.detection import state as dst
-    from ui.hashing import state as hs
-
-    st.markdown("**" + _("Loaded") + "**")
-    if page_name in ("detection", "calibration"):
-        data = st.session_state.get(dst.SCORES)
-        lines = [_("scores: {source}, {n} rows").format(source=_source(data), n=count(len(data["y_true"])))
-                 if data else _("scores: none")]
-        lines.append(_("The same scores and threshold serve Detection and Calibration."))
-    elif page_name == "dynamic_k":
-        data = st.session_state.get(dst.CANDIDATES)
-        lines = [_("candidates: {source}, {n} rows").format(source=_source(data), n=count(len(data["query"])))
-                 if data else _("candidates: none")]
-    else:
-        data = st.session_state.get(hs.DATA)
-        lines = [_("hash codes: {source}").format(source=_source(data)) if data else _("hash codes: none")]
-    for line in lines:
-        st.text(line)  # file names are the visitor's text: shown as text, never Markdown
-
-
-def _source(data: dict) -> str:
-    if data.get("sample"):
-        return _("sample data ({name})").format(name=data["source"])
-    return str(data["source"])
-
 
 QUERY_SET_OPTIONS = {"common": N_("Queries every run answered"),
                      "qrels": N_("Every qrels query (absent = 0, trec_eval -c)")}
@@ -295,5 +269,5 @@ def query_set_choice(key: str, container=None) -> str:
     return query_set()
 
 
-__all__ = ["sidebar", "conventions", "choice_words", "CHOICE_WORDS", "OWN_STATE_PAGES", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
+__all__ = ["sidebar", "conventions", "choice_words", "CHOICE_WORDS", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
            "MORE_CONVENTIONS", "CONVENTION_LABELS", "convention_label", "collapse_script", "NARROW_PX"]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 import metrics_core as mc
+from metrics_core.report.cells import is_missing
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.ranking.figures import RELEVANCE_COLOURS
@@ -59,12 +60,15 @@ def relevance_colour(value, max_label: float = 3.0) -> str:
 
 def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
     """pandas Styler of a ranked list: relevance coloured (no HTML from user text)."""
+    labels = ranking["relevance"]
+
     def row_style(row):
-        css = relevance_colour(row["relevance"], max_label)
+        css = relevance_colour(labels.loc[row.name], max_label)
         return [css] * len(row)
 
-    return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
-                                                         na_rep=_("unjudged"))
+    # the label as text: a grid draws a missing number as "None", whatever a style says
+    shown = ranking.assign(relevance=[_("unjudged") if is_missing(v) else f"{v:g}" for v in labels])
+    return shown.style.apply(row_style, axis=1).format({"score": "{:.4g}"})
 
 
 #: Column names of the per-query table's tie columns, and their headers on screen.
