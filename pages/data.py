@@ -1,5 +1,6 @@
 """Data page: upload qrels, runs and query metadata (or load the sample); diagnostics."""
 
+import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
@@ -61,7 +62,10 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         upload_box("meta", _("Metadata table (one row per query; a query id column)"))
         meta = st.session_state[state.META]
         if meta is not None:
-            st.dataframe(meta, height=220, placeholder=MISSING)
+            # dates as days, as in every other table (the grid's default adds 00:00:00)
+            st.dataframe(meta, height=220, placeholder=MISSING,
+                         column_config={c: st.column_config.DateColumn(format="YYYY-MM-DD") for c in meta.columns
+                                        if pd.api.types.is_datetime64_any_dtype(meta[c])})
 
     # drawn after the uploads, so it is enabled in the run that loads the first file
     buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)

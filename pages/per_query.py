@@ -156,7 +156,7 @@ with page(_("Per query")) as p:
                                         "doc_id": _("Document"), "score": _("Score"), "relevance": _("Relevance"),
                                         "judged": _("Judged"), "tied": st.column_config.TextColumn(
                                             _("Tied"), help=_("Documents sharing this score (how many): their "
-                                                              "order here is the tie rule's, set in the sidebar"))}, placeholder=MISSING)
+                                                              "order here is the tie rule's, set in the sidebar"))}, placeholder=_("unjudged"))
             download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
                            title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
                            key=f"ranking{i}")

@@ -48,7 +48,7 @@ def missed_relevant(qrels, ranking: pd.DataFrame, query_id: str, threshold: floa
 
 def relevance_colour(value, max_label: float = 3.0) -> str:
     """CSS for a relevance cell: grey when unjudged, greener when more relevant."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if is_missing(value):
         return "color: #999999"
     if value <= 0:
         return f"background-color: {RELEVANCE_COLOURS[0]}"
@@ -66,9 +66,9 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
         css = relevance_colour(labels.loc[row.name], max_label)
         return [css] * len(row)
 
-    # the label as text: a grid draws a missing number as "None", whatever a style says
-    shown = ranking.assign(relevance=[_("unjudged") if is_missing(v) else f"{v:g}" for v in labels])
-    return shown.style.apply(row_style, axis=1).format({"score": "{:.4g}"})
+    # a grid draws a missing label with the table's placeholder (the page passes "unjudged")
+    return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
+                                                         na_rep=_("unjudged"))
 
 
 #: Column names of the per-query table's tie columns, and their headers on screen.
