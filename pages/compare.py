@@ -100,7 +100,7 @@ with page(_("Compare systems")) as p:
                                                                              correction=correction_label(correction))),
                          "wtl": st.column_config.TextColumn(_("W / T / L"), help=_("queries where the run wins / ties / "
                                                               "loses against the baseline")),
-                         "markers": st.column_config.TextColumn(_("Significant"), width=92),
+                         "markers": st.column_config.TextColumn(_("Significant")),  # sized to its header: 92 px cut "Significativo"
                      }, placeholder=MISSING)
         if shown[numbers].isna().any().any():
             st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
