@@ -2,8 +2,8 @@
 
 A front door: :func:`evaluate` picks the path -- the whole run ranked once
 (:func:`metrics_core.ranking.ranked.rank`), blocks of a stream
-(:mod:`metrics_core.ranking.streaming`) or parts on a Dask cluster
-(:mod:`metrics_core.ranking.distributed`) -- and every path returns the same
+(:mod:`metrics_core.scale.streaming`) or parts on a Dask cluster
+(:mod:`metrics_core.scale.distributed`) -- and every path returns the same
 :class:`~metrics_core.evaluation.Evaluation`. This module imports only downward.
 """
 
@@ -66,7 +66,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     block_rows : int, optional
         Evaluate the run in blocks of about this many rows (whole queries), reading it
         as a stream: memory bounded by the block, not the run; same numbers
-        (:mod:`metrics_core.ranking.streaming`). ``None`` (default): run files of at
+        (:mod:`metrics_core.scale.streaming`). ``None`` (default): run files of at
         least ``STREAM_THRESHOLD_BYTES`` (64 MiB) stream in blocks of
         ``DEFAULT_BLOCK_ROWS`` (500 k rows), smaller ones are read whole; ``0``: always
         read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
@@ -74,14 +74,14 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         memory is bounded by the block). A streamed evaluation has a ``streaming``
         attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
         is None for a file, and for a Run in memory a
-        :class:`~metrics_core.ranking.streaming.LazyRanked` (each query ranked again
+        :class:`~metrics_core.scale.streaming.LazyRanked` (each query ranked again
         when it is looked at).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
         straddle parts), or one file; the workers read their own units of it (byte
         ranges, row groups) and evaluate them in blocks of ``block_rows`` rows
-        (:mod:`metrics_core.ranking.distributed`).
+        (:mod:`metrics_core.scale.distributed`).
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``.
 
@@ -106,17 +106,17 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         raise InputError(N_("the tie report needs the whole run in memory"),
                          hint=N_("Leave out the scheduler or the block rows, or the tie report"))
     if client is not None:
-        from metrics_core.ranking.distributed import evaluate_parts
+        from metrics_core.scale.distributed import evaluate_parts
 
         return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
     rows = 0 if tie_report else _stream_block_rows(run, block_rows)
     if rows:
-        from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
-        from metrics_core.ranking.streaming import evaluate_stream
+        from metrics_core.scale.blocks import BATCH_ROWS, NotStreamable, open_run_stream
+        from metrics_core.scale.streaming import evaluate_stream
 
         try:
             if isinstance(run, Run):
-                from metrics_core.io.blocks import run_stream
+                from metrics_core.scale.blocks import run_stream
 
                 stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
             else:
@@ -143,7 +143,7 @@ def _stream_block_rows(run, block_rows) -> int:
     import os
 
     if isinstance(run, (str, os.PathLike)) and os.path.isfile(run):
-        from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS, STREAM_THRESHOLD_BYTES
+        from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS, STREAM_THRESHOLD_BYTES
 
         if os.path.getsize(run) >= STREAM_THRESHOLD_BYTES:
             return DEFAULT_BLOCK_ROWS

@@ -14,7 +14,7 @@ from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
 from metrics_core.io.columns import parse_column_mapping
 from metrics_core.io.coverage import CoverageWarning, coverage_message
-from metrics_core.ranking.evaluate import Evaluation, evaluate
+from metrics_core.front_door import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
     FORMATS,
@@ -171,7 +171,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
                          hint="Leave out --scheduler / --block-rows, or --tie-report",
                          option="--tie-report")
     if getattr(args, "scheduler", None):
-        from metrics_core.ranking.distributed import evaluate_on_scheduler
+        from metrics_core.scale.distributed import evaluate_on_scheduler
 
         evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler,
                                             block_rows=getattr(args, "block_rows", None))
@@ -218,7 +218,7 @@ def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
 
 
 def _big(path) -> bool:
-    from metrics_core.ranking.streaming import STREAM_THRESHOLD_BYTES
+    from metrics_core.scale.streaming import STREAM_THRESHOLD_BYTES
 
     return os.path.isfile(path) and os.path.getsize(path) >= STREAM_THRESHOLD_BYTES
 

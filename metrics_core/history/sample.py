@@ -22,7 +22,7 @@ def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = No
     date and ranking; the values are computed here by :func:`metrics_core.evaluate`, so
     they are exact. Returns the new evaluation ids.
     """
-    from metrics_core.ranking.evaluate import evaluate
+    from metrics_core.front_door import evaluate
 
     path = SAMPLE_PATH if path is None else Path(path)
     data = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.ranking.engine import build_ranked_lists
-from metrics_core.ranking.evaluate import evaluate_ranked, ranking_cutoffs
+from metrics_core.front_door import evaluate_ranked, ranking_cutoffs
 from metrics_core.ranking.registry import parse_measures
 
 
