@@ -42,9 +42,7 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_, InputError
-from metrics_core.scale.units import DEFAULT_UNIT_BYTES, plan_units
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, QrelsIndex
-from metrics_core.ranking.registry import rank_cutoffs
 from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS
 from metrics_core.scale.unit_tasks import (
     Reported,
@@ -55,6 +53,7 @@ from metrics_core.scale.unit_tasks import (
     raise_failed,
     split_unit,
 )
+from metrics_core.scale.units import DEFAULT_UNIT_BYTES, plan_units
 
 #: Units per worker at least (when the files are big enough): work to balance.
 UNITS_PER_WORKER = 2
@@ -290,16 +289,4 @@ def connect(address: str):
                          params={"address": address, "reason": exc}) from None
 
 
-def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str, block_rows=None) -> list:
-    """Evaluate each run (a folder, glob or file of parts) on the cluster at ``address``."""
-    client, cluster = connect(address)
-    try:
-        return [evaluate_parts(qrels, r, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
-                for r in runs]
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-__all__ = ["list_parts", "evaluate_parts", "evaluate_on_scheduler", "connect"]
+__all__ = ["list_parts", "evaluate_parts", "connect"]

@@ -34,9 +34,9 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
-from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
 from metrics_core.ranking.engine import build_ranked_lists
-from metrics_core.scale.parts import Evaluator, MergedDiagnostics, QrelsIndex, hash_partition
+from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
+from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 
 #: Rows per block by default. With the read-ahead thread three blocks are in memory at
@@ -278,6 +278,4 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     return ids_out, pos_out, cols_out, spilled
 
 
-# QrelsIndex and Evaluator moved to metrics_core.scale.parts (imported here for old code)
-__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "QrelsIndex", "Evaluator", "LazyRanked",
-           "evaluate_stream"]
+__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "LazyRanked", "evaluate_stream"]

@@ -36,13 +36,13 @@ import pyarrow as pa
 
 from metrics_core.errors import InputError
 from metrics_core.io import is_msmarco_run, is_trec, read_run
+from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
 from metrics_core.scale.blocks import (
     BATCH_ROWS,
     open_run_stream,
     parquet_batches,
     run_stream,
 )
-from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
 
 #: Bytes of a TREC file per unit at most (about 0.8 M lines of a typical run): a worker
 #: holds the range's bytes and three blocks of rows while it evaluates it. Below glibc's

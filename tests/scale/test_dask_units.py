@@ -21,10 +21,10 @@ distributed = pytest.importorskip("distributed", reason="dask.distributed is not
 import metrics_core as mc  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
 from metrics_core.io import read_qrels  # noqa: E402
-from metrics_core.scale.units import plan_units, query_boundary  # noqa: E402
-from metrics_core.scale.distributed import evaluate_parts  # noqa: E402
 from metrics_core.ranking.ranked import resolve_conventions  # noqa: E402
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs  # noqa: E402
+from metrics_core.scale.distributed import evaluate_parts  # noqa: E402
+from metrics_core.scale.units import plan_units, query_boundary  # noqa: E402
 
 MEASURES = ["P@5", "P@10", "RR", "AP", "nDCG@10", "nDCG", "Bpref", "GMAP", "NumRet", "NumRelRet"]
 CONVENTIONS = [{}, {"missing_queries": "zero"}, {"depth": 10, "ties": "input"}]
