@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from metrics_core.errors import InputError
-from metrics_core.io import is_msmarco_run, is_trec, read_run
+from metrics_core.io import read_run
+from metrics_core.io.formats import is_msmarco_run, is_trec
 from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
 from metrics_core.scale.blocks import (
     BATCH_ROWS,
