@@ -134,7 +134,7 @@ def check_options(*, tie_report: bool = False, block_rows: int | None = None,
     >>> check_options(tie_report=True, distributed=True)
     Traceback (most recent call last):
     ...
-    metrics_core.errors.InputError: the tie report needs the whole run in memory
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out the scheduler or the block rows, or the tie report
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
         raise InputError(N_("the tie report needs the whole run in memory"),
