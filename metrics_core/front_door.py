@@ -134,12 +134,14 @@ def check_options(*, tie_report: bool = False, block_rows: int | None = None,
     >>> check_options(tie_report=True, distributed=True)
     Traceback (most recent call last):
     ...
-    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out the scheduler or the block rows, or the tie report
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
         raise InputError(N_("the tie report needs the whole run in memory"),
-                         hint=N_("Leave out the scheduler or the block rows, or the tie report"),
-                         option="--tie-report")
+                         hint=N_("Leave out --scheduler and --block-rows (client, block_rows), or "
+                                 "--tie-report (tie_report)"),
+                         plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
+                         option="--tie-report", field="tie_report")
 
 
 def _named(ev: Evaluation, name: str | None) -> Evaluation:
