@@ -363,3 +363,30 @@ def test_calibration_states_the_shared_threshold_exactly_with_its_own_counts():
     assert said == ["**At threshold 0.6556**: probability ≥ 0.6556 is predicted positive"]
     assert "0.66**" not in " ".join(m.value for m in cal_page.markdown)
     assert any("score ≥ 0.6556" in m.value for m in det_page.markdown)
+
+
+def _shown_cells(element) -> pd.DataFrame:
+    """The texts a dataframe element shows (its Styler's display values, as sent to the browser)."""
+    import pyarrow as pa
+
+    styler = element.proto.arrow_data.styler
+    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+
+
+def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
+    """Counts were printed "34.0000", the micro row's label was cut to "micro (poo" (the grid's
+    index column) and its empty cells promised "–"."""
+    at = _app("dynamic_k.py")
+    element = at.dataframe[0]
+    shown = _shown_cells(element)
+    table = element.value
+    assert list(table.index[-2:]) == ["micro (pooled)", "macro (mean)"]
+    import json
+
+    index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
+    assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
+    queries = shown["Queries"].tolist()
+    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"].iloc[0]))
+    texts = {str(v) for v in shown.to_numpy().ravel()}
+    assert not texts & {"None", "nan", "NaN", "<NA>"}
+    assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
