@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,7 +79,7 @@ class RunStream:
 
     name: str
     source: str
-    _open: object
+    _open: Callable[[], Iterator[pa.Table]]
     run: object = None  # the Run, when the stream reads one already in memory
 
     def batches(self) -> Iterator[pa.Table]:

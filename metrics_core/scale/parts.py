@@ -112,10 +112,11 @@ class Evaluator:
     would.
     """
 
-    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs, track_counts: bool = False):
+    def __init__(self, qrels: Qrels | QrelsIndex, specs, conv: Conventions, cutoffs,
+                 track_counts: bool = False):
         self.index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
         # ranked rows per query (for LazyRanked), when asked for
-        self.counts = {} if track_counts else None
+        self.counts: dict[str, int] | None = {} if track_counts else None
         self.specs = list(specs)
         self.conv = conv
         self.cutoffs = tuple(cutoffs)

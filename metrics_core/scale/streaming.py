@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.ranking.engine import build_ranked_lists
+from metrics_core.ranking.ranked_lists import RankedLists
 from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
@@ -77,7 +78,9 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     """The body of :func:`evaluate_stream`, over its prepared blocks."""
     qrels_dups = ev.qrels_diagnostics()  # while the first block is read
     merged = MergedDiagnostics(ev.cutoffs)
-    ids, pos, cols = [], [], {s.name: [] for s in ev.specs}
+    ids: list[str] = []
+    pos: list[int] = []  # each query's place in the run's order
+    cols: dict[str, list[np.ndarray]] = {s.name: [] for s in ev.specs}
     seen: set = set()
     reappear: set = set()
     block_starts = []
@@ -119,7 +122,8 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     result.streaming = info
     if stream.run is not None:  # a Run in memory: its rankings can be shown, query by query
         order = result.evaluated_ids
-        result.ranked = LazyRanked(ev, stream.run, order, [ev.counts.get(q, 0) for q in order])
+        counts = ev.counts if ev.counts is not None else {}  # tracked for a Run in memory
+        result.ranked = LazyRanked(ev, stream.run, order, [counts.get(q, 0) for q in order])
     return result
 
 
@@ -137,7 +141,8 @@ class LazyRanked:
         self.query_ids = list(query_ids)
         self.starts = np.concatenate(([0], np.cumsum(np.asarray(counts, dtype=np.int64))))
         self.diagnostics = None
-        self._last = None
+        # the query ranked last: (its index, its RankedLists, its run rows)
+        self._last: tuple[int, RankedLists, np.ndarray] | None = None
         self.judged = _QuerySlicer(self, "judged")
         self.label = _QuerySlicer(self, "label")
 
@@ -158,7 +163,8 @@ class LazyRanked:
             ranked = build_ranked_lists(self._ev.index.subset([q]), sub, self._ev.block_conv,
                                         self._ev.cutoffs)
             self._last = (i, ranked, rows)
-        i, ranked, rows = self._last
+            return int(self.starts[i]), ranked, rows
+        _, ranked, rows = self._last
         return int(self.starts[i]), ranked, rows
 
     def run_rows(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -258,7 +264,9 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
             take_back(b)
         for w in writers:
             w.close()
-        new_ids, new_pos, new_cols = [], [], {k: [] for k in columns}
+        new_ids: list[str] = []
+        new_pos: list[int] = []
+        new_cols: dict[str, list[np.ndarray]] = {k: [] for k in columns}
         for i in range(len(writers)):
             with pa.OSFile(os.path.join(tmp, f"part{i}.arrows")) as fh:
                 table = pa.ipc.open_stream(fh).read_all()

@@ -166,7 +166,9 @@ def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
     except (pa.ArrowException, OSError):
         return [Unit(index, path, "file")]  # the reader names the problem
     groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    units, members, rows, before = [], [], 0, 0
+    units: list[Unit] = []
+    members: list[int] = []
+    rows = before = 0
     for g, n in enumerate(groups):
         members.append(g)
         rows += n
