@@ -12,7 +12,8 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.histograms import distance_histograms
+from metrics_core.hashing.device import ENGINES, fixed_point_sums
+from metrics_core.hashing.histograms import distance_histograms, hamming_counts
 from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm, tie_tables
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
@@ -20,7 +21,6 @@ from metrics_core.hashing.validate import (
     TIE_RULES,
     ZERO_RELEVANT,
     as_labels,
-    relevance_matrix,
     resolve_device,
     validate_codes,
 )
@@ -56,39 +56,11 @@ def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: 
                             ties=ties)["precision_at_k"][int(k)]
 
 
-def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, device, memory_budget):
-    """Per-query AP sums and precision counts in the stable order (distance, then index)."""
-    q = validate_codes(query_codes, "query codes")
-    d = validate_codes(db_codes, "database codes")
-    ql = as_labels(query_labels, q.shape[0], "query labels")
-    dl = as_labels(db_labels, d.shape[0], "database labels")
-    dev = resolve_device(device)
-    q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
-    nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
-    chunk = max(1, min(nq, memory_budget // max(ndb * 24, 1)))
-    cut = ndb if topk is None else min(topk, ndb)
-    sums = np.zeros(nq)
-    counts = np.zeros(nq)
-    at_k = {k: np.zeros(nq) for k in ks}
-    pos = torch.arange(1, cut + 1, device=dev, dtype=torch.float64)
-    for lo in range(0, nq, chunk):
-        hi = min(nq, lo + chunk)
-        dist = torch.round(0.5 * (bits - q[lo:hi] @ d.T))
-        order = torch.sort(dist, dim=1, stable=True).indices[:, :cut]
-        rel = torch.gather(relevance_matrix(ql[lo:hi], dl), 1, order).to(torch.float64)
-        cum = torch.cumsum(rel, dim=1)
-        sums[lo:hi] = (cum / pos * rel).sum(dim=1).cpu().numpy()
-        counts[lo:hi] = rel.sum(dim=1).cpu().numpy()
-        for k in ks:
-            at_k[k][lo:hi] = cum[:, min(k, ndb) - 1].cpu().numpy() if min(k, ndb) >= 1 else 0
-    return sums, counts, at_k
-
-
 # -- the measures --------------------------------------------------------------------------
 def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
                      ks=(1, 5, 10, 100), radius: int = 2, ties: str = "expected",
                      normalizer: str = "retrieved", zero_relevant: str = "zero", device=None,
-                     memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict:
+                     memory_budget: int = DEFAULT_MEMORY_BUDGET, engine: str = "auto") -> dict:
     """mAP (band over tie orders), P@k, precision/recall within a Hamming radius, PR by radius.
 
     Parameters
@@ -110,6 +82,15 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         or by min(R, k). Without topk both are R.
     zero_relevant : {"zero", "exclude"}
         Queries with no relevant item count as AP 0, or are left out of the mean.
+    device : str or torch.device, optional
+        Where the pairs are counted (None: CUDA when available, else the CPU). CUDA
+        tensors are used where they are; only per-query integers come back.
+    memory_budget : int
+        Bytes of working memory per chunk (on CUDA also at most half the free memory).
+    engine : {"auto", "numpy", "torch", "triton"}
+        Who counts (see :func:`~metrics_core.hashing.histograms.hamming_counts`). Every
+        engine gives the same integers, and every number here is computed from them by the
+        same numpy code on the host: any device gives the CPU's results bit for bit.
 
     Returns
     -------
@@ -131,18 +112,23 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         topk = check_int(topk, "topk", minimum=1, maximum=LIMITS["cutoff"])
     ks = tuple(sorted({check_int(k, "k of P@k", minimum=1, maximum=LIMITS["cutoff"]) for k in ks}))
     radius = check_int(radius, "radius", minimum=0, maximum=LIMITS["radius"])
+    check_choice(engine, ENGINES, "engine")
     resolve_device(device)
-    n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
-                               memory_budget=memory_budget)
+    stable = None
+    if ties == "stable":
+        n, r, stable = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device,
+                                      engine=engine, memory_budget=memory_budget, stable=(topk, ks))
+    else:
+        n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
+                                   memory_budget=memory_budget, engine=engine)
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
-    shared = {}
+    shared: dict = {}
 
     def ap_for(rule):
-        if rule == "stable":
-            s, c, _ = _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, (), device,
-                                    memory_budget)
+        if rule == "stable" and stable is not None:
+            s, c = fixed_point_sums(stable.hi, stable.lo), stable.in_cut.astype(np.float64)
         else:
             if topk is not None and normalizer == "retrieved" and rule == "expected":
                 return expected_ap_retrieved_norm(n, r, int(topk))
@@ -167,10 +153,8 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     def mean(x):
         return float(np.mean(x[keep])) if keep.any() else math.nan
 
-    if ks and ties == "stable":
-        _, _, at_k = _stable_stats(query_codes, db_codes, query_labels, db_labels, None, ks,
-                                   device, memory_budget)
-        precision_at_k = {k: float(np.mean(at_k[k] / k)) for k in ks}
+    if ks and stable is not None:
+        precision_at_k = {k: float(np.mean(stable.at_k[k] / k)) for k in ks}
     else:
         precision_at_k = _precision_at_k(n, r, ks, ties)
     prec_by_radius, rec_by_radius = _by_radius(n, r, R)
