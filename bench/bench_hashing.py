@@ -152,7 +152,7 @@ def device_main(args) -> int:
     from metrics_core.hashing.device import pick_engine
 
     device = torch.device(args.device)
-    engine = pick_engine("auto", device) if device.type == "cuda" else "torch"
+    engine = args.engine or (pick_engine("auto", device) if device.type == "cuda" else "torch")
     sizes = QUICK_DEVICE_SIZES if args.quick else DEVICE_SIZES
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"device {name}; torch {torch.__version__}; engine {engine}; CPU threads {torch.get_num_threads()}; "
@@ -228,6 +228,7 @@ def main(argv=None):
                    help="alternate loop / RankLab timings this many times (device mode: best of N, default 3)")
     p.add_argument("--device", help="cuda (or cpu): RankLab's device route against plain torch code")
     p.add_argument("--memory-budget", type=int, default=1 << 30, help="device mode: bytes per chunk")
+    p.add_argument("--engine", choices=("torch", "triton"), help="device mode: the engine (default: auto)")
     p.add_argument("--tune", action="store_true", help="device mode: time the Triton block sizes")
     args = p.parse_args(argv)
     if args.device and args.tune:
