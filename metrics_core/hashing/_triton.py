@@ -38,13 +38,14 @@ from metrics_core.hashing.device import (
 MAX_WORDS = 4
 #: Label words (32 labels) the kernels take for multi-label data.
 MAX_LABEL_WORDS = 8
-#: Histogram kernel: database items and queries per program, warps.
+#: Histogram kernel: database items and queries per program, warps (the fastest of the
+#: configurations `bench/bench_hashing.py --device cuda --tune` tries, on an H100).
 HIST_BN = 2048
 HIST_BQ = 8
-HIST_WARPS = 4
+HIST_WARPS = 8
 #: Stable kernel: queries per program (one warp), and how many programs to aim for.
 STABLE_BQ = 32
-STABLE_PROGRAMS = 8192
+STABLE_PROGRAMS = 32768
 SEG_MIN, SEG_MAX = 512, 16384   # SEG_MAX * 2**48 < 2**63: a segment's sum fits int64
 GRID_MAX = 65535
 

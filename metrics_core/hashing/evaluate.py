@@ -6,7 +6,9 @@ calculate_precision_at_k.
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import ENGINES, fixed_point_sums
 from metrics_core.hashing.histograms import distance_histograms, hamming_counts
-from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm, tie_tables
+from metrics_core.hashing.ties import _harmonic, ap_sums, expected_ap_retrieved_norm, tie_tables
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
@@ -124,27 +126,36 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
-    shared: dict = {}
+    H = _harmonic(int(n.sum(axis=1).max(initial=0)) + 1)
+    retrieved_expected = None
+    if topk is not None and normalizer == "retrieved" and ties == "expected":
+        retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
 
-    def ap_for(rule):
-        if rule == "stable" and stable is not None:
-            s, c = fixed_point_sums(stable.hi, stable.lo), stable.in_cut.astype(np.float64)
-        else:
-            if topk is not None and normalizer == "retrieved" and rule == "expected":
-                return expected_ap_retrieved_norm(n, r, int(topk))
-            if not shared:
-                shared.update(tie_tables(n, r, topk))
-            s, c = ap_sums(n, r, rule, topk, shared)
-        if topk is None:
-            norm = R
-        elif normalizer == "retrieved":
-            norm = c
-        else:
-            norm = np.minimum(R, topk)
-        return np.divide(s, norm, out=np.zeros(nq), where=norm > 0)
+    def rows_of(rows: slice):
+        """Every per-query number of the queries ``rows`` (row by row: the same values
+        whichever blocks of rows are taken)."""
+        nb, rb, Rb = n[rows], r[rows], R[rows]
+        tables = tie_tables(nb, rb, topk, H)
 
-    ap = ap_for(ties)
-    lo_band, hi_band = ap_for("pessimistic"), ap_for("optimistic")
+        def ap_for(rule):
+            if rule == "stable" and stable is not None:
+                s, c = fixed_point_sums(stable.hi[rows], stable.lo[rows]), stable.in_cut[rows].astype(np.float64)
+            elif rule == "expected" and retrieved_expected is not None:
+                return retrieved_expected[rows]
+            else:
+                s, c = ap_sums(nb, rb, rule, topk, tables)
+            if topk is None:
+                norm = Rb
+            elif normalizer == "retrieved":
+                norm = c
+            else:
+                norm = np.minimum(Rb, topk)
+            return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
+
+        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties)
+        return (ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *_by_radius(nb, rb, Rb), *at_k)
+
+    ap, lo_band, hi_band, prec_by_radius, rec_by_radius, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
@@ -153,11 +164,10 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     def mean(x):
         return float(np.mean(x[keep])) if keep.any() else math.nan
 
-    if ks and stable is not None:
+    if stable is not None:
         precision_at_k = {k: float(np.mean(stable.at_k[k] / k)) for k in ks}
     else:
-        precision_at_k = _precision_at_k(n, r, ks, ties)
-    prec_by_radius, rec_by_radius = _by_radius(n, r, R)
+        precision_at_k = {k: float(np.mean(v)) for k, v in zip(ks, at_k, strict=True)}
     rad = min(int(radius), bits)
     out = {
         "map": mean(ap),
@@ -178,11 +188,33 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     return out
 
 
-def _precision_at_k(n: np.ndarray, r: np.ndarray, ks, ties: str) -> dict:
-    """P@k of every query from its distance histograms, the tie group the cut falls in
-    resolved by the tie rule (expected: in proportion; optimistic: relevant first;
-    pessimistic: relevant last); the mean over queries per k."""
-    out = {}
+#: Histogram cells (queries x distances) per block of rows the host computes at a time; the
+#: blocks run in threads (numpy releases the GIL in its array loops).
+ROW_BLOCK_CELLS = 1 << 15
+
+
+def _in_row_blocks(fn, nq: int, width: int):
+    """``fn(rows)`` -> tuple of per-query arrays, for blocks of rows in a thread pool, the
+    blocks' arrays concatenated. Each query's numbers are computed from its own row alone,
+    so the blocks change no value."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    blocks = max(1, min(cores, nq * width // ROW_BLOCK_CELLS, nq))
+    if blocks == 1:
+        return fn(slice(0, nq))
+    cuts = [nq * i // blocks for i in range(blocks + 1)]
+    with ThreadPoolExecutor(max_workers=blocks) as pool:
+        parts = list(pool.map(fn, [slice(cuts[i], cuts[i + 1]) for i in range(blocks)]))
+    return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
+
+
+def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
+    """P@k of every query from its distance histograms (one array per k), the tie group the
+    cut falls in resolved by the tie rule (expected: in proportion; optimistic: relevant
+    first; pessimistic: relevant last)."""
+    out = []
     above = np.cumsum(n, axis=1) - n  # items strictly closer than each distance
     for k in ks:
         taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
@@ -192,7 +224,7 @@ def _precision_at_k(n: np.ndarray, r: np.ndarray, ks, ties: str) -> dict:
             inside = np.minimum(r, taken)
         else:
             inside = np.clip(taken - (n - r), 0, r)
-        out[k] = float(np.mean(inside.sum(axis=1) / k))
+        out.append(inside.sum(axis=1) / k)
     return out
 
 
