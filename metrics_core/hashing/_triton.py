@@ -6,7 +6,10 @@ codes, or more than :data:`MAX_LABEL_WORDS` x 32 labels, go to the torch engine)
 * :func:`_histogram_kernel`: a block of database items (``BN``) against a few queries (``BQ``);
   per query, XOR + popcount, the key ``2 d + relevant`` and the block's histogram of it
   (``tl.histogram``), added to the query's row by one atomic add per non-empty bin. Rows may
-  be split by database segment (the stable rule's first pass).
+  be split by database segment (the stable rule's first pass). The histogram's cost grows
+  with its bins (a power of two): K-bit codes have K + 1 distances, one or two more than a
+  power of two for the usual K (8, 16, 32, 64, 128), so those last distances are counted by
+  two sums each and the histogram takes half the bins.
 * :func:`_stable_kernel`: the stable rule (distance, then database index) without a sort.
   A program takes a few queries (one per lane) and one segment of the database, walked in
   index order; per item, the query's counter of its distance is incremented atomically and
@@ -46,6 +49,8 @@ HIST_WARPS = 8
 #: Stable kernel: queries per program (one warp), and how many programs to aim for.
 STABLE_BQ = 32
 STABLE_PROGRAMS = 32768
+#: Distances counted by sums instead of histogram bins, at most (64-bit codes: one, d = 64).
+MAX_OVER = 2
 SEG_MIN, SEG_MAX = 512, 16384   # SEG_MAX * 2**48 < 2**63: a segment's sum fits int64
 GRID_MAX = 65535
 
@@ -61,7 +66,8 @@ def _popc(x):
 @triton.jit
 def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per_seg, nseg,
                       NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr,
-                      BQ: tl.constexpr, BN: tl.constexpr, NB: tl.constexpr):
+                      BQ: tl.constexpr, BN: tl.constexpr, NB: tl.constexpr, NBOUT: tl.constexpr,
+                      NOVER: tl.constexpr):
     pid_n = tl.program_id(0)
     pid_q = tl.program_id(1)
     cols = pid_n * BN + tl.arange(0, BN)
@@ -97,8 +103,21 @@ def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per
         else:
             rel = dlab == tl.load(ql_ptr + r)
         key = dist * 2 + rel.to(tl.int32)
-        h = tl.histogram(key, NB, mask=valid)
-        tl.atomic_add(out_ptr + (r * nseg + seg) * NB + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
+        base = out_ptr + (r * nseg + seg) * NBOUT
+        if NOVER > 0:
+            # the few largest distances (2 d + 1 >= NB) are counted by two sums each, so that
+            # the histogram has half the bins (its cost grows with them)
+            fits = dist < NB // 2
+            h = tl.histogram(tl.where(fits, key, 0), NB, mask=valid & fits)
+            for v in tl.static_range(NOVER):
+                at = valid & (dist == NB // 2 + v)
+                n_at = tl.sum(at.to(tl.int32), axis=0)
+                r_at = tl.sum((at & rel).to(tl.int32), axis=0)
+                tl.atomic_add(base + 2 * (NB // 2 + v), n_at - r_at, mask=row_ok & (n_at > r_at), sem="relaxed")
+                tl.atomic_add(base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed")
+        else:
+            h = tl.histogram(key, NB, mask=valid)
+        tl.atomic_add(base + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
 
 
 @triton.jit
@@ -173,7 +192,10 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
     items) at each distance."""
     nq, nw = qw.shape
     ndb = dw.shape[1]
-    nb = _pow2(2 * width)
+    nb = _pow2(2 * width)              # a row of the output: every key 2 d + relevant
+    bins, over = nb // 2, width - nb // 4  # the histogram's bins when the distances d >= nb / 4
+    if not 0 < over <= MAX_OVER:         # (the few largest) are counted by sums instead
+        bins, over = nb, 0
     bn = min(HIST_BN, seg_len)
     out = torch.zeros(nq * nseg * nb, dtype=torch.int32, device=qw.device)
     for lo in range(0, nq, GRID_MAX * HIST_BQ):
@@ -181,7 +203,7 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
         grid = (triton.cdiv(ndb, bn), triton.cdiv(hi - lo, HIST_BQ))
         _histogram_kernel[grid](qw[lo:hi], dw, ql[lo:hi], dl, out[lo * nseg * nb:], hi - lo, ndb,
                                 seg_len // bn, nseg, NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=bn,
-                                NB=nb, num_warps=HIST_WARPS)
+                                NB=bins, NBOUT=nb, NOVER=over, num_warps=HIST_WARPS)
     return out.view(nq, nseg, nb)[:, :, :2 * width].reshape(nq, nseg, width, 2)
 
 

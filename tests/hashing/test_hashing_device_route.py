@@ -29,11 +29,15 @@ OPTIONS = [dict(ks=(1, 10, 1000)), dict(topk=40, ks=(5,)), dict(ties="stable", k
 
 def case(seed, bits, multilabel, nq=45, ndb=700):
     """Random codes with many ties (a block of database items copies the first query's
-    code, and short codes tie by themselves), class ids or 0/1 label rows."""
+    code, and short codes tie by themselves) and the largest distances present, class ids or
+    0/1 label rows."""
     rng = np.random.default_rng(seed)
     qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
     dc[:60] = qc[0]
     dc[100:130] = qc[1]
+    dc[-10:-5] = -qc[2]           # the largest distances, K and K - 1, for the third and fourth query
+    dc[-5:] = -qc[3]
+    dc[-5:, 0] *= -1
     if multilabel:
         return qc, dc, rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ndb, 6))
     return qc, dc, rng.integers(0, 5, nq), rng.integers(0, 4, ndb)
