@@ -18,6 +18,9 @@ def case(seed, bits, multilabel, nq=70, ndb=900):
     rng = np.random.default_rng(seed)
     qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
     dc[:50] = qc[0]  # ties
+    dc[-6:-3] = -qc[1]  # the largest distances, K and K - 1
+    dc[-3:] = -qc[2]
+    dc[-3:, 0] *= -1
     if multilabel:
         return qc, dc, rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ndb, 6))
     return qc, dc, rng.integers(0, 5, nq), rng.integers(0, 4, ndb)
