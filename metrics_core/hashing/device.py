@@ -98,8 +98,10 @@ def fixed_point_sums(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     The parts are first made canonical (``0 <= lo < 2**24``), so any split of the same exact
     integer gives the same float: one rounding, the same on every device.
 
-    >>> fixed_point_sums(np.array([1, 0]), np.array([2**24, 2**25 + 2**23])).tolist()
-    [2.384185791015625e-07, 1.2516975402832031e-07]
+    >>> fixed_point_sums(np.array([1, 2]), np.array([2**24, 0])).tolist()   # one integer, two splits
+    [1.1920928955078125e-07, 1.1920928955078125e-07]
+    >>> float(fixed_point_sums(np.array([2**24]), np.array([0]))[0])   # 2**48 / 2**48
+    1.0
     """
     hi = np.asarray(hi, dtype=np.int64) + (np.asarray(lo, dtype=np.int64) >> SPLIT_BITS)
     lo = np.asarray(lo, dtype=np.int64) & ((1 << SPLIT_BITS) - 1)
