@@ -39,7 +39,6 @@ LIBRARY_SOURCES = (
     "metrics_core/detection.py",
     "metrics_core/dynamic_k.py",
     "metrics_core/errors.py",
-    "metrics_core/gates/registry.py",
     "metrics_core/gates/resample.py",
     "metrics_core/hashing",
     "metrics_core/history/queries.py",
