@@ -17,7 +17,7 @@ from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.evaluate import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
-    FORMATS,
+    TABLE_FORMATS,
     format_table,
     json_safe,
     provenance,
@@ -76,7 +76,7 @@ def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set")
     add_format_options(p)
     p.add_argument("--per-query", action="store_true", help="include per-query values")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=TABLE_FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--tie-report", action="store_true",
@@ -175,9 +175,8 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
 
         evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler,
                                             block_rows=getattr(args, "block_rows", None))
-        for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
-            ev.run_name = name
-        return evaluations, conv
+        names = unique_names([e.run_name for e in evaluations])
+        return [ev.renamed(name) for ev, name in zip(evaluations, names, strict=False)], conv
     block_rows = getattr(args, "block_rows", None)
     if not tie and (block_rows is not None or any(_big(path) for path in args.run)):
         evaluations = _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts)
@@ -211,7 +210,7 @@ def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
     """One line on stderr for each run that shares no query with the qrels, or of which
     (almost) no retrieved document is judged: never a silent zero."""
     for ev in evaluations:
-        message = coverage_message(getattr(ev, "coverage", None) or {}, ev.run_name)
+        message = coverage_message(ev.coverage or {}, ev.run_name)
         if message:
             print(f"warning: {message}", file=sys.stderr)
     return evaluations
@@ -231,9 +230,8 @@ def _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts
             warnings.simplefilter("ignore", CoverageWarning)
             source = read_run(path, **run_opts) if run_opts else path
             evaluations.append(evaluate(qrels, source, specs, conv, block_rows=block_rows))
-    for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
-        ev.run_name = name
-    return evaluations
+    names = unique_names([e.run_name for e in evaluations])
+    return [ev.renamed(name) for ev, name in zip(evaluations, names, strict=False)]
 
 
 def run(args) -> int:

@@ -34,8 +34,7 @@ def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = No
         store.add_suite(suite["name"], qrels, meta if len(meta) else None)
         for item in suite["evaluations"]:
             run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in item["ranking"].items()}
-            ev = evaluate(qrels, run, list(data.get("measures", REPORT_MEASURES)))
-            ev.run_name = item["run"]
+            ev = evaluate(qrels, run, list(data.get("measures", REPORT_MEASURES))).renamed(item["run"])
             ids.append(store.save_evaluation(suite["name"], ev, timestamp=item["timestamp"],
                                              note=item.get("note")))
     return ids

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import N_, InputError
 from metrics_core.history.queries import evaluation_list, load_record, read_long
 from metrics_core.history.records import (
@@ -300,7 +300,7 @@ class HistoryStore:
         >>> store = HistoryStore(":memory:")
         >>> qrels = {"q1": {"d1": 1}}
         >>> evs = [mc.evaluate(qrels, {"q1": {"d1": 1.0}}, ["RR"]), mc.evaluate(qrels, {"q1": {"d2": 1.0}}, ["RR"])]
-        >>> evs[0].run_name, evs[1].run_name = "a", "b"
+        >>> evs = [evs[0].renamed("a"), evs[1].renamed("b")]
         >>> store.save_evaluations("s", evs, "2025-01-01", qrels=qrels)
         [1, 2]
         >>> store.list_evaluations()[["id", "run", "batch"]].values.tolist()

@@ -72,10 +72,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
         and to a :class:`Run` in memory (then only when given: the engine's working
         memory is bounded by the block). A streamed evaluation has a ``streaming``
-        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
-        is None for a file, and for a Run in memory a
-        :class:`~metrics_core.ranking.streaming.LazyRanked` (each query ranked again
-        when it is looked at).
+        attribute (blocks, rows, non-contiguous queries, spilled rows) and no
+        ``ranking`` (the per-query page ranks one query's rows alone).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
@@ -129,10 +127,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
-        ev.defer_coverage(lambda: coverage_report(q, ranking.run))
-    else:
-        ev.coverage = warn_coverage(q, ranking.run, stacklevel=2)
-    return ev
+        return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
+    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
 
 
 

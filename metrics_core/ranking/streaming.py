@@ -116,11 +116,7 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     if reappear:
         extra_diag["noncontiguous_queries"] = len(reappear)
     result = ev.finish(stream.name, ids, pos, columns, merged, seen, qrels_dups, extra_diag)
-    result.streaming = info
-    if stream.run is not None:  # a Run in memory: its rankings can be shown, query by query
-        order = result.evaluated_ids
-        result.ranked = LazyRanked(ev, stream.run, order, [ev.counts.get(q, 0) for q in order])
-    return result
+    return result.replace(streaming=info)
 
 
 class LazyRanked:

@@ -14,9 +14,15 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.report import format_table, json_safe, latex_escape, provenance
-from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text, markdown_escape
+from metrics_core.report.cells import (
+    LATEX_MARKERS,
+    latex_cell,
+    latex_escape,
+    latex_text,
+    markdown_escape,
+)
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
+from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.stats.comparison import (
     TESTS,
     compare_runs,
@@ -257,7 +263,7 @@ def compare(evaluations, baseline: str | None = None, *, measures=None, n_permut
     >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     >>> a = mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 2.0, "d2": 1.0}}, ["RR"])
     >>> b = mc.evaluate(qrels, {"q1": {"d1": 1.0, "d2": 2.0}, "q2": {"d1": 1.0, "d2": 2.0}}, ["RR"])
-    >>> a.run_name, b.run_name = "a", "b"
+    >>> a, b = a.renamed("a"), b.renamed("b")
     >>> c = mc.compare([a, b], "a", n_permutations=100)
     >>> [(r["mean_baseline"], r["mean_run"], r["wins"], r["losses"]) for r in c.records]
     [(0.75, 0.75, 1, 1)]

@@ -28,7 +28,7 @@ def _evaluations(sample, measures, **kw):
     out = []
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, measures, **kw)
-        ev.run_name = name
+        ev = ev.renamed(name)
         out.append(ev)
     return out
 

@@ -177,7 +177,7 @@ def test_tie_band_contains_the_leaderboard_mean(data):
     evs = []
     for name in ("tied", "plain"):
         ev = mc.evaluate(qrels, runs[name], MEASURES, tie_report=True)
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     frames = {ev.run_name: ev.per_query for ev in evs}
     reports = {ev.run_name: ev.tie_report for ev in evs}

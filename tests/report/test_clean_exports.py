@@ -174,7 +174,7 @@ def _sample_evaluations(measures):
     evs = []
     for name in ("bm25", "dense", "hybrid"):
         ev = mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), measures)
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     return evs
 

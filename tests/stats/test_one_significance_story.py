@@ -33,7 +33,7 @@ def evaluations():
     out = []
     for name in ("bm25", "dense", "hybrid"):
         ev = mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), sorted(set(OVERVIEW) | set(COMPARE)))
-        ev.run_name = name
+        ev = ev.renamed(name)
         out.append(ev)
     return out
 
