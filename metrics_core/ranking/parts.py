@@ -178,7 +178,7 @@ class Evaluator:
         # count of positive judgements (trec_eval 9's summed num_rel under -c)
         trec_sorted = string_order(ids)
         labels = self.index.qrels.relevance
-        if getattr(self.conv, "labels", "truncate") == "truncate":
+        if self.conv.labels == "truncate":
             labels = np.trunc(labels)
         positive = int(np.count_nonzero(labels > 0))
         agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss, positive_labels=positive,
