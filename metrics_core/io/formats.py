@@ -20,7 +20,7 @@ from __future__ import annotations
 from metrics_core.io.source import PARQUET_MAGIC, RawData
 
 #: every format a sniff can give
-FORMATS = ("parquet", "npy", "pt", "jsonl", "json", "tsv", "csv")
+SNIFFED_FORMATS = ("parquet", "npy", "pt", "jsonl", "json", "tsv", "csv")
 
 _BY_EXTENSION = {".parquet": "parquet", ".pq": "parquet", ".npy": "npy", ".pt": "pt", ".pth": "pt",
                  ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".tsv": "tsv", ".tab": "tsv",

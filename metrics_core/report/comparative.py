@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metrics_core.report import REPORT_MEASURES, row_label, worst_labels
+from metrics_core.report.labels import REPORT_MEASURES, row_label, worst_labels
 
 #: Column names of the report where they differ from the measure's name.
 DISPLAY = {"RR": "MRR"}

@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import N_
-from metrics_core.report import PALETTE, json_safe
 from metrics_core.report.cells import MISSING, format_cell, format_p
+from metrics_core.report.exports import json_safe
+from metrics_core.report.labels import PALETTE
 from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import (
