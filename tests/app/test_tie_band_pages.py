@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 import ui.ranking.data as ranking_data
-from metrics_core.report.leaderboard import TIE_ROW, tie_band
+from metrics_core.report.leaderboard_grid import TIE_ROW, tie_band
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import leaderboard
 from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN

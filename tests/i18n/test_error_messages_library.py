@@ -20,7 +20,7 @@ import metrics_core as mc
 from metrics_core import calibration, clicks, detection, dynamic_k
 from metrics_core.conventions import Conventions
 from metrics_core.data import Run
-from metrics_core.errors import N_, InputError
+from metrics_core.errors import InputError
 from metrics_core.history.store import HistoryStore
 from metrics_core.ranking.registry import accepted_names, parse_measure, parse_measures
 from metrics_core.report.catalogs import translations

@@ -1,4 +1,4 @@
-"""The leaderboard's tie band (metrics_core.report.leaderboard.tie_band) from the tie bounds
+"""The leaderboard's tie band (metrics_core.report.leaderboard_grid.tie_band) from the tie bounds
 (metrics_core.ranking.ties.tie_bounds): the extremes of the tie report, and the same band
 whether given the bounds or the whole report."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.ranking.ties import tie_bounds
-from metrics_core.report.leaderboard import bounds_of_report, tie_band
+from metrics_core.report.leaderboard_grid import bounds_of_report, tie_band
 from metrics_core.stats.comparison import leaderboard
 
 MEASURES = ["RR", "AP", "P@5", "nDCG@10", "R@10", "Judged@10"]  # Judged@10: not covered

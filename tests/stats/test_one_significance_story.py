@@ -12,14 +12,8 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.report.comparison import compare
-from metrics_core.stats.comparison import (
-    compare_runs,
-    correction_family,
-    family_sentence,
-    leaderboard,
-    leaderboard_legend,
-    markers_legend,
-)
+from metrics_core.report.legends import family_sentence, leaderboard_legend, markers_legend
+from metrics_core.stats.comparison import compare_runs, correction_family, leaderboard
 from metrics_core.stats.significance import correct_pvalues
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
