@@ -10,6 +10,7 @@ built: :meth:`Evaluation.replace` and :meth:`Evaluation.renamed` give a changed 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,6 +81,20 @@ class Evaluation:
 
     #: the fields :meth:`replace` changes
     REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming")
+
+    run_name: str
+    specs: list
+    measures: list[str]
+    aggregate: dict
+    diagnostics: dict
+    conventions: Any
+    ranking: Any
+    tie_report: dict | None
+    streaming: dict
+    _per_query: Any
+    _columns: tuple | None
+    _coverage: dict | None
+    _coverage_compute: Callable[[], dict] | None
 
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
                  ranking=None, *, tie_report=None, coverage=None, streaming=None):

@@ -46,7 +46,7 @@ SIDECAR_SUFFIX = ".provenance.json"
 
 def provenance(conventions=None, **extra) -> dict:
     """``{"ranklab_version": ..., "conventions": {...}, **extra}`` for an output."""
-    out = {"ranklab_version": __version__}
+    out: dict = {"ranklab_version": __version__}
     if conventions is not None:
         out["conventions"] = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions)
     out.update(extra)
@@ -307,7 +307,7 @@ def write_text(text: str, path: str | None = None) -> None:
         reason = {errno.ENOENT: "the folder does not exist", errno.EACCES: "permission denied",
                   errno.ENOSPC: "no space left on the device", errno.EIO: "an input/output error",
                   errno.EISDIR: "it is a folder", errno.EROFS: "a read-only file system"}.get(
-            exc.errno, exc.strerror or type(exc).__name__)
+            exc.errno or 0, exc.strerror or type(exc).__name__)
         raise InputError(N_("cannot write the output ({reason})"), source=str(path),
                          hint=N_("Choose another output path (-o) or free some space"),
                          params={"reason": reason}) from None

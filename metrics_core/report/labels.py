@@ -5,7 +5,7 @@ thresholds, the measures of the interpreted reports and the run colours.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
     return LABELS[2]
 
 
-def worst_labels(columns: Mapping[str, object], thresholds: Mapping[str, float],
+def worst_labels(columns: Mapping[str, Sized], thresholds: Mapping[str, float],
                  fair_ratio: float = 0.5) -> np.ndarray:
     """Per row, the worst :func:`interpret` label over the measures that have a threshold
     ("" when none has a value): the row's interpretation (its worst label), for all rows at once.
