@@ -87,7 +87,7 @@ def _iprec_empty(R, c, out, conv):
 def _rounding(spec, conv) -> str:
     """IPrec's rounding of r * R: given in the name, else trec_eval 9's under
     ``compat=trec_eval9``, else trec_eval 10's."""
-    for k, v in spec.params:
+    for k, v in getattr(spec, "params", ()):  # a Derived spec (11-point average) has none
         if k == "rounding":
             return v
     if conv.compat == "trec_eval9":
