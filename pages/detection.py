@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
+from metrics_core.report.cells import threshold_text
 from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
@@ -54,7 +55,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                   help=_("“–”: nothing is predicted positive at this threshold, so precision is undefined.")
                   if cm["tp"] + cm["fp"] == 0 else None)
         m4.metric(_("Predicted positive"), count(cm['tp'] + cm['fp']))
-        st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=f"{thr:.4f}"))
+        st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=threshold_text(thr)))
         st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
         # one chart per row: side by side they shrank below a readable width on a narrow window
         st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
