@@ -42,8 +42,9 @@ class Evaluation:
     tie_report : dict, optional
     coverage : dict or callable, optional
         The coverage report, or a function of no argument that makes it on first use.
-    streaming : dict, optional
-        How the run was read in blocks (see :attr:`streaming`); absent when read whole.
+    streaming, distributed : dict, optional
+        How the run was read in blocks, or on a Dask cluster (see :attr:`streaming`,
+        :attr:`distributed`); absent otherwise.
 
     Attributes
     ----------
@@ -66,6 +67,8 @@ class Evaluation:
     streaming : dict
         Only when the run was read in blocks: ``{"blocks", "rows",
         "noncontiguous_queries", "spilled_rows"}`` (``hasattr(ev, "streaming")`` tells).
+    distributed : dict
+        Only when the run was evaluated on a Dask cluster: ``{"parts", "units", ...}``.
 
     Nothing of it is assigned after it is built (an assignment is an ``AttributeError``):
     :meth:`replace` and :meth:`renamed` give a changed copy.
@@ -80,7 +83,7 @@ class Evaluation:
     """
 
     #: the fields :meth:`replace` changes
-    REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming")
+    REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming", "distributed")
 
     run_name: str
     specs: list
@@ -91,13 +94,14 @@ class Evaluation:
     ranking: Any
     tie_report: dict | None
     streaming: dict
+    distributed: dict
     _per_query: Any
     _columns: tuple | None
     _coverage: dict | None
     _coverage_compute: Callable[[], dict] | None
 
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
-                 ranking=None, *, tie_report=None, coverage=None, streaming=None):
+                 ranking=None, *, tie_report=None, coverage=None, streaming=None, distributed=None):
         put = self._put
         put("run_name", run_name)
         put("specs", list(specs))
@@ -110,8 +114,9 @@ class Evaluation:
         put("ranking", ranking)
         put("tie_report", tie_report)  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
         self._put_coverage(coverage)
-        if streaming is not None:
-            put("streaming", streaming)
+        for name, info in (("streaming", streaming), ("distributed", distributed)):
+            if info is not None:  # present only on the path that made it
+                put(name, info)
 
     def _put(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
