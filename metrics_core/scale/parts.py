@@ -1,7 +1,7 @@
 """The engine applied to parts of one run (whole queries each), and the parts put together.
 
-Used by the streaming path (:mod:`metrics_core.ranking.streaming`: blocks of a file read
-in sequence) and the Dask path (:mod:`metrics_core.ranking.distributed`: partitions by a
+Used by the streaming path (:mod:`metrics_core.scale.streaming`: blocks of a file read
+in sequence) and the Dask path (:mod:`metrics_core.scale.distributed`: partitions by a
 hash of the query id): :class:`QrelsIndex` takes the judgements of a part's queries,
 :class:`Evaluator` evaluates a part and assembles the :class:`~metrics_core.evaluation.Evaluation`
 of the whole run exactly as the whole-run path would, :class:`MergedDiagnostics` sums the
@@ -108,14 +108,12 @@ class Evaluator:
 
     Holds the qrels (indexed once), the measures and the conventions; :meth:`rows`
     evaluates a Run made of whole queries, :meth:`finish` assembles the
-    :class:`~metrics_core.ranking.evaluate.Evaluation` exactly as the whole-run path
+    :class:`~metrics_core.evaluation.Evaluation` exactly as the whole-run path
     would.
     """
 
-    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs, track_counts: bool = False):
+    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs):
         self.index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
-        # ranked rows per query (for LazyRanked), when asked for
-        self.counts = {} if track_counts else None
         self.specs = list(specs)
         self.conv = conv
         self.cutoffs = tuple(cutoffs)
@@ -136,7 +134,7 @@ class Evaluator:
         codes, vocab = encode_strings(run.qid)
         return self.index.subset(vocab), (codes, vocab)
 
-    def rows(self, run: Run, record: bool = True, prepared=None):
+    def rows(self, run: Run, prepared=None):
         """Evaluate ``run`` (whole queries). Returns (query ids, {measure: values}, diagnostics).
 
         ``prepared``: what :meth:`prepare` gave for this run (made here when None).
@@ -144,8 +142,6 @@ class Evaluator:
         sub, run_qid = self.prepare(run) if prepared is None else prepared
         ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
-        if self.counts is not None and record:
-            self.counts.update(zip(ranked.query_ids, np.diff(ranked.starts).tolist(), strict=True))
         return ranked.query_ids, columns, ranked.diagnostics
 
     def missing_rows(self, missing):
