@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.cli._options import CUTOFF, whole
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.hashing import NORMALIZERS, TIE_RULES, evaluate_hashing
