@@ -1,128 +1,655 @@
-"""ir_measures' interface on RankLab's engine: ``calc_aggregate`` and ``iter_calc``.
+"""ir_measures' interface on RankLab's engine: change the import, keep the script.
 
 >>> from metrics_core.compat import ir_measures
+>>> from metrics_core.compat.ir_measures import nDCG, P, RR, NumRel
 >>> qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d1": 1}}
 >>> run = {"q1": {"d1": 1.0, "d2": 2.0}}
->>> ir_measures.calc_aggregate(["nDCG@10", "P@1", "NumRel"], qrels, run)
-{'nDCG@10': 0.11990623328406573, 'P@1': 0.0, 'NumRel': 2.0}
->>> [tuple(m) for m in ir_measures.iter_calc(["P@1"], qrels, run)]
-[('q1', 'P@1', 0.0), ('q2', 'P@1', 0.0)]
+>>> ir_measures.calc_aggregate([nDCG@10, P@1, NumRel], qrels, run)
+{nDCG@10: 0.11990623328406573, P@1: 0.0, NumRel: 2.0}
+>>> [tuple(m) for m in ir_measures.iter_calc([P@1], qrels, run)]
+[('q1', P@1, 0.0), ('q2', P@1, 0.0)]
+>>> ir_measures.parse_measure("RBP"), ir_measures.parse_measure("RBP")["p"]
+(RBP, 0.8)
 
-Measures are ir_measures' names (RankLab's own syntax: ``nDCG@10``, ``P(rel=2)@5``, ``AP``,
-``RR@10``, ``Judged@10``), as strings or as ir_measures measure objects (anything whose
-``str()`` is such a name; ir_measures itself is not imported). Results are keyed by what
-was passed.
+What a script calls: ``read_trec_qrels`` / ``read_trec_run`` (a path, a ``.gz`` path, the
+text itself or an open file; they yield :class:`Qrel` / :class:`ScoredDoc`),
+``parse_measure``, the measure objects (``nDCG@10``, ``P(rel=2)@5``, ``RBP(p=0.9)``; each
+with ir_measures' parameters and defaults, printed as ir_measures prints them),
+``evaluator(measures, qrels)`` with ``.iter_calc`` / ``.calc_aggregate`` / ``.calc``,
+``iter_calc``, ``calc_aggregate``, ``calc`` (:class:`CalcResults`), and the measures' own
+``.calc_aggregate(qrels, run)``. Qrels and runs may be dicts of dicts, DataFrames,
+iterables of records, or (an addition) paths. Measures may be objects or strings; results
+are keyed by what was passed.
 
-ir_measures' conventions, reproduced: trec_eval 9's numbers (ir_measures computes most
-measures through pytrec_eval: ``compat="trec_eval9"``); every qrels query is evaluated, a
-query the run does not answer scores 0 on every measure (``NumRel`` included) and counts in
-the mean; run queries without judgements are ignored; counts (``NumRet``, ``NumRel``,
-``NumRelRet``, ``NumQ``) sum over queries, the rest are means; ``Judged@k`` divides by the
-number of documents in the top k (min(k, retrieved)), not by k, and ranks equal scores by
-document id ascending (``ties="docid_asc"``) on float64 scores.
+No silent difference: each measure is computed as the provider ir_measures 0.4 would pick
+for it computes it (its ``DefaultPipeline``):
+
+- pytrec_eval (P, R, AP, AP@k, RR, nDCG, nDCG@k, Rprec, Bpref, Success, IPrec, infAP, the
+  Set measures, the counts): trec_eval 9.0.8's numbers (``compat="trec_eval9"``: scores
+  held as float32, equal ones by document id descending);
+- msmarco (``RR@k``): float64 scores, equal ones by document id ascending;
+- judged (``Judged@k``): the judged share of the top min(k, retrieved), equal scores by
+  document id ascending;
+- gdeval (``ERR@k``, ``nDCG(dcg='exp-log2')@k``): gains 2^label - 1, ERR's grades capped at
+  4, equal scores by document id descending, values rounded to 5 decimals as gdeval prints;
+- cwl_eval (``RBP``): persistence p = 0.8 unless given; ``RBP(rel=r)`` is binary (label >= r),
+  plain ``RBP`` takes graded gains (label / highest label of the query); a warning says that
+  cwl_eval's tie order is not reproduced.
+
+Every qrels query is evaluated; one the run does not answer scores 0 on every measure
+(``NumRel`` included) and counts in the mean; run queries without judgements are ignored;
+counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``) sum over queries, the rest are
+means. ir_measures' measures that RankLab does not compute (``alpha_nDCG``, ``BPM``,
+``INST`` ...) parse, and evaluating them raises one line naming them.
 """
 
 from __future__ import annotations
 
-import re
-from collections import namedtuple
-from collections.abc import Iterable, Iterator
+import gzip as _gzip
+import io as _io
+import os as _os
+import warnings as _warnings
+from collections.abc import Iterable as _Iterable
+from collections.abc import Iterator as _Iterator
+from typing import Any as _Any
+from typing import NamedTuple as _NamedTuple
 
-import numpy as np
+import numpy as _np
 
-__all__ = ["Metric", "calc_aggregate", "iter_calc", "calc", "ranklab_name"]
+from metrics_core.errors import InputError as _InputError
 
-#: a per-query value, as ir_measures yields it
-Metric = namedtuple("Metric", ["query_id", "measure", "value"])
-
-
-def _frame(data, value_name: str):
-    """ir_measures' inputs (dict of dicts, DataFrame, iterable of records) -> what the
-    readers take (a dict, or a DataFrame with query_id / doc_id / value columns)."""
-    if isinstance(data, dict):
-        from metrics_core.compat.pytrec_eval import columns_from_mapping
-
-        return columns_from_mapping(data, "run" if value_name == "score" else "qrels")
-    if hasattr(data, "columns"):
-        return data
-    import pandas as pd
-
-    rows = [(r.query_id, r.doc_id, getattr(r, value_name)) if hasattr(r, "query_id") else tuple(r)[:3]
-            for r in data]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", value_name])
+__all__ = [
+    "Qrel", "ScoredDoc", "Metric", "CalcResults", "Measure", "BaseMeasure", "ParamInfo", "MeanAgg", "SumAgg",
+    "Evaluator", "read_trec_qrels", "read_trec_run", "parse_measure", "parse_trec_measure", "evaluator",
+    "iter_calc", "calc_aggregate", "calc",
+    "AP", "MAP", "Bpref", "BPref", "ERR", "infAP", "IPrec", "Judged", "nDCG", "NDCG", "NumQ", "NumRel",
+    "NumRelRet", "NumRet", "P", "Precision", "R", "Recall", "RBP", "Rprec", "RPrec", "RR", "MRR", "SetAP",
+    "SetF", "SetP", "SetR", "SetRelP", "Success",
+    "Accuracy", "alpha_DCG", "alpha_nDCG", "AP_IA", "MAP_IA", "BPM", "Compat", "ERR_IA", "nERR_IA", "INSQ",
+    "INST", "NERR8", "NERR9", "NERR10", "NERR11", "NRBP", "nNRBP", "P_IA", "SDCG", "StRecall",
+]
 
 
-def ranklab_name(measure) -> str:
-    """RankLab's name of an ir_measures measure (object or string): the same text, except
-    ir_measures' ``NumRet(rel=r)``, which counts relevant retrieved documents.
+class Qrel(_NamedTuple):
+    """One judgement, as ir_measures yields it."""
 
-    >>> ranklab_name("NumRet(rel=1)"), ranklab_name("nDCG@10")
-    ('NumRelRet(rel=1)', 'nDCG@10')
+    query_id: str
+    doc_id: str
+    relevance: int
+    iteration: str = "0"
+
+
+class ScoredDoc(_NamedTuple):
+    """One retrieved document and its score."""
+
+    query_id: str
+    doc_id: str
+    score: float
+
+
+class Metric(_NamedTuple):
+    """One query's value of one measure (``query_id`` is ``"all"`` for a summary line)."""
+
+    query_id: str
+    measure: _Any
+    value: float
+
+
+class CalcResults(_NamedTuple):
+    """:func:`calc`'s result: the aggregates and every per-query :class:`Metric`."""
+
+    aggregated: _Any
+    per_query: list
+
+
+# --------------------------------------------------------------------------- readers
+
+def _lines(file):
+    """The lines of a path (``.gz`` read through gzip), of a text holding a newline, or of
+    an open file."""
+    if hasattr(file, "read"):
+        yield from file
+        return
+    if isinstance(file, str) and "\n" in file:
+        yield from _io.StringIO(file)
+        return
+    path = _os.fspath(file)
+    opener = _gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as handle:
+        yield from handle
+
+
+def _fields(file, count: int, layout: str):
+    for number, line in enumerate(_lines(file), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != count:
+            raise _InputError(f"expected {count} fields ({layout}), found {len(parts)}", line=number)
+        yield number, parts
+
+
+def read_trec_qrels(file) -> _Iterator[Qrel]:
+    """:class:`Qrel` records of TREC qrels lines ``qid iteration docid relevance``.
+
+    ``file``: a path (``.gz`` decompressed), the text itself (a string holding a newline)
+    or an open text file. A line with another number of fields, or a relevance that is not
+    a whole number, is an :class:`~metrics_core.errors.InputError` naming the line.
+
+    >>> list(read_trec_qrels("q1 0 d1 2\\nq1 0 d2 0\\n"))
+    [Qrel(query_id='q1', doc_id='d1', relevance=2, iteration='0'), Qrel(query_id='q1', doc_id='d2', relevance=0, iteration='0')]
     """
+    for number, (qid, iteration, doc, rel) in _fields(file, 4, "qid iteration docid relevance"):
+        try:
+            value = int(rel)
+        except ValueError:
+            raise _InputError(f"relevance {rel!r} is not a whole number", line=number) from None
+        yield Qrel(qid, doc, value, iteration)
+
+
+def read_trec_run(file) -> _Iterator[ScoredDoc]:
+    """:class:`ScoredDoc` records of TREC run lines ``qid Q0 docid rank score tag``
+    (the same argument forms as :func:`read_trec_qrels`).
+
+    >>> list(read_trec_run("q1 Q0 d1 1 2.5 bm25\\n"))
+    [ScoredDoc(query_id='q1', doc_id='d1', score=2.5)]
+    """
+    for number, (qid, _q0, doc, _rank, score, _tag) in _fields(file, 6, "qid Q0 docid rank score tag"):
+        try:
+            value = float(score)
+        except ValueError:
+            raise _InputError(f"score {score!r} is not a number", line=number) from None
+        yield ScoredDoc(qid, doc, value)
+
+
+# --------------------------------------------------------------------------- measures
+
+_NOT_PROVIDED: _Any = object()
+
+
+class ParamInfo:
+    """A measure parameter: its type, whether it is required, its choices and default."""
+
+    def __init__(self, dtype=None, required=False, choices=_NOT_PROVIDED, default=_NOT_PROVIDED, desc=None):
+        self.dtype, self.required, self.choices, self.default, self.desc = dtype, required, choices, default, desc
+
+    def validate(self, value) -> bool:
+        if value is _NOT_PROVIDED:
+            return not self.required
+        if self.dtype is not None and not isinstance(value, self.dtype):
+            return self.dtype is float and isinstance(value, int) and not isinstance(value, bool)
+        return self.choices is _NOT_PROVIDED or value in self.choices
+
+
+class MeanAgg:
+    """Mean of the values added (NaN when none)."""
+
+    def __init__(self, default=float("nan")):
+        self.sum, self.count, self.default = 0.0, 0, default
+
+    def add(self, value) -> None:
+        self.sum += value
+        self.count += 1
+
+    def result(self):
+        return self.sum / self.count if self.count else self.default
+
+
+class SumAgg:
+    """Sum of the values added."""
+
+    def __init__(self):
+        self.sum = 0
+
+    def add(self, value) -> None:
+        self.sum += value
+
+    def result(self):
+        return self.sum
+
+
+class Measure:
+    """An ir_measures measure: a name and parameters, ``measure@cutoff`` and
+    ``measure(param=value)`` make new ones; printed without the parameters left at their
+    default (``RBP(p=0.8)`` prints ``RBP``); equal when printed alike."""
+
+    NAME: str = ""
+    __name__: str = ""
+    AT_PARAM = "cutoff"
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {}
+    DEFAULT = 0.0
+    AGG = "mean"
+
+    def __init__(self, **params):
+        self.params = params
+
+    def validate_params(self) -> None:
+        unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise _InputError(f"{self.NAME}: unsupported parameter(s) {', '.join(unknown)}; accepted: "
+                              f"{', '.join(self.SUPPORTED_PARAMS) or 'none'}")
+        for name, info in self.SUPPORTED_PARAMS.items():
+            value = self.params.get(name, _NOT_PROVIDED)
+            if not info.validate(value):
+                shown = "missing" if value is _NOT_PROVIDED else repr(value)
+                raise _InputError(f"{self.NAME}: invalid parameter {name}={shown}")
+
+    def __call__(self, **kwargs) -> Measure:
+        return type(self)(**{**self.params, **kwargs})
+
+    def __matmul__(self, at) -> Measure:
+        return self(**{self.AT_PARAM: at})
+
+    def __getitem__(self, key):
+        return self.params.get(key, self.SUPPORTED_PARAMS[key].default)
+
+    def __repr__(self) -> str:
+        def shown(v):
+            if isinstance(v, dict):
+                return "{" + ",".join(f"{k}:{x}" for k, x in sorted(v.items()) if k != x) + "}"
+            return repr(v)
+
+        text = self.NAME
+        params = ",".join(f"{k}={shown(v)}" for k, v in self.params.items()
+                          if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k].default)
+        if params:
+            text = f"{text}({params})"
+        if self.AT_PARAM in self.params:
+            text = f"{text}@{self.params[self.AT_PARAM]}"
+        return text
+
+    __str__ = __repr__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Measure) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def aggregator(self):
+        return SumAgg() if self.AGG == "sum" else MeanAgg()
+
+    def iter_calc(self, qrels, run) -> _Iterator[Metric]:
+        return iter_calc([self], qrels, run)
+
+    def calc_aggregate(self, qrels, run):
+        return calc_aggregate([self], qrels, run)[self]
+
+    def calc(self, qrels, run) -> CalcResults:
+        agg, per_query = calc([self], qrels, run)
+        return CalcResults(agg[self], per_query)
+
+    def evaluator(self, qrels) -> Evaluator:
+        return evaluator([self], qrels)
+
+
+BaseMeasure = Measure
+
+_REGISTRY: dict[str, Measure] = {}
+
+
+def _define(name: str, params: dict, *, aliases=(), at="cutoff", agg="mean", offered=True) -> Measure:
+    cls = type(f"_{name}", (Measure,), {"NAME": name, "__name__": name, "AT_PARAM": at, "SUPPORTED_PARAMS": params,
+                                        "AGG": agg, "OFFERED": offered})
+    obj = cls()
+    for n in (name, *aliases):
+        _REGISTRY[n] = obj
+    return obj
+
+
+def _p(dtype=None, default=_NOT_PROVIDED, required=False, choices=_NOT_PROVIDED) -> ParamInfo:
+    return ParamInfo(dtype=dtype, default=default, required=required, choices=choices)
+
+
+def _cut(required=False) -> ParamInfo:
+    return _p(int, required=required)
+
+
+_REL, _JO = _p(int, 1), _p(bool, False)
+AP = _define("AP", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, aliases=("MAP",))
+MAP = AP
+Bpref = _define("Bpref", {"rel": _REL}, aliases=("BPref",))
+BPref = Bpref
+ERR = _define("ERR", {"cutoff": _cut()})
+infAP = _define("infAP", {"rel": _REL})
+IPrec = _define("IPrec", {"recall": _p(float, required=True), "rel": _REL, "judged_only": _JO}, at="recall")
+Judged = _define("Judged", {"cutoff": _cut()})
+nDCG = _define("nDCG", {"cutoff": _cut(), "dcg": _p(str, "log2", choices=["log2", "exp-log2"]), "gains": _p(dict),
+                        "judged_only": _JO}, aliases=("NDCG",))
+NDCG = nDCG
+NumQ = _define("NumQ", {}, agg="sum")
+NumRel = _define("NumRel", {"rel": _REL}, agg="sum")
+NumRet = _define("NumRet", {"rel": _p(int)}, agg="sum")
+NumRelRet = NumRet(rel=1)
+_REGISTRY["NumRelRet"] = NumRelRet
+P = _define("P", {"cutoff": _cut(True), "rel": _REL, "judged_only": _JO}, aliases=("Precision",))
+Precision = P
+R = _define("R", {"cutoff": _cut(True), "rel": _REL, "judged_only": _JO}, aliases=("Recall",))
+Recall = R
+RBP = _define("RBP", {"cutoff": _cut(), "p": _p(float, 0.8), "rel": _p(int)})
+Rprec = _define("Rprec", {"rel": _REL, "judged_only": _JO}, aliases=("RPrec",))
+RPrec = Rprec
+RR = _define("RR", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, aliases=("MRR",))
+MRR = RR
+SetAP = _define("SetAP", {"rel": _REL, "judged_only": _JO})
+SetF = _define("SetF", {"rel": _REL, "beta": _p(float, 1.0), "judged_only": _JO})
+SetP = _define("SetP", {"rel": _REL, "relative": _p(bool, False), "judged_only": _JO})
+SetRelP = SetP(relative=True)
+_REGISTRY["SetRelP"] = SetRelP
+SetR = _define("SetR", {"rel": _REL})
+Success = _define("Success", {"cutoff": _cut(True), "rel": _REL, "judged_only": _JO})
+
+# ir_measures' measures that RankLab does not compute: they parse, evaluating them is refused
+_ALPHA = {"cutoff": _cut(), "rel": _REL, "alpha": _p(float, 0.5), "judged_only": _JO}
+_CWL = {"T": _p(float, 1.0), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)}
+Accuracy = _define("Accuracy", {"cutoff": _cut(), "rel": _REL}, offered=False)
+alpha_DCG = _define("alpha_DCG", _ALPHA, aliases=("α_DCG",), offered=False)
+alpha_nDCG = _define("alpha_nDCG", _ALPHA, aliases=("α_nDCG",), offered=False)
+AP_IA = _define("AP_IA", {"rel": _REL, "judged_only": _JO}, aliases=("MAP_IA",), offered=False)
+MAP_IA = AP_IA
+BPM = _define("BPM", {"cutoff": _cut(True), **_CWL}, offered=False)
+Compat = _define("Compat", {"p": _p(float, 0.95), "normalize": _p(bool, True)}, offered=False)
+ERR_IA = _define("ERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
+nERR_IA = _define("nERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
+INSQ = _define("INSQ", _CWL, offered=False)
+INST = _define("INST", _CWL, offered=False)
+NERR8 = _define("NERR8", {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+                offered=False)
+NERR9 = _define("NERR9", {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+                offered=False)
+NERR10 = _define("NERR10", {"p": _p(float, 0.9), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+                 offered=False)
+NERR11 = _define("NERR11", _CWL, offered=False)
+NRBP = _define("NRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False)
+nNRBP = _define("nNRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False)
+P_IA = _define("P_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
+SDCG = _define("SDCG", {"cutoff": _cut(True), "dcg": _p(str, "log2"), "min_rel": _p(int, 0),
+                        "max_rel": _p(int, required=True)}, offered=False)
+StRecall = _define("StRecall", {"cutoff": _cut(), "rel": _REL}, offered=False)
+
+
+def _value(node):
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value
+    if isinstance(node, ast.Dict):
+        return {_value(k): _value(v) for k, v in zip(node.keys, node.values, strict=True)}
+    raise ValueError("problem parsing measure: values must be str, float, int, bool or dict")
+
+
+def parse_measure(measure) -> Measure:
+    """The measure object of ir_measures' syntax ``Name(param=value, ...)@at``.
+
+    ``ValueError`` for text that is not that syntax, ``NameError`` for a name ir_measures
+    does not define (as ir_measures raises). A measure object is returned as it is; another
+    package's measure object is read through its text.
+
+    >>> parse_measure("nDCG(dcg='exp-log2')@10"), parse_measure("RBP(p=0.8)"), parse_measure("MRR@10")
+    (nDCG(dcg='exp-log2')@10, RBP, RR@10)
+    """
+    import ast
+
+    if isinstance(measure, Measure):
+        return measure
     text = str(measure)
-    m = re.fullmatch(r"\s*NumRet\((rel=[^)]*)\)\s*", text)
-    return f"NumRelRet({m.group(1)})" if m else text
+    try:
+        body = ast.parse(text.strip()).body
+    except SyntaxError as exc:
+        raise ValueError(f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c") from exc
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        raise ValueError(f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c")
+    node = body[0].value
+    at = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        at, node = _value(node.right), node.left
+    args = {}
+    if isinstance(node, ast.Call):
+        if node.args:
+            raise ValueError(f"problem parsing measure {text!r}: arguments must be named")
+        args = {kw.arg: _value(kw.value) for kw in node.keywords}
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise ValueError(f"problem parsing measure {text!r}: unexpected expression")
+    if node.id not in _REGISTRY:
+        raise NameError(f"measure not found: {node.id}")
+    base = _REGISTRY[node.id]
+    if at is not None:
+        args[base.AT_PARAM] = at
+    return type(base)(**{**base.params, **args})
 
 
-def _evaluate(measures, qrels, run):
-    import metrics_core as mc
+def parse_trec_measure(measure: str) -> list[Measure]:
+    """ir_measures objects of a trec_eval name (``ndcg_cut.10,20``, ``P_5``, ``map``),
+    through RankLab's trec_eval table.
 
-    items = list(measures)
-    specs = [mc.parse_measure(ranklab_name(m)) for m in items]
-    names = list(dict.fromkeys(s.name for s in specs if s.family != "Judged")) or ["NumQ"]
-    q, r = _frame(qrels, "relevance"), _frame(run, "score")
-    ev = mc.evaluate(q, r, names, compat="trec_eval9", missing_queries="zero")
-    judged = list(dict.fromkeys(s.name for s in specs if s.family == "Judged"))
-    if judged:  # ir_measures ranks for Judged itself: float64 scores, equal ones by doc id ascending
-        ev_judged = mc.evaluate(q, r, judged, missing_queries="zero", ties="docid_asc")
-        return items, specs, ev, ev_judged.per_query.reindex(ev.per_query.index)
-    return items, specs, ev, None
+    >>> parse_trec_measure("ndcg_cut.10,20"), parse_trec_measure("map")
+    ([nDCG@10, nDCG@20], [AP])
+    """
+    from metrics_core.compat.trec_measures import requested
+    from metrics_core.ranking.registry import parse_measure as ranklab_parse
 
-
-def _columns(specs, ev, judged_frame) -> list[np.ndarray]:
-    """Per-query values under ir_measures' conventions, in ``ev.per_query``'s order."""
-    frame = ev.per_query
-    unanswered = np.asarray(frame.index.isin(list(ev.diagnostics.get("missing_queries") or ())), dtype=bool)
-    out = []
-    for spec in specs:
-        if spec.family == "Judged":  # judged share of the top min(k, retrieved): the registry's own
-            values = judged_frame[spec.name].to_numpy(dtype=np.float64).copy()
-        else:
-            values = frame[spec.name].to_numpy(dtype=np.float64).copy()
-        values[unanswered] = 0.0
-        out.append(values)
+    out: list[Measure] = []
+    for req in requested([str(measure).replace("_", ".", 1) if "." not in str(measure) and
+                          str(measure).split("_")[-1].isdigit() else str(measure)], version=9):
+        for name in req.ranklab:
+            if name is None:
+                continue
+            spec = ranklab_parse(name)
+            base = {"AP": AP, "P": P, "R": R, "nDCG": nDCG, "RR": RR, "Success": Success, "IPrec": IPrec,
+                    "Rprec": Rprec, "Bpref": Bpref, "NumQ": NumQ, "NumRet": NumRet, "NumRel": NumRel,
+                    "NumRelRet": NumRelRet, "infAP": infAP, "SetAP": SetAP, "SetRelP": SetRelP}.get(spec.family)
+            if base is None:
+                raise NameError(f"trec_eval measure {measure} has no ir_measures equivalent")
+            out.append(base if spec.cutoff is None else base @ spec.cutoff)
     return out
 
 
-def iter_calc(measures: Iterable, qrels, run) -> Iterator[Metric]:
-    """Per-query values: ``Metric(query_id, measure, value)`` for every qrels query and
-    measure (query by query, measures in the order given)."""
-    items, specs, ev, judged = _evaluate(measures, qrels, run)
-    columns = _columns(specs, ev, judged)
-    matrix = np.column_stack(columns).tolist() if columns else []
-    for qid, row in zip(ev.per_query.index, matrix, strict=True):
-        for item, value in zip(items, row, strict=True):
-            yield Metric(str(qid), item, value)
+# --------------------------------------------------------------------------- routing
+
+class _Route(_NamedTuple):
+    name: str           # RankLab's measure name
+    group: tuple        # (conventions as sorted items, binary relevance threshold or None)
+    places: int | None  # decimals the provider prints (gdeval: 5)
 
 
-def _aggregate(spec, values: np.ndarray) -> float:
-    if spec.definition.aggregate == "sum":
-        return float(np.cumsum(values)[-1]) if len(values) else 0.0
-    return float(np.cumsum(values)[-1] / len(values)) if len(values) else float("nan")
+_PYTREC = (("compat", "trec_eval9"), ("ties", "trec"))
+_DOCID_ASC = (("compat", "trec_eval10"), ("ties", "docid_asc"))
+_TREC_FLOAT64 = (("compat", "trec_eval10"), ("ties", "trec"))
 
 
-def calc_aggregate(measures: Iterable, qrels, run) -> dict:
+def _refuse(measure: Measure, why: str):
+    raise _InputError(f"ir_measures drop-in: {measure!r} is not offered ({why})")
+
+
+def _route(m: Measure) -> _Route:
+    """RankLab's name for ``m`` and the conventions of the provider ir_measures would use."""
+    m.validate_params()
+    if not getattr(m, "OFFERED", True):
+        _refuse(m, "RankLab does not compute this measure")
+    name, k, rel = m.NAME, m.params.get("cutoff"), m["rel"] if "rel" in m.SUPPORTED_PARAMS else None
+    jo = bool(m.params.get("judged_only", False))
+    group = (_PYTREC + ((("judged_only", True),) if jo else ()), None)
+    r = f"(rel={rel})" if rel not in (None, 1, _NOT_PROVIDED) else ""
+    at = f"@{k}" if k is not None else ""
+    if name == "RR" and k is not None:
+        if jo:
+            _refuse(m, "no ir_measures provider computes RR@k on judged documents only")
+        return _Route(f"RR{r}{at}", (_DOCID_ASC, None), None)
+    if name == "Judged":
+        return _Route(f"Judged{at}", (_DOCID_ASC, None), None)
+    if name == "ERR":
+        if k is None:
+            _refuse(m, "ir_measures computes ERR with gdeval, which needs a cutoff: ERR@k")
+        return _Route(f"ERR(max_grade=4)@{k}", (_TREC_FLOAT64, None), 5)
+    if name == "nDCG" and m["dcg"] == "exp-log2":
+        if k is None or jo or m.params.get("gains") is not None:
+            _refuse(m, "RankLab serves nDCG(dcg='exp-log2') as gdeval computes it: with a cutoff, "
+                       "without gains or judged_only")
+        return _Route(f"nDCG(gain=exp)@{k}", (_TREC_FLOAT64, None), 5)
+    if name == "RBP":
+        if k is not None:
+            _refuse(m, "no ir_measures provider computes RBP with a cutoff")
+        _warnings.warn("ir_measures computes RBP with cwl_eval; RankLab ranks equal scores by trec_eval's rule "
+                       "(document id descending), which cwl_eval's order may not match", stacklevel=4)
+        binary = None if rel is _NOT_PROVIDED or rel is None else rel
+        return _Route(f"RBP(p={float(m['p'])!r})", (_TREC_FLOAT64, binary), None)
+    if name == "nDCG":
+        gains = m.params.get("gains")
+        g = ""
+        if gains:
+            g = "(gains=" + ",".join(f"{a}:{b}" for a, b in sorted(gains.items())) + ")"
+        return _Route(f"nDCG{g}{at}", group, None)
+    if name == "NumRel" and rel != 1:
+        _refuse(m, "ir_measures' pytrec_eval provider counts NumRel at rel=1 only")
+    if name == "NumRet":
+        if rel is _NOT_PROVIDED or rel is None:
+            return _Route("NumRet", group, None)
+        return _Route(f"NumRelRet(rel={rel})", group, None)
+    if name == "IPrec":
+        return _Route(f"IPrec{r}@{float(m['recall'])!r}", group, None)
+    if name == "SetP":
+        return _Route(f"SetRelP{r}" if m["relative"] else f"P{r}", group, None)
+    if name == "SetR":
+        return _Route(f"R{r}", group, None)
+    if name == "SetF":
+        beta = float(m["beta"])
+        inner = ",".join(x for x in ((f"rel={rel}" if r else ""), (f"beta={beta!r}" if beta != 1.0 else "")) if x)
+        return _Route(f"SetF({inner})" if inner else "SetF", group, None)
+    if name in ("P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "infAP", "SetAP", "NumRel", "NumQ"):
+        return _Route(f"{name}{r}{at}", group, None)
+    _refuse(m, "RankLab does not compute this measure")
+    raise AssertionError  # pragma: no cover
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def _source(data, kind: str):
+    """ir_measures' inputs -> what RankLab's readers take: a dict of dicts (column by
+    column), a DataFrame or a path as they are, records through a DataFrame."""
+    import pandas as pd
+
+    if isinstance(data, dict):
+        from metrics_core.compat.pytrec_eval import columns_from_mapping
+
+        return columns_from_mapping(data, kind)
+    if isinstance(data, (str, _os.PathLike)) or hasattr(data, "columns"):
+        return data
+    import metrics_core as mc
+
+    if isinstance(data, (mc.Qrels, mc.Run)):
+        return data
+    value = "score" if kind == "run" else "relevance"
+    rows = [(r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)[:3] for r in data]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+
+
+def _binary(qrels, threshold: int):
+    """A copy of ``qrels`` whose labels are 1 (label >= threshold) or 0."""
+    import metrics_core as mc
+
+    labels = (_np.asarray(qrels.relevance, dtype=_np.float64) >= threshold).astype(_np.float64)
+    return mc.Qrels(qrels.query_ids, qrels.doc_ids, labels, source=qrels.source)
+
+
+class Evaluator:
+    """Measures and qrels fixed once (qrels read once); runs evaluated by :meth:`iter_calc`,
+    :meth:`calc_aggregate` and :meth:`calc`."""
+
+    def __init__(self, measures: _Iterable, qrels) -> None:
+        import metrics_core as mc
+
+        self.measures = list(measures)
+        self._objects = [parse_measure(m) for m in self.measures]
+        self._routes = [_route(m) for m in self._objects]
+        source = _source(qrels, "qrels")
+        self._qrels = source if isinstance(source, mc.Qrels) else mc.read_qrels(source)
+        self._binary: dict[int, _Any] = {}
+
+    def _columns(self, run) -> tuple[list[str], list[_np.ndarray]]:
+        import metrics_core as mc
+
+        source = _source(run, "run")
+        r = source if isinstance(source, mc.Run) else mc.read_run(source)
+        groups: dict[tuple, list[str]] = {}
+        for route in self._routes:
+            groups.setdefault(route.group, [])
+            if route.name not in groups[route.group]:
+                groups[route.group].append(route.name)
+        frames, index = {}, None
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")  # coverage: ir_measures' missing-query rule applies below
+            for group, names in groups.items():
+                conventions, threshold = group
+                q = self._qrels
+                if threshold is not None:
+                    q = self._binary.setdefault(threshold, _binary(self._qrels, threshold))
+                ev = mc.evaluate(q, r, names, missing_queries="zero", **dict(conventions))
+                frame = ev.per_query
+                unanswered = frame.index.isin(list(ev.diagnostics.get("missing_queries") or ()))
+                if index is None:
+                    index = frame.index
+                frames[group] = (frame.reindex(index), _np.asarray(unanswered, dtype=bool))
+        assert index is not None
+        columns = []
+        for route in self._routes:
+            frame, unanswered = frames[route.group]
+            values = frame[route.name].to_numpy(dtype=_np.float64).copy()
+            if route.places is not None:
+                values = _np.round(values, route.places)
+            values[unanswered] = 0.0
+            columns.append(values)
+        return [str(q) for q in index], columns
+
+    def iter_calc(self, run) -> _Iterator[Metric]:
+        """``Metric(query_id, measure, value)`` for every qrels query and measure (query by
+        query, measures in the order given)."""
+        qids, columns = self._columns(run)
+        if not columns:
+            return
+        typed = [c.tolist() for i, c in enumerate(columns)]
+        for row, qid in enumerate(qids):
+            for item, values in zip(self.measures, typed, strict=True):
+                yield Metric(qid, item, values[row])
+
+    def _aggregate(self, i: int, values: _np.ndarray):
+        if self._objects[i].AGG == "sum":
+            return float(_np.sum(values))
+        return float(_np.sum(values) / len(values)) if len(values) else float("nan")
+
+    def calc_aggregate(self, run) -> dict:
+        """``{measure: value}``: means over every qrels query (counts: sums)."""
+        _, columns = self._columns(run)
+        return {item: self._aggregate(i, c) for i, (item, c) in enumerate(zip(self.measures, columns, strict=True))}
+
+    def calc(self, run) -> CalcResults:
+        """:class:`CalcResults`: the aggregates and the list of per-query metrics."""
+        qids, columns = self._columns(run)
+        agg = {item: self._aggregate(i, c) for i, (item, c) in enumerate(zip(self.measures, columns, strict=True))}
+        typed = [c.tolist() for i, c in enumerate(columns)]
+        per_query = [Metric(qid, item, values[row]) for row, qid in enumerate(qids)
+                     for item, values in zip(self.measures, typed, strict=True)]
+        return CalcResults(agg, per_query)
+
+
+def evaluator(measures: _Iterable, qrels) -> Evaluator:
+    """An :class:`Evaluator` of ``measures`` against ``qrels`` (ir_measures' ``evaluator``)."""
+    return Evaluator(measures, qrels)
+
+
+def iter_calc(measures: _Iterable, qrels, run) -> _Iterator[Metric]:
+    """Per-query values: ``Metric(query_id, measure, value)`` for every qrels query."""
+    return Evaluator(measures, qrels).iter_calc(run)
+
+
+def calc_aggregate(measures: _Iterable, qrels, run) -> dict:
     """Summary of each measure over every qrels query: ``{measure: value}``."""
-    items, specs, ev, judged = _evaluate(measures, qrels, run)
-    return {item: _aggregate(spec, values)
-            for item, spec, values in zip(items, specs, _columns(specs, ev, judged), strict=True)}
+    return Evaluator(measures, qrels).calc_aggregate(run)
 
 
-def calc(measures: Iterable, qrels, run) -> tuple[dict, dict]:
-    """``(aggregate, per_query)``: :func:`calc_aggregate` and ``{query_id: {measure: value}}``."""
-    items, specs, ev, judged = _evaluate(measures, qrels, run)
-    columns = _columns(specs, ev, judged)
-    from metrics_core.compat.shapes import nested_from_columns
-
-    per_query = nested_from_columns(ev.per_query.index, items, columns)
-    return {i: _aggregate(s, v) for i, s, v in zip(items, specs, columns, strict=True)}, per_query
+def calc(measures: _Iterable, qrels, run) -> CalcResults:
+    """``(aggregated, per_query)``: :func:`calc_aggregate` and the list of
+    :class:`Metric`."""
+    return Evaluator(measures, qrels).calc(run)
