@@ -568,7 +568,11 @@ class Evaluator:
         self._qrels = source if isinstance(source, mc.Qrels) else mc.read_qrels(source)
         self._binary: dict[int, _Any] = {}
 
-    def _columns(self, run) -> tuple[list[str], list[_np.ndarray]]:
+    def _columns(self, run) -> tuple[list[str], list[_np.ndarray], list[_np.ndarray]]:
+        """Query ids, each measure's per-query values, and the order in which ir_measures'
+        provider yields the queries (its means add in that order)."""
+        import pandas as pd
+
         import metrics_core as mc
 
         source = _source(run, "run")
@@ -593,7 +597,16 @@ class Evaluator:
                     index = frame.index
                 frames[group] = (frame.reindex(index), _np.asarray(unanswered, dtype=bool))
         assert index is not None
-        columns = []
+        qids = [str(q) for q in index]
+        # providers yield the run's queries in the run's order (gdeval: numeric topic order)
+        position = pd.Index(pd.unique(_np.asarray(r.query_ids, dtype=object))).get_indexer(index)
+        position = _np.where(position < 0, len(position) + _np.arange(len(position)), position)
+        run_order = _np.argsort(position, kind="stable")
+        try:
+            topic_order = _np.argsort(_np.array([int(q) for q in qids]), kind="stable")
+        except ValueError:
+            topic_order = run_order
+        columns, orders = [], []
         for route in self._routes:
             frame, unanswered = frames[route.group]
             values = frame[route.name].to_numpy(dtype=_np.float64).copy()
@@ -601,36 +614,42 @@ class Evaluator:
                 values = _np.round(values, route.places)
             values[unanswered] = 0.0
             columns.append(values)
-        return [str(q) for q in index], columns
+            orders.append(topic_order if route.places is not None else run_order)
+        return qids, columns, orders
 
     def iter_calc(self, run) -> _Iterator[Metric]:
         """``Metric(query_id, measure, value)`` for every qrels query and measure (query by
         query, measures in the order given)."""
-        qids, columns = self._columns(run)
+        qids, columns, _ = self._columns(run)
         if not columns:
             return
-        typed = [c.tolist() for i, c in enumerate(columns)]
+        lists = [c.tolist() for c in columns]
         for row, qid in enumerate(qids):
-            for item, values in zip(self.measures, typed, strict=True):
+            for item, values in zip(self.measures, lists, strict=True):
                 yield Metric(qid, item, values[row])
 
-    def _aggregate(self, i: int, values: _np.ndarray):
-        if self._objects[i].AGG == "sum":
-            return float(_np.sum(values))
-        return float(_np.sum(values) / len(values)) if len(values) else float("nan")
+    def _aggregate(self, i: int, values: _np.ndarray, order: _np.ndarray) -> float:
+        """Sum (counts) or mean, added one value after the other in the provider's order,
+        as ir_measures' aggregators add (so the last bit agrees too)."""
+        if not len(values):
+            return 0.0 if self._objects[i].AGG == "sum" else float("nan")
+        total = float(_np.cumsum(values[order])[-1])
+        return total if self._objects[i].AGG == "sum" else total / len(values)
 
     def calc_aggregate(self, run) -> dict:
         """``{measure: value}``: means over every qrels query (counts: sums)."""
-        _, columns = self._columns(run)
-        return {item: self._aggregate(i, c) for i, (item, c) in enumerate(zip(self.measures, columns, strict=True))}
+        _, columns, orders = self._columns(run)
+        return {item: self._aggregate(i, c, o)
+                for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))}
 
     def calc(self, run) -> CalcResults:
         """:class:`CalcResults`: the aggregates and the list of per-query metrics."""
-        qids, columns = self._columns(run)
-        agg = {item: self._aggregate(i, c) for i, (item, c) in enumerate(zip(self.measures, columns, strict=True))}
-        typed = [c.tolist() for i, c in enumerate(columns)]
+        qids, columns, orders = self._columns(run)
+        agg = {item: self._aggregate(i, c, o)
+               for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))}
+        lists = [c.tolist() for c in columns]
         per_query = [Metric(qid, item, values[row]) for row, qid in enumerate(qids)
-                     for item, values in zip(self.measures, typed, strict=True)]
+                     for item, values in zip(self.measures, lists, strict=True)]
         return CalcResults(agg, per_query)
 
 
