@@ -83,7 +83,10 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         ranges, row groups) and evaluate them in blocks of ``block_rows`` rows
         (:mod:`metrics_core.ranking.distributed`).
     **overrides
-        Convention fields to change for this call, e.g. ``missing_queries="zero"``.
+        Convention fields to change for this call, e.g. ``missing_queries="zero"``,
+        ``ties="expected"`` (each value averaged exactly over the orders of tied documents,
+        as scikit-learn's ``ndcg_score``), ``ignore_identical_ids=True`` (BEIR: a document
+        whose id is the query's is dropped from the run).
 
     Returns
     -------
@@ -102,14 +105,15 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-    if tie_report and (client is not None or (block_rows or 0) > 0):
+    whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
+    if whole and (client is not None or (block_rows or 0) > 0):
         raise InputError(N_("the tie report needs the whole run in memory"),
                          hint=N_("Leave out the scheduler or the block rows, or the tie report"))
     if client is not None:
         from metrics_core.ranking.distributed import evaluate_parts
 
         return evaluate_parts(q, run, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
-    rows = 0 if tie_report else _stream_block_rows(run, block_rows)
+    rows = 0 if whole else _stream_block_rows(run, block_rows)
     if rows:
         from metrics_core.io.blocks import BATCH_ROWS, NotStreamable, open_run_stream
         from metrics_core.ranking.streaming import evaluate_stream
