@@ -93,7 +93,14 @@ def expected_columns(lists: RankedLists, specs: list[MeasureSpec], conv: Convent
     :func:`metrics_core.ranking.ties.expected`); counts as they are. A measure the tie
     report does not cover is an :class:`~metrics_core.errors.InputError`."""
     from metrics_core.errors import N_, InputError
-    from metrics_core.ranking.ties import COVERED, TieGroups, covered, expected, ranked_scores, why_not
+    from metrics_core.ranking.ties import (
+        COVERED,
+        TieGroups,
+        covered,
+        expected,
+        ranked_scores,
+        why_not,
+    )
 
     bad = [s for s in specs if s.family not in TIE_FREE and not covered(s)]
     if bad:
