@@ -16,9 +16,13 @@ every comparison of that measure (``query_set``):
 So ``mean_baseline`` and ``n_queries`` are equal across the rows of a measure, and
 ``mean_baseline + mean_delta == mean_run`` on those ``n_queries`` queries.
 
-The correction family is every (run, measure) comparison of the call: with R runs
-besides the baseline and M measures, each test's p-values are corrected over R x M
-hypotheses. The permutation test and the bootstrap draw the same random numbers for every
+The correction family holds the tests of effectiveness only: a measure the registry declares
+neither higher- nor lower-is-better (NumQ, NumRet, NumRel, NumRelRet, Judged@k, Unjudged@k,
+Hole@k ...) describes a run rather than judges it, so its p-values are shown uncorrected and
+never marked. Its scope (``family``, one default, :data:`DEFAULT_FAMILY`, for every page
+and export) is ``"all"``: every (run, measure) comparison of the call, R runs besides the
+baseline times M effectiveness measures; or ``"per_measure"``: each measure's R
+comparisons on their own, as PyTerrier's ``Experiment`` corrects. The permutation test and the bootstrap draw the same random numbers for every
 comparison with the same number of paired queries (one matrix product for all of them),
 so a p-value does not depend on what else was compared.
 """
@@ -34,6 +38,10 @@ from metrics_core.stats.bootstrap import shared_mean_intervals
 from metrics_core.stats.direction import measure_direction
 
 TESTS = ("t", "wilcoxon", "permutation")
+#: Scopes of the correction family: every (run, measure) pair together, or each measure apart
+FAMILY_SCOPES = ("all", "per_measure")
+#: The scope every page, command and export uses unless told otherwise
+DEFAULT_FAMILY = "all"
 QUERY_SETS = ("common", "qrels", "pairwise")
 #: Plain-language description of each query set (legends, reports).
 QUERY_SET_LABELS = {
@@ -100,7 +108,8 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
 def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
                  seed: int = 0, correction: str = "holm", confidence: float = 0.95,
                  n_resamples: int | None = None, alpha: float = 0.05,
-                 query_set: str = "common", tests=TESTS, interval: bool = True) -> pd.DataFrame:
+                 query_set: str = "common", tests=TESTS, interval: bool = True,
+                 family: str = DEFAULT_FAMILY) -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
     Parameters
@@ -116,7 +125,11 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     seed : int
         Seed of the permutation test and the bootstrap.
     correction : {"holm", "bonferroni", "bh", "none"}
-        Applied to each test's p-values over all (run, measure) comparisons.
+        Applied to each test's p-values over the family (``family``); measures that are
+        not effectiveness measures stay outside it (corrected p-value NaN).
+    family : {"all", "per_measure"}
+        The correction's scope: every (run, effectiveness measure) comparison together
+        (default), or each measure's comparisons apart (PyTerrier).
     confidence : float
         Level of the paired bootstrap percentile interval of the mean difference.
     n_resamples : int, optional
@@ -160,6 +173,9 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     if query_set not in QUERY_SETS:
         raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
                          params={"query_set": query_set, "choices": ", ".join(QUERY_SETS)})
+    if family not in FAMILY_SCOPES:
+        raise InputError(N_("unknown correction family {family!r}"), hint=N_("accepted: {choices}"),
+                         params={"family": family, "choices": ", ".join(FAMILY_SCOPES)})
     tests = tuple(tests)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
@@ -223,8 +239,7 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     frame = pd.DataFrame(rows, columns=[c for c in columns if c not in ("significant", "markers")
                                         and not c.startswith("p_corrected")])
     for t in TESTS:
-        frame[f"p_corrected_{t}"] = sig.correct_pvalues(frame[f"p_{t}"].to_numpy(float), correction) \
-            if len(frame) else np.array([], float)
+        frame[f"p_corrected_{t}"] = corrected_in_families(frame, frame[f"p_{t}"].to_numpy(float), correction, family)
     significant = [{t: bool(r[f"p_corrected_{t}"] < alpha) for t in TESTS} for _, r in frame.iterrows()]
     frame["significant"] = significant
     frame["markers"] = ["".join(MARKERS[t] for t in TESTS if s[t]) for s in significant]
@@ -232,8 +247,36 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": n_permutations,
                         "bootstrap": n_resamples_ci, "seed": seed, "correction": correction,
                         "confidence": confidence, "alpha": alpha, "query_set": query_set,
-                        "tests": tests, "interval": interval})
+                        "tests": tests, "interval": interval, "family": family})
     return frame
+
+
+def effectiveness_measures(measures) -> list[str]:
+    """The measures whose comparisons are tests of effectiveness: those the registry
+    declares higher- or lower-is-better (not counts or judgement coverage).
+
+    >>> effectiveness_measures(["AP", "NumRet", "nDCG@10", "Judged@10", "NumQ", "FirstRel"])
+    ['AP', 'nDCG@10', 'FirstRel']
+    """
+    return [m for m in measures if measure_direction(m) != 0]
+
+
+def corrected_in_families(frame: pd.DataFrame, pvalues: np.ndarray, correction: str, family: str) -> np.ndarray:
+    """``pvalues`` (one per row of ``frame``) corrected within each family of ``family``'s
+    scope; rows of measures outside the family (:func:`effectiveness_measures`) get NaN."""
+    out = np.full(len(frame), np.nan)
+    if not len(frame):
+        return out
+    measures = frame["measure"].to_numpy(dtype=object)
+    inside = np.isin(measures, effectiveness_measures(list(dict.fromkeys(measures))))
+    if family == "per_measure":
+        families = [np.flatnonzero(inside & (measures == m)) for m in dict.fromkeys(measures[inside])]
+    else:
+        families = [np.flatnonzero(inside)]
+    for rows in families:
+        if len(rows):
+            out[rows] = sig.correct_pvalues(pvalues[rows], correction)
+    return out
 
 
 def comparison_records(frame: pd.DataFrame) -> list[dict]:
@@ -310,26 +353,37 @@ def correction_family(frame: pd.DataFrame) -> dict:
     the same corrected p-value for a pair; a table with other runs or measures has another
     family, so its corrected p-value for the same pair differs (its uncorrected one does not).
 
+    Only effectiveness measures are in the family (:func:`effectiveness_measures`); with
+    ``family="per_measure"`` each measure's comparisons form a family of their own.
+
     Returns
     -------
     dict
-        ``correction`` (the method's key), ``n`` (the number of comparisons), ``runs`` (the
-        runs compared with the baseline), ``measures`` and ``baseline``.
+        ``correction`` (the method's key), ``n`` (the number of comparisons in one family),
+        ``runs`` (the runs compared with the baseline), ``measures`` (those in the family)
+        and ``baseline``; ``scope`` (``"all"`` or ``"per_measure"``) and ``excluded`` (the
+        measures outside the family).
 
     Examples
     --------
     >>> f = pd.DataFrame({"run": ["b", "c", "b", "c"], "measure": ["RR", "RR", "AP", "AP"]})
     >>> f.attrs.update(baseline="a", correction="holm")
     >>> correction_family(f)
-    {'correction': 'holm', 'n': 4, 'runs': ['b', 'c'], 'measures': ['RR', 'AP'], 'baseline': 'a'}
+    {'correction': 'holm', 'n': 4, 'runs': ['b', 'c'], 'measures': ['RR', 'AP'], 'baseline': 'a', \
+'scope': 'all', 'excluded': []}
     """
     a = frame.attrs
     baseline = a.get("baseline")
     rows = frame[frame["run"] != baseline] if len(frame) else frame
     runs = list(dict.fromkeys(rows["run"])) if len(rows) else []
-    measures = list(dict.fromkeys(rows["measure"])) if len(rows) else list(a.get("measures", []))
-    return {"correction": a.get("correction", "holm"), "n": int(len(rows)), "runs": runs,
-            "measures": measures, "baseline": baseline}
+    every = list(dict.fromkeys(rows["measure"])) if len(rows) else list(a.get("measures", []))
+    measures = effectiveness_measures(every)
+    scope = a.get("family", DEFAULT_FAMILY)
+    inside = int(rows["measure"].isin(measures).sum()) if len(rows) else 0
+    n = len(runs) if scope == "per_measure" and measures else inside
+    return {"correction": a.get("correction", "holm"), "n": int(n), "runs": runs,
+            "measures": measures, "baseline": baseline, "scope": scope,
+            "excluded": [m for m in every if m not in measures]}
 
 
 def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> str:
@@ -354,10 +408,19 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
                _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
     shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
     method = CORRECTION_NAMES[f["correction"]]
-    family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
-              if f["n"] == 1 else
-              _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
-              ).format(correction=_(method), n=f["n"], against=against, shape=shape)
+    if f["scope"] == "per_measure":
+        family = (_("{correction} correction per measure (as PyTerrier), over the one comparison of each "
+                    "measure ({against})") if f["n"] == 1 else
+                  _("{correction} correction per measure (as PyTerrier), over the {n} comparisons of each "
+                    "measure ({against})")).format(correction=_(method), n=f["n"], against=against)
+    else:
+        family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
+                  if f["n"] == 1 else
+                  _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
+                  ).format(correction=_(method), n=f["n"], against=against, shape=shape)
+    if f["excluded"]:
+        family += _("; {measures} describe the runs rather than judge them: not corrected, never marked"
+                    ).format(measures=", ".join(f["excluded"]))
     if not explain:
         return family + "."
     return family + _("; a table with other runs or measures corrects over its own comparisons, so its "
@@ -384,7 +447,8 @@ def queries_sentence(frame: pd.DataFrame, gettext=None) -> str:
 def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                 n_permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
-                test: str = "permutation", comparison: pd.DataFrame | None = None) -> pd.DataFrame:
+                test: str = "permutation", comparison: pd.DataFrame | None = None,
+                family: str = DEFAULT_FAMILY) -> pd.DataFrame:
     """Runs x measures on one query set per measure: mean, bootstrap CI, best, significance.
 
     Parameters
@@ -397,7 +461,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         See :func:`aligned_values`.
     n_resamples, confidence, seed :
         Percentile bootstrap of each run's mean over the queries (Efron and Tibshirani 1993).
-    n_permutations, correction, alpha :
+    n_permutations, correction, alpha, family :
         Passed to :func:`compare_runs`.
     test : {"t", "wilcoxon", "permutation"}
         The test whose corrected p-value gives the marker.
@@ -424,7 +488,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     if comparison is None:  # only what the board shows: the chosen test, no interval of the delta
         comparison = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations,
                                   seed=seed, correction=correction, alpha=alpha,
-                                  query_set=query_set, tests=(test,), interval=False)
+                                  query_set=query_set, tests=(test,), interval=False, family=family)
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
     names = [ev.run_name for ev in evaluations]
     tables = {m: aligned_values(evaluations, m, query_set) for m in measures}
@@ -453,7 +517,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     out.attrs.update({"baseline": baseline, "measures": measures, "query_set": query_set,
                       "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
                       "permutations": n_permutations, "correction": correction, "alpha": alpha,
-                      "test": test})
+                      "test": test, "family": comparison.attrs.get("family", family)})
     return out
 
 
@@ -478,5 +542,6 @@ def leaderboard_legend(board: pd.DataFrame, gettext=None, explain: bool = True) 
 
 
 __all__ = ["compare_runs", "comparison_records", "paper_table", "markers_legend", "leaderboard",
-           "leaderboard_legend", "correction_family", "family_sentence", "aligned_values", "queries_sentence", "TESTS", "MARKERS",
+           "leaderboard_legend", "correction_family", "effectiveness_measures", "corrected_in_families",
+           "FAMILY_SCOPES", "DEFAULT_FAMILY", "family_sentence", "aligned_values", "queries_sentence", "TESTS", "MARKERS",
            "QUERY_SETS", "QUERY_SET_LABELS"]
