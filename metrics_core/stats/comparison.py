@@ -280,7 +280,8 @@ def corrected_in_families(frame: pd.DataFrame, pvalues: np.ndarray, correction: 
 
 
 def comparison_records(frame: pd.DataFrame) -> list[dict]:
-    """The CLI/JSON form: ``ci95: [lo, hi]``, ``p`` and ``p_corrected`` as dicts per test."""
+    """The CLI/JSON form: ``ci95: [lo, hi]``, ``p`` and ``p_corrected`` as dicts per test;
+    a corrected p-value outside the family (a count, a test not run) is None."""
     out = []
     for r in frame.to_dict(orient="records"):
         out.append({
@@ -289,7 +290,7 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
             "mean_run": r["mean_run"], "mean_delta": r["mean_delta"],
             "ci95": [r["ci_lo"], r["ci_hi"]],
             "p": {t: r[f"p_{t}"] for t in TESTS},
-            "p_corrected": {t: r[f"p_corrected_{t}"] for t in TESTS},
+            "p_corrected": {t: None if pd.isna(r[f"p_corrected_{t}"]) else r[f"p_corrected_{t}"] for t in TESTS},
             "wins": int(r["wins"]), "ties": int(r["ties"]), "losses": int(r["losses"]),
             "effect_size": r["effect_size"], "significant": r["significant"],
         })
