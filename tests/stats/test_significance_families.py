@@ -12,7 +12,12 @@ from scipy import stats
 
 import metrics_core as mc
 from metrics_core.report.comparison import compare
-from metrics_core.stats.comparison import DEFAULT_FAMILY, compare_runs, correction_family, family_sentence
+from metrics_core.stats.comparison import (
+    DEFAULT_FAMILY,
+    compare_runs,
+    correction_family,
+    family_sentence,
+)
 
 
 def holm(p):
