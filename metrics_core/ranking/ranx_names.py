@@ -6,18 +6,19 @@ spelling; the measure registry consults it for names it does not know, so
 ``mc.evaluate(qrels, run, ["ndcg_burges@10", "hit_rate@5"])`` works unchanged.
 This module is data only: it imports nothing from RankLab.
 
-| ranx | RankLab | note |
-|---|---|---|
-| ``hits@k`` | ``Hits@k`` | relevant documents in the top k |
-| ``hit_rate@k`` | ``Success@k`` | |
-| ``precision@k`` / ``recall@k`` / ``f1@k`` | ``P@k`` / ``R@k`` / ``F1@k`` | |
-| ``r-precision`` | ``Rprec`` | |
-| ``mrr@k`` | ``RR@k`` | mean over queries: MRR |
-| ``map@k`` | ``AP@k`` | divided by every relevant document of the query |
-| ``ndcg@k`` / ``dcg@k`` | ``nDCG@k`` / ``DCG@k`` | gain = label, 1/log2(i+1) |
-| ``ndcg_burges@k`` / ``dcg_burges@k`` | ``nDCG(gain=exp)@k`` / ``DCG(gain=exp)@k`` | gain 2^label - 1 |
-| ``bpref`` | ``Bpref`` | |
-| ``rbp.90`` | ``RBP(p=0.9,scale=none)`` | persistence after the dot; gain = the label itself |
+ranx -> RankLab:
+
+- ``hits@k`` -> ``Hits@k`` (relevant documents in the top k)
+- ``hit_rate@k`` -> ``Success@k``
+- ``precision@k`` / ``recall@k`` / ``f1@k`` -> ``P@k`` / ``R@k`` / ``F1@k``
+- ``r-precision`` -> ``Rprec``
+- ``mrr@k`` -> ``RR@k`` (the mean over queries is MRR)
+- ``map@k`` -> ``AP@k`` (divided by every relevant document of the query)
+- ``ndcg@k`` / ``dcg@k`` -> ``nDCG@k`` / ``DCG@k`` (gain = label, 1/log2(i+1))
+- ``ndcg_burges@k`` / ``dcg_burges@k`` -> ``nDCG(gain=exp)@k`` / ``DCG(gain=exp)@k``
+  (gain 2^label - 1)
+- ``bpref`` -> ``Bpref``
+- ``rbp.90`` -> ``RBP(p=0.9,scale=none)`` (persistence after the dot; gain = the label itself)
 
 Without ``@k`` a name covers the whole ranking (``ndcg`` -> ``nDCG``). A relevance level
 ``-lL`` (``ndcg@10-l2``, ``precision@5-l2``) is ranx's: labels below L are dropped from the
