@@ -6,6 +6,7 @@ import streamlit as st
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core.errors import InputError
+from metrics_core.report.cells import threshold_text
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
@@ -75,13 +76,14 @@ def at_threshold(bins: dict) -> None:
     diagram and the confusion counts redraw."""
     dst.sync_calibration_threshold(data["digest"])
     threshold = st.slider(_("Decision threshold (predict positive when probability ≥ threshold)"),
-                          0.0, 1.0, step=0.01, key=dst.CAL_THRESHOLD, on_change=_share_calibration_threshold)
+                          0.0, 1.0, step=0.01, format="%.4f", key=dst.CAL_THRESHOLD,
+                          on_change=_share_calibration_threshold)
     dst.share_threshold(data["digest"], threshold)
     st.caption(_("The same threshold is used on the Detection page for these scores: moving it on either page "
                  "moves it on both."))
     curve = ds.curve_of(data["digest"], y, p)
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
-    st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=f"{threshold:.2f}"))
+    st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=threshold_text(threshold)))
     t1, t2 = st.columns([3, 2])
     t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch")
 

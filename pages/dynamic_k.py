@@ -64,7 +64,11 @@ def controls() -> None:
         out = out.rename(columns=ds.dynamic_k_header)
         out.index.name = _("Criterion")
         st.subheader(_("Per criterion"))
-        st.dataframe(out.style.format(precision=4, na_rep="–"), key=DynamicK.PER_CRITERION)
+        counts = [c for c in out.columns if c == ds.dynamic_k_header("n_queries")]
+        # a wide index column: the grid's default width cut "micro (pooled)"
+        st.dataframe(out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+                     key=DynamicK.PER_CRITERION, width="stretch",
+                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         st.caption(ds.dynamic_k_legend(out.isna().any().any()))
         download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
                        tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)

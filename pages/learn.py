@@ -1,4 +1,5 @@
-"""Learn: a worked example on an editable ranking, every measure's formula, the conventions."""
+"""Learn: every measure's definition first, then a worked example on an editable ranking, then the
+conventions."""
 
 import pandas as pd
 import streamlit as st
@@ -30,6 +31,29 @@ from ui.ranking.state import Learn
 
 with page(_("Measures explained")) as p:
     ensure_defaults()
+
+    # the definitions first (the page's answer); the worked example and the conventions after
+    # --- every measure ----------------------------------------------------------------------
+    st.header(_("Every measure"))
+    st.caption(_("Every definition below comes from the measure registry, the same one the engine, "
+                 "the command line and the measure picker use."))
+
+    for d in REGISTRY.values():
+        with st.expander(f"{d.name}: {_(d.description)}"):
+            if d.formula:
+                st.latex(d.formula)
+            written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
+            params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
+            st.caption(_("written {usage}").format(usage=written)
+                       + (" · " + _("parameters: {params}").format(params=params) if params else "")
+                       + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
+                          if d.trec else ""))
+            for case in d.edge_cases:
+                st.markdown(f"- {_(case)}")
+            if d.example is not None:
+                st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
+                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
+            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Worked example"))
     st.write(_("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
@@ -99,28 +123,6 @@ with page(_("Measures explained")) as p:
     download_table(steps.set_index("rank"), "dcg_steps", conv, title=_("DCG@{k} rank by rank").format(k=k),
                    key="learn_steps")
     st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART)
-
-    # --- every measure ----------------------------------------------------------------------
-    st.header(_("Every measure"))
-    st.caption(_("Every definition below comes from the measure registry, the same one the engine, "
-                 "the command line and the measure picker use."))
-
-    for d in REGISTRY.values():
-        with st.expander(f"{d.name}: {_(d.description)}"):
-            if d.formula:
-                st.latex(d.formula)
-            written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
-            params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
-            st.caption(_("written {usage}").format(usage=written)
-                       + (" · " + _("parameters: {params}").format(params=params) if params else "")
-                       + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
-                          if d.trec else ""))
-            for case in d.edge_cases:
-                st.markdown(f"- {_(case)}")
-            if d.example is not None:
-                st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
-                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
-            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Conventions"))
     st.write(_("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "

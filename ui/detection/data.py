@@ -41,13 +41,21 @@ def ensure_defaults() -> None:
 
 
 def sample_scores() -> dict:
-    """The bundled scores and labels (:data:`SAMPLE_SCORES`)."""
-    return load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name)
+    """The bundled scores and labels (:data:`SAMPLE_SCORES`), marked as the sample."""
+    return {**load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name), "sample": True}
 
 
 def sample_candidates() -> dict:
-    """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`)."""
-    return load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name)
+    """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`), marked as the sample."""
+    return {**load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name), "sample": True}
+
+
+def source_label(data: dict) -> str:
+    """What the page's numbers are made of, in words: the file's name, or "Sample data
+    (file)" for the bundled sample, so a visitor never takes the sample's numbers for theirs."""
+    if data.get("sample"):
+        return _("Sample data ({name})").format(name=data["source"])
+    return str(data["source"])
 
 
 def load_scores(data: bytes, name: str, score_col: str | None = None,
