@@ -9,6 +9,8 @@
   ``evaluator``, ``calc_aggregate``, ``iter_calc``, ``calc`` (each measure as the provider
   ir_measures picks computes it); its command line is ``ranklab ir_measures``.
 - :mod:`metrics_core.compat.ranx`: ranx's ``Qrels``, ``Run`` and ``evaluate``.
+- :mod:`metrics_core.compat.beir`: BEIR's ``EvaluateRetrieval.evaluate`` (with
+  ``ignore_identical_ids`` on, its default) and ``evaluate_custom``.
 - :mod:`metrics_core.ranking.ranx_names`: ranx's measure spellings (``ndcg@10``,
   ``hit_rate@5``, ``r-precision`` ...) for the measure registry.
 - :mod:`metrics_core.compat.shapes`: results in the peers' shapes (long frame, nested dict).
