@@ -45,17 +45,24 @@ means. ir_measures' measures that RankLab does not compute (``alpha_nDCG``, ``BP
 
 from __future__ import annotations
 
-import gzip as _gzip
-import io as _io
-import os as _os
 import warnings as _warnings
 from collections.abc import Iterable as _Iterable
 from collections.abc import Iterator as _Iterator
 from typing import Any as _Any
-from typing import NamedTuple as _NamedTuple
 
 import numpy as _np
 
+from metrics_core.compat.ir_measures_io import (
+    CalcResults,
+    Metric,
+    Qrel,
+    ScoredDoc,
+    read_trec_qrels,
+    read_trec_run,
+)
+from metrics_core.compat.ir_measures_routes import NOT_PROVIDED, binary_qrels
+from metrics_core.compat.ir_measures_routes import route as provider_route
+from metrics_core.compat.ir_measures_routes import source as peer_source
 from metrics_core.errors import InputError as _InputError
 
 __all__ = [
@@ -70,115 +77,22 @@ __all__ = [
 ]
 
 
-class Qrel(_NamedTuple):
-    """One judgement, as ir_measures yields it."""
-
-    query_id: str
-    doc_id: str
-    relevance: int
-    iteration: str = "0"
-
-
-class ScoredDoc(_NamedTuple):
-    """One retrieved document and its score."""
-
-    query_id: str
-    doc_id: str
-    score: float
-
-
-class Metric(_NamedTuple):
-    """One query's value of one measure (``query_id`` is ``"all"`` for a summary line)."""
-
-    query_id: str
-    measure: _Any
-    value: float
-
-
-class CalcResults(_NamedTuple):
-    """:func:`calc`'s result: the aggregates and every per-query :class:`Metric`."""
-
-    aggregated: _Any
-    per_query: list
-
-
-# --------------------------------------------------------------------------- readers
-
-def _lines(file):
-    """The lines of a path (``.gz`` read through gzip), of a text holding a newline, or of
-    an open file."""
-    if hasattr(file, "read"):
-        yield from file
-        return
-    if isinstance(file, str) and "\n" in file:
-        yield from _io.StringIO(file)
-        return
-    path = _os.fspath(file)
-    opener = _gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as handle:
-        yield from handle
-
-
-def _fields(file, count: int, layout: str):
-    for number, line in enumerate(_lines(file), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != count:
-            raise _InputError(f"expected {count} fields ({layout}), found {len(parts)}", line=number)
-        yield number, parts
-
-
-def read_trec_qrels(file) -> _Iterator[Qrel]:
-    """:class:`Qrel` records of TREC qrels lines ``qid iteration docid relevance``.
-
-    ``file``: a path (``.gz`` decompressed), the text itself (a string holding a newline)
-    or an open text file. A line with another number of fields, or a relevance that is not
-    a whole number, is an :class:`~metrics_core.errors.InputError` naming the line.
-
-    >>> list(read_trec_qrels("q1 0 d1 2\\nq1 0 d2 0\\n"))
-    [Qrel(query_id='q1', doc_id='d1', relevance=2, iteration='0'), Qrel(query_id='q1', doc_id='d2', relevance=0, iteration='0')]
-    """
-    for number, (qid, iteration, doc, rel) in _fields(file, 4, "qid iteration docid relevance"):
-        try:
-            value = int(rel)
-        except ValueError:
-            raise _InputError(f"relevance {rel!r} is not a whole number", line=number) from None
-        yield Qrel(qid, doc, value, iteration)
-
-
-def read_trec_run(file) -> _Iterator[ScoredDoc]:
-    """:class:`ScoredDoc` records of TREC run lines ``qid Q0 docid rank score tag``
-    (the same argument forms as :func:`read_trec_qrels`).
-
-    >>> list(read_trec_run("q1 Q0 d1 1 2.5 bm25\\n"))
-    [ScoredDoc(query_id='q1', doc_id='d1', score=2.5)]
-    """
-    for number, (qid, _q0, doc, _rank, score, _tag) in _fields(file, 6, "qid Q0 docid rank score tag"):
-        try:
-            value = float(score)
-        except ValueError:
-            raise _InputError(f"score {score!r} is not a number", line=number) from None
-        yield ScoredDoc(qid, doc, value)
-
-
 # --------------------------------------------------------------------------- measures
 
-_NOT_PROVIDED: _Any = object()
 
 
 class ParamInfo:
     """A measure parameter: its type, whether it is required, its choices and default."""
 
-    def __init__(self, dtype=None, required=False, choices=_NOT_PROVIDED, default=_NOT_PROVIDED, desc=None):
+    def __init__(self, dtype=None, required=False, choices=NOT_PROVIDED, default=NOT_PROVIDED, desc=None):
         self.dtype, self.required, self.choices, self.default, self.desc = dtype, required, choices, default, desc
 
     def validate(self, value) -> bool:
-        if value is _NOT_PROVIDED:
+        if value is NOT_PROVIDED:
             return not self.required
         if self.dtype is not None and not isinstance(value, self.dtype):
             return self.dtype is float and isinstance(value, int) and not isinstance(value, bool)
-        return self.choices is _NOT_PROVIDED or value in self.choices
+        return self.choices is NOT_PROVIDED or value in self.choices
 
 
 class MeanAgg:
@@ -229,9 +143,9 @@ class Measure:
             raise _InputError(f"{self.NAME}: unsupported parameter(s) {', '.join(unknown)}; accepted: "
                               f"{', '.join(self.SUPPORTED_PARAMS) or 'none'}")
         for name, info in self.SUPPORTED_PARAMS.items():
-            value = self.params.get(name, _NOT_PROVIDED)
+            value = self.params.get(name, NOT_PROVIDED)
             if not info.validate(value):
-                shown = "missing" if value is _NOT_PROVIDED else repr(value)
+                shown = "missing" if value is NOT_PROVIDED else repr(value)
                 raise _InputError(f"{self.NAME}: invalid parameter {name}={shown}")
 
     def __call__(self, **kwargs) -> Measure:
@@ -297,7 +211,7 @@ def _define(name: str, params: dict, *, aliases=(), at="cutoff", agg="mean", off
     return obj
 
 
-def _p(dtype=None, default=_NOT_PROVIDED, required=False, choices=_NOT_PROVIDED) -> ParamInfo:
+def _p(dtype=None, default=NOT_PROVIDED, required=False, choices=NOT_PROVIDED) -> ParamInfo:
     return ParamInfo(dtype=dtype, default=default, required=required, choices=choices)
 
 
@@ -447,113 +361,6 @@ def parse_trec_measure(measure: str) -> list[Measure]:
     return out
 
 
-# --------------------------------------------------------------------------- routing
-
-class _Route(_NamedTuple):
-    name: str           # RankLab's measure name
-    group: tuple        # (conventions as sorted items, binary relevance threshold or None)
-    places: int | None  # decimals the provider prints (gdeval: 5)
-
-
-_PYTREC = (("compat", "trec_eval9"), ("ties", "trec"))
-_DOCID_ASC = (("compat", "trec_eval10"), ("ties", "docid_asc"))
-_TREC_FLOAT64 = (("compat", "trec_eval10"), ("ties", "trec"))
-
-
-def _refuse(measure: Measure, why: str):
-    raise _InputError(f"ir_measures drop-in: {measure!r} is not offered ({why})")
-
-
-def _route(m: Measure) -> _Route:
-    """RankLab's name for ``m`` and the conventions of the provider ir_measures would use."""
-    m.validate_params()
-    if not getattr(m, "OFFERED", True):
-        _refuse(m, "RankLab does not compute this measure")
-    name, k, rel = m.NAME, m.params.get("cutoff"), m["rel"] if "rel" in m.SUPPORTED_PARAMS else None
-    jo = bool(m.params.get("judged_only", False))
-    group = (_PYTREC + ((("judged_only", True),) if jo else ()), None)
-    r = f"(rel={rel})" if rel not in (None, 1, _NOT_PROVIDED) else ""
-    at = f"@{k}" if k is not None else ""
-    if name == "RR" and k is not None:
-        if jo:
-            _refuse(m, "no ir_measures provider computes RR@k on judged documents only")
-        return _Route(f"RR{r}{at}", (_DOCID_ASC, None), None)
-    if name == "Judged":
-        return _Route(f"Judged{at}", (_DOCID_ASC, None), None)
-    if name == "ERR":
-        if k is None:
-            _refuse(m, "ir_measures computes ERR with gdeval, which needs a cutoff: ERR@k")
-        return _Route(f"ERR(max_grade=4)@{k}", (_TREC_FLOAT64, None), 5)
-    if name == "nDCG" and m["dcg"] == "exp-log2":
-        if k is None or jo or m.params.get("gains") is not None:
-            _refuse(m, "RankLab serves nDCG(dcg='exp-log2') as gdeval computes it: with a cutoff, "
-                       "without gains or judged_only")
-        return _Route(f"nDCG(gain=exp)@{k}", (_TREC_FLOAT64, None), 5)
-    if name == "RBP":
-        if k is not None:
-            _refuse(m, "no ir_measures provider computes RBP with a cutoff")
-        _warnings.warn("ir_measures computes RBP with cwl_eval; RankLab ranks equal scores by trec_eval's rule "
-                       "(document id descending), which cwl_eval's order may not match", stacklevel=4)
-        binary = None if rel is _NOT_PROVIDED or rel is None else rel
-        return _Route(f"RBP(p={float(m['p'])!r})", (_TREC_FLOAT64, binary), None)
-    if name == "nDCG":
-        gains = m.params.get("gains")
-        g = ""
-        if gains:
-            g = "(gains=" + ",".join(f"{a}:{b}" for a, b in sorted(gains.items())) + ")"
-        return _Route(f"nDCG{g}{at}", group, None)
-    if name == "NumRel" and rel != 1:
-        _refuse(m, "ir_measures' pytrec_eval provider counts NumRel at rel=1 only")
-    if name == "NumRet":
-        if rel is _NOT_PROVIDED or rel is None:
-            return _Route("NumRet", group, None)
-        return _Route(f"NumRelRet(rel={rel})", group, None)
-    if name == "IPrec":
-        return _Route(f"IPrec{r}@{float(m['recall'])!r}", group, None)
-    if name == "SetP":
-        return _Route(f"SetRelP{r}" if m["relative"] else f"P{r}", group, None)
-    if name == "SetR":
-        return _Route(f"R{r}", group, None)
-    if name == "SetF":
-        beta = float(m["beta"])
-        inner = ",".join(x for x in ((f"rel={rel}" if r else ""), (f"beta={beta!r}" if beta != 1.0 else "")) if x)
-        return _Route(f"SetF({inner})" if inner else "SetF", group, None)
-    if name in ("P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "infAP", "SetAP", "NumRel", "NumQ"):
-        return _Route(f"{name}{r}{at}", group, None)
-    _refuse(m, "RankLab does not compute this measure")
-    raise AssertionError  # pragma: no cover
-
-
-# --------------------------------------------------------------------------- evaluation
-
-def _source(data, kind: str):
-    """ir_measures' inputs -> what RankLab's readers take: a dict of dicts (column by
-    column), a DataFrame or a path as they are, records through a DataFrame."""
-    import pandas as pd
-
-    if isinstance(data, dict):
-        from metrics_core.compat.pytrec_eval import columns_from_mapping
-
-        return columns_from_mapping(data, kind)
-    if isinstance(data, (str, _os.PathLike)) or hasattr(data, "columns"):
-        return data
-    import metrics_core as mc
-
-    if isinstance(data, (mc.Qrels, mc.Run)):
-        return data
-    value = "score" if kind == "run" else "relevance"
-    rows = [(r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)[:3] for r in data]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
-
-
-def _binary(qrels, threshold: int):
-    """A copy of ``qrels`` whose labels are 1 (label >= threshold) or 0."""
-    import metrics_core as mc
-
-    labels = (_np.asarray(qrels.relevance, dtype=_np.float64) >= threshold).astype(_np.float64)
-    return mc.Qrels(qrels.query_ids, qrels.doc_ids, labels, source=qrels.source)
-
-
 class Evaluator:
     """Measures and qrels fixed once (qrels read once); runs evaluated by :meth:`iter_calc`,
     :meth:`calc_aggregate` and :meth:`calc`."""
@@ -563,8 +370,8 @@ class Evaluator:
 
         self.measures = list(measures)
         self._objects = [parse_measure(m) for m in self.measures]
-        self._routes = [_route(m) for m in self._objects]
-        source = _source(qrels, "qrels")
+        self._routes = [provider_route(m) for m in self._objects]
+        source = peer_source(qrels, "qrels")
         self._qrels = source if isinstance(source, mc.Qrels) else mc.read_qrels(source)
         self._binary: dict[int, _Any] = {}
 
@@ -575,7 +382,7 @@ class Evaluator:
 
         import metrics_core as mc
 
-        source = _source(run, "run")
+        source = peer_source(run, "run")
         r = source if isinstance(source, mc.Run) else mc.read_run(source)
         groups: dict[tuple, list[str]] = {}
         for route in self._routes:
@@ -589,7 +396,7 @@ class Evaluator:
                 conventions, threshold = group
                 q = self._qrels
                 if threshold is not None:
-                    q = self._binary.setdefault(threshold, _binary(self._qrels, threshold))
+                    q = self._binary.setdefault(threshold, binary_qrels(self._qrels, threshold))
                 ev = mc.evaluate(q, r, names, missing_queries="zero", **dict(conventions))
                 frame = ev.per_query
                 unanswered = frame.index.isin(list(ev.diagnostics.get("missing_queries") or ()))

@@ -96,7 +96,7 @@ def test_measure_objects_print_and_default_as_ir_measures():
         for param, info in theirs.SUPPORTED_PARAMS.items():
             default = None if info.default is ir_measures.measures.base._NOT_PROVIDED else info.default
             mine = ours.SUPPORTED_PARAMS[param].default
-            assert (None if mine is shim._NOT_PROVIDED else mine) == default, (name, param)
+            assert (None if mine is shim.NOT_PROVIDED else mine) == default, (name, param)
     for text in ["RBP(p=0.8)", "RBP(p=0.9)", "nDCG(dcg='exp-log2')@10", "P(rel=2)@5", "IPrec@0.1", "MRR@10",
                  "NumRelRet", "SetRelP", "nDCG(gains={0:0,1:1,2:3})@10", "NDCG@5", "BPref"]:
         assert repr(shim.parse_measure(text)) == repr(ir_measures.parse_measure(text)), text
