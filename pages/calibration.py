@@ -6,7 +6,7 @@ import streamlit as st
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core.errors import InputError
-from metrics_core.report.cells import threshold_text
+from metrics_core.report.cells import MISSING, threshold_text
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
@@ -61,7 +61,7 @@ def diagram() -> None:
     counts = (_("Items"), _("Positives"))
     st.dataframe(table, key=Calibration.BINS_TABLE, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in table.columns if c not in counts})
+                                for c in table.columns if c not in counts}, placeholder=MISSING)
     download_table(table, "reliability_bins", title=_("Reliability bins"), key="reliability_bins", index=False,
                    source=data["source"], bins=n_bins, strategy=strategy)
 
@@ -85,7 +85,7 @@ def at_threshold(bins: dict) -> None:
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
     st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=threshold_text(threshold)))
     t1, t2 = st.columns([3, 2])
-    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch")
+    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch", placeholder=MISSING)
 
     def rate(v) -> str:
         return "–" if v != v else f"{v:.4f}"
@@ -98,7 +98,7 @@ def at_threshold(bins: dict) -> None:
                     width="stretch")
 
 
-with page(_("Calibration"), caption=caption()):
+with page(_("Calibration"), sidebar=False, summary=ds.scores_summary, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: probabilities and labels"), expanded=False):
         upload_slot(Calibration.UPLOAD, _("CSV, TSV, Parquet or JSON with a probability and a 0/1 label column"),

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
-from metrics_core.report.cells import threshold_text
+from metrics_core.report.cells import MISSING, threshold_text
 from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
@@ -24,7 +24,7 @@ def single_class_choice() -> None:
              help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
 
 
-with page(_("Detection"), caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
+with page(_("Detection"), sidebar=False, summary=ds.scores_summary, caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
                                     "is kept; TPR at a target FPR allows floor(target × negatives) false positives, "
                                     "exactly.")):
     ds.ensure_defaults()
@@ -65,7 +65,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                                                              "next TPR", "next FPR", "next threshold")},
                                     _("allowed FP"): st.column_config.NumberColumn(
                                         _("allowed FP"), format="%d",
-                                        help=_("allowed false positives: floor(target × negatives)"))})
+                                        help=_("allowed false positives: floor(target × negatives)"))}, placeholder=MISSING)
         return table
 
     @st.fragment
@@ -84,7 +84,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         # confusion counts and the curves
         tpr_at_fpr_table()
         st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=threshold_text(thr)))
-        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
+        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch", placeholder=MISSING)
         # one chart per row: side by side they shrank below a readable width on a narrow window
         st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
                         key=Detection.ROC, width="stretch")
@@ -121,7 +121,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                               for i in ci_table.index]
             ci_table.columns = [_("Value"), _("95% low"), _("95% high"), _("Replicates with one class only")]
             st.dataframe(ci_table, column_config={c: FOUR for c in ci_table.columns[:3]},
-                         key=Detection.CI)
+                         key=Detection.CI, placeholder=MISSING)
 
     if data["criterion"] is not None:
         st.subheader(_("Per criterion (micro: pooled items; macro: mean over criteria)"))
@@ -137,7 +137,7 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
         # a wide index column: the grid's default width cut "micro (pooled)"
         st.dataframe(shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
-                     key=Detection.PER_CRITERION, width="stretch",
+                     key=Detection.PER_CRITERION, width="stretch", placeholder=MISSING,
                      column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         if shown.isna().any().any():
             st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))

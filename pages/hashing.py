@@ -4,16 +4,24 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.hashing.tables import hashing_settings, hashing_tables
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.hashing import state as hs
-from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at_k_cutoffs
+from ui.hashing.data import (
+    TIE_RULES,
+    codes_summary,
+    device_label,
+    device_name,
+    evaluate,
+    p_at_k_cutoffs,
+)
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import ensure_defaults, uploads_box
 
-with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
                                               "distances tie, so mAP is given as the expected value over random "
                                               "tie order, with the band from relevant-last to relevant-first.")) as p:
     ensure_defaults()
@@ -85,7 +93,7 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
         st.dataframe(shown, hide_index=True, key=table_key,
                      column_config={c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
                                     if shown[c].dtype.kind == "f" else st.column_config.Column(headers.get(c, c))
-                                    for c in shown.columns})
+                                    for c in shown.columns}, placeholder=MISSING)
         download_table(shown.rename(columns=headers), f"hashing_{name}", title=title, key=key, index=False,
                        **settings)
 

@@ -7,6 +7,7 @@ import streamlit as st
 from metrics_core.conventions import CHOICES
 from metrics_core.errors import InputError
 from metrics_core.ranking.registry import PARAMS, REGISTRY
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
@@ -100,12 +101,12 @@ with page(_("Measures explained")) as p:
                      key=Learn.STATED,
                      column_config={"measure": _("Measure"), "the seed says": _("Stated value"),
                                     "RankLab": st.column_config.NumberColumn(_("RankLab"), format="%.4f"),
-                                    "agrees to the seed's decimals": _("Agrees to the stated decimals")})
+                                    "agrees to the seed's decimals": _("Agrees to the stated decimals")}, placeholder=MISSING)
     values = pd.DataFrame({"value": pd.Series(ev.aggregate)})
     values.index.name = "measure"
     st.dataframe(values, column_config={"value": st.column_config.NumberColumn(_("Value"), format="%.4f"),
                                         "measure": st.column_config.TextColumn(_("Measure"))},
-                 key=Learn.VALUES)
+                 key=Learn.VALUES, placeholder=MISSING)
     download_table(values, "worked_example", conv, title=_("Worked example"), key="learn",
                    labels=" ".join(f"{x:g}" for x in labels), k=k)
 
@@ -119,7 +120,7 @@ with page(_("Measures explained")) as p:
     st.dataframe(steps, hide_index=True, key=Learn.STEPS,
                  column_config={c: st.column_config.NumberColumn(_(c), format="%.4f")
                                 for c in ("gain", "discount", "gain × discount", "DCG so far")}
-                 | {"rank": st.column_config.NumberColumn(_("rank")), "label": st.column_config.NumberColumn(_("label"))})
+                 | {"rank": st.column_config.NumberColumn(_("rank")), "label": st.column_config.NumberColumn(_("label"))}, placeholder=MISSING)
     download_table(steps.set_index("rank"), "dcg_steps", conv, title=_("DCG@{k} rank by rank").format(k=k),
                    key="learn_steps")
     st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART)
@@ -136,5 +137,5 @@ with page(_("Measures explained")) as p:
     conventions_table = pd.DataFrame(rows).set_index("convention")
     st.dataframe(conventions_table, key=Learn.CONVENTIONS,
                  column_config={"convention": _("Convention"), "meaning": _("Meaning"),
-                                "default (trec_eval)": _("Default (trec_eval)"), "alternatives": _("Alternatives")})
+                                "default (trec_eval)": _("Default (trec_eval)"), "alternatives": _("Alternatives")}, placeholder=MISSING)
     download_table(conventions_table, "conventions", conv, title=_("Conventions"), key="learn_conv")

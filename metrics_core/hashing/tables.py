@@ -10,7 +10,6 @@ every other table; :func:`hashing_settings` is their provenance. Pure pandas: no
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 
 import numpy as np

@@ -214,7 +214,7 @@ def test_overview_values_equal_evaluate(sample):
     assert not any("aggregate" in d.value.columns for d in at.dataframe)  # closed: not computed
     _open_own_queries(at)
     table = _frame_with(at, "aggregate")
-    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, measures)
         got = table[table["run"] == name].set_index("measure")
@@ -290,7 +290,7 @@ def test_breakdown_page(sample):
     qrels, runs, meta = sample
     at = _app("breakdown", sample)
     _ok(at)
-    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
     at.selectbox(key="ranklab.bd.column").set_value("difficulty").run()
     _ok(at)
     long = _frame_with(at, "difficulty")

@@ -390,3 +390,36 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     texts = {str(v) for v in shown.to_numpy().ravel()}
     assert not texts & {"None", "nan", "NaN", "<NA>"}
     assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
+    assert element.proto.placeholder == "–"  # what the grid draws for a missing number (default "None")
+
+
+@pytest.mark.parametrize("page_file, expected", [
+    ("detection.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("calibration.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("dynamic_k.py", "candidates: Sample data (dynamic_k_candidates.csv)"),
+    ("hashing.py", "hash codes: none"),
+])
+def test_the_sidebar_shows_the_sections_own_state_in_plain_words(page_file, expected):
+    """The sidebar of these pages showed the ranking state ("runs: none" right after a
+    detection CSV loaded) and the ranking conventions' raw option names."""
+    at = AppTest.from_file(str(ROOT / "pages" / page_file), default_timeout=120).run()
+    assert not at.exception
+    texts = [t.value for t in at.sidebar.text]
+    assert any(t.startswith(expected) for t in texts), texts
+    sidebar_words = " ".join([*texts, *(c.value for c in at.sidebar.caption)])
+    assert "runs: none" not in sidebar_words and "qrels" not in sidebar_words
+    assert not at.sidebar.selectbox  # no ranking conventions here
+
+
+def test_ranking_conventions_are_offered_in_words_in_both_languages():
+    from ui.common.sidebar import CHOICE_WORDS
+
+    for lang, first in ((None, "score, then doc id descending (trec_eval)"),
+                        ("es", "puntuación, luego id de documento descendente (trec_eval)")):
+        at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=120)
+        if lang:
+            at.query_params["lang"] = lang
+        at.run()
+        ties = at.sidebar.selectbox(key="ranklab.w.conv.ties")
+        assert ties.options[0] == first and ties.value == "trec"
+    assert all(isinstance(v, str) and v for v in CHOICE_WORDS.values())

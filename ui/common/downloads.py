@@ -81,17 +81,19 @@ def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, ke
         raise ValueError(f"no download format {sorted(unknown)}; known: {[f for f, *_r in EXPORTS]}")
     shown = [(fmt, label, mime, ext) for fmt, label, mime, ext in EXPORTS if fmt in texts]
     base = slug(name)
-    cols = (container or st).columns(len(shown))
+    # one row that wraps on a narrow window, each button as wide as its label (in equal
+    # columns, five buttons cut "Markdown" to "Mar…" at 800 px)
+    row = (container or st).container(horizontal=True, gap="small")
     comma_decimal = current_language() in COMMA_DECIMAL_LANGUAGES
-    for col, (fmt, label, mime, ext) in zip(cols, shown, strict=True):
+    for fmt, label, mime, ext in shown:
         data, help_text = texts[fmt], None
         if fmt == "csv" and comma_decimal:
             data, help_text = for_spreadsheet(data), _(
                 "Separated by semicolons, with decimal commas and a byte-order mark: a spreadsheet "
                 "set to Spanish opens it in columns. The JSON file keeps the standard numbers.")
-        col.download_button(label, data, file_name=f"{base}.{ext}", mime=mime,
+        row.download_button(label, data, file_name=f"{base}.{ext}", mime=mime,
                             key=f"{state.DOWNLOAD}.{key or base}.{fmt}", icon=":material/download:",
-                            on_click="ignore", help=help_text)
+                            on_click="ignore", help=help_text, width="content")
 
 
 #: Languages whose spreadsheets read a decimal comma and split CSV columns at semicolons.

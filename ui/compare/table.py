@@ -280,7 +280,7 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     from ui.common.downloads import download_buttons
 
     st.markdown("**" + caption(table, words) + "**")
-    st.dataframe(display_frame(table, words), hide_index=True, width="stretch")
+    st.dataframe(display_frame(table, words), hide_index=True, width="stretch", placeholder=MISSING)
     note = legend(table, words)
     if note:
         st.caption(note)
