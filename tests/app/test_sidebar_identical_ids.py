@@ -21,7 +21,9 @@ def test_ignore_identical_ids_checkbox_sets_the_convention():
     box.check().run()
     assert at.session_state["ranklab.conventions"].ignore_identical_ids is True
     ties = at.selectbox(key="ranklab.w.conv.ties")
-    assert list(ties.options) == [c for c in mc.conventions.CHOICES["ties"] if c != "expected"]
+    from ui.common.sidebar import choice_words
+
+    assert list(ties.options) == [choice_words("ties", c) for c in mc.conventions.CHOICES["ties"] if c != "expected"]
     at.button(key="ranklab.w.reset_conventions").click().run()
     assert at.session_state["ranklab.conventions"] == mc.Conventions()
     assert at.checkbox(key="ranklab.w.conv.ignore_identical_ids").value is False
