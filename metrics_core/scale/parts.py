@@ -143,6 +143,7 @@ class Evaluator:
         """
         sub, run_qid = self.prepare(run) if prepared is None else prepared
         ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
+        ranked.judged_anywhere = self.index.qrels.docid  # Hole@k asks the whole qrels, not the block's
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
         if self.counts is not None and record:
             self.counts.update(zip(ranked.query_ids, np.diff(ranked.starts).tolist(), strict=True))

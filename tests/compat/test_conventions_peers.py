@@ -177,3 +177,14 @@ def test_hole_counts_documents_judged_for_another_query_as_judged():
     run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     ev = mc.evaluate(qrels, run, ["Hole@3", "Unjudged@3"])
     assert ev.aggregate == {"Hole@3": pytest.approx(1 / 3), "Unjudged@3": pytest.approx(2 / 3)}
+
+
+def test_identical_ids_and_hole_are_the_same_in_blocks():
+    qrels, run = beir_like_collection(7)
+    run = mc.read_run(run)  # a Run in memory streams in blocks of whole queries
+    names = ["nDCG@10", "P@5", "Hole@5", "RR"]
+    whole = mc.evaluate(qrels, run, names, ignore_identical_ids=True, block_rows=0)
+    blocks = mc.evaluate(qrels, run, names, ignore_identical_ids=True, block_rows=7)
+    assert getattr(blocks, "streaming", None) is not None  # evaluated block by block
+    assert blocks.aggregate == pytest.approx(whole.aggregate, rel=1e-12)
+    assert whole.aggregate != mc.evaluate(qrels, run, names, block_rows=0).aggregate

@@ -67,7 +67,10 @@ def hole(R, spec, conv):
         raise RuntimeError("Hole@k needs the ranked lists' document ids")
     rows = np.flatnonzero(R.pos_of(np.arange(len(R.seg))) <= k)
     docs = docid.take(pa.array(R.run_rows()[rows] if len(rows) else np.zeros(0, np.int64)))
-    judged = R.memo(("qrels_docids",), lambda: pc.unique(_plain(R.qrels.docid)))
+    # every judged document id: of the whole qrels, also when R holds one block's queries
+    everywhere = getattr(R, "judged_anywhere", None)
+    everywhere = R.qrels.docid if everywhere is None else everywhere
+    judged = R.memo(("qrels_docids",), lambda: pc.unique(_plain(everywhere)))
     inside = pc.is_in(_plain(docs), value_set=judged).to_numpy(zero_copy_only=False).astype(bool)
     holes = np.bincount(R.seg[rows[~inside]], minlength=R.n_queries)
     return holes / float(k)
