@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import markdown_escape
 from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
 from metrics_core.report.thesis import display_measure
 from ui.common import state
@@ -33,7 +34,7 @@ with page(_("Breakdown")) as p:
         evaluations = evaluate_loaded(measures, conv)
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(markdown_escape(exc.plain(_)))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

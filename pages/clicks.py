@@ -4,6 +4,7 @@ import streamlit as st
 
 from metrics_core.clicks import click_mrr
 from metrics_core.errors import InputError
+from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
@@ -45,7 +46,7 @@ with page(_("Click feedback")) as p:
     try:
         result = click_mrr(log, rule=rule, strict=strict)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(markdown_escape(exc.plain(_)))
         p.stop()
 
     thresholds = st.session_state[state.THRESHOLDS]

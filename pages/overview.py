@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import markdown_escape
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
@@ -102,7 +103,7 @@ with page(_("Overview"), sidebar=False) as p:
         with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(markdown_escape(exc.plain(_)))
         draw_settings()  # where a measure can be changed
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: it is
@@ -143,7 +144,8 @@ with page(_("Overview"), sidebar=False) as p:
         if name == baseline:
             parts.append(_("the baseline"))
         else:
-            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=baseline, p=number(r["p_corrected"])))
+            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=markdown_escape(baseline),
+                                                                        p=number(r["p_corrected"])))
         if (name, headline) in band.index:
             parts.append(_("tie band {low}–{high}").format(low=number(band.loc[(name, headline), "low"]),
                                                            high=number(band.loc[(name, headline), "high"])))
@@ -159,14 +161,16 @@ with page(_("Overview"), sidebar=False) as p:
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                          row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
                          key=Overview.GRID)
-            st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""), help=board_family(board))
+            st.caption(markdown_escape(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                       help=markdown_escape(board_family(board)))
             if note:
                 st.caption(note)
         with cards_slot.container():
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                cards[i].metric(f"{name} · {display_measure(headline)}", number(r["mean"]), **card_delta(name, r),
+                cards[i].metric(f"{markdown_escape(name)} · {display_measure(headline)}", number(r["mean"]),
+                                **card_delta(name, r),
                                 help=card_help(name, r, band))
             if len(part) > 4:
                 st.caption(_("Cards for the first 4 of {n} runs; every run is in the table.").format(n=len(part)))

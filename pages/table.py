@@ -4,6 +4,7 @@ row labelled, filtered by the queries' dates, exported for a thesis."""
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
@@ -56,7 +57,7 @@ with page(_("Comparative table"), sidebar=False,
         try:
             rows, meta = tb.loaded_rows(measures)
         except InputError as exc:
-            st.error(exc.plain(_))
+            st.error(markdown_escape(exc.plain(_)))
             p.stop()
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
@@ -64,6 +65,6 @@ with page(_("Comparative table"), sidebar=False,
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(markdown_escape(exc.plain(_)))
         p.stop()
     tb.show(table, words, lang)

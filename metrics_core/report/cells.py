@@ -124,8 +124,9 @@ LATEX_MARKERS = {"\u2605": r"$\star$", "\u2020": r"\textdagger{}", "\u2021": r"\
 
 
 #: Characters with an inline meaning in Markdown (CommonMark and GitHub's tables):
-#: backslash, code, emphasis, links and images, table cells, strikethrough.
-MARKDOWN_SPECIALS = "\\`*_[]|~"
+#: backslash, code, emphasis, links and images, table cells, strikethrough, and the ``$`` of
+#: math (GitHub's and Streamlit's Markdown render ``$x$`` as LaTeX).
+MARKDOWN_SPECIALS = "\\`*_[]|~$"
 #: What would start a block at the start of a line: a heading ``#``, a list item ``-``/``+``
 #: (not a signed number), an ordered list item ``1.`` / ``1)``.
 _MARKDOWN_BLOCK_START = re.compile(r"^(\s*)(#|[-+](?![0-9.])|[0-9]{1,9}(?=[.)](?:\s|$)))")
@@ -142,7 +143,7 @@ def markdown_escape(text) -> str:
       (``<script>`` stays text);
     * the characters of :data:`MARKDOWN_SPECIALS` get a backslash: ``\\``, a backtick,
       ``*`` and ``_`` (no emphasis), ``[`` and ``]`` (no link or image), ``|`` (a cell
-      cannot break the table), ``~`` (no strikethrough);
+      cannot break the table), ``~`` (no strikethrough), ``$`` (no math);
     * a line break (``\\n``, ``\\r``) becomes a space (one table row, one paragraph);
     * at the start, a ``#`` (heading), a ``-`` or ``+`` not followed by a digit or a point
       (list item; ``-0.5`` stays a number) and the number of an ordered list item

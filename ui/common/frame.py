@@ -19,6 +19,7 @@ from typing import NoReturn
 
 import streamlit as st
 
+from metrics_core.report.cells import markdown_escape
 from ui.common import blas, state
 from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
@@ -210,7 +211,7 @@ def status_text() -> str:
             parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
         if runs:
             parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
-                         + ": " + ", ".join(runs))
+                         + ": " + ", ".join(markdown_escape(name) for name in runs))
         if meta is not None:
             parts.append(_("query metadata"))
     if st.session_state.get(state.CLICKS) is not None:

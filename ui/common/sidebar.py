@@ -13,6 +13,7 @@ import streamlit as st
 
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
+from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.i18n import N_, _, count, ngettext
 
@@ -67,7 +68,7 @@ def _on_change(field: str) -> None:
     try:
         st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
+        st.session_state[state.MESSAGES].append(("error", markdown_escape(exc.plain(_))))
 
 
 def _reset() -> None:
@@ -93,7 +94,8 @@ def _loaded_summary() -> None:
             queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))))
     if runs:
         st.caption(_("runs: {runs}").format(runs=", ".join(
-            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=count(len(run)))
+            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=markdown_escape(name),
+                                                                                 n=count(len(run)))
             for name, run in runs.items())))
     else:
         st.caption(_("runs: none"))
@@ -101,7 +103,7 @@ def _loaded_summary() -> None:
         st.caption(_("metadata: none"))
     else:
         st.caption(ngettext("metadata: {n} query ({columns})", "metadata: {n} queries ({columns})",
-                            len(meta)).format(n=len(meta), columns=", ".join(map(str, meta.columns))))
+                            len(meta)).format(n=len(meta), columns=", ".join(map(markdown_escape, meta.columns))))
 
 
 # Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide, and

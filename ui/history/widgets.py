@@ -11,6 +11,7 @@ from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
+from metrics_core.report.cells import markdown_escape
 from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
@@ -140,7 +141,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                              ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(markdown_escape(exc.plain(_)))
         return
 
     summary = report.attrs["summary"]
@@ -242,7 +243,7 @@ def delete_form(store: HistoryStore, body) -> None:
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
-                st.error(exc.plain(_))
+                st.error(markdown_escape(exc.plain(_)))
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()

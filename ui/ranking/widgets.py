@@ -10,6 +10,7 @@ from metrics_core.errors import InputError
 from metrics_core.ranking import registry
 from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
+from metrics_core.report.cells import markdown_escape
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
 from ui.common.i18n import count
@@ -56,7 +57,7 @@ def _on_custom() -> None:
     try:
         name = parse_measure(text).name
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
+        st.session_state[state.MESSAGES].append(("error", markdown_escape(exc.plain(_))))
         return
     measures = list(st.session_state[state.MEASURES])
     if name not in measures:
@@ -112,7 +113,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         try:
             thresholds[parse_measure(str(name)).name] = float(value)
         except InputError as exc:
-            st.warning(exc.plain(_))
+            st.warning(markdown_escape(exc.plain(_)))
     st.session_state[state.THRESHOLDS] = thresholds
     return thresholds, float(st.session_state[FAIR_RATIO])
 
