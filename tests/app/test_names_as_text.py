@@ -11,6 +11,7 @@ into ``&lt;`` and ``$`` into ``\\$``). Raw HTML elements (``st.html``) may not h
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -28,9 +29,10 @@ LINK_QUERY = "[q](http://x.example/q)"
 BOLD = "<b>x</b>"
 IMG = "<img/src=x/onerror=alert(1)>"  # no spaces: a TREC id
 MATH = "$x$"
+ANCHOR = '<a href="http://x.example/a">a</a>'
 #: what must never reach a Markdown element unescaped: a link (an unescaped ``](``), a tag,
 #: math between unescaped dollars
-LIVE = re.compile(r"(?<!\\)\]\((?:http://)?x\.example|<(?:b|img)\b|(?<!\\)\$x(?<!\\)\$")
+LIVE = re.compile(r"(?<!\\)\]\((?:http://)?x\.example|<(?:a|b|img)\b|(?<!\\)\$x(?<!\\)\$")
 
 QUERIES = ["plain", BOLD, MATH, LINK_QUERY]
 
@@ -54,7 +56,7 @@ def hostile_session() -> dict:
     run = mc.read_run(run_b, name=LINK_RUN)
     other = mc.read_run(run_b.replace(b"2.0", b"0.5"), name=MATH)
     meta = pd.read_csv(io.BytesIO(meta_b), dtype=str).set_index("query_id")
-    return {"ranklab.qrels": qrels, "ranklab.runs": {run.name: run, BOLD: other, "base": other},
+    return {"ranklab.qrels": qrels, "ranklab.runs": {run.name: run, BOLD: other, ANCHOR: other, "base": other},
             "ranklab.meta": meta}
 
 
@@ -101,10 +103,33 @@ def raw_html(at: AppTest) -> list[str]:
             if getattr(node, "type", "") == "html" and getattr(node, "proto", None) is not None]
 
 
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k != "customdata":  # not drawn: what a click on a point returns (a query id)
+                yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def plotly_texts(at: AppTest) -> list[str]:
+    """Every string of every plotly figure on the page (names, ticks, titles, hovers)."""
+    out = []
+    for node in _nodes(at._tree):
+        if getattr(node, "type", "") == "plotly_chart":
+            out += list(_strings(json.loads(node.proto.spec)))
+    return out
+
+
 def live_names(at: AppTest) -> list[tuple[str, str]]:
-    """Markdown elements holding a hostile name in live form, and raw HTML holding one."""
+    """Markdown elements holding a hostile name in live form, raw HTML holding one, and
+    plotly strings holding a hostile tag (plotly reads <a href>, <b> ... in its text)."""
     bad = [(kind, text) for kind, text in rendered_markdown(at) if LIVE.search(text)]
-    bad += [("html", body) for body in raw_html(at) if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH))]
+    bad += [("html", body) for body in raw_html(at) if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH, ANCHOR))]
+    bad += [("plotly", text) for text in plotly_texts(at) if re.search(r"<(?:a|b|img)\b", text)]
     return bad
 
 

@@ -108,6 +108,17 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
 
 
-__all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
+__all__ = ["plot_text", "PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
            "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
            "plain_headers"]
+
+
+def plot_text(value) -> str:
+    """A name (run, query, column, group) as text in a plotly figure: plotly reads
+    ``<b>``, ``<a href=...>`` and entities in trace names, tick labels, titles and hover
+    labels, so ``&``, ``<`` and ``>`` become entities, which it shows as the characters.
+
+    >>> plot_text("<a href=x>t</a> & co")
+    '&lt;a href=x&gt;t&lt;/a&gt; &amp; co'
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
