@@ -4,7 +4,6 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.cells import markdown_escape
 from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
 from metrics_core.report.thesis import display_measure
 from ui.common import state
@@ -12,7 +11,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.style import MEASURE_FORMAT, natural_rows
+from ui.common.style import MEASURE_FORMAT, md_text, natural_rows
 from ui.ranking.data import evaluate_loaded, show_unusable, unusable_runs
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown
@@ -34,7 +33,7 @@ with page(_("Breakdown")) as p:
         evaluations = evaluate_loaded(measures, conv)
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

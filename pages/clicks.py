@@ -4,11 +4,11 @@ import streamlit as st
 
 from metrics_core.clicks import click_mrr
 from metrics_core.errors import InputError
-from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import upload_slot
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
@@ -46,7 +46,7 @@ with page(_("Click feedback")) as p:
     try:
         result = click_mrr(log, rule=rule, strict=strict)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     thresholds = st.session_state[state.THRESHOLDS]

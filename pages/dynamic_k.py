@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import dynamic_k as dk
-from metrics_core.report.cells import markdown_escape
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -88,8 +88,8 @@ with page(_("Dynamic K"), caption=caption()):
     table = ds.candidate_table_of(data["digest"], data)
     if table.criterion is not None:
         st.caption(_("{source}: {n} candidates, {units} (query, criterion) units").format(
-            source=markdown_escape(data["source"]), n=count(data['query'].size), units=count(table.n_queries)))
+            source=md_text(data["source"]), n=count(data['query'].size), units=count(table.n_queries)))
     else:
         st.caption(_("{source}: {n} candidates, {queries} queries").format(
-            source=markdown_escape(data["source"]), n=count(data['query'].size), queries=count(table.n_queries)))
+            source=md_text(data["source"]), n=count(data['query'].size), queries=count(table.n_queries)))
     controls()

@@ -4,10 +4,10 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.hashing.tables import hashing_settings, hashing_tables
-from metrics_core.report.cells import markdown_escape
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.hashing import state as hs
 from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at_k_cutoffs
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
@@ -43,11 +43,11 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                           p_at_k_cutoffs(n_db), device_name())
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(
-        source=markdown_escape(data["source"]), q=result["n_queries"], db=result["n_db"], bits=result["bits"],
+        source=md_text(data["source"]), q=result["n_queries"], db=result["n_db"], bits=result["bits"],
         device=device_label()))
     lo, hi = result["map_band"]
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label is cut

@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.cells import markdown_escape
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
@@ -13,7 +12,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import HEADERS, MEASURE_FORMAT
+from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
@@ -103,7 +102,7 @@ with page(_("Overview"), sidebar=False) as p:
         with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         draw_settings()  # where a measure can be changed
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: it is
@@ -144,7 +143,7 @@ with page(_("Overview"), sidebar=False) as p:
         if name == baseline:
             parts.append(_("the baseline"))
         else:
-            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=markdown_escape(baseline),
+            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=md_text(baseline),
                                                                         p=number(r["p_corrected"])))
         if (name, headline) in band.index:
             parts.append(_("tie band {low}–{high}").format(low=number(band.loc[(name, headline), "low"]),
@@ -161,15 +160,15 @@ with page(_("Overview"), sidebar=False) as p:
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                          row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
                          key=Overview.GRID)
-            st.caption(markdown_escape(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
-                       help=markdown_escape(board_family(board)))
+            st.caption(md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                       help=md_text(board_family(board)))
             if note:
                 st.caption(note)
         with cards_slot.container():
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                cards[i].metric(f"{markdown_escape(name)} · {display_measure(headline)}", number(r["mean"]),
+                cards[i].metric(f"{md_text(name)} · {display_measure(headline)}", number(r["mean"]),
                                 **card_delta(name, r),
                                 help=card_help(name, r, band))
             if len(part) > 4:

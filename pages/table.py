@@ -4,10 +4,10 @@ row labelled, filtered by the queries' dates, exported for a thesis."""
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
+from ui.common.style import md_text
 from ui.compare import table as tb
 from ui.history.actions import open_store
 from ui.ranking.data import has_data, load_sample_into_state
@@ -57,7 +57,7 @@ with page(_("Comparative table"), sidebar=False,
         try:
             rows, meta = tb.loaded_rows(measures)
         except InputError as exc:
-            st.error(markdown_escape(exc.plain(_)))
+            st.error(md_text(exc.plain(_)))
             p.stop()
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
@@ -65,6 +65,6 @@ with page(_("Comparative table"), sidebar=False,
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     tb.show(table, words, lang)

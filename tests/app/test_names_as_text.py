@@ -30,9 +30,9 @@ BOLD = "<b>x</b>"
 IMG = "<img/src=x/onerror=alert(1)>"  # no spaces: a TREC id
 MATH = "$x$"
 ANCHOR = '<a href="http://x.example/a">a</a>'
-#: what must never reach a Markdown element unescaped: a link (an unescaped ``](``), a tag,
-#: math between unescaped dollars
-LIVE = re.compile(r"(?<!\\)\]\((?:http://)?x\.example|<(?:a|b|img)\b|(?<!\\)\$x(?<!\\)\$")
+#: what must never reach a Markdown element unescaped: a link (an unescaped ``](``, or the
+#: bare address, which GitHub's Markdown links by itself), a tag, math between unescaped dollars
+LIVE = re.compile(r"(?<!\\)\]\((?:http://)?x\.example|http://x\.example|<(?:a|b|img)\b|(?<!\\)\$x(?<!\\)\$")
 
 QUERIES = ["plain", BOLD, MATH, LINK_QUERY]
 
@@ -146,7 +146,7 @@ def test_ranking_pages_show_hostile_names_as_text(page, hostile_state):
     texts = " ".join(text for _, text in rendered_markdown(at))
     if page not in ("home", "learn"):
         # the names are on the page (escaped), so the check below looked at them
-        assert "\\[t\\](http://x.example/run)" in texts or "\\[q\\](http://x.example/q)" in texts, texts[:2000]
+        assert "\\[t\\](http" in texts or "\\[q\\](http" in texts, texts[:2000]
     assert live_names(at) == []
 
 

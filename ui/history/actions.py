@@ -13,9 +13,9 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore
-from metrics_core.report.cells import markdown_escape
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
+from ui.common.style import md_text
 from ui.history import state as history_state
 
 
@@ -103,7 +103,7 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     try:
         ids = save_current_evaluations(picked, suite, qrels, meta, note=note or None)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         return None
     if history_state.is_shared():
         st.success(ngettext("Saved {n} run to the shared history.",

@@ -11,10 +11,10 @@ from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
-from metrics_core.report.cells import markdown_escape
 from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
+from ui.common.style import md_text
 from ui.common.upload import upload_slot
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
@@ -141,7 +141,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                              ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
-        st.error(markdown_escape(exc.plain(_)))
+        st.error(md_text(exc.plain(_)))
         return
 
     summary = report.attrs["summary"]
@@ -243,7 +243,7 @@ def delete_form(store: HistoryStore, body) -> None:
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
-                st.error(markdown_escape(exc.plain(_)))
+                st.error(md_text(exc.plain(_)))
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()
