@@ -58,7 +58,7 @@ def use_uploaded_history(files) -> None:
     up = files[0]
     loaded = HistoryStore.from_bytes(up.getvalue(), source=up.name)
     hs.replace_session_store(loaded)
-    st.toast(_("Loaded {n} saved evaluations from {file}.").format(n=loaded.count_evaluations(), file=up.name))
+    st.toast(_("Loaded {n} saved evaluations from {file}.").format(n=loaded.count_evaluations(), file=md_text(up.name)))
     st.rerun()
 
 
@@ -233,7 +233,7 @@ def delete_form(store: HistoryStore, body) -> None:
     pending = st.session_state.get(hs.PENDING_DELETE)
     if pending is not None:
         st.warning(_("Delete evaluation {evaluation} and its per-query values? This cannot be undone.").format(
-            evaluation=labels.get(pending, pending)))
+            evaluation=md_text(labels.get(pending, pending))))
         y, n, _spacer = st.columns([1, 1, 4])
         if y.button(_("Yes, delete"), type="primary"):
             try:
