@@ -25,17 +25,17 @@ from metrics_core.io.columns import (
     detect_columns,
     is_rank_column,
 )
-from metrics_core.io.formats import sniff_format
+from metrics_core.io.formats import table_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
 __all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
-           "check_parquet_metadata", "guess_table_format", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
+           "check_parquet_metadata", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
     if fmt == "auto":
-        fmt = guess_table_format(raw)
+        fmt = table_format(raw)
     data = raw.data
     if fmt == "parquet":
         if not data.startswith(PARQUET_MAGIC):
@@ -118,7 +118,8 @@ MAX_PARQUET_ROWS_PER_BYTE = 10_000
 PARQUET_CELL_BYTES = 8
 
 
-def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | None = None) -> None:
+def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | None = None, *,
+                           whole: bool = True) -> None:
     """Refuse a Parquet file whose footer declares more than its bytes can hold, before any
     data is read (a forged footer makes the reader allocate for the rows it declares).
 
@@ -129,7 +130,8 @@ def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | N
       exactly one value, or null, per row; a list column at least one level per row);
     * each row group declares at most :data:`MAX_PARQUET_ROWS_PER_BYTE` rows per byte of
       its compressed column chunks, and those chunks lie within the file's ``file_size``;
-    * rows x columns is at most :data:`MAX_PARQUET_CELLS`, and rows x columns x
+    * for a table read whole (``whole``; a reader of batches holds one batch at a time):
+      rows x columns is at most :data:`MAX_PARQUET_CELLS`, and rows x columns x
       :data:`PARQUET_CELL_BYTES` (the least memory the table takes once read) as well as
       the declared uncompressed size are within ``max_bytes`` (default
       :data:`~metrics_core.io.source.MAX_INPUT_BYTES`).
@@ -158,6 +160,8 @@ def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | N
             raise InputError(N_("a row group of the Parquet file declares {rows} rows in {size} bytes: "
                                 "more than a Parquet file can hold (a damaged or forged footer)"),
                              source=source, hint=hint, params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"})
+    if not whole:
+        return
     if rows * columns > MAX_PARQUET_CELLS:
         raise InputError(N_("the Parquet file declares {rows} rows"), source=source,
                          hint=N_("Split the file"), params={"rows": f"{rows:,}"})
@@ -201,12 +205,6 @@ def arrow_to_pandas(table) -> pd.DataFrame:
     if not all(str(c) in names for c in frame.columns):  # the metadata renamed a column
         return table.replace_schema_metadata(None).to_pandas()
     return frame
-
-
-def guess_table_format(raw: RawData) -> str:
-    """The table format of ``raw`` (:func:`metrics_core.io.formats.sniff_format`)."""
-    fmt = sniff_format(raw)
-    return fmt if fmt in ("parquet", "jsonl", "json", "tsv", "csv") else "csv"
 
 
 def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,

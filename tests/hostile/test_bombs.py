@@ -261,3 +261,27 @@ def test_history_page_refuses_the_check_bomb_within_a_few_mb(monkeypatch):
     assert "check-bomb.sqlite3" in at.error[0].value and "RankLab's own schema" in at.error[0].value
     assert not any("Loaded" in t.value for t in at.toast)
     assert grown < BOUND_MB, f"+{grown:.0f} MB"
+
+
+def test_streamed_readers_refuse_a_forged_parquet_footer(small_parquet, tmp_path):
+    """The batch reader (the app's big uploads) and the planner of the command line's units
+    check the footer too; a reader of batches is not held to the memory estimate."""
+    from metrics_core.scale.blocks import open_run_stream
+    from metrics_core.scale.units import plan_units
+
+    forged = patch_parquet_rows(small_parquet, 600_000_000, FILE_ROWS, GROUP_ROWS, COLUMN_VALUES)
+    path = tmp_path / "forged.parquet"
+    path.write_bytes(forged)
+
+    def stream():
+        for _ in open_run_stream(str(path)).batches():
+            pass
+
+    exc, grown = _refusal(stream)
+    _one_line(exc, "forged.parquet", "declares 600,000,000 rows in")
+    assert grown < BOUND_MB
+    with pytest.raises(InputError, match="declares 600,000,000 rows in"):
+        plan_units([str(path)], unit_bytes=1 << 20)
+    honest = tmp_path / "honest.parquet"
+    honest.write_bytes(small_parquet)
+    assert sum(t.num_rows for t in open_run_stream(str(honest)).batches()) == 2
