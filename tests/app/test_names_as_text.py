@@ -226,8 +226,7 @@ def test_history_page_shows_hostile_suite_and_run_names_as_text(tmp_path, monkey
     evaluations = []
     for name, run in state["ranklab.runs"].items():
         ev = mc.evaluate(state["ranklab.qrels"], run, ["RR", "nDCG@10", "P@5"])
-        ev.run_name = name
-        evaluations.append(ev)
+        evaluations.append(ev.replace(run_name=name))
     path = tmp_path / "h.sqlite3"
     save_current_evaluations(evaluations, LINK_QUERY, state["ranklab.qrels"], store_path=str(path),
                              note=f"{BOLD} {MATH}")

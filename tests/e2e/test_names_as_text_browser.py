@@ -42,6 +42,7 @@ def _files(tmp_path):
 
 def test_hostile_names_are_never_links_on_the_main_pages(server, page, tmp_path):
     qrels, run, anchor = _files(tmp_path)
+    page.set_default_timeout(90_000)  # uploads and diagnostics are slow on a busy machine
     page.goto(server + "/data")
     _wait_for_app(page)
     inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
