@@ -17,6 +17,7 @@ from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import N_, _, count, ngettext
+from ui.common.style import md_text
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
@@ -121,7 +122,7 @@ def _on_change(field: str) -> None:
     try:
         st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
+        st.session_state[state.MESSAGES].append(("error", md_text(exc.plain(_))))
 
 
 def _reset() -> None:
@@ -148,7 +149,8 @@ def _loaded_summary() -> None:
             queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))))
     if runs:
         st.caption(_("runs: {runs}").format(runs=", ".join(
-            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=count(len(run)))
+            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=md_text(name),
+                                                                                 n=count(len(run)))
             for name, run in runs.items())))
     else:
         st.caption(_("runs: none"))
@@ -156,7 +158,7 @@ def _loaded_summary() -> None:
         st.caption(_("metadata: none"))
     else:
         st.caption(ngettext("metadata: {n} query ({columns})", "metadata: {n} queries ({columns})",
-                            len(meta)).format(n=len(meta), columns=", ".join(map(str, meta.columns))))
+                            len(meta)).format(n=len(meta), columns=", ".join(map(md_text, meta.columns))))
 
 
 # Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide, and
