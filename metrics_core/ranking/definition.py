@@ -130,6 +130,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)", ("nearest", "trec9"), default="nearest"),
     Param("p", "persistence of the RBP user: probability of going on to the next document",
           parse=lambda t: _in_range(t, 0.0, 1.0, "p"), default=0.9),
+    Param("scale", "RBP's gain of a label: label / the query's highest label when above 1 (trec_eval), "
+          "or the label itself (ranx)", ("max", "none"), default="max"),
     Param("x", "multiple of R at which precision is taken (trec_eval Rprec_mult_x)",
           parse=lambda t: _in_range(t, 0.0, None, "x"), default=1.0),
     Param("a", "utility of a relevant retrieved document", default=1.0),

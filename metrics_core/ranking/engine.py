@@ -71,14 +71,54 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
 
     ``prepared``: a :class:`Prepared` of these ``qrels`` and ``run`` (made here when None).
     """
+    if getattr(conv, "ignore_identical_ids", False):
+        kept = drop_identical_ids(run)
+        if kept is not run:
+            run, prepared = kept, None
     prepared = Prepared(qrels, run) if prepared is None else prepared
     try:
         ranked = _build(qrels, run, conv, cutoffs, None, prepared)
     except FingerprintCollision:
         ranked = _build(qrels, run, conv, cutoffs, exact_doc_keys(run.docid, qrels.docid), prepared)
+    ranked.run_docid = run.docid  # the document ids of run rows (Hole@k asks the whole qrels about them)
     if conv.judged_only:
         ranked = judged_only(ranked)
+        ranked.run_docid = run.docid
     return ranked
+
+
+def drop_identical_ids(run: Run) -> Run:
+    """``run`` without the rows whose document id equals the query id (BEIR's
+    ``ignore_identical_ids``), or ``run`` itself when it has none. A query that loses every
+    row stays answered with an empty ranking (``extra_query_ids``), as BEIR passes it on.
+
+    >>> r = drop_identical_ids(Run(["q1", "q1", "q2"], ["q1", "d2", "q2"], [3.0, 2.0, 1.0]))
+    >>> list(r.doc_ids), r.extra_query_ids
+    (['d2'], ('q2',))
+    """
+    import pyarrow.compute as pc
+
+    qid = run.qid
+    if pa.types.is_dictionary(qid.type):
+        qid = qid.cast(qid.type.value_type)
+    docid = run.docid
+    if pa.types.is_dictionary(docid.type):
+        docid = docid.cast(docid.type.value_type)
+    same = pc.equal(qid.cast(pa.large_string()), docid.cast(pa.large_string()))
+    if not pc.any(same).as_py():
+        return run
+    keep = pc.invert(same)
+    rows = np.flatnonzero(keep.to_numpy(zero_copy_only=False))
+    kept_qid = pc.filter(qid, keep)
+    emptied = set(pc.unique(pc.filter(qid, same)).to_pylist()) - set(pc.unique(kept_qid).to_pylist())
+    lines = None
+    if run.line_numbers is not None:
+        lines = run.line_numbers[rows]
+    elif run.rows_are_lines:
+        lines = rows + 1
+    return Run(kept_qid, pc.filter(docid, keep), run.scores[rows], name=run.name, source=run.source,
+               line_numbers=lines, tags=run.tags,
+               extra_query_ids=tuple(run.extra_query_ids) + tuple(sorted(emptied)))
 
 
 def judged_only(R: RankedLists) -> RankedLists:
@@ -429,4 +469,4 @@ def _phase_labels(w: _Work) -> RankedLists:
                        qrels_row=w.qrels_row, row_swaps=swaps, qrels=w.qrels)
 
 
-__all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "judged_only"]
+__all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "drop_identical_ids", "judged_only"]

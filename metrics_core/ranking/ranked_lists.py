@@ -89,6 +89,8 @@ class RankedLists:
         self._row_swaps = row_swaps
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self.qrels = qrels            # the Qrels built from (its source and lines name bad labels)
+        self.run_docid = None         # the run's document ids (Arrow), set by the engine
+        self.judged_anywhere = None   # every qrels document id when qrels holds a block's share
         self._cache: dict = {}
 
     def memo(self, key, build):

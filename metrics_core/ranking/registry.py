@@ -71,6 +71,8 @@ COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
                         and "@r" not in m)
 
+# ranx's forms that RankLab's own syntax would misread: a relevance level, rbp's persistence
+_RANX_ONLY = re.compile(r"-l\d+\s*$|^\s*rbp[.@]\d")
 _NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
 
 
@@ -195,6 +197,8 @@ def parse_measure(text) -> MeasureSpec:
         _unknown(N_("unknown measure {measure!r}: not of the form NAME, NAME@k or NAME(param=value)@k"),
                  measure=raw)
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
+    if _RANX_ONLY.search(raw) and (ranx := translate_ranx(raw)) is not None:  # ndcg@10-l2, rbp.90
+        return parse_measure(ranx)
     family, cutoff_text = _family_of(base, cutoff_text)
     if family is None and params_text is None and cutoff_text is None:
         for prefix, fam, param in _TREC_PARAM_PREFIXES:  # Rprec_mult_0.20 -> RprecMult(x=0.20)

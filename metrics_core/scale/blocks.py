@@ -345,7 +345,10 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                          hint=N_("Give a .parquet file, or choose another format"))
 
     def batches():
+        from metrics_core.io.tables import check_parquet_metadata
+
         pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        check_parquet_metadata(pf.metadata, raw.size(), raw.name, whole=False)  # a forged footer
         return pf.iter_batches(batch_size=batch_rows)
 
     def opener():
