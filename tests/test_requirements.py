@@ -42,6 +42,8 @@ DISTRIBUTION = {
 # optional tools: the tests that need them skip, with this reason, where they are absent
 OPTIONAL = {
     "atheris": "coverage-guided fuzzing (libFuzzer); run by hand, the short runs skip without it",
+    "beir": "the BEIR drop-in's comparisons with BEIR itself skip without it (BEIR pulls "
+            "sentence-transformers, faiss and elasticsearch: too heavy for every test run)",
 }
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
