@@ -12,11 +12,11 @@ from scipy import stats
 
 import metrics_core as mc
 from metrics_core.report.comparison import compare
+from metrics_core.report.legends import family_sentence
 from metrics_core.stats.comparison import (
     DEFAULT_FAMILY,
     compare_runs,
     correction_family,
-    family_sentence,
 )
 
 
