@@ -21,7 +21,6 @@ or a file-like object (an open file, ``io.BytesIO``, Streamlit's ``UploadedFile`
 from __future__ import annotations
 
 import bz2
-import codecs
 import errno
 import io
 import lzma
@@ -32,6 +31,13 @@ import stat
 import sys
 
 from metrics_core.errors import N_, InputError, Phrase
+from metrics_core.io.text_check import (
+    TextCheck,
+    encoding_error,
+    nul_error,
+    text_encoding_problem,
+    utf8_error,
+)
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -86,86 +92,6 @@ def compression_of(head: bytes) -> str | None:
     if head[:4] == b"\x04\x22\x4d\x18":
         return "lz4"
     return None
-
-
-def text_encoding_problem(head: bytes) -> str | None:
-    """A named problem when ``head`` is UTF-16/UTF-32 text (None otherwise)."""
-    if head[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
-        return "UTF-32"
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "UTF-16"
-    sample = head[:256]
-    if len(sample) >= 8:
-        even, odd = sample[0::2], sample[1::2]
-        if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
-            return "UTF-16"
-        if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
-            return "UTF-16"
-    return None
-
-
-def _encoding_error(kind: str, label: str) -> InputError:
-    return InputError(N_("{encoding} text: this reader takes UTF-8"), source=label,
-                      hint=N_("Save the file as UTF-8"), params={"encoding": kind})
-
-
-def _nul_error(label: str, line: int) -> InputError:
-    return InputError(N_("binary data (a NUL byte): this is not a text file"), source=label, line=line,
-                      hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
-
-
-def _utf8_error(label: str, line: int, byte: int) -> InputError:
-    return InputError(N_("not UTF-8 text (byte 0x{byte})"), source=label, line=line,
-                      hint=N_("Save the file as UTF-8"), params={"byte": f"{byte:02x}"})
-
-
-class TextCheck:
-    """The text checks of :func:`check_text`, made on data as it arrives, chunk by chunk.
-
-    :meth:`feed` refuses UTF-16/32 text (in the first chunk), a NUL byte and bytes that are
-    not UTF-8 (a character cut between two chunks is joined first), naming the line: the
-    newlines of the chunks already fed are counted. :meth:`close` refuses a character cut
-    by the end of the data. Cost: one ``memchr`` and one ``isascii`` per chunk; only
-    non-ASCII chunks are decoded (and the text dropped at once).
-
-    >>> check = TextCheck("run.txt")
-    >>> check.feed(b"q1 Q0 d1 1 2.0 t\\n")
-    >>> try:
-    ...     check.feed(b"q2 Q0 d\\x00")
-    ... except InputError as exc:
-    ...     print(exc.line, exc.problem)
-    2 binary data (a NUL byte): this is not a text file
-    """
-
-    def __init__(self, label: str):
-        self.label = label
-        self.newlines = 0
-        self._first = True
-        self._decoder = codecs.getincrementaldecoder("utf-8")()
-
-    def feed(self, chunk: bytes) -> None:
-        if self._first:
-            self._first = False
-            enc = text_encoding_problem(chunk[:256])
-            if enc:
-                raise _encoding_error(enc, self.label)
-        nul = chunk.find(b"\x00")
-        if nul >= 0:
-            raise _nul_error(self.label, self.newlines + chunk.count(b"\n", 0, nul) + 1)
-        pending = self._decoder.getstate()[0]
-        if pending or not chunk.isascii():
-            try:
-                self._decoder.decode(chunk)
-            except UnicodeDecodeError as exc:
-                at = max(exc.start - len(pending), 0)
-                byte = (pending + chunk[:at + 1])[exc.start]
-                raise _utf8_error(self.label, self.newlines + chunk.count(b"\n", 0, at) + 1, byte) from None
-        self.newlines += chunk.count(b"\n")
-
-    def close(self) -> None:
-        pending = self._decoder.getstate()[0]
-        if pending:
-            raise _utf8_error(self.label, self.newlines + 1, pending[0])
 
 
 def _decoder_stream(src, fmt: str):
@@ -321,10 +247,10 @@ def _read_stream(read, label: str, limit: int | None = None) -> bytes:
             if (compression_of(chunk) is None and not chunk.startswith(_BINARY_MAGIC)):
                 enc = text_encoding_problem(chunk)
                 if enc:
-                    raise _encoding_error(enc, label)
+                    raise encoding_error(enc, label)
                 nul = chunk.find(b"\x00")
                 if nul >= 0:
-                    raise _nul_error(label, chunk.count(b"\n", 0, nul) + 1)
+                    raise nul_error(label, chunk.count(b"\n", 0, nul) + 1)
         out.write(chunk)
         if out.tell() > limit:
             raise _limit_error(label, Phrase(N_("the stream")), limit)
@@ -486,10 +412,10 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
     data = raw.data if sample is None else raw.head(sample)
     enc = text_encoding_problem(data[:256])
     if enc:
-        raise _encoding_error(enc, raw.name)
+        raise encoding_error(enc, raw.name)
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise _nul_error(raw.name, line_of_offset(data, nul))
+        raise nul_error(raw.name, line_of_offset(data, nul))
     if data.isascii():  # ASCII is UTF-8: no decoding (and no copy of the text) needed
         return
     try:
@@ -497,7 +423,7 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
     except UnicodeDecodeError as exc:
         if sample is not None and exc.start >= len(data) - 4:
             return  # a multi-byte character cut by the sample boundary
-        raise _utf8_error(raw.name, line_of_offset(data, exc.start), data[exc.start]) from None
+        raise utf8_error(raw.name, line_of_offset(data, exc.start), data[exc.start]) from None
 
 
 def text_lines(raw: RawData):
