@@ -9,14 +9,6 @@ and never spells a key.
 
 from __future__ import annotations
 
-# --- caches of ui.ranking.data (dicts kept in the session) ----------------------------------
-TIE_CACHE = "ranklab.tie_cache"                # id(Evaluation) -> (Evaluation, tie report)
-TIE_BOUNDS_CACHE = "ranklab.tie_bounds_cache"  # id(Evaluation) -> (Evaluation, bounds)
-COVERAGE_CACHE = "ranklab.coverage_cache"      # id(Run) -> (Qrels, Run, metrics_core.io.coverage.coverage_report)
-RANKED_CACHE = "ranklab.ranked_cache"          # (qrels, run, conventions) -> ranked lists
-BOARD_MEMO = "ranklab.overview.boards"         # board key -> (evaluations, leaderboard)
-BAND_MEMO = "ranklab.overview.band_memo"       # (key, evaluations and bounds, band) last drawn
-
 # --- the qrels / run / metadata boxes (ui.ranking.upload) -----------------------------------
 UPLOADS_DONE = "ranklab.data.done"             # (kind, file name) -> (signature, error text or None)
 COLUMN_MAPPINGS = "ranklab.data.mapping"       # (kind, file name) -> {role: column}

@@ -57,7 +57,6 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
             else:
                 index_col = (mapping or {}).get("query_id")
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
-            st.session_state[state.EVAL_CACHE] = {}
         except InputError as exc:
             error = exc.plain(_)  # the reader's message in an application's words
         except Exception as exc:  # never a traceback for an upload: say what failed
