@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from ui.common import blas, state
+from ui.common import blas, budget, state
 from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
@@ -112,6 +112,7 @@ def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
     _leave_pages_directory_mode()
     configure_page()
     blas.limit_threads_once()  # once per server process
+    budget.start_reclaimer()  # once per server process: memory goes back after visitors leave
     state.ensure_defaults()
     _compact_css()
     language_switch(st.container(key=SWITCH_BOX))

@@ -96,6 +96,21 @@ that called ``load()`` (whether it failed or not); draws nothing.
     return True, error
 
 
+def release(files) -> None:
+    """Drop the raw bytes of uploaded ``files`` from the server (Streamlit keeps every upload
+    for the whole session otherwise): call it once an upload is parsed. The box keeps its file
+    chips in the browser; the page lists what is loaded under it."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or ctx.uploaded_file_mgr is None:
+        return
+    for f in files:
+        file_id = getattr(f, "file_id", None)
+        if file_id:
+            ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
+
+
 def read_error(key: str) -> str | None:
     """The error of the last upload read under ``key`` (None when it loaded, or none was read)."""
     return (st.session_state.get(state.READ_ONCE) or {}).get(key, (None, None))[1]
@@ -192,5 +207,5 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
     return read_now and error is None
 
 
-__all__ = ["FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read", "table_columns",
+__all__ = ["FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read", "release", "table_columns",
            "human_size", "failure_text", "signature_of"]

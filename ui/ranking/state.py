@@ -10,7 +10,8 @@ and never spells a key.
 from __future__ import annotations
 
 # --- the qrels / run / metadata boxes (ui.ranking.upload) -----------------------------------
-UPLOADS_DONE = "ranklab.data.done"             # (kind, file name) -> (signature, error text or None)
+UPLOADS_DONE = "ranklab.data.done"             # prefix of the read-once keys: + ".<kind>.<file name>"
+SOURCES = "ranklab.data.sources"              # (kind, file name) -> bytes of the upload (parsed, then released)
 COLUMN_MAPPINGS = "ranklab.data.mapping"       # (kind, file name) -> {role: column}
 MAPPING_WIDGET = "ranklab.data.map"            # prefix of the column-mapping widgets
 

@@ -1,0 +1,239 @@
+"""The memory budget of a hosted app: the server's and each visitor's share, checked before
+work starts.
+
+A free host gives the whole app about 1 GB; one visitor's upload must never take the process
+past it (every other visitor would lose their session). Two numbers, set by whoever deploys:
+
+- ``RANKLAB_SERVER_MB`` (default 900): the most the server process may hold (resident memory);
+- ``RANKLAB_VISITOR_MB`` (default 64): one visitor's share (their parsed data and rankings).
+
+Before an upload is parsed, :func:`check_upload` estimates from its size and line count what it
+will cost while parsing (the peak) and once loaded (what stays), and refuses it with one line
+that says what fits and what to do when it would exceed the visitor's share or the server's
+free memory (``InputError``, shown under the box like any reader's error). Uploads in flight
+are reserved (:func:`reserve`), so two visitors cannot both take the last free megabytes.
+:func:`visitor_cost` measures what a visitor's loaded data holds now; the Data page shows it.
+
+Costs per row are measured (bench/load_test.py): a parsed run holds its ids as Arrow strings
+(about the id text) plus 8 bytes a score; its ranking (kept for the tie band and the per-query
+views) about :data:`RANKING_BYTES_PER_ROW`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+
+import streamlit as st
+
+from metrics_core.errors import N_, InputError
+from ui.common import state
+
+MB = 1_000_000
+#: Defaults for a 1 GB host: the server's ceiling (a watchdog kills at 1,024 MB) and one visitor's share.
+DEFAULT_SERVER_MB = 900
+DEFAULT_VISITOR_MB = 64
+#: Bytes a ranked row holds (ranking of a 100,000-line run: 5.6 MB, measured).
+RANKING_BYTES_PER_ROW = 56
+#: Bytes a parsed row holds beyond its id text (the score, offsets, codes).
+PARSED_BYTES_PER_ROW = 24
+#: A compressed or binary upload: rows are guessed from its size (a TREC line compresses to
+#: about 6 bytes with gzip); the estimate errs on the large side.
+COMPRESSED_BYTES_PER_ROW = 6
+#: Parsing holds the text, its columns and the parsed arrays at once: the peak, as a multiple
+#: of the text (measured on 100,000-line runs), on top of what stays.
+PARSE_PEAK_FACTOR = 2.0
+
+_lock = threading.Lock()
+_reserved = {"bytes": 0}
+
+
+def server_budget() -> int:
+    """The server's ceiling in bytes (``RANKLAB_SERVER_MB``, default :data:`DEFAULT_SERVER_MB`)."""
+    return _env_mb("RANKLAB_SERVER_MB", DEFAULT_SERVER_MB)
+
+
+def visitor_budget() -> int:
+    """One visitor's share in bytes (``RANKLAB_VISITOR_MB``, default :data:`DEFAULT_VISITOR_MB`)."""
+    return _env_mb("RANKLAB_VISITOR_MB", DEFAULT_VISITOR_MB)
+
+
+def _env_mb(name: str, default: int) -> int:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        value = default
+    return int(max(value, 1) * MB)
+
+
+def process_rss() -> int:
+    """The server process's resident memory in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        try:
+            import resource
+
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        except (ImportError, OSError):
+            return 0
+
+
+def estimate(data: bytes, kind: str) -> tuple[int, int]:
+    """``(peak, held)``: the bytes parsing ``data`` as ``kind`` ("run", "qrels", "meta" or any
+    other table) needs at its peak, and what stays once parsed (with the run's ranking).
+
+    Rows are counted from the line ends of a text upload; a compressed or binary one (gzip,
+    Parquet) is guessed at :data:`COMPRESSED_BYTES_PER_ROW` bytes a row."""
+    binary = data[:2] == b"\x1f\x8b" or data[:4] == b"PAR1" or b"\x00" in data[:4096]
+    if binary:
+        rows = len(data) // COMPRESSED_BYTES_PER_ROW
+        text = rows * 40
+    else:
+        rows = data.count(b"\n") + 1
+        text = len(data)
+    held = text + rows * PARSED_BYTES_PER_ROW
+    if kind == "run":
+        held += rows * RANKING_BYTES_PER_ROW
+    peak = held + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
+    return peak, held
+
+
+def visitor_cost() -> int:
+    """What this visitor's loaded ranking data holds now, in bytes: each run's and the qrels'
+    arrays, and a ranking per run; the query metadata and the other pages' tables."""
+    total = 0
+    for data in [st.session_state.get(state.QRELS), *(st.session_state.get(state.RUNS) or {}).values()]:
+        if data is not None:
+            total += visitor_cost_of(data)
+    meta = st.session_state.get(state.META)
+    if meta is not None:
+        try:
+            total += int(meta.memory_usage(deep=True).sum())
+        except (AttributeError, TypeError, ValueError):
+            pass
+    return total
+
+
+def visitor_cost_of(data) -> int:
+    """What one loaded qrels or run holds (its arrays; a run's ranking too)."""
+    cost = _columns_bytes(data)
+    if data is not st.session_state.get(state.QRELS):
+        cost += len(data) * RANKING_BYTES_PER_ROW
+    return cost
+
+
+def _columns_bytes(data) -> int:
+    total = 0
+    for name in ("qid", "docid", "values", "line_numbers"):
+        arr = getattr(data, name, None)
+        if arr is not None:
+            total += int(getattr(arr, "nbytes", 0))
+    return total
+
+
+def _mb(n: int) -> str:
+    return f"{n / MB:,.0f} MB" if n >= 10 * MB else f"{n / MB:,.1f} MB"
+
+
+@contextmanager
+def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
+    """Check ``data`` against the budgets, then hold its peak as reserved while the block runs
+    (the parse); raises InputError (one line: what it needs, what fits, what to do) before any
+    work when it does not fit. ``replaces``: bytes the upload frees once loaded (the file it
+    replaces)."""
+    peak, held = estimate(data, kind)
+    share, used = visitor_budget(), visitor_cost()
+    if used - replaces + held > share:
+        raise InputError(N_("it would need about {need} once loaded; your share of this server is {share} "
+                            "and your data holds {used}"), source=name,
+                         params={"name": name, "need": _mb(held), "share": _mb(share), "used": _mb(used)},
+                         hint=N_("Remove a run on the Data page, or evaluate larger runs with the command line "
+                                 "(ranklab evaluate --qrels QRELS --run RUN), which streams them"))
+    with _lock:
+        free = server_budget() - process_rss() - _reserved["bytes"]
+        if peak > free:
+            raise InputError(N_("it would need about {need} while it is read; the server has {free} free "
+                                "for everyone now"), source=name,
+                             params={"name": name, "need": _mb(peak), "free": _mb(max(free, 0))},
+                             hint=N_("Try again in a few minutes, or evaluate it with the command line "
+                                     "(ranklab evaluate --qrels QRELS --run RUN), which streams it"))
+        _reserved["bytes"] += peak
+    try:
+        yield
+    finally:
+        with _lock:
+            _reserved["bytes"] -= peak
+
+
+def cost_line() -> str:
+    """What the visitor's data costs, in the visitor's words (the Data page's caption)."""
+    from ui.common.i18n import gettext as _
+
+    return _("Your data holds about {used} of your {share} share of this server's memory.").format(
+        used=_mb(visitor_cost()), share=_mb(visitor_budget()))
+
+
+
+
+# --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
+#: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
+RECLAIM_EVERY_S = 20.0
+_reclaimer = {"thread": None}
+
+
+def sessions_open() -> int | None:
+    """How many sessions the server holds (None outside a running server)."""
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return None
+        return len(Runtime.instance()._session_mgr.list_sessions())
+    except Exception:  # a Streamlit without this internal: the reclaimer then runs on every tick
+        return None
+
+
+def trim() -> None:
+    """Collect garbage and hand freed heap pages back to the system (``malloc_trim`` on glibc;
+    nothing elsewhere): parsed runs are many mid-sized buffers whose arenas glibc keeps."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def start_reclaimer() -> bool:
+    """Start, once per server process, the thread that gives memory back after visitors leave:
+    every :data:`RECLAIM_EVERY_S` seconds, when the number of sessions fell (Streamlit drops a
+    session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
+    True when this call started it."""
+    with _lock:
+        if _reclaimer["thread"] is not None:
+            return False
+
+        def loop() -> None:
+            import time
+
+            last = sessions_open()
+            while True:
+                time.sleep(RECLAIM_EVERY_S)
+                now = sessions_open()
+                if now is None or last is None or now < last:
+                    trim()
+                last = now
+
+        _reclaimer["thread"] = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
+        _reclaimer["thread"].start()
+    return True
+
+
+__all__ = ["DEFAULT_SERVER_MB", "DEFAULT_VISITOR_MB", "server_budget", "visitor_budget", "process_rss", "estimate",
+           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "start_reclaimer", "sessions_open"]
