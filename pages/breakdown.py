@@ -10,10 +10,10 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.prologue import ranking_prologue
 from ui.common.style import MEASURE_FORMAT, natural_rows
 from ui.ranking.data import evaluate_loaded
 from ui.ranking.figures import group_bars
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between, only_queries
 from ui.ranking.widgets import measure_chooser, thresholds_editor

@@ -15,12 +15,12 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.prologue import ranking_prologue
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
 from ui.ranking.data import load_sample_into_state
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)

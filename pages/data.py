@@ -4,7 +4,7 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
-from ui.common import budget, state
+from ui.common import budget, keep, state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
@@ -66,7 +66,10 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     # drawn after the uploads, so it is enabled in the run that loads the first file
     buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
     # what the visitor's data costs on a shared server (the budget that refuses an upload)
-    cost_slot.caption(budget.cost_line(), help=_(
+    expired = keep.expired_note()
+    if expired:
+        st.warning(expired, icon=":material/history:")
+    cost_slot.caption(budget.cost_line() + " " + keep.keep_note(), help=_(
         "Uploads are checked against your share before they are read; larger runs are evaluated with the "
         "command line (ranklab evaluate), which streams them."))
 

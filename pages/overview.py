@@ -11,7 +11,6 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.prologue import ranking_prologue
 from ui.common.style import HEADERS, MEASURE_FORMAT
 from ui.ranking.board import (
     BOARD_DEFAULTS,
@@ -27,6 +26,7 @@ from ui.ranking.board import (
 )
 from ui.ranking.data import loaded_rows, tie_bounds, tie_bounds_ready, too_large_for_ties
 from ui.ranking.figures import overview_bars
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.report import report_button
 from ui.ranking.state import Overview
 from ui.ranking.upload import upload_box

@@ -7,10 +7,10 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.prologue import ranking_prologue
 from ui.common.style import MEASURE_FORMAT, natural_sorted
 from ui.ranking.data import tie_reports, too_large_for_ties
 from ui.ranking.figures import distribution
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.ranked_view import (
     TIE_COLUMN,
     TIE_LABEL,

@@ -1,4 +1,4 @@
-"""The ranking pages' one prologue (:func:`ui.common.prologue.ranking_prologue`): with a run that
+"""The ranking pages' one prologue (:func:`ui.ranking.prologue.ranking_prologue`): with a run that
 shares no query with the qrels loaded beside the sample's runs, every ranking page (Overview,
 Breakdown, Per query, Compare systems, Comparative table) names it in one warning, leaves it out,
 and shows every other run's numbers (never "None" in a cell). Compare showed "None" in every

@@ -135,7 +135,7 @@ def _columns_bytes(data) -> int:
 
 
 def _mb(n: int) -> str:
-    return f"{n / MB:,.0f} MB" if n >= 10 * MB else f"{n / MB:,.1f} MB"
+    return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
 @contextmanager
@@ -184,14 +184,14 @@ RECLAIM_EVERY_S = 20.0
 _reclaimer = {"thread": None}
 
 
-def sessions_open() -> int | None:
-    """How many sessions the server holds (None outside a running server)."""
+def sessions_open() -> set[str] | None:
+    """The ids of the sessions the server holds (None outside a running server)."""
     try:
         from streamlit.runtime import Runtime
 
         if not Runtime.exists():
             return None
-        return len(Runtime.instance()._session_mgr.list_sessions())
+        return {info.session.id for info in Runtime.instance()._session_mgr.list_sessions()}
     except Exception:  # a Streamlit without this internal: the reclaimer then runs on every tick
         return None
 
@@ -212,8 +212,9 @@ def trim() -> None:
 
 def start_reclaimer() -> bool:
     """Start, once per server process, the thread that gives memory back after visitors leave:
-    every :data:`RECLAIM_EVERY_S` seconds, when the number of sessions fell (Streamlit drops a
-    session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
+    every :data:`RECLAIM_EVERY_S` seconds, the data kept for a reload past its time is released
+    (:func:`ui.common.keep.purge`) and, when that or the number of sessions fell (Streamlit
+    drops a session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
     True when this call started it."""
     with _lock:
         if _reclaimer["thread"] is not None:
@@ -222,11 +223,14 @@ def start_reclaimer() -> bool:
         def loop() -> None:
             import time
 
+            from ui.common import keep
+
             last = sessions_open()
             while True:
                 time.sleep(RECLAIM_EVERY_S)
                 now = sessions_open()
-                if now is None or last is None or now < last:
+                released = keep.purge(now)  # data kept for a reload, past its time
+                if released or now is None or last is None or len(now) < len(last):
                     trim()
                 last = now
 

@@ -81,14 +81,14 @@ def forget(*names: str) -> None:
         tables.pop(name, None)
 
 
-def keep_only(name: str, alive: Callable[[tuple], bool]) -> None:
-    """Drop the entries of table ``name`` whose held objects fail ``alive(held)`` (data no
+def keep_only(name: str, alive: Callable[[Hashable, tuple], bool]) -> None:
+    """Drop the entries of table ``name`` for which ``alive(key, held)`` is false (data no
     longer loaded: its rankings and evaluations go with it)."""
     if not in_app():
         return
     table = _tables().get(name)
     if table:
-        for stale in [k for k, (held, _v) in table.items() if not alive(held)]:
+        for stale in [k for k, (held, _v) in table.items() if not alive(k[0], held)]:
             del table[stale]
 
 

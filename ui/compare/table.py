@@ -166,9 +166,9 @@ def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
 def loaded_rows(measures) -> tuple[list, pd.DataFrame | None] | None:
     """The usable loaded runs' evaluations on ``measures`` (the session's conventions) and the
     session's query metadata, through the ranking pages' prologue
-    (:func:`ui.common.prologue.ranking_prologue`: unusable runs named and left out); None when
+    (:func:`ui.ranking.prologue.ranking_prologue`: unusable runs named and left out); None when
     there is nothing to draw (the prologue said why)."""
-    from ui.common.prologue import ranking_prologue
+    from ui.ranking.prologue import ranking_prologue  # the ranking section's pages load it anyway
 
     loaded = ranking_prologue(list(measures), st.session_state.get(state.CONVENTIONS))
     if loaded is None:

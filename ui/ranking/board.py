@@ -7,7 +7,8 @@ import streamlit as st
 
 from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
 from metrics_core.stats.comparison import family_sentence, leaderboard_legend
-from ui.common.cache import remember
+from ui.common import state
+from ui.common.cache import keep_only, remember
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.ranking.state import Overview
@@ -46,7 +47,10 @@ def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n
 
     settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
     held = tuple(evaluations.values())
-    key = (tuple(evaluations), tuple(measures), tuple(sorted(settings.items())))
+    data = (id(st.session_state.get(state.QRELS)),
+            tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()))
+    keep_only(BOARDS, lambda key, _held: key[0] == data)  # boards of data no longer loaded go
+    key = (data, tuple(evaluations), tuple(measures), tuple(sorted(settings.items())))
     return remember(BOARDS, key, lambda: leaderboard(
         list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
         confidence=settings["confidence"], seed=settings["seed"], n_permutations=BOARD_PERMUTATIONS,

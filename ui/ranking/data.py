@@ -174,10 +174,10 @@ def drop_unloaded() -> None:
     """Drop the section's cached results of data no longer loaded (replaced or removed)."""
     qrels, loaded = _loaded_data()
     for table in (RANKINGS, EVALUATIONS, COVERAGE):
-        keep_only(table, lambda held: held[0] is qrels and any(held[1] is r for r in loaded))
+        keep_only(table, lambda _key, held: held[0] is qrels and any(held[1] is r for r in loaded))
     evs = {id(ev) for name in (EVALUATIONS,) for ev in _held_values(name)}
     for table in (TIES, TIE_BOUNDS):
-        keep_only(table, lambda held: id(held[0]) in evs)
+        keep_only(table, lambda _key, held: id(held[0]) in evs)
 
 
 def _held_values(name: str) -> list:
@@ -225,7 +225,7 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
 
     Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
     pages show it with ``st.error``. Pages call it through the prologue
-    (:func:`ui.common.prologue.loaded_evaluations`), which also sets unusable runs aside.
+    (:func:`ui.ranking.prologue.loaded_evaluations`), which also sets unusable runs aside.
     """
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}

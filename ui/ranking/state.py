@@ -9,6 +9,8 @@ and never spells a key.
 
 from __future__ import annotations
 
+from ui.common.keep import keep_keys
+
 # --- the qrels / run / metadata boxes (ui.ranking.upload) -----------------------------------
 UPLOADS_DONE = "ranklab.data.done"             # prefix of the read-once keys: + ".<kind>.<file name>"
 SOURCES = "ranklab.data.sources"              # (kind, file name) -> bytes of the upload (parsed, then released)
@@ -28,6 +30,7 @@ FAIR_RATIO = "ranklab.fair_ratio"              # the thresholds editor's Fair ra
 THRESHOLDS_EDITOR = "ranklab.thr"              # prefix: + ".<page>", ".<page>.base", ".<page>.reset"
 LOAD_SAMPLE_INLINE = "ranklab.load_sample_inline"
 CLICKS_SOURCE = "ranklab.clicks.source"        # file name of the loaded click log
+keep_keys(SOURCES, CLICKS_SOURCE)  # a reload brings them back (ui.common.keep)
 
 
 class Home:

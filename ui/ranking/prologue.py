@@ -25,6 +25,15 @@ import streamlit as st
 import metrics_core as mc
 from ui.common import state
 from ui.common.i18n import gettext as _
+from ui.common.sidebar import conventions as sidebar_conventions
+from ui.ranking.data import (
+    coverage_notes,
+    evaluate_loaded,
+    show_coverage_notes,
+    show_unusable,
+    unusable_runs,
+)
+from ui.ranking.widgets import require_data
 
 
 @dataclass(frozen=True)
@@ -55,15 +64,6 @@ def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs
     ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
     ``on_stop``: drawn before returning None (widgets that must keep their values).
     """
-    from ui.ranking.data import (
-        coverage_notes,
-        evaluate_loaded,
-        show_coverage_notes,
-        show_unusable,
-        unusable_runs,
-    )
-    from ui.ranking.widgets import require_data
-
     def stop() -> None:
         if on_stop is not None:
             on_stop()
@@ -71,8 +71,6 @@ def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs
     if not require_data(runs_upload=runs_upload):
         return None
     if conventions is None:
-        from ui.common.sidebar import conventions as sidebar_conventions
-
         conventions = sidebar_conventions()
     measures = list(measures or st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)
     try:
