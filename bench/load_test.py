@@ -60,13 +60,15 @@ def make_visitor_data(i: int, lines: int, queries: int) -> tuple[Path, Path, Pat
     depth = max(lines // queries, 1)
     docs = 40 * depth
     q = np.repeat(np.arange(queries), depth)
-    for path, tag in ((run_a, f"v{i:02d}a"), (run_b, f"v{i:02d}b")):
-        d = (np.tile(np.arange(depth), queries) * 7 + np.repeat(rng.integers(0, docs, queries), depth)) % docs
+    offset = rng.integers(0, docs, queries)  # each query's documents; run b shifted from run a's
+    for path, tag, shift in ((run_a, f"v{i:02d}a", 0), (run_b, f"v{i:02d}b", 21)):
+        d = (np.tile(np.arange(depth), queries) * 7 + np.repeat(offset + shift, depth)) % docs
         s = rng.random(len(q)) * 20
         with path.open("w") as fh:
             fh.writelines(f"v{i:02d}-q{a:05d} Q0 v{i:02d}-clueweb12-{b:07d}-doc {r} {c:.6f} {tag}\n"
                           for a, b, r, c in zip(q, d, np.tile(np.arange(1, depth + 1), queries), s, strict=True))
-    jd = (np.arange(30)[None, :] * 7 + rng.integers(0, docs, (queries, 1))) % docs
+    # 30 judgements a query, among the documents both runs retrieve
+    jd = (np.arange(30)[None, :] * 14 + offset[:, None]) % docs
     rel = rng.choice(4, size=jd.shape, p=[0.6, 0.2, 0.12, 0.08])
     with qrels.open("w") as fh:
         fh.writelines(f"v{i:02d}-q{a:05d} 0 v{i:02d}-clueweb12-{b:07d}-doc {c}\n"
@@ -96,7 +98,7 @@ class Sampler:
 
 
 SETTLED_JS = "() => !document.querySelector('[data-testid=stStatusWidget]')"
-NAMES = re.compile(r"\bv(\d\d)[ab]\b")
+NAMES = re.compile(r"\bv(\d\d)[ab]\b|\bv(\d\d)-")
 
 
 async def settle(page, timeout_ms: int) -> None:
@@ -126,9 +128,11 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
         await page.goto(url + "/data")
         await settle(page, timeout_ms)
         boxes = page.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
+        out["stage"] = "qrels"
         await boxes.nth(0).set_input_files(str(qrels))
         await page.get_by_text(re.compile(r"queries, [\d,]+ judgements")).first.wait_for()
         await settle(page, timeout_ms)
+        out["stage"] = "runs"
         await boxes.nth(1).set_input_files([str(run_a), str(run_b)])
         loaded = page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about"))
         await loaded.first.wait_for()
@@ -137,6 +141,7 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
         if await refused.count():
             out["refused"] = (await refused.first.inner_text()).strip()
         main_text = await page.locator('[data-testid="stMain"]').inner_text()
+        out["stage"] = "overview"
         link = page.locator('[data-testid="stSidebarNav"] a:has(span[label="Overview"])').first
         await link.click()
         await settle(page, timeout_ms)
@@ -146,13 +151,36 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
             await rows.first.wait_for(state="attached")
         overview_text = await page.locator('[data-testid="stMain"]').inner_text()
         grid_rows = await page.locator('[data-testid="stDataFrame"] [role="row"]').all_inner_texts()
-        seen = set(NAMES.findall(main_text + "\n" + overview_text + "\n" + "\n".join(grid_rows)))
+        seen = {a or b for a, b in NAMES.findall(main_text + "\n" + overview_text + "\n" + "\n".join(grid_rows))}
         out["seconds"] = round(time.perf_counter() - t0, 1)
         out["own runs shown"] = own <= seen or "refused" in out
         out["others shown"] = sorted(seen - own)
     except Exception as exc:  # reported, not raised: the other visitors go on
-        out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        out["error"] = f"{out.get('stage', 'start')}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        try:
+            shot = DATA_DIR / f"error_v{i:02d}.png"
+            await page.screenshot(path=str(shot), full_page=True)
+            out["screenshot"] = str(shot)
+        except Exception:  # the page is gone too
+            pass
     return out
+
+
+async def warm_up(url: str, timeout_ms: int) -> dict:
+    """One small visitor before the measurement: the server imports the pages' libraries on its
+    first visit (about 150 MB that every later visitor shares); "idle" is measured after it."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            out = await visitor(browser, url, 99, make_visitor_data(99, 2_000, 20), timeout_ms)
+            ctx = out.pop("context", None)
+            if ctx is not None:
+                await ctx.close()
+            return out
+        finally:
+            await browser.close()
 
 
 async def drive(url: str, visitors: int, lines: int, queries: int, timeout_ms: int, sampler: Sampler) -> list:
@@ -185,7 +213,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
 
-    files = make_visitor_data(0, args.lines, args.queries)
+    files = [make_visitor_data(i, args.lines, args.queries) for i in range(args.visitors)][0]
     sizes = {p.name: round(p.stat().st_size / 1e6, 2) for p in files}
     proc, url = start_server({"RANKLAB_SERVER_MB": str(args.server_mb), "RANKLAB_VISITOR_MB": str(args.visitor_mb)})
     report: dict = {"visitors": args.visitors, "lines": args.lines, "files MB (visitor 0)": sizes,
@@ -196,7 +224,11 @@ def main() -> int:
 
         with urllib.request.urlopen(url + "/data", timeout=30):
             pass
-        time.sleep(3)
+        report["rss fresh MB"] = round(rss_mb(proc.pid), 1)
+        warm = asyncio.run(warm_up(url, args.timeout * 1000))
+        if "error" in warm:
+            report["warm-up error"] = warm["error"]
+        time.sleep(5)
         report["rss idle MB"] = round(rss_mb(proc.pid), 1)
         sampler = Sampler(proc.pid)
         sampler.at_boards = 0.0
