@@ -43,6 +43,18 @@ def test_a_gzip_upload_is_estimated_from_its_size():
     assert held >= len(data) // budget.COMPRESSED_BYTES_PER_ROW * budget.RANKING_BYTES_PER_ROW
 
 
+def test_a_five_million_line_run_is_refused_up_front_even_compressed():
+    """5,000,000 lines gzip to a few hundred kB: the estimate reads the text size the gzip
+    trailer states, so the run is over a 64 MB share before a byte is decompressed."""
+    import gzip
+
+    data = gzip.compress(b"q1 Q0 doc 1 1.0 x\n" * 5_000_000, compresslevel=1)
+    assert len(data) < 40 * budget.MB  # under the upload limit: the budget must refuse it
+    peak, held = budget.estimate(data, "run")
+    assert held > budget.DEFAULT_VISITOR_MB * budget.MB
+    assert held >= 5_000_000 * budget.RANKING_BYTES_PER_ROW * 0.9
+
+
 def test_budgets_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("RANKLAB_VISITOR_MB", "12")
     monkeypatch.setenv("RANKLAB_SERVER_MB", "300")

@@ -85,10 +85,16 @@ def estimate(data: bytes, kind: str) -> tuple[int, int]:
     """``(peak, held)``: the bytes parsing ``data`` as ``kind`` ("run", "qrels", "meta" or any
     other table) needs at its peak, and what stays once parsed (with the run's ranking).
 
-    Rows are counted from the line ends of a text upload; a compressed or binary one (gzip,
-    Parquet) is guessed at :data:`COMPRESSED_BYTES_PER_ROW` bytes a row."""
+    Rows are counted from the line ends of a text upload; a gzip upload's from the text size
+    its trailer states (20 bytes a line at least); another binary one (Parquet) is guessed at
+    :data:`COMPRESSED_BYTES_PER_ROW` bytes a row."""
     binary = data[:2] == b"\x1f\x8b" or data[:4] == b"PAR1" or b"\x00" in data[:4096]
-    if binary:
+    if data[:2] == b"\x1f\x8b" and len(data) >= 18:
+        # gzip states its text's size (mod 4 GiB) in its last 4 bytes: the rows of that text,
+        # at 20 bytes a line at least; never fewer than the compressed guess
+        text = max(int.from_bytes(data[-4:], "little"), len(data))
+        rows = max(text // 20, len(data) // COMPRESSED_BYTES_PER_ROW)
+    elif binary:
         rows = len(data) // COMPRESSED_BYTES_PER_ROW
         text = rows * 40
     else:
