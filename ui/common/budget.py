@@ -187,7 +187,7 @@ def cost_line() -> str:
 # --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
 #: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
 RECLAIM_EVERY_S = 20.0
-_reclaimer = {"thread": None}
+_reclaimer: dict[str, threading.Thread | None] = {"thread": None}
 
 
 def sessions_open() -> set[str] | None:
@@ -202,18 +202,46 @@ def sessions_open() -> set[str] | None:
         return None
 
 
-def trim() -> None:
-    """Collect garbage and hand freed heap pages back to the system (``malloc_trim`` on glibc;
-    nothing elsewhere): parsed runs are many mid-sized buffers whose arenas glibc keeps."""
-    import gc
-
-    gc.collect()
+def _libc():
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: nothing to trim
+        return None
+
+
+def trim(collect: bool = True) -> None:
+    """Collect garbage (unless ``collect`` is False) and hand freed heap pages back to the
+    system (``malloc_trim`` on glibc; nothing elsewhere): parsing leaves many freed mid-sized
+    buffers whose pages glibc otherwise keeps. Without ``collect`` it takes milliseconds: called
+    after each parsed upload."""
+    if collect:
+        import gc
+
+        gc.collect()
+    libc = _libc()
+    if libc is not None:
+        try:
+            libc.malloc_trim(0)
+        except AttributeError:
+            pass
+
+
+#: glibc's ``mallopt`` parameter of the number of heap arenas (``M_ARENA_MAX``).
+_M_ARENA_MAX = -8
+
+
+def limit_arenas(arenas: int = 2) -> None:
+    """At most ``arenas`` glibc heaps: Streamlit runs each session's script on its own thread,
+    and glibc would give threads up to 8 heaps a core, each keeping freed pages (what
+    ``MALLOC_ARENA_MAX`` does when set before the server starts)."""
+    libc = _libc()
+    if libc is not None and not os.environ.get("MALLOC_ARENA_MAX"):
+        try:
+            libc.mallopt(_M_ARENA_MAX, arenas)
+        except AttributeError:
+            pass
 
 
 def start_reclaimer() -> bool:
@@ -225,6 +253,7 @@ def start_reclaimer() -> bool:
     with _lock:
         if _reclaimer["thread"] is not None:
             return False
+        limit_arenas()
 
         def loop() -> None:
             import time
@@ -240,10 +269,11 @@ def start_reclaimer() -> bool:
                     trim()
                 last = now
 
-        _reclaimer["thread"] = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
-        _reclaimer["thread"].start()
+        thread = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
+        _reclaimer["thread"] = thread
+        thread.start()
     return True
 
 
 __all__ = ["DEFAULT_SERVER_MB", "DEFAULT_VISITOR_MB", "server_budget", "visitor_budget", "process_rss", "estimate",
-           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "start_reclaimer", "sessions_open"]
+           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "limit_arenas", "start_reclaimer", "sessions_open"]

@@ -73,9 +73,9 @@ def _valid(token) -> bool:
 def restore_or_start() -> None:
     """At the start of a script run: a new session takes back the data its address names (or is
     told that it was released) and gets a token; the address always names the session's token."""
-    token = st.session_state.get(TOKEN)
+    token: str | None = st.session_state.get(TOKEN)
     if token is None:
-        asked = st.query_params.get(QUERY_PARAM)
+        asked = st.query_params.get(QUERY_PARAM) or ""
         with _lock:
             entry = _kept.get(asked) if _valid(asked) else None
         if entry is not None:
@@ -87,7 +87,7 @@ def restore_or_start() -> None:
                 st.session_state[EXPIRED] = True
             token = secrets.token_urlsafe(16)
         st.session_state[TOKEN] = token
-    if st.query_params.get(QUERY_PARAM) != token:
+    if token is not None and st.query_params.get(QUERY_PARAM) != token:
         st.query_params[QUERY_PARAM] = token
 
 

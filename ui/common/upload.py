@@ -103,12 +103,13 @@ def release(files) -> None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None or ctx.uploaded_file_mgr is None:
+    remove = getattr(ctx.uploaded_file_mgr, "remove_file", None) if ctx is not None else None
+    if remove is None or ctx is None:  # outside a script run, or a manager that cannot drop a file
         return
     for f in files:
         file_id = getattr(f, "file_id", None)
         if file_id:
-            ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
+            remove(ctx.session_id, file_id)
 
 
 def read_error(key: str) -> str | None:

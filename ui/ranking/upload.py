@@ -61,6 +61,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         sources[(kind, uploaded.name)] = len(data)
         del data
         release([uploaded])  # parsed: the raw upload leaves the server's memory
+        budget.trim(collect=False)  # and the parser's freed buffers go back to the system
 
     read_now, error = read_once(f"{rs.UPLOADS_DONE}.{kind}.{uploaded.name}", signature, load, uploaded.name)
     return read_now and error is None, error
