@@ -207,15 +207,6 @@ def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
                     held=(qrels, run), size=_RANKED_CACHE_SIZE, fresh=True)[1]
 
 
-def _evaluate_run(qrels, run, name: str, measures: list, conv) -> mc.Evaluation:
-    """One run's evaluation: ranked once and shared (:func:`_ranked`) up to
-    :data:`STREAM_ROWS` rows, evaluated in blocks of whole queries beyond (same numbers)."""
-    if len(run) > STREAM_ROWS:
-        return mc.evaluate(qrels, run, measures, conventions=conv, block_rows=STREAM_ROWS)  # named run.name
-    specs = parse_measures(measures)
-    return _ranked(qrels, run, conv, rank_cutoffs(specs)).evaluate(specs, name=name)
-
-
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
     """Evaluations of every loaded run (kept in the session: :func:`ui.common.cache.remember`).
 
@@ -234,8 +225,12 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     measures = list(measures or st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)
     conv = conventions or st.session_state.get(state.CONVENTIONS) or mc.Conventions()
     drop_unloaded()
-    return {name: remember(EVALUATIONS, (name, conv, tuple(measures)),
-                           lambda run=run, name=name: _evaluate_run(qrels, run, name, measures, conv),
+
+    def evaluate(name: str, run) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
+        return mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
+                           ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs))
+
+    return {name: remember(EVALUATIONS, (name, conv, tuple(measures)), lambda run=run, name=name: evaluate(name, run),
                            held=(qrels, run), size=_EVAL_CACHE_SIZE)
             for name, run in runs.items()}
 
