@@ -13,6 +13,7 @@ each file of a multiple upload on its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from contextlib import ExitStack
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +21,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
-from ui.common import state
+from ui.common import budget, state
 from ui.common.i18n import _, current_language
 from ui.common.uploader_words import types_css
 
@@ -199,7 +200,13 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
             show(slot.message)
         return False
     signature = (signature_of(files), options)
-    read_now, error = read_once(key, signature, lambda: load(files), files[0].name if len(files) == 1 else None)
+    def checked_load() -> None:  # within the memory budget: refused before reading when it does not fit
+        with ExitStack() as stack:
+            for f in files:
+                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name))
+            load(files)
+
+    read_now, error = read_once(key, signature, checked_load, files[0].name if len(files) == 1 else None)
     if error and read_now and leave_on_error:
         forget_read(key)
         slot.fail(after_error(error) if after_error else error)
