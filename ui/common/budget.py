@@ -202,6 +202,44 @@ def sessions_open() -> set[str] | None:
         return None
 
 
+def close_expired_sessions() -> int:
+    """Shut down the sessions whose tab closed more than ``server.disconnectedSessionTTL`` ago.
+
+    Streamlit keeps a closed tab's session for that long (so a reconnect can resume it), then
+    only forgets it when a later session is stored: until then its state (the visitor's runs)
+    stays in memory, and it is never shut down. Done on the server's event loop, where
+    Streamlit touches its session store. Returns how many sessions were shut down (0 where
+    this Streamlit keeps its sessions otherwise)."""
+    from concurrent.futures import Future
+
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return 0
+        runtime = Runtime.instance()
+        cache = runtime._session_mgr._session_storage._cache
+        loop = runtime._get_async_objs().eventloop
+    except Exception:  # another Streamlit's internals: sessions then leave when Streamlit drops them
+        return 0
+    done: Future = Future()
+
+    def close() -> None:
+        try:
+            removed = cache.expire()
+            for _sid, info in removed:
+                info.session.shutdown()
+            done.set_result(len(removed))
+        except Exception as exc:
+            done.set_exception(exc)
+
+    loop.call_soon_threadsafe(close)
+    try:
+        return int(done.result(timeout=30))
+    except Exception:
+        return 0
+
+
 def _libc():
     try:
         import ctypes
@@ -263,9 +301,10 @@ def start_reclaimer() -> bool:
             last = sessions_open()
             while True:
                 time.sleep(RECLAIM_EVERY_S)
+                closed = close_expired_sessions()  # tabs closed more than the TTL ago
                 now = sessions_open()
                 released = keep.purge(now)  # data kept for a reload, past its time
-                if released or now is None or last is None or len(now) < len(last):
+                if closed or released or now is None or last is None or len(now) < len(last):
                     trim()
                 last = now
 
@@ -276,4 +315,4 @@ def start_reclaimer() -> bool:
 
 
 __all__ = ["DEFAULT_SERVER_MB", "DEFAULT_VISITOR_MB", "server_budget", "visitor_budget", "process_rss", "estimate",
-           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "limit_arenas", "start_reclaimer", "sessions_open"]
+           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "limit_arenas", "start_reclaimer", "close_expired_sessions", "sessions_open"]

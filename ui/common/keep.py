@@ -33,7 +33,7 @@ QUERY_PARAM = "s"
 TOKEN = "ranklab.keep.token"
 #: Set when the address named a token whose data was released (the page says so once).
 EXPIRED = "ranklab.keep.expired"
-DEFAULT_KEEP_SECONDS = 90
+DEFAULT_KEEP_SECONDS = 60
 
 
 #: The session-state keys a reload brings back: the shared data and settings here; each section's
@@ -59,7 +59,7 @@ _gone: dict[str, float] = {}
 
 
 def keep_seconds() -> float:
-    """How long data outlives its session (``RANKLAB_KEEP_SECONDS``, default 90)."""
+    """How long data outlives its session (``RANKLAB_KEEP_SECONDS``, default 60)."""
     try:
         return max(float(os.environ.get("RANKLAB_KEEP_SECONDS", DEFAULT_KEEP_SECONDS)), 0.0)
     except ValueError:
@@ -128,11 +128,21 @@ def kept_count() -> int:
         return len(_kept)
 
 
+def kept_after_leaving() -> float:
+    """Seconds a visitor's data is kept after the tab closed: Streamlit keeps the session
+    ``server.disconnectedSessionTTL`` seconds, then this module :func:`keep_seconds` more."""
+    try:
+        ttl = float(st.get_option("server.disconnectedSessionTTL"))
+    except Exception:  # an option this Streamlit does not have
+        ttl = 0.0
+    return ttl + keep_seconds()
+
+
 def keep_note() -> str:
     """The warning the Data page shows: how long the data comes back after a reload."""
     from ui.common.i18n import gettext as _
 
-    minutes = max(round(keep_seconds() / 60), 1)
+    minutes = max(round(kept_after_leaving() / 60), 1)
     return _("A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
              "that it is released (nothing is stored on disk) and you load it again.").format(n=minutes)
 
@@ -143,7 +153,7 @@ def expired_note() -> str | None:
 
     if st.session_state.pop(EXPIRED, None):
         return _("The data of this address was released after {n} min without a visit: load it again.").format(
-            n=max(round(keep_seconds() / 60), 1))
+            n=max(round(kept_after_leaving() / 60), 1))
     return None
 
 
