@@ -114,6 +114,20 @@ async def settle(page, timeout_ms: int) -> None:
     raise TimeoutError("the app kept running")
 
 
+async def drop(page, box, files: list[Path], shown, timeout_ms: int, tries: int = 3) -> None:
+    """Hand ``files`` to an upload box until ``shown`` appears (a file handed over while the
+    page reruns can be lost with the widget it was given to: handed over again)."""
+    for attempt in range(tries):
+        await box.set_input_files([str(f) for f in files])
+        try:
+            await shown.first.wait_for(timeout=timeout_ms if attempt == tries - 1 else min(timeout_ms, 60_000))
+            return
+        except Exception:
+            if attempt == tries - 1:
+                raise
+            await settle(page, timeout_ms)
+
+
 async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], timeout_ms: int) -> dict:
     """One visitor: upload, open the Overview, check what the pages name."""
     qrels, run_a, run_b = files
@@ -127,15 +141,16 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
     try:
         await page.goto(url + "/data")
         await settle(page, timeout_ms)
+        await page.wait_for_timeout(1500)  # the first runs (the address gets its token) are over
+        await settle(page, timeout_ms)
         boxes = page.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
         out["stage"] = "qrels"
-        await boxes.nth(0).set_input_files(str(qrels))
-        await page.get_by_text(re.compile(r"queries, [\d,]+ judgements")).first.wait_for()
+        await drop(page, boxes.nth(0), [qrels], page.get_by_text(re.compile(r"queries, [\d,]+ judgements")),
+                   timeout_ms)
         await settle(page, timeout_ms)
         out["stage"] = "runs"
-        await boxes.nth(1).set_input_files([str(run_a), str(run_b)])
-        loaded = page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about"))
-        await loaded.first.wait_for()
+        await drop(page, boxes.nth(1), [run_a, run_b],
+                   page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about")), timeout_ms)
         await settle(page, timeout_ms)
         refused = page.locator('[data-testid="stAlertContentError"]')
         if await refused.count():
