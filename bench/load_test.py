@@ -153,7 +153,7 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
                    page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about")), timeout_ms)
         await settle(page, timeout_ms)
         refused = page.locator('[data-testid="stAlertContentError"]')
-        if await refused.count():
+        if await refused.count() and (await refused.first.inner_text()).strip():
             out["refused"] = (await refused.first.inner_text()).strip()
         main_text = await page.locator('[data-testid="stMain"]').inner_text()
         out["stage"] = "overview"
