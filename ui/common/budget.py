@@ -317,12 +317,15 @@ def start_reclaimer() -> bool:
             last = sessions_open()
             while True:
                 time.sleep(RECLAIM_EVERY_S)
-                closed = close_expired_sessions()  # tabs closed more than the TTL ago
-                now = sessions_open()
-                released = keep.purge(now)  # data kept for a reload, past its time
-                if closed or released or now is None or last is None or len(now) < len(last):
-                    trim()
-                last = now
+                try:
+                    closed = close_expired_sessions()  # tabs closed more than the TTL ago
+                    now = sessions_open()
+                    released = keep.purge(now)  # data kept for a reload, past its time
+                    if closed or released or now is None or last is None or len(now) < len(last):
+                        trim()
+                    last = now
+                except Exception:  # the reclaimer never dies: the next tick tries again
+                    last = None
 
         thread = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
         _reclaimer["thread"] = thread
