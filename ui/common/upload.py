@@ -26,7 +26,7 @@ from ui.common.i18n import _, current_language
 from ui.common.uploader_words import types_css
 
 #: The table formats the readers know ("auto": from the file name and content).
-FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+UPLOAD_FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
 #: File types of the table uploaders (scores, candidates, click logs).
 TABLE_TYPES = ["csv", "tsv", "txt", "parquet", "json", "jsonl"]
 
@@ -215,5 +215,6 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
     return read_now and error is None
 
 
-__all__ = ["FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read", "release", "table_columns",
+__all__ = ["UPLOAD_FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read",
+           "release", "table_columns",
            "human_size", "failure_text", "signature_of"]
