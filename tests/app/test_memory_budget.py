@@ -142,3 +142,17 @@ def test_the_cost_line_is_translated(sample, lang, words):
     at.session_state["ranklab.runs"] = dict(runs)
     at.run()
     assert any(words in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_an_evaluation_the_server_cannot_hold_is_refused_with_one_line(sample, monkeypatch):
+    """The evaluation reserves its temporaries too: with no memory free, the Overview says so in
+    one line (what to do included) instead of evaluating."""
+    qrels, runs, meta = sample
+    monkeypatch.setenv("RANKLAB_SERVER_MB", str(budget.process_rss() // budget.MB + 1))
+    at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=TIMEOUT)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "evaluating bm25 would need about" in errors[0] and "ranklab evaluate" in errors[0]

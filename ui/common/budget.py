@@ -174,6 +174,32 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
             _reserved["bytes"] -= peak
 
 
+#: Bytes of temporaries a run's evaluation needs per row while it runs (the sort keys, the join,
+#: the ranked lists being built), on top of what it keeps.
+WORK_BYTES_PER_ROW = 160
+
+
+@contextmanager
+def reserve_work(rows: int, name: str):
+    """Hold the temporary memory of evaluating ``rows`` run rows while the block runs; raises
+    InputError (one line: what it needs, what is free, what to do) before the work when the
+    server has not that much free."""
+    need = int(rows) * WORK_BYTES_PER_ROW
+    with _lock:
+        free = server_budget() - process_rss() - _reserved["bytes"]
+        if need > free:
+            raise InputError(N_("evaluating {name} would need about {need}; the server has {free} free for "
+                                "everyone now"), params={"name": name, "need": _mb(need), "free": _mb(max(free, 0))},
+                             hint=N_("Try again in a few minutes, or evaluate it with the command line "
+                                     "(ranklab evaluate --qrels QRELS --run RUN), which streams it"))
+        _reserved["bytes"] += need
+    try:
+        yield
+    finally:
+        with _lock:
+            _reserved["bytes"] -= need
+
+
 def cost_line() -> str:
     """What the visitor's data costs, in the visitor's words (the Data page's caption)."""
     from ui.common.i18n import gettext as _
@@ -334,4 +360,4 @@ def start_reclaimer() -> bool:
 
 
 __all__ = ["DEFAULT_SERVER_MB", "DEFAULT_VISITOR_MB", "server_budget", "visitor_budget", "process_rss", "estimate",
-           "visitor_cost", "visitor_cost_of", "reserve", "cost_line", "trim", "limit_arenas", "start_reclaimer", "close_expired_sessions", "sessions_open"]
+           "visitor_cost", "visitor_cost_of", "reserve", "reserve_work", "cost_line", "trim", "limit_arenas", "start_reclaimer", "close_expired_sessions", "sessions_open"]

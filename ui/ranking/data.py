@@ -18,7 +18,7 @@ from metrics_core.io.coverage import coverage_report
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
-from ui.common import state
+from ui.common import budget, state
 from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
@@ -227,8 +227,9 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     drop_unloaded()
 
     def evaluate(name: str, run) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
-        return mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
-                           ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs))
+        with budget.reserve_work(min(len(run), STREAM_ROWS), name):  # within the server's budget
+            return mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
+                               ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs))
 
     return {name: remember(EVALUATIONS, (name, conv, tuple(measures)), lambda run=run, name=name: evaluate(name, run),
                            held=(qrels, run), size=_EVAL_CACHE_SIZE)
