@@ -11,7 +11,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.style import MEASURE_FORMAT, natural_rows
+from ui.common.style import MEASURE_FORMAT, md_text, natural_rows
 from ui.ranking.data import evaluate_loaded
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
@@ -32,7 +32,7 @@ with page(_("Breakdown")) as p:
     try:  # the comparative report's measures, on the same usable runs
         report_evs = {n: e for n, e in evaluate_loaded(list(REPORT_MEASURES), conv).items() if n in evaluations}
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     # Date-range filter when the queries carry dates.

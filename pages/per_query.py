@@ -8,7 +8,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT, natural_sorted
+from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
 from ui.ranking.data import tie_reports, too_large_for_ties
 from ui.ranking.figures import distribution
 from ui.ranking.prologue import ranking_prologue
@@ -129,9 +129,9 @@ with page(_("Per query")) as p:
                         ranges=tied_here))
                 if qid not in set(runs[name].unique_query_ids()):
                     st.caption(_("{run} has no ranking for this query (scored 0: absent queries score 0).").format(
-                        run=name))
+                        run=md_text(name)))
             else:
-                st.write(_("{run} has no ranking for this query.").format(run=name))
+                st.write(_("{run} has no ranking for this query.").format(run=md_text(name)))
             st.dataframe(styled_ranking(shown, max_label), hide_index=True,
                          key=PerQuery.ranking(i),
                          column_config={"rank": st.column_config.NumberColumn(_("Rank"), format="%d", pinned=True),
@@ -143,7 +143,8 @@ with page(_("Per query")) as p:
                            title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
                            key=f"ranking{i}")
             missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
-            st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=name, n=len(missed)))
+            st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=md_text(name),
+                                                                                        n=len(missed)))
             if len(missed):
                 st.dataframe(missed, hide_index=True, key=PerQuery.missed(i),
                              column_config={"doc_id": _("Document"), "relevance": _("Relevance")}, placeholder=MISSING)

@@ -26,6 +26,7 @@ import metrics_core as mc
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.sidebar import conventions as sidebar_conventions
+from ui.common.style import md_text
 from ui.ranking.data import (
     coverage_notes,
     evaluate_loaded,
@@ -77,7 +78,7 @@ def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs
         with st.spinner(spinner or _("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conventions)
     except mc.InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))  # uploaded names in the message stay text
         stop()
         return None
     unusable = unusable_runs(evaluations)

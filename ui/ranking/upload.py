@@ -12,10 +12,10 @@ from __future__ import annotations
 import streamlit as st
 
 from metrics_core.io.tables import ROLES
-from metrics_core.report.cells import markdown_escape
 from ui.common import budget, state
 from ui.common.i18n import count, ngettext
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import (
     UPLOAD_FORMATS,
     UploadSlot,
@@ -123,7 +123,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release([f for f, e in failed if not needs_mapping(kind, e)])  # refused: its bytes leave the server too
     if failed and not fixable:
-        names = ", ".join(f.name for f, _ in failed)
+        names = ", ".join(md_text(f.name) for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
         slot.fail(_("Could not load {names}: {problems}.").format(names=names, problems=text) if len(failed) > 1
                   else f"{text}.")
@@ -149,12 +149,12 @@ def show_loaded(kind: str) -> None:
         if runs:
             st.caption(_("Loaded: {what}").format(what=", ".join(
                 ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
-                    name=markdown_escape(name), n=count(len(run))) for name, run in runs.items())))
+                    name=md_text(name), n=count(len(run))) for name, run in runs.items())))
         return
     loaded = st.session_state.get(state.QRELS if kind == "qrels" else state.META)
     files = [name for (k, name) in sources if k == kind]
     if loaded is not None and files:
-        st.caption(_("Loaded: {what}").format(what=markdown_escape(files[-1])))
+        st.caption(_("Loaded: {what}").format(what=md_text(files[-1])))
 
 
 def needs_mapping(kind: str, error: str) -> bool:
@@ -185,7 +185,8 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
     if not columns:
         return
     roles = ("query_id",) if kind == "meta" else ROLES[kind]
-    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(name=uploaded.name))
+    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(
+        name=md_text(uploaded.name)))
     cols = st.columns(len(roles) + 1)
     chosen = {}
     for i, role in enumerate(roles):
