@@ -7,42 +7,33 @@ from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
 from metrics_core.report.query_report import REPORT_MEASURES, query_report
 from metrics_core.report.thesis import display_measure
-from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.style import MEASURE_FORMAT, md_text, natural_rows
-from ui.ranking.data import evaluate_loaded, show_unusable, unusable_runs
+from ui.ranking.data import evaluate_loaded
 from ui.ranking.figures import group_bars
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between, only_queries
-from ui.ranking.widgets import measure_chooser, require_data, thresholds_editor
+from ui.ranking.widgets import measure_chooser, thresholds_editor
 
 with page(_("Breakdown")) as p:
-    if not require_data():
+    loaded = ranking_prologue(measure_chooser(), conventions())
+    if loaded is None:
         p.stop()
-    meta = st.session_state[state.META]
+    meta = loaded.meta
     if meta is None:
         st.info(_("Load a query metadata table on the Data page (category, difficulty, date, ...) "
                   "to break the results down by group. The sample data has one."))
         p.stop()
-
-    measures = measure_chooser()
-    conv = conventions()
-    try:
-        evaluations = evaluate_loaded(measures, conv)
-        report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
+    evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
+    try:  # the comparative report's measures, on the same usable runs
+        report_evs = {n: e for n, e in evaluate_loaded(list(REPORT_MEASURES), conv).items() if n in evaluations}
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()
-    unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
-    show_unusable(unusable)
-    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
-    report_evs = {n: e for n, e in report_evs.items() if n not in unusable}
-    if not evaluations:
-        p.stop()
-    measures = evaluations[next(iter(evaluations))].measures
 
     # Date-range filter when the queries carry dates.
     selected_ids = None

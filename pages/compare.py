@@ -20,7 +20,8 @@ from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
-from ui.ranking.data import evaluate_loaded, load_sample_into_state
+from ui.ranking.data import load_sample_into_state
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
@@ -61,12 +62,16 @@ with page(_("Compare systems")) as p:
         st.warning(_("Pick at least one measure."))
         p.stop()
 
-    try:
-        evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
-    except mc.InputError as exc:
-        st.error(md_text(exc.plain(_)))
+    # the prologue: a run that shares no query (or no judged document) with the qrels is named
+    # and left out; every other run keeps its numbers
+    loaded = ranking_prologue(measures, conventions, min_runs=2, warning_slot=answer)
+    if loaded is None:
         p.stop()
-    measures = evaluations[0].measures
+    evaluations, measures = list(loaded.evaluations.values()), loaded.measures
+    names = loaded.names
+    if baseline not in names:
+        answer.info(_("{run} is set aside, so the baseline is {baseline}.").format(run=baseline, baseline=names[0]))
+        baseline = names[0]
     by_name = {ev.run_name: ev for ev in evaluations}
     comparison = compare(evaluations, baseline, list(measures), int(permutations), int(seed), correction,
                          float(confidence), query_set, conventions)

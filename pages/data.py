@@ -6,7 +6,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
 from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
-from ui.common import state
+from ui.common import budget, keep, state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
@@ -36,6 +36,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     if buttons.button(_("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state):
         st.success(_(SAMPLE_SUMMARY))
 
+    cost_slot = st.empty()
     left, right = st.columns(2)
     with left:
         st.subheader(_("Qrels"))
@@ -69,6 +70,13 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
 
     # drawn after the uploads, so it is enabled in the run that loads the first file
     buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
+    # what the visitor's data costs on a shared server (the budget that refuses an upload)
+    expired = keep.expired_note()
+    if expired:
+        st.warning(expired, icon=":material/history:")
+    cost_slot.caption(budget.cost_line() + " " + keep.keep_note(), help=_(
+        "Uploads are checked against your share before they are read; larger runs are evaluated with the "
+        "command line (ranklab evaluate), which streams them."))
 
     runs = st.session_state[state.RUNS] or {}
     if runs:

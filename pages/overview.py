@@ -4,7 +4,6 @@ value marked and significance against a baseline), then the details."""
 import pandas as pd
 import streamlit as st
 
-from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
 from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
 from metrics_core.report.thesis import display_measure
@@ -27,18 +26,9 @@ from ui.ranking.board import (
     style_grid,
     translated_grid,
 )
-from ui.ranking.data import (
-    coverage_notes,
-    evaluate_loaded,
-    loaded_rows,
-    show_coverage_notes,
-    show_unusable,
-    tie_bounds,
-    tie_bounds_ready,
-    too_large_for_ties,
-    unusable_runs,
-)
+from ui.ranking.data import loaded_rows, tie_bounds, tie_bounds_ready, too_large_for_ties
 from ui.ranking.figures import overview_bars
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.report import report_button
 from ui.ranking.state import Overview
 from ui.ranking.upload import upload_box
@@ -58,7 +48,7 @@ NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).s
 
 # The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
 with page(_("Overview"), sidebar=False) as p:
-    if not require_data(runs_upload="overview"):
+    if not require_data(runs_upload="overview"):  # the prologue's first step, before the board's widgets
         p.stop()
 
     runs = list(st.session_state[state.RUNS])
@@ -99,24 +89,12 @@ with page(_("Overview"), sidebar=False) as p:
             c5.selectbox(_("Correction"), CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
                          format_func=lambda c: _(CORRECTION_NAMES[c]), key=BOARD_KEYS["correction"])
 
-    conv = conventions()
-    try:
-        with st.spinner(_("Evaluating ...")):
-            evaluations = evaluate_loaded(measures, conv)
-    except InputError as exc:
-        st.error(md_text(exc.plain(_)))
-        draw_settings()  # where a measure can be changed
+    loaded = ranking_prologue(measures, conventions(), warning_slot=warning_slot, on_stop=draw_settings)
+    if loaded is None:
         p.stop()
-    # A run that shares no query (or no judged document) with the qrels says nothing: it is
-    # named and left out, so the board's common queries stay those of the other runs.
-    unusable = unusable_runs(evaluations)
-    show_unusable(unusable, warning_slot)
-    show_coverage_notes(coverage_notes(evaluations))
-    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
-    if not evaluations:
-        draw_settings()
-        p.stop()
-    measures = list(evaluations[next(iter(evaluations))].measures)
+    # A run that shares no query (or no judged document) with the qrels says nothing: the
+    # prologue named it and left it out, so the board's common queries stay those of the other runs.
+    evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
     headline = headline_slot.selectbox(_("Headline measure"), measures, key=Overview.HEADLINE,
                                        format_func=display_measure,
                                        help=_("The measure of the cards under the table."))

@@ -3,21 +3,15 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
-from ui.ranking.data import (
-    evaluate_loaded,
-    show_unusable,
-    tie_reports,
-    too_large_for_ties,
-    unusable_runs,
-)
+from ui.ranking.data import tie_reports, too_large_for_ties
 from ui.ranking.figures import distribution
+from ui.ranking.prologue import ranking_prologue
 from ui.ranking.ranked_view import (
     TIE_COLUMN,
     TIE_LABEL,
@@ -31,25 +25,13 @@ from ui.ranking.ranked_view import (
 from ui.ranking.selection import picked_table_row, query_box_changed, sync_query_box
 from ui.ranking.state import PerQuery
 from ui.ranking.tables import containing, per_query_table
-from ui.ranking.widgets import measure_chooser, require_data
+from ui.ranking.widgets import measure_chooser
 
 with page(_("Per query")) as p:
-    if not require_data():
+    loaded = ranking_prologue(measure_chooser(), conventions())
+    if loaded is None:
         p.stop()
-
-    measures = measure_chooser()
-    conv = conventions()
-    try:
-        evaluations = evaluate_loaded(measures, conv)
-    except InputError as exc:
-        st.error(md_text(exc.plain(_)))
-        p.stop()
-    unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
-    show_unusable(unusable)
-    evaluations = {n: e for n, e in evaluations.items() if n not in unusable}
-    if not evaluations:
-        p.stop()
-    measures = evaluations[next(iter(evaluations))].measures
+    evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
     meta = st.session_state[state.META]
     runs = st.session_state[state.RUNS]
     qrels = st.session_state[state.QRELS]

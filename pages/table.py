@@ -57,11 +57,10 @@ with page(_("Comparative table"), sidebar=False,
         names = tb.names_editor(lang, level_names, "level", _("Names of the levels"))
         verdicts = tb.names_editor(lang, verdict_names, "verdict", _("Names of the summary's verdict"))
     if source == "runs":
-        try:
-            rows, meta = tb.loaded_rows(measures)
-        except InputError as exc:
-            st.error(md_text(exc.plain(_)))
+        got = tb.loaded_rows(measures)  # the ranking pages' prologue: unusable runs named, left out
+        if got is None:
             p.stop()
+        rows, meta = got
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
     significance = tb.significance_choice(names_of_rows, words)

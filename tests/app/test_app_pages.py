@@ -149,7 +149,7 @@ def _load_once_script():
     import streamlit as st
 
     from metrics_core.errors import InputError
-    from ui.common.upload import load_once
+    from ui.common.upload import read_once
 
     st.session_state.setdefault("loads", 0)
     signature = st.session_state.get("signature", "a.csv#1")
@@ -160,7 +160,9 @@ def _load_once_script():
             raise InputError("not a number", source=signature, line=3)
         st.session_state["data"] = signature
 
-    load_once("seen", signature, load)
+    error = read_once("seen", signature, load)[1]
+    if error:
+        st.error(error)
 
 
 def test_an_upload_is_read_once_and_does_not_undo_the_sample():

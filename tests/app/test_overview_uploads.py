@@ -146,11 +146,11 @@ def test_the_leaderboard_is_kept_per_session_and_recomputed_only_when_asked(monk
     at.number_input(key="ranklab.overview.seed").set_value(7).run()
     _ok(at)
     assert calls == [0, 7]
-    assert len(at.session_state["ranklab.overview.boards"]) == 2
+    assert len(at.session_state["ranklab.cache"]["overview.boards"]) == 2  # the app's one cache
     _uploader(at, "ranklab.overview.run_file").set_value([("mine.txt", MINE, "text/plain")]).run()
     _ok(at)
     assert calls == [0, 7, 7]
-    assert len(at.session_state["ranklab.overview.boards"]) == 1  # the old data's boards dropped
+    assert len(at.session_state["ranklab.cache"]["overview.boards"]) == 1  # the old data's boards dropped
 
 
 def test_the_data_page_shows_the_judgements_per_label_once_qrels_are_loaded():

@@ -43,7 +43,7 @@ def test_the_limit_is_the_servers():
 def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
     css = uploader_css("es")
     contents = re.findall(r'content: "([^"]*)"', css)
-    assert contents == ["Subir archivo", "Subir archivos", "Hasta 1 GB por archivo", "Suelta el archivo aquí",
+    assert contents == ["Subir archivo", "Subir archivos", "Hasta 40 MB por archivo", "Suelta el archivo aquí",
                         "Suelta los archivos aquí"]
     assert css.count("display: none") == 3 and css.count("visibility: hidden") == 2
     assert css.startswith("<style>") and css.endswith("</style>") and css.count("<") == 2
@@ -52,7 +52,7 @@ def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
 def test_a_box_with_types_gets_its_own_line_scoped_to_its_widget():
     css = types_css("ranklab.detection.cal_upload.0", ["csv", "tsv"], "es")
     assert ".st-key-ranklab-detection-cal_upload-0 " in css
-    assert 'content: "Hasta 1 GB por archivo • CSV, TSV"' in css
+    assert 'content: "Hasta 40 MB por archivo • CSV, TSV"' in css
     assert types_css("ranklab.x.0", None, "es") is None
 
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from ui.common import blas, state
+from ui.common import blas, budget, keep, state
 from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
@@ -113,6 +113,8 @@ def page_setup(sidebar: bool = True, status: bool | None = None, summary=None) -
     _leave_pages_directory_mode()
     configure_page()
     blas.limit_threads_once()  # once per server process
+    budget.start_reclaimer()  # once per server process: memory goes back after visitors leave
+    keep.restore_or_start()  # a reload takes back the data its address names
     state.ensure_defaults()
     _compact_css()
     language_switch(st.container(key=SWITCH_BOX))
@@ -197,8 +199,11 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
         st.title(title)
     if caption:
         st.caption(caption)
-    yield current
-    current.end()
+    try:
+        yield current
+        current.end()
+    finally:  # also at p.stop(): the data a reload brings back
+        keep.save()
 
 
 def status_text() -> str:

@@ -24,7 +24,6 @@ MEASURES = "ranklab.measures"    # list of measure names chosen for the ranking 
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
 THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpretation labels)
 CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
-EVAL_CACHE = "ranklab.eval_cache"  # dict: evaluation key -> Evaluation (this session)
 
 # --- the shared frame (ui.common.frame), the upload slot and the downloads -------------------
 CONVENTION_WIDGET = "ranklab.w.conv."       # prefix + field: the sidebar's convention widgets
@@ -32,6 +31,7 @@ RESET_CONVENTIONS = "ranklab.w.reset_conventions"
 SIDEBAR_AUTO = "ranklab.sidebar.auto"       # the browser's sessionStorage flag (narrow window)
 UPLOAD_NONCES = "ranklab.upload.nonces"     # dict: upload slot -> nonce of its widget key
 UPLOAD_MESSAGES = "ranklab.upload.messages"  # dict: upload slot -> message of its last failure
+READ_ONCE = "ranklab.upload.read"          # dict: key -> (upload signature, error text or None)
 DOWNLOAD = "ranklab.dl"                     # prefix of the download buttons' keys
 REPORT = "ranklab.report"                   # prefix of the "Download report" buttons' keys
 
@@ -48,7 +48,6 @@ DEFAULTS = {
     SELECTED_QUERY: None,
     THRESHOLDS: lambda: dict(DEFAULT_THRESHOLDS),
     CLICKS: None,
-    EVAL_CACHE: dict,
 }
 
 

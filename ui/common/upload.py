@@ -13,6 +13,7 @@ each file of a multiple upload on its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from contextlib import ExitStack
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +21,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
-from ui.common import state
+from ui.common import budget, state
 from ui.common.i18n import _, current_language
 from ui.common.style import md_text
 from ui.common.uploader_words import types_css
@@ -69,26 +70,58 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
     return _("The file could not be read ({reason})").format(reason=reason)
 
 
-def load_once(key: str, signature, load: Callable[[], None]) -> str | None:
-    """Run ``load()`` when ``signature`` is new under ``key``; show its error until then.
+def read_once(key: str, signature: Hashable, load: Callable[[], None], name: str | None = None
+              ) -> tuple[bool, str | None]:
+    """The app's one way to read an upload once: run ``load()`` when ``signature`` is new under
+    ``key``, never again on a rerun.
 
-    ``signature`` is what identifies the upload: its file id, and any option that changes
-    how it is read. An upload is acted on when it changes, not on every rerun: otherwise
-    the file still sitting in the widget would undo a later "use the sample" click, and
-    every rerun would read it again. A failed load keeps what was loaded and its message
-    stays on the page until the next upload. Returns the error text (None when it loaded).
+    ``signature`` is what identifies the upload: its file id and size, and any option that
+    changes how it is read (a column mapping, a format). An upload is acted on when it changes,
+    not on every rerun: otherwise the file still sitting in the widget would undo a later "use
+    the sample" click, and every rerun would read it again. A failed load keeps what was loaded;
+    its message (``name`` prefixes a non-``InputError`` one) is handed back on every rerun until
+    the next upload. The outcome is recorded before ``load()`` runs, so a load that reruns the
+    script is done. Returns ``(read now, error text or None)``: ``read now`` is True in the run
+that called ``load()`` (whether it failed or not); draws nothing.
     """
-    seen = st.session_state.get(key)
-    if seen is None or seen[0] != signature:
-        try:
-            load()
-            error = None
-        except Exception as exc:  # never a traceback for an upload: say what failed
-            error = failure_text(exc)
-        seen = st.session_state[key] = (signature, error)
-    if seen[1]:
-        st.error(seen[1])
-    return seen[1]
+    seen_all = st.session_state.setdefault(state.READ_ONCE, {})
+    seen = seen_all.get(key)
+    if seen is not None and seen[0] == signature:
+        return False, seen[1]
+    seen_all[key] = (signature, None)
+    try:
+        load()
+        error = None
+    except Exception as exc:  # never a traceback for an upload: say what failed
+        error = failure_text(exc, name)
+    seen_all[key] = (signature, error)
+    return True, error
+
+
+def release(files) -> None:
+    """Drop the raw bytes of uploaded ``files`` from the server (Streamlit keeps every upload
+    for the whole session otherwise): call it once an upload is parsed. The box keeps its file
+    chips in the browser; the page lists what is loaded under it."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    remove = getattr(ctx.uploaded_file_mgr, "remove_file", None) if ctx is not None else None
+    if remove is None or ctx is None:  # outside a script run, or a manager that cannot drop a file
+        return
+    for f in files:
+        file_id = getattr(f, "file_id", None)
+        if file_id:
+            remove(ctx.session_id, file_id)
+
+
+def read_error(key: str) -> str | None:
+    """The error of the last upload read under ``key`` (None when it loaded, or none was read)."""
+    return (st.session_state.get(state.READ_ONCE) or {}).get(key, (None, None))[1]
+
+
+def forget_read(key: str) -> None:
+    """Forget the outcome under ``key`` (the same upload is read again next time)."""
+    st.session_state.setdefault(state.READ_ONCE, {}).pop(key, None)
 
 
 class UploadSlot:
@@ -168,26 +201,21 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
             show(slot.message)
         return False
     signature = (signature_of(files), options)
-    seen_key = f"{key}.seen"
-    seen = st.session_state.get(seen_key)
-    if seen is not None and seen[0] == signature:
-        if seen[1]:
-            show(seen[1])
-        return False
-    st.session_state[seen_key] = (signature, None)  # before load(): a load that reruns is done
-    try:
-        load(files)
-        error = None
-    except Exception as exc:  # never a traceback for an upload: say what failed
-        error = failure_text(exc, files[0].name if len(files) == 1 else None)
-    if error and leave_on_error:
-        st.session_state.pop(seen_key, None)
+    def checked_load() -> None:  # within the memory budget: refused before reading when it does not fit
+        with ExitStack() as stack:
+            for f in files:
+                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name))
+            load(files)
+
+    read_now, error = read_once(key, signature, checked_load, files[0].name if len(files) == 1 else None)
+    if error and read_now and leave_on_error:
+        forget_read(key)
         slot.fail(after_error(error) if after_error else error)
-    st.session_state[seen_key] = (signature, error)
     if error:
         show(error)
-    return error is None
+    return read_now and error is None
 
 
-__all__ = ["UPLOAD_FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "load_once", "table_columns",
+__all__ = ["UPLOAD_FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read",
+           "release", "table_columns",
            "human_size", "failure_text", "signature_of"]

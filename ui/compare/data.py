@@ -20,7 +20,11 @@ from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
 from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
 from metrics_core.stats.comparison import TESTS
+from ui.common.cache import remember
 from ui.common.i18n import gettext as _
+
+#: The page's table in the session cache (:mod:`ui.common.cache`).
+COMPARISONS = "compare.comparisons"
 
 #: The library's test and correction names, marked for the catalogs (``TEST_NAMES`` and
 #: ``CORRECTION_NAMES`` are not in a scanned module; tests/app/test_compare_page.py checks
@@ -44,24 +48,22 @@ def _settings_key(conventions) -> str:
     return repr(conventions.as_dict() if hasattr(conventions, "as_dict") else conventions)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _compare_cached(frames: dict, conventions_key: str, _runs: list, _conventions, baseline: str, measures: list,
-                    permutations: int, seed: int, correction: str, confidence: float, query_set: str) -> Comparison:
-    return mc.compare(_runs, baseline, measures=measures, n_permutations=permutations, seed=seed,
-                      correction=correction, confidence=confidence, query_set=query_set,
-                      conventions=_conventions)
-
-
 def compare(evaluations: list, baseline: str, measures: list, permutations: int, seed: int, correction: str,
             confidence: float, query_set: str, conventions=None) -> Comparison:
-    """:func:`metrics_core.compare` of the loaded evaluations, cached on their per-query
-    values and the settings: widget changes that only pick what to draw do not rerun
-    10,000 permutations."""
+    """:func:`metrics_core.compare` of the loaded evaluations, kept in the session for these
+    very evaluations and settings (:func:`ui.common.cache.remember`): widget changes that only
+    pick what to draw do not rerun 10,000 permutations."""
     runs = [RunValues.from_evaluation(ev) for ev in evaluations]
-    frames = {rv.run_name: rv.per_query for rv in runs}
-    with st.spinner(_("Running the significance tests ...")):
-        return _compare_cached(frames, _settings_key(conventions), runs, conventions, baseline, list(measures),
-                               int(permutations), int(seed), correction, float(confidence), query_set)
+    key = (_settings_key(conventions), baseline, tuple(measures), int(permutations), int(seed), correction,
+           float(confidence), query_set)
+
+    def build() -> Comparison:
+        with st.spinner(_("Running the significance tests ...")):
+            return mc.compare(runs, baseline, measures=list(measures), n_permutations=int(permutations),
+                              seed=int(seed), correction=correction, confidence=float(confidence),
+                              query_set=query_set, conventions=conventions)
+
+    return remember(COMPARISONS, key, build, held=tuple(evaluations), size=8)
 
 
 def answer_table(comparison: Comparison) -> pd.DataFrame:

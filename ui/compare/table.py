@@ -166,13 +166,17 @@ def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
 
 # --- where the rows come from ------------------------------------------------------------------
 
-def loaded_rows(measures) -> tuple[list, pd.DataFrame | None]:
-    """The loaded runs' evaluations on ``measures`` (the session's conventions) and the
-    session's query metadata."""
-    from ui.ranking.data import evaluate_loaded
+def loaded_rows(measures) -> tuple[list, pd.DataFrame | None] | None:
+    """The usable loaded runs' evaluations on ``measures`` (the session's conventions) and the
+    session's query metadata, through the ranking pages' prologue
+    (:func:`ui.ranking.prologue.ranking_prologue`: unusable runs named and left out); None when
+    there is nothing to draw (the prologue said why)."""
+    from ui.ranking.prologue import ranking_prologue  # the ranking section's pages load it anyway
 
-    evaluations = evaluate_loaded(list(measures))
-    return list(evaluations.values()), st.session_state.get(state.META)
+    loaded = ranking_prologue(list(measures), st.session_state.get(state.CONVENTIONS))
+    if loaded is None:
+        return None
+    return list(loaded.evaluations.values()), loaded.meta
 
 
 def evaluation_label(row) -> str:

@@ -1,8 +1,9 @@
 """Cached loaders of the Detection & calibration pages (their keys: :mod:`ui.detection.state`).
 
-Uploads are parsed once per content digest; the sorted counts of a score set are computed once per digest. Every cache is
-bounded (``max_entries``) and private to the session (``scope="session"``), so a hosted
-app's memory grows with its visitors' data only while they are there.
+Uploads are parsed once per content digest; the sorted counts of a score set are computed once
+per digest. Every result is kept by the app's one cache (:func:`ui.common.cache.remember`):
+bounded and private to the session, so a hosted app's memory grows with its visitors' data
+only while they are there.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
 from ui.common import upload as common_upload
+from ui.common.cache import remember
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.state import digest, in_app
@@ -108,36 +110,40 @@ def _load_candidates(data: bytes, name: str) -> dict:
             "probability": t.probability, "is_gold": t.is_gold, "criterion": t.criterion}
 
 
-_load_scores_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_scores)
-_load_candidates_cached = st.cache_data(max_entries=4, show_spinner=False, scope="session")(_load_candidates)
+def _load_scores_cached(data: bytes, name: str, score_col: str | None, label_col: str | None) -> dict:
+    return remember("detection.scores", (digest(data), name, score_col, label_col),
+                    lambda: _load_scores(data, name, score_col, label_col), size=4)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False, scope="session")
+def _load_candidates_cached(data: bytes, name: str) -> dict:
+    return remember("detection.candidates", (digest(data), name), lambda: _load_candidates(data, name), size=4)
+
+
 def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryCurve:
     """Sorted counts of a score set, once per digest (shared, read-only)."""
-    return det.binary_curve(_y_true, _y_score)
+    return remember("detection.curves", key, lambda: det.binary_curve(_y_true, _y_score), size=4)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False, scope="session")
 def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
-    return dk.prepare(_data["query"], _data["probability"], _data["is_gold"], _data["criterion"])
+    return remember("detection.candidate_tables", key, lambda: dk.prepare(
+        _data["query"], _data["probability"], _data["is_gold"], _data["criterion"]), size=4)
 
 
-@st.cache_data(max_entries=4, show_spinner=False, scope="session")
 def columns_of(file_id: str, _data: bytes, name: str) -> list[str]:
     """Column names of an uploaded table (for the mapping boxes), once per upload."""
-    return common_upload.table_columns(_data, name) or []
+    return remember("detection.columns", (file_id, name),
+                    lambda: common_upload.table_columns(_data, name) or [], size=4)
 
 
-@st.cache_data(max_entries=8, show_spinner=False, scope="session")
 def per_group_of(key: str, _y_true, _y_score, _criterion, single_class: str) -> dict:
     """:func:`metrics_core.detection.per_group_scores` once per score set and one-class rule."""
-    return det.per_group_scores(_y_true, _y_score, _criterion, single_class=single_class)
+    return remember("detection.per_group", (key, single_class), lambda: det.per_group_scores(
+        _y_true, _y_score, _criterion, single_class=single_class), size=8)
 
 
-@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, seed: int) -> dict:
-    return det.bootstrap_ci(_y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed)
+    return remember("detection.bootstrap", (key, metrics, n_resamples, seed), lambda: det.bootstrap_ci(
+        _y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed), size=16)
 
 
 #: The TPR table's headers (:data:`metrics_core.detection.TPR_TABLE_COLUMNS`), marked for the catalogs.
@@ -210,23 +216,23 @@ def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
         raise for_the_page(exc) from None
 
 
-@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def calibration_report_of(key, _y, _p, n_bins, strategy):
     """:func:`metrics_core.calibration.calibration_report`, once per score set and binning."""
-    return cal.calibration_report(_y, _p, n_bins, strategy)
+    return remember("calibration.reports", (key, n_bins, strategy),
+                    lambda: cal.calibration_report(_y, _p, n_bins, strategy), size=16)
 
 
-@st.cache_data(max_entries=16, show_spinner=False, scope="session")
 def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
     """:func:`metrics_core.calibration.bootstrap_calibration_ci` (seed 0), once per score set,
     binning and replicate count."""
-    return cal.bootstrap_calibration_ci(_y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0)
+    return remember("calibration.intervals", (key, n_bins, strategy, n_resamples), lambda: cal.bootstrap_calibration_ci(
+        _y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0), size=16)
 
 
-@st.cache_data(max_entries=32, show_spinner=False, scope="session")
 def dynamic_k_curve_of(key, _table, k_min, hard_cap, ratio):
     """:func:`metrics_core.dynamic_k.dynamic_k_curve` of a candidate table (``key``: its digest)."""
-    return dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio)
+    return remember("dynamic_k.curves", (key, k_min, hard_cap, ratio),
+                    lambda: dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio), size=32)
 
 
 def use_scores(data: dict) -> None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.common.keep import keep_keys
+
 SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
 CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
+keep_keys(SCORES, CANDIDATES)  # a reload brings them back (ui.common.keep)
 RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
 THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
 THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)

@@ -10,7 +10,7 @@ from metrics_core import detection as det
 from metrics_core.io.scores import LABEL_NAMES
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
-from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
+from ui.common.upload import TABLE_TYPES, UploadSlot, read_error, read_once
 from ui.detection import data as ds
 from ui.detection import state as dst
 from ui.detection.state import Detection
@@ -20,7 +20,7 @@ def scores_loader() -> None:
     """The Detection page's scores box: a table upload, its score and label columns (detected
     unless chosen), or the sample. The upload is read again when a column choice changes."""
     seen_key = f"{Detection.UPLOAD}.seen"
-    failed = bool(st.session_state.get(seen_key, (None, None))[1])
+    failed = bool(read_error(seen_key))
     with st.expander(_("Data: scores and labels"), expanded=failed):
         slot = UploadSlot(Detection.UPLOAD, _("CSV, TSV, Parquet or JSON with a score and a 0/1 label column"),
                           types=TABLE_TYPES)
@@ -35,9 +35,11 @@ def scores_loader() -> None:
                                  format_func=lambda c: auto.get(c, c),
                                  help=_("Recognised names: {names}").format(names=", ".join(LABEL_NAMES)))
         if up is not None:
-            load_once(seen_key, (up.file_id, score_col, label_col),
-                      lambda: ds.use_scores(ds.load_scores_for_page(up.getvalue(), up.name, score_col or None,
-                                                                    label_col or None)))
+            error = read_once(seen_key, (up.file_id, score_col, label_col),
+                              lambda: ds.use_scores(ds.load_scores_for_page(up.getvalue(), up.name, score_col or None,
+                                                                            label_col or None)))[1]
+            if error:
+                st.error(error)
         st.button(_("Use the sample data"), key=Detection.USE_SAMPLE, on_click=ds.use_sample_scores)
 
 

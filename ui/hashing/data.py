@@ -16,8 +16,9 @@ from metrics_core.errors import InputError
 from metrics_core.hashing.tables import TIE_RULE_NAMES
 from metrics_core.io.codes import read_matrix
 from metrics_core.report.catalogs import N_
+from ui.common.cache import remember
 from ui.common.i18n import gettext as _
-from ui.common.state import in_app
+from ui.common.state import digest
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"
 PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
@@ -69,12 +70,10 @@ def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     return tidy_labels(arr) if what == "labels" else arr
 
 
-_parse_upload_cached = st.cache_data(show_spinner=False, max_entries=8, scope="session")(_parse_upload)
-
-
 def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
-    """Parse one uploaded file (cached on its bytes in the app); raises InputError on bad content."""
-    return (_parse_upload_cached if in_app() else _parse_upload)(data, name, what)
+    """Parse one uploaded file (kept in the session by its content digest); raises InputError on
+    bad content."""
+    return remember("hashing.uploads", (digest(data), name, what), lambda: _parse_upload(data, name, what), size=8)
 
 
 def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
@@ -86,14 +85,15 @@ def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normali
                          ks, device)
 
 
-@st.cache_data(show_spinner=False, max_entries=8, scope="session")
 def _evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
               zero_relevant, ks, device) -> dict:
     from metrics_core.hashing import evaluate_hashing
 
-    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
-                            ties=ties, normalizer=normalizer, zero_relevant=zero_relevant,
-                            device=device)
+    return remember("hashing.evaluations", (topk, ties, normalizer, zero_relevant, tuple(ks), device),
+                    lambda: evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
+                                             ties=ties, normalizer=normalizer, zero_relevant=zero_relevant,
+                                             device=device),
+                    held=(query_codes, db_codes, query_labels, db_labels), size=8)
 
 
 def p_at_k_cutoffs(n_db: int) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common.i18n import gettext as _
-from ui.common.upload import UploadSlot, load_once
+from ui.common.upload import UploadSlot, read_once
 from ui.hashing import state as hs
 from ui.hashing.data import PART_NAMES, PARTS, load_sample, parse_parts
 
@@ -36,8 +36,10 @@ def uploads_box() -> None:
         def use_uploads():
             st.session_state[hs.DATA] = parse_parts(uploads)
 
-        load_once(f"{hs.UPLOAD}.seen", tuple(up.file_id if up is not None else None for up in uploads.values()),
-                  use_uploads)
+        error = read_once(hs.UPLOAD, tuple(up.file_id if up is not None else None for up in uploads.values()),
+                          use_uploads)[1]
+        if error:
+            st.error(error)
 
 
 __all__ = ["ensure_defaults", "load_sample_codes", "uploads_box", "CODE_TYPES"]

@@ -14,9 +14,13 @@ from metrics_core.report.leaderboard_grid import (
 )
 from metrics_core.report.legends import family_sentence, leaderboard_legend
 from ui.common import state
+from ui.common.cache import keep_only, remember
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
-from ui.ranking.state import BAND_MEMO, BOARD_MEMO, Overview
+from ui.ranking.state import Overview
+
+#: The board's tables in the session cache (:mod:`ui.common.cache`).
+BOARDS, BANDS = "overview.boards", "overview.bands"
 
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
 #: before it draws their widgets, after the leaderboard).
@@ -42,34 +46,21 @@ def _settings(baseline: str, query_set: str, n_resamples, confidence, seed, corr
 def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n_resamples: int,
                    confidence: float, seed: int, correction: str, test: str) -> pd.DataFrame:
     """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
-    bootstrap CI, corrected tests), kept in the session for these evaluations and settings
-    (a rerun neither recomputes it nor hashes the per-query values to find it).
-
-    Keyed by the loaded data (object ids), the conventions, the measures and the settings,
-    and checked against the very evaluations it was computed from; leaderboards of data no
-    longer loaded are dropped (with the evaluations they hold)."""
+    bootstrap CI, corrected tests), kept in the session for these very evaluations and settings
+    (:func:`ui.common.cache.remember`: a rerun neither recomputes it nor hashes the per-query
+    values to find it)."""
     from metrics_core.stats.comparison import leaderboard
 
     settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
+    held = tuple(evaluations.values())
     data = (id(st.session_state.get(state.QRELS)),
             tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()))
-    key = data + (next(iter(evaluations.values())).conventions, tuple(measures), tuple(sorted(settings.items())))
-    held = tuple(evaluations.values())
-    memo = st.session_state.setdefault(BOARD_MEMO, {})
-    for stale in [k for k in memo if k[:2] != data]:
-        del memo[stale]
-    hit = memo.get(key)
-    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
-        return hit[1]
-    board = leaderboard(list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
-                        confidence=settings["confidence"], seed=settings["seed"],
-                        n_permutations=BOARD_PERMUTATIONS, correction=correction, test=test)
-    entry = (held, board)
-    memo.pop(key, None)
-    while len(memo) >= BOARD_MEMO_SIZE:
-        memo.pop(next(iter(memo)))
-    memo[key] = entry
-    return entry[1]
+    keep_only(BOARDS, lambda key, _held: key[0] == data)  # boards of data no longer loaded go
+    key = (data, tuple(evaluations), tuple(measures), tuple(sorted(settings.items())))
+    return remember(BOARDS, key, lambda: leaderboard(
+        list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
+        confidence=settings["confidence"], seed=settings["seed"], n_permutations=BOARD_PERMUTATIONS,
+        correction=correction, test=test), held=held, size=BOARD_MEMO_SIZE)
 
 
 TIE_LEGEND = N_("Tie band: range of the mean over every order of tied scores (shown where that "
@@ -108,16 +99,10 @@ def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
     """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
-    the same board settings, evaluations and bounds (a rerun does not recompute it)."""
-    key = (board.attrs.get("query_set"), tuple(dict.fromkeys(board["measure"])))
-    held = tuple((n, ev, bounds.get(n)) for n, ev in evaluations.items())
-    memo = st.session_state.get(BAND_MEMO)
-    if (memo is not None and memo[0] == key and len(memo[1]) == len(held)
-            and all(a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(memo[1], held, strict=True))):
-        return memo[2]
-    band = tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds)
-    st.session_state[BAND_MEMO] = (key, held, band)
-    return band
+    the same board, evaluations and bounds (a rerun does not recompute it)."""
+    held = (board, *evaluations.values(), *(bounds.get(n) for n in evaluations))
+    return remember(BANDS, tuple(evaluations), lambda: tie_band(
+        board, {n: ev.per_query for n, ev in evaluations.items()}, bounds), held=held, size=1)
 
 
 def style_grid(grid: pd.DataFrame):

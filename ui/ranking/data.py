@@ -18,19 +18,18 @@ from metrics_core.io.coverage import coverage_report
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
-from ui.common import state
+from ui.common import budget, state
+from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
-from ui.ranking.state import (
-    CLICKS_SOURCE,
-    COVERAGE_CACHE,
-    RANKED_CACHE,
-    TIE_BOUNDS_CACHE,
-    TIE_CACHE,
-)
+from ui.ranking.state import CLICKS_SOURCE
+
+#: The section's tables in the session cache (:mod:`ui.common.cache`).
+RANKINGS, EVALUATIONS, COVERAGE = "ranking.rankings", "ranking.evaluations", "ranking.coverage"
+TIES, TIE_BOUNDS = "ranking.ties", "ranking.tie_bounds"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
@@ -121,7 +120,7 @@ def load_sample_into_state() -> None:
     st.session_state[state.QRELS] = qrels
     st.session_state[state.RUNS] = runs
     st.session_state[state.META] = meta
-    st.session_state[state.EVAL_CACHE] = {}
+    forget()
     st.session_state[state.SELECTED_QUERY] = None
     clicks = sample_files()["clicks"]
     st.session_state[state.CLICKS] = read_click_log(clicks.read_bytes(), clicks.name)
@@ -167,44 +166,58 @@ def rank_once(key, build):
             IN_FLIGHT.pop(token, None)
 
 
+def _loaded_data() -> tuple:
+    """The loaded qrels and runs (what every ranking-section cache entry is held against)."""
+    return st.session_state.get(state.QRELS), list((st.session_state.get(state.RUNS) or {}).values())
+
+
+def drop_unloaded() -> None:
+    """Drop the section's cached results of data no longer loaded (replaced or removed)."""
+    qrels, loaded = _loaded_data()
+    for table in (RANKINGS, EVALUATIONS, COVERAGE):
+        keep_only(table, lambda _key, held: held[0] is qrels and any(held[1] is r for r in loaded))
+    evs = {id(ev) for name in (EVALUATIONS,) for ev in _held_values(name)}
+    for table in (TIES, TIE_BOUNDS):
+        keep_only(table, lambda _key, held: id(held[0]) in evs)
+
+
+def _held_values(name: str) -> list:
+    from ui.common.cache import CACHE
+
+    return [value for _held, value in (st.session_state.get(CACHE, {}).get(name) or {}).values()]
+
+
 def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
     """The :class:`metrics_core.Ranking` of ``run`` (one sort and one join, :func:`mc.rank`),
-    kept in the session and shared by every evaluation of the run under ``conv`` whatever
-    its measures: the Data page's diagnostics and the Overview rank the run once. Built for
-    the cutoffs asked so far and those of the session's measures (a cutoff only adds a
-    diagnostics count)."""
-    cache = st.session_state.setdefault(RANKED_CACHE, {})
-    loaded = list((st.session_state.get(state.RUNS) or {}).values())
-    for stale in [k for k, v in cache.items() if v[0] is not qrels or not any(v[1] is r for r in loaded)]:
-        del cache[stale]  # data replaced or removed: its rankings go with it
-    key = (id(qrels), id(run), conv)
-    hit = cache.get(key)
-    if hit is not None and hit[0] is qrels and hit[1] is run and set(cutoffs) <= set(hit[2]):
-        return hit[3]
-    wanted = set(cutoffs) | set(hit[2] if hit is not None else ())
+    kept in the session (:func:`ui.common.cache.remember`) and shared by every evaluation of
+    the run under ``conv`` whatever its measures: the Data page's diagnostics and the Overview
+    rank the run once. Built for the cutoffs asked so far and those of the session's measures
+    (a cutoff only adds a diagnostics count)."""
+    found, hit = peek(RANKINGS, conv, held=(qrels, run))
+    if found and set(cutoffs) <= set(hit[0]):
+        return hit[1]
+    wanted = set(cutoffs) | set(hit[0] if found else ())
     try:
         wanted |= set(rank_cutoffs(parse_measures(
             list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES))))
     except mc.InputError:
         pass
     built = tuple(sorted(wanted))
-    ranking = rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))
-    cache.pop(key, None)
-    while len(cache) >= _RANKED_CACHE_SIZE:
-        cache.pop(next(iter(cache)))
-    cache[key] = (qrels, run, built, ranking)
-    return ranking
+    key = (id(qrels), id(run), conv)
+    return remember(RANKINGS, conv, lambda: (built, rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))),
+                    held=(qrels, run), size=_RANKED_CACHE_SIZE, fresh=True)[1]
 
 
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
-    """Evaluations of every loaded run (cached in the session).
+    """Evaluations of every loaded run (kept in the session: :func:`ui.common.cache.remember`).
 
     A run of up to :data:`STREAM_ROWS` rows is ranked once (:func:`_ranked`) and each set
     of measures computed on that ranking (:meth:`metrics_core.Ranking.evaluate`: the numbers
     and diagnostics of ``mc.evaluate``); a larger one is evaluated in blocks.
 
     Raises InputError (e.g. a bad measure name, duplicates under ``duplicates=error``);
-    pages show it with ``st.error``.
+    pages show it with ``st.error``. Pages call it through the prologue
+    (:func:`ui.ranking.prologue.loaded_evaluations`), which also sets unusable runs aside.
     """
     qrels = st.session_state.get(state.QRELS)
     runs = st.session_state.get(state.RUNS) or {}
@@ -212,20 +225,16 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         return {}
     measures = list(measures or st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES)
     conv = conventions or st.session_state.get(state.CONVENTIONS) or mc.Conventions()
-    cache = st.session_state.setdefault(state.EVAL_CACHE, {})
-    out = {}
-    for name, run in runs.items():
-        key = (id(qrels), id(run), name, conv, tuple(measures))
-        hit = cache.get(key)
-        if hit is None or hit[0] is not qrels or hit[1] is not run:
-            ev = mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
-                             ranker=lambda cutoffs, run=run: _ranked(qrels, run, conv, cutoffs))
-            if len(cache) >= _EVAL_CACHE_SIZE:
-                cache.pop(next(iter(cache)))
-            cache[key] = (qrels, run, ev)
-            hit = cache[key]
-        out[name] = hit[2]
-    return out
+    drop_unloaded()
+
+    def evaluate(name: str, run) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
+        with budget.reserve_work(min(len(run), STREAM_ROWS), name):  # within the server's budget
+            return mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
+                               ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs))
+
+    return {name: remember(EVALUATIONS, (name, conv, tuple(measures)), lambda run=run, name=name: evaluate(name, run),
+                           held=(qrels, run), size=_EVAL_CACHE_SIZE)
+            for name, run in runs.items()}
 
 
 def _no_ties(run, ev) -> bool:
@@ -237,65 +246,45 @@ def _no_ties(run, ev) -> bool:
 def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     """The exact tie report of each evaluation (:meth:`metrics_core.Ranking.tie_report`:
     per query and measure the minimum, maximum and expected value over every order of tied
-    scores), cached in the session next to the evaluation it was computed from.
+    scores), kept in the session next to the evaluation it was computed from.
 
     None for a run of more than :data:`TIE_ROWS` rows (the report costs about one more
     evaluation) or one evaluated in blocks (no ranked lists kept).
     """
-    def report(ev, run):
+    def report(ev):
         return ev.ranking.tie_report(ev.specs, values=ev.values)
 
-    return _per_run_cached(evaluations, TIE_CACHE, report)
+    return _per_run(evaluations, TIES, report)
 
 
-def _per_run_cached(evaluations: dict, cache_key: str, compute) -> dict:
-    """Per run, ``compute(evaluation, run)`` kept in the session next to the evaluation
-    (bounded); None for a run without the ranked lists or the ties it needs."""
+def _per_run(evaluations: dict, table: str, compute) -> dict:
+    """Per run, ``compute(evaluation)`` kept in the session next to the evaluation (bounded);
+    None for a run without the ranked lists or the ties it needs."""
     runs = st.session_state.get(state.RUNS) or {}
-    cache = st.session_state.setdefault(cache_key, {})
-    out = {}
-    for name, ev in evaluations.items():
-        run = runs.get(name)
-        if _no_ties(run, ev):
-            out[name] = None
-            continue
-        hit = cache.get(id(ev))
-        if hit is None or hit[0] is not ev:
-            value = compute(ev, run)
-            while len(cache) >= _EVAL_CACHE_SIZE:
-                cache.pop(next(iter(cache)))
-            cache[id(ev)] = hit = (ev, value)
-        out[name] = hit[1]
-    return out
-
-
+    return {name: None if _no_ties(runs.get(name), ev)
+            else remember(table, None, lambda ev=ev: compute(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
+            for name, ev in evaluations.items()}
 
 
 def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     """Per run, the per-query minimum and maximum of each covered measure over every order of
     tied scores (:meth:`metrics_core.Ranking.tie_bounds`, as Series indexed by query id):
-    what the Overview's tie band needs, without the whole tie report. Cached in the session
+    what the Overview's tie band needs, without the whole tie report. Kept in the session
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
-    def bounds(ev, run):
+    def bounds(ev):
         index = pd.Index(ev.ranking.query_ids)
         return {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
                 for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()}
 
-    return _per_run_cached(evaluations, TIE_BOUNDS_CACHE, bounds)
+    return _per_run(evaluations, TIE_BOUNDS, bounds)
 
 
 def tie_bounds_ready(evaluations: dict) -> bool:
-    """Whether :func:`tie_bounds` of these evaluations would return at once (cached or not
+    """Whether :func:`tie_bounds` of these evaluations would return at once (kept or not
     computed for their size)."""
     runs = st.session_state.get(state.RUNS) or {}
-    cache = st.session_state.get(TIE_BOUNDS_CACHE, {})
-    for name, ev in evaluations.items():
-        if _no_ties(runs.get(name), ev):
-            continue
-        hit = cache.get(id(ev))
-        if hit is None or hit[0] is not ev:
-            return False
-    return True
+    return all(_no_ties(runs.get(name), ev) or peek(TIE_BOUNDS, None, held=(ev,))[0]
+               for name, ev in evaluations.items())
 
 
 def too_large_for_ties(reports: dict) -> str:
@@ -377,13 +366,7 @@ def _needs_report(ev, name: str, runs: dict, qrels) -> bool:
 def _coverage(qrels, run) -> dict:
     """:func:`coverage_report` of a loaded run, kept in the session (computed once per run and
     qrels, not on every rerun)."""
-    cache = st.session_state.setdefault(COVERAGE_CACHE, {})
-    hit = cache.get(id(run))
-    if hit is None or hit[0] is not qrels or hit[1] is not run:
-        while len(cache) >= _EVAL_CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-        cache[id(run)] = hit = (qrels, run, coverage_report(qrels, run))
-    return hit[2]
+    return remember(COVERAGE, None, lambda: coverage_report(qrels, run), held=(qrels, run), size=_EVAL_CACHE_SIZE)
 
 
 def show_unusable(unusable: dict[str, str], where=None) -> None:
@@ -406,14 +389,14 @@ def clear_loaded() -> None:
     st.session_state[state.QRELS] = None
     st.session_state[state.RUNS] = {}
     st.session_state[state.META] = None
-    st.session_state[state.EVAL_CACHE] = {}
+    forget()
 
 
 def remove_run(name: str) -> None:
     """Unload one run (its evaluations go with it)."""
     runs = st.session_state.get(state.RUNS) or {}
     st.session_state[state.RUNS] = {k: v for k, v in runs.items() if k != name}
-    st.session_state[state.EVAL_CACHE] = {}
+    forget()
 
 
 def judgements_per_label(qrels: mc.Qrels) -> pd.DataFrame:

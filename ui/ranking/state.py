@@ -9,16 +9,11 @@ and never spells a key.
 
 from __future__ import annotations
 
-# --- caches of ui.ranking.data (dicts kept in the session) ----------------------------------
-TIE_CACHE = "ranklab.tie_cache"                # id(Evaluation) -> (Evaluation, tie report)
-TIE_BOUNDS_CACHE = "ranklab.tie_bounds_cache"  # id(Evaluation) -> (Evaluation, bounds)
-COVERAGE_CACHE = "ranklab.coverage_cache"      # id(Run) -> (Qrels, Run, metrics_core.io.coverage.coverage_report)
-RANKED_CACHE = "ranklab.ranked_cache"          # (qrels, run, conventions) -> ranked lists
-BOARD_MEMO = "ranklab.overview.boards"         # board key -> (evaluations, leaderboard)
-BAND_MEMO = "ranklab.overview.band_memo"       # (key, evaluations and bounds, band) last drawn
+from ui.common.keep import keep_keys
 
 # --- the qrels / run / metadata boxes (ui.ranking.upload) -----------------------------------
-UPLOADS_DONE = "ranklab.data.done"             # (kind, file name) -> (signature, error text or None)
+UPLOADS_DONE = "ranklab.data.done"             # prefix of the read-once keys: + ".<kind>.<file name>"
+SOURCES = "ranklab.data.sources"              # (kind, file name) -> bytes of the upload (parsed, then released)
 COLUMN_MAPPINGS = "ranklab.data.mapping"       # (kind, file name) -> {role: column}
 MAPPING_WIDGET = "ranklab.data.map"            # prefix of the column-mapping widgets
 
@@ -35,6 +30,7 @@ FAIR_RATIO = "ranklab.fair_ratio"              # the thresholds editor's Fair ra
 THRESHOLDS_EDITOR = "ranklab.thr"              # prefix: + ".<page>", ".<page>.base", ".<page>.reset"
 LOAD_SAMPLE_INLINE = "ranklab.load_sample_inline"
 CLICKS_SOURCE = "ranklab.clicks.source"        # file name of the loaded click log
+keep_keys(SOURCES, CLICKS_SOURCE)  # a reload brings them back (ui.common.keep)
 
 
 class Home:

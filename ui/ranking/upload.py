@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from metrics_core.errors import InputError
 from metrics_core.io.tables import ROLES
-from ui.common import state
+from ui.common import budget, state
+from ui.common.i18n import count, ngettext
 from ui.common.i18n import gettext as _
-from ui.common.i18n import ngettext
 from ui.common.style import md_text
-from ui.common.upload import UPLOAD_FORMATS, UploadSlot, human_size, table_columns
+from ui.common.upload import (
+    UPLOAD_FORMATS,
+    UploadSlot,
+    human_size,
+    read_once,
+    release,
+    table_columns,
+)
 from ui.ranking import state as rs
 from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
 
@@ -29,24 +35,23 @@ def _state_dict(key: str) -> dict:
 
 
 def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None]:
-    """Parse one uploaded file of ``kind`` ("qrels", "run" or "meta") into state, once.
+    """Parse one uploaded file of ``kind`` ("qrels", "run" or "meta") into state, once
+    (:func:`ui.common.upload.read_once`), within the memory budget
+    (:func:`ui.common.budget.reserve`: refused before parsing when it does not fit); once
+    parsed, its raw bytes leave the server (:func:`ui.common.upload.release`).
 
     Returns ``(changed, error)``: whether the loaded data changed, and the error text
     (also when this very upload failed on an earlier rerun). Draws nothing but a
     transient spinner; the caller decides how to show the error.
     """
-    done, mappings = _state_dict(rs.UPLOADS_DONE), _state_dict(rs.COLUMN_MAPPINGS)
-    ident = (kind, uploaded.name)
-    mapping = mappings.get(ident)
+    mapping = _state_dict(rs.COLUMN_MAPPINGS).get((kind, uploaded.name))
     signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
-    previous = done.get(ident)
-    if previous is not None and previous[0] == signature:
-        return False, previous[1]
-    data = uploaded.getvalue()
-    error = None
-    with st.spinner(_("Reading {name} ({size}) ...").format(name=md_text(uploaded.name),
-                                                             size=human_size(len(data)))):
-        try:
+
+    def load() -> None:
+        data = uploaded.getvalue()
+        replaces = _replaced_bytes(kind)
+        with st.spinner(_("Reading {name} ({size}) ...").format(name=uploaded.name, size=human_size(len(data)))), \
+                budget.reserve(data, kind, uploaded.name, replaces):
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
             elif kind == "run":
@@ -59,14 +64,22 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
             else:
                 index_col = (mapping or {}).get("query_id")
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
-            st.session_state[state.EVAL_CACHE] = {}
-        except InputError as exc:
-            error = md_text(exc.plain(_))  # the reader's message in an application's words
-        except Exception as exc:  # never a traceback for an upload: say what failed
-            error = _("{name}: the file could not be read ({problem})").format(name=md_text(uploaded.name),
-                                                                               problem=md_text(exc))
-    done[ident] = (signature, error)
-    return error is None, error
+        sources = _state_dict(rs.SOURCES)
+        sources[(kind, uploaded.name)] = len(data)
+        del data
+        release([uploaded])  # parsed: the raw upload leaves the server's memory
+        budget.trim(collect=False)  # and the parser's freed buffers go back to the system
+
+    read_now, error = read_once(f"{rs.UPLOADS_DONE}.{kind}.{uploaded.name}", signature, load, uploaded.name)
+    return read_now and error is None, error
+
+
+def _replaced_bytes(kind: str) -> int:
+    """What loading a new ``kind`` frees: the qrels or metadata it replaces (a run adds)."""
+    if kind != "qrels":
+        return 0
+    qrels = st.session_state.get(state.QRELS)
+    return 0 if qrels is None else budget.visitor_cost_of(qrels)
 
 
 def still_loaded() -> str:
@@ -108,6 +121,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         if error:
             failed.append((f, error))
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
+    release([f for f, e in failed if not needs_mapping(kind, e)])  # refused: its bytes leave the server too
     if failed and not fixable:
         names = ", ".join(md_text(f.name) for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
@@ -122,7 +136,25 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         column_mapping(kind, f, fmt)
     elif slot.message:
         st.error(slot.message + " " + still_loaded())
+    show_loaded(kind)
     return changed
+
+
+def show_loaded(kind: str) -> None:
+    """Under a box, what it has loaded (the box itself is empty after a reload or when the
+    visitor comes back to the page, and its raw files are released once parsed)."""
+    sources = st.session_state.get(rs.SOURCES) or {}
+    if kind == "run":
+        runs = st.session_state.get(state.RUNS) or {}
+        if runs:
+            st.caption(_("Loaded: {what}").format(what=", ".join(
+                ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
+                    name=md_text(name), n=count(len(run))) for name, run in runs.items())))
+        return
+    loaded = st.session_state.get(state.QRELS if kind == "qrels" else state.META)
+    files = [name for (k, name) in sources if k == kind]
+    if loaded is not None and files:
+        st.caption(_("Loaded: {what}").format(what=md_text(files[-1])))
 
 
 def needs_mapping(kind: str, error: str) -> bool:

@@ -12,6 +12,7 @@ from metrics_core.ranking.registry import parse_measure
 from metrics_core.report import interpret
 from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
+from ui.common.cache import remember
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
@@ -126,9 +127,12 @@ def label_for(measure: str, value: float, thresholds: dict, ratio: float) -> str
     return _(label) if label else ""
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
 def cached_bootstrap(per_query: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    return bootstrap_table(per_query, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    """:func:`bootstrap_table` of one evaluation's per-query values, kept in the session next
+    to them (:func:`ui.common.cache.remember`)."""
+    return remember("ranking.bootstrap", (n_resamples, confidence, seed),
+                    lambda: bootstrap_table(per_query, n_resamples=n_resamples, confidence=confidence, seed=seed),
+                    held=(per_query,), size=64)
 
 
 def summary_table(evaluations: dict, thresholds: dict, ratio: float, n_resamples: int = 1000,

@@ -1,0 +1,95 @@
+"""The app's one cache: results kept in the visitor's session, keyed, bounded and dropped
+with the session.
+
+Every page that keeps a computed result between reruns (a ranking, an evaluation, a tie
+report, a leaderboard, a parsed upload, a curve, a bootstrap) calls :func:`remember`. Entries
+live in the visitor's ``st.session_state`` (one table per name), so
+
+- no visitor ever sees another's entries, and nothing is pickled or copied (the very object
+  built is handed back);
+- each table holds at most ``size`` entries (the oldest leaves first);
+- when Streamlit drops the session (the visitor left), everything it held goes with it.
+
+Objects the result was computed from are passed as ``held``: the entry is keyed by their
+identity and a hit is checked against the very objects (``is``), so a result never outlives
+the data it describes (data replaced or removed: a new key; :func:`forget` drops a table).
+Hashing a large run to look it up on every rerun is avoided.
+
+Outside a script run (tests, tools) :func:`remember` just builds.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from ui.common.state import in_app
+
+T = TypeVar("T")
+#: The session-state key of the cache's tables (name -> OrderedDict of entries).
+CACHE = "ranklab.cache"
+
+
+def _tables() -> dict:
+    return st.session_state.setdefault(CACHE, {})
+
+
+def remember(name: str, key: Hashable, build: Callable[[], T], *, held: tuple = (), size: int = 8,
+             fresh: bool = False) -> T:
+    """``build()``'s result for ``key`` in the table ``name`` of this session: built once,
+    handed back on every later call with the same key and the very same ``held`` objects.
+
+    ``size`` bounds the table (first in, first out). ``build`` raising leaves nothing behind.
+    ``fresh=True`` builds again and replaces the entry (a result that must grow).
+    """
+    if not in_app():
+        return build()
+    table: OrderedDict = _tables().setdefault(name, OrderedDict())
+    full_key = (key, tuple(id(h) for h in held))
+    hit = None if fresh else table.get(full_key)
+    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+        table.move_to_end(full_key)
+        return hit[1]
+    value = build()
+    table.pop(full_key, None)
+    while len(table) >= max(size, 1):
+        table.popitem(last=False)
+    table[full_key] = (tuple(held), value)
+    return value
+
+
+def peek(name: str, key: Hashable, *, held: tuple = ()) -> tuple[bool, Any]:
+    """``(True, value)`` when :func:`remember` would return at once for this key, else
+    ``(False, None)``; builds nothing."""
+    if not in_app():
+        return False, None
+    hit = _tables().get(name, {}).get((key, tuple(id(h) for h in held)))
+    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+        return True, hit[1]
+    return False, None
+
+
+def forget(*names: str) -> None:
+    """Drop the tables ``names`` (every table when none is named): their data was replaced."""
+    if not in_app():
+        return
+    tables = _tables()
+    for name in names or list(tables):
+        tables.pop(name, None)
+
+
+def keep_only(name: str, alive: Callable[[Hashable, tuple], bool]) -> None:
+    """Drop the entries of table ``name`` for which ``alive(key, held)`` is false (data no
+    longer loaded: its rankings and evaluations go with it)."""
+    if not in_app():
+        return
+    table = _tables().get(name)
+    if table:
+        for stale in [k for k, (held, _v) in table.items() if not alive(k[0], held)]:
+            del table[stale]
+
+
+__all__ = ["CACHE", "remember", "peek", "forget", "keep_only"]
