@@ -17,8 +17,9 @@ from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.upload import FORMATS, UploadSlot, human_size, table_columns
+from ui.ranking import run_files
 from ui.ranking import state as rs
-from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
+from ui.ranking.data import parse_qrels, parse_run, read_metadata
 
 
 def _state_dict(key: str) -> dict:
@@ -35,11 +36,13 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     transient spinner; the caller decides how to show the error.
     """
     done, mappings = _state_dict(rs.UPLOADS_DONE), _state_dict(rs.COLUMN_MAPPINGS)
-    ident = (kind, uploaded.name)
-    mapping = mappings.get(ident)
+    mapping = mappings.get((kind, uploaded.name))
+    # a run file is known by its content: two files of one name are two runs, one content one run
+    ident = (kind, run_files.content_of(uploaded)) if kind == "run" else (kind, uploaded.name)
     signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
     previous = done.get(ident)
-    if previous is not None and previous[0] == signature:
+    if previous is not None and (previous[0] == signature or (kind == "run" and previous[1] is None
+                                                              and run_files.is_loaded(uploaded))):
         return False, previous[1]
     data = uploaded.getvalue()
     error = None
@@ -48,12 +51,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
             elif kind == "run":
-                run = parse_run(data, uploaded.name, fmt, mapping)
-                name = run_name_for(run, uploaded.name)
-                run.name = name
-                runs = dict(st.session_state[state.RUNS] or {})
-                runs[name] = run
-                st.session_state[state.RUNS] = runs
+                run_files.parsed(uploaded, parse_run(data, uploaded.name, fmt, mapping))  # named by name_box
             else:
                 index_col = (mapping or {}).get("query_id")
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
@@ -97,6 +95,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     page it was dropped on. Returns True when the loaded data changed.
     """
     slot = UploadSlot(rs.upload_key(page, kind), label, multiple=multiple, help=help)
+    fresh = slot.widget_key not in st.session_state  # drawn anew: an empty box removed nothing
     files = slot.files()
     changed, failed = False, []
     for f in files:
@@ -104,6 +103,8 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         changed |= ok
         if error:
             failed.append((f, error))
+    if kind == "run":  # name the runs (unique, said so), drop those of files taken out of the box
+        changed |= run_files.name_box(slot.key, [f for f in files if all(f is not g for g, _ in failed)], fresh)
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     if failed and not fixable:
         names = ", ".join(f.name for f, _ in failed)
