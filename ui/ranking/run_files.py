@@ -18,6 +18,7 @@ import streamlit as st
 from metrics_core.io.run_names import RunFile, unique_run_names
 from metrics_core.report.cells import markdown_escape
 from ui.common import state
+from ui.common.i18n import gettext as _
 from ui.common.upload import human_size
 
 FILES = "ranklab.ranking.run_files"      # content digest -> (name, id) of its run (runs from upload boxes)
@@ -71,16 +72,16 @@ def name_box(box: str, files: list, fresh: bool) -> bool:
     entries = [(getattr(f, "file_id", None), content_of(f)) for f in files]
     changed = False
     if not fresh:  # files the visitor took out of this box take their runs with them
-        still = {d for _, d in entries} | {d for key, seen in shown.items() if key != box for _, d in seen}
-        for _, digest in shown.get(box, []):
+        still = {d for _fid, d in entries} | {d for key, seen in shown.items() if key != box for _fid, d in seen}
+        for _fid, digest in shown.get(box, []):
             if digest not in still and digest in known:
                 runs.pop(known.pop(digest), None)
                 changed = True
     shown[box] = entries
     naming = unique_run_names(
-        [RunFile(f.name, getattr(pending.get(d), "tags", None), d) for f, (_, d) in zip(files, entries, strict=True)],
+        [RunFile(f.name, getattr(pending.get(d), "tags", None), d) for f, (_fid, d) in zip(files, entries, strict=True)],
         taken=set(runs) - set(known.values()), known=known)
-    for (_, digest), name in zip(entries, naming.names, strict=True):
+    for (_fid, digest), name in zip(entries, naming.names, strict=True):
         run = pending.pop(digest, None)
         if run is not None:
             run.name = name

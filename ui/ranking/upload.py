@@ -104,7 +104,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         if error:
             failed.append((f, error))
     if kind == "run":  # name the runs (unique, said so), drop those of files taken out of the box
-        changed |= run_files.name_box(slot.key, [f for f in files if all(f is not g for g, _ in failed)], fresh)
+        changed |= run_files.name_box(slot.key, [f for f in files if all(f is not g for g, _err in failed)], fresh)
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     if failed and not fixable:
         names = ", ".join(f.name for f, _ in failed)
