@@ -175,15 +175,16 @@ def test_no_run_is_lost_to_a_file_name(base, browser, tmp_path, lang, width, hei
         text = _main_text(page)
         assert "test_run (sysB)" in text
         _shot(page, f"runs_clash_{lang}_{width}")
-        # every chip of the box is visible, its remove button too
-        chips = runs_box.locator('[data-testid="stFileUploaderFile"]')
+        # every chip of the box is visible inside it, its remove button too, and the "+" to add more
+        chips = runs_box.locator('[data-testid="stFileChip"]')
         assert chips.count() == 3
-        for i in range(3):
-            assert chips.nth(i).is_visible()
-            assert _in_first_screen(chips.nth(i).locator("button").first, 10_000)
-            box = chips.nth(i).bounding_box()
-            frame = runs_box.bounding_box()
-            assert box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, (box, frame)
+        frame = runs_box.locator('[data-testid="stFileUploaderDropzone"]').bounding_box()
+        add = runs_box.locator('[data-testid="stBaseButton-borderlessIcon"]').first
+        for element in [chips.nth(i) for i in range(3)] + [chips.nth(i).locator("button").first for i in range(3)] + [add]:
+            assert element.is_visible()
+            box = element.bounding_box()
+            assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, (box, frame)
+            assert frame["y"] <= box["y"] and box["y"] + box["height"] <= frame["y"] + frame["height"] + 1, (box, frame)
         # the board lists both runs
         _menu(page, "overview")
         grid = page.locator('[data-testid="stDataFrame"]').first
@@ -212,7 +213,7 @@ def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, brow
         _idle(page)
         page.get_by_text("test_run (sysB)").first.wait_for()
         runs_box = page.locator('[data-testid="stFileUploader"]').nth(1)
-        runs_box.locator('[data-testid="stFileUploaderFile"]').nth(1).locator("button").first.click()
+        runs_box.locator('[data-testid="stFileChip"]').nth(1).locator('[data-testid="stFileChipDeleteBtn"] button').click()
         _idle(page)
         assert "test_run (sysB)" not in _main_text(page)
         # the Overview of one run: no best mark, no significance, no correction sentence
