@@ -77,9 +77,11 @@ def _not_cut(page) -> list[str]:
 def _menu(page, path: str) -> None:
     """Open ``path`` from the menu (the same session; the sidebar opened first when collapsed)."""
     link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
-    if not link.is_visible():
+    box = link.bounding_box()
+    if box is None or box["x"] < 0:  # the sidebar is collapsed (800 px): open it
         page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
                      ).first.click()
+        page.wait_for_function("(e) => e.getBoundingClientRect().x >= 0", arg=link.element_handle())
     link.click()
     _idle(page)
 
@@ -223,6 +225,10 @@ def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, brow
         text = main.inner_text()
         assert "★" not in text
         assert "Holm" not in text and "0 comparisons" not in text and "0 comparaciones" not in text
+        details = main.locator('[data-testid="stDataFrame"]').nth(1)
+        details.locator('[role="columnheader"]').first.wait_for(state="attached")
+        headers = " ".join(details.locator('[role="columnheader"]').all_inner_texts())
+        assert "Significa" not in headers and "p (" not in headers, headers  # no test column for one run
         _shot(page, f"one_run_{lang}")
     finally:
         ctx.close()
