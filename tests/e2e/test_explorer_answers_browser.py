@@ -136,8 +136,8 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
         assert not BAD_WORDS.search(_main_text(page))
         _shot(page, f"table_{lang}_{width}")
 
-        # the main ranking pages of the same session: no None / nan, download labels whole
-        for path in ("overview", "per_query", "breakdown", "dynamic-k", "calibration"):
+        # the main ranking pages: no None / nan, download labels whole (English wide, Spanish narrow)
+        for path in ("overview", "per_query", "breakdown", "dynamic-k", "calibration") if (lang == "es") == (width == 800) else ():
             page.goto(f"{base}/{path}?lang={lang}")
             _idle(page)
             if page.get_by_role("button", name=w["sample"]).count():
@@ -201,7 +201,7 @@ def test_no_run_is_lost_to_a_file_name(base, browser, tmp_path, lang, width, hei
         ctx.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("lang", ["es"])
 def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, browser, tmp_path, lang):
     a, b = _run_file(tmp_path, "sysA", "sysA", 0.0), _run_file(tmp_path, "sysB", "sysB", 1.5)
     qrels = tmp_path / "qrels.txt"
