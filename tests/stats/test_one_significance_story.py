@@ -12,14 +12,8 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.report.comparison import compare
-from metrics_core.stats.comparison import (
-    compare_runs,
-    correction_family,
-    family_sentence,
-    leaderboard,
-    leaderboard_legend,
-    markers_legend,
-)
+from metrics_core.report.legends import family_sentence, leaderboard_legend, markers_legend
+from metrics_core.stats.comparison import compare_runs, correction_family, leaderboard
 from metrics_core.stats.significance import correct_pvalues
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
@@ -33,7 +27,7 @@ def evaluations():
     out = []
     for name in ("bm25", "dense", "hybrid"):
         ev = mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), sorted(set(OVERVIEW) | set(COMPARE)))
-        ev.run_name = name
+        ev = ev.renamed(name)
         out.append(ev)
     return out
 
