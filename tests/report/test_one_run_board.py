@@ -4,9 +4,9 @@ correction sentence (issue 29, item 6)."""
 from __future__ import annotations
 
 import numpy as np
-from metrics_core.report.leaderboard import BEST, leaderboard_grid
 
 import metrics_core as mc
+from metrics_core.report.leaderboard_grid import BEST, leaderboard_grid
 from metrics_core.report.legends import family_sentence, leaderboard_legend
 from metrics_core.stats.comparison import MARKERS, leaderboard
 
