@@ -23,6 +23,7 @@ import html
 import io
 import math
 import re
+from typing import Any
 
 from metrics_core.report.catalogs import N_, translations
 from metrics_core.report.cells import MISSING, csv_number, latex_escape, markdown_escape
@@ -72,7 +73,7 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     if rows not in ("runs", "evaluations", "queries"):
         raise ValueError(f"rows must be 'runs', 'evaluations' or 'queries', not {rows!r}")
     tr = translations(lang)
-    words = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
+    words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}  # runs_count: a function
     if rows == "runs":
         words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
     elif rows == "queries":  # the queries of one run, each labelled (controlled tests)
