@@ -29,6 +29,7 @@ WORDS = {
            "tpr_table": "TPR a una FPR objetivo", "learn": "Todas las medidas", "csv": "CSV",
            "same": "tiene el mismo contenido que el archivo", "taken": "el nombre test_run ya estaba en uso"},
 }
+JUDGED = re.compile(r"30 (judgements|juicios)")
 BAD_WORDS = re.compile(r"\bNone\b|\bnan\b|\bNaN\b")
 
 
@@ -169,6 +170,7 @@ def test_no_run_is_lost_to_a_file_name(base, browser, tmp_path, lang, width, hei
         inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
         inputs.nth(0).set_input_files(str(qrels))
         _idle(page)
+        page.get_by_text(JUDGED).first.wait_for()  # the qrels loaded before the runs are dropped
         inputs.nth(1).set_input_files([str(a), str(b), str(a)])
         _idle(page)
         page.get_by_text(w["taken"]).first.wait_for()
@@ -211,6 +213,7 @@ def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, brow
         inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
         inputs.nth(0).set_input_files(str(qrels))
         _idle(page)
+        page.get_by_text(JUDGED).first.wait_for()  # the qrels loaded before the runs are dropped
         inputs.nth(1).set_input_files([str(a), str(b)])
         _idle(page)
         page.get_by_text("test_run (sysB)").first.wait_for()
