@@ -186,28 +186,28 @@ def device_main(args) -> int:
 
 def tune_main(args) -> int:
     """Time the Triton engine's block sizes (histograms alone, and the stable pass) on two of
-    the sizes: what the defaults in metrics_core/hashing/_triton.py were chosen from."""
-    from metrics_core.hashing import _triton
+    the sizes: what the defaults in metrics_core/hashing/triton_engine.py were chosen from."""
+    from metrics_core.hashing import triton_engine
     from metrics_core.hashing.histograms import hamming_counts
 
     device = torch.device(args.device)
-    defaults = {k: getattr(_triton, k) for k in ("HIST_BN", "HIST_BQ", "HIST_WARPS", "STABLE_BQ", "STABLE_PROGRAMS")}
+    defaults = {k: getattr(triton_engine, k) for k in ("HIST_BN", "HIST_BQ", "HIST_WARPS", "STABLE_BQ", "STABLE_PROGRAMS")}
     hist_configs = [(2048, 8, 4), (1024, 8, 4), (4096, 8, 8), (2048, 4, 4), (2048, 16, 4), (2048, 8, 8)]
     stable_configs = [(32, 8192), (32, 32768), (64, 8192), (32, 2048)]
     for nq, ndb, bits, classes in [DEVICE_SIZES[0], DEVICE_SIZES[-1]]:
         qc, dc, ql, dl = make_device_case(nq, ndb, bits, classes, device)
         for bn, bq, warps in hist_configs:
-            _triton.HIST_BN, _triton.HIST_BQ, _triton.HIST_WARPS = bn, bq, warps
+            triton_engine.HIST_BN, triton_engine.HIST_BQ, triton_engine.HIST_WARPS = bn, bq, warps
             t, _, _ = timed(lambda: hamming_counts(qc, dc, ql, dl, device=device, engine="triton"), device, 2)
             print(f"tune {nq}x{ndb}x{bits} histograms BN={bn} BQ={bq} warps={warps}: {t:.4f} s", flush=True)
-        _triton.HIST_BN, _triton.HIST_BQ, _triton.HIST_WARPS = (defaults[k] for k in ("HIST_BN", "HIST_BQ",
+        triton_engine.HIST_BN, triton_engine.HIST_BQ, triton_engine.HIST_WARPS = (defaults[k] for k in ("HIST_BN", "HIST_BQ",
                                                                                        "HIST_WARPS"))
         for bq, programs in stable_configs:
-            _triton.STABLE_BQ, _triton.STABLE_PROGRAMS = bq, programs
+            triton_engine.STABLE_BQ, triton_engine.STABLE_PROGRAMS = bq, programs
             t, _, _ = timed(lambda: hamming_counts(qc, dc, ql, dl, device=device, engine="triton",
                                                    memory_budget=args.memory_budget, stable=(None, ())), device, 1)
             print(f"tune {nq}x{ndb}x{bits} stable BQ={bq} programs={programs}: {t:.4f} s", flush=True)
-        _triton.STABLE_BQ, _triton.STABLE_PROGRAMS = defaults["STABLE_BQ"], defaults["STABLE_PROGRAMS"]
+        triton_engine.STABLE_BQ, triton_engine.STABLE_PROGRAMS = defaults["STABLE_BQ"], defaults["STABLE_PROGRAMS"]
     return 0
 
 

@@ -24,7 +24,7 @@ Two engines, both written in device-agnostic torch/Triton and tested on the CPU:
   over :data:`LANES` copies of the bins on CUDA (key plus ``lane * rows * 2W``, lane = item
   index mod LANES) so that few threads update the same counter, the copies summed after.
   The stable rule sorts each chunk's distances (small integers) stably, on the device.
-* ``triton`` (:mod:`metrics_core.hashing._triton`): one fused kernel computes XOR + popcount
+* ``triton`` (:mod:`metrics_core.hashing.triton_engine`): one fused kernel computes XOR + popcount
   on 32-bit words and each block's per-query histogram (one atomic add per non-empty bin per
   block); the stable rule adds a second kernel that walks the database in index order in
   segments, the rank of each relevant item being the items at a smaller distance plus the
@@ -44,7 +44,7 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.validate import as_labels, code_bits, relevance_matrix, resolve_device
+from metrics_core.hashing.validate import as_labels, code_bits, relevance_matrix
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -269,16 +269,3 @@ def pick_engine(engine: str, dev) -> str:
         raise InputError(N_("the triton engine needs triton and a CUDA device (or TRITON_INTERPRET=1)"),
                          hint=N_("Use engine auto or torch"))
     return engine
-
-
-def device_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "torch",
-                  memory_budget: int, stable: tuple | None = None):
-    """Histograms (and, with ``stable = (cut, ks)``, the stable order's integers) by the
-    torch or Triton engine on ``device``; see the module docstring."""
-    dev = resolve_device(device)
-    inp = device_inputs(query_codes, db_codes, query_labels, db_labels, dev)
-    if engine == "triton":
-        from metrics_core.hashing import _triton
-
-        return _triton.triton_counts(inp, memory_for(dev, memory_budget), stable)
-    return torch_counts(inp, memory_budget, stable)

@@ -16,7 +16,12 @@ from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import ENGINES, fixed_point_sums
 from metrics_core.hashing.histograms import distance_histograms, hamming_counts
-from metrics_core.hashing.ties import _harmonic, ap_sums, expected_ap_retrieved_norm, tie_tables
+from metrics_core.hashing.ties import (
+    ap_sums,
+    expected_ap_retrieved_norm,
+    harmonic_numbers,
+    tie_tables,
+)
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
@@ -127,7 +132,7 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
-    H = _harmonic(int(n.sum(axis=1).max(initial=0)) + 1)
+    H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
     retrieved_expected = None
     if topk is not None and normalizer == "retrieved" and ties == "expected":
         retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))

@@ -14,7 +14,13 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.device import ENGINES, device_counts, pick_engine
+from metrics_core.hashing.device import (
+    ENGINES,
+    device_inputs,
+    memory_for,
+    pick_engine,
+    torch_counts,
+)
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     as_labels,
@@ -327,3 +333,17 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     n, r, _ = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device, engine=engine,
                              memory_budget=memory_budget)
     return n, r
+
+
+def device_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "torch",
+                  memory_budget: int, stable: tuple | None = None):
+    """Histograms (and, with ``stable = (cut, ks)``, the stable order's integers) by the
+    torch or Triton engine on ``device`` (:mod:`metrics_core.hashing.device`); the Triton
+    engine is imported only when it runs."""
+    dev = resolve_device(device)
+    inp = device_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    if engine == "triton":
+        from metrics_core.hashing import triton_engine
+
+        return triton_engine.triton_counts(inp, memory_for(dev, memory_budget), stable)
+    return torch_counts(inp, memory_budget, stable)

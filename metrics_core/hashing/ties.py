@@ -9,7 +9,7 @@ import numpy as np
 _HARMONIC = np.zeros(1)
 
 
-def _harmonic(n_max: int) -> np.ndarray:
+def harmonic_numbers(n_max: int) -> np.ndarray:
     """H[i] = 1 + 1/2 + ... + 1/i for i = 0..n_max (H[0] = 0), read-only.
 
     The longest table made so far is kept and sliced: a cumulative sum is sequential, so a
@@ -36,7 +36,7 @@ def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None, H: np.ndarray | N
     A = np.cumsum(n, axis=1) - n          # items before each group
     B = np.cumsum(r, axis=1) - r          # relevant items before each group
     if H is None:
-        H = _harmonic(int(n.sum(axis=1).max(initial=0)) + 1)
+        H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
     limit = n if topk is None else np.clip(topk - A, 0, n)   # positions of the group inside the cut
     return {"A": A, "B": B, "H": H, "HA": H[A], "limit": limit}
 
@@ -115,7 +115,7 @@ def expected_ap_retrieved_norm(n, r, topk):
     logp = lchoose(mb[:, None], cv) + lchoose((nb - mb)[:, None], L[:, None] - cv) - lchoose(nb[:, None], L[:, None])
     p = np.where(valid, np.exp(logp), 0.0)
     total = int(n.sum(axis=1).max(initial=0))
-    H = _harmonic(total + 1)
+    H = harmonic_numbers(total + 1)
     Lc = L[:, None]
     Ai = ab.astype(np.int64)[:, None]
     dH = H[np.minimum(Ai + Lc.astype(np.int64), total + 1)] - H[Ai]

@@ -107,12 +107,12 @@ def test_stable_precision_sums_are_exact_fixed_point():
 
 TRITON_CHECK = r"""
 import numpy as np
-from metrics_core.hashing import _triton
+from metrics_core.hashing import triton_engine
 from metrics_core.hashing.histograms import hamming_counts
 from tests.hashing.test_hashing_device_route import case
 
 # small blocks and segments: several per database, boundaries inside the data
-_triton.SEG_MIN, _triton.HIST_BN = 32, 32
+triton_engine.SEG_MIN, triton_engine.HIST_BN = 32, 32
 for bits, multi, nq, ndb in [(16, False, 35, 90), (65, True, 9, 70), (128, False, 9, 70), (8, True, 9, 70)]:
     qc, dc, ql, dl = case(bits, bits, multi, nq=nq, ndb=ndb)
     want = hamming_counts(qc, dc, ql, dl, device="cpu", engine="numpy", stable=(20, (1, 7, 500)))
