@@ -2,7 +2,8 @@
 name (two files of one name stay two runs, the same file twice is one run, a file taken out
 takes its run), a one-run board with no best or correction words, the answers on the first
 screen (Detection's TPR/FPR and TPR@FPR table, Hash codes' P@1, Learn's definitions, the
-comparative table's downloads), no "None"/"nan" on the main pages, download labels not cut.
+comparative table's downloads, its Spanish CSV with semicolons, decimal commas and a BOM), no
+"None"/"nan" on the main pages, no Judged@10 on the default board, download labels not cut.
 
 One server for the module. Screenshots go to ``$RANKLAB_SHOTS`` when it is set.
 """
@@ -136,6 +137,15 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
         assert _not_cut(page) == []
         assert not BAD_WORDS.search(_main_text(page))
         _shot(page, f"table_{lang}_{width}")
+        # its CSV as the visitor's spreadsheet opens it: Spanish, semicolons, decimal commas and a BOM
+        with page.expect_download() as download:
+            csv.locator("button").first.click()
+        data = Path(download.value.path()).read_bytes()
+        text = data.decode("utf-8-sig")
+        if lang == "es":
+            assert data.startswith(b"\xef\xbb\xbf") and "0,63175" in text and ";" in text, text[:300]
+        else:
+            assert not data.startswith(b"\xef\xbb\xbf") and "0.63175" in text, text[:300]
 
         # the main ranking pages: no None / nan, download labels whole (English wide, Spanish narrow)
         for path in ("overview", "per_query", "breakdown", "dynamic-k", "calibration") if (lang == "es") == (width == 800) else ():
@@ -146,6 +156,8 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
                 _idle(page)
             text = _main_text(page)
             assert not BAD_WORDS.search(text), (path, BAD_WORDS.search(text))
+            if path == "overview":  # a coverage diagnostic is off the default board
+                assert "Judged@10" not in text
             assert _not_cut(page) == [], path
     finally:
         ctx.close()
