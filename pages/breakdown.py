@@ -11,7 +11,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT
+from ui.common.style import MEASURE_FORMAT, md_text
 from ui.ranking.data import evaluate_loaded, show_unusable, unusable_runs
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown
@@ -32,7 +32,7 @@ with page(_("Breakdown")) as p:
     try:
         evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

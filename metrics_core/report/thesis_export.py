@@ -23,6 +23,7 @@ import html
 import io
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from metrics_core.report.catalogs import N_, translations
@@ -73,7 +74,8 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     if rows not in ("runs", "evaluations", "queries"):
         raise ValueError(f"rows must be 'runs', 'evaluations' or 'queries', not {rows!r}")
     tr = translations(lang)
-    words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}  # runs_count: a function
+    # texts, and the counting phrase (a function of n: plural forms differ by language)
+    words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
     if rows == "runs":
         words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
     elif rows == "queries":  # the queries of one run, each labelled (controlled tests)
@@ -104,7 +106,7 @@ def _higher_is_better(measure: str) -> int:
 
 def best_runs(table: ThesisTable) -> dict[str, set[str]]:
     """measure -> the runs with the best value (ties: all of them; none for counts)."""
-    out = {}
+    out: dict[str, set[str]] = {}
     for m in table.measures:
         sign = _higher_is_better(m)
         col = table.values[m].dropna()
@@ -378,7 +380,9 @@ def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
             f"<tfoot>{foot}</tfoot>\n</table>\n" + (f"<p class=\"legend\">{e(note)}</p>\n" if note else ""))
 
 
-THESIS_WRITERS = {"csv": to_csv, "markdown": to_markdown, "latex": to_latex, "html": to_html}
+# each takes (table, words) and, except CSV, digits=
+THESIS_WRITERS: dict[str, Callable[..., str]] = {"csv": to_csv, "markdown": to_markdown,
+                                                 "latex": to_latex, "html": to_html}
 
 __all__ = ["DEFAULT_WORDS", "THESIS_WRITERS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
            "to_csv", "to_markdown", "to_latex", "to_html"]
