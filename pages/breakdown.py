@@ -1,23 +1,20 @@
-"""Breakdown: means per category, difficulty or any metadata column; the comparative report."""
+"""Breakdown: means per category, difficulty or any metadata column (the labelled report of each
+query is the comparative table's, linked)."""
 
 import pandas as pd
 import streamlit as st
 
-from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
-from metrics_core.report.query_report import REPORT_MEASURES, query_report
 from metrics_core.report.thesis import display_measure
 from ui.common.downloads import download_table
-from ui.common.frame import conventions, page
+from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
-from ui.common.i18n import ngettext
-from ui.common.style import MEASURE_FORMAT, md_text, natural_rows
-from ui.ranking.data import evaluate_loaded
+from ui.common.style import MEASURE_FORMAT
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
-from ui.ranking.tables import breakdown, dated_between, only_queries
-from ui.ranking.widgets import measure_chooser, thresholds_editor
+from ui.ranking.tables import breakdown, dated_between
+from ui.ranking.widgets import measure_chooser
 
 with page(_("Breakdown")) as p:
     loaded = ranking_prologue(measure_chooser(), conventions())
@@ -29,11 +26,6 @@ with page(_("Breakdown")) as p:
                   "to break the results down by group. The sample data has one."))
         p.stop()
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
-    try:  # the comparative report's measures, on the same usable runs
-        report_evs = {n: e for n, e in evaluate_loaded(list(REPORT_MEASURES), conv).items() if n in evaluations}
-    except InputError as exc:
-        st.error(md_text(exc.plain(_)))
-        p.stop()
 
     # Date-range filter when the queries carry dates.
     selected_ids = None
@@ -67,27 +59,7 @@ with page(_("Breakdown")) as p:
                    title=_("Means by {column}").format(column=column), key="bd")
     st.plotly_chart(group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART)
 
-    # --- comparative report -------------------------------------------------------------------
-    st.header(_("Comparative report"))
-    thresholds, ratio = thresholds_editor("breakdown")
-    run_name = st.selectbox(_("Run"), list(report_evs), key=Breakdown.REPORT_RUN)
-    report_pq = only_queries(report_evs[run_name].per_query, selected_ids)
-    report_pq = natural_rows(report_pq)
-    report = query_report(report_pq, meta, thresholds, ratio)
-    # in the visitor's words: labels, the summary row (the export keeps the library's)
-    shown = report.assign(interpretation=[_(v) if v else "" for v in report["interpretation"]])
-    shown.loc[shown.index[-1], "ID"] = _("Summary")
-    shown.loc[shown.index[-1], "query"] = ngettext("{n} evaluation", "{n} evaluations", len(report_pq)).format(
-        n=len(report_pq))
-    # one name per measure: the per-query column is RR (its mean over queries, the summary row, is MRR)
-    st.dataframe(shown, hide_index=True,
-                 column_config={"MRR": st.column_config.NumberColumn("RR", format=MEASURE_FORMAT),
-                                "nDCG@10": st.column_config.NumberColumn(format=MEASURE_FORMAT),
-                                "P@5": st.column_config.NumberColumn(format=MEASURE_FORMAT),
-                                "ID": st.column_config.TextColumn(_("Query"), pinned=True),
-                                "query": _("Query text"), "date": _("Date"),
-                                "interpretation": _("Interpretation")}, placeholder=MISSING)
-    st.caption(_("A row is labelled by its worst measure: Good when every measure meets its threshold. "
-                 "Summary: the means over the queries shown (the mean of RR is the MRR)."))
-    download_table(report.rename(columns={"MRR": "RR"}).set_index("ID"), f"comparative_report_{run_name}", conv,
-                   title=_("Comparative report of {run}").format(run=run_name), key="bd_report")
+    # --- labels: the comparative table is the one place that labels values ----------------------
+    st.subheader(_("Good, Fair or Needs improvement"))
+    page_link("pages/table.py", _("Each query of a run labelled, with your thresholds and names: Comparative "
+                                  "table, rows “Queries of one loaded run”"), ":material/table_chart:")

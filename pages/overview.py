@@ -180,11 +180,12 @@ with page(_("Overview"), sidebar=False) as p:
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
     fmt["measure"] = st.column_config.TextColumn(_("Measure"))
     fmt["marker"] = st.column_config.TextColumn(_("Significant"))
+    compared = ["delta_shown", "p_shown", "marker"] if long["run"].nunique() > 1 else []  # one run: no test
     st.dataframe(shown_long, hide_index=True, column_config=fmt, key=Overview.LONG,
-                 column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta_shown",
-                               "p_shown", "marker"],
+                 column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", *compared],
                  height=min(36 * (len(long) + 1) + 4, 600), placeholder=MISSING)
-    st.caption(_("–: the baseline has no difference with itself nor a p-value."))
+    if compared:
+        st.caption(_("–: the baseline has no difference with itself nor a p-value."))
     download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
                    "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
 

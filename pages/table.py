@@ -19,13 +19,17 @@ with page(_("Comparative table"), sidebar=False,
     lang = current_language()
     source = st.radio(_("Rows"), list(tb.SOURCES), format_func=lambda s: _(tb.SOURCES[s]),
                       key=tb.Table.SOURCE, horizontal=True)
-    if source == "runs":
+    if source in ("runs", "queries"):
         if not has_data():
             st.info(_("No runs loaded: load qrels and runs on the Data page, or the sample."))
             st.button(_("Load sample data"), key=tb.Table.SAMPLE, type="primary", on_click=load_sample_into_state)
             p.stop()
+        if source == "queries":  # each query of one run labelled: a controlled test's report
+            query_run = st.selectbox(_("Run"), list(st.session_state[state.RUNS]), key=tb.Table.QUERY_RUN)
         measures = tb.measure_choice(st.session_state.get(state.MEASURES) or [])
-        words, level_names, verdict_names = thesis_words("runs")
+        words, level_names, verdict_names = thesis_words(source)
+        if source == "queries":  # the caption names the run instead of a count of queries per row
+            words["queries_caption"] = _("run {run}").format(run=query_run).replace("{", "{{").replace("}", "}}")
     else:
         from ui.history.widgets import sample_view
 
@@ -61,9 +65,16 @@ with page(_("Comparative table"), sidebar=False,
         if got is None:
             p.stop()
         rows, meta = got
+    elif source == "queries":
+        try:
+            rows, meta = tb.query_rows(query_run, measures)
+        except InputError as exc:
+            st.error(md_text(exc.plain(_)))
+            p.stop()
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
-    significance = tb.significance_choice(names_of_rows, words)
+    # one query per row: no paired test between rows
+    significance = tb.significance_choice(names_of_rows, words) if source != "queries" else (None, "t", "holm")
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:

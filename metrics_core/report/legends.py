@@ -71,8 +71,9 @@ def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = Tr
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
     return (_("Baseline: {baseline}. ").format(baseline=a.get("baseline"))
             + (_("Delta vs baseline in parentheses; ") if paper else "")
-            + "; ".join(parts) + ". " + family_sentence(frame, explain=not paper, gettext=gettext) + " "
-            + queries_sentence(frame, gettext=gettext))
+            + "; ".join(parts) + ". "
+            + " ".join(t for t in (family_sentence(frame, explain=not paper, gettext=gettext),
+                                   queries_sentence(frame, gettext=gettext)) if t))
 
 
 def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> str:
@@ -80,6 +81,7 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
     :func:`correction_family`): every page that shows corrected p-values states it, so two
     pages that show a pair with different corrected p-values say why. ``explain=False``
     stops after the family (a paper's table note). ``gettext``: as :func:`markers_legend`.
+    Empty when the table compares nothing (a single run).
 
     >>> f = pd.DataFrame({"run": ["b", "b"], "measure": ["RR", "AP"]})
     >>> f.attrs.update(baseline="a", correction="holm")
@@ -90,6 +92,8 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
     """
     _ = gettext or _same
     f = correction_family(frame)
+    if f["n"] == 0:  # nothing compared (one run): no correction to state
+        return ""
     if f["correction"] == "none":
         return _("No multiple-comparison correction: each p-value is its test's own.")
     runs, measures = len(f["runs"]), len(f["measures"])
@@ -143,14 +147,17 @@ def leaderboard_legend(board: pd.DataFrame, gettext=None, explain: bool = True) 
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
     n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
          _("n per measure in the header"))
+    interval = (_("CI: {confidence} percentile bootstrap interval of the mean.").format(
+                    confidence=f"{a.get('confidence', 0.95):.0%}") + " "
+                + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]),
+                                                       n=n))
+    if "run" not in board or board["run"].nunique() < 2:  # one run: no best, no test, no correction
+        return interval
     return (_("★ best mean of the measure. {marker} significantly different from the baseline "
               "{baseline} ({test}, p < {alpha}).").format(
                 marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
                 alpha=a.get("alpha", 0.05))
-            + " " + family_sentence(board, gettext=gettext, explain=explain) + " "
-            + _("CI: {confidence} percentile bootstrap interval of the mean.").format(
-                confidence=f"{a.get('confidence', 0.95):.0%}") + " "
-            + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n))
+            + " " + family_sentence(board, gettext=gettext, explain=explain) + " " + interval)
 
 
 __all__ = ["QUERY_SET_LABELS", "TEST_NAMES", "CORRECTION_NAMES", "paper_table", "markers_legend",

@@ -60,7 +60,8 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     """``(words, level names, verdict names)`` in ``lang``, from its catalog.
 
     ``rows="evaluations"`` names the rows saved evaluations ("3 evaluaciones", as the
-    specification's summary reads) instead of runs. ``words["runs_count"]`` is a function
+    specification's summary reads) instead of runs; ``rows="queries"`` names them queries
+    (the queries of one run, each labelled). ``words["runs_count"]`` is a function
     of the number of rows (plural forms).
 
     >>> words, names, verdicts = localized_words("es")
@@ -70,13 +71,16 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     >>> words["run"], words["runs_count"](3)
     ('Evaluación', '3 evaluaciones')
     """
-    if rows not in ("runs", "evaluations"):
-        raise ValueError(f"rows must be 'runs' or 'evaluations', not {rows!r}")
+    if rows not in ("runs", "evaluations", "queries"):
+        raise ValueError(f"rows must be 'runs', 'evaluations' or 'queries', not {rows!r}")
     tr = translations(lang)
     # texts, and the counting phrase (a function of n: plural forms differ by language)
     words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
     if rows == "runs":
         words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
+    elif rows == "queries":  # the queries of one run, each labelled (controlled tests)
+        words["run"] = tr.gettext(N_("Query"))
+        words["runs_count"] = lambda n: tr.ngettext("{n} query", "{n} queries", n).format(n=n)
     else:
         words["run"] = tr.gettext(N_("Evaluation"))
         words["runs_count"] = lambda n: tr.ngettext("{n} evaluation", "{n} evaluations", n).format(n=n)

@@ -318,7 +318,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         direction = measure_direction(m)
         finite = np.isfinite(mean)
         best = np.zeros(len(names), bool)
-        if direction and finite.any():
+        if direction and finite.any() and len(names) > 1:  # one run: nothing to be best among
             target = np.nanmax(mean * direction)
             best = finite & np.isclose(mean * direction, target, rtol=0, atol=1e-12)
         for j, name in enumerate(names):

@@ -43,7 +43,8 @@ from ui.common.i18n import N_, _
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
 #: Where the rows come from.
-SOURCES = {"runs": N_("Runs loaded in this session"), "saved": N_("Saved evaluations (History)")}
+SOURCES = {"runs": N_("Runs loaded in this session"), "queries": N_("Queries of one loaded run"),
+           "saved": N_("Saved evaluations (History)")}
 #: Measures offered besides the session's own.
 MORE_MEASURES = ("RR@10", "nDCG", "P@10", "AP", "R@100", "Success@1")
 
@@ -59,6 +60,7 @@ class Table:
     TEST = "ranklab.table.test"
     CORRECTION = "ranklab.table.correction"
     SAMPLE = "ranklab.table.sample"
+    QUERY_RUN = "ranklab.table.query_run"
     DOWNLOADS = "table"
     FILES = "ranklab.table.files"   # the texts the download buttons of this run offer
 
@@ -177,6 +179,15 @@ def loaded_rows(measures) -> tuple[list, pd.DataFrame | None] | None:
     if loaded is None:
         return None
     return list(loaded.evaluations.values()), loaded.meta
+
+
+def query_rows(run: str, measures) -> tuple[dict, pd.DataFrame | None]:
+    """The queries of the loaded run ``run`` as rows (query id -> its one-row per-query frame),
+    each labelled on its own; the summary row is the run's mean. The session's metadata."""
+    from ui.ranking.data import evaluate_loaded
+
+    per_query = evaluate_loaded(list(measures))[run].per_query
+    return {str(q): per_query.iloc[[i]] for i, q in enumerate(per_query.index)}, st.session_state.get(state.META)
 
 
 def evaluation_label(row) -> str:
@@ -304,6 +315,6 @@ def build(rows, measures, meta, thresholds, names, verdicts, dates, significance
 
 
 __all__ = ["DEFAULT_MEASURES", "SOURCES", "Table", "default_thresholds", "grading_from", "display_frame",
-           "html_document", "exports", "loaded_rows", "saved_rows", "evaluation_label", "date_bounds",
+           "html_document", "exports", "loaded_rows", "query_rows", "saved_rows", "evaluation_label", "date_bounds",
            "measure_choice", "thresholds_editor", "names_editor", "date_filter", "significance_choice",
            "show", "build"]

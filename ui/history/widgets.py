@@ -13,6 +13,7 @@ from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
 from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
+from ui.common.frame import page_link
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.style import md_text
@@ -160,6 +161,8 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                help=None if overall else _("“–”: no row to label."))
 
     st.subheader(_("Comparative report"))
+    page_link("pages/table.py", _("Labels with your own thresholds and names, or each query of a loaded run: "
+                                  "Comparative table"), ":material/table_chart:")
     batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
     shown = report.astype({"ID": str})
     shown.insert(1, "Batch", [str(batch_of.get(int(i), "")) if i.isdigit() else "" for i in shown["ID"]])

@@ -85,10 +85,11 @@ def board_legend(board: pd.DataFrame, explain: bool = False) -> str:
     return leaderboard_legend(board, gettext=_, explain=explain)
 
 
-def board_family(board: pd.DataFrame) -> str:
+def board_family(board: pd.DataFrame) -> str | None:
     """Which comparisons the board's correction covers, and why another table's corrected
-    p-value for the same pair differs (:func:`metrics_core.report.legends.family_sentence`)."""
-    return family_sentence(board, gettext=_)
+    p-value for the same pair differs (:func:`metrics_core.report.legends.family_sentence`);
+    None when the board compares nothing (one run)."""
+    return family_sentence(board, gettext=_) or None
 
 
 def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.io.coverage import coverage_report
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
+from metrics_core.io.run_names import base_run_name
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
 from ui.common import budget, state
@@ -72,16 +73,10 @@ def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | N
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
-    """The system's name: the file stem (a TREC run's tag when the stem is generic)."""
-    stem = Path(filename).name
-    for suffix in (".gz", ".gzip"):
-        if stem.lower().endswith(suffix):
-            stem = stem[: -len(suffix)]
-    stem = Path(stem).stem or stem
-    tag = getattr(run, "tags", None)
-    if stem.lower() in ("run", "runs", "results", "output", "") and isinstance(tag, str) and tag:
-        return tag
-    return stem
+    """The system's name before any clash: :func:`metrics_core.io.run_names.base_run_name` (the
+    file stem; a TREC run's tag when the stem is generic). The upload boxes make clashing names
+    unique (:mod:`ui.ranking.run_files`)."""
+    return base_run_name(filename, getattr(run, "tags", None))
 
 
 def sample_files() -> dict[str, Path]:

@@ -96,7 +96,6 @@ class Breakdown:
     COLUMN = "ranklab.bd.column"
     MEASURE = "ranklab.bd.measure"
     CHART = "ranklab.bd.chart"
-    REPORT_RUN = "ranklab.bd.report_run"
 
 
 class Clicks:

@@ -24,8 +24,9 @@ from ui.common.upload import (
     release,
     table_columns,
 )
+from ui.ranking import run_files
 from ui.ranking import state as rs
-from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
+from ui.ranking.data import parse_qrels, parse_run, read_metadata
 
 
 def _state_dict(key: str) -> dict:
@@ -46,6 +47,11 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     """
     mapping = _state_dict(rs.COLUMN_MAPPINGS).get((kind, uploaded.name))
     signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
+    # a run file is known by its content (read once, before its bytes are released): two files
+    # of one name are two runs, one content dropped twice is one run
+    if kind == "run" and run_files.is_loaded(uploaded):
+        return False, None
+    ident = run_files.content_of(uploaded) if kind == "run" else uploaded.name
 
     def load() -> None:
         data = uploaded.getvalue()
@@ -55,12 +61,8 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
             elif kind == "run":
-                run = parse_run(data, uploaded.name, fmt, mapping)
-                name = run_name_for(run, uploaded.name)
-                run.name = name
-                runs = dict(st.session_state[state.RUNS] or {})
-                runs[name] = run
-                st.session_state[state.RUNS] = runs
+                # named with the box's other runs (unique, said so) by run_files.name_box
+                run_files.parsed(uploaded, parse_run(data, uploaded.name, fmt, mapping))
             else:
                 index_col = (mapping or {}).get("query_id")
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
@@ -70,7 +72,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         release([uploaded])  # parsed: the raw upload leaves the server's memory
         budget.trim(collect=False)  # and the parser's freed buffers go back to the system
 
-    read_now, error = read_once(f"{rs.UPLOADS_DONE}.{kind}.{uploaded.name}", signature, load, uploaded.name)
+    read_now, error = read_once(f"{rs.UPLOADS_DONE}.{kind}.{ident}", signature, load, uploaded.name)
     return read_now and error is None, error
 
 
@@ -113,6 +115,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     page it was dropped on. Returns True when the loaded data changed.
     """
     slot = UploadSlot(rs.upload_key(page, kind), label, multiple=multiple, help=help)
+    fresh = slot.widget_key not in st.session_state  # drawn anew (page change, reload): nothing removed
     files = slot.files()
     changed, failed = False, []
     for f in files:
@@ -120,6 +123,8 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         changed |= ok
         if error:
             failed.append((f, error))
+    if kind == "run":  # name the runs (unique, said so), drop those of files taken out of the box
+        changed |= run_files.name_box(slot.key, [f for f in files if all(f is not g for g, _err in failed)], fresh)
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release([f for f, e in failed if not needs_mapping(kind, e)])  # refused: its bytes leave the server too
     if failed and not fixable:

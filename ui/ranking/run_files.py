@@ -1,0 +1,109 @@
+"""The runs of the run upload boxes: each file one run, no run lost to a name clash.
+
+Every run box (Data page, Overview, a page's "drop runs here") goes through three calls:
+:func:`content_of` identifies each file by a digest of its bytes (the same content dropped
+twice is one run; :func:`is_loaded` says whether to parse it), :func:`parsed` holds a parsed
+run until it is named, and
+:func:`name_box` names the box's runs with :func:`metrics_core.io.run_names.unique_run_names`
+(clashing names made unique by tag or number, earlier names kept), loads them, removes the
+run of a file the visitor took out of the box, and says which file became which name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from metrics_core.io.run_names import RunFile, unique_run_names
+from metrics_core.report.cells import markdown_escape
+from ui.common import state
+from ui.common.i18n import gettext as _
+from ui.common.keep import keep_keys
+from ui.common.upload import human_size
+
+FILES = "ranklab.ranking.run_files"      # content digest -> (name, id) of its run (runs from upload boxes)
+DIGESTS = "ranklab.ranking.run_digests"  # file id -> content digest
+PENDING = "ranklab.ranking.run_pending"  # content digest -> parsed run not yet named
+SHOWN = "ranklab.ranking.run_shown"      # box key -> [(file id, digest)] the box showed last
+keep_keys(FILES, DIGESTS)  # a reload brings them back (ui.common.keep): the same file again is one run
+
+
+def _dict(key: str) -> dict:
+    return st.session_state.setdefault(key, {})
+
+
+def content_of(uploaded) -> str:
+    """A digest of the file's bytes (BLAKE2b, 128 bits), computed once per dropped file."""
+    ident = getattr(uploaded, "file_id", None) or (uploaded.name, uploaded.size)
+    digests = _dict(DIGESTS)
+    if ident not in digests:
+        digests[ident] = hashlib.blake2b(uploaded.getvalue(), digest_size=16).hexdigest()
+    return digests[ident]
+
+
+def _loaded() -> dict[str, str]:
+    """Content digest -> name of each loaded run that came from an upload box (a run replaced
+    since, by the sample or a removal, no longer counts)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    return {d: name for d, (name, ident) in _dict(FILES).items() if id(runs.get(name)) == ident}
+
+
+def is_loaded(uploaded) -> bool:
+    """Whether the file's content is loaded as a run (or parsed and waiting for its name)."""
+    digest = content_of(uploaded)
+    return digest in _dict(PENDING) or digest in _loaded()
+
+
+def parsed(uploaded, run) -> None:
+    """Hold ``run``, parsed from ``uploaded``, until :func:`name_box` names and loads it."""
+    _dict(PENDING)[content_of(uploaded)] = run
+
+
+def name_box(box: str, files: list, fresh: bool) -> bool:
+    """Name and load the runs of the files in run box ``box``; say what was renamed or repeated.
+
+    ``files``: the box's files that parsed (in the box's order). ``fresh``: the box was just
+    drawn anew (first visit, page change, reload), so files missing from it were not removed
+    by the visitor. Returns True when the loaded runs changed.
+    """
+    shown, pending = _dict(SHOWN), _dict(PENDING)
+    runs = dict(st.session_state.get(state.RUNS) or {})
+    known = _loaded()
+    files = [f for f in files if content_of(f) in known or content_of(f) in pending]  # not removed
+    entries = [(getattr(f, "file_id", None), content_of(f)) for f in files]
+    changed = False
+    if not fresh:  # files the visitor took out of this box take their runs with them
+        still = {d for _fid, d in entries} | {d for key, seen in shown.items() if key != box for _fid, d in seen}
+        for _fid, digest in shown.get(box, []):
+            if digest not in still and digest in known:
+                runs.pop(known.pop(digest), None)
+                changed = True
+    shown[box] = entries
+    naming = unique_run_names(
+        [RunFile(f.name, getattr(pending.get(d), "tags", None), d) for f, (_fid, d) in zip(files, entries, strict=True)],
+        taken=set(runs) - set(known.values()), known=known)
+    for (_fid, digest), name in zip(entries, naming.names, strict=True):
+        run = pending.pop(digest, None)
+        if run is not None:
+            run.name = name
+            runs[name] = run
+            _dict(FILES)[digest] = (name, id(run))
+            changed = True
+    if changed:
+        st.session_state[state.RUNS] = runs
+        st.session_state[state.EVAL_CACHE] = {}
+    notes = [_("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
+                 file=markdown_escape(files[i].name), i=i + 1, size=human_size(files[i].size),
+                 name=markdown_escape(name), base=markdown_escape(base))
+             for i, name, base in naming.renamed]
+    notes += [_("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
+                  file=markdown_escape(files[i].name), i=i + 1, first=first + 1,
+                  name=markdown_escape(naming.names[i]))
+              for i, first in naming.repeats]
+    if notes:
+        st.info("  \n".join(notes), icon=":material/info:")
+    return changed
+
+
+__all__ = ["content_of", "is_loaded", "parsed", "name_box", "FILES", "SHOWN"]
