@@ -302,12 +302,10 @@ def test_breakdown_page(sample):
     for m in measures:  # means by group: the mean of RR is shown as MRR
         np.testing.assert_allclose(got.loc[ref.index, display_measure(m)].to_numpy(), ref[m].to_numpy())
     assert got.loc[ref.index, "count"].tolist() == ref["count"].tolist()
-    report = _frame_with(at, "interpretation")
-    ev3 = mc.evaluate(qrels, runs["bm25"], ["RR", "nDCG@10", "P@5"])
-    summary = report.iloc[-1]
-    assert summary["ID"] == "Summary"
-    assert summary["MRR"] == pytest.approx(ev3.aggregate["RR"])
-    assert summary["nDCG@10"] == pytest.approx(ev3.aggregate["nDCG@10"])
+    # the labelled report of each query is the comparative table's now (one place for labels:
+    # tests/app/test_labels_one_place.py); Breakdown links to it
+    assert not any("interpretation" in d.value.columns for d in at.dataframe)
+    assert any("Comparative table" in c.value for c in at.caption)  # the link (a caption outside the menu)
 
 
 def test_breakdown_date_filter(sample):
@@ -317,13 +315,12 @@ def test_breakdown_date_filter(sample):
     cut = pd.Timestamp("2025-02-01")
     at.date_input(key="ranklab.bd.dates").set_value((lo, cut.date())).run()
     _ok(at)
-    report = _frame_with(at, "interpretation")
     in_range = set(meta.index[meta["date"] <= cut])
-    ids = set(report["ID"].iloc[:-1])
-    assert ids and ids <= in_range
-    ev = mc.evaluate(qrels, runs["bm25"], ["RR"])
-    expected = ev.per_query.loc[sorted(ids), "RR"].mean()
-    assert report.iloc[-1]["MRR"] == pytest.approx(expected)
+    long = _frame_with(at, "category")
+    kept = meta.loc[sorted(in_range)]
+    counts = long[long["run"] == "bm25"].set_index("category")["count"]
+    expected = kept.groupby("category").size()
+    assert counts.sum() == expected.sum() < len(meta)  # only the queries of the range are counted
 
 
 def test_learn_page_seed_examples():

@@ -180,7 +180,8 @@ def test_data_page_upload_with_hostile_file_names():
     qrels_box.set_value(("[f](x.example) <b>q</b>.txt", qrels_b, "text/plain")).run()
     run_box = next(u for u in at.get("file_uploader") if "run" in u.key)
     # "run.txt": a generic stem, so the TREC tag (a Markdown link) names the run
-    run_box.set_value([("run.txt", run_b, "text/plain"), ("$x$.txt", run_b, "text/plain"),
+    other_b = run_b.replace(b" 2.0 ", b" 3.0 ")  # another run (one content dropped twice is one run)
+    run_box.set_value([("run.txt", run_b, "text/plain"), ("$x$.txt", other_b, "text/plain"),
                        ("[f](x.example) $x$ <b>bad</b>.txt", b"\x00\x01 not text", "text/plain")]).run()
     assert not at.exception, [e.value for e in at.exception]
     assert {LINK_RUN, MATH} <= set(at.session_state["ranklab.runs"])

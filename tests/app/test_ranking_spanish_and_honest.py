@@ -82,7 +82,7 @@ SPANISH = {
     "data": ("Datos", ("Formato de los qrels", "Diagnóstico", "Quitar una ejecución cargada")),
     "per_query": ("Por consulta", ("Una consulta", "Mostrar los primeros",
                                    "Filtro: el identificador o el texto de la consulta contiene")),
-    "breakdown": ("Desglose", ("Reporte comparativo", "Agrupar por", "Mejorable")),
+    "breakdown": ("Desglose", ("Agrupar por", "Bueno, Regular o Mejorable")),  # labels: the table's (linked)
     "learn": ("Las medidas explicadas", ("Ejemplo resuelto", "Todas las medidas", "Convenciones")),
     "clicks": ("Clics de los usuarios", ("MRR (a partir de clics)", "Impresiones", "Por consulta")),
 }

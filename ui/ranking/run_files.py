@@ -92,7 +92,9 @@ def name_box(box: str, files: list, fresh: bool) -> bool:
             changed = True
     if changed:
         st.session_state[state.RUNS] = runs
-        st.session_state[state.EVAL_CACHE] = {}
+        from ui.ranking.data import drop_unloaded
+
+        drop_unloaded()  # results of a removed run leave the session cache with it
     notes = [_("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
                  file=markdown_escape(files[i].name), i=i + 1, size=human_size(files[i].size),
                  name=markdown_escape(name), base=markdown_escape(base))

@@ -173,6 +173,8 @@ def handle_upload(kind: str, uploaded, fmt: str = "auto") -> bool:
     """Parse one uploaded file into state, once, showing its error (and the column
     mapping when choosing columns can fix it). Returns True when the loaded data changed."""
     changed, error = parse_once(kind, uploaded, fmt)
+    if kind == "run" and not error:  # named as a box names its runs (unique, said so)
+        changed |= run_files.name_box(f"{rs.UPLOADS_DONE}.single", [uploaded], fresh=True)
     if error:
         _show_error(kind, uploaded, fmt, error)
     return changed
