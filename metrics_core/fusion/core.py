@@ -71,6 +71,26 @@ def _encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     return out, _plain_strings(enc.dictionary)
 
 
+def _encode_together(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
+    """Codes of several string columns in one dictionary, by one hash pass over all of them."""
+    chunks = []
+    for col in columns:
+        col = _plain_strings(col) if not isinstance(col, pa.ChunkedArray) or pa.types.is_dictionary(col.type) \
+            or not pa.types.is_string(col.type) else col
+        chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+    enc = pa.chunked_array(chunks, type=pa.string()).dictionary_encode()
+    codes = [c.indices.to_numpy(zero_copy_only=False).astype(np.int64) for c in enc.chunks]
+    out, at = [], 0
+    for col in columns:
+        k = col.num_chunks if isinstance(col, pa.ChunkedArray) and not pa.types.is_dictionary(col.type) \
+            and pa.types.is_string(col.type) else 1
+        part = codes[at:at + k]
+        out.append(np.concatenate(part) if len(part) != 1 else part[0])
+        at += k
+    dictionary = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], pa.string())
+    return out, _plain_strings(dictionary)
+
+
 def _sorted_vocab(codes: list[np.ndarray], vocab: pa.Array) -> tuple[list[np.ndarray], pa.Array]:
     """Renumber codes so that their order is the ids' string order."""
     order = string_order(vocab)
@@ -93,7 +113,6 @@ class Prepared:
     pos: np.ndarray                  # 0-based rank within the run's list for the query
     lengths: np.ndarray              # runs x queries: list lengths L
     sources: list[str]
-    doc_rank: np.ndarray | None = None
 
     @property
     def n_runs(self) -> int:
@@ -103,24 +122,31 @@ class Prepared:
     def n_queries(self) -> int:
         return len(self.qvocab)
 
-    def doc_order(self) -> np.ndarray:
-        """Position of each document id in string order (computed when ties need it)."""
-        if self.doc_rank is None:
-            order = string_order(self.dvocab)
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order), dtype=np.int64)
-            self.doc_rank = rank
-        return self.doc_rank
 
-
-def _rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, doc_order) -> np.ndarray:
-    """Row order by query, then score descending, then document id descending."""
-    order = np.argsort(score_key(scores), kind="stable")
-    order = order[stable_argsort_codes(q[order], nq)]
+def _rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab: pa.Array) -> np.ndarray:
+    """Row order by query, then score descending, then document id descending (trec_eval's
+    tie rule). A run already in that order is checked in O(n) and not sorted; only the
+    documents inside groups of equal scores have their ids compared."""
+    n = len(q)
+    if n > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(np.all((q[1:] != q[:-1]) | (scores[1:] <= scores[:-1]))):
+        order = np.arange(n)
+    else:
+        order = np.argsort(score_key(scores), kind="stable")
+        order = order[stable_argsort_codes(q[order], nq)]
+    if n < 2:
+        return order
     sq, ss = q[order], scores[order]
-    if len(order) > 1 and bool(np.any((sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1]))):
-        rank = doc_order()
-        order = np.lexsort((-rank[d], score_key(scores), q))
+    same = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+    if not same.any():
+        return order
+    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])      # positions in ``order``
+    group = np.cumsum(np.r_[True, ~same])[tied]                           # tie group of each
+    docs = d[order[tied]]
+    used, inverse = np.unique(docs, return_inverse=True)
+    rank = np.empty(len(used), dtype=np.int64)
+    rank[string_order(vocab.take(pa.array(used)))] = np.arange(len(used))
+    within = np.lexsort((-rank[inverse], group))
+    order[tied] = order[tied][within]
     return order
 
 
@@ -128,7 +154,7 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     """Encode and rank the runs (see the module's description)."""
     qcodes, qvocab = _encode_many([r.qid for r in runs])
     qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
-    dcodes, dvocab = _encode_many([r.docid for r in runs])
+    dcodes, dvocab = _encode_together([r.docid for r in runs])
     nq = len(qvocab)
     prep = Prepared(names=[r.name for r in runs], qvocab=qvocab, dvocab=dvocab,
                     run=np.zeros(0, np.int16), q=np.zeros(0, np.int64), d=np.zeros(0, np.int64),
@@ -137,7 +163,7 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     parts_q, parts_d, parts_s, parts_p, parts_r = [], [], [], [], []
     for i, run in enumerate(runs):
         q, d, s = qcodes[i], dcodes[i], np.asarray(run.scores, dtype=np.float64)
-        order = _rank_order(q, s, d, nq, prep.doc_order)
+        order = _rank_order(q, s, d, nq, dvocab)
         q, d, s = q[order], d[order], s[order]
         starts = np.searchsorted(q, np.arange(nq + 1))
         prep.lengths[i] = np.diff(starts)
@@ -446,7 +472,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
 
 
 def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
-    return _rank_order(pq, fused, pdoc, prep.n_queries, prep.doc_order)
+    return _rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
 
 
 def as_runs(runs) -> list[Run]:
