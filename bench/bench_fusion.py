@@ -81,6 +81,7 @@ def child(tool: str, method: str, lines: int, depth: int, repeat: int) -> dict:
     if tool == "ranx":
         import ranx
 
+        frames = [f.astype({"q_id": object, "doc_id": object}) for f in frames]  # ranx wants object ids
         small = [ranx.Run.from_df(f.head(1000).copy(), name=f"r{i}") for i, f in enumerate(frames)]
         ranx.fuse(small, norm="min-max", method=method, params=params)  # numba compiles here
         runs = [ranx.Run.from_df(f, name=f"r{i}") for i, f in enumerate(frames)]
