@@ -16,6 +16,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/per_query.py", N_("Per query"), ":material/list:", "per_query"),
         ("pages/breakdown.py", N_("Breakdown"), ":material/category:", "breakdown"),
         ("pages/clicks.py", N_("Click feedback"), ":material/ads_click:", "clicks"),
+        ("pages/fusion.py", N_("Fusion"), ":material/merge:", "fusion"),
         ("pages/history.py", N_("History"), ":material/history:", "history"),
     ],
     N_("Detection & calibration"): [
@@ -40,7 +41,8 @@ HOME = "home"
 
 #: Pages (file stems) that show the status line of the loaded rankings and conventions:
 #: the pages whose tables are made of the loaded qrels and runs.
-RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table"})
+RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table",
+                                  "fusion"})
 
 
 def page_titles() -> dict[str, str]:
