@@ -60,3 +60,24 @@ def test_other_methods_run(sample, method):
     assert not at.exception, at.exception
     if method == "posfuse":
         assert at.warning and "in-sample" in at.warning[0].value
+
+
+COMPARE = str(Path(__file__).resolve().parents[2] / "pages" / "compare.py")
+
+
+def test_compare_page_offers_all_pairs(sample):
+    qrels, runs, meta = sample
+    at = AppTest.from_file(COMPARE, default_timeout=180)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = runs
+    at.session_state["ranklab.conventions"] = mc.Conventions()
+    at.session_state["ranklab.meta"] = meta
+    at.run()
+    at.toggle(key="ranklab.w.compare.all_pairs").set_value(True).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="ranklab.w.compare.pair_test").set_value("t")
+    at.run()
+    assert not at.exception, at.exception
+    board = at.dataframe[0].value
+    assert [str(i) for i in board.index] == ["a bm25", "b dense", "c hybrid"]
+    assert any("Holm" in c.value for c in at.caption)
