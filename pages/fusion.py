@@ -4,7 +4,7 @@ run on a board beside its inputs with significance against each, downloadable as
 import streamlit as st
 
 import metrics_core as mc
-from metrics_core.fusion.catalog import METHODS, NORMS
+from metrics_core.fusion.catalog import EXPLAINED, METHODS, NORMS
 from metrics_core.io.writers import run_text
 from ui.common import state
 from ui.common.frame import page
@@ -34,7 +34,9 @@ with page(_("Fusion")) as p:
                         format_func=fw.norm_label,
                         help=_("Applied to each run's scores per query before fusing; rank-based methods "
                                "use the ranks."))
-    st.caption(f"{fw.method_label(method)}: `{METHODS[method]['formula']}` — {METHODS[method]['ref']}")
+    formula, sentence = EXPLAINED[method]
+    st.latex(formula)
+    st.caption(_(sentence) + " " + _("Reference: {reference}").format(reference=METHODS[method]["ref"]))
     tune = st.toggle(_("Tune the parameters (cross-validated by query)"), key=fw.TUNE,
                      help=_("Grid search on training queries; scores on the held-out queries of each fold."))
     c4, c5 = st.columns(2)

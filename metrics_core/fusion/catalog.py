@@ -160,3 +160,58 @@ def norm_name(norm) -> str:
 
 __all__ = ["METHODS", "ALIASES", "NORMS", "NORM_ALIASES", "METHOD_LABELS", "NORM_LABELS",
            "method_name", "norm_name"]
+
+
+#: method -> (LaTeX formula, one translated sentence) for the Learn page and the Fusion page
+EXPLAINED: dict[str, tuple[str, str]] = {
+    "combsum": (r"\sum_{i:\,d \in R_i} s_i(d)",
+                N_("Adds the normalised scores the runs give the document.")),
+    "combmnz": (r"n(d) \sum_{i:\,d \in R_i} s_i(d)",
+                N_("CombSUM multiplied by the number of runs that retrieved the document.")),
+    "combanz": (r"\frac{1}{n(d)} \sum_{i:\,d \in R_i} s_i(d)",
+                N_("CombSUM divided by the number of runs that retrieved the document.")),
+    "combmax": (r"\max_{i:\,d \in R_i} s_i(d)", N_("The highest normalised score of the document.")),
+    "combmin": (r"\min_{i:\,d \in R_i} s_i(d)", N_("The lowest normalised score of the document.")),
+    "combmed": (r"\operatorname{median}_{i:\,d \in R_i} s_i(d)",
+                N_("The median of the document's normalised scores.")),
+    "combgmnz": (r"n(d)^{\gamma} \sum_{i:\,d \in R_i} s_i(d)",
+                 N_("CombMNZ with the number of runs raised to a power gamma.")),
+    "wsum": (r"\sum_{i:\,d \in R_i} w_i\, s_i(d)", N_("A weighted sum of the normalised scores.")),
+    "wmnz": (r"\Big(\sum_{i:\,d \in R_i} w_i\Big) \sum_{i:\,d \in R_i} s_i(d)",
+             N_("CombSUM multiplied by the weights of the runs that retrieved the document.")),
+    "mixed": (r"\sqrt{n(d)} \sum_{i:\,d \in R_i} w_i\, s_i(d)",
+              N_("A weighted sum multiplied by the square root of the number of runs that retrieved the document.")),
+    "rrf": (r"\sum_{i:\,d \in R_i} \frac{1}{k + r_i(d)}",
+            N_("Reciprocal rank fusion: each run adds 1 / (k + rank); k = 60 by default. Scores are not used.")),
+    "isr": (r"n(d) \sum_{i:\,d \in R_i} \frac{1}{r_i(d)^2}",
+            N_("Inverse square rank: each run adds 1 / rank squared, times the number of runs.")),
+    "log_isr": (r"\ln n(d) \sum_{i:\,d \in R_i} \frac{1}{r_i(d)^2}",
+                N_("ISR with the logarithm of the number of runs (0 for a document only one run retrieved).")),
+    "logn_isr": (r"\ln\big(n(d) + \sigma\big) \sum_{i:\,d \in R_i} \frac{1}{r_i(d)^2}",
+                 N_("ISR with the logarithm of the number of runs plus sigma.")),
+    "rbc": (r"\sum_{i:\,d \in R_i} (1 - \phi)\, \phi^{\,r_i(d) - 1}",
+            N_("Rank-biased centroid: each run adds a weight that decays geometrically with the rank (persistence phi).")),
+    "bordafuse": (r"\sum_i \begin{cases} N - r_i(d) + 1 & d \in R_i \\ (N - L_i + 1)/2 & \text{otherwise} \end{cases}",
+                  N_("Borda count: each run gives N points to its first document, one less to each next one, "
+                     "and shares the rest equally among the candidates it did not retrieve.")),
+    "w_bordafuse": (r"\sum_i w_i\, \mathrm{Borda}_i(d)", N_("Borda count with each run's points weighted.")),
+    "condorcet": (r"N - \mathrm{position\ in\ the\ majority\ order}",
+                  N_("Condorcet: d comes before e when at least half of the runs rank d above e.")),
+    "w_condorcet": (r"N - \mathrm{position\ in\ the\ weighted\ majority\ order}",
+                    N_("Condorcet with each run's vote weighted.")),
+    "mapfuse": (r"\sum_{i:\,d \in R_i} \frac{\mathrm{MAP}_i}{r_i(d)}",
+                N_("Supervised: each run adds its mean average precision on training queries divided by the rank.")),
+    "posfuse": (r"\sum_{i:\,d \in R_i} P_i\big(r_i(d)\big)",
+                N_("Supervised: each run adds the share of training queries whose document at that rank is relevant.")),
+    "probfuse": (r"\sum_{i:\,d \in R_i} \frac{P_i(k)}{k},\ k = \text{segment of } r_i(d)",
+                 N_("Supervised: the lists are cut into equal segments; each run adds the probability of relevance "
+                    "of the document's segment divided by the segment's number.")),
+    "segfuse": (r"\sum_{i:\,d \in R_i} P_i(k)\,\big(s_i(d) + 1\big)",
+                N_("Supervised: segments growing in size (5, 10, 20, ... ranks); the probability of the segment "
+                   "times the normalised score plus one.")),
+    "slidefuse": (r"\sum_{i:\,d \in R_i} \frac{1}{b - a + 1} \sum_{p=a}^{b} P_i(p),\ [a, b] = r_i(d) \pm w",
+                  N_("Supervised: PosFuse's probabilities averaged over a window of ranks around the document.")),
+    "bayesfuse": (r"\sum_i \log \frac{P_i(\mathrm{rel} \mid r_i(d))}{P_i(\mathrm{nonrel} \mid r_i(d))}",
+                  N_("Supervised: the log-odds of relevance at the document's rank in each run, summed.")),
+}
+__all__ += ["EXPLAINED"]
