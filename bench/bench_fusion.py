@@ -3,7 +3,7 @@
 Usage: python bench/bench_fusion.py [--lines N] [--methods rrf,wsum] [--repeat N]
 
 Two runs of ``--lines`` lines each (``--depth`` documents per query, half of each run's
-documents shared with the other), built in memory; each tool gets its own run objects
+documents shared with the other, each query's lines best first as in a run file), built in memory; each tool gets its own run objects
 (RankLab's columnar Run, ranx's Run from a DataFrame) before the clock starts. Each
 (tool, method) runs in a fresh process: time = best wall time of ``--repeat`` calls; memory =
 the largest resident set sampled every 10 ms during the calls minus the resident set just
@@ -40,9 +40,12 @@ def make_frames(lines: int, depth: int, seed: int = 0):
         # documents 0..depth-1 of each query are shared, the rest are this run's own
         local = rng.permutation(2 * depth)[:depth] if r == 0 else rng.permutation(depth * 2)[:depth] + depth // 2
         docs = (q * 10 * depth + np.tile(local, nq)).astype(np.int64)
-        out.append(pd.DataFrame({"q_id": np.char.add("q", q.astype(str)).astype(object),
+        frame = pd.DataFrame({"q_id": np.char.add("q", q.astype(str)).astype(object),
                                  "doc_id": np.char.add("d", docs.astype(str)).astype(object),
-                                 "score": rng.random(len(q))}))
+                                 "score": rng.random(len(q))})
+        # written as run files are: query by query, best first
+        order = np.lexsort((-frame["score"].to_numpy(), q))
+        out.append(frame.iloc[order].reset_index(drop=True))
     return out
 
 

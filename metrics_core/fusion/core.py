@@ -131,7 +131,7 @@ def _rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab
     if n > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(np.all((q[1:] != q[:-1]) | (scores[1:] <= scores[:-1]))):
         order = np.arange(n)
     else:
-        order = np.argsort(score_key(scores), kind="stable")
+        order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
         order = order[stable_argsort_codes(q[order], nq)]
     if n < 2:
         return order
