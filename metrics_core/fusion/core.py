@@ -73,7 +73,7 @@ def _encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
 
 def _encode_together(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     """Codes of several string columns in one dictionary, by one hash pass over all of them."""
-    chunks = []
+    chunks: list = []
     for col in columns:
         col = _plain_strings(col) if not isinstance(col, pa.ChunkedArray) or pa.types.is_dictionary(col.type) \
             or not pa.types.is_string(col.type) else col
@@ -415,7 +415,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         M = np.ones_like(M)
         del lengths
     cnt = M.sum(axis=1).astype(np.float64)
-    w = p.get("weights")
+    w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
     if method in ("bordafuse", "w_bordafuse"):
         ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
         lengths = prep.lengths[:, pq].T

@@ -15,7 +15,7 @@ says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import product
 
 import numpy as np
@@ -47,7 +47,7 @@ def _steps(lo: float, hi: float, step: float) -> list[float]:
 
 
 #: method -> the grid ranx's optimize_fusion searches (a function of the number of runs)
-GRIDS = {
+GRIDS: dict[str, Callable[[int], list[dict]]] = {
     "rrf": lambda r: [{"k": k} for k in range(10, 101, 10)],
     "rbc": lambda r: [{"phi": v} for v in _steps(0.01, 1.0, 0.01)],
     "combgmnz": lambda r: [{"gamma": v} for v in _steps(0.01, 1.0, 0.01)],
@@ -226,11 +226,10 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
     prep = prepare(run_list)
     queries = qrels.unique_query_ids()
     supervised = bool(METHODS[method].get("supervised"))
-    trials = list(grid) if grid is not None else GRIDS.get(method, lambda r: [{}])(len(run_list))
-    overrides = {"missing_queries": "zero"}
-
+    trials: list[dict] = [dict(g) for g in grid] if grid is not None else list(
+        GRIDS.get(method, lambda r: [{}])(len(run_list)))
     def values(run: Run) -> pd.Series:
-        ev = evaluate(qrels, run, [measure], conventions, **overrides)
+        ev = evaluate(qrels, run, [measure], conventions, missing_queries="zero")
         col = ev.per_query.iloc[:, 0]
         col.index = col.index.astype(str)
         return col.reindex(queries).fillna(0.0)
@@ -243,12 +242,16 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
         weights = given.pop("weights", None)
         return fuse_prepared(prep, method, norm, _params(method, given, weights, len(run_list)), name=method)
 
+    parts: list[np.ndarray]
+    labels: list
     if validation == "in-sample":
         parts, labels = [np.arange(len(queries))], ["all"]
     else:
         parts, labels = _folds(queries, k, seed, folds, fold_column)
     inputs = {r.name: values(r) for r in run_list}
-    scores = None if supervised else np.array([values(fused_run(p, None)).to_numpy() for p in trials])
+    scores: np.ndarray | None = None
+    if not supervised:
+        scores = np.array([values(fused_run(p, None)).to_numpy() for p in trials])
     rows, held = [], []
     chosen_runs = []
     for label, test in zip(labels, parts, strict=True):
@@ -268,6 +271,7 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
             per_trial = [values(fused_run(p, train_q)) for p in trials]
             fold_scores = np.array([v.to_numpy() for v in per_trial])
         else:
+            assert scores is not None
             fold_scores = scores
         means = fold_scores[:, train_idx].mean(axis=1)
         best = int(len(means) - 1 - np.argmax(means[::-1]))  # the later of equal bests (ranx)
