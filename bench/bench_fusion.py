@@ -5,7 +5,8 @@ Usage: python bench/bench_fusion.py [--lines N] [--methods rrf,wsum] [--repeat N
 Two runs of ``--lines`` lines each (``--depth`` documents per query, half of each run's
 documents shared with the other, each query's lines best first as in a run file), built in memory; each tool gets its own run objects
 (RankLab's columnar Run, ranx's Run from a DataFrame) before the clock starts. Each
-(tool, method) runs in a fresh process: time = best wall time of ``--repeat`` calls; memory =
+(tool, method) runs in a fresh process: time = best wall time of ``--repeat`` calls, and the
+best CPU time of the process (all its threads; on a shared machine the steadier figure); memory =
 the largest resident set sampled every 10 ms during the calls minus the resident set just
 before them (the working memory of fusing, the runs already loaded), and the process's
 peak. ranx's numba functions are compiled (and cached) by a call on a small run first,
@@ -67,15 +68,16 @@ def measure(fn, repeat: int):
     before = rss()
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    times, result = [], None
+    times, cpus, result = [], [], None
     for _ in range(repeat):
         result = None
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
     stop.set()
     t.join()
-    return min(times), (peak[0] - before) / 2**20, result
+    return min(times), min(cpus), (peak[0] - before) / 2**20, result
 
 
 def child(tool: str, method: str, lines: int, depth: int, repeat: int) -> dict:
@@ -89,19 +91,20 @@ def child(tool: str, method: str, lines: int, depth: int, repeat: int) -> dict:
         ranx.fuse(small, norm="min-max", method=method, params=params)  # numba compiles here
         runs = [ranx.Run.from_df(f, name=f"r{i}") for i, f in enumerate(frames)]
         del frames
-        secs, mem, out = measure(lambda: ranx.fuse(runs, norm="min-max", method=method, params=params), repeat)
+        secs, cpu, mem, out = measure(lambda: ranx.fuse(runs, norm="min-max", method=method, params=params),
+                                      repeat)
         pairs = sum(len(v) for v in out.run.values())
     else:
         import metrics_core as mc
 
         runs = [mc.read_run(f.rename(columns={"q_id": "query_id"}), name=f"r{i}") for i, f in enumerate(frames)]
         del frames
-        secs, mem, out = measure(lambda: mc.fuse(runs, method=method, norm="min-max",
+        secs, cpu, mem, out = measure(lambda: mc.fuse(runs, method=method, norm="min-max",
                                                  weights=params.get("weights")), repeat)
         pairs = len(out)
     import resource
 
-    return {"tool": tool, "method": method, "seconds": secs, "fuse_mib": mem,
+    return {"tool": tool, "method": method, "seconds": secs, "cpu_seconds": cpu, "fuse_mib": mem,
             "process_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pairs": pairs}
 
 
@@ -128,14 +131,16 @@ def main():
                 continue
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
-            print(f"{method:6s} {tool:8s} {r['seconds']:8.2f} s  fuse +{r['fuse_mib']:8.0f} MiB  "
+            print(f"{method:6s} {tool:8s} {r['seconds']:8.2f} s wall {r['cpu_seconds']:8.2f} s CPU  "
+                  f"fuse +{r['fuse_mib']:8.0f} MiB  "
                   f"process peak {r['process_peak_mib']:8.0f} MiB  pairs {r['pairs']}", flush=True)
     by = {(r["method"], r["tool"]): r for r in rows}
     for method in a.methods.split(","):
         ours, theirs = by.get((method, "ranklab")), by.get((method, "ranx"))
         if ours and theirs:
             assert ours["pairs"] == theirs["pairs"], "the two tools fused different candidates"
-            print(f"{method}: RankLab {theirs['seconds'] / ours['seconds']:.1f}x faster, "
+            print(f"{method}: RankLab {theirs['seconds'] / ours['seconds']:.1f}x faster (wall), "
+                  f"{theirs['cpu_seconds'] / ours['cpu_seconds']:.1f}x less CPU time, "
                   f"fusing memory {ours['fuse_mib'] / max(theirs['fuse_mib'], 1):.2f} of ranx's")
     print(json.dumps({"lines_per_run": a.lines, "depth": a.depth, "cpus": os.cpu_count(), "rows": rows}))
 
