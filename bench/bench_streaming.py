@@ -43,7 +43,7 @@ from bench_ranking import print_rows, time_process, warm_page_cache  # noqa: E40
 from peers import MEASURES  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
-from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS  # noqa: E402
+from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS  # noqa: E402
 
 TREC_MEASURES = {"P@5": "P_5", "P@10": "P_10", "R@100": "recall_100", "AP": "map",
                  "nDCG@10": "ndcg_cut_10", "nDCG@100": "ndcg_cut_100"}

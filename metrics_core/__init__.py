@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core.dynamic_k import dynamic_k_scores
     from metrics_core.errors import InputError
     from metrics_core.evaluation import Evaluation
+    from metrics_core.front_door import evaluate, evaluate_many
     from metrics_core.hashing import evaluate_hashing
     from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run
     from metrics_core.ranking import registry as measures
-    from metrics_core.ranking.evaluate import evaluate, evaluate_many
     from metrics_core.ranking.ranked import Ranking, rank
     from metrics_core.ranking.registry import parse_measure
     from metrics_core.report.comparison import Comparison, compare
@@ -44,8 +44,8 @@ __version__ = "0.1.0"
 #: public name -> (module, attribute); attribute None: the module itself
 _PUBLIC: dict[str, tuple[str, str | None]] = {
     # rankings
-    "evaluate": ("metrics_core.ranking.evaluate", "evaluate"),
-    "evaluate_many": ("metrics_core.ranking.evaluate", "evaluate_many"),
+    "evaluate": ("metrics_core.front_door", "evaluate"),
+    "evaluate_many": ("metrics_core.front_door", "evaluate_many"),
     "rank": ("metrics_core.ranking.ranked", "rank"),
     "Ranking": ("metrics_core.ranking.ranked", "Ranking"),
     "Evaluation": ("metrics_core.evaluation", "Evaluation"),

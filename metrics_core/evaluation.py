@@ -2,8 +2,8 @@
 
 This module imports nothing of the ranking engine: the whole-run path
 (:meth:`metrics_core.ranking.ranked.Ranking.evaluate`), the streaming path
-(:mod:`metrics_core.ranking.streaming`) and the Dask path
-(:mod:`metrics_core.ranking.distributed`) all build the same object.
+(:mod:`metrics_core.scale.streaming`) and the Dask path
+(:mod:`metrics_core.scale.distributed`) all build the same object.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING
 from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
 from metrics_core.report.thesis import display_measure
 from ui.common import state
@@ -70,7 +71,7 @@ with page(_("Breakdown")) as p:
     config.update({"run": st.column_config.TextColumn(_("Run"), pinned=True),
                    column: st.column_config.TextColumn(_(column.replace("_", " ").capitalize())),
                    "count": st.column_config.NumberColumn(_("Queries"), format="%d")})
-    st.dataframe(shown_long, hide_index=True, column_config=config)
+    st.dataframe(shown_long, hide_index=True, column_config=config, placeholder=MISSING)
     download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
                    title=_("Means by {column}").format(column=column), key="bd")
     st.plotly_chart(group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART)
@@ -94,7 +95,7 @@ with page(_("Breakdown")) as p:
                                 "P@5": st.column_config.NumberColumn(format=MEASURE_FORMAT),
                                 "ID": st.column_config.TextColumn(_("Query"), pinned=True),
                                 "query": _("Query text"), "date": _("Date"),
-                                "interpretation": _("Interpretation")})
+                                "interpretation": _("Interpretation")}, placeholder=MISSING)
     st.caption(_("A row is labelled by its worst measure: Good when every measure meets its threshold. "
                  "Summary: the means over the queries shown (the mean of RR is the MRR)."))
     download_table(report.rename(columns={"MRR": "RR"}).set_index("ID"), f"comparative_report_{run_name}", conv,

@@ -6,6 +6,7 @@ import streamlit as st
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING, threshold_text
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
@@ -60,7 +61,7 @@ def diagram() -> None:
     counts = (_("Items"), _("Positives"))
     st.dataframe(table, key=Calibration.BINS_TABLE, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in table.columns if c not in counts})
+                                for c in table.columns if c not in counts}, placeholder=MISSING)
     download_table(table, "reliability_bins", title=_("Reliability bins"), key="reliability_bins", index=False,
                    source=data["source"], bins=n_bins, strategy=strategy)
 
@@ -75,15 +76,16 @@ def at_threshold(bins: dict) -> None:
     diagram and the confusion counts redraw."""
     dst.sync_calibration_threshold(data["digest"])
     threshold = st.slider(_("Decision threshold (predict positive when probability ≥ threshold)"),
-                          0.0, 1.0, step=0.01, key=dst.CAL_THRESHOLD, on_change=_share_calibration_threshold)
+                          0.0, 1.0, step=0.01, format="%.4f", key=dst.CAL_THRESHOLD,
+                          on_change=_share_calibration_threshold)
     dst.share_threshold(data["digest"], threshold)
     st.caption(_("The same threshold is used on the Detection page for these scores: moving it on either page "
                  "moves it on both."))
     curve = ds.curve_of(data["digest"], y, p)
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
-    st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=f"{threshold:.2f}"))
+    st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=threshold_text(threshold)))
     t1, t2 = st.columns([3, 2])
-    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch")
+    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch", placeholder=MISSING)
 
     def rate(v) -> str:
         return "–" if v != v else f"{v:.4f}"
@@ -96,7 +98,7 @@ def at_threshold(bins: dict) -> None:
                     width="stretch")
 
 
-with page(_("Calibration"), caption=caption()):
+with page(_("Calibration"), sidebar=False, summary=ds.scores_summary, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: probabilities and labels"), expanded=False):
         upload_slot(Calibration.UPLOAD, _("CSV, TSV, Parquet or JSON with a probability and a 0/1 label column"),

@@ -4,6 +4,7 @@ import streamlit as st
 
 from metrics_core.clicks import click_mrr
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
@@ -61,11 +62,11 @@ with page(_("Click feedback")) as p:
     conv = conventions()
     source = st.session_state.get(CLICKS_SOURCE, "")
     st.subheader(_("Per query"))
-    st.dataframe(result.per_query, column_config={"MRR": st.column_config.NumberColumn(format="%.4f")})
+    st.dataframe(result.per_query, column_config={"MRR": st.column_config.NumberColumn(format="%.4f")}, placeholder=MISSING)
     download_table(result.per_query, "click_mrr_per_query", conv, title=_("MRR from clicks per query"),
                    key="clicks_q", click_rule=rule, click_log=source)
     st.plotly_chart(first_click_ranks(result.per_impression), key=Clicks.CHART)
     with st.expander(_("Per impression")):
-        st.dataframe(result.per_impression)
+        st.dataframe(result.per_impression, placeholder=MISSING)
         download_table(result.per_impression, "click_rr_per_impression", conv,
                        title=_("RR from clicks per impression"), key="clicks_i", click_rule=rule, click_log=source)

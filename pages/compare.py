@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core.report.cells import MISSING
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats import folds
 from metrics_core.stats.comparison import MARKERS, TESTS, aligned_values
@@ -104,8 +105,8 @@ with page(_("Compare systems")) as p:
                                                                              correction=correction_label(correction))),
                          "wtl": st.column_config.TextColumn(_("W / T / L"), help=_("queries where the run wins / ties / "
                                                               "loses against the baseline")),
-                         "markers": st.column_config.TextColumn(_("Significant"), width=92),
-                     })
+                         "markers": st.column_config.TextColumn(_("Significant")),  # sized to its header: 92 px cut "Significativo"
+                     }, placeholder=MISSING)
         if shown[numbers].isna().any().any():
             st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
                          "measure, or every difference is zero (no p-value)."))
@@ -159,7 +160,7 @@ with page(_("Compare systems")) as p:
             fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
             summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
                                     for name, pq in on_set.items()}).T
-            st.dataframe(summary.rename(columns=display_measure))
+            st.dataframe(summary.rename(columns=display_measure), placeholder=MISSING)
             st.caption(_("Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
                          "{n} queries every run has.").format(n=len(common)))
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
@@ -172,7 +173,7 @@ with page(_("Compare systems")) as p:
             crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
             st.dataframe(pd.concat(crit_tables, names=["run"]).rename(columns=display_measure),
                          column_config={display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
-                                        for m in measures})
+                                        for m in measures}, placeholder=MISSING)
             st.caption(_("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
                          "per-criterion means."))
             st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)

@@ -1,8 +1,10 @@
 """Data page: upload qrels, runs and query metadata (or load the sample); diagnostics."""
 
+import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING
 from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
 from ui.common import state
 from ui.common.downloads import download_table
@@ -48,7 +50,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
                          column_config={"Label": st.column_config.TextColumn(_("Label")),
                                         "Judgements": st.column_config.NumberColumn(_("Judgements"),
                                                                                    format=count_format()),
-                                        "Share": st.column_config.NumberColumn(_("Share"), format=percent_format())})
+                                        "Share": st.column_config.NumberColumn(_("Share"), format=percent_format())}, placeholder=MISSING)
     with right:
         st.subheader(_("Runs"))
         rfmt = st.selectbox(_("Run format"), FORMATS, key=Data.RUN_FORMAT)
@@ -60,7 +62,10 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         upload_box("meta", _("Metadata table (one row per query; a query id column)"))
         meta = st.session_state[state.META]
         if meta is not None:
-            st.dataframe(meta, height=220)
+            # dates as days, as in every other table (the grid's default adds 00:00:00)
+            st.dataframe(meta, height=220, placeholder=MISSING,
+                         column_config={c: st.column_config.DateColumn(format="YYYY-MM-DD") for c in meta.columns
+                                        if pd.api.types.is_datetime64_any_dtype(meta[c])})
 
     # drawn after the uploads, so it is enabled in the run that loads the first file
     buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
@@ -120,5 +125,5 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         st.dataframe(shown, column_config={"run": st.column_config.TextColumn(_("Run"))} | {
             c: (st.column_config.TextColumn(headers.get(c, c)) if c in texts else st.column_config.NumberColumn(
                 headers.get(c, c), format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format()))
-            for c in table.columns})
+            for c in table.columns}, placeholder=MISSING)
         download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import detection as det
+from metrics_core.report.cells import MISSING, threshold_text
 from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
@@ -15,7 +16,15 @@ from ui.detection import state as dst
 from ui.detection.state import Detection
 from ui.detection.widgets import ranges_editor, scores_loader, threshold_control
 
-with page(_("Detection"), caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
+
+def single_class_choice() -> None:
+    """The rule for labels of one class only (a setting: shown where it applies)."""
+    st.radio(_(ONE_CLASS_TITLE), det.SINGLE_CLASS_RULES, horizontal=True, key=Detection.SINGLE_CLASS,
+             format_func=lambda rule: one_class_words(rule, _)[0],
+             help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
+
+
+with page(_("Detection"), sidebar=False, summary=ds.scores_summary, caption=_("A binary gate: predict positive when score ≥ threshold. Every operating point "
                                     "is kept; TPR at a target FPR allows floor(target × negatives) false positives, "
                                     "exactly.")):
     ds.ensure_defaults()
@@ -25,22 +34,39 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
     curve = ds.curve_of(data["digest"], y, s)
     st.caption(_("{source}: {rows} rows, {pos} positive, {neg} negative, {distinct} distinct scores "
                  "(columns “{score_col}”, “{label_col}”)").format(
-        source=data["source"], rows=count(y.size), pos=count(curve.n_pos), neg=count(curve.n_neg),
+        source=ds.source_label(data), rows=count(y.size), pos=count(curve.n_pos), neg=count(curve.n_neg),
         distinct=count(curve.thresholds.size - 1), score_col=data["score_col"], label_col=data["label_col"]))
 
-    single = st.radio(_(ONE_CLASS_TITLE), det.SINGLE_CLASS_RULES, horizontal=True, key=Detection.SINGLE_CLASS,
-                      format_func=lambda rule: one_class_words(rule, _)[0],
-                      help="  \n".join("**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES))
     two_classes = not one_class(curve.n_pos, curve.n_neg)
-    auroc, auprc = det.curve_scores(curve, single)
     if not two_classes:
         st.warning(ds.one_class_warning(curve.n_pos))
+        single_class_choice()
+    single = st.session_state.get(Detection.SINGLE_CLASS, det.SINGLE_CLASS_RULES[0])
+    auroc, auprc = det.curve_scores(curve, single)
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("AUROC", ds.number_or_dash(auroc))  # i18n: ignore (canonical names)
     m2.metric("AUPRC", ds.number_or_dash(auprc))  # i18n: ignore (canonical names)
     m3.metric(_("Positives"), count(curve.n_pos))
     m4.metric(_("Negatives"), count(curve.n_neg))
+
+    FOUR = st.column_config.NumberColumn(format="%.4f")
+
+    def tpr_at_fpr_table() -> pd.DataFrame:
+        """The answer to "how many positives pass at a false-positive budget": first screen."""
+        st.subheader(_("TPR at target FPR"))
+        targets = list(det.DEFAULT_FPR_TARGETS) + [st.session_state.get(Detection.EXTRA_TARGET, 0.2)]
+        table = (det.tpr_table(curve, targets, headers=True) if two_classes else pd.DataFrame()).rename(columns=_)
+        if not two_classes:
+            st.caption(_("No table: TPR and FPR need both classes in the labels."))
+        st.dataframe(table.style.format(precision=4, na_rep="–"), key=Detection.TPR_TABLE, hide_index=True,
+                     width="stretch",
+                     column_config={**{_(c): FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold",
+                                                             "next TPR", "next FPR", "next threshold")},
+                                    _("allowed FP"): st.column_config.NumberColumn(
+                                        _("allowed FP"), format="%d",
+                                        help=_("allowed false positives: floor(target × negatives)"))}, placeholder=MISSING)
+        return table
 
     @st.fragment
     def operating_point() -> None:
@@ -54,8 +80,11 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                   help=_("“–”: nothing is predicted positive at this threshold, so precision is undefined.")
                   if cm["tp"] + cm["fp"] == 0 else None)
         m4.metric(_("Predicted positive"), count(cm['tp'] + cm['fp']))
-        st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=f"{thr:.4f}"))
-        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch")
+        # the answers first (the operating point above, TPR at the FPR budgets here), then the
+        # confusion counts and the curves
+        tpr_at_fpr_table()
+        st.markdown(_("**Confusion matrix** at score ≥ {threshold}").format(threshold=threshold_text(thr)))
+        st.dataframe(ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch", placeholder=MISSING)
         # one chart per row: side by side they shrank below a readable width on a narrow window
         st.plotly_chart(fig.roc_figure(curve.fpr, curve.tpr, marker=i, auroc=auroc),
                         key=Detection.ROC, width="stretch")
@@ -65,21 +94,12 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
 
     if two_classes:
         operating_point()
-
-    st.subheader(_("TPR at target FPR"))
-    extra = st.number_input(_("Another target FPR"), min_value=0.0, max_value=1.0, value=0.2,
-                            step=0.01, format="%.4f", key=Detection.EXTRA_TARGET)
-    targets = list(det.DEFAULT_FPR_TARGETS) + [extra]
-    tpr_table = (det.tpr_table(curve, targets, headers=True) if two_classes else pd.DataFrame()).rename(columns=_)
-    if not two_classes:
-        st.caption(_("No table: TPR and FPR need both classes in the labels."))
-    FOUR = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(tpr_table.style.format(precision=4, na_rep="–"), key=Detection.TPR_TABLE, hide_index=True,
-                 column_config={**{_(c): FOUR for c in ("target FPR", "TPR", "achieved FPR", "threshold", "next TPR",
-                                                         "next FPR", "next threshold")},
-                                _("allowed FP"): st.column_config.NumberColumn(
-                                    _("allowed FP"), format="%d",
-                                    help=_("allowed false positives: floor(target × negatives)"))})
+        tpr_table = det.tpr_table(curve, list(det.DEFAULT_FPR_TARGETS)
+                                  + [st.session_state.get(Detection.EXTRA_TARGET, 0.2)], headers=True).rename(columns=_)
+    else:
+        tpr_table = tpr_at_fpr_table()
+    st.number_input(_("Another target FPR"), min_value=0.0, max_value=1.0, value=0.2,
+                    step=0.01, format="%.4f", key=Detection.EXTRA_TARGET)
     st.caption(_("“next”: the operating point just past the target (one more false positive allowed); “–” when "
                  "there is none."))
 
@@ -101,10 +121,12 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
                               for i in ci_table.index]
             ci_table.columns = [_("Value"), _("95% low"), _("95% high"), _("Replicates with one class only")]
             st.dataframe(ci_table, column_config={c: FOUR for c in ci_table.columns[:3]},
-                         key=Detection.CI)
+                         key=Detection.CI, placeholder=MISSING)
 
     if data["criterion"] is not None:
         st.subheader(_("Per criterion (micro: pooled items; macro: mean over criteria)"))
+        if two_classes:
+            single_class_choice()
         groups = ds.per_group_of(data["digest"], y, s, data["criterion"], single)
         table = groups["table"].copy()
         table.loc[_("micro (pooled)")] = groups["micro"]
@@ -112,14 +134,18 @@ with page(_("Detection"), caption=_("A binary gate: predict positive when score 
         shown = table.rename(columns=lambda c: {"n_pos": _("Positives"), "n_neg": _("Negatives"), "auroc": "AUROC",
                                                 "auprc": "AUPRC"}.get(c, c.replace("tpr@", _("TPR at FPR") + " ")))
         shown.index.name = _("Criterion")
-        st.dataframe(shown.style.format(precision=4, na_rep="–"), key=Detection.PER_CRITERION)
+        counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
+        # a wide index column: the grid's default width cut "micro (pooled)"
+        st.dataframe(shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+                     key=Detection.PER_CRITERION, width="stretch", placeholder=MISSING,
+                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         if shown.isna().any().any():
             st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))
         download_table(table, "per_criterion", title=_("Per-criterion detection"), key="per_criterion",
                        source=data["source"], threshold_rule="score >= threshold")
 
     st.subheader(_("Reference ranges (editable)"))
-    new_ranges = ranges_editor()
+    new_ranges = ranges_editor(("AUROC", "TPR@5%FPR"))
     if two_classes:
         values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
         st.plotly_chart(fig.reference_band_figure(values, new_ranges), key=Detection.BANDS)

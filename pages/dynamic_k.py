@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core import dynamic_k as dk
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
@@ -64,19 +65,23 @@ def controls() -> None:
         out = out.rename(columns=ds.dynamic_k_header)
         out.index.name = _("Criterion")
         st.subheader(_("Per criterion"))
-        st.dataframe(out.style.format(precision=4, na_rep="–"), key=DynamicK.PER_CRITERION)
+        counts = [c for c in out.columns if c == ds.dynamic_k_header("n_queries")]
+        # a wide index column: the grid's default width cut "micro (pooled)"
+        st.dataframe(out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+                     key=DynamicK.PER_CRITERION, width="stretch", placeholder=MISSING,
+                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
         st.caption(ds.dynamic_k_legend(out.isna().any().any()))
         download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
                        tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
     else:
         summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=ds.dynamic_k_header)
-        st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True)
+        st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True, placeholder=MISSING)
         st.caption(ds.dynamic_k_legend(False))
         download_table(summary, "dynamic_k", title=_("Dynamic K"), key="dynamic_k", index=False,
                        source=data["source"], tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
 
 
-with page(_("Dynamic K"), caption=caption()):
+with page(_("Dynamic K"), sidebar=False, summary=ds.candidates_summary, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: candidates"), expanded=False):
         upload_slot(DynamicK.UPLOAD, _("Table with query, candidate, probability, is_gold[, criterion]"), read_upload,

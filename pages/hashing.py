@@ -4,15 +4,24 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.hashing.tables import hashing_settings, hashing_tables
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import page
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.hashing import state as hs
-from ui.hashing.data import TIE_RULES, device_label, device_name, evaluate, p_at_k_cutoffs
+from ui.hashing.data import (
+    TIE_RULES,
+    codes_summary,
+    device_label,
+    device_name,
+    evaluate,
+    p_at_k_cutoffs,
+)
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import ensure_defaults, uploads_box
 
-with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
                                               "distances tie, so mAP is given as the expected value over random "
                                               "tie order, with the band from relevant-last to relevant-first.")) as p:
     ensure_defaults()
@@ -54,15 +63,22 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
                width="content")
     row.metric(_("tie band"), f"{lo:.4f} .. {hi:.4f}", width="content",
                help=_("pessimistic (relevant last) .. optimistic (relevant first)"))
-    row.metric(_("precision @ radius {r}").format(r=result["radius"]), f"{result['precision_radius']:.4f}",
-               width="content")
+    empty, nq = result.get("empty_radius_queries", 0), result["n_queries"]
+    radius_help = (_("{n} of {total} queries have no code within the radius (counted as 0)").format(
+        n=count(empty), total=count(nq)) if empty else None)
+    row.metric(_("precision @ radius {r}").format(r=result["radius"]),
+               "–" if empty == nq else f"{result['precision_radius']:.4f}", width="content", help=radius_help)
     row.metric(_("recall @ radius {r}").format(r=result["radius"]), f"{result['recall_radius']:.4f}",
                width="content")
-
-    st.plotly_chart(map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch")
-    # one chart per row: side by side their titles were cut on a narrow window
-    st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
-    st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+    if empty == nq:
+        st.caption(_("“–”: no query has a code within Hamming radius {r}, so the radius retrieves nothing "
+                     "and its precision is undefined.").format(r=result["radius"]))
+    # P@k on the first screen, beside mAP: the customary cut-offs that the database holds
+    at_k = result["precision_at_k"]
+    first = [k for k in (1, 5, 10, 100, 1000) if k in at_k] or list(at_k)[:4]
+    row_k = st.container(horizontal=True, gap="medium")
+    for k in first:
+        row_k.metric(f"P@{k}", f"{at_k[k]:.4f}", width="content")  # i18n: ignore (canonical names)
 
     tables = hashing_tables(result, gettext=_)
     settings = hashing_settings(result, gettext=_, source=data["source"], normalizer=normalizer)
@@ -77,7 +93,7 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
         st.dataframe(shown, hide_index=True, key=table_key,
                      column_config={c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
                                     if shown[c].dtype.kind == "f" else st.column_config.Column(headers.get(c, c))
-                                    for c in shown.columns})
+                                    for c in shown.columns}, placeholder=MISSING)
         download_table(shown.rename(columns=headers), f"hashing_{name}", title=title, key=key, index=False,
                        **settings)
 
@@ -93,5 +109,10 @@ with page(_("Hash-code retrieval"), caption=_("Hamming ranking of binary codes (
         st.markdown(_("**Precision and recall by Hamming radius**"))
         table_with_export("by_radius", _("Precision and recall within Hamming radius"), "hash_by_radius",
                           hs.BY_RADIUS)
+    st.subheader(_("Charts"))
+    st.plotly_chart(map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch")
+    # one chart per row: side by side their titles were cut on a narrow window
+    st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
+    st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
     st.subheader(_("AP per query"))
     table_with_export("per_query", _("AP per query"), "hash_per_query", hs.PER_QUERY)

@@ -1,4 +1,5 @@
-"""Learn: a worked example on an editable ranking, every measure's formula, the conventions."""
+"""Learn: every measure's definition first, then a worked example on an editable ranking, then the
+conventions."""
 
 import pandas as pd
 import streamlit as st
@@ -7,6 +8,7 @@ from metrics_core.conventions import CHOICES
 from metrics_core.errors import InputError
 from metrics_core.fusion.catalog import EXPLAINED, METHOD_LABELS, METHODS
 from metrics_core.ranking.registry import PARAMS, REGISTRY
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
@@ -31,6 +33,29 @@ from ui.ranking.state import Learn
 
 with page(_("Measures explained")) as p:
     ensure_defaults()
+
+    # the definitions first (the page's answer); the worked example and the conventions after
+    # --- every measure ----------------------------------------------------------------------
+    st.header(_("Every measure"))
+    st.caption(_("Every definition below comes from the measure registry, the same one the engine, "
+                 "the command line and the measure picker use."))
+
+    for d in REGISTRY.values():
+        with st.expander(f"{d.name}: {_(d.description)}"):
+            if d.formula:
+                st.latex(d.formula)
+            written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
+            params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
+            st.caption(_("written {usage}").format(usage=written)
+                       + (" · " + _("parameters: {params}").format(params=params) if params else "")
+                       + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
+                          if d.trec else ""))
+            for case in d.edge_cases:
+                st.markdown(f"- {_(case)}")
+            if d.example is not None:
+                st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
+                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
+            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Worked example"))
     st.write(_("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
@@ -77,12 +102,12 @@ with page(_("Measures explained")) as p:
                      key=Learn.STATED,
                      column_config={"measure": _("Measure"), "the seed says": _("Stated value"),
                                     "RankLab": st.column_config.NumberColumn(_("RankLab"), format="%.4f"),
-                                    "agrees to the seed's decimals": _("Agrees to the stated decimals")})
+                                    "agrees to the seed's decimals": _("Agrees to the stated decimals")}, placeholder=MISSING)
     values = pd.DataFrame({"value": pd.Series(ev.aggregate)})
     values.index.name = "measure"
     st.dataframe(values, column_config={"value": st.column_config.NumberColumn(_("Value"), format="%.4f"),
                                         "measure": st.column_config.TextColumn(_("Measure"))},
-                 key=Learn.VALUES)
+                 key=Learn.VALUES, placeholder=MISSING)
     download_table(values, "worked_example", conv, title=_("Worked example"), key="learn",
                    labels=" ".join(f"{x:g}" for x in labels), k=k)
 
@@ -96,32 +121,10 @@ with page(_("Measures explained")) as p:
     st.dataframe(steps, hide_index=True, key=Learn.STEPS,
                  column_config={c: st.column_config.NumberColumn(_(c), format="%.4f")
                                 for c in ("gain", "discount", "gain × discount", "DCG so far")}
-                 | {"rank": st.column_config.NumberColumn(_("rank")), "label": st.column_config.NumberColumn(_("label"))})
+                 | {"rank": st.column_config.NumberColumn(_("rank")), "label": st.column_config.NumberColumn(_("label"))}, placeholder=MISSING)
     download_table(steps.set_index("rank"), "dcg_steps", conv, title=_("DCG@{k} rank by rank").format(k=k),
                    key="learn_steps")
     st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART)
-
-    # --- every measure ----------------------------------------------------------------------
-    st.header(_("Every measure"))
-    st.caption(_("Every definition below comes from the measure registry, the same one the engine, "
-                 "the command line and the measure picker use."))
-
-    for d in REGISTRY.values():
-        with st.expander(f"{d.name}: {_(d.description)}"):
-            if d.formula:
-                st.latex(d.formula)
-            written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
-            params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
-            st.caption(_("written {usage}").format(usage=written)
-                       + (" · " + _("parameters: {params}").format(params=params) if params else "")
-                       + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
-                          if d.trec else ""))
-            for case in d.edge_cases:
-                st.markdown(f"- {_(case)}")
-            if d.example is not None:
-                st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
-                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
-            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.header(_("Rank fusion"))
     st.write(_("Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
@@ -150,5 +153,5 @@ with page(_("Measures explained")) as p:
     conventions_table = pd.DataFrame(rows).set_index("convention")
     st.dataframe(conventions_table, key=Learn.CONVENTIONS,
                  column_config={"convention": _("Convention"), "meaning": _("Meaning"),
-                                "default (trec_eval)": _("Default (trec_eval)"), "alternatives": _("Alternatives")})
+                                "default (trec_eval)": _("Default (trec_eval)"), "alternatives": _("Alternatives")}, placeholder=MISSING)
     download_table(conventions_table, "conventions", conv, title=_("Conventions"), key="learn_conv")

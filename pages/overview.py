@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
 from metrics_core.stats.significance import CORRECTIONS
@@ -158,7 +159,7 @@ with page(_("Overview"), sidebar=False) as p:
         with grid_slot.container():
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                          row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
-                         key=Overview.GRID)
+                         key=Overview.GRID, placeholder=MISSING)
             st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""), help=board_family(board))
             if note:
                 st.caption(note)
@@ -200,7 +201,7 @@ with page(_("Overview"), sidebar=False) as p:
     st.dataframe(shown_long, hide_index=True, column_config=fmt, key=Overview.LONG,
                  column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta_shown",
                                "p_shown", "marker"],
-                 height=min(36 * (len(long) + 1) + 4, 600))
+                 height=min(36 * (len(long) + 1) + 4, 600), placeholder=MISSING)
     st.caption(_("–: the baseline has no difference with itself nor a p-value."))
     download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
                    "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
@@ -225,7 +226,7 @@ with page(_("Overview"), sidebar=False) as p:
                                "ci_low": st.column_config.NumberColumn(_("CI low"), format=MEASURE_FORMAT),
                                "ci_high": st.column_config.NumberColumn(_("CI high"), format=MEASURE_FORMAT),
                                "interpretation": _("Interpretation")},
-                height=min(36 * (len(table) + 1) + 4, 600),
+                height=min(36 * (len(table) + 1) + 4, 600), placeholder=MISSING,
             )
             own = (_("every qrels query (a query the run did not answer scores 0)") if query_set == "qrels"
                    else _("the queries it answered"))

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
+from metrics_core.report.cells import MISSING
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
@@ -98,7 +99,7 @@ with page(_("Per query")) as p:
     if "date" in table.columns:
         config["date"] = st.column_config.DateColumn(_("Date"), format="YYYY-MM-DD")
     event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key=PerQuery.TABLE,
-                         column_config=config)
+                         column_config=config, placeholder=MISSING)
     download_table(table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"), f"per_query_{run_name}", conv,
                    title=_("Per-query values of {run}").format(run=run_name), key="pq")
     picked_table_row(event, table.index)
@@ -155,7 +156,7 @@ with page(_("Per query")) as p:
                                         "doc_id": _("Document"), "score": _("Score"), "relevance": _("Relevance"),
                                         "judged": _("Judged"), "tied": st.column_config.TextColumn(
                                             _("Tied"), help=_("Documents sharing this score (how many): their "
-                                                              "order here is the tie rule's, set in the sidebar"))})
+                                                              "order here is the tie rule's, set in the sidebar"))}, placeholder=_("unjudged"))
             download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
                            title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
                            key=f"ranking{i}")
@@ -163,6 +164,6 @@ with page(_("Per query")) as p:
             st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=name, n=len(missed)))
             if len(missed):
                 st.dataframe(missed, hide_index=True, key=PerQuery.missed(i),
-                             column_config={"doc_id": _("Document"), "relevance": _("Relevance")})
+                             column_config={"doc_id": _("Document"), "relevance": _("Relevance")}, placeholder=MISSING)
                 download_table(pd.DataFrame(missed).set_index("doc_id"), f"missed_{name}_{qid}", conv,
                                key=f"missed{i}")

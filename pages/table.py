@@ -48,6 +48,9 @@ with page(_("Comparative table"), sidebar=False,
     if not measures:
         st.info(_("Choose at least one measure."))
         p.stop()
+    # the table, its summary row and its downloads first; the settings that shape it below
+    answer = st.container()
+    st.subheader(_("Settings"))
     with st.expander(_("Labels and thresholds"), icon=":material/tune:"):
         thresholds = tb.thresholds_editor(measures)
         names = tb.names_editor(lang, level_names, "level", _("Names of the levels"))
@@ -66,4 +69,5 @@ with page(_("Comparative table"), sidebar=False,
     except InputError as exc:
         st.error(exc.plain(_))
         p.stop()
-    tb.show(table, words, lang)
+    with answer:
+        tb.show(table, words, lang)

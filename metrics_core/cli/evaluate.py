@@ -11,10 +11,11 @@ import warnings
 from metrics_core.cli._options import CUTOFF, add_format_options, add_ranking_inputs, finite_float
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
-from metrics_core.io import read_qrels, read_run
+from metrics_core.evaluation import Evaluation
+from metrics_core.front_door import evaluate_runs
+from metrics_core.io import read_qrels
 from metrics_core.io.columns import parse_column_mapping
 from metrics_core.io.coverage import CoverageWarning, coverage_message
-from metrics_core.ranking.evaluate import Evaluation, evaluate
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
     FORMATS,
@@ -128,19 +129,6 @@ class _Step:
         return False
 
 
-def unique_names(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if n in seen:
-            seen[n] += 1
-            out.append(f"{n}-{seen[n]}")
-        else:
-            seen[n] = 1
-            out.append(n)
-    return out
-
-
 def _use_system_allocator() -> None:
     """Arrow's buffers from the C library's allocator, unless the user chose one.
 
@@ -165,34 +153,12 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     qrels_opts, run_opts = reader_options(args)
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
         qrels = read_qrels(args.qrels, **qrels_opts)
-    tie = bool(getattr(args, "tie_report", False))
-    if tie and (getattr(args, "scheduler", None) or getattr(args, "block_rows", None)):
-        raise InputError("--tie-report needs each run read whole",
-                         hint="Leave out --scheduler / --block-rows, or --tie-report",
-                         option="--tie-report")
-    if getattr(args, "scheduler", None):
-        from metrics_core.ranking.distributed import evaluate_on_scheduler
-
-        evaluations = evaluate_on_scheduler(qrels, args.run, specs, conv, args.scheduler,
-                                            block_rows=getattr(args, "block_rows", None))
-        for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
-            ev.run_name = name
-        return evaluations, conv
-    block_rows = getattr(args, "block_rows", None)
-    if not tie and (block_rows is not None or any(_big(path) for path in args.run)):
-        evaluations = _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts)
-        return _coverage_notes(evaluations), conv
-    runs = []
-    for path in args.run:
-        with progress.step(path, f"reading run {path}"):
-            runs.append(read_run(path, **run_opts))
-    for run, name in zip(runs, unique_names([r.name for r in runs]), strict=False):
-        run.name = name
-    evaluations = []
-    for run in runs:
-        with progress.step(args.run[runs.index(run)], f"evaluating {run.name}"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
-            evaluations.append(evaluate(qrels, run, specs, conv, tie_report=tie))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
+        evaluations = evaluate_runs(
+            qrels, args.run, specs, conv, tie_report=bool(getattr(args, "tie_report", False)),
+            block_rows=getattr(args, "block_rows", None), scheduler=getattr(args, "scheduler", None),
+            read_options=run_opts, step=lambda path: progress.step(path, f"evaluating {path}"))
     return _coverage_notes(evaluations), conv
 
 
@@ -214,25 +180,6 @@ def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
         message = coverage_message(getattr(ev, "coverage", None) or {}, ev.run_name)
         if message:
             print(f"warning: {message}", file=sys.stderr)
-    return evaluations
-
-
-def _big(path) -> bool:
-    from metrics_core.ranking.streaming import STREAM_THRESHOLD_BYTES
-
-    return os.path.isfile(path) and os.path.getsize(path) >= STREAM_THRESHOLD_BYTES
-
-
-def _stream_evaluations(args, qrels, specs, conv, block_rows, progress, run_opts=None) -> list[Evaluation]:
-    """Each run evaluated from its file (in blocks where ``block_rows`` or its size says so)."""
-    evaluations = []
-    for path in args.run:
-        with progress.step(path, f"evaluating {path}"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", CoverageWarning)
-            source = read_run(path, **run_opts) if run_opts else path
-            evaluations.append(evaluate(qrels, source, specs, conv, block_rows=block_rows))
-    for ev, name in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=False):
-        ev.run_name = name
     return evaluations
 
 

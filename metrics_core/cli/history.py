@@ -136,8 +136,8 @@ def run(args) -> int:
 
 
 def _add(store: HistoryStore, args) -> int:
+    from metrics_core.front_door import evaluate
     from metrics_core.io import read_qrels, read_run
-    from metrics_core.ranking.evaluate import evaluate
 
     thresholds = parse_thresholds(args.fail_below)
     measures = _measure_names(args.measures) if args.measures else list(REPORT_MEASURES)

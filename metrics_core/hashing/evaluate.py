@@ -114,7 +114,8 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     Returns
     -------
     dict with "map", "map_band" [pessimistic, optimistic], "ap" (per query), "precision_at_k",
-    "precision_radius", "recall_radius", "pr_by_radius", "per_class_map" (single labels),
+    "precision_radius", "recall_radius", "empty_radius_queries" (queries with no code within
+    the radius; their precision there counts 0), "pr_by_radius", "per_class_map" (single labels),
     "n_queries", "n_db", "bits", "ties", "zero_relevant_queries".
 
     Examples
@@ -184,6 +185,9 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         # recall is undefined without relevant items: those queries follow zero_relevant
         "recall_radius": mean(rec_by_radius[:, rad]) if nq else math.nan,
         "radius": rad,
+        # queries with no code within the radius: their precision there counts 0 (DeepHash's
+        # rule); when every query has none, the radius retrieved nothing and says nothing
+        "empty_radius_queries": int((n[:, : rad + 1].sum(axis=1) == 0).sum()) if nq else 0,
         "pr_by_radius": {"radius": list(range(width)),
                          "precision": prec_by_radius.mean(axis=0).tolist(),
                          "recall": rec_by_radius.mean(axis=0).tolist()},

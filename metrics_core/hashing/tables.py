@@ -9,6 +9,7 @@ every other table; :func:`hashing_settings` is their provenance. Pure pandas: no
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -41,7 +42,11 @@ def _summary(result: Mapping, _=_same) -> pd.DataFrame:
              _("the highest any tie order gives"))]
     rows += [(f"P@{k}", v, "") for k, v in result["precision_at_k"].items()]
     rad = result["radius"]
-    rows += [(_("precision within Hamming radius {radius}").format(radius=rad), result["precision_radius"], ""),
+    empty = result.get("empty_radius_queries", 0)
+    note = (_("{n} of {total} queries have no code within the radius (counted as 0)").format(
+        n=empty, total=result["n_queries"]) if empty else "")
+    rows += [(_("precision within Hamming radius {radius}").format(radius=rad),
+              math.nan if empty and empty == result["n_queries"] else result["precision_radius"], note),
              (_("recall within Hamming radius {radius}").format(radius=rad), result["recall_radius"], "")]
     return pd.DataFrame(rows, columns=["measure", "value", "note"])
 

@@ -22,7 +22,7 @@ def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = No
     date and ranking; the values are computed here by :func:`metrics_core.evaluate`, so
     they are exact. Returns the new evaluation ids.
     """
-    from metrics_core.ranking.evaluate import evaluate
+    from metrics_core.front_door import evaluate
 
     path = SAMPLE_PATH if path is None else Path(path)
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -34,8 +34,7 @@ def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = No
         store.add_suite(suite["name"], qrels, meta if len(meta) else None)
         for item in suite["evaluations"]:
             run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in item["ranking"].items()}
-            ev = evaluate(qrels, run, list(data.get("measures", REPORT_MEASURES)))
-            ev.run_name = item["run"]
+            ev = evaluate(qrels, run, list(data.get("measures", REPORT_MEASURES)), name=item["run"])
             ids.append(store.save_evaluation(suite["name"], ev, timestamp=item["timestamp"],
                                              note=item.get("note")))
     return ids

@@ -17,16 +17,9 @@ import numpy as np
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase
-from metrics_core.io.columns import is_table_header
-from metrics_core.io.source import RawData, read_source
-from metrics_core.io.trec import (
-    first_data_fields,
-    looks_like_msmarco_run,
-    looks_like_trec,
-    parse_msmarco_run,
-    parse_trec_qrels,
-    parse_trec_run,
-)
+from metrics_core.io.formats import is_msmarco_run, is_trec
+from metrics_core.io.source import read_source
+from metrics_core.io.trec import parse_msmarco_run, parse_trec_qrels, parse_trec_run
 
 FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
@@ -97,39 +90,6 @@ def _read_object(source, kind: str, columns, name):
         raise InputError(N_("cannot read data from an object of type {type}"), source=label,
                          params={"type": type(source).__name__})
     return frame_to_columns(table, kind, columns=columns, source=label, name=run_name)
-
-
-def is_msmarco_run(raw: RawData) -> bool:
-    """A text file whose first data line is ``qid pid rank`` and not a table header."""
-    if raw.extension in (".csv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson") or raw.head(4) == b"PAR1":
-        return False
-    if raw.head(4096).lstrip()[:1] in (b"{", b"["):
-        return False
-    return looks_like_msmarco_run(raw) and not is_table_header(b" ".join(first_data_fields(raw)))
-
-
-def is_trec(raw: RawData, kind: str) -> bool:
-    if raw.extension in (".parquet", ".pq", ".json", ".jsonl", ".ndjson"):
-        return False
-    if raw.head(4) == b"PAR1":
-        return False
-    head = raw.head(4096).lstrip()
-    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
-    if raw.extension in (".csv", ".tsv"):
-        # a table, unless headerless with the TREC shape (MS MARCO's qrels.dev.tsv)
-        return not is_table_header(first) and looks_like_trec(raw, kind)
-    if looks_like_trec(raw, kind):
-        return True
-    if head[:1] in (b"{", b"["):
-        return False
-    if is_table_header(first):
-        return False
-    # No recognisable table header: a line of whitespace-separated fields (even with a
-    # value that is not a number) is TREC, so the error names that line and value
-    fields = first.split()
-    if len(fields) >= 4:
-        return True
-    return b"," not in first
 
 
 def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:

@@ -25,17 +25,17 @@ from metrics_core.io.columns import (
     detect_columns,
     is_rank_column,
 )
-from metrics_core.io.formats import sniff_format
+from metrics_core.io.formats import table_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
 __all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
-           "guess_table_format", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
+           "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
     if fmt == "auto":
-        fmt = guess_table_format(raw)
+        fmt = table_format(raw)
     data = raw.data
     if fmt == "parquet":
         if not data.startswith(PARQUET_MAGIC):
@@ -151,12 +151,6 @@ def arrow_to_pandas(table) -> pd.DataFrame:
     if not all(str(c) in names for c in frame.columns):  # the metadata renamed a column
         return table.replace_schema_metadata(None).to_pandas()
     return frame
-
-
-def guess_table_format(raw: RawData) -> str:
-    """The table format of ``raw`` (:func:`metrics_core.io.formats.sniff_format`)."""
-    fmt = sniff_format(raw)
-    return fmt if fmt in ("parquet", "jsonl", "json", "tsv", "csv") else "csv"
 
 
 def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,

@@ -96,21 +96,128 @@ def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
 
 
 def any_empty(column) -> bool:
-    """Whether a column of the fields the readers only check (Q0, rank, tag; iter) holds
-    an empty value: the line reader would have split that line into fewer fields. The
-    fast paths read those fields as raw bytes (no strings, no dictionary: a third of the
-    parse), so this looks at their lengths; a dictionary-encoded column (chunked or not) is
-    checked through its dictionary."""
-    import pyarrow.compute as pc
+    """Whether a string or binary column (an Array or a ChunkedArray) holds an empty
+    value: the line reader would have split that line into fewer fields. Read off Arrow's
+    offsets (two equal neighbours), not the strings; a dictionary-encoded chunk is checked
+    through its dictionary.
 
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    for chunk in chunks:
+    >>> any_empty(pa.array(["a", "b"])), any_empty(pa.chunked_array([["a"], ["", "b"]]))
+    (False, True)
+    """
+    for chunk in _chunks(column):
         if not len(chunk):
             continue
         values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
-        if pc.min(pc.binary_length(values)).as_py() == 0:
+        offsets = _offsets(values)
+        if offsets is None:
+            if pc.min(pc.binary_length(values)).as_py() == 0:
+                return True
+        elif bool((offsets[1:] == offsets[:-1]).any()):
             return True
     return False
+
+
+def comment_or_blank(column) -> bool:
+    """Whether a query-id column (an Array or a ChunkedArray, of strings or dictionary
+    encoded) holds a value that is empty or starts with ``#``: a blank or comment line,
+    which the line reader skips. Read off Arrow's offsets and first bytes (a gather, not a
+    pass over the strings); a dictionary-encoded column through its chunks' dictionaries,
+    each looked at once (a few thousand strings, not the rows).
+
+    >>> comment_or_blank(pa.array(["q1", "q2"])), comment_or_blank(pa.array(["q1", "#x"]))
+    (False, True)
+    """
+    seen = set()
+    for chunk in _chunks(column):
+        if not len(chunk):
+            continue
+        if pa.types.is_dictionary(chunk.type):
+            d = chunk.dictionary
+            key = (d.buffers()[1].address, d.offset, len(d))  # chunks share one dictionary
+            if key in seen:
+                continue
+            seen.add(key)
+            chunk = d
+            if not len(chunk):
+                continue
+        offsets = _offsets(chunk)
+        if offsets is None:
+            if pc.any(pc.starts_with(chunk, "#")).as_py() or \
+                    pc.any(pc.equal(pc.utf8_length(chunk), 0)).as_py():
+                return True
+            continue
+        if bool((offsets[1:] == offsets[:-1]).any()):
+            return True
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
+        if bool((data[offsets[:-1]] == ord("#")).any()):
+            return True
+    return False
+
+
+def _chunks(column) -> list:
+    return column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+
+
+def _offsets(values: pa.Array) -> np.ndarray | None:
+    """The 32-bit offsets of a non-empty string or binary array (None otherwise)."""
+    n = len(values)
+    if not n or not (pa.types.is_string(values.type) or pa.types.is_binary(values.type)):
+        return None
+    return np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
+
+
+def regular_delimiter_of(head: bytes, kind: str) -> str | None:
+    """The delimiter of a regular ``kind`` file from its first bytes, or None when its
+    first line says the file is not regular (a comment, a byte-order mark, mixed
+    separators, another field count): the line reader then takes the file."""
+    if not head or head.startswith(b"#") or head.startswith(b"\xef\xbb\xbf"):
+        return None
+    first = _first_line(head).rstrip(b"\r")
+    delim = regular_delimiter(first)
+    if delim is None or len(first.split(delim.encode())) != _LAYOUT[kind][0]:
+        return None
+    return delim
+
+
+def arrow_csv_options(kind: str, delim: str, *, qid_type: pa.DataType, block_size: int) -> tuple:
+    """Arrow's CSV options for a regular ``kind`` file (the whole-file and the streamed
+    reader): columns ``c0``.. in the order query id, document id, value, then the other
+    fields (Q0, rank, tag; iter) as raw bytes, read only to see that none is empty. Blank
+    lines stay rows (of empty fields), so every row is a line."""
+    ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
+    names = [f"c{i}" for i in range(ncols)]
+    others = [names[i] for i in range(ncols) if i not in (qcol, dcol, vcol)]
+    return (pacsv.ReadOptions(column_names=names, block_size=block_size),
+            pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
+                               escape_char=False, ignore_empty_lines=False),
+            pacsv.ConvertOptions(
+                column_types={names[qcol]: qid_type, names[dcol]: pa.string(),
+                              names[vcol]: pa.float64(), **dict.fromkeys(others, pa.binary())},
+                include_columns=[names[qcol], names[dcol], names[vcol], *others],
+                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]))
+
+
+def data_fields(line: str) -> tuple[str, list[str]] | None:
+    """A line's stripped text and fields, or None for a blank or ``#`` comment line (which
+    every reader skips).
+
+    >>> data_fields("q1 Q0 d1 1 2.5 r\\n"), data_fields("# a comment"), data_fields("  ")
+    (('q1 Q0 d1 1 2.5 r', ['q1', 'Q0', 'd1', '1', '2.5', 'r']), None, None)
+    """
+    stripped = line.strip(ASCII_SPACE)
+    if not stripped or line.startswith("#"):
+        return None
+    return stripped, split_fields(stripped)
+
+
+def columns_of(kind: str) -> int:
+    """The number of fields of a ``kind`` line."""
+    return _LAYOUT[kind][0]
+
+
+def value_column(kind: str) -> int:
+    """The position of the value (score, relevance, rank) in a ``kind`` line."""
+    return _LAYOUT[kind][2]
 
 
 def _first_line(data: bytes) -> bytes:
@@ -131,83 +238,44 @@ def regular_delimiter(first: bytes) -> str | None:
 def _fast_parse(raw: RawData, kind: str):
     """Arrow CSV parse of a regular file; None when the file is not regular."""
     head = raw.head(1 << 16)
-    if not head or head.startswith(b"#") or head.startswith(b"\xef\xbb\xbf"):
-        return None
-    first = _first_line(head).rstrip(b"\r")
-    delim = regular_delimiter(first)
+    delim = regular_delimiter_of(head, kind)
     if delim is None:
-        return None
-    ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
-    if len(first.split(delim.encode())) != ncols:
         return None
     # NUL bytes take the slow path, which names their line; so do mixed separators
     if other_separators(raw, delim):
         return None
-    names = [f"c{i}" for i in range(ncols)]
-    # the other fields (Q0, rank, tag; iter), read only to see that none is empty
-    others = [names[i] for i in range(ncols) if i not in (qcol, dcol, vcol)]
+    read, parse, convert = arrow_csv_options(kind, delim, qid_type=pa.dictionary(pa.int32(), pa.string()),
+                                             block_size=1 << 22)
     try:
-        table = pacsv.read_csv(
-            raw.arrow_source(),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
-            # blank lines stay rows (of empty fields, caught below), so every row is a
-            # line and the slow path, which skips blank lines, names lines correctly
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                             double_quote=False, escape_char=False,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={names[qcol]: pa.dictionary(pa.int32(), pa.string()), names[dcol]: pa.string(),
-                              names[vcol]: pa.float64(),
-                              **dict.fromkeys(others, pa.binary())},
-                include_columns=[names[qcol], names[dcol], names[vcol], *others],
-                strings_can_be_null=False, quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
+        table = pacsv.read_csv(raw.arrow_source(), read_options=read, parse_options=parse,
+                               convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
+    qid, did, vals, *others = table.column_names
     # comment lines ("#" at the start of a line) take the slow path: a comment with as
     # many fields as a data line parses, with a query id that starts with "#" -- and
     # only a comment can put "#" there (a data line cannot start with one). Blank lines
     # too: Arrow keeps them as rows of empty fields (the empty score already failed the
     # float conversion above; the empty query id is checked all the same)
-    if _comment_or_blank(table.column(names[qcol])):
+    if comment_or_blank(table.column(qid)):
         return None
     # an empty field between two tabs: the line reader splits on runs of whitespace and
     # names the line (an empty document id is never data)
-    if pc.any(pc.equal(pc.utf8_length(table.column(names[dcol])), 0)).as_py() or \
-            any(any_empty(table.column(c)) for c in others):
+    if any(any_empty(table.column(c)) for c in (did, *others)):
         return None
-    values = table.column(names[vcol]).to_numpy()
-    table = table.drop_columns([names[vcol], *others])
+    values = table.column(vals).to_numpy()
+    table = table.drop_columns([vals, *others])
     # hand the parser's freed blocks back to the system before the evaluation needs memory
     pa.default_memory_pool().release_unused()
     if not np.isfinite(values).all():
         return None
     tag = None
     if kind == "run":
-        parts = first.split(delim.encode())
+        parts = _first_line(head).rstrip(b"\r").split(delim.encode())
         tag = parts[5].decode("utf-8", "replace") if len(parts) > 5 else None
     # query ids arrive dictionary-encoded (few distinct values); doc ids stay chunked:
     # concatenating them would double the peak memory
-    return (table.column(names[qcol]), table.column(names[dcol]), values, None, tag)
-
-
-def _comment_or_blank(qid: pa.ChunkedArray) -> bool:
-    """Whether a dictionary-encoded query-id column holds a value that starts with ``#``
-    or is empty (checks the chunks' dictionaries, a few thousand strings, not the rows)."""
-    import pyarrow.compute as pc
-
-    seen = set()
-    for chunk in qid.chunks:
-        d = chunk.dictionary
-        key = (d.buffers()[1].address, d.offset, len(d))  # chunks share one dictionary
-        if key in seen:
-            continue
-        seen.add(key)
-        if pc.any(pc.starts_with(d, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(d), 0)).as_py():
-            return True
-    return False
+    return (table.column(qid), table.column(did), values, None, tag)
 
 
 def _slow_parse(raw: RawData, kind: str):
@@ -216,10 +284,10 @@ def _slow_parse(raw: RawData, kind: str):
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
-        stripped = line.strip(ASCII_SPACE)
-        if not stripped or line.startswith("#"):
+        fields = data_fields(line)
+        if fields is None:
             continue
-        parts = split_fields(stripped)
+        stripped, parts = fields
         if quoted_line(stripped, parts, kind):
             raise InputError(N_("a double quote (\") in the line: TREC files are not quoted, and ids "
                                 "cannot contain spaces"), source=raw.name, line=number,
@@ -307,43 +375,3 @@ def parse_msmarco_run(raw: RawData, name: str | None = None) -> Run:
     qid, did, ranks, lines, _ = _parse(raw, "msmarco")
     return Run(qid, did, -ranks, name=name or raw.stem or "run", source=raw.name,
                line_numbers=lines, rows_are_lines=True)
-
-
-def first_data_fields(raw: RawData) -> list[bytes]:
-    """The whitespace-separated fields of the first line that is not blank or a comment."""
-    for line in raw.head(65536).splitlines():
-        s = line.strip()
-        if s and not s.startswith(b"#"):
-            return s.split()
-    return []
-
-
-def looks_like_msmarco_run(raw: RawData) -> bool:
-    """Whether the first data line is ``qid pid rank``: three fields, the last a whole number."""
-    parts = first_data_fields(raw)
-    if len(parts) != 3:
-        return False
-    try:
-        rank = parse_number(parts[2].decode("ascii"))
-    except UnicodeDecodeError:
-        return False
-    return rank is not None and bool(np.isfinite(rank)) and rank == int(rank) and b"," not in b"".join(parts)
-
-
-def looks_like_trec(raw: RawData, kind: str) -> bool:
-    """Whether the first data line has the shape of a TREC ``kind`` line."""
-    for line in raw.head(65536).splitlines():
-        s = line.strip()
-        if not s or s.startswith(b"#"):
-            continue
-        parts = s.split()
-        ncols, _, vcol, _, _ = _LAYOUT[kind]
-        # a comma is allowed (document ids may hold one); a CSV line has no whitespace
-        # between its fields, so it does not split into enough columns
-        if len(parts) < ncols:
-            return False
-        try:
-            return parse_number(parts[vcol].decode("ascii")) is not None
-        except UnicodeDecodeError:
-            return False
-    return False

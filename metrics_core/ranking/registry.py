@@ -62,7 +62,8 @@ _TREC_PREFIXES.sort(key=lambda item: -len(item[0]))
 DEFAULT_MEASURES = ("P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref",
                     "NumQ", "NumRet", "NumRel", "NumRelRet")
 #: what the explorer shows before the visitor picks
-EXPLORER_MEASURES = ("RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10")
+#: (a coverage diagnostic such as Judged@10 is one click away in the picker, not on the default board)
+EXPLORER_MEASURES = ("RR", "nDCG@10", "P@5", "P@10", "AP", "R@100")
 #: what the Compare page tests before the visitor picks
 COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 #: the measure picker's list: every family's common instances, in registry order

@@ -9,6 +9,8 @@ and LaTeX is plain ASCII that pdflatex compiles.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import unicodedata
@@ -89,6 +91,43 @@ def is_p_column(name) -> bool:
     [True, True, True, True, False, False]
     """
     return bool(_P_COLUMN.match(str(name))) and not str(name).startswith("P")
+
+
+#: A plain decimal number as :func:`csv_number` writes it (no grouping, a point, maybe an exponent).
+_DECIMAL = re.compile(r"[+-]?\d+\.\d+(?:[eE][+-]?\d+)?|[+-]?\d+[eE][+-]?\d+")
+
+
+def spreadsheet_csv(text: str, delimiter: str = ";", decimal: str = ",") -> str:
+    """A CSV text rewritten for a spreadsheet set to a comma-decimal locale (Spanish, French,
+    German, ...): cells separated by ``delimiter``, numbers written with ``decimal``, and a
+    UTF-8 byte-order mark first, so the spreadsheet splits the columns, reads the numbers as
+    numbers and the accents right. Text cells are unchanged (a formula guard of
+    :func:`metrics_core.report.csv_safe` stays in place).
+
+    The standard CSV (comma, decimal point, no mark) stays the default of every export; this
+    is the variant a Spanish spreadsheet opens in columns.
+
+    >>> spreadsheet_csv("run,AP,note\\nbm25,0.25,a.b\\n")
+    '\\ufeffrun;AP;note\\r\\nbm25;0,25;a.b\\r\\n'
+    """
+    rows = csv.reader(io.StringIO(text))
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter)
+    for row in rows:
+        writer.writerow([c.replace(".", decimal) if _DECIMAL.fullmatch(c) else c for c in row])
+    return "\ufeff" + out.getvalue()
+
+
+def threshold_text(value: float) -> str:
+    """A decision threshold as people read it, never rounded to another threshold: the
+    shortest text that reads back as the same float, up to 10 significant digits
+    (``0.66`` stays ``0.66``; a threshold taken from the data, ``0.655582``, is not shown as
+    ``0.66``, whose counts differ).
+
+    >>> threshold_text(0.66), threshold_text(0.6555823), threshold_text(1.0), threshold_text(2.5e-07)
+    ('0.66', '0.6555823', '1', '2.5e-07')
+    """
+    return format(float(value), ".10g")
 
 
 def csv_number(value):
@@ -254,5 +293,5 @@ def short_caption(title: str) -> tuple[str, str]:
     return (head + "." if head else ""), rest.strip()
 
 
-__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "latex_escape", "latex_text", "latex_cell",
+__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "spreadsheet_csv", "threshold_text", "latex_escape", "latex_text", "latex_cell",
            "LATEX_MARKERS", "short_caption"]

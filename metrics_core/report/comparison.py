@@ -49,7 +49,7 @@ class Comparison:
         the size of its query set; None where the pairs differ, ``query_set="pairwise"``)
         and ``conventions`` (a dict, or None when the runs did not say).
     runs : tuple
-        The compared evaluations (:class:`~metrics_core.ranking.evaluate.Evaluation` or
+        The compared evaluations (:class:`~metrics_core.evaluation.Evaluation` or
         :class:`~metrics_core.report.evaluations.RunValues`), baseline included, in the
         order given.
 

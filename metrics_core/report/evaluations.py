@@ -122,7 +122,7 @@ class RunValues:
 
     @classmethod
     def from_evaluation(cls, evaluation) -> RunValues:
-        """The values of an :class:`~metrics_core.ranking.evaluate.Evaluation` (its per-query
+        """The values of an :class:`~metrics_core.evaluation.Evaluation` (its per-query
         table, aggregate, diagnostics and tie report), without its ranking: small, picklable,
         and with the same :meth:`to_dict`.
 

@@ -274,7 +274,10 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
     Returns
     -------
     str
-        ASCII only (:func:`latex_escape`), so pdflatex compiles it: a value and a label
+        ASCII only (:func:`latex_escape`), so pdflatex compiles it. Its first line (a
+        comment) names the packages it needs (:data:`LATEX_PACKAGES_NOTE`); the tabular is
+        never wider than ``\\linewidth`` (shrunk only when it would overflow, on any paper
+        size), and the caption never breaks a date. A value and a label
         column per measure, the best value bold, ``$^{*}$`` where the run differs
         significantly from the baseline, a short caption (:func:`caption`) and the
         legend (:func:`legend`) in a footnote-size line under the tabular.
@@ -287,8 +290,12 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
             *(f"\\multicolumn{{2}}{{c}}{{{esc(display_measure(m))}}}" for m in table.measures),
             esc(w["label"])]
     rules = " ".join(f"\\cmidrule(lr){{{3 + 2 * i}-{4 + 2 * i}}}" for i in range(len(table.measures)))
-    lines = ["\\begin{table}[htbp]", "\\centering", f"\\caption{{{esc(caption(table, w))}}}",
-             f"\\label{{{label}}}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+    lines = ["% " + LATEX_PACKAGES_NOTE, "\\begin{table}[htbp]", "\\centering",
+             f"\\caption{{{_latex_caption(caption(table, w))}}}", f"\\label{{{label}}}",
+             "\\setlength{\\tabcolsep}{4pt}",
+             # never wider than the text: shrunk to \\linewidth only when it would overflow
+             "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%",
+             f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
              " & ".join(head) + " \\\\", *([rules] if rules else []), "\\midrule"]
     for run, cells in _cells(table, digits):
         row = [esc(run), str(int(table.n_queries[run]))]
@@ -298,17 +305,29 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
             row += [num + ("$^{*}$" if sig else ""), esc(lab)]
         lines.append(" & ".join([*row, esc(g.name(table.row_levels[run]))]) + " \\\\")
     lines.append("\\midrule")
-    row = [esc(f"{w['summary']} ({_runs_count(w, len(table.runs))})"), ""]
+    # the summary's label spans the run and queries columns (it is the widest first cell)
+    row = [f"\\multicolumn{{2}}{{l}}{{{esc(w['summary'])} ({esc(_runs_count(w, len(table.runs)))})}}"]
     for text, lab in _summary_cells(table, digits):
         row += [esc(text), esc(lab)]
     lines += [" & ".join([*row, esc(g.name(table.verdict, verdict=True))]) + " \\\\",
-              "\\bottomrule", "\\end{tabular}"]
+              "\\bottomrule", "\\end{tabular}}"]
     note = legend(table, w, marker="$^{*}$")
     if note:
         parts = note.split("$^{*}$", 1)
         lines.append("\\par\\smallskip{\\footnotesize " + "$^{*}$".join(esc(p) for p in parts) + "}")
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
+
+
+#: The packages a document needs for :func:`to_latex`'s table (stated in its first line).
+LATEX_PACKAGES_NOTE = "Needs \\usepackage{booktabs} and \\usepackage{graphicx} in the preamble."
+
+
+def _latex_caption(text: str) -> str:
+    """The caption escaped, each ISO date kept whole (``\\mbox``): a line never breaks a date
+    at its hyphen."""
+    parts = re.split(r"(\d{4}-\d{2}-\d{2})", text)
+    return "".join(f"\\mbox{{{p}}}" if i % 2 else latex_escape(p) for i, p in enumerate(parts))
 
 
 def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
@@ -356,5 +375,5 @@ def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
 
 FORMATS = {"csv": to_csv, "markdown": to_markdown, "latex": to_latex, "html": to_html}
 
-__all__ = ["DEFAULT_WORDS", "FORMATS", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
+__all__ = ["DEFAULT_WORDS", "FORMATS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
            "to_csv", "to_markdown", "to_latex", "to_html"]

@@ -1,6 +1,6 @@
 """Compare evaluated runs against a baseline: deltas, intervals, tests, corrections.
 
-:func:`compare_runs` takes :class:`~metrics_core.ranking.evaluate.Evaluation` objects
+:func:`compare_runs` takes :class:`~metrics_core.evaluation.Evaluation` objects
 (anything with ``run_name`` and a ``per_query`` DataFrame indexed by query id) and pairs
 each run with the baseline, measure by measure, on ONE query set per measure, the same for
 every comparison of that measure (``query_set``):

@@ -91,7 +91,7 @@ def test_every_menu_title_has_a_spanish_title():
     from ui.common.navigation import SECTIONS, page_titles
 
     es = translations("es")
-    same = {"Ranking", "Hashing"}   # the same word in Spanish
+    same = {"Rankings"}   # the same word in Spanish
     for word in [*SECTIONS, *page_titles().values()]:
         assert es.gettext(word) != word or word in same, word
     assert page_titles()["pages/table.py"] == "Comparative table"
@@ -214,7 +214,7 @@ def test_overview_values_equal_evaluate(sample):
     assert not any("aggregate" in d.value.columns for d in at.dataframe)  # closed: not computed
     _open_own_queries(at)
     table = _frame_with(at, "aggregate")
-    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, measures)
         got = table[table["run"] == name].set_index("measure")
@@ -290,7 +290,7 @@ def test_breakdown_page(sample):
     qrels, runs, meta = sample
     at = _app("breakdown", sample)
     _ok(at)
-    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
     at.selectbox(key="ranklab.bd.column").set_value("difficulty").run()
     _ok(at)
     long = _frame_with(at, "difficulty")
@@ -400,3 +400,16 @@ def test_a_run_is_ranked_once_for_every_measure_set(sample, tmp_path):
             want = mc.evaluate(qrels, runs[name], measures)
             pd.testing.assert_frame_equal(ev.per_query, want.per_query)
             assert ev.aggregate == want.aggregate and ev.diagnostics == want.diagnostics
+
+
+def test_the_menu_opens_with_home_and_the_four_tasks_of_the_home_page():
+    """Fourteen pages in five sections: a newcomer sees the four tasks first, in the Home page's
+    order and words; the pages that serve every task come last."""
+    from ui.common.navigation import SECTIONS
+
+    sections = list(SECTIONS)
+    assert sections[0] == "Start" and [p for p, *_r in SECTIONS["Start"]] == ["pages/home.py"]
+    assert sections[1:5] == TASKS_EN and sections[-1] == "More"
+    assert [p for p, *_r in SECTIONS["More"]] == ["pages/clicks.py", "pages/history.py", "pages/learn.py"]
+    at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=TIMEOUT).run()
+    assert [h.value for h in at.subheader] == sections[1:5]  # the menu's words are the Home page's

@@ -122,6 +122,9 @@ def test_figures_pure_and_thinned():
     rep = cal.calibration_report(y, np.clip(s / 1.3, 0, 1), 10)
     rf = fig.reliability_figure(rep["bins"])
     assert list(rf.data[2].y) == rep["bins"]["count"].tolist()
+    marked = fig.reliability_figure(rep["bins"], threshold=0.6555823)
+    assert marked.layout.shapes[0].x0 == 0.6555823
+    assert marked.layout.annotations[0].text == "threshold 0.6555823"  # the line's own value, unrounded
 
 
 def _threshold_box(at):
@@ -345,3 +348,78 @@ def test_dynamic_k_names_its_settings_in_words():
     table = at.dataframe[0].value
     assert "avg_k" not in table.columns and "micro_recall" not in table.columns
     assert {"Average K", "Pooled recall", "Pooled precision"} <= set(table.columns)
+
+
+def test_calibration_states_the_shared_threshold_exactly_with_its_own_counts():
+    """Detection's 0.6556 was stated as "At threshold 0.66" beside the counts at 0.6556."""
+    det_page = _app("detection.py")
+    det_page.slider(key="ranklab.detection.threshold").set_value(0.6556).run()
+    cal_page = AppTest.from_file(str(ROOT / "pages" / "calibration.py"), default_timeout=120)
+    for key in ("ranklab.detection.scores", "ranklab.detection.shared_threshold"):
+        cal_page.session_state[key] = det_page.session_state[key]
+    cal_page.run()
+    assert not cal_page.exception
+    said = [m.value for m in cal_page.markdown if "At threshold" in m.value]
+    assert said == ["**At threshold 0.6556**: probability ≥ 0.6556 is predicted positive"]
+    assert "0.66**" not in " ".join(m.value for m in cal_page.markdown)
+    assert any("score ≥ 0.6556" in m.value for m in det_page.markdown)
+
+
+def _shown_cells(element) -> pd.DataFrame:
+    """The texts a dataframe element shows (its Styler's display values, as sent to the browser)."""
+    import pyarrow as pa
+
+    styler = element.proto.arrow_data.styler
+    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+
+
+def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
+    """Counts were printed "34.0000", the micro row's label was cut to "micro (poo" (the grid's
+    index column) and its empty cells promised "–"."""
+    at = _app("dynamic_k.py")
+    element = at.dataframe[0]
+    shown = _shown_cells(element)
+    table = element.value
+    assert list(table.index[-2:]) == ["micro (pooled)", "macro (mean)"]
+    import json
+
+    index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
+    assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
+    queries = shown["Queries"].tolist()
+    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"].iloc[0]))
+    texts = {str(v) for v in shown.to_numpy().ravel()}
+    assert not texts & {"None", "nan", "NaN", "<NA>"}
+    assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
+    assert element.proto.placeholder == "–"  # what the grid draws for a missing number (default "None")
+
+
+@pytest.mark.parametrize("page_file, expected", [
+    ("detection.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("calibration.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+    ("dynamic_k.py", "candidates: Sample data (dynamic_k_candidates.csv)"),
+    ("hashing.py", "hash codes: none"),
+])
+def test_the_sidebar_shows_the_sections_own_state_in_plain_words(page_file, expected):
+    """The sidebar of these pages showed the ranking state ("runs: none" right after a
+    detection CSV loaded) and the ranking conventions' raw option names."""
+    at = AppTest.from_file(str(ROOT / "pages" / page_file), default_timeout=120).run()
+    assert not at.exception
+    texts = [t.value for t in at.sidebar.text]
+    assert any(t.startswith(expected) for t in texts), texts
+    sidebar_words = " ".join([*texts, *(c.value for c in at.sidebar.caption)])
+    assert "runs: none" not in sidebar_words and "qrels" not in sidebar_words
+    assert not at.sidebar.selectbox  # no ranking conventions here
+
+
+def test_ranking_conventions_are_offered_in_words_in_both_languages():
+    from ui.common.sidebar import CHOICE_WORDS
+
+    for lang, first in ((None, "score, then doc id descending (trec_eval)"),
+                        ("es", "puntuación, luego id de documento descendente (trec_eval)")):
+        at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=120)
+        if lang:
+            at.query_params["lang"] = lang
+        at.run()
+        ties = at.sidebar.selectbox(key="ranklab.w.conv.ties")
+        assert ties.options[0] == first and ties.value == "trec"
+    assert all(isinstance(v, str) and v for v in CHOICE_WORDS.values())

@@ -49,7 +49,7 @@ def test_natural_order_difficulty_and_colours():
 def test_overview_leaderboard_grid_legend_and_cards(sample):
     at = _app("overview", sample)
     _ok(at)
-    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
     grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
     assert list(grid.columns) == ["Run", *map(display_measure, measures)]  # means: RR's is MRR
     means = grid[~grid["Run"].str.startswith("   ")]  # the runs' rows (CI and tie band rows indented)
@@ -197,3 +197,17 @@ def test_pages_name_no_spec_documents(page, sample):
     texts += [str(b.label) for b in at.button] + [str(e.label) for e in at.expander]
     for t in texts:
         assert "seed 00" not in str(t).lower() and "§" not in str(t), t
+
+
+def test_coverage_diagnostics_are_off_the_default_board_and_one_click_away(sample):
+    """Judged@10, a coverage diagnostic, sat on the default board among the effectiveness
+    measures (and in its significance family)."""
+    from metrics_core.ranking.registry import EXPLORER_MEASURES
+
+    assert "Judged@10" not in EXPLORER_MEASURES
+    at = _app("overview", sample)
+    _ok(at)
+    grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
+    assert not any(c.startswith("Judged") for c in grid.columns)
+    picker = next(m for m in at.multiselect if "nDCG@10" in m.value)
+    assert "Judged@10" in picker.options  # one click away

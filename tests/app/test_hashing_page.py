@@ -153,3 +153,32 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     assert es.selectbox(key="hash_ties").label == "Empates"
     assert "esperado (orden aleatorio de empates)" in es.selectbox(key="hash_ties").options
     assert es.subheader[0].value == "mAP por clase"
+
+
+def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expected):
+    """P@k sat three screens down; precision within radius 2 read 0.0000 when no code lay
+    within radius 2 (the same as "all wrong")."""
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.button(key="hash_load_sample").click().run()
+    shown = _metrics(at)
+    for k in (1, 5, 10, 100, 1000):
+        assert shown[f"P@{k}"] == f"{expected['precision_at_k'][k]:.4f}"
+    labels = [m.label for m in at.metric]
+    assert labels.index("P@1") < 10  # with the headline numbers, before any table or chart
+    # 4 queries of 8 bits, every database code at distance >= 6 from every query
+    far = {"query_codes": np.zeros((4, 8), dtype=np.uint8),
+           "db_codes": np.ones((6, 8), dtype=np.uint8) * np.array([1, 1, 1, 1, 1, 1, 0, 0], dtype=np.uint8),
+           "query_labels": np.array([0, 1, 0, 1]), "db_labels": np.array([0, 1, 0, 1, 0, 1]),
+           "source": "far.npy"}
+    empty = AppTest.from_file(PAGE, default_timeout=60)
+    empty.session_state[hs.DATA] = far
+    empty.run()
+    assert not empty.exception, empty.exception
+    shown = _metrics(empty)
+    assert shown["precision @ radius 2"] == "–" and shown["recall @ radius 2"] == "0.0000"
+    assert any("no query has a code within Hamming radius 2" in c.value for c in empty.caption)
+    result = evaluate_hashing(far["query_codes"], far["db_codes"], far["query_labels"], far["db_labels"])
+    assert result["empty_radius_queries"] == 4
+    summary = empty.dataframe[1].value
+    row = summary[summary.iloc[:, 0].str.startswith("precision within Hamming radius")].iloc[0]
+    assert np.isnan(row.iloc[1]) and "4 of 4 queries" in row.iloc[2]

@@ -24,3 +24,14 @@ def test_every_family_shows_its_formula_edge_cases_reference_and_example():
             assert case in text, (d.name, case)
         assert d.reference in text, d.name
         assert d.example.explanation in text, d.name
+
+
+def test_the_definitions_open_the_page_before_the_worked_example():
+    """The page opened on an editor with the definitions two screens down."""
+    at = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60).run()
+    assert [h.value for h in at.header] == ["Every measure", "Worked example", "Conventions"]
+    es = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60)
+    es.query_params["lang"] = "es"
+    es.run()
+    assert not es.exception
+    assert es.header[0].value != "Every measure" and len(es.header) == 3

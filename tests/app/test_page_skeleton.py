@@ -173,3 +173,31 @@ def test_export_texts_state_the_settings_and_keep_the_index_when_asked():
     assert "seed" in texts["json"] and "bm25" in texts["markdown"] and "bm25" in texts["csv"]
     assert "seed" not in texts["csv"]  # the CSV is the table alone
     assert "bm25" not in export_texts(df, None, "T", index=False, formats=("csv",))["csv"]
+
+
+def test_a_spanish_session_downloads_the_csv_a_spanish_spreadsheet_opens():
+    """Semicolons, decimal commas and a byte-order mark in Spanish (a Spanish spreadsheet
+    opened the comma-separated file in one column); English keeps the standard CSV."""
+    import csv
+    import io
+
+    from ui.common.downloads import export_texts, for_spreadsheet
+
+    df = pd.DataFrame({"AP": [0.5, 0.125], "note": ["=1+1", "a, b"]},
+                      index=pd.Index(["bm25", "dense"], name="run"))
+    plain = export_texts(df, None, "T", formats=("csv",))["csv"]
+    spanish = for_spreadsheet(plain)
+    assert spanish.startswith("\ufeff") and not plain.startswith("\ufeff")
+    rows = list(csv.reader(io.StringIO(spanish[1:]), delimiter=";"))
+    assert rows[0] == ["run", "AP", "note"]
+    assert rows[1:] == [["bm25", "0,5", "'=1+1"], ["dense", "0,125", "a, b"]]
+    lazy = for_spreadsheet(lambda: plain)
+    assert callable(lazy) and lazy() == spanish
+    es = AppTest.from_function(_downloads_script, default_timeout=TIMEOUT)
+    es.query_params["lang"] = "es"
+    es.run()
+    assert not es.exception, es.exception
+    helps = [b.proto.help for b in es.get("download_button")]
+    assert "punto y coma" in helps[0] and "punto y coma" in helps[-1] and not helps[1]
+    en = AppTest.from_function(_downloads_script, default_timeout=TIMEOUT).run()
+    assert not any(b.proto.help for b in en.get("download_button"))

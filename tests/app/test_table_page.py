@@ -175,3 +175,25 @@ def test_the_display_frame_never_shows_nan():
     df = tb.display_frame(table, words)
     assert df.at[0, "MRR"] == "\u2013" and df.at[1, "MRR"] == "0.5000 (Fair)"
     assert not df.astype(str).isin(["nan", "NaN", "None"]).any().any()
+
+
+def test_the_screen_marks_significance_as_the_exports_do(sample):
+    """The legend under the table explained "*", which no cell on screen carried."""
+    at = _app(sample)
+    at.selectbox(key=Table.BASELINE).set_value("bm25").run()
+    _ok(at)
+    df = _table(at)
+    files = at.session_state[Table.FILES]
+    marked_screen = {(row["Run"], m) for _i, row in df.iloc[:-1].iterrows() for m in ("MRR", "nDCG@10", "P@5")
+                     if row[m].split(" ")[0].endswith("*")}
+    marked_latex = set()
+    for line in files["latex"].splitlines():
+        cells = [c.strip() for c in line.rstrip("\\ ").split("&")]
+        if len(cells) == 9 and cells[0] in set(df["Run"]):
+            for m, cell in zip(("MRR", "nDCG@10", "P@5"), cells[2:8:2], strict=True):
+                if cell.endswith("$^{*}$"):
+                    marked_latex.add((cells[0], m))
+    assert marked_screen == marked_latex and marked_screen  # the sample's hybrid run differs significantly
+    assert any(c.value.startswith("* p < 0.05 against bm25") for c in at.caption)
+    # the table and its downloads come before the settings that shape it
+    assert at.dataframe[0].value.equals(df) and at.subheader[-1].value == "Settings"

@@ -146,3 +146,23 @@ def test_sidebar_last_pages_still_draw_it_last():
     for name in ("overview.py", "data.py"):
         source = (ROOT / "pages" / name).read_text(encoding="utf-8")
         assert "sidebar=False" in source, name
+
+
+def test_every_table_shows_a_missing_value_as_a_dash():
+    """A grid draws a missing number as "None" unless told otherwise (Per query's unjudged
+    documents, Dynamic K's micro row): every st.dataframe of the app passes the one
+    placeholder (the exports' en dash, or the word for what is missing, as "unjudged" for a
+    document's missing label)."""
+    import ast
+
+    from metrics_core.report.cells import MISSING
+
+    missing = []
+    for path in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dataframe":
+                kw = {k.arg: k.value for k in node.keywords}
+                if "placeholder" not in kw:
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert missing == []
+    assert MISSING == "\u2013"

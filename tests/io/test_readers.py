@@ -175,8 +175,8 @@ def test_stream_reader_spots_comment_and_blank_lines(values, found, string_type)
     or starts with '#' (a blank or comment line); also on a slice of a larger array."""
     import pyarrow as pa
 
-    from metrics_core.io.blocks import _comment_or_blank
+    from metrics_core.io.trec import comment_or_blank
 
     typ = getattr(pa, string_type)()
-    assert _comment_or_blank(pa.array(values, typ)) is found
-    assert _comment_or_blank(pa.array(["x", *values, "y"], typ).slice(1, len(values))) is found
+    assert comment_or_blank(pa.array(values, typ)) is found
+    assert comment_or_blank(pa.array(["x", *values, "y"], typ).slice(1, len(values))) is found

@@ -11,8 +11,9 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.errors import InputError
-from metrics_core.io import blocks, read_run
-from metrics_core.io.blocks import open_run_stream
+from metrics_core.io import read_run
+from metrics_core.scale import blocks
+from metrics_core.scale.blocks import open_run_stream
 
 
 def _rows_streamed(source):

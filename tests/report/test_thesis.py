@@ -256,7 +256,7 @@ def test_markdown_and_html_escape_names():
 def test_the_latex_table_compiles_with_pdflatex(tmp_path):
     words, names, verdicts = localized_words("es")
     spanish = _sample_table(grading=Grading.from_good(names=names, verdicts=verdicts), baseline="bm25")
-    doc = ("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
+    doc = ("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
            "\\begin{document}\n" + to_latex(_hostile_table()) + to_latex(spanish, words, label="tab:es")
            + "\\end{document}\n")
     (tmp_path / "t.tex").write_text(doc, encoding="ascii")
@@ -332,3 +332,44 @@ def test_a_run_without_queries_in_the_range_shows_a_dash_never_nan():
         text = export(t)
         assert not re.search(r"nan|None", text, re.I), export.__name__
     assert "b,0,," in to_csv(t) and "| b | 0 | \u2013 |" in to_markdown(t) and "b & 0 & -- &" in to_latex(t)
+
+
+def _dated_table(lang: str, baseline):
+    words, names, verdicts = localized_words(lang)
+    meta = read_metadata(str(SAMPLE / "queries.csv"), "queries.csv")
+    qrels = mc.read_qrels(str(SAMPLE / "qrels.txt"))
+    evs = [mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{n}.txt")), ["MRR", "nDCG@10", "P@5"])
+           for n in ("bm25", "dense", "hybrid")]
+    table = thesis_table(evs, baseline=baseline, metadata=meta, date_from="2024-10-01",
+                         date_to="2025-02-28", grading=Grading.from_good(names=names, verdicts=verdicts))
+    return table, words
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("kpsewhich") is None,
+                    reason="pdflatex is not installed (apt-get install texlive-latex-base "
+                           "texlive-latex-recommended)")
+@pytest.mark.parametrize("paper", ["a4paper,margin=2.5cm", "letterpaper,margin=1in", ""])
+def test_the_latex_table_fits_the_text_width_and_keeps_dates_whole(tmp_path, paper):
+    """The default three measures, with and without a baseline, in both languages, on A4
+    with 2.5 cm margins, on letter, and in the article class's own narrow text block: the
+    log has no overfull box (the table used to be 90-200 pt too wide), the file names its
+    packages, and the caption's dates cannot break at a hyphen."""
+    if paper and not subprocess.run(["kpsewhich", "geometry.sty"], capture_output=True).stdout:
+        pytest.skip("the geometry package is not installed")
+    body = []
+    for i, (lang, baseline) in enumerate([(lg, b) for lg in ("en", "es") for b in (None, "bm25")]):
+        table, words = _dated_table(lang, baseline)
+        tex = to_latex(table, words, label=f"tab:{i}")
+        assert tex.splitlines()[0] == "% Needs \\usepackage{booktabs} and \\usepackage{graphicx} in the preamble."
+        assert "\\mbox{2024-10-01}" in tex and "\\mbox{2025-02-28}" in tex
+        body.append(tex)
+    pre = "\\documentclass{article}\n" + (f"\\usepackage[{paper}]{{geometry}}\n" if paper else "")
+    doc = (pre + "\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
+           "\\begin{document}\n" + "".join(body) + "\\end{document}\n")
+    (tmp_path / "t.tex").write_text(doc, encoding="ascii")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox[^\n]*", log)
+    assert (tmp_path / "t.aux").read_text().count("\\newlabel{tab:") == 4

@@ -4,7 +4,8 @@ conventions and the settings they were made with (``metrics_core.report.format_t
 the CSV is the table alone, so it opens cleanly in a spreadsheet (its provenance is the
 JSON file's). :func:`download_buttons` is the row itself, for a page whose files are
 already rendered texts (the Compare page's JSON document and paper table; the comparative
-table's CSV, Markdown, LaTeX and HTML).
+table's CSV, Markdown, LaTeX and HTML). In a Spanish session the CSV is the one a Spanish
+spreadsheet opens in columns (semicolons, decimal commas, a byte-order mark).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.report import format_table, provenance
+from metrics_core.report.cells import spreadsheet_csv
 from ui.common import state
+from ui.common.i18n import _, current_language
 
 #: (format, button label, MIME type, file extension), in button order. Format names are
 #: the same in every language.
@@ -78,11 +81,31 @@ def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, ke
         raise ValueError(f"no download format {sorted(unknown)}; known: {[f for f, *_r in EXPORTS]}")
     shown = [(fmt, label, mime, ext) for fmt, label, mime, ext in EXPORTS if fmt in texts]
     base = slug(name)
-    cols = (container or st).columns(len(shown))
-    for col, (fmt, label, mime, ext) in zip(cols, shown, strict=True):
-        col.download_button(label, texts[fmt], file_name=f"{base}.{ext}", mime=mime,
+    # one row that wraps on a narrow window, each button as wide as its label (in equal
+    # columns, five buttons cut "Markdown" to "Mar…" at 800 px)
+    row = (container or st).container(horizontal=True, gap="small")
+    comma_decimal = current_language() in COMMA_DECIMAL_LANGUAGES
+    for fmt, label, mime, ext in shown:
+        data, help_text = texts[fmt], None
+        if fmt == "csv" and comma_decimal:
+            data, help_text = for_spreadsheet(data), _(
+                "Separated by semicolons, with decimal commas and a byte-order mark: a spreadsheet "
+                "set to Spanish opens it in columns. The JSON file keeps the standard numbers.")
+        row.download_button(label, data, file_name=f"{base}.{ext}", mime=mime,
                             key=f"{state.DOWNLOAD}.{key or base}.{fmt}", icon=":material/download:",
-                            on_click="ignore")
+                            on_click="ignore", help=help_text, width="content")
+
+
+#: Languages whose spreadsheets read a decimal comma and split CSV columns at semicolons.
+COMMA_DECIMAL_LANGUAGES = frozenset({"es"})
+
+
+def for_spreadsheet(text: str | Callable[[], str]) -> str | Callable[[], str]:
+    """The CSV ``text`` (or the function making it) as a comma-decimal spreadsheet reads it
+    (:func:`metrics_core.report.cells.spreadsheet_csv`), still made only when clicked."""
+    if callable(text):
+        return lambda: spreadsheet_csv(text())
+    return spreadsheet_csv(text)
 
 
 def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | None = None,
@@ -99,4 +122,4 @@ def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | N
     download_buttons(texts, name, key=key, container=container)
 
 
-__all__ = ["EXPORTS", "FORMATS", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]
+__all__ = ["COMMA_DECIMAL_LANGUAGES", "EXPORTS", "FORMATS", "for_spreadsheet", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]

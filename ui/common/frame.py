@@ -99,7 +99,7 @@ def shows_status(status: bool | None = None) -> bool:
     return (current_page() in RANKING_STATUS_PAGES) if status is None else bool(status)
 
 
-def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
+def page_setup(sidebar: bool = True, status: bool | None = None, summary=None) -> None:
     """Idempotent set-up for a page: safe on a cold deep link, safe when app.py ran first.
 
     The language switch comes first, once per run, in a box pinned to the page's header
@@ -116,9 +116,10 @@ def page_setup(sidebar: bool = True, status: bool | None = None) -> None:
     _compact_css()
     language_switch(st.container(key=SWITCH_BOX))
     show = shows_status(status)
+    _late.summary = summary
     if sidebar:
         _late.status = None
-        draw_sidebar(current_page())
+        draw_sidebar(current_page(), summary)
         if show:
             status_line()
     else:
@@ -129,7 +130,7 @@ def page_end() -> None:
     """The sidebar and the status line of a page set up with ``page_setup(sidebar=False)``:
     call it last, and before any ``st.stop()``."""
     slot = getattr(_late, "status", None)
-    draw_sidebar(current_page())
+    draw_sidebar(current_page(), getattr(_late, "summary", None))
     if slot is not None:
         with slot.container():
             status_line()
@@ -157,7 +158,7 @@ class Page:
 
 @contextmanager
 def page(title: str | None = None, *, sidebar: bool = True, caption: str | None = None,
-         status: bool | None = None) -> Iterator[Page]:
+         status: bool | None = None, summary=None) -> Iterator[Page]:
     """The skeleton of every page: set-up, title, the page's body, end.
 
     Parameters
@@ -171,6 +172,10 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
         and what the page loaded in this run (an upload) is listed in this run.
     status : bool, optional
         Show the status line of the loaded rankings (default: on the ranking pages only).
+    summary : callable, optional
+        On a page whose data is not the rankings: returns the lines that say what its own
+        section has loaded; the sidebar shows them instead of the rankings' state and
+        conventions (best with ``sidebar=False``, so they describe what the page loaded).
 
     Examples
     --------
@@ -185,7 +190,7 @@ def page(title: str | None = None, *, sidebar: bool = True, caption: str | None 
                 p.stop()
             st.dataframe(board)
     """
-    page_setup(sidebar=sidebar, status=status)
+    page_setup(sidebar=sidebar, status=status, summary=summary)
     current = Page(sidebar_last=not sidebar)
     if title:
         st.title(title)

@@ -9,29 +9,32 @@ block, so it works the same when opened from the menu or by its URL on a fresh s
 from metrics_core.report.catalogs import N_
 
 SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
-    N_("Ranking"): [
+    # Home, then the four tasks of the Home page in its order, then what serves them all
+    N_("Start"): [
         ("pages/home.py", N_("Home"), ":material/home:", "home"),
+    ],
+    N_("Rankings"): [
         ("pages/data.py", N_("Data"), ":material/upload_file:", "data"),
         ("pages/overview.py", N_("Overview"), ":material/leaderboard:", "overview"),
         ("pages/per_query.py", N_("Per query"), ":material/list:", "per_query"),
         ("pages/breakdown.py", N_("Breakdown"), ":material/category:", "breakdown"),
-        ("pages/clicks.py", N_("Click feedback"), ":material/ads_click:", "clicks"),
         ("pages/fusion.py", N_("Fusion"), ":material/merge:", "fusion"),
-        ("pages/history.py", N_("History"), ":material/history:", "history"),
     ],
-    N_("Detection & calibration"): [
+    N_("Detection and calibration"): [
         ("pages/detection.py", N_("Detection"), ":material/radar:", "detection"),
         ("pages/calibration.py", N_("Calibration"), ":material/tune:", "calibration"),
         ("pages/dynamic_k.py", N_("Dynamic K"), ":material/filter_list:", "dynamic-k"),
     ],
-    N_("Hashing"): [
+    N_("Hash codes"): [
         ("pages/hashing.py", N_("Hash codes"), ":material/tag:", "hashing"),
     ],
-    N_("Compare"): [
+    N_("Comparing systems"): [
         ("pages/compare.py", N_("Compare systems"), ":material/compare_arrows:", "compare"),
         ("pages/table.py", N_("Comparative table"), ":material/table_chart:", "table"),
     ],
-    N_("Learn"): [
+    N_("More"): [
+        ("pages/clicks.py", N_("Click feedback"), ":material/ads_click:", "clicks"),
+        ("pages/history.py", N_("History"), ":material/history:", "history"),
         ("pages/learn.py", N_("Measures explained"), ":material/school:", "learn"),
     ],
 }

@@ -9,6 +9,8 @@ choice of the comparison pages is bound to the same object (``missing_queries``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
@@ -40,6 +42,44 @@ CONVENTION_LABELS = {
     "judged_only": N_("judged documents only (trec_eval -J)"),
     "num_docs": N_("documents in the collection (trec_eval -N)"),
 }
+
+
+#: Each convention's choices in words (the option names stay in the exports and the command line).
+CHOICE_WORDS = {
+    ("ties", "trec"): N_("score, then doc id descending (trec_eval)"),
+    ("ties", "docid_asc"): N_("score, then doc id ascending"),
+    ("ties", "input"): N_("score, then the run's own order"),
+    ("missing_queries", "skip"): N_("skipped (trec_eval)"),
+    ("missing_queries", "zero"): N_("scored 0 (trec_eval -c)"),
+    ("gain", "linear"): N_("linear: the label"),
+    ("gain", "exp"): N_("exponential: 2^label - 1"),
+    ("discount", "log2"): N_("1 / log2(rank + 1)"),
+    ("discount", "jarvelin"): N_("1 / max(1, log2 rank) (Järvelin-Kekäläinen)"),
+    ("duplicates", "error"): N_("an error naming both lines"),
+    ("duplicates", "first"): N_("keep the first"),
+    ("duplicates", "max"): N_("keep the highest score"),
+    ("duplicates", "last"): N_("keep the last"),
+    ("duplicates", "count"): N_("count each"),
+    ("p_denominator", "k"): N_("divide by k (trec_eval)"),
+    ("p_denominator", "retrieved"): N_("divide by the number retrieved"),
+    ("ap_normalizer", "num_rel"): N_("every relevant document (trec_eval)"),
+    ("ap_normalizer", "min_rel_k"): N_("min(relevant, k)"),
+    ("ap_normalizer", "rel_retrieved"): N_("relevant retrieved"),
+    ("ideal", "qrels"): N_("from the qrels (trec_eval)"),
+    ("ideal", "retrieved"): N_("from the retrieved list"),
+    ("rr_miss", "zero"): N_("0 (trec_eval)"),
+    ("rr_miss", "k_plus_1"): N_("1 / (k + 1)"),
+}
+
+
+def choice_words(field: str, value) -> str:
+    """A convention's choice in the visitor's language (its option name when it has no words).
+
+    >>> choice_words("ties", "trec"), choice_words("ties", "other")
+    ('score, then doc id descending (trec_eval)', 'other')
+    """
+    words = CHOICE_WORDS.get((field, value))
+    return _(words) if words else str(value)
 
 
 def convention_label(field: str) -> str:
@@ -150,10 +190,20 @@ def _collapse_when_narrow(page_name: str | None) -> None:
         components.html(script, height=0)
 
 
-def sidebar(page_name: str | None = None) -> None:
+def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] | None = None) -> None:
     """The sidebar: what is loaded, the conventions, and the messages waiting to be shown.
     ``page_name`` (the page's file stem) lets a narrow window close the sidebar when another
-    page is opened."""
+    page is opened. ``own_summary``: on a page whose data is not the rankings (Detection,
+    Calibration, Dynamic K, Hash codes), the lines saying what its own section has loaded,
+    shown instead of the rankings' state and conventions."""
+    if own_summary is not None:
+        with st.sidebar:
+            st.markdown("**" + _("Loaded") + "**")
+            for line in own_summary():
+                st.text(line)  # file names are the visitor's text: shown as text, never Markdown
+            _collapse_when_narrow(page_name)
+        _show_messages()
+        return
     conv = conventions()
     _sync_widgets(conv)
     with st.sidebar:
@@ -161,7 +211,8 @@ def sidebar(page_name: str | None = None) -> None:
         st.markdown("**" + _("Conventions") + "**")
         for field in MAIN_CONVENTIONS:
             st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
-                         on_change=_on_change, args=(field,))
+                         on_change=_on_change, args=(field,),
+                         format_func=lambda v, f=field: choice_words(f, v))
         st.number_input(convention_label("relevance_threshold"), min_value=-10.0, max_value=100.0,
                         step=1.0, key=_W + "relevance_threshold", on_change=_on_change,
                         args=("relevance_threshold",), help=_("relevant when label >= this (trec_eval -l)"))
@@ -170,17 +221,23 @@ def sidebar(page_name: str | None = None) -> None:
         with st.expander(_("More conventions")):
             for field in MORE_CONVENTIONS:
                 st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
-                             on_change=_on_change, args=(field,))
+                             on_change=_on_change, args=(field,),
+                             format_func=lambda v, f=field: choice_words(f, v))
         changed = conv.differences()
         st.caption(_("trec_eval defaults") if not changed else
                    _("changed: {changes}").format(changes=", ".join(f"{k}={v}" for k, v in changed.items())))
         st.button(_("Reset to trec_eval defaults"), key=state.RESET_CONVENTIONS,
                   on_click=_reset, disabled=not changed)
         _collapse_when_narrow(page_name)
+    _show_messages()
+
+
+def _show_messages() -> None:
     messages = st.session_state[state.MESSAGES]
     while messages:
         level, text = messages.pop(0)
         getattr(st, level, st.info)(text)
+
 
 
 QUERY_SET_OPTIONS = {"common": N_("Queries every run answered"),
@@ -212,5 +269,5 @@ def query_set_choice(key: str, container=None) -> str:
     return query_set()
 
 
-__all__ = ["sidebar", "conventions", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
+__all__ = ["sidebar", "conventions", "choice_words", "CHOICE_WORDS", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
            "MORE_CONVENTIONS", "CONVENTION_LABELS", "convention_label", "collapse_script", "NARROW_PX"]

@@ -108,14 +108,16 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     value is an en dash, never "nan"), headers in ``words``' language.
 
     Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
-    Markdown export writes it), per measure the corrected p-value (with a baseline), the
+    Markdown export writes it; ``0.6318* (Fair)`` where it differs significantly from the
+    baseline, the exports' marker, which the legend under the table explains), per measure the corrected p-value (with a baseline), the
     row's interpretation (the summary's verdict).
     """
     g = table.grading
 
-    def cell(value, level):
+    def cell(value, level, significant=False):
         name = g.name(level)
-        return _cell(value, digits) + (f" ({name})" if name else "")
+        # "*" after a value that differs significantly from the baseline: the exports' marker
+        return _cell(value, digits) + ("*" if significant else "") + (f" ({name})" if name else "")
 
     def p_text(p):
         return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
@@ -124,7 +126,8 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
         for m in table.measures:
-            row[display_measure(m)] = cell(table.values.at[run, m], table.levels.at[run, m])
+            row[display_measure(m)] = cell(table.values.at[run, m], table.levels.at[run, m],
+                                           bool(table.significant.at[run, m]))
         if table.baseline is not None:
             for m in table.measures:
                 row[words["p_of"].format(measure=display_measure(m))] = p_text(table.pvalues.at[run, m])
@@ -277,7 +280,7 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     from ui.common.downloads import download_buttons
 
     st.markdown("**" + caption(table, words) + "**")
-    st.dataframe(display_frame(table, words), hide_index=True, width="stretch")
+    st.dataframe(display_frame(table, words), hide_index=True, width="stretch", placeholder=MISSING)
     note = legend(table, words)
     if note:
         st.caption(note)

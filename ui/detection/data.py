@@ -21,6 +21,7 @@ from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
 from ui.common import upload as common_upload
+from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.state import digest, in_app
 from ui.detection.state import CANDIDATES, RANGES, SCORES
@@ -41,13 +42,38 @@ def ensure_defaults() -> None:
 
 
 def sample_scores() -> dict:
-    """The bundled scores and labels (:data:`SAMPLE_SCORES`)."""
-    return load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name)
+    """The bundled scores and labels (:data:`SAMPLE_SCORES`), marked as the sample."""
+    return {**load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name), "sample": True}
 
 
 def sample_candidates() -> dict:
-    """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`)."""
-    return load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name)
+    """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`), marked as the sample."""
+    return {**load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name), "sample": True}
+
+
+def scores_summary() -> list[str]:
+    """The sidebar's lines on Detection and Calibration: the scores they share."""
+    data = st.session_state.get(SCORES)
+    if not data:
+        return [_("scores: none")]
+    return [_("scores: {source}, {n} rows").format(source=source_label(data), n=count(len(data["y_true"]))),
+            _("The same scores and threshold serve Detection and Calibration.")]
+
+
+def candidates_summary() -> list[str]:
+    """The sidebar's lines on Dynamic K: its candidates."""
+    data = st.session_state.get(CANDIDATES)
+    if not data:
+        return [_("candidates: none")]
+    return [_("candidates: {source}, {n} rows").format(source=source_label(data), n=count(len(data["query"])))]
+
+
+def source_label(data: dict) -> str:
+    """What the page's numbers are made of, in words: the file's name, or "Sample data
+    (file)" for the bundled sample, so a visitor never takes the sample's numbers for theirs."""
+    if data.get("sample"):
+        return _("Sample data ({name})").format(name=data["source"])
+    return str(data["source"])
 
 
 def load_scores(data: bytes, name: str, score_col: str | None = None,

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from metrics_core.report.catalogs import N_
+from metrics_core.report.cells import threshold_text
 from ui.common.i18n import gettext as _
 from ui.common.i18n import plotly_grouping
 
@@ -123,7 +124,7 @@ def reliability_figure(bins: dict, probs=None, *, title: str | None = None,
         t = float(threshold)
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t, "x1": t, "y0": 0, "y1": 1,
                        "line": {"color": "#d62728", "width": 2}})
-        annotations.append({"x": t, "y": 1.0, "xref": "x", "yref": "paper", "text": _("threshold {t}").format(t=f"{t:.2f}"),
+        annotations.append({"x": t, "y": 1.0, "xref": "x", "yref": "paper", "text": _("threshold {t}").format(t=threshold_text(t)),
                             "showarrow": False, "xanchor": "left", "yanchor": "bottom",
                             "font": {"color": "#d62728"}})
     layout = go.Layout(

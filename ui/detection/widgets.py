@@ -8,6 +8,7 @@ import streamlit as st
 
 from metrics_core import detection as det
 from metrics_core.io.scores import LABEL_NAMES
+from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.common.upload import TABLE_TYPES, UploadSlot, load_once
 from ui.detection import data as ds
@@ -82,22 +83,28 @@ def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
     return value
 
 
-def ranges_editor() -> dict:
-    """The reference ranges as an editable table (metric and band fixed); returns the edited
-    ranges, kept in the session."""
+#: The reference bands' names on screen.
+BAND_WORDS = {"baseline": N_("baseline"), "good": N_("good")}
+
+
+def ranges_editor(metrics: tuple[str, ...]) -> dict:
+    """The reference ranges of the page's own ``metrics`` as an editable table (metric and
+    band fixed); returns them edited. The ranges of other pages' measures are kept in the
+    session untouched, never shown here."""
     ranges = st.session_state[dst.RANGES]
-    edit = pd.DataFrame([{"metric": k, "band": b, "low": lo, "high": hi}
-                         for k, bands in ranges.items() for b, (lo, hi) in bands.items()])
+    edit = pd.DataFrame([{"metric": k, "band": _(BAND_WORDS.get(b, b)), "key": b, "low": lo, "high": hi}
+                         for k in metrics if k in ranges for b, (lo, hi) in ranges[k].items()])
     edited = st.data_editor(edit, key=Detection.RANGES_EDITOR, hide_index=True, disabled=["metric", "band"],
+                            column_order=["metric", "band", "low", "high"],
                             column_config={"metric": st.column_config.TextColumn(_("Metric")),
                                            "band": st.column_config.TextColumn(_("Band")),
                                            "low": st.column_config.NumberColumn(_("Low")),
                                            "high": st.column_config.NumberColumn(_("High"))})
-    new_ranges: dict = {}
+    shown: dict = {}
     for r in edited.itertuples():
-        new_ranges.setdefault(r.metric, {})[r.band] = (float(r.low), float(r.high))
-    st.session_state[dst.RANGES] = new_ranges
-    return new_ranges
+        shown.setdefault(r.metric, {})[r.key] = (float(r.low), float(r.high))
+    st.session_state[dst.RANGES] = {**ranges, **shown}
+    return shown
 
 
 __all__ = ["scores_loader", "threshold_control", "ranges_editor"]

@@ -121,3 +121,11 @@ def parse_parts(uploads: dict) -> dict:
     check_loaded(parsed)
     parsed["source"] = _("uploaded: {files}").format(files=", ".join(up.name for up in uploads.values()))
     return parsed
+
+
+def codes_summary() -> list[str]:
+    """The sidebar's lines on the Hash codes page: the codes it evaluates."""
+    from ui.hashing.state import DATA
+
+    data = st.session_state.get(DATA)
+    return [_("hash codes: {source}").format(source=data["source"]) if data else _("hash codes: none")]

@@ -26,7 +26,8 @@ def uploads_box() -> None:
     """The sample button and the four upload slots; the codes are read when an upload changes."""
     st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
     st.write(_("Or upload the four files (.npy, .pt or CSV):"))
-    cols = st.columns(4)
+    # two boxes per row: four in a row cut the file names and the accepted types
+    cols = [c for _row in range(2) for c in st.columns(2)]
     uploads = {}
     for col, (part, _what) in zip(cols, PARTS, strict=True):
         files = UploadSlot(hs.upload_part(part), _(PART_NAMES[part]), types=CODE_TYPES).files(col)

@@ -11,6 +11,7 @@ from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
+from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
@@ -170,7 +171,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                                 "Interpretation": st.column_config.TextColumn(_("Interpretation"), width=160),
                                 **{c: st.column_config.TextColumn(_(w)) for c, w in COLUMN_WORDS.items()
                                    if c in shown.columns and c not in ("ID", "Batch", "Interpretation")},
-                                **{m: st.column_config.NumberColumn(HEADERS.get(m, m)) for m in REPORT_MEASURES}})
+                                **{m: st.column_config.NumberColumn(HEADERS.get(m, m)) for m in REPORT_MEASURES}}, placeholder=MISSING)
     if shown[[m for m in REPORT_MEASURES if m in shown.columns]].isna().any().any():
         st.caption(_("“–”: the evaluation was saved without this measure."))
 
@@ -203,7 +204,7 @@ def batches(evals) -> None:
     measures = [m for m in REPORT_MEASURES if m in rows.columns]
     table = rows[["run", *measures]].rename(columns={"run": _("Run"), **HEADERS})
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures})
+                 column_config={HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures}, placeholder=MISSING)
     st.plotly_chart(batch_figure(rows, measures, HEADERS), width="stretch", key=hs.BATCH_CHART)
 
 

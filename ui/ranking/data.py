@@ -217,12 +217,8 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
         key = (id(qrels), id(run), name, conv, tuple(measures))
         hit = cache.get(key)
         if hit is None or hit[0] is not qrels or hit[1] is not run:
-            if len(run) > STREAM_ROWS:
-                ev = mc.evaluate(qrels, run, measures, conventions=conv, block_rows=STREAM_ROWS)
-                ev.run_name = name
-            else:
-                specs = parse_measures(measures)
-                ev = _ranked(qrels, run, conv, rank_cutoffs(specs)).evaluate(specs, name=name)
+            ev = mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
+                             ranker=lambda cutoffs, run=run: _ranked(qrels, run, conv, cutoffs))
             if len(cache) >= _EVAL_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
             cache[key] = (qrels, run, ev)

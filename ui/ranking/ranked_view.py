@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 import metrics_core as mc
+from metrics_core.report.cells import is_missing
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.ranking.figures import RELEVANCE_COLOURS
@@ -47,7 +48,7 @@ def missed_relevant(qrels, ranking: pd.DataFrame, query_id: str, threshold: floa
 
 def relevance_colour(value, max_label: float = 3.0) -> str:
     """CSS for a relevance cell: grey when unjudged, greener when more relevant."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if is_missing(value):
         return "color: #999999"
     if value <= 0:
         return f"background-color: {RELEVANCE_COLOURS[0]}"
@@ -59,10 +60,13 @@ def relevance_colour(value, max_label: float = 3.0) -> str:
 
 def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
     """pandas Styler of a ranked list: relevance coloured (no HTML from user text)."""
+    labels = ranking["relevance"]
+
     def row_style(row):
-        css = relevance_colour(row["relevance"], max_label)
+        css = relevance_colour(labels.loc[row.name], max_label)
         return [css] * len(row)
 
+    # a grid draws a missing label with the table's placeholder (the page passes "unjudged")
     return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
                                                          na_rep=_("unjudged"))
 

@@ -1,6 +1,6 @@
 """Streaming evaluation: a run of any size in blocks of whole queries, in bounded memory.
 
-The run is read in batches (:mod:`metrics_core.io.blocks`) and grouped into blocks of
+The run is read in batches (:mod:`metrics_core.scale.blocks`) and grouped into blocks of
 about ``block_rows`` rows that end at a query boundary: the rows of the query a block
 would cut are carried into the next block. Each block is evaluated by the same engine as
 the whole run (:func:`~metrics_core.ranking.engine.build_ranked_lists`), against the
@@ -8,7 +8,7 @@ judgements of the block's queries (the qrels are read and indexed once), and the
 per-query values are concatenated. The aggregates are computed by the same function, over
 the same per-query values in the same order (queries in order of first appearance in
 the run, then, with ``missing_queries="zero"``, the absent qrels queries by name), so
-they are bit-identical to :func:`~metrics_core.ranking.evaluate.evaluate` on the whole
+they are bit-identical to :func:`~metrics_core.front_door.evaluate` on the whole
 run.
 
 A run whose queries are not contiguous (a query's rows reappear after other queries) is
@@ -34,10 +34,10 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
-from metrics_core.io.blocks import SCHEMA, NotStreamable, batch_run
 from metrics_core.ranking.engine import build_ranked_lists
-from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex, hash_partition
-from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
+from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
+from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
+from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 
 #: Rows per block by default. With the read-ahead thread three blocks are in memory at
 #: once (one evaluated, one queued, one being read): on the 10 M-line benchmark (ids of
@@ -56,9 +56,9 @@ STREAM_THRESHOLD_BYTES = 64 << 20
 
 def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
                     block_rows: int = DEFAULT_BLOCK_ROWS):
-    """Evaluate a :class:`~metrics_core.io.blocks.RunStream` block by block.
+    """Evaluate a :class:`~metrics_core.scale.blocks.RunStream` block by block.
 
-    Returns the :class:`~metrics_core.ranking.evaluate.Evaluation`, with a ``streaming``
+    Returns the :class:`~metrics_core.evaluation.Evaluation`, with a ``streaming``
     attribute: blocks, rows, non-contiguous queries, spilled rows.
     """
     block_rows = max(int(block_rows), 1)
@@ -278,6 +278,4 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     return ids_out, pos_out, cols_out, spilled
 
 
-# QrelsIndex and Evaluator moved to metrics_core.ranking.parts (imported here for old code)
-__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "QrelsIndex", "Evaluator", "LazyRanked",
-           "evaluate_stream"]
+__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "LazyRanked", "evaluate_stream"]

@@ -108,9 +108,9 @@ def test_local_cluster_noncontiguous_mixed_formats_glob(client, tmp_path, hybrid
 
 def test_worker_processes_read_byte_ranges_and_shuffle(client, tmp_path, hybrid_lines):
     # worker processes: units, results, pieces and errors travel pickled between processes
-    from metrics_core.ranking.distributed import evaluate_parts
     from metrics_core.ranking.ranked import resolve_conventions
     from metrics_core.ranking.registry import parse_measures, rank_cutoffs
+    from metrics_core.scale.distributed import evaluate_parts
 
     specs = parse_measures(MEASURES)
     qrels = mc.read_qrels(SAMPLE / "qrels.txt")

@@ -2,12 +2,12 @@
 
 A run given as files (a folder, a glob or a list of TREC, CSV/TSV or Parquet files that
 together make one run, in the order of their sorted names, or one file; a query may
-straddle files) is cut into units (:mod:`metrics_core.io.units`: byte ranges of TREC
+straddle files) is cut into units (:mod:`metrics_core.scale.units`: byte ranges of TREC
 files cut where the query changes, runs of Parquet row groups, whole files). The client
 sends each unit's description, never its rows, and the qrels once to every worker:
 
 1. each unit is read and evaluated by a worker, block by block as the streaming path
-   evaluates a file (:func:`~metrics_core.ranking.unit_tasks.evaluate_unit`), so a
+   evaluates a file (:func:`~metrics_core.scale.unit_tasks.evaluate_unit`), so a
    worker's memory is bounded by its blocks whatever the run's size;
 2. a query found in more than one unit is put together: when it is only at the units'
    edges (the last query of one unit going on as the first of the next: the usual case
@@ -15,11 +15,11 @@ sends each unit's description, never its rows, and the qrels once to every worke
    returned, evaluated here; otherwise (a run not grouped by query) the units holding
    it are read again and its rows shuffled by a hash of the query id -- Dask moves the
    pieces between workers -- to tasks that evaluate whole queries
-   (:func:`~metrics_core.ranking.unit_tasks.split_unit`,
-   :func:`~metrics_core.ranking.unit_tasks.evaluate_group`). The first values and the
+   (:func:`~metrics_core.scale.unit_tasks.split_unit`,
+   :func:`~metrics_core.scale.unit_tasks.evaluate_group`). The first values and the
    diagnostics of such a query are dropped and taken back;
 3. the per-query values and diagnostics are put together by the code of the streaming
-   path (:class:`metrics_core.ranking.parts.Evaluator`): queries in order of first
+   path (:class:`metrics_core.scale.parts.Evaluator`): queries in order of first
    appearance in the run, the aggregates by the same function over the same values in
    the same order -- the same numbers as one process.
 
@@ -42,11 +42,9 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_, InputError
-from metrics_core.io.units import DEFAULT_UNIT_BYTES, plan_units
-from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, QrelsIndex
-from metrics_core.ranking.registry import rank_cutoffs
-from metrics_core.ranking.streaming import DEFAULT_BLOCK_ROWS
-from metrics_core.ranking.unit_tasks import (
+from metrics_core.scale.parts import Evaluator, MergedDiagnostics, QrelsIndex
+from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS
+from metrics_core.scale.unit_tasks import (
     Reported,
     Setup,
     by_hash,
@@ -55,6 +53,7 @@ from metrics_core.ranking.unit_tasks import (
     raise_failed,
     split_unit,
 )
+from metrics_core.scale.units import DEFAULT_UNIT_BYTES, plan_units
 
 #: Units per worker at least (when the files are big enough): work to balance.
 UNITS_PER_WORKER = 2
@@ -95,7 +94,7 @@ def run_name(spec, parts) -> str:
 
 
 def unit_size(paths, n_workers: int) -> int:
-    """Bytes per unit: at most :data:`~metrics_core.io.units.DEFAULT_UNIT_BYTES`, and small
+    """Bytes per unit: at most :data:`~metrics_core.scale.units.DEFAULT_UNIT_BYTES`, and small
     enough for :data:`UNITS_PER_WORKER` units per worker (not below 8 MiB)."""
     total = sum(os.path.getsize(p) for p in paths)
     share = total // max(UNITS_PER_WORKER * n_workers, 1)
@@ -290,16 +289,4 @@ def connect(address: str):
                          params={"address": address, "reason": exc}) from None
 
 
-def evaluate_on_scheduler(qrels, runs, specs, conv: Conventions, address: str, block_rows=None) -> list:
-    """Evaluate each run (a folder, glob or file of parts) on the cluster at ``address``."""
-    client, cluster = connect(address)
-    try:
-        return [evaluate_parts(qrels, r, specs, conv, rank_cutoffs(specs), client, block_rows=block_rows)
-                for r in runs]
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-__all__ = ["list_parts", "evaluate_parts", "evaluate_on_scheduler", "connect"]
+__all__ = ["list_parts", "evaluate_parts", "connect"]

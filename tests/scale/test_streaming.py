@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core.errors import InputError
-from metrics_core.io.blocks import NotStreamable, open_run_stream
-from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
+from metrics_core.scale.blocks import NotStreamable, open_run_stream
+from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 
 # random runs often share no query or no judged document with their qrels: the readers'
 # coverage warning is expected here (tests/io/test_coverage.py checks it)
@@ -237,7 +237,7 @@ def test_random_runs_with_ties_identical(data, block_rows, conv):
 
 
 def test_automatic_threshold(monkeypatch, tmp_path):
-    import metrics_core.ranking.streaming as streaming
+    import metrics_core.scale.streaming as streaming
 
     path = tmp_path / "run.txt"
     path.write_bytes((SAMPLE / "bm25.txt").read_bytes())

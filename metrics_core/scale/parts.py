@@ -1,7 +1,7 @@
 """The engine applied to parts of one run (whole queries each), and the parts put together.
 
-Used by the streaming path (:mod:`metrics_core.ranking.streaming`: blocks of a file read
-in sequence) and the Dask path (:mod:`metrics_core.ranking.distributed`: partitions by a
+Used by the streaming path (:mod:`metrics_core.scale.streaming`: blocks of a file read
+in sequence) and the Dask path (:mod:`metrics_core.scale.distributed`: partitions by a
 hash of the query id): :class:`QrelsIndex` takes the judgements of a part's queries,
 :class:`Evaluator` evaluates a part and assembles the :class:`~metrics_core.evaluation.Evaluation`
 of the whole run exactly as the whole-run path would, :class:`MergedDiagnostics` sums the
@@ -108,7 +108,7 @@ class Evaluator:
 
     Holds the qrels (indexed once), the measures and the conventions; :meth:`rows`
     evaluates a Run made of whole queries, :meth:`finish` assembles the
-    :class:`~metrics_core.ranking.evaluate.Evaluation` exactly as the whole-run path
+    :class:`~metrics_core.evaluation.Evaluation` exactly as the whole-run path
     would.
     """
 

@@ -1,7 +1,7 @@
 """Units of a run given in files: the pieces that Dask workers read on their own.
 
 A run given as files (a folder, a glob, a list, or one file) is cut into *units*, each
-read and evaluated by one task (:mod:`metrics_core.ranking.distributed`); the client
+read and evaluated by one task (:mod:`metrics_core.scale.distributed`); the client
 sends a unit's description (a path, a byte range, row-group numbers), never its rows:
 
 * a plain TREC run file larger than ``unit_bytes`` is cut into byte ranges. Each cut is
@@ -13,9 +13,9 @@ sends a unit's description (a path, a byte range, row-group numbers), never its 
 * a Parquet file with several row groups is cut into runs of whole row groups of about
   ``unit_bytes / 40`` rows;
 * any other file (CSV/TSV, MS MARCO, JSON, compressed, or small) is one unit, read by
-  the streaming readers of :mod:`metrics_core.io.blocks` (CSV in chunks).
+  the streaming readers of :mod:`metrics_core.scale.blocks` (CSV in chunks).
 
-:func:`unit_stream` reads a unit in batches of :data:`metrics_core.io.blocks.SCHEMA`
+:func:`unit_stream` reads a unit in batches of :data:`metrics_core.scale.blocks.SCHEMA`
 rows with the same readers, and so the same values and the same checks, as the file
 read whole; :func:`unit_whole` reads it whole (the fallback where the streaming readers
 give up: the whole-file reader names the bad line). A byte range is read by the readers
@@ -35,14 +35,15 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from metrics_core.errors import InputError
-from metrics_core.io import is_msmarco_run, is_trec, read_run
-from metrics_core.io.blocks import (
+from metrics_core.io import read_run
+from metrics_core.io.formats import is_msmarco_run, is_trec
+from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
+from metrics_core.scale.blocks import (
     BATCH_ROWS,
     open_run_stream,
     parquet_batches,
     run_stream,
 )
-from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
 
 #: Bytes of a TREC file per unit at most (about 0.8 M lines of a typical run): a worker
 #: holds the range's bytes and three blocks of rows while it evaluates it. Below glibc's
@@ -230,7 +231,7 @@ class UnitStream:
         self.lines = lines
 
     def batches(self):
-        """Tables of :data:`~metrics_core.io.blocks.SCHEMA` rows, in order."""
+        """Tables of :data:`~metrics_core.scale.blocks.SCHEMA` rows, in order."""
         return self._batches()
 
 

@@ -29,19 +29,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from metrics_core.data import Run, as_string_array
 from metrics_core.errors import N_, InputError
+from metrics_core.io.formats import is_msmarco_run, is_trec, table_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, read_source
 from metrics_core.io.trec import (
-    ASCII_SPACE,
+    any_empty,
+    arrow_csv_options,
+    columns_of,
+    comment_or_blank,
+    data_fields,
     quoted_line,
-    regular_delimiter,
-    split_fields,
+    regular_delimiter_of,
     unexpected_bytes,
 )
+from metrics_core.validation import parse_number
 
 #: Rows per batch handed out by the readers (the evaluator groups batches into blocks).
 BATCH_ROWS = 1 << 18
@@ -96,9 +100,6 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
     """
     if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)) and not hasattr(source, "read"):
         raise NotStreamable("not a file")
-    from metrics_core.io import is_msmarco_run, is_trec
-    from metrics_core.io.tables import guess_table_format
-
     raw = read_source(source, None)
     if raw.size() == 0:
         raise NotStreamable("empty")
@@ -110,7 +111,7 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
             raise NotStreamable("empty")
         tag_name, opener = stream
         return RunStream(name or raw.stem or tag_name or "run", raw.name, opener)
-    table_fmt = guess_table_format(raw) if fmt == "auto" else fmt
+    table_fmt = table_format(raw) if fmt == "auto" else fmt
     if table_fmt == "parquet":
         return RunStream(name or raw.stem, raw.name, _parquet_opener(raw, columns, batch_rows))
     if table_fmt in ("csv", "tsv"):
@@ -157,14 +158,10 @@ def _trec_fast(raw: RawData, head: bytes):
     count other than 6). What only the rest of the file can say is checked piece by piece
     (:func:`_regular_pieces`, then the parsed columns): the opener raises NotStreamable
     where the file stops being regular, before any row of that piece is handed out."""
-    if head.startswith(b"#") or head.startswith(b"\xef\xbb\xbf"):
+    delim = regular_delimiter_of(head, "run")
+    if delim is None:
         return None
-    end = head.find(b"\n")
-    first = (head if end < 0 else head[:end]).rstrip(b"\r")
-    delim = regular_delimiter(first)
-    if delim is None or len(first.split(delim.encode())) != 6:
-        return None
-    options = _trec_csv_options(delim)
+    options = arrow_csv_options("run", delim, qid_type=pa.string(), block_size=CSV_BLOCK_BYTES)
 
     def opener():
         line = 1
@@ -178,8 +175,7 @@ def _trec_fast(raw: RawData, head: bytes):
                 continue
             qid, docid, scores = table.column(0), table.column(1), table.column(2)
             # comment and blank lines, empty fields, non-finite scores: the line reader takes over
-            if any(_comment_or_blank(c) for c in qid.chunks) or \
-                    any(_has_empty(c) for i in (1, 3, 4, 5) for c in table.column(i).chunks):
+            if comment_or_blank(qid) or any(any_empty(table.column(i)) for i in (1, 3, 4, 5)):
                 raise NotStreamable("a comment, blank line or empty field")
             if not all(np.isfinite(c.to_numpy()).all() for c in scores.chunks):
                 raise NotStreamable("a score that is not a finite number")
@@ -188,21 +184,6 @@ def _trec_fast(raw: RawData, head: bytes):
             yield pa.Table.from_arrays([qid, docid, scores, lines], schema=SCHEMA)
 
     return opener
-
-
-def _trec_csv_options(delim: str) -> tuple:
-    """Arrow's options for a regular run: 6 fields; the query and document ids, the score,
-    and the Q0, rank and tag fields as raw bytes, read only to see that none is empty (the
-    line reader splits on runs of white space: there, an empty field is a short line)."""
-    names = [f"c{i}" for i in range(6)]
-    return (pacsv.ReadOptions(column_names=names, block_size=CSV_BLOCK_BYTES),
-            pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
-                               escape_char=False, ignore_empty_lines=False),
-            pacsv.ConvertOptions(column_types={"c0": pa.string(), "c2": pa.string(), "c4": pa.float64(),
-                                               **dict.fromkeys(("c1", "c3", "c5"), pa.binary())},
-                                 include_columns=["c0", "c2", "c4", "c1", "c3", "c5"],
-                                 strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                 null_values=[]))
 
 
 def _regular_pieces(raw: RawData, delim: str, piece_bytes: int | None = None):
@@ -254,30 +235,6 @@ def _regular_pieces(raw: RawData, delim: str, piece_bytes: int | None = None):
             buf[:carry] = buf[cut:end]
 
 
-def _has_empty(values: pa.Array) -> bool:
-    """Whether a string or binary array holds an empty value (two equal offsets)."""
-    n = len(values)
-    if not n:
-        return False
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
-    return bool((offsets[1:] == offsets[:-1]).any())
-
-
-def _comment_or_blank(qid: pa.Array) -> bool:
-    """Whether a query id is empty or starts with ``#`` (a blank or comment line), read
-    off Arrow's offsets and first bytes (a gather, not a pass over the strings)."""
-    n = len(qid)
-    if not n:
-        return False
-    if not pa.types.is_string(qid.type):
-        return bool(pc.any(pc.starts_with(qid, "#")).as_py() or pc.any(pc.equal(pc.utf8_length(qid), 0)).as_py())
-    offsets = np.frombuffer(qid.buffers()[1], dtype=np.int32, count=n + 1, offset=qid.offset * 4)
-    if bool((offsets[1:] == offsets[:-1]).any()):
-        return True
-    data = np.frombuffer(qid.buffers()[2], dtype=np.uint8)
-    return bool((data[offsets[:-1]] == ord("#")).any())
-
-
 def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
     """The whole-file slow path's rules (whitespace-separated, ``#`` comment lines and
     blank lines skipped), line by line in batches. Any bad line raises NotStreamable: the
@@ -293,23 +250,22 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
             for number, line in enumerate(handle, start=1):
                 if number == 1 and line.startswith("\ufeff"):
                     line = line[1:]
-                stripped = line.strip(ASCII_SPACE)
-                if not stripped or line.startswith("#"):
+                fields = data_fields(line)
+                if fields is None:
                     continue
                 if "\x00" in line:
                     raise NotStreamable("binary data")
                 rows += 1
                 if rows <= skip:
                     continue
-                parts = split_fields(stripped)
-                if len(parts) < 6:
+                stripped, parts = fields
+                if len(parts) < columns_of("run"):
                     raise NotStreamable("a short line")
                 if quoted_line(stripped, parts, "run"):
                     raise NotStreamable("a double quote")
-                try:
-                    value = float(parts[4])
-                except ValueError:
-                    raise NotStreamable("a bad score") from None
+                value = parse_number(parts[4])
+                if value is None:
+                    raise NotStreamable("a bad score")
                 if not np.isfinite(value):
                     raise NotStreamable("a score that is not a finite number")
                 q.append(parts[0])

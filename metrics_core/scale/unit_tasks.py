@@ -1,6 +1,6 @@
-"""The tasks Dask workers run for :mod:`metrics_core.ranking.distributed`.
+"""The tasks Dask workers run for :mod:`metrics_core.scale.distributed`.
 
-* :func:`evaluate_unit` reads one unit of the run (:mod:`metrics_core.io.units`: a byte
+* :func:`evaluate_unit` reads one unit of the run (:mod:`metrics_core.scale.units`: a byte
   range, row groups or a file) and evaluates it block by block, as the streaming path
   evaluates a file (blocks of whole queries, the next block read on a second thread), so
   a worker holds a few blocks, not its share of the run. It returns the per-query values
@@ -29,13 +29,13 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_, InputError
-from metrics_core.io.blocks import NotStreamable, batch_run
-from metrics_core.io.units import Unit, unit_stream, unit_whole
 from metrics_core.ranking.keys import DUPLICATE_HINTS
-from metrics_core.ranking.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.ranking.ranked_lists import Diagnostics
-from metrics_core.ranking.read_ahead import ReadAhead, query_blocks
 from metrics_core.ranking.registry import parse_measures
+from metrics_core.scale.blocks import NotStreamable, batch_run
+from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
+from metrics_core.scale.read_ahead import ReadAhead, query_blocks
+from metrics_core.scale.units import Unit, unit_stream, unit_whole
 
 #: Bits of the row number in a row's position.
 ROW_BITS = 40

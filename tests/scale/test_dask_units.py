@@ -21,10 +21,10 @@ distributed = pytest.importorskip("distributed", reason="dask.distributed is not
 import metrics_core as mc  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
 from metrics_core.io import read_qrels  # noqa: E402
-from metrics_core.io.units import plan_units, query_boundary  # noqa: E402
-from metrics_core.ranking.distributed import evaluate_parts  # noqa: E402
 from metrics_core.ranking.ranked import resolve_conventions  # noqa: E402
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs  # noqa: E402
+from metrics_core.scale.distributed import evaluate_parts  # noqa: E402
+from metrics_core.scale.units import plan_units, query_boundary  # noqa: E402
 
 MEASURES = ["P@5", "P@10", "RR", "AP", "nDCG@10", "nDCG", "Bpref", "GMAP", "NumRet", "NumRelRet"]
 CONVENTIONS = [{}, {"missing_queries": "zero"}, {"depth": 10, "ties": "input"}]
@@ -211,7 +211,7 @@ def test_errors_name_the_file_and_the_line_in_the_file(client, data):
 
 
 def test_unit_size_gives_each_worker_two_units_within_bounds(monkeypatch):
-    from metrics_core.ranking import distributed as dist
+    from metrics_core.scale import distributed as dist
 
     monkeypatch.setattr(dist.os.path, "getsize", lambda path: 100 << 20)
     assert dist.unit_size(["a"], 2) == 25 << 20  # 100 MiB for 2 workers: 4 units
@@ -223,7 +223,7 @@ def test_workers_get_glibc_malloc_thresholds_back_once():
     import subprocess
     import sys
 
-    code = ("from metrics_core.ranking.unit_tasks import tune_malloc; "
+    code = ("from metrics_core.scale.unit_tasks import tune_malloc; "
             "print(tune_malloc(), tune_malloc())")
     root = str(Path(__file__).resolve().parents[2])
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}

@@ -1,0 +1,246 @@
+"""Evaluation of runs against qrels: the library's one front door (``mc.evaluate``).
+
+:func:`evaluate` is the only place that picks the path -- the whole run ranked once
+(:func:`metrics_core.ranking.ranked.rank`), blocks of a stream
+(:mod:`metrics_core.scale.streaming`) or parts on a Dask cluster
+(:mod:`metrics_core.scale.distributed`) -- and that checks the options against each
+other (:func:`check_options`); every path returns the same
+:class:`~metrics_core.evaluation.Evaluation`. The command line and the app call it
+(several runs: :func:`evaluate_runs`). This module imports only downward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+
+from metrics_core.conventions import Conventions
+from metrics_core.data import Qrels, Run
+from metrics_core.errors import N_, InputError
+from metrics_core.evaluation import Evaluation
+from metrics_core.io import read_qrels, read_run
+from metrics_core.io.coverage import coverage_report, warn_coverage
+from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
+from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
+
+
+def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
+             *, tie_report: bool = False, block_rows: int | None = None, client=None,
+             name: str | None = None, stream_rows: int | None = None,
+             ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
+             **overrides) -> Evaluation:
+    """Evaluate one run against qrels.
+
+    Parameters
+    ----------
+    qrels, run : any source the readers accept (path, bytes, file, DataFrame, dict, Qrels/Run)
+    measures : list of str or str
+        Measure names (``"P@5"``, ``"nDCG@10"`` ...), or a comma-separated string.
+    conventions : Conventions, optional
+        Defaults are trec_eval's.
+    tie_report : bool
+        Also compute :attr:`Evaluation.tie_report`: per query and measure the minimum,
+        maximum and expected value over all orders of tied documents
+        (:mod:`metrics_core.ranking.ties`). Needs the whole run in memory: not with
+        ``client``, nor with ``block_rows`` > 0.
+    block_rows : int, optional
+        Evaluate the run in blocks of about this many rows (whole queries), reading it
+        as a stream: memory bounded by the block, not the run; same numbers
+        (:mod:`metrics_core.scale.streaming`). ``None`` (default): run files of at
+        least ``STREAM_THRESHOLD_BYTES`` (64 MiB) stream in blocks of
+        ``DEFAULT_BLOCK_ROWS`` (500 k rows), smaller ones are read whole; ``0``: always
+        read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
+        and to a :class:`Run` in memory (then only when given: the engine's working
+        memory is bounded by the block). A streamed evaluation has a ``streaming``
+        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
+        is None for a file, and for a Run in memory a
+        :class:`~metrics_core.scale.streaming.LazyRanked` (each query ranked again
+        when it is looked at).
+    client : dask.distributed.Client, optional
+        Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
+        parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
+        straddle parts), or one file; the workers read their own units of it (byte
+        ranges, row groups) and evaluate them in blocks of ``block_rows`` rows
+        (:mod:`metrics_core.scale.distributed`).
+    name : str, optional
+        The evaluation's run name (default: the run's own: its name, file stem or tag).
+    stream_rows : int, optional
+        A :class:`Run` in memory of more than this many rows is evaluated in blocks of
+        this many rows (the app's bound on working memory); ignored when ``block_rows``
+        is given.
+    ranker : callable, optional
+        ``ranker(cutoffs)`` gives the :class:`~metrics_core.ranking.ranked.Ranking` of
+        ``run`` against ``qrels`` under these conventions, built for at least
+        ``cutoffs`` (e.g. one the caller keeps and reuses: ranking is the costly step);
+        used only when the run is evaluated whole. Default :func:`rank`.
+    **overrides
+        Convention fields to change for this call, e.g. ``missing_queries="zero"``.
+
+    Returns
+    -------
+    Evaluation
+        Read whole, its ``ranking`` is the :class:`~metrics_core.ranking.ranked.Ranking`
+        the values were computed on (``rank(qrels, run, ...).evaluate(measures)``); None
+        when evaluated in blocks or on a cluster.
+
+    Examples
+    --------
+    >>> ev = evaluate({"q1": {"d1": 1, "d3": 1}}, {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}},
+    ...               ["P@2", "AP", "RR"])
+    >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
+    {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
+    """
+    conv = resolve_conventions(conventions, overrides)
+    specs = parse_measures(measures)
+    check_options(tie_report=tie_report, block_rows=block_rows, distributed=client is not None)
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    cutoffs = rank_cutoffs(specs)
+    if client is not None:
+        from metrics_core.scale.distributed import evaluate_parts
+
+        return _named(evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows),
+                      name)
+    rows = 0 if tie_report else _stream_block_rows(run, block_rows, stream_rows)
+    if rows:
+        from metrics_core.scale.blocks import BATCH_ROWS, NotStreamable, open_run_stream, run_stream
+        from metrics_core.scale.streaming import evaluate_stream
+
+        try:
+            if isinstance(run, Run):
+                stream = run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            else:
+                stream = open_run_stream(run, batch_rows=min(BATCH_ROWS, rows))
+            return _named(evaluate_stream(q, stream, specs, conv, cutoffs, rows), name)
+        except NotStreamable:
+            pass  # read whole below (the whole-file reader names any bad line)
+    ranking = ranker(cutoffs) if ranker is not None else rank(q, run, conv, cutoffs=cutoffs)
+    ev = ranking.evaluate(specs, tie_report=tie_report, name=name)
+    # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
+    # the whole coverage report (and its warning) now
+    if ranking.coverage_is_sound():
+        ev.defer_coverage(lambda: coverage_report(q, ranking.run))
+    else:
+        ev.coverage = warn_coverage(q, ranking.run, stacklevel=2)
+    return ev
+
+
+def check_options(*, tie_report: bool = False, block_rows: int | None = None,
+                  distributed: bool = False) -> None:
+    """The one check of evaluation options against each other: the tie report needs the
+    whole run in memory, so neither a Dask cluster nor blocks of ``block_rows`` > 0.
+
+    >>> check_options(tie_report=True, block_rows=0)
+    >>> check_options(tie_report=True, distributed=True)
+    Traceback (most recent call last):
+    ...
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
+    """
+    if tie_report and (distributed or (block_rows or 0) > 0):
+        raise InputError(N_("the tie report needs the whole run in memory"),
+                         hint=N_("Leave out --scheduler and --block-rows (client, block_rows), or "
+                                 "--tie-report (tie_report)"),
+                         plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
+                         option="--tie-report", field="tie_report")
+
+
+def _named(ev: Evaluation, name: str | None) -> Evaluation:
+    """``ev`` under ``name`` when one is given (the streamed and Dask paths name it after
+    the source)."""
+    if name is not None:
+        ev.run_name = name
+    return ev
+
+
+def _stream_block_rows(run, block_rows, stream_rows=None) -> int:
+    """Rows per block when ``run`` is to be streamed, else 0: the only rule that picks the
+    streamed path."""
+    if block_rows is not None:
+        return max(int(block_rows), 0)
+    if isinstance(run, Run):
+        return int(stream_rows) if stream_rows and len(run) > stream_rows else 0
+    if isinstance(run, (str, os.PathLike)) and os.path.isfile(run):
+        from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS, STREAM_THRESHOLD_BYTES
+
+        if os.path.getsize(run) >= STREAM_THRESHOLD_BYTES:
+            return DEFAULT_BLOCK_ROWS
+    return 0
+
+
+def evaluate_runs(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
+                  *, tie_report: bool = False, block_rows: int | None = None,
+                  scheduler: str | None = None, read_options: Mapping | None = None,
+                  step: Callable[[object], contextlib.AbstractContextManager] | None = None,
+                  **overrides) -> list[Evaluation]:
+    """Evaluate several runs (paths, folders or globs of parts, or any run source) with
+    :func:`evaluate`, each on the path it picks, as the command line does.
+
+    ``scheduler``: a Dask scheduler address (``tcp://HOST:PORT``, or ``local:N`` for N
+    local worker processes), connected once for every run (the options are checked
+    first). ``read_options``: :func:`~metrics_core.io.read_run` keywords (``fmt``,
+    ``columns``); a run given with them is read whole before it is evaluated.
+    ``step(run)``: a context manager around each run's evaluation (the command line's
+    progress lines). Names repeated among the runs get ``-2``, ``-3`` ...
+    """
+    check_options(tie_report=tie_report, block_rows=block_rows, distributed=bool(scheduler))
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    evaluations = []
+    with _cluster(scheduler) as client:
+        for r in runs:
+            source = read_run(r, **read_options) if read_options and client is None else r
+            with step(r) if step is not None else contextlib.nullcontext():
+                evaluations.append(evaluate(q, source, measures, conventions, tie_report=tie_report,
+                                            block_rows=block_rows, client=client, **overrides))
+    for ev, unique in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=True):
+        _named(ev, unique)
+    return evaluations
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None) -> Iterator:
+    """A Dask client for ``address`` while the block runs (None without an address)."""
+    if not address:
+        yield None
+        return
+    from metrics_core.scale.distributed import connect
+
+    client, cluster = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """``names`` with repeats told apart: the second ``a`` is ``a-2``.
+
+    >>> unique_names(["a", "b", "a", "a"])
+    ['a', 'b', 'a-2', 'a-3']
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            out.append(f"{n}-{seen[n]}")
+        else:
+            seen[n] = 1
+            out.append(n)
+    return out
+
+
+def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
+                  **overrides) -> list[Evaluation]:
+    """Evaluate several runs (a mapping name -> run, or a list of runs) against one qrels."""
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if isinstance(runs, Mapping):
+        items = [(name, read_run(r, name=name)) for name, r in runs.items()]
+    else:
+        items = [(None, read_run(r)) for r in runs]
+    return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
+
+
+__all__ = ["Evaluation", "check_options", "evaluate", "evaluate_many", "evaluate_runs", "rank",
+           "unique_names"]
