@@ -57,6 +57,21 @@ with page(_("Measures explained")) as p:
                     explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
             st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
+    st.subheader(_("Rank fusion"))
+    st.write(_("Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
+               "score of document d in run i, r_i(d) its rank there, n(d) the number of runs that retrieved it, "
+               "w_i the weight of run i, N the number of candidates, L_i the length of run i's list. The catalogue "
+               "is ranx's (Bassani and Romelli 2022, ranx.fuse and ranx.optimize_fusion, CIKM); the Comb family "
+               "is Fox and Shaw 1994 (Combination of multiple searches, TREC-2); RRF is Cormack, Clarke and "
+               "Buettcher 2009 (SIGIR)."))
+    for name, (latex, sentence) in EXPLAINED.items():
+        with st.expander(f"{METHOD_LABELS[name]}: {_(sentence)}"):
+            st.latex(latex)
+            params = ", ".join(f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items())
+            if params:
+                st.caption(_("parameters: {params}").format(params=params))
+            st.caption(_("Reference: {reference}").format(reference=METHODS[name]["ref"]))
+
     st.header(_("Worked example"))
     st.write(_("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
                "The numbers below are computed by the same engine as every other page."))
@@ -125,21 +140,6 @@ with page(_("Measures explained")) as p:
     download_table(steps.set_index("rank"), "dcg_steps", conv, title=_("DCG@{k} rank by rank").format(k=k),
                    key="learn_steps")
     st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART)
-
-    st.header(_("Rank fusion"))
-    st.write(_("Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
-               "score of document d in run i, r_i(d) its rank there, n(d) the number of runs that retrieved it, "
-               "w_i the weight of run i, N the number of candidates, L_i the length of run i's list. The catalogue "
-               "is ranx's (Bassani and Romelli 2022, ranx.fuse and ranx.optimize_fusion, CIKM); the Comb family "
-               "is Fox and Shaw 1994 (Combination of multiple searches, TREC-2); RRF is Cormack, Clarke and "
-               "Buettcher 2009 (SIGIR)."))
-    for name, (latex, sentence) in EXPLAINED.items():
-        with st.expander(f"{METHOD_LABELS[name]}: {_(sentence)}"):
-            st.latex(latex)
-            params = ", ".join(f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items())
-            if params:
-                st.caption(_("parameters: {params}").format(params=params))
-            st.caption(_("Reference: {reference}").format(reference=METHODS[name]["ref"]))
 
     st.header(_("Conventions"))
     st.write(_("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "

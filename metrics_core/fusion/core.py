@@ -645,7 +645,7 @@ def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments:
         mask = np.isin(qrels.query_ids, list(keep))
         qrels = Qrels(qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source)
     if method == "mapfuse":
-        from metrics_core.ranking.evaluate import evaluate
+        from metrics_core.front_door import evaluate
 
         maps = []
         for run in run_list:

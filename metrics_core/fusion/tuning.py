@@ -213,7 +213,7 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
     from metrics_core.data import Run
     from metrics_core.fusion.core import _params, as_runs, fuse_prepared, prepare, train
     from metrics_core.io import read_qrels
-    from metrics_core.ranking.evaluate import evaluate
+    from metrics_core.front_door import evaluate
     from metrics_core.stats import significance as sig
 
     method = method_name(method)

@@ -81,3 +81,16 @@ def test_compare_page_offers_all_pairs(sample):
     board = at.dataframe[0].value
     assert [str(i) for i in board.index] == ["a bm25", "b dense", "c hybrid"]
     assert any("Holm" in c.value for c in at.caption)
+
+
+def test_learn_explains_every_fusion_method_with_its_reference():
+    from metrics_core.fusion.catalog import METHOD_LABELS, METHODS
+
+    at = AppTest.from_file(str(Path(PAGE).parent / "learn.py"), default_timeout=120).run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    for name in METHODS:
+        assert any(label.startswith(METHOD_LABELS[name] + ":") for label in labels), name
+    captions = " ".join(c.value for c in at.caption)
+    assert "Cormack" in captions and "Fox and Shaw 1994" in captions
+    assert "Bassani and Romelli 2022" in " ".join(m.value for m in at.markdown)
