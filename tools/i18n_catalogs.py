@@ -55,6 +55,7 @@ LIBRARY_SOURCES = (
     "metrics_core/ranking/measures",
     "metrics_core/ranking/registry.py",
     "metrics_core/report/__init__.py",
+    "metrics_core/report/all_pairs.py",
     "metrics_core/report/catalogs.py",
     "metrics_core/report/comparison.py",
     "metrics_core/report/evaluations.py",

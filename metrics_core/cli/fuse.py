@@ -109,9 +109,9 @@ def run(args) -> int:
 
 def _table(result) -> str:
     folds = result.folds.copy()
-    from metrics_core.fusion.tuning import _params_text
+    from metrics_core.fusion.tuning import params_text
 
-    folds["params"] = [_params_text(p) for p in folds["params"]]
+    folds["params"] = [params_text(p) for p in folds["params"]]
     lines = [result.describe(), "", folds.to_string(index=False, float_format=lambda v: f"{v:.4f}"), "",
              result.summary.to_string(float_format=lambda v: f"{v:.4f}")]
     return "\n".join(lines) + "\n"

@@ -17,7 +17,8 @@ supervised methods' training, and honest (cross-validated) tuning.
 """
 
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORMS, method_name, norm_name
-from metrics_core.fusion.core import fuse, train
+from metrics_core.fusion.core import fuse
+from metrics_core.fusion.training import train
 from metrics_core.fusion.tuning import GRIDS, Tuning, tune
 from metrics_core.io.writers import RUN_FORMATS, run_text, write_run
 

@@ -13,7 +13,14 @@ rest of the spellings users type. Each entry states its formula with these symbo
 
 from __future__ import annotations
 
+import numpy as np
+
 from metrics_core.errors import N_
+
+#: SegFuse's segment boundaries (ranks 1-5, 6-15, 16-35, ... 2556-5115)
+SEGFUSE_BOUNDS = np.array([0] + [10 * 2 ** (k - 1) - 5 for k in range(1, 11)], dtype=np.int64)
+#: BayesFuse's segment boundaries
+BAYES_CUTOFFS = np.array([0, 5, 10, 15, 20, 30, 100, 200, 500, 1000], dtype=np.int64)
 
 #: method -> (formula, parameters with their defaults (None: required), reference)
 METHODS: dict[str, dict] = {

@@ -20,164 +20,25 @@ each run's own ranking (candidates a run did not retrieve have no rank there).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
 
-from metrics_core.data import Qrels, Run
+from metrics_core.data import Run
 from metrics_core.errors import N_, InputError
-from metrics_core.fusion.catalog import METHODS, method_name, norm_name
-from metrics_core.ranking.keys import score_key
-from metrics_core.ranking.strings import encode_strings, stable_argsort_codes, string_order
+from metrics_core.fusion.catalog import (
+    METHODS,
+    SEGFUSE_BOUNDS,
+    method_name,
+    norm_name,
+)
+from metrics_core.fusion.prepare import Prepared, as_runs, prepare, rank_order
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
 #: BayesFuse's log-odds of a document a run did not retrieve
 MIN_LOG_ODDS = float(np.log(0.001 / 0.999))
-#: SegFuse's segment boundaries (ranks 1-5, 6-15, 16-35, ... 2556-5115)
-SEGFUSE_BOUNDS = np.array([0] + [10 * 2 ** (k - 1) - 5 for k in range(1, 11)], dtype=np.int64)
-#: BayesFuse's segment boundaries
-BAYES_CUTOFFS = np.array([0, 5, 10, 15, 20, 30, 100, 200, 500, 1000], dtype=np.int64)
-
-
-def _plain_strings(arr) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
-    if not pa.types.is_string(arr.type):
-        arr = arr.cast(pa.string())
-    return arr
-
-
-def _encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
-    """Codes of several string columns in ONE dictionary (each column encoded on its own,
-    then the small dictionaries united)."""
-    codes, vocabs = [], []
-    for col in columns:
-        c, v = encode_strings(col)
-        codes.append(c)
-        vocabs.append(_plain_strings(v))
-    if len(vocabs) == 1:
-        return [codes[0].astype(np.int64)], vocabs[0]
-    enc = pa.concat_arrays(vocabs).dictionary_encode()
-    glob = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    out, at = [], 0
-    for c, v in zip(codes, vocabs, strict=True):
-        out.append(glob[at:at + len(v)][c])
-        at += len(v)
-    return out, _plain_strings(enc.dictionary)
-
-
-def _encode_together(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
-    """Codes of several string columns in one dictionary, by one hash pass over all of them."""
-    chunks: list = []
-    for col in columns:
-        col = _plain_strings(col) if not isinstance(col, pa.ChunkedArray) or pa.types.is_dictionary(col.type) \
-            or not pa.types.is_string(col.type) else col
-        chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
-    enc = pa.chunked_array(chunks, type=pa.string()).dictionary_encode()
-    codes = [c.indices.to_numpy(zero_copy_only=False).astype(np.int64) for c in enc.chunks]
-    out, at = [], 0
-    for col in columns:
-        k = col.num_chunks if isinstance(col, pa.ChunkedArray) and not pa.types.is_dictionary(col.type) \
-            and pa.types.is_string(col.type) else 1
-        part = codes[at:at + k]
-        out.append(np.concatenate(part) if len(part) != 1 else part[0])
-        at += k
-    dictionary = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], pa.string())
-    return out, _plain_strings(dictionary)
-
-
-def _sorted_vocab(codes: list[np.ndarray], vocab: pa.Array) -> tuple[list[np.ndarray], pa.Array]:
-    """Renumber codes so that their order is the ids' string order."""
-    order = string_order(vocab)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return [rank[c] for c in codes], vocab.take(pa.array(order))
-
-
-@dataclass
-class Prepared:
-    """The runs' rows in one table: codes, ranks, list lengths, (normalised) scores."""
-
-    names: list[str]
-    qvocab: pa.Array                 # query ids, string order (code = position)
-    dvocab: pa.Array                 # document ids (code = position)
-    run: np.ndarray                  # run index of each row (rows grouped by run)
-    q: np.ndarray                    # query code of each row
-    d: np.ndarray                    # document code
-    raw: np.ndarray                  # the run's score
-    pos: np.ndarray                  # 0-based rank within the run's list for the query
-    lengths: np.ndarray              # runs x queries: list lengths L
-    sources: list[str]
-
-    @property
-    def n_runs(self) -> int:
-        return len(self.names)
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.qvocab)
-
-
-def _rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab: pa.Array) -> np.ndarray:
-    """Row order by query, then score descending, then document id descending (trec_eval's
-    tie rule). A run already in that order is checked in O(n) and not sorted; only the
-    documents inside groups of equal scores have their ids compared."""
-    n = len(q)
-    if n > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(np.all((q[1:] != q[:-1]) | (scores[1:] <= scores[:-1]))):
-        order = np.arange(n)
-    else:
-        order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
-        order = order[stable_argsort_codes(q[order], nq)]
-    if n < 2:
-        return order
-    sq, ss = q[order], scores[order]
-    same = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
-    if not same.any():
-        return order
-    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])      # positions in ``order``
-    group = np.cumsum(np.r_[True, ~same])[tied]                           # tie group of each
-    docs = d[order[tied]]
-    used, inverse = np.unique(docs, return_inverse=True)
-    rank = np.empty(len(used), dtype=np.int64)
-    rank[string_order(vocab.take(pa.array(used)))] = np.arange(len(used))
-    within = np.lexsort((-rank[inverse], group))
-    order[tied] = order[tied][within]
-    return order
-
-
-def prepare(runs: Sequence[Run]) -> Prepared:
-    """Encode and rank the runs (see the module's description)."""
-    qcodes, qvocab = _encode_many([r.qid for r in runs])
-    qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
-    dcodes, dvocab = _encode_together([r.docid for r in runs])
-    nq = len(qvocab)
-    prep = Prepared(names=[r.name for r in runs], qvocab=qvocab, dvocab=dvocab,
-                    run=np.zeros(0, np.int16), q=np.zeros(0, np.int64), d=np.zeros(0, np.int64),
-                    raw=np.zeros(0), pos=np.zeros(0, np.int64),
-                    lengths=np.zeros((len(runs), nq), dtype=np.int64), sources=[r.source for r in runs])
-    parts_q, parts_d, parts_s, parts_p, parts_r = [], [], [], [], []
-    for i, run in enumerate(runs):
-        q, d, s = qcodes[i], dcodes[i], np.asarray(run.scores, dtype=np.float64)
-        order = _rank_order(q, s, d, nq, dvocab)
-        q, d, s = q[order], d[order], s[order]
-        starts = np.searchsorted(q, np.arange(nq + 1))
-        prep.lengths[i] = np.diff(starts)
-        parts_q.append(q)
-        parts_d.append(d)
-        parts_s.append(s)
-        parts_p.append(np.arange(len(q), dtype=np.int64) - starts[q])
-        parts_r.append(np.full(len(q), i, dtype=np.int16))
-    prep.q = np.concatenate(parts_q) if parts_q else prep.q
-    prep.d = np.concatenate(parts_d) if parts_d else prep.d
-    prep.raw = np.concatenate(parts_s) if parts_s else prep.raw
-    prep.pos = np.concatenate(parts_p) if parts_p else prep.pos
-    prep.run = np.concatenate(parts_r) if parts_r else prep.run
-    return prep
 
 
 def _segment_stats(prep: Prepared, scores: np.ndarray):
@@ -225,7 +86,7 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
     raise AssertionError(norm)
 
 
-def _params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
+def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
     spec = METHODS[method]
     given = dict(params or {})
     if weights is None:
@@ -472,37 +333,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
 
 
 def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
-    return _rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
-
-
-def as_runs(runs) -> list[Run]:
-    """Runs from what the readers accept (paths, Run objects, mappings); a mapping of
-    name -> source names them."""
-    from metrics_core.io import read_run
-
-    if isinstance(runs, Mapping):
-        items = list(runs.items())
-    else:
-        items = [(None, r) for r in runs]
-    out = []
-    for name, source in items:
-        run = read_run(source, name=name) if name is not None else read_run(source)
-        out.append(run)
-    if len(out) < 2:
-        raise InputError(N_("fusion needs at least two runs, got {count}"), field="runs",
-                         params={"count": len(out)})
-    names = [r.name for r in out]
-    if len(set(names)) < len(names):
-        out = [_renamed(r, f"{r.name}#{i + 1}") if names.count(r.name) > 1 else r for i, r in enumerate(out)]
-    return out
-
-
-def _renamed(run: Run, name: str) -> Run:
-    import copy
-
-    other = copy.copy(run)
-    other.name = name
-    return other
+    return rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
 
 
 def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, params: Mapping | None = None,
@@ -562,8 +393,8 @@ def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, 
     >>> a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     >>> b = {"q1": {"d3": 0.9, "d1": 0.8}}
     >>> fused = mc.fuse({"a": a, "b": b}, method="rrf")
-    >>> [(d, round(s, 5)) for d, s in zip(fused.doc_ids, fused.scores)]
-    [('d1', 0.0325), ('d3', 0.03227), ('d2', 0.01613)]
+    >>> [(d, round(float(s), 5)) for d, s in zip(fused.doc_ids, fused.scores)]
+    [('d1', 0.03252), ('d3', 0.03227), ('d2', 0.01613)]
     """
     method = method_name(method)
     norm = norm_name(norm)
@@ -571,131 +402,12 @@ def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, 
     given = dict(params or {})
     if METHODS[method].get("supervised") and qrels is not None and not (
             set(given) & {"probs", "log_odds", "map_scores"}):
+        from metrics_core.fusion.training import train
+
         given.update(train(qrels, run_list, method, norm, **{k: given.pop(k) for k in list(given)
                                                               if k in METHODS[method].get("train", {})}))
-    p = _params(method, given, weights, len(run_list))
+    p = resolve_params(method, given, weights, len(run_list))
     return fuse_prepared(prepare(run_list), method, norm, p, name=name)
 
 
-def hit_table(prep: Prepared, qrels: Qrels, queries=None) -> tuple[np.ndarray, np.ndarray]:
-    """Training queries (codes into ``prep.qvocab``; -1 for a judged query no run answered) and
-    each row's hit (1 when the qrels judge its document relevant, relevance >= 1)."""
-    qr_q, qr_d = qrels.qid, qrels.docid
-    (qq,), qv = _encode_many([qr_q])
-    (dd,), dv = _encode_many([qr_d])
-    # map the qrels' ids onto the runs' dictionaries
-    q_index = _index_into(prep.qvocab, qv)
-    d_index = _index_into(prep.dvocab, dv)
-    rel = np.asarray(qrels.relevance) >= 1
-    jq, jd = q_index[qq], d_index[dd]
-    ok = rel & (jq >= 0) & (jd >= 0)
-    nd = max(len(prep.dvocab), 1)
-    judged = np.unique(jq[ok] * np.int64(nd) + jd[ok])
-    keys = prep.q * np.int64(nd) + prep.d
-    hits = np.isin(keys, judged).astype(np.float64)
-    train_q = np.unique(q_index[np.unique(qq)]) if queries is None else queries
-    if queries is None:
-        n_unanswered = int(np.sum(q_index[np.unique(qq)] < 0))
-        train_q = np.concatenate((train_q[train_q >= 0], np.full(n_unanswered, -1)))
-    return train_q, hits
-
-
-def _index_into(vocab: pa.Array, ids: pa.Array) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    idx = pc.index_in(ids, value_set=vocab).fill_null(-1)
-    return np.asarray(idx.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments: int = 10,
-          queries: Sequence[str] | None = None) -> dict:
-    """The supervised methods' estimates from training judgements (ranx's ``*_train``).
-
-    For each run, over the training queries (the judged queries, or ``queries``; a query
-    the run did not answer counts as an empty list), with hit ``h_q(p) = 1`` when the
-    document at rank ``p`` is judged relevant (relevance >= 1):
-
-    * ``posfuse`` / ``slidefuse``: ``probs[p]`` = mean of ``h_q(p)`` over the queries whose
-      list reaches rank ``p``;
-    * ``probfuse``: the list of each query cut in ``n_segments`` segments of
-      ``ceil(L / n_segments)`` ranks; ``probs[k]`` = sum over queries of the share of hits in
-      segment ``k`` (empty segments add nothing), divided by the number of queries;
-    * ``segfuse``: segments ending at ``10 * 2^(k-1) - 5``; ``probs[k]`` = mean over queries of
-      hits in the segment divided by its nominal size;
-    * ``bayesfuse``: segments cut at 5, 10, 15, 20, 30, 100, 200, 500, 1000; per segment the
-      mean precision ``p`` (0 raised to 0.001, 1 lowered by 0.001) gives ``ln(p / (1 - p))``;
-    * ``mapfuse``: the run's mean average precision over the training queries (``AP``,
-      a query the run did not answer scoring 0).
-
-    Returns the ``params`` for :func:`fuse`: ``{"probs": [...]}``, ``{"log_odds": [...]}``
-    or ``{"map_scores": [...]}``.
-    """
-    method = method_name(method)
-    norm = norm_name(norm)
-    if not METHODS[method].get("supervised"):
-        raise InputError(N_("the fusion method {method} learns nothing from judgements"), field="method",
-                         params={"method": method})
-    from metrics_core.io import read_qrels
-
-    qrels = read_qrels(qrels)
-    run_list = as_runs(runs) if not (isinstance(runs, Sequence) and runs and isinstance(runs[0], Run)) \
-        else list(runs)
-    if queries is not None:
-        keep = set(map(str, queries))
-        mask = np.isin(qrels.query_ids, list(keep))
-        qrels = Qrels(qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source)
-    if method == "mapfuse":
-        from metrics_core.front_door import evaluate
-
-        maps = []
-        for run in run_list:
-            ev = evaluate(qrels, run, ["AP"], missing_queries="zero")
-            maps.append(float(ev.aggregate["AP"]))
-        return {"map_scores": maps}
-    prep = prepare(run_list)
-    if norm == "min-max-inverted":
-        prep.pos = prep.lengths[prep.run, prep.q] - 1 - prep.pos
-    train_q, hits = hit_table(prep, qrels)
-    n_queries = len(train_q)
-    in_train = np.zeros(prep.n_queries + 1, dtype=bool)
-    in_train[train_q[train_q >= 0]] = True
-    out = []
-    for i in range(prep.n_runs):
-        rows = (prep.run == i) & in_train[prep.q]
-        pos, h = prep.pos[rows], hits[rows]
-        L = np.where(train_q >= 0, prep.lengths[i, np.maximum(train_q, 0)], 0)
-        if method in ("posfuse", "slidefuse"):
-            size = int(L.max()) if len(L) else 0
-            num = np.bincount(pos, weights=h, minlength=size)
-            den = np.bincount(L, minlength=size + 1)[::-1].cumsum()[::-1][1:size + 1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out.append(num[:size] / den)
-        elif method == "probfuse":
-            Lr = prep.lengths[i, prep.q[rows]]
-            seg = np.ceil(Lr / n_segments).astype(np.int64)
-            k = pos // np.maximum(seg, 1)
-            seg_len = np.minimum(seg, Lr - k * seg)
-            out.append(np.bincount(k, weights=h / seg_len, minlength=n_segments)[:n_segments]
-                       / max(n_queries, 1))
-        elif method == "segfuse":
-            b = SEGFUSE_BOUNDS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            sums = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[:len(sizes)]
-            out.append(sums / sizes / max(n_queries, 1))
-        elif method == "bayesfuse":
-            b = BAYES_CUTOFFS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            prec = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[:len(sizes)] / sizes
-            avg = prec / max(n_queries, 1)
-            avg = np.where(avg == 0, avg + 0.001, avg)
-            neg = 1 - avg
-            neg = np.where(neg == 0, neg + 0.001, neg)
-            out.append(np.repeat(np.log(avg / neg), np.diff(b)))
-    return {"log_odds": out} if method == "bayesfuse" else {"probs": out}
-
-
-__all__ = ["fuse", "train", "prepare", "fuse_prepared", "normalise", "as_runs", "Prepared"]
+__all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "contributions"]

@@ -131,7 +131,7 @@ class Tuning:
             return lines
 
         folds = self.folds.copy()
-        folds["params"] = [_params_text(p) for p in folds["params"]]
+        folds["params"] = [params_text(p) for p in folds["params"]]
         out = [markdown_escape(self.describe()), "", *table(folds), "", *table(self.summary.reset_index())]
         return "\n".join(out) + "\n"
 
@@ -145,7 +145,7 @@ def _plain(params: Mapping) -> dict:
             for k, v in params.items() if k not in ("probs", "log_odds", "map_scores")}
 
 
-def _params_text(params: Mapping) -> str:
+def params_text(params: Mapping) -> str:
     parts = []
     for k, v in _plain(params).items():
         if isinstance(v, list):
@@ -211,9 +211,11 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
     Tuning
     """
     from metrics_core.data import Run
-    from metrics_core.fusion.core import _params, as_runs, fuse_prepared, prepare, train
-    from metrics_core.io import read_qrels
     from metrics_core.front_door import evaluate
+    from metrics_core.fusion.core import fuse_prepared, resolve_params
+    from metrics_core.fusion.prepare import as_runs, prepare
+    from metrics_core.fusion.training import train
+    from metrics_core.io import read_qrels
     from metrics_core.stats import significance as sig
 
     method = method_name(method)
@@ -240,7 +242,7 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
             extra = {k2: given.pop(k2) for k2 in list(given) if k2 in METHODS[method].get("train", {})}
             given.update(train(qrels, run_list, method, norm, queries=train_queries, **extra))
         weights = given.pop("weights", None)
-        return fuse_prepared(prep, method, norm, _params(method, given, weights, len(run_list)), name=method)
+        return fuse_prepared(prep, method, norm, resolve_params(method, given, weights, len(run_list)), name=method)
 
     parts: list[np.ndarray]
     labels: list
