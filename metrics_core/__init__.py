@@ -29,15 +29,15 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core.errors import InputError
     from metrics_core.evaluation import Evaluation
     from metrics_core.front_door import evaluate, evaluate_many
+    from metrics_core.fusion.core import fuse
+    from metrics_core.fusion.tuning import tune as tune_fusion
     from metrics_core.hashing import evaluate_hashing
     from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run
+    from metrics_core.io.writers import write_run
     from metrics_core.ranking import registry as measures
     from metrics_core.ranking.ranked import Ranking, rank
     from metrics_core.ranking.registry import parse_measure
     from metrics_core.report.comparison import Comparison, compare
-    from metrics_core.fusion.core import fuse
-    from metrics_core.fusion.tuning import tune as tune_fusion
-    from metrics_core.io.writers import write_run
 
 __version__ = "0.1.0"
 

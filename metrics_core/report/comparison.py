@@ -10,6 +10,7 @@ LaTeX), each stating the RankLab version and the conventions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -17,6 +18,9 @@ from metrics_core.errors import N_, InputError
 from metrics_core.report import format_table, json_safe, latex_escape, provenance
 from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text, markdown_escape
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
+
+if TYPE_CHECKING:
+    from metrics_core.report.all_pairs import AllPairsComparison
 from metrics_core.stats.comparison import (
     TESTS,
     compare_runs,
@@ -221,7 +225,7 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
             seed: int = 0, correction: str = "holm", confidence: float = 0.95,
             n_resamples: int | None = None, alpha: float = 0.05, query_set: str = "common",
             tests: Sequence[str] = TESTS, interval: bool = True, conventions=None,
-            all_pairs: bool = False, test: str = "permutation") -> Comparison:
+            all_pairs: bool = False, test: str = "permutation") -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
     With ``all_pairs=True``, every run against every other; with a list of baselines
@@ -285,7 +289,7 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
 
 
 def compare_json(payload: Mapping, baseline: str | None = None, *, source: str = "the evaluations JSON",
-                 **settings) -> Comparison:
+                 **settings) -> Comparison | AllPairsComparison:
     """A :class:`Comparison` of the runs saved in an evaluations JSON object.
 
     ``payload`` is what ``ranklab evaluate --per-query --format json`` writes (or the
