@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core.ranking.registry import parse_measure
     from metrics_core.report.comparison import Comparison, compare
 
-__version__ = "0.1.0"
+from metrics_core._version import __version__
 
 #: public name -> (module, attribute); attribute None: the module itself
 _PUBLIC: dict[str, tuple[str, str | None]] = {

@@ -28,7 +28,7 @@ from metrics_core.errors import N_, InputError
 from metrics_core.validation import LIMITS, check_binary, check_int
 
 __all__ = ["STRATEGIES", "CI_STATISTICS", "check_probabilities", "check_bins", "jackknife_statistics", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
-           "expected_calibration_error", "debiased_expected_calibration_error", "maximum_calibration_error", "brier_score",
+           "expected_calibration_error", "debiased_expected_calibration_error", "maximum_calibration_error", "audit_ece", "brier_score",
            "calibration_report", "bootstrap_calibration_ci"]
 
 STRATEGIES = ("uniform", "quantile")
@@ -273,6 +273,34 @@ def maximum_calibration_error(y_true, y_prob, n_bins: int = 10,
     """
     r = reliability_bins(y_true, y_prob, n_bins, strategy)
     return _ece_mce(r["count"], r["confidence"], r["frequency"])[1]
+
+
+def audit_ece(y_true, y_prob, n_bins: int = 10) -> float:
+    r"""ECE with the audit specification's bins: edges ``numpy.linspace(0, 1, B + 1)``,
+    bin m holding ``edges[m] <= p < edges[m+1]`` (so p = 1.0 falls in no bin, but counts
+    in N), weights ``|B_m| / N`` over all N items, accumulated bin by bin in order.
+
+    .. math:: \sum_m \frac{|B_m|}{N}\,|\bar y_{B_m} - \bar p_{B_m}|
+
+    Differs from :func:`expected_calibration_error` only for p = 1.0 (which that closes
+    into the last bin) and in the summation order. Reference: the audit specification's
+    ECE; Naeini, Cooper & Hauskrecht (2015), AAAI.
+
+    >>> audit_ece([0, 1, 1], [0.25, 0.75, 1.0], 2)   # p = 1.0 is left out of the bins
+    0.16666666666666666
+    """
+    labels, probs = check_probabilities(y_true, y_prob)
+    n_bins = check_bins(n_bins, "uniform")
+    edges = np.linspace(0, 1, n_bins + 1)
+    idx = np.searchsorted(edges, probs, side="right") - 1
+    order = np.argsort(idx, kind="stable")  # each bin's items stay in input order
+    idx, y, p = idx[order], labels[order].astype(np.float64), probs[order]
+    bounds = np.searchsorted(idx, np.arange(n_bins + 1))
+    ece = 0.0
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):  # B bins, not a loop over items
+        if b > a:
+            ece += (b - a) / probs.size * abs(y[a:b].mean() - p[a:b].mean())
+    return float(ece)
 
 
 def brier_score(y_true, y_prob) -> float:

@@ -132,7 +132,7 @@ class _Columns:
         """The sorted query ids (with queries given without rows). Kept on the object for its
         ids as they are (12 ms for 300,000 judgements, asked for several times per page by
         the app); a new list each call."""
-        extra = tuple(getattr(self, "extra_query_ids", ()))
+        extra = tuple(self.extra_query_ids)
         held = getattr(self, "_unique_ids", None)
         if held is None or held[0] is not self.qid or held[1] != extra:
             q = self.qid

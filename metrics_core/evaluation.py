@@ -3,12 +3,15 @@
 This module imports nothing of the ranking engine: the whole-run path
 (:meth:`metrics_core.ranking.ranked.Ranking.evaluate`), the streaming path
 (:mod:`metrics_core.scale.streaming`) and the Dask path
-(:mod:`metrics_core.scale.distributed`) all build the same object.
+(:mod:`metrics_core.scale.distributed`) all build the same object. It is immutable once
+built: :meth:`Evaluation.replace` and :meth:`Evaluation.renamed` give a changed copy.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,11 +36,15 @@ class Evaluation:
         Measure -> summary over the evaluated queries.
     diagnostics : dict
     conventions : Conventions
-    ranked : RankedLists or LazyRanked, optional
-        The ranked lists the values were computed on (deprecated: use :attr:`ranking`).
     ranking : Ranking, optional
         The :class:`~metrics_core.ranking.ranked.Ranking` the evaluation came from; None
         when the run was evaluated in blocks or on a Dask cluster.
+    tie_report : dict, optional
+    coverage : dict or callable, optional
+        The coverage report, or a function of no argument that makes it on first use.
+    streaming, distributed : dict, optional
+        How the run was read in blocks, or on a Dask cluster (see :attr:`streaming`,
+        :attr:`distributed`); absent otherwise.
 
     Attributes
     ----------
@@ -57,57 +64,109 @@ class Evaluation:
         "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
     conventions : Conventions
     ranking : Ranking or None
-    ranked : RankedLists, LazyRanked or None
-        Deprecated alias of the ranked lists (``ranking.lists`` for a whole run).
+    streaming : dict
+        Only when the run was read in blocks: ``{"blocks", "rows",
+        "noncontiguous_queries", "spilled_rows"}`` (``hasattr(ev, "streaming")`` tells).
+    distributed : dict
+        Only when the run was evaluated on a Dask cluster: ``{"parts", "units", ...}``.
+
+    Nothing of it is assigned after it is built (an assignment is an ``AttributeError``):
+    :meth:`replace` and :meth:`renamed` give a changed copy.
 
     Examples
     --------
     >>> ev = Evaluation("run", [], (["q2", "q1"], {}), {}, {}, None)
     >>> ev.evaluated_ids, ev.values
     (['q2', 'q1'], {})
+    >>> ev.renamed("bm25").run_name, ev.run_name
+    ('bm25', 'run')
     """
 
-    _coverage = None
-    _coverage_compute = None
+    #: the fields :meth:`replace` changes
+    REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming", "distributed")
+
+    run_name: str
+    specs: list
+    measures: list[str]
+    aggregate: dict
+    diagnostics: dict
+    conventions: Any
+    ranking: Any
+    tie_report: dict | None
+    streaming: dict
+    distributed: dict
+    _per_query: Any
+    _columns: tuple | None
+    _coverage: dict | None
+    _coverage_compute: Callable[[], dict] | None
 
     def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
-                 ranked=None, ranking=None):
-        self.run_name = run_name
-        self.specs = list(specs)
-        self.measures = [s.name for s in self.specs]
-        self._per_query = per_query
-        self._columns = per_query if isinstance(per_query, tuple) else None
-        self.aggregate = aggregate_values
-        self.diagnostics = diagnostics
-        self.conventions = conventions
-        self.ranked = ranked
-        self.ranking = ranking
-        self.tie_report = None  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+                 ranking=None, *, tie_report=None, coverage=None, streaming=None, distributed=None):
+        put = self._put
+        put("run_name", run_name)
+        put("specs", list(specs))
+        put("measures", [s.name for s in self.specs])
+        put("_per_query", per_query)
+        put("_columns", per_query if isinstance(per_query, tuple) else None)
+        put("aggregate", aggregate_values)
+        put("diagnostics", diagnostics)
+        put("conventions", conventions)
+        put("ranking", ranking)
+        put("tie_report", tie_report)  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+        self._put_coverage(coverage)
+        for name, info in (("streaming", streaming), ("distributed", distributed)):
+            if info is not None:  # present only on the path that made it
+                put(name, info)
+
+    def _put(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    def _put_coverage(self, coverage) -> None:
+        later = callable(coverage)
+        self._put("_coverage", None if later else coverage)
+        self._put("_coverage_compute", coverage if later else None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"an Evaluation is immutable: ev.replace({name}=...) gives a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("an Evaluation is immutable")
+
+    def replace(self, **changes) -> Evaluation:
+        """A copy with ``changes`` (fields of :data:`REPLACEABLE`); the per-query values,
+        aggregates and diagnostics are shared, not copied.
+
+        >>> ev = Evaluation("run", [], (["q1"], {}), {}, {}, None)
+        >>> later = ev.replace(coverage=lambda: {"problem": None})  # made on first use
+        >>> later.coverage, ev.coverage
+        ({'problem': None}, None)
+        """
+        unknown = set(changes) - set(self.REPLACEABLE)
+        if unknown:
+            raise TypeError(f"Evaluation.replace: unknown field(s) {', '.join(sorted(unknown))}")
+        new = copy.copy(self)
+        for name, value in changes.items():
+            if name == "coverage":
+                new._put_coverage(value)
+            else:
+                new._put(name, value)
+        return new
+
+    def renamed(self, run_name: str) -> Evaluation:
+        """The same evaluation under another run name (``replace(run_name=...)``)."""
+        return self.replace(run_name=run_name)
 
     @property
     def coverage(self) -> dict | None:
         """``metrics_core.io.coverage.coverage_report`` of a run evaluated whole by
         :func:`metrics_core.evaluate` (how many of its queries and documents the qrels
-        judge); None when streamed or evaluated on a cluster. Made on first use when the
-        evaluation's own ranked lists already showed no problem (see :meth:`defer_coverage`)."""
+        judge); None when streamed or evaluated on a cluster. Given as a function, it is
+        made on first use (the whole report costs about as much again as the evaluation,
+        and most callers never read it)."""
         if self._coverage is None and self._coverage_compute is not None:
-            self._coverage, self._coverage_compute = self._coverage_compute(), None
+            self._put("_coverage", self._coverage_compute())
+            self._put("_coverage_compute", None)
         return self._coverage
-
-    @coverage.setter
-    def coverage(self, report: dict | None) -> None:
-        self._coverage, self._coverage_compute = report, None
-
-    def defer_coverage(self, compute) -> None:
-        """Give :attr:`coverage` as ``compute()``, called on first use only: the whole
-        report costs about as much again as the evaluation, and most callers never read it.
-
-        >>> ev = Evaluation("run", [], (["q1"], {}), {}, {}, None)
-        >>> ev.defer_coverage(lambda: {"problem": None})
-        >>> ev.coverage
-        {'problem': None}
-        """
-        self._coverage, self._coverage_compute = None, compute
 
     @property
     def evaluated_ids(self) -> list:
@@ -133,13 +192,8 @@ class Evaluation:
 
             query_ids, columns = self._per_query
             frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id"))
-            self._per_query = frame.sort_index(kind="stable")
+            self._put("_per_query", frame.sort_index(kind="stable"))  # a cache, not a change
         return self._per_query
-
-    @per_query.setter
-    def per_query(self, frame) -> None:
-        self._per_query = frame
-        self._columns = None
 
     def to_frame(self, long: bool = False) -> pd.DataFrame:
         """Per-query values: wide (:attr:`per_query`), or with ``long=True`` one row per

@@ -53,10 +53,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         read whole. Applies to TREC, CSV/TSV and Parquet files (paths, bytes, uploads)
         and to a :class:`Run` in memory (then only when given: the engine's working
         memory is bounded by the block). A streamed evaluation has a ``streaming``
-        attribute (blocks, rows, non-contiguous queries, spilled rows); its ``ranked``
-        is None for a file, and for a Run in memory a
-        :class:`~metrics_core.scale.streaming.LazyRanked` (each query ranked again
-        when it is looked at).
+        attribute (blocks, rows, non-contiguous queries, spilled rows) and no
+        ``ranking`` (the per-query page ranks one query's rows alone).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster: ``run`` is then a folder, a glob or a list of run
         parts (TREC, CSV/TSV or Parquet files that together make one run; a query may
@@ -119,10 +117,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
-        ev.defer_coverage(lambda: coverage_report(q, ranking.run))
-    else:
-        ev.coverage = warn_coverage(q, ranking.run, stacklevel=2)
-    return ev
+        return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
+    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
 
 
 def check_options(*, tie_report: bool = False, block_rows: int | None = None,
@@ -147,9 +143,7 @@ def check_options(*, tie_report: bool = False, block_rows: int | None = None,
 def _named(ev: Evaluation, name: str | None) -> Evaluation:
     """``ev`` under ``name`` when one is given (the streamed and Dask paths name it after
     the source)."""
-    if name is not None:
-        ev.run_name = name
-    return ev
+    return ev if name is None else ev.renamed(name)
 
 
 def _stream_block_rows(run, block_rows, stream_rows=None) -> int:
@@ -191,9 +185,8 @@ def evaluate_runs(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventio
             with step(r) if step is not None else contextlib.nullcontext():
                 evaluations.append(evaluate(q, source, measures, conventions, tie_report=tie_report,
                                             block_rows=block_rows, client=client, **overrides))
-    for ev, unique in zip(evaluations, unique_names([e.run_name for e in evaluations]), strict=True):
-        _named(ev, unique)
-    return evaluations
+    names = unique_names([e.run_name for e in evaluations])
+    return [_named(ev, unique) for ev, unique in zip(evaluations, names, strict=True)]
 
 
 @contextlib.contextmanager

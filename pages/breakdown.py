@@ -5,7 +5,7 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
-from metrics_core.report.comparative import REPORT_MEASURES, comparative_report
+from metrics_core.report.query_report import REPORT_MEASURES, query_report
 from metrics_core.report.thesis import display_measure
 from ui.common import state
 from ui.common.downloads import download_table
@@ -82,7 +82,7 @@ with page(_("Breakdown")) as p:
     run_name = st.selectbox(_("Run"), list(report_evs), key=Breakdown.REPORT_RUN)
     report_pq = only_queries(report_evs[run_name].per_query, selected_ids)
     report_pq = natural_rows(report_pq)
-    report = comparative_report(report_pq, meta, thresholds, ratio)
+    report = query_report(report_pq, meta, thresholds, ratio)
     # in the visitor's words: labels, the summary row (the export keeps the library's)
     shown = report.assign(interpretation=[_(v) if v else "" for v in report["interpretation"]])
     shown.loc[shown.index[-1], "ID"] = _("Summary")

@@ -12,7 +12,7 @@ from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT
-from ui.common.upload import FORMATS
+from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
     SAMPLE_SUMMARY,
     clear_loaded,
@@ -39,7 +39,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     left, right = st.columns(2)
     with left:
         st.subheader(_("Qrels"))
-        qfmt = st.selectbox(_("Qrels format"), FORMATS, key=Data.QRELS_FORMAT)
+        qfmt = st.selectbox(_("Qrels format"), UPLOAD_FORMATS, key=Data.QRELS_FORMAT)
         upload_box("qrels", _("Relevance judgements (qrels)"), qfmt)
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
@@ -53,7 +53,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
                                         "Share": st.column_config.NumberColumn(_("Share"), format=percent_format())}, placeholder=MISSING)
     with right:
         st.subheader(_("Runs"))
-        rfmt = st.selectbox(_("Run format"), FORMATS, key=Data.RUN_FORMAT)
+        rfmt = st.selectbox(_("Run format"), UPLOAD_FORMATS, key=Data.RUN_FORMAT)
         upload_box("run", _("One or more runs"), rfmt, multiple=True)
         runs_warning = st.empty()  # a run that shares nothing with the qrels, named under its box
 

@@ -6,8 +6,9 @@ import streamlit as st
 
 from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
+from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
 from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
+from metrics_core.stats.comparison import TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_table

@@ -233,6 +233,55 @@ def test_no_import_cycles_in_the_library():
     assert not cycles, _describe(cycles, graph)
 
 
+def _with_lazy_imports(graph: dict[str, set[str]], modules: dict[str, Path]) -> dict[str, set[str]]:
+    """``graph`` plus the imports a package root makes by name on first use (the module
+    names written as strings in an ``__init__.py``, as ``metrics_core``'s lazy public
+    names): a module that reads ``metrics_core.X`` may import any of them."""
+    out = {name: set(targets) for name, targets in graph.items()}
+    for name, path in modules.items():
+        if path.name != "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules:
+                out[name].add(node.value)
+    for name in out:
+        out[name].discard(name)
+    return out
+
+
+def test_no_import_cycles_through_the_package_roots():
+    """No cycle either when a package root counts as importing what it loads lazily by name:
+    no module of the library imports ``metrics_core`` (or a package) for a name whose module
+    leads back to it (``from metrics_core import __version__`` in the report did)."""
+    modules = _module_map("metrics_core")
+    graph = _with_lazy_imports(_import_graph(modules), modules)
+    assert {"metrics_core.report.comparison", "metrics_core.detection"} <= graph["metrics_core"]
+    cycles = _cycles(graph, set(modules))
+    assert not cycles, _describe(cycles, graph)
+
+
+def test_the_version_is_written_once():
+    """The version is written in ``metrics_core/_version.py`` only (``pyproject.toml`` reads
+    it); library modules read it there, never from the package root."""
+    modules = _module_map("metrics_core")
+    written = sorted(str(path.relative_to(ROOT)) for path in modules.values()
+                     if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__version__"
+                                                                  for t in node.targets)
+                            for node in ast.walk(ast.parse(path.read_text()))))
+    assert written == ["metrics_core/_version.py"], written
+    from_root = sorted(f"{name}:{node.lineno}" for name, path in modules.items()
+                       for node, source in _import_statements(name, path, modules)
+                       if isinstance(node, ast.ImportFrom) and source == "metrics_core"
+                       and any(a.name == "__version__" for a in node.names))
+    assert not from_root, from_root
+    project = (ROOT / "pyproject.toml").read_text().split("[project]", 1)[1].split("\n[", 1)[0]
+    assert 'dynamic = ["version"]' in project and "\nversion =" not in project
+    assert 'version = { attr = "metrics_core._version.__version__" }' in (ROOT / "pyproject.toml").read_text()
+    import metrics_core._version as version
+
+    assert mc.__version__ == version.__version__
+
+
 def test_no_import_cycles_in_the_app():
     """No cycle among the app's ui modules (imports inside functions counted); the app may
     import the library, the library never the app."""

@@ -14,7 +14,7 @@ import argparse
 import importlib
 import sys
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import InputError
 
 EXIT_OK = 0

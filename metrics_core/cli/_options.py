@@ -52,7 +52,7 @@ def add_ranking_inputs(p, runs: str = "repeat for several runs",
                    help=f"measure name, repeatable or comma-separated ({measures})")
 
 
-#: formats accepted by --qrels-format / --run-format (metrics_core.io.FORMATS)
+#: formats accepted by --qrels-format / --run-format (metrics_core.io.INPUT_FORMATS)
 INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
 

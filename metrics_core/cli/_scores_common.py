@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.cli._options import RESAMPLES, SEED
 from metrics_core.report import format_table, json_safe, provenance, write_text
 from metrics_core.validation import LIMITS

@@ -25,7 +25,7 @@ DESCRIPTION = ("Compare every run with the baseline on one query set per measure
                "paired bootstrap interval, paired t-test, Wilcoxon signed-rank and a seeded "
                "sign-flip permutation test, corrected for multiple comparisons over all "
                "(run, measure) pairs.")
-FORMATS = ("table", "json", "markdown", "latex", "csv")
+COMPARISON_FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 
 def add_arguments(p) -> None:
@@ -53,7 +53,7 @@ def add_arguments(p) -> None:
                         "answered; 'qrels' = every qrels query, a run that did not answer one "
                         "scoring 0 (implies -c). Default: 'qrels' with -c/--missing zero, else 'common'")
     p.add_argument("--per-query", action="store_true", help="JSON: include per-query values")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=COMPARISON_FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     add_convention_arguments(p)

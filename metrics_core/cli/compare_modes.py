@@ -7,7 +7,7 @@ import json
 from metrics_core.cli._options import add_ranking_inputs
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.report import (
-    FORMATS,
+    TABLE_FORMATS,
     format_table,
     json_safe,
     provenance,
@@ -24,7 +24,7 @@ DESCRIPTION = ("Evaluate each run under trec_eval 10 (RankLab's default) and tre
 
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set with IPrec")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=TABLE_FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     add_convention_arguments(p)
 

@@ -18,7 +18,7 @@ from metrics_core.io.columns import parse_column_mapping
 from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
-    FORMATS,
+    TABLE_FORMATS,
     format_table,
     json_safe,
     provenance,
@@ -77,7 +77,7 @@ def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat for several runs", measures="default: a standard set")
     add_format_options(p)
     p.add_argument("--per-query", action="store_true", help="include per-query values")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=TABLE_FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--tie-report", action="store_true",
@@ -177,7 +177,7 @@ def _coverage_notes(evaluations: list[Evaluation]) -> list[Evaluation]:
     """One line on stderr for each run that shares no query with the qrels, or of which
     (almost) no retrieved document is judged: never a silent zero."""
     for ev in evaluations:
-        message = coverage_message(getattr(ev, "coverage", None) or {}, ev.run_name)
+        message = coverage_message(ev.coverage or {}, ev.run_name)
         if message:
             print(f"warning: {message}", file=sys.stderr)
     return evaluations

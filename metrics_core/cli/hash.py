@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.cli._options import CUTOFF, whole
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.hashing import NORMALIZERS, TIE_RULES, evaluate_hashing
@@ -58,9 +58,19 @@ def add_arguments(p) -> None:
     p.add_argument("-o", "--output")
 
 
+def _needs_torch() -> None:
+    """One line, not a traceback, when torch (the hashing extra) is not installed."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise InputError(N_("the hash command needs torch, which is not installed"),
+                         hint=N_("pip install 'ranklab[hashing]' (or: pip install torch)")) from None
+
+
 def run(args) -> int:
     from metrics_core.hashing import resolve_device
 
+    _needs_torch()
     if args.device is not None:
         try:
             resolve_device(args.device)

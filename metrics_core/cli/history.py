@@ -19,7 +19,7 @@ import json
 import sqlite3
 import sys
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.cli.evaluate import add_convention_arguments, conventions_from_args
 from metrics_core.errors import InputError
 from metrics_core.history import REPORT_MEASURES, HistoryStore, default_store_path

@@ -21,7 +21,7 @@ from metrics_core.report.thesis import (
     canonical_measure,
     thesis_table,
 )
-from metrics_core.report.thesis_export import FORMATS, localized_words
+from metrics_core.report.thesis_export import THESIS_WRITERS, localized_words
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
 
@@ -77,7 +77,7 @@ def add_arguments(p) -> None:
     s.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000)
     s.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the words (not of numbers)")
-    p.add_argument("--format", choices=tuple(FORMATS), default="markdown")
+    p.add_argument("--format", choices=tuple(THESIS_WRITERS), default="markdown")
     p.add_argument("--digits", type=whole(0, 17), default=4, help="decimals shown (not in CSV)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -113,7 +113,7 @@ def run(args) -> int:
                          date_from=args.date_from, date_to=args.date_to, baseline=args.baseline,
                          test=args.test, correction=args.correction, alpha=args.alpha,
                          n_permutations=args.permutations, seed=args.seed)
-    export = FORMATS[args.format]
+    export = THESIS_WRITERS[args.format]
     text = export(table, words) if args.format == "csv" else export(table, words, digits=args.digits)
     write_text(text, args.output)
     return 0

@@ -29,6 +29,13 @@ positions ``p <= L`` (``L = n``, or fewer when a cutoff falls inside the group),
 
 with ``H`` the harmonic numbers. AP is that sum over groups divided by the normalizer.
 
+Devices. Every measure comes from integers: per query, the histograms ``n_d`` and ``r_d`` and,
+for ``stable``, the precision sum as a fixed-point integer (2**-48) and relevant counts. The
+CPU route counts them with numpy; the device route (:mod:`metrics_core.hashing.device`:
+a torch engine, and fused Triton kernels on CUDA) counts them where the codes are and copies
+back only those integers. One numpy function turns them into the measures on the host, so
+every device gives the same numbers bit for bit.
+
 References: Buckley & Voorhees on ties in trec_eval; McSherry & Najork, "Computing
 information retrieval performance measures efficiently in the presence of tied scores"
 (ECIR 2008), for the expected-value view of ties.

@@ -6,21 +6,28 @@ calculate_precision_at_k.
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.histograms import distance_histograms
-from metrics_core.hashing.ties import ap_sums, expected_ap_retrieved_norm, tie_tables
+from metrics_core.hashing.device import ENGINES, fixed_point_sums
+from metrics_core.hashing.histograms import distance_histograms, hamming_counts
+from metrics_core.hashing.ties import (
+    ap_sums,
+    expected_ap_retrieved_norm,
+    harmonic_numbers,
+    tie_tables,
+)
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     NORMALIZERS,
     TIE_RULES,
     ZERO_RELEVANT,
     as_labels,
-    relevance_matrix,
     resolve_device,
     validate_codes,
 )
@@ -56,39 +63,11 @@ def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: 
                             ties=ties)["precision_at_k"][int(k)]
 
 
-def _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, ks, device, memory_budget):
-    """Per-query AP sums and precision counts in the stable order (distance, then index)."""
-    q = validate_codes(query_codes, "query codes")
-    d = validate_codes(db_codes, "database codes")
-    ql = as_labels(query_labels, q.shape[0], "query labels")
-    dl = as_labels(db_labels, d.shape[0], "database labels")
-    dev = resolve_device(device)
-    q, d, ql, dl = q.to(dev), d.to(dev), ql.to(dev), dl.to(dev)
-    nq, ndb, bits = q.shape[0], d.shape[0], q.shape[1]
-    chunk = max(1, min(nq, memory_budget // max(ndb * 24, 1)))
-    cut = ndb if topk is None else min(topk, ndb)
-    sums = np.zeros(nq)
-    counts = np.zeros(nq)
-    at_k = {k: np.zeros(nq) for k in ks}
-    pos = torch.arange(1, cut + 1, device=dev, dtype=torch.float64)
-    for lo in range(0, nq, chunk):
-        hi = min(nq, lo + chunk)
-        dist = torch.round(0.5 * (bits - q[lo:hi] @ d.T))
-        order = torch.sort(dist, dim=1, stable=True).indices[:, :cut]
-        rel = torch.gather(relevance_matrix(ql[lo:hi], dl), 1, order).to(torch.float64)
-        cum = torch.cumsum(rel, dim=1)
-        sums[lo:hi] = (cum / pos * rel).sum(dim=1).cpu().numpy()
-        counts[lo:hi] = rel.sum(dim=1).cpu().numpy()
-        for k in ks:
-            at_k[k][lo:hi] = cum[:, min(k, ndb) - 1].cpu().numpy() if min(k, ndb) >= 1 else 0
-    return sums, counts, at_k
-
-
 # -- the measures --------------------------------------------------------------------------
 def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
                      ks=(1, 5, 10, 100), radius: int = 2, ties: str = "expected",
                      normalizer: str = "retrieved", zero_relevant: str = "zero", device=None,
-                     memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict:
+                     memory_budget: int = DEFAULT_MEMORY_BUDGET, engine: str = "auto") -> dict:
     """mAP (band over tie orders), P@k, precision/recall within a Hamming radius, PR by radius.
 
     Parameters
@@ -110,6 +89,15 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         or by min(R, k). Without topk both are R.
     zero_relevant : {"zero", "exclude"}
         Queries with no relevant item count as AP 0, or are left out of the mean.
+    device : str or torch.device, optional
+        Where the pairs are counted (None: CUDA when available, else the CPU). CUDA
+        tensors are used where they are; only per-query integers come back.
+    memory_budget : int
+        Bytes of working memory per chunk (on CUDA also at most half the free memory).
+    engine : {"auto", "numpy", "torch", "triton"}
+        Who counts (see :func:`~metrics_core.hashing.histograms.hamming_counts`). Every
+        engine gives the same integers, and every number here is computed from them by the
+        same numpy code on the host: any device gives the CPU's results bit for bit.
 
     Returns
     -------
@@ -132,34 +120,48 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         topk = check_int(topk, "topk", minimum=1, maximum=LIMITS["cutoff"])
     ks = tuple(sorted({check_int(k, "k of P@k", minimum=1, maximum=LIMITS["cutoff"]) for k in ks}))
     radius = check_int(radius, "radius", minimum=0, maximum=LIMITS["radius"])
+    check_choice(engine, ENGINES, "engine")
     resolve_device(device)
-    n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
-                               memory_budget=memory_budget)
+    stable = None
+    if ties == "stable":
+        n, r, stable = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device,
+                                      engine=engine, memory_budget=memory_budget, stable=(topk, ks))
+    else:
+        n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
+                                   memory_budget=memory_budget, engine=engine)
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
-    shared = {}
+    H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
+    retrieved_expected = None
+    if topk is not None and normalizer == "retrieved" and ties == "expected":
+        retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
 
-    def ap_for(rule):
-        if rule == "stable":
-            s, c, _ = _stable_stats(query_codes, db_codes, query_labels, db_labels, topk, (), device,
-                                    memory_budget)
-        else:
-            if topk is not None and normalizer == "retrieved" and rule == "expected":
-                return expected_ap_retrieved_norm(n, r, int(topk))
-            if not shared:
-                shared.update(tie_tables(n, r, topk))
-            s, c = ap_sums(n, r, rule, topk, shared)
-        if topk is None:
-            norm = R
-        elif normalizer == "retrieved":
-            norm = c
-        else:
-            norm = np.minimum(R, topk)
-        return np.divide(s, norm, out=np.zeros(nq), where=norm > 0)
+    def rows_of(rows: slice):
+        """Every per-query number of the queries ``rows`` (row by row: the same values
+        whichever blocks of rows are taken)."""
+        nb, rb, Rb = n[rows], r[rows], R[rows]
+        tables = tie_tables(nb, rb, topk, H)
 
-    ap = ap_for(ties)
-    lo_band, hi_band = ap_for("pessimistic"), ap_for("optimistic")
+        def ap_for(rule):
+            if rule == "stable" and stable is not None:
+                s, c = fixed_point_sums(stable.hi[rows], stable.lo[rows]), stable.in_cut[rows].astype(np.float64)
+            elif rule == "expected" and retrieved_expected is not None:
+                return retrieved_expected[rows]
+            else:
+                s, c = ap_sums(nb, rb, rule, topk, tables)
+            if topk is None:
+                norm = Rb
+            elif normalizer == "retrieved":
+                norm = c
+            else:
+                norm = np.minimum(Rb, topk)
+            return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
+
+        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties)
+        return (ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *_by_radius(nb, rb, Rb), *at_k)
+
+    ap, lo_band, hi_band, prec_by_radius, rec_by_radius, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
@@ -168,13 +170,10 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     def mean(x):
         return float(np.mean(x[keep])) if keep.any() else math.nan
 
-    if ks and ties == "stable":
-        _, _, at_k = _stable_stats(query_codes, db_codes, query_labels, db_labels, None, ks,
-                                   device, memory_budget)
-        precision_at_k = {k: float(np.mean(at_k[k] / k)) for k in ks}
+    if stable is not None:
+        precision_at_k = {k: float(np.mean(stable.at_k[k] / k)) for k in ks}
     else:
-        precision_at_k = _precision_at_k(n, r, ks, ties)
-    prec_by_radius, rec_by_radius = _by_radius(n, r, R)
+        precision_at_k = {k: float(np.mean(v)) for k, v in zip(ks, at_k, strict=True)}
     rad = min(int(radius), bits)
     out = {
         "map": mean(ap),
@@ -198,11 +197,33 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     return out
 
 
-def _precision_at_k(n: np.ndarray, r: np.ndarray, ks, ties: str) -> dict:
-    """P@k of every query from its distance histograms, the tie group the cut falls in
-    resolved by the tie rule (expected: in proportion; optimistic: relevant first;
-    pessimistic: relevant last); the mean over queries per k."""
-    out = {}
+#: Histogram cells (queries x distances) per block of rows the host computes at a time; the
+#: blocks run in threads (numpy releases the GIL in its array loops).
+ROW_BLOCK_CELLS = 1 << 15
+
+
+def _in_row_blocks(fn, nq: int, width: int):
+    """``fn(rows)`` -> tuple of per-query arrays, for blocks of rows in a thread pool, the
+    blocks' arrays concatenated. Each query's numbers are computed from its own row alone,
+    so the blocks change no value."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    blocks = max(1, min(cores, nq * width // ROW_BLOCK_CELLS, nq))
+    if blocks == 1:
+        return fn(slice(0, nq))
+    cuts = [nq * i // blocks for i in range(blocks + 1)]
+    with ThreadPoolExecutor(max_workers=blocks) as pool:
+        parts = list(pool.map(fn, [slice(cuts[i], cuts[i + 1]) for i in range(blocks)]))
+    return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
+
+
+def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
+    """P@k of every query from its distance histograms (one array per k), the tie group the
+    cut falls in resolved by the tie rule (expected: in proportion; optimistic: relevant
+    first; pessimistic: relevant last)."""
+    out = []
     above = np.cumsum(n, axis=1) - n  # items strictly closer than each distance
     for k in ks:
         taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
@@ -212,7 +233,7 @@ def _precision_at_k(n: np.ndarray, r: np.ndarray, ks, ties: str) -> dict:
             inside = np.minimum(r, taken)
         else:
             inside = np.clip(taken - (n - r), 0, r)
-        out[k] = float(np.mean(inside.sum(axis=1) / k))
+        out.append(inside.sum(axis=1) / k)
     return out
 
 

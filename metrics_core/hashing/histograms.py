@@ -1,6 +1,7 @@
 """Per-query histograms of Hamming distances (all items, relevant items): the only
 pass over the (query, item) pairs. CPU: XOR + popcount on bit-packed codes, chunks of
-queries spread over threads; CUDA: one matrix product per chunk and one bincount.
+queries spread over threads; CUDA: the device route (:mod:`metrics_core.hashing.device`),
+which keeps the codes on the device and returns only the histograms.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
+from metrics_core.hashing.device import (
+    ENGINES,
+    device_inputs,
+    memory_for,
+    pick_engine,
+    torch_counts,
+)
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
     as_labels,
@@ -20,6 +28,7 @@ from metrics_core.hashing.validate import (
     relevance_matrix,
     resolve_device,
 )
+from metrics_core.validation import check_choice
 
 #: Queries per CPU chunk: the unit of work of a thread (16 rows of 50,000 items beat
 #: both 8 and 32 rows).
@@ -266,71 +275,75 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
     return n_hist, r_hist
 
 
-def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, device=None,
-                        memory_budget: int = DEFAULT_MEMORY_BUDGET):
-    """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
-
-    Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU the
-    distances of a few queries at a time come from XOR + popcount on bit-packed codes (one
-    uint32 word up to 32 bits, uint64 words beyond: 1/32 of the memory a float product
-    touches; measured faster, see BENCHMARKS.md), counted two rows at a time by
-    bincount on int16 pair keys (:func:`row_histograms`), chunks spread over the cores in a thread pool
-    (no torch or BLAS threads inside it). The CPU route never calls CUDA. On CUDA the distances come from one matrix product
-    ``(K - Q D^T) / 2`` and each becomes a bin key ``2 d + relevant`` (plus a row offset)
-    counted by one bincount. With class labels the relevance matrix is never built:
-    relevant items are the query's class's slice of the class-sorted database.
-    """
+def _check_codes(query_codes, db_codes):
     qb = code_bits(query_codes, "query codes")
     db = code_bits(db_codes, "database codes")
     if qb.shape[1] != db.shape[1]:
         raise InputError(N_("query codes have {query} bits, database codes {database}"),
                          params={"query": qb.shape[1], "database": db.shape[1]})
-    ql = as_labels(query_labels, qb.shape[0], "query labels")
-    dl = as_labels(db_labels, db.shape[0], "database labels")
+    return qb, db
+
+
+def hamming_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "auto",
+                   memory_budget: int = DEFAULT_MEMORY_BUDGET, stable: tuple | None = None):
+    """Every integer the measures need, by one engine: the histograms ``(n, r)`` of
+    :func:`distance_histograms` and, with ``stable = (cut, ks)``, the stable order's
+    :class:`~metrics_core.hashing.device.StableCounts` (cut None: the whole ranking), else None.
+
+    ``engine`` (:data:`~metrics_core.hashing.device.ENGINES`): ``auto`` is the numpy route
+    on the CPU and the device route on CUDA (Triton where importable, else torch); ``torch``
+    and ``triton`` name a device route (on the CPU too: that is how the tests check them).
+    The numpy route leaves the stable order to the torch engine on the CPU.
+    """
+    check_choice(engine, ENGINES, "engine")
     dev = resolve_device(device)
-    bits = qb.shape[1]
-    nq, ndb = qb.shape[0], db.shape[0]
-    width = bits + 1
-    single = ql.ndim == 1 and dl.ndim == 1
-    if not single:
-        relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
-    if dev.type == "cpu":
-        return _cpu_histograms(qb, db, ql, dl, width, memory_budget)
-    q, d = (torch.from_numpy(np.where(b, np.float32(1), np.float32(-1))) for b in (qb, db))
-    n_hist = np.zeros((nq, width), dtype=np.int64)
-    r_hist = np.zeros((nq, width), dtype=np.int64)
-    qg, dTg = q.to(dev), d.to(dev).T.contiguous()
+    picked = pick_engine(engine, dev)
+    if picked == "numpy":
+        if stable is not None:
+            return device_counts(query_codes, db_codes, query_labels, db_labels, device="cpu", engine="torch",
+                                 memory_budget=memory_budget, stable=stable)
+        qb, db = _check_codes(query_codes, db_codes)
+        ql = as_labels(query_labels, qb.shape[0], "query labels")
+        dl = as_labels(db_labels, db.shape[0], "database labels")
+        if not (ql.ndim == 1 and dl.ndim == 1):
+            relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
+        n, r = _cpu_histograms(qb, db, ql, dl, qb.shape[1] + 1, memory_budget)
+        return n, r, None
+    return device_counts(query_codes, db_codes, query_labels, db_labels, device=dev, engine=picked,
+                         memory_budget=memory_budget, stable=stable)
 
-    def distances(rows: np.ndarray, cols: np.ndarray | None):
-        dT = dTg if cols is None else dTg[:, torch.as_tensor(cols, device=dev)]
-        dist = ((bits - qg[torch.as_tensor(rows, device=dev)] @ dT) * 0.5).round().to(torch.int32)
-        return dist.cpu().numpy()
 
-    def counts(dist: np.ndarray, rel: np.ndarray | None) -> np.ndarray:
-        rows = dist.shape[0]
-        key = dist * 2
-        if rel is not None:
-            key += rel
-        key += (np.arange(rows, dtype=np.int32) * (2 * width))[:, None]
-        return np.bincount(key.ravel(), minlength=rows * 2 * width).reshape(rows, width, 2)
+def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, device=None,
+                        memory_budget: int = DEFAULT_MEMORY_BUDGET, engine: str = "auto"):
+    """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
 
-    chunk = max(1, min(nq, memory_budget // max(ndb * 12, 1)))
-    for lo in range(0, nq, chunk):
-        rows = np.arange(lo, min(nq, lo + chunk))
-        rel = None if single else relevance_matrix(ql[rows], dl).numpy().astype(np.int32)
-        h = counts(distances(rows, None), rel)
-        n_hist[rows] = h.sum(axis=2)
-        if not single:
-            r_hist[rows] = h[:, :, 1]
-    if single:
-        qln, dln = ql.numpy(), dl.numpy()
-        for c in np.unique(qln):
-            qi = np.flatnonzero(qln == c)
-            dj = np.flatnonzero(dln == c)
-            if len(dj) == 0:
-                continue
-            step = max(1, min(len(qi), memory_budget // max(len(dj) * 12, 1)))
-            for lo in range(0, len(qi), step):
-                rows = qi[lo:lo + step]
-                r_hist[rows] = counts(distances(rows, dj), None).sum(axis=2)
-    return n_hist, r_hist
+    Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU (engine
+    ``numpy``) the distances of a few queries at a time come from XOR + popcount on
+    bit-packed codes (one uint32 word up to 32 bits, uint64 words beyond: 1/32 of the memory
+    a float product touches; measured faster, see BENCHMARKS.md), counted two rows at a time
+    by bincount on int16 pair keys (:func:`row_histograms`), chunks spread over the cores in
+    a thread pool (no torch or BLAS threads inside it). The CPU route never calls CUDA. With
+    class labels the relevance matrix is never built: relevant items are the query's class's
+    slice of the class-sorted database.
+
+    On CUDA (engines ``triton`` and ``torch``, :mod:`metrics_core.hashing.device`) the codes
+    stay on the device and only these histograms come back. Every engine gives the same
+    integers, so the measures computed from them are the same bit for bit.
+    """
+    n, r, _ = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device, engine=engine,
+                             memory_budget=memory_budget)
+    return n, r
+
+
+def device_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "torch",
+                  memory_budget: int, stable: tuple | None = None):
+    """Histograms (and, with ``stable = (cut, ks)``, the stable order's integers) by the
+    torch or Triton engine on ``device`` (:mod:`metrics_core.hashing.device`); the Triton
+    engine is imported only when it runs."""
+    dev = resolve_device(device)
+    inp = device_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    if engine == "triton":
+        from metrics_core.hashing import triton_engine
+
+        return triton_engine.triton_counts(inp, memory_for(dev, memory_budget), stable)
+    return torch_counts(inp, memory_budget, stable)

@@ -6,16 +6,28 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _harmonic(n_max: int) -> np.ndarray:
-    """H[i] = 1 + 1/2 + ... + 1/i for i = 0..n_max (H[0] = 0)."""
-    return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
+_HARMONIC = np.zeros(1)
 
 
-def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None) -> dict:
+def harmonic_numbers(n_max: int) -> np.ndarray:
+    """H[i] = 1 + 1/2 + ... + 1/i for i = 0..n_max (H[0] = 0), read-only.
+
+    The longest table made so far is kept and sliced: a cumulative sum is sequential, so a
+    prefix of a longer table holds the same values (a database of a million items needs a
+    table of a million; an evaluation per training epoch makes it once)."""
+    global _HARMONIC
+    if len(_HARMONIC) <= n_max:
+        table = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
+        table.flags.writeable = False
+        _HARMONIC = table
+    return _HARMONIC[:n_max + 1]
+
+
+def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None, H: np.ndarray | None = None) -> dict:
     """What the tie rules' AP sums share, computed once for all of them: items and
     relevant items before each distance group (``A``, ``B``), the harmonic numbers ``H``
-    and ``H[A]``, and the positions of each group inside the cut (``limit``).
+    (given, or made for the longest row) and ``H[A]``, and the positions of each group
+    inside the cut (``limit``).
 
     >>> t = tie_tables(np.array([[1, 2]]), np.array([[1, 0]]), None)
     >>> t["A"].tolist(), t["B"].tolist(), t["limit"].tolist()
@@ -23,8 +35,8 @@ def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None) -> dict:
     """
     A = np.cumsum(n, axis=1) - n          # items before each group
     B = np.cumsum(r, axis=1) - r          # relevant items before each group
-    total = int(n.sum(axis=1).max(initial=0))
-    H = _harmonic(total + 1)
+    if H is None:
+        H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
     limit = n if topk is None else np.clip(topk - A, 0, n)   # positions of the group inside the cut
     return {"A": A, "B": B, "H": H, "HA": H[A], "limit": limit}
 
@@ -103,7 +115,7 @@ def expected_ap_retrieved_norm(n, r, topk):
     logp = lchoose(mb[:, None], cv) + lchoose((nb - mb)[:, None], L[:, None] - cv) - lchoose(nb[:, None], L[:, None])
     p = np.where(valid, np.exp(logp), 0.0)
     total = int(n.sum(axis=1).max(initial=0))
-    H = _harmonic(total + 1)
+    H = harmonic_numbers(total + 1)
     Lc = L[:, None]
     Ai = ab.astype(np.int64)[:, None]
     dH = H[np.minimum(Ai + Lc.astype(np.int64), total + 1)] - H[Ai]

@@ -40,7 +40,7 @@ Examples
 
 from __future__ import annotations
 
-from metrics_core.history.report import (
+from metrics_core.history.comparative_report import (
     OVERALL_LABELS,
     REPORT_MEASURES,
     comparative_report,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metrics_core.history.report import REPORT_MEASURES
+from metrics_core.history.comparative_report import REPORT_MEASURES
 from metrics_core.history.store import HistoryStore
 
 #: bundled with the package (package data), so it loads from an installed wheel too

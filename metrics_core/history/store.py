@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import N_, InputError
+from metrics_core.history.comparative_report import REPORT_MEASURES, comparative_report
 from metrics_core.history.queries import evaluation_list, load_record, read_long
 from metrics_core.history.records import (
     BUSY_TIMEOUT_MS,
@@ -35,7 +36,6 @@ from metrics_core.history.records import (
     store_error,
     unknown_suite,
 )
-from metrics_core.history.report import REPORT_MEASURES, comparative_report
 from metrics_core.history.schema import SCHEMA_VERSION, migrate
 
 __all__ = ["HistoryStore", "EvaluationRecord", "BUSY_TIMEOUT_MS", "TIMESTAMP_FORMAT", "default_store_path",
@@ -300,7 +300,7 @@ class HistoryStore:
         >>> store = HistoryStore(":memory:")
         >>> qrels = {"q1": {"d1": 1}}
         >>> evs = [mc.evaluate(qrels, {"q1": {"d1": 1.0}}, ["RR"]), mc.evaluate(qrels, {"q1": {"d2": 1.0}}, ["RR"])]
-        >>> evs[0].run_name, evs[1].run_name = "a", "b"
+        >>> evs = [evs[0].renamed("a"), evs[1].renamed("b")]
         >>> store.save_evaluations("s", evs, "2025-01-01", qrels=qrels)
         [1, 2]
         >>> store.list_evaluations()[["id", "run", "batch"]].values.tolist()
@@ -399,7 +399,7 @@ class HistoryStore:
         (see the module docstring for the rules). Columns: ``ID, Suite, Run, Date``,
         (``Query ID, Query`` per query), the measures, ``Interpretation``. The summary is
         also in ``df.attrs["summary"]``. ``ngettext`` phrases the summary row's count in
-        the caller's language (:func:`metrics_core.history.report.summary_text`).
+        the caller's language (:func:`metrics_core.history.comparative_report.summary_text`).
         """
         return comparative_report(self, suite, date_from, date_to, per_query=per_query, measures=measures,
                                   thresholds=thresholds, summary=summary, ngettext=ngettext)

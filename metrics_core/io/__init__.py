@@ -21,16 +21,16 @@ from metrics_core.io.formats import is_msmarco_run, is_trec
 from metrics_core.io.source import read_source
 from metrics_core.io.trec import parse_msmarco_run, parse_trec_qrels, parse_trec_run
 
-FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
+INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
 __all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "detect_columns",
-           "FORMATS", "Run", "Qrels"]
+           "INPUT_FORMATS", "Run", "Qrels"]
 
 
 def _read(source, kind: str, fmt: str, columns, name):
-    if fmt not in FORMATS:
+    if fmt not in INPUT_FORMATS:
         raise InputError(N_("unknown format {format}"), hint=N_("accepted: {formats}"),
-                         params={"format": repr(fmt), "formats": ", ".join(FORMATS)})
+                         params={"format": repr(fmt), "formats": ", ".join(INPUT_FORMATS)})
     if isinstance(source, (Run, Qrels)):
         want = Run if kind == "run" else Qrels
         if not isinstance(source, want):

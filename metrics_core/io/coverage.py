@@ -36,7 +36,7 @@ def _query_set(data) -> pa.Array:
     import pyarrow.compute as pc
 
     ids = pc.unique(_plain(data.qid))
-    if getattr(data, "extra_query_ids", ()):
+    if data.extra_query_ids:
         ids = pc.unique(pa.concat_arrays([ids, pa.array(list(data.extra_query_ids), pa.string())]))
     return ids
 

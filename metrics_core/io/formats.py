@@ -27,7 +27,7 @@ from metrics_core.io.trec import columns_of, value_column
 from metrics_core.validation import parse_number
 
 #: every format a sniff can give
-FORMATS = ("parquet", "npy", "pt", "jsonl", "json", "tsv", "csv")
+SNIFFED_FORMATS = ("parquet", "npy", "pt", "jsonl", "json", "tsv", "csv")
 
 _BY_EXTENSION = {".parquet": "parquet", ".pq": "parquet", ".npy": "npy", ".pt": "pt", ".pth": "pt",
                  ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".tsv": "tsv", ".tab": "tsv",

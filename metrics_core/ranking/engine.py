@@ -69,7 +69,7 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
         ranked = _build(qrels, run, conv, cutoffs, None, prepared)
     except FingerprintCollision:
         ranked = _build(qrels, run, conv, cutoffs, exact_doc_keys(run.docid, qrels.docid), prepared)
-    if getattr(conv, "judged_only", False):
+    if conv.judged_only:
         ranked = judged_only(ranked)
     return ranked
 

@@ -76,7 +76,7 @@ def evaluate_lists(lists: RankedLists, specs: list[MeasureSpec], conv: Conventio
     columns = {s.name: compute(lists, s, conv) for s in specs}
     agg = {s.name: summarize(lists, s, columns[s.name], conv) for s in specs}
     return Evaluation(run_name, specs, (lists.query_ids, columns), agg, diag | {
-        "num_queries": lists.n_queries}, conv, lists, ranking)
+        "num_queries": lists.n_queries}, conv, ranking)
 
 
 def rank(qrels, run, conventions: Conventions | None = None, *, cutoffs=(), **overrides) -> Ranking:
@@ -214,7 +214,7 @@ class Ranking:
         lists = self.lists_for(rank_cutoffs(specs))
         ev = evaluate_lists(lists, specs, self.conventions, self.run_name if name is None else name, self)
         if tie_report:
-            ev.tie_report = self.tie_report(specs, values=ev.values)
+            ev = ev.replace(tie_report=self.tie_report(specs, values=ev.values))
         return ev
 
     def tie_report(self, measures, values: dict | None = None) -> dict:
@@ -333,7 +333,7 @@ class Ranking:
         False
         """
         run, lists = self.run, self.lists
-        if not len(run) or getattr(run, "extra_query_ids", ()) or self.conventions.judged_only:
+        if not len(run) or run.extra_query_ids or self.conventions.judged_only:
             return False
         starts = np.asarray(lists.starts, dtype=np.int64)
         judged = np.concatenate(([0], np.cumsum(np.asarray(lists.judged, dtype=np.int64))))

@@ -100,7 +100,7 @@ def ranked_scores(R: RankedLists, run, conv) -> np.ndarray:
     """The score of each ranked row, as the ranking compared them (float32 under
     ``compat=trec_eval9``)."""
     scores = np.asarray(run.scores, dtype=np.float64)[R.run_rows()]
-    if getattr(conv, "compat", "trec_eval10") == "trec_eval9":
+    if conv.compat == "trec_eval9":
         scores = scores.astype(np.float32).astype(np.float64)
     return scores
 

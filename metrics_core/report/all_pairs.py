@@ -13,10 +13,13 @@ from collections.abc import Sequence
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.report import format_table, json_safe, latex_escape, provenance
-from metrics_core.report.cells import latex_text, markdown_escape
+from metrics_core.report.cells import latex_escape, latex_text, markdown_escape
+from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.report.evaluations import as_runs, evaluations_json
 
+#: the tests of the all-pairs tables, as the legends name them
+PAIR_TEST_NAMES = {"permutation": N_("paired randomization test"), "t": N_("paired t-test"),
+                   "wilcoxon": N_("Wilcoxon signed-rank test"), "tukey": N_("Tukey's HSD test")}
 #: superscript letters for the all-pairs tables (Unicode has no superscript q; ranx uses this one)
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖᑫʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
 
@@ -85,8 +88,7 @@ class AllPairsComparison:
 
     def legend(self, tests: Sequence[str] = (), paper: bool = True, gettext=None) -> str:
         from metrics_core.errors import fill
-        from metrics_core.stats.allpairs import PAIR_TEST_NAMES
-        from metrics_core.stats.comparison import CORRECTION_NAMES, QUERY_SET_LABELS
+        from metrics_core.report.legends import CORRECTION_NAMES, QUERY_SET_LABELS
 
         tr = gettext or (lambda s: s)
         s = self.settings
@@ -108,7 +110,7 @@ class AllPairsComparison:
         return text
 
     def queries(self, gettext=None) -> str:
-        from metrics_core.stats.comparison import QUERY_SET_LABELS
+        from metrics_core.report.legends import QUERY_SET_LABELS
 
         tr = gettext or (lambda s: s)
         return tr(QUERY_SET_LABELS[self.settings["query_set"]])
@@ -236,4 +238,4 @@ def one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
-__all__ = ["AllPairsComparison", "compare_all_pairs", "SUPERSCRIPTS"]
+__all__ = ["AllPairsComparison", "compare_all_pairs", "SUPERSCRIPTS", "PAIR_TEST_NAMES"]

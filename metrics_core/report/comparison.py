@@ -15,21 +15,20 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.report import format_table, json_safe, latex_escape, provenance
-from metrics_core.report.cells import LATEX_MARKERS, latex_cell, latex_text, markdown_escape
+from metrics_core.report.cells import (
+    LATEX_MARKERS,
+    latex_cell,
+    latex_escape,
+    latex_text,
+    markdown_escape,
+)
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
+from metrics_core.report.exports import format_table, json_safe, provenance
+from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
+from metrics_core.stats.comparison import TESTS, compare_runs, comparison_records, leaderboard
 
 if TYPE_CHECKING:
     from metrics_core.report.all_pairs import AllPairsComparison
-from metrics_core.stats.comparison import (
-    TESTS,
-    compare_runs,
-    comparison_records,
-    leaderboard,
-    markers_legend,
-    paper_table,
-    queries_sentence,
-)
 
 #: The settings the JSON's ``comparison`` object and every export's provenance state.
 PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "confidence", "alpha",
@@ -105,7 +104,7 @@ class Comparison:
 
     def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
-        markers of ``tests`` (:func:`~metrics_core.stats.comparison.paper_table`)."""
+        markers of ``tests`` (:func:`~metrics_core.report.legends.paper_table`)."""
         return paper_table(self._frame, tests=tests, digits=digits)
 
     def leaderboard(self, n_resamples: int = 1000, test: str | None = None) -> pd.DataFrame:
@@ -113,7 +112,7 @@ class Comparison:
         per (run, measure) the mean, its percentile-bootstrap interval (``n_resamples``, at
         the comparison's confidence and seed), the best mark and the marker of ``test``
         (default: the last test computed) from this comparison's corrected p-values, not
-        recomputed. Its legend is :func:`~metrics_core.stats.comparison.leaderboard_legend`.
+        recomputed. Its legend is :func:`~metrics_core.report.legends.leaderboard_legend`.
         """
         s = self.settings
         test = test or s["tests"][-1]
@@ -262,7 +261,7 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
     >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     >>> a = mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 2.0, "d2": 1.0}}, ["RR"])
     >>> b = mc.evaluate(qrels, {"q1": {"d1": 1.0, "d2": 2.0}, "q2": {"d1": 1.0, "d2": 2.0}}, ["RR"])
-    >>> a.run_name, b.run_name = "a", "b"
+    >>> a, b = a.renamed("a"), b.renamed("b")
     >>> c = mc.compare([a, b], "a", n_permutations=100)
     >>> [(r["mean_baseline"], r["mean_run"], r["wins"], r["losses"]) for r in c.records]
     [(0.75, 0.75, 1, 1)]

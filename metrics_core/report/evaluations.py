@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import N_, InputError
 
 

@@ -28,23 +28,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core._version import __version__
 from metrics_core.errors import N_
-from metrics_core.report import PALETTE, json_safe
 from metrics_core.report.cells import MISSING, format_cell, format_p
-from metrics_core.report.leaderboard import BEST, CI_INDENT, leaderboard_grid
-from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import (
+from metrics_core.report.exports import json_safe
+from metrics_core.report.labels import PALETTE
+from metrics_core.report.leaderboard_grid import BEST, CI_INDENT, leaderboard_grid
+from metrics_core.report.legends import (
     CORRECTION_NAMES,
-    MARKERS,
     QUERY_SET_LABELS,
     TEST_NAMES,
-    TESTS,
-    compare_runs,
-    leaderboard,
     leaderboard_legend,
     markers_legend,
 )
+from metrics_core.report.thesis import display_measure
+from metrics_core.stats.comparison import MARKERS, TESTS, compare_runs, leaderboard
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:1100px;
@@ -122,7 +120,7 @@ def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
 
 
 def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None) -> str:
-    """The leaderboard grid (:func:`metrics_core.report.leaderboard.leaderboard_grid`, its
+    """The leaderboard grid (:func:`metrics_core.report.leaderboard_grid.leaderboard_grid`, its
     words through ``gettext``) as HTML: best cells bold, interval and tie-band rows grey."""
     grid = leaderboard_grid(board, band, gettext=gettext)
     first = grid.columns[0]

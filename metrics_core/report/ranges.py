@@ -7,8 +7,6 @@ datasets need their own.
 
 >>> REFERENCE_RANGES["AUROC"]["good"]
 (0.7, 0.8)
->>> band_of(0.75, REFERENCE_RANGES["AUROC"])
-'good'
 """
 
 from __future__ import annotations
@@ -27,12 +25,3 @@ REFERENCE_RANGES: dict[str, dict[str, tuple[float, float]]] = {
 def default_ranges() -> dict:
     """A fresh, editable copy of :data:`REFERENCE_RANGES`."""
     return copy.deepcopy(REFERENCE_RANGES)
-
-
-def band_of(value: float, ranges: dict) -> str | None:
-    """Name of the band (``"baseline"``, ``"good"``) holding ``value`` (bounds
-    inclusive), or None."""
-    for name, (low, high) in ranges.items():
-        if low <= value <= high:
-            return name
-    return None

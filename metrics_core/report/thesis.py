@@ -1,4 +1,5 @@
-"""The comparative table of a thesis: runs x measures, every cell and a summary row labelled.
+"""The thesis table: runs x measures, every cell and a summary row labelled (its files:
+:mod:`metrics_core.report.thesis_export`).
 
 Each row is a run (or a saved evaluation), each measure column its mean over the queries
 kept (all of them, or those whose date in the query metadata lies in a range). A value is

@@ -24,9 +24,9 @@ import io
 import math
 import re
 
-from metrics_core.report import csv_safe
 from metrics_core.report.catalogs import N_, translations
 from metrics_core.report.cells import MISSING, csv_number, latex_escape, markdown_escape
+from metrics_core.report.exports import csv_safe
 from metrics_core.report.thesis import LEVEL_NAMES, VERDICT_NAMES, ThesisTable, display_measure
 
 #: Words of the exports, in English (the catalogs' msgids).
@@ -373,7 +373,7 @@ def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
             f"<tfoot>{foot}</tfoot>\n</table>\n" + (f"<p class=\"legend\">{e(note)}</p>\n" if note else ""))
 
 
-FORMATS = {"csv": to_csv, "markdown": to_markdown, "latex": to_latex, "html": to_html}
+THESIS_WRITERS = {"csv": to_csv, "markdown": to_markdown, "latex": to_latex, "html": to_html}
 
-__all__ = ["DEFAULT_WORDS", "FORMATS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
+__all__ = ["DEFAULT_WORDS", "THESIS_WRITERS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
            "to_csv", "to_markdown", "to_latex", "to_html"]

@@ -181,8 +181,7 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
     position = np.concatenate(pos) if pos else np.zeros(0, dtype=np.int64)
     columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
     out = ev.finish(name, ids, position, columns, merged, run_queries, qrels_dups)
-    out.distributed = {"parts": len(paths), **info}
-    return out
+    return out.replace(distributed={"parts": len(paths), **info})
 
 
 def _keep(ids, again) -> np.ndarray:

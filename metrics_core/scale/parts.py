@@ -112,10 +112,8 @@ class Evaluator:
     would.
     """
 
-    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs, track_counts: bool = False):
+    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs):
         self.index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
-        # ranked rows per query (for LazyRanked), when asked for
-        self.counts = {} if track_counts else None
         self.specs = list(specs)
         self.conv = conv
         self.cutoffs = tuple(cutoffs)
@@ -136,7 +134,7 @@ class Evaluator:
         codes, vocab = encode_strings(run.qid)
         return self.index.subset(vocab), (codes, vocab)
 
-    def rows(self, run: Run, record: bool = True, prepared=None):
+    def rows(self, run: Run, prepared=None):
         """Evaluate ``run`` (whole queries). Returns (query ids, {measure: values}, diagnostics).
 
         ``prepared``: what :meth:`prepare` gave for this run (made here when None).
@@ -144,8 +142,6 @@ class Evaluator:
         sub, run_qid = self.prepare(run) if prepared is None else prepared
         ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
-        if self.counts is not None and record:
-            self.counts.update(zip(ranked.query_ids, np.diff(ranked.starts).tolist(), strict=True))
         return ranked.query_ids, columns, ranked.diagnostics
 
     def missing_rows(self, missing):
@@ -178,7 +174,7 @@ class Evaluator:
         # count of positive judgements (trec_eval 9's summed num_rel under -c)
         trec_sorted = string_order(ids)
         labels = self.index.qrels.relevance
-        if getattr(self.conv, "labels", "truncate") == "truncate":
+        if self.conv.labels == "truncate":
             labels = np.trunc(labels)
         positive = int(np.count_nonzero(labels > 0))
         agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss, positive_labels=positive,

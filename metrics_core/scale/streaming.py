@@ -33,8 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
-from metrics_core.data import Qrels, Run
-from metrics_core.ranking.engine import build_ranked_lists
+from metrics_core.data import Qrels
 from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
@@ -62,7 +61,7 @@ def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
     attribute: blocks, rows, non-contiguous queries, spilled rows.
     """
     block_rows = max(int(block_rows), 1)
-    ev = Evaluator(qrels, specs, conv, cutoffs, track_counts=stream.run is not None)
+    ev = Evaluator(qrels, specs, conv, cutoffs)
 
     def prepared_blocks():  # on the read-ahead thread: read, parse, encode, take the judgements
         for table in query_blocks(stream.batches(), block_rows):
@@ -116,88 +115,7 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     if reappear:
         extra_diag["noncontiguous_queries"] = len(reappear)
     result = ev.finish(stream.name, ids, pos, columns, merged, seen, qrels_dups, extra_diag)
-    result.streaming = info
-    if stream.run is not None:  # a Run in memory: its rankings can be shown, query by query
-        order = result.evaluated_ids
-        result.ranked = LazyRanked(ev, stream.run, order, [ev.counts.get(q, 0) for q in order])
-    return result
-
-
-class LazyRanked:
-    """The ranked lists of an evaluation made in blocks, built one query at a time.
-
-    Offers what a page needs to show one query's ranking -- ``query_ids``, ``starts``,
-    ``run_rows(lo, hi)``, ``judged[lo:hi]`` and ``label[lo:hi]`` for the rows of one
-    query -- without the ranked lists of the whole run: each query is ranked again alone
-    by the engine (ties, duplicates and depth are per query, so the ranking is the same).
-    """
-
-    def __init__(self, ev: Evaluator, run: Run, query_ids, counts):
-        self._ev, self._run = ev, run
-        self.query_ids = list(query_ids)
-        self.starts = np.concatenate(([0], np.cumsum(np.asarray(counts, dtype=np.int64))))
-        self.diagnostics = None
-        self._last = None
-        self.judged = _QuerySlicer(self, "judged")
-        self.label = _QuerySlicer(self, "label")
-
-    @property
-    def n_queries(self) -> int:
-        """Number of evaluated queries."""
-        return len(self.query_ids)
-
-    def _query(self, lo: int):
-        """(offset of the query holding ranked row ``lo``, its RankedLists, its run rows)."""
-        i = int(np.searchsorted(self.starts, lo, side="right") - 1)
-        if self._last is None or self._last[0] != i:
-            q = self.query_ids[i]
-            rows = _rows_of(self._run.qid, q)
-            take = pa.array(rows, type=pa.int64())
-            sub = Run(pa.array([q] * len(rows), pa.string()), self._run.docid.take(take),
-                      self._run.scores[rows], name=self._run.name, source=self._run.source)
-            ranked = build_ranked_lists(self._ev.index.subset([q]), sub, self._ev.block_conv,
-                                        self._ev.cutoffs)
-            self._last = (i, ranked, rows)
-        i, ranked, rows = self._last
-        return int(self.starts[i]), ranked, rows
-
-    def run_rows(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
-        """Run rows of ranked rows ``lo:hi`` (within one query)."""
-        hi = int(self.starts[-1]) if hi is None else hi
-        if hi <= lo:
-            return np.zeros(0, dtype=np.int64)
-        off, ranked, rows = self._query(lo)
-        return rows[ranked.run_rows(lo - off, hi - off)]
-
-
-class _QuerySlicer:
-    def __init__(self, owner: LazyRanked, attr: str):
-        self._owner, self._attr = owner, attr
-
-    def __getitem__(self, item):
-        if not isinstance(item, slice) or item.step not in (None, 1):
-            raise TypeError("only slices of one query's rows are supported")
-        lo = 0 if item.start is None else item.start
-        hi = int(self._owner.starts[-1]) if item.stop is None else item.stop
-        if hi <= lo:
-            return np.zeros(0, dtype=bool if self._attr == "judged" else np.float64)
-        off, ranked, _ = self._owner._query(lo)
-        return getattr(ranked, self._attr)[lo - off:hi - off]
-
-
-def _rows_of(qid, q: str) -> np.ndarray:
-    """Rows of a query-id column (plain or dictionary-encoded, chunked or not) equal to ``q``."""
-    chunks = qid.chunks if isinstance(qid, pa.ChunkedArray) else [qid]
-    out, at = [], 0
-    for chunk in chunks:
-        if pa.types.is_dictionary(chunk.type):
-            codes = np.flatnonzero(chunk.dictionary.to_numpy(zero_copy_only=False) == q)
-            hit = np.isin(chunk.indices.to_numpy(zero_copy_only=False), codes)
-        else:
-            hit = pc.equal(chunk, q).to_numpy(zero_copy_only=False)
-        out.append(np.flatnonzero(hit) + at)
-        at += len(chunk)
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+    return result.replace(streaming=info)
 
 
 def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_starts, block_counted,
@@ -227,7 +145,7 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
         def take_back(block: int):
             tables = fragments.pop(block)
             run = batch_run(pa.concat_tables(tables), stream.name, stream.source)
-            _, _, diag = ev.rows(run, record=False)
+            _, _, diag = ev.rows(run)
             merged.add(diag, sign=-1)
 
         at = 0
@@ -278,4 +196,4 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     return ids_out, pos_out, cols_out, spilled
 
 
-__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "LazyRanked", "evaluate_stream"]
+__all__ = ["DEFAULT_BLOCK_ROWS", "STREAM_THRESHOLD_BYTES", "evaluate_stream"]

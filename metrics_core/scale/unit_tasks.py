@@ -262,7 +262,7 @@ def _add_edge(out: UnitResult, ev: Evaluator, setup: Setup, table, codes, code: 
     sel = with_pos(table.take(pa.array(rows)), base + start + rows)
     diag = Diagnostics()
     if out.counted[block]:
-        diag = ev.rows(batch_run(sel, setup.name, ""), record=False)[2]
+        diag = ev.rows(batch_run(sel, setup.name, ""))[2]
     out.edges[name] = (sel, diag)
 
 
@@ -293,7 +293,7 @@ def split_unit(unit: Unit, index, setup: Setup, offset: int, names, counted, n_p
             if len(rows):
                 sel = with_pos(table.take(pa.array(rows)), base + at + rows)
                 if b < len(counted) and counted[b]:
-                    share.add(ev.rows(batch_run(sel, setup.name, unit.path), record=False)[2])
+                    share.add(ev.rows(batch_run(sel, setup.name, unit.path))[2])
                 for j, piece in enumerate(by_hash(sel, n_parts)):
                     if piece.num_rows:
                         pieces[j].append(piece)

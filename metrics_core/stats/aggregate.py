@@ -95,13 +95,3 @@ def group_by_difficulty(per_query: pd.DataFrame, metadata: pd.DataFrame, measure
     cols = ["count"] + list(measures if measures is not None else [c for c in table.columns if c != "count"])
     return {k: {c: (int(v[c]) if c == "count" else float(v[c])) for c in cols}
             for k, v in table.to_dict(orient="index").items()}
-
-
-def geometric_mean(values, floor: float = 1e-5) -> float:
-    """exp(mean(log(max(v, floor)))) -- trec_eval's gm_* averaging.
-
-    >>> round(geometric_mean([0.5, 0.0]), 6)
-    0.002236
-    """
-    v = np.maximum(np.asarray(values, dtype=np.float64), floor)
-    return float(np.exp(np.mean(np.log(v)))) if len(v) else float("nan")

@@ -30,8 +30,6 @@ from metrics_core.stats import significance as sig
 from metrics_core.stats.comparison import aligned_values
 
 PAIR_TESTS = ("permutation", "t", "wilcoxon", "tukey")
-PAIR_TEST_NAMES = {"permutation": N_("paired randomization test"), "t": N_("paired t-test"),
-                   "wilcoxon": N_("Wilcoxon signed-rank test"), "tukey": N_("Tukey's HSD test")}
 COLUMNS = ("measure", "run_a", "run_b", "n_queries", "mean_a", "mean_b", "delta", "p", "p_corrected",
            "significant", "better")
 
@@ -163,4 +161,4 @@ def means_table(evaluations, pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-__all__ = ["PAIR_TESTS", "PAIR_TEST_NAMES", "COLUMNS", "all_pairs", "beats", "letters", "means_table"]
+__all__ = ["PAIR_TESTS", "COLUMNS", "all_pairs", "beats", "letters", "means_table"]

@@ -392,8 +392,8 @@ def test_a_run_is_ranked_once_for_every_measure_set(sample, tmp_path):
     _ok(at)
     qrels, runs, _ = sample
     for name in runs:  # one ranking for the first two measure sets; ranked again for cutoff 7
-        assert at.session_state["diag"][name].ranked is at.session_state["board"][name].ranked
-        assert at.session_state["other"][name].ranked is not at.session_state["board"][name].ranked
+        assert at.session_state["diag"][name].ranking is at.session_state["board"][name].ranking
+        assert at.session_state["other"][name].ranking is not at.session_state["board"][name].ranking
     for key, measures in (("diag", ["Judged@10", "P@10", "NumRet"]),
                           ("board", ["RR", "nDCG@10", "P@5", "AP", "R@100"]), ("other", ["P@7"])):
         for name, ev in at.session_state[key].items():

@@ -105,7 +105,7 @@ def test_page_bad_measure_shows_error_not_traceback():
 
 
 def test_test_and_correction_names_are_the_librarys_marked_for_translation():
-    from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES
+    from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
     from ui.compare.data import LIBRARY_WORDS, correction_label, test_label
 
     assert set(TEST_NAMES.values()) <= set(LIBRARY_WORDS)

@@ -95,7 +95,7 @@ def test_ranked_list_of_a_run_given_in_rank_order(ties, extra_query):
     assert got["relevance"].fillna(-1).tolist() == [-1, 1.0, 1.0, -1]
     assert ev.ranking.ranking("q2")["doc_id"].tolist() == ["e", "f"]
     docs = run.doc_ids
-    assert [docs[i] for i in ev.ranked.row_index] == want + ["e", "f"]
+    assert [docs[i] for i in ev.ranking.lists.row_index] == want + ["e", "f"]
     # a run evaluated in blocks keeps no Ranking: the page ranks the query's rows alone, the same
     streamed = mc.evaluate(qrels, run, ["P@1", "P@2"], block_rows=2)
     assert streamed.ranking is None

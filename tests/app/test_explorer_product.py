@@ -14,9 +14,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
-from metrics_core.report.leaderboard import leaderboard_grid, tie_band
+from metrics_core.report.leaderboard_grid import leaderboard_grid, tie_band
+from metrics_core.report.legends import paper_table
 from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import compare_runs, leaderboard, paper_table
+from metrics_core.stats.comparison import compare_runs, leaderboard
 from tests.app.test_app_pages import TIMEOUT, _app, _ok
 from ui.common.style import difficulty_order, natural_key, natural_sorted, run_colours
 
@@ -28,7 +29,7 @@ def _evaluations(sample, measures, **kw):
     out = []
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, measures, **kw)
-        ev.run_name = name
+        ev = ev.renamed(name)
         out.append(ev)
     return out
 
@@ -128,7 +129,7 @@ def test_compare_page_one_query_set_and_markers(sample):
         assert paper.loc[r.run, r.measure].endswith(r.markers) if r.markers else True
     assert list(table["markers"]) == list(frame["markers"])
     # every test's p in an expander (a static table)
-    # (headers name the tests as the library does: metrics_core.stats.comparison.TEST_NAMES)
+    # (headers name the tests as the library does: metrics_core.report.legends.TEST_NAMES)
     assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.table)
     # no raw names as headers: the shown columns carry labels
     shown = at.dataframe[0].proto

@@ -139,8 +139,8 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     # five tables (per class, summary, P@k, by radius, AP per query: the library's hashing_tables),
     # each with its export buttons
     assert len(at.dataframe) == 5
-    from ui.common.downloads import FORMATS
-    assert len(at.get("download_button")) == 5 * len(FORMATS)
+    from ui.common.downloads import DOWNLOAD_FORMATS
+    assert len(at.get("download_button")) == 5 * len(DOWNLOAD_FORMATS)
     shown = [d.value for d in at.dataframe]
     assert list(shown[4].columns) == ["query", "AP"] and len(shown[4]) == len(sample["query_codes"])
     es = AppTest.from_file(PAGE, default_timeout=60)

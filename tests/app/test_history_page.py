@@ -166,7 +166,7 @@ def _overview_stub():
     qrels = {"q1": {"d1": 1}, "q2": {"d3": 2}}
     evs = [mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, ["RR", "nDCG@10", "P@5"]),
            mc.evaluate(qrels, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}}, ["RR", "nDCG@10", "P@5"])]
-    evs[0].run_name, evs[1].run_name = "bm25", "dense"
+    evs = [evs[0].renamed("bm25"), evs[1].renamed("dense")]
     st.session_state["saved_id"] = save_evaluation_form(evs, qrels, key="test")
 
 
@@ -257,7 +257,7 @@ def _three_runs():
     evs = []
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, list(REPORT_MEASURES))
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     return qrels, evs
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 import ui.ranking.data as ranking_data
-from metrics_core.report.leaderboard import TIE_ROW, tie_band
+from metrics_core.report.leaderboard_grid import TIE_ROW, tie_band
 from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import leaderboard
 from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN
@@ -177,7 +177,7 @@ def test_tie_band_contains_the_leaderboard_mean(data):
     evs = []
     for name in ("tied", "plain"):
         ev = mc.evaluate(qrels, runs[name], MEASURES, tie_report=True)
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     frames = {ev.run_name: ev.per_query for ev in evs}
     reports = {ev.run_name: ev.tie_report for ev in evs}

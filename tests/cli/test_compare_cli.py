@@ -11,8 +11,9 @@ from scipy import stats
 from metrics_core.cli import main
 from metrics_core.errors import InputError
 from metrics_core.report import json_safe
+from metrics_core.report.legends import paper_table
 from metrics_core.stats import significance as sig
-from metrics_core.stats.comparison import compare_runs, comparison_records, paper_table
+from metrics_core.stats.comparison import compare_runs, comparison_records
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Devices: the CPU route never needs CUDA; the CUDA route (run only where a GPU is
 visible, skipped elsewhere) gives the CPU route's numbers bit for bit."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 import torch
@@ -16,6 +18,9 @@ def case(seed, bits, multilabel, nq=70, ndb=900):
     rng = np.random.default_rng(seed)
     qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
     dc[:50] = qc[0]  # ties
+    dc[-6:-3] = -qc[1]  # the largest distances, K and K - 1
+    dc[-3:] = -qc[2]
+    dc[-3:, 0] *= -1
     if multilabel:
         return qc, dc, rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ndb, 6))
     return qc, dc, rng.integers(0, 5, nq), rng.integers(0, 4, ndb)
@@ -95,3 +100,30 @@ def test_cuda_tensors_as_inputs():
     args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
     for device in ("cpu", "cuda"):
         same(evaluate_hashing(*args, device=device, ks=(1,)), want)
+
+
+CUDA_ENGINES = ["torch"] + (["triton"] if importlib.util.find_spec("triton") else [])
+
+
+@needs_gpu
+@pytest.mark.parametrize("engine", CUDA_ENGINES)
+@pytest.mark.parametrize("bits", [8, 31, 64, 65, 128])
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_cuda_engines_bit_identical_to_cpu(engine, bits, multilabel):
+    qc, dc, ql, dl = case(bits + 1, bits, multilabel, nq=150, ndb=3000)
+    for options in (dict(ks=(1, 10, 5000)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10, 5000)),
+                    dict(ties="stable", topk=70, ks=(3,)), dict(ties="pessimistic", ks=(2,))):
+        want = evaluate_hashing(qc, dc, ql, dl, device="cpu", **options)
+        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", engine=engine, memory_budget=300_000, **options), want)
+        args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
+        same(evaluate_hashing(*args, device="cuda", engine=engine, **options), want)
+
+
+@needs_gpu
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_cuda_default_engine_many_segments(multilabel):
+    """Sizes where the Triton engine takes several database segments and query chunks."""
+    qc, dc, ql, dl = case(11, 64, multilabel, nq=700, ndb=40000)
+    for options in (dict(ks=(1, 100)), dict(ties="stable", ks=(1, 100, 39999))):
+        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", memory_budget=2_000_000, **options),
+             evaluate_hashing(qc, dc, ql, dl, device="cpu", **options))

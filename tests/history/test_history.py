@@ -268,7 +268,7 @@ def test_report_numbers_equal_metrics_core(store):
     for i in range(4):
         _, run = random_data(10 + i)
         ev = mc.evaluate(qrels, run, MEASURES)
-        ev.run_name = f"v{i}"
+        ev = ev.renamed(f"v{i}")
         store.save_evaluation("s", ev, timestamp=f"2025-02-0{i + 1}T12:00:00Z")
         evs.append(ev)
     rep = store.report("s")

@@ -1,5 +1,5 @@
 """The library's refusals in an application's language: real bad inputs through public
-functions of the measures, statistics, thesis table, history, gates and Dynamic K modules.
+functions of the measures, statistics, thesis table, history and Dynamic K modules.
 ``str(exc)`` stays the English of the command line, byte for byte; ``exc.plain(gettext)``
 with the Spanish catalog is Spanish and keeps the user's data (names, values, files) as
 given. An AST scan keeps every ``InputError(...)`` of these modules a marked template."""
@@ -20,8 +20,7 @@ import metrics_core as mc
 from metrics_core import calibration, clicks, detection, dynamic_k
 from metrics_core.conventions import Conventions
 from metrics_core.data import Run
-from metrics_core.errors import N_, InputError
-from metrics_core.gates.registry import accepted_gate_names, parse_gate_metric, reason_hint
+from metrics_core.errors import InputError
 from metrics_core.history.store import HistoryStore
 from metrics_core.ranking.registry import accepted_names, parse_measure, parse_measures
 from metrics_core.report.catalogs import translations
@@ -173,25 +172,6 @@ CASES = {
         lambda: HistoryStore.from_bytes(b"not a database" * 20, "upload.sqlite3"),
         "upload.sqlite3: not a RankLab history file (it is not an SQLite database). upload a file saved "
         "with the History page's download button", ["upload.sqlite3: "]),
-    "unknown gate metric": (
-        lambda: parse_gate_metric("AUC-ROC"),
-        lambda: f"unknown gate metric 'AUC-ROC'. accepted: {accepted_gate_names()}", ["'AUC-ROC'"]),
-    "gate parameter choice": (
-        lambda: parse_gate_metric("AUROC(single_class=zero)"),
-        "gate metric 'AUROC(single_class=zero)': single_class='zero' is not accepted. single_class accepts "
-        "nan, audit", ["'AUROC(single_class=zero)'", "single_class='zero'", "nan, audit"]),
-    "gate parameter number": (
-        lambda: parse_gate_metric("TPR@FPR=1.5"),
-        "gate metric 'TPR@FPR=1.5': fpr='1.5' is not accepted. fpr must be between 0 and 1",
-        ["'TPR@FPR=1.5'", "fpr='1.5'"]),
-    "gate parameter range": (
-        lambda: parse_gate_metric("ECE(bins=0)"),
-        "gate metric 'ECE(bins=0)': bins='0' is not accepted. number of bins must be at least 1, got 0",
-        ["'ECE(bins=0)'", "bins='0'"]),
-    "gate parameter twice": (
-        lambda: parse_gate_metric("ECE(bins=5,bins=6)"),
-        "gate metric 'ECE(bins=5,bins=6)': parameter 'bins' is given twice. Give it once",
-        ["'ECE(bins=5,bins=6)'", "'bins'"]),
     "dynamic K field": (
         lambda: dynamic_k.field_words("budget"),
         "unknown Dynamic K field 'budget'. accepted: tau, k_min, hard_cap, k_max_ratio, conflict, avg_k, "
@@ -286,20 +266,6 @@ def _raised_with(call) -> InputError:
     with pytest.raises(InputError) as info:
         call()
     return info.value
-
-
-def test_an_inner_reason_is_carried_as_a_template_when_it_can_be():
-    inner = InputError(N_("number of bins must be at least {minimum}, got {value!r}"),
-                       params={"minimum": 1, "value": 0})
-    hint = reason_hint(inner, {"metric": "ECE(bins=0)"})
-    assert hint["hint"] == inner.templates["problem"]
-    outer = InputError(N_("gate metric {metric!r}: not accepted"), **hint)
-    assert str(outer) == "gate metric 'ECE(bins=0)': not accepted. number of bins must be at least 1, got 0"
-    # a clash of names, or a literal text with braces: the English reason as a value
-    clash = reason_hint(InputError(N_("got {metric}"), params={"metric": 3}), {"metric": "ECE"})
-    assert clash == {"hint": "{reason}", "params": {"metric": "ECE", "reason": "got 3"}}
-    braces = InputError("a {literal}")
-    assert str(InputError("x", **reason_hint(braces, {}))) == "x. a {literal}"
 
 
 # --- every module with a refusal is in the catalogs (tests/i18n/test_error_messages.py

@@ -74,7 +74,7 @@ def test_the_overview_report_file_in_spanish():
     evs = []
     for name, run in runs.items():
         evs.append(mc.evaluate(qrels, run, ["AP", "RR"]))
-        evs[-1].run_name = name
+        evs[-1] = evs[-1].renamed(name)
     page = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, lang="es",
                        n_permutations=200)
     assert page.startswith('<!DOCTYPE html><html lang="es">') and "<title>Reporte de RankLab</title>" in page

@@ -170,7 +170,7 @@ def test_fingerprint_collisions_never_change_a_result(monkeypatch, weak_hash, du
         got = mc.evaluate(qrels, r, MEASURES, duplicates=duplicates)
         pd.testing.assert_frame_equal(got.per_query, w.per_query)
         assert got.diagnostics == w.diagnostics
-        assert got.ranked.row_index.tolist() == w.ranked.row_index.tolist()
+        assert got.ranking.lists.row_index.tolist() == w.ranking.lists.row_index.tolist()
 
 
 def test_a_judged_document_sharing_a_fingerprint_with_a_retrieved_one_is_not_a_match(monkeypatch):

@@ -30,8 +30,9 @@ from metrics_core.report import (
 )
 from metrics_core.report.evaluations import RunValues
 from metrics_core.report.html import comparison_report
-from metrics_core.report.leaderboard import leaderboard_grid, leaderboard_long
-from metrics_core.stats.comparison import leaderboard, leaderboard_legend
+from metrics_core.report.leaderboard_grid import leaderboard_grid, leaderboard_long
+from metrics_core.report.legends import leaderboard_legend
+from metrics_core.stats.comparison import leaderboard
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "ranking"
@@ -174,7 +175,7 @@ def _sample_evaluations(measures):
     evs = []
     for name in ("bm25", "dense", "hybrid"):
         ev = mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), measures)
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     return evs
 

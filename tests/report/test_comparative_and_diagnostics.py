@@ -10,8 +10,8 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, PALETTE, REPORT_MEASURES, interpret
-from metrics_core.report.comparative import comparative_report
 from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
+from metrics_core.report.query_report import query_report
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
 
@@ -21,7 +21,7 @@ def test_comparative_report_reproduces_the_specification_table():
                               "P@5": [0.60, 0.80, 0.20]}, index=["1", "2", "3"])
     meta = pd.DataFrame({"query": ["envíos a Quito", "celulares del mes anterior", "productos electrónicos"],
                          "date": pd.to_datetime(["2025-01-28"] * 3)}, index=["1", "2", "3"])
-    report = comparative_report(per_query, meta, DEFAULT_GOOD_THRESHOLDS)
+    report = query_report(per_query, meta, DEFAULT_GOOD_THRESHOLDS)
     # Good, Good, Needs improvement; summary Fair with means 0.69, 0.66, 0.53
     assert report["interpretation"].tolist() == ["Good", "Good", "Needs improvement", "Fair"]
     summary = report.iloc[-1]
@@ -36,7 +36,7 @@ def test_comparative_report_labels_are_the_worst_interpretation_on_random_values
     per_query = pd.DataFrame(rng.random((50, 3)).round(1), columns=list(REPORT_MEASURES),
                              index=[str(i) for i in range(50)])
     per_query.iloc[3, 1] = np.nan
-    report = comparative_report(per_query, None, DEFAULT_GOOD_THRESHOLDS)
+    report = query_report(per_query, None, DEFAULT_GOOD_THRESHOLDS)
     order = {"Good": 0, "Fair": 1, "Needs improvement": 2}
     for i, (_, row) in enumerate(per_query.iterrows()):
         labels = [interpret(float(row[m]), DEFAULT_GOOD_THRESHOLDS[m]) for m in REPORT_MEASURES]

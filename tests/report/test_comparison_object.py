@@ -19,14 +19,8 @@ from metrics_core.errors import InputError
 from metrics_core.report import provenance_json
 from metrics_core.report.comparison import WIDE_COLUMNS, Comparison, compare, compare_json
 from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
-from metrics_core.stats.comparison import (
-    TESTS,
-    compare_runs,
-    comparison_records,
-    leaderboard,
-    leaderboard_legend,
-    markers_legend,
-)
+from metrics_core.report.legends import leaderboard_legend, markers_legend
+from metrics_core.stats.comparison import TESTS, compare_runs, comparison_records, leaderboard
 
 
 def _write_files(tmp_path, n_queries=30, n_docs=12, seed=3):

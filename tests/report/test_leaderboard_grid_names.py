@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from metrics_core.report.leaderboard import leaderboard_grid
+from metrics_core.report.leaderboard_grid import leaderboard_grid
 
 
 def _board(n_rr: int, n_ap: int) -> pd.DataFrame:

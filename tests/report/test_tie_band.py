@@ -1,4 +1,4 @@
-"""The leaderboard's tie band (metrics_core.report.leaderboard.tie_band) from the tie bounds
+"""The leaderboard's tie band (metrics_core.report.leaderboard_grid.tie_band) from the tie bounds
 (metrics_core.ranking.ties.tie_bounds): the extremes of the tie report, and the same band
 whether given the bounds or the whole report."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.ranking.ties import tie_bounds
-from metrics_core.report.leaderboard import bounds_of_report, tie_band
+from metrics_core.report.leaderboard_grid import bounds_of_report, tie_band
 from metrics_core.stats.comparison import leaderboard
 
 MEASURES = ["RR", "AP", "P@5", "nDCG@10", "R@10", "Judged@10"]  # Judged@10: not covered
@@ -33,12 +33,12 @@ def _data(seed: int, queries: int = 40, depth: int = 12):
 def test_tie_bounds_are_the_extremes_of_the_tie_report(seed):
     qrels, run, _ = _data(seed)
     ev = mc.evaluate(qrels, run, MEASURES, tie_report=True)
-    bounds = tie_bounds(ev.ranked, ev.specs, ev.conventions, run)
+    bounds = tie_bounds(ev.ranking.lists, ev.specs, ev.conventions, run)
     per = ev.tie_report["per_query"]
     assert set(bounds) == set(ev.tie_report["aggregate"]) and "Judged@10" not in bounds
     for m, (lo, hi) in bounds.items():
-        want_lo = [per[q][m]["min"] for q in ev.ranked.query_ids]
-        want_hi = [per[q][m]["max"] for q in ev.ranked.query_ids]
+        want_lo = [per[q][m]["min"] for q in ev.ranking.lists.query_ids]
+        want_hi = [per[q][m]["max"] for q in ev.ranking.lists.query_ids]
         np.testing.assert_array_equal(lo, want_lo)
         np.testing.assert_array_equal(hi, want_hi)
         assert (lo <= hi).all()
@@ -51,16 +51,16 @@ def test_band_from_bounds_equals_band_from_report_and_contains_the_mean(query_se
     evs = []
     for name, r in (("a", run), ("b", other)):
         ev = mc.evaluate(qrels, r, MEASURES, conventions=conv, tie_report=True)
-        ev.run_name = name
+        ev = ev.renamed(name)
         evs.append(ev)
     board = leaderboard(evs, "a", MEASURES, query_set=query_set, n_resamples=100, n_permutations=100)
     frames = {ev.run_name: ev.per_query for ev in evs}
     reports = {ev.run_name: ev.tie_report for ev in evs}
     bounds = {}
     for ev, r in zip(evs, (run, other), strict=True):
-        index = pd.Index(ev.ranked.query_ids)
+        index = pd.Index(ev.ranking.lists.query_ids)
         bounds[ev.run_name] = {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-                               for m, (lo, hi) in tie_bounds(ev.ranked, ev.specs, ev.conventions, r).items()}
+                               for m, (lo, hi) in tie_bounds(ev.ranking.lists, ev.specs, ev.conventions, r).items()}
     band = tie_band(board, frames, bounds)
     assert len(band) > 0
     pd.testing.assert_frame_equal(band, tie_band(board, frames, reports))

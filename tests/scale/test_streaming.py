@@ -317,22 +317,15 @@ def test_bench_split_parts_cuts_at_line_ends(tmp_path):
 
 
 @pytest.mark.parametrize("conv", [{}, {"depth": 7, "duplicates": "first"}, {"missing_queries": "zero"}])
-def test_run_in_memory_streamed_shows_rankings(conv):
-    """A Run streamed in memory keeps per-query rankings (built query by query) equal to the
-    whole-run ranked lists, as the app's per-query page reads them."""
+def test_run_in_memory_streamed_equals_the_whole_run(conv):
+    """A Run streamed in memory (duplicates, non-contiguous queries) gives the whole run's
+    numbers. (It keeps no ranked lists: the per-query page ranks one query's rows alone.)"""
     lines = (SAMPLE / "hybrid.txt").read_text().splitlines(True)
     lines = lines[:500] + lines[:3] + lines[900:1300] + lines[500:900]  # duplicates, non-contiguous
     run = mc.read_run("".join(lines).encode(), name="hybrid")
     whole, streamed = both(SAMPLE / "qrels.txt", run, 64, ["AP"], **{"duplicates": "first", **conv})
     assert_same(whole, streamed)
-    a, b = whole.ranked, streamed.ranked
-    assert b.query_ids == a.query_ids
-    assert np.array_equal(b.starts, a.starts)
-    for i in range(len(a.query_ids)):
-        lo, hi = int(a.starts[i]), int(a.starts[i + 1])
-        assert np.array_equal(b.run_rows(lo, hi), a.run_rows(lo, hi))
-        assert np.array_equal(b.judged[lo:hi], a.judged[lo:hi])
-        assert np.array_equal(b.label[lo:hi], a.label[lo:hi])
+    assert streamed.ranking is None and whole.ranking is not None
 
 
 def test_streamed_summaries_follow_trec_eval9_compat_like_the_whole_run():

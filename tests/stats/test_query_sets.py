@@ -18,14 +18,8 @@ import pytest
 
 from metrics_core.cli import main
 from metrics_core.errors import InputError
-from metrics_core.stats.comparison import (
-    aligned_values,
-    compare_runs,
-    leaderboard,
-    leaderboard_legend,
-    markers_legend,
-    paper_table,
-)
+from metrics_core.report.legends import leaderboard_legend, markers_legend, paper_table
+from metrics_core.stats.comparison import aligned_values, compare_runs, leaderboard
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
 

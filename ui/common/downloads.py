@@ -27,10 +27,10 @@ EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json
            ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"),
            ("html", "HTML", "text/html", "html"))
 #: The formats :func:`export_texts` makes of a table (HTML only comes pre-rendered).
-FORMATS = ("csv", "json", "markdown", "latex")
+DOWNLOAD_FORMATS = ("csv", "json", "markdown", "latex")
 
 
-def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *, formats=FORMATS,
+def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *, formats=DOWNLOAD_FORMATS,
                  index: bool = True, digits: int = 4, **extra) -> dict[str, str]:
     """The export texts of a table, one per format (pure; tests call it without Streamlit).
 
@@ -109,7 +109,7 @@ def for_spreadsheet(text: str | Callable[[], str]) -> str | Callable[[], str]:
 
 
 def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | None = None,
-                   key: str | None = None, *, formats=FORMATS, index: bool = True, digits: int = 4,
+                   key: str | None = None, *, formats=DOWNLOAD_FORMATS, index: bool = True, digits: int = 4,
                    container=None, **extra) -> None:
     """The download buttons of a table: ``df`` as CSV, JSON, Markdown and LaTeX (or the
     ``formats`` asked), each file with its provenance (``conventions`` and ``extra``, e.g.
@@ -122,4 +122,4 @@ def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | N
     download_buttons(texts, name, key=key, container=container)
 
 
-__all__ = ["COMMA_DECIMAL_LANGUAGES", "EXPORTS", "FORMATS", "for_spreadsheet", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]
+__all__ = ["COMMA_DECIMAL_LANGUAGES", "EXPORTS", "DOWNLOAD_FORMATS", "for_spreadsheet", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]

@@ -82,6 +82,12 @@ def choice_words(field: str, value) -> str:
     return _(words) if words else str(value)
 
 
+def _choice_formatter(field: str):
+    """The choices' words of ``field`` translated now, in this run (a formatter called later,
+    outside the run, keeps the visitor's language)."""
+    return {v: choice_words(field, v) for v in CHOICES[field]}.__getitem__
+
+
 def convention_label(field: str) -> str:
     """The description of a convention in the visitor's language.
 
@@ -212,7 +218,7 @@ def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] |
         for field in MAIN_CONVENTIONS:
             st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
                          on_change=_on_change, args=(field,),
-                         format_func=lambda v, f=field: choice_words(f, v))
+                         format_func=_choice_formatter(field))
         st.number_input(convention_label("relevance_threshold"), min_value=-10.0, max_value=100.0,
                         step=1.0, key=_W + "relevance_threshold", on_change=_on_change,
                         args=("relevance_threshold",), help=_("relevant when label >= this (trec_eval -l)"))
@@ -222,7 +228,7 @@ def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] |
             for field in MORE_CONVENTIONS:
                 st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
                              on_change=_on_change, args=(field,),
-                             format_func=lambda v, f=field: choice_words(f, v))
+                             format_func=_choice_formatter(field))
         changed = conv.differences()
         st.caption(_("trec_eval defaults") if not changed else
                    _("changed: {changes}").format(changes=", ".join(f"{k}={v}" for k, v in changed.items())))

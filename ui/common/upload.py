@@ -25,7 +25,7 @@ from ui.common.i18n import _, current_language
 from ui.common.uploader_words import types_css
 
 #: The table formats the readers know ("auto": from the file name and content).
-FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
+UPLOAD_FORMATS = ("auto", "trec", "csv", "tsv", "parquet", "json", "jsonl")
 #: File types of the table uploaders (scores, candidates, click logs).
 TABLE_TYPES = ["csv", "tsv", "txt", "parquet", "json", "jsonl"]
 
@@ -188,5 +188,5 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
     return error is None
 
 
-__all__ = ["FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "load_once", "table_columns",
+__all__ = ["UPLOAD_FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "load_once", "table_columns",
            "human_size", "failure_text", "signature_of"]

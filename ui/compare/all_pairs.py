@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 import metrics_core as mc
-from metrics_core.stats.allpairs import PAIR_TEST_NAMES, PAIR_TESTS
+from metrics_core.report.all_pairs import PAIR_TEST_NAMES
+from metrics_core.stats.allpairs import PAIR_TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common.downloads import download_buttons
 from ui.common.i18n import gettext as _

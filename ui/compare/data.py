@@ -3,7 +3,7 @@
 table and its exports.
 
 The names of the tests and corrections are the library's one copy
-(:data:`metrics_core.stats.comparison.TEST_NAMES`, ``CORRECTION_NAMES``), translated
+(:data:`metrics_core.report.legends.TEST_NAMES`, ``CORRECTION_NAMES``), translated
 where they are shown (:func:`test_label`, :func:`correction_label`).
 """
 
@@ -18,7 +18,8 @@ import metrics_core as mc
 from metrics_core.report.catalogs import N_
 from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
-from metrics_core.stats.comparison import CORRECTION_NAMES, TEST_NAMES, TESTS
+from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
+from metrics_core.stats.comparison import TESTS
 from ui.common.i18n import gettext as _
 
 #: The library's test and correction names, marked for the catalogs (``TEST_NAMES`` and

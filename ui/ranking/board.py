@@ -5,8 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.leaderboard import BEST, CI_INDENT, TIE_ROW, leaderboard_grid, tie_band
-from metrics_core.stats.comparison import family_sentence, leaderboard_legend
+from metrics_core.report.leaderboard_grid import (
+    BEST,
+    CI_INDENT,
+    TIE_ROW,
+    leaderboard_grid,
+    tie_band,
+)
+from metrics_core.report.legends import family_sentence, leaderboard_legend
 from ui.common import state
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
@@ -70,7 +76,7 @@ TIE_LEGEND = N_("Tie band: range of the mean over every order of tied scores (sh
                 "order changes the mean).")
 
 #: The library's names of the tests, corrections and query sets, marked for the catalogs
-#: (:data:`metrics_core.stats.comparison.TEST_NAMES`, ``CORRECTION_NAMES``, ``QUERY_SET_LABELS``):
+#: (:data:`metrics_core.report.legends.TEST_NAMES`, ``CORRECTION_NAMES``, ``QUERY_SET_LABELS``):
 #: shown through ``_()``.
 LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paired randomization test"),
                  N_("Holm"), N_("Bonferroni"), N_("Benjamini-Hochberg"), N_("no"),
@@ -81,7 +87,7 @@ LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paire
 
 def board_legend(board: pd.DataFrame, explain: bool = False) -> str:
     """The leaderboard's legend in the visitor's language:
-    :func:`metrics_core.stats.comparison.leaderboard_legend` (best mark, significance marker,
+    :func:`metrics_core.report.legends.leaderboard_legend` (best mark, significance marker,
     test, the correction's family in words, interval, query set and n), the words the HTML
     report prints under the same grid. Short by default, so that the cards stay on the first
     screen; ``explain=True`` adds why another table's corrected p-value differs."""
@@ -90,7 +96,7 @@ def board_legend(board: pd.DataFrame, explain: bool = False) -> str:
 
 def board_family(board: pd.DataFrame) -> str:
     """Which comparisons the board's correction covers, and why another table's corrected
-    p-value for the same pair differs (:func:`metrics_core.stats.comparison.family_sentence`)."""
+    p-value for the same pair differs (:func:`metrics_core.report.legends.family_sentence`)."""
     return family_sentence(board, gettext=_)
 
 
@@ -101,7 +107,7 @@ def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd
 
 
 def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
-    """:func:`metrics_core.report.leaderboard.tie_band` of the board, kept in the session for
+    """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
     the same board settings, evaluations and bounds (a rerun does not recompute it)."""
     key = (board.attrs.get("query_set"), tuple(dict.fromkeys(board["measure"])))
     held = tuple((n, ev, bounds.get(n)) for n, ev in evaluations.items())

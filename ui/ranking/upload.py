@@ -16,7 +16,7 @@ from metrics_core.io.tables import ROLES
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.upload import FORMATS, UploadSlot, human_size, table_columns
+from ui.common.upload import UPLOAD_FORMATS, UploadSlot, human_size, table_columns
 from ui.ranking import state as rs
 from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
 
@@ -161,5 +161,5 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
         st.rerun()
 
 
-__all__ = ["FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
+__all__ = ["UPLOAD_FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
            "needs_mapping", "still_loaded", "table_columns"]

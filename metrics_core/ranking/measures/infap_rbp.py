@@ -15,7 +15,6 @@ from metrics_core.ranking.measures.common import (
     threshold_of,
     unjudged_mask_rows,
 )
-from metrics_core.ranking.ranked_lists import RankedLists
 
 # --- the rest of trec_eval 10's measures ---------------------------------------------------
 # Each equals trec_eval 10.0 per query at full precision: sums are added in the order the C
@@ -64,12 +63,6 @@ def inferred_ap(R, spec, conv):
     term = np.where(fj == 0, 1.0, term)
     total = np.bincount(R.seg[rows], weights=term, minlength=R.n_queries)
     return safe_div(total, R.num_rel(thr))
-
-
-def _level_gains(R: RankedLists, rows: np.ndarray) -> np.ndarray:
-    """trec_eval's default gain of retrieved rows: the label, 0 for negative labels."""
-    lab = R.label[rows].astype(np.float64)
-    return np.where(lab > 0, lab, 0.0)
 
 
 @measure("RBP", N_("rank-biased precision: gain of a user who goes on with persistence p"), better="higher",

@@ -76,9 +76,9 @@ def _suffix_max(R, thr: float):
 def _iprec_empty(R, c, out, conv):
     """trec_eval -J: a query left with no retrieved document has precision 0/0, which
     trec_eval carries into the recall levels that round to 0 documents (NaN)."""
-    if getattr(conv, "judged_only", False):
+    if conv.judged_only:
         empty = (R.counts == 0) & (c == 0)
-        if getattr(conv, "compat", "trec_eval10") == "trec_eval9":
+        if conv.compat == "trec_eval9":
             empty &= ~missing_mask(R)  # trec_eval 9 does not evaluate missing queries
         out[empty] = np.nan
     return out
@@ -87,9 +87,9 @@ def _iprec_empty(R, c, out, conv):
 def _rounding(spec, conv) -> str:
     """IPrec's rounding of r * R: given in the name, else trec_eval 9's under
     ``compat=trec_eval9``, else trec_eval 10's."""
-    for k, v in getattr(spec, "params", ()):
+    for k, v in getattr(spec, "params", ()):  # a Derived spec (11-point average) has none
         if k == "rounding":
             return v
-    if getattr(conv, "compat", "trec_eval10") == "trec_eval9":
+    if conv.compat == "trec_eval9":
         return "trec9"
     return spec.param("rounding", conv)

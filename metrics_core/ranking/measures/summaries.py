@@ -89,7 +89,7 @@ def summary(values: np.ndarray, spec: MeasureSpec, query_ids, conv: Conventions,
     """
     if order is None:
         order = string_order(query_ids)
-    if getattr(conv, "compat", "trec_eval10") != "trec_eval9" or conv.missing_queries != "zero":
+    if conv.compat != "trec_eval9" or conv.missing_queries != "zero":
         return aggregate(values, spec, order)
     if spec.family == "NumRel" and positive_labels is not None:
         return float(positive_labels)

@@ -81,7 +81,7 @@ def utility(R, spec, conv):
     nrr = hits_top(R, thr, None).astype(np.float64)
     ret = R.counts.astype(np.float64)
     rel = R.num_rel(thr).astype(np.float64)
-    n_docs = float(getattr(conv, "num_docs", 0) or 0)
+    n_docs = float(conv.num_docs or 0)
     out = a * nrr + b * (ret - nrr) + c * (rel - nrr) + d * (n_docs + nrr - ret - rel)
     return np.where(R.counts > 0, out, 0.0)
 

@@ -1,4 +1,5 @@
-"""The comparative report's interpretation: labels of rows and the summary row.
+"""The comparative report of saved evaluations (:meth:`metrics_core.history.HistoryStore.report`):
+its rows, their labels and the summary row.
 
 A value is *Good* at or above its threshold, *Fair* at or above half of it, else *Needs
 improvement* (:func:`metrics_core.report.interpret`); a row's label is the worst label of
@@ -14,13 +15,19 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_
-from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, LABELS, interpret, row_label, worst_labels
+from metrics_core.report.labels import (
+    DEFAULT_GOOD_THRESHOLDS,
+    LABELS,
+    REPORT_MEASURES,
+    interpret,
+    row_label,
+    worst_labels,
+)
 
 __all__ = ["REPORT_MEASURES", "OVERALL_LABELS", "overall_label", "summarize_rows", "row_label",
            "DEFAULT_GOOD_THRESHOLDS", "comparative_report", "query_texts", "summary_text"]
 
-#: The report's measures (MRR is the mean of RR) and their "Good" thresholds.
-REPORT_MEASURES = ("RR", "nDCG@10", "P@5")
+#: The overall verdict of the summary row, by the worst label of its means.
 OVERALL_LABELS = {LABELS[0]: N_("Efficient"), LABELS[1]: N_("Acceptable"), LABELS[2]: N_("Needs improvement")}
 
 

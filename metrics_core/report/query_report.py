@@ -1,5 +1,7 @@
-"""The comparative report: one row per query (ID, query, date, MRR, nDCG@10, P@5,
-interpretation) and a summary row.
+"""One run's query report: one row per query (ID, query, date, MRR, nDCG@10, P@5,
+interpretation) and a summary row (the saved evaluations' report is
+:mod:`metrics_core.history.comparative_report`; the runs x measures table of a thesis is
+:mod:`metrics_core.report.thesis`).
 
 A row's interpretation is the worst of its measures' labels (Good > Fair > Needs
 improvement). That rule reproduces the specification's example table, summary row included:
@@ -14,15 +16,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metrics_core.report import REPORT_MEASURES, row_label, worst_labels
+from metrics_core.report.labels import REPORT_MEASURES, row_label, worst_labels
 
 #: Column names of the report where they differ from the measure's name.
 DISPLAY = {"RR": "MRR"}
 
 
-def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
-                       thresholds: Mapping[str, float], fair_ratio: float = 0.5,
-                       measures: Sequence[str] = REPORT_MEASURES) -> pd.DataFrame:
+def query_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
+                 thresholds: Mapping[str, float], fair_ratio: float = 0.5,
+                 measures: Sequence[str] = REPORT_MEASURES) -> pd.DataFrame:
     """The per-query table with labels and a final ``Summary`` row of the means.
 
     Parameters
@@ -51,7 +53,7 @@ def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
     >>> pq = pd.DataFrame({"RR": [1.0, 0.5], "nDCG@10": [0.8, 0.3], "P@5": [0.6, 0.2]},
     ...                   index=["q1", "q2"])
     >>> meta = pd.DataFrame({"query": ["cheap flights"], "date": ["2024-03-01"]}, index=["q1"])
-    >>> out = comparative_report(pq, meta, {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5})
+    >>> out = query_report(pq, meta, {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5})
     >>> out[["ID", "query", "date", "MRR", "interpretation"]].values.tolist()
     [['q1', 'cheap flights', '2024-03-01', 1.0, 'Good'], ['q2', '', '', 0.5, 'Needs improvement'], \
 ['Summary', '2 evaluations', '', 0.75, 'Fair']]
@@ -78,4 +80,4 @@ def comparative_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
     return pd.concat([out, pd.DataFrame([summary])], ignore_index=True)
 
 
-__all__ = ["comparative_report", "DISPLAY", "REPORT_MEASURES"]
+__all__ = ["query_report", "DISPLAY", "REPORT_MEASURES"]

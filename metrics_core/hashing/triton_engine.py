@@ -1,0 +1,267 @@
+"""The Triton engine of the device route (see :mod:`metrics_core.hashing.device`).
+
+Two kernels on codes packed in 32-bit words (at most :data:`MAX_WORDS` words, 128 bits; longer
+codes, or more than :data:`MAX_LABEL_WORDS` x 32 labels, go to the torch engine):
+
+* :func:`_histogram_kernel`: a block of database items (``BN``) against a few queries (``BQ``);
+  per query, XOR + popcount, the key ``2 d + relevant`` and the block's histogram of it
+  (``tl.histogram``), added to the query's row by one atomic add per non-empty bin. Rows may
+  be split by database segment (the stable rule's first pass). The histogram's cost grows
+  with its bins (a power of two): K-bit codes have K + 1 distances, one or two more than a
+  power of two for the usual K (8, 16, 32, 64, 128), so those last distances are counted by
+  two sums each and the histogram takes half the bins.
+* :func:`_stable_kernel`: the stable rule (distance, then database index) without a sort.
+  A program takes a few queries (one per lane) and one segment of the database, walked in
+  index order; per item, the query's counter of its distance is incremented atomically and
+  its old value is the number of items ranked before it: those at a smaller distance plus the
+  earlier items at the same distance (counters started, per segment, from the first pass's
+  histograms). Relevant items do the same on a second counter (relevant items ranked before
+  it), and add ``seen / rank`` to the query's sum as an integer of 2**-48 (truncated).
+
+Popcount is a shift-and-mask popcount (Triton's interpreter, ``TRITON_INTERPRET=1``, which
+runs these kernels on the CPU in the tests, lacks libdevice's ``popc``).
+"""
+
+from __future__ import annotations
+
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from metrics_core.hashing._torch import torch
+from metrics_core.hashing.device import (
+    FIXED_BITS,
+    SPLIT_BITS,
+    DeviceInputs,
+    StableCounts,
+    pack_words,
+    torch_counts,
+)
+
+#: Code words (32 bits) the kernels take; longer codes use the torch engine.
+MAX_WORDS = 4
+#: Label words (32 labels) the kernels take for multi-label data.
+MAX_LABEL_WORDS = 8
+#: Histogram kernel: database items and queries per program, warps (the fastest of the
+#: configurations `bench/bench_hashing.py --device cuda --tune` tries, on an H100).
+HIST_BN = 2048
+HIST_BQ = 8
+HIST_WARPS = 8
+#: Stable kernel: queries per program (one warp), and how many programs to aim for.
+STABLE_BQ = 32
+STABLE_PROGRAMS = 32768
+#: Distances counted by sums instead of histogram bins, at most (64-bit codes: one, d = 64).
+MAX_OVER = 2
+SEG_MIN, SEG_MAX = 512, 16384   # SEG_MAX * 2**48 < 2**63: a segment's sum fits int64
+GRID_MAX = 65535
+
+
+@triton.jit
+def _popc(x):
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return (x * 0x01010101) >> 24
+
+
+@triton.jit
+def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per_seg, nseg,
+                      NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr,
+                      BQ: tl.constexpr, BN: tl.constexpr, NB: tl.constexpr, NBOUT: tl.constexpr,
+                      NOVER: tl.constexpr):
+    pid_n = tl.program_id(0)
+    pid_q = tl.program_id(1)
+    cols = pid_n * BN + tl.arange(0, BN)
+    valid = cols < ndb
+    seg = pid_n // blocks_per_seg
+    bins = tl.arange(0, NB)
+    d0 = tl.load(d_ptr + cols, mask=valid, other=0)
+    if NW > 1:
+        d1 = tl.load(d_ptr + ndb + cols, mask=valid, other=0)
+    if NW > 2:
+        d2 = tl.load(d_ptr + 2 * ndb + cols, mask=valid, other=0)
+    if NW > 3:
+        d3 = tl.load(d_ptr + 3 * ndb + cols, mask=valid, other=0)
+    if not MULTI:
+        dlab = tl.load(dl_ptr + cols, mask=valid, other=0)
+    for i in tl.static_range(BQ):
+        row = pid_q * BQ + i
+        row_ok = row < nq
+        r = tl.minimum(row, nq - 1)
+        dist = _popc(d0 ^ tl.load(q_ptr + r * NW))
+        if NW > 1:
+            dist += _popc(d1 ^ tl.load(q_ptr + r * NW + 1))
+        if NW > 2:
+            dist += _popc(d2 ^ tl.load(q_ptr + r * NW + 2))
+        if NW > 3:
+            dist += _popc(d3 ^ tl.load(q_ptr + r * NW + 3))
+        if MULTI:
+            hit = tl.zeros([BN], dtype=tl.int32)
+            for w in tl.static_range(NLW):
+                hit = hit | (tl.load(dl_ptr + w * ndb + cols, mask=valid, other=0)
+                             & tl.load(ql_ptr + r * NLW + w))
+            rel = hit != 0
+        else:
+            rel = dlab == tl.load(ql_ptr + r)
+        key = dist * 2 + rel.to(tl.int32)
+        base = out_ptr + (r * nseg + seg) * NBOUT
+        if NOVER > 0:
+            # the few largest distances (2 d + 1 >= NB) are counted by two sums each, so that
+            # the histogram has half the bins (its cost grows with them)
+            fits = dist < NB // 2
+            h = tl.histogram(tl.where(fits, key, 0), NB, mask=valid & fits)
+            for v in tl.static_range(NOVER):
+                at = valid & (dist == NB // 2 + v)
+                n_at = tl.sum(at.to(tl.int32), axis=0)
+                r_at = tl.sum((at & rel).to(tl.int32), axis=0)
+                tl.atomic_add(base + 2 * (NB // 2 + v), n_at - r_at, mask=row_ok & (n_at > r_at), sem="relaxed")
+                tl.atomic_add(base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed")
+        else:
+            h = tl.histogram(key, NB, mask=valid)
+        tl.atomic_add(base + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
+
+
+@triton.jit
+def _stable_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, start_n_ptr, start_r_ptr, ks_ptr, acc_ptr, cnt_ptr,
+                   nq, ndb, nseg, W, cut,
+                   SEG: tl.constexpr, NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr, BQ: tl.constexpr,
+                   NK: tl.constexpr, SCALE: tl.constexpr):
+    seg = tl.program_id(0)
+    pid_q = tl.program_id(1)
+    rows = pid_q * BQ + tl.arange(0, BQ)
+    live = rows < nq
+    q0 = tl.load(q_ptr + rows * NW, mask=live, other=0)
+    if NW > 1:
+        q1 = tl.load(q_ptr + rows * NW + 1, mask=live, other=0)
+    if NW > 2:
+        q2 = tl.load(q_ptr + rows * NW + 2, mask=live, other=0)
+    if NW > 3:
+        q3 = tl.load(q_ptr + rows * NW + 3, mask=live, other=0)
+    if not MULTI:
+        qlab = tl.load(ql_ptr + rows, mask=live, other=-1)
+    base = (rows * nseg + seg) * W
+    ks = tl.load(ks_ptr + tl.arange(0, NK))
+    acc = tl.zeros([BQ], dtype=tl.int64)
+    cnt = tl.zeros([BQ, NK], dtype=tl.int32)
+    start = seg * SEG
+    for t in range(0, SEG):
+        j = start + t
+        ok = j < ndb
+        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0))
+        if NW > 1:
+            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0))
+        if NW > 2:
+            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0))
+        if NW > 3:
+            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0))
+        here = live & ok
+        if MULTI:
+            hit = tl.zeros([BQ], dtype=tl.int32)
+            for w in tl.static_range(NLW):
+                hit = hit | (tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
+                             & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0))
+            rel = (hit != 0) & here
+        else:
+            rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
+        rank = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed") + 1
+        seen = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed") + 1
+        rank = tl.where(here, rank, 1)
+        seen = tl.where(rel, seen, 0)
+        fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
+        acc += tl.where(rel & (rank <= cut), fixed, 0)
+        cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
+    tl.store(acc_ptr + rows * nseg + seg, acc, mask=live)
+    tl.store(cnt_ptr + (rows * nseg + seg)[:, None] * NK + tl.arange(0, NK)[None, :], cnt, mask=live[:, None])
+
+
+def _pow2(x: int) -> int:
+    return 1 << max(0, int(x) - 1).bit_length()
+
+
+def _packed(inp: DeviceInputs):
+    """Codes and labels as the kernels read them: query rows (queries, words) and database
+    columns (words, items) of int32; class ids int32, or label words like the codes."""
+    qw = pack_words(inp.qbits).contiguous()
+    dw = pack_words(inp.dbits).T.contiguous()
+    if inp.multi:
+        return qw, dw, pack_words(inp.qlab).contiguous(), pack_words(inp.dlab).T.contiguous()
+    return qw, dw, inp.qlab.contiguous(), inp.dlab.contiguous()
+
+
+def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
+    """(rows, nseg, width, 2) int32: per query and database segment, items (and relevant
+    items) at each distance."""
+    nq, nw = qw.shape
+    ndb = dw.shape[1]
+    nb = _pow2(2 * width)              # a row of the output: every key 2 d + relevant
+    bins, over = nb // 2, width - nb // 4  # the histogram's bins when the distances d >= nb / 4
+    if not 0 < over <= MAX_OVER:         # (the few largest) are counted by sums instead
+        bins, over = nb, 0
+    bn = min(HIST_BN, seg_len)
+    out = torch.zeros(nq * nseg * nb, dtype=torch.int32, device=qw.device)
+    for lo in range(0, nq, GRID_MAX * HIST_BQ):
+        hi = min(nq, lo + GRID_MAX * HIST_BQ)
+        grid = (triton.cdiv(ndb, bn), triton.cdiv(hi - lo, HIST_BQ))
+        _histogram_kernel[grid](qw[lo:hi], dw, ql[lo:hi], dl, out[lo * nseg * nb:], hi - lo, ndb,
+                                seg_len // bn, nseg, NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=bn,
+                                NB=bins, NBOUT=nb, NOVER=over, num_warps=HIST_WARPS)
+    return out.view(nq, nseg, nb)[:, :, :2 * width].reshape(nq, nseg, width, 2)
+
+
+def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
+    """The Triton engine: ``(n, r, StableCounts or None)`` as
+    :func:`metrics_core.hashing.device.torch_counts` returns them."""
+    nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
+    nw = -(-inp.bits // 32)
+    nlw = -(-inp.qlab.shape[1] // 32) if inp.multi else 1
+    if nw > MAX_WORDS or nlw > MAX_LABEL_WORDS:
+        return torch_counts(inp, budget, stable)
+    qw, dw, ql, dl = _packed(inp)
+    width = inp.bits + 1
+    if stable is None:
+        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0].to(torch.int64)
+        return h.sum(dim=2).cpu().numpy(), h[:, :, 1].cpu().numpy(), None
+    cut, ks = stable
+    ks_all = [ndb if cut is None else min(int(cut), ndb)] + [min(int(k), ndb) for k in ks]
+    nk = _pow2(len(ks_all))
+    ks_t = torch.zeros(nk, dtype=torch.int32, device=qw.device)
+    ks_t[:len(ks_all)] = torch.tensor(ks_all, dtype=torch.int32)
+    q_blocks = triton.cdiv(nq, STABLE_BQ)
+    seg_len = min(SEG_MAX, max(SEG_MIN, _pow2(triton.cdiv(ndb * q_blocks, STABLE_PROGRAMS))))
+    nseg = triton.cdiv(ndb, seg_len)
+    nb = _pow2(2 * width)
+    per_query = nseg * (nb + 4 * width + 2 * nk + 4) * 4
+    chunk = max(STABLE_BQ, min(nq, budget // per_query) // STABLE_BQ * STABLE_BQ)
+    chunk = min(chunk, GRID_MAX * STABLE_BQ)
+    n_parts, r_parts, hi_parts, lo_parts, cnt_parts = [], [], [], [], []
+    for lo in range(0, nq, chunk):
+        hi = min(nq, lo + chunk)
+        rows = hi - lo
+        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg).to(torch.int64)
+        seg_n, seg_r = h.sum(dim=3), h[..., 1]
+        del h
+        n_tot, r_tot = seg_n.sum(dim=1), seg_r.sum(dim=1)
+        before_n = torch.cumsum(n_tot, dim=1) - n_tot            # items at a smaller distance
+        before_r = torch.cumsum(r_tot, dim=1) - r_tot
+        start_n = (before_n[:, None, :] + torch.cumsum(seg_n, dim=1) - seg_n).to(torch.int32).contiguous()
+        start_r = (before_r[:, None, :] + torch.cumsum(seg_r, dim=1) - seg_r).to(torch.int32).contiguous()
+        del seg_n, seg_r
+        acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
+        cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
+        grid = (nseg, triton.cdiv(rows, STABLE_BQ))
+        _stable_kernel[grid](qw[lo:hi], dw, ql[lo:hi], dl, start_n, start_r, ks_t, acc, cnt,
+                             rows, ndb, nseg, width, ks_all[0],
+                             SEG=seg_len, NW=nw, NLW=nlw, MULTI=inp.multi, BQ=STABLE_BQ, NK=nk,
+                             SCALE=float(2 ** FIXED_BITS), num_warps=max(1, STABLE_BQ // 32))
+        acc = acc.view(rows, nseg)
+        n_parts.append(n_tot)
+        r_parts.append(r_tot)
+        hi_parts.append((acc >> SPLIT_BITS).sum(dim=1))
+        lo_parts.append((acc & ((1 << SPLIT_BITS) - 1)).sum(dim=1))
+        cnt_parts.append(cnt.view(rows, nseg, nk).sum(dim=1))
+    counts = torch.cat(cnt_parts).cpu().numpy()
+    out = StableCounts(torch.cat(hi_parts).cpu().numpy(), torch.cat(lo_parts).cpu().numpy(), counts[:, 0],
+                       {k: counts[:, 1 + i] for i, k in enumerate(ks)})
+    return torch.cat(n_parts).cpu().numpy(), torch.cat(r_parts).cpu().numpy(), out
+
+
+__all__ = ["triton_counts", "MAX_WORDS", "MAX_LABEL_WORDS"]

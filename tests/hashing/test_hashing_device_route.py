@@ -1,0 +1,164 @@
+"""The device route without a GPU: its torch engine runs with the CPU as its device, its
+Triton kernels run in Triton's interpreter (``TRITON_INTERPRET=1``), and both give the numpy
+CPU route's numbers bit for bit (the integers are equal, and every measure is computed from
+them by the same host code)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from metrics_core.cli import main
+from metrics_core.errors import InputError
+from metrics_core.hashing import evaluate_hashing
+from metrics_core.hashing.device import fixed_point_sums
+from metrics_core.hashing.histograms import hamming_counts
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONS = [dict(ks=(1, 10, 1000)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10, 1000)),
+           dict(ties="stable", topk=25, ks=(3,)), dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=()),
+           dict(ties="pessimistic", zero_relevant="exclude", ks=(2,))]
+
+
+def case(seed, bits, multilabel, nq=45, ndb=700):
+    """Random codes with many ties (a block of database items copies the first query's
+    code, and short codes tie by themselves) and the largest distances present, class ids or
+    0/1 label rows."""
+    rng = np.random.default_rng(seed)
+    qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
+    dc[:60] = qc[0]
+    dc[100:130] = qc[1]
+    dc[-10:-5] = -qc[2]           # the largest distances, K and K - 1, for the third and fourth query
+    dc[-5:] = -qc[3]
+    dc[-5:, 0] *= -1
+    if multilabel:
+        return qc, dc, rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ndb, 6))
+    return qc, dc, rng.integers(0, 5, nq), rng.integers(0, 4, ndb)
+
+
+def same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if key == "ap":
+            assert a[key].dtype == b[key].dtype
+            np.testing.assert_array_equal(a[key], b[key])
+        else:
+            assert repr(a[key]) == repr(b[key]), key  # floats to the bit, NaN equal to NaN
+
+
+@pytest.mark.parametrize("bits", [8, 16, 31, 32, 64, 65, 128])
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_torch_engine_on_the_cpu_equals_numpy_route_bit_for_bit(bits, multilabel):
+    qc, dc, ql, dl = case(bits, bits, multilabel)
+    for options in OPTIONS:
+        want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", **options)
+        # a small budget: chunks of a few queries, boundaries inside the data
+        got = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="torch", memory_budget=150_000, **options)
+        same(got, want)
+    assert 0 < want["map"] < 1
+
+
+def test_torch_engine_takes_tensors_and_01_codes():
+    qc, dc, ql, dl = case(5, 32, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
+    as_tensors = [torch.as_tensor(qc, dtype=torch.float32), torch.as_tensor(dc > 0), torch.as_tensor(ql),
+                  torch.as_tensor(dl)]
+    same(evaluate_hashing(*as_tensors, device="cpu", engine="torch", ks=(1, 5)), want)
+    same(evaluate_hashing((qc > 0).astype(np.int8), dc, ql, dl, device="cpu", engine="torch", ks=(1, 5)), want)
+    stable = evaluate_hashing(*as_tensors, device="cpu", engine="torch", ties="stable", ks=(1, 5))
+    same(stable, evaluate_hashing(qc, dc, ql, dl, device="cpu", ties="stable", ks=(1, 5)))
+
+
+def test_device_route_refuses_bad_codes_with_the_host_messages():
+    qc, dc, ql, dl = case(6, 16, False)
+    bad = torch.as_tensor(qc, dtype=torch.float32)
+    bad[3, 4] = 0.5
+    with pytest.raises(InputError, match=r"query codes: value 0.5 at row 3, bit 4"):
+        evaluate_hashing(bad, dc, ql, dl, device="cpu", engine="torch")
+    with pytest.raises(InputError, match="query codes have 16 bits, database codes 8"):
+        evaluate_hashing(qc, dc[:, :8], ql, dl, device="cpu", engine="torch")
+    with pytest.raises(InputError, match="both be class ids or both 0/1"):
+        evaluate_hashing(qc, dc, ql, np.ones((len(dc), 3)), device="cpu", engine="torch")
+    with pytest.raises(InputError, match="unknown engine"):
+        evaluate_hashing(qc, dc, ql, dl, engine="cupy")
+
+
+def test_stable_precision_sums_are_exact_fixed_point():
+    """The stable rule's per-query sum is the sum of truncated 2**-48 multiples of each
+    precision: the value a plain float loop gives, to 1e-12."""
+    qc, dc, ql, dl = case(7, 16, False)
+    n, r, st = hamming_counts(qc, dc, ql, dl, device="cpu", engine="torch", stable=(None, (1,)))
+    D = (16 - qc @ dc.T) // 2
+    for i in range(len(qc)):
+        order = np.argsort(D[i], kind="stable")
+        rel = (dl[order] == ql[i]).astype(float)
+        s = float((np.cumsum(rel) / np.arange(1, len(rel) + 1) * rel).sum())
+        assert fixed_point_sums(st.hi[i:i + 1], st.lo[i:i + 1])[0] == pytest.approx(s, abs=1e-12)
+        assert st.in_cut[i] == rel.sum() == r[i].sum()
+        assert n[i].sum() == len(dc)
+
+
+TRITON_CHECK = r"""
+import numpy as np
+from metrics_core.hashing import triton_engine
+from metrics_core.hashing.histograms import hamming_counts
+from tests.hashing.test_hashing_device_route import case
+
+# small blocks and segments: several per database, boundaries inside the data
+triton_engine.SEG_MIN, triton_engine.HIST_BN = 32, 32
+for bits, multi, nq, ndb in [(16, False, 35, 90), (65, True, 9, 70), (128, False, 9, 70), (8, True, 9, 70)]:
+    qc, dc, ql, dl = case(bits, bits, multi, nq=nq, ndb=ndb)
+    want = hamming_counts(qc, dc, ql, dl, device="cpu", engine="numpy", stable=(20, (1, 7, 500)))
+    got = hamming_counts(qc, dc, ql, dl, device="cpu", engine="triton", stable=(20, (1, 7, 500)))
+    hist = hamming_counts(qc, dc, ql, dl, device="cpu", engine="triton")
+    for a, b in [(want[0], got[0]), (want[1], got[1]), (want[0], hist[0]), (want[1], hist[1]),
+                 (want[2].in_cut, got[2].in_cut)]:
+        np.testing.assert_array_equal(a, b)
+    for k in (1, 7, 500):
+        np.testing.assert_array_equal(want[2].at_k[k], got[2].at_k[k])
+    # the same exact integer, whatever its split into parts
+    np.testing.assert_array_equal(want[2].hi + (want[2].lo >> 24), got[2].hi + (got[2].lo >> 24))
+    np.testing.assert_array_equal(want[2].lo & (2**24 - 1), got[2].lo & (2**24 - 1))
+    assert want[2].in_cut.sum() > 0 and (want[1] > 0).any()
+print("triton kernels equal the CPU route")
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None,
+                    reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
+                           "Linux x86-64)")
+def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
+    """Triton reads TRITON_INTERPRET when a kernel is defined, so the check runs in a fresh
+    interpreter process (the kernels on the CPU, numpy underneath)."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", TRITON_CHECK], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "triton kernels equal the CPU route" in done.stdout
+
+
+def test_triton_engine_refused_without_cuda_or_interpreter(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    qc, dc, ql, dl = case(8, 16, False)
+    with pytest.raises(InputError, match="triton engine needs"):
+        evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="triton")
+
+
+def test_hash_command_without_torch_says_how_to_install(monkeypatch, tmp_path, capsys):
+    qc, dc, ql, dl = case(9, 16, False)
+    for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
+        np.save(tmp_path / f"{name}.npy", arr)
+    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" fails as if not installed
+    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
+                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy")])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert "pip install 'ranklab[hashing]'" in captured.err and "torch" in captured.err
