@@ -74,7 +74,6 @@ with page(_("Fusion")) as p:
                                 name=f"{method}({'+'.join(picked)})")
             evaluations = [mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
                            for r in [*chosen.values(), fused]]
-            evaluations[-1].run_name = fused.name
             comparison = mc.compare(evaluations, baseline=list(picked), test="permutation",
                                     n_permutations=2000)
     except mc.InputError as exc:

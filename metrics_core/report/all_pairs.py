@@ -14,8 +14,8 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.report.cells import latex_escape, latex_text, markdown_escape
-from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.report.evaluations import as_runs, evaluations_json
+from metrics_core.report.exports import format_table, json_safe, provenance
 
 #: the tests of the all-pairs tables, as the legends name them
 PAIR_TEST_NAMES = {"permutation": N_("paired randomization test"), "t": N_("paired t-test"),
