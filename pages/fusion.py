@@ -87,13 +87,15 @@ with page(_("Fusion")) as p:
                      "tune it to score it on held-out queries."))
 
     st.subheader(_("The fused run beside its inputs"))
-    st.dataframe(comparison.paper(), width="stretch")
+    board = comparison.paper()
+    board.index.name = _("run")
+    st.dataframe(board, width="stretch")
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
     against = pairs[pairs["run_b"] == fused.name][["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected",
                                                   "significant"]]
     st.subheader(_("Significance against each input"))
-    st.dataframe(against.rename(columns={"run_a": _("input"), "mean_a": _("input mean"),
+    st.dataframe(against.rename(columns={"measure": _("measure"), "run_a": _("input"), "mean_a": _("input mean"),
                                          "mean_b": _("fused mean"), "delta": _("delta"),
                                          "p_corrected": _("corrected p"), "significant": _("significant")}),
                  hide_index=True, width="stretch")
