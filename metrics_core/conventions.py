@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from metrics_core.errors import N_, InputError
 
 #: Allowed values of each convention; the first one is the default.
 CHOICES: dict[str, tuple] = {
-    # Equal scores: trec_eval orders them by document id, descending.
-    "ties": ("trec", "docid_asc", "input"),
+    # Equal scores: trec_eval orders them by document id, descending; "expected": the exact
+    # average over every order of the tied documents (sklearn's ndcg_score, torchmetrics).
+    "ties": ("trec", "docid_asc", "input", "expected"),
     # A (query, doc) pair given twice in a run or qrels.
     "duplicates": ("error", "first", "max", "last", "count"),
     # A query judged in the qrels but absent from the run: skipped (trec_eval),
@@ -56,6 +59,7 @@ DESCRIPTIONS: dict[str, str] = {
     "compat": "trec_eval version reproduced",
     "judged_only": "judged documents only (trec_eval -J)",
     "num_docs": "documents in the collection (trec_eval -N)",
+    "ignore_identical_ids": "drop a retrieved document whose id is the query's (BEIR)",
 }
 
 
@@ -65,9 +69,14 @@ class Conventions:
 
     Parameters
     ----------
-    ties : {"trec", "docid_asc", "input"}
+    ties : {"trec", "docid_asc", "input", "expected"}
         Order of documents with equal scores: document id descending (trec_eval),
-        document id ascending, or the order of the input lines.
+        document id ascending, or the order of the input lines; ``"expected"`` reports
+        each value as its exact average over every order of the tied documents (each
+        order equally likely; McSherry & Najork, ECIR 2008), as scikit-learn's
+        ``ndcg_score`` and torchmetrics do: for the measures the tie report covers
+        (:data:`metrics_core.ranking.ties.COVERED`) and the counts, which no order changes;
+        another measure is an error. Needs the whole run in memory.
     duplicates : {"error", "first", "max", "last", "count"}
         What to do with a (query, doc) pair given more than once.
     missing_queries : {"skip", "zero"}
@@ -107,6 +116,12 @@ class Conventions:
     num_docs : int
         Documents in the collection, for measures that count non-retrieved non-relevant
         documents (``utility``; trec_eval ``-N``).
+    ignore_identical_ids : bool
+        Drop every retrieved document whose id equals its query's id before ranking, as
+        BEIR's ``EvaluateRetrieval.evaluate(..., ignore_identical_ids=True)`` (its default)
+        does for corpora where queries are documents too (ArguAna, Quora); the qrels are
+        kept as they are. A query left without documents is evaluated as an empty
+        ranking. Off by default (trec_eval keeps them).
     """
 
     ties: str = "trec"
@@ -124,6 +139,7 @@ class Conventions:
     compat: str = "trec_eval10"
     judged_only: bool = False
     num_docs: int = 0
+    ignore_identical_ids: bool = False
 
     def __post_init__(self):
         for name, allowed in CHOICES.items():
@@ -142,6 +158,9 @@ class Conventions:
             except InputError:
                 raise InputError(N_("depth must be a positive integer, got {value!r}"),
                                  params={"value": self.depth}) from None
+        if not isinstance(self.ignore_identical_ids, (bool, np.bool_)):
+            raise InputError(N_("{name} must be true or false, got {value!r}"),
+                             params={"name": "ignore_identical_ids", "value": self.ignore_identical_ids})
         if int(self.num_docs) != self.num_docs or self.num_docs < 0:
             raise InputError(N_("num_docs must be a whole number >= 0, got {value!r}"), params={"value": self.num_docs})
 

@@ -83,7 +83,10 @@ class Phrase(str):
         obj.params = params
         return obj
 
-    def translate(self, gettext: Callable[[str], str] | None = None) -> str:
+    # str.translate(table) is not used on a Phrase: here the name means gettext, which is
+    # what callers of a Phrase want
+    def translate(  # type: ignore[override]  # deliberately not str's translate(table)
+            self, gettext: Callable[[str], str] | None = None) -> str:
         """The text through ``gettext`` (a callable str -> str; default: English)."""
         return fill(self.template, self.params, gettext)
 
@@ -161,7 +164,7 @@ class InputError(ValueError):
         self.params = dict(params) if params else {}
         #: the untranslated texts as given (templates when ``params`` is given)
         self.templates = {"problem": problem, "hint": hint, "plain_hint": plain_hint}
-        self.problem = self._fill(problem, _identity)
+        self.problem = fill(problem, self.params, _identity)
         self.source = source
         self.line = line
         self.hint = self._fill(hint, _identity)
@@ -206,14 +209,17 @@ class InputError(ValueError):
         unknown = set(changes) - {"problem", "source", "line", "hint", "option", "field", "plain_hint"}
         if unknown:
             raise TypeError(f"replace() got unexpected fields {sorted(unknown)}")
-        texts = {}
+        texts: dict[str, str | None] = {}
         for part in ("problem", "hint", "plain_hint"):
             if part not in changes:
                 texts[part] = self.templates[part]
             else:
                 value = changes[part]
                 texts[part] = value if value is None or isinstance(value, Phrase) else Phrase(value)
-        return InputError(texts["problem"], source=changes.get("source", self.source),
+        problem = texts["problem"]
+        if problem is None:
+            raise TypeError("replace() needs a problem, not None")
+        return InputError(problem, source=changes.get("source", self.source),
                           line=changes.get("line", self.line), hint=texts["hint"],
                           option=changes.get("option", self.option), field=changes.get("field", self.field),
                           plain_hint=texts["plain_hint"], params=self.params)

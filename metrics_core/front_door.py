@@ -73,7 +73,11 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
         ``cutoffs`` (e.g. one the caller keeps and reuses: ranking is the costly step);
         used only when the run is evaluated whole. Default :func:`rank`.
     **overrides
-        Convention fields to change for this call, e.g. ``missing_queries="zero"``.
+        Convention fields to change for this call, e.g. ``missing_queries="zero"``,
+        ``ties="expected"`` (each value averaged exactly over the orders of tied documents,
+        as scikit-learn's ``ndcg_score``; needs the whole run in memory),
+        ``ignore_identical_ids=True`` (BEIR: a document whose id is the query's is dropped
+        from the run).
 
     Returns
     -------
@@ -91,7 +95,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     """
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
-    check_options(tie_report=tie_report, block_rows=block_rows, distributed=client is not None)
+    check_options(tie_report=tie_report, block_rows=block_rows, distributed=client is not None,
+                  expected_ties=conv.ties == "expected")
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
@@ -99,7 +104,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
 
         return _named(evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows),
                       name)
-    rows = 0 if tie_report else _stream_block_rows(run, block_rows, stream_rows)
+    whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
+    rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
         from metrics_core.scale.blocks import BATCH_ROWS, NotStreamable, open_run_stream, run_stream
         from metrics_core.scale.streaming import evaluate_stream
@@ -122,9 +128,10 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
 
 
 def check_options(*, tie_report: bool = False, block_rows: int | None = None,
-                  distributed: bool = False) -> None:
-    """The one check of evaluation options against each other: the tie report needs the
-    whole run in memory, so neither a Dask cluster nor blocks of ``block_rows`` > 0.
+                  distributed: bool = False, expected_ties: bool = False) -> None:
+    """The one check of evaluation options against each other: the tie report and
+    ``ties="expected"`` (``expected_ties``) need the whole run in memory, so neither a Dask
+    cluster nor blocks of ``block_rows`` > 0.
 
     >>> check_options(tie_report=True, block_rows=0)
     >>> check_options(tie_report=True, distributed=True)
@@ -138,6 +145,12 @@ def check_options(*, tie_report: bool = False, block_rows: int | None = None,
                                  "--tie-report (tie_report)"),
                          plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
                          option="--tie-report", field="tie_report")
+    if expected_ties and (distributed or (block_rows or 0) > 0):
+        raise InputError(N_("ties=\"expected\" needs the whole run in memory"),
+                         hint=N_("Leave out --scheduler and --block-rows (client, block_rows), or choose "
+                                 "another --ties"),
+                         plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
+                         option="--ties", field="ties")
 
 
 def _named(ev: Evaluation, name: str | None) -> Evaluation:

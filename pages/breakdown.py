@@ -12,7 +12,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.style import MEASURE_FORMAT, natural_rows
+from ui.common.style import MEASURE_FORMAT, md_text, natural_rows
 from ui.ranking.data import evaluate_loaded, show_unusable, unusable_runs
 from ui.ranking.figures import group_bars
 from ui.ranking.state import Breakdown
@@ -34,7 +34,7 @@ with page(_("Breakdown")) as p:
         evaluations = evaluate_loaded(measures, conv)
         report_evs = evaluate_loaded(list(REPORT_MEASURES), conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)

@@ -11,6 +11,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -43,7 +44,7 @@ def diagram() -> None:
     try:
         rep = ds.calibration_report_of(data["digest"], y, p, n_bins, strategy)
     except InputError as exc:
-        st.error(f"{data['source']}: {exc.plain(_)}")
+        st.error(md_text(f"{data['source']}: {exc.plain(_)}"))
         return
     # fewer replicates on large inputs keeps the slider responsive (one pass per replicate)
     n_resamples = 200 if y.size <= 200_000 else 50
@@ -107,5 +108,5 @@ with page(_("Calibration"), sidebar=False, summary=ds.scores_summary, caption=ca
 
     data = st.session_state[dst.SCORES]
     y, p = data["y_true"], data["y_score"]
-    st.caption(_("{source}: {rows} rows").format(source=data["source"], rows=count(y.size)))
+    st.caption(_("{source}: {rows} rows").format(source=md_text(data["source"]), rows=count(y.size)))
     diagram()

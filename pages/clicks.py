@@ -9,6 +9,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import upload_slot
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
@@ -46,7 +47,7 @@ with page(_("Click feedback")) as p:
     try:
         result = click_mrr(log, rule=rule, strict=strict)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     thresholds = st.session_state[state.THRESHOLDS]

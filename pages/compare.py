@@ -16,7 +16,7 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT, natural_sorted
+from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
@@ -69,7 +69,7 @@ with page(_("Compare systems")) as p:
     try:
         evaluations = list(evaluate_loaded(measures, conventions).values())  # cached in the session
     except mc.InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     measures = evaluations[0].measures
     by_name = {ev.run_name: ev for ev in evaluations}
@@ -81,7 +81,7 @@ with page(_("Compare systems")) as p:
     screen_legend = comparison.legend(paper=False, gettext=_)
 
     with answer:
-        st.subheader(_("Every run vs {baseline}").format(baseline=baseline))
+        st.subheader(_("Every run vs {baseline}").format(baseline=md_text(baseline)))
         shown = answer_table(comparison)
         shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
         numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
@@ -110,7 +110,7 @@ with page(_("Compare systems")) as p:
         if shown[numbers].isna().any().any():
             st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
                          "measure, or every difference is zero (no p-value)."))
-        st.caption(screen_legend)
+        st.caption(md_text(screen_legend))
 
         with st.expander(_("p-values of every test (raw and corrected), effect size")):
             detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
@@ -144,7 +144,7 @@ with page(_("Compare systems")) as p:
     picked_chart_point(event)
     selected = selected_query()
     if selected is not None:
-        st.write(_("Selected query: `{query}` (shown on the Per query page)").format(query=selected))
+        st.write(_("Selected query: {query} (shown on the Per query page)").format(query=md_text(selected)))
 
     meta = st.session_state[state.META]
     if isinstance(meta, pd.DataFrame) and len(meta.columns):
@@ -165,7 +165,7 @@ with page(_("Compare systems")) as p:
                          "{n} queries every run has.").format(n=len(common)))
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
         except mc.InputError as exc:
-            st.error(exc.plain(_))
+            st.error(md_text(exc.plain(_)))
         st.subheader(_("Criteria"))
         crit_col = st.selectbox(_("Criterion column"), columns,
                                 index=columns.index("criterion") if "criterion" in columns else 0)
@@ -178,12 +178,12 @@ with page(_("Compare systems")) as p:
                          "per-criterion means."))
             st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
         except mc.InputError as exc:
-            st.error(exc.plain(_))
+            st.error(md_text(exc.plain(_)))
     else:
         st.caption(_("Load query metadata with a fold or criterion column to see fold and criterion views."))
 
     st.subheader(_("Export"))
     st.caption(_("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
-                 "{legend}").format(legend=legend))
+                 "{legend}").format(legend=md_text(legend)))
     st.caption(_("The whole comparison as one HTML file: Download report on the Overview page."))
     download_buttons(export_texts(comparison), "comparison", key="comparison")

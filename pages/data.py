@@ -11,7 +11,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT
+from ui.common.style import MEASURE_FORMAT, md_text
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
     SAMPLE_SUMMARY,
@@ -92,7 +92,7 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
             diag_evs = evaluate_loaded(diagnostic_measures(k), conv)  # cached per session
     except InputError as exc:
         diag_evs = {}
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         if "duplicate" in str(exc):
             st.caption(_("Choose a duplicates rule under **More conventions** in the sidebar."))
     show_unusable(unusable_runs(diag_evs), runs_warning)
@@ -100,11 +100,11 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     none = _("none")
     for name, ev in diag_evs.items():
         d = ev.diagnostics
-        with st.expander(_("{run}: details").format(run=name)):
+        with st.expander(_("{run}: details").format(run=md_text(name))):
             st.write(_("Missing queries (judged, not in the run): {ids}").format(
-                ids=", ".join(d["missing_queries"]) or none))
+                ids=", ".join(map(md_text, d["missing_queries"])) or none))
             st.write(_("Extra queries (in the run, not judged; ignored): {ids}").format(
-                ids=", ".join(d["extra_queries"]) or none))
+                ids=", ".join(map(md_text, d["extra_queries"])) or none))
             st.write(_("Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
                        "broken by the rule '{rule}' (sidebar).").format(
                 groups=d["tied_groups"], documents=d["tied_documents"], k=k,

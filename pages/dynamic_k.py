@@ -9,6 +9,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -92,8 +93,8 @@ with page(_("Dynamic K"), sidebar=False, summary=ds.candidates_summary, caption=
     table = ds.candidate_table_of(data["digest"], data)
     if table.criterion is not None:
         st.caption(_("{source}: {n} candidates, {units} (query, criterion) units").format(
-            source=data["source"], n=count(data['query'].size), units=count(table.n_queries)))
+            source=md_text(data["source"]), n=count(data['query'].size), units=count(table.n_queries)))
     else:
         st.caption(_("{source}: {n} candidates, {queries} queries").format(
-            source=data["source"], n=count(data['query'].size), queries=count(table.n_queries)))
+            source=md_text(data["source"]), n=count(data['query'].size), queries=count(table.n_queries)))
     controls()

@@ -9,6 +9,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.hashing import state as hs
 from ui.hashing.data import (
     TIE_RULES,
@@ -51,11 +52,12 @@ with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, captio
                           int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
                           p_at_k_cutoffs(n_db), device_name())
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(
-        source=data["source"], q=result["n_queries"], db=result["n_db"], bits=result["bits"], device=device_label()))
+        source=md_text(data["source"]), q=result["n_queries"], db=result["n_db"], bits=result["bits"],
+        device=device_label()))
     lo, hi = result["map_band"]
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label is cut
     map_label = "mAP" + (f"@{int(topk)}" if topk else "")

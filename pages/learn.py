@@ -13,6 +13,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.sidebar import convention_label
+from ui.common.style import md_text
 from ui.ranking.figures import gain_contributions
 from ui.ranking.learn import (
     LOCAL,
@@ -107,7 +108,7 @@ with page(_("Measures explained")) as p:
     try:
         ev = evaluate_example(labels, k, numrel or None, conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
 
     name = shown_example(labels)

@@ -14,7 +14,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import HEADERS, MEASURE_FORMAT
+from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
@@ -104,7 +104,7 @@ with page(_("Overview"), sidebar=False) as p:
         with st.spinner(_("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         draw_settings()  # where a measure can be changed
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: it is
@@ -145,7 +145,8 @@ with page(_("Overview"), sidebar=False) as p:
         if name == baseline:
             parts.append(_("the baseline"))
         else:
-            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=baseline, p=number(r["p_corrected"])))
+            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=md_text(baseline),
+                                                                        p=number(r["p_corrected"])))
         if (name, headline) in band.index:
             parts.append(_("tie band {low}–{high}").format(low=number(band.loc[(name, headline), "low"]),
                                                            high=number(band.loc[(name, headline), "high"])))
@@ -161,14 +162,16 @@ with page(_("Overview"), sidebar=False) as p:
             st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
                          row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
                          key=Overview.GRID, placeholder=MISSING)
-            st.caption(legend + (" " + _(TIE_LEGEND) if len(band) else ""), help=board_family(board))
+            st.caption(md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                       help=md_text(board_family(board)))
             if note:
                 st.caption(note)
         with cards_slot.container():
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                cards[i].metric(f"{name} · {display_measure(headline)}", number(r["mean"]), **card_delta(name, r),
+                cards[i].metric(f"{md_text(name)} · {display_measure(headline)}", number(r["mean"]),
+                                **card_delta(name, r),
                                 help=card_help(name, r, band))
             if len(part) > 4:
                 st.caption(_("Cards for the first 4 of {n} runs; every run is in the table.").format(n=len(part)))

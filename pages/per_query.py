@@ -9,7 +9,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT, natural_sorted
+from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
 from ui.ranking.data import (
     evaluate_loaded,
     show_unusable,
@@ -42,7 +42,7 @@ with page(_("Per query")) as p:
     try:
         evaluations = evaluate_loaded(measures, conv)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     unusable = unusable_runs(evaluations)  # no query or no judged document in common: named, left out
     show_unusable(unusable)
@@ -147,9 +147,9 @@ with page(_("Per query")) as p:
                         ranges=tied_here))
                 if qid not in set(runs[name].unique_query_ids()):
                     st.caption(_("{run} has no ranking for this query (scored 0: absent queries score 0).").format(
-                        run=name))
+                        run=md_text(name)))
             else:
-                st.write(_("{run} has no ranking for this query.").format(run=name))
+                st.write(_("{run} has no ranking for this query.").format(run=md_text(name)))
             st.dataframe(styled_ranking(shown, max_label), hide_index=True,
                          key=PerQuery.ranking(i),
                          column_config={"rank": st.column_config.NumberColumn(_("Rank"), format="%d", pinned=True),
@@ -161,7 +161,8 @@ with page(_("Per query")) as p:
                            title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
                            key=f"ranking{i}")
             missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
-            st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=name, n=len(missed)))
+            st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=md_text(name),
+                                                                                        n=len(missed)))
             if len(missed):
                 st.dataframe(missed, hide_index=True, key=PerQuery.missed(i),
                              column_config={"doc_id": _("Document"), "relevance": _("Relevance")}, placeholder=MISSING)

@@ -7,6 +7,7 @@ from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
+from ui.common.style import md_text
 from ui.compare import table as tb
 from ui.history.actions import open_store
 from ui.ranking.data import has_data, load_sample_into_state
@@ -59,7 +60,7 @@ with page(_("Comparative table"), sidebar=False,
         try:
             rows, meta = tb.loaded_rows(measures)
         except InputError as exc:
-            st.error(exc.plain(_))
+            st.error(md_text(exc.plain(_)))
             p.stop()
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
@@ -67,7 +68,7 @@ with page(_("Comparative table"), sidebar=False,
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         p.stop()
     with answer:
         tb.show(table, words, lang)

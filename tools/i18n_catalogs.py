@@ -52,6 +52,7 @@ LIBRARY_SOURCES = (
     "metrics_core/ranking/kernels.py",
     "metrics_core/ranking/keys.py",
     "metrics_core/ranking/measures",
+    "metrics_core/ranking/ranked.py",
     "metrics_core/ranking/registry.py",
     "metrics_core/report/all_pairs.py",
     "metrics_core/report/catalogs.py",

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "or tune a fusion with cross-validation"),
     "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
     "history": ("history", "save evaluations of test suites and report them over time"),
+    "ir_measures": ("ir_measures", "ir_measures' command line: QRELS RUN 'nDCG@10 P@5', same output"),
     "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte (--compat trec_eval9 for 9)"),
     "report": ("report", "one self-contained HTML report of runs against a baseline (tables, figures)"),
     "table": ("thesis", "comparative table of runs x measures with labels and a summary (thesis table)"),
@@ -52,10 +53,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; the arguments of subcommand ``only`` (every one when None) are filled in."""
+def program_name(argv0: str | None = None) -> str:
+    """The command as it was run, for usage and error lines: ``ranklab`` (the installed
+    script) or ``python -m metrics_core``.
+
+    >>> program_name("/usr/local/bin/ranklab"), program_name("/src/metrics_core/__main__.py")
+    ('ranklab', 'python -m metrics_core')
+    """
+    import os
+
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    if name.lower().startswith("ranklab"):
+        return "ranklab"
+    return "python -m metrics_core"
+
+
+def build_parser(only: str | None = None, prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the arguments of subcommand ``only`` (every one when None) are filled in;
+    ``prog`` names the command in usage lines (default: :func:`program_name`)."""
     parser = _Parser(
-        prog="python -m metrics_core",
+        prog=prog or program_name(),
         description="RankLab: exact, fast evaluation of rankings (trec_eval conventions by default).",
     )
     parser.add_argument("--version", action="version", version=f"RankLab {__version__}")
@@ -72,10 +89,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); ``prog`` names the
+    command in usage and error lines (default: as it was run, :func:`program_name`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    prog = prog or program_name()
     first = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(first if first in COMMANDS else "")
+    parser = build_parser(first if first in COMMANDS else "", prog=prog)
     args = parser.parse_args(argv)
     try:
         status = int(args._run(args) or EXIT_OK)

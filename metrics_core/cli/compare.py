@@ -15,6 +15,7 @@ from metrics_core.cli.evaluate import add_convention_arguments, run_evaluations
 from metrics_core.errors import InputError
 from metrics_core.report import write_export
 from metrics_core.report.comparison import compare
+from metrics_core.stats.comparison import DEFAULT_FAMILY, FAMILY_SCOPES
 from metrics_core.stats.significance import CORRECTIONS
 from metrics_core.validation import LIMITS
 
@@ -45,7 +46,10 @@ def add_arguments(p) -> None:
                    help="bootstrap resamples of the CI (default: same as --permutations)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the permutation test and bootstrap")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-comparison correction over all (run, measure) pairs")
+                   help="multiple-comparison correction over the family of effectiveness tests")
+    p.add_argument("--family", choices=FAMILY_SCOPES, default=DEFAULT_FAMILY,
+                   help="the correction's family: all (run, measure) pairs (default), or per_measure "
+                        "(PyTerrier); counts such as NumRet are never in it")
     p.add_argument("--confidence", type=PROBABILITY, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--alpha", type=PROBABILITY, default=0.05, help="level of the markers (default 0.05)")
     p.add_argument("--queries", choices=("common", "qrels"), default=None,
@@ -95,7 +99,7 @@ def run(args) -> int:
         comparison = compare(evaluations, baselines[0], measures=evaluations[0].measures,
                              n_permutations=args.permutations, seed=args.seed, correction=args.correction,
                              confidence=args.confidence, n_resamples=args.bootstrap, alpha=args.alpha,
-                             query_set=query_set, conventions=conv)
+                             query_set=query_set, conventions=conv, family=args.family)
     if args.format == "json":
         text = json.dumps(comparison.to_dict(per_query=args.per_query), indent=2)
     elif args.format == "markdown":

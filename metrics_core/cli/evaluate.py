@@ -37,7 +37,10 @@ PROGRESS_BYTES = 32 << 20  # files above this size report progress on stderr
 def add_convention_arguments(p) -> None:
     """Convention flags shared by the subcommands that evaluate rankings."""
     g = p.add_argument_group("conventions (defaults: trec_eval)")
-    g.add_argument("--ties", choices=CHOICES["ties"], help="order of equal scores")
+    g.add_argument("--ties", choices=CHOICES["ties"],
+                   help="order of equal scores; expected: the exact average over every order (sklearn)")
+    g.add_argument("--ignore-identical-ids", dest="ignore_identical_ids", action="store_const", const=True,
+                   help="drop a retrieved document whose id is the query's (BEIR's ignore_identical_ids)")
     g.add_argument("--duplicates", choices=CHOICES["duplicates"], help="a (query, doc) pair given twice")
     g.add_argument("--missing", dest="missing_queries", choices=CHOICES["missing_queries"],
                    help="qrels queries absent from the run: skip, or score 0")
@@ -66,7 +69,7 @@ def add_convention_arguments(p) -> None:
 def conventions_from_args(args) -> Conventions:
     fields = ("ties", "duplicates", "missing_queries", "relevance_threshold", "depth", "p_denominator",
               "ap_normalizer", "gain", "discount", "ideal", "rr_miss", "judged_only", "num_docs", "labels",
-              "compat")
+              "compat", "ignore_identical_ids")
     changes = {f: getattr(args, f) for f in fields if getattr(args, f, None) is not None}
     if getattr(args, "complete", False):
         changes["missing_queries"] = "zero"

@@ -34,7 +34,8 @@ import numpy as np
 from metrics_core.compat.trec_measures import NICKNAMES, TREC_MEASURES, Requested, requested
 from metrics_core.errors import InputError
 
-__all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "parse_qrel", "parse_run"]
+__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "supported_measures", "supported_nicknames",
+           "parse_qrel", "parse_run"]
 
 #: trec_eval 9 measure families served (pytrec_eval's ``supported_measures``)
 supported_measures: frozenset[str] = frozenset(
@@ -81,6 +82,24 @@ def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     for qid, docid, score in _triples(f_run, 6, "qid Q0 docid rank score tag", 4, float):
         run[qid][docid] = score
     return run
+
+
+def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
+    """The summary over queries of a measure's per-query values, by its key's prefix:
+    ``num_*`` counts add up, ``gm_*`` values (logarithms, as :meth:`RelevanceEvaluator.evaluate`
+    gives them) become the geometric mean exp(mean), every other measure is averaged.
+
+    >>> compute_aggregated_measure("map", [0.5, 0.25]), compute_aggregated_measure("num_rel", [3, 4])
+    (0.375, 7.0)
+    >>> round(compute_aggregated_measure("gm_map", [np.log(0.5), np.log(0.125)]), 6)
+    0.25
+    """
+    data = np.asarray(list(values), dtype=np.float64)
+    if measure.startswith("num_"):
+        return float(np.sum(data))
+    if measure.startswith("gm_"):
+        return float(np.exp(np.sum(data) / len(data)))
+    return float(np.mean(data))
 
 
 def combine_measures(measures: Iterable[str]) -> list[str]:

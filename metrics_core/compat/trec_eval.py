@@ -160,7 +160,7 @@ def custom_11pt_avg(req: Requested, frame) -> np.ndarray:
     """11pt_avg at the given recall levels: their interpolated precisions, added from the
     last level given to the first (trec_eval's order), over the number of levels.
     ``frame``: per-query values by measure name (a DataFrame or a dict of arrays)."""
-    total = 0.0
+    total: np.ndarray | float = 0.0
     for name in reversed(req.ranklab):
         total = total + np.asarray(frame[name], dtype=np.float64)
     return np.asarray(total, dtype=np.float64) / len(req.ranklab)
@@ -333,7 +333,7 @@ def _walk(index: list[str], missing: set, negative: set, reqs, opt: TrecEvalOpti
     else:
         order = [q for q in index if q not in missing]
     ranking = next((r.measure.name for r in reqs if r.measure.name not in ("runid", "num_q")), None)
-    shown = []
+    shown: list[str] = []
     for q in order:
         if q in missing and opt.version == 10 and not opt.complete:
             return shown, f"trec_eval: result qid '{q}' not found in qrels"

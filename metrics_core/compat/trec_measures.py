@@ -201,8 +201,9 @@ def _pairs(m: TrecMeasure, text: str) -> list[tuple[str, float]]:
     return out
 
 
-def _param_names(m: TrecMeasure, text: str | None) -> str:
-    """The RankLab measure of a one-value measure given its parameter string."""
+def _param_names(m: TrecMeasure, text: str | None) -> str | None:
+    """The RankLab measure of a one-value measure given its parameter string (None for a
+    measure without a RankLab name, ``relstring``)."""
     base = m.ranklab
     if text is None:
         return base
@@ -270,6 +271,6 @@ def requested(measure_args: list[str], version: int = 10) -> list[Requested]:
             levels = tuple(c_atof(p) for p in text.split(","))
             out.append(Requested(m, (f"11pt_avg_{text}",), tuple(f"IPrec@{_fmt(r)}" for r in levels), levels))
         else:
-            printed = f"{m.name}_{text}" if text is not None and m.kind.startswith("param") else m.name
-            out.append(Requested(m, (printed,), (_param_names(m, text),)))
+            shown = f"{m.name}_{text}" if text is not None and m.kind.startswith("param") else m.name
+            out.append(Requested(m, (shown,), (_param_names(m, text),)))
     return out

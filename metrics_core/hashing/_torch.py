@@ -7,6 +7,8 @@ command line for its option checks, loads no torch; the first attribute looked u
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 class _LazyTorch:
     def __getattr__(self, name):
@@ -17,4 +19,7 @@ class _LazyTorch:
         return value
 
 
-torch = _LazyTorch()
+if TYPE_CHECKING:  # the checker sees the module itself, with its types
+    import torch
+else:
+    torch = _LazyTorch()

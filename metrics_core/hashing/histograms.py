@@ -96,9 +96,10 @@ def _packed_distances(qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None =
         x, o = xor[:hi - lo], out[lo:hi]
         np.bitwise_xor(qp[lo:hi, None, 0], dp[None, :, 0], out=x)
         np.bitwise_count(x, out=o, casting="unsafe")
-        for w in range(1, words):
-            np.bitwise_xor(qp[lo:hi, None, w], dp[None, :, w], out=x)
-            np.add(o, np.bitwise_count(x, out=more[:hi - lo]), out=o, casting="unsafe")
+        if more is not None:  # the other words
+            for w in range(1, words):
+                np.bitwise_xor(qp[lo:hi, None, w], dp[None, :, w], out=x)
+                np.add(o, np.bitwise_count(x, out=more[:hi - lo]), out=o, casting="unsafe")
     return out
 
 

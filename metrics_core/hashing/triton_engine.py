@@ -24,8 +24,8 @@ runs these kernels on the CPU in the tests, lacks libdevice's ``popc``).
 
 from __future__ import annotations
 
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import (

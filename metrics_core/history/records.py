@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sqlite3
+import sys
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.history.schema import SCHEMA_VERSION, known_objects
+from metrics_core.history.schema import SCHEMA_VERSION, normalized_sql, schema_objects
 
 BUSY_TIMEOUT_MS = 30_000
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -278,6 +279,9 @@ def image_connection(data: bytes, source: str):
                          hint=UPLOAD_HINT)
     if data[18:20] == b"\x02\x02":  # saved from a WAL-mode store file
         data = data[:18] + b"\x01\x01" + data[20:]
+    if sys.version_info < (3, 11):  # sqlite3's Connection.deserialize is new in 3.11
+        raise InputError(N_("reading an uploaded history file needs Python 3.11 or newer"),
+                         source=source, hint=N_("run RankLab with Python 3.11 or newer"))
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
@@ -295,26 +299,40 @@ def image_connection(data: bytes, source: str):
 
 
 def check_image(conn, source) -> None:
-    """Refuse a database that is damaged, of an unknown version, or not the store's schema."""
-    if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-        raise InputError(N_("not a RankLab history file (the database is damaged)"), source=source,
-                         hint=UPLOAD_HINT)
+    """Refuse a database of an unknown version, whose schema is not the store's own, or
+    that is damaged.
+
+    The schema is compared first, object by object (type, name, table and SQL, up to
+    whitespace; read from ``sqlite_master``, which evaluates nothing): an upload's CHECK
+    constraint, DEFAULT, generated column, view or trigger never runs, because a file that
+    carries one is refused before anything else touches its tables. Only then does
+    ``PRAGMA integrity_check`` (which evaluates the tables' CHECK constraints, now the
+    store's own, of which it has none) look at the pages.
+    """
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise InputError(N_("the history file has schema version {version}, newer than this RankLab "
                             "({supported})"), source=source, hint=N_("upgrade RankLab"),
                          params={"version": version, "supported": SCHEMA_VERSION})
-    allowed = known_objects(version)
+    allowed = schema_objects(version)
     if allowed is None:
         raise InputError(N_("not a RankLab history file (no RankLab tables)"), source=source, hint=UPLOAD_HINT)
-    found = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
-    foreign = sorted(n for t, n in found if (t, n) not in allowed)
-    missing = sorted(n for t, n in allowed if (t, n) not in found and t == "table")
+    found = {(t, n): (tbl, normalized_sql(sql))
+             for t, n, tbl, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+    foreign = sorted(n for (t, n) in found if (t, n) not in allowed)
+    missing = sorted(n for (t, n) in allowed if (t, n) not in found and t == "table")
     if foreign or missing:
         problem = (N_("not a RankLab history file (unexpected {names})") if foreign
                    else N_("not a RankLab history file (missing {names})"))
         raise InputError(problem, source=source, hint=UPLOAD_HINT,
                          params={"names": ", ".join(foreign or missing)})
+    changed = sorted(n for (t, n), spec in found.items() if allowed[(t, n)] != spec)
+    if changed:
+        raise InputError(N_("not a RankLab history file (the SQL of {names} is not RankLab's own schema)"),
+                         source=source, hint=UPLOAD_HINT, params={"names": ", ".join(changed)})
+    if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+        raise InputError(N_("not a RankLab history file (the database is damaged)"), source=source,
+                         hint=UPLOAD_HINT)
 
 
 def unknown_suite(name: str, known, saving: bool = False) -> InputError:

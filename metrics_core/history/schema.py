@@ -136,9 +136,22 @@ def migrate(cur, version: int) -> int:
     return version
 
 
-def known_objects(version: int) -> set | None:
-    """The ``(type, name)`` of every table and index a store of ``version`` holds
-    (None for a version that never existed). Built from the DDL above, so it follows it."""
+def normalized_sql(sql: str | None) -> str | None:
+    """``sql`` with each run of whitespace made one space (the schema holds no quoted text,
+    so this changes no meaning); None stays None (SQLite's own indexes have no SQL).
+
+    >>> normalized_sql("CREATE TABLE t (\\n    a TEXT\\n, b TEXT)")
+    'CREATE TABLE t ( a TEXT , b TEXT)'
+    """
+    return None if sql is None else " ".join(sql.split())
+
+
+def schema_objects(version: int) -> dict | None:
+    """Every object a store of schema ``version`` holds: ``{(type, name): (table, sql)}``,
+    the SQL through :func:`normalized_sql` (None for the indexes SQLite makes for a
+    primary key or UNIQUE); None for a version that never existed. Built by running the
+    DDL above in memory, so it follows it (including how ``ALTER TABLE`` rewrites a
+    table's SQL)."""
     if not 1 <= version <= SCHEMA_VERSION:
         return None
     conn = sqlite3.connect(":memory:")
@@ -149,6 +162,7 @@ def known_objects(version: int) -> set | None:
             _migrate_1_to_2(cur)
         if version >= 3:
             _migrate_2_to_3(cur)
-        return {(t, n) for t, n in cur.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        return {(t, n): (tbl, normalized_sql(sql))
+                for t, n, tbl, sql in cur.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
     finally:
         conn.close()

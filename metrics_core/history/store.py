@@ -55,18 +55,21 @@ class HistoryStore:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
-        self.path = default_store_path() if path is None else path
-        in_memory = str(self.path) == ":memory:"
+        given = default_store_path() if path is None else path
+        self.path: str | os.PathLike = given  # ":memory:", or the file (a Path)
+        in_memory = str(given) == ":memory:"
+        self.read_only = False
         if not in_memory:
-            self.path = Path(self.path).expanduser()
-            if self.path.is_dir():
-                raise InputError(N_("is a folder, not a store file"), source=str(self.path),
+            file = Path(given).expanduser()
+            self.path = file
+            if file.is_dir():
+                raise InputError(N_("is a folder, not a store file"), source=str(file),
                                  hint=N_("give a file path such as history.sqlite3"))
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # a store we may not write (read-only file or folder) is opened read-only: it can
-        # still be listed and reported; saving to it is refused with a clear message
-        self.read_only = not in_memory and self.path.exists() and not (
-            os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
+            file.parent.mkdir(parents=True, exist_ok=True)
+            # a store we may not write (read-only file or folder) is opened read-only: it can
+            # still be listed and reported; saving to it is refused with a clear message
+            self.read_only = file.exists() and not (
+                os.access(file, os.W_OK) and os.access(file.parent, os.W_OK))
         self._conn = open_connection(self.path, self.read_only, busy_timeout_ms)
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

@@ -27,7 +27,7 @@ __all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "de
            "INPUT_FORMATS", "Run", "Qrels"]
 
 
-def _read(source, kind: str, fmt: str, columns, name):
+def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = None):
     if fmt not in INPUT_FORMATS:
         raise InputError(N_("unknown format {format}"), hint=N_("accepted: {formats}"),
                          params={"format": repr(fmt), "formats": ", ".join(INPUT_FORMATS)})
@@ -36,7 +36,7 @@ def _read(source, kind: str, fmt: str, columns, name):
         if not isinstance(source, want):
             raise InputError(N_("expected {want}, got {got}"),
                              params={"want": want.__name__, "got": type(source).__name__})
-        if name and kind == "run":
+        if name and isinstance(source, Run):  # kind == "run"
             source.name = str(name)
         return source
     # the table readers (and pandas, 0.3 s to import) load only when a table comes in:
@@ -48,7 +48,7 @@ def _read(source, kind: str, fmt: str, columns, name):
         return frame_to_columns(source, kind, columns=columns, source=name or "<DataFrame>", name=name)
     if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)) and not hasattr(source, "read"):
         return _read_object(source, kind, columns, name)
-    raw = read_source(source, None if kind == "run" else name)
+    raw = read_source(source, None if kind == "run" else name, max_bytes=max_bytes)
     run_name = name if kind == "run" else None
     if fmt == "msmarco" or (fmt == "auto" and kind == "run" and is_msmarco_run(raw)):
         if kind == "run":
@@ -92,7 +92,8 @@ def _read_object(source, kind: str, columns, name):
     return frame_to_columns(table, kind, columns=columns, source=label, name=run_name)
 
 
-def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None) -> Run:
+def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None, *,
+             max_bytes: int | None = None) -> Run:
     """Read a run (a ranking per query).
 
     Parameters
@@ -113,6 +114,13 @@ def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict |
     columns : dict, optional
         Explicit column mapping for tables: ``{"query_id": ..., "doc_id": ..., "score": ...}``
         (or ``"rank"``: a rank column, 1 is best).
+    max_bytes : int, optional
+        The most bytes the file may take in memory once decompressed (a memory budget):
+        more is refused with an :class:`~metrics_core.errors.InputError` before it is read
+        (a compressed file is checked as it is decompressed; a Parquet file's footer
+        before its data). Default: :data:`~metrics_core.io.source.MAX_INPUT_BYTES` for a
+        plain file, :data:`~metrics_core.io.source.MAX_DECOMPRESSED_BYTES` for the output
+        of a decompression.
 
     Examples
     --------
@@ -120,14 +128,16 @@ def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict |
     >>> len(run), run.name, run.scores.tolist()
     (2, 'bm25', [2.5, 1.5])
     """
-    run = _read(source, "run", fmt, columns, name)
+    run = _read(source, "run", fmt, columns, name, max_bytes)
     if name:
         run.name = str(name)
     return run
 
 
-def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str | None = None) -> Qrels:
-    """Read relevance judgements (see :func:`read_run` for the accepted sources).
+def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str | None = None, *,
+               max_bytes: int | None = None) -> Qrels:
+    """Read relevance judgements (see :func:`read_run` for the accepted sources and
+    ``max_bytes``).
 
     TREC qrels (``qid iter docid relevance``) are recognised whatever the file's
     extension when the file has no header (MS MARCO's ``qrels.dev.tsv``). In a table,
@@ -140,7 +150,7 @@ def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str
     >>> sorted(zip(qrels.doc_ids, qrels.relevance.tolist()))
     [('d1', 1.0), ('d3', 2.0)]
     """
-    return _read(source, "qrels", fmt, columns, name)
+    return _read(source, "qrels", fmt, columns, name, max_bytes)
 
 
 def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "run") -> tuple[Run, Qrels]:
@@ -232,9 +242,11 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
                              source="<vectors>", params={"query": repr(qid), "kind": _kind_of(labels)})
         labels = list(labels)
         if labels:
-            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>",
-                       locate=lambda i, q=qid: {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
-                                                                         {"query": repr(q), "position": i + 1})})
+            def locate(i: int, q: object = qid) -> dict:
+                return {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
+                                                 {"query": repr(q), "position": i + 1})}
+
+            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>", locate=locate)
         n = len(labels)
         docs = [f"{i + 1:06d}" for i in range(n)]
         rq += [str(qid)] * n

@@ -95,7 +95,7 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
         check_text(raw)
         text = data.decode("utf-8").lstrip("\ufeff")
         sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
-        rows = []
+        rows: list[list[float | None]] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or line.startswith("#"):
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -120,6 +121,12 @@ def _problem(kind, row, text):
     return text if kind in ("csv", "tsv") else prefixed(Phrase(N_("row {row}: "), {"row": row + 1}), text)
 
 
+@overload
+def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
+                option: str, required: Literal[True] = ...) -> str: ...
+@overload
+def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
+                option: str, required: bool) -> str | None: ...
 def pick_column(frame: pd.DataFrame, explicit: str | None, names, what: str, display: str,
                 option: str, required: bool = True) -> str | None:
     """The column the user named, or the one whose name is obviously ``what``.

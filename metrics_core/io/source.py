@@ -9,8 +9,11 @@ or a file-like object (an open file, ``io.BytesIO``, Streamlit's ``UploadedFile`
   at its first chunk, and a FIFO that delivers nothing within :data:`PIPE_WAIT_S` seconds
   is refused instead of blocking forever.
 * Compression is recognised by its magic bytes, whatever the file is called: gzip, bzip2,
-  xz, and zstd / lz4 frames (through pyarrow's codecs). Decompression stops at
-  :data:`MAX_INPUT_BYTES` of output.
+  xz, and zstd / lz4 frames (through pyarrow's codecs). Decompression is streamed, 1 MiB
+  at a time, and stops at a limit (``max_bytes``; by default
+  :data:`MAX_DECOMPRESSED_BYTES`); the text is checked as it comes out (NUL bytes,
+  UTF-16/32, UTF-8 validity), so a bomb of zeros is refused at its first MiB instead of
+  after filling memory.
 * Binary junk, UTF-16/UTF-32 text and non-UTF-8 text are refused with the line where they
   start.
 """
@@ -28,6 +31,13 @@ import stat
 import sys
 
 from metrics_core.errors import N_, InputError, Phrase
+from metrics_core.io.text_check import (
+    TextCheck,
+    encoding_error,
+    nul_error,
+    text_encoding_problem,
+    utf8_error,
+)
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -35,6 +45,11 @@ PARQUET_MAGIC = b"PAR1"
 #: Largest input (after decompression) read into memory, in bytes; the environment
 #: variable ``RANKLAB_MAX_INPUT_BYTES`` changes it.
 MAX_INPUT_BYTES = int(os.environ.get("RANKLAB_MAX_INPUT_BYTES", str(4 << 30)))
+#: Largest output of a decompression, in bytes, when the caller gives no ``max_bytes``
+#: (``RANKLAB_MAX_DECOMPRESSED_BYTES``): a compressed input is held in memory whole, so the
+#: default suits a host of 1 GB (a 5,000,000-line TREC run is about 256 MB); plain files
+#: are read in blocks by the command line and need no such limit.
+MAX_DECOMPRESSED_BYTES = int(os.environ.get("RANKLAB_MAX_DECOMPRESSED_BYTES", str(256 << 20)))
 #: Seconds a FIFO may stay silent before it is refused (``RANKLAB_PIPE_WAIT_S``).
 PIPE_WAIT_S = float(os.environ.get("RANKLAB_PIPE_WAIT_S", "10"))
 _CHUNK = 1 << 20
@@ -45,10 +60,19 @@ _BINARY_MAGIC = (b"\x93NUMPY", PARQUET_MAGIC, b"PK\x03\x04", b"SQLite format 3\x
 _stdin_used = False
 
 
-def _limit_error(label: str, what: str = Phrase(N_("the data"))) -> InputError:
+def _limit_error(label: str, what: str = Phrase(N_("the data")), limit: int | None = None) -> InputError:
     return InputError(N_("{what} is larger than the input limit of {limit} bytes"), source=label,
                       hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-                      params={"what": what, "limit": f"{MAX_INPUT_BYTES:,}"})
+                      plain_hint=N_("Split the file"),
+                      params={"what": what, "limit": f"{MAX_INPUT_BYTES if limit is None else limit:,}"})
+
+
+def _decompressed_limit_error(label: str, fmt: str, limit: int) -> InputError:
+    return InputError(N_("the {format} data decompresses to more than {limit} bytes"), source=label,
+                      hint=N_("Decompress the file first (plain files are read in blocks), or raise the "
+                              "limit with RANKLAB_MAX_DECOMPRESSED_BYTES"),
+                      plain_hint=N_("Split the file, or give it uncompressed"),
+                      params={"format": fmt, "limit": f"{limit:,}"})
 
 
 def compression_of(head: bytes) -> str | None:
@@ -70,67 +94,61 @@ def compression_of(head: bytes) -> str | None:
     return None
 
 
-def text_encoding_problem(head: bytes) -> str | None:
-    """A named problem when ``head`` is UTF-16/UTF-32 text (None otherwise)."""
-    if head[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
-        return "UTF-32"
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "UTF-16"
-    sample = head[:256]
-    if len(sample) >= 8:
-        even, odd = sample[0::2], sample[1::2]
-        if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
-            return "UTF-16"
-        if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
-            return "UTF-16"
-    return None
+def _decoder_stream(src, fmt: str):
+    """A file-like object giving the decompressed bytes of ``src`` (a path or bytes)."""
+    if fmt in ("zstd", "lz4"):
+        import pyarrow as pa
+
+        base = pa.OSFile(src) if isinstance(src, str) else pa.BufferReader(src)
+        return pa.CompressedInputStream(base, fmt)
+    fileobj = None if isinstance(src, str) else io.BytesIO(src)  # shares the bytes, no copy
+    if fmt == "gzip":
+        import gzip
+
+        return gzip.GzipFile(filename=src if fileobj is None else None, fileobj=fileobj, mode="rb")
+    opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
+    return opener(src if fileobj is None else fileobj, "rb")
 
 
-def _encoding_error(kind: str, label: str) -> InputError:
-    return InputError(N_("{encoding} text: this reader takes UTF-8"), source=label,
-                      hint=N_("Save the file as UTF-8"), params={"encoding": kind})
+def _decompress(data_or_path, fmt: str, label: str, limit: int) -> RawData:
+    """Decompress a whole input, 1 MiB at a time, checking the text as it comes out.
 
-
-def _decompress(data_or_path, fmt: str, label: str) -> bytes:
-    """Decompress a whole input with a bounded output."""
-    src = data_or_path
+    The output never grows past ``limit`` bytes (one chunk more at most is read to know
+    that it would): a bomb costs ``limit`` bytes at worst, and one of binary junk (zeros)
+    is refused at its first chunk by :class:`TextCheck`. Output that starts like a binary
+    format this project reads (Parquet, ``.npy``, a zip, SQLite) is not checked as text.
+    """
+    out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
+    check: TextCheck | None = None
     try:
-        if fmt in ("zstd", "lz4"):
-            import pyarrow as pa
-
-            codec = "lz4" if fmt == "lz4" else "zstd"
-            base = pa.OSFile(src) if isinstance(src, str) else pa.BufferReader(src)
-            stream = pa.CompressedInputStream(base, codec)
-        else:
-            import gzip
-
-            fileobj = None if isinstance(src, str) else io.BytesIO(src)
-            if fmt == "gzip":
-                stream = gzip.GzipFile(filename=src if fileobj is None else None, fileobj=fileobj, mode="rb")
-            else:
-                opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
-                stream = opener(src if fileobj is None else fileobj, "rb")
-        out = bytearray()
-        with stream:
+        with _decoder_stream(data_or_path, fmt) as stream:
             while True:
-                chunk = stream.read(_CHUNK)
+                chunk = stream.read(min(_CHUNK, limit + 1 - out.tell()))
                 if not chunk:
                     break
-                out += chunk
-                if len(out) > MAX_INPUT_BYTES:
-                    raise _limit_error(label, Phrase(N_("the decompressed data")))
-        return bytes(out)
+                if out.tell() == 0 and not chunk.startswith(_BINARY_MAGIC):
+                    check = TextCheck(label)
+                if check is not None:
+                    check.feed(chunk)
+                out.write(chunk)
+                if out.tell() > limit:
+                    raise _decompressed_limit_error(label, fmt, limit)
+        if check is not None:
+            check.close()
     except InputError:
         raise
     except ImportError:
         raise InputError(N_("{format}-compressed data, and no {format} decoder is installed"), source=label,
                          hint=N_("Decompress the file first"), params={"format": fmt}) from None
     except MemoryError:
-        raise _limit_error(label, Phrase(N_("the decompressed data"))) from None
+        raise _decompressed_limit_error(label, fmt, limit) from None
     except Exception as exc:  # each codec raises its own kinds (OSError, EOFError, LZMAError, ArrowInvalid)
         raise InputError(N_("the {format} data is truncated or corrupt ({error})"), source=label,
                          hint=N_("Compress the file again, or give it uncompressed"),
                          params={"format": fmt, "error": type(exc).__name__}) from None
+    raw = RawData(out.getvalue(), label, max_bytes=limit)
+    raw.text_checked = check is not None
+    return raw
 
 
 class RawData:
@@ -141,37 +159,49 @@ class RawData:
     ``arrow_source`` (the path) directly, so a 500 MB run never sits in memory twice.
     """
 
-    def __init__(self, data: bytes | None, name: str, path: str | None = None):
+    def __init__(self, data: bytes | None, name: str, path: str | None = None, max_bytes: int | None = None):
         self._data = data
         self.name = name
         self.path = path
+        #: the most bytes :attr:`data` may read from the file (default :data:`MAX_INPUT_BYTES`)
+        self.max_bytes = max_bytes
+        #: True when :func:`check_text`'s checks were already made on all of the data
+        #: (while it was decompressed): :func:`check_text` does not make them again
+        self.text_checked = False
+
+    def _file(self) -> str:
+        """The path of data not held in memory (one of the two is always given)."""
+        if self.path is None:
+            raise ValueError(f"{self.name}: neither data nor a path")
+        return self.path
 
     @property
     def data(self) -> bytes:
         if self._data is None:
-            if self.size() > MAX_INPUT_BYTES:
-                raise _limit_error(self.name, Phrase(N_("the file")))
-            with open(self.path, "rb") as fh:
+            limit = MAX_INPUT_BYTES if self.max_bytes is None else self.max_bytes
+            if self.size() > limit:
+                raise _limit_error(self.name, Phrase(N_("the file")), limit)
+            with open(self._file(), "rb") as fh:
                 self._data = fh.read()
         return self._data
 
     def head(self, n: int) -> bytes:
         if self._data is not None:
             return self._data[:n]
-        with open(self.path, "rb") as fh:
+        with open(self._file(), "rb") as fh:
             return fh.read(n)
 
     def size(self) -> int:
-        return len(self._data) if self._data is not None else os.path.getsize(self.path)
+        return len(self._data) if self._data is not None else os.path.getsize(self._file())
 
     def contains(self, byte: bytes) -> bool:
         """Whether the data holds ``byte`` anywhere: one memchr over the file mapped in
         memory (no copy), about 0.07 s for 400 MB in the page cache."""
         if self._data is not None:
             return byte in self._data
-        if os.path.getsize(self.path) == 0:
+        if os.path.getsize(self._file()) == 0:
             return False
-        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with open(self._file(), "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return mm.find(byte) >= 0
 
     def arrow_source(self):
@@ -200,9 +230,11 @@ class RawData:
         return os.path.splitext(base)[1]
 
 
-def _read_stream(read, label: str) -> bytes:
-    """Read a stream once, in chunks, up to the limit; refuse binary junk at once."""
-    out = bytearray()
+def _read_stream(read, label: str, limit: int | None = None) -> bytes:
+    """Read a stream once, in chunks, up to ``limit`` bytes (default :data:`MAX_INPUT_BYTES`);
+    refuse binary junk at once."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
     first = True
     while True:
         chunk = read(_CHUNK)
@@ -215,16 +247,14 @@ def _read_stream(read, label: str) -> bytes:
             if (compression_of(chunk) is None and not chunk.startswith(_BINARY_MAGIC)):
                 enc = text_encoding_problem(chunk)
                 if enc:
-                    raise _encoding_error(enc, label)
+                    raise encoding_error(enc, label)
                 nul = chunk.find(b"\x00")
                 if nul >= 0:
-                    raise InputError(N_("binary data (a NUL byte): this is not a text file"), source=label,
-                                     line=chunk.count(b"\n", 0, nul) + 1,
-                                     hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
-        out += chunk
-        if len(out) > MAX_INPUT_BYTES:
-            raise _limit_error(label, Phrase(N_("the stream")))
-    return bytes(out)
+                    raise nul_error(label, chunk.count(b"\n", 0, nul) + 1)
+        out.write(chunk)
+        if out.tell() > limit:
+            raise _limit_error(label, Phrase(N_("the stream")), limit)
+    return out.getvalue()
 
 
 def _open_error(exc: OSError, label: str) -> InputError:
@@ -248,13 +278,14 @@ def _is_inherited_descriptor(path: str) -> bool:
     return path in ("/dev/stdin",) or path.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
-def _read_special(path: str, mode: int, label: str) -> bytes:
+def _read_special(path: str, mode: int, label: str, limit: int | None = None) -> bytes:
     """A FIFO, pipe, socket or device: opened once, waited for (a named FIFO), read once."""
     named_fifo = stat.S_ISFIFO(mode) and not _is_inherited_descriptor(path)
     try:
         fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if named_fifo else 0))
     except OSError as exc:
         raise _open_error(exc, label) from None
+    owned: int | None = fd  # closed below unless the file object took it
     try:
         if named_fifo:
             ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
@@ -264,25 +295,40 @@ def _read_special(path: str, mode: int, label: str) -> bytes:
                                  params={"seconds": f"{PIPE_WAIT_S:g}"})
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as fh:
-            fd = None
-            return _read_stream(fh.read, label)
+            owned = None
+            return _read_stream(fh.read, label, limit)
     except OSError as exc:
         raise _open_error(exc, label) from None
     finally:
-        if fd is not None:
-            os.close(fd)
+        if owned is not None:
+            os.close(owned)
 
 
-def read_source(source, name: str | None = None) -> RawData:
+def read_source(source, name: str | None = None, *, max_bytes: int | None = None) -> RawData:
     """Read a path, bytes or file-like object into :class:`RawData`, decompressing it.
 
-    ``"-"`` reads standard input (once per process).
+    ``"-"`` reads standard input (once per process). ``max_bytes`` is the most bytes the
+    input may take in memory once decompressed (a caller's memory budget); without it, a
+    plain input may take :data:`MAX_INPUT_BYTES` and a decompression may give
+    :data:`MAX_DECOMPRESSED_BYTES`. Over the limit is an :class:`InputError`, raised
+    before more than one chunk (1 MiB) past the limit is read.
+
+    >>> import gzip
+    >>> read_source(gzip.compress(b"q1 0 d1 1\\n"), "qrels.gz").data
+    b'q1 0 d1 1\\n'
+    >>> try:
+    ...     read_source(gzip.compress(bytes(10 << 20)), "zeros.gz")
+    ... except InputError as exc:
+    ...     print(exc.problem)
+    binary data (a NUL byte): this is not a text file
     """
     global _stdin_used
+    plain_limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    unpacked_limit = min(MAX_DECOMPRESSED_BYTES, MAX_INPUT_BYTES) if max_bytes is None else max_bytes
     if isinstance(source, (bytes, bytearray, memoryview)):
         data, label = bytes(source), name or "<bytes>"
-        if len(data) > MAX_INPUT_BYTES:
-            raise _limit_error(label)
+        if len(data) > plain_limit:
+            raise _limit_error(label, limit=plain_limit)
     elif isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if isinstance(path, bytes):
@@ -294,7 +340,7 @@ def read_source(source, name: str | None = None) -> RawData:
                 raise InputError(N_("standard input was already read for another input"), source=label,
                                  hint=N_("Give at most one input as '-'"))
             _stdin_used = True
-            data = _read_stream(sys.stdin.buffer.read, label)
+            data = _read_stream(sys.stdin.buffer.read, label, plain_limit)
         else:
             if "\x00" in path:
                 raise InputError(N_("the path contains a NUL character"), source=repr(path),
@@ -306,7 +352,7 @@ def read_source(source, name: str | None = None) -> RawData:
             if stat.S_ISDIR(st.st_mode):
                 raise InputError(N_("is a folder, not a file"), source=label, hint=N_("Give the path of a file"))
             if not stat.S_ISREG(st.st_mode):
-                data = _read_special(path, st.st_mode, label)
+                data = _read_special(path, st.st_mode, label, plain_limit)
             else:
                 try:
                     with open(path, "rb") as fh:
@@ -315,8 +361,8 @@ def read_source(source, name: str | None = None) -> RawData:
                     raise _open_error(exc, label) from None
                 fmt = compression_of(magic)
                 if fmt is None:
-                    return RawData(None, label, path=path)
-                return RawData(_decompress(path, fmt, label), label)
+                    return RawData(None, label, path=path, max_bytes=max_bytes)
+                return _decompress(path, fmt, label, unpacked_limit)
     elif hasattr(source, "read"):
         label = name or getattr(source, "name", None) or "<upload>"
         label = str(label)
@@ -335,7 +381,7 @@ def read_source(source, name: str | None = None) -> RawData:
                 return source.read()
 
         try:
-            data = _read_stream(read, label)
+            data = _read_stream(read, label, plain_limit)
         except OSError as exc:
             raise _open_error(exc, label) from None
     else:
@@ -345,8 +391,8 @@ def read_source(source, name: str | None = None) -> RawData:
     label = str(label)
     fmt = compression_of(data[:16])
     if fmt is not None:
-        data = _decompress(data, fmt, label)
-    return RawData(data, label)
+        return _decompress(data, fmt, label, unpacked_limit)
+    return RawData(data, label, max_bytes=max_bytes)
 
 
 def line_of_offset(data: bytes, offset: int) -> int:
@@ -361,23 +407,23 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
     rest through pyarrow's own UTF-8 validation). The line is counted in the bytes
     already looked at: a NUL at the start of a huge file costs no more than the sample.
     """
+    if raw.text_checked:
+        return
     data = raw.data if sample is None else raw.head(sample)
     enc = text_encoding_problem(data[:256])
     if enc:
-        raise _encoding_error(enc, raw.name)
+        raise encoding_error(enc, raw.name)
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise InputError(N_("binary data (a NUL byte): this is not a text file"),
-                         source=raw.name, line=line_of_offset(data, nul),
-                         hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
+        raise nul_error(raw.name, line_of_offset(data, nul))
+    if data.isascii():  # ASCII is UTF-8: no decoding (and no copy of the text) needed
+        return
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         if sample is not None and exc.start >= len(data) - 4:
             return  # a multi-byte character cut by the sample boundary
-        raise InputError(N_("not UTF-8 text (byte 0x{byte})"), source=raw.name,
-                         line=line_of_offset(data, exc.start), hint=N_("Save the file as UTF-8"),
-                         params={"byte": f"{data[exc.start]:02x}"}) from None
+        raise utf8_error(raw.name, line_of_offset(data, exc.start), data[exc.start]) from None
 
 
 def text_lines(raw: RawData):

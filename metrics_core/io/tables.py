@@ -30,7 +30,7 @@ from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_o
 from metrics_core.validation import show, to_numbers
 
 __all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
-           "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
+           "check_parquet_metadata", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
@@ -41,7 +41,7 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         if not data.startswith(PARQUET_MAGIC):
             raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
                              hint=N_("Give a .parquet file, or choose another format"))
-        return read_parquet_frame(data, raw.name), 0
+        return read_parquet_frame(data, raw.name, raw.max_bytes), 0
     check_text(raw)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
@@ -72,11 +72,11 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         return frame, 2
     if fmt == "jsonl":
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
+        for number, text_line in enumerate(text.splitlines(), start=1):
+            if not text_line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(text_line)
             except json.JSONDecodeError as exc:
                 raise InputError(N_("invalid JSON ({error})"), source=raw.name, line=number,
                                  params={"error": exc.msg}) from None
@@ -108,24 +108,78 @@ def _too_deep(source: str, line: int | None = None) -> InputError:
 
 #: Largest number of cells (rows x columns) a Parquet file may declare.
 MAX_PARQUET_CELLS = 2_000_000_000
+#: Most rows a Parquet row group may declare per byte of its (compressed) column chunks.
+#: pyarrow's densest output, a column of one repeated value, holds about 3,000 rows per
+#: byte (pages of at most 20,000 rows, each with its header); a table with any column
+#: that varies holds far fewer. A file declaring more was not written by a Parquet writer.
+MAX_PARQUET_ROWS_PER_BYTE = 10_000
+#: Fewest bytes of memory a cell of a Parquet table takes once read (a 64-bit number; a
+#: text takes its 4-byte offset and its characters): the floor of the memory estimate.
+PARQUET_CELL_BYTES = 8
 
 
-def read_parquet_frame(data: bytes, source: str) -> pd.DataFrame:
-    """A Parquet file's table, with its declared size checked before anything is read."""
+def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | None = None, *,
+                           whole: bool = True) -> None:
+    """Refuse a Parquet file whose footer declares more than its bytes can hold, before any
+    data is read (a forged footer makes the reader allocate for the rows it declares).
+
+    Checks, all on the footer (``meta``, a ``pyarrow.parquet.FileMetaData``):
+
+    * the file's row count equals the sum of its row groups' row counts;
+    * each column chunk holds at least its row group's rows as values (a flat column holds
+      exactly one value, or null, per row; a list column at least one level per row);
+    * each row group declares at most :data:`MAX_PARQUET_ROWS_PER_BYTE` rows per byte of
+      its compressed column chunks, and those chunks lie within the file's ``file_size``;
+    * for a table read whole (``whole``; a reader of batches holds one batch at a time):
+      rows x columns is at most :data:`MAX_PARQUET_CELLS`, and rows x columns x
+      :data:`PARQUET_CELL_BYTES` (the least memory the table takes once read) as well as
+      the declared uncompressed size are within ``max_bytes`` (default
+      :data:`~metrics_core.io.source.MAX_INPUT_BYTES`).
+
+    Each problem is one :class:`InputError` naming ``source``.
+    """
+    from metrics_core.io.source import MAX_INPUT_BYTES
+
+    limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    hint = N_("Save the table again as Parquet, or as CSV")
+    rows, columns = meta.num_rows, max(meta.num_columns, 1)
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    held = sum(g.num_rows for g in groups)
+    if rows != held or rows < 0:
+        raise InputError(N_("the Parquet file declares {rows} rows, but its row groups hold {held}"),
+                         source=source, hint=hint, params={"rows": f"{rows:,}", "held": f"{held:,}"})
+    for g in groups:
+        chunks = [g.column(j) for j in range(g.num_columns)]
+        values = min((c.num_values for c in chunks), default=g.num_rows)
+        stored = sum(c.total_compressed_size for c in chunks)
+        if values < g.num_rows:
+            raise InputError(N_("a row group of the Parquet file declares {rows} rows, but its columns "
+                                "hold {values} values"), source=source, hint=hint,
+                             params={"rows": f"{g.num_rows:,}", "values": f"{values:,}"})
+        if stored > file_size or g.num_rows > MAX_PARQUET_ROWS_PER_BYTE * max(stored, 1):
+            raise InputError(N_("a row group of the Parquet file declares {rows} rows in {size} bytes: "
+                                "more than a Parquet file can hold (a damaged or forged footer)"),
+                             source=source, hint=hint, params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"})
+    if not whole:
+        return
+    if rows * columns > MAX_PARQUET_CELLS:
+        raise InputError(N_("the Parquet file declares {rows} rows"), source=source,
+                         hint=N_("Split the file"), params={"rows": f"{rows:,}"})
+    declared = max(sum(g.total_byte_size for g in groups), rows * columns * PARQUET_CELL_BYTES)
+    if declared > limit:
+        raise InputError(N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
+                         source=source, hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
+                         plain_hint=N_("Split the file"), params={"size": f"{declared:,}", "limit": f"{limit:,}"})
+
+
+def read_parquet_frame(data: bytes, source: str, max_bytes: int | None = None) -> pd.DataFrame:
+    """A Parquet file's table, its footer checked (:func:`check_parquet_metadata`, with
+    ``max_bytes``) before anything is read."""
     import pyarrow.parquet as pq
 
     try:
-        from metrics_core.io.source import MAX_INPUT_BYTES
-
         meta = pq.ParquetFile(pa.BufferReader(data)).metadata
-        if meta.num_rows * max(meta.num_columns, 1) > MAX_PARQUET_CELLS:
-            raise InputError(N_("the Parquet file declares {rows} rows"), source=source,
-                             hint=N_("Split the file"), params={"rows": f"{meta.num_rows:,}"})
-        declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-        if declared > MAX_INPUT_BYTES:
-            raise InputError(N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
-                             source=source, hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-                             params={"size": f"{declared:,}", "limit": f"{MAX_INPUT_BYTES:,}"})
+        check_parquet_metadata(meta, len(data), source, max_bytes)
         table = pq.read_table(pa.BufferReader(data))
         table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
         return arrow_to_pandas(table)
@@ -184,6 +238,7 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
     did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
+    out: Run | Qrels
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
     else:
@@ -249,7 +304,7 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
                              'or {"qid": {"docid": value}}'))
 
 
-def nested_to_frame(obj: dict, kind: str, source: str) -> pd.DataFrame:
+def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
     """{qid: {docid: value}} (pytrec_eval / ranx shape) to a long DataFrame.
 
     As in trec_eval (and pytrec_eval, whose input this is), a query whose mapping is empty

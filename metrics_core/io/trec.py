@@ -294,7 +294,8 @@ def _slow_parse(raw: RawData, kind: str):
                              hint=N_("Remove the quotes and the spaces inside ids; {lines}"),
                              params={"lines": lines_are(kind)})
         if len(parts) < ncols:
-            hint = plain = lines_are(kind)
+            hint: str = lines_are(kind)
+            plain: str = hint
             if kind == "run" and len(parts) == 4:
                 hint = N_("{lines} (this line looks like a qrels line: did you swap --qrels and --run?)")
                 plain = N_("{lines} (this line looks like a qrels line: are the qrels and the run swapped?)")

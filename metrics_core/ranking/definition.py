@@ -130,6 +130,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)", ("nearest", "trec9"), default="nearest"),
     Param("p", "persistence of the RBP user: probability of going on to the next document",
           parse=lambda t: _in_range(t, 0.0, 1.0, "p"), default=0.9),
+    Param("scale", "RBP's gain of a label: label / the query's highest label when above 1 (trec_eval), "
+          "or the label itself (ranx)", ("max", "none"), default="max"),
     Param("x", "multiple of R at which precision is taken (trec_eval Rprec_mult_x)",
           parse=lambda t: _in_range(t, 0.0, None, "x"), default=1.0),
     Param("a", "utility of a relevant retrieved document", default=1.0),
@@ -313,7 +315,7 @@ def measure(name: str, description: str, **fields) -> Callable:
         if unknown or any(f.name == name for f in FAMILIES):
             raise RuntimeError(f"measure {name}: unknown parameters {unknown} or defined twice")
         compute.__doc__ = _document(d, compute.__doc__)
-        compute.definition = d
+        compute.definition = d  # type: ignore[attr-defined]  # the function carries its declaration
         FAMILIES.append(d)
         return compute
 
@@ -327,7 +329,7 @@ class MeasureSpec:
     family: str
     params: tuple = ()
     cutoff: float | int | None = None
-    definition: MeasureDef = field(compare=False, repr=False, default=None)
+    definition: MeasureDef = field(compare=False, repr=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -359,7 +361,7 @@ class MeasureSpec:
         >>> parse_measure("AP").direction, parse_measure("FirstRel").direction, parse_measure("Judged@10").direction
         (1, -1, 0)
         """
-        return {"higher": 1, "lower": -1}.get(self.definition.better, 0)
+        return {"higher": 1, "lower": -1}.get(self.definition.better or "", 0)
 
     def param(self, key: str, conventions):
         """Value of a parameter: given in the name, else the convention's, else its default."""

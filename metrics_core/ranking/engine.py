@@ -13,6 +13,8 @@ of a TREC file is ignored.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pyarrow as pa
 
@@ -50,8 +52,13 @@ class Prepared:
     """
 
     __slots__ = ("run_qid", "qrels_qid", "run_dh", "qrels_dh")
+    run_qid: tuple[np.ndarray, pa.Array]  # (code of every row, the distinct ids)
+    qrels_qid: tuple[np.ndarray, pa.Array]
+    run_dh: np.ndarray | None  # None once a build has used it
+    qrels_dh: np.ndarray
 
-    def __init__(self, qrels: Qrels, run: Run, run_qid=None):
+    def __init__(self, qrels: Qrels, run: Run,
+                 run_qid: tuple[np.ndarray, pa.Array] | None = None):
         self.run_qid = encode_strings(run.qid) if run_qid is None else run_qid
         self.qrels_qid = encode_strings(qrels.qid)
         self.run_dh = hash_strings(run.docid)
@@ -64,14 +71,54 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
 
     ``prepared``: a :class:`Prepared` of these ``qrels`` and ``run`` (made here when None).
     """
+    if getattr(conv, "ignore_identical_ids", False):
+        kept = drop_identical_ids(run)
+        if kept is not run:
+            run, prepared = kept, None
     prepared = Prepared(qrels, run) if prepared is None else prepared
     try:
         ranked = _build(qrels, run, conv, cutoffs, None, prepared)
     except FingerprintCollision:
         ranked = _build(qrels, run, conv, cutoffs, exact_doc_keys(run.docid, qrels.docid), prepared)
+    ranked.run_docid = run.docid  # the document ids of run rows (Hole@k asks the whole qrels about them)
     if conv.judged_only:
         ranked = judged_only(ranked)
+        ranked.run_docid = run.docid
     return ranked
+
+
+def drop_identical_ids(run: Run) -> Run:
+    """``run`` without the rows whose document id equals the query id (BEIR's
+    ``ignore_identical_ids``), or ``run`` itself when it has none. A query that loses every
+    row stays answered with an empty ranking (``extra_query_ids``), as BEIR passes it on.
+
+    >>> r = drop_identical_ids(Run(["q1", "q1", "q2"], ["q1", "d2", "q2"], [3.0, 2.0, 1.0]))
+    >>> list(r.doc_ids), r.extra_query_ids
+    (['d2'], ('q2',))
+    """
+    import pyarrow.compute as pc
+
+    qid = run.qid
+    if pa.types.is_dictionary(qid.type):
+        qid = qid.cast(qid.type.value_type)
+    docid = run.docid
+    if pa.types.is_dictionary(docid.type):
+        docid = docid.cast(docid.type.value_type)
+    same = pc.equal(qid.cast(pa.large_string()), docid.cast(pa.large_string()))
+    if not pc.any(same).as_py():
+        return run
+    keep = pc.invert(same)
+    rows = np.flatnonzero(keep.to_numpy(zero_copy_only=False))
+    kept_qid = pc.filter(qid, keep)
+    emptied = set(pc.unique(pc.filter(qid, same)).to_pylist()) - set(pc.unique(kept_qid).to_pylist())
+    lines = None
+    if run.line_numbers is not None:
+        lines = run.line_numbers[rows]
+    elif run.rows_are_lines:
+        lines = rows + 1
+    return Run(kept_qid, pc.filter(docid, keep), run.scores[rows], name=run.name, source=run.source,
+               line_numbers=lines, tags=run.tags,
+               extra_query_ids=tuple(run.extra_query_ids) + tuple(sorted(emptied)))
 
 
 def judged_only(R: RankedLists) -> RankedLists:
@@ -91,17 +138,56 @@ def judged_only(R: RankedLists) -> RankedLists:
                        qrels_row=R.qrels_row, qrels=R.qrels)
 
 
+# (run document keys, qrels document keys): exact codes after a fingerprint collision
+DocKeys = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class _Work:
-    """The working state of one build, passed from phase to phase. Each phase deletes the
-    arrays it no longer needs (``del w.x``), so the peak memory is that of one phase."""
+    """The working state of one build, passed from phase to phase. The inputs are given at
+    construction; each phase sets the fields it produces (none before, hence no default)
+    and deletes the arrays it no longer needs (``del w.x``), so the peak memory is that of
+    one phase. Row numbers are run rows unless said otherwise."""
+
+    qrels: Qrels
+    run: Run
+    conv: Conventions
+    exact_keys: DocKeys | None  # None: 64-bit fingerprints (the usual case)
+    prepared: Prepared
+    diag: Diagnostics = field(default_factory=Diagnostics)
+    # _phase_queries
+    eval_ids: list[str] = field(init=False)  # evaluated queries, in output order
+    nq: int = field(init=False)  # len(eval_ids)
+    qrels_qc: np.ndarray = field(init=False)  # qrels query code of every qrels row
+    qrels_qmap: np.ndarray = field(init=False)  # qrels query code -> evaluated query (-1: none)
+    rq: np.ndarray = field(init=False)  # evaluated query of every (kept) run row, -1: none
+    # _phase_fingerprints
+    run_dh: np.ndarray = field(init=False)  # document key of every run row (uint64)
+    qrels_dh: np.ndarray = field(init=False)  # document key of every qrels row (uint64)
+    # _phase_judgements: the kept judgements of evaluated queries
+    qrels_seg: np.ndarray = field(init=False)  # their evaluated query
+    qrels_label: np.ndarray = field(init=False)  # their label
+    qrels_row: np.ndarray = field(init=False)  # their qrels row
+    # _phase_run_duplicates
+    scores: np.ndarray = field(init=False)  # score of every kept run row
+    rows: np.ndarray | None = field(init=False)  # kept run rows (None: all, in order)
+    low_bits: int = field(init=False)  # bits of the row number in the sorted keys
+    sorted_rows: np.ndarray = field(init=False)  # (pair key | row) of the kept rows, sorted
+    # _phase_join: the matched pairs
+    found_rows: np.ndarray = field(init=False)  # their kept run row
+    jrow: np.ndarray = field(init=False)  # their judgement (index into qrels_seg ...)
+    # _phase_rank, _phase_ties, _phase_depth
+    order: np.ndarray | None = field(init=False)  # ranked position -> kept row (None: same)
+    sq: np.ndarray = field(init=False)  # evaluated query of every ranked position
+    starts: np.ndarray = field(init=False)  # segment starts of the queries (nq + 1)
+    swaps: tuple[np.ndarray, np.ndarray] | None = field(init=False)  # (positions, rows) fixed
 
 
-def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs, exact_keys, prepared: Prepared) -> RankedLists:
+def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs: tuple[int, ...],
+           exact_keys: DocKeys | None, prepared: Prepared) -> RankedLists:
     """The phases, in order: queries, judgements (qrels duplicates), run duplicates, the
     join, the rank sort, the tie order, the depth cut, the labels at ranked positions."""
-    w = _Work()
-    w.qrels, w.run, w.conv, w.exact_keys, w.diag = qrels, run, conv, exact_keys, Diagnostics()
-    w.prepared = prepared
+    w = _Work(qrels, run, conv, exact_keys, prepared)
     _phase_queries(w)
     _phase_fingerprints(w)
     _phase_judgements(w)
@@ -279,7 +365,7 @@ def _phase_rank(w: _Work) -> None:
     w.swaps = None
 
 
-def _phase_ties(w: _Work, cutoffs) -> None:
+def _phase_ties(w: _Work, cutoffs: tuple[int, ...]) -> None:
     """Equal scores ordered by the tie rule, inside each query (so ``sq`` and ``starts``
     do not change). A run already in rank order keeps its fixes as sparse ``swaps``
     (ranked position -> run row), not as an array the size of the run. Counts the tie
@@ -383,4 +469,4 @@ def _phase_labels(w: _Work) -> RankedLists:
                        qrels_row=w.qrels_row, row_swaps=swaps, qrels=w.qrels)
 
 
-__all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "judged_only"]
+__all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "drop_identical_ids", "judged_only"]

@@ -7,11 +7,16 @@ DCG shown step by step is computed by the same operations as the DCG evaluated."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking.definition import gains_table
 from metrics_core.ranking.ranked_lists import RankedLists
+
+if TYPE_CHECKING:
+    from metrics_core.conventions import Conventions
 
 
 def safe_div(num, den):
@@ -232,7 +237,7 @@ def seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
-def dcg_steps(labels, k: int | None = None, conventions=None, *, gain: str | None = None,
+def dcg_steps(labels, k: int | None = None, conventions: Conventions | None = None, *, gain: str | None = None,
               discount: str | None = None, labels_rule: str | None = None) -> dict:
     """DCG of one ranking rank by rank, with the arithmetic of the engine's DCG: what a page
     that explains DCG shows, so its running total equals ``DCG@k`` evaluated.
@@ -265,9 +270,10 @@ def dcg_steps(labels, k: int | None = None, conventions=None, *, gain: str | Non
     >>> steps["contribution"].round(4).tolist(), float(steps["dcg"][-1].round(4))
     ([3.0, 0.0, 1.0], 4.0)
     """
-    gain = gain or getattr(conventions, "gain", "linear")
-    discount = discount or getattr(conventions, "discount", "log2")
-    labels_rule = labels_rule or getattr(conventions, "labels", "truncate")
+    if conventions is not None:
+        gain, discount = gain or conventions.gain, discount or conventions.discount
+        labels_rule = labels_rule or conventions.labels
+    gain, discount, labels_rule = gain or "linear", discount or "log2", labels_rule or "truncate"
     lab = np.asarray(labels, dtype=np.float64)
     if k is not None:
         lab = lab[: int(k)]

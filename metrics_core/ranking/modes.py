@@ -15,6 +15,8 @@ whose values differ, each with its cause:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from metrics_core.conventions import Conventions
@@ -76,7 +78,9 @@ def compare_modes(qrels, run, measures=MODES_MEASURES, conventions: Conventions 
     ids = r10.query_ids
     reordered = _reordered_queries(r10, r9)
     cols10, cols9 = e10.values, e9.values
-    diffs, by_cause, differing = [], {}, set()
+    diffs: list[dict[str, Any]] = []
+    differing: set[str] = set()
+    by_cause: dict[str, int] = {}
     for spec in specs:
         a, b = np.asarray(cols10[spec.name]), np.asarray(cols9[spec.name])
         same = (a == b) | (np.isnan(a) & np.isnan(b))

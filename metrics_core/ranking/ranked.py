@@ -73,10 +73,46 @@ def evaluate_lists(lists: RankedLists, specs: list[MeasureSpec], conv: Conventio
     straddling = {str(k): built.get(str(k), 0) for k in cutoffs} if lists.diagnostics.tied_groups else {}
     diag["ties_straddling"] = straddling
     diag["ties"] = int(sum(straddling.values()))
-    columns = {s.name: compute(lists, s, conv) for s in specs}
+    if conv.ties == "expected":
+        columns = expected_columns(lists, specs, conv, ranking)
+    else:
+        columns = {s.name: compute(lists, s, conv) for s in specs}
     agg = {s.name: summarize(lists, s, columns[s.name], conv) for s in specs}
     return Evaluation(run_name, specs, (lists.query_ids, columns), agg, diag | {
         "num_queries": lists.n_queries}, conv, ranking)
+
+
+#: families that no order of tied documents changes (``ties="expected"`` computes them as usual)
+TIE_FREE = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+
+
+def expected_columns(lists: RankedLists, specs: list[MeasureSpec], conv: Conventions,
+                     ranking: Ranking | None) -> dict:
+    """``ties="expected"``: each query's value averaged exactly over every order of its
+    tied documents (the tie report's expected value,
+    :func:`metrics_core.ranking.ties.expected`); counts as they are. A measure the tie
+    report does not cover is an :class:`~metrics_core.errors.InputError`."""
+    from metrics_core.errors import N_, InputError
+    from metrics_core.ranking.ties import (
+        COVERED,
+        TieGroups,
+        covered,
+        expected,
+        ranked_scores,
+        why_not,
+    )
+
+    bad = [s for s in specs if s.family not in TIE_FREE and not covered(s)]
+    if bad:
+        raise InputError(N_("ties=\"expected\" cannot compute {measure}: {reason}"),
+                         hint=N_("It covers {families} and the counts; evaluate the others with another tie rule"),
+                         params={"measure": bad[0].name, "reason": why_not(bad[0]), "families": ", ".join(COVERED)})
+    if ranking is None:
+        raise InputError(N_("the tie report needs the whole run in memory"),
+                         hint=N_("Leave out the scheduler or the block rows, or the tie report"))
+    groups = TieGroups(lists, ranked_scores(lists, ranking.run, conv))
+    return {s.name: compute(lists, s, conv) if s.family in TIE_FREE else expected(lists, groups, s, conv)
+            for s in specs}
 
 
 def rank(qrels, run, conventions: Conventions | None = None, *, cutoffs=(), **overrides) -> Ranking:
@@ -109,6 +145,10 @@ def rank(qrels, run, conventions: Conventions | None = None, *, cutoffs=(), **ov
     conv = resolve_conventions(conventions, overrides)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     r = run if isinstance(run, Run) else read_run(run)
+    if conv.ignore_identical_ids:  # the Ranking keeps the run it ranked (BEIR's rule applied)
+        from metrics_core.ranking.engine import drop_identical_ids
+
+        r = drop_identical_ids(r)
     wanted = tuple(sorted({int(k) for k in cutoffs}))
     return Ranking(q, r, conv, wanted, build_ranked_lists(q, r, conv, wanted))
 

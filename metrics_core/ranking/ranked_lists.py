@@ -7,10 +7,15 @@ Every measure is a reduction over these arrays (:mod:`metrics_core.ranking.measu
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from metrics_core.data import Qrels
 
 
 @dataclass
@@ -63,8 +68,12 @@ class RankedLists:
         The qrels the lists were built from.
     """
 
-    def __init__(self, query_ids, starts, seg, label, judged, qrels_seg, qrels_label,
-                 diagnostics, row_index=None, qrels_row=None, row_swaps=None, qrels=None):
+    def __init__(self, query_ids: Iterable[str], starts: np.ndarray, seg: np.ndarray,
+                 label: np.ndarray, judged: np.ndarray, qrels_seg: np.ndarray,
+                 qrels_label: np.ndarray, diagnostics: Diagnostics,
+                 row_index: np.ndarray | None = None, qrels_row: np.ndarray | None = None,
+                 row_swaps: tuple[np.ndarray, np.ndarray] | None = None,
+                 qrels: Qrels | None = None) -> None:
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -80,6 +89,8 @@ class RankedLists:
         self._row_swaps = row_swaps
         self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
         self.qrels = qrels            # the Qrels built from (its source and lines name bad labels)
+        self.run_docid = None         # the run's document ids (Arrow), set by the engine
+        self.judged_anywhere = None   # every qrels document id when qrels holds a block's share
         self._cache: dict = {}
 
     def memo(self, key, build):

@@ -16,6 +16,7 @@ lists what is accepted.
 from __future__ import annotations
 
 import re
+from typing import Any, NoReturn
 
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking import measures as _measures  # noqa: F401  (defines every family)
@@ -70,6 +71,8 @@ COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
                         and "@r" not in m)
 
+# ranx's forms that RankLab's own syntax would misread: a relevance level, rbp's persistence
+_RANX_ONLY = re.compile(r"-l\d+\s*$|^\s*rbp[.@]\d")
 _NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
 
 
@@ -103,23 +106,23 @@ def list_measures() -> list[tuple[str, str]]:
     return [(d.name, d.description) for d in FAMILIES]
 
 
-def _unknown(problem: str, **params):
+def _unknown(problem: str, **params) -> NoReturn:
     """Raise the error for an unknown measure name: ``problem`` (a template) filled with
     ``params``, and the accepted names."""
     raise InputError(problem, hint=ACCEPTED_HINT, params={**params, **_accepted()})
 
 
-def _split_params(text: str) -> list[tuple[str, str]]:
+def _split_params(text: str) -> list[tuple[str, str | None]]:
     """``a=1,b=x`` -> [(a, 1), (b, x)]; a piece without ``=`` continues the previous value
-    (a parameter whose value holds commas)."""
-    items: list[list[str]] = []
+    (a parameter whose value holds commas); a first piece without ``=`` has the value None."""
+    items: list[list[str | None]] = []
     for piece in text.split(","):
         if "=" in piece or not items:
             key, sep, value = piece.partition("=")
             items.append([key.strip(), value.strip() if sep else None])
         else:
             items[-1][1] = f"{items[-1][1]},{piece.strip()}"
-    return [(k, v) for k, v in items if k or v]
+    return [(str(k), v) for k, v in items if k or v]
 
 
 def _family_of(base: str, cutoff_text: str | None) -> tuple[str | None, str | None]:
@@ -194,6 +197,8 @@ def parse_measure(text) -> MeasureSpec:
         _unknown(N_("unknown measure {measure!r}: not of the form NAME, NAME@k or NAME(param=value)@k"),
                  measure=raw)
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
+    if _RANX_ONLY.search(raw) and (ranx := translate_ranx(raw)) is not None:  # ndcg@10-l2, rbp.90
+        return parse_measure(ranx)
     family, cutoff_text = _family_of(base, cutoff_text)
     if family is None and params_text is None and cutoff_text is None:
         for prefix, fam, param in _TREC_PARAM_PREFIXES:  # Rprec_mult_0.20 -> RprecMult(x=0.20)
@@ -205,7 +210,7 @@ def parse_measure(text) -> MeasureSpec:
     if family is None:
         _unknown(N_("unknown measure {measure!r}: no measure called {base!r}"), measure=raw, base=base)
     d = REGISTRY[family]
-    params = {}
+    given: dict[str, Any] = {}
     for key, value in _split_params(params_text or ""):
         if value is None:
             _unknown(N_("unknown measure {measure!r}: parameter {key!r} is not key=value"), measure=raw, key=key)
@@ -213,16 +218,16 @@ def parse_measure(text) -> MeasureSpec:
             raise InputError(N_("measure {measure!r}: unknown parameter {key!r}"),
                              hint=N_("{name} accepts: {names}") if d.params else N_("{name} accepts: no parameters"),
                              params={"measure": raw, "key": key, "name": family, "names": ", ".join(d.params)})
-        if key in params:
+        if key in given:
             raise InputError(N_("measure {measure!r}: parameter {key!r} is given twice"), hint=N_("Give it once"),
                              params={"measure": raw, "key": key})
-        params[key] = _read_param(raw, key, value)
-    params = tuple((k, params[k]) for k in d.params if k in params)
+        given[key] = _read_param(raw, key, value)
+    params = tuple((k, given[k]) for k in d.params if k in given)
     cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:
         raise InputError(N_("measure {measure!r}: miss=k_plus_1 needs a cutoff"), hint=N_("e.g. RR(miss=k_plus_1)@10"),
                          params={"measure": raw})
-    return MeasureSpec(family, params, cutoff, d)
+    return MeasureSpec(family, params, cutoff, definition=d)
 
 
 def split_measures(text: str) -> list[str]:

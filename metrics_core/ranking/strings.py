@@ -368,16 +368,18 @@ def encode_strings(arr) -> tuple[np.ndarray, pa.Array]:
         # already encoded by the reader, with one dictionary for all chunks; renumber in
         # order of first appearance -- a first appearance is always where the value changes
         dictionary = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
-        heads, head_pos, at = [], [], 0
+        head_parts: list[np.ndarray] = []
+        pos_parts: list[np.ndarray] = []
+        at = 0
         for c in arr.chunks:
             ind = c.indices.to_numpy(zero_copy_only=False)
             if len(ind):
                 ch = np.flatnonzero(np.r_[True, ind[1:] != ind[:-1]])
-                heads.append(ind[ch])
-                head_pos.append(ch + at)
+                head_parts.append(ind[ch])
+                pos_parts.append(ch + at)
             at += len(ind)
-        heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int32)
-        head_pos = np.concatenate(head_pos) if head_pos else np.zeros(0, dtype=np.int64)
+        heads = np.concatenate(head_parts) if head_parts else np.zeros(0, dtype=np.int32)
+        head_pos = np.concatenate(pos_parts) if pos_parts else np.zeros(0, dtype=np.int64)
         used, first = np.unique(heads, return_index=True)
         by_first = used[np.argsort(head_pos[first])]
         vocab = dictionary.take(pa.array(by_first, type=pa.int64()))

@@ -113,9 +113,11 @@ def reordered(R: RankedLists, groups: TieGroups, best: bool) -> RankedLists:
     if len(tied):
         lab = R.label[tied].astype(np.float64)
         perm[tied] = tied[np.lexsort((-lab if best else lab, gid))]
-    return RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
-                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row,
-                       qrels=R.qrels)
+    out = RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
+                      R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row,
+                      qrels=R.qrels)
+    out.run_docid = R.run_docid
+    return out
 
 
 def _slots_within(g: TieGroups, grp: np.ndarray, limit: np.ndarray | float) -> np.ndarray:
@@ -297,7 +299,7 @@ def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> 
     groups = TieGroups(R, ranked_scores(R, run, conv))
     best, worst = reordered(R, groups, True), reordered(R, groups, False)
     qids = R.query_ids
-    per_query = {q: {} for q in qids}
+    per_query: dict[str, dict] = {q: {} for q in qids}
     aggregate, dependent, not_covered = {}, {}, {}
     for spec in specs:
         if not covered(spec):

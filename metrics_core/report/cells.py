@@ -163,11 +163,17 @@ LATEX_MARKERS = {"\u2605": r"$\star$", "\u2020": r"\textdagger{}", "\u2021": r"\
 
 
 #: Characters with an inline meaning in Markdown (CommonMark and GitHub's tables):
-#: backslash, code, emphasis, links and images, table cells, strikethrough.
-MARKDOWN_SPECIALS = "\\`*_[]|~"
+#: backslash, code, emphasis, links and images, table cells, strikethrough, and the ``$`` of
+#: math (GitHub's and Streamlit's Markdown render ``$x$`` as LaTeX).
+MARKDOWN_SPECIALS = "\\`*_[]|~$"
 #: What would start a block at the start of a line: a heading ``#``, a list item ``-``/``+``
 #: (not a signed number), an ordered list item ``1.`` / ``1)``.
 _MARKDOWN_BLOCK_START = re.compile(r"^(\s*)(#|[-+](?![0-9.])|[0-9]{1,9}(?=[.)](?:\s|$)))")
+#: What GitHub's Markdown (and Streamlit's) turns into a link with no brackets at all, an
+#: "autolink literal": the ``:`` of ``scheme://``, the ``.`` of ``www.``, the ``@`` of an
+#: e-mail address (a domain with a dot follows; ``nDCG@10`` is no address). A backslash
+#: before that one character keeps the text and breaks the link.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9]):(?=//)|(?<![A-Za-z0-9])[Ww]{3}\.|@(?=[A-Za-z0-9_-]+\.[A-Za-z0-9])")
 
 
 def markdown_escape(text) -> str:
@@ -181,8 +187,10 @@ def markdown_escape(text) -> str:
       (``<script>`` stays text);
     * the characters of :data:`MARKDOWN_SPECIALS` get a backslash: ``\\``, a backtick,
       ``*`` and ``_`` (no emphasis), ``[`` and ``]`` (no link or image), ``|`` (a cell
-      cannot break the table), ``~`` (no strikethrough);
+      cannot break the table), ``~`` (no strikethrough), ``$`` (no math);
     * a line break (``\\n``, ``\\r``) becomes a space (one table row, one paragraph);
+    * a bare address is no link: ``http\\://``, ``www\\.``, ``name\\@example.org``
+      (GitHub's and Streamlit's Markdown link them without brackets);
     * at the start, a ``#`` (heading), a ``-`` or ``+`` not followed by a digit or a point
       (list item; ``-0.5`` stays a number) and the number of an ordered list item
       (``1.`` or ``1)`` followed by a space) are backslash-escaped.
@@ -206,6 +214,7 @@ def markdown_escape(text) -> str:
     text = str(text).replace("\r", " ").replace("\n", " ")
     text = "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
     match = _MARKDOWN_BLOCK_START.match(text)
     if match:
         lead, mark = match.groups()
@@ -236,7 +245,7 @@ def latex_escape(text, symbols: bool = False) -> str:
         elif ch.isascii():
             out.append(ch)
         else:
-            base, *marks = unicodedata.normalize("NFD", ch)
+            base, *marks = list(unicodedata.normalize("NFD", ch))  # the letter, its marks
             if base.isascii() and len(marks) == 1 and marks[0] in _ACCENTS:
                 letter = {"i": r"\i", "j": r"\j"}.get(base, base)
                 out.append(f"\\{_ACCENTS[marks[0]]}{{{letter}}}")

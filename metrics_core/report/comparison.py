@@ -25,13 +25,19 @@ from metrics_core.report.cells import (
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
-from metrics_core.stats.comparison import TESTS, compare_runs, comparison_records, leaderboard
+from metrics_core.stats.comparison import (
+    DEFAULT_FAMILY,
+    TESTS,
+    compare_runs,
+    comparison_records,
+    leaderboard,
+)
 
 if TYPE_CHECKING:
     from metrics_core.report.all_pairs import AllPairsComparison
 
 #: The settings the JSON's ``comparison`` object and every export's provenance state.
-PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "confidence", "alpha",
+PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "family", "confidence", "alpha",
               "query_set")
 #: Columns of the plain comparison table (:meth:`Comparison.wide`).
 WIDE_COLUMNS = ("run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo",
@@ -79,7 +85,7 @@ class Comparison:
         sizes = frame.groupby("measure", sort=False)["n_queries"].agg(["min", "max"]) if len(frame) else None
         n_queries = {} if sizes is None else {
             str(m): int(lo) if lo == hi else None for m, (lo, hi) in sizes.iterrows()}
-        self.settings = {**frame.attrs, "n_queries": n_queries,
+        self.settings = {"family": DEFAULT_FAMILY, **frame.attrs, "n_queries": n_queries,
                          "conventions": None if conv is None else dict(conv)}
 
     # --- the rows -----------------------------------------------------------------------
@@ -122,7 +128,7 @@ class Comparison:
         return leaderboard(list(self.runs), s["baseline"], list(s["measures"]), query_set=s["query_set"],
                            n_resamples=n_resamples, confidence=s["confidence"], seed=s["seed"],
                            n_permutations=s["permutations"], correction=s["correction"], alpha=s["alpha"],
-                           test=test, comparison=self._frame)
+                           test=test, comparison=self._frame, family=s["family"])
 
     # --- text ---------------------------------------------------------------------------
     def legend(self, tests: Sequence[str] = TESTS, paper: bool = True, gettext=None) -> str:
@@ -224,7 +230,8 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
             seed: int = 0, correction: str = "holm", confidence: float = 0.95,
             n_resamples: int | None = None, alpha: float = 0.05, query_set: str = "common",
             tests: Sequence[str] = TESTS, interval: bool = True, conventions=None,
-            all_pairs: bool = False, test: str = "permutation") -> Comparison | AllPairsComparison:
+            family: str = DEFAULT_FAMILY, all_pairs: bool = False,
+            test: str = "permutation") -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
     With ``all_pairs=True``, every run against every other; with a list of baselines
@@ -240,8 +247,9 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
         (index query id, one column per measure).
     baseline : str, optional
         The baseline's run name (default: the first run).
-    measures, n_permutations, seed, correction, confidence, n_resamples, alpha, query_set, tests, interval :
-        As :func:`metrics_core.stats.comparison.compare_runs` (same defaults, same numbers).
+    measures, n_permutations, seed, correction, confidence, n_resamples, alpha, query_set, tests, interval, family :
+        As :func:`metrics_core.stats.comparison.compare_runs` (same defaults, same numbers);
+        ``family``: the correction's scope, ``"all"`` pairs or ``"per_measure"`` (PyTerrier).
     conventions : Conventions or dict, optional
         What the runs were evaluated with (default: the first evaluation's
         ``conventions``, when it has one); stated by every export.
@@ -283,7 +291,7 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
         conventions = getattr(runs[0], "conventions", None)
     frame = compare_runs(runs, baseline, measures, n_permutations=n_permutations, seed=seed,
                          correction=correction, confidence=confidence, n_resamples=n_resamples,
-                         alpha=alpha, query_set=query_set, tests=tests, interval=interval)
+                         alpha=alpha, query_set=query_set, tests=tests, interval=interval, family=family)
     return Comparison(frame, runs, conventions)
 
 

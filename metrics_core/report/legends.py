@@ -97,10 +97,19 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
                _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
     shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
     method = CORRECTION_NAMES[f["correction"]]
-    family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
-              if f["n"] == 1 else
-              _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
-              ).format(correction=_(method), n=f["n"], against=against, shape=shape)
+    if f["scope"] == "per_measure":
+        family = (_("{correction} correction per measure (as PyTerrier), over the one comparison of each "
+                    "measure ({against})") if f["n"] == 1 else
+                  _("{correction} correction per measure (as PyTerrier), over the {n} comparisons of each "
+                    "measure ({against})")).format(correction=_(method), n=f["n"], against=against)
+    else:
+        family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
+                  if f["n"] == 1 else
+                  _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
+                  ).format(correction=_(method), n=f["n"], against=against, shape=shape)
+    if f["excluded"]:
+        family += _("; {measures} describe the runs rather than judge them: not corrected, never marked"
+                    ).format(measures=", ".join(f["excluded"]))
     if not explain:
         return family + "."
     return family + _("; a table with other runs or measures corrects over its own comparisons, so its "

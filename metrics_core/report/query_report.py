@@ -74,7 +74,7 @@ def query_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
     out["interpretation"] = worst_labels({m: per_query[m] for m in measures}, thresholds, fair_ratio)
     means = {m: float(np.nanmean(per_query[m].to_numpy(dtype=float))) if len(per_query) else np.nan
              for m in measures}
-    summary = {"ID": "Summary", "query": f"{len(per_query)} evaluations", "date": ""}
+    summary: dict[str, object] = {"ID": "Summary", "query": f"{len(per_query)} evaluations", "date": ""}
     summary.update({DISPLAY.get(m, m): means[m] for m in measures})
     summary["interpretation"] = row_label(means, thresholds, fair_ratio)
     return pd.concat([out, pd.DataFrame([summary])], ignore_index=True)

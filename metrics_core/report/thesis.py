@@ -186,7 +186,7 @@ class ThesisTable:
         return int(self.pvalues.notna().sum().sum())
 
 
-def dated_queries(metadata: pd.DataFrame, date_from=None, date_to=None) -> pd.Index:
+def dated_queries(metadata: pd.DataFrame | None, date_from=None, date_to=None) -> pd.Index:
     """Query ids whose ``date`` lies in ``[date_from, date_to]`` (whole days, inclusive).
 
     ``metadata`` is indexed by query id with a ``date`` column (see
@@ -224,6 +224,7 @@ def _day(value, which: str):
 
 
 def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | None]]:
+    items: list[tuple[str, pd.DataFrame, dict | None]]
     if isinstance(evaluations, Mapping):
         items = [(str(k), v, None) for k, v in evaluations.items()]
     else:
@@ -332,6 +333,7 @@ def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
     filtered = date_from not in (None, "") or date_to not in (None, "")
     if filtered:
         keep = dated_queries(metadata, date_from, date_to)
+        assert metadata is not None  # dated_queries refuses a missing table
         dated = set(metadata.index[pd.to_datetime(metadata["date"], errors="coerce").notna()].astype(str))
         undated = sorted(set().union(*(f.index for f in frames)) - dated)
         frames = [f.loc[f.index.intersection(keep)] for f in frames]

@@ -23,6 +23,8 @@ import html
 import io
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
 from metrics_core.report.catalogs import N_, translations
 from metrics_core.report.cells import MISSING, csv_number, latex_escape, markdown_escape
@@ -71,7 +73,8 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
     if rows not in ("runs", "evaluations"):
         raise ValueError(f"rows must be 'runs' or 'evaluations', not {rows!r}")
     tr = translations(lang)
-    words = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
+    # texts, and the counting phrase (a function of n: plural forms differ by language)
+    words: dict[str, Any] = {k: tr.gettext(v) for k, v in DEFAULT_WORDS.items()}
     if rows == "runs":
         words["runs_count"] = lambda n: tr.ngettext("{n} run", "{n} runs", n).format(n=n)
     else:
@@ -99,7 +102,7 @@ def _higher_is_better(measure: str) -> int:
 
 def best_runs(table: ThesisTable) -> dict[str, set[str]]:
     """measure -> the runs with the best value (ties: all of them; none for counts)."""
-    out = {}
+    out: dict[str, set[str]] = {}
     for m in table.measures:
         sign = _higher_is_better(m)
         col = table.values[m].dropna()
@@ -373,7 +376,9 @@ def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
             f"<tfoot>{foot}</tfoot>\n</table>\n" + (f"<p class=\"legend\">{e(note)}</p>\n" if note else ""))
 
 
-THESIS_WRITERS = {"csv": to_csv, "markdown": to_markdown, "latex": to_latex, "html": to_html}
+# each takes (table, words) and, except CSV, digits=
+THESIS_WRITERS: dict[str, Callable[..., str]] = {"csv": to_csv, "markdown": to_markdown,
+                                                 "latex": to_latex, "html": to_html}
 
 __all__ = ["DEFAULT_WORDS", "THESIS_WRITERS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
            "to_csv", "to_markdown", "to_latex", "to_html"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,7 +79,7 @@ class RunStream:
 
     name: str
     source: str
-    _open: object
+    _open: Callable[[], Iterator[pa.Table]]
     run: object = None  # the Run, when the stream reads one already in memory
 
     def batches(self) -> Iterator[pa.Table]:
@@ -345,7 +345,10 @@ def _parquet_opener(raw: RawData, columns, batch_rows: int):
                          hint=N_("Give a .parquet file, or choose another format"))
 
     def batches():
+        from metrics_core.io.tables import check_parquet_metadata
+
         pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        check_parquet_metadata(pf.metadata, raw.size(), raw.name, whole=False)  # a forged footer
         return pf.iter_batches(batch_size=batch_rows)
 
     def opener():

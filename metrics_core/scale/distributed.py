@@ -159,7 +159,9 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
         again |= r.reappear
     again &= index.judged  # the others have no values and count in no diagnostic
     merged = MergedDiagnostics(tuple(cutoffs))
-    ids, pos, cols = [], [], {s.name: [] for s in specs}
+    ids: list[str] = []
+    pos: list[np.ndarray] = []
+    cols: dict[str, list[np.ndarray]] = {s.name: [] for s in specs}
     for r in results:
         merged.add(r.diag)
         keep = _keep(r.ids, again)

@@ -112,7 +112,7 @@ class Evaluator:
     would.
     """
 
-    def __init__(self, qrels: Qrels, specs, conv: Conventions, cutoffs):
+    def __init__(self, qrels: Qrels | QrelsIndex, specs, conv: Conventions, cutoffs):
         self.index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
         self.specs = list(specs)
         self.conv = conv
@@ -141,6 +141,7 @@ class Evaluator:
         """
         sub, run_qid = self.prepare(run) if prepared is None else prepared
         ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
+        ranked.judged_anywhere = self.index.qrels.docid  # Hole@k asks the whole qrels, not the block's
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
         return ranked.query_ids, columns, ranked.diagnostics
 

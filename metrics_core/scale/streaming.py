@@ -76,7 +76,9 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     """The body of :func:`evaluate_stream`, over its prepared blocks."""
     qrels_dups = ev.qrels_diagnostics()  # while the first block is read
     merged = MergedDiagnostics(ev.cutoffs)
-    ids, pos, cols = [], [], {s.name: [] for s in ev.specs}
+    ids: list[str] = []
+    pos: list[int] = []  # each query's place in the run's order
+    cols: dict[str, list[np.ndarray]] = {s.name: [] for s in ev.specs}
     seen: set = set()
     reappear: set = set()
     block_starts = []
@@ -176,7 +178,9 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
             take_back(b)
         for w in writers:
             w.close()
-        new_ids, new_pos, new_cols = [], [], {k: [] for k in columns}
+        new_ids: list[str] = []
+        new_pos: list[int] = []
+        new_cols: dict[str, list[np.ndarray]] = {k: [] for k in columns}
         for i in range(len(writers)):
             with pa.OSFile(os.path.join(tmp, f"part{i}.arrows")) as fh:
                 table = pa.ipc.open_stream(fh).read_all()

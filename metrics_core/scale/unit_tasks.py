@@ -74,7 +74,7 @@ class UnitResult:
     lines: int | None = None  # newlines in a byte range
 
 
-_MALLOC_TUNED = []
+_MALLOC_TUNED: list[bool] = []  # this process's answer, once it was worked out
 
 
 def tune_malloc() -> bool:
@@ -113,13 +113,16 @@ class Failed:
     the client raises the first one in the run's order with its file and line)."""
 
     def __init__(self, exc: InputError):
-        self.fields = dict(source=exc.source, line=exc.line, hint=exc.templates["hint"], option=exc.option,
-                           field=exc.field, plain_hint=exc.templates["plain_hint"], params=exc.params or None)
-        self.problem = exc.templates["problem"]
+        self.problem = exc.templates["problem"] or exc.problem  # an InputError has a problem
+        self.source, self.line, self.option, self.field = exc.source, exc.line, exc.option, exc.field
+        self.hint, self.plain_hint = exc.templates["hint"], exc.templates["plain_hint"]
+        self.params = exc.params or None
 
     def error(self) -> InputError:
         """The InputError again."""
-        return InputError(self.problem, **self.fields)
+        return InputError(self.problem, source=self.source, line=self.line, hint=self.hint,
+                          option=self.option, field=self.field, plain_hint=self.plain_hint,
+                          params=self.params)
 
 
 class Reported:
@@ -215,7 +218,9 @@ def _unit_pass(ev: Evaluator, unit: Unit, setup: Setup, stream) -> UnitResult:
             yield table, run, ev.prepare(run)
 
     merged = MergedDiagnostics(ev.cutoffs)
-    out = UnitResult(unit.index, [], [], {s.name: [] for s in ev.specs}, None, [], set())
+    out = UnitResult(unit.index, [], np.zeros(0, dtype=np.int64), {}, Diagnostics(), [], set())
+    pos: list[np.ndarray] = []  # per block: the first row of each of its queries
+    cols: dict[str, list[np.ndarray]] = {s.name: [] for s in ev.specs}
     seen: set = set()
     at = 0
     last = None
@@ -234,10 +239,10 @@ def _unit_pass(ev: Evaluator, unit: Unit, setup: Setup, stream) -> UnitResult:
             if qids:
                 where = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(
                     zero_copy_only=False)
-                out.pos.append(base + at + first_rows(codes)[where])
+                pos.append(base + at + first_rows(codes)[where])
             out.ids += qids
             for k, v in columns.items():
-                out.columns[k].append(v)
+                cols[k].append(v)
             if at == 0:
                 _add_edge(out, ev, setup, table, codes, 0, names[0], base, at)
             last = (table, codes, names, at, len(out.counted) - 1)
@@ -247,8 +252,9 @@ def _unit_pass(ev: Evaluator, unit: Unit, setup: Setup, stream) -> UnitResult:
         tail = names[int(codes[-1])]
         if tail not in out.edges:
             _add_edge(out, ev, setup, table, codes, int(codes[-1]), tail, base, start, block)
-    out.pos = np.concatenate(out.pos) if out.pos else np.zeros(0, dtype=np.int64)
-    out.columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in out.columns.items()}
+    if pos:
+        out.pos = np.concatenate(pos)
+    out.columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
     out.diag = as_diagnostics(merged)
     out.rows = at
     out.lines = stream.lines
@@ -283,7 +289,7 @@ def split_unit(unit: Unit, index, setup: Setup, offset: int, names, counted, n_p
     value_set = pa.array(sorted(names), type=pa.string())
     base = np.int64(unit.index) << np.int64(ROW_BITS)
 
-    def body(stream):
+    def body(stream) -> tuple:
         share = MergedDiagnostics(ev.cutoffs)
         pieces: list[list] = [[] for _ in range(n_parts)]
         at = 0
@@ -320,10 +326,10 @@ def evaluate_group(index, setup: Setup, paths, *pieces):
     ``paths``: the file of each unit (to name them in an error). Returns (query ids,
     position of each one's first row, {measure: values}, diagnostics).
     """
-    pieces = [p for p in pieces if p is not None and p.num_rows]
-    if not pieces:
+    tables = [p for p in pieces if p is not None and p.num_rows]
+    if not tables:
         return [], np.zeros(0, dtype=np.int64), {}, Diagnostics()
-    table = pa.concat_tables(pieces)
+    table = pa.concat_tables(tables)
     table = table.take(pc.sort_indices(table.column("pos")))
     pos = table.column("pos").to_numpy()
     files = sorted({paths[int(u)] for u in np.unique(pos >> ROW_BITS)})

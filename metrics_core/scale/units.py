@@ -161,12 +161,17 @@ def _split_trec(path: str, index: int, size: int, unit_bytes: int) -> list[Unit]
 def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
     import pyarrow.parquet as pq
 
+    from metrics_core.io.tables import check_parquet_metadata
+
     try:
         meta = pq.ParquetFile(path).metadata
     except (pa.ArrowException, OSError):
         return [Unit(index, path, "file")]  # the reader names the problem
+    check_parquet_metadata(meta, os.path.getsize(path), path, whole=False)  # a forged footer: refused here
     groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    units, members, rows, before = [], [], 0, 0
+    units: list[Unit] = []
+    members: list[int] = []
+    rows = before = 0
     for g, n in enumerate(groups):
         members.append(g)
         rows += n

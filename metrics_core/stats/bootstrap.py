@@ -63,7 +63,8 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
 
 
 def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
-                      seed: int | None = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      seed: int | None = 0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[float, float, float]:
     """Mean and percentile-bootstrap confidence interval of each column of ``values``.
 
     .. math::
@@ -118,8 +119,9 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     n, m = x.shape
     nan = np.full(m, np.nan)
     if n == 0:
-        out = (nan, nan.copy(), nan.copy())
-        return tuple(float(o[0]) for o in out) if one_d else out
+        if one_d:
+            return float("nan"), float("nan"), float("nan")
+        return nan, nan.copy(), nan.copy()
     finite = ~np.isnan(x)
     filled = np.where(finite, x, 0.0)
     finite_f = finite.astype(np.float64)
@@ -210,7 +212,8 @@ def shared_mean_intervals(tables: dict, names: list, n_resamples: int, confidenc
             out.update({m: (empty, empty, empty, empty) for m in members})
             continue
         values = np.column_stack([tables[m][names].to_numpy(dtype=np.float64) for m in members])
-        mean, lo, hi = bootstrap_mean_ci(values, n_resamples, confidence, seed)
+        # 2-D values: three arrays (asarray states it for the checker; no copy)
+        mean, lo, hi = map(np.asarray, bootstrap_mean_ci(values, n_resamples, confidence, seed))
         median = np.median(values, axis=0)
         for j, m in enumerate(members):
             part = slice(j * k, (j + 1) * k)

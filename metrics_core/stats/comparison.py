@@ -16,9 +16,13 @@ every comparison of that measure (``query_set``):
 So ``mean_baseline`` and ``n_queries`` are equal across the rows of a measure, and
 ``mean_baseline + mean_delta == mean_run`` on those ``n_queries`` queries.
 
-The correction family is every (run, measure) comparison of the call: with R runs
-besides the baseline and M measures, each test's p-values are corrected over R x M
-hypotheses. The permutation test and the bootstrap draw the same random numbers for every
+The correction family holds the tests of effectiveness only: a measure the registry declares
+neither higher- nor lower-is-better (NumQ, NumRet, NumRel, NumRelRet, Judged@k, Unjudged@k,
+Hole@k ...) describes a run rather than judges it, so its p-values are shown uncorrected and
+never marked. Its scope (``family``, one default, :data:`DEFAULT_FAMILY`, for every page
+and export) is ``"all"``: every (run, measure) comparison of the call, R runs besides the
+baseline times M effectiveness measures; or ``"per_measure"``: each measure's R
+comparisons on their own, as PyTerrier's ``Experiment`` corrects. The permutation test and the bootstrap draw the same random numbers for every
 comparison with the same number of paired queries (one matrix product for all of them),
 so a p-value does not depend on what else was compared.
 """
@@ -32,6 +36,13 @@ from metrics_core.errors import N_, InputError
 from metrics_core.stats import significance as sig
 from metrics_core.stats.bootstrap import shared_mean_intervals
 from metrics_core.stats.direction import measure_direction
+from metrics_core.stats.families import (
+    DEFAULT_FAMILY,
+    FAMILY_SCOPES,
+    corrected_in_families,
+    correction_family,
+    effectiveness_measures,
+)
 
 TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
@@ -89,7 +100,8 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
 def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
                  seed: int = 0, correction: str = "holm", confidence: float = 0.95,
                  n_resamples: int | None = None, alpha: float = 0.05,
-                 query_set: str = "common", tests=TESTS, interval: bool = True) -> pd.DataFrame:
+                 query_set: str = "common", tests=TESTS, interval: bool = True,
+                 family: str = DEFAULT_FAMILY) -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
     Parameters
@@ -105,7 +117,11 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     seed : int
         Seed of the permutation test and the bootstrap.
     correction : {"holm", "bonferroni", "bh", "none"}
-        Applied to each test's p-values over all (run, measure) comparisons.
+        Applied to each test's p-values over the family (``family``); measures that are
+        not effectiveness measures stay outside it (corrected p-value NaN).
+    family : {"all", "per_measure"}
+        The correction's scope: every (run, effectiveness measure) comparison together
+        (default), or each measure's comparisons apart (PyTerrier).
     confidence : float
         Level of the paired bootstrap percentile interval of the mean difference.
     n_resamples : int, optional
@@ -149,6 +165,9 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     if query_set not in QUERY_SETS:
         raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
                          params={"query_set": query_set, "choices": ", ".join(QUERY_SETS)})
+    if family not in FAMILY_SCOPES:
+        raise InputError(N_("unknown correction family {family!r}"), hint=N_("accepted: {choices}"),
+                         params={"family": family, "choices": ", ".join(FAMILY_SCOPES)})
     tests = tuple(tests)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
@@ -164,7 +183,7 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
                              hint=N_("evaluate every run with the same measures"),
                              params={"name": ev.run_name, "measures": ", ".join(absent)})
 
-    rows = []
+    rows: list[dict[str, object]] = []
     groups: dict[int, list[int]] = {}  # comparisons grouped by number of paired queries
     pairs = []
     tables = {} if query_set == "pairwise" else {
@@ -198,7 +217,8 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
         base = np.column_stack([pairs[i][0] for i in members])
         other = np.column_stack([pairs[i][1] for i in members])
         if "permutation" in tests:
-            pvals = sig.permutation_test(base, other, n_permutations, seed)
+            # 2-D values: an array of p-values (asarray states it for the checker; no copy)
+            pvals = np.asarray(sig.permutation_test(base, other, n_permutations, seed))
             for j, i in enumerate(members):
                 rows[i]["p_permutation"] = float(pvals[j])
         if interval:
@@ -212,8 +232,7 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     frame = pd.DataFrame(rows, columns=[c for c in columns if c not in ("significant", "markers")
                                         and not c.startswith("p_corrected")])
     for t in TESTS:
-        frame[f"p_corrected_{t}"] = sig.correct_pvalues(frame[f"p_{t}"].to_numpy(float), correction) \
-            if len(frame) else np.array([], float)
+        frame[f"p_corrected_{t}"] = corrected_in_families(frame, frame[f"p_{t}"].to_numpy(float), correction, family)
     significant = [{t: bool(r[f"p_corrected_{t}"] < alpha) for t in TESTS} for _, r in frame.iterrows()]
     frame["significant"] = significant
     frame["markers"] = ["".join(MARKERS[t] for t in TESTS if s[t]) for s in significant]
@@ -221,12 +240,13 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": n_permutations,
                         "bootstrap": n_resamples_ci, "seed": seed, "correction": correction,
                         "confidence": confidence, "alpha": alpha, "query_set": query_set,
-                        "tests": tests, "interval": interval})
+                        "tests": tests, "interval": interval, "family": family})
     return frame
 
 
 def comparison_records(frame: pd.DataFrame) -> list[dict]:
-    """The CLI/JSON form: ``ci95: [lo, hi]``, ``p`` and ``p_corrected`` as dicts per test."""
+    """The CLI/JSON form: ``ci95: [lo, hi]``, ``p`` and ``p_corrected`` as dicts per test;
+    a corrected p-value outside the family (a count, a test not run) is None."""
     out = []
     for r in frame.to_dict(orient="records"):
         out.append({
@@ -235,48 +255,18 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
             "mean_run": r["mean_run"], "mean_delta": r["mean_delta"],
             "ci95": [r["ci_lo"], r["ci_hi"]],
             "p": {t: r[f"p_{t}"] for t in TESTS},
-            "p_corrected": {t: r[f"p_corrected_{t}"] for t in TESTS},
+            "p_corrected": {t: None if pd.isna(r[f"p_corrected_{t}"]) else r[f"p_corrected_{t}"] for t in TESTS},
             "wins": int(r["wins"]), "ties": int(r["ties"]), "losses": int(r["losses"]),
             "effect_size": r["effect_size"], "significant": r["significant"],
         })
     return out
 
 
-def correction_family(frame: pd.DataFrame) -> dict:
-    """The comparisons one multiple-comparison correction covers in a table.
-
-    A :func:`compare_runs` frame or a :func:`leaderboard` corrects each test's p-values
-    over every (run, measure) pair it holds besides the baseline's own rows: R runs against
-    the baseline times M measures. Two tables with the same runs, measures and settings give
-    the same corrected p-value for a pair; a table with other runs or measures has another
-    family, so its corrected p-value for the same pair differs (its uncorrected one does not).
-
-    Returns
-    -------
-    dict
-        ``correction`` (the method's key), ``n`` (the number of comparisons), ``runs`` (the
-        runs compared with the baseline), ``measures`` and ``baseline``.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"run": ["b", "c", "b", "c"], "measure": ["RR", "RR", "AP", "AP"]})
-    >>> f.attrs.update(baseline="a", correction="holm")
-    >>> correction_family(f)
-    {'correction': 'holm', 'n': 4, 'runs': ['b', 'c'], 'measures': ['RR', 'AP'], 'baseline': 'a'}
-    """
-    a = frame.attrs
-    baseline = a.get("baseline")
-    rows = frame[frame["run"] != baseline] if len(frame) else frame
-    runs = list(dict.fromkeys(rows["run"])) if len(rows) else []
-    measures = list(dict.fromkeys(rows["measure"])) if len(rows) else list(a.get("measures", []))
-    return {"correction": a.get("correction", "holm"), "n": int(len(rows)), "runs": runs,
-            "measures": measures, "baseline": baseline}
-
-
 def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",
                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                 n_permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
-                test: str = "permutation", comparison: pd.DataFrame | None = None) -> pd.DataFrame:
+                test: str = "permutation", comparison: pd.DataFrame | None = None,
+                family: str = DEFAULT_FAMILY) -> pd.DataFrame:
     """Runs x measures on one query set per measure: mean, bootstrap CI, best, significance.
 
     Parameters
@@ -289,7 +279,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         See :func:`aligned_values`.
     n_resamples, confidence, seed :
         Percentile bootstrap of each run's mean over the queries (Efron and Tibshirani 1993).
-    n_permutations, correction, alpha :
+    n_permutations, correction, alpha, family :
         Passed to :func:`compare_runs`.
     test : {"t", "wilcoxon", "permutation"}
         The test whose corrected p-value gives the marker.
@@ -316,7 +306,7 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     if comparison is None:  # only what the board shows: the chosen test, no interval of the delta
         comparison = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations,
                                   seed=seed, correction=correction, alpha=alpha,
-                                  query_set=query_set, tests=(test,), interval=False)
+                                  query_set=query_set, tests=(test,), interval=False, family=family)
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
     names = [ev.run_name for ev in evaluations]
     tables = {m: aligned_values(evaluations, m, query_set) for m in measures}
@@ -345,9 +335,10 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
     out.attrs.update({"baseline": baseline, "measures": measures, "query_set": query_set,
                       "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
                       "permutations": n_permutations, "correction": correction, "alpha": alpha,
-                      "test": test})
+                      "test": test, "family": comparison.attrs.get("family", family)})
     return out
 
 
-__all__ = ["compare_runs", "comparison_records", "leaderboard", "correction_family", "aligned_values",
+__all__ = ["compare_runs", "comparison_records", "leaderboard", "correction_family", "effectiveness_measures",
+           "corrected_in_families", "FAMILY_SCOPES", "DEFAULT_FAMILY", "aligned_values",
            "TESTS", "MARKERS", "QUERY_SETS"]

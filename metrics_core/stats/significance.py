@@ -217,7 +217,8 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     single = base.ndim == 1
-    d = _differences(base.ravel(), other.ravel()).reshape(base.shape) if base.shape == other.shape else None
+    d: np.ndarray | None = (_differences(base.ravel(), other.ravel()).reshape(base.shape)
+                            if base.shape == other.shape else None)
     if d is None:
         raise InputError(N_("paired values must have equal shapes, got {shape} and {other}"),
                          params={"shape": base.shape, "other": other.shape})

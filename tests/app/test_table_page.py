@@ -5,6 +5,7 @@ date filter keeps the queries of a period, Spanish headers, and the exports' con
 from __future__ import annotations
 
 import datetime as dt
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -84,7 +85,8 @@ def test_a_threshold_edit_and_a_name_edit_change_the_labels(sample, evaluations)
     assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Excellent)"
     assert f"bm25,{len(evaluations['bm25'].per_query)},{bm25!r},Excellent," in at.session_state[Table.FILES]["csv"]
     at.number_input(key=Table.fair("RR")).set_value(0.99).run()   # fair above good: said, no table
-    assert any("good >= fair" in e.value for e in at.error) and len(at.dataframe) == 0
+    # the message as read (the error box shows Markdown: ">" is written "&gt;")
+    assert any("good >= fair" in html.unescape(e.value) for e in at.error) and len(at.dataframe) == 0
 
 
 def test_the_date_filter_keeps_the_queries_of_a_period(sample, evaluations):

@@ -59,4 +59,6 @@ def test_records_and_frames_as_inputs():
     run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d2", "d1"], "score": [2.0, 1.0]})
     assert shim.calc_aggregate(["RR"], qrels, run) == {"RR": 0.5}
     agg, per_query = shim.calc(["RR", "P@2"], qrels, run)
-    assert agg == {"RR": 0.5, "P@2": 0.5} and per_query == {"q1": {"RR": 0.5, "P@2": 0.5}}
+    # ir_measures' shape: the aggregates, then the list of per-query metrics
+    assert agg == {"RR": 0.5, "P@2": 0.5}
+    assert [tuple(m) for m in per_query] == [("q1", "RR", 0.5), ("q1", "P@2", 0.5)]

@@ -120,3 +120,16 @@ def test_a_bad_line_is_one_clear_error(parse, lines, message):
     with pytest.raises(mc.InputError) as info:
         parse(lines)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compute_aggregated_measure_equals_pytrec_eval(seed):
+    qrels, run = random_data(900 + seed)
+    measures = {"map", "gm_map", "num_rel", "num_ret", "P_5", "ndcg_cut_10", "recip_rank", "gm_bpref"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    mine = shim.RelevanceEvaluator(qrels, measures).evaluate(run)
+    for key in next(iter(theirs.values())):
+        values = [per_query[key] for per_query in theirs.values()]
+        assert shim.compute_aggregated_measure(key, values) == pytrec_eval.compute_aggregated_measure(key, values)
+        assert shim.compute_aggregated_measure(key, [q[key] for q in mine.values()]) == pytest.approx(
+            pytrec_eval.compute_aggregated_measure(key, values), rel=1e-12)

@@ -111,3 +111,28 @@ def test_no_tie_convention_reproduces_ranx_on_longer_rankings(n_docs):
     trec_eval's order, nor doc id ascending, nor input order gives ranx's values."""
     qrels, run = tied_collection(n_docs, seed=n_docs)
     assert all(differences(qrels, run, ties) > 0 for ties in ("trec", "docid_asc", "input"))
+
+
+LEVEL_NAMES = ["ndcg@10-l2", "ndcg-l3", "ndcg_burges@5-l2", "dcg@10-l2", "dcg_burges@3-l3", "precision@5-l2",
+               "recall@10-l2", "map@10-l2", "map-l3", "mrr-l2", "mrr@3-l3", "hit_rate@5-l2", "hits@10-l2",
+               "f1@5-l2", "r-precision-l2", "precision@5-l1", "rbp.90", "rbp.5", "rbp.95", "rbp@80"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_relevance_levels_and_rbp_equal_ranx(seed):
+    """ranx's ``-lL`` (labels below L dropped) and ``rbp.p`` (gain = the label), per query,
+    on graded labels 0..3 and queries without relevant documents."""
+    qrels, run = random_data(80 + seed)
+    expected = per_query_ranx(qrels, run, LEVEL_NAMES)
+    ev = mc.evaluate(qrels, run, LEVEL_NAMES, missing_queries="zero")
+    for name in LEVEL_NAMES:
+        canonical = mc.parse_measure(name).name
+        ours = ev.per_query[canonical].reindex(list(qrels)).to_numpy()
+        theirs = np.array([expected[name][q] for q in qrels], dtype=float)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_rbp_needs_ranx_persistence_and_level_one():
+    assert translate("rbp") is None and translate("rbp.90-l2") is None
+    with pytest.raises(mc.InputError):
+        mc.parse_measure("rbp.90-l2")

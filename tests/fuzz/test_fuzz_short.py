@@ -17,7 +17,8 @@ import pytest
 
 from tests.fuzz.targets import TARGETS
 
-pytest.importorskip("atheris")
+pytest.importorskip(
+    "atheris", reason="atheris (coverage-guided fuzzing, optional) is not installed: pip install atheris")
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("RANKLAB_FUZZ_RUNS", "1500"))
 

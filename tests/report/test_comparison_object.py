@@ -94,7 +94,8 @@ def test_numbers_and_frame_are_compare_runs(tmp_path):
     assert c.legend() == markers_legend(frame, tests=TESTS)
     assert c.legend(paper=False) == markers_legend(frame, tests=TESTS, paper=False)
     assert c.parameters() == {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed",
-                                                          "correction", "confidence", "alpha", "query_set")}
+                                                          "correction", "family", "confidence", "alpha",
+                                                          "query_set")}
     # values without the rankings: the same rows and the same JSON
     light = compare([RunValues.from_evaluation(ev) for ev in evs], "bm25", n_permutations=500, seed=2, alpha=0.1,
                     conventions=mc.Conventions())

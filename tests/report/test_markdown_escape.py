@@ -46,6 +46,11 @@ RENDERER = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"
     ("a & b &amp; c", "a &amp; b &amp;amp; c"),          # no entity either
     ("nDCG@10 P(rel=2)@5 ★ Ejecución ñ", "nDCG@10 P(rel=2)@5 ★ Ejecución ñ"),
     (0.25, "0.25"),                                     # any value, as its text
+    ("$x$ costs $5", "\\$x\\$ costs \\$5"),                # no math (Streamlit, GitHub)
+    ("[t](http://x.org/a)", "\\[t\\](http\\://x.org/a)"),   # no autolink of the bare address either
+    ("www.x.org WWW.y.org", "www\\.x.org WWW\\.y.org"),
+    ("me@x.org", "me\\@x.org"),                          # no mailto: link
+    ("nDCG@10 a@b", "nDCG@10 a@b"),                     # no address: unchanged
 ])
 def test_what_is_escaped(text, escaped):
     assert markdown_escape(text) == escaped

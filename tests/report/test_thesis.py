@@ -242,8 +242,9 @@ def test_markdown_and_html_escape_names():
     md = to_markdown(t)
     # HTML as entities (the one escaper, markdown_escape; was backslash-escaped before)
     assert "★ best &lt;b&gt;\\|x\\|&lt;/b&gt;" in md and "<b>" not in md
-    # the significance note names the baseline escaped too (it was left raw before)
-    assert md.splitlines()[-1] == "\\* p &lt; 0.05 against a\\_b&amp;c%d$e#f{g}h\\~i^j\\\\k (paired t-test; " \
+    # the significance note names the baseline escaped too (it was left raw before); "$" too
+    # (GitHub's Markdown reads $...$ as math)
+    assert md.splitlines()[-1] == "\\* p &lt; 0.05 against a\\_b&amp;c%d\\$e#f{g}h\\~i^j\\\\k (paired t-test; " \
         "Holm correction over 4 comparisons)"
     assert all(line.count("|") - line.count("\\|") == 6 for line in md.splitlines() if line.startswith("|"))
     page = to_html(t)

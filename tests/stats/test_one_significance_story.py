@@ -13,7 +13,12 @@ import pytest
 import metrics_core as mc
 from metrics_core.report.comparison import compare
 from metrics_core.report.legends import family_sentence, leaderboard_legend, markers_legend
-from metrics_core.stats.comparison import compare_runs, correction_family, leaderboard
+from metrics_core.stats.comparison import (
+    compare_runs,
+    correction_family,
+    effectiveness_measures,
+    leaderboard,
+)
 from metrics_core.stats.significance import correct_pvalues
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
@@ -47,25 +52,28 @@ def test_same_runs_measures_settings_give_the_same_p_everywhere(evaluations, mea
     for run in ("dense", "hybrid"):
         for m in measures:
             p = _pair(frame, run, m, "p_corrected_permutation")
-            assert _pair(board, run, m, "p_corrected") == p == _pair(obj.to_frame(), run, m,
-                                                                     "p_corrected_permutation")
+            # counts and coverage (Judged@10) are outside the family: NaN on every table
+            np.testing.assert_equal([_pair(board, run, m, "p_corrected"),
+                                     _pair(obj.to_frame(), run, m, "p_corrected_permutation")], [p, p])
+            assert np.isnan(p) == (m not in effectiveness_measures(measures))
             assert _pair(board, run, m, "p") == _pair(frame, run, m, "p_permutation")
     assert correction_family(board) == correction_family(frame)
     assert family_sentence(board) == family_sentence(frame)
 
 
 def test_the_two_pages_differ_only_by_their_family_and_say_so(evaluations):
-    """The issue's case: hybrid vs bm25 on RR, Holm over Overview's 12 comparisons and over
-    Compare's 8. The uncorrected p is one; each corrected p is Holm over its own table."""
+    """The issue's case: hybrid vs bm25 on RR, Holm over Overview's 12 comparisons of
+    effectiveness (Judged@10, a coverage figure, is outside the family) and over Compare's 8.
+    The uncorrected p is one; each corrected p is Holm over its own table."""
     board = leaderboard(evaluations, "bm25", OVERVIEW, n_resamples=200)
     frame = compare_runs(evaluations, "bm25", COMPARE)
     raw = _pair(frame, "hybrid", "RR", "p_permutation")
     assert _pair(board, "hybrid", "RR", "p") == raw
-    assert correction_family(board)["n"] == 2 * len(OVERVIEW) == 12  # 6 default measures (Judged@10 is off the board)
+    assert correction_family(board)["n"] == 2 * len(effectiveness_measures(OVERVIEW)) == 12
     assert correction_family(frame)["n"] == 2 * len(COMPARE) == 8
     # each corrected p is Holm over exactly its family's uncorrected p-values
     for table, col in ((board, "p"), (frame, "p_permutation")):
-        rows = table[table["run"] != "bm25"]
+        rows = table[(table["run"] != "bm25") & table["measure"].isin(effectiveness_measures(OVERVIEW))]
         corrected = correct_pvalues(rows[col].to_numpy(), "holm")
         target = "p_corrected" if col == "p" else "p_corrected_permutation"
         assert np.array_equal(corrected, rows[target].to_numpy())

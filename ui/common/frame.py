@@ -24,6 +24,7 @@ from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
+from ui.common.style import md_text
 from ui.common.uploader_words import show_uploader_words
 from ui.hashing.state import DATA as HASH_CODES
 
@@ -215,7 +216,7 @@ def status_text() -> str:
             parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
         if runs:
             parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
-                         + ": " + ", ".join(runs))
+                         + ": " + ", ".join(md_text(name) for name in runs))
         if meta is not None:
             parts.append(_("query metadata"))
     if st.session_state.get(state.CLICKS) is not None:

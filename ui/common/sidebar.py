@@ -17,6 +17,7 @@ from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import N_, _, count, ngettext
+from ui.common.style import md_text
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
@@ -41,7 +42,15 @@ CONVENTION_LABELS = {
     "compat": N_("trec_eval version reproduced"),
     "judged_only": N_("judged documents only (trec_eval -J)"),
     "num_docs": N_("documents in the collection (trec_eval -N)"),
+    "ignore_identical_ids": N_("drop a retrieved document whose id is the query's (BEIR)"),
 }
+#: choices the app's pages cannot use everywhere: ties="expected" refuses the measures the tie
+#: report does not cover (Judged@10 of the Overview ...); the library and the command line offer it
+_NOT_IN_APP = {"ties": ("expected",)}
+
+
+def _choices(field: str) -> list:
+    return [c for c in CHOICES[field] if c not in _NOT_IN_APP.get(field, ())]
 
 
 #: Each convention's choices in words (the option names stay in the exports and the command line).
@@ -113,7 +122,7 @@ def _on_change(field: str) -> None:
     try:
         st.session_state[state.CONVENTIONS] = conventions().replace(**{field: value})
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
+        st.session_state[state.MESSAGES].append(("error", md_text(exc.plain(_))))
 
 
 def _reset() -> None:
@@ -125,6 +134,7 @@ def _sync_widgets(conv: Conventions) -> None:
         st.session_state[_W + field] = getattr(conv, field)
     st.session_state[_W + "relevance_threshold"] = float(conv.relevance_threshold)
     st.session_state[_W + "depth"] = int(conv.depth or 0)
+    st.session_state[_W + "ignore_identical_ids"] = bool(conv.ignore_identical_ids)
 
 
 def _loaded_summary() -> None:
@@ -139,7 +149,8 @@ def _loaded_summary() -> None:
             queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))))
     if runs:
         st.caption(_("runs: {runs}").format(runs=", ".join(
-            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=name, n=count(len(run)))
+            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=md_text(name),
+                                                                                 n=count(len(run)))
             for name, run in runs.items())))
     else:
         st.caption(_("runs: none"))
@@ -147,7 +158,7 @@ def _loaded_summary() -> None:
         st.caption(_("metadata: none"))
     else:
         st.caption(ngettext("metadata: {n} query ({columns})", "metadata: {n} queries ({columns})",
-                            len(meta)).format(n=len(meta), columns=", ".join(map(str, meta.columns))))
+                            len(meta)).format(n=len(meta), columns=", ".join(map(md_text, meta.columns))))
 
 
 # Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide, and
@@ -216,7 +227,7 @@ def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] |
         _loaded_summary()
         st.markdown("**" + _("Conventions") + "**")
         for field in MAIN_CONVENTIONS:
-            st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
+            st.selectbox(convention_label(field), _choices(field), key=_W + field,
                          on_change=_on_change, args=(field,),
                          format_func=_choice_formatter(field))
         st.number_input(convention_label("relevance_threshold"), min_value=-10.0, max_value=100.0,
@@ -226,9 +237,11 @@ def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] |
                         key=_W + "depth", on_change=_on_change, args=("depth",))
         with st.expander(_("More conventions")):
             for field in MORE_CONVENTIONS:
-                st.selectbox(convention_label(field), CHOICES[field], key=_W + field,
+                st.selectbox(convention_label(field), _choices(field), key=_W + field,
                              on_change=_on_change, args=(field,),
                              format_func=_choice_formatter(field))
+            st.checkbox(convention_label("ignore_identical_ids"), key=_W + "ignore_identical_ids",
+                        on_change=_on_change, args=("ignore_identical_ids",))
         changed = conv.differences()
         st.caption(_("trec_eval defaults") if not changed else
                    _("changed: {changes}").format(changes=", ".join(f"{k}={v}" for k, v in changed.items())))

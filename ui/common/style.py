@@ -11,6 +11,8 @@ them and tests call them directly. The session's run order is read by
   people read them (Q2 before Q10).
 * :func:`difficulty_order`: easy, medium, hard (then any other label).
 * :data:`HEADERS` / :func:`plain_headers`: plain-language column names.
+* :func:`md_text` / :func:`plot_text`: a name as text in Streamlit's Markdown / in a plotly
+  figure (never a link, a tag or math).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 from metrics_core.report import PALETTE  # one copy: the run colours of every figure and export
+from metrics_core.report.cells import markdown_escape
 
 MEASURE_DIGITS = 4
 MEASURE_FORMAT = "%.4f"   # st.column_config.NumberColumn(format=...)
@@ -108,6 +111,35 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
 
 
-__all__ = ["PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
+__all__ = ["md_text", "plot_text", "PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
            "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
            "plain_headers"]
+
+
+def plot_text(value) -> str:
+    """A name (run, query, column, group) as text in a plotly figure: plotly reads
+    ``<b>``, ``<a href=...>`` and entities in trace names, tick labels, titles and hover
+    labels, so ``&``, ``<`` and ``>`` become entities, which it shows as the characters.
+
+    >>> plot_text("<a href=x>t</a> & co")
+    '&lt;a href=x&gt;t&lt;/a&gt; &amp; co'
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+#: the escaper's backslash before the ``:``, ``.`` or ``@`` of a bare address
+_BARE_LINK = re.compile(r"\\(?=[:.@])")
+
+
+def md_text(value) -> str:
+    """A name (run, tag, query, document, column, file) or a reader's message as text in
+    Streamlit's Markdown (``st.markdown``, captions, alerts, labels, help): the one escaper,
+    :func:`metrics_core.report.cells.markdown_escape`, plus a word joiner (U+2060, invisible)
+    before the character it breaks a bare address with (``http\\://``, ``www\\.``,
+    ``me\\@x.org``): Streamlit links bare addresses in the text after the Markdown is read,
+    where a backslash no longer counts.
+
+    >>> md_text("[t](http://x.org) <b>$x$</b>") == "\\\\[t\\\\](http\\u2060\\\\://x.org) &lt;b&gt;\\\\$x\\\\$&lt;/b&gt;"
+    True
+    """
+    return _BARE_LINK.sub("\u2060\\\\", markdown_escape(value))

@@ -22,6 +22,7 @@ from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import state
 from ui.common.i18n import _, current_language
+from ui.common.style import md_text
 from ui.common.uploader_words import types_css
 
 #: The table formats the readers know ("auto": from the file name and content).
@@ -61,10 +62,10 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
     """What a failed load says: the reader's message, or for anything else what failed
     (never a traceback)."""
     if isinstance(exc, InputError):
-        return exc.plain(_)  # the reader's message in the application's words and language
-    reason = f"{type(exc).__name__}: {exc}"
+        return md_text(exc.plain(_))  # the reader's message in the application's words and language
+    reason = md_text(f"{type(exc).__name__}: {exc}")
     if name:
-        return _("{name}: the file could not be read ({reason})").format(name=name, reason=reason)
+        return _("{name}: the file could not be read ({reason})").format(name=md_text(name), reason=reason)
     return _("The file could not be read ({reason})").format(reason=reason)
 
 

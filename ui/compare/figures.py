@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from metrics_core.report.thesis import display_measure
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
+from ui.common.style import plot_text
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 
@@ -21,12 +22,14 @@ def delta_bar_figure(deltas: pd.Series, run: str, baseline: str, measure: str,
     colors = np.where(values > tolerance, WIN, np.where(values < -tolerance, LOSS, TIE))
     fig = go.Figure(go.Bar(
         x=list(range(len(values))), y=values, marker_color=colors.tolist(), customdata=qids,
-        hovertemplate=_("query") + " %{customdata}<br>" + _("delta") + " %{y:.4f}<extra></extra>"))
+        text=[plot_text(q) for q in qids], textposition="none",  # the hover's text; customdata picks the query
+        hovertemplate=_("query") + " %{text}<br>" + _("delta") + " %{y:.4f}<extra></extra>"))
     wins = int((values > tolerance).sum())
     losses = int((values < -tolerance).sum())
     fig.update_layout(
         title=_("{measure}: {run} - {baseline} per query ({wins} wins, {ties} ties, {losses} losses)").format(
-            measure=measure, run=run, baseline=baseline, wins=wins, ties=len(values) - wins - losses, losses=losses),
+            measure=measure, run=plot_text(run), baseline=plot_text(baseline), wins=wins,
+            ties=len(values) - wins - losses, losses=losses),
         xaxis_title=_("queries, sorted by delta (click a bar to open the query)"),
         yaxis_title=_("delta {measure}").format(measure=measure), bargap=0.05, showlegend=False, clickmode="event+select")
     fig.update_xaxes(showticklabels=False)
@@ -38,7 +41,7 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     rows = frame[frame["measure"] == measure]
     colours = colours_for(rows["run"].astype(str))
     fig = go.Figure(go.Scatter(
-        x=rows["mean_delta"], y=rows["run"], mode="markers",
+        x=rows["mean_delta"], y=[plot_text(r) for r in rows["run"]], mode="markers",
         marker={"size": 11, "color": [colours[str(r)] for r in rows["run"]]},
         error_x={"type": "data", "symmetric": False,
                  "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
@@ -47,7 +50,7 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     fig.add_vline(x=0, line_dash="dot")
     base = rows["baseline"].iloc[0] if len(rows) else ""
     fig.update_layout(title=_("{measure}: mean difference vs {baseline} (bootstrap CI)").format(
-                          measure=display_measure(measure), baseline=base),
+                          measure=display_measure(measure), baseline=plot_text(base)),
                       xaxis_title=f"Δ {display_measure(measure)}", yaxis_title=_("run"), template="plotly_white",
                       height=120 + 50 * max(len(rows), 1), margin=dict(l=40, r=20, t=60, b=40))
     return fig
@@ -61,11 +64,11 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
     fig = go.Figure()
     colours = colours_for(values)
     for run, table in values.items():
-        fig.add_bar(name=run, x=[str(f) for f in table.index], y=table[measure].tolist(),
+        fig.add_bar(name=plot_text(run), x=[plot_text(f) for f in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
     fig.update_layout(barmode="group", title=_("{measure} per {column}").format(measure=display_measure(measure),
-                                                                               column=fold_column),
-                      xaxis_title=fold_column,
+                                                                               column=plot_text(fold_column)),
+                      xaxis_title=plot_text(fold_column),
                       yaxis_title=display_measure(measure))
     return fig
 
@@ -78,11 +81,11 @@ def criterion_figure(tables: dict[str, pd.DataFrame], measure: str, criterion_co
     fig = go.Figure()
     colours = colours_for(tables)
     for run, table in tables.items():
-        fig.add_bar(name=run, x=[str(c) for c in table.index], y=table[measure].tolist(),
+        fig.add_bar(name=plot_text(run), x=[plot_text(c) for c in table.index], y=table[measure].tolist(),
                     marker_color=colours[str(run)])
     fig.update_layout(barmode="group", title=_("{measure} per {column} (micro, macro last)").format(
-                          measure=display_measure(measure), column=criterion_column),
-                      xaxis_title=criterion_column, yaxis_title=display_measure(measure))
+                          measure=display_measure(measure), column=plot_text(criterion_column)),
+                      xaxis_title=plot_text(criterion_column), yaxis_title=display_measure(measure))
     return fig
 
 

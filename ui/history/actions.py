@@ -15,6 +15,7 @@ from metrics_core.errors import InputError
 from metrics_core.history import HistoryStore
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
+from ui.common.style import md_text
 from ui.history import state as history_state
 
 
@@ -102,7 +103,7 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     try:
         ids = save_current_evaluations(picked, suite, qrels, meta, note=note or None)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         return None
     if history_state.is_shared():
         st.success(ngettext("Saved {n} run to the shared history.",

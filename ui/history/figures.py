@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
+from ui.common.style import plot_text
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:
@@ -44,9 +45,9 @@ def trend_figure(evals: pd.DataFrame, measure: str, thresholds: Mapping[str, flo
             continue
         fig.add_trace(go.Scatter(
             x=pd.to_datetime(rows["timestamp"], utc=True), y=rows[measure].to_numpy(dtype=float),
-            mode="lines+markers", name=f"{run} · {suite}" if several_suites else str(run),
+            mode="lines+markers", name=plot_text(f"{run} · {suite}" if several_suites else run),
             line={"color": colours[str(run)]},
-            customdata=rows[["id", "suite"]].to_numpy(dtype=object),
+            customdata=rows[["id", "suite"]].assign(suite=rows["suite"].map(plot_text)).to_numpy(dtype=object),
             hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>evaluation #%{{customdata[0]}}"
                           "<br>suite %{customdata[1]}<extra></extra>"))
     if measure in thresholds:
@@ -67,8 +68,8 @@ def batch_figure(batch: pd.DataFrame, measures, labels: Mapping[str, str] | None
     colours = colours_for(batch["run"])
     for _i, row in batch.iterrows():
         fig.add_trace(go.Bar(x=names, y=[float(row[m]) if m in row else None for m in measures],
-                             name=str(row["run"]), marker_color=colours[str(row["run"])],
-                             hovertemplate=f"{row['run']}<br>%{{x}}: %{{y:.4f}}<extra></extra>"))
+                             name=plot_text(row["run"]), marker_color=colours[str(row["run"])],
+                             hovertemplate=plot_text(row["run"]) + "<br>%{x}: %{y:.4f}<extra></extra>"))
     fig.update_layout(barmode="group", yaxis_range=[0, 1.05], yaxis_title=_("mean over queries"),
                       legend_title_text=_("run"), margin={"t": 30, "b": 40}, height=320)
     return fig

@@ -15,6 +15,7 @@ from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
+from ui.common.style import md_text
 from ui.common.upload import upload_slot
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
@@ -58,7 +59,7 @@ def use_uploaded_history(files) -> None:
     up = files[0]
     loaded = HistoryStore.from_bytes(up.getvalue(), source=up.name)
     hs.replace_session_store(loaded)
-    st.toast(_("Loaded {n} saved evaluations from {file}.").format(n=loaded.count_evaluations(), file=up.name))
+    st.toast(_("Loaded {n} saved evaluations from {file}.").format(n=loaded.count_evaluations(), file=md_text(up.name)))
     st.rerun()
 
 
@@ -141,7 +142,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                              ngettext=ngettext)
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
-        st.error(exc.plain(_))
+        st.error(md_text(exc.plain(_)))
         return
 
     summary = report.attrs["summary"]
@@ -233,7 +234,7 @@ def delete_form(store: HistoryStore, body) -> None:
     pending = st.session_state.get(hs.PENDING_DELETE)
     if pending is not None:
         st.warning(_("Delete evaluation {evaluation} and its per-query values? This cannot be undone.").format(
-            evaluation=labels.get(pending, pending)))
+            evaluation=md_text(labels.get(pending, pending))))
         y, n, _spacer = st.columns([1, 1, 4])
         if y.button(_("Yes, delete"), type="primary"):
             try:
@@ -243,7 +244,7 @@ def delete_form(store: HistoryStore, body) -> None:
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
-                st.error(exc.plain(_))
+                st.error(md_text(exc.plain(_)))
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()

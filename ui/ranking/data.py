@@ -21,6 +21,7 @@ from metrics_core.report.diagnostics import common_queries
 from ui.common import state
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.detection.state import CANDIDATES, SCORES
 from ui.hashing.state import DATA as HASH_CODES
 from ui.ranking.state import (
@@ -321,10 +322,10 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
     for name, ev in evaluations.items():
         if common_queries(ev) == 0:
             out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
-                          "is it the run of this collection?").format(run=name)
+                          "is it the run of this collection?").format(run=md_text(name))
         elif _needs_report(ev, name, runs, qrels) and _coverage(qrels, runs[name])["problem"] == "none_judged":
             out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
-                          "differently, or the run of another collection?)").format(run=name)
+                          "differently, or the run of another collection?)").format(run=md_text(name))
             out[name] += _columns_note(_coverage(qrels, runs[name]))
     return out
 
@@ -344,7 +345,7 @@ def coverage_notes(evaluations: dict) -> dict[str, str]:
                 out[name] = _("only {judged} of the {shared} queries {run} shares with the qrels have a judged "
                               "document in its ranking: its values are mostly zeros for want of judgements"
                               ).format(judged=report["queries_with_judged"], shared=report["shared_queries"],
-                                       run=name) + _columns_note(report)
+                                       run=md_text(name)) + _columns_note(report)
     return out
 
 
@@ -354,8 +355,8 @@ def _columns_note(report: dict) -> str:
     if not report.get("doc_id_column") or not others:
         return ""
     return " " + _("(document ids read from the column «{column}»; the file also has {others}: name the right "
-                   "one under the format options)").format(column=report["doc_id_column"],
-                                                          others=", ".join(f"«{c}»" for c in others))
+                   "one under the format options)").format(column=md_text(report["doc_id_column"]),
+                                                          others=", ".join(f"«{md_text(c)}»" for c in others))
 
 
 def show_coverage_notes(notes: dict[str, str], where=None) -> None:

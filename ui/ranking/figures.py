@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import PALETTE
+from ui.common.style import PALETTE, plot_text
 
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 
@@ -36,9 +36,9 @@ def overview_bars(summary: pd.DataFrame, title: str | None = None) -> go.Figure:
             err = dict(type="data", symmetric=False,
                        array=(part["ci_high"] - part["mean"]).to_numpy(),
                        arrayminus=(part["mean"] - part["ci_low"]).to_numpy(), thickness=1.2)
-        fig.add_bar(x=part["measure"].astype(str).tolist(), y=part["mean"].to_numpy(), name=str(run),
+        fig.add_bar(x=part["measure"].astype(str).tolist(), y=part["mean"].to_numpy(), name=plot_text(run),
                     error_y=err, marker_color=colours[str(run)],
-                    hovertemplate="%{x}: %{y:.4f}<extra>" + str(run) + "</extra>")
+                    hovertemplate="%{x}: %{y:.4f}<extra>" + plot_text(run) + "</extra>")
     return _layout(fig, title, barmode="group", yaxis_title=_("mean over queries"))
 
 
@@ -50,10 +50,10 @@ def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") 
         v = pd.Series(series).dropna().to_numpy(dtype=float)
         colour = colours[str(run)]
         if kind == "histogram":
-            fig.add_histogram(x=v, name=str(run), marker_color=colour, opacity=0.7, nbinsx=20)
+            fig.add_histogram(x=v, name=plot_text(run), marker_color=colour, opacity=0.7, nbinsx=20)
         else:
-            fig.add_box(y=v, name=str(run), marker_color=colour, boxpoints="all", jitter=0.4,
-                        pointpos=0, text=list(pd.Series(series).dropna().index.astype(str)),
+            fig.add_box(y=v, name=plot_text(run), marker_color=colour, boxpoints="all", jitter=0.4,
+                        pointpos=0, text=[plot_text(q) for q in pd.Series(series).dropna().index.astype(str)],
                         hovertemplate="%{text}: %{y:.4f}<extra></extra>")
     layout = dict(barmode="overlay", xaxis_title=measure, yaxis_title=_("queries")) if kind == "histogram" \
         else dict(yaxis_title=measure)
@@ -68,12 +68,13 @@ def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
     fig = go.Figure()
     colours = colours_for(table["run"].astype(str).unique())
     for run, part in table.groupby("run", sort=False):
-        fig.add_bar(x=part[group_col].astype(str).tolist(), y=part[measure].to_numpy(), name=str(run),
-                    marker_color=colours[str(run)],
+        fig.add_bar(x=[plot_text(g) for g in part[group_col].astype(str)], y=part[measure].to_numpy(),
+                    name=plot_text(run), marker_color=colours[str(run)],
                     customdata=part["count"].to_numpy() if "count" in part else None,
-                    hovertemplate="%{x}: %{y:.4f} (%{customdata} queries)<extra>" + str(run) + "</extra>")
-    return _layout(fig, _("{measure} by {group}").format(measure=measure, group=group_col), barmode="group",
-                   xaxis_title=group_col, yaxis_title=_("mean {measure}").format(measure=measure))
+                    hovertemplate="%{x}: %{y:.4f} (%{customdata} queries)<extra>" + plot_text(run) + "</extra>")
+    return _layout(fig, _("{measure} by {group}").format(measure=measure, group=plot_text(group_col)),
+                   barmode="group", xaxis_title=plot_text(group_col),
+                   yaxis_title=_("mean {measure}").format(measure=measure))
 
 
 def gain_contributions(labels, discounts, gains, title: str | None = None) -> go.Figure:

@@ -16,6 +16,7 @@ from metrics_core.io.tables import ROLES
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
+from ui.common.style import md_text
 from ui.common.upload import UPLOAD_FORMATS, UploadSlot, human_size, table_columns
 from ui.ranking import state as rs
 from ui.ranking.data import parse_qrels, parse_run, read_metadata, run_name_for
@@ -43,7 +44,8 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         return False, previous[1]
     data = uploaded.getvalue()
     error = None
-    with st.spinner(_("Reading {name} ({size}) ...").format(name=uploaded.name, size=human_size(len(data)))):
+    with st.spinner(_("Reading {name} ({size}) ...").format(name=md_text(uploaded.name),
+                                                             size=human_size(len(data)))):
         try:
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -59,9 +61,10 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
             st.session_state[state.EVAL_CACHE] = {}
         except InputError as exc:
-            error = exc.plain(_)  # the reader's message in an application's words
+            error = md_text(exc.plain(_))  # the reader's message in an application's words
         except Exception as exc:  # never a traceback for an upload: say what failed
-            error = _("{name}: the file could not be read ({problem})").format(name=uploaded.name, problem=exc)
+            error = _("{name}: the file could not be read ({problem})").format(name=md_text(uploaded.name),
+                                                                               problem=md_text(exc))
     done[ident] = (signature, error)
     return error is None, error
 
@@ -106,7 +109,7 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
             failed.append((f, error))
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     if failed and not fixable:
-        names = ", ".join(f.name for f, _ in failed)
+        names = ", ".join(md_text(f.name) for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
         slot.fail(_("Could not load {names}: {problems}.").format(names=names, problems=text) if len(failed) > 1
                   else f"{text}.")
@@ -150,7 +153,8 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
     if not columns:
         return
     roles = ("query_id",) if kind == "meta" else ROLES[kind]
-    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(name=uploaded.name))
+    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(
+        name=md_text(uploaded.name)))
     cols = st.columns(len(roles) + 1)
     chosen = {}
     for i, role in enumerate(roles):

@@ -14,6 +14,7 @@ from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import md_text
 from ui.history.actions import save_evaluation_form
 from ui.ranking.data import has_data, load_sample_into_state
 from ui.ranking.state import CUSTOM_MEASURE as _W_CUSTOM
@@ -56,7 +57,7 @@ def _on_custom() -> None:
     try:
         name = parse_measure(text).name
     except InputError as exc:
-        st.session_state[state.MESSAGES].append(("error", exc.plain(_)))
+        st.session_state[state.MESSAGES].append(("error", md_text(exc.plain(_))))
         return
     measures = list(st.session_state[state.MEASURES])
     if name not in measures:
@@ -112,7 +113,7 @@ def thresholds_editor(key: str) -> tuple[dict, float]:
         try:
             thresholds[parse_measure(str(name)).name] = float(value)
         except InputError as exc:
-            st.warning(exc.plain(_))
+            st.warning(md_text(exc.plain(_)))
     st.session_state[state.THRESHOLDS] = thresholds
     return thresholds, float(st.session_state[FAIR_RATIO])
 

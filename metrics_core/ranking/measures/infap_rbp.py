@@ -66,7 +66,7 @@ def inferred_ap(R, spec, conv):
 
 
 @measure("RBP", N_("rank-biased precision: gain of a user who goes on with persistence p"), better="higher",
-         params=("p",), aliases=("rbp",), trec=("rbp",),
+         params=("p", "scale"), aliases=("rbp",), trec=("rbp",),
          formula=r"RBP = (1-p)\sum_{i} g_i\, p^{\,i-1}",
          edge_cases=(N_("Gains are the labels, divided by the query's highest label when that is above 1 "
                      "(trec_eval); the relevance threshold does not apply."),
@@ -80,8 +80,8 @@ def rank_biased_precision(R, spec, conv):
     """RBP (Moffat & Zobel, 2008) = (1 - p) * sum_i g_i * p^(i-1), p the persistence.
 
     Gains are the labels (trec_eval's ``rbp``, which ignores the relevance threshold),
-    scaled to [0, 1] by the query's highest label when that exceeds 1; unjudged and
-    negative labels gain 0.
+    scaled to [0, 1] by the query's highest label when that exceeds 1 (``scale=none``: the
+    label itself, as ranx's ``rbp.p``); unjudged and negative labels gain 0.
     """
     p = float(spec.param("p", conv))
     jr = R.judged_rows
@@ -94,6 +94,8 @@ def rank_biased_precision(R, spec, conv):
     np.maximum.at(top, R.qrels_seg[ok], np.floor(R.qrels_label[ok]).astype(np.float64))
     scale = top[seg]
     big = scale > 1
+    if spec.param("scale", conv) == "none":  # ranx: the label itself is the gain
+        big = np.zeros_like(big)
     gain = np.where(big, (gain - 0.0) / np.where(big, scale - 0.0, 1.0), gain)
     pw = seg_powers(p, int(R.counts.max()) if R.n_queries else 0)
     w = gain * pw[R.pos_of(rows) - 1]

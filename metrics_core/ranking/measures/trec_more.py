@@ -1,4 +1,5 @@
-"""Unjudged fraction, R-precision multiples, utility and the 11-point average (trec_eval 10)."""
+"""Unjudged fraction, BEIR's Hole@k, R-precision multiples, utility and the 11-point average
+(trec_eval 10)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,52 @@ def unjudged(R, spec, conv):
     k = spec.cutoff
     in_top = np.minimum(R.counts, k)
     return (in_top - R.count_top(judged_nonneg_rows(R), k)) / float(k)
+
+
+@measure("Hole", N_("fraction of the top k that no query of the qrels judges (BEIR's Hole@k)"), better=None,
+         cutoff="required", aliases=("hole",),
+         formula=r"Hole@k = \frac{|\mathrm{top}_k \setminus J|}{k},\; J = \text{documents judged for any query}",
+         edge_cases=(N_("Judged anywhere: the document appears in the qrels of any query, with any label, "
+                     "negative ones included (BEIR); Unjudged@k asks about the query's own judgements."),
+                     N_("Fewer than k retrieved: the missing ranks count as judged; divides by k."),
+                     N_("Equal scores: BEIR keeps the input order; ties=\"input\" gives its numbers."),
+                     N_("A query absent from the run: 0.")),
+         reference=("N. Thakur, N. Reimers, A. Rücklé, A. Srivastava, I. Gurevych, BEIR: a heterogeneous "
+                    "benchmark for zero-shot evaluation of information retrieval models, NeurIPS 2021 "
+                    "(Datasets and Benchmarks).",),
+         example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "Hole@3", 1 / 3,
+                         N_("Ranking d1, d2, d3; d2 is judged for no query: 1/3.")),
+         common=("Hole@10",))
+def hole(R, spec, conv):
+    """Hole@k (BEIR): retrieved documents in the top k that appear nowhere in the qrels
+    (no query judges them), divided by k."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    k = spec.cutoff
+    docid = getattr(R, "run_docid", None)
+    if docid is None or R.qrels is None:
+        raise RuntimeError("Hole@k needs the ranked lists' document ids")
+    rows = np.flatnonzero(R.pos_of(np.arange(len(R.seg))) <= k)
+    docs = docid.take(pa.array(R.run_rows()[rows] if len(rows) else np.zeros(0, np.int64)))
+    # every judged document id: of the whole qrels, also when R holds one block's queries
+    everywhere = getattr(R, "judged_anywhere", None)
+    everywhere = R.qrels.docid if everywhere is None else everywhere
+    judged = R.memo(("qrels_docids",), lambda: pc.unique(_plain(everywhere)))
+    inside = pc.is_in(_plain(docs), value_set=judged).to_numpy(zero_copy_only=False).astype(bool)
+    holes = np.bincount(R.seg[rows[~inside]], minlength=R.n_queries)
+    return holes / float(k)
+
+
+def _plain(arr):
+    """A string array without its dictionary encoding (ids are compared as text)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    return arr.cast(pa.large_string())
 
 
 @measure("RprecMult", N_("precision at a multiple x of R (x R documents)"), better="higher", params=("rel", "x"),

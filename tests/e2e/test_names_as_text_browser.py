@@ -1,0 +1,65 @@
+"""Names are text in the browser: runs and queries named by a Markdown link or an HTML
+anchor are uploaded through the drop zones; on the main pages the DOM holds no link (HTML or
+SVG, as plotly draws them) to their address and no image they would inject, and the names
+read literally. (tests/app/test_names_as_text.py checks every page's elements under AppTest.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_explorer_browser import _wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+LINK_RUN = "[t](http://x.example/run)"
+LINK_QUERY = "[q](http://x.example/q)"
+IMG = "<img/src=x/onerror=alert(1)>"
+ANCHOR_FILE = '<a href="http:x.example">a.txt'  # a file name holds no "/": the tag stays open
+
+#: links to the hostile address, HTML or SVG (plotly's <a xlink:href>), and injected images
+INJECTED = ("() => Array.from(document.querySelectorAll("
+            "'a[href*=\"x.example\"], a[*|href*=\"x.example\"], img[src=\"x\"]'))"
+            ".map(e => (e.closest('[data-testid]') || {}).dataset?.testid + ': ' + e.outerHTML.slice(0, 200))")
+
+
+def _shown(page) -> str:
+    """The page's text as a reader sees it (the word joiners that keep an address from
+    becoming a link are invisible)."""
+    return page.evaluate("() => document.body.innerText").replace("\u2060", "")
+
+
+def _files(tmp_path):
+    queries = [LINK_QUERY, "q2", "q3"]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 d1 1\n{q} 0 {IMG} 1\n" for q in queries))
+    run = tmp_path / "run.txt"  # a generic stem: the TREC tag names the run
+    run.write_text("".join(f"{q} Q0 d1 1 2.0 {LINK_RUN}\n{q} Q0 {IMG} 2 1.0 {LINK_RUN}\n" for q in queries[:2]))
+    anchor = tmp_path / ANCHOR_FILE
+    anchor.write_text("".join(f"{q} Q0 {IMG} 1 2.0 x\n{q} Q0 d1 2 1.0 x\n" for q in queries))
+    return qrels, run, anchor
+
+
+def test_hostile_names_are_never_links_on_the_main_pages(server, page, tmp_path):
+    qrels, run, anchor = _files(tmp_path)
+    page.set_default_timeout(90_000)  # uploads and diagnostics are slow on a busy machine
+    page.goto(server + "/data")
+    _wait_for_app(page)
+    inputs = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    inputs.nth(0).set_input_files(str(qrels))
+    page.get_by_text("qrels: 3 queries").first.wait_for()
+    inputs.nth(1).set_input_files([str(run), str(anchor)])
+    page.get_by_text("Diagnostics").first.wait_for()
+    page.wait_for_function("name => document.body.innerText.replaceAll('\\u2060', '').includes(name)",
+                           arg=LINK_RUN, timeout=60_000)  # the name, as text
+    assert page.evaluate(INJECTED) == []
+    for title in ("Overview", "Per query", "Breakdown", "Compare systems", "Data"):
+        link = page.locator('[data-testid="stSidebarNav"] a', has_text=title)
+        assert link.count() >= 1, title
+        link.first.click()
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+        page.wait_for_timeout(1500)  # charts draw after the script ends
+        assert page.locator('[data-testid="stException"]').count() == 0, title
+        assert page.evaluate(INJECTED) == [], title
+        assert LINK_RUN in _shown(page), title

@@ -1,0 +1,213 @@
+"""Builders of the bombs of ``test_bombs.py`` and the memory meter that judges them.
+
+* :func:`peak_growth_mb`: how far the process's resident set rose above where it stood
+  while a callable ran (Linux: the high-water mark is reset through ``/proc/self/clear_refs``
+  first, so earlier tests' peaks do not hide the growth).
+* :func:`compressed_bomb`: a compressed file of ``members`` copies of one compressed block
+  (every format here decompresses concatenated members/streams/frames as one): 1 GiB of
+  output costs the compression of a few MiB.
+* :func:`patch_parquet_rows`: a real Parquet file whose footer (Thrift compact protocol)
+  is changed to declare another row count, at file level, per row group and per column.
+* :func:`check_bomb_history`: a real history file whose ``suite_qrels`` table carries a
+  CHECK constraint that builds a string of ``size`` characters for every row.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gc
+import lzma
+import sqlite3
+import struct
+import zlib
+
+import pytest
+
+FORMATS = ("gzip", "bzip2", "xz", "zstd", "lz4")
+
+
+# -- memory ---------------------------------------------------------------------------
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def peak_growth_mb(fn) -> float:
+    """MiB by which the resident set's peak while ``fn()`` ran exceeds the resident set
+    just before it (``fn`` should catch the error it expects)."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # reset the peak (VmHWM) to the current resident set
+    except OSError:
+        pytest.skip("the peak resident set cannot be reset here (/proc/self/clear_refs)")
+    before = _status_kib("VmRSS")
+    fn()
+    return (_status_kib("VmHWM") - before) / 1024
+
+
+# -- compression ----------------------------------------------------------------------
+
+def compress(fmt: str, data: bytes) -> bytes:
+    """``data`` as one gzip member, bzip2 stream, xz stream, zstd or LZ4 frame."""
+    if fmt == "gzip":
+        c = zlib.compressobj(9, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if fmt == "bzip2":
+        return bz2.compress(data, 9)
+    if fmt == "xz":
+        return lzma.compress(data)
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, fmt) as out:
+        out.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+def compressed_bomb(fmt: str, block: bytes, members: int, prefix: bytes = b"") -> bytes:
+    """``prefix`` then ``members`` copies of ``block``, compressed (each copy a member)."""
+    one = compress(fmt, block)
+    return (compress(fmt, prefix) if prefix else b"") + one * members
+
+
+# -- Parquet footer (Thrift compact protocol) -------------------------------------------
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _varint_bytes(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _list_header(buf: bytes, pos: int) -> tuple[int, int, int]:
+    head = buf[pos]
+    size = head >> 4
+    pos += 1
+    if size == 15:
+        size, pos = _varint(buf, pos)
+    return size, head & 15, pos
+
+
+def _skip(buf: bytes, pos: int, kind: int) -> int:
+    if kind in (1, 2):            # booleans: the value is the type
+        return pos
+    if kind == 3:                 # byte
+        return pos + 1
+    if kind in (4, 5, 6):         # i16, i32, i64: zigzag varints
+        return _varint(buf, pos)[1]
+    if kind == 7:                 # double
+        return pos + 8
+    if kind == 8:                 # binary
+        n, pos = _varint(buf, pos)
+        return pos + n
+    if kind in (9, 10):           # list, set
+        size, elem, pos = _list_header(buf, pos)
+        for _ in range(size):
+            pos = pos + 1 if elem in (1, 2) else _skip(buf, pos, elem)
+        return pos
+    if kind == 11:                # map
+        n, pos = _varint(buf, pos)
+        if n:
+            kv = buf[pos]
+            pos += 1
+            for _ in range(n):
+                pos = _skip(buf, _skip(buf, pos, kv >> 4), kv & 15)
+        return pos
+    if kind == 12:                # struct
+        return _fields(buf, pos)[1]
+    raise ValueError(f"Thrift type {kind}")
+
+
+def _fields(buf: bytes, pos: int) -> tuple[dict, int]:
+    """{field id: (type, start, end)} of the struct at ``pos``, and where it ends."""
+    fields, last = {}, 0
+    while True:
+        head = buf[pos]
+        pos += 1
+        if head == 0:
+            return fields, pos
+        kind, delta = head & 15, head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            z, pos = _varint(buf, pos)
+            fid = (z >> 1) ^ -(z & 1)
+        start, pos = pos, _skip(buf, pos, kind)
+        fields[fid] = (kind, start, pos)
+        last = fid
+
+
+def _spans(meta: bytes, path: list) -> list[tuple[int, int]]:
+    """Byte spans of the values at ``path`` (field ids; ``"*"``: every element of a list
+    of structs)."""
+    def walk(pos, path):
+        _, start, end = _fields(meta, pos)[0][path[0]]
+        if len(path) == 1:
+            return [(start, end)]
+        if path[1] == "*":
+            size, elem, p = _list_header(meta, start)
+            found = []
+            for _ in range(size):
+                found += walk(p, path[2:])
+                p = _skip(meta, p, elem)
+            return found
+        return walk(start, path[1:])
+    return walk(0, path)
+
+
+# FileMetaData: 3 num_rows, 4 row_groups; RowGroup: 1 columns, 3 num_rows;
+# ColumnChunk: 3 meta_data; ColumnMetaData: 5 num_values
+FILE_ROWS, GROUP_ROWS, COLUMN_VALUES = [3], [4, "*", 3], [4, "*", 1, "*", 3, 5]
+
+
+def patch_parquet_rows(data: bytes, rows: int, *paths: list) -> bytes:
+    """``data`` (a Parquet file) with the i64 counts at ``paths`` set to ``rows``."""
+    n = struct.unpack("<I", data[-8:-4])[0]
+    meta = data[-8 - n:-8]
+    value = _varint_bytes((rows << 1) ^ (rows >> 63))
+    for start, end in sorted((s for p in paths for s in _spans(meta, p)), reverse=True):
+        meta = meta[:start] + value + meta[end:]
+    return data[:-8 - n] + meta + struct.pack("<I", len(meta)) + b"PAR1"
+
+
+# -- History --------------------------------------------------------------------------
+
+def check_bomb_history(size: int, rows: int = 50) -> bytes:
+    """A history file (the store's own schema, ``rows`` qrels rows) whose ``suite_qrels``
+    carries ``CHECK (length(printf('%.*c', size, 'x')) > 0)``: evaluating it builds a
+    string of ``size`` characters per row (it holds for any ``size`` > 0)."""
+    from metrics_core.history.store import HistoryStore
+
+    with HistoryStore(":memory:") as store:
+        image = store.to_bytes()
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.deserialize(image)
+        conn.execute("INSERT INTO suites VALUES (1, 's', '2026-11-27T00:00:00Z', 'x')")
+        conn.executemany("INSERT INTO suite_qrels VALUES (1, ?, 'd1', 1)", [(f"q{i}",) for i in range(rows)])
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute("UPDATE sqlite_master SET sql = replace(sql, 'relevance REAL NOT NULL', "
+                     "'relevance REAL NOT NULL CHECK (length(printf(''%.*c'', ?, ''x'')) > 0)') "
+                     "WHERE name = 'suite_qrels'".replace("?", str(int(size))))
+        conn.execute("PRAGMA writable_schema = OFF")
+        return bytes(conn.serialize())
+    finally:
+        conn.close()
