@@ -20,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded lazily at run time)
-    from metrics_core import calibration, detection, dynamic_k, hashing, io, stats
+    from metrics_core import calibration, detection, dynamic_k, fusion, hashing, io, stats
     from metrics_core.calibration import calibration_report
     from metrics_core.conventions import Conventions
     from metrics_core.data import Qrels, Run
@@ -29,8 +29,11 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core.errors import InputError
     from metrics_core.evaluation import Evaluation
     from metrics_core.front_door import evaluate, evaluate_many
+    from metrics_core.fusion.core import fuse
+    from metrics_core.fusion.tuning import tune as tune_fusion
     from metrics_core.hashing import evaluate_hashing
     from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run
+    from metrics_core.io.writers import write_run
     from metrics_core.ranking import registry as measures
     from metrics_core.ranking.ranked import Ranking, rank
     from metrics_core.ranking.registry import parse_measure
@@ -47,6 +50,9 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "Ranking": ("metrics_core.ranking.ranked", "Ranking"),
     "Evaluation": ("metrics_core.evaluation", "Evaluation"),
     "compare": ("metrics_core.report.comparison", "compare"),
+    "fuse": ("metrics_core.fusion.core", "fuse"),
+    "tune_fusion": ("metrics_core.fusion.tuning", "tune"),
+    "write_run": ("metrics_core.io.writers", "write_run"),
     "Comparison": ("metrics_core.report.comparison", "Comparison"),
     "read_run": ("metrics_core.io", "read_run"),
     "read_qrels": ("metrics_core.io", "read_qrels"),
@@ -72,6 +78,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "dynamic_k": ("metrics_core.dynamic_k", None),
     "hashing": ("metrics_core.hashing", None),
     "stats": ("metrics_core.stats", None),
+    "fusion": ("metrics_core.fusion", None),
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -19,6 +19,7 @@ from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
+from ui.compare.all_pairs import all_pairs_section
 from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
 from ui.ranking.data import load_sample_into_state
 from ui.ranking.prologue import ranking_prologue
@@ -39,6 +40,10 @@ with page(_("Compare systems")) as p:
     measure_names = list(mc.measures.COMMON_MEASURES)
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
+    if st.toggle(_("All pairs: every run against every other"), key=cs.ALL_PAIRS,
+                 help=_("Letters show, per measure, which runs each one beats (corrected p below alpha).")):
+        all_pairs_section(p, names, sorted(set(measure_names) | set(DEFAULT_MEASURES)), DEFAULT_MEASURES,
+                          query_set, conventions)
     answer = st.container()  # the answer is drawn here, above the settings, once computed
     with st.form(cs.SETTINGS_FORM):
         c1, c2 = st.columns([1, 3])

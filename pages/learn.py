@@ -6,6 +6,7 @@ import streamlit as st
 
 from metrics_core.conventions import CHOICES
 from metrics_core.errors import InputError
+from metrics_core.fusion.catalog import EXPLAINED, METHOD_LABELS, METHODS
 from metrics_core.ranking.registry import PARAMS, REGISTRY
 from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
@@ -56,6 +57,21 @@ with page(_("Measures explained")) as p:
                 st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
                     explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
             st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
+
+    st.subheader(_("Rank fusion"))
+    st.write(_("Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
+               "score of document d in run i, r_i(d) its rank there, n(d) the number of runs that retrieved it, "
+               "w_i the weight of run i, N the number of candidates, L_i the length of run i's list. The catalogue "
+               "is ranx's (Bassani and Romelli 2022, ranx.fuse and ranx.optimize_fusion, CIKM); the Comb family "
+               "is Fox and Shaw 1994 (Combination of multiple searches, TREC-2); RRF is Cormack, Clarke and "
+               "Buettcher 2009 (SIGIR)."))
+    for name, (latex, sentence) in EXPLAINED.items():
+        with st.expander(f"{METHOD_LABELS[name]}: {_(sentence)}"):
+            st.latex(latex)
+            params = ", ".join(f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items())
+            if params:
+                st.caption(_("parameters: {params}").format(params=params))
+            st.caption(_("Reference: {reference}").format(reference=METHODS[name]["ref"]))
 
     st.header(_("Worked example"))
     st.write(_("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "

@@ -23,13 +23,15 @@ EXIT_USAGE = 2
 #: command -> (module in this package, one-line help); the module is imported only when run
 COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": ("calibrate", "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"),
-    "compare": ("compare", "compare runs against a baseline: deltas, bootstrap CIs, "
+    "compare": ("compare", "compare runs against a baseline (or all pairs): deltas, bootstrap CIs, "
                            "t/Wilcoxon/permutation tests"),
     "compare-modes": ("compare_modes", "queries and measures whose value differs under trec_eval 9 "
                                        "and 10 conventions, and why"),
     "detect": ("detect", "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"),
     "dynamic-k": ("dynamic_k", "evidence recall/precision and average K of a per-query probability threshold"),
     "evaluate": ("evaluate", "evaluate runs against qrels (trec_eval conventions by default)"),
+    "fuse": ("fuse", "fuse runs into one (RRF, CombSUM/MNZ, weighted sums, Borda, Condorcet ...), "
+                     "or tune a fusion with cross-validation"),
     "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
     "history": ("history", "save evaluations of test suites and report them over time"),
     "ir_measures": ("ir_measures", "ir_measures' command line: QRELS RUN 'nDCG@10 P@5', same output"),

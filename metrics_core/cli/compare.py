@@ -32,8 +32,14 @@ COMPARISON_FORMATS = ("table", "json", "markdown", "latex", "csv")
 def add_arguments(p) -> None:
     add_ranking_inputs(p, runs="repeat (at least two runs)", measures="default: a standard set")
     add_format_options(p)
-    p.add_argument("--baseline", required=True,
-                   help="name of the baseline run (its file name without extension, or TREC tag)")
+    p.add_argument("--baseline", action="append", default=None,
+                   help="name of the baseline run (its file name without extension, or TREC tag); "
+                        "repeat it to compare several baselines against every run at once")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="every run against every other: letters show which runs each one beats per measure")
+    p.add_argument("--test", choices=("permutation", "t", "wilcoxon", "tukey"), default="permutation",
+                   help="with --all-pairs or several baselines: the test of each pair (tukey: Tukey's HSD, "
+                        "which controls the error over all pairs itself; default permutation)")
     p.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000,
                    help="sign flips of the permutation test (default 10000)")
     p.add_argument("--bootstrap", type=whole(1, LIMITS["resamples"]), default=None,
@@ -76,14 +82,24 @@ def run(args) -> int:
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
-    if args.baseline not in names:
-        raise InputError(f"no run named {args.baseline!r}", hint="--baseline must be one of: " + ", ".join(names),
-                         option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
-                         + ", ".join(names))
-    comparison = compare(evaluations, args.baseline, measures=evaluations[0].measures,
-                         n_permutations=args.permutations, seed=args.seed, correction=args.correction,
-                         confidence=args.confidence, n_resamples=args.bootstrap, alpha=args.alpha,
-                         query_set=query_set, conventions=conv, family=args.family)
+    baselines = list(args.baseline or [])
+    if not baselines and not args.all_pairs:
+        raise InputError("compare needs --baseline NAME or --all-pairs", option="--baseline", field="baseline")
+    for name in baselines:
+        if name not in names:
+            raise InputError(f"no run named {name!r}", hint="--baseline must be one of: " + ", ".join(names),
+                             option="--baseline", field="baseline", plain_hint="the baseline must be one of: "
+                             + ", ".join(names))
+    if args.all_pairs or len(baselines) > 1:
+        comparison = compare(evaluations, None if args.all_pairs else baselines, all_pairs=args.all_pairs,
+                             measures=evaluations[0].measures, test=args.test, n_permutations=args.permutations,
+                             seed=args.seed, correction=args.correction, alpha=args.alpha, query_set=query_set,
+                             conventions=conv)
+    else:
+        comparison = compare(evaluations, baselines[0], measures=evaluations[0].measures,
+                             n_permutations=args.permutations, seed=args.seed, correction=args.correction,
+                             confidence=args.confidence, n_resamples=args.bootstrap, alpha=args.alpha,
+                             query_set=query_set, conventions=conv, family=args.family)
     if args.format == "json":
         text = json.dumps(comparison.to_dict(per_query=args.per_query), indent=2)
     elif args.format == "markdown":

@@ -10,6 +10,7 @@ LaTeX), each stating the RankLab version and the conventions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ from metrics_core.report.cells import (
     latex_text,
     markdown_escape,
 )
-from metrics_core.report.evaluations import RunValues, evaluations_json, runs_from_json
+from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
 from metrics_core.stats.comparison import (
@@ -31,6 +32,9 @@ from metrics_core.stats.comparison import (
     comparison_records,
     leaderboard,
 )
+
+if TYPE_CHECKING:
+    from metrics_core.report.all_pairs import AllPairsComparison
 
 #: The settings the JSON's ``comparison`` object and every export's provenance state.
 PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "family", "confidence", "alpha",
@@ -222,18 +226,19 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
-def _as_runs(evaluations) -> list:
-    if isinstance(evaluations, Mapping):
-        return [RunValues(str(name), frame) for name, frame in evaluations.items()]
-    return list(evaluations)
-
-
-def compare(evaluations, baseline: str | None = None, *, measures=None, n_permutations: int = 10000,
+def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measures=None, n_permutations: int = 10000,
             seed: int = 0, correction: str = "holm", confidence: float = 0.95,
             n_resamples: int | None = None, alpha: float = 0.05, query_set: str = "common",
             tests: Sequence[str] = TESTS, interval: bool = True, conventions=None,
-            family: str = DEFAULT_FAMILY) -> Comparison:
+            family: str = DEFAULT_FAMILY, all_pairs: bool = False,
+            test: str = "permutation") -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
+
+    With ``all_pairs=True``, every run against every other; with a list of baselines
+    (``baseline=["bm25", "dense"]``), each baseline against every run: an
+    :class:`~metrics_core.report.all_pairs.AllPairsComparison`
+    (:func:`~metrics_core.report.all_pairs.compare_all_pairs`, one ``test``: ``permutation``,
+    ``t``, ``wilcoxon`` or ``tukey``).
 
     Parameters
     ----------
@@ -271,7 +276,13 @@ def compare(evaluations, baseline: str | None = None, *, measures=None, n_permut
     >>> sorted(c.to_dict())
     ['comparison', 'comparisons', 'conventions', 'runs', 'version']
     """
-    runs = _as_runs(evaluations)
+    if all_pairs or (baseline is not None and not isinstance(baseline, str)):
+        from metrics_core.report.all_pairs import compare_all_pairs
+
+        return compare_all_pairs(evaluations, baselines=None if all_pairs and (baseline is None or isinstance(
+            baseline, str)) else baseline, measures=measures, test=test, n_permutations=n_permutations,
+            seed=seed, correction=correction, alpha=alpha, query_set=query_set, conventions=conventions)
+    runs = as_runs(evaluations)
     if not runs:
         raise InputError(N_("no runs to compare"), hint=N_("give the baseline and at least one other run"),
                          field="runs")
@@ -285,7 +296,7 @@ def compare(evaluations, baseline: str | None = None, *, measures=None, n_permut
 
 
 def compare_json(payload: Mapping, baseline: str | None = None, *, source: str = "the evaluations JSON",
-                 **settings) -> Comparison:
+                 **settings) -> Comparison | AllPairsComparison:
     """A :class:`Comparison` of the runs saved in an evaluations JSON object.
 
     ``payload`` is what ``ranklab evaluate --per-query --format json`` writes (or the
@@ -308,3 +319,4 @@ def compare_json(payload: Mapping, baseline: str | None = None, *, source: str =
 
 
 __all__ = ["Comparison", "compare", "compare_json", "PARAMETERS", "WIDE_COLUMNS", "LATEX_MARKERS"]
+

@@ -215,4 +215,11 @@ def runs_from_json(payload: Mapping, source: str = "the evaluations JSON") -> tu
     return out, dict(conventions)
 
 
-__all__ = ["evaluations_json", "evaluations_frame", "RunValues", "runs_from_json"]
+__all__ = ["evaluations_json", "evaluations_frame", "RunValues", "runs_from_json", "as_runs"]
+
+
+def as_runs(evaluations) -> list:
+    """Evaluations as given, or RunValues of a mapping run name -> per-query DataFrame."""
+    if isinstance(evaluations, Mapping):
+        return [RunValues(str(name), frame) for name, frame in evaluations.items()]
+    return list(evaluations)

@@ -18,6 +18,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("pages/overview.py", N_("Overview"), ":material/leaderboard:", "overview"),
         ("pages/per_query.py", N_("Per query"), ":material/list:", "per_query"),
         ("pages/breakdown.py", N_("Breakdown"), ":material/category:", "breakdown"),
+        ("pages/fusion.py", N_("Fusion"), ":material/merge:", "fusion"),
     ],
     N_("Detection and calibration"): [
         ("pages/detection.py", N_("Detection"), ":material/radar:", "detection"),
@@ -43,7 +44,8 @@ HOME = "home"
 
 #: Pages (file stems) that show the status line of the loaded rankings and conventions:
 #: the pages whose tables are made of the loaded qrels and runs.
-RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table"})
+RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table",
+                                  "fusion"})
 
 
 def page_titles() -> dict[str, str]:

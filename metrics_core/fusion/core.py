@@ -1,0 +1,413 @@
+"""Rank fusion on columnar runs: whole batches, no loop over queries.
+
+The runs' ids are encoded once (:func:`metrics_core.ranking.strings.encode_strings`, one
+dictionary for the query ids and one for the document ids of all runs). Each run is sorted
+once by (query, score descending, document id descending: trec_eval's tie rule), which gives
+every row its rank ``r`` and every (run, query) its list length ``L``; normalisations are
+segment reductions over that order (the maximum is a segment's first row, the minimum its
+last, sums by ``np.bincount``). Rows of all runs are then grouped by (query, document) into a
+dense ``candidates x runs`` matrix of contributions and a mask of who retrieved what, and each
+method is one reduction over the runs axis. The fused run is sorted like any run.
+
+Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
+tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with
+missing documents and queries). Two deliberate differences, both where ranx's own result
+depends on the order of a Python set: Condorcet reads the majority order from Copeland counts
+(equal to ranx's order whenever the majority relation is a strict total order; ties and
+cycles broken by the tie rule), and after the Borda normalisation the rank-based methods use
+each run's own ranking (candidates a run did not retrieve have no rank there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from metrics_core.data import Run
+from metrics_core.errors import N_, InputError
+from metrics_core.fusion.catalog import (
+    METHODS,
+    SEGFUSE_BOUNDS,
+    method_name,
+    norm_name,
+)
+from metrics_core.fusion.prepare import Prepared, as_runs, prepare, rank_order
+
+#: the denominators' floor of ranx's normalisations
+EPS = 1e-9
+#: BayesFuse's log-odds of a document a run did not retrieve
+MIN_LOG_ODDS = float(np.log(0.001 / 0.999))
+
+
+def _segment_stats(prep: Prepared, scores: np.ndarray):
+    """Per (run, query): first (max) and last (min) score, sum, mean, population std."""
+    nq = prep.n_queries
+    seg = prep.run.astype(np.int64) * nq + prep.q
+    size = prep.n_runs * nq
+    count = np.bincount(seg, minlength=size).astype(np.float64)
+    total = np.bincount(seg, weights=scores, minlength=size)
+    first = prep.pos == 0
+    mx = np.zeros(size)
+    mx[seg[first]] = scores[first]
+    last = prep.pos == prep.lengths.reshape(-1)[seg] - 1
+    mn = np.zeros(size)
+    mn[seg[last]] = scores[last]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), 0.0)
+    var = np.bincount(seg, weights=(scores - mean[seg]) ** 2, minlength=size) / np.maximum(count, 1)
+    return seg, mx, mn, total, count, mean, np.sqrt(var)
+
+
+def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -> np.ndarray:
+    """Each row's normalised score (ranx's formulas, :data:`~metrics_core.fusion.catalog.NORMS`);
+    ``candidates``: the number of candidates of each query (Borda's ``N``). The value Borda
+    gives the candidates a run did not retrieve is added by :func:`fuse_prepared`."""
+    s = prep.raw
+    if norm == "none":
+        return s.copy()
+    if norm == "borda":
+        assert candidates is not None
+        return 1.0 - prep.pos / candidates[prep.q]
+    if norm == "rank":
+        return 1.0 - prep.pos / prep.lengths[prep.run, prep.q]
+    seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
+    if norm == "min-max":
+        return (s - mn[seg]) / np.maximum(mx[seg] - mn[seg], EPS)
+    if norm == "min-max-inverted":
+        return (mx[seg] - s) / np.maximum(mx[seg] - mn[seg], EPS)
+    if norm == "max":
+        return s / np.maximum(mx[seg], EPS)
+    if norm == "sum":
+        return (s - mn[seg]) / np.maximum(total[seg] - mn[seg] * count[seg], EPS)
+    if norm == "zmuv":
+        return (s - mean[seg]) / np.maximum(std[seg], EPS)
+    raise AssertionError(norm)
+
+
+def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
+    spec = METHODS[method]
+    given = dict(params or {})
+    if weights is None:
+        weights = given.pop("weights", None)
+    else:
+        given.pop("weights", None)
+    out = {}
+    for name, default in spec["params"].items():
+        value = given.pop(name, default)
+        if value is None:
+            raise InputError(N_("the fusion method {method} needs the parameter {param}"),
+                             hint=N_("give it in params, or train the method on judgements"),
+                             field="params", params={"method": method, "param": name})
+        out[name] = value
+    for name in spec.get("train", {}):
+        given.pop(name, None)
+    if given:
+        raise InputError(N_("the fusion method {method} has no parameter {param}"),
+                         hint=N_("accepted: {choices}"), field="params",
+                         params={"method": method, "param": ", ".join(sorted(given)),
+                                 "choices": ", ".join(["weights"] * bool(spec.get("weights"))
+                                                      + list(spec["params"])) or "-"})
+    if spec.get("weights"):
+        w = np.full(n_runs, 1.0 / n_runs) if weights is None else np.asarray(weights, dtype=np.float64)
+        if w.shape != (n_runs,) or not np.all(np.isfinite(w)):
+            raise InputError(N_("{count} weights for {runs} runs"), field="weights",
+                             hint=N_("give one finite weight per run, in the runs' order"),
+                             params={"count": int(np.size(w)), "runs": n_runs})
+        out["weights"] = w
+    elif weights is not None:
+        raise InputError(N_("the fusion method {method} takes no weights"), field="weights",
+                         hint=N_("weighted methods: {choices}"),
+                         params={"method": method,
+                                 "choices": ", ".join(m for m, s in METHODS.items() if s.get("weights"))})
+    if method == "logn_isr" and not 0.0 <= float(out["sigma"]) <= 1.0:
+        raise InputError(N_("sigma must be between 0 and 1, not {value}"), field="params",
+                         params={"value": out["sigma"]})
+    if method == "slidefuse" and int(out["w"]) < 0:
+        raise InputError(N_("the window w must be 0 or more, not {value}"), field="params",
+                         params={"value": out["w"]})
+    return out
+
+
+def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
+    seq = list(values) if not isinstance(values, np.ndarray) or values.ndim > 1 else [values]
+    if len(seq) != n_runs:
+        raise InputError(N_("{param} holds {count} entries for {runs} runs"), field="params",
+                         hint=N_("one entry per run, in the runs' order"),
+                         params={"param": name, "count": len(seq), "runs": n_runs})
+    return [np.asarray(v, dtype=np.float64).reshape(-1) for v in seq]
+
+
+def _lookup(table: np.ndarray, index: np.ndarray, fill: float) -> np.ndarray:
+    out = np.full(len(index), fill)
+    ok = index < len(table)
+    out[ok] = table[index[ok]]
+    return out
+
+
+def contributions(prep: Prepared, method: str, norm: str, p: dict, scores: np.ndarray) -> np.ndarray:
+    """What each row adds to its document's fused score, before the runs are combined."""
+    pos, run = prep.pos, prep.run
+    if norm == "min-max-inverted" and METHODS[method]["family"] == "rank":
+        pos = prep.lengths[run, prep.q] - 1 - pos  # the inverted run is ranked the other way
+    r1 = pos + 1.0
+    if METHODS[method]["family"] == "score":
+        return scores
+    if method == "rrf":
+        return 1.0 / (float(p["k"]) + r1)
+    if method in ("isr", "log_isr", "logn_isr"):
+        return 1.0 / r1 ** 2
+    if method == "rbc":
+        phi = float(p["phi"])
+        return (1.0 - phi) * phi ** pos
+    if method in ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet"):
+        return pos.astype(np.float64)  # combined in _combine, which knows the candidates
+    if method == "mapfuse":
+        maps = np.array([float(np.ravel(v)[0]) for v in _per_run(list(np.ravel(p["map_scores"])),
+                                                                   prep.n_runs, "map_scores")])
+        return maps[run] / r1
+    tables = _per_run(p.get("probs", p.get("log_odds")), prep.n_runs,
+                      "log_odds" if method == "bayesfuse" else "probs")
+    out = np.zeros(len(pos))
+    for i, table in enumerate(tables):  # one pass per run (a handful), not per query
+        rows = run == i
+        ri = pos[rows]
+        if method == "posfuse":
+            out[rows] = _lookup(table, ri, 0.0)
+        elif method == "probfuse":
+            n_seg = len(table)
+            lengths = prep.lengths[i, prep.q[rows]]
+            size = np.maximum(np.ceil(lengths / n_seg).astype(np.int64), 1)
+            k = ri // size
+            out[rows] = _lookup(table, k, 0.0) / (k + 1)
+        elif method == "segfuse":
+            k = np.searchsorted(SEGFUSE_BOUNDS, ri, side="right") - 1
+            k = np.where(ri >= SEGFUSE_BOUNDS[-1], len(SEGFUSE_BOUNDS), k)
+            out[rows] = _lookup(table, k, 0.0) * (scores[rows] + 1.0)
+        elif method == "slidefuse":
+            w = int(p["w"])
+            n = prep.lengths[i, prep.q[rows]]
+            a = np.maximum(ri - w, 0)
+            b = np.minimum(ri + w, n - 1)
+            csum = np.concatenate(([0.0], np.cumsum(table)))
+            hi = np.minimum(b + 1, len(table))
+            lo = np.minimum(a, len(table))
+            out[rows] = (csum[hi] - csum[lo]) / (b - a + 1)
+        elif method == "bayesfuse":
+            out[rows] = _lookup(table, ri, MIN_LOG_ODDS)
+    return out
+
+
+def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.ndarray:
+    """Copeland counts of the majority relation (``ranks``: candidates x runs, inf where a run
+    did not retrieve the candidate), candidates compared within their query, in blocks of
+    queries (memory bounded by the block's sum of squared candidate counts)."""
+    P = len(pq)
+    order = np.argsort(pq, kind="stable")
+    counts = np.bincount(pq, minlength=nq)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    wins = np.zeros(P)
+    total = float(w.sum())
+    budget = 1 << 22
+    q = 0
+    while q < nq:
+        sq, cost = q, 0
+        while sq < nq and (cost == 0 or cost + counts[sq] ** 2 <= budget):
+            cost += int(counts[sq]) ** 2
+            sq += 1
+        lo, hi = starts[q], starts[sq]
+        members = order[lo:hi]
+        grp = pq[members]
+        # all ordered pairs (x, y) within each query of the block
+        local_start = starts[grp] - lo
+        n_grp = counts[grp]
+        rep = np.repeat(np.arange(hi - lo), n_grp)
+        offs = np.arange(len(rep)) - np.repeat(np.cumsum(n_grp) - n_grp, n_grp)
+        ys = np.repeat(local_start, n_grp) + offs
+        xs = rep
+        keep = xs != ys
+        xs, ys = members[xs[keep]], members[ys[keep]]
+        votes_x = ((ranks[xs] < ranks[ys]) * w).sum(axis=1)
+        first = votes_x >= total - votes_x
+        wins += np.bincount(xs, weights=first, minlength=P)
+        q = sq
+    return wins
+
+
+def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | None = None) -> Run:
+    """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`)."""
+    import pandas as pd
+
+    R, nd = prep.n_runs, max(len(prep.dvocab), 1)
+    pid, uniq = pd.factorize(prep.q * np.int64(nd) + prep.d, sort=False)
+    pid = np.asarray(pid, dtype=np.int64)
+    uniq = np.asarray(uniq, dtype=np.int64)
+    P = len(uniq)
+    cell = pid * R + prep.run
+    if len(cell):
+        per_cell = np.bincount(cell, minlength=P * R)
+        if per_cell.max() > 1:
+            dup = int(np.flatnonzero(per_cell[cell] > 1)[0])
+            i = int(prep.run[dup])
+            raise InputError(N_("document {doc} appears twice for query {query} in the run {run}"),
+                             source=prep.sources[i], field="runs",
+                             hint=N_("keep one line per (query, document) before fusing"),
+                             params={"doc": str(prep.dvocab[int(prep.d[dup])]),
+                                     "query": str(prep.qvocab[int(prep.q[dup])]), "run": prep.names[i]})
+        del per_cell
+    del cell
+    pq, pdoc = uniq // nd, uniq % nd
+    del uniq
+    cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
+    scores = normalise(prep, norm, cand_q)
+    contrib = contributions(prep, method, norm, p, scores)
+    del scores
+    S = np.zeros((P, R))
+    M = np.zeros((P, R), dtype=bool)
+    S[pid, prep.run] = contrib
+    M[pid, prep.run] = True
+    del contrib
+    n_cand = cand_q[pq]
+    family = METHODS[method]["family"]
+    if norm == "borda" and family == "score":  # every candidate gets a value in every run
+        lengths = prep.lengths[:, pq].T
+        S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
+        M = np.ones_like(M)
+        del lengths
+    cnt = M.sum(axis=1).astype(np.float64)
+    w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
+    if method in ("bordafuse", "w_bordafuse"):
+        ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
+        lengths = prep.lengths[:, pq].T
+        S = np.where(M, n_cand[:, None] - ranks, (n_cand[:, None] - lengths + 1) / 2)
+        M = np.ones_like(M)
+        del ranks, lengths
+    total = S.sum(axis=1)
+    if method in ("combsum", "rrf", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
+                  "bordafuse"):
+        fused = total
+    elif method in ("combmnz", "isr"):
+        fused = total * cnt
+    elif method == "combanz":
+        fused = total / cnt
+    elif method == "combmax":
+        fused = np.where(M, S, -np.inf).max(axis=1)
+    elif method == "combmin":
+        fused = np.where(M, S, np.inf).min(axis=1)
+    elif method == "combmed":
+        X = np.sort(np.where(M, S, np.inf), axis=1)
+        c = cnt.astype(np.int64)
+        lo = np.take_along_axis(X, ((c - 1) // 2)[:, None], axis=1)[:, 0]
+        hi = np.take_along_axis(X, (c // 2)[:, None], axis=1)[:, 0]
+        fused = (lo + hi) / 2
+    elif method == "combgmnz":
+        fused = total * cnt ** float(p["gamma"])
+    elif method == "log_isr":
+        fused = total * np.log(cnt)
+    elif method == "logn_isr":
+        fused = total * np.log(cnt + float(p["sigma"]))
+    elif method in ("wsum", "w_bordafuse"):
+        fused = S @ w
+    elif method == "wmnz":
+        fused = total * (M @ w)
+    elif method == "mixed":
+        fused = (S @ w) * np.sqrt(cnt)
+    elif method in ("condorcet", "w_condorcet"):
+        weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
+        ranks = np.where(M, S, np.inf)
+        wins = _condorcet(ranks, pq, prep.n_queries, weights)
+        order = _output_order(pq, wins, pdoc, prep)
+        starts = np.searchsorted(pq[order], np.arange(prep.n_queries + 1))
+        position = np.empty(P, dtype=np.float64)
+        position[order] = np.arange(P) - starts[pq[order]]
+        fused = n_cand - position
+    elif method == "bayesfuse":
+        fused = np.where(M, S, MIN_LOG_ODDS).sum(axis=1)
+    else:  # pragma: no cover - the catalogue and this switch are one list
+        raise AssertionError(method)
+    del S, M
+    order = _output_order(pq, fused, pdoc, prep)
+    return Run(prep.qvocab.take(pa.array(pq[order])), prep.dvocab.take(pa.array(pdoc[order])),
+               fused[order], name=name or method, source=f"<{name or method}>")
+
+
+def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
+    return rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
+
+
+def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, params: Mapping | None = None,
+         *, qrels=None, name: str | None = None) -> Run:
+    """Fuse runs into one run (rank fusion), with ranx's catalogue and numbers.
+
+    Parameters
+    ----------
+    runs : sequence or mapping
+        Two or more runs: :class:`~metrics_core.data.Run` objects or anything
+        :func:`metrics_core.read_run` reads (paths, DataFrames, ``{qid: {docid: score}}``); a
+        mapping ``name -> run`` names them. Their union of queries is fused; a run that did
+        not answer a query contributes nothing to it (as an empty list).
+    method : str
+        A name of :data:`~metrics_core.fusion.catalog.METHODS` (``rrf``, ``combsum``,
+        ``combmnz``, ``combanz``, ``combmax``, ``combmin``, ``combmed``, ``combgmnz``,
+        ``wsum``, ``wmnz``, ``mixed``, ``isr``, ``log_isr``, ``logn_isr``, ``rbc``,
+        ``bordafuse``, ``w_bordafuse``, ``condorcet``, ``w_condorcet``, ``mapfuse``,
+        ``posfuse``, ``probfuse``, ``segfuse``, ``slidefuse``, ``bayesfuse``) or a ranx alias
+        (``sum``, ``mnz``, ...). Each entry's formula and reference is in the catalogue.
+    norm : str or None
+        Score normalisation per run and query before fusing (ranx's default ``min-max``):
+        ``none``, ``min-max``, ``min-max-inverted``, ``max``, ``sum``, ``zmuv``, ``rank``,
+        ``borda`` (:data:`~metrics_core.fusion.catalog.NORMS`). Rank-based methods use
+        ranks, which normalisations keep (``min-max-inverted`` reverses them).
+    weights : sequence of float, optional
+        One weight per run for the weighted methods (``wsum``, ``wmnz``, ``mixed``,
+        ``w_bordafuse``, ``w_condorcet``); default: equal weights ``1 / len(runs)``.
+    params : mapping, optional
+        The method's parameters, ranx's names: ``k`` (RRF, default 60), ``gamma``
+        (CombGMNZ), ``sigma`` (logN-ISR, default 0.01), ``phi`` (RBC), ``w`` (SlideFuse);
+        the supervised methods' estimates ``map_scores``, ``probs`` or ``log_odds`` (one
+        per run, as :func:`train` returns them), or ``n_segments`` (ProbFuse's training).
+    qrels : optional
+        Training judgements for a supervised method (MAPFuse, PosFuse, ProbFuse, SegFuse,
+        SlideFuse, BayesFuse) whose estimates are not in ``params``: :func:`train` on them.
+        Evaluate the result on OTHER queries (:func:`metrics_core.fusion.tune` does).
+    name : str, optional
+        The fused run's name (default: the method's name).
+
+    Returns
+    -------
+    Run
+        Sorted by query, fused score descending, document id descending (trec_eval's tie
+        rule); evaluate, compare and export it like any run
+        (:func:`metrics_core.fusion.write_run`).
+
+    Raises
+    ------
+    InputError
+        Fewer than two runs, an unknown method, normalisation or parameter, a missing
+        parameter, weights that do not match the runs, a (query, document) twice in a run.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> b = {"q1": {"d3": 0.9, "d1": 0.8}}
+    >>> fused = mc.fuse({"a": a, "b": b}, method="rrf")
+    >>> [(d, round(float(s), 5)) for d, s in zip(fused.doc_ids, fused.scores)]
+    [('d1', 0.03252), ('d3', 0.03227), ('d2', 0.01613)]
+    """
+    method = method_name(method)
+    norm = norm_name(norm)
+    run_list = as_runs(runs)
+    given = dict(params or {})
+    if METHODS[method].get("supervised") and qrels is not None and not (
+            set(given) & {"probs", "log_odds", "map_scores"}):
+        from metrics_core.fusion.training import train
+
+        given.update(train(qrels, run_list, method, norm, **{k: given.pop(k) for k in list(given)
+                                                              if k in METHODS[method].get("train", {})}))
+    p = resolve_params(method, given, weights, len(run_list))
+    return fuse_prepared(prepare(run_list), method, norm, p, name=name)
+
+
+__all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "contributions"]

@@ -1,0 +1,96 @@
+"""AppTest of the Fusion page: the sample one click away, the fused run equal to mc.fuse, the
+board beside its inputs, tuning's held-out report, Spanish."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import metrics_core as mc
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "fusion.py")
+
+
+def _app(sample, lang=None):
+    qrels, runs, meta = sample
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = runs
+    at.session_state["ranklab.conventions"] = mc.Conventions()
+    at.session_state["ranklab.meta"] = meta
+    if lang:
+        at.query_params["lang"] = lang
+    return at
+
+
+def test_empty_page_offers_the_sample():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert any("sample" in b.label.lower() for b in at.button)
+
+
+def test_rrf_of_bm25_and_dense_is_the_library_run(sample):
+    qrels, runs, _ = sample
+    at = _app(sample).run()
+    assert not at.exception, at.exception
+    assert at.multiselect[0].value == ["bm25", "dense"]
+    board = at.dataframe[0].value
+    assert any("rrf" in str(i) for i in board.index) and any("bm25" in str(i) for i in board.index)
+    fused = mc.fuse({"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf")
+    evs = [mc.evaluate(qrels, r, ["AP"], mc.Conventions()) for r in (runs["bm25"], runs["dense"], fused)]
+    common = set.intersection(*(set(ev.per_query.index) for ev in evs))  # the board's query set
+    ap = evs[2].per_query.loc[sorted(common), "AP"].mean()
+    assert board["AP"].iloc[2].startswith(f"{ap:.4f}")
+    against = at.dataframe[1].value
+    assert set(against.iloc[:, 1]) == {"bm25", "dense"}
+
+
+def test_tuning_reports_held_out_folds(sample):
+    at = _app(sample).run()
+    at.toggle[0].set_value(True).run()
+    assert not at.exception, at.exception
+    assert any("held-out" in i.value for i in at.info)
+    assert len(at.dataframe) == 3 and len(at.dataframe[2].value) == 5
+
+
+@pytest.mark.parametrize("method", ["wsum", "posfuse", "condorcet"])
+def test_other_methods_run(sample, method):
+    at = _app(sample).run()
+    at.selectbox[0].set_value(method).run()
+    assert not at.exception, at.exception
+    if method == "posfuse":
+        assert at.warning and "in-sample" in at.warning[0].value
+
+
+COMPARE = str(Path(__file__).resolve().parents[2] / "pages" / "compare.py")
+
+
+def test_compare_page_offers_all_pairs(sample):
+    qrels, runs, meta = sample
+    at = AppTest.from_file(COMPARE, default_timeout=180)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = runs
+    at.session_state["ranklab.conventions"] = mc.Conventions()
+    at.session_state["ranklab.meta"] = meta
+    at.run()
+    at.toggle(key="ranklab.w.compare.all_pairs").set_value(True).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="ranklab.w.compare.pair_test").set_value("t")
+    at.run()
+    assert not at.exception, at.exception
+    board = at.dataframe[0].value
+    assert [str(i) for i in board.index] == ["a bm25", "b dense", "c hybrid"]
+    assert any("Holm" in c.value for c in at.caption)
+
+
+def test_learn_explains_every_fusion_method_with_its_reference():
+    from metrics_core.fusion.catalog import METHOD_LABELS, METHODS
+
+    at = AppTest.from_file(str(Path(PAGE).parent / "learn.py"), default_timeout=120).run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    for name in METHODS:
+        assert any(label.startswith(METHOD_LABELS[name] + ":") for label in labels), name
+    captions = " ".join(c.value for c in at.caption)
+    assert "Cormack" in captions and "Fox and Shaw 1994" in captions
+    assert "Bassani and Romelli 2022" in " ".join(m.value for m in at.markdown)

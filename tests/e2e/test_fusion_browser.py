@@ -1,0 +1,34 @@
+"""The Fusion page in Chromium: the sample one click away, the fused run's board in English and
+Spanish, at 1280x800 and 800 px wide, no horizontal scroll of the page; the fused run downloads
+as TREC lines. Screenshots go to RANKLAB_SCREENSHOTS when it is set (to look at them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHOTS = os.environ.get("RANKLAB_SCREENSHOTS")
+
+
+@pytest.mark.parametrize(("lang", "width", "height"), [("en", 1280, 800), ("es", 800, 1000)])
+def test_fusion_page_from_sample_to_download(server, new_page, lang, width, height):
+    page = new_page(width, height)
+    page.goto(f"{server}/fusion?lang={lang}")
+    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
+    page.get_by_role("button", name=sample).first.click()
+    heading = "The fused run beside its inputs" if lang == "en" else "La ejecución fusionada junto a sus entradas"
+    page.get_by_text(heading).first.wait_for(timeout=120_000)
+    page.get_by_text("rrf(bm25+dense)").first.wait_for(state="attached", timeout=60_000)  # the board's cell
+    page.wait_for_timeout(1500)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"fusion_{lang}_{width}.png"), full_page=True)
+    label = "Download the fused run (TREC)" if lang == "en" else "Descarga la ejecución fusionada (TREC)"
+    with page.expect_download() as info:
+        page.get_by_role("button", name=label).click()
+    first = Path(info.value.path()).read_text().splitlines()[0].split()
+    assert len(first) == 6 and first[1] == "Q0" and first[3] == "1"

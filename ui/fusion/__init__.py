@@ -1,0 +1,1 @@
+"""The Fusion page's Streamlit-side helpers: widget keys and the menus' labels."""
