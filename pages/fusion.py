@@ -6,7 +6,9 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.fusion.catalog import EXPLAINED, METHODS, NORMS
 from metrics_core.io.writers import run_text
+from metrics_core.report.cells import MISSING
 from ui.common import state
+from ui.common.downloads import download_buttons
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
 from ui.fusion import widgets as fw
@@ -89,7 +91,7 @@ with page(_("Fusion")) as p:
     st.subheader(_("The fused run beside its inputs"))
     board = comparison.paper()
     board.index.name = _("run")
-    st.dataframe(board, width="stretch")
+    st.dataframe(board, width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
     against = pairs[pairs["run_b"] == fused.name][["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected",
@@ -98,11 +100,11 @@ with page(_("Fusion")) as p:
     st.dataframe(against.rename(columns={"measure": _("measure"), "run_a": _("input"), "mean_a": _("input mean"),
                                          "mean_b": _("fused mean"), "delta": _("delta"),
                                          "p_corrected": _("corrected p"), "significant": _("significant")}),
-                 hide_index=True, width="stretch")
+                 hide_index=True, width="stretch", placeholder=MISSING)
     if result is not None:
         st.subheader(_("Folds: chosen parameters and held-out scores"))
         folds = result.folds.copy()
         folds["params"] = [", ".join(f"{k2}={v}" for k2, v in p2.items()) or "-" for p2 in folds["params"]]
-        st.dataframe(folds, hide_index=True, width="stretch")
-    st.download_button(_("Download the fused run (TREC)"), run_text(fused, "trec"),
-                       file_name=f"{method}_fused.txt", mime="text/plain", key=f"{fw.PREFIX}download")
+        st.dataframe(folds, hide_index=True, width="stretch", placeholder=MISSING)
+    st.caption(_("Download the fused run (TREC)"))
+    download_buttons({"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download")

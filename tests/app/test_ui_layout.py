@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 UI = ROOT / "ui"
 PAGES = sorted((ROOT / "pages").glob("*.py"))
-SECTIONS = ("common", "ranking", "compare", "detection", "hashing", "history")
+SECTIONS = ("common", "ranking", "compare", "detection", "fusion", "hashing", "history")
 
 
 def _module_name(path: Path) -> str:

@@ -25,7 +25,7 @@ from ui.common.i18n import _, current_language
 #: the same in every language.
 EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json", "json"),
            ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"),
-           ("html", "HTML", "text/html", "html"))
+           ("html", "HTML", "text/html", "html"), ("trec", "TREC", "text/plain", "txt"))
 #: The formats :func:`export_texts` makes of a table (HTML only comes pre-rendered).
 DOWNLOAD_FORMATS = ("csv", "json", "markdown", "latex")
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.report.all_pairs import PAIR_TEST_NAMES
+from metrics_core.report.cells import MISSING
 from metrics_core.stats.allpairs import PAIR_TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common.downloads import download_buttons
@@ -38,7 +39,7 @@ def all_pairs_section(p, names, measure_options, default_measures, query_set, co
         st.error(exc.plain(_))
         p.stop()
     st.subheader(_("Every run against every other"))
-    st.dataframe(comparison.paper(), width="stretch")
+    st.dataframe(comparison.paper(), width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     download_buttons({"markdown": comparison.to_markdown(), "latex": comparison.to_latex(),
                       "html": comparison.to_html(gettext=_), "csv": comparison.to_table("csv")},
