@@ -24,15 +24,18 @@ def opening(home: st.Page):
 def navigation() -> st.navigation:
     """The menu, its sections and titles in the visitor's language, and the root URL's page."""
     pages = {
-        _(section): [st.Page(path, title=_(title), icon=icon, url_path=url)
-                     for path, title, icon, url in entries]
+        _(section): [
+            st.Page(path, title=_(title), icon=icon, url_path=url)
+            for path, title, icon, url in entries
+        ]
         for section, entries in SECTIONS.items()
         if entries
     }
     home = next(p for entries in pages.values() for p in entries if p.url_path == HOME)
     first = next(iter(pages))
-    pages[first].append(st.Page(opening(home), title=_("Home"), url_path="start", default=True,
-                                visibility="hidden"))
+    pages[first].append(
+        st.Page(opening(home), title=_("Home"), url_path="start", default=True, visibility="hidden")
+    )
     # every page listed: with fifteen pages the default menu hides some behind "View more"
     return st.navigation(pages, expanded=True)
 

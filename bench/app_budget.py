@@ -39,8 +39,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 #: Menu titles of every page but Hash codes, in menu order.
-PAGES = ("Home", "Data", "Overview", "Per query", "Breakdown", "Click feedback", "History", "Detection",
-         "Calibration", "Dynamic K", "Compare systems", "Measures explained")
+PAGES = (
+    "Home",
+    "Data",
+    "Overview",
+    "Per query",
+    "Breakdown",
+    "Click feedback",
+    "History",
+    "Detection",
+    "Calibration",
+    "Dynamic K",
+    "Compare systems",
+    "Measures explained",
+)
 
 
 def free_port() -> int:
@@ -57,10 +69,29 @@ def start_server(env_extra: dict | None = None):
     env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     env.pop("RANKLAB_HISTORY_STORE", None)  # the default: a history per session
     env.update(env_extra or {})
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--server.address", "127.0.0.1",
-                             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:
@@ -183,7 +214,9 @@ def _board_lists(page, name: str) -> float:
     """Wait until the leaderboard grid's rows (the grid's accessible table, which the data
     grid fills after painting) include the run ``name``; returns when."""
     main = page.locator('[data-testid="stMain"]')
-    main.locator('[data-testid="stDataFrame"] [role="row"]', has_text=name).first.wait_for(state="attached")
+    main.locator('[data-testid="stDataFrame"] [role="row"]', has_text=name).first.wait_for(
+        state="attached"
+    )
     return time.perf_counter()
 
 
@@ -203,13 +236,19 @@ def time_upload(browser, url: str, lines: int, queries: int, route: str = "data"
     context, page = new_page(browser, 180_000)
     try:
         open_data_page(page, url)
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(0).set_input_files(str(qrels))
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(0).set_input_files(
+            str(qrels)
+        )
         page.get_by_text(re.compile(f"{queries:,} queries")).first.wait_for()  # what is loaded
         settle(page)
         if route == "overview":
             open_page(page, "Overview")
-        drop = page.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
-        drop = drop.nth(1) if route == "data" else drop.first  # the Data page: qrels, runs, metadata
+        drop = page.locator(
+            '[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]'
+        )
+        drop = (
+            drop.nth(1) if route == "data" else drop.first
+        )  # the Data page: qrels, runs, metadata
         out = {"run bytes": run.stat().st_size}
         t1 = time.perf_counter()
         drop.set_input_files(str(run))
@@ -229,7 +268,9 @@ def time_upload(browser, url: str, lines: int, queries: int, route: str = "data"
         context.close()
 
 
-def time_slider(browser, url: str, page_title: str, slider_label: str, shown_js: str, repeat: int) -> list:
+def time_slider(
+    browser, url: str, page_title: str, slider_label: str, shown_js: str, repeat: int
+) -> list:
     """Seconds from one ArrowRight on the slider until ``shown_js(value)`` is true."""
     context, page = new_page(browser, 60_000)
     try:
@@ -277,8 +318,13 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--upload-repeat", type=int, default=3, help="uploads timed per route")
-    ap.add_argument("--routes", nargs="+", choices=("data", "overview"), default=("data", "overview"),
-                    help="where the run is dropped: the Data page, or the Overview's own drop zone")
+    ap.add_argument(
+        "--routes",
+        nargs="+",
+        choices=("data", "overview"),
+        default=("data", "overview"),
+        help="where the run is dropped: the Data page, or the Overview's own drop zone",
+    )
     ap.add_argument("--skip-upload", action="store_true")
     ap.add_argument("--upload-only", action="store_true")
     args = ap.parse_args()
@@ -298,13 +344,19 @@ def main() -> int:
                 mem = memory_after_pages(browser, url, proc.pid)
                 for k, v in mem["rss"].items():
                     print(f"rss after {k}: {v:.0f} MB")
-                print(f"server RSS, sample loaded, every page but Hash codes: max {max(mem['rss'].values()):.0f} "
-                      f"MB; torch loaded: {mem['torch']}")
-                for title, label, js in (("Calibration", "Decision threshold", CAL_SHOWN),
-                                         ("Detection", "Threshold", DET_SHOWN)):
+                print(
+                    f"server RSS, sample loaded, every page but Hash codes: max {max(mem['rss'].values()):.0f} "
+                    f"MB; torch loaded: {mem['torch']}"
+                )
+                for title, label, js in (
+                    ("Calibration", "Decision threshold", CAL_SHOWN),
+                    ("Detection", "Threshold", DET_SHOWN),
+                ):
                     t = time_slider(browser, url, title, label, js, args.repeat)
-                    print(f"{title} slider step until redrawn: median {statistics.median(t) * 1000:.0f} ms "
-                          f"(min {min(t) * 1000:.0f}, max {max(t) * 1000:.0f}, {len(t)} steps)")
+                    print(
+                        f"{title} slider step until redrawn: median {statistics.median(t) * 1000:.0f} ms "
+                        f"(min {min(t) * 1000:.0f}, max {max(t) * 1000:.0f}, {len(t)} steps)"
+                    )
             finally:
                 proc.terminate()
                 proc.wait(20)
@@ -314,13 +366,18 @@ def main() -> int:
                     proc, url = start_server()  # a fresh server each time: nothing cached
                     try:
                         up = time_upload(browser, url, args.lines, args.queries, route)
-                        where = ("dropped on the Data page, Overview opened once listed" if route == "data"
-                                 else "dropped on the Overview")
+                        where = (
+                            "dropped on the Data page, Overview opened once listed"
+                            if route == "data"
+                            else "dropped on the Overview"
+                        )
                         listed = f"listed {up['listed s']:.2f} s; " if "listed s" in up else ""
-                        print(f"{args.lines:,}-line run ({up['run bytes'] / 1e6:.1f} MB), {where}: {listed}"
-                              f"leaderboard painted {up['painted s']:.2f} s; its rows in the accessible table "
-                              f"{up['rows s']:.2f} s; Overview finished {up['finished s']:.2f} s; "
-                              f"server RSS {rss_mb(proc.pid):.0f} MB")
+                        print(
+                            f"{args.lines:,}-line run ({up['run bytes'] / 1e6:.1f} MB), {where}: {listed}"
+                            f"leaderboard painted {up['painted s']:.2f} s; its rows in the accessible table "
+                            f"{up['rows s']:.2f} s; Overview finished {up['finished s']:.2f} s; "
+                            f"server RSS {rss_mb(proc.pid):.0f} MB"
+                        )
                     finally:
                         proc.terminate()
                         proc.wait(20)

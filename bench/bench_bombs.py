@@ -80,9 +80,13 @@ def build_bombs(folder: Path) -> list[tuple[str, str, Path]]:
         path.write_bytes(compressed_bomb(fmt, bytes(16 << 20), 64))
         out.append((f"{fmt}: 1 GiB of zeros ({path.stat().st_size:,} bytes)", "run", path))
     buf = io.BytesIO()
-    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}), buf)
+    pq.write_table(
+        pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}), buf
+    )
     path = folder / "forged.parquet"
-    path.write_bytes(patch_parquet_rows(buf.getvalue(), 600_000_000, FILE_ROWS, GROUP_ROWS, COLUMN_VALUES))
+    path.write_bytes(
+        patch_parquet_rows(buf.getvalue(), 600_000_000, FILE_ROWS, GROUP_ROWS, COLUMN_VALUES)
+    )
     out.append((f"Parquet declaring 600,000,000 rows ({path.stat().st_size:,} bytes)", "run", path))
     path = folder / "check-bomb.sqlite3"
     path.write_bytes(check_bomb_history(900_000_000))
@@ -92,8 +96,12 @@ def build_bombs(folder: Path) -> list[tuple[str, str, Path]]:
 
 def library_at(ref: str, folder: Path) -> Path:
     """The tree of ``ref`` (its metrics_core) unpacked under ``folder``."""
-    archive = subprocess.run(["git", "archive", "--format=tar", ref, "metrics_core"], cwd=ROOT,
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, "metrics_core"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
     target = folder / ref
     target.mkdir()
     with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
@@ -102,10 +110,17 @@ def library_at(ref: str, folder: Path) -> Path:
 
 
 def measure(tree: Path, kind: str, path: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(tree), kind, str(path)], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tree), kind, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
-        return {"peak_mb": float("nan"), "said": f"exit {proc.returncode}: {proc.stderr.strip()[-120:]}"}
+        return {
+            "peak_mb": float("nan"),
+            "said": f"exit {proc.returncode}: {proc.stderr.strip()[-120:]}",
+        }
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -26,8 +26,10 @@ def synthetic(runs, queries, seed=0):
     idx = pd.Index([f"q{i}" for i in range(queries)], name="query_id")
     out = []
     for r in range(runs):
-        cols = {m: (rng.integers(0, 6, queries) / 5 if m.startswith("P@") else rng.random(queries))
-                for m in MEASURES}
+        cols = {
+            m: (rng.integers(0, 6, queries) / 5 if m.startswith("P@") else rng.random(queries))
+            for m in MEASURES
+        }
         out.append(SimpleNamespace(run_name=f"run{r}", per_query=pd.DataFrame(cols, index=idx)))
     return out
 
@@ -45,9 +47,11 @@ def main():
         t0 = time.perf_counter()
         frame = compare_runs(evs, "run0", MEASURES, n_permutations=a.permutations, seed=0)
         times.append(time.perf_counter() - t0)
-    print(f"{a.runs} runs x {a.queries} queries x {len(MEASURES)} measures x {a.permutations} permutations "
-          f"({len(frame)} comparisons): best {min(times):.2f} s, median {np.median(times):.2f} s "
-          f"over {a.repeat}")
+    print(
+        f"{a.runs} runs x {a.queries} queries x {len(MEASURES)} measures x {a.permutations} permutations "
+        f"({len(frame)} comparisons): best {min(times):.2f} s, median {np.median(times):.2f} s "
+        f"over {a.repeat}"
+    )
 
 
 if __name__ == "__main__":

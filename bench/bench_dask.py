@@ -50,17 +50,44 @@ class Cluster:
         import distributed
 
         self.address = f"tcp://127.0.0.1:{free_port()}"
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                   PYTHONWARNINGS="ignore")
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            PYTHONWARNINGS="ignore",
+        )
         self.log = open(log, "w")
         port = self.address.rsplit(":", 1)[1]
-        self.procs = [subprocess.Popen(["dask", "scheduler", "--host", "127.0.0.1", "--port", port,
-                                        "--no-dashboard"], env=env, stdout=self.log, stderr=self.log)]
-        self.workers = [subprocess.Popen(["dask", "worker", self.address, "--host", "127.0.0.1",
-                                          "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-                                          "--memory-limit", "0"], env=env, stdout=self.log,
-                                         stderr=self.log, cwd=tempfile.gettempdir())
-                        for _ in range(n)]
+        self.procs = [
+            subprocess.Popen(
+                ["dask", "scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"],
+                env=env,
+                stdout=self.log,
+                stderr=self.log,
+            )
+        ]
+        self.workers = [
+            subprocess.Popen(
+                [
+                    "dask",
+                    "worker",
+                    self.address,
+                    "--host",
+                    "127.0.0.1",
+                    "--nthreads",
+                    "1",
+                    "--nworkers",
+                    "1",
+                    "--no-dashboard",
+                    "--memory-limit",
+                    "0",
+                ],
+                env=env,
+                stdout=self.log,
+                stderr=self.log,
+                cwd=tempfile.gettempdir(),
+            )
+            for _ in range(n)
+        ]
         self.procs += self.workers
         deadline = time.monotonic() + 60
         while True:
@@ -79,8 +106,11 @@ class Cluster:
 
         pids = []
         for p in self.workers:
-            kids = [k for k in psutil.Process(p.pid).children(recursive=True)
-                    if "resource_tracker" not in " ".join(k.cmdline())]
+            kids = [
+                k
+                for k in psutil.Process(p.pid).children(recursive=True)
+                if "resource_tracker" not in " ".join(k.cmdline())
+            ]
             pids += [k.pid for k in kids] or [p.pid]
         return pids
 
@@ -146,8 +176,11 @@ def best(rows: list[dict]) -> dict:
     ok = [r for r in rows if r["rc"] == 0] or rows
     out = dict(min(ok, key=lambda r: r["wall_s"]))
     out["walls"] = [round(r["wall_s"], 2) for r in rows]
-    out["worker_peaks_mb"] = [max(w) for w in zip(*[r["worker_peaks_mb"] for r in rows], strict=False)] \
-        if rows[0].get("worker_peaks_mb") else []
+    out["worker_peaks_mb"] = (
+        [max(w) for w in zip(*[r["worker_peaks_mb"] for r in rows], strict=False)]
+        if rows[0].get("worker_peaks_mb")
+        else []
+    )
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in rows)
     out["cpus"] = [round(r.get("cpu_s", 0.0) + r.get("worker_cpu_s", 0.0), 1) for r in rows]
     return out
@@ -165,11 +198,20 @@ def run(args) -> list[dict]:
         parts = split_parts(runf, args.data_dir / f"{name}.parts{args.parts}", args.parts)
         warm_page_cache(qrels, runf)
         label = f"{cfg['queries'] * cfg['depth'] / 1e6:.0f} M lines, {args.parts} parts"
-        one = [timed(ranklab_cmd(qrels, runf, tmp / "one.json", []), args.timeout)
-               for _ in range(args.repeat)]
+        one = [
+            timed(ranklab_cmd(qrels, runf, tmp / "one.json", []), args.timeout)
+            for _ in range(args.repeat)
+        ]
         ref = means(tmp / "one.json")
-        rows.append({"tool": "one process, streaming", "dataset": label, **best(one),
-                     "check": "reference", "load": os.getloadavg()[0]})
+        rows.append(
+            {
+                "tool": "one process, streaming",
+                "dataset": label,
+                **best(one),
+                "check": "reference",
+                "load": os.getloadavg()[0],
+            }
+        )
         print(rows[-1], file=sys.stderr, flush=True)
         for n in args.workers:
             cluster = Cluster(n, tmp / f"dask{n}.log")
@@ -179,8 +221,15 @@ def run(args) -> list[dict]:
                 timed(cmd, args.timeout)  # warm-up: the workers import the library
                 reps = [timed(cmd, args.timeout, cluster.worker_pids()) for _ in range(args.repeat)]
                 check = "identical" if reps[-1]["rc"] == 0 and means(out) == ref else "DIFFERS"
-                rows.append({"tool": f"Dask, {n} worker{'s' * (n > 1)} (running scheduler)", "dataset": label,
-                             **best(reps), "check": check, "load": os.getloadavg()[0]})
+                rows.append(
+                    {
+                        "tool": f"Dask, {n} worker{'s' * (n > 1)} (running scheduler)",
+                        "dataset": label,
+                        **best(reps),
+                        "check": check,
+                        "load": os.getloadavg()[0],
+                    }
+                )
                 print(rows[-1], file=sys.stderr, flush=True)
             finally:
                 cluster.close()
@@ -194,23 +243,38 @@ def run(args) -> list[dict]:
                     r = bench_streaming.time_tree(cmd, args.timeout)
                     reps.append(r)
                 check = "identical" if reps[-1]["rc"] == 0 and means(out) == ref else "DIFFERS"
-                rows.append({"tool": f"Dask local:{n} (cluster started by the command)", "dataset": label,
-                             **best(reps), "check": check, "load": os.getloadavg()[0]})
+                rows.append(
+                    {
+                        "tool": f"Dask local:{n} (cluster started by the command)",
+                        "dataset": label,
+                        **best(reps),
+                        "check": check,
+                        "load": os.getloadavg()[0],
+                    }
+                )
                 print(rows[-1], file=sys.stderr, flush=True)
     return rows
 
 
 def table(rows) -> str:
-    out = ["| run | setup | wall s (best) | all walls | CPU s, client + workers (each run) | peak RSS MB | check | load |",
-           "|---|---|---:|---|---|---|---|---:|"]
+    out = [
+        "| run | setup | wall s (best) | all walls | CPU s, client + workers (each run) | peak RSS MB | check | load |",
+        "|---|---|---:|---|---|---|---|---:|",
+    ]
     for r in rows:
         mem = f"{r['peak_rss_mb']:.0f}"
         if r.get("worker_peaks_mb"):
             mem += " (client); workers " + ", ".join(f"{w:.0f}" for w in r["worker_peaks_mb"])
         cpu = ", ".join(f"{c:.1f}" for c in r["cpus"])
-        status = r["check"] if r.get("rc", 0) == 0 else f"failed (exit {r.get('rc')}): {r.get('stderr_tail', '')[-200:]}"
-        out.append(f"| {r['dataset']} | {r['tool']} | {r['wall_s']:.2f} | {r['walls']} | {cpu} | {mem} | "
-                   f"{status} | {r['load']:.1f} |")
+        status = (
+            r["check"]
+            if r.get("rc", 0) == 0
+            else f"failed (exit {r.get('rc')}): {r.get('stderr_tail', '')[-200:]}"
+        )
+        out.append(
+            f"| {r['dataset']} | {r['tool']} | {r['wall_s']:.2f} | {r['walls']} | {cpu} | {mem} | "
+            f"{status} | {r['load']:.1f} |"
+        )
     return "\n".join(out)
 
 

@@ -39,11 +39,19 @@ def make_frames(lines: int, depth: int, seed: int = 0):
     out = []
     for r in range(2):
         # documents 0..depth-1 of each query are shared, the rest are this run's own
-        local = rng.permutation(2 * depth)[:depth] if r == 0 else rng.permutation(depth * 2)[:depth] + depth // 2
+        local = (
+            rng.permutation(2 * depth)[:depth]
+            if r == 0
+            else rng.permutation(depth * 2)[:depth] + depth // 2
+        )
         docs = (q * 10 * depth + np.tile(local, nq)).astype(np.int64)
-        frame = pd.DataFrame({"q_id": np.char.add("q", q.astype(str)).astype(object),
-                                 "doc_id": np.char.add("d", docs.astype(str)).astype(object),
-                                 "score": rng.random(len(q))})
+        frame = pd.DataFrame(
+            {
+                "q_id": np.char.add("q", q.astype(str)).astype(object),
+                "doc_id": np.char.add("d", docs.astype(str)).astype(object),
+                "score": rng.random(len(q)),
+            }
+        )
         # written as run files are: query by query, best first
         order = np.lexsort((-frame["score"].to_numpy(), q))
         out.append(frame.iloc[order].reset_index(drop=True))
@@ -86,26 +94,41 @@ def child(tool: str, method: str, lines: int, depth: int, repeat: int) -> dict:
     if tool == "ranx":
         import ranx
 
-        frames = [f.astype({"q_id": object, "doc_id": object}) for f in frames]  # ranx wants object ids
+        frames = [
+            f.astype({"q_id": object, "doc_id": object}) for f in frames
+        ]  # ranx wants object ids
         small = [ranx.Run.from_df(f.head(1000).copy(), name=f"r{i}") for i, f in enumerate(frames)]
         ranx.fuse(small, norm="min-max", method=method, params=params)  # numba compiles here
         runs = [ranx.Run.from_df(f, name=f"r{i}") for i, f in enumerate(frames)]
         del frames
-        secs, cpu, mem, out = measure(lambda: ranx.fuse(runs, norm="min-max", method=method, params=params),
-                                      repeat)
+        secs, cpu, mem, out = measure(
+            lambda: ranx.fuse(runs, norm="min-max", method=method, params=params), repeat
+        )
         pairs = sum(len(v) for v in out.run.values())
     else:
         import metrics_core as mc
 
-        runs = [mc.read_run(f.rename(columns={"q_id": "query_id"}), name=f"r{i}") for i, f in enumerate(frames)]
+        runs = [
+            mc.read_run(f.rename(columns={"q_id": "query_id"}), name=f"r{i}")
+            for i, f in enumerate(frames)
+        ]
         del frames
-        secs, cpu, mem, out = measure(lambda: mc.fuse(runs, method=method, norm="min-max",
-                                                 weights=params.get("weights")), repeat)
+        secs, cpu, mem, out = measure(
+            lambda: mc.fuse(runs, method=method, norm="min-max", weights=params.get("weights")),
+            repeat,
+        )
         pairs = len(out)
     import resource
 
-    return {"tool": tool, "method": method, "seconds": secs, "cpu_seconds": cpu, "fuse_mib": mem,
-            "process_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pairs": pairs}
+    return {
+        "tool": tool,
+        "method": method,
+        "seconds": secs,
+        "cpu_seconds": cpu,
+        "fuse_mib": mem,
+        "process_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "pairs": pairs,
+    }
 
 
 def main():
@@ -123,26 +146,48 @@ def main():
     rows = []
     for method in a.methods.split(","):
         for tool in a.tools.split(","):
-            cmd = [sys.executable, __file__, "--child", tool, method, "--lines", str(a.lines),
-                   "--depth", str(a.depth), "--repeat", str(a.repeat)]
-            out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                tool,
+                method,
+                "--lines",
+                str(a.lines),
+                "--depth",
+                str(a.depth),
+                "--repeat",
+                str(a.repeat),
+            ]
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+            )
             if out.returncode:
                 print(out.stderr[-2000:], file=sys.stderr)
                 continue
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
-            print(f"{method:6s} {tool:8s} {r['seconds']:8.2f} s wall {r['cpu_seconds']:8.2f} s CPU  "
-                  f"fuse +{r['fuse_mib']:8.0f} MiB  "
-                  f"process peak {r['process_peak_mib']:8.0f} MiB  pairs {r['pairs']}", flush=True)
+            print(
+                f"{method:6s} {tool:8s} {r['seconds']:8.2f} s wall {r['cpu_seconds']:8.2f} s CPU  "
+                f"fuse +{r['fuse_mib']:8.0f} MiB  "
+                f"process peak {r['process_peak_mib']:8.0f} MiB  pairs {r['pairs']}",
+                flush=True,
+            )
     by = {(r["method"], r["tool"]): r for r in rows}
     for method in a.methods.split(","):
         ours, theirs = by.get((method, "ranklab")), by.get((method, "ranx"))
         if ours and theirs:
             assert ours["pairs"] == theirs["pairs"], "the two tools fused different candidates"
-            print(f"{method}: RankLab {theirs['seconds'] / ours['seconds']:.1f}x faster (wall), "
-                  f"{theirs['cpu_seconds'] / ours['cpu_seconds']:.1f}x less CPU time, "
-                  f"fusing memory {ours['fuse_mib'] / max(theirs['fuse_mib'], 1):.2f} of ranx's")
-    print(json.dumps({"lines_per_run": a.lines, "depth": a.depth, "cpus": os.cpu_count(), "rows": rows}))
+            print(
+                f"{method}: RankLab {theirs['seconds'] / ours['seconds']:.1f}x faster (wall), "
+                f"{theirs['cpu_seconds'] / ours['cpu_seconds']:.1f}x less CPU time, "
+                f"fusing memory {ours['fuse_mib'] / max(theirs['fuse_mib'], 1):.2f} of ranx's"
+            )
+    print(
+        json.dumps(
+            {"lines_per_run": a.lines, "depth": a.depth, "cpus": os.cpu_count(), "rows": rows}
+        )
+    )
 
 
 if __name__ == "__main__":

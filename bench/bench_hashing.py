@@ -64,8 +64,13 @@ def legacy_loop_map(qc, dc, ql, dl):
 
 # -- the device route (issue 32) --------------------------------------------------------------
 #: queries, database, bits, classes (negative: multi-label with that many labels), as in issue 32
-DEVICE_SIZES = [(1000, 54000, 64, 10), (10000, 50000, 32, 10), (5000, 128000, 64, 100),
-                (2100, 193734, 64, -21), (10000, 1000000, 64, 100)]
+DEVICE_SIZES = [
+    (1000, 54000, 64, 10),
+    (10000, 50000, 32, 10),
+    (5000, 128000, 64, 100),
+    (2100, 193734, 64, -21),
+    (10000, 1000000, 64, 100),
+]
 QUICK_DEVICE_SIZES = [(100, 3000, 64, 10), (300, 2000, 32, -5)]
 #: The CPU route is skipped at and above this many (query, item) pairs (minutes on the CPU).
 CPU_ROUTE_MAX_PAIRS = 2 * 10**9
@@ -89,8 +94,16 @@ def make_device_case(nq, ndb, bits, classes, device, seed=0):
             keep = torch.rand((n, 2), generator=g, device=device) < 0.3
             labels[torch.arange(n, device=device)[:, None].expand(n, 2)[keep], extra[keep]] = 1
             centre_of = main
-        centres = torch.where(torch.rand((n_lab, bits), generator=torch.Generator(device=device).manual_seed(7),
-                                         device=device) < 0.5, -1.0, 1.0)
+        centres = torch.where(
+            torch.rand(
+                (n_lab, bits),
+                generator=torch.Generator(device=device).manual_seed(7),
+                device=device,
+            )
+            < 0.5,
+            -1.0,
+            1.0,
+        )
         c = centres[centre_of].clone()
         flip = torch.rand((n, bits), generator=g, device=device) < 0.2
         c[flip] *= -1
@@ -114,9 +127,13 @@ def plain_torch_map(qc, dc, ql, dl, pairs_per_chunk=2**28):
     chunk = max(1, pairs_per_chunk // ndb)
     total = torch.zeros((), dtype=torch.float64, device=qc.device)
     for lo in range(0, q.shape[0], chunk):
-        dist = 0.5 * (bits - q[lo:lo + chunk] @ dT)
+        dist = 0.5 * (bits - q[lo : lo + chunk] @ dT)
         order = torch.argsort(dist, dim=1, stable=True)
-        rel = (qlab[lo:lo + chunk] @ dlabT > 0) if multi else (ql[lo:lo + chunk, None] == dl[None, :])
+        rel = (
+            (qlab[lo : lo + chunk] @ dlabT > 0)
+            if multi
+            else (ql[lo : lo + chunk, None] == dl[None, :])
+        )
         rel = torch.gather(rel, 1, order).float()
         cum = torch.cumsum(rel, dim=1)
         n_rel = rel.sum(dim=1)
@@ -155,32 +172,46 @@ def device_main(args) -> int:
     engine = args.engine or (pick_engine("auto", device) if device.type == "cuda" else "torch")
     sizes = QUICK_DEVICE_SIZES if args.quick else DEVICE_SIZES
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    print(f"device {name}; torch {torch.__version__}; engine {engine}; CPU threads {torch.get_num_threads()}; "
-          f"best of {args.repeat} after a warm-up")
-    print("| queries x database x bits | RankLab device, expected ties (s) | RankLab device, stable ties (s) "
-          "| plain torch: matmul, stable argsort, gather, cumsum (s) | RankLab CPU route, expected (s) "
-          "| speed-up expected / stable vs plain torch | peak device memory: RankLab expected / stable / plain (MB) "
-          "| mAP expected | mAP stable = plain torch |")
+    print(
+        f"device {name}; torch {torch.__version__}; engine {engine}; CPU threads {torch.get_num_threads()}; "
+        f"best of {args.repeat} after a warm-up"
+    )
+    print(
+        "| queries x database x bits | RankLab device, expected ties (s) | RankLab device, stable ties (s) "
+        "| plain torch: matmul, stable argsort, gather, cumsum (s) | RankLab CPU route, expected (s) "
+        "| speed-up expected / stable vs plain torch | peak device memory: RankLab expected / stable / plain (MB) "
+        "| mAP expected | mAP stable = plain torch |"
+    )
     print("|---|---:|---:|---:|---:|---|---|---|---|")
     for nq, ndb, bits, classes in sizes:
         qc, dc, ql, dl = make_device_case(nq, ndb, bits, classes, device)
         kw = dict(device=device, engine=engine, ks=(), memory_budget=args.memory_budget)
-        t_exp, exp, m_exp = timed(lambda: evaluate(qc, dc, ql, dl, ties="expected", **kw), device, args.repeat)
-        t_st, st, m_st = timed(lambda: evaluate(qc, dc, ql, dl, ties="stable", **kw), device, args.repeat)
+        t_exp, exp, m_exp = timed(
+            lambda: evaluate(qc, dc, ql, dl, ties="expected", **kw), device, args.repeat
+        )
+        t_st, st, m_st = timed(
+            lambda: evaluate(qc, dc, ql, dl, ties="stable", **kw), device, args.repeat
+        )
         t_ref, ref, m_ref = timed(lambda: plain_torch_map(qc, dc, ql, dl), device, args.repeat)
-        assert abs(st["map"] - ref) < 1e-5, (st["map"], ref)   # float32 sums in the plain code
+        assert abs(st["map"] - ref) < 1e-5, (st["map"], ref)  # float32 sums in the plain code
         if nq * ndb < CPU_ROUTE_MAX_PAIRS:
             host = [x.cpu().numpy() for x in (qc, dc, ql, dl)]
-            t_cpu, cpu, _ = timed(lambda: evaluate(*host, device="cpu", ties="expected", ks=()),
-                                  torch.device("cpu"), args.repeat)
-            assert repr(cpu["map"]) == repr(exp["map"]), (cpu["map"], exp["map"])   # bit for bit
+            t_cpu, cpu, _ = timed(
+                lambda: evaluate(*host, device="cpu", ties="expected", ks=()),
+                torch.device("cpu"),
+                args.repeat,
+            )
+            assert repr(cpu["map"]) == repr(exp["map"]), (cpu["map"], exp["map"])  # bit for bit
             cpu_text = f"{t_cpu:.3f}"
         else:
             cpu_text = "skipped (minutes on the CPU)"
         kind = f", {-classes} labels (multi-label)" if classes < 0 else f", {classes} classes"
-        print(f"| {nq:,} x {ndb:,} x {bits}{kind} | {t_exp:.4f} | {t_st:.4f} | {t_ref:.4f} | {cpu_text} | "
-              f"{t_ref / t_exp:.1f}x / {t_ref / t_st:.1f}x | {m_exp / 2**20:.0f} / {m_st / 2**20:.0f} / "
-              f"{m_ref / 2**20:.0f} | {exp['map']:.6f} | {st['map']:.6f} = {ref:.6f} |", flush=True)
+        print(
+            f"| {nq:,} x {ndb:,} x {bits}{kind} | {t_exp:.4f} | {t_st:.4f} | {t_ref:.4f} | {cpu_text} | "
+            f"{t_ref / t_exp:.1f}x / {t_ref / t_st:.1f}x | {m_exp / 2**20:.0f} / {m_st / 2**20:.0f} / "
+            f"{m_ref / 2**20:.0f} | {exp['map']:.6f} | {st['map']:.6f} = {ref:.6f} |",
+            flush=True,
+        )
     return 0
 
 
@@ -191,23 +222,56 @@ def tune_main(args) -> int:
     from metrics_core.hashing.histograms import hamming_counts
 
     device = torch.device(args.device)
-    defaults = {k: getattr(triton_engine, k) for k in ("HIST_BN", "HIST_BQ", "HIST_WARPS", "STABLE_BQ", "STABLE_PROGRAMS")}
-    hist_configs = [(2048, 8, 4), (1024, 8, 4), (4096, 8, 8), (2048, 4, 4), (2048, 16, 4), (2048, 8, 8)]
+    defaults = {
+        k: getattr(triton_engine, k)
+        for k in ("HIST_BN", "HIST_BQ", "HIST_WARPS", "STABLE_BQ", "STABLE_PROGRAMS")
+    }
+    hist_configs = [
+        (2048, 8, 4),
+        (1024, 8, 4),
+        (4096, 8, 8),
+        (2048, 4, 4),
+        (2048, 16, 4),
+        (2048, 8, 8),
+    ]
     stable_configs = [(32, 8192), (32, 32768), (64, 8192), (32, 2048)]
     for nq, ndb, bits, classes in [DEVICE_SIZES[0], DEVICE_SIZES[-1]]:
         qc, dc, ql, dl = make_device_case(nq, ndb, bits, classes, device)
         for bn, bq, warps in hist_configs:
             triton_engine.HIST_BN, triton_engine.HIST_BQ, triton_engine.HIST_WARPS = bn, bq, warps
-            t, _, _ = timed(lambda: hamming_counts(qc, dc, ql, dl, device=device, engine="triton"), device, 2)
-            print(f"tune {nq}x{ndb}x{bits} histograms BN={bn} BQ={bq} warps={warps}: {t:.4f} s", flush=True)
-        triton_engine.HIST_BN, triton_engine.HIST_BQ, triton_engine.HIST_WARPS = (defaults[k] for k in ("HIST_BN", "HIST_BQ",
-                                                                                       "HIST_WARPS"))
+            t, _, _ = timed(
+                lambda: hamming_counts(qc, dc, ql, dl, device=device, engine="triton"), device, 2
+            )
+            print(
+                f"tune {nq}x{ndb}x{bits} histograms BN={bn} BQ={bq} warps={warps}: {t:.4f} s",
+                flush=True,
+            )
+        triton_engine.HIST_BN, triton_engine.HIST_BQ, triton_engine.HIST_WARPS = (
+            defaults[k] for k in ("HIST_BN", "HIST_BQ", "HIST_WARPS")
+        )
         for bq, programs in stable_configs:
             triton_engine.STABLE_BQ, triton_engine.STABLE_PROGRAMS = bq, programs
-            t, _, _ = timed(lambda: hamming_counts(qc, dc, ql, dl, device=device, engine="triton",
-                                                   memory_budget=args.memory_budget, stable=(None, ())), device, 1)
-            print(f"tune {nq}x{ndb}x{bits} stable BQ={bq} programs={programs}: {t:.4f} s", flush=True)
-        triton_engine.STABLE_BQ, triton_engine.STABLE_PROGRAMS = defaults["STABLE_BQ"], defaults["STABLE_PROGRAMS"]
+            t, _, _ = timed(
+                lambda: hamming_counts(
+                    qc,
+                    dc,
+                    ql,
+                    dl,
+                    device=device,
+                    engine="triton",
+                    memory_budget=args.memory_budget,
+                    stable=(None, ()),
+                ),
+                device,
+                1,
+            )
+            print(
+                f"tune {nq}x{ndb}x{bits} stable BQ={bq} programs={programs}: {t:.4f} s", flush=True
+            )
+        triton_engine.STABLE_BQ, triton_engine.STABLE_PROGRAMS = (
+            defaults["STABLE_BQ"],
+            defaults["STABLE_PROGRAMS"],
+        )
     return 0
 
 
@@ -221,14 +285,28 @@ def time_it(fn, repeat=1):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--loop-subset", type=int, default=1000, help="queries timed in the loop on big cases")
-    p.add_argument("--repeat", type=int, default=None,
-                   help="alternate loop / RankLab timings this many times (device mode: best of N, default 3)")
-    p.add_argument("--device", help="cuda (or cpu): RankLab's device route against plain torch code")
-    p.add_argument("--memory-budget", type=int, default=1 << 30, help="device mode: bytes per chunk")
-    p.add_argument("--engine", choices=("torch", "triton"), help="device mode: the engine (default: auto)")
+    p.add_argument(
+        "--loop-subset", type=int, default=1000, help="queries timed in the loop on big cases"
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="alternate loop / RankLab timings this many times (device mode: best of N, default 3)",
+    )
+    p.add_argument(
+        "--device", help="cuda (or cpu): RankLab's device route against plain torch code"
+    )
+    p.add_argument(
+        "--memory-budget", type=int, default=1 << 30, help="device mode: bytes per chunk"
+    )
+    p.add_argument(
+        "--engine", choices=("torch", "triton"), help="device mode: the engine (default: auto)"
+    )
     p.add_argument("--tune", action="store_true", help="device mode: time the Triton block sizes")
     args = p.parse_args(argv)
     if args.device and args.tune:
@@ -237,11 +315,17 @@ def main(argv=None):
         args.repeat = 3 if args.repeat is None else args.repeat
         return device_main(args)
     args.repeat = 1 if args.repeat is None else args.repeat
-    sizes = [(50, 2000, 16), (200, 5000, 32)] if args.quick else [(1000, 54000, 64), (10000, 50000, 32)]
+    sizes = (
+        [(50, 2000, 16), (200, 5000, 32)] if args.quick else [(1000, 54000, 64), (10000, 50000, 32)]
+    )
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, CUDA {torch.cuda.is_available()}, "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("| queries x database x bits | loop (s) | RankLab stable (s) | RankLab expected (s) | speed-up (expected) | mAP stable | mAP expected [band] |")
+    print(
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, CUDA {torch.cuda.is_available()}, "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        "| queries x database x bits | loop (s) | RankLab stable (s) | RankLab expected (s) | speed-up (expected) | mAP stable | mAP expected [band] |"
+    )
     print("|---|---|---|---|---|---|---|")
     for nq, ndb, bits in sizes:
         qc, dc, ql, dl = make_codes(nq, ndb, bits)
@@ -249,7 +333,9 @@ def main(argv=None):
         loops, exps, ratios = [], [], []
         for _ in range(max(1, args.repeat)):
             t_loop, loop_map_sub = time_it(lambda: legacy_loop_map(qc[:sub], dc, ql[:sub], dl))
-            t_exp, expected = time_it(lambda: evaluate_hashing(qc, dc, ql, dl, ties="expected", ks=()), repeat=2)
+            t_exp, expected = time_it(
+                lambda: evaluate_hashing(qc, dc, ql, dl, ties="expected", ks=()), repeat=2
+            )
             loops.append(t_loop * nq / sub)
             exps.append(t_exp)
             ratios.append(loops[-1] / t_exp)
@@ -259,9 +345,15 @@ def main(argv=None):
         assert abs(stable_sub - loop_map_sub) < 1e-9, (stable_sub, loop_map_sub)
         note = "" if sub == nq else f" (loop timed on {sub} queries, scaled)"
         lo, hi = expected["map_band"]
-        spread = "" if len(ratios) == 1 else f" (median of {len(ratios)}; {min(ratios):.0f}-{max(ratios):.0f}x)"
-        print(f"| {nq:,} x {ndb:,} x {bits} | {t_loop_full:.2f}{note} | {t_stable:.2f} | {t_exp:.3f} | "
-              f"{float(np.median(ratios)):.0f}x{spread} | {stable['map']:.4f} | {expected['map']:.4f} [{lo:.4f}, {hi:.4f}] |")
+        spread = (
+            ""
+            if len(ratios) == 1
+            else f" (median of {len(ratios)}; {min(ratios):.0f}-{max(ratios):.0f}x)"
+        )
+        print(
+            f"| {nq:,} x {ndb:,} x {bits} | {t_loop_full:.2f}{note} | {t_stable:.2f} | {t_exp:.3f} | "
+            f"{float(np.median(ratios)):.0f}x{spread} | {stable['map']:.4f} | {expected['map']:.4f} [{lo:.4f}, {hi:.4f}] |"
+        )
         if len(ratios) > 1:
             print("  ratios per repeat: " + ", ".join(f"{r:.1f}" for r in ratios))
     print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -57,10 +57,33 @@ def tool_command(tool: str, qrels: Path, run: Path, out: Path) -> list[str]:
     """The command line a user of each tool would run (relative paths for display)."""
     if tool == "ranklab":
         measures = [arg for m in MEASURES for arg in ("-m", m)]
-        return [sys.executable, "-m", "metrics_core", "evaluate", "--qrels", str(qrels),
-                "--run", str(run), *measures, "--format", "json", "-o", str(out), "--quiet"]
-    return [sys.executable, str(BENCH / "peers.py"), tool, "--qrels", str(qrels),
-            "--run", str(run), "--out", str(out)]
+        return [
+            sys.executable,
+            "-m",
+            "metrics_core",
+            "evaluate",
+            "--qrels",
+            str(qrels),
+            "--run",
+            str(run),
+            *measures,
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            "--quiet",
+        ]
+    return [
+        sys.executable,
+        str(BENCH / "peers.py"),
+        tool,
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        "--out",
+        str(out),
+    ]
 
 
 def available(tool: str) -> bool:
@@ -73,8 +96,9 @@ def available(tool: str) -> bool:
         return False
 
 
-def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL,
-                 max_rss_mb: float | None = None) -> dict:
+def time_process(
+    cmd: list[str], timeout: float, stdout=subprocess.DEVNULL, max_rss_mb: float | None = None
+) -> dict:
     """Run ``cmd``; return wall seconds, peak RSS (MiB) and the exit status. ``stdout``:
     where the child's output goes (an open file keeps it, e.g. trec_eval's values).
     ``max_rss_mb``: stop the child when its resident memory passes this (a peer that needs
@@ -108,27 +132,42 @@ def time_process(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL,
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "cpu_s": usage.ru_utime + usage.ru_stime, "rc": proc.returncode,
-            "over_memory_cap": over, "stderr_tail": stderr[-600:]}
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rc": proc.returncode,
+        "over_memory_cap": over,
+        "stderr_tail": stderr[-600:],
+    }
 
 
 def ensure_data(preset: str, data_dir: Path, shuffled: bool) -> dict:
     cfg = make_data.PRESETS[preset]
     name = cfg["name"]
-    qrels, run, shuf = (data_dir / f"{name}.qrels", data_dir / f"{name}.run",
-                        data_dir / f"{name}.shuf.run")
+    qrels, run, shuf = (
+        data_dir / f"{name}.qrels",
+        data_dir / f"{name}.run",
+        data_dir / f"{name}.shuf.run",
+    )
     if not (qrels.exists() and run.exists()) or (shuffled and not shuf.exists()):
         argv = ["--preset", preset, "--out", str(data_dir)] + (["--shuffle"] if shuffled else [])
         print(f"generating {preset}: make_data.py {' '.join(argv)}", file=sys.stderr)
         make_data.main(argv)
-    sets = [{"dataset": f"{cfg['queries']:,} q × {cfg['depth']:,} docs"
-             + (" (ties)" if preset == "ties" else ""),
-             "preset": preset, "qrels": qrels, "run": run,
-             "lines": cfg["queries"] * cfg["depth"]}]
+    sets = [
+        {
+            "dataset": f"{cfg['queries']:,} q × {cfg['depth']:,} docs"
+            + (" (ties)" if preset == "ties" else ""),
+            "preset": preset,
+            "qrels": qrels,
+            "run": run,
+            "lines": cfg["queries"] * cfg["depth"],
+        }
+    ]
     if shuffled:
-        sets.append(dict(sets[0], dataset=sets[0]["dataset"] + ", shuffled", run=shuf,
-                         shuffled=True))
+        sets.append(
+            dict(sets[0], dataset=sets[0]["dataset"] + ", shuffled", run=shuf, shuffled=True)
+        )
     return sets
 
 
@@ -142,8 +181,7 @@ def warm_page_cache(*paths: Path) -> None:
 def compare(result: dict, reference: dict | None) -> tuple[str, dict]:
     if reference is None:
         return "no reference", {}
-    diffs = {m: abs(result[m] - reference[m]) for m in MEASURES
-             if m in result and m in reference}
+    diffs = {m: abs(result[m] - reference[m]) for m in MEASURES if m in result and m in reference}
     missing = [m for m in MEASURES if m not in result]
     over = {m: d for m, d in diffs.items() if d > TOLERANCE}
     worst = max(diffs.values()) if diffs else float("nan")
@@ -160,8 +198,10 @@ def print_rows(rows: list, table_text: str, json_path: Path | None = None) -> No
     """Print the machine line and ``table_text``; with ``json_path``, also write the
     machine and the rows there (the scripts that time whole processes end with this)."""
     info = machine_info()
-    print(f"machine: {info['cores']} cores, {info['memory']}, {info['cpu']}; load "
-          f"{os.getloadavg()[0]:.1f}; commit {info['ranklab_commit']}")
+    print(
+        f"machine: {info['cores']} cores, {info['memory']}, {info['cpu']}; load "
+        f"{os.getloadavg()[0]:.1f}; commit {info['ranklab_commit']}"
+    )
     print(table_text)
     if json_path:
         json_path.write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
@@ -176,15 +216,23 @@ def machine_info() -> dict:
     except OSError:
         pass
     versions = {}
-    for dist in ["numpy", "pandas", "pyarrow", "pytrec-eval-terrier", "ranx", "numba",
-                 "ir-measures"]:
+    for dist in [
+        "numpy",
+        "pandas",
+        "pyarrow",
+        "pytrec-eval-terrier",
+        "ranx",
+        "numba",
+        "ir-measures",
+    ]:
         try:
             versions[dist] = version(dist)
         except PackageNotFoundError:
             versions[dist] = "not installed"
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         head = "?"
     mem = ""
@@ -194,25 +242,35 @@ def machine_info() -> dict:
         mem = f"{kib / 2**20:.0f} GiB"
     except (OSError, AttributeError):
         pass
-    return {"cpu": model, "cores": os.cpu_count(), "memory": mem,
-            "python": platform.python_version(), "versions": versions,
-            "ranklab_commit": head}
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "versions": versions,
+        "ranklab_commit": head,
+    }
 
 
 def fmt_table(rows: list[dict]) -> str:
-    lines = ["| tool | dataset | wall s | CPU s | peak RSS MB | RankLab faster by (wall) "
-             "| by (CPU) | check vs RankLab (1e-4) |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| tool | dataset | wall s | CPU s | peak RSS MB | RankLab faster by (wall) "
+        "| by (CPU) | check vs RankLab (1e-4) |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in rows:
         speed = f"{r['speedup']:.1f}×" if r.get("speedup") else "–"
         cpu_speed = f"{r['cpu_speedup']:.1f}×" if r.get("cpu_speedup") else "–"
         if r["rc"] != 0:
-            lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | failed "
-                         f"(exit {r['rc']}) | | | | | |")
+            lines.append(
+                f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | failed (exit {r['rc']}) | | | | | |"
+            )
             continue
-        lines.append(f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | {r['wall_s']:.2f} | "
-                     f"{r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {speed} | {cpu_speed} | "
-                     f"{r['check']} |")
+        lines.append(
+            f"| {TOOL_LABELS[r['tool']]} | {r['dataset']} | {r['wall_s']:.2f} | "
+            f"{r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {speed} | {cpu_speed} | "
+            f"{r['check']} |"
+        )
     return "\n".join(lines)
 
 
@@ -246,8 +304,9 @@ def run_benchmark(args) -> tuple[list[dict], dict]:
         # timed runs measure what a user sees from the second call on.
         warm = ensure_data("quick", args.data_dir, False)[0]
         for tool in tools:
-            res = time_process(tool_command(tool, warm["qrels"], warm["run"],
-                                            workdir / "warm.json"), args.timeout)
+            res = time_process(
+                tool_command(tool, warm["qrels"], warm["run"], workdir / "warm.json"), args.timeout
+            )
             print(f"warm-up {tool}: {res['wall_s']:.1f} s", file=sys.stderr)
 
     load_before = os.getloadavg()
@@ -267,25 +326,37 @@ def run_benchmark(args) -> tuple[list[dict], dict]:
                 out.unlink(missing_ok=True)
                 res = time_process(cmd, args.timeout)
                 runs.append(res)
-                print(f"{tool:12s} {ds['dataset']:32s} {res['wall_s']:8.2f} s "
-                      f"{res['peak_rss_mb']:8.0f} MB rc={res['rc']}", file=sys.stderr)
+                print(
+                    f"{tool:12s} {ds['dataset']:32s} {res['wall_s']:8.2f} s "
+                    f"{res['peak_rss_mb']:8.0f} MB rc={res['rc']}",
+                    file=sys.stderr,
+                )
                 if res["rc"] != 0:
                     print(res["stderr_tail"], file=sys.stderr)
                     break
             best = min(runs, key=lambda r: r["wall_s"])
-            row = {"tool": tool, "dataset": ds["dataset"], "preset": ds["preset"],
-                   "run_file": str(ds["run"]), "repeats": len(runs),
-                   "walls": [r["wall_s"] for r in runs],
-                   "wall_s": sorted(r["wall_s"] for r in runs)[len(runs) // 2],
-                   "best_s": best["wall_s"],
-                   "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-                   "cpu_s": best["cpu_s"], "rc": runs[-1]["rc"]}
+            row = {
+                "tool": tool,
+                "dataset": ds["dataset"],
+                "preset": ds["preset"],
+                "run_file": str(ds["run"]),
+                "repeats": len(runs),
+                "walls": [r["wall_s"] for r in runs],
+                "wall_s": sorted(r["wall_s"] for r in runs)[len(runs) // 2],
+                "best_s": best["wall_s"],
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "cpu_s": best["cpu_s"],
+                "rc": runs[-1]["rc"],
+            }
             if row["rc"] == 0:
                 payload = json.loads(out.read_text())
                 if tool == "ranklab":
                     row["aggregate"] = payload["runs"][0]["aggregate"]
-                    row["diagnostics"] = {k: v for k, v in payload["runs"][0]
-                                          ["diagnostics"].items() if not isinstance(v, list)}
+                    row["diagnostics"] = {
+                        k: v
+                        for k, v in payload["runs"][0]["diagnostics"].items()
+                        if not isinstance(v, list)
+                    }
                 else:
                     row["aggregate"] = payload["aggregate"]
                     row["phases"] = payload.get("phases")
@@ -295,9 +366,14 @@ def run_benchmark(args) -> tuple[list[dict], dict]:
                 if tool == "ranklab":
                     row["check"] = "reference"
             rows.append(row)
-        base = next((r for r in rows
-                     if r["dataset"] == ds["dataset"] and r["tool"] == "ranklab"
-                     and r["rc"] == 0), None)
+        base = next(
+            (
+                r
+                for r in rows
+                if r["dataset"] == ds["dataset"] and r["tool"] == "ranklab" and r["rc"] == 0
+            ),
+            None,
+        )
         for r in rows:
             if r["dataset"] == ds["dataset"] and base and r["rc"] == 0:
                 r["speedup"] = r["wall_s"] / base["wall_s"]
@@ -312,12 +388,14 @@ def run_benchmark(args) -> tuple[list[dict], dict]:
 
 def section_markdown(rows: list[dict], info: dict, args) -> str:
     v = info["versions"]
-    repeats = (f"{args.repeats} run(s)" if args.repeats
-               else "the repeats (1 on the 10 M-line files, 3 otherwise)")
+    repeats = (
+        f"{args.repeats} run(s)"
+        if args.repeats
+        else "the repeats (1 on the 10 M-line files, 3 otherwise)"
+    )
     presets = " ".join(args.datasets)
     shuffled = " --shuffled" if args.shuffled else ""
-    load = (f"load average {info['load_before'][0]:.1f} before, "
-            f"{info['load_after'][0]:.1f} after")
+    load = f"load average {info['load_before'][0]:.1f} before, {info['load_after'][0]:.1f} after"
     parts = [
         SECTION_TITLE,
         "",
@@ -381,12 +459,18 @@ def section_markdown(rows: list[dict], info: dict, args) -> str:
     for r in rows:
         if r["preset"] not in seen:
             seen.add(r["preset"])
-            parts.append(f"python bench/make_data.py --preset {r['preset']}"
-                         + (" --shuffle" if args.shuffled else ""))
+            parts.append(
+                f"python bench/make_data.py --preset {r['preset']}"
+                + (" --shuffle" if args.shuffled else "")
+            )
         run_file = Path(r["run_file"])
         stem = run_file.name.removesuffix(".run").removesuffix(".shuf")
-        cmd = tool_command(r["tool"], run_file.with_name(stem + ".qrels"), run_file,
-                           Path(tempfile.gettempdir()) / "OUT.json")
+        cmd = tool_command(
+            r["tool"],
+            run_file.with_name(stem + ".qrels"),
+            run_file,
+            Path(tempfile.gettempdir()) / "OUT.json",
+        )
         parts.append(display_cmd(cmd))
     parts += ["```", ""]
     return "\n".join(parts)
@@ -405,26 +489,34 @@ def write_section(path: Path, section: str) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="1,000 q × 100 docs only, 1 repeat: checks the script")
-    parser.add_argument("--datasets", nargs="+", choices=sorted(make_data.PRESETS),
-                        default=["10m", "ties"])
-    parser.add_argument("--shuffled", action="store_true",
-                        help="also time the run files with lines in random order")
-    parser.add_argument("--shuffled-tools", nargs="+", default=["ranklab", "pytrec_eval"],
-                        choices=TOOLS + ["ranklab_lib"],
-                        help="tools timed on the shuffled files (default: %(default)s)")
-    parser.add_argument("--tools", nargs="+", default=TOOLS,
-                        choices=TOOLS + ["ranklab_lib"])
+    parser.add_argument(
+        "--quick", action="store_true", help="1,000 q × 100 docs only, 1 repeat: checks the script"
+    )
+    parser.add_argument(
+        "--datasets", nargs="+", choices=sorted(make_data.PRESETS), default=["10m", "ties"]
+    )
+    parser.add_argument(
+        "--shuffled", action="store_true", help="also time the run files with lines in random order"
+    )
+    parser.add_argument(
+        "--shuffled-tools",
+        nargs="+",
+        default=["ranklab", "pytrec_eval"],
+        choices=TOOLS + ["ranklab_lib"],
+        help="tools timed on the shuffled files (default: %(default)s)",
+    )
+    parser.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS + ["ranklab_lib"])
     parser.add_argument("--repeats", type=int, help="default 1 on ≥5 M lines, else 3")
-    parser.add_argument("--timeout", type=float, default=1800.0,
-                        help="seconds per process before it is killed")
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per process before it is killed"
+    )
     parser.add_argument("--no-warmup", dest="warmup", action="store_false")
     parser.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_OUT)
     parser.add_argument("--write-md", type=Path, help="update this file's Ranking section")
     parser.add_argument("--note", default="", help="sentence added under the heading")
-    parser.add_argument("--from-json", type=Path,
-                        help="re-render the tables from a raw results file; times nothing")
+    parser.add_argument(
+        "--from-json", type=Path, help="re-render the tables from a raw results file; times nothing"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.datasets = ["quick"]
@@ -434,8 +526,14 @@ def main(argv=None) -> int:
         saved = json.loads(args.from_json.read_text())
         rows, info = saved["rows"], saved["info"]
         for r in rows:
-            base = next((b for b in rows if b["dataset"] == r["dataset"]
-                         and b["tool"] == "ranklab" and b["rc"] == 0), None)
+            base = next(
+                (
+                    b
+                    for b in rows
+                    if b["dataset"] == r["dataset"] and b["tool"] == "ranklab" and b["rc"] == 0
+                ),
+                None,
+            )
             if base and r["rc"] == 0:
                 r["speedup"] = r["wall_s"] / base["wall_s"]
                 r["cpu_speedup"] = r["cpu_s"] / base["cpu_s"]

@@ -37,10 +37,23 @@ from peers import MEASURES  # noqa: E402
 
 def ranklab(checkout: Path, qrels: Path, run: Path, out: Path) -> list[str]:
     measures = [arg for m in MEASURES for arg in ("-m", m)]
-    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(checkout)!r}); "
-            "from metrics_core.cli import main; raise SystemExit(main())",
-            "evaluate", "--qrels", str(qrels), "--run", str(run), *measures,
-            "--format", "json", "-o", str(out), "--quiet"]
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; sys.path.insert(0, {str(checkout)!r}); "
+        "from metrics_core.cli import main; raise SystemExit(main())",
+        "evaluate",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        *measures,
+        "--format",
+        "json",
+        "-o",
+        str(out),
+        "--quiet",
+    ]
 
 
 def rounds(tools: dict, repeats: int, timeout: float, tmp: Path) -> dict:
@@ -59,8 +72,11 @@ def rounds(tools: dict, repeats: int, timeout: float, tmp: Path) -> dict:
                 means[name] = {m: vals[t] for m, t in TREC_MEASURES.items() if t in vals}
             else:
                 means[name] = json.loads((tmp / f"{name}.json").read_text())["runs"][0]["aggregate"]
-            print(f"{name}: {res['wall_s']:.2f} s, {res['cpu_s']:.2f} s CPU, {res['peak_rss_mb']:.0f} MB",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{name}: {res['wall_s']:.2f} s, {res['cpu_s']:.2f} s CPU, {res['peak_rss_mb']:.0f} MB",
+                file=sys.stderr,
+                flush=True,
+            )
     return {"runs": runs, "means": means}
 
 
@@ -72,7 +88,9 @@ def checks(means: dict) -> dict:
             out[name] = "reference"
         elif name.startswith("trec_eval"):
             diff = max(abs(vals[m] - ours[m]) for m in vals)
-            out[name] = f"max diff {diff:.0e} on {len(vals)} measures" + (" (OVER 1e-12)" if diff > 1e-12 else "")
+            out[name] = f"max diff {diff:.0e} on {len(vals)} measures" + (
+                " (OVER 1e-12)" if diff > 1e-12 else ""
+            )
         else:
             out[name] = "identical" if vals == ours else "DIFFERS"
     return out
@@ -92,19 +110,27 @@ def main(argv=None) -> int:
     base = None
     if args.base:
         base = tmp / "base"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.base],
-                       check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.base],
+            check=True,
+        )
     print(f"load average at the start: {os.getloadavg()}", file=sys.stderr)
     try:
         for preset in args.sizes:
             cfg = make_data.PRESETS[preset]
-            qrels, run = args.data_dir / f"{cfg['name']}.qrels", args.data_dir / f"{cfg['name']}.run"
+            qrels, run = (
+                args.data_dir / f"{cfg['name']}.qrels",
+                args.data_dir / f"{cfg['name']}.run",
+            )
             if not (qrels.exists() and run.exists()):
                 make_data.main(["--preset", preset, "--out", str(args.data_dir)])
             warm_page_cache(qrels, run)
             tools = {}
             if base is not None:
-                tools[f"RankLab at {args.base}"] = (ranklab(base, qrels, run, tmp / f"RankLab at {args.base}.json"), "py")
+                tools[f"RankLab at {args.base}"] = (
+                    ranklab(base, qrels, run, tmp / f"RankLab at {args.base}.json"),
+                    "py",
+                )
             tools["RankLab"] = (ranklab(ROOT, qrels, run, tmp / "RankLab.json"), "py")
             for name, binary in binaries.items():
                 if binary and not (args.no_trec_eval10 and name == "trec_eval 10"):
@@ -112,22 +138,28 @@ def main(argv=None) -> int:
             got = rounds(tools, args.repeats, args.timeout, tmp)
             check = checks(got["means"])
             lines = cfg["queries"] * cfg["depth"]
-            print(f"\n{lines / 1e6:g} M lines ({run.stat().st_size / 1e9:.2f} GB), {args.repeats} rounds, "
-                  f"load average now {os.getloadavg()[0]:.1f}")
+            print(
+                f"\n{lines / 1e6:g} M lines ({run.stat().st_size / 1e9:.2f} GB), {args.repeats} rounds, "
+                f"load average now {os.getloadavg()[0]:.1f}"
+            )
             print("| tool | wall s, min | wall s, median | CPU s | peak MB | check |")
             print("|---|---:|---:|---:|---:|---|")
             best = {}
             for name, runs in got["runs"].items():
                 fastest = min(runs, key=lambda r: r["wall_s"])
                 best[name] = fastest["wall_s"]
-                print(f"| {name} | {fastest['wall_s']:.2f} | {statistics.median(r['wall_s'] for r in runs):.2f} | "
-                      f"{fastest['cpu_s']:.2f} | {fastest['peak_rss_mb']:.0f} | {check[name]} |")
+                print(
+                    f"| {name} | {fastest['wall_s']:.2f} | {statistics.median(r['wall_s'] for r in runs):.2f} | "
+                    f"{fastest['cpu_s']:.2f} | {fastest['peak_rss_mb']:.0f} | {check[name]} |"
+                )
             for name in best:
                 if name.startswith("trec_eval"):
                     print(f"{name} / RankLab (minima): {best[name] / best['RankLab']:.2f}x")
     finally:
         if base is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
+            )
     return 0
 
 

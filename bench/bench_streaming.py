@@ -45,8 +45,14 @@ from peers import MEASURES  # noqa: E402
 sys.path.insert(0, str(ROOT))
 from metrics_core.scale.streaming import DEFAULT_BLOCK_ROWS  # noqa: E402
 
-TREC_MEASURES = {"P@5": "P_5", "P@10": "P_10", "R@100": "recall_100", "AP": "map",
-                 "nDCG@10": "ndcg_cut_10", "nDCG@100": "ndcg_cut_100"}
+TREC_MEASURES = {
+    "P@5": "P_5",
+    "P@10": "P_10",
+    "R@100": "recall_100",
+    "AP": "map",
+    "nDCG@10": "ndcg_cut_10",
+    "nDCG@100": "ndcg_cut_100",
+}
 
 
 def shared_dir() -> Path:
@@ -71,13 +77,39 @@ def trec_eval_binaries() -> dict:
 
 def ranklab_cmd(qrels, run, out, extra) -> list[str]:
     measures = [arg for m in MEASURES for arg in ("-m", m)]
-    return [sys.executable, "-m", "metrics_core", "evaluate", "--qrels", str(qrels), "--run", str(run),
-            *measures, "--format", "json", "-o", str(out), "--quiet", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "metrics_core",
+        "evaluate",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        *measures,
+        "--format",
+        "json",
+        "-o",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
 
 
 def trec_cmd(binary, qrels, run) -> list[str]:
-    return [binary, "-m", "P.5,10", "-m", "recall.100", "-m", "map", "-m", "ndcg_cut.10,100",
-            str(qrels), str(run)]
+    return [
+        binary,
+        "-m",
+        "P.5,10",
+        "-m",
+        "recall.100",
+        "-m",
+        "map",
+        "-m",
+        "ndcg_cut.10,100",
+        str(qrels),
+        str(run),
+    ]
 
 
 def time_to_file(cmd, out_path: Path, timeout: float) -> dict:
@@ -92,7 +124,9 @@ def time_tree(cmd, timeout: float) -> dict:
 
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peaks: dict = {}
     names: dict = {}
     stop = threading.Event()
@@ -128,15 +162,31 @@ def time_tree(cmd, timeout: float) -> dict:
     stop.set()
     t.join()
     client = peaks.get(proc.pid, 0) / 2**20
-    workers = sorted((v / 2**20 for k, v in peaks.items()
-                      if k != proc.pid and "spawn_main" in names.get(k, "")), reverse=True)
-    return {"wall_s": wall, "peak_rss_mb": client, "worker_peaks_mb": workers,
-            "rc": proc.returncode, "stderr_tail": err.decode(errors="replace")[-600:]}
+    workers = sorted(
+        (v / 2**20 for k, v in peaks.items() if k != proc.pid and "spawn_main" in names.get(k, "")),
+        reverse=True,
+    )
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": client,
+        "worker_peaks_mb": workers,
+        "rc": proc.returncode,
+        "stderr_tail": err.decode(errors="replace")[-600:],
+    }
 
 
 def peer_command(tool: str, qrels: Path, run: Path, out: Path) -> list[str]:
-    return [sys.executable, str(BENCH / "peers.py"), tool, "--qrels", str(qrels), "--run", str(run),
-            "--out", str(out)]
+    return [
+        sys.executable,
+        str(BENCH / "peers.py"),
+        tool,
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        "--out",
+        str(out),
+    ]
 
 
 def split_parts(run: Path, folder: Path, n_parts: int) -> Path:
@@ -182,16 +232,30 @@ def run(args) -> list[dict]:
         warm_page_cache(qrels, runf)
         label = f"{lines / 1e6:.0f} M lines ({runf.stat().st_size / 1e9:.2f} GB)"
         ref = None
-        tools = [("RankLab, read whole", ranklab_cmd(qrels, runf, tmp / "whole.json", ["--block-rows", "0"]), "whole.json"),
-                 ("RankLab, streaming", ranklab_cmd(qrels, runf, tmp / "stream.json",
-                                                    ["--block-rows", str(args.block_rows)]), "stream.json")]
+        tools = [
+            (
+                "RankLab, read whole",
+                ranklab_cmd(qrels, runf, tmp / "whole.json", ["--block-rows", "0"]),
+                "whole.json",
+            ),
+            (
+                "RankLab, streaming",
+                ranklab_cmd(
+                    qrels, runf, tmp / "stream.json", ["--block-rows", str(args.block_rows)]
+                ),
+                "stream.json",
+            ),
+        ]
         for tool, cmd, out in tools:
             if preset in args.skip_whole and "whole" in tool:
                 continue
             res = time_process(cmd, args.timeout)
-            means = json.loads((tmp / out).read_text())["runs"][0]["aggregate"] if res["rc"] == 0 else None
-            check = "reference" if ref is None else (
-                "identical" if means == ref else "DIFFERS")
+            means = (
+                json.loads((tmp / out).read_text())["runs"][0]["aggregate"]
+                if res["rc"] == 0
+                else None
+            )
+            check = "reference" if ref is None else ("identical" if means == ref else "DIFFERS")
             if ref is None:
                 ref = means
             rows.append({"tool": tool, "dataset": label, **res, "check": check})
@@ -201,32 +265,56 @@ def run(args) -> list[dict]:
                 continue
             res = time_to_file(trec_cmd(binary, qrels, runf), tmp / "trec.txt", args.timeout)
             vals = trec_values(tmp / "trec.txt")
-            diffs = {m: abs(vals[t] - ref[m]) for m, t in TREC_MEASURES.items() if t in vals and ref}
-            check = (f"max diff {max(diffs.values()):.0e} on {len(diffs)} measures" if diffs
-                     else "no values")
+            diffs = {
+                m: abs(vals[t] - ref[m]) for m, t in TREC_MEASURES.items() if t in vals and ref
+            }
+            check = (
+                f"max diff {max(diffs.values()):.0e} on {len(diffs)} measures"
+                if diffs
+                else "no values"
+            )
             rows.append({"tool": tool, "dataset": label, **res, "check": check})
             print(rows[-1], file=sys.stderr, flush=True)
         for tool in args.peers:
             out = tmp / f"{tool}.json"
-            res = time_process(peer_command(tool, qrels, runf, out), args.timeout,
-                               max_rss_mb=args.peer_max_gb * 1024)
+            res = time_process(
+                peer_command(tool, qrels, runf, out),
+                args.timeout,
+                max_rss_mb=args.peer_max_gb * 1024,
+            )
             if res["over_memory_cap"]:
                 check = f"stopped: needed more than {args.peer_max_gb:g} GB"
             elif res["rc"] == 0 and ref:
                 means = json.loads(out.read_text())["aggregate"]
                 diffs = {m: abs(means[m] - ref[m]) for m in means if m in ref}
-                check = f"max diff {max(diffs.values()):.0e} on {len(diffs)} measures" if diffs else "no values"
+                check = (
+                    f"max diff {max(diffs.values()):.0e} on {len(diffs)} measures"
+                    if diffs
+                    else "no values"
+                )
             else:
                 check = "no values"
             rows.append({"tool": tool, "dataset": label, **res, "check": check})
             print(rows[-1], file=sys.stderr, flush=True)
         if args.dask:
             parts = split_parts(runf, args.data_dir / f"{name}.parts{args.parts}", args.parts)
-            res = time_tree(ranklab_cmd(qrels, parts, tmp / "dask.json", ["--scheduler", "local:2"]),
-                            args.timeout)
-            means = json.loads((tmp / "dask.json").read_text())["runs"][0]["aggregate"] if res["rc"] == 0 else None
-            rows.append({"tool": f"RankLab, Dask local:2 ({args.parts} parts)", "dataset": label, **res,
-                         "check": "identical" if means == ref else "DIFFERS"})
+            res = time_tree(
+                ranklab_cmd(qrels, parts, tmp / "dask.json", ["--scheduler", "local:2"]),
+                args.timeout,
+            )
+            means = (
+                json.loads((tmp / "dask.json").read_text())["runs"][0]["aggregate"]
+                if res["rc"] == 0
+                else None
+            )
+            rows.append(
+                {
+                    "tool": f"RankLab, Dask local:2 ({args.parts} parts)",
+                    "dataset": label,
+                    **res,
+                    "check": "identical" if means == ref else "DIFFERS",
+                }
+            )
             print(rows[-1], file=sys.stderr, flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -239,9 +327,14 @@ def table(rows) -> str:
         if r.get("worker_peaks_mb"):
             mem += " (client); workers " + ", ".join(f"{w:.0f}" for w in r["worker_peaks_mb"])
         cpu = f"{r['cpu_s']:.1f}" if "cpu_s" in r else "–"
-        status = (r["check"] if r.get("rc", 0) == 0 or r.get("over_memory_cap")
-                  else f"failed (exit {r.get('rc')})")
-        out.append(f"| {r['tool']} | {r['dataset']} | {r['wall_s']:.2f} | {cpu} | {mem} | {status} |")
+        status = (
+            r["check"]
+            if r.get("rc", 0) == 0 or r.get("over_memory_cap")
+            else f"failed (exit {r.get('rc')})"
+        )
+        out.append(
+            f"| {r['tool']} | {r['dataset']} | {r['wall_s']:.2f} | {cpu} | {mem} | {status} |"
+        )
     return "\n".join(out)
 
 
@@ -251,10 +344,19 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_OUT)
     p.add_argument("--block-rows", type=int, default=DEFAULT_BLOCK_ROWS)
     p.add_argument("--trec", nargs="*", default=["trec_eval 9", "trec_eval 10"])
-    p.add_argument("--peers", nargs="*", default=[], choices=["pytrec_eval", "ranx"],
-                   help="also time these Python peers (pip install -r bench/requirements.txt)")
-    p.add_argument("--peer-max-gb", type=float, default=14.0,
-                   help="stop a peer whose resident memory passes this (the row says so)")
+    p.add_argument(
+        "--peers",
+        nargs="*",
+        default=[],
+        choices=["pytrec_eval", "ranx"],
+        help="also time these Python peers (pip install -r bench/requirements.txt)",
+    )
+    p.add_argument(
+        "--peer-max-gb",
+        type=float,
+        default=14.0,
+        help="stop a peer whose resident memory passes this (the row says so)",
+    )
     p.add_argument("--dask", action="store_true")
     p.add_argument("--parts", type=int, default=8)
     p.add_argument("--skip-whole", nargs="*", default=[], help="presets without the read-whole row")

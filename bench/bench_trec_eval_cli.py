@@ -30,15 +30,35 @@ from bench_ranking import machine_info, time_process, warm_page_cache  # noqa: E
 from bench_streaming import shared_dir  # noqa: E402
 
 #: trec_eval's official measures, as RankLab names them (for ``evaluate``)
-OFFICIAL = ["NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "GMAP", "Rprec", "Bpref", "RR",
-            *[f"IPrec@{x / 10:.1f}" for x in range(11)], "P@5", "P@10", "P@15", "P@20", "P@30",
-            "P@100", "P@200", "P@500", "P@1000"]
+OFFICIAL = [
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "AP",
+    "GMAP",
+    "Rprec",
+    "Bpref",
+    "RR",
+    *[f"IPrec@{x / 10:.1f}" for x in range(11)],
+    "P@5",
+    "P@10",
+    "P@15",
+    "P@20",
+    "P@30",
+    "P@100",
+    "P@200",
+    "P@500",
+    "P@1000",
+]
 
 
 def stock_binaries() -> dict:
     """trec_eval 10 and 9 in their stock output format (``%6.4f``), compiled once into a
     cache folder from the unmodified sources beside the repository (none without a compiler)."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ranklab-trec_eval-stock"
+    cache = (
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ranklab-trec_eval-stock"
+    )
     out = {}
     for version, label in (("trec_eval-10.0", "trec_eval 10"), ("trec_eval-9.0.8", "trec_eval 9")):
         src, build = shared_dir() / "reference" / version, cache / version
@@ -67,7 +87,9 @@ def timed(cmd: list[str], repeat: int, timeout: float) -> tuple[float, float, by
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--qrels", type=Path, required=True)
     parser.add_argument("--run", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=3)
@@ -77,24 +99,36 @@ def main(argv=None) -> int:
     files = [str(args.qrels), str(args.run)]
     py = [sys.executable, "-m", "metrics_core"]
     evaluate = [*py, "evaluate", "--qrels", files[0], "--run", files[1], "--format", "json"]
-    sets = {"official": ([], [*evaluate, *[a for m in OFFICIAL for a in ("-m", m)]]),
-            "-q -m all_trec": (["-q", "-m", "all_trec"], None)}
+    sets = {
+        "official": ([], [*evaluate, *[a for m in OFFICIAL for a in ("-m", m)]]),
+        "-q -m all_trec": (["-q", "-m", "all_trec"], None),
+    }
     warm_page_cache(args.qrels, args.run)
     print(f"<!-- {machine_info()} -->")
     print(f"| measures | process | wall s (median of {args.repeat}) | peak MB | bytes equal to |")
     print("|---|---|---|---|---|")
     for label, (flags, evaluate_cmd) in sets.items():
-        reference = {name: timed([str(b), *flags, *files], args.repeat, args.timeout)
-                     for name, b in binaries.items()}
-        rows = [("RankLab trec_eval", [*py, "trec_eval", *flags, *files], "trec_eval 10"),
-                ("RankLab trec_eval --compat trec_eval9",
-                 [*py, "trec_eval", "--compat", "trec_eval9", *flags, *files], "trec_eval 9")]
+        reference = {
+            name: timed([str(b), *flags, *files], args.repeat, args.timeout)
+            for name, b in binaries.items()
+        }
+        rows = [
+            ("RankLab trec_eval", [*py, "trec_eval", *flags, *files], "trec_eval 10"),
+            (
+                "RankLab trec_eval --compat trec_eval9",
+                [*py, "trec_eval", "--compat", "trec_eval9", *flags, *files],
+                "trec_eval 9",
+            ),
+        ]
         if evaluate_cmd:
             rows.append(("RankLab evaluate, same measures (JSON means)", evaluate_cmd, None))
         for name, cmd, twin in rows:
             wall, peak, output = timed(cmd, args.repeat, args.timeout)
-            equal = "" if twin is None or twin not in reference else (
-                twin if output == reference[twin][2] else f"NOT {twin}")
+            equal = (
+                ""
+                if twin is None or twin not in reference
+                else (twin if output == reference[twin][2] else f"NOT {twin}")
+            )
             print(f"| {label} | {name} | {wall:.2f} | {peak:.0f} | {equal} |", flush=True)
         for name, (wall, peak, _) in reference.items():
             print(f"| {label} | {name} (C) | {wall:.2f} | {peak:.0f} | |", flush=True)

@@ -35,11 +35,16 @@ def make_data(out: Path, lines: int, queries: int, seed: int = 0) -> tuple[Path,
     depth = lines // queries
     q = np.repeat(np.arange(queries), depth)
     # distinct documents within a query (a run with duplicates is refused by default)
-    d = (np.tile(np.arange(depth), queries) * 491 + np.repeat(rng.integers(0, 50_000, queries), depth)) % 50_000
+    d = (
+        np.tile(np.arange(depth), queries) * 491
+        + np.repeat(rng.integers(0, 50_000, queries), depth)
+    ) % 50_000
     s = np.round(rng.random(len(q)) * 100, 2)
     ranks = np.tile(np.arange(1, depth + 1), queries)
     with run_path.open("w") as fh:
-        fh.writelines(f"q{a} Q0 D{b} {r} {c:.2f} big\n" for a, b, r, c in zip(q, d, ranks, s, strict=True))
+        fh.writelines(
+            f"q{a} Q0 D{b} {r} {c:.2f} big\n" for a, b, r, c in zip(q, d, ranks, s, strict=True)
+        )
     # 30 judged documents per query, drawn from the query's retrieved documents
     cols = np.argsort(rng.random((queries, depth)), axis=1)[:, :30]
     jd = np.take_along_axis(d.reshape(queries, depth), cols, axis=1).ravel()
@@ -62,7 +67,9 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     qrels, run = make_data(ROOT / "bench" / "data" / "explorer", args.lines, args.queries)
-    print(f"run: {run.name} {run.stat().st_size / 1e6:.1f} MB, qrels {qrels.stat().st_size / 1e6:.1f} MB")
+    print(
+        f"run: {run.name} {run.stat().st_size / 1e6:.1f} MB, qrels {qrels.stat().st_size / 1e6:.1f} MB"
+    )
     with streamlit_server() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

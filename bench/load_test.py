@@ -65,14 +65,21 @@ def make_visitor_data(i: int, lines: int, queries: int) -> tuple[Path, Path, Pat
         d = (np.tile(np.arange(depth), queries) * 7 + np.repeat(offset + shift, depth)) % docs
         s = rng.random(len(q)) * 20
         with path.open("w") as fh:
-            fh.writelines(f"v{i:02d}-q{a:05d} Q0 v{i:02d}-clueweb12-{b:07d}-doc {r} {c:.6f} {tag}\n"
-                          for a, b, r, c in zip(q, d, np.tile(np.arange(1, depth + 1), queries), s, strict=True))
+            fh.writelines(
+                f"v{i:02d}-q{a:05d} Q0 v{i:02d}-clueweb12-{b:07d}-doc {r} {c:.6f} {tag}\n"
+                for a, b, r, c in zip(
+                    q, d, np.tile(np.arange(1, depth + 1), queries), s, strict=True
+                )
+            )
     # 30 judgements a query, among the documents both runs retrieve
     jd = (np.arange(30)[None, :] * 14 + offset[:, None]) % docs
     rel = rng.choice(4, size=jd.shape, p=[0.6, 0.2, 0.12, 0.08])
     with qrels.open("w") as fh:
-        fh.writelines(f"v{i:02d}-q{a:05d} 0 v{i:02d}-clueweb12-{b:07d}-doc {c}\n"
-                      for a in range(queries) for b, c in zip(jd[a], rel[a], strict=True))
+        fh.writelines(
+            f"v{i:02d}-q{a:05d} 0 v{i:02d}-clueweb12-{b:07d}-doc {c}\n"
+            for a in range(queries)
+            for b, c in zip(jd[a], rel[a], strict=True)
+        )
     return qrels, run_a, run_b
 
 
@@ -120,7 +127,9 @@ async def drop(page, box, files: list[Path], shown, timeout_ms: int, tries: int 
     for attempt in range(tries):
         await box.set_input_files([str(f) for f in files])
         try:
-            await shown.first.wait_for(timeout=timeout_ms if attempt == tries - 1 else min(timeout_ms, 60_000))
+            await shown.first.wait_for(
+                timeout=timeout_ms if attempt == tries - 1 else min(timeout_ms, 60_000)
+            )
             return
         except Exception:
             if attempt == tries - 1:
@@ -128,7 +137,9 @@ async def drop(page, box, files: list[Path], shown, timeout_ms: int, tries: int 
             await settle(page, timeout_ms)
 
 
-async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], timeout_ms: int) -> dict:
+async def visitor(
+    browser, url: str, i: int, files: tuple[Path, Path, Path], timeout_ms: int
+) -> dict:
     """One visitor: upload, open the Overview, check what the pages name."""
     qrels, run_a, run_b = files
     own = {f"{i:02d}"}
@@ -143,14 +154,26 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
         await settle(page, timeout_ms)
         await page.wait_for_timeout(1500)  # the first runs (the address gets its token) are over
         await settle(page, timeout_ms)
-        boxes = page.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
+        boxes = page.locator(
+            '[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]'
+        )
         out["stage"] = "qrels"
-        await drop(page, boxes.nth(0), [qrels], page.get_by_text(re.compile(r"queries, [\d,]+ judgements")),
-                   timeout_ms)
+        await drop(
+            page,
+            boxes.nth(0),
+            [qrels],
+            page.get_by_text(re.compile(r"queries, [\d,]+ judgements")),
+            timeout_ms,
+        )
         await settle(page, timeout_ms)
         out["stage"] = "runs"
-        await drop(page, boxes.nth(1), [run_a, run_b],
-                   page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about")), timeout_ms)
+        await drop(
+            page,
+            boxes.nth(1),
+            [run_a, run_b],
+            page.get_by_text(re.compile(rf"Loaded: v{i:02d}a \(|could not|would need about")),
+            timeout_ms,
+        )
         await settle(page, timeout_ms)
         refused = page.locator('[data-testid="stAlertContentError"]')
         if await refused.count() and (await refused.first.inner_text()).strip():
@@ -161,17 +184,26 @@ async def visitor(browser, url: str, i: int, files: tuple[Path, Path, Path], tim
         await link.click()
         await settle(page, timeout_ms)
         if "refused" not in out:
-            rows = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"] [role="row"]',
-                                has_text=f"v{i:02d}a")
+            rows = page.locator(
+                '[data-testid="stMain"] [data-testid="stDataFrame"] [role="row"]',
+                has_text=f"v{i:02d}a",
+            )
             await rows.first.wait_for(state="attached")
         overview_text = await page.locator('[data-testid="stMain"]').inner_text()
         grid_rows = await page.locator('[data-testid="stDataFrame"] [role="row"]').all_inner_texts()
-        seen = {a or b for a, b in NAMES.findall(main_text + "\n" + overview_text + "\n" + "\n".join(grid_rows))}
+        seen = {
+            a or b
+            for a, b in NAMES.findall(
+                main_text + "\n" + overview_text + "\n" + "\n".join(grid_rows)
+            )
+        }
         out["seconds"] = round(time.perf_counter() - t0, 1)
         out["own runs shown"] = own <= seen or "refused" in out
         out["others shown"] = sorted(seen - own)
     except Exception as exc:  # reported, not raised: the other visitors go on
-        out["error"] = f"{out.get('stage', 'start')}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        out["error"] = (
+            f"{out.get('stage', 'start')}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        )
         try:
             shot = DATA_DIR / f"error_v{i:02d}.png"
             await page.screenshot(path=str(shot), full_page=True)
@@ -198,14 +230,18 @@ async def warm_up(url: str, timeout_ms: int) -> dict:
             await browser.close()
 
 
-async def drive(url: str, visitors: int, lines: int, queries: int, timeout_ms: int, sampler: Sampler) -> list:
+async def drive(
+    url: str, visitors: int, lines: int, queries: int, timeout_ms: int, sampler: Sampler
+) -> list:
     from playwright.async_api import async_playwright
 
     files = [make_visitor_data(i, lines, queries) for i in range(visitors)]
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            results = await asyncio.gather(*(visitor(browser, url, i, files[i], timeout_ms) for i in range(visitors)))
+            results = await asyncio.gather(
+                *(visitor(browser, url, i, files[i], timeout_ms) for i in range(visitors))
+            )
             sampler.at_boards = rss_mb(sampler.pid)
             for r in results:  # the visitors close their tabs
                 ctx = r.pop("context", None)
@@ -223,17 +259,26 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--server-mb", type=int, default=900)
     ap.add_argument("--visitor-mb", type=int, default=64)
-    ap.add_argument("--wait-after", type=int, default=200, help="seconds of RSS readings after the tabs close")
+    ap.add_argument(
+        "--wait-after", type=int, default=200, help="seconds of RSS readings after the tabs close"
+    )
     ap.add_argument("--timeout", type=int, default=900, help="seconds a visitor may take")
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
 
     files = [make_visitor_data(i, args.lines, args.queries) for i in range(args.visitors)][0]
     sizes = {p.name: round(p.stat().st_size / 1e6, 2) for p in files}
-    proc, url = start_server({"RANKLAB_SERVER_MB": str(args.server_mb), "RANKLAB_VISITOR_MB": str(args.visitor_mb)})
-    report: dict = {"visitors": args.visitors, "lines": args.lines, "files MB (visitor 0)": sizes,
-                    "server budget MB": args.server_mb, "visitor budget MB": args.visitor_mb,
-                    "cpus": os.cpu_count()}
+    proc, url = start_server(
+        {"RANKLAB_SERVER_MB": str(args.server_mb), "RANKLAB_VISITOR_MB": str(args.visitor_mb)}
+    )
+    report: dict = {
+        "visitors": args.visitors,
+        "lines": args.lines,
+        "files MB (visitor 0)": sizes,
+        "server budget MB": args.server_mb,
+        "visitor budget MB": args.visitor_mb,
+        "cpus": os.cpu_count(),
+    }
     try:
         import urllib.request
 
@@ -248,7 +293,9 @@ def main() -> int:
         sampler = Sampler(proc.pid)
         sampler.at_boards = 0.0
         t0 = time.perf_counter()
-        results = asyncio.run(drive(url, args.visitors, args.lines, args.queries, args.timeout * 1000, sampler))
+        results = asyncio.run(
+            drive(url, args.visitors, args.lines, args.queries, args.timeout * 1000, sampler)
+        )
         report["drive s"] = round(time.perf_counter() - t0, 1)
         report["rss at boards MB"] = round(sampler.at_boards, 1)
         report["rss peak MB"] = round(sampler.peak, 1)
@@ -258,7 +305,10 @@ def main() -> int:
         while time.perf_counter() - closed < args.wait_after and proc.poll() is None:
             time.sleep(10)
             after[int(time.perf_counter() - closed)] = round(rss_mb(proc.pid), 1)
-            print(f"  {list(after)[-1]:>4} s after the tabs closed: {list(after.values())[-1]} MB", flush=True)
+            print(
+                f"  {list(after)[-1]:>4} s after the tabs closed: {list(after.values())[-1]} MB",
+                flush=True,
+            )
         sampler.stop()
         report["rss after close MB"] = after
         report["rss peak MB"] = round(max(sampler.peak, report["rss peak MB"]), 1)
@@ -271,17 +321,27 @@ def main() -> int:
         proc.terminate()
         proc.wait(20)
     last = list(report.get("rss after close MB", {}).values())
-    print(f"visitors: {args.visitors} x (qrels + 2 runs of {args.lines:,} lines; visitor 0's files {sizes} MB)")
-    print(f"RSS idle {report.get('rss idle MB')} MB; at the boards {report.get('rss at boards MB')} MB; "
-          f"peak {report.get('rss peak MB')} MB (budget {args.server_mb} MB); "
-          f"{args.wait_after} s after the tabs closed {last[-1] if last else '?'} MB")
-    print(f"isolation: {'held' if report.get('isolated') else 'BROKEN'}; own runs shown to "
-          f"{report.get('own runs shown')} of {args.visitors}; refused {len(report.get('refused', []))}; "
-          f"errors {len(report.get('errors', []))}")
+    print(
+        f"visitors: {args.visitors} x (qrels + 2 runs of {args.lines:,} lines; visitor 0's files {sizes} MB)"
+    )
+    print(
+        f"RSS idle {report.get('rss idle MB')} MB; at the boards {report.get('rss at boards MB')} MB; "
+        f"peak {report.get('rss peak MB')} MB (budget {args.server_mb} MB); "
+        f"{args.wait_after} s after the tabs closed {last[-1] if last else '?'} MB"
+    )
+    print(
+        f"isolation: {'held' if report.get('isolated') else 'BROKEN'}; own runs shown to "
+        f"{report.get('own runs shown')} of {args.visitors}; refused {len(report.get('refused', []))}; "
+        f"errors {len(report.get('errors', []))}"
+    )
     print(json.dumps(report, indent=1, default=str))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=str))
-    return 0 if report.get("isolated") and not report.get("errors") and report.get("server alive") else 1
+    return (
+        0
+        if report.get("isolated") and not report.get("errors") and report.get("server alive")
+        else 1
+    )
 
 
 if __name__ == "__main__":

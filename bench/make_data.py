@@ -44,8 +44,9 @@ PRESETS = {
     "10m": dict(queries=10_000, depth=1_000, decimals=4, name="q10k_d1000"),
     # Many short queries (a QA or passage set): fewer judgements per query, so that
     # the qrels (2.5 M lines) stay smaller than the run (10 M lines).
-    "ties": dict(queries=100_000, depth=100, decimals=1, judged_min=10, judged_max=40,
-                 name="q100k_d100_ties"),
+    "ties": dict(
+        queries=100_000, depth=100, decimals=1, judged_min=10, judged_max=40, name="q100k_d100_ties"
+    ),
     "quick": dict(queries=1_000, depth=100, decimals=4, name="q1k_d100"),
     # the streaming benchmark's large run (1.9 GB): 50,000 queries x 1,000 docs
     "50m": dict(queries=50_000, depth=1_000, decimals=4, name="q50k_d1000"),
@@ -193,8 +194,11 @@ def main(argv=None) -> int:
     parser.add_argument("--name", help="file stem (default from the preset or sizes)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--shuffle", action="store_true",
-                        help="also write <name>.shuf.run with the lines in random order")
+    parser.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="also write <name>.shuf.run with the lines in random order",
+    )
     args = parser.parse_args(argv)
 
     cfg = dict(PRESETS[args.preset]) if args.preset else {"decimals": 4}
@@ -209,8 +213,12 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     run_table, qrels_table = generate(
-        cfg["queries"], cfg["depth"], decimals=cfg["decimals"],
-        judged_min=cfg["judged_min"], judged_max=cfg["judged_max"], seed=args.seed,
+        cfg["queries"],
+        cfg["depth"],
+        decimals=cfg["decimals"],
+        judged_min=cfg["judged_min"],
+        judged_max=cfg["judged_max"],
+        seed=args.seed,
     )
     args.out.mkdir(parents=True, exist_ok=True)
     run_path, qrels_path = args.out / f"{name}.run", args.out / f"{name}.qrels"
@@ -224,8 +232,11 @@ def main(argv=None) -> int:
         written.append(shuf_path)
     for path in written:
         print(f"{path}  {path.stat().st_size / 2**20:.1f} MiB", file=sys.stderr)
-    print(f"{run_table.num_rows} run lines, {qrels_table.num_rows} qrels lines "
-          f"in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(
+        f"{run_table.num_rows} run lines, {qrels_table.num_rows} qrels lines "
+        f"in {time.perf_counter() - t0:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -63,9 +63,9 @@ def run_pytrec_eval(qrels_path: str, run_path: str) -> tuple[dict, dict, int]:
     means = {m: sum(v[name] for v in per_query.values()) / n for m, name in PYTREC_NAMES.items()}
     # RR@10 = 1/rank of the first relevant document if that rank is <= 10, else 0;
     # recip_rank >= 1/10 exactly when the first relevant rank is <= 10.
-    means["RR@10"] = sum(
-        v["recip_rank"] if v["recip_rank"] >= 0.1 else 0.0 for v in per_query.values()
-    ) / n
+    means["RR@10"] = (
+        sum(v["recip_rank"] if v["recip_rank"] >= 0.1 else 0.0 for v in per_query.values()) / n
+    )
     t3 = time.perf_counter()
     return means, {"read": t1 - t0, "evaluate": t2 - t1, "mean": t3 - t2}, n
 

@@ -26,6 +26,17 @@ autodoc_typehints = "none"
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 html_static_path: list[str] = []
-suppress_warnings = ["ref.python", "ref.ref", "ref.doc", "ref.mod", "ref.func", "ref.class", "ref.meth",
-                     "ref.attr", "ref.data", "ref.exc", "ref.obj"]
+suppress_warnings = [
+    "ref.python",
+    "ref.ref",
+    "ref.doc",
+    "ref.mod",
+    "ref.func",
+    "ref.class",
+    "ref.meth",
+    "ref.attr",
+    "ref.data",
+    "ref.exc",
+    "ref.obj",
+]
 nitpicky = False

@@ -27,9 +27,24 @@ import numpy as np
 from metrics_core.errors import N_, InputError
 from metrics_core.validation import LIMITS, check_binary, check_int
 
-__all__ = ["STRATEGIES", "CI_STATISTICS", "check_probabilities", "check_bins", "jackknife_statistics", "bin_edges", "assign_bins", "reliability_bins", "wilson_interval",
-           "expected_calibration_error", "debiased_expected_calibration_error", "maximum_calibration_error", "audit_ece", "brier_score",
-           "calibration_report", "bootstrap_calibration_ci"]
+__all__ = [
+    "STRATEGIES",
+    "CI_STATISTICS",
+    "check_probabilities",
+    "check_bins",
+    "jackknife_statistics",
+    "bin_edges",
+    "assign_bins",
+    "reliability_bins",
+    "wilson_interval",
+    "expected_calibration_error",
+    "debiased_expected_calibration_error",
+    "maximum_calibration_error",
+    "audit_ece",
+    "brier_score",
+    "calibration_report",
+    "bootstrap_calibration_ci",
+]
 
 STRATEGIES = ("uniform", "quantile")
 
@@ -51,15 +66,19 @@ def check_bins(n_bins, strategy) -> int:
     15
     """
     if strategy not in STRATEGIES:
-        raise InputError(N_("unknown binning strategy {strategy!r}"), hint=N_("Accepted: {choices}"),
-                         params={"strategy": strategy, "choices": ", ".join(STRATEGIES)})
+        raise InputError(
+            N_("unknown binning strategy {strategy!r}"),
+            hint=N_("Accepted: {choices}"),
+            params={"strategy": strategy, "choices": ", ".join(STRATEGIES)},
+        )
     try:
         return check_int(n_bins, "number of bins", minimum=1, maximum=LIMITS["bins"])
     except InputError as exc:
         if "at most" in exc.problem:
             raise
-        raise InputError(N_("number of bins must be a positive integer, got {value!r}"),
-                         params={"value": n_bins}) from None
+        raise InputError(
+            N_("number of bins must be a positive integer, got {value!r}"), params={"value": n_bins}
+        ) from None
 
 
 def bin_edges(y_prob, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:
@@ -129,13 +148,15 @@ def _bin_sums(bins, probs, labels, n_bins, weights=None):
     count = np.bincount(bins, weights=weights, minlength=n_bins)
     w = probs if weights is None else probs * weights
     conf_sum = np.bincount(bins, weights=w, minlength=n_bins)
-    pos = np.bincount(bins, weights=labels if weights is None else labels * weights,
-                      minlength=n_bins)
+    pos = np.bincount(
+        bins, weights=labels if weights is None else labels * weights, minlength=n_bins
+    )
     return count, conf_sum, pos
 
 
-def reliability_bins(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
-                     confidence: float = 0.95) -> dict:
+def reliability_bins(
+    y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *, confidence: float = 0.95
+) -> dict:
     """Per-bin statistics of a reliability diagram.
 
     Returns
@@ -162,9 +183,16 @@ def reliability_bins(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform"
         conf = np.where(count > 0, conf_sum / count, np.nan)
         freq = np.where(count > 0, pos / count, np.nan)
     lo, hi = wilson_interval(pos, count, confidence)
-    return {"lower": edges[:-1], "upper": edges[1:], "count": count.astype(np.int64),
-            "confidence": conf, "frequency": freq, "positives": pos.astype(np.int64),
-            "freq_low": lo, "freq_high": hi}
+    return {
+        "lower": edges[:-1],
+        "upper": edges[1:],
+        "count": count.astype(np.int64),
+        "confidence": conf,
+        "frequency": freq,
+        "positives": pos.astype(np.int64),
+        "freq_low": lo,
+        "freq_high": hi,
+    }
 
 
 def _ece_mce(count, conf, freq):
@@ -183,8 +211,9 @@ def _expected_abs_normal(mu, sigma):
     mu = np.asarray(mu, dtype=np.float64)
     sigma = np.asarray(sigma, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        folded = (sigma * np.sqrt(2 / np.pi) * np.exp(-mu * mu / (2 * sigma * sigma))
-                  + mu * (1 - 2 * norm.cdf(-mu / sigma)))
+        folded = sigma * np.sqrt(2 / np.pi) * np.exp(-mu * mu / (2 * sigma * sigma)) + mu * (
+            1 - 2 * norm.cdf(-mu / sigma)
+        )
     return np.where(sigma > 0, folded, np.abs(mu))
 
 
@@ -200,8 +229,9 @@ def _debiased_terms(count, conf_sum, pos):
     return np.where(count > 0, term, 0.0)
 
 
-def debiased_expected_calibration_error(y_true, y_prob, n_bins: int = 10,
-                                        strategy: str = "uniform") -> float:
+def debiased_expected_calibration_error(
+    y_true, y_prob, n_bins: int = 10, strategy: str = "uniform"
+) -> float:
     r"""Debiased ECE: the plug-in ECE minus its estimated sampling bias, per bin.
 
     The plug-in ECE (:func:`expected_calibration_error`) overstates the calibration
@@ -245,8 +275,9 @@ def debiased_expected_calibration_error(y_true, y_prob, n_bins: int = 10,
     return float(np.sum(_debiased_terms(r["count"], conf_sum, r["positives"])) / r["count"].sum())
 
 
-def expected_calibration_error(y_true, y_prob, n_bins: int = 10,
-                               strategy: str = "uniform") -> float:
+def expected_calibration_error(
+    y_true, y_prob, n_bins: int = 10, strategy: str = "uniform"
+) -> float:
     r"""Expected calibration error (plug-in), count-weighted.
 
     .. math:: \mathrm{ECE} = \sum_m \frac{|B_m|}{N}\,|\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|
@@ -262,8 +293,7 @@ def expected_calibration_error(y_true, y_prob, n_bins: int = 10,
     return _ece_mce(r["count"], r["confidence"], r["frequency"])[0]
 
 
-def maximum_calibration_error(y_true, y_prob, n_bins: int = 10,
-                              strategy: str = "uniform") -> float:
+def maximum_calibration_error(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform") -> float:
     """Largest ``|acc(B_m) - conf(B_m)|`` over non-empty bins.
 
     Examples
@@ -315,8 +345,9 @@ def brier_score(y_true, y_prob) -> float:
     return float(np.mean((probs - labels) ** 2))
 
 
-def calibration_report(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
-                       confidence: float = 0.95) -> dict:
+def calibration_report(
+    y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *, confidence: float = 0.95
+) -> dict:
     """ECE (plug-in and debiased), MCE, Brier and the bins in one call (one validation,
     one binning). ``ece_debiased`` is :func:`debiased_expected_calibration_error`.
 
@@ -330,9 +361,19 @@ def calibration_report(y_true, y_prob, n_bins: int = 10, strategy: str = "unifor
     bins = reliability_bins(labels, probs, n_bins, strategy, confidence=confidence)
     ece, mce = _ece_mce(bins["count"], bins["confidence"], bins["frequency"])
     conf_sum = np.where(bins["count"] > 0, bins["confidence"] * bins["count"], 0.0)
-    ece_db = float(np.sum(_debiased_terms(bins["count"], conf_sum, bins["positives"])) / labels.size)
-    return {"ece": ece, "ece_debiased": ece_db, "mce": mce, "brier": float(np.mean((probs - labels) ** 2)),
-            "n": int(labels.size), "n_bins": int(n_bins), "strategy": strategy, "bins": bins}
+    ece_db = float(
+        np.sum(_debiased_terms(bins["count"], conf_sum, bins["positives"])) / labels.size
+    )
+    return {
+        "ece": ece,
+        "ece_debiased": ece_db,
+        "mce": mce,
+        "brier": float(np.mean((probs - labels) ** 2)),
+        "n": int(labels.size),
+        "n_bins": int(n_bins),
+        "strategy": strategy,
+        "bins": bins,
+    }
 
 
 CI_STATISTICS = ("ece", "ece_debiased", "mce", "brier")
@@ -358,7 +399,7 @@ def jackknife_statistics(bins, probs, y, nb):
     """
     n = y.size
     count, conf_sum, pos = _bin_sums(bins, probs, y, nb)
-    abs_num = np.abs(pos - conf_sum)                 # count * |gap| per bin
+    abs_num = np.abs(pos - conf_sum)  # count * |gap| per bin
     db = _debiased_terms(count, conf_sum, pos)
     c_i, s_i, p_i = count[bins] - 1, conf_sum[bins] - probs, pos[bins] - y
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -375,9 +416,17 @@ def jackknife_statistics(bins, probs, y, nb):
     return np.vstack([ece, ece_db, mce, brier])
 
 
-def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "uniform", *,
-                             n_resamples: int = 1000, confidence: float = 0.95,
-                             seed: int = 0, max_bias_z: float = 1.0) -> dict:
+def bootstrap_calibration_ci(
+    y_true,
+    y_prob,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    max_bias_z: float = 1.0,
+) -> dict:
     """BCa bootstrap intervals for the plug-in ECE, the debiased ECE, MCE and Brier.
 
     Items are resampled with replacement; the bin edges are those of the full sample
@@ -441,6 +490,13 @@ def bootstrap_calibration_ci(y_true, y_prob, n_bins: int = 10, strategy: str = "
         iv = bca_interval(reps[j], float(point[j]), confidence, jackknife=jack[j])
         reliable = bool(iv["contains"] and abs(iv["z0"]) <= max_bias_z)
         low, high = (iv["low"], iv["high"]) if reliable else (np.nan, np.nan)
-        out[name] = {"value": float(point[j]), "low": float(low), "high": float(high), "n_resamples": n_resamples,
-                     "method": iv["method"], "z0": float(iv["z0"]), "reliable": reliable}
+        out[name] = {
+            "value": float(point[j]),
+            "low": float(low),
+            "high": float(high),
+            "n_resamples": n_resamples,
+            "method": iv["method"],
+            "z0": float(iv["z0"]),
+            "reliable": reliable,
+        }
     return out

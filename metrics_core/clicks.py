@@ -90,26 +90,39 @@ def first_click_ranks(frame: pd.DataFrame, rule: str = "first", strict: bool = F
     click_len = np.fromiter((len(c) for c in click_lists), dtype=np.int64, count=n)
 
     # Flatten: (impression, id, position) for shown; (impression, id, order) for clicks.
-    shown = pd.DataFrame({
-        "imp": np.repeat(np.arange(n), shown_len),
-        "doc": [str(d) for s in shown_lists for d in s],
-    })
-    shown["pos"] = np.arange(len(shown)) - np.repeat(np.cumsum(shown_len) - shown_len, shown_len) + 1
+    shown = pd.DataFrame(
+        {
+            "imp": np.repeat(np.arange(n), shown_len),
+            "doc": [str(d) for s in shown_lists for d in s],
+        }
+    )
+    shown["pos"] = (
+        np.arange(len(shown)) - np.repeat(np.cumsum(shown_len) - shown_len, shown_len) + 1
+    )
     shown = shown.drop_duplicates(["imp", "doc"], keep="first")  # first occurrence wins
-    clicks = pd.DataFrame({
-        "imp": np.repeat(np.arange(n), click_len),
-        "doc": [str(d) for c in click_lists for d in c],
-    })
+    clicks = pd.DataFrame(
+        {
+            "imp": np.repeat(np.arange(n), click_len),
+            "doc": [str(d) for c in click_lists for d in c],
+        }
+    )
     clicks["order"] = np.arange(len(clicks))
     joined = clicks.merge(shown, on=["imp", "doc"], how="left", sort=False)
     unseen = joined["pos"].isna().to_numpy()
     if strict and unseen.any():
         row = joined.loc[unseen].iloc[0]
-        raise InputError(N_("impression {number} (query {query!r}): clicked id {doc!r} is not among the "
-                            "shown results"),
-                         hint=N_("Fix the log, or evaluate with strict=False to ignore such clicks"),
-                         params={"number": int(row["imp"]) + 1, "query": frame["query"].iloc[int(row["imp"])],
-                                 "doc": row["doc"]})
+        raise InputError(
+            N_(
+                "impression {number} (query {query!r}): clicked id {doc!r} is not among the "
+                "shown results"
+            ),
+            hint=N_("Fix the log, or evaluate with strict=False to ignore such clicks"),
+            params={
+                "number": int(row["imp"]) + 1,
+                "query": frame["query"].iloc[int(row["imp"])],
+                "doc": row["doc"],
+            },
+        )
     ignored = np.bincount(joined["imp"].to_numpy()[unseen], minlength=n)
     hits = joined.loc[~unseen]
     first_rank = np.zeros(n, dtype=np.int64)
@@ -160,21 +173,35 @@ def click_mrr(log, rule: str = "first", strict: bool = False) -> ClickEvaluation
     0.0
     """
     if rule not in RULES:
-        raise InputError(N_("unknown click rule {rule!r}"), hint=N_("accepted: {choices}"),
-                         params={"rule": rule, "choices": ", ".join(RULES)})
-    frame = log if isinstance(log, pd.DataFrame) and {"query", "shown", "clicked"} <= set(log.columns) \
+        raise InputError(
+            N_("unknown click rule {rule!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"rule": rule, "choices": ", ".join(RULES)},
+        )
+    frame = (
+        log
+        if isinstance(log, pd.DataFrame) and {"query", "shown", "clicked"} <= set(log.columns)
         else read_click_log(log)
+    )
     n = len(frame)
     shown_len = np.fromiter((len(s) for s in frame["shown"]), dtype=np.int64, count=n)
     click_len = np.fromiter((len(c) for c in frame["clicked"]), dtype=np.int64, count=n)
     first_rank, ignored = first_click_ranks(frame, rule, strict)
     rr = np.where(first_rank > 0, 1.0 / np.maximum(first_rank, 1), 0.0)
-    per_imp = pd.DataFrame({
-        "query": frame["query"].astype(str).to_numpy(),
-        "shown": shown_len, "clicks": click_len, "ignored_clicks": ignored,
-        "first_click_rank": first_rank, "RR": rr,
-    })
+    per_imp = pd.DataFrame(
+        {
+            "query": frame["query"].astype(str).to_numpy(),
+            "shown": shown_len,
+            "clicks": click_len,
+            "ignored_clicks": ignored,
+            "first_click_rank": first_rank,
+            "RR": rr,
+        }
+    )
     per_imp.index.name = "impression"
-    per_query = per_imp.groupby("query", sort=True).agg(impressions=("RR", "size"), MRR=("RR", "mean"))
-    return ClickEvaluation(per_imp, per_query, float(rr.mean()) if n else float("nan"),
-                           int(ignored.sum()), rule)
+    per_query = per_imp.groupby("query", sort=True).agg(
+        impressions=("RR", "size"), MRR=("RR", "mean")
+    )
+    return ClickEvaluation(
+        per_imp, per_query, float(rr.mean()) if n else float("nan"), int(ignored.sum()), rule
+    )

@@ -145,8 +145,11 @@ class Conventions:
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
             if value not in allowed:
-                raise InputError(N_("unknown value {value!r} for convention {name!r}"), hint=N_("accepted: {choices}"),
-                                 params={"value": value, "name": name, "choices": ", ".join(map(str, allowed))})
+                raise InputError(
+                    N_("unknown value {value!r} for convention {name!r}"),
+                    hint=N_("accepted: {choices}"),
+                    params={"value": value, "name": name, "choices": ", ".join(map(str, allowed))},
+                )
         from metrics_core.validation import check_float, check_int
 
         threshold = check_float(self.relevance_threshold, "relevance_threshold")
@@ -156,21 +159,33 @@ class Conventions:
             try:
                 check_int(self.depth, "depth", minimum=1)
             except InputError:
-                raise InputError(N_("depth must be a positive integer, got {value!r}"),
-                                 params={"value": self.depth}) from None
+                raise InputError(
+                    N_("depth must be a positive integer, got {value!r}"),
+                    params={"value": self.depth},
+                ) from None
         if not isinstance(self.ignore_identical_ids, (bool, np.bool_)):
-            raise InputError(N_("{name} must be true or false, got {value!r}"),
-                             params={"name": "ignore_identical_ids", "value": self.ignore_identical_ids})
+            raise InputError(
+                N_("{name} must be true or false, got {value!r}"),
+                params={"name": "ignore_identical_ids", "value": self.ignore_identical_ids},
+            )
         if int(self.num_docs) != self.num_docs or self.num_docs < 0:
-            raise InputError(N_("num_docs must be a whole number >= 0, got {value!r}"), params={"value": self.num_docs})
+            raise InputError(
+                N_("num_docs must be a whole number >= 0, got {value!r}"),
+                params={"value": self.num_docs},
+            )
 
     def replace(self, **changes) -> Conventions:
         """A copy with some conventions changed; unknown names are an error."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
-            raise InputError(N_("unknown convention(s): {names}"), hint=N_("accepted: {choices}"),
-                             params={"names": ", ".join(sorted(unknown)),
-                                     "choices": ", ".join(f.name for f in dataclasses.fields(self))})
+            raise InputError(
+                N_("unknown convention(s): {names}"),
+                hint=N_("accepted: {choices}"),
+                params={
+                    "names": ", ".join(sorted(unknown)),
+                    "choices": ", ".join(f.name for f in dataclasses.fields(self)),
+                },
+            )
         return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict:

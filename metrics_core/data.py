@@ -22,8 +22,12 @@ from metrics_core.errors import N_, InputError
 
 def as_string_array(values, what: str, source: str) -> pa.Array:
     """Arrow string array of ids; numbers become their text, nulls are refused."""
-    if isinstance(values, pa.ChunkedArray) and pa.types.is_dictionary(values.type) \
-            and pa.types.is_string(values.type.value_type) and values.null_count == 0:
+    if (
+        isinstance(values, pa.ChunkedArray)
+        and pa.types.is_dictionary(values.type)
+        and pa.types.is_string(values.type.value_type)
+        and values.null_count == 0
+    ):
         return values.unify_dictionaries()  # query ids from the TREC reader: kept encoded
     if isinstance(values, pa.ChunkedArray):
         if values.num_chunks == 1:
@@ -35,7 +39,9 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
     if isinstance(values, pa.Array):
         arr = values
     else:
-        arr = pa.array(np.asarray(values, dtype=object) if not isinstance(values, (list, tuple)) else values)
+        arr = pa.array(
+            np.asarray(values, dtype=object) if not isinstance(values, (list, tuple)) else values
+        )
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_large_string(arr.type):
@@ -46,7 +52,11 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
             # float64 holds exactly; larger ones keep their float spelling, never wrapped)
             as_np = arr.to_numpy(zero_copy_only=False)
             finite = np.isfinite(as_np)
-            if finite.all() and np.all(as_np == np.round(as_np)) and np.all(np.abs(as_np) <= 2.0 ** 53):
+            if (
+                finite.all()
+                and np.all(as_np == np.round(as_np))
+                and np.all(np.abs(as_np) <= 2.0**53)
+            ):
                 arr = pa.array(as_np.astype(np.int64)).cast(pa.string())
             else:
                 arr = arr.cast(pa.string())
@@ -54,10 +64,15 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
             try:
                 arr = arr.cast(pa.string())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                arr = pa.array([None if v is None else str(v) for v in arr.to_pylist()], type=pa.string())
+                arr = pa.array(
+                    [None if v is None else str(v) for v in arr.to_pylist()], type=pa.string()
+                )
     if arr.null_count:
         first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-        problem, hint = MISSING_TEXTS.get(what) or (N_("missing {what} in row {row}"), N_("Every row needs a {what}"))
+        problem, hint = MISSING_TEXTS.get(what) or (
+            N_("missing {what} in row {row}"),
+            N_("Every row needs a {what}"),
+        )
         raise InputError(problem, source=source, hint=hint, params={"what": what, "row": first + 1})
     return arr
 
@@ -69,9 +84,18 @@ MISSING_TEXTS = {
 }
 #: the name of a table's values -> (problem, hint) when one is not a finite number
 NOT_FINITE_TEXTS = {
-    "value": (N_("value is {value!r}, not a finite number"), N_("Every value must be a finite number")),
-    "score": (N_("score is {value!r}, not a finite number"), N_("Every score must be a finite number")),
-    "relevance": (N_("relevance is {value!r}, not a finite number"), N_("Every relevance must be a finite number")),
+    "value": (
+        N_("value is {value!r}, not a finite number"),
+        N_("Every value must be a finite number"),
+    ),
+    "score": (
+        N_("score is {value!r}, not a finite number"),
+        N_("Every score must be a finite number"),
+    ),
+    "relevance": (
+        N_("relevance is {value!r}, not a finite number"),
+        N_("Every relevance must be a finite number"),
+    ),
 }
 
 
@@ -82,8 +106,17 @@ class _Columns:
     #: for tables: role -> the other columns whose names are usual names of that role
     column_candidates: dict | None = None
 
-    def __init__(self, query_ids, doc_ids, values, *, source: str = "<data>",
-                 line_numbers=None, rows_are_lines: bool = False, extra_query_ids=()):
+    def __init__(
+        self,
+        query_ids,
+        doc_ids,
+        values,
+        *,
+        source: str = "<data>",
+        line_numbers=None,
+        rows_are_lines: bool = False,
+        extra_query_ids=(),
+    ):
         self.source = str(source)
         # queries given without any row: a run's query answered with an empty ranking, a
         # qrels query judged to have no relevant document at all (the list inputs' empty
@@ -97,14 +130,23 @@ class _Columns:
         if not (len(self.qid) == len(self.docid) == len(vals)):
             raise InputError(N_("columns of different lengths"), source=self.source)
         self.values = vals
-        self.line_numbers = None if line_numbers is None else np.asarray(line_numbers, dtype=np.int64)
+        self.line_numbers = (
+            None if line_numbers is None else np.asarray(line_numbers, dtype=np.int64)
+        )
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             problem, hint = NOT_FINITE_TEXTS.get(self._value_name) or (
-                N_("{what} is {value!r}, not a finite number"), N_("Every {what} must be a finite number"))
-            raise InputError(problem, source=self.source, line=self.line_of(i), hint=hint,
-                             params={"what": self._value_name, "value": vals[i].item()})
+                N_("{what} is {value!r}, not a finite number"),
+                N_("Every {what} must be a finite number"),
+            )
+            raise InputError(
+                problem,
+                source=self.source,
+                line=self.line_of(i),
+                hint=hint,
+                params={"what": self._value_name, "value": vals[i].item()},
+            )
 
     def line_of(self, row: int) -> int | None:
         """Line number of a row (1-based) when known."""
@@ -138,7 +180,11 @@ class _Columns:
             q = self.qid
             if pa.types.is_dictionary(q.type):
                 q = q.cast(q.type.value_type)
-            held = self._unique_ids = (self.qid, extra, sorted(set(pc.unique(q).to_pylist()) | set(extra)))
+            held = self._unique_ids = (
+                self.qid,
+                extra,
+                sorted(set(pc.unique(q).to_pylist()) | set(extra)),
+            )
         return list(held[2])
 
 
@@ -163,10 +209,28 @@ class Run(_Columns):
 
     _value_name = "score"
 
-    def __init__(self, query_ids, doc_ids, scores, *, name: str = "run", source: str = "<run>",
-                 line_numbers=None, rows_are_lines: bool = False, tags=None, extra_query_ids=()):
-        super().__init__(query_ids, doc_ids, scores, source=source, line_numbers=line_numbers,
-                         rows_are_lines=rows_are_lines, extra_query_ids=extra_query_ids)
+    def __init__(
+        self,
+        query_ids,
+        doc_ids,
+        scores,
+        *,
+        name: str = "run",
+        source: str = "<run>",
+        line_numbers=None,
+        rows_are_lines: bool = False,
+        tags=None,
+        extra_query_ids=(),
+    ):
+        super().__init__(
+            query_ids,
+            doc_ids,
+            scores,
+            source=source,
+            line_numbers=line_numbers,
+            rows_are_lines=rows_are_lines,
+            extra_query_ids=extra_query_ids,
+        )
         self.name = str(name)
         self.tags = tags
 
@@ -177,7 +241,9 @@ class Run(_Columns):
     def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
-        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores})
+        return pd.DataFrame(
+            {"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores}
+        )
 
     def __repr__(self) -> str:
         return f"Run(name={self.name!r}, rows={len(self)}, source={self.source!r})"
@@ -193,10 +259,26 @@ class Qrels(_Columns):
 
     _value_name = "relevance"
 
-    def __init__(self, query_ids, doc_ids, relevance, *, source: str = "<qrels>", line_numbers=None,
-                 rows_are_lines: bool = False, extra_query_ids=()):
-        super().__init__(query_ids, doc_ids, relevance, source=source, line_numbers=line_numbers,
-                         rows_are_lines=rows_are_lines, extra_query_ids=extra_query_ids)
+    def __init__(
+        self,
+        query_ids,
+        doc_ids,
+        relevance,
+        *,
+        source: str = "<qrels>",
+        line_numbers=None,
+        rows_are_lines: bool = False,
+        extra_query_ids=(),
+    ):
+        super().__init__(
+            query_ids,
+            doc_ids,
+            relevance,
+            source=source,
+            line_numbers=line_numbers,
+            rows_are_lines=rows_are_lines,
+            extra_query_ids=extra_query_ids,
+        )
 
     @property
     def relevance(self) -> np.ndarray:
@@ -205,7 +287,9 @@ class Qrels(_Columns):
     def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
-        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "relevance": self.relevance})
+        return pd.DataFrame(
+            {"query_id": self.query_ids, "doc_id": self.doc_ids, "relevance": self.relevance}
+        )
 
     def __repr__(self) -> str:
         return f"Qrels(rows={len(self)}, source={self.source!r})"

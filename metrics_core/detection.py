@@ -129,10 +129,14 @@ def curve_scores(curve: BinaryCurve, single_class: str = "nan") -> tuple[float, 
     """
     check_one_class_rule(single_class)
     if one_class(curve.n_pos, curve.n_neg):
-        return (one_class_value("auroc", curve.n_pos, curve.n_neg, single_class),
-                one_class_value("auprc", curve.n_pos, curve.n_neg, single_class))
-    return (auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg),
-            ap_from_counts(curve.tps, curve.fps, curve.n_pos))
+        return (
+            one_class_value("auroc", curve.n_pos, curve.n_neg, single_class),
+            one_class_value("auprc", curve.n_pos, curve.n_neg, single_class),
+        )
+    return (
+        auroc_from_counts(curve.tps, curve.fps, curve.n_pos, curve.n_neg),
+        ap_from_counts(curve.tps, curve.fps, curve.n_pos),
+    )
 
 
 def roc_auc_score(y_true, y_score, *, single_class: str = "nan") -> float:
@@ -236,23 +240,48 @@ def tpr_at_fpr(y_true, y_score, target=0.05, *, curve: BinaryCurve | None = None
     c = curve if curve is not None else binary_curve(y_true, y_score)
     if one_class(c.n_pos, c.n_neg):
         warn_single_class(c.n_pos, "TPR@FPR")
-        return {"tpr": math.nan, "fpr": math.nan, "threshold": math.nan, "tp": None,
-                "fp": None, "allowed_fp": None, "target": float(frac), "next": None}
+        return {
+            "tpr": math.nan,
+            "fpr": math.nan,
+            "threshold": math.nan,
+            "tp": None,
+            "fp": None,
+            "allowed_fp": None,
+            "target": float(frac),
+            "next": None,
+        }
     k = math.floor(frac * c.n_neg)
     i = tpr_index(c.fps, k)
     nxt = None
     if i + 1 < c.fps.size:
-        nxt = {"tpr": int(c.tps[i + 1]) / c.n_pos, "fpr": int(c.fps[i + 1]) / c.n_neg,
-               "threshold": float(c.thresholds[i + 1])}
-    return {"tpr": int(c.tps[i]) / c.n_pos, "fpr": int(c.fps[i]) / c.n_neg,
-            "threshold": float(c.thresholds[i]), "tp": int(c.tps[i]), "fp": int(c.fps[i]),
-            "allowed_fp": int(k), "target": float(frac), "next": nxt}
+        nxt = {
+            "tpr": int(c.tps[i + 1]) / c.n_pos,
+            "fpr": int(c.fps[i + 1]) / c.n_neg,
+            "threshold": float(c.thresholds[i + 1]),
+        }
+    return {
+        "tpr": int(c.tps[i]) / c.n_pos,
+        "fpr": int(c.fps[i]) / c.n_neg,
+        "threshold": float(c.thresholds[i]),
+        "tp": int(c.tps[i]),
+        "fp": int(c.fps[i]),
+        "allowed_fp": int(k),
+        "target": float(frac),
+        "next": nxt,
+    }
 
 
 #: the columns of :func:`tpr_table` and their headers on a page (``headers=True``)
-TPR_TABLE_COLUMNS = {"target_fpr": "target FPR", "tpr": "TPR", "fpr": "achieved FPR",
-                     "threshold": "threshold", "allowed_fp": "allowed FP", "next_tpr": "next TPR",
-                     "next_fpr": "next FPR", "next_threshold": "next threshold"}
+TPR_TABLE_COLUMNS = {
+    "target_fpr": "target FPR",
+    "tpr": "TPR",
+    "fpr": "achieved FPR",
+    "threshold": "threshold",
+    "allowed_fp": "allowed FP",
+    "next_tpr": "next TPR",
+    "next_fpr": "next FPR",
+    "next_threshold": "next threshold",
+}
 
 
 def tpr_table(curve: BinaryCurve, targets=DEFAULT_FPR_TARGETS, *, headers: bool = False):
@@ -291,16 +320,27 @@ def tpr_table(curve: BinaryCurve, targets=DEFAULT_FPR_TARGETS, *, headers: bool 
     for target in targets:
         r = tpr_at_fpr(None, None, target, curve=curve)
         nxt = r["next"] or {}
-        rows.append((r["target"], r["tpr"], r["fpr"], r["threshold"], r["allowed_fp"],
-                     nxt.get("tpr", math.nan), nxt.get("fpr", math.nan), nxt.get("threshold", math.nan)))
+        rows.append(
+            (
+                r["target"],
+                r["tpr"],
+                r["fpr"],
+                r["threshold"],
+                r["allowed_fp"],
+                nxt.get("tpr", math.nan),
+                nxt.get("fpr", math.nan),
+                nxt.get("threshold", math.nan),
+            )
+        )
     names = list(TPR_TABLE_COLUMNS)
     frame = pd.DataFrame(rows, columns=names).astype({c: float for c in names if c != "allowed_fp"})
     frame["allowed_fp"] = pd.array(frame["allowed_fp"].tolist(), dtype="Int64")
     return frame.rename(columns=TPR_TABLE_COLUMNS) if headers else frame
 
 
-def confusion_matrix_at(y_true, y_score, threshold: float, *,
-                        curve: BinaryCurve | None = None) -> dict:
+def confusion_matrix_at(
+    y_true, y_score, threshold: float, *, curve: BinaryCurve | None = None
+) -> dict:
     """Confusion matrix when predicting positive for ``score >= threshold``.
 
     Returns
@@ -316,19 +356,25 @@ def confusion_matrix_at(y_true, y_score, threshold: float, *,
     c = curve if curve is not None else binary_curve(y_true, y_score)
     i = c.index_at(threshold)
     tp, fp = int(c.tps[i]), int(c.fps[i])
-    return {"threshold": float(threshold), "tp": tp, "fp": fp, "tn": c.n_neg - fp,
-            "fn": c.n_pos - tp,
-            "tpr": tp / c.n_pos if c.n_pos else math.nan,
-            "fpr": fp / c.n_neg if c.n_neg else math.nan,
-            "precision": tp / (tp + fp) if tp + fp else math.nan}
+    return {
+        "threshold": float(threshold),
+        "tp": tp,
+        "fp": fp,
+        "tn": c.n_neg - fp,
+        "fn": c.n_pos - tp,
+        "tpr": tp / c.n_pos if c.n_pos else math.nan,
+        "fpr": fp / c.n_neg if c.n_neg else math.nan,
+        "precision": tp / (tp + fp) if tp + fp else math.nan,
+    }
 
 
 # ----------------------------------------------------------------------------------
 # groups
 
 
-def per_group_scores(y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS,
-                     single_class: str = "nan"):
+def per_group_scores(
+    y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS, single_class: str = "nan"
+):
     """AUROC, AUPRC and TPR@FPR per group (e.g. criterion), with micro and macro averages.
 
     Micro: the metric on all rows pooled. Macro: the mean of the
@@ -373,12 +419,18 @@ def per_group_scores(y_true, y_score, groups, *, targets=DEFAULT_FPR_TARGETS,
     # one stable sort by group keeps each group's rows contiguous
     order = np.argsort(codes, kind="stable")
     bounds = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(names)))]
-    rows = [scores_of(labels[order[a:b]], scores[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    rows = [
+        scores_of(labels[order[a:b]], scores[order[a:b]])
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
     table = pd.DataFrame(rows, index=pd.Index(list(names), name="group"))
     undefined = [str(n) for n, r in zip(names, rows, strict=True) if math.isnan(r["auroc"])]
     if undefined and single_class == "nan":
-        warnings.warn(f"AUROC/AUPRC undefined (one class only) for groups: {', '.join(undefined)}",
-                      SingleClassWarning, stacklevel=2)
+        warnings.warn(
+            f"AUROC/AUPRC undefined (one class only) for groups: {', '.join(undefined)}",
+            SingleClassWarning,
+            stacklevel=2,
+        )
     macro = {c: float(table[c].mean(skipna=True)) for c in cols}
     macro["n_undefined"] = len(undefined)
     micro = scores_of(labels, scores)

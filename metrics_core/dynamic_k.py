@@ -49,8 +49,18 @@ from metrics_core.validation import (
     check_lengths,
 )
 
-__all__ = ["CandidateTable", "prepare", "select_k", "dynamic_k_scores", "dynamic_k_curve",
-           "per_criterion", "DEFAULTS", "CONFLICT_RULES", "FIELD_WORDS", "field_words"]
+__all__ = [
+    "CandidateTable",
+    "prepare",
+    "select_k",
+    "dynamic_k_scores",
+    "dynamic_k_curve",
+    "per_criterion",
+    "DEFAULTS",
+    "CONFLICT_RULES",
+    "FIELD_WORDS",
+    "field_words",
+]
 
 DEFAULTS = {"tau": 0.5, "k_min": 2, "hard_cap": 10, "k_max_ratio": 0.5}
 CONFLICT_RULES = ("k_max", "k_min")
@@ -58,26 +68,46 @@ CONFLICT_RULES = ("k_max", "k_min")
 #: The settings and results of Dynamic K in plain words: field -> (name, one-sentence
 #: explanation), in English (the catalogs' msgids; :func:`field_words` translates them).
 FIELD_WORDS = {
-    "tau": (N_("Probability threshold"),
-            N_("A candidate is chosen when its probability is at least this value.")),
-    "k_min": (N_("Minimum items per query"),
-              N_("Every query gets at least this many items, even when fewer reach the threshold.")),
-    "hard_cap": (N_("Maximum items per query"),
-                 N_("No query gets more than this many items, whatever their probabilities.")),
-    "k_max_ratio": (N_("Maximum share of the candidates"),
-                    N_("No query gets more than this share of its own candidates (rounded down).")),
-    "conflict": (N_("When the minimum exceeds the maximum"),
-                 N_("Which limit wins for a query whose maximum is below the minimum.")),
-    "avg_k": (N_("Average items per query"),
-              N_("The number of items chosen for a query, averaged over the queries.")),
-    "recall": (N_("Evidence recall"),
-               N_("The share of a query's gold items that were chosen, averaged over the queries.")),
-    "precision": (N_("Evidence precision"),
-                  N_("The share of a query's chosen items that are gold, averaged over the queries.")),
-    "micro_recall": (N_("Pooled recall"),
-                     N_("Gold items chosen divided by all gold items, every query counted together.")),
-    "micro_precision": (N_("Pooled precision"),
-                        N_("Gold items chosen divided by all items chosen, every query counted together.")),
+    "tau": (
+        N_("Probability threshold"),
+        N_("A candidate is chosen when its probability is at least this value."),
+    ),
+    "k_min": (
+        N_("Minimum items per query"),
+        N_("Every query gets at least this many items, even when fewer reach the threshold."),
+    ),
+    "hard_cap": (
+        N_("Maximum items per query"),
+        N_("No query gets more than this many items, whatever their probabilities."),
+    ),
+    "k_max_ratio": (
+        N_("Maximum share of the candidates"),
+        N_("No query gets more than this share of its own candidates (rounded down)."),
+    ),
+    "conflict": (
+        N_("When the minimum exceeds the maximum"),
+        N_("Which limit wins for a query whose maximum is below the minimum."),
+    ),
+    "avg_k": (
+        N_("Average items per query"),
+        N_("The number of items chosen for a query, averaged over the queries."),
+    ),
+    "recall": (
+        N_("Evidence recall"),
+        N_("The share of a query's gold items that were chosen, averaged over the queries."),
+    ),
+    "precision": (
+        N_("Evidence precision"),
+        N_("The share of a query's chosen items that are gold, averaged over the queries."),
+    ),
+    "micro_recall": (
+        N_("Pooled recall"),
+        N_("Gold items chosen divided by all gold items, every query counted together."),
+    ),
+    "micro_precision": (
+        N_("Pooled precision"),
+        N_("Gold items chosen divided by all items chosen, every query counted together."),
+    ),
     "n_queries": (N_("Queries"), N_("The number of queries with candidates.")),
 }
 
@@ -101,8 +131,12 @@ def field_words(field: str, gettext: Callable[[str], str] | None = None) -> tupl
     'Media de elementos por consulta'
     """
     if field not in FIELD_WORDS:
-        raise InputError(N_("unknown Dynamic K field {field!r}"), hint=N_("accepted: {choices}"),
-                         field="field", params={"field": field, "choices": ", ".join(FIELD_WORDS)})
+        raise InputError(
+            N_("unknown Dynamic K field {field!r}"),
+            hint=N_("accepted: {choices}"),
+            field="field",
+            params={"field": field, "choices": ", ".join(FIELD_WORDS)},
+        )
     tr = gettext or (lambda text: text)
     name, sentence = FIELD_WORDS[field]
     return tr(name), tr(sentence)
@@ -141,8 +175,9 @@ class CandidateTable:
         return int(self.start.size)
 
 
-def prepare(query, probability, is_gold, criterion=None, *, source: str | None = None
-            ) -> CandidateTable:
+def prepare(
+    query, probability, is_gold, criterion=None, *, source: str | None = None
+) -> CandidateTable:
     """Validate and sort candidate rows once.
 
     Parameters
@@ -163,11 +198,23 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     prob, gold = np.asarray(probability), np.asarray(is_gold)
     if prob.ndim == 1 and prob.shape[0] == 0:
         raise InputError(N_("no candidates given"), source=source)
-    check_lengths(source=source, hint="Give one query, probability and is_gold per candidate",
-                  queries=query, probabilities=prob, is_gold_values=gold)
-    gold, prob = check_binary(gold, prob, what="probability", probabilities=True,
-                              label_what="is_gold value", source=source, label_dtype=np.int64,
-                              locate=lambda i: {"problem_prefix": f"row {i + 1}: "})
+    check_lengths(
+        source=source,
+        hint="Give one query, probability and is_gold per candidate",
+        queries=query,
+        probabilities=prob,
+        is_gold_values=gold,
+    )
+    gold, prob = check_binary(
+        gold,
+        prob,
+        what="probability",
+        probabilities=True,
+        label_what="is_gold value",
+        source=source,
+        label_dtype=np.int64,
+        locate=lambda i: {"problem_prefix": f"row {i + 1}: "},
+    )
     n = prob.shape[0]
     keys = pd.Series(np.asarray(query, dtype=object))
     if criterion is not None:
@@ -187,8 +234,9 @@ def prepare(query, probability, is_gold, criterion=None, *, source: str | None =
     else:
         qids = np.asarray(uniques, dtype=object)
         crit_of_unit = None
-    return CandidateTable(qids, start.astype(np.int64), size.astype(np.int64), prob[order],
-                          gold[order], crit_of_unit)
+    return CandidateTable(
+        qids, start.astype(np.int64), size.astype(np.int64), prob[order], gold[order], crit_of_unit
+    )
 
 
 def _floor_ratio(n: np.ndarray, ratio) -> np.ndarray:
@@ -204,8 +252,10 @@ def _check_params(k_min, hard_cap, conflict):
         try:
             check_int(value, name, minimum=0)
         except InputError:
-            raise InputError(N_("{name} must be a non-negative integer, got {value!r}"),
-                             params={"name": name, "value": value}) from None
+            raise InputError(
+                N_("{name} must be a non-negative integer, got {value!r}"),
+                params={"name": name, "value": value},
+            ) from None
 
 
 def _count_at_least(table: CandidateTable, tau: float) -> np.ndarray:
@@ -215,8 +265,15 @@ def _count_at_least(table: CandidateTable, tau: float) -> np.ndarray:
     return above[table.start + table.size] - above[table.start]
 
 
-def select_k(table: CandidateTable, tau: float = 0.5, k_min: int = 2, hard_cap: int = 10,
-             k_max_ratio=0.5, *, conflict: str = "k_max") -> np.ndarray:
+def select_k(
+    table: CandidateTable,
+    tau: float = 0.5,
+    k_min: int = 2,
+    hard_cap: int = 10,
+    k_max_ratio=0.5,
+    *,
+    conflict: str = "k_max",
+) -> np.ndarray:
     """Number of candidates K selected for each query (see module docstring).
 
     Examples
@@ -245,9 +302,16 @@ def _per_query(table: CandidateTable, k: np.ndarray):
     return hits, recall, precision
 
 
-def dynamic_k_scores(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
-                     hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max",
-                     per_query: bool = False) -> dict:
+def dynamic_k_scores(
+    table: CandidateTable,
+    tau: float = 0.5,
+    k_min: int = 2,
+    hard_cap: int = 10,
+    k_max_ratio=0.5,
+    *,
+    conflict: str = "k_max",
+    per_query: bool = False,
+) -> dict:
     """Evidence recall, evidence precision and average K.
 
     Returns
@@ -268,23 +332,47 @@ def dynamic_k_scores(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
     k = select_k(table, tau, k_min, hard_cap, k_max_ratio, conflict=conflict)
     hits, recall, precision = _per_query(table, k)
     total_gold, total_k = int(table.n_gold.sum()), int(k.sum())
-    out = {"recall": float(recall.mean()), "precision": float(precision.mean()),
-           "avg_k": float(k.mean()), "n_queries": table.n_queries,
-           "micro_recall": int(hits.sum()) / total_gold if total_gold else math.nan,
-           "micro_precision": int(hits.sum()) / total_k if total_k else math.nan,
-           "params": {"tau": float(tau), "k_min": int(k_min), "hard_cap": int(hard_cap),
-                      "k_max_ratio": float(k_max_ratio), "conflict": conflict}}
+    out = {
+        "recall": float(recall.mean()),
+        "precision": float(precision.mean()),
+        "avg_k": float(k.mean()),
+        "n_queries": table.n_queries,
+        "micro_recall": int(hits.sum()) / total_gold if total_gold else math.nan,
+        "micro_precision": int(hits.sum()) / total_k if total_k else math.nan,
+        "params": {
+            "tau": float(tau),
+            "k_min": int(k_min),
+            "hard_cap": int(hard_cap),
+            "k_max_ratio": float(k_max_ratio),
+            "conflict": conflict,
+        },
+    }
     if per_query:
-        df = pd.DataFrame({"query": table.query_ids, "k": k, "hits": hits,
-                           "n_gold": table.n_gold, "recall": recall, "precision": precision})
+        df = pd.DataFrame(
+            {
+                "query": table.query_ids,
+                "k": k,
+                "hits": hits,
+                "n_gold": table.n_gold,
+                "recall": recall,
+                "precision": precision,
+            }
+        )
         if table.criterion is not None:
             df.insert(1, "criterion", table.criterion)
         out["per_query"] = df
     return out
 
 
-def dynamic_k_curve(table: CandidateTable, taus=None, k_min: int = 2, hard_cap: int = 10,
-                    k_max_ratio=0.5, *, conflict: str = "k_max") -> pd.DataFrame:
+def dynamic_k_curve(
+    table: CandidateTable,
+    taus=None,
+    k_min: int = 2,
+    hard_cap: int = 10,
+    k_max_ratio=0.5,
+    *,
+    conflict: str = "k_max",
+) -> pd.DataFrame:
     """Recall, precision and average K for each tau (default 0, 0.01, ..., 1).
 
     Examples
@@ -301,8 +389,15 @@ def dynamic_k_curve(table: CandidateTable, taus=None, k_min: int = 2, hard_cap: 
     return pd.DataFrame(rows, columns=["tau", "recall", "precision", "avg_k"])
 
 
-def per_criterion(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
-                  hard_cap: int = 10, k_max_ratio=0.5, *, conflict: str = "k_max") -> dict:
+def per_criterion(
+    table: CandidateTable,
+    tau: float = 0.5,
+    k_min: int = 2,
+    hard_cap: int = 10,
+    k_max_ratio=0.5,
+    *,
+    conflict: str = "k_max",
+) -> dict:
     """Per-criterion metrics with micro and macro averages.
 
     The unit is a (query, criterion) pair. Per criterion: mean recall, precision and K
@@ -321,15 +416,32 @@ def per_criterion(table: CandidateTable, tau: float = 0.5, k_min: int = 2,
         raise InputError(N_("no criterion column"), hint=N_("Give a criterion per row"))
     k = select_k(table, tau, k_min, hard_cap, k_max_ratio, conflict=conflict)
     hits, recall, precision = _per_query(table, k)
-    df = pd.DataFrame({"criterion": table.criterion.astype(str), "recall": recall,
-                       "precision": precision, "k": k, "hits": hits, "gold": table.n_gold})
+    df = pd.DataFrame(
+        {
+            "criterion": table.criterion.astype(str),
+            "recall": recall,
+            "precision": precision,
+            "k": k,
+            "hits": hits,
+            "gold": table.n_gold,
+        }
+    )
     g = df.groupby("criterion", sort=True)
-    per = pd.DataFrame({"recall": g["recall"].mean(), "precision": g["precision"].mean(),
-                        "avg_k": g["k"].mean(), "n_queries": g.size(),
-                        "micro_recall": g["hits"].sum() / g["gold"].sum().replace(0, np.nan),
-                        "micro_precision": g["hits"].sum() / g["k"].sum().replace(0, np.nan)})
+    per = pd.DataFrame(
+        {
+            "recall": g["recall"].mean(),
+            "precision": g["precision"].mean(),
+            "avg_k": g["k"].mean(),
+            "n_queries": g.size(),
+            "micro_recall": g["hits"].sum() / g["gold"].sum().replace(0, np.nan),
+            "micro_precision": g["hits"].sum() / g["k"].sum().replace(0, np.nan),
+        }
+    )
     macro = {c: float(per[c].mean()) for c in ("recall", "precision", "avg_k")}
     th, tg, tk = int(hits.sum()), int(table.n_gold.sum()), int(k.sum())
-    micro = {"recall": th / tg if tg else math.nan, "precision": th / tk if tk else math.nan,
-             "avg_k": float(k.mean())}
+    micro = {
+        "recall": th / tg if tg else math.nan,
+        "precision": th / tk if tk else math.nan,
+        "avg_k": float(k.mean()),
+    }
     return {"table": per, "macro": macro, "micro": micro}

@@ -28,8 +28,9 @@ def _identity(text: str) -> str:
     return text
 
 
-def fill(template: str, params: Mapping[str, object] | None,
-         gettext: Callable[[str], str] | None = None) -> str:
+def fill(
+    template: str, params: Mapping[str, object] | None, gettext: Callable[[str], str] | None = None
+) -> str:
     """``template`` translated by ``gettext`` (default: kept in English), then filled with
     ``params`` by :meth:`str.format`; a :class:`Phrase` value is translated the same way,
     any other value (user data: a file name, an id) is inserted as it is. Without
@@ -47,7 +48,9 @@ def fill(template: str, params: Mapping[str, object] | None,
     text = tr(template) if template else template  # gettext("") is the catalog's header
     if not params:
         return text
-    return text.format(**{k: v.translate(tr) if isinstance(v, Phrase) else v for k, v in params.items()})
+    return text.format(
+        **{k: v.translate(tr) if isinstance(v, Phrase) else v for k, v in params.items()}
+    )
 
 
 class Phrase(str):
@@ -86,7 +89,8 @@ class Phrase(str):
     # str.translate(table) is not used on a Phrase: here the name means gettext, which is
     # what callers of a Phrase want
     def translate(  # type: ignore[override]  # deliberately not str's translate(table)
-            self, gettext: Callable[[str], str] | None = None) -> str:
+        self, gettext: Callable[[str], str] | None = None
+    ) -> str:
         """The text through ``gettext`` (a callable str -> str; default: English)."""
         return fill(self.template, self.params, gettext)
 
@@ -158,9 +162,18 @@ class InputError(ValueError):
     'run.txt, línea 3: se esperaban 6 columnas, hay 4'
     """
 
-    def __init__(self, problem: str, *, source: str | None = None, line: int | None = None,
-                 hint: str | None = None, option: str | None = None, field: str | None = None,
-                 plain_hint: str | None = None, params: Mapping[str, object] | None = None):
+    def __init__(
+        self,
+        problem: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        option: str | None = None,
+        field: str | None = None,
+        plain_hint: str | None = None,
+        params: Mapping[str, object] | None = None,
+    ):
         self.params = dict(params) if params else {}
         #: the untranslated texts as given (templates when ``params`` is given)
         self.templates = {"problem": problem, "hint": hint, "plain_hint": plain_hint}
@@ -206,7 +219,15 @@ class InputError(ValueError):
         >>> str(new), new.templates["problem"]
         ('b.txt, line 2: expected 6 columns. Choose another file', 'expected {want} columns')
         """
-        unknown = set(changes) - {"problem", "source", "line", "hint", "option", "field", "plain_hint"}
+        unknown = set(changes) - {
+            "problem",
+            "source",
+            "line",
+            "hint",
+            "option",
+            "field",
+            "plain_hint",
+        }
         if unknown:
             raise TypeError(f"replace() got unexpected fields {sorted(unknown)}")
         texts: dict[str, str | None] = {}
@@ -219,10 +240,16 @@ class InputError(ValueError):
         problem = texts["problem"]
         if problem is None:
             raise TypeError("replace() needs a problem, not None")
-        return InputError(problem, source=changes.get("source", self.source),
-                          line=changes.get("line", self.line), hint=texts["hint"],
-                          option=changes.get("option", self.option), field=changes.get("field", self.field),
-                          plain_hint=texts["plain_hint"], params=self.params)
+        return InputError(
+            problem,
+            source=changes.get("source", self.source),
+            line=changes.get("line", self.line),
+            hint=texts["hint"],
+            option=changes.get("option", self.option),
+            field=changes.get("field", self.field),
+            plain_hint=texts["plain_hint"],
+            params=self.params,
+        )
 
     def plain(self, gettext: Callable[[str], str] | None = None) -> str:
         """The message in an application's words: ``plain_hint`` in place of ``hint``.
@@ -234,15 +261,18 @@ class InputError(ValueError):
         """
         tr = gettext or _identity
         hint_key = "hint" if self.templates["plain_hint"] is None else "plain_hint"
-        return self._format(self._fill(self.templates["problem"], tr),
-                            self._fill(self.templates[hint_key], tr), tr)
+        return self._format(
+            self._fill(self.templates["problem"], tr), self._fill(self.templates[hint_key], tr), tr
+        )
 
-    def _format(self, problem: str | None, hint: str | None,
-                gettext: Callable[[str], str]) -> str:
+    def _format(self, problem: str | None, hint: str | None, gettext: Callable[[str], str]) -> str:
         where = ""
         if self.source:
-            where = (gettext(N_("{source}, line {line}: ")).format(source=self.source, line=self.line)
-                     if self.line is not None else f"{self.source}: ")
+            where = (
+                gettext(N_("{source}, line {line}: ")).format(source=self.source, line=self.line)
+                if self.line is not None
+                else f"{self.source}: "
+            )
         elif self.line is not None:
             where = gettext(N_("line {line}: ")).format(line=self.line)
         text = where + (problem or "").rstrip(".")

@@ -100,8 +100,21 @@ class Evaluation:
     _coverage: dict | None
     _coverage_compute: Callable[[], dict] | None
 
-    def __init__(self, run_name, specs, per_query, aggregate_values, diagnostics, conventions,
-                 ranking=None, *, tie_report=None, coverage=None, streaming=None, distributed=None):
+    def __init__(
+        self,
+        run_name,
+        specs,
+        per_query,
+        aggregate_values,
+        diagnostics,
+        conventions,
+        ranking=None,
+        *,
+        tie_report=None,
+        coverage=None,
+        streaming=None,
+        distributed=None,
+    ):
         put = self._put
         put("run_name", run_name)
         put("specs", list(specs))
@@ -112,7 +125,9 @@ class Evaluation:
         put("diagnostics", diagnostics)
         put("conventions", conventions)
         put("ranking", ranking)
-        put("tie_report", tie_report)  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+        put(
+            "tie_report", tie_report
+        )  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
         self._put_coverage(coverage)
         for name, info in (("streaming", streaming), ("distributed", distributed)):
             if info is not None:  # present only on the path that made it
@@ -127,7 +142,9 @@ class Evaluation:
         self._put("_coverage_compute", coverage if later else None)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"an Evaluation is immutable: ev.replace({name}=...) gives a changed copy")
+        raise AttributeError(
+            f"an Evaluation is immutable: ev.replace({name}=...) gives a changed copy"
+        )
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError("an Evaluation is immutable")
@@ -244,7 +261,9 @@ class Evaluation:
         if per_query:
             out["per_query"] = {
                 str(q): {m: row[m] for m in self.measures}
-                for q, row in zip(self.per_query.index, self.per_query.to_dict(orient="records"), strict=False)
+                for q, row in zip(
+                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=False
+                )
             }
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
@@ -262,9 +281,14 @@ class Evaluation:
         import pandas as pd
 
         med = self.per_query.median(numeric_only=True) if len(self.per_query) else {}
-        return pd.DataFrame({"aggregate": pd.Series(self.aggregate),
-                             "median": pd.Series({m: float(med[m]) if m in med else np.nan
-                                                  for m in self.measures})})
+        return pd.DataFrame(
+            {
+                "aggregate": pd.Series(self.aggregate),
+                "median": pd.Series(
+                    {m: float(med[m]) if m in med else np.nan for m in self.measures}
+                ),
+            }
+        )
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])

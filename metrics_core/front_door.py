@@ -25,11 +25,20 @@ from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
 
 
-def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-             *, tie_report: bool = False, block_rows: int | None = None, client=None,
-             name: str | None = None, stream_rows: int | None = None,
-             ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
-             **overrides) -> Evaluation:
+def evaluate(
+    qrels,
+    run,
+    measures=DEFAULT_MEASURES,
+    conventions: Conventions | None = None,
+    *,
+    tie_report: bool = False,
+    block_rows: int | None = None,
+    client=None,
+    name: str | None = None,
+    stream_rows: int | None = None,
+    ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
+    **overrides,
+) -> Evaluation:
     """Evaluate one run against qrels.
 
     Parameters
@@ -95,15 +104,20 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     """
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
-    check_options(tie_report=tie_report, block_rows=block_rows, distributed=client is not None,
-                  expected_ties=conv.ties == "expected")
+    check_options(
+        tie_report=tie_report,
+        block_rows=block_rows,
+        distributed=client is not None,
+        expected_ties=conv.ties == "expected",
+    )
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
         from metrics_core.scale.distributed import evaluate_parts
 
-        return _named(evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows),
-                      name)
+        return _named(
+            evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows), name
+        )
     whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
     rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
@@ -127,8 +141,13 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, conventions: Conventions | N
     return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
 
 
-def check_options(*, tie_report: bool = False, block_rows: int | None = None,
-                  distributed: bool = False, expected_ties: bool = False) -> None:
+def check_options(
+    *,
+    tie_report: bool = False,
+    block_rows: int | None = None,
+    distributed: bool = False,
+    expected_ties: bool = False,
+) -> None:
     """The one check of evaluation options against each other: the tie report and
     ``ties="expected"`` (``expected_ties``) need the whole run in memory, so neither a Dask
     cluster nor blocks of ``block_rows`` > 0.
@@ -140,17 +159,27 @@ def check_options(*, tie_report: bool = False, block_rows: int | None = None,
     metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
-        raise InputError(N_("the tie report needs the whole run in memory"),
-                         hint=N_("Leave out --scheduler and --block-rows (client, block_rows), or "
-                                 "--tie-report (tie_report)"),
-                         plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
-                         option="--tie-report", field="tie_report")
+        raise InputError(
+            N_("the tie report needs the whole run in memory"),
+            hint=N_(
+                "Leave out --scheduler and --block-rows (client, block_rows), or "
+                "--tie-report (tie_report)"
+            ),
+            plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
+            option="--tie-report",
+            field="tie_report",
+        )
     if expected_ties and (distributed or (block_rows or 0) > 0):
-        raise InputError(N_("ties=\"expected\" needs the whole run in memory"),
-                         hint=N_("Leave out --scheduler and --block-rows (client, block_rows), or choose "
-                                 "another --ties"),
-                         plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
-                         option="--ties", field="ties")
+        raise InputError(
+            N_('ties="expected" needs the whole run in memory'),
+            hint=N_(
+                "Leave out --scheduler and --block-rows (client, block_rows), or choose "
+                "another --ties"
+            ),
+            plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
+            option="--ties",
+            field="ties",
+        )
 
 
 def _named(ev: Evaluation, name: str | None) -> Evaluation:
@@ -174,11 +203,19 @@ def _stream_block_rows(run, block_rows, stream_rows=None) -> int:
     return 0
 
 
-def evaluate_runs(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-                  *, tie_report: bool = False, block_rows: int | None = None,
-                  scheduler: str | None = None, read_options: Mapping | None = None,
-                  step: Callable[[object], contextlib.AbstractContextManager] | None = None,
-                  **overrides) -> list[Evaluation]:
+def evaluate_runs(
+    qrels,
+    runs,
+    measures=DEFAULT_MEASURES,
+    conventions: Conventions | None = None,
+    *,
+    tie_report: bool = False,
+    block_rows: int | None = None,
+    scheduler: str | None = None,
+    read_options: Mapping | None = None,
+    step: Callable[[object], contextlib.AbstractContextManager] | None = None,
+    **overrides,
+) -> list[Evaluation]:
     """Evaluate several runs (paths, folders or globs of parts, or any run source) with
     :func:`evaluate`, each on the path it picks, as the command line does.
 
@@ -196,8 +233,18 @@ def evaluate_runs(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventio
         for r in runs:
             source = read_run(r, **read_options) if read_options and client is None else r
             with step(r) if step is not None else contextlib.nullcontext():
-                evaluations.append(evaluate(q, source, measures, conventions, tie_report=tie_report,
-                                            block_rows=block_rows, client=client, **overrides))
+                evaluations.append(
+                    evaluate(
+                        q,
+                        source,
+                        measures,
+                        conventions,
+                        tie_report=tie_report,
+                        block_rows=block_rows,
+                        client=client,
+                        **overrides,
+                    )
+                )
     names = unique_names([e.run_name for e in evaluations])
     return [_named(ev, unique) for ev, unique in zip(evaluations, names, strict=True)]
 
@@ -237,8 +284,9 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None,
-                  **overrides) -> list[Evaluation]:
+def evaluate_many(
+    qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None, **overrides
+) -> list[Evaluation]:
     """Evaluate several runs (a mapping name -> run, or a list of runs) against one qrels."""
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if isinstance(runs, Mapping):
@@ -248,5 +296,12 @@ def evaluate_many(qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventio
     return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
 
 
-__all__ = ["Evaluation", "check_options", "evaluate", "evaluate_many", "evaluate_runs", "rank",
-           "unique_names"]
+__all__ = [
+    "Evaluation",
+    "check_options",
+    "evaluate",
+    "evaluate_many",
+    "evaluate_runs",
+    "rank",
+    "unique_names",
+]

@@ -36,11 +36,11 @@ from metrics_core.errors import N_, InputError, Phrase, prefixed  # N_: the mark
 
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
-    "bins": 10_000,            # calibration bins
-    "resamples": 100_000,      # bootstrap resamples
+    "bins": 10_000,  # calibration bins
+    "resamples": 100_000,  # bootstrap resamples
     "permutations": 1_000_000,  # sign flips of the permutation test
-    "cutoff": 10_000_000,      # a rank cutoff or depth (-M, --topk, -k)
-    "radius": 65_536,          # Hamming radius
+    "cutoff": 10_000_000,  # a rank cutoff or depth (-M, --topk, -k)
+    "radius": 65_536,  # Hamming radius
 }
 
 #: trec_eval's numbers (C ``atof`` on a whole field, finite, ASCII only).
@@ -56,20 +56,30 @@ ONE_CLASS_RULES = ("nan", "audit")
 Locate = Callable[[int], dict]
 
 
-PLURAL_WORDS = (N_("scores"), N_("labels"), N_("probabilities"))  # what plural() writes, for the catalogs
+PLURAL_WORDS = (
+    N_("scores"),
+    N_("labels"),
+    N_("probabilities"),
+)  # what plural() writes, for the catalogs
 
 
 def _at(i: int) -> dict:
     return {"problem_prefix": Phrase(N_("position {position}: "), {"position": i + 1})}
 
 
-def raise_at(problem: Phrase, i: int, locate: Locate | None, source: str | None, hint: str | None = None):
+def raise_at(
+    problem: Phrase, i: int, locate: Locate | None, source: str | None, hint: str | None = None
+):
     """Raise ``problem`` at 0-based position ``i``: ``locate(i)`` gives the fields (``line``,
     ``source``) and a ``problem_prefix`` Phrase ("row 3: "; default "position i+1: ")."""
     where = (locate or _at)(i)
     prefix = where.pop("problem_prefix", "")
-    raise InputError(prefixed(prefix, problem) if prefix else problem, source=where.pop("source", source),
-                     hint=hint, **where)
+    raise InputError(
+        prefixed(prefix, problem) if prefix else problem,
+        source=where.pop("source", source),
+        hint=hint,
+        **where,
+    )
 
 
 def _valued(template: str, what: str, value) -> Phrase:
@@ -111,19 +121,29 @@ def number_mask(texts) -> np.ndarray:
     import pandas as pd
 
     s = pd.Series(texts, dtype=object).map(str).str.strip()  # None -> "None": not a number
-    return s.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool) & \
-        s.map(str.isascii).to_numpy(dtype=bool)
+    return s.str.fullmatch(NUMBER_PATTERN).fillna(False).to_numpy(dtype=bool) & s.map(
+        str.isascii
+    ).to_numpy(dtype=bool)
 
 
-def to_numbers(values, *, what: str, source: str | None = None, locate: Locate | None = None,
-               allow_nan: bool = False, hint: str | None = None) -> np.ndarray:
+def to_numbers(
+    values,
+    *,
+    what: str,
+    source: str | None = None,
+    locate: Locate | None = None,
+    allow_nan: bool = False,
+    hint: str | None = None,
+) -> np.ndarray:
     """A column (pandas Series, array or list) as float64, refusing anything that is not a
     number (text is parsed as trec_eval parses it) and, unless ``allow_nan``, NaN/inf."""
     import pandas as pd
 
-    series = values if isinstance(values, pd.Series) else pd.Series(list(values) if not
-                                                                     isinstance(values, np.ndarray)
-                                                                     else values)
+    series = (
+        values
+        if isinstance(values, pd.Series)
+        else pd.Series(list(values) if not isinstance(values, np.ndarray) else values)
+    )
     if pd.api.types.is_bool_dtype(series):
         num = series.to_numpy(dtype=np.float64)
         ok = np.ones(len(series), dtype=bool)
@@ -142,8 +162,11 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
     else:
         obj = series.astype(object)
         is_text = obj.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
-        is_num = obj.map(lambda v: isinstance(v, (int, float, np.integer, np.floating))
-                         and not isinstance(v, bool)).to_numpy(dtype=bool)
+        is_num = obj.map(
+            lambda v: (
+                isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            )
+        ).to_numpy(dtype=bool)
         ok = is_num.copy()
         num = np.full(len(obj), np.nan)
         if is_num.any():
@@ -159,14 +182,24 @@ def to_numbers(values, *, what: str, source: str | None = None, locate: Locate |
             ok[idx] = good
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        raise_at(_valued(N_("{what} {value} is not a number"), what, show(series.iloc[i])),
-                 i, locate, source, hint or N_("Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3"))
+        raise_at(
+            _valued(N_("{what} {value} is not a number"), what, show(series.iloc[i])),
+            i,
+            locate,
+            source,
+            hint or N_("Write numbers with ASCII digits, e.g. 3, 0.25 or 1e-3"),
+        )
     if not allow_nan:
         bad = ~np.isfinite(num)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(series.iloc[i])),
-                     i, locate, source, hint or N_("Remove or fix NaN/inf values"))
+            raise_at(
+                _valued(N_("{what} {value} is not a finite number"), what, show(series.iloc[i])),
+                i,
+                locate,
+                source,
+                hint or N_("Remove or fix NaN/inf values"),
+            )
     return num
 
 
@@ -181,8 +214,14 @@ def plural(word: str) -> str:
     return word[:-1] + "ies" if word.endswith("y") else word + "s"
 
 
-def finite_scores(values, *, what: str = Phrase(N_("score")), source: str | None = None,
-                  locate: Locate | None = None, hint: str | None = None) -> np.ndarray:
+def finite_scores(
+    values,
+    *,
+    what: str = Phrase(N_("score")),
+    source: str | None = None,
+    locate: Locate | None = None,
+    hint: str | None = None,
+) -> np.ndarray:
     """One-dimensional finite float64 scores (numeric arrays; float32 widened exactly).
 
     >>> finite_scores([1, 0.5]).tolist()
@@ -190,21 +229,37 @@ def finite_scores(values, *, what: str = Phrase(N_("score")), source: str | None
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise InputError(N_("{what} must be one-dimensional"), source=source, params={"what": plural(what)})
+        raise InputError(
+            N_("{what} must be one-dimensional"), source=source, params={"what": plural(what)}
+        )
     if arr.dtype.kind not in "biuf":
-        raise InputError(N_("{what} must be numbers, got values of type {dtype}"), source=source,
-                         params={"what": plural(what), "dtype": str(arr.dtype)})
+        raise InputError(
+            N_("{what} must be numbers, got values of type {dtype}"),
+            source=source,
+            params={"what": plural(what), "dtype": str(arr.dtype)},
+        )
     scores = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise_at(_valued(N_("{what} {value} is not a finite number"), what, show(scores[i])),
-                 i, locate, source, hint or N_("Remove or fix NaN/inf scores"))
+        raise_at(
+            _valued(N_("{what} {value} is not a finite number"), what, show(scores[i])),
+            i,
+            locate,
+            source,
+            hint or N_("Remove or fix NaN/inf scores"),
+        )
     return scores
 
 
-def binary_labels(values, *, what: str = Phrase(N_("label")), source: str | None = None,
-                  locate: Locate | None = None, dtype=np.int8) -> np.ndarray:
+def binary_labels(
+    values,
+    *,
+    what: str = Phrase(N_("label")),
+    source: str | None = None,
+    locate: Locate | None = None,
+    dtype=np.int8,
+) -> np.ndarray:
     """0/1 labels from booleans, 0/1 numbers, or yes/no and true/false words in text.
 
     Text is matched case-insensitively after stripping, in object columns and in
@@ -216,20 +271,31 @@ def binary_labels(values, *, what: str = Phrase(N_("label")), source: str | None
     import pandas as pd
 
     hint = N_("Labels must be 0/1: 1 = positive, 0 = negative (yes/no, true/false accepted)")
-    series = values if isinstance(values, pd.Series) else pd.Series(
-        values if isinstance(values, np.ndarray) else list(values))
+    series = (
+        values
+        if isinstance(values, pd.Series)
+        else pd.Series(values if isinstance(values, np.ndarray) else list(values))
+    )
     if series.ndim != 1:
         whats = plural(what) if not str(what).endswith("y") else str(what) + "s"  # the words of old
-        raise InputError(N_("{what} must be one-dimensional"), source=source, params={"what": whats})
+        raise InputError(
+            N_("{what} must be one-dimensional"), source=source, params={"what": whats}
+        )
     if pd.api.types.is_bool_dtype(series) and not series.isna().any():
         return series.to_numpy(dtype=bool).astype(dtype)
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
         num = series.to_numpy(dtype=np.float64, na_value=np.nan)
     elif pd.api.types.infer_dtype(series, skipna=False) == "string":
         text = series.astype(object).str.strip().str.lower()
-        num = np.where(text.isin(TRUE_WORDS), 1.0,
-                       np.where(text.isin(FALSE_WORDS), 0.0,
-                                pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)))
+        num = np.where(
+            text.isin(TRUE_WORDS),
+            1.0,
+            np.where(
+                text.isin(FALSE_WORDS),
+                0.0,
+                pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64),
+            ),
+        )
     else:
         obj = series.astype(object)
 
@@ -252,13 +318,27 @@ def binary_labels(values, *, what: str = Phrase(N_("label")), source: str | None
     bad = ~((num == 0) | (num == 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise_at(_valued(N_("{what} {value} is not 0 or 1"), what, show(series.iloc[i])), i, locate, source, hint)
+        raise_at(
+            _valued(N_("{what} {value} is not 0 or 1"), what, show(series.iloc[i])),
+            i,
+            locate,
+            source,
+            hint,
+        )
     return num.astype(dtype)
 
 
-def check_binary(y_true, y_score, *, what: str = Phrase(N_("score")), probabilities: bool = False,
-                 label_what: str = Phrase(N_("label")), source: str | None = None,
-                 locate: Locate | None = None, label_dtype=np.int8):
+def check_binary(
+    y_true,
+    y_score,
+    *,
+    what: str = Phrase(N_("score")),
+    probabilities: bool = False,
+    label_what: str = Phrase(N_("label")),
+    source: str | None = None,
+    locate: Locate | None = None,
+    label_dtype=np.int8,
+):
     """The one input check of the binary-gate metrics (detection, calibration, dynamic K).
 
     Validate first, compute after: every gate metric calls this once and then works on
@@ -285,23 +365,37 @@ def check_binary(y_true, y_score, *, what: str = Phrase(N_("score")), probabilit
     """
     y_true, y_score = np.asarray(y_true), np.asarray(y_score)
     if y_true.ndim != 1 or y_score.ndim != 1:
-        raise InputError(N_("{labels} and {scores} must be one-dimensional"), source=source,
-                         params={"labels": plural(label_what), "scores": plural(what)})
-    check_lengths(source=source, hint=Phrase(N_("Give one {label} per {score}"), {"label": label_what, "score": what}),
-                  **{plural(label_what).replace(" ", "_"): y_true, plural(what): y_score})
+        raise InputError(
+            N_("{labels} and {scores} must be one-dimensional"),
+            source=source,
+            params={"labels": plural(label_what), "scores": plural(what)},
+        )
+    check_lengths(
+        source=source,
+        hint=Phrase(N_("Give one {label} per {score}"), {"label": label_what, "score": what}),
+        **{plural(label_what).replace(" ", "_"): y_true, plural(what): y_score},
+    )
     if y_true.shape[0] == 0:
         raise InputError(N_("no {what} given"), source=source, params={"what": plural(what)})
     hint = None
     if probabilities:
-        hint = N_("Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) "
-                  "must be converted by you (e.g. a sigmoid), so the choice is explicit")
+        hint = N_(
+            "Probabilities must be finite numbers in [0, 1]; values not in [0, 1] (e.g. logits) "
+            "must be converted by you (e.g. a sigmoid), so the choice is explicit"
+        )
     scores = finite_scores(y_score, what=what, source=source, locate=locate, hint=hint)
     labels = binary_labels(y_true, what=label_what, source=source, locate=locate, dtype=label_dtype)
     if probabilities:
         bad = (scores < 0) | (scores > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise_at(_valued(N_("{what} {value} is outside [0, 1]"), what, show(scores[i])), i, locate, source, hint)
+            raise_at(
+                _valued(N_("{what} {value} is outside [0, 1]"), what, show(scores[i])),
+                i,
+                locate,
+                source,
+                hint,
+            )
     return labels, scores
 
 
@@ -312,8 +406,16 @@ def check_choice(value, choices: Sequence, what: str, source: str | None = None)
     except TypeError:
         ok = False
     if not ok:
-        raise InputError(N_("unknown {what} {value}"), source=source, hint=N_("Accepted: {choices}"),
-                         params={"what": what, "value": show(value), "choices": ", ".join(str(c) for c in choices)})
+        raise InputError(
+            N_("unknown {what} {value}"),
+            source=source,
+            hint=N_("Accepted: {choices}"),
+            params={
+                "what": what,
+                "value": show(value),
+                "choices": ", ".join(str(c) for c in choices),
+            },
+        )
     return value
 
 
@@ -325,8 +427,12 @@ def check_lengths(source: str | None = None, hint: str | None = None, **arrays) 
     """
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
-        parts = [Phrase(N_("{count} {name}"), {"count": n, "name": Phrase(k) if k in PLURAL_WORDS else k})
-                 for k, n in lengths.items()]
+        parts = [
+            Phrase(
+                N_("{count} {name}"), {"count": n, "name": Phrase(k) if k in PLURAL_WORDS else k}
+            )
+            for k, n in lengths.items()
+        ]
         problem = parts[0]
         for part in parts[1:]:
             problem = Phrase(N_("{first} but {second}"), {"first": problem, "second": part})
@@ -341,11 +447,15 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     3
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
-        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
+        raise InputError(
+            _valued(N_("{what} must be a whole number, got {value}"), what, show(value))
+        )
     if isinstance(value, str):
         text = value.strip()
         if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
-            raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, repr(value)))
+            raise InputError(
+                _valued(N_("{what} must be a whole number, got {value}"), what, repr(value))
+            )
         value = int(text)
     try:
         as_int = int(value)
@@ -353,19 +463,32 @@ def check_int(value, what: str, *, minimum: int | None = None, maximum: int | No
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise InputError(_valued(N_("{what} must be a whole number, got {value}"), what, show(value)))
+        raise InputError(
+            _valued(N_("{what} must be a whole number, got {value}"), what, show(value))
+        )
     if minimum is not None and as_int < minimum:
-        raise InputError(N_("{what} must be at least {minimum}, got {value}"),
-                         params={"what": what, "minimum": minimum, "value": as_int})
+        raise InputError(
+            N_("{what} must be at least {minimum}, got {value}"),
+            params={"what": what, "minimum": minimum, "value": as_int},
+        )
     if maximum is not None and as_int > maximum:
-        raise InputError(N_("{what} must be at most {maximum}, got {value}"),
-                         hint=N_("See the Limits section of the README"),
-                         params={"what": what, "maximum": f"{maximum:,}", "value": f"{as_int:,}"})
+        raise InputError(
+            N_("{what} must be at most {maximum}, got {value}"),
+            hint=N_("See the Limits section of the README"),
+            params={"what": what, "maximum": f"{maximum:,}", "value": f"{as_int:,}"},
+        )
     return as_int
 
 
-def check_float(value, what: str, *, minimum: float | None = None, maximum: float | None = None,
-                open_low: bool = False, open_high: bool = False) -> float:
+def check_float(
+    value,
+    what: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_low: bool = False,
+    open_high: bool = False,
+) -> float:
     """A finite number within its bounds (NaN and infinities refused).
 
     >>> check_float("0.5", "tau", minimum=0, maximum=1)
@@ -381,17 +504,27 @@ def check_float(value, what: str, *, minimum: float | None = None, maximum: floa
     try:
         f = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(_valued(N_("{what} must be a number, got {value}"), what, show(value))) from None
+        raise InputError(
+            _valued(N_("{what} must be a number, got {value}"), what, show(value))
+        ) from None
     if not math.isfinite(f):
-        raise InputError(_valued(N_("{what} must be a finite number, got {value}"), what, show(value)))
+        raise InputError(
+            _valued(N_("{what} must be a finite number, got {value}"), what, show(value))
+        )
     if minimum is not None and (f < minimum or (open_low and f == minimum)):
-        raise InputError(N_("{what} must be above {bound}, got {value}") if open_low else
-                         N_("{what} must be at least {bound}, got {value}"),
-                         params={"what": what, "bound": f"{minimum:g}", "value": f"{f:g}"})
+        raise InputError(
+            N_("{what} must be above {bound}, got {value}")
+            if open_low
+            else N_("{what} must be at least {bound}, got {value}"),
+            params={"what": what, "bound": f"{minimum:g}", "value": f"{f:g}"},
+        )
     if maximum is not None and (f > maximum or (open_high and f == maximum)):
-        raise InputError(N_("{what} must be below {bound}, got {value}") if open_high else
-                         N_("{what} must be at most {bound}, got {value}"),
-                         params={"what": what, "bound": f"{maximum:g}", "value": f"{f:g}"})
+        raise InputError(
+            N_("{what} must be below {bound}, got {value}")
+            if open_high
+            else N_("{what} must be at most {bound}, got {value}"),
+            params={"what": what, "bound": f"{maximum:g}", "value": f"{f:g}"},
+        )
     return f
 
 
@@ -421,7 +554,9 @@ def as_fraction(value, what: str = Phrase(N_("target rate"))) -> Fraction:
         try:
             return Fraction(Decimal(value.strip()))
         except (InvalidOperation, ValueError):
-            raise InputError(_valued(N_("{what} {value} is not a number"), what, repr(value))) from None
+            raise InputError(
+                _valued(N_("{what} {value} is not a number"), what, repr(value))
+            ) from None
     try:
         f = float(value)
     except (TypeError, ValueError):
@@ -466,12 +601,20 @@ def one_class_value(metric: str, n_pos: int, n_neg: int, rule: str) -> float:
 #: ONE_CLASS_TITLE names the choice itself.
 ONE_CLASS_TITLE = N_("When the labels hold one class only")
 ONE_CLASS_WORDS = {
-    "nan": (N_("Leave undefined"),
-            N_("With no positive or no negative labels, AUROC and AUPRC cannot be computed and show "
-               "as a dash.")),
-    "audit": (N_("Audit rule"),
-              N_("With no positive or no negative labels, AUROC counts as 0.5 (a score that cannot "
-                 "separate) and AUPRC as the share of positive labels.")),
+    "nan": (
+        N_("Leave undefined"),
+        N_(
+            "With no positive or no negative labels, AUROC and AUPRC cannot be computed and show "
+            "as a dash."
+        ),
+    ),
+    "audit": (
+        N_("Audit rule"),
+        N_(
+            "With no positive or no negative labels, AUROC counts as 0.5 (a score that cannot "
+            "separate) and AUPRC as the share of positive labels."
+        ),
+    ),
 }
 
 

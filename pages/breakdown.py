@@ -22,44 +22,81 @@ with page(_("Breakdown")) as p:
         p.stop()
     meta = loaded.meta
     if meta is None:
-        st.info(_("Load a query metadata table on the Data page (category, difficulty, date, ...) "
-                  "to break the results down by group. The sample data has one."))
+        st.info(
+            _(
+                "Load a query metadata table on the Data page (category, difficulty, date, ...) "
+                "to break the results down by group. The sample data has one."
+            )
+        )
         p.stop()
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
 
     # Date-range filter when the queries carry dates.
     selected_ids = None
-    if "date" in meta.columns and pd.api.types.is_datetime64_any_dtype(meta["date"]) and meta["date"].notna().any():
+    if (
+        "date" in meta.columns
+        and pd.api.types.is_datetime64_any_dtype(meta["date"])
+        and meta["date"].notna().any()
+    ):
         lo, hi = meta["date"].min().date(), meta["date"].max().date()
-        picked = st.date_input(_("Queries dated between"), (lo, hi), min_value=lo, max_value=hi,
-                               key=Breakdown.DATES)
+        picked = st.date_input(
+            _("Queries dated between"), (lo, hi), min_value=lo, max_value=hi, key=Breakdown.DATES
+        )
         if isinstance(picked, (tuple, list)) and len(picked) == 2:
             selected_ids = dated_between(meta, picked[0], picked[1])
-            st.caption(_("{n} of {total} queries in the range.").format(n=len(selected_ids), total=len(meta)))
+            st.caption(
+                _("{n} of {total} queries in the range.").format(
+                    n=len(selected_ids), total=len(meta)
+                )
+            )
 
     candidates = [c for c in meta.columns if c not in ("query", "date")]
-    default_col = "category" if "category" in candidates else (candidates[0] if candidates else None)
+    default_col = (
+        "category" if "category" in candidates else (candidates[0] if candidates else None)
+    )
     if default_col is None:
         st.warning(_("The metadata table has no column to group by."))
         p.stop()
     c1, c2 = st.columns(2)
-    column = c1.selectbox(_("Group by"), candidates, index=candidates.index(default_col), key=Breakdown.COLUMN)
-    chart_measure = c2.selectbox(_("Measure in the chart"), measures, key=Breakdown.MEASURE,
-                                 format_func=display_measure)
+    column = c1.selectbox(
+        _("Group by"), candidates, index=candidates.index(default_col), key=Breakdown.COLUMN
+    )
+    chart_measure = c2.selectbox(
+        _("Measure in the chart"), measures, key=Breakdown.MEASURE, format_func=display_measure
+    )
 
     long = breakdown(evaluations, meta, column, selected_ids)
     # means per group: the mean of RR reads MRR on screen (the download keeps the canonical names)
     shown_long = long.rename(columns={m: display_measure(m) for m in measures})
-    config = {display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
-    config.update({"run": st.column_config.TextColumn(_("Run"), pinned=True),
-                   column: st.column_config.TextColumn(_(column.replace("_", " ").capitalize())),
-                   "count": st.column_config.NumberColumn(_("Queries"), format="%d")})
+    config = {
+        display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures
+    }
+    config.update(
+        {
+            "run": st.column_config.TextColumn(_("Run"), pinned=True),
+            column: st.column_config.TextColumn(_(column.replace("_", " ").capitalize())),
+            "count": st.column_config.NumberColumn(_("Queries"), format="%d"),
+        }
+    )
     st.dataframe(shown_long, hide_index=True, column_config=config, placeholder=MISSING)
-    download_table(long.set_index(["run", column]), f"breakdown_{column}", conv,
-                   title=_("Means by {column}").format(column=column), key="bd")
-    st.plotly_chart(group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART)
+    download_table(
+        long.set_index(["run", column]),
+        f"breakdown_{column}",
+        conv,
+        title=_("Means by {column}").format(column=column),
+        key="bd",
+    )
+    st.plotly_chart(
+        group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART
+    )
 
     # --- labels: the comparative table is the one place that labels values ----------------------
     st.subheader(_("Good, Fair or Needs improvement"))
-    page_link("pages/table.py", _("Each query of a run labelled, with your thresholds and names: Comparative "
-                                  "table, rows “Queries of one loaded run”"), ":material/table_chart:")
+    page_link(
+        "pages/table.py",
+        _(
+            "Each query of a run labelled, with your thresholds and names: Comparative "
+            "table, rows “Queries of one loaded run”"
+        ),
+        ":material/table_chart:",
+    )

@@ -20,18 +20,19 @@ from ui.detection.state import Calibration
 
 
 def caption() -> str:
-    return _("Do predicted probabilities match how often the event happens? Equal-width bins are "
-             "[i/B, (i+1)/B) with the last bin closed, so p = 1.0 counts. The **plug-in ECE** is the "
-             "count-weighted mean gap |frequency − mean probability| over the bins (Naeini et al. 2015); it "
-             "overstates the error, more with many small bins, so the **debiased ECE** subtracts each bin's "
-             "estimated sampling bias (Kumar et al. 2019). Intervals are 95 % BCa bootstrap intervals (Efron "
-             "1987); the error bars of the diagram are each bin's 95 % Wilson interval. Probabilities outside "
-             "[0, 1] are refused, never squashed.")
+    return _(
+        "Do predicted probabilities match how often the event happens? Equal-width bins are "
+        "[i/B, (i+1)/B) with the last bin closed, so p = 1.0 counts. The **plug-in ECE** is the "
+        "count-weighted mean gap |frequency − mean probability| over the bins (Naeini et al. 2015); it "
+        "overstates the error, more with many small bins, so the **debiased ECE** subtracts each bin's "
+        "estimated sampling bias (Kumar et al. 2019). Intervals are 95 % BCa bootstrap intervals (Efron "
+        "1987); the error bars of the diagram are each bin's 95 % Wilson interval. Probabilities outside "
+        "[0, 1] are refused, never squashed."
+    )
 
 
 def read_upload(files) -> None:
     ds.use_scores(ds.load_scores_for_page(files[0].getvalue(), files[0].name))
-
 
 
 @st.fragment
@@ -39,8 +40,13 @@ def diagram() -> None:
     """Bins and binning: the statistics, the diagram and the bins table."""
     c1, c2 = st.columns([1, 1])
     n_bins = c1.slider(_("Bins"), 2, 50, 10, key=dst.CAL_BINS)
-    strategy = c2.radio(_("Binning"), cal.STRATEGIES, horizontal=True, key=dst.CAL_STRATEGY,
-                        format_func=lambda k: {"uniform": _("equal width"), "quantile": _("equal mass")}[k])
+    strategy = c2.radio(
+        _("Binning"),
+        cal.STRATEGIES,
+        horizontal=True,
+        key=dst.CAL_STRATEGY,
+        format_func=lambda k: {"uniform": _("equal width"), "quantile": _("equal mass")}[k],
+    )
     try:
         rep = ds.calibration_report_of(data["digest"], y, p, n_bins, strategy)
     except InputError as exc:
@@ -53,18 +59,39 @@ def diagram() -> None:
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
     for name in cal.CI_STATISTICS:
         cell = row.container(width=180)
-        cell.metric(_(ds.CALIBRATION_LABELS[name]), f"{rep[name]:.4f}",
-                    help=_("{interval}; {n} bootstrap replicates").format(interval=ds.interval_text(ci[name]),
-                                                                         n=n_resamples))
+        cell.metric(
+            _(ds.CALIBRATION_LABELS[name]),
+            f"{rep[name]:.4f}",
+            help=_("{interval}; {n} bootstrap replicates").format(
+                interval=ds.interval_text(ci[name]), n=n_resamples
+            ),
+        )
         cell.caption(ds.interval_text(ci[name]))
     at_threshold(rep["bins"])
     table = ds.bins_table(rep["bins"])
     counts = (_("Items"), _("Positives"))
-    st.dataframe(table, key=Calibration.BINS_TABLE, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in table.columns if c not in counts}, placeholder=MISSING)
-    download_table(table, "reliability_bins", title=_("Reliability bins"), key="reliability_bins", index=False,
-                   source=data["source"], bins=n_bins, strategy=strategy)
+    st.dataframe(
+        table,
+        key=Calibration.BINS_TABLE,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4f")
+            for c in table.columns
+            if c not in counts
+        },
+        placeholder=MISSING,
+    )
+    download_table(
+        table,
+        "reliability_bins",
+        title=_("Reliability bins"),
+        key="reliability_bins",
+        index=False,
+        source=data["source"],
+        bins=n_bins,
+        strategy=strategy,
+    )
 
 
 def _share_calibration_threshold() -> None:
@@ -76,37 +103,68 @@ def at_threshold(bins: dict) -> None:
     """The decision threshold, shared with the Detection page on the same scores: only the
     diagram and the confusion counts redraw."""
     dst.sync_calibration_threshold(data["digest"])
-    threshold = st.slider(_("Decision threshold (predict positive when probability ≥ threshold)"),
-                          0.0, 1.0, step=0.01, format="%.4f", key=dst.CAL_THRESHOLD,
-                          on_change=_share_calibration_threshold)
+    threshold = st.slider(
+        _("Decision threshold (predict positive when probability ≥ threshold)"),
+        0.0,
+        1.0,
+        step=0.01,
+        format="%.4f",
+        key=dst.CAL_THRESHOLD,
+        on_change=_share_calibration_threshold,
+    )
     dst.share_threshold(data["digest"], threshold)
-    st.caption(_("The same threshold is used on the Detection page for these scores: moving it on either page "
-                 "moves it on both."))
+    st.caption(
+        _(
+            "The same threshold is used on the Detection page for these scores: moving it on either page "
+            "moves it on both."
+        )
+    )
     curve = ds.curve_of(data["digest"], y, p)
     cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
-    st.markdown(_("**At threshold {t}**: probability ≥ {t} is predicted positive").format(t=threshold_text(threshold)))
+    st.markdown(
+        _("**At threshold {t}**: probability ≥ {t} is predicted positive").format(
+            t=threshold_text(threshold)
+        )
+    )
     t1, t2 = st.columns([3, 2])
-    t1.dataframe(ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch", placeholder=MISSING)
+    t1.dataframe(
+        ds.confusion_table(cm), key=Calibration.CONFUSION, width="stretch", placeholder=MISSING
+    )
 
     def rate(v) -> str:
         return "–" if v != v else f"{v:.4f}"
 
-    t2.markdown(f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"  # i18n: ignore (canonical names)
-                + _("Precision **{value}**").format(value=rate(cm["precision"])))
+    t2.markdown(
+        f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"  # i18n: ignore (canonical names)
+        + _("Precision **{value}**").format(value=rate(cm["precision"]))
+    )
     if cm["precision"] != cm["precision"]:
-        t2.caption(_("“–”: nothing is predicted positive at this threshold, so precision is undefined."))
-    st.plotly_chart(fig.reliability_figure(bins, threshold=threshold), key=Calibration.RELIABILITY,
-                    width="stretch")
+        t2.caption(
+            _("“–”: nothing is predicted positive at this threshold, so precision is undefined.")
+        )
+    st.plotly_chart(
+        fig.reliability_figure(bins, threshold=threshold),
+        key=Calibration.RELIABILITY,
+        width="stretch",
+    )
 
 
 with page(_("Calibration"), sidebar=False, summary=ds.scores_summary, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: probabilities and labels"), expanded=False):
-        upload_slot(Calibration.UPLOAD, _("CSV, TSV, Parquet or JSON with a probability and a 0/1 label column"),
-                    read_upload, types=TABLE_TYPES)
-        st.button(_("Use the sample data"), key=Calibration.USE_SAMPLE, on_click=ds.use_sample_scores)
+        upload_slot(
+            Calibration.UPLOAD,
+            _("CSV, TSV, Parquet or JSON with a probability and a 0/1 label column"),
+            read_upload,
+            types=TABLE_TYPES,
+        )
+        st.button(
+            _("Use the sample data"), key=Calibration.USE_SAMPLE, on_click=ds.use_sample_scores
+        )
 
     data = st.session_state[dst.SCORES]
     y, p = data["y_true"], data["y_score"]
-    st.caption(_("{source}: {rows} rows").format(source=md_text(data["source"]), rows=count(y.size)))
+    st.caption(
+        _("{source}: {rows} rows").format(source=md_text(data["source"]), rows=count(y.size))
+    )
     diagram()

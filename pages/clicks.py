@@ -23,17 +23,31 @@ def read_upload(files) -> None:
 
 
 with page(_("Click feedback")) as p:
-    st.write(_("A click log has one row per impression: the query, the results shown (in rank order) "
-               "and the ids clicked (in click order). The first click stands in for the first relevant "
-               "result: RR = 1 / rank of the first click, and MRR is its mean over impressions."))
-    st.caption(_("No click gives RR = 0. Clicks on ids that were not shown (ads, stale lines) are ignored "
-                 "and counted; choose *strict* to refuse such logs instead. An id shown twice takes its first "
-                 "position."))
+    st.write(
+        _(
+            "A click log has one row per impression: the query, the results shown (in rank order) "
+            "and the ids clicked (in click order). The first click stands in for the first relevant "
+            "result: RR = 1 / rank of the first click, and MRR is its mean over impressions."
+        )
+    )
+    st.caption(
+        _(
+            "No click gives RR = 0. Clicks on ids that were not shown (ads, stale lines) are ignored "
+            "and counted; choose *strict* to refuse such logs instead. An id shown twice takes its first "
+            "position."
+        )
+    )
 
     c1, c2 = st.columns([1, 3])
-    c1.button(_("Load sample click log"), on_click=load_sample_clicks, key=Clicks.SAMPLE, type="primary")
-    upload_slot(Clicks.UPLOAD, _("Click log (CSV/TSV with columns query, shown, clicked; or JSON/JSONL)"),
-                read_upload, container=c2)
+    c1.button(
+        _("Load sample click log"), on_click=load_sample_clicks, key=Clicks.SAMPLE, type="primary"
+    )
+    upload_slot(
+        Clicks.UPLOAD,
+        _("Click log (CSV/TSV with columns query, shown, clicked; or JSON/JSONL)"),
+        read_upload,
+        container=c2,
+    )
 
     log = st.session_state[state.CLICKS]
     if log is None:
@@ -41,8 +55,13 @@ with page(_("Click feedback")) as p:
         p.stop()
 
     r1, r2 = st.columns(2)
-    rule = r1.radio(_("First click"), ["first", "top"], horizontal=True, key=Clicks.RULE,
-                    format_func=lambda r: {"first": _("first in time"), "top": _("best ranked")}[r])
+    rule = r1.radio(
+        _("First click"),
+        ["first", "top"],
+        horizontal=True,
+        key=Clicks.RULE,
+        format_func=lambda r: {"first": _("first in time"), "top": _("best ranked")}[r],
+    )
     strict = r2.checkbox(_("Strict: refuse clicks on ids that were not shown"), key=Clicks.STRICT)
     try:
         result = click_mrr(log, rule=rule, strict=strict)
@@ -57,17 +76,38 @@ with page(_("Click feedback")) as p:
     m3.metric(_("Ignored clicks (not shown)"), result.ignored_clicks)
     label = label_for("RR", result.mrr, thresholds, float(st.session_state.get(FAIR_RATIO, 0.5)))
     if label:
-        st.caption(_("Interpretation (MRR good at or above {threshold}): {label}").format(
-            threshold=thresholds["RR"], label=label))
+        st.caption(
+            _("Interpretation (MRR good at or above {threshold}): {label}").format(
+                threshold=thresholds["RR"], label=label
+            )
+        )
 
     conv = conventions()
     source = st.session_state.get(CLICKS_SOURCE, "")
     st.subheader(_("Per query"))
-    st.dataframe(result.per_query, column_config={"MRR": st.column_config.NumberColumn(format="%.4f")}, placeholder=MISSING)
-    download_table(result.per_query, "click_mrr_per_query", conv, title=_("MRR from clicks per query"),
-                   key="clicks_q", click_rule=rule, click_log=source)
+    st.dataframe(
+        result.per_query,
+        column_config={"MRR": st.column_config.NumberColumn(format="%.4f")},
+        placeholder=MISSING,
+    )
+    download_table(
+        result.per_query,
+        "click_mrr_per_query",
+        conv,
+        title=_("MRR from clicks per query"),
+        key="clicks_q",
+        click_rule=rule,
+        click_log=source,
+    )
     st.plotly_chart(first_click_ranks(result.per_impression), key=Clicks.CHART)
     with st.expander(_("Per impression")):
         st.dataframe(result.per_impression, placeholder=MISSING)
-        download_table(result.per_impression, "click_rr_per_impression", conv,
-                       title=_("RR from clicks per impression"), key="clicks_i", click_rule=rule, click_log=source)
+        download_table(
+            result.per_impression,
+            "click_rr_per_impression",
+            conv,
+            title=_("RR from clicks per impression"),
+            key="clicks_i",
+            click_rule=rule,
+            click_log=source,
+        )

@@ -31,35 +31,59 @@ with page(_("Compare systems")) as p:
     qrels = st.session_state[state.QRELS]
     runs = st.session_state[state.RUNS] or {}
     if qrels is None or len(runs) < 2:
-        st.info(_("Load qrels and at least two runs first (Data page, or the sample below); this page "
-                  "compares every run with a baseline of your choice."))
-        st.button(_("Load sample data"), key=cs.SAMPLE, type="primary", on_click=load_sample_into_state)
+        st.info(
+            _(
+                "Load qrels and at least two runs first (Data page, or the sample below); this page "
+                "compares every run with a baseline of your choice."
+            )
+        )
+        st.button(
+            _("Load sample data"), key=cs.SAMPLE, type="primary", on_click=load_sample_into_state
+        )
         p.stop()
 
     names = list(runs)
     measure_names = list(mc.measures.COMMON_MEASURES)
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
-    if st.toggle(_("All pairs: every run against every other"), key=cs.ALL_PAIRS,
-                 help=_("Letters show, per measure, which runs each one beats (corrected p below alpha).")):
-        all_pairs_section(p, names, sorted(set(measure_names) | set(DEFAULT_MEASURES)), DEFAULT_MEASURES,
-                          query_set, conventions)
+    if st.toggle(
+        _("All pairs: every run against every other"),
+        key=cs.ALL_PAIRS,
+        help=_("Letters show, per measure, which runs each one beats (corrected p below alpha)."),
+    ):
+        all_pairs_section(
+            p,
+            names,
+            sorted(set(measure_names) | set(DEFAULT_MEASURES)),
+            DEFAULT_MEASURES,
+            query_set,
+            conventions,
+        )
     answer = st.container()  # the answer is drawn here, above the settings, once computed
     with st.form(cs.SETTINGS_FORM):
         c1, c2 = st.columns([1, 3])
         baseline = c1.selectbox(_("Baseline"), names, index=0)
-        measures = c2.multiselect(_("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
-                                  options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
-                                  default=[m for m in DEFAULT_MEASURES], accept_new_options=True, placeholder=_("Choose options"))
+        measures = c2.multiselect(
+            _("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
+            options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
+            default=[m for m in DEFAULT_MEASURES],
+            accept_new_options=True,
+            placeholder=_("Choose options"),
+        )
         with st.expander(_("Tests and intervals: permutations, seed, correction, CI level")):
             c3, c4, c5, c6, c7 = st.columns(5)
-            permutations = c3.number_input(_("Permutations"), min_value=100, max_value=100000, value=10000,
-                                           step=1000)
+            permutations = c3.number_input(
+                _("Permutations"), min_value=100, max_value=100000, value=10000, step=1000
+            )
             seed = c4.number_input(_("Seed"), min_value=0, value=0, step=1)
             correction = c5.selectbox(_("Correction"), CORRECTIONS, format_func=correction_label)
-            test = c6.selectbox(_("Test shown"), TESTS, index=TESTS.index("permutation"),
-                                format_func=test_label,
-                                help=_("Whose corrected p-value is in the table; every test's p is below it."))
+            test = c6.selectbox(
+                _("Test shown"),
+                TESTS,
+                index=TESTS.index("permutation"),
+                format_func=test_label,
+                help=_("Whose corrected p-value is in the table; every test's p is below it."),
+            )
             confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
         st.form_submit_button(_("Compare"))
 
@@ -75,11 +99,24 @@ with page(_("Compare systems")) as p:
     evaluations, measures = list(loaded.evaluations.values()), loaded.measures
     names = loaded.names
     if baseline not in names:
-        answer.info(_("{run} is set aside, so the baseline is {baseline}.").format(run=baseline, baseline=names[0]))
+        answer.info(
+            _("{run} is set aside, so the baseline is {baseline}.").format(
+                run=baseline, baseline=names[0]
+            )
+        )
         baseline = names[0]
     by_name = {ev.run_name: ev for ev in evaluations}
-    comparison = compare(evaluations, baseline, list(measures), int(permutations), int(seed), correction,
-                         float(confidence), query_set, conventions)
+    comparison = compare(
+        evaluations,
+        baseline,
+        list(measures),
+        int(permutations),
+        int(seed),
+        correction,
+        float(confidence),
+        query_set,
+        conventions,
+    )
     frame = comparison.to_frame()
     cs.remember_settings(comparison)
     legend = comparison.legend(gettext=_)
@@ -91,65 +128,131 @@ with page(_("Compare systems")) as p:
         shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
         numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
         # a missing value reads "–" (never "None"), with its reason under the table
-        st.dataframe(shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"), hide_index=True, key=cs.TABLE,
-                     column_order=["run", "measure", "mean_baseline", "mean_run", "mean_delta", "ci",
-                                   f"p_corrected_{test}", "wtl", "markers"],
-                     column_config={
-                         "run": st.column_config.TextColumn(_("Run"), pinned=True),
-                         "measure": st.column_config.TextColumn(_("Measure")),
-                         "mean_baseline": st.column_config.NumberColumn(f"{baseline}", format=MEASURE_FORMAT),
-                         "mean_run": st.column_config.NumberColumn(_("Run mean"), format=MEASURE_FORMAT),
-                         "mean_delta": st.column_config.NumberColumn("Δ", format=MEASURE_FORMAT,
-                                                                     help=_("run mean − baseline mean")),
-                         # widths: the nine columns fit an 800 px window (the last header was clipped)
-                         "ci": st.column_config.TextColumn(_("Δ {level} CI").format(level=f"{confidence:.0%}"), width=112,
-                                                           help=_("paired bootstrap percentile interval")),
-                         f"p_corrected_{test}": st.column_config.NumberColumn(
-                             _("corrected p"), format=MEASURE_FORMAT,
-                             help=_("{test}; correction: {correction}").format(test=test_label(test),
-                                                                             correction=correction_label(correction))),
-                         "wtl": st.column_config.TextColumn(_("W / T / L"), help=_("queries where the run wins / ties / "
-                                                              "loses against the baseline")),
-                         "markers": st.column_config.TextColumn(_("Significant")),  # sized to its header: 92 px cut "Significativo"
-                     }, placeholder=MISSING)
+        st.dataframe(
+            shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"),
+            hide_index=True,
+            key=cs.TABLE,
+            column_order=[
+                "run",
+                "measure",
+                "mean_baseline",
+                "mean_run",
+                "mean_delta",
+                "ci",
+                f"p_corrected_{test}",
+                "wtl",
+                "markers",
+            ],
+            column_config={
+                "run": st.column_config.TextColumn(_("Run"), pinned=True),
+                "measure": st.column_config.TextColumn(_("Measure")),
+                "mean_baseline": st.column_config.NumberColumn(
+                    f"{baseline}", format=MEASURE_FORMAT
+                ),
+                "mean_run": st.column_config.NumberColumn(_("Run mean"), format=MEASURE_FORMAT),
+                "mean_delta": st.column_config.NumberColumn(
+                    "Δ", format=MEASURE_FORMAT, help=_("run mean − baseline mean")
+                ),
+                # widths: the nine columns fit an 800 px window (the last header was clipped)
+                "ci": st.column_config.TextColumn(
+                    _("Δ {level} CI").format(level=f"{confidence:.0%}"),
+                    width=112,
+                    help=_("paired bootstrap percentile interval"),
+                ),
+                f"p_corrected_{test}": st.column_config.NumberColumn(
+                    _("corrected p"),
+                    format=MEASURE_FORMAT,
+                    help=_("{test}; correction: {correction}").format(
+                        test=test_label(test), correction=correction_label(correction)
+                    ),
+                ),
+                "wtl": st.column_config.TextColumn(
+                    _("W / T / L"),
+                    help=_("queries where the run wins / ties / loses against the baseline"),
+                ),
+                "markers": st.column_config.TextColumn(
+                    _("Significant")
+                ),  # sized to its header: 92 px cut "Significativo"
+            },
+            placeholder=MISSING,
+        )
         if shown[numbers].isna().any().any():
-            st.caption(_("“–”: no value, because the run and the baseline have no query in common for this "
-                         "measure, or every difference is zero (no p-value)."))
+            st.caption(
+                _(
+                    "“–”: no value, because the run and the baseline have no query in common for this "
+                    "measure, or every difference is zero (no p-value)."
+                )
+            )
         st.caption(md_text(screen_legend))
 
         with st.expander(_("p-values of every test (raw and corrected), effect size")):
-            detail = frame[["run", "measure", "n_queries", *(f"p_{t}" for t in TESTS),
-                            *(f"p_corrected_{t}" for t in TESTS), "effect_size"]].copy()
+            detail = frame[
+                [
+                    "run",
+                    "measure",
+                    "n_queries",
+                    *(f"p_{t}" for t in TESTS),
+                    *(f"p_corrected_{t}" for t in TESTS),
+                    "effect_size",
+                ]
+            ].copy()
             detail["measure"] = detail["measure"].map(display_measure)
-            detail.columns = [_("Run"), _("Measure"), _("Queries"),
-                              *(_("p ({test})").format(test=test_label(t)) for t in TESTS),
-                              *(_("p ({test}, corrected)").format(test=test_label(t)) for t in TESTS),
-                              _("Effect size (d)")]
+            detail.columns = [
+                _("Run"),
+                _("Measure"),
+                _("Queries"),
+                *(_("p ({test})").format(test=test_label(t)) for t in TESTS),
+                *(_("p ({test}, corrected)").format(test=test_label(t)) for t in TESTS),
+                _("Effect size (d)"),
+            ]
             st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
-            st.caption(_("Effect size: mean difference / standard deviation of the differences (paired Cohen's "
-                         "d). Markers: {markers}.").format(
-                markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS)))
+            st.caption(
+                _(
+                    "Effect size: mean difference / standard deviation of the differences (paired Cohen's "
+                    "d). Markers: {markers}."
+                ).format(markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS))
+            )
 
-    st.plotly_chart(figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures,
-                                                             format_func=display_measure)),
-                    key=cs.CI_CHART)
+    st.plotly_chart(
+        figs.delta_ci_figure(
+            frame, st.selectbox(_("Interval chart: measure"), measures, format_func=display_measure)
+        ),
+        key=cs.CI_CHART,
+    )
 
     st.subheader(_("Per-query differences"))
     others = [n for n in names if n != baseline]
     c1, c2 = st.columns(2)
     run_name = c1.selectbox(_("Run"), others)
     measure = c2.selectbox(_("Measure"), measures)
-    table = aligned_values([by_name[baseline], by_name[run_name], *[e for e in evaluations
-                                                                    if e.run_name not in (baseline, run_name)]],
-                           measure, query_set)
-    deltas = per_query_deltas(table[[baseline]].rename(columns={baseline: measure}),
-                                   table[[run_name]].rename(columns={run_name: measure}), measure)
-    event = st.plotly_chart(figs.delta_bar_figure(deltas, run_name, baseline, measure), key=cs.DELTAS_CHART,
-                            on_select="rerun", selection_mode="points")
+    table = aligned_values(
+        [
+            by_name[baseline],
+            by_name[run_name],
+            *[e for e in evaluations if e.run_name not in (baseline, run_name)],
+        ],
+        measure,
+        query_set,
+    )
+    deltas = per_query_deltas(
+        table[[baseline]].rename(columns={baseline: measure}),
+        table[[run_name]].rename(columns={run_name: measure}),
+        measure,
+    )
+    event = st.plotly_chart(
+        figs.delta_bar_figure(deltas, run_name, baseline, measure),
+        key=cs.DELTAS_CHART,
+        on_select="rerun",
+        selection_mode="points",
+    )
     picked_chart_point(event)
     selected = selected_query()
     if selected is not None:
-        st.write(_("Selected query: {query} (shown on the Per query page)").format(query=md_text(selected)))
+        st.write(
+            _("Selected query: {query} (shown on the Per query page)").format(
+                query=md_text(selected)
+            )
+        )
 
     meta = st.session_state[state.META]
     if isinstance(meta, pd.DataFrame) and len(meta.columns):
@@ -160,35 +263,71 @@ with page(_("Compare systems")) as p:
         on_set = {ev.run_name: ev.per_query.loc[common] for ev in evaluations}
         columns = list(meta.columns)
         st.subheader(_("Folds"))
-        fold_col = st.selectbox(_("Fold column"), columns, index=columns.index("fold") if "fold" in columns else 0)
+        fold_col = st.selectbox(
+            _("Fold column"), columns, index=columns.index("fold") if "fold" in columns else 0
+        )
         try:
-            fold_tables = {name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()}
-            summary = pd.DataFrame({name: folds.fold_summary(pq, meta, fold_col)["formatted"]
-                                    for name, pq in on_set.items()}).T
+            fold_tables = {
+                name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()
+            }
+            summary = pd.DataFrame(
+                {
+                    name: folds.fold_summary(pq, meta, fold_col)["formatted"]
+                    for name, pq in on_set.items()
+                }
+            ).T
             st.dataframe(summary.rename(columns=display_measure), placeholder=MISSING)
-            st.caption(_("Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
-                         "{n} queries every run has.").format(n=len(common)))
+            st.caption(
+                _(
+                    "Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
+                    "{n} queries every run has."
+                ).format(n=len(common))
+            )
             st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
         except mc.InputError as exc:
             st.error(md_text(exc.plain(_)))
         st.subheader(_("Criteria"))
-        crit_col = st.selectbox(_("Criterion column"), columns,
-                                index=columns.index("criterion") if "criterion" in columns else 0)
+        crit_col = st.selectbox(
+            _("Criterion column"),
+            columns,
+            index=columns.index("criterion") if "criterion" in columns else 0,
+        )
         try:
-            crit_tables = {name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()}
-            st.dataframe(pd.concat(crit_tables, names=["run"]).rename(columns=display_measure),
-                         column_config={display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
-                                        for m in measures}, placeholder=MISSING)
-            st.caption(_("micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
-                         "per-criterion means."))
-            st.plotly_chart(figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART)
+            crit_tables = {
+                name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()
+            }
+            st.dataframe(
+                pd.concat(crit_tables, names=["run"]).rename(columns=display_measure),
+                column_config={
+                    display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
+                    for m in measures
+                },
+                placeholder=MISSING,
+            )
+            st.caption(
+                _(
+                    "micro: mean over all (query, criterion) pairs; macro: unweighted mean of the "
+                    "per-criterion means."
+                )
+            )
+            st.plotly_chart(
+                figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART
+            )
         except mc.InputError as exc:
             st.error(md_text(exc.plain(_)))
     else:
-        st.caption(_("Load query metadata with a fold or criterion column to see fold and criterion views."))
+        st.caption(
+            _(
+                "Load query metadata with a fold or criterion column to see fold and criterion views."
+            )
+        )
 
     st.subheader(_("Export"))
-    st.caption(_("Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
-                 "{legend}").format(legend=md_text(legend)))
+    st.caption(
+        _(
+            "Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
+            "{legend}"
+        ).format(legend=md_text(legend))
+    )
     st.caption(_("The whole comparison as one HTML file: Download report on the Overview page."))
     download_buttons(export_texts(comparison), "comparison", key="comparison")

@@ -30,10 +30,18 @@ from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
 
 # the sidebar lists what this run loads: drawn last
-with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, "
-                                              "gzip-compressed or not. Each run is a system, named after its file.")) as p:
+with page(
+    _("Data"),
+    sidebar=False,
+    caption=_(
+        "Drag and drop files: TREC, CSV/TSV, Parquet, JSON/JSONL, "
+        "gzip-compressed or not. Each run is a system, named after its file."
+    ),
+) as p:
     buttons = st.container(horizontal=True)
-    if buttons.button(_("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state):
+    if buttons.button(
+        _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state
+    ):
         st.success(_(SAMPLE_SUMMARY))
 
     cost_slot = st.empty()
@@ -44,46 +52,76 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
         upload_box("qrels", _("Relevance judgements (qrels)"), qfmt)
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
-            st.caption(_("{queries} queries, {judgements} judgements").format(
-                queries=count(len(loaded_qrels.unique_query_ids())), judgements=count(len(loaded_qrels))))
+            st.caption(
+                _("{queries} queries, {judgements} judgements").format(
+                    queries=count(len(loaded_qrels.unique_query_ids())),
+                    judgements=count(len(loaded_qrels)),
+                )
+            )
             labels = judgements_per_label(loaded_qrels)
-            st.dataframe(labels.assign(Share=labels["Share"] * 100), hide_index=True, key=Data.LABELS,
-                         column_config={"Label": st.column_config.TextColumn(_("Label")),
-                                        "Judgements": st.column_config.NumberColumn(_("Judgements"),
-                                                                                   format=count_format()),
-                                        "Share": st.column_config.NumberColumn(_("Share"), format=percent_format())}, placeholder=MISSING)
+            st.dataframe(
+                labels.assign(Share=labels["Share"] * 100),
+                hide_index=True,
+                key=Data.LABELS,
+                column_config={
+                    "Label": st.column_config.TextColumn(_("Label")),
+                    "Judgements": st.column_config.NumberColumn(
+                        _("Judgements"), format=count_format()
+                    ),
+                    "Share": st.column_config.NumberColumn(_("Share"), format=percent_format()),
+                },
+                placeholder=MISSING,
+            )
     with right:
         st.subheader(_("Runs"))
         rfmt = st.selectbox(_("Run format"), UPLOAD_FORMATS, key=Data.RUN_FORMAT)
         upload_box("run", _("One or more runs"), rfmt, multiple=True)
         runs_warning = st.empty()  # a run that shares nothing with the qrels, named under its box
 
-    with st.expander(_("Query metadata (optional): category, difficulty, date, criterion, fold"),
-                     expanded=st.session_state[state.META] is not None or has_message("data", "meta")):
+    with st.expander(
+        _("Query metadata (optional): category, difficulty, date, criterion, fold"),
+        expanded=st.session_state[state.META] is not None or has_message("data", "meta"),
+    ):
         upload_box("meta", _("Metadata table (one row per query; a query id column)"))
         meta = st.session_state[state.META]
         if meta is not None:
             # dates as days, as in every other table (the grid's default adds 00:00:00)
-            st.dataframe(meta, height=220, placeholder=MISSING,
-                         column_config={c: st.column_config.DateColumn(format="YYYY-MM-DD") for c in meta.columns
-                                        if pd.api.types.is_datetime64_any_dtype(meta[c])})
+            st.dataframe(
+                meta,
+                height=220,
+                placeholder=MISSING,
+                column_config={
+                    c: st.column_config.DateColumn(format="YYYY-MM-DD")
+                    for c in meta.columns
+                    if pd.api.types.is_datetime64_any_dtype(meta[c])
+                },
+            )
 
     # drawn after the uploads, so it is enabled in the run that loads the first file
-    buttons.button(_("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded)
+    buttons.button(
+        _("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded
+    )
     # what the visitor's data costs on a shared server (the budget that refuses an upload)
     expired = keep.expired_note()
     if expired:
         st.warning(expired, icon=":material/history:")
-    cost_slot.caption(budget.cost_line() + " " + keep.keep_note(), help=_(
-        "Uploads are checked against your share before they are read; larger runs are evaluated with the "
-        "command line (ranklab evaluate), which streams them."))
+    cost_slot.caption(
+        budget.cost_line() + " " + keep.keep_note(),
+        help=_(
+            "Uploads are checked against your share before they are read; larger runs are evaluated with the "
+            "command line (ranklab evaluate), which streams them."
+        ),
+    )
 
     runs = st.session_state[state.RUNS] or {}
     if runs:
         rc1, rc2 = st.columns([3, 1])
         rc1.selectbox(_("Remove a loaded run"), list(runs), key=Data.DROP_RUN)
-        rc2.button(_("Remove"), key=Data.DROP_RUN_BUTTON,
-                   on_click=lambda: remove_run(st.session_state[Data.DROP_RUN]))
+        rc2.button(
+            _("Remove"),
+            key=Data.DROP_RUN_BUTTON,
+            on_click=lambda: remove_run(st.session_state[Data.DROP_RUN]),
+        )
 
     if not has_data():
         st.info(_("Load a qrels file and at least one run (or the sample) to see diagnostics."))
@@ -92,8 +130,15 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     # --- Diagnostics -----------------------------------------------------------------
     st.header(_("Diagnostics"))
     runs = st.session_state[state.RUNS]
-    k = int(st.number_input(_("Cutoff k for ties and unjudged documents"), min_value=1, max_value=1000,
-                            value=10, key=Data.DIAGNOSTICS_K))
+    k = int(
+        st.number_input(
+            _("Cutoff k for ties and unjudged documents"),
+            min_value=1,
+            max_value=1000,
+            value=10,
+            key=Data.DIAGNOSTICS_K,
+        )
+    )
     conv = conventions()
     try:
         with st.spinner(_("Checking the runs ...")):
@@ -109,29 +154,61 @@ with page(_("Data"), sidebar=False, caption=_("Drag and drop files: TREC, CSV/TS
     for name, ev in diag_evs.items():
         d = ev.diagnostics
         with st.expander(_("{run}: details").format(run=md_text(name))):
-            st.write(_("Missing queries (judged, not in the run): {ids}").format(
-                ids=", ".join(map(md_text, d["missing_queries"])) or none))
-            st.write(_("Extra queries (in the run, not judged; ignored): {ids}").format(
-                ids=", ".join(map(md_text, d["extra_queries"])) or none))
-            st.write(_("Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
-                       "broken by the rule '{rule}' (sidebar).").format(
-                groups=d["tied_groups"], documents=d["tied_documents"], k=k,
-                straddling=d["ties_straddling"].get(str(k), 0), rule=conv.ties))
+            st.write(
+                _("Missing queries (judged, not in the run): {ids}").format(
+                    ids=", ".join(map(md_text, d["missing_queries"])) or none
+                )
+            )
+            st.write(
+                _("Extra queries (in the run, not judged; ignored): {ids}").format(
+                    ids=", ".join(map(md_text, d["extra_queries"])) or none
+                )
+            )
+            st.write(
+                _(
+                    "Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
+                    "broken by the rule '{rule}' (sidebar)."
+                ).format(
+                    groups=d["tied_groups"],
+                    documents=d["tied_documents"],
+                    k=k,
+                    straddling=d["ties_straddling"].get(str(k), 0),
+                    rule=conv.ties,
+                )
+            )
     table = diagnostics_table(diag_evs, k, runs)
     if len(table):
         # plain headers; counts with thousands separators, means with 4 decimals; a mean over no
         # query is "–" (a run that shares no query with the qrels, named above)
-        headers = {"lines": _("Lines"), "queries evaluated": _("Queries evaluated"),
-                   "missing queries": _("Missing queries"), "extra queries": _("Extra queries"),
-                   "duplicates": _("Duplicates"),
-                   f"tied groups straddling @{k}": _("Tied groups straddling @{k}").format(k=k),
-                   f"Judged@{k} (mean)": _("Judged@{k} (mean)").format(k=k),
-                   f"queries with unjudged in top {k}": _("Queries with unjudged in top {k}").format(k=k)}
+        headers = {
+            "lines": _("Lines"),
+            "queries evaluated": _("Queries evaluated"),
+            "missing queries": _("Missing queries"),
+            "extra queries": _("Extra queries"),
+            "duplicates": _("Duplicates"),
+            f"tied groups straddling @{k}": _("Tied groups straddling @{k}").format(k=k),
+            f"Judged@{k} (mean)": _("Judged@{k} (mean)").format(k=k),
+            f"queries with unjudged in top {k}": _("Queries with unjudged in top {k}").format(k=k),
+        }
         judged = f"Judged@{k} (mean)"
         texts = [judged] if table[judged].isna().any() else []  # "–", never "None"
-        shown = table.assign(**{c: ["–" if v != v else f"{v:.4f}" for v in table[c]] for c in texts})
-        st.dataframe(shown, column_config={"run": st.column_config.TextColumn(_("Run"))} | {
-            c: (st.column_config.TextColumn(headers.get(c, c)) if c in texts else st.column_config.NumberColumn(
-                headers.get(c, c), format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format()))
-            for c in table.columns}, placeholder=MISSING)
+        shown = table.assign(
+            **{c: ["–" if v != v else f"{v:.4f}" for v in table[c]] for c in texts}
+        )
+        st.dataframe(
+            shown,
+            column_config={"run": st.column_config.TextColumn(_("Run"))}
+            | {
+                c: (
+                    st.column_config.TextColumn(headers.get(c, c))
+                    if c in texts
+                    else st.column_config.NumberColumn(
+                        headers.get(c, c),
+                        format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format(),
+                    )
+                )
+                for c in table.columns
+            },
+            placeholder=MISSING,
+        )
         download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

@@ -18,11 +18,13 @@ from ui.detection.state import DynamicK
 
 
 def caption() -> str:
-    return _("Each query keeps its candidates whose probability reaches the threshold, never fewer than the "
-             "minimum and never more than the maximum, which is the smaller of the hard cap and the share of "
-             "the query's candidates (rounded down); when the maximum is below the minimum, the maximum wins. "
-             "A query with nothing selected and no gold item counts as recall 1 and precision 1; nothing "
-             "selected with a gold item, or a selection without one, counts as 0.")
+    return _(
+        "Each query keeps its candidates whose probability reaches the threshold, never fewer than the "
+        "minimum and never more than the maximum, which is the smaller of the hard cap and the share of "
+        "the query's candidates (rounded down); when the maximum is below the minimum, the maximum wins. "
+        "A query with nothing selected and no gold item counts as recall 1 and precision 1; nothing "
+        "selected with a gold item, or a selection without one, counts as 0."
+    )
 
 
 def read_upload(files) -> None:
@@ -44,13 +46,32 @@ def setting(field: str) -> dict:
 @st.fragment
 def controls() -> None:
     c1, c2, c3, c4 = st.columns(4)
-    tau = c1.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["tau"], step=0.01, key=dst.DK_TAU,
-                    **setting("tau"))
-    k_min = c2.slider(min_value=0, max_value=20, value=dk.DEFAULTS["k_min"], key=dst.DK_KMIN, **setting("k_min"))
-    hard_cap = c3.slider(min_value=0, max_value=50, value=dk.DEFAULTS["hard_cap"], key=dst.DK_CAP,
-                         **setting("hard_cap"))
-    ratio = c4.slider(min_value=0.0, max_value=1.0, value=dk.DEFAULTS["k_max_ratio"], step=0.05, key=dst.DK_RATIO,
-                      **setting("k_max_ratio"))
+    tau = c1.slider(
+        min_value=0.0,
+        max_value=1.0,
+        value=dk.DEFAULTS["tau"],
+        step=0.01,
+        key=dst.DK_TAU,
+        **setting("tau"),
+    )
+    k_min = c2.slider(
+        min_value=0, max_value=20, value=dk.DEFAULTS["k_min"], key=dst.DK_KMIN, **setting("k_min")
+    )
+    hard_cap = c3.slider(
+        min_value=0,
+        max_value=50,
+        value=dk.DEFAULTS["hard_cap"],
+        key=dst.DK_CAP,
+        **setting("hard_cap"),
+    )
+    ratio = c4.slider(
+        min_value=0.0,
+        max_value=1.0,
+        value=dk.DEFAULTS["k_max_ratio"],
+        step=0.05,
+        key=dst.DK_RATIO,
+        **setting("k_max_ratio"),
+    )
     r = dk.dynamic_k_scores(table, tau, k_min, hard_cap, ratio)
     m1, m2, m3 = st.columns(3)
     m1.metric(words("recall")[0], f"{r['recall']:.4f}", help=words("recall")[1])
@@ -68,33 +89,72 @@ def controls() -> None:
         st.subheader(_("Per criterion"))
         counts = [c for c in out.columns if c == ds.dynamic_k_header("n_queries")]
         # a wide index column: the grid's default width cut "micro (pooled)"
-        st.dataframe(out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
-                     key=DynamicK.PER_CRITERION, width="stretch", placeholder=MISSING,
-                     column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")})
+        st.dataframe(
+            out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
+            key=DynamicK.PER_CRITERION,
+            width="stretch",
+            placeholder=MISSING,
+            column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")},
+        )
         st.caption(ds.dynamic_k_legend(out.isna().any().any()))
-        download_table(out, "dynamic_k", title=_("Dynamic K per criterion"), key="dynamic_k", source=data["source"],
-                       tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
+        download_table(
+            out,
+            "dynamic_k",
+            title=_("Dynamic K per criterion"),
+            key="dynamic_k",
+            source=data["source"],
+            tau=tau,
+            k_min=k_min,
+            hard_cap=hard_cap,
+            k_max_ratio=ratio,
+        )
     else:
         summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=ds.dynamic_k_header)
         st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True, placeholder=MISSING)
         st.caption(ds.dynamic_k_legend(False))
-        download_table(summary, "dynamic_k", title=_("Dynamic K"), key="dynamic_k", index=False,
-                       source=data["source"], tau=tau, k_min=k_min, hard_cap=hard_cap, k_max_ratio=ratio)
+        download_table(
+            summary,
+            "dynamic_k",
+            title=_("Dynamic K"),
+            key="dynamic_k",
+            index=False,
+            source=data["source"],
+            tau=tau,
+            k_min=k_min,
+            hard_cap=hard_cap,
+            k_max_ratio=ratio,
+        )
 
 
 with page(_("Dynamic K"), sidebar=False, summary=ds.candidates_summary, caption=caption()):
     ds.ensure_defaults()
     with st.expander(_("Data: candidates"), expanded=False):
-        upload_slot(DynamicK.UPLOAD, _("Table with query, candidate, probability, is_gold[, criterion]"), read_upload,
-                    types=TABLE_TYPES)
-        st.button(_("Use the sample data"), key=DynamicK.USE_SAMPLE, on_click=ds.use_sample_candidates)
+        upload_slot(
+            DynamicK.UPLOAD,
+            _("Table with query, candidate, probability, is_gold[, criterion]"),
+            read_upload,
+            types=TABLE_TYPES,
+        )
+        st.button(
+            _("Use the sample data"), key=DynamicK.USE_SAMPLE, on_click=ds.use_sample_candidates
+        )
 
     data = st.session_state[dst.CANDIDATES]
     table = ds.candidate_table_of(data["digest"], data)
     if table.criterion is not None:
-        st.caption(_("{source}: {n} candidates, {units} (query, criterion) units").format(
-            source=md_text(data["source"]), n=count(data['query'].size), units=count(table.n_queries)))
+        st.caption(
+            _("{source}: {n} candidates, {units} (query, criterion) units").format(
+                source=md_text(data["source"]),
+                n=count(data["query"].size),
+                units=count(table.n_queries),
+            )
+        )
     else:
-        st.caption(_("{source}: {n} candidates, {queries} queries").format(
-            source=md_text(data["source"]), n=count(data['query'].size), queries=count(table.n_queries)))
+        st.caption(
+            _("{source}: {n} candidates, {queries} queries").format(
+                source=md_text(data["source"]),
+                n=count(data["query"].size),
+                queries=count(table.n_queries),
+            )
+        )
     controls()

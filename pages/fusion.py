@@ -18,29 +18,53 @@ with page(_("Fusion")) as p:
     qrels = st.session_state[state.QRELS]
     runs = st.session_state[state.RUNS] or {}
     if qrels is None or len(runs) < 2:
-        st.info(_("Load qrels and at least two runs first (Data page, or the sample below); this page "
-                  "fuses runs into one, e.g. a lexical run with a dense one."))
-        st.button(_("Load sample data"), key=fw.SAMPLE, type="primary", on_click=load_sample_into_state)
+        st.info(
+            _(
+                "Load qrels and at least two runs first (Data page, or the sample below); this page "
+                "fuses runs into one, e.g. a lexical run with a dense one."
+            )
+        )
+        st.button(
+            _("Load sample data"), key=fw.SAMPLE, type="primary", on_click=load_sample_into_state
+        )
         p.stop()
 
     names = list(runs)
     conventions = st.session_state[state.CONVENTIONS]
     c1, c2, c3 = st.columns([2, 1, 1])
-    picked = c1.multiselect(_("Runs to fuse"), names, default=fw.default_runs(names), key=fw.RUNS,
-                            placeholder=_("Choose options"))
+    picked = c1.multiselect(
+        _("Runs to fuse"),
+        names,
+        default=fw.default_runs(names),
+        key=fw.RUNS,
+        placeholder=_("Choose options"),
+    )
     methods = list(METHODS)
-    method = c2.selectbox(_("Method"), methods, index=methods.index("rrf"), key=fw.METHOD,
-                          format_func=fw.method_label)
+    method = c2.selectbox(
+        _("Method"), methods, index=methods.index("rrf"), key=fw.METHOD, format_func=fw.method_label
+    )
     norms = list(NORMS)
-    norm = c3.selectbox(_("Normalisation"), norms, index=norms.index("min-max"), key=fw.NORM,
-                        format_func=fw.norm_label,
-                        help=_("Applied to each run's scores per query before fusing; rank-based methods "
-                               "use the ranks."))
+    norm = c3.selectbox(
+        _("Normalisation"),
+        norms,
+        index=norms.index("min-max"),
+        key=fw.NORM,
+        format_func=fw.norm_label,
+        help=_(
+            "Applied to each run's scores per query before fusing; rank-based methods "
+            "use the ranks."
+        ),
+    )
     formula, sentence = EXPLAINED[method]
     st.latex(formula)
-    st.caption(_(sentence) + " " + _("Reference: {reference}").format(reference=METHODS[method]["ref"]))
-    tune = st.toggle(_("Tune the parameters (cross-validated by query)"), key=fw.TUNE,
-                     help=_("Grid search on training queries; scores on the held-out queries of each fold."))
+    st.caption(
+        _(sentence) + " " + _("Reference: {reference}").format(reference=METHODS[method]["ref"])
+    )
+    tune = st.toggle(
+        _("Tune the parameters (cross-validated by query)"),
+        key=fw.TUNE,
+        help=_("Grid search on training queries; scores on the held-out queries of each fold."),
+    )
     c4, c5 = st.columns(2)
     measure = c4.selectbox(_("Measure"), fw.MEASURES, key=fw.MEASURE)
     if len(picked) < 2:
@@ -54,30 +78,61 @@ with page(_("Fusion")) as p:
         for name in METHODS[method]["params"]:
             if name in fw.PARAM_RANGES:
                 lo, hi, default, step = fw.PARAM_RANGES[name]
-                params[name] = c5.number_input(name, min_value=lo, max_value=hi, value=default, step=step,
-                                               key=f"{fw.PREFIX}param.{name}")
+                params[name] = c5.number_input(
+                    name,
+                    min_value=lo,
+                    max_value=hi,
+                    value=default,
+                    step=step,
+                    key=f"{fw.PREFIX}param.{name}",
+                )
         if fw.is_weighted(method):
             cols = st.columns(len(picked))
-            weights = [col.number_input(_("Weight of {run}").format(run=r), min_value=0.0, max_value=1.0,
-                                        value=round(1 / len(picked), 2), step=0.05, key=f"{fw.PREFIX}w.{r}")
-                       for col, r in zip(cols, picked, strict=True)]
+            weights = [
+                col.number_input(
+                    _("Weight of {run}").format(run=r),
+                    min_value=0.0,
+                    max_value=1.0,
+                    value=round(1 / len(picked), 2),
+                    step=0.05,
+                    key=f"{fw.PREFIX}w.{r}",
+                )
+                for col, r in zip(cols, picked, strict=True)
+            ]
 
     chosen = {r: runs[r] for r in picked}
     try:
         with st.spinner(_("Fusing...")):
             if tune:
-                result = mc.tune_fusion(qrels, chosen, method=method, norm=norm, measure=measure, k=int(k),
-                                        n_permutations=2000, conventions=conventions)
+                result = mc.tune_fusion(
+                    qrels,
+                    chosen,
+                    method=method,
+                    norm=norm,
+                    measure=measure,
+                    k=int(k),
+                    n_permutations=2000,
+                    conventions=conventions,
+                )
                 fused = result.run
             else:
                 result = None
-                fused = mc.fuse(chosen, method=method, norm=norm, weights=weights, params=params,
-                                qrels=qrels if fw.is_supervised(method) else None,
-                                name=f"{method}({'+'.join(picked)})")
-            evaluations = [mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
-                           for r in [*chosen.values(), fused]]
-            comparison = mc.compare(evaluations, baseline=list(picked), test="permutation",
-                                    n_permutations=2000)
+                fused = mc.fuse(
+                    chosen,
+                    method=method,
+                    norm=norm,
+                    weights=weights,
+                    params=params,
+                    qrels=qrels if fw.is_supervised(method) else None,
+                    name=f"{method}({'+'.join(picked)})",
+                )
+            evaluations = [
+                mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
+                for r in [*chosen.values(), fused]
+            ]
+            comparison = mc.compare(
+                evaluations, baseline=list(picked), test="permutation", n_permutations=2000
+            )
     except mc.InputError as exc:
         st.error(exc.plain(_))
         p.stop()
@@ -85,8 +140,12 @@ with page(_("Fusion")) as p:
     if result is not None:
         st.info(result.describe(_))
     elif fw.is_supervised(method):
-        st.warning(_("Trained on the judgements it is scored on (in-sample): the score is optimistic; "
-                     "tune it to score it on held-out queries."))
+        st.warning(
+            _(
+                "Trained on the judgements it is scored on (in-sample): the score is optimistic; "
+                "tune it to score it on held-out queries."
+            )
+        )
 
     st.subheader(_("The fused run beside its inputs"))
     board = comparison.paper()
@@ -94,17 +153,34 @@ with page(_("Fusion")) as p:
     st.dataframe(board, width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
-    against = pairs[pairs["run_b"] == fused.name][["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected",
-                                                  "significant"]]
+    against = pairs[pairs["run_b"] == fused.name][
+        ["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected", "significant"]
+    ]
     st.subheader(_("Significance against each input"))
-    st.dataframe(against.rename(columns={"measure": _("measure"), "run_a": _("input"), "mean_a": _("input mean"),
-                                         "mean_b": _("fused mean"), "delta": _("delta"),
-                                         "p_corrected": _("corrected p"), "significant": _("significant")}),
-                 hide_index=True, width="stretch", placeholder=MISSING)
+    st.dataframe(
+        against.rename(
+            columns={
+                "measure": _("measure"),
+                "run_a": _("input"),
+                "mean_a": _("input mean"),
+                "mean_b": _("fused mean"),
+                "delta": _("delta"),
+                "p_corrected": _("corrected p"),
+                "significant": _("significant"),
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        placeholder=MISSING,
+    )
     if result is not None:
         st.subheader(_("Folds: chosen parameters and held-out scores"))
         folds = result.folds.copy()
-        folds["params"] = [", ".join(f"{k2}={v}" for k2, v in p2.items()) or "-" for p2 in folds["params"]]
+        folds["params"] = [
+            ", ".join(f"{k2}={v}" for k2, v in p2.items()) or "-" for p2 in folds["params"]
+        ]
         st.dataframe(folds, hide_index=True, width="stretch", placeholder=MISSING)
     st.caption(_("Download the fused run (TREC)"))
-    download_buttons({"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download")
+    download_buttons(
+        {"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download"
+    )

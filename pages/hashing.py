@@ -22,9 +22,16 @@ from ui.hashing.data import (
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import ensure_defaults, uploads_box
 
-with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, caption=_("Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
-                                              "distances tie, so mAP is given as the expected value over random "
-                                              "tie order, with the band from relevant-last to relevant-first.")) as p:
+with page(
+    _("Hash-code retrieval"),
+    sidebar=False,
+    summary=codes_summary,
+    caption=_(
+        "Hamming ranking of binary codes (±1 or 0/1). At 12-64 bits most "
+        "distances tie, so mAP is given as the expected value over random "
+        "tie order, with the band from relevant-last to relevant-first."
+    ),
+) as p:
     ensure_defaults()
     with st.expander(_("Data"), expanded=st.session_state[hs.DATA] is None):
         uploads_box()
@@ -38,43 +45,93 @@ with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, captio
     # two settings per row: four in a row cut their labels and choices on a narrow window
     c1, c2 = st.columns(2)
     c3, c4 = st.columns(2, vertical_alignment="bottom")
-    topk = c1.number_input(_("mAP@K (0 = whole ranking)"), min_value=0, max_value=n_db, value=0, step=1,
-                           key=hs.TOPK)
-    ties = c2.selectbox(_("Ties"), list(TIE_RULES), key=hs.TIES, format_func=lambda t: _(TIE_RULES[t]))
-    normalizer = c3.selectbox(_("AP@K normalizer"), ["retrieved", "min_r_k"], key=hs.NORMALIZER,
-                              format_func=lambda n: {"retrieved": _("relevant retrieved in the top K"),
-                                                     "min_r_k": _("min(R, K)")}[n],
-                              help=_("relevant retrieved in the top K (DeepHash), or min(R, K)"))
+    topk = c1.number_input(
+        _("mAP@K (0 = whole ranking)"), min_value=0, max_value=n_db, value=0, step=1, key=hs.TOPK
+    )
+    ties = c2.selectbox(
+        _("Ties"), list(TIE_RULES), key=hs.TIES, format_func=lambda t: _(TIE_RULES[t])
+    )
+    normalizer = c3.selectbox(
+        _("AP@K normalizer"),
+        ["retrieved", "min_r_k"],
+        key=hs.NORMALIZER,
+        format_func=lambda n: {
+            "retrieved": _("relevant retrieved in the top K"),
+            "min_r_k": _("min(R, K)"),
+        }[n],
+        help=_("relevant retrieved in the top K (DeepHash), or min(R, K)"),
+    )
     exclude = c4.checkbox(_("Leave out queries without relevant items"), key=hs.EXCLUDE)
 
     try:
-        result = evaluate(data["query_codes"], data["db_codes"], data["query_labels"], data["db_labels"],
-                          int(topk) or None, ties, normalizer, "exclude" if exclude else "zero",
-                          p_at_k_cutoffs(n_db), device_name())
+        result = evaluate(
+            data["query_codes"],
+            data["db_codes"],
+            data["query_labels"],
+            data["db_labels"],
+            int(topk) or None,
+            ties,
+            normalizer,
+            "exclude" if exclude else "zero",
+            p_at_k_cutoffs(n_db),
+            device_name(),
+        )
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()
 
-    st.caption(_("Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}").format(
-        source=md_text(data["source"]), q=result["n_queries"], db=result["n_db"], bits=result["bits"],
-        device=device_label()))
+    st.caption(
+        _(
+            "Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}"
+        ).format(
+            source=md_text(data["source"]),
+            q=result["n_queries"],
+            db=result["n_db"],
+            bits=result["bits"],
+            device=device_label(),
+        )
+    )
     lo, hi = result["map_band"]
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label is cut
     map_label = "mAP" + (f"@{int(topk)}" if topk else "")
-    row.metric(map_label, f"{result['map']:.4f}", help=_("ties: {rule}").format(rule=_(TIE_RULES[ties])),
-               width="content")
-    row.metric(_("tie band"), f"{lo:.4f} .. {hi:.4f}", width="content",
-               help=_("pessimistic (relevant last) .. optimistic (relevant first)"))
+    row.metric(
+        map_label,
+        f"{result['map']:.4f}",
+        help=_("ties: {rule}").format(rule=_(TIE_RULES[ties])),
+        width="content",
+    )
+    row.metric(
+        _("tie band"),
+        f"{lo:.4f} .. {hi:.4f}",
+        width="content",
+        help=_("pessimistic (relevant last) .. optimistic (relevant first)"),
+    )
     empty, nq = result.get("empty_radius_queries", 0), result["n_queries"]
-    radius_help = (_("{n} of {total} queries have no code within the radius (counted as 0)").format(
-        n=count(empty), total=count(nq)) if empty else None)
-    row.metric(_("precision @ radius {r}").format(r=result["radius"]),
-               "–" if empty == nq else f"{result['precision_radius']:.4f}", width="content", help=radius_help)
-    row.metric(_("recall @ radius {r}").format(r=result["radius"]), f"{result['recall_radius']:.4f}",
-               width="content")
+    radius_help = (
+        _("{n} of {total} queries have no code within the radius (counted as 0)").format(
+            n=count(empty), total=count(nq)
+        )
+        if empty
+        else None
+    )
+    row.metric(
+        _("precision @ radius {r}").format(r=result["radius"]),
+        "–" if empty == nq else f"{result['precision_radius']:.4f}",
+        width="content",
+        help=radius_help,
+    )
+    row.metric(
+        _("recall @ radius {r}").format(r=result["radius"]),
+        f"{result['recall_radius']:.4f}",
+        width="content",
+    )
     if empty == nq:
-        st.caption(_("“–”: no query has a code within Hamming radius {r}, so the radius retrieves nothing "
-                     "and its precision is undefined.").format(r=result["radius"]))
+        st.caption(
+            _(
+                "“–”: no query has a code within Hamming radius {r}, so the radius retrieves nothing "
+                "and its precision is undefined."
+            ).format(r=result["radius"])
+        )
     # P@k on the first screen, beside mAP: the customary cut-offs that the database holds
     at_k = result["precision_at_k"]
     first = [k for k in (1, 5, 10, 100, 1000) if k in at_k] or list(at_k)[:4]
@@ -84,20 +141,42 @@ with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, captio
 
     tables = hashing_tables(result, gettext=_)
     settings = hashing_settings(result, gettext=_, source=data["source"], normalizer=normalizer)
-    headers = {"class": _("class"), "query": _("query"), "precision": _("precision"), "recall": _("recall"),
-               "radius": _("radius"), "measure": _("Measure"), "value": _("Value"), "note": _("Note")}
+    headers = {
+        "class": _("class"),
+        "query": _("query"),
+        "precision": _("precision"),
+        "recall": _("recall"),
+        "radius": _("radius"),
+        "measure": _("Measure"),
+        "value": _("Value"),
+        "note": _("Note"),
+    }
     FOUR = st.column_config.NumberColumn(format="%.4f")
 
     def table_with_export(name: str, title: str, key: str, table_key: str) -> None:
         """One of the evaluation's tables (:func:`metrics_core.hashing.tables.hashing_tables`)
         on screen and in the four export formats."""
         shown = tables[name]
-        st.dataframe(shown, hide_index=True, key=table_key,
-                     column_config={c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
-                                    if shown[c].dtype.kind == "f" else st.column_config.Column(headers.get(c, c))
-                                    for c in shown.columns}, placeholder=MISSING)
-        download_table(shown.rename(columns=headers), f"hashing_{name}", title=title, key=key, index=False,
-                       **settings)
+        st.dataframe(
+            shown,
+            hide_index=True,
+            key=table_key,
+            column_config={
+                c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
+                if shown[c].dtype.kind == "f"
+                else st.column_config.Column(headers.get(c, c))
+                for c in shown.columns
+            },
+            placeholder=MISSING,
+        )
+        download_table(
+            shown.rename(columns=headers),
+            f"hashing_{name}",
+            title=title,
+            key=key,
+            index=False,
+            **settings,
+        )
 
     st.subheader(_("mAP per class"))
     table_with_export("per_class", _("mAP per class"), "hash_per_class", hs.PER_CLASS)
@@ -106,13 +185,21 @@ with page(_("Hash-code retrieval"), sidebar=False, summary=codes_summary, captio
     left, right = st.columns(2)
     with left:
         st.markdown(_("**Precision at k**"))
-        table_with_export("precision_at_k", _("Precision at k (Hamming ranking)"), "hash_p_at_k", hs.P_AT_K)
+        table_with_export(
+            "precision_at_k", _("Precision at k (Hamming ranking)"), "hash_p_at_k", hs.P_AT_K
+        )
     with right:
         st.markdown(_("**Precision and recall by Hamming radius**"))
-        table_with_export("by_radius", _("Precision and recall within Hamming radius"), "hash_by_radius",
-                          hs.BY_RADIUS)
+        table_with_export(
+            "by_radius",
+            _("Precision and recall within Hamming radius"),
+            "hash_by_radius",
+            hs.BY_RADIUS,
+        )
     st.subheader(_("Charts"))
-    st.plotly_chart(map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch")
+    st.plotly_chart(
+        map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch"
+    )
     # one chart per row: side by side their titles were cut on a narrow window
     st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
     st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")

@@ -15,8 +15,12 @@ with page(_("History"), caption=_(CAPTION)) as p:
         store = opened.__enter__()
     except InputError as exc:
         # a deployer's store that cannot be opened: say what is wrong, never its path
-        st.error(_("The shared history cannot be opened: {problem}. Ask whoever deployed this app to check "
-                   "its history_store setting.").format(problem=exc.phrase().translate(_)))
+        st.error(
+            _(
+                "The shared history cannot be opened: {problem}. Ask whoever deployed this app to check "
+                "its history_store setting."
+            ).format(problem=exc.phrase().translate(_))
+        )
         p.stop()
     try:
         render(store)

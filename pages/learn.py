@@ -38,8 +38,12 @@ with page(_("Measures explained")) as p:
     # the definitions first (the page's answer); the worked example and the conventions after
     # --- every measure ----------------------------------------------------------------------
     st.header(_("Every measure"))
-    st.caption(_("Every definition below comes from the measure registry, the same one the engine, "
-                 "the command line and the measure picker use."))
+    st.caption(
+        _(
+            "Every definition below comes from the measure registry, the same one the engine, "
+            "the command line and the measure picker use."
+        )
+    )
 
     for d in REGISTRY.values():
         with st.expander(f"{d.name}: {_(d.description)}"):
@@ -47,35 +51,58 @@ with page(_("Measures explained")) as p:
                 st.latex(d.formula)
             written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
             params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
-            st.caption(_("written {usage}").format(usage=written)
-                       + (" · " + _("parameters: {params}").format(params=params) if params else "")
-                       + (" · " + _("trec_eval: {names}").format(names=", ".join(t.replace("{k}", "k") for t in d.trec))
-                          if d.trec else ""))
+            st.caption(
+                _("written {usage}").format(usage=written)
+                + (" · " + _("parameters: {params}").format(params=params) if params else "")
+                + (
+                    " · "
+                    + _("trec_eval: {names}").format(
+                        names=", ".join(t.replace("{k}", "k") for t in d.trec)
+                    )
+                    if d.trec
+                    else ""
+                )
+            )
             for case in d.edge_cases:
                 st.markdown(f"- {_(case)}")
             if d.example is not None:
-                st.markdown(_("**Example.** {explanation} {measure} = {value}.").format(
-                    explanation=d.example.explained(_), measure=d.example.measure, value=f"{d.example.value:.4f}"))
+                st.markdown(
+                    _("**Example.** {explanation} {measure} = {value}.").format(
+                        explanation=d.example.explained(_),
+                        measure=d.example.measure,
+                        value=f"{d.example.value:.4f}",
+                    )
+                )
             st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
 
     st.subheader(_("Rank fusion"))
-    st.write(_("Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
-               "score of document d in run i, r_i(d) its rank there, n(d) the number of runs that retrieved it, "
-               "w_i the weight of run i, N the number of candidates, L_i the length of run i's list. The catalogue "
-               "is ranx's (Bassani and Romelli 2022, ranx.fuse and ranx.optimize_fusion, CIKM); the Comb family "
-               "is Fox and Shaw 1994 (Combination of multiple searches, TREC-2); RRF is Cormack, Clarke and "
-               "Buettcher 2009 (SIGIR)."))
+    st.write(
+        _(
+            "Fusion combines several runs into one (Fusion page, ranklab fuse). Symbols: s_i(d) the normalised "
+            "score of document d in run i, r_i(d) its rank there, n(d) the number of runs that retrieved it, "
+            "w_i the weight of run i, N the number of candidates, L_i the length of run i's list. The catalogue "
+            "is ranx's (Bassani and Romelli 2022, ranx.fuse and ranx.optimize_fusion, CIKM); the Comb family "
+            "is Fox and Shaw 1994 (Combination of multiple searches, TREC-2); RRF is Cormack, Clarke and "
+            "Buettcher 2009 (SIGIR)."
+        )
+    )
     for name, (latex, sentence) in EXPLAINED.items():
         with st.expander(f"{METHOD_LABELS[name]}: {_(sentence)}"):
             st.latex(latex)
-            params = ", ".join(f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items())
+            params = ", ".join(
+                f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items()
+            )
             if params:
                 st.caption(_("parameters: {params}").format(params=params))
             st.caption(_("Reference: {reference}").format(reference=METHODS[name]["ref"]))
 
     st.header(_("Worked example"))
-    st.write(_("Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
-               "The numbers below are computed by the same engine as every other page."))
+    st.write(
+        _(
+            "Edit the relevance labels of a ranking (top row = rank 1), or load an example. "
+            "The numbers below are computed by the same engine as every other page."
+        )
+    )
     b1, b2, b3 = st.columns([1, 1, 2])
     b1.button(_(GRADED), on_click=load_example, args=(GRADED,), key=Learn.GRADED)
     b2.button(_(FOUR_RESULTS), on_click=load_example, args=(FOUR_RESULTS,), key=Learn.FOUR_RESULTS)
@@ -87,15 +114,28 @@ with page(_("Measures explained")) as p:
     left, right = st.columns([1, 2])
     with left:
         frame = pd.DataFrame({"relevance": st.session_state[Learn.LABELS]})
-        edited = st.data_editor(frame, num_rows="dynamic", key=Learn.editor(st.session_state[Learn.VERSION]),
-                                column_config={"relevance": st.column_config.NumberColumn(
-                                    _("relevance label"), min_value=-1, max_value=10, step=1)})
+        edited = st.data_editor(
+            frame,
+            num_rows="dynamic",
+            key=Learn.editor(st.session_state[Learn.VERSION]),
+            column_config={
+                "relevance": st.column_config.NumberColumn(
+                    _("relevance label"), min_value=-1, max_value=10, step=1
+                )
+            },
+        )
         labels = [float(x) for x in edited["relevance"].dropna()]
     with right:
         c1, c2 = st.columns(2)
         k = int(c1.number_input(_("Cutoff k"), 1, 1000, key=Learn.K))
-        numrel = int(c2.number_input(_("Relevant documents in the collection (0 = only those listed)"),
-                                     0, 100000, key=Learn.NUM_RELEVANT))
+        numrel = int(
+            c2.number_input(
+                _("Relevant documents in the collection (0 = only those listed)"),
+                0,
+                100000,
+                key=Learn.NUM_RELEVANT,
+            )
+        )
         c3, c4, c5, c6 = st.columns(4)
         local = {}
         for col, f in zip((c3, c4, c5, c6), LOCAL, strict=True):
@@ -114,45 +154,120 @@ with page(_("Measures explained")) as p:
     name = shown_example(labels)
     if name is not None:
         st.markdown(f"**{_(name)}.** {_(PRESETS[name]['note'])}")
-        st.dataframe(seed_comparison(ev, PRESETS[name]["expected"]), hide_index=True,
-                     key=Learn.STATED,
-                     column_config={"measure": _("Measure"), "the seed says": _("Stated value"),
-                                    "RankLab": st.column_config.NumberColumn(_("RankLab"), format="%.4f"),
-                                    "agrees to the seed's decimals": _("Agrees to the stated decimals")}, placeholder=MISSING)
+        st.dataframe(
+            seed_comparison(ev, PRESETS[name]["expected"]),
+            hide_index=True,
+            key=Learn.STATED,
+            column_config={
+                "measure": _("Measure"),
+                "the seed says": _("Stated value"),
+                "RankLab": st.column_config.NumberColumn(_("RankLab"), format="%.4f"),
+                "agrees to the seed's decimals": _("Agrees to the stated decimals"),
+            },
+            placeholder=MISSING,
+        )
     values = pd.DataFrame({"value": pd.Series(ev.aggregate)})
     values.index.name = "measure"
-    st.dataframe(values, column_config={"value": st.column_config.NumberColumn(_("Value"), format="%.4f"),
-                                        "measure": st.column_config.TextColumn(_("Measure"))},
-                 key=Learn.VALUES, placeholder=MISSING)
-    download_table(values, "worked_example", conv, title=_("Worked example"), key="learn",
-                   labels=" ".join(f"{x:g}" for x in labels), k=k)
+    st.dataframe(
+        values,
+        column_config={
+            "value": st.column_config.NumberColumn(_("Value"), format="%.4f"),
+            "measure": st.column_config.TextColumn(_("Measure")),
+        },
+        key=Learn.VALUES,
+        placeholder=MISSING,
+    )
+    download_table(
+        values,
+        "worked_example",
+        conv,
+        title=_("Worked example"),
+        key="learn",
+        labels=" ".join(f"{x:g}" for x in labels),
+        k=k,
+    )
 
     steps = dcg_table(labels, k, conv)
     dcg = steps["DCG so far"].iloc[-1] if len(steps) else 0.0
     ndcg = ev.aggregate[f"nDCG@{k}"]
-    st.markdown(_("**DCG@{k} rank by rank** (gain = {gain}, discount = {discount}): DCG@{k} = {dcg}, "
-                  "nDCG@{k} = DCG / IDCG = {ndcg} (ideal from {ideal}).").format(
-        k=k, gain=conv.gain, discount=conv.discount, dcg=f"{dcg:.4f}",
-        ndcg="–" if ndcg != ndcg else f"{ndcg:.4f}", ideal=conv.ideal))
-    st.dataframe(steps, hide_index=True, key=Learn.STEPS,
-                 column_config={c: st.column_config.NumberColumn(_(c), format="%.4f")
-                                for c in ("gain", "discount", "gain × discount", "DCG so far")}
-                 | {"rank": st.column_config.NumberColumn(_("rank")), "label": st.column_config.NumberColumn(_("label"))}, placeholder=MISSING)
-    download_table(steps.set_index("rank"), "dcg_steps", conv, title=_("DCG@{k} rank by rank").format(k=k),
-                   key="learn_steps")
-    st.plotly_chart(gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART)
+    st.markdown(
+        _(
+            "**DCG@{k} rank by rank** (gain = {gain}, discount = {discount}): DCG@{k} = {dcg}, "
+            "nDCG@{k} = DCG / IDCG = {ndcg} (ideal from {ideal})."
+        ).format(
+            k=k,
+            gain=conv.gain,
+            discount=conv.discount,
+            dcg=f"{dcg:.4f}",
+            ndcg="–" if ndcg != ndcg else f"{ndcg:.4f}",
+            ideal=conv.ideal,
+        )
+    )
+    st.dataframe(
+        steps,
+        hide_index=True,
+        key=Learn.STEPS,
+        column_config={
+            c: st.column_config.NumberColumn(_(c), format="%.4f")
+            for c in ("gain", "discount", "gain × discount", "DCG so far")
+        }
+        | {
+            "rank": st.column_config.NumberColumn(_("rank")),
+            "label": st.column_config.NumberColumn(_("label")),
+        },
+        placeholder=MISSING,
+    )
+    download_table(
+        steps.set_index("rank"),
+        "dcg_steps",
+        conv,
+        title=_("DCG@{k} rank by rank").format(k=k),
+        key="learn_steps",
+    )
+    st.plotly_chart(
+        gain_contributions(steps["label"], steps["discount"], steps["gain"]), key=Learn.CHART
+    )
 
     st.header(_("Conventions"))
-    st.write(_("Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "
-               "Change them in the sidebar; every table and export states the ones used."))
-    rows = [{"convention": f.replace("_", " "), "meaning": convention_label(f), "default (trec_eval)": str(v[0]),
-             "alternatives": ", ".join(map(str, v[1:]))} for f, v in CHOICES.items()]
-    rows += [{"convention": _("relevance threshold"), "meaning": convention_label("relevance_threshold"),
-              "default (trec_eval)": "1", "alternatives": _("any number (trec_eval -l)")},
-             {"convention": _("depth"), "meaning": convention_label("depth"), "default (trec_eval)": _("all"),
-              "alternatives": _("any positive integer (trec_eval -M)")}]
+    st.write(
+        _(
+            "Where specifications disagree, every choice exists under a name; the defaults are trec_eval's. "
+            "Change them in the sidebar; every table and export states the ones used."
+        )
+    )
+    rows = [
+        {
+            "convention": f.replace("_", " "),
+            "meaning": convention_label(f),
+            "default (trec_eval)": str(v[0]),
+            "alternatives": ", ".join(map(str, v[1:])),
+        }
+        for f, v in CHOICES.items()
+    ]
+    rows += [
+        {
+            "convention": _("relevance threshold"),
+            "meaning": convention_label("relevance_threshold"),
+            "default (trec_eval)": "1",
+            "alternatives": _("any number (trec_eval -l)"),
+        },
+        {
+            "convention": _("depth"),
+            "meaning": convention_label("depth"),
+            "default (trec_eval)": _("all"),
+            "alternatives": _("any positive integer (trec_eval -M)"),
+        },
+    ]
     conventions_table = pd.DataFrame(rows).set_index("convention")
-    st.dataframe(conventions_table, key=Learn.CONVENTIONS,
-                 column_config={"convention": _("Convention"), "meaning": _("Meaning"),
-                                "default (trec_eval)": _("Default (trec_eval)"), "alternatives": _("Alternatives")}, placeholder=MISSING)
+    st.dataframe(
+        conventions_table,
+        key=Learn.CONVENTIONS,
+        column_config={
+            "convention": _("Convention"),
+            "meaning": _("Meaning"),
+            "default (trec_eval)": _("Default (trec_eval)"),
+            "alternatives": _("Alternatives"),
+        },
+        placeholder=MISSING,
+    )
     download_table(conventions_table, "conventions", conv, title=_("Conventions"), key="learn_conv")

@@ -44,17 +44,25 @@ from ui.ranking.widgets import (
 # about a third of an evaluation's time), the board is drawn without it, then again with it;
 # small runs get their band at once (one drawing, no grid replaced under the reader's eyes).
 EARLY_BOARD_ROWS = 200_000
-NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(
+    ["run", "measure"]
+)
 
 # The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
 with page(_("Overview"), sidebar=False) as p:
-    if not require_data(runs_upload="overview"):  # the prologue's first step, before the board's widgets
+    if not require_data(
+        runs_upload="overview"
+    ):  # the prologue's first step, before the board's widgets
         p.stop()
 
     runs = list(st.session_state[state.RUNS])
     top = st.columns([1, 1, 2])
-    baseline = top[0].selectbox(_("Baseline"), runs, key=BOARD_KEYS["baseline"],
-                                help=_("Significance markers compare every run with this one."))
+    baseline = top[0].selectbox(
+        _("Baseline"),
+        runs,
+        key=BOARD_KEYS["baseline"],
+        help=_("Significance markers compare every run with this one."),
+    )
     headline_slot = top[1].empty()
     query_set = query_set_choice(Overview.QUERY_SET, top[2])
     warning_slot = st.empty()  # the runs left out of the board, named above it
@@ -62,14 +70,21 @@ with page(_("Overview"), sidebar=False) as p:
     cards_slot = st.empty()
 
     with st.expander(_("Add runs")):  # read before the evaluation: a new run is on this run's board
-        upload_box("run", _("Runs to add to the leaderboard (any format the Data page reads)"), multiple=True,
-                   page="overview")
+        upload_box(
+            "run",
+            _("Runs to add to the leaderboard (any format the Data page reads)"),
+            multiple=True,
+            page="overview",
+        )
     settings_slot = st.container()  # the settings' widgets, drawn after the leaderboard (below)
 
     # The settings as they stand (their widgets keep them in the session; defaults until changed).
     measures = list(st.session_state[state.MEASURES])
-    n_resamples, confidence, seed = (int(board_setting("n_resamples")), float(board_setting("confidence")),
-                                     int(board_setting("seed")))
+    n_resamples, confidence, seed = (
+        int(board_setting("n_resamples")),
+        float(board_setting("confidence")),
+        int(board_setting("seed")),
+    )
     test, correction = board_setting("test"), board_setting("correction")
 
     def draw_settings() -> None:
@@ -78,31 +93,65 @@ with page(_("Overview"), sidebar=False) as p:
         with settings_slot.expander(_("Measures, intervals and tests")):
             measure_chooser(_("Measures"))  # a change reruns the page with the new measures
             c1, c2, c3, c4, c5 = st.columns(5)
-            c1.number_input(_("Bootstrap resamples"), 100, 20000, BOARD_DEFAULTS["n_resamples"], step=100,
-                            key=BOARD_KEYS["n_resamples"])
-            c2.select_slider(_("Confidence"), [0.8, 0.9, 0.95, 0.99], value=BOARD_DEFAULTS["confidence"],
-                             key=BOARD_KEYS["confidence"])
+            c1.number_input(
+                _("Bootstrap resamples"),
+                100,
+                20000,
+                BOARD_DEFAULTS["n_resamples"],
+                step=100,
+                key=BOARD_KEYS["n_resamples"],
+            )
+            c2.select_slider(
+                _("Confidence"),
+                [0.8, 0.9, 0.95, 0.99],
+                value=BOARD_DEFAULTS["confidence"],
+                key=BOARD_KEYS["confidence"],
+            )
             c3.number_input(_("Seed"), 0, 2**31 - 1, BOARD_DEFAULTS["seed"], key=BOARD_KEYS["seed"])
-            c4.selectbox(_("Test"), TESTS, index=TESTS.index(BOARD_DEFAULTS["test"]),
-                         format_func=lambda t: _(TEST_NAMES[t]),
-                         key=BOARD_KEYS["test"])
-            c5.selectbox(_("Correction"), CORRECTIONS, index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
-                         format_func=lambda c: _(CORRECTION_NAMES[c]), key=BOARD_KEYS["correction"])
+            c4.selectbox(
+                _("Test"),
+                TESTS,
+                index=TESTS.index(BOARD_DEFAULTS["test"]),
+                format_func=lambda t: _(TEST_NAMES[t]),
+                key=BOARD_KEYS["test"],
+            )
+            c5.selectbox(
+                _("Correction"),
+                CORRECTIONS,
+                index=CORRECTIONS.index(BOARD_DEFAULTS["correction"]),
+                format_func=lambda c: _(CORRECTION_NAMES[c]),
+                key=BOARD_KEYS["correction"],
+            )
 
-    loaded = ranking_prologue(measures, conventions(), warning_slot=warning_slot, on_stop=draw_settings)
+    loaded = ranking_prologue(
+        measures, conventions(), warning_slot=warning_slot, on_stop=draw_settings
+    )
     if loaded is None:
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: the
     # prologue named it and left it out, so the board's common queries stay those of the other runs.
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
-    headline = headline_slot.selectbox(_("Headline measure"), measures, key=Overview.HEADLINE,
-                                       format_func=display_measure,
-                                       help=_("The measure of the cards under the table."))
+    headline = headline_slot.selectbox(
+        _("Headline measure"),
+        measures,
+        key=Overview.HEADLINE,
+        format_func=display_measure,
+        help=_("The measure of the cards under the table."),
+    )
     if baseline not in evaluations:
         baseline = next(iter(evaluations))
     with st.spinner(_("Computing the leaderboard ...")):
-        board = overview_board(evaluations, baseline, measures, query_set, n_resamples, confidence, seed, correction,
-                               test)
+        board = overview_board(
+            evaluations,
+            baseline,
+            measures,
+            query_set,
+            n_resamples,
+            confidence,
+            seed,
+            correction,
+            test,
+        )
     legend = board_legend(board)
 
     def number(value) -> str:
@@ -113,21 +162,35 @@ with page(_("Overview"), sidebar=False) as p:
         """The card's delta: short (the star must fit at 800 px), the baseline in the help."""
         if name == baseline or pd.isna(r["delta"]):
             return {}
-        return {"delta": f"{r['delta']:+.4f}{r['marker']}",
-                "delta_color": "normal" if r["marker"] else "off"}
+        return {
+            "delta": f"{r['delta']:+.4f}{r['marker']}",
+            "delta_color": "normal" if r["marker"] else "off",
+        }
 
     def card_help(name, r, band) -> str:
-        parts = [_("{confidence} CI {low}–{high} over {n} queries").format(
-            confidence=f"{confidence:.0%}", low=number(r["ci_lo"]), high=number(r["ci_hi"]),
-            n=int(r["n_queries"]))]
+        parts = [
+            _("{confidence} CI {low}–{high} over {n} queries").format(
+                confidence=f"{confidence:.0%}",
+                low=number(r["ci_lo"]),
+                high=number(r["ci_hi"]),
+                n=int(r["n_queries"]),
+            )
+        ]
         if name == baseline:
             parts.append(_("the baseline"))
         else:
-            parts.append(_("Δ vs {baseline}; corrected p = {p}").format(baseline=md_text(baseline),
-                                                                        p=number(r["p_corrected"])))
+            parts.append(
+                _("Δ vs {baseline}; corrected p = {p}").format(
+                    baseline=md_text(baseline), p=number(r["p_corrected"])
+                )
+            )
         if (name, headline) in band.index:
-            parts.append(_("tie band {low}–{high}").format(low=number(band.loc[(name, headline), "low"]),
-                                                           high=number(band.loc[(name, headline), "high"])))
+            parts.append(
+                _("tie band {low}–{high}").format(
+                    low=number(band.loc[(name, headline), "low"]),
+                    high=number(band.loc[(name, headline), "high"]),
+                )
+            )
         return "; ".join(parts)
 
     def draw_board(band, note: str = "") -> None:
@@ -137,22 +200,37 @@ with page(_("Overview"), sidebar=False) as p:
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
         with grid_slot.container():
-            st.dataframe(style_grid(grid), hide_index=True, height=35 + row_height * len(grid) + 3,
-                         row_height=row_height, column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
-                         key=Overview.GRID, placeholder=MISSING)
-            st.caption(md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
-                       help=md_text(board_family(board)))
+            st.dataframe(
+                style_grid(grid),
+                hide_index=True,
+                height=35 + row_height * len(grid) + 3,
+                row_height=row_height,
+                column_config={_("Run"): st.column_config.TextColumn(pinned=True)},
+                key=Overview.GRID,
+                placeholder=MISSING,
+            )
+            st.caption(
+                md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                help=md_text(board_family(board)),
+            )
             if note:
                 st.caption(note)
         with cards_slot.container():
             part = board[board["measure"] == headline].set_index("run")
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
-                cards[i].metric(f"{md_text(name)} · {display_measure(headline)}", number(r["mean"]),
-                                **card_delta(name, r),
-                                help=card_help(name, r, band))
+                cards[i].metric(
+                    f"{md_text(name)} · {display_measure(headline)}",
+                    number(r["mean"]),
+                    **card_delta(name, r),
+                    help=card_help(name, r, band),
+                )
             if len(part) > 4:
-                st.caption(_("Cards for the first 4 of {n} runs; every run is in the table.").format(n=len(part)))
+                st.caption(
+                    _("Cards for the first 4 of {n} runs; every run is in the table.").format(
+                        n=len(part)
+                    )
+                )
 
     if loaded_rows() > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
         draw_board(NO_BAND)
@@ -164,75 +242,152 @@ with page(_("Overview"), sidebar=False) as p:
     draw_settings()
 
     st.subheader(_("Details"))
-    report_button(list(evaluations.values()), baseline, measures, query_set, conv, key="overview",
-                  n_resamples=n_resamples, confidence=confidence, seed=seed, correction=correction, test=test)
-    long = board[["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p_corrected",
-                  "marker"]]
+    report_button(
+        list(evaluations.values()),
+        baseline,
+        measures,
+        query_set,
+        conv,
+        key="overview",
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        correction=correction,
+        test=test,
+    )
+    long = board[
+        [
+            "run",
+            "measure",
+            "n_queries",
+            "mean",
+            "median",
+            "ci_lo",
+            "ci_hi",
+            "delta",
+            "p_corrected",
+            "marker",
+        ]
+    ]
     # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"; the
     # numbers stay in the table's data (hidden columns), as the download gives them
-    shown_long = long.assign(measure=long["measure"].map(display_measure), delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
-                             p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]])
-    fmt = {c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
-           for c in ("mean", "median", "ci_lo", "ci_hi")}
+    shown_long = long.assign(
+        measure=long["measure"].map(display_measure),
+        delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
+        p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]],
+    )
+    fmt = {
+        c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
+        for c in ("mean", "median", "ci_lo", "ci_hi")
+    }
     fmt["delta_shown"] = st.column_config.TextColumn(_("Δ vs {baseline}").format(baseline=baseline))
     fmt["p_shown"] = st.column_config.TextColumn(_("p (corrected)"))
     fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
     fmt["measure"] = st.column_config.TextColumn(_("Measure"))
     fmt["marker"] = st.column_config.TextColumn(_("Significant"))
-    compared = ["delta_shown", "p_shown", "marker"] if long["run"].nunique() > 1 else []  # one run: no test
-    st.dataframe(shown_long, hide_index=True, column_config=fmt, key=Overview.LONG,
-                 column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", *compared],
-                 height=min(36 * (len(long) + 1) + 4, 600), placeholder=MISSING)
+    compared = (
+        ["delta_shown", "p_shown", "marker"] if long["run"].nunique() > 1 else []
+    )  # one run: no test
+    st.dataframe(
+        shown_long,
+        hide_index=True,
+        column_config=fmt,
+        key=Overview.LONG,
+        column_order=["run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", *compared],
+        height=min(36 * (len(long) + 1) + 4, 600),
+        placeholder=MISSING,
+    )
     if compared:
         st.caption(_("–: the baseline has no difference with itself nor a p-value."))
-    download_table(long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
-                   "leaderboard", conv, title="Leaderboard. " + legend, key="leaderboard")
+    download_table(
+        long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
+        "leaderboard",
+        conv,
+        title="Leaderboard. " + legend,
+        key="leaderboard",
+    )
 
     # Details drawn only when opened (expanders that rerun on change): the first screen does not
     # wait for another bootstrap per run, nor the browser for the chart library.
-    own_queries = st.expander(_("Each run on its own queries, as trec_eval reports it"),
-                              key=Overview.OWN_QUERIES, on_change="rerun")
+    own_queries = st.expander(
+        _("Each run on its own queries, as trec_eval reports it"),
+        key=Overview.OWN_QUERIES,
+        on_change="rerun",
+    )
     with own_queries:
         if own_queries.open:
             thresholds, ratio = thresholds_editor("overview")
             table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
             st.dataframe(
-                table.assign(measure=table["measure"].map(display_measure)), hide_index=True,
-                column_order=["run", "measure", "queries", "aggregate", "median", "ci_low", "ci_high",
-                              "interpretation"],
-                column_config={"run": st.column_config.TextColumn(_("Run"), pinned=True),
-                               "measure": _("Measure"),
-                               "queries": st.column_config.NumberColumn(_("Queries"), format="%d"),
-                               "aggregate": st.column_config.NumberColumn(_("Value"), format=MEASURE_FORMAT),
-                               "median": st.column_config.NumberColumn(_("Median"), format=MEASURE_FORMAT),
-                               "ci_low": st.column_config.NumberColumn(_("CI low"), format=MEASURE_FORMAT),
-                               "ci_high": st.column_config.NumberColumn(_("CI high"), format=MEASURE_FORMAT),
-                               "interpretation": _("Interpretation")},
-                height=min(36 * (len(table) + 1) + 4, 600), placeholder=MISSING,
+                table.assign(measure=table["measure"].map(display_measure)),
+                hide_index=True,
+                column_order=[
+                    "run",
+                    "measure",
+                    "queries",
+                    "aggregate",
+                    "median",
+                    "ci_low",
+                    "ci_high",
+                    "interpretation",
+                ],
+                column_config={
+                    "run": st.column_config.TextColumn(_("Run"), pinned=True),
+                    "measure": _("Measure"),
+                    "queries": st.column_config.NumberColumn(_("Queries"), format="%d"),
+                    "aggregate": st.column_config.NumberColumn(_("Value"), format=MEASURE_FORMAT),
+                    "median": st.column_config.NumberColumn(_("Median"), format=MEASURE_FORMAT),
+                    "ci_low": st.column_config.NumberColumn(_("CI low"), format=MEASURE_FORMAT),
+                    "ci_high": st.column_config.NumberColumn(_("CI high"), format=MEASURE_FORMAT),
+                    "interpretation": _("Interpretation"),
+                },
+                height=min(36 * (len(table) + 1) + 4, 600),
+                placeholder=MISSING,
             )
-            own = (_("every qrels query (a query the run did not answer scores 0)") if query_set == "qrels"
-                   else _("the queries it answered"))
-            st.caption(_("Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-                         "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-                         "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                         "improvement against the interpretation thresholds above (blank: no threshold for the "
-                         "measure).").format(own=own))
-            download_table(table.drop(columns=["mean"]).set_index(["run", "measure"]), "overview", conv,
-                           title="Each run on its own queries", key="overview",
-                           bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}")
+            own = (
+                _("every qrels query (a query the run did not answer scores 0)")
+                if query_set == "qrels"
+                else _("the queries it answered")
+            )
+            st.caption(
+                _(
+                    "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                    "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                    "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                    "improvement against the interpretation thresholds above (blank: no threshold for the "
+                    "measure)."
+                ).format(own=own)
+            )
+            download_table(
+                table.drop(columns=["mean"]).set_index(["run", "measure"]),
+                "overview",
+                conv,
+                title="Each run on its own queries",
+                key="overview",
+                bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}",
+            )
 
-    chart = st.expander(_("Chart: each run's mean and interval"), key=Overview.CHART_OPEN,
-                        on_change="rerun")
+    chart = st.expander(
+        _("Chart: each run's mean and interval"), key=Overview.CHART_OPEN, on_change="rerun"
+    )
     with chart:
         if chart.open:
-            chart_measures = st.multiselect(_("Measures in the chart"), measures,
-                                            default=[m for m in measures if not m.startswith("Num")][:8],
-                                            key=Overview.CHART_MEASURES, placeholder=_("Choose options"),
-                                            format_func=display_measure)
+            chart_measures = st.multiselect(
+                _("Measures in the chart"),
+                measures,
+                default=[m for m in measures if not m.startswith("Num")][:8],
+                key=Overview.CHART_MEASURES,
+                placeholder=_("Choose options"),
+                format_func=display_measure,
+            )
             if chart_measures:
-                bars = board[board["measure"].isin(chart_measures)].rename(columns={"ci_lo": "ci_low", "ci_hi": "ci_high"})
-                bars = bars.assign(measure=bars["measure"].map(display_measure))  # means: RR's is MRR
+                bars = board[board["measure"].isin(chart_measures)].rename(
+                    columns={"ci_lo": "ci_low", "ci_hi": "ci_high"}
+                )
+                bars = bars.assign(
+                    measure=bars["measure"].map(display_measure)
+                )  # means: RR's is MRR
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)
 
     history_save_hook(evaluations, conv)

@@ -50,49 +50,101 @@ with page(_("Per query")) as p:
         table = containing(table, text)
     if meta is not None and "category" in table.columns:
         cats = natural_sorted(table["category"].dropna().astype(str).unique())
-        picked = f2.multiselect(_("Category"), cats, key=PerQuery.CATEGORIES, placeholder=_("Choose options"))
+        picked = f2.multiselect(
+            _("Category"), cats, key=PerQuery.CATEGORIES, placeholder=_("Choose options")
+        )
         if picked:
             table = table[table["category"].astype(str).isin(picked)]
-    measure = f3.selectbox(_("Measure for the range filter and the distribution"), measures, key=PerQuery.MEASURE)
+    measure = f3.selectbox(
+        _("Measure for the range filter and the distribution"), measures, key=PerQuery.MEASURE
+    )
     values = table[measure].dropna()
     if len(values) and values.min() < values.max():
-        lo, hi = st.slider(_("{measure} between").format(measure=measure), float(values.min()), float(values.max()),
-                           (float(values.min()), float(values.max())), key=PerQuery.RANGE)
+        lo, hi = st.slider(
+            _("{measure} between").format(measure=measure),
+            float(values.min()),
+            float(values.max()),
+            (float(values.min()), float(values.max())),
+            key=PerQuery.RANGE,
+        )
         table = table[(table[measure] >= lo) & (table[measure] <= hi) | table[measure].isna()]
 
-    if report is not None and st.toggle(_("Only queries whose value depends on the order of tied scores"),
-                                       key=PerQuery.TIED_ONLY):
+    if report is not None and st.toggle(
+        _("Only queries whose value depends on the order of tied scores"), key=PerQuery.TIED_ONLY
+    ):
         table = table[table[TIE_COLUMN] != ""]
-    st.caption(_("{n} of {total} queries; click a column header to sort, select a row to inspect that "
-                 "query below.").format(n=len(table), total=len(ev.per_query))
-               + (" " + _("{tied}: the measures whose value changes with the order of tied scores; {range} (last "
-                          "column): their minimum–maximum over every order.").format(
-                   tied=_(TIE_LABEL), range=_(TIE_RANGE_LABEL)) if report is not None else ""))
+    st.caption(
+        _(
+            "{n} of {total} queries; click a column header to sort, select a row to inspect that "
+            "query below."
+        ).format(n=len(table), total=len(ev.per_query))
+        + (
+            " "
+            + _(
+                "{tied}: the measures whose value changes with the order of tied scores; {range} (last "
+                "column): their minimum–maximum over every order."
+            ).format(tied=_(TIE_LABEL), range=_(TIE_RANGE_LABEL))
+            if report is not None
+            else ""
+        )
+    )
     if report is None:
         st.caption(too_large_for_ties({run_name: None}))
     config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
     config["_index"] = st.column_config.TextColumn(_("Query"), pinned=True)
-    config[TIE_COLUMN] = st.column_config.TextColumn(_(TIE_LABEL), help=_("Measures whose value changes with the "
-                                                                           "order of tied scores"))
-    config[TIE_RANGE_COLUMN] = st.column_config.TextColumn(_(TIE_RANGE_LABEL), help=_(
-        "Minimum–maximum of each measure whose value depends on the order of tied scores, over every order"))
-    config.update({c: _(label) for c, label in (("query", "Query text"), ("category", "Category"),
-                                                ("difficulty", "Difficulty")) if c in table.columns})
+    config[TIE_COLUMN] = st.column_config.TextColumn(
+        _(TIE_LABEL), help=_("Measures whose value changes with the order of tied scores")
+    )
+    config[TIE_RANGE_COLUMN] = st.column_config.TextColumn(
+        _(TIE_RANGE_LABEL),
+        help=_(
+            "Minimum–maximum of each measure whose value depends on the order of tied scores, over every order"
+        ),
+    )
+    config.update(
+        {
+            c: _(label)
+            for c, label in (
+                ("query", "Query text"),
+                ("category", "Category"),
+                ("difficulty", "Difficulty"),
+            )
+            if c in table.columns
+        }
+    )
     if "date" in table.columns:
         config["date"] = st.column_config.DateColumn(_("Date"), format="YYYY-MM-DD")
-    event = st.dataframe(table, on_select="rerun", selection_mode="single-row", key=PerQuery.TABLE,
-                         column_config=config, placeholder=MISSING)
-    download_table(table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"), f"per_query_{run_name}", conv,
-                   title=_("Per-query values of {run}").format(run=run_name), key="pq")
+    event = st.dataframe(
+        table,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=PerQuery.TABLE,
+        column_config=config,
+        placeholder=MISSING,
+    )
+    download_table(
+        table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"),
+        f"per_query_{run_name}",
+        conv,
+        title=_("Per-query values of {run}").format(run=run_name),
+        key="pq",
+    )
     picked_table_row(event, table.index)
 
     # --- distribution --------------------------------------------------------------------
     @st.fragment
     def _distribution() -> None:
-        kind = st.radio(_("Chart"), ["box", "histogram"], horizontal=True, key=PerQuery.CHART_KIND,
-                        format_func=lambda k: {"box": _("box"), "histogram": _("histogram")}[k])
-        st.plotly_chart(distribution({n: e.per_query[measure] for n, e in evaluations.items()}, measure, kind),
-                        key=PerQuery.DISTRIBUTION)
+        kind = st.radio(
+            _("Chart"),
+            ["box", "histogram"],
+            horizontal=True,
+            key=PerQuery.CHART_KIND,
+            format_func=lambda k: {"box": _("box"), "histogram": _("histogram")}[k],
+        )
+        st.plotly_chart(
+            distribution({n: e.per_query[measure] for n, e in evaluations.items()}, measure, kind),
+            key=PerQuery.DISTRIBUTION,
+        )
 
     _distribution()
 
@@ -100,53 +152,105 @@ with page(_("Per query")) as p:
     st.header(_("One query"))
     all_queries = natural_sorted(ev.per_query.index)
     names = list(evaluations)
-    shown_runs = [st.session_state.get(PerQuery.side(i), names[min(i, len(names) - 1)]) for i in range(2)]
+    shown_runs = [
+        st.session_state.get(PerQuery.side(i), names[min(i, len(names) - 1)]) for i in range(2)
+    ]
     shown_runs = [n for n in shown_runs if n in evaluations]
     # Open on a query every shown run retrieved (and the qrels judge), in natural order.
     retrieved = [set(runs[n].unique_query_ids()) for n in shown_runs]
     answered = [q for q in all_queries if all(q in r for r in retrieved)]
     # The box follows the selected query (set by a table click or by another page).
     sync_query_box(all_queries, answered)
-    qid = st.selectbox(_("Query"), all_queries, key=PerQuery.QUERY, on_change=query_box_changed,
-                       format_func=lambda q: f"{q}: {meta.loc[q, 'query']}" if meta is not None
-                       and "query" in meta.columns and q in meta.index else str(q))
+    qid = st.selectbox(
+        _("Query"),
+        all_queries,
+        key=PerQuery.QUERY,
+        on_change=query_box_changed,
+        format_func=lambda q: (
+            f"{q}: {meta.loc[q, 'query']}"
+            if meta is not None and "query" in meta.columns and q in meta.index
+            else str(q)
+        ),
+    )
     c1, c2 = st.columns(2)
     pairs = [(c1, names[0]), (c2, names[1] if len(names) > 1 else names[0])]
     depth = int(st.number_input(_("Show the top"), 1, 10000, 20, key=PerQuery.DEPTH))
     max_label = float(max(qrels.relevance.max(), 1.0)) if len(qrels) else 1.0
     for i, (col, default) in enumerate(pairs):
         with col:
-            name = st.selectbox(_("Run {side}").format(side="AB"[i]), names, index=names.index(default), key=PerQuery.side(i))
+            name = st.selectbox(
+                _("Run {side}").format(side="AB"[i]),
+                names,
+                index=names.index(default),
+                key=PerQuery.side(i),
+            )
             e = evaluations[name]
             ranked = query_ranking(e, runs[name], qrels, qid)
             ranking, sizes = ranked.ranking(qid), ranked.tie_sizes(qid)
-            shown = ranking.head(depth).assign(tied=[_("{n} tied").format(n=k) if k > 1 else "" for k in sizes[:depth]])
+            shown = ranking.head(depth).assign(
+                tied=[_("{n} tied").format(n=k) if k > 1 else "" for k in sizes[:depth]]
+            )
             if qid in e.per_query.index:
                 st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))
                 tied_here = tie_dependent_text(reports.get(name), [qid], measures).iloc[0]
                 if tied_here:
-                    st.caption(_("Depends on the order of tied scores (minimum–maximum): {ranges}.").format(
-                        ranges=tied_here))
+                    st.caption(
+                        _(
+                            "Depends on the order of tied scores (minimum–maximum): {ranges}."
+                        ).format(ranges=tied_here)
+                    )
                 if qid not in set(runs[name].unique_query_ids()):
-                    st.caption(_("{run} has no ranking for this query (scored 0: absent queries score 0).").format(
-                        run=md_text(name)))
+                    st.caption(
+                        _(
+                            "{run} has no ranking for this query (scored 0: absent queries score 0)."
+                        ).format(run=md_text(name))
+                    )
             else:
                 st.write(_("{run} has no ranking for this query.").format(run=md_text(name)))
-            st.dataframe(styled_ranking(shown, max_label), hide_index=True,
-                         key=PerQuery.ranking(i),
-                         column_config={"rank": st.column_config.NumberColumn(_("Rank"), format="%d", pinned=True),
-                                        "doc_id": _("Document"), "score": _("Score"), "relevance": _("Relevance"),
-                                        "judged": _("Judged"), "tied": st.column_config.TextColumn(
-                                            _("Tied"), help=_("Documents sharing this score (how many): their "
-                                                              "order here is the tie rule's, set in the sidebar"))}, placeholder=_("unjudged"))
-            download_table(ranking.set_index("rank"), f"ranking_{name}_{qid}", conv,
-                           title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
-                           key=f"ranking{i}")
+            st.dataframe(
+                styled_ranking(shown, max_label),
+                hide_index=True,
+                key=PerQuery.ranking(i),
+                column_config={
+                    "rank": st.column_config.NumberColumn(_("Rank"), format="%d", pinned=True),
+                    "doc_id": _("Document"),
+                    "score": _("Score"),
+                    "relevance": _("Relevance"),
+                    "judged": _("Judged"),
+                    "tied": st.column_config.TextColumn(
+                        _("Tied"),
+                        help=_(
+                            "Documents sharing this score (how many): their "
+                            "order here is the tie rule's, set in the sidebar"
+                        ),
+                    ),
+                },
+                placeholder=_("unjudged"),
+            )
+            download_table(
+                ranking.set_index("rank"),
+                f"ranking_{name}_{qid}",
+                conv,
+                title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
+                key=f"ranking{i}",
+            )
             missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
-            st.markdown(_("**Relevant documents {run} did not retrieve** ({n})").format(run=md_text(name),
-                                                                                        n=len(missed)))
+            st.markdown(
+                _("**Relevant documents {run} did not retrieve** ({n})").format(
+                    run=md_text(name), n=len(missed)
+                )
+            )
             if len(missed):
-                st.dataframe(missed, hide_index=True, key=PerQuery.missed(i),
-                             column_config={"doc_id": _("Document"), "relevance": _("Relevance")}, placeholder=MISSING)
-                download_table(pd.DataFrame(missed).set_index("doc_id"), f"missed_{name}_{qid}", conv,
-                               key=f"missed{i}")
+                st.dataframe(
+                    missed,
+                    hide_index=True,
+                    key=PerQuery.missed(i),
+                    column_config={"doc_id": _("Document"), "relevance": _("Relevance")},
+                    placeholder=MISSING,
+                )
+                download_table(
+                    pd.DataFrame(missed).set_index("doc_id"),
+                    f"missed_{name}_{qid}",
+                    conv,
+                    key=f"missed{i}",
+                )

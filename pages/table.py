@@ -12,24 +12,43 @@ from ui.compare import table as tb
 from ui.history.actions import open_store
 from ui.ranking.data import has_data, load_sample_into_state
 
-with page(_("Comparative table"), sidebar=False,
-          caption=_("Runs or saved evaluations against the measures you choose, each value labelled "
-                    "Good, Fair or Needs improvement and a summary row with the overall verdict, ready "
-                    "for a thesis: CSV, Markdown, LaTeX or HTML.")) as p:
+with page(
+    _("Comparative table"),
+    sidebar=False,
+    caption=_(
+        "Runs or saved evaluations against the measures you choose, each value labelled "
+        "Good, Fair or Needs improvement and a summary row with the overall verdict, ready "
+        "for a thesis: CSV, Markdown, LaTeX or HTML."
+    ),
+) as p:
     lang = current_language()
-    source = st.radio(_("Rows"), list(tb.SOURCES), format_func=lambda s: _(tb.SOURCES[s]),
-                      key=tb.Table.SOURCE, horizontal=True)
+    source = st.radio(
+        _("Rows"),
+        list(tb.SOURCES),
+        format_func=lambda s: _(tb.SOURCES[s]),
+        key=tb.Table.SOURCE,
+        horizontal=True,
+    )
     if source in ("runs", "queries"):
         if not has_data():
             st.info(_("No runs loaded: load qrels and runs on the Data page, or the sample."))
-            st.button(_("Load sample data"), key=tb.Table.SAMPLE, type="primary", on_click=load_sample_into_state)
+            st.button(
+                _("Load sample data"),
+                key=tb.Table.SAMPLE,
+                type="primary",
+                on_click=load_sample_into_state,
+            )
             p.stop()
         if source == "queries":  # each query of one run labelled: a controlled test's report
-            query_run = st.selectbox(_("Run"), list(st.session_state[state.RUNS]), key=tb.Table.QUERY_RUN)
+            query_run = st.selectbox(
+                _("Run"), list(st.session_state[state.RUNS]), key=tb.Table.QUERY_RUN
+            )
         measures = tb.measure_choice(st.session_state.get(state.MEASURES) or [])
         words, level_names, verdict_names = thesis_words(source)
         if source == "queries":  # the caption names the run instead of a count of queries per row
-            words["queries_caption"] = _("run {run}").format(run=query_run).replace("{", "{{").replace("}", "}}")
+            words["queries_caption"] = (
+                _("run {run}").format(run=query_run).replace("{", "{{").replace("}", "}}")
+            )
     else:
         from ui.history.widgets import sample_view
 
@@ -38,12 +57,21 @@ with page(_("Comparative table"), sidebar=False,
             view = sample_view() if showing_sample else store
             listed = view.list_evaluations()
             if showing_sample:
-                st.info(_("Nothing is saved in this session's history yet, so these are the sample "
-                          "history's evaluations. Save evaluations with the Overview page's form."))
+                st.info(
+                    _(
+                        "Nothing is saved in this session's history yet, so these are the sample "
+                        "history's evaluations. Save evaluations with the Overview page's form."
+                    )
+                )
             labels = {int(r["id"]): tb.evaluation_label(r) for _i, r in listed.iterrows()}
             tb.default_evaluations(labels)
-            chosen = st.multiselect(_("Saved evaluations"), list(labels), key=tb.Table.EVALUATIONS,
-                                    format_func=labels.get, placeholder=_("Choose options"))
+            chosen = st.multiselect(
+                _("Saved evaluations"),
+                list(labels),
+                key=tb.Table.EVALUATIONS,
+                format_func=labels.get,
+                placeholder=_("Choose options"),
+            )
             if not chosen:
                 st.info(_("Choose at least one saved evaluation."))
                 p.stop()
@@ -59,7 +87,9 @@ with page(_("Comparative table"), sidebar=False,
     with st.expander(_("Labels and thresholds"), icon=":material/tune:"):
         thresholds = tb.thresholds_editor(measures)
         names = tb.names_editor(lang, level_names, "level", _("Names of the levels"))
-        verdicts = tb.names_editor(lang, verdict_names, "verdict", _("Names of the summary's verdict"))
+        verdicts = tb.names_editor(
+            lang, verdict_names, "verdict", _("Names of the summary's verdict")
+        )
     if source == "runs":
         got = tb.loaded_rows(measures)  # the ranking pages' prologue: unusable runs named, left out
         if got is None:
@@ -74,7 +104,9 @@ with page(_("Comparative table"), sidebar=False,
     dates = tb.date_filter(meta)
     names_of_rows = [ev.run_name for ev in rows] if source == "runs" else list(rows)
     # one query per row: no paired test between rows
-    significance = tb.significance_choice(names_of_rows, words) if source != "queries" else (None, "t", "holm")
+    significance = (
+        tb.significance_choice(names_of_rows, words) if source != "queries" else (None, "t", "holm")
+    )
     try:
         table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
     except InputError as exc:

@@ -31,8 +31,15 @@ def detection_scores(rng: np.random.Generator, n_queries: int = 400) -> pd.DataF
     prob = 1 / (1 + np.exp(-1.3 * logit))  # over-confident by a factor 1.3
     score = np.round(prob, 2)
     fold = q % 5
-    return pd.DataFrame({"query_id": [f"q{i:04d}" for i in q], "score": score, "label": label,
-                         "criterion": crit, "fold": fold})
+    return pd.DataFrame(
+        {
+            "query_id": [f"q{i:04d}" for i in q],
+            "score": score,
+            "label": label,
+            "criterion": crit,
+            "fold": fold,
+        }
+    )
 
 
 def dynamic_k_candidates(rng: np.random.Generator, n_queries: int = 300) -> pd.DataFrame:

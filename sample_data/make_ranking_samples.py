@@ -26,16 +26,41 @@ N_QUERIES = 50
 DEPTH = 40
 CATEGORIES = ("shipping", "electronics", "billing", "returns", "account")
 TOPICS = {
-    "shipping": ["parcels to Quito", "express delivery times", "international shipping rates",
-                 "tracking a lost package", "customs forms for parcels"],
-    "electronics": ["phones from last month", "laptop warranty", "refurbished tablets",
-                    "headphones under 50", "phone chargers in stock"],
-    "billing": ["invoice with tax id", "refund to credit card", "payment failed twice",
-                "monthly statement download", "change billing address"],
-    "returns": ["return a damaged item", "exchange shoe size", "return label printing",
-                "refund time after return", "return without receipt"],
-    "account": ["reset password", "two factor login", "delete my account",
-                "change email address", "merge two accounts"],
+    "shipping": [
+        "parcels to Quito",
+        "express delivery times",
+        "international shipping rates",
+        "tracking a lost package",
+        "customs forms for parcels",
+    ],
+    "electronics": [
+        "phones from last month",
+        "laptop warranty",
+        "refurbished tablets",
+        "headphones under 50",
+        "phone chargers in stock",
+    ],
+    "billing": [
+        "invoice with tax id",
+        "refund to credit card",
+        "payment failed twice",
+        "monthly statement download",
+        "change billing address",
+    ],
+    "returns": [
+        "return a damaged item",
+        "exchange shoe size",
+        "return label printing",
+        "refund time after return",
+        "return without receipt",
+    ],
+    "account": [
+        "reset password",
+        "two factor login",
+        "delete my account",
+        "change email address",
+        "merge two accounts",
+    ],
 }
 DIFFICULTIES = ("easy", "medium", "hard")
 CRITERIA = ("exact", "semantic")
@@ -58,8 +83,11 @@ def main(seed: int = 20250128) -> None:
         n_judged = int(rng.integers(12, 31))
         docs = rng.choice(4000, size=n_judged, replace=False)
         # harder queries have fewer and weaker relevant documents
-        p = {"easy": [0.45, 0.25, 0.18, 0.12], "medium": [0.6, 0.2, 0.12, 0.08],
-             "hard": [0.75, 0.15, 0.07, 0.03]}[diff]
+        p = {
+            "easy": [0.45, 0.25, 0.18, 0.12],
+            "medium": [0.6, 0.2, 0.12, 0.08],
+            "hard": [0.75, 0.15, 0.07, 0.03],
+        }[diff]
         labels = rng.choice(4, size=n_judged, p=p)
         if i % 9 == 4:
             labels[:] = 0  # a query without any relevant document
@@ -100,7 +128,7 @@ def main(seed: int = 20250128) -> None:
         clicks = []
         for pos, d in enumerate(shown, start=1):
             attract = {0: 0.03, 1: 0.35, 2: 0.6, 3: 0.85}[int(judged[q].get(d, 0))]
-            if rng.random() < attract / pos ** 0.5:
+            if rng.random() < attract / pos**0.5:
                 clicks.append(d)
         rng.shuffle(clicks)  # click order is not rank order
         if rng.random() < 0.05:

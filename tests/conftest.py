@@ -68,7 +68,9 @@ def parse_trec_eval_output(path) -> dict[tuple[str, str], str]:
                 continue
             parts = line.rstrip("\n").split("\t")
             if len(parts) != 3:
-                raise ValueError(f"{path}, line {number}: expected 3 tab-separated fields: {line!r}")
+                raise ValueError(
+                    f"{path}, line {number}: expected 3 tab-separated fields: {line!r}"
+                )
             measure, qid, value = parts[0].strip(), parts[1].strip(), parts[2].strip()
             key = (measure, qid)
             if key in values:

@@ -32,8 +32,21 @@ def _parse(path: Path, width: int) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench_data")
-    argv = ["--queries", "30", "--depth", "40", "--judged-min", "20", "--judged-max", "60",
-            "--name", "tiny", "--out", str(out), "--shuffle"]
+    argv = [
+        "--queries",
+        "30",
+        "--depth",
+        "40",
+        "--judged-min",
+        "20",
+        "--judged-max",
+        "60",
+        "--name",
+        "tiny",
+        "--out",
+        str(out),
+        "--shuffle",
+    ]
     assert make_data.main(argv) == 0
     return out
 
@@ -152,7 +165,9 @@ def test_bench_scripts_find_the_shared_folder_relative_to_the_repository(monkeyp
     for path in BENCH.glob("*.py"):
         text = path.read_text()
         assert "/work/" not in text, f"{path.name} names an absolute path"
-    spec = importlib.util.spec_from_file_location("bench_streaming_probe", BENCH / "bench_streaming.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_streaming_probe", BENCH / "bench_streaming.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.BUILD == ROOT.parent / "shared" / "reference" / "build-trec_eval.sh"

@@ -15,18 +15,18 @@ from metrics_core.errors import InputError
 # value, number of bins, expected bin index (equal width, [a, b), last bin closed)
 EDGE_TABLE = [
     (0.0, 10, 0),
-    (0.3, 10, 3),                  # 0.3 == 3/10 exactly: opens bin [0.3, 0.4)
-    (0.7, 10, 7),                  # 0.7 == 7/10
-    (1.0, 10, 9),                  # p = 1.0 counts, in the last (closed) bin
-    (0.1 + 0.2, 10, 3),            # 0.30000000000000004
+    (0.3, 10, 3),  # 0.3 == 3/10 exactly: opens bin [0.3, 0.4)
+    (0.7, 10, 7),  # 0.7 == 7/10
+    (1.0, 10, 9),  # p = 1.0 counts, in the last (closed) bin
+    (0.1 + 0.2, 10, 3),  # 0.30000000000000004
     (np.nextafter(0.7, 0), 10, 6),  # just below 0.7
-    (np.float32(0.3), 10, 3),      # 0.30000001192...: above 0.3
-    (np.float32(0.7), 10, 6),      # 0.69999998807...: below 0.7, so bin [0.6, 0.7)
+    (np.float32(0.3), 10, 3),  # 0.30000001192...: above 0.3
+    (np.float32(0.7), 10, 6),  # 0.69999998807...: below 0.7, so bin [0.6, 0.7)
     (np.float32(1.0), 10, 9),
-    (0.6, 5, 3),                   # 3/5
+    (0.6, 5, 3),  # 3/5
     (1 / 3, 3, 1),
     (2 / 3, 3, 2),
-    (np.float32(2 / 3), 3, 2),     # 0.6666666865...
+    (np.float32(2 / 3), 3, 2),  # 0.6666666865...
     (0.5, 1, 0),
     (1.0, 1, 0),
 ]
@@ -86,8 +86,11 @@ def test_ece_brute_force_and_brier_sklearn(seed, strategy):
     y = (rng.random(n) < p).astype(int)
     n_bins = int(rng.integers(1, 20))
     r = cal.calibration_report(y, p, n_bins, strategy)
-    edges = (np.array([i / n_bins for i in range(n_bins + 1)]) if strategy == "uniform"
-             else np.unique(np.quantile(p, np.arange(n_bins + 1) / n_bins)))
+    edges = (
+        np.array([i / n_bins for i in range(n_bins + 1)])
+        if strategy == "uniform"
+        else np.unique(np.quantile(p, np.arange(n_bins + 1) / n_bins))
+    )
     ece, mce = _brute_ece(y, p, edges)
     assert r["ece"] == pytest.approx(ece, rel=1e-12, abs=1e-15)
     assert r["mce"] == pytest.approx(mce, rel=1e-12, abs=1e-15)
@@ -113,8 +116,15 @@ def test_wilson_against_scipy():
     assert np.isnan(lo) and np.isnan(hi)
 
 
-@pytest.mark.parametrize("p,match", [([0.5, 1.2], "outside"), ([-0.1, 0.5], "outside"),
-                                     ([0.5, np.nan], "finite"), ([3.2, -1.0], "outside")])
+@pytest.mark.parametrize(
+    "p,match",
+    [
+        ([0.5, 1.2], "outside"),
+        ([-0.1, 0.5], "outside"),
+        ([0.5, np.nan], "finite"),
+        ([3.2, -1.0], "outside"),
+    ],
+)
 def test_out_of_range_probabilities_rejected(p, match):
     with pytest.raises(InputError, match=match):
         cal.expected_calibration_error([0, 1], p)
@@ -130,7 +140,7 @@ def test_bad_bins():
 def test_bootstrap_calibration_reproducible():
     rng = np.random.default_rng(4)
     p = rng.random(300)
-    y = (rng.random(300) < p ** 1.5).astype(int)
+    y = (rng.random(300) < p**1.5).astype(int)
     a = cal.bootstrap_calibration_ci(y, p, 10, n_resamples=150, seed=1)
     b = cal.bootstrap_calibration_ci(y, p, 10, n_resamples=150, seed=1)
     assert a == b
@@ -143,6 +153,7 @@ def test_bootstrap_calibration_reproducible():
 
 # -- debiased ECE and BCa intervals ---------------------------------------------------
 
+
 def test_debiased_ece_is_the_closed_form_of_the_sampled_bias_correction():
     """Kumar et al.'s sampled estimate (draw each bin's gap from N(g, s^2), average the
     ECE of the draws, subtract the excess) converges to the closed form."""
@@ -150,7 +161,7 @@ def test_debiased_ece_is_the_closed_form_of_the_sampled_bias_correction():
 
     rng = np.random.default_rng(3)
     p = rng.random(600)
-    y = (rng.random(600) < p ** 1.3).astype(int)
+    y = (rng.random(600) < p**1.3).astype(int)
     r = reliability_bins(y, p, 8)
     n, g = r["count"].astype(float), r["frequency"] - r["confidence"]
     sd = np.sqrt(r["frequency"] * (1 - r["frequency"]) / n)
@@ -159,7 +170,8 @@ def test_debiased_ece_is_the_closed_form_of_the_sampled_bias_correction():
     sampled = 2 * plug_in - np.mean(np.abs(draws) @ n) / n.sum()
     assert debiased_expected_calibration_error(y, p, 8) == pytest.approx(sampled, abs=2e-4)
     assert cal.calibration_report(y, p, 8)["ece_debiased"] == pytest.approx(
-        debiased_expected_calibration_error(y, p, 8), rel=1e-12)
+        debiased_expected_calibration_error(y, p, 8), rel=1e-12
+    )
 
 
 def test_debiased_ece_is_nearer_the_truth_for_calibrated_scores():
@@ -198,7 +210,7 @@ def test_bca_interval_formula_and_containment():
     # acceleration from the jackknife: BCa
     jk = rng.normal(0, 1, 50) ** 3
     d = jk.mean() - jk
-    a = np.sum(d ** 3) / (6 * np.sum(d ** 2) ** 1.5)
+    a = np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
     rb = bca_interval(reps, est, jackknife=jk)
     z = norm.ppf([0.025, 0.975])
     want = np.quantile(reps, norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
@@ -209,7 +221,9 @@ def test_bca_interval_formula_and_containment():
 def test_calibration_intervals_contain_their_estimate_or_are_withheld():
     """The bug this fixes: 50 equal-mass bins gave ECE 0.0503 with a percentile "CI"
     [0.0506, 0.0708] that excluded it."""
-    scores = pd.read_csv(Path(__file__).resolve().parents[1] / "sample_data" / "detection_scores.csv")
+    scores = pd.read_csv(
+        Path(__file__).resolve().parents[1] / "sample_data" / "detection_scores.csv"
+    )
     y, p = scores["label"].to_numpy(), scores["score"].to_numpy()
     for n_bins, strategy in ((10, "uniform"), (15, "uniform"), (50, "quantile"), (20, "quantile")):
         ci = cal.bootstrap_calibration_ci(y, p, n_bins, strategy, n_resamples=200, seed=0)

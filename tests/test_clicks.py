@@ -25,9 +25,21 @@ def _reference(log, rule="first"):
 
 
 SEED_001 = [
-    {"query": "envíos a Quito", "shown": ["HAW001", "HAW002", "HAW003", "HAW004", "HAW005"], "clicked": ["HAW002"]},
-    {"query": "celulares del mes anterior", "shown": ["HAW010", "HAW011", "HAW012"], "clicked": ["HAW010"]},
-    {"query": "productos electrónicos", "shown": ["HAW020", "HAW021", "HAW022", "HAW023"], "clicked": ["HAW023"]},
+    {
+        "query": "envíos a Quito",
+        "shown": ["HAW001", "HAW002", "HAW003", "HAW004", "HAW005"],
+        "clicked": ["HAW002"],
+    },
+    {
+        "query": "celulares del mes anterior",
+        "shown": ["HAW010", "HAW011", "HAW012"],
+        "clicked": ["HAW010"],
+    },
+    {
+        "query": "productos electrónicos",
+        "shown": ["HAW020", "HAW021", "HAW022", "HAW023"],
+        "clicked": ["HAW023"],
+    },
 ]
 
 
@@ -65,10 +77,12 @@ def test_rules_differ_when_first_click_is_lower():
 
 
 def test_edge_cases():
-    log = [{"query": "q1", "shown": ["a", "b"], "clicked": []},
-           {"query": "q2", "shown": ["a", "b"], "clicked": ["zz", "b"]},
-           {"query": "q3", "shown": [], "clicked": ["x"]},
-           {"query": "q4", "shown": ["a", "b", "a"], "clicked": ["a"]}]
+    log = [
+        {"query": "q1", "shown": ["a", "b"], "clicked": []},
+        {"query": "q2", "shown": ["a", "b"], "clicked": ["zz", "b"]},
+        {"query": "q3", "shown": [], "clicked": ["x"]},
+        {"query": "q4", "shown": ["a", "b", "a"], "clicked": ["a"]},
+    ]
     ev = click_mrr(log)
     assert ev.per_impression["RR"].tolist() == [0.0, 0.5, 0.0, 1.0]
     assert ev.per_impression["ignored_clicks"].tolist() == [0, 1, 1, 0]
@@ -79,7 +93,7 @@ def test_edge_cases():
 
 
 def test_readers_csv_json_gz():
-    csv = b"query,shown,clicked\nq1,a|b|c,c\nq2,\"[\"\"x\"\",\"\"y\"\"]\",\n"
+    csv = b'query,shown,clicked\nq1,a|b|c,c\nq2,"[""x"",""y""]",\n'
     log = read_click_log(csv, name="log.csv")
     assert log["shown"].tolist() == [["a", "b", "c"], ["x", "y"]]
     assert log["clicked"].tolist() == [["c"], []]

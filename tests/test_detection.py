@@ -28,7 +28,8 @@ def test_against_sklearn_with_ties(seed):
     y, s = _random_case(seed)
     assert det.roc_auc_score(y, s) == pytest.approx(skm.roc_auc_score(y, s), rel=1e-12, abs=1e-15)
     assert det.average_precision_score(y, s) == pytest.approx(
-        skm.average_precision_score(y, s), rel=1e-12, abs=1e-15)
+        skm.average_precision_score(y, s), rel=1e-12, abs=1e-15
+    )
     fpr, tpr, thr = det.roc_curve(y, s)
     sfpr, stpr, sthr = skm.roc_curve(y, s, drop_intermediate=False)
     np.testing.assert_array_equal(thr, sthr)
@@ -62,7 +63,7 @@ def test_seed_002_checksum():
 def test_any_score_scale_untransformed():
     y, s = _random_case(3)
     base = det.roc_auc_score(y, s)
-    assert det.roc_auc_score(y, s * 1000 - 77) == base        # logits, any scale
+    assert det.roc_auc_score(y, s * 1000 - 77) == base  # logits, any scale
     assert det.roc_auc_score(y, -s) == pytest.approx(1 - base)
     thr = det.roc_curve(y, s * 1000 - 77)[2]
     np.testing.assert_allclose(thr[1:], np.unique(s * 1000 - 77)[::-1])
@@ -76,12 +77,13 @@ def test_first_point_predicts_nothing():
 
 # ---------------------------------------------------------------- TPR@FPR by hand
 
+
 def test_allowed_count_exact():
     assert det.allowed_count(0.07, 100) == 7
-    assert det.allowed_count(0.29, 100) == 29        # float: 0.29*100 = 28.999999999999996
+    assert det.allowed_count(0.29, 100) == 29  # float: 0.29*100 = 28.999999999999996
     assert math.floor(0.29 * 100) == 28
-    assert det.allowed_count(0.05, 59) == 2          # 2.95
-    assert det.allowed_count(0.05, 60) == 3          # exactly 3
+    assert det.allowed_count(0.05, 59) == 2  # 2.95
+    assert det.allowed_count(0.05, 60) == 3  # exactly 3
     assert det.allowed_count(0.1, 9) == 0
     assert det.allowed_count(0.03, 1000) == 30
     assert det.allowed_count("0.05", 40) == 2
@@ -157,6 +159,7 @@ def test_confusion_matrix_at_threshold():
 
 # ---------------------------------------------------------------- single class, validation
 
+
 @pytest.mark.parametrize("y", [[1, 1, 1], [0, 0, 0]])
 def test_single_class(y):
     s = [0.2, 0.5, 0.9]
@@ -174,15 +177,18 @@ def test_single_class(y):
         det.roc_auc_score(y, s, single_class="zero")
 
 
-@pytest.mark.parametrize("y,s,match", [
-    ([0, 1], [0.1, np.nan], "not a finite"),
-    ([0, 1], [0.1, np.inf], "not a finite"),
-    ([0, 2], [0.1, 0.2], "not 0 or 1"),
-    ([0, 0.5], [0.1, 0.2], "not 0 or 1"),
-    (["a", "b"], [0.1, 0.2], "0/1"),
-    ([0, 1, 1], [0.1, 0.2], "3 labels but 2"),
-    ([], [], "no scores"),
-])
+@pytest.mark.parametrize(
+    "y,s,match",
+    [
+        ([0, 1], [0.1, np.nan], "not a finite"),
+        ([0, 1], [0.1, np.inf], "not a finite"),
+        ([0, 2], [0.1, 0.2], "not 0 or 1"),
+        ([0, 0.5], [0.1, 0.2], "not 0 or 1"),
+        (["a", "b"], [0.1, 0.2], "0/1"),
+        ([0, 1, 1], [0.1, 0.2], "3 labels but 2"),
+        ([], [], "no scores"),
+    ],
+)
 def test_bad_input(y, s, match):
     with pytest.raises(InputError, match=match):
         det.roc_auc_score(y, s)
@@ -195,6 +201,7 @@ def test_bool_and_float32_accepted():
 
 
 # ---------------------------------------------------------------- bootstrap, groups
+
 
 def test_bootstrap_reproducible_and_brackets():
     y, s = _random_case(11, n=300)
@@ -230,12 +237,15 @@ def test_per_group_micro_macro():
     r = det.per_group_scores(y, s, g)
     for name in "ABC":
         m = g == name
-        assert r["table"].loc[name, "auroc"] == pytest.approx(skm.roc_auc_score(y[m], s[m]), rel=1e-12)
+        assert r["table"].loc[name, "auroc"] == pytest.approx(
+            skm.roc_auc_score(y[m], s[m]), rel=1e-12
+        )
     assert r["macro"]["auroc"] == pytest.approx(r["table"]["auroc"].mean(), rel=1e-12)
     assert r["micro"]["auroc"] == pytest.approx(skm.roc_auc_score(y, s), rel=1e-12)
 
 
 # ---------------------------------------------------------------- the TPR table of the CLI and the page
+
 
 def test_tpr_table_is_tpr_at_fpr_row_by_row():
     y, s = _random_case(31, n=300)
@@ -245,13 +255,21 @@ def test_tpr_table_is_tpr_at_fpr_row_by_row():
     assert list(table.columns) == list(det.TPR_TABLE_COLUMNS)
     for row, t in zip(table.itertuples(index=False), targets, strict=True):
         r = det.tpr_at_fpr(y, s, t)
-        assert (row.target_fpr, row.tpr, row.fpr, row.threshold, row.allowed_fp) == \
-            (float(t), r["tpr"], r["fpr"], r["threshold"], r["allowed_fp"])
+        assert (row.target_fpr, row.tpr, row.fpr, row.threshold, row.allowed_fp) == (
+            float(t),
+            r["tpr"],
+            r["fpr"],
+            r["threshold"],
+            r["allowed_fp"],
+        )
         if r["next"] is None:
             assert math.isnan(row.next_tpr) and math.isnan(row.next_threshold)
         else:
-            assert (row.next_tpr, row.next_fpr, row.next_threshold) == \
-                (r["next"]["tpr"], r["next"]["fpr"], r["next"]["threshold"])
+            assert (row.next_tpr, row.next_fpr, row.next_threshold) == (
+                r["next"]["tpr"],
+                r["next"]["fpr"],
+                r["next"]["threshold"],
+            )
     shown = det.tpr_table(curve, targets, headers=True)
     assert list(shown.columns) == list(det.TPR_TABLE_COLUMNS.values())
     assert shown["allowed FP"].tolist() == table["allowed_fp"].tolist()

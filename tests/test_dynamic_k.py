@@ -64,10 +64,13 @@ def test_hand_example_and_empty_set_rules():
     # q2: no gold, 4 candidates all below tau -> K = k_min = 2 -> recall 0, precision 0
     # q3: no gold, 1 candidate -> k_max = floor(0.5) = 0 -> K=0 -> recall 1, precision 1
     # q4: 2 candidates, gold, k_max = 1 < k_min: K = 1 (k_max wins)
-    df = pd.DataFrame({
-        "query": ["q1"] * 6 + ["q2"] * 4 + ["q3"] + ["q4"] * 2,
-        "probability": [.9, .8, .7, .2, .1, .05, .1, .2, .3, .4, .9, .3, .6],
-        "is_gold": [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]})
+    df = pd.DataFrame(
+        {
+            "query": ["q1"] * 6 + ["q2"] * 4 + ["q3"] + ["q4"] * 2,
+            "probability": [0.9, 0.8, 0.7, 0.2, 0.1, 0.05, 0.1, 0.2, 0.3, 0.4, 0.9, 0.3, 0.6],
+            "is_gold": [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
+        }
+    )
     t = dk.prepare(df["query"], df["probability"], df["is_gold"])
     assert dk.select_k(t).tolist() == [3, 2, 0, 1]
     r = dk.dynamic_k_scores(t, per_query=True)
@@ -104,17 +107,22 @@ def test_per_criterion_micro_macro():
     r = dk.per_criterion(t, 0.5)
     for c in ("A", "B"):
         ref = _reference(df[df["criterion"] == c], 0.5, 2, 10, 0.5)
-        assert (r["table"].loc[c, "recall"], r["table"].loc[c, "precision"]) == pytest.approx(ref[:2])
+        assert (r["table"].loc[c, "recall"], r["table"].loc[c, "precision"]) == pytest.approx(
+            ref[:2]
+        )
     assert r["macro"]["recall"] == pytest.approx(r["table"]["recall"].mean())
     overall = dk.dynamic_k_scores(t, 0.5)
     assert r["micro"]["recall"] == overall["micro_recall"]
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"probability": [0.5, 1.5]}, "not in"),
-    ({"probability": [0.5, np.nan]}, "not in"),
-    ({"is_gold": [0, 2]}, "not 0 or 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"probability": [0.5, 1.5]}, "not in"),
+        ({"probability": [0.5, np.nan]}, "not in"),
+        ({"is_gold": [0, 2]}, "not 0 or 1"),
+    ],
+)
 def test_bad_input(kwargs, match):
     args = {"query": ["a", "a"], "probability": [0.5, 0.4], "is_gold": [0, 1]} | kwargs
     with pytest.raises(InputError, match=match):

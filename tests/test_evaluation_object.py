@@ -16,8 +16,16 @@ RUN = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 2.0}, "q2": {"d1": 1.0, "d2": 0.5}}
 
 def test_no_field_can_be_assigned_or_deleted():
     ev = mc.evaluate(QRELS, RUN, ["AP", "P@2"])
-    for name, value in (("run_name", "x"), ("aggregate", {}), ("tie_report", {}), ("coverage", None),
-                        ("streaming", {}), ("per_query", None), ("ranking", None), ("new", 1)):
+    for name, value in (
+        ("run_name", "x"),
+        ("aggregate", {}),
+        ("tie_report", {}),
+        ("coverage", None),
+        ("streaming", {}),
+        ("per_query", None),
+        ("ranking", None),
+        ("new", 1),
+    ):
         with pytest.raises(AttributeError, match="immutable"):
             setattr(ev, name, value)
     with pytest.raises(AttributeError, match="immutable"):
@@ -62,7 +70,11 @@ def test_a_pickled_evaluation_comes_back_equal_and_immutable():
     # as a Dask worker's evaluation travels (evaluated in blocks: no Ranking, no deferred report)
     ev = mc.evaluate(QRELS, mc.read_run(RUN), ["AP", "P@2"], block_rows=2).renamed("a")
     back = pickle.loads(pickle.dumps(ev))
-    assert back.run_name == "a" and back.aggregate == ev.aggregate and back.per_query.equals(ev.per_query)
+    assert (
+        back.run_name == "a"
+        and back.aggregate == ev.aggregate
+        and back.per_query.equals(ev.per_query)
+    )
     assert back.streaming == ev.streaming
     with pytest.raises(AttributeError):
         back.run_name = "b"

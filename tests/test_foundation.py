@@ -39,12 +39,16 @@ def files(tmp_path):
 
 
 def _python(code: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kw
+    )
 
 
 def test_help_and_evaluate_without_torch(files):
     qrels, run = files
-    code = NO_TORCH + f"""
+    code = (
+        NO_TORCH
+        + f"""
 from metrics_core.cli import main
 try:
     main(["--help"])
@@ -53,6 +57,7 @@ except SystemExit as exc:
 assert main(["evaluate", "--qrels", {str(qrels)!r}, "--run", {str(run)!r}, "-m", "P@1", "--quiet"]) == 0
 assert "torch" not in sys.modules
 """
+    )
     done = _python(code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -60,9 +65,11 @@ assert "torch" not in sys.modules
 
 
 def test_import_loads_neither_torch_nor_pandas():
-    done = _python("import sys, metrics_core as mc; mc.InputError; mc.Conventions;"
-                   "print(sorted(m for m in ('torch', 'pandas', 'scipy', 'sklearn') if m in sys.modules))",
-                   cwd=ROOT)
+    done = _python(
+        "import sys, metrics_core as mc; mc.InputError; mc.Conventions;"
+        "print(sorted(m for m in ('torch', 'pandas', 'scipy', 'sklearn') if m in sys.modules))",
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -72,20 +79,51 @@ def test_measure_list_with_parameters_on_every_command(files, tmp_path, command)
     qrels, run = files
     names = "P(rel=2)@5,nDCG@10"
     if command == "evaluate":
-        code, out, err = cli("evaluate", "--qrels", qrels, "--run", run, "-m", names, "--format", "json")
+        code, out, err = cli(
+            "evaluate", "--qrels", qrels, "--run", run, "-m", names, "--format", "json"
+        )
         assert code == 0, err
         assert list(json.loads(out)["runs"][0]["aggregate"]) == ["P(rel=2)@5", "nDCG@10"]
     elif command == "compare":
         other = tmp_path / "other.txt"
         other.write_text(RUN.replace("3.0", "0.5"))
-        code, out, err = cli("compare", "--qrels", qrels, "--run", run, "--run", other, "--baseline", "run",
-                             "-m", names, "--format", "json", "--permutations", "100")
+        code, out, err = cli(
+            "compare",
+            "--qrels",
+            qrels,
+            "--run",
+            run,
+            "--run",
+            other,
+            "--baseline",
+            "run",
+            "-m",
+            names,
+            "--format",
+            "json",
+            "--permutations",
+            "100",
+        )
         assert code == 0, err
         assert {r["measure"] for r in json.loads(out)["comparisons"]} == {"P(rel=2)@5", "nDCG@10"}
     else:
         store = tmp_path / "h.sqlite3"
-        code, out, err = cli("history", "add", "--store", store, "--suite", "s", "--qrels", qrels,
-                             "--run", run, "-m", names, "--fail-below", "P(rel=2)@5=0.0,nDCG@10=0.0")
+        code, out, err = cli(
+            "history",
+            "add",
+            "--store",
+            store,
+            "--suite",
+            "s",
+            "--qrels",
+            qrels,
+            "--run",
+            run,
+            "-m",
+            names,
+            "--fail-below",
+            "P(rel=2)@5=0.0,nDCG@10=0.0",
+        )
         assert code == 0, err
         code, out, err = cli("history", "report", "--store", store, "-m", names, "--format", "json")
         assert code == 0, err
@@ -94,12 +132,19 @@ def test_measure_list_with_parameters_on_every_command(files, tmp_path, command)
 
 def test_sample_history_loads_from_an_installed_copy(tmp_path):
     # only the package, as a wheel installs it: no sample_data/ beside it
-    shutil.copytree(ROOT / "metrics_core", tmp_path / "site" / "metrics_core",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    code = ("from metrics_core.history import HistoryStore, load_sample_history\n"
-            "store = HistoryStore(':memory:')\n"
-            "print(len(load_sample_history(store)))\n")
-    done = _python(code, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    shutil.copytree(
+        ROOT / "metrics_core",
+        tmp_path / "site" / "metrics_core",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    code = (
+        "from metrics_core.history import HistoryStore, load_sample_history\n"
+        "store = HistoryStore(':memory:')\n"
+        "print(len(load_sample_history(store)))\n"
+    )
+    done = _python(
+        code, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"}
+    )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0
 
@@ -154,7 +199,7 @@ def _import_statements(name: str, path: Path, modules: dict[str, Path]):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = base.split(".")
-                parent = ".".join(parts[:len(parts) - node.level + 1])
+                parent = ".".join(parts[: len(parts) - node.level + 1])
                 yield node, f"{parent}.{node.module}" if node.module else parent
             else:
                 yield node, node.module
@@ -220,8 +265,13 @@ def _cycles(graph: dict[str, set[str]], among) -> list[list[str]]:
 
 
 def _describe(cycles, graph) -> str:
-    return "; ".join(" <-> ".join(c) + " (" + ", ".join(f"{a} -> {b}" for a in c for b in sorted(graph[a])
-                                                        if b in c) + ")" for c in cycles)
+    return "; ".join(
+        " <-> ".join(c)
+        + " ("
+        + ", ".join(f"{a} -> {b}" for a in c for b in sorted(graph[a]) if b in c)
+        + ")"
+        for c in cycles
+    )
 
 
 def test_no_import_cycles_in_the_library():
@@ -242,7 +292,11 @@ def _with_lazy_imports(graph: dict[str, set[str]], modules: dict[str, Path]) -> 
         if path.name != "__init__.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in modules
+            ):
                 out[name].add(node.value)
     for name in out:
         out[name].discard(name)
@@ -264,19 +318,31 @@ def test_the_version_is_written_once():
     """The version is written in ``metrics_core/_version.py`` only (``pyproject.toml`` reads
     it); library modules read it there, never from the package root."""
     modules = _module_map("metrics_core")
-    written = sorted(str(path.relative_to(ROOT)) for path in modules.values()
-                     if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__version__"
-                                                                  for t in node.targets)
-                            for node in ast.walk(ast.parse(path.read_text()))))
+    written = sorted(
+        str(path.relative_to(ROOT))
+        for path in modules.values()
+        if any(
+            isinstance(node, ast.Assign)
+            and any(getattr(t, "id", None) == "__version__" for t in node.targets)
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    )
     assert written == ["metrics_core/_version.py"], written
-    from_root = sorted(f"{name}:{node.lineno}" for name, path in modules.items()
-                       for node, source in _import_statements(name, path, modules)
-                       if isinstance(node, ast.ImportFrom) and source == "metrics_core"
-                       and any(a.name == "__version__" for a in node.names))
+    from_root = sorted(
+        f"{name}:{node.lineno}"
+        for name, path in modules.items()
+        for node, source in _import_statements(name, path, modules)
+        if isinstance(node, ast.ImportFrom)
+        and source == "metrics_core"
+        and any(a.name == "__version__" for a in node.names)
+    )
     assert not from_root, from_root
     project = (ROOT / "pyproject.toml").read_text().split("[project]", 1)[1].split("\n[", 1)[0]
     assert 'dynamic = ["version"]' in project and "\nversion =" not in project
-    assert 'version = { attr = "metrics_core._version.__version__" }' in (ROOT / "pyproject.toml").read_text()
+    assert (
+        'version = { attr = "metrics_core._version.__version__" }'
+        in (ROOT / "pyproject.toml").read_text()
+    )
     import metrics_core._version as version
 
     assert mc.__version__ == version.__version__
@@ -309,7 +375,9 @@ def _private_imports(*packages: str) -> list[str]:
             for alias in node.names:
                 if alias.name == "_":  # gettext's conventional name: the translation function
                     continue
-                if alias.name.startswith("_") and not (alias.name.startswith("__") and alias.name.endswith("__")):
+                if alias.name.startswith("_") and not (
+                    alias.name.startswith("__") and alias.name.endswith("__")
+                ):
                     out.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name} from {source}")
     return out
 
@@ -326,17 +394,20 @@ def test_no_private_name_is_imported_from_another_module_by_the_app():
 
 def test_the_ranking_package_imports_no_private_name():
     """The part of the two tests above that the ranking engine answers for on its own."""
-    found = [f for f in _private_imports("metrics_core") if f.startswith("metrics_core/ranking")
-             or " from metrics_core.ranking" in f]
+    found = [
+        f
+        for f in _private_imports("metrics_core")
+        if f.startswith("metrics_core/ranking") or " from metrics_core.ranking" in f
+    ]
     assert not found, "\n".join(found)
 
 
 #: private attributes other modules used to read, with the one module that owns each
 PRIVATE_ATTRIBUTES = {
-    "_cache": "metrics_core/ranking/ranked_lists.py",      # RankedLists.memo
+    "_cache": "metrics_core/ranking/ranked_lists.py",  # RankedLists.memo
     "_row_index": "metrics_core/ranking/ranked_lists.py",  # RankedLists.run_rows
     "_row_swaps": "metrics_core/ranking/ranked_lists.py",
-    "_per_query": "metrics_core/evaluation.py",            # Evaluation.per_query / .values
+    "_per_query": "metrics_core/evaluation.py",  # Evaluation.per_query / .values
     "_columns": "metrics_core/evaluation.py",
     "_conn": "metrics_core/history/store.py",
 }
@@ -346,13 +417,20 @@ def _private_attribute_reads(*folders: str) -> list[str]:
     """``file:line`` where an object other than ``self`` has one of
     :data:`PRIVATE_ATTRIBUTES` read or written outside the module that owns it."""
     out = []
-    paths = [p for f in folders for p in ((ROOT / f).rglob("*.py") if (ROOT / f).is_dir() else [ROOT / f])]
+    paths = [
+        p
+        for f in folders
+        for p in ((ROOT / f).rglob("*.py") if (ROOT / f).is_dir() else [ROOT / f])
+    ]
     for path in sorted(paths):
         rel = str(path.relative_to(ROOT))
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES
-                    and PRIVATE_ATTRIBUTES[node.attr] != rel
-                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in PRIVATE_ATTRIBUTES
+                and PRIVATE_ATTRIBUTES[node.attr] != rel
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
                 out.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
     return out
 
@@ -368,7 +446,9 @@ def test_no_private_attribute_of_another_modules_object_is_read_elsewhere():
 
 
 def test_the_ranking_package_reads_no_private_attribute_of_another_module():
-    found = [f for f in _private_attribute_reads("metrics_core") if f.startswith("metrics_core/ranking")]
+    found = [
+        f for f in _private_attribute_reads("metrics_core") if f.startswith("metrics_core/ranking")
+    ]
     assert not found, "\n".join(found)
 
 
@@ -397,22 +477,41 @@ def test_unique_query_ids_is_kept_on_the_object_and_follows_its_ids():
 
 def test_no_library_module_is_over_500_lines():
     """A newcomer reads a module whole: none of the library's is over 500 lines (aim: 400)."""
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "metrics_core").rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "metrics_core").rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
     assert not long, long
 
 
 def test_the_app_imports_neither_the_command_line_nor_engine_internals():
     """Pages and ui/ call the library's public objects (mc.rank, mc.compare, ...), never the
     command line's modules or the ranking engine's internals."""
-    banned = ("metrics_core.cli", "metrics_core.ranking.engine", "metrics_core.ranking.ranked_lists",
-              "metrics_core.scale.streaming", "metrics_core.scale.parts", "metrics_core.ranking.ties",
-              "metrics_core.ranking.keys", "metrics_core.ranking.measures", "metrics_core.front_door")
+    banned = (
+        "metrics_core.cli",
+        "metrics_core.ranking.engine",
+        "metrics_core.ranking.ranked_lists",
+        "metrics_core.scale.streaming",
+        "metrics_core.scale.parts",
+        "metrics_core.ranking.ties",
+        "metrics_core.ranking.keys",
+        "metrics_core.ranking.measures",
+        "metrics_core.front_door",
+    )
     found = []
     for path in [*(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
-                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
-                      if any(n == b or n.startswith(b + ".") for b in banned)]
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {n}"
+                for n in names
+                if any(n == b or n.startswith(b + ".") for b in banned)
+            ]
     assert not found, "\n".join(found)

@@ -17,9 +17,13 @@ MEASURES = ["AP", "nDCG@10", "P@5", "RR", "R@20"]
 def _data(seed: int = 3):
     """Random qrels and a run with many tied scores (one decimal)."""
     rng = np.random.default_rng(seed)
-    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(50, 10, replace=False)}
-             for i in range(40)}
-    run = {f"q{i}": {f"d{j}": float(np.round(rng.random(), 1)) for j in range(50)} for i in range(45)}
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(50, 10, replace=False)}
+        for i in range(40)
+    }
+    run = {
+        f"q{i}": {f"d{j}": float(np.round(rng.random(), 1)) for j in range(50)} for i in range(45)
+    }
     return mc.read_qrels(qrels), mc.read_run(run, name="sys")
 
 
@@ -73,8 +77,12 @@ def test_the_tie_report_conflict_is_one_check_with_one_message():
 def test_evaluate_runs_tells_repeated_names_apart_and_matches_evaluate(tmp_path):
     qrels, run = _data()
     path = tmp_path / "sys.txt"
-    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in
-                            zip(run.query_ids, run.doc_ids, run.scores.tolist(), strict=True)))
+    path.write_text(
+        "".join(
+            f"{q} Q0 {d} 0 {s!r} t\n"
+            for q, d, s in zip(run.query_ids, run.doc_ids, run.scores.tolist(), strict=True)
+        )
+    )
     stepped = []
 
     class Step:

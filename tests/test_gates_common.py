@@ -31,8 +31,14 @@ def _tpr(y, s, q, fpr=0.05):
 
 def _dk(key, y, s, q, conflict="k_max", **params):
     settings = {**dk.DEFAULTS, **params}
-    return dk.dynamic_k_scores(dk.prepare(q, s, y), settings["tau"], settings["k_min"],
-                               settings["hard_cap"], settings["k_max_ratio"], conflict=conflict)[key]
+    return dk.dynamic_k_scores(
+        dk.prepare(q, s, y),
+        settings["tau"],
+        settings["k_min"],
+        settings["hard_cap"],
+        settings["k_max_ratio"],
+        conflict=conflict,
+    )[key]
 
 
 def _ignore_query(fn):
@@ -63,44 +69,118 @@ _Q = ("a", "a", "a", "b", "b", "b")
 _DK_EXAMPLE = {"tau": 0.4, "k_min": 1, "k_max_ratio": 1}
 
 METRICS = [
-    Metric("AUROC", _ignore_query(det.roc_auc_score), "detection", (_Y, _S, None, {}, 6.5 / 9),
-           perfect=1.0, sklearn="roc_auc_score", variants=({}, {"single_class": "audit"})),
-    Metric("AUPRC", _ignore_query(det.average_precision_score), "detection",
-           (_Y, _S, None, {}, 0.7555555555555555), perfect=1.0, sklearn="average_precision_score",
-           variants=({}, {"single_class": "audit"})),
-    Metric("TPR", _tpr, "detection", (_Y, _S, None, {"fpr": 0.34}, 2 / 3), perfect=1.0,
-           variants=({}, {"fpr": 0.03}, {"fpr": 0.1}, {"fpr": 0.37}, {"fpr": 0}, {"fpr": 1})),
-    Metric("ECE", _ignore_query(cal.expected_calibration_error), "calibration",
-           (_Y, _P, None, {"n_bins": 2}, 0.2833333333333334), better="lower", perfect=0.0,
-           probabilities=True,
-           variants=({}, {"n_bins": 15}, {"n_bins": 7, "strategy": "quantile"}, {"n_bins": 1})),
-    Metric("ECE(audit bins)", _ignore_query(cal.audit_ece), "calibration",
-           (_Y, _P, None, {"n_bins": 2}, 0.2833333333333334), better="lower", perfect=0.0,
-           probabilities=True, variants=({}, {"n_bins": 13})),
-    Metric("dECE", _ignore_query(cal.debiased_expected_calibration_error), "calibration",
-           (_Y, _P, None, {"n_bins": 1}, -0.06772924476022307), value_range=(-0.4, 1.0),
-           better="lower", perfect=0.0, probabilities=True,
-           variants=({}, {"n_bins": 20}, {"n_bins": 5, "strategy": "quantile"})),
-    Metric("MCE", _ignore_query(cal.maximum_calibration_error), "calibration",
-           (_Y, _P, None, {"n_bins": 2}, 1 / 3), better="lower", perfect=0.0, probabilities=True,
-           variants=({}, {"n_bins": 3}, {"strategy": "quantile"})),
-    Metric("Brier", _ignore_query(cal.brier_score), "calibration",
-           (_Y, _P, None, {}, 0.09583333333333334), better="lower", perfect=0.0,
-           probabilities=True, sklearn="brier_score_loss"),
-    Metric("EvidenceRecall", partial(_dk, "recall"), "dynamic_k", (_Y, _P, _Q, _DK_EXAMPLE, 1.0),
-           probabilities=True, input_order_ties=True,
-           variants=({}, {"tau": 0.3, "k_min": 1}, {"conflict": "k_min"})),
-    Metric("EvidencePrecision", partial(_dk, "precision"), "dynamic_k",
-           (_Y, _P, _Q, _DK_EXAMPLE, 0.75), probabilities=True, input_order_ties=True,
-           variants=({}, {"tau": 0.7, "hard_cap": 3, "k_max_ratio": 1})),
-    Metric("AvgK", partial(_dk, "avg_k"), "dynamic_k", (_Y, _P, _Q, _DK_EXAMPLE, 2.0),
-           value_range=(0.0, None), better="lower", probabilities=True, input_order_ties=True,
-           variants=({}, {"tau": 0.2, "k_min": 0, "hard_cap": 4})),
+    Metric(
+        "AUROC",
+        _ignore_query(det.roc_auc_score),
+        "detection",
+        (_Y, _S, None, {}, 6.5 / 9),
+        perfect=1.0,
+        sklearn="roc_auc_score",
+        variants=({}, {"single_class": "audit"}),
+    ),
+    Metric(
+        "AUPRC",
+        _ignore_query(det.average_precision_score),
+        "detection",
+        (_Y, _S, None, {}, 0.7555555555555555),
+        perfect=1.0,
+        sklearn="average_precision_score",
+        variants=({}, {"single_class": "audit"}),
+    ),
+    Metric(
+        "TPR",
+        _tpr,
+        "detection",
+        (_Y, _S, None, {"fpr": 0.34}, 2 / 3),
+        perfect=1.0,
+        variants=({}, {"fpr": 0.03}, {"fpr": 0.1}, {"fpr": 0.37}, {"fpr": 0}, {"fpr": 1}),
+    ),
+    Metric(
+        "ECE",
+        _ignore_query(cal.expected_calibration_error),
+        "calibration",
+        (_Y, _P, None, {"n_bins": 2}, 0.2833333333333334),
+        better="lower",
+        perfect=0.0,
+        probabilities=True,
+        variants=({}, {"n_bins": 15}, {"n_bins": 7, "strategy": "quantile"}, {"n_bins": 1}),
+    ),
+    Metric(
+        "ECE(audit bins)",
+        _ignore_query(cal.audit_ece),
+        "calibration",
+        (_Y, _P, None, {"n_bins": 2}, 0.2833333333333334),
+        better="lower",
+        perfect=0.0,
+        probabilities=True,
+        variants=({}, {"n_bins": 13}),
+    ),
+    Metric(
+        "dECE",
+        _ignore_query(cal.debiased_expected_calibration_error),
+        "calibration",
+        (_Y, _P, None, {"n_bins": 1}, -0.06772924476022307),
+        value_range=(-0.4, 1.0),
+        better="lower",
+        perfect=0.0,
+        probabilities=True,
+        variants=({}, {"n_bins": 20}, {"n_bins": 5, "strategy": "quantile"}),
+    ),
+    Metric(
+        "MCE",
+        _ignore_query(cal.maximum_calibration_error),
+        "calibration",
+        (_Y, _P, None, {"n_bins": 2}, 1 / 3),
+        better="lower",
+        perfect=0.0,
+        probabilities=True,
+        variants=({}, {"n_bins": 3}, {"strategy": "quantile"}),
+    ),
+    Metric(
+        "Brier",
+        _ignore_query(cal.brier_score),
+        "calibration",
+        (_Y, _P, None, {}, 0.09583333333333334),
+        better="lower",
+        perfect=0.0,
+        probabilities=True,
+        sklearn="brier_score_loss",
+    ),
+    Metric(
+        "EvidenceRecall",
+        partial(_dk, "recall"),
+        "dynamic_k",
+        (_Y, _P, _Q, _DK_EXAMPLE, 1.0),
+        probabilities=True,
+        input_order_ties=True,
+        variants=({}, {"tau": 0.3, "k_min": 1}, {"conflict": "k_min"}),
+    ),
+    Metric(
+        "EvidencePrecision",
+        partial(_dk, "precision"),
+        "dynamic_k",
+        (_Y, _P, _Q, _DK_EXAMPLE, 0.75),
+        probabilities=True,
+        input_order_ties=True,
+        variants=({}, {"tau": 0.7, "hard_cap": 3, "k_max_ratio": 1}),
+    ),
+    Metric(
+        "AvgK",
+        partial(_dk, "avg_k"),
+        "dynamic_k",
+        (_Y, _P, _Q, _DK_EXAMPLE, 2.0),
+        value_range=(0.0, None),
+        better="lower",
+        probabilities=True,
+        input_order_ties=True,
+        variants=({}, {"tau": 0.2, "k_min": 0, "hard_cap": 4}),
+    ),
 ]
 IDS = [m.name for m in METRICS]
 ALL_NAMES = [(m, params) for m in METRICS for params in m.variants]
-ALL_IDS = [m.name + (f"({','.join(f'{k}={v}' for k, v in p.items())})" if p else "")
-           for m, p in ALL_NAMES]
+ALL_IDS = [
+    m.name + (f"({','.join(f'{k}={v}' for k, v in p.items())})" if p else "") for m, p in ALL_NAMES
+]
 
 
 def _data(seed, n=None, ties=True):
@@ -145,8 +225,15 @@ def test_every_label_type_gives_the_same_value(m, params):
     y, s, q = _data(7, n=120)
     base = _score(m, params, y, s, q)
     words = np.where(y == 1, "yes", "no")
-    for labels in (y.astype(bool), y.astype(np.int8), y.astype(float), y.tolist(), words,
-                   np.char.upper(words), np.where(y == 1, "true", "false").astype(object)):
+    for labels in (
+        y.astype(bool),
+        y.astype(np.int8),
+        y.astype(float),
+        y.tolist(),
+        words,
+        np.char.upper(words),
+        np.where(y == 1, "true", "false").astype(object),
+    ):
         assert _score(m, params, labels, s, q) == base
 
 
@@ -155,7 +242,9 @@ def test_nan_and_bad_labels_are_refused(m, params):
     y, s, q = _data(3, n=40)
     bad_s = s.astype(float).copy()
     bad_s[5] = np.nan
-    with pytest.raises(InputError, match="position 6: .*not a finite number|row 6: .*not a finite number"):
+    with pytest.raises(
+        InputError, match="position 6: .*not a finite number|row 6: .*not a finite number"
+    ):
         m.compute(y, bad_s, q, **params)
     bad_y = y.astype(float)
     bad_y[4] = np.nan
@@ -207,8 +296,11 @@ def test_a_perfect_predictor_scores_the_best_end_of_the_range(m):
     assert (worse <= m.perfect) if m.better == "higher" else (worse >= m.perfect)
 
 
-SKLEARN = {"roc_auc_score": skm.roc_auc_score, "average_precision_score": skm.average_precision_score,
-           "brier_score_loss": skm.brier_score_loss}
+SKLEARN = {
+    "roc_auc_score": skm.roc_auc_score,
+    "average_precision_score": skm.average_precision_score,
+    "brier_score_loss": skm.brier_score_loss,
+}
 
 
 @pytest.mark.parametrize("m", [m for m in METRICS if m.sklearn], ids=lambda m: m.name)
@@ -218,7 +310,9 @@ def test_equals_scikit_learn_on_random_data_with_ties(m, seed):
     assert m.compute(y, s, None) == pytest.approx(SKLEARN[m.sklearn](y, s), rel=1e-12, abs=1e-15)
 
 
-@pytest.mark.parametrize("fn,audit", [(det.roc_auc_score, 0.5), (det.average_precision_score, "rate")])
+@pytest.mark.parametrize(
+    "fn,audit", [(det.roc_auc_score, 0.5), (det.average_precision_score, "rate")]
+)
 @pytest.mark.parametrize("y", [[1, 1, 1, 1], [0, 0, 0, 0]])
 def test_the_one_class_rule_is_a_named_option(fn, audit, y):
     s = [0.2, 0.5, 0.5, 0.9]

@@ -43,7 +43,7 @@ DISTRIBUTION = {
 OPTIONAL = {
     "atheris": "coverage-guided fuzzing (libFuzzer); run by hand, the short runs skip without it",
     "beir": "the BEIR drop-in's comparisons with BEIR itself skip without it (BEIR pulls "
-            "sentence-transformers, faiss and elasticsearch: too heavy for every test run)",
+    "sentence-transformers, faiss and elasticsearch: too heavy for every test run)",
 }
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -96,10 +96,13 @@ class _Imports(ast.NodeVisitor):
     def visit_Try(self, node: ast.Try) -> None:
         catches = any(
             handler.type is None
-            or any(isinstance(n, ast.Name) and n.id in {"ImportError", "ModuleNotFoundError",
-                                                        "Exception"}
-                   for n in ast.walk(handler.type))
-            for handler in node.handlers)
+            or any(
+                isinstance(n, ast.Name)
+                and n.id in {"ImportError", "ModuleNotFoundError", "Exception"}
+                for n in ast.walk(handler.type)
+            )
+            for handler in node.handlers
+        )
         self._guarded += catches
         for stmt in node.body:
             self.visit(stmt)
@@ -120,9 +123,13 @@ class _Imports(ast.NodeVisitor):
         # skip, a branch); importlib.import_module("x") imports it like a statement
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if (name in {"importorskip", "find_spec", "import_module"} and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-                and not node.args[0].value.startswith(".")):
+        if (
+            name in {"importorskip", "find_spec", "import_module"}
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and not node.args[0].value.startswith(".")
+        ):
             guarded = name != "import_module" or self._guarded > 0
             self.found.append((node.args[0].value.split(".")[0], node.lineno, guarded))
         self.generic_visit(node)
@@ -135,8 +142,11 @@ def third_party_imports() -> tuple[tuple[str, Path, int, bool], ...]:
     for path in _python_files():
         visitor = _Imports()
         visitor.visit(ast.parse(path.read_text(), filename=str(path)))
-        out += [(module, path, line, guarded) for module, line, guarded in visitor.found
-                if module not in sys.stdlib_module_names and module not in local]
+        out += [
+            (module, path, line, guarded)
+            for module, line, guarded in visitor.found
+            if module not in sys.stdlib_module_names and module not in local
+        ]
     return tuple(out)
 
 
@@ -146,51 +156,75 @@ def _not_collected(path: Path) -> bool:
     if not conftest.is_file():
         return False
     for node in ast.parse(conftest.read_text()).body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "collect_ignore"
-                                                 for t in node.targets)):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "collect_ignore" for t in node.targets
+        ):
             return path.name in ast.literal_eval(node.value)
     return False
 
 
 def test_the_reader_of_requirement_files_reads_names_extras_markers_and_includes(tmp_path):
-    (tmp_path / "base.txt").write_text("--extra-index-url https://example.org/simple\n"
-                                       "torch==2.13.0\nscikit-learn>=1.3  # comment\n")
-    (tmp_path / "dev.txt").write_text("-r base.txt\ndask[distributed]>=2024.1\n"
-                                      "tomli>=2; python_version < \"3.11\"\nPyYAML\n")
-    assert requirements(tmp_path / "dev.txt") == {"torch", "scikit-learn", "dask", "tomli",
-                                                  "pyyaml"}
+    (tmp_path / "base.txt").write_text(
+        "--extra-index-url https://example.org/simple\n"
+        "torch==2.13.0\nscikit-learn>=1.3  # comment\n"
+    )
+    (tmp_path / "dev.txt").write_text(
+        '-r base.txt\ndask[distributed]>=2024.1\ntomli>=2; python_version < "3.11"\nPyYAML\n'
+    )
+    assert requirements(tmp_path / "dev.txt") == {
+        "torch",
+        "scikit-learn",
+        "dask",
+        "tomli",
+        "pyyaml",
+    }
 
 
 def test_the_scan_sees_nested_guarded_and_importorskip_imports(tmp_path, monkeypatch):
-    source = ("import numpy as np\nfrom sklearn.metrics import auc\n"
-              "def f():\n    import polars\n"
-              "try:\n    import atheris\nexcept ImportError:\n    atheris = None\n"
-              "x = pytest.importorskip('markdown_it')\nfrom . import sibling\n"
-              "importlib.util.find_spec('plotly')\nimportlib.import_module('dask')\n")
+    source = (
+        "import numpy as np\nfrom sklearn.metrics import auc\n"
+        "def f():\n    import polars\n"
+        "try:\n    import atheris\nexcept ImportError:\n    atheris = None\n"
+        "x = pytest.importorskip('markdown_it')\nfrom . import sibling\n"
+        "importlib.util.find_spec('plotly')\nimportlib.import_module('dask')\n"
+    )
     visitor = _Imports()
     visitor.visit(ast.parse(source))
-    assert visitor.found == [("numpy", 1, False), ("sklearn", 2, False), ("polars", 4, False),
-                             ("atheris", 6, True), ("markdown_it", 9, True), ("plotly", 11, True),
-                             ("dask", 12, False)]
+    assert visitor.found == [
+        ("numpy", 1, False),
+        ("sklearn", 2, False),
+        ("polars", 4, False),
+        ("atheris", 6, True),
+        ("markdown_it", 9, True),
+        ("plotly", 11, True),
+        ("dask", 12, False),
+    ]
 
 
 def test_every_third_party_import_is_a_named_requirement_or_an_optional_tool():
     named = requirements(ROOT / "requirements-dev.txt")
-    unnamed = sorted({f"{module} ({path.relative_to(ROOT)}:{line})"
-                      for module, path, line, _ in third_party_imports()
-                      if module not in OPTIONAL
-                      and _normal(DISTRIBUTION.get(module, module)) not in named})
-    assert not unnamed, ("imported but named in no requirements file that requirements-dev.txt "
-                         "installs (add it there, or to OPTIONAL with a skip): "
-                         + ", ".join(unnamed))
+    unnamed = sorted(
+        {
+            f"{module} ({path.relative_to(ROOT)}:{line})"
+            for module, path, line, _ in third_party_imports()
+            if module not in OPTIONAL and _normal(DISTRIBUTION.get(module, module)) not in named
+        }
+    )
+    assert not unnamed, (
+        "imported but named in no requirements file that requirements-dev.txt "
+        "installs (add it there, or to OPTIONAL with a skip): " + ", ".join(unnamed)
+    )
 
 
 def test_every_import_of_an_optional_tool_skips_without_it():
-    unguarded = sorted(f"{module} ({path.relative_to(ROOT)}:{line})"
-                       for module, path, line, guarded in third_party_imports()
-                       if module in OPTIONAL and not guarded and not _not_collected(path))
+    unguarded = sorted(
+        f"{module} ({path.relative_to(ROOT)}:{line})"
+        for module, path, line, guarded in third_party_imports()
+        if module in OPTIONAL and not guarded and not _not_collected(path)
+    )
     assert not unguarded, "an optional tool imported where its absence is an error: " + ", ".join(
-        unguarded)
+        unguarded
+    )
 
 
 def test_the_optional_tools_are_not_also_requirements():

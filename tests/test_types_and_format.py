@@ -25,7 +25,11 @@ def test_mypy_finds_no_error_in_the_library(tmp_path):
     pytest.importorskip("mypy", reason="mypy is not installed (requirements-dev.txt installs it)")
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy_cache")],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-6000:]
     # the configuration was read: it names the package, and mypy checked its modules
@@ -41,7 +45,7 @@ def test_every_type_ignore_in_the_library_names_its_error_and_a_reason():
             if at < 0:
                 continue
             where = f"{path.relative_to(ROOT)}:{number}"
-            rest = line[at + len("# type: ignore"):]
+            rest = line[at + len("# type: ignore") :]
             if not rest.startswith("["):
                 bare.append(where)
             elif "#" not in rest.split("]", 1)[1]:
@@ -66,8 +70,15 @@ def test_the_checkers_are_configured_in_pyproject():
 
 def test_ruff_format_would_change_no_file():
     pytest.importorskip("ruff", reason="ruff is not installed (requirements-dev.txt installs it)")
-    done = subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "."],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, (
-        "ruff format would reformat these files (run `ruff format .`):\n" + done.stdout[-6000:]
-        + done.stderr[-2000:])
+        "ruff format would reformat these files (run `ruff format .`):\n"
+        + done.stdout[-6000:]
+        + done.stderr[-2000:]
+    )

@@ -29,20 +29,37 @@ mean: float = ev_a.aggregate["AP"]
 print(report.to_markdown(), mean)
 """
 
-MISUSE = GOOD + """
+MISUSE = (
+    GOOD
+    + """
 wrong: int = mc.evaluate(qrels, run_b, ["AP"])
 mc.rank(qrels, run_a, conventions="trec_eval")
 """
+)
 
 
 def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
     script = tmp_path / "user_script.py"
     script.write_text(textwrap.dedent(source))
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-incremental",
-         "--cache-dir", str(tmp_path / "mypy_cache"), "--python-version", "3.11", str(script)],
-        capture_output=True, text=True, cwd=tmp_path,
-        env={"MYPYPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--follow-imports=silent",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp_path / "mypy_cache"),
+            "--python-version",
+            "3.11",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"MYPYPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
 
 
 def test_the_package_ships_py_typed():
@@ -60,8 +77,10 @@ def test_a_misuse_is_reported(tmp_path):
     assert out.returncode == 1, out.stdout + out.stderr
     text = out.stdout
     # the Evaluation assigned to an int, and a string where Conventions is expected
-    assert 'incompatible types in assignment (expression has type "Evaluation"' in text.lower() \
-        or 'Incompatible types in assignment (expression has type "Evaluation"' in text, text
+    assert (
+        'incompatible types in assignment (expression has type "Evaluation"' in text.lower()
+        or 'Incompatible types in assignment (expression has type "Evaluation"' in text
+    ), text
     assert '"rank" has incompatible type "str"' in text, text
 
 
@@ -72,8 +91,15 @@ def test_every_lazy_public_name_is_known_to_type_checkers():
     import metrics_core
 
     tree = ast.parse((ROOT / "metrics_core" / "__init__.py").read_text())
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and getattr(node.test, "id", None) == "TYPE_CHECKING")
-    seen = {alias.asname or alias.name for node in block.body
-            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    )
+    seen = {
+        alias.asname or alias.name
+        for node in block.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
     assert seen == set(metrics_core._PUBLIC)

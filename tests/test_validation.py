@@ -28,13 +28,25 @@ from metrics_core.validation import (
 )
 
 
-@pytest.mark.parametrize("text,value", [("3", 3.0), ("-2.5", -2.5), (".5", 0.5), ("5.", 5.0), ("1e3", 1000.0),
-                                        ("+1E-2", 0.01), (" 7 ", 7.0)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("3", 3.0),
+        ("-2.5", -2.5),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("1e3", 1000.0),
+        ("+1E-2", 0.01),
+        (" 7 ", 7.0),
+    ],
+)
 def test_numbers_trec_eval_accepts(text, value):
     assert parse_number(text) == value
 
 
-@pytest.mark.parametrize("text", ["1_000", "\u0661", "\uff11", "0x10", "1e", "", "e5", "1.2.3", "--1", "1,5"])
+@pytest.mark.parametrize(
+    "text", ["1_000", "\u0661", "\uff11", "0x10", "1e", "", "e5", "1.2.3", "--1", "1,5"]
+)
 def test_numbers_trec_eval_rejects(text):
     assert parse_number(text) is None
     assert not number_mask([text])[0]
@@ -49,8 +61,12 @@ def test_nan_and_inf_are_numbers_but_not_finite():
 
 def test_to_numbers_names_the_row_through_locate():
     with pytest.raises(InputError, match=r"f.csv, line 3: score '1_0' is not a number"):
-        to_numbers(pd.Series(["1", "1_0"], dtype="string"), what="score", source="f.csv",
-                   locate=lambda i: {"line": i + 2})
+        to_numbers(
+            pd.Series(["1", "1_0"], dtype="string"),
+            what="score",
+            source="f.csv",
+            locate=lambda i: {"line": i + 2},
+        )
 
 
 @pytest.mark.parametrize("dtype", [object, "string", "str"])
@@ -116,7 +132,9 @@ def test_one_class_rule_is_one_policy():
         c = detection.binary_curve(y, s)
         got = detection.curve_scores(c, rule)
         want = (one_class_value("auroc", 3, 0, rule), one_class_value("auprc", 3, 0, rule))
-        assert all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, want, strict=True))
+        assert all(
+            (math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, want, strict=True)
+        )
     with pytest.raises(InputError, match="one-class"):
         detection.roc_auc_score(y, s, single_class="both")
 
@@ -136,9 +154,11 @@ class _no_warning:
 def test_modules_share_the_validation():
     """detection, calibration and dynamic K give the same message for the same bad label."""
     msgs = []
-    for call in (lambda: detection.roc_auc_score([0, 2], [0.1, 0.2]),
-                 lambda: calibration.brier_score([0, 2], [0.1, 0.2]),
-                 lambda: dynamic_k.prepare(["q", "q"], [0.1, 0.2], [0, 2])):
+    for call in (
+        lambda: detection.roc_auc_score([0, 2], [0.1, 0.2]),
+        lambda: calibration.brier_score([0, 2], [0.1, 0.2]),
+        lambda: dynamic_k.prepare(["q", "q"], [0.1, 0.2], [0, 2]),
+    ):
         with pytest.raises(InputError) as err:
             call()
         msgs.append(str(err.value))
@@ -147,32 +167,56 @@ def test_modules_share_the_validation():
     assert detection.roc_auc_score(["no", "yes"], [0.1, 0.9]) == 1.0
 
 
-@pytest.mark.parametrize("y,s,kwargs,match", [
-    ([[1, 0]], [0.1, 0.2], {}, "labels and scores must be one-dimensional"),
-    ([1, 0, 1], [0.1, 0.2], {}, "3 labels but 2 scores. Give one label per score"),
-    ([], [], {}, "no scores given"),
-    ([], [], {"what": "probability"}, "no probabilities given"),
-    ([1, 0], [0.1, np.nan], {}, "position 2: score nan is not a finite number. Remove or fix"),
-    ([1, 0], ["a", "b"], {}, "scores must be numbers"),
-    ([1, 3], [0.1, 0.2], {}, "position 2: label 3 is not 0 or 1"),
-    ([1, 0], [0.1, 1.2], {"what": "probability", "probabilities": True},
-     "position 2: probability 1.2 is outside \\[0, 1\\]. Probabilities must be finite"),
-    ([1, 0], [np.inf, 0.5], {"what": "probability", "probabilities": True}, "probability inf is not a finite"),
-    ([1, 0], [0.5, -0.1], {"what": "probability", "probabilities": True,
-                           "locate": lambda i: {"problem_prefix": f"row {i + 1}: "}}, "row 2: probability -0.1"),
-])
+@pytest.mark.parametrize(
+    "y,s,kwargs,match",
+    [
+        ([[1, 0]], [0.1, 0.2], {}, "labels and scores must be one-dimensional"),
+        ([1, 0, 1], [0.1, 0.2], {}, "3 labels but 2 scores. Give one label per score"),
+        ([], [], {}, "no scores given"),
+        ([], [], {"what": "probability"}, "no probabilities given"),
+        ([1, 0], [0.1, np.nan], {}, "position 2: score nan is not a finite number. Remove or fix"),
+        ([1, 0], ["a", "b"], {}, "scores must be numbers"),
+        ([1, 3], [0.1, 0.2], {}, "position 2: label 3 is not 0 or 1"),
+        (
+            [1, 0],
+            [0.1, 1.2],
+            {"what": "probability", "probabilities": True},
+            "position 2: probability 1.2 is outside \\[0, 1\\]. Probabilities must be finite",
+        ),
+        (
+            [1, 0],
+            [np.inf, 0.5],
+            {"what": "probability", "probabilities": True},
+            "probability inf is not a finite",
+        ),
+        (
+            [1, 0],
+            [0.5, -0.1],
+            {
+                "what": "probability",
+                "probabilities": True,
+                "locate": lambda i: {"problem_prefix": f"row {i + 1}: "},
+            },
+            "row 2: probability -0.1",
+        ),
+    ],
+)
 def test_check_binary_refuses_each_problem_with_its_message(y, s, kwargs, match):
     with pytest.raises(InputError, match=match):
         check_binary(y, s, **kwargs)
 
 
 def test_check_binary_is_the_check_of_every_gate_module():
-    y, s = check_binary(np.array(["Yes", "no", "TRUE"], dtype=object), np.array([3, 2, 1], dtype=np.int32))
+    y, s = check_binary(
+        np.array(["Yes", "no", "TRUE"], dtype=object), np.array([3, 2, 1], dtype=np.int32)
+    )
     assert y.dtype == np.int8 and y.tolist() == [1, 0, 1] and s.dtype == np.float64
     # the same refusals reach detection, calibration and dynamic K
-    for call in (lambda: detection.roc_auc_score([0, 2], [0.1, 0.2]),
-                 lambda: calibration.brier_score([0, 2], [0.1, 0.2]),
-                 lambda: dynamic_k.prepare(["q", "q"], [0.1, 0.2], [0, 2])):
+    for call in (
+        lambda: detection.roc_auc_score([0, 2], [0.1, 0.2]),
+        lambda: calibration.brier_score([0, 2], [0.1, 0.2]),
+        lambda: dynamic_k.prepare(["q", "q"], [0.1, 0.2], [0, 2]),
+    ):
         with pytest.raises(InputError, match="2 is not 0 or 1"):
             call()
     with pytest.raises(InputError, match="scores must be numbers"):

@@ -93,7 +93,8 @@ def template(root: Path = ROOT) -> Catalog:
     for path in source_files(root):
         rel = path.relative_to(root).as_posix()
         for lineno, message, comments, context in extract_from_file(
-                "python", str(path), keywords=DEFAULT_KEYWORDS, comment_tags=("Translators:",)):
+            "python", str(path), keywords=DEFAULT_KEYWORDS, comment_tags=("Translators:",)
+        ):
             cat.add(message, locations=[(rel, lineno)], auto_comments=comments, context=context)
     return cat
 
@@ -115,8 +116,16 @@ def updated(lang: str, tmpl: Catalog, locales: Path = LOCALES) -> bytes:
     cat.obsolete.clear()
     cat.fuzzy = False
     buf = io.BytesIO()
-    write_po(buf, cat, width=100, omit_header=False, sort_output=True, include_previous=False,
-             ignore_obsolete=True, no_location=True)
+    write_po(
+        buf,
+        cat,
+        width=100,
+        omit_header=False,
+        sort_output=True,
+        include_previous=False,
+        ignore_obsolete=True,
+        no_location=True,
+    )
     return _without_tool_lines(buf.getvalue())
 
 
@@ -137,14 +146,17 @@ def messages(text: bytes, lang: str) -> list[tuple]:
     cat = read_po(io.BytesIO(text), locale=lang)
     return sorted(
         (str(m.id), m.context or "", str(m.string), tuple(sorted(m.flags)), tuple(m.auto_comments))
-        for m in cat if m.id
+        for m in cat
+        if m.id
     )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pot", help="also write the template to this file")
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if out of date")
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if out of date"
+    )
     args = parser.parse_args(argv)
     tmpl = template()
     if args.pot:
@@ -162,9 +174,15 @@ def main(argv=None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(new)
     if args.check and stale:
-        print("out of date: " + ", ".join(stale) + " (run python tools/i18n_catalogs.py)", file=sys.stderr)
+        print(
+            "out of date: " + ", ".join(stale) + " (run python tools/i18n_catalogs.py)",
+            file=sys.stderr,
+        )
         return 1
-    print(f"{len(tmpl)} texts; " + ("updated: " + ", ".join(stale) if stale else "catalogs up to date"))
+    print(
+        f"{len(tmpl)} texts; "
+        + ("updated: " + ", ".join(stale) if stale else "catalogs up to date")
+    )
     return 0
 
 

@@ -22,22 +22,51 @@ EXIT_USAGE = 2
 
 #: command -> (module in this package, one-line help); the module is imported only when run
 COMMANDS: dict[str, tuple[str, str]] = {
-    "calibrate": ("calibrate", "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels"),
-    "compare": ("compare", "compare runs against a baseline (or all pairs): deltas, bootstrap CIs, "
-                           "t/Wilcoxon/permutation tests"),
-    "compare-modes": ("compare_modes", "queries and measures whose value differs under trec_eval 9 "
-                                       "and 10 conventions, and why"),
+    "calibrate": (
+        "calibrate",
+        "ECE, MCE, Brier and reliability bins of probabilities against 0/1 labels",
+    ),
+    "compare": (
+        "compare",
+        "compare runs against a baseline (or all pairs): deltas, bootstrap CIs, "
+        "t/Wilcoxon/permutation tests",
+    ),
+    "compare-modes": (
+        "compare_modes",
+        "queries and measures whose value differs under trec_eval 9 and 10 conventions, and why",
+    ),
     "detect": ("detect", "AUROC, AUPRC, TPR@FPR of scores against 0/1 labels"),
-    "dynamic-k": ("dynamic_k", "evidence recall/precision and average K of a per-query probability threshold"),
+    "dynamic-k": (
+        "dynamic_k",
+        "evidence recall/precision and average K of a per-query probability threshold",
+    ),
     "evaluate": ("evaluate", "evaluate runs against qrels (trec_eval conventions by default)"),
-    "fuse": ("fuse", "fuse runs into one (RRF, CombSUM/MNZ, weighted sums, Borda, Condorcet ...), "
-                     "or tune a fusion with cross-validation"),
-    "hash": ("hash", "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures"),
+    "fuse": (
+        "fuse",
+        "fuse runs into one (RRF, CombSUM/MNZ, weighted sums, Borda, Condorcet ...), "
+        "or tune a fusion with cross-validation",
+    ),
+    "hash": (
+        "hash",
+        "evaluate hash codes (Hamming ranking): mAP with its tie band, P@k, radius measures",
+    ),
     "history": ("history", "save evaluations of test suites and report them over time"),
-    "ir_measures": ("ir_measures", "ir_measures' command line: QRELS RUN 'nDCG@10 P@5', same output"),
-    "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte (--compat trec_eval9 for 9)"),
-    "report": ("report", "one self-contained HTML report of runs against a baseline (tables, figures)"),
-    "table": ("thesis", "comparative table of runs x measures with labels and a summary (thesis table)"),
+    "ir_measures": (
+        "ir_measures",
+        "ir_measures' command line: QRELS RUN 'nDCG@10 P@5', same output",
+    ),
+    "trec_eval": (
+        "trec_eval",
+        "trec_eval's command line and output, byte for byte (--compat trec_eval9 for 9)",
+    ),
+    "report": (
+        "report",
+        "one self-contained HTML report of runs against a baseline (tables, figures)",
+    ),
+    "table": (
+        "thesis",
+        "comparative table of runs x measures with labels and a summary (thesis table)",
+    ),
 }
 
 
@@ -83,7 +112,9 @@ def build_parser(only: str | None = None, prog: str | None = None) -> argparse.A
             sub.add_parser(name, help=help_text)
             continue
         module = command_module(name)
-        p = sub.add_parser(name, help=help_text, description=getattr(module, "DESCRIPTION", help_text))
+        p = sub.add_parser(
+            name, help=help_text, description=getattr(module, "DESCRIPTION", help_text)
+        )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
@@ -108,14 +139,20 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         print(f"error: {exc.filename or exc}: file not found. Check the path.", file=sys.stderr)
         return EXIT_USAGE
     except IsADirectoryError as exc:
-        print(f"error: {exc.filename or exc}: is a folder, not a file. Give a file path.", file=sys.stderr)
+        print(
+            f"error: {exc.filename or exc}: is a folder, not a file. Give a file path.",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except PermissionError as exc:
         print(f"error: {exc.filename or exc}: permission denied.", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
-        print("error: out of memory: the input is too large for this machine. "
-              "Split it, or see the Limits section of the README.", file=sys.stderr)
+        print(
+            "error: out of memory: the input is too large for this machine. "
+            "Split it, or see the Limits section of the README.",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except RecursionError:
         print("error: the input is nested too deeply to read.", file=sys.stderr)

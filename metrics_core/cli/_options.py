@@ -12,26 +12,41 @@ from metrics_core.errors import InputError
 from metrics_core.validation import LIMITS, check_float, check_int
 
 
-def finite_float(minimum: float | None = None, maximum: float | None = None, *,
-                 open_low: bool = False, open_high: bool = False):
+def finite_float(
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    open_low: bool = False,
+    open_high: bool = False,
+):
     """A type that accepts a finite number within the bounds (no NaN, no infinity)."""
+
     def parse(text: str) -> float:
         try:
-            return check_float(text, "the value", minimum=minimum, maximum=maximum,
-                               open_low=open_low, open_high=open_high)
+            return check_float(
+                text,
+                "the value",
+                minimum=minimum,
+                maximum=maximum,
+                open_low=open_low,
+                open_high=open_high,
+            )
         except InputError as exc:
             raise argparse.ArgumentTypeError(exc.problem.replace("the value ", "")) from None
+
     parse.__name__ = "number"
     return parse
 
 
 def whole(minimum: int | None = None, maximum: int | None = None):
     """A type that accepts a whole number within the bounds."""
+
     def parse(text: str) -> int:
         try:
             return check_int(text, "the value", minimum=minimum, maximum=maximum)
         except InputError as exc:
             raise argparse.ArgumentTypeError(exc.problem.replace("the value ", "")) from None
+
     parse.__name__ = "whole number"
     return parse
 
@@ -43,13 +58,21 @@ CUTOFF = whole(1, LIMITS["cutoff"])
 PROBABILITY = finite_float(0, 1, open_low=True, open_high=True)
 
 
-def add_ranking_inputs(p, runs: str = "repeat for several runs",
-                       measures: str = "default: a standard set") -> None:
+def add_ranking_inputs(
+    p, runs: str = "repeat for several runs", measures: str = "default: a standard set"
+) -> None:
     """``--qrels``, ``--run`` (repeatable) and ``-m`` of the subcommands that evaluate rankings."""
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); compressed ok)")
+    p.add_argument(
+        "--qrels", required=True, help="qrels file (TREC, CSV/TSV, Parquet, JSON(L); compressed ok)"
+    )
     p.add_argument("--run", required=True, action="append", help=f"run file; {runs}")
-    p.add_argument("-m", "--measure", action="append", dest="measures",
-                   help=f"measure name, repeatable or comma-separated ({measures})")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        help=f"measure name, repeatable or comma-separated ({measures})",
+    )
 
 
 #: formats accepted by --qrels-format / --run-format (metrics_core.io.INPUT_FORMATS)
@@ -59,12 +82,26 @@ INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "js
 def add_format_options(p) -> None:
     """``--qrels-format``, ``--run-format``, ``--columns`` and ``--qrels-columns``."""
     g = p.add_argument_group("input formats (default: recognised from the file)")
-    g.add_argument("--qrels-format", choices=INPUT_FORMATS, default="auto",
-                   help="format of the qrels file (msmarco: TREC qrels)")
-    g.add_argument("--run-format", choices=INPUT_FORMATS, default="auto",
-                   help="format of every run file (msmarco: 'qid pid rank' lines, no score)")
-    g.add_argument("--columns", metavar="ROLE=COLUMN,...",
-                   help="columns of table inputs, e.g. query_id=qid,doc_id=docno,score=sim "
-                        "(roles: query_id, doc_id, score, relevance, rank); for runs and qrels")
-    g.add_argument("--qrels-columns", metavar="ROLE=COLUMN,...",
-                   help="columns of a qrels table, when they differ from --columns")
+    g.add_argument(
+        "--qrels-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="format of the qrels file (msmarco: TREC qrels)",
+    )
+    g.add_argument(
+        "--run-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="format of every run file (msmarco: 'qid pid rank' lines, no score)",
+    )
+    g.add_argument(
+        "--columns",
+        metavar="ROLE=COLUMN,...",
+        help="columns of table inputs, e.g. query_id=qid,doc_id=docno,score=sim "
+        "(roles: query_id, doc_id, score, relevance, rank); for runs and qrels",
+    )
+    g.add_argument(
+        "--qrels-columns",
+        metavar="ROLE=COLUMN,...",
+        help="columns of a qrels table, when they differ from --columns",
+    )

@@ -16,20 +16,36 @@ RESAMPLES_MAX = LIMITS["resamples"]
 
 def add_input_arguments(parser) -> None:
     parser.add_argument("input", help="CSV/TSV, Parquet or JSON(L) table of scores and labels")
-    parser.add_argument("--score-col", help="score column (auto: score, prob, probability, y_score, y_prob ...)")
-    parser.add_argument("--label-col", help="0/1 label column (auto: label, y_true, target, has_evidence ...)")
-    parser.add_argument("--criterion-col", help="criterion column for per-criterion micro/macro averages (auto: criterion)")
+    parser.add_argument(
+        "--score-col", help="score column (auto: score, prob, probability, y_score, y_prob ...)"
+    )
+    parser.add_argument(
+        "--label-col", help="0/1 label column (auto: label, y_true, target, has_evidence ...)"
+    )
+    parser.add_argument(
+        "--criterion-col",
+        help="criterion column for per-criterion micro/macro averages (auto: criterion)",
+    )
 
 
 def add_bootstrap_arguments(parser) -> None:
-    parser.add_argument("--bootstrap", type=RESAMPLES, default=0, metavar="N",
-                        help=f"bootstrap replicates for 95%% CIs (default 0: none; at most {RESAMPLES_MAX:,})")
+    parser.add_argument(
+        "--bootstrap",
+        type=RESAMPLES,
+        default=0,
+        metavar="N",
+        help=f"bootstrap replicates for 95%% CIs (default 0: none; at most {RESAMPLES_MAX:,})",
+    )
     parser.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
 
 
 def add_output_arguments(parser) -> None:
-    parser.add_argument("--format", default="json", choices=("json", "table"),
-                        help="json (one object) or a plain-text table")
+    parser.add_argument(
+        "--format",
+        default="json",
+        choices=("json", "table"),
+        help="json (one object) or a plain-text table",
+    )
     parser.add_argument("-o", "--output", help="write here instead of stdout")
 
 

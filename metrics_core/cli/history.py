@@ -35,9 +35,11 @@ from metrics_core.validation import check_float
 
 NAME = "history"
 HELP = "save evaluations of test suites and report them over time"
-DESCRIPTION = ("Saved evaluations in a SQLite store: add (evaluate a run against a suite and "
-               "save it; --fail-below gates CI), report (comparative table with labels and "
-               "a summary row), list, delete.")
+DESCRIPTION = (
+    "Saved evaluations in a SQLite store: add (evaluate a run against a suite and "
+    "save it; --fail-below gates CI), report (comparative table with labels and "
+    "a summary row), list, delete."
+)
 REPORT_FORMATS = ("table", "csv", "json", "markdown")
 
 
@@ -50,10 +52,20 @@ def add_arguments(p) -> None:
     a.add_argument("--qrels", help="qrels of the suite (optional once the suite exists)")
     a.add_argument("--run", required=True, help="run file")
     a.add_argument("--name", help="run name to save (default: the run's name)")
-    a.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="measure, repeatable or comma-separated (default: RR, nDCG@10, P@5)")
-    a.add_argument("--fail-below", action="append", default=[], metavar="MEASURE=VALUE",
-                   help="exit 1 when the measure's aggregate is below VALUE; repeatable")
+    a.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        help="measure, repeatable or comma-separated (default: RR, nDCG@10, P@5)",
+    )
+    a.add_argument(
+        "--fail-below",
+        action="append",
+        default=[],
+        metavar="MEASURE=VALUE",
+        help="exit 1 when the measure's aggregate is below VALUE; repeatable",
+    )
     a.add_argument("--timestamp", help="date of the evaluation (ISO, UTC; default now)")
     a.add_argument("--note", help="free-text note saved with the evaluation")
     a.add_argument("--format", choices=("table", "json"), default="table")
@@ -65,8 +77,13 @@ def add_arguments(p) -> None:
     r.add_argument("--from", dest="date_from", help="first date (YYYY-MM-DD, inclusive)")
     r.add_argument("--to", dest="date_to", help="last date (YYYY-MM-DD, inclusive)")
     r.add_argument("--per-query", action="store_true", help="one row per query and evaluation")
-    r.add_argument("-m", "--measure", action="append", dest="measures",
-                   help="report these measures (default: RR, nDCG@10, P@5)")
+    r.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        help="report these measures (default: RR, nDCG@10, P@5)",
+    )
     r.add_argument("--format", choices=REPORT_FORMATS, default="table")
     r.add_argument("-o", "--output", help="write to this file instead of stdout")
     _store_argument(r)
@@ -100,14 +117,19 @@ def parse_thresholds(items) -> dict[str, float]:
         for part in split_measures(item):
             name, sep, value = part.rpartition("=")
             if not sep or not name.strip():
-                raise InputError(f"--fail-below {part!r} is not MEASURE=VALUE", hint="e.g. --fail-below nDCG@10=0.6",
-                                 option="--fail-below")
+                raise InputError(
+                    f"--fail-below {part!r} is not MEASURE=VALUE",
+                    hint="e.g. --fail-below nDCG@10=0.6",
+                    option="--fail-below",
+                )
             try:
                 threshold = check_float(value, "the threshold")
             except InputError as exc:
-                raise InputError(f"--fail-below {part!r}: {exc.problem.replace('the threshold ', '')}",
-                                 hint="e.g. --fail-below nDCG@10=0.6",
-                                 option="--fail-below") from None
+                raise InputError(
+                    f"--fail-below {part!r}: {exc.problem.replace('the threshold ', '')}",
+                    hint="e.g. --fail-below nDCG@10=0.6",
+                    option="--fail-below",
+                ) from None
             out[parse_measures([name.strip()])[0].name] = threshold
     return out
 
@@ -115,7 +137,9 @@ def parse_thresholds(items) -> dict[str, float]:
 def run(args) -> int:
     action = args.history_command
     if action == "delete" and not args.yes:
-        raise InputError(f"deleting evaluation {args.id} needs confirmation", hint="add --yes", option="--yes")
+        raise InputError(
+            f"deleting evaluation {args.id} needs confirmation", hint="add --yes", option="--yes"
+        )
     with HistoryStore(args.store) as store:
         try:
             if action == "add":
@@ -147,21 +171,34 @@ def _add(store: HistoryStore, args) -> int:
     elif args.suite in store.suite_names():
         qrels = store.get_suite_qrels(args.suite)
     else:
-        raise InputError(f"suite {args.suite!r} does not exist yet", hint="give its qrels with --qrels",
-                         option="--qrels", field="qrels")
+        raise InputError(
+            f"suite {args.suite!r} does not exist yet",
+            hint="give its qrels with --qrels",
+            option="--qrels",
+            field="qrels",
+        )
     run_ = read_run(args.run)
     if args.name:
         run_.name = args.name
     conv = conventions_from_args(args)
     ev = evaluate(qrels, run_, measures, conv)
-    eid = store.save_evaluation(args.suite, ev, timestamp=args.timestamp, qrels=qrels, note=args.note)
+    eid = store.save_evaluation(
+        args.suite, ev, timestamp=args.timestamp, qrels=qrels, note=args.note
+    )
     failures = {m: (ev.aggregate[m], t) for m, t in thresholds.items() if not ev.aggregate[m] >= t}
     if args.format == "json":
-        out = {"version": __version__, "conventions": conv.as_dict(), "store": str(store.path), "id": eid,
-               "suite": args.suite, "run": ev.run_name, "aggregate": ev.aggregate,
-               "thresholds": thresholds,
-               "failed": {m: {"value": v, "threshold": t} for m, (v, t) in failures.items()},
-               "diagnostics": ev.diagnostics}
+        out = {
+            "version": __version__,
+            "conventions": conv.as_dict(),
+            "store": str(store.path),
+            "id": eid,
+            "suite": args.suite,
+            "run": ev.run_name,
+            "aggregate": ev.aggregate,
+            "thresholds": thresholds,
+            "failed": {m: {"value": v, "threshold": t} for m, (v, t) in failures.items()},
+            "diagnostics": ev.diagnostics,
+        }
         print(json.dumps(json_safe(out)))
     else:
         values = " ".join(f"{m}={v:.4f}" for m, v in ev.aggregate.items())
@@ -174,18 +211,35 @@ def _add(store: HistoryStore, args) -> int:
 def _report(store: HistoryStore, args) -> int:
     measures = _measure_names(args.measures) if args.measures else list(REPORT_MEASURES)
     thresholds = {m: t for m, t in DEFAULT_GOOD_THRESHOLDS.items() if m in measures}
-    df = store.report(args.suite, args.date_from, args.date_to, per_query=args.per_query,
-                      measures=measures, thresholds=thresholds)
+    df = store.report(
+        args.suite,
+        args.date_from,
+        args.date_to,
+        per_query=args.per_query,
+        measures=measures,
+        thresholds=thresholds,
+    )
     prov = provenance(None, store=str(store.path), thresholds=thresholds)
     if args.format == "json":
         rows = df.iloc[:-1]
-        out = {"version": __version__, "store": str(store.path),
-               "filters": {"suite": args.suite, "from": args.date_from, "to": args.date_to,
-                           "per_query": args.per_query},
-               "thresholds": thresholds, "rows": rows.to_dict(orient="records"), "summary": df.attrs["summary"]}
+        out = {
+            "version": __version__,
+            "store": str(store.path),
+            "filters": {
+                "suite": args.suite,
+                "from": args.date_from,
+                "to": args.date_to,
+                "per_query": args.per_query,
+            },
+            "thresholds": thresholds,
+            "rows": rows.to_dict(orient="records"),
+            "summary": df.attrs["summary"],
+        }
         text = json.dumps(json_safe(out), indent=2)
     else:
-        text = format_table(df, args.format, prov=prov, title="Comparative report", index=False, digits=3)
+        text = format_table(
+            df, args.format, prov=prov, title="Comparative report", index=False, digits=3
+        )
     write_export(text, args.output, args.format, prov, "Comparative report")
     return 0
 
@@ -195,10 +249,25 @@ def _list(store: HistoryStore, args) -> int:
     df = df.drop(columns=["conventions"], errors="ignore")
     df["measures"] = [", ".join(m) for m in df["measures"]]
     if args.format == "json":
-        text = json.dumps(json_safe({"version": __version__, "store": str(store.path),
-                                     "evaluations": df.to_dict(orient="records")}), indent=2)
+        text = json.dumps(
+            json_safe(
+                {
+                    "version": __version__,
+                    "store": str(store.path),
+                    "evaluations": df.to_dict(orient="records"),
+                }
+            ),
+            indent=2,
+        )
     else:
-        text = format_table(df, args.format, prov=provenance(None, store=str(store.path)),
-                            title="Saved evaluations", index=False)
-    write_export(text, args.output, args.format, provenance(None, store=str(store.path)), "Saved evaluations")
+        text = format_table(
+            df,
+            args.format,
+            prov=provenance(None, store=str(store.path)),
+            title="Saved evaluations",
+            index=False,
+        )
+    write_export(
+        text, args.output, args.format, provenance(None, store=str(store.path)), "Saved evaluations"
+    )
     return 0

@@ -27,10 +27,12 @@ from metrics_core.validation import LIMITS
 
 NAME = "table"
 HELP = "comparative table of runs x measures with labels (Good / Fair / Needs improvement) and a summary"
-DESCRIPTION = ("The comparative table of a thesis: one row per run, the mean of each measure "
-               "labelled against its threshold (default MRR 0.7, nDCG@10 0.6, P@5 0.5; the middle "
-               "band down to half of each), a summary row with the overall verdict, optionally "
-               "only the queries dated in a range, and paired tests against a baseline.")
+DESCRIPTION = (
+    "The comparative table of a thesis: one row per run, the mean of each measure "
+    "labelled against its threshold (default MRR 0.7, nDCG@10 0.6, P@5 0.5; the middle "
+    "band down to half of each), a summary row with the overall verdict, optionally "
+    "only the queries dated in a range, and paired tests against a baseline."
+)
 
 _unit = finite_float()
 _level = finite_float(0, 1, open_low=True, open_high=True)
@@ -54,14 +56,24 @@ def _three(text: str) -> tuple[str, str, str]:
 
 
 def add_arguments(p) -> None:
-    add_ranking_inputs(p, runs="repeat for several rows",
-                       measures="default: MRR, nDCG@10, P@5")
+    add_ranking_inputs(p, runs="repeat for several rows", measures="default: MRR, nDCG@10, P@5")
     g = p.add_argument_group("labels")
-    g.add_argument("--good", type=_pair, action="append", metavar="MEASURE=VALUE",
-                   help="threshold of the first level, repeatable (replaces the defaults "
-                        + ", ".join(f"{k}={v}" for k, v in DEFAULT_GOOD.items()) + ")")
-    g.add_argument("--fair", type=_pair, action="append", metavar="MEASURE=VALUE",
-                   help=f"threshold of the middle level (default: {FAIR_RATIO} x the good one)")
+    g.add_argument(
+        "--good",
+        type=_pair,
+        action="append",
+        metavar="MEASURE=VALUE",
+        help="threshold of the first level, repeatable (replaces the defaults "
+        + ", ".join(f"{k}={v}" for k, v in DEFAULT_GOOD.items())
+        + ")",
+    )
+    g.add_argument(
+        "--fair",
+        type=_pair,
+        action="append",
+        metavar="MEASURE=VALUE",
+        help=f"threshold of the middle level (default: {FAIR_RATIO} x the good one)",
+    )
     g.add_argument("--names", type=_three, help="names of the three levels, comma-separated")
     g.add_argument("--verdicts", type=_three, help="names of the summary's three verdicts")
     d = p.add_argument_group("queries by date")
@@ -71,12 +83,18 @@ def add_arguments(p) -> None:
     s = p.add_argument_group("significance")
     s.add_argument("--baseline", help="run the others are tested against (marked with *)")
     s.add_argument("--test", choices=TESTS, default="t", help="paired test (default t)")
-    s.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-comparison correction over all (run, measure) pairs")
+    s.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="holm",
+        help="multiple-comparison correction over all (run, measure) pairs",
+    )
     s.add_argument("--alpha", type=_level, default=0.05, help="level of the marker (default 0.05)")
     s.add_argument("--permutations", type=whole(1, LIMITS["permutations"]), default=10000)
     s.add_argument("--seed", type=SEED, default=0)
-    p.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the words (not of numbers)")
+    p.add_argument(
+        "--lang", choices=LANGUAGES, default="en", help="language of the words (not of numbers)"
+    )
     p.add_argument("--format", choices=tuple(THESIS_WRITERS), default="markdown")
     p.add_argument("--digits", type=whole(0, 17), default=4, help="decimals shown (not in CSV)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -90,16 +108,23 @@ def grading_from_args(args, names, verdicts) -> Grading:
     fair = dict(args.fair or [])
     unknown = sorted(set(fair) - set(good))
     if unknown:
-        raise InputError(f"--fair {unknown[0]} has no --good threshold", hint="give --good for it too")
-    return Grading({m: (v, fair.get(m, v * FAIR_RATIO)) for m, v in good.items()},
-                   names=args.names or names, verdicts=args.verdicts or verdicts)
+        raise InputError(
+            f"--fair {unknown[0]} has no --good threshold", hint="give --good for it too"
+        )
+    return Grading(
+        {m: (v, fair.get(m, v * FAIR_RATIO)) for m, v in good.items()},
+        names=args.names or names,
+        verdicts=args.verdicts or verdicts,
+    )
 
 
 def run(args) -> int:
     if (args.date_from or args.date_to) and not args.metadata:
         raise InputError("--from/--to need --metadata (a table with the queries' dates)")
     if args.metadata and not (args.date_from or args.date_to):
-        raise InputError("--metadata is only used with --from and/or --to", hint="give a date range")
+        raise InputError(
+            "--metadata is only used with --from and/or --to", hint="give a date range"
+        )
     words, names, verdicts = localized_words(args.lang)
     grading = grading_from_args(args, names, verdicts)
     args.measures = args.measures or ["MRR", "nDCG@10", "P@5"]
@@ -109,12 +134,24 @@ def run(args) -> int:
 
         metadata = read_metadata(args.metadata, args.metadata)
     evaluations, _ = run_evaluations(args)
-    table = thesis_table(evaluations, evaluations[0].measures, grading=grading, metadata=metadata,
-                         date_from=args.date_from, date_to=args.date_to, baseline=args.baseline,
-                         test=args.test, correction=args.correction, alpha=args.alpha,
-                         n_permutations=args.permutations, seed=args.seed)
+    table = thesis_table(
+        evaluations,
+        evaluations[0].measures,
+        grading=grading,
+        metadata=metadata,
+        date_from=args.date_from,
+        date_to=args.date_to,
+        baseline=args.baseline,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        n_permutations=args.permutations,
+        seed=args.seed,
+    )
     export = THESIS_WRITERS[args.format]
-    text = export(table, words) if args.format == "csv" else export(table, words, digits=args.digits)
+    text = (
+        export(table, words) if args.format == "csv" else export(table, words, digits=args.digits)
+    )
     write_text(text, args.output)
     return 0
 

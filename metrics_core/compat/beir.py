@@ -33,9 +33,21 @@ from metrics_core.errors import InputError as _InputError
 
 __all__ = ["EvaluateRetrieval"]
 
-_CUSTOM = {"mrr": "mrr", "mrr@k": "mrr", "mrr_cut": "mrr", "recall_cap": "r_cap", "r_cap": "r_cap",
-           "r_cap@k": "r_cap", "hole": "hole", "hole@k": "hole", "acc": "acc", "top_k_acc": "acc",
-           "accuracy": "acc", "accuracy@k": "acc", "top_k_accuracy": "acc"}
+_CUSTOM = {
+    "mrr": "mrr",
+    "mrr@k": "mrr",
+    "mrr_cut": "mrr",
+    "recall_cap": "r_cap",
+    "r_cap": "r_cap",
+    "r_cap@k": "r_cap",
+    "hole": "hole",
+    "hole@k": "hole",
+    "acc": "acc",
+    "top_k_acc": "acc",
+    "accuracy": "acc",
+    "accuracy@k": "acc",
+    "top_k_accuracy": "acc",
+}
 
 
 def _evaluate(qrels, results, names, **conventions):
@@ -44,23 +56,34 @@ def _evaluate(qrels, results, names, **conventions):
 
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")  # coverage: BEIR's rules are applied by the caller
-        return mc.evaluate(columns_from_mapping(qrels, "qrels"), columns_from_mapping(results, "run"), names,
-                           **conventions)
+        return mc.evaluate(
+            columns_from_mapping(qrels, "qrels"),
+            columns_from_mapping(results, "run"),
+            names,
+            **conventions,
+        )
 
 
 class EvaluateRetrieval:
     """BEIR's evaluator; only its scoring (:meth:`evaluate`, :meth:`evaluate_custom`) is
     offered."""
 
-    def __init__(self, retriever=None, k_values=(1, 3, 5, 10, 100, 1000), score_function: str | None = "cos_sim"):
+    def __init__(
+        self,
+        retriever=None,
+        k_values=(1, 3, 5, 10, 100, 1000),
+        score_function: str | None = "cos_sim",
+    ):
         self.retriever = retriever
         self.k_values = list(k_values)
         self.top_k = max(self.k_values)
         self.score_function = score_function
 
     def retrieve(self, *args, **kwargs):
-        raise _InputError("BEIR drop-in: retrieval is not offered (RankLab evaluates results; run BEIR's "
-                          "retriever, then EvaluateRetrieval.evaluate here)")
+        raise _InputError(
+            "BEIR drop-in: retrieval is not offered (RankLab evaluates results; run BEIR's "
+            "retriever, then EvaluateRetrieval.evaluate here)"
+        )
 
     encode_and_retrieve = retrieve
     rerank = retrieve
@@ -71,7 +94,13 @@ class EvaluateRetrieval:
         ``{"Recall@k": ...}``, ``{"P@k": ...}``, each rounded to 5 decimals."""
         ks = list(k_values)
         names = [f"{m}@{k}" for m in ("nDCG", "AP", "R", "P") for k in ks]
-        ev = _evaluate(qrels, results, names, compat="trec_eval9", ignore_identical_ids=bool(ignore_identical_ids))
+        ev = _evaluate(
+            qrels,
+            results,
+            names,
+            compat="trec_eval9",
+            ignore_identical_ids=bool(ignore_identical_ids),
+        )
         agg = ev.aggregate
         out = []
         for family, key in (("nDCG", "NDCG"), ("AP", "MAP"), ("R", "Recall"), ("P", "P")):
@@ -83,8 +112,10 @@ class EvaluateRetrieval:
         """BEIR's custom metrics: ``mrr``, ``r_cap``, ``hole``, ``acc`` (and their aliases)."""
         kind = _CUSTOM.get(str(metric).lower())
         if kind is None:
-            raise _InputError(f"BEIR drop-in: metric {metric!r} is not one of BEIR's custom metrics "
-                              "(mrr, r_cap, hole, acc)")
+            raise _InputError(
+                f"BEIR drop-in: metric {metric!r} is not one of BEIR's custom metrics "
+                "(mrr, r_cap, hole, acc)"
+            )
         ks = list(k_values)
         n_qrels = len(qrels)
         if kind == "hole":
@@ -97,9 +128,15 @@ class EvaluateRetrieval:
                 top = sorted(results[q].items(), key=lambda item: item[1], reverse=True)
                 for k in ks:
                     extra_holes[k] += sum(d not in judged for d, _ in top[:k]) / k
-            return {f"Hole@{k}": round((float(sums[f"Hole@{k}"]) + extra_holes[k]) / n_qrels, 5) for k in ks}
-        names = {"mrr": [f"RR@{k}" for k in ks], "acc": [f"Success@{k}" for k in ks],
-                 "r_cap": [f"Hits@{k}" for k in ks] + ["NumRel"]}[kind]
+            return {
+                f"Hole@{k}": round((float(sums[f"Hole@{k}"]) + extra_holes[k]) / n_qrels, 5)
+                for k in ks
+            }
+        names = {
+            "mrr": [f"RR@{k}" for k in ks],
+            "acc": [f"Success@{k}" for k in ks],
+            "r_cap": [f"Hits@{k}" for k in ks] + ["NumRel"],
+        }[kind]
         ev = _evaluate(qrels, results, names, ties="input")
         frame = ev.per_query
         out = {}

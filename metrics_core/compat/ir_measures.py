@@ -66,26 +66,92 @@ from metrics_core.compat.ir_measures_routes import source as peer_source
 from metrics_core.errors import InputError as _InputError
 
 __all__ = [
-    "Qrel", "ScoredDoc", "Metric", "CalcResults", "Measure", "BaseMeasure", "ParamInfo", "MeanAgg", "SumAgg",
-    "Evaluator", "read_trec_qrels", "read_trec_run", "parse_measure", "parse_trec_measure", "evaluator",
-    "iter_calc", "calc_aggregate", "calc",
-    "AP", "MAP", "Bpref", "BPref", "ERR", "infAP", "IPrec", "Judged", "nDCG", "NDCG", "NumQ", "NumRel",
-    "NumRelRet", "NumRet", "P", "Precision", "R", "Recall", "RBP", "Rprec", "RPrec", "RR", "MRR", "SetAP",
-    "SetF", "SetP", "SetR", "SetRelP", "Success",
-    "Accuracy", "alpha_DCG", "alpha_nDCG", "AP_IA", "MAP_IA", "BPM", "Compat", "ERR_IA", "nERR_IA", "INSQ",
-    "INST", "NERR8", "NERR9", "NERR10", "NERR11", "NRBP", "nNRBP", "P_IA", "SDCG", "StRecall",
+    "Qrel",
+    "ScoredDoc",
+    "Metric",
+    "CalcResults",
+    "Measure",
+    "BaseMeasure",
+    "ParamInfo",
+    "MeanAgg",
+    "SumAgg",
+    "Evaluator",
+    "read_trec_qrels",
+    "read_trec_run",
+    "parse_measure",
+    "parse_trec_measure",
+    "evaluator",
+    "iter_calc",
+    "calc_aggregate",
+    "calc",
+    "AP",
+    "MAP",
+    "Bpref",
+    "BPref",
+    "ERR",
+    "infAP",
+    "IPrec",
+    "Judged",
+    "nDCG",
+    "NDCG",
+    "NumQ",
+    "NumRel",
+    "NumRelRet",
+    "NumRet",
+    "P",
+    "Precision",
+    "R",
+    "Recall",
+    "RBP",
+    "Rprec",
+    "RPrec",
+    "RR",
+    "MRR",
+    "SetAP",
+    "SetF",
+    "SetP",
+    "SetR",
+    "SetRelP",
+    "Success",
+    "Accuracy",
+    "alpha_DCG",
+    "alpha_nDCG",
+    "AP_IA",
+    "MAP_IA",
+    "BPM",
+    "Compat",
+    "ERR_IA",
+    "nERR_IA",
+    "INSQ",
+    "INST",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "NRBP",
+    "nNRBP",
+    "P_IA",
+    "SDCG",
+    "StRecall",
 ]
 
 
 # --------------------------------------------------------------------------- measures
 
 
-
 class ParamInfo:
     """A measure parameter: its type, whether it is required, its choices and default."""
 
-    def __init__(self, dtype=None, required=False, choices=NOT_PROVIDED, default=NOT_PROVIDED, desc=None):
-        self.dtype, self.required, self.choices, self.default, self.desc = dtype, required, choices, default, desc
+    def __init__(
+        self, dtype=None, required=False, choices=NOT_PROVIDED, default=NOT_PROVIDED, desc=None
+    ):
+        self.dtype, self.required, self.choices, self.default, self.desc = (
+            dtype,
+            required,
+            choices,
+            default,
+            desc,
+        )
 
     def validate(self, value) -> bool:
         if value is NOT_PROVIDED:
@@ -140,8 +206,10 @@ class Measure:
     def validate_params(self) -> None:
         unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
         if unknown:
-            raise _InputError(f"{self.NAME}: unsupported parameter(s) {', '.join(unknown)}; accepted: "
-                              f"{', '.join(self.SUPPORTED_PARAMS) or 'none'}")
+            raise _InputError(
+                f"{self.NAME}: unsupported parameter(s) {', '.join(unknown)}; accepted: "
+                f"{', '.join(self.SUPPORTED_PARAMS) or 'none'}"
+            )
         for name, info in self.SUPPORTED_PARAMS.items():
             value = self.params.get(name, NOT_PROVIDED)
             if not info.validate(value):
@@ -164,8 +232,11 @@ class Measure:
             return repr(v)
 
         text = self.NAME
-        params = ",".join(f"{k}={shown(v)}" for k, v in self.params.items()
-                          if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k].default)
+        params = ",".join(
+            f"{k}={shown(v)}"
+            for k, v in self.params.items()
+            if k != self.AT_PARAM and v != self.SUPPORTED_PARAMS[k].default
+        )
         if params:
             text = f"{text}({params})"
         if self.AT_PARAM in self.params:
@@ -202,9 +273,21 @@ BaseMeasure = Measure
 _REGISTRY: dict[str, Measure] = {}
 
 
-def _define(name: str, params: dict, *, aliases=(), at="cutoff", agg="mean", offered=True) -> Measure:
-    cls = type(f"_{name}", (Measure,), {"NAME": name, "__name__": name, "AT_PARAM": at, "SUPPORTED_PARAMS": params,
-                                        "AGG": agg, "OFFERED": offered})
+def _define(
+    name: str, params: dict, *, aliases=(), at="cutoff", agg="mean", offered=True
+) -> Measure:
+    cls = type(
+        f"_{name}",
+        (Measure,),
+        {
+            "NAME": name,
+            "__name__": name,
+            "AT_PARAM": at,
+            "SUPPORTED_PARAMS": params,
+            "AGG": agg,
+            "OFFERED": offered,
+        },
+    )
     obj = cls()
     for n in (name, *aliases):
         _REGISTRY[n] = obj
@@ -226,10 +309,20 @@ Bpref = _define("Bpref", {"rel": _REL}, aliases=("BPref",))
 BPref = Bpref
 ERR = _define("ERR", {"cutoff": _cut()})
 infAP = _define("infAP", {"rel": _REL})
-IPrec = _define("IPrec", {"recall": _p(float, required=True), "rel": _REL, "judged_only": _JO}, at="recall")
+IPrec = _define(
+    "IPrec", {"recall": _p(float, required=True), "rel": _REL, "judged_only": _JO}, at="recall"
+)
 Judged = _define("Judged", {"cutoff": _cut()})
-nDCG = _define("nDCG", {"cutoff": _cut(), "dcg": _p(str, "log2", choices=["log2", "exp-log2"]), "gains": _p(dict),
-                        "judged_only": _JO}, aliases=("NDCG",))
+nDCG = _define(
+    "nDCG",
+    {
+        "cutoff": _cut(),
+        "dcg": _p(str, "log2", choices=["log2", "exp-log2"]),
+        "gains": _p(dict),
+        "judged_only": _JO,
+    },
+    aliases=("NDCG",),
+)
 NDCG = nDCG
 NumQ = _define("NumQ", {}, agg="sum")
 NumRel = _define("NumRel", {"rel": _REL}, agg="sum")
@@ -267,18 +360,39 @@ ERR_IA = _define("ERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, 
 nERR_IA = _define("nERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
 INSQ = _define("INSQ", _CWL, offered=False)
 INST = _define("INST", _CWL, offered=False)
-NERR8 = _define("NERR8", {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
-                offered=False)
-NERR9 = _define("NERR9", {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
-                offered=False)
-NERR10 = _define("NERR10", {"p": _p(float, 0.9), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
-                 offered=False)
+NERR8 = _define(
+    "NERR8",
+    {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+    offered=False,
+)
+NERR9 = _define(
+    "NERR9",
+    {"cutoff": _cut(True), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+    offered=False,
+)
+NERR10 = _define(
+    "NERR10",
+    {"p": _p(float, 0.9), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)},
+    offered=False,
+)
 NERR11 = _define("NERR11", _CWL, offered=False)
-NRBP = _define("NRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False)
-nNRBP = _define("nNRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False)
+NRBP = _define(
+    "NRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False
+)
+nNRBP = _define(
+    "nNRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False
+)
 P_IA = _define("P_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
-SDCG = _define("SDCG", {"cutoff": _cut(True), "dcg": _p(str, "log2"), "min_rel": _p(int, 0),
-                        "max_rel": _p(int, required=True)}, offered=False)
+SDCG = _define(
+    "SDCG",
+    {
+        "cutoff": _cut(True),
+        "dcg": _p(str, "log2"),
+        "min_rel": _p(int, 0),
+        "max_rel": _p(int, required=True),
+    },
+    offered=False,
+)
 StRecall = _define("StRecall", {"cutoff": _cut(), "rel": _REL}, offered=False)
 
 
@@ -287,7 +401,11 @@ def _value(node):
 
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
         return -node.operand.value
     if isinstance(node, ast.Dict):
         return {_value(k): _value(v) for k, v in zip(node.keys, node.values, strict=True)}
@@ -312,9 +430,13 @@ def parse_measure(measure) -> Measure:
     try:
         body = ast.parse(text.strip()).body
     except SyntaxError as exc:
-        raise ValueError(f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c") from exc
+        raise ValueError(
+            f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c"
+        ) from exc
     if len(body) != 1 or not isinstance(body[0], ast.Expr):
-        raise ValueError(f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c")
+        raise ValueError(
+            f"problem parsing measure {text!r}; must be in format Measure(k1=v1, k2=v2)@c"
+        )
     node = body[0].value
     at = None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
@@ -346,15 +468,36 @@ def parse_trec_measure(measure: str) -> list[Measure]:
     from metrics_core.ranking.registry import parse_measure as ranklab_parse
 
     out: list[Measure] = []
-    for req in requested([str(measure).replace("_", ".", 1) if "." not in str(measure) and
-                          str(measure).split("_")[-1].isdigit() else str(measure)], version=9):
+    for req in requested(
+        [
+            str(measure).replace("_", ".", 1)
+            if "." not in str(measure) and str(measure).split("_")[-1].isdigit()
+            else str(measure)
+        ],
+        version=9,
+    ):
         for name in req.ranklab:
             if name is None:
                 continue
             spec = ranklab_parse(name)
-            base = {"AP": AP, "P": P, "R": R, "nDCG": nDCG, "RR": RR, "Success": Success, "IPrec": IPrec,
-                    "Rprec": Rprec, "Bpref": Bpref, "NumQ": NumQ, "NumRet": NumRet, "NumRel": NumRel,
-                    "NumRelRet": NumRelRet, "infAP": infAP, "SetAP": SetAP, "SetRelP": SetRelP}.get(spec.family)
+            base = {
+                "AP": AP,
+                "P": P,
+                "R": R,
+                "nDCG": nDCG,
+                "RR": RR,
+                "Success": Success,
+                "IPrec": IPrec,
+                "Rprec": Rprec,
+                "Bpref": Bpref,
+                "NumQ": NumQ,
+                "NumRet": NumRet,
+                "NumRel": NumRel,
+                "NumRelRet": NumRelRet,
+                "infAP": infAP,
+                "SetAP": SetAP,
+                "SetRelP": SetRelP,
+            }.get(spec.family)
             if base is None:
                 raise NameError(f"trec_eval measure {measure} has no ir_measures equivalent")
             out.append(base if spec.cutoff is None else base @ spec.cutoff)
@@ -391,7 +534,9 @@ class Evaluator:
                 groups[route.group].append(route.name)
         frames, index = {}, None
         with _warnings.catch_warnings():
-            _warnings.simplefilter("ignore")  # coverage: ir_measures' missing-query rule applies below
+            _warnings.simplefilter(
+                "ignore"
+            )  # coverage: ir_measures' missing-query rule applies below
             for group, names in groups.items():
                 conventions, threshold = group
                 q = self._qrels
@@ -446,17 +591,24 @@ class Evaluator:
     def calc_aggregate(self, run) -> dict:
         """``{measure: value}``: means over every qrels query (counts: sums)."""
         _, columns, orders = self._columns(run)
-        return {item: self._aggregate(i, c, o)
-                for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))}
+        return {
+            item: self._aggregate(i, c, o)
+            for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))
+        }
 
     def calc(self, run) -> CalcResults:
         """:class:`CalcResults`: the aggregates and the list of per-query metrics."""
         qids, columns, orders = self._columns(run)
-        agg = {item: self._aggregate(i, c, o)
-               for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))}
+        agg = {
+            item: self._aggregate(i, c, o)
+            for i, (item, c, o) in enumerate(zip(self.measures, columns, orders, strict=True))
+        }
         lists = [c.tolist() for c in columns]
-        per_query = [Metric(qid, item, values[row]) for row, qid in enumerate(qids)
-                     for item, values in zip(self.measures, lists, strict=True)]
+        per_query = [
+            Metric(qid, item, values[row])
+            for row, qid in enumerate(qids)
+            for item, values in zip(self.measures, lists, strict=True)
+        ]
         return CalcResults(agg, per_query)
 
 

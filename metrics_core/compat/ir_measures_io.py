@@ -73,7 +73,9 @@ def _fields(file, count: int, layout: str):
         if not parts:
             continue
         if len(parts) != count:
-            raise _InputError(f"expected {count} fields ({layout}), found {len(parts)}", line=number)
+            raise _InputError(
+                f"expected {count} fields ({layout}), found {len(parts)}", line=number
+            )
         yield number, parts
 
 
@@ -102,7 +104,9 @@ def read_trec_run(file) -> _Iterator[ScoredDoc]:
     >>> list(read_trec_run("q1 Q0 d1 1 2.5 bm25\\n"))
     [ScoredDoc(query_id='q1', doc_id='d1', score=2.5)]
     """
-    for number, (qid, _q0, doc, _rank, score, _tag) in _fields(file, 6, "qid Q0 docid rank score tag"):
+    for number, (qid, _q0, doc, _rank, score, _tag) in _fields(
+        file, 6, "qid Q0 docid rank score tag"
+    ):
         try:
             value = float(score)
         except ValueError:

@@ -28,8 +28,8 @@ NOT_PROVIDED: Any = object()
 
 
 class Route(NamedTuple):
-    name: str           # RankLab's measure name
-    group: tuple        # (conventions as sorted items, binary relevance threshold or None)
+    name: str  # RankLab's measure name
+    group: tuple  # (conventions as sorted items, binary relevance threshold or None)
     places: int | None  # decimals the provider prints (gdeval: 5)
 
 
@@ -64,14 +64,20 @@ def route(m) -> Route:
         return Route(f"ERR(max_grade=4)@{k}", (_TREC_FLOAT64, None), 5)
     if name == "nDCG" and m["dcg"] == "exp-log2":
         if k is None or jo or m.params.get("gains") is not None:
-            refuse(m, "RankLab serves nDCG(dcg='exp-log2') as gdeval computes it: with a cutoff, "
-                       "without gains or judged_only")
+            refuse(
+                m,
+                "RankLab serves nDCG(dcg='exp-log2') as gdeval computes it: with a cutoff, "
+                "without gains or judged_only",
+            )
         return Route(f"nDCG(gain=exp)@{k}", (_TREC_FLOAT64, None), 5)
     if name == "RBP":
         if k is not None:
             refuse(m, "no ir_measures provider computes RBP with a cutoff")
-        warnings.warn("ir_measures computes RBP with cwl_eval; RankLab ranks equal scores by trec_eval's rule "
-                       "(document id descending), which cwl_eval's order may not match", stacklevel=4)
+        warnings.warn(
+            "ir_measures computes RBP with cwl_eval; RankLab ranks equal scores by trec_eval's rule "
+            "(document id descending), which cwl_eval's order may not match",
+            stacklevel=4,
+        )
         binary = None if rel is NOT_PROVIDED or rel is None else rel
         return Route(f"RBP(p={float(m['p'])!r})", (_TREC_FLOAT64, binary), None)
     if name == "nDCG":
@@ -94,9 +100,23 @@ def route(m) -> Route:
         return Route(f"R{r}", group, None)
     if name == "SetF":
         beta = float(m["beta"])
-        inner = ",".join(x for x in ((f"rel={rel}" if r else ""), (f"beta={beta!r}" if beta != 1.0 else "")) if x)
+        inner = ",".join(
+            x for x in ((f"rel={rel}" if r else ""), (f"beta={beta!r}" if beta != 1.0 else "")) if x
+        )
         return Route(f"SetF({inner})" if inner else "SetF", group, None)
-    if name in ("P", "R", "AP", "RR", "Rprec", "Bpref", "Success", "infAP", "SetAP", "NumRel", "NumQ"):
+    if name in (
+        "P",
+        "R",
+        "AP",
+        "RR",
+        "Rprec",
+        "Bpref",
+        "Success",
+        "infAP",
+        "SetAP",
+        "NumRel",
+        "NumQ",
+    ):
         return Route(f"{name}{r}{at}", group, None)
     refuse(m, "RankLab does not compute this measure")
     raise AssertionError  # pragma: no cover
@@ -118,7 +138,10 @@ def source(data, kind: str):
     if isinstance(data, (mc.Qrels, mc.Run)):
         return data
     value = "score" if kind == "run" else "relevance"
-    rows = [(r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)[:3] for r in data]
+    rows = [
+        (r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)[:3]
+        for r in data
+    ]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 
 

@@ -34,12 +34,19 @@ import numpy as np
 from metrics_core.compat.trec_measures import NICKNAMES, TREC_MEASURES, Requested, requested
 from metrics_core.errors import InputError
 
-__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "supported_measures", "supported_nicknames",
-           "parse_qrel", "parse_run"]
+__all__ = [
+    "RelevanceEvaluator",
+    "compute_aggregated_measure",
+    "supported_measures",
+    "supported_nicknames",
+    "parse_qrel",
+    "parse_run",
+]
 
 #: trec_eval 9 measure families served (pytrec_eval's ``supported_measures``)
 supported_measures: frozenset[str] = frozenset(
-    m.name for m in TREC_MEASURES if 9 in m.versions and m.ranklab != "-")
+    m.name for m in TREC_MEASURES if 9 in m.versions and m.ranklab != "-"
+)
 #: nickname -> families (pytrec_eval's ``supported_nicknames``, ordinary qrels only)
 supported_nicknames: dict[str, frozenset[str]] = {k: frozenset(v[9]) for k, v in NICKNAMES.items()}
 
@@ -53,7 +60,9 @@ def _triples(lines: Iterable[str], fields: int, layout: str, value: int, convert
     for number, line in enumerate(lines, start=1):
         parts = line.split()
         if len(parts) != fields:
-            raise InputError(f"expected {fields} fields ({layout}), found {len(parts)}", line=number)
+            raise InputError(
+                f"expected {fields} fields ({layout}), found {len(parts)}", line=number
+            )
         try:
             yield parts[0], parts[2], convert(parts[value])
         except ValueError:
@@ -117,13 +126,18 @@ def combine_measures(measures: Iterable[str]) -> list[str]:
             families.setdefault(measure, set())
         else:
             for base in sorted(supported_measures, key=len, reverse=True):
-                m = re.fullmatch(re.escape(base) + r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", measure)
+                m = re.fullmatch(
+                    re.escape(base) + r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", measure
+                )
                 if m:
                     families.setdefault(base, set()).update(m.group(1).split(","))
                     break
             else:
                 raise ValueError(f"unsupported measure {measure}")
-    return [f"{name}.{','.join(sorted(params))}" if params else name for name, params in families.items()]
+    return [
+        f"{name}.{','.join(sorted(params))}" if params else name
+        for name, params in families.items()
+    ]
 
 
 def columns_from_mapping(mapping: Mapping[str, Mapping[str, float]], kind: str):
@@ -142,8 +156,12 @@ def columns_from_mapping(mapping: Mapping[str, Mapping[str, float]], kind: str):
     counts = np.fromiter((len(d) for d in inner), dtype=np.int64, count=len(qids))
     total = int(counts.sum())
     docs = list(itertools.chain.from_iterable(d.keys() for d in inner))
-    values = np.fromiter(itertools.chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
-    query_ids = np.repeat(np.array(qids, dtype=object), counts) if total else np.array([], dtype=object)
+    values = np.fromiter(
+        itertools.chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total
+    )
+    query_ids = (
+        np.repeat(np.array(qids, dtype=object), counts) if total else np.array([], dtype=object)
+    )
     if kind == "run":
         empty = tuple(str(q) for q, n in zip(qids, counts, strict=True) if n == 0)
         return mc.Run(query_ids, docs, values, source="<run mapping>", extra_query_ids=empty)
@@ -166,16 +184,26 @@ class RelevanceEvaluator:
         Drop unjudged documents before measuring (trec_eval ``-J``).
     """
 
-    def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
-                 relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
+    def __init__(
+        self,
+        query_relevance: Mapping[str, Mapping[str, int]],
+        measures: Iterable[str],
+        relevance_level: int = 1,
+        judged_docs_only_flag: bool = False,
+    ) -> None:
         import metrics_core as mc
 
         if isinstance(measures, str):
             measures = [measures]
         self._requests: list[Requested] = requested(combine_measures(list(measures)), version=9)
-        self._qrels = columns_from_mapping({q: d for q, d in query_relevance.items() if len(d) > 0}, "qrels")
-        self._conventions = mc.Conventions(compat="trec_eval9", relevance_threshold=relevance_level,
-                                           judged_only=bool(judged_docs_only_flag))
+        self._qrels = columns_from_mapping(
+            {q: d for q, d in query_relevance.items() if len(d) > 0}, "qrels"
+        )
+        self._conventions = mc.Conventions(
+            compat="trec_eval9",
+            relevance_threshold=relevance_level,
+            judged_only=bool(judged_docs_only_flag),
+        )
         names = [n for r in self._requests for n in r.ranklab if n is not None]
         if any(r.measure.name == "gm_map" for r in self._requests):
             names.append("AP")
@@ -193,7 +221,9 @@ class RelevanceEvaluator:
             return {}
         import metrics_core as mc
 
-        ev = mc.evaluate(self._qrels, columns_from_mapping(scores, "run"), self._names, self._conventions)
+        ev = mc.evaluate(
+            self._qrels, columns_from_mapping(scores, "run"), self._names, self._conventions
+        )
         keys, columns = self.columns(ev)
         from metrics_core.compat.shapes import nested_from_columns
 
@@ -220,7 +250,9 @@ class RelevanceEvaluator:
             else:
                 from metrics_core.ranking.registry import parse_measure
 
-                values = [frame[parse_measure(r).name].to_numpy(dtype=np.float64) for r in req.ranklab]
+                values = [
+                    frame[parse_measure(r).name].to_numpy(dtype=np.float64) for r in req.ranklab
+                ]
             one_value = req.measure.kind in ("relstring", "param_double", "param_pair")
             keys += [name] if one_value else list(req.printed)  # pytrec_eval names these plainly
             columns += values

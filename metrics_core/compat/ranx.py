@@ -44,7 +44,9 @@ class _Mapping:
     """``{query: {doc: value}}`` held as ranx holds it, with its readers."""
 
     def __init__(self, mapping: dict | None = None, name: str | None = None):
-        self._data: dict = {str(q): {str(d): v for d, v in docs.items()} for q, docs in (mapping or {}).items()}
+        self._data: dict = {
+            str(q): {str(d): v for d, v in docs.items()} for q, docs in (mapping or {}).items()
+        }
         self.name = name
 
     @classmethod
@@ -52,10 +54,18 @@ class _Mapping:
         return cls(mapping, name=name)
 
     @classmethod
-    def from_df(cls, df, q_id_col: str = "q_id", doc_id_col: str = "doc_id", score_col: str = "score",
-                name: str | None = None):
+    def from_df(
+        cls,
+        df,
+        q_id_col: str = "q_id",
+        doc_id_col: str = "doc_id",
+        score_col: str = "score",
+        name: str | None = None,
+    ):
         out: dict = _defaultdict(dict)
-        for q, d, v in zip(df[q_id_col].astype(str), df[doc_id_col].astype(str), df[score_col], strict=True):
+        for q, d, v in zip(
+            df[q_id_col].astype(str), df[doc_id_col].astype(str), df[score_col], strict=True
+        ):
             out[q][d] = v
         return cls(dict(out), name=name)
 
@@ -87,8 +97,10 @@ class Qrels(_Mapping):
         from metrics_core.compat.ir_measures import read_trec_qrels
 
         if kind not in (None, "trec"):
-            raise _InputError(f"ranx drop-in: Qrels.from_file(kind={kind!r}) is not offered; give a TREC file "
-                              "or use Qrels.from_df / metrics_core.read_qrels")
+            raise _InputError(
+                f"ranx drop-in: Qrels.from_file(kind={kind!r}) is not offered; give a TREC file "
+                "or use Qrels.from_df / metrics_core.read_qrels"
+            )
         out: dict = _defaultdict(dict)
         for q in read_trec_qrels(path):
             out[q.query_id][q.doc_id] = q.relevance
@@ -110,8 +122,10 @@ class Run(_Mapping):
         from metrics_core.compat.ir_measures import read_trec_run
 
         if kind not in (None, "trec"):
-            raise _InputError(f"ranx drop-in: Run.from_file(kind={kind!r}) is not offered; give a TREC file "
-                              "or use Run.from_df / metrics_core.read_run")
+            raise _InputError(
+                f"ranx drop-in: Run.from_file(kind={kind!r}) is not offered; give a TREC file "
+                "or use Run.from_df / metrics_core.read_run"
+            )
         out: dict = _defaultdict(dict)
         for r in read_trec_run(path):
             out[r.query_id][r.doc_id] = r.score
@@ -139,18 +153,31 @@ def _warn_unreproducible_ties(run, plain_dict: bool) -> None:
     sizes = frame.groupby("q", sort=False)["s"].transform("size").to_numpy()
     tied = frame.duplicated(["q", "s"], keep=False).to_numpy()
     if plain_dict and bool(tied.any()):
-        _warnings.warn("ranx drop-in: the run holds equal scores and was given as a dict; ranx then orders "
-                       "them by hashes of the document ids that change from one Python process to the next, "
-                       "RankLab keeps their input order (as ranx does for a Run of up to 15 documents)",
-                       stacklevel=3)
+        _warnings.warn(
+            "ranx drop-in: the run holds equal scores and was given as a dict; ranx then orders "
+            "them by hashes of the document ids that change from one Python process to the next, "
+            "RankLab keeps their input order (as ranx does for a Run of up to 15 documents)",
+            stacklevel=3,
+        )
     elif bool((tied & (sizes > _STABLE_UP_TO)).any()):
-        _warnings.warn("ranx drop-in: a ranking of more than 15 documents holds equal scores; ranx orders them "
-                       "by an unstable quicksort that no rule reproduces, RankLab keeps their input order "
-                       "(tie_report=True in metrics_core.evaluate gives each value's range)", stacklevel=3)
+        _warnings.warn(
+            "ranx drop-in: a ranking of more than 15 documents holds equal scores; ranx orders them "
+            "by an unstable quicksort that no rule reproduces, RankLab keeps their input order "
+            "(tie_report=True in metrics_core.evaluate gives each value's range)",
+            stacklevel=3,
+        )
 
 
-def evaluate(qrels, run, metrics, return_mean: bool = True, return_std: bool = False, threads: int = 0,
-             save_results_in_run: bool = True, make_comparable: bool = False):
+def evaluate(
+    qrels,
+    run,
+    metrics,
+    return_mean: bool = True,
+    return_std: bool = False,
+    threads: int = 0,
+    save_results_in_run: bool = True,
+    make_comparable: bool = False,
+):
     """ranx's ``evaluate``: one metric -> its mean (a float), several -> ``{metric: mean}``;
     ``return_mean=False``: each query's values (an array, queries in sorted order);
     ``return_std=True``: ``{"mean": ..., "std": ...}`` per metric. ``threads`` is accepted
@@ -165,19 +192,29 @@ def evaluate(qrels, run, metrics, return_mean: bool = True, return_std: bool = F
     else:
         r_eval = r
         if set(q.keys()) != set(r.keys()):
-            raise _InputError("Qrels and Run query ids do not match (ranx's rule); pass make_comparable=True to "
-                              "score the run's missing queries 0 and drop its extra ones")
+            raise _InputError(
+                "Qrels and Run query ids do not match (ranx's rule); pass make_comparable=True to "
+                "score the run's missing queries 0 and drop its extra ones"
+            )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if any(n.split("@")[0].split("-l")[0] == "bpref" for n in names):
-        _warnings.warn("ranx drop-in: bpref is trec_eval's; ranx's is 0 for every query of a collection that "
-                       "holds a query without a relevant document", stacklevel=2)
+        _warnings.warn(
+            "ranx drop-in: bpref is trec_eval's; ranx's is 0 for every query of a collection that "
+            "holds a query without a relevant document",
+            stacklevel=2,
+        )
     specs = [mc.parse_measure(n) for n in names]
     run_columns = _columns(r_eval, "run")
     _warn_unreproducible_ties(run_columns, plain_dict=not isinstance(run, _Mapping))
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")  # coverage: ranx's rule (same queries) was checked above
-        ev = mc.evaluate(_columns(q, "qrels"), run_columns, list(dict.fromkeys(s.name for s in specs)),
-                         ties="input", missing_queries="zero")
+        ev = mc.evaluate(
+            _columns(q, "qrels"),
+            run_columns,
+            list(dict.fromkeys(s.name for s in specs)),
+            ties="input",
+            missing_queries="zero",
+        )
     order = sorted(q.keys())
     frame = ev.per_query.reindex(order).fillna(0.0)
     out: dict = {}
@@ -200,12 +237,15 @@ def evaluate(qrels, run, metrics, return_mean: bool = True, return_std: bool = F
 def _refused(name: str, instead: str):
     def refuse(*args, **kwargs):
         raise _InputError(f"ranx drop-in: ranx.{name} is not offered; {instead}")
+
     refuse.__name__ = name
     refuse.__doc__ = f"ranx's ``{name}``: not offered (raises one line: {instead})."
     return refuse
 
 
-compare = _refused("compare", "metrics_core.compare gives deltas, intervals, paired tests and corrections")
+compare = _refused(
+    "compare", "metrics_core.compare gives deltas, intervals, paired tests and corrections"
+)
 fuse = _refused("fuse", "rank fusion is not part of this drop-in")
 normalize = _refused("normalize", "score normalisation is not part of this drop-in")
 optimize_fusion = _refused("optimize_fusion", "rank fusion is not part of this drop-in")

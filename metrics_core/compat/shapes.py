@@ -16,7 +16,9 @@ import numpy as np
 __all__ = ["long_frame", "nested_dict", "nested_from_columns"]
 
 
-def nested_from_columns(query_ids: Sequence, keys: Sequence[str], columns: Sequence[np.ndarray]) -> dict:
+def nested_from_columns(
+    query_ids: Sequence, keys: Sequence[str], columns: Sequence[np.ndarray]
+) -> dict:
     """``{query: {key: value}}`` from per-query columns (Python floats, query order kept).
 
     >>> nested_from_columns(["q1", "q2"], ["AP", "P@5"], [np.array([0.5, 1.0]), np.array([0.2, 0.0])])
@@ -26,7 +28,9 @@ def nested_from_columns(query_ids: Sequence, keys: Sequence[str], columns: Seque
         return {str(q): {} for q in query_ids}
     rows = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns]).tolist()
     keys = list(keys)
-    return {str(q): dict(zip(keys, row, strict=True)) for q, row in zip(query_ids, rows, strict=True)}
+    return {
+        str(q): dict(zip(keys, row, strict=True)) for q, row in zip(query_ids, rows, strict=True)
+    }
 
 
 def nested_dict(ev) -> dict[str, dict[str, float]]:
@@ -57,8 +61,10 @@ def long_frame(ev):
     measures = list(ev.measures)
     n, k = len(frame), len(measures)
     values = frame[measures].to_numpy(dtype=np.float64).reshape(-1) if k else np.zeros(0)
-    return pd.DataFrame({
-        "query_id": np.repeat(np.asarray(frame.index, dtype=object), k),
-        "measure": np.tile(np.asarray(measures, dtype=object), n),
-        "value": values,
-    })
+    return pd.DataFrame(
+        {
+            "query_id": np.repeat(np.asarray(frame.index, dtype=object), k),
+            "measure": np.tile(np.asarray(measures, dtype=object), n),
+            "value": values,
+        }
+    )

@@ -29,7 +29,14 @@ from metrics_core.compat.trec_measures import Requested, TrecEvalExit, requested
 from metrics_core.errors import InputError
 from metrics_core.io.coverage import CoverageWarning
 
-__all__ = ["TrecEvalOptions", "TrecEvalExit", "trec_eval_output", "last_run_id", "relstrings", "custom_11pt_avg"]
+__all__ = [
+    "TrecEvalOptions",
+    "TrecEvalExit",
+    "trec_eval_output",
+    "last_run_id",
+    "relstrings",
+    "custom_11pt_avg",
+]
 
 
 @dataclass(frozen=True)
@@ -98,25 +105,43 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
         rows = np.arange(len(scores))
     else:  # only the first min(length, depth) ranks matter: keep their scores and ties
         rows = np.flatnonzero(_top_candidates(run, scores, min(length, conv.depth or length)))
-    frame = pd.DataFrame({"query_id": _strings(run.qid.take(rows)), "doc_id": _strings(run.docid.take(rows)),
-                          "score": scores[rows]})
-    frame = frame.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    frame = pd.DataFrame(
+        {
+            "query_id": _strings(run.qid.take(rows)),
+            "doc_id": _strings(run.docid.take(rows)),
+            "score": scores[rows],
+        }
+    )
+    frame = frame.sort_values(
+        ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
+    )
     if conv.depth is not None:
         frame = frame[frame.groupby("query_id", sort=False).cumcount() < conv.depth]
     labels = qrels.to_frame().rename(columns={qrels.to_frame().columns[2]: "label"})
     labels["label"] = np.trunc(labels["label"].astype(float))
-    labels.loc[labels["label"] < 0, "label"] = -2.0  # judged with a negative label: "in the pool, unjudged"
-    frame = frame.merge(labels[["query_id", "doc_id", "label"]], on=["query_id", "doc_id"], how="left")
+    labels.loc[
+        labels["label"] < 0, "label"
+    ] = -2.0  # judged with a negative label: "in the pool, unjudged"
+    frame = frame.merge(
+        labels[["query_id", "doc_id", "label"]], on=["query_id", "doc_id"], how="left"
+    )
     frame["label"] = frame["label"].fillna(-1.0)
     if conv.judged_only:
         frame = frame[frame["label"] >= 0]
     frame = frame[frame.groupby("query_id", sort=False).cumcount() < length]
     lab = frame["label"].to_numpy()
-    chars = np.where(lab > 9, ">", np.where(lab >= 0, lab.clip(0, 9).astype(int).astype(str),
-                                            np.where(lab == -1, "-", ".")))
+    chars = np.where(
+        lab > 9,
+        ">",
+        np.where(lab >= 0, lab.clip(0, 9).astype(int).astype(str), np.where(lab == -1, "-", ".")),
+    )
     text = "".join(chars.tolist())
     qids = frame["query_id"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]]) if len(qids) else np.zeros(0, dtype=np.int64)
+    starts = (
+        np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]])
+        if len(qids)
+        else np.zeros(0, dtype=np.int64)
+    )
     ends = np.r_[starts[1:], len(qids)]
     joined = {qids[a]: text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)}
     return {q: joined.get(q, "") for q in queries}
@@ -151,9 +176,14 @@ def _top_candidates(run, scores: np.ndarray, n: int) -> np.ndarray:
 
 
 def _conventions(opt: TrecEvalOptions) -> dict:
-    return {"relevance_threshold": opt.relevance_level, "depth": opt.max_docs, "judged_only": opt.judged_only,
-            "num_docs": opt.num_docs, "missing_queries": "zero" if opt.complete else "skip",
-            "compat": "trec_eval9" if opt.version == 9 else "trec_eval10"}
+    return {
+        "relevance_threshold": opt.relevance_level,
+        "depth": opt.max_docs,
+        "judged_only": opt.judged_only,
+        "num_docs": opt.num_docs,
+        "missing_queries": "zero" if opt.complete else "skip",
+        "compat": "trec_eval9" if opt.version == 9 else "trec_eval10",
+    }
 
 
 def custom_11pt_avg(req: Requested, frame) -> np.ndarray:
@@ -194,7 +224,11 @@ def _columns(reqs, ev, opt: TrecEvalOptions, table) -> dict[str, tuple[np.ndarra
             if printed == "num_rel" and opt.complete:
                 # with -c, trec_eval's summary counts every qrels label > 0, whatever -l says
                 out[printed] = (out[printed][0], ev.aggregate["NumRel(rel=1)"])
-            if opt.version == 10 and opt.complete and printed.startswith(("utility_", "rbp_resid_")):
+            if (
+                opt.version == 10
+                and opt.complete
+                and printed.startswith(("utility_", "rbp_resid_"))
+            ):
                 out[printed] = _with_mean(_bogus(printed, name, out[printed][0], ev, opt, table))
     return out
 
@@ -216,12 +250,19 @@ def _utility(name: str, ev, opt: TrecEvalOptions, table) -> np.ndarray:
     index, frame = table
     a, b, c, d = (_spec(name).param(k, ev.conventions) for k in "abcd")
     ret, relret, rel = (frame[n] for n in ("NumRet", "NumRelRet", "NumRel"))
-    values = a * relret + b * (ret - relret) + c * (rel - relret) + d * (opt.num_docs + relret - ret - rel)
+    values = (
+        a * relret
+        + b * (ret - relret)
+        + c * (rel - relret)
+        + d * (opt.num_docs + relret - ret - rel)
+    )
     values[_missing_rows(ev, index)] = 0.0
     return values
 
 
-def _bogus(printed: str, name: str, values: np.ndarray, ev, opt: TrecEvalOptions, table) -> np.ndarray:
+def _bogus(
+    printed: str, name: str, values: np.ndarray, ev, opt: TrecEvalOptions, table
+) -> np.ndarray:
     """trec_eval 10 with -c scores a missing query on a one-document ranking (an unjudged
     document) and then zeroes ``utility`` and ``rbp_resid``, but only under those exact
     names: with parameters (``utility_2,-1,0,1``) the one-document values stay."""
@@ -235,8 +276,12 @@ def _bogus(printed: str, name: str, values: np.ndarray, ev, opt: TrecEvalOptions
     if printed.startswith("utility_"):
         a, b, c, d = (spec.param(k, ev.conventions) for k in "abcd")
         num_rel = frame["NumRel"][rows]
-        values[rows] = (a * 0.0 + b * (retrieved - 0.0) + c * (num_rel - 0.0)
-                        + d * (opt.num_docs + 0.0 - retrieved - num_rel))
+        values[rows] = (
+            a * 0.0
+            + b * (retrieved - 0.0)
+            + c * (num_rel - 0.0)
+            + d * (opt.num_docs + 0.0 - retrieved - num_rel)
+        )
     elif retrieved:
         p = spec.param("p", ev.conventions)
         values[rows] = 1.0 * p + (1 - p) * 1.0
@@ -256,7 +301,9 @@ def _canonical(name: str) -> str:
 def _evaluate(qrels_source, run_source, reqs, opt):
     import metrics_core as mc
 
-    qrels_source = qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
+    qrels_source = (
+        qrels_source if isinstance(qrels_source, mc.Qrels) else mc.read_qrels(qrels_source)
+    )
     if any(r.measure.kind == "relstring" for r in reqs) and opt.per_query:  # read once, used twice
         run_source = run_source if isinstance(run_source, mc.Run) else mc.read_run(run_source)
 
@@ -274,7 +321,9 @@ def _evaluate(qrels_source, run_source, reqs, opt):
     return ev, qrels_source, run_source
 
 
-def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_bytes: bytes | None = None):
+def trec_eval_output(
+    qrels_source, run_source, options: TrecEvalOptions, *, run_bytes: bytes | None = None
+):
     """What trec_eval prints for these inputs and options.
 
     Returns ``(stdout_text, status, stderr_line)``: status 0 and no stderr line on success;
@@ -299,7 +348,11 @@ def trec_eval_output(qrels_source, run_source, options: TrecEvalOptions, *, run_
     if stop is None and (not index or not shown):
         return "", 7, "trec_eval: No queries with both results and relevance info"
     columns = _columns(reqs, ev, options, table)
-    text = _per_query(reqs, ev, columns, shown, index, qrels_read, run_read, options) if options.per_query else []
+    text = (
+        _per_query(reqs, ev, columns, shown, index, qrels_read, run_read, options)
+        if options.per_query
+        else []
+    )
     if stop is not None:
         return "".join(text), 4, stop
     if options.summary:
@@ -361,12 +414,19 @@ def _per_query(reqs, ev, columns, shown, index, qrels_source, run_source, opt) -
         if req.measure.summary_only or req.measure.kind == "runid":
             continue
         if req.measure.kind == "relstring":
-            rel = _relstrings(qrels_source, run_source, ev, req.params[0], shown, req.printed[0] != "relstring")
+            rel = _relstrings(
+                qrels_source, run_source, ev, req.params[0], shown, req.printed[0] != "relstring"
+            )
             per_measure.append([_line(req.printed[0], q, f"'{rel[q]}'") for q in shown])
             continue
         for printed in req.printed:
             values = columns[printed][0]
-            per_measure.append([_line(printed, q, _format(req, values[i])) for q, i in zip(shown, rows, strict=True)])
+            per_measure.append(
+                [
+                    _line(printed, q, _format(req, values[i]))
+                    for q, i in zip(shown, rows, strict=True)
+                ]
+            )
     return ["".join(parts) for parts in zip(*per_measure, strict=True)] if per_measure else []
 
 

@@ -14,8 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["TrecMeasure", "Requested", "TREC_MEASURES", "NICKNAMES", "TrecEvalExit", "requested",
-           "c_atol", "c_atof"]
+__all__ = [
+    "TrecMeasure",
+    "Requested",
+    "TREC_MEASURES",
+    "NICKNAMES",
+    "TrecEvalExit",
+    "requested",
+    "c_atol",
+    "c_atof",
+]
 
 
 class TrecEvalExit(Exception):
@@ -69,7 +77,9 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
     TrecMeasure("recall", "cut_long", "R", _CUTS),
     TrecMeasure("infAP", "double", "infAP"),
     TrecMeasure("gm_bpref", "double", "GMBpref", summary_only=True),
-    TrecMeasure("Rprec_mult", "cut_double", "RprecMult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    TrecMeasure(
+        "Rprec_mult", "cut_double", "RprecMult", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+    ),
     TrecMeasure("utility", "param_double", "Utility", (1.0, -1.0, 0.0, 0.0)),
     TrecMeasure("11pt_avg", "param_double", "IPrecAvg", _LEVELS),
     TrecMeasure("binG", "double", "BinG"),
@@ -89,33 +99,122 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_map", "double", "SetAP"),
     TrecMeasure("set_F", "param_double", "SetF", (1.0,)),
     TrecMeasure("num_nonrel_judged_ret", "long", "NumNonRelJudgedRet"),
-    *(TrecMeasure(n, "double", "-") for n in (
-        "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
-        "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
-        "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
-        "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap")),
+    *(
+        TrecMeasure(n, "double", "-")
+        for n in (
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+            "map_avgjg",
+            "P_avgjg",
+            "Rprec_mult_avgjg",
+            "yaap",
+        )
+    ),
     TrecMeasure("rbp", "param_pair", "RBP", versions=(10,)),
     TrecMeasure("rbp_resid", "param_pair", "RBPResid", versions=(10,)),
     TrecMeasure("unj", "cut_long", "Unjudged", (5, 10, 20), versions=(10,)),
 )
 _BY_NAME = {m.name: m for m in TREC_MEASURES}
 
-_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-             "recip_rank", "iprec_at_recall", "P")
+_OFFICIAL = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+)
 #: nickname -> measure names, per trec_eval version
 NICKNAMES: dict[str, dict[int, tuple[str, ...]]] = {
     "official": {9: _OFFICIAL, 10: _OFFICIAL},
-    "set": {v: ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-                "set_relative_P", "set_map", "set_F") for v in (9, 10)},
+    "set": {
+        v: (
+            "runid",
+            "num_q",
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "utility",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+        )
+        for v in (9, 10)
+    },
     "all_trec": {
-        10: _OFFICIAL + ("relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
-                         "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut",
-                         "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
-                         "set_map", "set_F", "num_nonrel_judged_ret"),
-        9: _OFFICIAL + ("relstring", "recall", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg",
-                        "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg",
-                        "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
-                        "num_nonrel_judged_ret"),
+        10: _OFFICIAL
+        + (
+            "relstring",
+            "recall",
+            "unj",
+            "rbp",
+            "rbp_resid",
+            "infAP",
+            "gm_bpref",
+            "utility",
+            "11pt_avg",
+            "ndcg",
+            "relative_P",
+            "Rprec_mult",
+            "success",
+            "map_cut",
+            "ndcg_cut",
+            "ndcg_rel",
+            "Rndcg",
+            "binG",
+            "G",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+            "num_nonrel_judged_ret",
+        ),
+        9: _OFFICIAL
+        + (
+            "relstring",
+            "recall",
+            "infAP",
+            "gm_bpref",
+            "utility",
+            "11pt_avg",
+            "ndcg",
+            "relative_P",
+            "Rprec_mult",
+            "success",
+            "map_cut",
+            "ndcg_cut",
+            "ndcg_rel",
+            "Rndcg",
+            "binG",
+            "G",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+            "num_nonrel_judged_ret",
+        ),
     },
 }
 _REFUSED_NICKNAMES = ("all_prefs", "prefs", "qrels_jg")
@@ -157,11 +256,16 @@ def _mark(names: list[str], args: dict[str, str], arg: str, version: int) -> Non
     name, dot, params = arg.partition(".")
     if dot:
         if not params:
-            raise TrecEvalExit(1, f"trec_eval: illegal measure '{name}' (a '.' with no parameters after it)")
+            raise TrecEvalExit(
+                1, f"trec_eval: illegal measure '{name}' (a '.' with no parameters after it)"
+            )
         args.setdefault(name, params)  # trec_eval uses the first parameters given for a name
     if name in _REFUSED_NICKNAMES:
-        raise TrecEvalExit(1, f"trec_eval: measure set '{name}' needs preference or jg qrels, which RankLab "
-                              "does not read; use the ordinary qrels measures")
+        raise TrecEvalExit(
+            1,
+            f"trec_eval: measure set '{name}' needs preference or jg qrels, which RankLab "
+            "does not read; use the ordinary qrels measures",
+        )
     if name in NICKNAMES:
         names.extend(NICKNAMES[name][version])
         return
@@ -169,8 +273,11 @@ def _mark(names: list[str], args: dict[str, str], arg: str, version: int) -> Non
     if m is None or version not in m.versions:
         raise TrecEvalExit(1, f"trec_eval: illegal measure '{arg}'")
     if m.ranklab == "-":
-        raise TrecEvalExit(1, f"trec_eval: measure '{name}' is not served by RankLab (preference, jg or "
-                              "experimental measure); leave it out")
+        raise TrecEvalExit(
+            1,
+            f"trec_eval: measure '{name}' is not served by RankLab (preference, jg or "
+            "experimental measure); leave it out",
+        )
     names.append(name)
 
 
@@ -180,9 +287,13 @@ def _cutoffs(m: TrecMeasure, text: str | None) -> tuple:
     read = c_atol if m.kind == "cut_long" else c_atof
     values = sorted(read(p) for p in text.split(","))
     if m.kind == "cut_long" and values[0] <= 0:
-        raise TrecEvalExit(2, f"trec_eval: Negative cutoff detected; cannot initialize measure '{m.name}'")
+        raise TrecEvalExit(
+            2, f"trec_eval: Negative cutoff detected; cannot initialize measure '{m.name}'"
+        )
     if len(set(values)) != len(values):
-        raise TrecEvalExit(2, f"trec_eval: duplicate cutoffs detected; cannot initialize measure '{m.name}'")
+        raise TrecEvalExit(
+            2, f"trec_eval: duplicate cutoffs detected; cannot initialize measure '{m.name}'"
+        )
     return tuple(values)
 
 
@@ -195,8 +306,11 @@ def _pairs(m: TrecMeasure, text: str) -> list[tuple[str, float]]:
     for item in text.split(","):
         key, eq, value = item.partition("=")
         if not eq or not key:
-            raise TrecEvalExit(2, f"trec_eval: malformed pair parameters in '{text}'; cannot initialize "
-                                  f"measure '{m.name}'")
+            raise TrecEvalExit(
+                2,
+                f"trec_eval: malformed pair parameters in '{text}'; cannot initialize "
+                f"measure '{m.name}'",
+            )
         out.append((key, c_atof(value)))
     return out
 
@@ -211,27 +325,42 @@ def _param_names(m: TrecMeasure, text: str | None) -> str | None:
         values = [c_atof(p) for p in text.split(",")]
         if m.name == "utility":
             if len(values) != 4:
-                raise TrecEvalExit(2, "trec_eval: utility takes 4 parameters (a,b,c,d); cannot initialize "
-                                      "measure 'utility'")
-            return "Utility(" + ",".join(f"{k}={_fmt(v)}" for k, v in zip("abcd", values, strict=True)) + ")"
+                raise TrecEvalExit(
+                    2,
+                    "trec_eval: utility takes 4 parameters (a,b,c,d); cannot initialize "
+                    "measure 'utility'",
+                )
+            return (
+                "Utility("
+                + ",".join(f"{k}={_fmt(v)}" for k, v in zip("abcd", values, strict=True))
+                + ")"
+            )
         if m.name == "set_F":
             return f"SetF(beta={_fmt(values[0])})"
         raise AssertionError(m.name)  # 11pt_avg is handled by the caller
     pairs = _pairs(m, text)
     if m.name in ("rbp", "rbp_resid"):
         if [k for k, _ in pairs] != ["p"]:
-            raise TrecEvalExit(2, f"trec_eval: RankLab serves {m.name} with the parameter p only "
-                                  f"(e.g. {m.name}.p=0.95)")
+            raise TrecEvalExit(
+                2,
+                f"trec_eval: RankLab serves {m.name} with the parameter p only "
+                f"(e.g. {m.name}.p=0.95)",
+            )
         return f"{base}(p={_fmt(pairs[0][1])})"
     if m.name in ("ndcg", "dcg"):
         gains = []
         for key, value in pairs:
             if not re.fullmatch(r"[+-]?\d+", key.strip()):
-                raise TrecEvalExit(2, f"trec_eval: {m.name} gains are written level=gain (e.g. "
-                                      f"{m.name}.1=3,2=9); got '{key}'")
+                raise TrecEvalExit(
+                    2,
+                    f"trec_eval: {m.name} gains are written level=gain (e.g. "
+                    f"{m.name}.1=3,2=9); got '{key}'",
+                )
             gains.append(f"{int(key)}:{_fmt(value)}")
         return f"{base}(gains={','.join(gains)})"
-    raise TrecEvalExit(2, f"trec_eval: RankLab serves {m.name} without parameters; leave out '.{text}'")
+    raise TrecEvalExit(
+        2, f"trec_eval: RankLab serves {m.name} without parameters; leave out '.{text}'"
+    )
 
 
 def requested(measure_args: list[str], version: int = 10) -> list[Requested]:
@@ -256,7 +385,11 @@ def requested(measure_args: list[str], version: int = 10) -> list[Requested]:
             out.append(Requested(m, ("runid",), (None,)))
         elif m.kind == "relstring":
             n = int(c_atof(text.split(",")[0])) if text is not None else 10
-            out.append(Requested(m, (f"relstring_{text}" if text is not None else "relstring",), (None,), (n,)))
+            out.append(
+                Requested(
+                    m, (f"relstring_{text}" if text is not None else "relstring",), (None,), (n,)
+                )
+            )
         elif m.kind in ("cut_long", "cut_double"):
             cuts = _cutoffs(m, text)
             if m.kind == "cut_long":
@@ -264,13 +397,21 @@ def requested(measure_args: list[str], version: int = 10) -> list[Requested]:
                 names_ = tuple(f"{m.ranklab}@{k}" for k in cuts)
             else:
                 printed = tuple(f"{m.name}_{k:3.2f}" for k in cuts)
-                names_ = tuple(f"IPrec@{_fmt(k)}" if m.ranklab == "IPrec" else f"RprecMult(x={_fmt(k)})"
-                               for k in cuts)
+                names_ = tuple(
+                    f"IPrec@{_fmt(k)}" if m.ranklab == "IPrec" else f"RprecMult(x={_fmt(k)})"
+                    for k in cuts
+                )
             out.append(Requested(m, printed, names_, cuts))
         elif m.name == "11pt_avg" and text is not None:
             levels = tuple(c_atof(p) for p in text.split(","))
-            out.append(Requested(m, (f"11pt_avg_{text}",), tuple(f"IPrec@{_fmt(r)}" for r in levels), levels))
+            out.append(
+                Requested(
+                    m, (f"11pt_avg_{text}",), tuple(f"IPrec@{_fmt(r)}" for r in levels), levels
+                )
+            )
         else:
-            shown = f"{m.name}_{text}" if text is not None and m.kind.startswith("param") else m.name
+            shown = (
+                f"{m.name}_{text}" if text is not None and m.kind.startswith("param") else m.name
+            )
             out.append(Requested(m, (shown,), (_param_names(m, text),)))
     return out

@@ -22,5 +22,18 @@ from metrics_core.fusion.training import train
 from metrics_core.fusion.tuning import GRIDS, Tuning, tune
 from metrics_core.io.writers import RUN_FORMATS, run_text, write_run
 
-__all__ = ["fuse", "train", "tune", "Tuning", "GRIDS", "METHODS", "NORMS", "METHOD_LABELS",
-           "method_name", "norm_name", "write_run", "run_text", "RUN_FORMATS"]
+__all__ = [
+    "fuse",
+    "train",
+    "tune",
+    "Tuning",
+    "GRIDS",
+    "METHODS",
+    "NORMS",
+    "METHOD_LABELS",
+    "method_name",
+    "norm_name",
+    "write_run",
+    "run_text",
+    "RUN_FORMATS",
+]

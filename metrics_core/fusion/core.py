@@ -97,45 +97,75 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
     for name, default in spec["params"].items():
         value = given.pop(name, default)
         if value is None:
-            raise InputError(N_("the fusion method {method} needs the parameter {param}"),
-                             hint=N_("give it in params, or train the method on judgements"),
-                             field="params", params={"method": method, "param": name})
+            raise InputError(
+                N_("the fusion method {method} needs the parameter {param}"),
+                hint=N_("give it in params, or train the method on judgements"),
+                field="params",
+                params={"method": method, "param": name},
+            )
         out[name] = value
     for name in spec.get("train", {}):
         given.pop(name, None)
     if given:
-        raise InputError(N_("the fusion method {method} has no parameter {param}"),
-                         hint=N_("accepted: {choices}"), field="params",
-                         params={"method": method, "param": ", ".join(sorted(given)),
-                                 "choices": ", ".join(["weights"] * bool(spec.get("weights"))
-                                                      + list(spec["params"])) or "-"})
+        raise InputError(
+            N_("the fusion method {method} has no parameter {param}"),
+            hint=N_("accepted: {choices}"),
+            field="params",
+            params={
+                "method": method,
+                "param": ", ".join(sorted(given)),
+                "choices": ", ".join(["weights"] * bool(spec.get("weights")) + list(spec["params"]))
+                or "-",
+            },
+        )
     if spec.get("weights"):
-        w = np.full(n_runs, 1.0 / n_runs) if weights is None else np.asarray(weights, dtype=np.float64)
+        w = (
+            np.full(n_runs, 1.0 / n_runs)
+            if weights is None
+            else np.asarray(weights, dtype=np.float64)
+        )
         if w.shape != (n_runs,) or not np.all(np.isfinite(w)):
-            raise InputError(N_("{count} weights for {runs} runs"), field="weights",
-                             hint=N_("give one finite weight per run, in the runs' order"),
-                             params={"count": int(np.size(w)), "runs": n_runs})
+            raise InputError(
+                N_("{count} weights for {runs} runs"),
+                field="weights",
+                hint=N_("give one finite weight per run, in the runs' order"),
+                params={"count": int(np.size(w)), "runs": n_runs},
+            )
         out["weights"] = w
     elif weights is not None:
-        raise InputError(N_("the fusion method {method} takes no weights"), field="weights",
-                         hint=N_("weighted methods: {choices}"),
-                         params={"method": method,
-                                 "choices": ", ".join(m for m, s in METHODS.items() if s.get("weights"))})
+        raise InputError(
+            N_("the fusion method {method} takes no weights"),
+            field="weights",
+            hint=N_("weighted methods: {choices}"),
+            params={
+                "method": method,
+                "choices": ", ".join(m for m, s in METHODS.items() if s.get("weights")),
+            },
+        )
     if method == "logn_isr" and not 0.0 <= float(out["sigma"]) <= 1.0:
-        raise InputError(N_("sigma must be between 0 and 1, not {value}"), field="params",
-                         params={"value": out["sigma"]})
+        raise InputError(
+            N_("sigma must be between 0 and 1, not {value}"),
+            field="params",
+            params={"value": out["sigma"]},
+        )
     if method == "slidefuse" and int(out["w"]) < 0:
-        raise InputError(N_("the window w must be 0 or more, not {value}"), field="params",
-                         params={"value": out["w"]})
+        raise InputError(
+            N_("the window w must be 0 or more, not {value}"),
+            field="params",
+            params={"value": out["w"]},
+        )
     return out
 
 
 def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
     seq = list(values) if not isinstance(values, np.ndarray) or values.ndim > 1 else [values]
     if len(seq) != n_runs:
-        raise InputError(N_("{param} holds {count} entries for {runs} runs"), field="params",
-                         hint=N_("one entry per run, in the runs' order"),
-                         params={"param": name, "count": len(seq), "runs": n_runs})
+        raise InputError(
+            N_("{param} holds {count} entries for {runs} runs"),
+            field="params",
+            hint=N_("one entry per run, in the runs' order"),
+            params={"param": name, "count": len(seq), "runs": n_runs},
+        )
     return [np.asarray(v, dtype=np.float64).reshape(-1) for v in seq]
 
 
@@ -146,7 +176,9 @@ def _lookup(table: np.ndarray, index: np.ndarray, fill: float) -> np.ndarray:
     return out
 
 
-def contributions(prep: Prepared, method: str, norm: str, p: dict, scores: np.ndarray) -> np.ndarray:
+def contributions(
+    prep: Prepared, method: str, norm: str, p: dict, scores: np.ndarray
+) -> np.ndarray:
     """What each row adds to its document's fused score, before the runs are combined."""
     pos, run = prep.pos, prep.run
     if norm == "min-max-inverted" and METHODS[method]["family"] == "rank":
@@ -157,18 +189,25 @@ def contributions(prep: Prepared, method: str, norm: str, p: dict, scores: np.nd
     if method == "rrf":
         return 1.0 / (float(p["k"]) + r1)
     if method in ("isr", "log_isr", "logn_isr"):
-        return 1.0 / r1 ** 2
+        return 1.0 / r1**2
     if method == "rbc":
         phi = float(p["phi"])
-        return (1.0 - phi) * phi ** pos
+        return (1.0 - phi) * phi**pos
     if method in ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet"):
         return pos.astype(np.float64)  # combined in _combine, which knows the candidates
     if method == "mapfuse":
-        maps = np.array([float(np.ravel(v)[0]) for v in _per_run(list(np.ravel(p["map_scores"])),
-                                                                   prep.n_runs, "map_scores")])
+        maps = np.array(
+            [
+                float(np.ravel(v)[0])
+                for v in _per_run(list(np.ravel(p["map_scores"])), prep.n_runs, "map_scores")
+            ]
+        )
         return maps[run] / r1
-    tables = _per_run(p.get("probs", p.get("log_odds")), prep.n_runs,
-                      "log_odds" if method == "bayesfuse" else "probs")
+    tables = _per_run(
+        p.get("probs", p.get("log_odds")),
+        prep.n_runs,
+        "log_odds" if method == "bayesfuse" else "probs",
+    )
     out = np.zeros(len(pos))
     for i, table in enumerate(tables):  # one pass per run (a handful), not per query
         rows = run == i
@@ -250,11 +289,17 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         if per_cell.max() > 1:
             dup = int(np.flatnonzero(per_cell[cell] > 1)[0])
             i = int(prep.run[dup])
-            raise InputError(N_("document {doc} appears twice for query {query} in the run {run}"),
-                             source=prep.sources[i], field="runs",
-                             hint=N_("keep one line per (query, document) before fusing"),
-                             params={"doc": str(prep.dvocab[int(prep.d[dup])]),
-                                     "query": str(prep.qvocab[int(prep.q[dup])]), "run": prep.names[i]})
+            raise InputError(
+                N_("document {doc} appears twice for query {query} in the run {run}"),
+                source=prep.sources[i],
+                field="runs",
+                hint=N_("keep one line per (query, document) before fusing"),
+                params={
+                    "doc": str(prep.dvocab[int(prep.d[dup])]),
+                    "query": str(prep.qvocab[int(prep.q[dup])]),
+                    "run": prep.names[i],
+                },
+            )
         del per_cell
     del cell
     pq, pdoc = uniq // nd, uniq % nd
@@ -284,8 +329,17 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         M = np.ones_like(M)
         del ranks, lengths
     total = S.sum(axis=1)
-    if method in ("combsum", "rrf", "rbc", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse",
-                  "bordafuse"):
+    if method in (
+        "combsum",
+        "rrf",
+        "rbc",
+        "mapfuse",
+        "posfuse",
+        "probfuse",
+        "segfuse",
+        "slidefuse",
+        "bordafuse",
+    ):
         fused = total
     elif method in ("combmnz", "isr"):
         fused = total * cnt
@@ -328,16 +382,29 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         raise AssertionError(method)
     del S, M
     order = _output_order(pq, fused, pdoc, prep)
-    return Run(prep.qvocab.take(pa.array(pq[order])), prep.dvocab.take(pa.array(pdoc[order])),
-               fused[order], name=name or method, source=f"<{name or method}>")
+    return Run(
+        prep.qvocab.take(pa.array(pq[order])),
+        prep.dvocab.take(pa.array(pdoc[order])),
+        fused[order],
+        name=name or method,
+        source=f"<{name or method}>",
+    )
 
 
 def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
     return rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
 
 
-def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, params: Mapping | None = None,
-         *, qrels=None, name: str | None = None) -> Run:
+def fuse(
+    runs,
+    method: str = "rrf",
+    norm: str | None = "min-max",
+    weights=None,
+    params: Mapping | None = None,
+    *,
+    qrels=None,
+    name: str | None = None,
+) -> Run:
     """Fuse runs into one run (rank fusion), with ranx's catalogue and numbers.
 
     Parameters
@@ -400,12 +467,22 @@ def fuse(runs, method: str = "rrf", norm: str | None = "min-max", weights=None, 
     norm = norm_name(norm)
     run_list = as_runs(runs)
     given = dict(params or {})
-    if METHODS[method].get("supervised") and qrels is not None and not (
-            set(given) & {"probs", "log_odds", "map_scores"}):
+    if (
+        METHODS[method].get("supervised")
+        and qrels is not None
+        and not (set(given) & {"probs", "log_odds", "map_scores"})
+    ):
         from metrics_core.fusion.training import train
 
-        given.update(train(qrels, run_list, method, norm, **{k: given.pop(k) for k in list(given)
-                                                              if k in METHODS[method].get("train", {})}))
+        given.update(
+            train(
+                qrels,
+                run_list,
+                method,
+                norm,
+                **{k: given.pop(k) for k in list(given) if k in METHODS[method].get("train", {})},
+            )
+        )
     p = resolve_params(method, given, weights, len(run_list))
     return fuse_prepared(prepare(run_list), method, norm, p, name=name)
 

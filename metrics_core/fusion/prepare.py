@@ -41,7 +41,7 @@ def encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     glob = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     out, at = [], 0
     for c, v in zip(codes, vocabs, strict=True):
-        out.append(glob[at:at + len(v)][c])
+        out.append(glob[at : at + len(v)][c])
         at += len(v)
     return out, _plain_strings(enc.dictionary)
 
@@ -50,16 +50,26 @@ def _encode_together(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     """Codes of several string columns in one dictionary, by one hash pass over all of them."""
     chunks: list = []
     for col in columns:
-        col = _plain_strings(col) if not isinstance(col, pa.ChunkedArray) or pa.types.is_dictionary(col.type) \
-            or not pa.types.is_string(col.type) else col
+        col = (
+            _plain_strings(col)
+            if not isinstance(col, pa.ChunkedArray)
+            or pa.types.is_dictionary(col.type)
+            or not pa.types.is_string(col.type)
+            else col
+        )
         chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
     enc = pa.chunked_array(chunks, type=pa.string()).dictionary_encode()
     codes = [c.indices.to_numpy(zero_copy_only=False).astype(np.int64) for c in enc.chunks]
     out, at = [], 0
     for col in columns:
-        k = col.num_chunks if isinstance(col, pa.ChunkedArray) and not pa.types.is_dictionary(col.type) \
-            and pa.types.is_string(col.type) else 1
-        part = codes[at:at + k]
+        k = (
+            col.num_chunks
+            if isinstance(col, pa.ChunkedArray)
+            and not pa.types.is_dictionary(col.type)
+            and pa.types.is_string(col.type)
+            else 1
+        )
+        part = codes[at : at + k]
         out.append(np.concatenate(part) if len(part) != 1 else part[0])
         at += k
     dictionary = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], pa.string())
@@ -79,14 +89,14 @@ class Prepared:
     """The runs' rows in one table: codes, ranks, list lengths, (normalised) scores."""
 
     names: list[str]
-    qvocab: pa.Array                 # query ids, string order (code = position)
-    dvocab: pa.Array                 # document ids (code = position)
-    run: np.ndarray                  # run index of each row (rows grouped by run)
-    q: np.ndarray                    # query code of each row
-    d: np.ndarray                    # document code
-    raw: np.ndarray                  # the run's score
-    pos: np.ndarray                  # 0-based rank within the run's list for the query
-    lengths: np.ndarray              # runs x queries: list lengths L
+    qvocab: pa.Array  # query ids, string order (code = position)
+    dvocab: pa.Array  # document ids (code = position)
+    run: np.ndarray  # run index of each row (rows grouped by run)
+    q: np.ndarray  # query code of each row
+    d: np.ndarray  # document code
+    raw: np.ndarray  # the run's score
+    pos: np.ndarray  # 0-based rank within the run's list for the query
+    lengths: np.ndarray  # runs x queries: list lengths L
     sources: list[str]
 
     @property
@@ -98,12 +108,18 @@ class Prepared:
         return len(self.qvocab)
 
 
-def rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab: pa.Array) -> np.ndarray:
+def rank_order(
+    q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab: pa.Array
+) -> np.ndarray:
     """Row order by query, then score descending, then document id descending (trec_eval's
     tie rule). A run already in that order is checked in O(n) and not sorted; only the
     documents inside groups of equal scores have their ids compared."""
     n = len(q)
-    if n > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(np.all((q[1:] != q[:-1]) | (scores[1:] <= scores[:-1]))):
+    if (
+        n > 1
+        and bool(np.all(q[1:] >= q[:-1]))
+        and bool(np.all((q[1:] != q[:-1]) | (scores[1:] <= scores[:-1])))
+    ):
         order = np.arange(n)
     else:
         order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
@@ -114,8 +130,8 @@ def rank_order(q: np.ndarray, scores: np.ndarray, d: np.ndarray, nq: int, vocab:
     same = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
     if not same.any():
         return order
-    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])      # positions in ``order``
-    group = np.cumsum(np.r_[True, ~same])[tied]                           # tie group of each
+    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])  # positions in ``order``
+    group = np.cumsum(np.r_[True, ~same])[tied]  # tie group of each
     docs = d[order[tied]]
     used, inverse = np.unique(docs, return_inverse=True)
     rank = np.empty(len(used), dtype=np.int64)
@@ -131,10 +147,18 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
     dcodes, dvocab = _encode_together([r.docid for r in runs])
     nq = len(qvocab)
-    prep = Prepared(names=[r.name for r in runs], qvocab=qvocab, dvocab=dvocab,
-                    run=np.zeros(0, np.int16), q=np.zeros(0, np.int64), d=np.zeros(0, np.int64),
-                    raw=np.zeros(0), pos=np.zeros(0, np.int64),
-                    lengths=np.zeros((len(runs), nq), dtype=np.int64), sources=[r.source for r in runs])
+    prep = Prepared(
+        names=[r.name for r in runs],
+        qvocab=qvocab,
+        dvocab=dvocab,
+        run=np.zeros(0, np.int16),
+        q=np.zeros(0, np.int64),
+        d=np.zeros(0, np.int64),
+        raw=np.zeros(0),
+        pos=np.zeros(0, np.int64),
+        lengths=np.zeros((len(runs), nq), dtype=np.int64),
+        sources=[r.source for r in runs],
+    )
     parts_q, parts_d, parts_s, parts_p, parts_r = [], [], [], [], []
     for i, run in enumerate(runs):
         q, d, s = qcodes[i], dcodes[i], np.asarray(run.scores, dtype=np.float64)
@@ -169,11 +193,17 @@ def as_runs(runs) -> list[Run]:
         run = read_run(source, name=name) if name is not None else read_run(source)
         out.append(run)
     if len(out) < 2:
-        raise InputError(N_("fusion needs at least two runs, got {count}"), field="runs",
-                         params={"count": len(out)})
+        raise InputError(
+            N_("fusion needs at least two runs, got {count}"),
+            field="runs",
+            params={"count": len(out)},
+        )
     names = [r.name for r in out]
     if len(set(names)) < len(names):
-        out = [_renamed(r, f"{r.name}#{i + 1}") if names.count(r.name) > 1 else r for i, r in enumerate(out)]
+        out = [
+            _renamed(r, f"{r.name}#{i + 1}") if names.count(r.name) > 1 else r
+            for i, r in enumerate(out)
+        ]
     return out
 
 

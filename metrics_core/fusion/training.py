@@ -49,8 +49,15 @@ def _index_into(vocab: pa.Array, ids: pa.Array) -> np.ndarray:
     return np.asarray(idx.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments: int = 10,
-          queries: Sequence[str] | None = None) -> dict:
+def train(
+    qrels,
+    runs,
+    method: str,
+    norm: str | None = "min-max",
+    *,
+    n_segments: int = 10,
+    queries: Sequence[str] | None = None,
+) -> dict:
     """The supervised methods' estimates from training judgements (ranx's ``*_train``).
 
     For each run, over the training queries (the judged queries, or ``queries``; a query
@@ -75,17 +82,25 @@ def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments:
     method = method_name(method)
     norm = norm_name(norm)
     if not METHODS[method].get("supervised"):
-        raise InputError(N_("the fusion method {method} learns nothing from judgements"), field="method",
-                         params={"method": method})
+        raise InputError(
+            N_("the fusion method {method} learns nothing from judgements"),
+            field="method",
+            params={"method": method},
+        )
     from metrics_core.io import read_qrels
 
     qrels = read_qrels(qrels)
-    run_list = as_runs(runs) if not (isinstance(runs, Sequence) and runs and isinstance(runs[0], Run)) \
+    run_list = (
+        as_runs(runs)
+        if not (isinstance(runs, Sequence) and runs and isinstance(runs[0], Run))
         else list(runs)
+    )
     if queries is not None:
         keep = set(map(str, queries))
         mask = np.isin(qrels.query_ids, list(keep))
-        qrels = Qrels(qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source)
+        qrels = Qrels(
+            qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source
+        )
     if method == "mapfuse":
         from metrics_core.front_door import evaluate
 
@@ -109,7 +124,7 @@ def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments:
         if method in ("posfuse", "slidefuse"):
             size = int(L.max()) if len(L) else 0
             num = np.bincount(pos, weights=h, minlength=size)
-            den = np.bincount(L, minlength=size + 1)[::-1].cumsum()[::-1][1:size + 1]
+            den = np.bincount(L, minlength=size + 1)[::-1].cumsum()[::-1][1 : size + 1]
             with np.errstate(invalid="ignore", divide="ignore"):
                 out.append(num[:size] / den)
         elif method == "probfuse":
@@ -117,21 +132,26 @@ def train(qrels, runs, method: str, norm: str | None = "min-max", *, n_segments:
             seg = np.ceil(Lr / n_segments).astype(np.int64)
             k = pos // np.maximum(seg, 1)
             seg_len = np.minimum(seg, Lr - k * seg)
-            out.append(np.bincount(k, weights=h / seg_len, minlength=n_segments)[:n_segments]
-                       / max(n_queries, 1))
+            out.append(
+                np.bincount(k, weights=h / seg_len, minlength=n_segments)[:n_segments]
+                / max(n_queries, 1)
+            )
         elif method == "segfuse":
             b = SEGFUSE_BOUNDS
             k = np.searchsorted(b, pos, side="right") - 1
             inside = pos < b[-1]
             sizes = np.diff(b).astype(np.float64)
-            sums = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[:len(sizes)]
+            sums = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
             out.append(sums / sizes / max(n_queries, 1))
         elif method == "bayesfuse":
             b = BAYES_CUTOFFS
             k = np.searchsorted(b, pos, side="right") - 1
             inside = pos < b[-1]
             sizes = np.diff(b).astype(np.float64)
-            prec = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[:len(sizes)] / sizes
+            prec = (
+                np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
+                / sizes
+            )
             avg = prec / max(n_queries, 1)
             avg = np.where(avg == 0, avg + 0.001, avg)
             neg = 1 - avg

@@ -26,8 +26,10 @@ from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 
 VALIDATIONS = ("cross-validation", "in-sample")
 #: the warning every in-sample result carries
-IN_SAMPLE_WARNING = N_("Tuned and scored on the same queries (in-sample): the score is optimistic; "
-                       "cross-validation gives an honest estimate.")
+IN_SAMPLE_WARNING = N_(
+    "Tuned and scored on the same queries (in-sample): the score is optimistic; "
+    "cross-validation gives an honest estimate."
+)
 
 
 def weight_grid(n_runs: int, step: float = 0.1) -> list[tuple[float, ...]]:
@@ -54,8 +56,11 @@ GRIDS: dict[str, Callable[[int], list[dict]]] = {
     "logn_isr": lambda r: [{"sigma": v} for v in _steps(0.01, 1.0, 0.01)],
     "probfuse": lambda r: [{"n_segments": n} for n in range(1, 101)],
     "slidefuse": lambda r: [{"w": w} for w in range(1, 101)],
-    **{m: (lambda r: [{"weights": list(w)} for w in weight_grid(r)])
-       for m, s in METHODS.items() if s.get("weights")},
+    **{
+        m: (lambda r: [{"weights": list(w)} for w in weight_grid(r)])
+        for m, s in METHODS.items()
+        if s.get("weights")
+    },
 }
 
 
@@ -85,7 +90,9 @@ class Tuning:
         True when tuned and scored on the same queries (then :attr:`warning` says so).
     """
 
-    def __init__(self, *, method, norm, measure, validation, folds, summary, per_query, run, settings):
+    def __init__(
+        self, *, method, norm, measure, validation, folds, summary, per_query, run, settings
+    ):
         self.method, self.norm, self.measure, self.validation = method, norm, measure, validation
         self.folds, self.summary, self.per_query, self.run = folds, summary, per_query, run
         self.settings = settings
@@ -102,29 +109,51 @@ class Tuning:
             return tr(IN_SAMPLE_WARNING)
         s = self.settings
         if s.get("fold_column"):
-            text = tr(N_("Parameters chosen on the other folds' queries, scores on each fold's held-out "
-                         "queries ({k} folds from the query metadata column {column})."))
+            text = tr(
+                N_(
+                    "Parameters chosen on the other folds' queries, scores on each fold's held-out "
+                    "queries ({k} folds from the query metadata column {column})."
+                )
+            )
             return text.format(k=s["k"], column=s["fold_column"])
-        text = tr(N_("Parameters chosen on the other folds' queries, scores on each fold's held-out "
-                     "queries ({k}-fold cross-validation by query, folds drawn with seed {seed})."))
+        text = tr(
+            N_(
+                "Parameters chosen on the other folds' queries, scores on each fold's held-out "
+                "queries ({k}-fold cross-validation by query, folds drawn with seed {seed})."
+            )
+        )
         return text.format(k=s["k"], seed=s["seed"])
 
     def to_dict(self) -> dict:
         from metrics_core.report import json_safe
 
-        return json_safe({
-            "method": self.method, "norm": self.norm, "measure": self.measure,
-            "validation": self.validation, "in_sample": self.in_sample, "warning": self.warning,
-            "description": self.describe(), "settings": self.settings,
-            "folds": [{**row, "params": _plain(row["params"])} for row in self.folds.to_dict(orient="records")],
-            "summary": self.summary.reset_index().to_dict(orient="records")})
+        return json_safe(
+            {
+                "method": self.method,
+                "norm": self.norm,
+                "measure": self.measure,
+                "validation": self.validation,
+                "in_sample": self.in_sample,
+                "warning": self.warning,
+                "description": self.describe(),
+                "settings": self.settings,
+                "folds": [
+                    {**row, "params": _plain(row["params"])}
+                    for row in self.folds.to_dict(orient="records")
+                ],
+                "summary": self.summary.reset_index().to_dict(orient="records"),
+            }
+        )
 
     def to_markdown(self, digits: int = 4) -> str:
         from metrics_core.report.cells import markdown_escape
 
         def table(frame: pd.DataFrame) -> list[str]:
             cols = [str(c) for c in frame.columns]
-            lines = ["| " + " | ".join(markdown_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+            lines = [
+                "| " + " | ".join(markdown_escape(c) for c in cols) + " |",
+                "|" + "---|" * len(cols),
+            ]
             for row in frame.itertuples(index=False, name=None):
                 cells = [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
                 lines.append("| " + " | ".join(markdown_escape(c) for c in cells) + " |")
@@ -132,17 +161,28 @@ class Tuning:
 
         folds = self.folds.copy()
         folds["params"] = [params_text(p) for p in folds["params"]]
-        out = [markdown_escape(self.describe()), "", *table(folds), "", *table(self.summary.reset_index())]
+        out = [
+            markdown_escape(self.describe()),
+            "",
+            *table(folds),
+            "",
+            *table(self.summary.reset_index()),
+        ]
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:
-        return (f"Tuning(method={self.method!r}, measure={self.measure!r}, validation={self.validation!r}, "
-                f"folds={len(self.folds)})")
+        return (
+            f"Tuning(method={self.method!r}, measure={self.measure!r}, validation={self.validation!r}, "
+            f"folds={len(self.folds)})"
+        )
 
 
 def _plain(params: Mapping) -> dict:
-    return {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v)
-            for k, v in params.items() if k not in ("probs", "log_odds", "map_scores")}
+    return {
+        k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v)
+        for k, v in params.items()
+        if k not in ("probs", "log_odds", "map_scores")
+    }
 
 
 def params_text(params: Mapping) -> str:
@@ -154,34 +194,62 @@ def params_text(params: Mapping) -> str:
     return ", ".join(parts) or "-"
 
 
-def _folds(queries: list[str], k: int, seed: int, folds, fold_column: str) -> tuple[list[np.ndarray], list]:
+def _folds(
+    queries: list[str], k: int, seed: int, folds, fold_column: str
+) -> tuple[list[np.ndarray], list]:
     """Positions of each fold's queries, and the folds' labels."""
     n = len(queries)
     if folds is not None:
-        labels = folds if isinstance(folds, pd.Series) else (
-            folds[fold_column] if fold_column in getattr(folds, "columns", ()) else None)
+        labels = (
+            folds
+            if isinstance(folds, pd.Series)
+            else (folds[fold_column] if fold_column in getattr(folds, "columns", ()) else None)
+        )
         if labels is None:
-            raise InputError(N_("the query metadata has no column {column!r}"), field="fold_column",
-                             params={"column": fold_column})
+            raise InputError(
+                N_("the query metadata has no column {column!r}"),
+                field="fold_column",
+                params={"column": fold_column},
+            )
         labels = labels.copy()
         labels.index = labels.index.astype(str)
         aligned = labels.reindex(queries)
         names = sorted(aligned.dropna().unique().tolist(), key=str)
         if len(names) < 2:
-            raise InputError(N_("cross-validation needs at least two folds, the column {column!r} has {count}"),
-                             field="fold_column", params={"column": fold_column, "count": len(names)})
+            raise InputError(
+                N_("cross-validation needs at least two folds, the column {column!r} has {count}"),
+                field="fold_column",
+                params={"column": fold_column, "count": len(names)},
+            )
         values = aligned.to_numpy()
         return [np.flatnonzero(values == name) for name in names], names
     if k < 2 or k > n:
-        raise InputError(N_("cross-validation needs 2 to {n} folds (one query each at least), not {k}"),
-                         field="k", option="--folds", params={"n": n, "k": k})
+        raise InputError(
+            N_("cross-validation needs 2 to {n} folds (one query each at least), not {k}"),
+            field="k",
+            option="--folds",
+            params={"n": n, "k": k},
+        )
     perm = np.random.default_rng(seed).permutation(n)
     return [np.sort(part) for part in np.array_split(perm, k)], list(range(1, k + 1))
 
 
-def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measure: str = "nDCG@10", *,
-         k: int = 5, seed: int = 0, folds=None, fold_column: str = "fold", validation: str = "cross-validation",
-         grid: Sequence[Mapping] | None = None, n_permutations: int = 10000, conventions=None) -> Tuning:
+def tune(
+    qrels,
+    runs,
+    method: str = "wsum",
+    norm: str | None = "min-max",
+    measure: str = "nDCG@10",
+    *,
+    k: int = 5,
+    seed: int = 0,
+    folds=None,
+    fold_column: str = "fold",
+    validation: str = "cross-validation",
+    grid: Sequence[Mapping] | None = None,
+    n_permutations: int = 10000,
+    conventions=None,
+) -> Tuning:
     """Choose a fusion's parameters by grid search, and score it on queries it was not tuned on.
 
     Parameters
@@ -221,15 +289,23 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
     method = method_name(method)
     norm = norm_name(norm)
     if validation not in VALIDATIONS:
-        raise InputError(N_("unknown validation {value!r}"), hint=N_("accepted: {choices}"), field="validation",
-                         params={"value": validation, "choices": ", ".join(VALIDATIONS)})
+        raise InputError(
+            N_("unknown validation {value!r}"),
+            hint=N_("accepted: {choices}"),
+            field="validation",
+            params={"value": validation, "choices": ", ".join(VALIDATIONS)},
+        )
     qrels = read_qrels(qrels)
     run_list = as_runs(runs)
     prep = prepare(run_list)
     queries = qrels.unique_query_ids()
     supervised = bool(METHODS[method].get("supervised"))
-    trials: list[dict] = [dict(g) for g in grid] if grid is not None else list(
-        GRIDS.get(method, lambda r: [{}])(len(run_list)))
+    trials: list[dict] = (
+        [dict(g) for g in grid]
+        if grid is not None
+        else list(GRIDS.get(method, lambda r: [{}])(len(run_list)))
+    )
+
     def values(run: Run) -> pd.Series:
         ev = evaluate(qrels, run, [measure], conventions, missing_queries="zero")
         col = ev.per_query.iloc[:, 0]
@@ -239,10 +315,14 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
     def fused_run(params: Mapping, train_queries) -> Run:
         given = dict(params)
         if supervised:
-            extra = {k2: given.pop(k2) for k2 in list(given) if k2 in METHODS[method].get("train", {})}
+            extra = {
+                k2: given.pop(k2) for k2 in list(given) if k2 in METHODS[method].get("train", {})
+            }
             given.update(train(qrels, run_list, method, norm, queries=train_queries, **extra))
         weights = given.pop("weights", None)
-        return fuse_prepared(prep, method, norm, resolve_params(method, given, weights, len(run_list)), name=method)
+        return fuse_prepared(
+            prep, method, norm, resolve_params(method, given, weights, len(run_list)), name=method
+        )
 
     parts: list[np.ndarray]
     labels: list
@@ -278,8 +358,14 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
         means = fold_scores[:, train_idx].mean(axis=1)
         best = int(len(means) - 1 - np.argmax(means[::-1]))  # the later of equal bests (ranx)
         test_vals = fold_scores[best, test]
-        row = {"fold": label, "params": dict(trials[best]), "n_train": len(train_idx), "n_test": len(test),
-               "train_score": float(means[best]), "test_score": float(test_vals.mean())}
+        row = {
+            "fold": label,
+            "params": dict(trials[best]),
+            "n_train": len(train_idx),
+            "n_test": len(test),
+            "train_score": float(means[best]),
+            "test_score": float(test_vals.mean()),
+        }
         for name, vals in inputs.items():
             row[f"score {name}"] = float(vals.to_numpy()[test].mean())
         rows.append(row)
@@ -287,25 +373,50 @@ def tune(qrels, runs, method: str = "wsum", norm: str | None = "min-max", measur
         chosen_runs.append((trials[best], train_q, [queries[i] for i in test]))
     fused_vals = pd.concat(held).reindex([q for part in parts for q in (queries[i] for i in part)])
     name = f"{method} (cross-validated)" if validation != "in-sample" else f"{method} (in-sample)"
-    per_query = pd.DataFrame({name: fused_vals, **{n: v.reindex(fused_vals.index) for n, v in inputs.items()}})
+    per_query = pd.DataFrame(
+        {name: fused_vals, **{n: v.reindex(fused_vals.index) for n, v in inputs.items()}}
+    )
     per_query.index.name = "query_id"
     summary = []
     for n in inputs:
         b, r = per_query[n].to_numpy(), per_query[name].to_numpy()
-        summary.append({"run": n, "mean": float(b.mean()), "mean_fused": float(r.mean()),
-                        "delta": float((r - b).mean()), "p_t": float(sig.paired_t_test(b, r)),
-                        "p_permutation": float(sig.permutation_test(b, r, n_permutations=n_permutations,
-                                                                    seed=seed)),
-                        "n_queries": len(b)})
+        summary.append(
+            {
+                "run": n,
+                "mean": float(b.mean()),
+                "mean_fused": float(r.mean()),
+                "delta": float((r - b).mean()),
+                "p_t": float(sig.paired_t_test(b, r)),
+                "p_permutation": float(
+                    sig.permutation_test(b, r, n_permutations=n_permutations, seed=seed)
+                ),
+                "n_queries": len(b),
+            }
+        )
     summary_frame = pd.DataFrame(summary).set_index("run")
-    summary_frame["p_corrected"] = sig.correct_pvalues(summary_frame["p_permutation"].to_numpy(), "holm")
+    summary_frame["p_corrected"] = sig.correct_pvalues(
+        summary_frame["p_permutation"].to_numpy(), "holm"
+    )
     run = _held_out_run(chosen_runs, fused_run, name)
-    settings = {"k": len(parts), "seed": None if folds is not None else seed,
-                "fold_column": fold_column if folds is not None else None, "trials": len(trials),
-                "n_permutations": n_permutations, "correction": "holm"}
-    return Tuning(method=method, norm=norm, measure=measure, validation=validation,
-                  folds=pd.DataFrame(rows), summary=summary_frame, per_query=per_query, run=run,
-                  settings=settings)
+    settings = {
+        "k": len(parts),
+        "seed": None if folds is not None else seed,
+        "fold_column": fold_column if folds is not None else None,
+        "trials": len(trials),
+        "n_permutations": n_permutations,
+        "correction": "holm",
+    }
+    return Tuning(
+        method=method,
+        norm=norm,
+        measure=measure,
+        validation=validation,
+        folds=pd.DataFrame(rows),
+        summary=summary_frame,
+        per_query=per_query,
+        run=run,
+        settings=settings,
+    )
 
 
 def _held_out_run(chosen, fused_run, name):
@@ -323,9 +434,13 @@ def _held_out_run(chosen, fused_run, name):
         ss.append(run.scores[keep])
     q = np.concatenate(qs) if qs else np.zeros(0, dtype=object)
     order = np.argsort(q, kind="stable")
-    return Run(pa.array(q[order].tolist() if len(q) < 1 else q[order], pa.string()),
-               pa.array(np.concatenate(ds)[order], pa.string()), np.concatenate(ss)[order], name=name,
-               source=f"<{name}>")
+    return Run(
+        pa.array(q[order].tolist() if len(q) < 1 else q[order], pa.string()),
+        pa.array(np.concatenate(ds)[order], pa.string()),
+        np.concatenate(ss)[order],
+        name=name,
+        source=f"<{name}>",
+    )
 
 
 __all__ = ["tune", "Tuning", "GRIDS", "VALIDATIONS", "weight_grid", "IN_SAMPLE_WARNING"]

@@ -19,8 +19,18 @@ import numpy as np
 from metrics_core.errors import InputWarning
 from metrics_core.validation import as_fraction, check_binary
 
-__all__ = ["SingleClassWarning", "BinaryCurve", "binary_curve", "sorted_groups", "curve_from_weights",
-           "auroc_from_counts", "ap_from_counts", "allowed_count", "tpr_index", "warn_single_class"]
+__all__ = [
+    "SingleClassWarning",
+    "BinaryCurve",
+    "binary_curve",
+    "sorted_groups",
+    "curve_from_weights",
+    "auroc_from_counts",
+    "ap_from_counts",
+    "allowed_count",
+    "tpr_index",
+    "warn_single_class",
+]
 
 
 class SingleClassWarning(InputWarning):
@@ -137,17 +147,21 @@ def binary_curve(y_true, y_score, *, source: str | None = None) -> BinaryCurve:
     fps = np.r_[0, (last + 1) - tps[1:]]
     thresholds = np.r_[np.inf, distinct]
     n_pos = int(tps[-1])
-    return BinaryCurve(thresholds, tps.astype(np.int64), fps.astype(np.int64), n_pos,
-                       int(labels.size - n_pos))
+    return BinaryCurve(
+        thresholds, tps.astype(np.int64), fps.astype(np.int64), n_pos, int(labels.size - n_pos)
+    )
 
 
 def warn_single_class(n_pos: int, what: str, stacklevel: int = 3) -> None:
     """Warn (:class:`SingleClassWarning`) that ``what`` is undefined with one class only."""
     missing = "positive" if n_pos == 0 else "negative"
-    warnings.warn(f"{what} is undefined: no {missing} labels (only one class present); "
-                  "returning NaN. Use single_class='audit' for the audit rule "
-                  "(AUROC 0.5, AUPRC = positive rate).",
-                  SingleClassWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{what} is undefined: no {missing} labels (only one class present); "
+        "returning NaN. Use single_class='audit' for the audit rule "
+        "(AUROC 0.5, AUPRC = positive rate).",
+        SingleClassWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def auroc_from_counts(tps, fps, n_pos, n_neg) -> float:

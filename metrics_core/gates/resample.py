@@ -49,13 +49,23 @@ def metric_from_counts(name: str, tps, fps, n_pos, n_neg, single_class: str) -> 
         return ap_from_counts(tps, fps, n_pos)
     if name.startswith("tpr@"):
         return int(tps[tpr_index(fps, allowed_count(name[4:], n_neg))]) / n_pos
-    raise InputError(N_("unknown metric {name!r}"), hint=N_("Accepted: auroc, auprc, tpr@<fpr>"),
-                     params={"name": name})
+    raise InputError(
+        N_("unknown metric {name!r}"),
+        hint=N_("Accepted: auroc, auprc, tpr@<fpr>"),
+        params={"name": name},
+    )
 
 
-def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
-                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
-                 single_class: str = "nan") -> dict:
+def bootstrap_ci(
+    y_true,
+    y_score,
+    metrics=("auroc", "auprc", "tpr@0.05"),
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    single_class: str = "nan",
+) -> dict:
     """Percentile bootstrap confidence intervals (resampling items with replacement).
 
     The data are sorted once; each replicate draws multiplicities ``w_i`` (how often
@@ -96,21 +106,29 @@ def bootstrap_ci(y_true, y_score, metrics=("auroc", "auprc", "tpr@0.05"), *,
     tps, fps = curve_from_weights(y64, ones, last)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SingleClassWarning)
-        point = {m: metric_from_counts(m, tps, fps, int(tps[-1]), int(fps[-1]), single_class)
-                 for m in metrics}
+        point = {
+            m: metric_from_counts(m, tps, fps, int(tps[-1]), int(fps[-1]), single_class)
+            for m in metrics
+        }
     rng = np.random.default_rng(seed)
     reps = np.full((len(metrics), n_resamples), np.nan)
     for b in range(n_resamples):
         w = np.bincount(rng.integers(0, n, n), minlength=n)
         tps_b, fps_b = curve_from_weights(y64, w, last)
         for j, m in enumerate(metrics):
-            reps[j, b] = metric_from_counts(m, tps_b, fps_b, int(tps_b[-1]), int(fps_b[-1]),
-                                             single_class)
+            reps[j, b] = metric_from_counts(
+                m, tps_b, fps_b, int(tps_b[-1]), int(fps_b[-1]), single_class
+            )
     lo_q, hi_q = (1 - confidence) / 2, 1 - (1 - confidence) / 2
     out = {}
     for j, m in enumerate(metrics):
         r = reps[j][~np.isnan(reps[j])]
-        low, high = (np.quantile(r, [lo_q, hi_q]).tolist() if r.size else (math.nan, math.nan))
-        out[m] = {"value": point[m], "low": low, "high": high, "n_resamples": n_resamples,
-                  "n_undefined": int(n_resamples - r.size)}
+        low, high = np.quantile(r, [lo_q, hi_q]).tolist() if r.size else (math.nan, math.nan)
+        out[m] = {
+            "value": point[m],
+            "low": low,
+            "high": high,
+            "n_resamples": n_resamples,
+            "n_undefined": int(n_resamples - r.size),
+        }
     return out

@@ -66,6 +66,18 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["TIE_RULES", "NORMALIZERS", "ZERO_RELEVANT", "DEFAULT_MEMORY_BUDGET", "validate_codes", "code_bits",
-           "resolve_device", "default_device", "evaluate_hashing", "distance_histograms",
-           "calculate_hamming_dist_matrix", "calculate_mAP", "calculate_precision_at_k"]
+__all__ = [
+    "TIE_RULES",
+    "NORMALIZERS",
+    "ZERO_RELEVANT",
+    "DEFAULT_MEMORY_BUDGET",
+    "validate_codes",
+    "code_bits",
+    "resolve_device",
+    "default_device",
+    "evaluate_hashing",
+    "distance_histograms",
+    "calculate_hamming_dist_matrix",
+    "calculate_mAP",
+    "calculate_precision_at_k",
+]

@@ -105,7 +105,7 @@ def fixed_point_sums(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """
     hi = np.asarray(hi, dtype=np.int64) + (np.asarray(lo, dtype=np.int64) >> SPLIT_BITS)
     lo = np.asarray(lo, dtype=np.int64) & ((1 << SPLIT_BITS) - 1)
-    return hi * 2.0 ** (SPLIT_BITS - FIXED_BITS) + lo * 2.0 ** -FIXED_BITS
+    return hi * 2.0 ** (SPLIT_BITS - FIXED_BITS) + lo * 2.0**-FIXED_BITS
 
 
 def memory_for(dev, memory_budget: int) -> int:
@@ -127,8 +127,12 @@ def triton_usable(dev) -> bool:
 def _device_bits(codes, name: str, dev) -> Tensor:
     """Boolean (items, bits) code bits on ``dev``. A tensor is checked where it is (two
     reductions); anything irregular goes to :func:`code_bits`, which names the problem."""
-    if isinstance(codes, torch.Tensor) and codes.ndim in (1, 2) and codes.numel() > 0 \
-            and not codes.dtype.is_complex:
+    if (
+        isinstance(codes, torch.Tensor)
+        and codes.ndim in (1, 2)
+        and codes.numel() > 0
+        and not codes.dtype.is_complex
+    ):
         t = codes.detach().to(dev)
         t = t[None, :] if t.ndim == 1 else t
         if t.dtype == torch.bool:
@@ -144,15 +148,19 @@ def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Device
     qb = _device_bits(query_codes, "query codes", dev)
     db = _device_bits(db_codes, "database codes", dev)
     if qb.shape[1] != db.shape[1]:
-        raise InputError(N_("query codes have {query} bits, database codes {database}"),
-                         params={"query": qb.shape[1], "database": db.shape[1]})
+        raise InputError(
+            N_("query codes have {query} bits, database codes {database}"),
+            params={"query": qb.shape[1], "database": db.shape[1]},
+        )
     ql = as_labels(query_labels, qb.shape[0], "query labels")
     dl = as_labels(db_labels, db.shape[0], "database labels")
     relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
     if ql.ndim == 1:
         ids, inverse = torch.unique(torch.cat([ql, dl]).to(dev), return_inverse=True)
         inverse = inverse.to(torch.int32)
-        return DeviceInputs(qb, db, inverse[:len(ql)].contiguous(), inverse[len(ql):].contiguous(), False)
+        return DeviceInputs(
+            qb, db, inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous(), False
+        )
     return DeviceInputs(qb, db, (ql > 0).to(dev), (dl > 0).to(dev), True)
 
 
@@ -183,7 +191,11 @@ def _torch_chunks(inp: DeviceInputs, rows_per_chunk: int):
     q = inp.qbits.to(ftype) * 2 - 1
     dT = (inp.dbits.to(ftype) * 2 - 1).T.contiguous()
     if inp.multi:
-        ltype = torch.float16 if dev.type == "cuda" and inp.qlab.shape[1] <= HALF_EXACT_BITS else torch.float32
+        ltype = (
+            torch.float16
+            if dev.type == "cuda" and inp.qlab.shape[1] <= HALF_EXACT_BITS
+            else torch.float32
+        )
         qlab, dlabT = inp.qlab.to(ltype), inp.dlab.to(ltype).T.contiguous()
     nq = q.shape[0]
     for lo in range(0, nq, rows_per_chunk):
@@ -205,7 +217,9 @@ def _torch_hist(dist: Tensor, rel: Tensor, width: int):
     lanes = LANES if dist.device.type == "cuda" else 1
     if lanes > 1:
         key += (torch.arange(cols, device=dist.device, dtype=torch.int64) % lanes)[None, :] * bins
-    counts = torch.bincount(key.view(-1), minlength=lanes * bins).view(lanes, rows, width, 2).sum(dim=0)
+    counts = (
+        torch.bincount(key.view(-1), minlength=lanes * bins).view(lanes, rows, width, 2).sum(dim=0)
+    )
     return counts.sum(dim=2), counts[:, :, 1]
 
 
@@ -220,7 +234,7 @@ def _torch_stable(dist: Tensor, rel: Tensor, cut: int, ks, bits: int):
     del order
     seen = torch.cumsum(rel_sorted, dim=1, dtype=torch.int64)
     pos = torch.arange(1, cut + 1, device=dist.device, dtype=torch.float64)
-    fixed = (seen[:, :cut].to(torch.float64) / pos * float(2 ** FIXED_BITS)).to(torch.int64)
+    fixed = (seen[:, :cut].to(torch.float64) / pos * float(2**FIXED_BITS)).to(torch.int64)
     fixed = torch.where(rel_sorted[:, :cut], fixed, 0)
     hi = (fixed >> SPLIT_BITS).sum(dim=1)
     lo = (fixed & ((1 << SPLIT_BITS) - 1)).sum(dim=1)
@@ -250,10 +264,12 @@ def torch_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = N
     if not stable:
         return n, r, None
     ks = stable[1]
-    out = StableCounts(torch.cat([p[0] for p in st_parts]).cpu().numpy(),
-                       torch.cat([p[1] for p in st_parts]).cpu().numpy(),
-                       torch.cat([p[2] for p in st_parts]).cpu().numpy(),
-                       {k: torch.cat([p[3][k] for p in st_parts]).cpu().numpy() for k in ks})
+    out = StableCounts(
+        torch.cat([p[0] for p in st_parts]).cpu().numpy(),
+        torch.cat([p[1] for p in st_parts]).cpu().numpy(),
+        torch.cat([p[2] for p in st_parts]).cpu().numpy(),
+        {k: torch.cat([p[3][k] for p in st_parts]).cpu().numpy() for k in ks},
+    )
     return n, r, out
 
 
@@ -266,6 +282,8 @@ def pick_engine(engine: str, dev) -> str:
             return "numpy"
         return "triton" if triton_usable(dev) else "torch"
     if engine == "triton" and not triton_usable(dev):
-        raise InputError(N_("the triton engine needs triton and a CUDA device (or TRITON_INTERPRET=1)"),
-                         hint=N_("Use engine auto or torch"))
+        raise InputError(
+            N_("the triton engine needs triton and a CUDA device (or TRITON_INTERPRET=1)"),
+            hint=N_("Use engine auto or torch"),
+        )
     return engine

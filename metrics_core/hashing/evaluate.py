@@ -44,30 +44,48 @@ def calculate_hamming_dist_matrix(query_codes, db_codes) -> torch.Tensor:
     q = validate_codes(query_codes, "query codes")
     d = validate_codes(db_codes, "database codes").to(q.device)
     if q.shape[1] != d.shape[1]:
-        raise InputError(N_("query codes have {query} bits, database codes {database}"),
-                         params={"query": q.shape[1], "database": d.shape[1]})
+        raise InputError(
+            N_("query codes have {query} bits, database codes {database}"),
+            params={"query": q.shape[1], "database": d.shape[1]},
+        )
     return 0.5 * (q.shape[1] - q @ d.T)
 
 
-def calculate_mAP(query_codes, db_codes, query_labels, db_labels, topk: int | None = None,
-                  ties: str = "expected") -> float:
+def calculate_mAP(
+    query_codes, db_codes, query_labels, db_labels, topk: int | None = None, ties: str = "expected"
+) -> float:
     """Mean average precision over the Hamming ranking; see :func:`evaluate_hashing`."""
-    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk,
-                            ties=ties, ks=())["map"]
+    return evaluate_hashing(
+        query_codes, db_codes, query_labels, db_labels, topk=topk, ties=ties, ks=()
+    )["map"]
 
 
-def calculate_precision_at_k(query_codes, db_codes, query_labels, db_labels, k: int,
-                             ties: str = "expected") -> float:
+def calculate_precision_at_k(
+    query_codes, db_codes, query_labels, db_labels, k: int, ties: str = "expected"
+) -> float:
     """Mean precision of the top ``k`` of the Hamming ranking."""
-    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, ks=(k,),
-                            ties=ties)["precision_at_k"][int(k)]
+    return evaluate_hashing(query_codes, db_codes, query_labels, db_labels, ks=(k,), ties=ties)[
+        "precision_at_k"
+    ][int(k)]
 
 
 # -- the measures --------------------------------------------------------------------------
-def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: int | None = None,
-                     ks=(1, 5, 10, 100), radius: int = 2, ties: str = "expected",
-                     normalizer: str = "retrieved", zero_relevant: str = "zero", device=None,
-                     memory_budget: int = DEFAULT_MEMORY_BUDGET, engine: str = "auto") -> dict:
+def evaluate_hashing(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    *,
+    topk: int | None = None,
+    ks=(1, 5, 10, 100),
+    radius: int = 2,
+    ties: str = "expected",
+    normalizer: str = "retrieved",
+    zero_relevant: str = "zero",
+    device=None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    engine: str = "auto",
+) -> dict:
     """mAP (band over tie orders), P@k, precision/recall within a Hamming radius, PR by radius.
 
     Parameters
@@ -124,11 +142,26 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
     resolve_device(device)
     stable = None
     if ties == "stable":
-        n, r, stable = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device,
-                                      engine=engine, memory_budget=memory_budget, stable=(topk, ks))
+        n, r, stable = hamming_counts(
+            query_codes,
+            db_codes,
+            query_labels,
+            db_labels,
+            device=device,
+            engine=engine,
+            memory_budget=memory_budget,
+            stable=(topk, ks),
+        )
     else:
-        n, r = distance_histograms(query_codes, db_codes, query_labels, db_labels, device=device,
-                                   memory_budget=memory_budget, engine=engine)
+        n, r = distance_histograms(
+            query_codes,
+            db_codes,
+            query_labels,
+            db_labels,
+            device=device,
+            memory_budget=memory_budget,
+            engine=engine,
+        )
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
     R = r.sum(axis=1).astype(np.float64)
@@ -145,7 +178,10 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
 
         def ap_for(rule):
             if rule == "stable" and stable is not None:
-                s, c = fixed_point_sums(stable.hi[rows], stable.lo[rows]), stable.in_cut[rows].astype(np.float64)
+                s, c = (
+                    fixed_point_sums(stable.hi[rows], stable.lo[rows]),
+                    stable.in_cut[rows].astype(np.float64),
+                )
             elif rule == "expected" and retrieved_expected is not None:
                 return retrieved_expected[rows]
             else:
@@ -159,7 +195,13 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
             return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
 
         at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties)
-        return (ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *_by_radius(nb, rb, Rb), *at_k)
+        return (
+            ap_for(ties),
+            ap_for("pessimistic"),
+            ap_for("optimistic"),
+            *_by_radius(nb, rb, Rb),
+            *at_k,
+        )
 
     ap, lo_band, hi_band, prec_by_radius, rec_by_radius, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
@@ -187,13 +229,21 @@ def evaluate_hashing(query_codes, db_codes, query_labels, db_labels, *, topk: in
         # queries with no code within the radius: their precision there counts 0 (DeepHash's
         # rule); when every query has none, the radius retrieved nothing and says nothing
         "empty_radius_queries": int((n[:, : rad + 1].sum(axis=1) == 0).sum()) if nq else 0,
-        "pr_by_radius": {"radius": list(range(width)),
-                         "precision": prec_by_radius.mean(axis=0).tolist(),
-                         "recall": rec_by_radius.mean(axis=0).tolist()},
-        "n_queries": nq, "n_db": ndb, "bits": bits, "ties": ties, "topk": topk,
+        "pr_by_radius": {
+            "radius": list(range(width)),
+            "precision": prec_by_radius.mean(axis=0).tolist(),
+            "recall": rec_by_radius.mean(axis=0).tolist(),
+        },
+        "n_queries": nq,
+        "n_db": ndb,
+        "bits": bits,
+        "ties": ties,
+        "topk": topk,
         "zero_relevant_queries": int((~has_rel).sum()),
     }
-    out["per_class_map"] = _per_class_map(ap, keep, as_labels(query_labels, nq, "query labels").cpu().numpy())
+    out["per_class_map"] = _per_class_map(
+        ap, keep, as_labels(query_labels, nq, "query labels").cpu().numpy()
+    )
     return out
 
 
@@ -254,4 +304,7 @@ def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
         members = {str(c): ql == c for c in np.unique(ql)}
     else:
         members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
-    return {c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan for c, m in members.items()}
+    return {
+        c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan
+        for c, m in members.items()
+    }

@@ -75,7 +75,9 @@ class _Scratch(threading.local):
         return buf[:count]
 
 
-def _packed_distances(qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None = None) -> np.ndarray:
+def _packed_distances(
+    qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None = None
+) -> np.ndarray:
     """Hamming distances by XOR + popcount on packed words (exact small integers).
 
     uint8 while the codes have fewer than 256 bits (one byte per pair keeps the passes
@@ -93,13 +95,13 @@ def _packed_distances(qp: np.ndarray, dp: np.ndarray, scratch: _Scratch | None =
     more = scratch.get("more", step * cols, np.uint8).reshape(step, cols) if words > 1 else None
     for lo in range(0, rows, step):
         hi = min(rows, lo + step)
-        x, o = xor[:hi - lo], out[lo:hi]
+        x, o = xor[: hi - lo], out[lo:hi]
         np.bitwise_xor(qp[lo:hi, None, 0], dp[None, :, 0], out=x)
         np.bitwise_count(x, out=o, casting="unsafe")
         if more is not None:  # the other words
             for w in range(1, words):
                 np.bitwise_xor(qp[lo:hi, None, w], dp[None, :, w], out=x)
-                np.add(o, np.bitwise_count(x, out=more[:hi - lo]), out=o, casting="unsafe")
+                np.add(o, np.bitwise_count(x, out=more[: hi - lo]), out=o, casting="unsafe")
     return out
 
 
@@ -122,9 +124,11 @@ def _bincounts(keys: np.ndarray, bins: int) -> np.ndarray:
     cuts = [cols * i // pieces for i in range(pieces + 1)]
     per_row = []
     for i in range(rows):
-        counts = torch.bincount(torch.from_numpy(keys[i, :cuts[1]]), minlength=bins)
+        counts = torch.bincount(torch.from_numpy(keys[i, : cuts[1]]), minlength=bins)
         for p in range(1, pieces):
-            counts += torch.bincount(torch.from_numpy(keys[i, cuts[p]:cuts[p + 1]]), minlength=bins)
+            counts += torch.bincount(
+                torch.from_numpy(keys[i, cuts[p] : cuts[p + 1]]), minlength=bins
+            )
         per_row.append(counts)
     return torch.stack(per_row).numpy()
 
@@ -133,8 +137,9 @@ def _key_dtype(bins: int) -> np.dtype:
     return np.dtype(np.int16 if bins < 2**15 else np.int32 if bins < 2**31 else np.int64)
 
 
-def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
-                   scratch: _Scratch | None = None):
+def row_histograms(
+    values: np.ndarray, width: int, lo: int = 0, hi: int = 0, scratch: _Scratch | None = None
+):
     """Per row of small integers ``values`` (rows, items), each in 0..width-1: the count of
     each value over every column and over the columns ``lo:hi``.
 
@@ -165,23 +170,23 @@ def row_histograms(values: np.ndarray, width: int, lo: int = 0, hi: int = 0,
     keys = scratch.get("keys", n_keys * cols, key_type).reshape(n_keys, cols)
     if paired:
         np.multiply(values[0::2], width, out=keys, dtype=key_type, casting="unsafe")
-        np.add(keys[:rows // 2], values[1::2], out=keys[:rows // 2], casting="unsafe")
+        np.add(keys[: rows // 2], values[1::2], out=keys[: rows // 2], casting="unsafe")
     else:
         np.copyto(keys, values, casting="unsafe")
-    groups = 2 if hi > lo else 1                     # (outside lo:hi, inside lo:hi)
+    groups = 2 if hi > lo else 1  # (outside lo:hi, inside lo:hi)
     if groups == 2:
         keys[:, lo:hi] += key_type.type(bins)
     counts = _bincounts(keys, groups * bins)
     shape = (width, width) if paired else (1, width)
-    c = counts.reshape(n_keys, groups, *shape)      # (key row, group, first row, second row)
-    first = np.einsum("pgij->pgi", c) if paired else c[:, :, 0]   # einsum: twice sum(axis=3)'s speed
+    c = counts.reshape(n_keys, groups, *shape)  # (key row, group, first row, second row)
+    first = np.einsum("pgij->pgi", c) if paired else c[:, :, 0]  # einsum: twice sum(axis=3)'s speed
     n_counts = np.empty((rows, width), np.int64)
     r_counts = np.zeros((rows, width), np.int64)
-    step = 2 if paired else 1                       # rows 0, 2, 4 ... of a pair, or every row
+    step = 2 if paired else 1  # rows 0, 2, 4 ... of a pair, or every row
     n_counts[::step] = first.sum(axis=1)
     r_counts[::step] = first[:, -1] if groups == 2 else 0
     if paired:
-        second = np.einsum("pgij->pgj", c[:rows // 2])
+        second = np.einsum("pgij->pgj", c[: rows // 2])
         n_counts[1::2] = second.sum(axis=1)
         r_counts[1::2] = second[:, -1] if groups == 2 else 0
     return n_counts, r_counts
@@ -205,7 +210,7 @@ def stable_order(labels: np.ndarray) -> np.ndarray:
     >>> stable_order(np.array([3, 1, 3, 1, 2])).tolist()
     [1, 3, 4, 0, 2]
     """
-    if labels.size and -2**15 <= labels.min() and labels.max() < 2**15:
+    if labels.size and -(2**15) <= labels.min() and labels.max() < 2**15:
         labels = labels.astype(np.int16)
     return np.argsort(labels, kind="stable")
 
@@ -221,12 +226,13 @@ def _class_tasks(qln: np.ndarray, dls: np.ndarray, chunk: int) -> list:
         c = qln[group[0]]
         lo_c, hi_c = np.searchsorted(dls, c, "left"), np.searchsorted(dls, c, "right")
         for lo in range(0, len(group), chunk):
-            tasks.append((group[lo:lo + chunk], lo_c, hi_c))
+            tasks.append((group[lo : lo + chunk], lo_c, hi_c))
     return tasks
 
 
-def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Tensor,
-                    width: int, memory_budget: int):
+def _cpu_histograms(
+    q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Tensor, width: int, memory_budget: int
+):
     """CPU route of :func:`distance_histograms`: bit-packed codes, small query chunks in
     a thread pool. With class labels the database is sorted by class, so the relevant
     items of a query are one contiguous slice of its distance row; queries are taken
@@ -249,8 +255,9 @@ def _cpu_histograms(q: np.ndarray, d: np.ndarray, ql: torch.Tensor, dl: torch.Te
         def work(task):
             rows, lo_c, hi_c = task
             # every item, and the class's slice (the relevant items), counted in one pass
-            n_hist[rows], r_hist[rows] = row_histograms(_packed_distances(qp[rows], dp, scratch), width,
-                                                        lo_c, hi_c, scratch)
+            n_hist[rows], r_hist[rows] = row_histograms(
+                _packed_distances(qp[rows], dp, scratch), width, lo_c, hi_c, scratch
+            )
     else:
         tasks = [np.arange(lo, min(nq, lo + chunk)) for lo in range(0, nq, chunk)]
         # a shared label is a shared set bit: AND of the packed label rows, no product
@@ -280,13 +287,24 @@ def _check_codes(query_codes, db_codes):
     qb = code_bits(query_codes, "query codes")
     db = code_bits(db_codes, "database codes")
     if qb.shape[1] != db.shape[1]:
-        raise InputError(N_("query codes have {query} bits, database codes {database}"),
-                         params={"query": qb.shape[1], "database": db.shape[1]})
+        raise InputError(
+            N_("query codes have {query} bits, database codes {database}"),
+            params={"query": qb.shape[1], "database": db.shape[1]},
+        )
     return qb, db
 
 
-def hamming_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "auto",
-                   memory_budget: int = DEFAULT_MEMORY_BUDGET, stable: tuple | None = None):
+def hamming_counts(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    *,
+    device=None,
+    engine: str = "auto",
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    stable: tuple | None = None,
+):
     """Every integer the measures need, by one engine: the histograms ``(n, r)`` of
     :func:`distance_histograms` and, with ``stable = (cut, ks)``, the stable order's
     :class:`~metrics_core.hashing.device.StableCounts` (cut None: the whole ranking), else None.
@@ -301,8 +319,16 @@ def hamming_counts(query_codes, db_codes, query_labels, db_labels, *, device=Non
     picked = pick_engine(engine, dev)
     if picked == "numpy":
         if stable is not None:
-            return device_counts(query_codes, db_codes, query_labels, db_labels, device="cpu", engine="torch",
-                                 memory_budget=memory_budget, stable=stable)
+            return device_counts(
+                query_codes,
+                db_codes,
+                query_labels,
+                db_labels,
+                device="cpu",
+                engine="torch",
+                memory_budget=memory_budget,
+                stable=stable,
+            )
         qb, db = _check_codes(query_codes, db_codes)
         ql = as_labels(query_labels, qb.shape[0], "query labels")
         dl = as_labels(db_labels, db.shape[0], "database labels")
@@ -310,12 +336,28 @@ def hamming_counts(query_codes, db_codes, query_labels, db_labels, *, device=Non
             relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
         n, r = _cpu_histograms(qb, db, ql, dl, qb.shape[1] + 1, memory_budget)
         return n, r, None
-    return device_counts(query_codes, db_codes, query_labels, db_labels, device=dev, engine=picked,
-                         memory_budget=memory_budget, stable=stable)
+    return device_counts(
+        query_codes,
+        db_codes,
+        query_labels,
+        db_labels,
+        device=dev,
+        engine=picked,
+        memory_budget=memory_budget,
+        stable=stable,
+    )
 
 
-def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, device=None,
-                        memory_budget: int = DEFAULT_MEMORY_BUDGET, engine: str = "auto"):
+def distance_histograms(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    *,
+    device=None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    engine: str = "auto",
+):
     """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
 
     Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU (engine
@@ -331,13 +373,29 @@ def distance_histograms(query_codes, db_codes, query_labels, db_labels, *, devic
     stay on the device and only these histograms come back. Every engine gives the same
     integers, so the measures computed from them are the same bit for bit.
     """
-    n, r, _ = hamming_counts(query_codes, db_codes, query_labels, db_labels, device=device, engine=engine,
-                             memory_budget=memory_budget)
+    n, r, _ = hamming_counts(
+        query_codes,
+        db_codes,
+        query_labels,
+        db_labels,
+        device=device,
+        engine=engine,
+        memory_budget=memory_budget,
+    )
     return n, r
 
 
-def device_counts(query_codes, db_codes, query_labels, db_labels, *, device=None, engine: str = "torch",
-                  memory_budget: int, stable: tuple | None = None):
+def device_counts(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    *,
+    device=None,
+    engine: str = "torch",
+    memory_budget: int,
+    stable: tuple | None = None,
+):
     """Histograms (and, with ``stable = (cut, ks)``, the stable order's integers) by the
     torch or Triton engine on ``device`` (:mod:`metrics_core.hashing.device`); the Triton
     engine is imported only when it runs."""

@@ -22,8 +22,12 @@ SETTINGS = ("ties", "topk", "radius", "n_queries", "n_db", "bits", "zero_relevan
 
 
 #: The tie rules in words (marked for the catalogs; translated where shown).
-TIE_RULE_NAMES = {"expected": N_("expected (random tie order)"), "optimistic": N_("optimistic (relevant first)"),
-                  "pessimistic": N_("pessimistic (relevant last)"), "stable": N_("stable (database order)")}
+TIE_RULE_NAMES = {
+    "expected": N_("expected (random tie order)"),
+    "optimistic": N_("optimistic (relevant first)"),
+    "pessimistic": N_("pessimistic (relevant last)"),
+    "stable": N_("stable (database order)"),
+}
 
 
 def _same(text: str) -> str:
@@ -35,24 +39,47 @@ def _summary(result: Mapping, _=_same) -> pd.DataFrame:
     name = f"mAP@{topk}" if topk else "mAP"
     lo, hi = result["map_band"]
     rule = result["ties"]
-    rows = [(name, result["map"], _("ties: {rule}").format(rule=_(TIE_RULE_NAMES.get(rule, rule)))),
-            (_("{measure}, relevant items last among ties").format(measure=name), lo,
-             _("the lowest any tie order gives")),
-            (_("{measure}, relevant items first among ties").format(measure=name), hi,
-             _("the highest any tie order gives"))]
+    rows = [
+        (name, result["map"], _("ties: {rule}").format(rule=_(TIE_RULE_NAMES.get(rule, rule)))),
+        (
+            _("{measure}, relevant items last among ties").format(measure=name),
+            lo,
+            _("the lowest any tie order gives"),
+        ),
+        (
+            _("{measure}, relevant items first among ties").format(measure=name),
+            hi,
+            _("the highest any tie order gives"),
+        ),
+    ]
     rows += [(f"P@{k}", v, "") for k, v in result["precision_at_k"].items()]
     rad = result["radius"]
     empty = result.get("empty_radius_queries", 0)
-    note = (_("{n} of {total} queries have no code within the radius (counted as 0)").format(
-        n=empty, total=result["n_queries"]) if empty else "")
-    rows += [(_("precision within Hamming radius {radius}").format(radius=rad),
-              math.nan if empty and empty == result["n_queries"] else result["precision_radius"], note),
-             (_("recall within Hamming radius {radius}").format(radius=rad), result["recall_radius"], "")]
+    note = (
+        _("{n} of {total} queries have no code within the radius (counted as 0)").format(
+            n=empty, total=result["n_queries"]
+        )
+        if empty
+        else ""
+    )
+    rows += [
+        (
+            _("precision within Hamming radius {radius}").format(radius=rad),
+            math.nan if empty and empty == result["n_queries"] else result["precision_radius"],
+            note,
+        ),
+        (
+            _("recall within Hamming radius {radius}").format(radius=rad),
+            result["recall_radius"],
+            "",
+        ),
+    ]
     return pd.DataFrame(rows, columns=["measure", "value", "note"])
 
 
-def hashing_tables(result: Mapping, query_ids: Sequence | None = None,
-                   gettext=None) -> dict[str, pd.DataFrame]:
+def hashing_tables(
+    result: Mapping, query_ids: Sequence | None = None, gettext=None
+) -> dict[str, pd.DataFrame]:
     """Every table of a hash-code evaluation, for export.
 
     Parameters
@@ -115,13 +142,23 @@ def hashing_tables(result: Mapping, query_ids: Sequence | None = None,
     return {
         "summary": _summary(result, gettext or _same),
         "per_query": pd.DataFrame({"query": list(query_ids), "AP": ap}),
-        "precision_at_k": pd.DataFrame({"k": [int(k) for k in result["precision_at_k"]],
-                                        "precision": [float(v) for v in result["precision_at_k"].values()]}),
-        "by_radius": pd.DataFrame({"radius": [int(r) for r in pr["radius"]],
-                                   "precision": np.asarray(pr["precision"], dtype=np.float64),
-                                   "recall": np.asarray(pr["recall"], dtype=np.float64)}),
-        "per_class": pd.DataFrame({"class": list(per_class), "mAP": [float(v) for v in per_class.values()]},
-                                  columns=["class", "mAP"]),
+        "precision_at_k": pd.DataFrame(
+            {
+                "k": [int(k) for k in result["precision_at_k"]],
+                "precision": [float(v) for v in result["precision_at_k"].values()],
+            }
+        ),
+        "by_radius": pd.DataFrame(
+            {
+                "radius": [int(r) for r in pr["radius"]],
+                "precision": np.asarray(pr["precision"], dtype=np.float64),
+                "recall": np.asarray(pr["recall"], dtype=np.float64),
+            }
+        ),
+        "per_class": pd.DataFrame(
+            {"class": list(per_class), "mAP": [float(v) for v in per_class.values()]},
+            columns=["class", "mAP"],
+        ),
     }
 
 

@@ -20,7 +20,7 @@ def harmonic_numbers(n_max: int) -> np.ndarray:
         table = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n_max + 1, dtype=np.float64))))
         table.flags.writeable = False
         _HARMONIC = table
-    return _HARMONIC[:n_max + 1]
+    return _HARMONIC[: n_max + 1]
 
 
 def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None, H: np.ndarray | None = None) -> dict:
@@ -33,11 +33,11 @@ def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None, H: np.ndarray | N
     >>> t["A"].tolist(), t["B"].tolist(), t["limit"].tolist()
     ([[0, 1]], [[0, 1]], [[1, 2]])
     """
-    A = np.cumsum(n, axis=1) - n          # items before each group
-    B = np.cumsum(r, axis=1) - r          # relevant items before each group
+    A = np.cumsum(n, axis=1) - n  # items before each group
+    B = np.cumsum(r, axis=1) - r  # relevant items before each group
     if H is None:
         H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
-    limit = n if topk is None else np.clip(topk - A, 0, n)   # positions of the group inside the cut
+    limit = n if topk is None else np.clip(topk - A, 0, n)  # positions of the group inside the cut
     return {"A": A, "B": B, "H": H, "HA": H[A], "limit": limit}
 
 
@@ -61,13 +61,13 @@ def ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None, tables: d
         frac = np.divide(m, nn, out=np.zeros_like(m), where=nn > 0)
         c2 = frac * np.divide(m - 1, nn - 1, out=np.zeros_like(m), where=nn > 1)
         s = frac * (B + 1) * dH + c2 * (L - (A + 1) * dH)
-        count = frac * L                 # expected relevant inside the cut
+        count = frac * L  # expected relevant inside the cut
     elif ties == "optimistic":
-        k = np.minimum(r, limit)         # relevant take the first positions of the group
+        k = np.minimum(r, limit)  # relevant take the first positions of the group
         s = k + (B - A) * (H[A + k] - HA)
         count = k.astype(np.float64)
     elif ties == "pessimistic":
-        start = A + n - r                # relevant take the last positions of the group
+        start = A + n - r  # relevant take the last positions of the group
         k = np.clip(limit - (n - r), 0, r)
         s = k + (B - start) * (H[start + k] - H[start])
         count = k.astype(np.float64)
@@ -112,7 +112,11 @@ def expected_ap_retrieved_norm(n, r, topk):
     def lchoose(x, y):
         return gammaln(x + 1) - gammaln(y + 1) - gammaln(np.maximum(x - y, 0) + 1)
 
-    logp = lchoose(mb[:, None], cv) + lchoose((nb - mb)[:, None], L[:, None] - cv) - lchoose(nb[:, None], L[:, None])
+    logp = (
+        lchoose(mb[:, None], cv)
+        + lchoose((nb - mb)[:, None], L[:, None] - cv)
+        - lchoose(nb[:, None], L[:, None])
+    )
     p = np.where(valid, np.exp(logp), 0.0)
     total = int(n.sum(axis=1).max(initial=0))
     H = harmonic_numbers(total + 1)

@@ -51,7 +51,7 @@ STABLE_BQ = 32
 STABLE_PROGRAMS = 32768
 #: Distances counted by sums instead of histogram bins, at most (64-bit codes: one, d = 64).
 MAX_OVER = 2
-SEG_MIN, SEG_MAX = 512, 16384   # SEG_MAX * 2**48 < 2**63: a segment's sum fits int64
+SEG_MIN, SEG_MAX = 512, 16384  # SEG_MAX * 2**48 < 2**63: a segment's sum fits int64
 GRID_MAX = 65535
 
 
@@ -64,10 +64,25 @@ def _popc(x):
 
 
 @triton.jit
-def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per_seg, nseg,
-                      NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr,
-                      BQ: tl.constexpr, BN: tl.constexpr, NB: tl.constexpr, NBOUT: tl.constexpr,
-                      NOVER: tl.constexpr):
+def _histogram_kernel(
+    q_ptr,
+    d_ptr,
+    ql_ptr,
+    dl_ptr,
+    out_ptr,
+    nq,
+    ndb,
+    blocks_per_seg,
+    nseg,
+    NW: tl.constexpr,
+    NLW: tl.constexpr,
+    MULTI: tl.constexpr,
+    BQ: tl.constexpr,
+    BN: tl.constexpr,
+    NB: tl.constexpr,
+    NBOUT: tl.constexpr,
+    NOVER: tl.constexpr,
+):
     pid_n = tl.program_id(0)
     pid_q = tl.program_id(1)
     cols = pid_n * BN + tl.arange(0, BN)
@@ -97,8 +112,10 @@ def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per
         if MULTI:
             hit = tl.zeros([BN], dtype=tl.int32)
             for w in tl.static_range(NLW):
-                hit = hit | (tl.load(dl_ptr + w * ndb + cols, mask=valid, other=0)
-                             & tl.load(ql_ptr + r * NLW + w))
+                hit = hit | (
+                    tl.load(dl_ptr + w * ndb + cols, mask=valid, other=0)
+                    & tl.load(ql_ptr + r * NLW + w)
+                )
             rel = hit != 0
         else:
             rel = dlab == tl.load(ql_ptr + r)
@@ -113,18 +130,44 @@ def _histogram_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, out_ptr, nq, ndb, blocks_per
                 at = valid & (dist == NB // 2 + v)
                 n_at = tl.sum(at.to(tl.int32), axis=0)
                 r_at = tl.sum((at & rel).to(tl.int32), axis=0)
-                tl.atomic_add(base + 2 * (NB // 2 + v), n_at - r_at, mask=row_ok & (n_at > r_at), sem="relaxed")
-                tl.atomic_add(base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed")
+                tl.atomic_add(
+                    base + 2 * (NB // 2 + v),
+                    n_at - r_at,
+                    mask=row_ok & (n_at > r_at),
+                    sem="relaxed",
+                )
+                tl.atomic_add(
+                    base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed"
+                )
         else:
             h = tl.histogram(key, NB, mask=valid)
         tl.atomic_add(base + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
 
 
 @triton.jit
-def _stable_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, start_n_ptr, start_r_ptr, ks_ptr, acc_ptr, cnt_ptr,
-                   nq, ndb, nseg, W, cut,
-                   SEG: tl.constexpr, NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr, BQ: tl.constexpr,
-                   NK: tl.constexpr, SCALE: tl.constexpr):
+def _stable_kernel(
+    q_ptr,
+    d_ptr,
+    ql_ptr,
+    dl_ptr,
+    start_n_ptr,
+    start_r_ptr,
+    ks_ptr,
+    acc_ptr,
+    cnt_ptr,
+    nq,
+    ndb,
+    nseg,
+    W,
+    cut,
+    SEG: tl.constexpr,
+    NW: tl.constexpr,
+    NLW: tl.constexpr,
+    MULTI: tl.constexpr,
+    BQ: tl.constexpr,
+    NK: tl.constexpr,
+    SCALE: tl.constexpr,
+):
     seg = tl.program_id(0)
     pid_q = tl.program_id(1)
     rows = pid_q * BQ + tl.arange(0, BQ)
@@ -157,8 +200,10 @@ def _stable_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, start_n_ptr, start_r_ptr, ks_pt
         if MULTI:
             hit = tl.zeros([BQ], dtype=tl.int32)
             for w in tl.static_range(NLW):
-                hit = hit | (tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
-                             & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0))
+                hit = hit | (
+                    tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
+                    & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0)
+                )
             rel = (hit != 0) & here
         else:
             rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
@@ -170,7 +215,11 @@ def _stable_kernel(q_ptr, d_ptr, ql_ptr, dl_ptr, start_n_ptr, start_r_ptr, ks_pt
         acc += tl.where(rel & (rank <= cut), fixed, 0)
         cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
     tl.store(acc_ptr + rows * nseg + seg, acc, mask=live)
-    tl.store(cnt_ptr + (rows * nseg + seg)[:, None] * NK + tl.arange(0, NK)[None, :], cnt, mask=live[:, None])
+    tl.store(
+        cnt_ptr + (rows * nseg + seg)[:, None] * NK + tl.arange(0, NK)[None, :],
+        cnt,
+        mask=live[:, None],
+    )
 
 
 def _pow2(x: int) -> int:
@@ -192,19 +241,36 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
     items) at each distance."""
     nq, nw = qw.shape
     ndb = dw.shape[1]
-    nb = _pow2(2 * width)              # a row of the output: every key 2 d + relevant
+    nb = _pow2(2 * width)  # a row of the output: every key 2 d + relevant
     bins, over = nb // 2, width - nb // 4  # the histogram's bins when the distances d >= nb / 4
-    if not 0 < over <= MAX_OVER:         # (the few largest) are counted by sums instead
+    if not 0 < over <= MAX_OVER:  # (the few largest) are counted by sums instead
         bins, over = nb, 0
     bn = min(HIST_BN, seg_len)
     out = torch.zeros(nq * nseg * nb, dtype=torch.int32, device=qw.device)
     for lo in range(0, nq, GRID_MAX * HIST_BQ):
         hi = min(nq, lo + GRID_MAX * HIST_BQ)
         grid = (triton.cdiv(ndb, bn), triton.cdiv(hi - lo, HIST_BQ))
-        _histogram_kernel[grid](qw[lo:hi], dw, ql[lo:hi], dl, out[lo * nseg * nb:], hi - lo, ndb,
-                                seg_len // bn, nseg, NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=bn,
-                                NB=bins, NBOUT=nb, NOVER=over, num_warps=HIST_WARPS)
-    return out.view(nq, nseg, nb)[:, :, :2 * width].reshape(nq, nseg, width, 2)
+        _histogram_kernel[grid](
+            qw[lo:hi],
+            dw,
+            ql[lo:hi],
+            dl,
+            out[lo * nseg * nb :],
+            hi - lo,
+            ndb,
+            seg_len // bn,
+            nseg,
+            NW=nw,
+            NLW=nlw,
+            MULTI=multi,
+            BQ=HIST_BQ,
+            BN=bn,
+            NB=bins,
+            NBOUT=nb,
+            NOVER=over,
+            num_warps=HIST_WARPS,
+        )
+    return out.view(nq, nseg, nb)[:, :, : 2 * width].reshape(nq, nseg, width, 2)
 
 
 def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
@@ -224,7 +290,7 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
     ks_all = [ndb if cut is None else min(int(cut), ndb)] + [min(int(k), ndb) for k in ks]
     nk = _pow2(len(ks_all))
     ks_t = torch.zeros(nk, dtype=torch.int32, device=qw.device)
-    ks_t[:len(ks_all)] = torch.tensor(ks_all, dtype=torch.int32)
+    ks_t[: len(ks_all)] = torch.tensor(ks_all, dtype=torch.int32)
     q_blocks = triton.cdiv(nq, STABLE_BQ)
     seg_len = min(SEG_MAX, max(SEG_MIN, _pow2(triton.cdiv(ndb * q_blocks, STABLE_PROGRAMS))))
     nseg = triton.cdiv(ndb, seg_len)
@@ -236,22 +302,48 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
     for lo in range(0, nq, chunk):
         hi = min(nq, lo + chunk)
         rows = hi - lo
-        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg).to(torch.int64)
+        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg).to(
+            torch.int64
+        )
         seg_n, seg_r = h.sum(dim=3), h[..., 1]
         del h
         n_tot, r_tot = seg_n.sum(dim=1), seg_r.sum(dim=1)
-        before_n = torch.cumsum(n_tot, dim=1) - n_tot            # items at a smaller distance
+        before_n = torch.cumsum(n_tot, dim=1) - n_tot  # items at a smaller distance
         before_r = torch.cumsum(r_tot, dim=1) - r_tot
-        start_n = (before_n[:, None, :] + torch.cumsum(seg_n, dim=1) - seg_n).to(torch.int32).contiguous()
-        start_r = (before_r[:, None, :] + torch.cumsum(seg_r, dim=1) - seg_r).to(torch.int32).contiguous()
+        start_n = (
+            (before_n[:, None, :] + torch.cumsum(seg_n, dim=1) - seg_n).to(torch.int32).contiguous()
+        )
+        start_r = (
+            (before_r[:, None, :] + torch.cumsum(seg_r, dim=1) - seg_r).to(torch.int32).contiguous()
+        )
         del seg_n, seg_r
         acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
         cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
         grid = (nseg, triton.cdiv(rows, STABLE_BQ))
-        _stable_kernel[grid](qw[lo:hi], dw, ql[lo:hi], dl, start_n, start_r, ks_t, acc, cnt,
-                             rows, ndb, nseg, width, ks_all[0],
-                             SEG=seg_len, NW=nw, NLW=nlw, MULTI=inp.multi, BQ=STABLE_BQ, NK=nk,
-                             SCALE=float(2 ** FIXED_BITS), num_warps=max(1, STABLE_BQ // 32))
+        _stable_kernel[grid](
+            qw[lo:hi],
+            dw,
+            ql[lo:hi],
+            dl,
+            start_n,
+            start_r,
+            ks_t,
+            acc,
+            cnt,
+            rows,
+            ndb,
+            nseg,
+            width,
+            ks_all[0],
+            SEG=seg_len,
+            NW=nw,
+            NLW=nlw,
+            MULTI=inp.multi,
+            BQ=STABLE_BQ,
+            NK=nk,
+            SCALE=float(2**FIXED_BITS),
+            num_warps=max(1, STABLE_BQ // 32),
+        )
         acc = acc.view(rows, nseg)
         n_parts.append(n_tot)
         r_parts.append(r_tot)
@@ -259,8 +351,12 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
         lo_parts.append((acc & ((1 << SPLIT_BITS) - 1)).sum(dim=1))
         cnt_parts.append(cnt.view(rows, nseg, nk).sum(dim=1))
     counts = torch.cat(cnt_parts).cpu().numpy()
-    out = StableCounts(torch.cat(hi_parts).cpu().numpy(), torch.cat(lo_parts).cpu().numpy(), counts[:, 0],
-                       {k: counts[:, 1 + i] for i, k in enumerate(ks)})
+    out = StableCounts(
+        torch.cat(hi_parts).cpu().numpy(),
+        torch.cat(lo_parts).cpu().numpy(),
+        counts[:, 0],
+        {k: counts[:, 1 + i] for i, k in enumerate(ks)},
+    )
     return torch.cat(n_parts).cpu().numpy(), torch.cat(r_parts).cpu().numpy(), out
 
 

@@ -17,8 +17,14 @@ NORMALIZERS = ("retrieved", "min_r_k")
 ZERO_RELEVANT = ("zero", "exclude")
 
 #: The roles the package's messages name, marked for the catalogs.
-ROLE_WORDS = (N_("codes"), N_("labels"), N_("query codes"), N_("database codes"), N_("query labels"),
-              N_("database labels"))
+ROLE_WORDS = (
+    N_("codes"),
+    N_("labels"),
+    N_("query codes"),
+    N_("database codes"),
+    N_("query labels"),
+    N_("database labels"),
+)
 #: The form of every message about one input: "<role>: <problem>".
 NAMED = N_("{name}: {problem}")
 
@@ -32,8 +38,10 @@ def named(name: str, template: str, params: dict | None = None) -> Phrase:
     >>> p, p.params["problem"]
     ('query codes: class labels must be whole numbers', 'class labels must be whole numbers')
     """
-    return Phrase(NAMED, {"name": Phrase(name) if name in ROLE_WORDS else name,
-                          "problem": Phrase(template, params)})
+    return Phrase(
+        NAMED,
+        {"name": Phrase(name) if name in ROLE_WORDS else name, "problem": Phrase(template, params)},
+    )
 
 
 #: Bytes of working memory per query chunk (distance matrix and histogram indices).
@@ -57,16 +65,27 @@ def code_bits(codes, name: str = "codes") -> np.ndarray:
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2:
-        raise InputError(named(name, N_("expected a 2-D array (items x bits), got {count} dimensions"),
-                               {"count": a.ndim}))
+        raise InputError(
+            named(
+                name,
+                N_("expected a 2-D array (items x bits), got {count} dimensions"),
+                {"count": a.ndim},
+            )
+        )
     if a.shape[1] == 0 or a.shape[0] == 0:
-        raise InputError(named(name, N_("empty code matrix of shape {shape}"), {"shape": str(tuple(a.shape))}))
+        raise InputError(
+            named(name, N_("empty code matrix of shape {shape}"), {"shape": str(tuple(a.shape))})
+        )
     if a.dtype.kind not in "biuf":
         try:
             a = a.astype(np.float32)  # numbers held as objects
         except (TypeError, ValueError):
-            raise InputError(named(name, N_("codes must be numbers, got {dtype} values"), {"dtype": str(a.dtype)}),
-                             hint=N_("codes must be all -1/+1 or all 0/1")) from None
+            raise InputError(
+                named(
+                    name, N_("codes must be numbers, got {dtype} values"), {"dtype": str(a.dtype)}
+                ),
+                hint=N_("codes must be all -1/+1 or all 0/1"),
+            ) from None
     if a.dtype.kind in "biu":
         lo, hi = int(a.min()), int(a.max())
         if 0 <= lo and hi <= 1:
@@ -86,9 +105,15 @@ def code_bits(codes, name: str = "codes") -> np.ndarray:
         problem = N_("value {value} at row {row}, bit {bit} is not a code bit")
     else:  # only -1, 0 and 1: the two encodings are mixed, and a 0 means nothing
         bad = np.argwhere(a == 0)[0]
-        problem = N_("value {value} at row {row}, bit {bit} is not a code bit: these codes mix -1/+1 and 0/1")
-    raise InputError(named(name, problem, {"value": repr(float(a[bad[0], bad[1]])), "row": bad[0], "bit": bad[1]}),
-                     hint=N_("codes must be all -1/+1 or all 0/1"))
+        problem = N_(
+            "value {value} at row {row}, bit {bit} is not a code bit: these codes mix -1/+1 and 0/1"
+        )
+    raise InputError(
+        named(
+            name, problem, {"value": repr(float(a[bad[0], bad[1]])), "row": bad[0], "bit": bad[1]}
+        ),
+        hint=N_("codes must be all -1/+1 or all 0/1"),
+    )
 
 
 def validate_codes(codes, name: str = "codes") -> torch.Tensor:
@@ -119,12 +144,20 @@ def as_labels(labels, n: int, name: str) -> torch.Tensor:
     >>> as_labels([[3], [5]], 2, "labels").tolist()   # a column of class ids
     [3, 5]
     """
-    t = torch.as_tensor(np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu())
+    t = torch.as_tensor(
+        np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu()
+    )
     if t.ndim == 0:
-        raise InputError(named(name, N_("expected one label (or label row) per code, got a single value")))
+        raise InputError(
+            named(name, N_("expected one label (or label row) per code, got a single value"))
+        )
     if t.shape[0] != n:
-        raise InputError(named(name, N_("{labels} labels for {codes} codes"), {"labels": t.shape[0], "codes": n}),
-                         hint=N_("one label (row) per code"))
+        raise InputError(
+            named(
+                name, N_("{labels} labels for {codes} codes"), {"labels": t.shape[0], "codes": n}
+            ),
+            hint=N_("one label (row) per code"),
+        )
     if t.ndim == 2 and t.shape[1] == 1 and not bool(((t == 0) | (t == 1)).all()):
         t = t[:, 0]  # a column of class ids
     if t.ndim == 2:
@@ -151,10 +184,13 @@ def relevance_matrix(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:
         if ql.shape[1] != dl.shape[1]:
             raise InputError(N_("query and database label vectors have different lengths"))
         return (ql @ dl.T) > 0
-    raise InputError(N_("query and database labels must both be class ids or both 0/1 vectors"),
-                     hint=N_("class ids: a 1-D array; multi-label: a 0/1 matrix (items x labels), "
-                             "one column included"))
-
+    raise InputError(
+        N_("query and database labels must both be class ids or both 0/1 vectors"),
+        hint=N_(
+            "class ids: a 1-D array; multi-label: a 0/1 matrix (items x labels), "
+            "one column included"
+        ),
+    )
 
 
 def resolve_device(device=None) -> torch.device:
@@ -165,19 +201,33 @@ def resolve_device(device=None) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        raise InputError(N_("unknown device {device}"), hint=N_("Use cpu, cuda or cuda:N"),
-                         params={"device": repr(str(device))}) from None
+        raise InputError(
+            N_("unknown device {device}"),
+            hint=N_("Use cpu, cuda or cuda:N"),
+            params={"device": repr(str(device))},
+        ) from None
     if dev.type not in ("cpu", "cuda"):
-        raise InputError(N_("device {device} is not supported"), hint=N_("Use cpu, cuda or cuda:N"),
-                         params={"device": repr(str(device))})
+        raise InputError(
+            N_("device {device} is not supported"),
+            hint=N_("Use cpu, cuda or cuda:N"),
+            params={"device": repr(str(device))},
+        )
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise InputError(N_("device {device} is not available: this torch build has no CUDA "
-                                "or no GPU is visible"), hint=N_("Use --device cpu"),
-                             params={"device": repr(str(device))})
+            raise InputError(
+                N_(
+                    "device {device} is not available: this torch build has no CUDA "
+                    "or no GPU is visible"
+                ),
+                hint=N_("Use --device cpu"),
+                params={"device": repr(str(device))},
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise InputError(N_("device {device} does not exist ({count} GPUs)"), hint=N_("Use cuda:0 or cpu"),
-                             params={"device": repr(str(device)), "count": torch.cuda.device_count()})
+            raise InputError(
+                N_("device {device} does not exist ({count} GPUs)"),
+                hint=N_("Use cuda:0 or cpu"),
+                params={"device": repr(str(device)), "count": torch.cuda.device_count()},
+            )
     return dev
 
 

@@ -68,8 +68,27 @@ from metrics_core.history.store import (
     store_error,
 )
 
-__all__ = ["HistoryStore", "EvaluationRecord", "REPORT_MEASURES", "OVERALL_LABELS", "SCHEMA_VERSION",
-           "SCHEMA_V1", "SCHEMA_V2_CHANGES", "SCHEMA_V3_CHANGES", "BUSY_TIMEOUT_MS", "TIMESTAMP_FORMAT",
-           "SAMPLE_PATH", "create_v1_store", "default_store_path", "format_timestamp", "load_sample_history",
-           "overall_label", "row_label", "summarize_rows", "store_error", "qrels_digest", "comparative_report",
-           "summary_text"]
+__all__ = [
+    "HistoryStore",
+    "EvaluationRecord",
+    "REPORT_MEASURES",
+    "OVERALL_LABELS",
+    "SCHEMA_VERSION",
+    "SCHEMA_V1",
+    "SCHEMA_V2_CHANGES",
+    "SCHEMA_V3_CHANGES",
+    "BUSY_TIMEOUT_MS",
+    "TIMESTAMP_FORMAT",
+    "SAMPLE_PATH",
+    "create_v1_store",
+    "default_store_path",
+    "format_timestamp",
+    "load_sample_history",
+    "overall_label",
+    "row_label",
+    "summarize_rows",
+    "store_error",
+    "qrels_digest",
+    "comparative_report",
+    "summary_text",
+]

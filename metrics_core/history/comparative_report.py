@@ -24,11 +24,24 @@ from metrics_core.report.labels import (
     worst_labels,
 )
 
-__all__ = ["REPORT_MEASURES", "OVERALL_LABELS", "overall_label", "summarize_rows", "row_label",
-           "DEFAULT_GOOD_THRESHOLDS", "comparative_report", "query_texts", "summary_text"]
+__all__ = [
+    "REPORT_MEASURES",
+    "OVERALL_LABELS",
+    "overall_label",
+    "summarize_rows",
+    "row_label",
+    "DEFAULT_GOOD_THRESHOLDS",
+    "comparative_report",
+    "query_texts",
+    "summary_text",
+]
 
 #: The overall verdict of the summary row, by the worst label of its means.
-OVERALL_LABELS = {LABELS[0]: N_("Efficient"), LABELS[1]: N_("Acceptable"), LABELS[2]: N_("Needs improvement")}
+OVERALL_LABELS = {
+    LABELS[0]: N_("Efficient"),
+    LABELS[1]: N_("Acceptable"),
+    LABELS[2]: N_("Needs improvement"),
+}
 
 
 def _english_plural(singular: str, plural: str, n: int) -> str:
@@ -48,8 +61,11 @@ def summary_text(count: int, suites: int, per_query: bool = False, ngettext=None
     '6 evaluaciones (1 conjunto)'
     """
     ngettext = ngettext or _english_plural
-    rows = (ngettext("{n} query evaluation", "{n} query evaluations", count) if per_query else
-            ngettext("{n} evaluation", "{n} evaluations", count)).format(n=count)
+    rows = (
+        ngettext("{n} query evaluation", "{n} query evaluations", count)
+        if per_query
+        else ngettext("{n} evaluation", "{n} evaluations", count)
+    ).format(n=count)
     return rows + " " + ngettext("({n} suite)", "({n} suites)", suites).format(n=suites)
 
 
@@ -64,8 +80,12 @@ def overall_label(means: Mapping[str, float], thresholds: Mapping[str, float]) -
     return OVERALL_LABELS.get(worst, "")
 
 
-def summarize_rows(rows: pd.DataFrame, measures: Iterable[str], thresholds: Mapping[str, float],
-                   per_query: bool = False) -> dict:
+def summarize_rows(
+    rows: pd.DataFrame,
+    measures: Iterable[str],
+    thresholds: Mapping[str, float],
+    per_query: bool = False,
+) -> dict:
     """``{"count", "means", "labels", "label"}`` of report rows (NaN cells are skipped)."""
     measures = list(measures)
     means = {}
@@ -74,14 +94,27 @@ def summarize_rows(rows: pd.DataFrame, measures: Iterable[str], thresholds: Mapp
         col = col[~np.isnan(col)]
         means[m] = float(col.mean()) if col.size else float("nan")
     labels = {m: interpret(means[m], thresholds[m]) for m in measures if m in thresholds}
-    return {"count": int(len(rows)), "per_query": bool(per_query), "means": means, "labels": labels,
-            "label": overall_label(means, thresholds)}
+    return {
+        "count": int(len(rows)),
+        "per_query": bool(per_query),
+        "means": means,
+        "labels": labels,
+        "label": overall_label(means, thresholds),
+    }
 
 
-def comparative_report(store, suite: str | None = None, date_from=None, date_to=None, *,
-                       per_query: bool = False, measures: Sequence[str] = REPORT_MEASURES,
-                       thresholds: Mapping[str, float] | None = None, summary: bool = True,
-                       ngettext=None) -> pd.DataFrame:
+def comparative_report(
+    store,
+    suite: str | None = None,
+    date_from=None,
+    date_to=None,
+    *,
+    per_query: bool = False,
+    measures: Sequence[str] = REPORT_MEASURES,
+    thresholds: Mapping[str, float] | None = None,
+    summary: bool = True,
+    ngettext=None,
+) -> pd.DataFrame:
     """The comparative report of a :class:`~metrics_core.history.HistoryStore` (what
     :meth:`~metrics_core.history.HistoryStore.report` returns; see it for the columns).
 
@@ -100,36 +133,58 @@ def comparative_report(store, suite: str | None = None, date_from=None, date_to=
     if evals.empty:
         rows = pd.DataFrame(columns=head + measures + ["Interpretation"])
     elif not per_query:
-        rows = pd.DataFrame({"ID": evals["id"], "Suite": evals["suite"], "Run": evals["run"],
-                             "Date": evals["timestamp"]})
+        rows = pd.DataFrame(
+            {
+                "ID": evals["id"],
+                "Suite": evals["suite"],
+                "Run": evals["run"],
+                "Date": evals["timestamp"],
+            }
+        )
         for m in measures:
             rows[m] = evals[m].astype(float) if m in evals.columns else np.nan
     else:
         long = store.query_values(evals["id"].tolist())
         long = long[long["measure"].isin(measures)]
-        wide = long.pivot_table(index=["evaluation_id", "query_id"], columns="measure", values="value",
-                                aggfunc="first", dropna=False).reset_index()
+        wide = long.pivot_table(
+            index=["evaluation_id", "query_id"],
+            columns="measure",
+            values="value",
+            aggfunc="first",
+            dropna=False,
+        ).reset_index()
         info = evals.set_index("id")
-        rows = pd.DataFrame({"ID": wide["evaluation_id"].to_numpy(),
-                             "Suite": info.loc[wide["evaluation_id"], "suite"].to_numpy(),
-                             "Run": info.loc[wide["evaluation_id"], "run"].to_numpy(),
-                             "Date": info.loc[wide["evaluation_id"], "timestamp"].to_numpy(),
-                             "Query ID": wide["query_id"].astype(str).to_numpy()})
+        rows = pd.DataFrame(
+            {
+                "ID": wide["evaluation_id"].to_numpy(),
+                "Suite": info.loc[wide["evaluation_id"], "suite"].to_numpy(),
+                "Run": info.loc[wide["evaluation_id"], "run"].to_numpy(),
+                "Date": info.loc[wide["evaluation_id"], "timestamp"].to_numpy(),
+                "Query ID": wide["query_id"].astype(str).to_numpy(),
+            }
+        )
         rows["Query"] = query_texts(store, rows)
         for m in measures:
             rows[m] = wide[m].astype(float).to_numpy() if m in wide.columns else np.nan
         order = {e: i for i, e in enumerate(evals["id"])}
-        rows = rows.sort_values(["ID", "Query ID"], key=lambda s: s.map(order) if s.name == "ID" else s,
-                                kind="stable").reset_index(drop=True)
+        rows = rows.sort_values(
+            ["ID", "Query ID"], key=lambda s: s.map(order) if s.name == "ID" else s, kind="stable"
+        ).reset_index(drop=True)
     rows["Interpretation"] = worst_labels({m: rows[m] for m in measures}, thresholds)
     rows["Date"] = rows["Date"].astype(str).str.slice(0, 10)
     summ = summarize_rows(rows, measures, thresholds, per_query=per_query)
     summ["suites"] = int(rows["Suite"].nunique())
     if summary:
         text = summary_text(summ["count"], summ["suites"], per_query, ngettext)
-        extra = {"ID": "Summary", "Suite": "", "Run": text, "Date": "",
-                 **({"Query ID": "", "Query": ""} if per_query else {}),
-                 **{m: summ["means"][m] for m in measures}, "Interpretation": summ["label"]}
+        extra = {
+            "ID": "Summary",
+            "Suite": "",
+            "Run": text,
+            "Date": "",
+            **({"Query ID": "", "Query": ""} if per_query else {}),
+            **{m: summ["means"][m] for m in measures},
+            "Interpretation": summ["label"],
+        }
         rows = pd.concat([rows.astype({"ID": object}), pd.DataFrame([extra])], ignore_index=True)
         rows["ID"] = rows["ID"].astype(object)
     rows.attrs["summary"] = summ

@@ -48,9 +48,11 @@ def format_timestamp(value=None) -> str:
 
 #: "{what} {value!r} is not a date" for each ``what`` of :func:`to_utc` (one whole text each,
 #: so that a translation can order its words)
-NOT_A_DATE = {"timestamp": N_("timestamp {value!r} is not a date"),
-              "start date": N_("start date {value!r} is not a date"),
-              "end date": N_("end date {value!r} is not a date")}
+NOT_A_DATE = {
+    "timestamp": N_("timestamp {value!r} is not a date"),
+    "start date": N_("start date {value!r} is not a date"),
+    "end date": N_("end date {value!r} is not a date"),
+}
 
 
 def to_utc(value, what: str = "timestamp") -> datetime:
@@ -81,12 +83,19 @@ def to_utc(value, what: str = "timestamp") -> datetime:
         try:
             dt = datetime.fromisoformat(text)
         except ValueError:
-            raise InputError(problem, hint=N_("write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS "
-                                              "(UTC unless an offset is given)"),
-                             params={"what": what, "value": value}) from None
+            raise InputError(
+                problem,
+                hint=N_(
+                    "write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC unless an offset is given)"
+                ),
+                params={"what": what, "value": value},
+            ) from None
     else:
-        raise InputError(problem, hint=N_("give a date, datetime or ISO string"),
-                         params={"what": what, "value": value})
+        raise InputError(
+            problem,
+            hint=N_("give a date, datetime or ISO string"),
+            params={"what": what, "value": value},
+        )
     if dt.tzinfo is None:
         return dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc)
@@ -119,9 +128,14 @@ def qrels_digest(frame: pd.DataFrame) -> str:
     labels = frame["relevance"].to_numpy(dtype=np.float64)
     bits, which = np.unique(labels.view(np.int64), return_inverse=True)
     label_text = np.array([repr(float(v)) for v in bits.view(np.float64)], dtype=object)
-    lines = (frame["query_id"].astype(str).to_numpy(dtype=object) + "\t"
-             + frame["doc_id"].astype(str).to_numpy(dtype=object) + "\t"
-             + label_text[which.reshape(-1)] + "\n")
+    lines = (
+        frame["query_id"].astype(str).to_numpy(dtype=object)
+        + "\t"
+        + frame["doc_id"].astype(str).to_numpy(dtype=object)
+        + "\t"
+        + label_text[which.reshape(-1)]
+        + "\n"
+    )
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
@@ -131,7 +145,6 @@ def float_or_none(v) -> float | None:
         return None
     f = float(v)
     return None if math.isnan(f) else f
-
 
 
 @dataclass(frozen=True)
@@ -158,9 +171,11 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
     if text.startswith("Execution failed on sql") and "': " in text:
         text = text.rsplit("': ", 1)[1]  # pandas' wrapper: keep SQLite's own message
     if "readonly" in text.replace("-", "").replace(" ", "").lower():
-        return InputError(N_("the history store is read-only: it can be listed and reported, "
-                             "not changed"), source=str(path),
-                          hint=N_("make the file and its folder writable, or choose another --store"))
+        return InputError(
+            N_("the history store is read-only: it can be listed and reported, not changed"),
+            source=str(path),
+            hint=N_("make the file and its folder writable, or choose another --store"),
+        )
     check = "not run"
     if conn is not None:
         try:
@@ -168,11 +183,18 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
             check = "; ".join(" ".join(str(r[0]).split()) for r in rows)
         except sqlite3.Error as inner:
             check = str(inner)
-    return InputError(N_("the history store is damaged or not a history store ({reason}; "
-                         "integrity check: {check})"), source=str(path),
-                      hint=N_("restore it from a backup, or recover what is readable with "
-                              "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store"),
-                      params={"reason": text, "check": check})
+    return InputError(
+        N_(
+            "the history store is damaged or not a history store ({reason}; "
+            "integrity check: {check})"
+        ),
+        source=str(path),
+        hint=N_(
+            "restore it from a backup, or recover what is readable with "
+            "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store"
+        ),
+        params={"reason": text, "check": check},
+    )
 
 
 def open_connection(path, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -180,13 +202,20 @@ def open_connection(path, read_only: bool, busy_timeout_ms: int) -> sqlite3.Conn
     try:
         if read_only:
             uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
-            return sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000,
-                                   isolation_level=None, check_same_thread=False)
-        return sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000,
-                               isolation_level=None, check_same_thread=False)
+            return sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        return sqlite3.connect(
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
     except sqlite3.Error as exc:
-        raise InputError(N_("cannot open the history store: {reason}"), source=str(path),
-                         params={"reason": exc}) from None
+        raise InputError(
+            N_("cannot open the history store: {reason}"), source=str(path), params={"reason": exc}
+        ) from None
 
 
 class WriteTransaction:
@@ -229,14 +258,21 @@ def enable_wal(conn, path) -> None:
         except sqlite3.DatabaseError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 conn.close()
-                raise InputError(N_("not a history store ({reason})"), source=str(path),
-                                 hint=N_("choose another file"), params={"reason": exc}) from None
+                raise InputError(
+                    N_("not a history store ({reason})"),
+                    source=str(path),
+                    hint=N_("choose another file"),
+                    params={"reason": exc},
+                ) from None
             time.sleep(0.02 * (attempt + 1))
     else:  # pragma: no cover - only under extreme contention
         raise InputError(N_("the history store stays locked by another process"), source=str(path))
     if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only folder
-        raise InputError(N_("cannot use WAL mode (journal mode is {mode})"), source=str(path),
-                         params={"mode": mode})
+        raise InputError(
+            N_("cannot use WAL mode (journal mode is {mode})"),
+            source=str(path),
+            params={"mode": mode},
+        )
     conn.execute("PRAGMA synchronous = NORMAL")
 
 
@@ -261,8 +297,11 @@ def date_filters(suite_id, date_from, date_to):
         clauses.append("e.created_at >= ?")
         params.append(lo.strftime(TIMESTAMP_FORMAT))
     if lo is not None and hi is not None and lo > hi:
-        raise InputError(N_("the start date is after the end date"), hint=N_("swap --from and --to"),
-                         plain_hint=N_("swap the two dates"))
+        raise InputError(
+            N_("the start date is after the end date"),
+            hint=N_("swap --from and --to"),
+            plain_hint=N_("swap the two dates"),
+        )
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -275,13 +314,19 @@ def image_connection(data: bytes, source: str):
     :func:`check_image` (an :class:`InputError` naming ``source`` otherwise)."""
     data = bytes(data)
     if len(data) < 100 or not data.startswith(b"SQLite format 3\x00"):
-        raise InputError(N_("not a RankLab history file (it is not an SQLite database)"), source=source,
-                         hint=UPLOAD_HINT)
+        raise InputError(
+            N_("not a RankLab history file (it is not an SQLite database)"),
+            source=source,
+            hint=UPLOAD_HINT,
+        )
     if data[18:20] == b"\x02\x02":  # saved from a WAL-mode store file
         data = data[:18] + b"\x01\x01" + data[20:]
     if sys.version_info < (3, 11):  # sqlite3's Connection.deserialize is new in 3.11
-        raise InputError(N_("reading an uploaded history file needs Python 3.11 or newer"),
-                         source=source, hint=N_("run RankLab with Python 3.11 or newer"))
+        raise InputError(
+            N_("reading an uploaded history file needs Python 3.11 or newer"),
+            source=source,
+            hint=N_("run RankLab with Python 3.11 or newer"),
+        )
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
@@ -290,8 +335,12 @@ def image_connection(data: bytes, source: str):
         check_image(conn, source)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise InputError(N_("not a RankLab history file ({reason})"), source=source,
-                         hint=UPLOAD_HINT, params={"reason": exc}) from None
+        raise InputError(
+            N_("not a RankLab history file ({reason})"),
+            source=source,
+            hint=UPLOAD_HINT,
+            params={"reason": exc},
+        ) from None
     except BaseException:
         conn.close()
         raise
@@ -311,28 +360,52 @@ def check_image(conn, source) -> None:
     """
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
-        raise InputError(N_("the history file has schema version {version}, newer than this RankLab "
-                            "({supported})"), source=source, hint=N_("upgrade RankLab"),
-                         params={"version": version, "supported": SCHEMA_VERSION})
+        raise InputError(
+            N_(
+                "the history file has schema version {version}, newer than this RankLab "
+                "({supported})"
+            ),
+            source=source,
+            hint=N_("upgrade RankLab"),
+            params={"version": version, "supported": SCHEMA_VERSION},
+        )
     allowed = schema_objects(version)
     if allowed is None:
-        raise InputError(N_("not a RankLab history file (no RankLab tables)"), source=source, hint=UPLOAD_HINT)
-    found = {(t, n): (tbl, normalized_sql(sql))
-             for t, n, tbl, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+        raise InputError(
+            N_("not a RankLab history file (no RankLab tables)"), source=source, hint=UPLOAD_HINT
+        )
+    found = {
+        (t, n): (tbl, normalized_sql(sql))
+        for t, n, tbl, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+    }
     foreign = sorted(n for (t, n) in found if (t, n) not in allowed)
     missing = sorted(n for (t, n) in allowed if (t, n) not in found and t == "table")
     if foreign or missing:
-        problem = (N_("not a RankLab history file (unexpected {names})") if foreign
-                   else N_("not a RankLab history file (missing {names})"))
-        raise InputError(problem, source=source, hint=UPLOAD_HINT,
-                         params={"names": ", ".join(foreign or missing)})
+        problem = (
+            N_("not a RankLab history file (unexpected {names})")
+            if foreign
+            else N_("not a RankLab history file (missing {names})")
+        )
+        raise InputError(
+            problem,
+            source=source,
+            hint=UPLOAD_HINT,
+            params={"names": ", ".join(foreign or missing)},
+        )
     changed = sorted(n for (t, n), spec in found.items() if allowed[(t, n)] != spec)
     if changed:
-        raise InputError(N_("not a RankLab history file (the SQL of {names} is not RankLab's own schema)"),
-                         source=source, hint=UPLOAD_HINT, params={"names": ", ".join(changed)})
+        raise InputError(
+            N_("not a RankLab history file (the SQL of {names} is not RankLab's own schema)"),
+            source=source,
+            hint=UPLOAD_HINT,
+            params={"names": ", ".join(changed)},
+        )
     if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-        raise InputError(N_("not a RankLab history file (the database is damaged)"), source=source,
-                         hint=UPLOAD_HINT)
+        raise InputError(
+            N_("not a RankLab history file (the database is damaged)"),
+            source=source,
+            hint=UPLOAD_HINT,
+        )
 
 
 def unknown_suite(name: str, known, saving: bool = False) -> InputError:
@@ -345,11 +418,16 @@ def unknown_suite(name: str, known, saving: bool = False) -> InputError:
     "no suite named 'web'. give its qrels to create it (known: news, qa)"
     """
     if saving:
-        hint = (N_("give its qrels to create it (known: {known})") if known
-                else N_("give its qrels to create it (known: none yet)"))
+        hint = (
+            N_("give its qrels to create it (known: {known})")
+            if known
+            else N_("give its qrels to create it (known: none yet)")
+        )
     else:
         hint = N_("known suites: {known}") if known else N_("known suites: none yet")
-    return InputError(N_("no suite named {name!r}"), hint=hint, params={"name": name, "known": ", ".join(known)})
+    return InputError(
+        N_("no suite named {name!r}"), hint=hint, params={"name": name, "known": ", ".join(known)}
+    )
 
 
 def prepare_evaluation(evaluation):
@@ -369,8 +447,11 @@ def check_name(name) -> str:
     """A suite name, stripped; empty is an :class:`InputError`."""
     text = str(name or "").strip()
     if not text:
-        raise InputError(N_("a suite needs a name"), hint=N_("e.g. --suite regression-2025"),
-                         plain_hint=N_("e.g. regression-2025"))
+        raise InputError(
+            N_("a suite needs a name"),
+            hint=N_("e.g. --suite regression-2025"),
+            plain_hint=N_("e.g. regression-2025"),
+        )
     return text
 
 
@@ -393,8 +474,12 @@ def meta_rows(suite_id: int, meta: pd.DataFrame):
     extra = [c for c in frame.columns if c != text_col]
     for qid, row in frame.iterrows():
         other = {c: plain_value(row[c]) for c in extra}
-        yield (suite_id, str(qid), None if text_col is None else str(row[text_col]),
-               json.dumps(other, default=str) if other else None)
+        yield (
+            suite_id,
+            str(qid),
+            None if text_col is None else str(row[text_col]),
+            json.dumps(other, default=str) if other else None,
+        )
 
 
 def plain_value(v):

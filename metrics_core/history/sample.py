@@ -33,8 +33,14 @@ def load_sample_history(store: HistoryStore, path: str | os.PathLike | None = No
         meta.index.name = "query_id"
         store.add_suite(suite["name"], qrels, meta if len(meta) else None)
         for item in suite["evaluations"]:
-            run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in item["ranking"].items()}
+            run = {
+                q: {d: float(len(docs) - i) for i, d in enumerate(docs)}
+                for q, docs in item["ranking"].items()
+            }
             ev = evaluate(qrels, run, list(data.get("measures", REPORT_MEASURES)), name=item["run"])
-            ids.append(store.save_evaluation(suite["name"], ev, timestamp=item["timestamp"],
-                                             note=item.get("note")))
+            ids.append(
+                store.save_evaluation(
+                    suite["name"], ev, timestamp=item["timestamp"], note=item.get("note")
+                )
+            )
     return ids

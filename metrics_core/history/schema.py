@@ -91,12 +91,16 @@ def _migrate_1_to_2(cur) -> None:
     for statement in SCHEMA_V2_CHANGES.split(";"):
         if statement.strip():
             cur.execute(statement)
-    rows = cur.execute("SELECT evaluation_id, measure FROM aggregate_values ORDER BY evaluation_id, rowid").fetchall()
+    rows = cur.execute(
+        "SELECT evaluation_id, measure FROM aggregate_values ORDER BY evaluation_id, rowid"
+    ).fetchall()
     by_eval: dict[int, list] = {}
     for eid, m in rows:
         by_eval.setdefault(eid, []).append(m)
-    cur.executemany("UPDATE evaluations SET measures = ? WHERE id = ?",
-                    ((json.dumps(ms), eid) for eid, ms in by_eval.items()))
+    cur.executemany(
+        "UPDATE evaluations SET measures = ? WHERE id = ?",
+        ((json.dumps(ms), eid) for eid, ms in by_eval.items()),
+    )
 
 
 def create_v1_store(path) -> None:
@@ -109,7 +113,6 @@ def create_v1_store(path) -> None:
         conn.execute("COMMIT")
     finally:
         conn.close()
-
 
 
 def _migrate_2_to_3(cur) -> None:
@@ -162,7 +165,9 @@ def schema_objects(version: int) -> dict | None:
             _migrate_1_to_2(cur)
         if version >= 3:
             _migrate_2_to_3(cur)
-        return {(t, n): (tbl, normalized_sql(sql))
-                for t, n, tbl, sql in cur.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+        return {
+            (t, n): (tbl, normalized_sql(sql))
+            for t, n, tbl, sql in cur.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        }
     finally:
         conn.close()

@@ -38,8 +38,16 @@ from metrics_core.history.records import (
 )
 from metrics_core.history.schema import SCHEMA_VERSION, migrate
 
-__all__ = ["HistoryStore", "EvaluationRecord", "BUSY_TIMEOUT_MS", "TIMESTAMP_FORMAT", "default_store_path",
-           "format_timestamp", "qrels_digest", "store_error"]
+__all__ = [
+    "HistoryStore",
+    "EvaluationRecord",
+    "BUSY_TIMEOUT_MS",
+    "TIMESTAMP_FORMAT",
+    "default_store_path",
+    "format_timestamp",
+    "qrels_digest",
+    "store_error",
+]
 
 
 class HistoryStore:
@@ -54,7 +62,9 @@ class HistoryStore:
         How long a writer waits for another writer's lock before failing.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+    def __init__(
+        self, path: str | os.PathLike | None = None, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+    ):
         given = default_store_path() if path is None else path
         self.path: str | os.PathLike = given  # ":memory:", or the file (a Path)
         in_memory = str(given) == ":memory:"
@@ -63,23 +73,32 @@ class HistoryStore:
             file = Path(given).expanduser()
             self.path = file
             if file.is_dir():
-                raise InputError(N_("is a folder, not a store file"), source=str(file),
-                                 hint=N_("give a file path such as history.sqlite3"))
+                raise InputError(
+                    N_("is a folder, not a store file"),
+                    source=str(file),
+                    hint=N_("give a file path such as history.sqlite3"),
+                )
             file.parent.mkdir(parents=True, exist_ok=True)
             # a store we may not write (read-only file or folder) is opened read-only: it can
             # still be listed and reported; saving to it is refused with a clear message
             self.read_only = file.exists() and not (
-                os.access(file, os.W_OK) and os.access(file.parent, os.W_OK))
+                os.access(file, os.W_OK) and os.access(file.parent, os.W_OK)
+            )
         self._conn = open_connection(self.path, self.read_only, busy_timeout_ms)
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self.read_only:
                 if self.schema_version() != SCHEMA_VERSION:
-                    raise InputError(N_("the read-only history store has schema version {version}, "
-                                        "not {supported}"), source=str(self.path),
-                                     hint=N_("make the file writable once so it can be upgraded"),
-                                     params={"version": self.schema_version(), "supported": SCHEMA_VERSION})
+                    raise InputError(
+                        N_(
+                            "the read-only history store has schema version {version}, "
+                            "not {supported}"
+                        ),
+                        source=str(self.path),
+                        hint=N_("make the file writable once so it can be upgraded"),
+                        params={"version": self.schema_version(), "supported": SCHEMA_VERSION},
+                    )
                 return
             if not in_memory:
                 enable_wal(self._conn, self.path)
@@ -97,23 +116,34 @@ class HistoryStore:
         try:
             version = self.schema_version()
         except sqlite3.DatabaseError as exc:
-            raise InputError(N_("not a history store ({reason})"), source=str(self.path),
-                             params={"reason": exc}) from None
+            raise InputError(
+                N_("not a history store ({reason})"), source=str(self.path), params={"reason": exc}
+            ) from None
         if version == SCHEMA_VERSION:
             return
         if version > SCHEMA_VERSION:
-            raise InputError(N_("the history store has schema version {version}, newer than this "
-                                "RankLab ({supported})"), source=str(self.path),
-                             hint=N_("upgrade RankLab or choose another store file"),
-                             params={"version": version, "supported": SCHEMA_VERSION})
+            raise InputError(
+                N_(
+                    "the history store has schema version {version}, newer than this "
+                    "RankLab ({supported})"
+                ),
+                source=str(self.path),
+                hint=N_("upgrade RankLab or choose another store file"),
+                params={"version": version, "supported": SCHEMA_VERSION},
+            )
         with self._transaction() as cur:
             # Read again under the write lock: another process may have just done it.
             version = cur.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
-                tables = cur.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+                tables = cur.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                ).fetchone()[0]
                 if tables:
-                    raise InputError(N_("not a RankLab history store (it has other tables)"),
-                                     source=str(self.path), hint=N_("choose another file"))
+                    raise InputError(
+                        N_("not a RankLab history store (it has other tables)"),
+                        source=str(self.path),
+                        hint=N_("choose another file"),
+                    )
             migrate(cur, version)
 
     def schema_version(self) -> int:
@@ -152,10 +182,23 @@ class HistoryStore:
         """
         if evaluation_id is None:
             tables = ("suites", "suite_qrels", "evaluations", "aggregate_values", "query_values")
-            return {t: int(self._conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
-        where = {"evaluations": "id", "aggregate_values": "evaluation_id", "query_values": "evaluation_id"}
-        return {t: int(self._conn.execute(f"SELECT count(*) FROM {t} WHERE {c} = ?", (int(evaluation_id),))
-                       .fetchone()[0]) for t, c in where.items()}
+            return {
+                t: int(self._conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+                for t in tables
+            }
+        where = {
+            "evaluations": "id",
+            "aggregate_values": "evaluation_id",
+            "query_values": "evaluation_id",
+        }
+        return {
+            t: int(
+                self._conn.execute(
+                    f"SELECT count(*) FROM {t} WHERE {c} = ?", (int(evaluation_id),)
+                ).fetchone()[0]
+            )
+            for t, c in where.items()
+        }
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound)."""
@@ -192,7 +235,9 @@ class HistoryStore:
         return store
 
     # -- suites ----------------------------------------------------------------------
-    def add_suite(self, name: str, qrels, meta: pd.DataFrame | None = None, *, exist_ok: bool = True) -> int:
+    def add_suite(
+        self, name: str, qrels, meta: pd.DataFrame | None = None, *, exist_ok: bool = True
+    ) -> int:
         """Create the suite ``name`` with its qrels and optional query metadata.
 
         ``qrels`` is anything :func:`metrics_core.read_qrels` accepts. ``meta`` is a
@@ -212,22 +257,36 @@ class HistoryStore:
         row = cur.execute("SELECT id, qrels_sha256 FROM suites WHERE name = ?", (name,)).fetchone()
         if row is not None:
             if not exist_ok:
-                raise InputError(N_("suite {name!r} exists already"), hint=N_("choose another name"),
-                                 params={"name": name})
+                raise InputError(
+                    N_("suite {name!r} exists already"),
+                    hint=N_("choose another name"),
+                    params={"name": name},
+                )
             if row[1] != digest:
-                raise InputError(N_("suite {name!r} exists with different qrels"),
-                                 hint=N_("a suite's ground truth is fixed; choose a new suite name"),
-                                 params={"name": name})
+                raise InputError(
+                    N_("suite {name!r} exists with different qrels"),
+                    hint=N_("a suite's ground truth is fixed; choose a new suite name"),
+                    params={"name": name},
+                )
             suite_id = row[0]
         else:
-            cur.execute("INSERT INTO suites (name, created_at, qrels_sha256) VALUES (?, ?, ?)",
-                        (name, format_timestamp(), digest))
+            cur.execute(
+                "INSERT INTO suites (name, created_at, qrels_sha256) VALUES (?, ?, ?)",
+                (name, format_timestamp(), digest),
+            )
             suite_id = cur.lastrowid
-            cur.executemany("INSERT INTO suite_qrels VALUES (?, ?, ?, ?)",
-                            ((suite_id, q, d, float(r)) for q, d, r in frame.itertuples(index=False, name=None)))
+            cur.executemany(
+                "INSERT INTO suite_qrels VALUES (?, ?, ?, ?)",
+                (
+                    (suite_id, q, d, float(r))
+                    for q, d, r in frame.itertuples(index=False, name=None)
+                ),
+            )
         if meta is not None:
             cur.execute("DELETE FROM suite_queries WHERE suite_id = ?", (suite_id,))
-            cur.executemany("INSERT INTO suite_queries VALUES (?, ?, ?, ?)", meta_rows(suite_id, meta))
+            cur.executemany(
+                "INSERT INTO suite_queries VALUES (?, ?, ?, ?)", meta_rows(suite_id, meta)
+            )
         return suite_id
 
     def set_suite_meta(self, name: str, meta: pd.DataFrame) -> None:
@@ -235,7 +294,9 @@ class HistoryStore:
         suite_id = self._suite_id(check_name(name))
         with self._transaction() as cur:
             cur.execute("DELETE FROM suite_queries WHERE suite_id = ?", (suite_id,))
-            cur.executemany("INSERT INTO suite_queries VALUES (?, ?, ?, ?)", meta_rows(suite_id, meta))
+            cur.executemany(
+                "INSERT INTO suite_queries VALUES (?, ?, ?, ?)", meta_rows(suite_id, meta)
+            )
 
     def suites(self) -> pd.DataFrame:
         """Suites with their number of queries, judgements and evaluations."""
@@ -244,7 +305,9 @@ class HistoryStore:
             "(SELECT count(DISTINCT query_id) FROM suite_qrels WHERE suite_id = s.id) AS queries, "
             "(SELECT count(*) FROM suite_qrels WHERE suite_id = s.id) AS judgements, "
             "(SELECT count(*) FROM evaluations WHERE suite_id = s.id) AS evaluations "
-            "FROM suites s ORDER BY s.name", self._conn)
+            "FROM suites s ORDER BY s.name",
+            self._conn,
+        )
 
     def suite_names(self) -> list[str]:
         """The suites' names, sorted."""
@@ -261,22 +324,38 @@ class HistoryStore:
         from metrics_core.io import read_qrels
 
         suite_id = self._suite_id(name)
-        frame = pd.read_sql_query("SELECT query_id, doc_id, relevance FROM suite_qrels WHERE suite_id = ? "
-                                  "ORDER BY rowid", self._conn, params=(suite_id,))
+        frame = pd.read_sql_query(
+            "SELECT query_id, doc_id, relevance FROM suite_qrels WHERE suite_id = ? ORDER BY rowid",
+            self._conn,
+            params=(suite_id,),
+        )
         return read_qrels(frame)
 
     def get_suite_meta(self, name: str) -> pd.DataFrame:
         """The suite's query metadata: index ``query_id``, column ``query`` plus the extra columns."""
         suite_id = self._suite_id(name)
-        rows = self._conn.execute("SELECT query_id, query_text, metadata FROM suite_queries WHERE suite_id = ? "
-                                  "ORDER BY query_id", (suite_id,)).fetchall()
+        rows = self._conn.execute(
+            "SELECT query_id, query_text, metadata FROM suite_queries WHERE suite_id = ? "
+            "ORDER BY query_id",
+            (suite_id,),
+        ).fetchall()
         records = [{"query_id": q, "query": t, **(json.loads(m) if m else {})} for q, t, m in rows]
-        frame = pd.DataFrame.from_records(records, columns=None if records else ["query_id", "query"])
+        frame = pd.DataFrame.from_records(
+            records, columns=None if records else ["query_id", "query"]
+        )
         return frame.set_index("query_id")
 
     # -- evaluations -----------------------------------------------------------------
-    def save_evaluation(self, suite: str, evaluation, timestamp=None, *, qrels=None, meta=None,
-                        note: str | None = None) -> int:
+    def save_evaluation(
+        self,
+        suite: str,
+        evaluation,
+        timestamp=None,
+        *,
+        qrels=None,
+        meta=None,
+        note: str | None = None,
+    ) -> int:
         """Save one evaluation of ``suite`` (a batch of one); returns its id.
 
         ``evaluation`` has ``run_name``, ``per_query`` (DataFrame indexed by query id,
@@ -286,10 +365,20 @@ class HistoryStore:
         transaction. ``timestamp`` defaults to now (UTC). Everything is written in one
         transaction: on any failure nothing is saved.
         """
-        return self.save_evaluations(suite, [evaluation], timestamp, qrels=qrels, meta=meta, note=note)[0]
+        return self.save_evaluations(
+            suite, [evaluation], timestamp, qrels=qrels, meta=meta, note=note
+        )[0]
 
-    def save_evaluations(self, suite: str, evaluations, timestamp=None, *, qrels=None, meta=None,
-                         note: str | None = None) -> list[int]:
+    def save_evaluations(
+        self,
+        suite: str,
+        evaluations,
+        timestamp=None,
+        *,
+        qrels=None,
+        meta=None,
+        note: str | None = None,
+    ) -> list[int]:
         """Save several evaluations of ``suite`` as one **batch**; returns their ids.
 
         The runs of one evaluation (e.g. bm25, dense and hybrid scored on the same qrels)
@@ -324,24 +413,41 @@ class HistoryStore:
                 suite_id = self._add_suite(cur, suite, frame, meta, True)
             else:
                 suite_id = row[0]
-            batch = cur.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM evaluations").fetchone()[0]
+            batch = cur.execute(
+                "SELECT coalesce(max(batch_id), 0) + 1 FROM evaluations"
+            ).fetchone()[0]
             for run_name, per_query, measures, aggregate, conv in prepared:
-                evaluation_id = self._insert_evaluation_row(cur, suite_id, run_name, stamp, conv, measures, note,
-                                                            batch)
+                evaluation_id = self._insert_evaluation_row(
+                    cur, suite_id, run_name, stamp, conv, measures, note, batch
+                )
                 self._insert_values(cur, evaluation_id, aggregate, per_query, measures)
                 ids.append(evaluation_id)
         return ids
 
-    def _insert_evaluation_row(self, cur, suite_id, run_name, stamp, conv, measures, note, batch) -> int:
-        cur.execute("INSERT INTO evaluations (suite_id, run_name, created_at, conventions, ranklab_version, "
-                    "measures, note, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (suite_id, run_name, stamp, json.dumps(conv, sort_keys=True, default=str), __version__,
-                     json.dumps(measures), note, batch))
+    def _insert_evaluation_row(
+        self, cur, suite_id, run_name, stamp, conv, measures, note, batch
+    ) -> int:
+        cur.execute(
+            "INSERT INTO evaluations (suite_id, run_name, created_at, conventions, ranklab_version, "
+            "measures, note, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                suite_id,
+                run_name,
+                stamp,
+                json.dumps(conv, sort_keys=True, default=str),
+                __version__,
+                json.dumps(measures),
+                note,
+                batch,
+            ),
+        )
         return cur.lastrowid
 
     def _insert_values(self, cur, evaluation_id, aggregate, per_query, measures) -> None:
-        cur.executemany("INSERT INTO aggregate_values VALUES (?, ?, ?)",
-                        ((evaluation_id, m, v) for m, v in aggregate.items()))
+        cur.executemany(
+            "INSERT INTO aggregate_values VALUES (?, ?, ?)",
+            ((evaluation_id, m, v) for m, v in aggregate.items()),
+        )
         cols = [m for m in measures if m in per_query.columns]
         if not cols or per_query.empty:
             return
@@ -351,25 +457,34 @@ class HistoryStore:
         names = np.tile(np.asarray(cols, dtype=object), len(per_query))
         flat = values.ravel()
         cells = [None if math.isnan(v) else v for v in flat.tolist()]
-        cur.executemany("INSERT INTO query_values VALUES (?, ?, ?, ?)",
-                        zip([evaluation_id] * len(cells), qids.tolist(), names.tolist(), cells, strict=True))
+        cur.executemany(
+            "INSERT INTO query_values VALUES (?, ?, ?, ?)",
+            zip([evaluation_id] * len(cells), qids.tolist(), names.tolist(), cells, strict=True),
+        )
 
     def delete_evaluation(self, evaluation_id: int) -> None:
         """Delete one evaluation and its values (an unknown id is an error)."""
         with self._transaction() as cur:
             cur.execute("DELETE FROM query_values WHERE evaluation_id = ?", (int(evaluation_id),))
-            cur.execute("DELETE FROM aggregate_values WHERE evaluation_id = ?", (int(evaluation_id),))
+            cur.execute(
+                "DELETE FROM aggregate_values WHERE evaluation_id = ?", (int(evaluation_id),)
+            )
             cur.execute("DELETE FROM evaluations WHERE id = ?", (int(evaluation_id),))
             if cur.rowcount == 0:
-                raise InputError(N_("no evaluation with id {id}"), hint=N_("see `history list` for the ids"),
-                                 plain_hint=N_("choose an id from the list of saved evaluations"),
-                                 params={"id": evaluation_id})
+                raise InputError(
+                    N_("no evaluation with id {id}"),
+                    hint=N_("see `history list` for the ids"),
+                    plain_hint=N_("choose an id from the list of saved evaluations"),
+                    params={"id": evaluation_id},
+                )
 
     def count_evaluations(self) -> int:
         """How many evaluations the store holds."""
         return int(self._conn.execute("SELECT count(*) FROM evaluations").fetchone()[0])
 
-    def list_evaluations(self, suite: str | None = None, date_from=None, date_to=None) -> pd.DataFrame:
+    def list_evaluations(
+        self, suite: str | None = None, date_from=None, date_to=None
+    ) -> pd.DataFrame:
         """Saved evaluations, oldest first: ``id, suite, run, timestamp, ranklab_version,
         measures, note`` plus one column per aggregate measure.
 
@@ -391,9 +506,18 @@ class HistoryStore:
         return date_filters(self._suite_id(suite) if suite else None, date_from, date_to)
 
     # -- the comparative report --------------------------------------------------------
-    def report(self, suite: str | None = None, date_from=None, date_to=None, *, per_query: bool = False,
-               measures: Sequence[str] = REPORT_MEASURES, thresholds: Mapping[str, float] | None = None,
-               summary: bool = True, ngettext=None) -> pd.DataFrame:
+    def report(
+        self,
+        suite: str | None = None,
+        date_from=None,
+        date_to=None,
+        *,
+        per_query: bool = False,
+        measures: Sequence[str] = REPORT_MEASURES,
+        thresholds: Mapping[str, float] | None = None,
+        summary: bool = True,
+        ngettext=None,
+    ) -> pd.DataFrame:
         """The comparative report (one row per evaluation, a summary row).
 
         One row per evaluation (its aggregate values) or, with ``per_query=True``, per
@@ -404,5 +528,14 @@ class HistoryStore:
         also in ``df.attrs["summary"]``. ``ngettext`` phrases the summary row's count in
         the caller's language (:func:`metrics_core.history.comparative_report.summary_text`).
         """
-        return comparative_report(self, suite, date_from, date_to, per_query=per_query, measures=measures,
-                                  thresholds=thresholds, summary=summary, ngettext=ngettext)
+        return comparative_report(
+            self,
+            suite,
+            date_from,
+            date_to,
+            per_query=per_query,
+            measures=measures,
+            thresholds=thresholds,
+            summary=summary,
+            ngettext=ngettext,
+        )

@@ -23,19 +23,32 @@ from metrics_core.io.trec import parse_msmarco_run, parse_trec_qrels, parse_trec
 
 INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
-__all__ = ["read_run", "read_qrels", "from_lists", "from_relevance_vectors", "detect_columns",
-           "INPUT_FORMATS", "Run", "Qrels"]
+__all__ = [
+    "read_run",
+    "read_qrels",
+    "from_lists",
+    "from_relevance_vectors",
+    "detect_columns",
+    "INPUT_FORMATS",
+    "Run",
+    "Qrels",
+]
 
 
 def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = None):
     if fmt not in INPUT_FORMATS:
-        raise InputError(N_("unknown format {format}"), hint=N_("accepted: {formats}"),
-                         params={"format": repr(fmt), "formats": ", ".join(INPUT_FORMATS)})
+        raise InputError(
+            N_("unknown format {format}"),
+            hint=N_("accepted: {formats}"),
+            params={"format": repr(fmt), "formats": ", ".join(INPUT_FORMATS)},
+        )
     if isinstance(source, (Run, Qrels)):
         want = Run if kind == "run" else Qrels
         if not isinstance(source, want):
-            raise InputError(N_("expected {want}, got {got}"),
-                             params={"want": want.__name__, "got": type(source).__name__})
+            raise InputError(
+                N_("expected {want}, got {got}"),
+                params={"want": want.__name__, "got": type(source).__name__},
+            )
         if name and isinstance(source, Run):  # kind == "run"
             source.name = str(name)
         return source
@@ -45,8 +58,12 @@ def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = No
     if pandas is not None and isinstance(source, pandas.DataFrame):
         from metrics_core.io.tables import frame_to_columns
 
-        return frame_to_columns(source, kind, columns=columns, source=name or "<DataFrame>", name=name)
-    if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)) and not hasattr(source, "read"):
+        return frame_to_columns(
+            source, kind, columns=columns, source=name or "<DataFrame>", name=name
+        )
+    if not isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)) and not hasattr(
+        source, "read"
+    ):
         return _read_object(source, kind, columns, name)
     raw = read_source(source, None if kind == "run" else name, max_bytes=max_bytes)
     run_name = name if kind == "run" else None
@@ -64,8 +81,14 @@ def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = No
     if not isinstance(frame, pd.DataFrame):
         frame = json_to_frame(frame, kind, raw.name)
         first_line = 0
-    return frame_to_columns(frame, kind, columns=columns, source=raw.name, first_line=first_line,
-                            name=run_name or raw.stem)
+    return frame_to_columns(
+        frame,
+        kind,
+        columns=columns,
+        source=raw.name,
+        first_line=first_line,
+        name=run_name or raw.stem,
+    )
 
 
 def _read_object(source, kind: str, columns, name):
@@ -78,22 +101,43 @@ def _read_object(source, kind: str, columns, name):
     label = name or (f"<{type(source).__name__}>" if not isinstance(source, Mapping) else "<dict>")
     table = source if isinstance(source, Mapping) else object_as_table(source, kind, label)
     if table is None:
-        raise InputError(N_("cannot read data from an object of type {type}"), source=label,
-                         hint=N_("Pass a file path, bytes, a file object, a DataFrame, "
-                                 "a dict {{qid: {{docid: value}}}} or a list of records"),
-                         params={"type": type(source).__name__})
+        raise InputError(
+            N_("cannot read data from an object of type {type}"),
+            source=label,
+            hint=N_(
+                "Pass a file path, bytes, a file object, a DataFrame, "
+                "a dict {{qid: {{docid: value}}}} or a list of records"
+            ),
+            params={"type": type(source).__name__},
+        )
     if isinstance(table, Mapping):
-        return frame_to_columns(nested_to_frame(table, kind, label), kind, columns=None, source=label,
-                                name=name or getattr(source, "name", None) or None)
-    run_name = name or (getattr(source, "name", None) if isinstance(getattr(source, "name", None), str) else None)
+        return frame_to_columns(
+            nested_to_frame(table, kind, label),
+            kind,
+            columns=None,
+            source=label,
+            name=name or getattr(source, "name", None) or None,
+        )
+    run_name = name or (
+        getattr(source, "name", None) if isinstance(getattr(source, "name", None), str) else None
+    )
     if not isinstance(table, pd.DataFrame):
-        raise InputError(N_("cannot read data from an object of type {type}"), source=label,
-                         params={"type": type(source).__name__})
+        raise InputError(
+            N_("cannot read data from an object of type {type}"),
+            source=label,
+            params={"type": type(source).__name__},
+        )
     return frame_to_columns(table, kind, columns=columns, source=label, name=run_name)
 
 
-def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict | None = None, *,
-             max_bytes: int | None = None) -> Run:
+def read_run(
+    source,
+    name: str | None = None,
+    fmt: str = "auto",
+    columns: dict | None = None,
+    *,
+    max_bytes: int | None = None,
+) -> Run:
     """Read a run (a ranking per query).
 
     Parameters
@@ -134,8 +178,14 @@ def read_run(source, name: str | None = None, fmt: str = "auto", columns: dict |
     return run
 
 
-def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str | None = None, *,
-               max_bytes: int | None = None) -> Qrels:
+def read_qrels(
+    source,
+    fmt: str = "auto",
+    columns: dict | None = None,
+    name: str | None = None,
+    *,
+    max_bytes: int | None = None,
+) -> Qrels:
     """Read relevance judgements (see :func:`read_run` for the accepted sources and
     ``max_bytes``).
 
@@ -153,7 +203,9 @@ def read_qrels(source, fmt: str = "auto", columns: dict | None = None, name: str
     return _read(source, "qrels", fmt, columns, name, max_bytes)
 
 
-def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "run") -> tuple[Run, Qrels]:
+def from_lists(
+    queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "run"
+) -> tuple[Run, Qrels]:
     """Per query a ``retrieved`` list (in rank order) and an ``expected`` list.
 
     Ranks become scores (first = highest). A query with an empty ``retrieved`` list is
@@ -169,22 +221,39 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
     (['A', 'B', 'C'], [3.0, 2.0, 1.0], ['A', 'C', 'F'])
     """
     if not isinstance(queries, Mapping):
-        raise InputError(N_("expected a mapping {{query: (retrieved, expected)}}, got {type}"),
-                         source="<lists>", params={"type": type(queries).__name__})
+        raise InputError(
+            N_("expected a mapping {{query: (retrieved, expected)}}, got {type}"),
+            source="<lists>",
+            params={"type": type(queries).__name__},
+        )
     rq, rd, rs, qq, qd = [], [], [], [], []
     for qid, pair in queries.items():
         _check_id(qid, Phrase(N_("query id")), "<lists>")
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise InputError(N_("query {query}: expected a (retrieved, expected) pair, got {kind}"),
-                             source="<lists>", params={"query": repr(qid), "kind": _kind_of(pair)})
+            raise InputError(
+                N_("query {query}: expected a (retrieved, expected) pair, got {kind}"),
+                source="<lists>",
+                params={"query": repr(qid), "kind": _kind_of(pair)},
+            )
         retrieved, expected = pair
         for what, ids in ((Phrase(N_("retrieved")), retrieved), (Phrase(N_("expected")), expected)):
-            if isinstance(ids, (str, bytes)) or not isinstance(ids, (Sequence, set, frozenset, np.ndarray)):
-                raise InputError(N_("query {query}: {what} must be a list of ids, got {kind}"),
-                                 source="<lists>", params={"query": repr(qid), "what": what, "kind": _kind_of(ids)})
+            if isinstance(ids, (str, bytes)) or not isinstance(
+                ids, (Sequence, set, frozenset, np.ndarray)
+            ):
+                raise InputError(
+                    N_("query {query}: {what} must be a list of ids, got {kind}"),
+                    source="<lists>",
+                    params={"query": repr(qid), "what": what, "kind": _kind_of(ids)},
+                )
             for d in ids:
-                _check_id(d, Phrase(N_("document id in {what} of query {query}"), {"what": what, "query": repr(qid)}),
-                          "<lists>")
+                _check_id(
+                    d,
+                    Phrase(
+                        N_("document id in {what} of query {query}"),
+                        {"what": what, "query": repr(qid)},
+                    ),
+                    "<lists>",
+                )
         n = len(retrieved)
         rq += [str(qid)] * n
         rd += [str(d) for d in retrieved]
@@ -192,10 +261,21 @@ def from_lists(queries: Mapping[str, tuple[Sequence, Sequence]], name: str = "ru
         seen = dict.fromkeys(str(d) for d in expected)
         qq += [str(qid)] * len(seen)
         qd += list(seen)
-    run = Run(rq, rd, np.asarray(rs, dtype=np.float64), name=name, source="<lists>",
-              extra_query_ids=[str(q) for q, (retrieved, _) in queries.items() if not len(retrieved)])
-    qrels = Qrels(qq, qd, np.ones(len(qq)), source="<lists>",
-                  extra_query_ids=[str(q) for q, (_, expected) in queries.items() if not expected])
+    run = Run(
+        rq,
+        rd,
+        np.asarray(rs, dtype=np.float64),
+        name=name,
+        source="<lists>",
+        extra_query_ids=[str(q) for q, (retrieved, _) in queries.items() if not len(retrieved)],
+    )
+    qrels = Qrels(
+        qq,
+        qd,
+        np.ones(len(qq)),
+        source="<lists>",
+        extra_query_ids=[str(q) for q, (_, expected) in queries.items() if not expected],
+    )
     return run, qrels
 
 
@@ -205,17 +285,31 @@ def _kind_of(value) -> str:
 
 def _check_id(value, what: str, source: str) -> None:
     """An id must be a non-empty text or a number (no None, no containers)."""
-    if value is None or isinstance(value, (list, tuple, dict, set, bytes, np.ndarray)) or \
-            (isinstance(value, float) and value != value):
-        raise InputError(N_("{what} is {kind}, not a text or a number"), source=source,
-                         hint=N_("Every id must be a non-empty text"), params={"what": what, "kind": _kind_of(value)})
+    if (
+        value is None
+        or isinstance(value, (list, tuple, dict, set, bytes, np.ndarray))
+        or (isinstance(value, float) and value != value)
+    ):
+        raise InputError(
+            N_("{what} is {kind}, not a text or a number"),
+            source=source,
+            hint=N_("Every id must be a non-empty text"),
+            params={"what": what, "kind": _kind_of(value)},
+        )
     if not str(value).strip():
-        raise InputError(N_("empty {what}"), source=source, hint=N_("Every id must be a non-empty text"),
-                         params={"what": what})
+        raise InputError(
+            N_("empty {what}"),
+            source=source,
+            hint=N_("Every id must be a non-empty text"),
+            params={"what": what},
+        )
 
 
-def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mapping[str, int] | None = None,
-                           name: str = "run") -> tuple[Run, Qrels]:
+def from_relevance_vectors(
+    vectors: Mapping[str, Sequence],
+    num_relevant: Mapping[str, int] | None = None,
+    name: str = "run",
+) -> tuple[Run, Qrels]:
     """Per query the relevance labels of the retrieved list, in rank order.
 
     Each position becomes a document ``"<rank>"`` with that label. ``num_relevant`` adds
@@ -230,23 +324,36 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
     [0.0, 2.0, 1.0]
     """
     if not isinstance(vectors, Mapping):
-        raise InputError(N_("expected a mapping {{query: labels}}, got {type}"), source="<vectors>",
-                         params={"type": type(vectors).__name__})
+        raise InputError(
+            N_("expected a mapping {{query: labels}}, got {type}"),
+            source="<vectors>",
+            params={"type": type(vectors).__name__},
+        )
     from metrics_core.validation import to_numbers
 
     rq, rd, rs, qq, qd, qr = [], [], [], [], [], []
     for qid, labels in vectors.items():
         _check_id(qid, Phrase(N_("query id")), "<vectors>")
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
-            raise InputError(N_("query {query}: expected a list of relevance labels, got {kind}"),
-                             source="<vectors>", params={"query": repr(qid), "kind": _kind_of(labels)})
+            raise InputError(
+                N_("query {query}: expected a list of relevance labels, got {kind}"),
+                source="<vectors>",
+                params={"query": repr(qid), "kind": _kind_of(labels)},
+            )
         labels = list(labels)
         if labels:
-            def locate(i: int, q: object = qid) -> dict:
-                return {"problem_prefix": Phrase(N_("query {query}, position {position}: "),
-                                                 {"query": repr(q), "position": i + 1})}
 
-            to_numbers(labels, what=Phrase(N_("relevance label")), source="<vectors>", locate=locate)
+            def locate(i: int, q: object = qid) -> dict:
+                return {
+                    "problem_prefix": Phrase(
+                        N_("query {query}, position {position}: "),
+                        {"query": repr(q), "position": i + 1},
+                    )
+                }
+
+            to_numbers(
+                labels, what=Phrase(N_("relevance label")), source="<vectors>", locate=locate
+            )
         n = len(labels)
         docs = [f"{i + 1:06d}" for i in range(n)]
         rq += [str(qid)] * n
@@ -261,8 +368,13 @@ def from_relevance_vectors(vectors: Mapping[str, Sequence], num_relevant: Mappin
             check_int(num_relevant[qid], f"num_relevant of query {qid!r}", minimum=0)
             extra = int(num_relevant[qid]) - sum(1 for x in labels if x > 0)
             if extra < 0:
-                raise InputError(N_("query {query}: num_relevant={count} is less than the relevant documents "
-                                    "already in the vector"), params={"query": repr(qid), "count": num_relevant[qid]})
+                raise InputError(
+                    N_(
+                        "query {query}: num_relevant={count} is less than the relevant documents "
+                        "already in the vector"
+                    ),
+                    params={"query": repr(qid), "count": num_relevant[qid]},
+                )
             qq += [str(qid)] * extra
             qd += [f"unretrieved-{j}" for j in range(extra)]
             qr += [1.0] * extra

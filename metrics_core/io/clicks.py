@@ -50,9 +50,12 @@ def _find(columns, names, role, source):
     for n in names:
         if n in lower:
             return lower[n]
-    raise InputError(N_("no {role} column found in the click log"), source=source,
-                     hint=N_("columns found: {columns}. Name it one of: {names}"),
-                     params={"role": role, "columns": ", ".join(map(str, columns)), "names": ", ".join(names)})
+    raise InputError(
+        N_("no {role} column found in the click log"),
+        source=source,
+        hint=N_("columns found: {columns}. Name it one of: {names}"),
+        params={"role": role, "columns": ", ".join(map(str, columns)), "names": ", ".join(names)},
+    )
 
 
 def read_click_log(source, name: str | None = None) -> pd.DataFrame:
@@ -77,15 +80,20 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
         frame = source
     elif isinstance(source, list):
         if not all(isinstance(r, dict) for r in source):
-            raise InputError(N_("a click log list must hold one object per impression"), source=label)
+            raise InputError(
+                N_("a click log list must hold one object per impression"), source=label
+            )
         frame = pd.DataFrame(source)
     else:
         raw = read_source(source, name)
         label = raw.name
         fmt = sniff_format(raw)
         if fmt in ("parquet", "npy", "pt"):
-            raise InputError(N_("a click log is a text table (CSV/TSV/JSON), not a {format} file"), source=label,
-                             params={"format": fmt})
+            raise InputError(
+                N_("a click log is a text table (CSV/TSV/JSON), not a {format} file"),
+                source=label,
+                params={"format": fmt},
+            )
         check_text(raw)
         text = raw.data.decode("utf-8").lstrip("\ufeff")
         if not text.strip():
@@ -98,27 +106,45 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
                 try:
                     obj = [json.loads(line) for line in text.splitlines() if line.strip()]
                 except json.JSONDecodeError as exc:
-                    raise InputError(N_("invalid JSON ({error})"), source=label, params={"error": exc.msg}) from None
+                    raise InputError(
+                        N_("invalid JSON ({error})"), source=label, params={"error": exc.msg}
+                    ) from None
             if isinstance(obj, dict):
-                obj = next((obj[k] for k in ("rows", "data", "records", "impressions", "log")
-                            if isinstance(obj.get(k), list)), None)
+                obj = next(
+                    (
+                        obj[k]
+                        for k in ("rows", "data", "records", "impressions", "log")
+                        if isinstance(obj.get(k), list)
+                    ),
+                    None,
+                )
             if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-                raise InputError(N_("unrecognised JSON shape for a click log"), source=label,
-                                 hint=N_('use [{"query": ..., "shown": [...], "clicked": [...]}, ...]'))
+                raise InputError(
+                    N_("unrecognised JSON shape for a click log"),
+                    source=label,
+                    hint=N_('use [{"query": ..., "shown": [...], "clicked": [...]}, ...]'),
+                )
             frame = pd.DataFrame(obj)
         else:
             sep = "\t" if fmt == "tsv" else ","
             try:
                 frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
             except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-                raise InputError(N_("malformed table ({error})"), source=label,
-                                 hint=N_("Put lists in a cell as JSON arrays or separated by |"),
-                                 params={"error": str(exc).split('.')[0]}) from None
+                raise InputError(
+                    N_("malformed table ({error})"),
+                    source=label,
+                    hint=N_("Put lists in a cell as JSON arrays or separated by |"),
+                    params={"error": str(exc).split(".")[0]},
+                ) from None
     if len(frame) == 0:
         raise InputError(N_("the click log has no rows"), source=label)
     qcol = _find(frame.columns, QUERY_NAMES, "query", label)
     scol = _find(frame.columns, SHOWN_NAMES, "shown-results", label)
     ccol = _find(frame.columns, CLICK_NAMES, "clicked-ids", label)
-    return pd.DataFrame({"query": frame[qcol].astype(str).to_numpy(),
-                         "shown": [_as_list(v) for v in frame[scol]],
-                         "clicked": [_as_list(v) for v in frame[ccol]]})
+    return pd.DataFrame(
+        {
+            "query": frame[qcol].astype(str).to_numpy(),
+            "shown": [_as_list(v) for v in frame[scol]],
+            "clicked": [_as_list(v) for v in frame[ccol]],
+        }
+    )

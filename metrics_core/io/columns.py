@@ -25,12 +25,56 @@ from metrics_core.errors import N_, InputError, Phrase
 
 #: Usual column names of each role, most specific first (compared case-insensitively).
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "query_id": ("query_id", "query-id", "qid", "queryid", "q_id", "query", "topic", "topic_id",
-                 "question_id", "qno"),
-    "doc_id": ("doc_id", "doc-id", "corpus-id", "corpus_id", "docno", "docid", "doc", "document",
-               "document_id", "passage_id", "pid", "item_id", "item", "did", "id"),
-    "score": ("score", "sim", "similarity", "prob", "probability", "relevance_score", "rank_score", "logit"),
-    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement", "qrel", "gain", "y"),
+    "query_id": (
+        "query_id",
+        "query-id",
+        "qid",
+        "queryid",
+        "q_id",
+        "query",
+        "topic",
+        "topic_id",
+        "question_id",
+        "qno",
+    ),
+    "doc_id": (
+        "doc_id",
+        "doc-id",
+        "corpus-id",
+        "corpus_id",
+        "docno",
+        "docid",
+        "doc",
+        "document",
+        "document_id",
+        "passage_id",
+        "pid",
+        "item_id",
+        "item",
+        "did",
+        "id",
+    ),
+    "score": (
+        "score",
+        "sim",
+        "similarity",
+        "prob",
+        "probability",
+        "relevance_score",
+        "rank_score",
+        "logit",
+    ),
+    "relevance": (
+        "relevance",
+        "rel",
+        "label",
+        "grade",
+        "judgment",
+        "judgement",
+        "qrel",
+        "gain",
+        "y",
+    ),
 }
 #: The roles of each kind of table.
 ROLES = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
@@ -46,11 +90,17 @@ def column_hint(role: str) -> Phrase:
     >>> column_hint("doc_id")
     "Name one of them with columns={'doc_id': NAME} (command line: --columns doc_id=NAME)"
     """
-    return Phrase(N_("Name one of them with columns={{'{role}': NAME}} (command line: --columns {role}=NAME)"),
-                  {"role": role})
+    return Phrase(
+        N_(
+            "Name one of them with columns={{'{role}': NAME}} (command line: --columns {role}=NAME)"
+        ),
+        {"role": role},
+    )
 
 
-def detect_columns(columns, kind: str, mapping: dict | None = None, source: str = "<table>") -> dict:
+def detect_columns(
+    columns, kind: str, mapping: dict | None = None, source: str = "<table>"
+) -> dict:
     """Map each role of ``kind`` ("run" or "qrels") to a column name.
 
     A mapping's ``rank`` role (runs) becomes the score column, read as ranks; a role
@@ -67,8 +117,12 @@ def detect_columns(columns, kind: str, mapping: dict | None = None, source: str 
     mapping = {k: v for k, v in dict(mapping or {}).items() if v is not None}
     unknown = sorted(set(mapping) - set(MAPPABLE))
     if unknown:
-        raise InputError(N_("unknown column role {role}"), source=source, hint=N_("roles: {roles}"),
-                         params={"role": repr(unknown[0]), "roles": ", ".join(MAPPABLE)})
+        raise InputError(
+            N_("unknown column role {role}"),
+            source=source,
+            hint=N_("roles: {roles}"),
+            params={"role": repr(unknown[0]), "roles": ", ".join(MAPPABLE)},
+        )
     if kind == "run" and "rank" in mapping and "score" not in mapping:
         mapping["score"] = mapping["rank"]
     cols = [str(c) for c in columns]
@@ -79,19 +133,33 @@ def detect_columns(columns, kind: str, mapping: dict | None = None, source: str 
     for role in ROLES[kind]:
         if role in mapping:
             if mapping[role] not in cols:
-                raise InputError(N_("column {column} (given for {role}) is not in the table"),
-                                 source=source, hint=N_("columns found: {columns}"),
-                                 option="--columns", field=role,
-                                 params={"column": repr(mapping[role]), "role": role, "columns": ", ".join(cols)})
+                raise InputError(
+                    N_("column {column} (given for {role}) is not in the table"),
+                    source=source,
+                    hint=N_("columns found: {columns}"),
+                    option="--columns",
+                    field=role,
+                    params={
+                        "column": repr(mapping[role]),
+                        "role": role,
+                        "columns": ", ".join(cols),
+                    },
+                )
             out[role] = mapping[role]
             continue
         used = set(out.values()) | set(mapping.values())
         names = ROLE_NAMES[role] + ((FALLBACK[(kind, role)],) if (kind, role) in FALLBACK else ())
         found = next((lower[n] for n in names if n in lower and lower[n] not in used), None)
         if found is None:
-            raise InputError(N_("no {role} column found"), source=source, option="--columns", field=role,
-                             hint=N_("columns found: {columns}. {how}"), plain_hint=N_("columns found: {columns}"),
-                             params={"role": role, "columns": ", ".join(cols), "how": column_hint(role)})
+            raise InputError(
+                N_("no {role} column found"),
+                source=source,
+                option="--columns",
+                field=role,
+                hint=N_("columns found: {columns}. {how}"),
+                plain_hint=N_("columns found: {columns}"),
+                params={"role": role, "columns": ", ".join(cols), "how": column_hint(role)},
+            )
         out[role] = found
     return out
 
@@ -129,12 +197,17 @@ def parse_column_mapping(text: str | None) -> dict | None:
         role, sep, column = part.partition("=")
         role, column = role.strip(), column.strip()
         if not sep or not column:
-            raise InputError(N_("--columns: {part} is not ROLE=COLUMN"),
-                             hint=N_("e.g. --columns query_id=qid,doc_id=docno; roles: {roles}"),
-                             params={"part": repr(part.strip()), "roles": ", ".join(MAPPABLE)})
+            raise InputError(
+                N_("--columns: {part} is not ROLE=COLUMN"),
+                hint=N_("e.g. --columns query_id=qid,doc_id=docno; roles: {roles}"),
+                params={"part": repr(part.strip()), "roles": ", ".join(MAPPABLE)},
+            )
         if role not in MAPPABLE:
-            raise InputError(N_("--columns: unknown role {role}"), hint=N_("roles: {roles}"),
-                             params={"role": repr(role), "roles": ", ".join(MAPPABLE)})
+            raise InputError(
+                N_("--columns: unknown role {role}"),
+                hint=N_("roles: {roles}"),
+                params={"role": repr(role), "roles": ", ".join(MAPPABLE)},
+            )
         out[role] = column
     return out or None
 

@@ -97,14 +97,21 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
     known = None  # looked up only to explain a problem (a pass over every document id)
     if problem in ("none_judged", "few_judged"):
         known = int(pc.sum(pc.is_in(rd, value_set=pc.unique(qrels.docid))).as_py() or 0)
-    return {"run_queries": len(run_q), "qrels_queries": len(qrels_q), "shared_queries": n_shared,
-            "retrieved": retrieved, "judged": judged,
-            "judged_share": judged / retrieved if retrieved else None,
-            "queries_with_judged": with_judged,
-            "doc_ids_in_qrels": known / len(run) if known is not None and len(run) else None,
-            "doc_id_column": used.get("doc_id"),
-            "other_doc_id_columns": list((getattr(run, "column_candidates", None) or {}).get("doc_id", [])),
-            "problem": problem}
+    return {
+        "run_queries": len(run_q),
+        "qrels_queries": len(qrels_q),
+        "shared_queries": n_shared,
+        "retrieved": retrieved,
+        "judged": judged,
+        "judged_share": judged / retrieved if retrieved else None,
+        "queries_with_judged": with_judged,
+        "doc_ids_in_qrels": known / len(run) if known is not None and len(run) else None,
+        "doc_id_column": used.get("doc_id"),
+        "other_doc_id_columns": list(
+            (getattr(run, "column_candidates", None) or {}).get("doc_id", [])
+        ),
+        "problem": problem,
+    }
 
 
 def coverage_message(report: dict, run_name: str) -> str | None:
@@ -117,23 +124,33 @@ def coverage_message(report: dict, run_name: str) -> str | None:
     if problem is None:
         return None
     if problem == "empty_run":
-        return (f"{run_name}: the run is empty: every qrels query is missing from it (skipped, or "
-                "scored 0 with missing_queries='zero', trec_eval's -c)")
+        return (
+            f"{run_name}: the run is empty: every qrels query is missing from it (skipped, or "
+            "scored 0 with missing_queries='zero', trec_eval's -c)"
+        )
     if problem == "no_shared_query":
-        return (f"{run_name}: the run shares no query with the qrels ({report['run_queries']:,} run "
-                f"queries, {report['qrels_queries']:,} qrels queries): nothing is evaluated. "
-                "Check that both use the same query ids")
+        return (
+            f"{run_name}: the run shares no query with the qrels ({report['run_queries']:,} run "
+            f"queries, {report['qrels_queries']:,} qrels queries): nothing is evaluated. "
+            "Check that both use the same query ids"
+        )
     if problem == "none_judged":
-        text = (f"{run_name}: none of the {report['retrieved']:,} retrieved documents of the "
-                f"{report['shared_queries']:,} shared queries is judged: every measure is 0")
+        text = (
+            f"{run_name}: none of the {report['retrieved']:,} retrieved documents of the "
+            f"{report['shared_queries']:,} shared queries is judged: every measure is 0"
+        )
     else:
-        text = (f"{run_name}: only {report['queries_with_judged']:,} of {report['shared_queries']:,} "
-                f"shared queries have a judged document retrieved ({report['judged']:,} of "
-                f"{report['retrieved']:,} retrieved documents are judged)")
+        text = (
+            f"{run_name}: only {report['queries_with_judged']:,} of {report['shared_queries']:,} "
+            f"shared queries have a judged document retrieved ({report['judged']:,} of "
+            f"{report['retrieved']:,} retrieved documents are judged)"
+        )
     column, others = report.get("doc_id_column"), report.get("other_doc_id_columns") or []
     if (report.get("doc_ids_in_qrels") or 0) > 0.5:
-        text += (f". {report['doc_ids_in_qrels']:.0%} of its document ids are judged under other "
-                 "queries: check the query ids")
+        text += (
+            f". {report['doc_ids_in_qrels']:.0%} of its document ids are judged under other "
+            "queries: check the query ids"
+        )
     elif column:
         text += f". Document ids were read from column {column!r}"
         if others:
@@ -144,7 +161,9 @@ def coverage_message(report: dict, run_name: str) -> str | None:
     return text
 
 
-def warn_coverage(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE, stacklevel: int = 2) -> dict:
+def warn_coverage(
+    qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE, stacklevel: int = 2
+) -> dict:
     """:func:`coverage_report`, with a :class:`CoverageWarning` when it finds a problem.
 
     Examples

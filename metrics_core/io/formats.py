@@ -29,9 +29,19 @@ from metrics_core.validation import parse_number
 #: every format a sniff can give
 SNIFFED_FORMATS = ("parquet", "npy", "pt", "jsonl", "json", "tsv", "csv")
 
-_BY_EXTENSION = {".parquet": "parquet", ".pq": "parquet", ".npy": "npy", ".pt": "pt", ".pth": "pt",
-                 ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".tsv": "tsv", ".tab": "tsv",
-                 ".csv": "csv"}
+_BY_EXTENSION = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npy": "npy",
+    ".pt": "pt",
+    ".pth": "pt",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".csv": "csv",
+}
 
 
 def sniff_format(raw: RawData) -> str:
@@ -64,7 +74,10 @@ def table_format(raw: RawData) -> str:
 
 def is_msmarco_run(raw: RawData) -> bool:
     """A text file whose first data line is ``qid pid rank`` and not a table header."""
-    if raw.extension in (".csv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson") or raw.head(4) == b"PAR1":
+    if (
+        raw.extension in (".csv", ".parquet", ".pq", ".json", ".jsonl", ".ndjson")
+        or raw.head(4) == b"PAR1"
+    ):
         return False
     if raw.head(4096).lstrip()[:1] in (b"{", b"["):
         return False
@@ -77,7 +90,9 @@ def is_trec(raw: RawData, kind: str) -> bool:
     if raw.head(4) == b"PAR1":
         return False
     head = raw.head(4096).lstrip()
-    first = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b"")
+    first = next(
+        (line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), b""
+    )
     if raw.extension in (".csv", ".tsv"):
         # a table, unless headerless with the TREC shape (MS MARCO's qrels.dev.tsv)
         return not is_table_header(first) and looks_like_trec(raw, kind)
@@ -113,7 +128,12 @@ def looks_like_msmarco_run(raw: RawData) -> bool:
         rank = parse_number(parts[2].decode("ascii"))
     except UnicodeDecodeError:
         return False
-    return rank is not None and bool(np.isfinite(rank)) and rank == int(rank) and b"," not in b"".join(parts)
+    return (
+        rank is not None
+        and bool(np.isfinite(rank))
+        and rank == int(rank)
+        and b"," not in b"".join(parts)
+    )
 
 
 def looks_like_trec(raw: RawData, kind: str) -> bool:

@@ -29,24 +29,35 @@ def read_metadata(data, filename: str = "<metadata>", index_col: str | None = No
         try:
             frame = pd.DataFrame(frame)
         except (ValueError, TypeError):
-            raise InputError(N_("the metadata JSON is not a table"), source=raw.name,
-                             hint=N_("Give a list of records, one per query")) from None
+            raise InputError(
+                N_("the metadata JSON is not a table"),
+                source=raw.name,
+                hint=N_("Give a list of records, one per query"),
+            ) from None
     if frame.empty:
         raise InputError(N_("the metadata table has no rows"), source=raw.name)
     lower = {str(c).lower(): c for c in frame.columns}
     if index_col is None:
         index_col = next((lower[n] for n in QUERY_ID_NAMES if n in lower), None)
     if index_col is None or index_col not in frame.columns:
-        raise InputError(N_("no query id column in the metadata table"), source=raw.name,
-                         hint=N_("columns found: {columns}. Name one query_id (or choose it in the column mapping)"),
-                         params={"columns": ", ".join(map(str, frame.columns))})
+        raise InputError(
+            N_("no query id column in the metadata table"),
+            source=raw.name,
+            hint=N_(
+                "columns found: {columns}. Name one query_id (or choose it in the column mapping)"
+            ),
+            params={"columns": ", ".join(map(str, frame.columns))},
+        )
     frame = frame.copy()
     frame.index = frame.pop(index_col).astype(str)
     frame.index.name = "query_id"
     if frame.index.duplicated().any():
         dup = frame.index[frame.index.duplicated()][0]
-        raise InputError(N_("query {query} appears twice in the metadata table"), source=raw.name,
-                         params={"query": repr(dup)})
+        raise InputError(
+            N_("query {query} appears twice in the metadata table"),
+            source=raw.name,
+            params={"query": repr(dup)},
+        )
     if "date" in frame.columns:
         frame["date"] = pd.to_datetime(frame["date"], errors="coerce")
     return frame

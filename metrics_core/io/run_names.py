@@ -71,8 +71,9 @@ class RunNaming:
     repeats: list[tuple[int, int]] = field(default_factory=list)
 
 
-def unique_run_names(files: Sequence[RunFile], taken: Iterable[str] = (),
-                     known: Mapping[Hashable, str] | None = None) -> RunNaming:
+def unique_run_names(
+    files: Sequence[RunFile], taken: Iterable[str] = (), known: Mapping[Hashable, str] | None = None
+) -> RunNaming:
     """Name each run file so that no run is lost: distinct names, one run per content.
 
     Parameters

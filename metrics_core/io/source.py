@@ -60,19 +60,29 @@ _BINARY_MAGIC = (b"\x93NUMPY", PARQUET_MAGIC, b"PK\x03\x04", b"SQLite format 3\x
 _stdin_used = False
 
 
-def _limit_error(label: str, what: str = Phrase(N_("the data")), limit: int | None = None) -> InputError:
-    return InputError(N_("{what} is larger than the input limit of {limit} bytes"), source=label,
-                      hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-                      plain_hint=N_("Split the file"),
-                      params={"what": what, "limit": f"{MAX_INPUT_BYTES if limit is None else limit:,}"})
+def _limit_error(
+    label: str, what: str = Phrase(N_("the data")), limit: int | None = None
+) -> InputError:
+    return InputError(
+        N_("{what} is larger than the input limit of {limit} bytes"),
+        source=label,
+        hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
+        plain_hint=N_("Split the file"),
+        params={"what": what, "limit": f"{MAX_INPUT_BYTES if limit is None else limit:,}"},
+    )
 
 
 def _decompressed_limit_error(label: str, fmt: str, limit: int) -> InputError:
-    return InputError(N_("the {format} data decompresses to more than {limit} bytes"), source=label,
-                      hint=N_("Decompress the file first (plain files are read in blocks), or raise the "
-                              "limit with RANKLAB_MAX_DECOMPRESSED_BYTES"),
-                      plain_hint=N_("Split the file, or give it uncompressed"),
-                      params={"format": fmt, "limit": f"{limit:,}"})
+    return InputError(
+        N_("the {format} data decompresses to more than {limit} bytes"),
+        source=label,
+        hint=N_(
+            "Decompress the file first (plain files are read in blocks), or raise the "
+            "limit with RANKLAB_MAX_DECOMPRESSED_BYTES"
+        ),
+        plain_hint=N_("Split the file, or give it uncompressed"),
+        params={"format": fmt, "limit": f"{limit:,}"},
+    )
 
 
 def compression_of(head: bytes) -> str | None:
@@ -138,14 +148,23 @@ def _decompress(data_or_path, fmt: str, label: str, limit: int) -> RawData:
     except InputError:
         raise
     except ImportError:
-        raise InputError(N_("{format}-compressed data, and no {format} decoder is installed"), source=label,
-                         hint=N_("Decompress the file first"), params={"format": fmt}) from None
+        raise InputError(
+            N_("{format}-compressed data, and no {format} decoder is installed"),
+            source=label,
+            hint=N_("Decompress the file first"),
+            params={"format": fmt},
+        ) from None
     except MemoryError:
         raise _decompressed_limit_error(label, fmt, limit) from None
-    except Exception as exc:  # each codec raises its own kinds (OSError, EOFError, LZMAError, ArrowInvalid)
-        raise InputError(N_("the {format} data is truncated or corrupt ({error})"), source=label,
-                         hint=N_("Compress the file again, or give it uncompressed"),
-                         params={"format": fmt, "error": type(exc).__name__}) from None
+    except (
+        Exception
+    ) as exc:  # each codec raises its own kinds (OSError, EOFError, LZMAError, ArrowInvalid)
+        raise InputError(
+            N_("the {format} data is truncated or corrupt ({error})"),
+            source=label,
+            hint=N_("Compress the file again, or give it uncompressed"),
+            params={"format": fmt, "error": type(exc).__name__},
+        ) from None
     raw = RawData(out.getvalue(), label, max_bytes=limit)
     raw.text_checked = check is not None
     return raw
@@ -159,7 +178,9 @@ class RawData:
     ``arrow_source`` (the path) directly, so a 500 MB run never sits in memory twice.
     """
 
-    def __init__(self, data: bytes | None, name: str, path: str | None = None, max_bytes: int | None = None):
+    def __init__(
+        self, data: bytes | None, name: str, path: str | None = None, max_bytes: int | None = None
+    ):
         self._data = data
         self.name = name
         self.path = path
@@ -201,7 +222,10 @@ class RawData:
             return byte in self._data
         if os.path.getsize(self._file()) == 0:
             return False
-        with open(self._file(), "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with (
+            open(self._file(), "rb") as fh,
+            mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm,
+        ):
             return mm.find(byte) >= 0
 
     def arrow_source(self):
@@ -209,7 +233,11 @@ class RawData:
 
         # an open file, not the path: given a path, Arrow picks a decompressor by the
         # file's extension (a plain file named .gz fails); compression is handled here
-        return pa.input_stream(self.path, compression=None) if self._data is None else pa.py_buffer(self._data)
+        return (
+            pa.input_stream(self.path, compression=None)
+            if self._data is None
+            else pa.py_buffer(self._data)
+        )
 
     @property
     def stem(self) -> str:
@@ -244,7 +272,7 @@ def _read_stream(read, label: str, limit: int | None = None) -> bytes:
             chunk = chunk.encode("utf-8")
         if first:
             first = False
-            if (compression_of(chunk) is None and not chunk.startswith(_BINARY_MAGIC)):
+            if compression_of(chunk) is None and not chunk.startswith(_BINARY_MAGIC):
                 enc = text_encoding_problem(chunk)
                 if enc:
                     raise encoding_error(enc, label)
@@ -261,15 +289,25 @@ def _open_error(exc: OSError, label: str) -> InputError:
     if isinstance(exc, FileNotFoundError):
         return InputError(N_("file not found"), source=label, hint=N_("Check the path"))
     if isinstance(exc, PermissionError):
-        return InputError(N_("permission denied: cannot read this file"), source=label,
-                          hint=N_("Check the file's permissions"))
+        return InputError(
+            N_("permission denied: cannot read this file"),
+            source=label,
+            hint=N_("Check the file's permissions"),
+        )
     if exc.errno == errno.ELOOP:
-        return InputError(N_("a symbolic link loop (the link points back to itself)"), source=label,
-                          hint=N_("Give the path of a real file"))
+        return InputError(
+            N_("a symbolic link loop (the link points back to itself)"),
+            source=label,
+            hint=N_("Give the path of a real file"),
+        )
     if exc.errno == errno.ENAMETOOLONG:
         return InputError(N_("the path is too long"), source=label, hint=N_("Check the path"))
-    return InputError(N_("cannot read this file ({error})"), source=label, hint=N_("Check the path"),
-                      params={"error": exc.strerror or type(exc).__name__})
+    return InputError(
+        N_("cannot read this file ({error})"),
+        source=label,
+        hint=N_("Check the path"),
+        params={"error": exc.strerror or type(exc).__name__},
+    )
 
 
 def _is_inherited_descriptor(path: str) -> bool:
@@ -290,9 +328,14 @@ def _read_special(path: str, mode: int, label: str, limit: int | None = None) ->
         if named_fifo:
             ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
             if not ready:
-                raise InputError(N_("no data arrived from this pipe within {seconds} s (a FIFO with no writer?)"),
-                                 source=label, hint=N_("Start the program that writes to it, or give a file"),
-                                 params={"seconds": f"{PIPE_WAIT_S:g}"})
+                raise InputError(
+                    N_(
+                        "no data arrived from this pipe within {seconds} s (a FIFO with no writer?)"
+                    ),
+                    source=label,
+                    hint=N_("Start the program that writes to it, or give a file"),
+                    params={"seconds": f"{PIPE_WAIT_S:g}"},
+                )
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as fh:
             owned = None
@@ -324,7 +367,9 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
     """
     global _stdin_used
     plain_limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
-    unpacked_limit = min(MAX_DECOMPRESSED_BYTES, MAX_INPUT_BYTES) if max_bytes is None else max_bytes
+    unpacked_limit = (
+        min(MAX_DECOMPRESSED_BYTES, MAX_INPUT_BYTES) if max_bytes is None else max_bytes
+    )
     if isinstance(source, (bytes, bytearray, memoryview)):
         data, label = bytes(source), name or "<bytes>"
         if len(data) > plain_limit:
@@ -337,20 +382,28 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
         if path == "-":
             label = name or "<stdin>"
             if _stdin_used:
-                raise InputError(N_("standard input was already read for another input"), source=label,
-                                 hint=N_("Give at most one input as '-'"))
+                raise InputError(
+                    N_("standard input was already read for another input"),
+                    source=label,
+                    hint=N_("Give at most one input as '-'"),
+                )
             _stdin_used = True
             data = _read_stream(sys.stdin.buffer.read, label, plain_limit)
         else:
             if "\x00" in path:
-                raise InputError(N_("the path contains a NUL character"), source=repr(path),
-                                 hint=N_("Check the path"))
+                raise InputError(
+                    N_("the path contains a NUL character"),
+                    source=repr(path),
+                    hint=N_("Check the path"),
+                )
             try:
                 st = os.stat(path)
             except OSError as exc:
                 raise _open_error(exc, label) from None
             if stat.S_ISDIR(st.st_mode):
-                raise InputError(N_("is a folder, not a file"), source=label, hint=N_("Give the path of a file"))
+                raise InputError(
+                    N_("is a folder, not a file"), source=label, hint=N_("Give the path of a file")
+                )
             if not stat.S_ISREG(st.st_mode):
                 data = _read_special(path, st.st_mode, label, plain_limit)
             else:
@@ -371,6 +424,7 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
                 source.seek(0)
             except (OSError, ValueError):
                 pass
+
         def read(n, _first=[True]):  # noqa: B006 - per-call state of this closure
             try:
                 return source.read(n)
@@ -385,9 +439,11 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
         except OSError as exc:
             raise _open_error(exc, label) from None
     else:
-        raise InputError(N_("cannot read data from an object of type {type}"),
-                         hint=N_("Pass a file path, bytes, a file object, a DataFrame or a dict"),
-                         params={"type": type(source).__name__})
+        raise InputError(
+            N_("cannot read data from an object of type {type}"),
+            hint=N_("Pass a file path, bytes, a file object, a DataFrame or a dict"),
+            params={"type": type(source).__name__},
+        )
     label = str(label)
     fmt = compression_of(data[:16])
     if fmt is not None:

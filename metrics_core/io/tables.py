@@ -29,8 +29,19 @@ from metrics_core.io.formats import table_format
 from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
-__all__ = ["ROLE_NAMES", "ROLES", "detect_columns", "read_table_frame", "read_parquet_frame",
-           "check_parquet_metadata", "arrow_to_pandas", "frame_to_columns", "json_to_frame", "nested_to_frame"]
+__all__ = [
+    "ROLE_NAMES",
+    "ROLES",
+    "detect_columns",
+    "read_table_frame",
+    "read_parquet_frame",
+    "check_parquet_metadata",
+    "arrow_to_pandas",
+    "frame_to_columns",
+    "json_to_frame",
+    "nested_to_frame",
+]
+
 
 def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int]:
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
@@ -39,18 +50,26 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
     data = raw.data
     if fmt == "parquet":
         if not data.startswith(PARQUET_MAGIC):
-            raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
-                             hint=N_("Give a .parquet file, or choose another format"))
+            raise InputError(
+                N_("not a Parquet file (no PAR1 header)"),
+                source=raw.name,
+                hint=N_("Give a .parquet file, or choose another format"),
+            )
         return read_parquet_frame(data, raw.name, raw.max_bytes), 0
     check_text(raw)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
-        raise InputError(N_("the file is empty"), source=raw.name, hint=N_("Give a file with a header row and data"))
+        raise InputError(
+            N_("the file is empty"),
+            source=raw.name,
+            hint=N_("Give a file with a header row and data"),
+        )
     if fmt in ("csv", "tsv"):
         sep = "\t" if fmt == "tsv" else ","
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                                skip_blank_lines=True)
+            frame = pd.read_csv(
+                io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=True
+            )
         except pd.errors.ParserError as exc:
             msg = str(exc)
             line = None
@@ -59,16 +78,24 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                     line = int(msg.split("line")[-1].split(",")[0].strip().rstrip("."))
                 except ValueError:
                     line = None
-            raise InputError(N_("malformed {format} ({error})"), source=raw.name, line=line,
-                             hint=N_("Every row needs the same number of fields"),
-                             params={"format": fmt.upper(), "error": msg.split('.')[0]}) from None
+            raise InputError(
+                N_("malformed {format} ({error})"),
+                source=raw.name,
+                line=line,
+                hint=N_("Every row needs the same number of fields"),
+                params={"format": fmt.upper(), "error": msg.split(".")[0]},
+            ) from None
         except pd.errors.EmptyDataError:
             raise InputError(N_("the file is empty"), source=raw.name) from None
         if not isinstance(frame.index, pd.RangeIndex):
             # pandas made the surplus leading fields an index: every row is too long
-            raise InputError(N_("the rows have more fields than the header ({count})"),
-                             source=raw.name, line=2, hint=N_("Every row needs the same number of fields"),
-                             params={"count": len(frame.columns)})
+            raise InputError(
+                N_("the rows have more fields than the header ({count})"),
+                source=raw.name,
+                line=2,
+                hint=N_("Every row needs the same number of fields"),
+                params={"count": len(frame.columns)},
+            )
         return frame, 2
     if fmt == "jsonl":
         rows = []
@@ -78,12 +105,18 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
             try:
                 obj = json.loads(text_line)
             except json.JSONDecodeError as exc:
-                raise InputError(N_("invalid JSON ({error})"), source=raw.name, line=number,
-                                 params={"error": exc.msg}) from None
+                raise InputError(
+                    N_("invalid JSON ({error})"),
+                    source=raw.name,
+                    line=number,
+                    params={"error": exc.msg},
+                ) from None
             except RecursionError:
                 raise _too_deep(raw.name, number) from None
             if not isinstance(obj, dict):
-                raise InputError(N_("each JSON line must be an object"), source=raw.name, line=number)
+                raise InputError(
+                    N_("each JSON line must be an object"), source=raw.name, line=number
+                )
             rows.append(obj)
         if not rows:
             raise InputError(N_("no JSON objects in the file"), source=raw.name)
@@ -92,18 +125,30 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(N_("invalid JSON ({error})"), source=raw.name,
-                             line=line_of_offset(data, exc.pos), params={"error": exc.msg}) from None
+            raise InputError(
+                N_("invalid JSON ({error})"),
+                source=raw.name,
+                line=line_of_offset(data, exc.pos),
+                params={"error": exc.msg},
+            ) from None
         except RecursionError:
             raise _too_deep(raw.name) from None
         return obj, 0
-    raise InputError(N_("unknown format {format}"), source=raw.name, hint=N_("accepted: {formats}"),
-                     params={"format": repr(fmt), "formats": "auto, trec, csv, tsv, parquet, json, jsonl"})
+    raise InputError(
+        N_("unknown format {format}"),
+        source=raw.name,
+        hint=N_("accepted: {formats}"),
+        params={"format": repr(fmt), "formats": "auto, trec, csv, tsv, parquet, json, jsonl"},
+    )
 
 
 def _too_deep(source: str, line: int | None = None) -> InputError:
-    return InputError(N_("JSON nested too deeply"), source=source, line=line,
-                      hint=N_("A table is a list of flat row objects, or {qid: {docid: value}}"))
+    return InputError(
+        N_("JSON nested too deeply"),
+        source=source,
+        line=line,
+        hint=N_("A table is a list of flat row objects, or {qid: {docid: value}}"),
+    )
 
 
 #: Largest number of cells (rows x columns) a Parquet file may declare.
@@ -118,8 +163,9 @@ MAX_PARQUET_ROWS_PER_BYTE = 10_000
 PARQUET_CELL_BYTES = 8
 
 
-def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | None = None, *,
-                           whole: bool = True) -> None:
+def check_parquet_metadata(
+    meta, file_size: int, source: str, max_bytes: int | None = None, *, whole: bool = True
+) -> None:
     """Refuse a Parquet file whose footer declares more than its bytes can hold, before any
     data is read (a forged footer makes the reader allocate for the rows it declares).
 
@@ -146,30 +192,54 @@ def check_parquet_metadata(meta, file_size: int, source: str, max_bytes: int | N
     groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     held = sum(g.num_rows for g in groups)
     if rows != held or rows < 0:
-        raise InputError(N_("the Parquet file declares {rows} rows, but its row groups hold {held}"),
-                         source=source, hint=hint, params={"rows": f"{rows:,}", "held": f"{held:,}"})
+        raise InputError(
+            N_("the Parquet file declares {rows} rows, but its row groups hold {held}"),
+            source=source,
+            hint=hint,
+            params={"rows": f"{rows:,}", "held": f"{held:,}"},
+        )
     for g in groups:
         chunks = [g.column(j) for j in range(g.num_columns)]
         values = min((c.num_values for c in chunks), default=g.num_rows)
         stored = sum(c.total_compressed_size for c in chunks)
         if values < g.num_rows:
-            raise InputError(N_("a row group of the Parquet file declares {rows} rows, but its columns "
-                                "hold {values} values"), source=source, hint=hint,
-                             params={"rows": f"{g.num_rows:,}", "values": f"{values:,}"})
+            raise InputError(
+                N_(
+                    "a row group of the Parquet file declares {rows} rows, but its columns "
+                    "hold {values} values"
+                ),
+                source=source,
+                hint=hint,
+                params={"rows": f"{g.num_rows:,}", "values": f"{values:,}"},
+            )
         if stored > file_size or g.num_rows > MAX_PARQUET_ROWS_PER_BYTE * max(stored, 1):
-            raise InputError(N_("a row group of the Parquet file declares {rows} rows in {size} bytes: "
-                                "more than a Parquet file can hold (a damaged or forged footer)"),
-                             source=source, hint=hint, params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"})
+            raise InputError(
+                N_(
+                    "a row group of the Parquet file declares {rows} rows in {size} bytes: "
+                    "more than a Parquet file can hold (a damaged or forged footer)"
+                ),
+                source=source,
+                hint=hint,
+                params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"},
+            )
     if not whole:
         return
     if rows * columns > MAX_PARQUET_CELLS:
-        raise InputError(N_("the Parquet file declares {rows} rows"), source=source,
-                         hint=N_("Split the file"), params={"rows": f"{rows:,}"})
+        raise InputError(
+            N_("the Parquet file declares {rows} rows"),
+            source=source,
+            hint=N_("Split the file"),
+            params={"rows": f"{rows:,}"},
+        )
     declared = max(sum(g.total_byte_size for g in groups), rows * columns * PARQUET_CELL_BYTES)
     if declared > limit:
-        raise InputError(N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
-                         source=source, hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-                         plain_hint=N_("Split the file"), params={"size": f"{declared:,}", "limit": f"{limit:,}"})
+        raise InputError(
+            N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
+            source=source,
+            hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
+            plain_hint=N_("Split the file"),
+            params={"size": f"{declared:,}", "limit": f"{limit:,}"},
+        )
 
 
 def read_parquet_frame(data: bytes, source: str, max_bytes: int | None = None) -> pd.DataFrame:
@@ -186,11 +256,16 @@ def read_parquet_frame(data: bytes, source: str, max_bytes: int | None = None) -
     except InputError:
         raise
     except MemoryError:
-        raise InputError(N_("the Parquet file is too large to read into memory"), source=source) from None
+        raise InputError(
+            N_("the Parquet file is too large to read into memory"), source=source
+        ) from None
     except Exception as exc:  # pyarrow raises many kinds for a damaged file
-        raise InputError(N_("cannot read this Parquet file ({error})"), source=source,
-                         hint=N_("Save the table again as Parquet, or as CSV"),
-                         params={"error": type(exc).__name__}) from None
+        raise InputError(
+            N_("cannot read this Parquet file ({error})"),
+            source=source,
+            hint=N_("Save the table again as Parquet, or as CSV"),
+            params={"error": type(exc).__name__},
+        ) from None
 
 
 def arrow_to_pandas(table) -> pd.DataFrame:
@@ -207,8 +282,16 @@ def arrow_to_pandas(table) -> pd.DataFrame:
     return frame
 
 
-def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, source: str,
-                     first_line: int = 0, name: str | None = None, first_row: int = 0):
+def frame_to_columns(
+    frame: pd.DataFrame,
+    kind: str,
+    *,
+    columns: dict | None,
+    source: str,
+    first_line: int = 0,
+    name: str | None = None,
+    first_row: int = 0,
+):
     """Build a Run or Qrels from a DataFrame (column detection and value checks).
 
     A run with no rows (an object in memory, not a file) is an empty Run: every qrels
@@ -231,8 +314,13 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
             return {"line": i + first_line}
         return {"problem_prefix": row_prefix(i + first_row)}
 
-    values = to_numbers(frame[vcol], what=vcol, source=source, locate=locate,
-                        hint=Phrase(N_("Every row needs a numeric {column}"), {"column": vcol}))
+    values = to_numbers(
+        frame[vcol],
+        what=vcol,
+        source=source,
+        locate=locate,
+        hint=Phrase(N_("Every row needs a numeric {column}"), {"column": vcol}),
+    )
     if is_rank_column(roles, columns, kind):
         values = -values  # rank 1 is best: a higher score must mean better
     lines = (np.arange(len(frame)) + first_line) if first_line else None
@@ -244,8 +332,11 @@ def frame_to_columns(frame: pd.DataFrame, kind: str, *, columns: dict | None, so
     else:
         out = Qrels(qid, did, values, source=source, line_numbers=lines)
     out.columns_used = dict(roles)
-    out.column_candidates = {role: [c for c in candidate_columns(frame.columns, role) if c != col]
-                             for role, col in roles.items() if role in ("query_id", "doc_id")}
+    out.column_candidates = {
+        role: [c for c in candidate_columns(frame.columns, role) if c != col]
+        for role, col in roles.items()
+        if role in ("query_id", "doc_id")
+    }
     return out
 
 
@@ -254,32 +345,55 @@ def row_prefix(i: int) -> Phrase:
     return Phrase(N_("row {row}: "), {"row": i + 1})
 
 
-def _id_column(series: pd.Series, what: str = "id", source: str = "<table>", locate=None) -> pa.Array:
+def _id_column(
+    series: pd.Series, what: str = "id", source: str = "<table>", locate=None
+) -> pa.Array:
     """Ids as an Arrow string array: scalars only (no lists or structs), none empty."""
+
     def fail(mask, problem):
         i = int(np.flatnonzero(mask)[0])
         where = (locate or (lambda j: {"problem_prefix": row_prefix(j)}))(i)
         prefix = where.pop("problem_prefix", "")
-        raise InputError(prefixed(prefix, problem(i)) if prefix else problem(i), source=source,
-                         hint=Phrase(N_("Every row needs a {what} (a text or a whole number)"), {"what": what}),
-                         **where)
+        raise InputError(
+            prefixed(prefix, problem(i)) if prefix else problem(i),
+            source=source,
+            hint=Phrase(N_("Every row needs a {what} (a text or a whole number)"), {"what": what}),
+            **where,
+        )
 
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
         arr = series.to_numpy()
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            fail(~np.isfinite(arr), lambda i: Phrase(N_("empty or non-finite {what} ({value})"),
-                                                     {"what": what, "value": show(arr[i])}))
+            fail(
+                ~np.isfinite(arr),
+                lambda i: Phrase(
+                    N_("empty or non-finite {what} ({value})"),
+                    {"what": what, "value": show(arr[i])},
+                ),
+            )
         return pa.array(arr)
     obj = series.astype(object).to_numpy()
-    compound = np.fromiter((isinstance(v, (list, tuple, dict, set, np.ndarray, bytes, bytearray))
-                            for v in obj), dtype=bool, count=len(obj))
+    compound = np.fromiter(
+        (isinstance(v, (list, tuple, dict, set, np.ndarray, bytes, bytearray)) for v in obj),
+        dtype=bool,
+        count=len(obj),
+    )
     if compound.any():
-        fail(compound, lambda i: Phrase(N_("the {what} is a {type}, not a single value"),
-                                        {"what": what, "type": type(obj[i]).__name__}))
+        fail(
+            compound,
+            lambda i: Phrase(
+                N_("the {what} is a {type}, not a single value"),
+                {"what": what, "type": type(obj[i]).__name__},
+            ),
+        )
     missing = pd.isna(series).to_numpy(dtype=bool)
-    text = [None if m else (v if isinstance(v, str) else str(v)) for v, m in zip(obj, missing, strict=True)]
-    empty = missing | np.fromiter((t is not None and not t.strip() for t in text), dtype=bool,
-                                  count=len(text))
+    text = [
+        None if m else (v if isinstance(v, str) else str(v))
+        for v, m in zip(obj, missing, strict=True)
+    ]
+    empty = missing | np.fromiter(
+        (t is not None and not t.strip() for t in text), dtype=bool, count=len(text)
+    )
     if empty.any():
         fail(empty, lambda i: Phrase(N_("empty {what}"), {"what": what}))
     return pa.array(text, type=pa.string())
@@ -299,9 +413,14 @@ def json_to_frame(obj, kind: str, source: str) -> pd.DataFrame:
                 return json_to_frame(obj[key], kind, source)
         if obj and all(isinstance(v, dict) for v in obj.values()):
             return nested_to_frame(obj, kind, source)
-    raise InputError(N_("unrecognised JSON shape"), source=source,
-                     hint=N_('use a list of rows [{"query_id":..., "doc_id":..., "score":...}] '
-                             'or {"qid": {"docid": value}}'))
+    raise InputError(
+        N_("unrecognised JSON shape"),
+        source=source,
+        hint=N_(
+            'use a list of rows [{"query_id":..., "doc_id":..., "score":...}] '
+            'or {"qid": {"docid": value}}'
+        ),
+    )
 
 
 def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
@@ -316,13 +435,21 @@ def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
     q, d, v = [], [], []
     for qid, docs in obj.items():
         if not isinstance(docs, Mapping):
-            raise InputError(N_("query {query}: expected a {{doc_id: {column}}} mapping"), source=source,
-                             params={"query": repr(qid), "column": vname})
+            raise InputError(
+                N_("query {query}: expected a {{doc_id: {column}}} mapping"),
+                source=source,
+                params={"query": repr(qid), "column": vname},
+            )
         for did, val in docs.items():
             q.append(str(qid))
             d.append(str(did))
             v.append(val)
     if not q and kind == "qrels":
         raise InputError(N_("no (query, document) pairs in the mapping"), source=source)
-    return pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
-                         vname: pd.Series(v, dtype=object)})
+    return pd.DataFrame(
+        {
+            "query_id": pd.Series(q, dtype=object),
+            "doc_id": pd.Series(d, dtype=object),
+            vname: pd.Series(v, dtype=object),
+        }
+    )

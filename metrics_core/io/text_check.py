@@ -27,18 +27,31 @@ def text_encoding_problem(head: bytes) -> str | None:
 
 
 def encoding_error(kind: str, label: str) -> InputError:
-    return InputError(N_("{encoding} text: this reader takes UTF-8"), source=label,
-                      hint=N_("Save the file as UTF-8"), params={"encoding": kind})
+    return InputError(
+        N_("{encoding} text: this reader takes UTF-8"),
+        source=label,
+        hint=N_("Save the file as UTF-8"),
+        params={"encoding": kind},
+    )
 
 
 def nul_error(label: str, line: int) -> InputError:
-    return InputError(N_("binary data (a NUL byte): this is not a text file"), source=label, line=line,
-                      hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"))
+    return InputError(
+        N_("binary data (a NUL byte): this is not a text file"),
+        source=label,
+        line=line,
+        hint=N_("Give a plain-text TREC file or a CSV/TSV/JSON/Parquet table"),
+    )
 
 
 def utf8_error(label: str, line: int, byte: int) -> InputError:
-    return InputError(N_("not UTF-8 text (byte 0x{byte})"), source=label, line=line,
-                      hint=N_("Save the file as UTF-8"), params={"byte": f"{byte:02x}"})
+    return InputError(
+        N_("not UTF-8 text (byte 0x{byte})"),
+        source=label,
+        line=line,
+        hint=N_("Save the file as UTF-8"),
+        params={"byte": f"{byte:02x}"},
+    )
 
 
 class TextCheck:
@@ -80,8 +93,10 @@ class TextCheck:
                 self._decoder.decode(chunk)
             except UnicodeDecodeError as exc:
                 at = max(exc.start - len(pending), 0)
-                byte = (pending + chunk[:at + 1])[exc.start]
-                raise utf8_error(self.label, self.newlines + chunk.count(b"\n", 0, at) + 1, byte) from None
+                byte = (pending + chunk[: at + 1])[exc.start]
+                raise utf8_error(
+                    self.label, self.newlines + chunk.count(b"\n", 0, at) + 1, byte
+                ) from None
         self.newlines += chunk.count(b"\n")
 
     def close(self) -> None:

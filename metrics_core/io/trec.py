@@ -35,8 +35,11 @@ _LAYOUT = {
     "msmarco": (3, (0, 1), 2, Phrase(N_("rank")), MSMARCO_RUN_FORMAT),
 }
 #: "<kind> lines are: <layout>", the advice of every message about a line's layout.
-_LINES_ARE = {"run": N_("run lines are: {layout}"), "qrels": N_("qrels lines are: {layout}"),
-              "msmarco": N_("msmarco lines are: {layout}")}
+_LINES_ARE = {
+    "run": N_("run lines are: {layout}"),
+    "qrels": N_("qrels lines are: {layout}"),
+    "msmarco": N_("msmarco lines are: {layout}"),
+}
 
 
 def lines_are(kind: str) -> Phrase:
@@ -142,8 +145,10 @@ def comment_or_blank(column) -> bool:
                 continue
         offsets = _offsets(chunk)
         if offsets is None:
-            if pc.any(pc.starts_with(chunk, "#")).as_py() or \
-                    pc.any(pc.equal(pc.utf8_length(chunk), 0)).as_py():
+            if (
+                pc.any(pc.starts_with(chunk, "#")).as_py()
+                or pc.any(pc.equal(pc.utf8_length(chunk), 0)).as_py()
+            ):
                 return True
             continue
         if bool((offsets[1:] == offsets[:-1]).any()):
@@ -187,14 +192,28 @@ def arrow_csv_options(kind: str, delim: str, *, qid_type: pa.DataType, block_siz
     ncols, (qcol, dcol), vcol, _, _ = _LAYOUT[kind]
     names = [f"c{i}" for i in range(ncols)]
     others = [names[i] for i in range(ncols) if i not in (qcol, dcol, vcol)]
-    return (pacsv.ReadOptions(column_names=names, block_size=block_size),
-            pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
-                               escape_char=False, ignore_empty_lines=False),
-            pacsv.ConvertOptions(
-                column_types={names[qcol]: qid_type, names[dcol]: pa.string(),
-                              names[vcol]: pa.float64(), **dict.fromkeys(others, pa.binary())},
-                include_columns=[names[qcol], names[dcol], names[vcol], *others],
-                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]))
+    return (
+        pacsv.ReadOptions(column_names=names, block_size=block_size),
+        pacsv.ParseOptions(
+            delimiter=delim,
+            quote_char=False,
+            double_quote=False,
+            escape_char=False,
+            ignore_empty_lines=False,
+        ),
+        pacsv.ConvertOptions(
+            column_types={
+                names[qcol]: qid_type,
+                names[dcol]: pa.string(),
+                names[vcol]: pa.float64(),
+                **dict.fromkeys(others, pa.binary()),
+            },
+            include_columns=[names[qcol], names[dcol], names[vcol], *others],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            null_values=[],
+        ),
+    )
 
 
 def data_fields(line: str) -> tuple[str, list[str]] | None:
@@ -244,11 +263,13 @@ def _fast_parse(raw: RawData, kind: str):
     # NUL bytes take the slow path, which names their line; so do mixed separators
     if other_separators(raw, delim):
         return None
-    read, parse, convert = arrow_csv_options(kind, delim, qid_type=pa.dictionary(pa.int32(), pa.string()),
-                                             block_size=1 << 22)
+    read, parse, convert = arrow_csv_options(
+        kind, delim, qid_type=pa.dictionary(pa.int32(), pa.string()), block_size=1 << 22
+    )
     try:
-        table = pacsv.read_csv(raw.arrow_source(), read_options=read, parse_options=parse,
-                               convert_options=convert)
+        table = pacsv.read_csv(
+            raw.arrow_source(), read_options=read, parse_options=parse, convert_options=convert
+        )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     qid, did, vals, *others = table.column_names
@@ -289,35 +310,69 @@ def _slow_parse(raw: RawData, kind: str):
             continue
         stripped, parts = fields
         if quoted_line(stripped, parts, kind):
-            raise InputError(N_("a double quote (\") in the line: TREC files are not quoted, and ids "
-                                "cannot contain spaces"), source=raw.name, line=number,
-                             hint=N_("Remove the quotes and the spaces inside ids; {lines}"),
-                             params={"lines": lines_are(kind)})
+            raise InputError(
+                N_(
+                    'a double quote (") in the line: TREC files are not quoted, and ids '
+                    "cannot contain spaces"
+                ),
+                source=raw.name,
+                line=number,
+                hint=N_("Remove the quotes and the spaces inside ids; {lines}"),
+                params={"lines": lines_are(kind)},
+            )
         if len(parts) < ncols:
             hint: str = lines_are(kind)
             plain: str = hint
             if kind == "run" and len(parts) == 4:
-                hint = N_("{lines} (this line looks like a qrels line: did you swap --qrels and --run?)")
-                plain = N_("{lines} (this line looks like a qrels line: are the qrels and the run swapped?)")
-            raise InputError(N_("expected {want} columns, found {got}"), source=raw.name,
-                             line=number, hint=hint, option="--" + kind, field=kind, plain_hint=plain,
-                             params={"want": ncols, "got": len(parts), "lines": lines_are(kind)})
+                hint = N_(
+                    "{lines} (this line looks like a qrels line: did you swap --qrels and --run?)"
+                )
+                plain = N_(
+                    "{lines} (this line looks like a qrels line: are the qrels and the run swapped?)"
+                )
+            raise InputError(
+                N_("expected {want} columns, found {got}"),
+                source=raw.name,
+                line=number,
+                hint=hint,
+                option="--" + kind,
+                field=kind,
+                plain_hint=plain,
+                params={"want": ncols, "got": len(parts), "lines": lines_are(kind)},
+            )
         if kind == "qrels" and len(parts) >= 6 and (parts[1] == "Q0" or not _is_number(parts[3])):
-            raise InputError(N_("expected {want} columns, found {got}"), source=raw.name, line=number,
-                             hint=N_("{lines} (this line looks like a run line: did you swap --qrels and --run?)"),
-                             option="--qrels", field="qrels",
-                             plain_hint=N_("{lines} (this line looks like a run line: are the qrels and the run "
-                                           "swapped?)"),
-                             params={"want": 4, "got": 6, "lines": lines_are("qrels")})
+            raise InputError(
+                N_("expected {want} columns, found {got}"),
+                source=raw.name,
+                line=number,
+                hint=N_(
+                    "{lines} (this line looks like a run line: did you swap --qrels and --run?)"
+                ),
+                option="--qrels",
+                field="qrels",
+                plain_hint=N_(
+                    "{lines} (this line looks like a run line: are the qrels and the run swapped?)"
+                ),
+                params={"want": 4, "got": 6, "lines": lines_are("qrels")},
+            )
         text_value = parts[vcol]
         value = parse_number(text_value)
         if value is None:
-            raise InputError(N_("{what} {value} is not a number"), source=raw.name, line=number,
-                             hint=lines_are(kind), params={"what": vname, "value": repr(text_value)})
+            raise InputError(
+                N_("{what} {value} is not a number"),
+                source=raw.name,
+                line=number,
+                hint=lines_are(kind),
+                params={"what": vname, "value": repr(text_value)},
+            )
         if not np.isfinite(value):
-            raise InputError(N_("{what} is {value}, not a finite number"), source=raw.name,
-                             line=number, hint=N_("Every {what} must be a finite number"),
-                             params={"what": vname, "value": repr(text_value)})
+            raise InputError(
+                N_("{what} is {value}, not a finite number"),
+                source=raw.name,
+                line=number,
+                hint=N_("Every {what} must be a finite number"),
+                params={"what": vname, "value": repr(text_value)},
+            )
         qids.append(parts[qcol])
         dids.append(parts[dcol])
         vals.append(value)
@@ -325,17 +380,27 @@ def _slow_parse(raw: RawData, kind: str):
         if tag is None and kind == "run":
             tag = parts[5]
     if not qids:
-        raise InputError(N_("no data lines: the file is empty (or only comments)"), source=raw.name,
-                         hint=lines_are(kind))
-    return (pa.array(qids, type=pa.string()), pa.array(dids, type=pa.string()),
-            np.asarray(vals, dtype=np.float64), np.asarray(lines, dtype=np.int64), tag)
+        raise InputError(
+            N_("no data lines: the file is empty (or only comments)"),
+            source=raw.name,
+            hint=lines_are(kind),
+        )
+    return (
+        pa.array(qids, type=pa.string()),
+        pa.array(dids, type=pa.string()),
+        np.asarray(vals, dtype=np.float64),
+        np.asarray(lines, dtype=np.int64),
+        tag,
+    )
 
 
 def quoted_line(stripped: str, parts: list[str], kind: str) -> bool:
     """Whether a line's double quotes make it unreadable as TREC: its field count is off,
     or an id starts with a quote (a quoted CSV line, an id with spaces)."""
     ncols, (qcol, dcol), _, _, _ = _LAYOUT[kind]
-    return '"' in stripped and (len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"')
+    return '"' in stripped and (
+        len(parts) != ncols or parts[qcol][0] == '"' or parts[dcol][0] == '"'
+    )
 
 
 def _is_number(text: str) -> bool:
@@ -355,8 +420,16 @@ def _parse(raw: RawData, kind: str):
 def parse_trec_run(raw: RawData, name: str | None = None) -> Run:
     """Parse a TREC run file (see the module docstring)."""
     qid, did, scores, lines, tag = _parse(raw, "run")
-    return Run(qid, did, scores, name=name or raw.stem or tag or "run", source=raw.name,
-               line_numbers=lines, rows_are_lines=True, tags=tag)
+    return Run(
+        qid,
+        did,
+        scores,
+        name=name or raw.stem or tag or "run",
+        source=raw.name,
+        line_numbers=lines,
+        rows_are_lines=True,
+        tags=tag,
+    )
 
 
 def parse_trec_qrels(raw: RawData) -> Qrels:
@@ -374,5 +447,12 @@ def parse_msmarco_run(raw: RawData, name: str | None = None) -> Run:
     by the tie convention, as equal scores are.
     """
     qid, did, ranks, lines, _ = _parse(raw, "msmarco")
-    return Run(qid, did, -ranks, name=name or raw.stem or "run", source=raw.name,
-               line_numbers=lines, rows_are_lines=True)
+    return Run(
+        qid,
+        did,
+        -ranks,
+        name=name or raw.stem or "run",
+        source=raw.name,
+        line_numbers=lines,
+        rows_are_lines=True,
+    )

@@ -29,7 +29,9 @@ def _ranks(run: Run) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     import pyarrow.compute as pc
 
-    changed = np.r_[True, pc.not_equal(q.slice(1), q.slice(0, n - 1)).to_numpy(zero_copy_only=False)]
+    changed = np.r_[
+        True, pc.not_equal(q.slice(1), q.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    ]
     starts = np.flatnonzero(changed)
     return np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n])) + 1
 
@@ -52,15 +54,26 @@ def run_text(run: Run, fmt: str = "trec", tag: str | None = None) -> str:
         pcsv.write_csv(run_table(run), buf)
         return buf.getvalue().decode("utf-8").replace('"', "")
     if fmt != "trec":
-        raise InputError(N_("unknown run format {format!r}"), hint=N_("accepted: {formats}"),
-                         option="--format", params={"format": fmt, "formats": ", ".join(RUN_FORMATS)})
+        raise InputError(
+            N_("unknown run format {format!r}"),
+            hint=N_("accepted: {formats}"),
+            option="--format",
+            params={"format": fmt, "formats": ", ".join(RUN_FORMATS)},
+        )
     import pandas as pd
 
     tag = "".join(str(tag or run.name).split()) or "run"
     t = run_table(run)
-    frame = pd.DataFrame({"q": t["query_id"].to_numpy(zero_copy_only=False), "Q0": "Q0",
-                          "d": t["doc_id"].to_numpy(zero_copy_only=False), "rank": _ranks(run),
-                          "score": [repr(float(v)) for v in run.scores], "tag": tag})
+    frame = pd.DataFrame(
+        {
+            "q": t["query_id"].to_numpy(zero_copy_only=False),
+            "Q0": "Q0",
+            "d": t["doc_id"].to_numpy(zero_copy_only=False),
+            "rank": _ranks(run),
+            "score": [repr(float(v)) for v in run.scores],
+            "tag": tag,
+        }
+    )
     return frame.to_csv(sep=" ", header=False, index=False, lineterminator="\n")
 
 
@@ -70,7 +83,13 @@ def write_run(run: Run, path, fmt: str | None = None, tag: str | None = None) ->
     name = str(getattr(path, "name", path))
     if fmt is None:
         low = name.lower()
-        fmt = "csv" if low.endswith(".csv") else "parquet" if low.endswith((".parquet", ".pq")) else "trec"
+        fmt = (
+            "csv"
+            if low.endswith(".csv")
+            else "parquet"
+            if low.endswith((".parquet", ".pq"))
+            else "trec"
+        )
     if fmt == "parquet":
         import pyarrow.parquet as pq
 

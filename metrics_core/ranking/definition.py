@@ -43,8 +43,11 @@ def _number(text: str) -> float:
 def _in_range(text: str, low: float, high: float | None, name: str) -> float:
     value = _number(text)
     if value < low or (high is not None and value > high):
-        raise ValueError(f"must be between {low:g} and {high:g}" if high is not None
-                         else f"must be at least {low:g}")
+        raise ValueError(
+            f"must be between {low:g} and {high:g}"
+            if high is not None
+            else f"must be at least {low:g}"
+        )
     return value
 
 
@@ -59,7 +62,9 @@ def parse_gains(text: str) -> str:
         try:
             lab, g = int(label), _number(gain)
         except ValueError:
-            raise ValueError(f"needs a whole-number label and a finite gain, got {item.strip()!r}") from None
+            raise ValueError(
+                f"needs a whole-number label and a finite gain, got {item.strip()!r}"
+            ) from None
         if lab in pairs:
             raise ValueError(f"gives label {lab} twice")
         pairs[lab] = g
@@ -110,41 +115,105 @@ class Param:
 
 
 #: every parameter a family may take
-PARAMS: dict[str, Param] = {p.name: p for p in (
-    Param("rel", "relevance threshold: a document is relevant when its label is >= rel",
-          convention="relevance_threshold"),
-    Param("denom", "P@k's denominator: k, or min(k, documents retrieved)", ("k", "retrieved"),
-          convention="p_denominator"),
-    Param("divide", "Judged@k's denominator: min(k, documents retrieved) (ir_measures), or k",
-          ("retrieved", "k")),
-    Param("norm", "AP's normalizer: relevant in the qrels, min(that, k), or relevant retrieved",
-          ("num_rel", "min_rel_k", "rel_retrieved"), convention="ap_normalizer"),
-    Param("gain", "gain of a label g: g (linear) or 2^g - 1 (exp)", ("linear", "exp"), convention="gain"),
-    Param("discount", "discount at rank i: 1/log2(i+1), or 1/max(1, log2 i) (Jarvelin & Kekalainen)",
-          ("log2", "jarvelin"), convention="discount"),
-    Param("ideal", "ideal ranking: every judged document of the qrels, or the retrieved ones",
-          ("qrels", "retrieved"), convention="ideal"),
-    Param("miss", "RR@k with no relevant document in the top k: 0, or 1/(k+1)", ("zero", "k_plus_1"),
-          convention="rr_miss"),
-    Param("rounding", "recall level to a number of relevant documents: nearest (trec_eval 10) "
-          "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)", ("nearest", "trec9"), default="nearest"),
-    Param("p", "persistence of the RBP user: probability of going on to the next document",
-          parse=lambda t: _in_range(t, 0.0, 1.0, "p"), default=0.9),
-    Param("scale", "RBP's gain of a label: label / the query's highest label when above 1 (trec_eval), "
-          "or the label itself (ranx)", ("max", "none"), default="max"),
-    Param("x", "multiple of R at which precision is taken (trec_eval Rprec_mult_x)",
-          parse=lambda t: _in_range(t, 0.0, None, "x"), default=1.0),
-    Param("a", "utility of a relevant retrieved document", default=1.0),
-    Param("b", "utility of a non-relevant retrieved document", default=-1.0),
-    Param("c", "utility of a relevant document not retrieved", default=0.0),
-    Param("d", "utility of a non-relevant document not retrieved", default=0.0),
-    Param("beta", "weight of recall against precision in set F", parse=lambda t: _in_range(t, 0.0, None, "beta"),
-          default=1.0),
-    Param("max_grade", "highest relevance grade (ERR's stopping probability is (2^g - 1) / 2^max)",
-          parse=lambda t: _in_range(t, 0.0, 64.0, "max_grade"), default=4.0),
-    Param("gains", "gain of each label, as label:gain pairs (1:3.5,2:9); other labels gain their "
-          "value", parse=lambda t: parse_gains(t), default=None),
-)}
+PARAMS: dict[str, Param] = {
+    p.name: p
+    for p in (
+        Param(
+            "rel",
+            "relevance threshold: a document is relevant when its label is >= rel",
+            convention="relevance_threshold",
+        ),
+        Param(
+            "denom",
+            "P@k's denominator: k, or min(k, documents retrieved)",
+            ("k", "retrieved"),
+            convention="p_denominator",
+        ),
+        Param(
+            "divide",
+            "Judged@k's denominator: min(k, documents retrieved) (ir_measures), or k",
+            ("retrieved", "k"),
+        ),
+        Param(
+            "norm",
+            "AP's normalizer: relevant in the qrels, min(that, k), or relevant retrieved",
+            ("num_rel", "min_rel_k", "rel_retrieved"),
+            convention="ap_normalizer",
+        ),
+        Param(
+            "gain",
+            "gain of a label g: g (linear) or 2^g - 1 (exp)",
+            ("linear", "exp"),
+            convention="gain",
+        ),
+        Param(
+            "discount",
+            "discount at rank i: 1/log2(i+1), or 1/max(1, log2 i) (Jarvelin & Kekalainen)",
+            ("log2", "jarvelin"),
+            convention="discount",
+        ),
+        Param(
+            "ideal",
+            "ideal ranking: every judged document of the qrels, or the retrieved ones",
+            ("qrels", "retrieved"),
+            convention="ideal",
+        ),
+        Param(
+            "miss",
+            "RR@k with no relevant document in the top k: 0, or 1/(k+1)",
+            ("zero", "k_plus_1"),
+            convention="rr_miss",
+        ),
+        Param(
+            "rounding",
+            "recall level to a number of relevant documents: nearest (trec_eval 10) "
+            "or floor(r R + 0.9) (trec_eval 9, pytrec_eval)",
+            ("nearest", "trec9"),
+            default="nearest",
+        ),
+        Param(
+            "p",
+            "persistence of the RBP user: probability of going on to the next document",
+            parse=lambda t: _in_range(t, 0.0, 1.0, "p"),
+            default=0.9,
+        ),
+        Param(
+            "scale",
+            "RBP's gain of a label: label / the query's highest label when above 1 (trec_eval), "
+            "or the label itself (ranx)",
+            ("max", "none"),
+            default="max",
+        ),
+        Param(
+            "x",
+            "multiple of R at which precision is taken (trec_eval Rprec_mult_x)",
+            parse=lambda t: _in_range(t, 0.0, None, "x"),
+            default=1.0,
+        ),
+        Param("a", "utility of a relevant retrieved document", default=1.0),
+        Param("b", "utility of a non-relevant retrieved document", default=-1.0),
+        Param("c", "utility of a relevant document not retrieved", default=0.0),
+        Param("d", "utility of a non-relevant document not retrieved", default=0.0),
+        Param(
+            "beta",
+            "weight of recall against precision in set F",
+            parse=lambda t: _in_range(t, 0.0, None, "beta"),
+            default=1.0,
+        ),
+        Param(
+            "max_grade",
+            "highest relevance grade (ERR's stopping probability is (2^g - 1) / 2^max)",
+            parse=lambda t: _in_range(t, 0.0, 64.0, "max_grade"),
+            default=4.0,
+        ),
+        Param(
+            "gains",
+            "gain of each label, as label:gain pairs (1:3.5,2:9); other labels gain their value",
+            parse=lambda t: parse_gains(t),
+            default=None,
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -290,7 +359,8 @@ def _document(d: MeasureDef, doc: str | None) -> str:
             + (f"{ex.explanation}\n\n" if ex.explanation else "")
             + ">>> import metrics_core as mc\n"
             + f">>> round(mc.evaluate({ex.qrels!r}, {ex.run!r}, [{ex.measure!r}]).aggregate[{ex.measure!r}], 4)\n"
-            + f"{round(ex.value, 4)!r}")
+            + f"{round(ex.value, 4)!r}"
+        )
     return "\n\n".join(parts) + "\n"
 
 
@@ -338,8 +408,11 @@ class MeasureSpec:
         if self.params:
             text += "(" + ",".join(f"{k}={_fmt_param(v)}" for k, v in self.params) + ")"
         if self.cutoff is not None:
-            text += "@" + (repr(float(self.cutoff)) if self.definition.cutoff == "fraction"
-                           else str(int(self.cutoff)))
+            text += "@" + (
+                repr(float(self.cutoff))
+                if self.definition.cutoff == "fraction"
+                else str(int(self.cutoff))
+            )
         return text
 
     @property

@@ -57,16 +57,20 @@ class Prepared:
     run_dh: np.ndarray | None  # None once a build has used it
     qrels_dh: np.ndarray
 
-    def __init__(self, qrels: Qrels, run: Run,
-                 run_qid: tuple[np.ndarray, pa.Array] | None = None):
+    def __init__(self, qrels: Qrels, run: Run, run_qid: tuple[np.ndarray, pa.Array] | None = None):
         self.run_qid = encode_strings(run.qid) if run_qid is None else run_qid
         self.qrels_qid = encode_strings(qrels.qid)
         self.run_dh = hash_strings(run.docid)
         self.qrels_dh = hash_strings(qrels.docid)
 
 
-def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
-                       cutoffs: tuple[int, ...] = (), prepared: Prepared | None = None) -> RankedLists:
+def build_ranked_lists(
+    qrels: Qrels,
+    run: Run,
+    conv: Conventions,
+    cutoffs: tuple[int, ...] = (),
+    prepared: Prepared | None = None,
+) -> RankedLists:
     """Sort ``run`` per query, join the labels of ``qrels``, and report diagnostics.
 
     ``prepared``: a :class:`Prepared` of these ``qrels`` and ``run`` (made here when None).
@@ -80,7 +84,9 @@ def build_ranked_lists(qrels: Qrels, run: Run, conv: Conventions,
         ranked = _build(qrels, run, conv, cutoffs, None, prepared)
     except FingerprintCollision:
         ranked = _build(qrels, run, conv, cutoffs, exact_doc_keys(run.docid, qrels.docid), prepared)
-    ranked.run_docid = run.docid  # the document ids of run rows (Hole@k asks the whole qrels about them)
+    ranked.run_docid = (
+        run.docid
+    )  # the document ids of run rows (Hole@k asks the whole qrels about them)
     if conv.judged_only:
         ranked = judged_only(ranked)
         ranked.run_docid = run.docid
@@ -110,15 +116,24 @@ def drop_identical_ids(run: Run) -> Run:
     keep = pc.invert(same)
     rows = np.flatnonzero(keep.to_numpy(zero_copy_only=False))
     kept_qid = pc.filter(qid, keep)
-    emptied = set(pc.unique(pc.filter(qid, same)).to_pylist()) - set(pc.unique(kept_qid).to_pylist())
+    emptied = set(pc.unique(pc.filter(qid, same)).to_pylist()) - set(
+        pc.unique(kept_qid).to_pylist()
+    )
     lines = None
     if run.line_numbers is not None:
         lines = run.line_numbers[rows]
     elif run.rows_are_lines:
         lines = rows + 1
-    return Run(kept_qid, pc.filter(docid, keep), run.scores[rows], name=run.name, source=run.source,
-               line_numbers=lines, tags=run.tags,
-               extra_query_ids=tuple(run.extra_query_ids) + tuple(sorted(emptied)))
+    return Run(
+        kept_qid,
+        pc.filter(docid, keep),
+        run.scores[rows],
+        name=run.name,
+        source=run.source,
+        line_numbers=lines,
+        tags=run.tags,
+        extra_query_ids=tuple(run.extra_query_ids) + tuple(sorted(emptied)),
+    )
 
 
 def judged_only(R: RankedLists) -> RankedLists:
@@ -133,9 +148,19 @@ def judged_only(R: RankedLists) -> RankedLists:
     seg = R.seg[rows]
     counts = np.bincount(seg, minlength=R.n_queries)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return RankedLists(R.query_ids, starts, seg, R.label[rows], R.judged[rows], R.qrels_seg,
-                       R.qrels_label, R.diagnostics, row_index=R.run_rows()[rows],
-                       qrels_row=R.qrels_row, qrels=R.qrels)
+    return RankedLists(
+        R.query_ids,
+        starts,
+        seg,
+        R.label[rows],
+        R.judged[rows],
+        R.qrels_seg,
+        R.qrels_label,
+        R.diagnostics,
+        row_index=R.run_rows()[rows],
+        qrels_row=R.qrels_row,
+        qrels=R.qrels,
+    )
 
 
 # (run document keys, qrels document keys): exact codes after a fingerprint collision
@@ -183,8 +208,14 @@ class _Work:
     swaps: tuple[np.ndarray, np.ndarray] | None = field(init=False)  # (positions, rows) fixed
 
 
-def _build(qrels: Qrels, run: Run, conv: Conventions, cutoffs: tuple[int, ...],
-           exact_keys: DocKeys | None, prepared: Prepared) -> RankedLists:
+def _build(
+    qrels: Qrels,
+    run: Run,
+    conv: Conventions,
+    cutoffs: tuple[int, ...],
+    exact_keys: DocKeys | None,
+    prepared: Prepared,
+) -> RankedLists:
     """The phases, in order: queries, judgements (qrels duplicates), run duplicates, the
     join, the rank sort, the tie order, the depth cut, the labels at ranked positions."""
     w = _Work(qrels, run, conv, exact_keys, prepared)
@@ -215,7 +246,9 @@ def _phase_queries(w: _Work) -> None:
     run_set.update(answered_empty)
     diag.missing_queries = sorted(judged_set - run_set)
     diag.extra_queries = sorted(run_set - judged_set)
-    eval_ids = [q for q in run_qnames if q in judged_set] + [q for q in answered_empty if q in judged_set]
+    eval_ids = [q for q in run_qnames if q in judged_set] + [
+        q for q in answered_empty if q in judged_set
+    ]
     if w.conv.missing_queries == "zero":
         eval_ids += diag.missing_queries
     index = {q: i for i, q in enumerate(eval_ids)}
@@ -246,10 +279,16 @@ def _phase_judgements(w: _Work) -> None:
     exact = w.exact_keys is not None
     q_bits = max(n_judged.bit_length(), 1)
     qrels_dups = verified_duplicates(
-        duplicate_groups_sorted(sorted_with_rows(pair_keys(qrels_qc, qrels_dh, n_qrels_queries, exact=exact), q_bits,
-                                                   qrels_qc), q_bits,
-                                 lambda cand: pair_keys(qrels_qc[cand], qrels_dh[cand], n_qrels_queries, exact=exact)),
-        qrels_qc, qrels.docid)
+        duplicate_groups_sorted(
+            sorted_with_rows(
+                pair_keys(qrels_qc, qrels_dh, n_qrels_queries, exact=exact), q_bits, qrels_qc
+            ),
+            q_bits,
+            lambda cand: pair_keys(qrels_qc[cand], qrels_dh[cand], n_qrels_queries, exact=exact),
+        ),
+        qrels_qc,
+        qrels.docid,
+    )
     qq = w.qrels_qmap[qrels_qc]
     del w.qrels_qc, w.qrels_qmap
     qlabel = qrels.relevance
@@ -287,7 +326,9 @@ def _phase_run_duplicates(w: _Work) -> None:
         w.rows = np.flatnonzero(w.rq >= 0)
         w.rq, w.scores, w.run_dh = w.rq[w.rows], w.scores[w.rows], w.run_dh[w.rows]
     exact = w.exact_keys is not None
-    rkeys = pair_keys(w.rq, w.run_dh, w.nq, out=w.run_dh, exact=exact)  # in place: doc fingerprints not needed after
+    rkeys = pair_keys(
+        w.rq, w.run_dh, w.nq, out=w.run_dh, exact=exact
+    )  # in place: doc fingerprints not needed after
     del w.run_dh
     # row numbers fit in the low bits of the sorted keys; the qrels' too (the join uses
     # the same split for both)
@@ -299,12 +340,16 @@ def _phase_run_duplicates(w: _Work) -> None:
 
     def full_keys(cand):  # the pair keys of a few rows, again
         src = cand if rows is None else rows[cand]
-        doc = (hash_strings(run.docid.take(pa.array(src))) if exact_keys is None
-               else exact_keys[0][src])
+        doc = (
+            hash_strings(run.docid.take(pa.array(src)))
+            if exact_keys is None
+            else exact_keys[0][src]
+        )
         return pair_keys(rq[cand], doc, w.nq, exact=exact)
 
-    run_dups = verified_duplicates(duplicate_groups_sorted(w.sorted_rows, low_bits, full_keys),
-                                    rq, run.docid, rows)
+    run_dups = verified_duplicates(
+        duplicate_groups_sorted(w.sorted_rows, low_bits, full_keys), rq, run.docid, rows
+    )
     if run_dups is None:
         return
     diag.duplicates = len(run_dups[0]) - len(np.unique(run_dups[1]))
@@ -333,7 +378,8 @@ def _phase_join(w: _Work) -> None:
         del w.sorted_rows
         run_rows = found_rows if rows is None else rows[found_rows]
         ok = (w.qrels_seg[jrow] == rq[found_rows]) & strings_equal(
-            w.run.docid, run_rows, w.qrels.docid, w.qrels_row[jrow])
+            w.run.docid, run_rows, w.qrels.docid, w.qrels_row[jrow]
+        )
         if not ok.all():  # candidates that only shared high bits
             found_rows, jrow = found_rows[ok], jrow[ok]
         del run_rows, ok
@@ -353,7 +399,8 @@ def _phase_rank(w: _Work) -> None:
     n = len(rq)
     if n > 1:
         already = bool(np.all(rq[1:] >= rq[:-1])) and bool(
-            np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1])))
+            np.all((rq[1:] != rq[:-1]) | (scores[1:] <= scores[:-1]))
+        )
     else:
         already = True
     order = None if already else np.argsort(score_key(scores)).astype(np.int32)
@@ -454,7 +501,7 @@ def _phase_labels(w: _Work) -> RankedLists:
             rank_of = np.full(n, -1, dtype=np.int64)
             rank_of[order] = np.arange(len(order))
             found = rank_of[found_rows]
-            kept = found >= 0                      # a depth cut drops rows
+            kept = found >= 0  # a depth cut drops rows
             found, jrow = found[kept], jrow[kept]
         judged[found] = True
         label[found] = qrels_label[jrow]
@@ -464,9 +511,27 @@ def _phase_labels(w: _Work) -> RankedLists:
             swaps = (swaps[0], swaps[1] if rows is None else rows[swaps[1]])
     else:
         row_index = order if rows is None else rows[order]
-    return RankedLists(w.eval_ids, w.starts, sq.astype(np.int32, copy=False), label, judged,
-                       w.qrels_seg, qrels_label, w.diag, row_index=row_index,
-                       qrels_row=w.qrels_row, row_swaps=swaps, qrels=w.qrels)
+    return RankedLists(
+        w.eval_ids,
+        w.starts,
+        sq.astype(np.int32, copy=False),
+        label,
+        judged,
+        w.qrels_seg,
+        qrels_label,
+        w.diag,
+        row_index=row_index,
+        qrels_row=w.qrels_row,
+        row_swaps=swaps,
+        qrels=w.qrels,
+    )
 
 
-__all__ = ["Diagnostics", "Prepared", "RankedLists", "build_ranked_lists", "drop_identical_ids", "judged_only"]
+__all__ = [
+    "Diagnostics",
+    "Prepared",
+    "RankedLists",
+    "build_ranked_lists",
+    "drop_identical_ids",
+    "judged_only",
+]

@@ -41,15 +41,31 @@ class GainOverflow(InputError):
     :func:`gain_of`; :func:`locate_gain_overflow` names the qrels line that holds it, or
     (``row``, 1-based) the judgement's position in the qrels as read when no line is kept."""
 
-    def __init__(self, label: float, source: str | None = None, line: int | None = None,
-                 row: int | None = None):
+    def __init__(
+        self,
+        label: float,
+        source: str | None = None,
+        line: int | None = None,
+        row: int | None = None,
+    ):
         self.label = float(label)
-        problem = (N_("relevance {label:.17g} is too large for gain=exp: 2**relevance - 1 overflows above {limit}")
-                   if row is None else
-                   N_("relevance {label:.17g} (judgement {row} of the qrels as read; line numbers not kept) "
-                      "is too large for gain=exp: 2**relevance - 1 overflows above {limit}"))
-        super().__init__(problem, source=source, line=line, hint=N_("Use gain=linear, or relevance grades below 1024"),
-                         params={"label": self.label, "row": row, "limit": EXP_GAIN_MAX_LABEL})
+        problem = (
+            N_(
+                "relevance {label:.17g} is too large for gain=exp: 2**relevance - 1 overflows above {limit}"
+            )
+            if row is None
+            else N_(
+                "relevance {label:.17g} (judgement {row} of the qrels as read; line numbers not kept) "
+                "is too large for gain=exp: 2**relevance - 1 overflows above {limit}"
+            )
+        )
+        super().__init__(
+            problem,
+            source=source,
+            line=line,
+            hint=N_("Use gain=linear, or relevance grades below 1024"),
+            params={"label": self.label, "row": row, "limit": EXP_GAIN_MAX_LABEL},
+        )
 
 
 def gain_of(labels: np.ndarray, kind: str) -> np.ndarray:
@@ -76,7 +92,9 @@ def locate_gain_overflow(exc: GainOverflow, R: RankedLists) -> GainOverflow:
         return exc
     row = int(R.qrels_row[hit[0]]) if R.qrels_row is not None else int(hit[0])
     line = qrels.line_of(row)
-    return GainOverflow(exc.label, source=qrels.source, line=line, row=None if line is not None else row + 1)
+    return GainOverflow(
+        exc.label, source=qrels.source, line=line, row=None if line is not None else row + 1
+    )
 
 
 def discount_of(pos: np.ndarray, kind: str) -> np.ndarray:
@@ -237,8 +255,15 @@ def seg_cumprod_exclusive(seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
-def dcg_steps(labels, k: int | None = None, conventions: Conventions | None = None, *, gain: str | None = None,
-              discount: str | None = None, labels_rule: str | None = None) -> dict:
+def dcg_steps(
+    labels,
+    k: int | None = None,
+    conventions: Conventions | None = None,
+    *,
+    gain: str | None = None,
+    discount: str | None = None,
+    labels_rule: str | None = None,
+) -> dict:
     """DCG of one ranking rank by rank, with the arithmetic of the engine's DCG: what a page
     that explains DCG shows, so its running total equals ``DCG@k`` evaluated.
 
@@ -291,5 +316,11 @@ def dcg_steps(labels, k: int | None = None, conventions: Conventions | None = No
         if positive[i]:
             total += c
         running[i] = total
-    return {"rank": ranks, "label": lab, "gain": g, "discount": discount_of(ranks, discount),
-            "contribution": contribution, "dcg": running}
+    return {
+        "rank": ranks,
+        "label": lab,
+        "gain": g,
+        "discount": discount_of(ranks, discount),
+        "contribution": contribution,
+        "dcg": running,
+    }

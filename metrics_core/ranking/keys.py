@@ -37,7 +37,7 @@ def sorted_with_rows(keys: np.ndarray, low_bits: int, query_codes: np.ndarray) -
     keys &= ~np.uint64((1 << low_bits) - 1)
     block = 1 << 20
     for lo in range(0, len(keys), block):
-        part = keys[lo:lo + block]
+        part = keys[lo : lo + block]
         part |= np.arange(lo, lo + len(part), dtype=np.uint64)
     return sort_by_query(keys, query_codes)
 
@@ -58,7 +58,7 @@ def duplicate_groups_sorted(sorted_rows: np.ndarray, low_bits: int, full_keys):
     limit = np.uint64(1 << low_bits)
     starts, block = [], 1 << 20
     for lo in range(0, n - 1, block):
-        part = sorted_rows[lo:min(n, lo + block + 1)]
+        part = sorted_rows[lo : min(n, lo + block + 1)]
         starts.append(np.flatnonzero((part[1:] ^ part[:-1]) < limit) + lo)
     first = np.concatenate(starts)
     if not len(first):
@@ -132,8 +132,14 @@ def join_candidates(sorted_rows: np.ndarray, low_bits: int, judged_keys: np.ndar
     return (sorted_rows[at] & low).astype(np.int64), np.repeat(jidx, count)
 
 
-def tie_order(docid, tied: np.ndarray, source_rows: np.ndarray, group: np.ndarray,
-               descending: bool, block: int = 1 << 18) -> np.ndarray:
+def tie_order(
+    docid,
+    tied: np.ndarray,
+    source_rows: np.ndarray,
+    group: np.ndarray,
+    descending: bool,
+    block: int = 1 << 18,
+) -> np.ndarray:
     """``tied`` reordered by document id within each tie group (``group`` non-decreasing).
 
     In blocks of about 260,000 rows, cut at group boundaries: on a run where nearly
@@ -152,7 +158,9 @@ def tie_order(docid, tied: np.ndarray, source_rows: np.ndarray, group: np.ndarra
     return fixed
 
 
-def dedupe_keep(n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str) -> np.ndarray:
+def dedupe_keep(
+    n: int, pos: np.ndarray, group: np.ndarray, values: np.ndarray, rule: str
+) -> np.ndarray:
     """Rows to keep when duplicates collapse to one: the first, the last or the max value."""
     keep = np.ones(n, dtype=bool)
     keep[pos] = False
@@ -174,21 +182,31 @@ class FingerprintCollision(Exception):
 
 #: (what, where the rows are: "lines" or "rows") -> the problem of :func:`duplicate_error`
 DUPLICATE_TEXTS = {
-    ("judgement", "lines"): N_("duplicate judgement for query {query!r}, document {doc!r} (lines {first} and "
-                               "{second}; {n} duplicate row(s) in all)"),
-    ("judgement", "rows"): N_("duplicate judgement for query {query!r}, document {doc!r} (rows {first} and "
-                              "{second}; {n} duplicate row(s) in all)"),
-    ("document in the run", "lines"): N_("duplicate document in the run for query {query!r}, document {doc!r} "
-                                         "(lines {first} and {second}; {n} duplicate row(s) in all)"),
-    ("document in the run", "rows"): N_("duplicate document in the run for query {query!r}, document {doc!r} "
-                                        "(rows {first} and {second}; {n} duplicate row(s) in all)"),
+    ("judgement", "lines"): N_(
+        "duplicate judgement for query {query!r}, document {doc!r} (lines {first} and "
+        "{second}; {n} duplicate row(s) in all)"
+    ),
+    ("judgement", "rows"): N_(
+        "duplicate judgement for query {query!r}, document {doc!r} (rows {first} and "
+        "{second}; {n} duplicate row(s) in all)"
+    ),
+    ("document in the run", "lines"): N_(
+        "duplicate document in the run for query {query!r}, document {doc!r} "
+        "(lines {first} and {second}; {n} duplicate row(s) in all)"
+    ),
+    ("document in the run", "rows"): N_(
+        "duplicate document in the run for query {query!r}, document {doc!r} "
+        "(rows {first} and {second}; {n} duplicate row(s) in all)"
+    ),
 }
 #: the duplicates conventions a hint of :func:`duplicate_error` lists -> that hint
 DUPLICATE_HINTS = {
-    "keep first, last or max": N_("Remove the duplicates, or choose a duplicates convention "
-                                  "(keep first, last or max)"),
-    "count, first, last or max": N_("Remove the duplicates, or choose a duplicates convention "
-                                    "(count, first, last or max)"),
+    "keep first, last or max": N_(
+        "Remove the duplicates, or choose a duplicates convention (keep first, last or max)"
+    ),
+    "count, first, last or max": N_(
+        "Remove the duplicates, or choose a duplicates convention (count, first, last or max)"
+    ),
 }
 
 
@@ -204,20 +222,41 @@ def duplicate_error(data, found, what: str, kinds: str):
     did = data.docid[a].as_py()
     la, lb = data.line_of(a), data.line_of(b)
     where, first, second = ("lines", la, lb) if la is not None else ("rows", a + 1, b + 1)
-    n_extra = len(pos) - (int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group)))
+    n_extra = len(pos) - (
+        int(group.max()) + 1 if len(np.unique(group)) == group.max() + 1 else len(np.unique(group))
+    )
     problem = DUPLICATE_TEXTS.get((what, where)) or (
-        N_("duplicate {what} for query {query!r}, document {doc!r} (lines {first} and {second}; "
-           "{n} duplicate row(s) in all)") if where == "lines" else
-        N_("duplicate {what} for query {query!r}, document {doc!r} (rows {first} and {second}; "
-           "{n} duplicate row(s) in all)"))
-    hint = DUPLICATE_HINTS.get(kinds) or N_("Remove the duplicates, or choose a duplicates convention ({kinds})")
-    raise InputError(problem, source=data.source, hint=hint,
-                     params={"what": what, "query": qid, "doc": did, "first": first, "second": second,
-                             "n": n_extra, "kinds": kinds})
+        N_(
+            "duplicate {what} for query {query!r}, document {doc!r} (lines {first} and {second}; "
+            "{n} duplicate row(s) in all)"
+        )
+        if where == "lines"
+        else N_(
+            "duplicate {what} for query {query!r}, document {doc!r} (rows {first} and {second}; "
+            "{n} duplicate row(s) in all)"
+        )
+    )
+    hint = DUPLICATE_HINTS.get(kinds) or N_(
+        "Remove the duplicates, or choose a duplicates convention ({kinds})"
+    )
+    raise InputError(
+        problem,
+        source=data.source,
+        hint=hint,
+        params={
+            "what": what,
+            "query": qid,
+            "doc": did,
+            "first": first,
+            "second": second,
+            "n": n_extra,
+            "kinds": kinds,
+        },
+    )
 
 
 def exact_doc_keys(run_docid: pa.Array, qrels_docid: pa.Array):
     """Exact document codes shared by run and qrels (the slow path after a collision)."""
     both = pa.concat_arrays([run_docid, qrels_docid]).dictionary_encode()
     codes = both.indices.to_numpy(zero_copy_only=False).astype(np.uint64)
-    return codes[: len(run_docid)], codes[len(run_docid):]
+    return codes[: len(run_docid)], codes[len(run_docid) :]

@@ -45,8 +45,11 @@ def _reordered_queries(r10, r9) -> np.ndarray:
 
 def _rounding_differs(spec, num_rel: np.ndarray) -> np.ndarray:
     """Per query: whether trec_eval 9's recall-level rounding gives another c."""
-    levels = ([spec.cutoff] if spec.family == "IPrec"
-              else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
+    levels = (
+        [spec.cutoff]
+        if spec.family == "IPrec"
+        else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    )
     out = np.zeros(len(num_rel), dtype=bool)
     r = num_rel.astype(np.float64)
     for x in levels:
@@ -54,7 +57,9 @@ def _rounding_differs(spec, num_rel: np.ndarray) -> np.ndarray:
     return out
 
 
-def compare_modes(qrels, run, measures=MODES_MEASURES, conventions: Conventions | None = None) -> dict:
+def compare_modes(
+    qrels, run, measures=MODES_MEASURES, conventions: Conventions | None = None
+) -> dict:
     """Per query and measure, the values under trec_eval 10 and trec_eval 9 conventions
     where they differ, with the causes; the same for the summaries.
 
@@ -84,12 +89,22 @@ def compare_modes(qrels, run, measures=MODES_MEASURES, conventions: Conventions 
     for spec in specs:
         a, b = np.asarray(cols10[spec.name]), np.asarray(cols9[spec.name])
         same = (a == b) | (np.isnan(a) & np.isnan(b))
-        rounding = (_rounding_differs(spec, r10.num_rel(float(spec.param("rel", c10))))
-                    if spec.family in ("IPrec", "IPrecAvg") else np.zeros(len(ids), dtype=bool))
+        rounding = (
+            _rounding_differs(spec, r10.num_rel(float(spec.param("rel", c10))))
+            if spec.family in ("IPrec", "IPrecAvg")
+            else np.zeros(len(ids), dtype=bool)
+        )
         for i in np.flatnonzero(~same):
             why = [w for w, hit in ((FLOAT32, reordered[i]), (ROUNDING, rounding[i])) if hit]
-            diffs.append({"query": ids[i], "measure": spec.name, "trec_eval10": float(a[i]),
-                          "trec_eval9": float(b[i]), "why": why})
+            diffs.append(
+                {
+                    "query": ids[i],
+                    "measure": spec.name,
+                    "trec_eval10": float(a[i]),
+                    "trec_eval9": float(b[i]),
+                    "why": why,
+                }
+            )
             differing.add(ids[i])
             for w in why:
                 by_cause[w] = by_cause.get(w, 0) + 1
@@ -104,6 +119,15 @@ def compare_modes(qrels, run, measures=MODES_MEASURES, conventions: Conventions 
             why.append(AVERAGE)
         aggregate[spec.name] = {"trec_eval10": x, "trec_eval9": y, "why": why}
     diffs.sort(key=lambda d: (d["query"], [s.name for s in specs].index(d["measure"])))
-    return {"name": r.name, "queries": len(ids), "differences": diffs, "aggregate": aggregate,
-            "summary": {"queries_differing": len(differing), "values_differing": len(diffs),
-                        "by_cause": by_cause, "reordered_queries": int(reordered.sum())}}
+    return {
+        "name": r.name,
+        "queries": len(ids),
+        "differences": diffs,
+        "aggregate": aggregate,
+        "summary": {
+            "queries_differing": len(differing),
+            "values_differing": len(diffs),
+            "by_cause": by_cause,
+            "reordered_queries": int(reordered.sum()),
+        },
+    }

@@ -55,8 +55,13 @@ def resolve_conventions(conventions: Conventions | None, overrides: dict) -> Con
     return conv.replace(**overrides) if overrides else conv
 
 
-def evaluate_lists(lists: RankedLists, specs: list[MeasureSpec], conv: Conventions, run_name: str,
-                   ranking: Ranking | None = None) -> Evaluation:
+def evaluate_lists(
+    lists: RankedLists,
+    specs: list[MeasureSpec],
+    conv: Conventions,
+    run_name: str,
+    ranking: Ranking | None = None,
+) -> Evaluation:
     """Compute ``specs`` on ranked lists: the :class:`~metrics_core.evaluation.Evaluation`
     that :func:`metrics_core.evaluate` gives.
 
@@ -70,7 +75,9 @@ def evaluate_lists(lists: RankedLists, specs: list[MeasureSpec], conv: Conventio
     built = diag["ties_straddling"]
     if any(str(k) not in built for k in cutoffs) and lists.diagnostics.tied_groups:
         raise ValueError(f"ranked lists built without the cutoffs {cutoffs}")
-    straddling = {str(k): built.get(str(k), 0) for k in cutoffs} if lists.diagnostics.tied_groups else {}
+    straddling = (
+        {str(k): built.get(str(k), 0) for k in cutoffs} if lists.diagnostics.tied_groups else {}
+    )
     diag["ties_straddling"] = straddling
     diag["ties"] = int(sum(straddling.values()))
     if conv.ties == "expected":
@@ -78,16 +85,24 @@ def evaluate_lists(lists: RankedLists, specs: list[MeasureSpec], conv: Conventio
     else:
         columns = {s.name: compute(lists, s, conv) for s in specs}
     agg = {s.name: summarize(lists, s, columns[s.name], conv) for s in specs}
-    return Evaluation(run_name, specs, (lists.query_ids, columns), agg, diag | {
-        "num_queries": lists.n_queries}, conv, ranking)
+    return Evaluation(
+        run_name,
+        specs,
+        (lists.query_ids, columns),
+        agg,
+        diag | {"num_queries": lists.n_queries},
+        conv,
+        ranking,
+    )
 
 
 #: families that no order of tied documents changes (``ties="expected"`` computes them as usual)
 TIE_FREE = ("NumQ", "NumRet", "NumRel", "NumRelRet")
 
 
-def expected_columns(lists: RankedLists, specs: list[MeasureSpec], conv: Conventions,
-                     ranking: Ranking | None) -> dict:
+def expected_columns(
+    lists: RankedLists, specs: list[MeasureSpec], conv: Conventions, ranking: Ranking | None
+) -> dict:
     """``ties="expected"``: each query's value averaged exactly over every order of its
     tied documents (the tie report's expected value,
     :func:`metrics_core.ranking.ties.expected`); counts as they are. A measure the tie
@@ -104,15 +119,29 @@ def expected_columns(lists: RankedLists, specs: list[MeasureSpec], conv: Convent
 
     bad = [s for s in specs if s.family not in TIE_FREE and not covered(s)]
     if bad:
-        raise InputError(N_("ties=\"expected\" cannot compute {measure}: {reason}"),
-                         hint=N_("It covers {families} and the counts; evaluate the others with another tie rule"),
-                         params={"measure": bad[0].name, "reason": why_not(bad[0]), "families": ", ".join(COVERED)})
+        raise InputError(
+            N_('ties="expected" cannot compute {measure}: {reason}'),
+            hint=N_(
+                "It covers {families} and the counts; evaluate the others with another tie rule"
+            ),
+            params={
+                "measure": bad[0].name,
+                "reason": why_not(bad[0]),
+                "families": ", ".join(COVERED),
+            },
+        )
     if ranking is None:
-        raise InputError(N_("the tie report needs the whole run in memory"),
-                         hint=N_("Leave out the scheduler or the block rows, or the tie report"))
+        raise InputError(
+            N_("the tie report needs the whole run in memory"),
+            hint=N_("Leave out the scheduler or the block rows, or the tie report"),
+        )
     groups = TieGroups(lists, ranked_scores(lists, ranking.run, conv))
-    return {s.name: compute(lists, s, conv) if s.family in TIE_FREE else expected(lists, groups, s, conv)
-            for s in specs}
+    return {
+        s.name: compute(lists, s, conv)
+        if s.family in TIE_FREE
+        else expected(lists, groups, s, conv)
+        for s in specs
+    }
 
 
 def rank(qrels, run, conventions: Conventions | None = None, *, cutoffs=(), **overrides) -> Ranking:
@@ -183,7 +212,9 @@ class Ranking:
     [2, 2, 1]
     """
 
-    def __init__(self, qrels: Qrels, run: Run, conventions: Conventions, cutoffs: tuple, lists: RankedLists):
+    def __init__(
+        self, qrels: Qrels, run: Run, conventions: Conventions, cutoffs: tuple, lists: RankedLists
+    ):
         self.qrels = qrels
         self.run = run
         self.conventions = conventions
@@ -224,8 +255,9 @@ class Ranking:
             self._groups = None
         return self.lists
 
-    def evaluate(self, measures=DEFAULT_MEASURES, *, name: str | None = None,
-                 tie_report: bool = False) -> Evaluation:
+    def evaluate(
+        self, measures=DEFAULT_MEASURES, *, name: str | None = None, tie_report: bool = False
+    ) -> Evaluation:
         """Compute ``measures`` on this ranking.
 
         Parameters
@@ -252,7 +284,9 @@ class Ranking:
         """
         specs = parse_measures(measures)
         lists = self.lists_for(rank_cutoffs(specs))
-        ev = evaluate_lists(lists, specs, self.conventions, self.run_name if name is None else name, self)
+        ev = evaluate_lists(
+            lists, specs, self.conventions, self.run_name if name is None else name, self
+        )
         if tie_report:
             ev = ev.replace(tie_report=self.tie_report(specs, values=ev.values))
         return ev
@@ -328,10 +362,20 @@ class Ranking:
         rows = lists.run_rows(lo, hi)
         judged = lists.judged[lo:hi]
         label = np.where(judged, lists.label[lo:hi], np.nan)
-        docs = (self.run.docid.take(rows).to_numpy(zero_copy_only=False) if len(rows)
-                else np.array([], dtype=object))
-        return pd.DataFrame({"rank": np.arange(1, hi - lo + 1), "doc_id": docs,
-                             "score": self.run.scores[rows], "relevance": label, "judged": judged})
+        docs = (
+            self.run.docid.take(rows).to_numpy(zero_copy_only=False)
+            if len(rows)
+            else np.array([], dtype=object)
+        )
+        return pd.DataFrame(
+            {
+                "rank": np.arange(1, hi - lo + 1),
+                "doc_id": docs,
+                "score": self.run.scores[rows],
+                "relevance": label,
+                "judged": judged,
+            }
+        )
 
     def tie_sizes(self, query_id=None) -> np.ndarray:
         """For each ranked row, the size of its tie group (1: not tied), as the engine
@@ -350,14 +394,16 @@ class Ranking:
         ([2, 2, 1], [])
         """
         if self._groups is None:
-            self._groups = TieGroups(self.lists, ranked_scores(self.lists, self.run, self.conventions))
+            self._groups = TieGroups(
+                self.lists, ranked_scores(self.lists, self.run, self.conventions)
+            )
         sizes = np.repeat(self._groups.size, self._groups.size)
         if query_id is None:
             return sizes
         i = self._query_index(query_id)
         if i is None:
             return np.zeros(0, dtype=np.int64)
-        return sizes[int(self.lists.starts[i]):int(self.lists.starts[i + 1])]
+        return sizes[int(self.lists.starts[i]) : int(self.lists.starts[i + 1])]
 
     def coverage_is_sound(self, min_share: float = MIN_SHARE) -> bool:
         """Whether the ranked lists show, at no cost, that the run has none of the problems
@@ -382,8 +428,10 @@ class Ranking:
         return shared > 0 and with_judged > 0 and with_judged >= min_share * shared
 
     def __repr__(self) -> str:
-        return (f"Ranking({self.run_name!r}, {self.n_queries} queries, {len(self.lists.seg)} ranked rows, "
-                f"cutoffs {self.cutoffs})")
+        return (
+            f"Ranking({self.run_name!r}, {self.n_queries} queries, {len(self.lists.seg)} ranked rows, "
+            f"cutoffs {self.cutoffs})"
+        )
 
 
 __all__ = ["Ranking", "rank", "evaluate_lists", "resolve_conventions", "RANKING_COLUMNS"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 class Diagnostics:
     """What a ranking found besides the values: missing and extra queries, duplicates,
     tie groups and the tie groups straddling each cutoff, fractional labels."""
+
     missing_queries: list = field(default_factory=list)
     extra_queries: list = field(default_factory=list)
     duplicates: int = 0
@@ -68,12 +69,21 @@ class RankedLists:
         The qrels the lists were built from.
     """
 
-    def __init__(self, query_ids: Iterable[str], starts: np.ndarray, seg: np.ndarray,
-                 label: np.ndarray, judged: np.ndarray, qrels_seg: np.ndarray,
-                 qrels_label: np.ndarray, diagnostics: Diagnostics,
-                 row_index: np.ndarray | None = None, qrels_row: np.ndarray | None = None,
-                 row_swaps: tuple[np.ndarray, np.ndarray] | None = None,
-                 qrels: Qrels | None = None) -> None:
+    def __init__(
+        self,
+        query_ids: Iterable[str],
+        starts: np.ndarray,
+        seg: np.ndarray,
+        label: np.ndarray,
+        judged: np.ndarray,
+        qrels_seg: np.ndarray,
+        qrels_label: np.ndarray,
+        diagnostics: Diagnostics,
+        row_index: np.ndarray | None = None,
+        qrels_row: np.ndarray | None = None,
+        row_swaps: tuple[np.ndarray, np.ndarray] | None = None,
+        qrels: Qrels | None = None,
+    ) -> None:
         self.query_ids = list(query_ids)
         self.starts = starts
         self.seg = seg
@@ -87,10 +97,10 @@ class RankedLists:
         # changed in a run given in rank order -- no array the size of the run for them
         self._row_index = row_index
         self._row_swaps = row_swaps
-        self.qrels_row = qrels_row    # qrels row of each judgement in qrels_seg/qrels_label
-        self.qrels = qrels            # the Qrels built from (its source and lines name bad labels)
-        self.run_docid = None         # the run's document ids (Arrow), set by the engine
-        self.judged_anywhere = None   # every qrels document id when qrels holds a block's share
+        self.qrels_row = qrels_row  # qrels row of each judgement in qrels_seg/qrels_label
+        self.qrels = qrels  # the Qrels built from (its source and lines name bad labels)
+        self.run_docid = None  # the run's document ids (Arrow), set by the engine
+        self.judged_anywhere = None  # every qrels document id when qrels holds a block's share
         self._cache: dict = {}
 
     def memo(self, key, build):
@@ -105,7 +115,11 @@ class RankedLists:
         """Run row (index into the Run's columns) of ranked rows ``lo:hi``."""
         hi = len(self.seg) if hi is None else hi
         base = self._row_index
-        out = np.arange(lo, hi, dtype=np.int64) if base is None else np.asarray(base[lo:hi], dtype=np.int64)
+        out = (
+            np.arange(lo, hi, dtype=np.int64)
+            if base is None
+            else np.asarray(base[lo:hi], dtype=np.int64)
+        )
         if self._row_swaps is not None:
             pos, rows = self._row_swaps
             a, b = np.searchsorted(pos, [lo, hi])
@@ -172,8 +186,9 @@ class RankedLists:
         """For each of ``rows``: flagged rows (``flag_rows``, ascending) of the same query
         ranked at or above it."""
         seg_start = self.starts[self.seg[rows]]
-        return (np.searchsorted(flag_rows, rows, side="right")
-                - np.searchsorted(flag_rows, seg_start, side="left"))
+        return np.searchsorted(flag_rows, rows, side="right") - np.searchsorted(
+            flag_rows, seg_start, side="left"
+        )
 
     def count_top(self, flag_rows: np.ndarray, k: int) -> np.ndarray:
         """Flagged rows (``flag_rows``, ascending) among the top ``k`` of each query."""

@@ -31,9 +31,26 @@ from metrics_core.ranking.definition import (
 )
 from metrics_core.ranking.ranx_names import translate as translate_ranx
 
-__all__ = ["REGISTRY", "MeasureDef", "MeasureSpec", "Param", "Example", "PARAMS", "parse_measure",
-           "parse_measures", "split_measures", "accepted_names", "list_measures", "from_trec_name",
-           "trec_names", "rank_cutoffs", "DEFAULT_MEASURES", "EXPLORER_MEASURES", "COMPARE_MEASURES", "COMMON_MEASURES"]
+__all__ = [
+    "REGISTRY",
+    "MeasureDef",
+    "MeasureSpec",
+    "Param",
+    "Example",
+    "PARAMS",
+    "parse_measure",
+    "parse_measures",
+    "split_measures",
+    "accepted_names",
+    "list_measures",
+    "from_trec_name",
+    "trec_names",
+    "rank_cutoffs",
+    "DEFAULT_MEASURES",
+    "EXPLORER_MEASURES",
+    "COMPARE_MEASURES",
+    "COMMON_MEASURES",
+]
 
 #: family name -> definition, in definition order
 REGISTRY: dict[str, MeasureDef] = {d.name: d for d in FAMILIES}
@@ -53,27 +70,43 @@ for _d in FAMILIES:
         if _t.endswith("{k}"):
             _TREC_PREFIXES.append((_t[:-3].lower(), _d.name))
         elif re.search(r"\{\w+\}$", _t):
-            _p = _t[_t.rindex("{") + 1:-1]
-            _TREC_PARAM_PREFIXES.append((_t[:_t.rindex("{")].lower(), _d.name, _p))
+            _p = _t[_t.rindex("{") + 1 : -1]
+            _TREC_PARAM_PREFIXES.append((_t[: _t.rindex("{")].lower(), _d.name, _p))
         else:
             _ALIASES[_t.lower()] = _d.name
 _TREC_PREFIXES.sort(key=lambda item: -len(item[0]))
 
 #: what ``evaluate`` computes when no measure is named (the command line, the library)
-DEFAULT_MEASURES = ("P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref",
-                    "NumQ", "NumRet", "NumRel", "NumRelRet")
+DEFAULT_MEASURES = (
+    "P@5",
+    "P@10",
+    "R@100",
+    "RR",
+    "AP",
+    "nDCG@10",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+)
 #: what the explorer shows before the visitor picks
 #: (a coverage diagnostic such as Judged@10 is one click away in the picker, not on the default board)
 EXPLORER_MEASURES = ("RR", "nDCG@10", "P@5", "P@10", "AP", "R@100")
 #: what the Compare page tests before the visitor picks
 COMPARE_MEASURES = ("AP", "nDCG@10", "P@10", "RR")
 #: the measure picker's list: every family's common instances, in registry order
-COMMON_MEASURES = tuple(m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m
-                        and "@r" not in m)
+COMMON_MEASURES = tuple(
+    m for d in FAMILIES for m in (d.common or (d.usage(),)) if "@k" not in m and "@r" not in m
+)
 
 # ranx's forms that RankLab's own syntax would misread: a relevance level, rbp's persistence
 _RANX_ONLY = re.compile(r"-l\d+\s*$|^\s*rbp[.@]\d")
-_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$")
+_NAME_RE = re.compile(
+    r"^\s*([A-Za-z0-9][A-Za-z0-9_\-.]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()\s]+))?\s*$"
+)
 
 
 def _written(d: MeasureDef) -> str:
@@ -87,8 +120,10 @@ def _written(d: MeasureDef) -> str:
 
 def _accepted() -> dict:
     """The values of :data:`ACCEPTED_HINT`."""
-    return {"accepted_names": ", ".join(_written(d) for d in FAMILIES),
-            "accepted_params": ", ".join(f"{p.name}={p.accepted()}" for p in PARAMS.values())}
+    return {
+        "accepted_names": ", ".join(_written(d) for d in FAMILIES),
+        "accepted_params": ", ".join(f"{p.name}={p.accepted()}" for p in PARAMS.values()),
+    }
 
 
 #: the hint that lists every accepted name (the text of :func:`accepted_names`)
@@ -130,36 +165,55 @@ def _family_of(base: str, cutoff_text: str | None) -> tuple[str | None, str | No
     if family is None and cutoff_text is None:
         for prefix, fam in _TREC_PREFIXES:
             if base.lower().startswith(prefix) and len(base) > len(prefix):
-                return fam, base[len(prefix):]
+                return fam, base[len(prefix) :]
     return family, cutoff_text
 
 
 def _cutoff(raw: str, d: MeasureDef, text: str | None):
     if text is None:
         if d.cutoff in ("required", "fraction"):
-            raise InputError(N_("measure {measure!r}: {name} needs a cutoff"), hint=N_("e.g. {name}@{example}"),
-                             params={"measure": raw, "name": d.name,
-                                     "example": "0.1" if d.cutoff == "fraction" else "10"})
+            raise InputError(
+                N_("measure {measure!r}: {name} needs a cutoff"),
+                hint=N_("e.g. {name}@{example}"),
+                params={
+                    "measure": raw,
+                    "name": d.name,
+                    "example": "0.1" if d.cutoff == "fraction" else "10",
+                },
+            )
         return None
     if d.cutoff == "none":
-        raise InputError(N_("measure {measure!r}: {name} takes no cutoff"), hint=N_("write {name}"),
-                         params={"measure": raw, "name": d.name})
+        raise InputError(
+            N_("measure {measure!r}: {name} takes no cutoff"),
+            hint=N_("write {name}"),
+            params={"measure": raw, "name": d.name},
+        )
     try:
         value = float(text)
     except ValueError:
-        _unknown(N_("unknown measure {measure!r}: cutoff {cutoff!r} is not a number"), measure=raw, cutoff=text)
+        _unknown(
+            N_("unknown measure {measure!r}: cutoff {cutoff!r} is not a number"),
+            measure=raw,
+            cutoff=text,
+        )
     if d.cutoff == "fraction":
         if not 0.0 <= value <= 1.0:
-            raise InputError(N_("measure {measure!r}: the recall level must be between 0.0 and 1.0"),
-                             params={"measure": raw})
+            raise InputError(
+                N_("measure {measure!r}: the recall level must be between 0.0 and 1.0"),
+                params={"measure": raw},
+            )
         return value
     if not (value >= 1 and value.is_integer()):
-        raise InputError(N_("measure {measure!r}: the cutoff must be a positive whole number"),
-                         params={"measure": raw})
+        raise InputError(
+            N_("measure {measure!r}: the cutoff must be a positive whole number"),
+            params={"measure": raw},
+        )
     if value > MAX_CUTOFF:
-        raise InputError(N_("measure {measure!r}: the cutoff is larger than {limit:,}"),
-                         hint=N_("Leave the cutoff out to evaluate whole rankings"),
-                         params={"measure": raw, "limit": MAX_CUTOFF})
+        raise InputError(
+            N_("measure {measure!r}: the cutoff is larger than {limit:,}"),
+            hint=N_("Leave the cutoff out to evaluate whole rankings"),
+            params={"measure": raw, "limit": MAX_CUTOFF},
+        )
     return int(value)
 
 
@@ -169,12 +223,17 @@ def _read_param(raw: str, key: str, value: str):
     where = {"measure": raw, "parameter": key, "text": value}
     problem = N_("measure {measure!r}: {parameter}={text!r} is not accepted")
     if param.choices is not None and value not in param.choices:
-        raise InputError(problem, hint=N_("{parameter} accepts {choices}"),
-                         params={**where, "choices": ", ".join(param.choices)})
+        raise InputError(
+            problem,
+            hint=N_("{parameter} accepts {choices}"),
+            params={**where, "choices": ", ".join(param.choices)},
+        )
     try:
         return param.read(value)
     except ValueError as exc:  # the reason, in English: "must be a finite number"
-        raise InputError(problem, hint=N_("{parameter} {reason}"), params={**where, "reason": exc}) from None
+        raise InputError(
+            problem, hint=N_("{parameter} {reason}"), params={**where, "reason": exc}
+        ) from None
 
 
 def parse_measure(text) -> MeasureSpec:
@@ -194,8 +253,10 @@ def parse_measure(text) -> MeasureSpec:
     raw = str(text)
     m = _NAME_RE.match(raw)
     if not m:
-        _unknown(N_("unknown measure {measure!r}: not of the form NAME, NAME@k or NAME(param=value)@k"),
-                 measure=raw)
+        _unknown(
+            N_("unknown measure {measure!r}: not of the form NAME, NAME@k or NAME(param=value)@k"),
+            measure=raw,
+        )
     base, params_text, cutoff_text = m.group(1), m.group(2), m.group(3)
     if _RANX_ONLY.search(raw) and (ranx := translate_ranx(raw)) is not None:  # ndcg@10-l2, rbp.90
         return parse_measure(ranx)
@@ -203,30 +264,48 @@ def parse_measure(text) -> MeasureSpec:
     if family is None and params_text is None and cutoff_text is None:
         for prefix, fam, param in _TREC_PARAM_PREFIXES:  # Rprec_mult_0.20 -> RprecMult(x=0.20)
             if base.lower().startswith(prefix) and len(base) > len(prefix):
-                family, params_text = fam, f"{param}={base[len(prefix):]}"
+                family, params_text = fam, f"{param}={base[len(prefix) :]}"
                 break
-    if family is None and (ranx := translate_ranx(raw)) is not None:  # ranx spellings (ndcg_burges@10)
+    if (
+        family is None and (ranx := translate_ranx(raw)) is not None
+    ):  # ranx spellings (ndcg_burges@10)
         return parse_measure(ranx)
     if family is None:
-        _unknown(N_("unknown measure {measure!r}: no measure called {base!r}"), measure=raw, base=base)
+        _unknown(
+            N_("unknown measure {measure!r}: no measure called {base!r}"), measure=raw, base=base
+        )
     d = REGISTRY[family]
     given: dict[str, Any] = {}
     for key, value in _split_params(params_text or ""):
         if value is None:
-            _unknown(N_("unknown measure {measure!r}: parameter {key!r} is not key=value"), measure=raw, key=key)
+            _unknown(
+                N_("unknown measure {measure!r}: parameter {key!r} is not key=value"),
+                measure=raw,
+                key=key,
+            )
         if key not in d.params:
-            raise InputError(N_("measure {measure!r}: unknown parameter {key!r}"),
-                             hint=N_("{name} accepts: {names}") if d.params else N_("{name} accepts: no parameters"),
-                             params={"measure": raw, "key": key, "name": family, "names": ", ".join(d.params)})
+            raise InputError(
+                N_("measure {measure!r}: unknown parameter {key!r}"),
+                hint=N_("{name} accepts: {names}")
+                if d.params
+                else N_("{name} accepts: no parameters"),
+                params={"measure": raw, "key": key, "name": family, "names": ", ".join(d.params)},
+            )
         if key in given:
-            raise InputError(N_("measure {measure!r}: parameter {key!r} is given twice"), hint=N_("Give it once"),
-                             params={"measure": raw, "key": key})
+            raise InputError(
+                N_("measure {measure!r}: parameter {key!r} is given twice"),
+                hint=N_("Give it once"),
+                params={"measure": raw, "key": key},
+            )
         given[key] = _read_param(raw, key, value)
     params = tuple((k, given[k]) for k in d.params if k in given)
     cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:
-        raise InputError(N_("measure {measure!r}: miss=k_plus_1 needs a cutoff"), hint=N_("e.g. RR(miss=k_plus_1)@10"),
-                         params={"measure": raw})
+        raise InputError(
+            N_("measure {measure!r}: miss=k_plus_1 needs a cutoff"),
+            hint=N_("e.g. RR(miss=k_plus_1)@10"),
+            params={"measure": raw},
+        )
     return MeasureSpec(family, params, cutoff, definition=d)
 
 
@@ -256,7 +335,7 @@ def parse_measures(names) -> list[MeasureSpec]:
         names = [names]
     out, seen = [], set()
     for item in names:
-        for n in (split_measures(item) if isinstance(item, str) else [item]):
+        for n in split_measures(item) if isinstance(item, str) else [item]:
             spec = parse_measure(n)
             if spec.name not in seen:
                 seen.add(spec.name)
@@ -276,10 +355,20 @@ def rank_cutoffs(measures) -> tuple[int, ...]:
     >>> rank_cutoffs(["P@10", "nDCG@5", "AP", "P@5", "IPrec@0.5"])
     (5, 10)
     """
-    specs = parse_measures(measures) if isinstance(measures, str) or any(
-        not isinstance(m, MeasureSpec) for m in measures) else measures
-    return tuple(sorted({int(s.cutoff) for s in specs
-                         if s.cutoff is not None and s.definition.cutoff != "fraction"}))
+    specs = (
+        parse_measures(measures)
+        if isinstance(measures, str) or any(not isinstance(m, MeasureSpec) for m in measures)
+        else measures
+    )
+    return tuple(
+        sorted(
+            {
+                int(s.cutoff)
+                for s in specs
+                if s.cutoff is not None and s.definition.cutoff != "fraction"
+            }
+        )
+    )
 
 
 def from_trec_name(name: str) -> str | None:
@@ -296,8 +385,10 @@ def from_trec_name(name: str) -> str | None:
             except InputError:
                 return None
     family, cutoff = _family_of(name, None)
-    if family is None or not any(t.lower() == name.lower() or (t.endswith("{k}") and cutoff is not None)
-                                 for t in REGISTRY[family].trec):
+    if family is None or not any(
+        t.lower() == name.lower() or (t.endswith("{k}") and cutoff is not None)
+        for t in REGISTRY[family].trec
+    ):
         return None
     try:
         return parse_measure(name).name
@@ -312,14 +403,19 @@ def trec_names(spec) -> list[str]:
     if spec.params:
         if len(spec.params) == 1 and spec.cutoff is None:  # Rprec_mult_{x} and the like
             key, value = spec.params[0]
-            return [t.replace("{" + key + "}", f"{float(value):.2f}") for t in spec.definition.trec
-                    if t.endswith("{" + key + "}")]
+            return [
+                t.replace("{" + key + "}", f"{float(value):.2f}")
+                for t in spec.definition.trec
+                if t.endswith("{" + key + "}")
+            ]
         return []
     out = []
     for t in spec.definition.trec:
         if t.endswith("{k}") and spec.cutoff is not None:
             k = spec.cutoff
-            out.append(t.replace("{k}", f"{k:.2f}" if spec.definition.cutoff == "fraction" else str(k)))
+            out.append(
+                t.replace("{k}", f"{k:.2f}" if spec.definition.cutoff == "fraction" else str(k))
+            )
         elif "{" not in t and spec.cutoff is None:
             out.append(t)
     return out

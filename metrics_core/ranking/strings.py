@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-_WORD_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: multiplying by it is a bijection
+_WORD_MULT = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it is a bijection
 _LEN_MULT = np.uint64(0xD6E8FEB86659FD93)
 #: rows fingerprinted at a time (slices of a longer array)
 _HASH_SLICE = 1 << 15
@@ -54,7 +54,7 @@ def _shifted_words(data: np.ndarray) -> tuple[np.ndarray, int]:
     """
     n_words = (len(data) + 7) // 8 + 1
     padded = np.zeros(n_words * 8 + 8, dtype=np.uint8)
-    padded[:len(data)] = data
+    padded[: len(data)] = data
     shifted = np.empty((8, n_words), dtype=np.uint64)
     for s in range(8):
         shifted[s] = np.frombuffer(padded, dtype="<u8", count=n_words, offset=s)
@@ -80,7 +80,7 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
         out = np.empty(len(arr), dtype=np.uint64)
         at = 0
         for chunk in arr.chunks:
-            out[at:at + len(chunk)] = hash_strings(chunk)
+            out[at : at + len(chunk)] = hash_strings(chunk)
             at += len(chunk)
         return out
     if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type):
@@ -91,7 +91,7 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
         # than one pass over a 100,000-row chunk (a whole file's Arrow block)
         out = np.empty(n, dtype=np.uint64)
         for lo in range(0, n, _HASH_SLICE):
-            out[lo:lo + _HASH_SLICE] = hash_strings(arr.slice(lo, _HASH_SLICE))
+            out[lo : lo + _HASH_SLICE] = hash_strings(arr.slice(lo, _HASH_SLICE))
         return out
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -99,14 +99,14 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     lengths = np.diff(offsets)
     buf = arr.buffers()[2]
     data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
-    lo, hi = int(offsets[0]), int(offsets[-1])   # the bytes of these strings only
+    lo, hi = int(offsets[0]), int(offsets[-1])  # the bytes of these strings only
     words, n_words = _shifted_words(data[lo:hi])
     start = offsets[:-1] - lo
     # word k of string i: row (start % 8), column start // 8 + k
     idx = (start & 7).astype(np.int64) * n_words + (start >> 3)
     with np.errstate(over="ignore"):
         h = lengths.astype(np.uint64) * _LEN_MULT
-        rows = None          # None: all strings (each has bytes at this word, or k = 0)
+        rows = None  # None: all strings (each has bytes at this word, or k = 0)
         k, longest = 0, int(lengths.max())
         while k < longest:
             w = words[idx] if rows is None else words[idx[rows]]
@@ -129,8 +129,13 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     return h
 
 
-def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray, n_queries: int,
-              out: np.ndarray | None = None, exact: bool = False) -> np.ndarray:
+def pair_keys(
+    query_codes: np.ndarray,
+    doc_hashes: np.ndarray,
+    n_queries: int,
+    out: np.ndarray | None = None,
+    exact: bool = False,
+) -> np.ndarray:
     """Fingerprint of (query, doc) pairs from query codes (0 .. ``n_queries`` - 1) and
     doc-string fingerprints.
 
@@ -156,15 +161,15 @@ def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray, n_queries: int,
     k = np.empty(len(doc_hashes), dtype=np.uint64) if out is None else out
     block = 1 << 20
     for i in range(0, len(k), block):
-        part = k[i:i + block]
+        part = k[i : i + block]
         if k is not doc_hashes:
-            part[:] = doc_hashes[i:i + block]
+            part[:] = doc_hashes[i : i + block]
         if exact:
             _mix_low_bits(part, 64 - q_bits)
         else:
             _mix(part)
             part >>= np.uint64(q_bits)
-        part |= query_codes[i:i + block].astype(np.uint64) << shift
+        part |= query_codes[i : i + block].astype(np.uint64) << shift
     return k
 
 
@@ -198,7 +203,11 @@ def string_order(ids) -> np.ndarray:
     >>> string_order(["q10", "q2", "Q1", "q1"]).tolist()
     [2, 3, 0, 1]
     """
-    arr = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), type=pa.string())
+    arr = (
+        ids
+        if isinstance(ids, (pa.Array, pa.ChunkedArray))
+        else pa.array(list(ids), type=pa.string())
+    )
     if not len(arr):
         return np.zeros(0, dtype=np.int64)
     import pyarrow.compute as pc
@@ -237,20 +246,29 @@ def _bytes_at(offsets: np.ndarray, data: np.ndarray, idx: np.ndarray, k: int) ->
     start = offsets[idx] + k
     rest = (offsets[idx + 1] - offsets[idx]) - k
     words = np.ndarray((max(len(data) - 7, 0),), dtype="<u8", buffer=data, strides=(1,))
-    w = words[np.minimum(start, max(len(words) - 1, 0))].byteswap() if len(words) else \
-        np.zeros(len(idx), dtype=np.uint64)
+    w = (
+        words[np.minimum(start, max(len(words) - 1, 0))].byteswap()
+        if len(words)
+        else np.zeros(len(idx), dtype=np.uint64)
+    )
     short = rest < 8
-    if short.any():   # keep the first `rest` bytes (the high ones, big-endian)
+    if short.any():  # keep the first `rest` bytes (the high ones, big-endian)
         keep = np.clip(rest[short], 0, 8).astype(np.uint64) * np.uint64(8)
         with np.errstate(over="ignore"):
-            mask = np.where(keep > 0, ~np.uint64(0) << (np.uint64(64) - np.maximum(keep, 1)),
-                            np.uint64(0))
+            mask = np.where(
+                keep > 0, ~np.uint64(0) << (np.uint64(64) - np.maximum(keep, 1)), np.uint64(0)
+            )
         w[short] &= mask
     return w
 
 
-def order_within_groups(values: pa.Array, group: np.ndarray, descending: bool,
-                        rows: np.ndarray | None = None, _key_bits: int = 64) -> np.ndarray:
+def order_within_groups(
+    values: pa.Array,
+    group: np.ndarray,
+    descending: bool,
+    rows: np.ndarray | None = None,
+    _key_bits: int = 64,
+) -> np.ndarray:
     """Permutation sorting positions by (group ascending, string in byte order).
 
     ``group`` must be non-decreasing (tie groups in rank order); ``rows``: order
@@ -318,15 +336,19 @@ def _string_bytes(values) -> tuple[np.ndarray, np.ndarray]:
     if pa.types.is_large_string(values.type):
         values = values.cast(pa.string())
     m = len(values)
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=m + 1,
-                            offset=values.offset * 4).copy()
+    offsets = np.frombuffer(
+        values.buffers()[1], dtype=np.int32, count=m + 1, offset=values.offset * 4
+    ).copy()
     buf = values.buffers()[2]
     raw = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
     offsets -= offsets[0]
-    raw = raw[int(np.frombuffer(values.buffers()[1], dtype=np.int32, count=1,
-                                offset=values.offset * 4)[0]):][:int(offsets[-1])]
-    data = np.zeros(len(raw) + 16, dtype=np.uint8)   # padded: 8-byte loads past the end
-    data[:len(raw)] = raw
+    raw = raw[
+        int(
+            np.frombuffer(values.buffers()[1], dtype=np.int32, count=1, offset=values.offset * 4)[0]
+        ) :
+    ][: int(offsets[-1])]
+    data = np.zeros(len(raw) + 16, dtype=np.uint8)  # padded: 8-byte loads past the end
+    data[: len(raw)] = raw
     return offsets, data
 
 
@@ -340,8 +362,8 @@ def _sort_round(offsets, data, idx, sub_group, k: int, descending: bool, idx_typ
     within = np.arange(len(idx), dtype=idx_type) - np.repeat(heads, size)
     group_bits = max(n_groups - 1, 1).bit_length()
     pos_bits = max(int(size.max()) - 1, 1).bit_length()
-    step = (key_bits - group_bits - pos_bits) // 8    # bytes compared this round
-    if step < 1:   # > 2**28 tied ids: no room in the key, one byte per round by lexsort
+    step = (key_bits - group_bits - pos_bits) // 8  # bytes compared this round
+    if step < 1:  # > 2**28 tied ids: no room in the key, one byte per round by lexsort
         word = _bytes_at(offsets, data, idx, k) >> np.uint64(56)
         if descending:
             word = ~word & np.uint64(0xFF)
@@ -388,7 +410,7 @@ def encode_strings(arr) -> tuple[np.ndarray, pa.Array]:
         out = np.empty(len(arr), dtype=np.int32)
         at = 0
         for c in arr.chunks:
-            out[at:at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
+            out[at : at + len(c)] = remap[c.indices.to_numpy(zero_copy_only=False)]
             at += len(c)
         return out, vocab
     grouped = _encode_grouped(arr)

@@ -113,9 +113,19 @@ def reordered(R: RankedLists, groups: TieGroups, best: bool) -> RankedLists:
     if len(tied):
         lab = R.label[tied].astype(np.float64)
         perm[tied] = tied[np.lexsort((-lab if best else lab, gid))]
-    out = RankedLists(R.query_ids, R.starts, R.seg, R.label[perm], R.judged[perm], R.qrels_seg,
-                      R.qrels_label, R.diagnostics, row_index=R.run_rows()[perm], qrels_row=R.qrels_row,
-                      qrels=R.qrels)
+    out = RankedLists(
+        R.query_ids,
+        R.starts,
+        R.seg,
+        R.label[perm],
+        R.judged[perm],
+        R.qrels_seg,
+        R.qrels_label,
+        R.diagnostics,
+        row_index=R.run_rows()[perm],
+        qrels_row=R.qrels_row,
+        qrels=R.qrels,
+    )
     out.run_docid = R.run_docid
     return out
 
@@ -172,8 +182,13 @@ class _Relevant:
         """The groups holding a relevant document: ids, relevant count m, query, first
         slot and size."""
         groups, m = np.unique(self.grp, return_counts=True)
-        return (groups, m.astype(np.float64), g.seg[groups], g.start[groups],
-                g.size[groups].astype(np.float64))
+        return (
+            groups,
+            m.astype(np.float64),
+            g.seg[groups],
+            g.start[groups],
+            g.size[groups].astype(np.float64),
+        )
 
 
 def _ranks(R: RankedLists) -> np.ndarray:
@@ -199,7 +214,9 @@ def _expected_counts(R, g, spec, conv, rel):
     """P, R, Hits, Rprec: the expected relevant documents within the cut."""
     fam, k, nq = spec.family, spec.cutoff, R.n_queries
     limit = rel.num_rel[rel.seg] if fam == "Rprec" else _limit(R, k, rel.rows)
-    hits = np.bincount(rel.seg, weights=_slots_within(g, rel.grp, limit) / g.size[rel.grp], minlength=nq)
+    hits = np.bincount(
+        rel.seg, weights=_slots_within(g, rel.grp, limit) / g.size[rel.grp], minlength=nq
+    )
     if fam == "Hits":
         return hits
     if fam in ("R", "Rprec"):
@@ -217,7 +234,9 @@ def _expected_bpref(R, g, thr, rel):
     among them); the sum over x of min(b + x, R) in closed form."""
     seg, grp, num_rel = rel.seg, rel.grp, rel.num_rel
     nonrel = R.judged_nonrelevant_rows(thr)
-    b = (np.searchsorted(nonrel, g.head[grp]) - np.searchsorted(nonrel, R.starts[seg])).astype(np.float64)
+    b = (np.searchsorted(nonrel, g.head[grp]) - np.searchsorted(nonrel, R.starts[seg])).astype(
+        np.float64
+    )
     a = np.bincount(g.of(nonrel), minlength=len(g.head))[grp].astype(np.float64)
     big_r = num_rel[seg]
     den = np.minimum(R.num_nonrel(thr), R.num_rel(thr)).astype(np.float64)[seg]
@@ -232,15 +251,18 @@ def _expected_ap(R, g, spec, conv, rel):
     the slots within the cut (relevant documents above the group counted once)."""
     k = spec.cutoff
     groups, m, gseg, s, n = rel.groups(g)
-    before = (np.searchsorted(rel.rows, g.head[groups])
-              - np.searchsorted(rel.rows, R.starts[gseg])).astype(np.float64)
+    before = (
+        np.searchsorted(rel.rows, g.head[groups]) - np.searchsorted(rel.rows, R.starts[gseg])
+    ).astype(np.float64)
     inside = _slots_within(g, groups, _limit(R, k, groups)).astype(np.float64)
     harmonic = _prefix(1.0 / _ranks(R))
     e = (s - 1 + inside).astype(np.int64)
-    h = harmonic[e] - harmonic[s - 1]                # sum of 1/p over the slots within the cut
-    lin = inside - s * h                             # sum of (j - 1)/p over those slots
+    h = harmonic[e] - harmonic[s - 1]  # sum of 1/p over the slots within the cut
+    lin = inside - s * h  # sum of (j - 1)/p over those slots
     share = np.where(n > 1, (m - 1) / np.maximum(n - 1, 1), 0.0)
-    total = np.bincount(gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=R.n_queries)
+    total = np.bincount(
+        gseg, weights=(m / n) * ((before + 1) * h + share * lin), minlength=R.n_queries
+    )
     if spec.param("norm", conv) == "min_rel_k" and k is not None:
         return safe_div(total, np.minimum(rel.num_rel, k))
     return safe_div(total, rel.num_rel)
@@ -285,8 +307,11 @@ def tie_bounds(R: RankedLists, specs, conv, run) -> dict[str, tuple[np.ndarray, 
     leaderboard's tie band needs). Measures not covered are absent."""
     groups = TieGroups(R, ranked_scores(R, run, conv))
     best, worst = reordered(R, groups, True), reordered(R, groups, False)
-    return {spec.name: (compute(worst, spec, conv), compute(best, spec, conv))
-            for spec in specs if covered(spec)}
+    return {
+        spec.name: (compute(worst, spec, conv), compute(best, spec, conv))
+        for spec in specs
+        if covered(spec)
+    }
 
 
 def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> dict:
@@ -310,13 +335,23 @@ def tie_report(R: RankedLists, specs, conv, run, values: dict | None = None) -> 
         ex = expected(R, groups, spec, conv)
         chosen = values[spec.name] if values and spec.name in values else compute(R, spec, conv)
         for i, q in enumerate(qids):
-            per_query[q][spec.name] = {"value": float(chosen[i]), "min": float(lo[i]),
-                                       "max": float(hi[i]), "expected": float(ex[i])}
+            per_query[q][spec.name] = {
+                "value": float(chosen[i]),
+                "min": float(lo[i]),
+                "max": float(hi[i]),
+                "expected": float(ex[i]),
+            }
         n = len(qids)
-        aggregate[spec.name] = {"min": float(np.mean(lo)) if n else float("nan"),
-                                "max": float(np.mean(hi)) if n else float("nan"),
-                                "expected": float(np.mean(ex)) if n else float("nan")}
+        aggregate[spec.name] = {
+            "min": float(np.mean(lo)) if n else float("nan"),
+            "max": float(np.mean(hi)) if n else float("nan"),
+            "expected": float(np.mean(ex)) if n else float("nan"),
+        }
         dependent[spec.name] = [q for i, q in enumerate(qids) if lo[i] != hi[i]]
-    return {"per_query": {q: per_query[q] for q in sorted(per_query)}, "aggregate": aggregate,
-            "tie_dependent": dependent, "not_covered": not_covered,
-            "tie_groups": int(np.count_nonzero(groups.size > 1))}
+    return {
+        "per_query": {q: per_query[q] for q in sorted(per_query)},
+        "aggregate": aggregate,
+        "tie_dependent": dependent,
+        "not_covered": not_covered,
+        "tie_groups": int(np.count_nonzero(groups.size > 1)),
+    }

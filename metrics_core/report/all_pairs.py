@@ -18,8 +18,12 @@ from metrics_core.report.evaluations import as_runs, evaluations_json
 from metrics_core.report.exports import format_table, json_safe, provenance
 
 #: the tests of the all-pairs tables, as the legends name them
-PAIR_TEST_NAMES = {"permutation": N_("paired randomization test"), "t": N_("paired t-test"),
-                   "wilcoxon": N_("Wilcoxon signed-rank test"), "tukey": N_("Tukey's HSD test")}
+PAIR_TEST_NAMES = {
+    "permutation": N_("paired randomization test"),
+    "t": N_("paired t-test"),
+    "wilcoxon": N_("Wilcoxon signed-rank test"),
+    "tukey": N_("Tukey's HSD test"),
+}
 #: superscript letters for the all-pairs tables (Unicode has no superscript q; ranx uses this one)
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖᑫʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
 
@@ -40,10 +44,16 @@ class AllPairsComparison:
         self._conventions = conventions
         conv = conventions.as_dict() if hasattr(conventions, "as_dict") else conventions
         self._frame = pairs
-        self.settings = {**pairs.attrs, "baseline": None, "all_pairs": pairs.attrs.get("baselines") is None,
-                         "permutations": pairs.attrs.get("n_permutations"), "bootstrap": None,
-                         "confidence": None, "tests": [pairs.attrs["test"]],
-                         "conventions": None if conv is None else dict(conv)}
+        self.settings = {
+            **pairs.attrs,
+            "baseline": None,
+            "all_pairs": pairs.attrs.get("baselines") is None,
+            "permutations": pairs.attrs.get("n_permutations"),
+            "bootstrap": None,
+            "confidence": None,
+            "tests": [pairs.attrs["test"]],
+            "conventions": None if conv is None else dict(conv),
+        }
 
     @property
     def records(self) -> list[dict]:
@@ -71,20 +81,27 @@ class AllPairsComparison:
         means = means_table(self.runs, self._pairs)
         won = beats(self._pairs)
         let = self.letters()
-        out = pd.DataFrame(index=pd.Index([f"{let[r]} {r}" for r in means.index], name="run"),
-                           columns=means.columns, dtype=object)
+        out = pd.DataFrame(
+            index=pd.Index([f"{let[r]} {r}" for r in means.index], name="run"),
+            columns=means.columns,
+            dtype=object,
+        )
         for r in means.index:
             for m in means.columns:
                 v = means.loc[r, m]
                 cell = "–" if pd.isna(v) else f"{v:.{digits}f}"
                 marks = "".join(let[x] for x in won.get((r, m), []))
-                out.loc[f"{let[r]} {r}", m] = cell + (" " + "".join(SUPERSCRIPTS.get(c, c) for c in marks)
-                                                      if marks else "")
+                out.loc[f"{let[r]} {r}", m] = cell + (
+                    " " + "".join(SUPERSCRIPTS.get(c, c) for c in marks) if marks else ""
+                )
         return out
 
     def leaderboard(self, n_resamples: int = 1000, test: str | None = None) -> pd.DataFrame:
-        raise InputError(N_("the leaderboard needs one baseline"), field="baseline",
-                         hint=N_("compare against one baseline for the leaderboard"))
+        raise InputError(
+            N_("the leaderboard needs one baseline"),
+            field="baseline",
+            hint=N_("compare against one baseline for the leaderboard"),
+        )
 
     def legend(self, tests: Sequence[str] = (), paper: bool = True, gettext=None) -> str:
         from metrics_core.errors import fill
@@ -94,19 +111,39 @@ class AllPairsComparison:
         s = self.settings
         n = len(self._pairs)
         if s["test"] == "tukey":
-            text = fill(N_("Letters: the runs a run beats on the measure ({test}, alpha {alpha}; the "
-                           "test controls the error over all pairs of a measure). Queries: {queries}."),
-                        {"test": tr(PAIR_TEST_NAMES["tukey"]), "alpha": s["alpha"],
-                         "queries": tr(QUERY_SET_LABELS[s["query_set"]])}, tr)
+            text = fill(
+                N_(
+                    "Letters: the runs a run beats on the measure ({test}, alpha {alpha}; the "
+                    "test controls the error over all pairs of a measure). Queries: {queries}."
+                ),
+                {
+                    "test": tr(PAIR_TEST_NAMES["tukey"]),
+                    "alpha": s["alpha"],
+                    "queries": tr(QUERY_SET_LABELS[s["query_set"]]),
+                },
+                tr,
+            )
         else:
-            text = fill(N_("Letters: the runs a run beats on the measure ({test}, alpha {alpha}, "
-                           "{correction} correction over {count} comparisons). Queries: {queries}."),
-                        {"test": tr(PAIR_TEST_NAMES[s["test"]]), "alpha": s["alpha"],
-                         "correction": tr(CORRECTION_NAMES.get(s["correction"], s["correction"])),
-                         "count": n, "queries": tr(QUERY_SET_LABELS[s["query_set"]])}, tr)
+            text = fill(
+                N_(
+                    "Letters: the runs a run beats on the measure ({test}, alpha {alpha}, "
+                    "{correction} correction over {count} comparisons). Queries: {queries}."
+                ),
+                {
+                    "test": tr(PAIR_TEST_NAMES[s["test"]]),
+                    "alpha": s["alpha"],
+                    "correction": tr(CORRECTION_NAMES.get(s["correction"], s["correction"])),
+                    "count": n,
+                    "queries": tr(QUERY_SET_LABELS[s["query_set"]]),
+                },
+                tr,
+            )
         if s.get("baselines"):
-            text += " " + fill(N_("Pairs tested: each baseline ({baselines}) against every run."),
-                               {"baselines": ", ".join(s["baselines"])}, tr)
+            text += " " + fill(
+                N_("Pairs tested: each baseline ({baselines}) against every run."),
+                {"baselines": ", ".join(s["baselines"])},
+                tr,
+            )
         return text
 
     def queries(self, gettext=None) -> str:
@@ -121,9 +158,16 @@ class AllPairsComparison:
 
     def parameters(self) -> dict:
         s = self.settings
-        return {"all_pairs": s["all_pairs"], "baselines": s.get("baselines"), "test": s["test"],
-                "permutations": s.get("n_permutations"), "seed": s.get("seed"),
-                "correction": s["correction"], "alpha": s["alpha"], "query_set": s["query_set"]}
+        return {
+            "all_pairs": s["all_pairs"],
+            "baselines": s.get("baselines"),
+            "test": s["test"],
+            "permutations": s.get("n_permutations"),
+            "seed": s.get("seed"),
+            "correction": s["correction"],
+            "alpha": s["alpha"],
+            "query_set": s["query_set"],
+        }
 
     def to_dict(self, per_query: bool = False) -> dict:
         out = evaluations_json(self.runs, self._conventions, per_query)
@@ -134,21 +178,39 @@ class AllPairsComparison:
 
     def to_table(self, fmt: str = "table") -> str:
         if fmt not in ("table", "csv"):
-            raise InputError(N_("unknown table format {format!r}"), hint=N_("accepted: table, csv"),
-                             option="--format", field="format", params={"format": fmt})
-        return format_table(self.to_frame(), fmt, prov=self.provenance(), index=False, title=self.queries())
+            raise InputError(
+                N_("unknown table format {format!r}"),
+                hint=N_("accepted: table, csv"),
+                option="--format",
+                field="format",
+                params={"format": fmt},
+            )
+        return format_table(
+            self.to_frame(), fmt, prov=self.provenance(), index=False, title=self.queries()
+        )
 
     def to_markdown(self, tests: Sequence[str] = (), digits: int = 4) -> str:
         table = self.paper(digits=digits).reset_index()
         cols = [str(c) for c in table.columns]
-        lines = ["| " + " | ".join(markdown_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines = [
+            "| " + " | ".join(markdown_escape(c) for c in cols) + " |",
+            "|" + "---|" * len(cols),
+        ]
         for row in table.itertuples(index=False, name=None):
             lines.append("| " + " | ".join(markdown_escape(v) for v in row) + " |")
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        return "\n".join([*lines, "", markdown_escape(self.legend()), "", markdown_escape(line)]) + "\n"
+        return (
+            "\n".join([*lines, "", markdown_escape(self.legend()), "", markdown_escape(line)])
+            + "\n"
+        )
 
-    def to_latex(self, tests: Sequence[str] = (), digits: int = 4, caption: str | None = None,
-                 label: str | None = None) -> str:
+    def to_latex(
+        self,
+        tests: Sequence[str] = (),
+        digits: int = 4,
+        caption: str | None = None,
+        label: str | None = None,
+    ) -> str:
         r"""The runs x measures table as a LaTeX ``table`` (booktabs): each mean followed by
         ``$^{ab}$``, the letters of the runs it beats; names and legend escaped."""
         from metrics_core.stats.allpairs import beats, means_table
@@ -158,21 +220,38 @@ class AllPairsComparison:
         let = self.letters()
         caption = caption or "Every run against every other: mean, and the runs it beats"
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        out = [f"% {one_line(line)}", r"% needs \usepackage{booktabs}", r"\begin{table}[t]", r"\centering",
-               r"\caption{" + latex_escape(caption) + "}"]
+        out = [
+            f"% {one_line(line)}",
+            r"% needs \usepackage{booktabs}",
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\caption{" + latex_escape(caption) + "}",
+        ]
         if label:
             out.append(r"\label{" + latex_escape(label) + "}")
-        out += [r"\begin{tabular}{l" + "r" * len(means.columns) + "}", r"\toprule",
-                " & ".join(latex_escape(c) for c in ["run", *means.columns]) + r" \\", r"\midrule"]
+        out += [
+            r"\begin{tabular}{l" + "r" * len(means.columns) + "}",
+            r"\toprule",
+            " & ".join(latex_escape(c) for c in ["run", *means.columns]) + r" \\",
+            r"\midrule",
+        ]
         for r in means.index:
             cells = []
             for m in means.columns:
                 v = means.loc[r, m]
                 marks = "".join(let[x] for x in won.get((r, m), []))
-                cells.append(("--" if pd.isna(v) else f"{v:.{digits}f}") + (f"$^{{{marks}}}$" if marks else ""))
+                cells.append(
+                    ("--" if pd.isna(v) else f"{v:.{digits}f}")
+                    + (f"$^{{{marks}}}$" if marks else "")
+                )
             out.append(" & ".join([f"({let[r]}) " + latex_escape(r), *cells]) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}", r"\par\smallskip",
-                r"{\footnotesize " + latex_text(self.legend()) + "}", r"\end{table}"]
+        out += [
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\par\smallskip",
+            r"{\footnotesize " + latex_text(self.legend()) + "}",
+            r"\end{table}",
+        ]
         return "\n".join(out) + "\n"
 
     def to_html(self, digits: int = 4, gettext=None) -> str:
@@ -191,24 +270,41 @@ class AllPairsComparison:
             for m in means.columns:
                 v = means.loc[r, m]
                 marks = "".join(let[x] for x in won.get((r, m), []))
-                cells.append(f"<td>{'–' if pd.isna(v) else f'{v:.{digits}f}'}"
-                             + (f"<sup>{marks}</sup>" if marks else "") + "</td>")
+                cells.append(
+                    f"<td>{'–' if pd.isna(v) else f'{v:.{digits}f}'}"
+                    + (f"<sup>{marks}</sup>" if marks else "")
+                    + "</td>"
+                )
             body.append("<tr>" + "".join(cells) + "</tr>")
-        return (f"<table class='all-pairs'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-                f"<p>{html.escape(self.legend(gettext=gettext))}</p>")
+        return (
+            f"<table class='all-pairs'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"<p>{html.escape(self.legend(gettext=gettext))}</p>"
+        )
 
     def __repr__(self) -> str:
         s = self.settings
-        return (f"AllPairsComparison(runs={list(s['runs'])}, measures={list(s['measures'])}, test={s['test']!r}, "
-                f"correction={s['correction']!r}, baselines={s.get('baselines')})")
+        return (
+            f"AllPairsComparison(runs={list(s['runs'])}, measures={list(s['measures'])}, test={s['test']!r}, "
+            f"correction={s['correction']!r}, baselines={s.get('baselines')})"
+        )
 
     def _repr_html_(self) -> str:
         return self.to_html()
 
 
-def compare_all_pairs(evaluations, *, baselines=None, measures=None, test: str = "permutation",
-                      n_permutations: int = 10000, seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                      query_set: str = "common", conventions=None) -> AllPairsComparison:
+def compare_all_pairs(
+    evaluations,
+    *,
+    baselines=None,
+    measures=None,
+    test: str = "permutation",
+    n_permutations: int = 10000,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    query_set: str = "common",
+    conventions=None,
+) -> AllPairsComparison:
     """Every run against every other on every measure (or each of ``baselines`` against every
     run), as an :class:`AllPairsComparison`; ``test``: ``permutation`` (default), ``t``,
     ``wilcoxon`` or ``tukey`` (Tukey's HSD). ``compare(..., all_pairs=True)`` calls this.
@@ -229,8 +325,17 @@ def compare_all_pairs(evaluations, *, baselines=None, measures=None, test: str =
     runs = as_runs(evaluations)
     if conventions is None and runs:
         conventions = getattr(runs[0], "conventions", None)
-    frame = all_pairs(runs, measures, test=test, correction=correction, alpha=alpha,
-                      n_permutations=n_permutations, seed=seed, query_set=query_set, baselines=baselines)
+    frame = all_pairs(
+        runs,
+        measures,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        n_permutations=n_permutations,
+        seed=seed,
+        query_set=query_set,
+        baselines=baselines,
+    )
     return AllPairsComparison(frame, runs, conventions)
 
 

@@ -36,7 +36,6 @@ SOURCE_LANGUAGE = "en"
 DOMAIN = "messages"
 
 
-
 @cache
 def locales_dir() -> Path:
     """The folder of the catalogs: ``locales/`` inside the ``metrics_core`` package."""
@@ -55,8 +54,11 @@ def check_language(lang: str) -> str:
     'es'
     """
     if lang not in LANGUAGES:
-        raise InputError(N_("no translation for language {lang!r}"), hint=N_("choose one of: {choices}"),
-                         params={"lang": lang, "choices": ", ".join(LANGUAGES)})
+        raise InputError(
+            N_("no translation for language {lang!r}"),
+            hint=N_("choose one of: {choices}"),
+            params={"lang": lang, "choices": ", ".join(LANGUAGES)},
+        )
     return lang
 
 
@@ -66,9 +68,12 @@ def _compiled(lang: str, directory: str) -> gettext.NullTranslations:
     if lang == SOURCE_LANGUAGE and not path.is_file():
         return gettext.NullTranslations()
     if not path.is_file():
-        raise InputError(N_("the {lang!r} catalog is missing"), source=str(path),
-                         hint=N_("reinstall RankLab: its package data metrics_core/locales/ holds the catalogs"),
-                         params={"lang": lang})
+        raise InputError(
+            N_("the {lang!r} catalog is missing"),
+            source=str(path),
+            hint=N_("reinstall RankLab: its package data metrics_core/locales/ holds the catalogs"),
+            params={"lang": lang},
+        )
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
@@ -100,5 +105,13 @@ def translations(lang: str, directory: Path | None = None) -> gettext.NullTransl
     return _compiled(check_language(lang), str(folder))
 
 
-__all__ = ["LANGUAGES", "SOURCE_LANGUAGE", "DOMAIN", "N_", "locales_dir", "catalog_path",
-           "check_language", "translations"]
+__all__ = [
+    "LANGUAGES",
+    "SOURCE_LANGUAGE",
+    "DOMAIN",
+    "N_",
+    "locales_dir",
+    "catalog_path",
+    "check_language",
+    "translations",
+]

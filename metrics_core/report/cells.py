@@ -74,7 +74,7 @@ def format_p(p, digits: int = 4) -> str:
     if is_missing(p):
         return MISSING
     p = float(p)
-    floor = 10.0 ** -digits
+    floor = 10.0**-digits
     if p < floor:
         return f"< {floor:.{digits}f}"
     return f"{p:.{digits}f}"
@@ -147,19 +147,65 @@ def csv_number(value):
 
 
 # --- LaTeX ------------------------------------------------------------------------------
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "[": "{[}", "]": "{]}", "\u2013": "--",
-          "\u2014": "---", "\u00a0": "~", "\u00ab": r"\guillemotleft{}", "\u00bb": r"\guillemotright{}",
-          "\u00bf": r"?`", "\u00a1": r"!`", "\u00df": r"\ss{}", "\u00f8": r"\o{}", "\u00d8": r"\O{}"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "[": "{[}",
+    "]": "{]}",
+    "\u2013": "--",
+    "\u2014": "---",
+    "\u00a0": "~",
+    "\u00ab": r"\guillemotleft{}",
+    "\u00bb": r"\guillemotright{}",
+    "\u00bf": r"?`",
+    "\u00a1": r"!`",
+    "\u00df": r"\ss{}",
+    "\u00f8": r"\o{}",
+    "\u00d8": r"\O{}",
+}
 #: The symbols the tables and legends use, in commands of LaTeX's own (no package needed).
-_SYMBOLS = {"\u2020": r"\textdagger{}", "\u2021": r"\textdaggerdbl{}", "\u2605": r"$\star$",
-          "\u0394": r"$\Delta$", "\u00d7": r"$\times$", "\u2265": r"$\geq$", "\u2264": r"$\leq$",
-          "\u00b1": r"$\pm$", "\u2212": "-", "\u2026": r"\dots{}", "\u2192": r"$\rightarrow$"}
-_ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0327": "c",
-            "\u030a": "r", "\u030c": "v", "\u0304": "="}
+_SYMBOLS = {
+    "\u2020": r"\textdagger{}",
+    "\u2021": r"\textdaggerdbl{}",
+    "\u2605": r"$\star$",
+    "\u0394": r"$\Delta$",
+    "\u00d7": r"$\times$",
+    "\u2265": r"$\geq$",
+    "\u2264": r"$\leq$",
+    "\u00b1": r"$\pm$",
+    "\u2212": "-",
+    "\u2026": r"\dots{}",
+    "\u2192": r"$\rightarrow$",
+}
+_ACCENTS = {
+    "\u0301": "'",
+    "\u0300": "`",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0308": '"',
+    "\u0327": "c",
+    "\u030a": "r",
+    "\u030c": "v",
+    "\u0304": "=",
+}
 #: Markers a table cell may end with, in LaTeX (text mode): the best mark and the significance markers.
-LATEX_MARKERS = {"\u2605": r"$\star$", "\u2020": r"\textdagger{}", "\u2021": r"\textdaggerdbl{}", "*": "*"}
+LATEX_MARKERS = {
+    "\u2605": r"$\star$",
+    "\u2020": r"\textdagger{}",
+    "\u2021": r"\textdaggerdbl{}",
+    "*": "*",
+}
 
 
 #: Characters with an inline meaning in Markdown (CommonMark and GitHub's tables):
@@ -173,7 +219,9 @@ _MARKDOWN_BLOCK_START = re.compile(r"^(\s*)(#|[-+](?![0-9.])|[0-9]{1,9}(?=[.)](?
 #: "autolink literal": the ``:`` of ``scheme://``, the ``.`` of ``www.``, the ``@`` of an
 #: e-mail address (a domain with a dot follows; ``nDCG@10`` is no address). A backslash
 #: before that one character keeps the text and breaks the link.
-_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9]):(?=//)|(?<![A-Za-z0-9])[Ww]{3}\.|@(?=[A-Za-z0-9_-]+\.[A-Za-z0-9])")
+_AUTOLINK = re.compile(
+    r"(?<=[A-Za-z0-9]):(?=//)|(?<![A-Za-z0-9])[Ww]{3}\.|@(?=[A-Za-z0-9_-]+\.[A-Za-z0-9])"
+)
 
 
 def markdown_escape(text) -> str:
@@ -219,8 +267,8 @@ def markdown_escape(text) -> str:
     if match:
         lead, mark = match.groups()
         if mark[0].isdigit():
-            return lead + mark + "\\" + text[match.end():]
-        return lead + "\\" + text[len(lead):]
+            return lead + mark + "\\" + text[match.end() :]
+        return lead + "\\" + text[len(lead) :]
     return text
 
 
@@ -278,7 +326,7 @@ def latex_cell(cell) -> str:
     """
     text = str(cell)
     base = text.rstrip("".join(LATEX_MARKERS) + " ")
-    marks = text[len(base):].replace(" ", "")
+    marks = text[len(base) :].replace(" ", "")
     if not marks or not base:
         return latex_text(text)
     body = latex_text(base)
@@ -302,5 +350,20 @@ def short_caption(title: str) -> tuple[str, str]:
     return (head + "." if head else ""), rest.strip()
 
 
-__all__ = ["MISSING", "MARKDOWN_SPECIALS", "markdown_escape", "is_missing", "is_p_column", "format_cell", "format_p", "csv_number", "spreadsheet_csv", "threshold_text", "latex_escape", "latex_text", "latex_cell",
-           "LATEX_MARKERS", "short_caption"]
+__all__ = [
+    "MISSING",
+    "MARKDOWN_SPECIALS",
+    "markdown_escape",
+    "is_missing",
+    "is_p_column",
+    "format_cell",
+    "format_p",
+    "csv_number",
+    "spreadsheet_csv",
+    "threshold_text",
+    "latex_escape",
+    "latex_text",
+    "latex_cell",
+    "LATEX_MARKERS",
+    "short_caption",
+]

@@ -37,12 +37,34 @@ if TYPE_CHECKING:
     from metrics_core.report.all_pairs import AllPairsComparison
 
 #: The settings the JSON's ``comparison`` object and every export's provenance state.
-PARAMETERS = ("baseline", "permutations", "bootstrap", "seed", "correction", "family", "confidence", "alpha",
-              "query_set")
+PARAMETERS = (
+    "baseline",
+    "permutations",
+    "bootstrap",
+    "seed",
+    "correction",
+    "family",
+    "confidence",
+    "alpha",
+    "query_set",
+)
 #: Columns of the plain comparison table (:meth:`Comparison.wide`).
-WIDE_COLUMNS = ("run", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta", "ci_lo",
-                "ci_hi", *(f"p_corrected_{t}" for t in TESTS), "wins", "ties", "losses",
-                "effect_size", "markers")
+WIDE_COLUMNS = (
+    "run",
+    "measure",
+    "n_queries",
+    "mean_baseline",
+    "mean_run",
+    "mean_delta",
+    "ci_lo",
+    "ci_hi",
+    *(f"p_corrected_{t}" for t in TESTS),
+    "wins",
+    "ties",
+    "losses",
+    "effect_size",
+    "markers",
+)
 
 
 class Comparison:
@@ -82,11 +104,22 @@ class Comparison:
         self.runs = tuple(runs)
         conv = conventions.as_dict() if hasattr(conventions, "as_dict") else conventions
         self._conventions = conventions
-        sizes = frame.groupby("measure", sort=False)["n_queries"].agg(["min", "max"]) if len(frame) else None
-        n_queries = {} if sizes is None else {
-            str(m): int(lo) if lo == hi else None for m, (lo, hi) in sizes.iterrows()}
-        self.settings = {"family": DEFAULT_FAMILY, **frame.attrs, "n_queries": n_queries,
-                         "conventions": None if conv is None else dict(conv)}
+        sizes = (
+            frame.groupby("measure", sort=False)["n_queries"].agg(["min", "max"])
+            if len(frame)
+            else None
+        )
+        n_queries = (
+            {}
+            if sizes is None
+            else {str(m): int(lo) if lo == hi else None for m, (lo, hi) in sizes.iterrows()}
+        )
+        self.settings = {
+            "family": DEFAULT_FAMILY,
+            **frame.attrs,
+            "n_queries": n_queries,
+            "conventions": None if conv is None else dict(conv),
+        }
 
     # --- the rows -----------------------------------------------------------------------
     @property
@@ -123,12 +156,27 @@ class Comparison:
         s = self.settings
         test = test or s["tests"][-1]
         if test not in s["tests"]:
-            raise InputError(N_("the comparison did not run the {test} test"), hint=N_("accepted: {choices}"),
-                             field="test", params={"test": test, "choices": ", ".join(s["tests"])})
-        return leaderboard(list(self.runs), s["baseline"], list(s["measures"]), query_set=s["query_set"],
-                           n_resamples=n_resamples, confidence=s["confidence"], seed=s["seed"],
-                           n_permutations=s["permutations"], correction=s["correction"], alpha=s["alpha"],
-                           test=test, comparison=self._frame, family=s["family"])
+            raise InputError(
+                N_("the comparison did not run the {test} test"),
+                hint=N_("accepted: {choices}"),
+                field="test",
+                params={"test": test, "choices": ", ".join(s["tests"])},
+            )
+        return leaderboard(
+            list(self.runs),
+            s["baseline"],
+            list(s["measures"]),
+            query_set=s["query_set"],
+            n_resamples=n_resamples,
+            confidence=s["confidence"],
+            seed=s["seed"],
+            n_permutations=s["permutations"],
+            correction=s["correction"],
+            alpha=s["alpha"],
+            test=test,
+            comparison=self._frame,
+            family=s["family"],
+        )
 
     # --- text ---------------------------------------------------------------------------
     def legend(self, tests: Sequence[str] = TESTS, paper: bool = True, gettext=None) -> str:
@@ -141,7 +189,7 @@ class Comparison:
         return markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
 
     def queries(self, gettext=None) -> str:
-        """"Queries: ..." naming the query set and its size per measure."""
+        """ "Queries: ..." naming the query set and its size per measure."""
         return queries_sentence(self._frame, gettext=gettext)
 
     def provenance(self) -> dict:
@@ -170,9 +218,16 @@ class Comparison:
         """The plain table (:meth:`wide`) as text (``"table"``) or ``"csv"``, titled with the
         query set, with the provenance (the command line's ``--format table|csv``)."""
         if fmt not in ("table", "csv"):
-            raise InputError(N_("unknown table format {format!r}"), hint=N_("accepted: table, csv"),
-                             option="--format", field="format", params={"format": fmt})
-        return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries())
+            raise InputError(
+                N_("unknown table format {format!r}"),
+                hint=N_("accepted: table, csv"),
+                option="--format",
+                field="format",
+                params={"format": fmt},
+            )
+        return format_table(
+            self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries()
+        )
 
     def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
         """The paper table (:meth:`paper`) in plain Markdown: a pipe table, the legend and the
@@ -180,14 +235,25 @@ class Comparison:
         emphasis survive, so a ``*`` marker and ``_`` in names print as themselves)."""
         table = self.paper(tests, digits).reset_index()
         cols = [str(c) for c in table.columns]
-        lines = ["| " + " | ".join(markdown_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+        lines = [
+            "| " + " | ".join(markdown_escape(c) for c in cols) + " |",
+            "|" + "---|" * len(cols),
+        ]
         for row in table.itertuples(index=False, name=None):
             lines.append("| " + " | ".join(markdown_escape(v) for v in row) + " |")
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        return "\n".join([*lines, "", markdown_escape(self.legend(tests)), "", markdown_escape(line)]) + "\n"
+        return (
+            "\n".join([*lines, "", markdown_escape(self.legend(tests)), "", markdown_escape(line)])
+            + "\n"
+        )
 
-    def to_latex(self, tests: Sequence[str] = TESTS, digits: int = 4, caption: str | None = None,
-                 label: str | None = None) -> str:
+    def to_latex(
+        self,
+        tests: Sequence[str] = TESTS,
+        digits: int = 4,
+        caption: str | None = None,
+        label: str | None = None,
+    ) -> str:
         r"""The paper table (:meth:`paper`) as a LaTeX ``table`` with booktabs rules.
 
         Cells, headers, the caption and the legend are escaped; the markers are
@@ -200,23 +266,39 @@ class Comparison:
         baseline = self.settings["baseline"]
         caption = caption or f"Every run against {baseline}: mean (difference)"
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        out = [f"% {_one_line(line)}", r"% needs \usepackage{booktabs}", r"\begin{table}[t]",
-               r"\centering", r"\caption{" + latex_escape(caption) + "}"]
+        out = [
+            f"% {_one_line(line)}",
+            r"% needs \usepackage{booktabs}",
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\caption{" + latex_escape(caption) + "}",
+        ]
         if label:
             out.append(r"\label{" + latex_escape(label) + "}")
-        out += [r"\begin{tabular}{l" + "r" * len(table.columns) + "}", r"\toprule",
-                " & ".join(latex_escape(c) for c in ["run", *table.columns]) + r" \\", r"\midrule"]
+        out += [
+            r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
+            r"\toprule",
+            " & ".join(latex_escape(c) for c in ["run", *table.columns]) + r" \\",
+            r"\midrule",
+        ]
         for run, row in table.iterrows():
             out.append(" & ".join([latex_escape(run), *(latex_cell(v) for v in row)]) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}", r"\par\smallskip",
-                r"{\footnotesize " + latex_text(self.legend(tests)) + "}", r"\end{table}"]
+        out += [
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\par\smallskip",
+            r"{\footnotesize " + latex_text(self.legend(tests)) + "}",
+            r"\end{table}",
+        ]
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:
         s = self.settings
         runs = list(dict.fromkeys(self._frame["run"])) if len(self._frame) else []
-        return (f"Comparison(baseline={s['baseline']!r}, runs={runs}, measures={list(s['measures'])}, "
-                f"query_set={s['query_set']!r}, correction={s['correction']!r})")
+        return (
+            f"Comparison(baseline={s['baseline']!r}, runs={runs}, measures={list(s['measures'])}, "
+            f"query_set={s['query_set']!r}, correction={s['correction']!r})"
+        )
 
     def _repr_html_(self) -> str:
         return self.wide().to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4f}")
@@ -226,12 +308,25 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
-def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measures=None, n_permutations: int = 10000,
-            seed: int = 0, correction: str = "holm", confidence: float = 0.95,
-            n_resamples: int | None = None, alpha: float = 0.05, query_set: str = "common",
-            tests: Sequence[str] = TESTS, interval: bool = True, conventions=None,
-            family: str = DEFAULT_FAMILY, all_pairs: bool = False,
-            test: str = "permutation") -> Comparison | AllPairsComparison:
+def compare(
+    evaluations,
+    baseline: str | Sequence[str] | None = None,
+    *,
+    measures=None,
+    n_permutations: int = 10000,
+    seed: int = 0,
+    correction: str = "holm",
+    confidence: float = 0.95,
+    n_resamples: int | None = None,
+    alpha: float = 0.05,
+    query_set: str = "common",
+    tests: Sequence[str] = TESTS,
+    interval: bool = True,
+    conventions=None,
+    family: str = DEFAULT_FAMILY,
+    all_pairs: bool = False,
+    test: str = "permutation",
+) -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
     With ``all_pairs=True``, every run against every other; with a list of baselines
@@ -279,24 +374,55 @@ def compare(evaluations, baseline: str | Sequence[str] | None = None, *, measure
     if all_pairs or (baseline is not None and not isinstance(baseline, str)):
         from metrics_core.report.all_pairs import compare_all_pairs
 
-        return compare_all_pairs(evaluations, baselines=None if all_pairs and (baseline is None or isinstance(
-            baseline, str)) else baseline, measures=measures, test=test, n_permutations=n_permutations,
-            seed=seed, correction=correction, alpha=alpha, query_set=query_set, conventions=conventions)
+        return compare_all_pairs(
+            evaluations,
+            baselines=None
+            if all_pairs and (baseline is None or isinstance(baseline, str))
+            else baseline,
+            measures=measures,
+            test=test,
+            n_permutations=n_permutations,
+            seed=seed,
+            correction=correction,
+            alpha=alpha,
+            query_set=query_set,
+            conventions=conventions,
+        )
     runs = as_runs(evaluations)
     if not runs:
-        raise InputError(N_("no runs to compare"), hint=N_("give the baseline and at least one other run"),
-                         field="runs")
+        raise InputError(
+            N_("no runs to compare"),
+            hint=N_("give the baseline and at least one other run"),
+            field="runs",
+        )
     baseline = runs[0].run_name if baseline is None else baseline
     if conventions is None:
         conventions = getattr(runs[0], "conventions", None)
-    frame = compare_runs(runs, baseline, measures, n_permutations=n_permutations, seed=seed,
-                         correction=correction, confidence=confidence, n_resamples=n_resamples,
-                         alpha=alpha, query_set=query_set, tests=tests, interval=interval, family=family)
+    frame = compare_runs(
+        runs,
+        baseline,
+        measures,
+        n_permutations=n_permutations,
+        seed=seed,
+        correction=correction,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        alpha=alpha,
+        query_set=query_set,
+        tests=tests,
+        interval=interval,
+        family=family,
+    )
     return Comparison(frame, runs, conventions)
 
 
-def compare_json(payload: Mapping, baseline: str | None = None, *, source: str = "the evaluations JSON",
-                 **settings) -> Comparison | AllPairsComparison:
+def compare_json(
+    payload: Mapping,
+    baseline: str | None = None,
+    *,
+    source: str = "the evaluations JSON",
+    **settings,
+) -> Comparison | AllPairsComparison:
     """A :class:`Comparison` of the runs saved in an evaluations JSON object.
 
     ``payload`` is what ``ranklab evaluate --per-query --format json`` writes (or the
@@ -319,4 +445,3 @@ def compare_json(payload: Mapping, baseline: str | None = None, *, source: str =
 
 
 __all__ = ["Comparison", "compare", "compare_json", "PARAMETERS", "WIDE_COLUMNS", "LATEX_MARKERS"]
-

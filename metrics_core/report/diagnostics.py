@@ -55,14 +55,17 @@ def diagnostics_table(evaluations: Mapping, k: int, runs: Mapping | None = None)
         row = {"run": name}
         if runs is not None:
             row["lines"] = len(runs[name])
-        row.update({
-            "queries evaluated": d["num_queries"],
-            "missing queries": len(d["missing_queries"]), "extra queries": len(d["extra_queries"]),
-            "duplicates": d["duplicates"],
-            f"tied groups straddling @{k}": d["ties_straddling"].get(str(k), 0),
-            f"Judged@{k} (mean)": float(np.mean(judged)) if len(judged) else float("nan"),
-            f"queries with unjudged in top {k}": int((judged < 1).sum()),
-        })
+        row.update(
+            {
+                "queries evaluated": d["num_queries"],
+                "missing queries": len(d["missing_queries"]),
+                "extra queries": len(d["extra_queries"]),
+                "duplicates": d["duplicates"],
+                f"tied groups straddling @{k}": d["ties_straddling"].get(str(k), 0),
+                f"Judged@{k} (mean)": float(np.mean(judged)) if len(judged) else float("nan"),
+                f"queries with unjudged in top {k}": int((judged < 1).sum()),
+            }
+        )
         rows.append(row)
     if not rows:
         return pd.DataFrame()

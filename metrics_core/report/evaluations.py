@@ -131,8 +131,13 @@ class RunValues:
         >>> RunValues.from_evaluation(ev).to_dict() == ev.to_dict()
         True
         """
-        return cls(evaluation.run_name, evaluation.per_query, dict(evaluation.aggregate),
-                   dict(evaluation.diagnostics), getattr(evaluation, "tie_report", None))
+        return cls(
+            evaluation.run_name,
+            evaluation.per_query,
+            dict(evaluation.aggregate),
+            dict(evaluation.diagnostics),
+            getattr(evaluation, "tie_report", None),
+        )
 
     def __post_init__(self):
         if not self.aggregate:
@@ -140,8 +145,10 @@ class RunValues:
             with np.errstate(invalid="ignore"):
                 counted = (~np.isnan(values)).sum(axis=0)
                 sums = np.nansum(values, axis=0)
-            self.aggregate = {str(m): float(s / c) if c else float("nan")
-                              for m, s, c in zip(self.per_query.columns, sums, counted, strict=True)}
+            self.aggregate = {
+                str(m): float(s / c) if c else float("nan")
+                for m, s, c in zip(self.per_query.columns, sums, counted, strict=True)
+            }
 
     @property
     def measures(self) -> list[str]:
@@ -152,16 +159,21 @@ class RunValues:
         """The JSON ``runs`` entry, as :meth:`Evaluation.to_dict` writes it."""
         out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
         if per_query:
-            out["per_query"] = {str(q): {m: row[m] for m in self.measures} for q, row in
-                                zip(self.per_query.index, self.per_query.to_dict(orient="records"),
-                                    strict=True)}
+            out["per_query"] = {
+                str(q): {m: row[m] for m in self.measures}
+                for q, row in zip(
+                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=True
+                )
+            }
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
             out["tie_report"] = self.tie_report
         return out
 
 
-def runs_from_json(payload: Mapping, source: str = "the evaluations JSON") -> tuple[list[RunValues], dict]:
+def runs_from_json(
+    payload: Mapping, source: str = "the evaluations JSON"
+) -> tuple[list[RunValues], dict]:
     """The runs of an evaluations JSON object (``ranklab evaluate --per-query --format json``).
 
     Parameters
@@ -192,25 +204,42 @@ def runs_from_json(payload: Mapping, source: str = "the evaluations JSON") -> tu
     """
     runs = payload.get("runs") if isinstance(payload, Mapping) else None
     if not isinstance(runs, list) or not runs:
-        raise InputError(N_("no runs in the file"), source=source,
-                         hint=N_('expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes'),
-                         plain_hint=N_('expected {"runs": [...]}, an evaluation saved with per-query values'))
+        raise InputError(
+            N_("no runs in the file"),
+            source=source,
+            hint=N_(
+                'expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes'
+            ),
+            plain_hint=N_('expected {"runs": [...]}, an evaluation saved with per-query values'),
+        )
     out = []
     for i, entry in enumerate(runs, 1):
         name = entry.get("name") if isinstance(entry, Mapping) else None
         values = entry.get("per_query") if isinstance(entry, Mapping) else None
         if not isinstance(name, str) or not isinstance(values, Mapping):
-            raise InputError(N_("run {number} has no name or no per-query values"), source=source,
-                             hint=N_("evaluate with --per-query to save per-query values"),
-                             plain_hint=N_("save the evaluation with its per-query values"),
-                             params={"number": i})
+            raise InputError(
+                N_("run {number} has no name or no per-query values"),
+                source=source,
+                hint=N_("evaluate with --per-query to save per-query values"),
+                plain_hint=N_("save the evaluation with its per-query values"),
+                params={"number": i},
+            )
         frame = pd.DataFrame.from_dict(dict(values), orient="index").astype(np.float64)
         frame.index = frame.index.astype(str)
         frame.index.name = "query_id"
-        aggregate = {str(k): (np.nan if v is None else float(v))
-                     for k, v in (entry.get("aggregate") or {}).items()}
-        out.append(RunValues(name, frame, aggregate, dict(entry.get("diagnostics") or {}),
-                             entry.get("tie_report")))
+        aggregate = {
+            str(k): (np.nan if v is None else float(v))
+            for k, v in (entry.get("aggregate") or {}).items()
+        }
+        out.append(
+            RunValues(
+                name,
+                frame,
+                aggregate,
+                dict(entry.get("diagnostics") or {}),
+                entry.get("tie_report"),
+            )
+        )
     conventions = payload.get("conventions") or {}
     return out, dict(conventions)
 

@@ -48,7 +48,9 @@ def provenance(conventions=None, **extra) -> dict:
     """``{"ranklab_version": ..., "conventions": {...}, **extra}`` for an output."""
     out: dict = {"ranklab_version": __version__}
     if conventions is not None:
-        out["conventions"] = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions)
+        out["conventions"] = (
+            conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions)
+        )
     out.update(extra)
     return out
 
@@ -156,11 +158,20 @@ def _csv(frame: pd.DataFrame) -> str:
 
 def _latex(cols: list[str], rows: list[list[str]], title: str | None, line: str) -> str:
     caption, note = short_caption(title) if title else ("", "")
-    out = [f"% {_one_line(line)}", r"% needs \usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
+    out = [
+        f"% {_one_line(line)}",
+        r"% needs \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+    ]
     if caption:
         out.append(r"\caption{" + latex_text(caption) + "}")
-    out += [r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}", r"\toprule",
-            " & ".join(latex_text(c) for c in cols) + r" \\", r"\midrule"]
+    out += [
+        r"\begin{tabular}{l" + "r" * (len(cols) - 1) + "}",
+        r"\toprule",
+        " & ".join(latex_text(c) for c in cols) + r" \\",
+        r"\midrule",
+    ]
     for r in rows:
         out.append(" & ".join(latex_cell(c) for c in r) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
@@ -170,8 +181,15 @@ def _latex(cols: list[str], rows: list[list[str]], title: str | None, line: str)
     return "\n".join(out)
 
 
-def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None = None,
-                 digits: int = 4, title: str | None = None, index: bool = True) -> str:
+def format_table(
+    df: pd.DataFrame,
+    fmt: str = "table",
+    *,
+    prov: Mapping | None = None,
+    digits: int = 4,
+    title: str | None = None,
+    index: bool = True,
+) -> str:
     """Render a DataFrame as ``table`` (plain text), ``csv``, ``json``, ``markdown`` or ``latex``.
 
     Parameters
@@ -224,18 +242,29 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
         raise ValueError(f"unknown format {fmt!r}; accepted: {', '.join(TABLE_FORMATS)}")
     import pandas as pd
 
-    frame = df.reset_index() if index and (df.index.name or not isinstance(df.index, pd.RangeIndex)) else df
+    frame = (
+        df.reset_index()
+        if index and (df.index.name or not isinstance(df.index, pd.RangeIndex))
+        else df
+    )
     line = provenance_line(prov)
     if fmt == "csv":
         return _csv(frame)
     if fmt == "json":
         records = [json_safe(r) for r in frame.to_dict(orient="records")]
-        return json.dumps({"provenance": json_safe(dict(prov or provenance())), "title": title,
-                           "rows": records}, indent=2)
+        return json.dumps(
+            {"provenance": json_safe(dict(prov or provenance())), "title": title, "rows": records},
+            indent=2,
+        )
     cols = [str(c) for c in frame.columns]
     p_cols = [is_p_column(c) for c in cols]
-    rows = [[format_p(v, digits) if is_p and not isinstance(v, str) else _fmt_value(v, digits)
-             for v, is_p in zip(r, p_cols, strict=True)] for r in frame.itertuples(index=False, name=None)]
+    rows = [
+        [
+            format_p(v, digits) if is_p and not isinstance(v, str) else _fmt_value(v, digits)
+            for v, is_p in zip(r, p_cols, strict=True)
+        ]
+        for r in frame.itertuples(index=False, name=None)
+    ]
     if fmt == "markdown":
         out = []
         if title:
@@ -250,10 +279,17 @@ def format_table(df: pd.DataFrame, fmt: str = "table", *, prov: Mapping | None =
     if fmt == "latex":
         return _latex(cols, rows, title, line)
     # plain text table
-    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    widths = [
+        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)
+    ]
     head = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=False))
-    body = ["  ".join((r[i].rjust(w) if i else r[i].ljust(w)) for i, w in enumerate(widths)) for r in rows]
-    out = ([title] if title else []) + [head, "  ".join("-" * w for w in widths)] + body + ["", line]
+    body = [
+        "  ".join((r[i].rjust(w) if i else r[i].ljust(w)) for i, w in enumerate(widths))
+        for r in rows
+    ]
+    out = (
+        ([title] if title else []) + [head, "  ".join("-" * w for w in widths)] + body + ["", line]
+    )
     return "\n".join(out)
 
 
@@ -266,8 +302,9 @@ def sidecar_path(path: str) -> str:
     return str(path) + SIDECAR_SUFFIX
 
 
-def write_export(text: str, path: str | None, fmt: str, prov: Mapping | None = None,
-                 title: str | None = None) -> str | None:
+def write_export(
+    text: str, path: str | None, fmt: str, prov: Mapping | None = None, title: str | None = None
+) -> str | None:
     """Write an export like :func:`write_text`; a CSV written to a file also gets its
     provenance beside it (:func:`sidecar_path`, :func:`provenance_json`), since the CSV
     itself has no comment lines. Returns the sidecar's path, or None (stdout, or not CSV).
@@ -296,18 +333,28 @@ def write_text(text: str, path: str | None = None) -> None:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise InputError(N_("cannot write the output ({reason})"), source="<stdout>",
-                             hint=N_("Check the disk, or write with -o FILE"),
-                             params={"reason": exc.strerror or type(exc).__name__}) from None
+            raise InputError(
+                N_("cannot write the output ({reason})"),
+                source="<stdout>",
+                hint=N_("Check the disk, or write with -o FILE"),
+                params={"reason": exc.strerror or type(exc).__name__},
+            ) from None
         return
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        reason = {errno.ENOENT: "the folder does not exist", errno.EACCES: "permission denied",
-                  errno.ENOSPC: "no space left on the device", errno.EIO: "an input/output error",
-                  errno.EISDIR: "it is a folder", errno.EROFS: "a read-only file system"}.get(
-            exc.errno or 0, exc.strerror or type(exc).__name__)
-        raise InputError(N_("cannot write the output ({reason})"), source=str(path),
-                         hint=N_("Choose another output path (-o) or free some space"),
-                         params={"reason": reason}) from None
+        reason = {
+            errno.ENOENT: "the folder does not exist",
+            errno.EACCES: "permission denied",
+            errno.ENOSPC: "no space left on the device",
+            errno.EIO: "an input/output error",
+            errno.EISDIR: "it is a folder",
+            errno.EROFS: "a read-only file system",
+        }.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+        raise InputError(
+            N_("cannot write the output ({reason})"),
+            source=str(path),
+            hint=N_("Choose another output path (-o) or free some space"),
+            params={"reason": reason},
+        ) from None

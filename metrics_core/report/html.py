@@ -103,8 +103,9 @@ def _fmt(v, digits: int = 4) -> str:
     return format_cell(v, digits)
 
 
-def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
-               ci_rows: set | None = None) -> str:
+def table_html(
+    df: pd.DataFrame, index: bool = False, best: set | None = None, ci_rows: set | None = None
+) -> str:
     """An escaped HTML table; ``best`` = {(row position, column)} cells drawn bold."""
     best, ci_rows = best or set(), ci_rows or set()
     frame = df.reset_index() if index else df
@@ -114,9 +115,10 @@ def table_html(df: pd.DataFrame, index: bool = False, best: set | None = None,
     for i, row in enumerate(frame.itertuples(index=False)):
         cells = "".join(
             f"<td{best_attr if (i, c) in best else ''}>{_esc(_fmt(v))}</td>"
-            for c, v in zip(frame.columns, row, strict=True))
+            for c, v in zip(frame.columns, row, strict=True)
+        )
         body.append(f"<tr{ci_attr if i in ci_rows else ''}>{cells}</tr>")
-    return f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None) -> str:
@@ -124,16 +126,23 @@ def grid_table(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=No
     words through ``gettext``) as HTML: best cells bold, interval and tie-band rows grey."""
     grid = leaderboard_grid(board, band, gettext=gettext)
     first = grid.columns[0]
-    best = {(i, c) for i, row in enumerate(grid.itertuples(index=False))
-            for c, v in zip(grid.columns, row, strict=True) if isinstance(v, str) and BEST in v}
+    best = {
+        (i, c)
+        for i, row in enumerate(grid.itertuples(index=False))
+        for c, v in zip(grid.columns, row, strict=True)
+        if isinstance(v, str) and BEST in v
+    }
     ci_rows = {i for i, label in enumerate(grid[first]) if str(label).startswith(CI_INDENT)}
     grid[first] = grid[first].str.strip()
     return table_html(grid, best=best, ci_rows=ci_rows)
 
 
 #: The p-value columns of :func:`comparison_table`, per test (marked for the catalogs).
-P_COLUMNS = {"t": N_("p t-test (corrected)"), "wilcoxon": N_("p Wilcoxon (corrected)"),
-             "permutation": N_("p randomization (corrected)")}
+P_COLUMNS = {
+    "t": N_("p t-test (corrected)"),
+    "wilcoxon": N_("p Wilcoxon (corrected)"),
+    "permutation": N_("p randomization (corrected)"),
+}
 
 
 def comparison_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
@@ -141,17 +150,28 @@ def comparison_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
     ``gettext`` translates the headers."""
     _ = gettext or _same
     conf = frame.attrs.get("confidence", 0.95)
-    out = pd.DataFrame({
-        _("Run"): frame["run"], _("Measure"): frame["measure"], _("Queries"): frame["n_queries"].astype(int),
-        _("Baseline mean"): frame["mean_baseline"], _("Run mean"): frame["mean_run"], "Δ": frame["mean_delta"],
-        _("Δ {level} CI").format(level=f"{conf:.0%}"): [
-            "–" if pd.isna(lo) else _("{low} to {high}").format(low=f"{lo:.4f}", high=f"{hi:.4f}")
-            for lo, hi in zip(frame["ci_lo"], frame["ci_hi"], strict=True)],
-    })
+    out = pd.DataFrame(
+        {
+            _("Run"): frame["run"],
+            _("Measure"): frame["measure"],
+            _("Queries"): frame["n_queries"].astype(int),
+            _("Baseline mean"): frame["mean_baseline"],
+            _("Run mean"): frame["mean_run"],
+            "Δ": frame["mean_delta"],
+            _("Δ {level} CI").format(level=f"{conf:.0%}"): [
+                "–"
+                if pd.isna(lo)
+                else _("{low} to {high}").format(low=f"{lo:.4f}", high=f"{hi:.4f}")
+                for lo, hi in zip(frame["ci_lo"], frame["ci_hi"], strict=True)
+            ],
+        }
+    )
     for t in TESTS:
         out[_(P_COLUMNS[t])] = frame[f"p_corrected_{t}"].map(format_p)
-    out[_("W / T / L")] = [f"{w} / {t} / {l_}" for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"],
-                                                                     strict=True)]
+    out[_("W / T / L")] = [
+        f"{w} / {t} / {l_}"
+        for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"], strict=True)
+    ]
     out[_("Significant")] = frame["markers"]
     return out
 
@@ -159,44 +179,89 @@ def comparison_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
 def _bar_spec(board: pd.DataFrame, colours: Mapping[str, str], _=_same) -> dict:
     data = []
     for run, part in board.groupby("run", sort=False):
-        data.append({"type": "bar", "name": str(run), "x": [str(m) for m in part["measure"]],
-                     "y": part["mean"].tolist(), "marker": {"color": colours.get(str(run), "#7f8c8d")},
-                     "error_y": {"type": "data", "symmetric": False,
-                                 "array": (part["ci_hi"] - part["mean"]).tolist(),
-                                 "arrayminus": (part["mean"] - part["ci_lo"]).tolist()},
-                     "hovertemplate": "%{x}: %{y:.4f}<extra>" + html.escape(str(run)) + "</extra>"})
-    return {"data": data, "layout": {"barmode": "group", "template": None,
-                                     "yaxis": {"title": {"text": _("mean")}},
-                                     "margin": {"l": 50, "r": 20, "t": 30, "b": 40},
-                                     "legend": {"orientation": "h"}}}
+        data.append(
+            {
+                "type": "bar",
+                "name": str(run),
+                "x": [str(m) for m in part["measure"]],
+                "y": part["mean"].tolist(),
+                "marker": {"color": colours.get(str(run), "#7f8c8d")},
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_hi"] - part["mean"]).tolist(),
+                    "arrayminus": (part["mean"] - part["ci_lo"]).tolist(),
+                },
+                "hovertemplate": "%{x}: %{y:.4f}<extra>" + html.escape(str(run)) + "</extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "barmode": "group",
+            "template": None,
+            "yaxis": {"title": {"text": _("mean")}},
+            "margin": {"l": 50, "r": 20, "t": 30, "b": 40},
+            "legend": {"orientation": "h"},
+        },
+    }
 
 
 def _delta_spec(frame: pd.DataFrame, measure: str, colours: Mapping[str, str], _=_same) -> dict:
     rows = frame[frame["measure"] == measure]
-    trace = {"type": "scatter", "mode": "markers", "x": rows["mean_delta"].tolist(),
-             "y": [str(r) for r in rows["run"]], "text": rows["markers"].tolist(),
-             "marker": {"size": 11, "color": [colours.get(str(r), "#7f8c8d") for r in rows["run"]]},
-             "error_x": {"type": "data", "symmetric": False,
-                         "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
-                         "arrayminus": (rows["mean_delta"] - rows["ci_lo"]).tolist()},
-             "hovertemplate": "%{y}: %{x:.4f} %{text}<extra></extra>"}
-    title = _("Δ {measure} vs {baseline}").format(measure=measure, baseline=frame.attrs.get("baseline"))
-    return {"data": [trace], "layout": {
-        "xaxis": {"title": {"text": title}, "zeroline": True},
-        "margin": {"l": 80, "r": 20, "t": 30, "b": 50}, "height": 140 + 40 * max(len(rows), 1),
-        "shapes": [{"type": "line", "x0": 0, "x1": 0, "y0": 0, "y1": 1, "yref": "paper",
-                    "line": {"dash": "dot", "color": "#6b7280"}}]}}
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "x": rows["mean_delta"].tolist(),
+        "y": [str(r) for r in rows["run"]],
+        "text": rows["markers"].tolist(),
+        "marker": {"size": 11, "color": [colours.get(str(r), "#7f8c8d") for r in rows["run"]]},
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": (rows["ci_hi"] - rows["mean_delta"]).tolist(),
+            "arrayminus": (rows["mean_delta"] - rows["ci_lo"]).tolist(),
+        },
+        "hovertemplate": "%{y}: %{x:.4f} %{text}<extra></extra>",
+    }
+    title = _("Δ {measure} vs {baseline}").format(
+        measure=measure, baseline=frame.attrs.get("baseline")
+    )
+    return {
+        "data": [trace],
+        "layout": {
+            "xaxis": {"title": {"text": title}, "zeroline": True},
+            "margin": {"l": 80, "r": 20, "t": 30, "b": 50},
+            "height": 140 + 40 * max(len(rows), 1),
+            "shapes": [
+                {
+                    "type": "line",
+                    "x0": 0,
+                    "x1": 0,
+                    "y0": 0,
+                    "y1": 1,
+                    "yref": "paper",
+                    "line": {"dash": "dot", "color": "#6b7280"},
+                }
+            ],
+        },
+    }
 
 
-def figure_specs(board: pd.DataFrame, frame: pd.DataFrame, colours: Mapping[str, str],
-                 gettext=None) -> list[tuple[str, dict]]:
+def figure_specs(
+    board: pd.DataFrame, frame: pd.DataFrame, colours: Mapping[str, str], gettext=None
+) -> list[tuple[str, dict]]:
     """(title, plotly spec) of the report's figures: means with CIs, and Δ with CI per
     measure; titles and axis titles through ``gettext``."""
     _ = gettext or _same
     specs = [(_("Mean of each measure with its interval"), _bar_spec(board, colours, _))]
     for m in dict.fromkeys(frame["measure"]):
-        specs.append((_("{measure}: difference from the baseline with its interval").format(measure=m),
-                      _delta_spec(frame, m, colours, _)))
+        specs.append(
+            (
+                _("{measure}: difference from the baseline with its interval").format(measure=m),
+                _delta_spec(frame, m, colours, _),
+            )
+        )
     return specs
 
 
@@ -204,8 +269,16 @@ def _script_json(obj) -> str:
     return json.dumps(json_safe(obj)).replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
-def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence[tuple[str, dict]] = (),
-                plotly_js: str | None = None, subtitle: str = "", *, gettext=None, lang: str = "en") -> str:
+def render_html(
+    title: str,
+    blocks: Sequence[tuple[str, str]],
+    figures: Sequence[tuple[str, dict]] = (),
+    plotly_js: str | None = None,
+    subtitle: str = "",
+    *,
+    gettext=None,
+    lang: str = "en",
+) -> str:
     """Assemble the page: ``blocks`` are (heading, trusted HTML fragment made here); the
     figures follow the first block, drawn with the inline plotly.js, or replaced by a note
     when it is missing. ``gettext`` translates the page's own words ("Figures" and the
@@ -213,18 +286,20 @@ def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence
     _ = gettext or _same
     parts = [f"<h1>{_esc(title)}</h1>"]
     if subtitle:
-        parts.append(f"<p class=\"note\">{_esc(subtitle)}</p>")
+        parts.append(f'<p class="note">{_esc(subtitle)}</p>')
     figs_html = []
     if figures and plotly_js:
         for i, (fig_title, spec) in enumerate(figures):
             height = int(spec["layout"].get("height", 420))
-            figs_html.append(f"<h3>{_esc(fig_title)}</h3><div class=\"figure\" id=\"fig{i}\" "
-                             f"style=\"height:{height}px\"></div>"
-                             f"<script>Plotly.newPlot(\"fig{i}\", {_script_json(spec['data'])}, "
-                             f"{_script_json(spec['layout'])}, {{\"responsive\": true, \"displaylogo\": false}});"
-                             f"</script>")
+            figs_html.append(
+                f'<h3>{_esc(fig_title)}</h3><div class="figure" id="fig{i}" '
+                f'style="height:{height}px"></div>'
+                f'<script>Plotly.newPlot("fig{i}", {_script_json(spec["data"])}, '
+                f'{_script_json(spec["layout"])}, {{"responsive": true, "displaylogo": false}});'
+                f"</script>"
+            )
     elif figures:
-        figs_html.append(f"<p class=\"note\">{_esc(_(FIGURES_LEFT_OUT))}</p>")
+        figs_html.append(f'<p class="note">{_esc(_(FIGURES_LEFT_OUT))}</p>')
     heading = _("Figures")
     figures_block = f"<h2>{_esc(heading)}</h2>" + "".join(figs_html) if figs_html else ""
     for i, (heading, fragment) in enumerate(blocks):
@@ -234,46 +309,91 @@ def render_html(title: str, blocks: Sequence[tuple[str, str]], figures: Sequence
     if not blocks and figures_block:
         parts.append(figures_block)
     head_js = f"<script>{plotly_js}</script>" if figures and plotly_js else ""
-    return (f"<!DOCTYPE html><html lang=\"{_esc(lang)}\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{_esc(title)}</title>"
-            f"<style>{_CSS}</style>{head_js}</head><body>{''.join(parts)}</body></html>")
+    return (
+        f'<!DOCTYPE html><html lang="{_esc(lang)}"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{_esc(title)}</title>'
+        f"<style>{_CSS}</style>{head_js}</head><body>{''.join(parts)}</body></html>"
+    )
 
 
-FIGURES_LEFT_OUT = N_("Figures left out: plotly is not installed, so plotly.js could not be embedded. "
-                      "The tables above hold every number.")
-OWN_QUERIES_NOTE = N_("Each run's value over the queries it answered (sums for counts, geometric mean for "
-                      "GMAP); runs that missed queries are on different query sets in this table only.")
+FIGURES_LEFT_OUT = N_(
+    "Figures left out: plotly is not installed, so plotly.js could not be embedded. "
+    "The tables above hold every number."
+)
+OWN_QUERIES_NOTE = N_(
+    "Each run's value over the queries it answered (sums for counts, geometric mean for "
+    "GMAP); runs that missed queries are on different query sets in this table only."
+)
 #: The settings table's rows, in order (marked for the catalogs).
-SETTING_NAMES = (N_("query set"), N_("baseline"), N_("test for the markers"), N_("multiple-comparison correction"),
-                 N_("permutations (sign flips)"), N_("bootstrap resamples (run means)"),
-                 N_("bootstrap resamples (differences)"), N_("confidence"), N_("alpha"), N_("seed"))
+SETTING_NAMES = (
+    N_("query set"),
+    N_("baseline"),
+    N_("test for the markers"),
+    N_("multiple-comparison correction"),
+    N_("permutations (sign flips)"),
+    N_("bootstrap resamples (run means)"),
+    N_("bootstrap resamples (differences)"),
+    N_("confidence"),
+    N_("alpha"),
+    N_("seed"),
+)
 
 
 def _plotly_version(plotly_js: str | None, _=_same) -> str:
     if not plotly_js:
         return _("not embedded")
     head, marker = plotly_js[:200], "plotly.js v"
-    return head[head.find(marker) + len(marker):].split()[0] if marker in head else _("inline")
+    return head[head.find(marker) + len(marker) :].split()[0] if marker in head else _("inline")
 
 
-def _context_blocks(conventions, settings: Sequence, data: Mapping | None, plotly_js: str | None,
-                    _=_same) -> list[tuple[str, str]]:
+def _context_blocks(
+    conventions, settings: Sequence, data: Mapping | None, plotly_js: str | None, _=_same
+) -> list[tuple[str, str]]:
     """Conventions and settings, data digests and versions (the report's provenance)."""
     import scipy
 
     conv = conventions.as_dict() if hasattr(conventions, "as_dict") else dict(conventions or {})
     # names and values are the options' own (like measure names); no depth cut reads "all"
-    values = [(_("all") if k == "depth" else MISSING) if v is None else str(v) for k, v in conv.items()]
-    conv_rows = pd.DataFrame({_("Convention"): [k.replace("_", " ") for k in conv], _("Value"): values})
-    rows = pd.DataFrame({_("Setting"): [_(n) for n in SETTING_NAMES], _("Value"): [str(v) for v in settings]})
+    values = [
+        (_("all") if k == "depth" else MISSING) if v is None else str(v) for k, v in conv.items()
+    ]
+    conv_rows = pd.DataFrame(
+        {_("Convention"): [k.replace("_", " ") for k in conv], _("Value"): values}
+    )
+    rows = pd.DataFrame(
+        {_("Setting"): [_(n) for n in SETTING_NAMES], _("Value"): [str(v) for v in settings]}
+    )
     blocks = [(_("Conventions and settings"), table_html(conv_rows) + table_html(rows))]
     if data:
-        blocks.append((_("Data"), table_html(pd.DataFrame({_("Input"): list(data),
-                                                          _("Digest (SHA-256, first 16)"): list(data.values())}))))
-    versions = {"RankLab": __version__, "Python": platform.python_version(), "numpy": np.__version__,
-                "pandas": pd.__version__, "scipy": scipy.__version__, "plotly.js": _plotly_version(plotly_js, _)}
-    blocks.append((_("Versions"), table_html(pd.DataFrame({_("Software"): list(versions),
-                                                          _("Version"): list(versions.values())}))))
+        blocks.append(
+            (
+                _("Data"),
+                table_html(
+                    pd.DataFrame(
+                        {
+                            _("Input"): list(data),
+                            _("Digest (SHA-256, first 16)"): list(data.values()),
+                        }
+                    )
+                ),
+            )
+        )
+    versions = {
+        "RankLab": __version__,
+        "Python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "scipy": scipy.__version__,
+        "plotly.js": _plotly_version(plotly_js, _),
+    }
+    blocks.append(
+        (
+            _("Versions"),
+            table_html(
+                pd.DataFrame({_("Software"): list(versions), _("Version"): list(versions.values())})
+            ),
+        )
+    )
     return blocks
 
 
@@ -284,13 +404,28 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def comparison_report(evaluations, baseline: str | None = None, measures=None, *, query_set: str = "common",
-                      conventions=None, data: Mapping[str, str] | None = None,
-                      colours: Mapping[str, str] | None = None, plotly_js: str | None = None,
-                      n_permutations: int = 10000, n_resamples: int = 1000, seed: int = 0,
-                      correction: str = "holm", confidence: float = 0.95, alpha: float = 0.05,
-                      test: str = "permutation", title: str | None = None, gettext=None, ngettext=None,
-                      lang: str = "en") -> str:
+def comparison_report(
+    evaluations,
+    baseline: str | None = None,
+    measures=None,
+    *,
+    query_set: str = "common",
+    conventions=None,
+    data: Mapping[str, str] | None = None,
+    colours: Mapping[str, str] | None = None,
+    plotly_js: str | None = None,
+    n_permutations: int = 10000,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    correction: str = "holm",
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    test: str = "permutation",
+    title: str | None = None,
+    gettext=None,
+    ngettext=None,
+    lang: str = "en",
+) -> str:
     """The whole report as one HTML string.
 
     Parameters
@@ -332,33 +467,105 @@ def comparison_report(evaluations, baseline: str | None = None, measures=None, *
     baseline = baseline or names[0]
     measures = list(measures or evaluations[0].measures)
     colours = dict(colours or {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)})
-    frame = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations, seed=seed,
-                         correction=correction, confidence=confidence, alpha=alpha, query_set=query_set)
-    board = leaderboard(evaluations, baseline, measures, query_set=query_set, n_resamples=n_resamples,
-                        confidence=confidence, seed=seed, n_permutations=n_permutations, correction=correction,
-                        alpha=alpha, test=test, comparison=frame)
+    frame = compare_runs(
+        evaluations,
+        baseline,
+        measures,
+        n_permutations=n_permutations,
+        seed=seed,
+        correction=correction,
+        confidence=confidence,
+        alpha=alpha,
+        query_set=query_set,
+    )
+    board = leaderboard(
+        evaluations,
+        baseline,
+        measures,
+        query_set=query_set,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        n_permutations=n_permutations,
+        correction=correction,
+        alpha=alpha,
+        test=test,
+        comparison=frame,
+    )
     board, frame = _shown(board), _shown(frame)
     legend = leaderboard_legend(board, gettext=gettext)
-    blocks = [(_("Leaderboard"), grid_table(board, gettext=gettext) + f"<p class=\"legend\">{_esc(legend)}</p>")]
+    blocks = [
+        (
+            _("Leaderboard"),
+            grid_table(board, gettext=gettext) + f'<p class="legend">{_esc(legend)}</p>',
+        )
+    ]
     markers = markers_legend(frame, tests=TESTS, paper=False, gettext=gettext)
-    blocks.append((_("Every run against {baseline}").format(baseline=baseline),
-                   table_html(comparison_table(frame, gettext)) + f"<p class=\"legend\">{_esc(markers)}</p>"))
-    own = pd.DataFrame([{_("Run"): ev.run_name, **{display_measure(m): ev.aggregate.get(m, np.nan) for m in measures}}
-                        for ev in evaluations])
-    blocks.append((_("Each run on its own queries (as trec_eval reports it)"),
-                   table_html(own) + f"<p class=\"note\">{_esc(_(OWN_QUERIES_NOTE))}</p>"))
+    blocks.append(
+        (
+            _("Every run against {baseline}").format(baseline=baseline),
+            table_html(comparison_table(frame, gettext)) + f'<p class="legend">{_esc(markers)}</p>',
+        )
+    )
+    own = pd.DataFrame(
+        [
+            {
+                _("Run"): ev.run_name,
+                **{display_measure(m): ev.aggregate.get(m, np.nan) for m in measures},
+            }
+            for ev in evaluations
+        ]
+    )
+    blocks.append(
+        (
+            _("Each run on its own queries (as trec_eval reports it)"),
+            table_html(own) + f'<p class="note">{_esc(_(OWN_QUERIES_NOTE))}</p>',
+        )
+    )
     correction_name = _(CORRECTION_NAMES[correction]) if correction != "none" else _("none")
-    settings = [_(QUERY_SET_LABELS[query_set]), baseline, _(TEST_NAMES[test]), correction_name, n_permutations,
-                n_resamples, n_permutations, confidence, alpha, seed]
+    settings = [
+        _(QUERY_SET_LABELS[query_set]),
+        baseline,
+        _(TEST_NAMES[test]),
+        correction_name,
+        n_permutations,
+        n_resamples,
+        n_permutations,
+        confidence,
+        alpha,
+        seed,
+    ]
     blocks += _context_blocks(conventions, settings, data, plotly_js, _)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = _("{runs}, baseline {baseline}; queries: {queries}. Markers: {markers}. Made {stamp}.").format(
-        runs=ngettext("{n} run", "{n} runs", len(names)).format(n=len(names)), baseline=baseline,
-        queries=_(QUERY_SET_LABELS[query_set]), stamp=stamp,
-        markers=", ".join(f"{v} {_(TEST_NAMES[k])}" for k, v in MARKERS.items()))
-    return render_html(_("RankLab report") if title is None else title, blocks,
-                       figure_specs(board, frame, colours, gettext), plotly_js, subtitle, gettext=gettext, lang=lang)
+    subtitle = _(
+        "{runs}, baseline {baseline}; queries: {queries}. Markers: {markers}. Made {stamp}."
+    ).format(
+        runs=ngettext("{n} run", "{n} runs", len(names)).format(n=len(names)),
+        baseline=baseline,
+        queries=_(QUERY_SET_LABELS[query_set]),
+        stamp=stamp,
+        markers=", ".join(f"{v} {_(TEST_NAMES[k])}" for k, v in MARKERS.items()),
+    )
+    return render_html(
+        _("RankLab report") if title is None else title,
+        blocks,
+        figure_specs(board, frame, colours, gettext),
+        plotly_js,
+        subtitle,
+        gettext=gettext,
+        lang=lang,
+    )
 
 
-__all__ = ["comparison_report", "render_html", "figure_specs", "plotly_js_source", "data_digest",
-           "table_html", "grid_table", "comparison_table", "P_COLUMNS", "SETTING_NAMES"]
+__all__ = [
+    "comparison_report",
+    "render_html",
+    "figure_specs",
+    "plotly_js_source",
+    "data_digest",
+    "table_html",
+    "grid_table",
+    "comparison_table",
+    "P_COLUMNS",
+    "SETTING_NAMES",
+]

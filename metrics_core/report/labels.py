@@ -36,8 +36,9 @@ def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
     return LABELS[2]
 
 
-def worst_labels(columns: Mapping[str, Sized], thresholds: Mapping[str, float],
-                 fair_ratio: float = 0.5) -> np.ndarray:
+def worst_labels(
+    columns: Mapping[str, Sized], thresholds: Mapping[str, float], fair_ratio: float = 0.5
+) -> np.ndarray:
     """Per row, the worst :func:`interpret` label over the measures that have a threshold
     ("" when none has a value): the row's interpretation (its worst label), for all rows at once.
 
@@ -48,7 +49,7 @@ def worst_labels(columns: Mapping[str, Sized], thresholds: Mapping[str, float],
     ['Good', 'Fair', '']
     """
     n = len(next(iter(columns.values()))) if columns else 0
-    worst = np.full(n, -1)                    # index into LABELS; -1: no label yet
+    worst = np.full(n, -1)  # index into LABELS; -1: no label yet
     for measure, values in columns.items():
         if measure not in thresholds:
             continue
@@ -60,8 +61,9 @@ def worst_labels(columns: Mapping[str, Sized], thresholds: Mapping[str, float],
     return np.array([*LABELS, ""], dtype=object)[worst]
 
 
-def row_label(values: Mapping[str, float], thresholds: Mapping[str, float],
-              fair_ratio: float = 0.5) -> str:
+def row_label(
+    values: Mapping[str, float], thresholds: Mapping[str, float], fair_ratio: float = 0.5
+) -> str:
     """The worst label of one row's measures (see :func:`worst_labels`).
 
     >>> row_label({"RR": 0.833, "nDCG@10": 0.72, "P@5": 0.6}, DEFAULT_GOOD_THRESHOLDS)

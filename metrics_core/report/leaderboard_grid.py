@@ -21,7 +21,9 @@ def _same(text: str) -> str:
     return text
 
 
-def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None) -> pd.DataFrame:
+def leaderboard_grid(
+    board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None
+) -> pd.DataFrame:
     """The runs x measures grid shown first: per run a row of means (★ best, significance
     marker) and, under it, a row of interval bounds; with ``band`` (index (run, measure), columns low and high), a third
     row "tie band" for each run whose mean depends on the order of tied scores (blank where
@@ -40,8 +42,11 @@ def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None, gett
     conf = board.attrs.get("confidence", 0.95)
     sizes = board.groupby("measure", sort=False)["n_queries"].first()
     # the columns are the measures' means over the queries: the mean of RR reads MRR
-    header = ({m: display_measure(m) for m in measures} if sizes.nunique() <= 1 else
-              {m: f"{display_measure(m)} (n={int(sizes[m])})" for m in measures})
+    header = (
+        {m: display_measure(m) for m in measures}
+        if sizes.nunique() <= 1
+        else {m: f"{display_measure(m)} (n={int(sizes[m])})" for m in measures}
+    )
     rows = []
     for run, part in board.groupby("run", sort=False):
         part = part.set_index("measure")
@@ -63,8 +68,6 @@ def leaderboard_grid(board: pd.DataFrame, band: pd.DataFrame | None = None, gett
     return pd.DataFrame(rows, columns=["Run", *header.values()]).rename(columns={"Run": _("Run")})
 
 
-
-
 def bounds_of_report(report: dict) -> dict[str, tuple[pd.Series, pd.Series]]:
     """Per measure (minimum, maximum) Series indexed by query id, from a tie report
     (``Evaluation.tie_report`` shape, :func:`metrics_core.ranking.ties.tie_report`)."""
@@ -72,8 +75,10 @@ def bounds_of_report(report: dict) -> dict[str, tuple[pd.Series, pd.Series]]:
     out = {}
     for m in report.get("aggregate", {}):
         queries = [q for q, d in per.items() if m in d]
-        out[m] = (pd.Series([per[q][m]["min"] for q in queries], index=queries, dtype="float64"),
-                  pd.Series([per[q][m]["max"] for q in queries], index=queries, dtype="float64"))
+        out[m] = (
+            pd.Series([per[q][m]["min"] for q in queries], index=queries, dtype="float64"),
+            pd.Series([per[q][m]["max"] for q in queries], index=queries, dtype="float64"),
+        )
     return out
 
 
@@ -113,8 +118,10 @@ def tie_band(board: pd.DataFrame, frames: dict, bounds: dict) -> pd.DataFrame:
 
     query_set = board.attrs.get("query_set", "common")
     evaluations = [SimpleNamespace(run_name=n, per_query=f) for n, f in frames.items()]
-    bounds = {n: (bounds_of_report(b) if b is not None and "per_query" in b else b)
-              for n, b in bounds.items()}
+    bounds = {
+        n: (bounds_of_report(b) if b is not None and "per_query" in b else b)
+        for n, b in bounds.items()
+    }
     rows = []
     for m in dict.fromkeys(board["measure"]):
         covered = [n for n, b in bounds.items() if b is not None and m in b]
@@ -123,18 +130,40 @@ def tie_band(board: pd.DataFrame, frames: dict, bounds: dict) -> pd.DataFrame:
         table = aligned_values(evaluations, m, query_set)
         for name in covered:
             value = table[name]
-            low, high = (s.reindex(table.index).fillna(value).to_numpy(dtype=np.float64)
-                         for s in bounds[name][m])
+            low, high = (
+                s.reindex(table.index).fillna(value).to_numpy(dtype=np.float64)
+                for s in bounds[name][m]
+            )
             dependent = int((low != high).sum())
             if dependent:
-                rows.append({"run": name, "measure": m, "low": float(low.mean()),
-                             "high": float(high.mean()), "dependent": dependent})
-    return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(["run", "measure"])
+                rows.append(
+                    {
+                        "run": name,
+                        "measure": m,
+                        "low": float(low.mean()),
+                        "high": float(high.mean()),
+                        "dependent": dependent,
+                    }
+                )
+    return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(
+        ["run", "measure"]
+    )
 
 
 #: Columns of :func:`leaderboard_long`, in order.
-LONG_COLUMNS = ("run", "measure", "n_queries", "mean", "median", "ci_lo", "ci_hi", "delta", "p", "p_corrected",
-                "marker")
+LONG_COLUMNS = (
+    "run",
+    "measure",
+    "n_queries",
+    "mean",
+    "median",
+    "ci_lo",
+    "ci_hi",
+    "delta",
+    "p",
+    "p_corrected",
+    "marker",
+)
 
 
 def leaderboard_long(board: pd.DataFrame) -> pd.DataFrame:
@@ -171,12 +200,18 @@ def leaderboard_long(board: pd.DataFrame) -> pd.DataFrame:
     """
     cols = [c for c in LONG_COLUMNS if c in board.columns]
     has_mean = board["mean"].notna()
-    dropped = [(str(r), str(m)) for r, m in zip(board.loc[~has_mean, "run"], board.loc[~has_mean, "measure"],
-                                               strict=True)]
+    dropped = [
+        (str(r), str(m))
+        for r, m in zip(board.loc[~has_mean, "run"], board.loc[~has_mean, "measure"], strict=True)
+    ]
     out = board.loc[has_mean, cols].reset_index(drop=True)
     out.attrs = {}
     note = f"The baseline {board.attrs.get('baseline')} has no difference or p-value (–): it is the reference."
     if dropped:
-        note += " Left out, no value on this query set: " + ", ".join(f"{r} ({m})" for r, m in dropped) + "."
+        note += (
+            " Left out, no value on this query set: "
+            + ", ".join(f"{r} ({m})" for r, m in dropped)
+            + "."
+        )
     out.attrs.update(note=note, dropped=dropped)
     return out

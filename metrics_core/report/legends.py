@@ -22,10 +22,18 @@ QUERY_SET_LABELS = {
     "pairwise": N_("the queries both runs of each pair answered"),
 }
 #: Names of the tests and corrections (marked for the catalogs: translated where shown).
-TEST_NAMES = {"t": N_("paired t-test"), "wilcoxon": N_("Wilcoxon signed-rank test"),
-              "permutation": N_("paired randomization test")}
-CORRECTION_NAMES = {"holm": N_("Holm"), "bonferroni": N_("Bonferroni"), "bh": N_("Benjamini-Hochberg"),
-                    "none": N_("no")}
+TEST_NAMES = {
+    "t": N_("paired t-test"),
+    "wilcoxon": N_("Wilcoxon signed-rank test"),
+    "permutation": N_("paired randomization test"),
+}
+CORRECTION_NAMES = {
+    "holm": N_("Holm"),
+    "bonferroni": N_("Bonferroni"),
+    "bh": N_("Benjamini-Hochberg"),
+    "none": N_("no"),
+}
+
 
 def _same(text: str) -> str:
     return text
@@ -43,22 +51,34 @@ def paper_table(frame: pd.DataFrame, tests=("permutation",), digits: int = 4) ->
     for m in measures:
         rows = frame[frame["measure"] == m]
         if rows["n_queries"].nunique() > 1:
-            raise InputError(N_("the comparisons of {measure} use different query sets ({counts} queries)"),
-                             hint=N_("compare on one query set (query_set='common' or 'qrels')"),
-                             params={"measure": m, "counts": ", ".join(map(str, sorted(set(rows["n_queries"]))))})
+            raise InputError(
+                N_("the comparisons of {measure} use different query sets ({counts} queries)"),
+                hint=N_("compare on one query set (query_set='common' or 'qrels')"),
+                params={
+                    "measure": m,
+                    "counts": ", ".join(map(str, sorted(set(rows["n_queries"])))),
+                },
+            )
     baseline = frame["baseline"].iloc[0]
-    table = {baseline: {m: f"{frame.loc[frame['measure'] == m, 'mean_baseline'].iloc[0]:.{digits}f}"
-                        for m in measures}}
+    table = {
+        baseline: {
+            m: f"{frame.loc[frame['measure'] == m, 'mean_baseline'].iloc[0]:.{digits}f}"
+            for m in measures
+        }
+    }
     for r in frame.itertuples(index=False):
         marks = "".join(MARKERS[t] for t in tests if r.significant[t])
-        table.setdefault(r.run, {})[r.measure] = (f"{r.mean_run:.{digits}f} ({r.mean_delta:+.{digits}f})"
-                                                  f"{marks}")
+        table.setdefault(r.run, {})[r.measure] = (
+            f"{r.mean_run:.{digits}f} ({r.mean_delta:+.{digits}f}){marks}"
+        )
     out = pd.DataFrame.from_dict(table, orient="index")[measures]
     out.index.name = "run"
     return out
 
 
-def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = True, gettext=None) -> str:
+def markers_legend(
+    frame: pd.DataFrame, tests=("permutation",), paper: bool = True, gettext=None
+) -> str:
     """One sentence explaining the markers of :func:`paper_table`, the correction's family
     (:func:`family_sentence`) and the query set. ``paper=False``: a table with a delta
     column of its own, so no "in parentheses". ``gettext``: a translation function (the
@@ -67,13 +87,23 @@ def markers_legend(frame: pd.DataFrame, tests=("permutation",), paper: bool = Tr
     a = frame.attrs
     names = {t: _(n) for t, n in TEST_NAMES.items()}
     names["permutation"] = _("paired randomization test ({flips} sign flips, seed {seed})").format(
-        flips=a.get("permutations"), seed=a.get("seed"))
+        flips=a.get("permutations"), seed=a.get("seed")
+    )
     parts = [f"{MARKERS[t]} p < {a.get('alpha', 0.05)} ({names[t]})" for t in tests]
-    return (_("Baseline: {baseline}. ").format(baseline=a.get("baseline"))
-            + (_("Delta vs baseline in parentheses; ") if paper else "")
-            + "; ".join(parts) + ". "
-            + " ".join(t for t in (family_sentence(frame, explain=not paper, gettext=gettext),
-                                   queries_sentence(frame, gettext=gettext)) if t))
+    return (
+        _("Baseline: {baseline}. ").format(baseline=a.get("baseline"))
+        + (_("Delta vs baseline in parentheses; ") if paper else "")
+        + "; ".join(parts)
+        + ". "
+        + " ".join(
+            t
+            for t in (
+                family_sentence(frame, explain=not paper, gettext=gettext),
+                queries_sentence(frame, gettext=gettext),
+            )
+            if t
+        )
+    )
 
 
 def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> str:
@@ -97,31 +127,47 @@ def family_sentence(frame: pd.DataFrame, explain: bool = True, gettext=None) -> 
     if f["correction"] == "none":
         return _("No multiple-comparison correction: each p-value is its test's own.")
     runs, measures = len(f["runs"]), len(f["measures"])
-    against = (_("{runs} run against {baseline}") if runs == 1 else
-               _("{runs} runs against {baseline}")).format(runs=runs, baseline=f["baseline"])
-    shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(measures=measures)
+    against = (
+        _("{runs} run against {baseline}") if runs == 1 else _("{runs} runs against {baseline}")
+    ).format(runs=runs, baseline=f["baseline"])
+    shape = (_("{measures} measure") if measures == 1 else _("{measures} measures")).format(
+        measures=measures
+    )
     method = CORRECTION_NAMES[f["correction"]]
     if f["scope"] == "per_measure":
-        family = (_("{correction} correction per measure (as PyTerrier), over the one comparison of each "
-                    "measure ({against})") if f["n"] == 1 else
-                  _("{correction} correction per measure (as PyTerrier), over the {n} comparisons of each "
-                    "measure ({against})")).format(correction=_(method), n=f["n"], against=against)
+        family = (
+            _(
+                "{correction} correction per measure (as PyTerrier), over the one comparison of each "
+                "measure ({against})"
+            )
+            if f["n"] == 1
+            else _(
+                "{correction} correction per measure (as PyTerrier), over the {n} comparisons of each "
+                "measure ({against})"
+            )
+        ).format(correction=_(method), n=f["n"], against=against)
     else:
-        family = (_("{correction} correction over the one comparison of this table ({against} × {shape})")
-                  if f["n"] == 1 else
-                  _("{correction} correction over the {n} comparisons of this table ({against} × {shape})")
-                  ).format(correction=_(method), n=f["n"], against=against, shape=shape)
+        family = (
+            _("{correction} correction over the one comparison of this table ({against} × {shape})")
+            if f["n"] == 1
+            else _(
+                "{correction} correction over the {n} comparisons of this table ({against} × {shape})"
+            )
+        ).format(correction=_(method), n=f["n"], against=against, shape=shape)
     if f["excluded"]:
-        family += _("; {measures} describe the runs rather than judge them: not corrected, never marked"
-                    ).format(measures=", ".join(f["excluded"]))
+        family += _(
+            "; {measures} describe the runs rather than judge them: not corrected, never marked"
+        ).format(measures=", ".join(f["excluded"]))
     if not explain:
         return family + "."
-    return family + _("; a table with other runs or measures corrects over its own comparisons, so its "
-                      "corrected p-value for the same pair differs (the uncorrected p-value is the same).")
+    return family + _(
+        "; a table with other runs or measures corrects over its own comparisons, so its "
+        "corrected p-value for the same pair differs (the uncorrected p-value is the same)."
+    )
 
 
 def queries_sentence(frame: pd.DataFrame, gettext=None) -> str:
-    """"Queries: ..." naming the query set and its size per measure. ``gettext``: as
+    """ "Queries: ..." naming the query set and its size per measure. ``gettext``: as
     :func:`markers_legend`."""
     _ = gettext or _same
     qs = frame.attrs.get("query_set", "common")
@@ -134,7 +180,8 @@ def queries_sentence(frame: pd.DataFrame, gettext=None) -> str:
     if sizes.nunique() == 1:
         return _("Queries: {queries}, n = {n}.").format(queries=label, n=int(sizes.iloc[0]))
     return _("Queries: {queries}, n = {n}.").format(
-        queries=label, n=", ".join(f"{int(n)} ({m})" for m, n in sizes.items()))
+        queries=label, n=", ".join(f"{int(n)} ({m})" for m, n in sizes.items())
+    )
 
 
 def leaderboard_legend(board: pd.DataFrame, gettext=None, explain: bool = True) -> str:
@@ -145,20 +192,46 @@ def leaderboard_legend(board: pd.DataFrame, gettext=None, explain: bool = True) 
     a = board.attrs
     test = a.get("test", "permutation")
     sets = board.groupby("measure", sort=False)["n_queries"].first() if len(board) else pd.Series()
-    n = (f"n = {int(sets.iloc[0])}" if len(sets) and sets.nunique() == 1 else
-         _("n per measure in the header"))
-    interval = (_("CI: {confidence} percentile bootstrap interval of the mean.").format(
-                    confidence=f"{a.get('confidence', 0.95):.0%}") + " "
-                + _("Queries: {queries}, {n}.").format(queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]),
-                                                       n=n))
+    n = (
+        f"n = {int(sets.iloc[0])}"
+        if len(sets) and sets.nunique() == 1
+        else _("n per measure in the header")
+    )
+    interval = (
+        _("CI: {confidence} percentile bootstrap interval of the mean.").format(
+            confidence=f"{a.get('confidence', 0.95):.0%}"
+        )
+        + " "
+        + _("Queries: {queries}, {n}.").format(
+            queries=_(QUERY_SET_LABELS[a.get("query_set", "common")]), n=n
+        )
+    )
     if "run" not in board or board["run"].nunique() < 2:  # one run: no best, no test, no correction
         return interval
-    return (_("★ best mean of the measure. {marker} significantly different from the baseline "
-              "{baseline} ({test}, p < {alpha}).").format(
-                marker=MARKERS[test], baseline=a.get("baseline"), test=_(TEST_NAMES[test]),
-                alpha=a.get("alpha", 0.05))
-            + " " + family_sentence(board, gettext=gettext, explain=explain) + " " + interval)
+    return (
+        _(
+            "★ best mean of the measure. {marker} significantly different from the baseline "
+            "{baseline} ({test}, p < {alpha})."
+        ).format(
+            marker=MARKERS[test],
+            baseline=a.get("baseline"),
+            test=_(TEST_NAMES[test]),
+            alpha=a.get("alpha", 0.05),
+        )
+        + " "
+        + family_sentence(board, gettext=gettext, explain=explain)
+        + " "
+        + interval
+    )
 
 
-__all__ = ["QUERY_SET_LABELS", "TEST_NAMES", "CORRECTION_NAMES", "paper_table", "markers_legend",
-           "family_sentence", "queries_sentence", "leaderboard_legend"]
+__all__ = [
+    "QUERY_SET_LABELS",
+    "TEST_NAMES",
+    "CORRECTION_NAMES",
+    "paper_table",
+    "markers_legend",
+    "family_sentence",
+    "queries_sentence",
+    "leaderboard_legend",
+]

@@ -22,9 +22,13 @@ from metrics_core.report.labels import REPORT_MEASURES, row_label, worst_labels
 DISPLAY = {"RR": "MRR"}
 
 
-def query_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
-                 thresholds: Mapping[str, float], fair_ratio: float = 0.5,
-                 measures: Sequence[str] = REPORT_MEASURES) -> pd.DataFrame:
+def query_report(
+    per_query: pd.DataFrame,
+    meta: pd.DataFrame | None,
+    thresholds: Mapping[str, float],
+    fair_ratio: float = 0.5,
+    measures: Sequence[str] = REPORT_MEASURES,
+) -> pd.DataFrame:
     """The per-query table with labels and a final ``Summary`` row of the means.
 
     Parameters
@@ -63,7 +67,9 @@ def query_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
     out = pd.DataFrame({"ID": ids})
     meta = meta if meta is not None else pd.DataFrame(index=ids)
     aligned = meta.reindex(ids)
-    out["query"] = aligned["query"].astype(object).fillna("").to_numpy() if "query" in aligned else ""
+    out["query"] = (
+        aligned["query"].astype(object).fillna("").to_numpy() if "query" in aligned else ""
+    )
     if "date" in aligned:
         dates = pd.to_datetime(aligned["date"], errors="coerce")
         out["date"] = dates.dt.strftime("%Y-%m-%d").where(dates.notna(), "").to_numpy()
@@ -71,10 +77,18 @@ def query_report(per_query: pd.DataFrame, meta: pd.DataFrame | None,
         out["date"] = ""
     for m in measures:
         out[DISPLAY.get(m, m)] = per_query[m].to_numpy(dtype=float)
-    out["interpretation"] = worst_labels({m: per_query[m] for m in measures}, thresholds, fair_ratio)
-    means = {m: float(np.nanmean(per_query[m].to_numpy(dtype=float))) if len(per_query) else np.nan
-             for m in measures}
-    summary: dict[str, object] = {"ID": "Summary", "query": f"{len(per_query)} evaluations", "date": ""}
+    out["interpretation"] = worst_labels(
+        {m: per_query[m] for m in measures}, thresholds, fair_ratio
+    )
+    means = {
+        m: float(np.nanmean(per_query[m].to_numpy(dtype=float))) if len(per_query) else np.nan
+        for m in measures
+    }
+    summary: dict[str, object] = {
+        "ID": "Summary",
+        "query": f"{len(per_query)} evaluations",
+        "date": "",
+    }
     summary.update({DISPLAY.get(m, m): means[m] for m in measures})
     summary["interpretation"] = row_label(means, thresholds, fair_ratio)
     return pd.concat([out, pd.DataFrame([summary])], ignore_index=True)

@@ -111,26 +111,34 @@ class Grading:
             try:
                 good, fair = (float(x) for x in pair)
             except (TypeError, ValueError):
-                raise InputError(N_("the thresholds of {measure} are not two numbers: {pair!r}"),
-                                 hint=N_("give (good, fair), e.g. (0.7, 0.35)"),
-                                 params={"measure": measure, "pair": pair}) from None
+                raise InputError(
+                    N_("the thresholds of {measure} are not two numbers: {pair!r}"),
+                    hint=N_("give (good, fair), e.g. (0.7, 0.35)"),
+                    params={"measure": measure, "pair": pair},
+                ) from None
             if not (math.isfinite(good) and math.isfinite(fair)) or fair > good:
-                raise InputError(N_("thresholds of {measure}: good={good}, fair={fair}"),
-                                 hint=N_("give finite numbers with good >= fair"),
-                                 params={"measure": measure, "good": good, "fair": fair})
+                raise InputError(
+                    N_("thresholds of {measure}: good={good}, fair={fair}"),
+                    hint=N_("give finite numbers with good >= fair"),
+                    params={"measure": measure, "good": good, "fair": fair},
+                )
             clean[canonical_measure(measure)] = (good, fair)
         object.__setattr__(self, "thresholds", clean)
         for kind in ("names", "verdicts"):
             value = tuple(str(x) for x in getattr(self, kind))
             if len(value) != 3:
-                raise InputError(N_("names of the levels: three are needed, got {n}") if kind == "names"
-                                 else N_("verdicts of the levels: three are needed, got {n}"),
-                                 params={"n": len(value)})
+                raise InputError(
+                    N_("names of the levels: three are needed, got {n}")
+                    if kind == "names"
+                    else N_("verdicts of the levels: three are needed, got {n}"),
+                    params={"n": len(value)},
+                )
             object.__setattr__(self, kind, value)
 
     @classmethod
-    def from_good(cls, good: Mapping[str, float] | None = None, fair_ratio: float = FAIR_RATIO,
-                  **names) -> Grading:
+    def from_good(
+        cls, good: Mapping[str, float] | None = None, fair_ratio: float = FAIR_RATIO, **names
+    ) -> Grading:
         """Thresholds ``(good, good * fair_ratio)`` (default: :data:`DEFAULT_GOOD`)."""
         good = DEFAULT_GOOD if good is None else good
         return cls({m: (g, g * fair_ratio) for m, g in good.items()}, **names)
@@ -197,14 +205,19 @@ def dated_queries(metadata: pd.DataFrame | None, date_from=None, date_to=None) -
     ['a']
     """
     if metadata is None or "date" not in metadata.columns:
-        raise InputError(N_("a date range needs query metadata with a 'date' column"),
-                         hint=N_("give a metadata table with query_id and date columns"))
+        raise InputError(
+            N_("a date range needs query metadata with a 'date' column"),
+            hint=N_("give a metadata table with query_id and date columns"),
+        )
     dates = pd.to_datetime(metadata["date"], errors="coerce").dt.normalize()
     keep = dates.notna()
     lo, hi = _day(date_from, "from"), _day(date_to, "to")
     if lo is not None and hi is not None and lo > hi:
-        raise InputError(N_("the date range starts after it ends ({start} > {end})"),
-                         hint=N_("swap the two dates"), params={"start": lo.date(), "end": hi.date()})
+        raise InputError(
+            N_("the date range starts after it ends ({start} > {end})"),
+            hint=N_("swap the two dates"),
+            params={"start": lo.date(), "end": hi.date()},
+        )
     if lo is not None:
         keep &= dates >= lo
     if hi is not None:
@@ -218,9 +231,14 @@ def _day(value, which: str):
     try:
         return pd.Timestamp(value).normalize()
     except (ValueError, TypeError):
-        problem = (N_("the 'from' date {value!r} is not a date") if which == "from"
-                   else N_("the 'to' date {value!r} is not a date"))
-        raise InputError(problem, hint=N_("write it as YYYY-MM-DD"), params={"value": value}) from None
+        problem = (
+            N_("the 'from' date {value!r} is not a date")
+            if which == "from"
+            else N_("the 'to' date {value!r} is not a date")
+        )
+        raise InputError(
+            problem, hint=N_("write it as YYYY-MM-DD"), params={"value": value}
+        ) from None
 
 
 def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | None]]:
@@ -233,8 +251,11 @@ def _per_query(evaluations) -> tuple[list[str], list[pd.DataFrame], list[dict | 
         raise InputError(N_("the table needs at least one run or saved evaluation"))
     names = [n for n, _, _ in items]
     if len(set(names)) != len(names):
-        raise InputError(N_("two runs have the same name"), hint=N_("rename one: {names}"),
-                         params={"names": ", ".join(names)})
+        raise InputError(
+            N_("two runs have the same name"),
+            hint=N_("rename one: {names}"),
+            params={"names": ", ".join(names)},
+        )
     frames = []
     for _name, frame, _ in items:
         frame = frame.copy()
@@ -271,8 +292,11 @@ def _significance(names, frames, measures, baseline, test, correction, n_permuta
     if baseline is None:
         return pvalues
     if baseline not in names:
-        raise InputError(N_("no run named {name!r}"), hint=N_("the baseline must be one of: {names}"),
-                         params={"name": baseline, "names": ", ".join(names)})
+        raise InputError(
+            N_("no run named {name!r}"),
+            hint=N_("the baseline must be one of: {names}"),
+            params={"name": baseline, "names": ", ".join(names)},
+        )
     base = frames[names.index(baseline)]
     for name, frame in zip(names, frames, strict=True):
         if name != baseline:
@@ -282,10 +306,21 @@ def _significance(names, frames, measures, baseline, test, correction, n_permuta
     return pd.DataFrame(flat.reshape(pvalues.shape), index=names, columns=measures)
 
 
-def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
-                 metadata: pd.DataFrame | None = None, date_from=None, date_to=None,
-                 baseline: str | None = None, test: str = "t", correction: str = "holm",
-                 alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0) -> ThesisTable:
+def thesis_table(
+    evaluations,
+    measures=None,
+    *,
+    grading: Grading | None = None,
+    metadata: pd.DataFrame | None = None,
+    date_from=None,
+    date_to=None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> ThesisTable:
     """Build the comparative table of runs (or saved evaluations) x measures.
 
     Parameters
@@ -319,44 +354,96 @@ def thesis_table(evaluations, measures=None, *, grading: Grading | None = None,
     for name, frame in zip(names, frames, strict=True):
         missing = [m for m in measures if m not in frame.columns]
         if missing:
-            raise InputError(N_("run {name!r} has no values of {measures}"),
-                             hint=N_("evaluate it with these measures, or choose others"),
-                             params={"name": name, "measures": ", ".join(missing)})
+            raise InputError(
+                N_("run {name!r} has no values of {measures}"),
+                hint=N_("evaluate it with these measures, or choose others"),
+                params={"name": name, "measures": ", ".join(missing)},
+            )
     grading = grading or Grading.from_good()
     if test not in TESTS:
-        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
-                         params={"test": test, "choices": ", ".join(TESTS)})
+        raise InputError(
+            N_("unknown test {test!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"test": test, "choices": ", ".join(TESTS)},
+        )
     if correction not in CORRECTIONS:
-        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
-                         params={"correction": correction, "choices": ", ".join(CORRECTIONS)})
+        raise InputError(
+            N_("unknown correction {correction!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"correction": correction, "choices": ", ".join(CORRECTIONS)},
+        )
     undated: list[str] = []
     filtered = date_from not in (None, "") or date_to not in (None, "")
     if filtered:
         keep = dated_queries(metadata, date_from, date_to)
         assert metadata is not None  # dated_queries refuses a missing table
-        dated = set(metadata.index[pd.to_datetime(metadata["date"], errors="coerce").notna()].astype(str))
+        dated = set(
+            metadata.index[pd.to_datetime(metadata["date"], errors="coerce").notna()].astype(str)
+        )
         undated = sorted(set().union(*(f.index for f in frames)) - dated)
         frames = [f.loc[f.index.intersection(keep)] for f in frames]
         if not any(len(f) for f in frames):
-            raise InputError(N_("no evaluated query is dated from {start} to {end}"),
-                             hint=N_("widen the date range or check the metadata's date column"),
-                             params={"start": date_from or "...", "end": date_to or "..."})
+            raise InputError(
+                N_("no evaluated query is dated from {start} to {end}"),
+                hint=N_("widen the date range or check the metadata's date column"),
+                params={"start": date_from or "...", "end": date_to or "..."},
+            )
     values = pd.DataFrame(
-        [[(agg[m] if agg is not None and not filtered and m in agg else _mean(f[m], m))
-          for m in measures] for f, agg in zip(frames, aggregates, strict=True)],
-        index=names, columns=measures, dtype=np.float64)
+        [
+            [
+                (agg[m] if agg is not None and not filtered and m in agg else _mean(f[m], m))
+                for m in measures
+            ]
+            for f, agg in zip(frames, aggregates, strict=True)
+        ],
+        index=names,
+        columns=measures,
+        dtype=np.float64,
+    )
     n_queries = pd.Series([len(f) for f in frames], index=names)
-    levels = pd.DataFrame([[grading.level(m, values.at[r, m]) for m in measures] for r in names],
-                          index=names, columns=measures, dtype=int)
+    levels = pd.DataFrame(
+        [[grading.level(m, values.at[r, m]) for m in measures] for r in names],
+        index=names,
+        columns=measures,
+        dtype=int,
+    )
     summary = pd.Series({m: _row_mean(values[m].to_numpy()) for m in measures}, dtype=np.float64)
     summary_levels = pd.Series({m: grading.level(m, summary[m]) for m in measures}, dtype=int)
-    pvalues = _significance(names, frames, measures, baseline, test, correction, n_permutations, seed)
-    return ThesisTable(names, measures, values, n_queries, levels, levels.max(axis=1).astype(int),
-                       summary, summary_levels, int(summary_levels.max()) if len(measures) else -1,
-                       pvalues, grading, baseline, test, correction, float(alpha),
-                       None if date_from in (None, "") else str(_day(date_from, "from").date()),
-                       None if date_to in (None, "") else str(_day(date_to, "to").date()), undated)
+    pvalues = _significance(
+        names, frames, measures, baseline, test, correction, n_permutations, seed
+    )
+    return ThesisTable(
+        names,
+        measures,
+        values,
+        n_queries,
+        levels,
+        levels.max(axis=1).astype(int),
+        summary,
+        summary_levels,
+        int(summary_levels.max()) if len(measures) else -1,
+        pvalues,
+        grading,
+        baseline,
+        test,
+        correction,
+        float(alpha),
+        None if date_from in (None, "") else str(_day(date_from, "from").date()),
+        None if date_to in (None, "") else str(_day(date_to, "to").date()),
+        undated,
+    )
 
 
-__all__ = ["DEFAULT_GOOD", "FAIR_RATIO", "LEVEL_NAMES", "VERDICT_NAMES", "TESTS", "Grading",
-           "ThesisTable", "canonical_measure", "display_measure", "dated_queries", "thesis_table"]
+__all__ = [
+    "DEFAULT_GOOD",
+    "FAIR_RATIO",
+    "LEVEL_NAMES",
+    "VERDICT_NAMES",
+    "TESTS",
+    "Grading",
+    "ThesisTable",
+    "canonical_measure",
+    "display_measure",
+    "dated_queries",
+    "thesis_table",
+]

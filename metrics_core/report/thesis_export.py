@@ -43,8 +43,9 @@ DEFAULT_WORDS = {
     "caption": N_("Comparative table"),
     "queries_caption": N_("{n} queries"),
     "dated": N_("dated {start} to {end}"),
-    "significance": N_("{marker} p < {alpha} against {baseline} ({test}; {correction} "
-                       "over {m} comparisons)"),
+    "significance": N_(
+        "{marker} p < {alpha} against {baseline} ({test}; {correction} over {m} comparisons)"
+    ),
     "test_t": N_("paired t-test"),
     "test_wilcoxon": N_("Wilcoxon signed-rank test"),
     "test_permutation": N_("paired permutation test"),
@@ -53,7 +54,6 @@ DEFAULT_WORDS = {
     "correction_bh": N_("Benjamini-Hochberg correction"),
     "correction_none": N_("no correction"),
 }
-
 
 
 def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
@@ -83,9 +83,14 @@ def localized_words(lang: str, rows: str = "runs") -> tuple[dict, tuple, tuple]:
         words["runs_count"] = lambda n: tr.ngettext("{n} query", "{n} queries", n).format(n=n)
     else:
         words["run"] = tr.gettext(N_("Evaluation"))
-        words["runs_count"] = lambda n: tr.ngettext("{n} evaluation", "{n} evaluations", n).format(n=n)
-    return (words, tuple(tr.gettext(n) for n in LEVEL_NAMES),
-            tuple(tr.gettext(n) for n in VERDICT_NAMES))
+        words["runs_count"] = lambda n: tr.ngettext("{n} evaluation", "{n} evaluations", n).format(
+            n=n
+        )
+    return (
+        words,
+        tuple(tr.gettext(n) for n in LEVEL_NAMES),
+        tuple(tr.gettext(n) for n in VERDICT_NAMES),
+    )
 
 
 def _words(words) -> dict:
@@ -130,8 +135,10 @@ def caption(table: ThesisTable, words=None) -> str:
     The queries are the largest number any run was measured on.
     """
     w = _words(words)
-    parts = [_runs_count(w, len(table.runs)),
-             w["queries_caption"].format(n=int(table.n_queries.max()) if len(table.n_queries) else 0)]
+    parts = [
+        _runs_count(w, len(table.runs)),
+        w["queries_caption"].format(n=int(table.n_queries.max()) if len(table.n_queries) else 0),
+    ]
     dated = _date_text(table, w)
     if dated:
         parts.append(dated)
@@ -144,9 +151,13 @@ def legend(table: ThesisTable, words=None, marker: str = "*") -> str:
         return ""
     w = _words(words)
     return w["significance"].format(
-        marker=marker, alpha=f"{table.alpha:g}", baseline=table.baseline,
-        test=w[f"test_{table.test}"], correction=w[f"correction_{table.correction}"],
-        m=table.n_comparisons)
+        marker=marker,
+        alpha=f"{table.alpha:g}",
+        baseline=table.baseline,
+        test=w[f"test_{table.test}"],
+        correction=w[f"correction_{table.correction}"],
+        m=table.n_comparisons,
+    )
 
 
 def _num(v: float) -> str:
@@ -218,14 +229,21 @@ def _cells(table: ThesisTable, digits: int):
         for m in table.measures:
             v = table.values.at[run, m]
             text = MISSING if math.isnan(v) else f"{v:.{digits}f}"
-            cells.append((text, run in best[m], bool(sig.at[run, m]), g.name(table.levels.at[run, m])))
+            cells.append(
+                (text, run in best[m], bool(sig.at[run, m]), g.name(table.levels.at[run, m]))
+            )
         yield run, cells
 
 
 def _summary_cells(table: ThesisTable, digits: int):
     g = table.grading
-    return [(MISSING if math.isnan(table.summary[m]) else f"{table.summary[m]:.{digits}f}",
-             g.name(table.summary_levels[m])) for m in table.measures]
+    return [
+        (
+            MISSING if math.isnan(table.summary[m]) else f"{table.summary[m]:.{digits}f}",
+            g.name(table.summary_levels[m]),
+        )
+        for m in table.measures
+    ]
 
 
 def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
@@ -249,23 +267,51 @@ def to_markdown(table: ThesisTable, words=None, digits: int = 4) -> str:
     """
     w = _words(words)
     md = markdown_escape
-    head = [md(w["run"]), md(w["queries"]), *(md(display_measure(m)) for m in table.measures), md(w["label"])]
-    lines = [f"**{md(caption(table, w))}**", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join(["---", "---:", *(["---:"] * len(table.measures)), "---"]) + "|"]
+    head = [
+        md(w["run"]),
+        md(w["queries"]),
+        *(md(display_measure(m)) for m in table.measures),
+        md(w["label"]),
+    ]
+    lines = [
+        f"**{md(caption(table, w))}**",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---", "---:", *(["---:"] * len(table.measures)), "---"]) + "|",
+    ]
     g = table.grading
     for run, cells in _cells(table, digits):
-        shown = [(f"**{t}**" if bold else t) + ("\\*" if sig else "") + (f" ({md(lab)})" if lab else "")
-                 for t, bold, sig, lab in cells]
-        lines.append("| " + " | ".join([md(run), str(int(table.n_queries[run])), *shown,
-                                        md(g.name(table.row_levels[run]))]) + " |")
+        shown = [
+            (f"**{t}**" if bold else t) + ("\\*" if sig else "") + (f" ({md(lab)})" if lab else "")
+            for t, bold, sig, lab in cells
+        ]
+        lines.append(
+            "| "
+            + " | ".join(
+                [md(run), str(int(table.n_queries[run])), *shown, md(g.name(table.row_levels[run]))]
+            )
+            + " |"
+        )
     summ = [t + (f" ({md(lab)})" if lab else "") for t, lab in _summary_cells(table, digits)]
-    lines.append("| " + " | ".join([f"**{md(w['summary'])}** ({md(_runs_count(w, len(table.runs)))})", "", *summ,
-                                    f"**{md(g.name(table.verdict, verdict=True))}**"]) + " |")
+    lines.append(
+        "| "
+        + " | ".join(
+            [
+                f"**{md(w['summary'])}** ({md(_runs_count(w, len(table.runs)))})",
+                "",
+                *summ,
+                f"**{md(g.name(table.verdict, verdict=True))}**",
+            ]
+        )
+        + " |"
+    )
     note = md(legend(table, w, marker="*"))
     return "\n".join(lines + (["", note] if note else [])) + "\n"
 
 
-def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:comparative") -> str:
+def to_latex(
+    table: ThesisTable, words=None, digits: int = 4, label: str = "tab:comparative"
+) -> str:
     """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``).
 
     Parameters
@@ -293,17 +339,30 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
     g = table.grading
     esc = latex_escape
     spec = "lr" + "rl" * len(table.measures) + "l"
-    head = [esc(w["run"]), esc(w["queries"]),
-            *(f"\\multicolumn{{2}}{{c}}{{{esc(display_measure(m))}}}" for m in table.measures),
-            esc(w["label"])]
-    rules = " ".join(f"\\cmidrule(lr){{{3 + 2 * i}-{4 + 2 * i}}}" for i in range(len(table.measures)))
-    lines = ["% " + LATEX_PACKAGES_NOTE, "\\begin{table}[htbp]", "\\centering",
-             f"\\caption{{{_latex_caption(caption(table, w))}}}", f"\\label{{{label}}}",
-             "\\setlength{\\tabcolsep}{4pt}",
-             # never wider than the text: shrunk to \\linewidth only when it would overflow
-             "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%",
-             f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-             " & ".join(head) + " \\\\", *([rules] if rules else []), "\\midrule"]
+    head = [
+        esc(w["run"]),
+        esc(w["queries"]),
+        *(f"\\multicolumn{{2}}{{c}}{{{esc(display_measure(m))}}}" for m in table.measures),
+        esc(w["label"]),
+    ]
+    rules = " ".join(
+        f"\\cmidrule(lr){{{3 + 2 * i}-{4 + 2 * i}}}" for i in range(len(table.measures))
+    )
+    lines = [
+        "% " + LATEX_PACKAGES_NOTE,
+        "\\begin{table}[htbp]",
+        "\\centering",
+        f"\\caption{{{_latex_caption(caption(table, w))}}}",
+        f"\\label{{{label}}}",
+        "\\setlength{\\tabcolsep}{4pt}",
+        # never wider than the text: shrunk to \\linewidth only when it would overflow
+        "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%",
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(head) + " \\\\",
+        *([rules] if rules else []),
+        "\\midrule",
+    ]
     for run, cells in _cells(table, digits):
         row = [esc(run), str(int(table.n_queries[run]))]
         for text, bold, sig, lab in cells:
@@ -313,15 +372,22 @@ def to_latex(table: ThesisTable, words=None, digits: int = 4, label: str = "tab:
         lines.append(" & ".join([*row, esc(g.name(table.row_levels[run]))]) + " \\\\")
     lines.append("\\midrule")
     # the summary's label spans the run and queries columns (it is the widest first cell)
-    row = [f"\\multicolumn{{2}}{{l}}{{{esc(w['summary'])} ({esc(_runs_count(w, len(table.runs)))})}}"]
+    row = [
+        f"\\multicolumn{{2}}{{l}}{{{esc(w['summary'])} ({esc(_runs_count(w, len(table.runs)))})}}"
+    ]
     for text, lab in _summary_cells(table, digits):
         row += [esc(text), esc(lab)]
-    lines += [" & ".join([*row, esc(g.name(table.verdict, verdict=True))]) + " \\\\",
-              "\\bottomrule", "\\end{tabular}}"]
+    lines += [
+        " & ".join([*row, esc(g.name(table.verdict, verdict=True))]) + " \\\\",
+        "\\bottomrule",
+        "\\end{tabular}}",
+    ]
     note = legend(table, w, marker="$^{*}$")
     if note:
         parts = note.split("$^{*}$", 1)
-        lines.append("\\par\\smallskip{\\footnotesize " + "$^{*}$".join(esc(p) for p in parts) + "}")
+        lines.append(
+            "\\par\\smallskip{\\footnotesize " + "$^{*}$".join(esc(p) for p in parts) + "}"
+        )
     lines.append("\\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -359,30 +425,65 @@ def to_html(table: ThesisTable, words=None, digits: int = 4) -> str:
     w = _words(words)
     g = table.grading
     e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in
-                   [w["run"], w["queries"], *(display_measure(m) for m in table.measures), w["label"]])
+    head = "".join(
+        f"<th>{e(h)}</th>"
+        for h in [w["run"], w["queries"], *(display_measure(m) for m in table.measures), w["label"]]
+    )
     body = []
     for run, cells in _cells(table, digits):
         tds = []
         for text, bold, sig, lab in cells:
             num = f"<strong>{e(text)}</strong>" if bold else e(text)
             num += "<sup>*</sup>" if sig else ""
-            tds.append(f'<td class="num">{num}' + (f' <span class="label">{e(lab)}</span>' if lab else "") + "</td>")
-        body.append(f"<tr><th scope=\"row\">{e(run)}</th><td class=\"num\">{int(table.n_queries[run])}</td>"
-                    + "".join(tds) + f"<td>{e(g.name(table.row_levels[run]))}</td></tr>")
-    summ = "".join(f'<td class="num">{e(t)}' + (f' <span class="label">{e(lab)}</span>' if lab else "") + "</td>"
-                   for t, lab in _summary_cells(table, digits))
-    foot = (f"<tr><th scope=\"row\">{e(w['summary'])} ({e(_runs_count(w, len(table.runs)))})</th><td></td>"
-            f"{summ}<td><strong>{e(g.name(table.verdict, verdict=True))}</strong></td></tr>")
+            tds.append(
+                f'<td class="num">{num}'
+                + (f' <span class="label">{e(lab)}</span>' if lab else "")
+                + "</td>"
+            )
+        body.append(
+            f'<tr><th scope="row">{e(run)}</th><td class="num">{int(table.n_queries[run])}</td>'
+            + "".join(tds)
+            + f"<td>{e(g.name(table.row_levels[run]))}</td></tr>"
+        )
+    summ = "".join(
+        f'<td class="num">{e(t)}'
+        + (f' <span class="label">{e(lab)}</span>' if lab else "")
+        + "</td>"
+        for t, lab in _summary_cells(table, digits)
+    )
+    foot = (
+        f'<tr><th scope="row">{e(w["summary"])} ({e(_runs_count(w, len(table.runs)))})</th><td></td>'
+        f"{summ}<td><strong>{e(g.name(table.verdict, verdict=True))}</strong></td></tr>"
+    )
     note = legend(table, w, marker="*")
-    return (f'<table class="ranklab-comparative">\n<caption>{e(caption(table, w))}</caption>\n'
-            f"<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n"
-            f"<tfoot>{foot}</tfoot>\n</table>\n" + (f"<p class=\"legend\">{e(note)}</p>\n" if note else ""))
+    return (
+        f'<table class="ranklab-comparative">\n<caption>{e(caption(table, w))}</caption>\n'
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n"
+        f"<tfoot>{foot}</tfoot>\n</table>\n"
+        + (f'<p class="legend">{e(note)}</p>\n' if note else "")
+    )
 
 
 # each takes (table, words) and, except CSV, digits=
-THESIS_WRITERS: dict[str, Callable[..., str]] = {"csv": to_csv, "markdown": to_markdown,
-                                                 "latex": to_latex, "html": to_html}
+THESIS_WRITERS: dict[str, Callable[..., str]] = {
+    "csv": to_csv,
+    "markdown": to_markdown,
+    "latex": to_latex,
+    "html": to_html,
+}
 
-__all__ = ["DEFAULT_WORDS", "THESIS_WRITERS", "LATEX_PACKAGES_NOTE", "localized_words", "MISSING", "best_runs", "caption", "legend", "latex_escape",
-           "to_csv", "to_markdown", "to_latex", "to_html"]
+__all__ = [
+    "DEFAULT_WORDS",
+    "THESIS_WRITERS",
+    "LATEX_PACKAGES_NOTE",
+    "localized_words",
+    "MISSING",
+    "best_runs",
+    "caption",
+    "legend",
+    "latex_escape",
+    "to_csv",
+    "to_markdown",
+    "to_latex",
+    "to_html",
+]

@@ -57,8 +57,9 @@ CSV_BLOCK_BYTES = 1 << 20
 #: batch, 30,000 page faults, 170 MB resident; 16 MiB pieces the same CPU, 57,000 faults, 265 MB.
 PIECE_BYTES = 1 << 22
 
-SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()),
-                    ("line", pa.int64())])
+SCHEMA = pa.schema(
+    [("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()), ("line", pa.int64())]
+)
 
 
 class NotStreamable(Exception):
@@ -87,8 +88,13 @@ class RunStream:
         return self._open()
 
 
-def open_run_stream(source, name: str | None = None, fmt: str = "auto",
-                    columns: dict | None = None, batch_rows: int = BATCH_ROWS) -> RunStream:
+def open_run_stream(
+    source,
+    name: str | None = None,
+    fmt: str = "auto",
+    columns: dict | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> RunStream:
     """Open ``source`` (a path, bytes or file-like object) for reading in batches.
 
     Raises
@@ -98,7 +104,9 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
     InputError
         For an unreadable source (missing file, binary data ...), as :func:`read_run`.
     """
-    if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)) and not hasattr(source, "read"):
+    if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)) and not hasattr(
+        source, "read"
+    ):
         raise NotStreamable("not a file")
     raw = read_source(source, None)
     if raw.size() == 0:
@@ -115,11 +123,14 @@ def open_run_stream(source, name: str | None = None, fmt: str = "auto",
     if table_fmt == "parquet":
         return RunStream(name or raw.stem, raw.name, _parquet_opener(raw, columns, batch_rows))
     if table_fmt in ("csv", "tsv"):
-        return RunStream(name or raw.stem, raw.name, _table_opener(raw, table_fmt, columns, batch_rows))
+        return RunStream(
+            name or raw.stem, raw.name, _table_opener(raw, table_fmt, columns, batch_rows)
+        )
     raise NotStreamable(f"{table_fmt} is read whole")
 
 
 # -- TREC -------------------------------------------------------------------------------
+
 
 def _trec_stream(raw: RawData, batch_rows: int):
     """(tag of the first line, opener): Arrow's streaming reader for regular files, a
@@ -242,7 +253,9 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
     if raw.path is not None:
         handle = open(raw.path, encoding="utf-8", errors="strict", newline=None)
     else:
-        handle = io.TextIOWrapper(io.BytesIO(raw.data), encoding="utf-8", errors="strict", newline=None)
+        handle = io.TextIOWrapper(
+            io.BytesIO(raw.data), encoding="utf-8", errors="strict", newline=None
+        )
     q, d, v, ln = [], [], [], []
     rows = 0
     try:
@@ -282,8 +295,15 @@ def _trec_lines(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
 
 
 def _lines_table(q, d, v, ln) -> pa.Table:
-    return pa.Table.from_arrays([pa.array(q, pa.string()), pa.array(d, pa.string()),
-                                 pa.array(v, pa.float64()), pa.array(ln, pa.int64())], schema=SCHEMA)
+    return pa.Table.from_arrays(
+        [
+            pa.array(q, pa.string()),
+            pa.array(d, pa.string()),
+            pa.array(v, pa.float64()),
+            pa.array(ln, pa.int64()),
+        ],
+        schema=SCHEMA,
+    )
 
 
 def _rebatch(opener, batch_rows: int):
@@ -299,12 +319,15 @@ def _rebatch(opener, batch_rows: int):
 
 # -- tables -----------------------------------------------------------------------------
 
+
 def table_of(run: Run, lines: np.ndarray) -> pa.Table:
     """A Run's rows as a table of :data:`SCHEMA` (query ids decoded from a dictionary)."""
     qid = run.qid
     if pa.types.is_dictionary(qid.type):
         qid = qid.cast(qid.type.value_type)
-    return pa.Table.from_arrays([qid, run.docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA)
+    return pa.Table.from_arrays(
+        [qid, run.docid, pa.array(run.scores), pa.array(lines)], schema=SCHEMA
+    )
 
 
 def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0):
@@ -330,19 +353,26 @@ def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0)
             at += len(frame)
             yield table_of(run, lines)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(N_("cannot read this Parquet file ({error})"), source=source,
-                         params={"error": str(exc)}) from None
+        raise InputError(
+            N_("cannot read this Parquet file ({error})"), source=source, params={"error": str(exc)}
+        ) from None
     except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
-        raise InputError(N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
-                         source=source, hint=N_("Save the table again as Parquet, or as CSV")) from None
+        raise InputError(
+            N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+            source=source,
+            hint=N_("Save the table again as Parquet, or as CSV"),
+        ) from None
 
 
 def _parquet_opener(raw: RawData, columns, batch_rows: int):
     import pyarrow.parquet as pq
 
     if raw.head(4) != PARQUET_MAGIC:
-        raise InputError(N_("not a Parquet file (no PAR1 header)"), source=raw.name,
-                         hint=N_("Give a .parquet file, or choose another format"))
+        raise InputError(
+            N_("not a Parquet file (no PAR1 header)"),
+            source=raw.name,
+            hint=N_("Give a .parquet file, or choose another format"),
+        )
 
     def batches():
         from metrics_core.io.tables import check_parquet_metadata
@@ -367,9 +397,15 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
         check_text(raw, sample=1 << 16)
         handle = raw.path if raw.path is not None else io.BytesIO(raw.data)
         try:
-            chunks = pd.read_csv(handle, sep="\t" if fmt == "tsv" else ",", dtype=str,
-                                 keep_default_na=False, skip_blank_lines=True,
-                                 chunksize=batch_rows, encoding="utf-8-sig")
+            chunks = pd.read_csv(
+                handle,
+                sep="\t" if fmt == "tsv" else ",",
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                chunksize=batch_rows,
+                encoding="utf-8-sig",
+            )
             at = 0
             for frame in chunks:
                 if not len(frame):
@@ -377,8 +413,9 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
                 if not isinstance(frame.index, pd.RangeIndex):
                     raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
-                run = frame_to_columns(frame, "run", columns=columns, source=raw.name,
-                                       first_line=2 + at)
+                run = frame_to_columns(
+                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                )
                 lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
                 at += len(frame)
                 yield table_of(run, lines)
@@ -391,6 +428,7 @@ def _table_opener(raw: RawData, fmt: str, columns, batch_rows: int):
 def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
     """A :class:`Run` already in memory as a stream of batches (slices, no copies of the
     ids): the engine's working memory is then bounded by a block, not by the run."""
+
     def opener():
         qid = run.qid
         if pa.types.is_dictionary(qid.type):
@@ -402,8 +440,15 @@ def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
                 lines = run.line_numbers[lo:hi]
             else:
                 lines = np.arange(lo + 1, hi + 1, dtype=np.int64)
-            yield pa.Table.from_arrays([qid.slice(lo, hi - lo), run.docid.slice(lo, hi - lo),
-                                        pa.array(run.scores[lo:hi]), pa.array(lines)], schema=SCHEMA)
+            yield pa.Table.from_arrays(
+                [
+                    qid.slice(lo, hi - lo),
+                    run.docid.slice(lo, hi - lo),
+                    pa.array(run.scores[lo:hi]),
+                    pa.array(lines),
+                ],
+                schema=SCHEMA,
+            )
 
     return RunStream(run.name, run.source, opener, run)
 
@@ -412,10 +457,24 @@ def batch_run(table: pa.Table, name: str, source: str) -> Run:
     """A :class:`Run` of one batch (or a block of batches), its rows' lines kept."""
     qid = table.column("qid")
     docid = table.column("docid")
-    return Run(as_string_array(qid, "query id", source), as_string_array(docid, "document id", source),
-               table.column("score").to_numpy(), name=name, source=source,
-               line_numbers=table.column("line").to_numpy())
+    return Run(
+        as_string_array(qid, "query id", source),
+        as_string_array(docid, "document id", source),
+        table.column("score").to_numpy(),
+        name=name,
+        source=source,
+        line_numbers=table.column("line").to_numpy(),
+    )
 
 
-__all__ = ["BATCH_ROWS", "NotStreamable", "RunStream", "open_run_stream", "run_stream", "batch_run", "table_of", "parquet_batches",
-           "SCHEMA"]
+__all__ = [
+    "BATCH_ROWS",
+    "NotStreamable",
+    "RunStream",
+    "open_run_stream",
+    "run_stream",
+    "batch_run",
+    "table_of",
+    "parquet_batches",
+    "SCHEMA",
+]

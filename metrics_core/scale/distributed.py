@@ -69,15 +69,21 @@ def list_parts(spec) -> list[str]:
     else:
         spec = os.fspath(spec)
         if os.path.isdir(spec):
-            parts = sorted(os.path.join(spec, f) for f in os.listdir(spec)
-                           if not f.startswith(".") and os.path.isfile(os.path.join(spec, f)))
+            parts = sorted(
+                os.path.join(spec, f)
+                for f in os.listdir(spec)
+                if not f.startswith(".") and os.path.isfile(os.path.join(spec, f))
+            )
         elif any(c in spec for c in "*?["):
             parts = sorted(p for p in glob.glob(spec) if os.path.isfile(p))
         else:
             parts = [spec]
     if not parts:
-        raise InputError(N_("no run parts found"), source=str(spec),
-                         hint=N_("Give a folder of run files, a glob such as 'parts/*.run', or files"))
+        raise InputError(
+            N_("no run parts found"),
+            source=str(spec),
+            hint=N_("Give a folder of run files, a glob such as 'parts/*.run', or files"),
+        )
     for p in parts:
         if not os.path.isfile(p):
             raise InputError(N_("file not found"), source=p, hint=N_("Check the path"))
@@ -101,8 +107,17 @@ def unit_size(paths, n_workers: int) -> int:
     return int(min(DEFAULT_UNIT_BYTES, max(MIN_UNIT_BYTES, share)))
 
 
-def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_partitions=None,
-                   block_rows=None, unit_bytes=None):
+def evaluate_parts(
+    qrels,
+    run,
+    specs,
+    conv: Conventions,
+    cutoffs,
+    client,
+    n_partitions=None,
+    block_rows=None,
+    unit_bytes=None,
+):
     """Evaluate a run given in files on the Dask cluster of ``client`` (see the module
     docstring).
 
@@ -135,13 +150,22 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
     ev = Evaluator(index, specs, conv, cutoffs)
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     units = plan_units(paths, int(unit_bytes or unit_size(paths, n_workers)))
-    setup = Setup(tuple(s.name for s in specs), conv, tuple(cutoffs), name,
-                  int(block_rows or DEFAULT_BLOCK_ROWS))
-    index_f = client.scatter(index, broadcast=True, hash=False)  # a key of its own: never one being released
+    setup = Setup(
+        tuple(s.name for s in specs),
+        conv,
+        tuple(cutoffs),
+        name,
+        int(block_rows or DEFAULT_BLOCK_ROWS),
+    )
+    index_f = client.scatter(
+        index, broadcast=True, hash=False
+    )  # a key of its own: never one being released
     token = uuid.uuid4().hex
     task = Reported(evaluate_unit)
-    futures = [client.submit(task, u, index_f, setup, key=f"evaluate_unit-{u.index}-{token}")
-               for u in units]
+    futures = [
+        client.submit(task, u, index_f, setup, key=f"evaluate_unit-{u.index}-{token}")
+        for u in units
+    ]
     qrels_dups = ev.qrels_diagnostics()  # while the workers read
     results = client.gather(futures)
     del futures
@@ -169,11 +193,29 @@ def evaluate_parts(qrels, run, specs, conv: Conventions, cutoffs, client, n_part
         pos.append(r.pos[keep])
         for k, v in r.columns.items():
             cols[k].append(v[keep])
-    info = {"files": len(paths), "units": len(units), "workers": n_workers, "edge_queries": 0,
-            "shuffled_queries": 0, "partitions": 0}
+    info = {
+        "files": len(paths),
+        "units": len(units),
+        "workers": n_workers,
+        "edge_queries": 0,
+        "shuffled_queries": 0,
+        "partitions": 0,
+    }
     if again:
-        groups = _put_together(client, index, index_f, setup, units, results, offsets, again, merged,
-                               n_partitions, n_workers, info)
+        groups = _put_together(
+            client,
+            index,
+            index_f,
+            setup,
+            units,
+            results,
+            offsets,
+            again,
+            merged,
+            n_partitions,
+            n_workers,
+            info,
+        )
         for qids, qpos, columns, diag in groups:
             merged.add(diag)
             ids += qids
@@ -190,7 +232,9 @@ def _keep(ids, again) -> np.ndarray:
     if not again or not ids:
         return np.ones(len(ids), dtype=bool)
     value_set = pa.array(sorted(again), type=pa.string())
-    return ~pc.is_in(pa.array(ids, type=pa.string()), value_set=value_set).to_numpy(zero_copy_only=False)
+    return ~pc.is_in(pa.array(ids, type=pa.string()), value_set=value_set).to_numpy(
+        zero_copy_only=False
+    )
 
 
 def line_offsets(units, results) -> list[int]:
@@ -211,8 +255,20 @@ def _shifted_lines(table: pa.Table, offset: int) -> pa.Table:
     return table.set_column(3, "line", pa.array(table.column("line").to_numpy() + offset))
 
 
-def _put_together(client, index, index_f, setup, units, results, offsets, again, merged, n_partitions,
-                  n_workers, info):
+def _put_together(
+    client,
+    index,
+    index_f,
+    setup,
+    units,
+    results,
+    offsets,
+    again,
+    merged,
+    n_partitions,
+    n_workers,
+    info,
+):
     """Values and diagnostics of the queries in ``again`` (found in several units, or in
     two blocks of one), their first share taken back from ``merged``."""
     paths = [u.path for u in units]
@@ -226,24 +282,43 @@ def _put_together(client, index, index_f, setup, units, results, offsets, again,
             for q in mine:
                 table, diag = r.edges[q]
                 merged.add(diag, sign=-1)
-                edges.append(_shifted_lines(table, offsets[u.index] if u.line_offset is None else 0))
+                edges.append(
+                    _shifted_lines(table, offsets[u.index] if u.line_offset is None else 0)
+                )
         else:
             redo.append((u, r, mine))
     if not redo:
         info["edge_queries"] = len(again)
         return [evaluate_group(index, setup, paths, *edges)]
     rows = sum(r.rows * len(mine) // max(len(r.names), 1) for _, r, mine in redo)
-    n_parts = int(n_partitions or max(n_workers, min(256, len(again), -(-rows // setup.block_rows))))
+    n_parts = int(
+        n_partitions or max(n_workers, min(256, len(again), -(-rows // setup.block_rows)))
+    )
     info.update(shuffled_queries=len(again), partitions=n_parts)
-    splits = [client.submit(split_unit, u, index_f, setup, offsets[u.index], sorted(mine), r.counted,
-                            n_parts, pure=False) for u, r, mine in redo]
+    splits = [
+        client.submit(
+            split_unit,
+            u,
+            index_f,
+            setup,
+            offsets[u.index],
+            sorted(mine),
+            r.counted,
+            n_parts,
+            pure=False,
+        )
+        for u, r, mine in redo
+    ]
     shares = [client.submit(operator.getitem, s, 0, pure=False) for s in splits]
     edge_pieces = by_hash(pa.concat_tables(edges), n_parts) if edges else [None] * n_parts
     groups = []
     for j in range(n_parts):
         pieces = [client.submit(operator.getitem, s, 1 + j, pure=False) for s in splits]
-        groups.append(client.submit(Reported(evaluate_group), index_f, setup, paths, edge_pieces[j], *pieces,
-                                    pure=False))
+        groups.append(
+            client.submit(
+                Reported(evaluate_group), index_f, setup, paths, edge_pieces[j], *pieces, pure=False
+            )
+        )
     del splits, pieces
     for diag in client.gather(shares):
         merged.add(diag, sign=-1)
@@ -258,36 +333,52 @@ def connect(address: str):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError(N_("--scheduler needs Dask"), hint=N_("pip install 'ranklab[dask]' "
-                                                              "(or: pip install 'dask[distributed]')")) from None
+        raise InputError(
+            N_("--scheduler needs Dask"),
+            hint=N_("pip install 'ranklab[dask]' (or: pip install 'dask[distributed]')"),
+        ) from None
     if address.startswith("local:"):
         try:
             n = int(address.split(":", 1)[1])
         except ValueError:
             n = 0
         if n < 1:
-            raise InputError(N_("bad scheduler address {address!r}"),
-                             hint=N_("local:N needs a whole number of workers N >= 1, e.g. local:2"),
-                             params={"address": address})
+            raise InputError(
+                N_("bad scheduler address {address!r}"),
+                hint=N_("local:N needs a whole number of workers N >= 1, e.g. local:2"),
+                params={"address": address},
+            )
         import dask
 
         # glibc's own malloc thresholds in the workers (see unit_tasks.tune_malloc)
-        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
-                   if k != "MALLOC_TRIM_THRESHOLD_"}
+        environ = {
+            k: v
+            for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+            if k != "MALLOC_TRIM_THRESHOLD_"
+        }
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=":0")
+            cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",
+            )
         return Client(cluster), cluster
     if "://" not in address:
-        raise InputError(N_("bad scheduler address {address!r}"),
-                         hint=N_("give tcp://HOST:PORT (a running dask scheduler) or local:N"),
-                         params={"address": address})
+        raise InputError(
+            N_("bad scheduler address {address!r}"),
+            hint=N_("give tcp://HOST:PORT (a running dask scheduler) or local:N"),
+            params={"address": address},
+        )
     try:
         return Client(address, timeout="20s"), None
     except (OSError, TimeoutError) as exc:
-        raise InputError(N_("cannot reach the Dask scheduler at {address} ({reason})"),
-                         hint=N_("start one with: dask scheduler; then dask worker ADDRESS"),
-                         params={"address": address, "reason": exc}) from None
+        raise InputError(
+            N_("cannot reach the Dask scheduler at {address} ({reason})"),
+            hint=N_("start one with: dask scheduler; then dask worker ADDRESS"),
+            params={"address": address, "reason": exc},
+        ) from None
 
 
 __all__ = ["list_parts", "evaluate_parts", "connect"]

@@ -47,7 +47,11 @@ class QrelsIndex:
     def subset(self, query_ids) -> Qrels:
         """The judgements of ``query_ids`` (rows in their qrels order, lines kept)."""
         q = self.qrels
-        ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(list(query_ids), type=pa.string())
+        ids = (
+            query_ids
+            if isinstance(query_ids, pa.Array)
+            else pa.array(list(query_ids), type=pa.string())
+        )
         codes = pc.drop_null(pc.index_in(ids, value_set=self.vocab)).to_numpy(zero_copy_only=False)
         codes = codes.astype(np.int64)
         lo, hi = self.starts[codes], self.starts[codes + 1]
@@ -60,7 +64,11 @@ class QrelsIndex:
             lines = rows + 1
         else:
             lines = None
-        extra = ids.filter(pc.is_in(ids, value_set=self._extra_values)).to_pylist() if self.extra else []
+        extra = (
+            ids.filter(pc.is_in(ids, value_set=self._extra_values)).to_pylist()
+            if self.extra
+            else []
+        )
         if len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows):
             # one stretch of the qrels (qrels and run written in the same query order):
             # slices, no copies of the ids
@@ -69,8 +77,14 @@ class QrelsIndex:
         else:
             take = pa.array(rows, type=pa.int64())
             qid, docid = q.qid.take(take), q.docid.take(take)
-        return Qrels(qid, docid, q.relevance[rows], source=q.source, line_numbers=lines,
-                     extra_query_ids=extra)
+        return Qrels(
+            qid,
+            docid,
+            q.relevance[rows],
+            source=q.source,
+            line_numbers=lines,
+            extra_query_ids=extra,
+        )
 
 
 @dataclass
@@ -94,9 +108,14 @@ class MergedDiagnostics:
 
     def diagnostics(self, missing, extra, qrels_duplicates) -> Diagnostics:
         """The whole run's diagnostics, with its missing and extra queries."""
-        d = Diagnostics(missing_queries=list(missing), extra_queries=list(extra),
-                        duplicates=self.duplicates, qrels_duplicates=qrels_duplicates,
-                        tied_groups=self.tied_groups, tied_documents=self.tied_documents)
+        d = Diagnostics(
+            missing_queries=list(missing),
+            extra_queries=list(extra),
+            duplicates=self.duplicates,
+            qrels_duplicates=qrels_duplicates,
+            tied_groups=self.tied_groups,
+            tied_documents=self.tied_documents,
+        )
         # the engine reports every cutoff when the run has a tie, none otherwise
         if self.tied_groups:
             d.ties_straddling = {k: self.straddling.get(k, 0) for k in sorted(set(self.cutoffs))}
@@ -122,7 +141,9 @@ class Evaluator:
 
     def qrels_diagnostics(self) -> int:
         """Duplicate judgements over the whole qrels (raises under ``duplicates="error"``)."""
-        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>")
+        empty = Run(
+            pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>"
+        )
         ranked = build_ranked_lists(self.index.qrels, empty, self.block_conv, self.cutoffs)
         return ranked.diagnostics.qrels_duplicates
 
@@ -140,19 +161,34 @@ class Evaluator:
         ``prepared``: what :meth:`prepare` gave for this run (made here when None).
         """
         sub, run_qid = self.prepare(run) if prepared is None else prepared
-        ranked = build_ranked_lists(sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid))
-        ranked.judged_anywhere = self.index.qrels.docid  # Hole@k asks the whole qrels, not the block's
+        ranked = build_ranked_lists(
+            sub, run, self.block_conv, self.cutoffs, Prepared(sub, run, run_qid)
+        )
+        ranked.judged_anywhere = (
+            self.index.qrels.docid
+        )  # Hole@k asks the whole qrels, not the block's
         columns = {s.name: compute(ranked, s, self.conv) for s in self.specs}
         return ranked.query_ids, columns, ranked.diagnostics
 
     def missing_rows(self, missing):
         """Values of the qrels queries absent from the run (``missing_queries="zero"``)."""
-        empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>")
+        empty = Run(
+            pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), source="<run>"
+        )
         ranked = build_ranked_lists(self.index.subset(missing), empty, self.conv, self.cutoffs)
         return ranked.query_ids, {s.name: compute(ranked, s, self.conv) for s in self.specs}
 
-    def finish(self, run_name, query_ids, position, columns, merged: MergedDiagnostics, run_queries,
-               qrels_duplicates, extra_diagnostics=None):
+    def finish(
+        self,
+        run_name,
+        query_ids,
+        position,
+        columns,
+        merged: MergedDiagnostics,
+        run_queries,
+        qrels_duplicates,
+        extra_diagnostics=None,
+    ):
         """The Evaluation of the whole run from per-query values in any order.
 
         ``position`` orders the queries as the whole run would (first appearance).
@@ -162,15 +198,19 @@ class Evaluator:
         extra = sorted(run_queries - judged)
         order = np.argsort(np.asarray(position, dtype=np.int64), kind="stable")
         ids = [query_ids[i] for i in order]
-        cols = {s.name: np.asarray(columns[s.name], dtype=np.float64)[order] if len(order)
-                else np.zeros(0) for s in self.specs}
+        cols = {
+            s.name: np.asarray(columns[s.name], dtype=np.float64)[order]
+            if len(order)
+            else np.zeros(0)
+            for s in self.specs
+        }
         if self.conv.missing_queries == "zero" and missing:
             mids, mcols = self.missing_rows(missing)
             ids += mids
             cols = {k: np.concatenate((v, mcols[k])) for k, v in cols.items()}
         diag = merged.diagnostics(missing, extra, qrels_duplicates)
         miss = np.zeros(len(ids), dtype=bool)
-        miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0):] = True
+        miss[len(ids) - (len(missing) if self.conv.missing_queries == "zero" else 0) :] = True
         # as the whole-run path: trec_eval's query order once for every measure, and the
         # count of positive judgements (trec_eval 9's summed num_rel under -c)
         trec_sorted = string_order(ids)
@@ -178,8 +218,18 @@ class Evaluator:
         if self.conv.labels == "truncate":
             labels = np.trunc(labels)
         positive = int(np.count_nonzero(labels > 0))
-        agg = {s.name: summary(cols[s.name], s, ids, self.conv, missing=miss, positive_labels=positive,
-                               order=trec_sorted) for s in self.specs}
+        agg = {
+            s.name: summary(
+                cols[s.name],
+                s,
+                ids,
+                self.conv,
+                missing=miss,
+                positive_labels=positive,
+                order=trec_sorted,
+            )
+            for s in self.specs
+        }
         out = diag.as_dict() | (extra_diagnostics or {}) | {"num_queries": len(ids)}
         return Evaluation(run_name, self.specs, (ids, cols), agg, out, self.conv, None)
 

@@ -43,7 +43,7 @@ def query_blocks(batches, block_rows: int):
             continue
         i, at = cut
         head = pending[:i] + [pending[i].slice(0, at)]
-        tail = [t for t in [pending[i].slice(at)] + pending[i + 1:] if t.num_rows]
+        tail = [t for t in [pending[i].slice(at)] + pending[i + 1 :] if t.num_rows]
         yield pa.concat_tables(head)
         pending = tail
         n = sum(t.num_rows for t in pending)
@@ -68,8 +68,9 @@ class ReadAhead:
         self._q: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
         self._stop = threading.Event()
         self._finished = False
-        self._thread = threading.Thread(target=self._produce, args=(items,), name="ranklab-read-ahead",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._produce, args=(items,), name="ranklab-read-ahead", daemon=True
+        )
         self._thread.start()
 
     def _put(self, item) -> bool:

@@ -53,8 +53,9 @@ DEFAULT_BLOCK_ROWS = 500_000
 STREAM_THRESHOLD_BYTES = 64 << 20
 
 
-def evaluate_stream(qrels: Qrels, stream, specs, conv: Conventions, cutoffs,
-                    block_rows: int = DEFAULT_BLOCK_ROWS):
+def evaluate_stream(
+    qrels: Qrels, stream, specs, conv: Conventions, cutoffs, block_rows: int = DEFAULT_BLOCK_ROWS
+):
     """Evaluate a :class:`~metrics_core.scale.blocks.RunStream` block by block.
 
     Returns the :class:`~metrics_core.evaluation.Evaluation`, with a ``streaming``
@@ -104,15 +105,20 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     if n_rows == 0:
         raise NotStreamable("no rows")
     columns = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
-    info = {"blocks": len(block_starts), "rows": n_rows, "noncontiguous_queries": len(reappear),
-            "spilled_rows": 0}
+    info = {
+        "blocks": len(block_starts),
+        "rows": n_rows,
+        "noncontiguous_queries": len(reappear),
+        "spilled_rows": 0,
+    }
     extra_diag = {}
     redo = sorted(reappear & ev.index.judged)
     if redo:
         # partitions of about block_rows rows (their rows estimated from the first pass)
         n_parts = max(1, min(256, -(-n_rows * len(redo) // max(len(seen), 1) // block_rows)))
         ids, pos, columns, spilled = _redo_noncontiguous(
-            ev, stream, redo, ids, pos, columns, block_starts, block_counted, merged, n_parts)
+            ev, stream, redo, ids, pos, columns, block_starts, block_counted, merged, n_parts
+        )
         info["spilled_rows"] = spilled
     if reappear:
         extra_diag["noncontiguous_queries"] = len(reappear)
@@ -120,16 +126,29 @@ def _evaluate_blocks(ev: Evaluator, stream, blocks, block_rows: int):
     return result.replace(streaming=info)
 
 
-def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_starts, block_counted,
-                        merged, n_parts: int):
+def _redo_noncontiguous(
+    ev: Evaluator,
+    stream,
+    redo,
+    ids,
+    pos,
+    columns,
+    block_starts,
+    block_counted,
+    merged,
+    n_parts: int,
+):
     """Second pass for the queries whose rows are not contiguous (see the module docstring)."""
     # first pass: drop every partial value of these queries, keep the position of the first
     value_set = pa.array(redo, type=pa.string())
     ids_arr = pa.array(ids, type=pa.string())
     is_redo = pc.is_in(ids_arr, value_set=value_set).to_numpy(zero_copy_only=False)
     pos_arr = np.asarray(pos, dtype=np.int64)
-    code = pc.index_in(ids_arr.filter(pa.array(is_redo)), value_set=value_set).to_numpy(
-        zero_copy_only=False).astype(np.int64)
+    code = (
+        pc.index_in(ids_arr.filter(pa.array(is_redo)), value_set=value_set)
+        .to_numpy(zero_copy_only=False)
+        .astype(np.int64)
+    )
     first_of = np.full(len(redo), np.iinfo(np.int64).max, dtype=np.int64)  # by index in redo
     np.minimum.at(first_of, code, pos_arr[is_redo])
     keep = ~is_redo
@@ -140,8 +159,9 @@ def _redo_noncontiguous(ev: Evaluator, stream, redo, ids, pos, columns, block_st
     starts = np.asarray(block_starts, dtype=np.int64)
     spilled = 0
     with tempfile.TemporaryDirectory(prefix="ranklab-spill-") as tmp:
-        writers = [pa.ipc.new_stream(os.path.join(tmp, f"part{i}.arrows"), SCHEMA)
-                   for i in range(n_parts)]
+        writers = [
+            pa.ipc.new_stream(os.path.join(tmp, f"part{i}.arrows"), SCHEMA) for i in range(n_parts)
+        ]
         fragments: dict[int, list] = {}
 
         def take_back(block: int):

@@ -101,7 +101,8 @@ def tune_malloc() -> bool:
             libc = ctypes.CDLL("libc.so.6")
             m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
             changed = bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(
-                libc.mallopt(m_trim_threshold, 64 << 20))
+                libc.mallopt(m_trim_threshold, 64 << 20)
+            )
         except (OSError, AttributeError):
             changed = False
     _MALLOC_TUNED.append(changed)
@@ -114,15 +115,27 @@ class Failed:
 
     def __init__(self, exc: InputError):
         self.problem = exc.templates["problem"] or exc.problem  # an InputError has a problem
-        self.source, self.line, self.option, self.field = exc.source, exc.line, exc.option, exc.field
+        self.source, self.line, self.option, self.field = (
+            exc.source,
+            exc.line,
+            exc.option,
+            exc.field,
+        )
         self.hint, self.plain_hint = exc.templates["hint"], exc.templates["plain_hint"]
         self.params = exc.params or None
 
     def error(self) -> InputError:
         """The InputError again."""
-        return InputError(self.problem, source=self.source, line=self.line, hint=self.hint,
-                          option=self.option, field=self.field, plain_hint=self.plain_hint,
-                          params=self.params)
+        return InputError(
+            self.problem,
+            source=self.source,
+            line=self.line,
+            hint=self.hint,
+            option=self.option,
+            field=self.field,
+            plain_hint=self.plain_hint,
+            params=self.params,
+        )
 
 
 class Reported:
@@ -149,8 +162,12 @@ def raise_failed(results) -> None:
 
 def as_diagnostics(merged: MergedDiagnostics) -> Diagnostics:
     """The sums of ``merged`` as a Diagnostics (to add to another MergedDiagnostics)."""
-    return Diagnostics(duplicates=merged.duplicates, tied_groups=merged.tied_groups,
-                       tied_documents=merged.tied_documents, ties_straddling=dict(merged.straddling))
+    return Diagnostics(
+        duplicates=merged.duplicates,
+        tied_groups=merged.tied_groups,
+        tied_documents=merged.tied_documents,
+        ties_straddling=dict(merged.straddling),
+    )
 
 
 def first_rows(codes: np.ndarray) -> np.ndarray:
@@ -238,7 +255,8 @@ def _unit_pass(ev: Evaluator, unit: Unit, setup: Setup, stream) -> UnitResult:
             out.counted.append(bool(diag.tied_groups or diag.duplicates))
             if qids:
                 where = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(
-                    zero_copy_only=False)
+                    zero_copy_only=False
+                )
                 pos.append(base + at + first_rows(codes)[where])
             out.ids += qids
             for k, v in columns.items():
@@ -261,8 +279,18 @@ def _unit_pass(ev: Evaluator, unit: Unit, setup: Setup, stream) -> UnitResult:
     return out
 
 
-def _add_edge(out: UnitResult, ev: Evaluator, setup: Setup, table, codes, code: int, name: str, base,
-              start: int, block: int = 0) -> None:
+def _add_edge(
+    out: UnitResult,
+    ev: Evaluator,
+    setup: Setup,
+    table,
+    codes,
+    code: int,
+    name: str,
+    base,
+    start: int,
+    block: int = 0,
+) -> None:
     """Keep the rows of query ``name`` in this block (and their diagnostics alone)."""
     rows = np.flatnonzero(codes == code)
     sel = with_pos(table.take(pa.array(rows)), base + start + rows)
@@ -294,8 +322,9 @@ def split_unit(unit: Unit, index, setup: Setup, offset: int, names, counted, n_p
         pieces: list[list] = [[] for _ in range(n_parts)]
         at = 0
         for b, table in enumerate(query_blocks(stream.batches(), setup.block_rows)):
-            rows = np.flatnonzero(pc.is_in(table.column("qid"), value_set=value_set).to_numpy(
-                zero_copy_only=False))
+            rows = np.flatnonzero(
+                pc.is_in(table.column("qid"), value_set=value_set).to_numpy(zero_copy_only=False)
+            )
             if len(rows):
                 sel = with_pos(table.take(pa.array(rows)), base + at + rows)
                 if b < len(counted) and counted[b]:
@@ -343,7 +372,9 @@ def evaluate_group(index, setup: Setup, paths, *pieces):
             duplicate_across_files(table, paths)
         raise
     _, (codes, vocab) = prepared
-    where = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(zero_copy_only=False)
+    where = pc.index_in(pa.array(qids, type=pa.string()), value_set=vocab).to_numpy(
+        zero_copy_only=False
+    )
     return qids, pos[first_rows(codes)[where]].astype(np.int64), columns, diag
 
 
@@ -352,8 +383,9 @@ def duplicate_across_files(table: pa.Table, paths) -> None:
     in the run's order, from several files), naming each row's file and line."""
     q = pc.dictionary_encode(table.column("qid")).combine_chunks()
     d = pc.dictionary_encode(table.column("docid")).combine_chunks()
-    key = (q.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(d.dictionary)
-           + d.indices.to_numpy(zero_copy_only=False))
+    key = q.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(
+        d.dictionary
+    ) + d.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(key, kind="stable")
     same = np.flatnonzero(key[order][1:] == key[order][:-1])
     if not len(same):
@@ -366,13 +398,37 @@ def duplicate_across_files(table: pa.Table, paths) -> None:
     lines = table.column("line").to_numpy()
     where = [(paths[int(pos[r] >> ROW_BITS)], int(lines[r])) for r in (a, b)]
     raise InputError(
-        N_("duplicate document in the run for query {query!r}, document {doc!r} ({first_file}, line "
-           "{first} and {second_file}, line {second}; {n} duplicate row(s) in all)"),
+        N_(
+            "duplicate document in the run for query {query!r}, document {doc!r} ({first_file}, line "
+            "{first} and {second_file}, line {second}; {n} duplicate row(s) in all)"
+        ),
         hint=DUPLICATE_HINTS["count, first, last or max"],
-        params={"query": table.column("qid")[a].as_py(), "doc": table.column("docid")[a].as_py(),
-                "first_file": where[0][0], "first": where[0][1], "second_file": where[1][0],
-                "second": where[1][1], "n": len(same)})
+        params={
+            "query": table.column("qid")[a].as_py(),
+            "doc": table.column("docid")[a].as_py(),
+            "first_file": where[0][0],
+            "first": where[0][1],
+            "second_file": where[1][0],
+            "second": where[1][1],
+            "n": len(same),
+        },
+    )
 
 
-__all__ = ["ROW_BITS", "Setup", "tune_malloc", "Failed", "Reported", "raise_failed", "UnitResult", "evaluate_unit", "split_unit", "evaluate_group", "by_hash",
-           "first_rows", "with_pos", "as_diagnostics", "duplicate_across_files"]
+__all__ = [
+    "ROW_BITS",
+    "Setup",
+    "tune_malloc",
+    "Failed",
+    "Reported",
+    "raise_failed",
+    "UnitResult",
+    "evaluate_unit",
+    "split_unit",
+    "evaluate_group",
+    "by_hash",
+    "first_rows",
+    "with_pos",
+    "as_diagnostics",
+    "duplicate_across_files",
+]

@@ -91,7 +91,7 @@ class Unit:
         buf = bytearray(chunk)
         with open(self.path, "rb", buffering=0) as fh:
             while left > 0:
-                n = fh.readinto(memoryview(buf)[:min(chunk, left)])
+                n = fh.readinto(memoryview(buf)[: min(chunk, left)])
                 if not n:
                     break
                 count += buf.count(b"\n", 0, n)
@@ -99,7 +99,9 @@ class Unit:
         return count
 
 
-def query_boundary(path: str, target: int, size: int | None = None, limit: int = BOUNDARY_LIMIT) -> int:
+def query_boundary(
+    path: str, target: int, size: int | None = None, limit: int = BOUNDARY_LIMIT
+) -> int:
     """The start of the first line after byte ``target`` whose query id (first field)
     differs from the line before it; a plain line start when none is found within
     ``limit`` bytes; the file's size when no line starts after ``target``.
@@ -154,8 +156,10 @@ def _split_trec(path: str, index: int, size: int, unit_bytes: int) -> list[Unit]
         if cuts[-1] < cut < size:
             cuts.append(cut)
     cuts.append(size)
-    return [Unit(index + j, path, "trec", cuts[j], cuts[j + 1], line_offset=0 if j == 0 else None)
-            for j in range(len(cuts) - 1)]
+    return [
+        Unit(index + j, path, "trec", cuts[j], cuts[j + 1], line_offset=0 if j == 0 else None)
+        for j in range(len(cuts) - 1)
+    ]
 
 
 def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
@@ -167,7 +171,9 @@ def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
         meta = pq.ParquetFile(path).metadata
     except (pa.ArrowException, OSError):
         return [Unit(index, path, "file")]  # the reader names the problem
-    check_parquet_metadata(meta, os.path.getsize(path), path, whole=False)  # a forged footer: refused here
+    check_parquet_metadata(
+        meta, os.path.getsize(path), path, whole=False
+    )  # a forged footer: refused here
     groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
     units: list[Unit] = []
     members: list[int] = []
@@ -176,8 +182,15 @@ def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
         members.append(g)
         rows += n
         if rows >= unit_rows or g == len(groups) - 1:
-            units.append(Unit(index + len(units), path, "parquet", row_groups=tuple(members),
-                              line_offset=before))
+            units.append(
+                Unit(
+                    index + len(units),
+                    path,
+                    "parquet",
+                    row_groups=tuple(members),
+                    line_offset=before,
+                )
+            )
             before += rows
             members, rows = [], 0
     return units if len(units) > 1 else [Unit(index, path, "file")]
@@ -219,8 +232,12 @@ def plan_units(paths, unit_bytes: int = DEFAULT_UNIT_BYTES) -> list[Unit]:
             units += _split_parquet(path, len(units), max(unit_bytes // BYTES_PER_ROW, 1))
             continue
         raw = RawData(None, path, path=path)
-        if (size > unit_bytes and compression_of(magic) is None and not is_msmarco_run(raw)
-                and is_trec(raw, "run")):
+        if (
+            size > unit_bytes
+            and compression_of(magic) is None
+            and not is_msmarco_run(raw)
+            and is_trec(raw, "run")
+        ):
             units += _split_trec(path, len(units), size, unit_bytes)
         else:
             units.append(Unit(len(units), path, "file"))
@@ -265,7 +282,9 @@ def _shifted(batches, offset: int, unit: Unit):
         raise relocated(exc, unit, offset) from None
 
 
-def unit_stream(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BATCH_ROWS) -> UnitStream:
+def unit_stream(
+    unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BATCH_ROWS
+) -> UnitStream:
     """Open ``unit`` for reading in batches with the streaming readers.
 
     Parameters
@@ -299,7 +318,9 @@ def unit_stream(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = B
     return UnitStream(lambda: _shifted(stream.batches(), line_offset, unit), data.count(b"\n"))
 
 
-def unit_whole(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BATCH_ROWS) -> UnitStream:
+def unit_whole(
+    unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BATCH_ROWS
+) -> UnitStream:
     """Read ``unit`` whole with the whole-file reader (which names any bad line), then
     hand it out in batches."""
     if unit.kind == "parquet":
@@ -314,7 +335,9 @@ def unit_whole(unit: Unit, name: str, line_offset: int = 0, batch_rows: int = BA
         raise relocated(exc, unit, line_offset) from None
     lines = data.count(b"\n")
     del data
-    return UnitStream(lambda: _shifted(run_stream(run, batch_rows).batches(), line_offset, unit), lines)
+    return UnitStream(
+        lambda: _shifted(run_stream(run, batch_rows).batches(), line_offset, unit), lines
+    )
 
 
 def _parquet_batches(unit: Unit, batch_rows: int):
@@ -323,10 +346,20 @@ def _parquet_batches(unit: Unit, batch_rows: int):
     import pyarrow.parquet as pq
 
     def batches():
-        return pq.ParquetFile(unit.path).iter_batches(batch_size=batch_rows, row_groups=list(unit.row_groups))
+        return pq.ParquetFile(unit.path).iter_batches(
+            batch_size=batch_rows, row_groups=list(unit.row_groups)
+        )
 
     return parquet_batches(batches, unit.path, first_row=unit.line_offset or 0)
 
 
-__all__ = ["DEFAULT_UNIT_BYTES", "Unit", "UnitStream", "plan_units", "query_boundary", "unit_stream",
-           "unit_whole", "relocated"]
+__all__ = [
+    "DEFAULT_UNIT_BYTES",
+    "Unit",
+    "UnitStream",
+    "plan_units",
+    "query_boundary",
+    "unit_stream",
+    "unit_whole",
+    "relocated",
+]

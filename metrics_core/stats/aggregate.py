@@ -32,25 +32,31 @@ def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     numeric = per_query.select_dtypes(include=[np.number])
-    return pd.DataFrame({
-        "mean": numeric.mean(skipna=True),
-        "median": numeric.median(skipna=True),
-        "count": numeric.notna().sum().astype(float),
-    })
+    return pd.DataFrame(
+        {
+            "mean": numeric.mean(skipna=True),
+            "median": numeric.median(skipna=True),
+            "count": numeric.notna().sum().astype(float),
+        }
+    )
 
 
 def _align_metadata(per_query: pd.DataFrame, metadata: pd.DataFrame, column: str) -> pd.Series:
     if column not in metadata.columns:
-        raise InputError(N_("the query metadata has no column {column!r}"), hint=N_("columns: {columns}"),
-                         params={"column": column, "columns": ", ".join(map(str, metadata.columns))})
+        raise InputError(
+            N_("the query metadata has no column {column!r}"),
+            hint=N_("columns: {columns}"),
+            params={"column": column, "columns": ", ".join(map(str, metadata.columns))},
+        )
     meta = metadata.copy()
     meta.index = meta.index.map(str)
     groups = meta[column].reindex(per_query.index.map(str))
     return groups
 
 
-def group_means(per_query: pd.DataFrame, metadata: pd.DataFrame, column: str,
-                missing_label: str = "(none)") -> pd.DataFrame:
+def group_means(
+    per_query: pd.DataFrame, metadata: pd.DataFrame, column: str, missing_label: str = "(none)"
+) -> pd.DataFrame:
     """Mean of every measure per value of a metadata column, with the count of queries.
 
     Queries without metadata go to the group ``missing_label``. Rows are sorted by group.
@@ -92,6 +98,10 @@ def group_by_category(per_query: pd.DataFrame, metadata: pd.DataFrame, measure: 
 def group_by_difficulty(per_query: pd.DataFrame, metadata: pd.DataFrame, measures=None) -> dict:
     """Count and means per difficulty level: {difficulty: {"count": n, measure: mean, ...}}."""
     table = group_means(per_query, metadata, "difficulty")
-    cols = ["count"] + list(measures if measures is not None else [c for c in table.columns if c != "count"])
-    return {k: {c: (int(v[c]) if c == "count" else float(v[c])) for c in cols}
-            for k, v in table.to_dict(orient="index").items()}
+    cols = ["count"] + list(
+        measures if measures is not None else [c for c in table.columns if c != "count"]
+    )
+    return {
+        k: {c: (int(v[c]) if c == "count" else float(v[c])) for c in cols}
+        for k, v in table.to_dict(orient="index").items()
+    }

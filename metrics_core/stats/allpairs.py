@@ -30,8 +30,19 @@ from metrics_core.stats import significance as sig
 from metrics_core.stats.comparison import aligned_values
 
 PAIR_TESTS = ("permutation", "t", "wilcoxon", "tukey")
-COLUMNS = ("measure", "run_a", "run_b", "n_queries", "mean_a", "mean_b", "delta", "p", "p_corrected",
-           "significant", "better")
+COLUMNS = (
+    "measure",
+    "run_a",
+    "run_b",
+    "n_queries",
+    "mean_a",
+    "mean_b",
+    "delta",
+    "p",
+    "p_corrected",
+    "significant",
+    "better",
+)
 
 
 def letters(names) -> dict[str, str]:
@@ -48,9 +59,18 @@ def letters(names) -> dict[str, str]:
     return out
 
 
-def all_pairs(evaluations, measures=None, *, test: str = "permutation", correction: str = "holm",
-              alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0, query_set: str = "common",
-              baselines=None) -> pd.DataFrame:
+def all_pairs(
+    evaluations,
+    measures=None,
+    *,
+    test: str = "permutation",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_permutations: int = 10000,
+    seed: int = 0,
+    query_set: str = "common",
+    baselines=None,
+) -> pd.DataFrame:
     """The pairs table (one row per measure and pair, :data:`COLUMNS`).
 
     ``baselines``: run names; only the pairs with a baseline are tested (a baseline against
@@ -69,24 +89,44 @@ def all_pairs(evaluations, measures=None, *, test: str = "permutation", correcti
     [['a', 'b', 'b'], ['a', 'c', None], ['b', 'c', 'b']]
     """
     if test not in PAIR_TESTS:
-        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"), field="test",
-                         params={"test": test, "choices": ", ".join(PAIR_TESTS)})
+        raise InputError(
+            N_("unknown test {test!r}"),
+            hint=N_("accepted: {choices}"),
+            field="test",
+            params={"test": test, "choices": ", ".join(PAIR_TESTS)},
+        )
     evs = list(evaluations)
     names = [ev.run_name for ev in evs]
     if len(evs) < 2:
-        raise InputError(N_("all pairs need at least two runs, got {count}"), field="runs",
-                         params={"count": len(evs)})
+        raise InputError(
+            N_("all pairs need at least two runs, got {count}"),
+            field="runs",
+            params={"count": len(evs)},
+        )
     if len(set(names)) < len(names):
-        raise InputError(N_("two runs are named {name!r}"), hint=N_("give each run its own name"), field="runs",
-                         params={"name": next(n for n in names if names.count(n) > 1)})
+        raise InputError(
+            N_("two runs are named {name!r}"),
+            hint=N_("give each run its own name"),
+            field="runs",
+            params={"name": next(n for n in names if names.count(n) > 1)},
+        )
     if measures is None:
-        measures = [c for c in evs[0].per_query.columns if all(c in ev.per_query.columns for ev in evs)]
-    base = None if baselines is None else [str(b) for b in ([baselines] if isinstance(baselines, str)
-                                                          else baselines)]
+        measures = [
+            c for c in evs[0].per_query.columns if all(c in ev.per_query.columns for ev in evs)
+        ]
+    base = (
+        None
+        if baselines is None
+        else [str(b) for b in ([baselines] if isinstance(baselines, str) else baselines)]
+    )
     for b in base or ():
         if b not in names:
-            raise InputError(N_("no run named {name!r} to use as the baseline"), hint=N_("runs: {names}"),
-                             field="baseline", params={"name": b, "names": ", ".join(names)})
+            raise InputError(
+                N_("no run named {name!r} to use as the baseline"),
+                hint=N_("runs: {names}"),
+                field="baseline",
+                params={"name": b, "names": ", ".join(names)},
+            )
     pairs = [(a, b) for a, b in combinations(names, 2) if base is None or a in base or b in base]
     rows = []
     for m in measures:
@@ -99,10 +139,18 @@ def all_pairs(evaluations, measures=None, *, test: str = "permutation", correcti
             tukey = tukey_hsd(*[table[c].to_numpy() for c in names]).pvalue
         perm = {}
         if test == "permutation":
-            diffs = np.column_stack([table[b].to_numpy() - table[a].to_numpy() for a, b in pairs]) \
-                if pairs else np.zeros((n, 0))
-            pv = sig.permutation_test(np.zeros_like(diffs), diffs, n_permutations=n_permutations, seed=seed) \
-                if n else np.full(len(pairs), np.nan)
+            diffs = (
+                np.column_stack([table[b].to_numpy() - table[a].to_numpy() for a, b in pairs])
+                if pairs
+                else np.zeros((n, 0))
+            )
+            pv = (
+                sig.permutation_test(
+                    np.zeros_like(diffs), diffs, n_permutations=n_permutations, seed=seed
+                )
+                if n
+                else np.full(len(pairs), np.nan)
+            )
             perm = dict(zip(pairs, np.atleast_1d(pv), strict=True))
         for a, b in pairs:
             va, vb = table[a].to_numpy(), table[b].to_numpy()
@@ -115,24 +163,50 @@ def all_pairs(evaluations, measures=None, *, test: str = "permutation", correcti
             elif test == "permutation":
                 p = float(perm[(a, b)])
             else:
-                p = float(tukey[names.index(a), names.index(b)]) if tukey is not None else float("nan")
-            rows.append({"measure": m, "run_a": a, "run_b": b, "n_queries": n,
-                         "mean_a": float(va.mean()) if n else np.nan, "mean_b": float(vb.mean()) if n else np.nan,
-                         "p": float(p)})
-    frame = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in ("p_corrected", "significant", "better",
-                                                                         "delta")])
+                p = (
+                    float(tukey[names.index(a), names.index(b)])
+                    if tukey is not None
+                    else float("nan")
+                )
+            rows.append(
+                {
+                    "measure": m,
+                    "run_a": a,
+                    "run_b": b,
+                    "n_queries": n,
+                    "mean_a": float(va.mean()) if n else np.nan,
+                    "mean_b": float(vb.mean()) if n else np.nan,
+                    "p": float(p),
+                }
+            )
+    frame = pd.DataFrame(
+        rows,
+        columns=[c for c in COLUMNS if c not in ("p_corrected", "significant", "better", "delta")],
+    )
     frame.insert(5, "delta", frame["mean_b"] - frame["mean_a"])
     applied = "none" if test == "tukey" else correction
     frame["p_corrected"] = sig.correct_pvalues(frame["p"].to_numpy(), applied) if len(frame) else []
     frame["significant"] = frame["p_corrected"] < alpha
     better = np.where(frame["delta"] > 0, frame["run_b"], frame["run_a"])
-    frame["better"] = pd.Series([w if s and d != 0 else None for w, s, d in
-                                 zip(better, frame["significant"], frame["delta"], strict=True)],
-                                index=frame.index, dtype=object)
-    frame.attrs = {"test": test, "correction": applied, "alpha": alpha, "query_set": query_set,
-                   "runs": names, "measures": list(measures), "baselines": base,
-                   "n_permutations": n_permutations if test == "permutation" else None,
-                   "seed": seed if test == "permutation" else None}
+    frame["better"] = pd.Series(
+        [
+            w if s and d != 0 else None
+            for w, s, d in zip(better, frame["significant"], frame["delta"], strict=True)
+        ],
+        index=frame.index,
+        dtype=object,
+    )
+    frame.attrs = {
+        "test": test,
+        "correction": applied,
+        "alpha": alpha,
+        "query_set": query_set,
+        "runs": names,
+        "measures": list(measures),
+        "baselines": base,
+        "n_permutations": n_permutations if test == "permutation" else None,
+        "seed": seed if test == "permutation" else None,
+    }
     return frame
 
 
@@ -140,7 +214,9 @@ def beats(pairs: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
     """(run, measure) -> the runs it significantly beats (higher mean, corrected p < alpha),
     in the runs' order."""
     names = pairs.attrs.get("runs") or list(dict.fromkeys([*pairs["run_a"], *pairs["run_b"]]))
-    out: dict[tuple[str, str], list[str]] = {(r, m): [] for r in names for m in pairs.attrs.get("measures", [])}
+    out: dict[tuple[str, str], list[str]] = {
+        (r, m): [] for r in names for m in pairs.attrs.get("measures", [])
+    }
     for row in pairs.itertuples(index=False):
         if not isinstance(row.better, str):
             continue
@@ -153,7 +229,9 @@ def beats(pairs: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
 def means_table(evaluations, pairs: pd.DataFrame) -> pd.DataFrame:
     """Runs x measures: the mean of each run on the measure's query set of ``pairs``."""
     names = pairs.attrs["runs"]
-    out = pd.DataFrame(index=pd.Index(names, name="run"), columns=pairs.attrs["measures"], dtype=float)
+    out = pd.DataFrame(
+        index=pd.Index(names, name="run"), columns=pairs.attrs["measures"], dtype=float
+    )
     for m in pairs.attrs["measures"]:
         table = aligned_values(list(evaluations), m, pairs.attrs["query_set"])
         for n in names:

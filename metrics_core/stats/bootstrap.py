@@ -27,8 +27,9 @@ _BLOCK_CELLS = 4_000_000
 _COUNT_CELLS = 1 << 18
 
 
-def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples: int,
-                    rng: np.random.Generator) -> np.ndarray:
+def resampled_means(
+    values: np.ndarray, weights: np.ndarray | None, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Means of ``n_resamples`` bootstrap resamples of the rows of ``values`` (n, m).
 
     Each block of resamples draws row indices, counts how often each row was drawn (a
@@ -53,18 +54,18 @@ def resampled_means(values: np.ndarray, weights: np.ndarray | None, n_resamples:
         picks = rng.integers(0, n, size=(rows, n), dtype=np.int32)
         for first in range(0, rows, sub):
             r = min(sub, rows - first)
-            np.add(picks[first:first + r], offsets[:r], out=flat[:r])
-            counts[first:first + r] = np.bincount(flat[:r].ravel(), minlength=r * n).reshape(r, n)
+            np.add(picks[first : first + r], offsets[:r], out=flat[:r])
+            counts[first : first + r] = np.bincount(flat[:r].ravel(), minlength=r * n).reshape(r, n)
         sums = counts[:rows] @ values
         drawn = counts[:rows] @ weights if weights is not None else float(n)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means[start:start + rows] = sums / drawn
+            means[start : start + rows] = sums / drawn
     return means
 
 
-def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
-                      seed: int | None = 0
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[float, float, float]:
+def bootstrap_mean_ci(
+    values, n_resamples: int = 2000, confidence: float = 0.95, seed: int | None = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[float, float, float]:
     """Mean and percentile-bootstrap confidence interval of each column of ``values``.
 
     .. math::
@@ -110,12 +111,18 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     if one_d:
         x = x[:, None]
     if x.ndim != 2:
-        raise InputError(N_("expected a 1-D or 2-D array of per-query values, got {n} dimensions"),
-                         params={"n": x.ndim})
+        raise InputError(
+            N_("expected a 1-D or 2-D array of per-query values, got {n} dimensions"),
+            params={"n": x.ndim},
+        )
     if not 0.0 < float(confidence) < 1.0:
-        raise InputError(N_("confidence must be between 0 and 1, got {value!r}"), params={"value": confidence})
+        raise InputError(
+            N_("confidence must be between 0 and 1, got {value!r}"), params={"value": confidence}
+        )
     if int(n_resamples) < 1:
-        raise InputError(N_("n_resamples must be at least 1, got {value!r}"), params={"value": n_resamples})
+        raise InputError(
+            N_("n_resamples must be at least 1, got {value!r}"), params={"value": n_resamples}
+        )
     n, m = x.shape
     nan = np.full(m, np.nan)
     if n == 0:
@@ -140,8 +147,9 @@ def bootstrap_mean_ci(values, n_resamples: int = 2000, confidence: float = 0.95,
     return mean, low, high
 
 
-def bootstrap_table(per_query: pd.DataFrame, n_resamples: int = 2000, confidence: float = 0.95,
-                    seed: int | None = 0) -> pd.DataFrame:
+def bootstrap_table(
+    per_query: pd.DataFrame, n_resamples: int = 2000, confidence: float = 0.95, seed: int | None = 0
+) -> pd.DataFrame:
     """Mean, median and bootstrap CI of every numeric column of a per-query table.
 
     Returns a DataFrame indexed by measure with columns ``mean``, ``median``,
@@ -155,16 +163,24 @@ def bootstrap_table(per_query: pd.DataFrame, n_resamples: int = 2000, confidence
     (['mean', 'median', 'ci_low', 'ci_high', 'queries'], 0.5, 0.5)
     """
     numeric = per_query.select_dtypes(include=[np.number])
-    mean, low, high = bootstrap_mean_ci(numeric.to_numpy(dtype=np.float64), n_resamples,
-                                        confidence, seed)
-    return pd.DataFrame({"mean": mean, "median": numeric.median(skipna=True).to_numpy(),
-                         "ci_low": low, "ci_high": high,
-                         "queries": numeric.notna().sum().to_numpy()},
-                        index=pd.Index(numeric.columns, name="measure"))
+    mean, low, high = bootstrap_mean_ci(
+        numeric.to_numpy(dtype=np.float64), n_resamples, confidence, seed
+    )
+    return pd.DataFrame(
+        {
+            "mean": mean,
+            "median": numeric.median(skipna=True).to_numpy(),
+            "ci_low": low,
+            "ci_high": high,
+            "queries": numeric.notna().sum().to_numpy(),
+        },
+        index=pd.Index(numeric.columns, name="measure"),
+    )
 
 
-def shared_mean_intervals(tables: dict, names: list, n_resamples: int, confidence: float,
-                      seed: int) -> dict:
+def shared_mean_intervals(
+    tables: dict, names: list, n_resamples: int, confidence: float, seed: int
+) -> dict:
     """Mean, percentile-bootstrap CI and median of every run on every measure's table.
 
     Measures whose tables hold the same queries (in the common case, all of them) are
@@ -221,8 +237,7 @@ def shared_mean_intervals(tables: dict, names: list, n_resamples: int, confidenc
     return out
 
 
-def bca_interval(replicates, estimate: float, confidence: float = 0.95,
-                 jackknife=None) -> dict:
+def bca_interval(replicates, estimate: float, confidence: float = 0.95, jackknife=None) -> dict:
     r"""Bias-corrected (BC) or bias-corrected and accelerated (BCa) bootstrap interval.
 
     With bootstrap replicates :math:`\hat\theta^{*1..B}` of an estimate :math:`\hat\theta`:
@@ -272,8 +287,14 @@ def bca_interval(replicates, estimate: float, confidence: float = 0.95,
     b = reps.size
     alpha = 1.0 - float(confidence)
     if b == 0 or not np.isfinite(estimate):
-        return {"low": np.nan, "high": np.nan, "method": "BC", "z0": np.nan, "acceleration": 0.0,
-                "contains": False}
+        return {
+            "low": np.nan,
+            "high": np.nan,
+            "method": "BC",
+            "z0": np.nan,
+            "acceleration": 0.0,
+            "contains": False,
+        }
     below = (np.count_nonzero(reps < estimate) + 0.5 * np.count_nonzero(reps == estimate)) / b
     z0 = float(norm.ppf(np.clip(below, 0.5 / b, 1 - 0.5 / b)))
     a = 0.0
@@ -282,10 +303,16 @@ def bca_interval(replicates, estimate: float, confidence: float = 0.95,
         jk = np.asarray(jackknife, dtype=np.float64)
         d = jk.mean() - jk
         denom = 6.0 * np.sum(d * d) ** 1.5
-        a = float(np.sum(d ** 3) / denom) if denom > 0 else 0.0
+        a = float(np.sum(d**3) / denom) if denom > 0 else 0.0
         method = "BCa"
     z = norm.ppf([alpha / 2, 1 - alpha / 2])
     levels = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
     low, high = (float(v) for v in np.quantile(reps, levels))
-    return {"low": low, "high": high, "method": method, "z0": z0, "acceleration": a,
-            "contains": bool(low <= estimate <= high)}
+    return {
+        "low": low,
+        "high": high,
+        "method": method,
+        "z0": z0,
+        "acceleration": a,
+        "contains": bool(low <= estimate <= high),
+    }

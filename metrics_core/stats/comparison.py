@@ -54,8 +54,11 @@ def _find(evaluations, name):
     for ev in evaluations:
         if ev.run_name == name:
             return ev
-    raise InputError(N_("no run named {name!r} to use as the baseline"), hint=N_("runs: {names}"),
-                     params={"name": name, "names": ", ".join(ev.run_name for ev in evaluations)})
+    raise InputError(
+        N_("no run named {name!r} to use as the baseline"),
+        hint=N_("runs: {names}"),
+        params={"name": name, "names": ", ".join(ev.run_name for ev in evaluations)},
+    )
 
 
 def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.DataFrame:
@@ -87,8 +90,11 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
     [0.0, 0.25]
     """
     if query_set not in ("common", "qrels"):
-        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
-                         params={"query_set": query_set, "choices": "common, qrels"})
+        raise InputError(
+            N_("unknown query set {query_set!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"query_set": query_set, "choices": "common, qrels"},
+        )
     columns = {ev.run_name: ev.per_query[measure] for ev in evaluations}
     table = pd.concat(columns, axis=1, join="outer") if columns else pd.DataFrame()
     table = table.sort_index()
@@ -97,11 +103,21 @@ def aligned_values(evaluations, measure: str, query_set: str = "common") -> pd.D
     return table.fillna(0.0).astype(np.float64)
 
 
-def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int = 10000,
-                 seed: int = 0, correction: str = "holm", confidence: float = 0.95,
-                 n_resamples: int | None = None, alpha: float = 0.05,
-                 query_set: str = "common", tests=TESTS, interval: bool = True,
-                 family: str = DEFAULT_FAMILY) -> pd.DataFrame:
+def compare_runs(
+    evaluations,
+    baseline: str,
+    measures=None,
+    n_permutations: int = 10000,
+    seed: int = 0,
+    correction: str = "holm",
+    confidence: float = 0.95,
+    n_resamples: int | None = None,
+    alpha: float = 0.05,
+    query_set: str = "common",
+    tests=TESTS,
+    interval: bool = True,
+    family: str = DEFAULT_FAMILY,
+) -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
     Parameters
@@ -157,37 +173,56 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
     ('b', 4, 0.225)
     """
     if correction not in sig.CORRECTIONS:
-        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
-                         params={"correction": correction, "choices": ", ".join(sig.CORRECTIONS)})
+        raise InputError(
+            N_("unknown correction {correction!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"correction": correction, "choices": ", ".join(sig.CORRECTIONS)},
+        )
     if n_permutations < 1:
-        raise InputError(N_("the number of permutations must be at least 1, got {n}"),
-                         params={"n": n_permutations})
+        raise InputError(
+            N_("the number of permutations must be at least 1, got {n}"),
+            params={"n": n_permutations},
+        )
     if query_set not in QUERY_SETS:
-        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
-                         params={"query_set": query_set, "choices": ", ".join(QUERY_SETS)})
+        raise InputError(
+            N_("unknown query set {query_set!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"query_set": query_set, "choices": ", ".join(QUERY_SETS)},
+        )
     if family not in FAMILY_SCOPES:
-        raise InputError(N_("unknown correction family {family!r}"), hint=N_("accepted: {choices}"),
-                         params={"family": family, "choices": ", ".join(FAMILY_SCOPES)})
+        raise InputError(
+            N_("unknown correction family {family!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"family": family, "choices": ", ".join(FAMILY_SCOPES)},
+        )
     tests = tuple(tests)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
-        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
-                         params={"test": unknown[0], "choices": ", ".join(TESTS)})
+        raise InputError(
+            N_("unknown test {test!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"test": unknown[0], "choices": ", ".join(TESTS)},
+        )
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     others = [ev for ev in evaluations if ev.run_name != baseline]
     for ev in [base_ev, *others]:
         absent = [m for m in measures if m not in ev.per_query.columns]
         if absent:
-            raise InputError(N_("run {name!r} has no values for {measures}"),
-                             hint=N_("evaluate every run with the same measures"),
-                             params={"name": ev.run_name, "measures": ", ".join(absent)})
+            raise InputError(
+                N_("run {name!r} has no values for {measures}"),
+                hint=N_("evaluate every run with the same measures"),
+                params={"name": ev.run_name, "measures": ", ".join(absent)},
+            )
 
     rows: list[dict[str, object]] = []
     groups: dict[int, list[int]] = {}  # comparisons grouped by number of paired queries
     pairs = []
-    tables = {} if query_set == "pairwise" else {
-        m: aligned_values([base_ev, *others], m, query_set) for m in measures}
+    tables = (
+        {}
+        if query_set == "pairwise"
+        else {m: aligned_values([base_ev, *others], m, query_set) for m in measures}
+    )
     for ev in others:
         for m in measures:
             if query_set == "pairwise":
@@ -198,18 +233,26 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
             pairs.append((b, r))
             groups.setdefault(len(common), []).append(len(rows))
             wins, ties, losses = sig.win_tie_loss(b, r)
-            rows.append({
-                "run": ev.run_name, "baseline": baseline, "measure": m, "n_queries": len(common),
-                "mean_baseline": float(b.mean()) if len(b) else np.nan,
-                "mean_run": float(r.mean()) if len(r) else np.nan,
-                "mean_delta": float((r - b).mean()) if len(b) else np.nan,
-                "ci_lo": np.nan, "ci_hi": np.nan,
-                "p_t": sig.paired_t_test(b, r) if "t" in tests else np.nan,
-                "p_wilcoxon": sig.wilcoxon_test(b, r) if "wilcoxon" in tests else np.nan,
-                "p_permutation": np.nan,
-                "wins": wins, "ties": ties, "losses": losses,
-                "effect_size": sig.effect_size(b, r),
-            })
+            rows.append(
+                {
+                    "run": ev.run_name,
+                    "baseline": baseline,
+                    "measure": m,
+                    "n_queries": len(common),
+                    "mean_baseline": float(b.mean()) if len(b) else np.nan,
+                    "mean_run": float(r.mean()) if len(r) else np.nan,
+                    "mean_delta": float((r - b).mean()) if len(b) else np.nan,
+                    "ci_lo": np.nan,
+                    "ci_hi": np.nan,
+                    "p_t": sig.paired_t_test(b, r) if "t" in tests else np.nan,
+                    "p_wilcoxon": sig.wilcoxon_test(b, r) if "wilcoxon" in tests else np.nan,
+                    "p_permutation": np.nan,
+                    "wins": wins,
+                    "ties": ties,
+                    "losses": losses,
+                    "effect_size": sig.effect_size(b, r),
+                }
+            )
     n_resamples_ci = n_permutations if n_resamples is None else n_resamples
     for n, members in groups.items():
         if n == 0:
@@ -226,21 +269,59 @@ def compare_runs(evaluations, baseline: str, measures=None, n_permutations: int 
             for j, i in enumerate(members):
                 rows[i]["ci_lo"], rows[i]["ci_hi"] = float(cis[j, 0]), float(cis[j, 1])
 
-    columns = ["run", "baseline", "measure", "n_queries", "mean_baseline", "mean_run", "mean_delta",
-               "ci_lo", "ci_hi", *(f"p_{t}" for t in TESTS), *(f"p_corrected_{t}" for t in TESTS),
-               "wins", "ties", "losses", "effect_size", "significant", "markers"]
-    frame = pd.DataFrame(rows, columns=[c for c in columns if c not in ("significant", "markers")
-                                        and not c.startswith("p_corrected")])
+    columns = [
+        "run",
+        "baseline",
+        "measure",
+        "n_queries",
+        "mean_baseline",
+        "mean_run",
+        "mean_delta",
+        "ci_lo",
+        "ci_hi",
+        *(f"p_{t}" for t in TESTS),
+        *(f"p_corrected_{t}" for t in TESTS),
+        "wins",
+        "ties",
+        "losses",
+        "effect_size",
+        "significant",
+        "markers",
+    ]
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            c
+            for c in columns
+            if c not in ("significant", "markers") and not c.startswith("p_corrected")
+        ],
+    )
     for t in TESTS:
-        frame[f"p_corrected_{t}"] = corrected_in_families(frame, frame[f"p_{t}"].to_numpy(float), correction, family)
-    significant = [{t: bool(r[f"p_corrected_{t}"] < alpha) for t in TESTS} for _, r in frame.iterrows()]
+        frame[f"p_corrected_{t}"] = corrected_in_families(
+            frame, frame[f"p_{t}"].to_numpy(float), correction, family
+        )
+    significant = [
+        {t: bool(r[f"p_corrected_{t}"] < alpha) for t in TESTS} for _, r in frame.iterrows()
+    ]
     frame["significant"] = significant
     frame["markers"] = ["".join(MARKERS[t] for t in TESTS if s[t]) for s in significant]
     frame = frame[columns]
-    frame.attrs.update({"baseline": baseline, "measures": measures, "permutations": n_permutations,
-                        "bootstrap": n_resamples_ci, "seed": seed, "correction": correction,
-                        "confidence": confidence, "alpha": alpha, "query_set": query_set,
-                        "tests": tests, "interval": interval, "family": family})
+    frame.attrs.update(
+        {
+            "baseline": baseline,
+            "measures": measures,
+            "permutations": n_permutations,
+            "bootstrap": n_resamples_ci,
+            "seed": seed,
+            "correction": correction,
+            "confidence": confidence,
+            "alpha": alpha,
+            "query_set": query_set,
+            "tests": tests,
+            "interval": interval,
+            "family": family,
+        }
+    )
     return frame
 
 
@@ -249,24 +330,46 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
     a corrected p-value outside the family (a count, a test not run) is None."""
     out = []
     for r in frame.to_dict(orient="records"):
-        out.append({
-            "run": r["run"], "baseline": r["baseline"], "measure": r["measure"],
-            "n_queries": int(r["n_queries"]), "mean_baseline": r["mean_baseline"],
-            "mean_run": r["mean_run"], "mean_delta": r["mean_delta"],
-            "ci95": [r["ci_lo"], r["ci_hi"]],
-            "p": {t: r[f"p_{t}"] for t in TESTS},
-            "p_corrected": {t: None if pd.isna(r[f"p_corrected_{t}"]) else r[f"p_corrected_{t}"] for t in TESTS},
-            "wins": int(r["wins"]), "ties": int(r["ties"]), "losses": int(r["losses"]),
-            "effect_size": r["effect_size"], "significant": r["significant"],
-        })
+        out.append(
+            {
+                "run": r["run"],
+                "baseline": r["baseline"],
+                "measure": r["measure"],
+                "n_queries": int(r["n_queries"]),
+                "mean_baseline": r["mean_baseline"],
+                "mean_run": r["mean_run"],
+                "mean_delta": r["mean_delta"],
+                "ci95": [r["ci_lo"], r["ci_hi"]],
+                "p": {t: r[f"p_{t}"] for t in TESTS},
+                "p_corrected": {
+                    t: None if pd.isna(r[f"p_corrected_{t}"]) else r[f"p_corrected_{t}"]
+                    for t in TESTS
+                },
+                "wins": int(r["wins"]),
+                "ties": int(r["ties"]),
+                "losses": int(r["losses"]),
+                "effect_size": r["effect_size"],
+                "significant": r["significant"],
+            }
+        )
     return out
 
 
-def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "common",
-                n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
-                n_permutations: int = 10000, correction: str = "holm", alpha: float = 0.05,
-                test: str = "permutation", comparison: pd.DataFrame | None = None,
-                family: str = DEFAULT_FAMILY) -> pd.DataFrame:
+def leaderboard(
+    evaluations,
+    baseline: str,
+    measures=None,
+    query_set: str = "common",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    n_permutations: int = 10000,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    test: str = "permutation",
+    comparison: pd.DataFrame | None = None,
+    family: str = DEFAULT_FAMILY,
+) -> pd.DataFrame:
     """Runs x measures on one query set per measure: mean, bootstrap CI, best, significance.
 
     Parameters
@@ -296,17 +399,33 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         alpha). ``attrs`` holds the parameters and the comparison frame.
     """
     if query_set not in ("common", "qrels"):
-        raise InputError(N_("unknown query set {query_set!r}"), hint=N_("accepted: {choices}"),
-                         params={"query_set": query_set, "choices": "common, qrels"})
+        raise InputError(
+            N_("unknown query set {query_set!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"query_set": query_set, "choices": "common, qrels"},
+        )
     if test not in TESTS:
-        raise InputError(N_("unknown test {test!r}"), hint=N_("accepted: {choices}"),
-                         params={"test": test, "choices": ", ".join(TESTS)})
+        raise InputError(
+            N_("unknown test {test!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"test": test, "choices": ", ".join(TESTS)},
+        )
     base_ev = _find(evaluations, baseline)
     measures = list(base_ev.per_query.columns) if measures is None else list(measures)
     if comparison is None:  # only what the board shows: the chosen test, no interval of the delta
-        comparison = compare_runs(evaluations, baseline, measures, n_permutations=n_permutations,
-                                  seed=seed, correction=correction, alpha=alpha,
-                                  query_set=query_set, tests=(test,), interval=False, family=family)
+        comparison = compare_runs(
+            evaluations,
+            baseline,
+            measures,
+            n_permutations=n_permutations,
+            seed=seed,
+            correction=correction,
+            alpha=alpha,
+            query_set=query_set,
+            tests=(test,),
+            interval=False,
+            family=family,
+        )
     by_pair = {(r.run, r.measure): r for r in comparison.itertuples(index=False)}
     names = [ev.run_name for ev in evaluations]
     tables = {m: aligned_values(evaluations, m, query_set) for m in measures}
@@ -324,21 +443,52 @@ def leaderboard(evaluations, baseline: str, measures=None, query_set: str = "com
         for j, name in enumerate(names):
             c = by_pair.get((name, m))
             p = float(getattr(c, f"p_corrected_{test}")) if c is not None else np.nan
-            rows.append({"run": name, "measure": m, "n_queries": int(len(table)),
-                         "mean": float(mean[j]), "median": float(median[j]),
-                         "ci_lo": float(lo[j]), "ci_hi": float(hi[j]), "best": bool(best[j]),
-                         "delta": float(c.mean_delta) if c is not None else np.nan,
-                         "p": float(getattr(c, f"p_{test}")) if c is not None else np.nan,
-                         "p_corrected": p,
-                         "marker": MARKERS[test] if c is not None and p < alpha else ""})
+            rows.append(
+                {
+                    "run": name,
+                    "measure": m,
+                    "n_queries": int(len(table)),
+                    "mean": float(mean[j]),
+                    "median": float(median[j]),
+                    "ci_lo": float(lo[j]),
+                    "ci_hi": float(hi[j]),
+                    "best": bool(best[j]),
+                    "delta": float(c.mean_delta) if c is not None else np.nan,
+                    "p": float(getattr(c, f"p_{test}")) if c is not None else np.nan,
+                    "p_corrected": p,
+                    "marker": MARKERS[test] if c is not None and p < alpha else "",
+                }
+            )
     out = pd.DataFrame(rows)
-    out.attrs.update({"baseline": baseline, "measures": measures, "query_set": query_set,
-                      "n_resamples": n_resamples, "confidence": confidence, "seed": seed,
-                      "permutations": n_permutations, "correction": correction, "alpha": alpha,
-                      "test": test, "family": comparison.attrs.get("family", family)})
+    out.attrs.update(
+        {
+            "baseline": baseline,
+            "measures": measures,
+            "query_set": query_set,
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+            "permutations": n_permutations,
+            "correction": correction,
+            "alpha": alpha,
+            "test": test,
+            "family": comparison.attrs.get("family", family),
+        }
+    )
     return out
 
 
-__all__ = ["compare_runs", "comparison_records", "leaderboard", "correction_family", "effectiveness_measures",
-           "corrected_in_families", "FAMILY_SCOPES", "DEFAULT_FAMILY", "aligned_values",
-           "TESTS", "MARKERS", "QUERY_SETS"]
+__all__ = [
+    "compare_runs",
+    "comparison_records",
+    "leaderboard",
+    "correction_family",
+    "effectiveness_measures",
+    "corrected_in_families",
+    "FAMILY_SCOPES",
+    "DEFAULT_FAMILY",
+    "aligned_values",
+    "TESTS",
+    "MARKERS",
+    "QUERY_SETS",
+]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 
-def per_query_deltas(baseline: pd.DataFrame | pd.Series, run: pd.DataFrame | pd.Series,
-                     measure: str | None = None) -> pd.Series:
+def per_query_deltas(
+    baseline: pd.DataFrame | pd.Series, run: pd.DataFrame | pd.Series, measure: str | None = None
+) -> pd.Series:
     """``run - baseline`` on every query both have a value for, losses first.
 
     Parameters
@@ -39,7 +40,9 @@ def per_query_deltas(baseline: pd.DataFrame | pd.Series, run: pd.DataFrame | pd.
     r = run.dropna()
     common = b.index.intersection(r.index)
     delta = (r.loc[common] - b.loc[common]).rename("delta")
-    frame = delta.to_frame().assign(qid=common.astype(str)).sort_values(["delta", "qid"], kind="stable")
+    frame = (
+        delta.to_frame().assign(qid=common.astype(str)).sort_values(["delta", "qid"], kind="stable")
+    )
     return frame["delta"]
 
 

@@ -34,7 +34,9 @@ def effectiveness_measures(measures) -> list[str]:
     return [m for m in measures if measure_direction(m) != 0]
 
 
-def corrected_in_families(frame: pd.DataFrame, pvalues: np.ndarray, correction: str, family: str) -> np.ndarray:
+def corrected_in_families(
+    frame: pd.DataFrame, pvalues: np.ndarray, correction: str, family: str
+) -> np.ndarray:
     """``pvalues`` (one per row of ``frame``) corrected within each family of ``family``'s
     scope; rows of measures outside the family (:func:`effectiveness_measures`) get NaN."""
     out = np.full(len(frame), np.nan)
@@ -43,7 +45,9 @@ def corrected_in_families(frame: pd.DataFrame, pvalues: np.ndarray, correction: 
     measures = frame["measure"].to_numpy(dtype=object)
     inside = np.isin(measures, effectiveness_measures(list(dict.fromkeys(measures))))
     if family == "per_measure":
-        families = [np.flatnonzero(inside & (measures == m)) for m in dict.fromkeys(measures[inside])]
+        families = [
+            np.flatnonzero(inside & (measures == m)) for m in dict.fromkeys(measures[inside])
+        ]
     else:
         families = [np.flatnonzero(inside)]
     for rows in families:
@@ -89,10 +93,21 @@ def correction_family(frame: pd.DataFrame) -> dict:
     scope = a.get("family", DEFAULT_FAMILY)
     inside = int(rows["measure"].isin(measures).sum()) if len(rows) else 0
     n = len(runs) if scope == "per_measure" and measures else inside
-    return {"correction": a.get("correction", "holm"), "n": int(n), "runs": runs,
-            "measures": measures, "baseline": baseline, "scope": scope,
-            "excluded": [m for m in every if m not in measures]}
+    return {
+        "correction": a.get("correction", "holm"),
+        "n": int(n),
+        "runs": runs,
+        "measures": measures,
+        "baseline": baseline,
+        "scope": scope,
+        "excluded": [m for m in every if m not in measures],
+    }
 
 
-__all__ = ["FAMILY_SCOPES", "DEFAULT_FAMILY", "effectiveness_measures", "corrected_in_families",
-           "correction_family"]
+__all__ = [
+    "FAMILY_SCOPES",
+    "DEFAULT_FAMILY",
+    "effectiveness_measures",
+    "corrected_in_families",
+    "correction_family",
+]

@@ -39,8 +39,11 @@ def _labels(per_query: pd.DataFrame, metadata, column: str) -> pd.Series:
         labels = metadata
     else:
         if column not in metadata.columns:
-            raise InputError(N_("the query metadata has no column {column!r}"), hint=N_("columns: {columns}"),
-                             params={"column": column, "columns": ", ".join(map(str, metadata.columns))})
+            raise InputError(
+                N_("the query metadata has no column {column!r}"),
+                hint=N_("columns: {columns}"),
+                params={"column": column, "columns": ", ".join(map(str, metadata.columns))},
+            )
         labels = metadata[column]
     labels = labels.copy()
     labels.index = labels.index.astype(str)
@@ -48,8 +51,9 @@ def _labels(per_query: pd.DataFrame, metadata, column: str) -> pd.Series:
     return pd.Series(labels.reindex(index).to_numpy(), index=per_query.index, name=column)
 
 
-def fold_values(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
-                measures=None) -> pd.DataFrame:
+def fold_values(
+    per_query: pd.DataFrame, metadata, fold_column: str = "fold", measures=None
+) -> pd.DataFrame:
     """Mean of each measure within each fold: DataFrame fold x measure (plus ``count``).
 
     >>> pq = pd.DataFrame({"AP": [0.2, 0.4, 1.0]}, index=["q1", "q2", "q3"])
@@ -68,8 +72,9 @@ def fold_values(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
     return out
 
 
-def fold_summary(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
-                 measures=None) -> pd.DataFrame:
+def fold_summary(
+    per_query: pd.DataFrame, metadata, fold_column: str = "fold", measures=None
+) -> pd.DataFrame:
     """Mean ± population std over folds of each measure (population standard deviation, ``ddof=0``).
 
     Each fold contributes its mean over its queries (:func:`fold_values`); the folds then
@@ -84,10 +89,12 @@ def fold_summary(per_query: pd.DataFrame, metadata, fold_column: str = "fold",
     '0.6500 ± 0.3500'
     """
     values = fold_values(per_query, metadata, fold_column, measures).drop(columns="count")
-    summary = pd.DataFrame({"mean": values.mean(axis=0), "std": values.std(axis=0, ddof=0),
-                            "folds": len(values)})
-    summary["formatted"] = [format_mean_std(m, s) for m, s in zip(summary["mean"], summary["std"],
-                                                                    strict=True)]
+    summary = pd.DataFrame(
+        {"mean": values.mean(axis=0), "std": values.std(axis=0, ddof=0), "folds": len(values)}
+    )
+    summary["formatted"] = [
+        format_mean_std(m, s) for m, s in zip(summary["mean"], summary["std"], strict=True)
+    ]
     summary.index.name = "measure"
     return summary
 
@@ -101,7 +108,9 @@ def format_mean_std(mean: float, std: float, digits: int = 4) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
-def _pairs(per_query: pd.DataFrame, metadata, criterion_column: str) -> tuple[pd.DataFrame, np.ndarray, int]:
+def _pairs(
+    per_query: pd.DataFrame, metadata, criterion_column: str
+) -> tuple[pd.DataFrame, np.ndarray, int]:
     """(query, criterion) pairs: a cell holding a list/tuple/set names several criteria."""
     labels = _labels(per_query, metadata, criterion_column)
     exploded = labels.explode()
@@ -111,8 +120,9 @@ def _pairs(per_query: pd.DataFrame, metadata, criterion_column: str) -> tuple[pd
     return rows, exploded[keep].to_numpy(), unassigned
 
 
-def criterion_averages(per_query: pd.DataFrame, metadata, criterion_column: str = "criterion",
-                       measures=None) -> pd.DataFrame:
+def criterion_averages(
+    per_query: pd.DataFrame, metadata, criterion_column: str = "criterion", measures=None
+) -> pd.DataFrame:
     """Per-criterion means plus ``micro`` and ``macro`` rows (macro: unweighted mean of the criteria; micro: pooled pairs).
 
     Returns a DataFrame indexed by criterion, then ``micro`` and ``macro``, with one
@@ -146,8 +156,13 @@ def criterion_averages(per_query: pd.DataFrame, metadata, criterion_column: str 
     return out
 
 
-def micro_ratio(per_query: pd.DataFrame, metadata, numerator: str, denominator: str,
-                criterion_column: str = "criterion") -> dict:
+def micro_ratio(
+    per_query: pd.DataFrame,
+    metadata,
+    numerator: str,
+    denominator: str,
+    criterion_column: str = "criterion",
+) -> dict:
     """Micro and macro averages of a ratio from count columns.
 
     micro = ``sum(numerator) / sum(denominator)`` over pooled (query, criterion) pairs;

@@ -77,17 +77,25 @@ def paired_values(baseline: pd.Series, run: pd.Series) -> tuple[np.ndarray, np.n
     b = baseline.dropna()
     r = run.dropna()
     common = b.index.intersection(r.index).sort_values()
-    return (b.loc[common].to_numpy(dtype=np.float64), r.loc[common].to_numpy(dtype=np.float64),
-            common)
+    return (
+        b.loc[common].to_numpy(dtype=np.float64),
+        r.loc[common].to_numpy(dtype=np.float64),
+        common,
+    )
 
 
 def _differences(baseline, run) -> np.ndarray:
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     if base.shape != other.shape or base.ndim != 1:
-        raise InputError(N_("paired values must be two 1-D arrays of equal length, got shapes "
-                            "{shape} and {other}"), hint=N_("align them with paired_values"),
-                         params={"shape": base.shape, "other": other.shape})
+        raise InputError(
+            N_(
+                "paired values must be two 1-D arrays of equal length, got shapes "
+                "{shape} and {other}"
+            ),
+            hint=N_("align them with paired_values"),
+            params={"shape": base.shape, "other": other.shape},
+        )
     return other - base
 
 
@@ -165,7 +173,7 @@ def _signed_rank_sign_flip_p(d: np.ndarray) -> float:
     n = d.size
     # Row j of `positive` marks which differences are positive under sign vector j; the
     # identity vector is among the 2**n rows. Zero differences stay zero whatever the sign.
-    flips = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    flips = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
     positive = np.where(flips, d < 0, d > 0)
     null = positive.astype(np.float64) @ ranks
     # Rank sums are multiples of 0.5: exact in float64, no tolerance needed.
@@ -175,10 +183,14 @@ def _signed_rank_sign_flip_p(d: np.ndarray) -> float:
 
 def _rng(seed, stream: int) -> np.random.Generator:
     # Independent streams for the permutation test and the bootstrap from one user seed.
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy=seed, spawn_key=(stream,))))
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(entropy=seed, spawn_key=(stream,)))
+    )
 
 
-def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) -> np.ndarray | float:
+def permutation_test(
+    baseline, run, n_permutations: int = 10000, seed: int = 0
+) -> np.ndarray | float:
     """Two-sided paired randomization (sign-flip) test.
 
     Under the null hypothesis the label of each pair is exchangeable, so each difference
@@ -217,17 +229,24 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     single = base.ndim == 1
-    d: np.ndarray | None = (_differences(base.ravel(), other.ravel()).reshape(base.shape)
-                            if base.shape == other.shape else None)
+    d: np.ndarray | None = (
+        _differences(base.ravel(), other.ravel()).reshape(base.shape)
+        if base.shape == other.shape
+        else None
+    )
     if d is None:
-        raise InputError(N_("paired values must have equal shapes, got {shape} and {other}"),
-                         params={"shape": base.shape, "other": other.shape})
+        raise InputError(
+            N_("paired values must have equal shapes, got {shape} and {other}"),
+            params={"shape": base.shape, "other": other.shape},
+        )
     if single:
         d = d[:, None]
     n, k = d.shape
     if n_permutations < 1:
-        raise InputError(N_("the number of permutations must be at least 1, got {n}"),
-                         params={"n": n_permutations})
+        raise InputError(
+            N_("the number of permutations must be at least 1, got {n}"),
+            params={"n": n_permutations},
+        )
     if n < 2:
         out = np.full(k, np.nan)
         return float(out[0]) if single else out
@@ -247,7 +266,9 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
         # sum(s * d) = sum(d) - 2 * (b @ d), a single BLAS product per block.
         packed = rng.integers(0, 256, size=(rows, nbytes), dtype=np.uint8)
         for first in range(0, rows, sub):
-            bits[first:first + sub][:rows - first] = np.unpackbits(packed[first:first + sub], axis=1, count=n)
+            bits[first : first + sub][: rows - first] = np.unpackbits(
+                packed[first : first + sub], axis=1, count=n
+            )
         flipped = total - 2.0 * (bits[:rows] @ d)
         counts += (np.abs(flipped) >= threshold).sum(axis=0)
         done += rows
@@ -256,8 +277,9 @@ def permutation_test(baseline, run, n_permutations: int = 10000, seed: int = 0) 
     return float(p[0]) if single else p
 
 
-def bootstrap_ci(baseline, run, confidence: float = 0.95, n_resamples: int = 10000,
-                 seed: int = 0) -> np.ndarray:
+def bootstrap_ci(
+    baseline, run, confidence: float = 0.95, n_resamples: int = 10000, seed: int = 0
+) -> np.ndarray:
     """Paired bootstrap percentile interval of the mean difference ``mean(run - baseline)``.
 
     Queries are resampled with replacement ``n_resamples`` times (the same resampled query
@@ -278,10 +300,14 @@ def bootstrap_ci(baseline, run, confidence: float = 0.95, n_resamples: int = 100
     base = np.asarray(baseline, dtype=np.float64)
     other = np.asarray(run, dtype=np.float64)
     if base.shape != other.shape:
-        raise InputError(N_("paired values must have equal shapes, got {shape} and {other}"),
-                         params={"shape": base.shape, "other": other.shape})
+        raise InputError(
+            N_("paired values must have equal shapes, got {shape} and {other}"),
+            params={"shape": base.shape, "other": other.shape},
+        )
     if not 0 < confidence < 1:
-        raise InputError(N_("confidence must be between 0 and 1, got {value}"), params={"value": confidence})
+        raise InputError(
+            N_("confidence must be between 0 and 1, got {value}"), params={"value": confidence}
+        )
     single = base.ndim == 1
     d = (other - base)[:, None] if single else other - base
     n, k = d.shape
@@ -349,8 +375,11 @@ def correct_pvalues(pvalues, method: str = "holm") -> np.ndarray:
     """
     p = np.asarray(pvalues, dtype=np.float64)
     if method not in CORRECTIONS:
-        raise InputError(N_("unknown correction {correction!r}"), hint=N_("accepted: {choices}"),
-                         params={"correction": method, "choices": ", ".join(CORRECTIONS)})
+        raise InputError(
+            N_("unknown correction {correction!r}"),
+            hint=N_("accepted: {choices}"),
+            params={"correction": method, "choices": ", ".join(CORRECTIONS)},
+        )
     out = p.copy()
     ok = ~np.isnan(p)
     m = int(ok.sum())
@@ -373,5 +402,15 @@ def correct_pvalues(pvalues, method: str = "holm") -> np.ndarray:
     return out
 
 
-__all__ = ["TIE_TOLERANCE", "CORRECTIONS", "paired_values", "paired_t_test", "wilcoxon_test",
-           "permutation_test", "bootstrap_ci", "effect_size", "win_tie_loss", "correct_pvalues"]
+__all__ = [
+    "TIE_TOLERANCE",
+    "CORRECTIONS",
+    "paired_values",
+    "paired_t_test",
+    "wilcoxon_test",
+    "permutation_test",
+    "bootstrap_ci",
+    "effect_size",
+    "win_tie_loss",
+    "correct_pvalues",
+]

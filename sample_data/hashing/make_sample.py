@@ -29,7 +29,8 @@ def main(out=None):
         codes, labels = make(rng, n, prototypes)
         np.save(out / f"{part}_codes.npy", codes, allow_pickle=False)
         (out / f"{part}_labels.csv").write_text(
-            "label\n" + "\n".join(str(int(x)) for x in labels) + "\n")
+            "label\n" + "\n".join(str(int(x)) for x in labels) + "\n"
+        )
 
 
 if __name__ == "__main__":

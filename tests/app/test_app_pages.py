@@ -64,9 +64,16 @@ def test_home_routes_the_four_tasks_each_with_its_sample(lang, tasks):
     _ok(at)
     assert [h.value for h in at.subheader] == tasks
     opens = [b for b in at.button if b.key and b.key.startswith("ranklab.home.open.")]
-    assert [b.key.rsplit(".", 1)[1] for b in opens] == ["rankings", "detection", "hashing", "compare"]
+    assert [b.key.rsplit(".", 1)[1] for b in opens] == [
+        "rankings",
+        "detection",
+        "hashing",
+        "compare",
+    ]
     assert len({b.label for b in opens}) == 1
-    assert not any("Conventions" in c.value or "Convenciones" in c.value for c in at.caption)  # no status line
+    assert not any(
+        "Conventions" in c.value or "Convenciones" in c.value for c in at.caption
+    )  # no status line
 
 
 def test_a_task_button_loads_the_sample():
@@ -82,7 +89,7 @@ def test_the_app_entry_point_in_spanish():
     at.query_params["lang"] = "es"
     at.run()
     _ok(at)
-    assert [h.value for h in at.subheader] == TASKS_ES   # Home is the default page
+    assert [h.value for h in at.subheader] == TASKS_ES  # Home is the default page
     assert at.radio(key="ranklab_language_switch").value == "es"
 
 
@@ -91,7 +98,7 @@ def test_every_menu_title_has_a_spanish_title():
     from ui.common.navigation import SECTIONS, page_titles
 
     es = translations("es")
-    same = {"Rankings"}   # the same word in Spanish
+    same = {"Rankings"}  # the same word in Spanish
     for word in [*SECTIONS, *page_titles().values()]:
         assert es.gettext(word) != word or word in same, word
     assert page_titles()["pages/table.py"] == "Comparative table"
@@ -109,7 +116,9 @@ def test_data_page_sample_and_diagnostics(sample):
         ev = mc.evaluate(qrels, run, ["Judged@10", "P@10"])
         assert table.loc[name, "missing queries"] == len(ev.diagnostics["missing_queries"])
         assert table.loc[name, "extra queries"] == len(ev.diagnostics["extra_queries"])
-        assert table.loc[name, "tied groups straddling @10"] == ev.diagnostics["ties_straddling"]["10"]
+        assert (
+            table.loc[name, "tied groups straddling @10"] == ev.diagnostics["ties_straddling"]["10"]
+        )
         assert table.loc[name, "Judged@10 (mean)"] == pytest.approx(ev.aggregate["Judged@10"])
     assert table.loc["dense", "missing queries"] == 2
     # change a control: the cutoff of the diagnostics
@@ -117,7 +126,9 @@ def test_data_page_sample_and_diagnostics(sample):
     _ok(at)
     table = _frame_with(at, "tied groups straddling @5")
     ev = mc.evaluate(qrels, runs["hybrid"], ["Judged@5", "P@5"])
-    assert table.loc["hybrid", "tied groups straddling @5"] == ev.diagnostics["ties_straddling"]["5"]
+    assert (
+        table.loc["hybrid", "tied groups straddling @5"] == ev.diagnostics["ties_straddling"]["5"]
+    )
     assert table.loc["hybrid", "Judged@5 (mean)"] == pytest.approx(ev.aggregate["Judged@5"])
 
 
@@ -141,7 +152,11 @@ def _bad_upload_script():
         load_sample_into_state()
         st.session_state["sample_loaded"] = True
     handle_upload("run", Upload(bytes(range(256)) * 4, "junk.bin"), "auto")
-    handle_upload("run", Upload(b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "wrong.csv"), "auto")
+    handle_upload(
+        "run",
+        Upload(b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "wrong.csv"),
+        "auto",
+    )
     st.write("runs: " + ",".join(st.session_state[state.RUNS]))
 
 
@@ -170,10 +185,10 @@ def test_an_upload_is_read_once_and_does_not_undo_the_sample():
     changes, not on every rerun; a choice made after it (the sample) stays."""
     at = AppTest.from_function(_load_once_script, default_timeout=TIMEOUT).run()
     assert at.session_state["loads"] == 1 and at.session_state["data"] == "a.csv#1"
-    at.session_state["data"] = "sample"            # "use the sample" after the upload
+    at.session_state["data"] = "sample"  # "use the sample" after the upload
     at.run()
     assert at.session_state["loads"] == 1 and at.session_state["data"] == "sample"
-    at.session_state["signature"] = "bad.csv#2"    # a bad file: error, data kept
+    at.session_state["signature"] = "bad.csv#2"  # a bad file: error, data kept
     at.run()
     at.run()
     assert at.session_state["loads"] == 2 and at.session_state["data"] == "sample"
@@ -221,10 +236,17 @@ def test_overview_values_equal_evaluate(sample):
         ev = mc.evaluate(qrels, run, measures)
         got = table[table["run"] == name].set_index("measure")
         for m in measures:  # the table shows the mean of RR as MRR
-            assert got.loc[display_measure(m), "aggregate"] == pytest.approx(ev.aggregate[m], abs=1e-12)
-            assert got.loc[display_measure(m), "median"] == pytest.approx(float(ev.per_query[m].median()))
-            assert got.loc[display_measure(m), "ci_low"] <= got.loc[display_measure(m), "mean"] \
+            assert got.loc[display_measure(m), "aggregate"] == pytest.approx(
+                ev.aggregate[m], abs=1e-12
+            )
+            assert got.loc[display_measure(m), "median"] == pytest.approx(
+                float(ev.per_query[m].median())
+            )
+            assert (
+                got.loc[display_measure(m), "ci_low"]
+                <= got.loc[display_measure(m), "mean"]
                 <= got.loc[display_measure(m), "ci_high"]
+            )
         rr = ev.aggregate["RR"]
         expected_label = "Good" if rr >= 0.7 else "Fair" if rr >= 0.35 else "Needs improvement"
         assert got.loc["MRR", "interpretation"] == expected_label
@@ -243,7 +265,9 @@ def test_overview_values_equal_evaluate(sample):
     table = _frame_with(at, "aggregate")
     ev = mc.evaluate(qrels, runs["dense"], ["RR", "nDCG(gain=exp)@5"], missing_queries="zero")
     got = table[table["run"] == "dense"].set_index("measure")
-    assert got.loc["nDCG(gain=exp)@5", "aggregate"] == pytest.approx(ev.aggregate["nDCG(gain=exp)@5"])
+    assert got.loc["nDCG(gain=exp)@5", "aggregate"] == pytest.approx(
+        ev.aggregate["nDCG(gain=exp)@5"]
+    )
     assert got.loc["MRR", "aggregate"] == pytest.approx(ev.aggregate["RR"])
     assert got.loc["MRR", "queries"] == 50  # missing queries scored 0
     assert at.session_state["ranklab.conventions"].missing_queries == "zero"
@@ -269,7 +293,9 @@ def test_per_query_page(sample):
     _ok(at)
     at.selectbox(key="ranklab.pq.run").set_value("hybrid").run()
     _ok(at)
-    ev = mc.evaluate(qrels, runs["hybrid"], ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"])
+    ev = mc.evaluate(
+        qrels, runs["hybrid"], ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100", "Judged@10"]
+    )
     table = _frame_with(at, "nDCG@10")
     np.testing.assert_allclose(table["nDCG@10"].to_numpy(), ev.per_query["nDCG@10"].to_numpy())
     # one query, from the shared selection key: ranked list in trec_eval's order
@@ -278,14 +304,20 @@ def test_per_query_page(sample):
     _ok(at)
     assert at.selectbox(key="ranklab.pq.query").value == "q07"
     at.selectbox(key="ranklab.pq.side0").set_value("bm25").run()
-    ranking = at.dataframe[[i for i, d in enumerate(at.dataframe) if "rank" in d.value.columns][0]].value
+    ranking = at.dataframe[
+        [i for i, d in enumerate(at.dataframe) if "rank" in d.value.columns][0]
+    ].value
     frame = runs["bm25"].to_frame()
-    ref = frame[frame["query_id"] == "q07"].sort_values(["score", "doc_id"], ascending=[False, False])
+    ref = frame[frame["query_id"] == "q07"].sort_values(
+        ["score", "doc_id"], ascending=[False, False]
+    )
     assert ranking["doc_id"].tolist() == ref["doc_id"].head(len(ranking)).tolist()
     judged = qrels.to_frame()
     judged = judged[judged["query_id"] == "q07"].set_index("doc_id")["relevance"]
     expected_rel = ref["doc_id"].head(len(ranking)).map(judged)
-    np.testing.assert_array_equal(ranking["relevance"].to_numpy(dtype=float), expected_rel.to_numpy(dtype=float))
+    np.testing.assert_array_equal(
+        ranking["relevance"].to_numpy(dtype=float), expected_rel.to_numpy(dtype=float)
+    )
 
 
 def test_breakdown_page(sample):
@@ -300,12 +332,16 @@ def test_breakdown_page(sample):
     ref = group_means(ev.per_query, meta, "difficulty")
     got = long[long["run"] == "bm25"].set_index("difficulty")
     for m in measures:  # means by group: the mean of RR is shown as MRR
-        np.testing.assert_allclose(got.loc[ref.index, display_measure(m)].to_numpy(), ref[m].to_numpy())
+        np.testing.assert_allclose(
+            got.loc[ref.index, display_measure(m)].to_numpy(), ref[m].to_numpy()
+        )
     assert got.loc[ref.index, "count"].tolist() == ref["count"].tolist()
     # the labelled report of each query is the comparative table's now (one place for labels:
     # tests/app/test_labels_one_place.py); Breakdown links to it
     assert not any("interpretation" in d.value.columns for d in at.dataframe)
-    assert any("Comparative table" in c.value for c in at.caption)  # the link (a caption outside the menu)
+    assert any(
+        "Comparative table" in c.value for c in at.caption
+    )  # the link (a caption outside the menu)
 
 
 def test_breakdown_date_filter(sample):
@@ -369,7 +405,6 @@ def test_pages_without_data_say_so(page):
     assert any("No data loaded" in i.value for i in at.info)
 
 
-
 SHARED_RANKING_SCRIPT = """
 import streamlit as st
 
@@ -392,9 +427,14 @@ def test_a_run_is_ranked_once_for_every_measure_set(sample, tmp_path):
     qrels, runs, _ = sample
     for name in runs:  # one ranking for the first two measure sets; ranked again for cutoff 7
         assert at.session_state["diag"][name].ranking is at.session_state["board"][name].ranking
-        assert at.session_state["other"][name].ranking is not at.session_state["board"][name].ranking
-    for key, measures in (("diag", ["Judged@10", "P@10", "NumRet"]),
-                          ("board", ["RR", "nDCG@10", "P@5", "AP", "R@100"]), ("other", ["P@7"])):
+        assert (
+            at.session_state["other"][name].ranking is not at.session_state["board"][name].ranking
+        )
+    for key, measures in (
+        ("diag", ["Judged@10", "P@10", "NumRet"]),
+        ("board", ["RR", "nDCG@10", "P@5", "AP", "R@100"]),
+        ("other", ["P@7"]),
+    ):
         for name, ev in at.session_state[key].items():
             want = mc.evaluate(qrels, runs[name], measures)
             pd.testing.assert_frame_equal(ev.per_query, want.per_query)
@@ -409,6 +449,10 @@ def test_the_menu_opens_with_home_and_the_four_tasks_of_the_home_page():
     sections = list(SECTIONS)
     assert sections[0] == "Start" and [p for p, *_r in SECTIONS["Start"]] == ["pages/home.py"]
     assert sections[1:5] == TASKS_EN and sections[-1] == "More"
-    assert [p for p, *_r in SECTIONS["More"]] == ["pages/clicks.py", "pages/history.py", "pages/learn.py"]
+    assert [p for p, *_r in SECTIONS["More"]] == [
+        "pages/clicks.py",
+        "pages/history.py",
+        "pages/learn.py",
+    ]
     at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=TIMEOUT).run()
     assert [h.value for h in at.subheader] == sections[1:5]  # the menu's words are the Home page's

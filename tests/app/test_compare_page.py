@@ -19,13 +19,17 @@ PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "compare.py")
 
 def _data(n_queries=20, seed=0):
     rng = np.random.default_rng(seed)
-    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in range(6)} for q in range(n_queries)}
+    qrels = {
+        f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in range(6)} for q in range(n_queries)
+    }
     runs = {}
     for name in ("bm25", "dense", "hybrid"):
         run = {f"q{q}": {f"d{d}": float(rng.random()) for d in range(6)} for q in range(n_queries)}
         runs[name] = mc.read_run(run, name=name)
-    meta = pd.DataFrame({"fold": np.arange(n_queries) % 4, "criterion": rng.choice(["x", "y"], n_queries)},
-                        index=pd.Index([f"q{q}" for q in range(n_queries)], name="query_id"))
+    meta = pd.DataFrame(
+        {"fold": np.arange(n_queries) % 4, "criterion": rng.choice(["x", "y"], n_queries)},
+        index=pd.Index([f"q{q}" for q in range(n_queries)], name="query_id"),
+    )
     return mc.read_qrels(qrels), runs, meta
 
 
@@ -45,19 +49,37 @@ def test_page_table_equals_metrics_core():
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
-    expected = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], n_permutations=10000, seed=0,
-                            correction="holm")
+    expected = compare_runs(
+        evs,
+        "bm25",
+        ["AP", "nDCG@10", "P@10", "RR"],
+        n_permutations=10000,
+        seed=0,
+        correction="holm",
+    )
     assert list(table["run"]) == list(expected["run"])
-    for col in ("mean_delta", "ci_lo", "ci_hi", "p_corrected_t", "p_corrected_wilcoxon",
-                "p_corrected_permutation", "wins", "losses"):
+    for col in (
+        "mean_delta",
+        "ci_lo",
+        "ci_hi",
+        "p_corrected_t",
+        "p_corrected_wilcoxon",
+        "p_corrected_permutation",
+        "wins",
+        "losses",
+    ):
         assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
     # fold view: mean ± std strings from metrics_core.stats.folds
     fold_table = at.dataframe[1].value
     ev = next(e for e in evs if e.run_name == "dense")
-    assert fold_table.loc["dense", "AP"] == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
+    assert (
+        fold_table.loc["dense", "AP"]
+        == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
+    )
     crit = at.dataframe[2].value
     assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
-        criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"])
+        criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"]
+    )
     assert len(at.get("download_button")) == 4
 
 
@@ -72,7 +94,9 @@ def test_page_changes_baseline_and_correction():
     assert set(table["run"]) == {"bm25", "hybrid"}
     evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
     expected = compare_runs(evs, "dense", ["AP", "nDCG@10", "P@10", "RR"], correction="bonferroni")
-    assert table["p_corrected_t"].to_numpy(float) == pytest.approx(expected["p_corrected_t"].to_numpy(float))
+    assert table["p_corrected_t"].to_numpy(float) == pytest.approx(
+        expected["p_corrected_t"].to_numpy(float)
+    )
 
 
 def test_page_without_data_says_what_to_do():
@@ -111,7 +135,10 @@ def test_test_and_correction_names_are_the_librarys_marked_for_translation():
     assert set(TEST_NAMES.values()) <= set(LIBRARY_WORDS)
     assert {v for k, v in CORRECTION_NAMES.items() if k != "none"} <= set(LIBRARY_WORDS)
     assert [test_label(t) for t in TEST_NAMES] == list(TEST_NAMES.values())
-    assert correction_label("none") == "no correction" and correction_label("bh") == "Benjamini-Hochberg"
+    assert (
+        correction_label("none") == "no correction"
+        and correction_label("bh") == "Benjamini-Hochberg"
+    )
 
 
 def test_compare_page_in_spanish():
@@ -128,7 +155,16 @@ def test_compare_page_in_spanish():
     assert "Diferencias por consulta" in [s.value for s in at.subheader]
     # the numbers are the English page's
     table = at.dataframe[0].value
-    assert list(table["run"]) == ["dense", "dense", "dense", "dense", "hybrid", "hybrid", "hybrid", "hybrid"]
+    assert list(table["run"]) == [
+        "dense",
+        "dense",
+        "dense",
+        "dense",
+        "hybrid",
+        "hybrid",
+        "hybrid",
+        "hybrid",
+    ]
 
 
 def test_compare_exports_are_the_comparisons():

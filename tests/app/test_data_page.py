@@ -53,10 +53,13 @@ def test_failed_qrels_leaves_the_uploader_with_one_message():
 def test_several_failed_runs_are_one_message_and_good_ones_load():
     at = _page_with_sample()
     good = b"q01 Q0 D01195 1 3.5 mine\nq01 Q0 D00364 2 1.0 mine\n"
-    _uploader(at, "ranklab.data.run_file").set_value([
-        ("mine.txt", good, "text/plain"),
-        ("junk.bin", bytes(range(256)) * 4, "application/octet-stream"),
-        ("broken.txt", b"q01 Q0 D1 1 notanumber x\n", "text/plain")]).run()
+    _uploader(at, "ranklab.data.run_file").set_value(
+        [
+            ("mine.txt", good, "text/plain"),
+            ("junk.bin", bytes(range(256)) * 4, "application/octet-stream"),
+            ("broken.txt", b"q01 Q0 D1 1 notanumber x\n", "text/plain"),
+        ]
+    ).run()
     assert not at.exception, at.exception
     assert len(at.error) == 1
     message = at.error[0].value
@@ -69,7 +72,8 @@ def test_several_failed_runs_are_one_message_and_good_ones_load():
 def test_a_table_whose_columns_can_be_chosen_stays_with_its_mapping():
     at = _page_with_sample()
     _uploader(at, "ranklab.data.run_file").set_value(
-        ("wrong.csv", b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "text/csv")).run()
+        ("wrong.csv", b"topic,document,value\nq01,D01195,3.5\nq01,D00364,1.0\n", "text/csv")
+    ).run()
     assert not at.exception, at.exception
     assert len(at.error) == 1 and "Choose its columns below" in at.error[0].value
     assert _uploader(at, "ranklab.data.run_file").key.endswith(".0")  # kept: the page can fix it
@@ -99,7 +103,8 @@ def test_reader_messages_are_put_in_the_page_words():
 def test_a_mapping_message_has_no_python_or_command_line_syntax():
     at = _page_with_sample()
     _uploader(at, "ranklab.data.qrels_file").set_value(
-        ("odd.csv", b"xq,yd,zr\nq01,D01195,1\n", "text/csv")).run()
+        ("odd.csv", b"xq,yd,zr\nq01,D01195,1\n", "text/csv")
+    ).run()
     assert not at.exception, at.exception
     assert len(at.error) == 1
     message = at.error[0].value

@@ -63,7 +63,11 @@ def test_detection_page_slider_moves_operating_point():
     tpr_table = _frame_with(at, "target FPR")
     ref = det.tpr_at_fpr(y, s, 0.05)
     row = tpr_table[tpr_table["target FPR"] == 0.05].iloc[0]
-    assert (row["TPR"], row["achieved FPR"], row["threshold"]) == (ref["tpr"], ref["fpr"], ref["threshold"])
+    assert (row["TPR"], row["achieved FPR"], row["threshold"]) == (
+        ref["tpr"],
+        ref["fpr"],
+        ref["threshold"],
+    )
 
 
 def test_calibration_page_bins_slider():
@@ -84,8 +88,12 @@ def test_calibration_page_bins_slider():
 
 def test_dynamic_k_page_sliders():
     at = _app("dynamic_k.py")
-    t = dk.prepare(CANDS["query"].astype(str), CANDS["probability"], CANDS["is_gold"],
-                   CANDS["criterion"].astype(str))
+    t = dk.prepare(
+        CANDS["query"].astype(str),
+        CANDS["probability"],
+        CANDS["is_gold"],
+        CANDS["criterion"].astype(str),
+    )
     r = dk.dynamic_k_scores(t)
     assert _metrics(at)["Evidence recall"] == f"{r['recall']:.4f}"
     at.slider(key="ranklab.detection.dk_tau").set_value(0.8).run()
@@ -100,6 +108,7 @@ def test_dynamic_k_page_sliders():
 def test_upload_loader_reports_file_and_line():
     from metrics_core.errors import InputError
     from ui.detection import data as ds
+
     with pytest.raises(InputError, match=r"bad.csv, line 3: label value 3 is not 0 or 1"):
         ds.load_scores(b"score,label\n0.5,1\n0.5,3\n", "bad.csv")
     with pytest.raises(InputError, match=r"c.csv, line 2: probability value 2.0 is outside"):
@@ -124,7 +133,9 @@ def test_figures_pure_and_thinned():
     assert list(rf.data[2].y) == rep["bins"]["count"].tolist()
     marked = fig.reliability_figure(rep["bins"], threshold=0.6555823)
     assert marked.layout.shapes[0].x0 == 0.6555823
-    assert marked.layout.annotations[0].text == "threshold 0.6555823"  # the line's own value, unrounded
+    assert (
+        marked.layout.annotations[0].text == "threshold 0.6555823"
+    )  # the line's own value, unrounded
 
 
 def _threshold_box(at):
@@ -148,8 +159,14 @@ def test_detection_threshold_number_and_slider_stay_in_step():
     # moved on the slider: the number box follows
     at.slider(key="ranklab.detection.threshold").set_value(0.7).run()
     assert _threshold_box(at).value == pytest.approx(0.7)
-    lo, hi = at.slider(key="ranklab.detection.threshold").min, at.slider(key="ranklab.detection.threshold").max
-    assert (lo, hi) == (pytest.approx(s.min()), pytest.approx(s.max()))  # the score range, not step numbers
+    lo, hi = (
+        at.slider(key="ranklab.detection.threshold").min,
+        at.slider(key="ranklab.detection.threshold").max,
+    )
+    assert (lo, hi) == (
+        pytest.approx(s.min()),
+        pytest.approx(s.max()),
+    )  # the score range, not step numbers
 
 
 def _upload(at, name, data):
@@ -204,7 +221,14 @@ def test_calibration_debiased_ece_intervals_threshold_and_bins_table():
     # bins: 4 decimals, counts as integers, never 0.00000000000000005
     bins = _frame_with(at, "Frequency")
     assert bins["Items"].dtype.kind == "i" and bins["Positives"].dtype.kind == "i"
-    for col in ("From", "To", "Mean probability", "Frequency", "Frequency 95% low", "Frequency 95% high"):
+    for col in (
+        "From",
+        "To",
+        "Mean probability",
+        "Frequency",
+        "Frequency 95% low",
+        "Frequency 95% high",
+    ):
         v = bins[col].to_numpy(float)
         np.testing.assert_array_equal(v, np.round(v, 4))
     fig_json = at.get("plotly_chart")[0].proto.spec
@@ -231,13 +255,19 @@ def test_detection_reruns_read_the_upload_columns_and_group_scores_once(monkeypa
     monkeypatch.setattr(det, "per_group_scores", groups)
     at = _app("detection.py")
     shown = _frame_with(at, "AUROC")
-    want = real_groups(SCORES["label"].to_numpy(), SCORES["score"].to_numpy(), SCORES["criterion"].to_numpy())
+    want = real_groups(
+        SCORES["label"].to_numpy(), SCORES["score"].to_numpy(), SCORES["criterion"].to_numpy()
+    )
     for crit in want["table"].index:
-        assert shown.loc[crit, "AUROC"] == pytest.approx(want["table"].loc[crit, "auroc"], abs=1e-12)
+        assert shown.loc[crit, "AUROC"] == pytest.approx(
+            want["table"].loc[crit, "auroc"], abs=1e-12
+        )
     at.run()
     assert calls["columns"] == 0 and calls["groups"] <= 1  # the sample's (it may be cached already)
     before = calls["groups"]
-    _upload(at, "gate.csv", b"score,is_pos,criterion\n0.9,1,a\n0.2,0,a\n0.7,1,b\n0.4,0,b\n0.6,0,b\n")
+    _upload(
+        at, "gate.csv", b"score,is_pos,criterion\n0.9,1,a\n0.2,0,a\n0.7,1,b\n0.4,0,b\n0.6,0,b\n"
+    )
     assert calls["columns"] == 1 and calls["groups"] == before + 1  # the upload's, once
     at.run()
     at.run()
@@ -270,8 +300,11 @@ def test_a_failed_upload_changes_no_setting():
     assert before["TPR"] != "1.0000" and before["FPR"] != "1.0000"
     # a run that lost the widget's state (a navigation, a failed run) starts from the shared threshold
     again = AppTest.from_file(str(ROOT / "pages" / "detection.py"), default_timeout=120)
-    for key in ("ranklab.detection.scores", "ranklab.detection.threshold_for",
-                "ranklab.detection.shared_threshold"):
+    for key in (
+        "ranklab.detection.scores",
+        "ranklab.detection.threshold_for",
+        "ranklab.detection.shared_threshold",
+    ):
         again.session_state[key] = at.session_state[key]
     again.run()
     assert again.session_state["ranklab.detection.threshold"] == pytest.approx(0.42)
@@ -289,8 +322,9 @@ def test_detection_and_calibration_share_one_threshold():
     assert cal_page.slider(key="ranklab.detection.cal_threshold").value == pytest.approx(0.42)
     assert any("Detection page" in c.value for c in cal_page.caption)
     cal_page.slider(key="ranklab.detection.cal_threshold").set_value(0.6).run()
-    det_page.session_state["ranklab.detection.shared_threshold"] = \
-        cal_page.session_state["ranklab.detection.shared_threshold"]
+    det_page.session_state["ranklab.detection.shared_threshold"] = cal_page.session_state[
+        "ranklab.detection.shared_threshold"
+    ]
     det_page.run()
     assert det_page.slider(key="ranklab.detection.threshold").value == pytest.approx(0.6)
     y, s = SCORES["label"].to_numpy(), SCORES["score"].to_numpy()
@@ -300,14 +334,28 @@ def test_detection_and_calibration_share_one_threshold():
 
 def test_one_class_labels_in_words_and_no_nan_on_screen():
     at = _app("detection.py")
-    at.get("file_uploader")[0].set_value(("pos.csv", b"score,label\n0.9,1\n0.2,1\n0.7,1\n", "text/csv")).run()
+    at.get("file_uploader")[0].set_value(
+        ("pos.csv", b"score,label\n0.9,1\n0.2,1\n0.7,1\n", "text/csv")
+    ).run()
     assert not at.exception
     shown = _metrics(at)
     assert shown["AUROC"] == "–" and shown["AUPRC"] == "–"
     assert "every label is positive" in at.warning[0].value
-    assert at.radio(key="ranklab.detection.single_class").label == "When the labels hold one class only"
-    assert at.radio(key="ranklab.detection.single_class").options == ["Leave undefined", "Audit rule"]
-    texts = " ".join([*(m.value for m in at.metric), *(w.value for w in at.warning), *(c.value for c in at.caption)])
+    assert (
+        at.radio(key="ranklab.detection.single_class").label
+        == "When the labels hold one class only"
+    )
+    assert at.radio(key="ranklab.detection.single_class").options == [
+        "Leave undefined",
+        "Audit rule",
+    ]
+    texts = " ".join(
+        [
+            *(m.value for m in at.metric),
+            *(w.value for w in at.warning),
+            *(c.value for c in at.caption),
+        ]
+    )
     assert "nan" not in texts.lower().split() and "None" not in texts
 
 
@@ -319,9 +367,14 @@ def test_detection_in_spanish():
     assert "FPR objetivo" in _frame_with(at, "FPR objetivo").columns
     assert {"Positivos", "Negativos", "Precisión"} <= set(_metrics(at))
     es = translations("es").gettext
-    assert at.radio(key="ranklab.detection.single_class").label == es(ONE_CLASS_TITLE) != ONE_CLASS_TITLE
-    assert at.radio(key="ranklab.detection.single_class").options == [one_class_words(r, es)[0]
-                                                                     for r in det.SINGLE_CLASS_RULES]
+    assert (
+        at.radio(key="ranklab.detection.single_class").label
+        == es(ONE_CLASS_TITLE)
+        != ONE_CLASS_TITLE
+    )
+    assert at.radio(key="ranklab.detection.single_class").options == [
+        one_class_words(r, es)[0] for r in det.SINGLE_CLASS_RULES
+    ]
 
 
 def test_calibration_and_dynamic_k_in_spanish():
@@ -332,19 +385,39 @@ def test_calibration_and_dynamic_k_in_spanish():
     at = _spanish("dynamic_k.py")
     assert at.title[0].value == "K dinámico"
     es = translations("es").gettext
-    assert at.slider(key="ranklab.detection.dk_tau").label == f"{dk.field_words('tau', es)[0]} (tau)"
-    assert at.slider(key="ranklab.detection.dk_cap").label == f"{dk.field_words('hard_cap', es)[0]} (hard_cap)"
+    assert (
+        at.slider(key="ranklab.detection.dk_tau").label == f"{dk.field_words('tau', es)[0]} (tau)"
+    )
+    assert (
+        at.slider(key="ranklab.detection.dk_cap").label
+        == f"{dk.field_words('hard_cap', es)[0]} (hard_cap)"
+    )
     assert at.slider(key="ranklab.detection.dk_cap").help == dk.field_words("hard_cap", es)[1]
-    assert {"Exhaustividad de la evidencia", "Precisión de la evidencia", "K medio"} <= set(_metrics(at))
+    assert {"Exhaustividad de la evidencia", "Precisión de la evidencia", "K medio"} <= set(
+        _metrics(at)
+    )
 
 
 def test_dynamic_k_names_its_settings_in_words():
     at = _app("dynamic_k.py")
-    labels = [at.slider(key=k).label for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_kmin",
-                                               "ranklab.detection.dk_cap", "ranklab.detection.dk_ratio")]
-    assert labels == ["Probability threshold (tau)", "Minimum items per query (k_min)",
-                      "Maximum items per query (hard_cap)", "Maximum share of the candidates (k_max_ratio)"]
-    assert all(at.slider(key=k).help for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_cap"))
+    labels = [
+        at.slider(key=k).label
+        for k in (
+            "ranklab.detection.dk_tau",
+            "ranklab.detection.dk_kmin",
+            "ranklab.detection.dk_cap",
+            "ranklab.detection.dk_ratio",
+        )
+    ]
+    assert labels == [
+        "Probability threshold (tau)",
+        "Minimum items per query (k_min)",
+        "Maximum items per query (hard_cap)",
+        "Maximum share of the candidates (k_max_ratio)",
+    ]
+    assert all(
+        at.slider(key=k).help for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_cap")
+    )
     table = at.dataframe[0].value
     assert "avg_k" not in table.columns and "micro_recall" not in table.columns
     assert {"Average K", "Pooled recall", "Pooled precision"} <= set(table.columns)
@@ -386,19 +459,26 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
     assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
     queries = shown["Queries"].tolist()
-    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(int(table["Queries"].iloc[0]))
+    assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(
+        int(table["Queries"].iloc[0])
+    )
     texts = {str(v) for v in shown.to_numpy().ravel()}
     assert not texts & {"None", "nan", "NaN", "<NA>"}
     assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
-    assert element.proto.placeholder == "–"  # what the grid draws for a missing number (default "None")
+    assert (
+        element.proto.placeholder == "–"
+    )  # what the grid draws for a missing number (default "None")
 
 
-@pytest.mark.parametrize("page_file, expected", [
-    ("detection.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
-    ("calibration.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
-    ("dynamic_k.py", "candidates: Sample data (dynamic_k_candidates.csv)"),
-    ("hashing.py", "hash codes: none"),
-])
+@pytest.mark.parametrize(
+    "page_file, expected",
+    [
+        ("detection.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+        ("calibration.py", "scores: Sample data (detection_scores.csv), 3,600 rows"),
+        ("dynamic_k.py", "candidates: Sample data (dynamic_k_candidates.csv)"),
+        ("hashing.py", "hash codes: none"),
+    ],
+)
 def test_the_sidebar_shows_the_sections_own_state_in_plain_words(page_file, expected):
     """The sidebar of these pages showed the ranking state ("runs: none" right after a
     detection CSV loaded) and the ranking conventions' raw option names."""
@@ -414,8 +494,10 @@ def test_the_sidebar_shows_the_sections_own_state_in_plain_words(page_file, expe
 def test_ranking_conventions_are_offered_in_words_in_both_languages():
     from ui.common.sidebar import CHOICE_WORDS
 
-    for lang, first in ((None, "score, then doc id descending (trec_eval)"),
-                        ("es", "puntuación, luego id de documento descendente (trec_eval)")):
+    for lang, first in (
+        (None, "score, then doc id descending (trec_eval)"),
+        ("es", "puntuación, luego id de documento descendente (trec_eval)"),
+    ):
         at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=120)
         if lang:
             at.query_params["lang"] = lang

@@ -24,8 +24,10 @@ from ui.ranking.ranked_view import missed_relevant, query_ranking
 
 
 def test_exports_state_version_and_conventions():
-    df = pd.DataFrame({"nDCG@10": [0.51234], "date": pd.to_datetime(["2025-01-28"])},
-                      index=pd.Index(["bm25"], name="run"))
+    df = pd.DataFrame(
+        {"nDCG@10": [0.51234], "date": pd.to_datetime(["2025-01-28"])},
+        index=pd.Index(["bm25"], name="run"),
+    )
     conv = mc.Conventions(missing_queries="zero")
     texts = export_texts(df, conv, title="Overview")
     assert set(texts) == {"csv", "json", "markdown", "latex"}
@@ -44,9 +46,15 @@ def test_exports_state_version_and_conventions():
 
 
 def test_figures_are_plotly_figures_with_the_data():
-    summary = pd.DataFrame({"run": ["a", "a", "b", "b"], "measure": ["RR", "P@5"] * 2,
-                            "mean": [0.5, 0.2, 0.6, 0.3], "ci_low": [0.4, 0.1, 0.5, 0.2],
-                            "ci_high": [0.6, 0.3, 0.7, 0.4]})
+    summary = pd.DataFrame(
+        {
+            "run": ["a", "a", "b", "b"],
+            "measure": ["RR", "P@5"] * 2,
+            "mean": [0.5, 0.2, 0.6, 0.3],
+            "ci_low": [0.4, 0.1, 0.5, 0.2],
+            "ci_high": [0.6, 0.3, 0.7, 0.4],
+        }
+    )
     fig = overview_bars(summary)
     assert isinstance(fig, go.Figure) and len(fig.data) == 2
     np.testing.assert_allclose(fig.data[1].y, [0.6, 0.3])
@@ -55,8 +63,11 @@ def test_figures_are_plotly_figures_with_the_data():
     np.testing.assert_allclose(d.data[0].y, [0.1, 0.5])
     h = distribution({"a": pd.Series([0.1, 0.5])}, "RR", kind="histogram")
     assert h.data[0].type == "histogram"
-    g = group_bars(pd.DataFrame({"run": ["a", "a"], "cat": ["x", "y"], "RR": [0.1, 0.9], "count": [3, 4]}),
-                   "RR", "cat")
+    g = group_bars(
+        pd.DataFrame({"run": ["a", "a"], "cat": ["x", "y"], "RR": [0.1, 0.9], "count": [3, 4]}),
+        "RR",
+        "cat",
+    )
     assert list(g.data[0].x) == ["x", "y"]
     c = gain_contributions([3, 0, 1], [1.0, 0.63, 0.5], [3, 0, 1])
     np.testing.assert_allclose(c.data[1].y, [3.0, 0.0, 0.5])
@@ -70,7 +81,11 @@ def test_ranked_list_follows_conventions_and_missed_relevant():
     ev = mc.evaluate(qrels, run, ["P@2"])
     rl = ev.ranking.ranking("q")
     assert rl["doc_id"].tolist() == ["x", "b", "a", "c"]  # ties: doc id descending (trec_eval)
-    assert np.isnan(rl["relevance"].iloc[0]) and rl["relevance"].iloc[1:].tolist() == [0.0, 1.0, 2.0]
+    assert np.isnan(rl["relevance"].iloc[0]) and rl["relevance"].iloc[1:].tolist() == [
+        0.0,
+        1.0,
+        2.0,
+    ]
     ev2 = mc.evaluate(qrels, run, ["P@2"], ties="docid_asc")
     assert ev2.ranking.ranking("q")["doc_id"].tolist() == ["x", "a", "b", "c"]
     assert missed_relevant(qrels, rl, "q", 1)["doc_id"].tolist() == ["z"]
@@ -82,8 +97,14 @@ def test_ranked_list_follows_conventions_and_missed_relevant():
 def test_ranked_list_of_a_run_given_in_rank_order(ties, extra_query):
     """Runs written in rank order are not sorted by the engine (no order array, at most a
     few tie swaps): the ranked list must still show the engine's order."""
-    lines = ["q1 Q0 a 1 3 t", "q1 Q0 b 2 2 t", f"q1 Q0 c 3 {2 if ties else 1.5} t", "q1 Q0 d 4 1 t",
-             "q2 Q0 e 1 5 t", "q2 Q0 f 2 4 t"]
+    lines = [
+        "q1 Q0 a 1 3 t",
+        "q1 Q0 b 2 2 t",
+        f"q1 Q0 c 3 {2 if ties else 1.5} t",
+        "q1 Q0 d 4 1 t",
+        "q2 Q0 e 1 5 t",
+        "q2 Q0 f 2 4 t",
+    ]
     if extra_query:  # a run query absent from the qrels: its rows are left out first
         lines = ["q0 Q0 zz 1 9 t"] + lines
     run = mc.read_run(("\n".join(lines) + "\n").encode())
@@ -111,7 +132,9 @@ def test_run_names_and_metadata_reader():
     assert run_name_for(run, "run.txt.gz") == "mytag"
     assert run_name_for(run, "bm25.trec.gz") == "bm25"
     meta = read_metadata(b"qid,category,date\nq1,a,2025-01-02\nq2,b,bad\n", "m.csv")
-    assert meta.index.tolist() == ["q1", "q2"] and meta.loc["q1", "date"] == pd.Timestamp("2025-01-02")
+    assert meta.index.tolist() == ["q1", "q2"] and meta.loc["q1", "date"] == pd.Timestamp(
+        "2025-01-02"
+    )
     assert pd.isna(meta.loc["q2", "date"])
     with pytest.raises(mc.InputError, match="no query id column"):
         read_metadata(b"name,category\nq1,a\n", "m.csv")
@@ -140,7 +163,11 @@ def test_natural_rows_orders_a_per_query_table_as_people_read_it():
 
     frame = pd.DataFrame({"AP": range(5)}, index=["q10", "q2", "Q1", "q2b", "q1"])
     rows = natural_rows(frame)
-    assert rows.index.tolist() == sorted(frame.index, key=natural_key) == ["Q1", "q1", "q2", "q2b", "q10"]
+    assert (
+        rows.index.tolist()
+        == sorted(frame.index, key=natural_key)
+        == ["Q1", "q1", "q2", "q2b", "q10"]
+    )
     assert rows["AP"].tolist() == [2, 4, 1, 3, 0]  # whole rows move; equal keys keep their order
 
 
@@ -161,8 +188,10 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
         release.wait(5)
         return object()
 
-    threads = [threading.Thread(target=lambda: results.append(rank_once(("k", 1), slow_build)))
-               for _ in range(3)]
+    threads = [
+        threading.Thread(target=lambda: results.append(rank_once(("k", 1), slow_build)))
+        for _ in range(3)
+    ]
     for t in threads:
         t.start()
     time.sleep(0.2)
@@ -197,10 +226,17 @@ def test_server_limits_blas_to_one_thread_once():
     import subprocess
     import sys
 
-    code = ("from ui.common import blas; assert blas.limit_threads_once() and not blas.limit_threads_once(); "
-            "from threadpoolctl import threadpool_info; "
-            "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    code = (
+        "from ui.common import blas; assert blas.limit_threads_once() and not blas.limit_threads_once(); "
+        "from threadpoolctl import threadpool_info; "
+        "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1]"

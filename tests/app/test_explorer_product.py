@@ -36,6 +36,7 @@ def _evaluations(sample, measures, **kw):
 
 # --- style helpers ----------------------------------------------------------------------
 
+
 def test_natural_order_difficulty_and_colours():
     assert natural_sorted(["Q10", "Q2", "Q1", "q0"]) == ["q0", "Q1", "Q2", "Q10"]
     assert sorted(["a10b", "a2b", "a2a"], key=natural_key) == ["a2a", "a2b", "a10b"]
@@ -47,23 +48,34 @@ def test_natural_order_difficulty_and_colours():
 
 # --- Overview: leaderboard first --------------------------------------------------------
 
+
 def test_overview_leaderboard_grid_legend_and_cards(sample):
     at = _app("overview", sample)
     _ok(at)
     measures = ["RR", "nDCG@10", "P@5", "P@10", "AP", "R@100"]
-    grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
+    grid = next(
+        d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns
+    )
     assert list(grid.columns) == ["Run", *map(display_measure, measures)]  # means: RR's is MRR
-    means = grid[~grid["Run"].str.startswith("   ")]  # the runs' rows (CI and tie band rows indented)
+    means = grid[
+        ~grid["Run"].str.startswith("   ")
+    ]  # the runs' rows (CI and tie band rows indented)
     assert list(means["Run"]) == ["bm25 (baseline)", "dense", "hybrid"]
     evs = _evaluations(sample, measures, tie_report=True)
     board = leaderboard(evs, "bm25", measures, n_resamples=1000, seed=0)
-    band = tie_band(board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs})
+    band = tie_band(
+        board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs}
+    )
     expected = leaderboard_grid(board, band)
-    pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected.rename(columns=display_measure))
+    pd.testing.assert_frame_equal(
+        grid.reset_index(drop=True), expected.rename(columns=display_measure)
+    )
     # hybrid is best on AP in the sample; the ★ marks it and only it
     ap = means["AP"].tolist()
     assert [("★" in v) for v in ap] == [False, False, True]
-    legend = next(c.value for c in at.caption if "significantly different from the baseline" in c.value)
+    legend = next(
+        c.value for c in at.caption if "significantly different from the baseline" in c.value
+    )
     assert "Holm" in legend and "n = 48" in legend and "bm25" in legend
     # the long table on the same query set: baseline + delta = run mean, one n
     long = next(d.value for d in at.dataframe if "p_corrected" in d.value.columns)
@@ -94,7 +106,9 @@ def test_overview_query_set_choice_is_the_convention(sample):
     # baseline change moves the markers
     at.selectbox(key="ranklab.overview.baseline").set_value("hybrid").run()
     _ok(at)
-    grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
+    grid = next(
+        d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns
+    )
     assert grid[~grid["Run"].str.startswith("   ")]["Run"].iloc[2] == "hybrid (baseline)"
     assert any("status" not in c.value and "Conventions:" in c.value for c in at.caption)
 
@@ -104,7 +118,9 @@ def test_overview_report_html(sample):
 
     qrels, runs, _ = sample
     evs = _evaluations(sample, ["AP", "RR"])
-    text = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, n_permutations=500)
+    text = report_html(
+        evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, n_permutations=500
+    )
     assert text.startswith("<!DOCTYPE html>") and "Plotly.newPlot" in text
     assert "https://" not in text.split("<script>", 1)[0]  # no remote style sheet or font
     assert "bm25 (baseline)" in text and "n = 48" in text
@@ -112,13 +128,16 @@ def test_overview_report_html(sample):
 
 # --- Compare ----------------------------------------------------------------------------
 
+
 def test_compare_page_one_query_set_and_markers(sample):
     at = _app("compare", sample)
     _ok(at)
     table = at.dataframe[0].value
     assert set(table["n_queries"]) == {48}
     assert table["mean_baseline"].nunique() == len(set(table["measure"]))
-    np.testing.assert_allclose(table["mean_baseline"] + table["mean_delta"], table["mean_run"], atol=1e-12)
+    np.testing.assert_allclose(
+        table["mean_baseline"] + table["mean_delta"], table["mean_run"], atol=1e-12
+    )
     # the Markdown paper table carries the screen's markers
     md = next(b for b in at.get("download_button") if b.proto.label == "Markdown")
     assert md is not None
@@ -149,6 +168,7 @@ def test_compare_page_qrels_query_set(sample):
 
 # --- One sample button; pages open on something meaningful -------------------------------
 
+
 def test_home_sample_button_loads_every_sample():
     at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=TIMEOUT).run()
     at.button(key="ranklab.home.sample").click().run()
@@ -165,9 +185,13 @@ def test_home_sample_button_loads_every_sample():
 
 
 def test_loading_the_hash_sample_does_not_import_torch():
-    code = ("import sys; from ui.hashing.data import load_sample; d = load_sample(); "
-            "assert d['db_codes'].shape == (2000, 16); print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    code = (
+        "import sys; from ui.hashing.data import load_sample; d = load_sample(); "
+        "assert d['db_codes'].shape == (2000, 16); print('torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -193,8 +217,11 @@ def test_breakdown_difficulty_in_order(sample):
 def test_pages_name_no_spec_documents(page, sample):
     at = _app(page, sample)
     _ok(at)
-    texts = [e.value for kind in ("title", "header", "subheader", "caption", "markdown", "info", "text")
-             for e in getattr(at, kind)]
+    texts = [
+        e.value
+        for kind in ("title", "header", "subheader", "caption", "markdown", "info", "text")
+        for e in getattr(at, kind)
+    ]
     texts += [str(b.label) for b in at.button] + [str(e.label) for e in at.expander]
     for t in texts:
         assert "seed 00" not in str(t).lower() and "§" not in str(t), t
@@ -208,7 +235,9 @@ def test_coverage_diagnostics_are_off_the_default_board_and_one_click_away(sampl
     assert "Judged@10" not in EXPLORER_MEASURES
     at = _app("overview", sample)
     _ok(at)
-    grid = next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
+    grid = next(
+        d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns
+    )
     assert not any(c.startswith("Judged") for c in grid.columns)
     picker = next(m for m in at.multiselect if "nDCG@10" in m.value)
     assert "Judged@10" in picker.options  # one click away

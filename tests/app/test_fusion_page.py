@@ -37,7 +37,10 @@ def test_rrf_of_bm25_and_dense_is_the_library_run(sample):
     board = at.dataframe[0].value
     assert any("rrf" in str(i) for i in board.index) and any("bm25" in str(i) for i in board.index)
     fused = mc.fuse({"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf")
-    evs = [mc.evaluate(qrels, r, ["AP"], mc.Conventions()) for r in (runs["bm25"], runs["dense"], fused)]
+    evs = [
+        mc.evaluate(qrels, r, ["AP"], mc.Conventions())
+        for r in (runs["bm25"], runs["dense"], fused)
+    ]
     common = set.intersection(*(set(ev.per_query.index) for ev in evs))  # the board's query set
     ap = evs[2].per_query.loc[sorted(common), "AP"].mean()
     assert board["AP"].iloc[2].startswith(f"{ap:.4f}")

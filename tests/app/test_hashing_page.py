@@ -28,8 +28,13 @@ def sample():
 
 @pytest.fixture(scope="module")
 def expected(sample):
-    return evaluate_hashing(sample["query_codes"], sample["db_codes"], sample["query_labels"],
-                            sample["db_labels"], ks=p_at_k_cutoffs(2000))
+    return evaluate_hashing(
+        sample["query_codes"],
+        sample["db_codes"],
+        sample["query_labels"],
+        sample["db_labels"],
+        ks=p_at_k_cutoffs(2000),
+    )
 
 
 def _metrics(at):
@@ -64,8 +69,15 @@ def test_page_options_change_the_numbers(sample):
     at.run()
     at.selectbox(key="hash_ties").select("stable").run()
     at.number_input(key="hash_topk").set_value(100).run()
-    want = evaluate_hashing(sample["query_codes"], sample["db_codes"], sample["query_labels"],
-                            sample["db_labels"], topk=100, ties="stable", ks=(1,))
+    want = evaluate_hashing(
+        sample["query_codes"],
+        sample["db_codes"],
+        sample["query_labels"],
+        sample["db_labels"],
+        topk=100,
+        ties="stable",
+        ks=(1,),
+    )
     assert not at.exception
     assert _metrics(at)["mAP@100"] == f"{want['map']:.4f}"
 
@@ -125,7 +137,9 @@ at.button(key="hash_load_sample").click().run()
 assert not at.exception, at.exception
 print("after evaluating", "torch" in sys.modules)
 """
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "after open False" in out.stdout
     assert "after evaluating True" in out.stdout
@@ -140,6 +154,7 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     # each with its export buttons
     assert len(at.dataframe) == 5
     from ui.common.downloads import DOWNLOAD_FORMATS
+
     assert len(at.get("download_button")) == 5 * len(DOWNLOAD_FORMATS)
     shown = [d.value for d in at.dataframe]
     assert list(shown[4].columns) == ["query", "AP"] and len(shown[4]) == len(sample["query_codes"])
@@ -149,7 +164,9 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     es.run()
     assert not es.exception
     assert es.title[0].value == "Recuperación con códigos hash"
-    assert {"banda de empates", "precisión @ radio 2", "exhaustividad @ radio 2"} <= set(_metrics(es))
+    assert {"banda de empates", "precisión @ radio 2", "exhaustividad @ radio 2"} <= set(
+        _metrics(es)
+    )
     assert es.selectbox(key="hash_ties").label == "Empates"
     assert "esperado (orden aleatorio de empates)" in es.selectbox(key="hash_ties").options
     assert es.subheader[0].value == "mAP por clase"
@@ -166,10 +183,14 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     labels = [m.label for m in at.metric]
     assert labels.index("P@1") < 10  # with the headline numbers, before any table or chart
     # 4 queries of 8 bits, every database code at distance >= 6 from every query
-    far = {"query_codes": np.zeros((4, 8), dtype=np.uint8),
-           "db_codes": np.ones((6, 8), dtype=np.uint8) * np.array([1, 1, 1, 1, 1, 1, 0, 0], dtype=np.uint8),
-           "query_labels": np.array([0, 1, 0, 1]), "db_labels": np.array([0, 1, 0, 1, 0, 1]),
-           "source": "far.npy"}
+    far = {
+        "query_codes": np.zeros((4, 8), dtype=np.uint8),
+        "db_codes": np.ones((6, 8), dtype=np.uint8)
+        * np.array([1, 1, 1, 1, 1, 1, 0, 0], dtype=np.uint8),
+        "query_labels": np.array([0, 1, 0, 1]),
+        "db_labels": np.array([0, 1, 0, 1, 0, 1]),
+        "source": "far.npy",
+    }
     empty = AppTest.from_file(PAGE, default_timeout=60)
     empty.session_state[hs.DATA] = far
     empty.run()
@@ -177,7 +198,9 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     shown = _metrics(empty)
     assert shown["precision @ radius 2"] == "–" and shown["recall @ radius 2"] == "0.0000"
     assert any("no query has a code within Hamming radius 2" in c.value for c in empty.caption)
-    result = evaluate_hashing(far["query_codes"], far["db_codes"], far["query_labels"], far["db_labels"])
+    result = evaluate_hashing(
+        far["query_codes"], far["db_codes"], far["query_labels"], far["db_labels"]
+    )
     assert result["empty_radius_queries"] == 4
     summary = empty.dataframe[1].value
     row = summary[summary.iloc[:, 0].str.startswith("precision within Hamming radius")].iloc[0]

@@ -61,7 +61,9 @@ def test_empty_store_shows_sample_then_loads_it(tmp_path):
     shown = report_frame(at)
     expected = sample_report(tmp_path)
     assert len(shown) == len(expected) == 7
-    np.testing.assert_allclose(shown["nDCG@10"].to_numpy(float), expected["nDCG@10"].to_numpy(float), rtol=1e-12)
+    np.testing.assert_allclose(
+        shown["nDCG@10"].to_numpy(float), expected["nDCG@10"].to_numpy(float), rtol=1e-12
+    )
     assert shown["Interpretation"].tolist() == expected["Interpretation"].tolist()
     assert shown["ID"].iloc[-1] == "Summary"
     # nothing was written to the user's store just by looking
@@ -92,7 +94,9 @@ def test_filter_and_per_query_view(tmp_path):
     expected = sample_report(tmp_path, date_from="2025-01-28", date_to="2025-01-28", per_query=True)
     assert len(shown) == 2 * 5 + 1
     assert shown["Query"].tolist() == expected["Query"].tolist()
-    np.testing.assert_allclose(shown["RR"].to_numpy(float), expected["RR"].to_numpy(float), rtol=1e-12)
+    np.testing.assert_allclose(
+        shown["RR"].to_numpy(float), expected["RR"].to_numpy(float), rtol=1e-12
+    )
     assert at.metric[0].value == "10"
 
 
@@ -119,7 +123,9 @@ def test_delete_asks_for_confirmation(tmp_path):
 def test_saved_evaluation_appears_in_history(tmp_path):
     path = tmp_path / "h.sqlite3"
     qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}}
-    ev = mc.evaluate(qrels, {"q1": {"d9": 3.0, "d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, list(REPORT_MEASURES))
+    ev = mc.evaluate(
+        qrels, {"q1": {"d9": 3.0, "d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, list(REPORT_MEASURES)
+    )
     eid = save_current_evaluation(ev, "from-overview", qrels, store_path=str(path))
     at = page(path)
     shown = report_frame(at)
@@ -148,7 +154,9 @@ def test_trend_joins_only_the_same_run_on_the_same_suite(tmp_path):
     again.loc[again.index[:3], "run"] = "nightly"
     fig = trend_figure(again, "nDCG@10", DEFAULT_GOOD_THRESHOLDS)
     assert [t.name for t in fig.data] == ["nightly"]
-    np.testing.assert_array_equal(np.asarray(fig.data[0].y, float), evals["nDCG@10"].to_numpy(float)[:3])
+    np.testing.assert_array_equal(
+        np.asarray(fig.data[0].y, float), evals["nDCG@10"].to_numpy(float)[:3]
+    )
     assert [sh.y0 for sh in fig.layout.shapes] == [DEFAULT_GOOD_THRESHOLDS["nDCG@10"]]
     # the same run name on two suites is two lines
     again.loc[again.index[1:3], "suite"] = "other"
@@ -164,8 +172,14 @@ def _overview_stub():
     from ui.history.actions import save_evaluation_form
 
     qrels = {"q1": {"d1": 1}, "q2": {"d3": 2}}
-    evs = [mc.evaluate(qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, ["RR", "nDCG@10", "P@5"]),
-           mc.evaluate(qrels, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}}, ["RR", "nDCG@10", "P@5"])]
+    evs = [
+        mc.evaluate(
+            qrels, {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, ["RR", "nDCG@10", "P@5"]
+        ),
+        mc.evaluate(
+            qrels, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}}, ["RR", "nDCG@10", "P@5"]
+        ),
+    ]
     evs = [evs[0].renamed("bm25"), evs[1].renamed("dense")]
     st.session_state["saved_id"] = save_evaluation_form(evs, qrels, key="test")
 
@@ -192,7 +206,16 @@ def test_save_form_of_the_overview(tmp_path):
 
 def _texts(at) -> str:
     parts = []
-    for kind in ("markdown", "caption", "info", "error", "warning", "success", "title", "subheader"):
+    for kind in (
+        "markdown",
+        "caption",
+        "info",
+        "error",
+        "warning",
+        "success",
+        "title",
+        "subheader",
+    ):
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [str(getattr(w, "label", "")) for w in (*at.button, *at.selectbox, *at.text_input)]
     return "\n".join(parts)
@@ -226,7 +249,9 @@ def test_session_history_by_default_then_download_and_upload(tmp_path, monkeypat
 
     fresh = page(None)  # another visitor / a new session: empty again
     assert "sample history" in fresh.info[0].value
-    fresh.get("file_uploader")[0].set_value(("mine.sqlite3", saved, "application/octet-stream")).run()
+    fresh.get("file_uploader")[0].set_value(
+        ("mine.sqlite3", saved, "application/octet-stream")
+    ).run()
     assert not fresh.exception, fresh.exception
     assert len(fresh.info) == 0 and len(fresh.error) == 0
     assert len(report_frame(fresh)) == 7
@@ -239,7 +264,9 @@ def test_upload_refuses_anything_but_a_history_file(tmp_path):
     at = page(None)
     next(b for b in at.button if b.label == "Load sample history into my history").click().run()
     key = at.get("file_uploader")[0].key
-    at.get("file_uploader")[0].set_value(("evil.sqlite3", pickle.dumps({"x": 1}), "application/octet-stream")).run()
+    at.get("file_uploader")[0].set_value(
+        ("evil.sqlite3", pickle.dumps({"x": 1}), "application/octet-stream")
+    ).run()
     assert not at.exception
     assert len(at.error) == 1
     message = at.error[0].value
@@ -251,9 +278,11 @@ def test_upload_refuses_anything_but_a_history_file(tmp_path):
 
 def _three_runs():
     qrels = {"q1": {"d1": 1}, "q2": {"d3": 1}}
-    runs = {"bm25": {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}},
-            "dense": {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}},
-            "hybrid": {"q1": {"d1": 2.0}, "q2": {"d4": 2.0, "d3": 1.0}}}
+    runs = {
+        "bm25": {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}},
+        "dense": {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d4": 1.0}},
+        "hybrid": {"q1": {"d1": 2.0}, "q2": {"d4": 2.0, "d3": 1.0}},
+    }
     evs = []
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, list(REPORT_MEASURES))
@@ -276,9 +305,13 @@ def test_runs_saved_together_are_one_batch_side_by_side_not_a_trend(tmp_path):
     assert "Runs saved together" in [h.value for h in at.subheader]
     side = at.dataframe[1].value
     assert side["Run"].tolist() == ["bm25", "dense", "hybrid"]
-    np.testing.assert_allclose(side["MRR (mean RR)"].to_numpy(float), [ev.aggregate["RR"] for ev in evs])
+    np.testing.assert_allclose(
+        side["MRR (mean RR)"].to_numpy(float), [ev.aggregate["RR"] for ev in evs]
+    )
     assert any("No trend to draw" in c.value for c in at.caption)
-    assert not any(getattr(c, "key", None) == "ranklab.history.trend" for c in at.get("plotly_chart"))
+    assert not any(
+        getattr(c, "key", None) == "ranklab.history.trend" for c in at.get("plotly_chart")
+    )
 
     # the same three runs saved again later: now each run has a trend of two points
     save_current_evaluations(evs, "nightly", qrels, store_path=str(path), timestamp="2030-01-01")
@@ -336,9 +369,19 @@ def test_history_in_spanish_labels_in_the_specifications_words(tmp_path):
     assert at.title[0].value == "Historial"
     assert "historial de ejemplo" in at.info[0].value
     shown = at.dataframe[0].value
-    assert set(shown["Interpretation"]) <= {"Bueno", "Regular", "Mejorable", "Eficiente", "Aceptable", ""}
+    assert set(shown["Interpretation"]) <= {
+        "Bueno",
+        "Regular",
+        "Mejorable",
+        "Eficiente",
+        "Aceptable",
+        "",
+    }
     assert shown["ID"].iloc[-1] == "Resumen" and shown["Interpretation"].iloc[-1] == "Aceptable"
-    assert at.selectbox(key=hs.SUITE).label == "Conjunto" and "Todos los conjuntos" in at.selectbox(key=hs.SUITE).options
+    assert (
+        at.selectbox(key=hs.SUITE).label == "Conjunto"
+        and "Todos los conjuntos" in at.selectbox(key=hs.SUITE).options
+    )
     assert at.subheader[0].value == "Reporte comparativo"
 
 

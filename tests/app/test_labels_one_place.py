@@ -28,30 +28,48 @@ def _run(page: str, sample, lang: str = "en", **state) -> AppTest:
     return at
 
 
-@pytest.mark.parametrize("lang,query,summary,level", [("en", "Query", "Summary ({n} queries)", "Good"),
-                                                      ("es", "Consulta", "Resumen ({n} consultas)", "Bueno")])
+@pytest.mark.parametrize(
+    "lang,query,summary,level",
+    [
+        ("en", "Query", "Summary ({n} queries)", "Good"),
+        ("es", "Consulta", "Resumen ({n} consultas)", "Bueno"),
+    ],
+)
 def test_the_table_labels_each_query_of_one_run(sample, lang, query, summary, level):
-    at = _run("table", sample, lang, **{"ranklab.table.source": "queries", "ranklab.table.query_run": "dense"})
+    at = _run(
+        "table",
+        sample,
+        lang,
+        **{"ranklab.table.source": "queries", "ranklab.table.query_run": "dense"},
+    )
     ev = evaluate(sample[0], sample[1]["dense"], ["RR"])
     n = len(ev.per_query)  # the queries the run answered (48 of the 50 judged)
     frame = at.dataframe[0].value
     assert frame.columns[0] == query
-    assert len(frame) == n + 1 and frame.iloc[-1, 0] == summary.format(n=n)  # each query, then the summary
+    assert len(frame) == n + 1 and frame.iloc[-1, 0] == summary.format(
+        n=n
+    )  # each query, then the summary
     assert frame.iloc[:-1, 0].tolist() == [str(q) for q in ev.per_query.index]
     assert (frame.iloc[:-1, 1].astype(int) == 1).all()  # one query per row
     assert any(level in str(v) for v in frame.iloc[:-1, -1])
     # the summary row is the run's own mean
     mean = ev.aggregate["RR"]
     assert frame.iloc[-1]["MRR"].startswith(f"{mean:.4f}")
-    assert not any(s.key == "ranklab.table.baseline" for s in at.selectbox)  # no paired test between queries
+    assert not any(
+        s.key == "ranklab.table.baseline" for s in at.selectbox
+    )  # no paired test between queries
     caption = " ".join(m.value for m in at.markdown)
     assert "dense" in caption
 
 
 def test_breakdown_and_history_link_to_the_table(sample):
     at = _run("breakdown", sample)
-    assert not any(n.key == "ranklab.fair_ratio" for n in at.number_input)  # no thresholds editor of its own
-    assert not any("interpretation" in [str(c).lower() for c in df.value.columns] for df in at.dataframe)
+    assert not any(
+        n.key == "ranklab.fair_ratio" for n in at.number_input
+    )  # no thresholds editor of its own
+    assert not any(
+        "interpretation" in [str(c).lower() for c in df.value.columns] for df in at.dataframe
+    )
     texts = " ".join(c.value for c in at.caption)
     assert "Comparative table" in texts and "Queries of one loaded run" in texts
     history = AppTest.from_file(str(ROOT / "pages" / "history.py"), default_timeout=180)

@@ -20,8 +20,10 @@ TIMEOUT = 120
 def _run_text(lines: int, seed: int = 0) -> bytes:
     rng = np.random.default_rng(seed)
     q = rng.integers(0, 50, lines)
-    return "".join(f"q{a:02d} Q0 D{i:07d} {i} {s:.5f} big\n"
-                   for i, (a, s) in enumerate(zip(q, rng.random(lines), strict=True))).encode()
+    return "".join(
+        f"q{a:02d} Q0 D{i:07d} {i} {s:.5f} big\n"
+        for i, (a, s) in enumerate(zip(q, rng.random(lines), strict=True))
+    ).encode()
 
 
 def test_the_estimate_grows_with_the_rows_and_counts_a_rankings_cost():
@@ -30,8 +32,10 @@ def test_the_estimate_grows_with_the_rows_and_counts_a_rankings_cost():
     peak_b, held_b = budget.estimate(big, "run")
     assert held_b > 9 * held_s and peak_b > held_b
     # the ranking's bytes per row are counted for a run, not for qrels
-    assert budget.estimate(big, "run")[1] - budget.estimate(big, "qrels")[1] == (big.count(b"\n") + 1) * \
-        budget.RANKING_BYTES_PER_ROW
+    assert (
+        budget.estimate(big, "run")[1] - budget.estimate(big, "qrels")[1]
+        == (big.count(b"\n") + 1) * budget.RANKING_BYTES_PER_ROW
+    )
     assert held_b >= len(big)  # never less than the text it holds
 
 
@@ -86,7 +90,9 @@ def _upload_script():
         st.session_state["sample_loaded"] = True
     rng = np.random.default_rng(1)
     lines = int(st.session_state.get("lines", 200_000))
-    text = "".join(f"q{a:02d} Q0 D{i:07d} {i} 1.0 big\n" for i, a in enumerate(rng.integers(1, 50, lines)))
+    text = "".join(
+        f"q{a:02d} Q0 D{i:07d} {i} 1.0 big\n" for i, a in enumerate(rng.integers(1, 50, lines))
+    )
     handle_upload("run", Upload(text.encode(), "huge.txt"), "auto")
     st.write("runs: " + ",".join(st.session_state[state.RUNS]))
 
@@ -108,7 +114,9 @@ def test_an_upload_over_the_servers_free_memory_is_refused(monkeypatch):
     monkeypatch.setenv("RANKLAB_SERVER_MB", str(budget.process_rss() // budget.MB + 1))
     at = AppTest.from_function(_upload_script, default_timeout=TIMEOUT).run()
     assert not at.exception, at.exception
-    assert any("the server has" in e.value and "Try again" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("the server has" in e.value and "Try again" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]
     assert "huge" not in at.session_state["ranklab.runs"]
 
 
@@ -130,7 +138,9 @@ def test_the_data_page_shows_what_the_data_costs(sample):
     assert not at.exception
     lines = [c.value for c in at.caption if "share of this server" in c.value]
     assert len(lines) == 1 and f"{budget.DEFAULT_VISITOR_MB} MB share" in lines[0], lines
-    assert any(c.value.startswith("Loaded: bm25 (") for c in at.caption), [c.value for c in at.caption]
+    assert any(c.value.startswith("Loaded: bm25 (") for c in at.caption), [
+        c.value for c in at.caption
+    ]
 
 
 @pytest.mark.parametrize("lang, words", [("es", "de tu parte de")])
@@ -155,4 +165,8 @@ def test_an_evaluation_the_server_cannot_hold_is_refused_with_one_line(sample, m
     at.run()
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "evaluating bm25 would need about" in errors[0] and "ranklab evaluate" in errors[0]
+    assert (
+        len(errors) == 1
+        and "evaluating bm25 would need about" in errors[0]
+        and "ranklab evaluate" in errors[0]
+    )

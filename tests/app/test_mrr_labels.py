@@ -73,13 +73,13 @@ def test_compare_means_are_mrr_and_per_query_differences_stay_rr(sample):
     interval = next(s for s in at.selectbox if s.label == "Interval chart: measure")
     assert "MRR" in interval.options and "RR" not in interval.options
     per_query = next(s for s in at.selectbox if s.label == "Measure")
-    assert "RR" in per_query.options                    # per-query deltas: the per-query measure
+    assert "RR" in per_query.options  # per-query deltas: the per-query measure
     interval.set_value("RR").run()
     per_query.set_value("RR").run()
     titles = _chart_titles(at)
     assert any(t.startswith("MRR: mean difference") for t in titles), titles
     assert any(t.startswith("RR: ") and "per query" in t for t in titles), titles
-    assert any(t.startswith("MRR per ") for t in titles), titles      # the fold and criterion means
+    assert any(t.startswith("MRR per ") for t in titles), titles  # the fold and criterion means
 
 
 def test_breakdown_means_are_mrr_and_its_per_query_report_stays_rr(sample):

@@ -32,7 +32,9 @@ MATH = "$x$"
 ANCHOR = '<a href="http://x.example/a">a</a>'
 #: what must never reach a Markdown element unescaped: a link (an unescaped ``](``, or the
 #: bare address, which GitHub's Markdown links by itself), a tag, math between unescaped dollars
-LIVE = re.compile(r"(?<!\\)\]\((?:http://)?x\.example|http://x\.example|<(?:a|b|img)\b|(?<!\\)\$x(?<!\\)\$")
+LIVE = re.compile(
+    r"(?<!\\)\]\((?:http://)?x\.example|http://x\.example|<(?:a|b|img)\b|(?<!\\)\$x(?<!\\)\$"
+)
 
 QUERIES = ["plain", BOLD, MATH, LINK_QUERY]
 
@@ -41,10 +43,17 @@ def _hostile_files() -> tuple[bytes, bytes, bytes]:
     """qrels, a run whose TREC tag is a Markdown link, and query metadata with hostile
     column names and values."""
     qrels = "".join(f"{q} 0 d{i} 1\n{q} 0 {IMG} 1\n" for i, q in enumerate(QUERIES))
-    run = "".join(f"{q} Q0 d{i} 1 2.0 {LINK_RUN}\n{q} Q0 {BOLD} 2 1.0 {LINK_RUN}\n"
-                  for i, q in enumerate(QUERIES[:-1]))  # LINK_QUERY is missing from the run
-    meta = pd.DataFrame({"query_id": QUERIES, "query": [IMG, BOLD, MATH, LINK_QUERY],
-                         BOLD: ["[c](http://x.example/c)", MATH, "a", "a"]}).to_csv(index=False)
+    run = "".join(
+        f"{q} Q0 d{i} 1 2.0 {LINK_RUN}\n{q} Q0 {BOLD} 2 1.0 {LINK_RUN}\n"
+        for i, q in enumerate(QUERIES[:-1])
+    )  # LINK_QUERY is missing from the run
+    meta = pd.DataFrame(
+        {
+            "query_id": QUERIES,
+            "query": [IMG, BOLD, MATH, LINK_QUERY],
+            BOLD: ["[c](http://x.example/c)", MATH, "a", "a"],
+        }
+    ).to_csv(index=False)
     return qrels.encode(), run.encode(), meta.encode()
 
 
@@ -56,8 +65,11 @@ def hostile_session() -> dict:
     run = mc.read_run(run_b, name=LINK_RUN)
     other = mc.read_run(run_b.replace(b"2.0", b"0.5"), name=MATH)
     meta = pd.read_csv(io.BytesIO(meta_b), dtype=str).set_index("query_id")
-    return {"ranklab.qrels": qrels, "ranklab.runs": {run.name: run, BOLD: other, ANCHOR: other, "base": other},
-            "ranklab.meta": meta}
+    return {
+        "ranklab.qrels": qrels,
+        "ranklab.runs": {run.name: run, BOLD: other, ANCHOR: other, "base": other},
+        "ranklab.meta": meta,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +85,19 @@ def _nodes(node):
             yield from _nodes(child)
 
 
-MARKDOWN_TYPES = {"markdown", "caption", "title", "header", "subheader", "error", "warning", "info",
-                  "success", "toast", "exception"}
+MARKDOWN_TYPES = {
+    "markdown",
+    "caption",
+    "title",
+    "header",
+    "subheader",
+    "error",
+    "warning",
+    "info",
+    "success",
+    "toast",
+    "exception",
+}
 
 
 def rendered_markdown(at: AppTest) -> list[tuple[str, str]]:
@@ -99,8 +122,11 @@ def rendered_markdown(at: AppTest) -> list[tuple[str, str]]:
 
 
 def raw_html(at: AppTest) -> list[str]:
-    return [node.proto.body for node in _nodes(at._tree)
-            if getattr(node, "type", "") == "html" and getattr(node, "proto", None) is not None]
+    return [
+        node.proto.body
+        for node in _nodes(at._tree)
+        if getattr(node, "type", "") == "html" and getattr(node, "proto", None) is not None
+    ]
 
 
 def _strings(value):
@@ -128,7 +154,11 @@ def live_names(at: AppTest) -> list[tuple[str, str]]:
     """Markdown elements holding a hostile name in live form, raw HTML holding one, and
     plotly strings holding a hostile tag (plotly reads <a href>, <b> ... in its text)."""
     bad = [(kind, text) for kind, text in rendered_markdown(at) if LIVE.search(text)]
-    bad += [("html", body) for body in raw_html(at) if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH, ANCHOR))]
+    bad += [
+        ("html", body)
+        for body in raw_html(at)
+        if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH, ANCHOR))
+    ]
     bad += [("plotly", text) for text in plotly_texts(at) if re.search(r"<(?:a|b|img)\b", text)]
     return bad
 
@@ -180,9 +210,16 @@ def test_data_page_upload_with_hostile_file_names():
     qrels_box.set_value(("[f](x.example) <b>q</b>.txt", qrels_b, "text/plain")).run()
     run_box = next(u for u in at.get("file_uploader") if "run" in u.key)
     # "run.txt": a generic stem, so the TREC tag (a Markdown link) names the run
-    other_b = run_b.replace(b" 2.0 ", b" 3.0 ")  # another run (one content dropped twice is one run)
-    run_box.set_value([("run.txt", run_b, "text/plain"), ("$x$.txt", other_b, "text/plain"),
-                       ("[f](x.example) $x$ <b>bad</b>.txt", b"\x00\x01 not text", "text/plain")]).run()
+    other_b = run_b.replace(
+        b" 2.0 ", b" 3.0 "
+    )  # another run (one content dropped twice is one run)
+    run_box.set_value(
+        [
+            ("run.txt", run_b, "text/plain"),
+            ("$x$.txt", other_b, "text/plain"),
+            ("[f](x.example) $x$ <b>bad</b>.txt", b"\x00\x01 not text", "text/plain"),
+        ]
+    ).run()
     assert not at.exception, [e.value for e in at.exception]
     assert {LINK_RUN, MATH} <= set(at.session_state["ranklab.runs"])
     # the error names the bad file (escaped)
@@ -198,12 +235,15 @@ HOSTILE_FILE = "[f](x.example) <b>x</b> $x$"
 SAMPLES = ROOT / "sample_data"
 
 
-@pytest.mark.parametrize(("page", "sample"), [
-    ("detection", "detection_scores.csv"),
-    ("calibration", "detection_scores.csv"),
-    ("dynamic_k", "dynamic_k_candidates.csv"),
-    ("clicks", "ranking/clicks.csv"),
-])
+@pytest.mark.parametrize(
+    ("page", "sample"),
+    [
+        ("detection", "detection_scores.csv"),
+        ("calibration", "detection_scores.csv"),
+        ("dynamic_k", "dynamic_k_candidates.csv"),
+        ("clicks", "ranking/clicks.csv"),
+    ],
+)
 def test_table_pages_show_a_hostile_file_name_as_text(page, sample):
     at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -229,8 +269,9 @@ def test_history_page_shows_hostile_suite_and_run_names_as_text(tmp_path, monkey
         ev = mc.evaluate(state["ranklab.qrels"], run, ["RR", "nDCG@10", "P@5"])
         evaluations.append(ev.replace(run_name=name))
     path = tmp_path / "h.sqlite3"
-    save_current_evaluations(evaluations, LINK_QUERY, state["ranklab.qrels"], store_path=str(path),
-                             note=f"{BOLD} {MATH}")
+    save_current_evaluations(
+        evaluations, LINK_QUERY, state["ranklab.qrels"], store_path=str(path), note=f"{BOLD} {MATH}"
+    )
     monkeypatch.setenv(hs.ENV_STORE, str(path))
     at = AppTest.from_file(str(ROOT / "pages" / "history.py"), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -73,7 +73,8 @@ def test_a_bad_file_dropped_on_the_overview_gets_one_message_and_leaves_the_box(
     at = _page("overview", qrels=qrels, runs=runs)
     key = _uploader(at, "ranklab.overview.run_file").key
     _uploader(at, "ranklab.overview.run_file").set_value(
-        [("broken.txt", b"q01 Q0 D1 1 notanumber x\n", "text/plain")]).run()
+        [("broken.txt", b"q01 Q0 D1 1 notanumber x\n", "text/plain")]
+    ).run()
     _ok(at)
     assert len(at.error) == 1
     message = at.error[0].value
@@ -89,7 +90,9 @@ def test_the_data_page_lists_an_upload_in_the_run_that_loads_it():
     _ok(at)
     assert at.button(key="ranklab.data.clear").disabled
     qrels_text = (ROOT / "sample_data" / "ranking" / "qrels.txt").read_bytes()
-    _uploader(at, "ranklab.data.qrels_file").set_value(("qrels.txt", qrels_text, "text/plain")).run()
+    _uploader(at, "ranklab.data.qrels_file").set_value(
+        ("qrels.txt", qrels_text, "text/plain")
+    ).run()
     _ok(at)
     assert "qrels: 50 queries" in _sidebar_text(at)
     _uploader(at, "ranklab.data.run_file").set_value([("mine.txt", MINE, "text/plain")]).run()
@@ -136,7 +139,9 @@ def test_the_leaderboard_is_kept_per_session_and_recomputed_only_when_asked(monk
 
     calls = []
     real = comparison.leaderboard
-    monkeypatch.setattr(comparison, "leaderboard", lambda *a, **k: calls.append(k["seed"]) or real(*a, **k))
+    monkeypatch.setattr(
+        comparison, "leaderboard", lambda *a, **k: calls.append(k["seed"]) or real(*a, **k)
+    )
     qrels, runs, _ = load_sample()
     at = _page("overview", qrels=qrels, runs=runs)
     _ok(at)
@@ -150,7 +155,9 @@ def test_the_leaderboard_is_kept_per_session_and_recomputed_only_when_asked(monk
     _uploader(at, "ranklab.overview.run_file").set_value([("mine.txt", MINE, "text/plain")]).run()
     _ok(at)
     assert calls == [0, 7, 7]
-    assert len(at.session_state["ranklab.cache"]["overview.boards"]) == 1  # the old data's boards dropped
+    assert (
+        len(at.session_state["ranklab.cache"]["overview.boards"]) == 1
+    )  # the old data's boards dropped
 
 
 def test_the_data_page_shows_the_judgements_per_label_once_qrels_are_loaded():
@@ -161,7 +168,9 @@ def test_the_data_page_shows_the_judgements_per_label_once_qrels_are_loaded():
     at = _page("data")
     assert not any("Label" in d.value.columns for d in at.dataframe)
     qrels_text = (ROOT / "sample_data" / "ranking" / "qrels.txt").read_bytes()
-    _uploader(at, "ranklab.data.qrels_file").set_value(("qrels.txt", qrels_text, "text/plain")).run()
+    _uploader(at, "ranklab.data.qrels_file").set_value(
+        ("qrels.txt", qrels_text, "text/plain")
+    ).run()
     _ok(at)
     table = next(d.value for d in at.dataframe if "Label" in d.value.columns)
     rel = np.asarray(at.session_state["ranklab.qrels"].relevance)

@@ -52,13 +52,17 @@ def test_every_ranking_page_sets_the_stranger_aside_and_keeps_the_other_runs(nam
     at = _page(name, _with_stranger(sample))
     assert not at.exception, [e.message for e in at.exception]
     warnings = [w.value for w in at.warning]
-    assert any("stranger" in w and "shares no query with the qrels" in w for w in warnings), warnings
+    assert any("stranger" in w and "shares no query with the qrels" in w for w in warnings), (
+        warnings
+    )
     cells = _cells(at)
     assert cells, "the page drew no table"
     assert "None" not in cells
     shown = " ".join(cells)
     # the runs named in the cells (Compare names its baseline in a header, Per query shows one run)
-    expected = {"compare": ("dense", "hybrid"), "per_query": ()}.get(name, ("bm25", "dense", "hybrid"))
+    expected = {"compare": ("dense", "hybrid"), "per_query": ()}.get(
+        name, ("bm25", "dense", "hybrid")
+    )
     for other in expected:
         assert other in shown, (other, name)
     assert not any(c.startswith("stranger") for c in cells)

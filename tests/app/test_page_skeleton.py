@@ -14,8 +14,12 @@ def _skeleton_script():
 
     from ui.common.frame import page
 
-    with page("Skeleton", sidebar=st.session_state.get("sidebar_first", False),
-              caption="under the title", status=st.session_state.get("status", True)) as p:
+    with page(
+        "Skeleton",
+        sidebar=st.session_state.get("sidebar_first", False),
+        caption="under the title",
+        status=st.session_state.get("status", True),
+    ) as p:
         st.write("the answer")
         if st.session_state.get("stop"):
             p.stop()
@@ -32,8 +36,10 @@ def test_page_draws_title_caption_and_sidebar_in_every_order():
         assert any(c.value == "under the title" for c in at.caption)
         assert any("Conventions" in c.value for c in at.caption)  # the status line
         assert len(at.sidebar.selectbox) > 0  # the conventions
-        assert [m.value for m in at.markdown if m.value in ("the answer", "after the stop")] == \
-            ["the answer", "after the stop"]
+        assert [m.value for m in at.markdown if m.value in ("the answer", "after the stop")] == [
+            "the answer",
+            "after the stop",
+        ]
 
 
 def test_stop_ends_the_page_after_its_sidebar():
@@ -56,7 +62,9 @@ def test_the_language_switch_is_drawn_once_first_on_the_page_in_every_order():
         assert not at.exception, at.exception
         switches = [r for r in at.radio if r.key == "ranklab_language_switch"]
         assert len(switches) == 1 and switches[0].label == "Idioma" and switches[0].value == "es"
-        assert at.main.radio[0].key == "ranklab_language_switch"  # first on the page, before the title
+        assert (
+            at.main.radio[0].key == "ranklab_language_switch"
+        )  # first on the page, before the title
         # the frame's own words follow the language: the status line and the sidebar
         assert any("Convenciones" in c.value for c in at.caption)
         assert any(m.value == "**Convenciones**" for m in at.sidebar.markdown)
@@ -70,7 +78,7 @@ def test_the_status_line_only_where_asked_and_by_default_on_ranking_pages():
     assert not at.exception, at.exception
     assert not any("Conventions:" in c.value for c in at.caption)
     assert len(at.sidebar.selectbox) > 0  # the sidebar is still drawn
-    at.session_state["status"] = None   # default: a script outside pages/ is no ranking page
+    at.session_state["status"] = None  # default: a script outside pages/ is no ranking page
     at.run()
     assert not any("Conventions:" in c.value for c in at.caption)
 
@@ -80,7 +88,10 @@ def test_the_ranking_status_pages_are_registered_pages():
 
     stems = {path.rsplit("/", 1)[1][:-3] for entries in SECTIONS.values() for path, *_ in entries}
     assert RANKING_STATUS_PAGES <= stems
-    assert not {"home", "detection", "calibration", "dynamic_k", "hashing", "learn", "history"} & RANKING_STATUS_PAGES
+    assert (
+        not {"home", "detection", "calibration", "dynamic_k", "hashing", "learn", "history"}
+        & RANKING_STATUS_PAGES
+    )
 
 
 def test_the_sidebar_labels_mirror_the_conventions_descriptions():
@@ -113,8 +124,13 @@ def _slot_script():
             raise InputError("not a number", source=files[0].name, line=2)
         st.session_state["data"] = text
 
-    upload_slot("ranklab.test.slot", "A file", load, leave_on_error=st.session_state.get("leave", False),
-                after_error=lambda e: f"{e}. Still loaded: {st.session_state.get('data')}.")
+    upload_slot(
+        "ranklab.test.slot",
+        "A file",
+        load,
+        leave_on_error=st.session_state.get("leave", False),
+        after_error=lambda e: f"{e}. Still loaded: {st.session_state.get('data')}.",
+    )
 
 
 def _slot(at):
@@ -144,7 +160,9 @@ def test_upload_slot_can_empty_the_box_of_a_failed_file():
     assert _slot(at).key == "ranklab.test.slot.1"  # a new, empty box
     assert len(at.error) == 1 and at.error[0].value.endswith("Still loaded: one.")
     at.run()
-    assert len(at.error) == 1 and at.session_state["loads"] == 2  # the message stays, nothing re-read
+    assert (
+        len(at.error) == 1 and at.session_state["loads"] == 2
+    )  # the message stays, nothing re-read
 
 
 def _downloads_script():
@@ -152,8 +170,13 @@ def _downloads_script():
 
     from ui.common.downloads import download_table
 
-    download_table(pd.DataFrame({"AP": [0.5]}, index=pd.Index(["bm25"], name="run")), "my table: 1",
-                   title="A table", key="t", seed=3)
+    download_table(
+        pd.DataFrame({"AP": [0.5]}, index=pd.Index(["bm25"], name="run")),
+        "my table: 1",
+        title="A table",
+        key="t",
+        seed=3,
+    )
     download_table(pd.DataFrame({"AP": [0.5]}), "csv only", key="c", formats=("csv",), index=False)
 
 
@@ -183,8 +206,10 @@ def test_a_spanish_session_downloads_the_csv_a_spanish_spreadsheet_opens():
 
     from ui.common.downloads import export_texts, for_spreadsheet
 
-    df = pd.DataFrame({"AP": [0.5, 0.125], "note": ["=1+1", "a, b"]},
-                      index=pd.Index(["bm25", "dense"], name="run"))
+    df = pd.DataFrame(
+        {"AP": [0.5, 0.125], "note": ["=1+1", "a, b"]},
+        index=pd.Index(["bm25", "dense"], name="run"),
+    )
     plain = export_texts(df, None, "T", formats=("csv",))["csv"]
     spanish = for_spreadsheet(plain)
     assert spanish.startswith("\ufeff") and not plain.startswith("\ufeff")

@@ -44,8 +44,19 @@ def _ok(at) -> None:
 def _texts(at, frames: bool = True) -> str:
     """Every text the page shows (titles, headers, captions, messages, labels, table cells)."""
     parts = []
-    for kind in ("title", "header", "subheader", "caption", "markdown", "info", "warning", "error",
-                 "success", "metric", "expander"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "caption",
+        "markdown",
+        "info",
+        "warning",
+        "error",
+        "success",
+        "metric",
+        "expander",
+    ):
         for el in at.get(kind):
             for attr in ("value", "label", "proto"):
                 value = getattr(el, attr, None)
@@ -53,8 +64,19 @@ def _texts(at, frames: bool = True) -> str:
                     parts.append(value)
             if kind == "metric":
                 parts += [str(el.value), str(el.delta or "")]
-    for kind in ("selectbox", "multiselect", "number_input", "text_input", "button", "radio", "toggle",
-                 "checkbox", "slider", "select_slider", "date_input"):
+    for kind in (
+        "selectbox",
+        "multiselect",
+        "number_input",
+        "text_input",
+        "button",
+        "radio",
+        "toggle",
+        "checkbox",
+        "slider",
+        "select_slider",
+        "date_input",
+    ):
         parts += [str(getattr(el, "label", "")) for el in at.get(kind)]
     for frame in at.dataframe if frames else ():
         # the Details table shows its deltas and p-values as text ("–" where missing): the numbers,
@@ -80,9 +102,18 @@ def sample():
 SPANISH = {
     "overview": ("Resumen", ("Línea base", "Medida destacada", "Detalles")),
     "data": ("Datos", ("Formato de los qrels", "Diagnóstico", "Quitar una ejecución cargada")),
-    "per_query": ("Por consulta", ("Una consulta", "Mostrar los primeros",
-                                   "Filtro: el identificador o el texto de la consulta contiene")),
-    "breakdown": ("Desglose", ("Agrupar por", "Bueno, Regular o Mejorable")),  # labels: the table's (linked)
+    "per_query": (
+        "Por consulta",
+        (
+            "Una consulta",
+            "Mostrar los primeros",
+            "Filtro: el identificador o el texto de la consulta contiene",
+        ),
+    ),
+    "breakdown": (
+        "Desglose",
+        ("Agrupar por", "Bueno, Regular o Mejorable"),
+    ),  # labels: the table's (linked)
     "learn": ("Las medidas explicadas", ("Ejemplo resuelto", "Todas las medidas", "Convenciones")),
     "clicks": ("Clics de los usuarios", ("MRR (a partir de clics)", "Impresiones", "Por consulta")),
 }
@@ -130,6 +161,7 @@ def test_the_data_page_speaks_spanish_from_the_browser(monkeypatch, sample):
 
 # --- honest boards -------------------------------------------------------------------------
 
+
 def _with_run(sample, name: str, data: bytes):
     qrels, runs, meta = sample
     bad = mc.read_run(data)
@@ -137,8 +169,9 @@ def _with_run(sample, name: str, data: bytes):
     return qrels, dict(runs) | {name: bad}, meta
 
 
-@pytest.mark.parametrize("bad, reason", [(STRANGER, "shares no query with the qrels"),
-                                         (UNJUDGED, "retrieved is judged")])
+@pytest.mark.parametrize(
+    "bad, reason", [(STRANGER, "shares no query with the qrels"), (UNJUDGED, "retrieved is judged")]
+)
 def test_an_unusable_run_is_named_and_left_out_of_the_overview(bad, reason, sample):
     honest = _page("overview", None, sample)
     _ok(honest)
@@ -176,8 +209,9 @@ def test_the_spanish_overview_names_a_run_without_common_queries(sample):
     assert any("ajena no comparte ninguna consulta con los qrels" in w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("bad, reason", [(STRANGER, "shares no query with the qrels"),
-                                         (UNJUDGED, "retrieved is judged")])
+@pytest.mark.parametrize(
+    "bad, reason", [(STRANGER, "shares no query with the qrels"), (UNJUDGED, "retrieved is judged")]
+)
 def test_the_data_page_names_an_unusable_run_under_the_runs_box(bad, reason, sample):
     qrels, runs, _ = sample
     at = _page("data", None, (qrels, runs, None))
@@ -194,10 +228,16 @@ def test_a_failed_upload_on_the_overview_changes_no_setting(sample):
     at = _page("overview", None, sample)
     _ok(at)
     at.selectbox(key="ranklab.overview.baseline").set_value("dense").run()
-    at.selectbox(key="ranklab.overview.headline").set_value(at.selectbox(key="ranklab.overview.headline").options[1]).run()
-    before = {k: at.session_state[k] for k in ("ranklab.overview.baseline", "ranklab.overview.headline",
-                                              "ranklab.measures")}
-    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("ranklab.overview.run_file"))
+    at.selectbox(key="ranklab.overview.headline").set_value(
+        at.selectbox(key="ranklab.overview.headline").options[1]
+    ).run()
+    before = {
+        k: at.session_state[k]
+        for k in ("ranklab.overview.baseline", "ranklab.overview.headline", "ranklab.measures")
+    }
+    uploader = next(
+        u for u in at.get("file_uploader") if u.key.startswith("ranklab.overview.run_file")
+    )
     uploader.set_value([("broken.txt", b"this is not a run\n", "text/plain")]).run()
     _ok(at)
     assert len(at.error) == 1
@@ -207,12 +247,17 @@ def test_a_failed_upload_on_the_overview_changes_no_setting(sample):
 
 # --- the library helpers the pages use -------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_coverage_and_common_queries_against_a_direct_count(seed):
     rng = np.random.default_rng(seed)
     judged = {(f"q{rng.integers(8)}", f"d{rng.integers(30)}") for _ in range(60)}
-    qrels = mc.read_qrels({q: {d: int(rng.integers(0, 3)) for (qq, d) in judged if qq == q}
-                           for q in {q for q, _ in judged}})
+    qrels = mc.read_qrels(
+        {
+            q: {d: int(rng.integers(0, 3)) for (qq, d) in judged if qq == q}
+            for q in {q for q, _ in judged}
+        }
+    )
     rows = {(f"q{rng.integers(12)}", f"d{rng.integers(40)}") for _ in range(150)}
     nested = {}
     for q, d in rows:
@@ -233,8 +278,14 @@ def test_a_thinly_judged_run_is_kept_with_a_note_naming_its_document_id_column()
     import pandas as pd
 
     qrels = mc.read_qrels({f"q{i}": {f"d{i}": 1} for i in range(20)})
-    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(20)], "docid": list(range(20)),
-                          "docno": ["d0"] + [f"x{i}" for i in range(1, 20)], "score": [1.0] * 20})
+    frame = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(20)],
+            "docid": list(range(20)),
+            "docno": ["d0"] + [f"x{i}" for i in range(1, 20)],
+            "score": [1.0] * 20,
+        }
+    )
     thin = mc.read_run(frame, name="terrier")
     good = mc.read_run({f"q{i}": {f"d{i}": 1.0} for i in range(20)}, name="good")
     report = coverage_report(qrels, thin)
@@ -243,8 +294,15 @@ def test_a_thinly_judged_run_is_kept_with_a_note_naming_its_document_id_column()
     at = _page("overview", sample=(qrels, {"terrier": thin, "good": good}, None))
     _ok(at)
     notes = [i.value for i in at.info if "terrier" in i.value]
-    assert notes and "1 of the 20 queries" in notes[0] and "«docno»" in notes[0] and "«docid»" in notes[0], notes
-    assert not [w.value for w in at.warning if "terrier" in w.value]  # kept on the board, not left out
+    assert (
+        notes
+        and "1 of the 20 queries" in notes[0]
+        and "«docno»" in notes[0]
+        and "«docid»" in notes[0]
+    ), notes
+    assert not [
+        w.value for w in at.warning if "terrier" in w.value
+    ]  # kept on the board, not left out
     assert any("terrier" in m.label for m in at.metric)
     es = _page("overview", lang="es", sample=(qrels, {"terrier": thin, "good": good}, None))
     _ok(es)

@@ -80,4 +80,6 @@ def test_an_open_session_keeps_its_data(sample, monkeypatch):
 
 def test_the_data_page_warns_how_long_data_is_kept(sample):
     at = _first_visit(sample)
-    assert any("brings your data back for 2 min" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert any("brings your data back for 2 min" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]

@@ -23,7 +23,9 @@ def test_ignore_identical_ids_checkbox_sets_the_convention():
     ties = at.selectbox(key="ranklab.w.conv.ties")
     from ui.common.sidebar import choice_words
 
-    assert list(ties.options) == [choice_words("ties", c) for c in mc.conventions.CHOICES["ties"] if c != "expected"]
+    assert list(ties.options) == [
+        choice_words("ties", c) for c in mc.conventions.CHOICES["ties"] if c != "expected"
+    ]
     at.button(key="ranklab.w.reset_conventions").click().run()
     assert at.session_state["ranklab.conventions"] == mc.Conventions()
     assert at.checkbox(key="ranklab.w.conv.ignore_identical_ids").value is False

@@ -61,7 +61,9 @@ def test_defaults_are_the_specifications_measures_and_thresholds(sample, evaluat
         for m, shown in (("RR", "MRR"), ("nDCG@10", "nDCG@10"), ("P@5", "P@5")):
             value = ev.aggregate[m]
             good = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}[m]
-            expected = "Good" if value >= good else "Fair" if value >= good / 2 else "Needs improvement"
+            expected = (
+                "Good" if value >= good else "Fair" if value >= good / 2 else "Needs improvement"
+            )
             assert df.at[i, shown] == f"{value:.4f} ({expected})"
         assert df.at[i, "Queries"] == str(len(ev.per_query))
     mrr_mean = sum(ev.aggregate["RR"] for ev in evaluations.values()) / 3
@@ -83,16 +85,24 @@ def test_a_threshold_edit_and_a_name_edit_change_the_labels(sample, evaluations)
     at.text_input(key=Table.name("en", "level", 0)).set_value("Excellent").run()
     _ok(at)
     assert _table(at).at[0, "MRR"] == f"{bm25:.4f} (Excellent)"
-    assert f"bm25,{len(evaluations['bm25'].per_query)},{bm25!r},Excellent," in at.session_state[Table.FILES]["csv"]
-    at.number_input(key=Table.fair("RR")).set_value(0.99).run()   # fair above good: said, no table
+    assert (
+        f"bm25,{len(evaluations['bm25'].per_query)},{bm25!r},Excellent,"
+        in at.session_state[Table.FILES]["csv"]
+    )
+    at.number_input(key=Table.fair("RR")).set_value(0.99).run()  # fair above good: said, no table
     # the message as read (the error box shows Markdown: ">" is written "&gt;")
-    assert any("good >= fair" in html.unescape(e.value) for e in at.error) and len(at.dataframe) == 0
+    assert (
+        any("good >= fair" in html.unescape(e.value) for e in at.error) and len(at.dataframe) == 0
+    )
 
 
 def test_the_date_filter_keeps_the_queries_of_a_period(sample, evaluations):
     _qrels, _runs, meta = sample
     at = _app(sample)
-    assert at.date_input(key=Table.DATES).value == (dt.date(2025, 1, 6), pd.Timestamp(meta["date"].max()).date())
+    assert at.date_input(key=Table.DATES).value == (
+        dt.date(2025, 1, 6),
+        pd.Timestamp(meta["date"].max()).date(),
+    )
     at.date_input(key=Table.DATES).set_value((dt.date(2025, 1, 6), dt.date(2025, 1, 31))).run()
     _ok(at)
     df = _table(at)
@@ -119,7 +129,10 @@ def test_spanish_headers_labels_and_summary(sample):
     files = at.session_state[Table.FILES]
     assert files["csv"].splitlines()[0].startswith("Ejecución,Consultas,MRR,Etiqueta de MRR,")
     assert files["csv"].splitlines()[-1].startswith("Resumen,")
-    assert "| **Resumen** (3 ejecuciones) |" in files["markdown"] and '<html lang="es">' in files["html"]
+    assert (
+        "| **Resumen** (3 ejecuciones) |" in files["markdown"]
+        and '<html lang="es">' in files["html"]
+    )
     assert "Tabla comparativa: 3 ejecuciones, 50 consultas." in files["latex"]
     assert [b.label for b in at.get("download_button")] == ["CSV", "Markdown", "LaTeX", "HTML"]
 
@@ -132,8 +145,12 @@ def test_saved_evaluations_from_the_sample_history():
     _ok(at)
     df = _table(at)
     assert df.columns[0] == "Evaluation"
-    assert df["Evaluation"].tolist()[:-1] == ["v1.2-semantic #3", "v1.3-hybrid #4", "v1.4-hybrid #5",
-                                              "v1.5-hybrid #6"]
+    assert df["Evaluation"].tolist()[:-1] == [
+        "v1.2-semantic #3",
+        "v1.3-hybrid #4",
+        "v1.4-hybrid #5",
+        "v1.5-hybrid #6",
+    ]
     assert df["Evaluation"].iloc[-1] == "Summary (4 evaluations)"
     assert df.at[3, "MRR"] == "1.0000 (Good)"
 
@@ -150,18 +167,28 @@ def test_a_baseline_adds_corrected_p_values(sample):
 
 def test_the_exports_contents_in_spanish(sample, evaluations):
     words, names, verdicts = localized_words("es")
-    table = thesis_table(list(evaluations.values()), MEASURES,
-                         grading=tb.grading_from({m: tb.default_thresholds(m) for m in MEASURES}, names, verdicts))
+    table = thesis_table(
+        list(evaluations.values()),
+        MEASURES,
+        grading=tb.grading_from({m: tb.default_thresholds(m) for m in MEASURES}, names, verdicts),
+    )
     files = tb.exports(table, words, "es")
     assert set(files) == {"csv", "markdown", "latex", "html"}
     csv_lines = files["csv"].splitlines()
-    assert csv_lines[0] == ("Ejecución,Consultas,MRR,Etiqueta de MRR,nDCG@10,Etiqueta de nDCG@10,P@5,"
-                            "Etiqueta de P@5,Interpretación")
-    assert csv_lines[1].startswith(f"bm25,{len(evaluations['bm25'].per_query)},"
-                                   f"{evaluations['bm25'].aggregate['RR']!r},")
-    assert csv_lines[-1].startswith("Resumen,") and not any(line.startswith("#") for line in csv_lines)
+    assert csv_lines[0] == (
+        "Ejecución,Consultas,MRR,Etiqueta de MRR,nDCG@10,Etiqueta de nDCG@10,P@5,"
+        "Etiqueta de P@5,Interpretación"
+    )
+    assert csv_lines[1].startswith(
+        f"bm25,{len(evaluations['bm25'].per_query)},{evaluations['bm25'].aggregate['RR']!r},"
+    )
+    assert csv_lines[-1].startswith("Resumen,") and not any(
+        line.startswith("#") for line in csv_lines
+    )
     assert "| Ejecución | Consultas | MRR |" in files["markdown"]
-    assert "\\toprule" in files["latex"] and "\\textbf{" in files["latex"] and files["latex"].isascii()
+    assert (
+        "\\toprule" in files["latex"] and "\\textbf{" in files["latex"] and files["latex"].isascii()
+    )
     assert "Tabla comparativa" in files["latex"]
     html = files["html"]
     assert html.startswith("<!DOCTYPE html>") and '<html lang="es">' in html
@@ -170,8 +197,10 @@ def test_the_exports_contents_in_spanish(sample, evaluations):
 
 
 def test_the_display_frame_never_shows_nan():
-    per_query = {"a": pd.DataFrame({"RR": [float("nan")]}, index=["q1"]),
-                 "b": pd.DataFrame({"RR": [0.5]}, index=["q1"])}
+    per_query = {
+        "a": pd.DataFrame({"RR": [float("nan")]}, index=["q1"]),
+        "b": pd.DataFrame({"RR": [0.5]}, index=["q1"]),
+    }
     words, names, verdicts = localized_words("en")
     table = thesis_table(per_query, ["RR"])
     df = tb.display_frame(table, words)
@@ -186,8 +215,12 @@ def test_the_screen_marks_significance_as_the_exports_do(sample):
     _ok(at)
     df = _table(at)
     files = at.session_state[Table.FILES]
-    marked_screen = {(row["Run"], m) for _i, row in df.iloc[:-1].iterrows() for m in ("MRR", "nDCG@10", "P@5")
-                     if row[m].split(" ")[0].endswith("*")}
+    marked_screen = {
+        (row["Run"], m)
+        for _i, row in df.iloc[:-1].iterrows()
+        for m in ("MRR", "nDCG@10", "P@5")
+        if row[m].split(" ")[0].endswith("*")
+    }
     marked_latex = set()
     for line in files["latex"].splitlines():
         cells = [c.strip() for c in line.rstrip("\\ ").split("&")]
@@ -195,7 +228,9 @@ def test_the_screen_marks_significance_as_the_exports_do(sample):
             for m, cell in zip(("MRR", "nDCG@10", "P@5"), cells[2:8:2], strict=True):
                 if cell.endswith("$^{*}$"):
                     marked_latex.add((cells[0], m))
-    assert marked_screen == marked_latex and marked_screen  # the sample's hybrid run differs significantly
+    assert (
+        marked_screen == marked_latex and marked_screen
+    )  # the sample's hybrid run differs significantly
     assert any(c.value.startswith("* p < 0.05 against bm25") for c in at.caption)
     # the table and its downloads come before the settings that shape it
     assert at.dataframe[0].value.equals(df) and at.subheader[-1].value == "Settings"

@@ -62,8 +62,10 @@ def data(tmp_path):
         return reader(str(path))
 
     qrels = read("qrels.txt", QRELS, mc.read_qrels)
-    runs = {n: read(f"{n}.txt", t, mc.read_run) for n, t in (("tied", TIED), ("plain", PLAIN),
-                                                                ("plain2", PLAIN2))}
+    runs = {
+        n: read(f"{n}.txt", t, mc.read_run)
+        for n, t in (("tied", TIED), ("plain", PLAIN), ("plain2", PLAIN2))
+    }
     return qrels, runs
 
 
@@ -81,7 +83,9 @@ def _ok(at: AppTest) -> None:
 
 
 def _grid(at: AppTest):
-    return next(d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns)
+    return next(
+        d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns
+    )
 
 
 def _library_band(qrels, run, queries, measure):
@@ -98,20 +102,30 @@ def test_overview_tie_band_is_the_library_band_on_the_leaderboard_query_set(data
     _ok(at)
     grid = _grid(at)
     labels = grid["Run"].tolist()
-    assert labels == ["tied (baseline)", "   95% CI", TIE_ROW, "plain", "   95% CI"]  # no band for plain
+    assert labels == [
+        "tied (baseline)",
+        "   95% CI",
+        TIE_ROW,
+        "plain",
+        "   95% CI",
+    ]  # no band for plain
     band_row = grid.iloc[2]
     mean_row = grid.iloc[0]
     # the leaderboard is on the queries every run answered (q1, q2): so is the band
     for m in ("RR", "AP", "P@2"):
         lo, hi = _library_band(qrels, runs["tied"], ["q1", "q2"], m)
         assert lo < hi, m  # the case is not trivial
-        assert band_row[display_measure(m)] == f"{lo:.4f}–{hi:.4f}", m  # the grid's columns: means (MRR)
+        assert band_row[display_measure(m)] == f"{lo:.4f}–{hi:.4f}", (
+            m
+        )  # the grid's columns: means (MRR)
         mean = float(mean_row[display_measure(m)].split()[0])
         assert lo - 5e-5 <= mean <= hi + 5e-5, m
     # RR of q1: the first relevant is first or second among the tied (1 or 0.5); q2: 1
     assert band_row["MRR"] == "0.7500–1.0000"
     assert band_row["Judged@10"] == ""  # not covered by the tie report: nothing shown
-    legend = next(c.value for c in at.caption if "significantly different from the baseline" in c.value)
+    legend = next(
+        c.value for c in at.caption if "significantly different from the baseline" in c.value
+    )
     assert "range of the mean over every order of tied scores" in legend
 
 
@@ -122,7 +136,9 @@ def test_overview_band_follows_every_qrels_query_set(data):
     _ok(at)
     band_row = _grid(at).iloc[2]
     conv = at.session_state["ranklab.conventions"]
-    report = mc.evaluate(qrels, runs["tied"], MEASURES, conventions=conv, tie_report=True).tie_report
+    report = mc.evaluate(
+        qrels, runs["tied"], MEASURES, conventions=conv, tie_report=True
+    ).tie_report
     for m in ("RR", "AP"):
         agg = report["aggregate"][m]  # the tied run answered every query: its own band
         assert band_row[display_measure(m)] == f"{agg['min']:.4f}–{agg['max']:.4f}", m
@@ -157,19 +173,27 @@ def test_per_query_flags_tie_dependent_queries_and_tied_documents(data):
     assert table.loc["q1", TIE_COLUMN] == "RR · AP · P@2"
     assert table.loc["q3", TIE_COLUMN] == "RR · AP"  # P@2 is 0.5 whichever of x, y is first
     assert table.loc["q2", TIE_COLUMN] == ""
-    expected = " · ".join(f"{m} {per['q1'][m]['min']:.4f}–{per['q1'][m]['max']:.4f}" for m in ("RR", "AP", "P@2"))
+    expected = " · ".join(
+        f"{m} {per['q1'][m]['min']:.4f}–{per['q1'][m]['max']:.4f}" for m in ("RR", "AP", "P@2")
+    )
     assert table.loc["q1", TIE_RANGE_COLUMN] == expected
-    assert set(report["tie_dependent"]["AP"]) == {q for q in table.index if "AP" in table.loc[q, TIE_COLUMN]}
+    assert set(report["tie_dependent"]["AP"]) == {
+        q for q in table.index if "AP" in table.loc[q, TIE_COLUMN]
+    }
     # only the tie-dependent queries
     at.toggle(key="ranklab.pq.tied_only").set_value(True).run()
     _ok(at)
     table = next(d.value for d in at.dataframe if TIE_COLUMN in d.value.columns)
     assert sorted(table.index) == ["q1", "q3"]
     # the ranked list of q1 (the first query both shown runs answered): three documents tied
-    ranking = next(d.value for d in at.dataframe if "tied" in d.value.columns and "doc_id" in d.value.columns)
+    ranking = next(
+        d.value for d in at.dataframe if "tied" in d.value.columns and "doc_id" in d.value.columns
+    )
     assert ranking["tied"].tolist() == ["3 tied", "3 tied", "3 tied", ""]
-    assert any("Depends on the order of tied scores" in c.value and "RR 0.5000–1.0000" in c.value
-               for c in at.caption)
+    assert any(
+        "Depends on the order of tied scores" in c.value and "RR 0.5000–1.0000" in c.value
+        for c in at.caption
+    )
 
 
 def test_tie_band_contains_the_leaderboard_mean(data):

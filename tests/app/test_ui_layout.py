@@ -53,7 +53,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if colour.get(nxt) == "grey":
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in colour and (found := visit(nxt)):
                 return found
         stack.pop()
@@ -80,11 +80,15 @@ def test_ui_has_no_import_cycle_even_through_imports_inside_functions():
 def test_ui_is_grouped_by_section():
     flat = sorted(p.name for p in UI.glob("*.py") if p.name != "__init__.py")
     assert flat == [], f"modules outside a section: {flat}"
-    assert sorted(p.name for p in UI.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(SECTIONS)
+    assert sorted(p.name for p in UI.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(
+        SECTIONS
+    )
     for section in SECTIONS:
         init = UI / section / "__init__.py"
         assert init.exists()
-        assert _imports(init) == [], f"{init} imports something: importing one module would load others"
+        assert _imports(init) == [], (
+            f"{init} imports something: importing one module would load others"
+        )
     # common depends on no section but the constants of hashing's state module (the status line)
     for path in (UI / "common").glob("*.py"):
         for module, _names, line in _imports(path):
@@ -120,16 +124,22 @@ def test_page_is_one_skeleton_with_its_imports_at_the_top(path):
     assert '"ranklab.' not in source and "'ranklab." not in source, "a state key spelled in a page"
     assert "file_uploader" not in source, "uploads go through ui.common.upload"
     assert "format_table" not in source, "tables download through ui.common.downloads"
-    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-    first_other = next(i for i, n in enumerate(body) if not isinstance(n, (ast.Import, ast.ImportFrom)))
-    assert all(not isinstance(n, (ast.Import, ast.ImportFrom)) for n in body[first_other:]), \
+    body = [
+        n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+    ]
+    first_other = next(
+        i for i, n in enumerate(body) if not isinstance(n, (ast.Import, ast.ImportFrom))
+    )
+    assert all(not isinstance(n, (ast.Import, ast.ImportFrom)) for n in body[first_other:]), (
         "an import after the page started"
+    )
     withs = [n for n in body if isinstance(n, ast.With)]
     assert len(withs) == 1, "one 'with page(...)' block"
     call = withs[0].items[0].context_expr
     assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "page"
-    assert "st.download_button" not in source and ".download_button(" not in source, \
+    assert "st.download_button" not in source and ".download_button(" not in source, (
         "downloads go through ui.common.downloads"
+    )
 
 
 def test_no_private_name_is_imported_across_app_modules():
@@ -138,7 +148,9 @@ def test_no_private_name_is_imported_across_app_modules():
             if module.startswith("ui") or module.startswith("metrics_core"):
                 # ``_`` is gettext's conventional name for the translation function, not private
                 private = [n for n in names if n.startswith("_") and n != "_"]
-                assert not private, f"{path.relative_to(ROOT)}:{line} imports {private} from {module}"
+                assert not private, (
+                    f"{path.relative_to(ROOT)}:{line} imports {private} from {module}"
+                )
 
 
 def test_sidebar_last_pages_still_draw_it_last():
@@ -160,7 +172,11 @@ def test_every_table_shows_a_missing_value_as_a_dash():
     missing = []
     for path in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dataframe":
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "dataframe"
+            ):
                 kw = {k.arg: k.value for k in node.keywords}
                 if "placeholder" not in kw:
                     missing.append(f"{path.relative_to(ROOT)}:{node.lineno}")

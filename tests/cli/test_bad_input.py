@@ -46,8 +46,10 @@ NON_UTF8 = GOOD_RUN + b"q2 Q0 caf\xe9\xff 2 1.0 sys\n"
 
 def _big_run(bad_line: bytes | None = None, at: int = 5000) -> bytes:
     """6000 regular run lines (about 170 KB); line ``at`` (1-based) replaced when given."""
-    lines = [b"q%d Q0 doc%05d %d %.3f sys\n" % (i // 100, i, i % 100 + 1, 1000 - i * 0.01)
-             for i in range(6000)]
+    lines = [
+        b"q%d Q0 doc%05d %d %.3f sys\n" % (i // 100, i, i % 100 + 1, 1000 - i * 0.01)
+        for i in range(6000)
+    ]
     if bad_line is not None:
         lines[at - 1] = bad_line
     return b"".join(lines)
@@ -64,11 +66,11 @@ class Case:
     """A malformed input: which file is bad, its bytes, where the problem is."""
 
     id: str
-    bad: str                      # "run" or "qrels"
-    data: bytes | None = None     # None: see `special`
-    line: int | None = None       # the line the message must name
-    lines: tuple = ()             # several lines (duplicates)
-    special: str = ""             # "directory", "missing"
+    bad: str  # "run" or "qrels"
+    data: bytes | None = None  # None: see `special`
+    line: int | None = None  # the line the message must name
+    lines: tuple = ()  # several lines (duplicates)
+    special: str = ""  # "directory", "missing"
     suffix: str = ".txt"
     words: tuple = field(default=())  # fragments the message must contain (case-insensitive)
     # One subprocess per kind of problem (start-up costs about a second of CPU); the
@@ -78,37 +80,131 @@ class Case:
 
 FILE_CASES = [
     Case("run-too-few-columns", "run", GOOD_RUN + b"q2 Q0 d4 2\n", line=4, words=("column",)),
-    Case("run-non-numeric-score", "run", b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 high sys\n", line=2,
-         words=("score", "high")),
-    Case("run-nan-score", "run", b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 nan sys\n", line=2, words=("score",)),
-    Case("run-inf-score", "run", b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 -inf sys\nq1 Q0 d3 3 1 sys\n", line=2,
-         words=("score",)),
+    Case(
+        "run-non-numeric-score",
+        "run",
+        b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 high sys\n",
+        line=2,
+        words=("score", "high"),
+    ),
+    Case(
+        "run-nan-score",
+        "run",
+        b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 nan sys\n",
+        line=2,
+        words=("score",),
+    ),
+    Case(
+        "run-inf-score",
+        "run",
+        b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 -inf sys\nq1 Q0 d3 3 1 sys\n",
+        line=2,
+        words=("score",),
+    ),
     Case("run-empty-file", "run", b"", words=("empty",)),
     Case("run-only-blank-lines", "run", b"\n  \n\n", words=("empty",), subprocess=False),
     Case("run-binary-junk", "run", JUNK, line=_line_of(JUNK, JUNK.index(b"\0")), words=("binary",)),
     Case("run-non-utf8", "run", NON_UTF8, line=4, words=("utf-8",)),
-    Case("run-duplicate-pair", "run", b"q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq1 Q0 d1 3 0.5 s\n",
-         lines=(1, 3), words=("duplicate", "q1", "d1")),
+    Case(
+        "run-duplicate-pair",
+        "run",
+        b"q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq1 Q0 d1 3 0.5 s\n",
+        lines=(1, 3),
+        words=("duplicate", "q1", "d1"),
+    ),
     Case("run-gzip-truncated", "run", GZIP_TRUNCATED, suffix=".txt.gz", words=("gzip",)),
     Case("run-directory", "run", special="directory", words=("folder",)),
     Case("run-missing-file", "run", special="missing", words=("not found",)),
-    Case("qrels-too-few-columns", "qrels", b"q1 0 d1 1\nq1 0 d2\n", line=2, words=("column",), subprocess=False),
-    Case("qrels-non-numeric-label", "qrels", b"q1 0 d1 1\nq1 0 d2 high\n", line=2, words=("high",), subprocess=False),
-    Case("qrels-duplicate-pair", "qrels", b"q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n", lines=(1, 3),
-         words=("duplicate", "q1", "d1")),
+    Case(
+        "qrels-too-few-columns",
+        "qrels",
+        b"q1 0 d1 1\nq1 0 d2\n",
+        line=2,
+        words=("column",),
+        subprocess=False,
+    ),
+    Case(
+        "qrels-non-numeric-label",
+        "qrels",
+        b"q1 0 d1 1\nq1 0 d2 high\n",
+        line=2,
+        words=("high",),
+        subprocess=False,
+    ),
+    Case(
+        "qrels-duplicate-pair",
+        "qrels",
+        b"q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n",
+        lines=(1, 3),
+        words=("duplicate", "q1", "d1"),
+    ),
     Case("qrels-empty-file", "qrels", b"", words=("empty",), subprocess=False),
     Case("qrels-missing-file", "qrels", special="missing", words=("not found",), subprocess=False),
-    Case("qrels-binary-junk", "qrels", b"q1 0 d1 1\n\x00\x01\x02junk\n", line=2, words=("binary",), subprocess=False),
+    Case(
+        "qrels-binary-junk",
+        "qrels",
+        b"q1 0 d1 1\n\x00\x01\x02junk\n",
+        line=2,
+        words=("binary",),
+        subprocess=False,
+    ),
     # Past the first 64 KiB, where the fast reader works: the line must still be named.
-    Case("big-run-non-numeric", "run", _big_run(b"q49 Q0 docX 1 abc sys\n"), line=5000, words=("abc",), subprocess=False),
-    Case("big-run-nan", "run", _big_run(b"q49 Q0 docX 1 NaN sys\n"), line=5000, words=("score",), subprocess=False),
-    Case("big-run-inf", "run", _big_run(b"q49 Q0 docX 1 inf sys\n"), line=5000, words=("score",), subprocess=False),
-    Case("big-run-too-few-columns", "run", _big_run(b"q49 Q0 docX 1\n"), line=5000, words=("column",), subprocess=False),
-    Case("big-run-nul", "run", _big_run(b"q49 Q0 do\x00cX 1 1.0 sys\n"), line=5000, words=("binary",), subprocess=False),
-    Case("big-run-non-utf8", "run", _big_run(b"q49 Q0 doc\xe9X 1 1.0 sys\n"), line=5000,
-         words=("utf-8",), subprocess=False),
-    Case("big-run-duplicate-pair", "run", _big_run(b"q0 Q0 doc00010 11 999.9 sys\n"), lines=(11, 5000),
-         words=("duplicate", "doc00010"), subprocess=False),
+    Case(
+        "big-run-non-numeric",
+        "run",
+        _big_run(b"q49 Q0 docX 1 abc sys\n"),
+        line=5000,
+        words=("abc",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-nan",
+        "run",
+        _big_run(b"q49 Q0 docX 1 NaN sys\n"),
+        line=5000,
+        words=("score",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-inf",
+        "run",
+        _big_run(b"q49 Q0 docX 1 inf sys\n"),
+        line=5000,
+        words=("score",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-too-few-columns",
+        "run",
+        _big_run(b"q49 Q0 docX 1\n"),
+        line=5000,
+        words=("column",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-nul",
+        "run",
+        _big_run(b"q49 Q0 do\x00cX 1 1.0 sys\n"),
+        line=5000,
+        words=("binary",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-non-utf8",
+        "run",
+        _big_run(b"q49 Q0 doc\xe9X 1 1.0 sys\n"),
+        line=5000,
+        words=("utf-8",),
+        subprocess=False,
+    ),
+    Case(
+        "big-run-duplicate-pair",
+        "run",
+        _big_run(b"q0 Q0 doc00010 11 999.9 sys\n"),
+        lines=(11, 5000),
+        words=("duplicate", "doc00010"),
+        subprocess=False,
+    ),
 ]
 
 
@@ -164,8 +260,14 @@ def _argv(qrels, run):
 
 def run_subprocess(args):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "metrics_core", *args], capture_output=True,
-                          text=True, cwd=REPO, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "metrics_core", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
 
 
 def run_cli(args, how: str, capsys):
@@ -233,6 +335,7 @@ def test_python_api_raises_input_error(case, files):
 
 # --- arguments rather than files --------------------------------------------------------
 
+
 @pytest.fixture
 def good_files(tmp_path):
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
@@ -244,8 +347,11 @@ def good_files(tmp_path):
 ACCEPTED_SAMPLE = ("P@k", "nDCG@k", "AP", "RR", "Bpref")
 
 
-@pytest.mark.parametrize(("measure", "how"), [("Foo@3", "subprocess")] + [
-    (m, "main") for m in ("Foo@3", "P@x", "nDCG(gain=cubic)@10", "P@0")])
+@pytest.mark.parametrize(
+    ("measure", "how"),
+    [("Foo@3", "subprocess")]
+    + [(m, "main") for m in ("Foo@3", "P@x", "nDCG(gain=cubic)@10", "P@0")],
+)
 def test_unknown_measure(measure, how, good_files, capsys):
     qrels, run = good_files
     args = ["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", measure]

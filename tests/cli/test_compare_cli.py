@@ -26,20 +26,39 @@ def _evaluations(n=40, seed=0):
     rng = np.random.default_rng(seed)
     idx = pd.Index([f"q{i}" for i in range(n)], name="query_id")
     base = pd.DataFrame({"AP": rng.random(n), "P@5": rng.integers(0, 6, n) / 5}, index=idx)
-    better = pd.DataFrame({"AP": np.clip(base["AP"] + 0.2 + rng.normal(0, 0.05, n), 0, 1),
-                           "P@5": base["P@5"]}, index=idx)
+    better = pd.DataFrame(
+        {"AP": np.clip(base["AP"] + 0.2 + rng.normal(0, 0.05, n), 0, 1), "P@5": base["P@5"]},
+        index=idx,
+    )
     # The third run misses five queries: its comparisons use the 35 common ones.
-    noisy = pd.DataFrame({"AP": rng.random(n), "P@5": rng.integers(0, 6, n) / 5}, index=idx).iloc[5:]
-    return [FakeEvaluation("base", base), FakeEvaluation("better", better), FakeEvaluation("noisy", noisy)]
+    noisy = pd.DataFrame({"AP": rng.random(n), "P@5": rng.integers(0, 6, n) / 5}, index=idx).iloc[
+        5:
+    ]
+    return [
+        FakeEvaluation("base", base),
+        FakeEvaluation("better", better),
+        FakeEvaluation("noisy", noisy),
+    ]
 
 
 def test_compare_runs_values():
     evs = _evaluations()
     # the per-pair common sets of this test are the legacy "pairwise" query set
-    frame = compare_runs(evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, correction="holm",
-                         query_set="pairwise")
+    frame = compare_runs(
+        evs,
+        "base",
+        ["AP", "P@5"],
+        n_permutations=2000,
+        seed=3,
+        correction="holm",
+        query_set="pairwise",
+    )
     assert list(zip(frame["run"], frame["measure"], strict=True)) == [
-        ("better", "AP"), ("better", "P@5"), ("noisy", "AP"), ("noisy", "P@5")]
+        ("better", "AP"),
+        ("better", "P@5"),
+        ("noisy", "AP"),
+        ("noisy", "P@5"),
+    ]
     row = frame.iloc[2]
     b, r, common = sig.paired_values(evs[0].per_query["AP"], evs[2].per_query["AP"])
     assert list(common) == sorted(f"q{i}" for i in range(5, 40))  # the common set, sorted ids
@@ -48,18 +67,24 @@ def test_compare_runs_values():
     assert row["p_t"] == pytest.approx(stats.ttest_rel(r, b).pvalue)
     assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(r - b).pvalue)
     assert row["p_permutation"] == sig.permutation_test(b, r, 2000, seed=3)
-    assert [row["ci_lo"], row["ci_hi"]] == pytest.approx(sig.bootstrap_ci(b, r, 0.95, 2000, seed=3), rel=1e-12)
+    assert [row["ci_lo"], row["ci_hi"]] == pytest.approx(
+        sig.bootstrap_ci(b, r, 0.95, 2000, seed=3), rel=1e-12
+    )
     assert (row["wins"], row["ties"], row["losses"]) == sig.win_tie_loss(b, r)
     assert row["effect_size"] == pytest.approx((r - b).mean() / (r - b).std(ddof=1))
     # Holm over the 4 comparisons, per test
-    assert frame["p_corrected_t"].tolist() == pytest.approx(sig.correct_pvalues(frame["p_t"], "holm"))
+    assert frame["p_corrected_t"].tolist() == pytest.approx(
+        sig.correct_pvalues(frame["p_t"], "holm")
+    )
     # identical P@5 for "better": every test says 1.0, all ties
     tied = frame.iloc[1]
     assert tied["p_t"] == tied["p_wilcoxon"] == tied["p_permutation"] == 1.0
     assert tied["ties"] == 40 and tied["markers"] == ""
     assert frame.iloc[0]["significant"] == {"t": True, "wilcoxon": True, "permutation": True}
     # reproducible across calls
-    again = compare_runs(evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, query_set="pairwise")
+    again = compare_runs(
+        evs, "base", ["AP", "P@5"], n_permutations=2000, seed=3, query_set="pairwise"
+    )
     assert again["p_permutation"].tolist() == frame["p_permutation"].tolist()
     rec = comparison_records(frame)[0]
     assert set(rec["p"]) == set(rec["p_corrected"]) == {"t", "wilcoxon", "permutation"}
@@ -114,14 +139,44 @@ def _args(qrels, paths, *extra):
 
 def test_cli_json(tmp_path, capsys):
     qrels, paths = _write_files(tmp_path)
-    rc = main(_args(qrels, paths, "--baseline", "bm25", "-m", "AP", "-m", "P@5", "--permutations", "500",
-                    "--seed", "4", "--correction", "bh", "--format", "json", "--quiet"))
+    rc = main(
+        _args(
+            qrels,
+            paths,
+            "--baseline",
+            "bm25",
+            "-m",
+            "AP",
+            "-m",
+            "P@5",
+            "--permutations",
+            "500",
+            "--seed",
+            "4",
+            "--correction",
+            "bh",
+            "--format",
+            "json",
+            "--quiet",
+        )
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert {"version", "conventions", "runs", "comparisons"} <= set(out)
     assert len(out["runs"]) == 3 and len(out["comparisons"]) == 4
-    keys = {"run", "baseline", "measure", "n_queries", "mean_delta", "ci95", "p", "p_corrected",
-            "wins", "ties", "losses"}
+    keys = {
+        "run",
+        "baseline",
+        "measure",
+        "n_queries",
+        "mean_delta",
+        "ci95",
+        "p",
+        "p_corrected",
+        "wins",
+        "ties",
+        "losses",
+    }
     for c in out["comparisons"]:
         assert keys <= set(c)
         assert set(c["p"]) == set(c["p_corrected"]) == {"t", "wilcoxon", "permutation"}
@@ -135,19 +190,55 @@ def test_cli_json(tmp_path, capsys):
         assert c["mean_baseline"] == pytest.approx(runs["bm25"]["aggregate"][c["measure"]])
         assert c["mean_delta"] == pytest.approx(c["mean_run"] - c["mean_baseline"])
     # same seed, same numbers
-    main(_args(qrels, paths, "--baseline", "bm25", "-m", "AP", "-m", "P@5", "--permutations", "500",
-               "--seed", "4", "--correction", "bh", "--format", "json", "--quiet"))
+    main(
+        _args(
+            qrels,
+            paths,
+            "--baseline",
+            "bm25",
+            "-m",
+            "AP",
+            "-m",
+            "P@5",
+            "--permutations",
+            "500",
+            "--seed",
+            "4",
+            "--correction",
+            "bh",
+            "--format",
+            "json",
+            "--quiet",
+        )
+    )
     again = json.loads(capsys.readouterr().out)
     assert again["comparisons"] == out["comparisons"]
 
 
-@pytest.mark.parametrize("fmt, marker", [("markdown", "| run |"), ("latex", r"\begin{tabular}"),
-                                         ("table", "p_corrected_permutation")])
+@pytest.mark.parametrize(
+    "fmt, marker",
+    [("markdown", "| run |"), ("latex", r"\begin{tabular}"), ("table", "p_corrected_permutation")],
+)
 def test_cli_text_formats(tmp_path, capsys, fmt, marker):
     qrels, paths = _write_files(tmp_path)
     out_file = tmp_path / f"out.{fmt}"
-    rc = main(_args(qrels, paths, "--baseline", "dense", "-m", "AP", "--permutations", "200",
-                    "--format", fmt, "-o", str(out_file), "--quiet"))
+    rc = main(
+        _args(
+            qrels,
+            paths,
+            "--baseline",
+            "dense",
+            "-m",
+            "AP",
+            "--permutations",
+            "200",
+            "--format",
+            fmt,
+            "-o",
+            str(out_file),
+            "--quiet",
+        )
+    )
     assert rc == 0
     text = out_file.read_text()
     assert marker in text and "RankLab" in text
@@ -155,14 +246,17 @@ def test_cli_text_formats(tmp_path, capsys, fmt, marker):
         assert "Holm" in text and "dense" in text
 
 
-@pytest.mark.parametrize("extra", [
-    ["--baseline", "nope"],
-    ["--baseline", "bm25", "--correction", "sidak"],
-    ["--baseline", "bm25", "--permutations", "0"],
-    ["--baseline", "bm25", "--permutations", "many"],
-    ["--baseline", "bm25", "-m", "NotAMeasure"],
-    ["--baseline", "bm25", "--confidence", "1.5"],
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--baseline", "nope"],
+        ["--baseline", "bm25", "--correction", "sidak"],
+        ["--baseline", "bm25", "--permutations", "0"],
+        ["--baseline", "bm25", "--permutations", "many"],
+        ["--baseline", "bm25", "-m", "NotAMeasure"],
+        ["--baseline", "bm25", "--confidence", "1.5"],
+    ],
+)
 def test_cli_bad_arguments_exit_2(tmp_path, capsys, extra):
     qrels, paths = _write_files(tmp_path)
     try:
@@ -200,8 +294,19 @@ def test_cli_csv_is_the_table_and_its_provenance_is_beside_it(tmp_path, capsys):
     a CSV on stdout is the table only; other formats keep their provenance inside."""
     qrels, paths = _write_files(tmp_path)
     out_file = tmp_path / "out.csv"
-    args = _args(qrels, paths, "--baseline", "dense", "-m", "AP", "--permutations", "200", "--format", "csv",
-                 "--quiet")
+    args = _args(
+        qrels,
+        paths,
+        "--baseline",
+        "dense",
+        "-m",
+        "AP",
+        "--permutations",
+        "200",
+        "--format",
+        "csv",
+        "--quiet",
+    )
     assert main([*args, "-o", str(out_file)]) == 0
     text = out_file.read_text()
     assert text.splitlines()[0].startswith("run,measure,n_queries,")

@@ -33,8 +33,9 @@ def test_detect_json(capsys):
     assert obj["auroc"] == pytest.approx(roc_auc_score(df.label, df.score), rel=1e-12)
     assert obj["auprc"] == pytest.approx(average_precision_score(df.label, df.score), rel=1e-12)
     ref = det.tpr_at_fpr(df.label, df.score, 0.05)
-    assert {k: obj["tpr_at_fpr"]["0.05"][k] for k in ("tpr", "fpr", "threshold")} == \
-        {k: ref[k] for k in ("tpr", "fpr", "threshold")}
+    assert {k: obj["tpr_at_fpr"]["0.05"][k] for k in ("tpr", "fpr", "threshold")} == {
+        k: ref[k] for k in ("tpr", "fpr", "threshold")
+    }
     assert obj["n_pos"] == int(df.label.sum()) and obj["n_neg"] == int((df.label == 0).sum())
     assert set(obj["per_criterion"]) == set(df.criterion.unique())
     assert "micro" in obj and "macro" in obj
@@ -62,8 +63,16 @@ def test_dynamic_k_json(capsys):
     code, out, err = _run(capsys, "dynamic-k", CANDIDATES, "--tau", "0.4", "--curve")
     assert code == 0, err
     obj = json.loads(out)
-    assert {"version", "recall", "precision", "avg_k", "per_criterion", "micro", "macro",
-            "curve"} <= set(obj)
+    assert {
+        "version",
+        "recall",
+        "precision",
+        "avg_k",
+        "per_criterion",
+        "micro",
+        "macro",
+        "curve",
+    } <= set(obj)
     assert obj["params"]["tau"] == 0.4
 
 
@@ -82,16 +91,19 @@ def test_autodetect_and_explicit_columns(tmp_path, capsys):
     assert code == 0 and json.loads(out)["auroc"] == 1.0
 
 
-@pytest.mark.parametrize("content,match", [
-    (b"score,label\n0.5,1\nnan,0\n", "line 3"),
-    (b"score,label\n0.5,1\n0.2,2\n", "line 3: label value 2 is not 0 or 1"),
-    (b"score,label\n0.5,1\n0.2,yes please\n", "not 0 or 1"),
-    (b"score,foo\n0.5,1\n", "labels"),
-    (b"", "empty"),
-    (b"score,label\n", "no rows"),
-    (b"\x00\x01\x02binary\xff", "binary"),
-    (b"score,label\n0.5,1\n0.2,\xe9\n", "line 3: not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        (b"score,label\n0.5,1\nnan,0\n", "line 3"),
+        (b"score,label\n0.5,1\n0.2,2\n", "line 3: label value 2 is not 0 or 1"),
+        (b"score,label\n0.5,1\n0.2,yes please\n", "not 0 or 1"),
+        (b"score,foo\n0.5,1\n", "labels"),
+        (b"", "empty"),
+        (b"score,label\n", "no rows"),
+        (b"\x00\x01\x02binary\xff", "binary"),
+        (b"score,label\n0.5,1\n0.2,\xe9\n", "line 3: not UTF-8"),
+    ],
+)
 def test_bad_files_exit_2(tmp_path, capsys, content, match):
     p = tmp_path / "bad.csv"
     p.write_bytes(content)

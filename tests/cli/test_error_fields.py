@@ -21,8 +21,10 @@ def test_a_table_without_the_column_names_the_option_and_the_role():
     with pytest.raises(InputError) as info:
         read_qrels(b"xq,yd,zr\nq01,D01195,1\n", name="q.csv")
     exc = info.value
-    assert str(exc) == ("q.csv: no query_id column found. columns found: xq, yd, zr. Name one of them with "
-                        "columns={'query_id': NAME} (command line: --columns query_id=NAME)")
+    assert str(exc) == (
+        "q.csv: no query_id column found. columns found: xq, yd, zr. Name one of them with "
+        "columns={'query_id': NAME} (command line: --columns query_id=NAME)"
+    )
     assert (exc.option, exc.field) == ("--columns", "query_id")
     assert exc.plain() == "q.csv: no query_id column found. columns found: xq, yd, zr"
 
@@ -31,7 +33,11 @@ def test_swapped_trec_files_name_both_options_in_str_and_none_in_plain():
     with pytest.raises(InputError) as info:
         read_run(b"q1 0 d1 1\n", name="run.txt")
     exc = info.value
-    assert "did you swap --qrels and --run?" in str(exc) and exc.field == "run" and exc.option == "--run"
+    assert (
+        "did you swap --qrels and --run?" in str(exc)
+        and exc.field == "run"
+        and exc.option == "--run"
+    )
     assert "--" not in exc.plain() and "looks like a qrels line" in exc.plain()
     with pytest.raises(InputError) as info:
         read_qrels(b"q1 Q0 d1 1 2.5 tag\n", name="qrels.txt")
@@ -43,7 +49,14 @@ def _files(tmp_path):
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
     for name in ("a", "b"):
         (tmp_path / f"{name}.txt").write_text(f"q1 Q0 d1 1 2.0 {name}\nq2 Q0 d2 1 1.0 {name}\n")
-    return ["--qrels", str(tmp_path / "q.txt"), "--run", str(tmp_path / "a.txt"), "--run", str(tmp_path / "b.txt")]
+    return [
+        "--qrels",
+        str(tmp_path / "q.txt"),
+        "--run",
+        str(tmp_path / "a.txt"),
+        "--run",
+        str(tmp_path / "b.txt"),
+    ]
 
 
 @pytest.mark.parametrize("command", ["compare", "report"])
@@ -68,8 +81,23 @@ def test_an_unknown_baseline_names_the_option(tmp_path, capsys, monkeypatch, com
 def test_contradicting_query_set_names_the_option(tmp_path, capsys, monkeypatch):
     raised = []
     real = InputError.__init__
-    monkeypatch.setattr(InputError, "__init__",
-                        lambda self, *a, **k: (real(self, *a, **k), raised.append(self))[0])
-    assert main(["compare", *_files(tmp_path), "--baseline", "a", "--queries", "common", "-c", "--quiet"]) == 2
+    monkeypatch.setattr(
+        InputError, "__init__", lambda self, *a, **k: (real(self, *a, **k), raised.append(self))[0]
+    )
+    assert (
+        main(
+            [
+                "compare",
+                *_files(tmp_path),
+                "--baseline",
+                "a",
+                "--queries",
+                "common",
+                "-c",
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "--queries common contradicts -c" in capsys.readouterr().err
     assert raised[-1].option == "--queries"

@@ -30,12 +30,35 @@ def run_cli(capsys, args):
 
 def test_json_has_the_contract_keys_and_library_numbers(files, capsys):
     path, (qc, dc, ql, dl) = files
-    code, out, err = run_cli(capsys, ["hash", "--query-codes", str(path / "q.npy"), "--db-codes", str(path / "d.pt"),
-                                      "--query-labels", str(path / "ql.csv"), "--db-labels", str(path / "dl.csv"),
-                                      "--topk", "50", "-k", "5"])
+    code, out, err = run_cli(
+        capsys,
+        [
+            "hash",
+            "--query-codes",
+            str(path / "q.npy"),
+            "--db-codes",
+            str(path / "d.pt"),
+            "--query-labels",
+            str(path / "ql.csv"),
+            "--db-labels",
+            str(path / "dl.csv"),
+            "--topk",
+            "50",
+            "-k",
+            "5",
+        ],
+    )
     assert code == 0, err
     data = json.loads(out)
-    assert {"map", "map_band", "precision_at_k", "precision_radius_2", "n_queries", "n_db", "bits"} <= set(data)
+    assert {
+        "map",
+        "map_band",
+        "precision_at_k",
+        "precision_radius_2",
+        "n_queries",
+        "n_db",
+        "bits",
+    } <= set(data)
     lib = evaluate_hashing(qc, dc, ql, dl, topk=50, ks=(5,))
     assert data["map"] == pytest.approx(lib["map"])
     assert data["precision_at_k"]["5"] == pytest.approx(lib["precision_at_k"][5])
@@ -45,19 +68,53 @@ def test_json_has_the_contract_keys_and_library_numbers(files, capsys):
 def test_pickled_npy_is_refused(files, capsys, tmp_path):
     path, _ = files
     np.save(tmp_path / "evil.npy", np.array([{"x": 1}], dtype=object), allow_pickle=True)
-    code, out, err = run_cli(capsys, ["hash", "--query-codes", str(tmp_path / "evil.npy"), "--db-codes",
-                                      str(path / "d.pt"), "--query-labels", str(path / "ql.csv"),
-                                      "--db-labels", str(path / "dl.csv")])
+    code, out, err = run_cli(
+        capsys,
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "evil.npy"),
+            "--db-codes",
+            str(path / "d.pt"),
+            "--query-labels",
+            str(path / "ql.csv"),
+            "--db-labels",
+            str(path / "dl.csv"),
+        ],
+    )
     assert code == 2 and "allow_pickle=False" in err and err.count("\n") == 1
 
 
 def test_bad_code_values_and_label_count(files, capsys, tmp_path):
     path, _ = files
     np.save(tmp_path / "bad.npy", np.array([[1, 2], [1, -1]]))
-    code, _, err = run_cli(capsys, ["hash", "--query-codes", str(tmp_path / "bad.npy"), "--db-codes",
-                                    str(tmp_path / "bad.npy"), "--query-labels", str(path / "ql.csv"),
-                                    "--db-labels", str(path / "dl.csv")])
+    code, _, err = run_cli(
+        capsys,
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "bad.npy"),
+            "--db-codes",
+            str(tmp_path / "bad.npy"),
+            "--query-labels",
+            str(path / "ql.csv"),
+            "--db-labels",
+            str(path / "dl.csv"),
+        ],
+    )
     assert code == 2 and "not a code bit" in err
-    code, _, err = run_cli(capsys, ["hash", "--query-codes", str(path / "q.npy"), "--db-codes", str(path / "d.pt"),
-                                    "--query-labels", str(path / "dl.csv"), "--db-labels", str(path / "dl.csv")])
+    code, _, err = run_cli(
+        capsys,
+        [
+            "hash",
+            "--query-codes",
+            str(path / "q.npy"),
+            "--db-codes",
+            str(path / "d.pt"),
+            "--query-labels",
+            str(path / "dl.csv"),
+            "--db-labels",
+            str(path / "dl.csv"),
+        ],
+    )
     assert code == 2 and "labels for 15 codes" in err

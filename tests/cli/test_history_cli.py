@@ -15,8 +15,10 @@ from metrics_core.history import HistoryStore
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d4 2\nq2 0 d3 1\nq3 0 d9 1\n"
 # q1: relevant d1 at rank 2 and d4 at rank 3; q2: d3 first; q3: nothing relevant retrieved.
-RUN = ("q1 Q0 d2 1 3.0 sysA\nq1 Q0 d1 2 2.0 sysA\nq1 Q0 d4 3 1.0 sysA\n"
-       "q2 Q0 d3 1 1.0 sysA\nq3 Q0 d8 1 1.0 sysA\n")
+RUN = (
+    "q1 Q0 d2 1 3.0 sysA\nq1 Q0 d1 2 2.0 sysA\nq1 Q0 d4 3 1.0 sysA\n"
+    "q2 Q0 d3 1 1.0 sysA\nq3 Q0 d8 1 1.0 sysA\n"
+)
 
 
 def cli(*argv):
@@ -34,13 +36,27 @@ def files(tmp_path):
 
 
 def expected():
-    return mc.evaluate(mc.read_qrels(QRELS.encode()), mc.read_run(RUN.encode()), ["RR", "nDCG@10", "P@5"])
+    return mc.evaluate(
+        mc.read_qrels(QRELS.encode()), mc.read_run(RUN.encode()), ["RR", "nDCG@10", "P@5"]
+    )
 
 
 def test_add_saves_and_prints(files):
     qrels, run, store = files
-    code, out, err = cli("history", "add", "--suite", "smoke", "--qrels", qrels, "--run", run, "--store", store,
-                         "--timestamp", "2025-01-28T09:00:00Z")
+    code, out, err = cli(
+        "history",
+        "add",
+        "--suite",
+        "smoke",
+        "--qrels",
+        qrels,
+        "--run",
+        run,
+        "--store",
+        store,
+        "--timestamp",
+        "2025-01-28T09:00:00Z",
+    )
     assert code == 0, err
     ev = expected()
     assert out.startswith("saved evaluation 1: suite=smoke run=run ")
@@ -49,7 +65,9 @@ def test_add_saves_and_prints(files):
         rec = s.load_evaluation(1)
         assert rec.aggregate == ev.aggregate and rec.timestamp.startswith("2025-01-28T09:00:00")
     # the suite now exists: --qrels may be left out
-    code, out, _ = cli("history", "add", "--suite", "smoke", "--run", run, "--store", store, "--name", "v2")
+    code, out, _ = cli(
+        "history", "add", "--suite", "smoke", "--run", run, "--store", store, "--name", "v2"
+    )
     assert code == 0 and "saved evaluation 2: suite=smoke run=v2" in out
 
 
@@ -75,8 +93,20 @@ def test_gate_exit_status(files):
 @pytest.mark.parametrize("bad", ["nDCG@10", "nDCG@10=high", "Bogus@3=0.5", "=0.5"])
 def test_gate_bad_threshold_is_exit_2(files, bad):
     qrels, run, store = files
-    code, out, err = cli("history", "add", "--suite", "g", "--qrels", qrels, "--run", run, "--store", store,
-                         "--fail-below", bad)
+    code, out, err = cli(
+        "history",
+        "add",
+        "--suite",
+        "g",
+        "--qrels",
+        qrels,
+        "--run",
+        run,
+        "--store",
+        store,
+        "--fail-below",
+        bad,
+    )
     assert code == 2 and out == "" and err.startswith("error:") and "Traceback" not in err
 
 
@@ -84,8 +114,18 @@ def test_bad_input_is_exit_2(files, tmp_path):
     qrels, run, store = files
     code, _, err = cli("history", "add", "--suite", "new", "--run", run, "--store", store)
     assert code == 2 and "--qrels" in err
-    code, _, err = cli("history", "add", "--suite", "x", "--qrels", tmp_path / "nope.txt", "--run", run,
-                       "--store", store)
+    code, _, err = cli(
+        "history",
+        "add",
+        "--suite",
+        "x",
+        "--qrels",
+        tmp_path / "nope.txt",
+        "--run",
+        run,
+        "--store",
+        store,
+    )
     assert code == 2 and "nope.txt" in err
     code, _, err = cli("history", "report", "--from", "yesterday", "--store", store)
     assert code == 2 and "not a date" in err
@@ -96,20 +136,52 @@ def test_bad_input_is_exit_2(files, tmp_path):
 def test_report_formats_and_filter(files, tmp_path):
     qrels, run, store = files
     for day in ("2025-01-27", "2025-01-28", "2025-02-03"):
-        assert cli("history", "add", "--suite", "s", "--qrels", qrels, "--run", run, "--store", store,
-                   "--timestamp", day, "--name", f"run-{day}")[0] == 0
+        assert (
+            cli(
+                "history",
+                "add",
+                "--suite",
+                "s",
+                "--qrels",
+                qrels,
+                "--run",
+                run,
+                "--store",
+                store,
+                "--timestamp",
+                day,
+                "--name",
+                f"run-{day}",
+            )[0]
+            == 0
+        )
     ev = expected()
-    code, out, _ = cli("history", "report", "--store", store, "--from", "2025-01-28", "--format", "json")
+    code, out, _ = cli(
+        "history", "report", "--store", store, "--from", "2025-01-28", "--format", "json"
+    )
     assert code == 0
     data = json.loads(out)
     assert [r["Run"] for r in data["rows"]] == ["run-2025-01-28", "run-2025-02-03"]
     assert data["rows"][0]["nDCG@10"] == ev.aggregate["nDCG@10"]
-    assert data["summary"]["count"] == 2 and data["summary"]["means"]["RR"] == pytest.approx(ev.aggregate["RR"])
+    assert data["summary"]["count"] == 2 and data["summary"]["means"]["RR"] == pytest.approx(
+        ev.aggregate["RR"]
+    )
     assert data["summary"]["label"] in ("Efficient", "Acceptable", "Needs improvement")
 
     target = tmp_path / "report.csv"
-    code, out, _ = cli("history", "report", "--store", store, "--to", "2025-01-28", "--per-query", "--format", "csv",
-                       "-o", target)
+    code, out, _ = cli(
+        "history",
+        "report",
+        "--store",
+        store,
+        "--to",
+        "2025-01-28",
+        "--per-query",
+        "--format",
+        "csv",
+        "-o",
+        target,
+    )
     assert code == 0 and out == ""
     df = pd.read_csv(target, comment="#")
     assert len(df) == 2 * 3 + 1 and df["ID"].iloc[-1] == "Summary"

@@ -23,9 +23,16 @@ def write(tmp_path, seed):
     qrels, run = random_data(seed, n_queries=20)
     q = tmp_path / "qrels.txt"
     r = tmp_path / "run.txt"
-    q.write_text("".join(f"{qid} 0 {d} {v}\n" for qid, docs in qrels.items() for d, v in docs.items()))
-    r.write_text("".join(f"{qid} Q0 {d} {i + 1} {s!r} tag\n" for qid, docs in run.items()
-                         for i, (d, s) in enumerate(docs.items())))
+    q.write_text(
+        "".join(f"{qid} 0 {d} {v}\n" for qid, docs in qrels.items() for d, v in docs.items())
+    )
+    r.write_text(
+        "".join(
+            f"{qid} Q0 {d} {i + 1} {s!r} tag\n"
+            for qid, docs in run.items()
+            for i, (d, s) in enumerate(docs.items())
+        )
+    )
     return str(q), str(r)
 
 
@@ -37,12 +44,24 @@ def ours(args):
 
 
 def theirs(args):
-    done = subprocess.run([sys.executable, "-m", "ir_measures", *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ir_measures", *args], capture_output=True, text=True, timeout=120
+    )
     return done.returncode, done.stdout, done.stderr
 
 
-@pytest.mark.parametrize("options", [[], ["-q"], ["-q", "-n"], ["-o", "jsonl"], ["-q", "-o", "jsonl"],
-                                     ["-p", "-1"], ["-p", "2", "-q"]])
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["-q"],
+        ["-q", "-n"],
+        ["-o", "jsonl"],
+        ["-q", "-o", "jsonl"],
+        ["-p", "-1"],
+        ["-p", "2", "-q"],
+    ],
+)
 def test_output_equals_ir_measures_command_line(tmp_path, options):
     q, r = write(tmp_path, 11)
     args = [q, r, *MEASURES, *options]
@@ -51,9 +70,14 @@ def test_output_equals_ir_measures_command_line(tmp_path, options):
     assert code == code_theirs == 0, err_theirs
     if "-q" in options:  # the same lines; ir_measures orders them by its providers
         assert sorted(out.splitlines()) == sorted(out_theirs.splitlines())
-        summary = [line for line in out.splitlines() if line.startswith(("all\t", '{"query_id": "all"'))]
-        assert summary == [line for line in out_theirs.splitlines()
-                           if line.startswith(("all\t", '{"query_id": "all"'))]
+        summary = [
+            line for line in out.splitlines() if line.startswith(("all\t", '{"query_id": "all"'))
+        ]
+        assert summary == [
+            line
+            for line in out_theirs.splitlines()
+            if line.startswith(("all\t", '{"query_id": "all"'))
+        ]
     else:
         assert out == out_theirs
 
@@ -80,6 +104,12 @@ def test_errors_are_one_line_and_usage_names_the_command(tmp_path):
 def test_program_name_follows_how_it_was_run():
     assert cli.program_name("/opt/venv/bin/ranklab") == "ranklab"
     assert cli.program_name("/src/metrics_core/__main__.py") == "python -m metrics_core"
-    done = subprocess.run([sys.executable, "-m", "metrics_core", "ir_measures"], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2 and done.stderr.startswith("python -m metrics_core ir_measures: error:")
+    done = subprocess.run(
+        [sys.executable, "-m", "metrics_core", "ir_measures"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.startswith(
+        "python -m metrics_core ir_measures: error:"
+    )

@@ -16,9 +16,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_api_reference_builds_with_warnings_as_errors(tmp_path):
     out = tmp_path / "html"
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                           "-d", str(tmp_path / "doctrees"), str(ROOT / "docs"), str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(tmp_path / "doctrees"),
+            str(ROOT / "docs"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     api = (out / "api.html").read_text(encoding="utf-8")
     assert "metrics_core.evaluate" in api and "ties=&quot;expected&quot;" in api

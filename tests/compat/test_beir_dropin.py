@@ -35,7 +35,9 @@ def collection(seed: int):
 @pytest.mark.parametrize("seed", range(3))
 def test_evaluate_equals_beir(seed, ignore):
     qrels, results = collection(seed)
-    theirs = evaluation.EvaluateRetrieval.evaluate(qrels, copy.deepcopy(results), KS, ignore_identical_ids=ignore)
+    theirs = evaluation.EvaluateRetrieval.evaluate(
+        qrels, copy.deepcopy(results), KS, ignore_identical_ids=ignore
+    )
     ours = EvaluateRetrieval.evaluate(qrels, results, KS, ignore_identical_ids=ignore)
     assert ours == theirs
 

@@ -52,8 +52,23 @@ def test_expected_ndcg_equals_sklearn_ndcg_score_on_ties(seed, k):
 @pytest.mark.parametrize("seed", range(3))
 def test_expected_is_the_tie_reports_expected_value_for_every_covered_measure(seed):
     qrels, run = tied_collection(10 + seed)
-    names = ["P@5", "R@10", "Hits@3", "Success@2", "RR", "RR@3", "AP", "AP@10", "Rprec", "Bpref", "DCG@5",
-             "nDCG@10", "nDCG(gain=exp)@5", "NumRet", "NumRelRet"]
+    names = [
+        "P@5",
+        "R@10",
+        "Hits@3",
+        "Success@2",
+        "RR",
+        "RR@3",
+        "AP",
+        "AP@10",
+        "Rprec",
+        "Bpref",
+        "DCG@5",
+        "nDCG@10",
+        "nDCG(gain=exp)@5",
+        "NumRet",
+        "NumRelRet",
+    ]
     report = mc.evaluate(qrels, run, names, tie_report=True).tie_report
     ev = mc.evaluate(qrels, run, names, ties="expected")
     for name in names:
@@ -61,8 +76,9 @@ def test_expected_is_the_tie_reports_expected_value_for_every_covered_measure(se
             assert ev.aggregate[name] == mc.evaluate(qrels, run, [name]).aggregate[name]
             continue
         for q in qrels:
-            assert ev.per_query.loc[q, name] == pytest.approx(report["per_query"][q][name]["expected"],
-                                                              rel=1e-12, abs=1e-15), (q, name)
+            assert ev.per_query.loc[q, name] == pytest.approx(
+                report["per_query"][q][name]["expected"], rel=1e-12, abs=1e-15
+            ), (q, name)
         assert ev.aggregate[name] == pytest.approx(report["aggregate"][name]["expected"], rel=1e-12)
     assert ev.conventions.ties == "expected"
 
@@ -94,8 +110,12 @@ def beir_like_collection(seed: int):
 def test_ignore_identical_ids_by_hand():
     qrels = {"q1": {"d1": 1}}
     run = {"q1": {"q1": 3.0, "d1": 2.0, "d2": 1.0}}
-    assert mc.evaluate(qrels, run, ["nDCG@10"]).aggregate["nDCG@10"] == pytest.approx(1 / np.log2(3))
-    assert mc.evaluate(qrels, run, ["nDCG@10"], ignore_identical_ids=True).aggregate["nDCG@10"] == 1.0
+    assert mc.evaluate(qrels, run, ["nDCG@10"]).aggregate["nDCG@10"] == pytest.approx(
+        1 / np.log2(3)
+    )
+    assert (
+        mc.evaluate(qrels, run, ["nDCG@10"], ignore_identical_ids=True).aggregate["nDCG@10"] == 1.0
+    )
     only_itself = {"q1": {"q1": 1.0}}
     ev = mc.evaluate(qrels, only_itself, ["nDCG@10", "NumRet"], ignore_identical_ids=True)
     assert ev.per_query.loc["q1"].tolist() == [0.0, 0.0]  # evaluated as an empty ranking
@@ -109,7 +129,9 @@ def test_ignore_identical_ids_equals_beir(seed):
 
     qrels, run = beir_like_collection(seed)
     ks = [1, 3, 10]
-    ndcg, _map, recall, precision = evaluation.EvaluateRetrieval.evaluate(qrels, copy.deepcopy(run), ks)
+    ndcg, _map, recall, precision = evaluation.EvaluateRetrieval.evaluate(
+        qrels, copy.deepcopy(run), ks
+    )
     names = [f"{m}@{k}" for m in ("nDCG", "AP", "R", "P") for k in ks]
     ev = mc.evaluate(qrels, run, names, compat="trec_eval9", ignore_identical_ids=True)
     for table, family in ((ndcg, "nDCG"), (_map, "AP"), (recall, "R"), (precision, "P")):
@@ -127,8 +149,17 @@ def test_cli_ignore_identical_ids_and_ties_expected(tmp_path, capsys):
 
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 q1 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d2 3 1 t\n")
-    args = ["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", str(tmp_path / "r.txt"), "-m", "P@1,RR",
-            "--format", "json"]
+    args = [
+        "evaluate",
+        "--qrels",
+        str(tmp_path / "q.txt"),
+        "--run",
+        str(tmp_path / "r.txt"),
+        "-m",
+        "P@1,RR",
+        "--format",
+        "json",
+    ]
     assert cli.main([*args, "--ignore-identical-ids"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["runs"][0]["aggregate"] == {"P@1": 1.0, "RR": 1.0}
@@ -136,7 +167,10 @@ def test_cli_ignore_identical_ids_and_ties_expected(tmp_path, capsys):
     (tmp_path / "r.txt").write_text("q1 Q0 q1 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d2 3 2 t\n")
     assert cli.main([*args, "--ignore-identical-ids", "--ties", "expected"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["runs"][0]["aggregate"] == {"P@1": 0.5, "RR": 0.75}  # d1 and d2 tie: first half the time
+    assert out["runs"][0]["aggregate"] == {
+        "P@1": 0.5,
+        "RR": 0.75,
+    }  # d1 and d2 tie: first half the time
 
 
 def hole_by_beirs_formula(qrels, run, k):

@@ -19,15 +19,56 @@ from tests.compat.test_pytrec_eval_shim import random_data  # noqa: E402
 
 # every measure whose provider is installed with the test requirements: pytrec_eval, msmarco,
 # judged and (with perl) gdeval
-MEASURES = ["P@5", "P(rel=2)@10", "R@20", "R(rel=2)@10", "AP", "AP@10", "AP(rel=2)",
-            "RR", "RR(rel=2)", "RR@10", "RR@3", "RR(rel=2)@10", "MRR@5", "nDCG", "nDCG@10",
-            "nDCG(gains={0:0,1:1,2:5,3:10})@10", "Rprec", "Rprec(rel=2)", "Bpref",
-            "Success@1", "Success@10", "Success(rel=2)@5", "IPrec@0.0", "IPrec@0.3", "IPrec@1.0", "infAP",
-            "NumQ", "NumRet", "NumRel", "NumRelRet", "NumRet(rel=2)", "SetP", "SetRelP", "SetR", "SetF",
-            "SetF(beta=0.5)", "SetAP", "Judged@5", "Judged@10", "Judged"]
+MEASURES = [
+    "P@5",
+    "P(rel=2)@10",
+    "R@20",
+    "R(rel=2)@10",
+    "AP",
+    "AP@10",
+    "AP(rel=2)",
+    "RR",
+    "RR(rel=2)",
+    "RR@10",
+    "RR@3",
+    "RR(rel=2)@10",
+    "MRR@5",
+    "nDCG",
+    "nDCG@10",
+    "nDCG(gains={0:0,1:1,2:5,3:10})@10",
+    "Rprec",
+    "Rprec(rel=2)",
+    "Bpref",
+    "Success@1",
+    "Success@10",
+    "Success(rel=2)@5",
+    "IPrec@0.0",
+    "IPrec@0.3",
+    "IPrec@1.0",
+    "infAP",
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumRet(rel=2)",
+    "SetP",
+    "SetRelP",
+    "SetR",
+    "SetF",
+    "SetF(beta=0.5)",
+    "SetAP",
+    "Judged@5",
+    "Judged@10",
+    "Judged",
+]
 # judged_only measures apart: ir_measures files the counts (NumRet, NumQ) under whichever
 # pytrec_eval call its set of measures happens to list first, judged_only or not
-JUDGED_ONLY = ["P(judged_only=True)@5", "nDCG(judged_only=True)@10", "AP(judged_only=True)", "RR(judged_only=True)"]
+JUDGED_ONLY = [
+    "P(judged_only=True)@5",
+    "nDCG(judged_only=True)@10",
+    "AP(judged_only=True)",
+    "RR(judged_only=True)",
+]
 GDEVAL = ["ERR@10", "ERR@3", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@5"]
 
 
@@ -35,23 +76,33 @@ def numeric_ids(qrels, run):
     """The same collection with numeric query ids (gdeval reads only those), labels capped at
     gdeval's largest grade."""
     rename = {q: str(i + 1) for i, q in enumerate(sorted(set(qrels) | set(run)))}
-    return ({rename[q]: {d: min(v, 4) for d, v in docs.items()} for q, docs in qrels.items()},
-            {rename[q]: docs for q, docs in run.items()})
+    return (
+        {rename[q]: {d: min(v, 4) for d, v in docs.items()} for q, docs in qrels.items()},
+        {rename[q]: docs for q, docs in run.items()},
+    )
 
 
 def compare(names, qrels, run):
     objects = [ir_measures.parse_measure(m) for m in names]
-    expected = {(r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(objects, qrels, run)}
+    expected = {
+        (r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(objects, qrels, run)
+    }
     mine = [shim.parse_measure(m) for m in names]
     got = {(r.query_id, str(r.measure)): r.value for r in shim.iter_calc(mine, qrels, run)}
     assert got.keys() == expected.keys()
-    bad = [(k, got[k], v) for k, v in expected.items() if not (got[k] == v or (math.isnan(v) and math.isnan(got[k])))]
+    bad = [
+        (k, got[k], v)
+        for k, v in expected.items()
+        if not (got[k] == v or (math.isnan(v) and math.isnan(got[k])))
+    ]
     assert not bad, bad[:5]
     agg_expected = ir_measures.calc_aggregate(objects, qrels, run)
     agg_got = shim.calc_aggregate(mine, qrels, run)
     assert [str(m) for m in agg_got] == [str(m) for m in objects]
     for theirs, ours in zip(objects, mine, strict=True):
-        assert agg_got[ours] == agg_expected[theirs], str(ours)  # added in the same order: equal bits
+        assert agg_got[ours] == agg_expected[theirs], str(
+            ours
+        )  # added in the same order: equal bits
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -82,23 +133,43 @@ def test_rr_at_k_breaks_ties_as_the_msmarco_provider():
     theirs = ir_measures.calc_aggregate([ir_measures.RR @ 10], qrels, run)[ir_measures.RR @ 10]
     assert ours == theirs == 0.5
     # RR without a cutoff goes to pytrec_eval: trec_eval's order d, c, b, a
-    assert shim.calc_aggregate([shim.RR], qrels, run)[shim.RR] == ir_measures.calc_aggregate(
-        [ir_measures.RR], qrels, run)[ir_measures.RR] == pytest.approx(1 / 3)
+    assert (
+        shim.calc_aggregate([shim.RR], qrels, run)[shim.RR]
+        == ir_measures.calc_aggregate([ir_measures.RR], qrels, run)[ir_measures.RR]
+        == pytest.approx(1 / 3)
+    )
 
 
 def test_measure_objects_print_and_default_as_ir_measures():
     for name, theirs in vars(ir_measures.measures).items():
-        if not isinstance(theirs, ir_measures.Measure) or name.startswith("_") or name not in shim.__all__:
+        if (
+            not isinstance(theirs, ir_measures.Measure)
+            or name.startswith("_")
+            or name not in shim.__all__
+        ):
             continue
         ours = getattr(shim, name)
         assert repr(ours) == repr(theirs), name
         assert set(ours.SUPPORTED_PARAMS) == set(theirs.SUPPORTED_PARAMS), name
         for param, info in theirs.SUPPORTED_PARAMS.items():
-            default = None if info.default is ir_measures.measures.base._NOT_PROVIDED else info.default
+            default = (
+                None if info.default is ir_measures.measures.base._NOT_PROVIDED else info.default
+            )
             mine = ours.SUPPORTED_PARAMS[param].default
             assert (None if mine is shim.NOT_PROVIDED else mine) == default, (name, param)
-    for text in ["RBP(p=0.8)", "RBP(p=0.9)", "nDCG(dcg='exp-log2')@10", "P(rel=2)@5", "IPrec@0.1", "MRR@10",
-                 "NumRelRet", "SetRelP", "nDCG(gains={0:0,1:1,2:3})@10", "NDCG@5", "BPref"]:
+    for text in [
+        "RBP(p=0.8)",
+        "RBP(p=0.9)",
+        "nDCG(dcg='exp-log2')@10",
+        "P(rel=2)@5",
+        "IPrec@0.1",
+        "MRR@10",
+        "NumRelRet",
+        "SetRelP",
+        "nDCG(gains={0:0,1:1,2:3})@10",
+        "NDCG@5",
+        "BPref",
+    ]:
         assert repr(shim.parse_measure(text)) == repr(ir_measures.parse_measure(text)), text
     assert shim.RBP["p"] == ir_measures.RBP["p"] == 0.8
     assert shim.RBP(p=0.8) == shim.RBP and hash(shim.RBP(p=0.8)) == hash(shim.RBP)
@@ -109,7 +180,7 @@ def test_rbp_uses_ir_measures_default_persistence():
     run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     with pytest.warns(UserWarning, match="cwl_eval"):
         value = shim.calc_aggregate([shim.RBP(rel=1)], qrels, run)[shim.RBP(rel=1)]
-    assert value == pytest.approx(0.2 * (1 + 0.8 ** 2))  # (1 - p) sum p^(i-1), p = 0.8
+    assert value == pytest.approx(0.2 * (1 + 0.8**2))  # (1 - p) sum p^(i-1), p = 0.8
     with pytest.warns(UserWarning):
         assert shim.RBP(p=0.9, rel=1).calc_aggregate(qrels, run) == pytest.approx(0.1 * (1 + 0.81))
 
@@ -143,13 +214,22 @@ def test_readers_take_paths_text_files_and_gzip(tmp_path):
     with open(path) as handle:
         assert [tuple(q) for q in shim.read_trec_qrels(handle)] == [tuple(q) for q in expected]
     run_path = str(tmp_path / "run.txt")
-    assert [tuple(r) for r in shim.read_trec_run(run_path)] == [tuple(r) for r in ir_measures.read_trec_run(run_path)]
+    assert [tuple(r) for r in shim.read_trec_run(run_path)] == [
+        tuple(r) for r in ir_measures.read_trec_run(run_path)
+    ]
     # the usual script: read, then evaluate; and the paths themselves
     measures = [shim.nDCG @ 10, shim.P @ 1, shim.RR @ 10]
-    got = shim.calc_aggregate(measures, shim.read_trec_qrels(str(path)), shim.read_trec_run(run_path))
-    theirs = ir_measures.calc_aggregate([ir_measures.parse_measure(str(m)) for m in measures],
-                                        ir_measures.read_trec_qrels(str(path)), ir_measures.read_trec_run(run_path))
-    assert [got[m] for m in measures] == pytest.approx([theirs[ir_measures.parse_measure(str(m))] for m in measures])
+    got = shim.calc_aggregate(
+        measures, shim.read_trec_qrels(str(path)), shim.read_trec_run(run_path)
+    )
+    theirs = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(str(m)) for m in measures],
+        ir_measures.read_trec_qrels(str(path)),
+        ir_measures.read_trec_run(run_path),
+    )
+    assert [got[m] for m in measures] == pytest.approx(
+        [theirs[ir_measures.parse_measure(str(m))] for m in measures]
+    )
     assert shim.calc_aggregate(measures, str(path), run_path) == got
     with pytest.raises(InputError, match="line 2"):
         list(shim.read_trec_qrels("q1 0 d1 1\nq1 0 d2\n"))
@@ -162,11 +242,14 @@ def test_evaluator_and_calc_results():
     theirs = ir_measures.evaluator([ir_measures.parse_measure(str(m)) for m in measures], qrels)
     agg = ev.calc_aggregate(run)
     agg_theirs = theirs.calc_aggregate(run)
-    assert [agg[m] for m in measures] == pytest.approx([agg_theirs[ir_measures.parse_measure(str(m))]
-                                                         for m in measures])
+    assert [agg[m] for m in measures] == pytest.approx(
+        [agg_theirs[ir_measures.parse_measure(str(m))] for m in measures]
+    )
     result = ev.calc(run)
     assert result.aggregated == agg and len(result.per_query) == len(list(theirs.iter_calc(run)))
-    assert shim.AP.calc_aggregate(qrels, run) == pytest.approx(ir_measures.AP.calc_aggregate(qrels, run))
+    assert shim.AP.calc_aggregate(qrels, run) == pytest.approx(
+        ir_measures.AP.calc_aggregate(qrels, run)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         list(ev.iter_calc(run))  # no coverage warning: ir_measures' missing-query rule is applied

@@ -17,19 +17,50 @@ ir_measures = pytest.importorskip("ir_measures")
 from metrics_core.compat import ir_measures as shim  # noqa: E402
 from tests.compat.test_pytrec_eval_shim import random_data  # noqa: E402
 
-MEASURES = ["P@1", "P@5", "P@10", "R@5", "R@100", "AP", "AP@10", "nDCG", "nDCG@3", "nDCG@10", "RR",
-            "Rprec", "Bpref", "Success@1", "Success@10", "NumRet", "NumRel", "NumRelRet", "NumQ",
-            "IPrec@0.0", "IPrec@0.5", "Judged@5", "Judged@10", "P(rel=2)@5", "R(rel=2)@10", "infAP"]
+MEASURES = [
+    "P@1",
+    "P@5",
+    "P@10",
+    "R@5",
+    "R@100",
+    "AP",
+    "AP@10",
+    "nDCG",
+    "nDCG@3",
+    "nDCG@10",
+    "RR",
+    "Rprec",
+    "Bpref",
+    "Success@1",
+    "Success@10",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumQ",
+    "IPrec@0.0",
+    "IPrec@0.5",
+    "Judged@5",
+    "Judged@10",
+    "P(rel=2)@5",
+    "R(rel=2)@10",
+    "infAP",
+]
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_per_query_and_aggregate_equal_ir_measures(seed):
     qrels, run = random_data(200 + seed, n_queries=25)
     objects = [ir_measures.parse_measure(m) for m in MEASURES]
-    expected = {(r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(objects, qrels, run)}
+    expected = {
+        (r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(objects, qrels, run)
+    }
     got = {(r.query_id, str(r.measure)): r.value for r in shim.iter_calc(objects, qrels, run)}
     assert got.keys() == expected.keys()
-    bad = [(k, got[k], v) for k, v in expected.items() if not (got[k] == v or (math.isnan(v) and math.isnan(got[k])))]
+    bad = [
+        (k, got[k], v)
+        for k, v in expected.items()
+        if not (got[k] == v or (math.isnan(v) and math.isnan(got[k])))
+    ]
     assert not bad
     agg_expected = ir_measures.calc_aggregate(objects, qrels, run)
     agg_got = shim.calc_aggregate(objects, qrels, run)

@@ -23,9 +23,15 @@ def test_the_package_description_is_the_librarys():
     meta = project()
     readme = (ROOT / meta["readme"]).read_text(encoding="utf-8")
     assert meta["readme"] == "metrics_core/README.md"
-    assert "streamlit run" not in readme and "requirements.txt" not in readme  # the app's commands stay out
-    for words in ("import metrics_core as mc", "from metrics_core.compat import ir_measures",
-                  "ranklab ir_measures", "pip install ranklab"):
+    assert (
+        "streamlit run" not in readme and "requirements.txt" not in readme
+    )  # the app's commands stay out
+    for words in (
+        "import metrics_core as mc",
+        "from metrics_core.compat import ir_measures",
+        "ranklab ir_measures",
+        "pip install ranklab",
+    ):
         assert words in readme, words
     assert "Streamlit" not in meta["description"]
 

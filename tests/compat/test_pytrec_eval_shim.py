@@ -28,13 +28,19 @@ def random_data(seed: int, n_queries: int = 30):
         kind = rng.choice(["both"] * 5 + ["qrels_only", "run_only"])
         if kind != "run_only":
             judged = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
-            labels = rng.integers(-1, 4, size=len(judged)) if rng.random() < 0.8 else np.zeros(len(judged), int)
+            labels = (
+                rng.integers(-1, 4, size=len(judged))
+                if rng.random() < 0.8
+                else np.zeros(len(judged), int)
+            )
             qrels[f"q{q}"] = {str(d): int(v) for d, v in zip(judged, labels, strict=True)}
         if kind != "qrels_only":
             retrieved = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
             tied = rng.random() < 0.5
-            run[f"q{q}"] = {str(d): float(rng.choice(scores)) if tied else float(rng.normal())
-                            for d in retrieved}
+            run[f"q{q}"] = {
+                str(d): float(rng.choice(scores)) if tied else float(rng.normal())
+                for d in retrieved
+            }
     return qrels, run
 
 
@@ -44,12 +50,16 @@ def beir_style_evaluate(module, qrels, results, k_values=KS):
     ndcg_string = "ndcg_cut." + ",".join(str(k) for k in k_values)
     recall_string = "recall." + ",".join(str(k) for k in k_values)
     precision_string = "P." + ",".join(str(k) for k in k_values)
-    evaluator = module.RelevanceEvaluator(qrels, {map_string, ndcg_string, recall_string, precision_string})
+    evaluator = module.RelevanceEvaluator(
+        qrels, {map_string, ndcg_string, recall_string, precision_string}
+    )
     scores = evaluator.evaluate(results)
     out = {}
     for prefix, key in (("NDCG", "ndcg_cut"), ("MAP", "map_cut"), ("Recall", "recall"), ("P", "P")):
         for k in k_values:
-            out[f"{prefix}@{k}"] = round(sum(s[f"{key}_{k}"] for s in scores.values()) / len(scores), 5)
+            out[f"{prefix}@{k}"] = round(
+                sum(s[f"{key}_{k}"] for s in scores.values()) / len(scores), 5
+            )
     return scores, out
 
 
@@ -68,7 +78,13 @@ MEASURE_SETS = [
     {"official"},
     {"set"},
     {"map", "ndcg", "P_5", "P.10", "recall_100", "recip_rank", "bpref", "Rprec"},
-    {"iprec_at_recall.0.1,0.5", "Rprec_mult.0.5,2", "success.1,3", "relative_P.5", "11pt_avg.0.2,0.8"},
+    {
+        "iprec_at_recall.0.1,0.5",
+        "Rprec_mult.0.5,2",
+        "success.1,3",
+        "relative_P.5",
+        "11pt_avg.0.2,0.8",
+    },
     {"ndcg_cut", "map_cut.10", "set_F.0.5", "relstring.5", "num_q", "gm_map", "gm_bpref"},
 ]
 
@@ -91,7 +107,15 @@ def test_measure_spellings_equal_pytrec_eval(seed, measures, level, judged_only)
 
 def test_supported_measures_and_parsers(tmp_path):
     assert shim.supported_measures <= set(pytrec_eval.supported_measures)
-    assert {"map", "ndcg_cut", "P", "recall", "recip_rank", "Rprec", "bpref"} <= shim.supported_measures
+    assert {
+        "map",
+        "ndcg_cut",
+        "P",
+        "recall",
+        "recip_rank",
+        "Rprec",
+        "bpref",
+    } <= shim.supported_measures
     lines_q = ["q1 0 d1 1", "q1 0 d2 0", "q2 0 d1 2"]
     lines_r = ["q1 Q0 d1 1 2.5 t", "q1 Q0 d3 2 1.5 t"]
     assert shim.parse_qrel(lines_q) == pytrec_eval.parse_qrel(lines_q)
@@ -105,14 +129,31 @@ def test_empty_rankings_and_empty_judgements_as_pytrec_eval():
     qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 1}, "q3": {}}
     run = {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {}, "q3": {"d1": 1.0}}
     ms = {"map", "P.1", "num_ret", "num_rel", "recip_rank", "ndcg_cut.10"}
-    assert shim.RelevanceEvaluator(qrels, ms).evaluate(run) == pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    assert shim.RelevanceEvaluator(qrels, ms).evaluate(run) == pytrec_eval.RelevanceEvaluator(
+        qrels, ms
+    ).evaluate(run)
 
 
-@pytest.mark.parametrize(("parse", "lines", "message"), [
-    (shim.parse_qrel, ["q1 0 d1 1", "q1 0 d2 high"], "line 2: 'high' is not a number (qid 0 docid relevance)"),
-    (shim.parse_run, ["q1 Q0 d1 1 x tag"], "line 1: 'x' is not a number (qid Q0 docid rank score tag)"),
-    (shim.parse_run, ["q1 Q0 d1 1 2.5"], "line 1: expected 6 fields (qid Q0 docid rank score tag), found 5"),
-])
+@pytest.mark.parametrize(
+    ("parse", "lines", "message"),
+    [
+        (
+            shim.parse_qrel,
+            ["q1 0 d1 1", "q1 0 d2 high"],
+            "line 2: 'high' is not a number (qid 0 docid relevance)",
+        ),
+        (
+            shim.parse_run,
+            ["q1 Q0 d1 1 x tag"],
+            "line 1: 'x' is not a number (qid Q0 docid rank score tag)",
+        ),
+        (
+            shim.parse_run,
+            ["q1 Q0 d1 1 2.5"],
+            "line 1: expected 6 fields (qid Q0 docid rank score tag), found 5",
+        ),
+    ],
+)
 def test_a_bad_line_is_one_clear_error(parse, lines, message):
     """Where pytrec_eval's helpers stop with a bare ValueError, one line names the problem."""
     import metrics_core as mc
@@ -125,11 +166,23 @@ def test_a_bad_line_is_one_clear_error(parse, lines, message):
 @pytest.mark.parametrize("seed", range(3))
 def test_compute_aggregated_measure_equals_pytrec_eval(seed):
     qrels, run = random_data(900 + seed)
-    measures = {"map", "gm_map", "num_rel", "num_ret", "P_5", "ndcg_cut_10", "recip_rank", "gm_bpref"}
+    measures = {
+        "map",
+        "gm_map",
+        "num_rel",
+        "num_ret",
+        "P_5",
+        "ndcg_cut_10",
+        "recip_rank",
+        "gm_bpref",
+    }
     theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     mine = shim.RelevanceEvaluator(qrels, measures).evaluate(run)
     for key in next(iter(theirs.values())):
         values = [per_query[key] for per_query in theirs.values()]
-        assert shim.compute_aggregated_measure(key, values) == pytrec_eval.compute_aggregated_measure(key, values)
-        assert shim.compute_aggregated_measure(key, [q[key] for q in mine.values()]) == pytest.approx(
-            pytrec_eval.compute_aggregated_measure(key, values), rel=1e-12)
+        assert shim.compute_aggregated_measure(
+            key, values
+        ) == pytrec_eval.compute_aggregated_measure(key, values)
+        assert shim.compute_aggregated_measure(
+            key, [q[key] for q in mine.values()]
+        ) == pytest.approx(pytrec_eval.compute_aggregated_measure(key, values), rel=1e-12)

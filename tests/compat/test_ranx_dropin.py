@@ -12,8 +12,23 @@ ranx = pytest.importorskip("ranx")
 from metrics_core.compat import ranx as shim  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
 
-NAMES = ["ndcg@10", "ndcg", "ndcg_burges@5", "map@100", "mrr", "precision@5", "recall@10", "hit_rate@3",
-         "hits@5", "f1@5", "r-precision", "ndcg@10-l2", "precision@5-l2", "rbp.80", "dcg@5"]
+NAMES = [
+    "ndcg@10",
+    "ndcg",
+    "ndcg_burges@5",
+    "map@100",
+    "mrr",
+    "precision@5",
+    "recall@10",
+    "hit_rate@3",
+    "hits@5",
+    "f1@5",
+    "r-precision",
+    "ndcg@10-l2",
+    "precision@5-l2",
+    "rbp.80",
+    "dcg@5",
+]
 
 
 def collection(seed: int, ties: bool):
@@ -40,13 +55,20 @@ def test_evaluate_equals_ranx(seed, ties):
     for name in NAMES:
         assert ours[name] == pytest.approx(float(theirs[name]), rel=1e-12, abs=1e-15), name
         for q in qrels:
-            assert ours_run.scores[name][q] == pytest.approx(float(theirs_run.scores[name][q]), abs=1e-12), (name, q)
+            assert ours_run.scores[name][q] == pytest.approx(
+                float(theirs_run.scores[name][q]), abs=1e-12
+            ), (name, q)
     per_query = shim.evaluate(shim.Qrels(qrels), shim.Run(run), "ndcg@5", return_mean=False)
-    np.testing.assert_allclose(per_query, ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "ndcg@5",
-                                                        return_mean=False), rtol=1e-12)
+    np.testing.assert_allclose(
+        per_query,
+        ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "ndcg@5", return_mean=False),
+        rtol=1e-12,
+    )
     if not ties:  # plain dicts: ranx ranks hashed ids, so only untied runs are comparable
         single = shim.evaluate(qrels, run, "mrr")
-        assert isinstance(single, float) and single == pytest.approx(float(ranx.evaluate(qrels, run, "mrr")))
+        assert isinstance(single, float) and single == pytest.approx(
+            float(ranx.evaluate(qrels, run, "mrr"))
+        )
     else:
         with pytest.warns(UserWarning, match="given as a dict"):
             shim.evaluate(qrels, run, "mrr")
@@ -58,10 +80,15 @@ def test_query_sets_files_and_refusals(tmp_path):
     with pytest.raises(InputError, match="do not match"):
         shim.evaluate(qrels, run, "mrr")
     theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "mrr", make_comparable=True)
-    assert shim.evaluate(shim.Qrels(qrels), shim.Run(run), "mrr", make_comparable=True) == float(theirs)
+    assert shim.evaluate(shim.Qrels(qrels), shim.Run(run), "mrr", make_comparable=True) == float(
+        theirs
+    )
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\nq2 Q0 d2 1 2.0 r\n")
-    q, r = shim.Qrels.from_file(str(tmp_path / "q.txt")), shim.Run.from_file(str(tmp_path / "r.txt"))
+    q, r = (
+        shim.Qrels.from_file(str(tmp_path / "q.txt")),
+        shim.Run.from_file(str(tmp_path / "r.txt")),
+    )
     assert q.to_dict() == ranx.Qrels.from_file(str(tmp_path / "q.txt")).to_dict()
     assert shim.evaluate(q, r, "mrr") == 1.0
     for refused in (shim.compare, shim.fuse, shim.normalize, shim.optimize_fusion, shim.plot):

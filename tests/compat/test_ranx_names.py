@@ -16,9 +16,33 @@ ranx = pytest.importorskip("ranx")
 import metrics_core as mc  # noqa: E402
 from metrics_core.ranking.ranx_names import RANX_NAMES, translate  # noqa: E402
 
-NAMES = ["ndcg@5", "ndcg@10", "ndcg", "ndcg_burges@5", "ndcg_burges@10", "dcg@3", "dcg@10", "dcg_burges@3",
-         "dcg_burges@10", "map@5", "map@100", "map", "mrr@3", "mrr", "precision@1", "precision@10", "recall@5",
-         "recall@100", "f1@5", "f1@10", "hit_rate@1", "hit_rate@5", "hits@3", "hits@10", "r-precision"]
+NAMES = [
+    "ndcg@5",
+    "ndcg@10",
+    "ndcg",
+    "ndcg_burges@5",
+    "ndcg_burges@10",
+    "dcg@3",
+    "dcg@10",
+    "dcg_burges@3",
+    "dcg_burges@10",
+    "map@5",
+    "map@100",
+    "map",
+    "mrr@3",
+    "mrr",
+    "precision@1",
+    "precision@10",
+    "recall@5",
+    "recall@100",
+    "f1@5",
+    "f1@10",
+    "hit_rate@1",
+    "hit_rate@5",
+    "hits@3",
+    "hits@10",
+    "r-precision",
+]
 
 
 def random_data(seed: int, ties: bool = False):
@@ -30,7 +54,11 @@ def random_data(seed: int, ties: bool = False):
         labels = rng.integers(0, 4, size=len(judged)) if q % 7 else np.zeros(len(judged), int)
         qrels[f"q{q}"] = {str(d): int(v) for d, v in zip(judged, labels, strict=True)}
         retrieved = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
-        values = rng.integers(0, 3, len(retrieved)).astype(float) if ties else rng.permutation(len(retrieved)) + 0.5
+        values = (
+            rng.integers(0, 3, len(retrieved)).astype(float)
+            if ties
+            else rng.permutation(len(retrieved)) + 0.5
+        )
         run[f"q{q}"] = {str(d): float(s) for d, s in zip(retrieved, values, strict=True)}
     return qrels, run
 
@@ -58,8 +86,13 @@ def test_ranx_names_equal_ranx_without_ties(seed):
         ours = ev.per_query[canonical].reindex(list(qrels)).to_numpy()
         theirs = np.array([expected[name][q] for q in qrels], dtype=float)
         both_nan = np.isnan(ours) & np.isnan(theirs)
-        np.testing.assert_allclose(np.where(both_nan, 0, ours), np.where(both_nan, 0, theirs),
-                                   rtol=1e-12, atol=1e-15, err_msg=name)
+        np.testing.assert_allclose(
+            np.where(both_nan, 0, ours),
+            np.where(both_nan, 0, theirs),
+            rtol=1e-12,
+            atol=1e-15,
+            err_msg=name,
+        )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -91,9 +124,19 @@ def differences(qrels, run, ties: str) -> int:
     names = ["precision@1", "precision@3", "mrr", "ndcg@5", "map@10"]
     expected = per_query_ranx(qrels, run, names)
     ev = mc.evaluate(qrels, run, names, ties=ties)
-    return sum(int(np.sum(~np.isclose(ev.per_query[mc.parse_measure(n).name].reindex(list(qrels)).to_numpy(),
-                                      np.array([expected[n][q] for q in qrels]), rtol=1e-12, atol=1e-15)))
-               for n in names)
+    return sum(
+        int(
+            np.sum(
+                ~np.isclose(
+                    ev.per_query[mc.parse_measure(n).name].reindex(list(qrels)).to_numpy(),
+                    np.array([expected[n][q] for q in qrels]),
+                    rtol=1e-12,
+                    atol=1e-15,
+                )
+            )
+        )
+        for n in names
+    )
 
 
 @pytest.mark.parametrize("n_docs", [4, 9, 15])
@@ -113,9 +156,28 @@ def test_no_tie_convention_reproduces_ranx_on_longer_rankings(n_docs):
     assert all(differences(qrels, run, ties) > 0 for ties in ("trec", "docid_asc", "input"))
 
 
-LEVEL_NAMES = ["ndcg@10-l2", "ndcg-l3", "ndcg_burges@5-l2", "dcg@10-l2", "dcg_burges@3-l3", "precision@5-l2",
-               "recall@10-l2", "map@10-l2", "map-l3", "mrr-l2", "mrr@3-l3", "hit_rate@5-l2", "hits@10-l2",
-               "f1@5-l2", "r-precision-l2", "precision@5-l1", "rbp.90", "rbp.5", "rbp.95", "rbp@80"]
+LEVEL_NAMES = [
+    "ndcg@10-l2",
+    "ndcg-l3",
+    "ndcg_burges@5-l2",
+    "dcg@10-l2",
+    "dcg_burges@3-l3",
+    "precision@5-l2",
+    "recall@10-l2",
+    "map@10-l2",
+    "map-l3",
+    "mrr-l2",
+    "mrr@3-l3",
+    "hit_rate@5-l2",
+    "hits@10-l2",
+    "f1@5-l2",
+    "r-precision-l2",
+    "precision@5-l1",
+    "rbp.90",
+    "rbp.5",
+    "rbp.95",
+    "rbp@80",
+]
 
 
 @pytest.mark.parametrize("seed", range(4))

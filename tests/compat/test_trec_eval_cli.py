@@ -30,11 +30,33 @@ CASES = {  # expected file -> trec_eval arguments (the conformance README's comm
     "out.test.aq": ["-m", "all_trec", "-q", "qrels.test", "results.test"],
     "out.test.aqc": ["-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc"],
     "out.test.aqcM": ["-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"],
-    "out.test.aql": ["-m", "all_trec", "-mrelstring.20", "-q", "-l2", "qrels.rel_level", "results.test"],
-    "out.test.meas_params": ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
-                             "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
-                             "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20",
-                             "qrels.test", "results.test"],
+    "out.test.aql": [
+        "-m",
+        "all_trec",
+        "-mrelstring.20",
+        "-q",
+        "-l2",
+        "qrels.rel_level",
+        "results.test",
+    ],
+    "out.test.meas_params": [
+        "-q",
+        "-miprec_at_recall..10,.20,.25,.75,.50",
+        "-m",
+        "P.5,7,3",
+        "-m",
+        "recall.20,2000",
+        "-m",
+        "Rprec_mult.5.0,0.2,0.35",
+        "-mutility.2,-1,0,0",
+        "-m",
+        "11pt_avg..25,.5,.75",
+        "-mndcg.1=3,2=9,4=4.5",
+        "-mndcg_cut.10,20,23.4",
+        "-msuccess.2,5,20",
+        "qrels.test",
+        "results.test",
+    ],
 }
 
 
@@ -62,8 +84,11 @@ def _binaries() -> tuple[dict, str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {}, f"building trec_eval failed: {exc}"
     if out.returncode != 0:
-        return {}, ("no C compiler/make to build trec_eval: " if out.returncode == 3 else
-                    "building trec_eval failed: ") + out.stderr.strip()[-300:]
+        return {}, (
+            "no C compiler/make to build trec_eval: "
+            if out.returncode == 3
+            else "building trec_eval failed: "
+        ) + out.stderr.strip()[-300:]
     return dict(line.split("=", 1) for line in out.stdout.split() if "=" in line), ""
 
 
@@ -116,12 +141,21 @@ def random_collection(seed: int) -> tuple[str, str]:
         role = rng.choice(["both", "both", "both", "both", "qrels_only", "run_only"])
         if role != "run_only":
             judged = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
-            labels = rng.integers(-2, 5, size=len(judged)) if rng.random() < 0.7 else rng.integers(-1, 1, len(judged))
-            labels[0] = max(labels[0], 0)  # trec_eval 10 stops on a query whose every label is negative
+            labels = (
+                rng.integers(-2, 5, size=len(judged))
+                if rng.random() < 0.7
+                else rng.integers(-1, 1, len(judged))
+            )
+            labels[0] = max(
+                labels[0], 0
+            )  # trec_eval 10 stops on a query whose every label is negative
             qrels += [f"q{q} 0 {d} {v}" for d, v in zip(judged, labels, strict=True)]
         if role != "qrels_only":
             retrieved = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
-            run += [f"q{q} Q0 {d} {i} {float(rng.choice(scores))!r} tag{seed}" for i, d in enumerate(retrieved)]
+            run += [
+                f"q{q} Q0 {d} {i} {float(rng.choice(scores))!r} tag{seed}"
+                for i, d in enumerate(retrieved)
+            ]
     if not any(line.split()[0] in {r.split()[0] for r in run} for line in qrels):
         qrels.append(f"{run[0].split()[0]} 0 {run[0].split()[2]} 1")
     return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
@@ -134,13 +168,36 @@ OPTION_SETS = [
     ["-c", "-n", "-q", "-m", "P.1,3", "-m", "ndcg_cut.3,10", "-m", "map_cut.5"],
     ["-q", "-c", "-N", "1000", "-m", "utility.2,-1,0,1", "-m", "set_F.0.5", "-m", "official"],
     ["-q", "-m", "official"],  # trec_eval 10 stops at the first qrels query without results
-    ["-c", "-m", "ndcg.1=3,2=9", "-m", "Rprec_mult.0.5,1.5", "-m", "success.2", "-m", "11pt_avg.0.2,0.5,0.8"],
+    [
+        "-c",
+        "-m",
+        "ndcg.1=3,2=9",
+        "-m",
+        "Rprec_mult.0.5,1.5",
+        "-m",
+        "success.2",
+        "-m",
+        "11pt_avg.0.2,0.5,0.8",
+    ],
     # trec_eval 9 has none of rbp, rbp_resid, dcg: both stop with status 1. rbp is not
     # combined with parameters, dcg or G: trec_eval 10 rescales rbp's gains with
     # uninitialised bounds, so its value depends on what ran before (see the README)
     ["-q", "-c", "-m", "rbp", "-m", "rbp_resid.p=0.8", "-m", "relstring"],
-    ["-q", "-c", "-J", "-m", "rbp_resid.p=0.8", "-m", "utility.1,-2,0.5,0", "-m", "unj.3,7", "-m", "dcg.1=2,2=5",
-     "-m", "G"],
+    [
+        "-q",
+        "-c",
+        "-J",
+        "-m",
+        "rbp_resid.p=0.8",
+        "-m",
+        "utility.1,-2,0.5,0",
+        "-m",
+        "unj.3,7",
+        "-m",
+        "dcg.1=2,2=5",
+        "-m",
+        "G",
+    ],
 ]
 
 
@@ -169,16 +226,19 @@ def test_run_from_standard_input(tmp_path):
     assert (status, got) == (0, expected)
 
 
-@pytest.mark.parametrize(("args", "status", "needle"), [
-    (["-R", "prefs"], 1, "relevance format 'prefs'"),
-    (["-R", "qrels_jg"], 1, "relevance format 'qrels_jg'"),
-    (["-m", "all_prefs"], 1, "preference or jg"),
-    (["-m", "prefs_simp"], 1, "not served"),
-    (["-m", "bogus"], 1, "illegal measure 'bogus'"),
-    (["-m", "P.0,5"], 2, "Negative cutoff"),
-    (["-m", "P.5,5"], 2, "duplicate cutoffs"),
-    (["-M0"], 1, "-M 0 keeps no document"),
-])
+@pytest.mark.parametrize(
+    ("args", "status", "needle"),
+    [
+        (["-R", "prefs"], 1, "relevance format 'prefs'"),
+        (["-R", "qrels_jg"], 1, "relevance format 'qrels_jg'"),
+        (["-m", "all_prefs"], 1, "preference or jg"),
+        (["-m", "prefs_simp"], 1, "not served"),
+        (["-m", "bogus"], 1, "illegal measure 'bogus'"),
+        (["-m", "P.0,5"], 2, "Negative cutoff"),
+        (["-m", "P.5,5"], 2, "duplicate cutoffs"),
+        (["-M0"], 1, "-M 0 keeps no document"),
+    ],
+)
 def test_unservable_options_are_one_line(args, status, needle, tmp_path):
     (tmp_path / "q").write_text("q1 0 d1 1\n")
     (tmp_path / "r").write_text("q1 Q0 d1 1 1.0 t\n")
@@ -238,8 +298,15 @@ def test_no_common_query(flags, version, tmp_path):
 
 @pytest.mark.parametrize("version", [10, 9])
 @pytest.mark.parametrize("first", [True, False])
-@pytest.mark.parametrize("flags", [["-q"], ["-q", "-c"], ["-q", "-m", "P.3", "-m", "relstring"],
-                                   ["-q", "-m", "runid", "-m", "num_q"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-q"],
+        ["-q", "-c"],
+        ["-q", "-m", "P.3", "-m", "relstring"],
+        ["-q", "-m", "runid", "-m", "num_q"],
+    ],
+)
 def test_query_with_only_negative_labels(flags, first, version, tmp_path):
     """trec_eval stops (status 4) when the first query it ranks has only negative
     judgements, naming the first measure that ranks documents; a later such query (labels

@@ -57,8 +57,11 @@ def test_operating_point_slider(server, page):
             page.keyboard.press("ArrowRight")
         try:
             page.wait_for_function(
-                "(start) => { const t = document.querySelector('[data-testid=\"stSlider\"] input[type=\"range\"]');"
-                " return t && Number(t.value) > start; }", arg=start, timeout=10_000)
+                '(start) => { const t = document.querySelector(\'[data-testid="stSlider"] input[type="range"]\');'
+                " return t && Number(t.value) > start; }",
+                arg=start,
+                timeout=10_000,
+            )
         except PlaywrightTimeout:  # the presses went to an element a rerun replaced: press again
             continue
         _settle(page, thumb)
@@ -69,14 +72,23 @@ def test_operating_point_slider(server, page):
     threshold = float(thumb.input_value())
     cm = det.confusion_matrix_at(y, s, threshold)
     # the number box follows the slider
-    box = page.locator('[data-testid="stNumberInput"]', has_text="Threshold, typed").locator("input").first
-    page.wait_for_function("(want) => { const i = [...document.querySelectorAll('[data-testid=\"stNumberInput\"]')]"
-                           ".find(e => e.innerText.includes('Threshold, typed')); return i && "
-                           "Math.abs(Number(i.querySelector('input').value) - want) < 1e-6; }", arg=threshold)
+    box = (
+        page.locator('[data-testid="stNumberInput"]', has_text="Threshold, typed")
+        .locator("input")
+        .first
+    )
+    page.wait_for_function(
+        "(want) => { const i = [...document.querySelectorAll('[data-testid=\"stNumberInput\"]')]"
+        ".find(e => e.innerText.includes('Threshold, typed')); return i && "
+        "Math.abs(Number(i.querySelector('input').value) - want) < 1e-6; }",
+        arg=threshold,
+    )
     assert abs(float(box.input_value()) - threshold) < 1e-6
     page.wait_for_function(
         "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
-        "m => m.innerText.includes('TPR') && m.innerText.includes(want))", arg=f"{cm['tpr']:.4f}")
+        "m => m.innerText.includes('TPR') && m.innerText.includes(want))",
+        arg=f"{cm['tpr']:.4f}",
+    )
     assert _metric(page, "TPR") == f"{cm['tpr']:.4f}" != tpr_before
     assert _metric(page, "FPR") == f"{cm['fpr']:.4f}"
     assert page.locator('[data-testid="stException"]').count() == 0

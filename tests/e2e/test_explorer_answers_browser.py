@@ -23,12 +23,24 @@ pytestmark = pytest.mark.e2e
 
 VIEWS = [("en", 1280, 800), ("es", 1280, 800), ("en", 800, 900), ("es", 800, 900)]
 WORDS = {
-    "en": {"sample": "Load sample data", "the_sample": "Load the sample", "tpr_table": "TPR at target FPR",
-           "learn": "Every measure", "csv": "CSV", "same": "has the same content as file",
-           "taken": "the name test_run was taken"},
-    "es": {"sample": "Cargar datos de ejemplo", "the_sample": "Cargar el ejemplo",
-           "tpr_table": "TPR a una FPR objetivo", "learn": "Todas las medidas", "csv": "CSV",
-           "same": "tiene el mismo contenido que el archivo", "taken": "el nombre test_run ya estaba en uso"},
+    "en": {
+        "sample": "Load sample data",
+        "the_sample": "Load the sample",
+        "tpr_table": "TPR at target FPR",
+        "learn": "Every measure",
+        "csv": "CSV",
+        "same": "has the same content as file",
+        "taken": "the name test_run was taken",
+    },
+    "es": {
+        "sample": "Cargar datos de ejemplo",
+        "the_sample": "Cargar el ejemplo",
+        "tpr_table": "TPR a una FPR objetivo",
+        "learn": "Todas las medidas",
+        "csv": "CSV",
+        "same": "tiene el mismo contenido que el archivo",
+        "taken": "el nombre test_run ya estaba en uso",
+    },
 }
 JUDGED = re.compile(r"30 (judgements|juicios)")
 BAD_WORDS = re.compile(r"\bNone\b|\bnan\b|\bNaN\b")
@@ -42,9 +54,13 @@ def base():
 
 def _idle(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
+    )
     time.sleep(0.6)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
+    )
 
 
 def _open(browser, base: str, path: str, lang: str, width: int, height: int):
@@ -81,8 +97,9 @@ def _menu(page, path: str) -> None:
     link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
     box = link.bounding_box()
     if box is None or box["x"] < 0:  # the sidebar is collapsed (800 px): open it
-        page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
-                     ).first.click()
+        page.locator(
+            '[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
+        ).first.click()
         page.wait_for_function("(e) => e.getBoundingClientRect().x >= 0", arg=link.element_handle())
     link.click()
     _idle(page)
@@ -99,8 +116,12 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
     try:
         # Detection: the operating point's TPR and FPR and the TPR@FPR table before any chart
         page.locator('[data-testid="stMetric"]', has_text="TPR").first.wait_for()
-        assert _in_first_screen(page.locator('[data-testid="stMetric"]', has_text="TPR").first, height)
-        assert _in_first_screen(page.locator('[data-testid="stMetric"]', has_text="FPR").first, height)
+        assert _in_first_screen(
+            page.locator('[data-testid="stMetric"]', has_text="TPR").first, height
+        )
+        assert _in_first_screen(
+            page.locator('[data-testid="stMetric"]', has_text="FPR").first, height
+        )
         assert _in_first_screen(page.get_by_text(w["tpr_table"], exact=True).first, height)
         assert not BAD_WORDS.search(_main_text(page))
         _shot(page, f"detection_{lang}_{width}")
@@ -143,12 +164,18 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
         data = Path(download.value.path()).read_bytes()
         text = data.decode("utf-8-sig")
         if lang == "es":
-            assert data.startswith(b"\xef\xbb\xbf") and "0,63175" in text and ";" in text, text[:300]
+            assert data.startswith(b"\xef\xbb\xbf") and "0,63175" in text and ";" in text, text[
+                :300
+            ]
         else:
             assert not data.startswith(b"\xef\xbb\xbf") and "0.63175" in text, text[:300]
 
         # the main ranking pages: no None / nan, download labels whole (English wide, Spanish narrow)
-        for path in ("overview", "per_query", "breakdown", "dynamic-k", "calibration") if (lang == "es") == (width == 800) else ():
+        for path in (
+            ("overview", "per_query", "breakdown", "dynamic-k", "calibration")
+            if (lang == "es") == (width == 800)
+            else ()
+        ):
             page.goto(f"{base}/{path}?lang={lang}")
             _idle(page)
             if page.get_by_role("button", name=w["sample"]).count():
@@ -166,7 +193,11 @@ def test_answers_on_the_first_screen(base, browser, lang, width, height):
 def _run_file(tmp: Path, folder: str, tag: str, shift: float) -> Path:
     path = tmp / folder / "test_run.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [f"q{q} Q0 d{d} {d + 1} {10 - d + shift * ((q + d) % 3):.3f} {tag}" for q in range(1, 6) for d in range(6)]
+    rows = [
+        f"q{q} Q0 d{d} {d + 1} {10 - d + shift * ((q + d) % 3):.3f} {tag}"
+        for q in range(1, 6)
+        for d in range(6)
+    ]
     path.write_text("\n".join(rows) + "\n")
     return path
 
@@ -196,11 +227,21 @@ def test_no_run_is_lost_to_a_file_name(base, browser, tmp_path, lang, width, hei
         assert chips.count() == 3
         frame = runs_box.locator('[data-testid="stFileUploaderDropzone"]').bounding_box()
         add = runs_box.locator('[data-testid="stBaseButton-borderlessIcon"]').first
-        for element in [chips.nth(i) for i in range(3)] + [chips.nth(i).locator("button").first for i in range(3)] + [add]:
+        for element in (
+            [chips.nth(i) for i in range(3)]
+            + [chips.nth(i).locator("button").first for i in range(3)]
+            + [add]
+        ):
             assert element.is_visible()
             box = element.bounding_box()
-            assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, (box, frame)
-            assert frame["y"] <= box["y"] and box["y"] + box["height"] <= frame["y"] + frame["height"] + 1, (box, frame)
+            assert (
+                frame["x"] <= box["x"]
+                and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
+            ), (box, frame)
+            assert (
+                frame["y"] <= box["y"]
+                and box["y"] + box["height"] <= frame["y"] + frame["height"] + 1
+            ), (box, frame)
         # the board lists both runs
         _menu(page, "overview")
         grid = page.locator('[data-testid="stDataFrame"]').first
@@ -216,7 +257,9 @@ def test_no_run_is_lost_to_a_file_name(base, browser, tmp_path, lang, width, hei
 
 
 @pytest.mark.parametrize("lang", ["es"])
-def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, browser, tmp_path, lang):
+def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(
+    base, browser, tmp_path, lang
+):
     a, b = _run_file(tmp_path, "sysA", "sysA", 0.0), _run_file(tmp_path, "sysB", "sysB", 1.5)
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(1, 6) for d in range(6)))
@@ -230,7 +273,9 @@ def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, brow
         _idle(page)
         page.get_by_text("test_run (sysB)").first.wait_for()
         runs_box = page.locator('[data-testid="stFileUploader"]').nth(1)
-        runs_box.locator('[data-testid="stFileChip"]').nth(1).locator('[data-testid="stFileChipDeleteBtn"] button').click()
+        runs_box.locator('[data-testid="stFileChip"]').nth(1).locator(
+            '[data-testid="stFileChipDeleteBtn"] button'
+        ).click()
         _idle(page)
         assert "test_run (sysB)" not in _main_text(page)
         # the Overview of one run: no best mark, no significance, no correction sentence
@@ -243,7 +288,9 @@ def test_taking_a_file_out_removes_its_run_and_one_run_board_is_plain(base, brow
         details = main.locator('[data-testid="stDataFrame"]').nth(1)
         details.locator('[role="columnheader"]').first.wait_for(state="attached")
         headers = " ".join(details.locator('[role="columnheader"]').all_inner_texts())
-        assert "Significa" not in headers and "p (" not in headers, headers  # no test column for one run
+        assert "Significa" not in headers and "p (" not in headers, (
+            headers
+        )  # no test column for one run
         _shot(page, f"one_run_{lang}")
     finally:
         ctx.close()

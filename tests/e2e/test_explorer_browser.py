@@ -16,23 +16,48 @@ pytestmark = pytest.mark.e2e
 SAMPLE = ROOT / "sample_data" / "ranking"
 PAGES = [(url, title, path) for entries in SECTIONS.values() for path, title, _icon, url in entries]
 # Each page's st.title, to know the right page rendered.
-HEADINGS = {"pages/home.py": "RankLab", "pages/data.py": "Data", "pages/overview.py": "Overview",
-            "pages/per_query.py": "Per query", "pages/breakdown.py": "Breakdown",
-            "pages/clicks.py": "Click feedback", "pages/learn.py": "Measures explained"}
+HEADINGS = {
+    "pages/home.py": "RankLab",
+    "pages/data.py": "Data",
+    "pages/overview.py": "Overview",
+    "pages/per_query.py": "Per query",
+    "pages/breakdown.py": "Breakdown",
+    "pages/clicks.py": "Click feedback",
+    "pages/learn.py": "Measures explained",
+}
 
 
 def _wait_for_app(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelector('[data-testid=\"stSidebarNav\"]')", timeout=30_000)
+        " && document.querySelector('[data-testid=\"stSidebarNav\"]')",
+        timeout=30_000,
+    )
 
 
 def test_upload_through_drop_zone_matches_cli(server, page):
     qrels, run = SAMPLE / "qrels.txt", SAMPLE / "bm25.txt"
-    cli = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", "--qrels", str(qrels),
-                          "--run", str(run), "-m", "RR", "--format", "json"],
-                         cwd=ROOT, capture_output=True, text=True, check=True)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metrics_core",
+            "evaluate",
+            "--qrels",
+            str(qrels),
+            "--run",
+            str(run),
+            "-m",
+            "RR",
+            "--format",
+            "json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     expected = json.loads(cli.stdout)["runs"][0]["aggregate"]["RR"]
 
     page.goto(server + "/data")
@@ -45,7 +70,9 @@ def test_upload_through_drop_zone_matches_cli(server, page):
     page.get_by_text("Diagnostics").first.wait_for()
 
     page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
-    card = page.locator('[data-testid="stMetric"]', has_text="bm25 · MRR")  # the mean of RR reads MRR
+    card = page.locator(
+        '[data-testid="stMetric"]', has_text="bm25 · MRR"
+    )  # the mean of RR reads MRR
     card.wait_for()
     shown = card.locator('[data-testid="stMetricValue"]').inner_text().strip()
     assert shown == f"{expected:.4f}"
@@ -58,8 +85,12 @@ def test_bad_upload_shows_error_and_keeps_data(server, page, tmp_path):
     page.goto(server + "/data")
     _wait_for_app(page)
     page.get_by_role("button", name="Load sample data").click()
-    page.get_by_text("runs: bm25").first.wait_for(timeout=90_000)  # every sample loads: slow on a busy machine
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(str(junk))
+    page.get_by_text("runs: bm25").first.wait_for(
+        timeout=90_000
+    )  # every sample loads: slow on a busy machine
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(
+        str(junk)
+    )
     page.locator('[data-testid="stAlertContentError"]').first.wait_for()
     assert "junk.bin" in page.locator('[data-testid="stAlertContentError"]').first.inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0

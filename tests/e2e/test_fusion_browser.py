@@ -18,16 +18,28 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
     page.goto(f"{server}/fusion?lang={lang}")
     sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
     page.get_by_role("button", name=sample).first.click()
-    heading = "The fused run beside its inputs" if lang == "en" else "La ejecución fusionada junto a sus entradas"
+    heading = (
+        "The fused run beside its inputs"
+        if lang == "en"
+        else "La ejecución fusionada junto a sus entradas"
+    )
     page.get_by_text(heading).first.wait_for(timeout=120_000)
-    page.get_by_text("rrf(bm25+dense)").first.wait_for(state="attached", timeout=60_000)  # the board's cell
+    page.get_by_text("rrf(bm25+dense)").first.wait_for(
+        state="attached", timeout=60_000
+    )  # the board's cell
     page.wait_for_timeout(1500)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
     assert overflow <= 1
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"fusion_{lang}_{width}.png"), full_page=True)
-    label = "Download the fused run (TREC)" if lang == "en" else "Descarga la ejecución fusionada (TREC)"
+    label = (
+        "Download the fused run (TREC)"
+        if lang == "en"
+        else "Descarga la ejecución fusionada (TREC)"
+    )
     assert page.get_by_text(label).count() == 1  # the one download row's TREC button sits under it
     with page.expect_download() as info:
         page.get_by_role("button", name="TREC").click()

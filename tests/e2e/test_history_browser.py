@@ -24,7 +24,9 @@ def server(tmp_path):
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api")
     store = tmp_path / "home" / "history.sqlite3"  # the deployer's store
-    with streamlit_server({"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": str(store)}) as url:
+    with streamlit_server(
+        {"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": str(store)}
+    ) as url:
         yield url, store
 
 
@@ -42,12 +44,28 @@ def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
         # empty store: the sample history is shown, and can be loaded
         expect(page.get_by_text("sample history").first).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Load sample history into my history").click()
-        expect(page.get_by_text("Load sample history into my history")).to_have_count(0, timeout=30_000)
+        expect(page.get_by_text("Load sample history into my history")).to_have_count(
+            0, timeout=30_000
+        )
         with HistoryStore(store) as s:
             assert s.count_evaluations() == 6
 
-        code = main(["history", "add", "--suite", "browser-suite", "--qrels", str(tmp_path / "qrels.txt"),
-                     "--run", str(tmp_path / "run.txt"), "--name", "cli-run-xyz", "--store", str(store)])
+        code = main(
+            [
+                "history",
+                "add",
+                "--suite",
+                "browser-suite",
+                "--qrels",
+                str(tmp_path / "qrels.txt"),
+                "--run",
+                str(tmp_path / "run.txt"),
+                "--name",
+                "cli-run-xyz",
+                "--store",
+                str(store),
+            ]
+        )
         assert code == 0
         page.goto(url + "/history")
         expect(page.get_by_text("Overall").first).to_be_visible(timeout=60_000)
@@ -56,7 +74,9 @@ def test_saved_evaluation_shows_in_history(server, browser, tmp_path):
         metric = page.locator('[data-testid="stMetricValue"]').first
         expect(metric).to_have_text("7", timeout=30_000)
         # the Suite select of the page (the sidebar has selects of its own)
-        page.locator('[data-testid="stSelectbox"]').filter(has_text="Suite").get_by_role("combobox").click()
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="Suite").get_by_role(
+            "combobox"
+        ).click()
         page.get_by_role("option", name="browser-suite").click()
         expect(metric).to_have_text("1", timeout=30_000)
     finally:
@@ -69,7 +89,9 @@ def session_server(tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    with streamlit_server({"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": None}) as url:
+    with streamlit_server(
+        {"RANKLAB_HOME": str(tmp_path / "home"), "RANKLAB_HISTORY_STORE": None}
+    ) as url:
         yield url, tmp_path / "home"
 
 
@@ -90,8 +112,12 @@ def test_history_without_any_path_input(session_server, browser):
         text = main.inner_text()
         assert str(home.parent) not in text and ".sqlite3" not in text and "/root" not in text
         page.get_by_role("button", name="Load sample history into my history").click()
-        expect(page.get_by_text("Load sample history into my history")).to_have_count(0, timeout=30_000)
-        expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("6", timeout=30_000)
+        expect(page.get_by_text("Load sample history into my history")).to_have_count(
+            0, timeout=30_000
+        )
+        expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text(
+            "6", timeout=30_000
+        )
         assert not home.exists()  # the session's history stays in memory, nothing on disk
         with page.expect_download() as info:
             page.get_by_role("button", name="Download history").click()

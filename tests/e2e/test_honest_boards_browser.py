@@ -18,28 +18,53 @@ SAMPLE = ROOT / "sample_data" / "ranking"
 
 def _wait_idle(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+    )
 
 
 def _bad_runs(tmp_path):
     stranger = tmp_path / "stranger.txt"  # other query ids: shares no query with the qrels
     stranger.write_text("".join(f"zz{q} Q0 D0{q:04d} 1 1.0 stranger\n" for q in range(20)))
     unjudged = tmp_path / "unjudged.txt"  # the qrels' queries, documents nobody judged
-    queries = sorted({line.split()[0] for line in (SAMPLE / "qrels.txt").read_text().splitlines() if line})
-    unjudged.write_text("".join(f"{q} Q0 nobody-{i} {i + 1} {10 - i}.0 unjudged\n"
-                                for q in queries for i in range(5)))
+    queries = sorted(
+        {line.split()[0] for line in (SAMPLE / "qrels.txt").read_text().splitlines() if line}
+    )
+    unjudged.write_text(
+        "".join(
+            f"{q} Q0 nobody-{i} {i + 1} {10 - i}.0 unjudged\n" for q in queries for i in range(5)
+        )
+    )
     return stranger, unjudged
 
 
-@pytest.mark.parametrize("locale,words", [
-    ("en-US", {"load": "Load sample data", "left_out": "Left out of the tables that compare runs",
-               "no_query": "shares no query with the qrels", "unjudged": "is judged in the qrels",
-               "overview": "Overview", "data": "Data"}),
-    ("es-ES", {"load": "Cargar datos de ejemplo", "left_out": "Fuera de las tablas que comparan ejecuciones",
-               "no_query": "no comparte ninguna consulta con los qrels", "unjudged": "tiene juicio en los qrels",
-               "overview": "Resumen", "data": "Datos"}),
-])
+@pytest.mark.parametrize(
+    "locale,words",
+    [
+        (
+            "en-US",
+            {
+                "load": "Load sample data",
+                "left_out": "Left out of the tables that compare runs",
+                "no_query": "shares no query with the qrels",
+                "unjudged": "is judged in the qrels",
+                "overview": "Overview",
+                "data": "Data",
+            },
+        ),
+        (
+            "es-ES",
+            {
+                "load": "Cargar datos de ejemplo",
+                "left_out": "Fuera de las tablas que comparan ejecuciones",
+                "no_query": "no comparte ninguna consulta con los qrels",
+                "unjudged": "tiene juicio en los qrels",
+                "overview": "Resumen",
+                "data": "Datos",
+            },
+        ),
+    ],
+)
 def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path, locale, words):
     stranger, unjudged = _bad_runs(tmp_path)
     page = new_page(1280, 900, locale=locale)
@@ -50,7 +75,9 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
     _wait_idle(page)
     # the sample's board before the wrong runs: bm25's MRR on the queries every run answered
     page.locator('[data-testid="stSidebarNav"] a', has_text=words["overview"]).click()
-    card = page.locator('[data-testid="stMetric"]', has_text="bm25 · MRR")  # the mean of RR reads MRR
+    card = page.locator(
+        '[data-testid="stMetric"]', has_text="bm25 · MRR"
+    )  # the mean of RR reads MRR
     card.wait_for(timeout=90_000)
     _wait_idle(page)
     before = card.locator('[data-testid="stMetricValue"]').inner_text().strip()
@@ -58,7 +85,8 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
     page.locator('[data-testid="stSidebarNav"] a', has_text=words["data"]).click()
     _wait_idle(page)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').nth(1).set_input_files(
-        [str(stranger), str(unjudged)])
+        [str(stranger), str(unjudged)]
+    )
     warning = page.locator('[data-testid="stAlertContentWarning"]', has_text=words["left_out"])
     warning.first.wait_for(timeout=90_000)
     text = warning.first.inner_text()
@@ -66,7 +94,9 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
     assert "unjudged" in text and words["unjudged"] in text, text
 
     page.locator('[data-testid="stSidebarNav"] a', has_text=words["overview"]).click()
-    card = page.locator('[data-testid="stMetric"]', has_text="bm25 · MRR")  # the mean of RR reads MRR
+    card = page.locator(
+        '[data-testid="stMetric"]', has_text="bm25 · MRR"
+    )  # the mean of RR reads MRR
     card.wait_for(timeout=90_000)
     _wait_idle(page)
     assert card.locator('[data-testid="stMetricValue"]').inner_text().strip() == before
@@ -76,5 +106,7 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
     assert page.locator('[data-testid="stMetric"]', has_text="stranger").count() == 0
     assert page.locator('[data-testid="stMetric"]', has_text="unjudged").count() == 0
     body = page.locator("body").inner_text()
-    assert not re.search(r"\b(nan|NaN|None)\b", body), re.findall(r".{30}\b(?:nan|NaN|None)\b.{30}", body)
+    assert not re.search(r"\b(nan|NaN|None)\b", body), re.findall(
+        r".{30}\b(?:nan|NaN|None)\b.{30}", body
+    )
     assert page.locator('[data-testid="stException"]').count() == 0

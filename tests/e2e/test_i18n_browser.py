@@ -15,22 +15,29 @@ pytestmark = pytest.mark.e2e
 
 TASKS_ES = ["Rankings", "Detección y calibración", "Códigos hash", "Comparar sistemas"]
 TASKS_EN = ["Rankings", "Detection and calibration", "Hash codes", "Comparing systems"]
-SIDEBAR_SHUT = ("() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
-                " if (!s) return true; const r = s.getBoundingClientRect();"
-                " return r.width === 0 || r.right <= 0; }")
-SIDEBAR_OPEN = ("() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
-                " if (!s) return false; const r = s.getBoundingClientRect();"
-                " return r.width > 100 && r.left >= 0; }")
+SIDEBAR_SHUT = (
+    "() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
+    " if (!s) return true; const r = s.getBoundingClientRect();"
+    " return r.width === 0 || r.right <= 0; }"
+)
+SIDEBAR_OPEN = (
+    "() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
+    " if (!s) return false; const r = s.getBoundingClientRect();"
+    " return r.width > 100 && r.left >= 0; }"
+)
 
 
 def _idle(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelector('[data-testid=\"stSidebarNav\"]')", timeout=60_000)
+        " && document.querySelector('[data-testid=\"stSidebarNav\"]')",
+        timeout=60_000,
+    )
     time.sleep(0.8)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+    )
 
 
 def _tasks_shown(page, names, width: int) -> None:
@@ -40,11 +47,17 @@ def _tasks_shown(page, names, width: int) -> None:
         heading = main.get_by_role("heading", name=name, exact=True).first
         heading.wait_for()
         box = heading.bounding_box()
-        assert box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, \
-            (name, box)
+        assert (
+            box is not None
+            and box["width"] > 0
+            and box["x"] >= 0
+            and box["x"] + box["width"] <= width + 1
+        ), (name, box)
 
 
-def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_url(server, new_page):
+def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_url(
+    server, new_page
+):
     page = new_page(1280, 800, locale="es-ES")
     page.goto(server + "/home")
     _idle(page)
@@ -52,8 +65,10 @@ def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_u
     switch = page.locator(".st-key-ranklab-language")
     assert switch.get_by_text("Español").first.is_visible()
     box = switch.bounding_box()
-    assert box is not None and box["y"] < 60 and box["x"] + box["width"] <= 1280, box  # in the header bar
-    assert "lang=" not in page.url    # a detected language is not a choice
+    assert box is not None and box["y"] < 60 and box["x"] + box["width"] <= 1280, (
+        box
+    )  # in the header bar
+    assert "lang=" not in page.url  # a detected language is not a choice
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert nav.get_by_text("Tabla comparativa").first.is_visible()
     switch.get_by_text("English").click()
@@ -66,7 +81,7 @@ def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_u
     assert "/table" in page.url and "lang=en" in page.url
     nav.locator("a", has_text="Home").first.click()
     _idle(page)
-    _tasks_shown(page, TASKS_EN, 1280)     # still English: the choice beats the browser's language
+    _tasks_shown(page, TASKS_EN, 1280)  # still English: the choice beats the browser's language
     assert "lang=en" in page.url
 
 
@@ -74,12 +89,21 @@ def test_at_800px_home_shows_the_four_tasks_and_the_menu_closes_after_navigating
     page = new_page(800, 900)
     page.goto(server + "/home?lang=es")
     _idle(page)
-    page.wait_for_function(SIDEBAR_SHUT, timeout=15_000)  # a narrow window starts with the menu shut
+    page.wait_for_function(
+        SIDEBAR_SHUT, timeout=15_000
+    )  # a narrow window starts with the menu shut
     _tasks_shown(page, TASKS_ES, 800)
-    buttons = page.locator('[data-testid="stMain"]').get_by_role("button", name="Abrir con los datos de ejemplo")
+    buttons = page.locator('[data-testid="stMain"]').get_by_role(
+        "button", name="Abrir con los datos de ejemplo"
+    )
     assert buttons.count() == 4
-    switch = page.locator(".st-key-ranklab-language").bounding_box()   # visible with the menu shut
-    assert switch is not None and switch["y"] < 60 and switch["x"] >= 0 and switch["x"] + switch["width"] <= 800, switch
+    switch = page.locator(".st-key-ranklab-language").bounding_box()  # visible with the menu shut
+    assert (
+        switch is not None
+        and switch["y"] < 60
+        and switch["x"] >= 0
+        and switch["x"] + switch["width"] <= 800
+    ), switch
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     page.wait_for_function(SIDEBAR_OPEN, timeout=15_000)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Tabla comparativa").first.click()
@@ -103,7 +127,7 @@ def test_home_has_its_own_address_and_the_root_keeps_the_language(server, new_pa
     page.goto(server + "/home")
     _idle(page)
     _tasks_shown(page, TASKS_EN, 1280)
-    assert page.get_by_text("Page not found").count() == 0   # a link to /home is a real page
+    assert page.get_by_text("Page not found").count() == 0  # a link to /home is a real page
     page.goto(server + "/?lang=es")
     page.wait_for_url("**/home?lang=es", timeout=30_000)
     _idle(page)

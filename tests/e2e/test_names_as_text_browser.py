@@ -18,9 +18,11 @@ IMG = "<img/src=x/onerror=alert(1)>"
 ANCHOR_FILE = '<a href="http:x.example">a.txt'  # a file name holds no "/": the tag stays open
 
 #: links to the hostile address, HTML or SVG (plotly's <a xlink:href>), and injected images
-INJECTED = ("() => Array.from(document.querySelectorAll("
-            "'a[href*=\"x.example\"], a[*|href*=\"x.example\"], img[src=\"x\"]'))"
-            ".map(e => (e.closest('[data-testid]') || {}).dataset?.testid + ': ' + e.outerHTML.slice(0, 200))")
+INJECTED = (
+    "() => Array.from(document.querySelectorAll("
+    '\'a[href*="x.example"], a[*|href*="x.example"], img[src="x"]\'))'
+    ".map(e => (e.closest('[data-testid]') || {}).dataset?.testid + ': ' + e.outerHTML.slice(0, 200))"
+)
 
 
 def _shown(page) -> str:
@@ -34,7 +36,9 @@ def _files(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 d1 1\n{q} 0 {IMG} 1\n" for q in queries))
     run = tmp_path / "run.txt"  # a generic stem: the TREC tag names the run
-    run.write_text("".join(f"{q} Q0 d1 1 2.0 {LINK_RUN}\n{q} Q0 {IMG} 2 1.0 {LINK_RUN}\n" for q in queries[:2]))
+    run.write_text(
+        "".join(f"{q} Q0 d1 1 2.0 {LINK_RUN}\n{q} Q0 {IMG} 2 1.0 {LINK_RUN}\n" for q in queries[:2])
+    )
     anchor = tmp_path / ANCHOR_FILE
     anchor.write_text("".join(f"{q} Q0 {IMG} 1 2.0 x\n{q} Q0 d1 2 1.0 x\n" for q in queries))
     return qrels, run, anchor
@@ -50,15 +54,19 @@ def test_hostile_names_are_never_links_on_the_main_pages(server, page, tmp_path)
     page.get_by_text("qrels: 3 queries").first.wait_for()
     inputs.nth(1).set_input_files([str(run), str(anchor)])
     page.get_by_text("Diagnostics").first.wait_for()
-    page.wait_for_function("name => document.body.innerText.replaceAll('\\u2060', '').includes(name)",
-                           arg=LINK_RUN, timeout=60_000)  # the name, as text
+    page.wait_for_function(
+        "name => document.body.innerText.replaceAll('\\u2060', '').includes(name)",
+        arg=LINK_RUN,
+        timeout=60_000,
+    )  # the name, as text
     assert page.evaluate(INJECTED) == []
     for title in ("Overview", "Per query", "Breakdown", "Compare systems", "Data"):
         link = page.locator('[data-testid="stSidebarNav"] a', has_text=title)
         assert link.count() >= 1, title
         link.first.click()
         page.wait_for_function(
-            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+        )
         page.wait_for_timeout(1500)  # charts draw after the script ends
         assert page.locator('[data-testid="stException"]').count() == 0, title
         assert page.evaluate(INJECTED) == [], title

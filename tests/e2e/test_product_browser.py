@@ -22,10 +22,13 @@ def _idle(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelector('[data-testid=\"stSidebarNav\"]')", timeout=60_000)
+        " && document.querySelector('[data-testid=\"stSidebarNav\"]')",
+        timeout=60_000,
+    )
     time.sleep(0.8)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+    )
 
 
 def _context(browser, width: int, **kw):
@@ -55,8 +58,16 @@ def _in_viewport(box, height: int = 800) -> bool:
 def test_leaderboard_first_screen_at_1280x800(server, browser):
     ctx, page = _context(browser, 1280)
     outside = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(server)
-            and not r.url.startswith("data:") and not r.url.startswith("blob:") else None)
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r.url)
+            if not r.url.startswith(server)
+            and not r.url.startswith("data:")
+            and not r.url.startswith("blob:")
+            else None
+        ),
+    )
     try:
         _load_sample(page, server)
         _open(page, "Overview")
@@ -96,9 +107,12 @@ def test_sidebar_starts_collapsed_at_800px(server, browser):
         page.wait_for_selector('[data-testid="stApp"]')
         page.locator('[data-testid="stExpandSidebarButton"]').wait_for(timeout=30_000)
         # the sidebar slides shut: wait for the end of the transition
-        page.wait_for_function("() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
-                               " if (!s) return true; const r = s.getBoundingClientRect();"
-                               " return r.width === 0 || r.right <= 0; }", timeout=10_000)
+        page.wait_for_function(
+            "() => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
+            " if (!s) return true; const r = s.getBoundingClientRect();"
+            " return r.width === 0 || r.right <= 0; }",
+            timeout=10_000,
+        )
         box = page.locator('[data-testid="stSidebar"]').bounding_box()
         assert box is None or box["width"] == 0 or box["x"] + box["width"] <= 0, box
         # the status line is on the page itself, visible without the sidebar
@@ -139,8 +153,14 @@ def test_html_report_opens_offline_without_console_errors(server, browser, tmp_p
         errors, requests = [], []
         report.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         report.on("pageerror", lambda e: errors.append(str(e)))
-        report.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:")
-                  and not r.url.startswith("data:") else None)
+        report.on(
+            "request",
+            lambda r: (
+                requests.append(r.url)
+                if not r.url.startswith("file:") and not r.url.startswith("data:")
+                else None
+            ),
+        )
         report.goto(path.as_uri())
         report.wait_for_selector(".main-svg")
         assert errors == [] and requests == [], (errors, requests)

@@ -24,10 +24,13 @@ def _idle(page) -> None:
     page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " && document.querySelector('[data-testid=stSidebarNav]')", timeout=60_000)
+        " && document.querySelector('[data-testid=stSidebarNav]')",
+        timeout=60_000,
+    )
     time.sleep(0.8)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000
+    )
 
 
 def _limit_words() -> str:
@@ -44,20 +47,20 @@ def _boxes_speak_spanish(page, types: str | None = None) -> int:
     assert shown_boxes
     limit = f"Hasta {_limit_words()} por archivo" + (f" • {types}" if types else "")
     for box in shown_boxes:
-        shown = box.inner_text()           # what the box shows as text (hidden words left out)
+        shown = box.inner_text()  # what the box shows as text (hidden words left out)
         for word in ENGLISH:
             assert word not in shown, (word, shown)
         multiple = box.locator("input[multiple]").count() > 0
         name = "Subir archivos" if multiple else "Subir archivo"
         label = box.locator('button [data-testid="stMarkdownContainer"]').first
         assert label.evaluate(AFTER) == f'"{name}"'
-        assert box.get_by_role("button", name=name, exact=True).is_visible()   # its accessible name
+        assert box.get_by_role("button", name=name, exact=True).is_visible()  # its accessible name
         assert not box.get_by_text("Upload", exact=True).is_visible()
         line = box.locator('[data-testid="stFileUploaderDropzoneInstructions"] > div').first
         assert line.evaluate(AFTER) == f'"{limit}"'
         assert not line.get_by_text("per file").is_visible()
         width = line.evaluate("(e) => e.getBoundingClientRect().width")
-        assert width > 50, width            # the Spanish line takes room: it is drawn
+        assert width > 50, width  # the Spanish line takes room: it is drawn
     return len(shown_boxes)
 
 
@@ -65,7 +68,8 @@ def _drag_over_first_box(page) -> str:
     page.evaluate(
         """() => { const dz = document.querySelector('[data-testid=stFileUploaderDropzone]');
         const dt = new DataTransfer(); dt.items.add(new File(['a'], 'x.csv', {type: 'text/csv'}));
-        dz.dispatchEvent(new DragEvent('dragenter', {dataTransfer: dt, bubbles: true})); }""")
+        dz.dispatchEvent(new DragEvent('dragenter', {dataTransfer: dt, bubbles: true})); }"""
+    )
     hint = page.locator(DROPZONE).first.locator("> input + div > span").first
     hint.wait_for(state="attached")
     content = hint.evaluate(AFTER)
@@ -80,7 +84,7 @@ def test_the_drop_zones_speak_spanish_in_a_spanish_browser(server, new_page, wid
     page = new_page(width, height, locale="es-ES")
     page.goto(server + "/data")
     _idle(page)
-    assert _boxes_speak_spanish(page) == 2           # qrels (one file) and runs (several); the
+    assert _boxes_speak_spanish(page) == 2  # qrels (one file) and runs (several); the
     # metadata box is in a closed expander
     assert _drag_over_first_box(page) == '"Suelta el archivo aquí"'
     # a rerun (another format chosen) draws the boxes again: still Spanish
@@ -89,7 +93,9 @@ def test_the_drop_zones_speak_spanish_in_a_spanish_browser(server, new_page, wid
     _boxes_speak_spanish(page)
     page.goto(server + "/calibration")
     _idle(page)
-    page.locator("[data-testid=stMain] summary", has_text="Datos: probabilidades y etiquetas").first.click()
+    page.locator(
+        "[data-testid=stMain] summary", has_text="Datos: probabilidades y etiquetas"
+    ).first.click()
     _boxes_speak_spanish(page, types="CSV, TSV, TXT, PARQUET, JSON, JSONL")
 
 
@@ -105,4 +111,7 @@ def test_in_english_streamlit_keeps_its_own_words(server, new_page):
     box = page.locator(DROPZONE).first
     assert box.get_by_text("Upload", exact=True).is_visible()
     assert "per file" in box.inner_text()
-    assert box.locator('button [data-testid="stMarkdownContainer"]').first.evaluate(AFTER) in ("none", "normal")
+    assert box.locator('button [data-testid="stMarkdownContainer"]').first.evaluate(AFTER) in (
+        "none",
+        "normal",
+    )

@@ -26,8 +26,11 @@ def _random_run(rng, n_docs=25, keep=0.6, keep_query=0.85):
 
 
 def _random_qrels(rng, n_docs=25):
-    return {f"q{q}": {f"d{j}": int(rng.integers(0, 3)) for j in range(n_docs) if rng.random() < 0.4} | {"d0": 1}
-            for q in range(N_QUERIES)}
+    return {
+        f"q{q}": {f"d{j}": int(rng.integers(0, 3)) for j in range(n_docs) if rng.random() < 0.4}
+        | {"d0": 1}
+        for q in range(N_QUERIES)
+    }
 
 
 def _padded(run):
@@ -68,8 +71,9 @@ def _assert_same(ours, theirs, what):
     a, b = _ours(ours), _theirs(theirs)
     assert set(a) == set(b), f"{what}: different (query, document) pairs"
     keys = sorted(a)
-    np.testing.assert_allclose([a[k] for k in keys], [b[k] for k in keys], rtol=1e-9, atol=1e-12,
-                               err_msg=what)
+    np.testing.assert_allclose(
+        [a[k] for k in keys], [b[k] for k in keys], rtol=1e-9, atol=1e-12, err_msg=what
+    )
 
 
 def _runs(seed, n=3):
@@ -77,16 +81,32 @@ def _runs(seed, n=3):
     return [_random_run(rng) for _ in range(n)], _random_qrels(rng)
 
 
-PARAMS = {"combgmnz": {"gamma": 0.7}, "rbc": {"phi": 0.8}, "rrf": {"k": 20}, "logn_isr": {"sigma": 0.3},
-          "slidefuse": {"w": 2}}
-RANX_NAMES = {"combsum": "sum", "combmnz": "mnz", "combanz": "anz", "combmax": "max", "combmin": "min",
-              "combmed": "med", "combgmnz": "gmnz"}
+PARAMS = {
+    "combgmnz": {"gamma": 0.7},
+    "rbc": {"phi": 0.8},
+    "rrf": {"k": 20},
+    "logn_isr": {"sigma": 0.3},
+    "slidefuse": {"w": 2},
+}
+RANX_NAMES = {
+    "combsum": "sum",
+    "combmnz": "mnz",
+    "combanz": "anz",
+    "combmax": "max",
+    "combmin": "min",
+    "combmed": "med",
+    "combgmnz": "gmnz",
+}
 UNSUPERVISED = [m for m, s in METHODS.items() if not s.get("supervised") and "condorcet" not in m]
 SUPERVISED = [m for m, s in METHODS.items() if s.get("supervised")]
 
 
 CASES = [(m, n) for m in UNSUPERVISED for n in ("min-max", None)] + [
-    (m, n) for m in ("combsum", "combmnz", "wsum", "rrf") for n in NORMS if n not in ("none", "min-max")]
+    (m, n)
+    for m in ("combsum", "combmnz", "wsum", "rrf")
+    for n in NORMS
+    if n not in ("none", "min-max")
+]
 
 
 @pytest.mark.parametrize(("method", "norm"), CASES)
@@ -96,13 +116,22 @@ def test_unsupervised_methods_give_ranx_scores(method, norm):
         pytest.skip("ranx ranks Borda-normalised candidates in Python set order")
     weights = [0.5, 0.3, 0.2] if METHODS[method].get("weights") else None
     params = dict(PARAMS.get(method, {}))
-    ours = fuse({f"r{i}": r for i, r in enumerate(runs)}, method=method, norm=norm, weights=weights,
-                params=params)
+    ours = fuse(
+        {f"r{i}": r for i, r in enumerate(runs)},
+        method=method,
+        norm=norm,
+        weights=weights,
+        params=params,
+    )
     ranx_params = dict(params)
     if weights is not None:
         ranx_params["weights"] = weights
-    theirs = ranx.fuse(_ranx_normalised(runs, norm), norm=None, method=RANX_NAMES.get(method, method),
-                       params=ranx_params)
+    theirs = ranx.fuse(
+        _ranx_normalised(runs, norm),
+        norm=None,
+        method=RANX_NAMES.get(method, method),
+        params=ranx_params,
+    )
     _assert_same(ours, theirs, f"{method} / {norm}")
 
 
@@ -124,7 +153,9 @@ def test_supervised_methods_train_and_fuse_as_ranx(method):
     ours_params = train(qrels, named, method, "min-max", n_segments=4)
     key = next(iter(ours_params))
     for mine, ref in zip(ours_params[key], estimate, strict=True):
-        np.testing.assert_allclose(np.ravel(mine), np.ravel(ref)[:np.size(mine)], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            np.ravel(mine), np.ravel(ref)[: np.size(mine)], rtol=1e-9, atol=1e-12
+        )
     ours = fuse(named, method=method, norm="min-max", params={**ours_params, **extra})
     _assert_same(ours, theirs, method)
     # the same estimates handed over as ranx computed them give the same run
@@ -147,8 +178,16 @@ def _consistent_queries(runs, weights):
             for y in cands:
                 if x == y:
                     continue
-                vx = sum(w for w, rk in zip(weights, ranks, strict=True) if rk.get(x, 1e9) < rk.get(y, 1e9))
-                vy = sum(w for w, rk in zip(weights, ranks, strict=True) if rk.get(y, 1e9) < rk.get(x, 1e9))
+                vx = sum(
+                    w
+                    for w, rk in zip(weights, ranks, strict=True)
+                    if rk.get(x, 1e9) < rk.get(y, 1e9)
+                )
+                vy = sum(
+                    w
+                    for w, rk in zip(weights, ranks, strict=True)
+                    if rk.get(y, 1e9) < rk.get(x, 1e9)
+                )
                 if (vx >= sum(weights) - vx) == (vy >= sum(weights) - vy):
                     ok = False
                 n += vx >= sum(weights) - vx
@@ -164,14 +203,24 @@ def test_condorcet_gives_ranx_order_where_the_majority_order_is_strict(method):
     base = {f"q{q}": {f"d{j}": float(rng.normal()) for j in range(8)} for q in range(N_QUERIES)}
     runs = []
     for _ in range(3):  # three noisy copies of one order, every document in every run
-        runs.append({q: {d: s + float(rng.normal(scale=0.4)) for d, s in docs.items()} for q, docs in base.items()})
+        runs.append(
+            {
+                q: {d: s + float(rng.normal(scale=0.4)) for d, s in docs.items()}
+                for q, docs in base.items()
+            }
+        )
     weights = [0.45, 0.35, 0.2] if method == "w_condorcet" else [1.0, 1.0, 1.0]
     good = _consistent_queries(runs, weights)
     assert len(good) >= N_QUERIES // 2
-    ours = fuse({f"r{i}": r for i, r in enumerate(runs)}, method=method,
-                weights=weights if method == "w_condorcet" else None)
+    ours = fuse(
+        {f"r{i}": r for i, r in enumerate(runs)},
+        method=method,
+        weights=weights if method == "w_condorcet" else None,
+    )
     params = {"weights": weights} if method == "w_condorcet" else {}
-    theirs = ranx.fuse([_ranx_run(r, f"r{i}") for i, r in enumerate(runs)], method=method, params=params)
+    theirs = ranx.fuse(
+        [_ranx_run(r, f"r{i}") for i, r in enumerate(runs)], method=method, params=params
+    )
     a, b = _ours(ours), _theirs(theirs)
     for (q, d), v in b.items():
         if q in good:
@@ -191,5 +240,6 @@ def test_fused_run_evaluates_and_reads_back(tmp_path):
         write_run(fused, str(path))
         back = mc.read_run(str(path))
         assert _ours(back) == pytest.approx(_ours(fused))
-        assert mc.evaluate(qrels, back, ["AP"]).aggregate == pytest.approx(ev.aggregate | {} if False else
-                                                                            {"AP": ev.aggregate["AP"]})
+        assert mc.evaluate(qrels, back, ["AP"]).aggregate == pytest.approx(
+            ev.aggregate | {} if False else {"AP": ev.aggregate["AP"]}
+        )

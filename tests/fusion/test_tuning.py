@@ -15,10 +15,15 @@ def _data(seed=0, n_queries=15, n_docs=20):
     rng = np.random.default_rng(seed)
     runs = {}
     for name in ("bm25", "dense"):
-        runs[name] = {f"q{q}": {f"d{j}": float(rng.normal()) for j in range(n_docs) if rng.random() < 0.7}
-                      for q in range(n_queries)}
-    qrels = {f"q{q}": {f"d{j}": int(rng.integers(0, 3)) for j in range(n_docs) if rng.random() < 0.4} | {"d1": 1}
-             for q in range(n_queries)}
+        runs[name] = {
+            f"q{q}": {f"d{j}": float(rng.normal()) for j in range(n_docs) if rng.random() < 0.7}
+            for q in range(n_queries)
+        }
+    qrels = {
+        f"q{q}": {f"d{j}": int(rng.integers(0, 3)) for j in range(n_docs) if rng.random() < 0.4}
+        | {"d1": 1}
+        for q in range(n_queries)
+    }
     return runs, qrels
 
 
@@ -31,7 +36,9 @@ def test_weight_grid_is_every_composition_of_one():
 
 def test_cross_validation_scores_held_out_queries_with_fold_parameters():
     runs, qrels = _data()
-    res = mc.tune_fusion(qrels, runs, method="wsum", measure="nDCG@10", k=3, seed=7, n_permutations=200)
+    res = mc.tune_fusion(
+        qrels, runs, method="wsum", measure="nDCG@10", k=3, seed=7, n_permutations=200
+    )
     assert not res.in_sample and res.warning is None
     assert list(res.folds["n_test"]) == [5, 5, 5]
     assert set(res.folds["n_train"]) == {10}
@@ -42,29 +49,37 @@ def test_cross_validation_scores_held_out_queries_with_fold_parameters():
     ev = mc.evaluate(qrels, res.run, ["nDCG@10"], missing_queries="zero")
     per_query = ev.per_query["nDCG@10"]
     per_query.index = per_query.index.astype(str)
-    np.testing.assert_allclose(per_query.reindex(res.per_query.index).to_numpy(),
-                               res.per_query[res.run.name].to_numpy())
+    np.testing.assert_allclose(
+        per_query.reindex(res.per_query.index).to_numpy(), res.per_query[res.run.name].to_numpy()
+    )
     # each fold's test score is the mean of the fold's held-out values, with the fold's choice
     first = res.folds.iloc[0]
     fused = mc.fuse(runs, method="wsum", weights=first["params"]["weights"])
     direct = mc.evaluate(qrels, fused, ["nDCG@10"], missing_queries="zero").per_query["nDCG@10"]
     direct.index = direct.index.astype(str)
-    test_queries = res.per_query.index[:first["n_test"]]
+    test_queries = res.per_query.index[: first["n_test"]]
     assert direct.reindex(test_queries).mean() == pytest.approx(first["test_score"])
     # significance against each input run on those same queries
     assert list(res.summary.index) == ["bm25", "dense"]
     assert (res.summary["n_queries"] == 15).all()
-    assert ((res.summary["p_corrected"] >= res.summary["p_permutation"]) | np.isclose(
-        res.summary["p_corrected"], res.summary["p_permutation"])).all()
+    assert (
+        (res.summary["p_corrected"] >= res.summary["p_permutation"])
+        | np.isclose(res.summary["p_corrected"], res.summary["p_permutation"])
+    ).all()
     assert res.summary.loc["bm25", "delta"] == pytest.approx(
-        res.per_query[res.run.name].mean() - res.per_query["bm25"].mean())
+        res.per_query[res.run.name].mean() - res.per_query["bm25"].mean()
+    )
 
 
 def test_choice_uses_only_training_queries():
     runs, qrels = _data(1)
     res = mc.tune_fusion(qrels, runs, method="rrf", measure="AP", k=5, n_permutations=100)
     for _, row in res.folds.iterrows():
-        held = set(res.per_query.index[res.folds.index.get_loc(_) * 3:(res.folds.index.get_loc(_) + 1) * 3])
+        held = set(
+            res.per_query.index[
+                res.folds.index.get_loc(_) * 3 : (res.folds.index.get_loc(_) + 1) * 3
+            ]
+        )
         train = sorted(set(res.per_query.index) - held)
         scores = {}
         for params in GRIDS["rrf"](2):
@@ -87,9 +102,15 @@ def test_user_folds_from_query_metadata():
 
 def test_supervised_method_is_trained_on_training_queries_only():
     runs, qrels = _data(3)
-    res = mc.tune_fusion(qrels, runs, method="probfuse", measure="AP", k=3, grid=[{"n_segments": 2},
-                                                                                {"n_segments": 5}],
-                         n_permutations=100)
+    res = mc.tune_fusion(
+        qrels,
+        runs,
+        method="probfuse",
+        measure="AP",
+        k=3,
+        grid=[{"n_segments": 2}, {"n_segments": 5}],
+        n_permutations=100,
+    )
     assert len(res.folds) == 3 and set(res.folds["params"].map(lambda p: p["n_segments"])) <= {2, 5}
 
 

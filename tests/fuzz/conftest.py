@@ -10,4 +10,6 @@ collect_ignore = ["fuzz_readers.py"]
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "fuzz: short coverage-guided fuzz runs of every reader (atheris)")
+    config.addinivalue_line(
+        "markers", "fuzz: short coverage-guided fuzz runs of every reader (atheris)"
+    )

@@ -23,11 +23,23 @@ from pathlib import Path
 
 import atheris
 
-INSTRUMENTED = ("metrics_core.data", "metrics_core.validation", "metrics_core.io", "metrics_core.io.source",
-                "metrics_core.io.formats", "metrics_core.io.columns", "metrics_core.io.trec",
-                "metrics_core.io.tables", "metrics_core.io.objects", "metrics_core.scale.blocks",
-                "metrics_core.io.scores", "metrics_core.io.metadata", "metrics_core.io.clicks",
-                "metrics_core.io.codes", "metrics_core.io.coverage")
+INSTRUMENTED = (
+    "metrics_core.data",
+    "metrics_core.validation",
+    "metrics_core.io",
+    "metrics_core.io.source",
+    "metrics_core.io.formats",
+    "metrics_core.io.columns",
+    "metrics_core.io.trec",
+    "metrics_core.io.tables",
+    "metrics_core.io.objects",
+    "metrics_core.scale.blocks",
+    "metrics_core.io.scores",
+    "metrics_core.io.metadata",
+    "metrics_core.io.clicks",
+    "metrics_core.io.codes",
+    "metrics_core.io.coverage",
+)
 
 with atheris.instrument_imports(include=["metrics_core"]):
     for _module in INSTRUMENTED:

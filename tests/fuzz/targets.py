@@ -191,7 +191,9 @@ def seeds() -> list[bytes]:
         gzip.compress(b"q1 Q0 d1 1 2.5 bm25\n", mtime=0),
     ]
     buf = io.BytesIO()
-    pd.DataFrame({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}).to_parquet(buf)
+    pd.DataFrame({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}).to_parquet(
+        buf
+    )
     out.append(buf.getvalue())
     buf = io.BytesIO()
     np.save(buf, np.array([[0, 1, 1], [1, 0, 1]], dtype=np.uint8))

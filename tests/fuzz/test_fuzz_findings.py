@@ -33,7 +33,10 @@ def test_an_empty_pid_in_an_msmarco_run_is_named_not_read():
 
 
 def test_an_empty_doc_id_in_a_streamed_trec_run_defers_to_the_whole_reader():
-    data = b"".join(b"q1\tQ0\td%d\t%d\t%d.0\tx\n" % (i, i, 100 - i) for i in range(20)) + b"q2\tQ0\t\t1\t1.0\tx\n"
+    data = (
+        b"".join(b"q1\tQ0\td%d\t%d\t%d.0\tx\n" % (i, i, 100 - i) for i in range(20))
+        + b"q2\tQ0\t\t1\t1.0\tx\n"
+    )
     with pytest.raises(NotStreamable):
         list(open_run_stream(data, batch_rows=4).batches())
     with pytest.raises(InputError) as caught:
@@ -53,8 +56,10 @@ def test_parquet_with_damaged_pandas_metadata_is_read_by_its_columns():
 
 
 def test_npy_header_that_does_not_tokenize_is_an_input_error():
-    data = (b"\x93NUMPY\x01\x00v\x00{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }"
-            b"                         (                                \n\x00\x01\x01\x01\x00\x01")
+    data = (
+        b"\x93NUMPY\x01\x00v\x00{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }"
+        b"                         (                                \n\x00\x01\x01\x01\x00\x01"
+    )
     with pytest.raises(InputError, match="not a readable .npy file"):
         read_matrix(data)
 
@@ -77,8 +82,12 @@ def test_table_with_empty_doc_id_is_refused_everywhere():
 def test_parquet_text_that_is_not_utf8_is_an_input_error():
     """A Parquet string column holding invalid UTF-8 failed inside pandas (ArrowException)."""
     buf = io.BytesIO()
-    pq.write_table(pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}), buf,
-                   compression="none", write_statistics=False)
+    pq.write_table(
+        pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}),
+        buf,
+        compression="none",
+        write_statistics=False,
+    )
     data = buf.getvalue().replace(b"d1", b"d\xc6", 1)
     for read in (mc.read_qrels, mc.read_run):
         with pytest.raises(InputError, match="Parquet"):
@@ -108,11 +117,14 @@ def test_a_json_null_beside_an_empty_score_is_an_input_error():
         mc.read_run([("q", "d", None), ("q", "e", "")])
 
 
-@pytest.mark.parametrize("data, kind", [
-    (b"q  \x0b\x0b\x0b\x0b\x0b  .5 ", "run"),          # vertical tabs read as a document id
-    (b"q1 Q0 d1 1 2.5 x\nq1 Q0 d\t2 2 1.5 x\n", "run"),  # a tab inside a space-separated file
-    (b"\x0c\t0\t1\t-0", "qrels"),                        # a form feed read as a query id
-])
+@pytest.mark.parametrize(
+    "data, kind",
+    [
+        (b"q  \x0b\x0b\x0b\x0b\x0b  .5 ", "run"),  # vertical tabs read as a document id
+        (b"q1 Q0 d1 1 2.5 x\nq1 Q0 d\t2 2 1.5 x\n", "run"),  # a tab inside a space-separated file
+        (b"\x0c\t0\t1\t-0", "qrels"),  # a form feed read as a query id
+    ],
+)
 def test_fast_and_line_readers_split_fields_alike(data, kind):
     """The delimiter-split fast path read fields the line reader splits (found by the long
     fuzz run): every reader now splits on ASCII white space, as trec_eval does."""
@@ -147,11 +159,14 @@ def test_csv_rows_longer_than_the_header_are_not_streamed():
     assert caught.value.line == 2
 
 
-@pytest.mark.parametrize("data", [
-    b"\x11\t\t\x01\t\t65\t\n",                         # empty Q0, rank and tag: 3 fields, an MS MARCO line
-    b"q1\tQ0\td1\t1\t2.5\tx\nq1\t\td2\t2\t1.5\tx\n",     # an empty Q0 field
-    b"q1\tQ0\td1\t1\t2.5\t\n",                          # an empty tag
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x11\t\t\x01\t\t65\t\n",  # empty Q0, rank and tag: 3 fields, an MS MARCO line
+        b"q1\tQ0\td1\t1\t2.5\tx\nq1\t\td2\t2\t1.5\tx\n",  # an empty Q0 field
+        b"q1\tQ0\td1\t1\t2.5\t\n",  # an empty tag
+    ],
+)
 def test_empty_fields_read_alike_whole_and_streamed(data):
     """Empty fields between tabs: the fast paths read 6 fields where the line reader (and
     trec_eval) sees fewer (found by the long fuzz run: the streamed reader scored a line
@@ -169,8 +184,11 @@ def test_parquet_schema_text_that_is_not_utf8_is_an_input_error():
     """A column name that is not UTF-8 raised UnicodeDecodeError in the streamed Parquet
     reader (found by the long fuzz run)."""
     buf = io.BytesIO()
-    pq.write_table(pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}), buf,
-                   store_schema=False)
+    pq.write_table(
+        pa.table({"q_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}),
+        buf,
+        store_schema=False,
+    )
     data = buf.getvalue().replace(b"doc_id", b"do\x9f_id")
     for read in (mc.read_run, lambda d: list(open_run_stream(d).batches())):
         with pytest.raises(InputError, match="Parquet"):

@@ -17,15 +17,26 @@ import metrics_core as mc
 from metrics_core.errors import InputError
 from tests.fuzz.targets import check_columns
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")
 Qrel = namedtuple("Qrel", "query_id doc_id relevance iteration")
 
-ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 2**70), st.floats(allow_nan=True),
-                st.text(max_size=4), st.binary(max_size=3), st.lists(st.integers(), max_size=2),
-                st.dictionaries(st.text(max_size=2), st.integers(), max_size=1))
+ANY = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.binary(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
 IDS = st.text(alphabet="abq19 _-é", min_size=1, max_size=4).filter(lambda s: s.strip())
 VALUES = st.integers(-3, 3) | st.floats(-10, 10, allow_nan=False)
 
@@ -46,8 +57,11 @@ def _read_all_ways(kind: str, records):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(ANY, ANY, ANY), max_size=5), st.sampled_from(["run", "qrels"]),
-       st.sampled_from(["namedtuple", "dict", "tuple"]))
+@given(
+    st.lists(st.tuples(ANY, ANY, ANY), max_size=5),
+    st.sampled_from(["run", "qrels"]),
+    st.sampled_from(["namedtuple", "dict", "tuple"]),
+)
 def test_any_field_values(rows, kind, shape):
     if shape == "namedtuple":
         records = [ScoredDoc(*r) if kind == "run" else Qrel(*r, "0") for r in rows]
@@ -58,8 +72,15 @@ def test_any_field_values(rows, kind, shape):
         records = rows
     results = _read_all_ways(kind, records)
     # a list, a tuple and a generator of the same records read alike
-    assert len({None if r is None else (tuple(r.query_ids), tuple(r.doc_ids), tuple(r.values))
-                for r in results}) == 1
+    assert (
+        len(
+            {
+                None if r is None else (tuple(r.query_ids), tuple(r.doc_ids), tuple(r.values))
+                for r in results
+            }
+        )
+        == 1
+    )
 
 
 @SETTINGS
@@ -71,8 +92,13 @@ def test_valid_records_read_as_the_mapping(mapping):
         return
     want = mc.read_run(mapping)
     frame = pd.DataFrame(pairs, columns=["query_id", "doc_id", "score"])
-    for form in ([ScoredDoc(*p) for p in pairs], (p for p in pairs), frame,
-                 pa.Table.from_pandas(frame), [dict(zip(("q_id", "doc_id", "score"), p, strict=True)) for p in pairs]):
+    for form in (
+        [ScoredDoc(*p) for p in pairs],
+        (p for p in pairs),
+        frame,
+        pa.Table.from_pandas(frame),
+        [dict(zip(("q_id", "doc_id", "score"), p, strict=True)) for p in pairs],
+    ):
         got = mc.read_run(form)
         assert got.query_ids.tolist() == want.query_ids.tolist()
         assert got.doc_ids.tolist() == want.doc_ids.tolist()
@@ -88,8 +114,9 @@ def test_mixed_or_odd_records_are_refused_clearly(records):
                 assert all(isinstance(x, str) for x in result.query_ids)
 
 
-@pytest.mark.parametrize("obj", [object(), 3, 2.5, None, True],
-                         ids=["object", "int", "float", "none", "bool"])
+@pytest.mark.parametrize(
+    "obj", [object(), 3, 2.5, None, True], ids=["object", "int", "float", "none", "bool"]
+)
 def test_objects_that_are_no_table(obj):
     with pytest.raises(InputError, match="cannot read data from an object"):
         mc.read_run(obj)

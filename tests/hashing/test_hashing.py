@@ -44,7 +44,9 @@ def brute_force(qc, dc, ql, dl, topk, normalizer, rule):
             out.append(ap_of_order(rel, np.argsort(D[i], kind="stable"), topk, normalizer))
             continue
         vals = [ap_of_order(rel, o, topk, normalizer) for o in tie_orders(D[i])]
-        out.append({"expected": np.mean(vals), "optimistic": max(vals), "pessimistic": min(vals)}[rule])
+        out.append(
+            {"expected": np.mean(vals), "optimistic": max(vals), "pessimistic": min(vals)}[rule]
+        )
     return np.array(out)
 
 
@@ -61,10 +63,15 @@ def test_every_tie_rule_equals_exhaustive_permutations(seed):
                 if topk is None or normalizer == "min_r_k":
                     rules += ["optimistic", "pessimistic"]
                 for rule in rules:
-                    got = evaluate_hashing(qc, dc, ql, dl, topk=topk, ties=rule, normalizer=normalizer,
-                                           ks=())["ap"]
-                    np.testing.assert_allclose(got, brute_force(qc, dc, ql, dl, topk, normalizer, rule),
-                                               atol=1e-12, err_msg=f"{rule} topk={topk} {normalizer}")
+                    got = evaluate_hashing(
+                        qc, dc, ql, dl, topk=topk, ties=rule, normalizer=normalizer, ks=()
+                    )["ap"]
+                    np.testing.assert_allclose(
+                        got,
+                        brute_force(qc, dc, ql, dl, topk, normalizer, rule),
+                        atol=1e-12,
+                        err_msg=f"{rule} topk={topk} {normalizer}",
+                    )
 
 
 def test_expected_equals_average_over_many_shuffles():
@@ -78,7 +85,9 @@ def test_expected_equals_average_over_many_shuffles():
     for _ in range(trials):
         jitter = rng.random(D.shape)  # a random order inside each tie group
         for i in range(5):
-            sims[i] += ap_of_order((dl == ql[i]).astype(float), np.lexsort((jitter[i], D[i])), None, "retrieved")
+            sims[i] += ap_of_order(
+                (dl == ql[i]).astype(float), np.lexsort((jitter[i], D[i])), None, "retrieved"
+            )
     np.testing.assert_allclose(sims / trials, exact, atol=0.01)
 
 
@@ -133,7 +142,9 @@ def test_zero_relevant_queries_zero_or_excluded():
     qc, dc = [[1, 1], [-1, -1]], [[1, 1], [1, -1]]
     ql, dl = [0, 5], [0, 0]
     assert evaluate_hashing(qc, dc, ql, dl, ks=())["map"] == pytest.approx(0.5)
-    assert evaluate_hashing(qc, dc, ql, dl, ks=(), zero_relevant="exclude")["map"] == pytest.approx(1.0)
+    assert evaluate_hashing(qc, dc, ql, dl, ks=(), zero_relevant="exclude")["map"] == pytest.approx(
+        1.0
+    )
 
 
 def test_codes_validation():
@@ -162,7 +173,7 @@ def test_vectorized_high_performance_requirement():
     D = calculate_hamming_dist_matrix(q, db)
     assert D.shape == (64, 500)
     # the batch equals row-by-row distances
-    rows = torch.stack([calculate_hamming_dist_matrix(q[i:i + 1], db)[0] for i in range(64)])
+    rows = torch.stack([calculate_hamming_dist_matrix(q[i : i + 1], db)[0] for i in range(64)])
     assert torch.equal(D, rows)
     assert float(D.min()) >= 0 and float(D.max()) <= 32
 
@@ -199,11 +210,11 @@ def test_distance_histograms_equal_direct_counts(bits, multilabel, piece, monkey
     if piece is not None:  # bincount in many pieces per row, as on a database of millions
         monkeypatch.setattr(histograms, "BINCOUNT_PIECE", piece)
     rng = np.random.default_rng(bits)
-    nq = 3 * CPU_CHUNK_QUERIES + 5          # several chunks per class, a ragged last one
-    ndb = 201                                 # odd: one column left over by the pairing
+    nq = 3 * CPU_CHUNK_QUERIES + 5  # several chunks per class, a ragged last one
+    ndb = 201  # odd: one column left over by the pairing
     qc = rng.choice([-1, 1], (nq, bits))
     dc = rng.choice([-1, 1], (ndb, bits))
-    dc[:40] = dc[0]                           # many equal codes: heavy ties
+    dc[:40] = dc[0]  # many equal codes: heavy ties
     if multilabel:
         ql, dl = rng.integers(0, 2, (nq, 4)), rng.integers(0, 2, (ndb, 4))
         rel = (ql @ dl.T) > 0
@@ -212,7 +223,9 @@ def test_distance_histograms_equal_direct_counts(bits, multilabel, piece, monkey
         rel = ql[:, None] == dl[None, :]
     D = calculate_hamming_dist_matrix(qc, dc).numpy().astype(int)
     want_n = np.stack([np.bincount(row, minlength=bits + 1) for row in D])
-    want_r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)])
+    want_r = np.stack(
+        [np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)]
+    )
     n, r = distance_histograms(qc, dc, ql, dl, device="cpu")
     np.testing.assert_array_equal(n, want_n)
     np.testing.assert_array_equal(r, want_r)
@@ -224,8 +237,12 @@ def test_code_bits_checks_like_validate_codes():
     assert code_bits(np.array([[-1, 1]], dtype=np.int8)).tolist() == [[False, True]]
     assert code_bits(torch.tensor([[True, False]])).tolist() == [[True, False]]
     assert code_bits([1.0, -1.0]).shape == (1, 2)  # one code
-    for bad, where in (([[1, -1], [0, 1]], "row 1, bit 0"), ([[1, 2]], "row 0, bit 1"),
-                       ([[1.0, np.nan]], "row 0, bit 1"), ([[0, 1], [1, 3]], "row 1, bit 1")):
+    for bad, where in (
+        ([[1, -1], [0, 1]], "row 1, bit 0"),
+        ([[1, 2]], "row 0, bit 1"),
+        ([[1.0, np.nan]], "row 0, bit 1"),
+        ([[0, 1], [1, 3]], "row 1, bit 1"),
+    ):
         with pytest.raises(InputError, match=where):
             code_bits(np.array(bad))
     with pytest.raises(InputError, match="must be numbers"):
@@ -244,7 +261,7 @@ def test_every_output_bit_identical_to_histograms_counted_directly(monkeypatch, 
 
     rng = np.random.default_rng(bits)
     qc, dc = rng.choice([-1, 1], (90, bits)), rng.choice([0, 1], (700, bits))
-    dc[:100] = (qc[0] > 0)  # ties with the first query's code
+    dc[:100] = qc[0] > 0  # ties with the first query's code
     if multilabel:
         ql, dl = rng.integers(0, 2, (90, 5)), rng.integers(0, 2, (700, 5))
         rel = (ql @ dl.T) > 0
@@ -255,11 +272,18 @@ def test_every_output_bit_identical_to_histograms_counted_directly(monkeypatch, 
 
     def direct(*args, **kwargs):
         n = np.stack([np.bincount(row, minlength=bits + 1) for row in D])
-        r = np.stack([np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)])
+        r = np.stack(
+            [np.bincount(row[m], minlength=bits + 1) for row, m in zip(D, rel, strict=True)]
+        )
         return n, r
 
-    options = [dict(ks=(1, 10, 100)), dict(topk=50, ks=(5,)), dict(topk=50, normalizer="min_r_k", ks=()),
-               dict(ties="optimistic", ks=(3,)), dict(ties="pessimistic", zero_relevant="exclude", ks=(3,))]
+    options = [
+        dict(ks=(1, 10, 100)),
+        dict(topk=50, ks=(5,)),
+        dict(topk=50, normalizer="min_r_k", ks=()),
+        dict(ties="optimistic", ks=(3,)),
+        dict(ties="pessimistic", zero_relevant="exclude", ks=(3,)),
+    ]
     got = [evaluate_hashing(qc, dc, ql, dl, device="cpu", **o) for o in options]
     monkeypatch.setattr(ev, "distance_histograms", direct)
     want = [evaluate_hashing(qc, dc, ql, dl, device="cpu", **o) for o in options]
@@ -269,4 +293,6 @@ def test_every_output_bit_identical_to_histograms_counted_directly(monkeypatch, 
             if key == "ap":
                 np.testing.assert_array_equal(g[key], w[key])
             else:
-                assert repr(g[key]) == repr(w[key]), key  # repr: NaN equal to NaN, floats to the bit
+                assert repr(g[key]) == repr(w[key]), (
+                    key
+                )  # repr: NaN equal to NaN, floats to the bit

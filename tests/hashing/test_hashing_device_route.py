@@ -22,9 +22,14 @@ from metrics_core.hashing.device import fixed_point_sums
 from metrics_core.hashing.histograms import hamming_counts
 
 ROOT = Path(__file__).resolve().parents[2]
-OPTIONS = [dict(ks=(1, 10, 1000)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10, 1000)),
-           dict(ties="stable", topk=25, ks=(3,)), dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=()),
-           dict(ties="pessimistic", zero_relevant="exclude", ks=(2,))]
+OPTIONS = [
+    dict(ks=(1, 10, 1000)),
+    dict(topk=40, ks=(5,)),
+    dict(ties="stable", ks=(1, 10, 1000)),
+    dict(ties="stable", topk=25, ks=(3,)),
+    dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=()),
+    dict(ties="pessimistic", zero_relevant="exclude", ks=(2,)),
+]
 
 
 def case(seed, bits, multilabel, nq=45, ndb=700):
@@ -35,7 +40,7 @@ def case(seed, bits, multilabel, nq=45, ndb=700):
     qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
     dc[:60] = qc[0]
     dc[100:130] = qc[1]
-    dc[-10:-5] = -qc[2]           # the largest distances, K and K - 1, for the third and fourth query
+    dc[-10:-5] = -qc[2]  # the largest distances, K and K - 1, for the third and fourth query
     dc[-5:] = -qc[3]
     dc[-5:, 0] *= -1
     if multilabel:
@@ -60,7 +65,9 @@ def test_torch_engine_on_the_cpu_equals_numpy_route_bit_for_bit(bits, multilabel
     for options in OPTIONS:
         want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", **options)
         # a small budget: chunks of a few queries, boundaries inside the data
-        got = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="torch", memory_budget=150_000, **options)
+        got = evaluate_hashing(
+            qc, dc, ql, dl, device="cpu", engine="torch", memory_budget=150_000, **options
+        )
         same(got, want)
     assert 0 < want["map"] < 1
 
@@ -68,10 +75,19 @@ def test_torch_engine_on_the_cpu_equals_numpy_route_bit_for_bit(bits, multilabel
 def test_torch_engine_takes_tensors_and_01_codes():
     qc, dc, ql, dl = case(5, 32, False)
     want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
-    as_tensors = [torch.as_tensor(qc, dtype=torch.float32), torch.as_tensor(dc > 0), torch.as_tensor(ql),
-                  torch.as_tensor(dl)]
+    as_tensors = [
+        torch.as_tensor(qc, dtype=torch.float32),
+        torch.as_tensor(dc > 0),
+        torch.as_tensor(ql),
+        torch.as_tensor(dl),
+    ]
     same(evaluate_hashing(*as_tensors, device="cpu", engine="torch", ks=(1, 5)), want)
-    same(evaluate_hashing((qc > 0).astype(np.int8), dc, ql, dl, device="cpu", engine="torch", ks=(1, 5)), want)
+    same(
+        evaluate_hashing(
+            (qc > 0).astype(np.int8), dc, ql, dl, device="cpu", engine="torch", ks=(1, 5)
+        ),
+        want,
+    )
     stable = evaluate_hashing(*as_tensors, device="cpu", engine="torch", ties="stable", ks=(1, 5))
     same(stable, evaluate_hashing(qc, dc, ql, dl, device="cpu", ties="stable", ks=(1, 5)))
 
@@ -100,7 +116,9 @@ def test_stable_precision_sums_are_exact_fixed_point():
         order = np.argsort(D[i], kind="stable")
         rel = (dl[order] == ql[i]).astype(float)
         s = float((np.cumsum(rel) / np.arange(1, len(rel) + 1) * rel).sum())
-        assert fixed_point_sums(st.hi[i:i + 1], st.lo[i:i + 1])[0] == pytest.approx(s, abs=1e-12)
+        assert fixed_point_sums(st.hi[i : i + 1], st.lo[i : i + 1])[0] == pytest.approx(
+            s, abs=1e-12
+        )
         assert st.in_cut[i] == rel.sum() == r[i].sum()
         assert n[i].sum() == len(dc)
 
@@ -131,15 +149,23 @@ print("triton kernels equal the CPU route")
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None,
-                    reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
-                           "Linux x86-64)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None,
+    reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
+    "Linux x86-64)",
+)
 def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
     """Triton reads TRITON_INTERPRET when a kernel is defined, so the check runs in a fresh
     interpreter process (the kernels on the CPU, numpy underneath)."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", TRITON_CHECK], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", TRITON_CHECK],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "triton kernels equal the CPU route" in done.stdout
 
@@ -156,8 +182,19 @@ def test_hash_command_without_torch_says_how_to_install(monkeypatch, tmp_path, c
     for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
         np.save(tmp_path / f"{name}.npy", arr)
     monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" fails as if not installed
-    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
-                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy")])
+    code = main(
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "q.npy"),
+            "--db-codes",
+            str(tmp_path / "d.npy"),
+            "--query-labels",
+            str(tmp_path / "ql.npy"),
+            "--db-labels",
+            str(tmp_path / "dl.npy"),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err

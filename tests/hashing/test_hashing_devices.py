@@ -52,9 +52,21 @@ def test_cpu_route_never_asks_for_cuda(monkeypatch, tmp_path, capsys):
     same(evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5)), want)
     for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
         np.save(tmp_path / f"{name}.npy", arr)
-    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
-                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy"),
-                 "--device", "cpu"])
+    code = main(
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "q.npy"),
+            "--db-codes",
+            str(tmp_path / "d.npy"),
+            "--query-labels",
+            str(tmp_path / "ql.npy"),
+            "--db-labels",
+            str(tmp_path / "dl.npy"),
+            "--device",
+            "cpu",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
 
 
@@ -65,9 +77,21 @@ def test_cuda_refused_cleanly_without_a_gpu(tmp_path, capsys):
         evaluate_hashing(qc, dc, ql, dl, device="cuda")
     for name, arr in (("q", qc), ("d", dc), ("ql", ql), ("dl", dl)):
         np.save(tmp_path / f"{name}.npy", arr)
-    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
-                 "--query-labels", str(tmp_path / "ql.npy"), "--db-labels", str(tmp_path / "dl.npy"),
-                 "--device", "cuda"])
+    code = main(
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "q.npy"),
+            "--db-codes",
+            str(tmp_path / "d.npy"),
+            "--query-labels",
+            str(tmp_path / "ql.npy"),
+            "--db-labels",
+            str(tmp_path / "dl.npy"),
+            "--device",
+            "cuda",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--device" in err and err.count("\n") == 1
 
@@ -78,7 +102,9 @@ def test_cuda_refused_cleanly_without_a_gpu(tmp_path, capsys):
 def test_cuda_histograms_equal_cpu(bits, multilabel):
     qc, dc, ql, dl = case(bits, bits, multilabel)
     n_cpu, r_cpu = distance_histograms(qc, dc, ql, dl, device="cpu")
-    n_gpu, r_gpu = distance_histograms(qc, dc, ql, dl, device="cuda", memory_budget=200_000)  # chunks
+    n_gpu, r_gpu = distance_histograms(
+        qc, dc, ql, dl, device="cuda", memory_budget=200_000
+    )  # chunks
     np.testing.assert_array_equal(n_gpu, n_cpu)
     np.testing.assert_array_equal(r_gpu, r_cpu)
 
@@ -87,10 +113,16 @@ def test_cuda_histograms_equal_cpu(bits, multilabel):
 @pytest.mark.parametrize("multilabel", [False, True])
 def test_cuda_outputs_bit_identical_to_cpu(multilabel):
     qc, dc, ql, dl = case(3, 32, multilabel)
-    for options in (dict(ks=(1, 10)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10)),
-                    dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=())):
-        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", **options),
-             evaluate_hashing(qc, dc, ql, dl, device="cpu", **options))
+    for options in (
+        dict(ks=(1, 10)),
+        dict(topk=40, ks=(5,)),
+        dict(ties="stable", ks=(1, 10)),
+        dict(topk=40, normalizer="min_r_k", ties="optimistic", ks=()),
+    ):
+        same(
+            evaluate_hashing(qc, dc, ql, dl, device="cuda", **options),
+            evaluate_hashing(qc, dc, ql, dl, device="cpu", **options),
+        )
 
 
 @needs_gpu
@@ -111,10 +143,20 @@ CUDA_ENGINES = ["torch"] + (["triton"] if importlib.util.find_spec("triton") els
 @pytest.mark.parametrize("multilabel", [False, True])
 def test_cuda_engines_bit_identical_to_cpu(engine, bits, multilabel):
     qc, dc, ql, dl = case(bits + 1, bits, multilabel, nq=150, ndb=3000)
-    for options in (dict(ks=(1, 10, 5000)), dict(topk=40, ks=(5,)), dict(ties="stable", ks=(1, 10, 5000)),
-                    dict(ties="stable", topk=70, ks=(3,)), dict(ties="pessimistic", ks=(2,))):
+    for options in (
+        dict(ks=(1, 10, 5000)),
+        dict(topk=40, ks=(5,)),
+        dict(ties="stable", ks=(1, 10, 5000)),
+        dict(ties="stable", topk=70, ks=(3,)),
+        dict(ties="pessimistic", ks=(2,)),
+    ):
         want = evaluate_hashing(qc, dc, ql, dl, device="cpu", **options)
-        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", engine=engine, memory_budget=300_000, **options), want)
+        same(
+            evaluate_hashing(
+                qc, dc, ql, dl, device="cuda", engine=engine, memory_budget=300_000, **options
+            ),
+            want,
+        )
         args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
         same(evaluate_hashing(*args, device="cuda", engine=engine, **options), want)
 
@@ -125,5 +167,7 @@ def test_cuda_default_engine_many_segments(multilabel):
     """Sizes where the Triton engine takes several database segments and query chunks."""
     qc, dc, ql, dl = case(11, 64, multilabel, nq=700, ndb=40000)
     for options in (dict(ks=(1, 100)), dict(ties="stable", ks=(1, 100, 39999))):
-        same(evaluate_hashing(qc, dc, ql, dl, device="cuda", memory_budget=2_000_000, **options),
-             evaluate_hashing(qc, dc, ql, dl, device="cpu", **options))
+        same(
+            evaluate_hashing(qc, dc, ql, dl, device="cuda", memory_budget=2_000_000, **options),
+            evaluate_hashing(qc, dc, ql, dl, device="cpu", **options),
+        )

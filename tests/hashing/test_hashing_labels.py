@@ -46,8 +46,9 @@ def test_one_column_01_matrix_is_multi_label(seed):
     # an all-zero column added changes nothing under the multi-label reading
     for ties in ("expected", "optimistic", "pessimistic", "stable"):
         one = evaluate_hashing(qc, dc, ql, dl, ties=ties, ks=(1, 5), topk=20)
-        two = evaluate_hashing(qc, dc, np.hstack([ql, 0 * ql]), np.hstack([dl, 0 * dl]), ties=ties,
-                               ks=(1, 5), topk=20)
+        two = evaluate_hashing(
+            qc, dc, np.hstack([ql, 0 * ql]), np.hstack([dl, 0 * dl]), ties=ties, ks=(1, 5), topk=20
+        )
         np.testing.assert_array_equal(one["ap"], two["ap"])
         assert one["precision_at_k"] == two["precision_at_k"]
         assert one["map_band"] == two["map_band"]
@@ -59,7 +60,9 @@ def test_one_dimensional_01_is_class_ids():
     out = evaluate_hashing(qc, dc, q1, d1, ties="stable", ks=())
     np.testing.assert_allclose(out["ap"], brute_ap(qc, dc, q1[:, None] == d1[None, :]), atol=1e-12)
     assert out["zero_relevant_queries"] == 0  # class 0 matches class 0
-    assert not np.array_equal(out["ap"], evaluate_hashing(qc, dc, ql, dl, ties="stable", ks=())["ap"])
+    assert not np.array_equal(
+        out["ap"], evaluate_hashing(qc, dc, ql, dl, ties="stable", ks=())["ap"]
+    )
 
 
 def test_one_column_of_class_ids_is_read_as_class_ids():
@@ -101,9 +104,23 @@ def test_cli_one_column_01_labels_are_multi_label(tmp_path, capsys, ext):
             np.save(tmp_path / f"{name}.npy", arr)
         else:
             torch.save(torch.tensor(arr), tmp_path / f"{name}.pt")
-    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
-                 "--query-labels", str(tmp_path / f"ql.{ext}"), "--db-labels", str(tmp_path / f"dl.{ext}"),
-                 "--ties", "stable", "-k", "5"])
+    code = main(
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "q.npy"),
+            "--db-codes",
+            str(tmp_path / "d.npy"),
+            "--query-labels",
+            str(tmp_path / f"ql.{ext}"),
+            "--db-labels",
+            str(tmp_path / f"dl.{ext}"),
+            "--ties",
+            "stable",
+            "-k",
+            "5",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     data = json.loads(captured.out)
@@ -112,9 +129,23 @@ def test_cli_one_column_01_labels_are_multi_label(tmp_path, capsys, ext):
     # the same labels one per line in text files are class ids (0 matches 0)
     np.savetxt(tmp_path / "ql.csv", ql[:, 0], fmt="%d")
     np.savetxt(tmp_path / "dl.csv", dl[:, 0], fmt="%d")
-    code = main(["hash", "--query-codes", str(tmp_path / "q.npy"), "--db-codes", str(tmp_path / "d.npy"),
-                 "--query-labels", str(tmp_path / "ql.csv"), "--db-labels", str(tmp_path / "dl.csv"),
-                 "--ties", "stable", "-k", "5"])
+    code = main(
+        [
+            "hash",
+            "--query-codes",
+            str(tmp_path / "q.npy"),
+            "--db-codes",
+            str(tmp_path / "d.npy"),
+            "--query-labels",
+            str(tmp_path / "ql.csv"),
+            "--db-labels",
+            str(tmp_path / "dl.csv"),
+            "--ties",
+            "stable",
+            "-k",
+            "5",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     want = brute_ap(qc, dc, ql[:, 0][:, None] == dl[:, 0][None, :]).mean()

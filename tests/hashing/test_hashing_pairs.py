@@ -12,7 +12,7 @@ from metrics_core.hashing.histograms import row_histograms
 def test_row_histograms_equal_bincount_per_row():
     rng = np.random.default_rng(5)
     for rows in (1, 2, 3, 7, 8):
-        for width in (2, 9, 33, 65, 91, 200):   # paired up to 90, one row at a time above
+        for width in (2, 9, 33, 65, 91, 200):  # paired up to 90, one row at a time above
             v = rng.integers(0, width, (rows, 301)).astype(np.uint8 if width <= 256 else np.uint16)
             lo, hi = sorted(rng.integers(0, 302, 2))
             n, r = row_histograms(v, width, int(lo), int(hi))
@@ -46,9 +46,11 @@ def reference(qc, dc, ql, dl, ties, topk, ks):
             for k in ks:
                 pk[k].append(inside[k] / k)
             continue
-        order = {"stable": np.argsort(d, kind="stable"),
-                 "optimistic": np.lexsort((~g, d)),
-                 "pessimistic": np.lexsort((g, d))}[ties]
+        order = {
+            "stable": np.argsort(d, kind="stable"),
+            "optimistic": np.lexsort((~g, d)),
+            "pessimistic": np.lexsort((g, d)),
+        }[ties]
         ranked = g[order]
         cut = ranked if topk is None else ranked[:topk]
         hits = np.cumsum(cut)
@@ -62,29 +64,34 @@ def reference(qc, dc, ql, dl, ties, topk, ks):
 @pytest.mark.parametrize("bits", [3, 6, 16, 33, 64, 90])
 @pytest.mark.parametrize("multilabel", [False, True])
 def test_evaluation_equals_per_query_argsort(bits, multilabel, monkeypatch):
-    monkeypatch.setattr(histograms, "BINCOUNT_PIECE", 50)          # several pieces per row
+    monkeypatch.setattr(histograms, "BINCOUNT_PIECE", 50)  # several pieces per row
     monkeypatch.setattr(histograms, "XOR_BLOCK_BYTES", 3 * 257 * 8)  # several XOR blocks per chunk
     rng = np.random.default_rng(bits)
-    nq, ndb = 2 * histograms.CPU_CHUNK_QUERIES + 3, 257              # odd rows per class chunk
+    nq, ndb = 2 * histograms.CPU_CHUNK_QUERIES + 3, 257  # odd rows per class chunk
     qc, dc = rng.choice([-1, 1], (nq, bits)), rng.choice([-1, 1], (ndb, bits))
-    dc[:60] = dc[0]                                                    # heavy ties
+    dc[:60] = dc[0]  # heavy ties
     qc[:4] = dc[0]
     if multilabel:
         ql, dl = rng.integers(0, 2, (nq, 3)), rng.integers(0, 2, (ndb, 3))
-        ql[0] = 0                                                      # no relevant item
+        ql[0] = 0  # no relevant item
     else:
-        ql, dl = rng.integers(0, 4, nq), rng.integers(0, 3, ndb)       # class 3: no item
+        ql, dl = rng.integers(0, 4, nq), rng.integers(0, 3, ndb)  # class 3: no item
         ql[0] = 3
-    ks = (1, 5, 100, 1000)                                             # 1000 > database
+    ks = (1, 5, 100, 1000)  # 1000 > database
     for ties in ("expected", "optimistic", "pessimistic", "stable"):
         for topk in (None, 10, 1000):
             want_ap, want_pk = reference(qc, dc, ql, dl, ties, topk, ks)
             normalizer = "min_r_k" if topk else "retrieved"
-            got = evaluate_hashing(qc, dc, ql, dl, ties=ties, topk=topk, ks=ks, normalizer=normalizer,
-                                   device="cpu")
-            if topk is not None:   # AP@k divides by min(R, k)
-                R = np.array([(ql[i] == dl).sum() if ql.ndim == 1 else ((ql[i] @ dl.T) > 0).sum()
-                              for i in range(nq)])
+            got = evaluate_hashing(
+                qc, dc, ql, dl, ties=ties, topk=topk, ks=ks, normalizer=normalizer, device="cpu"
+            )
+            if topk is not None:  # AP@k divides by min(R, k)
+                R = np.array(
+                    [
+                        (ql[i] == dl).sum() if ql.ndim == 1 else ((ql[i] @ dl.T) > 0).sum()
+                        for i in range(nq)
+                    ]
+                )
                 full = want_ap * R
                 want_ap = np.divide(full, np.minimum(R, topk), out=np.zeros(nq), where=R > 0)
             np.testing.assert_allclose(got["ap"], want_ap, rtol=1e-12, atol=1e-12)

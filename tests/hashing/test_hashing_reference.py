@@ -37,11 +37,22 @@ def case(seed, n_q, n_db, bits, n_classes, multilabel=False):
     rng = np.random.default_rng(seed)
     q, d = rng.choice([-1, 1], (n_q, bits)), rng.choice([-1, 1], (n_db, bits))
     if multilabel:
-        return q, d, (rng.random((n_q, n_classes)) < .3).astype(int), (rng.random((n_db, n_classes)) < .3).astype(int)
+        return (
+            q,
+            d,
+            (rng.random((n_q, n_classes)) < 0.3).astype(int),
+            (rng.random((n_db, n_classes)) < 0.3).astype(int),
+        )
     return q, d, rng.integers(0, n_classes, n_q), rng.integers(0, n_classes, n_db)
 
 
-CONFIGS = [(None, "retrieved"), (2, "retrieved"), (3, "retrieved"), (4, "min_r_k"), (9, "retrieved")]
+CONFIGS = [
+    (None, "retrieved"),
+    (2, "retrieved"),
+    (3, "retrieved"),
+    (4, "min_r_k"),
+    (9, "retrieved"),
+]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -57,8 +68,10 @@ def test_expected_equals_mean_over_all_within_tie_orders(seed):
         orders.append(per)
     for topk, norm in CONFIGS:
         out = evaluate_hashing(q, d, ql, dl, topk=topk, normalizer=norm, ks=(1, 3, 5, 8))
-        want = [np.mean([ap_of_ranking(r, topk, norm, rel[i].sum()) for r in orders[i]])
-                for i in range(len(q))]
+        want = [
+            np.mean([ap_of_ranking(r, topk, norm, rel[i].sum()) for r in orders[i]])
+            for i in range(len(q))
+        ]
         np.testing.assert_allclose(out["ap"], want, atol=1e-12)
         for k in (1, 3, 5, 8):
             want_p = np.mean([np.mean([r[:k].sum() / k for r in orders[i]]) for i in range(len(q))])
@@ -70,14 +83,27 @@ def test_expected_equals_mean_over_all_within_tie_orders(seed):
 def test_bounds_and_stable_equal_explicit_orders(seed, multilabel):
     q, d, ql, dl = case(100 + seed, 10, 80, 6, 4, multilabel)
     dist, rel = brute(q, d, ql, dl)
-    orders = {"optimistic": lambda i: np.lexsort((~rel[i], dist[i])),
-              "pessimistic": lambda i: np.lexsort((rel[i], dist[i])),
-              "stable": lambda i: np.argsort(dist[i], kind="stable")}
+    orders = {
+        "optimistic": lambda i: np.lexsort((~rel[i], dist[i])),
+        "pessimistic": lambda i: np.lexsort((rel[i], dist[i])),
+        "stable": lambda i: np.argsort(dist[i], kind="stable"),
+    }
     for topk, norm in [(None, "retrieved"), (15, "retrieved"), (15, "min_r_k"), (500, "retrieved")]:
         for ties, order in orders.items():
-            out = evaluate_hashing(q, d, ql, dl, topk=topk, normalizer=norm, ties=ties,
-                                   ks=(1, 5, 15, 100), memory_budget=3000)  # many small chunks
-            want = [ap_of_ranking(rel[i][order(i)], topk, norm, rel[i].sum()) for i in range(len(q))]
+            out = evaluate_hashing(
+                q,
+                d,
+                ql,
+                dl,
+                topk=topk,
+                normalizer=norm,
+                ties=ties,
+                ks=(1, 5, 15, 100),
+                memory_budget=3000,
+            )  # many small chunks
+            want = [
+                ap_of_ranking(rel[i][order(i)], topk, norm, rel[i].sum()) for i in range(len(q))
+            ]
             np.testing.assert_allclose(out["ap"], want, atol=1e-12)
             for k in (1, 5, 15, 100):
                 want_p = np.mean([rel[i][order(i)][:k].sum() / k for i in range(len(q))])
@@ -94,6 +120,12 @@ def test_expected_at_k_matches_shuffles():
         samples = []
         for _ in range(n):
             perm = rng.permutation(d.shape[0])
-            samples.append(ap_of_ranking(rel[i][perm[np.argsort(dist[i][perm], kind="stable")]],
-                                         10, "retrieved", rel[i].sum()))
+            samples.append(
+                ap_of_ranking(
+                    rel[i][perm[np.argsort(dist[i][perm], kind="stable")]],
+                    10,
+                    "retrieved",
+                    rel[i].sum(),
+                )
+            )
         assert abs(out["ap"][i] - np.mean(samples)) <= 4 * np.std(samples) / np.sqrt(n) + 1e-12

@@ -13,27 +13,56 @@ ES = translations("es").gettext
 
 def _result(ties="expected", topk=None):
     # the shape evaluate_hashing returns (only what the tables read)
-    return {"map": 0.5, "map_band": (0.4, 0.6), "ties": ties, "topk": topk, "precision_at_k": {1: 1.0, 5: 0.4},
-            "radius": 2, "precision_radius": 0.3, "recall_radius": 0.7, "ap": [0.5, 0.5],
-            "pr_by_radius": {"radius": [0, 1], "precision": [1.0, 0.5], "recall": [0.2, 0.4]},
-            "per_class_map": {}, "n_queries": 2, "n_db": 10, "bits": 16, "zero_relevant_queries": 0}
+    return {
+        "map": 0.5,
+        "map_band": (0.4, 0.6),
+        "ties": ties,
+        "topk": topk,
+        "precision_at_k": {1: 1.0, 5: 0.4},
+        "radius": 2,
+        "precision_radius": 0.3,
+        "recall_radius": 0.7,
+        "ap": [0.5, 0.5],
+        "pr_by_radius": {"radius": [0, 1], "precision": [1.0, 0.5], "recall": [0.2, 0.4]},
+        "per_class_map": {},
+        "n_queries": 2,
+        "n_db": 10,
+        "bits": 16,
+        "zero_relevant_queries": 0,
+    }
 
 
 @pytest.mark.parametrize("rule", list(TIE_RULE_NAMES))
 def test_summary_words_in_english_and_spanish(rule):
     en = hashing_tables(_result(rule, topk=5))["summary"]
     es = hashing_tables(_result(rule, topk=5), gettext=ES)["summary"]
-    assert en["measure"].tolist() == ["mAP@5", "mAP@5, relevant items last among ties",
-                                      "mAP@5, relevant items first among ties", "P@1", "P@5",
-                                      "precision within Hamming radius 2", "recall within Hamming radius 2"]
-    assert es["measure"].tolist() == ["mAP@5", "mAP@5, relevantes al final entre los empates",
-                                      "mAP@5, relevantes al principio entre los empates", "P@1", "P@5",
-                                      "precisión dentro del radio de Hamming 2",
-                                      "exhaustividad dentro del radio de Hamming 2"]
+    assert en["measure"].tolist() == [
+        "mAP@5",
+        "mAP@5, relevant items last among ties",
+        "mAP@5, relevant items first among ties",
+        "P@1",
+        "P@5",
+        "precision within Hamming radius 2",
+        "recall within Hamming radius 2",
+    ]
+    assert es["measure"].tolist() == [
+        "mAP@5",
+        "mAP@5, relevantes al final entre los empates",
+        "mAP@5, relevantes al principio entre los empates",
+        "P@1",
+        "P@5",
+        "precisión dentro del radio de Hamming 2",
+        "exhaustividad dentro del radio de Hamming 2",
+    ]
     assert en["note"][0] == f"ties: {TIE_RULE_NAMES[rule]}"
-    assert es["note"][0] == f"empates: {ES(TIE_RULE_NAMES[rule])}" and ES(TIE_RULE_NAMES[rule]) != TIE_RULE_NAMES[rule]
-    assert es["note"].tolist()[1:3] == ["el mínimo que da cualquier orden de los empates",
-                                        "el máximo que da cualquier orden de los empates"]
+    assert (
+        es["note"][0] == f"empates: {ES(TIE_RULE_NAMES[rule])}"
+        and ES(TIE_RULE_NAMES[rule]) != TIE_RULE_NAMES[rule]
+    )
+    assert es["note"].tolist()[1:3] == [
+        "el mínimo que da cualquier orden de los empates",
+        "el máximo que da cualquier orden de los empates",
+    ]
     # numbers and column names never change
     assert es["value"].equals(en["value"]) and list(es.columns) == ["measure", "value", "note"]
 

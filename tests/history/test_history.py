@@ -41,10 +41,18 @@ def random_data(seed: int, n_queries: int = 12):
 
 def fake_evaluation(name: str, rng: np.random.Generator, n_queries: int = 5):
     """An evaluation-like object (the store needs only these attributes)."""
-    per_query = pd.DataFrame(rng.random((n_queries, 3)), columns=MEASURES,
-                             index=pd.Index([f"q{i}" for i in range(n_queries)], name="query_id"))
-    return SimpleNamespace(run_name=name, measures=list(MEASURES), per_query=per_query,
-                           aggregate=per_query.mean().to_dict(), conventions=mc.Conventions())
+    per_query = pd.DataFrame(
+        rng.random((n_queries, 3)),
+        columns=MEASURES,
+        index=pd.Index([f"q{i}" for i in range(n_queries)], name="query_id"),
+    )
+    return SimpleNamespace(
+        run_name=name,
+        measures=list(MEASURES),
+        per_query=per_query,
+        aggregate=per_query.mean().to_dict(),
+        conventions=mc.Conventions(),
+    )
 
 
 @pytest.fixture
@@ -74,8 +82,10 @@ def test_default_path_follows_ranklab_home(tmp_path, monkeypatch):
 def test_round_trip_of_a_real_evaluation(store):
     qrels, run = random_data(0)
     ev = mc.evaluate(qrels, run, MEASURES + ["AP"], missing_queries="zero")
-    meta = pd.DataFrame({"query": [f"text {q}" for q in qrels], "category": ["a", "b"] * 6},
-                        index=pd.Index(list(qrels), name="query_id"))
+    meta = pd.DataFrame(
+        {"query": [f"text {q}" for q in qrels], "category": ["a", "b"] * 6},
+        index=pd.Index(list(qrels), name="query_id"),
+    )
     store.add_suite("s1", qrels, meta)
     eid = store.save_evaluation("s1", ev, timestamp="2025-01-28T10:00:00+02:00", note="first")
     rec = store.load_evaluation(eid)
@@ -86,11 +96,23 @@ def test_round_trip_of_a_real_evaluation(store):
     assert rec.conventions["missing_queries"] == "zero"
     assert rec.ranklab_version == mc.__version__
     assert rec.aggregate == pytest.approx(ev.aggregate, abs=0, rel=0)
-    pd.testing.assert_frame_equal(rec.per_query, ev.per_query.astype(float), check_exact=True,
-                                  check_index_type=False, check_dtype=False)
+    pd.testing.assert_frame_equal(
+        rec.per_query,
+        ev.per_query.astype(float),
+        check_exact=True,
+        check_index_type=False,
+        check_dtype=False,
+    )
     # qrels and metadata come back
-    got = store.get_suite_qrels("s1").to_frame().sort_values(["query_id", "doc_id"]).reset_index(drop=True)
-    want = mc.read_qrels(qrels).to_frame().sort_values(["query_id", "doc_id"]).reset_index(drop=True)
+    got = (
+        store.get_suite_qrels("s1")
+        .to_frame()
+        .sort_values(["query_id", "doc_id"])
+        .reset_index(drop=True)
+    )
+    want = (
+        mc.read_qrels(qrels).to_frame().sort_values(["query_id", "doc_id"]).reset_index(drop=True)
+    )
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
     back = store.get_suite_meta("s1")
     assert back.loc["q3", "query"] == "text q3" and back.loc["q3", "category"] == "b"
@@ -128,21 +150,30 @@ def test_failure_mid_write_leaves_nothing(store, monkeypatch):
         return eid
 
     def boom(self, cur, evaluation_id, aggregate, per_query, measures):
-        cur.executemany("INSERT INTO aggregate_values VALUES (?, ?, ?)",
-                        ((evaluation_id, m, v) for m, v in aggregate.items()))
+        cur.executemany(
+            "INSERT INTO aggregate_values VALUES (?, ?, ?)",
+            ((evaluation_id, m, v) for m, v in aggregate.items()),
+        )
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(HistoryStore, "_insert_evaluation_row", spy)
     monkeypatch.setattr(HistoryStore, "_insert_values", boom)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        store.save_evaluation("s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}})
+        store.save_evaluation(
+            "s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}}
+        )
     assert inserted == [1]
     counts = store.row_counts()
     for table in ("suites", "suite_qrels", "evaluations", "aggregate_values", "query_values"):
         assert counts[table] == 0, table
     # the store still works afterwards
     monkeypatch.undo()
-    assert store.save_evaluation("s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}}) >= 1
+    assert (
+        store.save_evaluation(
+            "s", fake_evaluation("r", np.random.default_rng(2)), qrels={"q0": {"d": 1}}
+        )
+        >= 1
+    )
     assert store.count_evaluations() == 1
 
 
@@ -151,8 +182,11 @@ def _writer(path, worker, n, barrier):
     barrier.wait()
     with HistoryStore(path, busy_timeout_ms=60_000) as s:
         for i in range(n):
-            s.save_evaluation("shared", fake_evaluation(f"w{worker}-{i}", rng, n_queries=20),
-                              qrels={"q0": {"d0": 1}, "q1": {"d1": 2}})
+            s.save_evaluation(
+                "shared",
+                fake_evaluation(f"w{worker}-{i}", rng, n_queries=20),
+                qrels={"q0": {"d0": 1}, "q1": {"d1": 2}},
+            )
 
 
 def test_two_processes_write_at_once(tmp_path):
@@ -199,8 +233,10 @@ PRAGMA user_version = 1;
 def test_create_v1_store_matches_the_frozen_v1_schema(tmp_path):
     def tables(path):
         conn = sqlite3.connect(path)
-        out = {name: [r[1:3] for r in conn.execute(f"PRAGMA table_info({name})")]
-               for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        out = {
+            name: [r[1:3] for r in conn.execute(f"PRAGMA table_info({name})")]
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         conn.close()
         return out, version
@@ -218,9 +254,15 @@ def test_opens_and_migrates_a_v1_store(tmp_path):
     conn.executescript(V1_DDL)
     conn.execute("INSERT INTO suites VALUES (1, 'legacy', '2024-12-01T00:00:00.000000Z', 'x')")
     conn.execute("INSERT INTO suite_qrels VALUES (1, 'q1', 'd1', 1.0)")
-    conn.execute("INSERT INTO evaluations VALUES (7, 1, 'old-run', '2024-12-02T00:00:00.000000Z', '{}', '0.0.1')")
-    conn.executemany("INSERT INTO aggregate_values VALUES (7, ?, ?)", [("nDCG@10", 0.5), ("RR", 1.0)])
-    conn.executemany("INSERT INTO query_values VALUES (7, 'q1', ?, ?)", [("nDCG@10", 0.5), ("RR", 1.0)])
+    conn.execute(
+        "INSERT INTO evaluations VALUES (7, 1, 'old-run', '2024-12-02T00:00:00.000000Z', '{}', '0.0.1')"
+    )
+    conn.executemany(
+        "INSERT INTO aggregate_values VALUES (7, ?, ?)", [("nDCG@10", 0.5), ("RR", 1.0)]
+    )
+    conn.executemany(
+        "INSERT INTO query_values VALUES (7, 'q1', ?, ?)", [("nDCG@10", 0.5), ("RR", 1.0)]
+    )
     conn.commit()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     columns = [r[1] for r in conn.execute("PRAGMA table_info(evaluations)")]
@@ -276,12 +318,16 @@ def test_report_numbers_equal_metrics_core(store):
     assert body["Run"].tolist() == ["v0", "v1", "v2", "v3"]
     assert body["Date"].tolist() == ["2025-02-01", "2025-02-02", "2025-02-03", "2025-02-04"]
     for m in MEASURES:
-        np.testing.assert_array_equal(body[m].to_numpy(dtype=float), [ev.aggregate[m] for ev in evs])
+        np.testing.assert_array_equal(
+            body[m].to_numpy(dtype=float), [ev.aggregate[m] for ev in evs]
+        )
         assert last[m] == pytest.approx(np.mean([ev.aggregate[m] for ev in evs]), rel=1e-12)
     for (_, row), ev in zip(body.iterrows(), evs, strict=True):
         assert row["Interpretation"] == row_label(ev.aggregate, DEFAULT_GOOD_THRESHOLDS)
     assert last["ID"] == "Summary" and last["Run"] == "4 evaluations (1 suite)"
-    assert last["Interpretation"] == overall_label({m: last[m] for m in MEASURES}, DEFAULT_GOOD_THRESHOLDS)
+    assert last["Interpretation"] == overall_label(
+        {m: last[m] for m in MEASURES}, DEFAULT_GOOD_THRESHOLDS
+    )
 
     per_query = store.report("s", per_query=True)
     body = per_query.iloc[:-1]
@@ -289,8 +335,9 @@ def test_report_numbers_equal_metrics_core(store):
     for i, ev in enumerate(evs):
         rows = body[body["Run"] == f"v{i}"].set_index("Query ID")
         for m in MEASURES:
-            np.testing.assert_array_equal(rows[m].to_numpy(dtype=float),
-                                          ev.per_query.loc[rows.index, m].to_numpy(dtype=float))
+            np.testing.assert_array_equal(
+                rows[m].to_numpy(dtype=float), ev.per_query.loc[rows.index, m].to_numpy(dtype=float)
+            )
     all_values = pd.concat([ev.per_query for ev in evs])
     for m in MEASURES:
         assert per_query.iloc[-1][m] == pytest.approx(all_values[m].mean(), rel=1e-12)
@@ -303,17 +350,32 @@ def test_seed_001_example_labels():
     assert labels == ["Good", "Good", "Needs improvement"]
     means = dict(zip(MEASURES, np.mean(rows, axis=0), strict=True))
     assert overall_label(means, DEFAULT_GOOD_THRESHOLDS) == "Acceptable"
-    assert overall_label(dict(zip(MEASURES, rows[1], strict=True)), DEFAULT_GOOD_THRESHOLDS) == "Efficient"
-    assert overall_label(dict(zip(MEASURES, rows[2], strict=True)), DEFAULT_GOOD_THRESHOLDS) == "Needs improvement"
+    assert (
+        overall_label(dict(zip(MEASURES, rows[1], strict=True)), DEFAULT_GOOD_THRESHOLDS)
+        == "Efficient"
+    )
+    assert (
+        overall_label(dict(zip(MEASURES, rows[2], strict=True)), DEFAULT_GOOD_THRESHOLDS)
+        == "Needs improvement"
+    )
     assert overall_label({"AP": 0.1}, DEFAULT_GOOD_THRESHOLDS) == ""
 
 
 def test_date_filter(store):
     rng = np.random.default_rng(4)
-    stamps = ["2025-01-27T23:59:59Z", "2025-01-28T00:00:00Z", "2025-01-28T23:59:59Z", "2025-01-29T00:00:00Z",
-              "2025-02-10T08:00:00Z"]
-    ids = [store.save_evaluation("s", fake_evaluation(f"r{i}", rng), timestamp=t, qrels={"q0": {"d": 1}})
-           for i, t in enumerate(stamps)]
+    stamps = [
+        "2025-01-27T23:59:59Z",
+        "2025-01-28T00:00:00Z",
+        "2025-01-28T23:59:59Z",
+        "2025-01-29T00:00:00Z",
+        "2025-02-10T08:00:00Z",
+    ]
+    ids = [
+        store.save_evaluation(
+            "s", fake_evaluation(f"r{i}", rng), timestamp=t, qrels={"q0": {"d": 1}}
+        )
+        for i, t in enumerate(stamps)
+    ]
     on_28 = store.list_evaluations(date_from="2025-01-28", date_to="2025-01-28")
     assert on_28["id"].tolist() == ids[1:3]
     assert store.list_evaluations(date_from="2025-01-29")["id"].tolist() == ids[3:]
@@ -348,7 +410,10 @@ def test_sample_history_loads_with_exact_values(tmp_path):
         data = json.loads(SAMPLE_PATH.read_text(encoding="utf-8"))
         suite = data["suites"][0]
         first = suite["evaluations"][0]
-        run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in first["ranking"].items()}
+        run = {
+            q: {d: float(len(docs) - i) for i, d in enumerate(docs)}
+            for q, docs in first["ranking"].items()
+        }
         ev = mc.evaluate(suite["qrels"], run, MEASURES)
         rec = s.load_evaluation(ids[0])
         assert rec.aggregate == ev.aggregate
@@ -365,11 +430,18 @@ def test_qrels_digest_is_the_sha256_of_its_lines():
 
     from metrics_core.history import qrels_digest
 
-    frame = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q10", "q2", "é"],
-                          "doc_id": ["d1", "d 2", "d1", "x", "y", "z"],
-                          "relevance": [1, 0.0, -0.0, 2.5, -1, 3]})
-    want = hashlib.sha256("".join(f"{q}\t{d}\t{float(r)!r}\n" for q, d, r in
-                                  frame.itertuples(index=False, name=None)).encode()).hexdigest()
+    frame = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q10", "q2", "é"],
+            "doc_id": ["d1", "d 2", "d1", "x", "y", "z"],
+            "relevance": [1, 0.0, -0.0, 2.5, -1, 3],
+        }
+    )
+    want = hashlib.sha256(
+        "".join(
+            f"{q}\t{d}\t{float(r)!r}\n" for q, d, r in frame.itertuples(index=False, name=None)
+        ).encode()
+    ).hexdigest()
     assert qrels_digest(frame) == want
     assert qrels_digest(frame.iloc[:0]) == hashlib.sha256(b"").hexdigest()
 
@@ -378,17 +450,34 @@ def test_public_counts_values_and_errors_replace_the_connection(store):
     from metrics_core.history import comparative_report
 
     rng = np.random.default_rng(8)
-    a = store.save_evaluation("s", fake_evaluation("ra", rng, n_queries=4), qrels={"q0": {"d": 1}, "q1": {"e": 2}})
+    a = store.save_evaluation(
+        "s", fake_evaluation("ra", rng, n_queries=4), qrels={"q0": {"d": 1}, "q1": {"e": 2}}
+    )
     b = store.save_evaluation("s", fake_evaluation("rb", rng, n_queries=3))
-    assert store.row_counts() == {"suites": 1, "suite_qrels": 2, "evaluations": 2, "aggregate_values": 6,
-                                  "query_values": (4 + 3) * 3}
+    assert store.row_counts() == {
+        "suites": 1,
+        "suite_qrels": 2,
+        "evaluations": 2,
+        "aggregate_values": 6,
+        "query_values": (4 + 3) * 3,
+    }
     assert store.row_counts(b) == {"evaluations": 1, "aggregate_values": 3, "query_values": 9}
     long = store.query_values([a, b])
-    assert list(long.columns) == ["evaluation_id", "query_id", "measure", "value"] and len(long) == 21
+    assert (
+        list(long.columns) == ["evaluation_id", "query_id", "measure", "value"] and len(long) == 21
+    )
     rec = store.load_evaluation(a)
-    mine = long[long["evaluation_id"] == a].pivot(index="query_id", columns="measure", values="value")
+    mine = long[long["evaluation_id"] == a].pivot(
+        index="query_id", columns="measure", values="value"
+    )
     pd.testing.assert_frame_equal(mine[MEASURES], rec.per_query, check_names=False)
     # the report is one library function of the store's public methods
-    pd.testing.assert_frame_equal(comparative_report(store, per_query=True), store.report(per_query=True))
+    pd.testing.assert_frame_equal(
+        comparative_report(store, per_query=True), store.report(per_query=True)
+    )
     err = store.error(sqlite3.DatabaseError("database disk image is malformed"))
-    assert isinstance(err, InputError) and "integrity check: ok" in str(err) and str(store.path) in str(err)
+    assert (
+        isinstance(err, InputError)
+        and "integrity check: ok" in str(err)
+        and str(store.path) in str(err)
+    )

@@ -11,13 +11,22 @@ from metrics_core.report.catalogs import translations
 ES = translations("es").ngettext
 
 
-@pytest.mark.parametrize("count, suites, per_query, english, spanish", [
-    (6, 1, False, "6 evaluations (1 suite)", "6 evaluaciones (1 conjunto)"),
-    (1, 2, False, "1 evaluation (2 suites)", "1 evaluación (2 conjuntos)"),
-    (0, 0, False, "0 evaluations (0 suites)", "0 evaluaciones (0 conjuntos)"),
-    (1, 1, True, "1 query evaluation (1 suite)", "1 evaluación de consulta (1 conjunto)"),
-    (96, 3, True, "96 query evaluations (3 suites)", "96 evaluaciones de consultas (3 conjuntos)"),
-])
+@pytest.mark.parametrize(
+    "count, suites, per_query, english, spanish",
+    [
+        (6, 1, False, "6 evaluations (1 suite)", "6 evaluaciones (1 conjunto)"),
+        (1, 2, False, "1 evaluation (2 suites)", "1 evaluación (2 conjuntos)"),
+        (0, 0, False, "0 evaluations (0 suites)", "0 evaluaciones (0 conjuntos)"),
+        (1, 1, True, "1 query evaluation (1 suite)", "1 evaluación de consulta (1 conjunto)"),
+        (
+            96,
+            3,
+            True,
+            "96 query evaluations (3 suites)",
+            "96 evaluaciones de consultas (3 conjuntos)",
+        ),
+    ],
+)
 def test_summary_text_in_both_languages(count, suites, per_query, english, spanish):
     assert summary_text(count, suites, per_query) == english
     assert summary_text(count, suites, per_query, ngettext=ES) == spanish
@@ -33,7 +42,9 @@ def store():
 def test_the_report_summary_row_in_spanish(store):
     english, spanish = store.report(), store.report(ngettext=ES)
     n, suites = len(english) - 1, english["Suite"].iloc[:-1].nunique()
-    assert english["Run"].iloc[-1] == f"{n} evaluations ({suites} suite{'s' if suites != 1 else ''})"
+    assert (
+        english["Run"].iloc[-1] == f"{n} evaluations ({suites} suite{'s' if suites != 1 else ''})"
+    )
     assert spanish["Run"].iloc[-1] == summary_text(n, suites, ngettext=ES)
     assert spanish["Run"].iloc[-1].startswith(f"{n} evaluaciones (")
     assert spanish.attrs["summary"]["suites"] == suites

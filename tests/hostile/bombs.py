@@ -28,6 +28,7 @@ FORMATS = ("gzip", "bzip2", "xz", "zstd", "lz4")
 
 # -- memory ---------------------------------------------------------------------------
 
+
 def _status_kib(field: str) -> int:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -51,6 +52,7 @@ def peak_growth_mb(fn) -> float:
 
 
 # -- compression ----------------------------------------------------------------------
+
 
 def compress(fmt: str, data: bytes) -> bytes:
     """``data`` as one gzip member, bzip2 stream, xz stream, zstd or LZ4 frame."""
@@ -76,6 +78,7 @@ def compressed_bomb(fmt: str, block: bytes, members: int, prefix: bytes = b"") -
 
 
 # -- Parquet footer (Thrift compact protocol) -------------------------------------------
+
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     shift = result = 0
@@ -107,23 +110,23 @@ def _list_header(buf: bytes, pos: int) -> tuple[int, int, int]:
 
 
 def _skip(buf: bytes, pos: int, kind: int) -> int:
-    if kind in (1, 2):            # booleans: the value is the type
+    if kind in (1, 2):  # booleans: the value is the type
         return pos
-    if kind == 3:                 # byte
+    if kind == 3:  # byte
         return pos + 1
-    if kind in (4, 5, 6):         # i16, i32, i64: zigzag varints
+    if kind in (4, 5, 6):  # i16, i32, i64: zigzag varints
         return _varint(buf, pos)[1]
-    if kind == 7:                 # double
+    if kind == 7:  # double
         return pos + 8
-    if kind == 8:                 # binary
+    if kind == 8:  # binary
         n, pos = _varint(buf, pos)
         return pos + n
-    if kind in (9, 10):           # list, set
+    if kind in (9, 10):  # list, set
         size, elem, pos = _list_header(buf, pos)
         for _ in range(size):
             pos = pos + 1 if elem in (1, 2) else _skip(buf, pos, elem)
         return pos
-    if kind == 11:                # map
+    if kind == 11:  # map
         n, pos = _varint(buf, pos)
         if n:
             kv = buf[pos]
@@ -131,7 +134,7 @@ def _skip(buf: bytes, pos: int, kind: int) -> int:
             for _ in range(n):
                 pos = _skip(buf, _skip(buf, pos, kv >> 4), kv & 15)
         return pos
-    if kind == 12:                # struct
+    if kind == 12:  # struct
         return _fields(buf, pos)[1]
     raise ValueError(f"Thrift type {kind}")
 
@@ -158,6 +161,7 @@ def _fields(buf: bytes, pos: int) -> tuple[dict, int]:
 def _spans(meta: bytes, path: list) -> list[tuple[int, int]]:
     """Byte spans of the values at ``path`` (field ids; ``"*"``: every element of a list
     of structs)."""
+
     def walk(pos, path):
         _, start, end = _fields(meta, pos)[0][path[0]]
         if len(path) == 1:
@@ -170,6 +174,7 @@ def _spans(meta: bytes, path: list) -> list[tuple[int, int]]:
                 p = _skip(meta, p, elem)
             return found
         return walk(start, path[1:])
+
     return walk(0, path)
 
 
@@ -181,14 +186,15 @@ FILE_ROWS, GROUP_ROWS, COLUMN_VALUES = [3], [4, "*", 3], [4, "*", 1, "*", 3, 5]
 def patch_parquet_rows(data: bytes, rows: int, *paths: list) -> bytes:
     """``data`` (a Parquet file) with the i64 counts at ``paths`` set to ``rows``."""
     n = struct.unpack("<I", data[-8:-4])[0]
-    meta = data[-8 - n:-8]
+    meta = data[-8 - n : -8]
     value = _varint_bytes((rows << 1) ^ (rows >> 63))
     for start, end in sorted((s for p in paths for s in _spans(meta, p)), reverse=True):
         meta = meta[:start] + value + meta[end:]
-    return data[:-8 - n] + meta + struct.pack("<I", len(meta)) + b"PAR1"
+    return data[: -8 - n] + meta + struct.pack("<I", len(meta)) + b"PAR1"
 
 
 # -- History --------------------------------------------------------------------------
+
 
 def check_bomb_history(size: int, rows: int = 50) -> bytes:
     """A history file (the store's own schema, ``rows`` qrels rows) whose ``suite_qrels``
@@ -202,11 +208,15 @@ def check_bomb_history(size: int, rows: int = 50) -> bytes:
     try:
         conn.deserialize(image)
         conn.execute("INSERT INTO suites VALUES (1, 's', '2026-11-27T00:00:00Z', 'x')")
-        conn.executemany("INSERT INTO suite_qrels VALUES (1, ?, 'd1', 1)", [(f"q{i}",) for i in range(rows)])
+        conn.executemany(
+            "INSERT INTO suite_qrels VALUES (1, ?, 'd1', 1)", [(f"q{i}",) for i in range(rows)]
+        )
         conn.execute("PRAGMA writable_schema = ON")
-        conn.execute("UPDATE sqlite_master SET sql = replace(sql, 'relevance REAL NOT NULL', "
-                     "'relevance REAL NOT NULL CHECK (length(printf(''%.*c'', ?, ''x'')) > 0)') "
-                     "WHERE name = 'suite_qrels'".replace("?", str(int(size))))
+        conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, 'relevance REAL NOT NULL', "
+            "'relevance REAL NOT NULL CHECK (length(printf(''%.*c'', ?, ''x'')) > 0)') "
+            "WHERE name = 'suite_qrels'".replace("?", str(int(size)))
+        )
         conn.execute("PRAGMA writable_schema = OFF")
         return bytes(conn.serialize())
     finally:

@@ -144,10 +144,13 @@ def test_decompressed_text_is_checked_once_and_binary_formats_pass():
 
 # -- Parquet ----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def small_parquet() -> bytes:
     buf = io.BytesIO()
-    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}), buf)
+    pq.write_table(
+        pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}), buf
+    )
     return buf.getvalue()
 
 
@@ -157,15 +160,23 @@ def test_the_footer_patch_is_faithful(small_parquet):
     assert len(read_run(same, name="r", fmt="parquet")) == 2
     forged = patch_parquet_rows(small_parquet, 600_000_000, FILE_ROWS, GROUP_ROWS, COLUMN_VALUES)
     meta = pq.ParquetFile(pa.BufferReader(forged)).metadata
-    assert meta.num_rows == meta.row_group(0).num_rows == meta.row_group(0).column(0).num_values == 600_000_000
+    assert (
+        meta.num_rows
+        == meta.row_group(0).num_rows
+        == meta.row_group(0).column(0).num_values
+        == 600_000_000
+    )
     assert len(forged) < 1000
 
 
-@pytest.mark.parametrize(("paths", "words"), [
-    ((FILE_ROWS,), "declares 600,000,000 rows, but its row groups hold 2"),
-    ((FILE_ROWS, GROUP_ROWS), "declares 600,000,000 rows, but its columns hold 2 values"),
-    ((FILE_ROWS, GROUP_ROWS, COLUMN_VALUES), "declares 600,000,000 rows in"),
-])
+@pytest.mark.parametrize(
+    ("paths", "words"),
+    [
+        ((FILE_ROWS,), "declares 600,000,000 rows, but its row groups hold 2"),
+        ((FILE_ROWS, GROUP_ROWS), "declares 600,000,000 rows, but its columns hold 2 values"),
+        ((FILE_ROWS, GROUP_ROWS, COLUMN_VALUES), "declares 600,000,000 rows in"),
+    ],
+)
 def test_parquet_declaring_600_million_rows_is_refused(small_parquet, tmp_path, paths, words):
     forged = patch_parquet_rows(small_parquet, 600_000_000, *paths)
     path = tmp_path / "forged.parquet"
@@ -182,8 +193,16 @@ def test_parquet_over_the_budget_is_refused_before_reading(small_parquet):
     """Honest counts, but more cells than the caller's budget allows."""
     rows = 200_000
     buf = io.BytesIO()
-    pq.write_table(pa.table({"query_id": [f"q{i}" for i in range(rows)], "doc_id": ["d"] * rows,
-                             "score": [1.0] * rows}), buf)
+    pq.write_table(
+        pa.table(
+            {
+                "query_id": [f"q{i}" for i in range(rows)],
+                "doc_id": ["d"] * rows,
+                "score": [1.0] * rows,
+            }
+        ),
+        buf,
+    )
     upload = io.BytesIO(buf.getvalue())
     upload.name = "big.parquet"
     assert len(buf.getvalue()) < 2 * MIB  # the file fits the budget, its table does not
@@ -193,6 +212,7 @@ def test_parquet_over_the_budget_is_refused_before_reading(small_parquet):
 
 
 # -- History ----------------------------------------------------------------------------
+
 
 def test_the_history_check_bomb_is_live():
     """``PRAGMA integrity_check`` evaluates an upload's CHECK constraints: a 40 MB string
@@ -213,12 +233,15 @@ def test_history_with_a_check_constraint_is_refused_before_it_runs():
     assert grown < BOUND_MB, f"+{grown:.0f} MB"
 
 
-@pytest.mark.parametrize("sql", [
-    "CREATE TABLE extra (x TEXT)",
-    "CREATE VIEW v AS SELECT printf('%.*c', 900000000, 'x')",
-    "CREATE TRIGGER t AFTER INSERT ON suites BEGIN SELECT 1; END",
-    "CREATE INDEX suites_big ON suites(length(printf('%.*c', 900000000, name)))",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE extra (x TEXT)",
+        "CREATE VIEW v AS SELECT printf('%.*c', 900000000, 'x')",
+        "CREATE TRIGGER t AFTER INSERT ON suites BEGIN SELECT 1; END",
+        "CREATE INDEX suites_big ON suites(length(printf('%.*c', 900000000, name)))",
+    ],
+)
 def test_history_with_a_foreign_object_is_refused(sql):
     with HistoryStore(":memory:") as store:
         conn = sqlite3.connect(":memory:", isolation_level=None)
@@ -253,7 +276,9 @@ def test_history_page_refuses_the_check_bomb_within_a_few_mb(monkeypatch):
     bomb = check_bomb_history(900_000_000)
 
     def upload():
-        at.get("file_uploader")[0].set_value(("check-bomb.sqlite3", bomb, "application/octet-stream")).run()
+        at.get("file_uploader")[0].set_value(
+            ("check-bomb.sqlite3", bomb, "application/octet-stream")
+        ).run()
 
     grown = peak_growth_mb(upload)
     assert not at.exception

@@ -51,8 +51,19 @@ def _csv_cells(text):
 
 def test_csv_cells_cannot_run_as_formulas(formula_files, capsys):
     d, run, qrels, _ = formula_files
-    code, out, err = _cli(capsys, "evaluate", "--qrels", qrels, "--run", run, "--per-query",
-                          "--format", "csv", "-m", "P@1")
+    code, out, err = _cli(
+        capsys,
+        "evaluate",
+        "--qrels",
+        qrels,
+        "--run",
+        run,
+        "--per-query",
+        "--format",
+        "csv",
+        "-m",
+        "P@1",
+    )
     assert code == 0, err
     cells = _csv_cells(out)
     for col in cells.columns:
@@ -65,13 +76,42 @@ def test_csv_cells_cannot_run_as_formulas(formula_files, capsys):
 
 def test_compare_and_history_csv_are_safe(formula_files, capsys):
     d, run, qrels, other = formula_files
-    code, out, err = _cli(capsys, "compare", "--qrels", qrels, "--run", run, "--run", other, "--baseline", "run",
-                          "--format", "csv", "--permutations", "10", "-m", "P@1")
+    code, out, err = _cli(
+        capsys,
+        "compare",
+        "--qrels",
+        qrels,
+        "--run",
+        run,
+        "--run",
+        other,
+        "--baseline",
+        "run",
+        "--format",
+        "csv",
+        "--permutations",
+        "10",
+        "-m",
+        "P@1",
+    )
     assert code == 0, err
     assert "'+plus" in set(_csv_cells(out)["run"])
     store = d / "h.sqlite3"
-    code, out, err = _cli(capsys, "history", "add", "--suite", "=SUM(1)", "--qrels", qrels, "--run", run,
-                          "--name", "@evil", "--store", store)
+    code, out, err = _cli(
+        capsys,
+        "history",
+        "add",
+        "--suite",
+        "=SUM(1)",
+        "--qrels",
+        qrels,
+        "--run",
+        run,
+        "--name",
+        "@evil",
+        "--store",
+        store,
+    )
     assert code == 0, err
     for action in ("list", "report"):
         code, out, err = _cli(capsys, "history", action, "--format", "csv", "--store", store)
@@ -88,8 +128,12 @@ def test_csv_safe_keeps_numbers():
 
 
 def test_markdown_escapes_html_and_links():
-    df = pd.DataFrame({"run": ["<script>alert(1)</script>", "[x](javascript:alert(1))", "a|b"],
-                       "P@5": [0.5, 0.25, 0.0]})
+    df = pd.DataFrame(
+        {
+            "run": ["<script>alert(1)</script>", "[x](javascript:alert(1))", "a|b"],
+            "P@5": [0.5, 0.25, 0.0],
+        }
+    )
     text = format_table(df, "markdown", index=False)
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "[x](javascript" not in text and "\\[x\\](javascript" in text
@@ -100,8 +144,11 @@ def test_markdown_escapes_html_and_links():
 def test_latex_escapes_specials():
     assert latex_escape("a_b & 50% <x> {y} $z$ #1 ~ ^ \\") == (
         r"a\_b \& 50\% \textless{}x\textgreater{} \{y\} \$z\$ \#1 \textasciitilde{} "
-        r"\textasciicircum{} \textbackslash{}")
-    text = format_table(pd.DataFrame({"run": ["x\\input{/etc/passwd}"], "v": [1.0]}), "latex", index=False)
+        r"\textasciicircum{} \textbackslash{}"
+    )
+    text = format_table(
+        pd.DataFrame({"run": ["x\\input{/etc/passwd}"], "v": [1.0]}), "latex", index=False
+    )
     assert "\\input{" not in text
 
 
@@ -134,7 +181,7 @@ def test_library_entry_points_raise_input_error(tmp_path):
 
 def test_gain_overflow_is_a_clear_error():
     with pytest.raises(InputError, match="too large for gain=exp"):
-        mc.evaluate({"q": {"d": 2 ** 40}}, {"q": {"d": 1.0}}, ["nDCG@10"], gain="exp")
+        mc.evaluate({"q": {"d": 2**40}}, {"q": {"d": 1.0}}, ["nDCG@10"], gain="exp")
 
 
 def test_messages_have_no_numpy_reprs_and_are_1_based():
@@ -175,12 +222,15 @@ def test_quote_in_trec_line_is_named():
         read_run(b'"q 1" Q0 d1 1 3.0 sys\n')
 
 
-@pytest.mark.parametrize("data,fmt", [
-    (b"query_id,doc_id,score\n,d1,1.0\n", "csv"),
-    (b"query_id,doc_id,score\n  ,d1,1.0\n", "csv"),
-    (b'[{"query_id": null, "doc_id": "d", "score": 1}]', "json"),
-    (b'{"query_id": "q", "doc_id": "", "score": 1}\n', "jsonl"),
-])
+@pytest.mark.parametrize(
+    "data,fmt",
+    [
+        (b"query_id,doc_id,score\n,d1,1.0\n", "csv"),
+        (b"query_id,doc_id,score\n  ,d1,1.0\n", "csv"),
+        (b'[{"query_id": null, "doc_id": "d", "score": 1}]', "json"),
+        (b'{"query_id": "q", "doc_id": "", "score": 1}\n', "jsonl"),
+    ],
+)
 def test_empty_ids_rejected_in_every_format(data, fmt):
     with pytest.raises(InputError, match="empty"):
         read_run(data, fmt=fmt)
@@ -228,8 +278,18 @@ def test_hash_errors_name_the_file(tmp_path, capsys):
     np.save(tmp_path / "ql.npy", np.array([0, 1]))
     np.save(tmp_path / "dl.npy", np.array([0, 1]))  # 2 labels for 3 codes
     np.save(tmp_path / "d8.npy", np.ones((3, 8)))
-    code, _out, err = _cli(capsys, "hash", "--query-codes", tmp_path / "q.npy", "--db-codes", tmp_path / "d8.npy",
-                           "--query-labels", tmp_path / "ql.npy", "--db-labels", tmp_path / "dl.npy")
+    code, _out, err = _cli(
+        capsys,
+        "hash",
+        "--query-codes",
+        tmp_path / "q.npy",
+        "--db-codes",
+        tmp_path / "d8.npy",
+        "--query-labels",
+        tmp_path / "ql.npy",
+        "--db-labels",
+        tmp_path / "dl.npy",
+    )
     assert code == 2 and "dl.npy" in err and err.count("\n") == 1, err
 
 
@@ -239,8 +299,22 @@ def test_damaged_history_store(tmp_path, capsys):
     run.write_text("q1 Q0 d1 1 3.0 sys\n")
     qrels.write_text("q1 0 d1 1\n")
     for i in range(3):
-        assert _cli(capsys, "history", "add", "--suite", f"s{i}", "--qrels", qrels, "--run", run,
-                    "--store", store)[0] == 0
+        assert (
+            _cli(
+                capsys,
+                "history",
+                "add",
+                "--suite",
+                f"s{i}",
+                "--qrels",
+                qrels,
+                "--run",
+                run,
+                "--store",
+                store,
+            )[0]
+            == 0
+        )
     with sqlite3.connect(store) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(store.read_bytes())
@@ -267,9 +341,26 @@ def test_read_only_store_can_be_listed(tmp_path, capsys, monkeypatch):
     run, qrels = tmp_path / "r.txt", tmp_path / "q.txt"
     run.write_text("q1 Q0 d1 1 3.0 sys\n")
     qrels.write_text("q1 0 d1 1\n")
-    assert _cli(capsys, "history", "add", "--suite", "s", "--qrels", qrels, "--run", run, "--store", store)[0] == 0
+    assert (
+        _cli(
+            capsys,
+            "history",
+            "add",
+            "--suite",
+            "s",
+            "--qrels",
+            qrels,
+            "--run",
+            run,
+            "--store",
+            store,
+        )[0]
+        == 0
+    )
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK else real_access(p, mode))
+    monkeypatch.setattr(
+        os, "access", lambda p, mode, **kw: False if mode == os.W_OK else real_access(p, mode)
+    )
     with HistoryStore(store) as s:
         assert s.read_only
     code, out, err = _cli(capsys, "history", "list", "--store", store, "--format", "json")
@@ -283,5 +374,7 @@ def test_data_page_upload_with_text_relevance_names_the_line():
     """The Data page's qrels upload (auto format): the value and line, not "no query_id column"."""
     from ui.ranking.data import parse_qrels
 
-    with pytest.raises(InputError, match=r"qrels.txt, line 1: relevance 'relevant' is not a number"):
+    with pytest.raises(
+        InputError, match=r"qrels.txt, line 1: relevance 'relevant' is not a number"
+    ):
         parse_qrels(b"q1 0 d1 relevant\nq1 0 d2 0\n", "qrels.txt")

@@ -41,7 +41,12 @@ def payloads(d: Path, marker: str) -> dict[str, bytes]:
     arr = np.empty(1, dtype=object)
     arr[0] = _Payload(marker)
     np.save(buf, arr, allow_pickle=True)
-    out = {"raw": raw, "npy": buf.getvalue(), "gz": gzip.compress(raw), "npy_gz": gzip.compress(buf.getvalue())}
+    out = {
+        "raw": raw,
+        "npy": buf.getvalue(),
+        "gz": gzip.compress(raw),
+        "npy_gz": gzip.compress(buf.getvalue()),
+    }
     try:
         import torch
 
@@ -53,8 +58,21 @@ def payloads(d: Path, marker: str) -> dict[str, bytes]:
     return out
 
 
-NAMES = ["x.pkl", "x.pickle", "x.npy", "x.npz", "x.pt", "x.parquet", "x.json", "x.jsonl", "x.csv",
-         "x.tsv", "x.txt", "x.gz", "x"]
+NAMES = [
+    "x.pkl",
+    "x.pickle",
+    "x.npy",
+    "x.npz",
+    "x.pt",
+    "x.parquet",
+    "x.json",
+    "x.jsonl",
+    "x.csv",
+    "x.tsv",
+    "x.txt",
+    "x.gz",
+    "x",
+]
 
 
 @pytest.fixture()
@@ -117,20 +135,54 @@ def test_no_subcommand_unpickles(hostile, tmp_path):
     (good / "qrels.txt").write_text("q1 0 d1 1\n")
     np.save(good / "c.npy", np.array([[1, -1], [-1, 1]]))
     np.save(good / "l.npy", np.array([0, 1]))
-    picked = [p for p in files if p.name.split("-", 1)[1] in ("x.npy", "x.pt", "x.parquet", "x.pkl", "x.gz")]
+    picked = [
+        p
+        for p in files
+        if p.name.split("-", 1)[1] in ("x.npy", "x.pt", "x.parquet", "x.pkl", "x.gz")
+    ]
     commands = []
     for p in picked:
         p = str(p)
         commands += [
             ["evaluate", "--qrels", str(good / "qrels.txt"), "--run", p],
             ["evaluate", "--qrels", p, "--run", str(good / "run.txt")],
-            ["detect", p], ["calibrate", p], ["dynamic-k", p],
-            ["hash", "--query-codes", p, "--db-codes", str(good / "c.npy"), "--query-labels",
-             str(good / "l.npy"), "--db-labels", str(good / "l.npy")],
-            ["hash", "--query-codes", str(good / "c.npy"), "--db-codes", str(good / "c.npy"),
-             "--query-labels", str(good / "l.npy"), "--db-labels", p],
-            ["history", "add", "--suite", "s", "--qrels", str(good / "qrels.txt"), "--run", p,
-             "--store", str(tmp_path / "h.sqlite3")],
+            ["detect", p],
+            ["calibrate", p],
+            ["dynamic-k", p],
+            [
+                "hash",
+                "--query-codes",
+                p,
+                "--db-codes",
+                str(good / "c.npy"),
+                "--query-labels",
+                str(good / "l.npy"),
+                "--db-labels",
+                str(good / "l.npy"),
+            ],
+            [
+                "hash",
+                "--query-codes",
+                str(good / "c.npy"),
+                "--db-codes",
+                str(good / "c.npy"),
+                "--query-labels",
+                str(good / "l.npy"),
+                "--db-labels",
+                p,
+            ],
+            [
+                "history",
+                "add",
+                "--suite",
+                "s",
+                "--qrels",
+                str(good / "qrels.txt"),
+                "--run",
+                p,
+                "--store",
+                str(tmp_path / "h.sqlite3"),
+            ],
         ]
     # one child process runs every command in turn (start-up paid once)
     script = (
@@ -147,12 +199,20 @@ def test_no_subcommand_unpickles(hostile, tmp_path):
     import json
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-c", script, json.dumps(commands)], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert not os.path.exists(marker), "a subcommand unpickled a payload"
     assert p.returncode == 0, p.stderr[-2000:]
     codes = json.loads(p.stdout.strip().splitlines()[-1])
     assert len(codes) == len(commands)
-    assert all(c == 2 for c in codes), [(" ".join(a[:2]), c) for a, c in zip(commands, codes, strict=True) if c != 2]
+    assert all(c == 2 for c in codes), [
+        (" ".join(a[:2]), c) for a, c in zip(commands, codes, strict=True) if c != 2
+    ]
     assert "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == len(commands), p.stderr[-2000:]

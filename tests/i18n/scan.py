@@ -19,23 +19,64 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Streamlit calls whose first positional argument is shown to the visitor.
-DISPLAY_CALLS = frozenset({
-    "title", "header", "subheader", "markdown", "caption", "write", "text", "button",
-    "download_button", "link_button", "page_link", "checkbox", "toggle", "radio", "selectbox",
-    "multiselect", "slider", "select_slider", "text_input", "text_area", "number_input",
-    "date_input", "time_input", "datetime_input", "file_uploader", "color_picker", "error",
-    "warning", "info", "success", "toast", "expander", "metric", "form_submit_button", "popover",
-    "status", "segmented_control", "pills", "chat_input", "spinner", "audio_input",
-    "camera_input", "feedback", "menu_button", "Page",
-})
+DISPLAY_CALLS = frozenset(
+    {
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "write",
+        "text",
+        "button",
+        "download_button",
+        "link_button",
+        "page_link",
+        "checkbox",
+        "toggle",
+        "radio",
+        "selectbox",
+        "multiselect",
+        "slider",
+        "select_slider",
+        "text_input",
+        "text_area",
+        "number_input",
+        "date_input",
+        "time_input",
+        "datetime_input",
+        "file_uploader",
+        "color_picker",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "toast",
+        "expander",
+        "metric",
+        "form_submit_button",
+        "popover",
+        "status",
+        "segmented_control",
+        "pills",
+        "chat_input",
+        "spinner",
+        "audio_input",
+        "camera_input",
+        "feedback",
+        "menu_button",
+        "Page",
+    }
+)
 #: Display calls whose visible text is not their first positional argument (``st.page_link``
 #: and the frame's ``page_link`` take the page first and the label second; ``st.Page`` takes a
 #: script path, its title is the ``title=`` keyword).
 TEXT_POSITION = {"page_link": 1, "Page": None}
 #: Plotly calls and the keywords of theirs that the visitor reads (titles, annotations).
 PLOT_KEYWORDS = {
-    "update_layout": frozenset({"title", "title_text", "xaxis_title", "yaxis_title",
-                                "legend_title_text", "legend_title"}),
+    "update_layout": frozenset(
+        {"title", "title_text", "xaxis_title", "yaxis_title", "legend_title_text", "legend_title"}
+    ),
     "update_xaxes": frozenset({"title", "title_text"}),
     "update_yaxes": frozenset({"title", "title_text"}),
     "add_annotation": frozenset({"text"}),
@@ -139,7 +180,11 @@ def _is_column(name: str) -> bool:
 
 def _visible_args(node: ast.Call, name: str):
     position = TEXT_POSITION.get(name, 0)
-    if (name in DISPLAY_CALLS or _is_column(name)) and position is not None and len(node.args) > position:
+    if (
+        (name in DISPLAY_CALLS or _is_column(name))
+        and position is not None
+        and len(node.args) > position
+    ):
         yield node.args[position]
     for kw in node.keywords:
         if kw.arg in PLOT_KEYWORDS.get(name, ()):
@@ -147,7 +192,9 @@ def _visible_args(node: ast.Call, name: str):
     if name == "tabs" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
         yield from node.args[0].elts
     for kw in node.keywords:
-        if kw.arg in VISIBLE_KEYWORDS and (name in DISPLAY_CALLS or name == "tabs" or _is_column(name)):
+        if kw.arg in VISIBLE_KEYWORDS and (
+            name in DISPLAY_CALLS or name == "tabs" or _is_column(name)
+        ):
             yield kw.value
         elif kw.arg in VISIBLE_LIST_KEYWORDS and isinstance(kw.value, (ast.List, ast.Tuple)):
             yield from kw.value.elts
@@ -163,8 +210,13 @@ def scan_source(source: str, path: str = "<source>") -> list[Finding]:
         name, root = _call_name(node)
         if name is None or root in NOT_STREAMLIT:
             continue
-        if name not in DISPLAY_CALLS and name != "tabs" and name not in PLOT_KEYWORDS \
-                and not _is_column(name) and not any(kw.arg in VISIBLE_LIST_KEYWORDS for kw in node.keywords):
+        if (
+            name not in DISPLAY_CALLS
+            and name != "tabs"
+            and name not in PLOT_KEYWORDS
+            and not _is_column(name)
+            and not any(kw.arg in VISIBLE_LIST_KEYWORDS for kw in node.keywords)
+        ):
             continue
         if _IGNORE in lines[node.lineno - 1]:
             continue

@@ -37,7 +37,9 @@ def _ids(catalog) -> set:
 def test_every_marked_text_is_in_each_catalog_and_nothing_else(template, po):
     lang, cat = po
     code, catalog = _ids(template), _ids(cat)
-    assert code - catalog == set(), f"{lang}: texts missing from the catalog (run tools/i18n_catalogs.py)"
+    assert code - catalog == set(), (
+        f"{lang}: texts missing from the catalog (run tools/i18n_catalogs.py)"
+    )
     assert catalog - code == set(), f"{lang}: stale texts no code uses"
     assert not cat.obsolete, f"{lang}: obsolete (#~) entries"
     assert [m.id for m in cat if m.id and m.fuzzy] == [], f"{lang}: fuzzy entries"
@@ -45,7 +47,11 @@ def test_every_marked_text_is_in_each_catalog_and_nothing_else(template, po):
 
 def test_every_spanish_entry_is_translated(template):
     cat = i18n_catalogs.read_catalog("es")
-    empty = [m.id for m in cat if m.id and not (all(m.string) if isinstance(m.string, tuple) else m.string)]
+    empty = [
+        m.id
+        for m in cat
+        if m.id and not (all(m.string) if isinstance(m.string, tuple) else m.string)
+    ]
     assert empty == []
     tr = catalogs.translations("es")
     for m in template:
@@ -79,7 +85,10 @@ def test_the_specifications_vocabulary():
     assert tr.gettext("Comparative report") == "Reporte comparativo"
     assert tr.gettext("Comparative table") == "Tabla comparativa"
     assert [tr.ngettext("{n} run", "{n} runs", n).format(n=n) for n in (1, 2, 0)] == [
-        "1 ejecución", "2 ejecuciones", "0 ejecuciones"]
+        "1 ejecución",
+        "2 ejecuciones",
+        "0 ejecuciones",
+    ]
     assert tr.ngettext("{n} evaluation", "{n} evaluations", 3).format(n=3) == "3 evaluaciones"
 
 
@@ -92,14 +101,19 @@ def test_catalogs_compile_in_memory_once_per_process():
 
 
 def test_no_compiled_catalog_is_tracked():
-    tracked = subprocess.run(["git", "ls-files", "*.mo", "*.pot"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.mo", "*.pot"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert tracked == []
 
 
 def test_the_update_command_reports_up_to_date_catalogs():
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "i18n_catalogs.py"), "--check"],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "i18n_catalogs.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -114,6 +128,7 @@ def test_the_update_command_adds_new_texts_and_drops_stale_ones(tmp_path, templa
     old.add("A text no code uses", "Un texto")
     with open(locales / "es" / "LC_MESSAGES" / "messages.po", "wb") as fh:
         from babel.messages.pofile import write_po
+
         write_po(fh, old)
     text = i18n_catalogs.updated("es", template, locales)
     new = read_po(__import__("io").BytesIO(text), locale="es")
@@ -133,6 +148,8 @@ def test_a_fuzzy_translation_is_never_shown(tmp_path):
     folder.mkdir(parents=True)
     (folder / "messages.po").write_text(
         'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
-        '#, fuzzy\nmsgid "Good"\nmsgstr "Guessed"\n\nmsgid "Fair"\nmsgstr "Regular"\n', encoding="utf-8")
+        '#, fuzzy\nmsgid "Good"\nmsgstr "Guessed"\n\nmsgid "Fair"\nmsgstr "Regular"\n',
+        encoding="utf-8",
+    )
     tr = catalogs.translations("es", directory=tmp_path)
     assert (tr.gettext("Good"), tr.gettext("Fair")) == ("Good", "Regular")

@@ -26,8 +26,10 @@ SPANISH = translations("es").gettext
 #: Words of the English templates that a Spanish message must not contain (once the file
 #: name is taken out: user data and column layouts such as "qid Q0 docid rank score tag" may
 #: be English, the sentences around them may not).
-ENGLISH = re.compile(r"\b(expected|found|is not|are not|must|empty|line|lines|row|rows|Every|Give|cannot|"
-                     r"column|columns|file|number|the|this|Save|Remove|Write|value|not a)\b")
+ENGLISH = re.compile(
+    r"\b(expected|found|is not|are not|must|empty|line|lines|row|rows|Every|Give|cannot|"
+    r"column|columns|file|number|the|this|Save|Remove|Write|value|not a)\b"
+)
 #: The layouts and ids the messages quote as they are (never translated).
 QUOTED = ("qid Q0 docid rank score tag", "qid iter docid relevance", "--qrels", "--run")
 
@@ -54,50 +56,158 @@ def _labels(path):
 
 #: (case id, file name, bytes, reader, line of the problem or None, str(exc) after "<file>, ")
 CASES = [
-    ("wrong column count", "mine.txt", b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2\n", _run, 2,
-     "line 2: expected 6 columns, found 4. run lines are: qid Q0 docid rank score tag (this line looks "
-     "like a qrels line: did you swap --qrels and --run?)"),
-    ("non-numeric score", "mine.txt", b"q1 Q0 d1 1 abc tag\n", _run, 1,
-     "line 1: score 'abc' is not a number. run lines are: qid Q0 docid rank score tag"),
-    ("non-finite score", "mine.txt", b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2 nan tag\n", _run, 2,
-     "line 2: score is 'nan', not a finite number. Every score must be a finite number"),
-    ("a run given as qrels", "judged.txt", b"q1 Q0 d1 1 0.5 tag\n", _qrels, 1,
-     "line 1: expected 4 columns, found 6. qrels lines are: qid iter docid relevance (this line looks "
-     "like a run line: did you swap --qrels and --run?)"),
-    ("quoted ids", "mine.txt", b'q1 Q0 "d 1" 1 0.5 tag\n', _run, 1,
-     "line 1: a double quote (\") in the line: TREC files are not quoted, and ids cannot contain spaces. "
-     "Remove the quotes and the spaces inside ids; run lines are: qid Q0 docid rank score tag"),
-    ("NUL bytes", "mine.txt", b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d\x002 2 0.4 tag\n", _run, 2,
-     "line 2: binary data (a NUL byte): this is not a text file. Give a plain-text TREC file or a "
-     "CSV/TSV/JSON/Parquet table"),
-    ("not UTF-8", "mine.txt", b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d\xe92 2 0.4 tag\n", _run, 2,
-     "line 2: not UTF-8 text (byte 0xe9). Save the file as UTF-8"),
-    ("only comments", "mine.txt", b"# nothing here\n", _run, None,
-     "no data lines: the file is empty (or only comments). run lines are: qid Q0 docid rank score tag"),
-    ("missing column", "mine.csv", b"a,b,c\nq1,d1,1\n", _run, None,
-     "no query_id column found. columns found: a, b, c. Name one of them with columns={'query_id': NAME} "
-     "(command line: --columns query_id=NAME)"),
-    ("non-numeric score in a table", "mine.csv", b"query_id,doc_id,score\nq1,d1,1\nq1,d2,high\n", _run, 3,
-     "line 3: score 'high' is not a number. Every row needs a numeric score"),
-    ("empty query id in a table", "mine.csv", b"query_id,doc_id,score\nq1,d1,1\n,d2,2\n", _run, 3,
-     "line 3: empty query id. Every row needs a query id (a text or a whole number)"),
-    ("ragged CSV", "mine.csv", b"query_id,doc_id,score\nq1,d1,1,9,9\n", _run, 2,
-     "line 2: the rows have more fields than the header (3). Every row needs the same number of fields"),
-    ("label not 0/1", "scores.csv", b"score,label\n0.5,1\n0.7,2\n", _scores, 3,
-     "line 3: label value 2 is not 0 or 1. Labels must be 0/1: 1 = positive, 0 = negative (yes/no, "
-     "true/false accepted)"),
-    ("no score column", "scores.csv", b"foo,label\n0.5,1\n", _scores, None,
-     "cannot tell which column holds the scores (columns: foo, label). Name it with --score-col"),
-    ("score out of a JSON table", "scores.json", b'[{"score": 0.5, "label": 1}, {"score": "x", "label": 0}]',
-     _scores, None, "row 2: score value 'x' is not a number. Every row needs a numeric score; remove or "
-     "fix this row"),
-    ("code not a number", "codes.csv", b"1,0\nx,1\n", _codes, 2,
-     "line 2: codes value 'x' is not a number. Write numbers with ASCII digits, one row per line"),
-    ("ragged codes", "codes.csv", b"1,0\n1\n", _codes, None,
-     "rows have different numbers of values (2 in the first row, 1 in another). Every row needs the "
-     "same number of values"),
-    ("labels with NaN", "labels.csv", b"1\nnan\n", _labels, None,
-     "labels contain NaN or infinity. Every value must be a finite number"),
+    (
+        "wrong column count",
+        "mine.txt",
+        b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2\n",
+        _run,
+        2,
+        "line 2: expected 6 columns, found 4. run lines are: qid Q0 docid rank score tag (this line looks "
+        "like a qrels line: did you swap --qrels and --run?)",
+    ),
+    (
+        "non-numeric score",
+        "mine.txt",
+        b"q1 Q0 d1 1 abc tag\n",
+        _run,
+        1,
+        "line 1: score 'abc' is not a number. run lines are: qid Q0 docid rank score tag",
+    ),
+    (
+        "non-finite score",
+        "mine.txt",
+        b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2 nan tag\n",
+        _run,
+        2,
+        "line 2: score is 'nan', not a finite number. Every score must be a finite number",
+    ),
+    (
+        "a run given as qrels",
+        "judged.txt",
+        b"q1 Q0 d1 1 0.5 tag\n",
+        _qrels,
+        1,
+        "line 1: expected 4 columns, found 6. qrels lines are: qid iter docid relevance (this line looks "
+        "like a run line: did you swap --qrels and --run?)",
+    ),
+    (
+        "quoted ids",
+        "mine.txt",
+        b'q1 Q0 "d 1" 1 0.5 tag\n',
+        _run,
+        1,
+        'line 1: a double quote (") in the line: TREC files are not quoted, and ids cannot contain spaces. '
+        "Remove the quotes and the spaces inside ids; run lines are: qid Q0 docid rank score tag",
+    ),
+    (
+        "NUL bytes",
+        "mine.txt",
+        b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d\x002 2 0.4 tag\n",
+        _run,
+        2,
+        "line 2: binary data (a NUL byte): this is not a text file. Give a plain-text TREC file or a "
+        "CSV/TSV/JSON/Parquet table",
+    ),
+    (
+        "not UTF-8",
+        "mine.txt",
+        b"q1 Q0 d1 1 0.5 tag\nq1 Q0 d\xe92 2 0.4 tag\n",
+        _run,
+        2,
+        "line 2: not UTF-8 text (byte 0xe9). Save the file as UTF-8",
+    ),
+    (
+        "only comments",
+        "mine.txt",
+        b"# nothing here\n",
+        _run,
+        None,
+        "no data lines: the file is empty (or only comments). run lines are: qid Q0 docid rank score tag",
+    ),
+    (
+        "missing column",
+        "mine.csv",
+        b"a,b,c\nq1,d1,1\n",
+        _run,
+        None,
+        "no query_id column found. columns found: a, b, c. Name one of them with columns={'query_id': NAME} "
+        "(command line: --columns query_id=NAME)",
+    ),
+    (
+        "non-numeric score in a table",
+        "mine.csv",
+        b"query_id,doc_id,score\nq1,d1,1\nq1,d2,high\n",
+        _run,
+        3,
+        "line 3: score 'high' is not a number. Every row needs a numeric score",
+    ),
+    (
+        "empty query id in a table",
+        "mine.csv",
+        b"query_id,doc_id,score\nq1,d1,1\n,d2,2\n",
+        _run,
+        3,
+        "line 3: empty query id. Every row needs a query id (a text or a whole number)",
+    ),
+    (
+        "ragged CSV",
+        "mine.csv",
+        b"query_id,doc_id,score\nq1,d1,1,9,9\n",
+        _run,
+        2,
+        "line 2: the rows have more fields than the header (3). Every row needs the same number of fields",
+    ),
+    (
+        "label not 0/1",
+        "scores.csv",
+        b"score,label\n0.5,1\n0.7,2\n",
+        _scores,
+        3,
+        "line 3: label value 2 is not 0 or 1. Labels must be 0/1: 1 = positive, 0 = negative (yes/no, "
+        "true/false accepted)",
+    ),
+    (
+        "no score column",
+        "scores.csv",
+        b"foo,label\n0.5,1\n",
+        _scores,
+        None,
+        "cannot tell which column holds the scores (columns: foo, label). Name it with --score-col",
+    ),
+    (
+        "score out of a JSON table",
+        "scores.json",
+        b'[{"score": 0.5, "label": 1}, {"score": "x", "label": 0}]',
+        _scores,
+        None,
+        "row 2: score value 'x' is not a number. Every row needs a numeric score; remove or "
+        "fix this row",
+    ),
+    (
+        "code not a number",
+        "codes.csv",
+        b"1,0\nx,1\n",
+        _codes,
+        2,
+        "line 2: codes value 'x' is not a number. Write numbers with ASCII digits, one row per line",
+    ),
+    (
+        "ragged codes",
+        "codes.csv",
+        b"1,0\n1\n",
+        _codes,
+        None,
+        "rows have different numbers of values (2 in the first row, 1 in another). Every row needs the "
+        "same number of values",
+    ),
+    (
+        "labels with NaN",
+        "labels.csv",
+        b"1\nnan\n",
+        _labels,
+        None,
+        "labels contain NaN or infinity. Every value must be a finite number",
+    ),
 ]
 
 
@@ -134,7 +244,9 @@ def test_the_duplicates_message_is_spanish_too(tmp_path):
     with pytest.raises(InputError) as info:
         mc.evaluate(qrels, mc.read_run(str(run)), ["P@5"])
     exc = info.value
-    assert str(exc).startswith(f"{run}: duplicate document in the run for query 'q1', document 'd1' (lines 1 and 2")
+    assert str(exc).startswith(
+        f"{run}: duplicate document in the run for query 'q1', document 'd1' (lines 1 and 2"
+    )
     spanish = exc.plain(SPANISH)
     assert "q1" in spanish and "d1" in spanish and not ENGLISH.search(_strip(spanish, run))
 
@@ -147,36 +259,64 @@ def test_a_hashing_role_is_translated_and_the_command_line_rebuild_keeps_it():
         as_labels([0.5, 1.0], 2, "query labels")
     exc = info.value
     assert str(exc) == "query labels: class labels must be whole numbers"
-    assert exc.plain(SPANISH) == "etiquetas de consulta: las etiquetas de clase deben ser números enteros"
+    assert (
+        exc.plain(SPANISH)
+        == "etiquetas de consulta: las etiquetas de clase deben ser números enteros"
+    )
 
     class Args:
         query_codes, db_codes, query_labels, db_labels = "q.npy", "d.npy", "ql.csv", "dl.csv"
 
     moved = _with_file(exc, Args)
     assert str(moved) == "ql.csv (query labels): class labels must be whole numbers"
-    assert moved.plain(SPANISH) == "ql.csv (query labels): las etiquetas de clase deben ser números enteros"
+    assert (
+        moved.plain(SPANISH)
+        == "ql.csv (query labels): las etiquetas de clase deben ser números enteros"
+    )
 
 
 def test_replace_keeps_templates_values_and_phrases():
-    exc = InputError(N_("expected {want} columns, found {got}"), source="a.txt", line=3,
-                     hint=N_("Check the file"), plain_hint=N_("Give another file"), params={"want": 6, "got": 4})
-    words = {"expected {want} columns, found {got}": "se esperaban {want} columnas y hay {got}",
-             "Give another file": "Da otro archivo", "{source}, line {line}: ": "{source}, línea {line}: "}
+    exc = InputError(
+        N_("expected {want} columns, found {got}"),
+        source="a.txt",
+        line=3,
+        hint=N_("Check the file"),
+        plain_hint=N_("Give another file"),
+        params={"want": 6, "got": 4},
+    )
+    words = {
+        "expected {want} columns, found {got}": "se esperaban {want} columnas y hay {got}",
+        "Give another file": "Da otro archivo",
+        "{source}, line {line}: ": "{source}, línea {line}: ",
+    }
 
     def spanish(text):
         return words.get(text, text)
 
     moved = exc.replace(source="b.txt")
     assert str(moved) == "b.txt, line 3: expected 6 columns, found 4. Check the file"
-    assert moved.plain(spanish) == "b.txt, línea 3: se esperaban 6 columnas y hay 4. Da otro archivo"
-    literal = exc.replace(hint="Elige {otra} columna", plain_hint=None)  # a literal text: braces stay
+    assert (
+        moved.plain(spanish) == "b.txt, línea 3: se esperaban 6 columnas y hay 4. Da otro archivo"
+    )
+    literal = exc.replace(
+        hint="Elige {otra} columna", plain_hint=None
+    )  # a literal text: braces stay
     assert literal.plain(spanish).endswith(". Elige {otra} columna")
-    assert exc.phrase("hint") == "Check the file" and exc.phrase("plain_hint").translate(spanish) == "Da otro archivo"
+    assert (
+        exc.phrase("hint") == "Check the file"
+        and exc.phrase("plain_hint").translate(spanish) == "Da otro archivo"
+    )
     # user data is never read as a template nor translated
     odd = InputError(N_("no column {column}"), params={"column": "{want}"})
-    assert str(odd) == "no column {want}" and odd.plain(lambda t: {"no column {column}": "falta {column}"}.get(t, t)) \
+    assert (
+        str(odd) == "no column {want}"
+        and odd.plain(lambda t: {"no column {column}": "falta {column}"}.get(t, t))
         == "falta {want}"
-    nested = prefixed(Phrase(N_("row {row}: "), {"row": 2}), Phrase(N_("empty {what}"), {"what": Phrase(N_("query id"))}))
+    )
+    nested = prefixed(
+        Phrase(N_("row {row}: "), {"row": 2}),
+        Phrase(N_("empty {what}"), {"what": Phrase(N_("query id"))}),
+    )
     assert nested == "row 2: empty query id"
     assert InputError(nested).plain(SPANISH) == "fila 2: id de consulta vacío"
 
@@ -187,9 +327,14 @@ def test_replace_keeps_templates_values_and_phrases():
 #: The library's command-line and drop-in layers speak English (their words are the
 #: command line's); every other module's InputError texts must be marked for the catalogs.
 ENGLISH_ONLY = ("metrics_core/cli", "metrics_core/compat")
-SCANNED = tuple(sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "metrics_core").rglob("*.py")
-                       if "__pycache__" not in p.parts
-                       and not p.relative_to(ROOT).as_posix().startswith(ENGLISH_ONLY)))
+SCANNED = tuple(
+    sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "metrics_core").rglob("*.py")
+        if "__pycache__" not in p.parts
+        and not p.relative_to(ROOT).as_posix().startswith(ENGLISH_ONLY)
+    )
+)
 #: Calls whose text arguments are checked: the error itself and the phrases built for it.
 CHECKED_CALLS = {"InputError": ("problem", "hint", "plain_hint"), "Phrase": ("template",)}
 
@@ -242,22 +387,30 @@ def unmarked_texts(path: Path, root: Path = ROOT) -> list[str]:
 
 def test_the_scan_finds_an_unmarked_raise_site(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text('def f(n):\n'
-                   '    raise InputError(f"expected {n} columns")\n'
-                   'def g():\n'
-                   '    raise InputError("no rows", hint=N_("Give rows"))\n'
-                   'def h(x):\n'
-                   '    raise InputError(N_("ok {x}"), hint="plain " + x, params={"x": x})\n'
-                   'def k(x):\n'
-                   '    raise mc.InputError(N_("ok"), hint=x or "fallback")\n'
-                   'def m(x):\n'
-                   '    return Phrase(f"row {x}")\n'
-                   'def fine(x, problem):\n'
-                   '    raise InputError(N_("a {x}"), hint=N_("b") if x else None, params={"x": x})\n'
-                   'def fine2(problem):\n'
-                   '    raise InputError(problem, hint=Phrase(N_("c")))\n')
+    bad.write_text(
+        "def f(n):\n"
+        '    raise InputError(f"expected {n} columns")\n'
+        "def g():\n"
+        '    raise InputError("no rows", hint=N_("Give rows"))\n'
+        "def h(x):\n"
+        '    raise InputError(N_("ok {x}"), hint="plain " + x, params={"x": x})\n'
+        "def k(x):\n"
+        '    raise mc.InputError(N_("ok"), hint=x or "fallback")\n'
+        "def m(x):\n"
+        '    return Phrase(f"row {x}")\n'
+        "def fine(x, problem):\n"
+        '    raise InputError(N_("a {x}"), hint=N_("b") if x else None, params={"x": x})\n'
+        "def fine2(problem):\n"
+        '    raise InputError(problem, hint=Phrase(N_("c")))\n'
+    )
     found = unmarked_texts(bad, tmp_path)
-    assert [f.split(" ")[0] for f in found] == ["bad.py:2", "bad.py:4", "bad.py:6", "bad.py:8", "bad.py:10"]
+    assert [f.split(" ")[0] for f in found] == [
+        "bad.py:2",
+        "bad.py:4",
+        "bad.py:6",
+        "bad.py:8",
+        "bad.py:10",
+    ]
 
 
 def test_every_scanned_raise_site_marks_its_texts():
@@ -284,14 +437,15 @@ def test_a_bad_run_uploaded_in_a_spanish_session_gets_a_spanish_message():
     at.run()
     assert not at.exception
     upload = next(u for u in at.get("file_uploader") if u.key.startswith("ranklab.data.run_file"))
-    upload.set_value([("broken.txt", b"q01 Q0 D1 1 0.5 x\nq01 Q0 D2 2 notanumber x\n", "text/plain")]).run()
+    upload.set_value(
+        [("broken.txt", b"q01 Q0 D1 1 0.5 x\nq01 Q0 D2 2 notanumber x\n", "text/plain")]
+    ).run()
     assert not at.exception
     messages = " ".join(e.value for e in at.error)
     assert "broken.txt, línea 2: puntuación: 'notanumber' no es un número" in messages, messages
     assert "las líneas de una ejecución son: qid Q0 docid rank score tag" in messages
     assert "is not a number" not in messages and "line 2" not in messages
     assert set(at.session_state["ranklab.runs"]) == set(runs)  # what was loaded stays
-
 
 
 def test_the_detection_pages_rebuilt_errors_keep_the_readers_translations():
@@ -302,12 +456,15 @@ def test_the_detection_pages_rebuilt_errors_keep_the_readers_translations():
     with pytest.raises(InputError) as info:
         read_scores(b"score,verdict\n0.9,1\n0.2,0\n", name="odd.csv")
     page = for_the_page(info.value)
-    assert page.plain(SPANISH).startswith("odd.csv: no se puede saber qué columna es la de etiquetas "
-                                          "(columnas: score, verdict). ")
+    assert page.plain(SPANISH).startswith(
+        "odd.csv: no se puede saber qué columna es la de etiquetas (columnas: score, verdict). "
+    )
     assert "--label-col" not in page.plain(SPANISH)
     with pytest.raises(InputError) as info:
         read_scores(b"score,label\n0.5,1\n0.5,3\n", name="bad.csv")
     page = for_the_page(info.value)
     assert str(page) == info.value.plain()
-    assert page.plain(SPANISH) == ("bad.csv, línea 3: valor de label: 3 no es 0 ni 1. Las etiquetas deben ser 0/1: "
-                                   "1 = positivo, 0 = negativo (se aceptan yes/no, true/false)")
+    assert page.plain(SPANISH) == (
+        "bad.csv, línea 3: valor de label: 3 no es 0 ni 1. Las etiquetas deben ser 0/1: "
+        "1 = positivo, 0 = negativo (se aceptan yes/no, true/false)"
+    )

@@ -59,10 +59,10 @@ def test_the_switch_writes_the_url_and_the_choice_survives_a_dropped_query_strin
     at.sidebar.radio[0].set_value("es").run()
     assert at.title[0].value == "Tabla comparativa"
     assert _lang(at) == "es"
-    at.query_params.pop("lang")          # navigating to another page drops the query string
+    at.query_params.pop("lang")  # navigating to another page drops the query string
     at.run()
     assert at.title[0].value == "Tabla comparativa"
-    assert _lang(at) == "es"   # and the frame writes it back
+    assert _lang(at) == "es"  # and the frame writes it back
 
 
 def test_the_switch_overrides_a_url_language():
@@ -84,8 +84,8 @@ def test_a_spanish_browser_gets_spanish_without_touching_the_switch(monkeypatch)
     monkeypatch.setattr(ContextProxy, "locale", property(lambda self: "es-ES"))
     at = _app()
     assert at.title[0].value == "Tabla comparativa"
-    assert _lang(at) is None   # a detected language is not a choice
-    at = _app(lang="en")                  # the URL wins over the browser
+    assert _lang(at) is None  # a detected language is not a choice
+    at = _app(lang="en")  # the URL wins over the browser
     assert at.title[0].value == "Comparative table"
 
 
@@ -93,21 +93,33 @@ def test_the_accept_language_header_when_the_locale_is_unknown(monkeypatch):
     from streamlit.runtime.context import ContextProxy
 
     monkeypatch.setattr(ContextProxy, "locale", property(lambda self: None))
-    monkeypatch.setattr(ContextProxy, "headers",
-                        property(lambda self: {"Accept-Language": "de-DE,es;q=0.8,en;q=0.5"}))
+    monkeypatch.setattr(
+        ContextProxy,
+        "headers",
+        property(lambda self: {"Accept-Language": "de-DE,es;q=0.8,en;q=0.5"}),
+    )
     assert _app().title[0].value == "Tabla comparativa"
 
 
-@pytest.mark.parametrize("tag, expected", [("es", "es"), ("es-419", "es"), ("en_GB", "en"),
-                                           ("pt-BR", None), ("", None)])
+@pytest.mark.parametrize(
+    "tag, expected", [("es", "es"), ("es-419", "es"), ("en_GB", "en"), ("pt-BR", None), ("", None)]
+)
 def test_language_of(tag, expected):
     assert i18n.language_of(tag) == expected
 
 
-@pytest.mark.parametrize("header, expected", [
-    ("es-ES,es;q=0.9,en;q=0.8", "es"), ("en-US,en;q=0.9,es;q=0.8", "en"),
-    ("fr;q=0.9, en;q=0.4, es;q=0.5", "es"), ("es;q=0, en", "en"), ("de", None),
-    ("es;q=abc, en;q=0.1", "en"), (None, None)])
+@pytest.mark.parametrize(
+    "header, expected",
+    [
+        ("es-ES,es;q=0.9,en;q=0.8", "es"),
+        ("en-US,en;q=0.9,es;q=0.8", "en"),
+        ("fr;q=0.9, en;q=0.4, es;q=0.5", "es"),
+        ("es;q=0, en", "en"),
+        ("de", None),
+        ("es;q=abc, en;q=0.1", "en"),
+        (None, None),
+    ],
+)
 def test_accept_language(header, expected):
     assert i18n.accept_language(header) == expected
 

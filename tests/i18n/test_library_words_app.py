@@ -62,7 +62,10 @@ def test_hash_summary_in_the_page_language(lang):
         for english in ("relevant items", "ties:", "lowest", "highest", "within Hamming radius"):
             assert english not in words, english
     else:
-        assert "relevant items last among ties" in words and "ties: expected (random tie order)" in words
+        assert (
+            "relevant items last among ties" in words
+            and "ties: expected (random tie order)" in words
+        )
 
 
 def test_the_overview_report_file_in_spanish():
@@ -75,11 +78,38 @@ def test_the_overview_report_file_in_spanish():
     for name, run in runs.items():
         evs.append(mc.evaluate(qrels, run, ["AP", "RR"]))
         evs[-1] = evs[-1].renamed(name)
-    page = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, lang="es",
-                       n_permutations=200)
-    assert page.startswith('<!DOCTYPE html><html lang="es">') and "<title>Reporte de RankLab</title>" in page
-    assert "bm25 (línea base)" in page and "<td>ejecución bm25</td>" in page and "<th>MRR</th>" in page
+    page = report_html(
+        evs,
+        "bm25",
+        ["AP", "RR"],
+        "common",
+        mc.Conventions(),
+        qrels,
+        runs,
+        lang="es",
+        n_permutations=200,
+    )
+    assert (
+        page.startswith('<!DOCTYPE html><html lang="es">')
+        and "<title>Reporte de RankLab</title>" in page
+    )
+    assert (
+        "bm25 (línea base)" in page and "<td>ejecución bm25</td>" in page and "<th>MRR</th>" in page
+    )
     assert "Leaderboard" not in page and "Every run against" not in page
-    english = report_html(evs, "bm25", ["AP", "RR"], "common", mc.Conventions(), qrels, runs, lang="en",
-                          n_permutations=200)
-    assert '<html lang="en">' in english and "<td>run bm25</td>" in english and "Leaderboard" in english
+    english = report_html(
+        evs,
+        "bm25",
+        ["AP", "RR"],
+        "common",
+        mc.Conventions(),
+        qrels,
+        runs,
+        lang="en",
+        n_permutations=200,
+    )
+    assert (
+        '<html lang="en">' in english
+        and "<td>run bm25</td>" in english
+        and "Leaderboard" in english
+    )

@@ -55,13 +55,15 @@ def test_each_measure_edge_case_and_example_has_its_spanish(name):
     es = translations("es").gettext
     marked = {m.id for m in template()}
     texts = [*d.edge_cases, *(d.example.parts or (d.example.explanation,))]
-    assert d.example.explained() == d.example.explanation   # English: the declared text
+    assert d.example.explained() == d.example.explanation  # English: the declared text
     for text in texts:
         assert text in marked, (name, text)
         assert es(text).strip(), (name, text)
         if not _only_names_or_formula(text):
             assert es(text) != text, (name, text)
-    assert d.example.explained(es) == " ".join(es(t) for t in d.example.parts or (d.example.explanation,))
+    assert d.example.explained(es) == " ".join(
+        es(t) for t in d.example.parts or (d.example.explanation,)
+    )
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
@@ -73,9 +75,9 @@ def test_each_reference_keeps_its_literature_and_translates_the_words_around_it(
     spanish = d.referenced(es)
     assert "(NIST; Buckley), measure" not in spanish and "Also called" not in spanish, spanish
     for part in d.reference_parts or (d.reference,):
-        if part in marked:                                  # a note: translated
+        if part in marked:  # a note: translated
             assert es(part).strip(), (name, part)
-        elif "trec_eval 10.0" not in part:                  # literature: as published
+        elif "trec_eval 10.0" not in part:  # literature: as published
             assert part in spanish, (name, part)
 
 
@@ -107,7 +109,7 @@ def test_the_learn_page_names_every_measure_in_spanish():
             assert f"- {es(case)}" in text, (d.name, case)
         assert d.example.explained(es) in text, d.name
         assert d.referenced(es) in captions, d.name
-        for part in d.reference_parts:                     # the literature as published
+        for part in d.reference_parts:  # the literature as published
             if part not in marked and "trec_eval 10.0" not in part:
                 assert part in captions, (d.name, part)
     assert "trec_eval 10.0 (NIST; Buckley), medida recip_rank." in captions

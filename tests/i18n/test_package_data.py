@@ -36,8 +36,13 @@ def _package_data() -> set[Path]:
 def test_the_catalogs_live_in_the_package_and_package_data_covers_them():
     assert catalogs.locales_dir() == PACKAGE / "locales"
     assert not (ROOT / "locales").exists()
-    tracked = subprocess.run(["git", "ls-files", "metrics_core/locales"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files", "metrics_core/locales"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     po = {ROOT / t for t in tracked if t.endswith(".po")}
     assert {catalogs.catalog_path(lang) for lang in catalogs.LANGUAGES} <= po
     assert po <= _package_data()
@@ -51,9 +56,28 @@ def test_an_installed_copy_runs_table_in_spanish(tmp_path):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
     assert (site / "metrics_core" / "locales" / "es" / "LC_MESSAGES" / "messages.po").is_file()
-    done = subprocess.run([sys.executable, "-m", "metrics_core", "table", "--qrels", str(SAMPLE / "qrels.txt"),
-                           "--run", str(SAMPLE / "bm25.txt"), "--run", str(SAMPLE / "hybrid.txt"), "--lang", "es",
-                           "--format", "markdown"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metrics_core",
+            "table",
+            "--qrels",
+            str(SAMPLE / "qrels.txt"),
+            "--run",
+            str(SAMPLE / "bm25.txt"),
+            "--run",
+            str(SAMPLE / "hybrid.txt"),
+            "--lang",
+            "es",
+            "--format",
+            "markdown",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert "Tabla comparativa" in done.stdout and "| Ejecución | Consultas | MRR |" in done.stdout

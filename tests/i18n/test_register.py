@@ -21,49 +21,73 @@ SPANISH = ROOT / "metrics_core" / "locales" / "es" / "LC_MESSAGES" / "messages.p
 
 #: Formal (usted) imperatives; the tú form is in the comment of each line.
 FORMAL_IMPERATIVES = (
-    "Abra",        # Abre
-    "Añada",       # Añade
-    "Arrastre",    # Arrastra
-    "Cambie",      # Cambia
-    "Cargue",      # Carga
-    "Compruebe",   # Comprueba
-    "Comprima",    # Comprime
-    "Corrija",     # Corrige
-    "Descargue",   # Descarga
+    "Abra",  # Abre
+    "Añada",  # Añade
+    "Arrastre",  # Arrastra
+    "Cambie",  # Cambia
+    "Cargue",  # Carga
+    "Compruebe",  # Comprueba
+    "Comprima",  # Comprime
+    "Corrija",  # Corrige
+    "Descargue",  # Descarga
     "Descomprima",  # Descomprime
-    "Divida",      # Divide
-    "Dé",          # Da
-    "Edite",       # Edita
-    "Elija",       # Elige
-    "Elimine",     # Elimina
-    "Escriba",     # Escribe
-    "Evalúe",      # Evalúa
-    "Guarde",      # Guarda
-    "Haga",        # Haz
-    "Indique",     # Indica
-    "Inicie",      # Inicia
+    "Divida",  # Divide
+    "Dé",  # Da
+    "Edite",  # Edita
+    "Elija",  # Elige
+    "Elimine",  # Elimina
+    "Escriba",  # Escribe
+    "Evalúe",  # Evalúa
+    "Guarde",  # Guarda
+    "Haga",  # Haz
+    "Indique",  # Indica
+    "Inicie",  # Inicia
     "Introduzca",  # Introduce
-    "Llame",       # Llama
-    "Mueva",       # Mueve
-    "Pase",        # Pasa
-    "Ponga",       # Pon
-    "Pruebe",      # Prueba
-    "Pulse",       # Pulsa
-    "Quite",       # Quita
-    "Revise",      # Revisa
+    "Llame",  # Llama
+    "Mueva",  # Mueve
+    "Pase",  # Pasa
+    "Ponga",  # Pon
+    "Pruebe",  # Prueba
+    "Pulse",  # Pulsa
+    "Quite",  # Quita
+    "Revise",  # Revisa
     "Seleccione",  # Selecciona
-    "Suba",        # Sube
-    "Suelte",      # Suelta
-    "Use",         # Usa
-    "Vea",         # Mira
-    "Vuelva",      # Vuelve
+    "Suba",  # Sube
+    "Suelte",  # Suelta
+    "Use",  # Usa
+    "Vea",  # Mira
+    "Vuelva",  # Vuelve
 )
 #: Formal imperatives with an attached pronoun, and "usted": formal wherever they stand.
 FORMAL_ANYWHERE = (
-    "usted", "ustedes", "ábralo", "ábrala", "cámbiele", "cámbielos", "cárguelo", "cárguela",
-    "compárelas", "compárelos", "descárguelo", "elíjala", "elíjalo", "escríbala", "escríbalo",
-    "guárdelo", "guárdela", "indíquela", "indíquelo", "llámela", "llámelo", "proporciónelo",
-    "revíselo", "revísela", "súbalo", "súbala", "quítela", "quítelo",
+    "usted",
+    "ustedes",
+    "ábralo",
+    "ábrala",
+    "cámbiele",
+    "cámbielos",
+    "cárguelo",
+    "cárguela",
+    "compárelas",
+    "compárelos",
+    "descárguelo",
+    "elíjala",
+    "elíjalo",
+    "escríbala",
+    "escríbalo",
+    "guárdelo",
+    "guárdela",
+    "indíquela",
+    "indíquelo",
+    "llámela",
+    "llámelo",
+    "proporciónelo",
+    "revíselo",
+    "revísela",
+    "súbalo",
+    "súbala",
+    "quítela",
+    "quítelo",
 )
 _WORDS = "|".join(FORMAL_IMPERATIVES)
 #: Capitalised: an instruction, wherever it stands.
@@ -97,33 +121,50 @@ def _translations():
 
 def test_the_check_finds_the_formal_register():
     assert formal_words("Suba sus propios qrels y ejecuciones") == ["Suba"]
-    assert formal_words("Quite la ejecución en la página Datos o cargue el archivo correcto.") \
-        == ["Quite", "cargue"]
+    assert formal_words("Quite la ejecución en la página Datos o cargue el archivo correcto.") == [
+        "Quite",
+        "cargue",
+    ]
     assert formal_words("No hay ejecuciones cargadas: cargue qrels y ejecuciones") == ["cargue"]
     assert formal_words("Dé un archivo .parquet o elija otro formato") == ["Dé", "elija"]
-    assert formal_words("Cada fila necesita una puntuación; quite o corrija esta fila") \
-        == ["quite", "corrija"]
+    assert formal_words("Cada fila necesita una puntuación; quite o corrija esta fila") == [
+        "quite",
+        "corrija",
+    ]
     assert formal_words("El archivo está dañado; guárdelo de nuevo") == ["guárdelo"]
-    assert formal_words("Llame query_id a una de ellas (o elíjala en la asignación)") \
-        == ["Llame", "elíjala"]
+    assert formal_words("Llame query_id a una de ellas (o elíjala en la asignación)") == [
+        "Llame",
+        "elíjala",
+    ]
     assert formal_words("los valores debe convertirlos usted") == ["usted"]
     assert formal_words("Usted elige") == ["Usted"]
 
 
 def test_the_check_leaves_the_informal_and_third_person_alone():
-    for text in ("Sube tus propios qrels y ejecuciones", "Da un archivo .parquet o elige otro formato",
-                 "Quita la ejecución en la página Datos o carga el archivo correcto.",
-                 "cualquier formato que lea la página Datos", "UTC salvo que se indique un desfase",
-                 "para que una sola consulta con AP = 0 no deje la media en 0",
-                 "Pide a quien desplegó esta aplicación que revise su ajuste history_store",
-                 "Nombre del conjunto de pruebas", "Usa cuda:0 o cpu", "elígela o guárdalo"):
+    for text in (
+        "Sube tus propios qrels y ejecuciones",
+        "Da un archivo .parquet o elige otro formato",
+        "Quita la ejecución en la página Datos o carga el archivo correcto.",
+        "cualquier formato que lea la página Datos",
+        "UTC salvo que se indique un desfase",
+        "para que una sola consulta con AP = 0 no deje la media en 0",
+        "Pide a quien desplegó esta aplicación que revise su ajuste history_store",
+        "Nombre del conjunto de pruebas",
+        "Usa cuda:0 o cpu",
+        "elígela o guárdalo",
+    ):
         assert formal_words(text) == [], text
 
 
 def test_every_spanish_text_uses_tu_never_usted():
-    formal = [f"{msgid!r} -> {text!r}: {', '.join(words)}"
-              for msgid, text in _translations() if (words := formal_words(text))]
-    assert formal == [], "formal register (usted) in the Spanish catalog; use tú:\n" + "\n".join(formal)
+    formal = [
+        f"{msgid!r} -> {text!r}: {', '.join(words)}"
+        for msgid, text in _translations()
+        if (words := formal_words(text))
+    ]
+    assert formal == [], "formal register (usted) in the Spanish catalog; use tú:\n" + "\n".join(
+        formal
+    )
 
 
 def test_the_catalog_has_texts_to_check():

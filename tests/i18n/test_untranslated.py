@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_scanner_flags_every_way_of_showing_a_bare_text():
-    source = '''
+    source = """
 import streamlit as st
 col = st.columns(2)[0]
 st.title("Overview")
@@ -28,17 +28,31 @@ st.markdown("Good" if ok else "Needs improvement")
 fig.update_layout(title="ROC curve", xaxis_title="False positive rate", height=300)
 fig.add_vline(x=t, annotation_text="threshold")
 cfg = {"p": st.column_config.NumberColumn("p-value", help="Holm-corrected", format="%.4f")}
-'''
+"""
     found = {(f.line, f.text) for f in scan_source(source)}
-    assert found == {(4, "Overview"), (5, "Run it"), (5, "Evaluates the runs"), (6, "Runs of "),
-                     (7, "Queries: "), (8, "{n} queries"), (9, "Measure"), (10, "Table"),
-                     (11, "Fast"), (11, "Exact"), (12, "Good"), (12, "Needs improvement"),
-                     (13, "ROC curve"), (13, "False positive rate"), (14, "threshold"),
-                     (15, "p-value"), (15, "Holm-corrected")}
+    assert found == {
+        (4, "Overview"),
+        (5, "Run it"),
+        (5, "Evaluates the runs"),
+        (6, "Runs of "),
+        (7, "Queries: "),
+        (8, "{n} queries"),
+        (9, "Measure"),
+        (10, "Table"),
+        (11, "Fast"),
+        (11, "Exact"),
+        (12, "Good"),
+        (12, "Needs improvement"),
+        (13, "ROC curve"),
+        (13, "False positive rate"),
+        (14, "threshold"),
+        (15, "p-value"),
+        (15, "Holm-corrected"),
+    }
 
 
 def test_scanner_accepts_translated_and_wordless_texts():
-    source = '''
+    source = """
 import logging
 import streamlit as st
 st.title(_("Overview"))
@@ -53,7 +67,7 @@ st.radio("Language", ["en", "es"])  # i18n: ignore
 st.write(value)
 fig.update_layout(title=_("ROC curve"), height=300, template="plotly_white")
 st.column_config.NumberColumn(_("p-value"), format="%.4f")
-'''
+"""
     assert scan_source(source) == []
 
 
@@ -78,14 +92,14 @@ def test_scanner_checks_a_subset_and_refuses_a_missing_name(tmp_path):
 
 
 def test_scanner_reads_page_links_label_and_skips_icons():
-    source = '''
+    source = """
 import streamlit as st
 st.page_link("pages/data.py", "Upload a run")
 st.page_link("pages/data.py", label=_("Upload a run"), icon=":material/upload:")
 page_link("pages/learn.py", _("How each measure is computed"), ":material/school:")
 st.Page("pages/home.py", title="Home")
 st.caption(":material/info: " + text)
-'''
+"""
     assert {(f.line, f.text) for f in scan_source(source)} == {(3, "Upload a run"), (6, "Home")}
 
 
@@ -96,4 +110,5 @@ def test_the_translation_layer_itself_has_no_bare_text():
 def test_every_visible_text_of_the_app_goes_through_the_translation_layer():
     findings = scan_paths(ROOT)
     assert not findings, f"{len(findings)} visible texts without _():\n" + "\n".join(
-        map(str, findings[:60]))
+        map(str, findings[:60])
+    )

@@ -37,14 +37,21 @@ def test_the_limit_is_the_servers():
         configured = tomllib.load(fh)["server"]["maxUploadSize"]
     assert upload_limit_mb() == configured == st.get_option("server.maxUploadSize")
     assert limit_line(megabytes=1024, gettext=lambda t: t) == "Up to 1 GB per file"
-    assert limit_line(["csv", "txt"], 200, gettext=lambda t: t) == "Up to 200 MB per file • CSV, TXT"
+    assert (
+        limit_line(["csv", "txt"], 200, gettext=lambda t: t) == "Up to 200 MB per file • CSV, TXT"
+    )
 
 
 def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
     css = uploader_css("es")
     contents = re.findall(r'content: "([^"]*)"', css)
-    assert contents == ["Subir archivo", "Subir archivos", "Hasta 40 MB por archivo", "Suelta el archivo aquí",
-                        "Suelta los archivos aquí"]
+    assert contents == [
+        "Subir archivo",
+        "Subir archivos",
+        "Hasta 40 MB por archivo",
+        "Suelta el archivo aquí",
+        "Suelta los archivos aquí",
+    ]
     assert css.count("display: none") == 3 and css.count("visibility: hidden") == 2
     assert css.startswith("<style>") and css.endswith("</style>") and css.count("<") == 2
 

@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _pyterrier(tmp_path):
     qp, rp = tmp_path / "qrels.csv", tmp_path / "res.csv"
     qp.write_text("qid,docno,label\n1,d1,1\n1,d2,0\n2,d3,1\n")
-    rp.write_text("qid,docid,docno,rank,score,query\n1,10,d1,0,2.5,a b\n1,11,d2,1,1.5,a b\n"
-                  "2,12,d3,0,3.0,c\n")
+    rp.write_text(
+        "qid,docid,docno,rank,score,query\n1,10,d1,0,2.5,a b\n1,11,d2,1,1.5,a b\n2,12,d3,0,3.0,c\n"
+    )
     return qp, rp
 
 
@@ -49,13 +50,30 @@ def test_wrong_doc_id_column_warns_naming_the_columns(tmp_path):
     assert ev.aggregate == {"P@1": 0.0, "AP": 0.0}
     cov = ev.coverage
     assert cov["problem"] == "none_judged" and cov["doc_id_column"] == "docid"
-    assert cov["other_doc_id_columns"] == ["docno"] and cov["judged"] == 0 and cov["shared_queries"] == 2
+    assert (
+        cov["other_doc_id_columns"] == ["docno"]
+        and cov["judged"] == 0
+        and cov["shared_queries"] == 2
+    )
 
 
 def test_cli_prints_one_line_on_stderr_naming_the_run(tmp_path):
     qp, rp = _pyterrier(tmp_path)
-    code, out, err = _cli("evaluate", "--qrels", str(qp), "--run", str(rp), "-m", "P@1",
-                          "--columns", "doc_id=docid", "--qrels-columns", "doc_id=docno", "--format", "json")
+    code, out, err = _cli(
+        "evaluate",
+        "--qrels",
+        str(qp),
+        "--run",
+        str(rp),
+        "-m",
+        "P@1",
+        "--columns",
+        "doc_id=docid",
+        "--qrels-columns",
+        "doc_id=docno",
+        "--format",
+        "json",
+    )
     assert code == 0
     lines = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(lines) == 1 and lines[0].startswith("warning: res: none of the 3 retrieved")
@@ -63,7 +81,9 @@ def test_cli_prints_one_line_on_stderr_naming_the_run(tmp_path):
     assert doc["runs"][0]["diagnostics"]["coverage"]["problem"] == "none_judged"
     assert "missing_queries" in doc["runs"][0]["diagnostics"]  # the existing keys stay
     # read right by default: no warning at all
-    code, out, err = _cli("evaluate", "--qrels", str(qp), "--run", str(rp), "-m", "P@1", "--format", "json")
+    code, out, err = _cli(
+        "evaluate", "--qrels", str(qp), "--run", str(rp), "-m", "P@1", "--format", "json"
+    )
     assert code == 0 and "warning" not in err
     assert json.loads(out)["runs"][0]["aggregate"]["P@1"] == 1.0
 
@@ -91,7 +111,9 @@ def test_few_judged_and_the_threshold():
     run = {str(q): {"a" if q == 0 else "z": 1.0} for q in range(20)}
     report = coverage_report(mc.read_qrels(qrels), mc.read_run(run))
     assert report["problem"] == "few_judged" and report["queries_with_judged"] == 1
-    assert coverage_report(mc.read_qrels(qrels), mc.read_run(run), min_share=0.05)["problem"] is None
+    assert (
+        coverage_report(mc.read_qrels(qrels), mc.read_run(run), min_share=0.05)["problem"] is None
+    )
 
 
 def test_well_judged_runs_say_nothing():
@@ -104,19 +126,31 @@ def test_well_judged_runs_say_nothing():
 @pytest.mark.parametrize("seed", range(5))
 def test_report_equals_a_count_by_hand(seed):
     rng = np.random.default_rng(seed)
-    q = pd.DataFrame({"query_id": rng.integers(0, 15, 200).astype(str),
-                      "doc_id": rng.integers(0, 60, 200).astype(str),
-                      "relevance": rng.integers(-1, 3, 200)}).drop_duplicates(["query_id", "doc_id"])
-    r = pd.DataFrame({"query_id": rng.integers(5, 25, 300).astype(str),
-                      "doc_id": rng.integers(0, 90, 300).astype(str),
-                      "score": rng.random(300)}).drop_duplicates(["query_id", "doc_id"])
+    q = pd.DataFrame(
+        {
+            "query_id": rng.integers(0, 15, 200).astype(str),
+            "doc_id": rng.integers(0, 60, 200).astype(str),
+            "relevance": rng.integers(-1, 3, 200),
+        }
+    ).drop_duplicates(["query_id", "doc_id"])
+    r = pd.DataFrame(
+        {
+            "query_id": rng.integers(5, 25, 300).astype(str),
+            "doc_id": rng.integers(0, 90, 300).astype(str),
+            "score": rng.random(300),
+        }
+    ).drop_duplicates(["query_id", "doc_id"])
     got = coverage_report(mc.read_qrels(q), mc.read_run(r))
     judged_pairs = set(zip(q.query_id, q.doc_id, strict=True))
     shared = set(r.query_id) & set(q.query_id)
     in_shared = r[r.query_id.isin(shared)]
-    judged = [p for p in zip(in_shared.query_id, in_shared.doc_id, strict=True) if p in judged_pairs]
+    judged = [
+        p for p in zip(in_shared.query_id, in_shared.doc_id, strict=True) if p in judged_pairs
+    ]
     assert got["shared_queries"] == len(shared)
-    assert got["run_queries"] == r.query_id.nunique() and got["qrels_queries"] == q.query_id.nunique()
+    assert (
+        got["run_queries"] == r.query_id.nunique() and got["qrels_queries"] == q.query_id.nunique()
+    )
     assert got["retrieved"] == len(in_shared) and got["judged"] == len(judged)
     assert got["queries_with_judged"] == len({p[0] for p in judged})
     if got["problem"] in ("none_judged", "few_judged"):
@@ -130,8 +164,11 @@ def test_report_equals_a_count_by_hand(seed):
 QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1}}
 
 
-@pytest.mark.parametrize("empty", [{}, [], (), pd.DataFrame({"query_id": [], "doc_id": [], "score": []})],
-                         ids=["dict", "list", "tuple", "frame"])
+@pytest.mark.parametrize(
+    "empty",
+    [{}, [], (), pd.DataFrame({"query_id": [], "doc_id": [], "score": []})],
+    ids=["dict", "list", "tuple", "frame"],
+)
 def test_an_empty_run_follows_missing_queries(empty):
     with pytest.warns(CoverageWarning, match="the run is empty"):
         ev = mc.evaluate(QRELS, empty, ["P@5", "AP"], missing_queries="zero")
@@ -146,7 +183,9 @@ def test_an_empty_ranking_in_a_mapping_is_a_missing_query():
     missing queries, skipped by default, 0 with missing_queries="zero"."""
     run = {"q1": {}, "q2": {"d2": 1.0}}
     ev = mc.evaluate(QRELS, run, ["P@5"])
-    assert ev.per_query.to_dict() == {"P@5": {"q2": 0.2}} and ev.diagnostics["missing_queries"] == ["q1"]
+    assert ev.per_query.to_dict() == {"P@5": {"q2": 0.2}} and ev.diagnostics["missing_queries"] == [
+        "q1"
+    ]
     ev = mc.evaluate(QRELS, run, ["P@5"], missing_queries="zero")
     assert ev.per_query.to_dict() == {"P@5": {"q1": 0.0, "q2": 0.2}}
 
@@ -160,10 +199,15 @@ def test_an_empty_file_stays_an_error(tmp_path):
 
 # --- every message names only options that exist --------------------------------------
 
+
 def _options_of(parser, options: set[str]) -> None:
     for action in parser._actions:
         options.update(o for o in action.option_strings if o.startswith("--"))
-        for child in (getattr(action, "choices", None) or {}).values() if hasattr(action, "_name_parser_map") else ():
+        for child in (
+            (getattr(action, "choices", None) or {}).values()
+            if hasattr(action, "_name_parser_map")
+            else ()
+        ):
             _options_of(child, options)
 
 
@@ -187,13 +231,17 @@ def test_messages_name_only_options_that_exist():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 named.update(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", node.value))
-    assert named - known == set(), f"messages name options that do not exist: {sorted(named - known)}"
+    assert named - known == set(), (
+        f"messages name options that do not exist: {sorted(named - known)}"
+    )
 
 
 def test_missing_column_message_names_the_columns_option():
     with pytest.raises(InputError) as caught:
         mc.read_qrels(pd.DataFrame({"a": ["q"], "b": ["d"], "c": [1]}))
-    assert "--columns query_id=NAME" in str(caught.value) and "--query-id-col" not in str(caught.value)
+    assert "--columns query_id=NAME" in str(caught.value) and "--query-id-col" not in str(
+        caught.value
+    )
 
 
 def test_empty_rankings_from_lists_are_no_trap():

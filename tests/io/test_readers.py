@@ -35,7 +35,9 @@ def test_trec_run_from_path_bytes_and_filelike(tmp_path):
 
 
 def test_trec_run_tabs_extra_columns_comments_and_blank_lines():
-    text = "# a comment\nq1\tQ0\td1\t1\t2.5\tsys\textra\n\nq1  Q0   d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"
+    text = (
+        "# a comment\nq1\tQ0\td1\t1\t2.5\tsys\textra\n\nq1  Q0   d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"
+    )
     run = mc.read_run(text.encode())
     assert rows_of(run) == ROWS
     assert run.line_of(0) == 2 and run.line_of(1) == 4
@@ -87,19 +89,25 @@ def test_json_nested_file(tmp_path):
     path = tmp_path / "qrels.json"
     path.write_text(json.dumps({"q1": {"d1": 1, "d2": 0}}))
     q = mc.read_qrels(path)
-    assert sorted(zip(q.doc_ids.tolist(), q.relevance.tolist(), strict=False)) == [("d1", 1.0), ("d2", 0.0)]
+    assert sorted(zip(q.doc_ids.tolist(), q.relevance.tolist(), strict=False)) == [
+        ("d1", 1.0),
+        ("d2", 0.0),
+    ]
 
 
-@pytest.mark.parametrize("data, problem", [
-    (b"", "empty"),
-    (b"q1 Q0 d1 1\n", "expected 6 columns, found 4"),
-    (b"q1 Q0 d1 1 abc sys\n", "score 'abc' is not a number"),
-    (b"q1 Q0 d1 1 nan sys\n", "not a finite number"),
-    (b"q1 Q0 d1 1 1.0 sys\nq1 Q0 d2 2 inf sys\n", "not a finite number"),
-    (b"\x00\x01\x02binary", "binary data"),
-    (b"q1 Q0 d\xff 1 1.0 sys\n", "not UTF-8"),
-    (gzip.compress(RUN_TEXT.encode())[:-12], "gzip data is truncated"),
-])
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        (b"", "empty"),
+        (b"q1 Q0 d1 1\n", "expected 6 columns, found 4"),
+        (b"q1 Q0 d1 1 abc sys\n", "score 'abc' is not a number"),
+        (b"q1 Q0 d1 1 nan sys\n", "not a finite number"),
+        (b"q1 Q0 d1 1 1.0 sys\nq1 Q0 d2 2 inf sys\n", "not a finite number"),
+        (b"\x00\x01\x02binary", "binary data"),
+        (b"q1 Q0 d\xff 1 1.0 sys\n", "not UTF-8"),
+        (gzip.compress(RUN_TEXT.encode())[:-12], "gzip data is truncated"),
+    ],
+)
 def test_bad_runs_name_the_problem_and_line(data, problem):
     with pytest.raises(InputError, match=problem) as err:
         mc.read_run(data, name="x")
@@ -135,18 +143,23 @@ def test_large_regular_file_takes_the_fast_path_and_agrees_with_slow_path(tmp_pa
     assert a.line_of(10) == 11 and b.line_of(10) == 12
 
 
-@pytest.mark.parametrize("odd_line", [
-    b"# Q0 d1 1 2.5 sys\n",         # a comment with as many fields as a data line
-    b"#q7 Q0 d1 1 2.5 sys\n",       # a commented-out data line
-    b"# q1 Q0 d1 1 2.5 sys\n",      # one field more
-    b"#\n",                          # a bare comment
-    b"\n",                           # a blank line
-])
+@pytest.mark.parametrize(
+    "odd_line",
+    [
+        b"# Q0 d1 1 2.5 sys\n",  # a comment with as many fields as a data line
+        b"#q7 Q0 d1 1 2.5 sys\n",  # a commented-out data line
+        b"# q1 Q0 d1 1 2.5 sys\n",  # one field more
+        b"#\n",  # a bare comment
+        b"\n",  # a blank line
+    ],
+)
 @pytest.mark.parametrize("as_path", [False, True])
 def test_large_file_with_odd_line_mid_file_reads_like_the_line_reader(tmp_path, odd_line, as_path):
     """Big regular files take Arrow's reader; a comment or blank line in the middle must
     be skipped, not read as data, and line numbers must stay those of the file."""
-    lines = [f"q{i // 50} Q0 d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)]
+    lines = [
+        f"q{i // 50} Q0 d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)
+    ]
     data = b"".join(lines[:2500]) + odd_line + b"".join(lines[2500:])
     source = data
     if as_path:
@@ -160,16 +173,25 @@ def test_large_file_with_odd_line_mid_file_reads_like_the_line_reader(tmp_path, 
 
 
 def test_large_file_doc_ids_starting_with_hash_are_data():
-    lines = [f"q{i // 50} Q0 #d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)]
+    lines = [
+        f"q{i // 50} Q0 #d{i} {i % 50 + 1} {100 - i % 50}.5 sys\n".encode() for i in range(4000)
+    ]
     run = mc.read_run(b"".join(lines))
     assert run.doc_ids.tolist()[:2] == ["#d0", "#d1"] and len(run) == 4000
 
 
 @pytest.mark.parametrize("string_type", ["string", "large_string"])
-@pytest.mark.parametrize("values, found", [
-    (["q1", "q2"], False), (["q1", "#q2"], True), (["q1", ""], True), (["#"], True), ([], False),
-    (["\u00e9#", "a#b"], False),
-])
+@pytest.mark.parametrize(
+    "values, found",
+    [
+        (["q1", "q2"], False),
+        (["q1", "#q2"], True),
+        (["q1", ""], True),
+        (["#"], True),
+        ([], False),
+        (["\u00e9#", "a#b"], False),
+    ],
+)
 def test_stream_reader_spots_comment_and_blank_lines(values, found, string_type):
     """The streaming TREC reader hands a batch to the line reader when a query id is empty
     or starts with '#' (a blank or comment line); also on a slice of a larger array."""

@@ -17,21 +17,27 @@ def test_base_name_is_the_stem_or_the_tag_of_a_generic_stem():
 
 
 def test_two_files_of_one_name_stay_two_runs_named_by_their_tags():
-    naming = unique_run_names([RunFile("test_run.txt", "sysA", "a"), RunFile("test_run.txt", "sysB", "b")])
+    naming = unique_run_names(
+        [RunFile("test_run.txt", "sysA", "a"), RunFile("test_run.txt", "sysB", "b")]
+    )
     assert naming.names == ["test_run", "test_run (sysB)"]
     assert naming.renamed == [(1, "test_run (sysB)", "test_run")]
     assert naming.repeats == []
 
 
 def test_a_number_when_the_tag_does_not_tell_them_apart():
-    files = [RunFile("test_run.txt", "same", c) for c in "abc"] + [RunFile("test_run.txt", None, "d")]
+    files = [RunFile("test_run.txt", "same", c) for c in "abc"] + [
+        RunFile("test_run.txt", None, "d")
+    ]
     naming = unique_run_names(files)
     assert naming.names == ["test_run", "test_run (same)", "test_run (2)", "test_run (3)"]
     assert [r[0] for r in naming.renamed] == [1, 2, 3]
 
 
 def test_the_same_file_twice_is_one_run_and_said_so():
-    naming = unique_run_names([RunFile("a.txt", "t", 1), RunFile("b.txt", "t", 2), RunFile("a.txt", "t", 1)])
+    naming = unique_run_names(
+        [RunFile("a.txt", "t", 1), RunFile("b.txt", "t", 2), RunFile("a.txt", "t", 1)]
+    )
     assert naming.names == ["a", "b", "a"]
     assert naming.repeats == [(2, 0)] and naming.renamed == []
 
@@ -48,15 +54,20 @@ def test_known_files_keep_their_names_when_another_is_removed():
     after = unique_run_names([b], known=known)  # the first file removed
     assert after.names == ["test_run (sysB)"]
     again = unique_run_names([b, RunFile("test_run.txt", None, "c")], known=known)
-    assert again.names == ["test_run (sysB)", "test_run"]  # the freed plain name goes to the new file
+    assert again.names == [
+        "test_run (sysB)",
+        "test_run",
+    ]  # the freed plain name goes to the new file
 
 
 def test_random_drops_never_lose_a_run():
     rng = random.Random(7)
     for _ in range(200):
         contents = [rng.randrange(6) for _ in range(rng.randrange(1, 9))]
-        files = [RunFile(rng.choice(["run.txt", "x.txt", "x.txt.gz"]), rng.choice([None, "t1", "x"]), c)
-                 for c in contents]
+        files = [
+            RunFile(rng.choice(["run.txt", "x.txt", "x.txt.gz"]), rng.choice([None, "t1", "x"]), c)
+            for c in contents
+        ]
         taken = rng.sample(["x", "t1", "x (2)", "run"], rng.randrange(3))
         naming = unique_run_names(files, taken=taken)
         by_content = {}

@@ -59,7 +59,11 @@ def reference(qrels, run) -> dict:
 
 def assert_numbers(aggregate: dict, want: dict) -> None:
     for measure, value in want.items():
-        assert math.isclose(aggregate[measure], value, rel_tol=0, abs_tol=1e-12), (measure, aggregate, want)
+        assert math.isclose(aggregate[measure], value, rel_tol=0, abs_tol=1e-12), (
+            measure,
+            aggregate,
+            want,
+        )
 
 
 def cli_aggregate(qrels_path, run_path, *options) -> dict:
@@ -68,8 +72,20 @@ def cli_aggregate(qrels_path, run_path, *options) -> dict:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["evaluate", "--qrels", str(qrels_path), "--run", str(run_path), "-m", ",".join(MEASURES),
-                     "--format", "json", *options])
+        code = main(
+            [
+                "evaluate",
+                "--qrels",
+                str(qrels_path),
+                "--run",
+                str(run_path),
+                "-m",
+                ",".join(MEASURES),
+                "--format",
+                "json",
+                *options,
+            ]
+        )
     assert code == 0
     return json.loads(out.getvalue())["runs"][0]["aggregate"]
 
@@ -85,6 +101,7 @@ def data():
 
 
 # --- files ------------------------------------------------------------------------------
+
 
 def write_trec(tmp_path, qrels, run):
     """trec_eval's formats (``qid iter docno rel``, ``qid Q0 docno rank score tag``)."""
@@ -102,7 +119,9 @@ def write_beir(tmp_path, qrels, run):
     """BEIR: ``qrels/test.tsv`` with a ``query-id corpus-id score`` header; results as the
     JSON of ``{qid: {docid: score}}`` that ``EvaluateRetrieval.retrieve`` returns."""
     qp = tmp_path / "test.tsv"
-    qp.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in rows(qrels)))
+    qp.write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in rows(qrels))
+    )
     rp = tmp_path / "results.json"
     rp.write_text(json.dumps(run))
     return qp, rp
@@ -113,11 +132,27 @@ def write_mteb(tmp_path, qrels, run):
     and a run with HuggingFace's ``query_id``, ``corpus_id``, ``score``."""
     qp, rp = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
     q = rows(qrels)
-    pq.write_table(pa.table({"query-id": [r[0] for r in q], "corpus-id": [r[1] for r in q],
-                             "score": [r[2] for r in q]}), qp)
+    pq.write_table(
+        pa.table(
+            {
+                "query-id": [r[0] for r in q],
+                "corpus-id": [r[1] for r in q],
+                "score": [r[2] for r in q],
+            }
+        ),
+        qp,
+    )
     r = rows(run)
-    pq.write_table(pa.table({"query_id": [x[0] for x in r], "corpus_id": [x[1] for x in r],
-                             "score": [x[2] for x in r]}), rp)
+    pq.write_table(
+        pa.table(
+            {
+                "query_id": [x[0] for x in r],
+                "corpus_id": [x[1] for x in r],
+                "score": [x[2] for x in r],
+            }
+        ),
+        rp,
+    )
     return qp, rp
 
 
@@ -141,11 +176,23 @@ def pyterrier_frames(qrels, run):
     res = []
     for q, docs in run.items():
         for rank, (d, s) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1])):
-            res.append({"qid": q, "docid": internal.setdefault(d, len(internal) + 10_000), "docno": d,
-                        "rank": rank, "score": s, "query": f"text of query {q}"})
+            res.append(
+                {
+                    "qid": q,
+                    "docid": internal.setdefault(d, len(internal) + 10_000),
+                    "docno": d,
+                    "rank": rank,
+                    "score": s,
+                    "query": f"text of query {q}",
+                }
+            )
     q = rows(qrels)
-    return (pd.DataFrame({"qid": [r[0] for r in q], "docno": [r[1] for r in q], "label": [r[2] for r in q]}),
-            pd.DataFrame(res))
+    return (
+        pd.DataFrame(
+            {"qid": [r[0] for r in q], "docno": [r[1] for r in q], "label": [r[2] for r in q]}
+        ),
+        pd.DataFrame(res),
+    )
 
 
 def write_pyterrier(tmp_path, qrels, run, fmt):
@@ -165,13 +212,18 @@ def write_ranx(tmp_path, qrels, run):
     ``Run.save(kind="trec")``."""
     ranx = pytest.importorskip("ranx")
     qp, rp = tmp_path / "qrels.parquet", tmp_path / "run.trec"
-    ranx.Qrels({q: {d: int(v) for d, v in docs.items()} for q, docs in qrels.items()}).save(str(qp), kind="parquet")
+    ranx.Qrels({q: {d: int(v) for d, v in docs.items()} for q, docs in qrels.items()}).save(
+        str(qp), kind="parquet"
+    )
     ranx.Run(run, name="bm25").save(str(rp), kind="trec")
     return qp, rp
 
 
 WRITERS = {
-    "trec_eval": write_trec, "beir": write_beir, "mteb": write_mteb, "msmarco": write_msmarco,
+    "trec_eval": write_trec,
+    "beir": write_beir,
+    "mteb": write_mteb,
+    "msmarco": write_msmarco,
     "pyterrier-csv": lambda t, q, r: write_pyterrier(t, q, r, "csv"),
     "pyterrier-parquet": lambda t, q, r: write_pyterrier(t, q, r, "parquet"),
     "ranx": write_ranx,
@@ -200,9 +252,15 @@ def test_msmarco_run_keeps_the_rank_order_and_explicit_formats(tmp_path):
     other = tmp_path / "run.txt"
     other.write_text(rp.read_text())
     want = reference(qrels, run)
-    assert_numbers(cli_aggregate(qp, other, "--run-format", "msmarco", "--qrels-format", "msmarco"), want)
-    assert_numbers(mc.evaluate(mc.read_qrels(qp, fmt="msmarco"), mc.read_run(other, fmt="msmarco"),
-                               MEASURES).aggregate, want)
+    assert_numbers(
+        cli_aggregate(qp, other, "--run-format", "msmarco", "--qrels-format", "msmarco"), want
+    )
+    assert_numbers(
+        mc.evaluate(
+            mc.read_qrels(qp, fmt="msmarco"), mc.read_run(other, fmt="msmarco"), MEASURES
+        ).aggregate,
+        want,
+    )
 
 
 def test_pyterrier_docno_wins_over_the_internal_docid(data):
@@ -219,8 +277,17 @@ def test_column_mapping_on_the_command_line(tmp_path, data):
     rp = tmp_path / "r.csv"
     pd.DataFrame(rows(qrels), columns=["topic_no", "passage", "grade_x"]).to_csv(qp, index=False)
     pd.DataFrame(rows(run), columns=["topic_no", "passage", "bm25"]).to_csv(rp, index=False)
-    assert_numbers(cli_aggregate(qp, rp, "--columns", "query_id=topic_no,doc_id=passage,score=bm25",
-                                 "--qrels-columns", "query_id=topic_no,doc_id=passage,relevance=grade_x"), want)
+    assert_numbers(
+        cli_aggregate(
+            qp,
+            rp,
+            "--columns",
+            "query_id=topic_no,doc_id=passage,score=bm25",
+            "--qrels-columns",
+            "query_id=topic_no,doc_id=passage,relevance=grade_x",
+        ),
+        want,
+    )
 
 
 # --- objects in memory --------------------------------------------------------------------
@@ -235,30 +302,58 @@ def object_forms(qrels, run):
 
     ranx = pytest.importorskip("ranx")
     q, r = rows(qrels), rows(run)
-    qcols = {"query_id": [x[0] for x in q], "doc_id": [x[1] for x in q], "relevance": [x[2] for x in q]}
+    qcols = {
+        "query_id": [x[0] for x in q],
+        "doc_id": [x[1] for x in q],
+        "relevance": [x[2] for x in q],
+    }
     rcols = {"query_id": [x[0] for x in r], "doc_id": [x[1] for x in r], "score": [x[2] for x in r]}
     return {
-        "ir_datasets-lists": (lambda: [TrecQrel(a, b, c, "0") for a, b, c in q],
-                              lambda: [ScoredDoc(*x) for x in r]),
-        "ir_datasets-generators": (lambda: (TrecQrel(a, b, c, "0") for a, b, c in q),
-                                   lambda: (ScoredDoc(*x) for x in r)),
-        "ir_measures": (lambda: [ir_measures.Qrel(*x) for x in q],
-                        lambda: iter([ir_measures.ScoredDoc(*x) for x in r])),
-        "dicts": (lambda: [dict(zip(("query_id", "doc_id", "relevance"), x, strict=True)) for x in q],
-                  lambda: [dict(zip(("query_id", "doc_id", "score"), x, strict=True)) for x in r]),
+        "ir_datasets-lists": (
+            lambda: [TrecQrel(a, b, c, "0") for a, b, c in q],
+            lambda: [ScoredDoc(*x) for x in r],
+        ),
+        "ir_datasets-generators": (
+            lambda: (TrecQrel(a, b, c, "0") for a, b, c in q),
+            lambda: (ScoredDoc(*x) for x in r),
+        ),
+        "ir_measures": (
+            lambda: [ir_measures.Qrel(*x) for x in q],
+            lambda: iter([ir_measures.ScoredDoc(*x) for x in r]),
+        ),
+        "dicts": (
+            lambda: [dict(zip(("query_id", "doc_id", "relevance"), x, strict=True)) for x in q],
+            lambda: [dict(zip(("query_id", "doc_id", "score"), x, strict=True)) for x in r],
+        ),
         "tuples": (lambda: list(q), lambda: tuple(r)),
-        "ranx": (lambda: ranx.Qrels({a: {d: int(v) for d, v in b.items()} for a, b in qrels.items()}),
-                 lambda: ranx.Run(run, name="bm25")),
+        "ranx": (
+            lambda: ranx.Qrels({a: {d: int(v) for d, v in b.items()} for a, b in qrels.items()}),
+            lambda: ranx.Run(run, name="bm25"),
+        ),
         "pandas": (lambda: pd.DataFrame(qcols), lambda: pd.DataFrame(rcols)),
         "polars": (lambda: pl.DataFrame(qcols), lambda: pl.DataFrame(rcols)),
         "arrow": (lambda: pa.table(qcols), lambda: pa.table(rcols)),
-        "arrow-batch": (lambda: pa.RecordBatch.from_pydict(qcols), lambda: pa.RecordBatch.from_pydict(rcols)),
+        "arrow-batch": (
+            lambda: pa.RecordBatch.from_pydict(qcols),
+            lambda: pa.RecordBatch.from_pydict(rcols),
+        ),
         "nested": (lambda: qrels, lambda: run),
     }
 
 
-FORMS = ["ir_datasets-lists", "ir_datasets-generators", "ir_measures", "dicts", "tuples", "ranx",
-         "pandas", "polars", "arrow", "arrow-batch", "nested"]
+FORMS = [
+    "ir_datasets-lists",
+    "ir_datasets-generators",
+    "ir_measures",
+    "dicts",
+    "tuples",
+    "ranx",
+    "pandas",
+    "polars",
+    "arrow",
+    "arrow-batch",
+    "nested",
+]
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -282,8 +377,14 @@ def test_a_generator_is_read_once():
     assert len(run) == 1 and calls == [1]
 
 
-@pytest.mark.parametrize("value, words", [("query_id", "is not ROLE=COLUMN"), ("colour=qid", "unknown role"),
-                                          ("doc_id=nope", "'nope' (given for doc_id) is not in the table")])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("query_id", "is not ROLE=COLUMN"),
+        ("colour=qid", "unknown role"),
+        ("doc_id=nope", "'nope' (given for doc_id) is not in the table"),
+    ],
+)
 def test_bad_column_mappings_are_one_line(tmp_path, capsys, data, value, words):
     qrels, run, _ = data
     qp, rp = write_beir(tmp_path, qrels, run)

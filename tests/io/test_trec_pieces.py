@@ -18,8 +18,12 @@ from metrics_core.scale.blocks import open_run_stream
 
 def _rows_streamed(source):
     table = pa.concat_tables(list(open_run_stream(source, fmt="trec").batches()))
-    return (table.column("qid").to_pylist(), table.column("docid").to_pylist(),
-            table.column("score").to_numpy().tolist(), table.column("line").to_numpy().tolist())
+    return (
+        table.column("qid").to_pylist(),
+        table.column("docid").to_pylist(),
+        table.column("score").to_numpy().tolist(),
+        table.column("line").to_numpy().tolist(),
+    )
 
 
 def _rows_whole(source):
@@ -29,8 +33,11 @@ def _rows_whole(source):
 
 
 def _regular(n: int, sep: str = " ", end: str = "\n") -> str:
-    return "".join(f"q{i // 7}{sep}Q0{sep}d{i * 37 % 1000}{sep}{i % 7 + 1}{sep}{(i * 13) % 17 / 4}"
-                   f"{sep}run{i % 3}{end}" for i in range(n))
+    return "".join(
+        f"q{i // 7}{sep}Q0{sep}d{i * 37 % 1000}{sep}{i % 7 + 1}{sep}{(i * 13) % 17 / 4}"
+        f"{sep}run{i % 3}{end}"
+        for i in range(n)
+    )
 
 
 def _both(tmp_path, text: str):
@@ -43,33 +50,55 @@ def _both(tmp_path, text: str):
 @pytest.mark.parametrize("variant", ["spaces", "tabs", "crlf", "no final newline"])
 def test_pieces_give_the_whole_readers_rows(tmp_path, monkeypatch, piece, variant):
     monkeypatch.setattr(blocks, "PIECE_BYTES", piece)
-    text = {"spaces": _regular(300), "tabs": _regular(300, "\t"), "crlf": _regular(300, end="\r\n"),
-            "no final newline": _regular(300).rstrip("\n")}[variant]
+    text = {
+        "spaces": _regular(300),
+        "tabs": _regular(300, "\t"),
+        "crlf": _regular(300, end="\r\n"),
+        "no final newline": _regular(300).rstrip("\n"),
+    }[variant]
     for source in _both(tmp_path, text):
         assert _rows_streamed(source) == _rows_whole(source)
 
 
-@pytest.mark.parametrize("bad", ["q9\tQ0 d1 1 2 run\n", "q9 Q0 d1\x0b1 2 run\n",
-                                 "# a comment\n", "\n", "q9 Q0 d1 1 2 run extra\n", "q9 Q0 d1 1 2\n"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "q9\tQ0 d1 1 2 run\n",
+        "q9 Q0 d1\x0b1 2 run\n",
+        "# a comment\n",
+        "\n",
+        "q9 Q0 d1 1 2 run extra\n",
+        "q9 Q0 d1 1 2\n",
+    ],
+)
 def test_irregular_later_piece_read_on_by_the_line_reader(tmp_path, monkeypatch, bad):
     monkeypatch.setattr(blocks, "PIECE_BYTES", 64)
     text = _regular(200) + bad + _regular(50)
     for source in _both(tmp_path, text):
-        if bad.count(" ") + bad.count("\t") + bad.count("\x0b") < 5 and bad.strip() and not bad.startswith("#"):
+        if (
+            bad.count(" ") + bad.count("\t") + bad.count("\x0b") < 5
+            and bad.strip()
+            and not bad.startswith("#")
+        ):
             with pytest.raises(InputError):
                 read_run(source, fmt="trec")
             continue
         assert _rows_streamed(source) == _rows_whole(source)
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("q9 Q0  1 2 run\n", r"line 201: expected 6 columns, found 5"),
-    ("q9  d1 1 2 run\n", r"line 201: expected 6 columns, found 5"),
-    ("q9 Q0 d1 1 2 \n", r"line 201: expected 6 columns, found 5"),
-    ("q9 Q0 d1 1 inf run\n", r"line 201: score is 'inf', not a finite number"),
-    ("q9 Q0 d1 1 2 r\x00n\n", r"line 201"),
-])
-def test_bad_line_in_a_later_piece_named_as_the_whole_reader_names_it(tmp_path, monkeypatch, bad, message):
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("q9 Q0  1 2 run\n", r"line 201: expected 6 columns, found 5"),
+        ("q9  d1 1 2 run\n", r"line 201: expected 6 columns, found 5"),
+        ("q9 Q0 d1 1 2 \n", r"line 201: expected 6 columns, found 5"),
+        ("q9 Q0 d1 1 inf run\n", r"line 201: score is 'inf', not a finite number"),
+        ("q9 Q0 d1 1 2 r\x00n\n", r"line 201"),
+    ],
+)
+def test_bad_line_in_a_later_piece_named_as_the_whole_reader_names_it(
+    tmp_path, monkeypatch, bad, message
+):
     monkeypatch.setattr(blocks, "PIECE_BYTES", 64)
     text = _regular(200) + bad + _regular(50)
     qrels = b"q1 0 d37 1\n"

@@ -40,8 +40,8 @@ SKIPPED: dict[str, str] = {
     r"runid": "the run's tag, not a measure",
     r"relstring(_\d+)?": "a string of relevance labels, not a number",
     r"(11pt_avg|utility|ndcg)_.*[=,].*": "trec_eval's own parameter syntax (-m name_params); RankLab "
-                                          "writes parameters as NAME(param=value), tested in "
-                                          "test_trec_eval_oracle.py",
+    "writes parameters as NAME(param=value), tested in "
+    "test_trec_eval_oracle.py",
 }
 
 # Measures printed only for `all` by trec_eval -q.
@@ -76,15 +76,38 @@ class Case:
 CASES = [
     Case("out.test", "out.test", "qrels.test", "results.test", False),
     Case("out.test[with-comments]", "out.test", "qrels.test.with-comments", "results.test", False),
-    Case("out.comment.test", "out.comment.test", "qrels.comment.test", "results.comment.test", False),
+    Case(
+        "out.comment.test", "out.comment.test", "qrels.comment.test", "results.comment.test", False
+    ),
     Case("out.test.a", "out.test.a", "qrels.test", "results.test", False),
     Case("out.test.aq", "out.test.aq", "qrels.test", "results.test", True),
-    Case("out.test.aqc", "out.test.aqc", "qrels.test", "results.trunc", True,
-         {"missing_queries": "zero"}, ("-c",)),
-    Case("out.test.aqcM", "out.test.aqcM", "qrels.test", "results.trunc", True,
-         {"missing_queries": "zero", "depth": 100}, ("-c", "-M", "100")),
-    Case("out.test.aql", "out.test.aql", "qrels.rel_level", "results.test", True,
-         {"relevance_threshold": 2}, ("-l", "2")),
+    Case(
+        "out.test.aqc",
+        "out.test.aqc",
+        "qrels.test",
+        "results.trunc",
+        True,
+        {"missing_queries": "zero"},
+        ("-c",),
+    ),
+    Case(
+        "out.test.aqcM",
+        "out.test.aqcM",
+        "qrels.test",
+        "results.trunc",
+        True,
+        {"missing_queries": "zero", "depth": 100},
+        ("-c", "-M", "100"),
+    ),
+    Case(
+        "out.test.aql",
+        "out.test.aql",
+        "qrels.rel_level",
+        "results.test",
+        True,
+        {"relevance_threshold": 2},
+        ("-l", "2"),
+    ),
     Case("out.test.meas_params", "out.test.meas_params", "qrels.test", "results.test", True),
 ]
 CASES_BY_ID = {c.id: c for c in CASES}
@@ -116,8 +139,14 @@ def evaluation(case_id: str):
 
 def _params():
     if not conformance_available():
-        return [pytest.param(None, None, marks=pytest.mark.skip(reason=SKIP_NO_CONFORMANCE),
-                             id="conformance-files-missing")]
+        return [
+            pytest.param(
+                None,
+                None,
+                marks=pytest.mark.skip(reason=SKIP_NO_CONFORMANCE),
+                id="conformance-files-missing",
+            )
+        ]
     return [pytest.param(c.id, m, id=f"{c.id}-{m}") for c in CASES for m in mapped_measures(c.id)]
 
 
@@ -156,7 +185,9 @@ def test_every_printed_measure_is_mapped_or_listed(conformance_path):
             if ranklab_name(measure) is None and skip_reason(measure) is None:
                 unknown.add(measure)
             assert not (ranklab_name(measure) and skip_reason(measure)), measure
-    assert not unknown, f"trec_eval measures neither mapped nor listed as skipped: {sorted(unknown)}"
+    assert not unknown, (
+        f"trec_eval measures neither mapped nor listed as skipped: {sorted(unknown)}"
+    )
 
 
 def test_cases_cover_every_output_file(conformance_path):
@@ -180,8 +211,11 @@ def test_with_comments_qrels_equal_plain_qrels(conformance_path):
 def test_comment_run_keeps_hash_in_doc_ids(conformance_path):
     """A '#' inside a line is data (msmarco passage ids), only a leading '#' is a comment."""
     run = mc.read_run(conformance_path / "results.comment.test")
-    assert len(run) == sum(1 for line in open(conformance_path / "results.comment.test")
-                           if line.strip() and not line.startswith("#"))
+    assert len(run) == sum(
+        1
+        for line in open(conformance_path / "results.comment.test")
+        if line.strip() and not line.startswith("#")
+    )
     assert np.char.find(run.doc_ids.astype(str), "#").max() > 0
 
 
@@ -189,26 +223,41 @@ def test_extra_and_missing_queries_are_reported(conformance_path):
     """out.comment.test: run topics absent from the qrels are ignored and reported;
     results.trunc lacks 302, which is reported as missing (skipped by default)."""
     ev, _ = evaluation("out.comment.test")
-    qrels_q = {line.split()[0] for line in open(conformance_path / "qrels.comment.test") if line.strip()}
-    run_q = {line.split()[0] for line in open(conformance_path / "results.comment.test") if line.strip()}
+    qrels_q = {
+        line.split()[0] for line in open(conformance_path / "qrels.comment.test") if line.strip()
+    }
+    run_q = {
+        line.split()[0] for line in open(conformance_path / "results.comment.test") if line.strip()
+    }
     assert sorted(ev.diagnostics["extra_queries"]) == sorted(run_q - qrels_q)
     assert sorted(ev.per_query.index) == sorted(qrels_q & run_q)
-    skipped = mc.evaluate(conformance_path / "qrels.test", conformance_path / "results.trunc", ["AP"])
+    skipped = mc.evaluate(
+        conformance_path / "qrels.test", conformance_path / "results.trunc", ["AP"]
+    )
     assert skipped.diagnostics["missing_queries"] == ["302"]
     assert sorted(skipped.per_query.index) == ["301", "303"]
 
 
-@pytest.mark.parametrize("case_id", ["out.test", "out.test.aq", "out.test.aqc", "out.test.aqcM",
-                                     "out.test.aql"])
+@pytest.mark.parametrize(
+    "case_id", ["out.test", "out.test.aq", "out.test.aqc", "out.test.aqcM", "out.test.aql"]
+)
 def test_command_line_reproduces_trec_eval(case_id, conformance_path, capsys):
     """The same numbers through ``python -m metrics_core evaluate`` with trec_eval's
     measure names and flags (-c, -M, -l), read back from its JSON."""
     case = CASES_BY_ID[case_id]
     expected = expected_values(case_id)
     _, names = evaluation(case_id)
-    args = ["evaluate", "--qrels", str(conformance_path / case.qrels),
-            "--run", str(conformance_path / case.run), "--format", "json", "--per-query",
-            *case.cli_flags]
+    args = [
+        "evaluate",
+        "--qrels",
+        str(conformance_path / case.qrels),
+        "--run",
+        str(conformance_path / case.run),
+        "--format",
+        "json",
+        "--per-query",
+        *case.cli_flags,
+    ]
     for trec_name in names:
         args += ["-m", trec_name]
     assert cli.main(args) == 0

@@ -16,14 +16,21 @@ from metrics_core.io.coverage import CoverageWarning, coverage_report
 def _random_case(seed: int):
     rng = np.random.default_rng(seed)
     n_q = int(rng.integers(1, 15))
-    qrels = {f"q{q}": {f"d{d}": int(rng.integers(-1, 3)) for d in rng.choice(40, int(rng.integers(1, 6)), replace=False)}
-             for q in range(n_q)}
+    qrels = {
+        f"q{q}": {
+            f"d{d}": int(rng.integers(-1, 3))
+            for d in rng.choice(40, int(rng.integers(1, 6)), replace=False)
+        }
+        for q in range(n_q)
+    }
     offset = int(rng.integers(0, n_q + 3))  # shifts the run's queries: from all shared to none
-    judged_docs = rng.random() < 0.7        # else documents nobody judged
+    judged_docs = rng.random() < 0.7  # else documents nobody judged
     run = {}
     for q in range(int(rng.integers(1, 15))):
         docs = rng.choice(60, int(rng.integers(1, 8)), replace=False)
-        run[f"q{q + offset}"] = {(f"d{d}" if judged_docs else f"x{d}"): float(rng.integers(0, 4)) for d in docs}
+        run[f"q{q + offset}"] = {
+            (f"d{d}" if judged_docs else f"x{d}"): float(rng.integers(0, 4)) for d in docs
+        }
     return qrels, run
 
 
@@ -38,8 +45,10 @@ def test_a_sound_ranking_has_no_coverage_problem(seed):
 
 
 def test_the_shortcut_holds_often_and_fails_on_the_traps():
-    verdicts = [mc.rank(mc.read_qrels(c[0]), mc.read_run(c[1])).coverage_is_sound()
-                for c in map(_random_case, range(60))]
+    verdicts = [
+        mc.rank(mc.read_qrels(c[0]), mc.read_run(c[1])).coverage_is_sound()
+        for c in map(_random_case, range(60))
+    ]
     assert any(verdicts) and not all(verdicts)  # the random cases hold both kinds
 
 

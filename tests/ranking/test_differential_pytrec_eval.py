@@ -49,8 +49,16 @@ PYTREC_MEASURES = {
     "map_cut." + ",".join(map(str, CUTOFFS)),
     "ndcg_cut." + ",".join(map(str, CUTOFFS)),
     "success." + ",".join(map(str, CUTOFFS)),
-    "recip_rank", "map", "ndcg", "Rprec", "bpref", "num_ret", "num_rel", "num_rel_ret",
-    "iprec_at_recall", "num_q",
+    "recip_rank",
+    "map",
+    "ndcg",
+    "Rprec",
+    "bpref",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "iprec_at_recall",
+    "num_q",
 }
 # Every value is a sum of a few dozen terms at most; both sides use float64.
 ABS_TOL = 1e-9
@@ -92,8 +100,11 @@ def qrels_and_run(draw):
 
 # --- the reference: trec_eval through pytrec_eval, on what it can take ------------------
 
+
 def pytrec_values(qrels, run, relevance_level=1):
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=relevance_level)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, PYTREC_MEASURES, relevance_level=relevance_level
+    )
     return evaluator.evaluate(run)
 
 
@@ -103,7 +114,9 @@ def _zero_row(measures, num_ret=0, num_rel=0):
     return row
 
 
-MEASURE_NAMES = sorted(m for m in pytrec_values({"x": {"a": 1}}, {"x": {"a": 1.0}})["x"] if m != "num_q")
+MEASURE_NAMES = sorted(
+    m for m in pytrec_values({"x": {"a": 1}}, {"x": {"a": 1.0}})["x"] if m != "num_q"
+)
 
 
 def trec_eval_reference(qrels, run, relevance_level=1, complete=False):
@@ -131,12 +144,14 @@ def trec_eval_reference(qrels, run, relevance_level=1, complete=False):
     if complete:
         for q, judged in qrels.items():
             if q not in ranked:
-                expected[q] = _zero_row(MEASURE_NAMES,
-                                        num_rel=sum(1 for x in judged.values() if x >= relevance_level))
+                expected[q] = _zero_row(
+                    MEASURE_NAMES, num_rel=sum(1 for x in judged.values() if x >= relevance_level)
+                )
     return expected
 
 
 # --- the comparison ----------------------------------------------------------------
+
 
 def pytrec_to_ranklab(trec_name: str) -> str:
     """RankLab's name for a pytrec_eval measure: the conformance table's, except IPrec,
@@ -153,7 +168,9 @@ def assert_matches_trec_eval(qrels, run, relevance_level=1, complete=False):
     conventions = {"relevance_threshold": relevance_level}
     if complete:
         conventions["missing_queries"] = "zero"
-    ev = mc.evaluate(qrels, run, [pytrec_to_ranklab(m) for m in MEASURE_NAMES] + ["NumQ"], **conventions)
+    ev = mc.evaluate(
+        qrels, run, [pytrec_to_ranklab(m) for m in MEASURE_NAMES] + ["NumQ"], **conventions
+    )
     names = dict(zip(MEASURE_NAMES, ev.measures, strict=False))
     assert sorted(ev.per_query.index) == sorted(expected), "evaluated queries differ"
     assert ev.aggregate["NumQ"] == len(expected)
@@ -163,21 +180,32 @@ def assert_matches_trec_eval(qrels, run, relevance_level=1, complete=False):
         for qid, values in expected.items():
             want, got = values[trec_name], float(col.loc[qid])
             if not math.isclose(got, want, rel_tol=0, abs_tol=ABS_TOL):
-                problems.append(f"{trec_name} ({name}) query {qid!r}: trec_eval {want!r}, RankLab {got!r}")
+                problems.append(
+                    f"{trec_name} ({name}) query {qid!r}: trec_eval {want!r}, RankLab {got!r}"
+                )
                 bad_queries.append(qid)
         if expected:
             values = [v[trec_name] for v in expected.values()]
-            summary = float(np.sum(values)) if trec_name.startswith("num_") else float(np.mean(values))
+            summary = (
+                float(np.sum(values)) if trec_name.startswith("num_") else float(np.mean(values))
+            )
             if not math.isclose(ev.aggregate[name], summary, rel_tol=0, abs_tol=ABS_TOL):
-                problems.append(f"{trec_name} ({name}) all: trec_eval {summary!r}, "
-                                f"RankLab {ev.aggregate[name]!r}")
+                problems.append(
+                    f"{trec_name} ({name}) all: trec_eval {summary!r}, "
+                    f"RankLab {ev.aggregate[name]!r}"
+                )
     shown = list(dict.fromkeys(bad_queries))[:2]
     assert not problems, "\n".join(problems[:20]) + "".join(
-        f"\nquery {q!r}: qrels={qrels.get(q)!r} run={run.get(q)!r}" for q in shown)
+        f"\nquery {q!r}: qrels={qrels.get(q)!r} run={run.get(q)!r}" for q in shown
+    )
 
 
-FAST = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @FAST
@@ -208,8 +236,12 @@ def trec_order_top(ranking: dict, depth: int) -> dict:
     return dict(ordered[:depth])
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(qrels_and_run(), st.sampled_from([1, 2, 3, 5]))
 def test_depth_cut_matches_trec_eval_on_the_truncated_run(data, depth):
     """trec_eval -M d ranks first, then keeps the top d: the same as evaluating the run cut
@@ -222,11 +254,13 @@ def test_depth_cut_matches_trec_eval_on_the_truncated_run(data, depth):
     assert sorted(ev.per_query.index) == sorted(expected)
     for trec_name, name in names.items():
         for qid, values in expected.items():
-            assert math.isclose(float(ev.per_query.loc[qid, name]), values[trec_name], rel_tol=0,
-                                abs_tol=ABS_TOL), (trec_name, qid, depth)
+            assert math.isclose(
+                float(ev.per_query.loc[qid, name]), values[trec_name], rel_tol=0, abs_tol=ABS_TOL
+            ), (trec_name, qid, depth)
 
 
 # --- fixed cases that pin single behaviours ----------------------------------------------
+
 
 def test_tie_order_is_doc_id_descending_as_strings():
     """Equal scores: "b" > "ab" > "a" > "A" > "9" in trec_eval's strcmp order."""
@@ -249,8 +283,11 @@ def test_iprec_rounding_trec10_default_trec9_variant():
     run = {"q": {"r1": 5.0, "n1": 4.0, "n2": 3.0, "n3": 2.0, "r2": 1.0}}
     trec9 = pytrec_values(qrels, run)["q"]
     assert trec9["iprec_at_recall_0.30"] == pytest.approx(2 / 5)
-    ev = mc.evaluate(qrels, run, ["IPrec@0.3", "IPrec(rounding=trec9)@0.3", "IPrec@0.6",
-                                  "IPrec(rounding=trec9)@0.6"])
+    ev = mc.evaluate(
+        qrels,
+        run,
+        ["IPrec@0.3", "IPrec(rounding=trec9)@0.3", "IPrec@0.6", "IPrec(rounding=trec9)@0.6"],
+    )
     row = ev.per_query.loc["q"]
     assert row["IPrec@0.3"] == 1.0
     assert row["IPrec(rounding=trec9)@0.3"] == pytest.approx(2 / 5, abs=ABS_TOL)
@@ -308,7 +345,9 @@ def test_bigger_fixed_seed_case():
         labels = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=n_docs)
         n_judged = int(rng.integers(0, n_docs + 1))
         if qi % 17 != 5:  # a few queries only in the run
-            qrels[qid] = {d: int(x) for d, x in zip(docs[:n_judged], labels[:n_judged], strict=True)}
+            qrels[qid] = {
+                d: int(x) for d, x in zip(docs[:n_judged], labels[:n_judged], strict=True)
+            }
             if not qrels[qid]:
                 del qrels[qid]
         if qi % 13 != 3:  # a few qrels queries missing from the run

@@ -7,8 +7,25 @@ import pytest
 import metrics_core as mc
 from metrics_core.errors import InputError
 
-MEASURES = ["P@5", "R@10", "RR", "AP", "AP@5", "nDCG", "nDCG@5", "Rprec", "Bpref", "Success@3",
-            "IPrec@0.3", "Judged@5", "NumRet", "NumRelRet", "F1@5", "Hits@5", "FirstRel"]
+MEASURES = [
+    "P@5",
+    "R@10",
+    "RR",
+    "AP",
+    "AP@5",
+    "nDCG",
+    "nDCG@5",
+    "Rprec",
+    "Bpref",
+    "Success@3",
+    "IPrec@0.3",
+    "Judged@5",
+    "NumRet",
+    "NumRelRet",
+    "F1@5",
+    "Hits@5",
+    "FirstRel",
+]
 
 
 def random_case(seed, n_queries=30, ties=True):
@@ -122,8 +139,18 @@ def test_gmap_is_geometric_with_trec_floor():
 def test_named_variants_change_only_what_they_name():
     qrels = {"q": {"a": 1, "b": 1, "z": 1}}
     run = {"q": {"a": 3.0, "x": 2.0}}
-    ev = mc.evaluate(qrels, run, ["P@5", "P(denom=retrieved)@5", "AP@1", "AP(norm=min_rel_k)@1",
-                                  "AP(norm=rel_retrieved)", "RR(miss=k_plus_1)@1"])
+    ev = mc.evaluate(
+        qrels,
+        run,
+        [
+            "P@5",
+            "P(denom=retrieved)@5",
+            "AP@1",
+            "AP(norm=min_rel_k)@1",
+            "AP(norm=rel_retrieved)",
+            "RR(miss=k_plus_1)@1",
+        ],
+    )
     assert ev.aggregate["P@5"] == pytest.approx(1 / 5)
     assert ev.aggregate["P(denom=retrieved)@5"] == pytest.approx(1 / 2)
     assert ev.aggregate["AP@1"] == pytest.approx(1 / 3)
@@ -146,11 +173,16 @@ def test_fingerprint_collisions_never_change_a_result(monkeypatch, weak_hash, du
     from metrics_core.ranking import engine
 
     run, qrels = random_case(7, n_queries=12)
-    run = pd.concat([run, pd.DataFrame([("qx", "d1", 1.0), ("qx", "d2", 0.5)], columns=run.columns)])
+    run = pd.concat(
+        [run, pd.DataFrame([("qx", "d1", 1.0), ("qx", "d2", 0.5)], columns=run.columns)]
+    )
     if duplicates != "error":
         run = pd.concat([run, run.iloc[[3, 10, 10]].assign(score=[9.0, 0.25, 0.5])])
     ranked = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
-    cases = [ranked.reset_index(drop=True), run.sample(frac=1.0, random_state=3).reset_index(drop=True)]
+    cases = [
+        ranked.reset_index(drop=True),
+        run.sample(frac=1.0, random_state=3).reset_index(drop=True),
+    ]
     want = [mc.evaluate(qrels, r, MEASURES, duplicates=duplicates) for r in cases]
 
     real = engine.hash_strings
@@ -160,10 +192,17 @@ def test_fingerprint_collisions_never_change_a_result(monkeypatch, weak_hash, du
         if weak_hash == "constant":
             return np.zeros_like(h)
         import pyarrow.compute as pc
+
         if weak_hash == "length":
             return pc.binary_length(arr).to_numpy(zero_copy_only=False).astype(np.uint64)
-        return pc.utf8_slice_codeunits(arr, 0, 2).cast("binary").to_pandas().map(
-            lambda b: int.from_bytes(b, "little")).to_numpy().astype(np.uint64)
+        return (
+            pc.utf8_slice_codeunits(arr, 0, 2)
+            .cast("binary")
+            .to_pandas()
+            .map(lambda b: int.from_bytes(b, "little"))
+            .to_numpy()
+            .astype(np.uint64)
+        )
 
     monkeypatch.setattr(engine, "hash_strings", weak)
     for r, w in zip(cases, want, strict=True):
@@ -204,8 +243,12 @@ def test_tie_order_in_blocks_equals_one_pass(block):
     from metrics_core.ranking.strings import order_within_groups
 
     rng = np.random.default_rng(block)
-    ids = pa.chunked_array([pa.array([f"d{rng.integers(0, 60)}" for _ in range(150)]),
-                            pa.array([f"x{i % 9}" for i in range(90)])])
+    ids = pa.chunked_array(
+        [
+            pa.array([f"d{rng.integers(0, 60)}" for _ in range(150)]),
+            pa.array([f"x{i % 9}" for i in range(90)]),
+        ]
+    )
     n = 120
     source_rows = rng.choice(len(ids), n, replace=False)
     tied = np.arange(n) + 1000

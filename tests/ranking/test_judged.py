@@ -27,14 +27,24 @@ def _random(seed: int):
 @pytest.mark.parametrize("seed", range(6))
 def test_judged_equals_ir_measures(seed):
     qrels, run = _random(seed)
-    measures = [ir_measures.Judged @ 1, ir_measures.Judged @ 5, ir_measures.Judged @ 10,
-                ir_measures.Judged @ 20, ir_measures.Judged @ 100, ir_measures.Judged]
+    measures = [
+        ir_measures.Judged @ 1,
+        ir_measures.Judged @ 5,
+        ir_measures.Judged @ 10,
+        ir_measures.Judged @ 20,
+        ir_measures.Judged @ 100,
+        ir_measures.Judged,
+    ]
     want = {}
     for m in ir_measures.iter_calc(measures, qrels, run):
         want[(m.query_id, str(m.measure))] = m.value
     # ir_measures orders equal scores by document id ascending
-    ev = mc.evaluate(qrels, run, ["Judged@1", "Judged@5", "Judged@10", "Judged@20", "Judged@100", "Judged"],
-                     ties="docid_asc")
+    ev = mc.evaluate(
+        qrels,
+        run,
+        ["Judged@1", "Judged@5", "Judged@10", "Judged@20", "Judged@100", "Judged"],
+        ties="docid_asc",
+    )
     frame = ev.per_query
     compared = 0
     for (q, name), value in want.items():
@@ -51,13 +61,23 @@ def test_divide_by_k_and_uncut():
     assert pq.loc["q1"].tolist() == [2 / 3, 0.2, 2 / 3, 1.0]
     assert pq.loc["q2"].tolist() == [1.0, 0.1, 1.0, 1.0]
     # the case: 1.0 where dividing by k gave 0.5, 0.25 where it gave 0.1
-    ev = mc.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 2.0, "b": 1.0}}, ["Judged@4", "Judged(divide=k)@4"])
+    ev = mc.evaluate(
+        {"q": {"a": 1, "b": 0}}, {"q": {"a": 2.0, "b": 1.0}}, ["Judged@4", "Judged(divide=k)@4"]
+    )
     assert ev.aggregate == {"Judged@4": 1.0, "Judged(divide=k)@4": 0.5}
-    ev = mc.evaluate({"q": {"a": 1}}, {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}, ["Judged@10", "Judged(divide=k)@10"])
+    ev = mc.evaluate(
+        {"q": {"a": 1}},
+        {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}},
+        ["Judged@10", "Judged(divide=k)@10"],
+    )
     assert ev.aggregate == {"Judged@10": 0.25, "Judged(divide=k)@10": 0.1}
 
 
 def test_nothing_retrieved_scores_zero():
-    ev = mc.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, ["Judged@5", "Judged"],
-                     missing_queries="zero")
+    ev = mc.evaluate(
+        {"q1": {"a": 1}, "q2": {"b": 1}},
+        {"q1": {"a": 1.0}},
+        ["Judged@5", "Judged"],
+        missing_queries="zero",
+    )
     assert ev.per_query.loc["q2"].tolist() == [0.0, 0.0]

@@ -11,8 +11,10 @@ from metrics_core.ranking.kernels import EXP_GAIN_MAX_LABEL, dcg_steps
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("gain,discount", [("linear", "log2"), ("exp", "log2"), ("linear", "jarvelin"),
-                                           ("exp", "jarvelin")])
+@pytest.mark.parametrize(
+    "gain,discount",
+    [("linear", "log2"), ("exp", "log2"), ("linear", "jarvelin"), ("exp", "jarvelin")],
+)
 def test_dcg_steps_add_up_to_the_engines_dcg(seed, gain, discount):
     rng = np.random.default_rng(seed)
     labels = rng.choice([-1, 0, 0, 1, 2, 3, 4], int(rng.integers(1, 40))).astype(float)
@@ -21,7 +23,10 @@ def test_dcg_steps_add_up_to_the_engines_dcg(seed, gain, discount):
     conv = mc.Conventions(gain=gain, discount=discount)
     ev = mc.evaluate(qrels, run, [f"DCG@{k}"], conventions=conv)
     steps = dcg_steps(labels, k, conv)
-    assert steps["dcg"].tobytes() == dcg_steps(labels, k, gain=gain, discount=discount)["dcg"].tobytes()
+    assert (
+        steps["dcg"].tobytes()
+        == dcg_steps(labels, k, gain=gain, discount=discount)["dcg"].tobytes()
+    )
     assert len(steps["rank"]) == min(k, len(labels))
     want = ev.per_query[f"DCG@{k}"].iloc[0]
     assert steps["dcg"][-1].tobytes() == np.float64(want).tobytes()

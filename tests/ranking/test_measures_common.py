@@ -25,8 +25,12 @@ from metrics_core.ranking.registry import REGISTRY, from_trec_name, parse_measur
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 
 FAMILIES = list(REGISTRY)
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def instances(d) -> list[str]:
@@ -77,6 +81,7 @@ def same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 
 # --- what every definition carries ----------------------------------------------------
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_definition_is_complete(family):
     d = REGISTRY[family]
@@ -100,7 +105,7 @@ def test_names_round_trip(name):
     spec = parse_measure(name)
     assert parse_measure(spec.name).name == spec.name
     for alias in spec.definition.aliases:
-        assert parse_measure(alias + name[len(spec.family):]).name == spec.name
+        assert parse_measure(alias + name[len(spec.family) :]).name == spec.name
     for trec in trec_names(spec):
         assert from_trec_name(trec) == spec.name
 
@@ -117,14 +122,18 @@ def test_accepted_names_and_picker_derive_from_the_registry():
 
 # --- properties on generated data ------------------------------------------------------
 
+
 @SETTINGS
 @given(data=collections(), seed=st.integers(0, 2**31 - 1))
 def test_invariant_to_row_order(data, seed):
     qrels, run = data
     rng = np.random.default_rng(seed)
     a = evaluate(qrels, run, ALL_NAMES).per_query
-    b = evaluate([qrels[i] for i in rng.permutation(len(qrels))],
-                 [run[i] for i in rng.permutation(len(run))], ALL_NAMES).per_query
+    b = evaluate(
+        [qrels[i] for i in rng.permutation(len(qrels))],
+        [run[i] for i in rng.permutation(len(run))],
+        ALL_NAMES,
+    ).per_query
     assert same(a, b)
 
 
@@ -161,11 +170,19 @@ def test_values_in_declared_range_and_nan_only_where_declared(data):
 @given(data=collections())
 def test_perfect_ranking_scores_the_declared_value(data):
     qrels, _ = data
-    names = [n for d in REGISTRY.values() if d.perfect is not None for n in instances(d)
-             if parse_measure(n).cutoff is None or d.cutoff == "fraction"]
+    names = [
+        n
+        for d in REGISTRY.values()
+        if d.perfect is not None
+        for n in instances(d)
+        if parse_measure(n).cutoff is None or d.cutoff == "fraction"
+    ]
     # the perfect run: every judged document, labels descending; queries with a relevant one
-    best = [(q, d, float(lab)) for q, d, lab in qrels
-            if any(q2 == q and lab2 >= 1 for q2, _, lab2 in qrels)]
+    best = [
+        (q, d, float(lab))
+        for q, d, lab in qrels
+        if any(q2 == q and lab2 >= 1 for q2, _, lab2 in qrels)
+    ]
     if not best:
         return
     ev = evaluate(qrels, best, names)
@@ -182,8 +199,10 @@ def test_cut_beyond_every_ranking_equals_the_uncut_value(data):
     fams = [d for d in REGISTRY.values() if d.cut_invariant]
     ev = evaluate(qrels, run, [d.name for d in fams] + [f"{d.name}@{k}" for d in fams])
     for d in fams:
-        assert same(ev.per_query[[d.name]], ev.per_query[[f"{d.name}@{k}"]].rename(
-            columns={f"{d.name}@{k}": d.name})), d.name
+        assert same(
+            ev.per_query[[d.name]],
+            ev.per_query[[f"{d.name}@{k}"]].rename(columns={f"{d.name}@{k}": d.name}),
+        ), d.name
 
 
 def summary(v: np.ndarray, rule: str) -> float:
@@ -206,7 +225,9 @@ def test_aggregate_follows_the_declared_rule(data):
         v = ev.per_query[name].to_numpy()
         want = summary(v, d.aggregate)
         got = ev.aggregate[name]
-        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12, abs=1e-15), name
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(
+            want, rel=1e-12, abs=1e-15
+        ), name
 
 
 def test_every_family_declares_which_way_is_better():
@@ -231,7 +252,9 @@ def test_the_declared_direction_holds_between_a_ranking_and_its_best_order(seed)
         n = int(rng.integers(1, 15))
         labels = rng.choice([0, 0, 1, 2, 3], n)
         docs = [f"d{j}" for j in range(n)]
-        extra = {f"x{j}": int(rng.integers(0, 3)) for j in range(int(rng.integers(0, 4)))}  # not retrieved
+        extra = {
+            f"x{j}": int(rng.integers(0, 3)) for j in range(int(rng.integers(0, 4)))
+        }  # not retrieved
         qrels[f"q{i}"] = dict(zip(docs, labels.tolist(), strict=True)) | extra
         shuffled[f"q{i}"] = {d: float(s) for d, s in zip(docs, rng.permutation(n), strict=True)}
         order = np.argsort(-labels, kind="stable")

@@ -20,8 +20,12 @@ import metrics_core as mc
 from metrics_core import cli
 from metrics_core.errors import InputError
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @st.composite
@@ -30,14 +34,18 @@ def graded(draw):
     qrels, run = {}, {}
     for q in range(draw(st.integers(1, 4))):
         docs = [f"d{i}" for i in range(draw(st.integers(1, 9)))]
-        qrels[f"q{q}"] = {d: draw(st.integers(-1, 5)) for d in docs if draw(st.booleans())} or {docs[0]: 1}
+        qrels[f"q{q}"] = {d: draw(st.integers(-1, 5)) for d in docs if draw(st.booleans())} or {
+            docs[0]: 1
+        }
         run[f"q{q}"] = {d: float(draw(st.integers(0, 3))) for d in docs}
     return qrels, run
 
 
 def trec_order(ranking: dict) -> list[str]:
     """Score descending, equal scores by document id descending (trec_eval)."""
-    return [d for d, _ in sorted(ranking.items(), key=lambda kv: (kv[1], kv[0].encode()), reverse=True)]
+    return [
+        d for d, _ in sorted(ranking.items(), key=lambda kv: (kv[1], kv[0].encode()), reverse=True)
+    ]
 
 
 def err_reference(labels: list[float], k: int | None, g_max: float) -> float:
@@ -45,7 +53,7 @@ def err_reference(labels: list[float], k: int | None, g_max: float) -> float:
     p, total = 1.0, 0.0
     for i, g in enumerate(labels[:k] if k else labels, start=1):
         g = min(max(g, 0.0), g_max)
-        r = (2.0 ** g - 1.0) / 2.0 ** g_max
+        r = (2.0**g - 1.0) / 2.0**g_max
         total += p * r / i
         p *= 1.0 - r
     return total
@@ -65,12 +73,14 @@ def test_err_equals_an_independent_reference(data, k, g_max):
 
 def test_err_known_value():
     # grades 2, 0, 1 with max grade 2: R = 3/4, 0, 1/4
-    ev = mc.evaluate({"q": {"a": 2, "b": 0, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}},
-                     ["ERR(max_grade=2)"])
+    ev = mc.evaluate(
+        {"q": {"a": 2, "b": 0, "c": 1}}, {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}, ["ERR(max_grade=2)"]
+    )
     assert ev.aggregate["ERR(max_grade=2)"] == pytest.approx(0.75 + (1 / 3) * 0.25 * 0.25)
 
 
 # --- custom gains ------------------------------------------------------------------------
+
 
 def dcg(gains: list[float]) -> float:
     return sum(g / math.log2(i + 1) for i, g in enumerate(gains, start=1))
@@ -82,20 +92,32 @@ def test_custom_gains_are_exact_without_truncation():
     qrels = {"q": {"a": 2, "b": 1, "c": 0}}
     run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
     ev = mc.evaluate(qrels, run, ["nDCG(gains=1:3.5,2:3)", "nDCG(gains=0:0.5)"])
-    assert ev.aggregate["nDCG(gains=1:3.5,2:3)"] == pytest.approx(dcg([3, 3.5]) / dcg([3.5, 3]), rel=1e-15)
+    assert ev.aggregate["nDCG(gains=1:3.5,2:3)"] == pytest.approx(
+        dcg([3, 3.5]) / dcg([3.5, 3]), rel=1e-15
+    )
     # label 0 can be given a gain too
     assert ev.aggregate["nDCG(gains=0:0.5)"] == pytest.approx(dcg([2, 1, 0.5]) / dcg([2, 1, 0.5]))
     assert mc.parse_measure("nDCG(gains=2:9,1:3.5)").name == "nDCG(gains=1:3.5,2:9)"
 
 
-@pytest.mark.parametrize("bad", ["nDCG(gains=1)", "nDCG(gains=a:2)", "nDCG(gains=1:2,1:3)",
-                                 "RBP(p=1.5)", "ERR(max_grade=-1)", "SetF(beta=x)"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "nDCG(gains=1)",
+        "nDCG(gains=a:2)",
+        "nDCG(gains=1:2,1:3)",
+        "RBP(p=1.5)",
+        "ERR(max_grade=-1)",
+        "SetF(beta=x)",
+    ],
+)
 def test_bad_parameters_are_refused(bad):
     with pytest.raises(InputError):
         mc.parse_measure(bad)
 
 
 # --- labels ------------------------------------------------------------------------------
+
 
 def test_fractional_labels_truncate_by_default_and_keep_on_request():
     qrels = {"q": {"a": 1.7, "b": 0.5, "c": 2}}
@@ -121,12 +143,15 @@ def test_cli_warns_about_fractional_labels(tmp_path, capsys):
 
 # --- judged only (-J) --------------------------------------------------------------------
 
+
 @SETTINGS
 @given(data=graded())
 def test_judged_only_equals_the_run_without_unjudged_documents(data):
     qrels, run = data
     names = ["AP", "P@3", "nDCG@5", "RR", "Bpref", "NumRet", "infAP", "RBP"]
-    judged = {q: {d: s for d, s in r.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, r in run.items()}
+    judged = {
+        q: {d: s for d, s in r.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, r in run.items()
+    }
     kept = {q: r for q, r in judged.items() if r}
     a = mc.evaluate(qrels, run, names, judged_only=True).per_query
     if not kept:
@@ -140,11 +165,26 @@ def test_cli_flags_reach_the_conventions(tmp_path, capsys):
     q, r = tmp_path / "q.txt", tmp_path / "r.txt"
     q.write_text("q1 0 a 1\nq1 0 b 0\n")
     r.write_text("q1 Q0 x 0 3 t\nq1 Q0 a 0 2 t\nq1 Q0 b 0 1 t\n")
-    args = ["evaluate", "--qrels", str(q), "--run", str(r), "-m", "P@1,Utility(d=1)", "--format", "json"]
+    args = [
+        "evaluate",
+        "--qrels",
+        str(q),
+        "--run",
+        str(r),
+        "-m",
+        "P@1,Utility(d=1)",
+        "--format",
+        "json",
+    ]
     assert cli.main(args + ["-J", "-N", "100", "--compat", "trec_eval9", "--labels", "keep"]) == 0
     out = json.loads(capsys.readouterr().out)
     conv = out["conventions"]
-    assert (conv["judged_only"], conv["num_docs"], conv["compat"], conv["labels"]) == (True, 100, "trec_eval9", "keep")
+    assert (conv["judged_only"], conv["num_docs"], conv["compat"], conv["labels"]) == (
+        True,
+        100,
+        "trec_eval9",
+        "keep",
+    )
     agg = out["runs"][0]["aggregate"]
     assert agg["P@1"] == 1.0  # x (unjudged) dropped: a is first
     assert agg["Utility(d=1)"] == 1 - 1 + (100 + 1 - 2 - 1)  # -J: 2 retrieved, 1 relevant
@@ -154,6 +194,7 @@ def test_cli_flags_reach_the_conventions(tmp_path, capsys):
 
 
 # --- compat=trec_eval9 -------------------------------------------------------------------
+
 
 def test_compat_trec_eval9_ties_scores_equal_in_float32():
     qrels = {"q": {"a": 1, "b": 0}}
@@ -168,18 +209,23 @@ def test_compat_trec_eval9_rounds_recall_levels_as_trec_eval9(data):
     qrels, run = data
     levels = [f"IPrec@{r}" for r in (0.0, 0.1, 0.3, 0.5, 0.7, 1.0)]
     nine = mc.evaluate(qrels, run, levels + ["IPrecAvg"], compat="trec_eval9").per_query
-    explicit = mc.evaluate(qrels, run, [n.replace("@", "(rounding=trec9)@") for n in levels]).per_query
+    explicit = mc.evaluate(
+        qrels, run, [n.replace("@", "(rounding=trec9)@") for n in levels]
+    ).per_query
     np.testing.assert_array_equal(nine[levels].to_numpy(), explicit.to_numpy())
 
 
 # --- compare-modes -----------------------------------------------------------------------
 
+
 def test_compare_modes_names_the_causes():
     from metrics_core.ranking.modes import FLOAT32, ROUNDING, compare_modes
 
     qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1, "b": 1, "c": 1, "d": 0, "e": 1, "f": 1}}
-    run = {"q1": {"a": 1.00000002, "b": 1.00000001},          # equal in float32: reordered
-           "q2": {"d": 5.0, "a": 4.0, "b": 3.0, "c": 2.0, "e": 1.0}}  # R = 5: IPrec@0.1's c is 1 vs 1
+    run = {
+        "q1": {"a": 1.00000002, "b": 1.00000001},  # equal in float32: reordered
+        "q2": {"d": 5.0, "a": 4.0, "b": 3.0, "c": 2.0, "e": 1.0},
+    }  # R = 5: IPrec@0.1's c is 1 vs 1
     rep = compare_modes(qrels, run, ["RR", "IPrec@0.3", "AP"])
     got = {(d["query"], d["measure"]): d["why"] for d in rep["differences"]}
     assert got[("q1", "RR")] == [FLOAT32] and got[("q1", "AP")] == [FLOAT32]
@@ -187,11 +233,21 @@ def test_compare_modes_names_the_causes():
     assert ("q2", "IPrec@0.3") not in got
     rep = compare_modes(qrels, run, ["IPrec@0.1"])  # round(0.5) = 1 vs floor(1.4) = 1 -> same
     assert not [d for d in rep["differences"] if d["query"] == "q2"]
-    rep = compare_modes({"q": {"a": 1, "b": 1, "c": 1, "x": 1, "y": 1, "z": 1}},
-                        {"q": {"a": 4.0, "n": 3.0, "m": 2.0, "b": 1.0}}, ["IPrec@0.2"])
+    rep = compare_modes(
+        {"q": {"a": 1, "b": 1, "c": 1, "x": 1, "y": 1, "z": 1}},
+        {"q": {"a": 4.0, "n": 3.0, "m": 2.0, "b": 1.0}},
+        ["IPrec@0.2"],
+    )
     # R = 6: c = round(1.2) = 1 (trec_eval 10): P@1 = 1; c = floor(2.1) = 2 (trec_eval 9): P@4
-    assert rep["differences"] == [{"query": "q", "measure": "IPrec@0.2", "trec_eval10": 1.0,
-                                   "trec_eval9": 0.5, "why": [ROUNDING]}]
+    assert rep["differences"] == [
+        {
+            "query": "q",
+            "measure": "IPrec@0.2",
+            "trec_eval10": 1.0,
+            "trec_eval9": 0.5,
+            "why": [ROUNDING],
+        }
+    ]
     assert rep["summary"]["by_cause"] == {ROUNDING: 1}
 
 
@@ -199,16 +255,33 @@ def test_compare_modes_cli(tmp_path, capsys):
     q, r = tmp_path / "q.txt", tmp_path / "r.txt"
     q.write_text("q1 0 a 1\nq1 0 b 0\n")
     r.write_text("q1 Q0 a 0 1.00000002 t\nq1 Q0 b 0 1.00000001 t\n")
-    assert cli.main(["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR", "--format", "json"]) == 0
+    assert (
+        cli.main(
+            ["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR", "--format", "json"]
+        )
+        == 0
+    )
     rep = json.loads(capsys.readouterr().out)["runs"][0]
-    assert rep["differences"] == [{"query": "q1", "measure": "RR", "trec_eval10": 1.0, "trec_eval9": 0.5,
-                                   "why": ["float32 near-tie"]}]
-    assert rep["aggregate"]["RR"] == {"trec_eval10": 1.0, "trec_eval9": 0.5, "why": ["float32 near-tie"]}
+    assert rep["differences"] == [
+        {
+            "query": "q1",
+            "measure": "RR",
+            "trec_eval10": 1.0,
+            "trec_eval9": 0.5,
+            "why": ["float32 near-tie"],
+        }
+    ]
+    assert rep["aggregate"]["RR"] == {
+        "trec_eval10": 1.0,
+        "trec_eval9": 0.5,
+        "why": ["float32 near-tie"],
+    }
     assert cli.main(["compare-modes", "--qrels", str(q), "--run", str(r), "-m", "RR"]) == 0
     assert "1 values differ on 1 of 1 queries" in capsys.readouterr().out
 
 
 # --- compat=trec_eval9 against pytrec_eval (trec_eval 9.0.8 inside) ----------------------
+
 
 @st.composite
 def near_ties(draw):
@@ -217,7 +290,9 @@ def near_ties(draw):
     base = [0.5, 1.0, 2.0, 1.0 + 1e-9, 1.0 + 3e-9, 2.0 + 1e-8, 0.1 + 1e-10]
     for q in range(draw(st.integers(1, 4))):
         docs = [f"d{i}" for i in range(draw(st.integers(2, 9)))]
-        qrels[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in docs if draw(st.booleans())} or {docs[0]: 1}
+        qrels[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in docs if draw(st.booleans())} or {
+            docs[0]: 1
+        }
         run[f"q{q}"] = {d: draw(st.sampled_from(base)) for d in docs}
     return qrels, run
 
@@ -227,10 +302,22 @@ def near_ties(draw):
 def test_compat_trec_eval9_equals_pytrec_eval_exactly(data):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels, run = data
-    trec = {"map": "AP", "recip_rank": "RR", "P_5": "P@5", "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10",
-            "Rprec": "Rprec", "bpref": "Bpref", "iprec_at_recall_0.10": "IPrec@0.1",
-            "iprec_at_recall_0.50": "IPrec@0.5", "recall_10": "R@10", "infAP": "infAP",
-            "11pt_avg": "IPrecAvg", "binG": "BinG", "Rndcg": "RnDCG"}
+    trec = {
+        "map": "AP",
+        "recip_rank": "RR",
+        "P_5": "P@5",
+        "ndcg": "nDCG",
+        "ndcg_cut_10": "nDCG@10",
+        "Rprec": "Rprec",
+        "bpref": "Bpref",
+        "iprec_at_recall_0.10": "IPrec@0.1",
+        "iprec_at_recall_0.50": "IPrec@0.5",
+        "recall_10": "R@10",
+        "infAP": "infAP",
+        "11pt_avg": "IPrecAvg",
+        "binG": "BinG",
+        "Rndcg": "RnDCG",
+    }
     got = pytrec_eval.RelevanceEvaluator(qrels, set(trec)).evaluate(run)
     ev = mc.evaluate(qrels, run, list(trec.values()), compat="trec_eval9").per_query
     for q, values in got.items():
@@ -241,14 +328,51 @@ def test_compat_trec_eval9_equals_pytrec_eval_exactly(data):
 
 # --- JSON keeps the requested order ------------------------------------------------------
 
+
 def test_json_keeps_the_requested_measure_order(tmp_path, capsys):
     q, r = tmp_path / "q.txt", tmp_path / "r.txt"
     q.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 a 1\n")
     r.write_text("q1 Q0 a 0 2 t\nq1 Q0 b 0 1 t\nq2 Q0 b 0 1 t\n")
-    requested = ["recip_rank", "Unjudged@5", "P@1", "ndcg_cut_10", "infAP", "AP", "map", "Bpref", "set_F"]
-    want = ["RR", "Unjudged@5", "P@1", "nDCG@10", "infAP", "AP", "Bpref", "SetF"]  # canonical, map = AP
-    assert cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", ",".join(requested[:4]),
-                     "-m", ",".join(requested[4:]), "--per-query", "--format", "json"]) == 0
+    requested = [
+        "recip_rank",
+        "Unjudged@5",
+        "P@1",
+        "ndcg_cut_10",
+        "infAP",
+        "AP",
+        "map",
+        "Bpref",
+        "set_F",
+    ]
+    want = [
+        "RR",
+        "Unjudged@5",
+        "P@1",
+        "nDCG@10",
+        "infAP",
+        "AP",
+        "Bpref",
+        "SetF",
+    ]  # canonical, map = AP
+    assert (
+        cli.main(
+            [
+                "evaluate",
+                "--qrels",
+                str(q),
+                "--run",
+                str(r),
+                "-m",
+                ",".join(requested[:4]),
+                "-m",
+                ",".join(requested[4:]),
+                "--per-query",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)["runs"][0]
     assert list(out["aggregate"]) == want
     assert all(list(v) == want for v in out["per_query"].values())
@@ -262,5 +386,6 @@ def test_streamed_summaries_equal_whole_ones_under_compat_trec_eval9():
     whole = mc.evaluate(qrels, mc.read_run(run), names, block_rows=0, **kw)
     streamed = mc.evaluate(qrels, mc.read_run(run), names, block_rows=4, **kw)
     assert hasattr(streamed, "streaming")
-    assert {k: float(v).hex() for k, v in whole.aggregate.items()} == \
-        {k: float(v).hex() for k, v in streamed.aggregate.items()}
+    assert {k: float(v).hex() for k, v in whole.aggregate.items()} == {
+        k: float(v).hex() for k, v in streamed.aggregate.items()
+    }

@@ -40,8 +40,15 @@ def _same_evaluation(got, want):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("conv", [mc.Conventions(), mc.Conventions(missing_queries="zero"),
-                                  mc.Conventions(compat="trec_eval9"), mc.Conventions(ties="input", depth=12)])
+@pytest.mark.parametrize(
+    "conv",
+    [
+        mc.Conventions(),
+        mc.Conventions(missing_queries="zero"),
+        mc.Conventions(compat="trec_eval9"),
+        mc.Conventions(ties="input", depth=12),
+    ],
+)
 def test_ranking_evaluates_as_evaluate_for_any_subset_of_its_cutoffs(seed, conv):
     qrels, run, _, _ = _data(seed)
     ranking = mc.rank(qrels, run, conv, cutoffs=(1, 3, 5, 10, 20, 100))
@@ -82,13 +89,17 @@ def test_tie_report_and_bounds_equal_the_evaluations(seed):
     assert set(bounds) == set(want["aggregate"])
     for m, (lo, hi) in bounds.items():
         for i, q in enumerate(ranking.query_ids):
-            assert lo[i] == want["per_query"][q][m]["min"] and hi[i] == want["per_query"][q][m]["max"]
+            assert (
+                lo[i] == want["per_query"][q][m]["min"] and hi[i] == want["per_query"][q][m]["max"]
+            )
 
 
 def _expected_ranking(rows, judgements, q):
     frame = pd.DataFrame([r for r in rows if r[0] == q], columns=["qid", "doc_id", "score"])
     # trec_eval: score descending, then document id descending (byte order)
-    frame = frame.sort_values(["score", "doc_id"], ascending=[False, False], kind="stable").reset_index(drop=True)
+    frame = frame.sort_values(
+        ["score", "doc_id"], ascending=[False, False], kind="stable"
+    ).reset_index(drop=True)
     labels = {d: float(r) for qq, d, r in judgements if qq == q}
     frame["relevance"] = [labels.get(d, np.nan) for d in frame["doc_id"]]
     frame["judged"] = frame["doc_id"].isin(labels)
@@ -109,7 +120,9 @@ def test_one_querys_ranking_and_tie_sizes_against_pandas(seed):
         assert got["doc_id"].tolist() == want["doc_id"].tolist()
         assert got["rank"].tolist() == want["rank"].tolist()
         assert np.array_equal(got["score"].to_numpy(), want["score"].to_numpy())
-        assert np.array_equal(got["relevance"].to_numpy(), want["relevance"].to_numpy(), equal_nan=True)
+        assert np.array_equal(
+            got["relevance"].to_numpy(), want["relevance"].to_numpy(), equal_nan=True
+        )
         assert got["judged"].tolist() == want["judged"].tolist()
         # tie groups: equal scores next to each other in the ranking
         scores = want["score"].to_numpy()
@@ -117,7 +130,9 @@ def test_one_querys_ranking_and_tie_sizes_against_pandas(seed):
         assert ranking.tie_sizes(q).tolist() == sizes.tolist()
         lo, hi = int(ranking.lists.starts[i]), int(ranking.lists.starts[i + 1])
         assert all_sizes[lo:hi].tolist() == sizes.tolist()
-    assert ranking.ranking("nope").empty and list(ranking.ranking("nope").columns) == list(RANKING_COLUMNS)
+    assert ranking.ranking("nope").empty and list(ranking.ranking("nope").columns) == list(
+        RANKING_COLUMNS
+    )
     assert ranking.tie_sizes("nope").tolist() == []
 
 

@@ -40,6 +40,7 @@ def vector_values(labels, measures, num_relevant=None):
 
 # --- seed 003 -------------------------------------------------------------------------
 
+
 def test_seed003_precision_of_the_retrieved_list():
     # precision([0,0,0,1]) = 0.25: relevant retrieved / retrieved (trec_eval's set_P),
     # the same as P with denominator min(k, retrieved) for any k >= 4.
@@ -88,6 +89,7 @@ def test_seed003_ndcg_at_6_ideal_from_retrieved_list():
 
 # --- seed 001 -------------------------------------------------------------------------
 
+
 def lists_values(queries: dict, measures, **conventions):
     run, qrels = mc.io.from_lists(queries)
     ev = mc.evaluate(qrels, run, measures, **conventions)
@@ -95,8 +97,10 @@ def lists_values(queries: dict, measures, **conventions):
 
 
 def test_seed001_precision_at_k():
-    ev = lists_values({"envios a Quito": ([f"HAW00{i}" for i in range(1, 6)],
-                                          ["HAW001", "HAW003", "HAW005"])}, ["P@1", "P@3", "P@5"])
+    ev = lists_values(
+        {"envios a Quito": ([f"HAW00{i}" for i in range(1, 6)], ["HAW001", "HAW003", "HAW005"])},
+        ["P@1", "P@3", "P@5"],
+    )
     row = ev.per_query.iloc[0]
     assert [f"{row[m]:.2f}" for m in ev.measures] == ["1.00", "0.67", "0.60"]
 
@@ -118,8 +122,7 @@ def test_seed001_mrr_over_three_queries():
 def test_seed001_mrr_at_5_counts_a_miss_as_k_plus_1():
     # "Primer relevante en posicion 7 -> 1/6 = 0.17 (se cuenta como posicion 6)"
     docs = [f"D{i}" for i in range(1, 11)]
-    ev = lists_values({"q1": (docs, ["D2"]), "q2": (docs, ["D7"])},
-                      ["RR(miss=k_plus_1)@5", "RR@5"])
+    ev = lists_values({"q1": (docs, ["D2"]), "q2": (docs, ["D7"])}, ["RR(miss=k_plus_1)@5", "RR@5"])
     pq = ev.per_query
     assert pq.loc["q1", "RR(miss=k_plus_1)@5"] == 0.5
     assert pq.loc["q2", "RR(miss=k_plus_1)@5"] == 1 / 6
@@ -139,8 +142,13 @@ def test_seed001_ndcg_at_4_true_value_not_the_printed_one():
     true value, and that 1.00 is not reproduced.
     """
     labels = [3, 1, 3, 0]
-    names = ["DCG@4", "nDCG@4", "nDCG(ideal=retrieved)@4", "nDCG(gain=exp)@4",
-             "nDCG(discount=jarvelin)@4"]
+    names = [
+        "DCG@4",
+        "nDCG@4",
+        "nDCG(ideal=retrieved)@4",
+        "nDCG(gain=exp)@4",
+        "nDCG(discount=jarvelin)@4",
+    ]
     v = vector_values(labels, names)
     dcg = 3 + 1 / math.log2(3) + 3 / 2
     idcg = 3 + 3 / math.log2(3) + 1 / 2
@@ -152,8 +160,9 @@ def test_seed001_ndcg_at_4_true_value_not_the_printed_one():
     exp_dcg = 7 + 1 / math.log2(3) + 7 / 2
     exp_idcg = 7 + 7 / math.log2(3) + 1 / 2
     assert v["nDCG(gain=exp)@4"] == pytest.approx(exp_dcg / exp_idcg, abs=1e-12)
-    assert v["nDCG(discount=jarvelin)@4"] == pytest.approx((3 + 1 + 3 / math.log2(3))
-                                                           / (3 + 3 + 1 / math.log2(3)), abs=1e-12)
+    assert v["nDCG(discount=jarvelin)@4"] == pytest.approx(
+        (3 + 1 + 3 / math.log2(3)) / (3 + 3 + 1 / math.log2(3)), abs=1e-12
+    )
     assert all(f"{x:.2f}" != "1.00" for k, x in v.items() if k.startswith("nDCG"))
 
 
@@ -239,8 +248,15 @@ class TestMRR:
 class TestCalculateAll:
     def test_calculate_all_comprehensive(self):
         v = calc(list("ABCDEFGHIJ"), ["A", "C", "F", "K"])
-        assert v == {"P@3": 2 / 3, "P@5": 2 / 5, "R@10": 3 / 4, "RR": 1.0, "Hits@3": 2.0,
-                     "Hits@5": 2.0, "FirstRel": 1.0}
+        assert v == {
+            "P@3": 2 / 3,
+            "P@5": 2 / 5,
+            "R@10": 3 / 4,
+            "RR": 1.0,
+            "Hits@3": 2.0,
+            "Hits@5": 2.0,
+            "FirstRel": 1.0,
+        }
 
     def test_calculate_all_no_results(self):
         v = calc(["A", "B", "C"], ["D", "E"])
@@ -254,7 +270,11 @@ class TestCalculateAll:
 
     def test_formula_examples(self):
         v = calc(["A", "B", "C", "D", "E"], ["A", "C", "F"], ["P@3", "P@5", "R@5"])
-        assert (f"{v['P@3']:.3f}", f"{v['P@5']:.2f}", f"{v['R@5']:.3f}") == ("0.667", "0.40", "0.667")
+        assert (f"{v['P@3']:.3f}", f"{v['P@5']:.2f}", f"{v['R@5']:.3f}") == (
+            "0.667",
+            "0.40",
+            "0.667",
+        )
         assert calc(["A", "B", "C"], ["A"])["RR"] == 1.0
         assert f"{calc(['A', 'B', 'C', 'D'], ['C'])['RR']:.3f}" == "0.333"
         assert calc(["A", "B", "C"], ["D"])["RR"] == 0.0
@@ -305,9 +325,12 @@ def reference_metrics(retrieved, expected):
         return sum(d in rel for d in retrieved[:k]) / k
 
     first = next((i for i, d in enumerate(retrieved, 1) if d in rel), None)
-    return {"precision@3": p_at(3), "precision@5": p_at(5),
-            "recall@10": sum(d in rel for d in retrieved[:10]) / len(rel) if rel else 0.0,
-            "mrr": 1 / first if first else 0.0}
+    return {
+        "precision@3": p_at(3),
+        "precision@5": p_at(5),
+        "recall@10": sum(d in rel for d in retrieved[:10]) / len(rel) if rel else 0.0,
+        "mrr": 1 / first if first else 0.0,
+    }
 
 
 SEED_TO_RANKLAB = {"precision@3": "P@3", "precision@5": "P@5", "recall@10": "R@10", "mrr": "RR"}
@@ -316,10 +339,13 @@ SEED_TO_RANKLAB = {"precision@3": "P@3", "precision@5": "P@5", "recall@10": "R@1
 @pytest.fixture(scope="module")
 def detailed_evaluation():
     run, qrels = mc.io.from_lists({q: (r, e) for q, r, e, _, _ in DETAILED})
-    ev = mc.evaluate(qrels, run, list(SEED_TO_RANKLAB.values()), duplicates="count",
-                     missing_queries="zero")
-    meta = pd.DataFrame({"category": [d[3] for d in DETAILED], "difficulty": [d[4] for d in DETAILED]},
-                        index=[d[0] for d in DETAILED])
+    ev = mc.evaluate(
+        qrels, run, list(SEED_TO_RANKLAB.values()), duplicates="count", missing_queries="zero"
+    )
+    meta = pd.DataFrame(
+        {"category": [d[3] for d in DETAILED], "difficulty": [d[4] for d in DETAILED]},
+        index=[d[0] for d in DETAILED],
+    )
     reference = {q: reference_metrics(r, e) for q, r, e, _, _ in DETAILED}
     return ev, meta, reference
 
@@ -328,7 +354,10 @@ def test_per_query_values_match_the_reference(detailed_evaluation):
     ev, _, reference = detailed_evaluation
     for q, values in reference.items():
         for seed_name, name in SEED_TO_RANKLAB.items():
-            assert ev.per_query.loc[q, name] == pytest.approx(values[seed_name], abs=1e-15), (q, name)
+            assert ev.per_query.loc[q, name] == pytest.approx(values[seed_name], abs=1e-15), (
+                q,
+                name,
+            )
 
 
 def test_aggregate_metrics_mean_and_median(detailed_evaluation):
@@ -378,5 +407,9 @@ def test_group_means_table_has_counts_and_every_measure(detailed_evaluation):
     table = agg.group_means(ev.per_query, meta, "category")
     assert list(table.index) == sorted(set(meta["category"]))
     assert table["count"].tolist() == [1, 3, 2]  # clientes, envios, productos
-    assert np.allclose(table.loc["envios", "RR"],
-                       ev.per_query.loc[["q1", "q2", "q6"], "RR"].mean(), rtol=0, atol=1e-15)
+    assert np.allclose(
+        table.loc["envios", "RR"],
+        ev.per_query.loc[["q1", "q2", "q6"], "RR"].mean(),
+        rtol=0,
+        atol=1e-15,
+    )

@@ -32,8 +32,11 @@ def test_order_within_groups_equals_python_byte_order(seed):
         perm = order_within_groups(pa.array(strs), groups, descending)
         assert sorted(perm.tolist()) == list(range(n))
         got = [(int(groups[i]), strs[i].encode()) for i in perm]
-        want = sorted(((int(g), s.encode()) for g, s in zip(groups, strs, strict=True)),
-                      key=lambda t: (t[0], t[1]), reverse=False)
+        want = sorted(
+            ((int(g), s.encode()) for g, s in zip(groups, strs, strict=True)),
+            key=lambda t: (t[0], t[1]),
+            reverse=False,
+        )
         if descending:
             want = sorted(want, key=lambda t: t[1], reverse=True)
             want = sorted(want, key=lambda t: t[0])  # stable: groups ascending, strings descending
@@ -61,7 +64,6 @@ def test_pair_keys_in_place_matches_fresh():
     assert fresh[0] != fresh[2] and len(set(fresh.tolist())) == 3
 
 
-
 @pytest.mark.parametrize("key_bits", [64, 20, 8])  # 8: no room in the packed key (lexsort)
 @pytest.mark.parametrize("seed", range(3))
 def test_order_within_groups_many_groups_equal_strings_and_prefixes(seed, key_bits):
@@ -74,11 +76,11 @@ def test_order_within_groups_many_groups_equal_strings_and_prefixes(seed, key_bi
         pool = random_strings(rng, 4, max_len=12) + ["doc1", "doc10", "doc100", ""]
         for _ in range(size):
             strs.append(rng.choice(pool))
-            groups.append(g * 3)          # ids with gaps: only their order matters
+            groups.append(g * 3)  # ids with gaps: only their order matters
     groups = np.array(groups)
     for descending in (False, True):
         perm = order_within_groups(pa.array(strs), groups, descending, _key_bits=key_bits)
-        sliced = pa.array(["zz-not-this-one"] + strs).slice(1)    # offsets not from 0
+        sliced = pa.array(["zz-not-this-one"] + strs).slice(1)  # offsets not from 0
         assert order_within_groups(sliced, groups, descending).tolist() == perm.tolist()
         key = [(int(groups[i]), strs[i].encode(), i) for i in range(len(strs))]
         if descending:  # bytes descending (a prefix after the longer string), then position
@@ -121,7 +123,9 @@ def test_exact_pair_keys_never_collide():
     pairs = np.unique(np.stack([codes.astype(np.uint64), docs]), axis=1).shape[1]
     assert len(np.unique(keys)) == pairs
     # and small consecutive codes are spread over the bits below the query's
-    spread = pair_keys(np.zeros(1024, dtype=np.int32), np.arange(1024, dtype=np.uint64), n_queries, exact=True)
+    spread = pair_keys(
+        np.zeros(1024, dtype=np.int32), np.arange(1024, dtype=np.uint64), n_queries, exact=True
+    )
     assert len(np.unique(spread >> np.uint64(40))) > 900
 
 
@@ -132,7 +136,15 @@ def test_string_order_is_pythons_sorted(seed):
     from metrics_core.ranking.strings import string_order
 
     rng = random.Random(seed)
-    ids = random_strings(rng, 500, max_len=6) + ["\U0001f600", "\uffff", "q1", "q10", "q2", "Q1", ""]
+    ids = random_strings(rng, 500, max_len=6) + [
+        "\U0001f600",
+        "\uffff",
+        "q1",
+        "q10",
+        "q2",
+        "Q1",
+        "",
+    ]
     rng.shuffle(ids)
     want = sorted(range(len(ids)), key=ids.__getitem__)
     assert string_order(ids).tolist() == want
@@ -154,8 +166,11 @@ def test_encode_strings_first_appearance_codes_grouped_or_not(seed):
     want = np.array([first.setdefault(v, len(first)) for v in values], dtype=np.int32)
     arr = pa.array(values, type=pa.string())
     cut = rng.randint(0, len(values))
-    for column in (arr, pa.chunked_array([arr.slice(0, cut), arr.slice(cut)]),
-                   pa.array(["x"] + values, type=pa.string()).slice(1)):
+    for column in (
+        arr,
+        pa.chunked_array([arr.slice(0, cut), arr.slice(cut)]),
+        pa.array(["x"] + values, type=pa.string()).slice(1),
+    ):
         codes, vocab = encode_strings(column)
         assert codes.dtype == np.int32 and codes.tolist() == want.tolist()
         assert vocab.to_pylist() == list(first)

@@ -24,12 +24,40 @@ from metrics_core.ranking.ties import COVERED
 # coverage warning is expected here (tests/io/test_coverage.py checks it)
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 
-MEASURES = ["P@1", "P@3", "P", "P(denom=retrieved)@5", "R@2", "R", "Hits@3", "Success@2", "Success",
-            "RR", "RR@2", "RR(miss=k_plus_1)@2", "AP", "AP@3", "AP(norm=min_rel_k)@2", "Rprec",
-            "DCG@3", "nDCG", "nDCG@2", "nDCG(gain=exp)@4", "nDCG(discount=jarvelin)", "nDCG(ideal=retrieved)@3",
-            "P(rel=2)@2", "AP(rel=2)", "Bpref", "Bpref(rel=2)"]
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+MEASURES = [
+    "P@1",
+    "P@3",
+    "P",
+    "P(denom=retrieved)@5",
+    "R@2",
+    "R",
+    "Hits@3",
+    "Success@2",
+    "Success",
+    "RR",
+    "RR@2",
+    "RR(miss=k_plus_1)@2",
+    "AP",
+    "AP@3",
+    "AP(norm=min_rel_k)@2",
+    "Rprec",
+    "DCG@3",
+    "nDCG",
+    "nDCG@2",
+    "nDCG(gain=exp)@4",
+    "nDCG(discount=jarvelin)",
+    "nDCG(ideal=retrieved)@3",
+    "P(rel=2)@2",
+    "AP(rel=2)",
+    "Bpref",
+    "Bpref(rel=2)",
+]
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @st.composite
@@ -63,7 +91,9 @@ def brute_force(qrels, run, names):
     in one call."""
     orders = list(every_order(run))
     many_qrels = {f"o{i}": qrels for i in range(len(orders))}
-    many_runs = {f"o{i}": {d: float(len(o) - r) for r, d in enumerate(o)} for i, o in enumerate(orders)}
+    many_runs = {
+        f"o{i}": {d: float(len(o) - r) for r, d in enumerate(o)} for i, o in enumerate(orders)
+    }
     frame = mc.evaluate(many_qrels, many_runs, names).per_query
     return {n: (frame[n].min(), frame[n].max(), float(np.mean(frame[n].to_numpy()))) for n in names}
 
@@ -84,8 +114,9 @@ def test_report_equals_brute_force(data):
         assert got["expected"] == pytest.approx(mean, abs=1e-12), n
         assert got["value"] == ev.aggregate[n]
         assert lo - 1e-12 <= got["value"] <= hi + 1e-12
-        assert (n in report["tie_dependent"] and "q" in report["tie_dependent"][n]) == (lo != hi) or \
-            math.isclose(lo, hi, abs_tol=1e-12)
+        assert (n in report["tie_dependent"] and "q" in report["tie_dependent"][n]) == (
+            lo != hi
+        ) or math.isclose(lo, hi, abs_tol=1e-12)
 
 
 def test_several_queries_aggregate_band_and_flags():
@@ -111,11 +142,17 @@ def test_constant_scorer_has_the_full_band():
 
 
 def test_compat_trec_eval9_ties_in_float32():
-    rep = mc.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.00000002, "b": 1.00000001}}, ["RR"],
-                      tie_report=True, compat="trec_eval9").tie_report
+    rep = mc.evaluate(
+        {"q": {"a": 1, "b": 0}},
+        {"q": {"a": 1.00000002, "b": 1.00000001}},
+        ["RR"],
+        tie_report=True,
+        compat="trec_eval9",
+    ).tie_report
     assert rep["per_query"]["q"]["RR"]["expected"] == 0.75
-    rep10 = mc.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.00000002, "b": 1.00000001}}, ["RR"],
-                        tie_report=True).tie_report
+    rep10 = mc.evaluate(
+        {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.00000002, "b": 1.00000001}}, ["RR"], tie_report=True
+    ).tie_report
     assert rep10["per_query"]["q"]["RR"]["expected"] == 1.0
 
 
@@ -123,17 +160,36 @@ def test_cli_tie_report_json(tmp_path, capsys):
     q, r = tmp_path / "q.txt", tmp_path / "r.txt"
     q.write_text("q1 0 a 1\nq1 0 b 0\n")
     r.write_text("q1 Q0 a 0 1 t\nq1 Q0 b 0 1 t\n")
-    assert cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", "RR,P@1", "--format", "json",
-                     "--tie-report"]) == 0
+    assert (
+        cli.main(
+            [
+                "evaluate",
+                "--qrels",
+                str(q),
+                "--run",
+                str(r),
+                "-m",
+                "RR,P@1",
+                "--format",
+                "json",
+                "--tie-report",
+            ]
+        )
+        == 0
+    )
     run = json.loads(capsys.readouterr().out)["runs"][0]
     assert run["tie_report"]["per_query"]["q1"]["RR"]["min"] == 0.5
     assert run["tie_report"]["aggregate"]["P@1"] == {"min": 0.0, "max": 1.0, "expected": 0.5}
-    assert cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", "RR", "--format", "json"]) == 0
+    assert (
+        cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", "RR", "--format", "json"])
+        == 0
+    )
     assert "tie_report" not in json.loads(capsys.readouterr().out)["runs"][0]
 
 
 def test_covered_families_are_registered():
     from metrics_core.ranking.registry import REGISTRY
+
     assert set(COVERED) <= set(REGISTRY)
 
 
@@ -141,7 +197,19 @@ def test_tie_report_needs_the_whole_run(tmp_path, capsys):
     q, r = tmp_path / "q.txt", tmp_path / "r.txt"
     q.write_text("q1 0 a 1\n")
     r.write_text("q1 Q0 a 0 1 t\nq1 Q0 b 0 1 t\n")
-    code = cli.main(["evaluate", "--qrels", str(q), "--run", str(r), "-m", "RR", "--tie-report",
-                     "--block-rows", "1"])
+    code = cli.main(
+        [
+            "evaluate",
+            "--qrels",
+            str(q),
+            "--run",
+            str(r),
+            "-m",
+            "RR",
+            "--tie-report",
+            "--block-rows",
+            "1",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--tie-report" in err[0]

@@ -30,9 +30,16 @@ from tests.conftest import shared_dir
 # coverage warning is expected here (tests/io/test_coverage.py checks it)
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 #: trec_eval output lines that are not numbers
 NOT_MEASURES = {"runid", "relstring"}
@@ -82,14 +89,18 @@ def collections(draw):
         docs = [f"d{i:02d}" for i in range(draw(st.integers(1, 10)))]
         role = draw(st.sampled_from(["both", "both", "both", "qrels_only", "run_only"]))
         if role != "run_only":
-            judged = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True))
+            judged = draw(
+                st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True)
+            )
             labels = st.integers(-2, 0) if draw(st.integers(0, 4)) == 0 else st.integers(-2, 4)
             values = [draw(labels) for _ in judged]
             if max(values) < 0:  # trec_eval 10 stops on a query whose every label is negative
                 values[0] = 0
             qrels += [f"q{q} 0 {d} {v}" for d, v in zip(judged, values, strict=True)]
         if role != "qrels_only":
-            retrieved = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True))
+            retrieved = draw(
+                st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True)
+            )
             run += [f"q{q} Q0 {d} 0 {draw(st.sampled_from(SCORES))!r} tag" for d in retrieved]
     if not qrels:
         qrels.append("qj 0 d00 1")
@@ -102,8 +113,12 @@ def run_trec_eval(binary, qrels: str, run: str, flags, tmp_path) -> dict[tuple[s
     q, r = tmp_path / "qrels", tmp_path / "run"
     q.write_text(qrels)
     r.write_text(run)
-    out = subprocess.run([binary, "-q", "-c", *flags, "-m", "all_trec", str(q), str(r)],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [binary, "-q", "-c", *flags, "-m", "all_trec", str(q), str(r)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     values = {}
     for line in out.stdout.splitlines():
@@ -122,13 +137,21 @@ def ranklab_name(trec_name: str) -> str:
 
 def compare(expected: dict, qrels: str, run: str, **conventions) -> list[str]:
     names = sorted({ranklab_name(m) for m, _ in expected})
-    ev = mc.evaluate(mc.read_qrels(qrels.encode()), mc.read_run(run.encode()), names,
-                     missing_queries="zero", **conventions)
+    ev = mc.evaluate(
+        mc.read_qrels(qrels.encode()),
+        mc.read_run(run.encode()),
+        names,
+        missing_queries="zero",
+        **conventions,
+    )
     per_query = ev.per_query
     bad = []
     for (trec_name, qid), want in expected.items():
-        if (trec_name, qid) == ("num_rel", "all") and conventions.get("relevance_threshold", 1) != 1 \
-                and conventions.get("compat") != "trec_eval9":
+        if (
+            (trec_name, qid) == ("num_rel", "all")
+            and conventions.get("relevance_threshold", 1) != 1
+            and conventions.get("compat") != "trec_eval9"
+        ):
             # the one deliberate difference: trec_eval -c sums the labels above 0 of every
             # judged query whatever -l; RankLab's summary is the sum of its per-query
             # values (compat=trec_eval9 prints trec_eval's, tested below)
@@ -140,9 +163,12 @@ def compare(expected: dict, qrels: str, run: str, **conventions) -> list[str]:
     return bad
 
 
-FLAGS = {"plain": ((), {}), "J": (("-J",), {"judged_only": True}),
-         "l2": (("-l", "2"), {"relevance_threshold": 2}),
-         "J_l2": (("-J", "-l", "2"), {"judged_only": True, "relevance_threshold": 2})}
+FLAGS = {
+    "plain": ((), {}),
+    "J": (("-J",), {"judged_only": True}),
+    "l2": (("-l", "2"), {"relevance_threshold": 2}),
+    "J_l2": (("-J", "-l", "2"), {"judged_only": True, "relevance_threshold": 2}),
+}
 
 
 @pytest.mark.parametrize("variant", list(FLAGS))

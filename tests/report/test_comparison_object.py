@@ -60,19 +60,42 @@ def _cli(capsys, *args):
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra", [(), ("--per-query",), ("-c", "--per-query"), ("--correction", "bh")])
+@pytest.mark.parametrize(
+    "extra", [(), ("--per-query",), ("-c", "--per-query"), ("--correction", "bh")]
+)
 def test_to_dict_is_the_command_line_json_byte_for_byte(tmp_path, capsys, extra):
     qrels, paths = _write_files(tmp_path)
-    args = ["compare", "--qrels", qrels, *sum((["--run", p] for p in paths), []), "--baseline", "dense",
-            "-m", ",".join(MEASURES), "--permutations", "300", "--seed", "7", "--quiet", "--format", "json",
-            *extra]
+    args = [
+        "compare",
+        "--qrels",
+        qrels,
+        *sum((["--run", p] for p in paths), []),
+        "--baseline",
+        "dense",
+        "-m",
+        ",".join(MEASURES),
+        "--permutations",
+        "300",
+        "--seed",
+        "7",
+        "--quiet",
+        "--format",
+        "json",
+        *extra,
+    ]
     printed = _cli(capsys, *args)
     complete = "-c" in extra
     conv = mc.Conventions().replace(missing_queries="zero") if complete else mc.Conventions()
     evs = _evaluations(qrels, paths, conv)
     correction = "bh" if "bh" in extra else "holm"
-    c = mc.compare(evs, "dense", n_permutations=300, seed=7, correction=correction,
-                   query_set="qrels" if complete else "common")
+    c = mc.compare(
+        evs,
+        "dense",
+        n_permutations=300,
+        seed=7,
+        correction=correction,
+        query_set="qrels" if complete else "common",
+    )
     assert json.dumps(c.to_dict(per_query="--per-query" in extra), indent=2) + "\n" == printed
 
 
@@ -86,33 +109,69 @@ def test_numbers_and_frame_are_compare_runs(tmp_path):
     assert c.to_frame().attrs == {}
     assert c.records == comparison_records(frame)
     assert list(c.wide().columns) == list(WIDE_COLUMNS)
-    assert {k: v for k, v in c.settings.items() if k not in ("conventions", "n_queries")} == frame.attrs
+    assert {
+        k: v for k, v in c.settings.items() if k not in ("conventions", "n_queries")
+    } == frame.attrs
     assert c.settings["n_queries"] == {m: 27 for m in MEASURES}  # hybrid misses 3 of 30 queries
     pairwise = compare(evs, "bm25", n_permutations=50, query_set="pairwise")
     assert pairwise.settings["n_queries"] == {m: None for m in MEASURES}
     assert c.settings["conventions"] == mc.Conventions().as_dict()
     assert c.legend() == markers_legend(frame, tests=TESTS)
     assert c.legend(paper=False) == markers_legend(frame, tests=TESTS, paper=False)
-    assert c.parameters() == {k: frame.attrs[k] for k in ("baseline", "permutations", "bootstrap", "seed",
-                                                          "correction", "family", "confidence", "alpha",
-                                                          "query_set")}
+    assert c.parameters() == {
+        k: frame.attrs[k]
+        for k in (
+            "baseline",
+            "permutations",
+            "bootstrap",
+            "seed",
+            "correction",
+            "family",
+            "confidence",
+            "alpha",
+            "query_set",
+        )
+    }
     # values without the rankings: the same rows and the same JSON
-    light = compare([RunValues.from_evaluation(ev) for ev in evs], "bm25", n_permutations=500, seed=2, alpha=0.1,
-                    conventions=mc.Conventions())
+    light = compare(
+        [RunValues.from_evaluation(ev) for ev in evs],
+        "bm25",
+        n_permutations=500,
+        seed=2,
+        alpha=0.1,
+        conventions=mc.Conventions(),
+    )
     assert light.to_dict(per_query=True) == c.to_dict(per_query=True)
     assert pickle.loads(pickle.dumps(light)).to_dict() == c.to_dict()  # an app may cache it
     # default baseline: the first run; the mapping form gives the same numbers
-    by_frames = compare({ev.run_name: ev.per_query for ev in evs}, n_permutations=500, seed=2, alpha=0.1)
+    by_frames = compare(
+        {ev.run_name: ev.per_query for ev in evs}, n_permutations=500, seed=2, alpha=0.1
+    )
     pd.testing.assert_frame_equal(by_frames.to_frame(), frame)
 
 
 def test_leaderboard_reuses_the_comparison(tmp_path):
     qrels, paths = _write_files(tmp_path)
     evs = _evaluations(qrels, paths)
-    c = compare(evs, "dense", n_permutations=300, seed=3, correction="bonferroni", tests=("t", "permutation"))
+    c = compare(
+        evs,
+        "dense",
+        n_permutations=300,
+        seed=3,
+        correction="bonferroni",
+        tests=("t", "permutation"),
+    )
     board = c.leaderboard(n_resamples=200, test="t")
-    direct = leaderboard(evs, "dense", MEASURES, n_resamples=200, seed=3, n_permutations=300,
-                         correction="bonferroni", test="t")
+    direct = leaderboard(
+        evs,
+        "dense",
+        MEASURES,
+        n_resamples=200,
+        seed=3,
+        n_permutations=300,
+        correction="bonferroni",
+        test="t",
+    )
     pd.testing.assert_frame_equal(board, direct)  # the t-test does not depend on the other tests
     assert leaderboard_legend(board) == leaderboard_legend(direct)
     with pytest.raises(InputError, match="wilcoxon"):
@@ -133,16 +192,32 @@ def test_records_against_scipy_and_numpy_on_random_ties(tmp_path):
         x = other.loc[common, r["measure"]].to_numpy()
         assert r["n_queries"] == len(common)
         assert r["mean_delta"] == pytest.approx(float(np.mean(x - b)), abs=1e-12)
-        assert (r["wins"], r["ties"], r["losses"]) == (int((x > b).sum()), int((x == b).sum()),
-                                                       int((x < b).sum()))
+        assert (r["wins"], r["ties"], r["losses"]) == (
+            int((x > b).sum()),
+            int((x == b).sum()),
+            int((x < b).sum()),
+        )
         if np.any(x != b) and np.std(x - b) > 0:
             assert r["p"]["t"] == pytest.approx(stats.ttest_rel(x, b).pvalue, rel=1e-9)
 
 
 def test_saved_evaluations_json_compares_like_the_evaluations(tmp_path, capsys):
     qrels, paths = _write_files(tmp_path)
-    saved = json.loads(_cli(capsys, "evaluate", "--qrels", qrels, *sum((["--run", p] for p in paths), []),
-                            "-m", ",".join(MEASURES), "--per-query", "--format", "json", "--quiet"))
+    saved = json.loads(
+        _cli(
+            capsys,
+            "evaluate",
+            "--qrels",
+            qrels,
+            *sum((["--run", p] for p in paths), []),
+            "-m",
+            ",".join(MEASURES),
+            "--per-query",
+            "--format",
+            "json",
+            "--quiet",
+        )
+    )
     evs = _evaluations(qrels, paths)
     live = compare(evs, "hybrid", n_permutations=400, seed=5)
     again = compare_json(saved, "hybrid", n_permutations=400, seed=5)
@@ -151,12 +226,17 @@ def test_saved_evaluations_json_compares_like_the_evaluations(tmp_path, capsys):
     # the runs section carries the file's aggregates and diagnostics
     assert again.to_dict()["runs"] == live.to_dict()["runs"]
     runs, conv = runs_from_json(saved)
-    assert [r.run_name for r in runs] == ["bm25", "dense", "hybrid"] and conv == mc.Conventions().as_dict()
+    assert [r.run_name for r in runs] == [
+        "bm25",
+        "dense",
+        "hybrid",
+    ] and conv == mc.Conventions().as_dict()
     assert evaluations_json(runs, conv, per_query=True)["runs"] == saved["runs"]
 
 
-@pytest.mark.parametrize("payload", [{}, {"runs": []}, {"runs": [{"name": "a"}]}, {"runs": [{"per_query": {}}]},
-                                     []])
+@pytest.mark.parametrize(
+    "payload", [{}, {"runs": []}, {"runs": [{"name": "a"}]}, {"runs": [{"per_query": {}}]}, []]
+)
 def test_a_saved_json_without_runs_or_per_query_values_is_an_input_error(payload):
     with pytest.raises(InputError) as info:
         runs_from_json(payload, "saved.json")
@@ -165,7 +245,9 @@ def test_a_saved_json_without_runs_or_per_query_values_is_an_input_error(payload
 
 
 def test_run_values_aggregate_is_the_mean_over_answered_queries():
-    rv = RunValues("a", pd.DataFrame({"AP": [0.2, np.nan, 0.6], "RR": [np.nan] * 3}, index=["1", "2", "3"]))
+    rv = RunValues(
+        "a", pd.DataFrame({"AP": [0.2, np.nan, 0.6], "RR": [np.nan] * 3}, index=["1", "2", "3"])
+    )
     assert rv.aggregate["AP"] == pytest.approx(0.4) and np.isnan(rv.aggregate["RR"])
     entry = rv.to_dict(per_query=True)["per_query"]["1"]
     assert entry["AP"] == 0.2 and np.isnan(entry["RR"]) and list(entry) == ["AP", "RR"]
@@ -173,7 +255,10 @@ def test_run_values_aggregate_is_the_mean_over_answered_queries():
 
 def test_bad_baseline_and_no_runs_are_input_errors():
     idx = ["q1", "q2"]
-    runs = {"a": pd.DataFrame({"AP": [0.1, 0.2]}, index=idx), "b": pd.DataFrame({"AP": [0.3, 0.2]}, index=idx)}
+    runs = {
+        "a": pd.DataFrame({"AP": [0.1, 0.2]}, index=idx),
+        "b": pd.DataFrame({"AP": [0.3, 0.2]}, index=idx),
+    }
     with pytest.raises(InputError, match="no run named 'zz'"):
         compare(runs, "zz")
     with pytest.raises(InputError, match="no runs"):
@@ -203,7 +288,11 @@ def test_latex_is_a_booktabs_table_escaped_with_a_short_caption():
     row = next(line for line in lines if line.startswith("x\\_1"))
     assert r"\&" in row and r"\%" in row and r"\$y\$" in row and r"\textbackslash{}input\{" in row
     # markers in LaTeX, not raw Unicode; the legend is a note, the provenance a comment
-    assert "†" not in text and "‡" not in text and r"\textsuperscript{\textdagger{}\textdaggerdbl{}*}" in row
+    assert (
+        "†" not in text
+        and "‡" not in text
+        and r"\textsuperscript{\textdagger{}\textdaggerdbl{}*}" in row
+    )
     assert lines[0].startswith("% RankLab ") and "conventions" not in caption
     assert any(line.startswith(r"{\footnotesize Baseline: base.") for line in lines)
     assert all(line.startswith("%") for line in lines if "RankLab" in line)
@@ -211,11 +300,20 @@ def test_latex_is_a_booktabs_table_escaped_with_a_short_caption():
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_latex_compiles(tmp_path):
-    doc = (r"\documentclass{article}\usepackage{booktabs}\begin{document}" + "\n"
-           + _hostile_comparison().to_latex() + r"\end{document}" + "\n")
+    doc = (
+        r"\documentclass{article}\usepackage{booktabs}\begin{document}"
+        + "\n"
+        + _hostile_comparison().to_latex()
+        + r"\end{document}"
+        + "\n"
+    )
     (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
-                          capture_output=True, timeout=120)
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 0
 
@@ -241,7 +339,9 @@ def test_plain_table_and_csv_are_the_wide_table():
     csv = c.to_table("csv")
     # the CSV is the table only (issue: comment rows are junk rows in a spreadsheet); its
     # provenance is the sidecar JSON
-    assert csv.splitlines()[0].startswith("run,measure,n_queries,") and "#" not in csv.splitlines()[0]
+    assert (
+        csv.splitlines()[0].startswith("run,measure,n_queries,") and "#" not in csv.splitlines()[0]
+    )
     assert not any(line.startswith("#") for line in csv.splitlines()) and "'=" not in csv
     side = json.loads(provenance_json(c.provenance(), c.queries()))
     assert side["provenance"]["ranklab_version"] and side["title"] == c.queries()

@@ -43,15 +43,25 @@ def test_tables_hold_the_evaluations_numbers(seed):
     q, d, ql, dl = _case(seed)
     res = evaluate_hashing(q, d, ql, dl, ks=(1, 5, 10), ties="optimistic")
     t = hashing_tables(res, [f"q{i}" for i in range(len(q))])
-    np.testing.assert_allclose(t["per_query"]["AP"], _brute_ap(q, d, ql, dl, "optimistic"), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        t["per_query"]["AP"], _brute_ap(q, d, ql, dl, "optimistic"), rtol=0, atol=1e-12
+    )
     summary = t["summary"].set_index("measure")["value"]
     assert summary["mAP"] == res["map"] == pytest.approx(t["per_query"]["AP"].mean(), abs=1e-12)
-    assert [summary["P@1"], summary["P@5"], summary["P@10"]] == [res["precision_at_k"][k] for k in (1, 5, 10)]
+    assert [summary["P@1"], summary["P@5"], summary["P@10"]] == [
+        res["precision_at_k"][k] for k in (1, 5, 10)
+    ]
     assert t["precision_at_k"]["k"].tolist() == [1, 5, 10]
-    assert len(t["by_radius"]) == q.shape[1] + 1 and t["by_radius"]["recall"].iloc[-1] == pytest.approx(1.0)
+    assert len(t["by_radius"]) == q.shape[1] + 1 and t["by_radius"]["recall"].iloc[
+        -1
+    ] == pytest.approx(1.0)
     assert set(map(str, t["per_class"]["class"])) == {str(c) for c in ql.tolist()}
     settings = hashing_settings(res, normalizer="retrieved")
-    assert settings["bits"] == 8 and settings["n_queries"] == 25 and settings["normalizer"] == "retrieved"
+    assert (
+        settings["bits"] == 8
+        and settings["n_queries"] == 25
+        and settings["normalizer"] == "retrieved"
+    )
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "markdown", "latex", "table"])
@@ -61,7 +71,10 @@ def test_every_hashing_table_exports(fmt):
     prov = provenance(None, **hashing_settings(res))
     for name, table in hashing_tables(res).items():
         text = format_table(table, fmt, prov=prov, title=f"Hash codes: {name}.", index=False)
-        assert text and not JUNK.search(text if fmt != "json" else text.replace("null", "")), (name, text)
+        assert text and not JUNK.search(text if fmt != "json" else text.replace("null", "")), (
+            name,
+            text,
+        )
         if fmt == "csv":
             back = pd.read_csv(io.StringIO(text))
             assert list(back.columns) == list(table.columns) and len(back) == len(table)

@@ -11,8 +11,18 @@ def _board(n_rr: int, n_ap: int) -> pd.DataFrame:
     rows = []
     for run, rr, ap in (("bm25", 0.6, 0.3), ("dense", 0.7, 0.4)):
         for measure, mean, n in (("RR", rr, n_rr), ("AP", ap, n_ap)):
-            rows.append({"run": run, "measure": measure, "n_queries": n, "mean": mean, "best": run == "dense",
-                         "marker": "", "ci_lo": mean - 0.1, "ci_hi": mean + 0.1})
+            rows.append(
+                {
+                    "run": run,
+                    "measure": measure,
+                    "n_queries": n,
+                    "mean": mean,
+                    "best": run == "dense",
+                    "marker": "",
+                    "ci_lo": mean - 0.1,
+                    "ci_hi": mean + 0.1,
+                }
+            )
     board = pd.DataFrame(rows)
     board.attrs.update(baseline="bm25", confidence=0.95)
     return board

@@ -18,8 +18,14 @@ def _evaluations(n_runs: int, seed: int = 3) -> list:
     qs = np.repeat(queries, len(docs))
     ds = np.tile(docs, len(queries))
     qrels = mc.Qrels(qs, ds, rng.integers(0, 3, len(qs)))
-    return [mc.evaluate(qrels, mc.Run(qs, ds, rng.integers(0, 4, len(qs)).astype(float), name=f"sys{r}"),
-                        ["nDCG@5", "RR"]) for r in range(n_runs)]
+    return [
+        mc.evaluate(
+            qrels,
+            mc.Run(qs, ds, rng.integers(0, 4, len(qs)).astype(float), name=f"sys{r}"),
+            ["nDCG@5", "RR"],
+        )
+        for r in range(n_runs)
+    ]
 
 
 def test_one_run_has_no_best_no_marker_no_correction():

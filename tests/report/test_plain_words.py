@@ -17,7 +17,7 @@ from metrics_core.validation import (
     one_class_words,
 )
 
-IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")   # tau is a word; k_min, avg_k are identifiers
+IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")  # tau is a word; k_min, avg_k are identifiers
 
 
 def _scores():
@@ -49,10 +49,12 @@ def test_spanish_is_translated_not_copied():
         for text in (name, sentence):
             assert es.gettext(text) != text, text
     assert es.gettext(ONE_CLASS_TITLE) != ONE_CLASS_TITLE
-    assert dk.field_words("tau", es.gettext) == ("Umbral de probabilidad",
-                                           "Se elige un candidato cuando su probabilidad es al menos este valor.")
+    assert dk.field_words("tau", es.gettext) == (
+        "Umbral de probabilidad",
+        "Se elige un candidato cuando su probabilidad es al menos este valor.",
+    )
     assert one_class_words("audit", es.gettext)[0] == "Regla de auditoría"
-    assert dk.field_words("tau") == dk.FIELD_WORDS["tau"]   # English without a translator
+    assert dk.field_words("tau") == dk.FIELD_WORDS["tau"]  # English without a translator
 
 
 def test_unknown_field_or_rule_is_a_clear_error():

@@ -25,21 +25,32 @@ def _evs(names=("base", "<script>alert(1)</script>")):
     out = []
     for i, n in enumerate(names):
         pq = pd.DataFrame({"AP": np.clip(rng.random(20) + 0.1 * i, 0, 1)}, index=idx)
-        out.append(SimpleNamespace(run_name=n, per_query=pq, measures=["AP"],
-                                   aggregate={"AP": float(pq["AP"].mean())}))
+        out.append(
+            SimpleNamespace(
+                run_name=n, per_query=pq, measures=["AP"], aggregate={"AP": float(pq["AP"].mean())}
+            )
+        )
     return out
 
 
 def test_report_escapes_names_and_inlines_plotly():
     js = plotly_js_source()
     assert js is not None and "plotly" in js[:500].lower()
-    text = comparison_report(_evs(), "base", ["AP"], n_permutations=200, plotly_js=js,
-                             data={"qrels <q>.txt": data_digest(b"x")})
+    text = comparison_report(
+        _evs(),
+        "base",
+        ["AP"],
+        n_permutations=200,
+        plotly_js=js,
+        data={"qrels <q>.txt": data_digest(b"x")},
+    )
     assert "<script>alert(1)</script>" not in text.replace(js, "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<\\/script>" in text  # the name inside the figure JSON cannot close the script
     assert text.count("Plotly.newPlot(") == 2  # means + one Δ figure
-    assert "qrels &lt;q&gt;.txt" in text and "Versions" in text and "Conventions and settings" in text
+    assert (
+        "qrels &lt;q&gt;.txt" in text and "Versions" in text and "Conventions and settings" in text
+    )
 
 
 def test_report_without_plotly_js_is_tables_only():
@@ -49,17 +60,33 @@ def test_report_without_plotly_js_is_tables_only():
 
 
 def test_report_module_imports_neither_plotly_nor_streamlit():
-    code = ("import sys, metrics_core.report.html, metrics_core.cli.report; "
-            "print(any(m.split('.')[0] in ('plotly', 'streamlit') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    code = (
+        "import sys, metrics_core.report.html, metrics_core.cli.report; "
+        "print(any(m.split('.')[0] in ('plotly', 'streamlit') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
 def test_cli_report(tmp_path, capsys):
     assert "report" in COMMANDS
     out = tmp_path / "r.html"
-    args = ["report", "--qrels", str(SAMPLE / "qrels.txt"), "--baseline", "bm25", "-m", "AP,RR",
-            "--permutations", "300", "-o", str(out), "--quiet"]
+    args = [
+        "report",
+        "--qrels",
+        str(SAMPLE / "qrels.txt"),
+        "--baseline",
+        "bm25",
+        "-m",
+        "AP,RR",
+        "--permutations",
+        "300",
+        "-o",
+        str(out),
+        "--quiet",
+    ]
     for n in ("bm25", "dense", "hybrid"):
         args += ["--run", str(SAMPLE / f"{n}.txt")]
     assert main(args) == 0
@@ -75,14 +102,55 @@ def test_cli_report(tmp_path, capsys):
 # -- the report in Spanish ----------------------------------------------------------------
 
 #: English words of the report's own text (headings, headers, legends, notes, settings).
-ENGLISH = ("RankLab report", "Leaderboard", "Figures", "Every run against", "Each run on its own",
-           "Conventions and settings", "Versions", "Data<", "Baseline mean", "Run mean", "Queries",
-           "Significant", "Setting", "Input", "Digest", "corrected", "best mean",
-           "significantly", "percentile ", "Markers", "Made ", "baseline", "not embedded", "query set",
-           "test for the markers", "permutations", "bootstrap resamples", "confidence", "seed",
-           "Mean of each measure", "difference from the baseline", " vs ", "randomization test",
-           "Holm correction", "comparisons", "answered", "W / T / L", "CI:", "95% CI", " to ", "Run<",
-           "Measure<", "(as trec_eval", "sums for counts", " runs,", "Value<", "Convention<")
+ENGLISH = (
+    "RankLab report",
+    "Leaderboard",
+    "Figures",
+    "Every run against",
+    "Each run on its own",
+    "Conventions and settings",
+    "Versions",
+    "Data<",
+    "Baseline mean",
+    "Run mean",
+    "Queries",
+    "Significant",
+    "Setting",
+    "Input",
+    "Digest",
+    "corrected",
+    "best mean",
+    "significantly",
+    "percentile ",
+    "Markers",
+    "Made ",
+    "baseline",
+    "not embedded",
+    "query set",
+    "test for the markers",
+    "permutations",
+    "bootstrap resamples",
+    "confidence",
+    "seed",
+    "Mean of each measure",
+    "difference from the baseline",
+    " vs ",
+    "randomization test",
+    "Holm correction",
+    "comparisons",
+    "answered",
+    "W / T / L",
+    "CI:",
+    "95% CI",
+    " to ",
+    "Run<",
+    "Measure<",
+    "(as trec_eval",
+    "sums for counts",
+    " runs,",
+    "Value<",
+    "Convention<",
+)
 
 
 def _visible(page: str, js: str | None = None) -> str:
@@ -100,8 +168,17 @@ def _spanish(**kw):
     from metrics_core.report.catalogs import translations
 
     tr = translations("es")
-    return comparison_report(_evs(("base", "<b>x</b>")), "base", ["AP"], n_permutations=200, gettext=tr.gettext,
-                             ngettext=tr.ngettext, lang="es", data={"qrels <q>.txt": data_digest(b"x")}, **kw)
+    return comparison_report(
+        _evs(("base", "<b>x</b>")),
+        "base",
+        ["AP"],
+        n_permutations=200,
+        gettext=tr.gettext,
+        ngettext=tr.ngettext,
+        lang="es",
+        data={"qrels <q>.txt": data_digest(b"x")},
+        **kw,
+    )
 
 
 def test_the_report_in_spanish_has_no_english_word_left():
@@ -111,11 +188,25 @@ def test_the_report_in_spanish_has_no_english_word_left():
     shown = _visible(page, js)
     left = [w for w in ENGLISH if w in shown]
     assert left == []
-    for spanish in ("Reporte de RankLab", "Clasificación", "Cada ejecución frente a base", "Convenciones y ajustes",
-                    "Versiones", "Media de la línea base", "Significativo", "p aleatorización (corregido)",
-                    "IC 95%", "base (línea base)", "2 ejecuciones, línea base base", "Gráficos",
-                    "Media de cada medida con su intervalo", "AP: diferencia con la línea base",
-                    '"media"', "mejor media de la medida", "Huella (SHA-256"):
+    for spanish in (
+        "Reporte de RankLab",
+        "Clasificación",
+        "Cada ejecución frente a base",
+        "Convenciones y ajustes",
+        "Versiones",
+        "Media de la línea base",
+        "Significativo",
+        "p aleatorización (corregido)",
+        "IC 95%",
+        "base (línea base)",
+        "2 ejecuciones, línea base base",
+        "Gráficos",
+        "Media de cada medida con su intervalo",
+        "AP: diferencia con la línea base",
+        '"media"',
+        "mejor media de la medida",
+        "Huella (SHA-256",
+    ):
         assert spanish in shown, spanish
     assert json.dumps("Δ AP frente a base") in page  # the Δ figure's axis title, in its JSON
     # names stay escaped and canonical; no depth cut reads "todo", never "None"
@@ -131,30 +222,68 @@ def test_the_report_without_plotly_says_so_in_spanish():
 
 def test_the_english_report_is_unchanged_by_default_and_shows_rr_as_mrr():
     text = comparison_report(_evs(("a", "b")), None, ["AP"], n_permutations=200, plotly_js=None)
-    assert text.startswith('<!DOCTYPE html><html lang="en">') and "<title>RankLab report</title>" in text
-    for english in ("Leaderboard", "Every run against a", "Conventions and settings", "a (baseline)", "95% CI",
-                    "Baseline mean", "p randomization (corrected)", "W / T / L", "2 runs, baseline a",
-                    "★ best mean of the measure."):
+    assert (
+        text.startswith('<!DOCTYPE html><html lang="en">')
+        and "<title>RankLab report</title>" in text
+    )
+    for english in (
+        "Leaderboard",
+        "Every run against a",
+        "Conventions and settings",
+        "a (baseline)",
+        "95% CI",
+        "Baseline mean",
+        "p randomization (corrected)",
+        "W / T / L",
+        "2 runs, baseline a",
+        "★ best mean of the measure.",
+    ):
         assert english in text, english
     rng = np.random.default_rng(3)
     idx = pd.Index([f"q{i}" for i in range(12)], name="query_id")
-    evs = [SimpleNamespace(run_name=n, per_query=pd.DataFrame({"RR": rng.random(12)}, index=idx), measures=["RR"],
-                           aggregate={"RR": 0.5}) for n in ("a", "b")]
+    evs = [
+        SimpleNamespace(
+            run_name=n,
+            per_query=pd.DataFrame({"RR": rng.random(12)}, index=idx),
+            measures=["RR"],
+            aggregate={"RR": 0.5},
+        )
+        for n in ("a", "b")
+    ]
     shown = _visible(comparison_report(evs, "a", ["RR"], n_permutations=100, plotly_js=None))
     assert "<th>MRR</th>" in shown and "<td>MRR</td>" in shown and "<th>RR</th>" not in shown
 
 
 def test_cli_report_in_spanish(tmp_path):
     out = tmp_path / "r.html"
-    args = ["report", "--qrels", str(SAMPLE / "qrels.txt"), "--baseline", "bm25", "-m", "AP,RR",
-            "--permutations", "200", "--run", str(SAMPLE / "bm25.txt"), "--run", str(SAMPLE / "dense.txt"),
-            "-o", str(out), "--quiet", "--lang", "es"]
+    args = [
+        "report",
+        "--qrels",
+        str(SAMPLE / "qrels.txt"),
+        "--baseline",
+        "bm25",
+        "-m",
+        "AP,RR",
+        "--permutations",
+        "200",
+        "--run",
+        str(SAMPLE / "bm25.txt"),
+        "--run",
+        str(SAMPLE / "dense.txt"),
+        "-o",
+        str(out),
+        "--quiet",
+        "--lang",
+        "es",
+    ]
     assert main(args) == 0
     text = out.read_text(encoding="utf-8")
     js = plotly_js_source()
     shown = _visible(text, js)
     assert '<html lang="es">' in text and "<title>Reporte de RankLab</title>" in text
-    assert "bm25 (línea base)" in shown and "ejecución dense (dense.txt)" in shown and "MRR" in shown
+    assert (
+        "bm25 (línea base)" in shown and "ejecución dense (dense.txt)" in shown and "MRR" in shown
+    )
     assert [w for w in ENGLISH if w in shown] == []
     assert main([*args[:-2], "--title", "Mi <informe>"]) == 0  # a given title is kept, escaped
     assert "<title>Mi &lt;informe&gt;</title>" in out.read_text(encoding="utf-8")

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed "
-                                  "(pip install 'dask[distributed]')")
+distributed = pytest.importorskip(
+    "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')"
+)
 
 import metrics_core as mc  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
@@ -33,8 +34,9 @@ CONVENTIONS = [{}, {"missing_queries": "zero"}, {"depth": 10, "ties": "input"}]
 @pytest.fixture(scope="module")
 def client():
     # threads in this process (no network listener); test_dask.py runs worker processes
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
     c = distributed.Client(cluster, timeout="30s")
     yield c
     c.close()
@@ -50,9 +52,15 @@ def random_run(seed: int, n_queries: int = 30):
         n = int(rng.integers(1, 50))
         docs = rng.choice(400, size=n, replace=False)
         scores = np.round(rng.random(n) * 3, 1)
-        lines += [f"q{q} Q0 d{d} {r + 1} {s} tag\n" for r, (d, s) in enumerate(zip(docs, scores, strict=True))]
+        lines += [
+            f"q{q} Q0 d{d} {r + 1} {s} tag\n"
+            for r, (d, s) in enumerate(zip(docs, scores, strict=True))
+        ]
         if q % 7 != 3:
-            qrels += [f"q{q} 0 d{d} {rng.integers(0, 3)}\n" for d in rng.choice(400, size=15, replace=False)]
+            qrels += [
+                f"q{q} 0 d{d} {rng.integers(0, 3)}\n"
+                for d in rng.choice(400, size=15, replace=False)
+            ]
     qrels.append("qabsent 0 d1 1\n")
     return lines, qrels
 
@@ -63,14 +71,24 @@ def bits(x: float) -> str:
 
 def assert_same(whole, dist):
     pd.testing.assert_frame_equal(whole.per_query, dist.per_query, check_exact=True)
-    assert {k: bits(v) for k, v in whole.aggregate.items()} == {k: bits(v) for k, v in dist.aggregate.items()}
+    assert {k: bits(v) for k, v in whole.aggregate.items()} == {
+        k: bits(v) for k, v in dist.aggregate.items()
+    }
     assert dist.diagnostics == whole.diagnostics
 
 
 def on_dask(client, qrels, run, unit_bytes, block_rows, **conv):
     specs = parse_measures(MEASURES)
-    return evaluate_parts(read_qrels(qrels), run, specs, resolve_conventions(None, conv), rank_cutoffs(specs),
-                          client, block_rows=block_rows, unit_bytes=unit_bytes)
+    return evaluate_parts(
+        read_qrels(qrels),
+        run,
+        specs,
+        resolve_conventions(None, conv),
+        rank_cutoffs(specs),
+        client,
+        block_rows=block_rows,
+        unit_bytes=unit_bytes,
+    )
 
 
 def write(path, lines):
@@ -86,8 +104,17 @@ def data(tmp_path_factory):
 
 
 def test_query_boundary_and_units_cut_where_the_query_changes(tmp_path):
-    path = write(tmp_path / "r.run", ["q1 Q0 a 1 3 t\n", "q1 Q0 b 2 2 t\n", "# note\n", "q1 Q0 c 3 1 t\n",
-                                       "q2 Q0 a 1 3 t\n", "q2 Q0 b 2 2 t\n"])
+    path = write(
+        tmp_path / "r.run",
+        [
+            "q1 Q0 a 1 3 t\n",
+            "q1 Q0 b 2 2 t\n",
+            "# note\n",
+            "q1 Q0 c 3 1 t\n",
+            "q2 Q0 a 1 3 t\n",
+            "q2 Q0 b 2 2 t\n",
+        ],
+    )
     data = path.read_bytes()
     q2 = data.index(b"q2")
     assert query_boundary(str(path), 1) == q2
@@ -95,7 +122,10 @@ def test_query_boundary_and_units_cut_where_the_query_changes(tmp_path):
     assert query_boundary(str(path), 0) == 0
     units = plan_units([str(path)], unit_bytes=30)
     assert [(u.start, u.end) for u in units] == [(0, q2), (q2, len(data))]
-    assert [u.line_offset for u in units] == [0, None]  # a later range's lines are counted when read
+    assert [u.line_offset for u in units] == [
+        0,
+        None,
+    ]  # a later range's lines are counted when read
 
 
 @pytest.mark.parametrize("unit_bytes,block_rows", [(10**9, 10**6), (2500, 40), (600, 9)])
@@ -119,7 +149,7 @@ def test_queries_spread_across_files(client, data, n_files):
     folder.mkdir()
     bounds = [0, *cuts, len(lines)]
     for i in range(n_files):
-        write(folder / f"p{i:02d}.run", lines[bounds[i]:bounds[i + 1]])
+        write(folder / f"p{i:02d}.run", lines[bounds[i] : bounds[i + 1]])
     whole_run = write(tmp / "grouped.run", lines)
     for conv in CONVENTIONS[:2]:
         whole = mc.evaluate(qrels, whole_run, MEASURES, block_rows=0, **conv)
@@ -153,9 +183,9 @@ def test_csv_and_parquet_parts(client, data):
     folder.mkdir()
     third = len(lines) // 3
     write(folder / "a.run", lines[:third])
-    frame = mc.read_run(write(tmp / "b.run", lines[third:2 * third])).to_frame()
+    frame = mc.read_run(write(tmp / "b.run", lines[third : 2 * third])).to_frame()
     frame.to_csv(folder / "b.csv", index=False)
-    frame = mc.read_run(write(tmp / "c.run", lines[2 * third:])).to_frame()
+    frame = mc.read_run(write(tmp / "c.run", lines[2 * third :])).to_frame()
     frame.to_parquet(folder / "c.parquet", row_group_size=37)  # row groups in several units
     whole_run = write(tmp / "grouped.run", lines)
     whole = mc.evaluate(qrels, whole_run, MEASURES, block_rows=0)
@@ -202,7 +232,8 @@ def test_errors_name_the_file_and_the_line_in_the_file(client, data):
     frame.loc[len(frame) - 3, "score"] = "abc"
     frame.to_csv(tmp / "bad.csv", index=False)
     assert message(lambda: on_dask(client, qrels, [tmp / "bad.csv"], 600, 9)) == message(
-        lambda: mc.read_run(tmp / "bad.csv"))
+        lambda: mc.read_run(tmp / "bad.csv")
+    )
     frame["score"] = frame["score"].replace("abc", "nan").astype(float)
     frame.to_parquet(tmp / "bad.parquet", row_group_size=50)
     text = message(lambda: on_dask(client, qrels, [tmp / "bad.parquet"], 600, 9))
@@ -223,13 +254,21 @@ def test_workers_get_glibc_malloc_thresholds_back_once():
     import subprocess
     import sys
 
-    code = ("from metrics_core.scale.unit_tasks import tune_malloc; "
-            "print(tune_malloc(), tune_malloc())")
+    code = (
+        "from metrics_core.scale.unit_tasks import tune_malloc; print(tune_malloc(), tune_malloc())"
+    )
     root = str(Path(__file__).resolve().parents[2])
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
-    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
-    nanny = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
-                           env=dict(env, MALLOC_TRIM_THRESHOLD_="65536"))
+    plain = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root
+    )
+    nanny = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=dict(env, MALLOC_TRIM_THRESHOLD_="65536"),
+    )
     assert plain.stdout.split() == ["False", "False"]  # nothing to undo
     import platform
 

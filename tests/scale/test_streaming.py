@@ -31,8 +31,25 @@ pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.Covera
 ROOT = Path(__file__).resolve().parents[2]
 CONF = Path("/work/shared/conformance/trec_eval")
 SAMPLE = ROOT / "sample_data" / "ranking"
-MEASURES = ["P@5", "P@10", "R@100", "RR", "AP", "nDCG@10", "nDCG", "Rprec", "Bpref", "NumQ",
-            "NumRet", "NumRel", "NumRelRet", "GMAP", "AP@10", "Success@5", "P@1000"]
+MEASURES = [
+    "P@5",
+    "P@10",
+    "R@100",
+    "RR",
+    "AP",
+    "nDCG@10",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "GMAP",
+    "AP@10",
+    "Success@5",
+    "P@1000",
+]
 
 
 def _bits(x: float) -> str:
@@ -42,8 +59,9 @@ def _bits(x: float) -> str:
 def assert_same(whole, streamed, noncontiguous: int | None = None):
     """Per-query values, aggregates (bit for bit) and diagnostics all equal."""
     pd.testing.assert_frame_equal(whole.per_query, streamed.per_query, check_exact=True)
-    assert {k: _bits(v) for k, v in whole.aggregate.items()} == \
-        {k: _bits(v) for k, v in streamed.aggregate.items()}
+    assert {k: _bits(v) for k, v in whole.aggregate.items()} == {
+        k: _bits(v) for k, v in streamed.aggregate.items()
+    }
     d = dict(streamed.diagnostics)
     got = d.pop("noncontiguous_queries", None)
     assert d == whole.diagnostics
@@ -59,14 +77,22 @@ def both(qrels, run, block_rows, measures=MEASURES, **conv):
     return whole, streamed
 
 
-needs_conformance = pytest.mark.skipif(not (CONF / "results.test").exists(),
-                                       reason="trec_eval conformance files not present")
+needs_conformance = pytest.mark.skipif(
+    not (CONF / "results.test").exists(), reason="trec_eval conformance files not present"
+)
 
 
 @needs_conformance
 @pytest.mark.parametrize("block_rows", [1, 7, 100, 499, 500, 501, 10**6])
-@pytest.mark.parametrize("conv", [{}, {"missing_queries": "zero"}, {"depth": 50},
-                                  {"missing_queries": "zero", "depth": 100, "ties": "input"}])
+@pytest.mark.parametrize(
+    "conv",
+    [
+        {},
+        {"missing_queries": "zero"},
+        {"depth": 50},
+        {"missing_queries": "zero", "depth": 100, "ties": "input"},
+    ],
+)
 def test_conformance_files_identical(block_rows, conv):
     whole, streamed = both(CONF / "qrels.test", CONF / "results.test", block_rows, **conv)
     assert_same(whole, streamed, noncontiguous=None)
@@ -75,13 +101,16 @@ def test_conformance_files_identical(block_rows, conv):
 
 
 @needs_conformance
-@pytest.mark.parametrize("qrels,run,conv", [
-    ("qrels.test", "results.trunc", {"missing_queries": "zero"}),
-    ("qrels.test", "results.trunc", {"missing_queries": "zero", "depth": 100}),
-    ("qrels.comment.test", "results.comment.test", {}),
-    ("qrels.test.with-comments", "results.test", {}),
-    ("qrels.rel_level", "results.test", {"relevance_threshold": 2}),
-])
+@pytest.mark.parametrize(
+    "qrels,run,conv",
+    [
+        ("qrels.test", "results.trunc", {"missing_queries": "zero"}),
+        ("qrels.test", "results.trunc", {"missing_queries": "zero", "depth": 100}),
+        ("qrels.comment.test", "results.comment.test", {}),
+        ("qrels.test.with-comments", "results.test", {}),
+        ("qrels.rel_level", "results.test", {"relevance_threshold": 2}),
+    ],
+)
 def test_other_conformance_files_identical(qrels, run, conv):
     for block_rows in (13, 1000):
         whole, streamed = both(CONF / qrels, CONF / run, block_rows, **conv)
@@ -91,14 +120,15 @@ def test_other_conformance_files_identical(qrels, run, conv):
 @pytest.mark.parametrize("name", ["bm25", "dense", "hybrid"])
 def test_sample_runs_identical(name):
     for block_rows in (1, 97, 5000):
-        whole, streamed = both(SAMPLE / "qrels.txt", SAMPLE / f"{name}.txt", block_rows,
-                               missing_queries="zero")
+        whole, streamed = both(
+            SAMPLE / "qrels.txt", SAMPLE / f"{name}.txt", block_rows, missing_queries="zero"
+        )
         assert_same(whole, streamed, noncontiguous=None)
 
 
 def _shuffled_chunks(text: str, size: int, seed: int) -> str:
     lines = text.splitlines()
-    chunks = [lines[i:i + size] for i in range(0, len(lines), size)]
+    chunks = [lines[i : i + size] for i in range(0, len(lines), size)]
     random.Random(seed).shuffle(chunks)
     return "\n".join(line for c in chunks for line in c) + "\n"
 
@@ -138,8 +168,10 @@ def test_query_larger_than_block_and_boundaries_inside_queries():
 
 
 def test_blocks_hold_whole_queries():
-    stream = open_run_stream(CONF / "results.test" if (CONF / "results.test").exists()
-                             else SAMPLE / "bm25.txt", batch_rows=7)
+    stream = open_run_stream(
+        CONF / "results.test" if (CONF / "results.test").exists() else SAMPLE / "bm25.txt",
+        batch_rows=7,
+    )
     seen = set()
     total = 0
     for table in query_blocks(stream.batches(), 100):
@@ -165,13 +197,16 @@ def test_table_formats_identical(tmp_path, fmt):
 
 
 def test_duplicates_conventions_identical():
-    run = (b"q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 a 3 1 t\nq2 Q0 x 1 1 t\nq2 Q0 y 2 1 t\n"
-           b"q2 Q0 x 3 5 t\nq1 Q0 b 4 9 t\n")
+    run = (
+        b"q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 a 3 1 t\nq2 Q0 x 1 1 t\nq2 Q0 y 2 1 t\n"
+        b"q2 Q0 x 3 5 t\nq1 Q0 b 4 9 t\n"
+    )
     qrels = b"q1 0 a 1\nq1 0 b 0\nq2 0 x 1\nq2 0 y 2\n"
     for dup in ("count", "first", "last", "max"):
         for block_rows in (1, 2, 3, 100):
-            whole, streamed = both(qrels, run, block_rows, ["P@1", "AP", "NumRet", "nDCG"],
-                                   duplicates=dup)
+            whole, streamed = both(
+                qrels, run, block_rows, ["P@1", "AP", "NumRet", "nDCG"], duplicates=dup
+            )
             assert_same(whole, streamed)
             assert streamed.diagnostics["duplicates"] == whole.diagnostics["duplicates"] > 0
 
@@ -193,7 +228,9 @@ def test_irregular_file_streams_from_where_it_stops_being_regular():
     regular = "".join(f"q{i // 10}\tQ0\td{i}\t{i}\t{i % 4}\tt\n" for i in range(200))
     tail = "# a comment\n\nq3 Q0 d999 1 2 t\nq30 Q0 d5 1 1 t\n"
     run = (regular + tail).encode()
-    qrels = "".join(f"q{i // 10} 0 d{i} {i % 3}\n" for i in range(0, 200, 3)).encode() + b"q30 0 d5 1\n"
+    qrels = (
+        "".join(f"q{i // 10} 0 d{i} {i % 3}\n" for i in range(0, 200, 3)).encode() + b"q30 0 d5 1\n"
+    )
     whole, streamed = both(qrels, run, 8, ["P@5", "AP", "NumRet"], ties="input")
     assert_same(whole, streamed, noncontiguous=1)
 
@@ -214,8 +251,11 @@ DOCS = st.text(alphabet="ab9A_#-.é", min_size=1, max_size=3)
 @st.composite
 def run_and_qrels(draw):
     rows = draw(st.lists(st.tuples(QIDS, DOCS, st.integers(0, 8)), min_size=1, max_size=80))
-    judged = draw(st.lists(st.tuples(QIDS, DOCS, st.sampled_from([-1, 0, 1, 1, 2, 3])),
-                           min_size=1, max_size=40))
+    judged = draw(
+        st.lists(
+            st.tuples(QIDS, DOCS, st.sampled_from([-1, 0, 1, 1, 2, 3])), min_size=1, max_size=40
+        )
+    )
     judged = list({(q, d): (q, d, r) for q, d, r in judged}.values())
     if draw(st.booleans()):  # grouped by query, as most runs are written
         rows = sorted(rows, key=lambda r: r[0])
@@ -225,14 +265,27 @@ def run_and_qrels(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=run_and_qrels(), block_rows=st.integers(1, 30),
-       conv=st.sampled_from([{"duplicates": "first"}, {"duplicates": "count", "ties": "input"},
-                             {"duplicates": "max", "missing_queries": "zero"},
-                             {"duplicates": "last", "depth": 3, "ties": "docid_asc"}]))
+@given(
+    data=run_and_qrels(),
+    block_rows=st.integers(1, 30),
+    conv=st.sampled_from(
+        [
+            {"duplicates": "first"},
+            {"duplicates": "count", "ties": "input"},
+            {"duplicates": "max", "missing_queries": "zero"},
+            {"duplicates": "last", "depth": 3, "ties": "docid_asc"},
+        ]
+    ),
+)
 def test_random_runs_with_ties_identical(data, block_rows, conv):
     run, qrels = data
-    whole, streamed = both(qrels, run, block_rows, ["P@3", "AP", "RR", "nDCG@5", "NumRet", "Bpref",
-                                                    "GMAP", "Rprec"], **conv)
+    whole, streamed = both(
+        qrels,
+        run,
+        block_rows,
+        ["P@3", "AP", "RR", "nDCG@5", "NumRet", "Bpref", "GMAP", "Rprec"],
+        **conv,
+    )
     assert_same(whole, streamed)
 
 
@@ -252,8 +305,19 @@ def test_automatic_threshold(monkeypatch, tmp_path):
 def test_cli_block_rows(capsys):
     from metrics_core.cli import main
 
-    args = ["evaluate", "--qrels", str(SAMPLE / "qrels.txt"), "--run", str(SAMPLE / "dense.txt"),
-            "-m", "AP,nDCG@10", "--format", "json", "--per-query", "--quiet"]
+    args = [
+        "evaluate",
+        "--qrels",
+        str(SAMPLE / "qrels.txt"),
+        "--run",
+        str(SAMPLE / "dense.txt"),
+        "-m",
+        "AP,nDCG@10",
+        "--format",
+        "json",
+        "--per-query",
+        "--quiet",
+    ]
     assert main(args) == 0
     whole = capsys.readouterr().out
     assert main(args + ["--block-rows", "50"]) == 0
@@ -295,8 +359,10 @@ def test_app_streams_big_runs(monkeypatch):
         whole = mc.evaluate(qrels, run, ["AP", "nDCG@10"])
         assert_same(whole, evs[name])
         for qid in whole.ranking.query_ids[:3] + whole.ranking.query_ids[-2:]:
-            pd.testing.assert_frame_equal(query_ranking(evs[name], run, qrels, qid).ranking(qid),
-                                          query_ranking(whole, run, qrels, qid).ranking(qid))
+            pd.testing.assert_frame_equal(
+                query_ranking(evs[name], run, qrels, qid).ranking(qid),
+                query_ranking(whole, run, qrels, qid).ranking(qid),
+            )
 
 
 def test_bench_split_parts_cuts_at_line_ends(tmp_path):
@@ -316,7 +382,9 @@ def test_bench_split_parts_cuts_at_line_ends(tmp_path):
     assert bench_streaming.trec_values(out) == {"P_5": 0.5, "map": 0.125}
 
 
-@pytest.mark.parametrize("conv", [{}, {"depth": 7, "duplicates": "first"}, {"missing_queries": "zero"}])
+@pytest.mark.parametrize(
+    "conv", [{}, {"depth": 7, "duplicates": "first"}, {"missing_queries": "zero"}]
+)
 def test_run_in_memory_streamed_equals_the_whole_run(conv):
     """A Run streamed in memory (duplicates, non-contiguous queries) gives the whole run's
     numbers. (It keeps no ranked lists: the per-query page ranks one query's rows alone.)"""
@@ -394,8 +462,13 @@ def test_a_bad_parquet_row_is_named_by_its_row_in_the_file(tmp_path, bad_row):
     n = 23
     scores = [str(0.5 + i) for i in range(n)]
     scores[bad_row - 1] = "oops"
-    table = pa.table({"query_id": [f"q{i // 4}" for i in range(n)],
-                      "doc_id": [f"d{i}" for i in range(n)], "score": scores})
+    table = pa.table(
+        {
+            "query_id": [f"q{i // 4}" for i in range(n)],
+            "doc_id": [f"d{i}" for i in range(n)],
+            "score": scores,
+        }
+    )
     path = tmp_path / "run.parquet"
     pq.write_table(table, path, row_group_size=7)
     with pytest.raises(mc.InputError) as whole:

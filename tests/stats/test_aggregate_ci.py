@@ -32,8 +32,9 @@ def test_close_to_scipy_percentile_bootstrap():
     rng = np.random.default_rng(0)
     x = rng.beta(2, 5, size=60)
     _, low, high = bootstrap_mean_ci(x, n_resamples=20000, seed=1)
-    res = stats.bootstrap((x,), np.mean, n_resamples=20000, method="percentile",
-                          confidence_level=0.95, random_state=2)
+    res = stats.bootstrap(
+        (x,), np.mean, n_resamples=20000, method="percentile", confidence_level=0.95, random_state=2
+    )
     assert abs(low - res.confidence_interval.low) < 0.006
     assert abs(high - res.confidence_interval.high) < 0.006
 
@@ -44,6 +45,7 @@ def test_seeded_and_blocked_draws_are_reproducible(monkeypatch):
     assert a == bootstrap_mean_ci(x, n_resamples=500, seed=5)
     # blocks of resamples (memory bound) draw the same numbers as one block
     import metrics_core.stats.bootstrap as mod
+
     monkeypatch.setattr(mod, "_BLOCK_CELLS", 25 * 7)
     assert a == bootstrap_mean_ci(x, n_resamples=500, seed=5)
 
@@ -60,8 +62,10 @@ def test_edge_cases():
 
 
 def test_table_columns_and_values():
-    pq = pd.DataFrame({"RR": [1.0, 0.5, 0.0, 0.25], "P@5": [0.2, 0.4, 0.0, 0.6]},
-                      index=pd.Index(list("abcd"), name="query_id"))
+    pq = pd.DataFrame(
+        {"RR": [1.0, 0.5, 0.0, 0.25], "P@5": [0.2, 0.4, 0.0, 0.6]},
+        index=pd.Index(list("abcd"), name="query_id"),
+    )
     t = bootstrap_table(pq, n_resamples=400, seed=0)
     assert list(t.index) == ["RR", "P@5"]
     assert t.loc["RR", "mean"] == pytest.approx(0.4375)

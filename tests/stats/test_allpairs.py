@@ -16,19 +16,28 @@ def _evals(seed=0, n=30):
     rng = np.random.default_rng(seed)
     idx = pd.Index([f"q{i}" for i in range(n)], name="query_id")
     base = rng.random(n)
-    return {"bm25": pd.DataFrame({"AP": base, "RR": rng.random(n)}, index=idx),
-            "dense": pd.DataFrame({"AP": np.clip(base + 0.3 + rng.normal(0, 0.05, n), 0, 1),
-                                   "RR": rng.random(n)}, index=idx),
-            "hybrid": pd.DataFrame({"AP": np.clip(base + 0.31 + rng.normal(0, 0.05, n), 0, 1),
-                                    "RR": rng.random(n)}, index=idx)}
+    return {
+        "bm25": pd.DataFrame({"AP": base, "RR": rng.random(n)}, index=idx),
+        "dense": pd.DataFrame(
+            {"AP": np.clip(base + 0.3 + rng.normal(0, 0.05, n), 0, 1), "RR": rng.random(n)},
+            index=idx,
+        ),
+        "hybrid": pd.DataFrame(
+            {"AP": np.clip(base + 0.31 + rng.normal(0, 0.05, n), 0, 1), "RR": rng.random(n)},
+            index=idx,
+        ),
+    }
 
 
 def test_every_pair_once_with_the_family_correction():
     c = mc.compare(_evals(), all_pairs=True, test="t")
     frame = c.to_frame()
     assert len(frame) == 3 * 2  # three pairs, two measures
-    expected = [stats.ttest_rel(_evals()[b][m], _evals()[a][m]).pvalue
-                for m in ("AP", "RR") for a, b in [("bm25", "dense"), ("bm25", "hybrid"), ("dense", "hybrid")]]
+    expected = [
+        stats.ttest_rel(_evals()[b][m], _evals()[a][m]).pvalue
+        for m in ("AP", "RR")
+        for a, b in [("bm25", "dense"), ("bm25", "hybrid"), ("dense", "hybrid")]
+    ]
     np.testing.assert_allclose(frame["p"], expected, rtol=1e-10)
     np.testing.assert_allclose(frame["p_corrected"], correct_pvalues(expected, "holm"))
     won = beats(c._pairs)
@@ -67,7 +76,9 @@ def test_letters_and_exports_show_who_beats_whom():
     html = c.to_html()
     assert "<sup>a</sup>" in html
     d = c.to_dict()
-    assert d["letters"] == {"bm25": "a", "dense": "b", "hybrid": "c"} and d["comparison"]["all_pairs"]
+    assert (
+        d["letters"] == {"bm25": "a", "dense": "b", "hybrid": "c"} and d["comparison"]["all_pairs"]
+    )
 
 
 def test_unknown_test_is_a_clear_error():

@@ -15,8 +15,18 @@ from metrics_core.stats.deltas import per_query_deltas
 from metrics_core.stats.direction import DIRECTIONS, measure_direction
 
 
-@pytest.mark.parametrize("name", [*registry.COMMON_MEASURES, "P(rel=2)@5", "nDCG(gain=exp)@10",
-                                  "NumRet", "FirstRel(rel=2)", "MRR", "Judged@10"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *registry.COMMON_MEASURES,
+        "P(rel=2)@5",
+        "nDCG(gain=exp)@10",
+        "NumRet",
+        "FirstRel(rel=2)",
+        "MRR",
+        "Judged@10",
+    ],
+)
 def test_direction_is_the_declared_one(name):
     spec = registry.parse_measure(name)
     assert spec.better in DIRECTIONS
@@ -43,26 +53,38 @@ def test_a_declared_direction_wins_over_the_name(monkeypatch):
 
 def test_leaderboard_best_follows_the_direction():
     idx = pd.Index(["q1", "q2", "q3"], name="query_id")
-    a = SimpleNamespace(run_name="a", per_query=pd.DataFrame(
-        {"AP": [0.2, 0.4, 0.6], "FirstRel": [1.0, 2.0, 1.0], "NumRet": [5.0, 5.0, 5.0]}, index=idx))
-    b = SimpleNamespace(run_name="b", per_query=pd.DataFrame(
-        {"AP": [0.3, 0.5, 0.7], "FirstRel": [3.0, 2.0, 4.0], "NumRet": [9.0, 9.0, 9.0]}, index=idx))
+    a = SimpleNamespace(
+        run_name="a",
+        per_query=pd.DataFrame(
+            {"AP": [0.2, 0.4, 0.6], "FirstRel": [1.0, 2.0, 1.0], "NumRet": [5.0, 5.0, 5.0]},
+            index=idx,
+        ),
+    )
+    b = SimpleNamespace(
+        run_name="b",
+        per_query=pd.DataFrame(
+            {"AP": [0.3, 0.5, 0.7], "FirstRel": [3.0, 2.0, 4.0], "NumRet": [9.0, 9.0, 9.0]},
+            index=idx,
+        ),
+    )
     board = leaderboard([a, b], "a", n_resamples=50, n_permutations=50)
     best = {(r.run, r.measure): r.best for r in board.itertuples()}
     assert best[("b", "AP")] and not best[("a", "AP")]
-    assert best[("a", "FirstRel")] and not best[("b", "FirstRel")]   # a rank: lower is better
-    assert not best[("a", "NumRet")] and not best[("b", "NumRet")]   # a count: no best
+    assert best[("a", "FirstRel")] and not best[("b", "FirstRel")]  # a rank: lower is better
+    assert not best[("a", "NumRet")] and not best[("b", "NumRet")]  # a count: no best
 
 
 def test_per_query_deltas_against_a_loop():
     rng = np.random.default_rng(4)
     ids = [f"q{i}" for i in range(200)]
-    base = pd.Series(rng.integers(0, 5, 200) / 4, index=ids)    # many equal values: ties
+    base = pd.Series(rng.integers(0, 5, 200) / 4, index=ids)  # many equal values: ties
     run = pd.Series(rng.integers(0, 5, 200) / 4, index=ids)
     base.iloc[rng.choice(200, 20, replace=False)] = np.nan
     run = run.drop(index=run.index[rng.choice(200, 15, replace=False)])
     out = per_query_deltas(base.to_frame("AP"), run.to_frame("AP"), "AP")
-    expected = sorted((run[q] - base[q], q) for q in ids if q in run.index and not np.isnan(base[q]))
+    expected = sorted(
+        (run[q] - base[q], q) for q in ids if q in run.index and not np.isnan(base[q])
+    )
     assert list(zip(out.to_numpy(), out.index, strict=True)) == expected
     assert out.name == "delta"
     pd.testing.assert_series_equal(per_query_deltas(base, run), out)

@@ -12,8 +12,9 @@ def _data(seed=0, n=57, k=5):
     rng = np.random.default_rng(seed)
     idx = pd.Index([f"q{i}" for i in range(n)], name="query_id")
     pq = pd.DataFrame({"AP": rng.random(n), "P@5": rng.integers(0, 6, n) / 5}, index=idx)
-    meta = pd.DataFrame({"fold": rng.integers(0, k, n), "criterion": rng.choice(list("abc"), n)},
-                        index=idx)
+    meta = pd.DataFrame(
+        {"fold": rng.integers(0, k, n), "criterion": rng.choice(list("abc"), n)}, index=idx
+    )
     return pq, meta
 
 
@@ -22,10 +23,16 @@ def test_fold_summary_vs_numpy(seed):
     pq, meta = _data(seed)
     out = folds.fold_summary(pq, meta, "fold")
     for m in pq.columns:
-        per_fold = np.array([pq[m].to_numpy()[meta["fold"].to_numpy() == f].mean()
-                             for f in sorted(meta["fold"].unique())])
+        per_fold = np.array(
+            [
+                pq[m].to_numpy()[meta["fold"].to_numpy() == f].mean()
+                for f in sorted(meta["fold"].unique())
+            ]
+        )
         assert out.loc[m, "mean"] == pytest.approx(per_fold.sum() / len(per_fold))
-        assert out.loc[m, "std"] == pytest.approx(np.sqrt(((per_fold - per_fold.mean()) ** 2).mean()))
+        assert out.loc[m, "std"] == pytest.approx(
+            np.sqrt(((per_fold - per_fold.mean()) ** 2).mean())
+        )
         assert out.loc[m, "folds"] == len(per_fold)
 
 
@@ -47,7 +54,7 @@ def test_micro_macro_hand_example():
     out = folds.criterion_averages(pq, meta)
     assert out.loc["a", "P@1"] == pytest.approx(1 / 3)
     assert out.loc["b", "P@1"] == 1.0
-    assert out.loc["micro", "P@1"] == pytest.approx(2 / 4)        # pooled pairs
+    assert out.loc["micro", "P@1"] == pytest.approx(2 / 4)  # pooled pairs
     assert out.loc["macro", "P@1"] == pytest.approx((1 / 3 + 1) / 2)
     assert out.loc["micro", "count"] == 4 and out.loc["macro", "count"] == 2
     assert out.attrs["unassigned"] == 1

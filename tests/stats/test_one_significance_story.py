@@ -22,8 +22,8 @@ from metrics_core.stats.comparison import (
 from metrics_core.stats.significance import correct_pvalues
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "ranking"
-OVERVIEW = list(mc.measures.EXPLORER_MEASURES)     # what Overview evaluates by default
-COMPARE = list(mc.measures.COMPARE_MEASURES)       # what Compare evaluates by default
+OVERVIEW = list(mc.measures.EXPLORER_MEASURES)  # what Overview evaluates by default
+COMPARE = list(mc.measures.COMPARE_MEASURES)  # what Compare evaluates by default
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,9 @@ def evaluations():
     qrels = mc.read_qrels(str(SAMPLE / "qrels.txt"))
     out = []
     for name in ("bm25", "dense", "hybrid"):
-        ev = mc.evaluate(qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), sorted(set(OVERVIEW) | set(COMPARE)))
+        ev = mc.evaluate(
+            qrels, mc.read_run(str(SAMPLE / f"{name}.txt")), sorted(set(OVERVIEW) | set(COMPARE))
+        )
         ev = ev.renamed(name)
         out.append(ev)
     return out
@@ -53,8 +55,13 @@ def test_same_runs_measures_settings_give_the_same_p_everywhere(evaluations, mea
         for m in measures:
             p = _pair(frame, run, m, "p_corrected_permutation")
             # counts and coverage (Judged@10) are outside the family: NaN on every table
-            np.testing.assert_equal([_pair(board, run, m, "p_corrected"),
-                                     _pair(obj.to_frame(), run, m, "p_corrected_permutation")], [p, p])
+            np.testing.assert_equal(
+                [
+                    _pair(board, run, m, "p_corrected"),
+                    _pair(obj.to_frame(), run, m, "p_corrected_permutation"),
+                ],
+                [p, p],
+            )
             assert np.isnan(p) == (m not in effectiveness_measures(measures))
             assert _pair(board, run, m, "p") == _pair(frame, run, m, "p_permutation")
     assert correction_family(board) == correction_family(frame)
@@ -73,16 +80,24 @@ def test_the_two_pages_differ_only_by_their_family_and_say_so(evaluations):
     assert correction_family(frame)["n"] == 2 * len(COMPARE) == 8
     # each corrected p is Holm over exactly its family's uncorrected p-values
     for table, col in ((board, "p"), (frame, "p_permutation")):
-        rows = table[(table["run"] != "bm25") & table["measure"].isin(effectiveness_measures(OVERVIEW))]
+        rows = table[
+            (table["run"] != "bm25") & table["measure"].isin(effectiveness_measures(OVERVIEW))
+        ]
         corrected = correct_pvalues(rows[col].to_numpy(), "holm")
         target = "p_corrected" if col == "p" else "p_corrected_permutation"
         assert np.array_equal(corrected, rows[target].to_numpy())
-    assert _pair(board, "hybrid", "RR", "p_corrected") != _pair(frame, "hybrid", "RR", "p_corrected_permutation")
+    assert _pair(board, "hybrid", "RR", "p_corrected") != _pair(
+        frame, "hybrid", "RR", "p_corrected_permutation"
+    )
     overview_words, compare_words = leaderboard_legend(board), markers_legend(frame, paper=False)
-    assert "Holm correction over the 12 comparisons of this table (2 runs against bm25 × 6 measures)" \
+    assert (
+        "Holm correction over the 12 comparisons of this table (2 runs against bm25 × 6 measures)"
         in overview_words
-    assert "Holm correction over the 8 comparisons of this table (2 runs against bm25 × 4 measures)" \
+    )
+    assert (
+        "Holm correction over the 8 comparisons of this table (2 runs against bm25 × 4 measures)"
         in compare_words
+    )
     for words in (overview_words, compare_words):
         assert "the uncorrected p-value is the same" in words
 
@@ -97,5 +112,8 @@ def test_a_paper_legend_names_the_family_without_the_explanation(evaluations):
     frame = compare_runs(evaluations, "bm25", COMPARE)
     paper = markers_legend(frame)
     assert "Delta vs baseline in parentheses" in paper
-    assert "Holm correction over the 8 comparisons of this table (2 runs against bm25 × 4 measures)." in paper
+    assert (
+        "Holm correction over the 8 comparisons of this table (2 runs against bm25 × 4 measures)."
+        in paper
+    )
     assert "uncorrected" not in paper

@@ -36,7 +36,11 @@ def _runs():
     # "partial" misses q0..q3, "full" answered every query
     partial = pd.DataFrame({"AP": rng.random(30)}, index=idx).iloc[4:]
     full = pd.DataFrame({"AP": np.clip(base["AP"] + 0.1, 0, 1)}, index=idx)
-    return [FakeEvaluation("base", base), FakeEvaluation("partial", partial), FakeEvaluation("full", full)]
+    return [
+        FakeEvaluation("base", base),
+        FakeEvaluation("partial", partial),
+        FakeEvaluation("full", full),
+    ]
 
 
 @pytest.mark.parametrize("query_set", ["common", "qrels"])
@@ -47,7 +51,9 @@ def test_every_comparison_of_a_measure_uses_one_query_set(query_set):
     assert frame["mean_baseline"].nunique() == 1
     assert int(frame["n_queries"].iloc[0]) == (26 if query_set == "common" else 30)
     # baseline + delta == run mean, row by row
-    np.testing.assert_allclose(frame["mean_baseline"] + frame["mean_delta"], frame["mean_run"], atol=1e-12)
+    np.testing.assert_allclose(
+        frame["mean_baseline"] + frame["mean_delta"], frame["mean_run"], atol=1e-12
+    )
     table = paper_table(frame)
     base_mean = float(table.loc["base", "AP"])
     for r in frame.itertuples():
@@ -69,6 +75,7 @@ def test_sample_paper_table_baseline_plus_delta_is_the_run_mean():
     out = {}
     for query_set in ("common", "qrels"):
         from metrics_core import evaluate_many, read_qrels, read_run
+
         qrels = read_qrels(SAMPLE / "qrels.txt")
         runs = {n: read_run(SAMPLE / f"{n}.txt") for n in ("bm25", "dense", "hybrid")}
         kw = {"missing_queries": "zero"} if query_set == "qrels" else {}
@@ -78,15 +85,31 @@ def test_sample_paper_table_baseline_plus_delta_is_the_run_mean():
         base = float(table.loc["bm25", "AP"])
         for run in ("dense", "hybrid"):
             mean, delta = table.loc[run, "AP"].rstrip("*†‡").split(" (")
-            assert float(mean) == pytest.approx(base + float(delta.rstrip(")")), abs=2e-4), (query_set, run)
+            assert float(mean) == pytest.approx(base + float(delta.rstrip(")")), abs=2e-4), (
+                query_set,
+                run,
+            )
         out[query_set] = frame
     assert set(out["common"]["n_queries"]) == {48}
     assert set(out["qrels"]["n_queries"]) == {50}
 
 
 def _cli_json(tmp_path, capsys, *extra):
-    args = ["compare", "--qrels", str(SAMPLE / "qrels.txt"), "--baseline", "bm25", "-m", "AP,nDCG@10",
-            "--permutations", "200", "--format", "json", "--quiet", *extra]
+    args = [
+        "compare",
+        "--qrels",
+        str(SAMPLE / "qrels.txt"),
+        "--baseline",
+        "bm25",
+        "-m",
+        "AP,nDCG@10",
+        "--permutations",
+        "200",
+        "--format",
+        "json",
+        "--quiet",
+        *extra,
+    ]
     for n in ("bm25", "dense", "hybrid"):
         args += ["--run", str(SAMPLE / f"{n}.txt")]
     assert main(args) == 0
@@ -107,8 +130,20 @@ def test_cli_json_one_n_and_baseline_mean_per_measure(tmp_path, capsys, extra, n
 
 
 def test_cli_queries_common_contradicts_c(capsys):
-    args = ["compare", "--qrels", str(SAMPLE / "qrels.txt"), "--run", str(SAMPLE / "bm25.txt"),
-            "--run", str(SAMPLE / "dense.txt"), "--baseline", "bm25", "--queries", "common", "-c"]
+    args = [
+        "compare",
+        "--qrels",
+        str(SAMPLE / "qrels.txt"),
+        "--run",
+        str(SAMPLE / "bm25.txt"),
+        "--run",
+        str(SAMPLE / "dense.txt"),
+        "--baseline",
+        "bm25",
+        "--queries",
+        "common",
+        "-c",
+    ]
     assert main(args) == 2
     assert "contradicts" in capsys.readouterr().err
 

@@ -21,7 +21,9 @@ def _evaluations(n=60, runs=3, holes=True, seed=3):
     idx = pd.Index([f"q{i:03d}" for i in range(n)], name="query_id")
     evs = []
     for j in range(runs):
-        frame = pd.DataFrame(rng.random((n, len(MEASURES))) * (1 + 0.1 * j), index=idx, columns=MEASURES)
+        frame = pd.DataFrame(
+            rng.random((n, len(MEASURES))) * (1 + 0.1 * j), index=idx, columns=MEASURES
+        )
         if holes:  # a few NaN cells in one measure: its "common" query set differs from the others'
             frame.iloc[rng.choice(n, 4, replace=False), 2] = np.nan
         evs.append(NS(run_name=f"r{j}", per_query=frame))
@@ -33,8 +35,9 @@ def _evaluations(n=60, runs=3, holes=True, seed=3):
 def test_leaderboard_intervals_equal_one_bootstrap_per_measure(query_set, holes):
     evs = _evaluations(holes=holes)
     names = [ev.run_name for ev in evs]
-    board = leaderboard(evs, "r0", MEASURES, query_set=query_set, n_resamples=500, seed=11,
-                        n_permutations=200)
+    board = leaderboard(
+        evs, "r0", MEASURES, query_set=query_set, n_resamples=500, seed=11, n_permutations=200
+    )
     for m in MEASURES:
         table = aligned_values(evs, m, query_set)
         values = table[names].to_numpy()
@@ -53,8 +56,9 @@ def test_leaderboard_markers_equal_the_full_comparison(test):
     evs = _evaluations()
     full = compare_runs(evs, "r0", MEASURES, n_permutations=300, seed=5)
     board = leaderboard(evs, "r0", MEASURES, n_permutations=300, seed=5, n_resamples=200, test=test)
-    given = leaderboard(evs, "r0", MEASURES, n_permutations=300, seed=5, n_resamples=200, test=test,
-                        comparison=full)
+    given = leaderboard(
+        evs, "r0", MEASURES, n_permutations=300, seed=5, n_resamples=200, test=test, comparison=full
+    )
     pd.testing.assert_frame_equal(board, given)
     others = board[board["run"] != "r0"]
     assert others["p_corrected"].notna().all()
@@ -63,8 +67,9 @@ def test_leaderboard_markers_equal_the_full_comparison(test):
 def test_compare_runs_subset_of_tests_and_no_interval():
     evs = _evaluations()
     full = compare_runs(evs, "r0", MEASURES, n_permutations=300, seed=5)
-    part = compare_runs(evs, "r0", MEASURES, n_permutations=300, seed=5, tests=("permutation",),
-                        interval=False)
+    part = compare_runs(
+        evs, "r0", MEASURES, n_permutations=300, seed=5, tests=("permutation",), interval=False
+    )
     for c in ("p_permutation", "p_corrected_permutation", "mean_delta", "n_queries", "effect_size"):
         np.testing.assert_array_equal(part[c].to_numpy(), full[c].to_numpy())
     for c in ("p_t", "p_wilcoxon", "p_corrected_t", "p_corrected_wilcoxon", "ci_lo", "ci_hi"):
@@ -79,7 +84,9 @@ def test_importing_the_comparison_does_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys, metrics_core.stats.comparison as c, metrics_core.stats.significance; "
-            "print('scipy.stats' in sys.modules)")
+    code = (
+        "import sys, metrics_core.stats.comparison as c, metrics_core.stats.significance; "
+        "print('scipy.stats' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

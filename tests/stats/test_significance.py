@@ -28,7 +28,9 @@ def test_t_and_wilcoxon_equal_scipy(seed, n):
     d = run - base
     if np.all(d == 0):
         pytest.skip("all-zero draw")
-    assert sig.paired_t_test(base, run) == pytest.approx(stats.ttest_rel(run, base).pvalue, rel=1e-12)
+    assert sig.paired_t_test(base, run) == pytest.approx(
+        stats.ttest_rel(run, base).pvalue, rel=1e-12
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = stats.wilcoxon(d, zero_method="wilcox").pvalue
@@ -66,8 +68,9 @@ def test_permutation_same_seed_same_p_and_batch_independent():
     assert sig.permutation_test(base, run, 3000, seed=12) != p1 or p1 == 1.0
     # Column 0 of a batch gets the same p as the single call.
     other_base, other_run = _pairs_with_ties(2, 50)
-    batch = sig.permutation_test(np.column_stack([base, other_base]), np.column_stack([run, other_run]),
-                                 3000, seed=11)
+    batch = sig.permutation_test(
+        np.column_stack([base, other_base]), np.column_stack([run, other_run]), 3000, seed=11
+    )
     assert batch[0] == p1
     assert batch[1] == sig.permutation_test(other_base, other_run, 3000, seed=11)
     # p = (b + 1) / (N + 1): a multiple of 1/(N+1)
@@ -91,9 +94,14 @@ def test_permutation_close_to_exact_and_scipy(seed):
     if np.all(d == 0):
         pytest.skip("all-zero draw")
     exact = _exact_sign_flip_p(d)
-    scipy_exact = stats.permutation_test((run, base), lambda x, y, axis: np.abs(np.mean(x - y, axis=axis)),
-                                         permutation_type="samples", vectorized=True,
-                                         n_resamples=10**6, alternative="greater").pvalue
+    scipy_exact = stats.permutation_test(
+        (run, base),
+        lambda x, y, axis: np.abs(np.mean(x - y, axis=axis)),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=10**6,
+        alternative="greater",
+    ).pvalue
     assert scipy_exact == pytest.approx(exact, abs=1e-12)
     n_perm = 20000
     ours = sig.permutation_test(base, run, n_perm, seed=seed)
@@ -104,7 +112,9 @@ def test_permutation_close_to_exact_and_scipy(seed):
 def test_permutation_detects_real_difference():
     rng = np.random.default_rng(0)
     base = rng.random(200)
-    assert sig.permutation_test(base, base + 0.05 + rng.normal(0, 0.05, 200), 2000) == pytest.approx(1 / 2001)
+    assert sig.permutation_test(
+        base, base + 0.05 + rng.normal(0, 0.05, 200), 2000
+    ) == pytest.approx(1 / 2001)
 
 
 def test_bootstrap_ci_reference_and_reproducible():
@@ -114,8 +124,14 @@ def test_bootstrap_ci_reference_and_reproducible():
     assert np.array_equal(ci, sig.bootstrap_ci(base, run, 0.9, 4000, seed=3))
     assert ci[0] < (run - base).mean() < ci[1]
     # Reference: scipy's percentile bootstrap of the mean difference agrees within MC error.
-    ref = stats.bootstrap(((run - base),), np.mean, confidence_level=0.9, n_resamples=20000,
-                          method="percentile", rng=np.random.default_rng(0)).confidence_interval
+    ref = stats.bootstrap(
+        ((run - base),),
+        np.mean,
+        confidence_level=0.9,
+        n_resamples=20000,
+        method="percentile",
+        rng=np.random.default_rng(0),
+    ).confidence_interval
     assert ci[0] == pytest.approx(ref.low, abs=0.02)
     assert ci[1] == pytest.approx(ref.high, abs=0.02)
     # Brute force with the same counts: every resample's mean lies within [min d, max d]
@@ -171,7 +187,9 @@ def test_corrections_vs_references_and_scipy(seed):
     p = np.round(rng.random(25) ** 3, 3)  # rounding makes ties
     assert sig.correct_pvalues(p, "holm") == pytest.approx(_holm_reference(list(p)))
     assert sig.correct_pvalues(p, "bh") == pytest.approx(_bh_reference(list(p)))
-    assert sig.correct_pvalues(p, "bh") == pytest.approx(stats.false_discovery_control(p, method="bh"))
+    assert sig.correct_pvalues(p, "bh") == pytest.approx(
+        stats.false_discovery_control(p, method="bh")
+    )
     assert sig.correct_pvalues(p, "bonferroni") == pytest.approx(np.minimum(1, p * 25))
 
 

@@ -111,7 +111,10 @@ def visitor_cost() -> int:
     """What this visitor's loaded ranking data holds now, in bytes: each run's and the qrels'
     arrays, and a ranking per run; the query metadata and the other pages' tables."""
     total = 0
-    for data in [st.session_state.get(state.QRELS), *(st.session_state.get(state.RUNS) or {}).values()]:
+    for data in [
+        st.session_state.get(state.QRELS),
+        *(st.session_state.get(state.RUNS) or {}).values(),
+    ]:
         if data is not None:
             total += visitor_cost_of(data)
     meta = st.session_state.get(state.META)
@@ -153,19 +156,33 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
     peak, held = estimate(data, kind)
     share, used = visitor_budget(), visitor_cost()
     if used - replaces + held > share:
-        raise InputError(N_("it would need about {need} once loaded; your share of this server is {share} "
-                            "and your data holds {used}"), source=name,
-                         params={"name": name, "need": _mb(held), "share": _mb(share), "used": _mb(used)},
-                         hint=N_("Remove a run on the Data page, or evaluate larger runs with the command line "
-                                 "(ranklab evaluate --qrels QRELS --run RUN), which streams them"))
+        raise InputError(
+            N_(
+                "it would need about {need} once loaded; your share of this server is {share} "
+                "and your data holds {used}"
+            ),
+            source=name,
+            params={"name": name, "need": _mb(held), "share": _mb(share), "used": _mb(used)},
+            hint=N_(
+                "Remove a run on the Data page, or evaluate larger runs with the command line "
+                "(ranklab evaluate --qrels QRELS --run RUN), which streams them"
+            ),
+        )
     with _lock:
         free = server_budget() - process_rss() - _reserved["bytes"]
         if peak > free:
-            raise InputError(N_("it would need about {need} while it is read; the server has {free} free "
-                                "for everyone now"), source=name,
-                             params={"name": name, "need": _mb(peak), "free": _mb(max(free, 0))},
-                             hint=N_("Try again in a few minutes, or evaluate it with the command line "
-                                     "(ranklab evaluate --qrels QRELS --run RUN), which streams it"))
+            raise InputError(
+                N_(
+                    "it would need about {need} while it is read; the server has {free} free "
+                    "for everyone now"
+                ),
+                source=name,
+                params={"name": name, "need": _mb(peak), "free": _mb(max(free, 0))},
+                hint=N_(
+                    "Try again in a few minutes, or evaluate it with the command line "
+                    "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+                ),
+            )
         _reserved["bytes"] += peak
     try:
         yield
@@ -188,10 +205,17 @@ def reserve_work(rows: int, name: str):
     with _lock:
         free = server_budget() - process_rss() - _reserved["bytes"]
         if need > free:
-            raise InputError(N_("evaluating {name} would need about {need}; the server has {free} free for "
-                                "everyone now"), params={"name": name, "need": _mb(need), "free": _mb(max(free, 0))},
-                             hint=N_("Try again in a few minutes, or evaluate it with the command line "
-                                     "(ranklab evaluate --qrels QRELS --run RUN), which streams it"))
+            raise InputError(
+                N_(
+                    "evaluating {name} would need about {need}; the server has {free} free for "
+                    "everyone now"
+                ),
+                params={"name": name, "need": _mb(need), "free": _mb(max(free, 0))},
+                hint=N_(
+                    "Try again in a few minutes, or evaluate it with the command line "
+                    "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+                ),
+            )
         _reserved["bytes"] += need
     try:
         yield
@@ -205,9 +229,8 @@ def cost_line() -> str:
     from ui.common.i18n import gettext as _
 
     return _("Your data holds about {used} of your {share} share of this server's memory.").format(
-        used=_mb(visitor_cost()), share=_mb(visitor_budget()))
-
-
+        used=_mb(visitor_cost()), share=_mb(visitor_budget())
+    )
 
 
 # --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
@@ -246,7 +269,9 @@ def close_expired_sessions() -> int:
         runtime = Runtime.instance()
         cache = runtime._session_mgr._session_storage._cache
         loop = runtime._get_async_objs().eventloop
-    except Exception:  # another Streamlit's internals: sessions then leave when Streamlit drops them
+    except (
+        Exception
+    ):  # another Streamlit's internals: sessions then leave when Streamlit drops them
         return 0
     done: Future = Future()
 
@@ -359,5 +384,21 @@ def start_reclaimer() -> bool:
     return True
 
 
-__all__ = ["DEFAULT_SERVER_MB", "DEFAULT_VISITOR_MB", "server_budget", "visitor_budget", "process_rss", "estimate",
-           "visitor_cost", "visitor_cost_of", "reserve", "reserve_work", "cost_line", "trim", "limit_arenas", "start_reclaimer", "close_expired_sessions", "sessions_open"]
+__all__ = [
+    "DEFAULT_SERVER_MB",
+    "DEFAULT_VISITOR_MB",
+    "server_budget",
+    "visitor_budget",
+    "process_rss",
+    "estimate",
+    "visitor_cost",
+    "visitor_cost_of",
+    "reserve",
+    "reserve_work",
+    "cost_line",
+    "trim",
+    "limit_arenas",
+    "start_reclaimer",
+    "close_expired_sessions",
+    "sessions_open",
+]

@@ -37,8 +37,15 @@ def _tables() -> dict:
     return st.session_state.setdefault(CACHE, {})
 
 
-def remember(name: str, key: Hashable, build: Callable[[], T], *, held: tuple = (), size: int = 8,
-             fresh: bool = False) -> T:
+def remember(
+    name: str,
+    key: Hashable,
+    build: Callable[[], T],
+    *,
+    held: tuple = (),
+    size: int = 8,
+    fresh: bool = False,
+) -> T:
     """``build()``'s result for ``key`` in the table ``name`` of this session: built once,
     handed back on every later call with the same key and the very same ``held`` objects.
 
@@ -50,7 +57,11 @@ def remember(name: str, key: Hashable, build: Callable[[], T], *, held: tuple = 
     table: OrderedDict = _tables().setdefault(name, OrderedDict())
     full_key = (key, tuple(id(h) for h in held))
     hit = None if fresh else table.get(full_key)
-    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+    if (
+        hit is not None
+        and len(hit[0]) == len(held)
+        and all(a is b for a, b in zip(hit[0], held, strict=True))
+    ):
         table.move_to_end(full_key)
         return hit[1]
     value = build()
@@ -67,7 +78,11 @@ def peek(name: str, key: Hashable, *, held: tuple = ()) -> tuple[bool, Any]:
     if not in_app():
         return False, None
     hit = _tables().get(name, {}).get((key, tuple(id(h) for h in held)))
-    if hit is not None and len(hit[0]) == len(held) and all(a is b for a, b in zip(hit[0], held, strict=True)):
+    if (
+        hit is not None
+        and len(hit[0]) == len(held)
+        and all(a is b for a, b in zip(hit[0], held, strict=True))
+    ):
         return True, hit[1]
     return False, None
 

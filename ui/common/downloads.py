@@ -23,15 +23,28 @@ from ui.common.i18n import _, current_language
 
 #: (format, button label, MIME type, file extension), in button order. Format names are
 #: the same in every language.
-EXPORTS = (("csv", "CSV", "text/csv", "csv"), ("json", "JSON", "application/json", "json"),
-           ("markdown", "Markdown", "text/markdown", "md"), ("latex", "LaTeX", "application/x-tex", "tex"),
-           ("html", "HTML", "text/html", "html"), ("trec", "TREC", "text/plain", "txt"))
+EXPORTS = (
+    ("csv", "CSV", "text/csv", "csv"),
+    ("json", "JSON", "application/json", "json"),
+    ("markdown", "Markdown", "text/markdown", "md"),
+    ("latex", "LaTeX", "application/x-tex", "tex"),
+    ("html", "HTML", "text/html", "html"),
+    ("trec", "TREC", "text/plain", "txt"),
+)
 #: The formats :func:`export_texts` makes of a table (HTML only comes pre-rendered).
 DOWNLOAD_FORMATS = ("csv", "json", "markdown", "latex")
 
 
-def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *, formats=DOWNLOAD_FORMATS,
-                 index: bool = True, digits: int = 4, **extra) -> dict[str, str]:
+def export_texts(
+    df: pd.DataFrame,
+    conventions=None,
+    title: str | None = None,
+    *,
+    formats=DOWNLOAD_FORMATS,
+    index: bool = True,
+    digits: int = 4,
+    **extra,
+) -> dict[str, str]:
     """The export texts of a table, one per format (pure; tests call it without Streamlit).
 
     ``conventions`` and ``extra`` are the provenance every file states; ``index`` whether the
@@ -39,7 +52,10 @@ def export_texts(df: pd.DataFrame, conventions=None, title: str | None = None, *
     """
     prov = provenance(conventions, **extra)
     df = plain_dates(df)
-    return {fmt: format_table(df, fmt, prov=prov, title=title, index=index, digits=digits) for fmt in formats}
+    return {
+        fmt: format_table(df, fmt, prov=prov, title=title, index=index, digits=digits)
+        for fmt in formats
+    }
 
 
 def plain_dates(df: pd.DataFrame) -> pd.DataFrame:
@@ -64,8 +80,9 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "table"
 
 
-def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, key: str | None = None,
-                     container=None) -> None:
+def download_buttons(
+    texts: Mapping[str, str | Callable[[], str]], name: str, key: str | None = None, container=None
+) -> None:
     """One row of download buttons, one per format in ``texts`` (in :data:`EXPORTS` order):
     ``<name>.<ext>``, labelled CSV / JSON / Markdown / LaTeX / HTML. A text may be a function,
     made only when its button is clicked. Clicking does not rerun the page.
@@ -78,7 +95,9 @@ def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, ke
     """
     unknown = set(texts) - {fmt for fmt, *_rest in EXPORTS}
     if unknown:
-        raise ValueError(f"no download format {sorted(unknown)}; known: {[f for f, *_r in EXPORTS]}")
+        raise ValueError(
+            f"no download format {sorted(unknown)}; known: {[f for f, *_r in EXPORTS]}"
+        )
     shown = [(fmt, label, mime, ext) for fmt, label, mime, ext in EXPORTS if fmt in texts]
     base = slug(name)
     # one row that wraps on a narrow window, each button as wide as its label (in equal
@@ -88,12 +107,24 @@ def download_buttons(texts: Mapping[str, str | Callable[[], str]], name: str, ke
     for fmt, label, mime, ext in shown:
         data, help_text = texts[fmt], None
         if fmt == "csv" and comma_decimal:
-            data, help_text = for_spreadsheet(data), _(
-                "Separated by semicolons, with decimal commas and a byte-order mark: a spreadsheet "
-                "set to Spanish opens it in columns. The JSON file keeps the standard numbers.")
-        row.download_button(label, data, file_name=f"{base}.{ext}", mime=mime,
-                            key=f"{state.DOWNLOAD}.{key or base}.{fmt}", icon=":material/download:",
-                            on_click="ignore", help=help_text, width="content")
+            data, help_text = (
+                for_spreadsheet(data),
+                _(
+                    "Separated by semicolons, with decimal commas and a byte-order mark: a spreadsheet "
+                    "set to Spanish opens it in columns. The JSON file keeps the standard numbers."
+                ),
+            )
+        row.download_button(
+            label,
+            data,
+            file_name=f"{base}.{ext}",
+            mime=mime,
+            key=f"{state.DOWNLOAD}.{key or base}.{fmt}",
+            icon=":material/download:",
+            on_click="ignore",
+            help=help_text,
+            width="content",
+        )
 
 
 #: Languages whose spreadsheets read a decimal comma and split CSV columns at semicolons.
@@ -108,9 +139,19 @@ def for_spreadsheet(text: str | Callable[[], str]) -> str | Callable[[], str]:
     return spreadsheet_csv(text)
 
 
-def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | None = None,
-                   key: str | None = None, *, formats=DOWNLOAD_FORMATS, index: bool = True, digits: int = 4,
-                   container=None, **extra) -> None:
+def download_table(
+    df: pd.DataFrame,
+    name: str,
+    conventions=None,
+    title: str | None = None,
+    key: str | None = None,
+    *,
+    formats=DOWNLOAD_FORMATS,
+    index: bool = True,
+    digits: int = 4,
+    container=None,
+    **extra,
+) -> None:
     """The download buttons of a table: ``df`` as CSV, JSON, Markdown and LaTeX (or the
     ``formats`` asked), each file with its provenance (``conventions`` and ``extra``, e.g.
     the bootstrap settings or the source file) and ``title``.
@@ -118,8 +159,20 @@ def download_table(df: pd.DataFrame, name: str, conventions=None, title: str | N
     ``name`` is the file name (without extension); ``key`` keeps two tables of a page apart
     (default: the name). See :func:`export_texts` for ``index`` and ``digits``.
     """
-    texts = export_texts(df, conventions, title, formats=formats, index=index, digits=digits, **extra)
+    texts = export_texts(
+        df, conventions, title, formats=formats, index=index, digits=digits, **extra
+    )
     download_buttons(texts, name, key=key, container=container)
 
 
-__all__ = ["COMMA_DECIMAL_LANGUAGES", "EXPORTS", "DOWNLOAD_FORMATS", "for_spreadsheet", "export_texts", "plain_dates", "slug", "download_buttons", "download_table"]
+__all__ = [
+    "COMMA_DECIMAL_LANGUAGES",
+    "EXPORTS",
+    "DOWNLOAD_FORMATS",
+    "for_spreadsheet",
+    "export_texts",
+    "plain_dates",
+    "slug",
+    "download_buttons",
+    "download_table",
+]

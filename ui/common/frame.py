@@ -38,8 +38,9 @@ PAGE_ICON = "📊"
 def configure_page() -> None:
     """st.set_page_config, safe to call from app.py and again from a page (calls are additive)."""
     # "auto": the sidebar starts collapsed on narrow screens (800 px), open on wide ones.
-    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide",
-                       initial_sidebar_state="auto")
+    st.set_page_config(
+        page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide", initial_sidebar_state="auto"
+    )
 
 
 #: The key of the language switch's box: pinned in the page's header bar, at the top right of
@@ -160,8 +161,14 @@ class Page:
 
 
 @contextmanager
-def page(title: str | None = None, *, sidebar: bool = True, caption: str | None = None,
-         status: bool | None = None, summary=None) -> Iterator[Page]:
+def page(
+    title: str | None = None,
+    *,
+    sidebar: bool = True,
+    caption: str | None = None,
+    status: bool | None = None,
+    summary=None,
+) -> Iterator[Page]:
     """The skeleton of every page: set-up, title, the page's body, end.
 
     Parameters
@@ -220,8 +227,11 @@ def status_text() -> str:
             n = len(qrels.unique_query_ids())
             parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
         if runs:
-            parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
-                         + ": " + ", ".join(md_text(name) for name in runs))
+            parts.append(
+                ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
+                + ": "
+                + ", ".join(md_text(name) for name in runs)
+            )
         if meta is not None:
             parts.append(_("query metadata"))
     if st.session_state.get(state.CLICKS) is not None:
@@ -230,12 +240,23 @@ def status_text() -> str:
         parts.append(_("hash codes"))
     conv = conventions()
     changed = {k: v for k, v in conv.differences().items() if k != "missing_queries"}
-    queries = (_("tables on every qrels query (a run's absent query scores 0)")
-               if conv.missing_queries == "zero" else _("tables on the queries every run answered"))
-    rules = (_("trec_eval defaults") if not changed else
-             _("changed from trec_eval: {changes}").format(
-                 changes=", ".join(f"{convention_label(k)} = {v}" for k, v in changed.items())))
-    return " · ".join(parts) + "  |  " + _("Conventions: {rules}; {queries}").format(rules=rules, queries=queries)
+    queries = (
+        _("tables on every qrels query (a run's absent query scores 0)")
+        if conv.missing_queries == "zero"
+        else _("tables on the queries every run answered")
+    )
+    rules = (
+        _("trec_eval defaults")
+        if not changed
+        else _("changed from trec_eval: {changes}").format(
+            changes=", ".join(f"{convention_label(k)} = {v}" for k, v in changed.items())
+        )
+    )
+    return (
+        " · ".join(parts)
+        + "  |  "
+        + _("Conventions: {rules}; {queries}").format(rules=rules, queries=queries)
+    )
 
 
 def status_line() -> None:
@@ -252,6 +273,18 @@ def page_link(path: str, label: str, icon: str | None = None) -> None:
         st.caption(_("{label}: open it from the menu.").format(label=label))
 
 
-__all__ = ["page", "Page", "page_setup", "page_end", "configure_page", "status_text", "status_line", "page_link",
-           "current_page", "shows_status",
-           "conventions", "query_set", "query_set_choice"]
+__all__ = [
+    "page",
+    "Page",
+    "page_setup",
+    "page_end",
+    "configure_page",
+    "status_text",
+    "status_line",
+    "page_link",
+    "current_page",
+    "shows_status",
+    "conventions",
+    "query_set",
+    "query_set_choice",
+]

@@ -43,8 +43,13 @@ SWITCH_KEY = "ranklab_language_switch"
 BROWSER_KEY = "ranklab_browser_language"
 
 #: The specifications' terms that the frame and the comparative table use.
-GLOSSARY = (N_("Language"), N_("Controlled tests"), N_("Comparative report"),
-            N_("Comparative table"), N_("MRR (mean reciprocal rank)"))
+GLOSSARY = (
+    N_("Language"),
+    N_("Controlled tests"),
+    N_("Comparative report"),
+    N_("Comparative table"),
+    N_("MRR (mean reciprocal rank)"),
+)
 
 
 def _context():
@@ -231,16 +236,44 @@ def language_switch(container=None) -> str:
     Returns the language of this run.
     """
     lang = current_language()
-    if _in_session() and st.session_state.get(CHOICE_KEY) in LANGUAGES \
-            and url_language(_context().query_string) != lang:
+    if (
+        _in_session()
+        and st.session_state.get(CHOICE_KEY) in LANGUAGES
+        and url_language(_context().query_string) != lang
+    ):
         st.query_params[QUERY_PARAM] = lang  # navigation dropped it: the URL keeps the choice
     st.session_state[SWITCH_KEY] = lang
     where = container if container is not None else st.sidebar
-    where.radio(_("Language"), list(LANGUAGES), format_func=LANGUAGE_NAMES.__getitem__,
-                key=SWITCH_KEY, on_change=_switched, horizontal=True)
+    where.radio(
+        _("Language"),
+        list(LANGUAGES),
+        format_func=LANGUAGE_NAMES.__getitem__,
+        key=SWITCH_KEY,
+        on_change=_switched,
+        horizontal=True,
+    )
     return lang
 
 
-__all__ = ["LANGUAGES", "LANGUAGE_NAMES", "QUERY_PARAM", "GLOSSARY", "N_", "_", "gettext", "ngettext",
-           "current_language", "browser_language", "url_language", "accept_language", "language_of", "language_switch",
-           "thesis_words", "count", "group_digits", "plotly_grouping", "count_format", "percent_format"]
+__all__ = [
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "QUERY_PARAM",
+    "GLOSSARY",
+    "N_",
+    "_",
+    "gettext",
+    "ngettext",
+    "current_language",
+    "browser_language",
+    "url_language",
+    "accept_language",
+    "language_of",
+    "language_switch",
+    "thesis_words",
+    "count",
+    "group_digits",
+    "plotly_grouping",
+    "count_format",
+    "percent_format",
+]

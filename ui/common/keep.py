@@ -38,8 +38,18 @@ DEFAULT_KEEP_SECONDS = 60
 
 #: The session-state keys a reload brings back: the shared data and settings here; each section's
 #: state module adds its own (:func:`keep_keys`: scores, candidates, hash codes, upload sources).
-_KEYS: dict[str, None] = dict.fromkeys((state.QRELS, state.RUNS, state.META, state.CONVENTIONS, state.MEASURES,
-                                        state.THRESHOLDS, state.CLICKS, state.SELECTED_QUERY))
+_KEYS: dict[str, None] = dict.fromkeys(
+    (
+        state.QRELS,
+        state.RUNS,
+        state.META,
+        state.CONVENTIONS,
+        state.MEASURES,
+        state.THRESHOLDS,
+        state.CLICKS,
+        state.SELECTED_QUERY,
+    )
+)
 
 
 def keep_keys(*keys: str) -> None:
@@ -67,7 +77,11 @@ def keep_seconds() -> float:
 
 
 def _valid(token) -> bool:
-    return isinstance(token, str) and 16 <= len(token) <= 64 and token.replace("-", "").replace("_", "").isalnum()
+    return (
+        isinstance(token, str)
+        and 16 <= len(token) <= 64
+        and token.replace("-", "").replace("_", "").isalnum()
+    )
 
 
 def restore_or_start() -> None:
@@ -143,8 +157,10 @@ def keep_note() -> str:
     from ui.common.i18n import gettext as _
 
     minutes = max(round(kept_after_leaving() / 60), 1)
-    return _("A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
-             "that it is released (nothing is stored on disk) and you load it again.").format(n=minutes)
+    return _(
+        "A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
+        "that it is released (nothing is stored on disk) and you load it again."
+    ).format(n=minutes)
 
 
 def expired_note() -> str | None:
@@ -152,10 +168,21 @@ def expired_note() -> str | None:
     from ui.common.i18n import gettext as _
 
     if st.session_state.pop(EXPIRED, None):
-        return _("The data of this address was released after {n} min without a visit: load it again.").format(
-            n=max(round(kept_after_leaving() / 60), 1))
+        return _(
+            "The data of this address was released after {n} min without a visit: load it again."
+        ).format(n=max(round(kept_after_leaving() / 60), 1))
     return None
 
 
-__all__ = ["QUERY_PARAM", "TOKEN", "keep_keys", "restore_or_start", "save", "purge", "keep_seconds", "keep_note",
-           "expired_note", "kept_count"]
+__all__ = [
+    "QUERY_PARAM",
+    "TOKEN",
+    "keep_keys",
+    "restore_or_start",
+    "save",
+    "purge",
+    "keep_seconds",
+    "keep_note",
+    "expired_note",
+    "kept_count",
+]

@@ -44,8 +44,9 @@ HOME = "home"
 
 #: Pages (file stems) that show the status line of the loaded rankings and conventions:
 #: the pages whose tables are made of the loaded qrels and runs.
-RANKING_STATUS_PAGES = frozenset({"data", "overview", "per_query", "breakdown", "clicks", "compare", "table",
-                                  "fusion"})
+RANKING_STATUS_PAGES = frozenset(
+    {"data", "overview", "per_query", "breakdown", "clicks", "compare", "table", "fusion"}
+)
 
 
 def page_titles() -> dict[str, str]:

@@ -103,7 +103,11 @@ def convention_label(field: str) -> str:
     >>> convention_label("ties")
     'order of equal scores'
     """
-    return _(CONVENTION_LABELS[field]) if field in CONVENTION_LABELS else DESCRIPTIONS.get(field, field)
+    return (
+        _(CONVENTION_LABELS[field])
+        if field in CONVENTION_LABELS
+        else DESCRIPTIONS.get(field, field)
+    )
 
 
 def conventions() -> Conventions:
@@ -145,20 +149,32 @@ def _loaded_summary() -> None:
     if qrels is None:
         st.caption(_("qrels: none"))
     else:
-        st.caption(_("qrels: {queries} queries / {judgements} judgements").format(
-            queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))))
+        st.caption(
+            _("qrels: {queries} queries / {judgements} judgements").format(
+                queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))
+            )
+        )
     if runs:
-        st.caption(_("runs: {runs}").format(runs=", ".join(
-            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(name=md_text(name),
-                                                                                 n=count(len(run)))
-            for name, run in runs.items())))
+        st.caption(
+            _("runs: {runs}").format(
+                runs=", ".join(
+                    ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
+                        name=md_text(name), n=count(len(run))
+                    )
+                    for name, run in runs.items()
+                )
+            )
+        )
     else:
         st.caption(_("runs: none"))
     if meta is None:
         st.caption(_("metadata: none"))
     else:
-        st.caption(ngettext("metadata: {n} query ({columns})", "metadata: {n} queries ({columns})",
-                            len(meta)).format(n=len(meta), columns=", ".join(map(md_text, meta.columns))))
+        st.caption(
+            ngettext(
+                "metadata: {n} query ({columns})", "metadata: {n} queries ({columns})", len(meta)
+            ).format(n=len(meta), columns=", ".join(map(md_text, meta.columns)))
+        )
 
 
 # Streamlit's initial_sidebar_state="auto" collapses the sidebar only up to 768 px wide, and
@@ -207,7 +223,9 @@ def _collapse_when_narrow(page_name: str | None) -> None:
         components.html(script, height=0)
 
 
-def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] | None = None) -> None:
+def sidebar(
+    page_name: str | None = None, own_summary: Callable[[], list[str]] | None = None
+) -> None:
     """The sidebar: what is loaded, the conventions, and the messages waiting to be shown.
     ``page_name`` (the page's file stem) lets a narrow window close the sidebar when another
     page is opened. ``own_summary``: on a page whose data is not the rankings (Detection,
@@ -227,26 +245,62 @@ def sidebar(page_name: str | None = None, own_summary: Callable[[], list[str]] |
         _loaded_summary()
         st.markdown("**" + _("Conventions") + "**")
         for field in MAIN_CONVENTIONS:
-            st.selectbox(convention_label(field), _choices(field), key=_W + field,
-                         on_change=_on_change, args=(field,),
-                         format_func=_choice_formatter(field))
-        st.number_input(convention_label("relevance_threshold"), min_value=-10.0, max_value=100.0,
-                        step=1.0, key=_W + "relevance_threshold", on_change=_on_change,
-                        args=("relevance_threshold",), help=_("relevant when label >= this (trec_eval -l)"))
-        st.number_input(_("{label} (0 = all)").format(label=convention_label("depth")), min_value=0, step=10,
-                        key=_W + "depth", on_change=_on_change, args=("depth",))
+            st.selectbox(
+                convention_label(field),
+                _choices(field),
+                key=_W + field,
+                on_change=_on_change,
+                args=(field,),
+                format_func=_choice_formatter(field),
+            )
+        st.number_input(
+            convention_label("relevance_threshold"),
+            min_value=-10.0,
+            max_value=100.0,
+            step=1.0,
+            key=_W + "relevance_threshold",
+            on_change=_on_change,
+            args=("relevance_threshold",),
+            help=_("relevant when label >= this (trec_eval -l)"),
+        )
+        st.number_input(
+            _("{label} (0 = all)").format(label=convention_label("depth")),
+            min_value=0,
+            step=10,
+            key=_W + "depth",
+            on_change=_on_change,
+            args=("depth",),
+        )
         with st.expander(_("More conventions")):
             for field in MORE_CONVENTIONS:
-                st.selectbox(convention_label(field), _choices(field), key=_W + field,
-                             on_change=_on_change, args=(field,),
-                             format_func=_choice_formatter(field))
-            st.checkbox(convention_label("ignore_identical_ids"), key=_W + "ignore_identical_ids",
-                        on_change=_on_change, args=("ignore_identical_ids",))
+                st.selectbox(
+                    convention_label(field),
+                    _choices(field),
+                    key=_W + field,
+                    on_change=_on_change,
+                    args=(field,),
+                    format_func=_choice_formatter(field),
+                )
+            st.checkbox(
+                convention_label("ignore_identical_ids"),
+                key=_W + "ignore_identical_ids",
+                on_change=_on_change,
+                args=("ignore_identical_ids",),
+            )
         changed = conv.differences()
-        st.caption(_("trec_eval defaults") if not changed else
-                   _("changed: {changes}").format(changes=", ".join(f"{k}={v}" for k, v in changed.items())))
-        st.button(_("Reset to trec_eval defaults"), key=state.RESET_CONVENTIONS,
-                  on_click=_reset, disabled=not changed)
+        st.caption(
+            _("trec_eval defaults")
+            if not changed
+            else _("changed: {changes}").format(
+                changes=", ".join(f"{k}={v}" for k, v in changed.items())
+            )
+        )
+        st.button(
+            _("Reset to trec_eval defaults"),
+            key=state.RESET_CONVENTIONS,
+            on_click=_reset,
+            disabled=not changed,
+        )
         _collapse_when_narrow(page_name)
     _show_messages()
 
@@ -258,15 +312,17 @@ def _show_messages() -> None:
         getattr(st, level, st.info)(text)
 
 
-
-QUERY_SET_OPTIONS = {"common": N_("Queries every run answered"),
-                     "qrels": N_("Every qrels query (absent = 0, trec_eval -c)")}
+QUERY_SET_OPTIONS = {
+    "common": N_("Queries every run answered"),
+    "qrels": N_("Every qrels query (absent = 0, trec_eval -c)"),
+}
 
 
 def _on_query_set(key: str) -> None:
     choice = st.session_state.get(key)
     st.session_state[state.CONVENTIONS] = conventions().replace(
-        missing_queries="zero" if choice == "qrels" else "skip")
+        missing_queries="zero" if choice == "qrels" else "skip"
+    )
 
 
 def query_set() -> str:
@@ -279,14 +335,35 @@ def query_set_choice(key: str, container=None) -> str:
     ``missing_queries`` (so every page and the sidebar agree); returns "common" or "qrels"."""
     st.session_state[key] = query_set()
     (container or st).radio(
-        _("Queries in the tables"), list(QUERY_SET_OPTIONS), format_func=lambda o: _(QUERY_SET_OPTIONS[o]),
-        key=key, on_change=_on_query_set, args=(key,), horizontal=True,
-        help=_("One query set for every row of a table. 'Every qrels query' scores a query a run "
-               "did not answer 0 (trec_eval -c); 'queries every run answered' leaves out the queries "
-               "some run has no ranking for. Same setting as 'qrels query absent from the run' "
-               "in the sidebar."))
+        _("Queries in the tables"),
+        list(QUERY_SET_OPTIONS),
+        format_func=lambda o: _(QUERY_SET_OPTIONS[o]),
+        key=key,
+        on_change=_on_query_set,
+        args=(key,),
+        horizontal=True,
+        help=_(
+            "One query set for every row of a table. 'Every qrels query' scores a query a run "
+            "did not answer 0 (trec_eval -c); 'queries every run answered' leaves out the queries "
+            "some run has no ranking for. Same setting as 'qrels query absent from the run' "
+            "in the sidebar."
+        ),
+    )
     return query_set()
 
 
-__all__ = ["sidebar", "conventions", "choice_words", "CHOICE_WORDS", "query_set", "query_set_choice", "QUERY_SET_OPTIONS", "MAIN_CONVENTIONS",
-           "MORE_CONVENTIONS", "CONVENTION_LABELS", "convention_label", "collapse_script", "NARROW_PX"]
+__all__ = [
+    "sidebar",
+    "conventions",
+    "choice_words",
+    "CHOICE_WORDS",
+    "query_set",
+    "query_set_choice",
+    "QUERY_SET_OPTIONS",
+    "MAIN_CONVENTIONS",
+    "MORE_CONVENTIONS",
+    "CONVENTION_LABELS",
+    "convention_label",
+    "collapse_script",
+    "NARROW_PX",
+]

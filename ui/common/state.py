@@ -15,25 +15,25 @@ from metrics_core.conventions import Conventions
 from metrics_core.ranking.registry import EXPLORER_MEASURES
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
 
-QRELS = "ranklab.qrels"          # metrics_core Qrels or None
-RUNS = "ranklab.runs"            # dict: run name -> metrics_core Run
-META = "ranklab.meta"            # pandas DataFrame of query metadata (index: query id) or None
+QRELS = "ranklab.qrels"  # metrics_core Qrels or None
+RUNS = "ranklab.runs"  # dict: run name -> metrics_core Run
+META = "ranklab.meta"  # pandas DataFrame of query metadata (index: query id) or None
 CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
-MESSAGES = "ranklab.messages"    # list of (level, text) shown once
-MEASURES = "ranklab.measures"    # list of measure names chosen for the ranking pages
+MESSAGES = "ranklab.messages"  # list of (level, text) shown once
+MEASURES = "ranklab.measures"  # list of measure names chosen for the ranking pages
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
 THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpretation labels)
-CLICKS = "ranklab.clicks"        # click log DataFrame (query, shown, clicked) or None
+CLICKS = "ranklab.clicks"  # click log DataFrame (query, shown, clicked) or None
 
 # --- the shared frame (ui.common.frame), the upload slot and the downloads -------------------
-CONVENTION_WIDGET = "ranklab.w.conv."       # prefix + field: the sidebar's convention widgets
+CONVENTION_WIDGET = "ranklab.w.conv."  # prefix + field: the sidebar's convention widgets
 RESET_CONVENTIONS = "ranklab.w.reset_conventions"
-SIDEBAR_AUTO = "ranklab.sidebar.auto"       # the browser's sessionStorage flag (narrow window)
-UPLOAD_NONCES = "ranklab.upload.nonces"     # dict: upload slot -> nonce of its widget key
+SIDEBAR_AUTO = "ranklab.sidebar.auto"  # the browser's sessionStorage flag (narrow window)
+UPLOAD_NONCES = "ranklab.upload.nonces"  # dict: upload slot -> nonce of its widget key
 UPLOAD_MESSAGES = "ranklab.upload.messages"  # dict: upload slot -> message of its last failure
-READ_ONCE = "ranklab.upload.read"          # dict: key -> (upload signature, error text or None)
-DOWNLOAD = "ranklab.dl"                     # prefix of the download buttons' keys
-REPORT = "ranklab.report"                   # prefix of the "Download report" buttons' keys
+READ_ONCE = "ranklab.upload.read"  # dict: key -> (upload signature, error text or None)
+DOWNLOAD = "ranklab.dl"  # prefix of the download buttons' keys
+REPORT = "ranklab.report"  # prefix of the "Download report" buttons' keys
 
 DEFAULT_MEASURES = list(EXPLORER_MEASURES)  # the registry's explorer defaults
 DEFAULT_THRESHOLDS = dict(DEFAULT_GOOD_THRESHOLDS)  # the library's interpretation thresholds
@@ -85,6 +85,7 @@ def session_id() -> str:
     ctx = get_script_run_ctx(suppress_warning=True)
     return ctx.session_id if ctx is not None else ""
 
+
 # --- Home's task cards (pages/home.py) --------------------------------------------------------
-HOME_OPEN = "ranklab.home.open"             # prefix + "." + task: "open with the sample" buttons
+HOME_OPEN = "ranklab.home.open"  # prefix + "." + task: "open with the sample" buttons
 HOME_TASKS = ("rankings", "detection", "hashing", "compare")

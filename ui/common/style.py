@@ -24,22 +24,41 @@ from metrics_core.report import PALETTE  # one copy: the run colours of every fi
 from metrics_core.report.cells import markdown_escape
 
 MEASURE_DIGITS = 4
-MEASURE_FORMAT = "%.4f"   # st.column_config.NumberColumn(format=...)
+MEASURE_FORMAT = "%.4f"  # st.column_config.NumberColumn(format=...)
 COUNT_FORMAT = "%d"
 
 DIFFICULTY_ORDER = ("very easy", "easy", "medium", "moderate", "hard", "very hard")
 
 #: Column names shown on screen (and in exports of on-screen tables).
 HEADERS = {
-    "run": "Run", "measure": "Measure", "n_queries": "Queries", "queries": "Queries",
-    "mean": "Mean", "median": "Median", "ci_lo": "CI low", "ci_hi": "CI high",
-    "ci_low": "CI low", "ci_high": "CI high", "mean_baseline": "Baseline mean",
-    "mean_run": "Run mean", "mean_delta": "Δ (run − baseline)", "wins": "Wins", "ties": "Ties",
-    "losses": "Losses", "effect_size": "Effect size (d)", "markers": "Significant",
-    "p_corrected_t": "p t-test (corrected)", "p_corrected_wilcoxon": "p Wilcoxon (corrected)",
-    "p_corrected_permutation": "p randomization (corrected)", "p_t": "p t-test",
-    "p_wilcoxon": "p Wilcoxon", "p_permutation": "p randomization", "aggregate": "Value",
-    "query_id": "Query", "interpretation": "Interpretation", "baseline": "Baseline",
+    "run": "Run",
+    "measure": "Measure",
+    "n_queries": "Queries",
+    "queries": "Queries",
+    "mean": "Mean",
+    "median": "Median",
+    "ci_lo": "CI low",
+    "ci_hi": "CI high",
+    "ci_low": "CI low",
+    "ci_high": "CI high",
+    "mean_baseline": "Baseline mean",
+    "mean_run": "Run mean",
+    "mean_delta": "Δ (run − baseline)",
+    "wins": "Wins",
+    "ties": "Ties",
+    "losses": "Losses",
+    "effect_size": "Effect size (d)",
+    "markers": "Significant",
+    "p_corrected_t": "p t-test (corrected)",
+    "p_corrected_wilcoxon": "p Wilcoxon (corrected)",
+    "p_corrected_permutation": "p randomization (corrected)",
+    "p_t": "p t-test",
+    "p_wilcoxon": "p Wilcoxon",
+    "p_permutation": "p randomization",
+    "aggregate": "Value",
+    "query_id": "Query",
+    "interpretation": "Interpretation",
+    "baseline": "Baseline",
 }
 
 
@@ -103,7 +122,9 @@ def difficulty_order(labels: Iterable) -> list:
     """
     labels = list(dict.fromkeys(labels))
     rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
-    return sorted(labels, key=lambda v: (rank.get(str(v).strip().lower(), len(rank)), natural_key(v)))
+    return sorted(
+        labels, key=lambda v: (rank.get(str(v).strip().lower(), len(rank)), natural_key(v))
+    )
 
 
 def plain_headers(columns: Iterable[str]) -> dict[str, str]:
@@ -111,9 +132,21 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
 
 
-__all__ = ["md_text", "plot_text", "PALETTE", "MEASURE_FORMAT", "COUNT_FORMAT", "HEADERS", "run_colours", "run_colour",
-           "natural_key", "natural_sorted", "natural_rows", "difficulty_order",
-           "plain_headers"]
+__all__ = [
+    "md_text",
+    "plot_text",
+    "PALETTE",
+    "MEASURE_FORMAT",
+    "COUNT_FORMAT",
+    "HEADERS",
+    "run_colours",
+    "run_colour",
+    "natural_key",
+    "natural_sorted",
+    "natural_rows",
+    "difficulty_order",
+    "plain_headers",
+]
 
 
 def plot_text(value) -> str:

@@ -66,23 +66,26 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
         return md_text(exc.plain(_))  # the reader's message in the application's words and language
     reason = md_text(f"{type(exc).__name__}: {exc}")
     if name:
-        return _("{name}: the file could not be read ({reason})").format(name=md_text(name), reason=reason)
+        return _("{name}: the file could not be read ({reason})").format(
+            name=md_text(name), reason=reason
+        )
     return _("The file could not be read ({reason})").format(reason=reason)
 
 
-def read_once(key: str, signature: Hashable, load: Callable[[], None], name: str | None = None
-              ) -> tuple[bool, str | None]:
+def read_once(
+    key: str, signature: Hashable, load: Callable[[], None], name: str | None = None
+) -> tuple[bool, str | None]:
     """The app's one way to read an upload once: run ``load()`` when ``signature`` is new under
-    ``key``, never again on a rerun.
+        ``key``, never again on a rerun.
 
-    ``signature`` is what identifies the upload: its file id and size, and any option that
-    changes how it is read (a column mapping, a format). An upload is acted on when it changes,
-    not on every rerun: otherwise the file still sitting in the widget would undo a later "use
-    the sample" click, and every rerun would read it again. A failed load keeps what was loaded;
-    its message (``name`` prefixes a non-``InputError`` one) is handed back on every rerun until
-    the next upload. The outcome is recorded before ``load()`` runs, so a load that reruns the
-    script is done. Returns ``(read now, error text or None)``: ``read now`` is True in the run
-that called ``load()`` (whether it failed or not); draws nothing.
+        ``signature`` is what identifies the upload: its file id and size, and any option that
+        changes how it is read (a column mapping, a format). An upload is acted on when it changes,
+        not on every rerun: otherwise the file still sitting in the widget would undo a later "use
+        the sample" click, and every rerun would read it again. A failed load keeps what was loaded;
+        its message (``name`` prefixes a non-``InputError`` one) is handed back on every rerun until
+        the next upload. The outcome is recorded before ``load()`` runs, so a load that reruns the
+        script is done. Returns ``(read now, error text or None)``: ``read now`` is True in the run
+    that called ``load()`` (whether it failed or not); draws nothing.
     """
     seen_all = st.session_state.setdefault(state.READ_ONCE, {})
     seen = seen_all.get(key)
@@ -136,9 +139,22 @@ class UploadSlot:
         As ``st.file_uploader``'s ``label``, ``type``, ``accept_multiple_files``, ``help``.
     """
 
-    def __init__(self, key: str, label: str, *, types: list[str] | None = None, multiple: bool = False,
-                 help: str | None = None):
-        self.key, self.label, self.types, self.multiple, self.help = key, label, types, multiple, help
+    def __init__(
+        self,
+        key: str,
+        label: str,
+        *,
+        types: list[str] | None = None,
+        multiple: bool = False,
+        help: str | None = None,
+    ):
+        self.key, self.label, self.types, self.multiple, self.help = (
+            key,
+            label,
+            types,
+            multiple,
+            help,
+        )
 
     @property
     def nonce(self) -> int:
@@ -160,8 +176,13 @@ class UploadSlot:
         words = types_css(self.widget_key, self.types, current_language())
         if words:  # the limit line with this box's types, in the visitor's language
             where.html(words)
-        got = where.file_uploader(self.label, type=self.types, key=self.widget_key,
-                                              accept_multiple_files=self.multiple, help=self.help)
+        got = where.file_uploader(
+            self.label,
+            type=self.types,
+            key=self.widget_key,
+            accept_multiple_files=self.multiple,
+            help=self.help,
+        )
         files = list(got or []) if self.multiple else ([got] if got is not None else [])
         if files:
             st.session_state.setdefault(state.UPLOAD_MESSAGES, {}).pop(self.key, None)
@@ -179,10 +200,19 @@ def signature_of(files) -> tuple:
     return tuple((getattr(f, "file_id", None), getattr(f, "size", None), f.name) for f in files)
 
 
-def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: list[str] | None = None,
-                multiple: bool = False, help: str | None = None, container=None,
-                options: Hashable = None, leave_on_error: bool = False,
-                after_error: Callable[[str], str] | None = None) -> bool:
+def upload_slot(
+    key: str,
+    label: str,
+    load: Callable[[list], None],
+    *,
+    types: list[str] | None = None,
+    multiple: bool = False,
+    help: str | None = None,
+    container=None,
+    options: Hashable = None,
+    leave_on_error: bool = False,
+    after_error: Callable[[str], str] | None = None,
+) -> bool:
     """An upload box whose files replace something in session state, read once per upload.
 
     ``load(files)`` (the files of the box; one for a single-file box) runs when the upload is
@@ -201,13 +231,18 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
             show(slot.message)
         return False
     signature = (signature_of(files), options)
-    def checked_load() -> None:  # within the memory budget: refused before reading when it does not fit
+
+    def checked_load() -> (
+        None
+    ):  # within the memory budget: refused before reading when it does not fit
         with ExitStack() as stack:
             for f in files:
                 stack.enter_context(budget.reserve(f.getvalue(), "table", f.name))
             load(files)
 
-    read_now, error = read_once(key, signature, checked_load, files[0].name if len(files) == 1 else None)
+    read_now, error = read_once(
+        key, signature, checked_load, files[0].name if len(files) == 1 else None
+    )
     if error and read_now and leave_on_error:
         forget_read(key)
         slot.fail(after_error(error) if after_error else error)
@@ -216,6 +251,17 @@ def upload_slot(key: str, label: str, load: Callable[[list], None], *, types: li
     return read_now and error is None
 
 
-__all__ = ["UPLOAD_FORMATS", "TABLE_TYPES", "UploadSlot", "upload_slot", "read_once", "read_error", "forget_read",
-           "release", "table_columns",
-           "human_size", "failure_text", "signature_of"]
+__all__ = [
+    "UPLOAD_FORMATS",
+    "TABLE_TYPES",
+    "UploadSlot",
+    "upload_slot",
+    "read_once",
+    "read_error",
+    "forget_read",
+    "release",
+    "table_columns",
+    "human_size",
+    "failure_text",
+    "signature_of",
+]

@@ -49,8 +49,13 @@ def css_string(text: str) -> str:
     >>> css_string("a</style>b")
     '"a\\\\3C /style>b"'
     """
-    escaped = (str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\A ")
-               .replace("<", "\\3C "))
+    escaped = (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\A ")
+        .replace("<", "\\3C ")
+    )
     return f'"{escaped}"'
 
 
@@ -96,16 +101,20 @@ def limit_line(types=None, megabytes: int | None = None, gettext=_) -> str:
 def _replace(selector: str, text: str) -> str:
     """Rules that hide the words of ``selector`` and show ``text`` instead (a text that only
     shows: out of screen readers, as the drag hint)."""
-    return (f"{selector} {{visibility: hidden; font-size: 0;}}\n"
-            f"{selector}::after {{content: {css_string(text)}; visibility: visible; "
-            f"font-size: {TEXT_SIZE};}}\n")
+    return (
+        f"{selector} {{visibility: hidden; font-size: 0;}}\n"
+        f"{selector}::after {{content: {css_string(text)}; visibility: visible; "
+        f"font-size: {TEXT_SIZE};}}\n"
+    )
 
 
 def _replace_child(block: str, child: str, text: str, style: str = "") -> str:
     """Rules that take Streamlit's words (``child`` of ``block``) out and give ``block`` the
     text instead: generated content that screen readers read (a button's name)."""
-    return (f"{block} > {child} {{display: none;}}\n"
-            f"{block}::after {{content: {css_string(text)};{style}}}\n")
+    return (
+        f"{block} > {child} {{display: none;}}\n"
+        f"{block}::after {{content: {css_string(text)};{style}}}\n"
+    )
 
 
 @cache
@@ -117,14 +126,22 @@ def uploader_css(lang: str) -> str | None:
     if lang == SOURCE_LANGUAGE:
         return None
     _ = translations(lang).gettext
-    multiple = DROPZONE.replace("]", "]:has(> input[multiple])", 1)  # a box that takes several files
-    return "<style>\n" + "".join((
-        _replace_child(BUTTON_LABEL, "p", _("Upload")),
-        _replace_child(BUTTON_LABEL.replace(DROPZONE, multiple, 1), "p", _("Upload files")),
-        _replace_child(LIMIT_LINE, "span", limit_line(gettext=_), LIMIT_STYLE),
-        _replace(DRAG_TEXT, _("Drop the file here")),
-        _replace(DRAG_TEXT.replace(DROPZONE, multiple, 1), _("Drop the files here")),
-    )) + "</style>"
+    multiple = DROPZONE.replace(
+        "]", "]:has(> input[multiple])", 1
+    )  # a box that takes several files
+    return (
+        "<style>\n"
+        + "".join(
+            (
+                _replace_child(BUTTON_LABEL, "p", _("Upload")),
+                _replace_child(BUTTON_LABEL.replace(DROPZONE, multiple, 1), "p", _("Upload files")),
+                _replace_child(LIMIT_LINE, "span", limit_line(gettext=_), LIMIT_STYLE),
+                _replace(DRAG_TEXT, _("Drop the file here")),
+                _replace(DRAG_TEXT.replace(DROPZONE, multiple, 1), _("Drop the files here")),
+            )
+        )
+        + "</style>"
+    )
 
 
 def widget_class(key: str) -> str:
@@ -154,5 +171,14 @@ def show_uploader_words(lang: str) -> None:
         st.html(css)
 
 
-__all__ = ["uploader_css", "types_css", "show_uploader_words", "limit_line", "size_words", "types_words",
-           "upload_limit_mb", "css_string", "widget_class"]
+__all__ = [
+    "uploader_css",
+    "types_css",
+    "show_uploader_words",
+    "limit_line",
+    "size_words",
+    "types_words",
+    "upload_limit_mb",
+    "css_string",
+    "widget_class",
+]

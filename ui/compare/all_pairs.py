@@ -20,28 +20,54 @@ from ui.ranking.data import evaluate_loaded
 def all_pairs_section(p, names, measure_options, default_measures, query_set, conventions) -> None:
     """Draw the all-pairs table and stop the page (the baseline view is not drawn)."""
     c1, c2, c3 = st.columns([3, 1, 1])
-    measures = c1.multiselect(_("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"), options=measure_options,
-                              default=list(default_measures), accept_new_options=True, key=cs.PAIR_MEASURES,
-                              placeholder=_("Choose options"))
-    test = c2.selectbox(_("Test"), PAIR_TESTS, key=cs.PAIR_TEST, format_func=lambda t: _(PAIR_TEST_NAMES[t]))
-    correction = c3.selectbox(_("Correction"), CORRECTIONS, format_func=correction_label,
-                              disabled=test == "tukey", key=cs.PAIR_TEST + ".correction",
-                              help=_("Tukey's HSD controls the error over all pairs itself."))
+    measures = c1.multiselect(
+        _("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
+        options=measure_options,
+        default=list(default_measures),
+        accept_new_options=True,
+        key=cs.PAIR_MEASURES,
+        placeholder=_("Choose options"),
+    )
+    test = c2.selectbox(
+        _("Test"), PAIR_TESTS, key=cs.PAIR_TEST, format_func=lambda t: _(PAIR_TEST_NAMES[t])
+    )
+    correction = c3.selectbox(
+        _("Correction"),
+        CORRECTIONS,
+        format_func=correction_label,
+        disabled=test == "tukey",
+        key=cs.PAIR_TEST + ".correction",
+        help=_("Tukey's HSD controls the error over all pairs itself."),
+    )
     if not measures:
         st.warning(_("Pick at least one measure."))
         p.stop()
     try:
         evaluations = list(evaluate_loaded(measures, conventions).values())
-        comparison = mc.compare(evaluations, all_pairs=True, measures=list(evaluations[0].measures), test=test,
-                                correction=correction, n_permutations=10000, query_set=query_set,
-                                conventions=conventions)
+        comparison = mc.compare(
+            evaluations,
+            all_pairs=True,
+            measures=list(evaluations[0].measures),
+            test=test,
+            correction=correction,
+            n_permutations=10000,
+            query_set=query_set,
+            conventions=conventions,
+        )
     except mc.InputError as exc:
         st.error(exc.plain(_))
         p.stop()
     st.subheader(_("Every run against every other"))
     st.dataframe(comparison.paper(), width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
-    download_buttons({"markdown": comparison.to_markdown(), "latex": comparison.to_latex(),
-                      "html": comparison.to_html(gettext=_), "csv": comparison.to_table("csv")},
-                     "all_pairs", key="all-pairs")
+    download_buttons(
+        {
+            "markdown": comparison.to_markdown(),
+            "latex": comparison.to_latex(),
+            "html": comparison.to_html(gettext=_),
+            "csv": comparison.to_table("csv"),
+        },
+        "all_pairs",
+        key="all-pairs",
+    )
     p.stop()

@@ -43,8 +43,11 @@ from ui.common.i18n import N_, _
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
 #: Where the rows come from.
-SOURCES = {"runs": N_("Runs loaded in this session"), "queries": N_("Queries of one loaded run"),
-           "saved": N_("Saved evaluations (History)")}
+SOURCES = {
+    "runs": N_("Runs loaded in this session"),
+    "queries": N_("Queries of one loaded run"),
+    "saved": N_("Saved evaluations (History)"),
+}
 #: Measures offered besides the session's own.
 MORE_MEASURES = ("RR@10", "nDCG", "P@10", "AP", "R@100", "Success@1")
 
@@ -62,7 +65,7 @@ class Table:
     SAMPLE = "ranklab.table.sample"
     QUERY_RUN = "ranklab.table.query_run"
     DOWNLOADS = "table"
-    FILES = "ranklab.table.files"   # the texts the download buttons of this run offer
+    FILES = "ranklab.table.files"  # the texts the download buttons of this run offer
 
     @staticmethod
     def good(measure: str) -> str:
@@ -78,10 +81,10 @@ class Table:
         return f"ranklab.table.{kind}.{lang}.{level}"
 
 
-
 def default_evaluations(labels) -> None:
     """The saved evaluations shown first: the last four, until the visitor picks others."""
     st.session_state.setdefault(Table.EVALUATIONS, list(labels)[-4:])
+
 
 def default_thresholds(measure: str) -> tuple[float | None, float | None]:
     """``(good, fair)`` of the specification for ``measure`` (None, None when it has none).
@@ -97,7 +100,11 @@ def grading_from(thresholds: dict, names, verdicts) -> Grading:
     """A :class:`Grading` of the thresholds given (``measure -> (good, fair)``; a measure
     whose good threshold is None has no label; a missing fair threshold is half the good
     one). Raises InputError when fair > good."""
-    pairs = {m: (g, g * FAIR_RATIO if f is None else f) for m, (g, f) in thresholds.items() if g is not None}
+    pairs = {
+        m: (g, g * FAIR_RATIO if f is None else f)
+        for m, (g, f) in thresholds.items()
+        if g is not None
+    }
     return Grading(pairs, names=tuple(names), verdicts=tuple(verdicts))
 
 
@@ -128,14 +135,21 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
         for m in table.measures:
-            row[display_measure(m)] = cell(table.values.at[run, m], table.levels.at[run, m],
-                                           bool(table.significant.at[run, m]))
+            row[display_measure(m)] = cell(
+                table.values.at[run, m], table.levels.at[run, m], bool(table.significant.at[run, m])
+            )
         if table.baseline is not None:
             for m in table.measures:
-                row[words["p_of"].format(measure=display_measure(m))] = p_text(table.pvalues.at[run, m])
+                row[words["p_of"].format(measure=display_measure(m))] = p_text(
+                    table.pvalues.at[run, m]
+                )
         row[words["label"]] = g.name(table.row_levels[run])
         rows.append(row)
-    count = words["runs_count"](len(table.runs)) if callable(words["runs_count"]) else words["runs_count"]
+    count = (
+        words["runs_count"](len(table.runs))
+        if callable(words["runs_count"])
+        else words["runs_count"]
+    )
     summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
     for m in table.measures:
         summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
@@ -151,22 +165,31 @@ def html_document(table: ThesisTable, words: dict, lang: str) -> str:
     """The HTML report of the table: a whole page (its language declared) around
     :func:`metrics_core.report.thesis_export.to_html`'s fragment."""
     title = html.escape(words["caption"])
-    style = ("body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
-             "th,td{padding:.3rem .6rem;border-bottom:1px solid #ccc;text-align:left}"
-             "td.num{text-align:right}tfoot{font-weight:600}.label{color:#555;font-size:.9em}"
-             ".legend{color:#555;font-size:.9em}")
-    return (f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head><meta charset="utf-8">'
-            f"<title>{title}</title><style>{style}</style></head>\n<body>\n<h1>{title}</h1>\n"
-            f"{to_html(table, words)}</body>\n</html>\n")
+    style = (
+        "body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
+        "th,td{padding:.3rem .6rem;border-bottom:1px solid #ccc;text-align:left}"
+        "td.num{text-align:right}tfoot{font-weight:600}.label{color:#555;font-size:.9em}"
+        ".legend{color:#555;font-size:.9em}"
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head><meta charset="utf-8">'
+        f"<title>{title}</title><style>{style}</style></head>\n<body>\n<h1>{title}</h1>\n"
+        f"{to_html(table, words)}</body>\n</html>\n"
+    )
 
 
 def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
     """The downloads of the table: CSV, Markdown, LaTeX and the HTML report, in ``words``."""
-    return {"csv": to_csv(table, words), "markdown": to_markdown(table, words),
-            "latex": to_latex(table, words), "html": html_document(table, words, lang)}
+    return {
+        "csv": to_csv(table, words),
+        "markdown": to_markdown(table, words),
+        "latex": to_latex(table, words),
+        "html": html_document(table, words, lang),
+    }
 
 
 # --- where the rows come from ------------------------------------------------------------------
+
 
 def loaded_rows(measures) -> tuple[list, pd.DataFrame | None] | None:
     """The usable loaded runs' evaluations on ``measures`` (the session's conventions) and the
@@ -187,7 +210,9 @@ def query_rows(run: str, measures) -> tuple[dict, pd.DataFrame | None]:
     from ui.ranking.data import evaluate_loaded
 
     per_query = evaluate_loaded(list(measures))[run].per_query
-    return {str(q): per_query.iloc[[i]] for i, q in enumerate(per_query.index)}, st.session_state.get(state.META)
+    return {
+        str(q): per_query.iloc[[i]] for i, q in enumerate(per_query.index)
+    }, st.session_state.get(state.META)
 
 
 def evaluation_label(row) -> str:
@@ -221,21 +246,33 @@ def date_bounds(meta: pd.DataFrame | None) -> tuple[dt.date, dt.date] | None:
 
 # --- the page's widgets ----------------------------------------------------------------------
 
+
 def measure_choice(options) -> list[str]:
     """The measures multiselect (default: MRR, nDCG@10, P@5)."""
     options = list(dict.fromkeys([*DEFAULT_MEASURES, *options, *MORE_MEASURES]))
     st.session_state.setdefault(Table.MEASURES, list(DEFAULT_MEASURES))
     st.session_state[Table.MEASURES] = [m for m in st.session_state[Table.MEASURES] if m in options]
-    return st.multiselect(_("Measures"), options, key=Table.MEASURES, format_func=display_measure,
-                          help=_("The mean over the queries of each measure; MRR is the mean of the "
-                                 "reciprocal rank."), placeholder=_("Choose options"))
+    return st.multiselect(
+        _("Measures"),
+        options,
+        key=Table.MEASURES,
+        format_func=display_measure,
+        help=_(
+            "The mean over the queries of each measure; MRR is the mean of the reciprocal rank."
+        ),
+        placeholder=_("Choose options"),
+    )
 
 
 def thresholds_editor(measures) -> dict:
     """Good and fair thresholds per measure (number boxes); ``measure -> (good, fair)``."""
-    st.caption(_("A value is labelled with the first name at or above the good threshold, the second at "
-                 "or above the fair threshold, else the third. Leave the good threshold empty for no "
-                 "label."))
+    st.caption(
+        _(
+            "A value is labelled with the first name at or above the good threshold, the second at "
+            "or above the fair threshold, else the third. Leave the good threshold empty for no "
+            "label."
+        )
+    )
     out = {}
     for measure, col in zip(measures, st.columns(max(len(measures), 1)), strict=False):
         good, fair = default_thresholds(measure)
@@ -243,8 +280,12 @@ def thresholds_editor(measures) -> dict:
         st.session_state.setdefault(Table.fair(measure), fair)
         with col:
             st.markdown(f"**{display_measure(measure)}**")
-            g = st.number_input(_("Good from"), min_value=None, step=0.05, key=Table.good(measure), format="%.4g")
-            f = st.number_input(_("Fair from"), min_value=None, step=0.05, key=Table.fair(measure), format="%.4g")
+            g = st.number_input(
+                _("Good from"), min_value=None, step=0.05, key=Table.good(measure), format="%.4g"
+            )
+            f = st.number_input(
+                _("Fair from"), min_value=None, step=0.05, key=Table.fair(measure), format="%.4g"
+            )
         out[measure] = (g, f)
     return out
 
@@ -265,12 +306,24 @@ def date_filter(meta) -> tuple[str | None, str | None]:
     """The date range of the queries kept (None, None: every query)."""
     bounds = date_bounds(meta)
     if bounds is None:
-        st.caption(_("No query dates to filter by: load query metadata with a date column (Data page) "
-                     "to keep only the queries of a period."))
+        st.caption(
+            _(
+                "No query dates to filter by: load query metadata with a date column (Data page) "
+                "to keep only the queries of a period."
+            )
+        )
         return None, None
-    chosen = st.date_input(_("Queries dated"), value=bounds, min_value=bounds[0], max_value=bounds[1],
-                           key=Table.DATES, help=_("Only the queries whose date in the query metadata lies in "
-                                                   "this range (both days included)."))
+    chosen = st.date_input(
+        _("Queries dated"),
+        value=bounds,
+        min_value=bounds[0],
+        max_value=bounds[1],
+        key=Table.DATES,
+        help=_(
+            "Only the queries whose date in the query metadata lies in "
+            "this range (both days included)."
+        ),
+    )
     if not isinstance(chosen, (tuple, list)) or len(chosen) != 2 or tuple(chosen) == bounds:
         return None, None
     return chosen[0].isoformat(), chosen[1].isoformat()
@@ -281,12 +334,26 @@ def significance_choice(names, words) -> tuple[str | None, str, str]:
     c1, c2, c3 = st.columns(3)
     if st.session_state.get(Table.BASELINE) not in (None, *names):
         st.session_state[Table.BASELINE] = None
-    baseline = c1.selectbox(_("Significance against"), [None, *names], key=Table.BASELINE,
-                            format_func=lambda n: _("No significance test") if n is None else n)
-    test = c2.selectbox(_("Test"), TESTS, key=Table.TEST, format_func=lambda t: words[f"test_{t}"],
-                        disabled=baseline is None)
-    correction = c3.selectbox(_("Correction"), CORRECTIONS, key=Table.CORRECTION,
-                              format_func=lambda c: words.get(f"correction_{c}", c), disabled=baseline is None)
+    baseline = c1.selectbox(
+        _("Significance against"),
+        [None, *names],
+        key=Table.BASELINE,
+        format_func=lambda n: _("No significance test") if n is None else n,
+    )
+    test = c2.selectbox(
+        _("Test"),
+        TESTS,
+        key=Table.TEST,
+        format_func=lambda t: words[f"test_{t}"],
+        disabled=baseline is None,
+    )
+    correction = c3.selectbox(
+        _("Correction"),
+        CORRECTIONS,
+        key=Table.CORRECTION,
+        format_func=lambda c: words.get(f"correction_{c}", c),
+        disabled=baseline is None,
+    )
     return baseline, test, correction
 
 
@@ -300,8 +367,11 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     if note:
         st.caption(note)
     if table.undated:
-        st.caption(_("Left out by the date filter because the metadata gives them no date: {queries}.").format(
-            queries=", ".join(table.undated)))
+        st.caption(
+            _(
+                "Left out by the date filter because the metadata gives them no date: {queries}."
+            ).format(queries=", ".join(table.undated))
+        )
     files = st.session_state[Table.FILES] = exports(table, words, lang)
     download_buttons(files, _("comparative_table"), key=Table.DOWNLOADS)
 
@@ -309,12 +379,39 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
 def build(rows, measures, meta, thresholds, names, verdicts, dates, significance) -> ThesisTable:
     """The table of the page's choices (InputError for a bad choice)."""
     baseline, test, correction = significance
-    return thesis_table(rows, measures, grading=grading_from(thresholds, names, verdicts), metadata=meta,
-                        date_from=dates[0], date_to=dates[1], baseline=baseline, test=test,
-                        correction=correction, n_permutations=2000)
+    return thesis_table(
+        rows,
+        measures,
+        grading=grading_from(thresholds, names, verdicts),
+        metadata=meta,
+        date_from=dates[0],
+        date_to=dates[1],
+        baseline=baseline,
+        test=test,
+        correction=correction,
+        n_permutations=2000,
+    )
 
 
-__all__ = ["DEFAULT_MEASURES", "SOURCES", "Table", "default_thresholds", "grading_from", "display_frame",
-           "html_document", "exports", "loaded_rows", "query_rows", "saved_rows", "evaluation_label", "date_bounds",
-           "measure_choice", "thresholds_editor", "names_editor", "date_filter", "significance_choice",
-           "show", "build"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "SOURCES",
+    "Table",
+    "default_thresholds",
+    "grading_from",
+    "display_frame",
+    "html_document",
+    "exports",
+    "loaded_rows",
+    "query_rows",
+    "saved_rows",
+    "evaluation_label",
+    "date_bounds",
+    "measure_choice",
+    "thresholds_editor",
+    "names_editor",
+    "date_filter",
+    "significance_choice",
+    "show",
+    "build",
+]

@@ -50,7 +50,10 @@ def sample_scores() -> dict:
 
 def sample_candidates() -> dict:
     """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`), marked as the sample."""
-    return {**load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name), "sample": True}
+    return {
+        **load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name),
+        "sample": True,
+    }
 
 
 def scores_summary() -> list[str]:
@@ -58,8 +61,12 @@ def scores_summary() -> list[str]:
     data = st.session_state.get(SCORES)
     if not data:
         return [_("scores: none")]
-    return [_("scores: {source}, {n} rows").format(source=source_label(data), n=count(len(data["y_true"]))),
-            _("The same scores and threshold serve Detection and Calibration.")]
+    return [
+        _("scores: {source}, {n} rows").format(
+            source=source_label(data), n=count(len(data["y_true"]))
+        ),
+        _("The same scores and threshold serve Detection and Calibration."),
+    ]
 
 
 def candidates_summary() -> list[str]:
@@ -67,7 +74,11 @@ def candidates_summary() -> list[str]:
     data = st.session_state.get(CANDIDATES)
     if not data:
         return [_("candidates: none")]
-    return [_("candidates: {source}, {n} rows").format(source=source_label(data), n=count(len(data["query"])))]
+    return [
+        _("candidates: {source}, {n} rows").format(
+            source=source_label(data), n=count(len(data["query"]))
+        )
+    ]
 
 
 def source_label(data: dict) -> str:
@@ -78,8 +89,9 @@ def source_label(data: dict) -> str:
     return str(data["source"])
 
 
-def load_scores(data: bytes, name: str, score_col: str | None = None,
-                label_col: str | None = None) -> dict:
+def load_scores(
+    data: bytes, name: str, score_col: str | None = None, label_col: str | None = None
+) -> dict:
     """Scores and labels of a table (cached per session inside the app)."""
     if in_app():
         with st.spinner(_("Reading scores ...")):
@@ -95,28 +107,49 @@ def load_candidates(data: bytes, name: str) -> dict:
     return _load_candidates(data, name)
 
 
-def _load_scores(data: bytes, name: str, score_col: str | None = None,
-                 label_col: str | None = None) -> dict:
+def _load_scores(
+    data: bytes, name: str, score_col: str | None = None, label_col: str | None = None
+) -> dict:
     t = read_scores(data, name=name, score_col=score_col, label_col=label_col)
-    return {"digest": digest(data) + f":{t.score_col}:{t.label_col}", "source": t.source,
-            "y_true": t.y_true, "y_score": t.y_score, "criterion": t.criterion,
-            "score_col": t.score_col, "label_col": t.label_col,
-            "columns": [str(c) for c in t.frame.columns]}
+    return {
+        "digest": digest(data) + f":{t.score_col}:{t.label_col}",
+        "source": t.source,
+        "y_true": t.y_true,
+        "y_score": t.y_score,
+        "criterion": t.criterion,
+        "score_col": t.score_col,
+        "label_col": t.label_col,
+        "columns": [str(c) for c in t.frame.columns],
+    }
 
 
 def _load_candidates(data: bytes, name: str) -> dict:
     t = read_candidates(data, name=name)
-    return {"digest": digest(data), "source": t.source, "query": t.query,
-            "probability": t.probability, "is_gold": t.is_gold, "criterion": t.criterion}
+    return {
+        "digest": digest(data),
+        "source": t.source,
+        "query": t.query,
+        "probability": t.probability,
+        "is_gold": t.is_gold,
+        "criterion": t.criterion,
+    }
 
 
-def _load_scores_cached(data: bytes, name: str, score_col: str | None, label_col: str | None) -> dict:
-    return remember("detection.scores", (digest(data), name, score_col, label_col),
-                    lambda: _load_scores(data, name, score_col, label_col), size=4)
+def _load_scores_cached(
+    data: bytes, name: str, score_col: str | None, label_col: str | None
+) -> dict:
+    return remember(
+        "detection.scores",
+        (digest(data), name, score_col, label_col),
+        lambda: _load_scores(data, name, score_col, label_col),
+        size=4,
+    )
 
 
 def _load_candidates_cached(data: bytes, name: str) -> dict:
-    return remember("detection.candidates", (digest(data), name), lambda: _load_candidates(data, name), size=4)
+    return remember(
+        "detection.candidates", (digest(data), name), lambda: _load_candidates(data, name), size=4
+    )
 
 
 def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryCurve:
@@ -125,39 +158,71 @@ def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryC
 
 
 def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
-    return remember("detection.candidate_tables", key, lambda: dk.prepare(
-        _data["query"], _data["probability"], _data["is_gold"], _data["criterion"]), size=4)
+    return remember(
+        "detection.candidate_tables",
+        key,
+        lambda: dk.prepare(
+            _data["query"], _data["probability"], _data["is_gold"], _data["criterion"]
+        ),
+        size=4,
+    )
 
 
 def columns_of(file_id: str, _data: bytes, name: str) -> list[str]:
     """Column names of an uploaded table (for the mapping boxes), once per upload."""
-    return remember("detection.columns", (file_id, name),
-                    lambda: common_upload.table_columns(_data, name) or [], size=4)
+    return remember(
+        "detection.columns",
+        (file_id, name),
+        lambda: common_upload.table_columns(_data, name) or [],
+        size=4,
+    )
 
 
 def per_group_of(key: str, _y_true, _y_score, _criterion, single_class: str) -> dict:
     """:func:`metrics_core.detection.per_group_scores` once per score set and one-class rule."""
-    return remember("detection.per_group", (key, single_class), lambda: det.per_group_scores(
-        _y_true, _y_score, _criterion, single_class=single_class), size=8)
+    return remember(
+        "detection.per_group",
+        (key, single_class),
+        lambda: det.per_group_scores(_y_true, _y_score, _criterion, single_class=single_class),
+        size=8,
+    )
 
 
 def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, seed: int) -> dict:
-    return remember("detection.bootstrap", (key, metrics, n_resamples, seed), lambda: det.bootstrap_ci(
-        _y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed), size=16)
+    return remember(
+        "detection.bootstrap",
+        (key, metrics, n_resamples, seed),
+        lambda: det.bootstrap_ci(
+            _y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed
+        ),
+        size=16,
+    )
 
 
 #: The TPR table's headers (:data:`metrics_core.detection.TPR_TABLE_COLUMNS`), marked for the catalogs.
-TPR_TABLE_WORDS = (N_("target FPR"), N_("TPR"), N_("achieved FPR"), N_("threshold"), N_("allowed FP"),
-                   N_("next TPR"), N_("next FPR"), N_("next threshold"))
+TPR_TABLE_WORDS = (
+    N_("target FPR"),
+    N_("TPR"),
+    N_("achieved FPR"),
+    N_("threshold"),
+    N_("allowed FP"),
+    N_("next TPR"),
+    N_("next FPR"),
+    N_("next threshold"),
+)
 
 
 def one_class_warning(n_pos: int) -> str:
     """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
     if n_pos == 0:
-        return _("AUROC, AUPRC and TPR at FPR are undefined: every label is negative (no positive item). "
-                 "Load labels with both classes, or choose the audit rule above.")
-    return _("AUROC, AUPRC and TPR at FPR are undefined: every label is positive (no negative item). "
-             "Load labels with both classes, or choose the audit rule above.")
+        return _(
+            "AUROC, AUPRC and TPR at FPR are undefined: every label is negative (no positive item). "
+            "Load labels with both classes, or choose the audit rule above."
+        )
+    return _(
+        "AUROC, AUPRC and TPR at FPR are undefined: every label is positive (no negative item). "
+        "Load labels with both classes, or choose the audit rule above."
+    )
 
 
 def number_or_dash(value: float, digits: int = 4) -> str:
@@ -182,8 +247,10 @@ def dynamic_k_header(field: str) -> str:
 def dynamic_k_legend(has_empty: bool) -> str:
     """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
     empty cells, when there are some)."""
-    text = _("Recall and precision are means over the queries; the pooled columns count every gold and kept "
-             "item of all queries together (micro average). The macro row is the mean over the criteria.")
+    text = _(
+        "Recall and precision are means over the queries; the pooled columns count every gold and kept "
+        "item of all queries together (micro average). The macro row is the mean over the criteria."
+    )
     if has_empty:
         text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
     return text
@@ -191,8 +258,12 @@ def dynamic_k_legend(has_empty: bool) -> str:
 
 #: The reader's fields (:attr:`metrics_core.errors.InputError.field`) and the page's mapping
 #: boxes that choose the same column.
-FIELD_BOXES = {"score_col": N_("Score column"), "label_col": N_("Label column"), "prob_col": N_("Score column"),
-               "gold_col": N_("Label column")}
+FIELD_BOXES = {
+    "score_col": N_("Score column"),
+    "label_col": N_("Label column"),
+    "prob_col": N_("Score column"),
+    "gold_col": N_("Label column"),
+}
 
 
 def for_the_page(exc: InputError) -> InputError:
@@ -203,12 +274,14 @@ def for_the_page(exc: InputError) -> InputError:
     if box is None:  # the advice in the application's words; the texts stay translatable
         return exc.replace(hint=exc.phrase("plain_hint") or exc.phrase("hint"), plain_hint=None)
     hint = _("Choose it in the “{box}” box under “{section}”, then the file is read again.").format(
-        box=_(box), section=_("Data: scores and labels"))
+        box=_(box), section=_("Data: scores and labels")
+    )
     return exc.replace(hint=hint, option=None, plain_hint=None)
 
 
-def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
-                         label_col: str | None = None) -> dict:
+def load_scores_for_page(
+    data: bytes, name: str, score_col: str | None = None, label_col: str | None = None
+) -> dict:
     """:func:`load_scores` with the page's words in its error message."""
     try:
         return load_scores(data, name, score_col, label_col)
@@ -218,21 +291,35 @@ def load_scores_for_page(data: bytes, name: str, score_col: str | None = None,
 
 def calibration_report_of(key, _y, _p, n_bins, strategy):
     """:func:`metrics_core.calibration.calibration_report`, once per score set and binning."""
-    return remember("calibration.reports", (key, n_bins, strategy),
-                    lambda: cal.calibration_report(_y, _p, n_bins, strategy), size=16)
+    return remember(
+        "calibration.reports",
+        (key, n_bins, strategy),
+        lambda: cal.calibration_report(_y, _p, n_bins, strategy),
+        size=16,
+    )
 
 
 def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
     """:func:`metrics_core.calibration.bootstrap_calibration_ci` (seed 0), once per score set,
     binning and replicate count."""
-    return remember("calibration.intervals", (key, n_bins, strategy, n_resamples), lambda: cal.bootstrap_calibration_ci(
-        _y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0), size=16)
+    return remember(
+        "calibration.intervals",
+        (key, n_bins, strategy, n_resamples),
+        lambda: cal.bootstrap_calibration_ci(
+            _y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0
+        ),
+        size=16,
+    )
 
 
 def dynamic_k_curve_of(key, _table, k_min, hard_cap, ratio):
     """:func:`metrics_core.dynamic_k.dynamic_k_curve` of a candidate table (``key``: its digest)."""
-    return remember("dynamic_k.curves", (key, k_min, hard_cap, ratio),
-                    lambda: dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio), size=32)
+    return remember(
+        "dynamic_k.curves",
+        (key, k_min, hard_cap, ratio),
+        lambda: dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio),
+        size=32,
+    )
 
 
 def use_scores(data: dict) -> None:
@@ -251,31 +338,50 @@ def use_sample_candidates() -> None:
 
 
 #: The calibration statistics' names on screen.
-CALIBRATION_LABELS = {"ece": N_("ECE (plug-in)"), "ece_debiased": N_("ECE (debiased)"), "mce": "MCE",
-                      "brier": N_("Brier score")}
+CALIBRATION_LABELS = {
+    "ece": N_("ECE (plug-in)"),
+    "ece_debiased": N_("ECE (debiased)"),
+    "mce": "MCE",
+    "brier": N_("Brier score"),
+}
 
 
 def interval_text(ci: dict) -> str:
     """One calibration statistic's interval in words (or why there is none)."""
     if ci["reliable"]:
-        return _("95% {method} CI [{low}, {high}]").format(method=ci["method"], low=f"{ci['low']:.4f}",
-                                                         high=f"{ci['high']:.4f}")
-    return _("no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)")
+        return _("95% {method} CI [{low}, {high}]").format(
+            method=ci["method"], low=f"{ci['low']:.4f}", high=f"{ci['high']:.4f}"
+        )
+    return _(
+        "no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)"
+    )
 
 
 def bins_table(b: dict) -> pd.DataFrame:
     """The reliability bins for the screen and the exports: 4 decimals, counts as integers."""
-    return pd.DataFrame({
-        _("From"): np.round(b["lower"], 4), _("To"): np.round(b["upper"], 4),
-        _("Items"): b["count"].astype(np.int64), _("Positives"): b["positives"].astype(np.int64),
-        _("Mean probability"): np.round(b["confidence"], 4), _("Frequency"): np.round(b["frequency"], 4),
-        _("Frequency 95% low"): np.round(b["freq_low"], 4), _("Frequency 95% high"): np.round(b["freq_high"], 4)})
+    return pd.DataFrame(
+        {
+            _("From"): np.round(b["lower"], 4),
+            _("To"): np.round(b["upper"], 4),
+            _("Items"): b["count"].astype(np.int64),
+            _("Positives"): b["positives"].astype(np.int64),
+            _("Mean probability"): np.round(b["confidence"], 4),
+            _("Frequency"): np.round(b["frequency"], 4),
+            _("Frequency 95% low"): np.round(b["freq_low"], 4),
+            _("Frequency 95% high"): np.round(b["freq_high"], 4),
+        }
+    )
 
 
 def confusion_table(cm: dict) -> pd.DataFrame:
     """A confusion matrix (``metrics_core.detection.confusion_matrix_at``) as a 2 x 2 table."""
-    return pd.DataFrame({_("Predicted positive"): [cm["tp"], cm["fp"]], _("Predicted negative"): [cm["fn"], cm["tn"]]},
-                        index=[_("Actual positive"), _("Actual negative")])
+    return pd.DataFrame(
+        {
+            _("Predicted positive"): [cm["tp"], cm["fp"]],
+            _("Predicted negative"): [cm["fn"], cm["tn"]],
+        },
+        index=[_("Actual positive"), _("Actual negative")],
+    )
 
 
 def use_candidates(data: bytes, name: str) -> None:

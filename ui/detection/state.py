@@ -10,18 +10,26 @@ import streamlit as st
 
 from ui.common.keep import keep_keys
 
-SCORES = "ranklab.detection.scores"          # dict: digest, source, y_true, y_score, criterion
-CANDIDATES = "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
+SCORES = "ranklab.detection.scores"  # dict: digest, source, y_true, y_score, criterion
+CANDIDATES = (
+    "ranklab.detection.candidates"  # dict: digest, source, query, probability, is_gold, criterion
+)
 keep_keys(SCORES, CANDIDATES)  # a reload brings them back (ui.common.keep)
-RANGES = "ranklab.detection.ranges"          # editable copy of the reference ranges
-THRESHOLD = "ranklab.detection.threshold"    # Detection's threshold slider (score units)
-THRESHOLD_NUM = "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)
-THRESHOLD_NUM_VERSION = "ranklab.detection.threshold_num_version"  # its key's suffix: new on each slider move
+RANGES = "ranklab.detection.ranges"  # editable copy of the reference ranges
+THRESHOLD = "ranklab.detection.threshold"  # Detection's threshold slider (score units)
+THRESHOLD_NUM = (
+    "ranklab.detection.threshold_num"  # the number box kept in step with it (key prefix)
+)
+THRESHOLD_NUM_VERSION = (
+    "ranklab.detection.threshold_num_version"  # its key's suffix: new on each slider move
+)
 THRESHOLD_FOR = "ranklab.detection.threshold_for"  # digest the threshold belongs to
-SCORE_COL = "ranklab.detection.score_col"    # mapping box: score column ("" = auto)
-LABEL_COL = "ranklab.detection.label_col"    # mapping box: label column ("" = auto)
+SCORE_COL = "ranklab.detection.score_col"  # mapping box: score column ("" = auto)
+LABEL_COL = "ranklab.detection.label_col"  # mapping box: label column ("" = auto)
 CAL_THRESHOLD = "ranklab.detection.cal_threshold"  # decision threshold on the reliability diagram
-CAL_THRESHOLD_FOR = "ranklab.detection.cal_threshold_for"  # digest the calibration slider was set for
+CAL_THRESHOLD_FOR = (
+    "ranklab.detection.cal_threshold_for"  # digest the calibration slider was set for
+)
 #: (digest, threshold): the one decision threshold of the loaded scores, shared by the Detection and
 #: Calibration pages (each page's widget starts from it and writes it back when moved)
 SHARED_THRESHOLD = "ranklab.detection.shared_threshold"
@@ -34,7 +42,7 @@ DK_RATIO = "ranklab.detection.dk_ratio"
 
 
 class Detection:
-    UPLOAD = "ranklab.detection.upload"        # upload slot (its ".seen": the last upload read)
+    UPLOAD = "ranklab.detection.upload"  # upload slot (its ".seen": the last upload read)
     USE_SAMPLE = "ranklab.detection.use_sample"
     SINGLE_CLASS = "ranklab.detection.single_class"
     CONFUSION = "ranklab.detection.confusion"
@@ -82,7 +90,10 @@ def sync_calibration_threshold(digest: str) -> None:
     Detection page for the scores ``digest`` (0.5 when none was chosen), and is reset when
     other scores are loaded."""
     shared = shared_threshold(digest)
-    if (st.session_state.get(CAL_THRESHOLD_FOR) != digest or CAL_THRESHOLD not in st.session_state
-            or (shared is not None and shared != st.session_state[CAL_THRESHOLD])):
+    if (
+        st.session_state.get(CAL_THRESHOLD_FOR) != digest
+        or CAL_THRESHOLD not in st.session_state
+        or (shared is not None and shared != st.session_state[CAL_THRESHOLD])
+    ):
         st.session_state[CAL_THRESHOLD] = min(max(0.5 if shared is None else shared, 0.0), 1.0)
         st.session_state[CAL_THRESHOLD_FOR] = digest

@@ -17,8 +17,13 @@ FOLDS = PREFIX + "folds"
 #: measures offered for tuning and the board
 MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100", "nDCG")
 #: the parameters a person sets by hand, with (min, max, default, step)
-PARAM_RANGES = {"k": (1, 1000, 60, 1), "gamma": (0.0, 2.0, 0.5, 0.05), "phi": (0.01, 0.99, 0.8, 0.01),
-                "sigma": (0.0, 1.0, 0.01, 0.01), "w": (0, 100, 2, 1)}
+PARAM_RANGES = {
+    "k": (1, 1000, 60, 1),
+    "gamma": (0.0, 2.0, 0.5, 0.05),
+    "phi": (0.01, 0.99, 0.8, 0.01),
+    "sigma": (0.0, 1.0, 0.01, 0.01),
+    "w": (0, 100, 2, 1),
+}
 
 
 def method_label(method: str) -> str:
@@ -43,5 +48,19 @@ def is_supervised(method: str) -> bool:
     return bool(METHODS[method].get("supervised"))
 
 
-__all__ = ["SAMPLE", "RUNS", "METHOD", "NORM", "TUNE", "MEASURE", "FOLDS", "MEASURES", "PARAM_RANGES",
-           "method_label", "norm_label", "default_runs", "is_weighted", "is_supervised"]
+__all__ = [
+    "SAMPLE",
+    "RUNS",
+    "METHOD",
+    "NORM",
+    "TUNE",
+    "MEASURE",
+    "FOLDS",
+    "MEASURES",
+    "PARAM_RANGES",
+    "method_label",
+    "norm_label",
+    "default_runs",
+    "is_weighted",
+    "is_supervised",
+]

@@ -21,11 +21,19 @@ from ui.common.i18n import gettext as _
 from ui.common.state import digest
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"
-PARTS = (("query_codes", "codes"), ("db_codes", "codes"), ("query_labels", "labels"),
-         ("db_labels", "labels"))
+PARTS = (
+    ("query_codes", "codes"),
+    ("db_codes", "codes"),
+    ("query_labels", "labels"),
+    ("db_labels", "labels"),
+)
 #: The four parts' names on screen.
-PART_NAMES = {"query_codes": N_("query codes"), "db_codes": N_("database codes"), "query_labels": N_("query labels"),
-              "db_labels": N_("database labels")}
+PART_NAMES = {
+    "query_codes": N_("query codes"),
+    "db_codes": N_("database codes"),
+    "query_labels": N_("query labels"),
+    "db_labels": N_("database labels"),
+}
 #: The tie rules of :func:`metrics_core.hashing.evaluate_hashing` in words (the library's).
 TIE_RULES = TIE_RULE_NAMES
 
@@ -73,27 +81,75 @@ def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
 def parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     """Parse one uploaded file (kept in the session by its content digest); raises InputError on
     bad content."""
-    return remember("hashing.uploads", (digest(data), name, what), lambda: _parse_upload(data, name, what), size=8)
+    return remember(
+        "hashing.uploads",
+        (digest(data), name, what),
+        lambda: _parse_upload(data, name, what),
+        size=8,
+    )
 
 
-def evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
-             zero_relevant, ks, device) -> dict:
+def evaluate(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    topk,
+    ties,
+    normalizer,
+    zero_relevant,
+    ks,
+    device,
+) -> dict:
     """metrics_core.hashing.evaluate_hashing, cached on the arrays and options (the
     first call imports torch)."""
     with st.spinner(_("Evaluating hash codes...")):
-        return _evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer, zero_relevant,
-                         ks, device)
+        return _evaluate(
+            query_codes,
+            db_codes,
+            query_labels,
+            db_labels,
+            topk,
+            ties,
+            normalizer,
+            zero_relevant,
+            ks,
+            device,
+        )
 
 
-def _evaluate(query_codes, db_codes, query_labels, db_labels, topk, ties, normalizer,
-              zero_relevant, ks, device) -> dict:
+def _evaluate(
+    query_codes,
+    db_codes,
+    query_labels,
+    db_labels,
+    topk,
+    ties,
+    normalizer,
+    zero_relevant,
+    ks,
+    device,
+) -> dict:
     from metrics_core.hashing import evaluate_hashing
 
-    return remember("hashing.evaluations", (topk, ties, normalizer, zero_relevant, tuple(ks), device),
-                    lambda: evaluate_hashing(query_codes, db_codes, query_labels, db_labels, topk=topk, ks=ks,
-                                             ties=ties, normalizer=normalizer, zero_relevant=zero_relevant,
-                                             device=device),
-                    held=(query_codes, db_codes, query_labels, db_labels), size=8)
+    return remember(
+        "hashing.evaluations",
+        (topk, ties, normalizer, zero_relevant, tuple(ks), device),
+        lambda: evaluate_hashing(
+            query_codes,
+            db_codes,
+            query_labels,
+            db_labels,
+            topk=topk,
+            ks=ks,
+            ties=ties,
+            normalizer=normalizer,
+            zero_relevant=zero_relevant,
+            device=device,
+        ),
+        held=(query_codes, db_codes, query_labels, db_labels),
+        size=8,
+    )
 
 
 def p_at_k_cutoffs(n_db: int) -> tuple[int, ...]:
@@ -109,17 +165,23 @@ def check_loaded(data: dict) -> None:
     """Raise InputError when the uploaded parts cannot be evaluated together."""
     missing = [p for p, _what in PARTS if data.get(p) is None]
     if missing:
-        raise InputError(_("missing {parts}").format(parts=", ".join(_(PART_NAMES[m]) for m in missing)),
-                         hint=_("upload all four files, or load the sample"))
+        raise InputError(
+            _("missing {parts}").format(parts=", ".join(_(PART_NAMES[m]) for m in missing)),
+            hint=_("upload all four files, or load the sample"),
+        )
 
 
 def parse_parts(uploads: dict) -> dict:
     """The hash codes and labels of the four uploads (``{part: uploaded file or None}``);
     raises InputError when a part is missing or unreadable."""
-    parsed = {part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
-              for (part, what), up in zip(PARTS, uploads.values(), strict=True)}
+    parsed = {
+        part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
+        for (part, what), up in zip(PARTS, uploads.values(), strict=True)
+    }
     check_loaded(parsed)
-    parsed["source"] = _("uploaded: {files}").format(files=", ".join(up.name for up in uploads.values()))
+    parsed["source"] = _("uploaded: {files}").format(
+        files=", ".join(up.name for up in uploads.values())
+    )
     return parsed
 
 
@@ -128,4 +190,6 @@ def codes_summary() -> list[str]:
     from ui.hashing.state import DATA
 
     data = st.session_state.get(DATA)
-    return [_("hash codes: {source}").format(source=data["source"]) if data else _("hash codes: none")]
+    return [
+        _("hash codes: {source}").format(source=data["source"]) if data else _("hash codes: none")
+    ]

@@ -6,10 +6,10 @@ The loaded data is a dict of numpy arrays: ``query_codes``, ``db_codes``,
 
 from ui.common.keep import keep_keys
 
-DATA = "ranklab.hashing.data"        # dict of arrays or None
+DATA = "ranklab.hashing.data"  # dict of arrays or None
 keep_keys(DATA)  # a reload brings them back (ui.common.keep)
 MESSAGE = "ranklab.hashing.message"  # last load error shown on the page, or None
-UPLOAD = "ranklab.hashing.upload"    # upload slot of the four files (its ".seen": the last read)
+UPLOAD = "ranklab.hashing.upload"  # upload slot of the four files (its ".seen": the last read)
 
 # widget keys of the page (short names kept: saved sessions and tests use them)
 LOAD_SAMPLE = "hash_load_sample"

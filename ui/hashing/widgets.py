@@ -33,11 +33,15 @@ def uploads_box() -> None:
         files = UploadSlot(hs.upload_part(part), _(PART_NAMES[part]), types=CODE_TYPES).files(col)
         uploads[part] = files[0] if files else None
     if any(uploads.values()):
+
         def use_uploads():
             st.session_state[hs.DATA] = parse_parts(uploads)
 
-        error = read_once(hs.UPLOAD, tuple(up.file_id if up is not None else None for up in uploads.values()),
-                          use_uploads)[1]
+        error = read_once(
+            hs.UPLOAD,
+            tuple(up.file_id if up is not None else None for up in uploads.values()),
+            use_uploads,
+        )[1]
         if error:
             st.error(error)
 

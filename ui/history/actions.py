@@ -38,8 +38,16 @@ def open_store(path: str | None = None):
         store.close()
 
 
-def save_current_evaluation(evaluation, suite: str, qrels=None, meta=None, *, store_path: str | None = None,
-                            timestamp=None, note: str | None = None) -> int:
+def save_current_evaluation(
+    evaluation,
+    suite: str,
+    qrels=None,
+    meta=None,
+    *,
+    store_path: str | None = None,
+    timestamp=None,
+    note: str | None = None,
+) -> int:
     """Save one evaluation into this session's history; returns the new evaluation id.
 
     Parameters
@@ -65,16 +73,26 @@ def save_current_evaluation(evaluation, suite: str, qrels=None, meta=None, *, st
     metrics_core.InputError
         Bad suite name, a new suite without qrels, different qrels for an existing suite.
     """
-    return save_current_evaluations([evaluation], suite, qrels, meta, store_path=store_path,
-                                    timestamp=timestamp, note=note)[0]
+    return save_current_evaluations(
+        [evaluation], suite, qrels, meta, store_path=store_path, timestamp=timestamp, note=note
+    )[0]
 
 
-def save_current_evaluations(evaluations, suite: str, qrels=None, meta=None, *, store_path: str | None = None,
-                             timestamp=None, note: str | None = None) -> list[int]:
+def save_current_evaluations(
+    evaluations,
+    suite: str,
+    qrels=None,
+    meta=None,
+    *,
+    store_path: str | None = None,
+    timestamp=None,
+    note: str | None = None,
+) -> list[int]:
     """Save several runs' evaluations as one batch (same time, shown side by side)."""
     with open_store(store_path) as store:
-        return store.save_evaluations(suite, list(evaluations), timestamp=timestamp, qrels=qrels, meta=meta,
-                                      note=note)
+        return store.save_evaluations(
+            suite, list(evaluations), timestamp=timestamp, qrels=qrels, meta=meta, note=note
+        )
 
 
 def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview") -> int | None:
@@ -88,10 +106,15 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
     if not evaluations:
         return None
     with st.form(f"{history_state.SAVE_FORM}.{key}"):
-        suite = st.text_input(_("Test suite name"), key=f"{history_state.SAVE_SUITE}.{key}",
-                              help=_("Evaluations of the same suite are compared over time on the History page."))
+        suite = st.text_input(
+            _("Test suite name"),
+            key=f"{history_state.SAVE_SUITE}.{key}",
+            help=_("Evaluations of the same suite are compared over time on the History page."),
+        )
         names = [ev.run_name for ev in evaluations]
-        chosen = st.multiselect(_("Runs to save"), names, default=names, placeholder=_("Choose options"))
+        chosen = st.multiselect(
+            _("Runs to save"), names, default=names, placeholder=_("Choose options")
+        )
         note = st.text_input(_("Note (optional)"))
         submitted = st.form_submit_button(_("Save this evaluation"), icon=":material/save:")
     if not submitted:
@@ -106,10 +129,20 @@ def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview"
         st.error(md_text(exc.plain(_)))
         return None
     if history_state.is_shared():
-        st.success(ngettext("Saved {n} run to the shared history.",
-                            "Saved {n} runs as one batch to the shared history.", len(ids)).format(n=len(ids)))
+        st.success(
+            ngettext(
+                "Saved {n} run to the shared history.",
+                "Saved {n} runs as one batch to the shared history.",
+                len(ids),
+            ).format(n=len(ids))
+        )
     else:
-        st.success(ngettext("Saved {n} run to this session's history (download it on the History page to keep it).",
-                            "Saved {n} runs as one batch to this session's history (download it on the History "
-                            "page to keep it).", len(ids)).format(n=len(ids)))
+        st.success(
+            ngettext(
+                "Saved {n} run to this session's history (download it on the History page to keep it).",
+                "Saved {n} runs as one batch to this session's history (download it on the History "
+                "page to keep it).",
+                len(ids),
+            ).format(n=len(ids))
+        )
     return ids[-1]

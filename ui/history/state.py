@@ -18,24 +18,24 @@ from metrics_core.history import HistoryStore
 from metrics_core.report.catalogs import N_
 
 SESSION_STORE = "ranklab.history.session_store"  # HistoryStore(":memory:") of this session
-UPLOAD = "ranklab.history.upload"                # prefix of the uploader's key (+ a nonce)
-UPLOAD_NONCE = "ranklab.history.upload_nonce"    # bumped to clear the uploader
-UPLOAD_SEEN = "ranklab.history.upload_seen"      # file id of the upload already read
-UPLOAD_ERROR = "ranklab.history.upload_error"    # the last upload's error, shown once
-VIEW = "ranklab.history.view"                    # "Per evaluation" | "Per query"
-SUITE = "ranklab.history.suite"                  # suite filter ("All suites" or a name)
-DATES = "ranklab.history.dates"                  # date_input value: (from, to)
+UPLOAD = "ranklab.history.upload"  # prefix of the uploader's key (+ a nonce)
+UPLOAD_NONCE = "ranklab.history.upload_nonce"  # bumped to clear the uploader
+UPLOAD_SEEN = "ranklab.history.upload_seen"  # file id of the upload already read
+UPLOAD_ERROR = "ranklab.history.upload_error"  # the last upload's error, shown once
+VIEW = "ranklab.history.view"  # "Per evaluation" | "Per query"
+SUITE = "ranklab.history.suite"  # suite filter ("All suites" or a name)
+DATES = "ranklab.history.dates"  # date_input value: (from, to)
 TREND_MEASURE = "ranklab.history.trend_measure"  # measure drawn over time
-BATCH = "ranklab.history.batch"                  # batch shown side by side
-DELETE_ID = "ranklab.history.delete_id"          # evaluation id chosen for deletion
+BATCH = "ranklab.history.batch"  # batch shown side by side
+DELETE_ID = "ranklab.history.delete_id"  # evaluation id chosen for deletion
 PENDING_DELETE = "ranklab.history.pending_delete"  # id awaiting confirmation, or None
-SAVE_SUITE = "ranklab.history.save_suite"        # suite name typed in the save form
-SAMPLE_VIEW = "ranklab.history.sample_view"      # HistoryStore(":memory:") of the sample, built once
-DOWNLOAD = "ranklab.history.download"            # the "Download history" button
-REPORT_DOWNLOAD = "ranklab.history.report"       # the comparative report's downloads
+SAVE_SUITE = "ranklab.history.save_suite"  # suite name typed in the save form
+SAMPLE_VIEW = "ranklab.history.sample_view"  # HistoryStore(":memory:") of the sample, built once
+DOWNLOAD = "ranklab.history.download"  # the "Download history" button
+REPORT_DOWNLOAD = "ranklab.history.report"  # the comparative report's downloads
 BATCH_CHART = "ranklab.history.batch_chart"
 TREND_CHART = "ranklab.history.trend"
-SAVE_FORM = "ranklab.history.save_form"          # prefix: + ".<page>" (the form other pages draw)
+SAVE_FORM = "ranklab.history.save_form"  # prefix: + ".<page>" (the form other pages draw)
 
 ENV_STORE = "RANKLAB_HISTORY_STORE"
 SECRET_STORE = "history_store"

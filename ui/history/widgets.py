@@ -29,14 +29,23 @@ SHORT = {"RR": "MRR"}
 #: marked for the catalogs and translated where shown.
 LABEL_WORDS = (N_("Good"), N_("Fair"), N_("Needs improvement"), N_("Efficient"), N_("Acceptable"))
 #: The comparative report's columns (:meth:`metrics_core.history.HistoryStore.report`) on screen.
-COLUMN_WORDS = {"ID": N_("ID"), "Batch": N_("Batch"), "Suite": N_("Suite"), "Run": N_("Run"), "Date": N_("Date"),
-                "Query": N_("Query"), "Interpretation": N_("Interpretation")}
-CAPTION = N_("Every saved evaluation of a test suite (queries with their ground truth). Runs saved together "
-             "are one batch, shown side by side; a trend joins the evaluations of the same run on the same "
-             "suite over time. A value is **Good** at or above its threshold (MRR 0.7, nDCG@10 0.6, P@5 0.5), "
-             "**Fair** at or above half of it, else **Needs improvement**; a row gets its worst label. The "
-             "summary is **Efficient** when every mean is Good, **Needs improvement** when any mean is, else "
-             "**Acceptable**.")
+COLUMN_WORDS = {
+    "ID": N_("ID"),
+    "Batch": N_("Batch"),
+    "Suite": N_("Suite"),
+    "Run": N_("Run"),
+    "Date": N_("Date"),
+    "Query": N_("Query"),
+    "Interpretation": N_("Interpretation"),
+}
+CAPTION = N_(
+    "Every saved evaluation of a test suite (queries with their ground truth). Runs saved together "
+    "are one batch, shown side by side; a trend joins the evaluations of the same run on the same "
+    "suite over time. A value is **Good** at or above its threshold (MRR 0.7, nDCG@10 0.6, P@5 0.5), "
+    "**Fair** at or above half of it, else **Needs improvement**; a row gets its worst label. The "
+    "summary is **Efficient** when every mean is Good, **Needs improvement** when any mean is, else "
+    "**Acceptable**."
+)
 
 
 def thresholds_words(thresholds=THRESHOLDS) -> str:
@@ -45,14 +54,19 @@ def thresholds_words(thresholds=THRESHOLDS) -> str:
     >>> thresholds_words({"RR": 0.7, "P@5": 0.5})
     'Good: MRR ≥ 0.7, P@5 ≥ 0.5'
     """
-    return _("Good: {list}").format(list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in thresholds.items()))
+    return _("Good: {list}").format(
+        list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in thresholds.items())
+    )
 
 
 def unchanged(store: HistoryStore) -> str:
     """What a failed upload leaves: the history already here, and its size."""
     n = store.count_evaluations()
-    return ngettext("The history already here is unchanged ({n} evaluation).",
-                    "The history already here is unchanged ({n} evaluations).", n).format(n=n)
+    return ngettext(
+        "The history already here is unchanged ({n} evaluation).",
+        "The history already here is unchanged ({n} evaluations).",
+        n,
+    ).format(n=n)
 
 
 def use_uploaded_history(files) -> None:
@@ -60,7 +74,11 @@ def use_uploaded_history(files) -> None:
     up = files[0]
     loaded = HistoryStore.from_bytes(up.getvalue(), source=up.name)
     hs.replace_session_store(loaded)
-    st.toast(_("Loaded {n} saved evaluations from {file}.").format(n=loaded.count_evaluations(), file=md_text(up.name)))
+    st.toast(
+        _("Loaded {n} saved evaluations from {file}.").format(
+            n=loaded.count_evaluations(), file=md_text(up.name)
+        )
+    )
     st.rerun()
 
 
@@ -69,21 +87,41 @@ def keep_and_restore(store: HistoryStore) -> None:
     shared = hs.is_shared()
     with st.container(border=True):
         if shared:
-            st.markdown(_("**Shared history.** This app keeps one history for every visitor, set up by whoever "
-                          "deployed it."))
+            st.markdown(
+                _(
+                    "**Shared history.** This app keeps one history for every visitor, set up by whoever "
+                    "deployed it."
+                )
+            )
         else:
-            st.markdown(_("**Your history lives in this browser session only.** It is gone when the session "
-                          "ends: download it as one file to keep it, and upload that file to continue later."))
+            st.markdown(
+                _(
+                    "**Your history lives in this browser session only.** It is gone when the session "
+                    "ends: download it as one file to keep it, and upload that file to continue later."
+                )
+            )
         c1, c2 = st.columns([1, 2])
         # the file is made when the button is clicked, not on every rerun
-        c1.download_button(_("Download history"), history_bytes(store), file_name="ranklab_history.sqlite3",
-                           mime="application/vnd.sqlite3", icon=":material/download:",
-                           disabled=store.count_evaluations() == 0, key=hs.DOWNLOAD)
+        c1.download_button(
+            _("Download history"),
+            history_bytes(store),
+            file_name="ranklab_history.sqlite3",
+            mime="application/vnd.sqlite3",
+            icon=":material/download:",
+            disabled=store.count_evaluations() == 0,
+            key=hs.DOWNLOAD,
+        )
         if shared:
             return
-        upload_slot(hs.UPLOAD, _("Upload a saved history (replaces this session's history)"), use_uploaded_history,
-                    types=["sqlite3", "sqlite", "db"], container=c2, leave_on_error=True,
-                    after_error=lambda error: f"{error}. {unchanged(store)}")
+        upload_slot(
+            hs.UPLOAD,
+            _("Upload a saved history (replaces this session's history)"),
+            use_uploaded_history,
+            types=["sqlite3", "sqlite", "db"],
+            container=c2,
+            leave_on_error=True,
+            after_error=lambda error: f"{error}. {unchanged(store)}",
+        )
 
 
 def history_bytes(store: HistoryStore):
@@ -119,9 +157,14 @@ def render(store: HistoryStore) -> None:
 
 def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> None:
     if showing_sample:
-        st.info(_("Nothing is saved in this history yet, so this is the **sample history** (one suite, six "
-                  "versions of a search system). Save evaluations with the Overview page's "
-                  "“Save this evaluation” form."), icon=":material/info:")
+        st.info(
+            _(
+                "Nothing is saved in this history yet, so this is the **sample history** (one suite, six "
+                "versions of a search system). Save evaluations with the Overview page's "
+                "“Save this evaluation” form."
+            ),
+            icon=":material/info:",
+        )
         if st.button(_("Load sample history into my history"), icon=":material/download:"):
             load_sample_history(store)
             st.rerun()
@@ -129,18 +172,35 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     everything = view.list_evaluations()
     suites = view.suite_names()
     c1, c2, c3 = st.columns([2, 2, 3])
-    suite_choice = c1.selectbox(_("Suite"), [hs.ALL_SUITES, *suites], key=hs.SUITE,
-                                format_func=lambda v: _(v) if v == hs.ALL_SUITES else v)
-    per_query = c2.radio(_("Rows"), hs.VIEWS, key=hs.VIEW, horizontal=True, format_func=_) == hs.VIEWS[1]
-    first = dt.date.fromisoformat(everything["timestamp"].min()[:10]) if len(everything) else dt.date.today()
-    last = dt.date.fromisoformat(everything["timestamp"].max()[:10]) if len(everything) else dt.date.today()
+    suite_choice = c1.selectbox(
+        _("Suite"),
+        [hs.ALL_SUITES, *suites],
+        key=hs.SUITE,
+        format_func=lambda v: _(v) if v == hs.ALL_SUITES else v,
+    )
+    per_query = (
+        c2.radio(_("Rows"), hs.VIEWS, key=hs.VIEW, horizontal=True, format_func=_) == hs.VIEWS[1]
+    )
+    first = (
+        dt.date.fromisoformat(everything["timestamp"].min()[:10])
+        if len(everything)
+        else dt.date.today()
+    )
+    last = (
+        dt.date.fromisoformat(everything["timestamp"].max()[:10])
+        if len(everything)
+        else dt.date.today()
+    )
     dates = c3.date_input(_("Dates (UTC, inclusive)"), value=(first, last), key=hs.DATES)
-    date_from, date_to = (tuple(dates) + (None, None))[:2] if isinstance(dates, (tuple, list)) else (dates, dates)
+    date_from, date_to = (
+        (tuple(dates) + (None, None))[:2] if isinstance(dates, (tuple, list)) else (dates, dates)
+    )
 
     suite = None if suite_choice == hs.ALL_SUITES else suite_choice
     try:
-        report = view.report(suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS,
-                             ngettext=ngettext)
+        report = view.report(
+            suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS, ngettext=ngettext
+        )
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
@@ -153,36 +213,72 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     for m in REPORT_MEASURES:
         mean = summary["means"][m]
         label = summary["labels"].get(m)
-        row.metric(SHORT.get(m, m), "–" if mean != mean else f"{mean:.4f}", width=130,
-                   help=_("mean over the rows; label: {label}").format(label=_(label) if label else "–")
-                   if mean == mean else _("“–”: no row has a value for this measure."))
+        row.metric(
+            SHORT.get(m, m),
+            "–" if mean != mean else f"{mean:.4f}",
+            width=130,
+            help=_("mean over the rows; label: {label}").format(label=_(label) if label else "–")
+            if mean == mean
+            else _("“–”: no row has a value for this measure."),
+        )
     overall = summary["label"]
-    row.metric(_("Overall"), _(overall) if overall else "–", width=260,
-               help=None if overall else _("“–”: no row to label."))
+    row.metric(
+        _("Overall"),
+        _(overall) if overall else "–",
+        width=260,
+        help=None if overall else _("“–”: no row to label."),
+    )
 
     st.subheader(_("Comparative report"))
-    page_link("pages/table.py", _("Labels with your own thresholds and names, or each query of a loaded run: "
-                                  "Comparative table"), ":material/table_chart:")
+    page_link(
+        "pages/table.py",
+        _(
+            "Labels with your own thresholds and names, or each query of a loaded run: "
+            "Comparative table"
+        ),
+        ":material/table_chart:",
+    )
     batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
     shown = report.astype({"ID": str})
-    shown.insert(1, "Batch", [str(batch_of.get(int(i), "")) if i.isdigit() else "" for i in shown["ID"]])
+    shown.insert(
+        1, "Batch", [str(batch_of.get(int(i), "")) if i.isdigit() else "" for i in shown["ID"]]
+    )
     shown["Interpretation"] = [_(v) if v else v for v in shown["Interpretation"]]
     shown["ID"] = [_("Summary") if v == "Summary" else v for v in shown["ID"]]
-    st.dataframe(shown.style.format({m: "{:.4f}" for m in REPORT_MEASURES if m in shown.columns}, na_rep="–"),
-                 hide_index=True, width="stretch",
-                 column_config={"ID": st.column_config.TextColumn(_("ID"), width=50),
-                                "Batch": st.column_config.TextColumn(_("Batch"), width=55),
-                                "Interpretation": st.column_config.TextColumn(_("Interpretation"), width=160),
-                                **{c: st.column_config.TextColumn(_(w)) for c, w in COLUMN_WORDS.items()
-                                   if c in shown.columns and c not in ("ID", "Batch", "Interpretation")},
-                                **{m: st.column_config.NumberColumn(HEADERS.get(m, m)) for m in REPORT_MEASURES}}, placeholder=MISSING)
+    st.dataframe(
+        shown.style.format(
+            {m: "{:.4f}" for m in REPORT_MEASURES if m in shown.columns}, na_rep="–"
+        ),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "ID": st.column_config.TextColumn(_("ID"), width=50),
+            "Batch": st.column_config.TextColumn(_("Batch"), width=55),
+            "Interpretation": st.column_config.TextColumn(_("Interpretation"), width=160),
+            **{
+                c: st.column_config.TextColumn(_(w))
+                for c, w in COLUMN_WORDS.items()
+                if c in shown.columns and c not in ("ID", "Batch", "Interpretation")
+            },
+            **{m: st.column_config.NumberColumn(HEADERS.get(m, m)) for m in REPORT_MEASURES},
+        },
+        placeholder=MISSING,
+    )
     if shown[[m for m in REPORT_MEASURES if m in shown.columns]].isna().any().any():
         st.caption(_("“–”: the evaluation was saved without this measure."))
 
-    exported = shown.rename(columns=lambda c: _(COLUMN_WORDS[c]) if c in COLUMN_WORDS else HEADERS.get(c, c))
-    download_table(exported, "ranklab_history", title=_("Comparative report"), key="history", index=False,
-                   store=_("sample history") if showing_sample else _("saved history"),
-                   thresholds=thresholds_words())
+    exported = shown.rename(
+        columns=lambda c: _(COLUMN_WORDS[c]) if c in COLUMN_WORDS else HEADERS.get(c, c)
+    )
+    download_table(
+        exported,
+        "ranklab_history",
+        title=_("Comparative report"),
+        key="history",
+        index=False,
+        store=_("sample history") if showing_sample else _("saved history"),
+        thresholds=thresholds_words(),
+    )
 
     batches(evals)
     trend(evals)
@@ -198,17 +294,33 @@ def batches(evals) -> None:
     if sizes.max() < 2:
         return
     st.subheader(_("Runs saved together"))
-    info = evals.groupby("batch").agg(suite=("suite", "first"), when=("timestamp", "first"),
-                                      runs=("run", lambda r: ", ".join(map(str, r))))
+    info = evals.groupby("batch").agg(
+        suite=("suite", "first"),
+        when=("timestamp", "first"),
+        runs=("run", lambda r: ", ".join(map(str, r))),
+    )
     options = [b for b in info.index[::-1] if sizes[b] >= 2]
-    chosen = st.selectbox(_("Batch"), options, key=hs.BATCH,
-                          format_func=lambda b: _("batch {b}").format(b=b) + f" · {info.loc[b, 'suite']} · "
-                                                f"{info.loc[b, 'when'][:16].replace('T', ' ')} · {info.loc[b, 'runs']}")
+    chosen = st.selectbox(
+        _("Batch"),
+        options,
+        key=hs.BATCH,
+        format_func=lambda b: (
+            _("batch {b}").format(b=b) + f" · {info.loc[b, 'suite']} · "
+            f"{info.loc[b, 'when'][:16].replace('T', ' ')} · {info.loc[b, 'runs']}"
+        ),
+    )
     rows = evals[evals["batch"] == chosen]
     measures = [m for m in REPORT_MEASURES if m in rows.columns]
     table = rows[["run", *measures]].rename(columns={"run": _("Run"), **HEADERS})
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures}, placeholder=MISSING)
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures
+        },
+        placeholder=MISSING,
+    )
     st.plotly_chart(batch_figure(rows, measures, HEADERS), width="stretch", key=hs.BATCH_CHART)
 
 
@@ -216,28 +328,42 @@ def trend(evals) -> None:
     st.subheader(_("Trend"))
     groups = trend_groups(evals)
     if not groups:
-        st.caption(_("No trend to draw: a trend joins evaluations of the same run on the same suite saved at "
-                     "different times, and no run has two such evaluations here. Runs saved together are "
-                     "different systems at one moment; compare them above."))
+        st.caption(
+            _(
+                "No trend to draw: a trend joins evaluations of the same run on the same suite saved at "
+                "different times, and no run has two such evaluations here. Runs saved together are "
+                "different systems at one moment; compare them above."
+            )
+        )
         return
-    measure = st.selectbox(_("Measure"), list(REPORT_MEASURES), index=1, key=hs.TREND_MEASURE,
-                           format_func=lambda m: HEADERS.get(m, m))
+    measure = st.selectbox(
+        _("Measure"),
+        list(REPORT_MEASURES),
+        index=1,
+        key=hs.TREND_MEASURE,
+        format_func=lambda m: HEADERS.get(m, m),
+    )
     st.plotly_chart(trend_figure(evals, measure, THRESHOLDS), width="stretch", key=hs.TREND_CHART)
 
 
 def delete_form(store: HistoryStore, body) -> None:
     st.subheader(_("Delete an evaluation"))
     options = [int(i) for i in body["ID"].tolist()]
-    labels = {int(i): f"#{i} · {r} · {d} · {s}" for i, r, d, s in zip(body["ID"], body["Run"], body["Date"],
-                                                                      body["Suite"], strict=True)}
+    labels = {
+        int(i): f"#{i} · {r} · {d} · {s}"
+        for i, r, d, s in zip(body["ID"], body["Run"], body["Date"], body["Suite"], strict=True)
+    }
     d1, d2 = st.columns([3, 1])
     chosen = d1.selectbox(_("Evaluation"), options, format_func=labels.get, key=hs.DELETE_ID)
     if d2.button(_("Delete…"), icon=":material/delete:"):
         st.session_state[hs.PENDING_DELETE] = chosen
     pending = st.session_state.get(hs.PENDING_DELETE)
     if pending is not None:
-        st.warning(_("Delete evaluation {evaluation} and its per-query values? This cannot be undone.").format(
-            evaluation=md_text(labels.get(pending, pending))))
+        st.warning(
+            _(
+                "Delete evaluation {evaluation} and its per-query values? This cannot be undone."
+            ).format(evaluation=md_text(labels.get(pending, pending)))
+        )
         y, n, _spacer = st.columns([1, 1, 4])
         if y.button(_("Yes, delete"), type="primary"):
             try:
@@ -253,5 +379,21 @@ def delete_form(store: HistoryStore, body) -> None:
             st.rerun()
 
 
-__all__ = ["CAPTION", "THRESHOLDS", "HEADERS", "LABEL_WORDS", "COLUMN_WORDS", "thresholds_words", "render", "draw_history", "keep_and_restore", "history_bytes",
-           "sample_view", "batches", "trend", "delete_form", "unchanged", "use_uploaded_history"]
+__all__ = [
+    "CAPTION",
+    "THRESHOLDS",
+    "HEADERS",
+    "LABEL_WORDS",
+    "COLUMN_WORDS",
+    "thresholds_words",
+    "render",
+    "draw_history",
+    "keep_and_restore",
+    "history_bytes",
+    "sample_view",
+    "batches",
+    "trend",
+    "delete_form",
+    "unchanged",
+    "use_uploaded_history",
+]

@@ -25,8 +25,13 @@ BOARDS, BANDS = "overview.boards", "overview.bands"
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
 #: before it draws their widgets, after the leaderboard).
 BOARD_KEYS = Overview.BOARD
-BOARD_DEFAULTS = {"n_resamples": 1000, "confidence": 0.95, "seed": 0, "test": "permutation",
-                  "correction": "holm"}
+BOARD_DEFAULTS = {
+    "n_resamples": 1000,
+    "confidence": 0.95,
+    "seed": 0,
+    "test": "permutation",
+    "correction": "holm",
+}
 #: Permutations of the permutation test on the Overview.
 BOARD_PERMUTATIONS = 10_000
 BOARD_MEMO_SIZE = 4
@@ -37,14 +42,32 @@ def board_setting(name: str):
     return st.session_state.get(BOARD_KEYS[name], BOARD_DEFAULTS.get(name))
 
 
-def _settings(baseline: str, query_set: str, n_resamples, confidence, seed, correction: str, test: str) -> dict:
-    return {"baseline": baseline, "query_set": query_set, "n_resamples": int(n_resamples),
-            "confidence": float(confidence), "seed": int(seed), "correction": correction, "test": test,
-            "permutations": BOARD_PERMUTATIONS}
+def _settings(
+    baseline: str, query_set: str, n_resamples, confidence, seed, correction: str, test: str
+) -> dict:
+    return {
+        "baseline": baseline,
+        "query_set": query_set,
+        "n_resamples": int(n_resamples),
+        "confidence": float(confidence),
+        "seed": int(seed),
+        "correction": correction,
+        "test": test,
+        "permutations": BOARD_PERMUTATIONS,
+    }
 
 
-def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n_resamples: int,
-                   confidence: float, seed: int, correction: str, test: str) -> pd.DataFrame:
+def overview_board(
+    evaluations: dict,
+    baseline: str,
+    measures,
+    query_set: str,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    correction: str,
+    test: str,
+) -> pd.DataFrame:
     """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
     bootstrap CI, corrected tests), kept in the session for these very evaluations and settings
     (:func:`ui.common.cache.remember`: a rerun neither recomputes it nor hashes the per-query
@@ -53,27 +76,53 @@ def overview_board(evaluations: dict, baseline: str, measures, query_set: str, n
 
     settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
     held = tuple(evaluations.values())
-    data = (id(st.session_state.get(state.QRELS)),
-            tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()))
+    data = (
+        id(st.session_state.get(state.QRELS)),
+        tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()),
+    )
     keep_only(BOARDS, lambda key, _held: key[0] == data)  # boards of data no longer loaded go
     key = (data, tuple(evaluations), tuple(measures), tuple(sorted(settings.items())))
-    return remember(BOARDS, key, lambda: leaderboard(
-        list(held), baseline, list(measures), query_set=query_set, n_resamples=settings["n_resamples"],
-        confidence=settings["confidence"], seed=settings["seed"], n_permutations=BOARD_PERMUTATIONS,
-        correction=correction, test=test), held=held, size=BOARD_MEMO_SIZE)
+    return remember(
+        BOARDS,
+        key,
+        lambda: leaderboard(
+            list(held),
+            baseline,
+            list(measures),
+            query_set=query_set,
+            n_resamples=settings["n_resamples"],
+            confidence=settings["confidence"],
+            seed=settings["seed"],
+            n_permutations=BOARD_PERMUTATIONS,
+            correction=correction,
+            test=test,
+        ),
+        held=held,
+        size=BOARD_MEMO_SIZE,
+    )
 
 
-TIE_LEGEND = N_("Tie band: range of the mean over every order of tied scores (shown where that "
-                "order changes the mean).")
+TIE_LEGEND = N_(
+    "Tie band: range of the mean over every order of tied scores (shown where that "
+    "order changes the mean)."
+)
 
 #: The library's names of the tests, corrections and query sets, marked for the catalogs
 #: (:data:`metrics_core.report.legends.TEST_NAMES`, ``CORRECTION_NAMES``, ``QUERY_SET_LABELS``):
 #: shown through ``_()``.
-LIBRARY_WORDS = (N_("paired t-test"), N_("Wilcoxon signed-rank test"), N_("paired randomization test"),
-                 N_("Holm"), N_("Bonferroni"), N_("Benjamini-Hochberg"), N_("no"),
-                 N_("the queries every run answered"),
-                 N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
-                 N_("the queries both runs of each pair answered"), N_("Mean"))
+LIBRARY_WORDS = (
+    N_("paired t-test"),
+    N_("Wilcoxon signed-rank test"),
+    N_("paired randomization test"),
+    N_("Holm"),
+    N_("Bonferroni"),
+    N_("Benjamini-Hochberg"),
+    N_("no"),
+    N_("the queries every run answered"),
+    N_("every qrels query, a run that did not answer a query scoring 0 (trec_eval -c)"),
+    N_("the queries both runs of each pair answered"),
+    N_("Mean"),
+)
 
 
 def board_legend(board: pd.DataFrame, explain: bool = False) -> str:
@@ -102,12 +151,18 @@ def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.
     """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
     the same board, evaluations and bounds (a rerun does not recompute it)."""
     held = (board, *evaluations.values(), *(bounds.get(n) for n in evaluations))
-    return remember(BANDS, tuple(evaluations), lambda: tie_band(
-        board, {n: ev.per_query for n, ev in evaluations.items()}, bounds), held=held, size=1)
+    return remember(
+        BANDS,
+        tuple(evaluations),
+        lambda: tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds),
+        held=held,
+        size=1,
+    )
 
 
 def style_grid(grid: pd.DataFrame):
     """pandas Styler: best cells bold on a light background, CI rows grey."""
+
     def cell(v):
         if isinstance(v, str) and BEST in v:
             return "font-weight: bold; background-color: #e4f4e4"
@@ -126,5 +181,21 @@ def style_grid(grid: pd.DataFrame):
     return grid.style.apply(row, axis=1).map(cell)
 
 
-__all__ = ["BOARD_KEYS", "BOARD_DEFAULTS", "BOARD_PERMUTATIONS", "TIE_LEGEND", "board_setting", "overview_board",
-           "cached_tie_band", "style_grid", "board_legend", "board_family", "translated_grid", "LIBRARY_WORDS", "leaderboard_grid", "tie_band", "TIE_ROW", "BEST"]
+__all__ = [
+    "BOARD_KEYS",
+    "BOARD_DEFAULTS",
+    "BOARD_PERMUTATIONS",
+    "TIE_LEGEND",
+    "board_setting",
+    "overview_board",
+    "cached_tie_band",
+    "style_grid",
+    "board_legend",
+    "board_family",
+    "translated_grid",
+    "LIBRARY_WORDS",
+    "leaderboard_grid",
+    "tie_band",
+    "TIE_ROW",
+    "BEST",
+]

@@ -37,7 +37,14 @@ SAMPLE_DIR = ROOT / "sample_data" / "ranking"
 SAMPLE_RUNS = ("bm25", "dense", "hybrid")
 META_COLUMNS = ("query", "category", "difficulty", "date", "criterion", "fold")
 #: Headers of the metadata columns, marked for the catalogs (shown through ``_()``).
-META_HEADERS = (N_("Category"), N_("Difficulty"), N_("Criterion"), N_("Fold"), N_("Date"), N_("Query text"))
+META_HEADERS = (
+    N_("Category"),
+    N_("Difficulty"),
+    N_("Criterion"),
+    N_("Fold"),
+    N_("Date"),
+    N_("Query text"),
+)
 _EVAL_CACHE_SIZE = 32
 #: Rankings kept per session (each about 30 bytes a run row): the loaded runs under a few conventions.
 _RANKED_CACHE_SIZE = 8
@@ -64,10 +71,14 @@ def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | Non
     Not cached here: each upload is parsed once per session by :func:`ui.ranking.upload.parse_once`,
     and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
     server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
-    return mc.read_run(_Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None)
+    return mc.read_run(
+        _Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None
+    )
 
 
-def parse_qrels(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Qrels:
+def parse_qrels(
+    data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None
+) -> mc.Qrels:
     """Parse qrels bytes (once per upload, as :func:`parse_run`)."""
     return mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
 
@@ -81,8 +92,11 @@ def run_name_for(run: mc.Run, filename: str) -> str:
 
 def sample_files() -> dict[str, Path]:
     """Paths of the bundled ranking samples."""
-    files = {"qrels": SAMPLE_DIR / "qrels.txt", "meta": SAMPLE_DIR / "queries.csv",
-             "clicks": SAMPLE_DIR / "clicks.csv"}
+    files = {
+        "qrels": SAMPLE_DIR / "qrels.txt",
+        "meta": SAMPLE_DIR / "queries.csv",
+        "clicks": SAMPLE_DIR / "clicks.csv",
+    }
     files.update({name: SAMPLE_DIR / f"{name}.txt" for name in SAMPLE_RUNS})
     return files
 
@@ -98,8 +112,10 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-SAMPLE_SUMMARY = N_("Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
-                  "detection scores, dynamic-K candidates and hash codes.")
+SAMPLE_SUMMARY = N_(
+    "Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
+    "detection scores, dynamic-K candidates and hash codes."
+)
 
 
 def load_sample_into_state() -> None:
@@ -123,8 +139,6 @@ def load_sample_into_state() -> None:
     st.session_state[SCORES] = detection_data.sample_scores()
     st.session_state[CANDIDATES] = detection_data.sample_candidates()
     st.session_state[HASH_CODES] = load_hashing_sample()
-
-
 
 
 IN_FLIGHT: dict = {}  # (session id, ranking key) -> Future: rankings being built now
@@ -163,7 +177,9 @@ def rank_once(key, build):
 
 def _loaded_data() -> tuple:
     """The loaded qrels and runs (what every ranking-section cache entry is held against)."""
-    return st.session_state.get(state.QRELS), list((st.session_state.get(state.RUNS) or {}).values())
+    return st.session_state.get(state.QRELS), list(
+        (st.session_state.get(state.RUNS) or {}).values()
+    )
 
 
 def drop_unloaded() -> None:
@@ -193,14 +209,23 @@ def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
         return hit[1]
     wanted = set(cutoffs) | set(hit[0] if found else ())
     try:
-        wanted |= set(rank_cutoffs(parse_measures(
-            list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES))))
+        wanted |= set(
+            rank_cutoffs(
+                parse_measures(list(st.session_state.get(state.MEASURES) or state.DEFAULT_MEASURES))
+            )
+        )
     except mc.InputError:
         pass
     built = tuple(sorted(wanted))
     key = (id(qrels), id(run), conv)
-    return remember(RANKINGS, conv, lambda: (built, rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))),
-                    held=(qrels, run), size=_RANKED_CACHE_SIZE, fresh=True)[1]
+    return remember(
+        RANKINGS,
+        conv,
+        lambda: (built, rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))),
+        held=(qrels, run),
+        size=_RANKED_CACHE_SIZE,
+        fresh=True,
+    )[1]
 
 
 def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]:
@@ -222,14 +247,30 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     conv = conventions or st.session_state.get(state.CONVENTIONS) or mc.Conventions()
     drop_unloaded()
 
-    def evaluate(name: str, run) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
+    def evaluate(
+        name: str, run
+    ) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
         with budget.reserve_work(min(len(run), STREAM_ROWS), name):  # within the server's budget
-            return mc.evaluate(qrels, run, measures, conventions=conv, name=name, stream_rows=STREAM_ROWS,
-                               ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs))
+            return mc.evaluate(
+                qrels,
+                run,
+                measures,
+                conventions=conv,
+                name=name,
+                stream_rows=STREAM_ROWS,
+                ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs),
+            )
 
-    return {name: remember(EVALUATIONS, (name, conv, tuple(measures)), lambda run=run, name=name: evaluate(name, run),
-                           held=(qrels, run), size=_EVAL_CACHE_SIZE)
-            for name, run in runs.items()}
+    return {
+        name: remember(
+            EVALUATIONS,
+            (name, conv, tuple(measures)),
+            lambda run=run, name=name: evaluate(name, run),
+            held=(qrels, run),
+            size=_EVAL_CACHE_SIZE,
+        )
+        for name, run in runs.items()
+    }
 
 
 def _no_ties(run, ev) -> bool:
@@ -246,6 +287,7 @@ def tie_reports(evaluations: dict) -> dict[str, dict | None]:
     None for a run of more than :data:`TIE_ROWS` rows (the report costs about one more
     evaluation) or one evaluated in blocks (no ranked lists kept).
     """
+
     def report(ev):
         return ev.ranking.tie_report(ev.specs, values=ev.values)
 
@@ -256,9 +298,12 @@ def _per_run(evaluations: dict, table: str, compute) -> dict:
     """Per run, ``compute(evaluation)`` kept in the session next to the evaluation (bounded);
     None for a run without the ranked lists or the ties it needs."""
     runs = st.session_state.get(state.RUNS) or {}
-    return {name: None if _no_ties(runs.get(name), ev)
-            else remember(table, None, lambda ev=ev: compute(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
-            for name, ev in evaluations.items()}
+    return {
+        name: None
+        if _no_ties(runs.get(name), ev)
+        else remember(table, None, lambda ev=ev: compute(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
+        for name, ev in evaluations.items()
+    }
 
 
 def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
@@ -266,10 +311,13 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     tied scores (:meth:`metrics_core.Ranking.tie_bounds`, as Series indexed by query id):
     what the Overview's tie band needs, without the whole tie report. Kept in the session
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
+
     def bounds(ev):
         index = pd.Index(ev.ranking.query_ids)
-        return {m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-                for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()}
+        return {
+            m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+            for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()
+        }
 
     return _per_run(evaluations, TIE_BOUNDS, bounds)
 
@@ -278,8 +326,10 @@ def tie_bounds_ready(evaluations: dict) -> bool:
     """Whether :func:`tie_bounds` of these evaluations would return at once (kept or not
     computed for their size)."""
     runs = st.session_state.get(state.RUNS) or {}
-    return all(_no_ties(runs.get(name), ev) or peek(TIE_BOUNDS, None, held=(ev,))[0]
-               for name, ev in evaluations.items())
+    return all(
+        _no_ties(runs.get(name), ev) or peek(TIE_BOUNDS, None, held=(ev,))[0]
+        for name, ev in evaluations.items()
+    )
 
 
 def too_large_for_ties(reports: dict) -> str:
@@ -287,10 +337,13 @@ def too_large_for_ties(reports: dict) -> str:
     missing = [name for name, rep in reports.items() if rep is None]
     if not missing:
         return ""
-    return ngettext("Tie band not computed for {runs}: a run over {rows} rows (it would take about as long "
-                    "again as the evaluation).",
-                    "Tie band not computed for {runs}: runs over {rows} rows (it would take about as long "
-                    "again as the evaluation).", len(missing)).format(runs=", ".join(missing), rows=count(TIE_ROWS))
+    return ngettext(
+        "Tie band not computed for {runs}: a run over {rows} rows (it would take about as long "
+        "again as the evaluation).",
+        "Tie band not computed for {runs}: runs over {rows} rows (it would take about as long "
+        "again as the evaluation).",
+        len(missing),
+    ).format(runs=", ".join(missing), rows=count(TIE_ROWS))
 
 
 def unusable_runs(evaluations: dict) -> dict[str, str]:
@@ -305,11 +358,18 @@ def unusable_runs(evaluations: dict) -> dict[str, str]:
     out = {}
     for name, ev in evaluations.items():
         if common_queries(ev) == 0:
-            out[name] = _("{run} shares no query with the qrels (its query ids are not the qrels' ones): "
-                          "is it the run of this collection?").format(run=md_text(name))
-        elif _needs_report(ev, name, runs, qrels) and _coverage(qrels, runs[name])["problem"] == "none_judged":
-            out[name] = _("none of the documents {run} retrieved is judged in the qrels (document ids written "
-                          "differently, or the run of another collection?)").format(run=md_text(name))
+            out[name] = _(
+                "{run} shares no query with the qrels (its query ids are not the qrels' ones): "
+                "is it the run of this collection?"
+            ).format(run=md_text(name))
+        elif (
+            _needs_report(ev, name, runs, qrels)
+            and _coverage(qrels, runs[name])["problem"] == "none_judged"
+        ):
+            out[name] = _(
+                "none of the documents {run} retrieved is judged in the qrels (document ids written "
+                "differently, or the run of another collection?)"
+            ).format(run=md_text(name))
             out[name] += _columns_note(_coverage(qrels, runs[name]))
     return out
 
@@ -326,10 +386,14 @@ def coverage_notes(evaluations: dict) -> dict[str, str]:
         if _needs_report(ev, name, runs, qrels):
             report = _coverage(qrels, runs[name])
             if report["problem"] == "few_judged":
-                out[name] = _("only {judged} of the {shared} queries {run} shares with the qrels have a judged "
-                              "document in its ranking: its values are mostly zeros for want of judgements"
-                              ).format(judged=report["queries_with_judged"], shared=report["shared_queries"],
-                                       run=md_text(name)) + _columns_note(report)
+                out[name] = _(
+                    "only {judged} of the {shared} queries {run} shares with the qrels have a judged "
+                    "document in its ranking: its values are mostly zeros for want of judgements"
+                ).format(
+                    judged=report["queries_with_judged"],
+                    shared=report["shared_queries"],
+                    run=md_text(name),
+                ) + _columns_note(report)
     return out
 
 
@@ -338,9 +402,12 @@ def _columns_note(report: dict) -> str:
     others = report.get("other_doc_id_columns") or []
     if not report.get("doc_id_column") or not others:
         return ""
-    return " " + _("(document ids read from the column «{column}»; the file also has {others}: name the right "
-                   "one under the format options)").format(column=md_text(report["doc_id_column"]),
-                                                          others=", ".join(f"«{md_text(c)}»" for c in others))
+    return " " + _(
+        "(document ids read from the column «{column}»; the file also has {others}: name the right "
+        "one under the format options)"
+    ).format(
+        column=md_text(report["doc_id_column"]), others=", ".join(f"«{md_text(c)}»" for c in others)
+    )
 
 
 def show_coverage_notes(notes: dict[str, str], where=None) -> None:
@@ -361,7 +428,13 @@ def _needs_report(ev, name: str, runs: dict, qrels) -> bool:
 def _coverage(qrels, run) -> dict:
     """:func:`coverage_report` of a loaded run, kept in the session (computed once per run and
     qrels, not on every rerun)."""
-    return remember(COVERAGE, None, lambda: coverage_report(qrels, run), held=(qrels, run), size=_EVAL_CACHE_SIZE)
+    return remember(
+        COVERAGE,
+        None,
+        lambda: coverage_report(qrels, run),
+        held=(qrels, run),
+        size=_EVAL_CACHE_SIZE,
+    )
 
 
 def show_unusable(unusable: dict[str, str], where=None) -> None:
@@ -369,9 +442,16 @@ def show_unusable(unusable: dict[str, str], where=None) -> None:
     if not unusable:
         return
     reasons = "; ".join(unusable.values())
-    text = (_("Left out of the tables that compare runs:") + " " + reasons
-            + ("" if reasons.endswith(("?", ".")) else ".") + " "
-            + _("The other runs keep their numbers. Remove the run on the Data page, or load the right file."))
+    text = (
+        _("Left out of the tables that compare runs:")
+        + " "
+        + reasons
+        + ("" if reasons.endswith(("?", ".")) else ".")
+        + " "
+        + _(
+            "The other runs keep their numbers. Remove the run on the Data page, or load the right file."
+        )
+    )
     (where or st).warning(text, icon=":material/report:")
 
 
@@ -397,8 +477,13 @@ def remove_run(name: str) -> None:
 def judgements_per_label(qrels: mc.Qrels) -> pd.DataFrame:
     """Label, judgements and share of each relevance label of ``qrels`` (labels ascending)."""
     labels = pd.Series(qrels.relevance).value_counts().sort_index()
-    return pd.DataFrame({"Label": [f"{lab:g}" for lab in labels.index], "Judgements": labels.to_numpy(),
-                         "Share": labels.to_numpy() / max(len(qrels), 1)})
+    return pd.DataFrame(
+        {
+            "Label": [f"{lab:g}" for lab in labels.index],
+            "Judgements": labels.to_numpy(),
+            "Share": labels.to_numpy() / max(len(qrels), 1),
+        }
+    )
 
 
 def loaded_rows() -> int:

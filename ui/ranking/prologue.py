@@ -54,9 +54,16 @@ class Loaded:
         return list(self.evaluations)
 
 
-def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs_upload: str | None = None,
-                     warning_slot=None, on_stop: Callable[[], None] | None = None,
-                     spinner: str | None = None) -> Loaded | None:
+def ranking_prologue(
+    measures=None,
+    conventions=None,
+    *,
+    min_runs: int = 1,
+    runs_upload: str | None = None,
+    warning_slot=None,
+    on_stop: Callable[[], None] | None = None,
+    spinner: str | None = None,
+) -> Loaded | None:
     """Evaluate the loaded runs on ``measures`` (default: the session's) under ``conventions``
     (default: the sidebar's), set aside the unusable ones with a visible warning (in
     ``warning_slot``, default the page) and return :class:`Loaded`, or None (after saying why)
@@ -65,6 +72,7 @@ def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs
     ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
     ``on_stop``: drawn before returning None (widgets that must keep their values).
     """
+
     def stop() -> None:
         if on_stop is not None:
             on_stop()
@@ -87,12 +95,18 @@ def ranking_prologue(measures=None, conventions=None, *, min_runs: int = 1, runs
     usable = {n: e for n, e in evaluations.items() if n not in unusable}
     if len(usable) < max(min_runs, 1):
         if evaluations:
-            st.info(_("This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
-                      "the Data page.").format(n=max(min_runs, 1), k=len(usable)))
+            st.info(
+                _(
+                    "This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
+                    "the Data page."
+                ).format(n=max(min_runs, 1), k=len(usable))
+            )
         stop()
         return None
     first = next(iter(usable.values()))
-    return Loaded(usable, list(first.measures), conventions, unusable, st.session_state.get(state.META))
+    return Loaded(
+        usable, list(first.measures), conventions, unusable, st.session_state.get(state.META)
+    )
 
 
 __all__ = ["Loaded", "ranking_prologue"]

@@ -28,7 +28,9 @@ def query_ranking(ev, run, qrels, query_id: str) -> mc.Ranking:
     if ev.ranking is not None:
         return ev.ranking
     rows = np.flatnonzero(run.query_ids == str(query_id))
-    sub = mc.Run(run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source)
+    sub = mc.Run(
+        run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source
+    )
     return mc.rank(qrels, sub, ev.conventions)
 
 
@@ -52,7 +54,9 @@ def relevance_colour(value, max_label: float = 3.0) -> str:
         return "color: #999999"
     if value <= 0:
         return f"background-color: {RELEVANCE_COLOURS[0]}"
-    step = 1 + int(round((len(RELEVANCE_COLOURS) - 2) * min(float(value), max_label) / max(max_label, 1)))
+    step = 1 + int(
+        round((len(RELEVANCE_COLOURS) - 2) * min(float(value), max_label) / max(max_label, 1))
+    )
     colour = RELEVANCE_COLOURS[min(step, len(RELEVANCE_COLOURS) - 1)]
     text = "white" if step >= len(RELEVANCE_COLOURS) - 2 else "black"
     return f"background-color: {colour}; color: {text}"
@@ -67,8 +71,9 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
         return [css] * len(row)
 
     # a grid draws a missing label with the table's placeholder (the page passes "unjudged")
-    return ranking.style.apply(row_style, axis=1).format({"score": "{:.4g}", "relevance": "{:g}"},
-                                                         na_rep=_("unjudged"))
+    return ranking.style.apply(row_style, axis=1).format(
+        {"score": "{:.4g}", "relevance": "{:g}"}, na_rep=_("unjudged")
+    )
 
 
 #: Column names of the per-query table's tie columns, and their headers on screen.
@@ -91,8 +96,11 @@ def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = 
 
     def text(q) -> str:
         entry = per.get(q, {})
-        parts = [f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" if ranges else m for m in shown
-                 if m in entry and entry[m]["min"] != entry[m]["max"]]
+        parts = [
+            f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" if ranges else m
+            for m in shown
+            if m in entry and entry[m]["min"] != entry[m]["max"]
+        ]
         return " · ".join(parts)
 
     return pd.Series([text(q) for q in index], index=index, dtype=object)

@@ -14,8 +14,17 @@ from ui.common.style import run_colours
 _RUN_LABEL = N_("run {name}")
 
 
-def report_html(evaluations: list, baseline: str, measures: list, query_set: str, conventions,
-                qrels=None, runs: dict | None = None, lang: str | None = None, **settings) -> str:
+def report_html(
+    evaluations: list,
+    baseline: str,
+    measures: list,
+    query_set: str,
+    conventions,
+    qrels=None,
+    runs: dict | None = None,
+    lang: str | None = None,
+    **settings,
+) -> str:
     """The "Download report" HTML: metrics_core's report assembler, with this app's run colours,
     the plotly.js shipped with the plotly package inlined (opens offline) and the words in
     ``lang`` (default the visitor's language)."""
@@ -29,13 +38,31 @@ def report_html(evaluations: list, baseline: str, measures: list, query_set: str
         data["qrels"] = data_digest(qrels)
     for name, run in (runs or {}).items():
         data[tr.gettext(_RUN_LABEL).format(name=name)] = data_digest(run)
-    return comparison_report(evaluations, baseline, measures, query_set=query_set, conventions=conventions,
-                             data=data, colours=run_colours(list(runs or names)), plotly_js=plotly_js_source(),
-                             gettext=tr.gettext, ngettext=tr.ngettext, lang=lang, **settings)
+    return comparison_report(
+        evaluations,
+        baseline,
+        measures,
+        query_set=query_set,
+        conventions=conventions,
+        data=data,
+        colours=run_colours(list(runs or names)),
+        plotly_js=plotly_js_source(),
+        gettext=tr.gettext,
+        ngettext=tr.ngettext,
+        lang=lang,
+        **settings,
+    )
 
 
-def report_button(evaluations: list, baseline: str, measures: list, query_set: str, conventions,
-                  key: str, **settings) -> None:
+def report_button(
+    evaluations: list,
+    baseline: str,
+    measures: list,
+    query_set: str,
+    conventions,
+    key: str,
+    **settings,
+) -> None:
     """A "Download report" button; the HTML is built only when clicked (deferred data)."""
     qrels = st.session_state.get(state.QRELS)
     runs = dict(st.session_state.get(state.RUNS) or {})
@@ -43,12 +70,23 @@ def report_button(evaluations: list, baseline: str, measures: list, query_set: s
     lang = current_language()  # the file is built on the click, in the language shown now
 
     def build() -> str:
-        return report_html(evaluations, baseline, measures, query_set, conventions, qrels, runs, lang, **settings)
+        return report_html(
+            evaluations, baseline, measures, query_set, conventions, qrels, runs, lang, **settings
+        )
 
-    st.download_button(_("Download report (HTML)"), build, file_name="ranklab_report.html", mime="text/html",
-                       key=f"{state.REPORT}.{key}", icon=":material/description:", on_click="ignore",
-                       help=_("One self-contained HTML file: tables, figures, conventions, versions and "
-                              "data digests; it opens offline in any browser."))
+    st.download_button(
+        _("Download report (HTML)"),
+        build,
+        file_name="ranklab_report.html",
+        mime="text/html",
+        key=f"{state.REPORT}.{key}",
+        icon=":material/description:",
+        on_click="ignore",
+        help=_(
+            "One self-contained HTML file: tables, figures, conventions, versions and "
+            "data digests; it opens offline in any browser."
+        ),
+    )
 
 
 __all__ = ["report_html", "report_button"]

@@ -22,11 +22,15 @@ from ui.common.i18n import gettext as _
 from ui.common.keep import keep_keys
 from ui.common.upload import human_size
 
-FILES = "ranklab.ranking.run_files"      # content digest -> (name, id) of its run (runs from upload boxes)
+FILES = (
+    "ranklab.ranking.run_files"  # content digest -> (name, id) of its run (runs from upload boxes)
+)
 DIGESTS = "ranklab.ranking.run_digests"  # file id -> content digest
 PENDING = "ranklab.ranking.run_pending"  # content digest -> parsed run not yet named
-SHOWN = "ranklab.ranking.run_shown"      # box key -> [(file id, digest)] the box showed last
-keep_keys(FILES, DIGESTS)  # a reload brings them back (ui.common.keep): the same file again is one run
+SHOWN = "ranklab.ranking.run_shown"  # box key -> [(file id, digest)] the box showed last
+keep_keys(
+    FILES, DIGESTS
+)  # a reload brings them back (ui.common.keep): the same file again is one run
 
 
 def _dict(key: str) -> dict:
@@ -74,15 +78,22 @@ def name_box(box: str, files: list, fresh: bool) -> bool:
     entries = [(getattr(f, "file_id", None), content_of(f)) for f in files]
     changed = False
     if not fresh:  # files the visitor took out of this box take their runs with them
-        still = {d for _fid, d in entries} | {d for key, seen in shown.items() if key != box for _fid, d in seen}
+        still = {d for _fid, d in entries} | {
+            d for key, seen in shown.items() if key != box for _fid, d in seen
+        }
         for _fid, digest in shown.get(box, []):
             if digest not in still and digest in known:
                 runs.pop(known.pop(digest), None)
                 changed = True
     shown[box] = entries
     naming = unique_run_names(
-        [RunFile(f.name, getattr(pending.get(d), "tags", None), d) for f, (_fid, d) in zip(files, entries, strict=True)],
-        taken=set(runs) - set(known.values()), known=known)
+        [
+            RunFile(f.name, getattr(pending.get(d), "tags", None), d)
+            for f, (_fid, d) in zip(files, entries, strict=True)
+        ],
+        taken=set(runs) - set(known.values()),
+        known=known,
+    )
     for (_fid, digest), name in zip(entries, naming.names, strict=True):
         run = pending.pop(digest, None)
         if run is not None:
@@ -95,14 +106,25 @@ def name_box(box: str, files: list, fresh: bool) -> bool:
         from ui.ranking.data import drop_unloaded
 
         drop_unloaded()  # results of a removed run leave the session cache with it
-    notes = [_("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
-                 file=markdown_escape(files[i].name), i=i + 1, size=human_size(files[i].size),
-                 name=markdown_escape(name), base=markdown_escape(base))
-             for i, name, base in naming.renamed]
-    notes += [_("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
-                  file=markdown_escape(files[i].name), i=i + 1, first=first + 1,
-                  name=markdown_escape(naming.names[i]))
-              for i, first in naming.repeats]
+    notes = [
+        _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
+            file=markdown_escape(files[i].name),
+            i=i + 1,
+            size=human_size(files[i].size),
+            name=markdown_escape(name),
+            base=markdown_escape(base),
+        )
+        for i, name, base in naming.renamed
+    ]
+    notes += [
+        _("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
+            file=markdown_escape(files[i].name),
+            i=i + 1,
+            first=first + 1,
+            name=markdown_escape(naming.names[i]),
+        )
+        for i, first in naming.repeats
+    ]
     if notes:
         st.info("  \n".join(notes), icon=":material/info:")
     return changed

@@ -54,5 +54,11 @@ def query_box_changed() -> None:
     select_query(st.session_state[PerQuery.QUERY])
 
 
-__all__ = ["select_query", "selected_query", "picked_table_row", "picked_chart_point", "sync_query_box",
-           "query_box_changed"]
+__all__ = [
+    "select_query",
+    "selected_query",
+    "picked_table_row",
+    "picked_chart_point",
+    "sync_query_box",
+    "query_box_changed",
+]

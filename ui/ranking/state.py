@@ -12,10 +12,10 @@ from __future__ import annotations
 from ui.common.keep import keep_keys
 
 # --- the qrels / run / metadata boxes (ui.ranking.upload) -----------------------------------
-UPLOADS_DONE = "ranklab.data.done"             # prefix of the read-once keys: + ".<kind>.<file name>"
-SOURCES = "ranklab.data.sources"              # (kind, file name) -> bytes of the upload (parsed, then released)
-COLUMN_MAPPINGS = "ranklab.data.mapping"       # (kind, file name) -> {role: column}
-MAPPING_WIDGET = "ranklab.data.map"            # prefix of the column-mapping widgets
+UPLOADS_DONE = "ranklab.data.done"  # prefix of the read-once keys: + ".<kind>.<file name>"
+SOURCES = "ranklab.data.sources"  # (kind, file name) -> bytes of the upload (parsed, then released)
+COLUMN_MAPPINGS = "ranklab.data.mapping"  # (kind, file name) -> {role: column}
+MAPPING_WIDGET = "ranklab.data.map"  # prefix of the column-mapping widgets
 
 
 def upload_key(page: str, kind: str) -> str:
@@ -26,10 +26,10 @@ def upload_key(page: str, kind: str) -> str:
 # --- shared widgets (ui.ranking.widgets) -----------------------------------------------------
 MEASURES_WIDGET = "ranklab.w.measures"
 CUSTOM_MEASURE = "ranklab.w.custom_measure"
-FAIR_RATIO = "ranklab.fair_ratio"              # the thresholds editor's Fair ratio
-THRESHOLDS_EDITOR = "ranklab.thr"              # prefix: + ".<page>", ".<page>.base", ".<page>.reset"
+FAIR_RATIO = "ranklab.fair_ratio"  # the thresholds editor's Fair ratio
+THRESHOLDS_EDITOR = "ranklab.thr"  # prefix: + ".<page>", ".<page>.base", ".<page>.reset"
 LOAD_SAMPLE_INLINE = "ranklab.load_sample_inline"
-CLICKS_SOURCE = "ranklab.clicks.source"        # file name of the loaded click log
+CLICKS_SOURCE = "ranklab.clicks.source"  # file name of the loaded click log
 keep_keys(SOURCES, CLICKS_SOURCE)  # a reload brings them back (ui.common.keep)
 
 
@@ -58,9 +58,14 @@ class Overview:
     CHART_MEASURES = "ranklab.overview.chart_measures"
     CHART = "ranklab.overview.chart"
     #: the board settings: read before their widgets are drawn (after the leaderboard)
-    BOARD = {"baseline": "ranklab.overview.baseline", "n_resamples": "ranklab.overview.resamples",
-             "confidence": "ranklab.overview.confidence", "seed": "ranklab.overview.seed",
-             "test": "ranklab.overview.test", "correction": "ranklab.overview.correction"}
+    BOARD = {
+        "baseline": "ranklab.overview.baseline",
+        "n_resamples": "ranklab.overview.resamples",
+        "confidence": "ranklab.overview.confidence",
+        "seed": "ranklab.overview.seed",
+        "test": "ranklab.overview.test",
+        "correction": "ranklab.overview.correction",
+    }
 
 
 class PerQuery:
@@ -107,8 +112,8 @@ class Clicks:
 
 
 class Learn:
-    EXAMPLE = "ranklab.learn.example"   # the loaded preset (name) or None
-    VERSION = "ranklab.learn.version"   # bumps when a preset is loaded, to reset the editor
+    EXAMPLE = "ranklab.learn.example"  # the loaded preset (name) or None
+    VERSION = "ranklab.learn.version"  # bumps when a preset is loaded, to reset the editor
     LABELS = "ranklab.learn.labels"
     K = "ranklab.learn.k"
     NUM_RELEVANT = "ranklab.learn.numrel"

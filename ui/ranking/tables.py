@@ -47,7 +47,9 @@ def only_queries(per_query: pd.DataFrame, ids: set | None) -> pd.DataFrame:
     return per_query[per_query.index.astype(str).isin(ids)]
 
 
-def breakdown(evaluations: dict, meta: pd.DataFrame, column: str, ids: set | None = None) -> pd.DataFrame:
+def breakdown(
+    evaluations: dict, meta: pd.DataFrame, column: str, ids: set | None = None
+) -> pd.DataFrame:
     """Means per group of ``column`` for every run (long: run, group, count, measures), groups
     in reading order (easy, medium, hard for difficulty words, else natural), runs in load order."""
     parts = []
@@ -59,8 +61,18 @@ def breakdown(evaluations: dict, meta: pd.DataFrame, column: str, ids: set | Non
     long[column] = long[column].astype(str)
     order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
     runs_order = {n: i for i, n in enumerate(evaluations)}
-    return long.sort_values([column, "run"], key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
-                            kind="stable").reset_index(drop=True)
+    return long.sort_values(
+        [column, "run"],
+        key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
+        kind="stable",
+    ).reset_index(drop=True)
 
 
-__all__ = ["per_query_table", "containing", "dated_between", "only_queries", "breakdown", "META_SHOWN"]
+__all__ = [
+    "per_query_table",
+    "containing",
+    "dated_between",
+    "only_queries",
+    "breakdown",
+    "META_SHOWN",
+]

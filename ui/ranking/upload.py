@@ -46,7 +46,12 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     transient spinner; the caller decides how to show the error.
     """
     mapping = _state_dict(rs.COLUMN_MAPPINGS).get((kind, uploaded.name))
-    signature = (getattr(uploaded, "file_id", None), uploaded.size, fmt, tuple(sorted((mapping or {}).items())))
+    signature = (
+        getattr(uploaded, "file_id", None),
+        uploaded.size,
+        fmt,
+        tuple(sorted((mapping or {}).items())),
+    )
     # a run file is known by its content (read once, before its bytes are released): two files
     # of one name are two runs, one content dropped twice is one run
     if kind == "run" and run_files.is_loaded(uploaded):
@@ -56,8 +61,14 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     def load() -> None:
         data = uploaded.getvalue()
         replaces = _replaced_bytes(kind)
-        with st.spinner(_("Reading {name} ({size}) ...").format(name=uploaded.name, size=human_size(len(data)))), \
-                budget.reserve(data, kind, uploaded.name, replaces):
+        with (
+            st.spinner(
+                _("Reading {name} ({size}) ...").format(
+                    name=uploaded.name, size=human_size(len(data))
+                )
+            ),
+            budget.reserve(data, kind, uploaded.name, replaces),
+        ):
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
             elif kind == "run":
@@ -65,7 +76,9 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 run_files.parsed(uploaded, parse_run(data, uploaded.name, fmt, mapping))
             else:
                 index_col = (mapping or {}).get("query_id")
-                st.session_state[state.META] = read_metadata(data, uploaded.name, index_col=index_col)
+                st.session_state[state.META] = read_metadata(
+                    data, uploaded.name, index_col=index_col
+                )
         sources = _state_dict(rs.SOURCES)
         sources[(kind, uploaded.name)] = len(data)
         del data
@@ -86,7 +99,11 @@ def _replaced_bytes(kind: str) -> int:
 
 def still_loaded() -> str:
     """What stays loaded after a failed upload, in the pages' words."""
-    qrels, runs, meta = st.session_state[state.QRELS], st.session_state[state.RUNS] or {}, st.session_state[state.META]
+    qrels, runs, meta = (
+        st.session_state[state.QRELS],
+        st.session_state[state.RUNS] or {},
+        st.session_state[state.META],
+    )
     parts = []
     if qrels is not None:
         n = len(qrels.unique_query_ids())
@@ -94,9 +111,16 @@ def still_loaded() -> str:
     if runs:
         parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs)))
     if meta is not None:
-        parts.append(ngettext("metadata for {n} query", "metadata for {n} queries", len(meta)).format(n=len(meta)))
-    return (_("Previous data still loaded: {what}.").format(what=", ".join(parts)) if parts
-            else _("Nothing else is loaded yet."))
+        parts.append(
+            ngettext("metadata for {n} query", "metadata for {n} queries", len(meta)).format(
+                n=len(meta)
+            )
+        )
+    return (
+        _("Previous data still loaded: {what}.").format(what=", ".join(parts))
+        if parts
+        else _("Nothing else is loaded yet.")
+    )
 
 
 def has_message(page: str, kind: str) -> bool:
@@ -104,8 +128,14 @@ def has_message(page: str, kind: str) -> bool:
     return UploadSlot(rs.upload_key(page, kind), "").message is not None
 
 
-def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False, help: str | None = None,
-               page: str = "data") -> bool:
+def upload_box(
+    kind: str,
+    label: str,
+    fmt: str = "auto",
+    multiple: bool = False,
+    help: str | None = None,
+    page: str = "data",
+) -> bool:
     """One uploader of ``kind`` ("qrels", "run" or "meta") and at most one message under it.
 
     A file that fails to load leaves the uploader (its key changes, which empties it) unless
@@ -115,7 +145,9 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
     page it was dropped on. Returns True when the loaded data changed.
     """
     slot = UploadSlot(rs.upload_key(page, kind), label, multiple=multiple, help=help)
-    fresh = slot.widget_key not in st.session_state  # drawn anew (page change, reload): nothing removed
+    fresh = (
+        slot.widget_key not in st.session_state
+    )  # drawn anew (page change, reload): nothing removed
     files = slot.files()
     changed, failed = False, []
     for f in files:
@@ -124,20 +156,42 @@ def upload_box(kind: str, label: str, fmt: str = "auto", multiple: bool = False,
         if error:
             failed.append((f, error))
     if kind == "run":  # name the runs (unique, said so), drop those of files taken out of the box
-        changed |= run_files.name_box(slot.key, [f for f in files if all(f is not g for g, _err in failed)], fresh)
+        changed |= run_files.name_box(
+            slot.key, [f for f in files if all(f is not g for g, _err in failed)], fresh
+        )
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
-    release([f for f, e in failed if not needs_mapping(kind, e)])  # refused: its bytes leave the server too
+    release(
+        [f for f, e in failed if not needs_mapping(kind, e)]
+    )  # refused: its bytes leave the server too
     if failed and not fixable:
         names = ", ".join(md_text(f.name) for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
-        slot.fail(_("Could not load {names}: {problems}.").format(names=names, problems=text) if len(failed) > 1
-                  else f"{text}.")
+        slot.fail(
+            _("Could not load {names}: {problems}.").format(names=names, problems=text)
+            if len(failed) > 1
+            else f"{text}."
+        )
     if fixable:
         f, error = fixable[0]
-        more = (" " + ngettext("({n} more file needs its columns too)", "({n} more files need their columns too)",
-                               len(fixable) - 1).format(n=len(fixable) - 1)) if len(fixable) > 1 else ""
-        st.error(_("{problem}. Choose its columns below{more}.").format(problem=error.rstrip(". "), more=more)
-                 + " " + still_loaded())
+        more = (
+            (
+                " "
+                + ngettext(
+                    "({n} more file needs its columns too)",
+                    "({n} more files need their columns too)",
+                    len(fixable) - 1,
+                ).format(n=len(fixable) - 1)
+            )
+            if len(fixable) > 1
+            else ""
+        )
+        st.error(
+            _("{problem}. Choose its columns below{more}.").format(
+                problem=error.rstrip(". "), more=more
+            )
+            + " "
+            + still_loaded()
+        )
         column_mapping(kind, f, fmt)
     elif slot.message:
         st.error(slot.message + " " + still_loaded())
@@ -152,9 +206,16 @@ def show_loaded(kind: str) -> None:
     if kind == "run":
         runs = st.session_state.get(state.RUNS) or {}
         if runs:
-            st.caption(_("Loaded: {what}").format(what=", ".join(
-                ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
-                    name=md_text(name), n=count(len(run))) for name, run in runs.items())))
+            st.caption(
+                _("Loaded: {what}").format(
+                    what=", ".join(
+                        ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
+                            name=md_text(name), n=count(len(run))
+                        )
+                        for name, run in runs.items()
+                    )
+                )
+            )
         return
     loaded = st.session_state.get(state.QRELS if kind == "qrels" else state.META)
     files = [name for (k, name) in sources if k == kind]
@@ -192,17 +253,35 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
     if not columns:
         return
     roles = ("query_id",) if kind == "meta" else ROLES[kind]
-    st.markdown(_("**Column mapping for {name}**: which column holds what?").format(
-        name=md_text(uploaded.name)))
+    st.markdown(
+        _("**Column mapping for {name}**: which column holds what?").format(
+            name=md_text(uploaded.name)
+        )
+    )
     cols = st.columns(len(roles) + 1)
     chosen = {}
     for i, role in enumerate(roles):
-        chosen[role] = cols[i].selectbox(role, columns, index=min(i, len(columns) - 1),
-                                         key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.{role}")
-    if cols[-1].button(_("Use these columns"), key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.apply"):
+        chosen[role] = cols[i].selectbox(
+            role,
+            columns,
+            index=min(i, len(columns) - 1),
+            key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.{role}",
+        )
+    if cols[-1].button(
+        _("Use these columns"), key=f"{rs.MAPPING_WIDGET}.{kind}.{uploaded.name}.apply"
+    ):
         _state_dict(rs.COLUMN_MAPPINGS)[(kind, uploaded.name)] = chosen
         st.rerun()
 
 
-__all__ = ["UPLOAD_FORMATS", "upload_box", "has_message", "parse_once", "handle_upload", "column_mapping",
-           "needs_mapping", "still_loaded", "table_columns"]
+__all__ = [
+    "UPLOAD_FORMATS",
+    "upload_box",
+    "has_message",
+    "parse_once",
+    "handle_upload",
+    "column_mapping",
+    "needs_mapping",
+    "still_loaded",
+    "table_columns",
+]

@@ -45,6 +45,7 @@ from metrics_core.ranking.measures import (  # noqa: F401
     sets,
     err,
 )
+
 # isort: on
 from metrics_core.ranking.measures.common import IIR, MIN_GEO_MEAN, QRELS, RUN, TREC_EVAL
 from metrics_core.ranking.measures.summaries import (
@@ -56,5 +57,16 @@ from metrics_core.ranking.measures.summaries import (
     trec_order,
 )
 
-__all__ = ["IIR", "MIN_GEO_MEAN", "QRELS", "RUN", "TREC_EVAL", "aggregate", "compute", "missing_mask",
-           "summarize", "summary", "trec_order"]
+__all__ = [
+    "IIR",
+    "MIN_GEO_MEAN",
+    "QRELS",
+    "RUN",
+    "TREC_EVAL",
+    "aggregate",
+    "compute",
+    "missing_mask",
+    "summarize",
+    "summary",
+    "trec_order",
+]

@@ -18,8 +18,10 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1, "d4": 1}}
 RUN = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
 SHARED = N_("Ranking d1, d2, d3; relevant: d1, d3 and d4 (not retrieved); d2 judged non-relevant.")
-IIR = ("C. D. Manning, P. Raghavan, H. Schutze, Introduction to Information Retrieval, "
-       "Cambridge University Press, 2008, ch. 8.")
+IIR = (
+    "C. D. Manning, P. Raghavan, H. Schutze, Introduction to Information Retrieval, "
+    "Cambridge University Press, 2008, ch. 8."
+)
 
 
 def shared_example(name: str, value: float, step: str = "") -> Example:

@@ -13,14 +13,24 @@ from metrics_core.ranking.measures.common import TREC_EVAL, shared_example, thre
 from metrics_core.ranking.ranked_lists import RankedLists
 
 
-@measure("BinG", N_("binary G: each relevant document discounted by the non-relevant ones above it"), better="higher",
-         params=("rel",), aliases=("bing",), trec=("binG",),
-         formula=r"binG = \frac{1}{R}\sum_{r} \frac{1}{\log_2(2 + n_{<r})}",
-         edge_cases=(N_("Unjudged documents count as non-relevant."), N_("No relevant document: 0.")),
-         reference=(TREC_EVAL.format("binG"), N_("(experimental, 2008).")),
-         example=shared_example("BinG", (1 + 1 / math.log2(3)) / 3, N_("d1: 1/log2(2); d3: one non-relevant above, "
-                                                                       "1/log2(3); divided by 3.")),
-         common=("BinG",), perfect=1.0)
+@measure(
+    "BinG",
+    N_("binary G: each relevant document discounted by the non-relevant ones above it"),
+    better="higher",
+    params=("rel",),
+    aliases=("bing",),
+    trec=("binG",),
+    formula=r"binG = \frac{1}{R}\sum_{r} \frac{1}{\log_2(2 + n_{<r})}",
+    edge_cases=(N_("Unjudged documents count as non-relevant."), N_("No relevant document: 0.")),
+    reference=(TREC_EVAL.format("binG"), N_("(experimental, 2008).")),
+    example=shared_example(
+        "BinG",
+        (1 + 1 / math.log2(3)) / 3,
+        N_("d1: 1/log2(2); d3: one non-relevant above, 1/log2(3); divided by 3."),
+    ),
+    common=("BinG",),
+    perfect=1.0,
+)
 def binary_g(R, spec, conv):
     """binG: (1/R) * sum over retrieved relevant of 1 / log2(2 + non-relevant above it)
     (trec_eval ``binG``; unjudged documents count as non-relevant)."""
@@ -48,16 +58,28 @@ def _at_ideal(values: np.ndarray, head, n_pos, seg, t, default_total):
     return np.where(inside, values[idx] if len(values) else 0.0, default_total)
 
 
-@measure("G", N_("normalised gain G: each document's gain discounted by the gain still missing"), better="higher",
-         aliases=("g",), trec=("G",),
-         formula=r"G = \frac{1}{\sum g^*}\sum_i \frac{g_i}{\log_2(2 + C_i - S_i)}",
-         edge_cases=(N_("g_i is the label (negative labels and unjudged: 0); S_i the gain retrieved up to "
-                     "rank i; C_i the sum up to rank i of max(ideal gain, 1)."),
-                     N_("No positive label: 0.")),
-         reference=(TREC_EVAL.format("G"), N_("(experimental, 2008).")),
-         example=shared_example("G", (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 3 - 2)) / 3,
-                          N_("d1: C=1, S=1; d3: C=3, S=2; ideal gain 3.")),
-         common=("G",))
+@measure(
+    "G",
+    N_("normalised gain G: each document's gain discounted by the gain still missing"),
+    better="higher",
+    aliases=("g",),
+    trec=("G",),
+    formula=r"G = \frac{1}{\sum g^*}\sum_i \frac{g_i}{\log_2(2 + C_i - S_i)}",
+    edge_cases=(
+        N_(
+            "g_i is the label (negative labels and unjudged: 0); S_i the gain retrieved up to "
+            "rank i; C_i the sum up to rank i of max(ideal gain, 1)."
+        ),
+        N_("No positive label: 0."),
+    ),
+    reference=(TREC_EVAL.format("G"), N_("(experimental, 2008).")),
+    example=shared_example(
+        "G",
+        (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 3 - 2)) / 3,
+        N_("d1: C=1, S=1; d3: C=3, S=2; ideal gain 3."),
+    ),
+    common=("G",),
+)
 def normalized_g(R, spec, conv):
     """G (trec_eval's experimental gain measure): sum over retrieved documents of
     gain_i / log2(2 + C_i - S_i), divided by the total ideal gain; ``S_i`` is the gain
@@ -98,19 +120,32 @@ def _dcg_upto(R: RankedLists, rows, d, q, t):
     return np.where(ok, d[np.maximum(idx, 0)] if len(d) else 0.0, 0.0)
 
 
-@measure("nDCGRel", N_("nDCG averaged over the relevant documents"), better="higher",
-         aliases=("ndcg_rel",), trec=("ndcg_rel",),
-         formula=r"\frac{1}{|g > 0|}\Big(\sum_{r\ \mathrm{ret}} nDCG@\mathrm{rank}(r) + "
-                 r"|\mathrm{missed}|\, \frac{DCG}{IDCG}\Big)",
-         edge_cases=(N_("Relevant here: a positive label (whatever the threshold)."),
-                     N_("Each relevant document not retrieved adds the whole ranking's DCG / IDCG."),
-                     N_("No positive label: 0.")),
-         reference=(TREC_EVAL.format("ndcg_rel"), N_("(experimental); nDCG after"),
-                    "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002."),
-         example=shared_example("nDCGRel", (1.0 + 1.5 / (1 + 1 / math.log2(3) + 0.5)
-                                      + 1.5 / (1 + 1 / math.log2(3) + 0.5)) / 3,
-                          N_("nDCG@1 = 1 at d1, nDCG@3 at d3, and d4 (missed) adds DCG/IDCG.")),
-         common=("nDCGRel",), perfect=1.0)
+@measure(
+    "nDCGRel",
+    N_("nDCG averaged over the relevant documents"),
+    better="higher",
+    aliases=("ndcg_rel",),
+    trec=("ndcg_rel",),
+    formula=r"\frac{1}{|g > 0|}\Big(\sum_{r\ \mathrm{ret}} nDCG@\mathrm{rank}(r) + "
+    r"|\mathrm{missed}|\, \frac{DCG}{IDCG}\Big)",
+    edge_cases=(
+        N_("Relevant here: a positive label (whatever the threshold)."),
+        N_("Each relevant document not retrieved adds the whole ranking's DCG / IDCG."),
+        N_("No positive label: 0."),
+    ),
+    reference=(
+        TREC_EVAL.format("ndcg_rel"),
+        N_("(experimental); nDCG after"),
+        "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002.",
+    ),
+    example=shared_example(
+        "nDCGRel",
+        (1.0 + 1.5 / (1 + 1 / math.log2(3) + 0.5) + 1.5 / (1 + 1 / math.log2(3) + 0.5)) / 3,
+        N_("nDCG@1 = 1 at d1, nDCG@3 at d3, and d4 (missed) adds DCG/IDCG."),
+    ),
+    common=("nDCGRel",),
+    perfect=1.0,
+)
 def ndcg_rel(R, spec, conv):
     """ndcg_rel: nDCG averaged over the documents with positive gain -- at each such
     retrieved document the nDCG at its rank, for each such document not retrieved the
@@ -131,18 +166,35 @@ def ndcg_rel(R, spec, conv):
     return np.where(ok, total / np.where(ok, n_pos, 1), 0.0)
 
 
-@measure("RnDCG", N_("nDCG averaged at the R levels (ranks where the ideal gain changes)"), better="higher",
-         params=("rel",), aliases=("rndcg",), trec=("Rndcg",),
-         formula=r"\frac{1}{|B|}\sum_{b \in B} \frac{DCG@b}{IDCG@b}",
-         edge_cases=(N_("B: every rank after which the ideal ranking's gain drops (the last positive "
-                     "label included), and the end of a ranking longer than the positive labels "
-                     "plus one (trec_eval's rule)."),
-                     N_("No relevant document: 0.")),
-         reference=(TREC_EVAL.format("Rndcg"), N_("(experimental); nDCG after"),
-                    "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002."),
-         example=shared_example("RnDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
-                          N_("One gain level (3 documents): B = {3}, nDCG@3.")),
-         common=("RnDCG",), perfect=1.0)
+@measure(
+    "RnDCG",
+    N_("nDCG averaged at the R levels (ranks where the ideal gain changes)"),
+    better="higher",
+    params=("rel",),
+    aliases=("rndcg",),
+    trec=("Rndcg",),
+    formula=r"\frac{1}{|B|}\sum_{b \in B} \frac{DCG@b}{IDCG@b}",
+    edge_cases=(
+        N_(
+            "B: every rank after which the ideal ranking's gain drops (the last positive "
+            "label included), and the end of a ranking longer than the positive labels "
+            "plus one (trec_eval's rule)."
+        ),
+        N_("No relevant document: 0."),
+    ),
+    reference=(
+        TREC_EVAL.format("Rndcg"),
+        N_("(experimental); nDCG after"),
+        "K. Jarvelin, J. Kekalainen, ACM TOIS 20(4), 2002.",
+    ),
+    example=shared_example(
+        "RnDCG",
+        1.5 / (1 + 1 / math.log2(3) + 0.5),
+        N_("One gain level (3 documents): B = {3}, nDCG@3."),
+    ),
+    common=("RnDCG",),
+    perfect=1.0,
+)
 def r_ndcg(R, spec, conv):
     """Rndcg: nDCG averaged at the R levels -- the ranks where the ideal ranking's gain
     changes (the last positive gain included), and at the end of a ranking longer than
@@ -163,7 +215,9 @@ def r_ndcg(R, spec, conv):
     bq = np.r_[bq, eq].astype(np.int64)
     bt = np.r_[bt, R.counts[eq]].astype(np.int64)
     ideal_b = np.r_[ideal_b, idcg_total[eq]]
-    order = np.lexsort((np.r_[np.zeros(int(bmask.sum()), dtype=np.int8), np.ones(len(eq), dtype=np.int8)], bq))
+    order = np.lexsort(
+        (np.r_[np.zeros(int(bmask.sum()), dtype=np.int8), np.ones(len(eq), dtype=np.int8)], bq)
+    )
     bq, bt, ideal_b = bq[order], bt[order], ideal_b[order]
     rows, seg, pos, d = _dcg_prefix(R)
     num = _dcg_upto(R, rows, d, bq, bt)

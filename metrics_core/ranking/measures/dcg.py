@@ -26,16 +26,29 @@ def _dcg_rows(R: RankedLists, spec, conv):
     return rows, R.seg[rows], R.pos_of(rows), R.label[rows]
 
 
-@measure("DCG", N_("discounted cumulative gain"), better="higher", cutoff="optional", params=("gain", "discount", "gains"),
-         formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
-         edge_cases=(N_("Unnormalised: it grows with the number and grades of relevant documents."),
-                     N_("Negative labels give no gain."),
-                     N_("gain=exp uses 2^label - 1; discount=jarvelin uses 1/max(1, log2 i).")),
-         reference=("K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
-                    "ACM TOIS 20(4), 2002.", "C. Burges et al., Learning to rank using gradient descent, "
-                    "ICML 2005", N_("(exponential gain).")),
-         example=shared_example("DCG@3", 1.5, N_("1/log2(2) + 1/log2(4) = 1.5.")),
-         common=("DCG@10",), value_range=(0.0, None), cut_invariant=True)
+@measure(
+    "DCG",
+    N_("discounted cumulative gain"),
+    better="higher",
+    cutoff="optional",
+    params=("gain", "discount", "gains"),
+    formula=r"DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
+    edge_cases=(
+        N_("Unnormalised: it grows with the number and grades of relevant documents."),
+        N_("Negative labels give no gain."),
+        N_("gain=exp uses 2^label - 1; discount=jarvelin uses 1/max(1, log2 i)."),
+    ),
+    reference=(
+        "K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
+        "ACM TOIS 20(4), 2002.",
+        "C. Burges et al., Learning to rank using gradient descent, ICML 2005",
+        N_("(exponential gain)."),
+    ),
+    example=shared_example("DCG@3", 1.5, N_("1/log2(2) + 1/log2(4) = 1.5.")),
+    common=("DCG@10",),
+    value_range=(0.0, None),
+    cut_invariant=True,
+)
 def dcg(R, spec, conv):
     """DCG@k = sum over i <= k of gain(rel_i) * discount(i)."""
     table = gains_table(spec.param("gains", conv))
@@ -68,22 +81,45 @@ def _custom_gain_rows(R: RankedLists, spec, conv, table):
     return R.seg[rows], R.pos_of(rows), g
 
 
-@measure("nDCG", N_("normalised discounted cumulative gain"), better="higher", cutoff="optional",
-         params=("gain", "discount", "ideal", "gains"), aliases=("ndcg",), trec=("ndcg", "ndcg_cut_{k}"),
-         formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
-         edge_cases=(N_("IDCG sorts every judged document of the query by label (trec_eval); "
-                     "ideal=retrieved sorts only the retrieved ones."),
-                     N_("IDCG = 0 (no positive label): 0."),
-                     N_("Gain linear (the label) or 2^label - 1 (gain=exp); discount 1/log2(i+1) or "
-                     "1/max(1, log2 i) (discount=jarvelin). Negative labels give no gain."),
-                     N_("gains=1:3.5,2:9 sets the gain of the labels named (label 0 too; the others "
-                     "keep theirs), as trec_eval's ndcg.1=3.5,2=9 but without its truncation of "
-                     "gain differences when it sorts the ideal ranking.")),
-         reference=("K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
-                    "ACM TOIS 20(4), 2002.", TREC_EVAL.format("ndcg_cut_k")),
-         example=shared_example("nDCG", 1.5 / (1 + 1 / math.log2(3) + 0.5),
-                          N_("DCG = 1 + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3) + 1/log2(4).")),
-         common=("nDCG@10", "nDCG"), perfect=1.0, cut_invariant=True)
+@measure(
+    "nDCG",
+    N_("normalised discounted cumulative gain"),
+    better="higher",
+    cutoff="optional",
+    params=("gain", "discount", "ideal", "gains"),
+    aliases=("ndcg",),
+    trec=("ndcg", "ndcg_cut_{k}"),
+    formula=r"nDCG@k = \frac{DCG@k}{IDCG@k},\; DCG@k = \sum_{i \le k} \frac{g(\mathrm{rel}_i)}{\log_2(i+1)}",
+    edge_cases=(
+        N_(
+            "IDCG sorts every judged document of the query by label (trec_eval); "
+            "ideal=retrieved sorts only the retrieved ones."
+        ),
+        N_("IDCG = 0 (no positive label): 0."),
+        N_(
+            "Gain linear (the label) or 2^label - 1 (gain=exp); discount 1/log2(i+1) or "
+            "1/max(1, log2 i) (discount=jarvelin). Negative labels give no gain."
+        ),
+        N_(
+            "gains=1:3.5,2:9 sets the gain of the labels named (label 0 too; the others "
+            "keep theirs), as trec_eval's ndcg.1=3.5,2=9 but without its truncation of "
+            "gain differences when it sorts the ideal ranking."
+        ),
+    ),
+    reference=(
+        "K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
+        "ACM TOIS 20(4), 2002.",
+        TREC_EVAL.format("ndcg_cut_k"),
+    ),
+    example=shared_example(
+        "nDCG",
+        1.5 / (1 + 1 / math.log2(3) + 0.5),
+        N_("DCG = 1 + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3) + 1/log2(4)."),
+    ),
+    common=("nDCG@10", "nDCG"),
+    perfect=1.0,
+    cut_invariant=True,
+)
 def ndcg(R, spec, conv):
     """nDCG@k = DCG@k / IDCG@k; 0 when IDCG is 0 (trec_eval ndcg / ndcg_cut_k).
 

@@ -10,19 +10,35 @@ from metrics_core.ranking.kernels import seg_cumprod_exclusive
 from metrics_core.ranking.measures.common import shared_example
 
 
-@measure("ERR", N_("expected reciprocal rank: a cascade user stops at a satisfying document"), better="higher",
-         cutoff="optional", params=("max_grade",), aliases=("err",),
-         formula=r"ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j < i} (1 - R_j),\; "
-                 r"R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}",
-         edge_cases=(N_("Grades are the labels; negative labels and unjudged documents are 0, labels "
-                     "above max_grade (default 4) count as max_grade."),
-                     N_("Not normalised: a perfect ranking scores below 1.")),
-         reference="O. Chapelle, D. Metzler, Y. Zhang, P. Grinspan, Expected reciprocal rank for "
-                   "graded relevance, CIKM 2009.",
-         example=shared_example("ERR(max_grade=1)", 0.5 + (1 / 3) * 0.5 * 0.5,
-                          N_("With max_grade 1, R = 1/2 for a relevant document: 1/2 at rank 1, then (1/3)(1/2)(1/2)"
-                             " at rank 3.")),
-         common=("ERR@20",), cut_invariant=True)
+@measure(
+    "ERR",
+    N_("expected reciprocal rank: a cascade user stops at a satisfying document"),
+    better="higher",
+    cutoff="optional",
+    params=("max_grade",),
+    aliases=("err",),
+    formula=r"ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j < i} (1 - R_j),\; "
+    r"R_i = \frac{2^{g_i} - 1}{2^{g_{max}}}",
+    edge_cases=(
+        N_(
+            "Grades are the labels; negative labels and unjudged documents are 0, labels "
+            "above max_grade (default 4) count as max_grade."
+        ),
+        N_("Not normalised: a perfect ranking scores below 1."),
+    ),
+    reference="O. Chapelle, D. Metzler, Y. Zhang, P. Grinspan, Expected reciprocal rank for "
+    "graded relevance, CIKM 2009.",
+    example=shared_example(
+        "ERR(max_grade=1)",
+        0.5 + (1 / 3) * 0.5 * 0.5,
+        N_(
+            "With max_grade 1, R = 1/2 for a relevant document: 1/2 at rank 1, then (1/3)(1/2)(1/2)"
+            " at rank 3."
+        ),
+    ),
+    common=("ERR@20",),
+    cut_invariant=True,
+)
 def expected_reciprocal_rank(R, spec, conv):
     """ERR@k (Chapelle, Metzler, Zhang & Grinspan, 2009).
 

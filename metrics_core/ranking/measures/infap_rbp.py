@@ -24,22 +24,41 @@ from metrics_core.ranking.measures.common import (
 INFAP_EPSILON = 1e-5  # trec_eval's smoothing constant of infAP
 
 
-@measure("infAP", N_("inferred average precision: AP estimated from a sampled judgement pool"), better="higher",
-         params=("rel",), aliases=("infap", "inferred_ap"), trec=("infAP",),
-         formula=r"infAP = \frac{1}{R}\sum_{r} \Big(\frac{1}{j+1} + \frac{j}{j+1}\cdot"
-                 r"\frac{|d_{<j}|}{j}\cdot\frac{r_{<j}+\epsilon}{r_{<j}+n_{<j}+2\epsilon}\Big)",
-         edge_cases=(N_("Documents absent from the qrels are outside the pool: skipped."),
-                     N_("A negative label (-2 by convention, any negative in trec_eval) marks a pooled "
-                     "but unjudged document: counted among the documents above, not as relevant "
-                     "or non-relevant."),
-                     N_("A relevant document at rank 1 adds 1; epsilon = 1e-5 (trec_eval)."),
-                     N_("No relevant document: 0. With every document judged, infAP is close to AP "
-                     "(not equal: the smoothing epsilon).")),
-         reference=("E. Yilmaz, J. A. Aslam, Estimating average precision with incomplete and "
-                    "imperfect judgments, CIKM 2006.", TREC_EVAL.format("infAP")),
-         example=shared_example("infAP", (1 + 1 / 3 + (2 / 3) * 1.0 * ((1 + 1e-5) / (2 + 2e-5))) / 3,
-                          N_("d1 adds 1; d3 (j = 2) adds 1/3 + (2/3)(2/2)(1+eps)/(2+2 eps); divided by R = 3.")),
-         common=("infAP",), value_range=(0.0, None))
+@measure(
+    "infAP",
+    N_("inferred average precision: AP estimated from a sampled judgement pool"),
+    better="higher",
+    params=("rel",),
+    aliases=("infap", "inferred_ap"),
+    trec=("infAP",),
+    formula=r"infAP = \frac{1}{R}\sum_{r} \Big(\frac{1}{j+1} + \frac{j}{j+1}\cdot"
+    r"\frac{|d_{<j}|}{j}\cdot\frac{r_{<j}+\epsilon}{r_{<j}+n_{<j}+2\epsilon}\Big)",
+    edge_cases=(
+        N_("Documents absent from the qrels are outside the pool: skipped."),
+        N_(
+            "A negative label (-2 by convention, any negative in trec_eval) marks a pooled "
+            "but unjudged document: counted among the documents above, not as relevant "
+            "or non-relevant."
+        ),
+        N_("A relevant document at rank 1 adds 1; epsilon = 1e-5 (trec_eval)."),
+        N_(
+            "No relevant document: 0. With every document judged, infAP is close to AP "
+            "(not equal: the smoothing epsilon)."
+        ),
+    ),
+    reference=(
+        "E. Yilmaz, J. A. Aslam, Estimating average precision with incomplete and "
+        "imperfect judgments, CIKM 2006.",
+        TREC_EVAL.format("infAP"),
+    ),
+    example=shared_example(
+        "infAP",
+        (1 + 1 / 3 + (2 / 3) * 1.0 * ((1 + 1e-5) / (2 + 2e-5))) / 3,
+        N_("d1 adds 1; d3 (j = 2) adds 1/3 + (2/3)(2/2)(1+eps)/(2+2 eps); divided by R = 3."),
+    ),
+    common=("infAP",),
+    value_range=(0.0, None),
+)
 def inferred_ap(R, spec, conv):
     """infAP (Yilmaz & Aslam, 2006), as trec_eval computes it.
 
@@ -59,23 +78,37 @@ def inferred_ap(R, spec, conv):
     above = (r_above.astype(np.int64) + n_above + u_above).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (above / fj) * (
-            (r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON))
+            (r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON)
+        )
     term = np.where(fj == 0, 1.0, term)
     total = np.bincount(R.seg[rows], weights=term, minlength=R.n_queries)
     return safe_div(total, R.num_rel(thr))
 
 
-@measure("RBP", N_("rank-biased precision: gain of a user who goes on with persistence p"), better="higher",
-         params=("p", "scale"), aliases=("rbp",), trec=("rbp",),
-         formula=r"RBP = (1-p)\sum_{i} g_i\, p^{\,i-1}",
-         edge_cases=(N_("Gains are the labels, divided by the query's highest label when that is above 1 "
-                     "(trec_eval); the relevance threshold does not apply."),
-                     N_("Unjudged documents and negative labels gain 0."),
-                     N_("p = 0.9 by default (RBP(p=0.95) for a more patient user).")),
-         reference=("A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
-                    "effectiveness, ACM TOIS 27(1), 2008.", TREC_EVAL.format("rbp")),
-         example=shared_example("RBP", 0.1 * (1 + 0.81), N_("(1 - 0.9)(1 + 0.9^2).")),
-         common=("RBP", "RBP(p=0.95)"))
+@measure(
+    "RBP",
+    N_("rank-biased precision: gain of a user who goes on with persistence p"),
+    better="higher",
+    params=("p", "scale"),
+    aliases=("rbp",),
+    trec=("rbp",),
+    formula=r"RBP = (1-p)\sum_{i} g_i\, p^{\,i-1}",
+    edge_cases=(
+        N_(
+            "Gains are the labels, divided by the query's highest label when that is above 1 "
+            "(trec_eval); the relevance threshold does not apply."
+        ),
+        N_("Unjudged documents and negative labels gain 0."),
+        N_("p = 0.9 by default (RBP(p=0.95) for a more patient user)."),
+    ),
+    reference=(
+        "A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+        "effectiveness, ACM TOIS 27(1), 2008.",
+        TREC_EVAL.format("rbp"),
+    ),
+    example=shared_example("RBP", 0.1 * (1 + 0.81), N_("(1 - 0.9)(1 + 0.9^2).")),
+    common=("RBP", "RBP(p=0.95)"),
+)
 def rank_biased_precision(R, spec, conv):
     """RBP (Moffat & Zobel, 2008) = (1 - p) * sum_i g_i * p^(i-1), p the persistence.
 
@@ -102,18 +135,36 @@ def rank_biased_precision(R, spec, conv):
     return (1.0 - p) * np.bincount(seg, weights=w, minlength=R.n_queries)
 
 
-@measure("RBPResid", N_("RBP residual: how much RBP could still rise from unjudged documents"), better=None,
-         params=("p",), aliases=("rbp_resid", "rbp_residual"), trec=("rbp_resid",),
-         formula=r"RBP_{resid} = p^{\,n} + (1-p)\sum_{i\ \mathrm{unjudged}} p^{\,i-1}",
-         edge_cases=(N_("Unjudged: absent from the qrels, or a negative label."),
-                     N_("No unjudged document retrieved: 0 (trec_eval), even though the ranking's tail "
-                     "p^n is uncertain too."),
-                     N_("A query absent from the run: 0.")),
-         reference=("A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
-                    "effectiveness, ACM TOIS 27(1), 2008.", TREC_EVAL.format("rbp_resid")),
-         example=Example({"q1": {"d1": 1, "d3": 0}}, RUN, "RBPResid", 0.9 ** 3 + 0.1 * 0.9,
-                         N_("Ranking d1, d2, d3; d2 unjudged: 0.9^3 + (1 - 0.9) 0.9.")),
-         common=("RBPResid",))
+@measure(
+    "RBPResid",
+    N_("RBP residual: how much RBP could still rise from unjudged documents"),
+    better=None,
+    params=("p",),
+    aliases=("rbp_resid", "rbp_residual"),
+    trec=("rbp_resid",),
+    formula=r"RBP_{resid} = p^{\,n} + (1-p)\sum_{i\ \mathrm{unjudged}} p^{\,i-1}",
+    edge_cases=(
+        N_("Unjudged: absent from the qrels, or a negative label."),
+        N_(
+            "No unjudged document retrieved: 0 (trec_eval), even though the ranking's tail "
+            "p^n is uncertain too."
+        ),
+        N_("A query absent from the run: 0."),
+    ),
+    reference=(
+        "A. Moffat, J. Zobel, Rank-biased precision for measurement of retrieval "
+        "effectiveness, ACM TOIS 27(1), 2008.",
+        TREC_EVAL.format("rbp_resid"),
+    ),
+    example=Example(
+        {"q1": {"d1": 1, "d3": 0}},
+        RUN,
+        "RBPResid",
+        0.9**3 + 0.1 * 0.9,
+        N_("Ranking d1, d2, d3; d2 unjudged: 0.9^3 + (1 - 0.9) 0.9."),
+    ),
+    common=("RBPResid",),
+)
 def rbp_residual(R, spec, conv):
     """RBP residual: the most RBP could rise if every unjudged retrieved document had
     gain 1 and the ranking continued with such documents: ``p^n + (1-p) * sum over

@@ -15,16 +15,33 @@ from metrics_core.ranking.measures.common import (
 from metrics_core.ranking.measures.summaries import missing_mask
 
 
-@measure("IPrec", N_("interpolated precision at a recall level"), better="higher", cutoff="fraction",
-         params=("rel", "rounding"), trec=("iprec_at_recall_{k}",),
-         formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i",
-         edge_cases=(N_("The level becomes c = round(r R) relevant documents (trec_eval 10); "
-                     "rounding=trec9 takes floor(r R + 0.9) as trec_eval 9 and pytrec_eval do."),
-                     N_("Fewer than c relevant retrieved: 0.")),
-         reference=(IIR, N_("(section 8.4)."), TREC_EVAL.format("iprec_at_recall")),
-         example=shared_example("IPrec@0.5", 2 / 3, N_("c = round(1.5) = 2 relevant: the best precision from the "
-                                                       "second relevant document on is 2/3.")),
-         common=("IPrec@0.1",), perfect=1.0)
+@measure(
+    "IPrec",
+    N_("interpolated precision at a recall level"),
+    better="higher",
+    cutoff="fraction",
+    params=("rel", "rounding"),
+    trec=("iprec_at_recall_{k}",),
+    formula=r"IPrec@r = \max_{i:\,R@i \ge r} P@i",
+    edge_cases=(
+        N_(
+            "The level becomes c = round(r R) relevant documents (trec_eval 10); "
+            "rounding=trec9 takes floor(r R + 0.9) as trec_eval 9 and pytrec_eval do."
+        ),
+        N_("Fewer than c relevant retrieved: 0."),
+    ),
+    reference=(IIR, N_("(section 8.4)."), TREC_EVAL.format("iprec_at_recall")),
+    example=shared_example(
+        "IPrec@0.5",
+        2 / 3,
+        N_(
+            "c = round(1.5) = 2 relevant: the best precision from the "
+            "second relevant document on is 2/3."
+        ),
+    ),
+    common=("IPrec@0.1",),
+    perfect=1.0,
+)
 def interpolated_precision(R, spec, conv):
     """IPrec@r: the highest precision at any rank whose recall is at least r.
 

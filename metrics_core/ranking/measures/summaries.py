@@ -47,7 +47,9 @@ def aggregate(values: np.ndarray, spec: MeasureSpec, order=None) -> float:
         return math.exp(_sequential_sum(logs) / len(logs))
     if how == "nanmean":
         ok = ~np.isnan(values)
-        return float(_sequential_sum(values[ok]) / np.count_nonzero(ok)) if ok.any() else float("nan")
+        return (
+            float(_sequential_sum(values[ok]) / np.count_nonzero(ok)) if ok.any() else float("nan")
+        )
     return float(_sequential_sum(values) / len(values))
 
 
@@ -65,18 +67,34 @@ def _missing(R: RankedLists) -> np.ndarray:
     gone = R.diagnostics.missing_queries
     if gone and R.n_queries:
         ids = pa.array(list(R.query_ids), type=pa.string())
-        return pc.is_in(ids, value_set=pa.array(gone, type=pa.string())).to_numpy(zero_copy_only=False)
+        return pc.is_in(ids, value_set=pa.array(gone, type=pa.string())).to_numpy(
+            zero_copy_only=False
+        )
     return np.zeros(R.n_queries, dtype=bool)
 
 
 def summarize(R: RankedLists, spec: MeasureSpec, values: np.ndarray, conv: Conventions) -> float:
     """The summary over queries that trec_eval prints as ``all`` (see :func:`summary`)."""
-    return summary(values, spec, R.query_ids, conv, missing=missing_mask(R),
-                   positive_labels=int(np.count_nonzero(R.qrels_label > 0)), order=trec_order(R))
+    return summary(
+        values,
+        spec,
+        R.query_ids,
+        conv,
+        missing=missing_mask(R),
+        positive_labels=int(np.count_nonzero(R.qrels_label > 0)),
+        order=trec_order(R),
+    )
 
 
-def summary(values: np.ndarray, spec: MeasureSpec, query_ids, conv: Conventions, missing=None,
-            positive_labels: int | None = None, order=None) -> float:
+def summary(
+    values: np.ndarray,
+    spec: MeasureSpec,
+    query_ids,
+    conv: Conventions,
+    missing=None,
+    positive_labels: int | None = None,
+    order=None,
+) -> float:
     """The summary over queries that trec_eval prints as ``all``.
 
     Queries are added in trec_eval's order (query ids as strings). Under
