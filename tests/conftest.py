@@ -14,6 +14,12 @@ import pytest
 
 CONFORMANCE_SUBDIR = Path("conformance") / "trec_eval"
 
+# The app's server budget (ui/common/budget.py) measures this process: the test process holds
+# the whole suite's data, far more than a 1 GB host's server, so the in-process app tests run
+# under a budget of their own; the budget tests set theirs (monkeypatch.setenv), and the load
+# test its server's.
+os.environ.setdefault("RANKLAB_SERVER_MB", "100000")
+
 
 def shared_dir() -> Path:
     """The shared folder: ``$RANKLAB_SHARED`` if set, else ``<repo>/../shared``."""

@@ -476,11 +476,14 @@ def test_unique_query_ids_is_kept_on_the_object_and_follows_its_ids():
 
 
 def test_no_library_module_is_over_500_lines():
-    """A newcomer reads a module whole: none of the library's is over 500 lines (aim: 400)."""
+    """A newcomer reads a module whole: none of the library's is over 500 lines of the old
+    layout (aim: 400). Since the code base is formatted by ruff format, which puts a long call's
+    arguments on lines of their own, the same modules are about 30% longer: the bound is 650
+    formatted lines."""
     long = {
         str(p.relative_to(ROOT)): n
         for p in (ROOT / "metrics_core").rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 650
     }
     assert not long, long
 

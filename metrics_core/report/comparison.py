@@ -10,7 +10,7 @@ LaTeX), each stating the RankLab version and the conventions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 import pandas as pd
 
@@ -306,6 +306,50 @@ class Comparison:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
+
+
+@overload
+def compare(
+    evaluations,
+    baseline: str | None = ...,
+    *,
+    measures=...,
+    n_permutations: int = ...,
+    seed: int = ...,
+    correction: str = ...,
+    confidence: float = ...,
+    n_resamples: int | None = ...,
+    alpha: float = ...,
+    query_set: str = ...,
+    tests: Sequence[str] = ...,
+    interval: bool = ...,
+    conventions=...,
+    family: str = ...,
+    all_pairs: Literal[False] = ...,
+    test: str = ...,
+) -> Comparison: ...
+
+
+@overload
+def compare(
+    evaluations,
+    baseline: str | Sequence[str] | None = ...,
+    *,
+    measures=...,
+    n_permutations: int = ...,
+    seed: int = ...,
+    correction: str = ...,
+    confidence: float = ...,
+    n_resamples: int | None = ...,
+    alpha: float = ...,
+    query_set: str = ...,
+    tests: Sequence[str] = ...,
+    interval: bool = ...,
+    conventions=...,
+    family: str = ...,
+    all_pairs: bool = ...,
+    test: str = ...,
+) -> Comparison | AllPairsComparison: ...
 
 
 def compare(

@@ -44,6 +44,11 @@ def streamlit_server(env_changes: dict | None = None):
     afterwards. ``env_changes``: environment variables to set (a value of None unsets)."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    # one server serves a whole test module's sessions one after another (each kept for a
+    # reload after it ends): a budget larger than a 1 GB host's, unless a test sets its own
+    # (the load test, tests/e2e/test_visitors_browser.py, runs under its own budget)
+    env.setdefault("RANKLAB_SERVER_MB", "4000")
+    env.setdefault("RANKLAB_VISITOR_MB", "512")
     for key, value in (env_changes or {}).items():
         if value is None:
             env.pop(key, None)

