@@ -134,8 +134,8 @@ def at_threshold(bins: dict) -> None:
     def rate(v) -> str:
         return "–" if v != v else f"{v:.4f}"
 
-    t2.markdown(
-        f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"  # i18n: ignore (canonical names)
+    t2.markdown(  # i18n: ignore (canonical names)
+        f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"
         + _("Precision **{value}**").format(value=rate(cm["precision"]))
     )
     if cm["precision"] != cm["precision"]:
