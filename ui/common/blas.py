@@ -33,6 +33,14 @@ def limit_threads_once() -> bool:
 
         threadpool_limits(limits=1, user_api="blas")
     except Exception:  # no threadpoolctl, or a BLAS it does not know: leave the default
+        return True
+    try:
+        # threadpoolctl remembers the thread that set OpenBLAS's limit (a visitor's script
+        # thread, with its session's state): forgotten, so that session can be freed
+        from threadpoolctl import OpenBLASController
+
+        OpenBLASController.clear_controlling_thread()
+    except Exception:  # no threadpoolctl, or a BLAS it does not know: leave the default
         pass
     return True
 

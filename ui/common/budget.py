@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
+from collections import deque
 from contextlib import contextmanager
 
 import streamlit as st
@@ -147,12 +149,130 @@ def _mb(n: int) -> str:
     return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
+class _Gate:
+    """The server's memory, shared by every visitor's work: what is reserved now, who waits.
+
+    One lock and condition for the whole process; waiters are served in arrival order (the
+    first in line goes when its need fits), so a large computation is not passed over forever
+    by small ones. A thread holding a reservation marks it (:attr:`local`): work started inside
+    it is part of it."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition(_lock)
+        self.line: deque = deque()
+        self.local = threading.local()
+
+
+_gate = _Gate()
+
+
+def _mine() -> int:
+    """Bytes this thread holds reserved now (0 outside a reservation)."""
+    held: int = getattr(_gate.local, "held", 0)
+    return held
+
+
+def _free() -> int:
+    """Bytes the server may still take now: its budget less its resident memory and what is
+    reserved by work in flight (call with the lock held)."""
+    return server_budget() - process_rss() - _reserved["bytes"]
+
+
+def wait_seconds() -> float:
+    """How long a computation or an upload waits for memory before it is refused
+    (``RANKLAB_WAIT_SECONDS``, default :data:`DEFAULT_WAIT_SECONDS`)."""
+    try:
+        return max(float(os.environ.get("RANKLAB_WAIT_SECONDS", DEFAULT_WAIT_SECONDS)), 0.0)
+    except ValueError:
+        return float(DEFAULT_WAIT_SECONDS)
+
+
+def _wait_line() -> str:
+    from ui.common.i18n import gettext as _
+
+    return _(
+        "Waiting for memory: other visitors' work is using this server's memory now; yours "
+        "starts as soon as there is room."
+    )
+
+
+@contextmanager
+def _held(need: int, refusal, *, wait: bool = True):
+    """Reserve ``need`` bytes of the server's budget while the block runs.
+
+    It goes at once when it fits. When it does not and other work holds reservations, it waits
+    (in line, a spinner with :func:`_wait_line` in the app) until their memory comes back, at
+    most :func:`wait_seconds`; when nothing else is in flight (waiting would not help), the
+    freed heap is trimmed and it is checked once more. Then ``refusal(free)`` (an InputError)
+    is raised, before any work. ``wait=False``: refused at once when it does not fit (work
+    nested in a reservation of the same thread, which must not wait for itself)."""
+    import time
+
+    need = max(int(need), 0)
+    ticket = object()
+    spinner = None
+    with _gate.cond:
+        _gate.line.append(ticket)
+    try:
+        deadline = time.monotonic() + wait_seconds()
+        trimmed = False
+        while True:
+            with _gate.cond:
+                first = _gate.line[0] is ticket
+                free = _free()
+                if first and need <= free:
+                    _reserved["bytes"] += need
+                    _gate.line.popleft()
+                    ticket = None
+                    break
+                others = _reserved["bytes"] > 0
+                if wait and others and time.monotonic() < deadline:
+                    _gate.cond.wait(0.5)
+                    waiting = True
+                else:
+                    waiting = False
+            if waiting:
+                if spinner is None and state.in_app():
+                    spinner = st.spinner(_wait_line())
+                    spinner.__enter__()
+                continue
+            if first and not trimmed:  # freed pages still counted in the resident set
+                trim(collect=False)
+                trimmed = True
+                continue
+            if first or not wait or time.monotonic() >= deadline:
+                raise refusal(max(free, 0))
+            with _gate.cond:  # behind others that wait: their turn first
+                _gate.cond.wait(0.5)
+    finally:
+        if ticket is not None:
+            with _gate.cond:
+                _gate.line.remove(ticket)
+                _gate.cond.notify_all()
+        if spinner is not None:
+            spinner.__exit__(None, None, None)
+    before = _mine()
+    _gate.local.held = before + need
+    try:
+        yield
+    finally:
+        _gate.local.held = before
+        with _gate.cond:
+            _reserved["bytes"] -= need
+            waiters = bool(_gate.line)
+        if waiters:  # the freed temporaries go back to the system before the next one measures
+            trim(collect=False)
+        with _gate.cond:
+            _gate.cond.notify_all()
+
+
 @contextmanager
 def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
     """Check ``data`` against the budgets, then hold its peak as reserved while the block runs
     (the parse); raises InputError (one line: what it needs, what fits, what to do) before any
-    work when it does not fit. ``replaces``: bytes the upload frees once loaded (the file it
-    replaces)."""
+    work when it does not fit: at once when it is over the visitor's share, after waiting its
+    turn (:func:`_held`) when the server's free memory is taken by other visitors' work in
+    flight. ``replaces``: bytes the upload frees once loaded (the file it replaces)."""
     peak, held = estimate(data, kind)
     share, used = visitor_budget(), visitor_cost()
     if used - replaces + held > share:
@@ -168,60 +288,98 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
                 "(ranklab evaluate --qrels QRELS --run RUN), which streams them"
             ),
         )
-    with _lock:
-        free = server_budget() - process_rss() - _reserved["bytes"]
-        if peak > free:
-            raise InputError(
-                N_(
-                    "it would need about {need} while it is read; the server has {free} free "
-                    "for everyone now"
-                ),
-                source=name,
-                params={"name": name, "need": _mb(peak), "free": _mb(max(free, 0))},
-                hint=N_(
-                    "Try again in a few minutes, or evaluate it with the command line "
-                    "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
-                ),
-            )
-        _reserved["bytes"] += peak
-    try:
+
+    def refusal(free: int) -> InputError:
+        return InputError(
+            N_(
+                "it would need about {need} while it is read; the server has {free} free "
+                "for everyone now"
+            ),
+            source=name,
+            params={"name": name, "need": _mb(peak), "free": _mb(free)},
+            hint=N_(
+                "Try again in a few minutes, or evaluate it with the command line "
+                "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+            ),
+        )
+
+    with _held(peak, refusal, wait=not _mine()):
         yield
-    finally:
-        with _lock:
-            _reserved["bytes"] -= peak
 
 
-#: Bytes of temporaries a run's evaluation needs per row while it runs (the sort keys, the join,
-#: the ranked lists being built), on top of what it keeps.
-WORK_BYTES_PER_ROW = 160
+#: Bytes of temporaries per run row while a run is ranked and evaluated (the sort keys, the
+#: join, the ranked lists being built): 24 MB above the parsed data for a 100,000-line run of
+#: the load test, ranking and evaluation (bench/load_test.py's data, measured).
+WORK_BYTES_PER_ROW = 240
+#: Bytes of temporaries per query while the leaderboard's statistics run (bootstrap intervals
+#: and the paired randomization test's 10,000 permutations): 67 MB for two runs over 1,000
+#: queries (measured).
+STATS_BYTES_PER_QUERY = 70_000
+#: The most rows evaluated at once (``ui.ranking.data.STREAM_ROWS``: larger runs go in blocks).
+WORK_ROWS_MAX = 2_000_000
+#: Seconds a computation or an upload waits for memory before it is refused.
+DEFAULT_WAIT_SECONDS = 300
+
+
+def work_need() -> int:
+    """The temporaries one computation on this visitor's ranking data may take at its peak:
+    the larger of ranking and evaluating its largest run (:data:`WORK_BYTES_PER_ROW`, at most
+    :data:`WORK_ROWS_MAX` rows) and the leaderboard's statistics over the qrels' queries
+    (:data:`STATS_BYTES_PER_QUERY`); 0 without runs (nothing of the ranking section's to do)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    rows = max((len(r) for r in runs.values()), default=0)
+    if not rows:
+        return 0
+    qrels = st.session_state.get(state.QRELS)
+    queries = len(qrels.unique_query_ids()) if qrels is not None else 0
+    return max(min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW, queries * STATS_BYTES_PER_QUERY)
 
 
 @contextmanager
-def reserve_work(rows: int, name: str):
-    """Hold the temporary memory of evaluating ``rows`` run rows while the block runs; raises
-    InputError (one line: what it needs, what is free, what to do) before the work when the
-    server has not that much free."""
-    need = int(rows) * WORK_BYTES_PER_ROW
-    with _lock:
-        free = server_budget() - process_rss() - _reserved["bytes"]
-        if need > free:
-            raise InputError(
+def work(need: int, name: str | None = None):
+    """Hold ``need`` bytes of the server's budget while a computation runs (the one cache's
+    builds: :func:`ui.common.cache.remember`), so that visitors' computations together never
+    take the process past the server's budget: when they do not fit beside the work in flight
+    they wait their turn (a spinner says so), and are refused with one line (what it needs,
+    what is free, what to do) only when nothing else is in flight or the wait is over
+    (:func:`wait_seconds`). Work started inside another reservation of the same thread is part
+    of it (nothing more is reserved). ``name``: the run the work evaluates, for the refusal."""
+    if need <= 0 or _mine():
+        yield
+        return
+
+    def refusal(free: int) -> InputError:
+        params = {"need": _mb(need), "free": _mb(free)}
+        hint = N_(
+            "Try again in a few minutes, or evaluate it with the command line "
+            "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+        )
+        if name is not None:
+            return InputError(
                 N_(
                     "evaluating {name} would need about {need}; the server has {free} free for "
                     "everyone now"
                 ),
-                params={"name": name, "need": _mb(need), "free": _mb(max(free, 0))},
-                hint=N_(
-                    "Try again in a few minutes, or evaluate it with the command line "
-                    "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
-                ),
+                params={"name": name, **params},
+                hint=hint,
             )
-        _reserved["bytes"] += need
-    try:
+        return InputError(
+            N_(
+                "this computation would need about {need}; the server has {free} free for "
+                "everyone now"
+            ),
+            params=params,
+            hint=hint,
+        )
+
+    with _held(need, refusal):
         yield
-    finally:
-        with _lock:
-            _reserved["bytes"] -= need
+
+
+def reserved() -> int:
+    """Bytes reserved now by uploads being read and computations running, server-wide."""
+    with _lock:
+        return _reserved["bytes"]
 
 
 def cost_line() -> str:
@@ -249,6 +407,49 @@ def sessions_open() -> set[str] | None:
         return {info.session.id for info in Runtime.instance()._session_mgr.list_sessions()}
     except Exception:  # a Streamlit without this internal: the reclaimer then runs on every tick
         return None
+
+
+#: session id -> weak reference to Streamlit's session object, for the sessions seen listed
+_seen_sessions: dict[str, weakref.ref] = {}
+
+
+def release_gone_sessions() -> int:
+    """Empty the state of every session the server no longer lists but something still holds.
+
+    A session that Streamlit dropped is not always freed: its runtime loop keeps the last
+    session it served in a local variable, and a finished script thread that last set a
+    process-wide setting (threadpoolctl's BLAS limit) is kept with its script context. Each
+    held the visitor's whole state (runs, rankings, evaluations): 70 MB above idle after 4
+    load-test visitors left (measured). Sessions are watched by weak reference only; the state
+    of one gone from the server's list is cleared (nothing can read it any more). Returns how
+    many were cleared (0 outside a running server)."""
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return 0
+        listed = {
+            info.session.id: info.session
+            for info in Runtime.instance()._session_mgr.list_sessions()
+        }
+    except Exception:  # another Streamlit's internals: its sessions go when it drops them
+        return 0
+    cleared = 0
+    for sid in [sid for sid in _seen_sessions if sid not in listed]:
+        session = _seen_sessions.pop(sid)()
+        if session is not None:
+            try:
+                session.session_state.clear()
+                cleared += 1
+            except Exception:  # a session object without this state: nothing to clear
+                pass
+    for sid, session in listed.items():
+        if sid not in _seen_sessions:
+            try:
+                _seen_sessions[sid] = weakref.ref(session)
+            except TypeError:  # not weakly referable: not watched
+                pass
+    return cleared
 
 
 def close_expired_sessions() -> int:
@@ -371,9 +572,17 @@ def start_reclaimer() -> bool:
                 time.sleep(RECLAIM_EVERY_S)
                 try:
                     closed = close_expired_sessions()  # tabs closed more than the TTL ago
+                    cleared = release_gone_sessions()  # dropped sessions something still holds
                     now = sessions_open()
                     released = keep.purge(now)  # data kept for a reload, past its time
-                    if closed or released or now is None or last is None or len(now) < len(last):
+                    if (
+                        closed
+                        or cleared
+                        or released
+                        or now is None
+                        or last is None
+                        or len(now) < len(last)
+                    ):
                         trim()
                     last = now
                 except Exception:  # the reclaimer never dies: the next tick tries again
@@ -395,11 +604,15 @@ __all__ = [
     "visitor_cost",
     "visitor_cost_of",
     "reserve",
-    "reserve_work",
+    "work",
+    "work_need",
+    "reserved",
+    "wait_seconds",
     "cost_line",
     "trim",
     "limit_arenas",
     "start_reclaimer",
     "close_expired_sessions",
+    "release_gone_sessions",
     "sessions_open",
 ]

@@ -15,6 +15,13 @@ identity and a hit is checked against the very objects (``is``), so a result nev
 the data it describes (data replaced or removed: a new key; :func:`forget` drops a table).
 Hashing a large run to look it up on every rerun is avoided.
 
+Every build computed from the visitor's loaded data (``held`` given) runs within the server's
+memory budget (:func:`ui.common.budget.work`): it reserves the temporaries a computation on
+that data may take, and waits its turn (a spinner says so) while other visitors' computations
+hold the server's free memory; refused (nothing else in flight, or waited too long), an
+evaluation raises the InputError for its page to show, any other build ends the page's run
+with that one line.
+
 Outside a script run (tests, tools) :func:`remember` just builds.
 """
 
@@ -22,10 +29,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import ExitStack
 from typing import Any, TypeVar
 
 import streamlit as st
 
+from metrics_core.errors import InputError
+from ui.common import budget
 from ui.common.state import in_app
 
 T = TypeVar("T")
@@ -45,12 +55,14 @@ def remember(
     held: tuple = (),
     size: int = 8,
     fresh: bool = False,
+    evaluating: str | None = None,
 ) -> T:
     """``build()``'s result for ``key`` in the table ``name`` of this session: built once,
     handed back on every later call with the same key and the very same ``held`` objects.
 
     ``size`` bounds the table (first in, first out). ``build`` raising leaves nothing behind.
     ``fresh=True`` builds again and replaces the entry (a result that must grow).
+    ``evaluating``: the run the build evaluates (named when the server's budget refuses it).
     """
     if not in_app():
         return build()
@@ -64,7 +76,18 @@ def remember(
     ):
         table.move_to_end(full_key)
         return hit[1]
-    value = build()
+    with ExitStack() as stack:
+        if held:  # computed from the visitor's data: within the server's memory budget
+            try:
+                stack.enter_context(budget.work(budget.work_need(), evaluating))
+            except InputError as exc:
+                if evaluating is not None:
+                    raise  # the page shows an evaluation's refusal with its other errors
+                from ui.common.i18n import gettext as _
+
+                st.error(exc.plain(_), icon=":material/memory:")
+                st.stop()
+        value = build()
     table.pop(full_key, None)
     while len(table) >= max(size, 1):
         table.popitem(last=False)

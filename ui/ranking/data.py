@@ -19,7 +19,7 @@ from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' re
 from metrics_core.io.run_names import base_run_name
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
-from ui.common import budget, state
+from ui.common import state
 from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
@@ -250,16 +250,15 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     def evaluate(
         name: str, run
     ) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
-        with budget.reserve_work(min(len(run), STREAM_ROWS), name):  # within the server's budget
-            return mc.evaluate(
-                qrels,
-                run,
-                measures,
-                conventions=conv,
-                name=name,
-                stream_rows=STREAM_ROWS,
-                ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs),
-            )
+        return mc.evaluate(
+            qrels,
+            run,
+            measures,
+            conventions=conv,
+            name=name,
+            stream_rows=STREAM_ROWS,
+            ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs),
+        )
 
     return {
         name: remember(
@@ -268,6 +267,7 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
             lambda run=run, name=name: evaluate(name, run),
             held=(qrels, run),
             size=_EVAL_CACHE_SIZE,
+            evaluating=name,  # within the server's budget (ui.common.budget.work), named
         )
         for name, run in runs.items()
     }
