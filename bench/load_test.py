@@ -20,7 +20,12 @@ Reported (one line each, then a JSON object):
   ``server.disconnectedSessionTTL``; the app then releases data kept for a reload and trims);
 - per visitor: whether its pages named its own runs and no other visitor's (the isolation
   check: the status line and the leaderboard's rows), or the one line that refused its upload;
-- the upload's file sizes.
+- the upload's file sizes; what one visitor's data holds (RSS at the boards less idle, over the
+  visitors whose runs loaded); after how many seconds RSS was back within
+  :data:`BACK_WITHIN_MB` MB of idle.
+
+While the visitors' computations do not all fit in the server's budget, some wait their turn
+(``ui.common.budget.work``: a spinner says so) rather than pass the budget.
 
 The browser runs on the same machine: on a small one, many visitors at once take minutes.
 """
@@ -46,6 +51,8 @@ from bench.app_budget import rss_mb, start_server  # noqa: E402
 from tests.e2e.conftest import CHROMIUM_ARGS  # noqa: E402
 
 DATA_DIR = ROOT / "bench" / "data" / "load"
+#: Memory is "back" when the server's RSS is within this many MB of its idle size (issue 28).
+BACK_WITHIN_MB = 50
 
 
 def make_visitor_data(i: int, lines: int, queries: int) -> tuple[Path, Path, Path]:
@@ -315,6 +322,13 @@ def main() -> int:
         report["isolated"] = all(not r.get("others shown") for r in results if "error" not in r)
         report["own runs shown"] = sum(bool(r.get("own runs shown")) for r in results)
         report["refused"] = [r["refused"] for r in results if "refused" in r]
+        loaded = args.visitors - len(report["refused"])
+        if loaded:  # what one visitor's data holds in the server, its pages drawn
+            report["per visitor MB"] = round(
+                (report["rss at boards MB"] - report["rss idle MB"]) / loaded, 1
+            )
+        back = [t for t, mb in after.items() if mb <= report["rss idle MB"] + BACK_WITHIN_MB]
+        report[f"back within {BACK_WITHIN_MB} MB of idle after s"] = back[0] if back else None
         report["errors"] = [r["error"] for r in results if "error" in r]
         report["visitor seconds"] = [r.get("seconds") for r in results]
     finally:
@@ -327,7 +341,9 @@ def main() -> int:
     print(
         f"RSS idle {report.get('rss idle MB')} MB; at the boards {report.get('rss at boards MB')} MB; "
         f"peak {report.get('rss peak MB')} MB (budget {args.server_mb} MB); "
-        f"{args.wait_after} s after the tabs closed {last[-1] if last else '?'} MB"
+        f"{args.wait_after} s after the tabs closed {last[-1] if last else '?'} MB; per visitor "
+        f"{report.get('per visitor MB')} MB; back within {BACK_WITHIN_MB} MB of idle after "
+        f"{report.get(f'back within {BACK_WITHIN_MB} MB of idle after s')} s"
     )
     print(
         f"isolation: {'held' if report.get('isolated') else 'BROKEN'}; own runs shown to "

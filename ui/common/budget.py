@@ -172,6 +172,11 @@ def _mine() -> int:
     return held
 
 
+#: A reservation at least this large hands the heap's freed pages back when it ends
+#: (``malloc_trim``: a few milliseconds), so the resident size stays what is held.
+TRIM_AFTER_BYTES = 16 * MB
+
+
 def _free() -> int:
     """Bytes the server may still take now: its budget less its resident memory and what is
     reserved by work in flight (call with the lock held)."""
@@ -260,7 +265,9 @@ def _held(need: int, refusal, *, wait: bool = True):
         with _gate.cond:
             _reserved["bytes"] -= need
             waiters = bool(_gate.line)
-        if waiters:  # the freed temporaries go back to the system before the next one measures
+        if waiters or need >= TRIM_AFTER_BYTES:
+            # the freed temporaries go back to the system: the resident size that the next
+            # reservation measures is what stays, not what was given up
             trim(collect=False)
         with _gate.cond:
             _gate.cond.notify_all()
@@ -311,10 +318,13 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
 #: join, the ranked lists being built): 24 MB above the parsed data for a 100,000-line run of
 #: the load test, ranking and evaluation (bench/load_test.py's data, measured).
 WORK_BYTES_PER_ROW = 240
-#: Bytes of temporaries per query while the leaderboard's statistics run (bootstrap intervals
-#: and the paired randomization test's 10,000 permutations): 67 MB for two runs over 1,000
-#: queries (measured).
-STATS_BYTES_PER_QUERY = 70_000
+#: Bytes of temporaries per query while the leaderboard's statistics run: the paired
+#: randomization test's sign bits, 10,000 permutations of 8-byte values a query, drawn in
+#: blocks of at most 2**23 values (``metrics_core.stats.significance``), so at most
+#: :data:`STATS_BYTES_MAX`: 67 MB above the evaluated data for two runs over 1,000 queries
+#: (measured), 4 MB for the 50 queries of the sample.
+STATS_BYTES_PER_QUERY = 80_000
+STATS_BYTES_MAX = 70 * MB
 #: The most rows evaluated at once (``ui.ranking.data.STREAM_ROWS``: larger runs go in blocks).
 WORK_ROWS_MAX = 2_000_000
 #: Seconds a computation or an upload waits for memory before it is refused.
@@ -325,14 +335,18 @@ def work_need() -> int:
     """The temporaries one computation on this visitor's ranking data may take at its peak:
     the larger of ranking and evaluating its largest run (:data:`WORK_BYTES_PER_ROW`, at most
     :data:`WORK_ROWS_MAX` rows) and the leaderboard's statistics over the qrels' queries
-    (:data:`STATS_BYTES_PER_QUERY`); 0 without runs (nothing of the ranking section's to do)."""
+    (:data:`STATS_BYTES_PER_QUERY`, at most :data:`STATS_BYTES_MAX`); 0 without runs
+    (nothing of the ranking section's to do)."""
     runs = st.session_state.get(state.RUNS) or {}
     rows = max((len(r) for r in runs.values()), default=0)
     if not rows:
         return 0
     qrels = st.session_state.get(state.QRELS)
     queries = len(qrels.unique_query_ids()) if qrels is not None else 0
-    return max(min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW, queries * STATS_BYTES_PER_QUERY)
+    return max(
+        min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW,
+        min(queries * STATS_BYTES_PER_QUERY, STATS_BYTES_MAX),
+    )
 
 
 @contextmanager
@@ -419,8 +433,9 @@ def release_gone_sessions() -> int:
     A session that Streamlit dropped is not always freed: its runtime loop keeps the last
     session it served in a local variable, and a finished script thread that last set a
     process-wide setting (threadpoolctl's BLAS limit) is kept with its script context. Each
-    held the visitor's whole state (runs, rankings, evaluations): 70 MB above idle after 4
-    load-test visitors left (measured). Sessions are watched by weak reference only; the state
+    held the visitor's whole state (runs, rankings, evaluations), and through its widgets'
+    callbacks the last page's globals: 70 MB above idle after 4 load-test visitors left
+    (measured). Sessions are watched by weak reference only; the state
     of one gone from the server's list is cleared (nothing can read it any more). Returns how
     many were cleared (0 outside a running server)."""
     try:
@@ -439,7 +454,12 @@ def release_gone_sessions() -> int:
         session = _seen_sessions.pop(sid)()
         if session is not None:
             try:
-                session.session_state.clear()
+                state_ = session.session_state
+                state_.clear()
+                # Streamlit's clear() keeps the widgets' metadata: their callbacks are functions
+                # of the page's script, whose globals hold the page's data (its evaluations)
+                widgets = getattr(state_, "_new_widget_state", None)
+                getattr(widgets, "widget_metadata", {}).clear()
                 cleared += 1
             except Exception:  # a session object without this state: nothing to clear
                 pass
