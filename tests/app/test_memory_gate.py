@@ -174,10 +174,20 @@ def test_a_page_computation_the_server_cannot_hold_ends_the_run_with_one_line(mo
     assert not any("built" in m.value for m in at.markdown)
 
 
+class _State(dict):
+    """A session's state as Streamlit keeps it: values, and the widgets' metadata (their
+    callbacks, functions of the page's script) that its clear() leaves."""
+
+    def __init__(self):
+        super().__init__({"ranklab.runs": {"big": object()}})
+        self._new_widget_state = type("WStates", (), {})()
+        self._new_widget_state.widget_metadata = {"$$ID-board": lambda: None}
+
+
 class _Session:
     def __init__(self, sid: str):
         self.id = sid
-        self.session_state = {"ranklab.runs": {"big": object()}}
+        self.session_state = _State()
 
 
 class _Runtime:
@@ -214,6 +224,7 @@ def test_a_session_the_server_dropped_but_something_still_holds_is_emptied(monke
     held_elsewhere = gone  # what the runtime loop's variable does
     assert budget.release_gone_sessions() == 1
     assert held_elsewhere.session_state == {}  # the visitor's data is gone with the session
+    assert held_elsewhere.session_state._new_widget_state.widget_metadata == {}  # and the page's
     assert open_.session_state["ranklab.runs"]  # the open session keeps its data
     assert budget.release_gone_sessions() == 0  # cleared once
 
@@ -224,9 +235,7 @@ def test_the_blas_limit_does_not_keep_the_thread_that_set_it(monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from ui.common import blas
 
-    if not any(
-        info.get("internal_api") == "openblas" for info in threadpoolctl.threadpool_info()
-    ):
+    if not any(info.get("internal_api") == "openblas" for info in threadpoolctl.threadpool_info()):
         pytest.skip("numpy's BLAS is not OpenBLAS")
     monkeypatch.setattr(blas, "_done", threading.Event())
     setter = threading.Thread(target=blas.limit_threads_once)

@@ -544,19 +544,34 @@ def trim(collect: bool = True) -> None:
             pass
 
 
-#: glibc's ``mallopt`` parameter of the number of heap arenas (``M_ARENA_MAX``).
+#: glibc's ``mallopt`` parameters: the number of heap arenas (``M_ARENA_MAX``) and the size from
+#: which a block is mapped on its own (``M_MMAP_THRESHOLD``).
 _M_ARENA_MAX = -8
+_M_MMAP_THRESHOLD = -3
+#: Blocks from this size up are mapped on their own and go back to the system when freed.
+#: glibc's default starts at 128 kB but rises with each large block freed (up to 32 MB), after
+#: which the arrays of a visitor's evaluation came from the heap, between small objects that
+#: outlive them, and their pages stayed: fixed at 256 kB, the load test's visitor held 16 MB
+#: instead of 29 MB, and 180 s after 4 visitors left the server was 14 MB above idle instead of
+#: 49 MB (bench/load_test.py, 4 visitors, measured side by side).
+MMAP_THRESHOLD_BYTES = 256 * 1024
 
 
 def limit_arenas(arenas: int = 2) -> None:
-    """At most ``arenas`` glibc heaps, and Arrow's buffers from the same allocator: Streamlit runs
-    each session's script on its own thread,
-    and glibc would give threads up to 8 heaps a core, each keeping freed pages (what
-    ``MALLOC_ARENA_MAX`` does when set before the server starts)."""
+    """At most ``arenas`` glibc heaps, large blocks mapped on their own
+    (:data:`MMAP_THRESHOLD_BYTES`), and Arrow's buffers from the same allocator: Streamlit runs
+    each session's script on its own thread, and glibc would give threads up to 8 heaps a core,
+    each keeping freed pages (what ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` do when
+    set before the server starts; either set wins)."""
     libc = _libc()
     if libc is not None and not os.environ.get("MALLOC_ARENA_MAX"):
         try:
             libc.mallopt(_M_ARENA_MAX, arenas)
+        except AttributeError:
+            pass
+    if libc is not None and not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
+        try:
+            libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
         except AttributeError:
             pass
     # Arrow's buffers (parsed ids) from the system allocator: Arrow's default pool (mimalloc or
