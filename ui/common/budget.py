@@ -7,12 +7,23 @@ past it (every other visitor would lose their session). Two numbers, set by whoe
 - ``RANKLAB_SERVER_MB`` (default 900): the most the server process may hold (resident memory);
 - ``RANKLAB_VISITOR_MB`` (default 64): one visitor's share (their parsed data and rankings).
 
-Before an upload is parsed, :func:`check_upload` estimates from its size and line count what it
+Before an upload is parsed, :func:`reserve` estimates from its size and line count what it
 will cost while parsing (the peak) and once loaded (what stays), and refuses it with one line
-that says what fits and what to do when it would exceed the visitor's share or the server's
-free memory (``InputError``, shown under the box like any reader's error). Uploads in flight
-are reserved (:func:`reserve`), so two visitors cannot both take the last free megabytes.
-:func:`visitor_cost` measures what a visitor's loaded data holds now; the Data page shows it.
+that says what fits and what to do when it would exceed the visitor's share
+(``InputError``, shown under the box like any reader's error). The server's free memory is
+one line of reservations for everyone (:func:`_held`): an upload being parsed holds its peak,
+and every computation on a visitor's data (the builds of :func:`ui.common.cache.remember`)
+holds the temporaries it may take (:func:`work`, :func:`work_need`, measured), so two visitors
+cannot both take the last free megabytes and the process never passes its budget. What does
+not fit beside the work in flight waits its turn, a spinner saying so
+(``RANKLAB_WAIT_SECONDS``, default 300); it is refused only when nothing else is in flight
+(waiting would not help) or the wait is over. :func:`visitor_cost` measures what a visitor's
+loaded data holds now; the Data page shows it.
+
+Memory goes back: the reclaimer (:func:`start_reclaimer`) shuts down sessions whose tab closed,
+empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept for a
+reload and trims the heap; :func:`limit_arenas` keeps glibc's heaps few and large blocks out
+of them.
 
 Costs per row are measured (bench/load_test.py): a parsed run holds its ids as Arrow strings
 (about the id text) plus 8 bytes a score; its ranking (kept for the tie band and the per-query
