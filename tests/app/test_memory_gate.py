@@ -165,7 +165,7 @@ def _page_with_a_full_server():
 def test_a_page_computation_the_server_cannot_hold_ends_the_run_with_one_line(monkeypatch):
     """Not an evaluation (whose page shows its refusal with its other errors): the build's
     refusal ends the page's run with one line, never a traceback."""
-    monkeypatch.setenv("RANKLAB_SERVER_MB", str(budget.process_rss() // MB + 1))
+    monkeypatch.setenv("RANKLAB_SERVER_MB", str(budget.process_rss() // MB - 1))
     monkeypatch.setattr(budget, "trim", lambda collect=True: None)
     at = AppTest.from_function(_page_with_a_full_server, default_timeout=120).run()
     assert not at.exception, at.exception
@@ -242,3 +242,39 @@ def test_the_blas_limit_does_not_keep_the_thread_that_set_it(monkeypatch):
     setter.start()
     setter.join(60)
     assert threadpoolctl.OpenBLASController._SHARED_STATE.controlling_thread is not setter
+
+
+def test_an_overview_waits_for_other_visitors_work_then_shows_its_numbers(server, sample):
+    """In the app: the Overview's evaluation does not fit beside another visitor's work in
+    flight, waits in line (not refused), and draws its leaderboard once that work ends."""
+    from pathlib import Path
+
+    qrels, runs, meta = sample
+    root = Path(__file__).resolve().parents[2]
+    saw_waiting = threading.Event()
+    held, go = threading.Event(), threading.Event()
+
+    def other_visitor() -> None:
+        with budget.work(99 * MB):  # all but 1 MB of the free memory
+            held.set()
+            _until(lambda: len(budget._gate.line) > 0, "the Overview waiting in line")
+            saw_waiting.set()
+            go.wait(60)
+
+    def release_when_waiting() -> None:
+        saw_waiting.wait(120)
+        go.set()
+
+    holder = threading.Thread(target=other_visitor, daemon=True)
+    holder.start()
+    assert held.wait(60)
+    threading.Thread(target=release_when_waiting, daemon=True).start()
+    at = AppTest.from_file(str(root / "pages" / "overview.py"), default_timeout=120)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.run()
+    holder.join(60)
+    assert saw_waiting.is_set()  # the page's work waited for the other visitor's
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error]  # not refused
+    assert at.dataframe, "no leaderboard drawn"

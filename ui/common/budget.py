@@ -342,18 +342,18 @@ WORK_ROWS_MAX = 2_000_000
 DEFAULT_WAIT_SECONDS = 300
 
 
-def work_need() -> int:
+def work_need(statistics: bool = True) -> int:
     """The temporaries one computation on this visitor's ranking data may take at its peak:
     the larger of ranking and evaluating its largest run (:data:`WORK_BYTES_PER_ROW`, at most
-    :data:`WORK_ROWS_MAX` rows) and the leaderboard's statistics over the qrels' queries
-    (:data:`STATS_BYTES_PER_QUERY`, at most :data:`STATS_BYTES_MAX`); 0 without runs
-    (nothing of the ranking section's to do)."""
+    :data:`WORK_ROWS_MAX` rows) and, unless ``statistics`` is False (an evaluation), the
+    leaderboard's statistics over the qrels' queries (:data:`STATS_BYTES_PER_QUERY`, at most
+    :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
     runs = st.session_state.get(state.RUNS) or {}
     rows = max((len(r) for r in runs.values()), default=0)
     if not rows:
         return 0
     qrels = st.session_state.get(state.QRELS)
-    queries = len(qrels.unique_query_ids()) if qrels is not None else 0
+    queries = len(qrels.unique_query_ids()) if qrels is not None and statistics else 0
     return max(
         min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW,
         min(queries * STATS_BYTES_PER_QUERY, STATS_BYTES_MAX),

@@ -78,8 +78,12 @@ def remember(
         return hit[1]
     with ExitStack() as stack:
         if held:  # computed from the visitor's data: within the server's memory budget
+            # (an evaluation reserves ranking and evaluating its run; any other build, the
+            # leaderboard's statistics among them, the larger of that and the statistics')
             try:
-                stack.enter_context(budget.work(budget.work_need(), evaluating))
+                stack.enter_context(
+                    budget.work(budget.work_need(statistics=evaluating is None), evaluating)
+                )
             except InputError as exc:
                 if evaluating is not None:
                     raise  # the page shows an evaluation's refusal with its other errors
