@@ -252,8 +252,8 @@ def _held(need: int, refusal, *, wait: bool = True):
                     spinner = st.spinner(_wait_line())
                     spinner.__enter__()
                 continue
-            if first and not trimmed:  # freed pages still counted in the resident set
-                trim(collect=False)
+            if first and not trimmed:  # freed pages, and garbage, still counted: once, in full
+                trim()
                 trimmed = True
                 continue
             if first or not wait or time.monotonic() >= deadline:
