@@ -568,12 +568,14 @@ _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 256 * 1024
 
 
-def limit_arenas(arenas: int = 2) -> None:
+def limit_arenas(arenas: int = 1) -> None:
     """At most ``arenas`` glibc heaps, large blocks mapped on their own
     (:data:`MMAP_THRESHOLD_BYTES`), and Arrow's buffers from the same allocator: Streamlit runs
     each session's script on its own thread, and glibc would give threads up to 8 heaps a core,
-    each keeping freed pages (what ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` do when
-    set before the server starts; either set wins)."""
+    each keeping freed pages. One heap: 180 s after 8 load-test visitors left, 26 MB above idle
+    with one, 47 MB with two (bench/load_test.py, same machine, one run each). What
+    ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` do when set before the server starts
+    (either set wins)."""
     libc = _libc()
     if libc is not None and not os.environ.get("MALLOC_ARENA_MAX"):
         try:
