@@ -98,7 +98,7 @@ def link_to_editor(measures: Iterable[str] | None = None, text: str | None = Non
         st.caption(_("Interpretation thresholds: {list}.").format(list=used))
     page_link(
         EDITOR_PAGE,
-        text or _("Change the interpretation thresholds and names: Comparative table"),
+        text or _("Change the interpretation thresholds: Comparative table"),
         ":material/tune:",
     )
 
