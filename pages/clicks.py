@@ -11,7 +11,7 @@ from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
 from ui.common.upload import upload_slot
-from ui.compare.thresholds import label, link_to_editor, session_thresholds
+from ui.compare.thresholds import label, link_to_editor
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
 from ui.ranking.state import CLICKS_SOURCE, Clicks
@@ -74,13 +74,8 @@ with page(_("Click feedback")) as p:
     m2.metric(_("Impressions"), len(result.per_impression))
     m3.metric(_("Ignored clicks (not shown)"), result.ignored_clicks)
     word = label("RR", result.mrr) if result.mrr == result.mrr else ""
-    if word:
-        good, fair = session_thresholds(["RR"])["RR"]
-        st.caption(
-            _(
-                "Interpretation (MRR good at or above {threshold}, fair at or above {fair}): {label}"
-            ).format(threshold=f"{good:.4g}", fair=f"{fair:.4g}", label=word)
-        )
+    if word:  # the thresholds it was labelled with, stated under it by link_to_editor
+        st.caption(_("Interpretation of the MRR: {label}").format(label=word))
     link_to_editor(["RR"])
 
     conv = conventions()
