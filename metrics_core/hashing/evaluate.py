@@ -17,9 +17,9 @@ from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import ENGINES, fixed_point_sums
 from metrics_core.hashing.histograms import distance_histograms, hamming_counts
 from metrics_core.hashing.ties import (
-    ap_sums,
     expected_ap_retrieved_norm,
     harmonic_numbers,
+    rule_sums,
     tie_tables,
 )
 from metrics_core.hashing.validate import (
@@ -170,11 +170,21 @@ def evaluate_hashing(
     if topk is not None and normalizer == "retrieved" and ties == "expected":
         retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
 
+    # the tie rules whose closed-form sums are needed (the chosen rule and the band's ends)
+    rules = tuple(
+        rule
+        for rule in ("expected", "optimistic", "pessimistic")
+        if rule in (ties, "pessimistic", "optimistic")
+        and not (rule == "expected" and retrieved_expected is not None)
+    )
+    counts = topk is not None and normalizer == "retrieved"  # the normalizer counts relevant
+
     def rows_of(rows: slice):
         """Every per-query number of the queries ``rows`` (row by row: the same values
         whichever blocks of rows are taken)."""
         nb, rb, Rb = n[rows], r[rows], R[rows]
         tables = tie_tables(nb, rb, topk, H)
+        sums = rule_sums(nb, rb, rules, topk, tables, counts=counts)
 
         def ap_for(rule):
             if rule == "stable" and stable is not None:
@@ -185,7 +195,7 @@ def evaluate_hashing(
             elif rule == "expected" and retrieved_expected is not None:
                 return retrieved_expected[rows]
             else:
-                s, c = ap_sums(nb, rb, rule, topk, tables)
+                s, c = sums[rule]
             if topk is None:
                 norm = Rb
             elif normalizer == "retrieved":
@@ -194,12 +204,12 @@ def evaluate_hashing(
                 norm = np.minimum(Rb, topk)
             return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
 
-        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties)
+        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties, tables)
         return (
             ap_for(ties),
             ap_for("pessimistic"),
             ap_for("optimistic"),
-            *_by_radius(nb, rb, Rb),
+            *_by_radius(rb, Rb, tables),
             *at_k,
         )
 
@@ -247,9 +257,11 @@ def evaluate_hashing(
     return out
 
 
-#: Histogram cells (queries x distances) per block of rows the host computes at a time; the
-#: blocks run in threads (numpy releases the GIL in its array loops).
-ROW_BLOCK_CELLS = 1 << 15
+#: Histogram cells (queries x distances) per block of rows the host computes at a time: the
+#: block's dozen or so arrays (96 KB each at most: below the allocator's 128 KB threshold for
+#: fresh pages) stay in a core's cache; the blocks run in threads (numpy
+#: releases the GIL in its array loops).
+ROW_BLOCK_CELLS = 12 << 10
 
 
 def _in_row_blocks(fn, nq: int, width: int):
@@ -260,21 +272,25 @@ def _in_row_blocks(fn, nq: int, width: int):
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    blocks = max(1, min(cores, nq * width // ROW_BLOCK_CELLS, nq))
-    if blocks == 1:
-        return fn(slice(0, nq))
-    cuts = [nq * i // blocks for i in range(blocks + 1)]
-    with ThreadPoolExecutor(max_workers=blocks) as pool:
-        parts = list(pool.map(fn, [slice(cuts[i], cuts[i + 1]) for i in range(blocks)]))
+    step = max(1, ROW_BLOCK_CELLS // max(width, 1))
+    blocks = [slice(lo, min(nq, lo + step)) for lo in range(0, nq, step)] or [slice(0, 0)]
+    if len(blocks) == 1:
+        return fn(blocks[0])
+    workers = min(cores, len(blocks))
+    if workers == 1:
+        parts = [fn(rows) for rows in blocks]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(fn, blocks))
     return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
 
 
-def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
+def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str, tables: dict) -> list:
     """P@k of every query from its distance histograms (one array per k), the tie group the
     cut falls in resolved by the tie rule (expected: in proportion; optimistic: relevant
-    first; pessimistic: relevant last)."""
+    first; pessimistic: relevant last). ``tables``: :func:`tie_tables` of ``n, r``."""
     out = []
-    above = np.cumsum(n, axis=1) - n  # items strictly closer than each distance
+    above = tables["A"]  # items strictly closer than each distance
     for k in ks:
         taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
         if ties == "expected":
@@ -287,13 +303,16 @@ def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
     return out
 
 
-def _by_radius(n: np.ndarray, r: np.ndarray, R: np.ndarray):
+def _by_radius(r: np.ndarray, R: np.ndarray, tables: dict):
     """Precision and recall of everything within each Hamming radius, per query (no tie
-    question: the whole radius is retrieved)."""
-    cum_n = np.cumsum(n, axis=1)
-    cum_r = np.cumsum(r, axis=1)
-    precision = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
-    recall = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
+    question: the whole radius is retrieved). ``tables``: :func:`tie_tables` of the rows.
+    Relevant items are at most the items (``r <= n``), so a radius with no item (or a
+    query with no relevant item) divides 0 by 1: 0."""
+    cum_r = (tables["B"] + r).astype(np.float64)
+    precision = tables["C"].astype(np.float64)
+    np.maximum(precision, 1.0, out=precision)
+    np.divide(cum_r, precision, out=precision)
+    recall = np.divide(cum_r, np.maximum(R, 1.0)[:, None], out=cum_r)
     return precision, recall
 
 
@@ -301,9 +320,18 @@ def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
     """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
     the validated labels."""
     if ql.ndim == 1:
-        members = {str(c): ql == c for c in np.unique(ql)}
-    else:
-        members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
+        # a stable sort by class: each class's queries, in query order, are one slice, so
+        # each mean is taken over the same values in the same order as a mask would give
+        order = np.argsort(ql, kind="stable")
+        classes, starts = np.unique(ql[order], return_index=True)
+        ends = [*starts[1:], len(order)]
+        ap_sorted, keep_sorted = ap[order], keep[order]
+        out = {}
+        for c, lo, hi in zip(classes, starts, ends, strict=True):
+            kept = ap_sorted[lo:hi][keep_sorted[lo:hi]]
+            out[str(c)] = float(np.mean(kept)) if len(kept) else math.nan
+        return out
+    members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
     return {
         c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan
         for c, m in members.items()
