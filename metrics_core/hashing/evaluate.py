@@ -179,6 +179,9 @@ def evaluate_hashing(
     )
     counts = topk is not None and normalizer == "retrieved"  # the normalizer counts relevant
 
+    # precision and recall within each radius, written in place by the blocks of rows
+    prec_by_radius, rec_by_radius = np.empty((nq, width)), np.empty((nq, width))
+
     def rows_of(rows: slice):
         """Every per-query number of the queries ``rows`` (row by row: the same values
         whichever blocks of rows are taken)."""
@@ -205,15 +208,10 @@ def evaluate_hashing(
             return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
 
         at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties, tables)
-        return (
-            ap_for(ties),
-            ap_for("pessimistic"),
-            ap_for("optimistic"),
-            *_by_radius(rb, Rb, tables),
-            *at_k,
-        )
+        _by_radius(rb, Rb, tables, prec_by_radius[rows], rec_by_radius[rows])
+        return (ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *at_k)
 
-    ap, lo_band, hi_band, prec_by_radius, rec_by_radius, *at_k = _in_row_blocks(rows_of, nq, width)
+    ap, lo_band, hi_band, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
@@ -303,17 +301,16 @@ def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str, tables: di
     return out
 
 
-def _by_radius(r: np.ndarray, R: np.ndarray, tables: dict):
+def _by_radius(r: np.ndarray, R: np.ndarray, tables: dict, precision, recall) -> None:
     """Precision and recall of everything within each Hamming radius, per query (no tie
-    question: the whole radius is retrieved). ``tables``: :func:`tie_tables` of the rows.
-    Relevant items are at most the items (``r <= n``), so a radius with no item (or a
-    query with no relevant item) divides 0 by 1: 0."""
+    question: the whole radius is retrieved), written into ``precision`` and ``recall``
+    (float64, the shape of ``r``). ``tables``: :func:`tie_tables` of the rows. Relevant
+    items are at most the items (``r <= n``), so a radius with no item (or a query with no
+    relevant item) divides 0 by 1: 0."""
     cum_r = (tables["B"] + r).astype(np.float64)
-    precision = tables["C"].astype(np.float64)
-    np.maximum(precision, 1.0, out=precision)
+    np.maximum(tables["C"], 1.0, out=precision)
     np.divide(cum_r, precision, out=precision)
-    recall = np.divide(cum_r, np.maximum(R, 1.0)[:, None], out=cum_r)
-    return precision, recall
+    np.divide(cum_r, np.maximum(R, 1.0)[:, None], out=recall)
 
 
 def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
@@ -329,7 +326,9 @@ def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
         out = {}
         for c, lo, hi in zip(classes, starts, ends, strict=True):
             kept = ap_sorted[lo:hi][keep_sorted[lo:hi]]
-            out[str(c)] = float(np.mean(kept)) if len(kept) else math.nan
+            # np.mean's own steps (a pairwise sum, divided by the count), without its
+            # per-call overhead: a hundred classes cost a hundred calls
+            out[str(c)] = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
         return out
     members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
     return {

@@ -81,7 +81,8 @@ def test_precision_and_recall_by_radius_equal_the_masked_divisions(seed):
     cum_n, cum_r = np.cumsum(n, axis=1), np.cumsum(r, axis=1)
     want_p = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
     want_r = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
-    got_p, got_r = evaluate._by_radius(r, R, tie_tables(n, r, None))
+    got_p, got_r = np.full(n.shape, np.nan), np.full(n.shape, np.nan)
+    evaluate._by_radius(r, R, tie_tables(n, r, None), got_p, got_r)
     np.testing.assert_array_equal(bits_of(got_p), bits_of(want_p))
     np.testing.assert_array_equal(bits_of(got_r), bits_of(want_r))
 
@@ -101,11 +102,14 @@ def test_row_blocks_and_threads_change_no_value(monkeypatch):
     assert 0 < results[0]["map"] < 1
 
 
-def test_per_class_map_equals_the_mean_over_each_class_mask():
+@pytest.mark.parametrize("classes", [43, 3])
+def test_per_class_map_equals_the_mean_over_each_class_mask(classes):
+    """Small classes, and classes of thousands of queries (where a pairwise sum and a
+    running sum differ in the last bits)."""
     rng = np.random.default_rng(5)
-    ap = rng.random(500)
-    keep = rng.random(500) < 0.8
-    ql = rng.integers(-3, 40, 500)
+    ap = rng.random(9000) / 7
+    keep = rng.random(9000) < 0.8
+    ql = rng.integers(-3, classes - 3, 9000)
     ql[ql == 7] = 8  # a class that only the database might have is simply absent
     got = evaluate._per_class_map(ap, keep, ql)
     want = {
@@ -114,5 +118,5 @@ def test_per_class_map_equals_the_mean_over_each_class_mask():
     }
     assert list(got) == list(want)
     assert repr(got) == repr(want)
-    keep[ql == 8] = False
-    assert math.isnan(evaluate._per_class_map(ap, keep, ql)["8"])
+    keep[ql == ql[0]] = False  # a class whose queries are all left out: NaN
+    assert math.isnan(evaluate._per_class_map(ap, keep, ql)[str(ql[0])])
