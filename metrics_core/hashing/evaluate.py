@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -262,6 +263,24 @@ def evaluate_hashing(
 ROW_BLOCK_CELLS = 12 << 10
 
 
+_POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process id, threads, pool)
+_POOL_LOCK = threading.Lock()
+
+
+def _row_pool(workers: int) -> ThreadPoolExecutor:
+    """The threads that compute the blocks of rows, kept between calls (starting a dozen
+    threads costs about a millisecond, as much as the measures of a thousand queries); made
+    anew in a forked child, whose copy has no threads."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] < workers:
+            if _POOL is not None and _POOL[0] == os.getpid():
+                _POOL[2].shutdown(wait=False)  # too few threads: its idle ones end
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash-measures")
+            _POOL = (os.getpid(), workers, pool)
+        return _POOL[2]
+
+
 def _in_row_blocks(fn, nq: int, width: int):
     """``fn(rows)`` -> tuple of per-query arrays, for blocks of rows in a thread pool, the
     blocks' arrays concatenated. Each query's numbers are computed from its own row alone,
@@ -274,12 +293,10 @@ def _in_row_blocks(fn, nq: int, width: int):
     blocks = [slice(lo, min(nq, lo + step)) for lo in range(0, nq, step)] or [slice(0, 0)]
     if len(blocks) == 1:
         return fn(blocks[0])
-    workers = min(cores, len(blocks))
-    if workers == 1:
+    if cores == 1:
         parts = [fn(rows) for rows in blocks]
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(fn, blocks))
+        parts = list(_row_pool(cores).map(fn, blocks))
     return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
 
 
