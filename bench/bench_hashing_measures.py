@@ -11,6 +11,7 @@ rows; and the CPU route end to end on random codes.
     python bench/bench_hashing.py ...                           # the device route (GPU)
     python bench/bench_hashing_measures.py                      # this tree
     python bench/bench_hashing_measures.py --base /tmp/base --rounds 3   # against another tree
+    python bench/bench_hashing_measures.py --base /tmp/base --cores 1    # the work alone
 
 ``--base DIR``: a checkout of another commit (``git archive COMMIT | tar -x -C DIR``); each
 round runs both trees in fresh processes one after the other (alternated, so load drifts hit
@@ -122,9 +123,10 @@ def worker(repeat: int) -> dict:
     return results
 
 
-def run_tree(tree: Path, repeat: int) -> dict:
+def run_tree(tree: Path, repeat: int, cores: int | None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--repeat", str(repeat)]
+    cmd += ["--cores", str(cores)] if cores else []
     done = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{tree}: the worker failed\n{done.stderr[-3000:]}")
@@ -138,9 +140,14 @@ def main(argv=None) -> int:
     p.add_argument("--base", type=Path, help="another checkout to time against")
     p.add_argument("--rounds", type=int, default=1, help="alternated rounds (fresh processes)")
     p.add_argument("--repeat", type=int, default=5, help="timed calls per round (best kept)")
+    p.add_argument(
+        "--cores", type=int, help="run the workers on this many cores (default: all allowed)"
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
+        if args.cores:  # both trees size their threads from the cores allowed
+            os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cores])
         print(json.dumps(worker(args.repeat)))
         return 0
     trees = {"this tree": ROOT} | ({"base": args.base.resolve()} if args.base else {})
@@ -149,11 +156,12 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
         for name, tree in trees.items():
-            for key, (t, d) in run_tree(tree, args.repeat).items():
+            for key, (t, d) in run_tree(tree, args.repeat, args.cores).items():
                 best[name][key] = min(t, best[name].get(key, float("inf")))
                 digests[name][key] = d
     print(
-        f"numpy {np.__version__}; {len(os.sched_getaffinity(0))} cores; best of {args.repeat} "
+        f"numpy {np.__version__}; {args.cores or len(os.sched_getaffinity(0))} cores; "
+        f"best of {args.repeat} "
         f"calls x {args.rounds} rounds; load average {load:.2f} at the start, "
         f"{os.getloadavg()[0]:.2f} at the end"
     )
