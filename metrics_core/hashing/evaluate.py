@@ -165,8 +165,8 @@ def evaluate_hashing(
         )
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
-    R = r.sum(axis=1).astype(np.float64)
-    H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
+    # every row counts the whole database (ndb items): the harmonic numbers up to ndb + 1
+    H = harmonic_numbers(ndb + 1)
     retrieved_expected = None
     if topk is not None and normalizer == "retrieved" and ties == "expected":
         retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
@@ -186,8 +186,9 @@ def evaluate_hashing(
     def rows_of(rows: slice):
         """Every per-query number of the queries ``rows`` (row by row: the same values
         whichever blocks of rows are taken)."""
-        nb, rb, Rb = n[rows], r[rows], R[rows]
+        nb, rb = n[rows], r[rows]
         tables = tie_tables(nb, rb, topk, H)
+        Rb = (tables["B"][:, -1] + rb[:, -1]).astype(np.float64)  # relevant items in all
         sums = rule_sums(nb, rb, rules, topk, tables, counts=counts)
 
         def ap_for(rule):
@@ -210,9 +211,9 @@ def evaluate_hashing(
 
         at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties, tables)
         _by_radius(rb, Rb, tables, prec_by_radius[rows], rec_by_radius[rows])
-        return (ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *at_k)
+        return (Rb, ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *at_k)
 
-    ap, lo_band, hi_band, *at_k = _in_row_blocks(rows_of, nq, width)
+    R, ap, lo_band, hi_band, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
