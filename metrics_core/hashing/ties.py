@@ -81,8 +81,11 @@ def rule_sums(
             # s = frac (B + 1) dH + c2 (L - (A + 1) dH), dH = H[A + L] - H[A]
             m = r.astype(f64)
             nn = n.astype(f64)
-            dH = H_end.copy() if whole else np.take(H, A + limit)
-            dH -= HA
+            if whole:
+                dH = np.subtract(H_end, HA)
+            else:
+                dH = np.take(H, A + limit)
+                dH -= HA
             # r <= n: m / max(n, 1) is 0 where n = 0; (m - 1) / max(n - 1, 1) is 0 or
             # negative where n <= 1, and there frac or c2's second factor is 0 and the sum
             # adds a zero to the first term's +0: the values the masked divisions gave
@@ -116,11 +119,12 @@ def rule_sums(
             # s = k + (B - start) (H[start + k] - H[start])
             start = C - r
             if whole:
-                k, s = r, H_end.copy()  # start + k is the end of the group
+                k = r  # start + k is the end of the group
+                s = np.subtract(H_end, np.take(H, start))
             else:
                 k = np.clip(limit - (n - r), 0, r)
                 s = np.take(H, start + k)
-            s -= np.take(H, start)
+                s -= np.take(H, start)
             np.multiply(B - start, s, out=s)
             np.add(k, s, out=s)
             count = k.sum(axis=1).astype(f64) if counts else None
