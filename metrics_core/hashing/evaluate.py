@@ -258,9 +258,9 @@ def evaluate_hashing(
 
 
 #: Histogram cells (queries x distances) per block of rows the host computes at a time: the
-#: block's dozen or so arrays (96 KB each at most: below the allocator's 128 KB threshold for
-#: fresh pages) stay in a core's cache; the blocks run in threads (numpy
-#: releases the GIL in its array loops).
+#: block's dozen or so arrays (96 KB each at most: larger ones cost fresh pages on every call,
+#: above the allocator's 128 KB threshold) stay in a core's cache; the blocks run in threads
+#: (numpy releases the GIL in its array loops).
 ROW_BLOCK_CELLS = 12 << 10
 
 
