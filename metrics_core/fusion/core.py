@@ -33,7 +33,7 @@ from metrics_core.fusion.catalog import (
     method_name,
     norm_name,
 )
-from metrics_core.fusion.prepare import Prepared, as_runs, prepare, rank_order
+from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
@@ -276,40 +276,15 @@ def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.
 
 def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | None = None) -> Run:
     """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`)."""
-    import pandas as pd
-
-    R, nd = prep.n_runs, max(len(prep.dvocab), 1)
-    pid, uniq = pd.factorize(prep.q * np.int64(nd) + prep.d, sort=False)
-    pid = np.asarray(pid, dtype=np.int64)
-    uniq = np.asarray(uniq, dtype=np.int64)
-    P = len(uniq)
-    cell = pid * R + prep.run
-    if len(cell):
-        per_cell = np.bincount(cell, minlength=P * R)
-        if per_cell.max() > 1:
-            dup = int(np.flatnonzero(per_cell[cell] > 1)[0])
-            i = int(prep.run[dup])
-            raise InputError(
-                N_("document {doc} appears twice for query {query} in the run {run}"),
-                source=prep.sources[i],
-                field="runs",
-                hint=N_("keep one line per (query, document) before fusing"),
-                params={
-                    "doc": str(prep.dvocab[int(prep.d[dup])]),
-                    "query": str(prep.qvocab[int(prep.q[dup])]),
-                    "run": prep.names[i],
-                },
-            )
-        del per_cell
-    del cell
-    pq, pdoc = uniq // nd, uniq % nd
-    del uniq
+    R, P = prep.n_runs, prep.n_candidates
+    pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
     scores = normalise(prep, norm, cand_q)
     contrib = contributions(prep, method, norm, p, scores)
     del scores
-    S = np.zeros((P, R))
-    M = np.zeros((P, R), dtype=bool)
+    # stored run by run (R x P), used as its transpose: sums over the runs add whole rows
+    S = np.zeros((R, P)).T
+    M = np.zeros((R, P), dtype=bool).T
     S[pid, prep.run] = contrib
     M[pid, prep.run] = True
     del contrib
@@ -320,7 +295,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
         M = np.ones_like(M)
         del lengths
-    cnt = M.sum(axis=1).astype(np.float64)
+    cnt = M.sum(axis=1, dtype=np.float64)
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
     if method in ("bordafuse", "w_bordafuse"):
         ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
@@ -371,7 +346,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
         ranks = np.where(M, S, np.inf)
         wins = _condorcet(ranks, pq, prep.n_queries, weights)
-        order = _output_order(pq, wins, pdoc, prep)
+        order = output_order(pq, wins, prep.head, prep.docs, prep.n_queries)
         starts = np.searchsorted(pq[order], np.arange(prep.n_queries + 1))
         position = np.empty(P, dtype=np.float64)
         position[order] = np.arange(P) - starts[pq[order]]
@@ -381,18 +356,14 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
     else:  # pragma: no cover - the catalogue and this switch are one list
         raise AssertionError(method)
     del S, M
-    order = _output_order(pq, fused, pdoc, prep)
+    order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     return Run(
         prep.qvocab.take(pa.array(pq[order])),
-        prep.dvocab.take(pa.array(pdoc[order])),
+        prep.docs.take(pa.array(prep.head[order])),
         fused[order],
         name=name or method,
         source=f"<{name or method}>",
     )
-
-
-def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
-    return rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
 
 
 def fuse(
