@@ -296,7 +296,11 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
     doc_cols = [_strings(r.docid) for r in runs]
     docs = pa.chunked_array(
-        [c for col in doc_cols for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])],
+        [
+            c
+            for col in doc_cols
+            for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+        ],
         type=pa.string(),
     )
     nq, R = len(qvocab), len(runs)
@@ -326,7 +330,8 @@ def prepare(runs: Sequence[Run]) -> Prepared:
         at_row += len(q)
 
     def cat(k, dtype):
-        return np.concatenate(parts[k]).astype(dtype, copy=False) if parts[k] else np.zeros(0, dtype)
+        got = parts.pop(k)
+        return np.concatenate(got).astype(dtype, copy=False) if got else np.zeros(0, dtype)
 
     prep = Prepared(
         names=[r.name for r in runs],
@@ -345,7 +350,6 @@ def prepare(runs: Sequence[Run]) -> Prepared:
         head=np.zeros(0, np.int64),
     )
     hashes = cat("h", np.uint64)
-    del parts
     if not _group_candidates(prep, hashes, exact=False):
         _group_candidates(prep, prep.d.astype(np.uint64), exact=True)
     return prep
