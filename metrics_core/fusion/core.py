@@ -12,9 +12,9 @@ method is one reduction over the runs axis. The fused run is sorted like any run
 Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
 tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with
 missing documents and queries). Two deliberate differences, both where ranx's own result
-depends on the order of a Python set: Condorcet reads the majority order from Copeland counts
-(equal to ranx's order whenever the majority relation is a strict total order; ties and
-cycles broken by the tie rule), and after the Borda normalisation the rank-based methods use
+depends on the order of a Python set: Condorcet sorts by the majority vote as ranx does, with
+a merge sort of all queries at once (the same order whenever the majority relation is a
+strict total order; ties and cycles as the merge meets them), and after the Borda normalisation the rank-based methods use
 each run's own ranking (candidates a run did not retrieve have no rank there).
 """
 
@@ -239,39 +239,66 @@ def contributions(
 
 
 def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.ndarray:
-    """Copeland counts of the majority relation (``ranks``: candidates x runs, inf where a run
-    did not retrieve the candidate), candidates compared within their query, in blocks of
-    queries (memory bounded by the block's sum of squared candidate counts)."""
+    """Each candidate's position (0 = first) in its query's Condorcet order: a merge sort
+    whose comparison is ranx's weighted majority vote (``x`` before ``y`` when the runs that
+    rank ``x`` above ``y`` carry at least half of the weight; ``ranks``: candidates x runs,
+    inf where a run did not retrieve the candidate).
+
+    All queries at once, no table of pairs: ``ceil(log2 n)`` merge levels for ``n``
+    candidates per query; at each, every candidate finds its place in the other half of
+    its block by a binary search (``log2`` of the half's size comparisons, each one vector
+    operation over all candidates): ``O(n log^2 n)`` comparisons per query, against the
+    ``n^2`` of a table of every pair. Where the majority relation is a strict total order
+    (no tie, no cycle), every comparison sort gives that order, ranx's included; elsewhere
+    the order is the merge sort's, starting from the candidates' order of ``pq``."""
     P = len(pq)
-    order = np.argsort(pq, kind="stable")
     counts = np.bincount(pq, minlength=nq)
     starts = np.concatenate(([0], np.cumsum(counts)))
-    wins = np.zeros(P)
+    first = starts[pq]  # each slot's query start (slots of a query: starts[q] .. + n - 1)
+    n_of = counts[pq]
+    local = np.arange(P) - first
     total = float(w.sum())
-    budget = 1 << 22
-    q = 0
-    while q < nq:
-        sq, cost = q, 0
-        while sq < nq and (cost == 0 or cost + counts[sq] ** 2 <= budget):
-            cost += int(counts[sq]) ** 2
-            sq += 1
-        lo, hi = starts[q], starts[sq]
-        members = order[lo:hi]
-        grp = pq[members]
-        # all ordered pairs (x, y) within each query of the block
-        local_start = starts[grp] - lo
-        n_grp = counts[grp]
-        rep = np.repeat(np.arange(hi - lo), n_grp)
-        offs = np.arange(len(rep)) - np.repeat(np.cumsum(n_grp) - n_grp, n_grp)
-        ys = np.repeat(local_start, n_grp) + offs
-        xs = rep
-        keep = xs != ys
-        xs, ys = members[xs[keep]], members[ys[keep]]
-        votes_x = ((ranks[xs] < ranks[ys]) * w).sum(axis=1)
-        first = votes_x >= total - votes_x
-        wins += np.bincount(xs, weights=first, minlength=P)
-        q = sq
-    return wins
+    perm = np.arange(P)  # perm[slot]: the candidate at that slot
+
+    def before(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        votes = (ranks[x] < ranks[y]) @ w
+        return votes >= total - votes
+
+    width = 1
+    n_max = int(counts.max()) if P else 0
+    while width < n_max:
+        block = local // (2 * width) * (2 * width)  # block start, local
+        right = local - block >= width
+        half = local - block - width * right  # position within its half
+        left_len = np.minimum(width, n_of - block)
+        right_len = np.clip(n_of - block - width, 0, width)
+        # the other half of each slot: where it starts (a slot) and its length
+        other = first + block + np.where(right, 0, width)
+        lo = np.zeros(P, dtype=np.int64)
+        hi = np.where(right, left_len, right_len)
+        me = perm
+        active = np.flatnonzero(lo < hi)
+        while len(active):
+            mid = (lo[active] + hi[active]) // 2
+            y = perm[other[active] + mid]
+            x = me[active]
+            # a left candidate goes after the right ones it does not come before; a right
+            # candidate after the left ones that come before it
+            go_after = np.where(right[active], before(y, x), ~before(x, y))
+            lo[active] = np.where(go_after, mid + 1, lo[active])
+            hi[active] = np.where(go_after, hi[active], mid)
+            active = active[lo[active] < hi[active]]
+        target = first + block + half + lo
+        if np.bincount(target, minlength=P).max(initial=0) > 1:  # a tie or cycle collided
+            order = np.lexsort((half, right, target))
+            target = np.empty(P, dtype=np.int64)
+            target[order] = np.arange(P)
+        perm = np.empty_like(me)
+        perm[target] = me
+        width *= 2
+    position = np.empty(P, dtype=np.int64)
+    position[perm] = local
+    return position
 
 
 def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | None = None) -> Run:
@@ -345,12 +372,7 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
     elif method in ("condorcet", "w_condorcet"):
         weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
         ranks = np.where(M, S, np.inf)
-        wins = _condorcet(ranks, pq, prep.n_queries, weights)
-        order = output_order(pq, wins, prep.head, prep.docs, prep.n_queries)
-        starts = np.searchsorted(pq[order], np.arange(prep.n_queries + 1))
-        position = np.empty(P, dtype=np.float64)
-        position[order] = np.arange(P) - starts[pq[order]]
-        fused = n_cand - position
+        fused = n_cand - _condorcet(ranks, pq, prep.n_queries, weights)
     elif method == "bayesfuse":
         fused = np.where(M, S, MIN_LOG_ODDS).sum(axis=1)
     else:  # pragma: no cover - the catalogue and this switch are one list
