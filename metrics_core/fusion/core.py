@@ -72,6 +72,19 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
         return 1.0 - prep.pos / candidates[prep.q]
     if norm == "rank":
         return 1.0 - prep.pos / prep.lengths[prep.run, prep.q]
+    if norm in ("min-max", "min-max-inverted", "max"):
+        # each list is ranked best first: its maximum is its first row, its minimum its last
+        first = np.arange(len(s)) - prep.pos
+        mx = s[first]
+        if norm == "max":
+            return s / np.maximum(mx, EPS)
+        first += prep.lengths.ravel()[prep.run.astype(np.int64) * prep.n_queries + prep.q]
+        first -= 1
+        mn = s[first]
+        del first
+        if norm == "min-max":
+            return (s - mn) / np.maximum(mx - mn, EPS)
+        return (mx - s) / np.maximum(mx - mn, EPS)
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
     if norm == "min-max":
         return (s - mn[seg]) / np.maximum(mx[seg] - mn[seg], EPS)
@@ -322,7 +335,12 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
         M = np.ones_like(M)
         del lengths
-    cnt = M.sum(axis=1, dtype=np.float64)
+    # the runs that retrieved each candidate (every run, after Borda's normalisation)
+    cnt = (
+        np.bincount(pid, minlength=P).astype(np.float64)
+        if not (norm == "borda" and family == "score")
+        else M.sum(axis=1, dtype=np.float64)
+    )
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
     if method in ("bordafuse", "w_bordafuse"):
         ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
@@ -380,7 +398,10 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
     del S, M
     order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     return Run(
-        prep.qvocab.take(pa.array(pq[order])),
+        # query ids dictionary-encoded (as the TREC reader gives them): no string copied
+        pa.chunked_array(
+            [pa.DictionaryArray.from_arrays(pa.array(pq[order].astype(np.int32)), prep.qvocab)]
+        ),
         prep.docs.take(pa.array(prep.head[order])),
         fused[order],
         name=name or method,

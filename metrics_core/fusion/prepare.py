@@ -206,8 +206,14 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
         group = np.cumsum(np.r_[True, ~same])[idx]
         rows = order[idx]
-        rows = rows[np.lexsort((sk[rows], group))]
         s = sk[rows]
+        differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
+        if differ.any():  # only the groups whose full keys differ are sorted again
+            bad = np.zeros(int(group[-1]) + 1, dtype=bool)
+            bad[group[1:][differ]] = True
+            sub = np.flatnonzero(bad[group])
+            rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
+            s = sk[rows]
         tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
         _fix_ties(rows, tied, docs, head)
         order[idx] = rows
@@ -223,13 +229,14 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     string by string."""
     R, nq = prep.n_runs, prep.n_queries
     lmax = int(prep.lengths.max()) if prep.lengths.size else 1
-    local_bits = _bits(max(R * lmax, 2))
+    pos_bits = _bits(max(lmax, 2))
+    local_bits = pos_bits + _bits(max(R, 2))
     q_bits = _bits(max(nq, 2))
     n = len(prep.q)
     if n == 0:
         prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
         return True
-    local = prep.run.astype(np.int64) * lmax + prep.pos
+    local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
     if exact:
         d_bits = _bits(max(int(hashes.max()) + 1 if n else 1, 2))
     if not exact or q_bits + d_bits + local_bits <= 64:
@@ -246,10 +253,12 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
         key.sort()
         low = np.uint64((1 << local_bits) - 1)
         lo = (key & low).astype(np.int64)
-        qs = (key >> np.uint64(64 - q_bits)).astype(np.int64)
-        run_s = lo // lmax
-        rows = prep.row_start[run_s, qs] + lo % lmax
-        del lo, qs
+        run_s = lo >> pos_bits
+        rows = (key >> np.uint64(64 - q_bits)).astype(np.int64)  # the query
+        rows += run_s * nq
+        rows = prep.row_start.ravel()[rows]
+        rows += lo & ((1 << pos_bits) - 1)
+        del lo
         key >>= np.uint64(local_bits)
         new = np.r_[True, key[1:] != key[:-1]]
         del key
@@ -261,8 +270,7 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     if not exact and n > 1:
         later = np.flatnonzero(~new)
         if len(later):
-            first = np.flatnonzero(new)
-            head_of = first[np.searchsorted(first, later, side="right") - 1]
+            head_of = np.maximum.accumulate(np.where(new, np.arange(n), 0))[later]
             ok = strings_equal(prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[head_of]])
             if not ok.all():
                 return False
@@ -295,14 +303,16 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     qcodes, qvocab = encode_many([r.qid for r in runs])
     qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
     doc_cols = [_strings(r.docid) for r in runs]
-    docs = pa.chunked_array(
-        [
-            c
-            for col in doc_cols
-            for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])
-        ],
-        type=pa.string(),
+    chunks = [
+        c for col in doc_cols for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+    ]
+    # one array when its offsets fit (a take from it is twice as fast as from chunks)
+    docs = (
+        pa.chunked_array([pa.concat_arrays(chunks)], type=pa.string())
+        if chunks and sum(c.nbytes for c in chunks) < 2**31 - 1
+        else pa.chunked_array(chunks, type=pa.string())
     )
+    del chunks
     nq, R = len(qvocab), len(runs)
     lengths = np.zeros((R, nq), dtype=np.int64)
     row_start = np.zeros((R, nq), dtype=np.int64)
