@@ -74,14 +74,12 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
         return 1.0 - prep.pos / prep.lengths[prep.run, prep.q]
     if norm in ("min-max", "min-max-inverted", "max"):
         # each list is ranked best first: its maximum is its first row, its minimum its last
-        first = np.arange(len(s)) - prep.pos
-        mx = s[first]
+        size = prep.list_len
+        first = np.cumsum(size) - size
+        mx = np.repeat(s[first], size)
         if norm == "max":
             return s / np.maximum(mx, EPS)
-        first += prep.lengths.ravel()[prep.run.astype(np.int64) * prep.n_queries + prep.q]
-        first -= 1
-        mn = s[first]
-        del first
+        mn = np.repeat(s[first + size - 1], size)
         if norm == "min-max":
             return (s - mn) / np.maximum(mx - mn, EPS)
         return (mx - s) / np.maximum(mx - mn, EPS)
@@ -323,10 +321,14 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
     contrib = contributions(prep, method, norm, p, scores)
     del scores
     # stored run by run (R x P), used as its transpose: sums over the runs add whole rows
-    S = np.zeros((R, P)).T
-    M = np.zeros((R, P), dtype=bool).T
-    S[pid, prep.run] = contrib
-    M[pid, prep.run] = True
+    S_runs, M_runs = np.zeros((R, P)), np.zeros((R, P), dtype=bool)
+    at = 0
+    for i in range(R):  # the rows are grouped by run: one slice each
+        n_i = int(prep.lengths[i].sum())
+        S_runs[i, pid[at : at + n_i]] = contrib[at : at + n_i]
+        M_runs[i, pid[at : at + n_i]] = True
+        at += n_i
+    S, M = S_runs.T, M_runs.T
     del contrib
     n_cand = cand_q[pq]
     family = METHODS[method]["family"]

@@ -92,6 +92,7 @@ class Prepared:
     lengths: np.ndarray  # runs x queries: list lengths L
     sources: list[str]
     row_start: np.ndarray  # runs x queries: the row where the run's list for the query starts
+    list_len: np.ndarray  # the length of each list (run, query), in the rows' order
     pid: np.ndarray  # the candidate of each row
     pq: np.ndarray  # the query code of each candidate (non-decreasing)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
@@ -150,21 +151,33 @@ def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
 
 def rank_order(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray:
     """Row order grouping each query's rows, by score descending, then document id
+    descending (trec_eval's tie rule); see :func:`_rank`."""
+    order = _rank(q, scores, docs, nq)
+    return np.arange(len(q)) if order is None else order
+
+
+def _rank(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray | None:
+    """Row order grouping each query's rows, by score descending, then document id
     descending (trec_eval's tie rule). A run whose queries already sit in one stretch each,
     best first (as run files are written), is checked in O(n) and not sorted; only the
-    documents in groups of equal scores have their ids compared (as strings, no dictionary)."""
+    documents in groups of equal scores have their ids compared (as strings, no dictionary).
+    None when the rows are in that order already."""
     n = len(q)
     if n < 2:
-        return np.arange(n)
+        return None
     new = q[1:] != q[:-1]
     heads = q[np.flatnonzero(np.r_[True, new])]
     if bool(np.all(new | (scores[1:] <= scores[:-1]))) and (
         np.bincount(heads, minlength=nq).max() <= 1
     ):
+        tied = ~new & (scores[1:] == scores[:-1])
+        if not tied.any():
+            return None  # already in order: None, so that no array is copied
         order = np.arange(n)
-    else:
-        order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
-        order = order[stable_argsort_codes(q[order], nq)]
+        _fix_ties(order, tied, docs)
+        return order
+    order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
+    order = order[stable_argsort_codes(q[order], nq)]
     sq, ss = q[order], scores[order]
     _fix_ties(order, (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1]), docs)
     return order
@@ -270,8 +283,10 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     if not exact and n > 1:
         later = np.flatnonzero(~new)
         if len(later):
-            head_of = np.maximum.accumulate(np.where(new, np.arange(n), 0))[later]
-            ok = strings_equal(prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[head_of]])
+            # each row equal to the one before it: all equal to the first
+            ok = strings_equal(
+                prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[later - 1]]
+            )
             if not ok.all():
                 return False
     dup = np.flatnonzero(~new[1:] & (run_s[1:] == run_s[:-1]))
@@ -316,12 +331,16 @@ def prepare(runs: Sequence[Run]) -> Prepared:
     nq, R = len(qvocab), len(runs)
     lengths = np.zeros((R, nq), dtype=np.int64)
     row_start = np.zeros((R, nq), dtype=np.int64)
-    parts: dict[str, list] = {k: [] for k in ("q", "s", "p", "r", "src", "h")}
-    at_src = at_row = 0
+    parts: dict[str, list] = {k: [] for k in ("q", "s", "p", "r", "src", "h", "L")}
+    at_row = 0
     for i, run in enumerate(runs):
         q, s = qcodes[i], np.asarray(run.scores, dtype=np.float64)
-        order = rank_order(q, s, doc_cols[i], nq)
-        q, s = q[order], s[order]
+        h = hash_strings(doc_cols[i])
+        order = _rank(q, s, doc_cols[i], nq)
+        if order is None:  # as read (the usual case of a run file): nothing to gather
+            src = np.arange(at_row, at_row + len(q), dtype=np.int64)
+        else:
+            q, s, h, src = q[order], s[order], h[order], order + at_row
         if len(q):
             first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
             size = np.diff(np.r_[first, len(q)])
@@ -329,14 +348,14 @@ def prepare(runs: Sequence[Run]) -> Prepared:
             row_start[i, q[first]] = first + at_row
             pos = np.arange(len(q), dtype=np.int64) - np.repeat(first, size)
         else:
-            pos = np.zeros(0, np.int64)
+            size, pos = np.zeros(0, np.int64), np.zeros(0, np.int64)
         parts["q"].append(q)
         parts["s"].append(s)
         parts["p"].append(pos)
         parts["r"].append(np.full(len(q), i, dtype=np.int16))
-        parts["src"].append(order + at_src)
-        parts["h"].append(hash_strings(doc_cols[i])[order])
-        at_src += len(run)
+        parts["src"].append(src)
+        parts["h"].append(h)
+        parts["L"].append(size)
         at_row += len(q)
 
     def cat(k, dtype):
@@ -355,6 +374,7 @@ def prepare(runs: Sequence[Run]) -> Prepared:
         lengths=lengths,
         sources=[r.source for r in runs],
         row_start=row_start,
+        list_len=cat("L", np.int64),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
