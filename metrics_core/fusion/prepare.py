@@ -267,8 +267,9 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
         low = np.uint64((1 << local_bits) - 1)
         lo = (key & low).astype(np.int64)
         run_s = lo >> pos_bits
-        rows = (key >> np.uint64(64 - q_bits)).astype(np.int64)  # the query
-        rows += run_s * nq
+        qs = (key >> np.uint64(64 - q_bits)).astype(np.int64)  # the query
+        rows = run_s * nq
+        rows += qs
         rows = prep.row_start.ravel()[rows]
         rows += lo & ((1 << pos_bits) - 1)
         del lo
@@ -278,7 +279,8 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     else:  # exact codes too wide to pack
         rows = np.lexsort((local, hashes, prep.q))
         run_s = prep.run[rows]
-        qs, ds = prep.q[rows], hashes[rows]
+        qs = prep.q[rows]
+        ds = hashes[rows]
         new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
     if not exact and n > 1:
         later = np.flatnonzero(~new)
@@ -307,9 +309,8 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     pid_sorted = np.cumsum(new) - 1
     prep.pid = np.empty(n, dtype=np.int64)
     prep.pid[rows] = pid_sorted
-    firsts = rows[new]
-    prep.pq = prep.q[firsts]
-    prep.head = prep.src[firsts]
+    prep.pq = qs[new]
+    prep.head = prep.src[rows[new]]
     return True
 
 
