@@ -1,21 +1,25 @@
 """Rank fusion on columnar runs: whole batches, no loop over queries.
 
-The runs' ids are encoded once (:func:`metrics_core.ranking.strings.encode_strings`, one
-dictionary for the query ids and one for the document ids of all runs). Each run is sorted
-once by (query, score descending, document id descending: trec_eval's tie rule), which gives
-every row its rank ``r`` and every (run, query) its list length ``L``; normalisations are
-segment reductions over that order (the maximum is a segment's first row, the minimum its
-last, sums by ``np.bincount``). Rows of all runs are then grouped by (query, document) into a
-dense ``candidates x runs`` matrix of contributions and a mask of who retrieved what, and each
-method is one reduction over the runs axis. The fused run is sorted like any run.
+The query ids are encoded once, the document ids only fingerprinted
+(:mod:`metrics_core.fusion.prepare`). Each run is ranked by (query, score descending,
+document id descending: trec_eval's tie rule) -- checked in O(n), not sorted, when it is
+written best first as run files are -- which gives every row its rank ``r`` and every (run,
+query) its list length ``L``; normalisations are segment reductions over that order (a
+list's maximum is its first row, its minimum its last, sums by ``np.bincount``). The
+candidates (query, document) are numbered by one sort of packed 64-bit keys, every match
+checked string by string; the rows of all runs go into a dense ``runs x candidates`` matrix
+of contributions and a mask of who retrieved what, and each method is one reduction over the
+runs axis. The fused run is ordered by one sort of packed keys (query, score), the documents
+of equal scores by their ids.
 
 Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
 tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with
 missing documents and queries). Two deliberate differences, both where ranx's own result
 depends on the order of a Python set: Condorcet sorts by the majority vote as ranx does, with
 a merge sort of all queries at once (the same order whenever the majority relation is a
-strict total order; ties and cycles as the merge meets them), and after the Borda normalisation the rank-based methods use
-each run's own ranking (candidates a run did not retrieve have no rank there).
+strict total order; ties and cycles as the merge meets them), and after the Borda
+normalisation the rank-based methods use each run's own ranking (candidates a run did not
+retrieve have no rank there).
 """
 
 from __future__ import annotations
