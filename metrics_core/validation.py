@@ -34,6 +34,10 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError, Phrase, prefixed  # N_: the marker of catalog texts
 
+#: Input formats the readers take (``format=`` of :func:`metrics_core.io.read_run`, the command
+#: line's ``--qrels-format`` / ``--run-format``); "auto" recognises the file.
+INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
+
 #: Bounds of the options that size memory or work (README "Limits").
 LIMITS = {
     "bins": 10_000,  # calibration bins

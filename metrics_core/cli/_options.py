@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from metrics_core.errors import InputError
-from metrics_core.validation import LIMITS, check_float, check_int
+from metrics_core.validation import INPUT_FORMATS, LIMITS, check_float, check_int
 
 
 def finite_float(
@@ -73,10 +73,6 @@ def add_ranking_inputs(
         dest="measures",
         help=f"measure name, repeatable or comma-separated ({measures})",
     )
-
-
-#: formats accepted by --qrels-format / --run-format (metrics_core.io.INPUT_FORMATS)
-INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
 
 
 def add_format_options(p) -> None:

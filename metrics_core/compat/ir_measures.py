@@ -32,9 +32,11 @@ for it computes it (its ``DefaultPipeline``):
   document id ascending;
 - gdeval (``ERR@k``, ``nDCG(dcg='exp-log2')@k``): gains 2^label - 1, ERR's grades capped at
   4, equal scores by document id descending, values rounded to 5 decimals as gdeval prints;
-- cwl_eval (``RBP``): persistence p = 0.8 unless given; ``RBP(rel=r)`` is binary (label >= r),
-  plain ``RBP`` takes graded gains (label / highest label of the query); a warning says that
-  cwl_eval's tie order is not reproduced.
+- cwl_eval (``RBP(rel=r)``): persistence p = 0.8 unless given, binary gains (label >= r),
+  float64 scores sorted by a stable sort (equal ones keep the run's order), the first 1,000
+  documents of each query; equal to cwl_eval's values within a few units in the last place
+  (cwl_eval sums with a BLAS dot product). Plain ``RBP`` (graded gains, label / highest label
+  of the query) is RankLab's: ir_measures has no provider for it; a warning says so.
 
 Every qrels query is evaluated; one the run does not answer scores 0 on every measure
 (``NumRel`` included) and counts in the mean; run queries without judgements are ignored;

@@ -36,6 +36,9 @@ class Route(NamedTuple):
 _PYTREC = (("compat", "trec_eval9"), ("ties", "trec"))
 _DOCID_ASC = (("compat", "trec_eval10"), ("ties", "docid_asc"))
 _TREC_FLOAT64 = (("compat", "trec_eval10"), ("ties", "trec"))
+# cwl_eval, as ir_measures drives it: float64 scores sorted descending by a stable sort (equal
+# ones keep the run's order), the first 1,000 documents of each query (its RankingMaker's max_n)
+_CWL = (("compat", "trec_eval10"), ("depth", 1000), ("ties", "input"))
 
 
 def refuse(measure, why: str):
@@ -73,13 +76,15 @@ def route(m) -> Route:
     if name == "RBP":
         if k is not None:
             refuse(m, "no ir_measures provider computes RBP with a cutoff")
-        warnings.warn(
-            "ir_measures computes RBP with cwl_eval; RankLab ranks equal scores by trec_eval's rule "
-            "(document id descending), which cwl_eval's order may not match",
-            stacklevel=4,
-        )
-        binary = None if rel is NOT_PROVIDED or rel is None else rel
-        return Route(f"RBP(p={float(m['p'])!r})", (_TREC_FLOAT64, binary), None)
+        if rel is NOT_PROVIDED or rel is None:
+            # ir_measures' only RBP provider (cwl_eval) needs rel=; graded RBP is RankLab's
+            warnings.warn(
+                "ir_measures computes RBP only with rel= (cwl_eval); RankLab gives graded RBP "
+                "(gain label / highest label of the query), which ir_measures refuses",
+                stacklevel=4,
+            )
+            return Route(f"RBP(p={float(m['p'])!r})", (_CWL, None), None)
+        return Route(f"RBP(p={float(m['p'])!r})", (_CWL, rel), None)
     if name == "nDCG":
         gains = m.params.get("gains")
         g = ""

@@ -20,8 +20,7 @@ from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.formats import is_msmarco_run, is_trec
 from metrics_core.io.source import read_source
 from metrics_core.io.trec import parse_msmarco_run, parse_trec_qrels, parse_trec_run
-
-INPUT_FORMATS = ("auto", "trec", "msmarco", "csv", "tsv", "parquet", "json", "jsonl")
+from metrics_core.validation import INPUT_FORMATS
 
 __all__ = [
     "read_run",

@@ -9,6 +9,7 @@ import math
 import shutil
 import warnings
 
+import numpy as np
 import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -178,11 +179,45 @@ def test_measure_objects_print_and_default_as_ir_measures():
 def test_rbp_uses_ir_measures_default_persistence():
     qrels = {"q1": {"d1": 1, "d3": 1}}
     run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    with pytest.warns(UserWarning, match="cwl_eval"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # cwl_eval's conventions are reproduced: nothing to say
         value = shim.calc_aggregate([shim.RBP(rel=1)], qrels, run)[shim.RBP(rel=1)]
-    assert value == pytest.approx(0.2 * (1 + 0.8**2))  # (1 - p) sum p^(i-1), p = 0.8
-    with pytest.warns(UserWarning):
         assert shim.RBP(p=0.9, rel=1).calc_aggregate(qrels, run) == pytest.approx(0.1 * (1 + 0.81))
+    assert value == pytest.approx(0.2 * (1 + 0.8**2))  # (1 - p) sum p^(i-1), p = 0.8
+    # graded RBP (no rel=) is RankLab's: ir_measures has no provider for it, and says so
+    with pytest.warns(UserWarning, match="rel="):
+        graded = shim.calc_aggregate([shim.RBP], qrels, run)[shim.RBP]
+    assert graded == pytest.approx(0.2 * (1 + 0.8**2))
+
+
+def _long_query(data, seed):
+    """A query of 1,100 retrieved documents with tied scores (cwl_eval reads 1,000)."""
+    qrels, run = data
+    rng = np.random.default_rng(seed)
+    run["long"] = {f"d{i}": float(rng.integers(0, 20)) for i in range(1100)}
+    qrels["long"] = {f"d{i}": int(rng.integers(0, 3)) for i in range(0, 1100, 7)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rbp_with_rel_equals_cwl_eval(seed):
+    """RBP(rel=r) as ir_measures computes it with cwl_eval: equal scores in the run's order
+    (a stable sort), the first 1,000 documents, negative labels as 0, a qrels query the run
+    misses scored 0. cwl_eval sums with a BLAS dot product of 1,000 weights, RankLab by its
+    own sum: values agree to a few units in the last place, not bit for bit."""
+    pytest.importorskip("cwl")
+    qrels, run = _long_query(random_data(seed), seed)
+    for measure in ("RBP(rel=1)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=3)"):
+        theirs_m, ours_m = ir_measures.parse_measure(measure), shim.parse_measure(measure)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = {m.query_id: m.value for m in ir_measures.iter_calc([theirs_m], qrels, run)}
+        ours = {m.query_id: m.value for m in shim.iter_calc([ours_m], qrels, run)}
+        assert set(ours) == set(theirs), measure
+        for qid, value in theirs.items():
+            assert ours[qid] == pytest.approx(value, rel=1e-14, abs=1e-16), (measure, qid)
+        agg = ir_measures.calc_aggregate([theirs_m], qrels, run)[theirs_m]
+        assert shim.calc_aggregate([ours_m], qrels, run)[ours_m] == pytest.approx(agg, rel=1e-14)
 
 
 def test_the_peer_names_only_and_refusals_in_one_line():

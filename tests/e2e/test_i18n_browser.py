@@ -64,14 +64,14 @@ def test_a_spanish_browser_gets_spanish_and_the_switch_keeps_the_choice_in_the_u
     _idle(page)
     _tasks_shown(page, TASKS_ES, 1280)
     switch = page.locator(".st-key-ranklab-language")
-    assert switch.get_by_text("Español").first.is_visible()
+    switch.get_by_text("Español").first.wait_for(state="visible")
     box = switch.bounding_box()
     assert box is not None and box["y"] < 60 and box["x"] + box["width"] <= 1280, (
         box
     )  # in the header bar
     assert "lang=" not in page.url  # a detected language is not a choice
     nav = page.locator('[data-testid="stSidebarNav"]')
-    assert nav.get_by_text("Tabla comparativa").first.is_visible()
+    nav.get_by_text("Tabla comparativa").first.wait_for(state="visible")
     switch.get_by_text("English").click()
     page.get_by_role("heading", name="Detection and calibration").first.wait_for()
     _idle(page)

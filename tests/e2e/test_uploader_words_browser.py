@@ -109,7 +109,7 @@ def test_in_english_streamlit_keeps_its_own_words(server, new_page):
     _idle(page)
     time.sleep(0.5)
     box = page.locator(DROPZONE).first
-    assert box.get_by_text("Upload", exact=True).is_visible()
+    box.get_by_text("Upload", exact=True).wait_for(state="visible")
     assert "per file" in box.inner_text()
     assert box.locator('button [data-testid="stMarkdownContainer"]').first.evaluate(AFTER) in (
         "none",
