@@ -86,3 +86,19 @@ def test_a_document_twice_in_one_run_is_refused_with_its_names():
         fuse({"a": a, "dup": dup}, method="rrf")
     text = str(err.value)
     assert "d1" in text and "q1" in text and "dup" in text
+
+
+def test_keys_too_wide_to_pack_take_the_plain_sorts(monkeypatch):
+    """Query codes, document codes and positions that would not fit in 64 bits (every
+    field given 30 bits here): candidates numbered by a lexsort, the fused run ordered by
+    two sorts, with the same fused run."""
+    import metrics_core.fusion.prepare as prepare
+
+    frames = _tied_runs(9)
+    runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
+    normal = fuse(runs, method="rrf")
+    monkeypatch.setattr(prepare, "_bits", lambda n: 30)
+    wide = fuse(runs, method="rrf")
+    assert list(wide.query_ids) == list(normal.query_ids)
+    assert list(wide.doc_ids) == list(normal.doc_ids)
+    assert wide.scores.tolist() == normal.scores.tolist()
