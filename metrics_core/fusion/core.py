@@ -297,9 +297,12 @@ def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.
             mid = (lo[active] + hi[active]) // 2
             y = perm[other[active] + mid]
             x = me[active]
-            # a left candidate goes after the right ones it does not come before; a right
-            # candidate after the left ones that come before it
-            go_after = np.where(right[active], before(y, x), ~before(x, y))
+            r = right[active]
+            # one vote per pair: does the left candidate come before the right one? A left
+            # candidate goes after the right ones it does not come before; a right candidate
+            # after the left ones that come before it
+            left_first = before(np.where(r, y, x), np.where(r, x, y))
+            go_after = np.where(r, left_first, ~left_first)
             lo[active] = np.where(go_after, mid + 1, lo[active])
             hi[active] = np.where(go_after, hi[active], mid)
             active = active[lo[active] < hi[active]]
