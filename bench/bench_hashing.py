@@ -5,7 +5,9 @@ sort) against RankLab's histogram evaluation, on random codes with class structu
     python bench/bench_hashing.py --quick         # a small check of the script itself
     python bench/bench_hashing.py --loop-subset 200 --repeat 5   # ratios on a shared machine
     python bench/bench_hashing.py --device cuda   # the device route against plain torch (issue 32)
+    python bench/bench_hashing.py --device cuda --sizes 1,5 --repeat 2 --no-cpu-route   # a subset
     python bench/bench_hashing.py --device cpu --quick   # the same table with CPU torch (a check)
+    bash bench/gpu_check.sh                       # one short GPU check: tests, then every size
 
 The loop on the 10,000-query case is timed on a subset of queries and extrapolated
 (said in the output). Results must agree in stable mode; the script asserts it.
@@ -164,37 +166,71 @@ def timed(fn, device, repeat):
     return best, value, peak
 
 
+def pick_sizes(text: str | None, quick: bool) -> list:
+    """The device sizes to run: ``--sizes`` as 1-based positions in DEVICE_SIZES ("1,5"),
+    else all of them (the two quick ones with ``--quick``)."""
+    if quick:
+        return QUICK_DEVICE_SIZES
+    if not text:
+        return DEVICE_SIZES
+    try:
+        picked = [DEVICE_SIZES[int(i) - 1] for i in text.split(",") if int(i) >= 1]
+    except (ValueError, IndexError):
+        raise SystemExit(f"--sizes takes positions 1..{len(DEVICE_SIZES)}, got {text!r}") from None
+    if not picked:
+        raise SystemExit(f"--sizes takes positions 1..{len(DEVICE_SIZES)}, got {text!r}")
+    return picked
+
+
 def device_main(args) -> int:
     from metrics_core.hashing import evaluate_hashing as evaluate
     from metrics_core.hashing.device import pick_engine
+    from metrics_core.hashing.histograms import hamming_counts
 
     device = torch.device(args.device)
     engine = args.engine or (pick_engine("auto", device) if device.type == "cuda" else "torch")
-    sizes = QUICK_DEVICE_SIZES if args.quick else DEVICE_SIZES
+    sizes = pick_sizes(args.sizes, args.quick)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(
-        f"device {name}; torch {torch.__version__}; engine {engine}; CPU threads {torch.get_num_threads()}; "
-        f"best of {args.repeat} after a warm-up"
+        f"device {name}; torch {torch.__version__}; numpy {np.__version__}; engine {engine}; "
+        f"CPU threads {torch.get_num_threads()}, cores {len(os.sched_getaffinity(0))}; "
+        f"best of {args.repeat} after a warm-up",
+        flush=True,
     )
     print(
-        "| queries x database x bits | RankLab device, expected ties (s) | RankLab device, stable ties (s) "
-        "| plain torch: matmul, stable argsort, gather, cumsum (s) | RankLab CPU route, expected (s) "
-        "| speed-up expected / stable vs plain torch | peak device memory: RankLab expected / stable / plain (MB) "
-        "| mAP expected | mAP stable = plain torch |"
+        "columns: RankLab's device route, expected ties, and the part of it that counts on the "
+        "device (the rest is the host's measures); stable ties; plain torch (matmul, stable "
+        "argsort, gather, cumsum); RankLab's CPU route, expected; speed-ups against plain "
+        "torch; peak device memory"
     )
-    print("|---|---:|---:|---:|---:|---|---|---|---|")
+    print(
+        "| queries x database x bits | expected (s) | of which counts (s) | stable (s) "
+        "| plain torch (s) | CPU route (s) | speed-up expected / stable | peak MB expected / "
+        "stable / plain | mAP expected | mAP stable = plain |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---|---|---|")
     for nq, ndb, bits, classes in sizes:
         qc, dc, ql, dl = make_device_case(nq, ndb, bits, classes, device)
         kw = dict(device=device, engine=engine, ks=(), memory_budget=args.memory_budget)
         t_exp, exp, m_exp = timed(
             lambda: evaluate(qc, dc, ql, dl, ties="expected", **kw), device, args.repeat
         )
+        # the counts alone (what leaves the device); the rest of t_exp is the host's measures
+        t_counts, _, _ = timed(
+            lambda: hamming_counts(
+                qc, dc, ql, dl, device=device, engine=engine, memory_budget=args.memory_budget
+            ),
+            device,
+            args.repeat,
+        )
         t_st, st, m_st = timed(
             lambda: evaluate(qc, dc, ql, dl, ties="stable", **kw), device, args.repeat
         )
         t_ref, ref, m_ref = timed(lambda: plain_torch_map(qc, dc, ql, dl), device, args.repeat)
         assert abs(st["map"] - ref) < 1e-5, (st["map"], ref)  # float32 sums in the plain code
-        if nq * ndb < CPU_ROUTE_MAX_PAIRS:
+        if args.no_cpu_route:
+            cpu_text = "skipped (--no-cpu-route)"
+        elif nq * ndb < CPU_ROUTE_MAX_PAIRS:
             host = [x.cpu().numpy() for x in (qc, dc, ql, dl)]
             t_cpu, cpu, _ = timed(
                 lambda: evaluate(*host, device="cpu", ties="expected", ks=()),
@@ -202,14 +238,16 @@ def device_main(args) -> int:
                 args.repeat,
             )
             assert repr(cpu["map"]) == repr(exp["map"]), (cpu["map"], exp["map"])  # bit for bit
+            np.testing.assert_array_equal(cpu["ap"], exp["ap"])
             cpu_text = f"{t_cpu:.3f}"
         else:
             cpu_text = "skipped (minutes on the CPU)"
         kind = f", {-classes} labels (multi-label)" if classes < 0 else f", {classes} classes"
         print(
-            f"| {nq:,} x {ndb:,} x {bits}{kind} | {t_exp:.4f} | {t_st:.4f} | {t_ref:.4f} | {cpu_text} | "
-            f"{t_ref / t_exp:.1f}x / {t_ref / t_st:.1f}x | {m_exp / 2**20:.0f} / {m_st / 2**20:.0f} / "
-            f"{m_ref / 2**20:.0f} | {exp['map']:.6f} | {st['map']:.6f} = {ref:.6f} |",
+            f"| {nq:,} x {ndb:,} x {bits}{kind} | {t_exp:.4f} | {t_counts:.4f} | {t_st:.4f} | "
+            f"{t_ref:.4f} | {cpu_text} | {t_ref / t_exp:.1f}x / {t_ref / t_st:.1f}x | "
+            f"{m_exp / 2**20:.0f} / {m_st / 2**20:.0f} / {m_ref / 2**20:.0f} | "
+            f"{exp['map']:.6f} | {st['map']:.6f} = {ref:.6f} |",
             flush=True,
         )
     return 0
@@ -308,6 +346,16 @@ def main(argv=None):
         "--engine", choices=("torch", "triton"), help="device mode: the engine (default: auto)"
     )
     p.add_argument("--tune", action="store_true", help="device mode: time the Triton block sizes")
+    p.add_argument(
+        "--sizes",
+        help=f"device mode: positions 1..{len(DEVICE_SIZES)} of the sizes to run, e.g. 1,5 "
+        "(default: all)",
+    )
+    p.add_argument(
+        "--no-cpu-route",
+        action="store_true",
+        help="device mode: leave out RankLab's CPU route (its column, and its bit-for-bit check)",
+    )
     args = p.parse_args(argv)
     if args.device and args.tune:
         return tune_main(args)

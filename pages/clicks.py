@@ -11,10 +11,10 @@ from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
 from ui.common.upload import upload_slot
+from ui.compare.thresholds import label, link_to_editor
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
-from ui.ranking.state import CLICKS_SOURCE, FAIR_RATIO, Clicks
-from ui.ranking.widgets import label_for
+from ui.ranking.state import CLICKS_SOURCE, Clicks
 
 
 def read_upload(files) -> None:
@@ -69,18 +69,14 @@ with page(_("Click feedback")) as p:
         st.error(md_text(exc.plain(_)))
         p.stop()
 
-    thresholds = st.session_state[state.THRESHOLDS]
     m1, m2, m3 = st.columns(3)
     m1.metric(_("MRR (from clicks)"), "–" if result.mrr != result.mrr else f"{result.mrr:.4f}")
     m2.metric(_("Impressions"), len(result.per_impression))
     m3.metric(_("Ignored clicks (not shown)"), result.ignored_clicks)
-    label = label_for("RR", result.mrr, thresholds, float(st.session_state.get(FAIR_RATIO, 0.5)))
-    if label:
-        st.caption(
-            _("Interpretation (MRR good at or above {threshold}): {label}").format(
-                threshold=thresholds["RR"], label=label
-            )
-        )
+    word = label("RR", result.mrr) if result.mrr == result.mrr else ""
+    if word:  # the thresholds it was labelled with, stated under it by link_to_editor
+        st.caption(_("Interpretation of the MRR: {label}").format(label=word))
+    link_to_editor(["RR"])
 
     conv = conventions()
     source = st.session_state.get(CLICKS_SOURCE, "")

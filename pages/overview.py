@@ -14,6 +14,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
 from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
+from ui.compare.thresholds import link_to_editor
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
@@ -37,7 +38,6 @@ from ui.ranking.widgets import (
     measure_chooser,
     require_data,
     summary_table,
-    thresholds_editor,
 )
 
 # The leaderboard first: when the tie band is not computed yet and the runs are large (it takes
@@ -317,8 +317,7 @@ with page(_("Overview"), sidebar=False) as p:
     )
     with own_queries:
         if own_queries.open:
-            thresholds, ratio = thresholds_editor("overview")
-            table = summary_table(evaluations, thresholds, ratio, n_resamples, confidence, seed)
+            table = summary_table(evaluations, n_resamples, confidence, seed)
             st.dataframe(
                 table.assign(measure=table["measure"].map(display_measure)),
                 hide_index=True,
@@ -355,10 +354,11 @@ with page(_("Overview"), sidebar=False) as p:
                     "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
                     "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
                     "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                    "improvement against the interpretation thresholds above (blank: no threshold for the "
+                    "improvement against the interpretation thresholds below (blank: no threshold for the "
                     "measure)."
                 ).format(own=own)
             )
+            link_to_editor(measures)
             download_table(
                 table.drop(columns=["mean"]).set_index(["run", "measure"]),
                 "overview",

@@ -37,6 +37,7 @@ DISTRIBUTION = {
     "distributed": "dask",  # dask[distributed]
     "markdown_it": "markdown-it-py",
     "yaml": "pyyaml",
+    "cwl": "cwl-eval",
 }
 
 # optional tools: the tests that need them skip, with this reason, where they are absent

@@ -137,7 +137,8 @@ METHODS: dict[str, dict] = {
     "condorcet": {
         "formula": "N - position in the majority order: d before e when at least half "
         "the runs rank d strictly above e (a run with neither votes for e); "
-        "the order is read from Copeland counts (wins per candidate)",
+        "the order is a comparison sort by that vote (ranx's; a merge sort of all queries "
+        "at once here)",
         "params": {},
         "family": "rank",
         "ref": "Montague and Aslam 2002, Condorcet fusion for improved retrieval (CIKM)",

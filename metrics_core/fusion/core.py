@@ -1,21 +1,25 @@
 """Rank fusion on columnar runs: whole batches, no loop over queries.
 
-The runs' ids are encoded once (:func:`metrics_core.ranking.strings.encode_strings`, one
-dictionary for the query ids and one for the document ids of all runs). Each run is sorted
-once by (query, score descending, document id descending: trec_eval's tie rule), which gives
-every row its rank ``r`` and every (run, query) its list length ``L``; normalisations are
-segment reductions over that order (the maximum is a segment's first row, the minimum its
-last, sums by ``np.bincount``). Rows of all runs are then grouped by (query, document) into a
-dense ``candidates x runs`` matrix of contributions and a mask of who retrieved what, and each
-method is one reduction over the runs axis. The fused run is sorted like any run.
+The query ids are encoded once, the document ids only fingerprinted
+(:mod:`metrics_core.fusion.prepare`). Each run is ranked by (query, score descending,
+document id descending: trec_eval's tie rule) -- checked in O(n), not sorted, when it is
+written best first as run files are -- which gives every row its rank ``r`` and every (run,
+query) its list length ``L``; normalisations are segment reductions over that order (a
+list's maximum is its first row, its minimum its last, sums by ``np.bincount``). The
+candidates (query, document) are numbered by one sort of packed 64-bit keys, every match
+checked string by string; the rows of all runs go into a dense ``runs x candidates`` matrix
+of contributions and a mask of who retrieved what, and each method is one reduction over the
+runs axis. The fused run is ordered by one sort of packed keys (query, score), the documents
+of equal scores by their ids.
 
 Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
 tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with
 missing documents and queries). Two deliberate differences, both where ranx's own result
-depends on the order of a Python set: Condorcet reads the majority order from Copeland counts
-(equal to ranx's order whenever the majority relation is a strict total order; ties and
-cycles broken by the tie rule), and after the Borda normalisation the rank-based methods use
-each run's own ranking (candidates a run did not retrieve have no rank there).
+depends on the order of a Python set: Condorcet sorts by the majority vote as ranx does, with
+a merge sort of all queries at once (the same order whenever the majority relation is a
+strict total order; ties and cycles as the merge meets them), and after the Borda
+normalisation the rank-based methods use each run's own ranking (candidates a run did not
+retrieve have no rank there).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from metrics_core.fusion.catalog import (
     method_name,
     norm_name,
 )
-from metrics_core.fusion.prepare import Prepared, as_runs, prepare, rank_order
+from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
@@ -72,6 +76,17 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
         return 1.0 - prep.pos / candidates[prep.q]
     if norm == "rank":
         return 1.0 - prep.pos / prep.lengths[prep.run, prep.q]
+    if norm in ("min-max", "min-max-inverted", "max"):
+        # each list is ranked best first: its maximum is its first row, its minimum its last
+        size = prep.list_len
+        first = np.cumsum(size) - size
+        mx = np.repeat(s[first], size)
+        if norm == "max":
+            return s / np.maximum(mx, EPS)
+        mn = np.repeat(s[first + size - 1], size)
+        if norm == "min-max":
+            return (s - mn) / np.maximum(mx - mn, EPS)
+        return (mx - s) / np.maximum(mx - mn, EPS)
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
     if norm == "min-max":
         return (s - mn[seg]) / np.maximum(mx[seg] - mn[seg], EPS)
@@ -239,79 +254,88 @@ def contributions(
 
 
 def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.ndarray:
-    """Copeland counts of the majority relation (``ranks``: candidates x runs, inf where a run
-    did not retrieve the candidate), candidates compared within their query, in blocks of
-    queries (memory bounded by the block's sum of squared candidate counts)."""
+    """Each candidate's position (0 = first) in its query's Condorcet order: a merge sort
+    whose comparison is ranx's weighted majority vote (``x`` before ``y`` when the runs that
+    rank ``x`` above ``y`` carry at least half of the weight; ``ranks``: candidates x runs,
+    inf where a run did not retrieve the candidate).
+
+    All queries at once, no table of pairs: ``ceil(log2 n)`` merge levels for ``n``
+    candidates per query; at each, every candidate finds its place in the other half of
+    its block by a binary search (``log2`` of the half's size comparisons, each one vector
+    operation over all candidates): ``O(n log^2 n)`` comparisons per query, against the
+    ``n^2`` of a table of every pair. Where the majority relation is a strict total order
+    (no tie, no cycle), every comparison sort gives that order, ranx's included; elsewhere
+    the order is the merge sort's, starting from the candidates' order of ``pq``."""
     P = len(pq)
-    order = np.argsort(pq, kind="stable")
     counts = np.bincount(pq, minlength=nq)
     starts = np.concatenate(([0], np.cumsum(counts)))
-    wins = np.zeros(P)
+    first = starts[pq]  # each slot's query start (slots of a query: starts[q] .. + n - 1)
+    n_of = counts[pq]
+    local = np.arange(P) - first
     total = float(w.sum())
-    budget = 1 << 22
-    q = 0
-    while q < nq:
-        sq, cost = q, 0
-        while sq < nq and (cost == 0 or cost + counts[sq] ** 2 <= budget):
-            cost += int(counts[sq]) ** 2
-            sq += 1
-        lo, hi = starts[q], starts[sq]
-        members = order[lo:hi]
-        grp = pq[members]
-        # all ordered pairs (x, y) within each query of the block
-        local_start = starts[grp] - lo
-        n_grp = counts[grp]
-        rep = np.repeat(np.arange(hi - lo), n_grp)
-        offs = np.arange(len(rep)) - np.repeat(np.cumsum(n_grp) - n_grp, n_grp)
-        ys = np.repeat(local_start, n_grp) + offs
-        xs = rep
-        keep = xs != ys
-        xs, ys = members[xs[keep]], members[ys[keep]]
-        votes_x = ((ranks[xs] < ranks[ys]) * w).sum(axis=1)
-        first = votes_x >= total - votes_x
-        wins += np.bincount(xs, weights=first, minlength=P)
-        q = sq
-    return wins
+    perm = np.arange(P)  # perm[slot]: the candidate at that slot
+
+    def before(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        votes = (ranks[x] < ranks[y]) @ w
+        return votes >= total - votes
+
+    width = 1
+    n_max = int(counts.max()) if P else 0
+    while width < n_max:
+        block = local // (2 * width) * (2 * width)  # block start, local
+        right = local - block >= width
+        half = local - block - width * right  # position within its half
+        left_len = np.minimum(width, n_of - block)
+        right_len = np.clip(n_of - block - width, 0, width)
+        # the other half of each slot: where it starts (a slot) and its length
+        other = first + block + np.where(right, 0, width)
+        lo = np.zeros(P, dtype=np.int64)
+        hi = np.where(right, left_len, right_len)
+        me = perm
+        active = np.flatnonzero(lo < hi)
+        while len(active):
+            mid = (lo[active] + hi[active]) // 2
+            y = perm[other[active] + mid]
+            x = me[active]
+            r = right[active]
+            # one vote per pair: does the left candidate come before the right one? A left
+            # candidate goes after the right ones it does not come before; a right candidate
+            # after the left ones that come before it
+            left_first = before(np.where(r, y, x), np.where(r, x, y))
+            go_after = np.where(r, left_first, ~left_first)
+            lo[active] = np.where(go_after, mid + 1, lo[active])
+            hi[active] = np.where(go_after, hi[active], mid)
+            active = active[lo[active] < hi[active]]
+        target = first + block + half + lo
+        if np.bincount(target, minlength=P).max(initial=0) > 1:  # a tie or cycle collided
+            order = np.lexsort((half, right, target))
+            target = np.empty(P, dtype=np.int64)
+            target[order] = np.arange(P)
+        perm = np.empty_like(me)
+        perm[target] = me
+        width *= 2
+    position = np.empty(P, dtype=np.int64)
+    position[perm] = local
+    return position
 
 
 def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | None = None) -> Run:
     """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`)."""
-    import pandas as pd
-
-    R, nd = prep.n_runs, max(len(prep.dvocab), 1)
-    pid, uniq = pd.factorize(prep.q * np.int64(nd) + prep.d, sort=False)
-    pid = np.asarray(pid, dtype=np.int64)
-    uniq = np.asarray(uniq, dtype=np.int64)
-    P = len(uniq)
-    cell = pid * R + prep.run
-    if len(cell):
-        per_cell = np.bincount(cell, minlength=P * R)
-        if per_cell.max() > 1:
-            dup = int(np.flatnonzero(per_cell[cell] > 1)[0])
-            i = int(prep.run[dup])
-            raise InputError(
-                N_("document {doc} appears twice for query {query} in the run {run}"),
-                source=prep.sources[i],
-                field="runs",
-                hint=N_("keep one line per (query, document) before fusing"),
-                params={
-                    "doc": str(prep.dvocab[int(prep.d[dup])]),
-                    "query": str(prep.qvocab[int(prep.q[dup])]),
-                    "run": prep.names[i],
-                },
-            )
-        del per_cell
-    del cell
-    pq, pdoc = uniq // nd, uniq % nd
-    del uniq
+    R, P = prep.n_runs, prep.n_candidates
+    pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
     scores = normalise(prep, norm, cand_q)
     contrib = contributions(prep, method, norm, p, scores)
     del scores
-    S = np.zeros((P, R))
-    M = np.zeros((P, R), dtype=bool)
-    S[pid, prep.run] = contrib
-    M[pid, prep.run] = True
+    # stored run by run (R x P), used as its transpose: sums over the runs add whole rows
+    S_runs, M_runs = np.zeros((R, P)), np.zeros((R, P), dtype=bool)
+    at = 0
+    for i in range(R):  # the rows are grouped by run: one slice each
+        n_i = int(prep.lengths[i].sum())
+        S_runs[i, pid[at : at + n_i]] = contrib[at : at + n_i]
+        M_runs[i, pid[at : at + n_i]] = True
+        at += n_i
+    S, M = S_runs.T, M_runs.T
     del contrib
     n_cand = cand_q[pq]
     family = METHODS[method]["family"]
@@ -320,7 +344,12 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
         M = np.ones_like(M)
         del lengths
-    cnt = M.sum(axis=1).astype(np.float64)
+    # the runs that retrieved each candidate (every run, after Borda's normalisation)
+    cnt = (
+        np.bincount(pid, minlength=P).astype(np.float64)
+        if not (norm == "borda" and family == "score")
+        else M.sum(axis=1, dtype=np.float64)
+    )
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
     if method in ("bordafuse", "w_bordafuse"):
         ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
@@ -370,29 +399,23 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
     elif method in ("condorcet", "w_condorcet"):
         weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
         ranks = np.where(M, S, np.inf)
-        wins = _condorcet(ranks, pq, prep.n_queries, weights)
-        order = _output_order(pq, wins, pdoc, prep)
-        starts = np.searchsorted(pq[order], np.arange(prep.n_queries + 1))
-        position = np.empty(P, dtype=np.float64)
-        position[order] = np.arange(P) - starts[pq[order]]
-        fused = n_cand - position
+        fused = n_cand - _condorcet(ranks, pq, prep.n_queries, weights)
     elif method == "bayesfuse":
         fused = np.where(M, S, MIN_LOG_ODDS).sum(axis=1)
     else:  # pragma: no cover - the catalogue and this switch are one list
         raise AssertionError(method)
     del S, M
-    order = _output_order(pq, fused, pdoc, prep)
+    order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     return Run(
-        prep.qvocab.take(pa.array(pq[order])),
-        prep.dvocab.take(pa.array(pdoc[order])),
+        # query ids dictionary-encoded (as the TREC reader gives them): no string copied
+        pa.chunked_array(
+            [pa.DictionaryArray.from_arrays(pa.array(pq[order].astype(np.int32)), prep.qvocab)]
+        ),
+        prep.docs.take(pa.array(prep.head[order])),
         fused[order],
         name=name or method,
         source=f"<{name or method}>",
     )
-
-
-def _output_order(pq, fused, pdoc, prep: Prepared) -> np.ndarray:
-    return rank_order(pq, fused, pdoc, prep.n_queries, prep.dvocab)
 
 
 def fuse(

@@ -152,16 +152,23 @@ def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Device
             N_("query codes have {query} bits, database codes {database}"),
             params={"query": qb.shape[1], "database": db.shape[1]},
         )
-    ql = as_labels(query_labels, qb.shape[0], "query labels")
-    dl = as_labels(db_labels, db.shape[0], "database labels")
+    ql = as_labels(query_labels, qb.shape[0], "query labels", device=dev)
+    dl = as_labels(db_labels, db.shape[0], "database labels", device=dev)
     relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
     if ql.ndim == 1:
-        ids, inverse = torch.unique(torch.cat([ql, dl]).to(dev), return_inverse=True)
-        inverse = inverse.to(torch.int32)
-        return DeviceInputs(
-            qb, db, inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous(), False
-        )
-    return DeviceInputs(qb, db, (ql > 0).to(dev), (dl > 0).to(dev), True)
+        return DeviceInputs(qb, db, *_class_ids_int32(ql, dl), False)
+    return DeviceInputs(qb, db, ql > 0, dl > 0, True)
+
+
+def _class_ids_int32(ql: Tensor, dl: Tensor) -> tuple[Tensor, Tensor]:
+    """Class ids as int32 (the kernels' type; only equality matters): cast when every id fits
+    (one min/max, the only wait), else renumbered by ``torch.unique`` (a sort)."""
+    q_lo, d_lo, q_hi, d_hi = torch.stack([ql.min(), dl.min(), ql.max(), dl.max()]).tolist()
+    if -(2**31) <= min(q_lo, d_lo) and max(q_hi, d_hi) < 2**31:
+        return ql.to(torch.int32).contiguous(), dl.to(torch.int32).contiguous()
+    _, inverse = torch.unique(torch.cat([ql, dl]), return_inverse=True)
+    inverse = inverse.to(torch.int32)
+    return inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous()
 
 
 def pack_words(bits: Tensor) -> Tensor:
@@ -175,7 +182,7 @@ def pack_words(bits: Tensor) -> Tensor:
     words = -(-k // 32)
     padded = torch.zeros((n, words * 32), dtype=torch.uint8, device=bits.device)
     padded[:, :k] = bits
-    weights = torch.tensor([1 << i for i in range(8)], dtype=torch.uint8, device=bits.device)
+    weights = (2 ** torch.arange(8, device=bits.device)).to(torch.uint8)  # made on the device
     packed = (padded.view(n, words * 4, 8) * weights).sum(dim=2, dtype=torch.int32).to(torch.uint8)
     if np.little_endian:
         return packed.contiguous().view(torch.int32)
@@ -259,18 +266,27 @@ def torch_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = N
         r_parts.append(r_c)
         if stable:
             st_parts.append(_torch_stable(dist, rel, stable[0], stable[1], inp.bits))
-    n = torch.cat(n_parts).cpu().numpy()
-    r = torch.cat(r_parts).cpu().numpy()
+    n, r = histograms_to_host(torch.cat(n_parts), torch.cat(r_parts))
     if not stable:
         return n, r, None
     ks = stable[1]
-    out = StableCounts(
-        torch.cat([p[0] for p in st_parts]).cpu().numpy(),
-        torch.cat([p[1] for p in st_parts]).cpu().numpy(),
-        torch.cat([p[2] for p in st_parts]).cpu().numpy(),
-        {k: torch.cat([p[3][k] for p in st_parts]).cpu().numpy() for k in ks},
-    )
+    hi, lo, in_cut = (torch.cat([p[i] for p in st_parts]) for i in range(3))
+    out = stable_to_host(hi, lo, in_cut, [torch.cat([p[3][k] for p in st_parts]) for k in ks], ks)
     return n, r, out
+
+
+def histograms_to_host(n: Tensor, r: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """The two (queries, distances) histograms as int64 numpy arrays, in one copy from the
+    device (one wait)."""
+    both = torch.stack([n, r]).to(torch.int64).cpu().numpy()
+    return both[0], both[1]
+
+
+def stable_to_host(hi: Tensor, lo: Tensor, in_cut: Tensor, at_k: list, ks) -> StableCounts:
+    """The stable order's per-query integers (``at_k``: one tensor per k of ``ks``) as
+    :class:`StableCounts` of int64 numpy arrays, in one copy from the device."""
+    rows = torch.stack([t.to(torch.int64) for t in (hi, lo, in_cut, *at_k)]).cpu().numpy()
+    return StableCounts(rows[0], rows[1], rows[2], {k: rows[3 + i] for i, k in enumerate(ks)})
 
 
 # -- dispatch ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,9 +18,9 @@ from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import ENGINES, fixed_point_sums
 from metrics_core.hashing.histograms import distance_histograms, hamming_counts
 from metrics_core.hashing.ties import (
-    ap_sums,
     expected_ap_retrieved_norm,
     harmonic_numbers,
+    rule_sums,
     tie_tables,
 )
 from metrics_core.hashing.validate import (
@@ -164,17 +165,31 @@ def evaluate_hashing(
         )
     nq, width = n.shape
     bits, ndb = width - 1, int(n[0].sum()) if nq else 0
-    R = r.sum(axis=1).astype(np.float64)
-    H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
+    # every row counts the whole database (ndb items): the harmonic numbers up to ndb + 1
+    H = harmonic_numbers(ndb + 1)
     retrieved_expected = None
     if topk is not None and normalizer == "retrieved" and ties == "expected":
         retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
 
+    # the tie rules whose closed-form sums are needed (the chosen rule and the band's ends)
+    rules = tuple(
+        rule
+        for rule in ("expected", "optimistic", "pessimistic")
+        if rule in (ties, "pessimistic", "optimistic")
+        and not (rule == "expected" and retrieved_expected is not None)
+    )
+    counts = topk is not None and normalizer == "retrieved"  # the normalizer counts relevant
+
+    # precision and recall within each radius, written in place by the blocks of rows
+    prec_by_radius, rec_by_radius = np.empty((nq, width)), np.empty((nq, width))
+
     def rows_of(rows: slice):
         """Every per-query number of the queries ``rows`` (row by row: the same values
         whichever blocks of rows are taken)."""
-        nb, rb, Rb = n[rows], r[rows], R[rows]
+        nb, rb = n[rows], r[rows]
         tables = tie_tables(nb, rb, topk, H)
+        Rb = (tables["B"][:, -1] + rb[:, -1]).astype(np.float64)  # relevant items in all
+        sums = rule_sums(nb, rb, rules, topk, tables, counts=counts)
 
         def ap_for(rule):
             if rule == "stable" and stable is not None:
@@ -185,7 +200,7 @@ def evaluate_hashing(
             elif rule == "expected" and retrieved_expected is not None:
                 return retrieved_expected[rows]
             else:
-                s, c = ap_sums(nb, rb, rule, topk, tables)
+                s, c = sums[rule]
             if topk is None:
                 norm = Rb
             elif normalizer == "retrieved":
@@ -194,16 +209,11 @@ def evaluate_hashing(
                 norm = np.minimum(Rb, topk)
             return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
 
-        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties)
-        return (
-            ap_for(ties),
-            ap_for("pessimistic"),
-            ap_for("optimistic"),
-            *_by_radius(nb, rb, Rb),
-            *at_k,
-        )
+        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties, tables)
+        _by_radius(rb, Rb, tables, prec_by_radius[rows], rec_by_radius[rows])
+        return (Rb, ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *at_k)
 
-    ap, lo_band, hi_band, prec_by_radius, rec_by_radius, *at_k = _in_row_blocks(rows_of, nq, width)
+    R, ap, lo_band, hi_band, *at_k = _in_row_blocks(rows_of, nq, width)
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
@@ -247,9 +257,29 @@ def evaluate_hashing(
     return out
 
 
-#: Histogram cells (queries x distances) per block of rows the host computes at a time; the
-#: blocks run in threads (numpy releases the GIL in its array loops).
-ROW_BLOCK_CELLS = 1 << 15
+#: Histogram cells (queries x distances) per block of rows the host computes at a time: the
+#: block's dozen or so arrays (96 KB each at most: larger ones cost fresh pages on every call,
+#: above the allocator's 128 KB threshold) stay in a core's cache; the blocks run in threads
+#: (numpy releases the GIL in its array loops).
+ROW_BLOCK_CELLS = 12 << 10
+
+
+_POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process id, threads, pool)
+_POOL_LOCK = threading.Lock()
+
+
+def _row_pool(workers: int) -> ThreadPoolExecutor:
+    """The threads that compute the blocks of rows, kept between calls (starting a dozen
+    threads costs about a millisecond, as much as the measures of a thousand queries); made
+    anew in a forked child, whose copy has no threads."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] < workers:
+            if _POOL is not None and _POOL[0] == os.getpid():
+                _POOL[2].shutdown(wait=False)  # too few threads: its idle ones end
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash-measures")
+            _POOL = (os.getpid(), workers, pool)
+        return _POOL[2]
 
 
 def _in_row_blocks(fn, nq: int, width: int):
@@ -260,21 +290,23 @@ def _in_row_blocks(fn, nq: int, width: int):
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    blocks = max(1, min(cores, nq * width // ROW_BLOCK_CELLS, nq))
-    if blocks == 1:
-        return fn(slice(0, nq))
-    cuts = [nq * i // blocks for i in range(blocks + 1)]
-    with ThreadPoolExecutor(max_workers=blocks) as pool:
-        parts = list(pool.map(fn, [slice(cuts[i], cuts[i + 1]) for i in range(blocks)]))
+    step = max(1, ROW_BLOCK_CELLS // max(width, 1))
+    blocks = [slice(lo, min(nq, lo + step)) for lo in range(0, nq, step)] or [slice(0, 0)]
+    if len(blocks) == 1:
+        return fn(blocks[0])
+    if cores == 1:
+        parts = [fn(rows) for rows in blocks]
+    else:
+        parts = list(_row_pool(cores).map(fn, blocks))
     return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
 
 
-def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
+def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str, tables: dict) -> list:
     """P@k of every query from its distance histograms (one array per k), the tie group the
     cut falls in resolved by the tie rule (expected: in proportion; optimistic: relevant
-    first; pessimistic: relevant last)."""
+    first; pessimistic: relevant last). ``tables``: :func:`tie_tables` of ``n, r``."""
     out = []
-    above = np.cumsum(n, axis=1) - n  # items strictly closer than each distance
+    above = tables["A"]  # items strictly closer than each distance
     for k in ks:
         taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
         if ties == "expected":
@@ -287,23 +319,36 @@ def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str) -> list:
     return out
 
 
-def _by_radius(n: np.ndarray, r: np.ndarray, R: np.ndarray):
+def _by_radius(r: np.ndarray, R: np.ndarray, tables: dict, precision, recall) -> None:
     """Precision and recall of everything within each Hamming radius, per query (no tie
-    question: the whole radius is retrieved)."""
-    cum_n = np.cumsum(n, axis=1)
-    cum_r = np.cumsum(r, axis=1)
-    precision = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
-    recall = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
-    return precision, recall
+    question: the whole radius is retrieved), written into ``precision`` and ``recall``
+    (float64, the shape of ``r``). ``tables``: :func:`tie_tables` of the rows. Relevant
+    items are at most the items (``r <= n``), so a radius with no item (or a query with no
+    relevant item) divides 0 by 1: 0."""
+    cum_r = (tables["B"] + r).astype(np.float64)
+    np.maximum(tables["C"], 1.0, out=precision)
+    np.divide(cum_r, precision, out=precision)
+    np.divide(cum_r, np.maximum(R, 1.0)[:, None], out=recall)
 
 
 def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
     """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
     the validated labels."""
     if ql.ndim == 1:
-        members = {str(c): ql == c for c in np.unique(ql)}
-    else:
-        members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
+        # a stable sort by class: each class's queries, in query order, are one slice, so
+        # each mean is taken over the same values in the same order as a mask would give
+        order = np.argsort(ql, kind="stable")
+        classes, starts = np.unique(ql[order], return_index=True)
+        ends = [*starts[1:], len(order)]
+        ap_sorted, keep_sorted = ap[order], keep[order]
+        out = {}
+        for c, lo, hi in zip(classes, starts, ends, strict=True):
+            kept = ap_sorted[lo:hi][keep_sorted[lo:hi]]
+            # np.mean's own steps (a pairwise sum, divided by the count), without its
+            # per-call overhead: a hundred classes cost a hundred calls
+            out[str(c)] = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
+        return out
+    members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
     return {
         c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan
         for c, m in members.items()

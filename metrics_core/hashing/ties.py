@@ -24,56 +24,125 @@ def harmonic_numbers(n_max: int) -> np.ndarray:
 
 
 def tie_tables(n: np.ndarray, r: np.ndarray, topk: int | None, H: np.ndarray | None = None) -> dict:
-    """What the tie rules' AP sums share, computed once for all of them: items and
-    relevant items before each distance group (``A``, ``B``), the harmonic numbers ``H``
-    (given, or made for the longest row) and ``H[A]``, and the positions of each group
-    inside the cut (``limit``).
+    """What the tie rules' AP sums share, computed once for all of them: items up to and
+    including each distance group (``C``), items and relevant items before it (``A``,
+    ``B``), the harmonic numbers ``H`` (given, or made for the longest row) and ``H[A]``,
+    and the positions of each group inside the cut (``limit``).
 
     >>> t = tie_tables(np.array([[1, 2]]), np.array([[1, 0]]), None)
-    >>> t["A"].tolist(), t["B"].tolist(), t["limit"].tolist()
-    ([[0, 1]], [[0, 1]], [[1, 2]])
+    >>> t["A"].tolist(), t["B"].tolist(), t["limit"].tolist(), t["C"].tolist()
+    ([[0, 1]], [[0, 1]], [[1, 2]], [[1, 3]])
     """
-    A = np.cumsum(n, axis=1) - n  # items before each group
-    B = np.cumsum(r, axis=1) - r  # relevant items before each group
+    C = np.cumsum(n, axis=1)  # items up to and including each group
+    A = C - n  # items before each group
+    B = np.cumsum(r, axis=1)
+    B -= r  # relevant items before each group
     if H is None:
         H = harmonic_numbers(int(n.sum(axis=1).max(initial=0)) + 1)
     limit = n if topk is None else np.clip(topk - A, 0, n)  # positions of the group inside the cut
-    return {"A": A, "B": B, "H": H, "HA": H[A], "limit": limit}
+    return {"A": A, "B": B, "C": C, "H": H, "HA": np.take(H, A), "limit": limit, "topk": topk}
+
+
+def rule_sums(
+    n: np.ndarray,
+    r: np.ndarray,
+    rules,
+    topk: int | None,
+    tables: dict | None = None,
+    counts: bool = True,
+) -> dict:
+    """Per query and tie rule: the sum of precisions at the relevant items inside the cut
+    (the top ``topk``, or the whole ranking) and, with ``counts``, the relevant items there
+    (else None): ``{rule: (sums, counts)}`` for each rule of ``rules`` (expected,
+    optimistic, pessimistic), the closed forms of the package docstring.
+
+    ``n`` and ``r`` are distance histograms (int64, queries x distances, ``0 <= r <= n``).
+    The rules share ``tables`` (:func:`tie_tables`), and with the whole ranking (no
+    ``topk``) their harmonic-number look-ups too: every rule's value is computed by the
+    same floating-point operations whichever others are asked, so each number is the same
+    bit for bit.
+
+    >>> out = rule_sums(np.array([[1, 2]]), np.array([[1, 1]]), ("optimistic", "pessimistic"), None)
+    >>> out["optimistic"][0].tolist(), out["pessimistic"][0].tolist()   # 1/1 + 2/2; 1/1 + 2/3
+    ([2.0], [1.6666666666666667])
+    """
+    t = tie_tables(n, r, topk) if tables is None else tables
+    A, B, C, H, HA, limit = t["A"], t["B"], t["C"], t["H"], t["HA"], t["limit"]
+    whole = t["topk"] is None  # every item is inside the cut: limit is n
+    f64 = np.float64
+    out = {}
+    # H at the end of each group (whole ranking), shared by expected and pessimistic
+    H_end = np.take(H, C) if whole and {"expected", "pessimistic"} & set(rules) else HA[:0]
+    # In place, in the operations' own order: each value below is the one the plain
+    # expressions in the comments give, bit for bit (integers convert to float64 exactly).
+    for rule in rules:
+        if rule == "expected":
+            # frac = m / n (0 where n = 0), c2 = frac (m - 1) / (n - 1) (0 where n <= 1),
+            # s = frac (B + 1) dH + c2 (L - (A + 1) dH), dH = H[A + L] - H[A]
+            m = r.astype(f64)
+            nn = n.astype(f64)
+            if whole:
+                dH = np.subtract(H_end, HA)
+            else:
+                dH = np.take(H, A + limit)
+                dH -= HA
+            # r <= n: m / max(n, 1) is 0 where n = 0; (m - 1) / max(n - 1, 1) is 0 or
+            # negative where n <= 1, and there frac or c2's second factor is 0 and the sum
+            # adds a zero to the first term's +0: the values the masked divisions gave
+            frac = np.maximum(nn, 1.0)
+            np.divide(m, frac, out=frac)
+            np.subtract(nn, 1.0, out=nn)
+            np.maximum(nn, 1.0, out=nn)
+            np.subtract(m, 1.0, out=m)
+            np.divide(m, nn, out=m)
+            c2 = np.multiply(frac, m, out=m)
+            s = np.add(B, 1.0)
+            np.multiply(frac, s, out=s)
+            s *= dH
+            second = np.add(A, 1.0, out=nn)
+            second *= dH
+            np.subtract(limit, second, out=second)
+            second *= c2
+            s += second
+            count = (frac * limit).sum(axis=1) if counts else None
+        elif rule == "optimistic":
+            # k = min(r, L) relevant take the group's first positions:
+            # s = k + (B - A) (H[A + k] - H[A])
+            k = r if whole else np.minimum(r, limit)
+            s = np.take(H, A + k)
+            s -= HA
+            np.multiply(B - A, s, out=s)
+            np.add(k, s, out=s)
+            count = k.sum(axis=1).astype(f64) if counts else None
+        elif rule == "pessimistic":
+            # the group's last positions, from start = A + n - r: k = clip(L - (n - r), 0, r),
+            # s = k + (B - start) (H[start + k] - H[start])
+            start = C - r
+            if whole:
+                k = r  # start + k is the end of the group
+                s = np.subtract(H_end, np.take(H, start))
+            else:
+                k = np.clip(limit - (n - r), 0, r)
+                s = np.take(H, start + k)
+                s -= np.take(H, start)
+            np.multiply(B - start, s, out=s)
+            np.add(k, s, out=s)
+            count = k.sum(axis=1).astype(f64) if counts else None
+        else:
+            raise ValueError(rule)
+        out[rule] = (s.sum(axis=1), count)
+    return out
 
 
 def ap_sums(n: np.ndarray, r: np.ndarray, ties: str, topk: int | None, tables: dict | None = None):
-    """Per query: sum of precisions at relevant items (within the top k) and relevant count there.
-
-    ``tables`` (from :func:`tie_tables` for the same ``n, r, topk``) saves recomputing
-    what the rules share when several are asked.
+    """Per query: sum of precisions at relevant items (within the top k) and relevant count
+    there, under one tie rule (:func:`rule_sums`).
 
     >>> s, c = ap_sums(np.array([[1, 2]]), np.array([[1, 1]]), "optimistic", None)
     >>> s.tolist(), c.tolist()   # relevant at ranks 1 and 2: 1/1 + 2/2
     ([2.0], [2.0])
     """
-    t = tie_tables(n, r, topk) if tables is None else tables
-    A, B, H, HA, limit = t["A"], t["B"], t["H"], t["HA"], t["limit"]
-    if ties == "expected":
-        m = r.astype(np.float64)
-        nn = n.astype(np.float64)
-        L = limit
-        dH = H[A + L] - HA
-        frac = np.divide(m, nn, out=np.zeros_like(m), where=nn > 0)
-        c2 = frac * np.divide(m - 1, nn - 1, out=np.zeros_like(m), where=nn > 1)
-        s = frac * (B + 1) * dH + c2 * (L - (A + 1) * dH)
-        count = frac * L  # expected relevant inside the cut
-    elif ties == "optimistic":
-        k = np.minimum(r, limit)  # relevant take the first positions of the group
-        s = k + (B - A) * (H[A + k] - HA)
-        count = k.astype(np.float64)
-    elif ties == "pessimistic":
-        start = A + n - r  # relevant take the last positions of the group
-        k = np.clip(limit - (n - r), 0, r)
-        s = k + (B - start) * (H[start + k] - H[start])
-        count = k.astype(np.float64)
-    else:
-        raise ValueError(ties)
-    return s.sum(axis=1), count.sum(axis=1)
+    return rule_sums(n, r, (ties,), topk, tables)[ties]
 
 
 def expected_ap_retrieved_norm(n, r, topk):

@@ -32,8 +32,9 @@ from metrics_core.hashing.device import (
     FIXED_BITS,
     SPLIT_BITS,
     DeviceInputs,
-    StableCounts,
+    histograms_to_host,
     pack_words,
+    stable_to_host,
     torch_counts,
 )
 
@@ -285,7 +286,7 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
     width = inp.bits + 1
     if stable is None:
         h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0].to(torch.int64)
-        return h.sum(dim=2).cpu().numpy(), h[:, :, 1].cpu().numpy(), None
+        return (*histograms_to_host(h.sum(dim=2), h[:, :, 1]), None)
     cut, ks = stable
     ks_all = [ndb if cut is None else min(int(cut), ndb)] + [min(int(k), ndb) for k in ks]
     nk = _pow2(len(ks_all))
@@ -350,14 +351,15 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
         hi_parts.append((acc >> SPLIT_BITS).sum(dim=1))
         lo_parts.append((acc & ((1 << SPLIT_BITS) - 1)).sum(dim=1))
         cnt_parts.append(cnt.view(rows, nseg, nk).sum(dim=1))
-    counts = torch.cat(cnt_parts).cpu().numpy()
-    out = StableCounts(
-        torch.cat(hi_parts).cpu().numpy(),
-        torch.cat(lo_parts).cpu().numpy(),
+    counts = torch.cat(cnt_parts)
+    out = stable_to_host(
+        torch.cat(hi_parts),
+        torch.cat(lo_parts),
         counts[:, 0],
-        {k: counts[:, 1 + i] for i, k in enumerate(ks)},
+        [counts[:, 1 + i] for i in range(len(ks))],
+        ks,
     )
-    return torch.cat(n_parts).cpu().numpy(), torch.cat(r_parts).cpu().numpy(), out
+    return (*histograms_to_host(torch.cat(n_parts), torch.cat(r_parts)), out)
 
 
 __all__ = ["triton_counts", "MAX_WORDS", "MAX_LABEL_WORDS"]

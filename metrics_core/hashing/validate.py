@@ -130,23 +130,26 @@ def validate_codes(codes, name: str = "codes") -> torch.Tensor:
     return t.to(codes.device) if isinstance(codes, torch.Tensor) else t
 
 
-def as_labels(labels, n: int, name: str) -> torch.Tensor:
+def as_labels(labels, n: int, name: str, device=None) -> torch.Tensor:
     """Labels as class ids (int64 vector) or multi-label rows (float32 0/1 matrix).
 
     A 1-D array is class ids. A 2-D array is 0/1 multi-label rows, one column included:
     items sharing a 1 match, two all-zero rows do not. A one-column matrix whose values
     are not all 0/1 can only be class ids written as a column, and is read as such.
-    Always on the CPU (labels are small; each route moves what it needs). ``name`` is the
-    role named in an :class:`InputError` (wrong count, non-0/1 rows, fractional ids).
+    On the CPU, or on ``device`` when given (a tensor there is checked where it is: the
+    device route does not copy labels that are already on the device back and forth).
+    ``name`` is the role named in an :class:`InputError` (wrong count, non-0/1 rows,
+    fractional ids).
 
     >>> as_labels([[0], [1]], 2, "labels").tolist()   # one 0/1 column: multi-label
     [[0.0], [1.0]]
     >>> as_labels([[3], [5]], 2, "labels").tolist()   # a column of class ids
     [3, 5]
     """
-    t = torch.as_tensor(
-        np.asarray(labels) if not isinstance(labels, torch.Tensor) else labels.cpu()
-    )
+    if isinstance(labels, torch.Tensor):
+        t = labels.detach().to("cpu" if device is None else device)
+    else:
+        t = torch.as_tensor(np.asarray(labels))
     if t.ndim == 0:
         raise InputError(
             named(name, N_("expected one label (or label row) per code, got a single value"))
@@ -163,12 +166,12 @@ def as_labels(labels, n: int, name: str) -> torch.Tensor:
     if t.ndim == 2:
         if not bool(((t == 0) | (t == 1)).all()):
             raise InputError(named(name, N_("multi-label rows must be 0/1 vectors")))
-        return t.to(torch.float32)
+        return t.to(device=device, dtype=torch.float32)
     if t.ndim != 1:
         raise InputError(named(name, N_("labels must be a vector or a 0/1 matrix")))
     if t.dtype.is_floating_point and not bool((t == t.round()).all()):
         raise InputError(named(name, N_("class labels must be whole numbers")))
-    return t.to(torch.int64)
+    return t.to(device=device, dtype=torch.int64)
 
 
 def relevance_matrix(ql: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:

@@ -19,6 +19,7 @@ from metrics_core.report.labels import (
     DEFAULT_GOOD_THRESHOLDS,
     LABELS,
     REPORT_MEASURES,
+    Threshold,
     interpret,
     row_label,
     worst_labels,
@@ -69,7 +70,7 @@ def summary_text(count: int, suites: int, per_query: bool = False, ngettext=None
     return rows + " " + ngettext("({n} suite)", "({n} suites)", suites).format(n=suites)
 
 
-def overall_label(means: Mapping[str, float], thresholds: Mapping[str, float]) -> str:
+def overall_label(means: Mapping[str, float], thresholds: Mapping[str, Threshold]) -> str:
     """Efficient (every mean Good), Needs improvement (any mean Needs improvement),
     else Acceptable; "" when no measure has a threshold.
 
@@ -83,7 +84,7 @@ def overall_label(means: Mapping[str, float], thresholds: Mapping[str, float]) -
 def summarize_rows(
     rows: pd.DataFrame,
     measures: Iterable[str],
-    thresholds: Mapping[str, float],
+    thresholds: Mapping[str, Threshold],
     per_query: bool = False,
 ) -> dict:
     """``{"count", "means", "labels", "label"}`` of report rows (NaN cells are skipped)."""
@@ -111,7 +112,7 @@ def comparative_report(
     *,
     per_query: bool = False,
     measures: Sequence[str] = REPORT_MEASURES,
-    thresholds: Mapping[str, float] | None = None,
+    thresholds: Mapping[str, Threshold] | None = None,
     summary: bool = True,
     ngettext=None,
 ) -> pd.DataFrame:
@@ -124,7 +125,9 @@ def comparative_report(
     ``df.attrs["summary"]`` (with ``suites``, the number of suites of the rows). The
     summary row's Run cell is :func:`summary_text` (through ``ngettext``); the ``ID``
     "Summary", the column names and the labels stay English keys for the caller to show
-    in its language (they are marked for the catalogs).
+    in its language (they are marked for the catalogs). ``thresholds``: measure -> its "Good"
+    threshold (Fair from half of it) or the pair ``(good, fair)``
+    (:func:`metrics_core.report.labels.bounds`); default :data:`DEFAULT_GOOD_THRESHOLDS`.
     """
     thresholds = dict(DEFAULT_GOOD_THRESHOLDS if thresholds is None else thresholds)
     measures = list(measures)

@@ -514,7 +514,7 @@ class HistoryStore:
         *,
         per_query: bool = False,
         measures: Sequence[str] = REPORT_MEASURES,
-        thresholds: Mapping[str, float] | None = None,
+        thresholds: Mapping[str, float | tuple[float, float]] | None = None,
         summary: bool = True,
         ngettext=None,
     ) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
-from metrics_core.report.cells import latex_escape, latex_text, markdown_escape
+from metrics_core.report.cells import latex_escape, latex_table, markdown_escape
 from metrics_core.report.evaluations import as_runs, evaluations_json
 from metrics_core.report.exports import format_table, json_safe, provenance
 
@@ -220,23 +220,9 @@ class AllPairsComparison:
         let = self.letters()
         caption = caption or "Every run against every other: mean, and the runs it beats"
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        out = [
-            f"% {one_line(line)}",
-            r"% needs \usepackage{booktabs}",
-            r"\begin{table}[t]",
-            r"\centering",
-            r"\caption{" + latex_escape(caption) + "}",
-        ]
-        if label:
-            out.append(r"\label{" + latex_escape(label) + "}")
-        out += [
-            r"\begin{tabular}{l" + "r" * len(means.columns) + "}",
-            r"\toprule",
-            " & ".join(latex_escape(c) for c in ["run", *means.columns]) + r" \\",
-            r"\midrule",
-        ]
+        rows = []
         for r in means.index:
-            cells = []
+            cells = [f"({let[r]}) " + latex_escape(r)]
             for m in means.columns:
                 v = means.loc[r, m]
                 marks = "".join(let[x] for x in won.get((r, m), []))
@@ -244,18 +230,12 @@ class AllPairsComparison:
                     ("--" if pd.isna(v) else f"{v:.{digits}f}")
                     + (f"$^{{{marks}}}$" if marks else "")
                 )
-            out.append(" & ".join([f"({let[r]}) " + latex_escape(r), *cells]) + r" \\")
-        out += [
-            r"\bottomrule",
-            r"\end{tabular}",
-            r"\par\smallskip",
-            r"{\footnotesize " + latex_text(self.legend()) + "}",
-            r"\end{table}",
-        ]
-        return "\n".join(out) + "\n"
+            rows.append(cells)
+        return latex_table(["run", *means.columns], rows, caption, label, line, self.legend())
 
     def to_html(self, digits: int = 4, gettext=None) -> str:
-        """The runs x measures table as an HTML fragment (names escaped, letters in ``<sup>``)."""
+        """The runs x measures table as an HTML fragment (names escaped, letters in ``<sup>``);
+        ``gettext`` translates the header and the legend (the HTML report's)."""
         import html
 
         from metrics_core.stats.allpairs import beats, means_table
@@ -263,7 +243,8 @@ class AllPairsComparison:
         means = means_table(self.runs, self._pairs)
         won = beats(self._pairs)
         let = self.letters()
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in ["run", *means.columns])
+        tr = gettext or (lambda text: text)
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [tr(N_("run")), *means.columns])
         body = []
         for r in means.index:
             cells = [f"<td>({let[r]}) {html.escape(str(r))}</td>"]
@@ -278,7 +259,7 @@ class AllPairsComparison:
             body.append("<tr>" + "".join(cells) + "</tr>")
         return (
             f"<table class='all-pairs'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            f"<p>{html.escape(self.legend(gettext=gettext))}</p>"
+            f'<p class="legend">{html.escape(self.legend(gettext=gettext))}</p>'
         )
 
     def __repr__(self) -> str:
@@ -337,10 +318,6 @@ def compare_all_pairs(
         baselines=baselines,
     )
     return AllPairsComparison(frame, runs, conventions)
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).splitlines())
 
 
 __all__ = ["AllPairsComparison", "compare_all_pairs", "SUPERSCRIPTS", "PAIR_TEST_NAMES"]

@@ -14,6 +14,7 @@ import io
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -335,6 +336,67 @@ def latex_cell(cell) -> str:
     return body + r"\textsuperscript{" + "".join(LATEX_MARKERS[m] for m in marks) + "}"
 
 
+def latex_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    caption: str,
+    label: str | None,
+    provenance_line: str,
+    legend: str,
+) -> str:
+    r"""A LaTeX ``table`` with booktabs rules: the provenance as a ``%`` comment, the
+    escaped caption (and label), the escaped ``header`` and the ``rows`` (cells already in
+    LaTeX: :func:`latex_escape`, :func:`latex_cell`), the legend as a footnote-size note
+    under the tabular. Needs ``\usepackage{booktabs}``. The one layout of every
+    comparison's LaTeX table.
+
+    >>> print(latex_table(["run", "AP"], [["a\\_b", "0.5"]], "Runs", None, "v1", "a & b"))
+    % v1
+    % needs \usepackage{booktabs}
+    \begin{table}[t]
+    \centering
+    \caption{Runs}
+    \begin{tabular}{lr}
+    \toprule
+    run & AP \\
+    \midrule
+    a\_b & 0.5 \\
+    \bottomrule
+    \end{tabular}
+    \par\smallskip
+    {\footnotesize a \& b}
+    \end{table}
+    <BLANKLINE>
+    """
+    out = [
+        f"% {one_line(provenance_line)}",
+        r"% needs \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{" + latex_escape(caption) + "}",
+    ]
+    if label:
+        out.append(r"\label{" + latex_escape(label) + "}")
+    out += [
+        r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in header) + r" \\",
+        r"\midrule",
+        *(" & ".join(row) + r" \\" for row in rows),
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\par\smallskip",
+        r"{\footnotesize " + latex_text(legend) + "}",
+        r"\end{table}",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def one_line(text) -> str:
+    """``text`` with its line breaks turned into spaces (a comment line, a log line)."""
+    return " ".join(str(text).splitlines())
+
+
 def short_caption(title: str) -> tuple[str, str]:
     """``(caption, note)``: the first sentence of ``title`` (ending in one period) and the
     rest, for a table whose title is a name followed by its legend.
@@ -363,6 +425,8 @@ __all__ = [
     "threshold_text",
     "latex_escape",
     "latex_text",
+    "latex_table",
+    "one_line",
     "latex_cell",
     "LATEX_MARKERS",
     "short_caption",

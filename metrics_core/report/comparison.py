@@ -19,7 +19,7 @@ from metrics_core.report.cells import (
     LATEX_MARKERS,
     latex_cell,
     latex_escape,
-    latex_text,
+    latex_table,
     markdown_escape,
 )
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
@@ -266,31 +266,14 @@ class Comparison:
         baseline = self.settings["baseline"]
         caption = caption or f"Every run against {baseline}: mean (difference)"
         line = format_table(pd.DataFrame(), "table", prov=self.provenance()).strip()
-        out = [
-            f"% {_one_line(line)}",
-            r"% needs \usepackage{booktabs}",
-            r"\begin{table}[t]",
-            r"\centering",
-            r"\caption{" + latex_escape(caption) + "}",
-        ]
-        if label:
-            out.append(r"\label{" + latex_escape(label) + "}")
-        out += [
-            r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
-            r"\toprule",
-            " & ".join(latex_escape(c) for c in ["run", *table.columns]) + r" \\",
-            r"\midrule",
-        ]
-        for run, row in table.iterrows():
-            out.append(" & ".join([latex_escape(run), *(latex_cell(v) for v in row)]) + r" \\")
-        out += [
-            r"\bottomrule",
-            r"\end{tabular}",
-            r"\par\smallskip",
-            r"{\footnotesize " + latex_text(self.legend(tests)) + "}",
-            r"\end{table}",
-        ]
-        return "\n".join(out) + "\n"
+        return latex_table(
+            ["run", *table.columns],
+            [[latex_escape(run), *(latex_cell(v) for v in row)] for run, row in table.iterrows()],
+            caption,
+            label,
+            line,
+            self.legend(tests),
+        )
 
     def __repr__(self) -> str:
         s = self.settings
@@ -302,10 +285,6 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         return self.wide().to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4f}")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).splitlines())
 
 
 @overload

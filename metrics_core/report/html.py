@@ -425,6 +425,7 @@ def comparison_report(
     gettext=None,
     ngettext=None,
     lang: str = "en",
+    all_pairs: bool | None = None,
 ) -> str:
     """The whole report as one HTML string.
 
@@ -453,6 +454,11 @@ def comparison_report(
         as MRR (:func:`~metrics_core.report.thesis.display_measure`).
     lang : str
         The page's language for ``<html lang>`` (the language of ``gettext``).
+    all_pairs : bool, optional
+        Add the table of every run against every other
+        (:class:`~metrics_core.report.all_pairs.AllPairsComparison`, the same ``test``,
+        correction and query set; each mean with the letters of the runs it beats). Default:
+        with three runs or more.
 
     Returns
     -------
@@ -507,6 +513,21 @@ def comparison_report(
             table_html(comparison_table(frame, gettext)) + f'<p class="legend">{_esc(markers)}</p>',
         )
     )
+    if all_pairs if all_pairs is not None else len(names) >= 3:
+        from metrics_core.report.all_pairs import compare_all_pairs
+
+        pairs = compare_all_pairs(
+            evaluations,
+            measures=measures,
+            test=test,
+            n_permutations=n_permutations,
+            seed=seed,
+            correction=correction,
+            alpha=alpha,
+            query_set=query_set,
+            conventions=conventions,
+        )
+        blocks.append((_("Every run against every other"), pairs.to_html(gettext=gettext)))
     own = pd.DataFrame(
         [
             {

@@ -20,29 +20,51 @@ DEFAULT_GOOD_THRESHOLDS = {"RR": 0.7, "nDCG@10": 0.6, "P@5": 0.5}
 LABELS = ("Good", "Fair", "Needs improvement")
 
 
-def interpret(value: float, good: float, fair_ratio: float = 0.5) -> str:
+#: A measure's threshold: its "Good" bound, or the pair ``(good, fair)``.
+Threshold = float | tuple[float, float]
+
+
+def bounds(threshold: Threshold, fair_ratio: float = 0.5) -> tuple[float, float]:
+    """``(good, fair)`` of a threshold: a pair as given, a single number ``good`` with
+    ``fair = good * fair_ratio``.
+
+    >>> bounds(0.7), bounds((0.7, 0.5)), bounds(0.6, 0.8)
+    ((0.7, 0.35), (0.7, 0.5), (0.6, 0.48))
+    """
+    if isinstance(threshold, (tuple, list)):
+        good, fair = threshold
+        return float(good), float(fair)
+    return float(threshold), float(threshold) * fair_ratio
+
+
+def interpret(value: float, good: Threshold, fair_ratio: float = 0.5) -> str:
     """The interpretation label of one value: Good at or above ``good``, Fair at or above
-    ``good * fair_ratio``, else Needs improvement; NaN gives "".
+    the fair bound (``good * fair_ratio``, or the second number when ``good`` is a pair
+    ``(good, fair)``, see :func:`bounds`), else Needs improvement; NaN gives "".
 
     >>> interpret(0.75, 0.7), interpret(0.4, 0.7), interpret(0.2, 0.7)
     ('Good', 'Fair', 'Needs improvement')
+    >>> interpret(0.4, (0.7, 0.5))
+    'Needs improvement'
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if value >= good:
+    top, fair = bounds(good, fair_ratio)
+    if value >= top:
         return LABELS[0]
-    if value >= good * fair_ratio:
+    if value >= fair:
         return LABELS[1]
     return LABELS[2]
 
 
 def worst_labels(
-    columns: Mapping[str, Sized], thresholds: Mapping[str, float], fair_ratio: float = 0.5
+    columns: Mapping[str, Sized], thresholds: Mapping[str, Threshold], fair_ratio: float = 0.5
 ) -> np.ndarray:
     """Per row, the worst :func:`interpret` label over the measures that have a threshold
     ("" when none has a value): the row's interpretation (its worst label), for all rows at once.
 
     ``columns`` maps a measure to its values (one per row); NaN and None are skipped.
+    ``thresholds`` maps a measure to its threshold (a number or a pair, see :func:`bounds`).
 
     >>> worst_labels({"RR": [0.8, 0.8, float("nan")], "P@5": [0.6, 0.3, float("nan")]},
     ...              {"RR": 0.7, "P@5": 0.5}).tolist()
@@ -54,15 +76,15 @@ def worst_labels(
         if measure not in thresholds:
             continue
         v = np.asarray(values, dtype=float)
-        good = thresholds[measure]
-        rank = np.where(v >= good, 0, np.where(v >= good * fair_ratio, 1, 2))
+        good, fair = bounds(thresholds[measure], fair_ratio)
+        rank = np.where(v >= good, 0, np.where(v >= fair, 1, 2))
         rank[np.isnan(v)] = -1
         np.maximum(worst, rank, out=worst)
     return np.array([*LABELS, ""], dtype=object)[worst]
 
 
 def row_label(
-    values: Mapping[str, float], thresholds: Mapping[str, float], fair_ratio: float = 0.5
+    values: Mapping[str, float], thresholds: Mapping[str, Threshold], fair_ratio: float = 0.5
 ) -> str:
     """The worst label of one row's measures (see :func:`worst_labels`).
 

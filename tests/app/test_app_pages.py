@@ -277,9 +277,10 @@ def test_overview_values_equal_evaluate(sample):
 
 
 def test_overview_threshold_edit_changes_labels(sample):
+    # the session's thresholds (the comparative table's editor sets them; an older session's
+    # single number is the Good threshold)
     at = _app("overview", sample)
     at.session_state["ranklab.thresholds"] = {"RR": 0.5}
-    at.session_state["ranklab.thr.overview.base"] = {"RR": 0.5}
     _open_own_queries(at)
     _ok(at)
     table = _frame_with(at, "interpretation").set_index(["run", "measure"])

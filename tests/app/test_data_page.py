@@ -110,3 +110,38 @@ def test_a_mapping_message_has_no_python_or_command_line_syntax():
     message = at.error[0].value
     assert "Choose its columns below" in message
     assert "--" not in message and "columns={" not in message and "NAME" not in message
+
+
+def _run_rows(tag: str, shift: float) -> bytes:
+    return "".join(
+        f"q{q} Q0 d{d} {d + 1} {10 - d + shift * ((q + d) % 3):.3f} {tag}\n"
+        for q in range(1, 6)
+        for d in range(6)
+    ).encode()
+
+
+def test_a_file_dropped_into_a_box_drawn_anew_never_takes_a_loaded_run_name():
+    """The runs box drawn anew (the visitor left the page and came back: the box is empty, its
+    runs still loaded), then a different file of the same name dropped into it: a second run
+    (named by its tag), not a replacement of the first (which kept the name it had)."""
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    _uploader(at, "ranklab.data.run_file").set_value(
+        ("test_run.txt", _run_rows("sysA", 0.0), "text/plain")
+    ).run()
+    assert not at.exception, at.exception
+    first = at.session_state["ranklab.runs"]["test_run"]
+    # a new widget key: the box is drawn empty, as after a page change
+    at.session_state["ranklab.upload.nonces"] = {"ranklab.data.run_file": 5}
+    at.run()
+    assert _uploader(at, "ranklab.data.run_file").key.endswith(".5")
+    assert list(at.session_state["ranklab.runs"]) == ["test_run"]  # the empty box removed nothing
+    _uploader(at, "ranklab.data.run_file").set_value(
+        ("test_run.txt", _run_rows("sysB", 1.5), "text/plain")
+    ).run()
+    assert not at.exception, at.exception
+    runs = at.session_state["ranklab.runs"]
+    assert set(runs) == {"test_run", "test_run (sysB)"}
+    assert runs["test_run"] is first  # the first run kept its name and its data
+    assert any("the name test\\_run was taken" in i.value for i in at.info), [
+        i.value for i in at.info
+    ]

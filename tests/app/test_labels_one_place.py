@@ -76,3 +76,78 @@ def test_breakdown_and_history_link_to_the_table(sample):
     history.run()
     assert not history.exception
     assert "Comparative table" in " ".join(c.value for c in history.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_table_thresholds_label_every_page(sample, lang):
+    """One source of thresholds (issue 29, item 7): set on the comparative table, read by the
+    Overview's own-queries table, Clicks and History; the other pages have no editor of their
+    own, state the thresholds they used and link to the table."""
+    boxes = {"ranklab.table.good.RR": 0.5, "ranklab.table.fair.RR": 0.45}  # as typed in
+    table = _run("table", sample, lang, **{"ranklab.table.source": "runs", **boxes})
+    assert table.number_input(key="ranklab.table.good.RR").value == 0.5
+    assert not table.exception, table.exception
+    chosen = table.session_state["ranklab.thresholds"]
+    assert chosen["RR"] == (0.5, 0.45)
+    assert chosen["P@5"] == pytest.approx((0.5, 0.25))  # untouched: the default pair
+    chosen = dict(chosen)
+    del chosen["nDCG@10"]  # as the editor records a measure left without a label
+    good, fair, needs = (
+        ("Good", "Fair", "Needs improvement")
+        if lang == "en"
+        else (
+            "Bueno",
+            "Regular",
+            "Mejorable",
+        )
+    )
+
+    # the Overview of the same session labels with them
+    overview = _run(
+        "overview",
+        sample,
+        lang,
+        **{"ranklab.thresholds": chosen, "ranklab.overview.own_queries": True},
+    )
+    assert not any(
+        e.key and e.key.startswith("ranklab.thr") for e in overview.get("arrow_data_editor")
+    )
+    frame = next(df.value for df in overview.dataframe if "interpretation" in df.value.columns)
+    rows = frame.set_index(["run", "measure"])
+    mrr = {run: evaluate(sample[0], sample[1][run], ["RR"]).aggregate["RR"] for run in sample[1]}
+    for run, value in mrr.items():  # 0.45 <= each sample run's MRR < 0.7: Good only now
+        expected = good if value >= 0.5 else fair if value >= 0.45 else needs
+        assert rows.loc[(run, "MRR"), "interpretation"] == expected
+    assert (rows.xs("nDCG@10", level="measure")["interpretation"] == "").all()  # no label now
+    captions = " ".join(c.value for c in overview.caption)
+    assert "MRR: " in captions and "0.45" in captions
+    assert ("Comparative table" if lang == "en" else "Tabla comparativa") in captions
+
+    # Clicks: the sample log's MRR against the same pair
+    clicks = _run("clicks", sample, lang, **{"ranklab.thresholds": chosen})
+    clicks.button(key="ranklab.clicks.sample").click().run()
+    assert not clicks.exception, clicks.exception
+    texts = " ".join(c.value for c in clicks.caption)
+    assert "0.5" in texts and "0.45" in texts, texts
+    assert ("Comparative table" if lang == "en" else "Tabla comparativa") in texts
+
+    # History: the report labels its rows and summary with them
+    history = AppTest.from_file(str(ROOT / "pages" / "history.py"), default_timeout=180)
+    history.query_params["lang"] = lang
+    history.session_state["ranklab.thresholds"] = chosen
+    history.run()
+    assert not history.exception, history.exception
+    report = history.dataframe[0].value
+    report = getattr(report, "data", report)  # a Styler on screen
+    assert "MRR: " + ("Good" if lang == "en" else "Bueno") in " ".join(
+        c.value for c in history.caption
+    )
+    body = report[report["ID"] != ("Summary" if lang == "en" else "Resumen")]
+    for _i, row in body.iterrows():
+        levels = []
+        if row["RR"] == row["RR"]:
+            levels.append(0 if row["RR"] >= 0.5 else 1 if row["RR"] >= 0.45 else 2)
+        if row["P@5"] == row["P@5"]:  # nDCG@10: no label
+            levels.append(0 if row["P@5"] >= 0.5 else 1 if row["P@5"] >= 0.25 else 2)
+        expected = (good, fair, needs)[max(levels)] if levels else ""
+        assert row["Interpretation"] == expected, row.to_dict()

@@ -243,3 +243,37 @@ def test_fused_run_evaluates_and_reads_back(tmp_path):
         assert mc.evaluate(qrels, back, ["AP"]).aggregate == pytest.approx(
             ev.aggregate | {} if False else {"AP": ev.aggregate["AP"]}
         )
+
+
+def test_condorcet_order_is_the_strict_majority_order_on_queries_of_any_size():
+    """The batch merge sort of every query at once: each query's positions are a
+    permutation, and where the weighted majority relation is a strict total order they are
+    that order (a candidate beaten by none first), checked against the table of every pair."""
+    from metrics_core.fusion.core import _condorcet
+
+    rng = np.random.default_rng(5)
+    strict_queries = 0
+    for trial in range(60):
+        nq, R = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+        counts = rng.integers(1, 35, size=nq)
+        pq = np.repeat(np.arange(nq), counts)
+        ranks = np.full((len(pq), R), np.inf)
+        for q in range(nq):
+            idx = np.flatnonzero(pq == q)
+            for r in range(R):
+                kept = idx[rng.random(len(idx)) < 0.8]
+                ranks[rng.permutation(kept), r] = np.arange(len(kept))
+        w = rng.random(R) if trial % 2 else np.ones(R)
+        pos = _condorcet(ranks, pq, nq, w)
+        for q in range(nq):
+            idx = np.flatnonzero(pq == q)
+            assert sorted(pos[idx].tolist()) == list(range(len(idx)))
+            votes = ((ranks[idx][:, None, :] < ranks[idx][None, :, :]) * w).sum(axis=2)
+            first = votes >= w.sum() - votes
+            np.fill_diagonal(first, False)
+            off = ~np.eye(len(idx), dtype=bool)
+            wins = first.sum(axis=1)
+            if np.all(first[off] != first.T[off]) and len(set(wins.tolist())) == len(idx):
+                strict_queries += 1
+                assert pos[idx].tolist() == (len(idx) - 1 - wins).tolist()
+    assert strict_queries >= 10

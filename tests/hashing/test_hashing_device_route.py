@@ -92,6 +92,24 @@ def test_torch_engine_takes_tensors_and_01_codes():
     same(stable, evaluate_hashing(qc, dc, ql, dl, device="cpu", ties="stable", ks=(1, 5)))
 
 
+@pytest.mark.parametrize(
+    "scale, offset", [(1, -(2**31)), (1, 2**31 - 10), (1, 2**31), (2**32, 2**40)]
+)
+def test_class_ids_beyond_int32_are_renumbered_not_wrapped(scale, offset):
+    """The kernels compare int32 class ids: ids that fit are cast, larger ones renumbered
+    (two ids 2**32 apart must stay two classes)."""
+    qc, dc, ql, dl = case(9, 16, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
+    shifted = [ql * scale + offset, dl * scale + offset]
+    got = evaluate_hashing(qc, dc, *shifted, device="cpu", engine="torch", ks=(1, 5))
+    want["per_class_map"] = {
+        str(int(c) * scale + offset): v for c, v in want["per_class_map"].items()
+    }
+    same(got, want)
+    labels_as_tensors = [torch.as_tensor(x) for x in shifted]
+    same(evaluate_hashing(qc, dc, *labels_as_tensors, device="cpu", engine="torch", ks=(1, 5)), got)
+
+
 def test_device_route_refuses_bad_codes_with_the_host_messages():
     qc, dc, ql, dl = case(6, 16, False)
     bad = torch.as_tensor(qc, dtype=torch.float32)

@@ -290,3 +290,51 @@ def test_cli_report_in_spanish(tmp_path):
     with pytest.raises(SystemExit) as exc:  # no such language: argparse's usage error
         main([*args[:-1], "fr"])
     assert exc.value.code == 2
+
+
+def _three_runs():
+    evs = _evs(("base", "<b>x</b>", "strong"))
+    # a run clearly better than the others on every query: it beats both
+    evs[2].per_query["AP"] = np.clip(evs[2].per_query["AP"] + 0.6, 0, 1)
+    evs[2].aggregate["AP"] = float(evs[2].per_query["AP"].mean())
+    return evs
+
+
+def test_the_report_holds_the_all_pairs_table_as_the_comparison_formats_it():
+    from metrics_core.report.all_pairs import compare_all_pairs
+
+    evs = _three_runs()
+    page = comparison_report(evs, "base", ["AP"], n_permutations=200, plotly_js=None)
+    expected = compare_all_pairs(evs, measures=["AP"], n_permutations=200).to_html()
+    assert "<h2>Every run against every other</h2>" + expected in page
+    # the strong run (c) beats a and b: its mean carries both letters
+    assert "<td>(c) strong</td>" in page and "<sup>ab</sup>" in expected
+    # names are text: the markup in a run name is escaped, never rendered
+    assert "<b>x</b>" not in page and "(b) &lt;b&gt;x&lt;/b&gt;" in page
+    # two runs: the baseline table says it all; asked for, the table is there
+    two = comparison_report(evs[:2], "base", ["AP"], n_permutations=200, plotly_js=None)
+    assert "Every run against every other" not in two
+    asked = comparison_report(
+        evs[:2], "base", ["AP"], n_permutations=200, plotly_js=None, all_pairs=True
+    )
+    assert "<h2>Every run against every other</h2>" in asked
+
+
+def test_the_all_pairs_table_of_the_spanish_report_is_in_spanish():
+    from metrics_core.report.catalogs import translations
+
+    tr = translations("es")
+    page = comparison_report(
+        _three_runs(),
+        "base",
+        ["AP"],
+        n_permutations=200,
+        plotly_js=None,
+        gettext=tr.gettext,
+        ngettext=tr.ngettext,
+        lang="es",
+    )
+    assert "<h2>Cada ejecución frente a todas las demás</h2>" in page
+    assert "<th>ejecución</th><th>AP</th>" in page
+    shown = _visible(page)
+    assert [w for w in ENGLISH if w in shown] == []

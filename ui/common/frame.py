@@ -54,12 +54,21 @@ _CSS = """<style>
   width: auto !important; background: transparent;}
 .st-key-SWITCH_BOX [data-testid="stWidgetLabel"] {position: absolute; width: 1px; height: 1px;
   overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;}
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] button [data-testid="stMarkdownContainer"],
+[data-testid="stMain"] button [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] label [data-testid="stMarkdownContainer"],
+[data-testid="stMain"] label [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stPageLink"] span {white-space: normal;
+  overflow: visible; text-overflow: clip; overflow-wrap: break-word;}
 </style>""".replace("SWITCH_BOX", SWITCH_BOX)
 
 
 def _compact_css() -> None:
-    """A tighter top margin so the first screen holds the answer, and the file uploaders'
-    words in the visitor's language (fixed style sheets: no user text is ever rendered as
+    """A tighter top margin so the first screen holds the answer, the words of metric labels,
+    buttons, widget labels and page links wrap instead of being cut in a narrow column
+    ("Predichos positivos" at 800 px with the sidebar open), and the file uploaders' words in the visitor's language (fixed style sheets: no user text is ever rendered as
     HTML)."""
     st.html(_CSS)
     show_uploader_words(current_language())

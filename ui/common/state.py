@@ -22,7 +22,7 @@ CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
 MESSAGES = "ranklab.messages"  # list of (level, text) shown once
 MEASURES = "ranklab.measures"  # list of measure names chosen for the ranking pages
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
-THRESHOLDS = "ranklab.thresholds"  # dict measure -> "Good" threshold (interpretation labels)
+THRESHOLDS = "ranklab.thresholds"  # measure -> (good, fair) or good: ui.compare.thresholds
 CLICKS = "ranklab.clicks"  # click log DataFrame (query, shown, clicked) or None
 
 # --- the shared frame (ui.common.frame), the upload slot and the downloads -------------------

@@ -19,7 +19,6 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.report.thesis import (
-    DEFAULT_GOOD,
     FAIR_RATIO,
     TESTS,
     Grading,
@@ -39,6 +38,7 @@ from metrics_core.report.thesis_export import (
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.i18n import N_, _
+from ui.compare.thresholds import default_pair, editor_start, set_thresholds
 
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
@@ -92,8 +92,7 @@ def default_thresholds(measure: str) -> tuple[float | None, float | None]:
     >>> default_thresholds("RR"), default_thresholds("AP")
     ((0.7, 0.35), (None, None))
     """
-    good = DEFAULT_GOOD.get(measure)
-    return (None, None) if good is None else (good, good * FAIR_RATIO)
+    return default_pair(measure)
 
 
 def grading_from(thresholds: dict, names, verdicts) -> Grading:
@@ -265,17 +264,21 @@ def measure_choice(options) -> list[str]:
 
 
 def thresholds_editor(measures) -> dict:
-    """Good and fair thresholds per measure (number boxes); ``measure -> (good, fair)``."""
+    """Good and fair thresholds per measure (number boxes); ``measure -> (good, fair)``.
+
+    The app's one place to change them: the boxes start from the session's thresholds
+    (:func:`ui.compare.thresholds.editor_start`) and what they hold becomes the session's
+    (:func:`ui.compare.thresholds.set_thresholds`), which every other page reads."""
     st.caption(
         _(
             "A value is labelled with the first name at or above the good threshold, the second at "
             "or above the fair threshold, else the third. Leave the good threshold empty for no "
-            "label."
+            "label. These thresholds label every page (Overview, Clicks, History)."
         )
     )
     out = {}
     for measure, col in zip(measures, st.columns(max(len(measures), 1)), strict=False):
-        good, fair = default_thresholds(measure)
+        good, fair = editor_start(measure)
         st.session_state.setdefault(Table.good(measure), good)
         st.session_state.setdefault(Table.fair(measure), fair)
         with col:
@@ -287,6 +290,8 @@ def thresholds_editor(measures) -> dict:
                 _("Fair from"), min_value=None, step=0.05, key=Table.fair(measure), format="%.4g"
             )
         out[measure] = (g, f)
+    if all(g is None or f is None or f <= g for g, f in out.values()):  # else: the table says why
+        set_thresholds(out)
     return out
 
 

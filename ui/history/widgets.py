@@ -13,11 +13,11 @@ from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
 from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
-from ui.common.frame import page_link
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.style import md_text
 from ui.common.upload import upload_slot
+from ui.compare.thresholds import link_to_editor, session_thresholds
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
 
@@ -41,22 +41,33 @@ COLUMN_WORDS = {
 CAPTION = N_(
     "Every saved evaluation of a test suite (queries with their ground truth). Runs saved together "
     "are one batch, shown side by side; a trend joins the evaluations of the same run on the same "
-    "suite over time. A value is **Good** at or above its threshold (MRR 0.7, nDCG@10 0.6, P@5 0.5), "
-    "**Fair** at or above half of it, else **Needs improvement**; a row gets its worst label. The "
+    "suite over time. A value is **Good** at or above its threshold (the comparative table's, by "
+    "default MRR 0.7, nDCG@10 0.6, P@5 0.5), **Fair** at or above its fair threshold (by default half "
+    "of it), else **Needs improvement**; a row gets its worst label. The "
     "summary is **Efficient** when every mean is Good, **Needs improvement** when any mean is, else "
     "**Acceptable**."
 )
 
 
 def thresholds_words(thresholds=THRESHOLDS) -> str:
-    """The thresholds in words for an export's provenance ("MRR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5").
+    """The thresholds in words for an export's provenance ("MRR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5");
+    a measure given as a pair ``(good, fair)`` adds its fair threshold.
 
     >>> thresholds_words({"RR": 0.7, "P@5": 0.5})
     'Good: MRR ≥ 0.7, P@5 ≥ 0.5'
+    >>> thresholds_words({"RR": (0.7, 0.35)})
+    'Good: MRR ≥ 0.7; Fair: MRR ≥ 0.35'
     """
-    return _("Good: {list}").format(
-        list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in thresholds.items())
+    goods = {m: v[0] if isinstance(v, (tuple, list)) else v for m, v in thresholds.items()}
+    fairs = {m: v[1] for m, v in thresholds.items() if isinstance(v, (tuple, list))}
+    text = _("Good: {list}").format(
+        list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in goods.items())
     )
+    if fairs:
+        text += "; " + _("Fair: {list}").format(
+            list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in fairs.items())
+        )
+    return text
 
 
 def unchanged(store: HistoryStore) -> str:
@@ -171,15 +182,18 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
 
     everything = view.list_evaluations()
     suites = view.suite_names()
-    c1, c2, c3 = st.columns([2, 2, 3])
+    # one row that wraps on a narrow screen, each box wide enough for its value (not cut)
+    c1 = c2 = c3 = st.container(horizontal=True, gap="medium")
     suite_choice = c1.selectbox(
         _("Suite"),
         [hs.ALL_SUITES, *suites],
         key=hs.SUITE,
         format_func=lambda v: _(v) if v == hs.ALL_SUITES else v,
+        width=220,
     )
     per_query = (
-        c2.radio(_("Rows"), hs.VIEWS, key=hs.VIEW, horizontal=True, format_func=_) == hs.VIEWS[1]
+        c2.radio(_("Rows"), hs.VIEWS, key=hs.VIEW, horizontal=True, format_func=_, width="content")
+        == hs.VIEWS[1]
     )
     first = (
         dt.date.fromisoformat(everything["timestamp"].min()[:10])
@@ -191,15 +205,16 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
         if len(everything)
         else dt.date.today()
     )
-    dates = c3.date_input(_("Dates (UTC, inclusive)"), value=(first, last), key=hs.DATES)
+    dates = c3.date_input(_("Dates (UTC, inclusive)"), value=(first, last), key=hs.DATES, width=260)
     date_from, date_to = (
         (tuple(dates) + (None, None))[:2] if isinstance(dates, (tuple, list)) else (dates, dates)
     )
 
     suite = None if suite_choice == hs.ALL_SUITES else suite_choice
+    current = session_thresholds(REPORT_MEASURES)  # the comparative table's (one source)
     try:
         report = view.report(
-            suite, date_from, date_to, per_query=per_query, thresholds=THRESHOLDS, ngettext=ngettext
+            suite, date_from, date_to, per_query=per_query, thresholds=current, ngettext=ngettext
         )
         evals = view.list_evaluations(suite, date_from, date_to)
     except InputError as exc:
@@ -230,13 +245,12 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     )
 
     st.subheader(_("Comparative report"))
-    page_link(
-        "pages/table.py",
+    link_to_editor(
+        REPORT_MEASURES,
         _(
             "Labels with your own thresholds and names, or each query of a loaded run: "
             "Comparative table"
         ),
-        ":material/table_chart:",
     )
     batch_of = dict(zip(evals["id"], evals["batch"], strict=True)) if len(evals) else {}
     shown = report.astype({"ID": str})
@@ -277,7 +291,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
         key="history",
         index=False,
         store=_("sample history") if showing_sample else _("saved history"),
-        thresholds=thresholds_words(),
+        thresholds=thresholds_words(current),
     )
 
     batches(evals)
@@ -343,7 +357,8 @@ def trend(evals) -> None:
         key=hs.TREND_MEASURE,
         format_func=lambda m: HEADERS.get(m, m),
     )
-    st.plotly_chart(trend_figure(evals, measure, THRESHOLDS), width="stretch", key=hs.TREND_CHART)
+    goods = {m: good for m, (good, _fair) in session_thresholds(REPORT_MEASURES).items()}
+    st.plotly_chart(trend_figure(evals, measure, goods), width="stretch", key=hs.TREND_CHART)
 
 
 def delete_form(store: HistoryStore, body) -> None:

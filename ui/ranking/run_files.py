@@ -12,8 +12,10 @@ run of a file the visitor took out of the box, and says which file became which 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.io.run_names import RunFile, unique_run_names
 from metrics_core.report.cells import markdown_escape
@@ -64,34 +66,53 @@ def parsed(uploaded, run) -> None:
     _dict(PENDING)[content_of(uploaded)] = run
 
 
-def name_box(box: str, files: list, fresh: bool) -> bool:
+def held_ids(widget_key: str) -> list[str]:
+    """The ids of the files still in the box of ``widget_key`` whose bytes were released once
+    parsed (:func:`ui.common.upload.release`).
+
+    ``st.file_uploader`` leaves such a file out of the list it returns (in the browser, on every
+    rerun after the release: a click elsewhere on the page, or taking another file out), while
+    its chip stays in the box; the widget's state in ``st.session_state`` still holds it, as a
+    ``DeletedFile`` carrying its id. Without these ids the box would look empty and every run
+    of its released files would be taken out with it.
+    """
+    raw = st.session_state.get(widget_key)
+    items = raw if isinstance(raw, list) else [raw]
+    return [f.file_id for f in items if isinstance(f, DeletedFile)]
+
+
+def name_box(box: str, files: list, fresh: bool, held: Sequence[str] = ()) -> bool:
     """Name and load the runs of the files in run box ``box``; say what was renamed or repeated.
 
     ``files``: the box's files that parsed (in the box's order). ``fresh``: the box was just
     drawn anew (first visit, page change, reload), so files missing from it were not removed
-    by the visitor. Returns True when the loaded runs changed.
+    by the visitor. ``held``: the ids of the box's files already loaded and released
+    (:func:`held_ids`): they stay, with their runs and names. Returns True when the loaded runs
+    changed.
     """
     shown, pending = _dict(SHOWN), _dict(PENDING)
     runs = dict(st.session_state.get(state.RUNS) or {})
     known = _loaded()
     files = [f for f in files if content_of(f) in known or content_of(f) in pending]  # not removed
     entries = [(getattr(f, "file_id", None), content_of(f)) for f in files]
+    digests = _dict(DIGESTS)
+    kept = [(fid, digests[fid]) for fid in held if digests.get(fid) in known]
     changed = False
     if not fresh:  # files the visitor took out of this box take their runs with them
-        still = {d for _fid, d in entries} | {
+        still = {d for _fid, d in entries + kept} | {
             d for key, seen in shown.items() if key != box for _fid, d in seen
         }
         for _fid, digest in shown.get(box, []):
             if digest not in still and digest in known:
                 runs.pop(known.pop(digest), None)
                 changed = True
-    shown[box] = entries
+    shown[box] = entries + kept
     naming = unique_run_names(
         [
             RunFile(f.name, getattr(pending.get(d), "tags", None), d)
             for f, (_fid, d) in zip(files, entries, strict=True)
         ],
-        taken=set(runs) - set(known.values()),
+        taken=set(runs),  # every loaded run keeps its name (a file of the box keeps its own)
         known=known,
     )
     for (_fid, digest), name in zip(entries, naming.names, strict=True):
@@ -130,4 +151,4 @@ def name_box(box: str, files: list, fresh: bool) -> bool:
     return changed
 
 
-__all__ = ["content_of", "is_loaded", "parsed", "name_box", "FILES", "SHOWN"]
+__all__ = ["content_of", "is_loaded", "parsed", "held_ids", "name_box", "FILES", "SHOWN"]

@@ -26,8 +26,6 @@ def upload_key(page: str, kind: str) -> str:
 # --- shared widgets (ui.ranking.widgets) -----------------------------------------------------
 MEASURES_WIDGET = "ranklab.w.measures"
 CUSTOM_MEASURE = "ranklab.w.custom_measure"
-FAIR_RATIO = "ranklab.fair_ratio"  # the thresholds editor's Fair ratio
-THRESHOLDS_EDITOR = "ranklab.thr"  # prefix: + ".<page>", ".<page>.base", ".<page>.reset"
 LOAD_SAMPLE_INLINE = "ranklab.load_sample_inline"
 CLICKS_SOURCE = "ranklab.clicks.source"  # file name of the loaded click log
 keep_keys(SOURCES, CLICKS_SOURCE)  # a reload brings them back (ui.common.keep)

@@ -157,7 +157,10 @@ def upload_box(
             failed.append((f, error))
     if kind == "run":  # name the runs (unique, said so), drop those of files taken out of the box
         changed |= run_files.name_box(
-            slot.key, [f for f in files if all(f is not g for g, _err in failed)], fresh
+            slot.key,
+            [f for f in files if all(f is not g for g, _err in failed)],
+            fresh,
+            held=run_files.held_ids(slot.widget_key),
         )
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release(

@@ -1,0 +1,131 @@
+"""The host's measures from distance histograms (one function for every device) against
+the plain expressions they were first written as: the in-place, shared and blocked
+computation gives every number bit for bit (zeros' signs included), on random histograms
+with ties, empty distances, single items, queries without relevant items and cuts inside
+groups."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from metrics_core.hashing import evaluate
+from metrics_core.hashing.ties import harmonic_numbers, rule_sums, tie_tables
+
+
+def plain_ap_sums(n, r, ties, topk, H):
+    """The closed forms as plain expressions with masked divisions (the test's oracle)."""
+    A = np.cumsum(n, axis=1) - n
+    B = np.cumsum(r, axis=1) - r
+    HA = H[A]
+    limit = n if topk is None else np.clip(topk - A, 0, n)
+    if ties == "expected":
+        m, nn = r.astype(np.float64), n.astype(np.float64)
+        dH = H[A + limit] - HA
+        frac = np.divide(m, nn, out=np.zeros_like(m), where=nn > 0)
+        c2 = frac * np.divide(m - 1, nn - 1, out=np.zeros_like(m), where=nn > 1)
+        s = frac * (B + 1) * dH + c2 * (limit - (A + 1) * dH)
+        count = frac * limit
+    elif ties == "optimistic":
+        k = np.minimum(r, limit)
+        s = k + (B - A) * (H[A + k] - HA)
+        count = k.astype(np.float64)
+    else:
+        start = A + n - r
+        k = np.clip(limit - (n - r), 0, r)
+        s = k + (B - start) * (H[start + k] - H[start])
+        count = k.astype(np.float64)
+    return s.sum(axis=1), count.sum(axis=1)
+
+
+def histograms(seed):
+    """Random (n, r) with every row summing to one database size."""
+    rng = np.random.default_rng(seed)
+    nq, width = int(rng.integers(1, 400)), int(rng.integers(2, 70))
+    n = rng.integers(0, 50, (nq, width)) * (rng.random((nq, width)) < 0.3)
+    n[rng.random((nq, width)) < 0.15] = 1  # single items
+    n[:, -1] += n.sum(axis=1).max() + 1 - n.sum(axis=1)
+    share = rng.choice([0.0, 0.05, 0.5, 1.0], (nq, 1)) * rng.random((nq, width))
+    r = rng.binomial(n, share)
+    full = rng.random((nq, width)) < 0.1
+    r[full] = n[full]  # every item relevant
+    return n, r
+
+
+def bits_of(x):
+    return np.asarray(x, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("topk", [None, 1, 7, 40, 10**6])
+def test_rule_sums_equal_the_plain_expressions_bit_for_bit(seed, topk):
+    n, r = histograms(seed)
+    H = harmonic_numbers(int(n.sum(axis=1).max()) + 1)
+    rules = ("expected", "optimistic", "pessimistic")
+    shared = rule_sums(n, r, rules, topk, tie_tables(n, r, topk, H))
+    assert 0 < shared["expected"][0].max()
+    for rule in rules:
+        want_s, want_c = plain_ap_sums(n, r, rule, topk, H)
+        alone = rule_sums(n, r, (rule,), topk)[rule]
+        for got_s, got_c in (shared[rule], alone):
+            np.testing.assert_array_equal(bits_of(got_s), bits_of(want_s))
+            np.testing.assert_array_equal(bits_of(got_c), bits_of(want_c))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_precision_and_recall_by_radius_equal_the_masked_divisions(seed):
+    n, r = histograms(seed)
+    R = r.sum(axis=1).astype(np.float64)
+    cum_n, cum_r = np.cumsum(n, axis=1), np.cumsum(r, axis=1)
+    want_p = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
+    want_r = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
+    got_p, got_r = np.full(n.shape, np.nan), np.full(n.shape, np.nan)
+    evaluate._by_radius(r, R, tie_tables(n, r, None), got_p, got_r)
+    np.testing.assert_array_equal(bits_of(got_p), bits_of(want_p))
+    np.testing.assert_array_equal(bits_of(got_r), bits_of(want_r))
+
+
+def test_row_blocks_and_threads_change_no_value(monkeypatch):
+    """Small blocks (many threads) and one block give the same numbers; the kept pool of
+    threads is made anew in a forked child (its copy of the pool has no threads)."""
+    n, r = histograms(3)
+    ql = np.arange(len(n)) % 7
+    monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
+    monkeypatch.setattr(evaluate.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    results = []
+    for cells in (1 << 30, 200, 64):
+        monkeypatch.setattr(evaluate, "ROW_BLOCK_CELLS", cells)
+        results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
+    assert evaluate._POOL is not None and evaluate._POOL[0] == os.getpid()
+    as_if_forked = (-1, *evaluate._POOL[1:])
+    monkeypatch.setattr(evaluate, "_POOL", as_if_forked)
+    results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
+    assert evaluate._POOL[0] == os.getpid() and evaluate._POOL[2] is not as_if_forked[2]
+    evaluate._POOL[2].shutdown(wait=False)  # the test's own; the earlier pool comes back
+    for other in results[1:]:
+        np.testing.assert_array_equal(bits_of(other["ap"]), bits_of(results[0]["ap"]))
+        assert repr(other) == repr(results[0])
+    assert 0 < results[0]["map"] < 1
+
+
+@pytest.mark.parametrize("classes", [43, 3])
+def test_per_class_map_equals_the_mean_over_each_class_mask(classes):
+    """Small classes, and classes of thousands of queries (where a pairwise sum and a
+    running sum differ in the last bits)."""
+    rng = np.random.default_rng(5)
+    ap = rng.random(9000) / 7
+    keep = rng.random(9000) < 0.8
+    ql = rng.integers(-3, classes - 3, 9000)
+    ql[ql == 7] = 8  # a class that only the database might have is simply absent
+    got = evaluate._per_class_map(ap, keep, ql)
+    want = {
+        str(c): float(np.mean(ap[(ql == c) & keep])) if ((ql == c) & keep).any() else math.nan
+        for c in np.unique(ql)
+    }
+    assert list(got) == list(want)
+    assert repr(got) == repr(want)
+    keep[ql == ql[0]] = False  # a class whose queries are all left out: NaN
+    assert math.isnan(evaluate._per_class_map(ap, keep, ql)[str(ql[0])])
