@@ -45,6 +45,8 @@ OPTIONAL = {
     "atheris": "coverage-guided fuzzing (libFuzzer); run by hand, the short runs skip without it",
     "beir": "the BEIR drop-in's comparisons with BEIR itself skip without it (BEIR pulls "
     "sentence-transformers, faiss and elasticsearch: too heavy for every test run)",
+    "pyterrier": "the per-measure significance family's comparison with PyTerrier's Experiment "
+    "skips without it (PyTerrier pulls ir_datasets and its many readers: installed by hand)",
 }
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
