@@ -42,7 +42,8 @@ DISTRIBUTION = {
 
 # optional tools: the tests that need them skip, with this reason, where they are absent
 OPTIONAL = {
-    "atheris": "coverage-guided fuzzing (libFuzzer); run by hand, the short runs skip without it",
+    "atheris": "coverage-guided fuzzing (libFuzzer; requirements-fuzz.txt); run by hand, the "
+    "short runs skip without it",
     "beir": "the BEIR drop-in's comparisons with BEIR itself skip without it (BEIR pulls "
     "sentence-transformers, faiss and elasticsearch: too heavy for every test run)",
     "pyterrier": "the per-measure significance family's comparison with PyTerrier's Experiment "

@@ -1,5 +1,6 @@
 """Coverage-guided fuzzing of one reader with atheris (libFuzzer).
 
+    pip install -r requirements-fuzz.txt
     python -m tests.fuzz.fuzz_readers TARGET [libFuzzer options] [CORPUS_DIR ...]
 
 ``TARGET`` is a key of :data:`tests.fuzz.targets.TARGETS` (``list`` prints them). The
@@ -21,7 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-import atheris
+try:
+    import atheris
+except ImportError:  # optional: listed in requirements-fuzz.txt, not in requirements-dev.txt
+    sys.exit("atheris is not installed: pip install -r requirements-fuzz.txt")
 
 INSTRUMENTED = (
     "metrics_core.data",

@@ -19,7 +19,7 @@ from tests.fuzz.targets import TARGETS
 
 pytest.importorskip(
     "atheris",
-    reason="atheris (coverage-guided fuzzing, optional) is not installed: pip install atheris",
+    reason="atheris (coverage-guided fuzzing, optional) is not installed: pip install -r requirements-fuzz.txt",
 )
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("RANKLAB_FUZZ_RUNS", "1500"))
