@@ -24,7 +24,7 @@ retrieve have no rank there).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,8 @@ from metrics_core.fusion.catalog import (
     method_name,
     norm_name,
 )
-from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare
+from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare_shards
+from metrics_core.threads import map_in_threads
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
@@ -319,8 +320,41 @@ def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.
     return position
 
 
-def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | None = None) -> Run:
-    """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`)."""
+def fuse_prepared(
+    prep: Prepared | Sequence[Prepared], method: str, norm: str, p: dict, name: str | None = None
+) -> Run:
+    """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`): one
+    :class:`~metrics_core.fusion.prepare.Prepared`, or the shards of
+    :func:`~metrics_core.fusion.prepare.prepare_shards` (fused in threads, joined in
+    query order: the queries are independent, so the run is the one of a single shard)."""
+    shards = [prep] if isinstance(prep, Prepared) else list(prep)
+    parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
+    qvocab = (
+        shards[0].qvocab
+        if len(shards) == 1
+        else pa.concat_arrays([shard.qvocab for shard in shards])
+    )
+    return Run(
+        # query ids dictionary-encoded (as the TREC reader gives them): no string copied
+        pa.chunked_array(
+            [
+                pa.DictionaryArray.from_arrays(
+                    pa.array(np.concatenate([codes for codes, _, _ in parts])), qvocab
+                )
+            ]
+        ),
+        pa.chunked_array([c for _, docs, _ in parts for c in docs.chunks], type=pa.string()),
+        np.concatenate([scores for _, _, scores in parts]),
+        name=name or method,
+        source=f"<{name or method}>",
+    )
+
+
+def _fused_rows(
+    prep: Prepared, method: str, norm: str, p: dict
+) -> tuple[np.ndarray, pa.ChunkedArray, np.ndarray]:
+    """The fused rows of one shard, in order: query codes (among all queries), document
+    ids, fused scores."""
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
@@ -406,16 +440,9 @@ def fuse_prepared(prep: Prepared, method: str, norm: str, p: dict, name: str | N
         raise AssertionError(method)
     del S, M
     order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
-    return Run(
-        # query ids dictionary-encoded (as the TREC reader gives them): no string copied
-        pa.chunked_array(
-            [pa.DictionaryArray.from_arrays(pa.array(pq[order].astype(np.int32)), prep.qvocab)]
-        ),
-        prep.docs.take(pa.array(prep.head[order])),
-        fused[order],
-        name=name or method,
-        source=f"<{name or method}>",
-    )
+    codes = pq[order].astype(np.int32)
+    codes += prep.query_base
+    return codes, prep.docs.take(pa.array(prep.head[order])), fused[order]
 
 
 def fuse(
@@ -507,7 +534,7 @@ def fuse(
             )
         )
     p = resolve_params(method, given, weights, len(run_list))
-    return fuse_prepared(prepare(run_list), method, norm, p, name=name)
+    return fuse_prepared(prepare_shards(run_list), method, norm, p, name=name)
 
 
 __all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "contributions"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from metrics_core import threads
 from metrics_core.data import Run
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking.keys import score_key, tie_order
@@ -25,6 +26,7 @@ from metrics_core.ranking.strings import (
     string_order,
     strings_equal,
 )
+from metrics_core.threads import map_in_threads
 
 
 def _plain_strings(arr) -> pa.Array:
@@ -40,11 +42,13 @@ def _plain_strings(arr) -> pa.Array:
 def encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     """Codes of several string columns in ONE dictionary (each column encoded on its own,
     then the small dictionaries united)."""
-    codes, vocabs = [], []
-    for col in columns:
-        c, v = encode_strings(col)
-        codes.append(c)
-        vocabs.append(_plain_strings(v))
+    encoded = [encode_strings(col) for col in columns]
+    return _unite([c for c, _ in encoded], [v for _, v in encoded])
+
+
+def _unite(codes: list[np.ndarray], vocabs: list) -> tuple[list[np.ndarray], pa.Array]:
+    """The codes of :func:`encode_strings` of several columns renumbered into one dictionary."""
+    vocabs = [_plain_strings(v) for v in vocabs]
     if len(vocabs) == 1:
         return [codes[0].astype(np.int64)], vocabs[0]
     enc = pa.concat_arrays(vocabs).dictionary_encode()
@@ -96,6 +100,7 @@ class Prepared:
     pid: np.ndarray  # the candidate of each row
     pq: np.ndarray  # the query code of each candidate (non-decreasing)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
+    query_base: int = 0  # a shard's first query code among all the runs' queries
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
 
     @property
@@ -314,76 +319,157 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     return True
 
 
-def prepare(runs: Sequence[Run]) -> Prepared:
-    """Encode and rank the runs, number the candidates (see the module's description)."""
-    qcodes, qvocab = encode_many([r.qid for r in runs])
-    qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
-    doc_cols = [_strings(r.docid) for r in runs]
-    chunks = [
-        c for col in doc_cols for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])
-    ]
-    # one array when its offsets fit (a take from it is twice as fast as from chunks)
-    docs = (
-        pa.chunked_array([pa.concat_arrays(chunks)], type=pa.string())
-        if chunks and sum(c.nbytes for c in chunks) < 2**31 - 1
-        else pa.chunked_array(chunks, type=pa.string())
-    )
-    del chunks
-    nq, R = len(qvocab), len(runs)
-    lengths = np.zeros((R, nq), dtype=np.int64)
-    row_start = np.zeros((R, nq), dtype=np.int64)
-    parts: dict[str, list] = {k: [] for k in ("q", "s", "p", "r", "src", "h", "L")}
-    at_row = 0
-    for i, run in enumerate(runs):
-        q, s = qcodes[i], np.asarray(run.scores, dtype=np.float64)
-        h = hash_strings(doc_cols[i])
-        order = _rank(q, s, doc_cols[i], nq)
-        if order is None:  # as read (the usual case of a run file): nothing to gather
-            src = np.arange(at_row, at_row + len(q), dtype=np.int64)
-        else:
-            q, s, h, src = q[order], s[order], h[order], order + at_row
-        if len(q):
-            first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-            size = np.diff(np.r_[first, len(q)])
-            lengths[i, q[first]] = size
-            row_start[i, q[first]] = first + at_row
-            pos = np.arange(len(q), dtype=np.int64) - np.repeat(first, size)
-        else:
-            size, pos = np.zeros(0, np.int64), np.zeros(0, np.int64)
-        parts["q"].append(q)
-        parts["s"].append(s)
-        parts["p"].append(pos)
-        parts["r"].append(np.full(len(q), i, dtype=np.int16))
-        parts["src"].append(src)
-        parts["h"].append(h)
-        parts["L"].append(size)
-        at_row += len(q)
+#: the fewest rows (of all runs) a shard is given: below, fewer shards than cores
+SHARD_ROWS = 250_000
 
-    def cat(k, dtype):
-        got = parts.pop(k)
-        return np.concatenate(got).astype(dtype, copy=False) if got else np.zeros(0, dtype)
 
+def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int) -> dict:
+    """One run's rows ranked (trec_eval's tie rule) with their fingerprints, sources in the
+    joined document column, ranks and lists."""
+    s = np.asarray(run.scores, dtype=np.float64)
+    h = hash_strings(doc_col)
+    order = _rank(q, s, doc_col, nq)
+    if order is None:  # as read (the usual case of a run file): nothing to gather
+        src = np.arange(at_row, at_row + len(q), dtype=np.int64)
+    else:
+        q, s, h, src = q[order], s[order], h[order], order + at_row
+    if len(q):
+        first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+        size = np.diff(np.r_[first, len(q)])
+        pos = np.arange(len(q), dtype=np.int64) - np.repeat(first, size)
+    else:
+        first, size, pos = (np.zeros(0, np.int64) for _ in range(3))
+    return {"q": q, "s": s, "h": h, "src": src, "pos": pos, "first": first, "size": size}
+
+
+def _shard_bounds(rows_per_query: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Ranges of query codes ``[a, b)`` holding about equal numbers of rows, at most ``n``,
+    each at least :data:`SHARD_ROWS` rows (one range when the rows are fewer)."""
+    nq, total = len(rows_per_query), int(rows_per_query.sum())
+    n = max(1, min(n, nq, total // max(SHARD_ROWS, 1)))
+    if n == 1:
+        return [(0, nq)]
+    cum = np.cumsum(rows_per_query)
+    cuts = np.searchsorted(cum, total * np.arange(1, n) / n, side="left") + 1
+    edges = np.unique(np.r_[0, np.minimum(cuts, nq), nq])
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def _shard(
+    names, sources, qvocab, docs, lengths, ranked: list[dict], bounds: tuple[int, int]
+) -> tuple[Prepared, np.ndarray]:
+    """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run) and its
+    rows' fingerprints."""
+    a, b = bounds
+    whole = a == 0 and b == len(qvocab)
+    R = len(ranked)
+    pick = [None if whole else np.flatnonzero((r["q"] >= a) & (r["q"] < b)) for r in ranked]
+    n = sum(len(r["q"]) if k is None else len(k) for r, k in zip(ranked, pick, strict=True))
+
+    def cat(key: str, dtype) -> np.ndarray:
+        out = np.empty(n, dtype=dtype)
+        at = 0
+        for r, k in zip(ranked, pick, strict=True):
+            m = len(r[key]) if k is None else len(k)
+            if k is None:
+                out[at : at + m] = r[key]
+            else:
+                np.take(r[key], k, out=out[at : at + m])
+            at += m
+        return out
+
+    q = cat("q", np.int64)
+    if a:
+        q -= a
+    pos = cat("pos", np.int64)
+    run = np.empty(n, dtype=np.int16)
+    row_start = np.zeros((R, b - a), dtype=np.int64)
+    list_len = []
+    at = 0
+    for i, (r, k) in enumerate(zip(ranked, pick, strict=True)):
+        m = len(r["q"]) if k is None else len(k)
+        run[at : at + m] = i
+        first = np.flatnonzero(pos[at : at + m] == 0)
+        row_start[i, q[at + first]] = first + at
+        list_len.append(lengths[i, q[at + first] + a])
+        at += m
     prep = Prepared(
-        names=[r.name for r in runs],
-        qvocab=qvocab,
+        names=names,
+        qvocab=qvocab if whole else qvocab.slice(a, b - a),
         docs=docs,
-        run=cat("r", np.int16),
-        q=cat("q", np.int64),
+        run=run,
+        q=q,
         src=cat("src", np.int64),
         raw=cat("s", np.float64),
-        pos=cat("p", np.int64),
-        lengths=lengths,
-        sources=[r.source for r in runs],
+        pos=pos,
+        lengths=np.ascontiguousarray(lengths[:, a:b]),
+        sources=sources,
         row_start=row_start,
-        list_len=cat("L", np.int64),
+        list_len=np.concatenate(list_len).astype(np.int64, copy=False),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
+        query_base=a,
     )
-    hashes = cat("h", np.uint64)
-    if not _group_candidates(prep, hashes, exact=False):
-        _group_candidates(prep, prep.d.astype(np.uint64), exact=True)
-    return prep
+    return prep, cat("h", np.uint64)
+
+
+def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
+    """Encode and rank the runs, number the candidates (see the module's description), in
+    ``n`` shards of whole queries (default: one per usable core, none smaller than
+    :data:`SHARD_ROWS` rows), the work done in threads: the runs' fingerprints and ranks
+    one run a thread, then each shard's candidates. A shard is a :class:`Prepared` of the
+    query codes ``[query_base, query_base + n_queries)``; the queries are independent, so
+    the shards fused one by one and joined in order give the fused run of the whole."""
+    qcols = [r.qid for r in runs]
+    encoded = map_in_threads(encode_strings, qcols)
+    qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded])
+    del encoded
+    qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
+    doc_cols = [_strings(r.docid) for r in runs]
+    nq, R = len(qvocab), len(runs)
+    starts = np.cumsum([0] + [len(r.scores) for r in runs])
+
+    def rank_one(i: int) -> dict:
+        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]))
+
+    def joined_docs(_: int) -> pa.ChunkedArray:
+        chunks = [
+            c
+            for col in doc_cols
+            for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+        ]
+        # one array when its offsets fit (a take from it is twice as fast as from chunks)
+        if chunks and sum(c.nbytes for c in chunks) < 2**31 - 1:
+            return pa.chunked_array([pa.concat_arrays(chunks)], type=pa.string())
+        return pa.chunked_array(chunks, type=pa.string())
+
+    # the runs ranked, one a thread, beside the join of their document ids
+    done = map_in_threads(lambda i: rank_one(i) if i < R else joined_docs(i), range(R + 1))
+    ranked = [d for d in done[:R] if isinstance(d, dict)]
+    docs = done[R]
+    assert isinstance(docs, pa.ChunkedArray)
+    del done
+    qcodes = []  # the ranked rows hold the codes now
+    lengths = np.zeros((R, nq), dtype=np.int64)
+    for i, r in enumerate(ranked):
+        lengths[i, r["q"][r["first"]]] = r["size"]
+    bounds = _shard_bounds(lengths.sum(axis=0), threads.usable_cores() if n is None else n)
+    names, sources = [r.name for r in runs], [r.source for r in runs]
+
+    def build(b: tuple[int, int]) -> Prepared:
+        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked, b)
+        if not _group_candidates(prep, hashes, exact=False):
+            _group_candidates(prep, prep.d.astype(np.uint64), exact=True)
+        return prep
+
+    return map_in_threads(build, bounds)
+
+
+def prepare(runs: Sequence[Run]) -> Prepared:
+    """Encode and rank the runs, number the candidates (see the module's description): all
+    queries in one :class:`Prepared` (:func:`prepare_shards` with one shard)."""
+    return prepare_shards(runs, 1)[0]
 
 
 def as_runs(runs) -> list[Run]:
@@ -422,4 +508,12 @@ def _renamed(run: Run, name: str) -> Run:
     return other
 
 
-__all__ = ["Prepared", "prepare", "as_runs", "rank_order", "output_order", "encode_many"]
+__all__ = [
+    "Prepared",
+    "prepare",
+    "prepare_shards",
+    "as_runs",
+    "rank_order",
+    "output_order",
+    "encode_many",
+]

@@ -281,7 +281,7 @@ def tune(
     from metrics_core.data import Run
     from metrics_core.front_door import evaluate
     from metrics_core.fusion.core import fuse_prepared, resolve_params
-    from metrics_core.fusion.prepare import as_runs, prepare
+    from metrics_core.fusion.prepare import as_runs, prepare_shards
     from metrics_core.fusion.training import train
     from metrics_core.io import read_qrels
     from metrics_core.stats import significance as sig
@@ -297,7 +297,7 @@ def tune(
         )
     qrels = read_qrels(qrels)
     run_list = as_runs(runs)
-    prep = prepare(run_list)
+    prep = prepare_shards(run_list)
     queries = qrels.unique_query_ids()
     supervised = bool(METHODS[method].get("supervised"))
     trials: list[dict] = (

@@ -102,3 +102,83 @@ def test_keys_too_wide_to_pack_take_the_plain_sorts(monkeypatch):
     assert list(wide.query_ids) == list(normal.query_ids)
     assert list(wide.doc_ids) == list(normal.doc_ids)
     assert wide.scores.tolist() == normal.scores.tolist()
+
+
+def _in_shards(monkeypatch, cores=3):
+    """Every fusion cut into shards of whole queries (one per core, ``cores`` cores), however
+    few the rows, and run in that many threads."""
+    import metrics_core.fusion.prepare as prepare
+    import metrics_core.threads as threads
+
+    monkeypatch.setattr(prepare, "SHARD_ROWS", 1)
+    monkeypatch.setattr(threads, "usable_cores", lambda: cores)
+
+
+def _rows(run):
+    return (
+        list(run.query_ids),
+        list(run.doc_ids),
+        np.asarray(run.scores, dtype=np.float64).tobytes(),
+    )
+
+
+SHARD_PARAMS = {
+    "combgmnz": {"gamma": 1.5},
+    "rbc": {"phi": 0.8},
+    "mapfuse": {"map_scores": [0.3, 0.2, 0.25]},
+    "posfuse": {"probs": [np.linspace(0.9, 0.1, 30)] * 3},
+    "probfuse": {"probs": [np.linspace(0.5, 0.1, 5)] * 3},
+    "segfuse": {"probs": [np.linspace(0.5, 0.1, 8)] * 3},
+    "slidefuse": {"probs": [np.linspace(0.9, 0.1, 30)] * 3, "w": 2},
+    "bayesfuse": {"log_odds": [np.linspace(1.0, -3.0, 30)] * 3},
+}
+
+
+@pytest.mark.parametrize("cores", [2, 3])
+def test_shards_in_threads_give_the_run_of_one_piece(monkeypatch, cores):
+    """The queries are independent: the runs cut into shards of whole queries, fused in
+    threads and joined give, bit for bit, the run fused in one piece, for every method and
+    normalisation (tied, shuffled runs with missing documents and queries)."""
+    from metrics_core.fusion import METHODS, NORMS
+    from metrics_core.fusion.core import fuse_prepared, resolve_params
+    from metrics_core.fusion.prepare import as_runs, prepare_shards
+
+    _in_shards(monkeypatch, cores)
+    runs = as_runs(
+        {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(_tied_runs(11))}
+    )
+    whole, shards = prepare_shards(runs, 1), prepare_shards(runs)
+    assert len(whole) == 1 and len(shards) == cores
+    assert [s.query_base for s in shards] == sorted({s.query_base for s in shards})
+    assert sum(s.n_candidates for s in shards) == whole[0].n_candidates
+    for method in METHODS:
+        for norm in NORMS if method in ("rrf", "combsum", "wsum", "bordafuse") else ["min-max"]:
+            p = resolve_params(method, SHARD_PARAMS.get(method), None, len(runs))
+            one = fuse_prepared(whole, method, norm, p)
+            cut = fuse_prepared(shards, method, norm, p)
+            assert _rows(cut) == _rows(one), (method, norm)
+
+
+def test_fuse_in_shards_follows_the_tie_rule_and_refuses_duplicates(monkeypatch):
+    _in_shards(monkeypatch)
+    frames = _tied_runs(12)
+    runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
+    ours = fuse(runs, method="rrf", norm="min-max")
+    got = [(q, d) for q, d in zip(ours.query_ids, ours.doc_ids, strict=True)]
+    assert got == [(q, d) for q, d, _ in _reference(frames, "rrf")]
+    a = {"q1": {"d1": 2.0}, "q2": {"d1": 1.0}, "q3": {"d1": 1.0}}
+    dup = mc.Run(["q1", "q3", "q3"], ["d1", "d2", "d2"], [3.0, 2.0, 1.0], name="dup")
+    with pytest.raises(InputError) as err:
+        fuse({"a": a, "dup": dup}, method="rrf")
+    assert "d2" in str(err.value) and "q3" in str(err.value)
+
+
+def test_colliding_fingerprints_in_shards_take_the_exact_path(monkeypatch):
+    import metrics_core.fusion.prepare as prepare
+
+    frames = _tied_runs(13)
+    runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
+    normal = fuse(runs, method="rrf")
+    _in_shards(monkeypatch)
+    monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
+    assert _rows(fuse(runs, method="rrf")) == _rows(normal)

@@ -174,3 +174,32 @@ def test_encode_strings_first_appearance_codes_grouped_or_not(seed):
         codes, vocab = encode_strings(column)
         assert codes.dtype == np.int32 and codes.tolist() == want.tolist()
         assert vocab.to_pylist() == list(first)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tie_order_of_pairs_equals_the_string_sort(seed):
+    """Tie groups mostly of two (a fused run's ties), some larger, equal ids and shared
+    prefixes among them: the pairs compared one by one give the order of the string sort
+    (ids in byte order within each group, equal ids in their positions' order)."""
+    from metrics_core.ranking.keys import _tie_order_sorted, tie_order
+
+    rng = random.Random(seed)
+    sizes = [2 if rng.random() < 0.8 else rng.randint(1, 5) for _ in range(rng.randint(1, 200))]
+    n = sum(sizes)
+    pool = random_strings(rng, max(n // 3, 1), max_len=12)
+    strs = [("d-0000000" if rng.random() < 0.3 else "") + rng.choice(pool) for _ in range(n)]
+    values = pa.array(strs + ["unused"])
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    tied = np.array(rng.sample(range(10 * n), n), dtype=np.int64)  # entries of an order
+    rows = np.arange(n, dtype=np.int64)
+    for descending in (False, True):
+        got = tie_order(values, tied, rows, group, descending)
+        assert got.tolist() == _tie_order_sorted(values, tied, rows, group, descending, 64).tolist()
+        want = []
+        for g in range(len(sizes)):
+            members = [i for i in range(n) if group[i] == g]
+            key = sorted(members, key=lambda i: strs[i].encode())  # stable: equal ids kept
+            if descending:  # byte order reversed, equal ids still in position order
+                key = sorted(members, key=lambda i: (strs[i].encode(), -i), reverse=True)
+            want += [int(tied[i]) for i in key]
+        assert got.tolist() == want

@@ -1,0 +1,43 @@
+"""The thread pool of whole-array work: results in order, errors raised, no thread for one."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from metrics_core import threads
+
+
+def test_map_in_threads_keeps_the_order_and_uses_several_threads(monkeypatch):
+    monkeypatch.setattr(threads, "usable_cores", lambda: 3)
+    barrier = threading.Barrier(3, timeout=30)
+
+    def work(x):
+        barrier.wait()  # only passes when three items run at once
+        return x * 10, threading.get_ident()
+
+    out = threads.map_in_threads(work, [1, 2, 3])
+    assert [v for v, _ in out] == [10, 20, 30]
+    assert len({t for _, t in out}) == 3
+
+
+def test_map_in_threads_raises_the_first_error_in_item_order(monkeypatch):
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+
+    def work(x):
+        if x > 1:
+            raise ValueError(f"item {x}")
+        return x
+
+    with pytest.raises(ValueError, match="item 2"):
+        threads.map_in_threads(work, [0, 1, 2, 3])
+
+
+def test_one_core_or_one_item_runs_in_the_calling_thread(monkeypatch):
+    me = threading.get_ident()
+    monkeypatch.setattr(threads, "usable_cores", lambda: 1)
+    assert threads.map_in_threads(lambda _: threading.get_ident(), range(4)) == [me] * 4
+    monkeypatch.setattr(threads, "usable_cores", lambda: 4)
+    assert threads.map_in_threads(lambda _: threading.get_ident(), [0]) == [me]
+    assert threads.usable_cores() == 4
