@@ -279,7 +279,9 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
         rows += lo & ((1 << pos_bits) - 1)
         del lo
         key >>= np.uint64(local_bits)
-        new = np.r_[True, key[1:] != key[:-1]]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
         del key
     else:  # exact codes too wide to pack
         rows = np.lexsort((local, hashes, prep.q))
@@ -287,18 +289,15 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
         qs = prep.q[rows]
         ds = hashes[rows]
         new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
-    if not exact and n > 1:
-        later = np.flatnonzero(~new)
-        if len(later):
-            # each row equal to the one before it: all equal to the first
-            ok = strings_equal(
-                prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[later - 1]]
-            )
-            if not ok.all():
-                return False
-    dup = np.flatnonzero(~new[1:] & (run_s[1:] == run_s[:-1]))
+    later = np.flatnonzero(~new)  # rows of the candidate of the row before them
+    if not exact and len(later):
+        # each row equal to the one before it: all equal to the first
+        ok = strings_equal(prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[later - 1]])
+        if not ok.all():
+            return False
+    dup = later[run_s[later] == run_s[later - 1]]
     if len(dup):
-        row = int(rows[dup[0] + 1])
+        row = int(rows[dup[0]])
         i = int(prep.run[row])
         raise InputError(
             N_("document {doc} appears twice for query {query} in the run {run}"),
@@ -311,11 +310,15 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
                 "run": prep.names[i],
             },
         )
-    pid_sorted = np.cumsum(new) - 1
+    del later
+    pid_sorted = np.cumsum(new, dtype=np.int64)
+    pid_sorted -= 1
     prep.pid = np.empty(n, dtype=np.int64)
     prep.pid[rows] = pid_sorted
-    prep.pq = qs[new]
-    prep.head = prep.src[rows[new]]
+    del pid_sorted
+    first = np.flatnonzero(new)
+    prep.pq = qs[first]
+    prep.head = prep.src[rows[first]]
     return True
 
 
