@@ -149,7 +149,7 @@ with page(_("Fusion")) as p:
 
     st.subheader(_("The fused run beside its inputs"))
     board = comparison.paper()
-    board.index.name = _("run")
+    board.index.name = _("Run")
     st.dataframe(board, width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
@@ -160,13 +160,13 @@ with page(_("Fusion")) as p:
     st.dataframe(
         against.rename(
             columns={
-                "measure": _("measure"),
-                "run_a": _("input"),
-                "mean_a": _("input mean"),
-                "mean_b": _("fused mean"),
-                "delta": _("delta"),
-                "p_corrected": _("corrected p"),
-                "significant": _("significant"),
+                "measure": _("Measure"),
+                "run_a": _("Input"),
+                "mean_a": _("Input mean"),
+                "mean_b": _("Fused mean"),
+                "delta": "Δ",
+                "p_corrected": _("Corrected p"),
+                "significant": _("Significant"),
             }
         ),
         hide_index=True,
@@ -179,7 +179,12 @@ with page(_("Fusion")) as p:
         folds["params"] = [
             ", ".join(f"{k2}={v}" for k2, v in p2.items()) or "-" for p2 in folds["params"]
         ]
-        st.dataframe(folds, hide_index=True, width="stretch", placeholder=MISSING)
+        st.dataframe(
+            folds.rename(columns=fw.fold_headers([r.name for r in chosen.values()])),
+            hide_index=True,
+            width="stretch",
+            placeholder=MISSING,
+        )
     st.caption(_("Download the fused run (TREC)"))
     download_buttons(
         {"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download"

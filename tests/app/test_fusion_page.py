@@ -48,6 +48,40 @@ def test_rrf_of_bm25_and_dense_is_the_library_run(sample):
     assert set(against.iloc[:, 1]) == {"bm25", "dense"}
 
 
+@pytest.mark.parametrize(
+    ("lang", "board_head", "heads"),
+    [
+        (None, "Run", ["Measure", "Input", "Input mean", "Fused mean", "Corrected p"]),
+        ("es", "Ejecución", ["Medida", "Entrada", "Media de la entrada", "Media fusionada"]),
+    ],
+)
+def test_tables_have_proper_headings_in_both_languages(sample, lang, board_head, heads):
+    at = _app(sample, lang).run()
+    assert not at.exception, at.exception
+    assert at.dataframe[0].value.index.name == board_head
+    columns = list(at.dataframe[1].value.columns)
+    assert all(h in columns for h in heads), columns
+
+
+def test_tuning_folds_have_proper_headings(sample):
+    at = _app(sample).run()
+    at.toggle[0].set_value(True).run()
+    assert not at.exception, at.exception
+    folds = list(at.dataframe[2].value.columns)
+    assert "Held-out score of bm25" in folds and "Chosen parameters" in folds
+    assert not any(c.startswith(("score ", "n_", "train_", "test_")) for c in folds)
+
+
+def test_fold_headings_in_spanish(monkeypatch):
+    from ui.common import i18n
+    from ui.fusion import widgets
+
+    monkeypatch.setattr(widgets, "_", i18n.translations("es").gettext)
+    heads = widgets.fold_headers(["bm25"])
+    assert heads["score bm25"] == "Puntuación de bm25 en las reservadas"
+    assert heads["n_test"] == "Consultas reservadas"
+
+
 def test_tuning_reports_held_out_folds(sample):
     at = _app(sample).run()
     at.toggle[0].set_value(True).run()

@@ -48,6 +48,19 @@ def is_supervised(method: str) -> bool:
     return bool(METHODS[method].get("supervised"))
 
 
+def fold_headers(runs: list[str]) -> dict[str, str]:
+    """Headings of the columns of :attr:`metrics_core.fusion.Tuning.folds`, in the page's
+    language (``score <run>``: the input run's mean on the fold's held-out queries)."""
+    return {
+        "fold": _("Fold"),
+        "params": _("Chosen parameters"),
+        "n_train": _("Training queries"),
+        "n_test": _("Held-out queries"),
+        "train_score": _("Training score"),
+        "test_score": _("Held-out score"),
+    } | {f"score {r}": _("Held-out score of {run}").format(run=r) for r in runs}
+
+
 __all__ = [
     "SAMPLE",
     "RUNS",
@@ -63,4 +76,5 @@ __all__ = [
     "default_runs",
     "is_weighted",
     "is_supervised",
+    "fold_headers",
 ]
