@@ -24,6 +24,7 @@ import platform
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -473,30 +474,24 @@ def comparison_report(
     baseline = baseline or names[0]
     measures = list(measures or evaluations[0].measures)
     colours = dict(colours or {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)})
-    frame = compare_runs(
-        evaluations,
-        baseline,
-        measures,
-        n_permutations=n_permutations,
-        seed=seed,
-        correction=correction,
-        confidence=confidence,
-        alpha=alpha,
-        query_set=query_set,
-    )
+    # the settings every table of the report shares, named once
+    shared: dict[str, Any] = {
+        "query_set": query_set,
+        "seed": seed,
+        "n_permutations": n_permutations,
+        "correction": correction,
+        "alpha": alpha,
+    }
+    frame = compare_runs(evaluations, baseline, measures, confidence=confidence, **shared)
     board = leaderboard(
         evaluations,
         baseline,
         measures,
-        query_set=query_set,
         n_resamples=n_resamples,
         confidence=confidence,
-        seed=seed,
-        n_permutations=n_permutations,
-        correction=correction,
-        alpha=alpha,
         test=test,
         comparison=frame,
+        **shared,
     )
     board, frame = _shown(board), _shown(frame)
     legend = leaderboard_legend(board, gettext=gettext)
@@ -517,15 +512,7 @@ def comparison_report(
         from metrics_core.report.all_pairs import compare_all_pairs
 
         pairs = compare_all_pairs(
-            evaluations,
-            measures=measures,
-            test=test,
-            n_permutations=n_permutations,
-            seed=seed,
-            correction=correction,
-            alpha=alpha,
-            query_set=query_set,
-            conventions=conventions,
+            evaluations, measures=measures, test=test, conventions=conventions, **shared
         )
         blocks.append((_("Every run against every other"), pairs.to_html(gettext=gettext)))
     own = pd.DataFrame(
