@@ -79,15 +79,15 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
         return 1.0 - prep.pos / prep.lengths[prep.run, prep.q]
     if norm in ("min-max", "min-max-inverted", "max"):
         # each list is ranked best first: its maximum is its first row, its minimum its last
+        # (the arithmetic of each list's ends done once a list, then repeated over its rows)
         size = prep.list_len
         first = np.cumsum(size) - size
-        mx = np.repeat(s[first], size)
+        top, bottom = s[first], s[first + size - 1]
         if norm == "max":
-            return s / np.maximum(mx, EPS)
-        mn = np.repeat(s[first + size - 1], size)
-        if norm == "min-max":
-            return (s - mn) / np.maximum(mx - mn, EPS)
-        return (mx - s) / np.maximum(mx - mn, EPS)
+            return s / np.repeat(np.maximum(top, EPS), size)
+        out = s - np.repeat(bottom, size) if norm == "min-max" else np.repeat(top, size) - s
+        out /= np.repeat(np.maximum(top - bottom, EPS), size)
+        return out
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
     if norm == "min-max":
         return (s - mn[seg]) / np.maximum(mx[seg] - mn[seg], EPS)
@@ -350,6 +350,26 @@ def fuse_prepared(
     )
 
 
+#: the methods that use the number of runs that retrieved each candidate
+_COUNTED = frozenset(
+    ("combmnz", "isr", "combanz", "combmed", "combgmnz", "log_isr", "logn_isr", "mixed")
+)
+#: the methods that do not use the plain sum of the contributions over the runs
+_UNSUMMED = frozenset(
+    (
+        "combmax",
+        "combmin",
+        "combmed",
+        "wsum",
+        "w_bordafuse",
+        "mixed",
+        "condorcet",
+        "w_condorcet",
+        "bayesfuse",
+    )
+)
+
+
 def _fused_rows(
     prep: Prepared, method: str, norm: str, p: dict
 ) -> tuple[np.ndarray, pa.ChunkedArray, np.ndarray]:
@@ -379,11 +399,12 @@ def _fused_rows(
         M = np.ones_like(M)
         del lengths
     # the runs that retrieved each candidate (every run, after Borda's normalisation)
-    cnt = (
-        np.bincount(pid, minlength=P).astype(np.float64)
-        if not (norm == "borda" and family == "score")
-        else M.sum(axis=1, dtype=np.float64)
-    )
+    if method not in _COUNTED:
+        cnt = np.zeros(0)  # not used
+    elif norm == "borda" and family == "score":
+        cnt = M.sum(axis=1, dtype=np.float64)
+    else:
+        cnt = np.bincount(pid, minlength=P).astype(np.float64)
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
     if method in ("bordafuse", "w_bordafuse"):
         ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
@@ -391,7 +412,7 @@ def _fused_rows(
         S = np.where(M, n_cand[:, None] - ranks, (n_cand[:, None] - lengths + 1) / 2)
         M = np.ones_like(M)
         del ranks, lengths
-    total = S.sum(axis=1)
+    total = S.sum(axis=1) if method not in _UNSUMMED else np.zeros(0)  # (not used)
     if method in (
         "combsum",
         "rrf",
@@ -440,7 +461,7 @@ def _fused_rows(
         raise AssertionError(method)
     del S, M
     order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
-    codes = pq[order].astype(np.int32)
+    codes = pq.astype(np.int32)  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
     return codes, prep.docs.take(pa.array(prep.head[order])), fused[order]
 
