@@ -25,6 +25,7 @@ retrieve have no rank there).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import pyarrow as pa
@@ -328,7 +329,8 @@ def fuse_prepared(
     :func:`~metrics_core.fusion.prepare.prepare_shards` (fused in threads, joined in
     query order: the queries are independent, so the run is the one of a single shard)."""
     shards = [prep] if isinstance(prep, Prepared) else list(prep)
-    parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
+    with _one_blas_thread(len(shards) > 1 and method in _BLAS_PRODUCTS):
+        parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
     qvocab = (
         shards[0].qvocab
         if len(shards) == 1
@@ -368,6 +370,28 @@ _UNSUMMED = frozenset(
         "bayesfuse",
     )
 )
+
+
+#: the methods whose fused score takes a matrix product (BLAS)
+_BLAS_PRODUCTS = frozenset(("wsum", "wmnz", "mixed", "w_bordafuse", "condorcet", "w_condorcet"))
+
+
+@contextmanager
+def _one_blas_thread(limit: bool):
+    """BLAS held to one thread while the shards are fused in threads (``limit``): each
+    product is one shard's, and BLAS's own worker threads, woken for a product this thin,
+    go on spinning on the cores the shards need. The same numbers (a product's rows are
+    computed alike however many threads share them). Without threadpoolctl: unchanged."""
+    if not limit:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - a dependency of the project
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def _fused_rows(

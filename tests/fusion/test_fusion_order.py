@@ -182,3 +182,20 @@ def test_colliding_fingerprints_in_shards_take_the_exact_path(monkeypatch):
     _in_shards(monkeypatch)
     monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
     assert _rows(fuse(runs, method="rrf")) == _rows(normal)
+
+
+def test_blas_held_to_one_thread_while_shards_fuse_and_restored_after():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from metrics_core.fusion.core import _one_blas_thread
+
+    def blas_threads():
+        return [
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        ]
+
+    before = blas_threads()
+    with _one_blas_thread(True):
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
+    with _one_blas_thread(False):
+        assert blas_threads() == before
