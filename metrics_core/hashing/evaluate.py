@@ -6,8 +6,10 @@ calculate_precision_at_k.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import warnings
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -20,8 +22,10 @@ from metrics_core.hashing.ties import (
     expected_ap_retrieved_norm,
     fixed_sum,
     harmonic_on,
+    join_unit_sum_parts,
     rule_terms,
     tie_tables,
+    unit_sum_parts,
 )
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
@@ -258,21 +262,50 @@ def _n_db(db_codes, n) -> int:
     return int(n[0].sum()) if len(n) else 0
 
 
+#: Histogram cells (queries x distances) per block of rows on the CPU: a block's few dozen
+#: float64 tensors stay in a core's cache, and blocks run in threads (torch releases the
+#: GIL). On CUDA all rows are one block, replayed from a CUDA graph.
+ROW_BLOCK_CELLS = 64 << 10
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (process id, pool)
+_POOL_LOCK = threading.Lock()
+
+
+def _row_pool() -> ThreadPoolExecutor:
+    """The threads that compute the CPU's blocks of rows, one per usable core, kept between
+    calls (starting them costs about as much as a small evaluation's measures); made anew in
+    a forked child, whose copy has no threads."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except AttributeError:  # not on Linux
+                cores = os.cpu_count() or 1
+            pool = ThreadPoolExecutor(max_workers=max(1, cores), thread_name_prefix="hash-measures")
+            _POOL = (os.getpid(), pool)
+        return _POOL[1]
+
+
 def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, counts: bool) -> dict:
     """Every per-query sum the measures need, computed where the histograms are
     (:mod:`metrics_core.hashing.ties`: the same bits on every device) and copied to the
-    host in one piece: relevant items ``R``; per tie rule of ``rules`` the AP sums and
-    (with ``counts``) the relevant items inside the cut; the relevant items inside each k
-    of ``ks`` (``at_k``, under ``ties``); precision and recall within the radius ``rad``
-    and whether nothing is within it; and, per radius, the sums over queries of precision
-    and recall (the precision-recall curve). The host divides and averages.
+    host: relevant items ``R``; per tie rule of ``rules`` the AP sums and (with ``counts``)
+    the relevant items inside the cut; the relevant items inside each k of ``ks``
+    (``at_k``, under ``ties``); precision and recall within the radius ``rad`` and whether
+    nothing is within it; and, per radius, the sums over queries of precision and recall
+    (the precision-recall curve; exact integer parts from each block of rows, added
+    across blocks and joined on the host). The host divides and averages.
 
+    Each query's numbers come from its own row alone, so blocks of rows change nothing.
     On CUDA the computation (about a hundred small kernels) is replayed from a CUDA graph
     captured once per shape (:func:`~metrics_core.hashing.device.replayed`): the same
     kernels, so the same bits, at a fraction of the launch cost."""
     nq, width = n.shape
     H = harmonic_on(n.device, ndb + 1)
     rules, ks = tuple(rules), tuple(ks)
+    per = len(rules) * (2 if counts else 1) + len(ks)  # sums per query besides the 4 singles
 
     def core(n, r):
         tables = tie_tables(n, r, topk, H)
@@ -287,33 +320,44 @@ def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, count
         pieces = [torch.stack([R, precision[:, rad], recall[:, rad], empty]).reshape(-1)]
         if per_query:
             pieces.append(fixed_sum(torch.stack(per_query), 2).reshape(-1))
-        pieces.append(fixed_sum(torch.stack([precision, recall]), 1).reshape(-1))
+        hi, lo = unit_sum_parts(torch.stack([precision, recall]), 1)  # exact in float64
+        pieces.append(torch.cat([hi, lo]).to(torch.float64).reshape(-1))
         return torch.cat(pieces)
 
+    def unpack(flat, rows):
+        """(singles (4, rows), sums (per, rows), column parts (4, width) int64)."""
+        head = 4 * rows
+        return (
+            flat[:head].reshape(4, rows),
+            flat[head : head + per * rows].reshape(per, rows),
+            flat[head + per * rows :].astype(np.int64).reshape(4, width),
+        )
+
     if nq == 0:
-        z = np.zeros(0)
-        out: dict[str, Any] = {
-            "R": z,
-            "precision_radius": z,
-            "recall_radius": z,
-            "empty_radius": z > 0,
-        }
-        out.update({rule: (z, z if counts else None) for rule in rules})
-        out.update(precision_sums=np.zeros(width), recall_sums=np.zeros(width))
-        out["at_k"] = {k: z for k in ks}
-        return out
-    key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
-    flat = replayed(core, key, n, r)  # the one copy to the host (and the one wait)
-    singles_np, rest = flat[: 4 * nq].reshape(4, nq), flat[4 * nq :]
-    per = len(rules) * (2 if counts else 1) + len(ks)
-    sums, columns = rest[: per * nq].reshape(-1, nq), rest[per * nq :]
+        blocks = [(np.zeros((4, 0)), np.zeros((per, 0)), np.zeros((4, width), np.int64))]
+    elif n.device.type == "cuda":
+        key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
+        blocks = [unpack(replayed(core, key, n, r), nq)]  # one copy to the host, one wait
+    else:
+        step = max(1, ROW_BLOCK_CELLS // max(width, 1))
+        cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
+
+        def block(cut):
+            lo, hi = cut
+            return unpack(core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
+
+        blocks = list(_row_pool().map(block, cuts)) if len(cuts) > 1 else [block(cuts[0])]
+    singles = np.concatenate([b[0] for b in blocks], axis=1)
+    sums = np.concatenate([b[1] for b in blocks], axis=1)
+    parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers
+    columns = join_unit_sum_parts(parts[:2], parts[2:])
     out = {
-        "R": singles_np[0],
-        "precision_radius": singles_np[1],
-        "recall_radius": singles_np[2],
-        "empty_radius": singles_np[3] > 0,
-        "precision_sums": columns[:width],
-        "recall_sums": columns[width:],
+        "R": singles[0],
+        "precision_radius": singles[1],
+        "recall_radius": singles[2],
+        "empty_radius": singles[3] > 0,
+        "precision_sums": columns[0],
+        "recall_sums": columns[1],
     }
     i = 0
     for rule in rules:
