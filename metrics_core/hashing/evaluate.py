@@ -265,17 +265,17 @@ def _n_db(db_codes, n) -> int:
 #: Histogram cells (queries x distances) per block of rows on the CPU: a block's few dozen
 #: float64 tensors stay in a core's cache, and blocks run in threads (torch releases the
 #: GIL). On CUDA all rows are one block, replayed from a CUDA graph.
-ROW_BLOCK_CELLS = 64 << 10
+ROW_BLOCK_CELLS = 32 << 10
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (process id, pool)
+_POOL: tuple[int, ThreadPoolExecutor, int] | None = None  # (process id, pool, threads)
 _POOL_LOCK = threading.Lock()
 
 
-def _row_pool() -> ThreadPoolExecutor:
+def _row_pool() -> tuple[ThreadPoolExecutor, int]:
     """The threads that compute the CPU's blocks of rows, one per usable core, kept between
     calls (starting them costs about as much as a small evaluation's measures); made anew in
-    a forked child, whose copy has no threads."""
+    a forked child, whose copy has no threads. Returns the pool and its thread count."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL[0] != os.getpid():
@@ -283,9 +283,10 @@ def _row_pool() -> ThreadPoolExecutor:
                 cores = len(os.sched_getaffinity(0))
             except AttributeError:  # not on Linux
                 cores = os.cpu_count() or 1
-            pool = ThreadPoolExecutor(max_workers=max(1, cores), thread_name_prefix="hash-measures")
-            _POOL = (os.getpid(), pool)
-        return _POOL[1]
+            cores = max(1, cores)
+            pool = ThreadPoolExecutor(max_workers=cores, thread_name_prefix="hash-measures")
+            _POOL = (os.getpid(), pool, cores)
+        return _POOL[1], _POOL[2]
 
 
 def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, counts: bool) -> dict:
@@ -339,14 +340,16 @@ def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, count
         key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
         blocks = [unpack(replayed(core, key, n, r), nq)]  # one copy to the host, one wait
     else:
-        step = max(1, ROW_BLOCK_CELLS // max(width, 1))
+        pool, cores = _row_pool()
+        # blocks of at most ROW_BLOCK_CELLS cells, and at least one per core
+        step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // cores)))
         cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
 
         def block(cut):
             lo, hi = cut
             return unpack(core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
 
-        blocks = list(_row_pool().map(block, cuts)) if len(cuts) > 1 else [block(cuts[0])]
+        blocks = list(pool.map(block, cuts)) if len(cuts) > 1 else [block(cuts[0])]
     singles = np.concatenate([b[0] for b in blocks], axis=1)
     sums = np.concatenate([b[1] for b in blocks], axis=1)
     parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers

@@ -152,7 +152,7 @@ def test_row_blocks_and_threads_change_no_value(monkeypatch):
         monkeypatch.setattr(evaluate, "ROW_BLOCK_CELLS", cells)
         results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
     assert evaluate._POOL is not None and evaluate._POOL[0] == os.getpid()
-    as_if_forked = (-1, evaluate._POOL[1])
+    as_if_forked = (-1, *evaluate._POOL[1:])
     monkeypatch.setattr(evaluate, "_POOL", as_if_forked)
     results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
     assert evaluate._POOL[0] == os.getpid() and evaluate._POOL[1] is not as_if_forked[1]
