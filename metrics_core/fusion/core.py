@@ -10,7 +10,8 @@ candidates (query, document) are numbered by one sort of packed 64-bit keys, eve
 checked string by string; the rows of all runs go into a dense ``runs x candidates`` matrix
 of contributions and a mask of who retrieved what, and each method is one reduction over the
 runs axis. The fused run is ordered by one sort of packed keys (query, score), the documents
-of equal scores by their ids.
+of equal scores by their ids. Queries are independent: on several cores the work is done in
+shards of whole queries, one a thread, joined in query order (the same run bit for bit).
 
 Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
 tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with

@@ -1,7 +1,9 @@
 """The runs' rows in one table: query ids encoded once, each run ranked by trec_eval's tie
 rule, the candidates (query, document) numbered by one sort of packed 64-bit keys of
 document fingerprints (:func:`metrics_core.ranking.strings.hash_strings`, every match checked
-string by string; exact codes when two documents share a fingerprint's bits).
+string by string; exact codes when two documents share a fingerprint's bits). On several
+cores (:mod:`metrics_core.threads`) the runs are ranked one a thread and the candidates
+numbered in shards of whole queries, one a thread (:func:`prepare_shards`).
 
 Used by :mod:`metrics_core.fusion.core` and :mod:`metrics_core.fusion.training`.
 """
