@@ -5,8 +5,8 @@ cores at once with the same numbers as one piece after another.
 :func:`usable_cores` is how many cores this process may use (its CPU affinity, not the
 machine's count); :func:`map_in_threads` maps a function over pieces in a pool of that
 many threads, kept between calls (made anew in a forked child, whose copy has no threads).
-Never call :func:`map_in_threads` from inside a piece: the pool's threads could all wait
-on pieces that have no thread left to run them.
+Called from inside a piece (a thread of the pool), :func:`map_in_threads` runs its items
+in that thread: the pool's threads never wait on pieces that have no thread left to run them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ U = TypeVar("U")
 
 _POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process id, threads, pool)
 _POOL_LOCK = threading.Lock()
+_PREFIX = "ranklab-pool"
 
 
 def usable_cores() -> int:
@@ -42,7 +43,7 @@ def _pool(workers: int) -> ThreadPoolExecutor:
             _POOL = (
                 os.getpid(),
                 workers,
-                ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ranklab"),
+                ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX),
             )
         return _POOL[2]
 
@@ -50,14 +51,15 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 def map_in_threads(fn: Callable[[T], U], items: Iterable[T], workers: int | None = None) -> list[U]:
     """``[fn(x) for x in items]``, the items run in up to ``workers`` threads (default
     :func:`usable_cores`); results in the items' order. An exception of ``fn`` is raised
-    here, the first in the items' order. One item or one worker: no thread at all.
+    here, the first in the items' order. One item or one worker, or a call from a thread of
+    the pool: no other thread.
 
     >>> map_in_threads(lambda x: x * x, [1, 2, 3])
     [1, 4, 9]
     """
     seq = list(items)
     n = min(len(seq), usable_cores() if workers is None else max(1, workers))
-    if n <= 1:
+    if n <= 1 or threading.current_thread().name.startswith(_PREFIX):
         return [fn(x) for x in seq]
     return list(_pool(n).map(fn, seq))
 

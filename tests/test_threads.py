@@ -41,3 +41,15 @@ def test_one_core_or_one_item_runs_in_the_calling_thread(monkeypatch):
     monkeypatch.setattr(threads, "usable_cores", lambda: 4)
     assert threads.map_in_threads(lambda _: threading.get_ident(), [0]) == [me]
     assert threads.usable_cores() == 4
+
+
+def test_a_map_inside_a_piece_runs_in_that_thread_without_waiting(monkeypatch):
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+
+    def outer(x):
+        me = threading.get_ident()
+        inner = threads.map_in_threads(lambda y: (y, threading.get_ident()), [x, x + 1])
+        return [v for v, _ in inner], {t for _, t in inner} == {me}
+
+    out = threads.map_in_threads(outer, [0, 10, 20])
+    assert out == [([0, 1], True), ([10, 11], True), ([20, 21], True)]
