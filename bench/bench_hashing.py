@@ -7,6 +7,7 @@ sort) against RankLab's histogram evaluation, on random codes with class structu
     python bench/bench_hashing.py --device cuda   # the device route against plain torch (issue 32)
     python bench/bench_hashing.py --device cuda --sizes 1,5 --repeat 2 --no-cpu-route   # a subset
     python bench/bench_hashing.py --device cpu --quick   # the same table with CPU torch (a check)
+    python bench/bench_hashing_stages.py 1,2         # where a device evaluation's time goes
     bash bench/gpu_check.sh                       # one short GPU check: tests, then every size
 
 The loop on the 10,000-query case is timed on a subset of queries and extrapolated
@@ -199,7 +200,8 @@ def device_main(args) -> int:
     )
     print(
         "columns: RankLab's device route, expected ties, and the part of it that counts on the "
-        "device (the rest is the host's measures); stable ties; plain torch (matmul, stable "
+        "device (the rest: the measures from the counts, on the device, and the host's means); "
+        "stable ties; plain torch (matmul, stable "
         "argsort, gather, cumsum); RankLab's CPU route, expected; speed-ups against plain "
         "torch; peak device memory"
     )
@@ -215,7 +217,8 @@ def device_main(args) -> int:
         t_exp, exp, m_exp = timed(
             lambda: evaluate(qc, dc, ql, dl, ties="expected", **kw), device, args.repeat
         )
-        # the counts alone (what leaves the device); the rest of t_exp is the host's measures
+        # the counts alone; the rest of t_exp is the measures from them (on the device) and
+        # the host's divisions and means
         t_counts, _, _ = timed(
             lambda: hamming_counts(
                 qc, dc, ql, dl, device=device, engine=engine, memory_budget=args.memory_budget

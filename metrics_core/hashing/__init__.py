@@ -32,8 +32,10 @@ with ``H`` the harmonic numbers. AP is that sum over groups divided by the norma
 Devices. Every measure comes from integers: per query, the histograms ``n_d`` and ``r_d`` and,
 for ``stable``, the precision sum as a fixed-point integer (2**-48) and relevant counts. The
 CPU route counts them with numpy; the device route (:mod:`metrics_core.hashing.device`:
-a torch engine, and fused Triton kernels on CUDA) counts them where the codes are and copies
-back only those integers. One numpy function turns them into the measures on the host, so
+a torch engine, and fused Triton kernels on CUDA) counts them where the codes are. One
+device-agnostic torch function (:mod:`metrics_core.hashing.ties`) turns the histograms into
+per-query sums where they are, with operations every device rounds alike and sums taken as
+exact integer sums; only those sums come back, and the host divides and averages them. So
 every device gives the same numbers bit for bit.
 
 References: Buckley & Voorhees on ties in trec_eval; McSherry & Najork, "Computing

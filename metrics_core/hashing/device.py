@@ -36,8 +36,11 @@ Chunks of queries are sized from ``memory_budget`` and, on CUDA, half the device
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -116,17 +119,24 @@ def memory_for(dev, memory_budget: int) -> int:
     return max(1, int(memory_budget))
 
 
+@functools.cache
+def _triton_installed() -> bool:
+    """Whether Triton can be imported (looked up once: the search of the import path costs
+    more than a small evaluation's device work)."""
+    return importlib.util.find_spec("triton") is not None
+
+
 def triton_usable(dev) -> bool:
     """Triton is importable and can run on ``dev`` (CUDA; or the CPU through Triton's
     interpreter when ``TRITON_INTERPRET=1``)."""
-    if importlib.util.find_spec("triton") is None:
+    if not _triton_installed():
         return False
     return dev.type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
 
 
-def _device_bits(codes, name: str, dev) -> Tensor:
-    """Boolean (items, bits) code bits on ``dev``. A tensor is checked where it is (two
-    reductions); anything irregular goes to :func:`code_bits`, which names the problem."""
+def _code_tensor(codes, dev):
+    """A regular code tensor (2-D, non-empty, real) on ``dev`` (a 1-D tensor is one code),
+    or None: anything else goes to :func:`code_bits`, which names the problem."""
     if (
         isinstance(codes, torch.Tensor)
         and codes.ndim in (1, 2)
@@ -134,36 +144,66 @@ def _device_bits(codes, name: str, dev) -> Tensor:
         and not codes.dtype.is_complex
     ):
         t = codes.detach().to(dev)
-        t = t[None, :] if t.ndim == 1 else t
-        if t.dtype == torch.bool:
-            return t
-        if bool(((t == 1) | (t == -1)).all()) or bool(((t == 0) | (t == 1)).all()):
-            return t > 0
+        return t[None, :] if t.ndim == 1 else t
+    return None
+
+
+def _code_checks(t) -> list:
+    """Device booleans (no wait): every value is ±1 (the usual codes: one reduction); the
+    0/1 reading is checked only when this fails (:func:`_device_bits`)."""
+    if t.dtype == torch.bool:
+        return []
+    return [(t.abs() == 1).all()]
+
+
+def _device_bits(codes, t, checks: list, name: str, dev) -> Tensor:
+    """Boolean (items, bits) code bits on ``dev`` from :func:`_code_tensor`'s ``t`` and the
+    values of its :func:`_code_checks`; values that are neither all ±1 nor all 0/1 go to
+    :func:`code_bits`, which names the first bad one."""
+    if t.dtype == torch.bool:
+        return t
+    if all(checks) or bool(((t == 0) | (t == 1)).all()):
+        return t > 0
     return torch.from_numpy(code_bits(codes, name)).to(dev)
 
 
 def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> DeviceInputs:
     """Check the four inputs (the messages of :func:`code_bits` and :func:`as_labels`) and
-    place them on ``dev``: CUDA tensors stay where they are."""
-    qb = _device_bits(query_codes, "query codes", dev)
-    db = _device_bits(db_codes, "database codes", dev)
-    if qb.shape[1] != db.shape[1]:
+    place them on ``dev``: CUDA tensors stay where they are. The checks of tensors on the
+    device are reduced there and read back together (one wait)."""
+    qt, dt = _code_tensor(query_codes, dev), _code_tensor(db_codes, dev)
+    if qt is None:  # not a regular tensor: checked (and any problem named) on the host
+        qt = torch.from_numpy(code_bits(query_codes, "query codes")).to(dev)
+    if dt is None:
+        dt = torch.from_numpy(code_bits(db_codes, "database codes")).to(dev)
+    if qt.shape[1] != dt.shape[1]:
         raise InputError(
             N_("query codes have {query} bits, database codes {database}"),
-            params={"query": qb.shape[1], "database": db.shape[1]},
+            params={"query": qt.shape[1], "database": dt.shape[1]},
         )
-    ql = as_labels(query_labels, qb.shape[0], "query labels", device=dev)
-    dl = as_labels(db_labels, db.shape[0], "database labels", device=dev)
-    relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
-    if ql.ndim == 1:
-        return DeviceInputs(qb, db, *_class_ids_int32(ql, dl), False)
-    return DeviceInputs(qb, db, ql > 0, dl > 0, True)
+    ql = as_labels(query_labels, qt.shape[0], "query labels", device=dev)
+    dl = as_labels(db_labels, dt.shape[0], "database labels", device=dev)
+    if ql.ndim != dl.ndim or (ql.ndim == 2 and ql.shape[1] != dl.shape[1]):
+        relevance_matrix(ql[:1], dl[:1])  # the kinds differ: it names the problem
+    q_checks, d_checks = _code_checks(qt), _code_checks(dt)
+    flags = [c.to(torch.int64) for c in (*q_checks, *d_checks)]
+    if ql.ndim == 1:  # class ids: their ranges (min, max)
+        flags += [*torch.aminmax(ql), *torch.aminmax(dl)]
+    values = torch.stack(flags).tolist() if flags else []
+    nq_c, nd_c = len(q_checks), len(d_checks)
+    qb = _device_bits(query_codes, qt, values[:nq_c], "query codes", dev)
+    db = _device_bits(db_codes, dt, values[nq_c : nq_c + nd_c], "database codes", dev)
+    if ql.ndim == 2:
+        return DeviceInputs(qb, db, ql > 0, dl > 0, True)
+    q_lo, q_hi, d_lo, d_hi = values[nq_c + nd_c :]
+    return DeviceInputs(qb, db, *_class_ids_int32(ql, dl, (q_lo, d_lo, q_hi, d_hi)), False)
 
 
-def _class_ids_int32(ql: Tensor, dl: Tensor) -> tuple[Tensor, Tensor]:
+def _class_ids_int32(ql: Tensor, dl: Tensor, bounds) -> tuple[Tensor, Tensor]:
     """Class ids as int32 (the kernels' type; only equality matters): cast when every id fits
-    (one min/max, the only wait), else renumbered by ``torch.unique`` (a sort)."""
-    q_lo, d_lo, q_hi, d_hi = torch.stack([ql.min(), dl.min(), ql.max(), dl.max()]).tolist()
+    (``bounds``: the queries' and the database's min, then max), else renumbered by
+    ``torch.unique`` (a sort)."""
+    q_lo, d_lo, q_hi, d_hi = bounds
     if -(2**31) <= min(q_lo, d_lo) and max(q_hi, d_hi) < 2**31:
         return ql.to(torch.int32).contiguous(), dl.to(torch.int32).contiguous()
     _, inverse = torch.unique(torch.cat([ql, dl]), return_inverse=True)
@@ -171,22 +211,31 @@ def _class_ids_int32(ql: Tensor, dl: Tensor) -> tuple[Tensor, Tensor]:
     return inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous()
 
 
+_WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int64)
+
+
 def pack_words(bits: Tensor) -> Tensor:
-    """Boolean (items, bits) -> (items, words) int32, 32 bits a word, zero padded (padding
-    bits are equal in every row: no distance, no shared label). Device-agnostic.
+    """Boolean (items, bits) -> (items, words) int32, 32 bits a word, bit j of a word worth
+    2**j (the last, -2**31: the two's complement sign), zero padded (padding bits are equal
+    in every row: no distance, no shared label). Device-agnostic: one product and one sum
+    of 32 terms per word, exact in int64 and within int32's range.
 
     >>> pack_words(torch.tensor([[True, False, True] + [False] * 29 + [True]])).tolist()
     [[5, 1]]
+    >>> pack_words(torch.ones((1, 32), dtype=torch.bool)).tolist()   # all 32 bits: -1
+    [[-1]]
     """
     n, k = bits.shape
     words = -(-k // 32)
-    padded = torch.zeros((n, words * 32), dtype=torch.uint8, device=bits.device)
-    padded[:, :k] = bits
-    weights = (2 ** torch.arange(8, device=bits.device)).to(torch.uint8)  # made on the device
-    packed = (padded.view(n, words * 4, 8) * weights).sum(dim=2, dtype=torch.int32).to(torch.uint8)
-    if np.little_endian:
-        return packed.contiguous().view(torch.int32)
-    return packed.view(n, words, 4).flip(2).contiguous().view(torch.int32)  # pragma: no cover
+    if k != words * 32:
+        padded = torch.zeros((n, words * 32), dtype=torch.bool, device=bits.device)
+        padded[:, :k] = bits
+        bits = padded
+    weights = _WEIGHTS.get(bits.device)
+    if weights is None:
+        weights = torch.tensor([1 << j for j in range(31)] + [-(1 << 31)], dtype=torch.int64)
+        weights = _WEIGHTS.setdefault(bits.device, weights.to(bits.device))
+    return (bits.reshape(n, words, 32) * weights).sum(dim=2).to(torch.int32)
 
 
 # -- the torch engine ------------------------------------------------------------------------
@@ -250,7 +299,8 @@ def _torch_stable(dist: Tensor, rel: Tensor, cut: int, ks, bits: int):
 
 
 def torch_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
-    """The torch engine: histograms ``(n, r)`` (numpy int64), and with ``stable = (cut, ks)``
+    """The torch engine: histograms ``(n, r)`` (int64 tensors on the device), and with
+    ``stable = (cut, ks)``
     the :class:`StableCounts` as well (else None); a cut of None is the whole ranking."""
     dev = inp.qbits.device
     nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
@@ -266,7 +316,7 @@ def torch_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = N
         r_parts.append(r_c)
         if stable:
             st_parts.append(_torch_stable(dist, rel, stable[0], stable[1], inp.bits))
-    n, r = histograms_to_host(torch.cat(n_parts), torch.cat(r_parts))
+    n, r = torch.cat(n_parts), torch.cat(r_parts)
     if not stable:
         return n, r, None
     ks = stable[1]
@@ -278,7 +328,7 @@ def torch_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = N
 def histograms_to_host(n: Tensor, r: Tensor) -> tuple[np.ndarray, np.ndarray]:
     """The two (queries, distances) histograms as int64 numpy arrays, in one copy from the
     device (one wait)."""
-    both = torch.stack([n, r]).to(torch.int64).cpu().numpy()
+    both = torch.stack([n.to(torch.int64), r.to(torch.int64)]).cpu().numpy()
     return both[0], both[1]
 
 
@@ -287,6 +337,64 @@ def stable_to_host(hi: Tensor, lo: Tensor, in_cut: Tensor, at_k: list, ks) -> St
     :class:`StableCounts` of int64 numpy arrays, in one copy from the device."""
     rows = torch.stack([t.to(torch.int64) for t in (hi, lo, in_cut, *at_k)]).cpu().numpy()
     return StableCounts(rows[0], rows[1], rows[2], {k: rows[3 + i] for i, k in enumerate(ks)})
+
+
+# -- CUDA graphs ------------------------------------------------------------------------------
+#: Captured graphs kept (one per shape of a computation: an evaluation per training epoch
+#: replays the same one); the oldest is dropped past this many.
+GRAPHS_KEPT = 4
+_GRAPHS: OrderedDict = OrderedDict()
+_GRAPHS_LOCK = threading.Lock()
+
+
+def replayed(fn, key, *inputs) -> np.ndarray:
+    """``fn(*inputs)`` (tensors in, one tensor out, no wait for the device inside) as a numpy
+    array on the host.
+
+    On CUDA, ``fn`` is captured once per ``key`` and input shapes in a CUDA graph and then
+    replayed (the inputs copied into the graph's own): the same kernels on the same values,
+    so the same bits as running it, without the launch cost of each of its many small
+    operations. A computation that cannot be captured runs as it is (and is not tried
+    again); so does everything on other devices, or with ``RANKLAB_CUDA_GRAPHS=0``."""
+    dev = inputs[0].device
+    if dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
+        return fn(*inputs).cpu().numpy()
+    full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
+    with _GRAPHS_LOCK:
+        entry = _GRAPHS.get(full_key)
+        if entry is None:
+            entry = _capture(fn, inputs, dev)
+            _GRAPHS[full_key] = entry
+            while len(_GRAPHS) > GRAPHS_KEPT:
+                _GRAPHS.popitem(last=False)
+        else:
+            _GRAPHS.move_to_end(full_key)
+        if entry is False:
+            return fn(*inputs).cpu().numpy()
+        graph, static, out, _ = entry
+        for mine, given in zip(static, inputs, strict=True):
+            mine.copy_(given)
+        graph.replay()
+        return out.cpu().numpy()  # before anyone replays it again
+
+
+def _capture(fn, inputs, dev):
+    """(graph, its input tensors, its output tensor, fn), or False when ``fn`` cannot be
+    captured. A first run on a side stream settles lazy initialisations, as CUDA graphs
+    require."""
+    try:
+        static = [t.clone() for t in inputs]
+        side = torch.cuda.Stream(dev)
+        side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.cuda.stream(side):
+            fn(*static)
+        torch.cuda.current_stream(dev).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = fn(*static)
+        return graph, static, out, fn  # fn keeps what it reads (its closure) alive
+    except Exception:  # pragma: no cover - depends on the device and torch build
+        return False
 
 
 # -- dispatch ---------------------------------------------------------------------------------

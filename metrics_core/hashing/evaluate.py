@@ -15,13 +15,17 @@ import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.device import ENGINES, fixed_point_sums
+from metrics_core.hashing.device import ENGINES, fixed_point_sums, replayed
 from metrics_core.hashing.histograms import distance_histograms, hamming_counts
 from metrics_core.hashing.ties import (
+    as_counts,
     expected_ap_retrieved_norm,
-    harmonic_numbers,
-    rule_sums,
+    fixed_sum,
+    harmonic_on,
+    join_unit_sum_parts,
+    rule_terms,
     tie_tables,
+    unit_sum_parts,
 )
 from metrics_core.hashing.validate import (
     DEFAULT_MEMORY_BUDGET,
@@ -116,7 +120,9 @@ def evaluate_hashing(
     engine : {"auto", "numpy", "torch", "triton"}
         Who counts (see :func:`~metrics_core.hashing.histograms.hamming_counts`). Every
         engine gives the same integers, and every number here is computed from them by the
-        same numpy code on the host: any device gives the CPU's results bit for bit.
+        same torch code where they are (:mod:`~metrics_core.hashing.ties`: operations
+        rounded alike everywhere, sums as integers), then divided and averaged by the same
+        numpy code on the host: any device gives the CPU's results bit for bit.
 
     Returns
     -------
@@ -152,6 +158,7 @@ def evaluate_hashing(
             engine=engine,
             memory_budget=memory_budget,
             stable=(topk, ks),
+            on_device=True,
         )
     else:
         n, r = distance_histograms(
@@ -162,14 +169,18 @@ def evaluate_hashing(
             device=device,
             memory_budget=memory_budget,
             engine=engine,
+            on_device=True,
         )
+    n, r = as_counts(n), as_counts(r)  # made int64 where the measures run
     nq, width = n.shape
-    bits, ndb = width - 1, int(n[0].sum()) if nq else 0
-    # every row counts the whole database (ndb items): the harmonic numbers up to ndb + 1
-    H = harmonic_numbers(ndb + 1)
+    bits, ndb = width - 1, _n_db(db_codes, n)
+    rad = min(int(radius), bits)
     retrieved_expected = None
     if topk is not None and normalizer == "retrieved" and ties == "expected":
-        retrieved_expected = expected_ap_retrieved_norm(n, r, int(topk))
+        # the one measure with transcendental functions: on the host, in numpy
+        retrieved_expected = expected_ap_retrieved_norm(
+            n.to(torch.int64).cpu().numpy(), r.to(torch.int64).cpu().numpy(), int(topk)
+        )
 
     # the tie rules whose closed-form sums are needed (the chosen rule and the band's ends)
     rules = tuple(
@@ -179,41 +190,27 @@ def evaluate_hashing(
         and not (rule == "expected" and retrieved_expected is not None)
     )
     counts = topk is not None and normalizer == "retrieved"  # the normalizer counts relevant
+    got = _device_measures(
+        n, r, ndb, rules, topk, () if stable is not None else ks, ties, rad, counts
+    )
+    R = got["R"]
 
-    # precision and recall within each radius, written in place by the blocks of rows
-    prec_by_radius, rec_by_radius = np.empty((nq, width)), np.empty((nq, width))
+    def ap_for(rule):
+        if rule == "stable" and stable is not None:
+            s, c = fixed_point_sums(stable.hi, stable.lo), stable.in_cut.astype(np.float64)
+        elif rule == "expected" and retrieved_expected is not None:
+            return retrieved_expected
+        else:
+            s, c = got[rule]
+        if topk is None:
+            norm = R
+        elif normalizer == "retrieved":
+            norm = c
+        else:
+            norm = np.minimum(R, topk)
+        return np.divide(s, norm, out=np.zeros(nq), where=norm > 0)
 
-    def rows_of(rows: slice):
-        """Every per-query number of the queries ``rows`` (row by row: the same values
-        whichever blocks of rows are taken)."""
-        nb, rb = n[rows], r[rows]
-        tables = tie_tables(nb, rb, topk, H)
-        Rb = (tables["B"][:, -1] + rb[:, -1]).astype(np.float64)  # relevant items in all
-        sums = rule_sums(nb, rb, rules, topk, tables, counts=counts)
-
-        def ap_for(rule):
-            if rule == "stable" and stable is not None:
-                s, c = (
-                    fixed_point_sums(stable.hi[rows], stable.lo[rows]),
-                    stable.in_cut[rows].astype(np.float64),
-                )
-            elif rule == "expected" and retrieved_expected is not None:
-                return retrieved_expected[rows]
-            else:
-                s, c = sums[rule]
-            if topk is None:
-                norm = Rb
-            elif normalizer == "retrieved":
-                norm = c
-            else:
-                norm = np.minimum(Rb, topk)
-            return np.divide(s, norm, out=np.zeros(len(Rb)), where=norm > 0)
-
-        at_k = [] if stable is not None else _precision_at_k_rows(nb, rb, ks, ties, tables)
-        _by_radius(rb, Rb, tables, prec_by_radius[rows], rec_by_radius[rows])
-        return (Rb, ap_for(ties), ap_for("pessimistic"), ap_for("optimistic"), *at_k)
-
-    R, ap, lo_band, hi_band, *at_k = _in_row_blocks(rows_of, nq, width)
+    ap, lo_band, hi_band = ap_for(ties), ap_for("pessimistic"), ap_for("optimistic")
     has_rel = R > 0
     keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
     if zero_relevant == "exclude" and not keep.any():
@@ -225,24 +222,23 @@ def evaluate_hashing(
     if stable is not None:
         precision_at_k = {k: float(np.mean(stable.at_k[k] / k)) for k in ks}
     else:
-        precision_at_k = {k: float(np.mean(v)) for k, v in zip(ks, at_k, strict=True)}
-    rad = min(int(radius), bits)
+        precision_at_k = {k: float(np.mean(got["at_k"][k] / k)) for k in ks}
     out = {
         "map": mean(ap),
         "map_band": [mean(lo_band), mean(hi_band)],
         "ap": ap,
         "precision_at_k": precision_at_k,
-        "precision_radius": float(np.mean(prec_by_radius[:, rad])) if nq else math.nan,
+        "precision_radius": float(np.mean(got["precision_radius"])) if nq else math.nan,
         # recall is undefined without relevant items: those queries follow zero_relevant
-        "recall_radius": mean(rec_by_radius[:, rad]) if nq else math.nan,
+        "recall_radius": mean(got["recall_radius"]) if nq else math.nan,
         "radius": rad,
         # queries with no code within the radius: their precision there counts 0 (DeepHash's
         # rule); when every query has none, the radius retrieved nothing and says nothing
-        "empty_radius_queries": int((n[:, : rad + 1].sum(axis=1) == 0).sum()) if nq else 0,
+        "empty_radius_queries": int(got["empty_radius"].sum()),
         "pr_by_radius": {
             "radius": list(range(width)),
-            "precision": prec_by_radius.mean(axis=0).tolist(),
-            "recall": rec_by_radius.mean(axis=0).tolist(),
+            "precision": (got["precision_sums"] / max(nq, 1)).tolist(),
+            "recall": (got["recall_sums"] / max(nq, 1)).tolist(),
         },
         "n_queries": nq,
         "n_db": ndb,
@@ -257,78 +253,159 @@ def evaluate_hashing(
     return out
 
 
-#: Histogram cells (queries x distances) per block of rows the host computes at a time: the
-#: block's dozen or so arrays (96 KB each at most: larger ones cost fresh pages on every call,
-#: above the allocator's 128 KB threshold) stay in a core's cache; the blocks run in threads
-#: (numpy releases the GIL in its array loops).
-ROW_BLOCK_CELLS = 12 << 10
+def _n_db(db_codes, n) -> int:
+    """Database items: from the codes' shape where they have one (no wait for the device),
+    else from a histogram row (every row counts the whole database)."""
+    shape = getattr(db_codes, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[0])
+    return int(n[0].sum()) if len(n) else 0
 
 
-_POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process id, threads, pool)
+#: Histogram cells (queries x distances) per block of rows on the CPU: a block's few dozen
+#: float64 tensors stay in a core's cache, and blocks run in threads (torch releases the
+#: GIL). On CUDA all rows are one block, replayed from a CUDA graph.
+ROW_BLOCK_CELLS = 32 << 10
+
+
+_POOL: tuple[int, ThreadPoolExecutor, int] | None = None  # (process id, pool, threads)
 _POOL_LOCK = threading.Lock()
 
 
-def _row_pool(workers: int) -> ThreadPoolExecutor:
-    """The threads that compute the blocks of rows, kept between calls (starting a dozen
-    threads costs about a millisecond, as much as the measures of a thousand queries); made
-    anew in a forked child, whose copy has no threads."""
+def _row_pool() -> tuple[ThreadPoolExecutor, int]:
+    """The threads that compute the CPU's blocks of rows, one per usable core, kept between
+    calls (starting them costs about as much as a small evaluation's measures); made anew in
+    a forked child, whose copy has no threads. Returns the pool and its thread count."""
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] < workers:
-            if _POOL is not None and _POOL[0] == os.getpid():
-                _POOL[2].shutdown(wait=False)  # too few threads: its idle ones end
-            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash-measures")
-            _POOL = (os.getpid(), workers, pool)
-        return _POOL[2]
+        if _POOL is None or _POOL[0] != os.getpid():
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except AttributeError:  # not on Linux
+                cores = os.cpu_count() or 1
+            cores = max(1, cores)
+            pool = ThreadPoolExecutor(max_workers=cores, thread_name_prefix="hash-measures")
+            _POOL = (os.getpid(), pool, cores)
+        return _POOL[1], _POOL[2]
 
 
-def _in_row_blocks(fn, nq: int, width: int):
-    """``fn(rows)`` -> tuple of per-query arrays, for blocks of rows in a thread pool, the
-    blocks' arrays concatenated. Each query's numbers are computed from its own row alone,
-    so the blocks change no value."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    step = max(1, ROW_BLOCK_CELLS // max(width, 1))
-    blocks = [slice(lo, min(nq, lo + step)) for lo in range(0, nq, step)] or [slice(0, 0)]
-    if len(blocks) == 1:
-        return fn(blocks[0])
-    if cores == 1:
-        parts = [fn(rows) for rows in blocks]
+def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, counts: bool) -> dict:
+    """Every per-query sum the measures need, computed where the histograms are
+    (:mod:`metrics_core.hashing.ties`: the same bits on every device) and copied to the
+    host: relevant items ``R``; per tie rule of ``rules`` the AP sums and (with ``counts``)
+    the relevant items inside the cut; the relevant items inside each k of ``ks``
+    (``at_k``, under ``ties``); precision and recall within the radius ``rad`` and whether
+    nothing is within it; and, per radius, the sums over queries of precision and recall
+    (the precision-recall curve; exact integer parts from each block of rows, added
+    across blocks and joined on the host). The host divides and averages.
+
+    Each query's numbers come from its own row alone, so blocks of rows change nothing.
+    On CUDA the computation (about a hundred small kernels) is replayed from a CUDA graph
+    captured once per shape (:func:`~metrics_core.hashing.device.replayed`): the same
+    kernels, so the same bits, at a fraction of the launch cost."""
+    nq, width = n.shape
+    H = harmonic_on(n.device, ndb + 1)
+    rules, ks = tuple(rules), tuple(ks)
+    per = len(rules) * (2 if counts else 1) + len(ks)  # sums per query besides the 4 singles
+
+    def core(n, r):
+        tables = tie_tables(n, r, topk, H)
+        terms = rule_terms(n, r, rules, topk, tables, counts=counts)
+        per_query = []  # (queries, distances) float64 terms, each summed over distances
+        for rule in rules:
+            s, c = terms[rule]
+            per_query += [s] if c is None else [s, c]
+        per_query += _inside_k_terms(n, r, ks, ties, tables)
+        precision, recall, R = _by_radius(r, tables)
+        empty = (tables["C"][:, rad] == 0).to(torch.float64)
+        pieces = [torch.stack([R, precision[:, rad], recall[:, rad], empty]).reshape(-1)]
+        if per_query:
+            pieces.append(fixed_sum(torch.stack(per_query), 2).reshape(-1))
+        hi, lo = unit_sum_parts(torch.stack([precision, recall]), 1)  # exact in float64
+        pieces.append(torch.cat([hi, lo]).to(torch.float64).reshape(-1))
+        return torch.cat(pieces)
+
+    def unpack(flat, rows):
+        """(singles (4, rows), sums (per, rows), column parts (4, width) int64)."""
+        head = 4 * rows
+        return (
+            flat[:head].reshape(4, rows),
+            flat[head : head + per * rows].reshape(per, rows),
+            flat[head + per * rows :].astype(np.int64).reshape(4, width),
+        )
+
+    if nq == 0:
+        blocks = [(np.zeros((4, 0)), np.zeros((per, 0)), np.zeros((4, width), np.int64))]
+    elif n.device.type == "cuda":
+        key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
+        blocks = [unpack(replayed(core, key, n, r), nq)]  # one copy to the host, one wait
     else:
-        parts = list(_row_pool(cores).map(fn, blocks))
-    return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
+        pool, cores = _row_pool()
+        # blocks of at most ROW_BLOCK_CELLS cells, and at least one per core
+        step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // cores)))
+        cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
 
+        def block(cut):
+            lo, hi = cut
+            return unpack(core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
 
-def _precision_at_k_rows(n: np.ndarray, r: np.ndarray, ks, ties: str, tables: dict) -> list:
-    """P@k of every query from its distance histograms (one array per k), the tie group the
-    cut falls in resolved by the tie rule (expected: in proportion; optimistic: relevant
-    first; pessimistic: relevant last). ``tables``: :func:`tie_tables` of ``n, r``."""
-    out = []
-    above = tables["A"]  # items strictly closer than each distance
-    for k in ks:
-        taken = np.clip(k - above, 0, n)  # items of each distance inside the top k
-        if ties == "expected":
-            inside = np.divide(r * taken, n, out=np.zeros(n.shape), where=n > 0)
-        elif ties == "optimistic":
-            inside = np.minimum(r, taken)
+        blocks = list(pool.map(block, cuts)) if len(cuts) > 1 else [block(cuts[0])]
+    singles = np.concatenate([b[0] for b in blocks], axis=1)
+    sums = np.concatenate([b[1] for b in blocks], axis=1)
+    parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers
+    columns = join_unit_sum_parts(parts[:2], parts[2:])
+    out = {
+        "R": singles[0],
+        "precision_radius": singles[1],
+        "recall_radius": singles[2],
+        "empty_radius": singles[3] > 0,
+        "precision_sums": columns[0],
+        "recall_sums": columns[1],
+    }
+    i = 0
+    for rule in rules:
+        if counts:
+            out[rule] = (sums[i], sums[i + 1])
+            i += 2
         else:
-            inside = np.clip(taken - (n - r), 0, r)
-        out.append(inside.sum(axis=1) / k)
+            out[rule] = (sums[i], None)
+            i += 1
+    out["at_k"] = {k: sums[i + j] for j, k in enumerate(ks)}
     return out
 
 
-def _by_radius(r: np.ndarray, R: np.ndarray, tables: dict, precision, recall) -> None:
+def _inside_k_terms(n, r, ks, ties: str, tables: dict) -> list:
+    """Per k of ``ks``: the relevant items of each distance inside the top k (float64,
+    queries x distances), the tie group the cut falls in resolved by the tie rule
+    (expected: in proportion; optimistic: relevant first; pessimistic: relevant last).
+    ``tables``: :func:`tie_tables` of ``n, r``. P@k is their sum over distances over k."""
+    out = []
+    above = tables["A"]  # items strictly closer than each distance
+    for k in ks:
+        taken = torch.clamp(torch.clamp(k - above, min=0), max=n)  # items inside the top k
+        if ties == "expected":
+            # r * taken / n, 0 where n = 0 (there taken is 0 too)
+            inside = (r * taken).to(torch.float64) / torch.clamp(n, min=1).to(torch.float64)
+        elif ties == "optimistic":
+            inside = torch.minimum(r, taken).to(torch.float64)
+        else:
+            inside = torch.clamp(torch.clamp(taken - (n - r), min=0), max=r).to(torch.float64)
+        out.append(inside)
+    return out
+
+
+def _by_radius(r, tables: dict):
     """Precision and recall of everything within each Hamming radius, per query (no tie
-    question: the whole radius is retrieved), written into ``precision`` and ``recall``
-    (float64, the shape of ``r``). ``tables``: :func:`tie_tables` of the rows. Relevant
-    items are at most the items (``r <= n``), so a radius with no item (or a query with no
-    relevant item) divides 0 by 1: 0."""
-    cum_r = (tables["B"] + r).astype(np.float64)
-    np.maximum(tables["C"], 1.0, out=precision)
-    np.divide(cum_r, precision, out=precision)
-    np.divide(cum_r, np.maximum(R, 1.0)[:, None], out=recall)
+    question: the whole radius is retrieved), float64 tensors of the shape of ``r``, and
+    the relevant items of each query ``R`` (float64, exact). ``tables``: :func:`tie_tables`
+    of the rows (its float64 counts). Relevant items are at most the items (``r <= n``), so
+    a radius with no item (or a query with no relevant item) divides 0 by 1: 0."""
+    F = tables["float"]
+    cum_r = F["B"] + F["r"]  # relevant items within each radius
+    R = cum_r[:, -1]
+    precision = cum_r / torch.clamp(F["A"] + F["n"], min=1.0)
+    recall = cum_r / torch.clamp(R, min=1.0)[:, None]
+    return precision, recall, R
 
 
 def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:

@@ -17,7 +17,7 @@ from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import (
     ENGINES,
     device_inputs,
-    memory_for,
+    histograms_to_host,
     pick_engine,
     torch_counts,
 )
@@ -304,10 +304,14 @@ def hamming_counts(
     engine: str = "auto",
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     stable: tuple | None = None,
+    on_device: bool = False,
 ):
     """Every integer the measures need, by one engine: the histograms ``(n, r)`` of
     :func:`distance_histograms` and, with ``stable = (cut, ks)``, the stable order's
     :class:`~metrics_core.hashing.device.StableCounts` (cut None: the whole ranking), else None.
+    The histograms are int64 numpy arrays, or with ``on_device`` left where they were counted
+    (int64 tensors of a device route, numpy arrays of the CPU route), for the measures to
+    be computed there.
 
     ``engine`` (:data:`~metrics_core.hashing.device.ENGINES`): ``auto`` is the numpy route
     on the CPU and the device route on CUDA (Triton where importable, else torch); ``torch``
@@ -317,18 +321,7 @@ def hamming_counts(
     check_choice(engine, ENGINES, "engine")
     dev = resolve_device(device)
     picked = pick_engine(engine, dev)
-    if picked == "numpy":
-        if stable is not None:
-            return device_counts(
-                query_codes,
-                db_codes,
-                query_labels,
-                db_labels,
-                device="cpu",
-                engine="torch",
-                memory_budget=memory_budget,
-                stable=stable,
-            )
+    if picked == "numpy" and stable is None:
         qb, db = _check_codes(query_codes, db_codes)
         ql = as_labels(query_labels, qb.shape[0], "query labels")
         dl = as_labels(db_labels, db.shape[0], "database labels")
@@ -336,16 +329,20 @@ def hamming_counts(
             relevance_matrix(ql[:1], dl[:1])  # checks the label kinds match
         n, r = _cpu_histograms(qb, db, ql, dl, qb.shape[1] + 1, memory_budget)
         return n, r, None
-    return device_counts(
+    # the numpy route leaves the stable order to the torch engine on the CPU
+    n, r, counts = device_counts(
         query_codes,
         db_codes,
         query_labels,
         db_labels,
-        device=dev,
-        engine=picked,
+        device="cpu" if picked == "numpy" else dev,
+        engine="torch" if picked == "numpy" else picked,
         memory_budget=memory_budget,
         stable=stable,
     )
+    if on_device:
+        return n, r, counts
+    return (*histograms_to_host(n, r), counts)
 
 
 def distance_histograms(
@@ -357,10 +354,12 @@ def distance_histograms(
     device=None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     engine: str = "auto",
+    on_device: bool = False,
 ):
     """Per query and distance d = 0..K: items at d (``n``) and relevant items at d (``r``).
 
-    Returns two int64 numpy arrays of shape (queries, K + 1). No sort. On the CPU (engine
+    Returns two int64 numpy arrays of shape (queries, K + 1) (with ``on_device``, a device
+    route's int64 tensors where they were counted). No sort. On the CPU (engine
     ``numpy``) the distances of a few queries at a time come from XOR + popcount on
     bit-packed codes (one uint32 word up to 32 bits, uint64 words beyond: 1/32 of the memory
     a float product touches; measured faster, see BENCHMARKS.md), counted two rows at a time
@@ -381,6 +380,7 @@ def distance_histograms(
         device=device,
         engine=engine,
         memory_budget=memory_budget,
+        on_device=on_device,
     )
     return n, r
 
@@ -396,13 +396,13 @@ def device_counts(
     memory_budget: int,
     stable: tuple | None = None,
 ):
-    """Histograms (and, with ``stable = (cut, ks)``, the stable order's integers) by the
-    torch or Triton engine on ``device`` (:mod:`metrics_core.hashing.device`); the Triton
-    engine is imported only when it runs."""
+    """Histograms (int64 tensors on ``device``; and, with ``stable = (cut, ks)``, the stable
+    order's integers, on the host) by the torch or Triton engine on ``device``
+    (:mod:`metrics_core.hashing.device`); the Triton engine is imported only when it runs."""
     dev = resolve_device(device)
     inp = device_inputs(query_codes, db_codes, query_labels, db_labels, dev)
     if engine == "triton":
         from metrics_core.hashing import triton_engine
 
-        return triton_engine.triton_counts(inp, memory_for(dev, memory_budget), stable)
+        return triton_engine.triton_counts(inp, memory_budget, stable)
     return torch_counts(inp, memory_budget, stable)

@@ -32,7 +32,7 @@ from metrics_core.hashing.device import (
     FIXED_BITS,
     SPLIT_BITS,
     DeviceInputs,
-    histograms_to_host,
+    memory_for,
     pack_words,
     stable_to_host,
     torch_counts,
@@ -271,22 +271,24 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
             NOVER=over,
             num_warps=HIST_WARPS,
         )
-    return out.view(nq, nseg, nb)[:, :, : 2 * width].reshape(nq, nseg, width, 2)
+    return out.view(nq, nseg, nb)[:, :, : 2 * width].view(nq, nseg, width, 2)  # no copy
 
 
-def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
+def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
     """The Triton engine: ``(n, r, StableCounts or None)`` as
-    :func:`metrics_core.hashing.device.torch_counts` returns them."""
+    :func:`metrics_core.hashing.device.torch_counts` returns them; the stable pass's chunks
+    of queries sized by :func:`~metrics_core.hashing.device.memory_for`."""
     nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
     nw = -(-inp.bits // 32)
     nlw = -(-inp.qlab.shape[1] // 32) if inp.multi else 1
     if nw > MAX_WORDS or nlw > MAX_LABEL_WORDS:
-        return torch_counts(inp, budget, stable)
+        return torch_counts(inp, memory_budget, stable)
     qw, dw, ql, dl = _packed(inp)
     width = inp.bits + 1
     if stable is None:
-        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0].to(torch.int64)
-        return (*histograms_to_host(h.sum(dim=2), h[:, :, 1]), None)
+        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0]
+        return h.sum(dim=2), h[:, :, 1], None  # int64 items, int32 relevant (a view)
+    budget = memory_for(qw.device, memory_budget)
     cut, ks = stable
     ks_all = [ndb if cut is None else min(int(cut), ndb)] + [min(int(k), ndb) for k in ks]
     nk = _pow2(len(ks_all))
@@ -359,7 +361,7 @@ def triton_counts(inp: DeviceInputs, budget: int, stable: tuple | None = None):
         [counts[:, 1 + i] for i in range(len(ks))],
         ks,
     )
-    return (*histograms_to_host(torch.cat(n_parts), torch.cat(r_parts)), out)
+    return torch.cat(n_parts), torch.cat(r_parts), out
 
 
 __all__ = ["triton_counts", "MAX_WORDS", "MAX_LABEL_WORDS"]

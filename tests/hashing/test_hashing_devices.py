@@ -171,3 +171,23 @@ def test_cuda_default_engine_many_segments(multilabel):
             evaluate_hashing(qc, dc, ql, dl, device="cuda", memory_budget=2_000_000, **options),
             evaluate_hashing(qc, dc, ql, dl, device="cpu", **options),
         )
+
+
+@needs_gpu
+def test_cuda_graph_replays_equal_eager_runs_and_stay_bounded(monkeypatch):
+    """The measures replayed from a captured CUDA graph equal the same kernels run one by
+    one (RANKLAB_CUDA_GRAPHS=0), bit for bit, call after call; at most GRAPHS_KEPT graphs
+    are kept."""
+    from metrics_core.hashing import device
+
+    qc, dc, ql, dl = case(7, 64, False, nq=300, ndb=5000)
+    args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
+    replayed = [evaluate_hashing(*args, device="cuda", ks=(1, 10)) for _ in range(3)]
+    monkeypatch.setenv("RANKLAB_CUDA_GRAPHS", "0")
+    eager = evaluate_hashing(*args, device="cuda", ks=(1, 10))
+    for got in replayed:
+        same(got, eager)
+    monkeypatch.delenv("RANKLAB_CUDA_GRAPHS")
+    for nq in range(10, 10 + 2 * device.GRAPHS_KEPT):
+        evaluate_hashing(*[a[:nq] if i % 2 == 0 else a for i, a in enumerate(args)], device="cuda")
+    assert 0 < len(device._GRAPHS) <= device.GRAPHS_KEPT

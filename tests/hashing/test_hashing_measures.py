@@ -1,8 +1,8 @@
-"""The host's measures from distance histograms (one function for every device) against
-the plain expressions they were first written as: the in-place, shared and blocked
-computation gives every number bit for bit (zeros' signs included), on random histograms
-with ties, empty distances, single items, queries without relevant items and cuts inside
-groups."""
+"""The measures from distance histograms (one function for every device) against the
+plain expressions they were first written as: the shared computation gives every term
+bit for bit (zeros' signs included), and every sum is the order-free fixed-point sum of
+those terms, on random histograms with ties, empty distances, single items, queries
+without relevant items and cuts inside groups."""
 
 from __future__ import annotations
 
@@ -11,13 +11,32 @@ import os
 
 import numpy as np
 import pytest
+import torch
 
 from metrics_core.hashing import evaluate
-from metrics_core.hashing.ties import harmonic_numbers, rule_sums, tie_tables
+from metrics_core.hashing.ties import (
+    fixed_sum,
+    harmonic_numbers,
+    harmonic_on,
+    rule_sums,
+    rule_terms,
+    tie_tables,
+)
 
 
 def plain_ap_sums(n, r, ties, topk, H):
-    """The closed forms as plain expressions with masked divisions (the test's oracle)."""
+    """The closed forms as plain expressions with masked divisions (the test's oracle),
+    each group's terms summed per query by the library's order-free sum."""
+    s, count = plain_ap_terms(n, r, ties, topk, H)
+    return to_np(fixed_sum(torch.from_numpy(s), 1)), to_np(fixed_sum(torch.from_numpy(count), 1))
+
+
+def to_np(x):
+    return x.numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def plain_ap_terms(n, r, ties, topk, H):
+    """The closed forms as plain expressions with masked divisions, per distance group."""
     A = np.cumsum(n, axis=1) - n
     B = np.cumsum(r, axis=1) - r
     HA = H[A]
@@ -38,7 +57,7 @@ def plain_ap_sums(n, r, ties, topk, H):
         k = np.clip(limit - (n - r), 0, r)
         s = k + (B - start) * (H[start + k] - H[start])
         count = k.astype(np.float64)
-    return s.sum(axis=1), count.sum(axis=1)
+    return np.asarray(s, dtype=np.float64), np.asarray(count, dtype=np.float64)
 
 
 def histograms(seed):
@@ -64,15 +83,26 @@ def bits_of(x):
 def test_rule_sums_equal_the_plain_expressions_bit_for_bit(seed, topk):
     n, r = histograms(seed)
     H = harmonic_numbers(int(n.sum(axis=1).max()) + 1)
+    Ht = harmonic_on("cpu", len(H) - 1)
     rules = ("expected", "optimistic", "pessimistic")
-    shared = rule_sums(n, r, rules, topk, tie_tables(n, r, topk, H))
+    shared = rule_sums(n, r, rules, topk, tie_tables(n, r, topk, Ht))
+    shared_terms = rule_terms(n, r, rules, topk, tie_tables(n, r, topk, Ht))
     assert 0 < shared["expected"][0].max()
     for rule in rules:
         want_s, want_c = plain_ap_sums(n, r, rule, topk, H)
         alone = rule_sums(n, r, (rule,), topk)[rule]
         for got_s, got_c in (shared[rule], alone):
-            np.testing.assert_array_equal(bits_of(got_s), bits_of(want_s))
-            np.testing.assert_array_equal(bits_of(got_c), bits_of(want_c))
+            np.testing.assert_array_equal(bits_of(to_np(got_s)), bits_of(want_s))
+            np.testing.assert_array_equal(bits_of(to_np(got_c)), bits_of(want_c))
+        # the terms themselves are the plain expressions', bit for bit
+        term_s, term_c = plain_ap_terms(n, r, rule, topk, H)
+        np.testing.assert_array_equal(bits_of(to_np(shared_terms[rule][0])), bits_of(term_s))
+        np.testing.assert_array_equal(bits_of(to_np(shared_terms[rule][1])), bits_of(term_c))
+        # and the order-free sums are the exact sums of those terms, correctly rounded or
+        # within an ulp of the largest term per group
+        exact = np.array([math.fsum(row) for row in term_s])
+        scale = np.abs(term_s).max(axis=1, initial=0.0) * term_s.shape[1] * 2.0**-53
+        assert (np.abs(want_s - exact) <= scale).all()
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -82,19 +112,41 @@ def test_precision_and_recall_by_radius_equal_the_masked_divisions(seed):
     cum_n, cum_r = np.cumsum(n, axis=1), np.cumsum(r, axis=1)
     want_p = np.divide(cum_r, cum_n, out=np.zeros(n.shape), where=cum_n > 0)
     want_r = np.divide(cum_r, R[:, None], out=np.zeros(n.shape), where=R[:, None] > 0)
-    got_p, got_r = np.full(n.shape, np.nan), np.full(n.shape, np.nan)
-    evaluate._by_radius(r, R, tie_tables(n, r, None), got_p, got_r)
-    np.testing.assert_array_equal(bits_of(got_p), bits_of(want_p))
-    np.testing.assert_array_equal(bits_of(got_r), bits_of(want_r))
+    got_p, got_r, got_R = evaluate._by_radius(torch.from_numpy(r), tie_tables(n, r, None))
+    np.testing.assert_array_equal(bits_of(got_p.numpy()), bits_of(want_p))
+    np.testing.assert_array_equal(bits_of(got_r.numpy()), bits_of(want_r))
+    np.testing.assert_array_equal(got_R.numpy(), R)
+
+
+def test_each_query_from_its_own_row_alone(monkeypatch):
+    """A query's numbers come from its own histogram row alone: evaluating the queries in
+    pieces gives the whole evaluation's per-query values bit for bit (the sums over queries
+    are exact integer sums, so the curve's means are the same too)."""
+    n, r = histograms(3)
+    ql = np.arange(len(n)) % 7
+    monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
+    whole = evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None)
+    assert 0 < whole["map"] < 1
+    cut = len(n) // 3
+    parts = []
+    for rows in (slice(0, cut), slice(cut, None)):
+        monkeypatch.setattr(
+            evaluate, "distance_histograms", lambda *a, _s=rows, **k: (n[_s], r[_s])
+        )
+        parts.append(evaluate.evaluate_hashing(None, None, ql[rows], None, ks=(1, 5), topk=None))
+    joined = np.concatenate([p["ap"] for p in parts])
+    np.testing.assert_array_equal(bits_of(joined), bits_of(whole["ap"]))
 
 
 def test_row_blocks_and_threads_change_no_value(monkeypatch):
-    """Small blocks (many threads) and one block give the same numbers; the kept pool of
-    threads is made anew in a forked child (its copy of the pool has no threads)."""
+    """Small blocks (many threads) and one block give the same numbers, the precision-recall
+    curve's sums over queries included; the kept pool of threads is made anew in a forked
+    child (its copy of the pool has no threads)."""
     n, r = histograms(3)
     ql = np.arange(len(n)) % 7
     monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
     monkeypatch.setattr(evaluate.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(evaluate, "_POOL", None)
     results = []
     for cells in (1 << 30, 200, 64):
         monkeypatch.setattr(evaluate, "ROW_BLOCK_CELLS", cells)
@@ -103,12 +155,28 @@ def test_row_blocks_and_threads_change_no_value(monkeypatch):
     as_if_forked = (-1, *evaluate._POOL[1:])
     monkeypatch.setattr(evaluate, "_POOL", as_if_forked)
     results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
-    assert evaluate._POOL[0] == os.getpid() and evaluate._POOL[2] is not as_if_forked[2]
-    evaluate._POOL[2].shutdown(wait=False)  # the test's own; the earlier pool comes back
+    assert evaluate._POOL[0] == os.getpid() and evaluate._POOL[1] is not as_if_forked[1]
+    evaluate._POOL[1].shutdown(wait=False)  # the test's own
+    as_if_forked[1].shutdown(wait=False)
     for other in results[1:]:
         np.testing.assert_array_equal(bits_of(other["ap"]), bits_of(results[0]["ap"]))
         assert repr(other) == repr(results[0])
     assert 0 < results[0]["map"] < 1
+
+
+def test_fixed_sum_is_order_free_and_exact_where_a_float_sum_is():
+    rng = np.random.default_rng(11)
+    x = rng.random((50, 300)) * rng.choice([1e-9, 1.0, 1e6], (50, 1)) - 1e-3 * rng.random((50, 1))
+    got = fixed_sum(torch.from_numpy(x), 1).numpy()
+    shuffled = fixed_sum(torch.from_numpy(rng.permuted(x, axis=1)), 1).numpy()
+    np.testing.assert_array_equal(bits_of(got), bits_of(shuffled))
+    exact = np.array([math.fsum(row) for row in x])
+    assert (np.abs(got - exact) <= np.abs(x).max(axis=1) * 300 * 2.0**-53).all()
+    dyadic = np.array([[0.5, 0.25, 3.0, 0.125], [0.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(fixed_sum(torch.from_numpy(dyadic), 1).numpy(), [3.875, 0.0])
+    cols = fixed_sum(torch.from_numpy(x), 0).numpy()  # along the other axis too
+    exact_cols = np.array([math.fsum(col) for col in x.T])
+    assert (np.abs(cols - exact_cols) <= np.abs(x).max(axis=0) * 50 * 2.0**-53).all()
 
 
 @pytest.mark.parametrize("classes", [43, 3])
