@@ -8,13 +8,17 @@ timing is asserted: the threads are ordered by events."""
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from metrics_core.errors import InputError
 from ui.common import budget
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MB = budget.MB
 
@@ -278,3 +282,77 @@ def test_an_overview_waits_for_other_visitors_work_then_shows_its_numbers(server
     assert not at.exception, at.exception
     assert not [e.value for e in at.error]  # not refused
     assert at.dataframe, "no leaderboard drawn"
+
+
+_THREAD_HEAP_SCRIPT = r"""
+import ctypes, os, sys, threading
+sys.path.insert(0, sys.argv[2])
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+# a 30 MB block freed, as the server's imports free blocks of megabytes: glibc then maps blocks
+# only from 30 MB up and keeps a heap's free top up to 60 MB
+block = libc.malloc(30_000_000)
+libc.memset(block, 1, 30_000_000)
+libc.free(block)
+if sys.argv[1] == "limit":
+    from ui.common import budget
+    budget.limit_arenas()
+
+def visit():  # a visitor's script thread: 40 MB of 100 kB blocks in its own heap, then freed
+    blocks = [libc.malloc(100_000) for _ in range(400)]
+    for b in blocks:
+        libc.memset(b, 1, 100_000)
+    for b in reversed(blocks):
+        libc.free(b)
+
+before = rss()
+thread = threading.Thread(target=visit)
+thread.start()
+thread.join()
+libc.malloc_trim(0)
+print(rss() - before)
+"""
+
+
+def _thread_heap_kept(mode: str) -> int:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MALLOC_ARENA_MAX="8")  # the thread gets a heap of its own
+    for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_"):
+        env.pop(name, None)
+    out = subprocess.run(
+        [sys.executable, "-c", _THREAD_HEAP_SCRIPT, mode, str(ROOT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_thread_heap_gives_its_freed_top_back():
+    """A visitor's script runs on its own thread, in its own glibc heap; ``malloc_trim`` never
+    shortens such a heap's top, and glibc keeps it when it is under a threshold that earlier
+    large frees raised. With the app's allocator settings the freed top goes back."""
+    if not Path("/proc/self/statm").exists():
+        pytest.skip("no /proc: not Linux")
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt  # noqa: B018
+    except (OSError, AttributeError):
+        pytest.skip("not glibc")
+    kept_default = _thread_heap_kept("default")
+    if kept_default < 20 * budget.MB:  # this glibc gives it back on its own: nothing to show
+        pytest.skip(f"this glibc kept {kept_default / budget.MB:.0f} MB without the settings")
+    assert _thread_heap_kept("limit") < 5 * budget.MB

@@ -202,3 +202,34 @@ def test_stream_reader_spots_comment_and_blank_lines(values, found, string_type)
     typ = getattr(pa, string_type)()
     assert comment_or_blank(pa.array(values, typ)) is found
     assert comment_or_blank(pa.array(["x", *values, "y"], typ).slice(1, len(values))) is found
+
+
+def test_a_parsed_runs_scores_are_not_held_in_arrows_default_pool():
+    """A parsed TREC run's scores are numpy's memory (the system allocator), not Arrow's C++
+    default pool: ``ChunkedArray.to_numpy`` takes that pool (mimalloc or jemalloc in the wheels)
+    whatever pool pyarrow is told to use, and a long-lived server kept its pages after the runs
+    were freed (bench/load_test.py at 25 visitors: 40 MB; ``ui.common.budget.limit_arenas``)."""
+    import pyarrow as pa
+
+    pools = [
+        getattr(pa, f"{name}_memory_pool")()
+        for name in pa.supported_memory_backends()
+        if name != "system"
+    ]
+    if not pools:
+        pytest.skip("this pyarrow has no pool besides the system allocator")
+    rng = np.random.default_rng(0)  # 6 MB: more than one of the CSV reader's 4 MB blocks
+    text = "".join(
+        f"q{i // 100:05d} Q0 clueweb12-{i:07d}-doc {i % 100 + 1} {s:.6f} a-run-tag\n"
+        for i, s in enumerate(rng.random(100_000))
+    ).encode()
+    told = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())  # what the app tells pyarrow
+    try:
+        before = [p.bytes_allocated() for p in pools]
+        run = mc.read_run(io.BytesIO(text), fmt="trec")
+        grew = max(p.bytes_allocated() - b for p, b in zip(pools, before, strict=True))
+    finally:
+        pa.set_memory_pool(told)
+    assert len(run) == 100_000
+    assert grew < 100_000 * 8 // 2, f"{grew} bytes held in Arrow's default pool"

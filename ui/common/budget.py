@@ -22,8 +22,8 @@ loaded data holds now; the Data page shows it.
 
 Memory goes back: the reclaimer (:func:`start_reclaimer`) shuts down sessions whose tab closed,
 empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept for a
-reload and trims the heap; :func:`limit_arenas` keeps glibc's heaps few and large blocks out
-of them.
+reload and trims the heap; :func:`limit_arenas` keeps large blocks out of glibc's heaps and
+makes every heap, the threads' too, give its freed top back.
 
 Costs per row are measured (bench/load_test.py): a parsed run holds its ids as Arrow strings
 (about the id text) plus 8 bytes a score; its ranking (kept for the tie band and the per-query
@@ -500,7 +500,7 @@ def close_expired_sessions() -> int:
             return 0
         runtime = Runtime.instance()
         # Streamlit's own session storage (its attribute, not one of RankLab's objects)
-        cache = vars(runtime._session_mgr._session_storage)["_cache"]
+        cache = vars(vars(runtime._session_mgr)["_session_storage"])["_cache"]
         loop = runtime._get_async_objs().eventloop
     except (
         Exception
@@ -559,6 +559,8 @@ def trim(collect: bool = True) -> None:
 #: which a block is mapped on its own (``M_MMAP_THRESHOLD``).
 _M_ARENA_MAX = -8
 _M_MMAP_THRESHOLD = -3
+_M_TRIM_THRESHOLD = -1
+_M_TOP_PAD = -2
 #: Blocks from this size up are mapped on their own and go back to the system when freed.
 #: glibc's default starts at 128 kB but rises with each large block freed (up to 32 MB), after
 #: which the arrays of a visitor's evaluation came from the heap, between small objects that
@@ -566,16 +568,29 @@ _M_MMAP_THRESHOLD = -3
 #: instead of 29 MB, and 180 s after 4 visitors left the server was 14 MB above idle instead of
 #: 49 MB (bench/load_test.py, 4 visitors, measured side by side).
 MMAP_THRESHOLD_BYTES = 256 * 1024
+#: A heap whose free top is this large gives it back (``M_TRIM_THRESHOLD``, glibc's default),
+#: with no extra kept (``M_TOP_PAD`` 0). glibc raises the threshold to twice each large block
+#: freed before :data:`MMAP_THRESHOLD_BYTES` is set (the server's imports free blocks of
+#: megabytes), and ``malloc_trim`` never shortens a thread heap's top (only the main heap's):
+#: thread heaps then kept their emptied tops, tens of MB.
+TRIM_THRESHOLD_BYTES = 128 * 1024
 
 
 def limit_arenas(arenas: int = 1) -> None:
     """At most ``arenas`` glibc heaps, large blocks mapped on their own
-    (:data:`MMAP_THRESHOLD_BYTES`), and Arrow's buffers from the same allocator: Streamlit runs
-    each session's script on its own thread, and glibc would give threads up to 8 heaps a core,
-    each keeping freed pages. One heap: 180 s after 8 load-test visitors left, 26 MB above idle
-    with one, 47 MB with two (bench/load_test.py, same machine, one run each). What
-    ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` do when set before the server starts
-    (either set wins)."""
+    (:data:`MMAP_THRESHOLD_BYTES`), a heap's free top given back from
+    :data:`TRIM_THRESHOLD_BYTES`, and Arrow's buffers from the same allocator.
+
+    Streamlit runs each session's script on its own thread, and glibc gives threads up to 8
+    heaps a core, each keeping freed pages. Under ``streamlit run`` the heap limit comes too
+    late: the server's threads have made more than 8 heaps when the first page runs, and glibc
+    then fixes its limit (16 on 2 cores; measured with ``malloc_info``). What makes the thread
+    heaps give memory back is the trim threshold: 180 s after 25 load-test visitors left, the
+    server was 80 MB above idle with it and 96 MB without (bench/load_test.py); with the run
+    scores out of Arrow's mimalloc too (:mod:`metrics_core.io.trec`), 28 MB. The environment's
+    ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``, set before
+    the server starts, win (``MALLOC_ARENA_MAX=1`` does give one heap: 12 visitors, 32 MB above
+    idle after 150 s against 51-57 MB with 16 heaps and glibc's trim threshold)."""
     libc = _libc()
     if libc is not None and not os.environ.get("MALLOC_ARENA_MAX"):
         try:
@@ -585,6 +600,12 @@ def limit_arenas(arenas: int = 1) -> None:
     if libc is not None and not os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         try:
             libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+        except AttributeError:
+            pass
+    if libc is not None and not os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        try:
+            libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+            libc.mallopt(_M_TOP_PAD, 0)
         except AttributeError:
             pass
     # Arrow's buffers (parsed ids) from the system allocator: Arrow's default pool (mimalloc or
