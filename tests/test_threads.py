@@ -53,3 +53,16 @@ def test_a_map_inside_a_piece_runs_in_that_thread_without_waiting(monkeypatch):
 
     out = threads.map_in_threads(outer, [0, 10, 20])
     assert out == [([0, 1], True), ([10, 11], True), ([20, 21], True)]
+
+
+def test_the_kept_pool_is_made_anew_in_a_forked_child(monkeypatch):
+    """A forked child's copy of the pool has no threads: the pool of another process id is
+    replaced, not used (it would never run the items)."""
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    threads.map_in_threads(lambda x: x, [1, 2])
+    assert threads._POOL is not None and threads._POOL[0] == threads.os.getpid()
+    parent = threads._POOL
+    monkeypatch.setattr(threads, "_POOL", (-1, *parent[1:]))  # as a forked child sees it
+    assert threads.map_in_threads(lambda x: x + 1, [1, 2]) == [2, 3]
+    assert threads._POOL[0] == threads.os.getpid() and threads._POOL[2] is not parent[2]
+    threads._POOL[2].shutdown(wait=False)  # the test's own; the parent's comes back

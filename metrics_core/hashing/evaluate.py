@@ -6,10 +6,7 @@ calculate_precision_at_k.
 from __future__ import annotations
 
 import math
-import os
-import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -36,6 +33,7 @@ from metrics_core.hashing.validate import (
     resolve_device,
     validate_codes,
 )
+from metrics_core.threads import map_in_threads, usable_cores
 from metrics_core.validation import LIMITS, check_choice, check_int
 
 
@@ -268,27 +266,6 @@ def _n_db(db_codes, n) -> int:
 ROW_BLOCK_CELLS = 32 << 10
 
 
-_POOL: tuple[int, ThreadPoolExecutor, int] | None = None  # (process id, pool, threads)
-_POOL_LOCK = threading.Lock()
-
-
-def _row_pool() -> tuple[ThreadPoolExecutor, int]:
-    """The threads that compute the CPU's blocks of rows, one per usable core, kept between
-    calls (starting them costs about as much as a small evaluation's measures); made anew in
-    a forked child, whose copy has no threads. Returns the pool and its thread count."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            try:
-                cores = len(os.sched_getaffinity(0))
-            except AttributeError:  # not on Linux
-                cores = os.cpu_count() or 1
-            cores = max(1, cores)
-            pool = ThreadPoolExecutor(max_workers=cores, thread_name_prefix="hash-measures")
-            _POOL = (os.getpid(), pool, cores)
-        return _POOL[1], _POOL[2]
-
-
 def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, counts: bool) -> dict:
     """Every per-query sum the measures need, computed where the histograms are
     (:mod:`metrics_core.hashing.ties`: the same bits on every device) and copied to the
@@ -340,16 +317,15 @@ def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, count
         key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
         blocks = [unpack(replayed(core, key, n, r), nq)]  # one copy to the host, one wait
     else:
-        pool, cores = _row_pool()
         # blocks of at most ROW_BLOCK_CELLS cells, and at least one per core
-        step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // cores)))
+        step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // usable_cores())))
         cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
 
         def block(cut):
             lo, hi = cut
             return unpack(core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
 
-        blocks = list(pool.map(block, cuts)) if len(cuts) > 1 else [block(cuts[0])]
+        blocks = map_in_threads(block, cuts)
     singles = np.concatenate([b[0] for b in blocks], axis=1)
     sums = np.concatenate([b[1] for b in blocks], axis=1)
     parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers

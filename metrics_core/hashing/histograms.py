@@ -6,9 +6,7 @@ which keeps the codes on the device and returns only the histograms.
 
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -28,6 +26,7 @@ from metrics_core.hashing.validate import (
     relevance_matrix,
     resolve_device,
 )
+from metrics_core.threads import map_in_threads, usable_cores
 from metrics_core.validation import check_choice
 
 #: Queries per CPU chunk: the unit of work of a thread (16 rows of 50,000 items beat
@@ -193,14 +192,10 @@ def row_histograms(
 
 
 def _worker_count() -> int:
-    """Threads for the CPU histogram: the cores this process may use (numpy's XOR,
-    popcount and key arithmetic and torch's bincount release the GIL, so query chunks run
-    in parallel)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, torch.get_num_threads()))
+    """Threads for the CPU histogram: the cores this process may use, at most torch's
+    thread count (numpy's XOR, popcount and key arithmetic and torch's bincount release the
+    GIL, so query chunks run in parallel)."""
+    return max(1, min(usable_cores(), torch.get_num_threads()))
 
 
 def stable_order(labels: np.ndarray) -> np.ndarray:
@@ -273,13 +268,7 @@ def _cpu_histograms(
             n_hist[rows] = both.sum(axis=2)
             r_hist[rows] = both[:, :, 1]
 
-    workers = min(_worker_count(), len(tasks))
-    if workers <= 1:
-        for task in tasks:
-            work(task)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(work, tasks))  # list(): re-raises a worker's exception here
+    map_in_threads(work, tasks, _worker_count())  # re-raises a worker's exception here
     return n_hist, r_hist
 
 

@@ -7,7 +7,6 @@ without relevant items and cuts inside groups."""
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -140,24 +139,17 @@ def test_each_query_from_its_own_row_alone(monkeypatch):
 
 def test_row_blocks_and_threads_change_no_value(monkeypatch):
     """Small blocks (many threads) and one block give the same numbers, the precision-recall
-    curve's sums over queries included; the kept pool of threads is made anew in a forked
-    child (its copy of the pool has no threads)."""
+    curve's sums over queries included."""
+    from metrics_core import threads
+
     n, r = histograms(3)
     ql = np.arange(len(n)) % 7
     monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
-    monkeypatch.setattr(evaluate.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
-    monkeypatch.setattr(evaluate, "_POOL", None)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     results = []
     for cells in (1 << 30, 200, 64):
         monkeypatch.setattr(evaluate, "ROW_BLOCK_CELLS", cells)
         results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
-    assert evaluate._POOL is not None and evaluate._POOL[0] == os.getpid()
-    as_if_forked = (-1, *evaluate._POOL[1:])
-    monkeypatch.setattr(evaluate, "_POOL", as_if_forked)
-    results.append(evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None))
-    assert evaluate._POOL[0] == os.getpid() and evaluate._POOL[1] is not as_if_forked[1]
-    evaluate._POOL[1].shutdown(wait=False)  # the test's own
-    as_if_forked[1].shutdown(wait=False)
     for other in results[1:]:
         np.testing.assert_array_equal(bits_of(other["ap"]), bits_of(results[0]["ap"]))
         assert repr(other) == repr(results[0])
