@@ -38,8 +38,9 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] < workers:
-            if _POOL is not None and _POOL[0] == os.getpid():
-                _POOL[2].shutdown(wait=False)  # too few threads: its idle ones end
+            # too few threads: a larger pool replaces it. The old one is not shut down (a
+            # map of another thread may still be submitting to it); its threads end when
+            # the last map that holds it returns and it is collected.
             _POOL = (
                 os.getpid(),
                 workers,

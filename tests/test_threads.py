@@ -66,3 +66,26 @@ def test_the_kept_pool_is_made_anew_in_a_forked_child(monkeypatch):
     assert threads.map_in_threads(lambda x: x + 1, [1, 2]) == [2, 3]
     assert threads._POOL[0] == threads.os.getpid() and threads._POOL[2] is not parent[2]
     threads._POOL[2].shutdown(wait=False)  # the test's own; the parent's comes back
+
+
+def test_a_pool_that_grows_leaves_maps_in_flight_running(monkeypatch):
+    """A map that asks for more threads than the kept pool has gets a larger pool; a map of
+    another thread still submitting to the smaller one is not refused."""
+    monkeypatch.setattr(threads, "_POOL", None)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 8)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(x):
+        started.set()
+        release.wait(30)
+        return x
+
+    out = {}
+    first = threading.Thread(target=lambda: out.update(a=threads.map_in_threads(slow, range(6), 2)))
+    first.start()
+    assert started.wait(30)
+    out["b"] = threads.map_in_threads(lambda x: -x, range(5), 4)  # grows the pool meanwhile
+    release.set()
+    first.join(30)
+    assert out == {"a": list(range(6)), "b": [0, -1, -2, -3, -4]}
+    threads._POOL[2].shutdown(wait=False)  # the test's own
