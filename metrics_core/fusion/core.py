@@ -387,7 +387,7 @@ def _one_blas_thread(limit: bool):
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no type hints shipped
     except ImportError:  # pragma: no cover - a dependency of the project
         yield
         return
