@@ -11,6 +11,7 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
 from ui.fusion import widgets as fw
 from ui.ranking.data import load_sample_into_state
 
@@ -126,9 +127,16 @@ with page(_("Fusion")) as p:
                     qrels=qrels if fw.is_supervised(method) else None,
                     name=f"{method}({'+'.join(picked)})",
                 )
+            fused_name = (
+                fw.fused_label(method, result.in_sample) if result is not None else fused.name
+            )
             evaluations = [
                 mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
-                for r in [*chosen.values(), fused]
+                for r in chosen.values()
+            ] + [
+                mc.evaluate(qrels, fused, [measure, "AP", "nDCG@10"], conventions).renamed(
+                    fused_name
+                )
             ]
             comparison = mc.compare(
                 evaluations, baseline=list(picked), test="permutation", n_permutations=2000
@@ -153,7 +161,7 @@ with page(_("Fusion")) as p:
     st.dataframe(board, width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
-    against = pairs[pairs["run_b"] == fused.name][
+    against = pairs[pairs["run_b"] == fused_name][
         ["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected", "significant"]
     ]
     st.subheader(_("Significance against each input"))
@@ -171,19 +179,43 @@ with page(_("Fusion")) as p:
         ),
         hide_index=True,
         width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(format=MEASURE_FORMAT)
+            for c in (_("Input mean"), _("Fused mean"), "Δ", _("Corrected p"))
+        },
         placeholder=MISSING,
     )
     if result is not None:
-        st.subheader(_("Folds: chosen parameters and held-out scores"))
-        folds = result.folds.copy()
-        folds["params"] = [
-            ", ".join(f"{k2}={v}" for k2, v in p2.items()) or "-" for p2 in folds["params"]
-        ]
+        settings, held = fw.fold_tables(result.folds, list(chosen), fused_name)
+        heads = fw.fold_headers()
+        fold_column = st.column_config.NumberColumn(format=COUNT_FORMAT, pinned=True)
+        st.subheader(_("Parameters chosen on each fold"))
         st.dataframe(
-            folds.rename(columns=fw.fold_headers([r.name for r in chosen.values()])),
+            settings,
             hide_index=True,
             width="stretch",
+            column_config={
+                heads["fold"]: fold_column,
+                heads["n_train"]: st.column_config.NumberColumn(format=COUNT_FORMAT),
+                heads["n_test"]: st.column_config.NumberColumn(format=COUNT_FORMAT),
+                heads["train_score"]: st.column_config.NumberColumn(format=MEASURE_FORMAT),
+            },
             placeholder=MISSING,
+        )
+        st.subheader(fw.held_out_title(measure))
+        st.dataframe(
+            held,
+            hide_index=True,
+            width="stretch",
+            column_config={heads["fold"]: fold_column}
+            | {c: st.column_config.NumberColumn(format=MEASURE_FORMAT) for c in held.columns[1:]},
+            placeholder=MISSING,
+        )
+        st.caption(
+            _(
+                "Each fold's queries were held out while its parameters were chosen on the "
+                "other folds; the inputs are scored on the same queries."
+            )
         )
     st.caption(_("Download the fused run (TREC)"))
     download_buttons(

@@ -64,22 +64,71 @@ def test_tables_have_proper_headings_in_both_languages(sample, lang, board_head,
 
 
 def test_tuning_folds_have_proper_headings(sample):
+    qrels, runs, _ = sample
     at = _app(sample).run()
     at.toggle[0].set_value(True).run()
     assert not at.exception, at.exception
-    folds = list(at.dataframe[2].value.columns)
-    assert "Held-out score of bm25" in folds and "Chosen parameters" in folds
-    assert not any(c.startswith(("score ", "n_", "train_", "test_")) for c in folds)
+    # two narrow tables (one of eight long headings was wider than the page at 1280 px):
+    # the chosen parameters per fold, then each run's held-out score per fold
+    settings, held = at.dataframe[2].value, at.dataframe[3].value
+    assert "Chosen parameters" in settings.columns and "Held-out queries" in settings.columns
+    # the held-out score of bm25: the column headed bm25 in the table of held-out scores
+    assert "Held-out nDCG@10 on each fold" in [s.value for s in at.subheader]
+    assert list(held.columns) == ["Fold", "rrf (cross-validated)", "bm25", "dense"]
+    tuned = mc.tune_fusion(
+        qrels, {"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf", n_permutations=10
+    )
+    assert list(held["bm25"]) == pytest.approx(list(tuned.folds["score bm25"]))
+    assert list(held["rrf (cross-validated)"]) == pytest.approx(list(tuned.folds["test_score"]))
+    for c in [*settings.columns, *held.columns]:
+        assert not c.startswith(("score ", "n_", "train_", "test_")), c
 
 
 def test_fold_headings_in_spanish(monkeypatch):
+    import pandas as pd
+
     from ui.common import i18n
     from ui.fusion import widgets
 
     monkeypatch.setattr(widgets, "_", i18n.translations("es").gettext)
-    heads = widgets.fold_headers(["bm25"])
-    assert heads["score bm25"] == "Puntuación de bm25 en las reservadas"
+    heads = widgets.fold_headers()
     assert heads["n_test"] == "Consultas reservadas"
+    # the held-out score of bm25 in Spanish: the bm25 column under a Spanish title
+    assert (
+        widgets.held_out_title("nDCG@10") == "nDCG@10 en las consultas reservadas de cada partición"
+    )
+    folds = pd.DataFrame(
+        {
+            "fold": [1],
+            "params": [{"k": 40}],
+            "n_train": [40],
+            "n_test": [10],
+            "train_score": [0.5],
+            "test_score": [0.6],
+            "score bm25": [0.4],
+        }
+    )
+    settings, held = widgets.fold_tables(folds, ["bm25"], widgets.fused_label("rrf", False))
+    assert list(held.columns) == ["Partición", "rrf (validación cruzada)", "bm25"]
+    assert list(settings.columns) == [
+        "Partición",
+        "Parámetros elegidos",
+        "Consultas de entrenamiento",
+        "Consultas reservadas",
+        "Puntuación de entrenamiento",
+    ]
+
+
+def test_chosen_parameters_read_as_text():
+    from ui.fusion.widgets import params_text
+
+    assert params_text({"k": 40}, ["bm25", "dense"]) == "k = 40"
+    assert (
+        params_text({"weights": ["0.3", "0.7"]}, ["bm25", "dense"])
+        == "weights: bm25 0.3, dense 0.7"
+    )
+    assert params_text({"phi": 0.8500000001}, ["bm25"]) == "phi = 0.85"
+    assert params_text({}, ["bm25"]) == "-"
 
 
 def test_tuning_reports_held_out_folds(sample):
@@ -87,7 +136,9 @@ def test_tuning_reports_held_out_folds(sample):
     at.toggle[0].set_value(True).run()
     assert not at.exception, at.exception
     assert any("held-out" in i.value for i in at.info)
-    assert len(at.dataframe) == 3 and len(at.dataframe[2].value) == 5
+    # the folds' report: five folds, as rows of both tables
+    assert len(at.dataframe) == 4 and len(at.dataframe[2].value) == 5
+    assert len(at.dataframe[3].value) == 5
 
 
 @pytest.mark.parametrize("method", ["wsum", "posfuse", "condorcet"])

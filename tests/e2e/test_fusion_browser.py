@@ -45,3 +45,38 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
         page.get_by_role("button", name="TREC", exact=True).click()
     first = Path(info.value.path()).read_text().splitlines()[0].split()
     assert len(first) == 6 and first[1] == "Q0" and first[3] == "1"
+
+
+@pytest.mark.parametrize(("lang", "width", "height"), [("en", 1280, 800), ("es", 800, 900)])
+def test_tuning_tables_fit_the_page(server, new_page, lang, width, height):
+    """With tuning on, the folds' tables fit the page: no table scrolls sideways (the one table
+    of eight long headings was 1391 px wide in Spanish, its last headings cut)."""
+    page = new_page(width, height)
+    page.goto(f"{server}/fusion?lang={lang}")
+    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
+    page.get_by_role("button", name=sample).first.click()
+    tune = (
+        "Tune the parameters (cross-validated by query)"
+        if lang == "en"
+        else "Ajusta los parámetros (validación cruzada por consulta)"
+    )
+    page.get_by_text(tune).first.click()
+    held_out = "Held-out queries" if lang == "en" else "Consultas reservadas"  # a folds' heading
+    page.get_by_text(held_out, exact=True).first.wait_for(state="attached", timeout=120_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
+    )
+    page.wait_for_timeout(1500)
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"fusion_tuned_{lang}_{width}.png"), full_page=True)
+    sizes = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.dvn-scroller'))"
+        ".map(e => [e.scrollWidth, e.clientWidth])"
+    )
+    assert len(sizes) >= 3, sizes  # the board, the significance, the folds
+    assert all(scroll <= client + 1 for scroll, client in sizes), sizes
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 1

@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORM_LABELS
 from ui.common.i18n import gettext as _
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PREFIX = "ranklab.w.fusion."
 SAMPLE = PREFIX + "sample"
@@ -48,17 +53,69 @@ def is_supervised(method: str) -> bool:
     return bool(METHODS[method].get("supervised"))
 
 
-def fold_headers(runs: list[str]) -> dict[str, str]:
-    """Headings of the columns of :attr:`metrics_core.fusion.Tuning.folds`, in the page's
-    language (``score <run>``: the input run's mean on the fold's held-out queries)."""
+def fused_label(method: str, in_sample: bool) -> str:
+    """The tuned fused run's name on screen, in the page's language (the library names it
+    ``<method> (cross-validated)`` or ``<method> (in-sample)`` in English)."""
+    if in_sample:
+        return _("{method} (in-sample)").format(method=method)
+    return _("{method} (cross-validated)").format(method=method)
+
+
+def _param_name(name: str) -> str:
+    # k, gamma, phi, sigma and w are the symbols of the formulas shown above the tables
+    return _("segments") if name == "n_segments" else name
+
+
+def _number(value) -> str:
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def params_text(params: dict, runs: list[str]) -> str:
+    """One fold's chosen parameters as a person reads them: ``k = 40``; weights named by
+    their run (``weights: bm25 0.3, dense 0.7``); ``-`` when the method has none."""
+    parts = []
+    for name, value in params.items():
+        if name == "weights" and len(value) == len(runs):
+            pairs = ", ".join(f"{r} {_number(w)}" for r, w in zip(runs, value, strict=True))
+            parts.append(_("weights: {pairs}").format(pairs=pairs))
+        elif isinstance(value, list | tuple):
+            parts.append(f"{_param_name(name)} = " + ", ".join(_number(v) for v in value))
+        else:
+            parts.append(f"{_param_name(name)} = {_number(value)}")
+    return "; ".join(parts) or "-"
+
+
+def fold_headers() -> dict[str, str]:
+    """Headings of the per-fold settings taken from :attr:`metrics_core.fusion.Tuning.folds`,
+    in the page's language."""
     return {
         "fold": _("Fold"),
         "params": _("Chosen parameters"),
         "n_train": _("Training queries"),
         "n_test": _("Held-out queries"),
         "train_score": _("Training score"),
-        "test_score": _("Held-out score"),
-    } | {f"score {r}": _("Held-out score of {run}").format(run=r) for r in runs}
+    }
+
+
+def held_out_title(measure: str) -> str:
+    """The heading of the held-out scores' table (its columns are named by the runs)."""
+    return _("Held-out {measure} on each fold").format(measure=measure)
+
+
+def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.DataFrame, ...]:
+    """:attr:`metrics_core.fusion.Tuning.folds` as two narrow tables (one wide table of
+    ``3 + 2 + len(runs)`` long headings scrolled sideways at 1280 px): per fold, the chosen
+    parameters with the training side; and the held-out score of the fused run (headed
+    ``fused``) and of each input run (headed by its name), fold by fold."""
+    heads = fold_headers()
+    settings = folds[list(heads)].copy()
+    settings["params"] = [params_text(p, runs) for p in settings["params"]]
+    held = folds[["fold", "test_score", *(f"score {r}" for r in runs)]]
+    held = held.set_axis([heads["fold"], fused, *runs], axis=1)
+    return settings.rename(columns=heads), held
 
 
 __all__ = [
@@ -76,5 +133,9 @@ __all__ = [
     "default_runs",
     "is_weighted",
     "is_supervised",
+    "fused_label",
+    "params_text",
     "fold_headers",
+    "held_out_title",
+    "fold_tables",
 ]
