@@ -9,7 +9,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import md_text
+from ui.common.style import MEASURE_FORMAT, md_text
 from ui.hashing import state as hs
 from ui.hashing.data import (
     TIE_RULES,
@@ -101,7 +101,7 @@ with page(
         width="content",
     )
     row.metric(
-        _("tie band"),
+        _("Tie band"),
         f"{lo:.4f} .. {hi:.4f}",
         width="content",
         help=_("pessimistic (relevant last) .. optimistic (relevant first)"),
@@ -115,13 +115,13 @@ with page(
         else None
     )
     row.metric(
-        _("precision @ radius {r}").format(r=result["radius"]),
+        _("Precision within radius {r}").format(r=result["radius"]),
         "–" if empty == nq else f"{result['precision_radius']:.4f}",
         width="content",
         help=radius_help,
     )
     row.metric(
-        _("recall @ radius {r}").format(r=result["radius"]),
+        _("Recall within radius {r}").format(r=result["radius"]),
         f"{result['recall_radius']:.4f}",
         width="content",
     )
@@ -142,16 +142,17 @@ with page(
     tables = hashing_tables(result, gettext=_)
     settings = hashing_settings(result, gettext=_, source=data["source"], normalizer=normalizer)
     headers = {
-        "class": _("class"),
-        "query": _("query"),
-        "precision": _("precision"),
-        "recall": _("recall"),
-        "radius": _("radius"),
+        "class": _("Class"),
+        "query": _("Query"),
+        "precision": _("Precision"),
+        "recall": _("Recall"),
+        "radius": _("Hamming radius"),
         "measure": _("Measure"),
         "value": _("Value"),
         "note": _("Note"),
     }
-    FOUR = st.column_config.NumberColumn(format="%.4f")
+    # the summary's notes are sentences: sized to them (auto-sized, they were cut at 1280 px)
+    WIDTHS = {"value": "small", "note": "large"}
 
     def table_with_export(name: str, title: str, key: str, table_key: str) -> None:
         """One of the evaluation's tables (:func:`metrics_core.hashing.tables.hashing_tables`)
@@ -162,9 +163,11 @@ with page(
             hide_index=True,
             key=table_key,
             column_config={
-                c: st.column_config.NumberColumn(headers.get(c, c), format="%.4f")
+                c: st.column_config.NumberColumn(
+                    headers.get(c, c), format=MEASURE_FORMAT, width=WIDTHS.get(c)
+                )
                 if shown[c].dtype.kind == "f"
-                else st.column_config.Column(headers.get(c, c))
+                else st.column_config.Column(headers.get(c, c), width=WIDTHS.get(c))
                 for c in shown.columns
             },
             placeholder=MISSING,

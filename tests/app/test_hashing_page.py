@@ -54,9 +54,9 @@ def test_page_with_sample_shows_metrics_core_values(expected):
     shown = _metrics(at)
     assert shown["mAP"] == f"{expected['map']:.4f}"
     lo, hi = expected["map_band"]
-    assert shown["tie band"] == f"{lo:.4f} .. {hi:.4f}"
+    assert shown["Tie band"] == f"{lo:.4f} .. {hi:.4f}"
     assert lo < expected["map"] < hi  # 16 bits: the band is wide on the sample
-    assert shown["precision @ radius 2"] == f"{expected['precision_radius']:.4f}"
+    assert shown["Precision within radius 2"] == f"{expected['precision_radius']:.4f}"
     table = at.dataframe[0].value
     assert list(table["class"]) == [str(c) for c in range(10)]
     np.testing.assert_allclose(table["mAP"], list(expected["per_class_map"].values()))
@@ -164,9 +164,11 @@ def test_every_table_exports_and_the_page_speaks_spanish(sample):
     es.run()
     assert not es.exception
     assert es.title[0].value == "Recuperación con códigos hash"
-    assert {"banda de empates", "precisión @ radio 2", "exhaustividad @ radio 2"} <= set(
-        _metrics(es)
-    )
+    assert {
+        "Banda de empates",
+        "Precisión dentro del radio 2",
+        "Exhaustividad dentro del radio 2",
+    } <= set(_metrics(es))
     assert es.selectbox(key="hash_ties").label == "Empates"
     assert "esperado (orden aleatorio de empates)" in es.selectbox(key="hash_ties").options
     assert es.subheader[0].value == "mAP por clase"
@@ -196,7 +198,8 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     empty.run()
     assert not empty.exception, empty.exception
     shown = _metrics(empty)
-    assert shown["precision @ radius 2"] == "–" and shown["recall @ radius 2"] == "0.0000"
+    assert shown["Precision within radius 2"] == "–"
+    assert shown["Recall within radius 2"] == "0.0000"
     assert any("no query has a code within Hamming radius 2" in c.value for c in empty.caption)
     result = evaluate_hashing(
         far["query_codes"], far["db_codes"], far["query_labels"], far["db_labels"]
@@ -205,3 +208,33 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     summary = empty.dataframe[1].value
     row = summary[summary.iloc[:, 0].str.startswith("precision within Hamming radius")].iloc[0]
     assert np.isnan(row.iloc[1]) and "4 of 4 queries" in row.iloc[2]
+
+
+@pytest.mark.parametrize(
+    ("lang", "heads"),
+    [
+        (None, {"class": "Class", "query": "Query", "precision": "Precision", "recall": "Recall"}),
+        ("es", {"class": "Clase", "query": "Consulta", "precision": "Precisión"}),
+    ],
+)
+def test_table_headings_are_capitalised_words(sample, lang, heads):
+    """The tables' headings as people write them ("class" headed the mAP per class), in the
+    page's language; measure names (mAP, AP) and the cut-off k keep their own spelling."""
+    import json
+
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    if lang:
+        at.query_params["lang"] = lang
+    at.session_state[hs.DATA] = sample
+    at.run()
+    assert not at.exception
+    labels = {}
+    for frame in at.dataframe:
+        for column, config in json.loads(frame.proto.columns).items():
+            if column != "_index":
+                labels.setdefault(column, config["label"])
+    for column, label in heads.items():
+        assert labels[column] == label, labels
+    assert all(label[0].isupper() or label in ("mAP", "AP", "k") for label in labels.values()), (
+        labels
+    )
