@@ -115,7 +115,7 @@ with page(
 
     runs = st.session_state[state.RUNS] or {}
     if runs:
-        rc1, rc2 = st.columns([3, 1])
+        rc1, rc2 = st.columns([3, 1], vertical_alignment="bottom")
         rc1.selectbox(_("Remove a loaded run"), list(runs), key=Data.DROP_RUN)
         rc2.button(
             _("Remove"),
@@ -195,20 +195,21 @@ with page(
         shown = table.assign(
             **{c: ["–" if v != v else f"{v:.4f}" for v in table[c]] for c in texts}
         )
-        st.dataframe(
-            shown,
-            column_config={"run": st.column_config.TextColumn(_("Run"))}
-            | {
-                c: (
-                    st.column_config.TextColumn(headers.get(c, c))
-                    if c in texts
-                    else st.column_config.NumberColumn(
-                        headers.get(c, c),
-                        format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format(),
-                    )
+        config = {"run": st.column_config.TextColumn(_("Run"))} | {
+            c: (
+                st.column_config.TextColumn(headers.get(c, c))
+                if c in texts
+                else st.column_config.NumberColumn(
+                    headers.get(c, c),
+                    format=MEASURE_FORMAT if table[c].dtype.kind == "f" else count_format(),
                 )
-                for c in table.columns
-            },
-            placeholder=MISSING,
-        )
+            )
+            for c in table.columns
+        }
+        # two tables: the nine columns in one were wider than the page at 1280 px (Spanish)
+        at_k = [f"tied groups straddling @{k}", judged, f"queries with unjudged in top {k}"]
+        st.markdown(_("**Queries and lines**"))
+        st.dataframe(shown.drop(columns=at_k), column_config=config, placeholder=MISSING)
+        st.markdown(_("**Ties and unjudged documents in the top {k}**").format(k=k))
+        st.dataframe(shown[at_k], column_config=config, placeholder=MISSING)
         download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")

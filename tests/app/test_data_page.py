@@ -145,3 +145,27 @@ def test_a_file_dropped_into_a_box_drawn_anew_never_takes_a_loaded_run_name():
     assert any("the name test\\_run was taken" in i.value for i in at.info), [
         i.value for i in at.info
     ]
+
+
+def test_diagnostics_fit_the_page_in_two_tables():
+    """The diagnostics' nine columns were one table 1302 px wide in Spanish (the page is 818 px
+    at 1280x800): now two tables, each run a row of both, every diagnostic in one of them."""
+    import json
+
+    from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
+
+    at = _page_with_sample()
+    runs = at.session_state["ranklab.runs"]
+    frames = [d for d in at.dataframe if list(d.value.index) == list(runs)]
+    assert len(frames) == 2, [list(d.value.columns) for d in at.dataframe]
+    evs = {
+        n: mc.evaluate(at.session_state["ranklab.qrels"], r, diagnostic_measures(10))
+        for n, r in runs.items()
+    }
+    table = diagnostics_table(evs, 10, runs)
+    shown = [c for d in frames for c in d.value.columns]
+    assert sorted(shown) == sorted(table.columns)
+    assert all(len(d.value.columns) <= 5 for d in frames)
+    assert frames[0].value["lines"].tolist() == table["lines"].tolist()
+    labels = json.loads(frames[1].proto.columns)
+    assert labels["tied groups straddling @10"]["label"] == "Tied groups straddling @10"
