@@ -240,3 +240,20 @@ def test_server_limits_blas_to_one_thread_once():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1]"
+
+
+def test_figure_words_follow_the_page_language(monkeypatch):
+    """The distribution's title read "RR per query" on the Spanish Per query page; the group
+    bars' and first-click bars' hover said "queries" and "impressions" in English."""
+    from ui.common import i18n
+    from ui.ranking import figures
+
+    monkeypatch.setattr(figures, "_", i18n.translations("es").gettext)
+    d = figures.distribution({"a": pd.Series([0.1, 0.5], index=["q1", "q2"])}, "RR")
+    assert d.layout.title.text == "RR por consulta"
+    g = figures.group_bars(
+        pd.DataFrame({"run": ["a"], "cat": ["x"], "RR": [0.1], "count": [3]}), "RR", "cat"
+    )
+    assert g.data[0].hovertemplate.startswith("%{x}: %{y:.4f} (%{customdata} consultas)")
+    f = figures.first_click_ranks(pd.DataFrame({"first_click_rank": [0, 1, 1]}))
+    assert "impresiones" in f.data[0].hovertemplate and "impressions" not in f.data[0].hovertemplate

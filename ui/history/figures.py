@@ -57,8 +57,11 @@ def trend_figure(
                 customdata=rows[["id", "suite"]]
                 .assign(suite=rows["suite"].map(plot_text))
                 .to_numpy(dtype=object),
-                hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>evaluation #%{{customdata[0]}}"
-                "<br>suite %{customdata[1]}<extra></extra>",
+                hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>"
+                + _("evaluation #{id}<br>suite {suite}").format(
+                    id="%{customdata[0]}", suite="%{customdata[1]}"
+                )
+                + "<extra></extra>",
             )
         )
     if measure in thresholds:

@@ -80,7 +80,7 @@ def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") 
         if kind == "histogram"
         else dict(yaxis_title=measure)
     )
-    return _layout(fig, f"{measure} per query", **layout)
+    return _layout(fig, _("{measure} per query").format(measure=measure), **layout)
 
 
 def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
@@ -97,7 +97,10 @@ def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
             name=plot_text(run),
             marker_color=colours[str(run)],
             customdata=part["count"].to_numpy() if "count" in part else None,
-            hovertemplate="%{x}: %{y:.4f} (%{customdata} queries)<extra>"
+            hovertemplate=_("{group}: {mean} ({n} queries)").format(
+                group="%{x}", mean="%{y:.4f}", n="%{customdata}"
+            )
+            + "<extra>"
             + plot_text(run)
             + "</extra>",
         )
@@ -136,7 +139,8 @@ def first_click_ranks(per_impression: pd.DataFrame) -> go.Figure:
             x=labels,
             y=counts.to_numpy(),
             marker_color=PALETTE[0],
-            hovertemplate="%{x}: %{y} impressions<extra></extra>",
+            hovertemplate=_("{rank}: {n} impressions").format(rank="%{x}", n="%{y}")
+            + "<extra></extra>",
         )
     )
     return _layout(
