@@ -211,12 +211,14 @@ with page(_("Per query")) as p:
                 styled_ranking(shown, max_label),
                 hide_index=True,
                 key=PerQuery.ranking(i),
+                # "judged" repeats the relevance column's "unjudged": left out, the two rankings
+                # side by side fit their half of the page (a column was cut at 1280 px)
+                column_order=["rank", "doc_id", "score", "relevance", "tied"],
                 column_config={
                     "rank": st.column_config.NumberColumn(_("Rank"), format="%d", pinned=True),
                     "doc_id": _("Document"),
                     "score": _("Score"),
                     "relevance": _("Relevance"),
-                    "judged": _("Judged"),
                     "tied": st.column_config.TextColumn(
                         _("Tied"),
                         help=_(

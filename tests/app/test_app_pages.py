@@ -321,6 +321,18 @@ def test_per_query_page(sample):
     )
 
 
+def test_per_query_rankings_show_five_columns(sample):
+    """The two rankings side by side had six columns, 472 px in a 400 px half page (the last
+    cut): "Judged" repeated the relevance column's "unjudged" and is left out on screen."""
+    at = _app("per_query", sample)
+    _ok(at)
+    rankings = [d for d in at.dataframe if "rank" in d.value.columns]
+    assert len(rankings) == 2
+    for d in rankings:
+        assert list(d.proto.column_order) == ["rank", "doc_id", "score", "relevance", "tied"]
+        assert "judged" in d.value.columns  # still in the data (and its exports)
+
+
 def test_breakdown_page(sample):
     qrels, runs, meta = sample
     at = _app("breakdown", sample)

@@ -505,3 +505,19 @@ def test_ranking_conventions_are_offered_in_words_in_both_languages():
         ties = at.sidebar.selectbox(key="ranklab.w.conv.ties")
         assert ties.options[0] == first and ties.value == "trec"
     assert all(isinstance(v, str) and v for v in CHOICE_WORDS.values())
+
+
+def test_reliability_bins_headings_fit_in_spanish(monkeypatch):
+    """The bins table's last two headings ("Frecuencia, límite inferior/superior 95 %") made it
+    870 px wide on a 766 px page and cut the last one: the interval's ends are headed short."""
+    from ui.common import i18n
+    from ui.detection import data as ds
+
+    monkeypatch.setattr(ds, "_", i18n.translations("es").gettext)
+    bins = {
+        k: np.array([0.5])
+        for k in ("lower", "upper", "confidence", "frequency", "freq_low", "freq_high")
+    } | {"count": np.array([4]), "positives": np.array([2])}
+    heads = list(ds.bins_table(bins).columns)
+    assert heads[-3:] == ["Frecuencia", "IC 95 % inferior", "IC 95 % superior"]
+    assert sum(len(h) for h in heads) <= 90, heads  # about 7 px a character: 766 px with padding

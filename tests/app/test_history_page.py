@@ -390,3 +390,21 @@ def test_history_export_states_the_thresholds_in_words():
 
     assert thresholds_words() == "Good: MRR ≥ 0.7, nDCG@10 ≥ 0.6, P@5 ≥ 0.5"
     assert "{" not in thresholds_words()
+
+
+def test_report_headings_in_spanish_and_the_summary_row_not_cut(tmp_path):
+    """The Spanish report headed RR's column "MRR (mean RR)" in English, and its ID column (50 px)
+    cut the summary row's "Resumen"."""
+    import json
+    import os
+
+    os.environ[hs.ENV_STORE] = str(tmp_path / "h.sqlite3")
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, at.exception
+    shown = at.dataframe[0]
+    assert shown.value["ID"].iloc[-1] == "Resumen"
+    config = json.loads(shown.proto.columns)
+    assert config["RR"]["label"] == "MRR (media de RR)"
+    assert config["ID"]["width"] >= 75  # "Resumen" is about 60 px wide, with 16 px of padding

@@ -22,7 +22,14 @@ from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
 
 THRESHOLDS = {m: DEFAULT_GOOD_THRESHOLDS[m] for m in REPORT_MEASURES}
-HEADERS = {"RR": "MRR (mean RR)"}
+HEADERS = {"RR": N_("MRR (mean RR)")}
+
+
+def header(measure: str) -> str:
+    """A measure's column heading in the page's language (RR's is MRR (mean RR))."""
+    return _(HEADERS[measure]) if measure in HEADERS else measure
+
+
 #: Short names of the measures on the summary cards and in the exports' provenance.
 SHORT = {"RR": "MRR"}
 #: The report's labels (:data:`metrics_core.report.LABELS`, the history's overall labels),
@@ -266,7 +273,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
         hide_index=True,
         width="stretch",
         column_config={
-            "ID": st.column_config.TextColumn(_("ID"), width=50),
+            "ID": st.column_config.TextColumn(_("ID"), width=80),  # "Resumen" was cut at 50
             "Batch": st.column_config.TextColumn(_("Batch"), width=55),
             "Interpretation": st.column_config.TextColumn(_("Interpretation"), width=160),
             **{
@@ -274,7 +281,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
                 for c, w in COLUMN_WORDS.items()
                 if c in shown.columns and c not in ("ID", "Batch", "Interpretation")
             },
-            **{m: st.column_config.NumberColumn(HEADERS.get(m, m)) for m in REPORT_MEASURES},
+            **{m: st.column_config.NumberColumn(header(m)) for m in REPORT_MEASURES},
         },
         placeholder=MISSING,
     )
@@ -282,7 +289,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
         st.caption(_("“–”: the evaluation was saved without this measure."))
 
     exported = shown.rename(
-        columns=lambda c: _(COLUMN_WORDS[c]) if c in COLUMN_WORDS else HEADERS.get(c, c)
+        columns=lambda c: _(COLUMN_WORDS[c]) if c in COLUMN_WORDS else header(c)
     )
     download_table(
         exported,
@@ -325,17 +332,21 @@ def batches(evals) -> None:
     )
     rows = evals[evals["batch"] == chosen]
     measures = [m for m in REPORT_MEASURES if m in rows.columns]
-    table = rows[["run", *measures]].rename(columns={"run": _("Run"), **HEADERS})
+    table = rows[["run", *measures]].rename(
+        columns={"run": _("Run"), **{m: header(m) for m in measures}}
+    )
     st.dataframe(
         table,
         hide_index=True,
         width="stretch",
-        column_config={
-            HEADERS.get(m, m): st.column_config.NumberColumn(format="%.4f") for m in measures
-        },
+        column_config={header(m): st.column_config.NumberColumn(format="%.4f") for m in measures},
         placeholder=MISSING,
     )
-    st.plotly_chart(batch_figure(rows, measures, HEADERS), width="stretch", key=hs.BATCH_CHART)
+    st.plotly_chart(
+        batch_figure(rows, measures, {m: header(m) for m in HEADERS}),
+        width="stretch",
+        key=hs.BATCH_CHART,
+    )
 
 
 def trend(evals) -> None:
@@ -355,7 +366,7 @@ def trend(evals) -> None:
         list(REPORT_MEASURES),
         index=1,
         key=hs.TREND_MEASURE,
-        format_func=lambda m: HEADERS.get(m, m),
+        format_func=header,
     )
     goods = {m: good for m, (good, _fair) in session_thresholds(REPORT_MEASURES).items()}
     st.plotly_chart(trend_figure(evals, measure, goods), width="stretch", key=hs.TREND_CHART)
@@ -398,6 +409,7 @@ __all__ = [
     "CAPTION",
     "THRESHOLDS",
     "HEADERS",
+    "header",
     "LABEL_WORDS",
     "COLUMN_WORDS",
     "thresholds_words",
