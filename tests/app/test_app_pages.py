@@ -111,7 +111,8 @@ def test_data_page_sample_and_diagnostics(sample):
     at.button(key="ranklab.data.sample").click().run()
     _ok(at)
     qrels, runs, _ = sample
-    table = _frame_with(at, "missing queries")
+    # the diagnostics are two tables (queries and lines; ties and judged at k), joined by run
+    table = _frame_with(at, "missing queries").join(_frame_with(at, "tied groups straddling @10"))
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, ["Judged@10", "P@10"])
         assert table.loc[name, "missing queries"] == len(ev.diagnostics["missing_queries"])
