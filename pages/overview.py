@@ -274,7 +274,12 @@ with page(_("Overview"), sidebar=False) as p:
     shown_long = long.assign(
         measure=long["measure"].map(display_measure),
         delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
-        p_shown=["–" if pd.isna(v) else f"{v:.4f}" for v in long["p_corrected"]],
+        # the significance marker beside its p: a column of its own made the table 785 px wide
+        # at 800 px (its heading "Significativo" cut)
+        p_shown=[
+            "–" if pd.isna(v) else f"{v:.4f} {m}".rstrip()
+            for v, m in zip(long["p_corrected"], long["marker"], strict=True)
+        ],
     )
     fmt = {
         c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
@@ -285,10 +290,7 @@ with page(_("Overview"), sidebar=False) as p:
     fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
     fmt["measure"] = st.column_config.TextColumn(_("Measure"))
-    fmt["marker"] = st.column_config.TextColumn(_("Significant"))
-    compared = (
-        ["delta_shown", "p_shown", "marker"] if long["run"].nunique() > 1 else []
-    )  # one run: no test
+    compared = ["delta_shown", "p_shown"] if long["run"].nunique() > 1 else []  # one run: no test
     st.dataframe(
         shown_long,
         hide_index=True,
@@ -299,7 +301,12 @@ with page(_("Overview"), sidebar=False) as p:
         placeholder=MISSING,
     )
     if compared:
-        st.caption(_("–: the baseline has no difference with itself nor a p-value."))
+        st.caption(
+            _(
+                "–: the baseline has no difference with itself nor a p-value. *: significant "
+                "after correction."
+            )
+        )
     download_table(
         long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
         "leaderboard",

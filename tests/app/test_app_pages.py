@@ -470,3 +470,17 @@ def test_the_menu_opens_with_home_and_the_four_tasks_of_the_home_page():
     ]
     at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=TIMEOUT).run()
     assert [h.value for h in at.subheader] == sections[1:5]  # the menu's words are the Home page's
+
+
+def test_overview_details_mark_significance_beside_p(sample):
+    """The details' own "Significant" column made the table 785 px wide at 800 px (its heading
+    cut): the marker sits beside the corrected p it comes from, one column fewer."""
+    at = _app("overview", sample)
+    _ok(at)
+    details = next(d for d in at.dataframe if "p_shown" in d.value.columns)
+    assert "marker" not in list(details.proto.column_order)
+    rows = details.value[details.value["run"] != "bm25"]
+    assert (rows["marker"] == "*").any() and (rows["marker"] == "").any()
+    for p, marker, shown in zip(rows["p_corrected"], rows["marker"], rows["p_shown"], strict=True):
+        assert shown == f"{p:.4f} {marker}".rstrip()
+    assert any("*: significant after correction" in c.value for c in at.caption)
