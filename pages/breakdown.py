@@ -57,9 +57,19 @@ with page(_("Breakdown")) as p:
     if default_col is None:
         st.warning(_("The metadata table has no column to group by."))
         p.stop()
+
+    def column_label(name: str) -> str:
+        """A metadata column's name on screen (the sample's category, difficulty, ... in the
+        page's language; another column as written, its underscores as spaces)."""
+        return _(name.replace("_", " ").capitalize())
+
     c1, c2 = st.columns(2)
     column = c1.selectbox(
-        _("Group by"), candidates, index=candidates.index(default_col), key=Breakdown.COLUMN
+        _("Group by"),
+        candidates,
+        index=candidates.index(default_col),
+        key=Breakdown.COLUMN,
+        format_func=column_label,
     )
     chart_measure = c2.selectbox(
         _("Measure in the chart"), measures, key=Breakdown.MEASURE, format_func=display_measure
@@ -74,7 +84,7 @@ with page(_("Breakdown")) as p:
     config.update(
         {
             "run": st.column_config.TextColumn(_("Run"), pinned=True),
-            column: st.column_config.TextColumn(_(column.replace("_", " ").capitalize())),
+            column: st.column_config.TextColumn(column_label(column)),
             "count": st.column_config.NumberColumn(_("Queries"), format="%d"),
         }
     )
@@ -87,7 +97,8 @@ with page(_("Breakdown")) as p:
         key="bd",
     )
     st.plotly_chart(
-        group_bars(shown_long, display_measure(chart_measure), column), key=Breakdown.CHART
+        group_bars(shown_long, display_measure(chart_measure), column, column_label(column)),
+        key=Breakdown.CHART,
     )
 
     # --- labels: the comparative table is the one place that labels values ----------------------

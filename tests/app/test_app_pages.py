@@ -484,3 +484,24 @@ def test_overview_details_mark_significance_beside_p(sample):
     for p, marker, shown in zip(rows["p_corrected"], rows["marker"], rows["p_shown"], strict=True):
         assert shown == f"{p:.4f} {marker}".rstrip()
     assert any("*: significant after correction" in c.value for c in at.caption)
+
+
+def test_breakdown_names_the_grouping_column_in_spanish(sample):
+    """The Spanish Breakdown offered "category" (the table headed it "Categoría") and titled
+    its chart "MRR por category"."""
+    import json
+
+    qrels, runs, meta = sample
+    at = AppTest.from_file(str(ROOT / "pages" / "breakdown.py"), default_timeout=TIMEOUT)
+    at.query_params["lang"] = "es"
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.session_state["ranklab.meta"] = meta
+    at.run()
+    _ok(at)
+    group = at.selectbox(key="ranklab.bd.column")
+    assert group.value == "category" and "Categoría" in group.options
+    assert "category" not in group.options and "Dificultad" in group.options
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["title"]["text"] == "MRR por categoría"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "Categoría"

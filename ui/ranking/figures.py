@@ -83,11 +83,17 @@ def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") 
     return _layout(fig, _("{measure} per query").format(measure=measure), **layout)
 
 
-def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
+def group_bars(
+    table: pd.DataFrame, measure: str, group_col: str, group_label: str | None = None
+) -> go.Figure:
     """Mean of ``measure`` per group, one bar series per run.
 
-    ``table``: long DataFrame with columns ``run``, ``group_col``, ``measure`` and ``count``.
+    ``table``: long DataFrame with columns ``run``, ``group_col``, ``measure`` and ``count``;
+    ``group_label``: the column's name on screen (``group_col`` when not given).
     """
+    label = plot_text(group_label or group_col)
+    # "MRR by category": a capitalised word reads in lower case inside the title
+    in_title = label[:1].lower() + label[1:] if label[1:] == label[1:].lower() else label
     fig = go.Figure()
     colours = colours_for(table["run"].astype(str).unique())
     for run, part in table.groupby("run", sort=False):
@@ -106,9 +112,9 @@ def group_bars(table: pd.DataFrame, measure: str, group_col: str) -> go.Figure:
         )
     return _layout(
         fig,
-        _("{measure} by {group}").format(measure=measure, group=plot_text(group_col)),
+        _("{measure} by {group}").format(measure=measure, group=in_title),
         barmode="group",
-        xaxis_title=plot_text(group_col),
+        xaxis_title=label,
         yaxis_title=_("mean {measure}").format(measure=measure),
     )
 
