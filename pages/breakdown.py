@@ -14,7 +14,7 @@ from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between
-from ui.ranking.widgets import measure_chooser
+from ui.ranking.widgets import column_label, measure_chooser
 
 with page(_("Breakdown")) as p:
     loaded = ranking_prologue(measure_chooser(), conventions())
@@ -57,11 +57,6 @@ with page(_("Breakdown")) as p:
     if default_col is None:
         st.warning(_("The metadata table has no column to group by."))
         p.stop()
-
-    def column_label(name: str) -> str:
-        """A metadata column's name on screen (the sample's category, difficulty, ... in the
-        page's language; another column as written, its underscores as spaces)."""
-        return _(name.replace("_", " ").capitalize())
 
     c1, c2 = st.columns(2)
     column = c1.selectbox(

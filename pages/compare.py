@@ -16,7 +16,7 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
@@ -24,6 +24,7 @@ from ui.compare.data import answer_table, compare, correction_label, export_text
 from ui.ranking.data import load_sample_into_state
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
+from ui.ranking.widgets import column_label
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 
@@ -264,7 +265,10 @@ with page(_("Compare systems")) as p:
         columns = list(meta.columns)
         st.subheader(_("Folds"))
         fold_col = st.selectbox(
-            _("Fold column"), columns, index=columns.index("fold") if "fold" in columns else 0
+            _("Fold column"),
+            columns,
+            index=columns.index("fold") if "fold" in columns else 0,
+            format_func=column_label,
         )
         try:
             fold_tables = {
@@ -283,7 +287,9 @@ with page(_("Compare systems")) as p:
                     "{n} queries every run has."
                 ).format(n=len(common))
             )
-            st.plotly_chart(figs.fold_figure(fold_tables, measure, fold_col), key=cs.FOLDS_CHART)
+            st.plotly_chart(
+                figs.fold_figure(fold_tables, measure, column_label(fold_col)), key=cs.FOLDS_CHART
+            )
         except mc.InputError as exc:
             st.error(md_text(exc.plain(_)))
         st.subheader(_("Criteria"))
@@ -291,16 +297,31 @@ with page(_("Compare systems")) as p:
             _("Criterion column"),
             columns,
             index=columns.index("criterion") if "criterion" in columns else 0,
+            format_func=column_label,
         )
         try:
             crit_tables = {
                 name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()
             }
+            crit_long = pd.concat(crit_tables, names=["run"]).reset_index()
             st.dataframe(
-                pd.concat(crit_tables, names=["run"]).rename(columns=display_measure),
+                crit_long.rename(columns=display_measure),
+                hide_index=True,
                 column_config={
                     display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
                     for m in measures
+                }
+                | {
+                    "run": st.column_config.TextColumn(_("Run"), pinned=True),
+                    crit_col: st.column_config.TextColumn(column_label(crit_col)),
+                    "count": st.column_config.NumberColumn(
+                        _("Count"),
+                        format=COUNT_FORMAT,
+                        help=_(
+                            "queries of the criterion; micro: all (query, criterion) pairs; "
+                            "macro: the number of criteria"
+                        ),
+                    ),
                 },
                 placeholder=MISSING,
             )
@@ -311,7 +332,8 @@ with page(_("Compare systems")) as p:
                 )
             )
             st.plotly_chart(
-                figs.criterion_figure(crit_tables, measure, crit_col), key=cs.CRITERIA_CHART
+                figs.criterion_figure(crit_tables, measure, column_label(crit_col)),
+                key=cs.CRITERIA_CHART,
             )
         except mc.InputError as exc:
             st.error(md_text(exc.plain(_)))

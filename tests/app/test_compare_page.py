@@ -76,7 +76,7 @@ def test_page_table_equals_metrics_core():
         fold_table.loc["dense", "AP"]
         == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
     )
-    crit = at.dataframe[2].value
+    crit = at.dataframe[2].value.set_index(["run", "criterion"])  # shown as columns, headed
     assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
         criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"]
     )
@@ -181,3 +181,22 @@ def test_compare_exports_are_the_comparisons():
     assert texts["csv"] == c.to_table("csv")
     cached = compare(evs, "bm25", ["AP", "RR"], 500, 1, "holm", 0.95, "common", mc.Conventions())
     pd.testing.assert_frame_equal(cached.to_frame(), c.to_frame())
+
+
+def test_fold_and_criterion_views_name_their_columns_in_spanish():
+    """The Spanish criteria table was headed run / criterion / count (the index's raw names),
+    the pickers offered "fold" and "criterion" and the charts said "AP por criterion"."""
+    import json
+
+    at, *_ = _app(meta=True)
+    at.query_params["lang"] = "es"
+    at.run()
+    assert not at.exception, at.exception
+    pickers = {s.label: s for s in at.selectbox}
+    assert pickers["Columna de partición"].options == ["Partición", "Criterio"]
+    assert pickers["Columna de criterio"].value == "criterion"
+    labels = {c: v.get("label") for c, v in json.loads(at.dataframe[2].proto.columns).items()}
+    assert labels["run"] == "Ejecución" and labels["criterion"] == "Criterio"
+    assert labels["count"] == "Cantidad"
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "AP por partición" in titles and "AP por criterio (micro y macro al final)" in titles

@@ -127,6 +127,16 @@ def difficulty_order(labels: Iterable) -> list:
     )
 
 
+def in_sentence(label: str) -> str:
+    """A heading inside a sentence or a title: a capitalised word in lower case ("Category"
+    -> "category", "Categoría" -> "categoría"); anything else (nDCG, URL path) as written.
+
+    >>> in_sentence("Categoría"), in_sentence("URL path")
+    ('categoría', 'URL path')
+    """
+    return label[:1].lower() + label[1:] if label[1:] == label[1:].lower() else label
+
+
 def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     """Mapping column -> on-screen header (unknown columns: underscores become spaces)."""
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
@@ -146,6 +156,7 @@ __all__ = [
     "natural_rows",
     "difficulty_order",
     "plain_headers",
+    "in_sentence",
 ]
 
 

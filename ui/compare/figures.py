@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from metrics_core.report.thesis import display_measure
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import plot_text
+from ui.common.style import in_sentence, plot_text
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 
@@ -107,7 +107,7 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
     fig.update_layout(
         barmode="group",
         title=_("{measure} per {column}").format(
-            measure=display_measure(measure), column=plot_text(fold_column)
+            measure=display_measure(measure), column=in_sentence(plot_text(fold_column))
         ),
         xaxis_title=plot_text(fold_column),
         yaxis_title=display_measure(measure),
@@ -134,7 +134,7 @@ def criterion_figure(
     fig.update_layout(
         barmode="group",
         title=_("{measure} per {column} (micro, macro last)").format(
-            measure=display_measure(measure), column=plot_text(criterion_column)
+            measure=display_measure(measure), column=in_sentence(plot_text(criterion_column))
         ),
         xaxis_title=plot_text(criterion_column),
         yaxis_title=display_measure(measure),

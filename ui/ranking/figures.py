@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import PALETTE, plot_text
+from ui.common.style import PALETTE, in_sentence, plot_text
 
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 
@@ -92,8 +92,6 @@ def group_bars(
     ``group_label``: the column's name on screen (``group_col`` when not given).
     """
     label = plot_text(group_label or group_col)
-    # "MRR by category": a capitalised word reads in lower case inside the title
-    in_title = label[:1].lower() + label[1:] if label[1:] == label[1:].lower() else label
     fig = go.Figure()
     colours = colours_for(table["run"].astype(str).unique())
     for run, part in table.groupby("run", sort=False):
@@ -112,7 +110,7 @@ def group_bars(
         )
     return _layout(
         fig,
-        _("{measure} by {group}").format(measure=measure, group=in_title),
+        _("{measure} by {group}").format(measure=measure, group=in_sentence(label)),
         barmode="group",
         xaxis_title=label,
         yaxis_title=_("mean {measure}").format(measure=measure),

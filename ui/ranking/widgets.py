@@ -27,6 +27,13 @@ from ui.ranking.upload import upload_box
 COMMON_MEASURES = list(registry.COMMON_MEASURES)
 
 
+def column_label(name: str) -> str:
+    """A query-metadata column's name on screen: the sample's category, difficulty, criterion,
+    fold, ... in the page's language; another column as written, its underscores as spaces
+    (the Breakdown's and Compare's pickers, tables and charts name it the same way)."""
+    return _(str(name).replace("_", " ").capitalize())
+
+
 def require_data(runs_upload: str | None = None) -> bool:
     """Show a hint (and return False) when no qrels/runs are loaded. With ``runs_upload`` (the
     page's name) and qrels loaded, the hint comes with a box to drop runs right here."""
