@@ -408,3 +408,17 @@ def test_report_headings_in_spanish_and_the_summary_row_not_cut(tmp_path):
     config = json.loads(shown.proto.columns)
     assert config["RR"]["label"] == "MRR (media de RR)"
     assert config["ID"]["width"] >= 75  # "Resumen" is about 60 px wide, with 16 px of padding
+
+
+def test_report_leaves_off_columns_that_say_nothing(tmp_path):
+    """The report's nine columns were 832 px wide on a 766 px page (800 px window), its last
+    cut: with one suite (named above the table) and one evaluation per batch, the Suite and
+    Batch columns say nothing and are left off screen (kept in the data and the download)."""
+    at = page(tmp_path / "h.sqlite3")
+    assert not at.exception, at.exception
+    report = at.dataframe[0]
+    order = list(report.proto.column_order)
+    assert "Suite" not in order and "Batch" not in order
+    assert {"ID", "Run", "Date", "Interpretation"} <= set(order)
+    assert {"Suite", "Batch"} <= set(report.value.columns)
+    assert any(c.value == "Suite: semantic-panel" for c in at.caption)

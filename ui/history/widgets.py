@@ -266,12 +266,23 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     )
     shown["Interpretation"] = [_(v) if v else v for v in shown["Interpretation"]]
     shown["ID"] = [_("Summary") if v == "Summary" else v for v in shown["ID"]]
+    # a column that says nothing is left off screen (nine columns were 832 px on a 766 px page,
+    # the last cut): the suite when every row has the same one (named above the table), the
+    # batch when every batch is one evaluation (then it repeats the ID)
+    rows = shown[shown["ID"] != _("Summary")]
+    suites = rows["Suite"].dropna().unique() if "Suite" in rows.columns else []
+    one_per_batch = len(evals) == 0 or evals["batch"].nunique() == len(evals)
+    hidden = {"Batch"} if one_per_batch else set()
+    if len(suites) == 1:
+        hidden.add("Suite")
+        st.caption(_("Suite: {suite}").format(suite=md_text(suites[0])))
     st.dataframe(
         shown.style.format(
             {m: "{:.4f}" for m in REPORT_MEASURES if m in shown.columns}, na_rep="–"
         ),
         hide_index=True,
         width="stretch",
+        column_order=[c for c in shown.columns if c not in hidden],
         column_config={
             "ID": st.column_config.TextColumn(_("ID"), width=80),  # "Resumen" was cut at 50
             "Batch": st.column_config.TextColumn(_("Batch"), width=55),
