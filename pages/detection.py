@@ -250,13 +250,14 @@ with page(
         )
         shown.index.name = _("Criterion")
         counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
-        # a wide index column: the grid's default width cut "micro (pooled)"
+        # the index column as wide as its longest label: the grid's default cut "micro (pooled)",
+        # "medium" (200 px) pushed the last column past a 766 px page (800 px window)
         st.dataframe(
             shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
             key=Detection.PER_CRITERION,
             width="stretch",
             placeholder=MISSING,
-            column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")},
+            column_config={"_index": st.column_config.TextColumn(_("Criterion"), width=140)},
         )
         if shown.isna().any().any():
             st.caption(_("“–”: a criterion whose labels have one class only (see the rule above)."))

@@ -188,7 +188,9 @@ with page(_("Per query")) as p:
             ranked = query_ranking(e, runs[name], qrels, qid)
             ranking, sizes = ranked.ranking(qid), ranked.tie_sizes(qid)
             shown = ranking.head(depth).assign(
-                tied=[_("{n} tied").format(n=k) if k > 1 else "" for k in sizes[:depth]]
+                # the count alone, under the heading "Tied": "3 tied" made the column wider than
+                # its heading, the two rankings wider than their half of an 800 px page
+                tied=[str(k) if k > 1 else "" for k in sizes[:depth]]
             )
             if qid in e.per_query.index:
                 st.write(" · ".join(f"{m} = {e.per_query.loc[qid, m]:.4f}" for m in measures[:4]))

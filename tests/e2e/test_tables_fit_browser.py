@@ -1,0 +1,47 @@
+"""Every table of the sample's pages fits an 800 px window in Chromium, in English and Spanish:
+no grid scrolls sideways (its last headings cut). The per-query table of the Per query page is
+the exception: one column per chosen measure and per metadata field, it scrolls with its query
+column pinned. Screenshots go to RANKLAB_SCREENSHOTS when it is set (to look at them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHOTS = os.environ.get("RANKLAB_SCREENSHOTS")
+#: pages whose tables were wider than the page before (Data's diagnostics, Calibration's bins,
+#: History's report, Overview's details, Detection's per-criterion table, Per query's rankings)
+PAGES = ("data", "overview", "per_query", "calibration", "detection", "history", "hashing")
+IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+WIDE = """() => Array.from(document.querySelectorAll('.dvn-scroller'))
+    .filter(e => !e.closest('.st-key-ranklab-pq-table') && e.clientWidth > 0)
+    .map(e => [e.scrollWidth, e.clientWidth])"""
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_tables_fit_an_800_px_window(server, new_page, lang):
+    page = new_page(800, 900)
+    page.goto(f"{server}/data?lang={lang}")
+    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
+    page.get_by_role("button", name=sample).first.click()
+    page.wait_for_function("() => document.querySelectorAll('.dvn-scroller').length >= 3")
+    page.wait_for_function(IDLE, timeout=120_000)
+    query = page.url.split("?", 1)[1] if "?" in page.url else f"lang={lang}"
+    wide = {}
+    for name in PAGES:
+        page.goto(f"{server}/{name}?{query}")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.dvn-scroller').length >= 1", timeout=120_000
+        )
+        page.wait_for_function(IDLE, timeout=120_000)
+        page.wait_for_timeout(1500)
+        sizes = page.evaluate(WIDE)
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(SHOTS) / f"tables_{name}_{lang}.png"), full_page=True)
+        over = [s for s in sizes if s[0] > s[1] + 1]
+        if over:
+            wide[name] = over
+    assert not wide, wide  # page -> [scroll width, visible width] of each grid wider than it
