@@ -9,7 +9,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.style import md_text
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
 from ui.common.upload import upload_slot
 from ui.compare.thresholds import label, link_to_editor
 from ui.ranking.data import load_sample_clicks, use_click_log
@@ -83,7 +83,11 @@ with page(_("Click feedback")) as p:
     st.subheader(_("Per query"))
     st.dataframe(
         result.per_query,
-        column_config={"MRR": st.column_config.NumberColumn(format="%.4f")},
+        column_config={
+            "_index": st.column_config.TextColumn(_("Query")),
+            "impressions": st.column_config.NumberColumn(_("Impressions"), format=COUNT_FORMAT),
+            "MRR": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+        },
         placeholder=MISSING,
     )
     download_table(
@@ -97,7 +101,25 @@ with page(_("Click feedback")) as p:
     )
     st.plotly_chart(first_click_ranks(result.per_impression), key=Clicks.CHART)
     with st.expander(_("Per impression")):
-        st.dataframe(result.per_impression, placeholder=MISSING)
+        st.dataframe(
+            result.per_impression,
+            column_config={
+                "_index": st.column_config.NumberColumn(_("Impression"), format=COUNT_FORMAT),
+                "query": st.column_config.TextColumn(_("Query")),
+                "shown": st.column_config.NumberColumn(_("Shown"), format=COUNT_FORMAT),
+                "clicks": st.column_config.NumberColumn(_("Clicks"), format=COUNT_FORMAT),
+                "ignored_clicks": st.column_config.NumberColumn(
+                    _("Ignored clicks"), format=COUNT_FORMAT
+                ),
+                "first_click_rank": st.column_config.NumberColumn(
+                    _("First click"),
+                    format=COUNT_FORMAT,
+                    help=_("rank of the first click; 0: no click"),
+                ),
+                "RR": st.column_config.NumberColumn(format=MEASURE_FORMAT),
+            },
+            placeholder=MISSING,
+        )
         download_table(
             result.per_impression,
             "click_rr_per_impression",

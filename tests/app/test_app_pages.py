@@ -412,6 +412,26 @@ def test_clicks_page():
     assert any("not among the shown" in e.value for e in at.error)
 
 
+def test_clicks_tables_headed_in_spanish():
+    """The Spanish Click feedback page headed its tables query / impressions and shown /
+    clicks / ignored_clicks / first_click_rank (the library's column names)."""
+    import json
+
+    at = AppTest.from_file(str(ROOT / "pages" / "clicks.py"), default_timeout=TIMEOUT)
+    at.query_params["lang"] = "es"
+    at.run()
+    at.button(key="ranklab.clicks.sample").click().run()
+    _ok(at)
+    heads = [
+        {c: v.get("label") for c, v in json.loads(d.proto.columns).items()} for d in at.dataframe
+    ]
+    per_query = next(h for h in heads if "impressions" in h)
+    assert per_query["_index"] == "Consulta" and per_query["impressions"] == "Impresiones"
+    per_impression = next(h for h in heads if "first_click_rank" in h)
+    assert per_impression["ignored_clicks"] == "Clics ignorados"
+    assert per_impression["shown"] == "Mostrados" and per_impression["query"] == "Consulta"
+
+
 @pytest.mark.parametrize("page", ["overview", "per_query", "breakdown"])
 def test_pages_without_data_say_so(page):
     at = _app(page)
