@@ -12,7 +12,7 @@ from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.sidebar import convention_label
+from ui.common.sidebar import choice_words, convention_label
 from ui.common.style import md_text
 from ui.ranking.figures import gain_contributions
 from ui.ranking.learn import (
@@ -87,7 +87,7 @@ with page(_("Measures explained")) as p:
         )
     )
     for name, (latex, sentence) in EXPLAINED.items():
-        with st.expander(f"{METHOD_LABELS[name]}: {_(sentence)}"):
+        with st.expander(f"{_(METHOD_LABELS[name])}: {_(sentence)}"):
             st.latex(latex)
             params = ", ".join(
                 f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items()
@@ -120,7 +120,7 @@ with page(_("Measures explained")) as p:
             key=Learn.editor(st.session_state[Learn.VERSION]),
             column_config={
                 "relevance": st.column_config.NumberColumn(
-                    _("relevance label"), min_value=-1, max_value=10, step=1
+                    _("Relevance label"), min_value=-1, max_value=10, step=1
                 )
             },
         )
@@ -139,7 +139,13 @@ with page(_("Measures explained")) as p:
         c3, c4, c5, c6 = st.columns(4)
         local = {}
         for col, f in zip((c3, c4, c5, c6), LOCAL, strict=True):
-            local[f] = col.selectbox(convention_label(f), CHOICES[f], key=Learn.convention(f))
+            label = convention_label(f)  # the sidebar's words, as a heading: capitalised
+            local[f] = col.selectbox(
+                label[:1].upper() + label[1:],
+                CHOICES[f],
+                key=Learn.convention(f),
+                format_func=lambda v, f=f: choice_words(f, v),  # "linear: the label", not linear
+            )
 
     if not labels:
         st.info(_("Add at least one row to the ranking."))
@@ -208,12 +214,17 @@ with page(_("Measures explained")) as p:
         hide_index=True,
         key=Learn.STEPS,
         column_config={
-            c: st.column_config.NumberColumn(_(c), format="%.4f")
-            for c in ("gain", "discount", "gain × discount", "DCG so far")
+            c: st.column_config.NumberColumn(head, format="%.4f")
+            for c, head in (
+                ("gain", _("Gain")),
+                ("discount", _("Discount")),
+                ("gain × discount", _("Gain × discount")),
+                ("DCG so far", _("DCG so far")),
+            )
         }
         | {
-            "rank": st.column_config.NumberColumn(_("rank")),
-            "label": st.column_config.NumberColumn(_("label")),
+            "rank": st.column_config.NumberColumn(_("Rank")),
+            "label": st.column_config.NumberColumn(_("Label")),
         },
         placeholder=MISSING,
     )

@@ -35,3 +35,36 @@ def test_the_definitions_open_the_page_before_the_worked_example():
     es.run()
     assert not es.exception
     assert es.header[0].value != "Every measure" and len(es.header) == 3
+
+
+def test_worked_example_speaks_words_not_option_names():
+    """The worked example's pickers read "linear", "log2", "qrels", "k" (the options' names)
+    under lower-case labels, and its tables were headed "relevance label", "rank", "gain"."""
+    import json
+
+    es = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60)
+    es.query_params["lang"] = "es"
+    es.run()
+    assert not es.exception
+    gain = next(s for s in es.selectbox if s.label == "Ganancia de nDCG")
+    assert gain.value == "linear" and "linear" not in gain.options
+    mine = [s for s in es.selectbox if s.key and s.key.startswith("ranklab.learn.")]  # 4 + examples
+    assert len(mine) == 5 and all(s.label[:1].isupper() for s in mine), [s.label for s in mine]
+    heads = {}
+    for frame in es.dataframe:
+        for column, config in json.loads(frame.proto.columns).items():
+            if column != "_index" and config.get("label"):
+                heads[column] = config["label"]
+    assert heads["rank"] == "Puesto" and heads["gain"] == "Ganancia"
+    assert heads["gain × discount"] == "Ganancia × descuento"
+
+
+def test_weighted_fusion_methods_named_in_spanish():
+    """The Spanish page listed "weighted Condorcet" (English, lower case) among the methods."""
+    es = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60)
+    es.query_params["lang"] = "es"
+    es.run()
+    labels = [e.label for e in es.expander]
+    assert any(label.startswith("Condorcet ponderado: ") for label in labels)
+    assert any(label.startswith("BordaFuse ponderado: ") for label in labels)
+    assert not any("weighted" in label for label in labels)

@@ -32,7 +32,7 @@ PARAM_RANGES = {
 
 
 def method_label(method: str) -> str:
-    return METHOD_LABELS.get(method, method)
+    return _(METHOD_LABELS.get(method, method))  # "Weighted Condorcet" is translated
 
 
 def norm_label(norm: str) -> str:
