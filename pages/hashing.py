@@ -151,8 +151,9 @@ with page(
         "value": _("Value"),
         "note": _("Note"),
     }
-    # the summary's notes are sentences: sized to them (auto-sized, they were cut at 1280 px)
-    WIDTHS = {"value": "small", "note": "large"}
+    # the summary's measures and notes are sentences: sized to them (auto-sized, the notes were
+    # cut at 1280 px; "small"/"large" left the measures cut), 720 px in all: an 800 px window
+    WIDTHS = {"measure": 300, "value": 80, "note": 340}
 
     def table_with_export(name: str, title: str, key: str, table_key: str) -> None:
         """One of the evaluation's tables (:func:`metrics_core.hashing.tables.hashing_tables`)
