@@ -88,14 +88,25 @@ def controls() -> None:
         out.index.name = _("Criterion")
         st.subheader(_("Per criterion"))
         counts = [c for c in out.columns if c == ds.dynamic_k_header("n_queries")]
-        # a wide index column: the grid's default width cut "micro (pooled)"
-        st.dataframe(
-            out.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
-            key=DynamicK.PER_CRITERION,
-            width="stretch",
-            placeholder=MISSING,
-            column_config={"_index": st.column_config.TextColumn(_("Criterion"), width="medium")},
-        )
+        pooled = [ds.dynamic_k_header(f) for f in ("micro_recall", "micro_precision")]
+        pooled = [c for c in pooled if c in out.columns]
+        # two tables: the means over queries, then the pooled counts (the seven columns in one
+        # were 965 px wide in Spanish, on an 818 px page); the index column as wide as its
+        # longest label (the grid's default cut "micro (pooled)")
+        parts = ((out.drop(columns=pooled), DynamicK.PER_CRITERION), (out[pooled], None))
+        for part, key in parts:
+            if len(part.columns):
+                st.dataframe(
+                    part.style.format(precision=4, na_rep="–").format(
+                        "{:.0f}", subset=[c for c in counts if c in part.columns], na_rep="–"
+                    ),
+                    key=key,
+                    width="stretch",
+                    placeholder=MISSING,
+                    column_config={
+                        "_index": st.column_config.TextColumn(_("Criterion"), width=140)
+                    },
+                )
         st.caption(ds.dynamic_k_legend(out.isna().any().any()))
         download_table(
             out,

@@ -418,7 +418,8 @@ def test_dynamic_k_names_its_settings_in_words():
     assert all(
         at.slider(key=k).help for k in ("ranklab.detection.dk_tau", "ranklab.detection.dk_cap")
     )
-    table = at.dataframe[0].value
+    # the per-criterion table in two (means; pooled counts), joined by criterion
+    table = at.dataframe[0].value.join(at.dataframe[1].value)
     assert "avg_k" not in table.columns and "micro_recall" not in table.columns
     assert {"Average K", "Pooled recall", "Pooled precision"} <= set(table.columns)
 
@@ -450,24 +451,31 @@ def test_dynamic_k_per_criterion_counts_are_integers_and_nothing_reads_none():
     """Counts were printed "34.0000", the micro row's label was cut to "micro (poo" (the grid's
     index column) and its empty cells promised "–"."""
     at = _app("dynamic_k.py")
-    element = at.dataframe[0]
+    # two tables (the means, then the pooled counts): seven columns in one were 965 px wide in
+    # Spanish on an 818 px page
+    element, pooled = at.dataframe[0], at.dataframe[1]
     shown = _shown_cells(element)
     table = element.value
     assert list(table.index[-2:]) == ["micro (pooled)", "macro (mean)"]
+    assert list(pooled.value.index) == list(table.index)
     import json
 
-    index_column = json.loads(element.proto.columns)["_index"]  # widened: the default cut the label
-    assert index_column["width"] == "medium" and index_column["label"] == "Criterion"
+    for frame in (element, pooled):
+        index_column = json.loads(frame.proto.columns)["_index"]  # widened: the default cut it
+        # 140 px: "micro (pooled)" / "micro (agrupado)" with the cell's padding
+        assert index_column["width"] >= 140 and index_column["label"] == "Criterion"
     queries = shown["Queries"].tolist()
     assert all(q == "–" or q.isdigit() for q in queries) and queries[0] == str(
         int(table["Queries"].iloc[0])
     )
-    texts = {str(v) for v in shown.to_numpy().ravel()}
+    pooled_shown = _shown_cells(pooled)
+    texts = {str(v) for v in [*shown.to_numpy().ravel(), *pooled_shown.to_numpy().ravel()]}
     assert not texts & {"None", "nan", "NaN", "<NA>"}
-    assert shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
-    assert (
-        element.proto.placeholder == "–"
-    )  # what the grid draws for a missing number (default "None")
+    assert pooled_shown["Pooled recall"].tolist()[-2:] == ["–", "–"]
+    for frame in (element, pooled):
+        assert (
+            frame.proto.placeholder == "–"
+        )  # what the grid draws for a missing number (default "None")
 
 
 @pytest.mark.parametrize(

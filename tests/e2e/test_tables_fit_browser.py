@@ -12,8 +12,18 @@ import pytest
 
 SHOTS = os.environ.get("RANKLAB_SCREENSHOTS")
 #: pages whose tables were wider than the page before (Data's diagnostics, Calibration's bins,
-#: History's report, Overview's details, Detection's per-criterion table, Per query's rankings)
-PAGES = ("data", "overview", "per_query", "calibration", "detection", "history", "hashing")
+#: History's report, Overview's details, Detection's and Dynamic K's per-criterion tables, Per
+#: query's rankings)
+PAGES = (
+    "data",
+    "overview",
+    "per_query",
+    "calibration",
+    "detection",
+    "dynamic-k",
+    "history",
+    "hashing",
+)
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 WIDE = """() => Array.from(document.querySelectorAll('.dvn-scroller'))
     .filter(e => !e.closest('.st-key-ranklab-pq-table') && e.clientWidth > 0)
