@@ -1,18 +1,23 @@
 """The device route: every pass over the (query, item) pairs runs where the codes are, and
 only integers per query come back.
 
-What leaves the device:
+What the counting gives:
 
 * the distance histograms ``n[q, d]`` (items at Hamming distance ``d``) and ``r[q, d]``
-  (relevant items at ``d``), (queries x (bits + 1)) integers;
+  (relevant items at ``d``), (queries x (bits + 1)) integers, left on the device for the
+  measures (:mod:`metrics_core.hashing.ties`: the same torch function on every device, with
+  exact integer sums) or copied to the host;
 * for the stable tie rule (distance, then database index), per query: the sum of the
   precisions at the relevant items inside the cut, as a fixed-point integer (see
   :func:`fixed_point_sums`), the number of relevant items inside the cut and inside each
   k of P@k.
 
-Everything after that (AP under each tie rule, the band, P@k, radius measures) is one numpy
-function on the host, the same for every device, so CUDA gives the CPU's numbers bit for bit
-by construction.
+So CUDA gives the CPU's numbers bit for bit by construction. The inputs are checked in two
+steps: what the host can see without reading device values (:func:`place_inputs`: types,
+shapes, labels), then whether code tensors hold only ±1 or only 0/1, reduced on the device
+(:func:`device_bits`) and read back with the results (one wait). On CUDA a whole evaluation
+by the Triton engine, from the codes to the per-query sums, is one captured CUDA graph
+(:func:`replayed`).
 
 Two engines, both written in device-agnostic torch/Triton and tested on the CPU:
 
@@ -71,7 +76,7 @@ HALF_EXACT_BITS = 2048
 
 class DeviceInputs(NamedTuple):
     """Validated inputs on the device: code bits (bool, items x bits), labels (class ids as
-    compact int32, or multi-label rows as bool), and whether the labels are multi-label."""
+    int64, or multi-label rows as bool), and whether the labels are multi-label."""
 
     qbits: Tensor
     dbits: Tensor
@@ -82,6 +87,21 @@ class DeviceInputs(NamedTuple):
     @property
     def bits(self) -> int:
         return int(self.qbits.shape[1])
+
+
+class Placed(NamedTuple):
+    """The four inputs on the device, checked as far as the host can without reading a
+    value there: codes (bool when checked on the host; numbers, checked on the device by
+    :func:`device_bits`), labels (:func:`as_labels`: int64 class ids or float32 0/1 rows,
+    of one kind), shapes that agree."""
+
+    qt: Tensor
+    dt: Tensor
+    ql: Tensor
+    dl: Tensor
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self)
 
 
 class StableCounts(NamedTuple):
@@ -148,29 +168,12 @@ def _code_tensor(codes, dev):
     return None
 
 
-def _code_checks(t) -> list:
-    """Device booleans (no wait): every value is ±1 (the usual codes: one reduction); the
-    0/1 reading is checked only when this fails (:func:`_device_bits`)."""
-    if t.dtype == torch.bool:
-        return []
-    return [(t.abs() == 1).all()]
-
-
-def _device_bits(codes, t, checks: list, name: str, dev) -> Tensor:
-    """Boolean (items, bits) code bits on ``dev`` from :func:`_code_tensor`'s ``t`` and the
-    values of its :func:`_code_checks`; values that are neither all ±1 nor all 0/1 go to
-    :func:`code_bits`, which names the first bad one."""
-    if t.dtype == torch.bool:
-        return t
-    if all(checks) or bool(((t == 0) | (t == 1)).all()):
-        return t > 0
-    return torch.from_numpy(code_bits(codes, name)).to(dev)
-
-
-def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> DeviceInputs:
-    """Check the four inputs (the messages of :func:`code_bits` and :func:`as_labels`) and
-    place them on ``dev``: CUDA tensors stay where they are. The checks of tensors on the
-    device are reduced there and read back together (one wait)."""
+def place_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Placed:
+    """Check what the host can check of the four inputs (the messages of :func:`code_bits`
+    and :func:`as_labels`) and place them on ``dev``: tensors already there stay where they
+    are, without a copy or a wait; codes that are not a regular tensor are checked on the
+    host. Whether code tensors hold only ±1 or only 0/1 is checked on the device
+    (:func:`device_bits`)."""
     qt, dt = _code_tensor(query_codes, dev), _code_tensor(db_codes, dev)
     if qt is None:  # not a regular tensor: checked (and any problem named) on the host
         qt = torch.from_numpy(code_bits(query_codes, "query codes")).to(dev)
@@ -185,30 +188,51 @@ def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Device
     dl = as_labels(db_labels, dt.shape[0], "database labels", device=dev)
     if ql.ndim != dl.ndim or (ql.ndim == 2 and ql.shape[1] != dl.shape[1]):
         relevance_matrix(ql[:1], dl[:1])  # the kinds differ: it names the problem
-    q_checks, d_checks = _code_checks(qt), _code_checks(dt)
-    flags = [c.to(torch.int64) for c in (*q_checks, *d_checks)]
-    if ql.ndim == 1:  # class ids: their ranges (min, max)
-        flags += [*torch.aminmax(ql), *torch.aminmax(dl)]
-    values = torch.stack(flags).tolist() if flags else []
-    nq_c, nd_c = len(q_checks), len(d_checks)
-    qb = _device_bits(query_codes, qt, values[:nq_c], "query codes", dev)
-    db = _device_bits(db_codes, dt, values[nq_c : nq_c + nd_c], "database codes", dev)
+    return Placed(qt, dt, ql, dl)
+
+
+def _codes_ok(t) -> Tensor:
+    """A device boolean: the code tensor holds only ±1, or only 0/1 (bool: checked)."""
+    if t.dtype == torch.bool:
+        return torch.ones((), dtype=torch.bool, device=t.device)
+    return (t.abs() == 1).all() | ((t == 0) | (t == 1)).all()
+
+
+def device_bits(qt: Tensor, dt: Tensor, ql: Tensor, dl: Tensor) -> tuple[DeviceInputs, Tensor]:
+    """The :class:`DeviceInputs` of placed inputs (:func:`place_inputs`), by device
+    operations alone (no wait: it can run inside a CUDA graph), and the checks of the two
+    code tensors, an int64 pair (1: only ±1 or only 0/1) for :func:`confirm_codes`.
+
+    The bits are ``code > 0`` whichever of the two encodings the codes use, so they are
+    right whenever the checks pass: a caller may compute with them first and read the
+    checks with its results (one wait)."""
+    checks = torch.stack([_codes_ok(qt), _codes_ok(dt)]).to(torch.int64)
+    qb = qt if qt.dtype == torch.bool else qt > 0
+    db = dt if dt.dtype == torch.bool else dt > 0
     if ql.ndim == 2:
-        return DeviceInputs(qb, db, ql > 0, dl > 0, True)
-    q_lo, q_hi, d_lo, d_hi = values[nq_c + nd_c :]
-    return DeviceInputs(qb, db, *_class_ids_int32(ql, dl, (q_lo, d_lo, q_hi, d_hi)), False)
+        return DeviceInputs(qb, db, ql > 0, dl > 0, True), checks
+    return DeviceInputs(qb, db, ql.contiguous(), dl.contiguous(), False), checks
 
 
-def _class_ids_int32(ql: Tensor, dl: Tensor, bounds) -> tuple[Tensor, Tensor]:
-    """Class ids as int32 (the kernels' type; only equality matters): cast when every id fits
-    (``bounds``: the queries' and the database's min, then max), else renumbered by
-    ``torch.unique`` (a sort)."""
-    q_lo, d_lo, q_hi, d_hi = bounds
-    if -(2**31) <= min(q_lo, d_lo) and max(q_hi, d_hi) < 2**31:
-        return ql.to(torch.int32).contiguous(), dl.to(torch.int32).contiguous()
-    _, inverse = torch.unique(torch.cat([ql, dl]), return_inverse=True)
-    inverse = inverse.to(torch.int32)
-    return inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous()
+def confirm_codes(checks, query_codes, db_codes) -> None:
+    """Raise the :func:`code_bits` message (the first value that is not a code bit) for
+    the codes whose device check (:func:`device_bits`) failed; ``checks``: its two values
+    on the host; the codes: the placed tensors (:class:`Placed`: the values as given)."""
+    for ok, codes, name in zip(
+        checks, (query_codes, db_codes), ("query codes", "database codes"), strict=True
+    ):
+        if not ok:
+            code_bits(codes, name)  # names the problem
+
+
+def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> DeviceInputs:
+    """The inputs checked (the messages of :func:`code_bits` and :func:`as_labels`) and on
+    ``dev`` (CUDA tensors stay where they are), the device's checks read back at once
+    (one wait): :func:`place_inputs`, :func:`device_bits`, :func:`confirm_codes`."""
+    placed = place_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    inp, checks = device_bits(*placed)
+    confirm_codes(checks.tolist(), placed.qt, placed.dt)
+    return inp
 
 
 _WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int64)
@@ -347,7 +371,7 @@ _GRAPHS: OrderedDict = OrderedDict()
 _GRAPHS_LOCK = threading.Lock()
 
 
-def replayed(fn, key, *inputs) -> np.ndarray:
+def replayed(fn, key, *inputs, capture: bool = True) -> np.ndarray:
     """``fn(*inputs)`` (tensors in, one tensor out, no wait for the device inside) as a numpy
     array on the host.
 
@@ -355,9 +379,10 @@ def replayed(fn, key, *inputs) -> np.ndarray:
     replayed (the inputs copied into the graph's own): the same kernels on the same values,
     so the same bits as running it, without the launch cost of each of its many small
     operations. A computation that cannot be captured runs as it is (and is not tried
-    again); so does everything on other devices, or with ``RANKLAB_CUDA_GRAPHS=0``."""
+    again); so does everything on other devices, with ``capture`` false (inputs too large
+    to keep a copy of), or with ``RANKLAB_CUDA_GRAPHS=0``."""
     dev = inputs[0].device
-    if dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
+    if not capture or dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
         return fn(*inputs).cpu().numpy()
     full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
     with _GRAPHS_LOCK:

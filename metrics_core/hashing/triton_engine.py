@@ -223,13 +223,27 @@ def _stable_kernel(
     )
 
 
+def takes(placed) -> bool:
+    """Whether the kernels take these inputs (:class:`~metrics_core.hashing.device.Placed`):
+    at most :data:`MAX_WORDS` code words and :data:`MAX_LABEL_WORDS` label words."""
+    words = -(-int(placed.qt.shape[1]) // 32)
+    label_words = -(-int(placed.ql.shape[1]) // 32) if placed.ql.ndim == 2 else 1
+    return words <= MAX_WORDS and label_words <= MAX_LABEL_WORDS
+
+
+def settings() -> tuple:
+    """The block sizes the histogram kernel runs with (a captured graph holds them)."""
+    return HIST_BN, HIST_BQ, HIST_WARPS
+
+
 def _pow2(x: int) -> int:
     return 1 << max(0, int(x) - 1).bit_length()
 
 
 def _packed(inp: DeviceInputs):
     """Codes and labels as the kernels read them: query rows (queries, words) and database
-    columns (words, items) of int32; class ids int32, or label words like the codes."""
+    columns (words, items) of int32; class ids (int64: compared, never cast), or label words
+    like the codes."""
     qw = pack_words(inp.qbits).contiguous()
     dw = pack_words(inp.dbits).T.contiguous()
     if inp.multi:
@@ -364,4 +378,4 @@ def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = 
     return torch.cat(n_parts), torch.cat(r_parts), out
 
 
-__all__ = ["triton_counts", "MAX_WORDS", "MAX_LABEL_WORDS"]
+__all__ = ["triton_counts", "takes", "settings", "MAX_WORDS", "MAX_LABEL_WORDS"]

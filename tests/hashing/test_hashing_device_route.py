@@ -95,9 +95,9 @@ def test_torch_engine_takes_tensors_and_01_codes():
 @pytest.mark.parametrize(
     "scale, offset", [(1, -(2**31)), (1, 2**31 - 10), (1, 2**31), (2**32, 2**40)]
 )
-def test_class_ids_beyond_int32_are_renumbered_not_wrapped(scale, offset):
-    """The kernels compare int32 class ids: ids that fit are cast, larger ones renumbered
-    (two ids 2**32 apart must stay two classes)."""
+def test_class_ids_beyond_int32_stay_distinct_classes(scale, offset):
+    """The engines compare int64 class ids as given, never a narrowed copy (two ids 2**32
+    apart must stay two classes)."""
     qc, dc, ql, dl = case(9, 16, False)
     want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
     shifted = [ql * scale + offset, dl * scale + offset]
@@ -186,6 +186,71 @@ def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "triton kernels equal the CPU route" in done.stdout
+
+
+COUNTED_CHECK = r"""
+import numpy as np
+import torch
+from metrics_core.errors import InputError
+from metrics_core.hashing import evaluate, evaluate_hashing, triton_engine
+from tests.hashing.test_hashing_device_route import OPTIONS, case, same
+
+calls = []
+counted = evaluate._counted_measures
+evaluate._counted_measures = lambda *a, **k: calls.append(1) or counted(*a, **k)
+triton_engine.HIST_BN = 32  # several blocks per row: boundaries inside the data
+# 65 bits: 3 words; 128: 4 (the most the kernels take); 200 bits: the torch engine's
+for bits, multi, nq, ndb in [(16, False, 35, 90), (65, True, 9, 70), (128, False, 9, 40),
+                             (200, False, 5, 40)]:
+    qc, dc, ql, dl = case(bits, bits, multi, nq=nq, ndb=ndb)
+    for options in [o for o in OPTIONS if o.get("ties") != "stable"]:
+        before = len(calls)
+        want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", **options)
+        same(evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="triton", **options), want)
+        # counted with the measures unless the kernels cannot take the codes, or the measure
+        # needs the histograms on the host (expected AP@k with the retrieved normalizer)
+        host = "topk" in options and options.get("normalizer") != "min_r_k" and not options.get("ties")
+        assert len(calls) - before == (0 if bits > 128 or host else 1), (bits, options)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5))
+    as_tensors = [torch.as_tensor(qc, dtype=torch.float32), torch.as_tensor(dc > 0),
+                  torch.as_tensor(ql), torch.as_tensor(dl)]
+    same(evaluate_hashing(*as_tensors, device="cpu", engine="triton", ks=(1, 5)), want)
+    zero_one = torch.as_tensor((qc > 0).astype(np.int8))  # 0/1 codes: the device check passes
+    same(evaluate_hashing(zero_one, dc, ql, dl, device="cpu", engine="triton", ks=(1, 5)), want)
+    bad = torch.as_tensor(dc, dtype=torch.float32)
+    bad[3, 4] = 0.5
+    try:
+        evaluate_hashing(qc, bad, ql, dl, device="cpu", engine="triton")
+        raise SystemExit("a code of 0.5 was not refused")
+    except InputError as exc:
+        assert "database codes: value 0.5 at row 3, bit 4" in str(exc), str(exc)
+assert calls
+print("counted measures equal the CPU route")
+"""
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None,
+    reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
+    "Linux x86-64)",
+)
+def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
+    """The Triton engine's evaluation counts and measures in one computation (what a CUDA
+    graph captures: code checks, bits, histogram kernel, sums, labels in one result): in
+    Triton's interpreter it gives the CPU route's numbers bit for bit, takes tensors and 0/1
+    codes, names a bad code as the host does, and leaves codes the kernels do not take to
+    the torch engine."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", COUNTED_CHECK],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "counted measures equal the CPU route" in done.stdout
 
 
 def test_triton_engine_refused_without_cuda_or_interpreter(monkeypatch):
