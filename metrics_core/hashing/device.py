@@ -41,6 +41,7 @@ Chunks of queries are sized from ``memory_budget`` and, on CUDA, half the device
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -129,6 +130,12 @@ def fixed_point_sums(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     hi = np.asarray(hi, dtype=np.int64) + (np.asarray(lo, dtype=np.int64) >> SPLIT_BITS)
     lo = np.asarray(lo, dtype=np.int64) & ((1 << SPLIT_BITS) - 1)
     return hi * 2.0 ** (SPLIT_BITS - FIXED_BITS) + lo * 2.0**-FIXED_BITS
+
+
+def current_device_is(dev):
+    """A context in which ``dev`` is the current CUDA device (the one Triton launches on
+    and CUDA graphs capture on), whichever was current; nothing to do elsewhere."""
+    return torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext()
 
 
 def memory_for(dev, memory_budget: int) -> int:
@@ -385,7 +392,7 @@ def replayed(fn, key, *inputs, capture: bool = True) -> np.ndarray:
     if not capture or dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
         return fn(*inputs).cpu().numpy()
     full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
-    with _GRAPHS_LOCK:
+    with _GRAPHS_LOCK, current_device_is(dev):  # the inputs' GPU, whichever is current
         entry = _GRAPHS.get(full_key)
         if entry is None:
             entry = _capture(fn, inputs, dev)

@@ -32,6 +32,7 @@ from metrics_core.hashing.device import (
     FIXED_BITS,
     SPLIT_BITS,
     DeviceInputs,
+    current_device_is,
     memory_for,
     pack_words,
     stable_to_host,
@@ -291,7 +292,13 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
 def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
     """The Triton engine: ``(n, r, StableCounts or None)`` as
     :func:`metrics_core.hashing.device.torch_counts` returns them; the stable pass's chunks
-    of queries sized by :func:`~metrics_core.hashing.device.memory_for`."""
+    of queries sized by :func:`~metrics_core.hashing.device.memory_for`. The kernels are
+    launched on the inputs' GPU (Triton launches on the current device)."""
+    with current_device_is(inp.qbits.device):
+        return _triton_counts(inp, memory_budget, stable)
+
+
+def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
     nw = -(-inp.bits // 32)
     nlw = -(-inp.qlab.shape[1] // 32) if inp.multi else 1
