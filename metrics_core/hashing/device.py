@@ -232,16 +232,6 @@ def confirm_codes(checks, query_codes, db_codes) -> None:
             code_bits(codes, name)  # names the problem
 
 
-def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> DeviceInputs:
-    """The inputs checked (the messages of :func:`code_bits` and :func:`as_labels`) and on
-    ``dev`` (CUDA tensors stay where they are), the device's checks read back at once
-    (one wait): :func:`place_inputs`, :func:`device_bits`, :func:`confirm_codes`."""
-    placed = place_inputs(query_codes, db_codes, query_labels, db_labels, dev)
-    inp, checks = device_bits(*placed)
-    confirm_codes(checks.tolist(), placed.qt, placed.dt)
-    return inp
-
-
 _WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int64)
 
 
@@ -378,7 +368,7 @@ _GRAPHS: OrderedDict = OrderedDict()
 _GRAPHS_LOCK = threading.Lock()
 
 
-def replayed(fn, key, *inputs, capture: bool = True) -> np.ndarray:
+def replayed(fn, key, *inputs) -> np.ndarray:
     """``fn(*inputs)`` (tensors in, one tensor out, no wait for the device inside) as a numpy
     array on the host.
 
@@ -386,10 +376,9 @@ def replayed(fn, key, *inputs, capture: bool = True) -> np.ndarray:
     replayed (the inputs copied into the graph's own): the same kernels on the same values,
     so the same bits as running it, without the launch cost of each of its many small
     operations. A computation that cannot be captured runs as it is (and is not tried
-    again); so does everything on other devices, with ``capture`` false (inputs too large
-    to keep a copy of), or with ``RANKLAB_CUDA_GRAPHS=0``."""
+    again); so does everything on other devices, or with ``RANKLAB_CUDA_GRAPHS=0``."""
     dev = inputs[0].device
-    if not capture or dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
+    if dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
         return fn(*inputs).cpu().numpy()
     full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
     with _GRAPHS_LOCK, current_device_is(dev):  # the inputs' GPU, whichever is current

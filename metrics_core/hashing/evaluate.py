@@ -23,7 +23,7 @@ from metrics_core.hashing.device import (
     place_inputs,
     replayed,
 )
-from metrics_core.hashing.histograms import distance_histograms, hamming_counts
+from metrics_core.hashing.histograms import distance_histograms, hamming_counts, placed_counts
 from metrics_core.hashing.ties import (
     as_counts,
     expected_ap_retrieved_norm,
@@ -169,18 +169,16 @@ def evaluate_hashing(
     asked = _Asked(rules, topk, ks, ties, radius, counts)
     placed = None
     if ties != "stable" and not host_expected and pick_engine(engine, dev) == "triton":
-        from metrics_core.hashing import triton_engine  # importable: the engine was picked
-
         placed = place_inputs(query_codes, db_codes, query_labels, db_labels, dev)
-        if not triton_engine.takes(placed):
-            placed = None
-    if placed is not None:
+    if placed is not None and _one_computation(placed):
         # counting and measures in one computation: one wait, one copy back (on CUDA, one
         # replay of a CUDA graph)
         got, query_label_values = _counted_measures(placed, memory_budget, asked)
         nq, width, ndb = got["R"].shape[0], placed.qt.shape[1] + 1, placed.dt.shape[0]
     else:
-        if ties == "stable":
+        if placed is not None:  # placed once: counted by the engine, measured from the counts
+            n, r, _ = placed_counts(placed, engine="triton", memory_budget=memory_budget)
+        elif ties == "stable":
             n, r, stable = hamming_counts(
                 query_codes,
                 db_codes,
@@ -410,17 +408,27 @@ def _device_measures(n, r, ndb: int, asked: _Asked) -> dict:
 
 #: Bytes of inputs (codes and labels as given) up to which an evaluation by the Triton
 #: engine on CUDA is one captured graph, counting included: the graph keeps a copy of them.
-#: Above it the same computation runs kernel by kernel (its launch cost is then small
-#: against the counting).
+#: Above it the launch cost is small against the counting, and only the measures are a graph.
 GRAPH_INPUT_BYTES = 128 << 20
+
+
+def _one_computation(placed: Placed) -> bool:
+    """Whether the Triton engine counts and measures these inputs in one computation: its
+    kernels take them, and (on CUDA, where that computation is a captured graph holding a
+    copy of them) they are at most :data:`GRAPH_INPUT_BYTES`. Larger inputs are counted,
+    then measured from a graph of the measures alone: no copy of them is kept."""
+    from metrics_core.hashing import triton_engine  # importable: the engine was picked
+
+    small = placed.qt.device.type != "cuda" or placed.nbytes() <= GRAPH_INPUT_BYTES
+    return small and triton_engine.takes(placed)
 
 
 def _counted_measures(placed: Placed, memory_budget: int, asked: _Asked):
     """Count and measure in one computation (the Triton engine, histograms only): the code
     checks, the bits, the histogram kernel and the :class:`_MeasurePlan` sums, with the
     checks and the query labels in the same result, so that one copy brings everything
-    back (one wait). On CUDA it is replayed from a CUDA graph captured once per shape (when
-    the inputs are at most :data:`GRAPH_INPUT_BYTES`): from codes to sums, one launch.
+    back (one wait). On CUDA it is replayed from a CUDA graph captured once per shape: from
+    codes to sums, one launch.
 
     Returns the plan's sums by name and the query labels as a numpy array (int64 class ids
     or 0/1 rows). Codes that fail the device's check are named by :func:`confirm_codes`
@@ -440,7 +448,7 @@ def _counted_measures(placed: Placed, memory_budget: int, asked: _Asked):
         return torch.cat([flat.view(torch.int64), checks, ql.to(torch.int64).reshape(-1)])
 
     key = ("hashing-counted", triton_engine.settings(), *plan.key)
-    got = replayed(run, key, *placed, capture=placed.nbytes() <= GRAPH_INPUT_BYTES)
+    got = replayed(run, key, *placed)
     confirm_codes(got[length : length + 2].tolist(), qt, dt)
     labels = got[length + 2 :].reshape(ql.shape)
     return plan.collect([plan.unpack(got[:length].view(np.float64), nq)]), labels

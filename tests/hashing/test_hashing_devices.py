@@ -198,8 +198,8 @@ def test_cuda_counted_graph_reads_each_calls_values(monkeypatch):
     """One graph from codes to sums (code checks, bits, histogram kernel, measures) is
     captured per shape and replayed with each call's own values: new codes and labels of
     the same shapes give their own CPU-route numbers, a bad code after the capture is still
-    named, and the same computation kernel by kernel (inputs above GRAPH_INPUT_BYTES) gives
-    the same bits."""
+    named, and inputs above GRAPH_INPUT_BYTES (counted, then measured from a graph of the
+    measures alone) give the same bits."""
     from metrics_core.hashing import evaluate
 
     for seed in (11, 12, 13):  # the first call captures, the others replay
