@@ -23,7 +23,7 @@ from metrics_core.hashing.device import (
     place_inputs,
     replayed,
 )
-from metrics_core.hashing.histograms import distance_histograms, hamming_counts, placed_counts
+from metrics_core.hashing.histograms import hamming_counts, placed_counts
 from metrics_core.hashing.ties import (
     as_counts,
     expected_ap_retrieved_norm,
@@ -178,7 +178,7 @@ def evaluate_hashing(
     else:
         if placed is not None:  # placed once: counted by the engine, measured from the counts
             n, r, _ = placed_counts(placed, engine="triton", memory_budget=memory_budget)
-        elif ties == "stable":
+        else:
             n, r, stable = hamming_counts(
                 query_codes,
                 db_codes,
@@ -187,18 +187,7 @@ def evaluate_hashing(
                 device=device,
                 engine=engine,
                 memory_budget=memory_budget,
-                stable=(topk, ks),
-                on_device=True,
-            )
-        else:
-            n, r = distance_histograms(
-                query_codes,
-                db_codes,
-                query_labels,
-                db_labels,
-                device=device,
-                memory_budget=memory_budget,
-                engine=engine,
+                stable=(topk, ks) if ties == "stable" else None,
                 on_device=True,
             )
         n, r = as_counts(n), as_counts(r)  # made int64 where the measures run

@@ -167,17 +167,20 @@ print("triton kernels equal the CPU route")
 """
 
 
-@pytest.mark.skipif(
+needs_triton = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None,
     reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
     "Linux x86-64)",
 )
-def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
-    """Triton reads TRITON_INTERPRET when a kernel is defined, so the check runs in a fresh
-    interpreter process (the kernels on the CPU, numpy underneath)."""
+
+
+def in_interpreter(script: str) -> str:
+    """Run ``script`` in a fresh Python with Triton's interpreter (Triton reads
+    TRITON_INTERPRET when a kernel is defined): the kernels on the CPU, numpy underneath.
+    Its standard output, once it has exited cleanly."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", TRITON_CHECK],
+        [sys.executable, "-c", script],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -185,7 +188,12 @@ def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "triton kernels equal the CPU route" in done.stdout
+    return done.stdout
+
+
+@needs_triton
+def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
+    assert "triton kernels equal the CPU route" in in_interpreter(TRITON_CHECK)
 
 
 COUNTED_CHECK = r"""
@@ -229,28 +237,14 @@ print("counted measures equal the CPU route")
 """
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("triton") is None,
-    reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
-    "Linux x86-64)",
-)
+@needs_triton
 def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
     """The Triton engine's evaluation counts and measures in one computation (what a CUDA
     graph captures: code checks, bits, histogram kernel, sums, labels in one result): in
     Triton's interpreter it gives the CPU route's numbers bit for bit, takes tensors and 0/1
     codes, names a bad code as the host does, and leaves codes the kernels do not take to
     the torch engine."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", COUNTED_CHECK],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "counted measures equal the CPU route" in done.stdout
+    assert "counted measures equal the CPU route" in in_interpreter(COUNTED_CHECK)
 
 
 def test_triton_engine_refused_without_cuda_or_interpreter(monkeypatch):
