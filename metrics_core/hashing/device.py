@@ -199,10 +199,19 @@ def place_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Placed:
 
 
 def _codes_ok(t) -> Tensor:
-    """A device boolean: the code tensor holds only ±1, or only 0/1 (bool: checked)."""
+    """A device boolean: the code tensor holds only ±1, or only 0/1 (bool: checked), in
+    blocks of rows (:func:`row_blocks`: boolean temporaries of a bounded size)."""
     if t.dtype == torch.bool:
         return torch.ones((), dtype=torch.bool, device=t.device)
-    return (t.abs() == 1).all() | ((t == 0) | (t == 1)).all()
+    plus_minus, zero_one = [], []
+    for lo, hi in row_blocks(t.shape[0], t.shape[1]):
+        block = t[lo:hi]
+        one = block == 1
+        plus_minus.append((one | (block == -1)).all())
+        zero_one.append((one | (block == 0)).all())
+    if len(plus_minus) == 1:
+        return plus_minus[0] | zero_one[0]
+    return torch.stack(plus_minus).all() | torch.stack(zero_one).all()
 
 
 def device_bits(qt: Tensor, dt: Tensor, ql: Tensor, dl: Tensor) -> tuple[DeviceInputs, Tensor]:
@@ -232,14 +241,31 @@ def confirm_codes(checks, query_codes, db_codes) -> None:
             code_bits(codes, name)  # names the problem
 
 
-_WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int64)
+#: Elements of a code (or label) matrix checked or packed at a time: the temporaries of
+#: those steps (a few bytes an element) stay near this many bytes whatever the database's
+#: size, within any memory budget; the usual sizes are one block.
+BLOCK_ELEMENTS = 1 << 24
+
+_WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int32)
+
+
+def row_blocks(rows: int, per_row: int) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive blocks of rows of at most :data:`BLOCK_ELEMENTS`
+    elements (at least one row each).
+
+    >>> row_blocks(5, BLOCK_ELEMENTS // 2)
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    step = max(1, BLOCK_ELEMENTS // max(per_row, 1))
+    return [(lo, min(rows, lo + step)) for lo in range(0, rows, step)]
 
 
 def pack_words(bits: Tensor) -> Tensor:
     """Boolean (items, bits) -> (items, words) int32, 32 bits a word, bit j of a word worth
     2**j (the last, -2**31: the two's complement sign), zero padded (padding bits are equal
-    in every row: no distance, no shared label). Device-agnostic: one product and one sum
-    of 32 terms per word, exact in int64 and within int32's range.
+    in every row: no distance, no shared label). Device-agnostic: per block of rows
+    (:func:`row_blocks`), one product and one int32 sum of 32 terms per word, exact (any
+    partial sum of distinct bit weights lies within int32's range).
 
     >>> pack_words(torch.tensor([[True, False, True] + [False] * 29 + [True]])).tolist()
     [[5, 1]]
@@ -248,15 +274,19 @@ def pack_words(bits: Tensor) -> Tensor:
     """
     n, k = bits.shape
     words = -(-k // 32)
-    if k != words * 32:
-        padded = torch.zeros((n, words * 32), dtype=torch.bool, device=bits.device)
-        padded[:, :k] = bits
-        bits = padded
     weights = _WEIGHTS.get(bits.device)
     if weights is None:
-        weights = torch.tensor([1 << j for j in range(31)] + [-(1 << 31)], dtype=torch.int64)
+        weights = torch.tensor([1 << j for j in range(31)] + [-(1 << 31)], dtype=torch.int32)
         weights = _WEIGHTS.setdefault(bits.device, weights.to(bits.device))
-    return (bits.reshape(n, words, 32) * weights).sum(dim=2).to(torch.int32)
+    out = torch.empty((n, words), dtype=torch.int32, device=bits.device)
+    for lo, hi in row_blocks(n, words * 32):
+        block = bits[lo:hi]
+        if k != words * 32:
+            padded = torch.zeros((hi - lo, words * 32), dtype=torch.bool, device=bits.device)
+            padded[:, :k] = block
+            block = padded
+        out[lo:hi] = (block.reshape(hi - lo, words, 32) * weights).sum(dim=2, dtype=torch.int32)
+    return out
 
 
 # -- the torch engine ------------------------------------------------------------------------

@@ -124,6 +124,23 @@ def test_device_route_refuses_bad_codes_with_the_host_messages():
         evaluate_hashing(qc, dc, ql, dl, engine="cupy")
 
 
+def test_code_checks_in_blocks_see_the_whole_matrix(monkeypatch):
+    """Codes checked a block of rows at a time: ±1 rows in one block and 0/1 rows in
+    another mix the two encodings and are refused; either alone passes in any blocks."""
+    from metrics_core.hashing import device
+
+    monkeypatch.setattr(device, "BLOCK_ELEMENTS", 16 * 5)  # five rows a block
+    qc, dc, ql, dl = case(10, 16, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
+    for codes in (dc, (dc > 0).astype(np.int8)):
+        got = evaluate_hashing(qc, torch.as_tensor(codes), ql, dl, device="cpu", engine="torch")
+        assert repr(got["map"]) == repr(want["map"])
+    mixed = torch.as_tensor(dc)
+    mixed[20:] = (mixed[20:] > 0).to(mixed.dtype)
+    with pytest.raises(InputError, match="mix -1/\\+1 and 0/1"):
+        evaluate_hashing(qc, mixed, ql, dl, device="cpu", engine="torch")
+
+
 def test_stable_precision_sums_are_exact_fixed_point():
     """The stable rule's per-query sum is the sum of truncated 2**-48 multiples of each
     precision: the value a plain float loop gives, to 1e-12."""
@@ -165,6 +182,51 @@ for bits, multi, nq, ndb in [(16, False, 35, 90), (65, True, 9, 70), (128, False
     assert want[2].in_cut.sum() > 0 and (want[1] > 0).any()
 print("triton kernels equal the CPU route")
 """
+
+
+BOUNDED_CHECK = r"""
+import resource
+import torch
+from metrics_core.hashing import device
+
+torch.set_num_threads(1)
+device.BLOCK_ELEMENTS = 1 << 20  # 4 MB of float32 codes a block
+n = 1 << 19
+codes = torch.ones((n, 64), dtype=torch.float32)  # 128 MB, made without temporaries
+codes[::2] = -1.0
+one = torch.ones((1, 64), dtype=torch.float32)
+labels = torch.zeros(n, dtype=torch.int64)
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+before = peak_mb()
+inp, checks = device.device_bits(one, codes, labels[:1], labels)
+words = device.pack_words(inp.dbits)
+assert checks.tolist() == [1, 1] and words.shape == (n, 2)
+assert (words[0] == 0).all() and (words[1] == -1).all()
+print("growth", peak_mb() - before)
+"""
+
+
+def test_code_checks_and_packing_take_bounded_temporaries():
+    """Checking and packing a database's codes take temporaries of a bounded size (blocks
+    of rows), not several copies of the codes: 128 MB of float32 codes grow the process's
+    peak by their bits (32 MB), their words (4 MB) and a block's temporaries, where a
+    whole-matrix check and a 64-bit product took over 400 MB."""
+    done = subprocess.run(
+        [sys.executable, "-c", BOUNDED_CHECK],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    growth = float(done.stdout.split("growth")[1])
+    assert growth < 100, growth
 
 
 needs_triton = pytest.mark.skipif(
