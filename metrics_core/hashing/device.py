@@ -290,20 +290,30 @@ def pack_words(bits: Tensor) -> Tensor:
 
 
 # -- the torch engine ------------------------------------------------------------------------
+def _transposed(bits: Tensor, ftype, signs: bool) -> Tensor:
+    """(columns, rows) of ``ftype``: the bits as ±1 (``signs``) or 0/1, transposed, made a
+    block of rows at a time (:func:`row_blocks`: no whole-matrix temporaries)."""
+    out = torch.empty((bits.shape[1], bits.shape[0]), dtype=ftype, device=bits.device)
+    for lo, hi in row_blocks(bits.shape[0], bits.shape[1]):
+        block = bits[lo:hi].to(ftype)
+        out[:, lo:hi] = (block * 2 - 1 if signs else block).T
+    return out
+
+
 def _torch_chunks(inp: DeviceInputs, rows_per_chunk: int):
     """Per chunk of queries: (rows slice, distances (rows, items) int32, relevance bool)."""
     dev = inp.qbits.device
     bits = inp.bits
     ftype = torch.float16 if dev.type == "cuda" and bits <= HALF_EXACT_BITS else torch.float32
     q = inp.qbits.to(ftype) * 2 - 1
-    dT = (inp.dbits.to(ftype) * 2 - 1).T.contiguous()
+    dT = _transposed(inp.dbits, ftype, signs=True)
     if inp.multi:
         ltype = (
             torch.float16
             if dev.type == "cuda" and inp.qlab.shape[1] <= HALF_EXACT_BITS
             else torch.float32
         )
-        qlab, dlabT = inp.qlab.to(ltype), inp.dlab.to(ltype).T.contiguous()
+        qlab, dlabT = inp.qlab.to(ltype), _transposed(inp.dlab, ltype, signs=False)
     nq = q.shape[0]
     for lo in range(0, nq, rows_per_chunk):
         hi = min(nq, lo + rows_per_chunk)

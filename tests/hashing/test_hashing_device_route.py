@@ -125,8 +125,9 @@ def test_device_route_refuses_bad_codes_with_the_host_messages():
 
 
 def test_code_checks_in_blocks_see_the_whole_matrix(monkeypatch):
-    """Codes checked a block of rows at a time: ±1 rows in one block and 0/1 rows in
-    another mix the two encodings and are refused; either alone passes in any blocks."""
+    """Codes checked (and made ±1 for the product) a block of rows at a time: ±1 rows in
+    one block and 0/1 rows in another mix the two encodings and are refused; either alone
+    passes in any blocks, with the numpy route's numbers."""
     from metrics_core.hashing import device
 
     monkeypatch.setattr(device, "BLOCK_ELEMENTS", 16 * 5)  # five rows a block
@@ -135,6 +136,11 @@ def test_code_checks_in_blocks_see_the_whole_matrix(monkeypatch):
     for codes in (dc, (dc > 0).astype(np.int8)):
         got = evaluate_hashing(qc, torch.as_tensor(codes), ql, dl, device="cpu", engine="torch")
         assert repr(got["map"]) == repr(want["map"])
+    qm, dm, qlm, dlm = case(10, 16, True)  # multi-label: label rows made in blocks too
+    same(
+        evaluate_hashing(qm, dm, qlm, dlm, device="cpu", engine="torch", ks=(1, 5)),
+        evaluate_hashing(qm, dm, qlm, dlm, device="cpu", engine="numpy", ks=(1, 5)),
+    )
     mixed = torch.as_tensor(dc)
     mixed[20:] = (mixed[20:] > 0).to(mixed.dtype)
     with pytest.raises(InputError, match="mix -1/\\+1 and 0/1"):
