@@ -480,22 +480,25 @@ def _by_radius(r, tables: dict):
 def _per_class_map(ap: np.ndarray, keep: np.ndarray | None, ql: np.ndarray) -> dict:
     """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
     the validated labels; ``keep``: the queries in the means (None: every one)."""
-    if keep is None:
-        keep = np.ones(len(ap), dtype=bool)
     if ql.ndim == 1:
         # a stable sort by class: each class's queries, in query order, are one slice, so
         # each mean is taken over the same values in the same order as a mask would give
         order = np.argsort(ql, kind="stable")
-        classes, starts = np.unique(ql[order], return_index=True)
-        ends = [*starts[1:], len(order)]
-        ap_sorted, keep_sorted = ap[order], keep[order]
+        by_class = ql[order]
+        starts = np.flatnonzero(by_class[1:] != by_class[:-1]) + 1 if len(order) else order
+        bounds = [0, *starts.tolist(), len(order)] if len(order) else [0]
+        ap_sorted = ap[order]
+        keep_sorted = None if keep is None else keep[order]
         out = {}
-        for c, lo, hi in zip(classes, starts, ends, strict=True):
-            kept = ap_sorted[lo:hi][keep_sorted[lo:hi]]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            kept = ap_sorted[lo:hi] if keep_sorted is None else ap_sorted[lo:hi][keep_sorted[lo:hi]]
             # np.mean's own steps (a pairwise sum, divided by the count), without its
             # per-call overhead: a hundred classes cost a hundred calls
-            out[str(c)] = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
+            mean = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
+            out[str(by_class[lo])] = mean
         return out
+    if keep is None:
+        keep = np.ones(len(ap), dtype=bool)
     members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
     return {
         c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan

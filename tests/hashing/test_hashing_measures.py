@@ -187,5 +187,7 @@ def test_per_class_map_equals_the_mean_over_each_class_mask(classes):
     }
     assert list(got) == list(want)
     assert repr(got) == repr(want)
+    every = {str(c): float(np.mean(ap[ql == c])) for c in np.unique(ql)}
+    assert repr(evaluate._per_class_map(ap, None, ql)) == repr(every)  # None: every query
     keep[ql == ql[0]] = False  # a class whose queries are all left out: NaN
     assert math.isnan(evaluate._per_class_map(ap, keep, ql)[str(ql[0])])
