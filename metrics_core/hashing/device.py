@@ -404,6 +404,9 @@ def stable_to_host(hi: Tensor, lo: Tensor, in_cut: Tensor, at_k: list, ks) -> St
 #: Captured graphs kept (one per shape of a computation: an evaluation per training epoch
 #: replays the same one); the oldest is dropped past this many.
 GRAPHS_KEPT = 4
+#: Devices whose computations :func:`replayed` captures (a test adds the CPU, with a
+#: stand-in for the capture, to check what a replay reads).
+GRAPH_DEVICES = ("cuda",)
 _GRAPHS: OrderedDict = OrderedDict()
 _GRAPHS_LOCK = threading.Lock()
 
@@ -418,7 +421,7 @@ def replayed(fn, key, *inputs) -> np.ndarray:
     operations. A computation that cannot be captured runs as it is (and is not tried
     again); so does everything on other devices, or with ``RANKLAB_CUDA_GRAPHS=0``."""
     dev = inputs[0].device
-    if dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
+    if dev.type not in GRAPH_DEVICES or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
         return fn(*inputs).cpu().numpy()
     full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
     with _GRAPHS_LOCK, current_device_is(dev):  # the inputs' GPU, whichever is current
