@@ -18,14 +18,16 @@ codes, or more than :data:`MAX_LABEL_WORDS` x 32 labels, go to the torch engine)
   histograms). Relevant items do the same on a second counter (relevant items ranked before
   it), and add ``seen / rank`` to the query's sum as an integer of 2**-48 (truncated).
 
-Popcount is a shift-and-mask popcount (Triton's interpreter, ``TRITON_INTERPRET=1``, which
-runs these kernels on the CPU in the tests, lacks libdevice's ``popc``).
+Popcount is the GPU's instruction (libdevice's ``popc``) on CUDA, and a shift-and-mask
+popcount in Triton's interpreter (``TRITON_INTERPRET=1``, which runs these kernels on the CPU
+in the tests and lacks libdevice), or should a GPU's compiler refuse the instruction.
 """
 
 from __future__ import annotations
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import (
@@ -58,11 +60,16 @@ GRID_MAX = 65535
 
 
 @triton.jit
-def _popc(x):
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return (x * 0x01010101) >> 24
+def _popc(x, HW: tl.constexpr):
+    """Set bits of int32 words: the GPU's popcount instruction (``HW``), or shift-and-mask
+    (about a dozen integer operations; what Triton's interpreter can run)."""
+    if HW:
+        return libdevice.popc(x)
+    else:
+        x = x - ((x >> 1) & 0x55555555)
+        x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+        x = (x + (x >> 4)) & 0x0F0F0F0F
+        return (x * 0x01010101) >> 24
 
 
 @triton.jit
@@ -84,6 +91,7 @@ def _histogram_kernel(
     NB: tl.constexpr,
     NBOUT: tl.constexpr,
     NOVER: tl.constexpr,
+    HW: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_q = tl.program_id(1)
@@ -104,13 +112,13 @@ def _histogram_kernel(
         row = pid_q * BQ + i
         row_ok = row < nq
         r = tl.minimum(row, nq - 1)
-        dist = _popc(d0 ^ tl.load(q_ptr + r * NW))
+        dist = _popc(d0 ^ tl.load(q_ptr + r * NW), HW)
         if NW > 1:
-            dist += _popc(d1 ^ tl.load(q_ptr + r * NW + 1))
+            dist += _popc(d1 ^ tl.load(q_ptr + r * NW + 1), HW)
         if NW > 2:
-            dist += _popc(d2 ^ tl.load(q_ptr + r * NW + 2))
+            dist += _popc(d2 ^ tl.load(q_ptr + r * NW + 2), HW)
         if NW > 3:
-            dist += _popc(d3 ^ tl.load(q_ptr + r * NW + 3))
+            dist += _popc(d3 ^ tl.load(q_ptr + r * NW + 3), HW)
         if MULTI:
             hit = tl.zeros([BN], dtype=tl.int32)
             for w in tl.static_range(NLW):
@@ -169,6 +177,7 @@ def _stable_kernel(
     BQ: tl.constexpr,
     NK: tl.constexpr,
     SCALE: tl.constexpr,
+    HW: tl.constexpr,
 ):
     seg = tl.program_id(0)
     pid_q = tl.program_id(1)
@@ -191,13 +200,13 @@ def _stable_kernel(
     for t in range(0, SEG):
         j = start + t
         ok = j < ndb
-        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0))
+        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
         if NW > 1:
-            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0))
+            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
         if NW > 2:
-            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0))
+            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
         if NW > 3:
-            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0))
+            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
         here = live & ok
         if MULTI:
             hit = tl.zeros([BQ], dtype=tl.int32)
@@ -224,6 +233,25 @@ def _stable_kernel(
     )
 
 
+#: Whether the kernels use the GPU's popcount instruction (on CUDA): true until a kernel
+#: with it fails there (then the shift-and-mask popcount runs from then on).
+_POPC_INSTRUCTION = {"usable": True}
+
+
+def _launch(kernel, grid, device, *args, **kwargs) -> None:
+    """Launch ``kernel`` on ``grid``: with the popcount instruction on CUDA, the
+    shift-and-mask popcount elsewhere (Triton's interpreter), or on CUDA after a launch
+    with the instruction failed once (a compiler without it); a failure that is not the
+    instruction's fails again without it, and is raised."""
+    if device.type == "cuda" and _POPC_INSTRUCTION["usable"]:
+        try:
+            kernel[grid](*args, HW=True, **kwargs)
+            return
+        except Exception:  # pragma: no cover - needs a GPU whose compiler refuses it
+            _POPC_INSTRUCTION["usable"] = False
+    kernel[grid](*args, HW=False, **kwargs)
+
+
 def takes(placed) -> bool:
     """Whether the kernels take these inputs (:class:`~metrics_core.hashing.device.Placed`):
     at most :data:`MAX_WORDS` code words and :data:`MAX_LABEL_WORDS` label words."""
@@ -233,8 +261,9 @@ def takes(placed) -> bool:
 
 
 def settings() -> tuple:
-    """The block sizes the histogram kernel runs with (a captured graph holds them)."""
-    return HIST_BN, HIST_BQ, HIST_WARPS
+    """The block sizes and popcount the histogram kernel runs with (a captured graph
+    holds them)."""
+    return HIST_BN, HIST_BQ, HIST_WARPS, _POPC_INSTRUCTION["usable"]
 
 
 def _pow2(x: int) -> int:
@@ -266,7 +295,10 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
     for lo in range(0, nq, GRID_MAX * HIST_BQ):
         hi = min(nq, lo + GRID_MAX * HIST_BQ)
         grid = (triton.cdiv(ndb, bn), triton.cdiv(hi - lo, HIST_BQ))
-        _histogram_kernel[grid](
+        _launch(
+            _histogram_kernel,
+            grid,
+            qw.device,
             qw[lo:hi],
             dw,
             ql[lo:hi],
@@ -344,7 +376,10 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
         acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
         cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
         grid = (nseg, triton.cdiv(rows, STABLE_BQ))
-        _stable_kernel[grid](
+        _launch(
+            _stable_kernel,
+            grid,
+            qw.device,
             qw[lo:hi],
             dw,
             ql[lo:hi],
