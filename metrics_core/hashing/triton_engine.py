@@ -420,4 +420,39 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     return torch.cat(n_parts), torch.cat(r_parts), out
 
 
-__all__ = ["triton_counts", "takes", "settings", "MAX_WORDS", "MAX_LABEL_WORDS"]
+def compiled_for(kernel: str, *, arch: int = 90, popcount: bool = True, multi: bool = False):
+    """One kernel (``"histogram"`` or ``"stable"``) compiled as a GPU of compute capability
+    ``arch`` runs it (9.0: H100), by Triton and the ptxas of its wheel: no GPU needed. For
+    checks (the kernels compile with and without the popcount instruction) and instruction
+    counts (``bench/bench_hashing_kernels.py``). ``multi``: label words (multi-label rows)
+    instead of int64 class ids. Returns Triton's compiled kernel (``.asm`` holds the PTX
+    and the cubin)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    labels = "*i32" if multi else "*i64"
+    nw, nlw = (4, MAX_LABEL_WORDS) if multi else (2, 1)
+    if kernel == "histogram":
+        fn, warps = _histogram_kernel, HIST_WARPS
+        types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
+        types |= {"out_ptr": "*i32", "nq": "i32", "ndb": "i32", "blocks_per_seg": "i32"}
+        types |= {"nseg": "i32"}
+        nb, nover = (256, 0) if multi else (128, 1)  # 128 bits; 64 bits: the last by sums
+        constants: dict = dict(NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN, NB=nb)
+        constants |= dict(NBOUT=256, NOVER=nover)
+    else:
+        fn, warps = _stable_kernel, max(1, STABLE_BQ // 32)
+        types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
+        types |= {"start_n_ptr": "*i32", "start_r_ptr": "*i32", "ks_ptr": "*i32"}
+        types |= {"acc_ptr": "*i64", "cnt_ptr": "*i32", "nq": "i32", "ndb": "i32"}
+        types |= {"nseg": "i32", "W": "i32", "cut": "i32"}
+        constants = dict(SEG=SEG_MIN, NW=nw, NLW=nlw, MULTI=multi, BQ=STABLE_BQ, NK=4)
+        constants |= dict(SCALE=float(2**FIXED_BITS))
+    constants["HW"] = popcount
+    signature = {**types, **dict.fromkeys(constants, "constexpr")}
+    where = {(fn.arg_names.index(name),): value for name, value in constants.items()}
+    source = ASTSource(fn=fn, signature=signature, constexprs=where)
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps})
+
+
+__all__ = ["triton_counts", "takes", "settings", "compiled_for", "MAX_WORDS", "MAX_LABEL_WORDS"]

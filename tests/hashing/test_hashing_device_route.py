@@ -354,67 +354,21 @@ def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
 
 
 @needs_triton
-@pytest.mark.parametrize("popcount_instruction", [True, False])
-def test_kernels_compile_for_an_h100_without_one(popcount_instruction, monkeypatch, tmp_path):
+@pytest.mark.parametrize("popcount", [True, False])
+def test_kernels_compile_for_an_h100_without_one(popcount, monkeypatch, tmp_path):
     """The kernels as a GPU runs them (not the interpreter's reading): compiled for an
     H100 (sm_90) by Triton and the ptxas of its wheel, no GPU needed, with the popcount
-    instruction and without (the fallback), class ids as int64 and as the label words of
-    multi-label rows, the stable pass too."""
+    instruction and without (the fallback), with int64 class ids and with the label words
+    of multi-label rows, the stable pass too."""
     pytest.importorskip("triton.backends.nvidia")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))  # compiled afresh, nothing kept
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    from metrics_core.hashing import triton_engine
 
-    from metrics_core.hashing import triton_engine as te
-
-    def compiled(kernel, types: dict, constants: dict, warps: int):
-        signature = {**types, **{name: "constexpr" for name in constants}}
-        where = {(kernel.arg_names.index(name),): v for name, v in constants.items()}
-        src = ASTSource(fn=kernel, signature=signature, constexprs=where)
-        done = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
-        return done.asm["cubin"]
-
-    ints = dict.fromkeys(("nq", "ndb", "blocks_per_seg", "nseg"), "i32")
-    words = {"q_ptr": "*i32", "d_ptr": "*i32", "out_ptr": "*i32"}
-    hw = popcount_instruction
-    for labels, multi, nw, nlw, nb, nover in [
-        ("*i64", False, 2, 1, 128, 1),
-        ("*i32", True, 4, 8, 256, 0),
-    ]:
-        constants = dict(
-            NW=nw,
-            NLW=nlw,
-            MULTI=multi,
-            BQ=te.HIST_BQ,
-            BN=te.HIST_BN,
-            NB=nb,
-            NBOUT=256,
-            NOVER=nover,
-            HW=hw,
-        )
-        types = {**words, "ql_ptr": labels, "dl_ptr": labels, **ints}
-        assert len(compiled(te._histogram_kernel, types, constants, te.HIST_WARPS)) > 0
-    types = {
-        "q_ptr": "*i32",
-        "d_ptr": "*i32",
-        "ql_ptr": "*i64",
-        "dl_ptr": "*i64",
-        "start_n_ptr": "*i32",
-        "start_r_ptr": "*i32",
-        "ks_ptr": "*i32",
-        "acc_ptr": "*i64",
-        "cnt_ptr": "*i32",
-        "nq": "i32",
-        "ndb": "i32",
-        "nseg": "i32",
-        "W": "i32",
-        "cut": "i32",
-    }
-    constants = dict(
-        SEG=te.SEG_MIN, NW=2, NLW=1, MULTI=False, BQ=te.STABLE_BQ, NK=4, SCALE=float(2**48), HW=hw
-    )
-    assert len(compiled(te._stable_kernel, types, constants, te.STABLE_BQ // 32)) > 0
+    for kernel in ("histogram", "stable"):
+        for multi in (False, True):
+            done = triton_engine.compiled_for(kernel, popcount=popcount, multi=multi)
+            assert len(done.asm["cubin"]) > 0
+            assert ".target sm_90" in done.asm["ptx"]
 
 
 def test_triton_engine_refused_without_cuda_or_interpreter(monkeypatch):
