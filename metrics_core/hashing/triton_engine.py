@@ -218,8 +218,11 @@ def _stable_kernel(
             rel = (hit != 0) & here
         else:
             rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
-        rank = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed") + 1
-        seen = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed") + 1
+        # both counters taken before either is read: their waits overlap
+        before = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed")
+        seen_before = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed")
+        rank = before + 1
+        seen = seen_before + 1
         rank = tl.where(here, rank, 1)
         seen = tl.where(rel, seen, 0)
         fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
