@@ -88,12 +88,18 @@ def worker(repeat: int) -> dict:
     from metrics_core.hashing.device import StableCounts
 
     results = {}
-    counting = ev.distance_histograms, ev.hamming_counts
+    # trees before 1b627c2 count the histograms alone with distance_histograms
+    counting = getattr(ev, "distance_histograms", None), ev.hamming_counts
     for nq, ndb, bits, labels in MEASURE_SIZES:
         n, r, st, ql = synthetic_counts(nq, ndb, bits, labels)
         counts = StableCounts(st["hi"], st["lo"], st["in_cut"], {})
-        ev.distance_histograms = lambda *a, _n=n, _r=r, **k: (_n, _r)
-        ev.hamming_counts = lambda *a, _n=n, _r=r, _c=counts, **k: (_n, _r, _c)
+        if counting[0] is not None:
+            ev.distance_histograms = lambda *a, _n=n, _r=r, **k: (_n, _r)
+        ev.hamming_counts = lambda *a, _n=n, _r=r, _c=counts, stable=None, **k: (
+            _n,
+            _r,
+            None if stable is None else _c,
+        )
         for ties in ("expected", "stable"):
             best, out = float("inf"), None
             for _ in range(repeat + 1):  # the first is a warm-up
@@ -103,7 +109,9 @@ def worker(repeat: int) -> dict:
             kind = f"{labels} classes" if labels > 0 else f"{-labels} labels"
             key = f"measures {nq:,} x {bits + 1} bins, {kind}, {ties}"
             results[key] = (best, digest(out), repr(out["map"]))
-    ev.distance_histograms, ev.hamming_counts = counting
+    if counting[0] is not None:
+        ev.distance_histograms = counting[0]
+    ev.hamming_counts = counting[1]
     for nq, ndb, bits in END_TO_END_SIZES:
         rng = np.random.default_rng(1)
         centres = rng.choice(np.array([-1, 1], np.int8), (10, bits))

@@ -1,8 +1,9 @@
 """Where a device evaluation's time goes (issue 32): per size of bench_hashing.py's device
-table, the whole evaluation and each stage alone, best of 5 after a warm-up, in ms:
-checking and placing the inputs, packing the codes, the Triton histogram kernel, all the
-counting (those three and the rest of the engine), and the measures from the histograms,
-replayed from a CUDA graph and run kernel by kernel (``RANKLAB_CUDA_GRAPHS=0``).
+table, the whole evaluation (one CUDA graph from codes to sums, and the same kernel by
+kernel: ``RANKLAB_CUDA_GRAPHS=0``) and each stage alone, best of 5 after a warm-up, in ms:
+placing the inputs (host checks), the code checks and bits on the device, packing the
+codes, the Triton histogram kernel, all the counting with its wait (``hamming_counts``),
+and the measures from the histograms, replayed from a CUDA graph and kernel by kernel.
 
     python bench/bench_hashing_stages.py 1,2     # positions in bench_hashing.DEVICE_SIZES
 
@@ -44,8 +45,14 @@ for i in [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,4,5").spli
     line = [f"size {i}:"]
     t, _ = best(lambda: ev.evaluate_hashing(qc, dc, ql, dl, ks=(), device=dev))
     line.append(f"evaluate {t:.3f}")
-    t, inp = best(lambda: dv.device_inputs(qc, dc, ql, dl, dev))
-    line.append(f"inputs {t:.3f}")
+    os.environ["RANKLAB_CUDA_GRAPHS"] = "0"
+    t, _ = best(lambda: ev.evaluate_hashing(qc, dc, ql, dl, ks=(), device=dev))
+    line.append(f"evaluate(eager) {t:.3f}")
+    del os.environ["RANKLAB_CUDA_GRAPHS"]
+    t, placed = best(lambda: dv.place_inputs(qc, dc, ql, dl, dev))
+    line.append(f"place {t:.3f}")
+    t, (inp, _) = best(lambda: dv.device_bits(*placed))
+    line.append(f"bits {t:.3f}")
     t, pk = best(lambda: te._packed(inp))
     line.append(f"packed {t:.3f}")
     qw, dw, qlp, dlp = pk
@@ -58,10 +65,11 @@ for i in [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,4,5").spli
     line.append(f"counts {t:.3f}")
     n, r = nr[0], nr[1]
     rules = ("expected", "optimistic", "pessimistic")
-    t, _ = best(lambda: ev._device_measures(n, r, ndb, rules, None, (), "expected", 2, False))
+    asked = ev._Asked(rules, None, (), "expected", 2, False)
+    t, _ = best(lambda: ev._device_measures(n, r, ndb, asked))
     line.append(f"measures(graph) {t:.3f}")
     os.environ["RANKLAB_CUDA_GRAPHS"] = "0"
-    t, _ = best(lambda: ev._device_measures(n, r, ndb, rules, None, (), "expected", 2, False))
+    t, _ = best(lambda: ev._device_measures(n, r, ndb, asked))
     line.append(f"measures(eager) {t:.3f}")
     del os.environ["RANKLAB_CUDA_GRAPHS"]
     print(" | ".join(line), "ms", flush=True)

@@ -1,18 +1,23 @@
 """The device route: every pass over the (query, item) pairs runs where the codes are, and
 only integers per query come back.
 
-What leaves the device:
+What the counting gives:
 
 * the distance histograms ``n[q, d]`` (items at Hamming distance ``d``) and ``r[q, d]``
-  (relevant items at ``d``), (queries x (bits + 1)) integers;
+  (relevant items at ``d``), (queries x (bits + 1)) integers, left on the device for the
+  measures (:mod:`metrics_core.hashing.ties`: the same torch function on every device, with
+  exact integer sums) or copied to the host;
 * for the stable tie rule (distance, then database index), per query: the sum of the
   precisions at the relevant items inside the cut, as a fixed-point integer (see
   :func:`fixed_point_sums`), the number of relevant items inside the cut and inside each
   k of P@k.
 
-Everything after that (AP under each tie rule, the band, P@k, radius measures) is one numpy
-function on the host, the same for every device, so CUDA gives the CPU's numbers bit for bit
-by construction.
+So CUDA gives the CPU's numbers bit for bit by construction. The inputs are checked in two
+steps: what the host can see without reading device values (:func:`place_inputs`: types,
+shapes, labels), then whether code tensors hold only ±1 or only 0/1, reduced on the device
+(:func:`device_bits`) and read back with the results (one wait). On CUDA a whole evaluation
+by the Triton engine, from the codes to the per-query sums, is one captured CUDA graph
+(:func:`replayed`).
 
 Two engines, both written in device-agnostic torch/Triton and tested on the CPU:
 
@@ -36,6 +41,7 @@ Chunks of queries are sized from ``memory_budget`` and, on CUDA, half the device
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -71,7 +77,7 @@ HALF_EXACT_BITS = 2048
 
 class DeviceInputs(NamedTuple):
     """Validated inputs on the device: code bits (bool, items x bits), labels (class ids as
-    compact int32, or multi-label rows as bool), and whether the labels are multi-label."""
+    int64, or multi-label rows as bool), and whether the labels are multi-label."""
 
     qbits: Tensor
     dbits: Tensor
@@ -82,6 +88,21 @@ class DeviceInputs(NamedTuple):
     @property
     def bits(self) -> int:
         return int(self.qbits.shape[1])
+
+
+class Placed(NamedTuple):
+    """The four inputs on the device, checked as far as the host can without reading a
+    value there: codes (bool when checked on the host; numbers, checked on the device by
+    :func:`device_bits`), labels (:func:`as_labels`: int64 class ids or float32 0/1 rows,
+    of one kind), shapes that agree."""
+
+    qt: Tensor
+    dt: Tensor
+    ql: Tensor
+    dl: Tensor
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self)
 
 
 class StableCounts(NamedTuple):
@@ -109,6 +130,12 @@ def fixed_point_sums(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     hi = np.asarray(hi, dtype=np.int64) + (np.asarray(lo, dtype=np.int64) >> SPLIT_BITS)
     lo = np.asarray(lo, dtype=np.int64) & ((1 << SPLIT_BITS) - 1)
     return hi * 2.0 ** (SPLIT_BITS - FIXED_BITS) + lo * 2.0**-FIXED_BITS
+
+
+def current_device_is(dev):
+    """A context in which ``dev`` is the current CUDA device (the one Triton launches on
+    and CUDA graphs capture on), whichever was current; nothing to do elsewhere."""
+    return torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext()
 
 
 def memory_for(dev, memory_budget: int) -> int:
@@ -148,29 +175,12 @@ def _code_tensor(codes, dev):
     return None
 
 
-def _code_checks(t) -> list:
-    """Device booleans (no wait): every value is ±1 (the usual codes: one reduction); the
-    0/1 reading is checked only when this fails (:func:`_device_bits`)."""
-    if t.dtype == torch.bool:
-        return []
-    return [(t.abs() == 1).all()]
-
-
-def _device_bits(codes, t, checks: list, name: str, dev) -> Tensor:
-    """Boolean (items, bits) code bits on ``dev`` from :func:`_code_tensor`'s ``t`` and the
-    values of its :func:`_code_checks`; values that are neither all ±1 nor all 0/1 go to
-    :func:`code_bits`, which names the first bad one."""
-    if t.dtype == torch.bool:
-        return t
-    if all(checks) or bool(((t == 0) | (t == 1)).all()):
-        return t > 0
-    return torch.from_numpy(code_bits(codes, name)).to(dev)
-
-
-def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> DeviceInputs:
-    """Check the four inputs (the messages of :func:`code_bits` and :func:`as_labels`) and
-    place them on ``dev``: CUDA tensors stay where they are. The checks of tensors on the
-    device are reduced there and read back together (one wait)."""
+def place_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Placed:
+    """Check what the host can check of the four inputs (the messages of :func:`code_bits`
+    and :func:`as_labels`) and place them on ``dev``: tensors already there stay where they
+    are, without a copy or a wait; codes that are not a regular tensor are checked on the
+    host. Whether code tensors hold only ±1 or only 0/1 is checked on the device
+    (:func:`device_bits`)."""
     qt, dt = _code_tensor(query_codes, dev), _code_tensor(db_codes, dev)
     if qt is None:  # not a regular tensor: checked (and any problem named) on the host
         qt = torch.from_numpy(code_bits(query_codes, "query codes")).to(dev)
@@ -185,40 +195,77 @@ def device_inputs(query_codes, db_codes, query_labels, db_labels, dev) -> Device
     dl = as_labels(db_labels, dt.shape[0], "database labels", device=dev)
     if ql.ndim != dl.ndim or (ql.ndim == 2 and ql.shape[1] != dl.shape[1]):
         relevance_matrix(ql[:1], dl[:1])  # the kinds differ: it names the problem
-    q_checks, d_checks = _code_checks(qt), _code_checks(dt)
-    flags = [c.to(torch.int64) for c in (*q_checks, *d_checks)]
-    if ql.ndim == 1:  # class ids: their ranges (min, max)
-        flags += [*torch.aminmax(ql), *torch.aminmax(dl)]
-    values = torch.stack(flags).tolist() if flags else []
-    nq_c, nd_c = len(q_checks), len(d_checks)
-    qb = _device_bits(query_codes, qt, values[:nq_c], "query codes", dev)
-    db = _device_bits(db_codes, dt, values[nq_c : nq_c + nd_c], "database codes", dev)
+    return Placed(qt, dt, ql, dl)
+
+
+def _codes_ok(t) -> Tensor:
+    """A device boolean: the code tensor holds only ±1, or only 0/1 (bool: checked), in
+    blocks of rows (:func:`row_blocks`: boolean temporaries of a bounded size)."""
+    if t.dtype == torch.bool:
+        return torch.ones((), dtype=torch.bool, device=t.device)
+    plus_minus, zero_one = [], []
+    for lo, hi in row_blocks(t.shape[0], t.shape[1]):
+        block = t[lo:hi]
+        one = block == 1
+        plus_minus.append((one | (block == -1)).all())
+        zero_one.append((one | (block == 0)).all())
+    if len(plus_minus) == 1:
+        return plus_minus[0] | zero_one[0]
+    return torch.stack(plus_minus).all() | torch.stack(zero_one).all()
+
+
+def device_bits(qt: Tensor, dt: Tensor, ql: Tensor, dl: Tensor) -> tuple[DeviceInputs, Tensor]:
+    """The :class:`DeviceInputs` of placed inputs (:func:`place_inputs`), by device
+    operations alone (no wait: it can run inside a CUDA graph), and the checks of the two
+    code tensors, an int64 pair (1: only ±1 or only 0/1) for :func:`confirm_codes`.
+
+    The bits are ``code > 0`` whichever of the two encodings the codes use, so they are
+    right whenever the checks pass: a caller may compute with them first and read the
+    checks with its results (one wait)."""
+    checks = torch.stack([_codes_ok(qt), _codes_ok(dt)]).to(torch.int64)
+    qb = qt if qt.dtype == torch.bool else qt > 0
+    db = dt if dt.dtype == torch.bool else dt > 0
     if ql.ndim == 2:
-        return DeviceInputs(qb, db, ql > 0, dl > 0, True)
-    q_lo, q_hi, d_lo, d_hi = values[nq_c + nd_c :]
-    return DeviceInputs(qb, db, *_class_ids_int32(ql, dl, (q_lo, d_lo, q_hi, d_hi)), False)
+        return DeviceInputs(qb, db, ql > 0, dl > 0, True), checks
+    return DeviceInputs(qb, db, ql.contiguous(), dl.contiguous(), False), checks
 
 
-def _class_ids_int32(ql: Tensor, dl: Tensor, bounds) -> tuple[Tensor, Tensor]:
-    """Class ids as int32 (the kernels' type; only equality matters): cast when every id fits
-    (``bounds``: the queries' and the database's min, then max), else renumbered by
-    ``torch.unique`` (a sort)."""
-    q_lo, d_lo, q_hi, d_hi = bounds
-    if -(2**31) <= min(q_lo, d_lo) and max(q_hi, d_hi) < 2**31:
-        return ql.to(torch.int32).contiguous(), dl.to(torch.int32).contiguous()
-    _, inverse = torch.unique(torch.cat([ql, dl]), return_inverse=True)
-    inverse = inverse.to(torch.int32)
-    return inverse[: len(ql)].contiguous(), inverse[len(ql) :].contiguous()
+def confirm_codes(checks, query_codes, db_codes) -> None:
+    """Raise the :func:`code_bits` message (the first value that is not a code bit) for
+    the codes whose device check (:func:`device_bits`) failed; ``checks``: its two values
+    on the host; the codes: the placed tensors (:class:`Placed`: the values as given)."""
+    for ok, codes, name in zip(
+        checks, (query_codes, db_codes), ("query codes", "database codes"), strict=True
+    ):
+        if not ok:
+            code_bits(codes, name)  # names the problem
 
 
-_WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int64)
+#: Elements of a code (or label) matrix checked or packed at a time: the temporaries of
+#: those steps (a few bytes an element) stay near this many bytes whatever the database's
+#: size, within any memory budget; the usual sizes are one block.
+BLOCK_ELEMENTS = 1 << 24
+
+_WEIGHTS: dict = {}  # device -> the 32 bit weights of a word (int32)
+
+
+def row_blocks(rows: int, per_row: int) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive blocks of rows of at most :data:`BLOCK_ELEMENTS`
+    elements (at least one row each).
+
+    >>> row_blocks(5, BLOCK_ELEMENTS // 2)
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    step = max(1, BLOCK_ELEMENTS // max(per_row, 1))
+    return [(lo, min(rows, lo + step)) for lo in range(0, rows, step)]
 
 
 def pack_words(bits: Tensor) -> Tensor:
     """Boolean (items, bits) -> (items, words) int32, 32 bits a word, bit j of a word worth
     2**j (the last, -2**31: the two's complement sign), zero padded (padding bits are equal
-    in every row: no distance, no shared label). Device-agnostic: one product and one sum
-    of 32 terms per word, exact in int64 and within int32's range.
+    in every row: no distance, no shared label). Device-agnostic: per block of rows
+    (:func:`row_blocks`), one product and one int32 sum of 32 terms per word, exact (any
+    partial sum of distinct bit weights lies within int32's range).
 
     >>> pack_words(torch.tensor([[True, False, True] + [False] * 29 + [True]])).tolist()
     [[5, 1]]
@@ -227,32 +274,46 @@ def pack_words(bits: Tensor) -> Tensor:
     """
     n, k = bits.shape
     words = -(-k // 32)
-    if k != words * 32:
-        padded = torch.zeros((n, words * 32), dtype=torch.bool, device=bits.device)
-        padded[:, :k] = bits
-        bits = padded
     weights = _WEIGHTS.get(bits.device)
     if weights is None:
-        weights = torch.tensor([1 << j for j in range(31)] + [-(1 << 31)], dtype=torch.int64)
+        weights = torch.tensor([1 << j for j in range(31)] + [-(1 << 31)], dtype=torch.int32)
         weights = _WEIGHTS.setdefault(bits.device, weights.to(bits.device))
-    return (bits.reshape(n, words, 32) * weights).sum(dim=2).to(torch.int32)
+    out = torch.empty((n, words), dtype=torch.int32, device=bits.device)
+    for lo, hi in row_blocks(n, words * 32):
+        block = bits[lo:hi]
+        if k != words * 32:
+            padded = torch.zeros((hi - lo, words * 32), dtype=torch.bool, device=bits.device)
+            padded[:, :k] = block
+            block = padded
+        out[lo:hi] = (block.reshape(hi - lo, words, 32) * weights).sum(dim=2, dtype=torch.int32)
+    return out
 
 
 # -- the torch engine ------------------------------------------------------------------------
+def _transposed(bits: Tensor, ftype, signs: bool) -> Tensor:
+    """(columns, rows) of ``ftype``: the bits as ±1 (``signs``) or 0/1, transposed, made a
+    block of rows at a time (:func:`row_blocks`: no whole-matrix temporaries)."""
+    out = torch.empty((bits.shape[1], bits.shape[0]), dtype=ftype, device=bits.device)
+    for lo, hi in row_blocks(bits.shape[0], bits.shape[1]):
+        block = bits[lo:hi].to(ftype)
+        out[:, lo:hi] = (block * 2 - 1 if signs else block).T
+    return out
+
+
 def _torch_chunks(inp: DeviceInputs, rows_per_chunk: int):
     """Per chunk of queries: (rows slice, distances (rows, items) int32, relevance bool)."""
     dev = inp.qbits.device
     bits = inp.bits
     ftype = torch.float16 if dev.type == "cuda" and bits <= HALF_EXACT_BITS else torch.float32
     q = inp.qbits.to(ftype) * 2 - 1
-    dT = (inp.dbits.to(ftype) * 2 - 1).T.contiguous()
+    dT = _transposed(inp.dbits, ftype, signs=True)
     if inp.multi:
         ltype = (
             torch.float16
             if dev.type == "cuda" and inp.qlab.shape[1] <= HALF_EXACT_BITS
             else torch.float32
         )
-        qlab, dlabT = inp.qlab.to(ltype), inp.dlab.to(ltype).T.contiguous()
+        qlab, dlabT = inp.qlab.to(ltype), _transposed(inp.dlab, ltype, signs=False)
     nq = q.shape[0]
     for lo in range(0, nq, rows_per_chunk):
         hi = min(nq, lo + rows_per_chunk)
@@ -343,6 +404,9 @@ def stable_to_host(hi: Tensor, lo: Tensor, in_cut: Tensor, at_k: list, ks) -> St
 #: Captured graphs kept (one per shape of a computation: an evaluation per training epoch
 #: replays the same one); the oldest is dropped past this many.
 GRAPHS_KEPT = 4
+#: Devices whose computations :func:`replayed` captures (a test adds the CPU, with a
+#: stand-in for the capture, to check what a replay reads).
+GRAPH_DEVICES = ("cuda",)
 _GRAPHS: OrderedDict = OrderedDict()
 _GRAPHS_LOCK = threading.Lock()
 
@@ -357,10 +421,10 @@ def replayed(fn, key, *inputs) -> np.ndarray:
     operations. A computation that cannot be captured runs as it is (and is not tried
     again); so does everything on other devices, or with ``RANKLAB_CUDA_GRAPHS=0``."""
     dev = inputs[0].device
-    if dev.type != "cuda" or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
+    if dev.type not in GRAPH_DEVICES or os.environ.get("RANKLAB_CUDA_GRAPHS") == "0":
         return fn(*inputs).cpu().numpy()
     full_key = (str(dev), key, tuple((tuple(t.shape), t.dtype) for t in inputs))
-    with _GRAPHS_LOCK:
+    with _GRAPHS_LOCK, current_device_is(dev):  # the inputs' GPU, whichever is current
         entry = _GRAPHS.get(full_key)
         if entry is None:
             entry = _capture(fn, inputs, dev)

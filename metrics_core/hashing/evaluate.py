@@ -7,13 +7,23 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
-from metrics_core.hashing.device import ENGINES, fixed_point_sums, replayed
-from metrics_core.hashing.histograms import distance_histograms, hamming_counts
+from metrics_core.hashing.device import (
+    ENGINES,
+    Placed,
+    confirm_codes,
+    device_bits,
+    fixed_point_sums,
+    pick_engine,
+    place_inputs,
+    replayed,
+)
+from metrics_core.hashing.histograms import hamming_counts, placed_counts
 from metrics_core.hashing.ties import (
     as_counts,
     expected_ap_retrieved_norm,
@@ -144,53 +154,53 @@ def evaluate_hashing(
     ks = tuple(sorted({check_int(k, "k of P@k", minimum=1, maximum=LIMITS["cutoff"]) for k in ks}))
     radius = check_int(radius, "radius", minimum=0, maximum=LIMITS["radius"])
     check_choice(engine, ENGINES, "engine")
-    resolve_device(device)
-    stable = None
-    if ties == "stable":
-        n, r, stable = hamming_counts(
-            query_codes,
-            db_codes,
-            query_labels,
-            db_labels,
-            device=device,
-            engine=engine,
-            memory_budget=memory_budget,
-            stable=(topk, ks),
-            on_device=True,
-        )
-    else:
-        n, r = distance_histograms(
-            query_codes,
-            db_codes,
-            query_labels,
-            db_labels,
-            device=device,
-            memory_budget=memory_budget,
-            engine=engine,
-            on_device=True,
-        )
-    n, r = as_counts(n), as_counts(r)  # made int64 where the measures run
-    nq, width = n.shape
-    bits, ndb = width - 1, _n_db(db_codes, n)
-    rad = min(int(radius), bits)
-    retrieved_expected = None
-    if topk is not None and normalizer == "retrieved" and ties == "expected":
-        # the one measure with transcendental functions: on the host, in numpy
-        retrieved_expected = expected_ap_retrieved_norm(
-            n.to(torch.int64).cpu().numpy(), r.to(torch.int64).cpu().numpy(), int(topk)
-        )
-
+    dev = resolve_device(device)
+    stable = retrieved_expected = query_label_values = None
+    # the one measure with transcendental functions, computed on the host from the histograms
+    host_expected = topk is not None and normalizer == "retrieved" and ties == "expected"
     # the tie rules whose closed-form sums are needed (the chosen rule and the band's ends)
     rules = tuple(
         rule
         for rule in ("expected", "optimistic", "pessimistic")
         if rule in (ties, "pessimistic", "optimistic")
-        and not (rule == "expected" and retrieved_expected is not None)
+        and not (rule == "expected" and host_expected)
     )
     counts = topk is not None and normalizer == "retrieved"  # the normalizer counts relevant
-    got = _device_measures(
-        n, r, ndb, rules, topk, () if stable is not None else ks, ties, rad, counts
-    )
+    asked = _Asked(rules, topk, ks, ties, radius, counts)
+    placed = None
+    if ties != "stable" and not host_expected and pick_engine(engine, dev) == "triton":
+        placed = place_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    if placed is not None and _one_computation(placed):
+        # counting and measures in one computation: one wait, one copy back (on CUDA, one
+        # replay of a CUDA graph)
+        got, query_label_values = _counted_measures(placed, memory_budget, asked)
+        nq, width, ndb = got["R"].shape[0], placed.qt.shape[1] + 1, placed.dt.shape[0]
+    else:
+        if placed is not None:  # placed once: counted by the engine, measured from the counts
+            n, r, _ = placed_counts(placed, engine="triton", memory_budget=memory_budget)
+        else:
+            n, r, stable = hamming_counts(
+                query_codes,
+                db_codes,
+                query_labels,
+                db_labels,
+                device=device,
+                engine=engine,
+                memory_budget=memory_budget,
+                stable=(topk, ks) if ties == "stable" else None,
+                on_device=True,
+            )
+        n, r = as_counts(n), as_counts(r)  # made int64 where the measures run
+        nq, width = n.shape
+        ndb = _n_db(db_codes, n)
+        if host_expected:
+            retrieved_expected = expected_ap_retrieved_norm(
+                n.to(torch.int64).cpu().numpy(), r.to(torch.int64).cpu().numpy(), topk
+            )
+        # the stable rule's P@k come with its counts
+        got = _device_measures(n, r, ndb, asked._replace(ks=() if stable is not None else ks))
+    bits = width - 1
+    rad = min(int(radius), bits)
     R = got["R"]
 
     def ap_for(rule):
@@ -210,11 +220,13 @@ def evaluate_hashing(
 
     ap, lo_band, hi_band = ap_for(ties), ap_for("pessimistic"), ap_for("optimistic")
     has_rel = R > 0
-    keep = has_rel if zero_relevant == "exclude" else np.ones(nq, dtype=bool)
-    if zero_relevant == "exclude" and not keep.any():
+    keep = has_rel if zero_relevant == "exclude" else None  # None: every query
+    if keep is not None and not keep.any():
         warnings.warn("no query has a relevant item: mAP is NaN", stacklevel=2)
 
     def mean(x):
+        if keep is None:
+            return float(np.mean(x)) if nq else math.nan
         return float(np.mean(x[keep])) if keep.any() else math.nan
 
     if stable is not None:
@@ -245,9 +257,9 @@ def evaluate_hashing(
         "topk": topk,
         "zero_relevant_queries": int((~has_rel).sum()),
     }
-    out["per_class_map"] = _per_class_map(
-        ap, keep, as_labels(query_labels, nq, "query labels").cpu().numpy()
-    )
+    if query_label_values is None:
+        query_label_values = as_labels(query_labels, nq, "query labels").cpu().numpy()
+    out["per_class_map"] = _per_class_map(ap, keep, query_label_values)
     return out
 
 
@@ -266,88 +278,169 @@ def _n_db(db_codes, n) -> int:
 ROW_BLOCK_CELLS = 32 << 10
 
 
-def _device_measures(n, r, ndb: int, rules, topk, ks, ties: str, rad: int, counts: bool) -> dict:
-    """Every per-query sum the measures need, computed where the histograms are
-    (:mod:`metrics_core.hashing.ties`: the same bits on every device) and copied to the
-    host: relevant items ``R``; per tie rule of ``rules`` the AP sums and (with ``counts``)
-    the relevant items inside the cut; the relevant items inside each k of ``ks``
-    (``at_k``, under ``ties``); precision and recall within the radius ``rad`` and whether
+class _Asked(NamedTuple):
+    """What the measures ask of the histograms (:class:`_MeasurePlan`)."""
+
+    rules: tuple
+    topk: int | None
+    ks: tuple
+    ties: str
+    rad: int
+    counts: bool
+
+
+class _MeasurePlan:
+    """The per-query sums the measures need, as one torch computation from the histograms
+    (:meth:`core`: the same bits on every device, :mod:`metrics_core.hashing.ties`) and
+    its flat float64 result read back (:meth:`unpack`, :meth:`collect`): relevant items
+    ``R``; per tie rule of ``rules`` the AP sums and (with ``counts``) the relevant items
+    inside the cut; the relevant items inside each k of ``ks`` (``at_k``, under ``ties``);
+    precision and recall within the radius ``rad`` (at most the code length) and whether
     nothing is within it; and, per radius, the sums over queries of precision and recall
-    (the precision-recall curve; exact integer parts from each block of rows, added
-    across blocks and joined on the host). The host divides and averages.
+    (the precision-recall curve; exact integer parts from each block of rows, added across
+    blocks and joined on the host). The host divides and averages."""
 
-    Each query's numbers come from its own row alone, so blocks of rows change nothing.
-    On CUDA the computation (about a hundred small kernels) is replayed from a CUDA graph
-    captured once per shape (:func:`~metrics_core.hashing.device.replayed`): the same
-    kernels, so the same bits, at a fraction of the launch cost."""
-    nq, width = n.shape
-    H = harmonic_on(n.device, ndb + 1)
-    rules, ks = tuple(rules), tuple(ks)
-    per = len(rules) * (2 if counts else 1) + len(ks)  # sums per query besides the 4 singles
+    def __init__(self, device, ndb: int, width: int, asked: _Asked):
+        self.H = harmonic_on(device, ndb + 1)
+        self.width, self.rules, self.ks = width, tuple(asked.rules), tuple(asked.ks)
+        self.topk, self.ties, self.counts = asked.topk, asked.ties, asked.counts
+        self.rad = min(int(asked.rad), width - 1)
+        # sums per query besides the 4 singles
+        self.per = len(self.rules) * (2 if self.counts else 1) + len(self.ks)
+        self.key = (ndb, width, *asked._replace(rad=self.rad))
 
-    def core(n, r):
-        tables = tie_tables(n, r, topk, H)
-        terms = rule_terms(n, r, rules, topk, tables, counts=counts)
+    def core(self, n, r):
+        """The flat float64 tensor of :meth:`unpack`, from histogram rows ``n, r``."""
+        rules, counts = self.rules, self.counts
+        tables = tie_tables(n, r, self.topk, self.H)
+        terms = rule_terms(n, r, rules, self.topk, tables, counts=counts)
         per_query = []  # (queries, distances) float64 terms, each summed over distances
         for rule in rules:
             s, c = terms[rule]
             per_query += [s] if c is None else [s, c]
-        per_query += _inside_k_terms(n, r, ks, ties, tables)
+        per_query += _inside_k_terms(n, r, self.ks, self.ties, tables)
         precision, recall, R = _by_radius(r, tables)
-        empty = (tables["C"][:, rad] == 0).to(torch.float64)
-        pieces = [torch.stack([R, precision[:, rad], recall[:, rad], empty]).reshape(-1)]
+        empty = (tables["C"][:, self.rad] == 0).to(torch.float64)
+        pieces = [torch.stack([R, precision[:, self.rad], recall[:, self.rad], empty]).reshape(-1)]
         if per_query:
             pieces.append(fixed_sum(torch.stack(per_query), 2).reshape(-1))
         hi, lo = unit_sum_parts(torch.stack([precision, recall]), 1)  # exact in float64
         pieces.append(torch.cat([hi, lo]).to(torch.float64).reshape(-1))
         return torch.cat(pieces)
 
-    def unpack(flat, rows):
+    def size(self, rows: int) -> int:
+        """Length of :meth:`core`'s result for ``rows`` rows."""
+        return (4 + self.per) * rows + 4 * self.width
+
+    def unpack(self, flat: np.ndarray, rows: int):
         """(singles (4, rows), sums (per, rows), column parts (4, width) int64)."""
-        head = 4 * rows
+        head, per = 4 * rows, self.per
         return (
             flat[:head].reshape(4, rows),
             flat[head : head + per * rows].reshape(per, rows),
-            flat[head + per * rows :].astype(np.int64).reshape(4, width),
+            flat[head + per * rows :].astype(np.int64).reshape(4, self.width),
         )
 
+    def collect(self, blocks) -> dict:
+        """The sums of every block of rows (:meth:`unpack`), in row order, by name."""
+        if not blocks:
+            blocks = [self.unpack(np.zeros(self.size(0)), 0)]
+        singles = np.concatenate([b[0] for b in blocks], axis=1)
+        sums = np.concatenate([b[1] for b in blocks], axis=1)
+        parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers
+        columns = join_unit_sum_parts(parts[:2], parts[2:])
+        out = {
+            "R": singles[0],
+            "precision_radius": singles[1],
+            "recall_radius": singles[2],
+            "empty_radius": singles[3] > 0,
+            "precision_sums": columns[0],
+            "recall_sums": columns[1],
+        }
+        i = 0
+        for rule in self.rules:
+            if self.counts:
+                out[rule] = (sums[i], sums[i + 1])
+                i += 2
+            else:
+                out[rule] = (sums[i], None)
+                i += 1
+        out["at_k"] = {k: sums[i + j] for j, k in enumerate(self.ks)}
+        return out
+
+
+def _device_measures(n, r, ndb: int, asked: _Asked) -> dict:
+    """The :class:`_MeasurePlan` sums of histograms ``n, r``, computed where they are and
+    copied to the host.
+
+    Each query's numbers come from its own row alone, so blocks of rows change nothing:
+    on the CPU, blocks of at most :data:`ROW_BLOCK_CELLS` cells (at least one per core) run
+    in threads. On CUDA the computation (about a hundred small kernels) is replayed from a
+    CUDA graph captured once per shape (:func:`~metrics_core.hashing.device.replayed`): the
+    same kernels, so the same bits, at a fraction of the launch cost."""
+    nq, width = n.shape
+    plan = _MeasurePlan(n.device, ndb, width, asked)
     if nq == 0:
-        blocks = [(np.zeros((4, 0)), np.zeros((per, 0)), np.zeros((4, width), np.int64))]
-    elif n.device.type == "cuda":
-        key = ("hashing-measures", ndb, rules, topk, ks, ties, rad, counts)
-        blocks = [unpack(replayed(core, key, n, r), nq)]  # one copy to the host, one wait
-    else:
-        # blocks of at most ROW_BLOCK_CELLS cells, and at least one per core
-        step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // usable_cores())))
-        cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
+        return plan.collect([])
+    if n.device.type == "cuda":
+        flat = replayed(plan.core, ("hashing-measures", *plan.key), n, r)
+        return plan.collect([plan.unpack(flat, nq)])  # one copy to the host, one wait
+    step = max(1, min(ROW_BLOCK_CELLS // max(width, 1), -(-nq // usable_cores())))
+    cuts = [(lo, min(nq, lo + step)) for lo in range(0, nq, step)]
 
-        def block(cut):
-            lo, hi = cut
-            return unpack(core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
+    def block(cut):
+        lo, hi = cut
+        return plan.unpack(plan.core(n[lo:hi], r[lo:hi]).numpy(), hi - lo)
 
-        blocks = map_in_threads(block, cuts)
-    singles = np.concatenate([b[0] for b in blocks], axis=1)
-    sums = np.concatenate([b[1] for b in blocks], axis=1)
-    parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers
-    columns = join_unit_sum_parts(parts[:2], parts[2:])
-    out = {
-        "R": singles[0],
-        "precision_radius": singles[1],
-        "recall_radius": singles[2],
-        "empty_radius": singles[3] > 0,
-        "precision_sums": columns[0],
-        "recall_sums": columns[1],
-    }
-    i = 0
-    for rule in rules:
-        if counts:
-            out[rule] = (sums[i], sums[i + 1])
-            i += 2
-        else:
-            out[rule] = (sums[i], None)
-            i += 1
-    out["at_k"] = {k: sums[i + j] for j, k in enumerate(ks)}
-    return out
+    return plan.collect(map_in_threads(block, cuts))
+
+
+#: Bytes of inputs (codes and labels as given) up to which an evaluation by the Triton
+#: engine on CUDA is one captured graph, counting included: the graph keeps a copy of them.
+#: Above it the launch cost is small against the counting, and only the measures are a graph.
+GRAPH_INPUT_BYTES = 128 << 20
+
+
+def _one_computation(placed: Placed) -> bool:
+    """Whether the Triton engine counts and measures these inputs in one computation: its
+    kernels take them, and (on CUDA, where that computation is a captured graph holding a
+    copy of them) they are at most :data:`GRAPH_INPUT_BYTES`. Larger inputs are counted,
+    then measured from a graph of the measures alone: no copy of them is kept."""
+    from metrics_core.hashing import triton_engine  # importable: the engine was picked
+
+    small = placed.qt.device.type != "cuda" or placed.nbytes() <= GRAPH_INPUT_BYTES
+    return small and triton_engine.takes(placed)
+
+
+def _counted_measures(placed: Placed, memory_budget: int, asked: _Asked):
+    """Count and measure in one computation (the Triton engine, histograms only): the code
+    checks, the bits, the histogram kernel and the :class:`_MeasurePlan` sums, with the
+    checks and the query labels in the same result, so that one copy brings everything
+    back (one wait). On CUDA it is replayed from a CUDA graph captured once per shape: from
+    codes to sums, one launch.
+
+    Returns the plan's sums by name and the query labels as a numpy array (int64 class ids
+    or 0/1 rows). Codes that fail the device's check are named by :func:`confirm_codes`
+    (whose bits are right whenever the check passes)."""
+    from metrics_core.hashing import triton_engine  # only where Triton runs
+
+    qt, dt, ql, _ = placed
+    nq, ndb, width = qt.shape[0], dt.shape[0], qt.shape[1] + 1
+    plan = _MeasurePlan(qt.device, ndb, width, asked)
+    length = plan.size(nq)
+
+    def run(qt, dt, ql, dl):
+        inp, checks = device_bits(qt, dt, ql, dl)
+        n, r, _ = triton_engine.triton_counts(inp, memory_budget)
+        flat = plan.core(n, r)
+        # every part as int64 (the float64 sums by their bits): one exact copy back
+        return torch.cat([flat.view(torch.int64), checks, ql.to(torch.int64).reshape(-1)])
+
+    key = ("hashing-counted", triton_engine.settings(), *plan.key)
+    got = replayed(run, key, *placed)
+    confirm_codes(got[length : length + 2].tolist(), qt, dt)
+    labels = got[length + 2 :].reshape(ql.shape)
+    return plan.collect([plan.unpack(got[:length].view(np.float64), nq)]), labels
 
 
 def _inside_k_terms(n, r, ks, ties: str, tables: dict) -> list:
@@ -384,23 +477,28 @@ def _by_radius(r, tables: dict):
     return precision, recall, R
 
 
-def _per_class_map(ap: np.ndarray, keep: np.ndarray, ql: np.ndarray) -> dict:
+def _per_class_map(ap: np.ndarray, keep: np.ndarray | None, ql: np.ndarray) -> dict:
     """mAP per class of the queries (class ids, or each column of 0/1 multi-labels), from
-    the validated labels."""
+    the validated labels; ``keep``: the queries in the means (None: every one)."""
     if ql.ndim == 1:
         # a stable sort by class: each class's queries, in query order, are one slice, so
         # each mean is taken over the same values in the same order as a mask would give
         order = np.argsort(ql, kind="stable")
-        classes, starts = np.unique(ql[order], return_index=True)
-        ends = [*starts[1:], len(order)]
-        ap_sorted, keep_sorted = ap[order], keep[order]
+        by_class = ql[order]
+        starts = np.flatnonzero(by_class[1:] != by_class[:-1]) + 1 if len(order) else order
+        bounds = [0, *starts.tolist(), len(order)] if len(order) else [0]
+        ap_sorted = ap[order]
+        keep_sorted = None if keep is None else keep[order]
         out = {}
-        for c, lo, hi in zip(classes, starts, ends, strict=True):
-            kept = ap_sorted[lo:hi][keep_sorted[lo:hi]]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            kept = ap_sorted[lo:hi] if keep_sorted is None else ap_sorted[lo:hi][keep_sorted[lo:hi]]
             # np.mean's own steps (a pairwise sum, divided by the count), without its
             # per-call overhead: a hundred classes cost a hundred calls
-            out[str(c)] = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
+            mean = float(np.add.reduce(kept)) / len(kept) if len(kept) else math.nan
+            out[str(by_class[lo])] = mean
         return out
+    if keep is None:
+        keep = np.ones(len(ap), dtype=bool)
     members = {str(c): ql[:, c] > 0 for c in range(ql.shape[1])}
     return {
         c: float(np.mean(ap[m & keep])) if (m & keep).any() else math.nan

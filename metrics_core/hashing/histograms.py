@@ -14,9 +14,12 @@ from metrics_core.errors import N_, InputError
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import (
     ENGINES,
-    device_inputs,
+    Placed,
+    confirm_codes,
+    device_bits,
     histograms_to_host,
     pick_engine,
+    place_inputs,
     torch_counts,
 )
 from metrics_core.hashing.validate import (
@@ -389,7 +392,15 @@ def device_counts(
     order's integers, on the host) by the torch or Triton engine on ``device``
     (:mod:`metrics_core.hashing.device`); the Triton engine is imported only when it runs."""
     dev = resolve_device(device)
-    inp = device_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    placed = place_inputs(query_codes, db_codes, query_labels, db_labels, dev)
+    return placed_counts(placed, engine=engine, memory_budget=memory_budget, stable=stable)
+
+
+def placed_counts(placed: Placed, *, engine: str, memory_budget: int, stable: tuple | None = None):
+    """:func:`device_counts` of inputs already placed (:func:`place_inputs`): the device's
+    code checks read back (one wait), then the engine counts."""
+    inp, checks = device_bits(*placed)
+    confirm_codes(checks.tolist(), placed.qt, placed.dt)
     if engine == "triton":
         from metrics_core.hashing import triton_engine
 

@@ -18,20 +18,23 @@ codes, or more than :data:`MAX_LABEL_WORDS` x 32 labels, go to the torch engine)
   histograms). Relevant items do the same on a second counter (relevant items ranked before
   it), and add ``seen / rank`` to the query's sum as an integer of 2**-48 (truncated).
 
-Popcount is a shift-and-mask popcount (Triton's interpreter, ``TRITON_INTERPRET=1``, which
-runs these kernels on the CPU in the tests, lacks libdevice's ``popc``).
+Popcount is the GPU's instruction (libdevice's ``popc``) on CUDA, and a shift-and-mask
+popcount in Triton's interpreter (``TRITON_INTERPRET=1``, which runs these kernels on the CPU
+in the tests and lacks libdevice), or should a GPU's compiler refuse the instruction.
 """
 
 from __future__ import annotations
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 
 from metrics_core.hashing._torch import torch
 from metrics_core.hashing.device import (
     FIXED_BITS,
     SPLIT_BITS,
     DeviceInputs,
+    current_device_is,
     memory_for,
     pack_words,
     stable_to_host,
@@ -57,11 +60,16 @@ GRID_MAX = 65535
 
 
 @triton.jit
-def _popc(x):
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return (x * 0x01010101) >> 24
+def _popc(x, HW: tl.constexpr):
+    """Set bits of int32 words: the GPU's popcount instruction (``HW``), or shift-and-mask
+    (about a dozen integer operations; what Triton's interpreter can run)."""
+    if HW:
+        return libdevice.popc(x)
+    else:
+        x = x - ((x >> 1) & 0x55555555)
+        x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+        x = (x + (x >> 4)) & 0x0F0F0F0F
+        return (x * 0x01010101) >> 24
 
 
 @triton.jit
@@ -83,6 +91,7 @@ def _histogram_kernel(
     NB: tl.constexpr,
     NBOUT: tl.constexpr,
     NOVER: tl.constexpr,
+    HW: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_q = tl.program_id(1)
@@ -103,13 +112,13 @@ def _histogram_kernel(
         row = pid_q * BQ + i
         row_ok = row < nq
         r = tl.minimum(row, nq - 1)
-        dist = _popc(d0 ^ tl.load(q_ptr + r * NW))
+        dist = _popc(d0 ^ tl.load(q_ptr + r * NW), HW)
         if NW > 1:
-            dist += _popc(d1 ^ tl.load(q_ptr + r * NW + 1))
+            dist += _popc(d1 ^ tl.load(q_ptr + r * NW + 1), HW)
         if NW > 2:
-            dist += _popc(d2 ^ tl.load(q_ptr + r * NW + 2))
+            dist += _popc(d2 ^ tl.load(q_ptr + r * NW + 2), HW)
         if NW > 3:
-            dist += _popc(d3 ^ tl.load(q_ptr + r * NW + 3))
+            dist += _popc(d3 ^ tl.load(q_ptr + r * NW + 3), HW)
         if MULTI:
             hit = tl.zeros([BN], dtype=tl.int32)
             for w in tl.static_range(NLW):
@@ -168,6 +177,7 @@ def _stable_kernel(
     BQ: tl.constexpr,
     NK: tl.constexpr,
     SCALE: tl.constexpr,
+    HW: tl.constexpr,
 ):
     seg = tl.program_id(0)
     pid_q = tl.program_id(1)
@@ -190,13 +200,13 @@ def _stable_kernel(
     for t in range(0, SEG):
         j = start + t
         ok = j < ndb
-        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0))
+        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
         if NW > 1:
-            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0))
+            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
         if NW > 2:
-            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0))
+            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
         if NW > 3:
-            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0))
+            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
         here = live & ok
         if MULTI:
             hit = tl.zeros([BQ], dtype=tl.int32)
@@ -208,8 +218,11 @@ def _stable_kernel(
             rel = (hit != 0) & here
         else:
             rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
-        rank = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed") + 1
-        seen = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed") + 1
+        # both counters taken before either is read: their waits overlap
+        before = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed")
+        seen_before = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed")
+        rank = before + 1
+        seen = seen_before + 1
         rank = tl.where(here, rank, 1)
         seen = tl.where(rel, seen, 0)
         fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
@@ -223,13 +236,47 @@ def _stable_kernel(
     )
 
 
+#: Whether the kernels use the GPU's popcount instruction (on CUDA): true until a kernel
+#: with it fails there (then the shift-and-mask popcount runs from then on).
+_POPC_INSTRUCTION = {"usable": True}
+
+
+def _launch(kernel, grid, device, *args, **kwargs) -> None:
+    """Launch ``kernel`` on ``grid``: with the popcount instruction on CUDA, the
+    shift-and-mask popcount elsewhere (Triton's interpreter), or on CUDA after a launch
+    with the instruction failed once (a compiler without it); a failure that is not the
+    instruction's fails again without it, and is raised."""
+    if device.type == "cuda" and _POPC_INSTRUCTION["usable"]:
+        try:
+            kernel[grid](*args, HW=True, **kwargs)
+            return
+        except Exception:  # pragma: no cover - needs a GPU whose compiler refuses it
+            _POPC_INSTRUCTION["usable"] = False
+    kernel[grid](*args, HW=False, **kwargs)
+
+
+def takes(placed) -> bool:
+    """Whether the kernels take these inputs (:class:`~metrics_core.hashing.device.Placed`):
+    at most :data:`MAX_WORDS` code words and :data:`MAX_LABEL_WORDS` label words."""
+    words = -(-int(placed.qt.shape[1]) // 32)
+    label_words = -(-int(placed.ql.shape[1]) // 32) if placed.ql.ndim == 2 else 1
+    return words <= MAX_WORDS and label_words <= MAX_LABEL_WORDS
+
+
+def settings() -> tuple:
+    """The block sizes and popcount the histogram kernel runs with (a captured graph
+    holds them)."""
+    return HIST_BN, HIST_BQ, HIST_WARPS, _POPC_INSTRUCTION["usable"]
+
+
 def _pow2(x: int) -> int:
     return 1 << max(0, int(x) - 1).bit_length()
 
 
 def _packed(inp: DeviceInputs):
     """Codes and labels as the kernels read them: query rows (queries, words) and database
-    columns (words, items) of int32; class ids int32, or label words like the codes."""
+    columns (words, items) of int32; class ids (int64: compared, never cast), or label words
+    like the codes."""
     qw = pack_words(inp.qbits).contiguous()
     dw = pack_words(inp.dbits).T.contiguous()
     if inp.multi:
@@ -251,7 +298,10 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
     for lo in range(0, nq, GRID_MAX * HIST_BQ):
         hi = min(nq, lo + GRID_MAX * HIST_BQ)
         grid = (triton.cdiv(ndb, bn), triton.cdiv(hi - lo, HIST_BQ))
-        _histogram_kernel[grid](
+        _launch(
+            _histogram_kernel,
+            grid,
+            qw.device,
             qw[lo:hi],
             dw,
             ql[lo:hi],
@@ -277,7 +327,13 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
 def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
     """The Triton engine: ``(n, r, StableCounts or None)`` as
     :func:`metrics_core.hashing.device.torch_counts` returns them; the stable pass's chunks
-    of queries sized by :func:`~metrics_core.hashing.device.memory_for`."""
+    of queries sized by :func:`~metrics_core.hashing.device.memory_for`. The kernels are
+    launched on the inputs' GPU (Triton launches on the current device)."""
+    with current_device_is(inp.qbits.device):
+        return _triton_counts(inp, memory_budget, stable)
+
+
+def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
     nw = -(-inp.bits // 32)
     nlw = -(-inp.qlab.shape[1] // 32) if inp.multi else 1
@@ -323,7 +379,10 @@ def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = 
         acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
         cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
         grid = (nseg, triton.cdiv(rows, STABLE_BQ))
-        _stable_kernel[grid](
+        _launch(
+            _stable_kernel,
+            grid,
+            qw.device,
             qw[lo:hi],
             dw,
             ql[lo:hi],
@@ -364,4 +423,39 @@ def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = 
     return torch.cat(n_parts), torch.cat(r_parts), out
 
 
-__all__ = ["triton_counts", "MAX_WORDS", "MAX_LABEL_WORDS"]
+def compiled_for(kernel: str, *, arch: int = 90, popcount: bool = True, multi: bool = False):
+    """One kernel (``"histogram"`` or ``"stable"``) compiled as a GPU of compute capability
+    ``arch`` runs it (9.0: H100), by Triton and the ptxas of its wheel: no GPU needed. For
+    checks (the kernels compile with and without the popcount instruction) and instruction
+    counts (``bench/bench_hashing_kernels.py``). ``multi``: label words (multi-label rows)
+    instead of int64 class ids. Returns Triton's compiled kernel (``.asm`` holds the PTX
+    and the cubin)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    labels = "*i32" if multi else "*i64"
+    nw, nlw = (4, MAX_LABEL_WORDS) if multi else (2, 1)
+    if kernel == "histogram":
+        fn, warps = _histogram_kernel, HIST_WARPS
+        types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
+        types |= {"out_ptr": "*i32", "nq": "i32", "ndb": "i32", "blocks_per_seg": "i32"}
+        types |= {"nseg": "i32"}
+        nb, nover = (256, 0) if multi else (128, 1)  # 128 bits; 64 bits: the last by sums
+        constants: dict = dict(NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN, NB=nb)
+        constants |= dict(NBOUT=256, NOVER=nover)
+    else:
+        fn, warps = _stable_kernel, max(1, STABLE_BQ // 32)
+        types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
+        types |= {"start_n_ptr": "*i32", "start_r_ptr": "*i32", "ks_ptr": "*i32"}
+        types |= {"acc_ptr": "*i64", "cnt_ptr": "*i32", "nq": "i32", "ndb": "i32"}
+        types |= {"nseg": "i32", "W": "i32", "cut": "i32"}
+        constants = dict(SEG=SEG_MIN, NW=nw, NLW=nlw, MULTI=multi, BQ=STABLE_BQ, NK=4)
+        constants |= dict(SCALE=float(2**FIXED_BITS))
+    constants["HW"] = popcount
+    signature = {**types, **dict.fromkeys(constants, "constexpr")}
+    where = {(fn.arg_names.index(name),): value for name, value in constants.items()}
+    source = ASTSource(fn=fn, signature=signature, constexprs=where)
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps})
+
+
+__all__ = ["triton_counts", "takes", "settings", "compiled_for", "MAX_WORDS", "MAX_LABEL_WORDS"]

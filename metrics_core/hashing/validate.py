@@ -60,7 +60,10 @@ def code_bits(codes, name: str = "codes") -> np.ndarray:
     [[False, True], [True, True]]
     """
     if isinstance(codes, torch.Tensor):
-        codes = codes.detach().cpu().numpy()
+        codes = codes.detach().cpu()
+        if codes.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+            codes = codes.float()  # types numpy lacks: every value is a float32 exactly
+        codes = codes.numpy()
     a = np.asarray(codes)
     if a.ndim == 1:
         a = a[None, :]

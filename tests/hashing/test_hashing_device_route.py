@@ -95,9 +95,9 @@ def test_torch_engine_takes_tensors_and_01_codes():
 @pytest.mark.parametrize(
     "scale, offset", [(1, -(2**31)), (1, 2**31 - 10), (1, 2**31), (2**32, 2**40)]
 )
-def test_class_ids_beyond_int32_are_renumbered_not_wrapped(scale, offset):
-    """The kernels compare int32 class ids: ids that fit are cast, larger ones renumbered
-    (two ids 2**32 apart must stay two classes)."""
+def test_class_ids_beyond_int32_stay_distinct_classes(scale, offset):
+    """The engines compare int64 class ids as given, never a narrowed copy (two ids 2**32
+    apart must stay two classes)."""
     qc, dc, ql, dl = case(9, 16, False)
     want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
     shifted = [ql * scale + offset, dl * scale + offset]
@@ -122,6 +122,29 @@ def test_device_route_refuses_bad_codes_with_the_host_messages():
         evaluate_hashing(qc, dc, ql, np.ones((len(dc), 3)), device="cpu", engine="torch")
     with pytest.raises(InputError, match="unknown engine"):
         evaluate_hashing(qc, dc, ql, dl, engine="cupy")
+
+
+def test_code_checks_in_blocks_see_the_whole_matrix(monkeypatch):
+    """Codes checked (and made ±1 for the product) a block of rows at a time: ±1 rows in
+    one block and 0/1 rows in another mix the two encodings and are refused; either alone
+    passes in any blocks, with the numpy route's numbers."""
+    from metrics_core.hashing import device
+
+    monkeypatch.setattr(device, "BLOCK_ELEMENTS", 16 * 5)  # five rows a block
+    qc, dc, ql, dl = case(10, 16, False)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", ks=(1, 5))
+    for codes in (dc, (dc > 0).astype(np.int8)):
+        got = evaluate_hashing(qc, torch.as_tensor(codes), ql, dl, device="cpu", engine="torch")
+        assert repr(got["map"]) == repr(want["map"])
+    qm, dm, qlm, dlm = case(10, 16, True)  # multi-label: label rows made in blocks too
+    same(
+        evaluate_hashing(qm, dm, qlm, dlm, device="cpu", engine="torch", ks=(1, 5)),
+        evaluate_hashing(qm, dm, qlm, dlm, device="cpu", engine="numpy", ks=(1, 5)),
+    )
+    mixed = torch.as_tensor(dc)
+    mixed[20:] = (mixed[20:] > 0).to(mixed.dtype)
+    with pytest.raises(InputError, match="mix -1/\\+1 and 0/1"):
+        evaluate_hashing(qc, mixed, ql, dl, device="cpu", engine="torch")
 
 
 def test_stable_precision_sums_are_exact_fixed_point():
@@ -167,17 +190,65 @@ print("triton kernels equal the CPU route")
 """
 
 
-@pytest.mark.skipif(
+BOUNDED_CHECK = r"""
+import resource
+import torch
+from metrics_core.hashing import device
+
+torch.set_num_threads(1)
+device.BLOCK_ELEMENTS = 1 << 20  # 4 MB of float32 codes a block
+n = 1 << 19
+codes = torch.ones((n, 64), dtype=torch.float32)  # 128 MB, made without temporaries
+codes[::2] = -1.0
+one = torch.ones((1, 64), dtype=torch.float32)
+labels = torch.zeros(n, dtype=torch.int64)
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+before = peak_mb()
+inp, checks = device.device_bits(one, codes, labels[:1], labels)
+words = device.pack_words(inp.dbits)
+assert checks.tolist() == [1, 1] and words.shape == (n, 2)
+assert (words[0] == 0).all() and (words[1] == -1).all()
+print("growth", peak_mb() - before)
+"""
+
+
+def test_code_checks_and_packing_take_bounded_temporaries():
+    """Checking and packing a database's codes take temporaries of a bounded size (blocks
+    of rows), not several copies of the codes: 128 MB of float32 codes grow the process's
+    peak by their bits (32 MB), their words (4 MB) and a block's temporaries, where a
+    whole-matrix check and a 64-bit product took over 400 MB."""
+    done = subprocess.run(
+        [sys.executable, "-c", BOUNDED_CHECK],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    growth = float(done.stdout.split("growth")[1])
+    assert growth < 100, growth
+
+
+needs_triton = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None,
     reason="triton is not installed (requirements-dev.txt has it where its wheel exists: "
     "Linux x86-64)",
 )
-def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
-    """Triton reads TRITON_INTERPRET when a kernel is defined, so the check runs in a fresh
-    interpreter process (the kernels on the CPU, numpy underneath)."""
+
+
+def in_interpreter(script: str) -> str:
+    """Run ``script`` in a fresh Python with Triton's interpreter (Triton reads
+    TRITON_INTERPRET when a kernel is defined): the kernels on the CPU, numpy underneath.
+    Its standard output, once it has exited cleanly."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", TRITON_CHECK],
+        [sys.executable, "-c", script],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -185,7 +256,119 @@ def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "triton kernels equal the CPU route" in done.stdout
+    return done.stdout
+
+
+@needs_triton
+def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
+    assert "triton kernels equal the CPU route" in in_interpreter(TRITON_CHECK)
+
+
+COUNTED_CHECK = r"""
+import numpy as np
+import torch
+from metrics_core.errors import InputError
+from metrics_core.hashing import evaluate, evaluate_hashing, triton_engine
+from tests.hashing.test_hashing_device_route import OPTIONS, case, same
+
+calls = []
+counted = evaluate._counted_measures
+evaluate._counted_measures = lambda *a, **k: calls.append(1) or counted(*a, **k)
+triton_engine.HIST_BN = 32  # several blocks per row: boundaries inside the data
+# 65 bits: 3 words; 128: 4 (the most the kernels take); 200 bits: the torch engine's
+for bits, multi, nq, ndb in [(16, False, 35, 90), (65, True, 9, 70), (128, False, 9, 40),
+                             (200, False, 5, 40)]:
+    qc, dc, ql, dl = case(bits, bits, multi, nq=nq, ndb=ndb)
+    for options in [o for o in OPTIONS if o.get("ties") != "stable"]:
+        before = len(calls)
+        want = evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="numpy", **options)
+        same(evaluate_hashing(qc, dc, ql, dl, device="cpu", engine="triton", **options), want)
+        # counted with the measures unless the kernels cannot take the codes, or the measure
+        # needs the histograms on the host (expected AP@k with the retrieved normalizer)
+        host = "topk" in options and options.get("normalizer") != "min_r_k" and not options.get("ties")
+        assert len(calls) - before == (0 if bits > 128 or host else 1), (bits, options)
+    want = evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 5))
+    as_tensors = [torch.as_tensor(qc, dtype=torch.float32), torch.as_tensor(dc > 0),
+                  torch.as_tensor(ql), torch.as_tensor(dl)]
+    same(evaluate_hashing(*as_tensors, device="cpu", engine="triton", ks=(1, 5)), want)
+    zero_one = torch.as_tensor((qc > 0).astype(np.int8))  # 0/1 codes: the device check passes
+    same(evaluate_hashing(zero_one, dc, ql, dl, device="cpu", engine="triton", ks=(1, 5)), want)
+    bad = torch.as_tensor(dc, dtype=torch.float32)
+    bad[3, 4] = 0.5
+    try:
+        evaluate_hashing(qc, bad, ql, dl, device="cpu", engine="triton")
+        raise SystemExit("a code of 0.5 was not refused")
+    except InputError as exc:
+        assert "database codes: value 0.5 at row 3, bit 4" in str(exc), str(exc)
+assert calls
+
+# What a replay reads: a stand-in for the CUDA graph on the CPU, which keeps the first
+# call's function and copies of its inputs and, at each replay, runs that function on the
+# copies refreshed with the call's values, as a captured graph does. Calls of one shape with
+# other values must give their own numbers: nothing of a call but its inputs may reach a
+# replay (its key holds the rest).
+from metrics_core.hashing import device
+
+
+def stand_in(fn, inputs, dev):
+    static = [t.clone() for t in inputs]
+    out = fn(*static).clone()
+
+    class Graph:
+        def replay(self):
+            out.copy_(fn(*static))
+
+    return Graph(), static, out, fn
+
+
+device._capture = stand_in
+device.GRAPH_DEVICES = ("cuda", "cpu")
+device._GRAPHS.clear()
+for seed in (21, 22, 23):
+    for bits, multi, ks in ((64, False, (1, 5)), (65, True, ())):
+        arrays = case(seed, bits, multi, nq=12, ndb=70)
+        tensors = [torch.as_tensor(x) for x in arrays]  # int64 codes: checked on the device
+        same(evaluate_hashing(*tensors, device="cpu", engine="triton", ks=ks),
+             evaluate_hashing(*arrays, device="cpu", engine="numpy", ks=ks))
+assert len(device._GRAPHS) == 2  # one per shape, replayed twice each
+bad = tensors[1].clone()
+bad[5, 6] = 2
+try:
+    evaluate_hashing(tensors[0], bad, *tensors[2:], device="cpu", engine="triton", ks=())
+    raise SystemExit("a code of 2 was not refused after a replay")
+except InputError as exc:
+    assert "database codes: value 2.0 at row 5, bit 6" in str(exc), str(exc)
+assert len(device._GRAPHS) == 2  # that was a replay
+print("counted measures equal the CPU route")
+"""
+
+
+@needs_triton
+def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
+    """The Triton engine's evaluation counts and measures in one computation (what a CUDA
+    graph captures: code checks, bits, histogram kernel, sums, labels in one result): in
+    Triton's interpreter it gives the CPU route's numbers bit for bit, takes tensors and 0/1
+    codes, names a bad code as the host does, and leaves codes the kernels do not take to
+    the torch engine."""
+    assert "counted measures equal the CPU route" in in_interpreter(COUNTED_CHECK)
+
+
+@needs_triton
+@pytest.mark.parametrize("popcount", [True, False])
+def test_kernels_compile_for_an_h100_without_one(popcount, monkeypatch, tmp_path):
+    """The kernels as a GPU runs them (not the interpreter's reading): compiled for an
+    H100 (sm_90) by Triton and the ptxas of its wheel, no GPU needed, with the popcount
+    instruction and without (the fallback), with int64 class ids and with the label words
+    of multi-label rows, the stable pass too."""
+    pytest.importorskip("triton.backends.nvidia")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))  # compiled afresh, nothing kept
+    from metrics_core.hashing import triton_engine
+
+    for kernel in ("histogram", "stable"):
+        for multi in (False, True):
+            done = triton_engine.compiled_for(kernel, popcount=popcount, multi=multi)
+            assert len(done.asm["cubin"]) > 0
+            assert ".target sm_90" in done.asm["ptx"]
 
 
 def test_triton_engine_refused_without_cuda_or_interpreter(monkeypatch):

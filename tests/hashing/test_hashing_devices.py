@@ -191,3 +191,27 @@ def test_cuda_graph_replays_equal_eager_runs_and_stay_bounded(monkeypatch):
     for nq in range(10, 10 + 2 * device.GRAPHS_KEPT):
         evaluate_hashing(*[a[:nq] if i % 2 == 0 else a for i, a in enumerate(args)], device="cuda")
     assert 0 < len(device._GRAPHS) <= device.GRAPHS_KEPT
+
+
+@needs_gpu
+def test_cuda_counted_graph_reads_each_calls_values(monkeypatch):
+    """One graph from codes to sums (code checks, bits, histogram kernel, measures) is
+    captured per shape and replayed with each call's own values: new codes and labels of
+    the same shapes give their own CPU-route numbers, a bad code after the capture is still
+    named, and inputs above GRAPH_INPUT_BYTES (counted, then measured from a graph of the
+    measures alone) give the same bits."""
+    from metrics_core.hashing import evaluate
+
+    for seed in (11, 12, 13):  # the first call captures, the others replay
+        qc, dc, ql, dl = case(seed, 64, False, nq=200, ndb=3000)
+        args = [torch.as_tensor(x, device="cuda") for x in (qc, dc, ql, dl)]
+        got = evaluate_hashing(*args, device="cuda", ks=(1, 10))
+        same(got, evaluate_hashing(qc, dc, ql, dl, device="cpu", ks=(1, 10)))
+    bad = args[1].clone().float()
+    bad[7, 3] = 0.5
+    with pytest.raises(InputError, match=r"database codes: value 0.5 at row 7, bit 3"):
+        evaluate_hashing(args[0], bad, *args[2:], device="cuda", ks=(1, 10))
+    zero_one = (args[0] > 0).to(torch.int64)  # 0/1 codes of the same shape and type
+    same(evaluate_hashing(zero_one, *args[1:], device="cuda", ks=(1, 10)), got)
+    monkeypatch.setattr(evaluate, "GRAPH_INPUT_BYTES", 0)
+    same(evaluate_hashing(*args, device="cuda", ks=(1, 10)), got)

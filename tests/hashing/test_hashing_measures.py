@@ -123,14 +123,14 @@ def test_each_query_from_its_own_row_alone(monkeypatch):
     are exact integer sums, so the curve's means are the same too)."""
     n, r = histograms(3)
     ql = np.arange(len(n)) % 7
-    monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
+    monkeypatch.setattr(evaluate, "hamming_counts", lambda *a, **k: (n, r, None))
     whole = evaluate.evaluate_hashing(None, None, ql, None, ks=(1, 5), topk=None)
     assert 0 < whole["map"] < 1
     cut = len(n) // 3
     parts = []
     for rows in (slice(0, cut), slice(cut, None)):
         monkeypatch.setattr(
-            evaluate, "distance_histograms", lambda *a, _s=rows, **k: (n[_s], r[_s])
+            evaluate, "hamming_counts", lambda *a, _s=rows, **k: (n[_s], r[_s], None)
         )
         parts.append(evaluate.evaluate_hashing(None, None, ql[rows], None, ks=(1, 5), topk=None))
     joined = np.concatenate([p["ap"] for p in parts])
@@ -144,7 +144,7 @@ def test_row_blocks_and_threads_change_no_value(monkeypatch):
 
     n, r = histograms(3)
     ql = np.arange(len(n)) % 7
-    monkeypatch.setattr(evaluate, "distance_histograms", lambda *a, **k: (n, r))
+    monkeypatch.setattr(evaluate, "hamming_counts", lambda *a, **k: (n, r, None))
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     results = []
     for cells in (1 << 30, 200, 64):
@@ -187,5 +187,7 @@ def test_per_class_map_equals_the_mean_over_each_class_mask(classes):
     }
     assert list(got) == list(want)
     assert repr(got) == repr(want)
+    every = {str(c): float(np.mean(ap[ql == c])) for c in np.unique(ql)}
+    assert repr(evaluate._per_class_map(ap, None, ql)) == repr(every)  # None: every query
     keep[ql == ql[0]] = False  # a class whose queries are all left out: NaN
     assert math.isnan(evaluate._per_class_map(ap, keep, ql)[str(ql[0])])
