@@ -172,9 +172,10 @@ with page(_("Per query")) as p:
             else str(q)
         ),
     )
+    # the depth above the two rankings it cuts (drawn after the columns, it sat below both)
+    depth = int(st.number_input(_("Show the top"), 1, 10000, 20, key=PerQuery.DEPTH))
     c1, c2 = st.columns(2)
     pairs = [(c1, names[0]), (c2, names[1] if len(names) > 1 else names[0])]
-    depth = int(st.number_input(_("Show the top"), 1, 10000, 20, key=PerQuery.DEPTH))
     max_label = float(max(qrels.relevance.max(), 1.0)) if len(qrels) else 1.0
     for i, (col, default) in enumerate(pairs):
         with col:
@@ -223,6 +224,7 @@ with page(_("Per query")) as p:
                     "relevance": _("Relevance"),
                     "tied": st.column_config.TextColumn(
                         _("Tied"),
+                        alignment="right",  # a count, aligned as the numbers beside it
                         help=_(
                             "Documents sharing this score (how many): their "
                             "order here is the tie rule's, set in the sidebar"
