@@ -10,6 +10,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.style import heading
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
@@ -92,9 +93,11 @@ with page(
             key=Detection.TPR_TABLE,
             hide_index=True,
             width="stretch",
+            # headings capitalised ("threshold" read as a lower-case heading); the library's
+            # lower-case names stay the table's columns (and its download's)
             column_config={
                 **{
-                    _(c): FOUR
+                    _(c): st.column_config.NumberColumn(heading(_(c)), format="%.4f")
                     for c in (
                         "target FPR",
                         "TPR",
@@ -106,7 +109,7 @@ with page(
                     )
                 },
                 _("allowed FP"): st.column_config.NumberColumn(
-                    _("allowed FP"),
+                    heading(_("allowed FP")),
                     format="%d",
                     help=_("allowed false positives: floor(target × negatives)"),
                 ),

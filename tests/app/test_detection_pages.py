@@ -529,3 +529,24 @@ def test_reliability_bins_headings_fit_in_spanish(monkeypatch):
     heads = list(ds.bins_table(bins).columns)
     assert heads[-3:] == ["Frecuencia", "IC 95 % inferior", "IC 95 % superior"]
     assert sum(len(h) for h in heads) <= 90, heads  # about 7 px a character: 766 px with padding
+
+
+def test_tpr_at_fpr_headings_capitalised_in_both_languages():
+    """The TPR-at-target-FPR table was headed "umbral", "umbral siguiente" ("threshold",
+    "allowed FP") in lower case beside "TPR" and "FPR objetivo"."""
+    import json
+
+    for lang, want in ((None, "Threshold"), ("es", "Umbral")):
+        at = AppTest.from_file(str(ROOT / "pages" / "detection.py"), default_timeout=120)
+        if lang:
+            at.query_params["lang"] = lang
+        at.run()
+        assert not at.exception
+        frame = next(d for d in at.dataframe if "TPR" in d.value.columns)
+        labels = {
+            c: v["label"]
+            for c, v in json.loads(frame.proto.columns).items()
+            if c != "_index" and v.get("label")
+        }
+        assert want in labels.values(), labels
+        assert all(label[:1].isupper() for label in labels.values()), labels

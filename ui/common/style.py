@@ -137,6 +137,19 @@ def in_sentence(label: str) -> str:
     return label[:1].lower() + label[1:] if label[1:] == label[1:].lower() else label
 
 
+def heading(label: str) -> str:
+    """A name as a table heading: its first letter in upper case ("threshold" -> "Threshold",
+    "umbral siguiente" -> "Umbral siguiente"); a name spelled with a capital inside its first
+    word (nDCG, mAP) as written.
+
+    >>> heading("next FPR"), heading("nDCG@10"), heading("mAP")
+    ('Next FPR', 'nDCG@10', 'mAP')
+    """
+    if label[1:2].isupper():
+        return label
+    return label[:1].upper() + label[1:]
+
+
 def plain_headers(columns: Iterable[str]) -> dict[str, str]:
     """Mapping column -> on-screen header (unknown columns: underscores become spaces)."""
     return {c: HEADERS.get(c, str(c).replace("_", " ")) for c in columns}
@@ -157,6 +170,7 @@ __all__ = [
     "difficulty_order",
     "plain_headers",
     "in_sentence",
+    "heading",
 ]
 
 
