@@ -130,7 +130,7 @@ def _histogram_kernel(
         else:
             rel = dlab == tl.load(ql_ptr + r)
         key = dist * 2 + rel.to(tl.int32)
-        base = out_ptr + (r * nseg + seg) * NBOUT
+        base = out_ptr + r * NBOUT * nseg + seg  # row r, bin b, segment seg: b * nseg apart
         if NOVER > 0:
             # the few largest distances (2 d + 1 >= NB) are counted by two sums each, so that
             # the histogram has half the bins (its cost grows with them)
@@ -141,17 +141,20 @@ def _histogram_kernel(
                 n_at = tl.sum(at.to(tl.int32), axis=0)
                 r_at = tl.sum((at & rel).to(tl.int32), axis=0)
                 tl.atomic_add(
-                    base + 2 * (NB // 2 + v),
+                    base + 2 * (NB // 2 + v) * nseg,
                     n_at - r_at,
                     mask=row_ok & (n_at > r_at),
                     sem="relaxed",
                 )
                 tl.atomic_add(
-                    base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed"
+                    base + (2 * (NB // 2 + v) + 1) * nseg,
+                    r_at,
+                    mask=row_ok & (r_at > 0),
+                    sem="relaxed",
                 )
         else:
             h = tl.histogram(key, NB, mask=valid)
-        tl.atomic_add(base + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
+        tl.atomic_add(base + bins * nseg, h, mask=(h > 0) & row_ok, sem="relaxed")
 
 
 @triton.jit
@@ -192,7 +195,7 @@ def _stable_kernel(
         q3 = tl.load(q_ptr + rows * NW + 3, mask=live, other=0)
     if not MULTI:
         qlab = tl.load(ql_ptr + rows, mask=live, other=-1)
-    base = (rows * nseg + seg) * W
+    base = rows * W * nseg + seg  # counters by row, distance, segment: d * nseg apart
     ks = tl.load(ks_ptr + tl.arange(0, NK))
     acc = tl.zeros([BQ], dtype=tl.int64)
     cnt = tl.zeros([BQ, NK], dtype=tl.int32)
@@ -219,8 +222,9 @@ def _stable_kernel(
         else:
             rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
         # both counters taken before either is read: their waits overlap
-        before = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed")
-        seen_before = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed")
+        at = base + dist * nseg
+        before = tl.atomic_add(start_n_ptr + at, 1, mask=here, sem="relaxed")
+        seen_before = tl.atomic_add(start_r_ptr + at, 1, mask=rel, sem="relaxed")
         rank = before + 1
         seen = seen_before + 1
         rank = tl.where(here, rank, 1)
@@ -285,8 +289,8 @@ def _packed(inp: DeviceInputs):
 
 
 def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
-    """(rows, nseg, width, 2) int32: per query and database segment, items (and relevant
-    items) at each distance."""
+    """(rows, width, 2, nseg) int32: per query, distance and database segment, the items
+    not relevant and the relevant items (a segment's counts of one distance side by side)."""
     nq, nw = qw.shape
     ndb = dw.shape[1]
     nb = _pow2(2 * width)  # a row of the output: every key 2 d + relevant
@@ -321,7 +325,7 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
             NOVER=over,
             num_warps=HIST_WARPS,
         )
-    return out.view(nq, nseg, nb)[:, :, : 2 * width].view(nq, nseg, width, 2)  # no copy
+    return out.view(nq, nb, nseg)[:, : 2 * width].view(nq, width, 2, nseg)  # no copy
 
 
 def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
@@ -342,7 +346,7 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     qw, dw, ql, dl = _packed(inp)
     width = inp.bits + 1
     if stable is None:
-        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0]
+        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[..., 0]
         return h.sum(dim=2), h[:, :, 1], None  # int64 items, int32 relevant (a view)
     budget = memory_for(qw.device, memory_budget)
     cut, ks = stable
@@ -361,21 +365,19 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     for lo in range(0, nq, chunk):
         hi = min(nq, lo + chunk)
         rows = hi - lo
-        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg).to(
-            torch.int64
-        )
-        seg_n, seg_r = h.sum(dim=3), h[..., 1]
+        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg)
+        # items and relevant items by row, distance and segment (int32: at most the database)
+        counts = torch.stack((h[:, :, 0] + h[:, :, 1], h[:, :, 1]))
         del h
-        n_tot, r_tot = seg_n.sum(dim=1), seg_r.sum(dim=1)
-        before_n = torch.cumsum(n_tot, dim=1) - n_tot  # items at a smaller distance
-        before_r = torch.cumsum(r_tot, dim=1) - r_tot
-        start_n = (
-            (before_n[:, None, :] + torch.cumsum(seg_n, dim=1) - seg_n).to(torch.int32).contiguous()
-        )
-        start_r = (
-            (before_r[:, None, :] + torch.cumsum(seg_r, dim=1) - seg_r).to(torch.int32).contiguous()
-        )
-        del seg_n, seg_r
+        flat = counts.view(2, rows, width * nseg)
+        # the items (relevant items) ranked before each distance and segment's first: those
+        # at a smaller distance, then those at that distance in earlier segments; in the
+        # order distance, then segment, an exclusive cumulative sum
+        starts = torch.cumsum(flat, dim=2, dtype=torch.int32)
+        starts -= flat
+        start_n, start_r = starts[0], starts[1]
+        n_tot, r_tot = counts.sum(dim=3)  # int64 histograms
+        del counts, flat
         acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
         cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
         grid = (nseg, triton.cdiv(rows, STABLE_BQ))
