@@ -441,10 +441,10 @@ def compiled_for(kernel: str, *, arch: int = 90, popcount: bool = True, multi: b
         fn, warps = _histogram_kernel, HIST_WARPS
         types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
         types |= {"out_ptr": "*i32", "nq": "i32", "ndb": "i32", "blocks_per_seg": "i32"}
-        types |= {"nseg": "i32"}
         nb, nover = (256, 0) if multi else (128, 1)  # 128 bits; 64 bits: the last by sums
-        constants: dict = dict(NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN, NB=nb)
-        constants |= dict(NBOUT=256, NOVER=nover)
+        # one segment: the histograms alone (Triton specialises an integer argument of 1)
+        constants: dict = dict(nseg=1, NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN)
+        constants |= dict(NB=nb, NBOUT=256, NOVER=nover)
     else:
         fn, warps = _stable_kernel, max(1, STABLE_BQ // 32)
         types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
