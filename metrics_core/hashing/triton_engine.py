@@ -158,6 +158,48 @@ def _histogram_kernel(
 
 
 @triton.jit
+def _stable_item(
+    j, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base, nseg,
+    NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr, BQ: tl.constexpr,
+    HW: tl.constexpr,
+):  # fmt: skip
+    """Database item ``j`` against the program's queries: whether it counts (``here``),
+    whether it is relevant, and the offset of its counters (its distance's)."""
+    ok = j < ndb
+    dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
+    if NW > 1:
+        dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
+    if NW > 2:
+        dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
+    if NW > 3:
+        dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
+    here = live & ok
+    if MULTI:
+        hit = tl.zeros([BQ], dtype=tl.int32)
+        for w in tl.static_range(NLW):
+            hit = hit | (
+                tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
+                & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0)
+            )
+        rel = (hit != 0) & here
+    else:
+        rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
+    return here, rel, base + dist * nseg
+
+
+@triton.jit
+def _stable_add(before, seen_before, here, rel, acc, cnt, ks, cut, SCALE: tl.constexpr):
+    """Add an item to the program's sums: ``seen / rank`` (an integer of 2**-48, truncated)
+    for a relevant item inside the cut, and to the count of each k its rank is within."""
+    rank = tl.where(here, before + 1, 1)
+    seen = tl.where(rel, seen_before + 1, 0)
+    fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
+    acc += tl.where(rel & (rank <= cut), fixed, 0)
+    cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
+    return acc, cnt
+
+
+@triton.jit
 def _stable_kernel(
     q_ptr,
     d_ptr,
@@ -187,12 +229,16 @@ def _stable_kernel(
     rows = pid_q * BQ + tl.arange(0, BQ)
     live = rows < nq
     q0 = tl.load(q_ptr + rows * NW, mask=live, other=0)
+    q1 = q0  # words past NW are never read
+    q2 = q0
+    q3 = q0
     if NW > 1:
         q1 = tl.load(q_ptr + rows * NW + 1, mask=live, other=0)
     if NW > 2:
         q2 = tl.load(q_ptr + rows * NW + 2, mask=live, other=0)
     if NW > 3:
         q3 = tl.load(q_ptr + rows * NW + 3, mask=live, other=0)
+    qlab = rows  # read only with class ids
     if not MULTI:
         qlab = tl.load(ql_ptr + rows, mask=live, other=-1)
     base = rows * W * nseg + seg  # counters by row, distance, segment: d * nseg apart
@@ -200,38 +246,24 @@ def _stable_kernel(
     acc = tl.zeros([BQ], dtype=tl.int64)
     cnt = tl.zeros([BQ, NK], dtype=tl.int32)
     start = seg * SEG
-    for t in range(0, SEG):
-        j = start + t
-        ok = j < ndb
-        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
-        if NW > 1:
-            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
-        if NW > 2:
-            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
-        if NW > 3:
-            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
-        here = live & ok
-        if MULTI:
-            hit = tl.zeros([BQ], dtype=tl.int32)
-            for w in tl.static_range(NLW):
-                hit = hit | (
-                    tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
-                    & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0)
-                )
-            rel = (hit != 0) & here
-        else:
-            rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
-        # both counters taken before either is read: their waits overlap
-        at = base + dist * nseg
-        before = tl.atomic_add(start_n_ptr + at, 1, mask=here, sem="relaxed")
-        seen_before = tl.atomic_add(start_r_ptr + at, 1, mask=rel, sem="relaxed")
-        rank = before + 1
-        seen = seen_before + 1
-        rank = tl.where(here, rank, 1)
-        seen = tl.where(rel, seen, 0)
-        fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
-        acc += tl.where(rel & (rank <= cut), fixed, 0)
-        cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
+    # two items a step (SEG is a power of two): their four counters are taken before any is
+    # read, so the waits overlap; counters of one query are one thread's, taken in item order
+    # (one thread's atomics on one address are ordered), so the ranks are the same
+    for t in range(0, SEG, 2):
+        here0, rel0, at0 = _stable_item(
+            start + t, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base,
+            nseg, NW, NLW, MULTI, BQ, HW,
+        )  # fmt: skip
+        here1, rel1, at1 = _stable_item(
+            start + t + 1, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base,
+            nseg, NW, NLW, MULTI, BQ, HW,
+        )  # fmt: skip
+        before0 = tl.atomic_add(start_n_ptr + at0, 1, mask=here0, sem="relaxed")
+        seen0 = tl.atomic_add(start_r_ptr + at0, 1, mask=rel0, sem="relaxed")
+        before1 = tl.atomic_add(start_n_ptr + at1, 1, mask=here1, sem="relaxed")
+        seen1 = tl.atomic_add(start_r_ptr + at1, 1, mask=rel1, sem="relaxed")
+        acc, cnt = _stable_add(before0, seen0, here0, rel0, acc, cnt, ks, cut, SCALE)
+        acc, cnt = _stable_add(before1, seen1, here1, rel1, acc, cnt, ks, cut, SCALE)
     tl.store(acc_ptr + rows * nseg + seg, acc, mask=live)
     tl.store(
         cnt_ptr + (rows * nseg + seg)[:, None] * NK + tl.arange(0, NK)[None, :],
