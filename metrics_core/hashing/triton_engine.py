@@ -130,7 +130,7 @@ def _histogram_kernel(
         else:
             rel = dlab == tl.load(ql_ptr + r)
         key = dist * 2 + rel.to(tl.int32)
-        base = out_ptr + (r * nseg + seg) * NBOUT
+        base = out_ptr + r * NBOUT * nseg + seg  # row r, bin b, segment seg: b * nseg apart
         if NOVER > 0:
             # the few largest distances (2 d + 1 >= NB) are counted by two sums each, so that
             # the histogram has half the bins (its cost grows with them)
@@ -141,17 +141,62 @@ def _histogram_kernel(
                 n_at = tl.sum(at.to(tl.int32), axis=0)
                 r_at = tl.sum((at & rel).to(tl.int32), axis=0)
                 tl.atomic_add(
-                    base + 2 * (NB // 2 + v),
+                    base + 2 * (NB // 2 + v) * nseg,
                     n_at - r_at,
                     mask=row_ok & (n_at > r_at),
                     sem="relaxed",
                 )
                 tl.atomic_add(
-                    base + 2 * (NB // 2 + v) + 1, r_at, mask=row_ok & (r_at > 0), sem="relaxed"
+                    base + (2 * (NB // 2 + v) + 1) * nseg,
+                    r_at,
+                    mask=row_ok & (r_at > 0),
+                    sem="relaxed",
                 )
         else:
             h = tl.histogram(key, NB, mask=valid)
-        tl.atomic_add(base + bins, h, mask=(h > 0) & row_ok, sem="relaxed")
+        tl.atomic_add(base + bins * nseg, h, mask=(h > 0) & row_ok, sem="relaxed")
+
+
+@triton.jit
+def _stable_item(
+    j, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base, nseg,
+    NW: tl.constexpr, NLW: tl.constexpr, MULTI: tl.constexpr, BQ: tl.constexpr,
+    HW: tl.constexpr,
+):  # fmt: skip
+    """Database item ``j`` against the program's queries: whether it counts (``here``),
+    whether it is relevant, and the offset of its counters (its distance's)."""
+    ok = j < ndb
+    dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
+    if NW > 1:
+        dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
+    if NW > 2:
+        dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
+    if NW > 3:
+        dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
+    here = live & ok
+    if MULTI:
+        hit = tl.zeros([BQ], dtype=tl.int32)
+        for w in tl.static_range(NLW):
+            hit = hit | (
+                tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
+                & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0)
+            )
+        rel = (hit != 0) & here
+    else:
+        rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
+    return here, rel, base + dist * nseg
+
+
+@triton.jit
+def _stable_add(before, seen_before, here, rel, acc, cnt, ks, cut, SCALE: tl.constexpr):
+    """Add an item to the program's sums: ``seen / rank`` (an integer of 2**-48, truncated)
+    for a relevant item inside the cut, and to the count of each k its rank is within."""
+    rank = tl.where(here, before + 1, 1)
+    seen = tl.where(rel, seen_before + 1, 0)
+    fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
+    acc += tl.where(rel & (rank <= cut), fixed, 0)
+    cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
+    return acc, cnt
 
 
 @triton.jit
@@ -184,50 +229,41 @@ def _stable_kernel(
     rows = pid_q * BQ + tl.arange(0, BQ)
     live = rows < nq
     q0 = tl.load(q_ptr + rows * NW, mask=live, other=0)
+    q1 = q0  # words past NW are never read
+    q2 = q0
+    q3 = q0
     if NW > 1:
         q1 = tl.load(q_ptr + rows * NW + 1, mask=live, other=0)
     if NW > 2:
         q2 = tl.load(q_ptr + rows * NW + 2, mask=live, other=0)
     if NW > 3:
         q3 = tl.load(q_ptr + rows * NW + 3, mask=live, other=0)
+    qlab = rows  # read only with class ids
     if not MULTI:
         qlab = tl.load(ql_ptr + rows, mask=live, other=-1)
-    base = (rows * nseg + seg) * W
+    base = rows * W * nseg + seg  # counters by row, distance, segment: d * nseg apart
     ks = tl.load(ks_ptr + tl.arange(0, NK))
     acc = tl.zeros([BQ], dtype=tl.int64)
     cnt = tl.zeros([BQ, NK], dtype=tl.int32)
     start = seg * SEG
-    for t in range(0, SEG):
-        j = start + t
-        ok = j < ndb
-        dist = _popc(q0 ^ tl.load(d_ptr + j, mask=ok, other=0), HW)
-        if NW > 1:
-            dist += _popc(q1 ^ tl.load(d_ptr + ndb + j, mask=ok, other=0), HW)
-        if NW > 2:
-            dist += _popc(q2 ^ tl.load(d_ptr + 2 * ndb + j, mask=ok, other=0), HW)
-        if NW > 3:
-            dist += _popc(q3 ^ tl.load(d_ptr + 3 * ndb + j, mask=ok, other=0), HW)
-        here = live & ok
-        if MULTI:
-            hit = tl.zeros([BQ], dtype=tl.int32)
-            for w in tl.static_range(NLW):
-                hit = hit | (
-                    tl.load(ql_ptr + rows * NLW + w, mask=live, other=0)
-                    & tl.load(dl_ptr + w * ndb + j, mask=ok, other=0)
-                )
-            rel = (hit != 0) & here
-        else:
-            rel = (qlab == tl.load(dl_ptr + j, mask=ok, other=-2)) & here
-        # both counters taken before either is read: their waits overlap
-        before = tl.atomic_add(start_n_ptr + base + dist, 1, mask=here, sem="relaxed")
-        seen_before = tl.atomic_add(start_r_ptr + base + dist, 1, mask=rel, sem="relaxed")
-        rank = before + 1
-        seen = seen_before + 1
-        rank = tl.where(here, rank, 1)
-        seen = tl.where(rel, seen, 0)
-        fixed = (seen.to(tl.float64) / rank.to(tl.float64) * SCALE).to(tl.int64)
-        acc += tl.where(rel & (rank <= cut), fixed, 0)
-        cnt += (rel[:, None] & (rank[:, None] <= ks[None, :])).to(tl.int32)
+    # two items a step (SEG is a power of two): their four counters are taken before any is
+    # read, so the waits overlap; counters of one query are one thread's, taken in item order
+    # (one thread's atomics on one address are ordered), so the ranks are the same
+    for t in range(0, SEG, 2):
+        here0, rel0, at0 = _stable_item(
+            start + t, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base,
+            nseg, NW, NLW, MULTI, BQ, HW,
+        )  # fmt: skip
+        here1, rel1, at1 = _stable_item(
+            start + t + 1, ndb, q0, q1, q2, q3, qlab, rows, live, ql_ptr, dl_ptr, d_ptr, base,
+            nseg, NW, NLW, MULTI, BQ, HW,
+        )  # fmt: skip
+        before0 = tl.atomic_add(start_n_ptr + at0, 1, mask=here0, sem="relaxed")
+        seen0 = tl.atomic_add(start_r_ptr + at0, 1, mask=rel0, sem="relaxed")
+        before1 = tl.atomic_add(start_n_ptr + at1, 1, mask=here1, sem="relaxed")
+        seen1 = tl.atomic_add(start_r_ptr + at1, 1, mask=rel1, sem="relaxed")
+        acc, cnt = _stable_add(before0, seen0, here0, rel0, acc, cnt, ks, cut, SCALE)
+        acc, cnt = _stable_add(before1, seen1, here1, rel1, acc, cnt, ks, cut, SCALE)
     tl.store(acc_ptr + rows * nseg + seg, acc, mask=live)
     tl.store(
         cnt_ptr + (rows * nseg + seg)[:, None] * NK + tl.arange(0, NK)[None, :],
@@ -285,8 +321,8 @@ def _packed(inp: DeviceInputs):
 
 
 def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
-    """(rows, nseg, width, 2) int32: per query and database segment, items (and relevant
-    items) at each distance."""
+    """(rows, width, 2, nseg) int32: per query, distance and database segment, the items
+    not relevant and the relevant items (a segment's counts of one distance side by side)."""
     nq, nw = qw.shape
     ndb = dw.shape[1]
     nb = _pow2(2 * width)  # a row of the output: every key 2 d + relevant
@@ -321,7 +357,7 @@ def _histograms(qw, dw, ql, dl, multi, nlw, width, seg_len, nseg):
             NOVER=over,
             num_warps=HIST_WARPS,
         )
-    return out.view(nq, nseg, nb)[:, :, : 2 * width].view(nq, nseg, width, 2)  # no copy
+    return out.view(nq, nb, nseg)[:, : 2 * width].view(nq, width, 2, nseg)  # no copy
 
 
 def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = None):
@@ -342,7 +378,7 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     qw, dw, ql, dl = _packed(inp)
     width = inp.bits + 1
     if stable is None:
-        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[:, 0]
+        h = _histograms(qw, dw, ql, dl, inp.multi, nlw, width, _pow2(ndb), 1)[..., 0]
         return h.sum(dim=2), h[:, :, 1], None  # int64 items, int32 relevant (a view)
     budget = memory_for(qw.device, memory_budget)
     cut, ks = stable
@@ -361,21 +397,19 @@ def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     for lo in range(0, nq, chunk):
         hi = min(nq, lo + chunk)
         rows = hi - lo
-        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg).to(
-            torch.int64
-        )
-        seg_n, seg_r = h.sum(dim=3), h[..., 1]
+        h = _histograms(qw[lo:hi], dw, ql[lo:hi], dl, inp.multi, nlw, width, seg_len, nseg)
+        # items and relevant items by row, distance and segment (int32: at most the database)
+        counts = torch.stack((h[:, :, 0] + h[:, :, 1], h[:, :, 1]))
         del h
-        n_tot, r_tot = seg_n.sum(dim=1), seg_r.sum(dim=1)
-        before_n = torch.cumsum(n_tot, dim=1) - n_tot  # items at a smaller distance
-        before_r = torch.cumsum(r_tot, dim=1) - r_tot
-        start_n = (
-            (before_n[:, None, :] + torch.cumsum(seg_n, dim=1) - seg_n).to(torch.int32).contiguous()
-        )
-        start_r = (
-            (before_r[:, None, :] + torch.cumsum(seg_r, dim=1) - seg_r).to(torch.int32).contiguous()
-        )
-        del seg_n, seg_r
+        flat = counts.view(2, rows, width * nseg)
+        # the items (relevant items) ranked before each distance and segment's first: those
+        # at a smaller distance, then those at that distance in earlier segments; in the
+        # order distance, then segment, an exclusive cumulative sum
+        starts = torch.cumsum(flat, dim=2, dtype=torch.int32)
+        starts -= flat
+        start_n, start_r = starts[0], starts[1]
+        n_tot, r_tot = counts.sum(dim=3)  # int64 histograms
+        del counts, flat
         acc = torch.zeros(rows * nseg, dtype=torch.int64, device=qw.device)
         cnt = torch.zeros(rows * nseg * nk, dtype=torch.int32, device=qw.device)
         grid = (nseg, triton.cdiv(rows, STABLE_BQ))
@@ -439,10 +473,10 @@ def compiled_for(kernel: str, *, arch: int = 90, popcount: bool = True, multi: b
         fn, warps = _histogram_kernel, HIST_WARPS
         types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
         types |= {"out_ptr": "*i32", "nq": "i32", "ndb": "i32", "blocks_per_seg": "i32"}
-        types |= {"nseg": "i32"}
         nb, nover = (256, 0) if multi else (128, 1)  # 128 bits; 64 bits: the last by sums
-        constants: dict = dict(NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN, NB=nb)
-        constants |= dict(NBOUT=256, NOVER=nover)
+        # one segment: the histograms alone (Triton specialises an integer argument of 1)
+        constants: dict = dict(nseg=1, NW=nw, NLW=nlw, MULTI=multi, BQ=HIST_BQ, BN=HIST_BN)
+        constants |= dict(NB=nb, NBOUT=256, NOVER=nover)
     else:
         fn, warps = _stable_kernel, max(1, STABLE_BQ // 32)
         types = {"q_ptr": "*i32", "d_ptr": "*i32", "ql_ptr": labels, "dl_ptr": labels}
