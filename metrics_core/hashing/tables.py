@@ -64,12 +64,12 @@ def _summary(result: Mapping, _=_same) -> pd.DataFrame:
     )
     rows += [
         (
-            _("precision within Hamming radius {radius}").format(radius=rad),
+            _("Precision within Hamming radius {radius}").format(radius=rad),
             math.nan if empty and empty == result["n_queries"] else result["precision_radius"],
             note,
         ),
         (
-            _("recall within Hamming radius {radius}").format(radius=rad),
+            _("Recall within Hamming radius {radius}").format(radius=rad),
             result["recall_radius"],
             "",
         ),

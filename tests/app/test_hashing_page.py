@@ -206,7 +206,7 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     )
     assert result["empty_radius_queries"] == 4
     summary = empty.dataframe[1].value
-    row = summary[summary.iloc[:, 0].str.startswith("precision within Hamming radius")].iloc[0]
+    row = summary[summary.iloc[:, 0].str.startswith("Precision within Hamming radius")].iloc[0]
     assert np.isnan(row.iloc[1]) and "4 of 4 queries" in row.iloc[2]
 
 

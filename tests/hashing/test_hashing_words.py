@@ -42,8 +42,8 @@ def test_summary_words_in_english_and_spanish(rule):
         "mAP@5, relevant items first among ties",
         "P@1",
         "P@5",
-        "precision within Hamming radius 2",
-        "recall within Hamming radius 2",
+        "Precision within Hamming radius 2",
+        "Recall within Hamming radius 2",
     ]
     assert es["measure"].tolist() == [
         "mAP@5",
@@ -51,8 +51,8 @@ def test_summary_words_in_english_and_spanish(rule):
         "mAP@5, relevantes al principio entre los empates",
         "P@1",
         "P@5",
-        "precisión dentro del radio de Hamming 2",
-        "exhaustividad dentro del radio de Hamming 2",
+        "Precisión dentro del radio de Hamming 2",
+        "Exhaustividad dentro del radio de Hamming 2",
     ]
     assert en["note"][0] == f"ties: {TIE_RULE_NAMES[rule]}"
     assert (
