@@ -61,6 +61,8 @@ def test_page_with_sample_shows_metrics_core_values(expected):
     assert list(table["class"]) == [str(c) for c in range(10)]
     np.testing.assert_allclose(table["mAP"], list(expected["per_class_map"].values()))
     assert any("device: CPU" in c.value or "device: GPU" in c.value for c in at.caption)
+    data = next(c.value for c in at.caption if c.value.startswith("Data: "))
+    assert data.count("200") == 1 and data.count("16 bits") == 1  # the counts said once
 
 
 def test_page_options_change_the_numbers(sample):
