@@ -62,7 +62,7 @@ def test_page_with_sample_shows_metrics_core_values(expected):
     np.testing.assert_allclose(table["mAP"], list(expected["per_class_map"].values()))
     assert any("device: CPU" in c.value or "device: GPU" in c.value for c in at.caption)
     data = next(c.value for c in at.caption if c.value.startswith("Data: "))
-    assert data.count("200") == 1 and data.count("16 bits") == 1  # the counts said once
+    assert data.count("queries") == 1 and data.count("bits") == 1  # the counts said once
 
 
 def test_page_options_change_the_numbers(sample):
