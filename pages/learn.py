@@ -12,7 +12,7 @@ from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.sidebar import choice_words, convention_label
+from ui.common.sidebar import choice_words, convention_heading, convention_label
 from ui.common.style import md_text
 from ui.ranking.figures import gain_contributions
 from ui.ranking.learn import (
@@ -139,9 +139,8 @@ with page(_("Measures explained")) as p:
         c3, c4, c5, c6 = st.columns(4)
         local = {}
         for col, f in zip((c3, c4, c5, c6), LOCAL, strict=True):
-            label = convention_label(f)  # the sidebar's words, as a heading: capitalised
             local[f] = col.selectbox(
-                label[:1].upper() + label[1:],
+                convention_heading(f),  # the sidebar's words and capitals
                 CHOICES[f],
                 key=Learn.convention(f),
                 format_func=lambda v, f=f: choice_words(f, v),  # "linear: the label", not linear

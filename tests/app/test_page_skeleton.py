@@ -101,6 +101,27 @@ def test_the_sidebar_labels_mirror_the_conventions_descriptions():
     assert CONVENTION_LABELS == DESCRIPTIONS
 
 
+def test_the_sidebar_labels_start_with_a_capital_in_both_languages():
+    for lang, first, depth in (
+        ("en", "Order of equal scores", "Depth cut (trec_eval -M) (0 = all)"),
+        (
+            "es",
+            "Orden de las puntuaciones iguales",
+            "Corte de profundidad (trec_eval -M) (0 = todo)",
+        ),
+    ):
+        at = AppTest.from_function(_skeleton_script, default_timeout=TIMEOUT)
+        at.query_params["lang"] = lang
+        at.run()
+        assert not at.exception, at.exception
+        labels = [w.label for w in (*at.sidebar.selectbox, *at.sidebar.number_input)]
+        labels += [c.label for c in at.sidebar.checkbox]
+        assert labels[0] == first and depth in labels, labels
+        # every label a person reads starts with a capital (a name like nDCG as written)
+        assert all(x[:1].isupper() or x.startswith("nDCG") for x in labels), labels
+        assert lang == "es" or "nDCG gain" in labels  # the exception is exercised
+
+
 def test_the_collapse_script_names_the_page():
     from ui.common.sidebar import NARROW_PX, collapse_script
 

@@ -17,7 +17,7 @@ from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import N_, _, count, ngettext
-from ui.common.style import md_text
+from ui.common.style import heading, md_text
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
@@ -108,6 +108,16 @@ def convention_label(field: str) -> str:
         if field in CONVENTION_LABELS
         else DESCRIPTIONS.get(field, field)
     )
+
+
+def convention_heading(field: str) -> str:
+    """A convention's description as a label a person reads (the sidebar's widgets, the
+    Measures explained page): its first letter in upper case, a name like nDCG as written.
+
+    >>> convention_heading("ties"), convention_heading("gain")
+    ('Order of equal scores', 'nDCG gain')
+    """
+    return heading(convention_label(field))
 
 
 def conventions() -> Conventions:
@@ -246,7 +256,7 @@ def sidebar(
         st.markdown("**" + _("Conventions") + "**")
         for field in MAIN_CONVENTIONS:
             st.selectbox(
-                convention_label(field),
+                convention_heading(field),
                 _choices(field),
                 key=_W + field,
                 on_change=_on_change,
@@ -254,7 +264,7 @@ def sidebar(
                 format_func=_choice_formatter(field),
             )
         st.number_input(
-            convention_label("relevance_threshold"),
+            convention_heading("relevance_threshold"),
             min_value=-10.0,
             max_value=100.0,
             step=1.0,
@@ -264,7 +274,7 @@ def sidebar(
             help=_("relevant when label >= this (trec_eval -l)"),
         )
         st.number_input(
-            _("{label} (0 = all)").format(label=convention_label("depth")),
+            _("{label} (0 = all)").format(label=convention_heading("depth")),
             min_value=0,
             step=10,
             key=_W + "depth",
@@ -274,7 +284,7 @@ def sidebar(
         with st.expander(_("More conventions")):
             for field in MORE_CONVENTIONS:
                 st.selectbox(
-                    convention_label(field),
+                    convention_heading(field),
                     _choices(field),
                     key=_W + field,
                     on_change=_on_change,
@@ -282,7 +292,7 @@ def sidebar(
                     format_func=_choice_formatter(field),
                 )
             st.checkbox(
-                convention_label("ignore_identical_ids"),
+                convention_heading("ignore_identical_ids"),
                 key=_W + "ignore_identical_ids",
                 on_change=_on_change,
                 args=("ignore_identical_ids",),
@@ -363,6 +373,7 @@ __all__ = [
     "MAIN_CONVENTIONS",
     "MORE_CONVENTIONS",
     "CONVENTION_LABELS",
+    "convention_heading",
     "convention_label",
     "collapse_script",
     "NARROW_PX",
