@@ -212,4 +212,4 @@ with page(
         st.dataframe(shown.drop(columns=at_k), column_config=config, placeholder=MISSING)
         st.markdown(_("**Ties and unjudged documents in the top {k}**").format(k=k))
         st.dataframe(shown[at_k], column_config=config, placeholder=MISSING)
-        download_table(table, "diagnostics", conv, title="Data diagnostics", key="diag")
+        download_table(table, "diagnostics", conv, title=_("Data diagnostics"), key="diag")

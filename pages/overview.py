@@ -311,7 +311,7 @@ with page(_("Overview"), sidebar=False) as p:
         long.rename(columns=HEADERS | {"delta": f"delta vs {baseline}", "marker": "significant"}),
         "leaderboard",
         conv,
-        title="Leaderboard. " + legend,
+        title=_("Leaderboard") + ". " + legend,  # the name, then its legend
         key="leaderboard",
     )
 
@@ -370,7 +370,7 @@ with page(_("Overview"), sidebar=False) as p:
                 table.drop(columns=["mean"]).set_index(["run", "measure"]),
                 "overview",
                 conv,
-                title="Each run on its own queries",
+                title=_("Each run on its own queries"),
                 key="overview",
                 bootstrap=f"{n_resamples} resamples, {confidence:.0%}, seed {seed}",
             )

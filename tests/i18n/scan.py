@@ -66,12 +66,14 @@ DISPLAY_CALLS = frozenset(
         "feedback",
         "menu_button",
         "Page",
+        "download_table",
     }
 )
 #: Display calls whose visible text is not their first positional argument (``st.page_link``
 #: and the frame's ``page_link`` take the page first and the label second; ``st.Page`` takes a
-#: script path, its title is the ``title=`` keyword).
-TEXT_POSITION = {"page_link": 1, "Page": None}
+#: script path, its title is the ``title=`` keyword; the app's ``download_table`` takes the
+#: table, its file name and the conventions first, then the title written into every export).
+TEXT_POSITION = {"page_link": 1, "Page": None, "download_table": 3}
 #: Plotly calls and the keywords of theirs that the visitor reads (titles, annotations).
 PLOT_KEYWORDS = {
     "update_layout": frozenset(

@@ -28,6 +28,8 @@ st.markdown("Good" if ok else "Needs improvement")
 fig.update_layout(title="ROC curve", xaxis_title="False positive rate", height=300)
 fig.add_vline(x=t, annotation_text="threshold")
 cfg = {"p": st.column_config.NumberColumn("p-value", help="Holm-corrected", format="%.4f")}
+download_table(board, "leaderboard", conv, title="Leaderboard. " + legend, key="lb")
+download_table(board, "diagnostics", conv, "Data diagnostics")
 """
     found = {(f.line, f.text) for f in scan_source(source)}
     assert found == {
@@ -48,6 +50,8 @@ cfg = {"p": st.column_config.NumberColumn("p-value", help="Holm-corrected", form
         (14, "threshold"),
         (15, "p-value"),
         (15, "Holm-corrected"),
+        (16, "Leaderboard. "),
+        (17, "Data diagnostics"),
     }
 
 
@@ -67,6 +71,7 @@ st.radio("Language", ["en", "es"])  # i18n: ignore
 st.write(value)
 fig.update_layout(title=_("ROC curve"), height=300, template="plotly_white")
 st.column_config.NumberColumn(_("p-value"), format="%.4f")
+download_table(board, "leaderboard", conv, title=_("Leaderboard") + ". " + legend)
 """
     assert scan_source(source) == []
 
