@@ -20,7 +20,7 @@ from ui.ranking.figures import (
     group_bars,
     overview_bars,
 )
-from ui.ranking.ranked_view import missed_relevant, query_ranking
+from ui.ranking.ranked_view import missed_relevant, query_ranking, styled_ranking
 
 
 def test_exports_state_version_and_conventions():
@@ -257,3 +257,18 @@ def test_figure_words_follow_the_page_language(monkeypatch):
     assert g.data[0].hovertemplate.startswith("%{x}: %{y:.4f} (%{customdata} consultas)")
     f = figures.first_click_ranks(pd.DataFrame({"first_click_rank": [0, 1, 1]}))
     assert "impresiones" in f.data[0].hovertemplate and "impressions" not in f.data[0].hovertemplate
+
+
+def test_a_ranking_shows_its_scores_with_one_number_of_decimals():
+    ranking = pd.DataFrame(
+        {
+            "rank": [1, 2, 3, 4],
+            "doc_id": ["d1", "d2", "d3", "d4"],
+            "score": [10.0, 9.8, 9.61234, 12345.5],
+            "relevance": [2.0, 0.0, np.nan, 1.0],
+        }
+    )
+    text = styled_ranking(ranking).to_string()
+    for shown in ("10.0000", "9.8000", "9.6123", "12345.5000"):
+        assert shown in text, text
+    assert " 10 " not in text and "9.61 " not in text and "1.235e+04" not in text

@@ -13,6 +13,7 @@ import metrics_core as mc
 from metrics_core.report.cells import is_missing
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
+from ui.common.style import MEASURE_FORMAT
 from ui.ranking.figures import RELEVANCE_COLOURS
 
 
@@ -63,7 +64,9 @@ def relevance_colour(value, max_label: float = 3.0) -> str:
 
 
 def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
-    """pandas Styler of a ranked list: relevance coloured (no HTML from user text)."""
+    """pandas Styler of a ranked list: relevance coloured (no HTML from user text); scores
+    with the decimals of every number of the app's tables (``MEASURE_FORMAT``), so a column
+    of 10, 9.8 and 9.61 reads 10.0000, 9.8000, 9.6100."""
     labels = ranking["relevance"]
 
     def row_style(row):
@@ -72,7 +75,7 @@ def styled_ranking(ranking: pd.DataFrame, max_label: float = 3.0):
 
     # a grid draws a missing label with the table's placeholder (the page passes "unjudged")
     return ranking.style.apply(row_style, axis=1).format(
-        {"score": "{:.4g}", "relevance": "{:g}"}, na_rep=_("unjudged")
+        {"score": MEASURE_FORMAT.__mod__, "relevance": "{:g}"}, na_rep=_("unjudged")
     )
 
 
