@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -163,6 +164,10 @@ def test_a_baseline_adds_corrected_p_values(sample):
     assert "p (MRR)" in df.columns and df.at[0, "p (MRR)"] == ""
     assert all(v.startswith("<") or 0 <= float(v) <= 1 for v in df["p (MRR)"].iloc[1:3])
     assert any("against bm25" in c.value and "Holm" in c.value for c in at.caption)
+    # the columns of numbers alone (queries, p-values) are right-aligned as in every table
+    columns = json.loads(at.dataframe[0].proto.columns)
+    right = {c for c, v in columns.items() if v.get("alignment") == "right"}
+    assert right == {"Queries", "p (MRR)", "p (nDCG@10)", "p (P@5)"}, columns
 
 
 def test_the_exports_contents_in_spanish(sample, evaluations):

@@ -367,7 +367,18 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     from ui.common.downloads import download_buttons
 
     st.markdown("**" + caption(table, words) + "**")
-    st.dataframe(display_frame(table, words), hide_index=True, width="stretch", placeholder=MISSING)
+    # every cell is text (the labels beside the values); the columns of numbers alone (queries,
+    # p-values) aligned right, as numbers are in every other table
+    numbers = [words["queries"]]
+    if table.baseline is not None:
+        numbers += [words["p_of"].format(measure=display_measure(m)) for m in table.measures]
+    st.dataframe(
+        display_frame(table, words),
+        hide_index=True,
+        width="stretch",
+        placeholder=MISSING,
+        column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
+    )
     note = legend(table, words)
     if note:
         st.caption(note)
