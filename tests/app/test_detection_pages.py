@@ -138,6 +138,22 @@ def test_figures_pure_and_thinned():
     )  # the line's own value, unrounded
 
 
+def test_the_dynamic_k_figure_gives_the_average_k_axis_one_number_of_decimals():
+    curve = pd.DataFrame(
+        {
+            "tau": [0.1, 0.5, 0.9],
+            "recall": [0.9, 0.6, 0.3],
+            "precision": [0.4, 0.5, 0.7],
+            "avg_k": [6.41, 4.54, 3.6],
+        }
+    )
+    f = fig.dynamic_k_figure(curve, tau=0.5)
+    assert f.data[2].yaxis == "y2" and list(f.data[2].y) == [6.41, 4.54, 3.6]
+    # average K (right axis): two decimals on every tick (3.60, not 3.6 beside 4.54)
+    assert f.layout.yaxis2.tickformat == ".2f"
+    assert f.layout.yaxis.range == (0, 1.02)
+
+
 def _threshold_box(at):
     """The typed-threshold box (its key changes each time the slider moves)."""
     return next(n for n in at.number_input if n.label == "Threshold, typed")

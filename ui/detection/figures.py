@@ -272,7 +272,8 @@ def dynamic_k_figure(curve, *, tau: float | None = None) -> go.Figure:
         fig.add_vline(x=tau, line_color="red")
     fig.update_xaxes(title_text=_("probability threshold"))
     fig.update_yaxes(title_text=_("recall / precision"), range=[0, 1.02], secondary_y=False)
-    fig.update_yaxes(title_text=_("average K"), secondary_y=True)
+    # its ticks sit on the left axis's grid (3.6, 4.54, 5.48 ...): one number of decimals
+    fig.update_yaxes(title_text=_("average K"), tickformat=".2f", secondary_y=True)
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend=LEGEND_BELOW)
     return fig
 
