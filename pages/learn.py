@@ -103,9 +103,11 @@ with page(_("Measures explained")) as p:
             "The numbers below are computed by the same engine as every other page."
         )
     )
-    b1, b2, b3 = st.columns([1, 1, 2])
-    b1.button(_(GRADED), on_click=load_example, args=(GRADED,), key=Learn.GRADED)
-    b2.button(_(FOUR_RESULTS), on_click=load_example, args=(FOUR_RESULTS,), key=Learn.FOUR_RESULTS)
+    # the two examples one above the other, each as wide as its column: side by side the longer
+    # name wrapped to two lines and its button stood taller than the other
+    b1, b3 = st.columns(2)
+    for name, key in ((GRADED, Learn.GRADED), (FOUR_RESULTS, Learn.FOUR_RESULTS)):
+        b1.button(_(name), on_click=load_example, args=(name,), key=key, width="stretch")
     others = [n for n in PRESETS if n not in (GRADED, FOUR_RESULTS)]
     with b3:
         st.selectbox(_("More examples"), others, key=Learn.OTHER, format_func=_)

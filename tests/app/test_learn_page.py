@@ -68,3 +68,21 @@ def test_weighted_fusion_methods_named_in_spanish():
     assert any(label.startswith("Condorcet ponderado: ") for label in labels)
     assert any(label.startswith("BordaFuse ponderado: ") for label in labels)
     assert not any("weighted" in label for label in labels)
+
+
+def test_the_example_buttons_stand_one_above_the_other_in_one_column():
+    """Side by side, the longer example name wrapped and its button stood taller."""
+    from ui.ranking.state import Learn
+
+    for lang in ("en", "es"):
+        at = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60)
+        at.query_params["lang"] = lang
+        at.run()
+        assert not at.exception
+        keys = [Learn.GRADED, Learn.FOUR_RESULTS]
+        holding = [
+            [b.key for b in c.button]
+            for c in at.columns
+            if Learn.GRADED in {b.key for b in c.button}
+        ]
+        assert holding == [keys], holding  # one column, the two examples in order
