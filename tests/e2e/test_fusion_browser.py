@@ -4,20 +4,17 @@ as TREC lines. Screenshots go to RANKLAB_SCREENSHOTS when it is set (to look at 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-SHOTS = os.environ.get("RANKLAB_SCREENSHOTS")
+from tests.e2e.pages import IDLE, grid_widths, keep_screenshot, open_with_sample, page_overflow
 
 
 @pytest.mark.parametrize(("lang", "width", "height"), [("en", 1280, 800), ("es", 800, 1000)])
 def test_fusion_page_from_sample_to_download(server, new_page, lang, width, height):
     page = new_page(width, height)
-    page.goto(f"{server}/fusion?lang={lang}")
-    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
-    page.get_by_role("button", name=sample).first.click()
+    open_with_sample(page, server, "fusion", lang)
     heading = (
         "The fused run beside its inputs"
         if lang == "en"
@@ -28,13 +25,8 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
         state="attached", timeout=60_000
     )  # the board's cell
     page.wait_for_timeout(1500)
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 1
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"fusion_{lang}_{width}.png"), full_page=True)
+    assert page_overflow(page) <= 1
+    keep_screenshot(page, f"fusion_{lang}_{width}")
     label = (
         "Download the fused run (TREC)"
         if lang == "en"
@@ -52,9 +44,7 @@ def test_tuning_tables_fit_the_page(server, new_page, lang, width, height):
     """With tuning on, the folds' tables fit the page: no table scrolls sideways (the one table
     of eight long headings was 1391 px wide in Spanish, its last headings cut)."""
     page = new_page(width, height)
-    page.goto(f"{server}/fusion?lang={lang}")
-    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
-    page.get_by_role("button", name=sample).first.click()
+    open_with_sample(page, server, "fusion", lang)
     tune = (
         "Tune the parameters (cross-validated by query)"
         if lang == "en"
@@ -63,20 +53,10 @@ def test_tuning_tables_fit_the_page(server, new_page, lang, width, height):
     page.get_by_text(tune).first.click()
     held_out = "Held-out queries" if lang == "en" else "Consultas reservadas"  # a folds' heading
     page.get_by_text(held_out, exact=True).first.wait_for(state="attached", timeout=120_000)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
-    )
+    page.wait_for_function(IDLE, timeout=60_000)
     page.wait_for_timeout(1500)
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"fusion_tuned_{lang}_{width}.png"), full_page=True)
-    sizes = page.evaluate(
-        "() => Array.from(document.querySelectorAll('.dvn-scroller'))"
-        ".map(e => [e.scrollWidth, e.clientWidth])"
-    )
+    keep_screenshot(page, f"fusion_tuned_{lang}_{width}")
+    sizes = grid_widths(page)
     assert len(sizes) >= 3, sizes  # the board, the significance, the folds
     assert all(scroll <= client + 1 for scroll, client in sizes), sizes
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 1
+    assert page_overflow(page) <= 1

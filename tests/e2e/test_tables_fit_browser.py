@@ -5,12 +5,10 @@ column pinned. Screenshots go to RANKLAB_SCREENSHOTS when it is set (to look at 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-SHOTS = os.environ.get("RANKLAB_SCREENSHOTS")
+from tests.e2e.pages import IDLE, grid_widths, keep_screenshot, open_with_sample
+
 #: pages whose tables were wider than the page before (Data's diagnostics, Calibration's bins,
 #: History's report, Overview's details, Detection's and Dynamic K's per-criterion tables, Per
 #: query's rankings)
@@ -24,18 +22,12 @@ PAGES = (
     "history",
     "hashing",
 )
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-WIDE = """() => Array.from(document.querySelectorAll('.dvn-scroller'))
-    .filter(e => !e.closest('.st-key-ranklab-pq-table') && e.clientWidth > 0)
-    .map(e => [e.scrollWidth, e.clientWidth])"""
 
 
 @pytest.mark.parametrize("lang", ["es", "en"])
 def test_tables_fit_an_800_px_window(server, new_page, lang):
     page = new_page(800, 900)
-    page.goto(f"{server}/data?lang={lang}")
-    sample = "Load sample data" if lang == "en" else "Cargar datos de ejemplo"
-    page.get_by_role("button", name=sample).first.click()
+    open_with_sample(page, server, "data", lang)
     page.wait_for_function("() => document.querySelectorAll('.dvn-scroller').length >= 3")
     page.wait_for_function(IDLE, timeout=120_000)
     query = page.url.split("?", 1)[1] if "?" in page.url else f"lang={lang}"
@@ -47,10 +39,8 @@ def test_tables_fit_an_800_px_window(server, new_page, lang):
         )
         page.wait_for_function(IDLE, timeout=120_000)
         page.wait_for_timeout(1500)
-        sizes = page.evaluate(WIDE)
-        if SHOTS:
-            Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(SHOTS) / f"tables_{name}_{lang}.png"), full_page=True)
+        sizes = grid_widths(page)
+        keep_screenshot(page, f"tables_{name}_{lang}")
         over = [s for s in sizes if s[0] > s[1] + 1]
         if over:
             wide[name] = over
