@@ -209,8 +209,6 @@ def _codes_ok(t) -> Tensor:
         one = block == 1
         plus_minus.append((one | (block == -1)).all())
         zero_one.append((one | (block == 0)).all())
-    if len(plus_minus) == 1:
-        return plus_minus[0] | zero_one[0]
     return torch.stack(plus_minus).all() | torch.stack(zero_one).all()
 
 

@@ -302,26 +302,25 @@ class _MeasurePlan:
 
     def __init__(self, device, ndb: int, width: int, asked: _Asked):
         self.H = harmonic_on(device, ndb + 1)
-        self.width, self.rules, self.ks = width, tuple(asked.rules), tuple(asked.ks)
-        self.topk, self.ties, self.counts = asked.topk, asked.ties, asked.counts
-        self.rad = min(int(asked.rad), width - 1)
+        self.width = width
+        self.asked = asked._replace(rad=min(int(asked.rad), width - 1))  # within the code
         # sums per query besides the 4 singles
-        self.per = len(self.rules) * (2 if self.counts else 1) + len(self.ks)
-        self.key = (ndb, width, *asked._replace(rad=self.rad))
+        self.per = len(asked.rules) * (2 if asked.counts else 1) + len(asked.ks)
+        self.key = (ndb, width, *self.asked)
 
     def core(self, n, r):
         """The flat float64 tensor of :meth:`unpack`, from histogram rows ``n, r``."""
-        rules, counts = self.rules, self.counts
-        tables = tie_tables(n, r, self.topk, self.H)
-        terms = rule_terms(n, r, rules, self.topk, tables, counts=counts)
+        a = self.asked
+        tables = tie_tables(n, r, a.topk, self.H)
+        terms = rule_terms(n, r, a.rules, a.topk, tables, counts=a.counts)
         per_query = []  # (queries, distances) float64 terms, each summed over distances
-        for rule in rules:
+        for rule in a.rules:
             s, c = terms[rule]
             per_query += [s] if c is None else [s, c]
-        per_query += _inside_k_terms(n, r, self.ks, self.ties, tables)
+        per_query += _inside_k_terms(n, r, a.ks, a.ties, tables)
         precision, recall, R = _by_radius(r, tables)
-        empty = (tables["C"][:, self.rad] == 0).to(torch.float64)
-        pieces = [torch.stack([R, precision[:, self.rad], recall[:, self.rad], empty]).reshape(-1)]
+        empty = (tables["C"][:, a.rad] == 0).to(torch.float64)
+        pieces = [torch.stack([R, precision[:, a.rad], recall[:, a.rad], empty]).reshape(-1)]
         if per_query:
             pieces.append(fixed_sum(torch.stack(per_query), 2).reshape(-1))
         hi, lo = unit_sum_parts(torch.stack([precision, recall]), 1)  # exact in float64
@@ -358,14 +357,14 @@ class _MeasurePlan:
             "recall_sums": columns[1],
         }
         i = 0
-        for rule in self.rules:
-            if self.counts:
+        for rule in self.asked.rules:
+            if self.asked.counts:
                 out[rule] = (sums[i], sums[i + 1])
                 i += 2
             else:
                 out[rule] = (sums[i], None)
                 i += 1
-        out["at_k"] = {k: sums[i + j] for j, k in enumerate(self.ks)}
+        out["at_k"] = {k: sums[i + j] for j, k in enumerate(self.asked.ks)}
         return out
 
 

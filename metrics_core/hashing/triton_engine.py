@@ -291,12 +291,22 @@ def _launch(kernel, grid, device, *args, **kwargs) -> None:
     kernel[grid](*args, HW=False, **kwargs)
 
 
-def takes(placed) -> bool:
-    """Whether the kernels take these inputs (:class:`~metrics_core.hashing.device.Placed`):
-    at most :data:`MAX_WORDS` code words and :data:`MAX_LABEL_WORDS` label words."""
-    words = -(-int(placed.qt.shape[1]) // 32)
-    label_words = -(-int(placed.ql.shape[1]) // 32) if placed.ql.ndim == 2 else 1
+def _words(bits: int, labels: int | None) -> tuple[int, int]:
+    """32-bit words of a code of ``bits`` bits and of a row of ``labels`` 0/1 labels (None:
+    class ids, one word)."""
+    return -(-bits // 32), 1 if labels is None else -(-labels // 32)
+
+
+def _fits(words: int, label_words: int) -> bool:
+    """The kernels take at most :data:`MAX_WORDS` code words, :data:`MAX_LABEL_WORDS` label
+    words (longer ones go to the torch engine)."""
     return words <= MAX_WORDS and label_words <= MAX_LABEL_WORDS
+
+
+def takes(placed) -> bool:
+    """Whether the kernels take these inputs (:class:`~metrics_core.hashing.device.Placed`)."""
+    labels = int(placed.ql.shape[1]) if placed.ql.ndim == 2 else None
+    return _fits(*_words(int(placed.qt.shape[1]), labels))
 
 
 def settings() -> tuple:
@@ -371,9 +381,8 @@ def triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None = 
 
 def _triton_counts(inp: DeviceInputs, memory_budget: int, stable: tuple | None):
     nq, ndb = inp.qbits.shape[0], inp.dbits.shape[0]
-    nw = -(-inp.bits // 32)
-    nlw = -(-inp.qlab.shape[1] // 32) if inp.multi else 1
-    if nw > MAX_WORDS or nlw > MAX_LABEL_WORDS:
+    nw, nlw = _words(inp.bits, int(inp.qlab.shape[1]) if inp.multi else None)
+    if not _fits(nw, nlw):
         return torch_counts(inp, memory_budget, stable)
     qw, dw, ql, dl = _packed(inp)
     width = inp.bits + 1
