@@ -19,7 +19,14 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError
 from metrics_core.evaluation import Evaluation
-from metrics_core.io import read_qrels, read_run
+from metrics_core.io import (
+    BATCH_ROWS,
+    NotStreamable,
+    open_run_stream,
+    read_qrels,
+    read_run,
+    run_stream,
+)
 from metrics_core.io.coverage import coverage_report, warn_coverage
 from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
@@ -121,7 +128,6 @@ def evaluate(
     whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
     rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
-        from metrics_core.scale.blocks import BATCH_ROWS, NotStreamable, open_run_stream, run_stream
         from metrics_core.scale.streaming import evaluate_stream
 
         try:
