@@ -16,12 +16,13 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
 from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
-from ui.ranking.data import load_sample_into_state
+from ui.ranking.data import has_runs, load_sample_into_state
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
@@ -29,21 +30,18 @@ from ui.ranking.widgets import column_label
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 
 with page(_("Compare systems")) as p:
-    qrels = st.session_state[state.QRELS]
-    runs = st.session_state[state.RUNS] or {}
-    if qrels is None or len(runs) < 2:
-        st.info(
-            _(
-                "Load qrels and at least two runs first (Data page, or the sample below); this page "
-                "compares every run with a baseline of your choice."
-            )
-        )
-        st.button(
-            _("Load sample data"), key=cs.SAMPLE, type="primary", on_click=load_sample_into_state
-        )
+    if not needs(
+        has_runs(2),
+        _(
+            "Load qrels and at least two runs first (Data page, or the sample below); this page "
+            "compares every run with a baseline of your choice."
+        ),
+        key=cs.SAMPLE,
+        sample=load_sample_into_state,
+    ):
         p.stop()
 
-    names = list(runs)
+    names = list(st.session_state[state.RUNS])
     measure_names = list(mc.measures.COMMON_MEASURES)
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
