@@ -12,7 +12,7 @@ from metrics_core.cli._options import CUTOFF, add_format_options, add_ranking_in
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
-from metrics_core.front_door import evaluate_runs
+from metrics_core.front_door import evaluate_many
 from metrics_core.io import read_qrels
 from metrics_core.io.columns import parse_column_mapping
 from metrics_core.io.coverage import CoverageWarning, coverage_message
@@ -228,7 +228,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
         qrels = read_qrels(args.qrels, **qrels_opts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
-        evaluations = evaluate_runs(
+        evaluations = evaluate_many(
             qrels,
             args.run,
             specs,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core.errors import InputError
-from metrics_core.scale.blocks import NotStreamable, open_run_stream
+from metrics_core.io import NotStreamable, open_run_stream
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 
 # random runs often share no query or no judged document with their qrels: the readers'
