@@ -42,3 +42,34 @@ def test_hash_codes_data_panel_closes_once_the_four_uploads_are_read(lang):
     assert at.session_state[hs.DATA] is not None
     assert not at.get("expander")[0].proto.expanded, "the Data panel is still open"
     assert at.metric[0].label == "mAP"
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        (
+            None,
+            "Still to upload: database codes, query labels, database labels. Upload the four "
+            "files, or load the sample.",
+        ),
+        (
+            "es",
+            "Falta subir: códigos de la base, etiquetas de consulta, etiquetas de la base. "
+            "Sube los cuatro archivos o carga el ejemplo.",
+        ),
+    ],
+)
+def test_hash_codes_one_upload_of_four_is_said_in_a_sentence(lang, said):
+    """Item 3: "missing database codes, query labels, database labels. upload all four files,
+    or load the sample" began lower case (an error box for a box not filled yet)."""
+    at = _page("hashing", lang).run()
+    name = HASH_FILES[0]
+    data = (HASH_SAMPLE / name).read_bytes()
+    _hash_uploaders(at)[0].set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == []
+    assert said in [i.value for i in at.info]
+    for text in [i.value for i in at.info]:
+        assert text[0].isupper(), text
+        for sentence in text.split(". ")[1:]:
+            assert sentence[0].isupper(), text

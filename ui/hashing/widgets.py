@@ -7,7 +7,14 @@ import streamlit as st
 from ui.common.i18n import gettext as _
 from ui.common.upload import UploadSlot, read_once
 from ui.hashing import state as hs
-from ui.hashing.data import PART_NAMES, PARTS, load_sample, parse_parts
+from ui.hashing.data import (
+    PART_NAMES,
+    PARTS,
+    load_sample,
+    missing_parts,
+    parse_parts,
+    still_to_upload,
+)
 
 
 def ensure_defaults() -> None:
@@ -47,15 +54,20 @@ def uploads_box() -> None:
     if any(uploads.values()):
 
         def use_uploads():
-            st.session_state[hs.DATA] = parse_parts(uploads)
+            parsed = parse_parts(uploads)
+            if parsed is not None:  # the four files: the codes to evaluate
+                st.session_state[hs.DATA] = parsed
 
         read_now, error = read_once(
             hs.UPLOAD,
             tuple(up.file_id if up is not None else None for up in uploads.values()),
             use_uploads,
         )
+        missing = missing_parts(uploads)
         if error:
             st.error(error)
+        elif missing:
+            st.info(still_to_upload(missing))
         elif read_now:  # the four files read: the page again, its panel closed
             st.session_state[hs.CLOSE_DATA] = True
             st.rerun()
