@@ -73,3 +73,72 @@ def test_hash_codes_one_upload_of_four_is_said_in_a_sentence(lang, said):
         assert text[0].isupper(), text
         for sentence in text.split(". ")[1:]:
             assert sentence[0].isupper(), text
+
+
+def _far_codes(close: int = 0) -> dict:
+    """4 queries of 8 bits; every database code at distance 6 from them, but for ``close``
+    queries whose own code is in the database (distance 0)."""
+    import numpy as np
+
+    queries = np.zeros((4, 8), dtype=np.uint8)
+    queries[:close] = 1
+    db = np.ones((6, 8), dtype=np.uint8) * np.array([1, 1, 1, 1, 1, 1, 0, 0], dtype=np.uint8)
+    db[:close] = 1
+    return {
+        "query_codes": queries,
+        "db_codes": db,
+        "query_labels": np.array([0, 1, 0, 1]),
+        "db_labels": np.array([0, 1, 0, 1, 0, 1]),
+        "source": "far.npy",
+    }
+
+
+def _frame(at, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.mark.parametrize("lang", [None, "es"])
+def test_hash_codes_precision_within_the_radius_is_one_rule_everywhere(lang):
+    """Item 2: the headline said "–", the radius table 0.0000 at radius 2 and the summary CSV
+    an empty cell with a note. One rule (metrics_core.hashing.tables.RADIUS_RULE): undefined
+    where no query has a code within the radius, in the headline, the radius table, the
+    summary (and their exports, made from those tables), said in the same words."""
+    import numpy as np
+
+    from metrics_core.hashing.tables import RADIUS_RULE, radius_note
+    from metrics_core.report.catalogs import translations
+
+    tr = translations(lang or "en").gettext
+    at = _page("hashing", lang)
+    at.session_state[hs.DATA] = _far_codes()
+    at.run()
+    assert not at.exception, at.exception
+    headline = next(
+        m for m in at.metric if m.label == tr("Precision within radius {r}").format(r=2)
+    )
+    assert headline.value == "–"
+    by_radius = _frame(at, "radius")
+    assert np.isnan(by_radius["precision"][:6]).all(), by_radius  # 0.0000 before
+    summary = _frame(at, "note")
+    row = summary[
+        summary["measure"] == tr("Precision within Hamming radius {radius}").format(radius=2)
+    ].iloc[0]
+    assert np.isnan(row["value"])
+    note = radius_note(4, 4, tr)
+    assert row["note"] == note
+    captions = [c.value for c in at.caption]
+    assert tr("“–”: {note}.").format(note=note) in captions
+    assert tr(RADIUS_RULE) in captions  # under the radius table
+    # some queries with a code within the radius: the same number in the three places
+    at = _page("hashing", lang)
+    at.session_state[hs.DATA] = _far_codes(close=1)
+    at.run()
+    headline = next(
+        m for m in at.metric if m.label == tr("Precision within radius {r}").format(r=2)
+    )
+    by_radius, summary = _frame(at, "radius"), _frame(at, "note")
+    row = summary[
+        summary["measure"] == tr("Precision within Hamming radius {radius}").format(radius=2)
+    ].iloc[0]
+    assert headline.value == f"{row['value']:.4f}" == f"{by_radius['precision'][2]:.4f}" == "0.1250"
+    assert row["note"] == radius_note(3, 4, tr)

@@ -12,7 +12,12 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from metrics_core.hashing.tables import TIE_RULE_NAMES
+from metrics_core.hashing.tables import (  # the page's words and rules are the library's
+    RADIUS_RULE,
+    TIE_RULE_NAMES,
+    radius_note,
+    radius_precision,
+)
 from metrics_core.io.codes import read_matrix
 from metrics_core.report.catalogs import N_
 from ui.common.cache import remember
@@ -198,3 +203,24 @@ def codes_summary() -> list[str]:
     return [
         _("hash codes: {source}").format(source=data["source"]) if data else _("hash codes: none")
     ]
+
+
+__all__ = [
+    "PARTS",
+    "PART_NAMES",
+    "RADIUS_RULE",
+    "TIE_RULES",
+    "codes_summary",
+    "device_label",
+    "device_name",
+    "evaluate",
+    "load_sample",
+    "missing_parts",
+    "p_at_k_cutoffs",
+    "parse_parts",
+    "parse_upload",
+    "radius_note",
+    "radius_precision",
+    "still_to_upload",
+    "tidy_labels",
+]
