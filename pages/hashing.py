@@ -9,6 +9,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT, md_text
 from ui.hashing import state as hs
 from ui.hashing.data import (
@@ -37,8 +38,7 @@ with page(
         uploads_box()
 
     data = st.session_state[hs.DATA]
-    if data is None:
-        st.info(_("Load the sample or upload codes and labels to begin."))
+    if not needs(data is not None, _("Load the sample or upload codes and labels to begin.")):
         p.stop()
 
     n_db = len(data["db_codes"])

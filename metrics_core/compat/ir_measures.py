@@ -32,6 +32,8 @@ for it computes it (its ``DefaultPipeline``):
   document id ascending;
 - gdeval (``ERR@k``, ``nDCG(dcg='exp-log2')@k``): gains 2^label - 1, ERR's grades capped at
   4, equal scores by document id descending, values rounded to 5 decimals as gdeval prints;
+- RankLab itself for ``NCG@k`` (an addition: ir_measures has no NCG), on the ranking its
+  nDCG sees (pytrec_eval's);
 - cwl_eval (``RBP(rel=r)``): persistence p = 0.8 unless given, binary gains (label >= r),
   float64 scores sorted by a stable sort (equal ones keep the run's order), the first 1,000
   documents of each query; equal to cwl_eval's values within a few units in the last place
@@ -96,6 +98,7 @@ __all__ = [
     "Judged",
     "nDCG",
     "NDCG",
+    "NCG",
     "NumQ",
     "NumRel",
     "NumRelRet",
@@ -326,6 +329,8 @@ nDCG = _define(
     aliases=("NDCG",),
 )
 NDCG = nDCG
+# an addition: ir_measures has no NCG (its issue 19); RankLab's, on the ranking its nDCG sees
+NCG = _define("NCG", {"cutoff": _cut()})
 NumQ = _define("NumQ", {}, agg="sum")
 NumRel = _define("NumRel", {"rel": _REL}, agg="sum")
 NumRet = _define("NumRet", {"rel": _p(int)}, agg="sum")

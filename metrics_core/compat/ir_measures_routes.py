@@ -91,6 +91,8 @@ def route(m) -> Route:
         if gains:
             g = "(gains=" + ",".join(f"{a}:{b}" for a, b in sorted(gains.items())) + ")"
         return Route(f"nDCG{g}{at}", group, None)
+    if name == "NCG":
+        return Route(f"NCG{at}", group, None)
     if name == "NumRel" and rel != 1:
         refuse(m, "ir_measures' pytrec_eval provider counts NumRel at rel=1 only")
     if name == "NumRet":

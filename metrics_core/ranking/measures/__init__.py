@@ -17,7 +17,7 @@ the document at rank ``i`` is relevant (judged label >= threshold), ``R`` the nu
 relevant documents in the qrels, ``N`` the judged non-relevant ones.
 
 The families, by module: :mod:`.precision_recall` (P, R, F1, Hits), :mod:`.rr` (RR,
-FirstRel, Success), :mod:`.ap` (AP, GMAP), :mod:`.dcg` (DCG, nDCG), :mod:`.rprec_bpref`
+FirstRel, Success), :mod:`.ap` (AP, GMAP), :mod:`.dcg` (DCG, nDCG, NCG), :mod:`.rprec_bpref`
 (Rprec, Bpref, GMBpref), :mod:`.iprec` (IPrec), :mod:`.counts` (Judged, NumQ, NumRet,
 NumRel, NumRelRet), :mod:`.infap_rbp` (infAP, RBP, RBPResid), :mod:`.trec_more`
 (Unjudged, RprecMult, Utility, IPrecAvg), :mod:`.cumulative_gain` (BinG, G, nDCGRel,
