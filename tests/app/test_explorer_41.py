@@ -142,3 +142,68 @@ def test_hash_codes_precision_within_the_radius_is_one_rule_everywhere(lang):
     ].iloc[0]
     assert headline.value == f"{row['value']:.4f}" == f"{by_radius['precision'][2]:.4f}" == "0.1250"
     assert row["note"] == radius_note(3, 4, tr)
+
+
+def _ranking_page(name: str, runs: dict, lang: str | None = None) -> AppTest:
+    """Page ``name`` with the sample's qrels and ``runs`` (name -> run) loaded."""
+    from ui.ranking.data import load_sample
+
+    qrels, _runs, meta = load_sample()
+    at = _page(name, lang)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.session_state["ranklab.meta"] = meta
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _sample_runs() -> dict:
+    from ui.ranking.data import load_sample
+
+    return load_sample()[1]
+
+
+def _run_sharing_no_query():
+    """The sample's bm25 run with every query id changed: it shares no query with the qrels."""
+    from ui.ranking.data import parse_run, sample_files
+
+    text = sample_files()["bm25"].read_text()
+    run = parse_run(
+        "".join("zz" + line for line in text.splitlines(keepends=True)).encode(), "noshare.txt"
+    )
+    run.name = "noshare"
+    return run
+
+
+@pytest.mark.parametrize(
+    ("lang", "page", "said"),
+    [
+        (
+            None,
+            "overview",
+            "This page needs 1 run that shares queries with the qrels. Usable now: 0 of 1 "
+            "loaded run. Load another run on the Data page.",
+        ),
+        (
+            "es",
+            "overview",
+            "Esta página necesita 1 ejecución que comparta consultas con los qrels. Utilizables "
+            "ahora: 0 de 1 ejecución cargada. Carga otra ejecución en la página Datos.",
+        ),
+        (
+            None,
+            "compare",
+            "This page needs 2 runs that share queries with the qrels. Usable now: 1 of 2 "
+            "loaded runs. Load another run on the Data page.",
+        ),
+    ],
+)
+def test_a_page_short_of_usable_runs_counts_them_in_words(lang, page, said):
+    """Item 5: "This page needs 1 runs that share queries with the qrels; 0 loaded" with one
+    run loaded (a plural after 1, and "loaded" counted the usable runs)."""
+    runs = {"noshare": _run_sharing_no_query()}
+    if page == "compare":  # it asks for two runs loaded first
+        runs["bm25"] = _sample_runs()["bm25"]
+    at = _ranking_page(page, runs, lang)
+    assert said in [i.value for i in at.info], [i.value for i in at.info]
