@@ -207,3 +207,17 @@ def test_a_page_short_of_usable_runs_counts_them_in_words(lang, page, said):
         runs["bm25"] = _sample_runs()["bm25"]
     at = _ranking_page(page, runs, lang)
     assert said in [i.value for i in at.info], [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("lang", [None, "es"])
+def test_overview_baseline_box_offers_only_the_runs_on_the_board(lang):
+    """Item 4: with a run that shares no query loaded first, the Baseline box showed it while
+    the table said "bm25 (baseline)"."""
+    at = _ranking_page(
+        "overview", {"noshare": _run_sharing_no_query(), "bm25": _sample_runs()["bm25"]}, lang
+    )
+    box = at.selectbox(key="ranklab.overview.baseline")
+    assert box.options == ["bm25"] and box.value == "bm25"
+    grid = at.dataframe[0].value
+    assert [r for r in grid.iloc[:, 0] if "(" in str(r)][0].startswith("bm25 (")
+    assert not any("noshare" in str(r) for r in grid.iloc[:, 0])
