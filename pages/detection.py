@@ -10,7 +10,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import heading
+from ui.common.style import THRESHOLD_FORMAT, heading
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
@@ -98,15 +98,12 @@ with page(
             column_config={
                 **{
                     _(c): st.column_config.NumberColumn(heading(_(c)), format="%.4f")
-                    for c in (
-                        "target FPR",
-                        "TPR",
-                        "achieved FPR",
-                        "threshold",
-                        "next TPR",
-                        "next FPR",
-                        "next threshold",
-                    )
+                    for c in ("target FPR", "TPR", "achieved FPR", "next TPR", "next FPR")
+                },
+                # a threshold as it is (0.655105, not 0.6551: a score of 0.6551 is below it)
+                **{
+                    _(c): st.column_config.NumberColumn(heading(_(c)), format=THRESHOLD_FORMAT)
+                    for c in ("threshold", "next threshold")
                 },
                 _("allowed FP"): st.column_config.NumberColumn(
                     heading(_("allowed FP")),

@@ -221,3 +221,36 @@ def test_overview_baseline_box_offers_only_the_runs_on_the_board(lang):
     grid = at.dataframe[0].value
     assert [r for r in grid.iloc[:, 0] if "(" in str(r)][0].startswith("bm25 (")
     assert not any("noshare" in str(r) for r in grid.iloc[:, 0])
+
+
+@pytest.mark.parametrize("lang", [None, "es"])
+def test_detection_threshold_is_shown_exactly_wherever_it_is(lang):
+    """Item 6: with the threshold typed as 0.655105 the slider read "0.6551" (a score of 0.6551
+    is below the threshold) while the captions were exact. The slider, the typed box, the TPR
+    table's thresholds and Calibration's slider format a threshold as the captions write it
+    (metrics_core.report.cells.threshold_text); the browser's side is in
+    tests/e2e/test_explorer_41_browser.py."""
+    import json
+
+    from metrics_core.report.cells import threshold_text
+    from ui.detection import state as dst
+
+    digest = _page("detection").run().session_state[dst.SCORES]["digest"]  # the sample's
+    at = _page("detection", lang)
+    # the threshold typed on either page (a Spanish page's radios cannot be set by AppTest)
+    at.session_state[dst.SHARED_THRESHOLD] = (digest, 0.655105)
+    at.run()
+    assert not at.exception, at.exception
+    slider = at.slider(key=dst.THRESHOLD)
+    assert slider.value == 0.655105
+    for widget in (slider, next(n for n in at.number_input if n.key.startswith(dst.THRESHOLD_NUM))):
+        assert widget.proto.format % widget.value == threshold_text(0.655105) == "0.655105"
+    table = at.dataframe[0]  # TPR at target FPR: the first table
+    columns = json.loads(table.proto.columns)
+    thresholds = [c for c in columns.values() if c.get("label") in ("Threshold", "Umbral")]
+    assert thresholds and all(
+        c["type_config"]["format"] % 0.78234 == "0.78234" for c in thresholds
+    ), thresholds
+    cal = _page("calibration", lang).run()
+    assert not cal.exception, cal.exception
+    assert cal.slider(key=dst.CAL_THRESHOLD).proto.format % 0.655105 == "0.655105"
