@@ -162,28 +162,20 @@ def check_options(
     >>> check_options(tie_report=True, distributed=True)
     Traceback (most recent call last):
     ...
-    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out client= and block_rows=, or tie_report=True
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_("the tie report needs the whole run in memory"),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or "
-                "--tie-report (tie_report)"
-            ),
+            hint=N_("Leave out client= and block_rows=, or tie_report=True"),
             plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
-            option="--tie-report",
             field="tie_report",
         )
     if expected_ties and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_('ties="expected" needs the whole run in memory'),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or choose "
-                "another --ties"
-            ),
+            hint=N_("Leave out client= and block_rows=, or choose another ties="),
             plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
-            option="--ties",
             field="ties",
         )
 

@@ -59,7 +59,7 @@ with page(_("Fusion")) as p:
     formula, sentence = EXPLAINED[method]
     st.latex(formula)
     st.caption(
-        _(sentence) + " " + _("Reference: {reference}").format(reference=METHODS[method]["ref"])
+        _(sentence) + " " + _("Reference: {reference}").format(reference=fw.reference(method))
     )
     tune = st.toggle(
         _("Tune the parameters (cross-validated by query)"),
@@ -76,7 +76,7 @@ with page(_("Fusion")) as p:
     if tune:
         k = c5.number_input(_("Folds"), min_value=2, max_value=20, value=5, step=1, key=fw.FOLDS)
     else:
-        for name in METHODS[method]["params"]:
+        for name in fw.hand_params(method):
             if name in fw.PARAM_RANGES:
                 lo, hi, default, step = fw.PARAM_RANGES[name]
                 params[name] = c5.number_input(

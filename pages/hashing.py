@@ -21,7 +21,7 @@ from ui.hashing.data import (
     p_at_k_cutoffs,
 )
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
-from ui.hashing.widgets import ensure_defaults, uploads_box
+from ui.hashing.widgets import data_panel, ensure_defaults
 
 with page(
     _("Hash-code retrieval"),
@@ -34,8 +34,7 @@ with page(
     ),
 ) as p:
     ensure_defaults()
-    with st.expander(_("Data"), expanded=st.session_state[hs.DATA] is None):
-        uploads_box()
+    data_panel()
 
     data = st.session_state[hs.DATA]
     if not needs(data is not None, _("Load the sample or upload codes and labels to begin.")):

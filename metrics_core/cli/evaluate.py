@@ -8,13 +8,18 @@ import sys
 import time
 import warnings
 
-from metrics_core.cli._options import CUTOFF, add_format_options, add_ranking_inputs, finite_float
+from metrics_core.cli._options import (
+    CUTOFF,
+    add_format_options,
+    add_ranking_inputs,
+    finite_float,
+    parse_column_mapping,
+)
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
 from metrics_core.front_door import evaluate_many
 from metrics_core.io import read_qrels
-from metrics_core.io.columns import parse_column_mapping
 from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (

@@ -339,7 +339,7 @@ def _slow_parse(raw: RawData, kind: str):
             plain: str = hint
             if kind == "run" and len(parts) == 4:
                 hint = N_(
-                    "{lines} (this line looks like a qrels line: did you swap --qrels and --run?)"
+                    "{lines} (this line looks like a qrels line: did you swap qrels= and run=?)"
                 )
                 plain = N_(
                     "{lines} (this line looks like a qrels line: are the qrels and the run swapped?)"
@@ -349,7 +349,6 @@ def _slow_parse(raw: RawData, kind: str):
                 source=raw.name,
                 line=number,
                 hint=hint,
-                option="--" + kind,
                 field=kind,
                 plain_hint=plain,
                 params={"want": ncols, "got": len(parts), "lines": lines_are(kind)},
@@ -359,10 +358,7 @@ def _slow_parse(raw: RawData, kind: str):
                 N_("expected {want} columns, found {got}"),
                 source=raw.name,
                 line=number,
-                hint=N_(
-                    "{lines} (this line looks like a run line: did you swap --qrels and --run?)"
-                ),
-                option="--qrels",
+                hint=N_("{lines} (this line looks like a run line: did you swap qrels= and run=?)"),
                 field="qrels",
                 plain_hint=N_(
                     "{lines} (this line looks like a run line: are the qrels and the run swapped?)"

@@ -208,7 +208,6 @@ class Comparison:
             raise InputError(
                 N_("unknown table format {format!r}"),
                 hint=N_("accepted: table, csv"),
-                option="--format",
                 field="format",
                 params={"format": fmt},
             )
