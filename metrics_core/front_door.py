@@ -110,7 +110,7 @@ def evaluate(
         distributed=client is not None,
         expected_ties=conv.ties == "expected",
     )
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, specs)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
         from metrics_core.scale.distributed import evaluate_parts
@@ -139,6 +139,16 @@ def evaluate(
     if ranking.coverage_is_sound():
         return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
     return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
+
+
+def read_judgements(qrels, specs, **options) -> Qrels:
+    """``qrels`` as :class:`Qrels` (as given when it is one): read with their subtopics
+    (:class:`~metrics_core.data.SubtopicQrels`, ``qid subtopic docid relevance``) when one of
+    ``specs`` (parsed measures) is a diversity measure, which reads them; ``options``: the
+    keywords of :func:`~metrics_core.io.read_qrels` (``fmt``, ``columns``)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    return read_qrels(qrels, subtopics=any(s.definition.subtopics for s in specs), **options)
 
 
 def check_options(
@@ -227,7 +237,7 @@ def evaluate_runs(
     progress lines). Names repeated among the runs get ``-2``, ``-3`` ...
     """
     check_options(tie_report=tie_report, block_rows=block_rows, distributed=bool(scheduler))
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, parse_measures(measures))
     evaluations = []
     with _cluster(scheduler) as client:
         for r in runs:
@@ -288,7 +298,7 @@ def evaluate_many(
     qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None, **overrides
 ) -> list[Evaluation]:
     """Evaluate several runs (a mapping name -> run, or a list of runs) against one qrels."""
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, parse_measures(measures))
     if isinstance(runs, Mapping):
         items = [(name, read_run(r, name=name)) for name, r in runs.items()]
     else:
@@ -303,5 +313,6 @@ __all__ = [
     "evaluate_many",
     "evaluate_runs",
     "rank",
+    "read_judgements",
     "unique_names",
 ]
