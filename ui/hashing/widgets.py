@@ -7,7 +7,7 @@ import streamlit as st
 from ui.common.i18n import gettext as _
 from ui.common.upload import UploadSlot, read_once
 from ui.hashing import state as hs
-from ui.hashing.data import PART_NAMES, PARTS, load_sample, parse_parts
+from ui.hashing.data import PART_NAMES, PARTS, parse_parts, use_sample_codes
 
 
 def ensure_defaults() -> None:
@@ -18,13 +18,9 @@ def ensure_defaults() -> None:
 CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
 
 
-def load_sample_codes() -> None:
-    st.session_state[hs.DATA] = load_sample()
-
-
 def uploads_box() -> None:
     """The sample button and the four upload slots; the codes are read when an upload changes."""
-    st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
+    st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=use_sample_codes)
     st.write(_("Or upload the four files (.npy, .pt or CSV):"))
     # two boxes per row: four in a row cut the file names and the accepted types
     cols = [c for _row in range(2) for c in st.columns(2)]
@@ -46,4 +42,4 @@ def uploads_box() -> None:
             st.error(error)
 
 
-__all__ = ["ensure_defaults", "load_sample_codes", "uploads_box", "CODE_TYPES"]
+__all__ = ["ensure_defaults", "uploads_box", "CODE_TYPES"]
