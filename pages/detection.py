@@ -213,10 +213,7 @@ with page(
                 .T[["value", "low", "high", "n_undefined"]]
                 .astype({"value": float, "low": float, "high": float, "n_undefined": int})
             )
-            ci_table.index = [
-                {"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": _("TPR at FPR 0.05")}.get(i, i)
-                for i in ci_table.index
-            ]
+            ci_table.index = [ds.metric_name(i) for i in ci_table.index]
             ci_table.columns = [
                 _("Value"),
                 _("95% low"),
@@ -240,14 +237,7 @@ with page(
         table.loc[_("macro (mean)")] = {
             k: v for k, v in groups["macro"].items() if k in table.columns
         }
-        shown = table.rename(
-            columns=lambda c: {
-                "n_pos": _("Positives"),
-                "n_neg": _("Negatives"),
-                "auroc": "AUROC",
-                "auprc": "AUPRC",
-            }.get(c, c.replace("tpr@", _("TPR at FPR") + " "))
-        )
+        shown = table.rename(columns=ds.metric_name)
         shown.index.name = _("Criterion")
         counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
         # the index column as wide as its longest label: the grid's default cut "micro (pooled)",

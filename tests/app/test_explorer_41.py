@@ -254,3 +254,28 @@ def test_detection_threshold_is_shown_exactly_wherever_it_is(lang):
     cal = _page("calibration", lang).run()
     assert not cal.exception, cal.exception
     assert cal.slider(key=dst.CAL_THRESHOLD).proto.format % 0.655105 == "0.655105"
+
+
+def _texts(at) -> list[str]:
+    """Every text a page shows under AppTest: markdown, captions, metrics, table cells,
+    headings and row names."""
+    out = [e.value for e in [*at.markdown, *at.caption, *at.subheader, *at.info, *at.warning]]
+    out += [f"{m.label} {m.value}" for m in at.metric]
+    for df in at.dataframe:
+        frame = df.value
+        out += [str(c) for c in frame.columns] + [str(i) for i in frame.index]
+        out += [str(v) for v in frame.to_numpy().ravel() if isinstance(v, str)]
+    return out
+
+
+def test_spanish_detection_numbers_keep_their_decimal_point():
+    """Item 7: the bootstrap table said "TPR a FPR 0,05" while every other number on the page
+    used a point."""
+    import re
+
+    at = _page("detection", "es").run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert "TPR a FPR 0.05" in texts  # the bootstrap table's row
+    assert "TPR a FPR 0.03" in texts  # a per-criterion column
+    assert [t for t in texts if re.search(r"\d,\d", t)] == []

@@ -212,6 +212,21 @@ TPR_TABLE_WORDS = (
 )
 
 
+def metric_name(key: str) -> str:
+    """A detection measure's name on screen from the library's key: ``auroc`` -> AUROC,
+    ``tpr@0.05`` -> "TPR at FPR 0.05", ``n_pos`` -> Positives. The FPR target is the key's own
+    text, so it keeps its decimal point in Spanish too, as every number on the page does (the
+    Spanish CSV export writes decimal commas for spreadsheets)."""
+    if key.startswith("tpr@"):
+        return _("TPR at FPR {fpr}").format(fpr=key.removeprefix("tpr@"))
+    return {
+        "auroc": "AUROC",
+        "auprc": "AUPRC",
+        "n_pos": _("Positives"),
+        "n_neg": _("Negatives"),
+    }.get(key, key)
+
+
 def one_class_warning(n_pos: int) -> str:
     """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
     if n_pos == 0:
