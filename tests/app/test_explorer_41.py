@@ -279,3 +279,25 @@ def test_spanish_detection_numbers_keep_their_decimal_point():
     assert "TPR a FPR 0.05" in texts  # the bootstrap table's row
     assert "TPR a FPR 0.03" in texts  # a per-criterion column
     assert [t for t in texts if re.search(r"\d,\d", t)] == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "macro"),
+    [(None, "The macro row is the mean over the criteria."), ("es", "La fila macro es la media")],
+)
+def test_dynamic_k_without_criteria_has_no_macro_row_to_explain(lang, macro):
+    """Item 9: "The macro row is the mean over the criteria" under a one-row table."""
+    from ui.detection import state as dst
+    from ui.detection.data import load_candidates
+
+    sample = (ROOT / "sample_data" / "dynamic_k_candidates.csv").read_text().splitlines()
+    no_criterion = "\n".join(line.rsplit(",", 1)[0] for line in sample).encode()
+    at = _page("dynamic_k", lang)
+    at.session_state[dst.CANDIDATES] = load_candidates(no_criterion, "candidates.csv")
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 1  # one row, no macro row
+    legend = at.caption[-1].value
+    assert "micro" in legend and macro not in legend
+    with_criteria = _page("dynamic_k", lang).run()  # the sample: a row per criterion, macro too
+    assert any(macro in c.value for c in with_criteria.caption)

@@ -259,13 +259,16 @@ def dynamic_k_header(field: str) -> str:
     return dk.field_words(field, _)[0] if field in dk.FIELD_WORDS else field
 
 
-def dynamic_k_legend(has_empty: bool) -> str:
-    """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
-    empty cells, when there are some)."""
+def dynamic_k_legend(has_empty: bool, per_criterion: bool) -> str:
+    """The sentence under a dynamic-K table: what the pooled columns mean, the macro row when
+    the table has one (``per_criterion``: one row per criterion, then micro and macro; else
+    the one row of every query), and the empty cells when there are some."""
     text = _(
         "Recall and precision are means over the queries; the pooled columns count every gold and kept "
-        "item of all queries together (micro average). The macro row is the mean over the criteria."
+        "item of all queries together (micro average)."
     )
+    if per_criterion:
+        text += " " + _("The macro row is the mean over the criteria.")
     if has_empty:
         text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
     return text
