@@ -161,6 +161,7 @@ def upload_box(
             [f for f in files if all(f is not g for g, _err in failed)],
             fresh,
             held=run_files.held_ids(slot.widget_key),
+            order=run_files.box_order(slot.widget_key),
         )
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release(
