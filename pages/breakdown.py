@@ -9,6 +9,7 @@ from metrics_core.report.thesis import display_measure
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
@@ -21,13 +22,13 @@ with page(_("Breakdown")) as p:
     if loaded is None:
         p.stop()
     meta = loaded.meta
-    if meta is None:
-        st.info(
-            _(
-                "Load a query metadata table on the Data page (category, difficulty, date, ...) "
-                "to break the results down by group. The sample data has one."
-            )
-        )
+    if not needs(
+        meta is not None,
+        _(
+            "Load a query metadata table on the Data page (category, difficulty, date, ...) "
+            "to break the results down by group. The sample data has one."
+        ),
+    ):
         p.stop()
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
 

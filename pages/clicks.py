@@ -9,6 +9,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
 from ui.common.upload import upload_slot
 from ui.compare.thresholds import label, link_to_editor
@@ -50,8 +51,7 @@ with page(_("Click feedback")) as p:
     )
 
     log = st.session_state[state.CLICKS]
-    if log is None:
-        st.info(_("Upload a click log or load the sample."))
+    if not needs(log is not None, _("Upload a click log or load the sample.")):
         p.stop()
 
     r1, r2 = st.columns(2)

@@ -11,6 +11,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT, md_text
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
@@ -123,8 +124,9 @@ with page(
             on_click=lambda: remove_run(st.session_state[Data.DROP_RUN]),
         )
 
-    if not has_data():
-        st.info(_("Load a qrels file and at least one run (or the sample) to see diagnostics."))
+    if not needs(
+        has_data(), _("Load a qrels file and at least one run (or the sample) to see diagnostics.")
+    ):  # the sample's button is at the top
         p.stop()
 
     # --- Diagnostics -----------------------------------------------------------------

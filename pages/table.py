@@ -7,6 +7,7 @@ from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
+from ui.common.prologue import needs
 from ui.common.style import md_text
 from ui.compare import table as tb
 from ui.history.actions import open_store
@@ -30,14 +31,12 @@ with page(
         horizontal=True,
     )
     if source in ("runs", "queries"):
-        if not has_data():
-            st.info(_("No runs loaded: load qrels and runs on the Data page, or the sample."))
-            st.button(
-                _("Load sample data"),
-                key=tb.Table.SAMPLE,
-                type="primary",
-                on_click=load_sample_into_state,
-            )
+        if not needs(
+            has_data(),
+            _("No runs loaded: load qrels and runs on the Data page, or the sample."),
+            key=tb.Table.SAMPLE,
+            sample=load_sample_into_state,
+        ):
             p.stop()
         if source == "queries":  # each query of one run labelled: a controlled test's report
             query_run = st.selectbox(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from metrics_core._version import __version__
@@ -68,6 +69,58 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "comparative table of runs x measures with labels and a summary (thesis table)",
     ),
 }
+
+
+#: The library's words for its arguments (as its messages write them) -> this command
+#: line's flags: the one table of them. A message of the library says ``block_rows=``;
+#: printed here it says ``--block-rows``.
+ARGUMENT_FLAGS: dict[str, str] = {
+    "block_rows=": "--block-rows",
+    "client=": "--scheduler",
+    "scheduler=": "--scheduler",
+    "tie_report=True": "--tie-report",
+    "ties=": "--ties",
+    "qrels=": "--qrels",
+    "run=": "--run",
+    "columns={{'{role}': NAME}}": "--columns {role}=NAME",
+    "max_input_mb=": "--max-input-mb",
+    "score_col=": "--score-col",
+    "label_col=": "--label-col",
+    "criterion_col=": "--criterion-col",
+    "query_col=": "--query-col",
+    "candidate_col=": "--candidate-col",
+    "prob_col=": "--prob-col",
+    "gold_col=": "--gold-col",
+    "the store path=": "--store",
+    "store path=": "--store",
+    "date_from=": "--from",
+    "date_to=": "--to",
+    "suite='regression-2025'": "--suite regression-2025",
+    "device='cpu'": "--device cpu",
+    "evaluations_json(per_query=True)": "`ranklab evaluate --per-query --format json`",
+    "per_query=True": "--per-query",
+}
+_ARGUMENTS = re.compile(
+    "|".join(
+        rf"(?<![\w-]){re.escape(words)}" for words in sorted(ARGUMENT_FLAGS, key=len, reverse=True)
+    )
+)
+
+
+def command_line_words(text: str) -> str:
+    """A text of the library with its arguments' names as this command line's flags
+    (:data:`ARGUMENT_FLAGS`).
+
+    >>> command_line_words("Leave out client= and block_rows=, or tie_report=True")
+    'Leave out --scheduler and --block-rows, or --tie-report'
+    """
+    return _ARGUMENTS.sub(lambda m: ARGUMENT_FLAGS[m.group(0)], text)
+
+
+def error_line(exc: InputError) -> str:
+    """The one line the command line prints for ``exc``: its message, the library's
+    argument names given as flags."""
+    return exc.render(command_line_words)
 
 
 def command_module(name: str):
@@ -133,7 +186,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         sys.stdout.flush()  # a full disk or an I/O error on stdout is reported here, not at exit
         return status
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except FileNotFoundError as exc:
         print(f"error: {exc.filename or exc}: file not found. Check the path.", file=sys.stderr)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase, prefixed
+from metrics_core.io.batches import NotStreamable, table_of
 from metrics_core.io.columns import (
     ROLE_NAMES,
     ROLES,
@@ -40,6 +41,9 @@ __all__ = [
     "frame_to_columns",
     "json_to_frame",
     "nested_to_frame",
+    "parquet_batches",
+    "parquet_run_batches",
+    "text_table_batches",
 ]
 
 
@@ -453,3 +457,103 @@ def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
             vname: pd.Series(v, dtype=object),
         }
     )
+
+
+# -- a run in batches -------------------------------------------------------------------
+
+
+def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0):
+    """The record batches of a Parquet run as tables of
+    :data:`~metrics_core.io.batches.SCHEMA`, each converted as the whole-file reader
+    converts the table (same column detection and checks).
+
+    ``open_batches``: a callable without arguments that opens the file and returns its
+    batches (``ParquetFile.iter_batches``); Arrow's errors, there or later, become one
+    :class:`InputError` naming ``source``. ``first_row``: the file's rows before the first
+    batch; a problem is named by its row in the file, and the ``line`` column holds those
+    row numbers."""
+    at = first_row
+    try:
+        for batch in open_batches():
+            batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+            frame = arrow_to_pandas(batch)
+            if not len(frame):
+                continue
+            run = frame_to_columns(frame, "run", columns=columns, source=source, first_row=at)
+            lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
+            at += len(frame)
+            yield table_of(run, lines)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            N_("cannot read this Parquet file ({error})"), source=source, params={"error": str(exc)}
+        ) from None
+    except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
+        raise InputError(
+            N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+            source=source,
+            hint=N_("Save the table again as Parquet, or as CSV"),
+        ) from None
+
+
+def parquet_run_batches(
+    raw: RawData, columns, batch_rows: int, row_groups=None, first_row: int = 0
+):
+    """The opener of a Parquet run's batches (all its row groups, or ``row_groups``; the
+    footer checked first: a forged one is refused before any data is read)."""
+    import pyarrow.parquet as pq
+
+    if raw.head(4) != PARQUET_MAGIC:
+        raise InputError(
+            N_("not a Parquet file (no PAR1 header)"),
+            source=raw.name,
+            hint=N_("Give a .parquet file, or choose another format"),
+        )
+
+    def batches():
+        pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        check_parquet_metadata(pf.metadata, raw.size(), raw.name, whole=False)  # a forged footer
+        groups = None if row_groups is None else list(row_groups)
+        return pf.iter_batches(batch_size=batch_rows, row_groups=groups)
+
+    def opener():
+        return parquet_batches(batches, raw.name, columns, first_row)
+
+    return opener
+
+
+def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
+    """The opener of a CSV/TSV run's batches: pandas' chunked reader with the whole-file
+    table reader's options, each chunk converted by :func:`frame_to_columns`; where the
+    chunked reader cannot follow the whole reader (a malformed row, text that is not
+    UTF-8), :class:`~metrics_core.io.batches.NotStreamable`."""
+
+    def opener():
+        check_text(raw, sample=1 << 16)
+        handle = raw.path if raw.path is not None else io.BytesIO(raw.data)
+        try:
+            chunks = pd.read_csv(
+                handle,
+                sep="\t" if fmt == "tsv" else ",",
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                chunksize=batch_rows,
+                encoding="utf-8-sig",
+            )
+            at = 0
+            for frame in chunks:
+                if not len(frame):
+                    continue
+                if not isinstance(frame.index, pd.RangeIndex):
+                    raise NotStreamable("rows longer than the header")  # the whole reader names it
+                # the line numbers of the whole-file reader: the first data row is line 2
+                run = frame_to_columns(
+                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                )
+                lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
+                at += len(frame)
+                yield table_of(run, lines)
+        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+            raise NotStreamable(str(exc)) from None
+
+    return opener

@@ -293,7 +293,7 @@ def test_history_page_refuses_the_check_bomb_within_a_few_mb(monkeypatch):
 def test_streamed_readers_refuse_a_forged_parquet_footer(small_parquet, tmp_path):
     """The batch reader (the app's big uploads) and the planner of the command line's units
     check the footer too; a reader of batches is not held to the memory estimate."""
-    from metrics_core.scale.blocks import open_run_stream
+    from metrics_core.io import open_run_stream
     from metrics_core.scale.units import plan_units
 
     forged = patch_parquet_rows(small_parquet, 600_000_000, FILE_ROWS, GROUP_ROWS, COLUMN_VALUES)

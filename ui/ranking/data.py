@@ -455,8 +455,15 @@ def show_unusable(unusable: dict[str, str], where=None) -> None:
     (where or st).warning(text, icon=":material/report:")
 
 
+def has_runs(n: int = 1) -> bool:
+    """Whether qrels and at least ``n`` runs are loaded (what a ranking page needs)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    return st.session_state.get(state.QRELS) is not None and len(runs) >= n
+
+
 def has_data() -> bool:
-    return st.session_state.get(state.QRELS) is not None and bool(st.session_state.get(state.RUNS))
+    """Whether qrels and at least one run are loaded."""
+    return has_runs(1)
 
 
 def clear_loaded() -> None:

@@ -14,6 +14,7 @@ from ui.common import state
 from ui.common.cache import remember
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import md_text
 from ui.compare.thresholds import label
 from ui.history.actions import save_evaluation_form
@@ -35,34 +36,29 @@ def column_label(name: str) -> str:
 
 
 def require_data(runs_upload: str | None = None) -> bool:
-    """Show a hint (and return False) when no qrels/runs are loaded. With ``runs_upload`` (the
-    page's name) and qrels loaded, the hint comes with a box to drop runs right here."""
-    if has_data():
-        return True
+    """The ranking pages' prologue (:func:`ui.common.prologue.needs`): a hint and the sample
+    (False) when no qrels/runs are loaded. With ``runs_upload`` (the page's name) and qrels
+    loaded, the hint comes with a box to drop runs right here."""
     qrels = st.session_state.get(state.QRELS)
-    if runs_upload and qrels is not None:
+    if runs_upload and qrels is not None and not has_data():
         n = len(qrels.unique_query_ids())
-        st.info(
+        return needs(
+            False,
             _(
                 "Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page."
-            ).format(n=count(n))
+            ).format(n=count(n)),
+            key=LOAD_SAMPLE_INLINE,
+            upload=lambda: upload_box("run", _("Runs"), multiple=True, page=runs_upload),
         )
-        if upload_box("run", _("Runs"), multiple=True, page=runs_upload):
-            st.rerun()
-        return False
-    st.info(
+    return needs(
+        has_data(),
         _(
             "No data loaded yet. Open **Data** to upload a qrels file and runs, "
             "or load the bundled sample."
-        )
-    )
-    st.button(
-        _("Load sample data"),
+        ),
         key=LOAD_SAMPLE_INLINE,
-        type="primary",
-        on_click=load_sample_into_state,
+        sample=load_sample_into_state,
     )
-    return False
 
 
 def _on_measures() -> None:
