@@ -28,6 +28,7 @@ from metrics_core.io import (
     run_stream,
 )
 from metrics_core.io.coverage import coverage_report, warn_coverage
+from metrics_core.io.limits import Limits, using_limits
 from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
 
@@ -44,6 +45,7 @@ def evaluate(
     name: str | None = None,
     stream_rows: int | None = None,
     ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> Evaluation:
     """Evaluate one run against qrels.
@@ -88,6 +90,11 @@ def evaluate(
         ``run`` against ``qrels`` under these conventions, built for at least
         ``cutoffs`` (e.g. one the caller keeps and reuses: ranking is the costly step);
         used only when the run is evaluated whole. Default :func:`rank`.
+    limits : Limits, optional
+        What the readers may decode from ``qrels`` and ``run``
+        (:class:`~metrics_core.io.limits.Limits`: the input, line and field limits, JSON's
+        depth; default: the limits in force, :func:`~metrics_core.io.limits.current_limits`).
+        A run read in blocks is bounded by its blocks, not its size.
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``,
         ``ties="expected"`` (each value averaged exactly over the orders of tied documents,
@@ -109,6 +116,36 @@ def evaluate(
     >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
     {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
     """
+    with using_limits(limits):
+        return _evaluate(
+            qrels,
+            run,
+            measures,
+            conventions,
+            tie_report,
+            block_rows,
+            client,
+            name,
+            stream_rows,
+            ranker,
+            overrides,
+        )
+
+
+def _evaluate(
+    qrels,
+    run,
+    measures,
+    conventions,
+    tie_report,
+    block_rows,
+    client,
+    name,
+    stream_rows,
+    ranker,
+    overrides,
+) -> Evaluation:
+    """The body of :func:`evaluate`, under its limits."""
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     check_options(
@@ -144,7 +181,7 @@ def evaluate(
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
         return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
-    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
+    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=3))
 
 
 def read_judgements(qrels, specs, **options) -> Qrels:
@@ -223,6 +260,7 @@ def evaluate_many(
     client=None,
     read_options: Mapping | None = None,
     step: Callable[[object], contextlib.AbstractContextManager] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> list[Evaluation]:
     """Evaluate several runs against one qrels: the library's one multi-run entry point
@@ -250,6 +288,8 @@ def evaluate_many(
     step : callable, optional
         ``step(run)``: a context manager around each run's evaluation (the command line's
         progress lines).
+    limits : Limits, optional
+        What the readers may decode (as :func:`evaluate`'s).
 
     Examples
     --------
@@ -260,10 +300,11 @@ def evaluate_many(
     """
     distributed = bool(scheduler) or client is not None
     check_options(tie_report=tie_report, block_rows=block_rows, distributed=distributed)
-    q = read_judgements(qrels, parse_measures(measures))
+    with using_limits(limits):
+        q = read_judgements(qrels, parse_measures(measures))
     named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     evaluations = []
-    with _cluster(None if client is not None else scheduler) as connected:
+    with using_limits(limits), _cluster(None if client is not None else scheduler) as connected:
         client = client if client is not None else connected
         for name, r in named:
             source = r

@@ -14,7 +14,8 @@ from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
 from ui.fusion import widgets as fw
-from ui.ranking.data import has_runs, load_sample_into_state
+from ui.ranking.data import has_runs
+from ui.samples import load_every_sample
 
 with page(_("Fusion")) as p:
     if not needs(
@@ -24,7 +25,7 @@ with page(_("Fusion")) as p:
             "fuses runs into one, e.g. a lexical run with a dense one."
         ),
         key=fw.SAMPLE,
-        sample=load_sample_into_state,
+        sample=load_every_sample,
     ):
         p.stop()
     qrels = st.session_state[state.QRELS]

@@ -14,7 +14,8 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
 from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
-from ui.compare.thresholds import link_to_editor
+from ui.common.thresholds import link_to_editor
+from ui.history.actions import save_evaluation_form
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
@@ -35,11 +36,11 @@ from ui.ranking.report import report_button
 from ui.ranking.state import Overview
 from ui.ranking.upload import upload_box
 from ui.ranking.widgets import (
-    history_save_hook,
     measure_chooser,
     require_data,
     summary_table,
 )
+from ui.samples import load_every_sample
 
 # The leaderboard first: when the tie band is not computed yet and the runs are large (it takes
 # about a third of an evaluation's time), the board is drawn without it, then again with it;
@@ -51,9 +52,8 @@ NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).s
 
 # The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
 with page(_("Overview"), sidebar=False) as p:
-    if not require_data(
-        runs_upload="overview"
-    ):  # the prologue's first step, before the board's widgets
+    # the prologue's first step, before the board's widgets
+    if not require_data(load_every_sample, runs_upload="overview"):
         p.stop()
 
     top = st.columns([1, 1, 2])
@@ -119,7 +119,11 @@ with page(_("Overview"), sidebar=False) as p:
             )
 
     loaded = ranking_prologue(
-        measures, conventions(), warning_slot=warning_slot, on_stop=draw_settings
+        measures,
+        conventions(),
+        sample=load_every_sample,
+        warning_slot=warning_slot,
+        on_stop=draw_settings,
     )
     if loaded is None:
         p.stop()
@@ -391,4 +395,10 @@ with page(_("Overview"), sidebar=False) as p:
                 )  # means: RR's is MRR
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)
 
-    history_save_hook(evaluations, conv)
+    st.subheader(_("Save this evaluation"))  # into the History section's store
+    save_evaluation_form(
+        list(evaluations.values()),
+        st.session_state[state.QRELS],
+        st.session_state[state.META],
+        key="overview",
+    )

@@ -83,7 +83,9 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "qrels=": "--qrels",
     "run=": "--run",
     "columns={{'{role}': NAME}}": "--columns {role}=NAME",
-    "max_input_mb=": "--max-input-mb",
+    "limits=Limits(max_input_mb=...)": "--max-input-mb N",
+    "limits=Limits(max_line_kb=...)": "--max-line-kb N",
+    "limits=Limits(max_field_kb=...)": "--max-field-kb N",
     "score_col=": "--score-col",
     "label_col=": "--label-col",
     "criterion_col=": "--criterion-col",
@@ -169,8 +171,47 @@ def build_parser(only: str | None = None, prog: str | None = None) -> argparse.A
             name, help=help_text, description=getattr(module, "DESCRIPTION", help_text)
         )
         module.add_arguments(p)
+        add_limit_options(p)
         p.set_defaults(_run=module.run)
     return parser
+
+
+def add_limit_options(p) -> None:
+    """``--max-input-mb``, ``--max-line-kb`` and ``--max-field-kb``: what the readers may
+    decode (:mod:`metrics_core.io.limits`), for every subcommand."""
+    from metrics_core.cli._options import finite_float
+
+    g = p.add_argument_group(
+        "input limits (refused before decoding; defaults: 1024 MB of data held at once, "
+        "lines of 1024 KB, values of 64 KB, or the RANKLAB_MAX_* variables)"
+    )
+    positive = finite_float(0, open_low=True)
+    g.add_argument(
+        "--max-input-mb",
+        type=positive,
+        metavar="N",
+        help="the most data (MiB) one input may hold once decoded: a file read whole, what a "
+        "compressed file decompresses to, a Parquet table, an array",
+    )
+    g.add_argument("--max-line-kb", type=positive, metavar="N", help="the longest line (KiB)")
+    g.add_argument(
+        "--max-field-kb", type=positive, metavar="N", help="the longest id or cell (KiB)"
+    )
+
+
+def limits_of(args):
+    """The :class:`~metrics_core.io.limits.Limits` of the command: the environment's, with
+    the limit options given."""
+    from dataclasses import replace
+
+    from metrics_core.io.limits import Limits
+
+    given = {
+        name: getattr(args, name, None)
+        for name in ("max_input_mb", "max_line_kb", "max_field_kb")
+        if getattr(args, name, None) is not None
+    }
+    return replace(Limits.from_env(), **given)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -182,7 +223,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     parser = build_parser(first if first in COMMANDS else "", prog=prog)
     args = parser.parse_args(argv)
     try:
-        status = int(args._run(args) or EXIT_OK)
+        from metrics_core.io.limits import using_limits
+
+        with using_limits(limits_of(args)):
+            status = int(args._run(args) or EXIT_OK)
         sys.stdout.flush()  # a full disk or an I/O error on stdout is reported here, not at exit
         return status
     except InputError as exc:

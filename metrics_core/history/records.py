@@ -20,6 +20,7 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.history.schema import SCHEMA_VERSION, normalized_sql, schema_objects
+from metrics_core.io.limits import WORDS, current_limits, over_input
 
 BUSY_TIMEOUT_MS = 30_000
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -312,6 +313,9 @@ UPLOAD_HINT = N_("upload a file saved with the History page's download button")
 def image_connection(data: bytes, source: str):
     """An in-memory SQLite connection holding a copy of a history file's bytes, checked by
     :func:`check_image` (an :class:`InputError` naming ``source`` otherwise)."""
+    limit = current_limits().input_bytes
+    if len(data) > limit:  # deserialised, the database takes its size again
+        raise over_input(source, WORDS["file"], len(data), limit)
     data = bytes(data)
     if len(data) < 100 or not data.startswith(b"SQLite format 3\x00"):
         raise InputError(

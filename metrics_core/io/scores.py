@@ -17,7 +17,8 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError, Phrase, argument, prefixed
 from metrics_core.io.formats import sniff_format
-from metrics_core.io.source import check_text, read_source
+from metrics_core.io.source import read_source
+from metrics_core.io.text_check import check_json, check_text
 from metrics_core.validation import binary_labels, show, to_numbers
 
 SCORE_NAMES = (
@@ -73,8 +74,10 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
         name = "<upload>"
     raw = read_source(source, name)
     display = raw.name
-    data = raw.data
     kind = sniff_format(raw)
+    if kind not in ("npy", "pt", "parquet"):
+        check_text(raw)  # the lines measured before the data is read
+    data = raw.data
     if kind in ("npy", "pt"):
         raise InputError(
             N_("this is a {format} array file, not a table"),
@@ -111,10 +114,11 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
                 source=display,
                 hint=N_("Save the table as Parquet, or as CSV with a .csv name"),
             )
-        return read_parquet_frame(data, display), display, kind
+        return read_parquet_frame(data, display, limits=raw.limits), display, kind
     check_text(raw)
     text = data.decode("utf-8-sig")
     if kind in ("json", "jsonl"):
+        check_json(data, display, raw.limits)
         try:
             if kind == "jsonl" or (kind == "json" and not text.lstrip().startswith(("[", "{"))):
                 frame = pd.read_json(io.StringIO(text), lines=True)

@@ -22,7 +22,8 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Qrels, Run, SubtopicQrels
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.formats import is_trec
-from metrics_core.io.source import RawData, check_text, read_source, text_lines
+from metrics_core.io.source import RawData, read_source
+from metrics_core.io.text_check import check_text, text_lines
 from metrics_core.io.trec import (
     any_empty,
     arrow_csv_options,

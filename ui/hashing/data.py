@@ -77,6 +77,14 @@ def load_sample() -> dict:
     return out
 
 
+def use_sample_codes() -> None:
+    """The bundled sample as the Hash codes page's data."""
+    from ui.hashing.state import DATA, DATA_OPEN
+
+    st.session_state[DATA] = load_sample()
+    st.session_state[DATA_OPEN] = False  # the numbers come to the first screen
+
+
 def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
     arr = read_matrix(data, what, name=name)
     return tidy_labels(arr) if what == "labels" else arr

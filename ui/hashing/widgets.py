@@ -10,10 +10,10 @@ from ui.hashing import state as hs
 from ui.hashing.data import (
     PART_NAMES,
     PARTS,
-    load_sample,
     missing_parts,
     parse_parts,
     still_to_upload,
+    use_sample_codes,
 )
 
 
@@ -23,11 +23,6 @@ def ensure_defaults() -> None:
 
 
 CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
-
-
-def load_sample_codes() -> None:
-    st.session_state[hs.DATA] = load_sample()
-    st.session_state[hs.DATA_OPEN] = False  # the numbers come to the first screen
 
 
 def data_panel() -> None:
@@ -43,7 +38,7 @@ def data_panel() -> None:
 
 def uploads_box() -> None:
     """The sample button and the four upload slots; the codes are read when an upload changes."""
-    st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=load_sample_codes)
+    st.button(_("Load the sample"), key=hs.LOAD_SAMPLE, on_click=use_sample_codes)
     st.write(_("Or upload the four files (.npy, .pt or CSV):"))
     # two boxes per row: four in a row cut the file names and the accepted types
     cols = [c for _row in range(2) for c in st.columns(2)]
@@ -73,4 +68,4 @@ def uploads_box() -> None:
             st.rerun()
 
 
-__all__ = ["ensure_defaults", "load_sample_codes", "data_panel", "uploads_box", "CODE_TYPES"]
+__all__ = ["ensure_defaults", "data_panel", "uploads_box", "CODE_TYPES"]

@@ -79,6 +79,7 @@ def ranking_prologue(
     measures=None,
     conventions=None,
     *,
+    sample: Callable[[], None],
     min_runs: int = 1,
     runs_upload: str | None = None,
     warning_slot=None,
@@ -90,7 +91,8 @@ def ranking_prologue(
     ``warning_slot``, default the page) and return :class:`Loaded`, or None (after saying why)
     when the page has nothing to draw: no data, an error, or fewer than ``min_runs`` usable runs.
 
-    ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
+    ``sample``: the loader of the sample button (:func:`ui.samples.load_every_sample`: the
+    page passes it). ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
     ``on_stop``: drawn before returning None (widgets that must keep their values).
     """
 
@@ -98,7 +100,7 @@ def ranking_prologue(
         if on_stop is not None:
             on_stop()
 
-    if not require_data(runs_upload=runs_upload):
+    if not require_data(sample, runs_upload=runs_upload):
         return None
     if conventions is None:
         conventions = sidebar_conventions()
