@@ -103,11 +103,11 @@ TARGET_BOMB_GROWTH_MB = 150
 #: A page element whose text matches this is the waiting line (in English: the load test's
 #: visitors browse in English). Spinners, alerts, captions and toasts are read.
 WAIT_PATTERN = r"\bwaiting\b|\bin line\b|\bqueue\b|\byour turn\b"
-#: A waiting line that shows the visitor's place: a number with a word of place.
+#: A waiting line that shows the visitor's place: a number with a word of place, or "next".
 PLACE = re.compile(
     r"(\b(place|position|number|turn)\b\D{0,20}\d|\d+\s*(st|nd|rd|th)?\s+(in line|of \d+)"
     r"|\b\d+\s+(visitors?|people|computations?|jobs?)\s+(ahead|before|in front)"
-    r"|\bahead of you\D{0,20}\d|#\s*\d)",
+    r"|\bahead of you\D{0,20}\d|#\s*\d|\byours is next\b|\bnext in line\b|\byou are next\b)",
     re.I,
 )
 #: Names a visitor's data carries (run names vNNa / vNNb, ids vNN-...).

@@ -251,6 +251,9 @@ def test_load_test_reads_a_place_in_the_waiting_line(load_test):
         "In line: place 2 of 5",
         "Waiting: 4 visitors ahead of you",
         "Waiting for memory (#2 in the queue)",
+        "Waiting for memory: you are number 3 in line, behind 2 computations that need 48 MB.",
+        "Waiting for memory: yours is next; it starts when the computations running now give "
+        "their memory back. About 10 s to go.",
     ):
         assert load_test.PLACE.search(text), text
     assert not load_test.PLACE.search(
