@@ -33,19 +33,12 @@ import pyarrow as pa
 
 from metrics_core.data import Run
 from metrics_core.errors import N_, InputError
-from metrics_core.fusion.catalog import (
-    METHODS,
-    SEGFUSE_BOUNDS,
-    method_name,
-    norm_name,
-)
+from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare_shards
 from metrics_core.threads import map_in_threads
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
-#: BayesFuse's log-odds of a document a run did not retrieve
-MIN_LOG_ODDS = float(np.log(0.001 / 0.999))
 
 
 def _segment_stats(prep: Prepared, scores: np.ndarray):
@@ -105,6 +98,9 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
 
 
 def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
+    """The method's parameters from ``params`` and ``weights``, checked against its
+    declaration: defaults filled, required ones present, no unknown one, one finite weight
+    per run for a weighted method (equal weights by default)."""
     spec = METHODS[method]
     given = dict(params or {})
     if weights is None:
@@ -112,7 +108,8 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
     else:
         given.pop("weights", None)
     out = {}
-    for name, default in spec["params"].items():
+    estimate = (spec.estimate,) if spec.estimate else ()
+    for name, default in [*spec.defaults.items(), *((e, None) for e in estimate)]:
         value = given.pop(name, default)
         if value is None:
             raise InputError(
@@ -121,9 +118,14 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
                 field="params",
                 params={"method": method, "param": name},
             )
+        declared = spec.param(name)
+        refused = declared.check(value) if declared is not None else None
+        if refused is not None:
+            text, extra = refused
+            raise InputError(text, field="params", params={"param": name, "value": value, **extra})
         out[name] = value
-    for name in spec.get("train", {}):
-        given.pop(name, None)
+    for p in spec.train_params:
+        given.pop(p.name, None)
     if given:
         raise InputError(
             N_("the fusion method {method} has no parameter {param}"),
@@ -132,11 +134,13 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
             params={
                 "method": method,
                 "param": ", ".join(sorted(given)),
-                "choices": ", ".join(["weights"] * bool(spec.get("weights")) + list(spec["params"]))
+                "choices": ", ".join(
+                    ["weights"] * spec.weighted + list(spec.defaults) + list(estimate)
+                )
                 or "-",
             },
         )
-    if spec.get("weights"):
+    if spec.weighted:
         w = (
             np.full(n_runs, 1.0 / n_runs)
             if weights is None
@@ -157,25 +161,17 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
             hint=N_("weighted methods: {choices}"),
             params={
                 "method": method,
-                "choices": ", ".join(m for m, s in METHODS.items() if s.get("weights")),
+                "choices": ", ".join(m for m, s in METHODS.items() if s.weighted),
             },
         )
-    if method == "logn_isr" and not 0.0 <= float(out["sigma"]) <= 1.0:
-        raise InputError(
-            N_("sigma must be between 0 and 1, not {value}"),
-            field="params",
-            params={"value": out["sigma"]},
-        )
-    if method == "slidefuse" and int(out["w"]) < 0:
-        raise InputError(
-            N_("the window w must be 0 or more, not {value}"),
-            field="params",
-            params={"value": out["w"]},
-        )
+    if spec.estimate:
+        out[spec.estimate] = _per_run(out[spec.estimate], n_runs, spec.estimate)
     return out
 
 
 def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
+    if name == "map_scores":
+        values = list(np.ravel(values))
     seq = list(values) if not isinstance(values, np.ndarray) or values.ndim > 1 else [values]
     if len(seq) != n_runs:
         raise InputError(
@@ -187,73 +183,46 @@ def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
     return [np.asarray(v, dtype=np.float64).reshape(-1) for v in seq]
 
 
-def _lookup(table: np.ndarray, index: np.ndarray, fill: float) -> np.ndarray:
-    out = np.full(len(index), fill)
-    ok = index < len(table)
-    out[ok] = table[index[ok]]
-    return out
+class RunRows:
+    """One run's rows of a shard, what a method's ``value`` reads: ``pos`` (0-based rank in
+    the run's list for the query), ``score`` (normalised), ``length`` (the list's length
+    ``L``), ``n_cand`` (the query's number of candidates ``N``), ``i`` (the run's index)."""
+
+    def __init__(self, i, pos, score, length, n_cand):
+        self.i, self.pos, self.score, self.length, self.n_cand = i, pos, score, length, n_cand
+
+    def estimate(self, p: dict, key: str) -> np.ndarray:
+        """This run's trained estimate (``probs``, ``log_odds`` or ``map_scores``)."""
+        return p[key][self.i]
 
 
-def contributions(
-    prep: Prepared, method: str, norm: str, p: dict, scores: np.ndarray
-) -> np.ndarray:
-    """What each row adds to its document's fused score, before the runs are combined."""
-    pos, run = prep.pos, prep.run
-    if norm == "min-max-inverted" and METHODS[method]["family"] == "rank":
-        pos = prep.lengths[run, prep.q] - 1 - pos  # the inverted run is ranked the other way
-    r1 = pos + 1.0
-    if METHODS[method]["family"] == "score":
-        return scores
-    if method == "rrf":
-        return 1.0 / (float(p["k"]) + r1)
-    if method in ("isr", "log_isr", "logn_isr"):
-        return 1.0 / r1**2
-    if method == "rbc":
-        phi = float(p["phi"])
-        return (1.0 - phi) * phi**pos
-    if method in ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet"):
-        return pos.astype(np.float64)  # combined in _combine, which knows the candidates
-    if method == "mapfuse":
-        maps = np.array(
-            [
-                float(np.ravel(v)[0])
-                for v in _per_run(list(np.ravel(p["map_scores"])), prep.n_runs, "map_scores")
-            ]
-        )
-        return maps[run] / r1
-    tables = _per_run(
-        p.get("probs", p.get("log_odds")),
-        prep.n_runs,
-        "log_odds" if method == "bayesfuse" else "probs",
-    )
-    out = np.zeros(len(pos))
-    for i, table in enumerate(tables):  # one pass per run (a handful), not per query
-        rows = run == i
-        ri = pos[rows]
-        if method == "posfuse":
-            out[rows] = _lookup(table, ri, 0.0)
-        elif method == "probfuse":
-            n_seg = len(table)
-            lengths = prep.lengths[i, prep.q[rows]]
-            size = np.maximum(np.ceil(lengths / n_seg).astype(np.int64), 1)
-            k = ri // size
-            out[rows] = _lookup(table, k, 0.0) / (k + 1)
-        elif method == "segfuse":
-            k = np.searchsorted(SEGFUSE_BOUNDS, ri, side="right") - 1
-            k = np.where(ri >= SEGFUSE_BOUNDS[-1], len(SEGFUSE_BOUNDS), k)
-            out[rows] = _lookup(table, k, 0.0) * (scores[rows] + 1.0)
-        elif method == "slidefuse":
-            w = int(p["w"])
-            n = prep.lengths[i, prep.q[rows]]
-            a = np.maximum(ri - w, 0)
-            b = np.minimum(ri + w, n - 1)
-            csum = np.concatenate(([0.0], np.cumsum(table)))
-            hi = np.minimum(b + 1, len(table))
-            lo = np.minimum(a, len(table))
-            out[rows] = (csum[hi] - csum[lo]) / (b - a + 1)
-        elif method == "bayesfuse":
-            out[rows] = _lookup(table, ri, MIN_LOG_ODDS)
-    return out
+class Table:
+    """The runs' values over a shard's candidates, what a method's ``combine`` reads:
+    ``S`` (candidates x runs: each run's value, 0 where it did not retrieve the candidate),
+    ``M`` (who retrieved what), ``count`` (``n(d)``), ``n_cand`` (``N`` of each candidate's
+    query), ``lengths`` (candidates x runs: ``L_i``), ``weights``, ``R``, ``P``."""
+
+    def __init__(self, prep: Prepared, S_runs, M_runs, n_cand, weights, count):
+        self._prep = prep
+        self.S, self.M = S_runs.T, M_runs.T
+        self.n_cand, self.weights = n_cand, weights
+        self.R, self.P = prep.n_runs, prep.n_candidates
+        self._count = count
+
+    @property
+    def count(self) -> np.ndarray:
+        if self._count is None:
+            self._count = np.bincount(self._prep.pid, minlength=self.P).astype(np.float64)
+        return self._count
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self._prep.lengths[:, self._prep.pq].T
+
+    def condorcet(self, weights: np.ndarray) -> np.ndarray:
+        """``N`` minus each candidate's position in its query's majority order."""
+        ranks = np.where(self.M, self.S, np.inf)
+        return self.n_cand - _condorcet(ranks, self._prep.pq, self._prep.n_queries, weights)
 
 
 def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.ndarray:
@@ -330,7 +299,7 @@ def fuse_prepared(
     :func:`~metrics_core.fusion.prepare.prepare_shards` (fused in threads, joined in
     query order: the queries are independent, so the run is the one of a single shard)."""
     shards = [prep] if isinstance(prep, Prepared) else list(prep)
-    with _one_blas_thread(len(shards) > 1 and method in _BLAS_PRODUCTS):
+    with _one_blas_thread(len(shards) > 1):
         parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
     qvocab = (
         shards[0].qvocab
@@ -351,30 +320,6 @@ def fuse_prepared(
         name=name or method,
         source=f"<{name or method}>",
     )
-
-
-#: the methods that use the number of runs that retrieved each candidate
-_COUNTED = frozenset(
-    ("combmnz", "isr", "combanz", "combmed", "combgmnz", "log_isr", "logn_isr", "mixed")
-)
-#: the methods that do not use the plain sum of the contributions over the runs
-_UNSUMMED = frozenset(
-    (
-        "combmax",
-        "combmin",
-        "combmed",
-        "wsum",
-        "w_bordafuse",
-        "mixed",
-        "condorcet",
-        "w_condorcet",
-        "bayesfuse",
-    )
-)
-
-
-#: the methods whose fused score takes a matrix product (BLAS)
-_BLAS_PRODUCTS = frozenset(("wsum", "wmnz", "mixed", "w_bordafuse", "condorcet", "w_condorcet"))
 
 
 @contextmanager
@@ -400,91 +345,45 @@ def _fused_rows(
 ) -> tuple[np.ndarray, pa.ChunkedArray, np.ndarray]:
     """The fused rows of one shard, in order: query codes (among all queries), document
     ids, fused scores."""
+    spec = METHODS[method]
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
     scores = normalise(prep, norm, cand_q)
-    contrib = contributions(prep, method, norm, p, scores)
-    del scores
+    pos = prep.pos
+    if norm == "min-max-inverted" and spec.family == "rank":
+        pos = prep.lengths[prep.run, prep.q] - 1 - pos  # the inverted run is ranked the other way
     # stored run by run (R x P), used as its transpose: sums over the runs add whole rows
     S_runs, M_runs = np.zeros((R, P)), np.zeros((R, P), dtype=bool)
     at = 0
     for i in range(R):  # the rows are grouped by run: one slice each
         n_i = int(prep.lengths[i].sum())
-        S_runs[i, pid[at : at + n_i]] = contrib[at : at + n_i]
-        M_runs[i, pid[at : at + n_i]] = True
+        rows = slice(at, at + n_i)
+        q_i = prep.q[rows]
+        value = (
+            scores[rows]
+            if spec.family == "score"
+            else spec.value(
+                RunRows(i, pos[rows], scores[rows], prep.lengths[i, q_i], cand_q[q_i]), p
+            )
+        )
+        S_runs[i, pid[rows]] = value
+        M_runs[i, pid[rows]] = True
         at += n_i
-    S, M = S_runs.T, M_runs.T
-    del contrib
+    del scores
     n_cand = cand_q[pq]
-    family = METHODS[method]["family"]
-    if norm == "borda" and family == "score":  # every candidate gets a value in every run
+    count = None
+    if norm == "borda" and spec.family == "score":  # every candidate gets a value in every run
         lengths = prep.lengths[:, pq].T
-        S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
-        M = np.ones_like(M)
+        S = np.where(M_runs.T, S_runs.T, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
         del lengths
-    # the runs that retrieved each candidate (every run, after Borda's normalisation)
-    if method not in _COUNTED:
-        cnt = np.zeros(0)  # not used
-    elif norm == "borda" and family == "score":
-        cnt = M.sum(axis=1, dtype=np.float64)
-    else:
-        cnt = np.bincount(pid, minlength=P).astype(np.float64)
+        M_runs = np.ones_like(M_runs)
+        S_runs = S.T
+        count = np.full(P, float(R))
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
-    if method in ("bordafuse", "w_bordafuse"):
-        ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
-        lengths = prep.lengths[:, pq].T
-        S = np.where(M, n_cand[:, None] - ranks, (n_cand[:, None] - lengths + 1) / 2)
-        M = np.ones_like(M)
-        del ranks, lengths
-    total = S.sum(axis=1) if method not in _UNSUMMED else np.zeros(0)  # (not used)
-    if method in (
-        "combsum",
-        "rrf",
-        "rbc",
-        "mapfuse",
-        "posfuse",
-        "probfuse",
-        "segfuse",
-        "slidefuse",
-        "bordafuse",
-    ):
-        fused = total
-    elif method in ("combmnz", "isr"):
-        fused = total * cnt
-    elif method == "combanz":
-        fused = total / cnt
-    elif method == "combmax":
-        fused = np.where(M, S, -np.inf).max(axis=1)
-    elif method == "combmin":
-        fused = np.where(M, S, np.inf).min(axis=1)
-    elif method == "combmed":
-        X = np.sort(np.where(M, S, np.inf), axis=1)
-        c = cnt.astype(np.int64)
-        lo = np.take_along_axis(X, ((c - 1) // 2)[:, None], axis=1)[:, 0]
-        hi = np.take_along_axis(X, (c // 2)[:, None], axis=1)[:, 0]
-        fused = (lo + hi) / 2
-    elif method == "combgmnz":
-        fused = total * cnt ** float(p["gamma"])
-    elif method == "log_isr":
-        fused = total * np.log(cnt)
-    elif method == "logn_isr":
-        fused = total * np.log(cnt + float(p["sigma"]))
-    elif method in ("wsum", "w_bordafuse"):
-        fused = S @ w
-    elif method == "wmnz":
-        fused = total * (M @ w)
-    elif method == "mixed":
-        fused = (S @ w) * np.sqrt(cnt)
-    elif method in ("condorcet", "w_condorcet"):
-        weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
-        ranks = np.where(M, S, np.inf)
-        fused = n_cand - _condorcet(ranks, pq, prep.n_queries, weights)
-    elif method == "bayesfuse":
-        fused = np.where(M, S, MIN_LOG_ODDS).sum(axis=1)
-    else:  # pragma: no cover - the catalogue and this switch are one list
-        raise AssertionError(method)
-    del S, M
+    table = Table(prep, S_runs, M_runs, n_cand, w, count)
+    fused = spec.combine(table, p)
+    del table, S_runs, M_runs
     order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     codes = pq.astype(np.int32)  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
@@ -564,7 +463,7 @@ def fuse(
     run_list = as_runs(runs)
     given = dict(params or {})
     if (
-        METHODS[method].get("supervised")
+        METHODS[method].supervised
         and qrels is not None
         and not (set(given) & {"probs", "log_odds", "map_scores"})
     ):
@@ -576,11 +475,15 @@ def fuse(
                 run_list,
                 method,
                 norm,
-                **{k: given.pop(k) for k in list(given) if k in METHODS[method].get("train", {})},
+                **{
+                    p.name: given.pop(p.name)
+                    for p in METHODS[method].train_params
+                    if p.name in given
+                },
             )
         )
     p = resolve_params(method, given, weights, len(run_list))
     return fuse_prepared(prepare_shards(run_list), method, norm, p, name=name)
 
 
-__all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "contributions"]
+__all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "RunRows", "Table"]

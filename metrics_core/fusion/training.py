@@ -9,13 +9,7 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError
-from metrics_core.fusion.catalog import (
-    BAYES_CUTOFFS,
-    METHODS,
-    SEGFUSE_BOUNDS,
-    method_name,
-    norm_name,
-)
+from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 from metrics_core.fusion.prepare import Prepared, as_runs, encode_many, prepare
 
 
@@ -81,7 +75,7 @@ def train(
     """
     method = method_name(method)
     norm = norm_name(norm)
-    if not METHODS[method].get("supervised"):
+    if not METHODS[method].supervised:
         raise InputError(
             N_("the fusion method {method} learns nothing from judgements"),
             field="method",
@@ -101,14 +95,12 @@ def train(
         qrels = Qrels(
             qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source
         )
+    spec = METHODS[method]
+    p = {t.name: t.default for t in spec.train_params}
+    p.update({"n_segments": n_segments} if spec.param("n_segments") else {})
     if method == "mapfuse":
-        from metrics_core.front_door import evaluate
-
-        maps = []
-        for run in run_list:
-            ev = evaluate(qrels, run, ["AP"], missing_queries="zero")
-            maps.append(float(ev.aggregate["AP"]))
-        return {"map_scores": maps}
+        out = [spec.train(_MapData(qrels, run), p) for run in run_list]  # type: ignore[misc]
+        return {spec.estimate: out}
     prep = prepare(run_list)
     if norm == "min-max-inverted":
         prep.pos = prep.lengths[prep.run, prep.q] - 1 - prep.pos
@@ -119,45 +111,40 @@ def train(
     out = []
     for i in range(prep.n_runs):
         rows = (prep.run == i) & in_train[prep.q]
-        pos, h = prep.pos[rows], hits[rows]
-        L = np.where(train_q >= 0, prep.lengths[i, np.maximum(train_q, 0)], 0)
-        if method in ("posfuse", "slidefuse"):
-            size = int(L.max()) if len(L) else 0
-            num = np.bincount(pos, weights=h, minlength=size)
-            den = np.bincount(L, minlength=size + 1)[::-1].cumsum()[::-1][1 : size + 1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out.append(num[:size] / den)
-        elif method == "probfuse":
-            Lr = prep.lengths[i, prep.q[rows]]
-            seg = np.ceil(Lr / n_segments).astype(np.int64)
-            k = pos // np.maximum(seg, 1)
-            seg_len = np.minimum(seg, Lr - k * seg)
-            out.append(
-                np.bincount(k, weights=h / seg_len, minlength=n_segments)[:n_segments]
-                / max(n_queries, 1)
-            )
-        elif method == "segfuse":
-            b = SEGFUSE_BOUNDS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            sums = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
-            out.append(sums / sizes / max(n_queries, 1))
-        elif method == "bayesfuse":
-            b = BAYES_CUTOFFS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            prec = (
-                np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
-                / sizes
-            )
-            avg = prec / max(n_queries, 1)
-            avg = np.where(avg == 0, avg + 0.001, avg)
-            neg = 1 - avg
-            neg = np.where(neg == 0, neg + 0.001, neg)
-            out.append(np.repeat(np.log(avg / neg), np.diff(b)))
-    return {"log_odds": out} if method == "bayesfuse" else {"probs": out}
+        data = _RunData(
+            pos=prep.pos[rows],
+            hits=hits[rows],
+            lengths=np.where(train_q >= 0, prep.lengths[i, np.maximum(train_q, 0)], 0),
+            row_lengths=prep.lengths[i, prep.q[rows]],
+            n_queries=n_queries,
+        )
+        out.append(spec.train(data, p))  # type: ignore[misc]
+    return {spec.estimate: out}
+
+
+class _RunData:
+    """One run's rows on the training queries, what a method's ``train`` reads: ``pos``
+    (0-based ranks), ``hits`` (1.0 for a relevant document), ``lengths`` (the run's list
+    length of each training query, 0 where it did not answer), ``row_lengths`` (the list
+    length of each row's query), ``n_queries`` (the training queries)."""
+
+    def __init__(self, *, pos, hits, lengths, row_lengths, n_queries):
+        self.pos, self.hits, self.lengths = pos, hits, lengths
+        self.row_lengths, self.n_queries = row_lengths, n_queries
+
+
+class _MapData:
+    """A run and the training judgements, for MAPFuse."""
+
+    def __init__(self, qrels, run):
+        self.qrels, self.run = qrels, run
+
+    def mean_average_precision(self) -> float:
+        """The run's AP averaged over the judged queries (0 for a query it did not answer)."""
+        from metrics_core.front_door import evaluate
+
+        ev = evaluate(self.qrels, self.run, ["AP"], missing_queries="zero")
+        return float(ev.aggregate["AP"])
 
 
 __all__ = ["train", "hit_table"]

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase, prefixed
+from metrics_core.io.batches import NotStreamable, table_of
 from metrics_core.io.columns import (
     ROLE_NAMES,
     ROLES,
@@ -26,7 +27,9 @@ from metrics_core.io.columns import (
     is_rank_column,
 )
 from metrics_core.io.formats import table_format
-from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
+from metrics_core.io.limits import Limits, over_field, over_input, resolve
+from metrics_core.io.source import PARQUET_MAGIC, RawData
+from metrics_core.io.text_check import check_json, check_lines, check_text, line_of_offset
 from metrics_core.validation import show, to_numbers
 
 __all__ = [
@@ -40,6 +43,9 @@ __all__ = [
     "frame_to_columns",
     "json_to_frame",
     "nested_to_frame",
+    "parquet_batches",
+    "parquet_run_batches",
+    "text_table_batches",
 ]
 
 
@@ -47,16 +53,19 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
     if fmt == "auto":
         fmt = table_format(raw)
-    data = raw.data
     if fmt == "parquet":
+        data = raw.data
         if not data.startswith(PARQUET_MAGIC):
             raise InputError(
                 N_("not a Parquet file (no PAR1 header)"),
                 source=raw.name,
                 hint=N_("Give a .parquet file, or choose another format"),
             )
-        return read_parquet_frame(data, raw.name, raw.max_bytes), 0
-    check_text(raw)
+        return read_parquet_frame(data, raw.name, limits=raw.limits), 0
+    check_text(raw)  # the lines measured before the data is read
+    data = raw.data
+    if fmt in ("json", "jsonl"):
+        check_json(data, raw.name, raw.limits)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
         raise InputError(
@@ -161,13 +170,19 @@ MAX_PARQUET_ROWS_PER_BYTE = 10_000
 #: Fewest bytes of memory a cell of a Parquet table takes once read (a 64-bit number; a
 #: text takes its 4-byte offset and its characters): the floor of the memory estimate.
 PARQUET_CELL_BYTES = 8
+#: Bytes a text cell takes once read into a DataFrame beside its characters (a Python
+#: string's header and the frame's pointer to it), and how many times the characters are
+#: held while a table is read whole (Arrow's column, pandas' strings, the run's ids).
+PANDAS_TEXT_CELL_BYTES = 64
+TEXT_COPIES = 3
 
 
 def check_parquet_metadata(
-    meta, file_size: int, source: str, max_bytes: int | None = None, *, whole: bool = True
+    meta, file_size: int, source: str, limits: Limits | None = None, *, whole: bool = True
 ) -> None:
-    """Refuse a Parquet file whose footer declares more than its bytes can hold, before any
-    data is read (a forged footer makes the reader allocate for the rows it declares).
+    """Refuse a Parquet file whose footer declares more than its bytes can hold, or more
+    than the input limit, before any data is read (a forged footer makes the reader
+    allocate for the rows it declares).
 
     Checks, all on the footer (``meta``, a ``pyarrow.parquet.FileMetaData``):
 
@@ -176,17 +191,18 @@ def check_parquet_metadata(
       exactly one value, or null, per row; a list column at least one level per row);
     * each row group declares at most :data:`MAX_PARQUET_ROWS_PER_BYTE` rows per byte of
       its compressed column chunks, and those chunks lie within the file's ``file_size``;
-    * for a table read whole (``whole``; a reader of batches holds one batch at a time):
-      rows x columns is at most :data:`MAX_PARQUET_CELLS`, and rows x columns x
-      :data:`PARQUET_CELL_BYTES` (the least memory the table takes once read) as well as
-      the declared uncompressed size are within ``max_bytes`` (default
-      :data:`~metrics_core.io.source.MAX_INPUT_BYTES`).
+    * what a row group's pages take once decompressed (their uncompressed sizes, the
+      dictionary pages included) is within the input limit of ``limits`` (default: the
+      limits in force): a reader of batches holds a row group's pages at once;
+    * for a table read whole (``whole``): rows x columns is at most
+      :data:`MAX_PARQUET_CELLS`, and rows x columns x :data:`PARQUET_CELL_BYTES` (the
+      least memory the table takes once read) as well as the declared uncompressed size of
+      the whole file are within the input limit.
 
-    Each problem is one :class:`InputError` naming ``source``.
+    What the dictionaries expand to is measured after them, before any column is decoded
+    (:func:`decoded_table`). Each problem is one :class:`InputError` naming ``source``.
     """
-    from metrics_core.io.source import MAX_INPUT_BYTES
-
-    limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    limit = resolve(limits).input_bytes
     hint = N_("Save the table again as Parquet, or as CSV")
     rows, columns = meta.num_rows, max(meta.num_columns, 1)
     groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
@@ -198,6 +214,7 @@ def check_parquet_metadata(
             hint=hint,
             params={"rows": f"{rows:,}", "held": f"{held:,}"},
         )
+    unpacked = 0
     for g in groups:
         chunks = [g.column(j) for j in range(g.num_columns)]
         values = min((c.num_values for c in chunks), default=g.num_rows)
@@ -222,6 +239,10 @@ def check_parquet_metadata(
                 hint=hint,
                 params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"},
             )
+        pages = sum(max(c.total_uncompressed_size, 0) for c in chunks)
+        if pages > limit:
+            raise over_input(source, _PAGES, pages, limit)
+        unpacked += pages
     if not whole:
         return
     if rows * columns > MAX_PARQUET_CELLS:
@@ -231,26 +252,117 @@ def check_parquet_metadata(
             hint=N_("Split the file"),
             params={"rows": f"{rows:,}"},
         )
-    declared = max(sum(g.total_byte_size for g in groups), rows * columns * PARQUET_CELL_BYTES)
+    declared = max(
+        unpacked,
+        sum(g.total_byte_size for g in groups),
+        rows * columns * PARQUET_CELL_BYTES,
+    )
     if declared > limit:
-        raise InputError(
-            N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
-            source=source,
-            hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-            plain_hint=N_("Split the file"),
-            params={"size": f"{declared:,}", "limit": f"{limit:,}"},
-        )
+        raise over_input(source, _DECLARED, declared, limit)
 
 
-def read_parquet_frame(data: bytes, source: str, max_bytes: int | None = None) -> pd.DataFrame:
-    """A Parquet file's table, its footer checked (:func:`check_parquet_metadata`, with
-    ``max_bytes``) before anything is read."""
+_PAGES = Phrase(N_("a row group of the Parquet file, its pages decompressed,"))
+_DECLARED = Phrase(N_("the data the Parquet file declares"))
+_DECODED = Phrase(N_("the Parquet table, its texts decoded,"))
+_DECODED_BATCH = Phrase(N_("a batch of the Parquet file, its texts decoded,"))
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+    )
+
+
+def parquet_file(source):
+    """A ``pyarrow.parquet.ParquetFile`` of ``source`` (a path or a buffer) whose text
+    columns are read as dictionaries: their values are read once and each row holds a
+    4-byte index, so what a column expands to can be measured before it is decoded
+    (:func:`decoded_table`)."""
     import pyarrow.parquet as pq
 
+    probe = pq.ParquetFile(source)
+    names = [f.name for f in probe.schema_arrow if _is_text(f.type)]
+    if not names:
+        return probe
+    if isinstance(source, pa.BufferReader):
+        source.seek(0)
+    return pq.ParquetFile(source, read_dictionary=names)
+
+
+def decoded_table(table, source: str, limits: Limits, *, whole: bool = True):
+    """``table`` (a Table or RecordBatch read by :func:`parquet_file`) with its dictionary
+    columns decoded, after measuring what they decode to: each text's length (the field
+    limit) and the total (the input limit). The total counts a table read whole as it will
+    be held -- its texts :data:`TEXT_COPIES` times and :data:`PANDAS_TEXT_CELL_BYTES` per
+    text cell, :data:`PARQUET_CELL_BYTES` per other cell -- and a batch as Arrow holds it.
+    The lengths are read off the dictionary (each distinct text measured once) and taken
+    per row: 4 bytes a row, never the texts themselves."""
+    import pyarrow.compute as pc
+
+    text = text_cells = other_cells = 0
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        for chunk in chunks:
+            kind = chunk.type
+            if pa.types.is_dictionary(kind) and _is_text(kind.value_type):
+                lengths = pc.binary_length(chunk.dictionary)
+                per_row = pc.take(lengths, chunk.indices)
+            elif _is_text(kind):
+                per_row = pc.binary_length(chunk)
+            else:
+                other_cells += len(chunk)
+                continue
+            text_cells += len(chunk)
+            longest = pc.max(per_row).as_py() or 0
+            if longest > limits.field_bytes:
+                what = Phrase(N_("text in column {column}"), {"column": repr(name)})
+                raise over_field(source, what, longest, limits.field_bytes)
+            text += pc.sum(per_row).as_py() or 0
+    if whole:
+        size = text * TEXT_COPIES + text_cells * PANDAS_TEXT_CELL_BYTES
+        size += other_cells * PARQUET_CELL_BYTES
+    else:
+        size = text + (text_cells + other_cells) * PARQUET_CELL_BYTES
+    if size > limits.input_bytes:
+        raise over_input(source, _DECODED if whole else _DECODED_BATCH, size, limits.input_bytes)
+    return _decoded(table)
+
+
+def _decoded(table):
+    """``table`` with its dictionary columns cast to their values' type."""
+    arrays, changed = [], False
+    for column in table.columns:
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+            changed = True
+        arrays.append(column)
+    if not changed:
+        return table
+    fields = [
+        pa.field(f.name, a.type, f.nullable, f.metadata)
+        for f, a in zip(table.schema, arrays, strict=True)
+    ]
+    schema = pa.schema(fields, metadata=table.schema.metadata)
+    if isinstance(table, pa.RecordBatch):
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def read_parquet_frame(
+    data: bytes, source: str, max_bytes: int | None = None, *, limits: Limits | None = None
+) -> pd.DataFrame:
+    """A Parquet file's table, its footer checked (:func:`check_parquet_metadata`) before
+    anything is read and its texts measured (:func:`decoded_table`) before they are
+    decoded, against ``limits`` (default: the limits in force; ``max_bytes`` replaces the
+    input limit)."""
+    limits = resolve(limits, max_bytes)
     try:
-        meta = pq.ParquetFile(pa.BufferReader(data)).metadata
-        check_parquet_metadata(meta, len(data), source, max_bytes)
-        table = pq.read_table(pa.BufferReader(data))
+        pf = parquet_file(pa.BufferReader(data))
+        check_parquet_metadata(pf.metadata, len(data), source, limits)
+        table = decoded_table(pf.read(), source, limits)
         table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
         return arrow_to_pandas(table)
     except InputError:
@@ -453,3 +565,107 @@ def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
             vname: pd.Series(v, dtype=object),
         }
     )
+
+
+# -- a run in batches -------------------------------------------------------------------
+
+
+def parquet_batches(
+    open_batches, source: str, columns=None, first_row: int = 0, limits: Limits | None = None
+):
+    """The record batches of a Parquet run as tables of
+    :data:`~metrics_core.io.batches.SCHEMA`, each converted as the whole-file reader
+    converts the table (same column detection and checks).
+
+    ``open_batches``: a callable without arguments that opens the file and returns its
+    batches (``ParquetFile.iter_batches``); Arrow's errors, there or later, become one
+    :class:`InputError` naming ``source``. ``first_row``: the file's rows before the first
+    batch; a problem is named by its row in the file, and the ``line`` column holds those
+    row numbers. Each batch's texts are measured (:func:`decoded_table`, against ``limits``)
+    before they are decoded."""
+    limits = resolve(limits)
+    at = first_row
+    try:
+        for batch in open_batches():
+            batch = decoded_table(batch, source, limits, whole=False)
+            batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
+            frame = arrow_to_pandas(batch)
+            if not len(frame):
+                continue
+            run = frame_to_columns(frame, "run", columns=columns, source=source, first_row=at)
+            lines = np.arange(at + 1, at + len(frame) + 1, dtype=np.int64)
+            at += len(frame)
+            yield table_of(run, lines)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            N_("cannot read this Parquet file ({error})"), source=source, params={"error": str(exc)}
+        ) from None
+    except UnicodeDecodeError:  # a column name or metadata that is not UTF-8
+        raise InputError(
+            N_("cannot read this Parquet file (text that is not UTF-8 in its schema)"),
+            source=source,
+            hint=N_("Save the table again as Parquet, or as CSV"),
+        ) from None
+
+
+def parquet_run_batches(
+    raw: RawData, columns, batch_rows: int, row_groups=None, first_row: int = 0
+):
+    """The opener of a Parquet run's batches (all its row groups, or ``row_groups``; the
+    footer checked first: a forged one is refused before any data is read)."""
+    if raw.head(4) != PARQUET_MAGIC:
+        raise InputError(
+            N_("not a Parquet file (no PAR1 header)"),
+            source=raw.name,
+            hint=N_("Give a .parquet file, or choose another format"),
+        )
+
+    def batches():
+        pf = parquet_file(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        check_parquet_metadata(pf.metadata, raw.size(), raw.name, raw.limits, whole=False)
+        groups = None if row_groups is None else list(row_groups)
+        return pf.iter_batches(batch_size=batch_rows, row_groups=groups)
+
+    def opener():
+        return parquet_batches(batches, raw.name, columns, first_row, raw.limits)
+
+    return opener
+
+
+def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
+    """The opener of a CSV/TSV run's batches: pandas' chunked reader with the whole-file
+    table reader's options, each chunk converted by :func:`frame_to_columns`; where the
+    chunked reader cannot follow the whole reader (a malformed row, text that is not
+    UTF-8), :class:`~metrics_core.io.batches.NotStreamable`."""
+
+    def opener():
+        check_text(raw, sample=1 << 16)
+        check_lines(raw)  # pandas would hold a line of any length whole
+        handle = raw.path if raw.path is not None else io.BytesIO(raw.data)
+        try:
+            chunks = pd.read_csv(
+                handle,
+                sep="\t" if fmt == "tsv" else ",",
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                chunksize=batch_rows,
+                encoding="utf-8-sig",
+            )
+            at = 0
+            for frame in chunks:
+                if not len(frame):
+                    continue
+                if not isinstance(frame.index, pd.RangeIndex):
+                    raise NotStreamable("rows longer than the header")  # the whole reader names it
+                # the line numbers of the whole-file reader: the first data row is line 2
+                run = frame_to_columns(
+                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                )
+                lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
+                at += len(frame)
+                yield table_of(run, lines)
+        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+            raise NotStreamable(str(exc)) from None
+
+    return opener

@@ -1,6 +1,6 @@
 """Streaming evaluation: a run of any size in blocks of whole queries, in bounded memory.
 
-The run is read in batches (:mod:`metrics_core.scale.blocks`) and grouped into blocks of
+The run is read in batches (:func:`metrics_core.io.open_run_stream`) and grouped into blocks of
 about ``block_rows`` rows that end at a query boundary: the rows of the query a block
 would cut are carried into the next block. Each block is evaluated by the same engine as
 the whole run (:func:`~metrics_core.ranking.engine.build_ranked_lists`), against the
@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels
-from metrics_core.scale.blocks import SCHEMA, NotStreamable, batch_run
+from metrics_core.io.batches import SCHEMA, NotStreamable, batch_run
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 from metrics_core.scale.spill import disk_folder, map_table
@@ -57,7 +57,7 @@ STREAM_THRESHOLD_BYTES = 64 << 20
 def evaluate_stream(
     qrels: Qrels, stream, specs, conv: Conventions, cutoffs, block_rows: int = DEFAULT_BLOCK_ROWS
 ):
-    """Evaluate a :class:`~metrics_core.scale.blocks.RunStream` block by block.
+    """Evaluate a :class:`~metrics_core.io.batches.RunStream` block by block.
 
     Returns the :class:`~metrics_core.evaluation.Evaluation`, with a ``streaming``
     attribute: blocks, rows, non-contiguous queries, spilled rows.

@@ -97,8 +97,8 @@ RANX_NAMES = {
     "combmed": "med",
     "combgmnz": "gmnz",
 }
-UNSUPERVISED = [m for m, s in METHODS.items() if not s.get("supervised") and "condorcet" not in m]
-SUPERVISED = [m for m, s in METHODS.items() if s.get("supervised")]
+UNSUPERVISED = [m for m, s in METHODS.items() if not s.supervised and "condorcet" not in m]
+SUPERVISED = [m for m, s in METHODS.items() if s.supervised]
 
 
 CASES = [(m, n) for m in UNSUPERVISED for n in ("min-max", None)] + [
@@ -112,9 +112,9 @@ CASES = [(m, n) for m in UNSUPERVISED for n in ("min-max", None)] + [
 @pytest.mark.parametrize(("method", "norm"), CASES)
 def test_unsupervised_methods_give_ranx_scores(method, norm):
     runs, _ = _runs(1)
-    if norm == "borda" and METHODS[method]["family"] == "rank":
+    if norm == "borda" and METHODS[method].family == "rank":
         pytest.skip("ranx ranks Borda-normalised candidates in Python set order")
-    weights = [0.5, 0.3, 0.2] if METHODS[method].get("weights") else None
+    weights = [0.5, 0.3, 0.2] if METHODS[method].weighted else None
     params = dict(PARAMS.get(method, {}))
     ours = fuse(
         {f"r{i}": r for i, r in enumerate(runs)},

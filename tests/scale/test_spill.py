@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import metrics_core as mc
+from metrics_core.io import open_run_stream
 from metrics_core.scale import spill
-from metrics_core.scale.blocks import open_run_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 

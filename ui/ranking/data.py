@@ -25,8 +25,6 @@ from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
-from ui.detection.state import CANDIDATES, SCORES
-from ui.hashing.state import DATA as HASH_CODES
 from ui.ranking.state import CLICKS_SOURCE
 
 #: The section's tables in the session cache (:mod:`ui.common.cache`).
@@ -180,20 +178,12 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-SAMPLE_SUMMARY = N_(
-    "Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
-    "detection scores, dynamic-K candidates and hash codes."
-)
-
-
 def load_sample_into_state() -> None:
-    """Put every bundled sample into session state (replacing what was loaded): qrels, runs and
-    query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
-    # imported here: the ranking pages do not load the detection and hashing readers until
-    # the sample is asked for
+    """Put the ranking section's sample into session state (replacing what was loaded):
+    qrels, runs, query metadata and the click log. "Load sample data" loads every section's
+    (:func:`ui.samples.load_every_sample`)."""
+    # imported here: the ranking pages do not load the click-log reader until it is asked for
     from metrics_core.clicks import read_click_log
-    from ui.detection import data as detection_data
-    from ui.hashing.data import load_sample as load_hashing_sample  # numpy only: no torch
 
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels
@@ -204,9 +194,6 @@ def load_sample_into_state() -> None:
     clicks = sample_files()["clicks"]
     st.session_state[state.CLICKS] = read_click_log(clicks.read_bytes(), clicks.name)
     st.session_state[CLICKS_SOURCE] = clicks.name
-    st.session_state[SCORES] = detection_data.sample_scores()
-    st.session_state[CANDIDATES] = detection_data.sample_candidates()
-    st.session_state[HASH_CODES] = load_hashing_sample()
 
 
 IN_FLIGHT: dict = {}  # (session id, ranking key) -> Future: rankings being built now
@@ -535,8 +522,15 @@ def show_unusable(unusable: dict[str, str], where=None) -> None:
     (where or st).warning(text, icon=":material/report:")
 
 
+def has_runs(n: int = 1) -> bool:
+    """Whether qrels and at least ``n`` runs are loaded (what a ranking page needs)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    return st.session_state.get(state.QRELS) is not None and len(runs) >= n
+
+
 def has_data() -> bool:
-    return st.session_state.get(state.QRELS) is not None and bool(st.session_state.get(state.RUNS))
+    """Whether qrels and at least one run are loaded."""
+    return has_runs(1)
 
 
 def clear_loaded() -> None:
