@@ -416,7 +416,7 @@ class _Waiting:
 
 
 @contextmanager
-def _held(need: int, refusal, never, *, wait: bool = True):
+def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
     """Reserve ``need`` bytes of the server's budget while the block runs (see the module
     docstring: admission, the line, why it cannot deadlock).
 
@@ -424,9 +424,10 @@ def _held(need: int, refusal, never, *, wait: bool = True):
     ``refusal(free)``: the one of work the server cannot give memory now (the first in line
     with nothing in flight, or a wait past :func:`wait_seconds`). ``wait=False``: refused at
     once when it does not fit now (an upload read inside another reservation of the same
-    thread, which must not wait for itself)."""
+    thread, which must not wait for itself). ``beside``: memory the work's input holds already
+    (an upload's own bytes), which an idle server must hold beside the need."""
     need = max(int(need), 0)
-    limit = capacity()
+    limit = capacity() - max(int(beside), 0)
     if need > limit:
         raise never(max(limit, 0))
     note = _Waiting()
@@ -515,8 +516,8 @@ def reserve(data: bytes, kind: str, name: str):
     def never(limit: int) -> InputError:
         return InputError(
             N_(
-                "reading it needs about {need}; this server can give one computation at most "
-                "{limit}"
+                "reading it needs about {need} beside the file itself; this server can give it "
+                "at most {limit}"
             ),
             source=name,
             params={"need": _mb(need), "limit": _mb(limit)},
@@ -534,7 +535,7 @@ def reserve(data: bytes, kind: str, name: str):
             hint=_TRY_AGAIN,
         )
 
-    with _held(need, refusal, never, wait=not _mine()):
+    with _held(need, refusal, never, wait=not _mine(), beside=len(data)):
         yield
 
 
