@@ -291,6 +291,8 @@ class _Gate:
         """A new ticket in line (call with the lock held): a visitor already in line, or just
         out of it by a rerun, keeps its arrival."""
         now = time.monotonic()
+        for gone in [s for s, (_a, left) in self.left.items() if now - left > KEEP_PLACE_S]:
+            del self.left[gone]
         arrived = now
         if session:
             same = [t.arrived for t in self.line if t.session == session]

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import metrics_core as mc
 from metrics_core.scale import spill
 from ui.common import state
 
@@ -181,7 +182,7 @@ def put(data):
     files cannot be written (a full disk), the data stays as it is. Returns ``data``."""
     if data is None or spill.spilled(data) is not None:
         return data
-    stem = _new_stem("qrels" if type(data).__name__ == "Qrels" else "run")
+    stem = _new_stem("qrels" if isinstance(data, mc.Qrels) else "run")
     if stem is None:
         return data
     try:
