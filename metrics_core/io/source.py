@@ -160,10 +160,9 @@ class _ZipMember:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         self.member.close()
         self.archive.close()
-        return False
 
 
 class _Output:
@@ -183,7 +182,11 @@ class _Output:
             assert self.memory is not None
             self.file.write(self.memory.getbuffer())
             self.memory = None
-        (self.file if self.file is not None else self.memory).write(chunk)
+        if self.file is not None:
+            self.file.write(chunk)
+        else:
+            assert self.memory is not None
+            self.memory.write(chunk)
         self.size += len(chunk)
 
     def close(self) -> None:

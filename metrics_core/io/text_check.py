@@ -180,7 +180,7 @@ class JsonDepth:
         self.in_string = False
         self.backslashes = 0  # the run of backslashes that ended the previous chunk
 
-    def feed(self, chunk: bytes) -> bool:
+    def feed(self, chunk: bytes | memoryview) -> bool:
         a = np.frombuffer(chunk, dtype=np.uint8)
         if not len(a):
             return self.deepest > self.limit
