@@ -151,9 +151,10 @@ def parquet_file(source):
 def decoded_table(table, source: str, limits: Limits, *, whole: bool = True):
     """``table`` (a Table or RecordBatch read by :func:`parquet_file`) with its dictionary
     columns decoded, after measuring what they decode to: each text's length (the field
-    limit) and the total (the input limit). The total counts a table read whole as it will
-    be held -- its texts :data:`TEXT_COPIES` times and :data:`PANDAS_TEXT_CELL_BYTES` per
-    text cell, :data:`PARQUET_CELL_BYTES` per other cell -- and a batch as Arrow holds it.
+    limit) and the total (the input limit). The total counts the table (a whole file's, or
+    one batch of a file read in batches: ``whole`` False) as the readers will hold it, read
+    into pandas -- its texts :data:`TEXT_COPIES` times and :data:`PANDAS_TEXT_CELL_BYTES`
+    per text cell, :data:`PARQUET_CELL_BYTES` per other cell.
     The lengths are read off the dictionary (each distinct text measured once) and taken
     per row: 4 bytes a row, never the texts themselves."""
     import pyarrow.compute as pc
@@ -177,11 +178,8 @@ def decoded_table(table, source: str, limits: Limits, *, whole: bool = True):
                 what = Phrase(N_("text in column {column}"), {"column": repr(name)})
                 raise over_field(source, what, longest, limits.field_bytes)
             text += pc.sum(per_row).as_py() or 0
-    if whole:
-        size = text * TEXT_COPIES + text_cells * PANDAS_TEXT_CELL_BYTES
-        size += other_cells * PARQUET_CELL_BYTES
-    else:
-        size = text + (text_cells + other_cells) * PARQUET_CELL_BYTES
+    size = text * TEXT_COPIES + text_cells * PANDAS_TEXT_CELL_BYTES
+    size += other_cells * PARQUET_CELL_BYTES
     if size > limits.input_bytes:
         raise over_input(source, _DECODED if whole else _DECODED_BATCH, size, limits.input_bytes)
     return _decoded(table)

@@ -31,6 +31,7 @@ from metrics_core.io.limits import Limits, resolve
 from metrics_core.io.parquet import check_parquet_metadata, decoded_table, parquet_file
 from metrics_core.io.source import PARQUET_MAGIC, RawData
 from metrics_core.io.text_check import check_json, check_lines, check_text, line_of_offset
+from metrics_core.io.trec import check_fields
 from metrics_core.validation import show, to_numbers
 
 __all__ = [
@@ -63,8 +64,8 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                 hint=N_("Give a .parquet file, or choose another format"),
             )
         return read_parquet_frame(data, raw.name, limits=raw.limits), 0
-    check_text(raw)  # the lines measured before the data is read
-    data = raw.data
+    check_text(raw, lines=fmt != "json")  # lines measured before the data is read (a JSON
+    data = raw.data  # document may be one line: its size and depth are measured instead)
     if fmt in ("json", "jsonl"):
         check_json(data, raw.name, raw.limits)
     text = data.decode("utf-8").lstrip("\ufeff")
@@ -213,6 +214,7 @@ def frame_to_columns(
     first_line: int = 0,
     name: str | None = None,
     first_row: int = 0,
+    limits: Limits | None = None,
 ):
     """Build a Run or Qrels from a DataFrame (column detection and value checks).
 
@@ -220,7 +222,9 @@ def frame_to_columns(
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
     ``first_line``: the file's line number of the frame's first row (text tables); else a
     problem is placed by row, ``first_row`` being the rows of the file before this frame
-    (a slice of a Parquet file read in batches).
+    (a slice of a Parquet file read in batches). ``limits``: the frame was read from a
+    file, whose ids must be within the field limit (None: an object in memory, not
+    checked).
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(N_("expected a table"), source=source)
@@ -248,6 +252,8 @@ def frame_to_columns(
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
     did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
+    if limits is not None:
+        check_fields(source, limits, (qid, did))
     out: Run | Qrels
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
@@ -470,7 +476,12 @@ def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
                     raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
                 run = frame_to_columns(
-                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                    frame,
+                    "run",
+                    columns=columns,
+                    source=raw.name,
+                    first_line=2 + at,
+                    limits=raw.limits,
                 )
                 lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
                 at += len(frame)
