@@ -38,6 +38,7 @@ from metrics_core.report.thesis_export import (
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.i18n import N_, _
+from ui.common.style import md_text
 from ui.common.thresholds import default_pair, editor_start, set_thresholds
 
 #: The specification's measures, the table's default columns.
@@ -117,8 +118,8 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
 
     Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
     Markdown export writes it; ``0.6318* (Fair)`` where it differs significantly from the
-    baseline, the exports' marker, which the legend under the table explains), per measure the corrected p-value (with a baseline), the
-    row's interpretation (the summary's verdict).
+    baseline, the exports' marker, which the legend under the table explains), the row's
+    interpretation (the summary's verdict). The p-values are :func:`p_value_frame`.
     """
     g = table.grading
 
@@ -127,9 +128,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
         # "*" after a value that differs significantly from the baseline: the exports' marker
         return _cell(value, digits) + ("*" if significant else "") + (f" ({name})" if name else "")
 
-    def p_text(p):
-        return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
     rows = []
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
@@ -137,11 +135,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
             row[display_measure(m)] = cell(
                 table.values.at[run, m], table.levels.at[run, m], bool(table.significant.at[run, m])
             )
-        if table.baseline is not None:
-            for m in table.measures:
-                row[words["p_of"].format(measure=display_measure(m))] = p_text(
-                    table.pvalues.at[run, m]
-                )
         row[words["label"]] = g.name(table.row_levels[run])
         rows.append(row)
     count = (
@@ -152,12 +145,34 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
     for m in table.measures:
         summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
-    if table.baseline is not None:
-        for m in table.measures:
-            summary[words["p_of"].format(measure=display_measure(m))] = ""
     summary[words["label"]] = g.name(table.verdict, verdict=True)
     rows.append(summary)
     return pd.DataFrame(rows)
+
+
+def p_value_frame(table: ThesisTable, words: dict) -> pd.DataFrame | None:
+    """The corrected p-values against the baseline, as shown under the table: one row per
+    compared run (the baseline is no comparison), one column per measure; None without a
+    baseline. A table of their own: as columns of the table they pushed its interpretation,
+    the table's point, off the right edge (the marker ``*`` beside a value says which
+    differences are significant; the exports keep the p-values as columns)."""
+    if table.baseline is None:
+        return None
+
+    def p_text(p):
+        return MISSING if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+    return pd.DataFrame(
+        [
+            {words["run"]: run}
+            | {
+                words["p_of"].format(measure=display_measure(m)): p_text(table.pvalues.at[run, m])
+                for m in table.measures
+            }
+            for run in table.runs
+            if run != table.baseline
+        ]
+    )
 
 
 def html_document(table: ThesisTable, words: dict, lang: str) -> str:
@@ -354,19 +369,28 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     st.markdown("**" + caption(table, words) + "**")
     # every cell is text (the labels beside the values); the columns of numbers alone (queries,
     # p-values) aligned right, as numbers are in every other table
-    numbers = [words["queries"]]
-    if table.baseline is not None:
-        numbers += [words["p_of"].format(measure=display_measure(m)) for m in table.measures]
+    right = st.column_config.TextColumn(alignment="right")
     st.dataframe(
         display_frame(table, words),
         hide_index=True,
         width="stretch",
         placeholder=MISSING,
-        column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
+        column_config={words["queries"]: right},
     )
     note = legend(table, words)
     if note:
         st.caption(note)
+    pvalues = p_value_frame(table, words)
+    if pvalues is not None:
+        st.caption(
+            _("Corrected p-values against {baseline}:").format(baseline=md_text(table.baseline))
+        )
+        st.dataframe(
+            pvalues,
+            hide_index=True,
+            placeholder=MISSING,
+            column_config={c: right for c in pvalues.columns[1:]},
+        )
     if table.undated:
         st.caption(
             _(
@@ -401,6 +425,7 @@ __all__ = [
     "default_thresholds",
     "grading_from",
     "display_frame",
+    "p_value_frame",
     "html_document",
     "exports",
     "query_rows",
