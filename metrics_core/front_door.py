@@ -6,7 +6,7 @@
 (:mod:`metrics_core.scale.distributed`) -- and that checks the options against each
 other (:func:`check_options`); every path returns the same
 :class:`~metrics_core.evaluation.Evaluation`. The command line and the app call it
-(several runs: :func:`evaluate_runs`). This module imports only downward.
+(several runs: :func:`evaluate_many`, which calls it for each). This module imports only downward.
 """
 
 from __future__ import annotations
@@ -19,8 +19,16 @@ from metrics_core.conventions import Conventions
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError
 from metrics_core.evaluation import Evaluation
-from metrics_core.io import read_qrels, read_run
+from metrics_core.io import (
+    BATCH_ROWS,
+    NotStreamable,
+    open_run_stream,
+    read_qrels,
+    read_run,
+    run_stream,
+)
 from metrics_core.io.coverage import coverage_report, warn_coverage
+from metrics_core.io.limits import Limits, using_limits
 from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
 
@@ -37,6 +45,7 @@ def evaluate(
     name: str | None = None,
     stream_rows: int | None = None,
     ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> Evaluation:
     """Evaluate one run against qrels.
@@ -81,6 +90,11 @@ def evaluate(
         ``run`` against ``qrels`` under these conventions, built for at least
         ``cutoffs`` (e.g. one the caller keeps and reuses: ranking is the costly step);
         used only when the run is evaluated whole. Default :func:`rank`.
+    limits : Limits, optional
+        What the readers may decode from ``qrels`` and ``run``
+        (:class:`~metrics_core.io.limits.Limits`: the input, line and field limits, JSON's
+        depth; default: the limits in force, :func:`~metrics_core.io.limits.current_limits`).
+        A run read in blocks is bounded by its blocks, not its size.
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``,
         ``ties="expected"`` (each value averaged exactly over the orders of tied documents,
@@ -102,6 +116,36 @@ def evaluate(
     >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
     {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
     """
+    with using_limits(limits):
+        return _evaluate(
+            qrels,
+            run,
+            measures,
+            conventions,
+            tie_report,
+            block_rows,
+            client,
+            name,
+            stream_rows,
+            ranker,
+            overrides,
+        )
+
+
+def _evaluate(
+    qrels,
+    run,
+    measures,
+    conventions,
+    tie_report,
+    block_rows,
+    client,
+    name,
+    stream_rows,
+    ranker,
+    overrides,
+) -> Evaluation:
+    """The body of :func:`evaluate`, under its limits."""
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     check_options(
@@ -110,7 +154,7 @@ def evaluate(
         distributed=client is not None,
         expected_ties=conv.ties == "expected",
     )
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, specs)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
         from metrics_core.scale.distributed import evaluate_parts
@@ -121,7 +165,6 @@ def evaluate(
     whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
     rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
-        from metrics_core.scale.blocks import BATCH_ROWS, NotStreamable, open_run_stream, run_stream
         from metrics_core.scale.streaming import evaluate_stream
 
         try:
@@ -138,7 +181,17 @@ def evaluate(
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
         return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
-    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
+    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=3))
+
+
+def read_judgements(qrels, specs, **options) -> Qrels:
+    """``qrels`` as :class:`Qrels` (as given when it is one): read with their subtopics
+    (:class:`~metrics_core.data.SubtopicQrels`, ``qid subtopic docid relevance``) when one of
+    ``specs`` (parsed measures) is a diversity measure, which reads them; ``options``: the
+    keywords of :func:`~metrics_core.io.read_qrels` (``fmt``, ``columns``)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    return read_qrels(qrels, subtopics=any(s.definition.subtopics for s in specs), **options)
 
 
 def check_options(
@@ -156,28 +209,20 @@ def check_options(
     >>> check_options(tie_report=True, distributed=True)
     Traceback (most recent call last):
     ...
-    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out client= and block_rows=, or tie_report=True
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_("the tie report needs the whole run in memory"),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or "
-                "--tie-report (tie_report)"
-            ),
+            hint=N_("Leave out client= and block_rows=, or tie_report=True"),
             plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
-            option="--tie-report",
             field="tie_report",
         )
     if expected_ties and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_('ties="expected" needs the whole run in memory'),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or choose "
-                "another --ties"
-            ),
+            hint=N_("Leave out client= and block_rows=, or choose another ties="),
             plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
-            option="--ties",
             field="ties",
         )
 
@@ -203,7 +248,7 @@ def _stream_block_rows(run, block_rows, stream_rows=None) -> int:
     return 0
 
 
-def evaluate_runs(
+def evaluate_many(
     qrels,
     runs,
     measures=DEFAULT_MEASURES,
@@ -212,26 +257,59 @@ def evaluate_runs(
     tie_report: bool = False,
     block_rows: int | None = None,
     scheduler: str | None = None,
+    client=None,
     read_options: Mapping | None = None,
     step: Callable[[object], contextlib.AbstractContextManager] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> list[Evaluation]:
-    """Evaluate several runs (paths, folders or globs of parts, or any run source) with
-    :func:`evaluate`, each on the path it picks, as the command line does.
+    """Evaluate several runs against one qrels: the library's one multi-run entry point
+    (the command line's too). Each run goes through :func:`evaluate`, which picks its path
+    by the one rule (whole, streamed in blocks, or Dask): a big run file streams here as
+    it does alone; runs are read one at a time.
 
-    ``scheduler``: a Dask scheduler address (``tcp://HOST:PORT``, or ``local:N`` for N
-    local worker processes), connected once for every run (the options are checked
-    first). ``read_options``: :func:`~metrics_core.io.read_run` keywords (``fmt``,
-    ``columns``); a run given with them is read whole before it is evaluated.
-    ``step(run)``: a context manager around each run's evaluation (the command line's
-    progress lines). Names repeated among the runs get ``-2``, ``-3`` ...
+    Parameters
+    ----------
+    qrels : any qrels source (read once)
+    runs : mapping or iterable
+        ``{name: run}`` (each evaluation named so), or runs (paths, folders or globs of
+        parts, or any run source), named by themselves; names repeated among them get
+        ``-2``, ``-3`` ...
+    measures, conventions, tie_report, block_rows, **overrides
+        As :func:`evaluate`.
+    scheduler : str, optional
+        A Dask scheduler address (``tcp://HOST:PORT``, or ``local:N`` for N local worker
+        processes), connected once for every run (the options are checked first).
+    client : dask.distributed.Client, optional
+        A connected client to use instead of ``scheduler``.
+    read_options : mapping, optional
+        :func:`~metrics_core.io.read_run` keywords (``fmt``, ``columns``); a run given
+        with them is read whole before it is evaluated (not on a Dask cluster).
+    step : callable, optional
+        ``step(run)``: a context manager around each run's evaluation (the command line's
+        progress lines).
+    limits : Limits, optional
+        What the readers may decode (as :func:`evaluate`'s).
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 1}}
+    >>> evs = evaluate_many(qrels, {"a": {"q1": {"d1": 2.0}}, "b": {"q1": {"d1": 0.5, "d2": 1.0}}}, ["RR"])
+    >>> [(ev.run_name, ev.aggregate["RR"]) for ev in evs]
+    [('a', 1.0), ('b', 0.5)]
     """
-    check_options(tie_report=tie_report, block_rows=block_rows, distributed=bool(scheduler))
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    distributed = bool(scheduler) or client is not None
+    check_options(tie_report=tie_report, block_rows=block_rows, distributed=distributed)
+    with using_limits(limits):
+        q = read_judgements(qrels, parse_measures(measures))
+    named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     evaluations = []
-    with _cluster(scheduler) as client:
-        for r in runs:
-            source = read_run(r, **read_options) if read_options and client is None else r
+    with using_limits(limits), _cluster(None if client is not None else scheduler) as connected:
+        client = client if client is not None else connected
+        for name, r in named:
+            source = r
+            if read_options and client is None:
+                source = read_run(r, name=name, **read_options)
             with step(r) if step is not None else contextlib.nullcontext():
                 evaluations.append(
                     evaluate(
@@ -242,11 +320,17 @@ def evaluate_runs(
                         tie_report=tie_report,
                         block_rows=block_rows,
                         client=client,
+                        name=name,
                         **overrides,
                     )
                 )
     names = unique_names([e.run_name for e in evaluations])
     return [_named(ev, unique) for ev, unique in zip(evaluations, names, strict=True)]
+
+
+#: The former name of :func:`evaluate_many` (the command line's), kept for scripts: the
+#: same function.
+evaluate_runs = evaluate_many
 
 
 @contextlib.contextmanager
@@ -284,18 +368,6 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def evaluate_many(
-    qrels, runs, measures=DEFAULT_MEASURES, conventions: Conventions | None = None, **overrides
-) -> list[Evaluation]:
-    """Evaluate several runs (a mapping name -> run, or a list of runs) against one qrels."""
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-    if isinstance(runs, Mapping):
-        items = [(name, read_run(r, name=name)) for name, r in runs.items()]
-    else:
-        items = [(None, read_run(r)) for r in runs]
-    return [evaluate(q, r, measures, conventions, **overrides) for _, r in items]
-
-
 __all__ = [
     "Evaluation",
     "check_options",
@@ -303,5 +375,6 @@ __all__ = [
     "evaluate_many",
     "evaluate_runs",
     "rank",
+    "read_judgements",
     "unique_names",
 ]

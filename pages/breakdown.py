@@ -9,25 +9,27 @@ from metrics_core.report.thesis import display_measure
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between
 from ui.ranking.widgets import column_label, measure_chooser
+from ui.samples import load_every_sample
 
 with page(_("Breakdown")) as p:
-    loaded = ranking_prologue(measure_chooser(), conventions())
+    loaded = ranking_prologue(measure_chooser(), conventions(), sample=load_every_sample)
     if loaded is None:
         p.stop()
     meta = loaded.meta
-    if meta is None:
-        st.info(
-            _(
-                "Load a query metadata table on the Data page (category, difficulty, date, ...) "
-                "to break the results down by group. The sample data has one."
-            )
-        )
+    if not needs(
+        meta is not None,
+        _(
+            "Load a query metadata table on the Data page (category, difficulty, date, ...) "
+            "to break the results down by group. The sample data has one."
+        ),
+    ):
         p.stop()
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
 

@@ -9,9 +9,10 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
+from ui.common.thresholds import label, link_to_editor
 from ui.common.upload import upload_slot
-from ui.compare.thresholds import label, link_to_editor
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
 from ui.ranking.state import CLICKS_SOURCE, Clicks
@@ -50,8 +51,7 @@ with page(_("Click feedback")) as p:
     )
 
     log = st.session_state[state.CLICKS]
-    if log is None:
-        st.info(_("Upload a click log or load the sample."))
+    if not needs(log is not None, _("Upload a click log or load the sample.")):
         p.stop()
 
     r1, r2 = st.columns(2)

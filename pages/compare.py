@@ -16,34 +16,44 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text, natural_sorted
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
-from ui.compare.data import answer_table, compare, correction_label, export_texts, test_label
-from ui.ranking.data import load_sample_into_state
+from ui.compare.data import (
+    answer_columns,
+    answer_config,
+    answer_numbers,
+    answer_table,
+    compare,
+    correction_label,
+    detail_numbers,
+    detail_table,
+    export_texts,
+    test_label,
+)
+from ui.ranking.data import evaluate_loaded, has_runs
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
+from ui.samples import load_every_sample
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 
 with page(_("Compare systems")) as p:
-    qrels = st.session_state[state.QRELS]
-    runs = st.session_state[state.RUNS] or {}
-    if qrels is None or len(runs) < 2:
-        st.info(
-            _(
-                "Load qrels and at least two runs first (Data page, or the sample below); this page "
-                "compares every run with a baseline of your choice."
-            )
-        )
-        st.button(
-            _("Load sample data"), key=cs.SAMPLE, type="primary", on_click=load_sample_into_state
-        )
+    if not needs(
+        has_runs(2),
+        _(
+            "Load qrels and at least two runs first (Data page, or the sample below); this page "
+            "compares every run with a baseline of your choice."
+        ),
+        key=cs.SAMPLE,
+        sample=load_every_sample,
+    ):
         p.stop()
 
-    names = list(runs)
+    names = list(st.session_state[state.RUNS])
     measure_names = list(mc.measures.COMMON_MEASURES)
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
@@ -59,6 +69,7 @@ with page(_("Compare systems")) as p:
             DEFAULT_MEASURES,
             query_set,
             conventions,
+            evaluate_loaded,
         )
     answer = st.container()  # the answer is drawn here, above the settings, once computed
     with st.form(cs.SETTINGS_FORM):
@@ -94,7 +105,9 @@ with page(_("Compare systems")) as p:
 
     # the prologue: a run that shares no query (or no judged document) with the qrels is named
     # and left out; every other run keeps its numbers
-    loaded = ranking_prologue(measures, conventions, min_runs=2, warning_slot=answer)
+    loaded = ranking_prologue(
+        measures, conventions, sample=load_every_sample, min_runs=2, warning_slot=answer
+    )
     if loaded is None:
         p.stop()
     evaluations, measures = list(loaded.evaluations.values()), loaded.measures
@@ -127,54 +140,14 @@ with page(_("Compare systems")) as p:
         st.subheader(_("Every run vs {baseline}").format(baseline=md_text(baseline)))
         shown = answer_table(comparison)
         shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
-        numbers = ["mean_baseline", "mean_run", "mean_delta", f"p_corrected_{test}"]
+        numbers = answer_numbers(test)
         # a missing value reads "–" (never "None"), with its reason under the table
         st.dataframe(
             shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"),
             hide_index=True,
             key=cs.TABLE,
-            column_order=[
-                "run",
-                "measure",
-                "mean_baseline",
-                "mean_run",
-                "mean_delta",
-                "ci",
-                f"p_corrected_{test}",
-                "wtl",
-                "markers",
-            ],
-            column_config={
-                "run": st.column_config.TextColumn(_("Run"), pinned=True),
-                "measure": st.column_config.TextColumn(_("Measure")),
-                "mean_baseline": st.column_config.NumberColumn(
-                    f"{baseline}", format=MEASURE_FORMAT
-                ),
-                "mean_run": st.column_config.NumberColumn(_("Run mean"), format=MEASURE_FORMAT),
-                "mean_delta": st.column_config.NumberColumn(
-                    "Δ", format=MEASURE_FORMAT, help=_("run mean − baseline mean")
-                ),
-                # widths: the nine columns fit an 800 px window (the last header was clipped)
-                "ci": st.column_config.TextColumn(
-                    _("Δ {level} CI").format(level=f"{confidence:.0%}"),
-                    width=112,
-                    help=_("paired bootstrap percentile interval"),
-                ),
-                f"p_corrected_{test}": st.column_config.NumberColumn(
-                    _("corrected p"),
-                    format=MEASURE_FORMAT,
-                    help=_("{test}; correction: {correction}").format(
-                        test=test_label(test), correction=correction_label(correction)
-                    ),
-                ),
-                "wtl": st.column_config.TextColumn(
-                    _("W / T / L"),
-                    help=_("queries where the run wins / ties / loses against the baseline"),
-                ),
-                "markers": st.column_config.TextColumn(
-                    _("Significant")
-                ),  # sized to its header: 92 px cut "Significativo"
-            },
+            column_order=answer_columns(test),
+            column_config=answer_config(test, baseline, float(confidence), correction),
             placeholder=MISSING,
         )
         if shown[numbers].isna().any().any():
@@ -187,26 +160,8 @@ with page(_("Compare systems")) as p:
         st.caption(md_text(screen_legend))
 
         with st.expander(_("p-values of every test (raw and corrected), effect size")):
-            detail = frame[
-                [
-                    "run",
-                    "measure",
-                    "n_queries",
-                    *(f"p_{t}" for t in TESTS),
-                    *(f"p_corrected_{t}" for t in TESTS),
-                    "effect_size",
-                ]
-            ].copy()
-            detail["measure"] = detail["measure"].map(display_measure)
-            detail.columns = [
-                _("Run"),
-                _("Measure"),
-                _("Queries"),
-                *(_("p ({test})").format(test=test_label(t)) for t in TESTS),
-                *(_("p ({test}, corrected)").format(test=test_label(t)) for t in TESTS),
-                _("Effect size (d)"),
-            ]
-            st.table(detail.style.format({c: "{:.4f}" for c in detail.columns[3:]}, na_rep="–"))
+            detail = detail_table(comparison)
+            st.table(detail.style.format({c: "{:.4f}" for c in detail_numbers(detail)}, na_rep="–"))
             st.caption(
                 _(
                     "Effect size: mean difference / standard deviation of the differences (paired Cohen's "

@@ -11,16 +11,15 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT, md_text
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
-    SAMPLE_SUMMARY,
     clear_loaded,
     coverage_notes,
     evaluate_loaded,
     has_data,
     judgements_per_label,
-    load_sample_into_state,
     remove_run,
     show_coverage_notes,
     show_unusable,
@@ -28,6 +27,7 @@ from ui.ranking.data import (
 )
 from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
+from ui.samples import SAMPLE_SUMMARY, load_every_sample
 
 # the sidebar lists what this run loads: drawn last
 with page(
@@ -40,7 +40,7 @@ with page(
 ) as p:
     buttons = st.container(horizontal=True)
     if buttons.button(
-        _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state
+        _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_every_sample
     ):
         st.success(_(SAMPLE_SUMMARY))
 
@@ -123,8 +123,9 @@ with page(
             on_click=lambda: remove_run(st.session_state[Data.DROP_RUN]),
         )
 
-    if not has_data():
-        st.info(_("Load a qrels file and at least one run (or the sample) to see diagnostics."))
+    if not needs(
+        has_data(), _("Load a qrels file and at least one run (or the sample) to see diagnostics.")
+    ):  # the sample's button is at the top
         p.stop()
 
     # --- Diagnostics -----------------------------------------------------------------

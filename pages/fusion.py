@@ -11,24 +11,25 @@ from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
+from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
 from ui.fusion import widgets as fw
-from ui.ranking.data import load_sample_into_state
+from ui.ranking.data import has_runs
+from ui.samples import load_every_sample
 
 with page(_("Fusion")) as p:
-    qrels = st.session_state[state.QRELS]
-    runs = st.session_state[state.RUNS] or {}
-    if qrels is None or len(runs) < 2:
-        st.info(
-            _(
-                "Load qrels and at least two runs first (Data page, or the sample below); this page "
-                "fuses runs into one, e.g. a lexical run with a dense one."
-            )
-        )
-        st.button(
-            _("Load sample data"), key=fw.SAMPLE, type="primary", on_click=load_sample_into_state
-        )
+    if not needs(
+        has_runs(2),
+        _(
+            "Load qrels and at least two runs first (Data page, or the sample below); this page "
+            "fuses runs into one, e.g. a lexical run with a dense one."
+        ),
+        key=fw.SAMPLE,
+        sample=load_every_sample,
+    ):
         p.stop()
+    qrels = st.session_state[state.QRELS]
+    runs = st.session_state[state.RUNS]
 
     names = list(runs)
     conventions = st.session_state[state.CONVENTIONS]

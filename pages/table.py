@@ -7,10 +7,13 @@ from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
+from ui.common.prologue import needs
 from ui.common.style import md_text
 from ui.compare import table as tb
 from ui.history.actions import open_store
-from ui.ranking.data import has_data, load_sample_into_state
+from ui.ranking.data import evaluate_loaded, has_data
+from ui.ranking.prologue import ranking_prologue
+from ui.samples import load_every_sample
 
 with page(
     _("Comparative table"),
@@ -30,14 +33,12 @@ with page(
         horizontal=True,
     )
     if source in ("runs", "queries"):
-        if not has_data():
-            st.info(_("No runs loaded: load qrels and runs on the Data page, or the sample."))
-            st.button(
-                _("Load sample data"),
-                key=tb.Table.SAMPLE,
-                type="primary",
-                on_click=load_sample_into_state,
-            )
+        if not needs(
+            has_data(),
+            _("No runs loaded: load qrels and runs on the Data page, or the sample."),
+            key=tb.Table.SAMPLE,
+            sample=load_every_sample,
+        ):
             p.stop()
         if source == "queries":  # each query of one run labelled: a controlled test's report
             query_run = st.selectbox(
@@ -91,13 +92,16 @@ with page(
             lang, verdict_names, "verdict", _("Names of the summary's verdict")
         )
     if source == "runs":
-        got = tb.loaded_rows(measures)  # the ranking pages' prologue: unusable runs named, left out
-        if got is None:
+        # the ranking pages' prologue: unusable runs named and left out
+        loaded = ranking_prologue(
+            list(measures), st.session_state.get(state.CONVENTIONS), sample=load_every_sample
+        )
+        if loaded is None:
             p.stop()
-        rows, meta = got
+        rows, meta = list(loaded.evaluations.values()), loaded.meta
     elif source == "queries":
         try:
-            rows, meta = tb.query_rows(query_run, measures)
+            rows, meta = tb.query_rows(evaluate_loaded(list(measures))[query_run].per_query)
         except InputError as exc:
             st.error(md_text(exc.plain(_)))
             p.stop()

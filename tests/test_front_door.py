@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import metrics_core as mc
-from metrics_core.front_door import check_options, evaluate_runs
+from metrics_core.front_door import check_options, evaluate_many, evaluate_runs
 
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 
@@ -69,7 +69,7 @@ def test_the_tie_report_conflict_is_one_check_with_one_message():
         # checked before any scheduler is reached (this address would fail to connect)
         evaluate_runs(qrels, [run], MEASURES, tie_report=True, scheduler="tcp://127.0.0.1:9")
     assert str(lib.value) == str(runs.value)
-    assert "tie report needs the whole run" in str(lib.value) and lib.value.option == "--tie-report"
+    assert "tie report needs the whole run" in str(lib.value) and lib.value.field == "tie_report"
     check_options(tie_report=True, block_rows=0)  # read whole: allowed
     check_options(block_rows=100, distributed=True)  # no tie report: allowed
 
@@ -103,3 +103,31 @@ def test_evaluate_runs_tells_repeated_names_apart_and_matches_evaluate(tmp_path)
     streamed = evaluate_runs(qrels, [path], MEASURES, block_rows=150)[0]
     assert streamed.streaming["blocks"] > 1
     _same(evs[0], streamed)
+
+
+def test_one_multi_run_entry_point_streams_by_the_front_doors_rule(tmp_path, monkeypatch):
+    """``mc.evaluate_many`` is the one multi-run entry point (``evaluate_runs`` is the same
+    function under its former name): a run file over the streaming threshold streams there
+    as it does alone, a mapping names its evaluations, and the numbers are evaluate's."""
+    from metrics_core.scale import streaming
+
+    assert evaluate_runs is evaluate_many is mc.evaluate_many
+    qrels, run = _data()
+    path = tmp_path / "sys.txt"
+    path.write_text(
+        "".join(
+            f"{q} Q0 {d} 0 {s!r} t\n"
+            for q, d, s in zip(run.query_ids, run.doc_ids, run.scores.tolist(), strict=True)
+        )
+    )
+    monkeypatch.setattr(streaming, "STREAM_THRESHOLD_BYTES", path.stat().st_size)
+    monkeypatch.setattr(streaming, "DEFAULT_BLOCK_ROWS", 300)
+    alone = mc.evaluate(qrels, str(path), MEASURES)
+    many = mc.evaluate_many(qrels, {"a": str(path), "b": run}, MEASURES)
+    assert alone.streaming["blocks"] > 1 and many[0].streaming == alone.streaming
+    assert [e.run_name for e in many] == ["a", "b"] and many[1].ranking is not None
+    for ev in many:
+        _same(alone, ev)
+    listed = mc.evaluate_many(qrels, [str(path), str(path)], MEASURES)
+    assert [e.run_name for e in listed] == ["sys", "sys-2"]
+    assert all(hasattr(e, "streaming") for e in listed)

@@ -13,7 +13,9 @@
   ``ignore_identical_ids`` on, its default) and ``evaluate_custom``.
 - :mod:`metrics_core.ranking.ranx_names`: ranx's measure spellings (``ndcg@10``,
   ``hit_rate@5``, ``r-precision`` ...) for the measure registry.
-- :mod:`metrics_core.compat.shapes`: results in the peers' shapes (long frame, nested dict).
+- results in the peers' shapes (a long frame, pytrec_eval's nested dict) are the
+  :class:`~metrics_core.Evaluation`'s own: ``ev.to_frame(long=True)``,
+  ``ev.to_dict(nested=True)``.
 
 Switching is one changed import; see the README's "Switching from ..." section.
 """

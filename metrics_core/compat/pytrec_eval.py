@@ -33,6 +33,7 @@ import numpy as np
 
 from metrics_core.compat.trec_measures import NICKNAMES, TREC_MEASURES, Requested, requested
 from metrics_core.errors import InputError
+from metrics_core.evaluation import nested_from_columns
 
 __all__ = [
     "RelevanceEvaluator",
@@ -225,8 +226,6 @@ class RelevanceEvaluator:
             self._qrels, columns_from_mapping(scores, "run"), self._names, self._conventions
         )
         keys, columns = self.columns(ev)
-        from metrics_core.compat.shapes import nested_from_columns
-
         return nested_from_columns(ev.per_query.index, keys, columns)
 
     def columns(self, ev) -> tuple[list[str], list[np.ndarray]]:

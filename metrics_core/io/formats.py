@@ -72,6 +72,29 @@ def table_format(raw: RawData) -> str:
     return fmt if fmt in ("parquet", "jsonl", "json", "tsv", "csv") else "csv"
 
 
+def input_format(raw: RawData, kind: str, fmt: str = "auto") -> str:
+    """How a run or qrels file is read: ``"msmarco"`` (a run of ``qid pid rank`` lines),
+    ``"trec"``, or a table format (``"csv"``, ``"tsv"``, ``"parquet"``, ``"json"``,
+    ``"jsonl"``). ``fmt`` is the caller's choice ("auto": recognised here); MS MARCO qrels
+    are TREC qrels. The one dispatch of every reader of runs and qrels: whole
+    (:func:`metrics_core.io.read_run`), in batches (:func:`metrics_core.io.open_run_stream`)
+    and cut into Dask units (:func:`metrics_core.scale.units.plan_units`).
+
+    >>> from metrics_core.io.source import read_source
+    >>> input_format(read_source(b"q1 Q0 d1 1 2.5 bm25\\n"), "run")
+    'trec'
+    >>> input_format(read_source(b"1 7 1\\n1 9 2\\n"), "run"), input_format(read_source(b"x"), "qrels", "msmarco")
+    ('msmarco', 'trec')
+    >>> input_format(read_source(b"query_id,doc_id,score\\nq1,d1,2\\n", "run.csv"), "run")
+    'csv'
+    """
+    if fmt == "msmarco" or (fmt == "auto" and kind == "run" and is_msmarco_run(raw)):
+        return "msmarco" if kind == "run" else "trec"
+    if fmt == "trec" or (fmt == "auto" and is_trec(raw, kind)):
+        return "trec"
+    return table_format(raw) if fmt == "auto" else fmt
+
+
 def is_msmarco_run(raw: RawData) -> bool:
     """A text file whose first data line is ``qid pid rank`` and not a table header."""
     if (

@@ -8,6 +8,9 @@ is data: document ids may contain it). Blank lines are skipped.
 Large, regular files take a fast path through Arrow's multithreaded CSV reader; any
 irregularity (comments, mixed whitespace, extra columns, a bad value) falls back to a
 line-by-line reader that names the first bad line.
+
+A run is also read in batches by :mod:`metrics_core.io.trec_pieces`, on this module's
+layout, options and checks.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase
-from metrics_core.io.source import RawData, check_text, text_lines
+from metrics_core.io.limits import Limits, over_field, over_line
+from metrics_core.io.source import RawData
+from metrics_core.io.text_check import (
+    LineCeiling,
+    check_text,
+    line_in_file,
+    line_of_offset,
+    text_lines,
+)
 from metrics_core.validation import parse_number
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
@@ -85,8 +96,11 @@ def unexpected_bytes(data, delim: str, start: int = 0, end: int | None = None) -
 def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
     """:func:`unexpected_bytes` over the whole input, a file read in chunks into one
     reused buffer (mapping the file would count it in the process's resident memory and
-    fault its pages in; the read is one pass)."""
+    fault its pages in; the read is one pass). The same pass measures the lines: a line
+    past the line limit is an :class:`InputError` naming it."""
+    lines = LineCeiling(raw.limits.line_bytes)
     if raw.path is None:
+        check_line_ceiling(raw, lines.feed(raw.data), raw.data)
         return unexpected_bytes(raw.data, delim)
     buf = bytearray(chunk)
     with open(raw.path, "rb", buffering=0) as fh:
@@ -94,8 +108,60 @@ def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
             n = fh.readinto(buf)
             if not n:
                 return False
+            check_line_ceiling(raw, lines.feed(buf, 0, n))
             if unexpected_bytes(buf, delim, 0, n):
                 return True
+
+
+def check_line_ceiling(raw: RawData, long: int | None, data=None) -> None:
+    """Refuse ``raw`` when ``long`` (a line's offset, from a LineCeiling) is not None."""
+    if long is None:
+        return
+    line = line_of_offset(data, long) if data is not None else line_in_file(raw._file(), long)
+    raise over_line(raw.name, line, raw.limits.line_bytes)
+
+
+def longest_value(column) -> int:
+    """The longest value, in bytes, of a string or binary column (an Array or a
+    ChunkedArray; a dictionary-encoded chunk through its dictionary), read off Arrow's
+    offsets.
+
+    >>> longest_value(pa.chunked_array([["a", "bcd"], ["ef"]]))
+    3
+    """
+    longest = 0
+    for chunk in _chunks(column):
+        values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+        if not len(values):
+            continue
+        offsets = _offsets(values)
+        if offsets is None:
+            longest = max(longest, pc.max(pc.binary_length(values)).as_py() or 0)
+        else:
+            longest = max(longest, int(np.diff(offsets).max()))
+    return longest
+
+
+def check_fields(source: str, limits: Limits, columns) -> None:
+    """Refuse ``source`` when one of its id ``columns`` (query ids, then document ids:
+    Arrow arrays) holds a value past the field limit of ``limits``."""
+    limit = limits.field_bytes
+    for column, what in zip(columns, (N_("query id"), N_("document id")), strict=False):
+        longest = longest_value(column)
+        if longest > limit:
+            raise over_field(source, Phrase(what), longest, limit)
+
+
+def long_field(parts: list[str], kind: str, limit: int) -> int | None:
+    """The byte length of a line's longest id past ``limit`` (None when both fit); a text
+    of n characters has at least n bytes, and at most 4n."""
+    _, (qcol, dcol), _, _, _ = _LAYOUT[kind]
+    for i in (qcol, dcol):
+        if 4 * len(parts[i]) > limit:
+            n = len(parts[i].encode("utf-8"))
+            if n > limit:
+                return n
+    return None
 
 
 def any_empty(column) -> bool:
@@ -284,6 +350,7 @@ def _fast_parse(raw: RawData, kind: str):
     # names the line (an empty document id is never data)
     if any(any_empty(table.column(c)) for c in (did, *others)):
         return None
+    check_fields(raw.name, raw.limits, (table.column(qid), table.column(did)))
     # numpy's own copy of the scores: ``ChunkedArray.to_numpy`` takes Arrow's C++ default pool
     # (mimalloc in the wheels) whatever pool pyarrow is told to use, and a long-lived server
     # kept those pages after the runs were freed (40 MB after 25 visitors' 50 runs)
@@ -308,6 +375,7 @@ def _fast_parse(raw: RawData, kind: str):
 def _slow_parse(raw: RawData, kind: str):
     """Line-by-line parse that names the first bad line."""
     ncols, (qcol, dcol), vcol, vname, _ = _LAYOUT[kind]
+    field_limit = raw.limits.field_bytes
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
@@ -331,7 +399,7 @@ def _slow_parse(raw: RawData, kind: str):
             plain: str = hint
             if kind == "run" and len(parts) == 4:
                 hint = N_(
-                    "{lines} (this line looks like a qrels line: did you swap --qrels and --run?)"
+                    "{lines} (this line looks like a qrels line: did you swap qrels= and run=?)"
                 )
                 plain = N_(
                     "{lines} (this line looks like a qrels line: are the qrels and the run swapped?)"
@@ -341,7 +409,6 @@ def _slow_parse(raw: RawData, kind: str):
                 source=raw.name,
                 line=number,
                 hint=hint,
-                option="--" + kind,
                 field=kind,
                 plain_hint=plain,
                 params={"want": ncols, "got": len(parts), "lines": lines_are(kind)},
@@ -351,10 +418,7 @@ def _slow_parse(raw: RawData, kind: str):
                 N_("expected {want} columns, found {got}"),
                 source=raw.name,
                 line=number,
-                hint=N_(
-                    "{lines} (this line looks like a run line: did you swap --qrels and --run?)"
-                ),
-                option="--qrels",
+                hint=N_("{lines} (this line looks like a run line: did you swap qrels= and run=?)"),
                 field="qrels",
                 plain_hint=N_(
                     "{lines} (this line looks like a run line: are the qrels and the run swapped?)"
@@ -379,6 +443,11 @@ def _slow_parse(raw: RawData, kind: str):
                 hint=N_("Every {what} must be a finite number"),
                 params={"what": vname, "value": repr(text_value)},
             )
+        if len(stripped) > field_limit:
+            long = long_field(parts, kind, field_limit)
+            if long is not None:
+                what = N_("query id") if len(parts[qcol].encode()) == long else N_("document id")
+                raise over_field(raw.name, Phrase(what), long, field_limit).replace(line=number)
         qids.append(parts[qcol])
         dids.append(parts[dcol])
         vals.append(value)

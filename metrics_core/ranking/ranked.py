@@ -405,6 +405,15 @@ class Ranking:
             return np.zeros(0, dtype=np.int64)
         return sizes[int(self.lists.starts[i]) : int(self.lists.starts[i + 1])]
 
+    def forget_derived(self) -> None:
+        """Drop what this ranking derived and kept since it was built (the query index, the
+        tie groups, its lists' shared work: :meth:`RankedLists.forget_derived`): computed
+        again when asked, the same values. A process that keeps many rankings (the app) calls
+        it once an evaluation is done, so that only the ranked lists stay."""
+        self._index = None
+        self._groups = None
+        self.lists.forget_derived()
+
     def coverage_is_sound(self, min_share: float = MIN_SHARE) -> bool:
         """Whether the ranked lists show, at no cost, that the run has none of the problems
         of :func:`metrics_core.io.coverage.coverage_report`: a judged document ranked in at

@@ -181,7 +181,6 @@ class AllPairsComparison:
             raise InputError(
                 N_("unknown table format {format!r}"),
                 hint=N_("accepted: table, csv"),
-                option="--format",
                 field="format",
                 params={"format": fmt},
             )

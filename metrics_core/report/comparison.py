@@ -26,6 +26,7 @@ from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from
 from metrics_core.report.exports import format_table, json_safe, provenance
 from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
 from metrics_core.stats.comparison import (
+    COLUMNS,
     DEFAULT_FAMILY,
     TESTS,
     compare_runs,
@@ -48,23 +49,9 @@ PARAMETERS = (
     "alpha",
     "query_set",
 )
-#: Columns of the plain comparison table (:meth:`Comparison.wide`).
-WIDE_COLUMNS = (
-    "run",
-    "measure",
-    "n_queries",
-    "mean_baseline",
-    "mean_run",
-    "mean_delta",
-    "ci_lo",
-    "ci_hi",
-    *(f"p_corrected_{t}" for t in TESTS),
-    "wins",
-    "ties",
-    "losses",
-    "effect_size",
-    "markers",
-)
+#: Columns of the plain comparison table (:meth:`Comparison.wide`): the declared columns
+#: (:data:`metrics_core.stats.comparison.COLUMNS`) that are ``plain``.
+WIDE_COLUMNS = tuple(c.name for c in COLUMNS if c.plain)
 
 
 class Comparison:
@@ -221,7 +208,6 @@ class Comparison:
             raise InputError(
                 N_("unknown table format {format!r}"),
                 hint=N_("accepted: table, csv"),
-                option="--format",
                 field="format",
                 params={"format": fmt},
             )

@@ -207,9 +207,7 @@ def runs_from_json(
         raise InputError(
             N_("no runs in the file"),
             source=source,
-            hint=N_(
-                'expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes'
-            ),
+            hint=N_('expected {"runs": [...]} as evaluations_json(per_query=True) writes'),
             plain_hint=N_('expected {"runs": [...]}, an evaluation saved with per-query values'),
         )
     out = []
@@ -220,7 +218,7 @@ def runs_from_json(
             raise InputError(
                 N_("run {number} has no name or no per-query values"),
                 source=source,
-                hint=N_("evaluate with --per-query to save per-query values"),
+                hint=N_("evaluate with per_query=True to save per-query values"),
                 plain_hint=N_("save the evaluation with its per-query values"),
                 params={"number": i},
             )

@@ -29,10 +29,10 @@ import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
 from metrics_core.errors import N_, InputError
+from metrics_core.io.batches import NotStreamable, batch_run
 from metrics_core.ranking.keys import DUPLICATE_HINTS
 from metrics_core.ranking.ranked_lists import Diagnostics
 from metrics_core.ranking.registry import parse_measures
-from metrics_core.scale.blocks import NotStreamable, batch_run
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
 from metrics_core.scale.units import Unit, unit_stream, unit_whole

@@ -13,11 +13,12 @@ sends a unit's description (a path, a byte range, row-group numbers), never its 
 * a Parquet file with several row groups is cut into runs of whole row groups of about
   ``unit_bytes / 40`` rows;
 * any other file (CSV/TSV, MS MARCO, JSON, compressed, or small) is one unit, read by
-  the streaming readers of :mod:`metrics_core.scale.blocks` (CSV in chunks).
+  the batch reader :func:`metrics_core.io.open_run_stream` (CSV in chunks).
 
-:func:`unit_stream` reads a unit in batches of :data:`metrics_core.scale.blocks.SCHEMA`
-rows with the same readers, and so the same values and the same checks, as the file
-read whole; :func:`unit_whole` reads it whole (the fallback where the streaming readers
+Which of these a file is, is :func:`metrics_core.io.formats.input_format`'s answer, the
+readers' one dispatch. :func:`unit_stream` reads a unit in batches of
+:data:`metrics_core.io.batches.SCHEMA` rows with the batch reader, and so the same
+values and the same checks as the file read whole; :func:`unit_whole` reads it whole (the fallback where the streaming readers
 give up: the whole-file reader names the bad line). A byte range is read by the readers
 as text of its own, so its lines count from 1; ``line_offset`` (the lines of the file
 before the range) makes them the file's line numbers, and an error is re-raised naming
@@ -35,15 +36,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from metrics_core.errors import InputError
-from metrics_core.io import read_run
-from metrics_core.io.formats import is_msmarco_run, is_trec
-from metrics_core.io.source import PARQUET_MAGIC, RawData, compression_of
-from metrics_core.scale.blocks import (
-    BATCH_ROWS,
-    open_run_stream,
-    parquet_batches,
-    run_stream,
-)
+from metrics_core.io import BATCH_ROWS, open_run_stream, read_run, run_stream
+from metrics_core.io.formats import input_format
+from metrics_core.io.source import RawData, compression_of
 
 #: Bytes of a TREC file per unit at most (about 0.8 M lines of a typical run): a worker
 #: holds the range's bytes and three blocks of rows while it evaluates it. Below glibc's
@@ -165,7 +160,7 @@ def _split_trec(path: str, index: int, size: int, unit_bytes: int) -> list[Unit]
 def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import check_parquet_metadata
+    from metrics_core.io.parquet import check_parquet_metadata
 
     try:
         meta = pq.ParquetFile(path).metadata
@@ -228,16 +223,12 @@ def plan_units(paths, unit_bytes: int = DEFAULT_UNIT_BYTES) -> list[Unit]:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
             magic = fh.read(16)
-        if magic.startswith(PARQUET_MAGIC):
+        fmt = None  # a compressed file is one unit: its format is the reader's to find
+        if compression_of(magic) is None:
+            fmt = input_format(RawData(None, path, path=path), "run")
+        if fmt == "parquet":
             units += _split_parquet(path, len(units), max(unit_bytes // BYTES_PER_ROW, 1))
-            continue
-        raw = RawData(None, path, path=path)
-        if (
-            size > unit_bytes
-            and compression_of(magic) is None
-            and not is_msmarco_run(raw)
-            and is_trec(raw, "run")
-        ):
+        elif fmt == "trec" and size > unit_bytes:
             units += _split_trec(path, len(units), size, unit_bytes)
         else:
             units.append(Unit(len(units), path, "file"))
@@ -253,7 +244,7 @@ class UnitStream:
         self.lines = lines
 
     def batches(self):
-        """Tables of :data:`~metrics_core.scale.blocks.SCHEMA` rows, in order."""
+        """Tables of :data:`~metrics_core.io.batches.SCHEMA` rows, in order."""
         return self._batches()
 
 
@@ -306,7 +297,15 @@ def unit_stream(
         For bad data, naming the file and the line in the file.
     """
     if unit.kind == "parquet":
-        return UnitStream(lambda: _parquet_batches(unit, batch_rows))
+        stream = open_run_stream(
+            unit.path,
+            name=name,
+            fmt="parquet",
+            batch_rows=batch_rows,
+            row_groups=unit.row_groups,
+            first_row=unit.line_offset or 0,
+        )
+        return UnitStream(stream.batches)
     if unit.kind == "file":
         stream = open_run_stream(unit.path, name=name, batch_rows=batch_rows)
         return UnitStream(stream.batches)
@@ -338,19 +337,6 @@ def unit_whole(
     return UnitStream(
         lambda: _shifted(run_stream(run, batch_rows).batches(), line_offset, unit), lines
     )
-
-
-def _parquet_batches(unit: Unit, batch_rows: int):
-    """A Parquet unit's row groups in batches, converted as the streamed Parquet reader
-    converts a whole file's; lines are rows of the file."""
-    import pyarrow.parquet as pq
-
-    def batches():
-        return pq.ParquetFile(unit.path).iter_batches(
-            batch_size=batch_rows, row_groups=list(unit.row_groups)
-        )
-
-    return parquet_batches(batches, unit.path, first_row=unit.line_offset or 0)
 
 
 __all__ = [

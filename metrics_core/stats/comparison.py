@@ -29,6 +29,8 @@ so a p-value does not depend on what else was compared.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -48,6 +50,60 @@ TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
 #: Marker appended to a delta whose corrected p-value is below alpha, per test.
 MARKERS = {"t": "†", "wilcoxon": "‡", "permutation": "*"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the comparison table (:func:`compare_runs`): the one declaration that the
+    frame, the plain table (:meth:`metrics_core.report.comparison.Comparison.wide`, the command
+    line's ``--format table|csv``) and the app's tables read.
+
+    ``name``: the frame's column; ``heading``: its English heading, marked for the catalogs
+    (``{test}`` stands for the test's name, :data:`metrics_core.report.legends.TEST_NAMES`);
+    ``kind``: what a cell holds ("name", "count", "value": a mean or difference, "p",
+    "flags": a dict test -> bool, "text"); ``plain``: in the plain table; ``answer``: in the
+    app's first table (the p of the test shown only, the interval and wins / ties / losses
+    each joined into one cell); ``detail``: in the app's table of every test's p-values;
+    ``test``: the test whose p-value it holds; ``help``: a sentence under the heading.
+    """
+
+    name: str
+    heading: str
+    kind: str
+    plain: bool = True
+    answer: bool = False
+    detail: bool = False
+    test: str | None = None
+    help: str = ""
+
+
+#: The comparison table's columns, in order (one row per run and measure). A column added
+#: here is in the frame (its value set in :func:`compare_runs`'s rows), the plain table and,
+#: as its flags say, the app's tables.
+COLUMNS: tuple[Column, ...] = (
+    Column("run", N_("Run"), "name", answer=True, detail=True),
+    Column("baseline", N_("Baseline"), "name", plain=False),
+    Column("measure", N_("Measure"), "name", answer=True, detail=True),
+    Column("n_queries", N_("Queries"), "count", detail=True),
+    Column("mean_baseline", N_("Baseline mean"), "value", answer=True),
+    Column("mean_run", N_("Run mean"), "value", answer=True),
+    Column("mean_delta", "Δ", "value", answer=True, help=N_("run mean − baseline mean")),
+    Column("ci_lo", N_("CI low"), "value", answer=True),
+    Column("ci_hi", N_("CI high"), "value", answer=True),
+    *(Column(f"p_{t}", N_("p ({test})"), "p", plain=False, detail=True, test=t) for t in TESTS),
+    *(
+        Column(f"p_corrected_{t}", N_("p ({test}, corrected)"), "p", True, True, True, t)
+        for t in TESTS
+    ),
+    Column("wins", N_("Wins"), "count", answer=True),
+    Column("ties", N_("Ties"), "count", answer=True),
+    Column("losses", N_("Losses"), "count", answer=True),
+    Column("effect_size", N_("Effect size (d)"), "value", detail=True),
+    Column("significant", N_("Significant"), "flags", plain=False),
+    Column("markers", N_("Significant"), "text", answer=True),
+)
+#: The frame's columns, in order.
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 
 
 def _find(evaluations, name):
@@ -269,33 +325,9 @@ def compare_runs(
             for j, i in enumerate(members):
                 rows[i]["ci_lo"], rows[i]["ci_hi"] = float(cis[j, 0]), float(cis[j, 1])
 
-    columns = [
-        "run",
-        "baseline",
-        "measure",
-        "n_queries",
-        "mean_baseline",
-        "mean_run",
-        "mean_delta",
-        "ci_lo",
-        "ci_hi",
-        *(f"p_{t}" for t in TESTS),
-        *(f"p_corrected_{t}" for t in TESTS),
-        "wins",
-        "ties",
-        "losses",
-        "effect_size",
-        "significant",
-        "markers",
-    ]
-    frame = pd.DataFrame(
-        rows,
-        columns=[
-            c
-            for c in columns
-            if c not in ("significant", "markers") and not c.startswith("p_corrected")
-        ],
-    )
+    # every declared column (:data:`COLUMNS`); the corrected p-values, the flags and the
+    # markers are filled below, over the whole table
+    frame = pd.DataFrame(rows, columns=list(COLUMN_NAMES))
     for t in TESTS:
         frame[f"p_corrected_{t}"] = corrected_in_families(
             frame, frame[f"p_{t}"].to_numpy(float), correction, family
@@ -305,7 +337,6 @@ def compare_runs(
     ]
     frame["significant"] = significant
     frame["markers"] = ["".join(MARKERS[t] for t in TESTS if s[t]) for s in significant]
-    frame = frame[columns]
     frame.attrs.update(
         {
             "baseline": baseline,
@@ -479,6 +510,9 @@ def leaderboard(
 
 
 __all__ = [
+    "Column",
+    "COLUMNS",
+    "COLUMN_NAMES",
     "compare_runs",
     "comparison_records",
     "leaderboard",

@@ -93,3 +93,71 @@ def test_compare_with_one_usable_run_says_what_it_needs(sample):
     assert not at.exception
     assert any("needs 2 runs" in i.value for i in at.info), [i.value for i in at.info]
     assert not at.dataframe
+
+
+# --- the one page prologue (ui.common.prologue.needs) -----------------------------------------
+PAGE_DIR = ROOT / "pages"
+#: the pages whose first screen offers the sample as an action of its own (not a prologue)
+SAMPLE_ACTION_PAGES = {"home", "data"}
+
+
+def _calls(tree, name: str):
+    import ast
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if called == name:
+                yield node
+
+
+def test_no_page_draws_the_prologue_by_hand():
+    """The hint, the sample button and the stop were copied in Compare, Fusion and the
+    Comparative table: a page says what it needs through ``needs`` only."""
+    import ast
+
+    copied = []
+    for path in sorted(PAGE_DIR.glob("*.py")):
+        if path.stem in SAMPLE_ACTION_PAGES:
+            continue
+        tree = ast.parse(path.read_text())
+        for call in _calls(tree, "button"):
+            words = [a.value for a in ast.walk(call) if isinstance(a, ast.Constant)]
+            if "Load sample data" in words:
+                copied.append(f"{path.name}:{call.lineno}")
+    assert copied == []
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("compare", "at least two runs"),
+        ("fusion", "at least two runs"),
+        ("table", "No runs loaded"),
+        ("overview", "No data loaded yet"),
+        ("breakdown", "No data loaded yet"),
+        ("per_query", "No data loaded yet"),
+    ],
+)
+def test_an_empty_ranking_page_says_what_to_load_and_offers_the_sample(name, hint):
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=TIMEOUT).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any(hint in i.value for i in at.info), [i.value for i in at.info]
+    sample = [b for b in at.button if b.label == "Load sample data"]
+    assert len(sample) == 1
+    assert not at.dataframe  # the page stopped after its prologue
+    sample[0].click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.dataframe, "the sample loaded and the page drew its answer"
+
+
+def test_compare_with_one_run_asks_for_a_second():
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=TIMEOUT)
+    qrels = mc.read_qrels(b"q1 0 d1 1\n")
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = {"a": mc.read_run(b"q1 Q0 d1 1 1.0 a\n")}
+    at.run()
+    assert not at.exception
+    assert any("at least two runs" in i.value for i in at.info)
+    assert not [b for b in at.selectbox if b.label == "Baseline"]  # the page stopped

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import metrics_core as mc
-from metrics_core.compat.shapes import long_frame, nested_dict
+from metrics_core.evaluation import long_frame, nested_dict
 from tests.compat.test_pytrec_eval_shim import random_data
 
 

@@ -37,7 +37,7 @@ INSTRUMENTED = (
     "metrics_core.io.trec",
     "metrics_core.io.tables",
     "metrics_core.io.objects",
-    "metrics_core.scale.blocks",
+    "metrics_core.io.batches",
     "metrics_core.io.scores",
     "metrics_core.io.metadata",
     "metrics_core.io.clicks",

@@ -84,8 +84,7 @@ class _Named(io.BytesIO):
 
 def stream_run(data: bytes) -> None:
     """The block reader must give what the whole-file reader gives, or defer to it."""
-    from metrics_core.io import read_run
-    from metrics_core.scale.blocks import NotStreamable, open_run_stream
+    from metrics_core.io import NotStreamable, open_run_stream, read_run
 
     try:
         stream = open_run_stream(_Named(data, "run.txt"), batch_rows=7)

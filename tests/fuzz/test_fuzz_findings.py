@@ -13,8 +13,8 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.errors import InputError
+from metrics_core.io import NotStreamable, open_run_stream
 from metrics_core.io.codes import read_matrix
-from metrics_core.scale.blocks import NotStreamable, open_run_stream
 from tests.fuzz.targets import TARGETS, seeds
 
 

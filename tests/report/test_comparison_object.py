@@ -348,3 +348,43 @@ def test_plain_table_and_csv_are_the_wide_table():
     with pytest.raises(InputError, match="table format"):
         c.to_table("latex")
     assert repr(c).startswith("Comparison(baseline='base'") and "<table" in c._repr_html_()
+
+
+def test_the_comparison_columns_are_one_declaration(tmp_path):
+    """The frame, the plain table and the app's tables read one declaration of the columns
+    (they were written out in stats/comparison.py, report/comparison.py and pages/compare.py)."""
+    import ast
+    from pathlib import Path
+
+    from metrics_core.stats.comparison import COLUMN_NAMES, COLUMNS
+
+    qrels, paths = _write_files(tmp_path)
+    c = compare(_evaluations(qrels, paths), "bm25", n_permutations=50)
+    assert tuple(c.to_frame().columns) == COLUMN_NAMES == tuple(col.name for col in COLUMNS)
+    assert WIDE_COLUMNS == tuple(col.name for col in COLUMNS if col.plain)
+    assert {col.test for col in COLUMNS if col.kind == "p"} == set(TESTS)
+    root = Path(__file__).resolve().parents[2]
+    for path in ("pages/compare.py", "metrics_core/report/comparison.py", "ui/compare/data.py"):
+        # a copy: a list or tuple that writes out three or more of the columns' names
+        copies = [
+            node.lineno
+            for node in ast.walk(ast.parse((root / path).read_text()))
+            if isinstance(node, ast.List | ast.Tuple)
+            and sum(isinstance(e, ast.Constant) and e.value in COLUMN_NAMES for e in node.elts) >= 3
+        ]
+        assert copies == [], path
+
+
+def test_the_app_tables_follow_the_declaration():
+    from metrics_core.stats.comparison import COLUMNS
+    from ui.compare.data import answer_columns, answer_numbers
+
+    for test in TESTS:
+        shown = answer_columns(test)
+        assert f"p_corrected_{test}" in shown and "ci" in shown and "wtl" in shown
+        assert not [t for t in TESTS if t != test and f"p_corrected_{t}" in shown]
+        assert set(answer_numbers(test)) <= set(shown)
+    plain = [col.name for col in COLUMNS if col.answer and col.test is None]
+    assert [n for n in answer_columns("t") if n in plain] == [
+        n for n in plain if n not in ("ci_lo", "ci_hi", "wins", "ties", "losses")
+    ]

@@ -19,9 +19,11 @@ from metrics_core.report.catalogs import N_
 from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
 from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
-from metrics_core.stats.comparison import TESTS
+from metrics_core.report.thesis import display_measure
+from metrics_core.stats.comparison import COLUMNS, TESTS, Column
 from ui.common.cache import remember
 from ui.common.i18n import gettext as _
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
 
 #: The page's table in the session cache (:mod:`ui.common.cache`).
 COMPARISONS = "compare.comparisons"
@@ -98,6 +100,32 @@ def compare(
     return remember(COMPARISONS, key, build, held=tuple(evaluations), size=8)
 
 
+#: The answer table's cells that join two or more declared columns into one text.
+JOINED = {"ci_lo": "ci", "ci_hi": "ci", "wins": "wtl", "ties": "wtl", "losses": "wtl"}
+
+
+def answer_columns(test: str) -> list[str]:
+    """The answer table's columns, in the declared order (:data:`COLUMNS`' ``answer``): the
+    corrected p of ``test`` only, the interval and wins / ties / losses each one cell."""
+    out = []
+    for c in COLUMNS:
+        if c.answer and (c.test is None or c.test == test):
+            name = JOINED.get(c.name, c.name)
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def answer_numbers(test: str) -> list[str]:
+    """The answer table's numbers of 4 decimals (values and the corrected p of ``test``)."""
+    return [
+        c.name
+        for c in COLUMNS
+        if c.answer and c.kind in ("value", "p") and c.name not in JOINED
+        if c.test is None or c.test == test
+    ]
+
+
 def answer_table(comparison: Comparison) -> pd.DataFrame:
     """The comparison's rows for the screen: the columns shown, the interval and the
     wins / ties / losses as text ("–" where a run has no common query: no interval)."""
@@ -111,6 +139,66 @@ def answer_table(comparison: Comparison) -> pd.DataFrame:
         for w, t, l_ in zip(shown["wins"], shown["ties"], shown["losses"], strict=True)
     ]
     return shown
+
+
+def heading(column: Column) -> str:
+    """A declared column's heading in the visitor's language (its test named)."""
+    text = _(column.heading)
+    return text.format(test=test_label(column.test)) if column.test else text
+
+
+def answer_config(test: str, baseline: str, confidence: float, correction: str) -> dict:
+    """The answer table's ``column_config``: each declared column's heading and format, and
+    the screen's own short headings (the baseline's name over its mean, "corrected p", the
+    interval's level), sized so the columns fit an 800 px window."""
+    config = {}
+    for c in COLUMNS:
+        if c.name not in answer_columns(test):
+            continue
+        head, helptext = heading(c), _(c.help) if c.help else None
+        if c.kind in ("value", "p", "count"):
+            number = COUNT_FORMAT if c.kind == "count" else MEASURE_FORMAT
+            config[c.name] = st.column_config.NumberColumn(head, format=number, help=helptext)
+        else:
+            config[c.name] = st.column_config.TextColumn(
+                head, help=helptext, pinned=c.name == "run"
+            )
+    # a grid's heading is plain text (never Markdown): the baseline's name as written
+    config["mean_baseline"] = st.column_config.NumberColumn(str(baseline), format=MEASURE_FORMAT)
+    config[f"p_corrected_{test}"] = st.column_config.NumberColumn(
+        _("corrected p"),
+        format=MEASURE_FORMAT,
+        help=_("{test}; correction: {correction}").format(
+            test=test_label(test), correction=correction_label(correction)
+        ),
+    )
+    # widths: the nine columns fit an 800 px window (the last header was clipped)
+    config["ci"] = st.column_config.TextColumn(
+        _("Δ {level} CI").format(level=f"{confidence:.0%}"),
+        width=112,
+        help=_("paired bootstrap percentile interval"),
+    )
+    config["wtl"] = st.column_config.TextColumn(
+        _("W / T / L"),
+        help=_("queries where the run wins / ties / loses against the baseline"),
+    )
+    return config
+
+
+def detail_table(comparison: Comparison) -> pd.DataFrame:
+    """Every test's raw and corrected p-values and the effect size (the declared ``detail``
+    columns), headed in the visitor's language; measures as the means read (MRR)."""
+    columns = [c for c in COLUMNS if c.detail]
+    detail = comparison.to_frame()[[c.name for c in columns]].copy()
+    detail["measure"] = detail["measure"].map(display_measure)
+    detail.columns = [heading(c) for c in columns]
+    return detail
+
+
+def detail_numbers(comparison_detail: pd.DataFrame) -> list[str]:
+    """The headings of :func:`detail_table`'s numbers of 4 decimals (values and p-values)."""
+    kinds = {heading(c): c.kind for c in COLUMNS if c.detail}
+    return [h for h in comparison_detail.columns if kinds.get(h) in ("value", "p")]
 
 
 def export_texts(comparison: Comparison) -> dict[str, str]:
@@ -131,6 +219,12 @@ __all__ = [
     "test_label",
     "correction_label",
     "compare",
+    "answer_columns",
+    "answer_numbers",
     "answer_table",
+    "answer_config",
+    "detail_table",
+    "detail_numbers",
+    "heading",
     "export_texts",
 ]

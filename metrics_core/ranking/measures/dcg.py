@@ -1,4 +1,5 @@
-"""DCG and nDCG (trec_eval ndcg, ndcg_cut_k; ir_measures nDCG), any gain, discount and ideal."""
+"""DCG and nDCG (trec_eval ndcg, ndcg_cut_k; ir_measures nDCG), any gain, discount and ideal;
+NCG (the cumulative gain over the ideal ranking's, no discount)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from metrics_core.ranking.kernels import (
     discounted,
     gain_of,
     ideal_dcg,
+    ideal_ranking,
     safe_div,
 )
 from metrics_core.ranking.measures.common import TREC_EVAL, shared_example
@@ -127,3 +129,57 @@ def ndcg(R, spec, conv):
     documents of the qrels (``ideal=retrieved``: the retrieved ones), cut at k too.
     """
     return safe_div(dcg(R, spec, conv), ideal_dcg(R, spec, conv))
+
+
+def _cumulative_gain(seg, pos, gain, k, n_queries):
+    """Sum of ``gain`` per query over the entries ranked at or above ``k`` (all when None),
+    added in rank order."""
+    if k is not None:
+        keep = pos <= k
+        seg, gain = seg[keep], gain[keep]
+    return np.bincount(seg, weights=gain, minlength=n_queries)
+
+
+@measure(
+    "NCG",
+    N_("normalised cumulative gain: the gain retrieved over the ideal ranking's, no discount"),
+    better="higher",
+    cutoff="optional",
+    params=("gain",),
+    aliases=("ncg",),
+    formula=r"NCG@k = \frac{CG@k}{ICG@k},\; CG@k = \sum_{i \le k} g(\mathrm{rel}_i)",
+    edge_cases=(
+        N_(
+            "ICG@k sums the k largest gains of the query's judged documents (the ideal "
+            "ranking of nDCG, without its discount)."
+        ),
+        N_("ICG = 0 (no positive label): 0."),
+        N_("Gain: the label, or 2^label - 1 (gain=exp); negative labels give no gain."),
+        N_("Without a cutoff: the gain retrieved over the gain judged (a graded recall)."),
+    ),
+    reference=(
+        "K. Jarvelin, J. Kekalainen, Cumulated gain-based evaluation of IR techniques, "
+        "ACM TOIS 20(4), 2002;",
+        "N. Craswell, B. Mitra, E. Yilmaz, D. Campos, E. Voorhees, Overview of the TREC 2019 "
+        "deep learning track, TREC 2019",
+        N_("(NCG@k of the full-ranking runs)."),
+    ),
+    example=shared_example(
+        "NCG@2", 0.5, N_("The top 2 gain 1 + 0; the ideal top 2 gain 1 + 1: 1/2.")
+    ),
+    common=("NCG@100", "NCG"),
+    perfect=1.0,
+    cut_invariant=True,
+)
+def ncg(R, spec, conv):
+    """NCG@k = CG@k / ICG@k: the gains of the top k (labels, or 2**label - 1 with
+    ``gain=exp``) over the k largest gains of the query's judgements; 0 when those are 0.
+    ``NCG`` (no cutoff) is the gain retrieved over the gain judged."""
+    kind = spec.param("gain", conv)
+    _, seg, pos, lab = _dcg_rows(R, spec, conv)
+    got = _cumulative_gain(seg, pos, gain_of(lab, kind), spec.cutoff, R.n_queries)
+    iseg, ilab, ipos = ideal_ranking(R, "qrels")
+    ideal = _cumulative_gain(
+        iseg, ipos, gain_of(ilab.astype(np.float64), kind), spec.cutoff, R.n_queries
+    )
+    return safe_div(got, ideal)
