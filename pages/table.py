@@ -9,6 +9,8 @@ from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
 from ui.common.prologue import needs
 from ui.common.style import md_text
+from ui.compare import data as compare_data
+from ui.compare import state as cs
 from ui.compare import table as tb
 from ui.history.actions import open_store
 from ui.ranking.data import evaluate_loaded, has_data
@@ -99,6 +101,10 @@ with page(
         if loaded is None:
             p.stop()
         rows, meta = list(loaded.evaluations.values()), loaded.meta
+        # the Compare page's systems of several runs: one row each, the mean of its runs
+        rows, systems = compare_data.as_systems(rows, st.session_state.get(cs.SYSTEMS, ""))
+        if systems:
+            answer.caption(md_text(compare_data.systems_caption(systems)))
     elif source == "queries":
         try:
             rows, meta = tb.query_rows(evaluate_loaded(list(measures))[query_run].per_query)

@@ -64,7 +64,9 @@ class Column:
     "flags": a dict test -> bool, "text"); ``plain``: in the plain table; ``answer``: in the
     app's first table (the p of the test shown only, the interval and wins / ties / losses
     each joined into one cell); ``detail``: in the app's table of every test's p-values;
-    ``test``: the test whose p-value it holds; ``help``: a sentence under the heading.
+    ``test``: the test whose p-value it holds; ``help``: a sentence under the heading;
+    ``systems``: only where runs were grouped into systems of several runs
+    (:mod:`metrics_core.stats.systems`), left out of the tables otherwise.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Column:
     detail: bool = False
     test: str | None = None
     help: str = ""
+    systems: bool = False
 
 
 #: The comparison table's columns, in order (one row per run and measure). A column added
@@ -101,6 +104,39 @@ COLUMNS: tuple[Column, ...] = (
     Column("effect_size", N_("Effect size (d)"), "value", detail=True),
     Column("significant", N_("Significant"), "flags", plain=False),
     Column("markers", N_("Significant"), "text", answer=True),
+    # systems of several runs (seeds): runs per system, the spread between them, the test
+    # that accounts for both queries and runs (metrics_core.stats.systems)
+    Column("seeds_baseline", N_("Baseline runs"), "count", detail=True, systems=True),
+    Column("seeds_run", N_("Runs"), "count", detail=True, systems=True),
+    Column(
+        "seed_sd_baseline",
+        N_("Baseline seed SD"),
+        "value",
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the baseline system's runs' means"),
+    ),
+    Column(
+        "seed_sd_run",
+        N_("Seed SD"),
+        "value",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the system's runs' means"),
+    ),
+    Column("ci_seeds_lo", N_("CI low (queries and seeds)"), "value", systems=True),
+    Column("ci_seeds_hi", N_("CI high (queries and seeds)"), "value", systems=True),
+    Column("p_seeds", N_("p (queries and seeds)"), "p", detail=True, systems=True),
+    Column(
+        "p_corrected_seeds",
+        N_("p (queries and seeds, corrected)"),
+        "p",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("paired t-test with the seeds' variance added (Satterthwaite's df)"),
+    ),
 )
 #: The frame's columns, in order.
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
@@ -383,6 +419,16 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
                 "significant": r["significant"],
             }
         )
+        if pd.notna(r.get("seeds_run", np.nan)):  # systems of several runs
+            out[-1]["systems"] = {
+                "runs": int(r["seeds_run"]),
+                "runs_baseline": int(r["seeds_baseline"]),
+                "seed_sd": r["seed_sd_run"],
+                "seed_sd_baseline": r["seed_sd_baseline"],
+                "ci_seeds": [r["ci_seeds_lo"], r["ci_seeds_hi"]],
+                "p_seeds": r["p_seeds"],
+                "p_corrected_seeds": r["p_corrected_seeds"],
+            }
     return out
 
 
