@@ -106,7 +106,7 @@ with page(_("Compare systems")) as p:
             systems_text = st.text_area(
                 _("One system per line: NAME=run,run,..."),
                 key=cs.SYSTEMS,
-                placeholder="dense=dense_seed1,dense_seed2,dense_seed3",
+                placeholder=_("dense=dense_seed1,dense_seed2,dense_seed3"),
                 help=_(
                     "A system is compared through its per-query mean over its runs, with the "
                     "spread between its runs and a test that accounts for queries and seeds."
