@@ -164,7 +164,7 @@ def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
     return np.arange(len(q)) if order is None else order
 
 
-def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
+def _rank(q: np.ndarray, scores: np.ndarray, nq: int, ranked: bool = False) -> np.ndarray | None:
     """Row order grouping each query's rows by score descending, equal scores where ranx
     puts them: ranx's ``Run`` ranks a query's documents with numba's quicksort of the
     negated scores in the order they were given (the rows' order here), which keeps equal
@@ -172,7 +172,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
     do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
     on the lists that hold equal scores). A run whose queries already sit in one stretch
     each, best first (as run files are written), is checked in O(n) and not sorted. None
-    when the rows are in that order already."""
+    when the rows are in that order already. ``ranked``: the rows are a ranking already
+    (ranx's sorted ``Run``): equal scores keep the rows' order."""
     n = len(q)
     if n < 2:
         return None
@@ -185,6 +186,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
     else:
         order = np.argsort(score_key(scores), kind="stable")  # ties keep the input order
         order = order[stable_argsort_codes(q[order], nq)]
+    if ranked:
+        return order
     sq = q if order is None else q[order]
     ss = scores if order is None else scores[order]
     tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
@@ -346,12 +349,12 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int) -> dict:
+def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
     """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, sources in the
     joined document column, ranks and lists."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
-    order = _rank(q, s, nq)
+    order = _rank(q, s, nq, ranked)
     if order is None:  # as read (the usual case of a run file): nothing to gather
         src = np.arange(at_row, at_row + len(q), dtype=np.int64)
     else:
@@ -437,13 +440,17 @@ def _shard(
     return prep, cat("h", np.uint64)
 
 
-def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
+def prepare_shards(
+    runs: Sequence[Run], n: int | None = None, *, ranked: bool = False
+) -> list[Prepared]:
     """Encode and rank the runs, number the candidates (see the module's description), in
     ``n`` shards of whole queries (default: one per usable core, none smaller than
     :data:`SHARD_ROWS` rows), the work done in threads: the runs' fingerprints and ranks
     one run a thread, then each shard's candidates. A shard is a :class:`Prepared` of the
     query codes ``[query_base, query_base + n_queries)``; the queries are independent, so
-    the shards fused one by one and joined in order give the fused run of the whole."""
+    the shards fused one by one and joined in order give the fused run of the whole.
+    ``ranked``: each run's rows are its ranking already (ranx's sorted ``Run``, as the ranx
+    drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
     qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded])
@@ -454,7 +461,7 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
 
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]))
+        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), ranked)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -489,10 +496,10 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     return map_in_threads(build, bounds)
 
 
-def prepare(runs: Sequence[Run]) -> Prepared:
+def prepare(runs: Sequence[Run], *, ranked: bool = False) -> Prepared:
     """Encode and rank the runs, number the candidates (see the module's description): all
     queries in one :class:`Prepared` (:func:`prepare_shards` with one shard)."""
-    return prepare_shards(runs, 1)[0]
+    return prepare_shards(runs, 1, ranked=ranked)[0]
 
 
 def as_runs(runs) -> list[Run]:
