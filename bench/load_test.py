@@ -552,7 +552,8 @@ class Sampler:
 # === the browser side ===========================================================================
 
 #: Injected into every visitor's pages: every 0.25 s, the waiting line if one is shown
-#: (``window.__rlWaitNow``) and each distinct text it showed, with when (``window.__rlWaits``).
+#: (``window.__rlWaitNow``), and each text it showed with when it appeared and when it was last
+#: seen (``window.__rlWaits``).
 WATCH_JS = """(pattern) => {
   const re = new RegExp(pattern, 'i');
   window.__rlWaits = [];
@@ -566,9 +567,9 @@ WATCH_JS = """(pattern) => {
       const t = (e.innerText || '').trim();
       if (t && re.test(t)) { now = t.slice(0, 400); break; }
     }
-    const w = window.__rlWaits;
-    if (now && (!w.length || w[w.length - 1].text !== now) && w.length < 500)
-      w.push({t: Date.now() / 1000, text: now});
+    const w = window.__rlWaits, last = w[w.length - 1], t = Date.now() / 1000;
+    if (now && last && last.text === now && t - last.until < 1) last.until = t;
+    else if (now && w.length < 500) w.push({t, until: t, text: now});
     window.__rlWaitNow = now;
   }, 250);
 }"""
@@ -769,7 +770,14 @@ class Visitor:
             seen = await self.page.evaluate("() => window.__rlWaits || []")
         except Exception:
             return self.r.get("waits", [])
-        return [{"s": round(w["t"] - t0_epoch, 1), "text": w["text"]} for w in seen]
+        return [
+            {
+                "s": round(w["t"] - t0_epoch, 1),
+                "for s": round(w["until"] - w["t"] + 0.25, 2),
+                "text": w["text"],
+            }
+            for w in seen
+        ]
 
     async def screenshot(self, name: str) -> None:
         try:
@@ -1343,6 +1351,9 @@ def summarise(results: list[dict], texts: dict[int, str], n: int) -> dict:
         "leaderboard p95 s": pct(95),
         "leaderboard max s": board[-1] if board and not missing else None,
         "waited": len(waited),
+        "seconds waiting (per visitor who waited)": sorted(
+            round(sum(w.get("for s", 0) for w in r["waits"]), 1) for r in waited
+        ),
         "waited with their place shown": len(waited) - len(no_place),
         "waited without their place": no_place,
         "wait texts": sorted({w["text"] for r in waited for w in r["waits"]})[:20],
