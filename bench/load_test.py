@@ -1128,10 +1128,14 @@ class Run:
         self.report["visitors that could not open the page"] = failed
         self.report["summary"] = summarise(results, isolation_texts, a.visitors)
         loaded = self.report["summary"]["loaded"]
-        if loaded and idle is not None and mem.get("visitors idle") is not None:
-            per = (mem["visitors idle"] - idle) / loaded
+        if opened and idle is not None and mem.get("visitors idle") is not None:
+            # what one visitor's data holds, idle: meaningful against its files only when every
+            # visitor loaded all of them (a refused run leaves a visitor with part of its data)
+            per = (mem["visitors idle"] - idle) / len(opened)
             mem["per visitor idle"] = round(per, 1)
-            mem["per visitor idle / files"] = round(per / files_mb, 2)
+            mem["per visitor idle / files"] = (
+                round(per / files_mb, 2) if loaded == len(opened) == a.visitors else None
+            )
         self.after_leave()
 
     async def _progress(self, stop: asyncio.Event, n: int) -> None:
@@ -1416,12 +1420,15 @@ def targets(report: dict) -> list[dict]:
             }
         )
         per = mem.get("per visitor idle / files")
+        files = report.get("data", {}).get("files a visitor MB")
         out.append(
             {
                 "target": f"a visitor's data at most {TARGET_PER_VISITOR_X}x its files while idle",
-                "met": per is not None and per <= TARGET_PER_VISITOR_X,
-                "seen": f"{mem.get('per visitor idle')} MB a visitor, {per}x its "
-                f"{report.get('data', {}).get('files a visitor MB')} MB of files",
+                "met": None if per is None else per <= TARGET_PER_VISITOR_X,
+                "seen": f"{mem.get('per visitor idle')} MB a visitor, {per}x its {files} MB of files"
+                if per is not None
+                else f"not measured: {s.get('loaded')} of {n} visitors loaded all their files "
+                f"({mem.get('per visitor idle')} MB a visitor)",
             }
         )
         last = mem.get("last after close")
@@ -1587,7 +1594,7 @@ def print_summary(report: dict) -> None:
                 print(f"   {o.get('file')}: {o.get('outcome')}: {o.get('refusal', '')[:300]!r}")
     print("targets:")
     for t in report.get("targets", []):
-        mark = "met" if t["met"] else "NOT MET"
+        mark = "not measured" if t["met"] is None else "met" if t["met"] else "NOT MET"
         print(f"  [{mark}] {t['target']}: {t['seen']}")
 
 
