@@ -25,7 +25,12 @@ from metrics_core.report.cells import (
 )
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
-from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
+from metrics_core.report.legends import (
+    markers_legend,
+    paper_table,
+    power_sentence,
+    queries_sentence,
+)
 from metrics_core.stats.comparison import (
     COLUMNS,
     DEFAULT_FAMILY,
@@ -141,18 +146,9 @@ class Comparison:
         references in words), or None when it was not asked."""
         return self.settings.get("power")
 
-    def power_sentence(self) -> str:
-        """One line stating the power analysis and its method (empty when not asked)."""
-        p = self.power()
-        if not p:
-            return ""
-        chosen = "" if p["delta"] is None else f"; chosen difference {p['delta']:g}"
-        method = "" if p["method"] == "exact" else " (Nagata's approximation of the noncentral t)"
-        return (
-            f"Queries needed: the fewest queries for which the paired t-test at alpha "
-            f"{p['alpha']:g} detects the difference with power {p['power']:g}{chosen}; "
-            f"method: {p['method_text']}{method}."
-        )
+    def power_sentence(self, gettext=None) -> str:
+        """The sentence stating the power analysis and its method (empty when not asked)."""
+        return power_sentence(self.power(), gettext)
 
     def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the

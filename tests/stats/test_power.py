@@ -133,3 +133,24 @@ def test_command_line_power(tmp_path, capsys):
     assert cli.main(args + ["--power", "0.9", "--power-delta", "0.02"]) == 0
     text = capsys.readouterr().out
     assert "queries_needed" in text and "Sakai" in text
+
+
+def test_html_report_has_the_table_and_its_method_in_both_languages():
+    from metrics_core.report.catalogs import translations
+    from metrics_core.report.html import comparison_report
+
+    root = "sample_data/ranking"
+    evs = mc.evaluate_many(
+        f"{root}/qrels.txt", {n: f"{root}/{n}.txt" for n in ("bm25", "dense")}, ["AP"]
+    )
+    page = comparison_report(evs, n_permutations=100, n_resamples=100, power_delta=0.05)
+    assert "How many queries" in page and "Topic set size design" in page
+    assert "Queries needed (chosen Δ)" in page
+    es = translations("es")
+    page = comparison_report(
+        evs, n_permutations=100, n_resamples=100, gettext=es.gettext, ngettext=es.ngettext
+    )
+    assert "Cuántas consultas" in page and "Consultas necesarias" in page
+    assert "How many queries" not in comparison_report(
+        evs, n_permutations=100, n_resamples=100, power=None
+    )
