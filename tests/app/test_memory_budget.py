@@ -247,3 +247,40 @@ def test_the_upload_limit_the_box_states_is_the_limit_that_applies():
     assert work <= idle_budget - IDLE_SERVER_MB * MB
     # the box says the limit in both languages
     assert limit_line(gettext=lambda t: t) == f"Up to {size_words(configured)} per file"
+
+
+def _lying_gzip_page():
+    import gzip
+
+    import streamlit as st
+
+    from ui.common import state
+    from ui.common.frame import page_setup
+    from ui.ranking.upload import handle_upload
+
+    class Upload:
+        def __init__(self, data: bytes, name: str):
+            self._data, self.name, self.size, self.file_id = data, name, len(data), name
+
+        def getvalue(self) -> bytes:
+            return self._data
+
+    page_setup()
+    text = b"q1 Q0 doc 1 1.0 x\n" * 2_000_000  # 36 MB of text ...
+    data = bytearray(gzip.compress(text, compresslevel=1))
+    data[-4:] = (100_000).to_bytes(4, "little")  # ... whose trailer says 100 kB
+    handle_upload("run", Upload(bytes(data), "liar.txt.gz"), "auto")
+    st.write("runs: " + ",".join(st.session_state[state.RUNS]))
+
+
+def test_the_readers_decode_no_more_than_the_gate_reserved(monkeypatch):
+    """The gate reserves from the text an upload states (a gzip trailer); the readers get that
+    as their input limit, so a file decoding to more is refused by its reader, one line,
+    before it takes memory nobody reserved."""
+    monkeypatch.setenv("RANKLAB_SERVER_MB", "100000")
+    at = AppTest.from_function(_lying_gzip_page, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "liar.txt.gz" in errors[0] and "limit" in errors[0], errors
+    assert "\n" not in errors[0]
+    assert not at.session_state["ranklab.runs"]

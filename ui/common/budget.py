@@ -512,8 +512,20 @@ def reserve(data: bytes, kind: str, name: str):
     """Hold what reading ``data`` as ``kind`` needs (:func:`estimate`) while the block runs
     (the parse); raises InputError (one line: what it needs, the limit or what is free, what
     to do) before any work: at once when it could never fit, after waiting its turn
-    (:func:`_held`) when the server's memory is taken by work in flight."""
+    (:func:`_held`) when the server's memory is taken by work in flight.
+
+    Gives the readers' limits for the block (:class:`metrics_core.io.limits.Limits`, to use
+    with ``using_limits``): the input limit is the text the reservation was made for (the
+    upload's size, a gzip trailer's stated size, or the guess for another binary upload), so
+    that an input decoding to more than was reserved (a bomb whose trailer lies, a Parquet
+    file whose dictionary explodes) is refused by its reader before it takes what the gate did
+    not give; the other limits stay the process's."""
+    from metrics_core.io.limits import current_limits
+
     need = estimate(data, kind)
+    limits = current_limits()
+    text, _binary = _text_size(data)
+    limits = limits.with_input_bytes(min(max(text, len(data), 1 << 20), limits.input_bytes))
 
     def never(limit: int) -> InputError:
         return InputError(
@@ -538,7 +550,7 @@ def reserve(data: bytes, kind: str, name: str):
         )
 
     with _held(need, refusal, never, wait=not _mine(), beside=len(data)):
-        yield
+        yield limits
 
 
 @contextmanager
