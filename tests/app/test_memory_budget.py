@@ -225,9 +225,8 @@ def test_the_upload_limit_the_box_states_is_the_limit_that_applies():
     ``server.maxUploadSize``; a TREC run of that size must be accepted by an idle server of the
     default budget (inside a 1 GB cgroup), so the box's limit, not the gate, is the one a run
     meets; and a 5,000,000-line run (about 170 MB) must be under it."""
-    import tomllib
-
     import streamlit as st
+    import tomllib
 
     from ui.common.uploader_words import limit_line, size_words, upload_limit_mb
 
