@@ -22,6 +22,8 @@ command line and the app read it from there.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from metrics_core.errors import N_
@@ -89,26 +91,30 @@ SEGMENTS = FusionParam(
 )
 
 
-# --- values of a row ------------------------------------------------------------------------
+# --- values of a row (ranx's arithmetic, operation for operation) ---------------------------
 def _rrf(rows, p):
-    return 1.0 / (float(p["k"]) + (rows.pos + 1.0))
+    return 1.0 / ((p["k"] + rows.pos) + 1)  # 1 / (k + i + 1), whole numbers while k is one
 
 
 def _inverse_square(rows, p):
-    return 1.0 / (rows.pos + 1.0) ** 2
+    return 1.0 / ((rows.pos + 1) ** 2)
 
 
 def _rbc(rows, p):
     phi = float(p["phi"])
-    return (1.0 - phi) * phi**rows.pos
+    return (1.0 - phi) * k.int_power(phi, rows.pos)
 
 
 def _rank(rows, p):
     return rows.pos.astype(np.float64)
 
 
+def _borda_points(rows, p):
+    return rows.n_cand - rows.pos  # N - i: N for the first document
+
+
 def _mapfuse(rows, p):
-    return rows.estimate(p, "map_scores")[0] / (rows.pos + 1.0)
+    return rows.estimate(p, "map_scores")[0] / (rows.pos + 1)
 
 
 def _posfuse(rows, p):
@@ -127,85 +133,77 @@ def _segfuse(rows, p):
     bounds = k.SEGFUSE_BOUNDS
     seg = np.searchsorted(bounds, rows.pos, side="right") - 1
     seg = np.where(rows.pos >= bounds[-1], len(bounds), seg)
-    return k.lookup(table, seg, 0.0) * (rows.score + 1.0)
+    return k.lookup(table, seg, 0.0) * (rows.score + 1)
 
 
 def _slidefuse(rows, p):
-    table = rows.estimate(p, "probs")
     w = int(p["w"])
     a = np.maximum(rows.pos - w, 0)
     b = np.minimum(rows.pos + w, rows.length - 1)
-    csum = np.concatenate(([0.0], np.cumsum(table)))
-    hi = np.minimum(b + 1, len(table))
-    lo = np.minimum(a, len(table))
-    return (csum[hi] - csum[lo]) / (b - a + 1)
+    return k.window_means(rows.estimate(p, "probs"), a, b)
 
 
 def _bayesfuse(rows, p):
     return k.lookup(rows.estimate(p, "log_odds"), rows.pos, k.MIN_LOG_ODDS)
 
 
-# --- combinations of the runs ------------------------------------------------------------------
+# --- combinations of the runs (each sum run after run: ranx's order) -------------------------
 def _sum(t, p):
-    return k.total(t)
+    return k.run_sum(t)
 
 
 def _mnz(t, p):
-    return k.total(t) * t.count
+    return k.run_sum(t) * t.count
 
 
 def _anz(t, p):
-    return k.total(t) / t.count
+    return k.run_sum(t) / t.count
 
 
 def _max(t, p):
-    return np.where(t.M, t.S, -np.inf).max(axis=1)
+    return k.extreme(t, highest=True)
 
 
 def _min(t, p):
-    return np.where(t.M, t.S, np.inf).min(axis=1)
+    return k.extreme(t, highest=False)
 
 
 def _med(t, p):
-    x = np.sort(np.where(t.M, t.S, np.inf), axis=1)
-    c = t.count.astype(np.int64)
-    lo = np.take_along_axis(x, ((c - 1) // 2)[:, None], axis=1)[:, 0]
-    hi = np.take_along_axis(x, (c // 2)[:, None], axis=1)[:, 0]
-    return (lo + hi) / 2
+    return k.median(t)
 
 
 def _gmnz(t, p):
-    return k.total(t) * t.count ** float(p["gamma"])
+    gamma = p["gamma"]
+    return k.run_sum(t) * k.by_count(t, lambda n: math.pow(n, gamma))
 
 
 def _wsum(t, p):
-    return k.weighted_total(t)
+    return k.run_sum(t, weighted=True)
 
 
 def _wmnz(t, p):
-    return k.total(t) * k.retrieved_weight(t)
+    return k.run_sum(t) * k.retrieved_weight(t)
 
 
 def _mixed(t, p):
-    return k.weighted_total(t) * np.sqrt(t.count)
+    return k.retrieved_weighted_sum(t) * k.by_count(t, math.sqrt)
 
 
 def _log_isr(t, p):
-    return k.total(t) * np.log(t.count)
+    return k.run_sum(t) * k.by_count(t, math.log)
 
 
 def _logn_isr(t, p):
-    return k.total(t) * np.log(t.count + float(p["sigma"]))
+    sigma = float(p["sigma"])
+    return k.run_sum(t) * k.by_count(t, lambda n: math.log(n + sigma))
 
 
 def _borda(t, p):
-    k.borda_points(t)
-    return k.total(t)
+    return k.run_sum(t, missing=k.borda_missing(t))
 
 
 def _w_borda(t, p):
-    k.borda_points(t)
-    return k.weighted_total(t)
+    return k.run_sum(t, missing=k.borda_missing(t), weighted=True)
 
 
 def _condorcet(t, p):
@@ -217,11 +215,12 @@ def _w_condorcet(t, p):
 
 
 def _bayes_sum(t, p):
-    return np.where(t.M, t.S, k.MIN_LOG_ODDS).sum(axis=1)
+    return k.run_sum(t, missing=k.MIN_LOG_ODDS)
 
 
 # --- training (one run's estimate; ``d``: its rows on the training queries) -------------------
 def _train_positions(d, p):
+    """Per rank p: the relevant share among the training queries whose list reaches p."""
     size = int(d.lengths.max()) if len(d.lengths) else 0
     num = np.bincount(d.pos, weights=d.hits, minlength=size)
     den = np.bincount(d.lengths, minlength=size + 1)[::-1].cumsum()[::-1][1 : size + 1]
@@ -230,37 +229,52 @@ def _train_positions(d, p):
 
 
 def _train_probfuse(d, p):
+    """Per segment k: the sum over the training queries (in their order) of the share of
+    relevant documents in the query's k-th segment, divided by the number of queries."""
     n_segments = int(p["n_segments"])
     seg = np.ceil(d.row_lengths / n_segments).astype(np.int64)
     kk = d.pos // np.maximum(seg, 1)
     seg_len = np.minimum(seg, d.row_lengths - kk * seg)
-    return np.bincount(kk, weights=d.hits / seg_len, minlength=n_segments)[:n_segments] / max(
-        d.n_queries, 1
-    )
+    cell = d.query * n_segments + kk
+    hits = np.bincount(cell, weights=d.hits, minlength=d.n_queries * n_segments)
+    size = np.zeros(d.n_queries * n_segments)
+    size[cell] = seg_len
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(size > 0, hits / np.where(size > 0, size, 1), 0.0)
+    total = k.sequential_columns(share.reshape(d.n_queries, n_segments))
+    return total / max(d.n_queries, 1)
+
+
+def _segment_hits(d, bounds):
+    kk = np.searchsorted(bounds, d.pos, side="right") - 1
+    inside = d.pos < bounds[-1]
+    n_seg = len(bounds) - 1
+    cell = d.query[inside] * n_seg + kk[inside]
+    hits = np.bincount(cell, weights=d.hits[inside], minlength=d.n_queries * n_seg)
+    return hits.reshape(d.n_queries, n_seg), np.diff(bounds)
 
 
 def _train_segfuse(d, p):
-    b = k.SEGFUSE_BOUNDS
-    kk = np.searchsorted(b, d.pos, side="right") - 1
-    inside = d.pos < b[-1]
-    sizes = np.diff(b).astype(np.float64)
-    sums = np.bincount(kk[inside], weights=d.hits[inside], minlength=len(sizes))[: len(sizes)]
-    return sums / sizes / max(d.n_queries, 1)
+    """Per segment: the sum over the training queries of the segment's relevant count
+    divided by its nominal size, divided by the number of queries."""
+    hits, sizes = _segment_hits(d, k.SEGFUSE_BOUNDS)
+    return k.sequential_columns(hits / sizes) / max(d.n_queries, 1)
 
 
 def _train_bayesfuse(d, p):
-    b = k.BAYES_CUTOFFS
-    kk = np.searchsorted(b, d.pos, side="right") - 1
-    inside = d.pos < b[-1]
-    sizes = np.diff(b).astype(np.float64)
-    prec = (
-        np.bincount(kk[inside], weights=d.hits[inside], minlength=len(sizes))[: len(sizes)] / sizes
-    )
-    avg = prec / max(d.n_queries, 1)
-    avg = np.where(avg == 0, avg + 0.001, avg)
-    neg = 1 - avg
-    neg = np.where(neg == 0, neg + 0.001, neg)
-    return np.repeat(np.log(avg / neg), np.diff(b))
+    """Per segment: the mean precision over the training queries (each query's precision
+    divided by their number, then added), 0 raised to 0.001 and 1 lowered by 0.001, as the
+    log-odds ``ln(p / (1 - p))``, repeated over the segment's ranks."""
+    hits, sizes = _segment_hits(d, k.BAYES_CUTOFFS)
+    n = max(d.n_queries, 1)
+    avg = k.sequential_columns(hits / sizes / n) if d.n_queries else np.zeros(len(sizes))
+    odds = []
+    for a in avg.tolist():
+        a = a + 0.001 if a == 0 else a
+        neg = 1 - a
+        neg = neg + 0.001 if neg == 0 else neg
+        odds.append(math.log(a / neg))
+    return np.repeat(np.array(odds), sizes)
 
 
 def _train_map(d, p):
@@ -486,7 +500,7 @@ DECLARED: list[FusionMethod] = [
         ),
         ref=_ASLAM_MONTAGUE,
         ranx="bordafuse",
-        value=_rank,
+        value=_borda_points,
         combine=_borda,
         aliases=("borda",),
     ),
@@ -499,7 +513,7 @@ DECLARED: list[FusionMethod] = [
         sentence=N_("Borda count with each run's points weighted."),
         ref=_ASLAM_MONTAGUE,
         ranx="w_bordafuse",
-        value=_rank,
+        value=_borda_points,
         combine=_w_borda,
         aliases=("weighted_bordafuse",),
         weighted=True,

@@ -111,6 +111,7 @@ def read_whole(raw: RawData, kind: str, fmt: str, columns=None, name: str | None
         source=raw.name,
         first_line=first_line,
         name=run_name or raw.stem,
+        limits=raw.limits,
     )
 
 

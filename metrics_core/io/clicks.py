@@ -95,7 +95,7 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
                 source=label,
                 params={"format": fmt},
             )
-        check_text(raw)
+        check_text(raw, lines=fmt != "json")  # a JSON document may be one line
         text = raw.data.decode("utf-8").lstrip("\ufeff")
         if not text.strip():
             raise InputError(N_("the click log is empty"), source=label)

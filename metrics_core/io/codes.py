@@ -80,12 +80,6 @@ def _npy_header(buf, source: str, available: int, limits: Limits):
     for n in shape:
         count *= int(n)
     declared = count * dtype.itemsize
-    if declared > limits.input_bytes:
-        what = Phrase(
-            N_("the array its header declares ({shape} of {dtype})"),
-            {"shape": str(tuple(int(n) for n in shape)), "dtype": str(dtype)},
-        )
-        raise over_input(source, what, declared, limits.input_bytes)
     available -= buf.tell()
     if declared != available:
         raise InputError(
@@ -101,6 +95,12 @@ def _npy_header(buf, source: str, available: int, limits: Limits):
                 "available": f"{available:,}",
             },
         )
+    if declared > limits.input_bytes:
+        what = Phrase(
+            N_("the array its header declares ({shape} of {dtype})"),
+            {"shape": str(tuple(int(n) for n in shape)), "dtype": str(dtype)},
+        )
+        raise over_input(source, what, declared, limits.input_bytes)
     return shape, dtype
 
 

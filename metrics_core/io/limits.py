@@ -124,7 +124,7 @@ class Limits:
     def from_env(cls, environ=None) -> Limits:
         """The defaults, changed by the environment variables of :data:`ENV`."""
         environ = os.environ if environ is None else environ
-        given = {}
+        given: dict = {}
         for name, var in ENV.items():
             text = environ.get(var)
             if text:
@@ -198,15 +198,16 @@ PLAIN_SPLIT = N_("Split the file, or read it with the command line, which can ra
 
 
 def size_words(n: int) -> str:
-    """A byte count as a limit is stated: MiB or KiB, with the exact bytes.
+    """A byte count as a limit is stated: in MiB or KiB (one decimal, none when whole), or
+    bytes.
 
-    >>> size_words(1 << 30), size_words(65536), size_words(1000)
-    ('1,024 MiB', '64 KiB', '1,000 bytes')
+    >>> size_words(1 << 30), size_words(4_800_000), size_words(65536), size_words(1000)
+    ('1,024 MiB', '4.6 MiB', '64 KiB', '1,000 bytes')
     """
-    if n >= MIB and n % (MIB // 16) == 0:
-        return f"{n / MIB:,.4g} MiB".replace("e+", "e")
-    if n >= KIB and n % KIB == 0:
-        return f"{n // KIB:,} KiB"
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if n >= unit:
+            text = f"{n / unit:,.1f}"
+            return f"{text[:-2] if text.endswith('.0') else text} {name}"
     return f"{n:,} bytes"
 
 

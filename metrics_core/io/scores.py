@@ -76,7 +76,7 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
     display = raw.name
     kind = sniff_format(raw)
     if kind not in ("npy", "pt", "parquet"):
-        check_text(raw)  # the lines measured before the data is read
+        check_text(raw, lines=kind != "json")  # lines measured before the data is read
     data = raw.data
     if kind in ("npy", "pt"):
         raise InputError(
@@ -115,7 +115,7 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
                 hint=N_("Save the table as Parquet, or as CSV with a .csv name"),
             )
         return read_parquet_frame(data, display, limits=raw.limits), display, kind
-    check_text(raw)
+    check_text(raw, lines=False)  # measured above
     text = data.decode("utf-8-sig")
     if kind in ("json", "jsonl"):
         check_json(data, display, raw.limits)

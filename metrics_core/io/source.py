@@ -12,12 +12,12 @@ or a file-like object (an open file, ``io.BytesIO``, Streamlit's ``UploadedFile`
   xz, zstd / lz4 frames (through pyarrow's codecs), and a zip archive of one text file.
   Decompression is streamed, 1 MiB at a time: the decoded total is counted as it comes out
   and stops at the input limit, the text is checked as it comes out (NUL bytes, UTF-16/32,
-  UTF-8 validity, the line limit), so a bomb of zeros or of one endless line is refused at
-  its first MiB; past :data:`SPILL_BYTES` the output goes to a file on a disk
+  UTF-8 validity), so a bomb of zeros is refused at its first MiB; past :data:`SPILL_BYTES` the output goes to a file on a disk
   (:func:`metrics_core.io.disk.disk_folder`), not to memory, so a bomb of valid lines costs
   the process a few MiB however far it decodes.
-* Binary junk, UTF-16/UTF-32 text, non-UTF-8 text and lines past the line limit are
-  refused with the line where they start.
+* Binary junk, UTF-16/UTF-32 text and non-UTF-8 text are refused with the line where they
+  start; the readers of text refuse a line past the line limit
+  (:mod:`metrics_core.io.text_check`).
 
 Every :class:`RawData` carries the :class:`~metrics_core.io.limits.Limits` it was read
 under, for the readers that decode it.
@@ -42,11 +42,10 @@ from metrics_core.io.limits import (
     WORDS,
     Limits,
     over_input,
-    over_line,
     resolve,
+    size_words,
 )
 from metrics_core.io.text_check import (
-    LineCeiling,
     TextCheck,
     encoding_error,
     nul_error,
@@ -61,6 +60,12 @@ PARQUET_MAGIC = b"PAR1"
 #: Bytes of decompressed output kept in memory; past this the output is written to a file
 #: on a disk (and read from there), so a decompression bomb costs no more memory than this.
 SPILL_BYTES = 16 << 20
+#: The most bytes a compressed input may decode to per byte of it: text files compress 3 to
+#: 10 times (a run of sequential ids and whole scores, xz's best case, 110 times); a stream
+#: that decodes to more is a decompression bomb, refused once it has given
+#: :data:`RATIO_FROM` bytes, long before the input limit.
+MAX_RATIO = 500
+RATIO_FROM = 32 << 20
 #: Seconds a FIFO may stay silent before it is refused (``RANKLAB_PIPE_WAIT_S``).
 PIPE_WAIT_S = float(os.environ.get("RANKLAB_PIPE_WAIT_S", "10"))
 _CHUNK = 1 << 20
@@ -75,6 +80,23 @@ _stdin_used = False
 
 def _decompressed_what(fmt: str) -> Phrase:
     return Phrase(N_("the {format} data once decompressed"), {"format": fmt})
+
+
+def _bomb(label: str, fmt: str, decoded: int, consumed: int) -> InputError:
+    return InputError(
+        N_(
+            "the {format} data decodes to over {ratio} times its size ({decoded} from the "
+            "first {consumed}): a decompression bomb, not a compressed text or table"
+        ),
+        source=label,
+        hint=N_("Decompress the file first if it is what you mean to read"),
+        params={
+            "format": fmt,
+            "ratio": MAX_RATIO,
+            "decoded": size_words(decoded),
+            "consumed": size_words(consumed),
+        },
+    )
 
 
 def compression_of(head: bytes) -> str | None:
@@ -110,22 +132,50 @@ def _is_text_zip(head: bytes) -> bool:
     return b"/" not in name and not name.endswith((b".npy", b".pkl"))
 
 
-def _decoder_stream(src, fmt: str, label: str, limits: Limits):
-    """A file-like object giving the decompressed bytes of ``src`` (a path or bytes)."""
+class _Counted(io.RawIOBase):
+    """A file object that counts the bytes read from it: how much of a compressed input
+    the decoder has consumed."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self.fh.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.fh.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.fh.tell()
+
+    def readinto(self, b) -> int:
+        n = self.fh.readinto(b)
+        self.count += n or 0
+        return n
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
+
+
+def _decoder_stream(compressed: _Counted, fmt: str, label: str, limits: Limits):
+    """A file-like object giving the decompressed bytes of ``compressed``."""
     if fmt in ("zstd", "lz4"):
         import pyarrow as pa
 
-        base = pa.OSFile(src) if isinstance(src, str) else pa.BufferReader(src)
-        return pa.CompressedInputStream(base, fmt)
-    fileobj = None if isinstance(src, str) else io.BytesIO(src)  # shares the bytes, no copy
+        return pa.CompressedInputStream(pa.PythonFile(compressed, mode="r"), fmt)
     if fmt == "gzip":
         import gzip
 
-        return gzip.GzipFile(filename=src if fileobj is None else None, fileobj=fileobj, mode="rb")
+        return gzip.GzipFile(fileobj=compressed, mode="rb")
     if fmt == "zip":
-        return _zip_member(src if fileobj is None else fileobj, label, limits)
+        return _zip_member(compressed, label, limits)
     opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
-    return opener(src if fileobj is None else fileobj, "rb")
+    return opener(compressed, "rb")
 
 
 def _zip_member(src, label: str, limits: Limits):
@@ -160,10 +210,9 @@ class _ZipMember:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         self.member.close()
         self.archive.close()
-        return False
 
 
 class _Output:
@@ -183,7 +232,11 @@ class _Output:
             assert self.memory is not None
             self.file.write(self.memory.getbuffer())
             self.memory = None
-        (self.file if self.file is not None else self.memory).write(chunk)
+        if self.file is not None:
+            self.file.write(chunk)
+        else:
+            assert self.memory is not None
+            self.memory.write(chunk)
         self.size += len(chunk)
 
     def close(self) -> None:
@@ -202,34 +255,33 @@ def _decompress(data_or_path, fmt: str, label: str, limits: Limits) -> RawData:
     """Decompress a whole input, 1 MiB at a time, counting and checking it as it comes out.
 
     The decoded total never passes the input limit (one chunk more at most is read to know
-    that it would), and text is checked chunk by chunk (:class:`TextCheck`, the line
-    limit): a bomb of zeros or of one endless line is refused at its first chunk, one of
-    valid lines at the limit, having cost the process :data:`SPILL_BYTES` at most (the rest
-    went to a file on a disk). Output that starts like a binary format this project reads
+    that it would), and text is checked chunk by chunk (:class:`TextCheck`): a bomb of
+    zeros is refused at its first chunk, one of text at the limit, having cost the process
+    :data:`SPILL_BYTES` at most (the rest went to a file on a disk). The lines are left to
+    the reader of the text (a JSON document may be one line), which measures them on the
+    bytes (:func:`~metrics_core.io.text_check.check_lines`) before it decodes them. Output that starts like a binary format this project reads
     (Parquet, ``.npy``, a zip, SQLite) is not checked as text.
     """
     limit = limits.input_bytes
     out = _Output()
     check: TextCheck | None = None
-    lines: LineCeiling | None = None
+    source = open(data_or_path, "rb") if isinstance(data_or_path, str) else io.BytesIO(data_or_path)
+    compressed = _Counted(source)
     try:
-        with _decoder_stream(data_or_path, fmt, label, limits) as stream:
+        with compressed, _decoder_stream(compressed, fmt, label, limits) as stream:
             while True:
                 chunk = stream.read(min(_CHUNK, limit + 1 - out.size))
                 if not chunk:
                     break
                 if out.size == 0 and not chunk.startswith(_BINARY_MAGIC):
                     check = TextCheck(label)
-                    lines = LineCeiling(limits.line_bytes)
-                if check is not None and lines is not None:
-                    long = lines.feed(chunk)
-                    if long is not None:
-                        before = chunk.count(b"\n", 0, max(long - out.size, 0))
-                        raise over_line(label, check.newlines + before + 1, limits.line_bytes)
+                if check is not None:
                     check.feed(chunk)
                 if out.size + len(chunk) > limit:
                     raise over_input(label, _decompressed_what(fmt), None, limit)
                 out.write(chunk)
+                if out.size > RATIO_FROM and out.size > MAX_RATIO * max(compressed.count, 1):
+                    raise _bomb(label, fmt, out.size, compressed.count)
         if check is not None:
             check.close()
     except InputError:
@@ -379,12 +431,10 @@ class RawData:
 
 
 def _read_stream(read, label: str, limits: Limits) -> bytes:
-    """Read a stream once, in chunks, up to the input limit; refuse binary junk at once,
-    and a text stream at its first line past the line limit."""
+    """Read a stream once, in chunks, up to the input limit; refuse binary junk at once."""
     limit = limits.input_bytes
     out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
     first = True
-    lines: LineCeiling | None = None
     while True:
         chunk = read(_CHUNK)
         if not chunk:
@@ -400,21 +450,10 @@ def _read_stream(read, label: str, limits: Limits) -> bytes:
                 nul = chunk.find(b"\x00")
                 if nul >= 0:
                     raise nul_error(label, chunk.count(b"\n", 0, nul) + 1)
-                lines = LineCeiling(limits.line_bytes)
-        if lines is not None:
-            long = lines.feed(chunk)
-            if long is not None:
-                out.write(chunk)
-                raise over_line(label, _line_at(out.getbuffer(), long), limits.line_bytes)
         out.write(chunk)
         if out.tell() > limit:
             raise over_input(label, WORDS["stream"], None, limit)
     return out.getvalue()
-
-
-def _line_at(data, offset: int) -> int:
-    """The 1-based line of byte ``offset`` of ``data`` (bytes or a buffer)."""
-    return bytes(data[:offset]).count(b"\n") + 1 if offset else 1
 
 
 def _open_error(exc: OSError, label: str) -> InputError:

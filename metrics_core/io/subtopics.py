@@ -22,13 +22,16 @@ import pyarrow.csv as pacsv
 from metrics_core.data import Qrels, Run, SubtopicQrels
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.formats import is_trec
+from metrics_core.io.limits import over_field
 from metrics_core.io.source import RawData, read_source
 from metrics_core.io.text_check import check_text, text_lines
 from metrics_core.io.trec import (
     any_empty,
     arrow_csv_options,
+    check_fields,
     comment_or_blank,
     data_fields,
+    long_field,
     other_separators,
     quoted_line,
     regular_delimiter_of,
@@ -199,6 +202,7 @@ def _fast(raw: RawData):
     qid, did, vals, sub = table.column_names
     if comment_or_blank(table.column(qid)) or any(any_empty(table.column(c)) for c in (did, sub)):
         return None
+    check_fields(raw, [table.column(qid), table.column(did)], "qrels")
     try:
         subtopic = table.column(sub).cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -234,6 +238,12 @@ def _slow(raw: RawData):
                 line=number,
                 hint=_lines_are(),
                 params={"want": 4, "got": len(parts)},
+            )
+        long = long_field(parts, "qrels", raw.limits.field_bytes)
+        if long is not None:
+            what = N_("query id") if len(parts[0].encode()) == long else N_("document id")
+            raise over_field(raw.name, Phrase(what), long, raw.limits.field_bytes).replace(
+                line=number
             )
         value = parse_number(parts[3])
         if value is None or not np.isfinite(value):

@@ -27,9 +27,11 @@ from metrics_core.io.columns import (
     is_rank_column,
 )
 from metrics_core.io.formats import table_format
-from metrics_core.io.limits import Limits, over_field, over_input, resolve
+from metrics_core.io.limits import Limits, resolve
+from metrics_core.io.parquet import check_parquet_metadata, decoded_table, parquet_file
 from metrics_core.io.source import PARQUET_MAGIC, RawData
 from metrics_core.io.text_check import check_json, check_lines, check_text, line_of_offset
+from metrics_core.io.trec import check_fields
 from metrics_core.validation import show, to_numbers
 
 __all__ = [
@@ -62,8 +64,8 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
                 hint=N_("Give a .parquet file, or choose another format"),
             )
         return read_parquet_frame(data, raw.name, limits=raw.limits), 0
-    check_text(raw)  # the lines measured before the data is read
-    data = raw.data
+    check_text(raw, lines=fmt != "json")  # lines measured before the data is read (a JSON
+    data = raw.data  # document may be one line: its size and depth are measured instead)
     if fmt in ("json", "jsonl"):
         check_json(data, raw.name, raw.limits)
     text = data.decode("utf-8").lstrip("\ufeff")
@@ -160,197 +162,6 @@ def _too_deep(source: str, line: int | None = None) -> InputError:
     )
 
 
-#: Largest number of cells (rows x columns) a Parquet file may declare.
-MAX_PARQUET_CELLS = 2_000_000_000
-#: Most rows a Parquet row group may declare per byte of its (compressed) column chunks.
-#: pyarrow's densest output, a column of one repeated value, holds about 3,000 rows per
-#: byte (pages of at most 20,000 rows, each with its header); a table with any column
-#: that varies holds far fewer. A file declaring more was not written by a Parquet writer.
-MAX_PARQUET_ROWS_PER_BYTE = 10_000
-#: Fewest bytes of memory a cell of a Parquet table takes once read (a 64-bit number; a
-#: text takes its 4-byte offset and its characters): the floor of the memory estimate.
-PARQUET_CELL_BYTES = 8
-#: Bytes a text cell takes once read into a DataFrame beside its characters (a Python
-#: string's header and the frame's pointer to it), and how many times the characters are
-#: held while a table is read whole (Arrow's column, pandas' strings, the run's ids).
-PANDAS_TEXT_CELL_BYTES = 64
-TEXT_COPIES = 3
-
-
-def check_parquet_metadata(
-    meta, file_size: int, source: str, limits: Limits | None = None, *, whole: bool = True
-) -> None:
-    """Refuse a Parquet file whose footer declares more than its bytes can hold, or more
-    than the input limit, before any data is read (a forged footer makes the reader
-    allocate for the rows it declares).
-
-    Checks, all on the footer (``meta``, a ``pyarrow.parquet.FileMetaData``):
-
-    * the file's row count equals the sum of its row groups' row counts;
-    * each column chunk holds at least its row group's rows as values (a flat column holds
-      exactly one value, or null, per row; a list column at least one level per row);
-    * each row group declares at most :data:`MAX_PARQUET_ROWS_PER_BYTE` rows per byte of
-      its compressed column chunks, and those chunks lie within the file's ``file_size``;
-    * what a row group's pages take once decompressed (their uncompressed sizes, the
-      dictionary pages included) is within the input limit of ``limits`` (default: the
-      limits in force): a reader of batches holds a row group's pages at once;
-    * for a table read whole (``whole``): rows x columns is at most
-      :data:`MAX_PARQUET_CELLS`, and rows x columns x :data:`PARQUET_CELL_BYTES` (the
-      least memory the table takes once read) as well as the declared uncompressed size of
-      the whole file are within the input limit.
-
-    What the dictionaries expand to is measured after them, before any column is decoded
-    (:func:`decoded_table`). Each problem is one :class:`InputError` naming ``source``.
-    """
-    limit = resolve(limits).input_bytes
-    hint = N_("Save the table again as Parquet, or as CSV")
-    rows, columns = meta.num_rows, max(meta.num_columns, 1)
-    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
-    held = sum(g.num_rows for g in groups)
-    if rows != held or rows < 0:
-        raise InputError(
-            N_("the Parquet file declares {rows} rows, but its row groups hold {held}"),
-            source=source,
-            hint=hint,
-            params={"rows": f"{rows:,}", "held": f"{held:,}"},
-        )
-    unpacked = 0
-    for g in groups:
-        chunks = [g.column(j) for j in range(g.num_columns)]
-        values = min((c.num_values for c in chunks), default=g.num_rows)
-        stored = sum(c.total_compressed_size for c in chunks)
-        if values < g.num_rows:
-            raise InputError(
-                N_(
-                    "a row group of the Parquet file declares {rows} rows, but its columns "
-                    "hold {values} values"
-                ),
-                source=source,
-                hint=hint,
-                params={"rows": f"{g.num_rows:,}", "values": f"{values:,}"},
-            )
-        if stored > file_size or g.num_rows > MAX_PARQUET_ROWS_PER_BYTE * max(stored, 1):
-            raise InputError(
-                N_(
-                    "a row group of the Parquet file declares {rows} rows in {size} bytes: "
-                    "more than a Parquet file can hold (a damaged or forged footer)"
-                ),
-                source=source,
-                hint=hint,
-                params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"},
-            )
-        pages = sum(max(c.total_uncompressed_size, 0) for c in chunks)
-        if pages > limit:
-            raise over_input(source, _PAGES, pages, limit)
-        unpacked += pages
-    if not whole:
-        return
-    if rows * columns > MAX_PARQUET_CELLS:
-        raise InputError(
-            N_("the Parquet file declares {rows} rows"),
-            source=source,
-            hint=N_("Split the file"),
-            params={"rows": f"{rows:,}"},
-        )
-    declared = max(
-        unpacked,
-        sum(g.total_byte_size for g in groups),
-        rows * columns * PARQUET_CELL_BYTES,
-    )
-    if declared > limit:
-        raise over_input(source, _DECLARED, declared, limit)
-
-
-_PAGES = Phrase(N_("a row group of the Parquet file, its pages decompressed,"))
-_DECLARED = Phrase(N_("the data the Parquet file declares"))
-_DECODED = Phrase(N_("the Parquet table, its texts decoded,"))
-_DECODED_BATCH = Phrase(N_("a batch of the Parquet file, its texts decoded,"))
-
-
-def _is_text(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-    )
-
-
-def parquet_file(source):
-    """A ``pyarrow.parquet.ParquetFile`` of ``source`` (a path or a buffer) whose text
-    columns are read as dictionaries: their values are read once and each row holds a
-    4-byte index, so what a column expands to can be measured before it is decoded
-    (:func:`decoded_table`)."""
-    import pyarrow.parquet as pq
-
-    probe = pq.ParquetFile(source)
-    names = [f.name for f in probe.schema_arrow if _is_text(f.type)]
-    if not names:
-        return probe
-    if isinstance(source, pa.BufferReader):
-        source.seek(0)
-    return pq.ParquetFile(source, read_dictionary=names)
-
-
-def decoded_table(table, source: str, limits: Limits, *, whole: bool = True):
-    """``table`` (a Table or RecordBatch read by :func:`parquet_file`) with its dictionary
-    columns decoded, after measuring what they decode to: each text's length (the field
-    limit) and the total (the input limit). The total counts a table read whole as it will
-    be held -- its texts :data:`TEXT_COPIES` times and :data:`PANDAS_TEXT_CELL_BYTES` per
-    text cell, :data:`PARQUET_CELL_BYTES` per other cell -- and a batch as Arrow holds it.
-    The lengths are read off the dictionary (each distinct text measured once) and taken
-    per row: 4 bytes a row, never the texts themselves."""
-    import pyarrow.compute as pc
-
-    text = text_cells = other_cells = 0
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-        for chunk in chunks:
-            kind = chunk.type
-            if pa.types.is_dictionary(kind) and _is_text(kind.value_type):
-                lengths = pc.binary_length(chunk.dictionary)
-                per_row = pc.take(lengths, chunk.indices)
-            elif _is_text(kind):
-                per_row = pc.binary_length(chunk)
-            else:
-                other_cells += len(chunk)
-                continue
-            text_cells += len(chunk)
-            longest = pc.max(per_row).as_py() or 0
-            if longest > limits.field_bytes:
-                what = Phrase(N_("text in column {column}"), {"column": repr(name)})
-                raise over_field(source, what, longest, limits.field_bytes)
-            text += pc.sum(per_row).as_py() or 0
-    if whole:
-        size = text * TEXT_COPIES + text_cells * PANDAS_TEXT_CELL_BYTES
-        size += other_cells * PARQUET_CELL_BYTES
-    else:
-        size = text + (text_cells + other_cells) * PARQUET_CELL_BYTES
-    if size > limits.input_bytes:
-        raise over_input(source, _DECODED if whole else _DECODED_BATCH, size, limits.input_bytes)
-    return _decoded(table)
-
-
-def _decoded(table):
-    """``table`` with its dictionary columns cast to their values' type."""
-    arrays, changed = [], False
-    for column in table.columns:
-        if pa.types.is_dictionary(column.type):
-            column = column.cast(column.type.value_type)
-            changed = True
-        arrays.append(column)
-    if not changed:
-        return table
-    fields = [
-        pa.field(f.name, a.type, f.nullable, f.metadata)
-        for f, a in zip(table.schema, arrays, strict=True)
-    ]
-    schema = pa.schema(fields, metadata=table.schema.metadata)
-    if isinstance(table, pa.RecordBatch):
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
 def read_parquet_frame(
     data: bytes, source: str, max_bytes: int | None = None, *, limits: Limits | None = None
 ) -> pd.DataFrame:
@@ -403,6 +214,7 @@ def frame_to_columns(
     first_line: int = 0,
     name: str | None = None,
     first_row: int = 0,
+    limits: Limits | None = None,
 ):
     """Build a Run or Qrels from a DataFrame (column detection and value checks).
 
@@ -410,7 +222,9 @@ def frame_to_columns(
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
     ``first_line``: the file's line number of the frame's first row (text tables); else a
     problem is placed by row, ``first_row`` being the rows of the file before this frame
-    (a slice of a Parquet file read in batches).
+    (a slice of a Parquet file read in batches). ``limits``: the frame was read from a
+    file, whose ids must be within the field limit (None: an object in memory, not
+    checked).
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(N_("expected a table"), source=source)
@@ -438,6 +252,8 @@ def frame_to_columns(
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
     did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
+    if limits is not None:
+        check_fields(source, limits, (qid, did))
     out: Run | Qrels
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
@@ -660,7 +476,12 @@ def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
                     raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
                 run = frame_to_columns(
-                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                    frame,
+                    "run",
+                    columns=columns,
+                    source=raw.name,
+                    first_line=2 + at,
+                    limits=raw.limits,
                 )
                 lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
                 at += len(frame)

@@ -180,7 +180,7 @@ class JsonDepth:
         self.in_string = False
         self.backslashes = 0  # the run of backslashes that ended the previous chunk
 
-    def feed(self, chunk: bytes) -> bool:
+    def feed(self, chunk: bytes | memoryview) -> bool:
         a = np.frombuffer(chunk, dtype=np.uint8)
         if not len(a):
             return self.deepest > self.limit
@@ -217,7 +217,7 @@ def line_of_offset(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def check_text(raw: RawData, *, sample: int | None = None) -> None:
+def check_text(raw: RawData, *, sample: int | None = None, lines: bool = True) -> None:
     """Refuse binary junk (NUL bytes), UTF-16/32, non-UTF-8 text and a line past the line
     limit, naming the line.
 
@@ -226,17 +226,19 @@ def check_text(raw: RawData, *, sample: int | None = None) -> None:
     is counted in the bytes already looked at: a NUL at the start of a huge file costs no
     more than the sample. Checked whole, the lines are measured before the data is read
     into memory (:func:`check_lines`): a file of one 500 MB line is refused without
-    loading it.
+    loading it. ``lines`` False leaves the lines alone (a JSON document may be one line).
     """
-    if raw.text_checked:
-        return
-    if sample is None:
+    if sample is None and lines:
         check_lines(raw)
+    if raw.text_checked and (sample is None or not lines):
+        return
     data = raw.data if sample is None else raw.head(sample)
-    if sample is not None:
+    if sample is not None and lines:
         long = LineCeiling(raw.limits.line_bytes).feed(data)
         if long is not None:
             raise over_line(raw.name, line_of_offset(data, long), raw.limits.line_bytes)
+        if raw.text_checked:
+            return
     enc = text_encoding_problem(data[:256])
     if enc:
         raise encoding_error(enc, raw.name)
@@ -294,8 +296,9 @@ def check_json(data, source: str, limits: Limits) -> None:
         )
     depth = JsonDepth(limits.max_json_depth)
     view = memoryview(data)
-    for at in range(0, len(data), _CHUNK):
-        if depth.feed(view[at : at + _CHUNK]):
+    step = _CHUNK // 4  # numpy's temporaries: a few int64 arrays of a step each
+    for at in range(0, len(data), step):
+        if depth.feed(view[at : at + step]):
             raise over_depth(source, limits.max_json_depth)
 
 

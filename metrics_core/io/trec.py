@@ -24,7 +24,7 @@ import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase
-from metrics_core.io.limits import over_field, over_line
+from metrics_core.io.limits import Limits, over_field, over_line
 from metrics_core.io.source import RawData
 from metrics_core.io.text_check import (
     LineCeiling,
@@ -142,14 +142,14 @@ def longest_value(column) -> int:
     return longest
 
 
-def check_fields(raw: RawData, columns, kind: str) -> None:
-    """Refuse ``raw`` when one of its id ``columns`` (query ids, document ids) holds a
-    value past the field limit."""
-    limit = raw.limits.field_bytes
+def check_fields(source: str, limits: Limits, columns) -> None:
+    """Refuse ``source`` when one of its id ``columns`` (query ids, then document ids:
+    Arrow arrays) holds a value past the field limit of ``limits``."""
+    limit = limits.field_bytes
     for column, what in zip(columns, (N_("query id"), N_("document id")), strict=False):
         longest = longest_value(column)
         if longest > limit:
-            raise over_field(raw.name, Phrase(what), longest, limit)
+            raise over_field(source, Phrase(what), longest, limit)
 
 
 def long_field(parts: list[str], kind: str, limit: int) -> int | None:
@@ -350,7 +350,7 @@ def _fast_parse(raw: RawData, kind: str):
     # names the line (an empty document id is never data)
     if any(any_empty(table.column(c)) for c in (did, *others)):
         return None
-    check_fields(raw, (table.column(qid), table.column(did)), kind)
+    check_fields(raw.name, raw.limits, (table.column(qid), table.column(did)))
     # numpy's own copy of the scores: ``ChunkedArray.to_numpy`` takes Arrow's C++ default pool
     # (mimalloc in the wheels) whatever pool pyarrow is told to use, and a long-lived server
     # kept those pages after the runs were freed (40 MB after 25 visitors' 50 runs)

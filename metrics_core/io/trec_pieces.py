@@ -102,7 +102,7 @@ def _fast_batches(raw: RawData, head: bytes):
             # comment and blank lines, empty fields, non-finite scores: the line reader takes over
             if comment_or_blank(qid) or any(any_empty(table.column(i)) for i in (1, 3, 4, 5)):
                 raise NotStreamable("a comment, blank line or empty field")
-            check_fields(raw, (qid, docid), "run")
+            check_fields(raw.name, raw.limits, (qid, docid))
             if not all(np.isfinite(c.to_numpy()).all() for c in scores.chunks):
                 raise NotStreamable("a score that is not a finite number")
             lines = pa.chunked_array([np.arange(line, line + n, dtype=np.int64)])

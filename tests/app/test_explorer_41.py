@@ -221,3 +221,83 @@ def test_overview_baseline_box_offers_only_the_runs_on_the_board(lang):
     grid = at.dataframe[0].value
     assert [r for r in grid.iloc[:, 0] if "(" in str(r)][0].startswith("bm25 (")
     assert not any("noshare" in str(r) for r in grid.iloc[:, 0])
+
+
+@pytest.mark.parametrize("lang", [None, "es"])
+def test_detection_threshold_is_shown_exactly_wherever_it_is(lang):
+    """Item 6: with the threshold typed as 0.655105 the slider read "0.6551" (a score of 0.6551
+    is below the threshold) while the captions were exact. The slider, the typed box, the TPR
+    table's thresholds and Calibration's slider format a threshold as the captions write it
+    (metrics_core.report.cells.threshold_text); the browser's side is in
+    tests/e2e/test_explorer_41_browser.py."""
+    import json
+
+    from metrics_core.report.cells import threshold_text
+    from ui.detection import state as dst
+
+    digest = _page("detection").run().session_state[dst.SCORES]["digest"]  # the sample's
+    at = _page("detection", lang)
+    # the threshold typed on either page (a Spanish page's radios cannot be set by AppTest)
+    at.session_state[dst.SHARED_THRESHOLD] = (digest, 0.655105)
+    at.run()
+    assert not at.exception, at.exception
+    slider = at.slider(key=dst.THRESHOLD)
+    assert slider.value == 0.655105
+    for widget in (slider, next(n for n in at.number_input if n.key.startswith(dst.THRESHOLD_NUM))):
+        assert widget.proto.format % widget.value == threshold_text(0.655105) == "0.655105"
+    table = at.dataframe[0]  # TPR at target FPR: the first table
+    columns = json.loads(table.proto.columns)
+    thresholds = [c for c in columns.values() if c.get("label") in ("Threshold", "Umbral")]
+    assert thresholds and all(
+        c["type_config"]["format"] % 0.78234 == "0.78234" for c in thresholds
+    ), thresholds
+    cal = _page("calibration", lang).run()
+    assert not cal.exception, cal.exception
+    assert cal.slider(key=dst.CAL_THRESHOLD).proto.format % 0.655105 == "0.655105"
+
+
+def _texts(at) -> list[str]:
+    """Every text a page shows under AppTest: markdown, captions, metrics, table cells,
+    headings and row names."""
+    out = [e.value for e in [*at.markdown, *at.caption, *at.subheader, *at.info, *at.warning]]
+    out += [f"{m.label} {m.value}" for m in at.metric]
+    for df in at.dataframe:
+        frame = df.value
+        out += [str(c) for c in frame.columns] + [str(i) for i in frame.index]
+        out += [str(v) for v in frame.to_numpy().ravel() if isinstance(v, str)]
+    return out
+
+
+def test_spanish_detection_numbers_keep_their_decimal_point():
+    """Item 7: the bootstrap table said "TPR a FPR 0,05" while every other number on the page
+    used a point."""
+    import re
+
+    at = _page("detection", "es").run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert "TPR a FPR 0.05" in texts  # the bootstrap table's row
+    assert "TPR a FPR 0.03" in texts  # a per-criterion column
+    assert [t for t in texts if re.search(r"\d,\d", t)] == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "macro"),
+    [(None, "The macro row is the mean over the criteria."), ("es", "La fila macro es la media")],
+)
+def test_dynamic_k_without_criteria_has_no_macro_row_to_explain(lang, macro):
+    """Item 9: "The macro row is the mean over the criteria" under a one-row table."""
+    from ui.detection import state as dst
+    from ui.detection.data import load_candidates
+
+    sample = (ROOT / "sample_data" / "dynamic_k_candidates.csv").read_text().splitlines()
+    no_criterion = "\n".join(line.rsplit(",", 1)[0] for line in sample).encode()
+    at = _page("dynamic_k", lang)
+    at.session_state[dst.CANDIDATES] = load_candidates(no_criterion, "candidates.csv")
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 1  # one row, no macro row
+    legend = at.caption[-1].value
+    assert "micro" in legend and macro not in legend
+    with_criteria = _page("dynamic_k", lang).run()  # the sample: a row per criterion, macro too
+    assert any(macro in c.value for c in with_criteria.caption)

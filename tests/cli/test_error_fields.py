@@ -124,6 +124,6 @@ def test_library_errors_name_arguments_and_the_command_line_its_flags(tmp_path, 
     # every library word in the table is a flag on the command line, and words inside
     # other names are left alone
     assert all(flag.startswith(("--", "`ranklab")) for flag in ARGUMENT_FLAGS.values())
-    assert command_line_words("raise max_input_mb= (not my_run=)") == (
-        "raise --max-input-mb (not my_run=)"
+    assert command_line_words("raise limits=Limits(max_input_mb=...) (not my_run=)") == (
+        "raise --max-input-mb N (not my_run=)"
     )

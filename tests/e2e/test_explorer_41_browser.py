@@ -1,5 +1,6 @@
 """Issue 41 in Chromium, English and Spanish, 1280x800 and 800x900: what only a browser
-shows. The Hash codes page's mAP on the first screen after the four uploads. The rest of
+shows. The Hash codes page's mAP on the first screen after the four uploads; the slider's
+thumb showing a typed threshold exactly (Detection and Calibration). The rest of
 the issue is tested under AppTest (tests/app/test_explorer_41.py).
 
 One server for the module. Screenshots go to ``$RANKLAB_SHOTS`` when it is set.
@@ -51,6 +52,19 @@ def _shot(page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
+def _menu(page, path: str) -> None:
+    """Open ``path`` from the menu (the same session; the sidebar opened first when collapsed)."""
+    link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
+    box = link.bounding_box()
+    if box is None or box["x"] < 0:  # the sidebar is collapsed (800 px): open it
+        page.locator(
+            '[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button'
+        ).first.click()
+        page.wait_for_function("(e) => e.getBoundingClientRect().x >= 0", arg=link.element_handle())
+    link.click()
+    _idle(page)
+
+
 def _in_first_screen(locator, height: int) -> bool:
     box = locator.bounding_box()
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
@@ -74,5 +88,29 @@ def test_hash_codes_map_on_the_first_screen_after_the_four_uploads(
         value.wait_for()
         _shot(page, f"hash_uploads_{lang}_{width}")
         assert _in_first_screen(value, height), value.bounding_box()
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang,width,height", VIEWS)
+def test_detection_slider_shows_the_typed_threshold_exactly(base, browser, lang, width, height):
+    """Item 6: the threshold typed as 0.655105 read "0.6551" on the slider's thumb (a score of
+    0.6551 is below it); Calibration's slider, sharing the threshold, likewise."""
+    ctx, page = _open(browser, base, "detection", lang, width, height)
+    try:
+        typed = page.get_by_label("Threshold, typed" if lang == "en" else "Umbral, escrito")
+        typed.first.fill("0.655105")
+        typed.first.press("Enter")
+        _idle(page)
+        thumb = page.locator('[data-testid="stSliderThumbValue"]').first
+        page.wait_for_function(
+            "(e) => e.innerText.trim() === '0.655105'", arg=thumb.element_handle(), timeout=30_000
+        )
+        assert _in_first_screen(thumb, height)
+        _shot(page, f"detection_threshold_{lang}_{width}")
+        _menu(page, "calibration")  # the same session: the shared threshold
+        thumbs = page.locator('[data-testid="stSliderThumbValue"]')
+        assert "0.655105" in [t.strip() for t in thumbs.all_inner_texts()]
+        _shot(page, f"calibration_threshold_{lang}_{width}")
     finally:
         ctx.close()
