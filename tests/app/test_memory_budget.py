@@ -65,6 +65,29 @@ def test_the_budget_comes_from_the_environment_within_the_cgroups_limit(monkeypa
     assert budget.process_anon() > 0 and budget.process_rss() >= budget.process_anon() // 2
 
 
+@pytest.mark.parametrize(
+    "cgroup, file, text, limit",
+    [
+        ("0::/app\n", "app/memory.max", "1073741824\n", 1 << 30),  # v2
+        ("0::/app\n", "app/memory.max", "max\n", None),  # v2, no limit
+        (
+            "5:cpu:/x\n4:memory:/srv/app\n",
+            "memory/srv/app/memory.limit_in_bytes",
+            "1073741824",
+            1 << 30,
+        ),
+        ("4:memory:/\n", "memory/memory.limit_in_bytes", "9223372036854771712", None),  # v1 root
+        ("", "memory.max", "1", None),  # no cgroup
+    ],
+)
+def test_the_memory_cgroups_limit_is_read(tmp_path, cgroup, file, text, limit):
+    proc = tmp_path / "cgroup"
+    proc.write_text(cgroup)
+    (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / file).write_text(text)
+    assert budget.cgroup_limit(str(proc), str(tmp_path)) == limit
+
+
 def test_the_anonymous_memory_is_what_is_counted_not_mapped_files(tmp_path):
     """Pages of a memory-mapped file count in the resident size but not in the anonymous
     memory the gate counts (the system can drop them)."""

@@ -125,11 +125,11 @@ def _env_mb(name: str, default: float) -> int:
     return int(max(value, 1) * MB)
 
 
-def cgroup_limit() -> int | None:
+def cgroup_limit(proc_file: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> int | None:
     """The memory limit in bytes of the cgroup this process runs in (v2 ``memory.max``, v1
     ``memory.limit_in_bytes``), or None: no cgroup, no limit, not Linux."""
     try:
-        with open("/proc/self/cgroup") as fh:
+        with open(proc_file) as fh:
             lines = fh.read().splitlines()
     except OSError:
         return None
@@ -139,9 +139,9 @@ def cgroup_limit() -> int | None:
         if len(parts) != 3:
             continue
         if parts[0] == "0" and parts[1] == "":
-            paths.append(f"/sys/fs/cgroup{parts[2]}/memory.max")
+            paths.append(f"{root}{parts[2].rstrip('/')}/memory.max")
         elif "memory" in parts[1].split(","):
-            paths.append(f"/sys/fs/cgroup/memory{parts[2]}/memory.limit_in_bytes")
+            paths.append(f"{root}/memory{parts[2].rstrip('/')}/memory.limit_in_bytes")
     for path in paths:
         try:
             with open(path) as fh:
