@@ -55,9 +55,9 @@ at rest -- is answered by a refusal, not a wait. ``tests/app/test_memory_gate.py
 simulated visitors in threads whose needs together exceed the budget: each one finishes or is
 refused, in bounded time, and in arrival order.
 
-Memory goes back: the reclaimer (:func:`start_reclaimer`) shuts down sessions whose tab
+Memory goes back: the reclaimer (:mod:`ui.common.reclaim`) shuts down sessions whose tab
 closed, empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept
-for a reload and removes its folder, and trims the heap; :func:`limit_arenas` keeps large blocks
+for a reload and removes its folder, and trims the heap (:func:`trim`); :func:`limit_arenas` keeps large blocks
 out of glibc's heaps and makes every heap, the threads' too, give its freed top back.
 """
 
@@ -195,7 +195,8 @@ def process_anon() -> int:
     return kb * 1024 if kb is not None else process_rss()
 
 
-def _mb(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as the gate's lines write it: ``12 MB``, ``4.5 MB``."""
     return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
@@ -335,6 +336,13 @@ def capacity() -> int:
     return server_budget() - floor
 
 
+def note_rest() -> None:
+    """Read the server's memory now, as the least it holds at rest when nothing is in flight
+    (the reclaimer does it every tick, so that :func:`capacity` follows the server at rest)."""
+    with _gate.lock:
+        _free()
+
+
 def reserved() -> int:
     """Bytes reserved now by uploads being read and computations running, server-wide."""
     with _gate.lock:
@@ -383,7 +391,7 @@ def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -
             "Waiting for memory: you are number {place} in line, behind {n} computations that "
             "need {need}.",
             ahead,
-        ).format(place=place, n=ahead, need=_mb(ahead_need))
+        ).format(place=place, n=ahead, need=size_text(ahead_need))
     if seconds is None:
         return where
     return where + " " + _("About {time} to go.").format(time=_about(seconds))
@@ -534,7 +542,7 @@ def reserve(data: bytes, kind: str, name: str):
                 "at most {limit}"
             ),
             source=name,
-            params={"need": _mb(need), "limit": _mb(limit)},
+            params={"need": size_text(need), "limit": size_text(limit)},
             hint=_COMMAND_LINE,
         )
 
@@ -545,7 +553,7 @@ def reserve(data: bytes, kind: str, name: str):
                 "for everyone now"
             ),
             source=name,
-            params={"name": name, "need": _mb(need), "free": _mb(free)},
+            params={"name": name, "need": size_text(need), "free": size_text(free)},
             hint=_TRY_AGAIN,
         )
 
@@ -567,7 +575,7 @@ def work(need: int, name: str | None = None):
         return
 
     def never(limit: int) -> InputError:
-        params = {"need": _mb(need), "limit": _mb(limit)}
+        params = {"need": size_text(need), "limit": size_text(limit)}
         if name is not None:
             return InputError(
                 N_(
@@ -587,7 +595,7 @@ def work(need: int, name: str | None = None):
         )
 
     def refusal(free: int) -> InputError:
-        params = {"need": _mb(need), "free": _mb(free)}
+        params = {"need": size_text(need), "free": size_text(free)}
         if name is not None:
             return InputError(
                 N_(
@@ -610,30 +618,7 @@ def work(need: int, name: str | None = None):
         yield
 
 
-def cost_line() -> str:
-    """Where the visitor's data is kept, in the visitor's words (the Data page's caption)."""
-    from ui.common import store
-    from ui.common.i18n import gettext as _
-
-    size = store.folder_bytes()
-    if not store.on_disk():
-        return _(
-            "Your data takes {size} of this server's temporary files, which are in its memory "
-            "here; computations wait their turn when its memory is busy."
-        ).format(size=_mb(size))
-    return _(
-        "Your data takes {size} of this server's disk, not its memory; computations wait "
-        "their turn when its memory is busy."
-    ).format(size=_mb(size))
-
-
 # --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
-#: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
-RECLAIM_EVERY_S = 20.0
-_reclaimer: dict[str, threading.Thread | None] = {"thread": None}
-_reclaimer_lock = threading.Lock()
-
-
 def sessions_open() -> set[str] | None:
     """The ids of the sessions the server holds (None outside a running server)."""
     try:
@@ -832,60 +817,6 @@ def limit_arenas(arenas: int = 1) -> None:
             pass
 
 
-def start_reclaimer() -> bool:
-    """Start, once per server process, the thread that gives memory back after visitors leave:
-    every :data:`RECLAIM_EVERY_S` seconds, the data kept for a reload past its time is released
-    (:func:`ui.common.keep.purge`) and, when that or the number of sessions fell (Streamlit
-    drops a session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
-    True when this call started it."""
-    with _reclaimer_lock:
-        if _reclaimer["thread"] is not None:
-            return False
-        limit_arenas()
-        capacity()  # the server at rest, before any visitor's data: the least memory held
-
-        from ui.common import store
-
-        try:  # the folders of servers that are gone (killed, crashed): their visitors' files
-            store.sweep_stale_servers()
-        except OSError:
-            pass
-
-        def loop() -> None:
-            import time
-
-            from ui.common import keep
-
-            last = sessions_open()
-            while True:
-                time.sleep(RECLAIM_EVERY_S)
-                try:
-                    with _gate.lock:  # the server at rest: the least memory held
-                        _free()
-                    closed = close_expired_sessions()  # tabs closed more than the TTL ago
-                    cleared = release_gone_sessions()  # dropped sessions something still holds
-                    now = sessions_open()
-                    released = keep.purge(now)  # data kept for a reload, past its time
-                    store.sweep(now, keep.kept_folders())  # folders nothing names any more
-                    if (
-                        closed
-                        or cleared
-                        or released
-                        or now is None
-                        or last is None
-                        or len(now) < len(last)
-                    ):
-                        trim()
-                    last = now
-                except Exception:  # the reclaimer never dies: the next tick tries again
-                    last = None
-
-        thread = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
-        _reclaimer["thread"] = thread
-        thread.start()
-    return True
-
-
 __all__ = [
     "DEFAULT_SERVER_MB",
     "server_budget",
@@ -900,10 +831,10 @@ __all__ = [
     "reserved",
     "waiting",
     "wait_seconds",
-    "cost_line",
     "trim",
     "limit_arenas",
-    "start_reclaimer",
+    "note_rest",
+    "size_text",
     "close_expired_sessions",
     "release_gone_sessions",
     "sessions_open",

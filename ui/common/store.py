@@ -266,6 +266,22 @@ def settle() -> None:
             f.unlink(missing_ok=True)
 
 
+def cost_line() -> str:
+    """Where the visitor's data is kept, in the visitor's words (the Data page's caption)."""
+    from ui.common.i18n import gettext as _
+
+    size = budget.size_text(folder_bytes())
+    if not on_disk():
+        return _(
+            "Your data takes {size} of this server's temporary files, which are in its memory "
+            "here; computations wait their turn when its memory is busy."
+        ).format(size=size)
+    return _(
+        "Your data takes {size} of this server's disk, not its memory; computations wait "
+        "their turn when its memory is busy."
+    ).format(size=size)
+
+
 def folder_bytes(name: str | None = None) -> int:
     """The bytes of the files in a session's folder (this session's by default)."""
     name = name if name is not None else st.session_state.get(FOLDER) if state.in_app() else None
@@ -337,6 +353,7 @@ __all__ = [
     "adopt",
     "settle",
     "folder_bytes",
+    "cost_line",
     "release",
     "sweep",
 ]
