@@ -87,11 +87,13 @@ DEFAULT_WAIT_SECONDS = 300
 #: A visitor whose page was rerun while waiting keeps its place in line for this long (s).
 KEEP_PLACE_S = 30.0
 
-# --- what a computation needs (measured: bench/app_memory.py, BENCHMARKS.md) ---------------
+# --- what a computation needs (measured: bench/visitor_memory.py, BENCHMARKS.md) ------------
 #: Reading a TREC run or qrels whole: the parser's temporaries at the peak, as a multiple of
 #: the text (1 M lines, 33 MB: +89 MB; 5 M lines, 167 MB: +437 MB), the upload's own bytes
 #: already held. What stays once read is not counted: it leaves the heap (ui.common.store).
 PARSE_PEAK_FACTOR = 2.8
+#: ... and a fixed part (the reader's buffers and pools; a small file's peak is mostly this).
+PARSE_FIXED = 8 * MB
 #: A gzip or binary upload: its text is its trailer's stated size (gzip) or this many times
 #: its bytes (a guess that errs on the large side).
 BINARY_TEXT_FACTOR = 8
@@ -214,16 +216,16 @@ def estimate(data: bytes, kind: str) -> int:
     """The bytes reading ``data`` needs at its peak, beyond its own bytes (already held):
     ``kind`` "run-stream" (a TREC run read batch by batch into the session's folder:
     :data:`STREAM_PARSE_FIXED` and 12 bytes a line), any other kind ("run", "qrels", "meta",
-    "table") read whole (:data:`PARSE_PEAK_FACTOR` times its text; a compressed upload's text
+    "table") read whole (:data:`PARSE_FIXED` and :data:`PARSE_PEAK_FACTOR` times its text; a compressed upload's text
     from its gzip trailer, a binary one guessed at :data:`BINARY_TEXT_FACTOR` times its size).
 
     >>> estimate(b"q1 Q0 d1 1 1.0 r\\n" * 1000, "run")
-    47600
+    8047600
     """
     text, binary = _text_size(data)
     if kind == "run-stream" and not binary:
         return STREAM_PARSE_FIXED + (data.count(b"\n") + 1) * STREAM_PARSE_BYTES_PER_ROW
-    return int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
+    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
 
 
 def work_need(statistics: bool = True) -> int:
