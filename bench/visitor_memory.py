@@ -20,7 +20,7 @@ over ``--queries`` queries (``bench/make_data.py``'s generator):
   reserves ``WORK_FIXED`` + ``WORK_BYTES_PER_ROW`` a row, at most 2,000,000 rows.
 
 Each line prints the measured peak beside the gate's reservation and says when the peak is
-above it. Run alone (``flock /work/bench.lock`` on a shared machine).
+above it. Run it alone on the machine (on a shared one, under its benchmark lock).
 """
 
 from __future__ import annotations
