@@ -154,7 +154,7 @@ def _evaluate(
         distributed=client is not None,
         expected_ties=conv.ties == "expected",
     )
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, specs)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
         from metrics_core.scale.distributed import evaluate_parts
@@ -182,6 +182,16 @@ def _evaluate(
     if ranking.coverage_is_sound():
         return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
     return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=3))
+
+
+def read_judgements(qrels, specs, **options) -> Qrels:
+    """``qrels`` as :class:`Qrels` (as given when it is one): read with their subtopics
+    (:class:`~metrics_core.data.SubtopicQrels`, ``qid subtopic docid relevance``) when one of
+    ``specs`` (parsed measures) is a diversity measure, which reads them; ``options``: the
+    keywords of :func:`~metrics_core.io.read_qrels` (``fmt``, ``columns``)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    return read_qrels(qrels, subtopics=any(s.definition.subtopics for s in specs), **options)
 
 
 def check_options(
@@ -291,7 +301,7 @@ def evaluate_many(
     distributed = bool(scheduler) or client is not None
     check_options(tie_report=tie_report, block_rows=block_rows, distributed=distributed)
     with using_limits(limits):
-        q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+        q = read_judgements(qrels, parse_measures(measures))
     named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     evaluations = []
     with using_limits(limits), _cluster(None if client is not None else scheduler) as connected:
@@ -365,5 +375,6 @@ __all__ = [
     "evaluate_many",
     "evaluate_runs",
     "rank",
+    "read_judgements",
     "unique_names",
 ]

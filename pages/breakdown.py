@@ -16,9 +16,10 @@ from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
 from ui.ranking.tables import breakdown, dated_between
 from ui.ranking.widgets import column_label, measure_chooser
+from ui.samples import load_every_sample
 
 with page(_("Breakdown")) as p:
-    loaded = ranking_prologue(measure_chooser(), conventions())
+    loaded = ranking_prologue(measure_chooser(), conventions(), sample=load_every_sample)
     if loaded is None:
         p.stop()
     meta = loaded.meta

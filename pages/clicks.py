@@ -11,8 +11,8 @@ from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
+from ui.common.thresholds import label, link_to_editor
 from ui.common.upload import upload_slot
-from ui.compare.thresholds import label, link_to_editor
 from ui.ranking.data import load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
 from ui.ranking.state import CLICKS_SOURCE, Clicks

@@ -33,10 +33,11 @@ from ui.compare.data import (
     export_texts,
     test_label,
 )
-from ui.ranking.data import has_runs, load_sample_into_state
+from ui.ranking.data import evaluate_loaded, has_runs
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
+from ui.samples import load_every_sample
 
 DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
 
@@ -48,7 +49,7 @@ with page(_("Compare systems")) as p:
             "compares every run with a baseline of your choice."
         ),
         key=cs.SAMPLE,
-        sample=load_sample_into_state,
+        sample=load_every_sample,
     ):
         p.stop()
 
@@ -68,6 +69,7 @@ with page(_("Compare systems")) as p:
             DEFAULT_MEASURES,
             query_set,
             conventions,
+            evaluate_loaded,
         )
     answer = st.container()  # the answer is drawn here, above the settings, once computed
     with st.form(cs.SETTINGS_FORM):
@@ -103,7 +105,9 @@ with page(_("Compare systems")) as p:
 
     # the prologue: a run that shares no query (or no judged document) with the qrels is named
     # and left out; every other run keeps its numbers
-    loaded = ranking_prologue(measures, conventions, min_runs=2, warning_slot=answer)
+    loaded = ranking_prologue(
+        measures, conventions, sample=load_every_sample, min_runs=2, warning_slot=answer
+    )
     if loaded is None:
         p.stop()
     evaluations, measures = list(loaded.evaluations.values()), loaded.measures

@@ -15,13 +15,11 @@ from ui.common.prologue import needs
 from ui.common.style import MEASURE_FORMAT, md_text
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
-    SAMPLE_SUMMARY,
     clear_loaded,
     coverage_notes,
     evaluate_loaded,
     has_data,
     judgements_per_label,
-    load_sample_into_state,
     remove_run,
     show_coverage_notes,
     show_unusable,
@@ -29,6 +27,7 @@ from ui.ranking.data import (
 )
 from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
+from ui.samples import SAMPLE_SUMMARY, load_every_sample
 
 # the sidebar lists what this run loads: drawn last
 with page(
@@ -41,7 +40,7 @@ with page(
 ) as p:
     buttons = st.container(horizontal=True)
     if buttons.button(
-        _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_sample_into_state
+        _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_every_sample
     ):
         st.success(_(SAMPLE_SUMMARY))
 

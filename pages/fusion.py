@@ -14,7 +14,8 @@ from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
 from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
 from ui.fusion import widgets as fw
-from ui.ranking.data import has_runs, load_sample_into_state
+from ui.ranking.data import has_runs
+from ui.samples import load_every_sample
 
 with page(_("Fusion")) as p:
     if not needs(
@@ -24,7 +25,7 @@ with page(_("Fusion")) as p:
             "fuses runs into one, e.g. a lexical run with a dense one."
         ),
         key=fw.SAMPLE,
-        sample=load_sample_into_state,
+        sample=load_every_sample,
     ):
         p.stop()
     qrels = st.session_state[state.QRELS]
@@ -59,7 +60,7 @@ with page(_("Fusion")) as p:
     formula, sentence = EXPLAINED[method]
     st.latex(formula)
     st.caption(
-        _(sentence) + " " + _("Reference: {reference}").format(reference=METHODS[method]["ref"])
+        _(sentence) + " " + _("Reference: {reference}").format(reference=fw.reference(method))
     )
     tune = st.toggle(
         _("Tune the parameters (cross-validated by query)"),
@@ -76,7 +77,7 @@ with page(_("Fusion")) as p:
     if tune:
         k = c5.number_input(_("Folds"), min_value=2, max_value=20, value=5, step=1, key=fw.FOLDS)
     else:
-        for name in METHODS[method]["params"]:
+        for name in fw.hand_params(method):
             if name in fw.PARAM_RANGES:
                 lo, hi, default, step = fw.PARAM_RANGES[name]
                 params[name] = c5.number_input(

@@ -5,8 +5,9 @@ import streamlit as st
 from ui.common import state
 from ui.common.frame import page, page_link
 from ui.common.i18n import N_, _
-from ui.ranking.data import has_data, load_sample_into_state
+from ui.ranking.data import has_data
 from ui.ranking.state import Home
+from ui.samples import load_every_sample
 
 #: (task, title, what it answers, page it opens, icon, further links (path, label, icon))
 TASKS = (
@@ -60,7 +61,7 @@ TASKS = (
 
 def open_with_sample(path: str) -> None:
     """Load every bundled sample and open ``path`` (on a page run alone: say where to go)."""
-    load_sample_into_state()
+    load_every_sample()
     try:
         st.switch_page(path)
     except st.errors.StreamlitAPIException:  # the page registry is not active (a test run)
@@ -98,7 +99,7 @@ with page("RankLab"):
         if st.button(
             _("Load sample data"),
             key=Home.SAMPLE,
-            on_click=load_sample_into_state,
+            on_click=load_every_sample,
             help=_(
                 "Every sample at once: 50 judged queries with three runs, query metadata, "
                 "a click log, detection scores, dynamic-K candidates and hash codes."

@@ -89,12 +89,10 @@ with page(_("Measures explained")) as p:
     for name, (latex, sentence) in EXPLAINED.items():
         with st.expander(f"{_(METHOD_LABELS[name])}: {_(sentence)}"):
             st.latex(latex)
-            params = ", ".join(
-                f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items()
-            )
+            params = METHODS[name].signature()
             if params:
                 st.caption(_("parameters: {params}").format(params=params))
-            st.caption(_("Reference: {reference}").format(reference=METHODS[name]["ref"]))
+            st.caption(_("Reference: {reference}").format(reference=METHODS[name].ref))
 
     st.header(_("Worked example"))
     st.write(

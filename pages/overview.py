@@ -14,11 +14,13 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
 from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
-from ui.compare.thresholds import link_to_editor
+from ui.common.thresholds import link_to_editor
+from ui.history.actions import save_evaluation_form
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
     TIE_LEGEND,
+    baseline_choice,
     board_family,
     board_legend,
     board_setting,
@@ -34,11 +36,11 @@ from ui.ranking.report import report_button
 from ui.ranking.state import Overview
 from ui.ranking.upload import upload_box
 from ui.ranking.widgets import (
-    history_save_hook,
     measure_chooser,
     require_data,
     summary_table,
 )
+from ui.samples import load_every_sample
 
 # The leaderboard first: when the tie band is not computed yet and the runs are large (it takes
 # about a third of an evaluation's time), the board is drawn without it, then again with it;
@@ -50,19 +52,12 @@ NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).s
 
 # The sidebar is drawn after the leaderboard (page_end): the answer reaches the browser first.
 with page(_("Overview"), sidebar=False) as p:
-    if not require_data(
-        runs_upload="overview"
-    ):  # the prologue's first step, before the board's widgets
+    # the prologue's first step, before the board's widgets
+    if not require_data(load_every_sample, runs_upload="overview"):
         p.stop()
 
-    runs = list(st.session_state[state.RUNS])
     top = st.columns([1, 1, 2])
-    baseline = top[0].selectbox(
-        _("Baseline"),
-        runs,
-        key=BOARD_KEYS["baseline"],
-        help=_("Significance markers compare every run with this one."),
-    )
+    baseline_slot = top[0].empty()  # filled with the runs on the board, once they are known
     headline_slot = top[1].empty()
     query_set = query_set_choice(Overview.QUERY_SET, top[2])
     warning_slot = st.empty()  # the runs left out of the board, named above it
@@ -124,13 +119,18 @@ with page(_("Overview"), sidebar=False) as p:
             )
 
     loaded = ranking_prologue(
-        measures, conventions(), warning_slot=warning_slot, on_stop=draw_settings
+        measures,
+        conventions(),
+        sample=load_every_sample,
+        warning_slot=warning_slot,
+        on_stop=draw_settings,
     )
     if loaded is None:
         p.stop()
     # A run that shares no query (or no judged document) with the qrels says nothing: the
     # prologue named it and left it out, so the board's common queries stay those of the other runs.
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
+    baseline = baseline_choice(baseline_slot, list(evaluations))
     headline = headline_slot.selectbox(
         _("Headline measure"),
         measures,
@@ -138,8 +138,6 @@ with page(_("Overview"), sidebar=False) as p:
         format_func=display_measure,
         help=_("The measure of the cards under the table."),
     )
-    if baseline not in evaluations:
-        baseline = next(iter(evaluations))
     with st.spinner(_("Computing the leaderboard ...")):
         board = overview_board(
             evaluations,
@@ -397,4 +395,10 @@ with page(_("Overview"), sidebar=False) as p:
                 )  # means: RR's is MRR
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)
 
-    history_save_hook(evaluations, conv)
+    st.subheader(_("Save this evaluation"))  # into the History section's store
+    save_evaluation_form(
+        list(evaluations.values()),
+        st.session_state[state.QRELS],
+        st.session_state[state.META],
+        key="overview",
+    )

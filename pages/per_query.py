@@ -26,9 +26,10 @@ from ui.ranking.selection import picked_table_row, query_box_changed, sync_query
 from ui.ranking.state import PerQuery
 from ui.ranking.tables import containing, per_query_table
 from ui.ranking.widgets import measure_chooser
+from ui.samples import load_every_sample
 
 with page(_("Per query")) as p:
-    loaded = ranking_prologue(measure_chooser(), conventions())
+    loaded = ranking_prologue(measure_chooser(), conventions(), sample=load_every_sample)
     if loaded is None:
         p.stop()
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions

@@ -11,7 +11,9 @@ from ui.common.prologue import needs
 from ui.common.style import md_text
 from ui.compare import table as tb
 from ui.history.actions import open_store
-from ui.ranking.data import has_data, load_sample_into_state
+from ui.ranking.data import evaluate_loaded, has_data
+from ui.ranking.prologue import ranking_prologue
+from ui.samples import load_every_sample
 
 with page(
     _("Comparative table"),
@@ -35,7 +37,7 @@ with page(
             has_data(),
             _("No runs loaded: load qrels and runs on the Data page, or the sample."),
             key=tb.Table.SAMPLE,
-            sample=load_sample_into_state,
+            sample=load_every_sample,
         ):
             p.stop()
         if source == "queries":  # each query of one run labelled: a controlled test's report
@@ -90,13 +92,16 @@ with page(
             lang, verdict_names, "verdict", _("Names of the summary's verdict")
         )
     if source == "runs":
-        got = tb.loaded_rows(measures)  # the ranking pages' prologue: unusable runs named, left out
-        if got is None:
+        # the ranking pages' prologue: unusable runs named and left out
+        loaded = ranking_prologue(
+            list(measures), st.session_state.get(state.CONVENTIONS), sample=load_every_sample
+        )
+        if loaded is None:
             p.stop()
-        rows, meta = got
+        rows, meta = list(loaded.evaluations.values()), loaded.meta
     elif source == "queries":
         try:
-            rows, meta = tb.query_rows(query_run, measures)
+            rows, meta = tb.query_rows(evaluate_loaded(list(measures))[query_run].per_query)
         except InputError as exc:
             st.error(md_text(exc.plain(_)))
             p.stop()

@@ -25,6 +25,7 @@ import math
 import os
 import random
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +33,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_dir
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no trec_eval build there (bash), recordings only
+    fcntl = None  # type: ignore[assignment]
 
 #: trec_eval's recorded outputs (one JSON object a line, gzip), written by tools/record_trec_eval.py
 RECORDED = Path(__file__).resolve().parent / "data" / "trec_eval" / "recorded.jsonl.gz"
@@ -53,8 +59,13 @@ def binaries() -> tuple[dict[str, str], str]:
     script = shared_dir() / "reference" / "build-trec_eval.sh"
     if not script.is_file():
         return {}, f"{script} not found"
+    # one build at a time on this machine (test processes in parallel: pytest -n)
+    lock = Path(tempfile.gettempdir()) / "ranklab-trec_eval-build.lock"
     try:
-        out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=900)
+        with open(lock, "w") as held:
+            if fcntl is not None:
+                fcntl.flock(held, fcntl.LOCK_EX)
+            out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {}, f"building trec_eval failed: {exc}"
     if out.returncode != 0:

@@ -18,8 +18,7 @@ from metrics_core.cli._options import (
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
-from metrics_core.front_door import evaluate_many
-from metrics_core.io import read_qrels
+from metrics_core.front_door import evaluate_many, read_judgements
 from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
@@ -230,7 +229,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     progress = Progress(getattr(args, "quiet", False))
     qrels_opts, run_opts = reader_options(args)
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
-        qrels = read_qrels(args.qrels, **qrels_opts)
+        qrels = read_judgements(args.qrels, specs, **qrels_opts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
         evaluations = evaluate_many(

@@ -1,5 +1,5 @@
-"""The runs' rows in one table: query ids encoded once, each run ranked by trec_eval's tie
-rule, the candidates (query, document) numbered by one sort of packed 64-bit keys of
+"""The runs' rows in one table: query ids encoded once, each run ranked as ranx ranks it
+(equal scores where numba's quicksort of the rows' order puts them), the candidates (query, document) numbered by one sort of packed 64-bit keys of
 document fingerprints (:func:`metrics_core.ranking.strings.hash_strings`, every match checked
 string by string; exact codes when two documents share a fingerprint's bits). On several
 cores (:mod:`metrics_core.threads`) the runs are ranked one a thread and the candidates
@@ -20,6 +20,8 @@ from metrics_core import threads
 from metrics_core.data import Run
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking.keys import score_key, tie_order
+from metrics_core.ranking.quicksort import SMALL as SMALL_QUICKSORT
+from metrics_core.ranking.quicksort import argsort_segments
 from metrics_core.ranking.strings import (
     encode_strings,
     hash_strings,
@@ -83,8 +85,8 @@ def _strings(col):
 class Prepared:
     """The runs' rows in one table: codes, ranks, list lengths, candidates.
 
-    Rows are grouped by run, each run's rows by query and ranked (score descending,
-    document id descending). A candidate is a (query, document) pair retrieved by at
+    Rows are grouped by run, each run's rows by query and ranked (score descending, equal
+    scores in ranx's order). A candidate is a (query, document) pair retrieved by at
     least one run; candidates are numbered in query code order."""
 
     names: list[str]
@@ -156,19 +158,21 @@ def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
     order[idx] = tie_order(docs, tied, source, group, descending=True)
 
 
-def rank_order(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray:
-    """Row order grouping each query's rows, by score descending, then document id
-    descending (trec_eval's tie rule); see :func:`_rank`."""
-    order = _rank(q, scores, docs, nq)
+def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
+    """Row order grouping each query's rows, ranked as ranx ranks them; see :func:`_rank`."""
+    order = _rank(q, scores, nq)
     return np.arange(len(q)) if order is None else order
 
 
-def _rank(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray | None:
-    """Row order grouping each query's rows, by score descending, then document id
-    descending (trec_eval's tie rule). A run whose queries already sit in one stretch each,
-    best first (as run files are written), is checked in O(n) and not sorted; only the
-    documents in groups of equal scores have their ids compared (as strings, no dictionary).
-    None when the rows are in that order already."""
+def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
+    """Row order grouping each query's rows by score descending, equal scores where ranx
+    puts them: ranx's ``Run`` ranks a query's documents with numba's quicksort of the
+    negated scores in the order they were given (the rows' order here), which keeps equal
+    scores in that order in a list of up to 15 documents and moves them as its partitions
+    do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
+    on the lists that hold equal scores). A run whose queries already sit in one stretch
+    each, best first (as run files are written), is checked in O(n) and not sorted. None
+    when the rows are in that order already."""
     n = len(q)
     if n < 2:
         return None
@@ -177,16 +181,30 @@ def _rank(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray | None
     if bool(np.all(new | (scores[1:] <= scores[:-1]))) and (
         np.bincount(heads, minlength=nq).max() <= 1
     ):
-        tied = ~new & (scores[1:] == scores[:-1])
-        if not tied.any():
-            return None  # already in order: None, so that no array is copied
-        order = np.arange(n)
-        _fix_ties(order, tied, docs)
+        order = None  # each query's rows are one stretch, best first, ties in input order
+    else:
+        order = np.argsort(score_key(scores), kind="stable")  # ties keep the input order
+        order = order[stable_argsort_codes(q[order], nq)]
+    sq = q if order is None else q[order]
+    ss = scores if order is None else scores[order]
+    tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+    if not tied.any():
         return order
-    order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
-    order = order[stable_argsort_codes(q[order], nq)]
-    sq, ss = q[order], scores[order]
-    _fix_ties(order, (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1]), docs)
+    # the lists of 16 documents or more that hold equal scores: numba's partitions decide
+    size = np.bincount(sq, minlength=nq)
+    has_tie = np.zeros(nq, dtype=bool)
+    has_tie[sq[1:][tied]] = True
+    redo = has_tie & (size > SMALL_QUICKSORT)
+    if not redo.any():
+        return order
+    if order is None:
+        order = np.arange(n)
+    rows = np.flatnonzero(redo[sq])  # slots of those lists, list by list
+    items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
+    items = items[stable_argsort_codes(q[items], nq)]
+    lengths = size[redo]
+    ranked = argsort_segments(-scores[items], lengths)
+    order[rows] = items[ranked]
     return order
 
 
@@ -329,11 +347,11 @@ SHARD_ROWS = 250_000
 
 
 def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int) -> dict:
-    """One run's rows ranked (trec_eval's tie rule) with their fingerprints, sources in the
+    """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, sources in the
     joined document column, ranks and lists."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
-    order = _rank(q, s, doc_col, nq)
+    order = _rank(q, s, nq)
     if order is None:  # as read (the usual case of a run file): nothing to gather
         src = np.arange(at_row, at_row + len(q), dtype=np.int64)
     else:

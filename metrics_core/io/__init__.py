@@ -272,9 +272,16 @@ def read_qrels(
     *,
     max_bytes: int | None = None,
     limits: Limits | None = None,
+    subtopics: bool = False,
 ) -> Qrels:
     """Read relevance judgements (see :func:`read_run` for the accepted sources,
     ``limits`` and ``max_bytes``).
+
+    ``subtopics=True`` reads judgements per subtopic, for the diversity measures
+    (alpha-nDCG, ERR-IA ...): ndeval's ``qid subtopic docid relevance`` lines, a table
+    with a subtopic column, ``{qid: {subtopic: {docid: label}}}`` or records; gives a
+    :class:`~metrics_core.data.SubtopicQrels`
+    (:func:`metrics_core.io.subtopics.read_subtopic_qrels`).
 
     TREC qrels (``qid iter docid relevance``) are recognised whatever the file's
     extension when the file has no header (MS MARCO's ``qrels.dev.tsv``). In a table,
@@ -287,6 +294,11 @@ def read_qrels(
     >>> sorted(zip(qrels.doc_ids, qrels.relevance.tolist()))
     [('d1', 1.0), ('d3', 2.0)]
     """
+    if subtopics:
+        from metrics_core.io.subtopics import read_subtopic_qrels
+
+        with using_limits(limits):
+            return read_subtopic_qrels(source, fmt, columns, name, max_bytes=max_bytes)
     return _read(source, "qrels", fmt, columns, name, max_bytes, limits)
 
 

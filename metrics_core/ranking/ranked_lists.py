@@ -67,6 +67,10 @@ class RankedLists:
         The qrels row of each of those judgements.
     qrels : Qrels or None
         The qrels the lists were built from.
+    judged_qrels_row : int64 array or None
+        With subtopic qrels (:class:`~metrics_core.data.SubtopicQrels`): the qrels row of
+        each judged ranked row, aligned with :attr:`judged_rows` (the diversity measures
+        find its subtopic judgements there); None otherwise.
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class RankedLists:
         self.qrels = qrels  # the Qrels built from (its source and lines name bad labels)
         self.run_docid = None  # the run's document ids (Arrow), set by the engine
         self.judged_anywhere = None  # every qrels document id when qrels holds a block's share
+        self.judged_qrels_row: np.ndarray | None = None  # set by the engine for subtopic qrels
         self._cache: dict = {}
 
     def stored_columns(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

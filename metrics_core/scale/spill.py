@@ -115,6 +115,9 @@ def as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A numpy view (read-only, no copy) of a column of one chunk of fixed-width values
     without nulls; a column of several chunks is joined (a copy)."""
     if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks == 0:  # no rows: an IPC file of no batch
+            empty = np.zeros(0, dtype=column.type.to_pandas_dtype())
+            return empty.astype(bool) if pa.types.is_boolean(column.type) else empty
         if column.num_chunks != 1:
             return np.concatenate([c.to_numpy(zero_copy_only=False) for c in column.chunks])
         column = column.chunk(0)
@@ -320,6 +323,13 @@ class RunWriter:
                 os.fdatasync(self._fh.fileno())
             self._fh.close()
             self._writer = None
+
+    def discard(self) -> None:
+        """Give up: close and delete what was written."""
+        self.close()
+        self._codes, self._values, self._lines = [], [], []
+        for f in files_of(self.stem):
+            f.unlink(missing_ok=True)
 
     def finish(self, kind: str = "run", **keywords) -> Run | Qrels:
         self.close()

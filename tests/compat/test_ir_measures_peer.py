@@ -254,8 +254,8 @@ def test_the_peer_names_only_and_refusals_in_one_line():
     assert all(name in shim.__doc__ for name in additions)
     for name in shim.__all__:
         assert hasattr(shim, name)
-    with pytest.raises(InputError, match="alpha_nDCG@10 is not offered") as info:
-        shim.calc_aggregate([shim.alpha_nDCG @ 10], {"q": {"d": 1}}, {"q": {"d": 1.0}})
+    with pytest.raises(InputError, match=r"SDCG\(max_rel=3\)@10 is not offered") as info:
+        shim.calc_aggregate([shim.SDCG(max_rel=3) @ 10], {"q": {"d": 1}}, {"q": {"d": 1.0}})
     assert "\n" not in str(info.value)
     with pytest.raises(NameError):
         shim.parse_measure("Nope@10")

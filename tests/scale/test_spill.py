@@ -218,6 +218,14 @@ def test_lines_that_are_not_the_rows_are_kept(tmp_path):
     assert run.query_ids.tolist() == ["q1", "q1", "q2"] and run.line_of(2) == 9
 
 
+def test_empty_data_and_rankings_map_back(tmp_path):
+    qrels = spill.spill_data(mc.read_qrels(b"q1 0 d1 1\n"), tmp_path / "q")
+    run = spill.spill_data(mc.Run([], [], []), tmp_path / "r")
+    assert len(run) == 0 and run.values.dtype == np.float64 and run.query_ids.tolist() == []
+    ranking = spill.spill_ranking(mc.rank(qrels, run), tmp_path / "k")
+    assert_same(mc.evaluate(qrels, mc.Run([], [], []), ["AP"]), ranking.evaluate(["AP"]))
+
+
 def test_files_are_the_owners_only_and_never_written_over(tmp_path):
     run_text, _ = _texts(6, rows=200)
     spill.spill_data(mc.read_run(run_text), tmp_path / "r")

@@ -26,7 +26,6 @@ from ui.common.sidebar import convention_label, conventions, query_set, query_se
 from ui.common.sidebar import sidebar as draw_sidebar
 from ui.common.style import md_text
 from ui.common.uploader_words import show_uploader_words
-from ui.hashing.state import DATA as HASH_CODES
 
 PAGE_TITLE = "RankLab"
 # An emoji favicon is drawn locally; a ":material/...:" page icon makes the browser fetch the
@@ -245,7 +244,7 @@ def status_text() -> str:
             parts.append(_("query metadata"))
     if st.session_state.get(state.CLICKS) is not None:
         parts.append(_("click log"))
-    if st.session_state.get(HASH_CODES) is not None:
+    if st.session_state.get(state.HASH_CODES) is not None:
         parts.append(_("hash codes"))
     conv = conventions()
     changed = {k: v for k, v in conv.differences().items() if k != "missing_queries"}

@@ -22,8 +22,10 @@ CONVENTIONS = "ranklab.conventions"  # metrics_core Conventions
 MESSAGES = "ranklab.messages"  # list of (level, text) shown once
 MEASURES = "ranklab.measures"  # list of measure names chosen for the ranking pages
 SELECTED_QUERY = "ranklab.selected_query"  # query id the per-query page shows, or None
-THRESHOLDS = "ranklab.thresholds"  # measure -> (good, fair) or good: ui.compare.thresholds
+THRESHOLDS = "ranklab.thresholds"  # measure -> (good, fair) or good: ui.common.thresholds
 CLICKS = "ranklab.clicks"  # click log DataFrame (query, shown, clicked) or None
+#: the Hash codes page's data (ui.hashing.state.DATA): named here, where the status line reads it
+HASH_CODES = "ranklab.hashing.data"  # dict of arrays or None
 
 # --- the shared frame (ui.common.frame), the upload slot and the downloads -------------------
 CONVENTION_WIDGET = "ranklab.w.conv."  # prefix + field: the sidebar's convention widgets

@@ -14,11 +14,14 @@ from ui.common.downloads import download_buttons
 from ui.common.i18n import gettext as _
 from ui.compare import state as cs
 from ui.compare.data import correction_label
-from ui.ranking.data import evaluate_loaded
 
 
-def all_pairs_section(p, names, measure_options, default_measures, query_set, conventions) -> None:
-    """Draw the all-pairs table and stop the page (the baseline view is not drawn)."""
+def all_pairs_section(
+    p, names, measure_options, default_measures, query_set, conventions, evaluate
+) -> None:
+    """Draw the all-pairs table and stop the page (the baseline view is not drawn).
+    ``evaluate(measures, conventions)``: the loaded runs' evaluations (the page passes the
+    ranking section's :func:`ui.ranking.data.evaluate_loaded`)."""
     c1, c2, c3 = st.columns([3, 1, 1])
     measures = c1.multiselect(
         _("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
@@ -43,7 +46,7 @@ def all_pairs_section(p, names, measure_options, default_measures, query_set, co
         st.warning(_("Pick at least one measure."))
         p.stop()
     try:
-        evaluations = list(evaluate_loaded(measures, conventions).values())
+        evaluations = list(evaluate(measures, conventions).values())
         comparison = mc.compare(
             evaluations,
             all_pairs=True,

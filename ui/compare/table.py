@@ -38,7 +38,7 @@ from metrics_core.report.thesis_export import (
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.i18n import N_, _
-from ui.compare.thresholds import default_pair, editor_start, set_thresholds
+from ui.common.thresholds import default_pair, editor_start, set_thresholds
 
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
@@ -190,25 +190,10 @@ def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
 # --- where the rows come from ------------------------------------------------------------------
 
 
-def loaded_rows(measures) -> tuple[list, pd.DataFrame | None] | None:
-    """The usable loaded runs' evaluations on ``measures`` (the session's conventions) and the
-    session's query metadata, through the ranking pages' prologue
-    (:func:`ui.ranking.prologue.ranking_prologue`: unusable runs named and left out); None when
-    there is nothing to draw (the prologue said why)."""
-    from ui.ranking.prologue import ranking_prologue  # the ranking section's pages load it anyway
-
-    loaded = ranking_prologue(list(measures), st.session_state.get(state.CONVENTIONS))
-    if loaded is None:
-        return None
-    return list(loaded.evaluations.values()), loaded.meta
-
-
-def query_rows(run: str, measures) -> tuple[dict, pd.DataFrame | None]:
-    """The queries of the loaded run ``run`` as rows (query id -> its one-row per-query frame),
-    each labelled on its own; the summary row is the run's mean. The session's metadata."""
-    from ui.ranking.data import evaluate_loaded
-
-    per_query = evaluate_loaded(list(measures))[run].per_query
+def query_rows(per_query: pd.DataFrame) -> tuple[dict, pd.DataFrame | None]:
+    """The queries of one loaded run (its evaluation's ``per_query``) as rows (query id -> its
+    one-row per-query frame), each labelled on its own; the summary row is the run's mean.
+    The session's metadata."""
     return {
         str(q): per_query.iloc[[i]] for i, q in enumerate(per_query.index)
     }, st.session_state.get(state.META)
@@ -267,8 +252,8 @@ def thresholds_editor(measures) -> dict:
     """Good and fair thresholds per measure (number boxes); ``measure -> (good, fair)``.
 
     The app's one place to change them: the boxes start from the session's thresholds
-    (:func:`ui.compare.thresholds.editor_start`) and what they hold becomes the session's
-    (:func:`ui.compare.thresholds.set_thresholds`), which every other page reads."""
+    (:func:`ui.common.thresholds.editor_start`) and what they hold becomes the session's
+    (:func:`ui.common.thresholds.set_thresholds`), which every other page reads."""
     st.caption(
         _(
             "A value is labelled with the first name at or above the good threshold, the second at "
@@ -418,7 +403,6 @@ __all__ = [
     "display_frame",
     "html_document",
     "exports",
-    "loaded_rows",
     "query_rows",
     "saved_rows",
     "evaluation_label",

@@ -16,8 +16,8 @@ from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.style import md_text
+from ui.common.thresholds import link_to_editor, session_thresholds
 from ui.common.upload import upload_slot
-from ui.compare.thresholds import link_to_editor, session_thresholds
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
 

@@ -19,13 +19,11 @@ from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' re
 from metrics_core.io.run_names import base_run_name
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
 from metrics_core.report.diagnostics import common_queries
-from ui.common import state
+from ui.common import budget, state, store
 from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, ngettext
 from ui.common.i18n import gettext as _
 from ui.common.style import md_text
-from ui.detection.state import CANDIDATES, SCORES
-from ui.hashing.state import DATA as HASH_CODES
 from ui.ranking.state import CLICKS_SOURCE
 
 #: The section's tables in the session cache (:mod:`ui.common.cache`).
@@ -65,22 +63,90 @@ class _Named:
         return self._data
 
 
-def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
-    """Parse run bytes (the run is named after the file stem or tag by the caller).
+#: A TREC run upload of at least this many bytes is read batch by batch straight into the
+#: session's folder (:func:`_read_in_batches`): its reading needs a batch's memory and 12 bytes
+#: a line, not the whole text's columns at once (5 M lines: +437 MB read whole). The library's
+#: own threshold for reading a run file in blocks (``metrics_core.scale.streaming``'s 64 MiB);
+#: below it the whole read is faster (1 M lines: 0.7 s against 1.8 s) and its peak small
+#: (+54 MB against +43 MB).
+STREAM_PARSE_BYTES = 64 << 20
 
+
+def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
+    """Parse run bytes (the run is named after the file stem or tag by the caller), within
+    the server's memory gate (:func:`ui.common.budget.reserve`: refused before reading when it
+    could never fit, in line while other work holds the memory), into the session's folder
+    (:mod:`ui.common.store`: off the heap, mapped back).
+
+    A large TREC run is read batch by batch (:func:`_read_in_batches`), any other whole.
     Not cached here: each upload is parsed once per session by :func:`ui.ranking.upload.parse_once`,
     and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
     server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
-    return mc.read_run(
-        _Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None
-    )
+    if len(data) >= STREAM_PARSE_BYTES and fmt in ("auto", "trec") and not columns:
+        with budget.reserve(data, "run-stream", filename):
+            run = _read_in_batches(data, filename, fmt)
+        if run is not None:
+            return run
+    with budget.reserve(data, "run", filename):
+        return store.put(  # off the heap, in the session's folder (mapped back)
+            mc.read_run(
+                _Named(data, filename) if filename else data,
+                fmt=fmt,
+                columns=dict(columns or {}) or None,
+            )
+        )
+
+
+def _read_in_batches(data: bytes, filename: str, fmt: str) -> mc.Run | None:
+    """A plain-text TREC run read batch by batch (the library's streamed reader,
+    :func:`metrics_core.io.open_run_stream`) straight into the session's folder
+    (:meth:`ui.common.store.writer`): the same Run as :func:`metrics_core.read_run` gives
+    (its name, source and tag from the reader's own reading of the first lines). None when
+    the upload is not such a run, or outside a script run: it is then read whole."""
+    from metrics_core.io import NotStreamable, open_run_stream
+    from metrics_core.io.source import compression_of
+
+    if compression_of(data[:16]) is not None:
+        return None
+    cut = data.rfind(b"\n", 0, 1 << 16)
+    head = data[: cut + 1] if cut > 0 else data[: 1 << 16]
+    try:
+        first = mc.read_run(_Named(head, filename), fmt=fmt)  # the name, source and tag
+        stream = open_run_stream(_Named(data, filename), fmt=fmt)
+    except (NotStreamable, mc.InputError):
+        return None  # read whole: its reader names any problem
+    writer = store.writer("run")
+    if writer is None:
+        return None
+    try:
+        with writer:
+            for batch in stream.batches():
+                writer.add(
+                    batch.column("qid"),
+                    batch.column("docid"),
+                    batch.column("score"),
+                    batch.column("line"),
+                )
+            run = writer.finish(name=first.name, source=first.source, tags=first.tags)
+    except NotStreamable:
+        writer.discard()
+        return None
+    except BaseException:
+        writer.discard()
+        raise
+    store.adopt(run)
+    return run
 
 
 def parse_qrels(
     data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None
 ) -> mc.Qrels:
-    """Parse qrels bytes (once per upload, as :func:`parse_run`)."""
-    return mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
+    """Parse qrels bytes (once per upload, within the memory gate, into the session's folder,
+    as :func:`parse_run`)."""
+    with budget.reserve(data, "qrels", filename):
+        return store.put(
+            mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
+        )
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -112,20 +178,12 @@ def load_sample() -> tuple[mc.Qrels, dict[str, mc.Run], pd.DataFrame]:
     return qrels, runs, meta
 
 
-SAMPLE_SUMMARY = N_(
-    "Sample loaded: 50 queries, runs bm25, dense and hybrid, query metadata, a click log, "
-    "detection scores, dynamic-K candidates and hash codes."
-)
-
-
 def load_sample_into_state() -> None:
-    """Put every bundled sample into session state (replacing what was loaded): qrels, runs and
-    query metadata; the click log; detection scores and dynamic-K candidates; hash codes."""
-    # imported here: the ranking pages do not load the detection and hashing readers until
-    # the sample is asked for
+    """Put the ranking section's sample into session state (replacing what was loaded):
+    qrels, runs, query metadata and the click log. "Load sample data" loads every section's
+    (:func:`ui.samples.load_every_sample`)."""
+    # imported here: the ranking pages do not load the click-log reader until it is asked for
     from metrics_core.clicks import read_click_log
-    from ui.detection import data as detection_data
-    from ui.hashing.data import load_sample as load_hashing_sample  # numpy only: no torch
 
     qrels, runs, meta = load_sample()
     st.session_state[state.QRELS] = qrels
@@ -136,9 +194,6 @@ def load_sample_into_state() -> None:
     clicks = sample_files()["clicks"]
     st.session_state[state.CLICKS] = read_click_log(clicks.read_bytes(), clicks.name)
     st.session_state[CLICKS_SOURCE] = clicks.name
-    st.session_state[SCORES] = detection_data.sample_scores()
-    st.session_state[CANDIDATES] = detection_data.sample_candidates()
-    st.session_state[HASH_CODES] = load_hashing_sample()
 
 
 IN_FLIGHT: dict = {}  # (session id, ranking key) -> Future: rankings being built now
@@ -221,7 +276,11 @@ def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
     return remember(
         RANKINGS,
         conv,
-        lambda: (built, rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))),
+        lambda: (
+            built,
+            # its ranked lists off the heap, in the session's folder (mapped back)
+            rank_once(key, lambda: store.put_ranking(mc.rank(qrels, run, conv, cutoffs=built))),
+        ),
         held=(qrels, run),
         size=_RANKED_CACHE_SIZE,
         fresh=True,
@@ -250,7 +309,7 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     def evaluate(
         name: str, run
     ) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
-        return mc.evaluate(
+        ev = mc.evaluate(
             qrels,
             run,
             measures,
@@ -259,6 +318,8 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
             stream_rows=STREAM_ROWS,
             ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs),
         )
+        store.put_ranking(ev.ranking)  # only the mapped lists stay between reruns
+        return ev
 
     return {
         name: remember(
@@ -298,10 +359,16 @@ def _per_run(evaluations: dict, table: str, compute) -> dict:
     """Per run, ``compute(evaluation)`` kept in the session next to the evaluation (bounded);
     None for a run without the ranked lists or the ties it needs."""
     runs = st.session_state.get(state.RUNS) or {}
+
+    def kept(ev):
+        out = compute(ev)
+        store.put_ranking(ev.ranking)  # what the computation derived leaves the heap
+        return out
+
     return {
         name: None
         if _no_ties(runs.get(name), ev)
-        else remember(table, None, lambda ev=ev: compute(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
+        else remember(table, None, lambda ev=ev: kept(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
         for name, ev in evaluations.items()
     }
 

@@ -25,6 +25,7 @@ import streamlit as st
 import metrics_core as mc
 from ui.common import state
 from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.common.sidebar import conventions as sidebar_conventions
 from ui.common.style import md_text
 from ui.ranking.data import (
@@ -54,10 +55,31 @@ class Loaded:
         return list(self.evaluations)
 
 
+def too_few_runs(needed: int, usable: int, loaded: int) -> str:
+    """What a page says when fewer than ``needed`` of the ``loaded`` runs share queries with
+    the qrels (``usable`` do), each count with its own plural."""
+    return " ".join(
+        (
+            ngettext(
+                "This page needs {n} run that shares queries with the qrels.",
+                "This page needs {n} runs that share queries with the qrels.",
+                needed,
+            ).format(n=needed),
+            ngettext(
+                "Usable now: {k} of {total} loaded run.",
+                "Usable now: {k} of {total} loaded runs.",
+                loaded,
+            ).format(k=usable, total=loaded),
+            _("Load another run on the Data page."),
+        )
+    )
+
+
 def ranking_prologue(
     measures=None,
     conventions=None,
     *,
+    sample: Callable[[], None],
     min_runs: int = 1,
     runs_upload: str | None = None,
     warning_slot=None,
@@ -69,7 +91,8 @@ def ranking_prologue(
     ``warning_slot``, default the page) and return :class:`Loaded`, or None (after saying why)
     when the page has nothing to draw: no data, an error, or fewer than ``min_runs`` usable runs.
 
-    ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
+    ``sample``: the loader of the sample button (:func:`ui.samples.load_every_sample`: the
+    page passes it). ``runs_upload``: the page offers a drop zone for runs when only the qrels are loaded.
     ``on_stop``: drawn before returning None (widgets that must keep their values).
     """
 
@@ -77,7 +100,7 @@ def ranking_prologue(
         if on_stop is not None:
             on_stop()
 
-    if not require_data(runs_upload=runs_upload):
+    if not require_data(sample, runs_upload=runs_upload):
         return None
     if conventions is None:
         conventions = sidebar_conventions()
@@ -95,12 +118,7 @@ def ranking_prologue(
     usable = {n: e for n, e in evaluations.items() if n not in unusable}
     if len(usable) < max(min_runs, 1):
         if evaluations:
-            st.info(
-                _(
-                    "This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
-                    "the Data page."
-                ).format(n=max(min_runs, 1), k=len(usable))
-            )
+            st.info(too_few_runs(max(min_runs, 1), len(usable), len(evaluations)))
         stop()
         return None
     first = next(iter(usable.values()))
@@ -109,4 +127,4 @@ def ranking_prologue(
     )
 
 
-__all__ = ["Loaded", "ranking_prologue"]
+__all__ = ["Loaded", "ranking_prologue", "too_few_runs"]

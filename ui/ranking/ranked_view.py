@@ -27,7 +27,9 @@ def query_ranking(ev, run, qrels, query_id: str) -> mc.Ranking:
     groups (the engine's own).
     """
     if ev.ranking is not None:
-        return ev.ranking
+        kept = ev.ranking  # a view of the kept ranking (its mapped lists): what this one derives
+        # (the tie groups of every query) goes when the page's run ends, not kept with it
+        return mc.Ranking(kept.qrels, kept.run, kept.conventions, kept.cutoffs, kept.lists)
     rows = np.flatnonzero(run.query_ids == str(query_id))
     sub = mc.Run(
         run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source

@@ -1,7 +1,9 @@
-"""Widgets shared by the ranking pages: the "no data yet" hint, the measure chooser,
-the summary table and the save form of the History section."""
+"""Widgets shared by the ranking pages: the "no data yet" hint, the measure chooser and
+the summary table."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -16,9 +18,8 @@ from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
 from ui.common.style import md_text
-from ui.compare.thresholds import label
-from ui.history.actions import save_evaluation_form
-from ui.ranking.data import has_data, load_sample_into_state
+from ui.common.thresholds import label
+from ui.ranking.data import has_data
 from ui.ranking.state import CUSTOM_MEASURE as _W_CUSTOM
 from ui.ranking.state import LOAD_SAMPLE_INLINE
 from ui.ranking.state import MEASURES_WIDGET as _W_MEASURES
@@ -35,10 +36,11 @@ def column_label(name: str) -> str:
     return _(str(name).replace("_", " ").capitalize())
 
 
-def require_data(runs_upload: str | None = None) -> bool:
+def require_data(sample: Callable[[], None], runs_upload: str | None = None) -> bool:
     """The ranking pages' prologue (:func:`ui.common.prologue.needs`): a hint and the sample
     (False) when no qrels/runs are loaded. With ``runs_upload`` (the page's name) and qrels
-    loaded, the hint comes with a box to drop runs right here."""
+    loaded, the hint comes with a box to drop runs right here. ``sample``: the sample button's
+    loader (the page passes it: :func:`ui.samples.load_every_sample`)."""
     qrels = st.session_state.get(state.QRELS)
     if runs_upload and qrels is not None and not has_data():
         n = len(qrels.unique_query_ids())
@@ -57,7 +59,7 @@ def require_data(runs_upload: str | None = None) -> bool:
             "or load the bundled sample."
         ),
         key=LOAD_SAMPLE_INLINE,
-        sample=load_sample_into_state,
+        sample=sample,
     )
 
 
@@ -132,7 +134,7 @@ def summary_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Long table: one row per (run, measure) with aggregate, mean, median, CI and label (the
-    session's interpretation thresholds, :func:`ui.compare.thresholds.label`)."""
+    session's interpretation thresholds, :func:`ui.common.thresholds.label`)."""
     rows = []
     for name, ev in evaluations.items():
         boot = cached_bootstrap(ev.per_query, n_resamples, confidence, seed)
@@ -153,14 +155,3 @@ def summary_table(
                 }
             )
     return pd.DataFrame(rows)
-
-
-def history_save_hook(evaluations: dict, conventions) -> None:
-    """The "Save this evaluation" form of the History feature, under the overview."""
-    st.subheader(_("Save this evaluation"))
-    save_evaluation_form(
-        list(evaluations.values()),
-        st.session_state.get(state.QRELS),
-        st.session_state.get(state.META),
-        key="overview",
-    )
