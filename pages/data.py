@@ -6,7 +6,7 @@ import streamlit as st
 from metrics_core.errors import InputError
 from metrics_core.report.cells import MISSING
 from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
-from ui.common import budget, keep, state
+from ui.common import keep, state, store
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
@@ -101,15 +101,16 @@ with page(
     buttons.button(
         _("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded
     )
-    # what the visitor's data costs on a shared server (the budget that refuses an upload)
+    # where the visitor's data is kept on a shared server, and what the memory gate does
     expired = keep.expired_note()
     if expired:
         st.warning(expired, icon=":material/history:")
     cost_slot.caption(
-        budget.cost_line() + " " + keep.keep_note(),
+        store.cost_line() + " " + keep.keep_note(),
         help=_(
-            "Uploads are checked against your share before they are read; larger runs are evaluated with the "
-            "command line (ranklab evaluate), which streams them."
+            "Every upload and computation reserves the memory it needs before it starts, in turn; what "
+            "could never fit is refused, and runs of any size are evaluated with the command line "
+            "(ranklab evaluate), which streams them."
         ),
     )
 

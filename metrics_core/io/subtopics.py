@@ -202,7 +202,7 @@ def _fast(raw: RawData):
     qid, did, vals, sub = table.column_names
     if comment_or_blank(table.column(qid)) or any(any_empty(table.column(c)) for c in (did, sub)):
         return None
-    check_fields(raw, [table.column(qid), table.column(did)], "qrels")
+    check_fields(raw.name, raw.limits, (table.column(qid), table.column(did)))
     try:
         subtopic = table.column(sub).cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
+import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
@@ -25,10 +26,16 @@ from metrics_core.report.cells import (
 )
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
-from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
+from metrics_core.report.legends import (
+    markers_legend,
+    paper_table,
+    power_sentence,
+    queries_sentence,
+)
 from metrics_core.stats.comparison import (
     COLUMNS,  # noqa: F401  (read by Comparison.columns)
     DEFAULT_FAMILY,
+    POWER_COLUMNS,
     TESTS,
     compare_runs,
     comparison_records,
@@ -133,9 +140,25 @@ class Comparison:
 
     def wide(self) -> pd.DataFrame:
         """The plain table: means, delta, interval, corrected p of each test, wins / ties /
-        losses, effect size and markers (the command line's ``--format table`` columns)."""
-        extra = SYSTEM_COLUMNS if self.settings.get("systems") else ()
-        return self.to_frame()[[*WIDE_COLUMNS, *extra]]
+        losses, effect size and markers (the command line's ``--format table`` columns);
+        with a power analysis (``compare(..., power=True)``) its figures after them, and
+        where runs form systems of several runs their columns."""
+        columns = list(WIDE_COLUMNS) + (list(POWER_COLUMNS) if self.power() else [])
+        columns += list(SYSTEM_COLUMNS) if self.settings.get("systems") else []
+        out = self.to_frame()[columns]
+        for c in ("queries_needed", "queries_needed_target"):
+            if c in out:  # whole numbers (an unreachable size shows as missing)
+                out[c] = out[c].replace(np.inf, np.nan).astype("Int64")
+        return out
+
+    def power(self) -> dict | None:
+        """The topic set size design's settings (power, alpha, chosen delta, method and its
+        references in words), or None when it was not asked."""
+        return self.settings.get("power")
+
+    def power_sentence(self, gettext=None) -> str:
+        """The sentence stating the power analysis and its method (empty when not asked)."""
+        return power_sentence(self.power(), gettext)
 
     def columns(self) -> list[str]:
         """The declared columns this comparison holds values for: the systems' columns
@@ -211,11 +234,18 @@ class Comparison:
 
     def provenance(self) -> dict:
         """RankLab version, conventions and :data:`PARAMETERS` (what every export states)."""
-        return provenance(self._conventions, **self.parameters())
+        params = self.parameters()
+        if "power" in params:  # its method is stated in words beside the table
+            params["power"] = {k: v for k, v in params["power"].items() if k != "method_text"}
+        return provenance(self._conventions, **params)
 
     def parameters(self) -> dict:
-        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values."""
+        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values (and
+        ``power``, the topic set size design's settings, when it was asked; ``systems`` and
+        ``system_test`` where runs form systems)."""
         out = {k: self.settings[k] for k in PARAMETERS}
+        if self.power():
+            out["power"] = dict(self.power())
         if self.settings.get("systems"):
             out["systems"] = self.settings["systems"]
             out["system_test"] = SYSTEM_TEST
@@ -245,9 +275,10 @@ class Comparison:
                 field="format",
                 params={"format": fmt},
             )
-        return format_table(
-            self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries()
-        )
+        title = self.queries()
+        if self.power():
+            title = f"{title}\n{self.power_sentence()}"
+        return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=title)
 
     def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
         """The paper table (:meth:`paper`) in plain Markdown: a pipe table, the legend and the
@@ -327,6 +358,10 @@ def compare(
     all_pairs: Literal[False] = ...,
     test: str = ...,
     systems: Mapping[str, Sequence[str]] | None = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison: ...
 
 
@@ -350,6 +385,10 @@ def compare(
     all_pairs: bool = ...,
     test: str = ...,
     systems: Mapping[str, Sequence[str]] | None = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison | AllPairsComparison: ...
 
 
@@ -372,6 +411,10 @@ def compare(
     all_pairs: bool = False,
     test: str = "permutation",
     systems: Mapping[str, Sequence[str]] | None = None,
+    power: bool | float = False,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
@@ -401,6 +444,19 @@ def compare(
         runs per system, their spread (seed SD) and a test that accounts for queries and
         seeds (interval and p-value, corrected like the others):
         :mod:`metrics_core.stats.systems`. ``baseline`` may name a system.
+    power : bool or float
+        How many queries each comparison needs (topic set size design: Sakai, IRJ 2016;
+        Webber, Moffat & Zobel, CIKM 2008): ``True`` for power 0.8, or the power. Adds to
+        every row the standard deviation of the per-query differences, the queries the
+        paired t-test needs to detect the observed difference (``queries_needed``) and the
+        chosen one (``power_delta``: ``queries_needed_target``), and the smallest difference
+        the current queries detect (``min_detectable``), power from the noncentral t
+        (:mod:`metrics_core.stats.power`); ``to_frame``, ``to_dict`` (each record's
+        ``power``, the settings in ``comparison.power``) and the plain table show them.
+    power_alpha, power_delta, power_method :
+        The t-test's level (default ``alpha``), a chosen difference to size the query set
+        for, and ``"exact"`` (noncentral t) or ``"nagata"`` (Sakai's Excel tool's
+        approximation).
 
     Returns
     -------
@@ -446,6 +502,7 @@ def compare(
             alpha=alpha,
             query_set=query_set,
             conventions=conventions,
+            **_power_options(power, power_alpha, power_delta, power_method),
         )
     runs = as_runs(evaluations)
     if not runs:
@@ -476,6 +533,7 @@ def compare(
         tests=tests,
         interval=interval,
         family=family,
+        **_power_options(power, power_alpha, power_delta, power_method),
     )
     if members_of is not None:
         from metrics_core.stats.systems import check_systems, seed_columns
@@ -521,6 +579,18 @@ def _systems_from_mapping(evaluations, systems):
             runs.extend(as_runs({name: value}))
             taken.add(str(name))
     return runs, groups
+def _power_options(power, power_alpha, power_delta, power_method) -> dict:
+    """The power keywords of :func:`compare_runs` from :func:`compare`'s (``power=True``:
+    0.8)."""
+    if power is False or power is None:
+        return {}
+    level = 0.8 if power is True else float(power)
+    return {
+        "power": level,
+        "power_alpha": power_alpha,
+        "power_delta": power_delta,
+        "power_method": power_method,
+    }
 
 
 def compare_json(

@@ -106,6 +106,8 @@ class RunValues:
         The evaluation's diagnostics (missing and extra queries, ties, duplicates).
     tie_report : dict, optional
         The evaluation's tie report, when it has one.
+    unjudged_report : dict, optional
+        The evaluation's unjudged report, when it has one.
 
     Examples
     --------
@@ -119,6 +121,7 @@ class RunValues:
     aggregate: dict = field(default_factory=dict)
     diagnostics: dict = field(default_factory=dict)
     tie_report: dict | None = None
+    unjudged_report: dict | None = None
 
     @classmethod
     def from_evaluation(cls, evaluation) -> RunValues:
@@ -137,6 +140,7 @@ class RunValues:
             dict(evaluation.aggregate),
             dict(evaluation.diagnostics),
             getattr(evaluation, "tie_report", None),
+            getattr(evaluation, "unjudged_report", None),
         )
 
     def __post_init__(self):
@@ -168,6 +172,8 @@ class RunValues:
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
             out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
         return out
 
 
@@ -236,6 +242,7 @@ def runs_from_json(
                 aggregate,
                 dict(entry.get("diagnostics") or {}),
                 entry.get("tie_report"),
+                entry.get("unjudged_report"),
             )
         )
     conventions = payload.get("conventions") or {}

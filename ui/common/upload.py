@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.errors import InputError
+from metrics_core.io.limits import using_limits
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import budget, state
@@ -245,8 +246,11 @@ def upload_slot(
         None
     ):  # within the memory budget: refused before reading when it does not fit
         with ExitStack() as stack:
-            for f in files:
-                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name))
+            limits = [
+                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name)) for f in files
+            ]
+            # the readers decode no more than the reservations were made for
+            stack.enter_context(using_limits(max(limits, key=lambda x: x.input_bytes)))
             load(files)
 
     read_now, error = read_once(

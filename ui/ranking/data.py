@@ -15,6 +15,7 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.io.coverage import coverage_report
+from metrics_core.io.limits import using_limits
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.io.run_names import base_run_name
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
@@ -83,11 +84,11 @@ def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | Non
     and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
     server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
     if len(data) >= STREAM_PARSE_BYTES and fmt in ("auto", "trec") and not columns:
-        with budget.reserve(data, "run-stream", filename):
+        with budget.reserve(data, "run-stream", filename) as limits, using_limits(limits):
             run = _read_in_batches(data, filename, fmt)
         if run is not None:
             return run
-    with budget.reserve(data, "run", filename):
+    with budget.reserve(data, "run", filename) as limits, using_limits(limits):
         return store.put(  # off the heap, in the session's folder (mapped back)
             mc.read_run(
                 _Named(data, filename) if filename else data,
@@ -143,7 +144,7 @@ def parse_qrels(
 ) -> mc.Qrels:
     """Parse qrels bytes (once per upload, within the memory gate, into the session's folder,
     as :func:`parse_run`)."""
-    with budget.reserve(data, "qrels", filename):
+    with budget.reserve(data, "qrels", filename) as limits, using_limits(limits):
         return store.put(
             mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
         )

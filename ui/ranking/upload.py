@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from metrics_core.io.limits import using_limits
 from metrics_core.io.tables import ROLES
 from ui.common import budget, state
 from ui.common.i18n import count, ngettext
@@ -74,7 +75,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 run_files.parsed(uploaded, parse_run(data, uploaded.name, fmt, mapping))
             else:
                 index_col = (mapping or {}).get("query_id")
-                with budget.reserve(data, "meta", uploaded.name):
+                with budget.reserve(data, "meta", uploaded.name) as limits, using_limits(limits):
                     st.session_state[state.META] = read_metadata(
                         data, uploaded.name, index_col=index_col
                     )
@@ -152,6 +153,7 @@ def upload_box(
             [f for f in files if all(f is not g for g, _err in failed)],
             fresh,
             held=run_files.held_ids(slot.widget_key),
+            order=run_files.box_order(slot.widget_key),
         )
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release(
