@@ -12,7 +12,7 @@ from ui.common.downloads import download_buttons
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
 from ui.fusion import widgets as fw
 from ui.ranking.data import has_runs
 from ui.samples import load_every_sample
@@ -126,10 +126,12 @@ with page(_("Fusion")) as p:
                     weights=weights,
                     params=params,
                     qrels=qrels if fw.is_supervised(method) else None,
-                    name=f"{method}({'+'.join(picked)})",
+                    name=fw.fused_run_name(method, picked, tuned=False),
                 )
             fused_name = (
-                fw.fused_label(method, result.in_sample) if result is not None else fused.name
+                fw.fused_run_name(method, picked, tuned=True, in_sample=result.in_sample)
+                if result is not None
+                else fused.name
             )
             evaluations = [
                 mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
@@ -159,7 +161,14 @@ with page(_("Fusion")) as p:
     st.subheader(_("The fused run beside its inputs"))
     board = comparison.paper()
     board.index.name = _("Run")
-    st.dataframe(board, width="stretch", placeholder=MISSING)
+    st.dataframe(
+        board,
+        width="stretch",
+        placeholder=MISSING,
+        column_config={"_index": st.column_config.TextColumn(width="large")},
+    )
+    # every run's name in full, wrapped (a long fused name would be cut in a grid cell)
+    st.caption(md_text(fw.board_names(list(board.index))))
     st.caption(comparison.legend(gettext=_))
     pairs = comparison.to_frame()
     against = pairs[pairs["run_b"] == fused_name][
@@ -219,6 +228,9 @@ with page(_("Fusion")) as p:
             )
         )
     st.caption(_("Download the fused run (TREC)"))
+    join_slot = st.container()
     download_buttons(
         {"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download"
     )
+    with join_slot:
+        fw.join_button(fused, fused_name)

@@ -542,6 +542,25 @@ def clear_loaded() -> None:
     forget()
 
 
+def add_run(run: mc.Run, name: str) -> str:
+    """Load ``run`` beside the others, as an upload is (a fused run, from the Fusion page):
+    named ``name``, or ``name (2)``, ``name (3)`` ... when a loaded run holds it; every page
+    shows it, and the end of the script run moves it off the heap with the others
+    (:func:`ui.common.store.settle`). Returns the name it got."""
+    runs = dict(st.session_state.get(state.RUNS) or {})
+    final, n = name, 1
+    while final in runs:
+        n += 1
+        final = f"{name} ({n})"
+    import copy
+
+    loaded = copy.copy(run)  # the fused run keeps its own name where the page holds it
+    loaded.name = final
+    runs[final] = loaded
+    st.session_state[state.RUNS] = runs
+    return final
+
+
 def remove_run(name: str) -> None:
     """Unload one run (its evaluations go with it)."""
     runs = st.session_state.get(state.RUNS) or {}
