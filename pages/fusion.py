@@ -227,8 +227,8 @@ with page(_("Fusion")) as p:
                 "other folds; the inputs are scored on the same queries."
             )
         )
+    join_slot = st.container()  # the button that loads the fused run, above its download
     st.caption(_("Download the fused run (TREC)"))
-    join_slot = st.container()
     download_buttons(
         {"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download"
     )
