@@ -92,7 +92,7 @@ with page(_("Measures explained")) as p:
             params = METHODS[name].signature()
             if params:
                 st.caption(_("parameters: {params}").format(params=params))
-            st.caption(_("Reference: {reference}").format(reference=METHODS[name].ref))
+            st.caption(_("Reference: {reference}").format(reference=_(METHODS[name].ref)))
 
     st.header(_("Worked example"))
     st.write(

@@ -61,7 +61,9 @@ def all_pairs_section(
         st.error(exc.plain(_))
         p.stop()
     st.subheader(_("Every run against every other"))
-    st.dataframe(comparison.paper(), width="stretch", placeholder=MISSING)
+    board = comparison.paper()
+    board.index.name = _("Run")  # the library's heading is "run", in English
+    st.dataframe(board, width="stretch", placeholder=MISSING)
     st.caption(comparison.legend(gettext=_))
     download_buttons(
         {

@@ -56,8 +56,9 @@ def hand_params(method: str) -> list[str]:
 
 
 def reference(method: str) -> str:
-    """The method's literature reference."""
-    return METHODS[method].ref
+    """The method's literature reference, in the page's language (authors joined by its word
+    for "and"; titles as published)."""
+    return _(METHODS[method].ref)
 
 
 def fused_label(method: str, in_sample: bool) -> str:
