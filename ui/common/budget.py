@@ -42,6 +42,7 @@ import streamlit as st
 
 from metrics_core.errors import N_, InputError
 from ui.common import state
+from ui.common.style import plain
 
 MB = 1_000_000
 #: Defaults for a 1 GB host: the server's ceiling (a watchdog kills at 1,024 MB) and one visitor's share.
@@ -175,6 +176,25 @@ class _Gate:
 
 
 _gate = _Gate()
+
+
+@contextmanager
+def _gated():
+    """Mark this thread as inside the gate while the block runs (:func:`gated`)."""
+    depth = getattr(_gate.local, "gated", 0)
+    _gate.local.gated = depth + 1
+    try:
+        yield
+    finally:
+        _gate.local.gated = depth
+
+
+def gated() -> bool:
+    """Whether this thread runs inside the gate now: within a computation's or an upload's
+    reservation (:func:`work`, :func:`reserve`), whatever its size (a need of 0 included).
+    The app's data modules call the library only there (tests/app/test_one_gate.py runs
+    every page with the library's computations refusing any call made elsewhere)."""
+    return getattr(_gate.local, "gated", 0) > 0
 
 
 def _mine() -> int:
@@ -321,7 +341,7 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
             ),
         )
 
-    with _held(peak, refusal, wait=not _mine()):
+    with _gated(), _held(peak, refusal, wait=not _mine()):
         yield
 
 
@@ -370,7 +390,8 @@ def work(need: int, name: str | None = None):
     (:func:`wait_seconds`). Work started inside another reservation of the same thread is part
     of it (nothing more is reserved). ``name``: the run the work evaluates, for the refusal."""
     if need <= 0 or _mine():
-        yield
+        with _gated():
+            yield
         return
 
     def refusal(free: int) -> InputError:
@@ -397,7 +418,7 @@ def work(need: int, name: str | None = None):
             hint=hint,
         )
 
-    with _held(need, refusal):
+    with _gated(), _held(need, refusal):
         yield
 
 
@@ -411,8 +432,10 @@ def cost_line() -> str:
     """What the visitor's data costs, in the visitor's words (the Data page's caption)."""
     from ui.common.i18n import gettext as _
 
-    return _("Your data holds about {used} of your {share} share of this server's memory.").format(
-        used=_mb(visitor_cost()), share=_mb(visitor_budget())
+    return plain(
+        _("Your data holds about {used} of your {share} share of this server's memory."),
+        used=_mb(visitor_cost()),
+        share=_mb(visitor_budget()),
     )
 
 
@@ -675,6 +698,7 @@ __all__ = [
     "reserve",
     "work",
     "work_need",
+    "gated",
     "reserved",
     "wait_seconds",
     "cost_line",

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-import metrics_core as mc
+from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.sidebar import conventions as sidebar_conventions
-from ui.common.style import md_text
+from ui.common.style import md_text, say
 from ui.ranking.data import (
     coverage_notes,
     evaluate_loaded,
@@ -35,6 +36,9 @@ from ui.ranking.data import (
     unusable_runs,
 )
 from ui.ranking.widgets import require_data
+
+if TYPE_CHECKING:
+    import metrics_core as mc
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def ranking_prologue(
     try:
         with st.spinner(spinner or _("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conventions)
-    except mc.InputError as exc:
+    except InputError as exc:
         st.error(md_text(exc.plain(_)))  # uploaded names in the message stay text
         stop()
         return None
@@ -98,10 +102,14 @@ def ranking_prologue(
     if len(usable) < max(min_runs, 1):
         if evaluations:
             st.info(
-                _(
-                    "This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
-                    "the Data page."
-                ).format(n=max(min_runs, 1), k=len(usable))
+                say(
+                    _(
+                        "This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
+                        "the Data page."
+                    ),
+                    n=max(min_runs, 1),
+                    k=len(usable),
+                )
             )
         stop()
         return None

@@ -18,10 +18,10 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.io.run_names import RunFile, unique_run_names
-from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.keep import keep_keys
+from ui.common.style import say
 from ui.common.upload import human_size
 
 FILES = (
@@ -128,21 +128,23 @@ def name_box(box: str, files: list, fresh: bool, held: Sequence[str] = ()) -> bo
 
         drop_unloaded()  # results of a removed run leave the session cache with it
     notes = [
-        _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
-            file=markdown_escape(files[i].name),
+        say(
+            _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken."),
+            file=files[i].name,
             i=i + 1,
             size=human_size(files[i].size),
-            name=markdown_escape(name),
-            base=markdown_escape(base),
+            name=name,
+            base=base,
         )
         for i, name, base in naming.renamed
     ]
     notes += [
-        _("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
-            file=markdown_escape(files[i].name),
+        say(
+            _("{file} (file {i}) has the same content as file {first}: one run, **{name}**."),
+            file=files[i].name,
             i=i + 1,
             first=first + 1,
-            name=markdown_escape(naming.names[i]),
+            name=naming.names[i],
         )
         for i, first in naming.repeats
     ]
