@@ -63,14 +63,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env_extra: dict | None = None):
-    """``streamlit run app.py`` on a free local port; returns (process, url)."""
+def start_server(
+    env_extra: dict | None = None,
+    prefix: list[str] | None = None,
+    log: Path | None = None,
+    startup_s: float = 90,
+):
+    """``streamlit run app.py`` on a free local port; returns (process, url).
+
+    ``prefix``: a command that runs it (``prefix + [python, -m, streamlit, ...]``, e.g. one that
+    puts it in a memory cgroup first); ``log``: a file for the server's output (else dropped)."""
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     env.pop("RANKLAB_HISTORY_STORE", None)  # the default: a history per session
     env.update(env_extra or {})
+    out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
     proc = subprocess.Popen(
         [
+            *(prefix or []),
             sys.executable,
             "-m",
             "streamlit",
@@ -89,11 +99,13 @@ def start_server(env_extra: dict | None = None):
         ],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
     )
+    if log is not None:
+        out.close()  # the server holds its own copy
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + startup_s
     while True:
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2):

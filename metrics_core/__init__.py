@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core import calibration, detection, dynamic_k, fusion, hashing, io, stats
     from metrics_core.calibration import calibration_report
     from metrics_core.conventions import Conventions
-    from metrics_core.data import Qrels, Run
+    from metrics_core.data import Qrels, Run, SubtopicQrels
     from metrics_core.detection import average_precision_score, roc_auc_score, tpr_at_fpr
     from metrics_core.dynamic_k import dynamic_k_scores
     from metrics_core.errors import InputError
@@ -60,6 +60,7 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "from_relevance_vectors": ("metrics_core.io", "from_relevance_vectors"),
     "Run": ("metrics_core.data", "Run"),
     "Qrels": ("metrics_core.data", "Qrels"),
+    "SubtopicQrels": ("metrics_core.data", "SubtopicQrels"),
     "Conventions": ("metrics_core.conventions", "Conventions"),
     "InputError": ("metrics_core.errors", "InputError"),
     "parse_measure": ("metrics_core.ranking.registry", "parse_measure"),

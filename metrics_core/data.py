@@ -81,6 +81,7 @@ def as_string_array(values, what: str, source: str) -> pa.Array:
 MISSING_TEXTS = {
     "query id": (N_("missing query id in row {row}"), N_("Every row needs a query id")),
     "document id": (N_("missing document id in row {row}"), N_("Every row needs a document id")),
+    "subtopic": (N_("missing subtopic in row {row}"), N_("Every row needs a subtopic")),
 }
 #: the name of a table's values -> (problem, hint) when one is not a finite number
 NOT_FINITE_TEXTS = {
@@ -293,3 +294,229 @@ class Qrels(_Columns):
 
     def __repr__(self) -> str:
         return f"Qrels(rows={len(self)}, source={self.source!r})"
+
+
+class SubtopicQrels(Qrels):
+    """Relevance judgements per subtopic (intent) of each query: the qrels of the diversity
+    measures (ndeval's ``qid subtopic docid judgement`` lines).
+
+    Seen as :class:`Qrels` (by every other measure, the join, the coverage report) it holds
+    one row per judged (query, document), labelled with the document's highest label over
+    the query's subtopics: relevant to the query when relevant to any of its subtopics (as
+    ndeval counts a document for its non-intent-aware MAP). The subtopic judgements behind
+    it are kept as columns over those rows:
+
+    Attributes
+    ----------
+    subtopic_names : list of str
+        The subtopic ids, in the order their gains are added (ndeval's: by number when
+        every id is a whole number, as ndeval.c reads them; else as first met).
+    pair_ptr : int64 array, shape (rows + 1,)
+        The subtopic judgements of row ``r`` are ``pair_ptr[r]:pair_ptr[r + 1]``.
+    pair_subtopic : int32 array
+        Subtopic (index into :attr:`subtopic_names`) of each subtopic judgement, ascending
+        within a row.
+    pair_label : float64 array
+        Its label.
+    pair_line : int64 array or None
+        Its line in the source (when known).
+    subtopic_duplicates : (int, tuple of int or None)
+        Number of (query, subtopic, document) judgements given more than once (each kept
+        with its highest label), and the lines of the first one given twice (when known).
+
+    Examples
+    --------
+    >>> q = SubtopicQrels.from_judgements(["1", "1", "1"], ["1", "2", "2"], ["a", "a", "b"], [1, 0, 2])
+    >>> q.doc_ids.tolist(), q.relevance.tolist(), q.subtopic_names
+    (['a', 'b'], [1.0, 2.0], ['1', '2'])
+    >>> q.pair_ptr.tolist(), q.pair_subtopic.tolist(), q.pair_label.tolist()
+    ([0, 2, 3], [0, 1, 1], [1.0, 0.0, 2.0])
+    """
+
+    def __init__(
+        self,
+        query_ids,
+        doc_ids,
+        relevance,
+        *,
+        subtopic_names,
+        pair_ptr,
+        pair_subtopic,
+        pair_label,
+        pair_line=None,
+        subtopic_duplicates=(0, None),
+        source: str = "<qrels>",
+        line_numbers=None,
+        rows_are_lines: bool = False,
+        extra_query_ids=(),
+    ):
+        super().__init__(
+            query_ids,
+            doc_ids,
+            relevance,
+            source=source,
+            line_numbers=line_numbers,
+            rows_are_lines=rows_are_lines,
+            extra_query_ids=extra_query_ids,
+        )
+        self.subtopic_names = list(subtopic_names)
+        self.pair_ptr = np.asarray(pair_ptr, dtype=np.int64)
+        self.pair_subtopic = np.asarray(pair_subtopic, dtype=np.int32)
+        self.pair_label = np.asarray(pair_label, dtype=np.float64)
+        self.pair_line = None if pair_line is None else np.asarray(pair_line, dtype=np.int64)
+        self.subtopic_duplicates = subtopic_duplicates
+
+    @classmethod
+    def from_judgements(
+        cls,
+        query_ids,
+        subtopics,
+        doc_ids,
+        relevance,
+        *,
+        source: str = "<qrels>",
+        line_numbers=None,
+        extra_query_ids=(),
+    ) -> SubtopicQrels:
+        """Subtopic qrels from one row per (query, subtopic, document) judgement (any
+        order; a judgement given twice keeps its highest label and is counted in
+        :attr:`subtopic_duplicates`)."""
+        qid = as_string_array(query_ids, "query id", source)
+        docid = as_string_array(doc_ids, "document id", source)
+        sub = as_string_array(subtopics, "subtopic", source)
+        label = np.asarray(relevance, dtype=np.float64)
+        n = len(label)
+        if not (len(qid) == len(docid) == len(sub) == n):
+            raise InputError(N_("columns of different lengths"), source=source)
+        bad = ~np.isfinite(label)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            problem, hint = NOT_FINITE_TEXTS["relevance"]
+            line = None if line_numbers is None else int(np.asarray(line_numbers)[i])
+            raise InputError(
+                problem, source=source, line=line, hint=hint, params={"value": label[i].item()}
+            )
+        lines = None if line_numbers is None else np.asarray(line_numbers, dtype=np.int64)
+        qcode = _codes(qid)
+        dcode = _codes(docid)
+        names, scode = _subtopic_codes(sub)
+        # one row per (query, document), in the order first met
+        key = qcode * (int(dcode.max(initial=0)) + 1) + dcode
+        _, first, row_of = np.unique(key, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        row_of = rank[row_of.reshape(-1)]
+        first = first[order]
+        # the judgements sorted by (row, subtopic); one per (row, subtopic): the highest label
+        n_sub = max(len(names), 1)
+        pkey = row_of * n_sub + scode
+        by = np.lexsort((-label, pkey))
+        pkey_sorted = pkey[by]
+        head = np.r_[True, pkey_sorted[1:] != pkey_sorted[:-1]] if n else np.zeros(0, bool)
+        dup_count = int(n - np.count_nonzero(head))
+        dup_lines = None
+        if dup_count and lines is not None:
+            twice = int(np.flatnonzero(~head)[0])
+            same = by[pkey_sorted == pkey_sorted[twice]]
+            dup_lines = tuple(sorted(int(lines[i]) for i in same[:2]))
+        kept = by[head]
+        prow = row_of[kept]
+        counts = np.bincount(prow, minlength=len(first))
+        ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        best = np.full(len(first), -np.inf)
+        np.maximum.at(best, row_of, label)
+        take = pa.array(first, type=pa.int64())
+        return cls(
+            qid.take(take),
+            docid.take(take),
+            best,
+            subtopic_names=names,
+            pair_ptr=ptr,
+            pair_subtopic=scode[kept],
+            pair_label=label[kept],
+            pair_line=None if lines is None else lines[kept],
+            subtopic_duplicates=(dup_count, dup_lines),
+            source=source,
+            line_numbers=None if lines is None else lines[first],
+            extra_query_ids=extra_query_ids,
+        )
+
+    def take_rows(self, rows, qid, docid, *, line_numbers=None, extra_query_ids=()):
+        """The subtopic qrels of some of its rows (``rows``, ascending), whose query and
+        document ids (``qid``, ``docid``) the caller took already (a block's share)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lo, hi = self.pair_ptr[rows], self.pair_ptr[rows + 1]
+        count = hi - lo
+        at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+        return SubtopicQrels(
+            qid,
+            docid,
+            self.relevance[rows],
+            subtopic_names=self.subtopic_names,
+            pair_ptr=np.concatenate(([0], np.cumsum(count))).astype(np.int64),
+            pair_subtopic=self.pair_subtopic[at],
+            pair_label=self.pair_label[at],
+            pair_line=None if self.pair_line is None else self.pair_line[at],
+            subtopic_duplicates=self.subtopic_duplicates,
+            source=self.source,
+            line_numbers=line_numbers,
+            extra_query_ids=extra_query_ids,
+        )
+
+    def to_frame(self, subtopics: bool = False) -> pd.DataFrame:
+        """The judgements: one row per (query, document) (their highest label), or with
+        ``subtopics=True`` one row per subtopic judgement (columns ``query_id``,
+        ``subtopic``, ``doc_id``, ``relevance``)."""
+        if not subtopics:
+            return super().to_frame()
+        import pandas as pd
+
+        row = np.repeat(np.arange(len(self)), np.diff(self.pair_ptr))
+        names = np.asarray(self.subtopic_names, dtype=object)
+        return pd.DataFrame(
+            {
+                "query_id": self.query_ids[row],
+                "subtopic": names[self.pair_subtopic] if len(names) else [],
+                "doc_id": self.doc_ids[row],
+                "relevance": self.pair_label,
+            }
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"SubtopicQrels(rows={len(self)}, subtopic judgements={len(self.pair_label)}, "
+            f"source={self.source!r})"
+        )
+
+
+def _codes(arr: pa.Array) -> np.ndarray:
+    """Integer code of each string of ``arr`` (equal strings, equal codes)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if not len(arr):
+        return np.zeros(0, dtype=np.int64)
+    return pc.dictionary_encode(arr).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _subtopic_codes(sub: pa.Array) -> tuple[list[str], np.ndarray]:
+    """(names, code of each row): names by number when all are whole numbers (as ndeval.c
+    reads them), else in the order first met."""
+    if isinstance(sub, pa.ChunkedArray):
+        sub = sub.combine_chunks()
+    if pa.types.is_dictionary(sub.type):
+        sub = sub.cast(sub.type.value_type)
+    if not len(sub):
+        return [], np.zeros(0, dtype=np.int32)
+    enc = pc.dictionary_encode(sub)
+    names = enc.dictionary.to_pylist()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if all(n.isascii() and n.isdigit() for n in names):
+        order = sorted(range(len(names)), key=lambda i: (int(names[i]), names[i]))
+        new = np.empty(len(names), dtype=np.int64)
+        new[order] = np.arange(len(names))
+        names = [names[i] for i in order]
+        codes = new[codes]
+    return names, codes.astype(np.int32)

@@ -4,6 +4,11 @@ Every problem with user input is an :class:`InputError`: it names the file, the 
 (when there is one), what is wrong and what to do. The command line prints it on one
 line and exits with status 2; the app shows it in an error box and keeps what was
 already loaded.
+
+The library's words name its own arguments, written ``name=`` (``block_rows=``,
+``max_input_mb=``; :func:`argument` for one given as a value): the command line shows its
+flags in their place (``--block-rows``), through its one table of them
+(:data:`metrics_core.cli.ARGUMENT_FLAGS`, applied by :meth:`InputError.render`).
 """
 
 from __future__ import annotations
@@ -95,6 +100,18 @@ class Phrase(str):
         return fill(self.template, self.params, gettext)
 
 
+def argument(name: str, value: str = "") -> Phrase:
+    """A library argument as a message names it, ``name=value`` (``score_col=``), for a
+    value of a template: a :class:`Phrase` without a catalog entry (an argument's name is
+    not translated), which the command line's words turn into its flag.
+
+    >>> argument("score_col"), argument("tie_report", "True").translate({"tie_report=True": "--tie-report"}.get)
+    ('score_col=', '--tie-report')
+    """
+    words = name + "=" + value  # an argument's name is not translated: no catalog entry
+    return Phrase(words)
+
+
 def prefixed(prefix: str, problem: str) -> Phrase:
     """``prefix + problem`` (e.g. ``"row 3: "`` and a problem) as one translatable
     :class:`Phrase`; each part is translated on its own (plain strings stay as they are).
@@ -120,7 +137,8 @@ class InputError(ValueError):
         What the user can do about it, in the words of the command line and of Python
         (it may name command-line options or ``columns={...}``).
     option : str, optional
-        The command-line option the problem concerns, e.g. ``"--baseline"``.
+        The command-line option the problem concerns, e.g. ``"--baseline"``: given by the
+        command line's own checks only (the library names its arguments, in ``field``).
     field : str, optional
         The input the problem concerns under its library name (``"qrels"``, ``"run"``,
         ``"meta"``, ``"baseline"``, ``"measures"``, a column role such as ``"query_id"``):
@@ -249,6 +267,24 @@ class InputError(ValueError):
             field=changes.get("field", self.field),
             plain_hint=texts["plain_hint"],
             params=self.params,
+        )
+
+    def render(self, gettext: Callable[[str], str] | None = None, *, plain: bool = False) -> str:
+        """The message with every text of the library (templates, :class:`Phrase` values,
+        the "file, line" frame) first passed through ``gettext``; user data is never passed.
+        ``str(self)`` is ``render()``; the command line renders with its words (the
+        library's argument names as its flags); :meth:`plain` is ``render(gettext,
+        plain=True)``.
+
+        >>> exc = InputError(N_("{count} rows"), hint=N_("Raise block_rows="), params={"count": 3})
+        >>> exc.render(lambda t: t.replace("block_rows=", "--block-rows"))
+        '3 rows. Raise --block-rows'
+        """
+        if plain:
+            return self.plain(gettext)
+        tr = gettext or _identity
+        return self._format(
+            self._fill(self.templates["problem"], tr), self._fill(self.templates["hint"], tr), tr
         )
 
     def plain(self, gettext: Callable[[str], str] | None = None) -> str:

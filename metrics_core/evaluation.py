@@ -41,6 +41,7 @@ class Evaluation:
         The :class:`~metrics_core.ranking.ranked.Ranking` the evaluation came from; None
         when the run was evaluated in blocks or on a Dask cluster.
     tie_report : dict, optional
+    unjudged_report : dict, optional
     coverage : dict or callable, optional
         The coverage report, or a function of no argument that makes it on first use.
     streaming, distributed : dict, optional
@@ -63,6 +64,14 @@ class Evaluation:
         With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
         "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
         "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
+    unjudged_report : dict or None
+        With ``evaluate(..., unjudged_report=True)``: ``{"per_query": {qid: {measure:
+        {"value", "min", "max"}}}, "aggregate": {measure: {"min", "max"}},
+        "unjudged_dependent": {measure: [qid, ...]}, "covered": [measure, ...],
+        "not_covered": {measure: reason}, "unjudged_documents", "queries_with_unjudged",
+        "top_label"}``: the lowest and highest value over every labelling of the unjudged
+        retrieved documents with labels 0 .. the qrels' highest
+        (:mod:`metrics_core.ranking.unjudged`).
     conventions : Conventions
     ranking : Ranking or None
     streaming : dict
@@ -84,7 +93,14 @@ class Evaluation:
     """
 
     #: the fields :meth:`replace` changes
-    REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming", "distributed")
+    REPLACEABLE = (
+        "run_name",
+        "tie_report",
+        "unjudged_report",
+        "coverage",
+        "streaming",
+        "distributed",
+    )
 
     run_name: str
     specs: list
@@ -94,6 +110,7 @@ class Evaluation:
     conventions: Any
     ranking: Any
     tie_report: dict | None
+    unjudged_report: dict | None
     streaming: dict
     distributed: dict
     _per_query: Any
@@ -112,6 +129,7 @@ class Evaluation:
         ranking=None,
         *,
         tie_report=None,
+        unjudged_report=None,
         coverage=None,
         streaming=None,
         distributed=None,
@@ -129,6 +147,7 @@ class Evaluation:
         put(
             "tie_report", tie_report
         )  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+        put("unjudged_report", unjudged_report)  # see metrics_core.ranking.unjudged
         self._put_coverage(coverage)
         for name, info in (("streaming", streaming), ("distributed", distributed)):
             if info is not None:  # present only on the path that made it
@@ -243,7 +262,8 @@ class Evaluation:
         Returns
         -------
         dict
-            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"]}``, or the
+            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"],
+            ["unjudged_report"]}``, or the
             nested per-query dict.
 
         Examples
@@ -265,6 +285,8 @@ class Evaluation:
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
             out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
         return out
 
     def summary(self) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from metrics_core.io import (
     run_stream,
 )
 from metrics_core.io.coverage import coverage_report, warn_coverage
+from metrics_core.io.limits import Limits, using_limits
 from metrics_core.ranking.ranked import Ranking, rank, resolve_conventions
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures, rank_cutoffs
 
@@ -39,11 +40,13 @@ def evaluate(
     conventions: Conventions | None = None,
     *,
     tie_report: bool = False,
+    unjudged_report: bool = False,
     block_rows: int | None = None,
     client=None,
     name: str | None = None,
     stream_rows: int | None = None,
     ranker: Callable[[tuple[int, ...]], Ranking] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> Evaluation:
     """Evaluate one run against qrels.
@@ -60,6 +63,11 @@ def evaluate(
         maximum and expected value over all orders of tied documents
         (:mod:`metrics_core.ranking.ties`). Needs the whole run in memory: not with
         ``client``, nor with ``block_rows`` > 0.
+    unjudged_report : bool
+        Also compute :attr:`Evaluation.unjudged_report`: per query and measure the lowest
+        and highest value over every labelling of the unjudged retrieved documents with
+        labels 0 .. the qrels' highest (:mod:`metrics_core.ranking.unjudged`). Needs the
+        whole run in memory, as the tie report.
     block_rows : int, optional
         Evaluate the run in blocks of about this many rows (whole queries), reading it
         as a stream: memory bounded by the block, not the run; same numbers
@@ -88,6 +96,11 @@ def evaluate(
         ``run`` against ``qrels`` under these conventions, built for at least
         ``cutoffs`` (e.g. one the caller keeps and reuses: ranking is the costly step);
         used only when the run is evaluated whole. Default :func:`rank`.
+    limits : Limits, optional
+        What the readers may decode from ``qrels`` and ``run``
+        (:class:`~metrics_core.io.limits.Limits`: the input, line and field limits, JSON's
+        depth; default: the limits in force, :func:`~metrics_core.io.limits.current_limits`).
+        A run read in blocks is bounded by its blocks, not its size.
     **overrides
         Convention fields to change for this call, e.g. ``missing_queries="zero"``,
         ``ties="expected"`` (each value averaged exactly over the orders of tied documents,
@@ -109,15 +122,48 @@ def evaluate(
     >>> {m: round(v, 4) for m, v in ev.aggregate.items()}
     {'P@2': 0.5, 'AP': 0.8333, 'RR': 1.0}
     """
+    with using_limits(limits):
+        return _evaluate(
+            qrels,
+            run,
+            measures,
+            conventions,
+            (tie_report, unjudged_report),
+            block_rows,
+            client,
+            name,
+            stream_rows,
+            ranker,
+            overrides,
+        )
+
+
+def _evaluate(
+    qrels,
+    run,
+    measures,
+    conventions,
+    reports,
+    block_rows,
+    client,
+    name,
+    stream_rows,
+    ranker,
+    overrides,
+) -> Evaluation:
+    """The body of :func:`evaluate`, under its limits (``reports``: the tie report and the
+    unjudged report asked)."""
+    tie_report, unjudged_report = reports
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     check_options(
         tie_report=tie_report,
+        unjudged_report=unjudged_report,
         block_rows=block_rows,
         distributed=client is not None,
         expected_ties=conv.ties == "expected",
     )
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = read_judgements(qrels, specs)
     cutoffs = rank_cutoffs(specs)
     if client is not None:
         from metrics_core.scale.distributed import evaluate_parts
@@ -125,7 +171,8 @@ def evaluate(
         return _named(
             evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows), name
         )
-    whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
+    # the reports and expected ties need every query whole in memory
+    whole = tie_report or unjudged_report or conv.ties == "expected"
     rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
         from metrics_core.scale.streaming import evaluate_stream
@@ -139,12 +186,22 @@ def evaluate(
         except NotStreamable:
             pass  # read whole below (the whole-file reader names any bad line)
     ranking = ranker(cutoffs) if ranker is not None else rank(q, run, conv, cutoffs=cutoffs)
-    ev = ranking.evaluate(specs, tie_report=tie_report, name=name)
+    ev = ranking.evaluate(specs, tie_report=tie_report, unjudged_report=unjudged_report, name=name)
     # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
         return ev.replace(coverage=lambda: coverage_report(q, ranking.run))
-    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=2))
+    return ev.replace(coverage=warn_coverage(q, ranking.run, stacklevel=3))
+
+
+def read_judgements(qrels, specs, **options) -> Qrels:
+    """``qrels`` as :class:`Qrels` (as given when it is one): read with their subtopics
+    (:class:`~metrics_core.data.SubtopicQrels`, ``qid subtopic docid relevance``) when one of
+    ``specs`` (parsed measures) is a diversity measure, which reads them; ``options``: the
+    keywords of :func:`~metrics_core.io.read_qrels` (``fmt``, ``columns``)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    return read_qrels(qrels, subtopics=any(s.definition.subtopics for s in specs), **options)
 
 
 def check_options(
@@ -153,6 +210,7 @@ def check_options(
     block_rows: int | None = None,
     distributed: bool = False,
     expected_ties: bool = False,
+    unjudged_report: bool = False,
 ) -> None:
     """The one check of evaluation options against each other: the tie report and
     ``ties="expected"`` (``expected_ties``) need the whole run in memory, so neither a Dask
@@ -162,28 +220,27 @@ def check_options(
     >>> check_options(tie_report=True, distributed=True)
     Traceback (most recent call last):
     ...
-    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out --scheduler and --block-rows (client, block_rows), or --tie-report (tie_report)
+    metrics_core.errors.InputError: the tie report needs the whole run in memory. Leave out client= and block_rows=, or tie_report=True
     """
     if tie_report and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_("the tie report needs the whole run in memory"),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or "
-                "--tie-report (tie_report)"
-            ),
+            hint=N_("Leave out client= and block_rows=, or tie_report=True"),
             plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
-            option="--tie-report",
             field="tie_report",
+        )
+    if unjudged_report and (distributed or (block_rows or 0) > 0):
+        raise InputError(
+            N_("the unjudged report needs the whole run in memory"),
+            hint=N_("Leave out client= and block_rows=, or unjudged_report=True"),
+            plain_hint=N_("Leave out the scheduler or the block rows, or the unjudged report"),
+            field="unjudged_report",
         )
     if expected_ties and (distributed or (block_rows or 0) > 0):
         raise InputError(
             N_('ties="expected" needs the whole run in memory'),
-            hint=N_(
-                "Leave out --scheduler and --block-rows (client, block_rows), or choose "
-                "another --ties"
-            ),
+            hint=N_("Leave out client= and block_rows=, or choose another ties="),
             plain_hint=N_("Leave out the scheduler or the block rows, or choose another tie rule"),
-            option="--ties",
             field="ties",
         )
 
@@ -216,11 +273,13 @@ def evaluate_many(
     conventions: Conventions | None = None,
     *,
     tie_report: bool = False,
+    unjudged_report: bool = False,
     block_rows: int | None = None,
     scheduler: str | None = None,
     client=None,
     read_options: Mapping | None = None,
     step: Callable[[object], contextlib.AbstractContextManager] | None = None,
+    limits: Limits | None = None,
     **overrides,
 ) -> list[Evaluation]:
     """Evaluate several runs against one qrels: the library's one multi-run entry point
@@ -235,7 +294,7 @@ def evaluate_many(
         ``{name: run}`` (each evaluation named so), or runs (paths, folders or globs of
         parts, or any run source), named by themselves; names repeated among them get
         ``-2``, ``-3`` ...
-    measures, conventions, tie_report, block_rows, **overrides
+    measures, conventions, tie_report, unjudged_report, block_rows, **overrides
         As :func:`evaluate`.
     scheduler : str, optional
         A Dask scheduler address (``tcp://HOST:PORT``, or ``local:N`` for N local worker
@@ -248,6 +307,8 @@ def evaluate_many(
     step : callable, optional
         ``step(run)``: a context manager around each run's evaluation (the command line's
         progress lines).
+    limits : Limits, optional
+        What the readers may decode (as :func:`evaluate`'s).
 
     Examples
     --------
@@ -257,11 +318,17 @@ def evaluate_many(
     [('a', 1.0), ('b', 0.5)]
     """
     distributed = bool(scheduler) or client is not None
-    check_options(tie_report=tie_report, block_rows=block_rows, distributed=distributed)
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    check_options(
+        tie_report=tie_report,
+        unjudged_report=unjudged_report,
+        block_rows=block_rows,
+        distributed=distributed,
+    )
+    with using_limits(limits):
+        q = read_judgements(qrels, parse_measures(measures))
     named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
     evaluations = []
-    with _cluster(None if client is not None else scheduler) as connected:
+    with using_limits(limits), _cluster(None if client is not None else scheduler) as connected:
         client = client if client is not None else connected
         for name, r in named:
             source = r
@@ -275,6 +342,7 @@ def evaluate_many(
                         measures,
                         conventions,
                         tie_report=tie_report,
+                        unjudged_report=unjudged_report,
                         block_rows=block_rows,
                         client=client,
                         name=name,
@@ -332,5 +400,6 @@ __all__ = [
     "evaluate_many",
     "evaluate_runs",
     "rank",
+    "read_judgements",
     "unique_names",
 ]

@@ -8,7 +8,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import MISSING, md_text, say, threshold_text
+from ui.common.style import MISSING, THRESHOLD_FORMAT, md_text, say, threshold_text
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -107,7 +107,7 @@ def at_threshold(bins: dict) -> None:
         0.0,
         1.0,
         step=0.01,
-        format="%.4f",
+        format=THRESHOLD_FORMAT,  # the threshold itself (shared with Detection: 0.655105)
         key=dst.CAL_THRESHOLD,
         on_change=_share_calibration_threshold,
     )

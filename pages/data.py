@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from ui.common import budget, keep, state
+from ui.common import keep, state, store
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
@@ -102,15 +102,16 @@ with page(
     buttons.button(
         _("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded
     )
-    # what the visitor's data costs on a shared server (the budget that refuses an upload)
+    # where the visitor's data is kept on a shared server, and what the memory gate does
     expired = keep.expired_note()
     if expired:
         st.warning(expired, icon=":material/history:")
     cost_slot.caption(
-        say("{cost} {kept}", cost=budget.cost_line(), kept=keep.keep_note()),
+        say("{cost} {kept}", cost=store.cost_line(), kept=keep.keep_note()),
         help=_(
-            "Uploads are checked against your share before they are read; larger runs are evaluated with the "
-            "command line (ranklab evaluate), which streams them."
+            "Every upload and computation reserves the memory it needs before it starts, in turn; what "
+            "could never fit is refused, and runs of any size are evaluated with the command line "
+            "(ranklab evaluate), which streams them."
         ),
     )
 

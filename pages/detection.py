@@ -7,7 +7,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import MISSING, heading, say, threshold_text
+from ui.common.style import MISSING, THRESHOLD_FORMAT, heading, say, threshold_text
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
@@ -92,15 +92,12 @@ with page(
             column_config={
                 **{
                     _(c): st.column_config.NumberColumn(heading(_(c)), format="%.4f")
-                    for c in (
-                        "target FPR",
-                        "TPR",
-                        "achieved FPR",
-                        "threshold",
-                        "next TPR",
-                        "next FPR",
-                        "next threshold",
-                    )
+                    for c in ("target FPR", "TPR", "achieved FPR", "next TPR", "next FPR")
+                },
+                # a threshold as it is (0.655105, not 0.6551: a score of 0.6551 is below it)
+                **{
+                    _(c): st.column_config.NumberColumn(heading(_(c)), format=THRESHOLD_FORMAT)
+                    for c in ("threshold", "next threshold")
                 },
                 _("allowed FP"): st.column_config.NumberColumn(
                     heading(_("allowed FP")),
@@ -210,10 +207,7 @@ with page(
                 .T[["value", "low", "high", "n_undefined"]]
                 .astype({"value": float, "low": float, "high": float, "n_undefined": int})
             )
-            ci_table.index = [
-                {"auroc": "AUROC", "auprc": "AUPRC", "tpr@0.05": _("TPR at FPR 0.05")}.get(i, i)
-                for i in ci_table.index
-            ]
+            ci_table.index = [ds.metric_name(i) for i in ci_table.index]
             ci_table.columns = [
                 _("Value"),
                 _("95% low"),
@@ -237,14 +231,7 @@ with page(
         table.loc[_("macro (mean)")] = {
             k: v for k, v in groups["macro"].items() if k in table.columns
         }
-        shown = table.rename(
-            columns=lambda c: {
-                "n_pos": _("Positives"),
-                "n_neg": _("Negatives"),
-                "auroc": "AUROC",
-                "auprc": "AUPRC",
-            }.get(c, c.replace("tpr@", _("TPR at FPR") + " "))
-        )
+        shown = table.rename(columns=ds.metric_name)
         shown.index.name = _("Criterion")
         counts = [c for c in (_("Positives"), _("Negatives")) if c in shown.columns]
         # the index column as wide as its longest label: the grid's default cut "micro (pooled)",

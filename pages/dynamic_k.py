@@ -109,7 +109,7 @@ def controls() -> None:
                         "_index": st.column_config.TextColumn(_("Criterion"), width=140)
                     },
                 )
-        st.caption(ds.dynamic_k_legend(out.isna().any().any()))
+        st.caption(ds.dynamic_k_legend(out.isna().any().any(), per_criterion=True))
         download_table(
             out,
             "dynamic_k",
@@ -124,7 +124,7 @@ def controls() -> None:
     else:
         summary = pd.DataFrame([r]).drop(columns=["params"]).rename(columns=ds.dynamic_k_header)
         st.dataframe(summary, key=DynamicK.SUMMARY, hide_index=True, placeholder=MISSING)
-        st.caption(ds.dynamic_k_legend(False))
+        st.caption(ds.dynamic_k_legend(False, per_criterion=False))  # one row: no macro row
         download_table(
             summary,
             "dynamic_k",

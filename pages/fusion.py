@@ -62,7 +62,7 @@ with page(_("Fusion")) as p:
         say(
             "{sentence} {reference}",
             sentence=say(_(sentence)),
-            reference=say(_("Reference: {reference}"), reference=METHODS[method]["ref"]),
+            reference=say(_("Reference: {reference}"), reference=fw.reference(method)),
         )
     )
     tune = st.toggle(
@@ -80,7 +80,7 @@ with page(_("Fusion")) as p:
     if tune:
         k = c5.number_input(_("Folds"), min_value=2, max_value=20, value=5, step=1, key=fw.FOLDS)
     else:
-        for name in METHODS[method]["params"]:
+        for name in fw.hand_params(method):
             if name in fw.PARAM_RANGES:
                 lo, hi, default, step = fw.PARAM_RANGES[name]
                 params[name] = c5.number_input(

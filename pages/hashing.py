@@ -8,18 +8,21 @@ from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT, MISSING, md_text, say
+from ui.common.style import MEASURE_FORMAT, MISSING, heading, md_text, say
 from ui.hashing import state as hs
 from ui.hashing.data import (
+    RADIUS_RULE,
     TIE_RULES,
     codes_summary,
     device_label,
     evaluate,
     p_at_k_cutoffs,
+    radius_note,
+    radius_precision,
     settings_of,
 )
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
-from ui.hashing.widgets import ensure_defaults, uploads_box
+from ui.hashing.widgets import data_panel, ensure_defaults
 
 with page(
     _("Hash-code retrieval"),
@@ -32,8 +35,7 @@ with page(
     ),
 ) as p:
     ensure_defaults()
-    with st.expander(_("Data"), expanded=st.session_state[hs.DATA] is None):
-        uploads_box()
+    data_panel()
 
     data = st.session_state[hs.DATA]
     if not needs(data is not None, _("Load the sample or upload codes and labels to begin.")):
@@ -105,37 +107,23 @@ with page(
         width="content",
         help=_("pessimistic (relevant last) .. optimistic (relevant first)"),
     )
+    # one rule for precision within the radius (RADIUS_RULE): here, in the tables, in the exports
     empty, nq = result.get("empty_radius_queries", 0), result["n_queries"]
-    radius_help = (
-        say(
-            _("{n} of {total} queries have no code within the radius (counted as 0)"),
-            n=count(empty),
-            total=count(nq),
-        )
-        if empty
-        else None
-    )
+    precision_radius = radius_precision(result["precision_radius"], empty, nq)
+    radius_words = radius_note(empty, nq, _, count)
     row.metric(
         say(_("Precision within radius {r}"), r=result["radius"]),
-        "–" if empty == nq else f"{result['precision_radius']:.4f}",
+        "–" if precision_radius != precision_radius else f"{precision_radius:.4f}",
         width="content",
-        help=radius_help,
+        help=say(heading(radius_words)) if radius_words else None,
     )
     row.metric(
         say(_("Recall within radius {r}"), r=result["radius"]),
         f"{result['recall_radius']:.4f}",
         width="content",
     )
-    if empty == nq:
-        st.caption(
-            say(
-                _(
-                    "“–”: no query has a code within Hamming radius {r}, so the radius retrieves nothing "
-                    "and its precision is undefined."
-                ),
-                r=result["radius"],
-            )
-        )
+    if precision_radius != precision_radius:
+        st.caption(say(_("“–”: {note}."), note=radius_words))
     # P@k on the first screen, beside mAP: the customary cut-offs that the database holds
     at_k = result["precision_at_k"]
     first = [k for k in (1, 5, 10, 100, 1000) if k in at_k] or list(at_k)[:4]
@@ -206,12 +194,16 @@ with page(
             "hash_by_radius",
             hs.BY_RADIUS,
         )
+        st.caption(_(RADIUS_RULE))
     st.subheader(_("Charts"))
     st.plotly_chart(
         map_band_figure(result["map"], result["map_band"], _(TIE_RULES[ties])), width="stretch"
     )
     # one chart per row: side by side their titles were cut on a narrow window
     st.plotly_chart(precision_at_k_figure(result["precision_at_k"]), width="stretch")
-    st.plotly_chart(pr_by_radius_figure(result["pr_by_radius"], result["radius"]), width="stretch")
+    # the curve's points are the radius table's (an undefined precision is no point)
+    st.plotly_chart(
+        pr_by_radius_figure(tables["by_radius"].to_dict("list"), result["radius"]), width="stretch"
+    )
     st.subheader(_("AP per query"))
     table_with_export("per_query", _("AP per query"), "hash_per_query", hs.PER_QUERY)

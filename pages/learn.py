@@ -86,12 +86,10 @@ with page(_("Measures explained")) as p:
             say("{method}: {sentence}", method=_(METHOD_LABELS[name]), sentence=_(sentence))
         ):
             st.latex(latex)
-            params = ", ".join(
-                f"{k}={v}" if v is not None else k for k, v in METHODS[name]["params"].items()
-            )
+            params = METHODS[name].signature()
             if params:
                 st.caption(say(_("parameters: {params}"), params=params))
-            st.caption(say(_("Reference: {reference}"), reference=METHODS[name]["ref"]))
+            st.caption(say(_("Reference: {reference}"), reference=METHODS[name].ref))
 
     st.header(_("Worked example"))
     st.write(

@@ -19,6 +19,7 @@ from ui.ranking.board import (
     TEST_NAMES,
     TESTS,
     TIE_LEGEND,
+    baseline_choice,
     board_family,
     board_legend,
     board_setting,
@@ -60,14 +61,8 @@ with page(_("Overview"), sidebar=False) as p:
     if not require_data(load_every_sample, runs_upload="overview"):
         p.stop()
 
-    runs = list(st.session_state[state.RUNS])
     top = st.columns([1, 1, 2])
-    baseline = top[0].selectbox(
-        _("Baseline"),
-        runs,
-        key=BOARD_KEYS["baseline"],
-        help=_("Significance markers compare every run with this one."),
-    )
+    baseline_slot = top[0].empty()  # filled with the runs on the board, once they are known
     headline_slot = top[1].empty()
     query_set = query_set_choice(Overview.QUERY_SET, top[2])
     warning_slot = st.empty()  # the runs left out of the board, named above it
@@ -140,6 +135,7 @@ with page(_("Overview"), sidebar=False) as p:
     # A run that shares no query (or no judged document) with the qrels says nothing: the
     # prologue named it and left it out, so the board's common queries stay those of the other runs.
     evaluations, measures, conv = loaded.evaluations, loaded.measures, loaded.conventions
+    baseline = baseline_choice(baseline_slot, list(evaluations))
     headline = headline_slot.selectbox(
         _("Headline measure"),
         measures,
@@ -147,8 +143,6 @@ with page(_("Overview"), sidebar=False) as p:
         format_func=display_measure,
         help=_("The measure of the cards under the table."),
     )
-    if baseline not in evaluations:
-        baseline = next(iter(evaluations))
     with st.spinner(_("Computing the leaderboard ...")):
         board = overview_board(
             evaluations,

@@ -1,18 +1,26 @@
 """Shared test pieces: where trec_eval's conformance files live, and a parser for them.
 
-The conformance files (``shared/conformance/trec_eval`` next to the repository, or the
-folder named by the environment variable ``RANKLAB_SHARED``) are NIST trec_eval 10.0's
-own test data and outputs; see their README.md.
+The conformance files are NIST trec_eval 10.0's own test data and outputs, committed in
+``tests/data/trec_eval/nist`` (the inputs gzip-compressed; see the README.md there, and its
+LICENSE.md, NIST's notice) and unpacked once into a folder of the temporary directory, so every
+clone tests against them. ``python tools/record_trec_eval.py --nist DIR`` makes that folder
+again from NIST's test folder.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-CONFORMANCE_SUBDIR = Path("conformance") / "trec_eval"
+#: NIST's test files, as committed (inputs as ``NAME.gz``)
+CONFORMANCE_DATA = Path(__file__).resolve().parent / "data" / "trec_eval" / "nist"
 
 # The app's server budget (ui/common/budget.py) measures this process: the test process holds
 # the whole suite's data, far more than a 1 GB host's server, so the in-process app tests run
@@ -22,22 +30,34 @@ os.environ.setdefault("RANKLAB_SERVER_MB", "100000")
 
 
 def shared_dir() -> Path:
-    """The shared folder: ``$RANKLAB_SHARED`` if set, else ``<repo>/../shared``."""
+    """The shared folder (trec_eval's sources): ``$RANKLAB_SHARED`` if set, else
+    ``<repo>/../shared``. A clone with nothing beside it has none."""
     env = os.environ.get("RANKLAB_SHARED")
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[1].parent / "shared"
 
 
+@functools.cache
 def conformance_dir() -> Path:
-    """The trec_eval conformance folder (may not exist on a fresh machine).
-
-    ``RANKLAB_SHARED`` may name the shared folder or the conformance folder itself.
-    """
-    base = shared_dir()
-    if not (base / CONFORMANCE_SUBDIR).is_dir() and (base / "qrels.test").is_file():
-        return base
-    return base / CONFORMANCE_SUBDIR
+    """The trec_eval conformance folder: the committed files, unpacked (once per content)."""
+    files = sorted(p for p in CONFORMANCE_DATA.iterdir() if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    target = Path(tempfile.gettempdir()) / f"ranklab-trec_eval-{digest.hexdigest()[:16]}"
+    if not target.is_dir():
+        work = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+        for path in files:
+            if path.suffix == ".gz":
+                (work / path.stem).write_bytes(gzip.decompress(path.read_bytes()))
+            else:
+                shutil.copyfile(path, work / path.name)
+        try:
+            work.rename(target)
+        except OSError:  # another process unpacked it first
+            shutil.rmtree(work, ignore_errors=True)
+    return target
 
 
 def conformance_available() -> bool:
@@ -45,8 +65,8 @@ def conformance_available() -> bool:
 
 
 SKIP_NO_CONFORMANCE = (
-    f"trec_eval conformance files not found at {conformance_dir()} "
-    "(set RANKLAB_SHARED to the folder that holds conformance/trec_eval)"
+    f"trec_eval conformance files not found in {CONFORMANCE_DATA} "
+    "(python tools/record_trec_eval.py --nist DIR makes them again)"
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -173,3 +174,110 @@ def test_bench_scripts_find_the_shared_folder_relative_to_the_repository(monkeyp
     assert module.BUILD == ROOT.parent / "shared" / "reference" / "build-trec_eval.sh"
     monkeypatch.setenv("RANKLAB_SHARED", str(tmp_path))
     assert module.shared_dir() == tmp_path
+
+
+# --- bench/load_test.py: the parts that need no browser --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def load_test():
+    spec = importlib.util.spec_from_file_location("load_test_probe", BENCH / "load_test.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_load_test_data_is_seeded_and_names_its_visitor(load_test, tmp_path):
+    a = load_test.make_visitor_data(3, 200, 10, 50, out=tmp_path / "a")
+    b = load_test.make_visitor_data(3, 200, 10, 50, out=tmp_path / "b")
+    other = load_test.make_visitor_data(4, 200, 10, 50, out=tmp_path / "a")
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
+    assert [p.stem for p in a[1:]] == ["v03a", "v03b"]
+    qrels, run_a, run_b = (p.read_text().splitlines() for p in a)
+    assert len(qrels) == 50 and len(run_a) == len(run_b) == 200
+    assert all(line.count("v03") >= 2 for line in qrels + run_a + run_b)
+    assert run_a != run_b and a[0].read_bytes() != other[0].read_bytes()
+    found = {int(x or y) for p in a + other for x, y in load_test.NAMES.findall(p.read_text())}
+    assert found == {3, 4}  # the isolation check reads every visitor's names
+
+
+def _visit(i, board=None, waits=(), refusals=(), error=None, loaded=True):
+    r = {"visitor": i, "stage": "done", "refusals": list(refusals), "waits": list(waits)}
+    if board is not None:
+        r["board s"] = board
+    if loaded:
+        r["runs s"] = 1.0
+    if error:
+        r["error"], r["stage"] = error, "Overview"
+    return r
+
+
+def test_load_test_summary_counts_boards_waits_refusals_and_isolation(load_test):
+    placed = {"s": 3.0, "text": "Waiting for memory: you are 2nd in line (about 20 s)."}
+    unplaced = {"s": 4.0, "text": "Waiting for memory: other visitors' work is using it."}
+    results = [
+        _visit(0, board=10.0),
+        _visit(1, board=30.0, waits=[placed]),
+        _visit(2, waits=[placed, unplaced], refusals=["v02a.txt: too large. Use the CLI."]),
+        _visit(3, error="Overview: TimeoutError: 900 s", loaded=False),
+    ]
+    texts = {0: "v00a v00-q00001 v01b", 1: "v01a", 2: "v02b", 3: ""}
+    s = load_test.summarise(results, texts, 4)
+    assert s["got their leaderboard"] == 2 and s["loaded"] == 3
+    assert s["leaderboard p50 s"] == 30.0  # nearest rank over all four visitors
+    assert s["leaderboard p95 s"] is None  # it falls on a visitor who never got one
+    assert [x["visitor"] for x in s["without a leaderboard"]] == [2, 3]
+    assert s["waited"] == 2 and s["waited with their place shown"] == 1
+    assert s["waited without their place"] == [2]
+    assert s["refused"] == 1 and s["refusals"][0]["one line"] is True
+    assert s["isolated"] is False and s[load_test.OTHERS] == {0: [1]}
+    assert s["saw their own data"] == 3
+    report = {"scenario": "visitors", "summary": s, "server": {"alive at the end": True}}
+    met = {t["target"].split(":")[0]: t["met"] for t in load_test.targets(report)}
+    assert met["4 visitors"] is False and met["no visitor sees another's data"] is False
+    assert met["the server never killed"] is True
+
+
+def test_load_test_percentiles_with_every_board(load_test):
+    s = load_test.summarise([_visit(i, board=float(i + 1)) for i in range(20)], {}, 20)
+    assert (s["leaderboard p50 s"], s["leaderboard p95 s"]) == (10.0, 19.0)
+    assert s["isolated"] is True and s["waited"] == 0
+
+
+def test_load_test_reads_a_place_in_the_waiting_line(load_test):
+    for text in (
+        "Waiting for memory: you are 3rd in line, about 40 s",
+        "In line: place 2 of 5",
+        "Waiting: 4 visitors ahead of you",
+        "Waiting for memory (#2 in the queue)",
+        "Waiting for memory: you are number 3 in line, behind 2 computations that need 48 MB.",
+        "Waiting for memory: yours is next; it starts when the computations running now give "
+        "their memory back. About 10 s to go.",
+    ):
+        assert load_test.PLACE.search(text), text
+    assert not load_test.PLACE.search(
+        "Waiting for memory: other visitors' work is using this server's memory now; yours "
+        "starts as soon as there is room."
+    )
+    assert re.search(load_test.WAIT_PATTERN, "Waiting for memory", re.I)
+
+
+def test_load_test_cgroup_says_why_it_cannot_and_reads_its_kills(load_test, monkeypatch, tmp_path):
+    off = load_test.MemoryCgroup(0)
+    assert not off.make() and "--cgroup-mb 0" in off.why and off.prefix() == []
+    monkeypatch.setattr(load_test.os, "geteuid", lambda: 1000)
+    user = load_test.MemoryCgroup(1024)
+    assert not user.make() and "root" in user.why
+    assert user.describe() == {"made": False, "why": user.why, "limit MB": None}
+    # a v1 hierarchy (a folder standing in for /sys/fs/cgroup/memory)
+    monkeypatch.setattr(load_test.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(load_test.MemoryCgroup, "V1", tmp_path)
+    (tmp_path / "memory.limit_in_bytes").write_text("9223372036854771712")
+    cg = load_test.MemoryCgroup(1024)
+    assert cg.make(), cg.why
+    assert (cg.path / "memory.limit_in_bytes").read_text() == str(1024 * 2**20)
+    assert cg.describe()["limit MiB"] == 1024 and cg.describe()["version"] == 1
+    assert cg.prefix()[-1] == str(cg.path / "cgroup.procs")
+    (cg.path / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+    assert cg.new_oom_kills() == 2

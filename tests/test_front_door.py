@@ -69,7 +69,7 @@ def test_the_tie_report_conflict_is_one_check_with_one_message():
         # checked before any scheduler is reached (this address would fail to connect)
         evaluate_runs(qrels, [run], MEASURES, tie_report=True, scheduler="tcp://127.0.0.1:9")
     assert str(lib.value) == str(runs.value)
-    assert "tie report needs the whole run" in str(lib.value) and lib.value.option == "--tie-report"
+    assert "tie report needs the whole run" in str(lib.value) and lib.value.field == "tie_report"
     check_options(tie_report=True, block_rows=0)  # read whole: allowed
     check_options(block_rows=100, distributed=True)  # no tie report: allowed
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from metrics_core._version import __version__
@@ -70,6 +71,61 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The library's words for its arguments (as its messages write them) -> this command
+#: line's flags: the one table of them. A message of the library says ``block_rows=``;
+#: printed here it says ``--block-rows``.
+ARGUMENT_FLAGS: dict[str, str] = {
+    "block_rows=": "--block-rows",
+    "client=": "--scheduler",
+    "scheduler=": "--scheduler",
+    "tie_report=True": "--tie-report",
+    "unjudged_report=True": "--unjudged-report",
+    "ties=": "--ties",
+    "qrels=": "--qrels",
+    "run=": "--run",
+    "columns={{'{role}': NAME}}": "--columns {role}=NAME",
+    "limits=Limits(max_input_mb=...)": "--max-input-mb N",
+    "limits=Limits(max_line_kb=...)": "--max-line-kb N",
+    "limits=Limits(max_field_kb=...)": "--max-field-kb N",
+    "score_col=": "--score-col",
+    "label_col=": "--label-col",
+    "criterion_col=": "--criterion-col",
+    "query_col=": "--query-col",
+    "candidate_col=": "--candidate-col",
+    "prob_col=": "--prob-col",
+    "gold_col=": "--gold-col",
+    "the store path=": "--store",
+    "store path=": "--store",
+    "date_from=": "--from",
+    "date_to=": "--to",
+    "suite='regression-2025'": "--suite regression-2025",
+    "device='cpu'": "--device cpu",
+    "evaluations_json(per_query=True)": "`ranklab evaluate --per-query --format json`",
+    "per_query=True": "--per-query",
+}
+_ARGUMENTS = re.compile(
+    "|".join(
+        rf"(?<![\w-]){re.escape(words)}" for words in sorted(ARGUMENT_FLAGS, key=len, reverse=True)
+    )
+)
+
+
+def command_line_words(text: str) -> str:
+    """A text of the library with its arguments' names as this command line's flags
+    (:data:`ARGUMENT_FLAGS`).
+
+    >>> command_line_words("Leave out client= and block_rows=, or tie_report=True")
+    'Leave out --scheduler and --block-rows, or --tie-report'
+    """
+    return _ARGUMENTS.sub(lambda m: ARGUMENT_FLAGS[m.group(0)], text)
+
+
+def error_line(exc: InputError) -> str:
+    """The one line the command line prints for ``exc``: its message, the library's
+    argument names given as flags."""
+    return exc.render(command_line_words)
+
+
 def command_module(name: str):
     """The module of subcommand ``name`` (imported on demand)."""
     return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
@@ -116,8 +172,47 @@ def build_parser(only: str | None = None, prog: str | None = None) -> argparse.A
             name, help=help_text, description=getattr(module, "DESCRIPTION", help_text)
         )
         module.add_arguments(p)
+        add_limit_options(p)
         p.set_defaults(_run=module.run)
     return parser
+
+
+def add_limit_options(p) -> None:
+    """``--max-input-mb``, ``--max-line-kb`` and ``--max-field-kb``: what the readers may
+    decode (:mod:`metrics_core.io.limits`), for every subcommand."""
+    from metrics_core.cli._options import finite_float
+
+    g = p.add_argument_group(
+        "input limits (refused before decoding; defaults: 1024 MB of data held at once, "
+        "lines of 1024 KB, values of 64 KB, or the RANKLAB_MAX_* variables)"
+    )
+    positive = finite_float(0, open_low=True)
+    g.add_argument(
+        "--max-input-mb",
+        type=positive,
+        metavar="N",
+        help="the most data (MiB) one input may hold once decoded: a file read whole, what a "
+        "compressed file decompresses to, a Parquet table, an array",
+    )
+    g.add_argument("--max-line-kb", type=positive, metavar="N", help="the longest line (KiB)")
+    g.add_argument(
+        "--max-field-kb", type=positive, metavar="N", help="the longest id or cell (KiB)"
+    )
+
+
+def limits_of(args):
+    """The :class:`~metrics_core.io.limits.Limits` of the command: the environment's, with
+    the limit options given."""
+    from dataclasses import replace
+
+    from metrics_core.io.limits import Limits
+
+    given = {
+        name: getattr(args, name, None)
+        for name in ("max_input_mb", "max_line_kb", "max_field_kb")
+        if getattr(args, name, None) is not None
+    }
+    return replace(Limits.from_env(), **given)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -129,11 +224,14 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     parser = build_parser(first if first in COMMANDS else "", prog=prog)
     args = parser.parse_args(argv)
     try:
-        status = int(args._run(args) or EXIT_OK)
+        from metrics_core.io.limits import using_limits
+
+        with using_limits(limits_of(args)):
+            status = int(args._run(args) or EXIT_OK)
         sys.stdout.flush()  # a full disk or an I/O error on stdout is reported here, not at exit
         return status
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except FileNotFoundError as exc:
         print(f"error: {exc.filename or exc}: file not found. Check the path.", file=sys.stderr)

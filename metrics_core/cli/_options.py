@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from metrics_core.errors import InputError
+from metrics_core.io.columns import MAPPABLE
 from metrics_core.validation import INPUT_FORMATS, LIMITS, check_float, check_int
 
 
@@ -101,3 +102,34 @@ def add_format_options(p) -> None:
         metavar="ROLE=COLUMN,...",
         help="columns of a qrels table, when they differ from --columns",
     )
+
+
+def parse_column_mapping(text: str | None) -> dict | None:
+    """``"query_id=qid,doc_id=docno"`` (``--columns``, ``--qrels-columns``) as the readers'
+    ``columns=`` dict.
+
+    >>> parse_column_mapping("query_id=qid, doc_id=docno")
+    {'query_id': 'qid', 'doc_id': 'docno'}
+    """
+    if text is None or not str(text).strip():
+        return None
+    out = {}
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        role, sep, column = part.partition("=")
+        role, column = role.strip(), column.strip()
+        if not sep or not column:
+            raise InputError(
+                f"--columns: {part.strip()!r} is not ROLE=COLUMN",
+                hint=f"e.g. --columns query_id=qid,doc_id=docno; roles: {', '.join(MAPPABLE)}",
+                option="--columns",
+            )
+        if role not in MAPPABLE:
+            raise InputError(
+                f"--columns: unknown role {role!r}",
+                hint=f"roles: {', '.join(MAPPABLE)}",
+                option="--columns",
+            )
+        out[role] = column
+    return out or None

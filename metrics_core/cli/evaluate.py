@@ -8,13 +8,17 @@ import sys
 import time
 import warnings
 
-from metrics_core.cli._options import CUTOFF, add_format_options, add_ranking_inputs, finite_float
+from metrics_core.cli._options import (
+    CUTOFF,
+    add_format_options,
+    add_ranking_inputs,
+    finite_float,
+    parse_column_mapping,
+)
 from metrics_core.conventions import CHOICES, Conventions
 from metrics_core.errors import InputError
 from metrics_core.evaluation import Evaluation
-from metrics_core.front_door import evaluate_many
-from metrics_core.io import read_qrels
-from metrics_core.io.columns import parse_column_mapping
+from metrics_core.front_door import evaluate_many, read_judgements
 from metrics_core.io.coverage import CoverageWarning, coverage_message
 from metrics_core.ranking.registry import DEFAULT_MEASURES, parse_measures
 from metrics_core.report import (
@@ -146,6 +150,12 @@ def add_arguments(p) -> None:
         "maximum and expected value over all orders of tied documents",
     )
     p.add_argument(
+        "--unjudged-report",
+        action="store_true",
+        help="add each run's unjudged report to the JSON: per query and measure the lowest "
+        "and highest value over every labelling of the unjudged retrieved documents",
+    )
+    p.add_argument(
         "--block-rows",
         type=int,
         metavar="N",
@@ -225,7 +235,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
     progress = Progress(getattr(args, "quiet", False))
     qrels_opts, run_opts = reader_options(args)
     with progress.step(args.qrels, f"reading qrels {args.qrels}"):
-        qrels = read_qrels(args.qrels, **qrels_opts)
+        qrels = read_judgements(args.qrels, specs, **qrels_opts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)  # said once on stderr below
         evaluations = evaluate_many(
@@ -234,6 +244,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
             specs,
             conv,
             tie_report=bool(getattr(args, "tie_report", False)),
+            unjudged_report=bool(getattr(args, "unjudged_report", False)),
             block_rows=getattr(args, "block_rows", None),
             scheduler=getattr(args, "scheduler", None),
             read_options=run_opts,

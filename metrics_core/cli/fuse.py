@@ -32,11 +32,30 @@ def _param(text: str) -> tuple[str, float]:
         raise InputError(
             f"--param {name}: {value!r} is not a number", option="--param", field="params"
         ) from None
-    return name.strip(), int(number) if number.is_integer() and name.strip() in (
-        "k",
-        "w",
-        "n_segments",
-    ) else number
+    return name.strip(), int(number) if number.is_integer() and name.strip() in _WHOLE else number
+
+
+#: the parameters written as whole numbers (ranx's ``k``, ``w``, ``n_segments``): each
+#: method's declaration says which (a value like ``k=60`` stays an int, as ranx's grid has it)
+_WHOLE = frozenset(
+    p.name
+    for spec in METHODS.values()
+    for p in (*spec.params, *spec.train_params)
+    if p.integer or isinstance(p.default, int)
+)
+
+
+def _params_help() -> str:
+    """Every method's parameters, from the declarations: ``rrf: k=60; rbc: phi ...``."""
+    parts = []
+    for spec in METHODS.values():
+        names = [
+            p.name if p.default is None else f"{p.name}={p.default}"
+            for p in (*spec.params, *spec.train_params)
+        ]
+        if names:
+            parts.append(f"{spec.name}: {', '.join(names)}")
+    return "; ".join(parts)
 
 
 def add_arguments(p) -> None:
@@ -65,7 +84,7 @@ def add_arguments(p) -> None:
         type=_param,
         default=[],
         metavar="NAME=VALUE",
-        help="method parameter, e.g. k=60 (rrf), gamma=0.5, phi=0.8, sigma=0.01, w=2, n_segments=10",
+        help="method parameter (repeat): " + _params_help(),
     )
     p.add_argument("--qrels", help="judgements: training data of supervised methods, and --tune's")
     p.add_argument("--name", help="name (TREC tag) of the fused run (default: the method)")

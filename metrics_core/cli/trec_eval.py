@@ -81,6 +81,7 @@ def _refusal(args) -> str | None:
 
 
 def run(args) -> int:
+    from metrics_core.cli import error_line
     from metrics_core.compat.trec_eval import TrecEvalOptions, trec_eval_output
     from metrics_core.compat.trec_measures import c_atol
     from metrics_core.errors import InputError
@@ -127,7 +128,7 @@ def run(args) -> int:
             args.qrels, run_source, options, run_bytes=run_bytes
         )
     except InputError as exc:
-        print(f"trec_eval: {exc}", file=sys.stderr)
+        print(f"trec_eval: {error_line(exc)}", file=sys.stderr)
         # trec_eval stops with 4 on a document given twice (found while measuring), 2 on a bad line
         return 4 if "duplicate" in exc.problem.lower() else 2
     except FileNotFoundError as exc:

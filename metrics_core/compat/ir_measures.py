@@ -34,6 +34,10 @@ for it computes it (its ``DefaultPipeline``):
   4, equal scores by document id descending, values rounded to 5 decimals as gdeval prints;
 - RankLab itself for ``NCG@k`` (an addition: ir_measures has no NCG), on the ranking its
   nDCG sees (pytrec_eval's);
+- pyndeval (``alpha_nDCG@k``, ``ERR_IA@k``, ``NRBP``, ``AP_IA``, ``P_IA@k`` ...): ndeval's
+  values, the qrels' iteration column as the subtopic (none: one subtopic, a warning), equal
+  scores by document id ascending; nNRBP 0 where ndeval gives nan (no relevant subtopic);
+  cutoffs above 20 by the same formula (pyndeval refuses them);
 - cwl_eval (``RBP(rel=r)``): persistence p = 0.8 unless given, binary gains (label >= r),
   float64 scores sorted by a stable sort (equal ones keep the run's order), the first 1,000
   documents of each query; equal to cwl_eval's values within a few units in the last place
@@ -43,8 +47,8 @@ for it computes it (its ``DefaultPipeline``):
 Every qrels query is evaluated; one the run does not answer scores 0 on every measure
 (``NumRel`` included) and counts in the mean; run queries without judgements are ignored;
 counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``) sum over queries, the rest are
-means. ir_measures' measures that RankLab does not compute (``alpha_nDCG``, ``BPM``,
-``INST`` ...) parse, and evaluating them raises one line naming them.
+means. ir_measures' measures that RankLab does not compute (``BPM``, ``INST``, ``SDCG`` ...)
+parse, and evaluating them raises one line naming them.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from metrics_core.compat.ir_measures_io import (
     read_trec_qrels,
     read_trec_run,
 )
-from metrics_core.compat.ir_measures_routes import NOT_PROVIDED, binary_qrels
+from metrics_core.compat.ir_measures_routes import NOT_PROVIDED, binary_qrels, subtopic_qrels
 from metrics_core.compat.ir_measures_routes import route as provider_route
 from metrics_core.compat.ir_measures_routes import source as peer_source
 from metrics_core.errors import InputError as _InputError
@@ -98,7 +102,6 @@ __all__ = [
     "Judged",
     "nDCG",
     "NDCG",
-    "NCG",
     "NumQ",
     "NumRel",
     "NumRelRet",
@@ -329,7 +332,7 @@ nDCG = _define(
     aliases=("NDCG",),
 )
 NDCG = nDCG
-# an addition: ir_measures has no NCG (its issue 19); RankLab's, on the ranking its nDCG sees
+# an addition, not in __all__ (ir_measures has no NCG): RankLab's, on the ranking nDCG sees
 NCG = _define("NCG", {"cutoff": _cut()})
 NumQ = _define("NumQ", {}, agg="sum")
 NumRel = _define("NumRel", {"rel": _REL}, agg="sum")
@@ -353,18 +356,19 @@ _REGISTRY["SetRelP"] = SetRelP
 SetR = _define("SetR", {"rel": _REL})
 Success = _define("Success", {"cutoff": _cut(True), "rel": _REL, "judged_only": _JO})
 
-# ir_measures' measures that RankLab does not compute: they parse, evaluating them is refused
+# ir_measures' diversity measures (its pyndeval provider); offered=False: those RankLab does
+# not compute (they parse, evaluating them is refused)
 _ALPHA = {"cutoff": _cut(), "rel": _REL, "alpha": _p(float, 0.5), "judged_only": _JO}
 _CWL = {"T": _p(float, 1.0), "min_rel": _p(int, 0), "max_rel": _p(int, required=True)}
 Accuracy = _define("Accuracy", {"cutoff": _cut(), "rel": _REL}, offered=False)
-alpha_DCG = _define("alpha_DCG", _ALPHA, aliases=("α_DCG",), offered=False)
-alpha_nDCG = _define("alpha_nDCG", _ALPHA, aliases=("α_nDCG",), offered=False)
-AP_IA = _define("AP_IA", {"rel": _REL, "judged_only": _JO}, aliases=("MAP_IA",), offered=False)
+alpha_DCG = _define("alpha_DCG", _ALPHA, aliases=("α_DCG",))
+alpha_nDCG = _define("alpha_nDCG", _ALPHA, aliases=("α_nDCG",))
+AP_IA = _define("AP_IA", {"rel": _REL, "judged_only": _JO}, aliases=("MAP_IA",))
 MAP_IA = AP_IA
 BPM = _define("BPM", {"cutoff": _cut(True), **_CWL}, offered=False)
 Compat = _define("Compat", {"p": _p(float, 0.95), "normalize": _p(bool, True)}, offered=False)
-ERR_IA = _define("ERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
-nERR_IA = _define("nERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
+ERR_IA = _define("ERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO})
+nERR_IA = _define("nERR_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO})
 INSQ = _define("INSQ", _CWL, offered=False)
 INST = _define("INST", _CWL, offered=False)
 NERR8 = _define(
@@ -383,13 +387,9 @@ NERR10 = _define(
     offered=False,
 )
 NERR11 = _define("NERR11", _CWL, offered=False)
-NRBP = _define(
-    "NRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False
-)
-nNRBP = _define(
-    "nNRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)}, offered=False
-)
-P_IA = _define("P_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO}, offered=False)
+NRBP = _define("NRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)})
+nNRBP = _define("nNRBP", {"rel": _REL, "alpha": _p(float, 0.5), "beta": _p(float, 0.5)})
+P_IA = _define("P_IA", {"cutoff": _cut(), "rel": _REL, "judged_only": _JO})
 SDCG = _define(
     "SDCG",
     {
@@ -400,7 +400,7 @@ SDCG = _define(
     },
     offered=False,
 )
-StRecall = _define("StRecall", {"cutoff": _cut(), "rel": _REL}, offered=False)
+StRecall = _define("StRecall", {"cutoff": _cut(), "rel": _REL})
 
 
 def _value(node):
@@ -522,8 +522,16 @@ class Evaluator:
         self._objects = [parse_measure(m) for m in self.measures]
         self._routes = [provider_route(m) for m in self._objects]
         source = peer_source(qrels, "qrels")
+        self._source = source
         self._qrels = source if isinstance(source, mc.Qrels) else mc.read_qrels(source)
         self._binary: dict[int, _Any] = {}
+        self._subtopics: _Any = None
+
+    def _subtopic_qrels(self):
+        """The qrels with their subtopics (the iteration column), read once."""
+        if self._subtopics is None:
+            self._subtopics = subtopic_qrels(self._source)
+        return self._subtopics
 
     def _columns(self, run) -> tuple[list[str], list[_np.ndarray], list[_np.ndarray]]:
         """Query ids, each measure's per-query values, and the order in which ir_measures'
@@ -540,13 +548,15 @@ class Evaluator:
             if route.name not in groups[route.group]:
                 groups[route.group].append(route.name)
         frames, index = {}, None
+        if any(group[2] for group in groups):
+            self._subtopic_qrels()  # read here: its warning (no subtopics) is the user's
         with _warnings.catch_warnings():
             _warnings.simplefilter(
                 "ignore"
             )  # coverage: ir_measures' missing-query rule applies below
             for group, names in groups.items():
-                conventions, threshold = group
-                q = self._qrels
+                conventions, threshold, subtopics = group
+                q = self._subtopic_qrels() if subtopics else self._qrels
                 if threshold is not None:
                     q = self._binary.setdefault(threshold, binary_qrels(self._qrels, threshold))
                 ev = mc.evaluate(q, r, names, missing_queries="zero", **dict(conventions))

@@ -142,7 +142,7 @@ def relstrings(qrels, run, conv, length: int, queries) -> dict[str, str]:
         if len(qids)
         else np.zeros(0, dtype=np.int64)
     )
-    ends = np.r_[starts[1:], len(qids)]
+    ends = np.r_[starts[1:], len(qids)] if len(qids) else starts
     joined = {qids[a]: text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)}
     return {q: joined.get(q, "") for q in queries}
 

@@ -1,51 +1,57 @@
-"""Rank fusion on columnar runs: whole batches, no loop over queries.
+"""Rank fusion on columnar runs: whole batches, no loop over queries; ranx's numbers.
 
 The query ids are encoded once, the document ids only fingerprinted
-(:mod:`metrics_core.fusion.prepare`). Each run is ranked by (query, score descending,
-document id descending: trec_eval's tie rule) -- checked in O(n), not sorted, when it is
-written best first as run files are -- which gives every row its rank ``r`` and every (run,
-query) its list length ``L``; normalisations are segment reductions over that order (a
-list's maximum is its first row, its minimum its last, sums by ``np.bincount``). The
-candidates (query, document) are numbered by one sort of packed 64-bit keys, every match
-checked string by string; the rows of all runs go into a dense ``runs x candidates`` matrix
-of contributions and a mask of who retrieved what, and each method is one reduction over the
-runs axis. The fused run is ordered by one sort of packed keys (query, score), the documents
-of equal scores by their ids. Queries are independent: on several cores the work is done in
-shards of whole queries, one a thread, joined in query order (the same run bit for bit).
+(:mod:`metrics_core.fusion.prepare`). Each run is ranked as ranx ranks it (score
+descending, equal scores where numba's quicksort of the input order puts them:
+:mod:`metrics_core.ranking.quicksort`) -- checked in O(n), not sorted, when it is written
+best first without ties -- which gives every row its rank ``r`` and every (run, query) its
+list length ``L``; normalisations are segment reductions over that order (a list's maximum
+is its first row, its minimum its last, sums by ``np.bincount`` in the rows' order, as
+ranx adds them). The candidates (query, document) are numbered by one sort of packed 64-bit
+keys, every match checked string by string. Each method's declaration
+(:mod:`metrics_core.fusion.methods`) says what a row adds and how the runs combine; every
+fused score is computed in one fixed order, ranx's: run after run, each run's value added
+to the running total of the candidate (no matrix product, no pairwise or blocked sum), so
+the fused run is the same bit for bit on any processor, any number of cores and shards.
+The fused run is ordered by one sort of packed keys (query, score), the documents of equal
+scores by their ids (trec_eval's tie rule). Queries are independent: on several cores the
+work is done in shards of whole queries, one a thread, joined in query order.
 
-Numbers are ranx's (Bassani and Romelli 2022) for every method and normalisation where no
-tie decides an order (``tests/fusion`` compares them with ranx 0.3 on random runs with
-missing documents and queries). Two deliberate differences, both where ranx's own result
-depends on the order of a Python set: Condorcet sorts by the majority vote as ranx does, with
-a merge sort of all queries at once (the same order whenever the majority relation is a
-strict total order; ties and cycles as the merge meets them), and after the Borda
-normalisation the rank-based methods use each run's own ranking (candidates a run did not
-retrieve have no rank there).
+Numbers are ranx 0.3's (Bassani and Romelli 2022) for every method and normalisation, ties
+included (``tests/fusion/test_ranx_matrix.py`` compares the fused scores, pair by pair and
+bit for bit, with ranx's on tied and untied runs with missing documents and queries). Where
+ranx's own result is an accident of its implementation, RankLab says so with one
+:class:`FusionOrderWarning` naming the method and the queries, and gives a reproducible
+answer instead:
+
+* Condorcet and weighted Condorcet, where the majority relation of a query is not a strict
+  total order (a tie or a cycle): ranx sorts the candidates in the order of a Python set of
+  their ids, which changes with every process (string hashing); RankLab's merge sort of the
+  same vote starts from the candidates' id order.
+* A rank-based method after the Borda normalisation: ranx ranks every candidate of every run
+  in that set order; RankLab uses each run's own ranking.
+* BayesFuse at a rank past the log-odds table (ranx reads past the end of its array): the
+  log-odds of a document not retrieved.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
-from contextlib import contextmanager
 
 import numpy as np
 import pyarrow as pa
 
 from metrics_core.data import Run
-from metrics_core.errors import N_, InputError
-from metrics_core.fusion.catalog import (
-    METHODS,
-    SEGFUSE_BOUNDS,
-    method_name,
-    norm_name,
-)
+from metrics_core.errors import N_, InputError, InputWarning
+from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare_shards
+from metrics_core.ranking.quicksort import SMALL as SMALL_QUICKSORT
+from metrics_core.ranking.quicksort import positions, segment_order
 from metrics_core.threads import map_in_threads
 
 #: the denominators' floor of ranx's normalisations
 EPS = 1e-9
-#: BayesFuse's log-odds of a document a run did not retrieve
-MIN_LOG_ODDS = float(np.log(0.001 / 0.999))
 
 
 def _segment_stats(prep: Prepared, scores: np.ndarray):
@@ -105,6 +111,9 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
 
 
 def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
+    """The method's parameters from ``params`` and ``weights``, checked against its
+    declaration: defaults filled, required ones present, no unknown one, one finite weight
+    per run for a weighted method (equal weights by default)."""
     spec = METHODS[method]
     given = dict(params or {})
     if weights is None:
@@ -112,7 +121,8 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
     else:
         given.pop("weights", None)
     out = {}
-    for name, default in spec["params"].items():
+    estimate = (spec.estimate,) if spec.estimate else ()
+    for name, default in [*spec.defaults.items(), *((e, None) for e in estimate)]:
         value = given.pop(name, default)
         if value is None:
             raise InputError(
@@ -121,9 +131,14 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
                 field="params",
                 params={"method": method, "param": name},
             )
+        declared = spec.param(name)
+        refused = declared.check(value) if declared is not None else None
+        if refused is not None:
+            text, extra = refused
+            raise InputError(text, field="params", params={"param": name, "value": value, **extra})
         out[name] = value
-    for name in spec.get("train", {}):
-        given.pop(name, None)
+    for p in spec.train_params:
+        given.pop(p.name, None)
     if given:
         raise InputError(
             N_("the fusion method {method} has no parameter {param}"),
@@ -132,11 +147,13 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
             params={
                 "method": method,
                 "param": ", ".join(sorted(given)),
-                "choices": ", ".join(["weights"] * bool(spec.get("weights")) + list(spec["params"]))
+                "choices": ", ".join(
+                    ["weights"] * spec.weighted + list(spec.defaults) + list(estimate)
+                )
                 or "-",
             },
         )
-    if spec.get("weights"):
+    if spec.weighted:
         w = (
             np.full(n_runs, 1.0 / n_runs)
             if weights is None
@@ -157,25 +174,17 @@ def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) ->
             hint=N_("weighted methods: {choices}"),
             params={
                 "method": method,
-                "choices": ", ".join(m for m, s in METHODS.items() if s.get("weights")),
+                "choices": ", ".join(m for m, s in METHODS.items() if s.weighted),
             },
         )
-    if method == "logn_isr" and not 0.0 <= float(out["sigma"]) <= 1.0:
-        raise InputError(
-            N_("sigma must be between 0 and 1, not {value}"),
-            field="params",
-            params={"value": out["sigma"]},
-        )
-    if method == "slidefuse" and int(out["w"]) < 0:
-        raise InputError(
-            N_("the window w must be 0 or more, not {value}"),
-            field="params",
-            params={"value": out["w"]},
-        )
+    if spec.estimate:
+        out[spec.estimate] = _per_run(out[spec.estimate], n_runs, spec.estimate)
     return out
 
 
 def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
+    if name == "map_scores":
+        values = list(np.ravel(values))
     seq = list(values) if not isinstance(values, np.ndarray) or values.ndim > 1 else [values]
     if len(seq) != n_runs:
         raise InputError(
@@ -187,80 +196,128 @@ def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
     return [np.asarray(v, dtype=np.float64).reshape(-1) for v in seq]
 
 
-def _lookup(table: np.ndarray, index: np.ndarray, fill: float) -> np.ndarray:
-    out = np.full(len(index), fill)
-    ok = index < len(table)
-    out[ok] = table[index[ok]]
-    return out
+class FusionOrderWarning(InputWarning):
+    """ranx's result depends on an accident of its implementation (the order of a Python
+    set, memory past an array); RankLab gives a reproducible result instead. ``method``,
+    ``reason`` and ``queries`` (every query id concerned) say where."""
+
+    def __init__(self, message: str, method: str = "", reason: str = "", queries=()):
+        super().__init__(message)
+        self.method, self.reason, self.queries = method, reason, list(queries)
 
 
-def contributions(
-    prep: Prepared, method: str, norm: str, p: dict, scores: np.ndarray
-) -> np.ndarray:
-    """What each row adds to its document's fused score, before the runs are combined."""
-    pos, run = prep.pos, prep.run
-    if norm == "min-max-inverted" and METHODS[method]["family"] == "rank":
-        pos = prep.lengths[run, prep.q] - 1 - pos  # the inverted run is ranked the other way
-    r1 = pos + 1.0
-    if METHODS[method]["family"] == "score":
-        return scores
-    if method == "rrf":
-        return 1.0 / (float(p["k"]) + r1)
-    if method in ("isr", "log_isr", "logn_isr"):
-        return 1.0 / r1**2
-    if method == "rbc":
-        phi = float(p["phi"])
-        return (1.0 - phi) * phi**pos
-    if method in ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet"):
-        return pos.astype(np.float64)  # combined in _combine, which knows the candidates
-    if method == "mapfuse":
-        maps = np.array(
-            [
-                float(np.ravel(v)[0])
-                for v in _per_run(list(np.ravel(p["map_scores"])), prep.n_runs, "map_scores")
-            ]
-        )
-        return maps[run] / r1
-    tables = _per_run(
-        p.get("probs", p.get("log_odds")),
-        prep.n_runs,
-        "log_odds" if method == "bayesfuse" else "probs",
-    )
-    out = np.zeros(len(pos))
-    for i, table in enumerate(tables):  # one pass per run (a handful), not per query
-        rows = run == i
-        ri = pos[rows]
-        if method == "posfuse":
-            out[rows] = _lookup(table, ri, 0.0)
-        elif method == "probfuse":
-            n_seg = len(table)
-            lengths = prep.lengths[i, prep.q[rows]]
-            size = np.maximum(np.ceil(lengths / n_seg).astype(np.int64), 1)
-            k = ri // size
-            out[rows] = _lookup(table, k, 0.0) / (k + 1)
-        elif method == "segfuse":
-            k = np.searchsorted(SEGFUSE_BOUNDS, ri, side="right") - 1
-            k = np.where(ri >= SEGFUSE_BOUNDS[-1], len(SEGFUSE_BOUNDS), k)
-            out[rows] = _lookup(table, k, 0.0) * (scores[rows] + 1.0)
-        elif method == "slidefuse":
-            w = int(p["w"])
-            n = prep.lengths[i, prep.q[rows]]
-            a = np.maximum(ri - w, 0)
-            b = np.minimum(ri + w, n - 1)
-            csum = np.concatenate(([0.0], np.cumsum(table)))
-            hi = np.minimum(b + 1, len(table))
-            lo = np.minimum(a, len(table))
-            out[rows] = (csum[hi] - csum[lo]) / (b - a + 1)
-        elif method == "bayesfuse":
-            out[rows] = _lookup(table, ri, MIN_LOG_ODDS)
-    return out
+class RunRows:
+    """One run's rows of a shard, what a method's ``value`` reads: ``pos`` (0-based rank in
+    the run's list for the query, ranx's), ``score`` (normalised), ``length`` (the list's
+    length ``L``), ``n_cand`` (the query's number of candidates ``N``), ``i`` (the run's
+    index)."""
+
+    def __init__(self, i, pos, score, length, n_cand):
+        self.i, self.pos, self.score, self.length, self.n_cand = i, pos, score, length, n_cand
+
+    def estimate(self, p: dict, key: str) -> np.ndarray:
+        """This run's trained estimate (``probs``, ``log_odds`` or ``map_scores``)."""
+        return p[key][self.i]
 
 
-def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.ndarray:
+class Table:
+    """The runs' values over a shard's candidates, what a method's ``combine`` reads (with
+    the helpers of :mod:`metrics_core.fusion.kernels`): run ``i``'s candidates and values
+    (:meth:`rows`, :meth:`dense`), ``count`` (``n(d)``, the runs that retrieved each
+    candidate), ``n_cand`` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
+    each candidate's query), ``weights``, ``R`` runs, ``P`` candidates. After the Borda
+    normalisation a score-based method sees every candidate in every run (ranx's)."""
+
+    def __init__(self, prep: Prepared, pids, values, n_cand, weights, count=None):
+        self._prep = prep
+        self._pids, self._values = pids, values
+        self.n_cand, self.weights = n_cand, weights
+        self.R, self.P = prep.n_runs, prep.n_candidates
+        self._count = count
+        #: local query codes whose answer is an accident of ranx's (filled by a method)
+        self.accidents: list[np.ndarray] = []
+
+    def rows(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``i``'s candidates and their values (each candidate once)."""
+        return self._pids[i], self._values[i]
+
+    def dense(self, i: int, missing) -> np.ndarray:
+        """Run ``i``'s value of every candidate, ``missing`` (a number or one per candidate)
+        where it did not retrieve it."""
+        out = np.array(np.broadcast_to(np.asarray(missing, dtype=np.float64), (self.P,)))
+        pid, v = self.rows(i)
+        out[pid] = v
+        return out
+
+    @property
+    def count(self) -> np.ndarray:
+        if self._count is None:
+            self._count = np.bincount(self._prep.pid, minlength=self.P).astype(np.float64)
+        return self._count
+
+    def lengths(self, i: int) -> np.ndarray:
+        """``L_i``: the length of run ``i``'s list for each candidate's query."""
+        return self._prep.lengths[i, self._prep.pq].astype(np.float64)
+
+    def condorcet(self, weights: np.ndarray) -> np.ndarray:
+        """``N`` minus each candidate's position in its query's majority order (ranx's vote:
+        ``x`` before ``y`` when the weight of the runs ranking ``x`` strictly above ``y``,
+        added run by run, is at least that of the others, added likewise; a run that
+        retrieved neither counts for ``y``; an unretrieved document's rank is 1,000,000).
+        Queries whose relation is not a strict total order go to :attr:`accidents`."""
+        ranks = [self.dense(i, 1_000_000.0) for i in range(self.R)]
+        w = [float(x) for x in weights]
+
+        def before(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            xv = np.zeros(len(x))
+            yv = np.zeros(len(x))
+            for r, wi in zip(ranks, w, strict=True):
+                above = r[x] < r[y]
+                xv += np.where(above, wi, 0.0)
+                yv += np.where(above, 0.0, wi)
+            return xv >= yv
+
+        pq, nq = self._prep.pq, self._prep.n_queries
+        position = _condorcet(before, pq, nq)
+        self.accidents.append(_not_strict(before, position, pq, nq))
+        return self.n_cand - position
+
+
+def _not_strict(before, position: np.ndarray, pq: np.ndarray, nq: int) -> np.ndarray:
+    """The queries whose majority relation is not a strict total order: two candidates
+    that both come first, or both after, or a cycle. Given the candidates in the sorted
+    order, every earlier one must come strictly before every later one; neighbours are
+    checked first (a tie shows there), then every pair of the queries that pass, distance
+    by distance, all queries at once."""
+    P = len(pq)
+    if P < 2:
+        return np.zeros(0, dtype=np.int64)
+    counts = np.bincount(pq, minlength=nq)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    order = np.empty(P, dtype=np.int64)
+    order[starts[pq] + position] = np.arange(P)  # candidates in sorted order, query by query
+    same = pq[order][1:] == pq[order][:-1]
+    x, y = order[:-1][same], order[1:][same]
+    bad = np.zeros(nq, dtype=bool)
+    bad[pq[x][~(before(x, y) & ~before(y, x))]] = True
+    # every pair at distance d in the sorted order, d = 2, 3, ...: all queries at once
+    for d in range(2, int(counts.max())):
+        live = np.flatnonzero(~bad & (counts > d))
+        if not len(live):
+            break
+        cnt = counts[live] - d
+        q = np.repeat(live, cnt)
+        i = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + starts[q]
+        a, b = order[i], order[i + d]
+        wrong = ~(before(a, b) & ~before(b, a))
+        bad[q[wrong]] = True
+    return np.flatnonzero(bad)
+
+
+def _condorcet(before, pq: np.ndarray, nq: int) -> np.ndarray:
     """Each candidate's position (0 = first) in its query's Condorcet order: a merge sort
-    whose comparison is ranx's weighted majority vote (``x`` before ``y`` when the runs that
-    rank ``x`` above ``y`` carry at least half of the weight; ``ranks``: candidates x runs,
-    inf where a run did not retrieve the candidate).
+    whose comparison is ``before(x, y)`` (arrays of candidates: does ``x`` come before
+    ``y``), ranx's weighted majority vote.
 
     All queries at once, no table of pairs: ``ceil(log2 n)`` merge levels for ``n``
     candidates per query; at each, every candidate finds its place in the other half of
@@ -275,12 +332,7 @@ def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.
     first = starts[pq]  # each slot's query start (slots of a query: starts[q] .. + n - 1)
     n_of = counts[pq]
     local = np.arange(P) - first
-    total = float(w.sum())
     perm = np.arange(P)  # perm[slot]: the candidate at that slot
-
-    def before(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        votes = (ranks[x] < ranks[y]) @ w
-        return votes >= total - votes
 
     width = 1
     n_max = int(counts.max()) if P else 0
@@ -323,172 +375,205 @@ def _condorcet(ranks: np.ndarray, pq: np.ndarray, nq: int, w: np.ndarray) -> np.
 
 
 def fuse_prepared(
-    prep: Prepared | Sequence[Prepared], method: str, norm: str, p: dict, name: str | None = None
+    prep: Prepared | Sequence[Prepared],
+    method: str,
+    norm: str,
+    p: dict,
+    name: str | None = None,
+    notes: list | None = None,
+    *,
+    output: str = "trec_eval",
+    sorted_again: bool = False,
 ) -> Run:
     """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`): one
     :class:`~metrics_core.fusion.prepare.Prepared`, or the shards of
     :func:`~metrics_core.fusion.prepare.prepare_shards` (fused in threads, joined in
-    query order: the queries are independent, so the run is the one of a single shard)."""
+    query order: the queries are independent and every score is computed in one fixed
+    order, so the run is the one of a single shard, bit for bit). ``notes``: a list that
+    receives ``(reason, query ids)`` where ranx's answer is an accident of its
+    implementation (see the module's description). ``output="ranx"``: each query's
+    documents in the order ranx's fused ``Run`` holds them (first appearance, run after
+    run, then numba's quicksort of the fused scores) instead of trec_eval's tie rule;
+    ``sorted_again``: the runs' ranks as ranx sees them once its training has sorted the
+    normalised runs again (``optimize_fusion``)."""
     shards = [prep] if isinstance(prep, Prepared) else list(prep)
-    with _one_blas_thread(len(shards) > 1 and method in _BLAS_PRODUCTS):
-        parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
+    parts = map_in_threads(
+        lambda shard: _fused_rows(shard, method, norm, p, output, sorted_again), shards
+    )
     qvocab = (
         shards[0].qvocab
         if len(shards) == 1
         else pa.concat_arrays([shard.qvocab for shard in shards])
     )
+    if notes is not None:
+        for reason in dict.fromkeys(r for part in parts for r in part[3]):
+            ids = [
+                str(shard.qvocab[int(q)])
+                for shard, part in zip(shards, parts, strict=True)
+                for q in part[3].get(reason, ())
+            ]
+            if ids:
+                notes.append((reason, ids))
     return Run(
         # query ids dictionary-encoded (as the TREC reader gives them): no string copied
         pa.chunked_array(
             [
                 pa.DictionaryArray.from_arrays(
-                    pa.array(np.concatenate([codes for codes, _, _ in parts])), qvocab
+                    pa.array(np.concatenate([part[0] for part in parts])), qvocab
                 )
             ]
         ),
-        pa.chunked_array([c for _, docs, _ in parts for c in docs.chunks], type=pa.string()),
-        np.concatenate([scores for _, _, scores in parts]),
+        pa.chunked_array([c for part in parts for c in part[1].chunks], type=pa.string()),
+        np.concatenate([part[2] for part in parts]),
         name=name or method,
         source=f"<{name or method}>",
     )
 
 
-#: the methods that use the number of runs that retrieved each candidate
-_COUNTED = frozenset(
-    ("combmnz", "isr", "combanz", "combmed", "combgmnz", "log_isr", "logn_isr", "mixed")
-)
-#: the methods that do not use the plain sum of the contributions over the runs
-_UNSUMMED = frozenset(
-    (
-        "combmax",
-        "combmin",
-        "combmed",
-        "wsum",
-        "w_bordafuse",
-        "mixed",
-        "condorcet",
-        "w_condorcet",
-        "bayesfuse",
-    )
-)
+#: why ranx's answer is an accident, by reason (the warning's words)
+ACCIDENTS = {
+    "condorcet": "ranx sorts the candidates by the majority vote starting from the order of a "
+    "Python set of their ids, which changes with every process, and the vote is not a strict "
+    "total order there (a tie or a cycle); RankLab's merge sort starts from the ids' order",
+    "borda": "ranx ranks the Borda-normalised candidates in the order of a Python set of their "
+    "ids, which changes with every process; RankLab uses each run's own ranking",
+    "order": "ranx orders documents of equal fused scores by the order of a Python set of "
+    "their ids, which changes with every process; RankLab by their first appearance",
+    "bayes_table": "ranx reads past the end of its log-odds table there (ranks beyond it); "
+    "RankLab gives those documents the log-odds of a document not retrieved",
+}
 
 
-#: the methods whose fused score takes a matrix product (BLAS)
-_BLAS_PRODUCTS = frozenset(("wsum", "wmnz", "mixed", "w_bordafuse", "condorcet", "w_condorcet"))
-
-
-@contextmanager
-def _one_blas_thread(limit: bool):
-    """BLAS held to one thread while the shards are fused in threads (``limit``): each
-    product is one shard's, and BLAS's own worker threads, woken for a product this thin,
-    go on spinning on the cores the shards need. The same numbers (a product's rows are
-    computed alike however many threads share them). Without threadpoolctl: unchanged."""
-    if not limit:
-        yield
-        return
-    try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no type hints shipped
-    except ImportError:  # pragma: no cover - a dependency of the project
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+def ranx_positions(
+    prep: Prepared, norm: str, scores: np.ndarray, *, sorted_again: bool = False
+) -> np.ndarray:
+    """Each row's 0-based rank as ranx's rank-based methods see it: the run's order, or,
+    after ``min-max-inverted`` (whose ``Run.sort`` ranks the inverted scores again, numba's
+    quicksort from the run's order), that new order. ``sorted_again``: the order ranx's
+    training sees, which sorts every normalised run again (``Run.to_typed_list`` sorts a run
+    built by a normalisation: numba's quicksort once more, from the run's order, which moves
+    equal scores in lists of 16 or more)."""
+    if norm == "none" or (norm != "min-max-inverted" and not sorted_again):
+        return prep.pos
+    return positions(segment_order(-scores, prep.list_len), prep.list_len)
 
 
 def _fused_rows(
-    prep: Prepared, method: str, norm: str, p: dict
-) -> tuple[np.ndarray, pa.ChunkedArray, np.ndarray]:
+    prep: Prepared,
+    method: str,
+    norm: str,
+    p: dict,
+    output: str = "trec_eval",
+    sorted_again: bool = False,
+):
     """The fused rows of one shard, in order: query codes (among all queries), document
-    ids, fused scores."""
+    ids, fused scores; and ``{reason: local query codes}`` where ranx's answer is an
+    accident."""
+    spec = METHODS[method]
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
     scores = normalise(prep, norm, cand_q)
-    contrib = contributions(prep, method, norm, p, scores)
-    del scores
-    # stored run by run (R x P), used as its transpose: sums over the runs add whole rows
-    S_runs, M_runs = np.zeros((R, P)), np.zeros((R, P), dtype=bool)
+    if spec.family == "rank" or output == "ranx":
+        pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
+    else:
+        pos = prep.pos
+    accidents: dict[str, np.ndarray] = {}
+    if norm == "borda" and spec.family == "rank":
+        accidents["borda"] = np.flatnonzero(cand_q > 1)
+    pids, values = [], []
     at = 0
     for i in range(R):  # the rows are grouped by run: one slice each
         n_i = int(prep.lengths[i].sum())
-        S_runs[i, pid[at : at + n_i]] = contrib[at : at + n_i]
-        M_runs[i, pid[at : at + n_i]] = True
+        rows = slice(at, at + n_i)
+        q_i = prep.q[rows]
+        if spec.family == "score":
+            value = scores[rows]
+        else:
+            value = spec.value(
+                RunRows(i, pos[rows], scores[rows], prep.lengths[i, q_i], cand_q[q_i]), p
+            )
+        pids.append(pid[rows])
+        values.append(np.asarray(value, dtype=np.float64))
         at += n_i
-    S, M = S_runs.T, M_runs.T
-    del contrib
+    del scores
     n_cand = cand_q[pq]
-    family = METHODS[method]["family"]
-    if norm == "borda" and family == "score":  # every candidate gets a value in every run
-        lengths = prep.lengths[:, pq].T
-        S = np.where(M, S, 0.5 - (lengths - 1) / (2 * n_cand[:, None]))
-        M = np.ones_like(M)
-        del lengths
-    # the runs that retrieved each candidate (every run, after Borda's normalisation)
-    if method not in _COUNTED:
-        cnt = np.zeros(0)  # not used
-    elif norm == "borda" and family == "score":
-        cnt = M.sum(axis=1, dtype=np.float64)
-    else:
-        cnt = np.bincount(pid, minlength=P).astype(np.float64)
+    count = None
+    if norm == "borda" and spec.family == "score":
+        # ranx's Borda normalisation gives every candidate a value in every run
+        every = np.arange(P)
+        for i in range(R):
+            fill = 0.5 - (prep.lengths[i, pq] - 1) / (2 * n_cand)
+            fill[pids[i]] = values[i]
+            pids[i], values[i] = every, fill
+        count = np.full(P, float(R))
+    if method == "bayesfuse":
+        past = [
+            prep.q[prep.run == i][prep.pos[prep.run == i] >= len(p["log_odds"][i])]
+            for i in range(R)
+        ]
+        if any(len(x) for x in past):
+            accidents["bayes_table"] = np.unique(np.concatenate(past))
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
-    if method in ("bordafuse", "w_bordafuse"):
-        ranks = np.where(M, S, np.nan)  # the contributions are the 0-based ranks
-        lengths = prep.lengths[:, pq].T
-        S = np.where(M, n_cand[:, None] - ranks, (n_cand[:, None] - lengths + 1) / 2)
-        M = np.ones_like(M)
-        del ranks, lengths
-    total = S.sum(axis=1) if method not in _UNSUMMED else np.zeros(0)  # (not used)
-    if method in (
-        "combsum",
-        "rrf",
-        "rbc",
-        "mapfuse",
-        "posfuse",
-        "probfuse",
-        "segfuse",
-        "slidefuse",
-        "bordafuse",
-    ):
-        fused = total
-    elif method in ("combmnz", "isr"):
-        fused = total * cnt
-    elif method == "combanz":
-        fused = total / cnt
-    elif method == "combmax":
-        fused = np.where(M, S, -np.inf).max(axis=1)
-    elif method == "combmin":
-        fused = np.where(M, S, np.inf).min(axis=1)
-    elif method == "combmed":
-        X = np.sort(np.where(M, S, np.inf), axis=1)
-        c = cnt.astype(np.int64)
-        lo = np.take_along_axis(X, ((c - 1) // 2)[:, None], axis=1)[:, 0]
-        hi = np.take_along_axis(X, (c // 2)[:, None], axis=1)[:, 0]
-        fused = (lo + hi) / 2
-    elif method == "combgmnz":
-        fused = total * cnt ** float(p["gamma"])
-    elif method == "log_isr":
-        fused = total * np.log(cnt)
-    elif method == "logn_isr":
-        fused = total * np.log(cnt + float(p["sigma"]))
-    elif method in ("wsum", "w_bordafuse"):
-        fused = S @ w
-    elif method == "wmnz":
-        fused = total * (M @ w)
-    elif method == "mixed":
-        fused = (S @ w) * np.sqrt(cnt)
-    elif method in ("condorcet", "w_condorcet"):
-        weights = np.ones(R) if method == "condorcet" else np.asarray(w, dtype=np.float64)
-        ranks = np.where(M, S, np.inf)
-        fused = n_cand - _condorcet(ranks, pq, prep.n_queries, weights)
-    elif method == "bayesfuse":
-        fused = np.where(M, S, MIN_LOG_ODDS).sum(axis=1)
-    else:  # pragma: no cover - the catalogue and this switch are one list
-        raise AssertionError(method)
-    del S, M
-    order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
+    table = Table(prep, pids, values, n_cand, w, count)
+    fused = spec.combine(table, p)
+    if table.accidents:
+        accidents["condorcet"] = np.unique(np.concatenate(table.accidents))
+    del table, pids, values
+    if output == "ranx":
+        order = _ranx_order(prep, spec, norm, pos, fused, accidents)
+    else:
+        order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     codes = pq.astype(np.int32)  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
-    return codes, prep.docs.take(pa.array(prep.head[order])), fused[order]
+    return codes, prep.docs.take(pa.array(prep.head[order])), fused[order], accidents
+
+
+def _ranx_order(prep: Prepared, spec, norm: str, pos, fused, accidents: dict) -> np.ndarray:
+    """The candidates in the order of ranx's fused ``Run``: each query's documents as its
+    combination first meets them (run after run, each run's documents in its order), then
+    numba's quicksort of the negated fused scores from that order (``Run.sort``). Where
+    ranx meets them in a Python set's order (BordaFuse's documents the first run did not
+    retrieve; every document after the Borda normalisation) RankLab takes their first
+    appearance instead, and a tie among such documents is an accident (``order``)."""
+    P, pq = prep.n_candidates, prep.pq
+    width = int(pos.max(initial=0)) + 1
+    key = np.full(P, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(key, prep.pid, prep.run.astype(np.int64) * width + pos)
+    order = np.lexsort((key, pq))
+    counts = np.bincount(pq, minlength=prep.n_queries)
+    order = order[segment_order(-fused[order], counts)]
+    if norm == "borda":
+        from_set = np.ones(P, dtype=bool)
+    elif spec.name in ("bordafuse", "w_bordafuse"):
+        from_set = key >= width  # not retrieved by the first run
+    else:
+        return order
+    # an accident: two documents in set order with equal scores (a short list keeps their
+    # insertion order), or, in a list of 16 or more with equal scores, two documents in set
+    # order anywhere (numba's partitions move equal scores by where every document stands)
+    f, qq, fs = fused[order], pq[order], from_set[order]
+    same = (qq[1:] == qq[:-1]) & (f[1:] == f[:-1])
+    tied = np.zeros(prep.n_queries, dtype=bool)
+    tied[qq[1:][same]] = True
+    both = np.zeros(prep.n_queries, dtype=bool)
+    both[qq[1:][same & fs[1:] & fs[:-1]]] = True
+    in_set = np.bincount(pq[from_set], minlength=prep.n_queries)
+    hit = np.flatnonzero(both | (tied & (counts > SMALL_QUICKSORT) & (in_set >= 2)))
+    if len(hit):
+        accidents["order"] = hit
+    return order
+
+
+def warn_accidents(method: str, notes: list, stacklevel: int = 3) -> None:
+    """One :class:`FusionOrderWarning` per reason, naming the method and the queries."""
+    for reason, ids in notes:
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        text = (
+            f"{method}: in {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} ({shown}) "
+            f"{ACCIDENTS[reason]}"
+        )
+        warnings.warn(FusionOrderWarning(text, method, reason, ids), stacklevel=stacklevel)
 
 
 def fuse(
@@ -564,7 +649,7 @@ def fuse(
     run_list = as_runs(runs)
     given = dict(params or {})
     if (
-        METHODS[method].get("supervised")
+        METHODS[method].supervised
         and qrels is not None
         and not (set(given) & {"probs", "log_odds", "map_scores"})
     ):
@@ -576,11 +661,29 @@ def fuse(
                 run_list,
                 method,
                 norm,
-                **{k: given.pop(k) for k in list(given) if k in METHODS[method].get("train", {})},
+                **{
+                    p.name: given.pop(p.name)
+                    for p in METHODS[method].train_params
+                    if p.name in given
+                },
             )
         )
     p = resolve_params(method, given, weights, len(run_list))
-    return fuse_prepared(prepare_shards(run_list), method, norm, p, name=name)
+    notes: list = []
+    fused = fuse_prepared(prepare_shards(run_list), method, norm, p, name=name, notes=notes)
+    warn_accidents(method, notes)
+    return fused
 
 
-__all__ = ["fuse", "fuse_prepared", "normalise", "resolve_params", "contributions"]
+__all__ = [
+    "fuse",
+    "fuse_prepared",
+    "normalise",
+    "resolve_params",
+    "ranx_positions",
+    "warn_accidents",
+    "RunRows",
+    "Table",
+    "FusionOrderWarning",
+    "ACCIDENTS",
+]

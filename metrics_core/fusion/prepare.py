@@ -1,5 +1,5 @@
-"""The runs' rows in one table: query ids encoded once, each run ranked by trec_eval's tie
-rule, the candidates (query, document) numbered by one sort of packed 64-bit keys of
+"""The runs' rows in one table: query ids encoded once, each run ranked as ranx ranks it
+(equal scores where numba's quicksort of the rows' order puts them), the candidates (query, document) numbered by one sort of packed 64-bit keys of
 document fingerprints (:func:`metrics_core.ranking.strings.hash_strings`, every match checked
 string by string; exact codes when two documents share a fingerprint's bits). On several
 cores (:mod:`metrics_core.threads`) the runs are ranked one a thread and the candidates
@@ -20,6 +20,8 @@ from metrics_core import threads
 from metrics_core.data import Run
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking.keys import score_key, tie_order
+from metrics_core.ranking.quicksort import SMALL as SMALL_QUICKSORT
+from metrics_core.ranking.quicksort import argsort_segments
 from metrics_core.ranking.strings import (
     encode_strings,
     hash_strings,
@@ -83,8 +85,8 @@ def _strings(col):
 class Prepared:
     """The runs' rows in one table: codes, ranks, list lengths, candidates.
 
-    Rows are grouped by run, each run's rows by query and ranked (score descending,
-    document id descending). A candidate is a (query, document) pair retrieved by at
+    Rows are grouped by run, each run's rows by query and ranked (score descending, equal
+    scores in ranx's order). A candidate is a (query, document) pair retrieved by at
     least one run; candidates are numbered in query code order."""
 
     names: list[str]
@@ -156,19 +158,22 @@ def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
     order[idx] = tie_order(docs, tied, source, group, descending=True)
 
 
-def rank_order(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray:
-    """Row order grouping each query's rows, by score descending, then document id
-    descending (trec_eval's tie rule); see :func:`_rank`."""
-    order = _rank(q, scores, docs, nq)
+def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
+    """Row order grouping each query's rows, ranked as ranx ranks them; see :func:`_rank`."""
+    order = _rank(q, scores, nq)
     return np.arange(len(q)) if order is None else order
 
 
-def _rank(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray | None:
-    """Row order grouping each query's rows, by score descending, then document id
-    descending (trec_eval's tie rule). A run whose queries already sit in one stretch each,
-    best first (as run files are written), is checked in O(n) and not sorted; only the
-    documents in groups of equal scores have their ids compared (as strings, no dictionary).
-    None when the rows are in that order already."""
+def _rank(q: np.ndarray, scores: np.ndarray, nq: int, ranked: bool = False) -> np.ndarray | None:
+    """Row order grouping each query's rows by score descending, equal scores where ranx
+    puts them: ranx's ``Run`` ranks a query's documents with numba's quicksort of the
+    negated scores in the order they were given (the rows' order here), which keeps equal
+    scores in that order in a list of up to 15 documents and moves them as its partitions
+    do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
+    on the lists that hold equal scores). A run whose queries already sit in one stretch
+    each, best first (as run files are written), is checked in O(n) and not sorted. None
+    when the rows are in that order already. ``ranked``: the rows are a ranking already
+    (ranx's sorted ``Run``): equal scores keep the rows' order."""
     n = len(q)
     if n < 2:
         return None
@@ -177,16 +182,32 @@ def _rank(q: np.ndarray, scores: np.ndarray, docs, nq: int) -> np.ndarray | None
     if bool(np.all(new | (scores[1:] <= scores[:-1]))) and (
         np.bincount(heads, minlength=nq).max() <= 1
     ):
-        tied = ~new & (scores[1:] == scores[:-1])
-        if not tied.any():
-            return None  # already in order: None, so that no array is copied
-        order = np.arange(n)
-        _fix_ties(order, tied, docs)
+        order = None  # each query's rows are one stretch, best first, ties in input order
+    else:
+        order = np.argsort(score_key(scores), kind="stable")  # ties keep the input order
+        order = order[stable_argsort_codes(q[order], nq)]
+    if ranked:
         return order
-    order = np.argsort(score_key(scores))  # equal scores are put in the tie rule's order below
-    order = order[stable_argsort_codes(q[order], nq)]
-    sq, ss = q[order], scores[order]
-    _fix_ties(order, (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1]), docs)
+    sq = q if order is None else q[order]
+    ss = scores if order is None else scores[order]
+    tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+    if not tied.any():
+        return order
+    # the lists of 16 documents or more that hold equal scores: numba's partitions decide
+    size = np.bincount(sq, minlength=nq)
+    has_tie = np.zeros(nq, dtype=bool)
+    has_tie[sq[1:][tied]] = True
+    redo = has_tie & (size > SMALL_QUICKSORT)
+    if not redo.any():
+        return order
+    if order is None:
+        order = np.arange(n)
+    rows = np.flatnonzero(redo[sq])  # slots of those lists, list by list
+    items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
+    items = items[stable_argsort_codes(q[items], nq)]
+    lengths = size[redo]
+    ranked = argsort_segments(-scores[items], lengths)
+    order[rows] = items[ranked]
     return order
 
 
@@ -328,12 +349,12 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int) -> dict:
-    """One run's rows ranked (trec_eval's tie rule) with their fingerprints, sources in the
+def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
+    """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, sources in the
     joined document column, ranks and lists."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
-    order = _rank(q, s, doc_col, nq)
+    order = _rank(q, s, nq, ranked)
     if order is None:  # as read (the usual case of a run file): nothing to gather
         src = np.arange(at_row, at_row + len(q), dtype=np.int64)
     else:
@@ -419,13 +440,17 @@ def _shard(
     return prep, cat("h", np.uint64)
 
 
-def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
+def prepare_shards(
+    runs: Sequence[Run], n: int | None = None, *, ranked: bool = False
+) -> list[Prepared]:
     """Encode and rank the runs, number the candidates (see the module's description), in
     ``n`` shards of whole queries (default: one per usable core, none smaller than
     :data:`SHARD_ROWS` rows), the work done in threads: the runs' fingerprints and ranks
     one run a thread, then each shard's candidates. A shard is a :class:`Prepared` of the
     query codes ``[query_base, query_base + n_queries)``; the queries are independent, so
-    the shards fused one by one and joined in order give the fused run of the whole."""
+    the shards fused one by one and joined in order give the fused run of the whole.
+    ``ranked``: each run's rows are its ranking already (ranx's sorted ``Run``, as the ranx
+    drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
     qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded])
@@ -436,7 +461,7 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
 
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]))
+        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), ranked)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -471,10 +496,10 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     return map_in_threads(build, bounds)
 
 
-def prepare(runs: Sequence[Run]) -> Prepared:
+def prepare(runs: Sequence[Run], *, ranked: bool = False) -> Prepared:
     """Encode and rank the runs, number the candidates (see the module's description): all
     queries in one :class:`Prepared` (:func:`prepare_shards` with one shard)."""
-    return prepare_shards(runs, 1)[0]
+    return prepare_shards(runs, 1, ranked=ranked)[0]
 
 
 def as_runs(runs) -> list[Run]:

@@ -9,19 +9,15 @@ import pyarrow as pa
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError
-from metrics_core.fusion.catalog import (
-    BAYES_CUTOFFS,
-    METHODS,
-    SEGFUSE_BOUNDS,
-    method_name,
-    norm_name,
-)
+from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 from metrics_core.fusion.prepare import Prepared, as_runs, encode_many, prepare
 
 
-def hit_table(prep: Prepared, qrels: Qrels, queries=None) -> tuple[np.ndarray, np.ndarray]:
-    """Training queries (codes into ``prep.qvocab``; -1 for a judged query no run answered) and
-    each row's hit (1 when the qrels judge its document relevant, relevance >= 1)."""
+def hit_table(prep: Prepared, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+    """The training queries and each row's hit. The training queries are the judged ones in
+    ranx's order (their ids sorted by code point), as codes into ``prep.qvocab`` (-1 for a
+    judged query no run answered); a row's hit is 1 when the qrels judge its document
+    relevant (relevance >= 1)."""
     qr_q, qr_d = qrels.qid, qrels.docid
     (qq,), qv = encode_many([qr_q])
     (dd,), dv = encode_many([qr_d])
@@ -35,11 +31,23 @@ def hit_table(prep: Prepared, qrels: Qrels, queries=None) -> tuple[np.ndarray, n
     judged = np.unique(jq[ok] * np.int64(nd) + jd[ok])
     keys = prep.q * np.int64(nd) + prep.d
     hits = np.isin(keys, judged).astype(np.float64)
-    train_q = np.unique(q_index[np.unique(qq)]) if queries is None else queries
-    if queries is None:
-        n_unanswered = int(np.sum(q_index[np.unique(qq)] < 0))
-        train_q = np.concatenate((train_q[train_q >= 0], np.full(n_unanswered, -1)))
+    judged_q = np.unique(qq)
+    ids = qv.take(pa.array(judged_q)).to_pylist()
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    train_q = q_index[judged_q[order]]
     return train_q, hits
+
+
+def relevant_counts(qrels: Qrels, train_q: np.ndarray, prep: Prepared) -> np.ndarray:
+    """The number of relevant documents (relevance >= 1) the qrels hold for each training
+    query (in the order of ``train_q``)."""
+    (qq,), qv = encode_many([qrels.qid])
+    rel = np.asarray(qrels.relevance) >= 1
+    per_code = np.bincount(qq[rel], minlength=len(qv))
+    judged_q = np.unique(qq)
+    ids = qv.take(pa.array(judged_q)).to_pylist()
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return per_code[judged_q[order]].astype(np.float64)
 
 
 def _index_into(vocab: pa.Array, ids: pa.Array) -> np.ndarray:
@@ -57,6 +65,7 @@ def train(
     *,
     n_segments: int = 10,
     queries: Sequence[str] | None = None,
+    ranked: bool = False,
 ) -> dict:
     """The supervised methods' estimates from training judgements (ranx's ``*_train``).
 
@@ -76,12 +85,15 @@ def train(
     * ``mapfuse``: the run's mean average precision over the training queries (``AP``,
       a query the run did not answer scoring 0).
 
+    ``ranked``: each run's rows are its ranking already (ranx's sorted ``Run``): equal
+    scores keep their order (the ranx drop-in).
+
     Returns the ``params`` for :func:`fuse`: ``{"probs": [...]}``, ``{"log_odds": [...]}``
     or ``{"map_scores": [...]}``.
     """
     method = method_name(method)
     norm = norm_name(norm)
-    if not METHODS[method].get("supervised"):
+    if not METHODS[method].supervised:
         raise InputError(
             N_("the fusion method {method} learns nothing from judgements"),
             field="method",
@@ -101,63 +113,69 @@ def train(
         qrels = Qrels(
             qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source
         )
-    if method == "mapfuse":
-        from metrics_core.front_door import evaluate
+    spec = METHODS[method]
+    p = {t.name: t.default for t in spec.train_params}
+    p.update({"n_segments": n_segments} if spec.param("n_segments") else {})
+    prep = prepare(run_list, ranked=ranked)
+    from metrics_core.fusion.core import normalise, ranx_positions
 
-        maps = []
-        for run in run_list:
-            ev = evaluate(qrels, run, ["AP"], missing_queries="zero")
-            maps.append(float(ev.aggregate["AP"]))
-        return {"map_scores": maps}
-    prep = prepare(run_list)
-    if norm == "min-max-inverted":
-        prep.pos = prep.lengths[prep.run, prep.q] - 1 - prep.pos
+    cand_q = np.bincount(prep.pq, minlength=prep.n_queries).astype(np.float64)
+    # ranx trains on normalised runs, which its hit lists sort again
+    pos = ranx_positions(
+        prep, norm, normalise(prep, norm, cand_q), sorted_again=norm not in ("borda", "none")
+    )
     train_q, hits = hit_table(prep, qrels)
     n_queries = len(train_q)
-    in_train = np.zeros(prep.n_queries + 1, dtype=bool)
-    in_train[train_q[train_q >= 0]] = True
+    where = np.full(prep.n_queries + 1, -1, dtype=np.int64)  # query code -> training index
+    where[train_q[train_q >= 0]] = np.flatnonzero(train_q >= 0)
+    n_rel = relevant_counts(qrels, train_q, prep) if method == "mapfuse" else None
     out = []
     for i in range(prep.n_runs):
-        rows = (prep.run == i) & in_train[prep.q]
-        pos, h = prep.pos[rows], hits[rows]
-        L = np.where(train_q >= 0, prep.lengths[i, np.maximum(train_q, 0)], 0)
-        if method in ("posfuse", "slidefuse"):
-            size = int(L.max()) if len(L) else 0
-            num = np.bincount(pos, weights=h, minlength=size)
-            den = np.bincount(L, minlength=size + 1)[::-1].cumsum()[::-1][1 : size + 1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out.append(num[:size] / den)
-        elif method == "probfuse":
-            Lr = prep.lengths[i, prep.q[rows]]
-            seg = np.ceil(Lr / n_segments).astype(np.int64)
-            k = pos // np.maximum(seg, 1)
-            seg_len = np.minimum(seg, Lr - k * seg)
-            out.append(
-                np.bincount(k, weights=h / seg_len, minlength=n_segments)[:n_segments]
-                / max(n_queries, 1)
-            )
-        elif method == "segfuse":
-            b = SEGFUSE_BOUNDS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            sums = np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
-            out.append(sums / sizes / max(n_queries, 1))
-        elif method == "bayesfuse":
-            b = BAYES_CUTOFFS
-            k = np.searchsorted(b, pos, side="right") - 1
-            inside = pos < b[-1]
-            sizes = np.diff(b).astype(np.float64)
-            prec = (
-                np.bincount(k[inside], weights=h[inside], minlength=len(sizes))[: len(sizes)]
-                / sizes
-            )
-            avg = prec / max(n_queries, 1)
-            avg = np.where(avg == 0, avg + 0.001, avg)
-            neg = 1 - avg
-            neg = np.where(neg == 0, neg + 0.001, neg)
-            out.append(np.repeat(np.log(avg / neg), np.diff(b)))
-    return {"log_odds": out} if method == "bayesfuse" else {"probs": out}
+        rows = (prep.run == i) & (where[prep.q] >= 0)
+        data = _RunData(
+            pos=pos[rows],
+            hits=hits[rows],
+            query=where[prep.q[rows]],
+            lengths=np.where(train_q >= 0, prep.lengths[i, np.maximum(train_q, 0)], 0),
+            row_lengths=prep.lengths[i, prep.q[rows]],
+            n_queries=n_queries,
+            n_rel=n_rel,
+        )
+        out.append(spec.train(data, p))  # type: ignore[misc]
+    return {spec.estimate: out}
+
+
+class _RunData:
+    """One run's rows on the training queries, what a method's ``train`` reads: ``pos``
+    (0-based ranks, ranx's), ``hits`` (1.0 for a relevant document), ``query`` (the row's
+    training query, 0 .. ``n_queries`` - 1 in ranx's order: ids sorted), ``lengths`` (the
+    run's list length of each training query, 0 where it did not answer), ``row_lengths``
+    (the list length of each row's query), ``n_queries``; for MAPFuse ``n_rel`` (relevant
+    documents of each training query)."""
+
+    def __init__(self, *, pos, hits, query, lengths, row_lengths, n_queries, n_rel=None):
+        self.pos, self.hits, self.query, self.lengths = pos, hits, query, lengths
+        self.row_lengths, self.n_queries, self.n_rel = row_lengths, n_queries, n_rel
+
+    def average_precisions(self) -> np.ndarray:
+        """Each training query's average precision as ranx computes it: the precision at
+        each relevant rank (relevant so far / rank), added rank by rank, divided by the
+        query's relevant documents (0 when it has none)."""
+        from metrics_core.fusion.kernels import segment_sums
+
+        order = np.lexsort((self.pos, self.query))
+        q, pos, h = self.query[order], self.pos[order], self.hits[order]
+        cum = np.cumsum(h)
+        first = np.r_[True, q[1:] != q[:-1]]
+        base = np.maximum.accumulate(np.where(first, cum - h, 0.0))
+        precision = np.where(h > 0, (cum - base) / (pos + 1), 0.0)
+        sums = segment_sums(precision, q, pos, self.n_queries)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n_rel > 0, sums / np.where(self.n_rel > 0, self.n_rel, 1), 0.0)
+
+    def mean_average_precision(self) -> float:
+        """MAP as ranx's ``evaluate(qrels, run, "map")``: numpy's mean of the queries' AP."""
+        return float(np.mean(self.average_precisions())) if self.n_queries else 0.0
 
 
 __all__ = ["train", "hit_table"]

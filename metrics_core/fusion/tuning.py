@@ -16,13 +16,13 @@ says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import product
 
 import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.fusion.catalog import METHODS, method_name, norm_name
+from metrics_core.fusion.grids import weight_grid
 
 VALIDATIONS = ("cross-validation", "in-sample")
 #: the warning every in-sample result carries
@@ -32,35 +32,10 @@ IN_SAMPLE_WARNING = N_(
 )
 
 
-def weight_grid(n_runs: int, step: float = 0.1) -> list[tuple[float, ...]]:
-    """Every vector of ``n_runs`` weights in multiples of ``step`` that sums to 1 (ranx's grid,
-    counted in whole steps, so no combination is lost to rounding)."""
-    units = int(round(1 / step))
-    out = []
-    for combo in product(range(units + 1), repeat=n_runs):
-        if sum(combo) == units:
-            out.append(tuple(round(c * step, 10) for c in combo))
-    return out
-
-
-def _steps(lo: float, hi: float, step: float) -> list[float]:
-    n = int(round((hi - lo) / step))
-    return [round(lo + i * step, 10) for i in range(n + 1)]
-
-
-#: method -> the grid ranx's optimize_fusion searches (a function of the number of runs)
+#: method -> the grid ranx's optimize_fusion searches (a function of the number of runs),
+#: read from each method's declaration (:meth:`~metrics_core.fusion.declaration.FusionMethod.grid`)
 GRIDS: dict[str, Callable[[int], list[dict]]] = {
-    "rrf": lambda r: [{"k": k} for k in range(10, 101, 10)],
-    "rbc": lambda r: [{"phi": v} for v in _steps(0.01, 1.0, 0.01)],
-    "combgmnz": lambda r: [{"gamma": v} for v in _steps(0.01, 1.0, 0.01)],
-    "logn_isr": lambda r: [{"sigma": v} for v in _steps(0.01, 1.0, 0.01)],
-    "probfuse": lambda r: [{"n_segments": n} for n in range(1, 101)],
-    "slidefuse": lambda r: [{"w": w} for w in range(1, 101)],
-    **{
-        m: (lambda r: [{"weights": list(w)} for w in weight_grid(r)])
-        for m, s in METHODS.items()
-        if s.get("weights")
-    },
+    name: spec.grid for name, spec in METHODS.items() if spec.tuned
 }
 
 
@@ -299,7 +274,7 @@ def tune(
     run_list = as_runs(runs)
     prep = prepare_shards(run_list)
     queries = qrels.unique_query_ids()
-    supervised = bool(METHODS[method].get("supervised"))
+    supervised = METHODS[method].supervised
     trials: list[dict] = (
         [dict(g) for g in grid]
         if grid is not None
@@ -316,7 +291,7 @@ def tune(
         given = dict(params)
         if supervised:
             extra = {
-                k2: given.pop(k2) for k2 in list(given) if k2 in METHODS[method].get("train", {})
+                t.name: given.pop(t.name) for t in METHODS[method].train_params if t.name in given
             }
             given.update(train(qrels, run_list, method, norm, queries=train_queries, **extra))
         weights = given.pop("weights", None)

@@ -136,7 +136,8 @@ def evaluate_hashing(
     -------
     dict with "map", "map_band" [pessimistic, optimistic], "ap" (per query), "precision_at_k",
     "precision_radius", "recall_radius", "empty_radius_queries" (queries with no code within
-    the radius; their precision there counts 0), "pr_by_radius", "per_class_map" (single labels),
+    the radius; their precision there counts 0), "pr_by_radius" (per radius: "radius", "precision",
+    "recall" and "empty", the queries with no code within it), "per_class_map" (single labels),
     "n_queries", "n_db", "bits", "ties", "zero_relevant_queries".
 
     Examples
@@ -249,6 +250,7 @@ def evaluate_hashing(
             "radius": list(range(width)),
             "precision": (got["precision_sums"] / max(nq, 1)).tolist(),
             "recall": (got["recall_sums"] / max(nq, 1)).tolist(),
+            "empty": got["empty_by_radius"].tolist(),
         },
         "n_queries": nq,
         "n_db": ndb,
@@ -298,7 +300,8 @@ class _MeasurePlan:
     precision and recall within the radius ``rad`` (at most the code length) and whether
     nothing is within it; and, per radius, the sums over queries of precision and recall
     (the precision-recall curve; exact integer parts from each block of rows, added across
-    blocks and joined on the host). The host divides and averages."""
+    blocks and joined on the host) and the queries with no code within it. The host divides
+    and averages."""
 
     def __init__(self, device, ndb: int, width: int, asked: _Asked):
         self.H = harmonic_on(device, ndb + 1)
@@ -324,20 +327,21 @@ class _MeasurePlan:
         if per_query:
             pieces.append(fixed_sum(torch.stack(per_query), 2).reshape(-1))
         hi, lo = unit_sum_parts(torch.stack([precision, recall]), 1)  # exact in float64
-        pieces.append(torch.cat([hi, lo]).to(torch.float64).reshape(-1))
+        nothing = (tables["C"] == 0).sum(dim=0, keepdim=True)  # queries with no code within
+        pieces.append(torch.cat([hi, lo, nothing]).to(torch.float64).reshape(-1))
         return torch.cat(pieces)
 
     def size(self, rows: int) -> int:
         """Length of :meth:`core`'s result for ``rows`` rows."""
-        return (4 + self.per) * rows + 4 * self.width
+        return (4 + self.per) * rows + 5 * self.width
 
     def unpack(self, flat: np.ndarray, rows: int):
-        """(singles (4, rows), sums (per, rows), column parts (4, width) int64)."""
+        """(singles (4, rows), sums (per, rows), column parts (5, width) int64)."""
         head, per = 4 * rows, self.per
         return (
             flat[:head].reshape(4, rows),
             flat[head : head + per * rows].reshape(per, rows),
-            flat[head + per * rows :].astype(np.int64).reshape(4, self.width),
+            flat[head + per * rows :].astype(np.int64).reshape(5, self.width),
         )
 
     def collect(self, blocks) -> dict:
@@ -347,7 +351,7 @@ class _MeasurePlan:
         singles = np.concatenate([b[0] for b in blocks], axis=1)
         sums = np.concatenate([b[1] for b in blocks], axis=1)
         parts = np.sum([b[2] for b in blocks], axis=0)  # exact: integers
-        columns = join_unit_sum_parts(parts[:2], parts[2:])
+        columns = join_unit_sum_parts(parts[:2], parts[2:4])
         out = {
             "R": singles[0],
             "precision_radius": singles[1],
@@ -355,6 +359,7 @@ class _MeasurePlan:
             "empty_radius": singles[3] > 0,
             "precision_sums": columns[0],
             "recall_sums": columns[1],
+            "empty_by_radius": parts[4],
         }
         i = 0
         for rule in self.asked.rules:

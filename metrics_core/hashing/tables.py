@@ -30,8 +30,51 @@ TIE_RULE_NAMES = {
 }
 
 
+#: The rule of precision within a Hamming radius, in words: every place that shows it (the
+#: page's headline, the radius table, the summary and their exports) follows it.
+RADIUS_RULE = N_(
+    "Precision within a Hamming radius: a query with no code within it counts 0 (DeepHash's "
+    "rule); where no query has one, the radius retrieves nothing and its precision is "
+    "undefined (–)."
+)
+
+
 def _same(text: str) -> str:
     return text
+
+
+def radius_precision(precision: float, empty: int, n_queries: int) -> float:
+    """Precision within a Hamming radius under :data:`RADIUS_RULE`: the mean over the queries
+    (``precision``, a query with no code within the radius counting 0, as DeepHash counts it),
+    or NaN when none of the ``n_queries`` has a code within it (``empty`` of them have none):
+    the radius retrieved nothing, and 0 would read as "everything retrieved was wrong".
+
+    >>> radius_precision(0.25, 1, 4), radius_precision(0.0, 4, 4)
+    (0.25, nan)
+    """
+    return math.nan if n_queries and empty >= n_queries else float(precision)
+
+
+def radius_note(empty: int, n_queries: int, gettext=_same, number=str) -> str:
+    """The note beside a precision within a Hamming radius (:data:`RADIUS_RULE`): how many
+    queries have no code within it ("" when every query has one). ``number`` writes the
+    counts (the app groups their digits in the visitor's language).
+
+    >>> radius_note(1, 4), radius_note(4, 4), radius_note(0, 4)
+    ('1 of 4 queries have no code within the radius (counted as 0)', 'no query has a code within the radius: it retrieves nothing, and its precision is undefined', '')
+    """
+    if not empty:
+        return ""
+    if n_queries and empty >= n_queries:
+        return gettext(
+            N_(
+                "no query has a code within the radius: it retrieves nothing, and its "
+                "precision is undefined"
+            )
+        )
+    return gettext(
+        N_("{n} of {total} queries have no code within the radius (counted as 0)")
+    ).format(n=number(empty), total=number(n_queries))
 
 
 def _summary(result: Mapping, _=_same) -> pd.DataFrame:
@@ -54,19 +97,12 @@ def _summary(result: Mapping, _=_same) -> pd.DataFrame:
     ]
     rows += [(f"P@{k}", v, "") for k, v in result["precision_at_k"].items()]
     rad = result["radius"]
-    empty = result.get("empty_radius_queries", 0)
-    note = (
-        _("{n} of {total} queries have no code within the radius (counted as 0)").format(
-            n=empty, total=result["n_queries"]
-        )
-        if empty
-        else ""
-    )
+    empty, nq = result.get("empty_radius_queries", 0), result["n_queries"]
     rows += [
         (
             _("Precision within Hamming radius {radius}").format(radius=rad),
-            math.nan if empty and empty == result["n_queries"] else result["precision_radius"],
-            note,
+            radius_precision(result["precision_radius"], empty, nq),
+            radius_note(empty, nq, _),
         ),
         (
             _("Recall within Hamming radius {radius}").format(radius=rad),
@@ -103,7 +139,8 @@ def hashing_tables(
         * ``"per_query"``: query, AP (under the chosen tie rule);
         * ``"precision_at_k"``: k, precision;
         * ``"by_radius"``: radius, precision, recall (the mean over queries of the items
-          within each Hamming radius);
+          within each Hamming radius; precision by :func:`radius_precision`, as in the
+          summary);
         * ``"per_class"``: class, mAP (single-label data; empty otherwise).
 
         Numbers are floats at full precision (the exporters round for people and keep
@@ -138,6 +175,8 @@ def hashing_tables(
     elif len(query_ids) != len(ap):
         raise ValueError(f"{len(query_ids)} query ids for {len(ap)} queries")
     pr = result["pr_by_radius"]
+    nq = result["n_queries"]
+    empty = pr.get("empty") or [0] * len(pr["radius"])
     per_class = result.get("per_class_map") or {}
     return {
         "summary": _summary(result, gettext or _same),
@@ -151,7 +190,13 @@ def hashing_tables(
         "by_radius": pd.DataFrame(
             {
                 "radius": [int(r) for r in pr["radius"]],
-                "precision": np.asarray(pr["precision"], dtype=np.float64),
+                "precision": np.array(
+                    [
+                        radius_precision(p, e, nq)
+                        for p, e in zip(pr["precision"], empty, strict=True)
+                    ],
+                    dtype=np.float64,
+                ),
                 "recall": np.asarray(pr["recall"], dtype=np.float64),
             }
         ),
@@ -177,4 +222,12 @@ def hashing_settings(result: Mapping, gettext=None, **extra) -> dict:
     return out
 
 
-__all__ = ["hashing_tables", "hashing_settings", "SETTINGS", "TIE_RULE_NAMES"]
+__all__ = [
+    "hashing_tables",
+    "hashing_settings",
+    "radius_note",
+    "radius_precision",
+    "RADIUS_RULE",
+    "SETTINGS",
+    "TIE_RULE_NAMES",
+]

@@ -225,7 +225,7 @@ def resolve_device(device=None) -> torch.device:
                     "device {device} is not available: this torch build has no CUDA "
                     "or no GPU is visible"
                 ),
-                hint=N_("Use --device cpu"),
+                hint=N_("Use device='cpu'"),
                 params={"device": repr(str(device))},
             )
         if dev.index is not None and dev.index >= torch.cuda.device_count():

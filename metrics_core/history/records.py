@@ -20,6 +20,7 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.history.schema import SCHEMA_VERSION, normalized_sql, schema_objects
+from metrics_core.io.limits import WORDS, current_limits, over_input
 
 BUSY_TIMEOUT_MS = 30_000
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -174,7 +175,7 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
         return InputError(
             N_("the history store is read-only: it can be listed and reported, not changed"),
             source=str(path),
-            hint=N_("make the file and its folder writable, or choose another --store"),
+            hint=N_("make the file and its folder writable, or choose another store path="),
         )
     check = "not run"
     if conn is not None:
@@ -191,7 +192,7 @@ def store_error(path, exc: Exception, conn=None) -> InputError:
         source=str(path),
         hint=N_(
             "restore it from a backup, or recover what is readable with "
-            "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as --store"
+            "`sqlite3 FILE .recover | sqlite3 NEW.sqlite3` and use NEW as the store path="
         ),
         params={"reason": text, "check": check},
     )
@@ -299,7 +300,7 @@ def date_filters(suite_id, date_from, date_to):
     if lo is not None and hi is not None and lo > hi:
         raise InputError(
             N_("the start date is after the end date"),
-            hint=N_("swap --from and --to"),
+            hint=N_("swap date_from= and date_to="),
             plain_hint=N_("swap the two dates"),
         )
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
@@ -312,6 +313,9 @@ UPLOAD_HINT = N_("upload a file saved with the History page's download button")
 def image_connection(data: bytes, source: str):
     """An in-memory SQLite connection holding a copy of a history file's bytes, checked by
     :func:`check_image` (an :class:`InputError` naming ``source`` otherwise)."""
+    limit = current_limits().input_bytes
+    if len(data) > limit:  # deserialised, the database takes its size again
+        raise over_input(source, WORDS["file"], len(data), limit)
     data = bytes(data)
     if len(data) < 100 or not data.startswith(b"SQLite format 3\x00"):
         raise InputError(
@@ -449,7 +453,7 @@ def check_name(name) -> str:
     if not text:
         raise InputError(
             N_("a suite needs a name"),
-            hint=N_("e.g. --suite regression-2025"),
+            hint=N_("e.g. suite='regression-2025'"),
             plain_hint=N_("e.g. regression-2025"),
         )
     return text

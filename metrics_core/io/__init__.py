@@ -21,13 +21,10 @@ from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.batches import BATCH_ROWS, NotStreamable, RunStream, run_stream
 from metrics_core.io.formats import input_format
+from metrics_core.io.limits import Limits, current_limits, using_limits
 from metrics_core.io.source import RawData, read_source
-from metrics_core.io.trec import (
-    parse_msmarco_run,
-    parse_trec_qrels,
-    parse_trec_run,
-    trec_run_batches,
-)
+from metrics_core.io.trec import parse_msmarco_run, parse_trec_qrels, parse_trec_run
+from metrics_core.io.trec_pieces import trec_run_batches
 from metrics_core.validation import INPUT_FORMATS
 
 __all__ = [
@@ -38,6 +35,9 @@ __all__ = [
     "RunStream",
     "NotStreamable",
     "BATCH_ROWS",
+    "Limits",
+    "current_limits",
+    "using_limits",
     "from_lists",
     "from_relevance_vectors",
     "detect_columns",
@@ -47,7 +47,15 @@ __all__ = [
 ]
 
 
-def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = None):
+def _read(
+    source,
+    kind: str,
+    fmt: str,
+    columns,
+    name,
+    max_bytes: int | None = None,
+    limits: Limits | None = None,
+):
     if fmt not in INPUT_FORMATS:
         raise InputError(
             N_("unknown format {format}"),
@@ -77,7 +85,7 @@ def _read(source, kind: str, fmt: str, columns, name, max_bytes: int | None = No
         source, "read"
     ):
         return _read_object(source, kind, columns, name)
-    raw = read_source(source, None if kind == "run" else name, max_bytes=max_bytes)
+    raw = read_source(source, None if kind == "run" else name, max_bytes=max_bytes, limits=limits)
     return read_whole(raw, kind, input_format(raw, kind, fmt), columns, name)
 
 
@@ -103,6 +111,7 @@ def read_whole(raw: RawData, kind: str, fmt: str, columns=None, name: str | None
         source=raw.name,
         first_line=first_line,
         name=run_name or raw.stem,
+        limits=raw.limits,
     )
 
 
@@ -115,14 +124,18 @@ def open_run_stream(
     *,
     row_groups=None,
     first_row: int = 0,
+    limits: Limits | None = None,
 ) -> RunStream:
     """The batch reader: ``source`` (a path, bytes or file-like object) opened for reading
     in batches of :data:`~metrics_core.io.batches.SCHEMA` rows, by the same format
     dispatch (:func:`input_format`) and the same parsers as :func:`read_run`, so every
     value equals what :func:`read_run` gives for the same row. TREC runs are read in
-    pieces of whole lines (:func:`~metrics_core.io.trec.trec_run_batches`), Parquet by
+    pieces of whole lines (:func:`~metrics_core.io.trec_pieces.trec_run_batches`), Parquet by
     slices of row groups (``row_groups``: only these; ``first_row``: the file's rows
-    before them), CSV/TSV in chunks (:mod:`metrics_core.io.tables`).
+    before them), CSV/TSV in chunks (:mod:`metrics_core.io.tables`). ``limits`` (default:
+    the limits in force): a batch, not the run, is held at once, so the input limit bounds
+    what one batch decodes to (and a compressed source's decoded total, which goes to a
+    file on a disk); the line and field limits hold as in :func:`read_run`.
 
     Raises
     ------
@@ -136,7 +149,7 @@ def open_run_stream(
         source, "read"
     ):
         raise NotStreamable("not a file")
-    raw = read_source(source, None)
+    raw = read_source(source, None, limits=limits)
     if raw.size() == 0:
         raise NotStreamable("empty")
     fmt = input_format(raw, "run", fmt)
@@ -205,6 +218,7 @@ def read_run(
     columns: dict | None = None,
     *,
     max_bytes: int | None = None,
+    limits: Limits | None = None,
 ) -> Run:
     """Read a run (a ranking per query).
 
@@ -226,13 +240,17 @@ def read_run(
     columns : dict, optional
         Explicit column mapping for tables: ``{"query_id": ..., "doc_id": ..., "score": ...}``
         (or ``"rank"``: a rank column, 1 is best).
+    limits : Limits, optional
+        What the reader may decode (:class:`~metrics_core.io.limits.Limits`: the input,
+        line and field limits, JSON's depth; default: the limits in force,
+        :func:`~metrics_core.io.limits.current_limits`, 1 GiB of input unless changed).
+        Each is checked before the data is decoded -- a compressed file's output as it is
+        decompressed, a Parquet file's metadata and dictionaries before its data, lines on
+        the bytes -- and a refusal is one :class:`~metrics_core.errors.InputError` naming
+        the file, what is too large and the limit.
     max_bytes : int, optional
-        The most bytes the file may take in memory once decompressed (a memory budget):
-        more is refused with an :class:`~metrics_core.errors.InputError` before it is read
-        (a compressed file is checked as it is decompressed; a Parquet file's footer
-        before its data). Default: :data:`~metrics_core.io.source.MAX_INPUT_BYTES` for a
-        plain file, :data:`~metrics_core.io.source.MAX_DECOMPRESSED_BYTES` for the output
-        of a decompression.
+        The input limit in bytes (an application's memory budget): replaces that of
+        ``limits``.
 
     Examples
     --------
@@ -240,7 +258,7 @@ def read_run(
     >>> len(run), run.name, run.scores.tolist()
     (2, 'bm25', [2.5, 1.5])
     """
-    run = _read(source, "run", fmt, columns, name, max_bytes)
+    run = _read(source, "run", fmt, columns, name, max_bytes, limits)
     if name:
         run.name = str(name)
     return run
@@ -253,9 +271,17 @@ def read_qrels(
     name: str | None = None,
     *,
     max_bytes: int | None = None,
+    limits: Limits | None = None,
+    subtopics: bool = False,
 ) -> Qrels:
-    """Read relevance judgements (see :func:`read_run` for the accepted sources and
-    ``max_bytes``).
+    """Read relevance judgements (see :func:`read_run` for the accepted sources,
+    ``limits`` and ``max_bytes``).
+
+    ``subtopics=True`` reads judgements per subtopic, for the diversity measures
+    (alpha-nDCG, ERR-IA ...): ndeval's ``qid subtopic docid relevance`` lines, a table
+    with a subtopic column, ``{qid: {subtopic: {docid: label}}}`` or records; gives a
+    :class:`~metrics_core.data.SubtopicQrels`
+    (:func:`metrics_core.io.subtopics.read_subtopic_qrels`).
 
     TREC qrels (``qid iter docid relevance``) are recognised whatever the file's
     extension when the file has no header (MS MARCO's ``qrels.dev.tsv``). In a table,
@@ -268,7 +294,12 @@ def read_qrels(
     >>> sorted(zip(qrels.doc_ids, qrels.relevance.tolist()))
     [('d1', 1.0), ('d3', 2.0)]
     """
-    return _read(source, "qrels", fmt, columns, name, max_bytes)
+    if subtopics:
+        from metrics_core.io.subtopics import read_subtopic_qrels
+
+        with using_limits(limits):
+            return read_subtopic_qrels(source, fmt, columns, name, max_bytes=max_bytes)
+    return _read(source, "qrels", fmt, columns, name, max_bytes, limits)
 
 
 def from_lists(

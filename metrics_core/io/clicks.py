@@ -14,7 +14,8 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.io.formats import sniff_format
-from metrics_core.io.source import check_text, read_source
+from metrics_core.io.source import read_source
+from metrics_core.io.text_check import check_json, check_text
 
 QUERY_NAMES = ("query", "query_id", "qid", "consulta", "question")
 SHOWN_NAMES = ("shown", "results", "resultados", "impressions", "ranking", "retrieved", "docs")
@@ -94,11 +95,12 @@ def read_click_log(source, name: str | None = None) -> pd.DataFrame:
                 source=label,
                 params={"format": fmt},
             )
-        check_text(raw)
+        check_text(raw, lines=fmt != "json")  # a JSON document may be one line
         text = raw.data.decode("utf-8").lstrip("\ufeff")
         if not text.strip():
             raise InputError(N_("the click log is empty"), source=label)
         if fmt in ("json", "jsonl"):
+            check_json(raw.data, label, raw.limits)
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError:

@@ -1,15 +1,25 @@
-"""Readers for hash codes and labels: .npy (never unpickled), .pt (weights only), CSV/TSV."""
+"""Readers for hash codes and labels: .npy and .npz (never unpickled), .pt (weights only),
+CSV/TSV.
+
+Nothing is allocated for an array before its size is known: a ``.npy`` array's shape and
+dtype are read from its header (and must match the bytes that follow), each member of an
+``.npz`` archive likewise, and a torch ``.pt`` archive's member sizes from its zip
+directory, all against the input limit (:mod:`metrics_core.io.limits`) before
+``numpy``/``torch`` load anything; ``torch.load`` runs with ``weights_only=True``.
+"""
 
 from __future__ import annotations
 
 import io
 import tokenize
 import warnings
+import zipfile
 
 import numpy as np
 
 from metrics_core.errors import N_, InputError, Phrase
 from metrics_core.io.formats import sniff_format
+from metrics_core.io.limits import Limits, over_input
 from metrics_core.io.source import read_source
 from metrics_core.validation import parse_number
 
@@ -17,12 +27,16 @@ from metrics_core.validation import parse_number
 MATRIX_WORDS = (N_("codes"), N_("labels"))
 
 
-def _read_npy(data: bytes, source: str) -> np.ndarray:
-    """A .npy file, its header (shape, dtype) checked against its size before any allocation;
-    object arrays (pickles) refused."""
-    hint = N_("save plain numeric arrays (no objects) with numpy.save")
+_NPY_HINT = N_("save plain numeric arrays (no objects) with numpy.save")
+
+
+def _npy_header(buf, source: str, available: int, limits: Limits):
+    """(shape, dtype) of the ``.npy`` array that ``buf`` (a file object at its start)
+    holds in ``available`` bytes, its header read and checked: numbers only (no pickled
+    objects), the declared shape x dtype equal to the bytes after the header and within
+    the input limit. ``buf`` is left at the start of the data."""
+    hint = _NPY_HINT
     fmt = np.lib.format
-    buf = io.BytesIO(data)
     try:
         version = fmt.read_magic(buf)
         if version == (1, 0):
@@ -66,7 +80,7 @@ def _read_npy(data: bytes, source: str) -> np.ndarray:
     for n in shape:
         count *= int(n)
     declared = count * dtype.itemsize
-    available = len(data) - buf.tell()
+    available -= buf.tell()
     if declared != available:
         raise InputError(
             N_(
@@ -81,29 +95,105 @@ def _read_npy(data: bytes, source: str) -> np.ndarray:
                 "available": f"{available:,}",
             },
         )
+    if declared > limits.input_bytes:
+        what = Phrase(
+            N_("the array its header declares ({shape} of {dtype})"),
+            {"shape": str(tuple(int(n) for n in shape)), "dtype": str(dtype)},
+        )
+        raise over_input(source, what, declared, limits.input_bytes)
+    return shape, dtype
+
+
+def _read_npy(data: bytes, source: str, limits: Limits) -> np.ndarray:
+    """A .npy file, its header (shape, dtype) checked against its size and the input limit
+    before any allocation (:func:`_npy_header`)."""
+    _npy_header(io.BytesIO(data), source, len(data), limits)
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except ValueError as exc:
         raise InputError(
             N_("cannot read this .npy file ({error})"),
             source=source,
-            hint=hint,
+            hint=_NPY_HINT,
             params={"error": str(exc)},
         ) from None
 
 
-def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndarray:
-    """A 2-D (or 1-D for labels) numeric array from a .npy, .pt or CSV/TSV source.
+def _zip_members(data: bytes, source: str, limits: Limits) -> list[zipfile.ZipInfo]:
+    """The members of a zip archive (a torch ``.pt`` or a NumPy ``.npz``), their declared
+    sizes checked against the input limit before any is read."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise InputError(
+            N_("cannot read this archive ({error})"),
+            source=source,
+            hint=N_("save a tensor with torch.save(tensor, path), or arrays with numpy.savez"),
+            params={"error": type(exc).__name__},
+        ) from None
+    total = sum(m.file_size for m in members)
+    if total > limits.input_bytes:
+        what = Phrase(N_("the archive, decompressed,"))
+        raise over_input(source, what, total, limits.input_bytes)
+    return members
 
-    ``.npy`` is loaded with ``allow_pickle=False`` and ``.pt`` with
-    ``torch.load(weights_only=True)``: an upload is never unpickled.
+
+def _read_npz(data: bytes, source: str, what: str, members, limits: Limits) -> np.ndarray:
+    """The array of a ``.npz`` archive: its only one, or the one named ``what`` (``codes``,
+    ``labels``); the member's header read and checked (:func:`_npy_header`) before the
+    array is loaded."""
+    names = [m.filename[:-4] for m in members]
+    chosen = [m for m in members if m.filename[:-4] == what] or members
+    if len(chosen) != 1:
+        raise InputError(
+            N_("the .npz archive holds {names}: name the array {what}, or save one array"),
+            source=source,
+            hint=_NPY_HINT,
+            params={"names": ", ".join(names), "what": repr(what)},
+        )
+    member = chosen[0]
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            with archive.open(member) as fh:
+                _npy_header(fh, f"{source}:{member.filename}", member.file_size, limits)
+            with archive.open(member) as fh:  # checked: now read from its start
+                return np.lib.format.read_array(fh, allow_pickle=False)
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(
+            N_("cannot read this .npz file ({error})"),
+            source=source,
+            hint=_NPY_HINT,
+            params={"error": type(exc).__name__},
+        ) from None
+
+
+def read_matrix(
+    source, what: str = "codes", name: str | None = None, *, limits: Limits | None = None
+) -> np.ndarray:
+    """A 2-D (or 1-D for labels) numeric array from a .npy, .npz, .pt or CSV/TSV source.
+
+    ``.npy`` and ``.npz`` are loaded with ``allow_pickle=False`` and ``.pt`` with
+    ``torch.load(weights_only=True)``: an upload is never unpickled. What an array takes
+    is read from its header (or its archive's directory) and checked against ``limits``
+    (default: the limits in force) before it is loaded.
     """
-    raw = read_source(source, name)
-    data = raw.data
+    raw = read_source(source, name, limits=limits)
+    limits = raw.limits
     fmt = sniff_format(raw)
+    if fmt not in ("npy", "pt"):
+        from metrics_core.io.text_check import check_text
+
+        check_text(raw)  # the lines measured before the data is read
+    data = raw.data
     words = Phrase(what) if what in MATRIX_WORDS else what  # translatable in messages
+    members = _zip_members(data, raw.name, limits) if fmt == "pt" else []
     if fmt == "npy":
-        arr = _read_npy(data, raw.name)
+        arr = _read_npy(data, raw.name, limits)
+    elif members and all(m.filename.endswith(".npy") for m in members):
+        arr = _read_npz(data, raw.name, what, members, limits)
     elif fmt == "pt":
         import torch
 
@@ -130,9 +220,6 @@ def read_matrix(source, what: str = "codes", name: str | None = None) -> np.ndar
             )
         arr = obj.numpy()
     else:
-        from metrics_core.io.source import check_text
-
-        check_text(raw)
         text = data.decode("utf-8").lstrip("\ufeff")
         sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
         rows: list[list[float | None]] = []

@@ -85,17 +85,13 @@ FALLBACK = {("run", "score"): "rank", ("qrels", "relevance"): "score"}
 
 
 def column_hint(role: str) -> Phrase:
-    """How to name the column of ``role`` in Python and on the command line.
+    """How to name the column of ``role`` (the readers' ``columns=`` argument; the command
+    line shows its ``--columns`` instead).
 
     >>> column_hint("doc_id")
-    "Name one of them with columns={'doc_id': NAME} (command line: --columns doc_id=NAME)"
+    "Name one of them with columns={'doc_id': NAME}"
     """
-    return Phrase(
-        N_(
-            "Name one of them with columns={{'{role}': NAME}} (command line: --columns {role}=NAME)"
-        ),
-        {"role": role},
-    )
+    return Phrase(N_("Name one of them with columns={{'{role}': NAME}}"), {"role": role})
 
 
 def detect_columns(
@@ -137,7 +133,6 @@ def detect_columns(
                     N_("column {column} (given for {role}) is not in the table"),
                     source=source,
                     hint=N_("columns found: {columns}"),
-                    option="--columns",
                     field=role,
                     params={
                         "column": repr(mapping[role]),
@@ -154,7 +149,6 @@ def detect_columns(
             raise InputError(
                 N_("no {role} column found"),
                 source=source,
-                option="--columns",
                 field=role,
                 hint=N_("columns found: {columns}. {how}"),
                 plain_hint=N_("columns found: {columns}"),
@@ -180,36 +174,6 @@ def candidate_columns(columns, role: str) -> list[str]:
     """
     names = set(ROLE_NAMES[role])
     return [str(c) for c in columns if str(c).lower().strip() in names]
-
-
-def parse_column_mapping(text: str | None) -> dict | None:
-    """``"query_id=qid,doc_id=docno"`` (the command line's ``--columns``) as a dict.
-
-    >>> parse_column_mapping("query_id=qid, doc_id=docno")
-    {'query_id': 'qid', 'doc_id': 'docno'}
-    """
-    if text is None or not str(text).strip():
-        return None
-    out = {}
-    for part in str(text).split(","):
-        if not part.strip():
-            continue
-        role, sep, column = part.partition("=")
-        role, column = role.strip(), column.strip()
-        if not sep or not column:
-            raise InputError(
-                N_("--columns: {part} is not ROLE=COLUMN"),
-                hint=N_("e.g. --columns query_id=qid,doc_id=docno; roles: {roles}"),
-                params={"part": repr(part.strip()), "roles": ", ".join(MAPPABLE)},
-            )
-        if role not in MAPPABLE:
-            raise InputError(
-                N_("--columns: unknown role {role}"),
-                hint=N_("roles: {roles}"),
-                params={"role": repr(role), "roles": ", ".join(MAPPABLE)},
-            )
-        out[role] = column
-    return out or None
 
 
 def is_table_header(line: bytes) -> bool:

@@ -15,9 +15,10 @@ from typing import Literal, overload
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import N_, InputError, Phrase, prefixed
+from metrics_core.errors import N_, InputError, Phrase, argument, prefixed
 from metrics_core.io.formats import sniff_format
-from metrics_core.io.source import check_text, read_source
+from metrics_core.io.source import read_source
+from metrics_core.io.text_check import check_json, check_text
 from metrics_core.validation import binary_labels, show, to_numbers
 
 SCORE_NAMES = (
@@ -73,8 +74,10 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
         name = "<upload>"
     raw = read_source(source, name)
     display = raw.name
-    data = raw.data
     kind = sniff_format(raw)
+    if kind not in ("npy", "pt", "parquet"):
+        check_text(raw, lines=kind != "json")  # lines measured before the data is read
+    data = raw.data
     if kind in ("npy", "pt"):
         raise InputError(
             N_("this is a {format} array file, not a table"),
@@ -111,10 +114,11 @@ def read_table(source, *, name: str | None = None) -> tuple[pd.DataFrame, str, s
                 source=display,
                 hint=N_("Save the table as Parquet, or as CSV with a .csv name"),
             )
-        return read_parquet_frame(data, display), display, kind
-    check_text(raw)
+        return read_parquet_frame(data, display, limits=raw.limits), display, kind
+    check_text(raw, lines=False)  # measured above
     text = data.decode("utf-8-sig")
     if kind in ("json", "jsonl"):
+        check_json(data, display, raw.limits)
         try:
             if kind == "jsonl" or (kind == "json" and not text.lstrip().startswith(("[", "{"))):
                 frame = pd.read_json(io.StringIO(text), lines=True)
@@ -215,8 +219,9 @@ def pick_column(
 ) -> str | None:
     """The column the user named, or the one whose name is obviously ``what``.
 
-    An error names ``option`` and, as its ``field``, the option without its dashes
-    (``"--label-col"`` -> ``"label_col"``), so an application names its own box for it.
+    ``option`` is the reader's argument that names the column (``"label_col"``): an error
+    names it (``label_col=``; the command line shows its flag) and has it as its ``field``,
+    so an application names its own box for it.
     """
     cols = list(frame.columns)
     if explicit is not None:
@@ -225,13 +230,12 @@ def pick_column(
                 N_("no column {column} (columns: {columns})"),
                 source=display,
                 hint=N_("Name the {what} column with {option}"),
-                option=option,
-                field=option.lstrip("-").replace("-", "_"),
+                field=option,
                 params={
                     "column": repr(explicit),
                     "columns": ", ".join(cols),
                     "what": what,
-                    "option": option,
+                    "option": argument(option),
                 },
             )
         return explicit
@@ -245,9 +249,8 @@ def pick_column(
         N_("cannot tell which column holds the {what} (columns: {columns})"),
         source=display,
         hint=N_("Name it with {option}"),
-        option=option,
-        field=option.lstrip("-").replace("-", "_"),
-        params={"what": what, "columns": ", ".join(cols), "option": option},
+        field=option,
+        params={"what": what, "columns": ", ".join(cols), "option": argument(option)},
     )
 
 
@@ -313,8 +316,8 @@ def read_scores(
     frame, display, kind = read_table(source, name=name)
     if len(frame) == 0:
         raise InputError(N_("the table has a header but no rows"), source=display)
-    s = pick_column(frame, score_col, SCORE_NAMES, Phrase(N_("scores")), display, "--score-col")
-    y = pick_column(frame, label_col, LABEL_NAMES, Phrase(N_("labels")), display, "--label-col")
+    s = pick_column(frame, score_col, SCORE_NAMES, Phrase(N_("scores")), display, "score_col")
+    y = pick_column(frame, label_col, LABEL_NAMES, Phrase(N_("labels")), display, "label_col")
     if s == y:
         raise InputError(
             N_("score and label are the same column {column}"),
@@ -327,7 +330,7 @@ def read_scores(
         CRITERION_NAMES,
         Phrase(N_("criterion")),
         display,
-        "--criterion-col",
+        "criterion_col",
         required=False,
     )
     crit = frame[crit_col].astype(str).to_numpy() if crit_col else None
@@ -373,27 +376,25 @@ def read_candidates(
     frame, display, kind = read_table(source, name=name)
     if len(frame) == 0:
         raise InputError(N_("the table has a header but no rows"), source=display)
-    q = pick_column(frame, query_col, QUERY_NAMES, Phrase(N_("query ids")), display, "--query-col")
+    q = pick_column(frame, query_col, QUERY_NAMES, Phrase(N_("query ids")), display, "query_col")
     c = pick_column(
         frame,
         candidate_col,
         CANDIDATE_NAMES,
         Phrase(N_("candidate ids")),
         display,
-        "--candidate-col",
+        "candidate_col",
         required=False,
     )
-    p = pick_column(
-        frame, prob_col, SCORE_NAMES, Phrase(N_("probabilities")), display, "--prob-col"
-    )
-    g = pick_column(frame, gold_col, LABEL_NAMES, Phrase(N_("gold flags")), display, "--gold-col")
+    p = pick_column(frame, prob_col, SCORE_NAMES, Phrase(N_("probabilities")), display, "prob_col")
+    g = pick_column(frame, gold_col, LABEL_NAMES, Phrase(N_("gold flags")), display, "gold_col")
     crit_col = pick_column(
         frame,
         criterion_col,
         CRITERION_NAMES,
         Phrase(N_("criterion")),
         display,
-        "--criterion-col",
+        "criterion_col",
         required=False,
     )
     prob = _numbers(frame, p, kind, display)

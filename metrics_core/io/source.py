@@ -5,17 +5,22 @@ or a file-like object (an open file, ``io.BytesIO``, Streamlit's ``UploadedFile`
 
 * Regular files are not read into memory up front (see :class:`RawData`).
 * Pipes, FIFOs, character devices and standard input are read **once**, in chunks, up to
-  :data:`MAX_INPUT_BYTES`; a stream that starts with binary junk (``/dev/zero``) is refused
-  at its first chunk, and a FIFO that delivers nothing within :data:`PIPE_WAIT_S` seconds
-  is refused instead of blocking forever.
+  the input limit (:mod:`metrics_core.io.limits`); a stream that starts with binary junk
+  (``/dev/zero``) is refused at its first chunk, and a FIFO that delivers nothing within
+  :data:`PIPE_WAIT_S` seconds is refused instead of blocking forever.
 * Compression is recognised by its magic bytes, whatever the file is called: gzip, bzip2,
-  xz, and zstd / lz4 frames (through pyarrow's codecs). Decompression is streamed, 1 MiB
-  at a time, and stops at a limit (``max_bytes``; by default
-  :data:`MAX_DECOMPRESSED_BYTES`); the text is checked as it comes out (NUL bytes,
-  UTF-16/32, UTF-8 validity), so a bomb of zeros is refused at its first MiB instead of
-  after filling memory.
+  xz, zstd / lz4 frames (through pyarrow's codecs), and a zip archive of one text file.
+  Decompression is streamed, 1 MiB at a time: the decoded total is counted as it comes out
+  and stops at the input limit, the text is checked as it comes out (NUL bytes, UTF-16/32,
+  UTF-8 validity), so a bomb of zeros is refused at its first MiB; past :data:`SPILL_BYTES` the output goes to a file on a disk
+  (:func:`metrics_core.io.disk.disk_folder`), not to memory, so a bomb of valid lines costs
+  the process a few MiB however far it decodes.
 * Binary junk, UTF-16/UTF-32 text and non-UTF-8 text are refused with the line where they
-  start.
+  start; the readers of text refuse a line past the line limit
+  (:mod:`metrics_core.io.text_check`).
+
+Every :class:`RawData` carries the :class:`~metrics_core.io.limits.Limits` it was read
+under, for the readers that decode it.
 """
 
 from __future__ import annotations
@@ -29,30 +34,45 @@ import os
 import select
 import stat
 import sys
+import tempfile
+import zipfile
 
 from metrics_core.errors import N_, InputError, Phrase
+from metrics_core.io.limits import (
+    WORDS,
+    Limits,
+    over_input,
+    resolve,
+    size_words,
+)
 from metrics_core.io.text_check import (
     TextCheck,
     encoding_error,
     nul_error,
     text_encoding_problem,
-    utf8_error,
 )
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: File name endings of compressed files (left out of a run's name and a file's extension).
+COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".lz4", ".zip")
 PARQUET_MAGIC = b"PAR1"
 
-#: Largest input (after decompression) read into memory, in bytes; the environment
-#: variable ``RANKLAB_MAX_INPUT_BYTES`` changes it.
-MAX_INPUT_BYTES = int(os.environ.get("RANKLAB_MAX_INPUT_BYTES", str(4 << 30)))
-#: Largest output of a decompression, in bytes, when the caller gives no ``max_bytes``
-#: (``RANKLAB_MAX_DECOMPRESSED_BYTES``): a compressed input is held in memory whole, so the
-#: default suits a host of 1 GB (a 5,000,000-line TREC run is about 256 MB); plain files
-#: are read in blocks by the command line and need no such limit.
-MAX_DECOMPRESSED_BYTES = int(os.environ.get("RANKLAB_MAX_DECOMPRESSED_BYTES", str(256 << 20)))
+#: Bytes of decompressed output kept in memory; past this the output is written to a file
+#: on a disk (and read from there), so a decompression bomb costs no more memory than this.
+SPILL_BYTES = 16 << 20
+#: The most bytes a compressed input may decode to per byte of it consumed: runs, qrels and
+#: tables compress 3 to 10 times (measured: gzip 3-9, bzip2 5-17, zstd 4-23, xz 6-8; a run
+#: of sequential ids and whole scores, the most regular made, 107 times with xz); a stream
+#: that decodes to more is a decompression bomb (repeated lines: gzip 400, LZ4 240, zstd
+#: 10,000 times), refused once it has given :data:`RATIO_FROM` bytes, long before the input
+#: limit.
+MAX_RATIO = 200
+RATIO_FROM = 32 << 20
 #: Seconds a FIFO may stay silent before it is refused (``RANKLAB_PIPE_WAIT_S``).
 PIPE_WAIT_S = float(os.environ.get("RANKLAB_PIPE_WAIT_S", "10"))
 _CHUNK = 1 << 20
+#: Bytes read to tell a compression (a zip's first member name included).
+_MAGIC = 512
 
 # magic bytes of formats that legitimately hold NUL bytes (never refused as "binary junk")
 _BINARY_MAGIC = (b"\x93NUMPY", PARQUET_MAGIC, b"PK\x03\x04", b"SQLite format 3\x00")
@@ -60,28 +80,24 @@ _BINARY_MAGIC = (b"\x93NUMPY", PARQUET_MAGIC, b"PK\x03\x04", b"SQLite format 3\x
 _stdin_used = False
 
 
-def _limit_error(
-    label: str, what: str = Phrase(N_("the data")), limit: int | None = None
-) -> InputError:
-    return InputError(
-        N_("{what} is larger than the input limit of {limit} bytes"),
-        source=label,
-        hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-        plain_hint=N_("Split the file"),
-        params={"what": what, "limit": f"{MAX_INPUT_BYTES if limit is None else limit:,}"},
-    )
+def _decompressed_what(fmt: str) -> Phrase:
+    return Phrase(N_("the {format} data once decompressed"), {"format": fmt})
 
 
-def _decompressed_limit_error(label: str, fmt: str, limit: int) -> InputError:
+def _bomb(label: str, fmt: str, decoded: int, consumed: int) -> InputError:
     return InputError(
-        N_("the {format} data decompresses to more than {limit} bytes"),
-        source=label,
-        hint=N_(
-            "Decompress the file first (plain files are read in blocks), or raise the "
-            "limit with RANKLAB_MAX_DECOMPRESSED_BYTES"
+        N_(
+            "the {format} data decodes to over {ratio} times its size ({decoded} from the "
+            "first {consumed}): a decompression bomb, not a compressed text or table"
         ),
-        plain_hint=N_("Split the file, or give it uncompressed"),
-        params={"format": fmt, "limit": f"{limit:,}"},
+        source=label,
+        hint=N_("Decompress the file first if it is what you mean to read"),
+        params={
+            "format": fmt,
+            "ratio": MAX_RATIO,
+            "decoded": size_words(decoded),
+            "consumed": size_words(consumed),
+        },
     )
 
 
@@ -101,53 +117,180 @@ def compression_of(head: bytes) -> str | None:
         return "zstd"
     if head[:4] == b"\x04\x22\x4d\x18":
         return "lz4"
+    if head[:4] == b"PK\x03\x04" and _is_text_zip(head):
+        return "zip"
     return None
 
 
-def _decoder_stream(src, fmt: str):
-    """A file-like object giving the decompressed bytes of ``src`` (a path or bytes)."""
+def _is_text_zip(head: bytes) -> bool:
+    """Whether a zip archive's first member (its local header, in ``head``) is a file
+    of text rather than a torch archive or a NumPy ``.npz`` member (``.npy``)."""
+    if len(head) < 30:
+        return False
+    n = int.from_bytes(head[26:28], "little")
+    name = head[30 : 30 + n]
+    if len(name) < n:
+        return False
+    return b"/" not in name and not name.endswith((b".npy", b".pkl"))
+
+
+class _Counted(io.RawIOBase):
+    """A file object that counts the bytes read from it: how much of a compressed input
+    the decoder has consumed."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self.fh.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.fh.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.fh.tell()
+
+    def readinto(self, b) -> int:
+        n = self.fh.readinto(b)
+        self.count += n or 0
+        return n
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
+
+
+def _decoder_stream(compressed: _Counted, fmt: str, label: str, limits: Limits):
+    """A file-like object giving the decompressed bytes of ``compressed``."""
     if fmt in ("zstd", "lz4"):
         import pyarrow as pa
 
-        base = pa.OSFile(src) if isinstance(src, str) else pa.BufferReader(src)
-        return pa.CompressedInputStream(base, fmt)
-    fileobj = None if isinstance(src, str) else io.BytesIO(src)  # shares the bytes, no copy
+        return pa.CompressedInputStream(pa.PythonFile(compressed, mode="r"), fmt)
     if fmt == "gzip":
         import gzip
 
-        return gzip.GzipFile(filename=src if fileobj is None else None, fileobj=fileobj, mode="rb")
+        return gzip.GzipFile(fileobj=compressed, mode="rb")
+    if fmt == "zip":
+        return _zip_member(compressed, label, limits)
     opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
-    return opener(src if fileobj is None else fileobj, "rb")
+    return opener(compressed, "rb")
 
 
-def _decompress(data_or_path, fmt: str, label: str, limit: int) -> RawData:
-    """Decompress a whole input, 1 MiB at a time, checking the text as it comes out.
+def _zip_member(src, label: str, limits: Limits):
+    """The one file of a zip archive, opened for reading; its declared size checked against
+    the input limit first (what it really decodes to is counted as it is read)."""
+    archive = zipfile.ZipFile(src)
+    members = [m for m in archive.infolist() if not m.is_dir()]
+    if len(members) != 1:
+        archive.close()
+        raise InputError(
+            N_("a zip archive of {count} files: give one file, or the archive of one"),
+            source=label,
+            hint=N_("Extract the file you mean from the archive"),
+            params={"count": len(members)},
+        )
+    if members[0].file_size > limits.input_bytes:
+        archive.close()
+        raise over_input(label, _decompressed_what("zip"), members[0].file_size, limits.input_bytes)
+    return _ZipMember(archive, members[0])
 
-    The output never grows past ``limit`` bytes (one chunk more at most is read to know
-    that it would): a bomb costs ``limit`` bytes at worst, and one of binary junk (zeros)
-    is refused at its first chunk by :class:`TextCheck`. Output that starts like a binary
-    format this project reads (Parquet, ``.npy``, a zip, SQLite) is not checked as text.
+
+class _ZipMember:
+    """A zip archive's member open for reading; closing it closes the archive."""
+
+    def __init__(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
+        self.archive = archive
+        self.member = archive.open(info)
+
+    def read(self, n: int) -> bytes:
+        return self.member.read(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.member.close()
+        self.archive.close()
+
+
+class _Output:
+    """Decompressed output: in memory up to :data:`SPILL_BYTES`, then in an unnamed file of
+    a disk folder (removed when its :class:`RawData` goes)."""
+
+    def __init__(self):
+        self.memory: io.BytesIO | None = io.BytesIO()
+        self.file = None
+        self.size = 0
+
+    def write(self, chunk: bytes) -> None:
+        if self.file is None and self.size + len(chunk) > SPILL_BYTES:
+            from metrics_core.io.disk import disk_folder
+
+            self.file = tempfile.TemporaryFile(prefix="ranklab-input-", dir=disk_folder()[0])
+            assert self.memory is not None
+            self.file.write(self.memory.getbuffer())
+            self.memory = None
+        if self.file is not None:
+            self.file.write(chunk)
+        else:
+            assert self.memory is not None
+            self.memory.write(chunk)
+        self.size += len(chunk)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def raw(self, label: str, limits: Limits) -> RawData:
+        if self.file is None:
+            assert self.memory is not None
+            return RawData(self.memory.getvalue(), label, limits=limits)
+        self.file.flush()
+        return RawData.of_file(self.file, label, limits)
+
+
+def _decompress(data_or_path, fmt: str, label: str, limits: Limits) -> RawData:
+    """Decompress a whole input, 1 MiB at a time, counting and checking it as it comes out.
+
+    The decoded total never passes the input limit (one chunk more at most is read to know
+    that it would), and text is checked chunk by chunk (:class:`TextCheck`): a bomb of
+    zeros is refused at its first chunk, one of text at the limit, having cost the process
+    :data:`SPILL_BYTES` at most (the rest went to a file on a disk). The lines are left to
+    the reader of the text (a JSON document may be one line), which measures them on the
+    bytes (:func:`~metrics_core.io.text_check.check_lines`) before it decodes them. Output that starts like a binary format this project reads
+    (Parquet, ``.npy``, a zip, SQLite) is not checked as text.
     """
-    out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
+    limit = limits.input_bytes
+    out = _Output()
     check: TextCheck | None = None
+    source = open(data_or_path, "rb") if isinstance(data_or_path, str) else io.BytesIO(data_or_path)
+    compressed = _Counted(source)
     try:
-        with _decoder_stream(data_or_path, fmt) as stream:
+        with compressed, _decoder_stream(compressed, fmt, label, limits) as stream:
             while True:
-                chunk = stream.read(min(_CHUNK, limit + 1 - out.tell()))
+                chunk = stream.read(min(_CHUNK, limit + 1 - out.size))
                 if not chunk:
                     break
-                if out.tell() == 0 and not chunk.startswith(_BINARY_MAGIC):
+                if out.size == 0 and not chunk.startswith(_BINARY_MAGIC):
                     check = TextCheck(label)
                 if check is not None:
                     check.feed(chunk)
+                if out.size + len(chunk) > limit:
+                    raise over_input(label, _decompressed_what(fmt), None, limit)
                 out.write(chunk)
-                if out.tell() > limit:
-                    raise _decompressed_limit_error(label, fmt, limit)
+                if out.size > RATIO_FROM and out.size > MAX_RATIO * max(compressed.count, 1):
+                    raise _bomb(label, fmt, out.size, compressed.count)
         if check is not None:
             check.close()
     except InputError:
+        out.close()
         raise
     except ImportError:
+        out.close()
         raise InputError(
             N_("{format}-compressed data, and no {format} decoder is installed"),
             source=label,
@@ -155,17 +298,19 @@ def _decompress(data_or_path, fmt: str, label: str, limit: int) -> RawData:
             params={"format": fmt},
         ) from None
     except MemoryError:
-        raise _decompressed_limit_error(label, fmt, limit) from None
+        out.close()
+        raise over_input(label, _decompressed_what(fmt), None, limit) from None
     except (
         Exception
     ) as exc:  # each codec raises its own kinds (OSError, EOFError, LZMAError, ArrowInvalid)
+        out.close()
         raise InputError(
             N_("the {format} data is truncated or corrupt ({error})"),
             source=label,
             hint=N_("Compress the file again, or give it uncompressed"),
             params={"format": fmt, "error": type(exc).__name__},
         ) from None
-    raw = RawData(out.getvalue(), label, max_bytes=limit)
+    raw = out.raw(label, limits)
     raw.text_checked = check is not None
     return raw
 
@@ -176,19 +321,47 @@ class RawData:
     A plain (uncompressed) regular file is not read into memory up front: ``head`` and
     ``contains`` look at it without loading it, and Arrow's reader can take
     ``arrow_source`` (the path) directly, so a 500 MB run never sits in memory twice.
+    ``limits`` (default: :func:`~metrics_core.io.limits.current_limits`; ``max_bytes``
+    replaces its input limit) is what the readers of these bytes may decode.
     """
 
     def __init__(
-        self, data: bytes | None, name: str, path: str | None = None, max_bytes: int | None = None
+        self,
+        data: bytes | None,
+        name: str,
+        path: str | None = None,
+        max_bytes: int | None = None,
+        *,
+        limits: Limits | None = None,
     ):
         self._data = data
         self.name = name
         self.path = path
-        #: the most bytes :attr:`data` may read from the file (default :data:`MAX_INPUT_BYTES`)
-        self.max_bytes = max_bytes
+        #: what the readers of these bytes may decode
+        self.limits = resolve(limits, max_bytes)
         #: True when :func:`check_text`'s checks were already made on all of the data
         #: (while it was decompressed): :func:`check_text` does not make them again
         self.text_checked = False
+        self._keep = None  # the open file behind ``path``, when it has no name of its own
+
+    @classmethod
+    def of_file(cls, fh, name: str, limits: Limits) -> RawData:
+        """The bytes of an open file without a name of its own (a temporary file): read
+        through ``/proc/self/fd`` while this object keeps it open."""
+        path = f"/proc/self/fd/{fh.fileno()}"
+        if not os.path.exists(path):  # not Linux: read it back into memory
+            fh.seek(0)
+            data = fh.read()
+            fh.close()
+            return cls(data, name, limits=limits)
+        raw = cls(None, name, path=path, limits=limits)
+        raw._keep = fh
+        return raw
+
+    @property
+    def max_bytes(self) -> int:
+        """The input limit of these bytes, in bytes."""
+        return self.limits.input_bytes
 
     def _file(self) -> str:
         """The path of data not held in memory (one of the two is always given)."""
@@ -199,9 +372,10 @@ class RawData:
     @property
     def data(self) -> bytes:
         if self._data is None:
-            limit = MAX_INPUT_BYTES if self.max_bytes is None else self.max_bytes
-            if self.size() > limit:
-                raise _limit_error(self.name, Phrase(N_("the file")), limit)
+            limit = self.limits.input_bytes
+            size = self.size()
+            if size > limit:
+                raise over_input(self.name, WORDS["file"], size, limit)
             with open(self._file(), "rb") as fh:
                 self._data = fh.read()
         return self._data
@@ -242,7 +416,7 @@ class RawData:
     @property
     def stem(self) -> str:
         base = os.path.basename(self.name)
-        for suffix in (".gz", ".gzip", ".bz2", ".xz", ".zst", ".lz4"):
+        for suffix in COMPRESSED_SUFFIXES:
             if base.lower().endswith(suffix):
                 base = base[: -len(suffix)]
         root, ext = os.path.splitext(base)
@@ -252,16 +426,15 @@ class RawData:
     def extension(self) -> str:
         """Lower-case extension without a compression suffix, e.g. ``.csv``; ``""`` when none."""
         base = os.path.basename(self.name).lower()
-        for suffix in (".gz", ".gzip", ".bz2", ".xz", ".zst", ".lz4"):
+        for suffix in COMPRESSED_SUFFIXES:
             if base.endswith(suffix):
                 base = base[: -len(suffix)]
         return os.path.splitext(base)[1]
 
 
-def _read_stream(read, label: str, limit: int | None = None) -> bytes:
-    """Read a stream once, in chunks, up to ``limit`` bytes (default :data:`MAX_INPUT_BYTES`);
-    refuse binary junk at once."""
-    limit = MAX_INPUT_BYTES if limit is None else limit
+def _read_stream(read, label: str, limits: Limits) -> bytes:
+    """Read a stream once, in chunks, up to the input limit; refuse binary junk at once."""
+    limit = limits.input_bytes
     out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
     first = True
     while True:
@@ -281,7 +454,7 @@ def _read_stream(read, label: str, limit: int | None = None) -> bytes:
                     raise nul_error(label, chunk.count(b"\n", 0, nul) + 1)
         out.write(chunk)
         if out.tell() > limit:
-            raise _limit_error(label, Phrase(N_("the stream")), limit)
+            raise over_input(label, WORDS["stream"], None, limit)
     return out.getvalue()
 
 
@@ -316,7 +489,7 @@ def _is_inherited_descriptor(path: str) -> bool:
     return path in ("/dev/stdin",) or path.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
-def _read_special(path: str, mode: int, label: str, limit: int | None = None) -> bytes:
+def _read_special(path: str, mode: int, label: str, limits: Limits) -> bytes:
     """A FIFO, pipe, socket or device: opened once, waited for (a named FIFO), read once."""
     named_fifo = stat.S_ISFIFO(mode) and not _is_inherited_descriptor(path)
     try:
@@ -339,7 +512,7 @@ def _read_special(path: str, mode: int, label: str, limit: int | None = None) ->
             os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as fh:
             owned = None
-            return _read_stream(fh.read, label, limit)
+            return _read_stream(fh.read, label, limits)
     except OSError as exc:
         raise _open_error(exc, label) from None
     finally:
@@ -347,14 +520,20 @@ def _read_special(path: str, mode: int, label: str, limit: int | None = None) ->
             os.close(owned)
 
 
-def read_source(source, name: str | None = None, *, max_bytes: int | None = None) -> RawData:
+def read_source(
+    source,
+    name: str | None = None,
+    *,
+    max_bytes: int | None = None,
+    limits: Limits | None = None,
+) -> RawData:
     """Read a path, bytes or file-like object into :class:`RawData`, decompressing it.
 
-    ``"-"`` reads standard input (once per process). ``max_bytes`` is the most bytes the
-    input may take in memory once decompressed (a caller's memory budget); without it, a
-    plain input may take :data:`MAX_INPUT_BYTES` and a decompression may give
-    :data:`MAX_DECOMPRESSED_BYTES`. Over the limit is an :class:`InputError`, raised
-    before more than one chunk (1 MiB) past the limit is read.
+    ``"-"`` reads standard input (once per process). ``limits`` (default: the limits in
+    force, :func:`~metrics_core.io.limits.current_limits`; ``max_bytes`` replaces its input
+    limit, in bytes) bounds what is read: a plain input, or what a compressed one decodes
+    to, may not pass the input limit -- an :class:`InputError`, raised before more than one
+    chunk (1 MiB) past the limit is read -- and the readers of the result check the rest.
 
     >>> import gzip
     >>> read_source(gzip.compress(b"q1 0 d1 1\\n"), "qrels.gz").data
@@ -366,14 +545,12 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
     binary data (a NUL byte): this is not a text file
     """
     global _stdin_used
-    plain_limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
-    unpacked_limit = (
-        min(MAX_DECOMPRESSED_BYTES, MAX_INPUT_BYTES) if max_bytes is None else max_bytes
-    )
+    limits = resolve(limits, max_bytes)
+    plain_limit = limits.input_bytes
     if isinstance(source, (bytes, bytearray, memoryview)):
         data, label = bytes(source), name or "<bytes>"
         if len(data) > plain_limit:
-            raise _limit_error(label, limit=plain_limit)
+            raise over_input(label, WORDS["data"], len(data), plain_limit)
     elif isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if isinstance(path, bytes):
@@ -388,7 +565,7 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
                     hint=N_("Give at most one input as '-'"),
                 )
             _stdin_used = True
-            data = _read_stream(sys.stdin.buffer.read, label, plain_limit)
+            data = _read_stream(sys.stdin.buffer.read, label, limits)
         else:
             if "\x00" in path:
                 raise InputError(
@@ -405,17 +582,17 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
                     N_("is a folder, not a file"), source=label, hint=N_("Give the path of a file")
                 )
             if not stat.S_ISREG(st.st_mode):
-                data = _read_special(path, st.st_mode, label, plain_limit)
+                data = _read_special(path, st.st_mode, label, limits)
             else:
                 try:
                     with open(path, "rb") as fh:
-                        magic = fh.read(16)
+                        magic = fh.read(_MAGIC)
                 except OSError as exc:
                     raise _open_error(exc, label) from None
                 fmt = compression_of(magic)
                 if fmt is None:
-                    return RawData(None, label, path=path, max_bytes=max_bytes)
-                return _decompress(path, fmt, label, unpacked_limit)
+                    return RawData(None, label, path=path, limits=limits)
+                return _decompress(path, fmt, label, limits)
     elif hasattr(source, "read"):
         label = name or getattr(source, "name", None) or "<upload>"
         label = str(label)
@@ -435,7 +612,7 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
                 return source.read()
 
         try:
-            data = _read_stream(read, label, plain_limit)
+            data = _read_stream(read, label, limits)
         except OSError as exc:
             raise _open_error(exc, label) from None
     else:
@@ -445,47 +622,7 @@ def read_source(source, name: str | None = None, *, max_bytes: int | None = None
             params={"type": type(source).__name__},
         )
     label = str(label)
-    fmt = compression_of(data[:16])
+    fmt = compression_of(data[:_MAGIC])
     if fmt is not None:
-        return _decompress(data, fmt, label, unpacked_limit)
-    return RawData(data, label, max_bytes=max_bytes)
-
-
-def line_of_offset(data: bytes, offset: int) -> int:
-    """1-based line number of a byte offset."""
-    return data.count(b"\n", 0, offset) + 1
-
-
-def check_text(raw: RawData, *, sample: int | None = None) -> None:
-    """Refuse binary junk (NUL bytes), UTF-16/32 and non-UTF-8 text, naming the line.
-
-    Only the first ``sample`` bytes are checked when given (the fast path checks the
-    rest through pyarrow's own UTF-8 validation). The line is counted in the bytes
-    already looked at: a NUL at the start of a huge file costs no more than the sample.
-    """
-    if raw.text_checked:
-        return
-    data = raw.data if sample is None else raw.head(sample)
-    enc = text_encoding_problem(data[:256])
-    if enc:
-        raise encoding_error(enc, raw.name)
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise nul_error(raw.name, line_of_offset(data, nul))
-    if data.isascii():  # ASCII is UTF-8: no decoding (and no copy of the text) needed
-        return
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if sample is not None and exc.start >= len(data) - 4:
-            return  # a multi-byte character cut by the sample boundary
-        raise utf8_error(raw.name, line_of_offset(data, exc.start), data[exc.start]) from None
-
-
-def text_lines(raw: RawData):
-    """Decoded lines with their 1-based numbers (strict UTF-8)."""
-    check_text(raw)
-    text = raw.data.decode("utf-8")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return enumerate(io.StringIO(text, newline=None), start=1)
+        return _decompress(data, fmt, label, limits)
+    return RawData(data, label, limits=limits)

@@ -27,7 +27,11 @@ from metrics_core.io.columns import (
     is_rank_column,
 )
 from metrics_core.io.formats import table_format
-from metrics_core.io.source import PARQUET_MAGIC, RawData, check_text, line_of_offset
+from metrics_core.io.limits import Limits, resolve
+from metrics_core.io.parquet import check_parquet_metadata, decoded_table, parquet_file
+from metrics_core.io.source import PARQUET_MAGIC, RawData
+from metrics_core.io.text_check import check_json, check_lines, check_text, line_of_offset
+from metrics_core.io.trec import check_fields
 from metrics_core.validation import show, to_numbers
 
 __all__ = [
@@ -51,16 +55,19 @@ def read_table_frame(raw: RawData, fmt: str = "auto") -> tuple[pd.DataFrame, int
     """Read a table file into a DataFrame; returns (frame, line number of the first row)."""
     if fmt == "auto":
         fmt = table_format(raw)
-    data = raw.data
     if fmt == "parquet":
+        data = raw.data
         if not data.startswith(PARQUET_MAGIC):
             raise InputError(
                 N_("not a Parquet file (no PAR1 header)"),
                 source=raw.name,
                 hint=N_("Give a .parquet file, or choose another format"),
             )
-        return read_parquet_frame(data, raw.name, raw.max_bytes), 0
-    check_text(raw)
+        return read_parquet_frame(data, raw.name, limits=raw.limits), 0
+    check_text(raw, lines=fmt != "json")  # lines measured before the data is read (a JSON
+    data = raw.data  # document may be one line: its size and depth are measured instead)
+    if fmt in ("json", "jsonl"):
+        check_json(data, raw.name, raw.limits)
     text = data.decode("utf-8").lstrip("\ufeff")
     if not text.strip():
         raise InputError(
@@ -155,106 +162,18 @@ def _too_deep(source: str, line: int | None = None) -> InputError:
     )
 
 
-#: Largest number of cells (rows x columns) a Parquet file may declare.
-MAX_PARQUET_CELLS = 2_000_000_000
-#: Most rows a Parquet row group may declare per byte of its (compressed) column chunks.
-#: pyarrow's densest output, a column of one repeated value, holds about 3,000 rows per
-#: byte (pages of at most 20,000 rows, each with its header); a table with any column
-#: that varies holds far fewer. A file declaring more was not written by a Parquet writer.
-MAX_PARQUET_ROWS_PER_BYTE = 10_000
-#: Fewest bytes of memory a cell of a Parquet table takes once read (a 64-bit number; a
-#: text takes its 4-byte offset and its characters): the floor of the memory estimate.
-PARQUET_CELL_BYTES = 8
-
-
-def check_parquet_metadata(
-    meta, file_size: int, source: str, max_bytes: int | None = None, *, whole: bool = True
-) -> None:
-    """Refuse a Parquet file whose footer declares more than its bytes can hold, before any
-    data is read (a forged footer makes the reader allocate for the rows it declares).
-
-    Checks, all on the footer (``meta``, a ``pyarrow.parquet.FileMetaData``):
-
-    * the file's row count equals the sum of its row groups' row counts;
-    * each column chunk holds at least its row group's rows as values (a flat column holds
-      exactly one value, or null, per row; a list column at least one level per row);
-    * each row group declares at most :data:`MAX_PARQUET_ROWS_PER_BYTE` rows per byte of
-      its compressed column chunks, and those chunks lie within the file's ``file_size``;
-    * for a table read whole (``whole``; a reader of batches holds one batch at a time):
-      rows x columns is at most :data:`MAX_PARQUET_CELLS`, and rows x columns x
-      :data:`PARQUET_CELL_BYTES` (the least memory the table takes once read) as well as
-      the declared uncompressed size are within ``max_bytes`` (default
-      :data:`~metrics_core.io.source.MAX_INPUT_BYTES`).
-
-    Each problem is one :class:`InputError` naming ``source``.
-    """
-    from metrics_core.io.source import MAX_INPUT_BYTES
-
-    limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
-    hint = N_("Save the table again as Parquet, or as CSV")
-    rows, columns = meta.num_rows, max(meta.num_columns, 1)
-    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
-    held = sum(g.num_rows for g in groups)
-    if rows != held or rows < 0:
-        raise InputError(
-            N_("the Parquet file declares {rows} rows, but its row groups hold {held}"),
-            source=source,
-            hint=hint,
-            params={"rows": f"{rows:,}", "held": f"{held:,}"},
-        )
-    for g in groups:
-        chunks = [g.column(j) for j in range(g.num_columns)]
-        values = min((c.num_values for c in chunks), default=g.num_rows)
-        stored = sum(c.total_compressed_size for c in chunks)
-        if values < g.num_rows:
-            raise InputError(
-                N_(
-                    "a row group of the Parquet file declares {rows} rows, but its columns "
-                    "hold {values} values"
-                ),
-                source=source,
-                hint=hint,
-                params={"rows": f"{g.num_rows:,}", "values": f"{values:,}"},
-            )
-        if stored > file_size or g.num_rows > MAX_PARQUET_ROWS_PER_BYTE * max(stored, 1):
-            raise InputError(
-                N_(
-                    "a row group of the Parquet file declares {rows} rows in {size} bytes: "
-                    "more than a Parquet file can hold (a damaged or forged footer)"
-                ),
-                source=source,
-                hint=hint,
-                params={"rows": f"{g.num_rows:,}", "size": f"{stored:,}"},
-            )
-    if not whole:
-        return
-    if rows * columns > MAX_PARQUET_CELLS:
-        raise InputError(
-            N_("the Parquet file declares {rows} rows"),
-            source=source,
-            hint=N_("Split the file"),
-            params={"rows": f"{rows:,}"},
-        )
-    declared = max(sum(g.total_byte_size for g in groups), rows * columns * PARQUET_CELL_BYTES)
-    if declared > limit:
-        raise InputError(
-            N_("the Parquet file declares {size} bytes of data, above the input limit of {limit}"),
-            source=source,
-            hint=N_("Split the file, or raise the limit with RANKLAB_MAX_INPUT_BYTES"),
-            plain_hint=N_("Split the file"),
-            params={"size": f"{declared:,}", "limit": f"{limit:,}"},
-        )
-
-
-def read_parquet_frame(data: bytes, source: str, max_bytes: int | None = None) -> pd.DataFrame:
-    """A Parquet file's table, its footer checked (:func:`check_parquet_metadata`, with
-    ``max_bytes``) before anything is read."""
-    import pyarrow.parquet as pq
-
+def read_parquet_frame(
+    data: bytes, source: str, max_bytes: int | None = None, *, limits: Limits | None = None
+) -> pd.DataFrame:
+    """A Parquet file's table, its footer checked (:func:`check_parquet_metadata`) before
+    anything is read and its texts measured (:func:`decoded_table`) before they are
+    decoded, against ``limits`` (default: the limits in force; ``max_bytes`` replaces the
+    input limit)."""
+    limits = resolve(limits, max_bytes)
     try:
-        meta = pq.ParquetFile(pa.BufferReader(data)).metadata
-        check_parquet_metadata(meta, len(data), source, max_bytes)
-        table = pq.read_table(pa.BufferReader(data))
+        pf = parquet_file(pa.BufferReader(data))
+        check_parquet_metadata(pf.metadata, len(data), source, limits)
+        table = decoded_table(pf.read(), source, limits)
         table.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
         return arrow_to_pandas(table)
     except InputError:
@@ -295,6 +214,7 @@ def frame_to_columns(
     first_line: int = 0,
     name: str | None = None,
     first_row: int = 0,
+    limits: Limits | None = None,
 ):
     """Build a Run or Qrels from a DataFrame (column detection and value checks).
 
@@ -302,7 +222,9 @@ def frame_to_columns(
     query is then missing from it (skipped, or scored 0 with ``missing_queries="zero"``).
     ``first_line``: the file's line number of the frame's first row (text tables); else a
     problem is placed by row, ``first_row`` being the rows of the file before this frame
-    (a slice of a Parquet file read in batches).
+    (a slice of a Parquet file read in batches). ``limits``: the frame was read from a
+    file, whose ids must be within the field limit (None: an object in memory, not
+    checked).
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(N_("expected a table"), source=source)
@@ -330,6 +252,8 @@ def frame_to_columns(
     lines = (np.arange(len(frame)) + first_line) if first_line else None
     qid = _id_column(frame[roles["query_id"]], Phrase(N_("query id")), source, locate)
     did = _id_column(frame[roles["doc_id"]], Phrase(N_("document id")), source, locate)
+    if limits is not None:
+        check_fields(source, limits, (qid, did))
     out: Run | Qrels
     if kind == "run":
         out = Run(qid, did, values, name=name or "run", source=source, line_numbers=lines)
@@ -462,7 +386,9 @@ def nested_to_frame(obj: Mapping, kind: str, source: str) -> pd.DataFrame:
 # -- a run in batches -------------------------------------------------------------------
 
 
-def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0):
+def parquet_batches(
+    open_batches, source: str, columns=None, first_row: int = 0, limits: Limits | None = None
+):
     """The record batches of a Parquet run as tables of
     :data:`~metrics_core.io.batches.SCHEMA`, each converted as the whole-file reader
     converts the table (same column detection and checks).
@@ -471,10 +397,13 @@ def parquet_batches(open_batches, source: str, columns=None, first_row: int = 0)
     batches (``ParquetFile.iter_batches``); Arrow's errors, there or later, become one
     :class:`InputError` naming ``source``. ``first_row``: the file's rows before the first
     batch; a problem is named by its row in the file, and the ``line`` column holds those
-    row numbers."""
+    row numbers. Each batch's texts are measured (:func:`decoded_table`, against ``limits``)
+    before they are decoded."""
+    limits = resolve(limits)
     at = first_row
     try:
         for batch in open_batches():
+            batch = decoded_table(batch, source, limits, whole=False)
             batch.validate(full=True)  # text that is not UTF-8 fails here, not inside pandas
             frame = arrow_to_pandas(batch)
             if not len(frame):
@@ -500,8 +429,6 @@ def parquet_run_batches(
 ):
     """The opener of a Parquet run's batches (all its row groups, or ``row_groups``; the
     footer checked first: a forged one is refused before any data is read)."""
-    import pyarrow.parquet as pq
-
     if raw.head(4) != PARQUET_MAGIC:
         raise InputError(
             N_("not a Parquet file (no PAR1 header)"),
@@ -510,13 +437,13 @@ def parquet_run_batches(
         )
 
     def batches():
-        pf = pq.ParquetFile(raw.path if raw.path is not None else pa.BufferReader(raw.data))
-        check_parquet_metadata(pf.metadata, raw.size(), raw.name, whole=False)  # a forged footer
+        pf = parquet_file(raw.path if raw.path is not None else pa.BufferReader(raw.data))
+        check_parquet_metadata(pf.metadata, raw.size(), raw.name, raw.limits, whole=False)
         groups = None if row_groups is None else list(row_groups)
         return pf.iter_batches(batch_size=batch_rows, row_groups=groups)
 
     def opener():
-        return parquet_batches(batches, raw.name, columns, first_row)
+        return parquet_batches(batches, raw.name, columns, first_row, raw.limits)
 
     return opener
 
@@ -529,6 +456,7 @@ def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
 
     def opener():
         check_text(raw, sample=1 << 16)
+        check_lines(raw)  # pandas would hold a line of any length whole
         handle = raw.path if raw.path is not None else io.BytesIO(raw.data)
         try:
             chunks = pd.read_csv(
@@ -548,7 +476,12 @@ def text_table_batches(raw: RawData, fmt: str, columns, batch_rows: int):
                     raise NotStreamable("rows longer than the header")  # the whole reader names it
                 # the line numbers of the whole-file reader: the first data row is line 2
                 run = frame_to_columns(
-                    frame, "run", columns=columns, source=raw.name, first_line=2 + at
+                    frame,
+                    "run",
+                    columns=columns,
+                    source=raw.name,
+                    first_line=2 + at,
+                    limits=raw.limits,
                 )
                 lines = np.arange(2 + at, 2 + at + len(frame), dtype=np.int64)
                 at += len(frame)

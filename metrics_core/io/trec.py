@@ -9,16 +9,12 @@ Large, regular files take a fast path through Arrow's multithreaded CSV reader; 
 irregularity (comments, mixed whitespace, extra columns, a bad value) falls back to a
 line-by-line reader that names the first bad line.
 
-A run is also read in batches (:func:`trec_run_batches`, for the streamed and Dask
-evaluations): pieces of whole lines read into one reused buffer, each checked for bytes
-the fast path cannot split and parsed by Arrow's CSV reader with the same options as the
-whole-file fast path; from where a file stops being regular, a line reader with the
-whole-file slow path's rules. Every row equals what the whole-file reader gives.
+A run is also read in batches by :mod:`metrics_core.io.trec_pieces`, on this module's
+layout, options and checks.
 """
 
 from __future__ import annotations
 
-import io
 import re
 
 import numpy as np
@@ -28,8 +24,15 @@ import pyarrow.csv as pacsv
 
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError, Phrase
-from metrics_core.io.batches import SCHEMA, NotStreamable, lines_table, rebatch
-from metrics_core.io.source import RawData, check_text, text_lines
+from metrics_core.io.limits import Limits, over_field, over_line
+from metrics_core.io.source import RawData
+from metrics_core.io.text_check import (
+    LineCeiling,
+    check_text,
+    line_in_file,
+    line_of_offset,
+    text_lines,
+)
 from metrics_core.validation import parse_number
 
 RUN_FORMAT = "qid Q0 docid rank score tag"
@@ -93,8 +96,11 @@ def unexpected_bytes(data, delim: str, start: int = 0, end: int | None = None) -
 def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
     """:func:`unexpected_bytes` over the whole input, a file read in chunks into one
     reused buffer (mapping the file would count it in the process's resident memory and
-    fault its pages in; the read is one pass)."""
+    fault its pages in; the read is one pass). The same pass measures the lines: a line
+    past the line limit is an :class:`InputError` naming it."""
+    lines = LineCeiling(raw.limits.line_bytes)
     if raw.path is None:
+        check_line_ceiling(raw, lines.feed(raw.data), raw.data)
         return unexpected_bytes(raw.data, delim)
     buf = bytearray(chunk)
     with open(raw.path, "rb", buffering=0) as fh:
@@ -102,8 +108,60 @@ def other_separators(raw: RawData, delim: str, chunk: int = 1 << 23) -> bool:
             n = fh.readinto(buf)
             if not n:
                 return False
+            check_line_ceiling(raw, lines.feed(buf, 0, n))
             if unexpected_bytes(buf, delim, 0, n):
                 return True
+
+
+def check_line_ceiling(raw: RawData, long: int | None, data=None) -> None:
+    """Refuse ``raw`` when ``long`` (a line's offset, from a LineCeiling) is not None."""
+    if long is None:
+        return
+    line = line_of_offset(data, long) if data is not None else line_in_file(raw._file(), long)
+    raise over_line(raw.name, line, raw.limits.line_bytes)
+
+
+def longest_value(column) -> int:
+    """The longest value, in bytes, of a string or binary column (an Array or a
+    ChunkedArray; a dictionary-encoded chunk through its dictionary), read off Arrow's
+    offsets.
+
+    >>> longest_value(pa.chunked_array([["a", "bcd"], ["ef"]]))
+    3
+    """
+    longest = 0
+    for chunk in _chunks(column):
+        values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+        if not len(values):
+            continue
+        offsets = _offsets(values)
+        if offsets is None:
+            longest = max(longest, pc.max(pc.binary_length(values)).as_py() or 0)
+        else:
+            longest = max(longest, int(np.diff(offsets).max()))
+    return longest
+
+
+def check_fields(source: str, limits: Limits, columns) -> None:
+    """Refuse ``source`` when one of its id ``columns`` (query ids, then document ids:
+    Arrow arrays) holds a value past the field limit of ``limits``."""
+    limit = limits.field_bytes
+    for column, what in zip(columns, (N_("query id"), N_("document id")), strict=False):
+        longest = longest_value(column)
+        if longest > limit:
+            raise over_field(source, Phrase(what), longest, limit)
+
+
+def long_field(parts: list[str], kind: str, limit: int) -> int | None:
+    """The byte length of a line's longest id past ``limit`` (None when both fit); a text
+    of n characters has at least n bytes, and at most 4n."""
+    _, (qcol, dcol), _, _, _ = _LAYOUT[kind]
+    for i in (qcol, dcol):
+        if 4 * len(parts[i]) > limit:
+            n = len(parts[i].encode("utf-8"))
+            if n > limit:
+                return n
+    return None
 
 
 def any_empty(column) -> bool:
@@ -292,6 +350,7 @@ def _fast_parse(raw: RawData, kind: str):
     # names the line (an empty document id is never data)
     if any(any_empty(table.column(c)) for c in (did, *others)):
         return None
+    check_fields(raw.name, raw.limits, (table.column(qid), table.column(did)))
     # numpy's own copy of the scores: ``ChunkedArray.to_numpy`` takes Arrow's C++ default pool
     # (mimalloc in the wheels) whatever pool pyarrow is told to use, and a long-lived server
     # kept those pages after the runs were freed (40 MB after 25 visitors' 50 runs)
@@ -316,6 +375,7 @@ def _fast_parse(raw: RawData, kind: str):
 def _slow_parse(raw: RawData, kind: str):
     """Line-by-line parse that names the first bad line."""
     ncols, (qcol, dcol), vcol, vname, _ = _LAYOUT[kind]
+    field_limit = raw.limits.field_bytes
     qids, dids, vals, lines = [], [], [], []
     tag = None
     for number, line in text_lines(raw):
@@ -339,7 +399,7 @@ def _slow_parse(raw: RawData, kind: str):
             plain: str = hint
             if kind == "run" and len(parts) == 4:
                 hint = N_(
-                    "{lines} (this line looks like a qrels line: did you swap --qrels and --run?)"
+                    "{lines} (this line looks like a qrels line: did you swap qrels= and run=?)"
                 )
                 plain = N_(
                     "{lines} (this line looks like a qrels line: are the qrels and the run swapped?)"
@@ -349,7 +409,6 @@ def _slow_parse(raw: RawData, kind: str):
                 source=raw.name,
                 line=number,
                 hint=hint,
-                option="--" + kind,
                 field=kind,
                 plain_hint=plain,
                 params={"want": ncols, "got": len(parts), "lines": lines_are(kind)},
@@ -359,10 +418,7 @@ def _slow_parse(raw: RawData, kind: str):
                 N_("expected {want} columns, found {got}"),
                 source=raw.name,
                 line=number,
-                hint=N_(
-                    "{lines} (this line looks like a run line: did you swap --qrels and --run?)"
-                ),
-                option="--qrels",
+                hint=N_("{lines} (this line looks like a run line: did you swap qrels= and run=?)"),
                 field="qrels",
                 plain_hint=N_(
                     "{lines} (this line looks like a run line: are the qrels and the run swapped?)"
@@ -387,6 +443,11 @@ def _slow_parse(raw: RawData, kind: str):
                 hint=N_("Every {what} must be a finite number"),
                 params={"what": vname, "value": repr(text_value)},
             )
+        if len(stripped) > field_limit:
+            long = long_field(parts, kind, field_limit)
+            if long is not None:
+                what = N_("query id") if len(parts[qcol].encode()) == long else N_("document id")
+                raise over_field(raw.name, Phrase(what), long, field_limit).replace(line=number)
         qids.append(parts[qcol])
         dids.append(parts[dcol])
         vals.append(value)
@@ -470,179 +531,3 @@ def parse_msmarco_run(raw: RawData, name: str | None = None) -> Run:
         line_numbers=lines,
         rows_are_lines=True,
     )
-
-
-# -- a run in batches -------------------------------------------------------------------
-
-#: Bytes per block of Arrow's CSV reader in a piece: the blocks of a piece are parsed on
-#: Arrow's threads, in parallel.
-CSV_BLOCK_BYTES = 1 << 20
-#: Bytes of a TREC run read, checked and parsed at a time (a buffer reused from piece to
-#: piece). On the 10 M-line benchmark, 4 MiB pieces: 0.87-0.95 s of CPU to hand out every
-#: batch, 30,000 page faults, 170 MB resident; 16 MiB pieces the same CPU, 57,000 faults, 265 MB.
-PIECE_BYTES = 1 << 22
-
-
-def trec_run_batches(raw: RawData, batch_rows: int):
-    """(tag of the first line, opener of batches of :data:`~metrics_core.io.batches.SCHEMA`)
-    of a TREC run, or None for an empty one: Arrow's reading of pieces while the file is
-    regular, the line reader from where it stops being regular. A line the whole-file
-    reader would refuse raises :class:`~metrics_core.io.batches.NotStreamable` (the
-    whole-file reader then names it)."""
-    head = raw.head(1 << 16)
-    if not head:
-        return None
-    check_text(raw, sample=1 << 16)
-    tag = None
-    for line in head.splitlines():
-        parts = line.split()
-        if parts and not line.startswith(b"#") and len(parts) >= 6:
-            tag = parts[5].decode("utf-8", "replace")
-            break
-    fast = _fast_batches(raw, head)
-
-    def opener():
-        done = 0
-        if fast is not None:
-            try:
-                for table in fast():
-                    done += table.num_rows
-                    yield table
-                return
-            except NotStreamable:
-                pass  # irregular from here: the rows so far were regular lines 1..done
-        yield from _line_batches(raw, skip=done)
-
-    return tag, rebatch(opener, batch_rows)
-
-
-def _fast_batches(raw: RawData, head: bytes):
-    """The opener of Arrow's reading of a regular TREC run, or None when the first line
-    says the file is not regular (a comment, a byte-order mark, mixed separators, a field
-    count other than 6). What only the rest of the file can say is checked piece by piece
-    (:func:`regular_pieces`, then the parsed columns): the opener raises NotStreamable
-    where the file stops being regular, before any row of that piece is handed out."""
-    delim = regular_delimiter_of(head, "run")
-    if delim is None:
-        return None
-    options = arrow_csv_options("run", delim, qid_type=pa.string(), block_size=CSV_BLOCK_BYTES)
-
-    def opener():
-        line = 1
-        for piece in regular_pieces(raw, delim):
-            try:
-                table = pacsv.read_csv(pa.py_buffer(piece), *options)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-                raise NotStreamable(str(exc)) from None
-            n = table.num_rows
-            if not n:
-                continue
-            qid, docid, scores = table.column(0), table.column(1), table.column(2)
-            # comment and blank lines, empty fields, non-finite scores: the line reader takes over
-            if comment_or_blank(qid) or any(any_empty(table.column(i)) for i in (1, 3, 4, 5)):
-                raise NotStreamable("a comment, blank line or empty field")
-            if not all(np.isfinite(c.to_numpy()).all() for c in scores.chunks):
-                raise NotStreamable("a score that is not a finite number")
-            lines = pa.chunked_array([np.arange(line, line + n, dtype=np.int64)])
-            line += n
-            yield pa.Table.from_arrays([qid, docid, scores, lines], schema=SCHEMA)
-
-    return opener
-
-
-def regular_pieces(raw: RawData, delim: str, piece_bytes: int | None = None):
-    """The data in pieces of whole lines (the last may lack its newline), about
-    ``piece_bytes`` each (default :data:`PIECE_BYTES`), every piece first checked for a
-    NUL byte or a separator other than ``delim`` (NotStreamable: the line reader takes
-    over from there).
-
-    A file is read into one buffer, reused from piece to piece (a piece is a view of it,
-    valid until the next one is asked for): the file is read once, and no fresh memory is
-    touched per piece. Data in memory is cut into views, not copied.
-    """
-    size = piece_bytes or PIECE_BYTES
-    if raw.path is None:
-        data = raw.data
-        view = memoryview(data)
-        at = 0
-        while at < len(data):
-            end = min(at + size, len(data))
-            if end < len(data):
-                end = data.rfind(b"\n", at, end) + 1
-                if end <= at:
-                    raise NotStreamable("a line longer than a piece")
-            if unexpected_bytes(data, delim, at, end):
-                raise NotStreamable("a NUL byte or another separator")
-            yield view[at:end]
-            at = end
-        return
-    buf = bytearray(size)
-    view = memoryview(buf)
-    carry = 0
-    with open(raw.path, "rb", buffering=0) as fh:
-        while True:
-            got = fh.readinto(view[carry:])
-            end = carry + got
-            if unexpected_bytes(buf, delim, carry, end):
-                raise NotStreamable("a NUL byte or another separator")
-            if not got:  # the end of the file: the last line, without its newline
-                if carry:
-                    yield view[:carry]
-                return
-            cut = buf.rfind(b"\n", 0, end) + 1
-            if not cut:
-                if end < size:
-                    carry = end  # a short read: read on
-                    continue
-                raise NotStreamable("a line longer than a piece")
-            yield view[:cut]
-            carry = end - cut
-            buf[:carry] = buf[cut:end]
-
-
-def _line_batches(raw: RawData, skip: int = 0, batch_rows: int = 1 << 16):
-    """The whole-file slow path's rules (whitespace-separated, ``#`` comment lines and
-    blank lines skipped), line by line in batches. Any bad line raises NotStreamable: the
-    whole-file reader then names it."""
-    if raw.path is not None:
-        handle = open(raw.path, encoding="utf-8", errors="strict", newline=None)
-    else:
-        handle = io.TextIOWrapper(
-            io.BytesIO(raw.data), encoding="utf-8", errors="strict", newline=None
-        )
-    q, d, v, ln = [], [], [], []
-    rows = 0
-    try:
-        with handle:
-            for number, line in enumerate(handle, start=1):
-                if number == 1 and line.startswith("\ufeff"):
-                    line = line[1:]
-                fields = data_fields(line)
-                if fields is None:
-                    continue
-                if "\x00" in line:
-                    raise NotStreamable("binary data")
-                rows += 1
-                if rows <= skip:
-                    continue
-                stripped, parts = fields
-                if len(parts) < columns_of("run"):
-                    raise NotStreamable("a short line")
-                if quoted_line(stripped, parts, "run"):
-                    raise NotStreamable("a double quote")
-                value = parse_number(parts[4])
-                if value is None:
-                    raise NotStreamable("a bad score")
-                if not np.isfinite(value):
-                    raise NotStreamable("a score that is not a finite number")
-                q.append(parts[0])
-                d.append(parts[2])
-                v.append(value)
-                ln.append(number)
-                if len(q) >= batch_rows:
-                    yield lines_table(q, d, v, ln)
-                    q, d, v, ln = [], [], [], []
-    except UnicodeDecodeError:
-        raise NotStreamable("not UTF-8") from None
-    if q:
-        yield lines_table(q, d, v, ln)

@@ -57,7 +57,7 @@ def run_text(run: Run, fmt: str = "trec", tag: str | None = None) -> str:
         raise InputError(
             N_("unknown run format {format!r}"),
             hint=N_("accepted: {formats}"),
-            option="--format",
+            field="fmt",
             params={"format": fmt, "formats": ", ".join(RUN_FORMATS)},
         )
     import pandas as pd

@@ -196,9 +196,17 @@ PARAMS: dict[str, Param] = {
         Param("d", "utility of a non-relevant document not retrieved", default=0.0),
         Param(
             "beta",
-            "weight of recall against precision in set F",
+            "set F: weight of recall against precision (default 1); NRBP: the user's "
+            "patience, the probability of going on to the next document (0 to 1, default 0.5)",
             parse=lambda t: _in_range(t, 0.0, None, "beta"),
             default=1.0,
+        ),
+        Param(
+            "alpha",
+            "redundancy intolerance of the diversity measures: a subtopic's gain is "
+            "multiplied by 1 - alpha each time a document covers it again (0 to 1)",
+            parse=lambda t: _in_range(t, 0.0, 1.0, "alpha"),
+            default=0.5,
         ),
         Param(
             "max_grade",
@@ -293,6 +301,14 @@ class MeasureDef:
         Which way a system improves: a higher value (P, AP, nDCG ...), a lower one
         (FirstRel), or neither (counts and judgement diagnostics: NumRet, Judged ...).
         Declared by every family.
+    defaults : tuple of (str, object)
+        This family's defaults of shared parameters that differ from the parameter's own
+        (NRBP's ``beta`` is 0.5, set F's 1).
+    bounds : tuple of (str, float, float)
+        Narrower bounds of shared parameters for this family (NRBP's ``beta`` within 0..1).
+    subtopics : bool
+        Computed from judgements per subtopic (the diversity measures): the front door
+        reads the qrels with their subtopics (:class:`~metrics_core.data.SubtopicQrels`).
     """
 
     name: str
@@ -315,6 +331,17 @@ class MeasureDef:
     cut_invariant: bool = False
     may_be_nan: bool = False
     better: str | None = "higher"
+    defaults: tuple = ()
+    bounds: tuple = ()
+    subtopics: bool = False
+
+    def default(self, key: str):
+        """This family's default of parameter ``key`` (:attr:`defaults`, else the
+        parameter's own)."""
+        for k, v in self.defaults:
+            if k == key:
+                return v
+        return PARAMS[key].default
 
     def referenced(self, gettext: Callable[[str], str] | None = None) -> str:
         """The reference in the words of ``gettext`` (a catalog's; default: English): the
@@ -444,7 +471,7 @@ class MeasureSpec:
         p = PARAMS[key]
         if p.convention is not None:
             return getattr(conventions, p.convention)
-        return p.default
+        return self.definition.default(key)
 
     def __str__(self) -> str:
         return self.name

@@ -148,7 +148,7 @@ def judged_only(R: RankedLists) -> RankedLists:
     seg = R.seg[rows]
     counts = np.bincount(seg, minlength=R.n_queries)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return RankedLists(
+    out = RankedLists(
         R.query_ids,
         starts,
         seg,
@@ -161,6 +161,9 @@ def judged_only(R: RankedLists) -> RankedLists:
         qrels_row=R.qrels_row,
         qrels=R.qrels,
     )
+    if R.judged_qrels_row is not None:  # the judged rows kept are those with a label >= 0
+        out.judged_qrels_row = R.judged_qrels_row[keep[R.judged_rows]]
+    return out
 
 
 # (run document keys, qrels document keys): exact codes after a fingerprint collision
@@ -488,6 +491,7 @@ def _phase_labels(w: _Work) -> RankedLists:
     # labels that float32 holds exactly (whole numbers, halves ...) are stored in half the memory
     exact32 = bool(np.all(qrels_label.astype(np.float32) == qrels_label))
     label = np.zeros(m, dtype=np.float32 if exact32 else np.float64)
+    found = np.zeros(0, dtype=np.int64)
     if len(found_rows) and m:
         # run rows (after the subsets above) -> ranked positions
         if order is None:
@@ -505,13 +509,18 @@ def _phase_labels(w: _Work) -> RankedLists:
             found, jrow = found[kept], jrow[kept]
         judged[found] = True
         label[found] = qrels_label[jrow]
+    if getattr(w.qrels, "pair_ptr", None) is not None:  # subtopic qrels: keep each judged
+        # ranked row's qrels row (the diversity measures read its subtopics); a few ints
+        judged_qrow = w.qrels_row[jrow[np.argsort(found, kind="stable")]] if len(found) else found
+    else:
+        judged_qrow = None
     if order is None:
         row_index = rows  # None: ranked row i is run row i
         if swaps is not None:  # swaps in run-row numbers
             swaps = (swaps[0], swaps[1] if rows is None else rows[swaps[1]])
     else:
         row_index = order if rows is None else rows[order]
-    return RankedLists(
+    lists = RankedLists(
         w.eval_ids,
         w.starts,
         sq.astype(np.int32, copy=False),
@@ -525,6 +534,8 @@ def _phase_labels(w: _Work) -> RankedLists:
         row_swaps=swaps,
         qrels=w.qrels,
     )
+    lists.judged_qrels_row = judged_qrow
+    return lists
 
 
 __all__ = [

@@ -67,6 +67,10 @@ class RankedLists:
         The qrels row of each of those judgements.
     qrels : Qrels or None
         The qrels the lists were built from.
+    judged_qrels_row : int64 array or None
+        With subtopic qrels (:class:`~metrics_core.data.SubtopicQrels`): the qrels row of
+        each judged ranked row, aligned with :attr:`judged_rows` (the diversity measures
+        find its subtopic judgements there); None otherwise.
     """
 
     def __init__(
@@ -101,7 +105,40 @@ class RankedLists:
         self.qrels = qrels  # the Qrels built from (its source and lines name bad labels)
         self.run_docid = None  # the run's document ids (Arrow), set by the engine
         self.judged_anywhere = None  # every qrels document id when qrels holds a block's share
+        self.judged_qrels_row: np.ndarray | None = None  # set by the engine for subtopic qrels
         self._cache: dict = {}
+
+    def stored_columns(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """``(per ranked row, per judgement)``: the arrays these lists are made of that grow
+        with the run and the qrels, as a copy on disk keeps them
+        (:func:`metrics_core.scale.spill.spill_lists`): the segment, label and judged flag of
+        each ranked row, and its run row (swaps applied) when that is not the row of the same
+        number; the segment, label and qrels row of each judgement. The query offsets
+        (``starts``, one per query) stay as they are."""
+        rows = {"seg": self.seg, "label": self.label, "judged": self.judged}
+        if self._row_index is not None or self._row_swaps is not None:
+            rows["row_index"] = self.run_rows()
+        judged = {"qrels_seg": self.qrels_seg, "qrels_label": self.qrels_label}
+        if self.qrels_row is not None:
+            judged["qrels_row"] = self.qrels_row
+        return rows, judged
+
+    def use_columns(self, columns: dict[str, np.ndarray]) -> None:
+        """Take the arrays of :meth:`stored_columns` from ``columns`` (e.g. views of a
+        mapped file; the same values) and drop what was derived from the old ones."""
+        for name in ("seg", "label", "judged", "qrels_seg", "qrels_label", "qrels_row"):
+            if name in columns:
+                setattr(self, name, columns[name])
+        if "row_index" in columns:
+            self._row_index, self._row_swaps = columns["row_index"], None
+        self.forget_derived()
+
+    def forget_derived(self) -> None:
+        """Drop what these lists derived and kept (judged rows, ideal orders, the work that
+        several measures share ...): computed again when asked. The values never change."""
+        self._cache.clear()
+        for name in ("row_index", "judged_rows", "counts"):
+            self.__dict__.pop(name, None)
 
     def memo(self, key, build):
         """The value cached under ``key`` on these ranked lists, computed by ``build()`` the

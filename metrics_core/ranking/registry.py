@@ -298,6 +298,20 @@ def parse_measure(text) -> MeasureSpec:
                 params={"measure": raw, "key": key},
             )
         given[key] = _read_param(raw, key, value)
+        for name, low, high in d.bounds:
+            if name == key and not low <= given[key] <= high:
+                raise InputError(
+                    N_("measure {measure!r}: {parameter}={text!r} is not accepted"),
+                    hint=N_("{name}'s {parameter} is between {low:g} and {high:g}"),
+                    params={
+                        "measure": raw,
+                        "parameter": key,
+                        "text": value,
+                        "name": family,
+                        "low": low,
+                        "high": high,
+                    },
+                )
     params = tuple((k, given[k]) for k in d.params if k in given)
     cutoff = _cutoff(raw, d, cutoff_text)
     if family == "RR" and dict(params).get("miss") == "k_plus_1" and cutoff is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
+import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
@@ -24,10 +25,16 @@ from metrics_core.report.cells import (
 )
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
-from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
+from metrics_core.report.legends import (
+    markers_legend,
+    paper_table,
+    power_sentence,
+    queries_sentence,
+)
 from metrics_core.stats.comparison import (
     COLUMNS,
     DEFAULT_FAMILY,
+    POWER_COLUMNS,
     TESTS,
     compare_runs,
     comparison_records,
@@ -125,8 +132,23 @@ class Comparison:
 
     def wide(self) -> pd.DataFrame:
         """The plain table: means, delta, interval, corrected p of each test, wins / ties /
-        losses, effect size and markers (the command line's ``--format table`` columns)."""
-        return self.to_frame()[list(WIDE_COLUMNS)]
+        losses, effect size and markers (the command line's ``--format table`` columns);
+        with a power analysis (``compare(..., power=True)``) its figures after them."""
+        columns = list(WIDE_COLUMNS) + (list(POWER_COLUMNS) if self.power() else [])
+        out = self.to_frame()[columns]
+        for c in ("queries_needed", "queries_needed_target"):
+            if c in out:  # whole numbers (an unreachable size shows as missing)
+                out[c] = out[c].replace(np.inf, np.nan).astype("Int64")
+        return out
+
+    def power(self) -> dict | None:
+        """The topic set size design's settings (power, alpha, chosen delta, method and its
+        references in words), or None when it was not asked."""
+        return self.settings.get("power")
+
+    def power_sentence(self, gettext=None) -> str:
+        """The sentence stating the power analysis and its method (empty when not asked)."""
+        return power_sentence(self.power(), gettext)
 
     def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
@@ -181,11 +203,18 @@ class Comparison:
 
     def provenance(self) -> dict:
         """RankLab version, conventions and :data:`PARAMETERS` (what every export states)."""
-        return provenance(self._conventions, **self.parameters())
+        params = self.parameters()
+        if "power" in params:  # its method is stated in words beside the table
+            params["power"] = {k: v for k, v in params["power"].items() if k != "method_text"}
+        return provenance(self._conventions, **params)
 
     def parameters(self) -> dict:
-        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values."""
-        return {k: self.settings[k] for k in PARAMETERS}
+        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values (and
+        ``power``, the topic set size design's settings, when it was asked)."""
+        out = {k: self.settings[k] for k in PARAMETERS}
+        if self.power():
+            out["power"] = dict(self.power())
+        return out
 
     # --- exports ------------------------------------------------------------------------
     def to_dict(self, per_query: bool = False) -> dict:
@@ -208,13 +237,13 @@ class Comparison:
             raise InputError(
                 N_("unknown table format {format!r}"),
                 hint=N_("accepted: table, csv"),
-                option="--format",
                 field="format",
                 params={"format": fmt},
             )
-        return format_table(
-            self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries()
-        )
+        title = self.queries()
+        if self.power():
+            title = f"{title}\n{self.power_sentence()}"
+        return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=title)
 
     def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
         """The paper table (:meth:`paper`) in plain Markdown: a pipe table, the legend and the
@@ -293,6 +322,10 @@ def compare(
     family: str = ...,
     all_pairs: Literal[False] = ...,
     test: str = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison: ...
 
 
@@ -315,6 +348,10 @@ def compare(
     family: str = ...,
     all_pairs: bool = ...,
     test: str = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison | AllPairsComparison: ...
 
 
@@ -336,6 +373,10 @@ def compare(
     family: str = DEFAULT_FAMILY,
     all_pairs: bool = False,
     test: str = "permutation",
+    power: bool | float = False,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
@@ -358,6 +399,19 @@ def compare(
     conventions : Conventions or dict, optional
         What the runs were evaluated with (default: the first evaluation's
         ``conventions``, when it has one); stated by every export.
+    power : bool or float
+        How many queries each comparison needs (topic set size design: Sakai, IRJ 2016;
+        Webber, Moffat & Zobel, CIKM 2008): ``True`` for power 0.8, or the power. Adds to
+        every row the standard deviation of the per-query differences, the queries the
+        paired t-test needs to detect the observed difference (``queries_needed``) and the
+        chosen one (``power_delta``: ``queries_needed_target``), and the smallest difference
+        the current queries detect (``min_detectable``), power from the noncentral t
+        (:mod:`metrics_core.stats.power`); ``to_frame``, ``to_dict`` (each record's
+        ``power``, the settings in ``comparison.power``) and the plain table show them.
+    power_alpha, power_delta, power_method :
+        The t-test's level (default ``alpha``), a chosen difference to size the query set
+        for, and ``"exact"`` (noncentral t) or ``"nagata"`` (Sakai's Excel tool's
+        approximation).
 
     Returns
     -------
@@ -397,6 +451,7 @@ def compare(
             alpha=alpha,
             query_set=query_set,
             conventions=conventions,
+            **_power_options(power, power_alpha, power_delta, power_method),
         )
     runs = as_runs(evaluations)
     if not runs:
@@ -422,8 +477,23 @@ def compare(
         tests=tests,
         interval=interval,
         family=family,
+        **_power_options(power, power_alpha, power_delta, power_method),
     )
     return Comparison(frame, runs, conventions)
+
+
+def _power_options(power, power_alpha, power_delta, power_method) -> dict:
+    """The power keywords of :func:`compare_runs` from :func:`compare`'s (``power=True``:
+    0.8)."""
+    if power is False or power is None:
+        return {}
+    level = 0.8 if power is True else float(power)
+    return {
+        "power": level,
+        "power_alpha": power_alpha,
+        "power_delta": power_delta,
+        "power_method": power_method,
+    }
 
 
 def compare_json(

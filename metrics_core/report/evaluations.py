@@ -106,6 +106,8 @@ class RunValues:
         The evaluation's diagnostics (missing and extra queries, ties, duplicates).
     tie_report : dict, optional
         The evaluation's tie report, when it has one.
+    unjudged_report : dict, optional
+        The evaluation's unjudged report, when it has one.
 
     Examples
     --------
@@ -119,6 +121,7 @@ class RunValues:
     aggregate: dict = field(default_factory=dict)
     diagnostics: dict = field(default_factory=dict)
     tie_report: dict | None = None
+    unjudged_report: dict | None = None
 
     @classmethod
     def from_evaluation(cls, evaluation) -> RunValues:
@@ -137,6 +140,7 @@ class RunValues:
             dict(evaluation.aggregate),
             dict(evaluation.diagnostics),
             getattr(evaluation, "tie_report", None),
+            getattr(evaluation, "unjudged_report", None),
         )
 
     def __post_init__(self):
@@ -168,6 +172,8 @@ class RunValues:
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
             out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
         return out
 
 
@@ -207,9 +213,7 @@ def runs_from_json(
         raise InputError(
             N_("no runs in the file"),
             source=source,
-            hint=N_(
-                'expected {"runs": [...]} as `ranklab evaluate --per-query --format json` writes'
-            ),
+            hint=N_('expected {"runs": [...]} as evaluations_json(per_query=True) writes'),
             plain_hint=N_('expected {"runs": [...]}, an evaluation saved with per-query values'),
         )
     out = []
@@ -220,7 +224,7 @@ def runs_from_json(
             raise InputError(
                 N_("run {number} has no name or no per-query values"),
                 source=source,
-                hint=N_("evaluate with --per-query to save per-query values"),
+                hint=N_("evaluate with per_query=True to save per-query values"),
                 plain_hint=N_("save the evaluation with its per-query values"),
                 params={"number": i},
             )
@@ -238,6 +242,7 @@ def runs_from_json(
                 aggregate,
                 dict(entry.get("diagnostics") or {}),
                 entry.get("tie_report"),
+                entry.get("unjudged_report"),
             )
         )
     conventions = payload.get("conventions") or {}

@@ -334,7 +334,7 @@ def connect(address: str):
         from distributed import Client, LocalCluster
     except ImportError:
         raise InputError(
-            N_("--scheduler needs Dask"),
+            N_("scheduler= needs Dask"),
             hint=N_("pip install 'ranklab[dask]' (or: pip install 'dask[distributed]')"),
         ) from None
     if address.startswith("local:"):

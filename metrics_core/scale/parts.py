@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics_core.conventions import Conventions
-from metrics_core.data import Qrels, Run
+from metrics_core.data import Qrels, Run, SubtopicQrels
 from metrics_core.evaluation import Evaluation
 from metrics_core.ranking.engine import Diagnostics, Prepared, build_ranked_lists
 from metrics_core.ranking.measures import compute, summary
@@ -77,6 +77,8 @@ class QrelsIndex:
         else:
             take = pa.array(rows, type=pa.int64())
             qid, docid = q.qid.take(take), q.docid.take(take)
+        if isinstance(q, SubtopicQrels):  # the block's subtopic judgements come along
+            return q.take_rows(rows, qid, docid, line_numbers=lines, extra_query_ids=extra)
         return Qrels(
             qid,
             docid,

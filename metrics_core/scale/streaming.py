@@ -14,7 +14,7 @@ run.
 A run whose queries are not contiguous (a query's rows reappear after other queries) is
 still evaluated exactly: the queries that reappear are noted in the first pass; a second
 pass over the source collects their rows, spilled to temporary files partitioned by a
-hash of the query id, and each partition (whole queries, rows in source order) is
+hash of the query id (on a disk, mapped back: :mod:`metrics_core.scale.spill`), and each partition (whole queries, rows in source order) is
 evaluated by the engine; the first pass's partial values of these queries are dropped
 and their diagnostics taken back. The diagnostics then report
 ``noncontiguous_queries``.
@@ -37,6 +37,7 @@ from metrics_core.data import Qrels
 from metrics_core.io.batches import SCHEMA, NotStreamable, batch_run
 from metrics_core.scale.parts import Evaluator, MergedDiagnostics, hash_partition
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
+from metrics_core.scale.spill import disk_folder, map_table
 
 #: Rows per block by default. With the read-ahead thread three blocks are in memory at
 #: once (one evaluated, one queued, one being read): on the 10 M-line benchmark (ids of
@@ -158,7 +159,8 @@ def _redo_noncontiguous(
 
     starts = np.asarray(block_starts, dtype=np.int64)
     spilled = 0
-    with tempfile.TemporaryDirectory(prefix="ranklab-spill-") as tmp:
+    # on a disk (a tmpfs would keep the spilled rows in memory), mapped back when evaluated
+    with tempfile.TemporaryDirectory(prefix="ranklab-spill-", dir=disk_folder()[0]) as tmp:
         writers = [
             pa.ipc.new_stream(os.path.join(tmp, f"part{i}.arrows"), SCHEMA) for i in range(n_parts)
         ]
@@ -202,8 +204,7 @@ def _redo_noncontiguous(
         new_pos: list[int] = []
         new_cols: dict[str, list[np.ndarray]] = {k: [] for k in columns}
         for i in range(len(writers)):
-            with pa.OSFile(os.path.join(tmp, f"part{i}.arrows")) as fh:
-                table = pa.ipc.open_stream(fh).read_all()
+            table = map_table(os.path.join(tmp, f"part{i}.arrows"))
             if not table.num_rows:
                 continue
             run = batch_run(table, stream.name, stream.source)

@@ -160,7 +160,7 @@ def _split_trec(path: str, index: int, size: int, unit_bytes: int) -> list[Unit]
 def _split_parquet(path: str, index: int, unit_rows: int) -> list[Unit]:
     import pyarrow.parquet as pq
 
-    from metrics_core.io.tables import check_parquet_metadata
+    from metrics_core.io.parquet import check_parquet_metadata
 
     try:
         meta = pq.ParquetFile(path).metadata

@@ -202,14 +202,14 @@ def test_p_at_k_on_the_first_screen_and_an_empty_radius_is_a_dash(sample, expect
     shown = _metrics(empty)
     assert shown["Precision within radius 2"] == "–"
     assert shown["Recall within radius 2"] == "0.0000"
-    assert any("no query has a code within Hamming radius 2" in c.value for c in empty.caption)
+    assert any("no query has a code within the radius" in c.value for c in empty.caption)
     result = evaluate_hashing(
         far["query_codes"], far["db_codes"], far["query_labels"], far["db_labels"]
     )
     assert result["empty_radius_queries"] == 4
     summary = empty.dataframe[1].value
     row = summary[summary.iloc[:, 0].str.startswith("Precision within Hamming radius")].iloc[0]
-    assert np.isnan(row.iloc[1]) and "4 of 4 queries" in row.iloc[2]
+    assert np.isnan(row.iloc[1]) and row.iloc[2].startswith("no query has a code within")
 
 
 @pytest.mark.parametrize(

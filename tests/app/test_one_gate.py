@@ -37,7 +37,7 @@ TIMEOUT = 300
 
 #: The common data layer: with the sections' data modules, the only callers of the library's
 #: computations (the cache, the gate, the upload slot, the downloads, the kept sessions).
-COMMON_DATA_LAYER = {"cache", "budget", "upload", "downloads", "keep"}
+COMMON_DATA_LAYER = {"cache", "budget", "upload", "downloads", "keep", "store", "reclaim"}
 
 #: The library's words: functions of names, settings and single numbers (labels, escapers,
 #: measure and run names, conventions, the catalogs), which any part of the app may call
@@ -58,6 +58,13 @@ WORDS: dict[str, set[str] | None] = {
     "metrics_core.validation": {"one_class", "one_class_words", "check_float"},
     "metrics_core.dynamic_k": {"field_words"},
     "metrics_core.io.run_names": {"unique_run_names", "base_run_name", "RunFile"},
+    "metrics_core.hashing.tables": {"radius_note", "radius_precision"},
+    # the server's own set-up and the store's bookkeeping, of no visitor's input's size: where
+    # its folders lie, whether data already lies in its files, which files a stem has
+    "metrics_core.io.disk": {"disk_folder"},
+    # the readers' limits for a reading (a setting: its reading is the data module's, gated)
+    "metrics_core.io.limits": {"using_limits", "current_limits", "Limits"},
+    "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of"},
     "metrics_core.ranking.registry": {"parse_measure", "parse_measures", "rank_cutoffs"},
 }
 #: Methods that read a result already computed inside the gate (its legend, its paper table,
@@ -80,6 +87,8 @@ READINGS: dict[str, set[str] | None] = {
     },
     "metrics_core.report.all_pairs.AllPairsComparison": {"legend", "paper", "to_frame"},
     "metrics_core.fusion.tuning.Tuning": {"describe"},
+    "metrics_core.fusion.declaration.FusionMethod": None,
+    "metrics_core.fusion.declaration.FusionParam": None,
     "metrics_core.data._Columns": {"unique_query_ids", "line_of"},
 }
 #: Library modules the app never runs (the command line, the peers' interfaces) or that need

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics_core.cli import main
+from metrics_core.cli import error_line, main
 from metrics_core.errors import InputError
 from metrics_core.io import read_qrels, read_run
 
@@ -23,21 +23,22 @@ def test_a_table_without_the_column_names_the_option_and_the_role():
     exc = info.value
     assert str(exc) == (
         "q.csv: no query_id column found. columns found: xq, yd, zr. Name one of them with "
-        "columns={'query_id': NAME} (command line: --columns query_id=NAME)"
+        "columns={'query_id': NAME}"
     )
-    assert (exc.option, exc.field) == ("--columns", "query_id")
+    assert (exc.option, exc.field) == (None, "query_id")  # the library names its argument
     assert exc.plain() == "q.csv: no query_id column found. columns found: xq, yd, zr"
+    assert error_line(exc) == (
+        "q.csv: no query_id column found. columns found: xq, yd, zr. Name one of them with "
+        "--columns query_id=NAME"
+    )
 
 
 def test_swapped_trec_files_name_both_options_in_str_and_none_in_plain():
     with pytest.raises(InputError) as info:
         read_run(b"q1 0 d1 1\n", name="run.txt")
     exc = info.value
-    assert (
-        "did you swap --qrels and --run?" in str(exc)
-        and exc.field == "run"
-        and exc.option == "--run"
-    )
+    assert "did you swap qrels= and run=?" in str(exc) and exc.field == "run"
+    assert "did you swap --qrels and --run?" in error_line(exc)
     assert "--" not in exc.plain() and "looks like a qrels line" in exc.plain()
     with pytest.raises(InputError) as info:
         read_qrels(b"q1 Q0 d1 1 2.5 tag\n", name="qrels.txt")
@@ -101,3 +102,28 @@ def test_contradicting_query_set_names_the_option(tmp_path, capsys, monkeypatch)
     )
     assert "--queries common contradicts -c" in capsys.readouterr().err
     assert raised[-1].option == "--queries"
+
+
+def test_library_errors_name_arguments_and_the_command_line_its_flags(tmp_path, capsys):
+    """The library's messages speak of its arguments (``block_rows=``); the command line
+    prints its flags in their place, through its one table (ARGUMENT_FLAGS)."""
+    import metrics_core as mc
+    from metrics_core.cli import ARGUMENT_FLAGS, command_line_words
+
+    qrels = {"q1": {"d1": 1}}
+    run = {"q1": {"d1": 1.0}}
+    with pytest.raises(InputError) as info:
+        mc.evaluate(qrels, run, ["AP"], tie_report=True, block_rows=10)
+    text = str(info.value)
+    assert "client= and block_rows=, or tie_report=True" in text and "--" not in text
+    files = _files(tmp_path)
+    assert main(["evaluate", *files[:4], "--tie-report", "--block-rows", "10", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Leave out --scheduler and --block-rows, or --tie-report" in err
+    assert "=" not in err.split(". ", 1)[1]
+    # every library word in the table is a flag on the command line, and words inside
+    # other names are left alone
+    assert all(flag.startswith(("--", "`ranklab")) for flag in ARGUMENT_FLAGS.values())
+    assert command_line_words("raise limits=Limits(max_input_mb=...) (not my_run=)") == (
+        "raise --max-input-mb N (not my_run=)"
+    )

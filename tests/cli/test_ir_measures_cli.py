@@ -87,8 +87,8 @@ def test_errors_are_one_line_and_usage_names_the_command(tmp_path):
     code, out, err = ours([q, r, "nDCG@10 Nope@5 P@@1"])
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "unknown measure: Nope@5" in err and "syntax error: P@@1" in err
-    code, _, err = ours([q, r, "alpha_nDCG@10"])
-    assert code == 2 and "alpha_nDCG@10 is not offered" in err and err.count("\n") == 1
+    code, _, err = ours([q, r, "SDCG(max_rel=3)@10"])
+    assert code == 2 and "SDCG(max_rel=3)@10 is not offered" in err and err.count("\n") == 1
     code, _, err = ours([q, r, "P@5", "--provider", "ranx"])
     assert code == 2 and "--provider ranx is not offered" in err
     code, _, err = ours([q, r, "P@5", "-n"])

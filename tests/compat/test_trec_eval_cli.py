@@ -1,27 +1,26 @@
 """``python -m metrics_core trec_eval`` prints, byte for byte, what trec_eval prints.
 
 The oracles are NIST trec_eval 10.0 and 9.0.8 with their stock output (``%6.4f``), built
-from the sources in the shared folder by ``reference/build-trec_eval.sh``; every test that
-needs them is skipped, with the reason, where no C compiler exists. Compared: every
-``out.*`` case of the conformance folder (its README gives each command), and random
-collections with tied scores, graded and negative labels, queries without relevant
-documents, qrels queries absent from the run and run queries absent from the qrels, under
-several option sets; stdout bytes and exit status must be equal.
+from the sources in the shared folder by ``reference/build-trec_eval.sh`` where it exists, and
+recorded for every clone (``tests/oracle.py``: each case's output is committed; where trec_eval
+is built, the case runs live and must equal its recording). Compared: every ``out.*`` case of
+the conformance folder (its README gives each command), and random collections with tied
+scores, graded and negative labels, queries without relevant documents, qrels queries absent
+from the run and run queries absent from the qrels, under several option sets; stdout bytes
+and exit status must be equal.
 """
 
 from __future__ import annotations
 
 import io
-import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
-from functools import lru_cache
 
-import numpy as np
 import pytest
 
 from metrics_core import cli
-from tests.conftest import SKIP_NO_CONFORMANCE, conformance_available, conformance_dir, shared_dir
+from tests import oracle
+from tests.conftest import SKIP_NO_CONFORMANCE, conformance_available, conformance_dir
 
 CASES = {  # expected file -> trec_eval arguments (the conformance README's commands)
     "out.test": ["qrels.test", "results.test"],
@@ -74,35 +73,13 @@ def ours(args: list[str], stdin: bytes | None = None) -> tuple[bytes, int, str]:
     return out.getvalue().encode(), status, err.getvalue()
 
 
-@lru_cache(maxsize=1)
-def _binaries() -> tuple[dict, str]:
-    script = shared_dir() / "reference" / "build-trec_eval.sh"
-    if not script.is_file():
-        return {}, f"{script} not found"
-    try:
-        out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {}, f"building trec_eval failed: {exc}"
-    if out.returncode != 0:
-        return {}, (
-            "no C compiler/make to build trec_eval: "
-            if out.returncode == 3
-            else "building trec_eval failed: "
-        ) + out.stderr.strip()[-300:]
-    return dict(line.split("=", 1) for line in out.stdout.split() if "=" in line), ""
-
-
 def stock(version: int) -> str:
-    paths, why = _binaries()
-    path = paths.get(f"trec_eval{version}_stock")
-    if not path:
-        pytest.skip(why or "stock trec_eval not built")
-    return path
+    """The oracle: trec_eval ``version`` with its stock output (live or recorded)."""
+    return f"{version}_stock"
 
 
-def theirs(binary: str, args: list[str]) -> tuple[bytes, int]:
-    out = subprocess.run([binary, *args], capture_output=True, timeout=120)
-    return out.stdout, out.returncode
+def theirs(kind: str, args: list[str]) -> tuple[bytes, int]:
+    return oracle.run(kind, args)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -122,40 +99,41 @@ def test_conformance_commands_equal_trec_eval(case, version):
     """The same commands against the built trec_eval 10 and 9 (9 has no unj/rbp)."""
     if not conformance_available():
         pytest.skip(SKIP_NO_CONFORMANCE)
-    binary = stock(version)
+    kind = stock(version)
     folder = conformance_dir()
     args = [str(folder / a) if (folder / a).is_file() else a for a in CASES[case]]
-    expected, status = theirs(binary, args)
+    expected, status = theirs(kind, args)
     got, got_status, _ = ours(["--compat", f"trec_eval{version}", *args])
     assert (got_status, got) == (status, expected)
 
 
 def random_collection(seed: int) -> tuple[str, str]:
     """qrels and run text: tied scores (few distinct values, some equal only in float32),
-    labels -2..4, queries without a relevant document, qrels-only and run-only queries."""
-    rng = np.random.default_rng(seed)
-    scores = np.array([0.5, 1.0, 1.0000000001, 2.0, 2.00000003, 3.0, -1.25, 7.5])
+    labels -2..4, queries without a relevant document, qrels-only and run-only queries.
+    Drawn by :class:`tests.oracle.StableRandom`: the same text in every clone."""
+    rng = oracle.StableRandom(seed)
+    scores = [0.5, 1.0, 1.0000000001, 2.0, 2.00000003, 3.0, -1.25, 7.5]
     qrels, run = [], []
-    for q in range(int(rng.integers(2, 9))):
-        docs = [f"d{i:03d}" for i in range(int(rng.integers(2, 40)))]
+    for q in range(rng.integer(2, 8)):
+        docs = [f"d{i:03d}" for i in range(rng.integer(2, 39))]
         role = rng.choice(["both", "both", "both", "both", "qrels_only", "run_only"])
         if role != "run_only":
-            judged = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
-            labels = (
-                rng.integers(-2, 5, size=len(judged))
-                if rng.random() < 0.7
-                else rng.integers(-1, 1, len(judged))
-            )
-            labels[0] = max(
-                labels[0], 0
-            )  # trec_eval 10 stops on a query whose every label is negative
+            judged = rng.sample(docs, rng.integer(1, len(docs)))
+            if rng.random() < 0.7:
+                labels = [rng.integer(-2, 4) for _ in judged]
+            else:
+                labels = [rng.integer(-1, 0) for _ in judged]
+            # trec_eval 10 stops on a query whose every label is negative
+            labels[0] = max(labels[0], 0)
             qrels += [f"q{q} 0 {d} {v}" for d, v in zip(judged, labels, strict=True)]
         if role != "qrels_only":
-            retrieved = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
+            retrieved = rng.sample(docs, rng.integer(1, len(docs)))
             run += [
-                f"q{q} Q0 {d} {i} {float(rng.choice(scores))!r} tag{seed}"
-                for i, d in enumerate(retrieved)
+                f"q{q} Q0 {d} {i} {rng.choice(scores)!r} tag{seed}" for i, d in enumerate(retrieved)
             ]
+    if not run:
+        first = qrels[0].split()
+        run.append(f"{first[0]} Q0 {first[2]} 0 1.0 tag{seed}")
     if not any(line.split()[0] in {r.split()[0] for r in run} for line in qrels):
         qrels.append(f"{run[0].split()[0]} 0 {run[0].split()[2]} 1")
     return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
@@ -205,23 +183,23 @@ OPTION_SETS = [
 @pytest.mark.parametrize("options", range(len(OPTION_SETS)))
 @pytest.mark.parametrize("seed", range(6))
 def test_random_collections_equal_trec_eval(seed, options, version, tmp_path):
-    binary = stock(version)
+    kind = stock(version)
     qrels, run = random_collection(seed * 31 + options)
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
     args = [*OPTION_SETS[options], str(tmp_path / "qrels"), str(tmp_path / "run")]
-    expected, status = theirs(binary, args)
+    expected, status = theirs(kind, args)
     got, got_status, err = ours(["--compat", f"trec_eval{version}", *args])
     assert got_status == status, err
     assert got == expected
 
 
 def test_run_from_standard_input(tmp_path):
-    binary = stock(10)
+    kind = stock(10)
     qrels, run = random_collection(5)
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
-    expected, _ = theirs(binary, ["-q", "-c", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    expected, _ = theirs(kind, ["-q", "-c", str(tmp_path / "qrels"), str(tmp_path / "run")])
     got, status, _ = ours(["-q", "-c", str(tmp_path / "qrels"), "-"], stdin=run.encode())
     assert (status, got) == (0, expected)
 

@@ -1,5 +1,6 @@
-"""The fused run's rows and order: trec_eval's tie rule on inputs and output with ties,
-input in any row order, the exact path when fingerprints collide, duplicates refused."""
+"""The fused run's rows and order: ranx's ranks of the inputs (numba's quicksort of the rows'
+order) and trec_eval's tie rule on the output, input in any row order, the exact path when
+fingerprints collide, duplicates refused, the same run bit for bit in any number of shards."""
 
 from __future__ import annotations
 
@@ -33,14 +34,27 @@ def _tied_runs(seed, n_queries=15, n_docs=40):
     return runs
 
 
+def _numba_argsort():
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def argsort(a):
+        return np.argsort(a)
+
+    return argsort
+
+
 def _reference(frames, method, k=60):
-    """RRF / CombSUM with min-max, written the plain way: ranks by score descending then
-    document id descending (trec_eval's tie rule), then the fused list sorted the same way."""
+    """RRF / CombSUM with min-max, written the plain way: each run's documents ranked as ranx
+    ranks them (numba's quicksort of the negated scores in the rows' order, the oracle
+    itself), then the fused list sorted by score descending, document id descending
+    (trec_eval's tie rule)."""
+    argsort = _numba_argsort()
     fused: dict = {}
     for frame in frames:
-        for q, g in frame.groupby("query_id"):
-            pairs = zip(g["doc_id"], g["score"], strict=True)
-            items = sorted(pairs, key=lambda t: (t[1], t[0]), reverse=True)
+        for q, g in frame.groupby("query_id", sort=False):
+            docs, scores = g["doc_id"].tolist(), g["score"].to_numpy(dtype=np.float64)
+            items = [(docs[i], float(scores[i])) for i in argsort(-scores)]
             hi, lo = items[0][1], items[-1][1]
             for r, (d, s) in enumerate(items):
                 v = 1.0 / (k + r + 1) if method == "rrf" else (s - lo) / max(hi - lo, 1e-9)
@@ -182,20 +196,3 @@ def test_colliding_fingerprints_in_shards_take_the_exact_path(monkeypatch):
     _in_shards(monkeypatch)
     monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
     assert _rows(fuse(runs, method="rrf")) == _rows(normal)
-
-
-def test_blas_held_to_one_thread_while_shards_fuse_and_restored_after():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    from metrics_core.fusion.core import _one_blas_thread
-
-    def blas_threads():
-        return [
-            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
-        ]
-
-    before = blas_threads()
-    with _one_blas_thread(True):
-        assert all(n == 1 for n in blas_threads())
-    assert blas_threads() == before
-    with _one_blas_thread(False):
-        assert blas_threads() == before

@@ -126,6 +126,24 @@ def test_precision_at_k_and_radius_against_brute_force():
     assert stable["recall_radius"] == pytest.approx(rec.mean())
 
 
+@pytest.mark.parametrize("seed", [3, 11])
+def test_queries_with_no_code_within_each_radius_against_brute_force(seed):
+    """pr_by_radius["empty"]: per radius, the queries with no database code within it (what
+    the rule of precision within a radius, metrics_core.hashing.tables.radius_precision,
+    reads); far codes leave the small radii empty for every query."""
+    rng = np.random.default_rng(seed)
+    qc = rng.choice([0, 1], (30, 12))
+    dc = np.concatenate([1 - qc[:10], rng.choice([0, 1], (50, 12))])  # some at distance 12
+    ql, dl = rng.integers(0, 3, 30), rng.integers(0, 3, 60)
+    D = calculate_hamming_dist_matrix(qc, dc).numpy()
+    out = evaluate_hashing(qc, dc, ql, dl, ks=(1,))
+    want = [int((D.min(axis=1) > r).sum()) for r in range(13)]
+    assert out["pr_by_radius"]["empty"] == want
+    assert out["empty_radius_queries"] == want[2]
+    far = evaluate_hashing(np.zeros((4, 8)), np.ones((6, 8)), [0, 1, 0, 1], [0, 1, 0, 1, 0, 1])
+    assert far["pr_by_radius"]["empty"] == [4] * 8 + [0]
+
+
 def test_multi_label_relevance_is_any_shared_label():
     qc = [[1, 1], [1, -1]]
     dc = [[1, 1], [-1, -1], [1, -1]]

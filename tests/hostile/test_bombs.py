@@ -21,8 +21,9 @@ import pytest
 from metrics_core.errors import InputError
 from metrics_core.history.store import HistoryStore
 from metrics_core.io import read_qrels, read_run
-from metrics_core.io import source as source_module
-from metrics_core.io.source import TextCheck, read_source
+from metrics_core.io.limits import Limits, using_limits
+from metrics_core.io.source import read_source
+from metrics_core.io.text_check import TextCheck
 from tests.hostile.bombs import (
     COLUMN_VALUES,
     FILE_ROWS,
@@ -94,15 +95,21 @@ def test_text_past_the_limit_stops_at_the_limit(fmt):
     upload = io.BytesIO(bomb)
     upload.name = f"lines.{fmt}"
     exc, grown = _refusal(read_run, upload, max_bytes=8 * MIB)
-    _one_line(exc, upload.name, f"the {fmt} data decompresses to more than 8,388,608 bytes")
+    _one_line(
+        exc,
+        upload.name,
+        f"the {fmt} data once decompressed is larger than the input limit of 8 MiB",
+    )
     assert grown < 8 + BOUND_MB, f"{fmt}: +{grown:.0f} MB"
 
 
-def test_the_default_decompression_limit_applies(monkeypatch):
-    monkeypatch.setattr(source_module, "MAX_DECOMPRESSED_BYTES", 2 * MIB)
+def test_the_limits_in_force_apply():
     bomb = compressed_bomb("gzip", LINE * (MIB // len(LINE)), 8)
-    with pytest.raises(InputError, match="decompresses to more than 2,097,152 bytes"):
-        read_qrels(bomb, name="qrels.gz")
+    with using_limits(Limits(max_input_mb=2)):
+        with pytest.raises(
+            InputError, match="decompressed is larger than the input limit of 2 MiB"
+        ):
+            read_qrels(bomb, name="qrels.gz")
     # within the limit it reads as before
     small = compress("gzip", LINE * 3)
     assert len(read_run(small, name="small")) == 3
@@ -209,7 +216,7 @@ def test_parquet_over_the_budget_is_refused_before_reading(small_parquet):
     upload.name = "big.parquet"
     assert len(buf.getvalue()) < 2 * MIB  # the file fits the budget, its table does not
     exc, _ = _refusal(read_run, upload, max_bytes=4 * MIB)
-    _one_line(exc, "big.parquet", "above the input limit of 4,194,304")
+    _one_line(exc, "big.parquet", "above the input limit of 4 MiB")
     assert len(read_run(io.BytesIO(buf.getvalue()), name="big", max_bytes=64 * MIB)) == rows
 
 

@@ -63,7 +63,7 @@ CASES = [
         _run,
         2,
         "line 2: expected 6 columns, found 4. run lines are: qid Q0 docid rank score tag (this line looks "
-        "like a qrels line: did you swap --qrels and --run?)",
+        "like a qrels line: did you swap qrels= and run=?)",
     ),
     (
         "non-numeric score",
@@ -88,7 +88,7 @@ CASES = [
         _qrels,
         1,
         "line 1: expected 4 columns, found 6. qrels lines are: qid iter docid relevance (this line looks "
-        "like a run line: did you swap --qrels and --run?)",
+        "like a run line: did you swap qrels= and run=?)",
     ),
     (
         "quoted ids",
@@ -130,8 +130,7 @@ CASES = [
         b"a,b,c\nq1,d1,1\n",
         _run,
         None,
-        "no query_id column found. columns found: a, b, c. Name one of them with columns={'query_id': NAME} "
-        "(command line: --columns query_id=NAME)",
+        "no query_id column found. columns found: a, b, c. Name one of them with columns={'query_id': NAME}",
     ),
     (
         "non-numeric score in a table",
@@ -172,7 +171,7 @@ CASES = [
         b"foo,label\n0.5,1\n",
         _scores,
         None,
-        "cannot tell which column holds the scores (columns: foo, label). Name it with --score-col",
+        "cannot tell which column holds the scores (columns: foo, label). Name it with score_col=",
     ),
     (
         "score out of a JSON table",

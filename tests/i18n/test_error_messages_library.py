@@ -220,7 +220,7 @@ CASES = {
         lambda: HistoryStore(":memory:").list_evaluations(
             date_from="2025-02-01", date_to="2025-01-01"
         ),
-        "the start date is after the end date. swap --from and --to",
+        "the start date is after the end date. swap date_from= and date_to=",
         [],
     ),
     "history bad date": (

@@ -14,6 +14,7 @@ from ui.common import uploader_words
 from ui.common.uploader_words import (
     css_string,
     limit_line,
+    size_words,
     types_css,
     upload_limit_mb,
     uploader_css,
@@ -48,7 +49,7 @@ def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
     assert contents == [
         "Subir archivo",
         "Subir archivos",
-        "Hasta 40 MB por archivo",
+        f"Hasta {size_words(upload_limit_mb())} por archivo",
         "Suelta el archivo aquí",
         "Suelta los archivos aquí",
     ]
@@ -59,7 +60,7 @@ def test_spanish_sheet_hides_streamlits_words_and_shows_the_catalogs():
 def test_a_box_with_types_gets_its_own_line_scoped_to_its_widget():
     css = types_css("ranklab.detection.cal_upload.0", ["csv", "tsv"], "es")
     assert ".st-key-ranklab-detection-cal_upload-0 " in css
-    assert 'content: "Hasta 40 MB por archivo • CSV, TSV"' in css
+    assert f'content: "Hasta {size_words(upload_limit_mb())} por archivo • CSV, TSV"' in css
     assert types_css("ranklab.x.0", None, "es") is None
 
 

@@ -237,11 +237,13 @@ def test_messages_name_only_options_that_exist():
 
 
 def test_missing_column_message_names_the_columns_option():
+    from metrics_core.cli import error_line
+
     with pytest.raises(InputError) as caught:
         mc.read_qrels(pd.DataFrame({"a": ["q"], "b": ["d"], "c": [1]}))
-    assert "--columns query_id=NAME" in str(caught.value) and "--query-id-col" not in str(
-        caught.value
-    )
+    assert "columns={'query_id': NAME}" in str(caught.value)  # the library's argument
+    shown = error_line(caught.value)  # the command line's flag
+    assert "--columns query_id=NAME" in shown and "--query-id-col" not in shown
 
 
 def test_empty_rankings_from_lists_are_no_trap():

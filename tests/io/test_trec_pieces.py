@@ -11,7 +11,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.errors import InputError
-from metrics_core.io import open_run_stream, read_run, trec
+from metrics_core.io import open_run_stream, read_run, trec_pieces
 
 
 def _rows_streamed(source):
@@ -47,7 +47,7 @@ def _both(tmp_path, text: str):
 @pytest.mark.parametrize("piece", [23, 64, 100, 1 << 20])
 @pytest.mark.parametrize("variant", ["spaces", "tabs", "crlf", "no final newline"])
 def test_pieces_give_the_whole_readers_rows(tmp_path, monkeypatch, piece, variant):
-    monkeypatch.setattr(trec, "PIECE_BYTES", piece)
+    monkeypatch.setattr(trec_pieces, "PIECE_BYTES", piece)
     text = {
         "spaces": _regular(300),
         "tabs": _regular(300, "\t"),
@@ -70,7 +70,7 @@ def test_pieces_give_the_whole_readers_rows(tmp_path, monkeypatch, piece, varian
     ],
 )
 def test_irregular_later_piece_read_on_by_the_line_reader(tmp_path, monkeypatch, bad):
-    monkeypatch.setattr(trec, "PIECE_BYTES", 64)
+    monkeypatch.setattr(trec_pieces, "PIECE_BYTES", 64)
     text = _regular(200) + bad + _regular(50)
     for source in _both(tmp_path, text):
         if (
@@ -97,7 +97,7 @@ def test_irregular_later_piece_read_on_by_the_line_reader(tmp_path, monkeypatch,
 def test_bad_line_in_a_later_piece_named_as_the_whole_reader_names_it(
     tmp_path, monkeypatch, bad, message
 ):
-    monkeypatch.setattr(trec, "PIECE_BYTES", 64)
+    monkeypatch.setattr(trec_pieces, "PIECE_BYTES", 64)
     text = _regular(200) + bad + _regular(50)
     qrels = b"q1 0 d37 1\n"
     for source in _both(tmp_path, text):
@@ -108,14 +108,14 @@ def test_bad_line_in_a_later_piece_named_as_the_whole_reader_names_it(
 
 
 def test_line_longer_than_a_piece_read_by_the_line_reader(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec, "PIECE_BYTES", 64)
+    monkeypatch.setattr(trec_pieces, "PIECE_BYTES", 64)
     text = _regular(20) + "q9 Q0 " + "d" * 200 + " 1 2 run\n" + _regular(20)
     for source in _both(tmp_path, text):
         assert _rows_streamed(source) == _rows_whole(source)
 
 
 def test_streamed_evaluation_with_small_pieces_identical(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec, "PIECE_BYTES", 97)
+    monkeypatch.setattr(trec_pieces, "PIECE_BYTES", 97)
     text = _regular(700)
     qrels = "".join(f"q{i // 7} 0 d{i * 37 % 1000} {i % 4}\n" for i in range(0, 700, 3)).encode()
     for source in _both(tmp_path, text):

@@ -23,13 +23,14 @@ import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.io import NotStreamable, open_run_stream
 from metrics_core.scale.read_ahead import ReadAhead, query_blocks
+from tests.conftest import SKIP_NO_CONFORMANCE, conformance_available, conformance_dir
 
 # random runs often share no query or no judged document with their qrels: the readers'
 # coverage warning is expected here (tests/io/test_coverage.py checks it)
 pytestmark = pytest.mark.filterwarnings("ignore::metrics_core.io.coverage.CoverageWarning")
 
 ROOT = Path(__file__).resolve().parents[2]
-CONF = Path("/work/shared/conformance/trec_eval")
+CONF = conformance_dir()
 SAMPLE = ROOT / "sample_data" / "ranking"
 MEASURES = [
     "P@5",
@@ -77,9 +78,7 @@ def both(qrels, run, block_rows, measures=MEASURES, **conv):
     return whole, streamed
 
 
-needs_conformance = pytest.mark.skipif(
-    not (CONF / "results.test").exists(), reason="trec_eval conformance files not present"
-)
+needs_conformance = pytest.mark.skipif(not conformance_available(), reason=SKIP_NO_CONFORMANCE)
 
 
 @needs_conformance

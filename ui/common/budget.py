@@ -1,84 +1,180 @@
-"""The memory budget of a hosted app: the server's and each visitor's share, checked before
-work starts.
+"""The server's memory gate: every computation on a visitor's data reserves what it needs
+before it starts; admission by what is free, in arrival order, a line that always moves.
 
-A free host gives the whole app about 1 GB; one visitor's upload must never take the process
-past it (every other visitor would lose their session). Two numbers, set by whoever deploys:
+A free host gives the whole app about 1 GB; one visitor's work must never take the process
+past it (every other visitor would lose their session). The server's budget is
+``RANKLAB_SERVER_MB`` (default :data:`DEFAULT_SERVER_MB`), and never more than
+:data:`CGROUP_SHARE` of the memory cgroup's limit when the server runs in one
+(:func:`server_budget`).
 
-- ``RANKLAB_SERVER_MB`` (default 900): the most the server process may hold (resident memory);
-- ``RANKLAB_VISITOR_MB`` (default 64): one visitor's share (their parsed data and rankings).
+**What is counted.** The process's *anonymous* memory (``RssAnon`` + ``RssShmem`` of
+``/proc/self/status``: :func:`process_anon`), not its resident size. Visitors' data lies off
+the heap, in memory-mapped files of their session's folder (:mod:`ui.common.store`): those
+pages are the page cache, which the system drops and reads again when memory is short (a
+memory cgroup charges them but reclaims them first); anonymous memory it can only keep. So
+the memory the gate shares out is the work in flight, not every visitor's data.
 
-Before an upload is parsed, :func:`reserve` estimates from its size and line count what it
-will cost while parsing (the peak) and once loaded (what stays), and refuses it with one line
-that says what fits and what to do when it would exceed the visitor's share
-(``InputError``, shown under the box like any reader's error). The server's free memory is
-one line of reservations for everyone (:func:`_held`): an upload being parsed holds its peak,
-and every computation on a visitor's data (the builds of :func:`ui.common.cache.remember`)
-holds the temporaries it may take (:func:`work`, :func:`work_need`, measured), so two visitors
-cannot both take the last free megabytes and the process never passes its budget. What does
-not fit beside the work in flight waits its turn, a spinner saying so
-(``RANKLAB_WAIT_SECONDS``, default 300); it is refused only when nothing else is in flight
-(waiting would not help) or the wait is over. :func:`visitor_cost` measures what a visitor's
-loaded data holds now; the Data page shows it.
+**Admission.** :func:`work` (the builds of :func:`ui.common.cache.remember`: ranking,
+evaluating, statistics ...) and :func:`reserve` (an upload being read) ask for what they need
+at their peak (measured per row and per query, below). Free memory is the budget less the
+anonymous memory now and less what admitted work has reserved but may not have taken yet.
+There is no fixed share per visitor: one visitor may use whatever is free.
 
-Memory goes back: the reclaimer (:func:`start_reclaimer`) shuts down sessions whose tab closed,
-empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept for a
-reload and trims the heap; :func:`limit_arenas` keeps large blocks out of glibc's heaps and
-makes every heap, the threads' too, give its freed top back.
+- Work that could never fit, its need above what an idle server can give (:func:`capacity`:
+  the budget less the least memory the server has held with nothing in flight), is refused at
+  once, in one line: what it needs, the limit, what to do (the command line, which streams).
+- Otherwise it joins one line, in arrival order (a visitor whose page was rerun while it waited
+  keeps its place). Only the first in line is admitted, when its need is free: a large
+  computation is never passed over by small ones. While it waits, the page says where it
+  stands: its place, what is ahead, about how long (from the recent computations' times).
+- The first in line, when nothing is in flight and its need is still not free after the freed
+  heap is handed back (the memory is held by data at rest: other visitors' uploads), is
+  refused in one line, and the next one's turn comes. So is a wait past
+  ``RANKLAB_WAIT_SECONDS`` (default :data:`DEFAULT_WAIT_SECONDS`).
 
-Costs per row are measured (bench/load_test.py): a parsed run holds its ids as Arrow strings
-(about the id text) plus 8 bytes a score; its ranking (kept for the tie band and the per-query
-views) about :data:`RANKING_BYTES_PER_ROW`.
+**Why the gate cannot deadlock** (nor stall with everyone waiting):
+
+1. A waiter holds no reservation. A thread that holds one never joins the line again: work
+   started inside it is part of it (:func:`work`), an upload read inside it is tried once,
+   without waiting (:func:`reserve`).
+2. Admitted work never waits for a waiter: it runs the library to the end and gives its
+   reservation back, even when it fails or its visitor leaves (the reservation is released in
+   a ``finally``). The app's only wait between computations (:func:`ui.ranking.data.rank_once`:
+   a page waits for the ranking another run of the same session is building) waits for a
+   build that runs inside a reservation, so for admitted work.
+3. The first in line waits only while admitted work is in flight; that work ends (2), and
+   then the first is admitted or refused. Every end of work moves the line; the rest of the
+   line waits behind the first, whose turn comes in finite time, and so on.
+4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
+   leaves the line at its next look at the page (every half second), so no one waits behind
+   a visitor who is gone; ``RANKLAB_WAIT_SECONDS`` bounds any wait.
+
+So a waiter never holds memory another waiter needs (1), the memory waited for is always
+memory that admitted work will give back (2, 3), and the only memory not given back -- data
+at rest -- is answered by a refusal, not a wait. ``tests/app/test_memory_gate.py`` runs many
+simulated visitors in threads whose needs together exceed the budget: each one finishes or is
+refused, in bounded time, and in arrival order.
+
+Memory goes back: the reclaimer (:mod:`ui.common.reclaim`) shuts down sessions whose tab
+closed, empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept
+for a reload and removes its folder, and trims the heap (:func:`trim`); :func:`limit_arenas` keeps large blocks
+out of glibc's heaps and makes every heap, the threads' too, give its freed top back.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
-from collections import deque
 from contextlib import contextmanager
 
 import streamlit as st
 
 from metrics_core.errors import N_, InputError
 from ui.common import state
-from ui.common.style import plain
+from ui.common.style import say
 
 MB = 1_000_000
-#: Defaults for a 1 GB host: the server's ceiling (a watchdog kills at 1,024 MB) and one visitor's share.
+#: The server's budget of anonymous memory for a 1 GB host (a watchdog kills at 1,024 MB:
+#: what is left is for the libraries' code, the page cache of the visitors' mapped files and
+#: the system's own).
 DEFAULT_SERVER_MB = 900
-DEFAULT_VISITOR_MB = 64
-#: Bytes a ranked row holds (ranking of a 100,000-line run: 5.6 MB, measured).
-RANKING_BYTES_PER_ROW = 56
-#: Bytes a parsed row holds beyond its id text (the score, offsets, codes).
-PARSED_BYTES_PER_ROW = 24
-#: A compressed or binary upload: rows are guessed from its size (a TREC line compresses to
-#: about 6 bytes with gzip); the estimate errs on the large side.
-COMPRESSED_BYTES_PER_ROW = 6
-#: Parsing holds the text, its columns and the parsed arrays at once: the peak, as a multiple
-#: of the text (measured on 100,000-line runs), on top of what stays.
-PARSE_PEAK_FACTOR = 2.0
+#: Inside a memory cgroup the budget is at most this share of its limit (the rest: the page
+#: cache of mapped files and libraries, which the cgroup charges too).
+CGROUP_SHARE = 0.85
+#: Seconds a computation or an upload waits for memory before it is refused.
+DEFAULT_WAIT_SECONDS = 300
+#: A visitor whose page was rerun while waiting keeps its place in line for this long (s).
+KEEP_PLACE_S = 30.0
 
-_lock = threading.Lock()
-_reserved = {"bytes": 0}
+# --- what a computation needs (measured: bench/visitor_memory.py, BENCHMARKS.md) ------------
+#: Reading a TREC run or qrels whole: the parser's temporaries at the peak, as a multiple of
+#: the text (1 M lines, 33 MB: +89 MB; 5 M lines, 167 MB: +437 MB), the upload's own bytes
+#: already held. What stays once read is not counted: it leaves the heap (ui.common.store).
+PARSE_PEAK_FACTOR = 2.8
+#: ... and a fixed part (the reader's buffers and pools; a small file's peak is mostly this).
+PARSE_FIXED = 8 * MB
+#: A gzip or binary upload: its text is its trailer's stated size (gzip) or this many times
+#: its bytes (a guess that errs on the large side).
+BINARY_TEXT_FACTOR = 8
+#: Reading a TREC run batch by batch into the session's folder (ui.ranking.data): a batch's
+#: temporaries, plus the query codes and scores kept until the end (12 bytes a row).
+STREAM_PARSE_FIXED = 60 * MB
+STREAM_PARSE_BYTES_PER_ROW = 12
+#: Bytes of temporaries per run row while a run is ranked and evaluated (the sort keys, the
+#: join, the ranked lists being built before they leave the heap), and a fixed part.
+WORK_BYTES_PER_ROW = 110
+WORK_FIXED = 24 * MB
+#: Bytes of temporaries per query while the leaderboard's statistics run: the paired
+#: randomization test's sign bits, 10,000 permutations of 8-byte values a query, drawn in
+#: blocks of at most 2**23 values (``metrics_core.stats.significance``), so at most
+#: :data:`STATS_BYTES_MAX`: 67 MB above the evaluated data for two runs over 1,000 queries
+#: (measured), 4 MB for the 50 queries of the sample.
+STATS_BYTES_PER_QUERY = 80_000
+STATS_BYTES_MAX = 70 * MB
+#: The most rows evaluated at once (``ui.ranking.data.STREAM_ROWS``: larger runs go in blocks).
+WORK_ROWS_MAX = 2_000_000
+#: A reservation at least this large hands the heap's freed pages back when it ends
+#: (``malloc_trim``: a few milliseconds), so the memory measured next is what stays.
+TRIM_AFTER_BYTES = 16 * MB
 
 
-def server_budget() -> int:
-    """The server's ceiling in bytes (``RANKLAB_SERVER_MB``, default :data:`DEFAULT_SERVER_MB`)."""
-    return _env_mb("RANKLAB_SERVER_MB", DEFAULT_SERVER_MB)
-
-
-def visitor_budget() -> int:
-    """One visitor's share in bytes (``RANKLAB_VISITOR_MB``, default :data:`DEFAULT_VISITOR_MB`)."""
-    return _env_mb("RANKLAB_VISITOR_MB", DEFAULT_VISITOR_MB)
-
-
-def _env_mb(name: str, default: int) -> int:
+def _env_mb(name: str, default: float) -> int:
     try:
         value = float(os.environ.get(name, default))
     except ValueError:
         value = default
     return int(max(value, 1) * MB)
+
+
+def cgroup_limit(proc_file: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> int | None:
+    """The memory limit in bytes of the cgroup this process runs in (v2 ``memory.max``, v1
+    ``memory.limit_in_bytes``), or None: no cgroup, no limit, not Linux."""
+    try:
+        with open(proc_file) as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    paths = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            paths.append(f"{root}{parts[2].rstrip('/')}/memory.max")
+        elif "memory" in parts[1].split(","):
+            paths.append(f"{root}/memory{parts[2].rstrip('/')}/memory.limit_in_bytes")
+    for path in paths:
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:  # "max" or v1's huge number: no limit
+            return int(text)
+    return None
+
+
+def server_budget() -> int:
+    """The server's budget of anonymous memory in bytes: ``RANKLAB_SERVER_MB`` (default
+    :data:`DEFAULT_SERVER_MB`), at most :data:`CGROUP_SHARE` of the cgroup's limit."""
+    budget = _env_mb("RANKLAB_SERVER_MB", DEFAULT_SERVER_MB)
+    limit = cgroup_limit()
+    return budget if limit is None else min(budget, int(limit * CGROUP_SHARE))
+
+
+def _status_kb(*fields: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            found = {
+                name: int(rest.split()[0])
+                for name, _, rest in (line.partition(":") for line in fh)
+                if name in fields
+            }
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(found.values()) if found else None
 
 
 def process_rss() -> int:
@@ -95,84 +191,124 @@ def process_rss() -> int:
             return 0
 
 
-def estimate(data: bytes, kind: str) -> tuple[int, int]:
-    """``(peak, held)``: the bytes parsing ``data`` as ``kind`` ("run", "qrels", "meta" or any
-    other table) needs at its peak, and what stays once parsed (with the run's ranking).
-
-    Rows are counted from the line ends of a text upload; a gzip upload's from the text size
-    its trailer states (20 bytes a line at least); another binary one (Parquet) is guessed at
-    :data:`COMPRESSED_BYTES_PER_ROW` bytes a row."""
-    binary = data[:2] == b"\x1f\x8b" or data[:4] == b"PAR1" or b"\x00" in data[:4096]
-    if data[:2] == b"\x1f\x8b" and len(data) >= 18:
-        # gzip states its text's size (mod 4 GiB) in its last 4 bytes: the rows of that text,
-        # at 20 bytes a line at least; never fewer than the compressed guess
-        text = max(int.from_bytes(data[-4:], "little"), len(data))
-        rows = max(text // 20, len(data) // COMPRESSED_BYTES_PER_ROW)
-    elif binary:
-        rows = len(data) // COMPRESSED_BYTES_PER_ROW
-        text = rows * 40
-    else:
-        rows = data.count(b"\n") + 1
-        text = len(data)
-    held = text + rows * PARSED_BYTES_PER_ROW
-    if kind == "run":
-        held += rows * RANKING_BYTES_PER_ROW
-    peak = held + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
-    return peak, held
+def process_anon() -> int:
+    """The server process's anonymous memory in bytes (``RssAnon`` + ``RssShmem``): what the
+    system cannot drop. Its resident size where the kernel does not say (not Linux)."""
+    kb = _status_kb("RssAnon", "RssShmem")
+    return kb * 1024 if kb is not None else process_rss()
 
 
-def visitor_cost() -> int:
-    """What this visitor's loaded ranking data holds now, in bytes: each run's and the qrels'
-    arrays, and a ranking per run; the query metadata and the other pages' tables."""
-    total = 0
-    for data in [
-        st.session_state.get(state.QRELS),
-        *(st.session_state.get(state.RUNS) or {}).values(),
-    ]:
-        if data is not None:
-            total += visitor_cost_of(data)
-    meta = st.session_state.get(state.META)
-    if meta is not None:
-        try:
-            total += int(meta.memory_usage(deep=True).sum())
-        except (AttributeError, TypeError, ValueError):
-            pass
-    return total
-
-
-def visitor_cost_of(data) -> int:
-    """What one loaded qrels or run holds (its arrays; a run's ranking too)."""
-    cost = _columns_bytes(data)
-    if data is not st.session_state.get(state.QRELS):
-        cost += len(data) * RANKING_BYTES_PER_ROW
-    return cost
-
-
-def _columns_bytes(data) -> int:
-    total = 0
-    for name in ("qid", "docid", "values", "line_numbers"):
-        arr = getattr(data, name, None)
-        if arr is not None:
-            total += int(getattr(arr, "nbytes", 0))
-    return total
-
-
-def _mb(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as the gate's lines write it: ``12 MB``, ``4.5 MB``."""
     return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
-class _Gate:
-    """The server's memory, shared by every visitor's work: what is reserved now, who waits.
+def _text_size(data: bytes) -> tuple[int, bool]:
+    """``(bytes of text, binary)``: an upload's text size, read from a gzip trailer (modulo
+    4 GiB, never less than the file), or guessed for another binary upload."""
+    if data[:2] == b"\x1f\x8b" and len(data) >= 18:
+        return max(int.from_bytes(data[-4:], "little"), len(data)), True
+    if data[:4] == b"PAR1" or b"\x00" in data[:4096] or data[:4] == b"\x28\xb5\x2f\xfd":
+        return len(data) * BINARY_TEXT_FACTOR, True
+    return len(data), False
 
-    One lock and condition for the whole process; waiters are served in arrival order (the
-    first in line goes when its need fits), so a large computation is not passed over forever
-    by small ones. A thread holding a reservation marks it (:attr:`local`): work started inside
-    it is part of it."""
+
+def estimate(data: bytes, kind: str) -> int:
+    """The bytes reading ``data`` needs at its peak, beyond its own bytes (already held):
+    ``kind`` "run-stream" (a TREC run read batch by batch into the session's folder:
+    :data:`STREAM_PARSE_FIXED` and 12 bytes a line), any other kind ("run", "qrels", "meta",
+    "table") read whole (:data:`PARSE_FIXED` and :data:`PARSE_PEAK_FACTOR` times its text; a compressed upload's text
+    from its gzip trailer, a binary one guessed at :data:`BINARY_TEXT_FACTOR` times its size).
+
+    >>> estimate(b"q1 Q0 d1 1 1.0 r\\n" * 1000, "run")
+    8047600
+    """
+    text, binary = _text_size(data)
+    if kind == "run-stream" and not binary:
+        return STREAM_PARSE_FIXED + (data.count(b"\n") + 1) * STREAM_PARSE_BYTES_PER_ROW
+    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
+
+
+def work_need(statistics: bool = True) -> int:
+    """The temporaries one computation on this visitor's ranking data may take at its peak:
+    the larger of ranking and evaluating its largest run (:data:`WORK_FIXED` and
+    :data:`WORK_BYTES_PER_ROW`, at most :data:`WORK_ROWS_MAX` rows: a larger run is evaluated
+    in blocks) and, unless ``statistics`` is False (an evaluation), the leaderboard's
+    statistics over the qrels' queries (:data:`STATS_BYTES_PER_QUERY`, at most
+    :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    rows = max((len(r) for r in runs.values()), default=0)
+    if not rows:
+        return 0
+    qrels = st.session_state.get(state.QRELS)
+    queries = len(qrels.unique_query_ids()) if qrels is not None and statistics else 0
+    return max(
+        WORK_FIXED + min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW,
+        min(queries * STATS_BYTES_PER_QUERY, STATS_BYTES_MAX),
+    )
+
+
+def wait_seconds() -> float:
+    """How long a computation or an upload waits for memory before it is refused
+    (``RANKLAB_WAIT_SECONDS``, default :data:`DEFAULT_WAIT_SECONDS`)."""
+    try:
+        return max(float(os.environ.get("RANKLAB_WAIT_SECONDS", DEFAULT_WAIT_SECONDS)), 0.0)
+    except ValueError:
+        return float(DEFAULT_WAIT_SECONDS)
+
+
+# --- the gate -------------------------------------------------------------------------------
+class _Ticket:
+    """One computation waiting, then running: its need, its arrival (its place in line), its
+    visitor (a rerun's new ticket keeps the place of the last one)."""
+
+    __slots__ = ("need", "arrived", "seq", "session", "started")
+
+    def __init__(self, need: int, arrived: float, seq: int, session: str):
+        self.need, self.arrived, self.seq, self.session = need, arrived, seq, session
+        self.started = 0.0
+
+    def order(self) -> tuple[float, int]:
+        return self.arrived, self.seq
+
+
+class _Gate:
+    """The server's memory, shared by every visitor's work: one lock and condition for the
+    process; the line (tickets in arrival order), the work in flight and what it reserved, the
+    least memory held with nothing in flight, the recent computations' mean time. A thread
+    holding a reservation marks it (:attr:`local`): work started inside it is part of it."""
 
     def __init__(self) -> None:
-        self.cond = threading.Condition(_lock)
-        self.line: deque = deque()
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.line: list[_Ticket] = []
+        self.running: list[_Ticket] = []
+        self.reserved = 0
+        self.floor: int | None = None
+        self.mean_s: float | None = None
+        self.seq = 0
+        #: session -> (arrival of its ticket that left the line unserved, when it left)
+        self.left: dict[str, tuple[float, float]] = {}
         self.local = threading.local()
+
+    def enter(self, need: int, session: str) -> _Ticket:
+        """A new ticket in line (call with the lock held): a visitor already in line, or just
+        out of it by a rerun, keeps its arrival."""
+        now = time.monotonic()
+        for gone in [s for s, (_a, left) in self.left.items() if now - left > KEEP_PLACE_S]:
+            del self.left[gone]
+        arrived = now
+        if session:
+            same = [t.arrived for t in self.line if t.session == session]
+            before = self.left.get(session)
+            if before is not None and now - before[1] <= KEEP_PLACE_S:
+                same.append(before[0])
+            arrived = min(same, default=now)
+        self.seq += 1
+        ticket = _Ticket(need, arrived, self.seq, session)
+        self.line.append(ticket)
+        self.line.sort(key=_Ticket.order)
+        return ticket
 
 
 _gate = _Gate()
@@ -203,52 +339,141 @@ def _mine() -> int:
     return held
 
 
-#: A reservation at least this large hands the heap's freed pages back when it ends
-#: (``malloc_trim``: a few milliseconds), so the resident size stays what is held.
-TRIM_AFTER_BYTES = 16 * MB
-
-
 def _free() -> int:
-    """Bytes the server may still take now: its budget less its resident memory and what is
-    reserved by work in flight (call with the lock held)."""
-    return server_budget() - process_rss() - _reserved["bytes"]
+    """Bytes the server may still give now: its budget less its anonymous memory and what is
+    reserved by work in flight; notes the least memory held with nothing in flight (call
+    with the lock held)."""
+    anon = process_anon()
+    if not _gate.running and (_gate.floor is None or anon < _gate.floor):
+        _gate.floor = anon
+    return server_budget() - anon - _gate.reserved
 
 
-def wait_seconds() -> float:
-    """How long a computation or an upload waits for memory before it is refused
-    (``RANKLAB_WAIT_SECONDS``, default :data:`DEFAULT_WAIT_SECONDS`)."""
-    try:
-        return max(float(os.environ.get("RANKLAB_WAIT_SECONDS", DEFAULT_WAIT_SECONDS)), 0.0)
-    except ValueError:
-        return float(DEFAULT_WAIT_SECONDS)
+def capacity() -> int:
+    """The most one computation can ever be given: the budget less the least anonymous
+    memory the server has held with nothing in flight (the server at rest)."""
+    with _gate.lock:
+        _free()
+        floor = _gate.floor if _gate.floor is not None else process_anon()
+    return server_budget() - floor
 
 
-def _wait_line() -> str:
+def note_rest() -> None:
+    """Read the server's memory now, as the least it holds at rest when nothing is in flight
+    (the reclaimer does it every tick, so that :func:`capacity` follows the server at rest)."""
+    with _gate.lock:
+        _free()
+
+
+def reserved() -> int:
+    """Bytes reserved now by uploads being read and computations running, server-wide."""
+    with _gate.lock:
+        return _gate.reserved
+
+
+def waiting() -> int:
+    """How many computations wait in line now."""
+    with _gate.lock:
+        return len(_gate.line)
+
+
+def _place(ticket: _Ticket) -> tuple[int, int, int, float | None]:
+    """``(place, ahead, their need, seconds)`` of a ticket in line: its place (1: next), how
+    many wait ahead of it and what they need, and about how long until its turn (the recent
+    computations' mean time for each one ahead and for the work in flight; None before any
+    has finished). Call with the lock held."""
+    ahead = [t for t in _gate.line if t.order() < ticket.order()]
+    mean = _gate.mean_s
+    seconds = None if mean is None else mean * (len(ahead) + (1 if _gate.running else 0))
+    return len(ahead) + 1, len(ahead), sum(t.need for t in ahead), seconds
+
+
+def _about(seconds: float) -> str:
     from ui.common.i18n import gettext as _
 
-    return _(
-        "Waiting for memory: other visitors' work is using this server's memory now; yours "
-        "starts as soon as there is room."
+    if seconds < 60:
+        return say(_("{n} s"), n=max(5, int(round(seconds / 5.0)) * 5))
+    return say(_("{n} min"), n=int(round(seconds / 60.0)))
+
+
+def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -> str:
+    """What a waiting visitor reads: where it stands in line, what is ahead, about how long."""
+    from ui.common.i18n import gettext as _
+    from ui.common.i18n import ngettext
+
+    if ahead == 0:
+        where = _(
+            "Waiting for memory: yours is next; it starts when the computations running now "
+            "give their memory back."
+        )
+    else:
+        where = say(
+            ngettext(
+                "Waiting for memory: you are number {place} in line, behind {n} computation "
+                "that needs {need}.",
+                "Waiting for memory: you are number {place} in line, behind {n} computations "
+                "that need {need}.",
+                ahead,
+            ),
+            place=place,
+            n=ahead,
+            need=size_text(ahead_need),
+        )
+    if seconds is None:
+        return where
+    return say(
+        "{where} {time}", where=where, time=say(_("About {time} to go."), time=_about(seconds))
     )
 
 
+class _Waiting:
+    """The page's note while a computation waits in line (nothing outside a script run).
+    Writing it is also where Streamlit stops the run of a visitor who left or changed page,
+    so a waiter nobody waits for leaves the line."""
+
+    def __init__(self) -> None:
+        self.slot = None
+        self.text = ""
+        self.shown = 0.0
+
+    def show(self, text: str) -> None:
+        if not state.in_app():
+            return
+        if self.slot is None:
+            self.slot = st.empty()
+        now = time.monotonic()
+        if text != self.text or now - self.shown >= 0.5:
+            self.slot.info(text, icon=":material/hourglass_top:")
+            self.text, self.shown = text, now
+
+    def close(self) -> None:
+        if self.slot is not None:
+            try:
+                self.slot.empty()
+            except Exception:  # the run is being stopped: the page goes anyway
+                pass
+
+
 @contextmanager
-def _held(need: int, refusal, *, wait: bool = True):
-    """Reserve ``need`` bytes of the server's budget while the block runs.
+def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
+    """Reserve ``need`` bytes of the server's budget while the block runs (see the module
+    docstring: admission, the line, why it cannot deadlock).
 
-    It goes at once when it fits. When it does not and other work holds reservations, it waits
-    (in line, a spinner with :func:`_wait_line` in the app) until their memory comes back, at
-    most :func:`wait_seconds`; when nothing else is in flight (waiting would not help), the
-    freed heap is trimmed and it is checked once more. Then ``refusal(free)`` (an InputError)
-    is raised, before any work. ``wait=False``: refused at once when it does not fit (work
-    nested in a reservation of the same thread, which must not wait for itself)."""
-    import time
-
+    ``never(limit)``: the InputError of work that could never fit (raised at once);
+    ``refusal(free)``: the one of work the server cannot give memory now (the first in line
+    with nothing in flight, or a wait past :func:`wait_seconds`). ``wait=False``: refused at
+    once when it does not fit now (an upload read inside another reservation of the same
+    thread, which must not wait for itself). ``beside``: memory the work's input holds already
+    (an upload's own bytes), which an idle server must hold beside the need."""
     need = max(int(need), 0)
-    ticket = object()
-    spinner = None
+    limit = capacity() - max(int(beside), 0)
+    if need > limit:
+        raise never(max(limit, 0))
+    note = _Waiting()
+    session = state.session_id()
     with _gate.cond:
-        _gate.line.append(ticket)
+        ticket = _gate.enter(need, session)
+    admitted = False
     try:
         deadline = time.monotonic() + wait_seconds()
         trimmed = False
@@ -257,36 +482,38 @@ def _held(need: int, refusal, *, wait: bool = True):
                 first = _gate.line[0] is ticket
                 free = _free()
                 if first and need <= free:
-                    _reserved["bytes"] += need
-                    _gate.line.popleft()
-                    ticket = None
+                    _gate.line.remove(ticket)
+                    _gate.reserved += need
+                    ticket.started = time.monotonic()
+                    _gate.running.append(ticket)
+                    _gate.left.pop(session, None)
+                    admitted = True
                     break
-                others = _reserved["bytes"] > 0
-                if wait and others and time.monotonic() < deadline:
-                    _gate.cond.wait(0.5)
-                    waiting = True
+                in_flight = bool(_gate.running)
+                expired = time.monotonic() >= deadline
+                if not wait or expired or (first and not in_flight and trimmed):
+                    raise refusal(max(free, 0))
+                if first and not in_flight:  # freed pages, and garbage, still counted: once
+                    trim_now = True
                 else:
-                    waiting = False
-            if waiting:
-                if spinner is None and state.in_app():
-                    spinner = st.spinner(_wait_line())
-                    spinner.__enter__()
-                continue
-            if first and not trimmed:  # freed pages, and garbage, still counted: once, in full
+                    trim_now = False
+                    place = _place(ticket)
+            if trim_now:
                 trim()
                 trimmed = True
                 continue
-            if first or not wait or time.monotonic() >= deadline:
-                raise refusal(max(free, 0))
-            with _gate.cond:  # behind others that wait: their turn first
+            note.show(_wait_line(*place))
+            with _gate.cond:
                 _gate.cond.wait(0.5)
     finally:
-        if ticket is not None:
+        if not admitted:
             with _gate.cond:
-                _gate.line.remove(ticket)
+                if ticket in _gate.line:
+                    _gate.line.remove(ticket)
+                    if session:  # left unserved (refused, or its run stopped): a rerun's place
+                        _gate.left[session] = (ticket.arrived, time.monotonic())
                 _gate.cond.notify_all()
-        if spinner is not None:
-            spinner.__exit__(None, None, None)
+        note.close()
     before = _mine()
     _gate.local.held = before + need
     try:
@@ -294,37 +521,58 @@ def _held(need: int, refusal, *, wait: bool = True):
     finally:
         _gate.local.held = before
         with _gate.cond:
-            _reserved["bytes"] -= need
+            _gate.reserved -= need
+            _gate.running.remove(ticket)
+            took = time.monotonic() - ticket.started
+            _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
             waiters = bool(_gate.line)
         if waiters or need >= TRIM_AFTER_BYTES:
-            # the freed temporaries go back to the system: the resident size that the next
-            # reservation measures is what stays, not what was given up
+            # the freed temporaries go back to the system: the memory that the next admission
+            # measures is what stays, not what was given up
             trim(collect=False)
         with _gate.cond:
             _gate.cond.notify_all()
 
 
+_COMMAND_LINE = N_(
+    "Evaluate it with the command line (ranklab evaluate --qrels QRELS --run RUN), which "
+    "streams it in bounded memory"
+)
+_TRY_AGAIN = N_(
+    "Try again in a few minutes, or evaluate it with the command line "
+    "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+)
+
+
 @contextmanager
-def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
-    """Check ``data`` against the budgets, then hold its peak as reserved while the block runs
-    (the parse); raises InputError (one line: what it needs, what fits, what to do) before any
-    work when it does not fit: at once when it is over the visitor's share, after waiting its
-    turn (:func:`_held`) when the server's free memory is taken by other visitors' work in
-    flight. ``replaces``: bytes the upload frees once loaded (the file it replaces)."""
-    peak, held = estimate(data, kind)
-    share, used = visitor_budget(), visitor_cost()
-    if used - replaces + held > share:
-        raise InputError(
+def reserve(data: bytes, kind: str, name: str):
+    """Hold what reading ``data`` as ``kind`` needs (:func:`estimate`) while the block runs
+    (the parse); raises InputError (one line: what it needs, the limit or what is free, what
+    to do) before any work: at once when it could never fit, after waiting its turn
+    (:func:`_held`) when the server's memory is taken by work in flight.
+
+    Gives the readers' limits for the block (:class:`metrics_core.io.limits.Limits`, to use
+    with ``using_limits``): the input limit is the text the reservation was made for (the
+    upload's size, a gzip trailer's stated size, or the guess for another binary upload), so
+    that an input decoding to more than was reserved (a bomb whose trailer lies, a Parquet
+    file whose dictionary explodes) is refused by its reader before it takes what the gate did
+    not give; the other limits stay the process's."""
+    from metrics_core.io.limits import current_limits
+
+    need = estimate(data, kind)
+    limits = current_limits()
+    text, _binary = _text_size(data)
+    limits = limits.with_input_bytes(min(max(text, len(data), 1 << 20), limits.input_bytes))
+
+    def never(limit: int) -> InputError:
+        return InputError(
             N_(
-                "it would need about {need} once loaded; your share of this server is {share} "
-                "and your data holds {used}"
+                "reading it needs about {need} beside the file itself; this server can give it "
+                "at most {limit}"
             ),
             source=name,
-            params={"name": name, "need": _mb(held), "share": _mb(share), "used": _mb(used)},
-            hint=N_(
-                "Remove a run on the Data page, or evaluate larger runs with the command line "
-                "(ranklab evaluate --qrels QRELS --run RUN), which streams them"
-            ),
+            params={"need": size_text(need), "limit": size_text(limit)},
+            hint=_COMMAND_LINE,
         )
 
     def refusal(free: int) -> InputError:
@@ -334,72 +582,50 @@ def reserve(data: bytes, kind: str, name: str, replaces: int = 0):
                 "for everyone now"
             ),
             source=name,
-            params={"name": name, "need": _mb(peak), "free": _mb(free)},
-            hint=N_(
-                "Try again in a few minutes, or evaluate it with the command line "
-                "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
-            ),
+            params={"name": name, "need": size_text(need), "free": size_text(free)},
+            hint=_TRY_AGAIN,
         )
 
-    with _gated(), _held(peak, refusal, wait=not _mine()):
-        yield
-
-
-#: Bytes of temporaries per run row while a run is ranked and evaluated (the sort keys, the
-#: join, the ranked lists being built): 24 MB above the parsed data for a 100,000-line run of
-#: the load test, ranking and evaluation (bench/load_test.py's data, measured).
-WORK_BYTES_PER_ROW = 240
-#: Bytes of temporaries per query while the leaderboard's statistics run: the paired
-#: randomization test's sign bits, 10,000 permutations of 8-byte values a query, drawn in
-#: blocks of at most 2**23 values (``metrics_core.stats.significance``), so at most
-#: :data:`STATS_BYTES_MAX`: 67 MB above the evaluated data for two runs over 1,000 queries
-#: (measured), 4 MB for the 50 queries of the sample.
-STATS_BYTES_PER_QUERY = 80_000
-STATS_BYTES_MAX = 70 * MB
-#: The most rows evaluated at once (``ui.ranking.data.STREAM_ROWS``: larger runs go in blocks).
-WORK_ROWS_MAX = 2_000_000
-#: Seconds a computation or an upload waits for memory before it is refused.
-DEFAULT_WAIT_SECONDS = 300
-
-
-def work_need(statistics: bool = True) -> int:
-    """The temporaries one computation on this visitor's ranking data may take at its peak:
-    the larger of ranking and evaluating its largest run (:data:`WORK_BYTES_PER_ROW`, at most
-    :data:`WORK_ROWS_MAX` rows) and, unless ``statistics`` is False (an evaluation), the
-    leaderboard's statistics over the qrels' queries (:data:`STATS_BYTES_PER_QUERY`, at most
-    :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
-    runs = st.session_state.get(state.RUNS) or {}
-    rows = max((len(r) for r in runs.values()), default=0)
-    if not rows:
-        return 0
-    qrels = st.session_state.get(state.QRELS)
-    queries = len(qrels.unique_query_ids()) if qrels is not None and statistics else 0
-    return max(
-        min(rows, WORK_ROWS_MAX) * WORK_BYTES_PER_ROW,
-        min(queries * STATS_BYTES_PER_QUERY, STATS_BYTES_MAX),
-    )
+    with _gated(), _held(need, refusal, never, wait=not _mine(), beside=len(data)):
+        yield limits
 
 
 @contextmanager
 def work(need: int, name: str | None = None):
     """Hold ``need`` bytes of the server's budget while a computation runs (the one cache's
     builds: :func:`ui.common.cache.remember`), so that visitors' computations together never
-    take the process past the server's budget: when they do not fit beside the work in flight
-    they wait their turn (a spinner says so), and are refused with one line (what it needs,
-    what is free, what to do) only when nothing else is in flight or the wait is over
-    (:func:`wait_seconds`). Work started inside another reservation of the same thread is part
-    of it (nothing more is reserved). ``name``: the run the work evaluates, for the refusal."""
+    take the process past the server's budget: refused at once in one line when it could
+    never fit (:func:`capacity`), otherwise in line, served in arrival order (the page says
+    its place and about how long), refused in one line only when the server cannot give the
+    memory (module docstring). Work started inside another reservation of the same thread is
+    part of it (nothing more is reserved). ``name``: the run the work evaluates."""
     if need <= 0 or _mine():
         with _gated():
             yield
         return
 
-    def refusal(free: int) -> InputError:
-        params = {"need": _mb(need), "free": _mb(free)}
-        hint = N_(
-            "Try again in a few minutes, or evaluate it with the command line "
-            "(ranklab evaluate --qrels QRELS --run RUN), which streams it"
+    def never(limit: int) -> InputError:
+        params = {"need": size_text(need), "limit": size_text(limit)}
+        if name is not None:
+            return InputError(
+                N_(
+                    "evaluating {name} needs about {need}; this server can give one "
+                    "computation at most {limit}"
+                ),
+                params={"name": name, **params},
+                hint=_COMMAND_LINE,
+            )
+        return InputError(
+            N_(
+                "this computation needs about {need}; this server can give one computation "
+                "at most {limit}"
+            ),
+            params=params,
+            hint=_COMMAND_LINE,
         )
+
+    def refusal(free: int) -> InputError:
+        params = {"need": size_text(need), "free": size_text(free)}
         if name is not None:
             return InputError(
                 N_(
@@ -407,7 +633,7 @@ def work(need: int, name: str | None = None):
                     "everyone now"
                 ),
                 params={"name": name, **params},
-                hint=hint,
+                hint=_TRY_AGAIN,
             )
         return InputError(
             N_(
@@ -415,36 +641,14 @@ def work(need: int, name: str | None = None):
                 "everyone now"
             ),
             params=params,
-            hint=hint,
+            hint=_TRY_AGAIN,
         )
 
-    with _gated(), _held(need, refusal):
+    with _gated(), _held(need, refusal, never):
         yield
 
 
-def reserved() -> int:
-    """Bytes reserved now by uploads being read and computations running, server-wide."""
-    with _lock:
-        return _reserved["bytes"]
-
-
-def cost_line() -> str:
-    """What the visitor's data costs, in the visitor's words (the Data page's caption)."""
-    from ui.common.i18n import gettext as _
-
-    return plain(
-        _("Your data holds about {used} of your {share} share of this server's memory."),
-        used=_mb(visitor_cost()),
-        share=_mb(visitor_budget()),
-    )
-
-
 # --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
-#: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
-RECLAIM_EVERY_S = 20.0
-_reclaimer: dict[str, threading.Thread | None] = {"thread": None}
-
-
 def sessions_open() -> set[str] | None:
     """The ids of the sessions the server holds (None outside a running server)."""
     try:
@@ -643,68 +847,25 @@ def limit_arenas(arenas: int = 1) -> None:
             pass
 
 
-def start_reclaimer() -> bool:
-    """Start, once per server process, the thread that gives memory back after visitors leave:
-    every :data:`RECLAIM_EVERY_S` seconds, the data kept for a reload past its time is released
-    (:func:`ui.common.keep.purge`) and, when that or the number of sessions fell (Streamlit
-    drops a session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
-    True when this call started it."""
-    with _lock:
-        if _reclaimer["thread"] is not None:
-            return False
-        limit_arenas()
-
-        def loop() -> None:
-            import time
-
-            from ui.common import keep
-
-            last = sessions_open()
-            while True:
-                time.sleep(RECLAIM_EVERY_S)
-                try:
-                    closed = close_expired_sessions()  # tabs closed more than the TTL ago
-                    cleared = release_gone_sessions()  # dropped sessions something still holds
-                    now = sessions_open()
-                    released = keep.purge(now)  # data kept for a reload, past its time
-                    if (
-                        closed
-                        or cleared
-                        or released
-                        or now is None
-                        or last is None
-                        or len(now) < len(last)
-                    ):
-                        trim()
-                    last = now
-                except Exception:  # the reclaimer never dies: the next tick tries again
-                    last = None
-
-        thread = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
-        _reclaimer["thread"] = thread
-        thread.start()
-    return True
-
-
 __all__ = [
     "DEFAULT_SERVER_MB",
-    "DEFAULT_VISITOR_MB",
     "server_budget",
-    "visitor_budget",
+    "cgroup_limit",
     "process_rss",
+    "process_anon",
+    "capacity",
     "estimate",
-    "visitor_cost",
-    "visitor_cost_of",
     "reserve",
     "work",
     "work_need",
     "gated",
     "reserved",
+    "waiting",
     "wait_seconds",
-    "cost_line",
     "trim",
     "limit_arenas",
-    "start_reclaimer",
+    "note_rest",
+    "size_text",
     "close_expired_sessions",
     "release_gone_sessions",
     "sessions_open",

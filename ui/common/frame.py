@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from ui.common import blas, budget, keep, state
+from ui.common import blas, keep, reclaim, state
 from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
@@ -122,7 +122,7 @@ def page_setup(sidebar: bool = True, status: bool | None = None, summary=None) -
     _leave_pages_directory_mode()
     configure_page()
     blas.limit_threads_once()  # once per server process
-    budget.start_reclaimer()  # once per server process: memory goes back after visitors leave
+    reclaim.start()  # once per server process: memory goes back after visitors leave
     keep.restore_or_start()  # a reload takes back the data its address names
     state.ensure_defaults()
     _compact_css()

@@ -13,7 +13,9 @@ Held within the memory budget: an entry outlives its session (which Streamlit dr
 (default :data:`DEFAULT_KEEP_SECONDS`), then the data is released
 (:func:`purge`, run by the memory reclaimer of :mod:`ui.common.budget`). The Data page says so
 (:func:`keep_note`); an address whose data was released says that too, before anything is
-loaded again. Tokens are 128-bit random: one visitor cannot name another's.
+loaded again. Tokens are 128-bit random: one visitor cannot name another's. The data itself lies off the
+heap, in the session's folder (:mod:`ui.common.store`), which is removed when the data is
+released.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import time
 
 import streamlit as st
 
-from ui.common import state
+from ui.common import state, store
 from ui.common.style import say
 
 #: The address's query parameter that names the session's token.
@@ -49,6 +51,7 @@ _KEYS: dict[str, None] = dict.fromkeys(
         state.THRESHOLDS,
         state.CLICKS,
         state.SELECTED_QUERY,
+        store.FOLDER,
     )
 )
 
@@ -89,6 +92,7 @@ def restore_or_start() -> None:
     """At the start of a script run: a new session takes back the data its address names (or is
     told that it was released) and gets a token; the address always names the session's token."""
     token: str | None = st.session_state.get(TOKEN)
+    store.settle()  # data put in the state by any path lies off the heap before pages use it
     if token is None:
         asked = st.query_params.get(QUERY_PARAM) or ""
         with _lock:
@@ -107,8 +111,9 @@ def restore_or_start() -> None:
 
 
 def save() -> None:
-    """At the end of a script run: register the session's data and settings under its token
-    (references, not copies)."""
+    """At the end of a script run: the session's data off the heap (:func:`ui.common.store.settle`),
+    then registered with its settings under the session's token (references, not copies)."""
+    store.settle()
     token = st.session_state.get(TOKEN)
     if token is None:
         return
@@ -120,13 +125,15 @@ def save() -> None:
 
 def purge(open_sessions: set[str] | None) -> int:
     """Release the entries whose session has been gone (not in ``open_sessions``) for more than
-    :func:`keep_seconds` (with ``open_sessions`` None, unknown: since their last save). Returns
-    how many were released."""
+    :func:`keep_seconds` (with ``open_sessions`` None, unknown: since their last save), and
+    remove their folders of data (:func:`ui.common.store.release`; a folder an open session
+    still uses stays). Returns how many entries were released."""
     now = time.monotonic()
     limit = now - keep_seconds()
     stale: list[str] = []
+    folders: list[str] = []
     with _lock:
-        for t, (when, sid, _data) in list(_kept.items()):
+        for t, (when, sid, data) in list(_kept.items()):
             if open_sessions is not None and sid in open_sessions:
                 continue
             if open_sessions is not None and t not in _gone:
@@ -135,7 +142,17 @@ def purge(open_sessions: set[str] | None) -> int:
                 del _kept[t]
                 _gone.pop(t, None)
                 stale.append(t)
+                if data.get(store.FOLDER):
+                    folders.append(data[store.FOLDER])
+        kept = {d.get(store.FOLDER) for _w, _s, d in _kept.values()}
+    store.release([f for f in folders if f not in kept], open_sessions)
     return len(stale)
+
+
+def kept_folders() -> set[str]:
+    """The folder names of the data kept for a reload (:mod:`ui.common.store`)."""
+    with _lock:
+        return {d[store.FOLDER] for _w, _s, d in _kept.values() if d.get(store.FOLDER)}
 
 
 def kept_count() -> int:
@@ -161,7 +178,7 @@ def keep_note() -> str:
     return say(
         _(
             "A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
-            "that it is released (nothing is stored on disk) and you load it again."
+            "that it is released (its files on this server are deleted) and you load it again."
         ),
         n=minutes,
     )
@@ -192,4 +209,5 @@ __all__ = [
     "keep_note",
     "expired_note",
     "kept_count",
+    "kept_folders",
 ]

@@ -6,7 +6,8 @@ them and tests call them directly. The session's run order is read by
 
 * :func:`run_colours` / :func:`run_colour`: one colour per run, by its position in a list of
   names.
-* :data:`MEASURE_FORMAT` (4 decimals) and :data:`COUNT_FORMAT` (integers).
+* :data:`MEASURE_FORMAT` (4 decimals), :data:`COUNT_FORMAT` (integers) and
+  :data:`THRESHOLD_FORMAT` (a threshold exactly).
 * :func:`natural_key` / :func:`natural_sorted` / :func:`natural_rows`: query ids sorted as
   people read them (Q2 before Q10).
 * :func:`difficulty_order`: easy, medium, hard (then any other label).
@@ -27,6 +28,11 @@ from metrics_core.report.thesis import display_measure  # a measure as its mean 
 MEASURE_DIGITS = 4
 MEASURE_FORMAT = "%.4f"  # st.column_config.NumberColumn(format=...)
 COUNT_FORMAT = "%d"
+#: A decision threshold in a widget or a table column (sprintf.js, as Streamlit formats): the
+#: value itself, up to 10 significant digits, as :func:`metrics_core.report.cells.threshold_text`
+#: writes it in the captions (a threshold of 0.655105 shown "0.6551" reads as another one: a
+#: score of 0.6551 is below it).
+THRESHOLD_FORMAT = "%.10g"
 
 DIFFICULTY_ORDER = ("very easy", "easy", "medium", "moderate", "hard", "very hard")
 
@@ -168,6 +174,7 @@ __all__ = [
     "plot_text",
     "PALETTE",
     "MEASURE_FORMAT",
+    "THRESHOLD_FORMAT",
     "COUNT_FORMAT",
     "HEADERS",
     "run_colours",

@@ -17,8 +17,10 @@ from contextlib import ExitStack
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.errors import InputError
+from metrics_core.io.limits import using_limits
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import budget, state
@@ -103,19 +105,25 @@ def read_once(
 
 
 def release(files) -> None:
-    """Drop the raw bytes of uploaded ``files`` from the server (Streamlit keeps every upload
-    for the whole session otherwise): call it once an upload is parsed. The box keeps its file
-    chips in the browser; the page lists what is loaded under it."""
+    """Drop the raw bytes of uploaded ``files`` from the server: call it once an upload is
+    parsed. The box keeps its file chips in the browser; the page lists what is loaded under it.
+
+    Streamlit holds an upload's bytes in two places: its upload manager keeps every file for
+    the whole session (while the box shows it), and each ``UploadedFile`` the box handed over
+    shares those bytes (``io.BytesIO``), and the widget's state keeps that object after the run
+    (into the next one). Both go: the manager's record is removed and the object closed, which
+    lets the bytes go at once; reading a released file is an error."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
     remove = getattr(ctx.uploaded_file_mgr, "remove_file", None) if ctx is not None else None
-    if remove is None or ctx is None:  # outside a script run, or a manager that cannot drop a file
-        return
     for f in files:
         file_id = getattr(f, "file_id", None)
-        if file_id:
+        if file_id and remove is not None and ctx is not None:
             remove(ctx.session_id, file_id)
+        close = getattr(f, "close", None)
+        if close is not None and ctx is not None:  # the object's share of the bytes
+            close()
 
 
 def read_error(key: str) -> str | None:
@@ -185,6 +193,8 @@ class UploadSlot:
             help=self.help,
         )
         files = list(got or []) if self.multiple else ([got] if got is not None else [])
+        # files whose bytes were released once read (their chips stay in the box): done with
+        files = [f for f in files if not isinstance(f, DeletedFile)]
         if files:
             st.session_state.setdefault(state.UPLOAD_MESSAGES, {}).pop(self.key, None)
         return files
@@ -237,13 +247,18 @@ def upload_slot(
         None
     ):  # within the memory budget: refused before reading when it does not fit
         with ExitStack() as stack:
-            for f in files:
-                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name))
+            limits = [
+                stack.enter_context(budget.reserve(f.getvalue(), "table", f.name)) for f in files
+            ]
+            # the readers decode no more than the reservations were made for
+            stack.enter_context(using_limits(max(limits, key=lambda x: x.input_bytes)))
             load(files)
 
     read_now, error = read_once(
         key, signature, checked_load, files[0].name if len(files) == 1 else None
     )
+    if read_now and not error:
+        release(files)  # read: its bytes leave the server (the chip stays in the box)
     if error and read_now and leave_on_error:
         forget_read(key)
         slot.fail(after_error(error) if after_error else error)

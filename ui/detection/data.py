@@ -320,6 +320,21 @@ TPR_TABLE_WORDS = (
 )
 
 
+def metric_name(key: str) -> str:
+    """A detection measure's name on screen from the library's key: ``auroc`` -> AUROC,
+    ``tpr@0.05`` -> "TPR at FPR 0.05", ``n_pos`` -> Positives. The FPR target is the key's own
+    text, so it keeps its decimal point in Spanish too, as every number on the page does (the
+    Spanish CSV export writes decimal commas for spreadsheets)."""
+    if key.startswith("tpr@"):
+        return plain(_("TPR at FPR {fpr}"), fpr=key.removeprefix("tpr@"))
+    return {
+        "auroc": "AUROC",
+        "auprc": "AUPRC",
+        "n_pos": _("Positives"),
+        "n_neg": _("Negatives"),
+    }.get(key, key)
+
+
 def one_class_warning(n_pos: int) -> str:
     """Why AUROC, AUPRC and TPR at FPR are missing when the labels have one class only."""
     if n_pos == 0:
@@ -352,13 +367,16 @@ def dynamic_k_header(field: str) -> str:
     return dk.field_words(field, _)[0] if field in dk.FIELD_WORDS else field
 
 
-def dynamic_k_legend(has_empty: bool) -> str:
-    """The sentence under a dynamic-K table: what the pooled columns and rows mean (and the
-    empty cells, when there are some)."""
+def dynamic_k_legend(has_empty: bool, per_criterion: bool) -> str:
+    """The sentence under a dynamic-K table: what the pooled columns mean, the macro row when
+    the table has one (``per_criterion``: one row per criterion, then micro and macro; else
+    the one row of every query), and the empty cells when there are some."""
     text = _(
         "Recall and precision are means over the queries; the pooled columns count every gold and kept "
-        "item of all queries together (micro average). The macro row is the mean over the criteria."
+        "item of all queries together (micro average)."
     )
+    if per_criterion:
+        text += " " + _("The macro row is the mean over the criteria.")
     if has_empty:
         text += " " + _("“–”: the micro and macro rows have no pooled columns of their own.")
     return text

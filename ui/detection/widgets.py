@@ -11,7 +11,7 @@ import streamlit as st
 from metrics_core.io.scores import LABEL_NAMES
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
-from ui.common.style import say
+from ui.common.style import THRESHOLD_FORMAT, say
 from ui.common.upload import TABLE_TYPES, UploadSlot, read_error, read_once
 from ui.detection import data as ds
 from ui.detection import state as dst
@@ -110,7 +110,7 @@ def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
         step=step,
         key=dst.THRESHOLD,
         on_change=_threshold_from_slider,
-        format="%.4f",
+        format=THRESHOLD_FORMAT,  # the threshold itself, as the captions write it
     )
     box = f"{dst.THRESHOLD_NUM}.{st.session_state.get(dst.THRESHOLD_NUM_VERSION, 0)}"
     c2.number_input(
@@ -118,7 +118,7 @@ def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
         min_value=lo,
         max_value=hi,
         step=step,
-        format="%.6f",
+        format=THRESHOLD_FORMAT,
         value=float(st.session_state[dst.THRESHOLD]),
         key=box,
         on_change=_threshold_from_number,

@@ -107,7 +107,7 @@ def fusion_work(
             norm=norm,
             weights=weights,
             params=params,
-            qrels=qrels if METHODS[method].get("supervised") else None,
+            qrels=qrels if METHODS[method].supervised else None,
             name=f"{method}({'+'.join(runs)})",
         )
     if tuning is None:

@@ -22,13 +22,10 @@ MEASURE = PREFIX + "measure"
 FOLDS = PREFIX + "folds"
 #: measures offered for tuning and the board
 MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100", "nDCG")
-#: the parameters a person sets by hand, with (min, max, default, step)
+#: the parameters a person sets by hand, with (min, max, default, step): each method's
+#: declaration gives them (:class:`metrics_core.fusion.declaration.FusionParam`)
 PARAM_RANGES = {
-    "k": (1, 1000, 60, 1),
-    "gamma": (0.0, 2.0, 0.5, 0.05),
-    "phi": (0.01, 0.99, 0.8, 0.01),
-    "sigma": (0.0, 1.0, 0.01, 0.01),
-    "w": (0, 100, 2, 1),
+    p.name: p.app for spec in METHODS.values() for p in spec.params if p.app is not None
 }
 
 
@@ -47,11 +44,21 @@ def default_runs(names: list[str]) -> list[str]:
 
 
 def is_weighted(method: str) -> bool:
-    return bool(METHODS[method].get("weights"))
+    return METHODS[method].weighted
 
 
 def is_supervised(method: str) -> bool:
-    return bool(METHODS[method].get("supervised"))
+    return METHODS[method].supervised
+
+
+def hand_params(method: str) -> list[str]:
+    """The method's parameters a person sets on the page (the others are trained)."""
+    return [p.name for p in METHODS[method].params if p.app is not None]
+
+
+def reference(method: str) -> str:
+    """The method's literature reference."""
+    return METHODS[method].ref
 
 
 def fused_label(method: str, in_sample: bool) -> str:
@@ -135,6 +142,8 @@ __all__ = [
     "default_runs",
     "is_weighted",
     "is_supervised",
+    "hand_params",
+    "reference",
     "fused_label",
     "params_text",
     "fold_headers",

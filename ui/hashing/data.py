@@ -12,8 +12,12 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from metrics_core.errors import InputError
-from metrics_core.hashing.tables import TIE_RULE_NAMES
+from metrics_core.hashing.tables import (  # the page's words and rules are the library's
+    RADIUS_RULE,
+    TIE_RULE_NAMES,
+    radius_note,
+    radius_precision,
+)
 from metrics_core.io.codes import read_matrix
 from metrics_core.report.catalogs import N_
 from ui.common import budget
@@ -21,7 +25,7 @@ from ui.common.cache import remember
 from ui.common.i18n import current_language
 from ui.common.i18n import gettext as _
 from ui.common.state import digest
-from ui.common.style import plain
+from ui.common.style import md_join, plain, say
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "hashing"
 PARTS = (
@@ -114,9 +118,10 @@ def load_sample() -> dict:
 
 def use_sample_codes() -> None:
     """The bundled sample as the Hash codes page's data."""
-    from ui.hashing.state import DATA
+    from ui.hashing.state import DATA, DATA_OPEN
 
     st.session_state[DATA] = load_sample()
+    st.session_state[DATA_OPEN] = False  # the numbers come to the first screen
 
 
 def _parse_upload(data: bytes, name: str, what: str) -> np.ndarray:
@@ -234,24 +239,31 @@ def p_at_k_cutoffs(n_db: int) -> tuple[int, ...]:
     return tuple(ks) or (1,)
 
 
-def check_loaded(data: dict) -> None:
-    """Raise InputError when the uploaded parts cannot be evaluated together."""
-    missing = [p for p, _what in PARTS if data.get(p) is None]
-    if missing:
-        raise InputError(
-            plain(_("missing {parts}"), parts=", ".join(_(PART_NAMES[m]) for m in missing)),
-            hint=_("upload all four files, or load the sample"),
-        )
+def missing_parts(parts: dict) -> list[str]:
+    """The parts (of :data:`PARTS`) not given yet: ``parts`` maps a part to its file or array,
+    or None."""
+    return [p for p, _what in PARTS if parts.get(p) is None]
 
 
-def parse_parts(uploads: dict) -> dict:
+def still_to_upload(missing: list[str]) -> str:
+    """What the upload box says while some of the four files are not there yet: a sentence
+    naming them, and what to do."""
+    return say(
+        _("Still to upload: {parts}. Upload the four files, or load the sample."),
+        parts=md_join(_(PART_NAMES[m]) for m in missing),
+    )
+
+
+def parse_parts(uploads: dict) -> dict | None:
     """The hash codes and labels of the four uploads (``{part: uploaded file or None}``);
-    raises InputError when a part is missing or unreadable."""
+    None while a part is missing (each file given is read all the same, so a bad one is named
+    at once); raises InputError when a file is unreadable."""
     parsed = {
         part: parse_upload(up.getvalue(), up.name, what) if up is not None else None
         for (part, what), up in zip(PARTS, uploads.values(), strict=True)
     }
-    check_loaded(parsed)
+    if missing_parts(parsed):
+        return None
     parsed["source"] = plain(
         _("uploaded: {files}"), files=", ".join(up.name for up in uploads.values())
     )
@@ -266,3 +278,28 @@ def codes_summary() -> list[str]:
     return [
         plain(_("hash codes: {source}"), source=data["source"]) if data else _("hash codes: none")
     ]
+
+
+__all__ = [
+    "PARTS",
+    "PART_NAMES",
+    "RADIUS_RULE",
+    "TIE_RULES",
+    "codes_summary",
+    "device_label",
+    "device_name",
+    "evaluate",
+    "evaluation_need",
+    "read_need",
+    "settings_of",
+    "torch_need",
+    "load_sample",
+    "missing_parts",
+    "p_at_k_cutoffs",
+    "parse_parts",
+    "parse_upload",
+    "radius_note",
+    "radius_precision",
+    "still_to_upload",
+    "tidy_labels",
+]

@@ -10,6 +10,8 @@ from ui.common.keep import keep_keys
 DATA = state.HASH_CODES  # dict of arrays or None (the status line of every page reads it)
 keep_keys(DATA)  # a reload brings them back (ui.common.keep)
 MESSAGE = "ranklab.hashing.message"  # last load error shown on the page, or None
+DATA_OPEN = "ranklab.hashing.data_open"  # the Data panel open (the expander's state)
+CLOSE_DATA = "ranklab.hashing.close_data"  # codes just loaded from uploads: close the panel
 UPLOAD = "ranklab.hashing.upload"  # upload slot of the four files (its ".seen": the last read)
 
 # widget keys of the page (short names kept: saved sessions and tests use them)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common.i18n import gettext as _
-from ui.common.upload import UploadSlot, read_once
+from ui.common.upload import UploadSlot, read_once, release
 from ui.hashing import state as hs
-from ui.hashing.data import PART_NAMES, PARTS, parse_parts, use_sample_codes
+from ui.hashing.data import (
+    PART_NAMES,
+    PARTS,
+    missing_parts,
+    parse_parts,
+    still_to_upload,
+    use_sample_codes,
+)
 
 
 def ensure_defaults() -> None:
@@ -16,6 +23,17 @@ def ensure_defaults() -> None:
 
 
 CODE_TYPES = ["npy", "pt", "pth", "csv", "tsv", "txt"]
+
+
+def data_panel() -> None:
+    """The page's Data panel: open while nothing is loaded; it closes when codes are loaded
+    (the sample, or the fourth upload read), so that mAP and P@k are on the first screen.
+    The visitor may open it again (and it stays as they leave it until other codes load)."""
+    if st.session_state.pop(hs.CLOSE_DATA, False):
+        st.session_state[hs.DATA_OPEN] = False
+    st.session_state.setdefault(hs.DATA_OPEN, st.session_state[hs.DATA] is None)
+    with st.expander(_("Data"), expanded=True, key=hs.DATA_OPEN, on_change="rerun"):
+        uploads_box()
 
 
 def uploads_box() -> None:
@@ -31,15 +49,25 @@ def uploads_box() -> None:
     if any(uploads.values()):
 
         def use_uploads():
-            st.session_state[hs.DATA] = parse_parts(uploads)
+            parsed = parse_parts(uploads)
+            if parsed is not None:  # the four files: the codes to evaluate
+                st.session_state[hs.DATA] = parsed
+                # read: their raw bytes leave the server (a torch file can be hundreds of MB)
+                release([up for up in uploads.values() if up is not None])
 
-        error = read_once(
+        read_now, error = read_once(
             hs.UPLOAD,
             tuple(up.file_id if up is not None else None for up in uploads.values()),
             use_uploads,
-        )[1]
+        )
+        missing = missing_parts(uploads)
         if error:
             st.error(error)
+        elif missing:
+            st.info(still_to_upload(missing))
+        elif read_now:  # the four files read: the page again, its panel closed
+            st.session_state[hs.CLOSE_DATA] = True
+            st.rerun()
 
 
-__all__ = ["ensure_defaults", "uploads_box", "CODE_TYPES"]
+__all__ = ["ensure_defaults", "data_panel", "uploads_box", "CODE_TYPES"]

@@ -43,6 +43,22 @@ def board_setting(name: str):
     return st.session_state.get(BOARD_KEYS[name], BOARD_DEFAULTS.get(name))
 
 
+def baseline_choice(slot, names: list[str]) -> str:
+    """The board's baseline, drawn in ``slot`` and chosen among ``names``: the runs on the
+    board. A run the prologue set aside (it shares no query with the qrels) is on no table,
+    so it is no baseline (the box showed it while the table named another run the baseline);
+    a choice that left the board falls back to the first run."""
+    key = BOARD_KEYS["baseline"]
+    if st.session_state.get(key) not in names:
+        st.session_state.pop(key, None)
+    return slot.selectbox(
+        _("Baseline"),
+        names,
+        key=key,
+        help=_("Significance markers compare every run with this one."),
+    )
+
+
 def board_settings(n_resamples, confidence, seed, correction: str, test: str) -> dict:
     """The board's statistics settings as :func:`ui.ranking.data.overview_board` takes them."""
     return {
@@ -127,6 +143,7 @@ __all__ = [
     "TEST_NAMES",
     "TESTS",
     "BOARD_KEYS",
+    "baseline_choice",
     "BOARD_DEFAULTS",
     "BOARD_PERMUTATIONS",
     "TIE_LEGEND",

@@ -16,6 +16,7 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.io.coverage import coverage_report
+from metrics_core.io.limits import using_limits
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
 from metrics_core.io.run_names import base_run_name
 from metrics_core.ranking.registry import parse_measures, rank_cutoffs
@@ -23,7 +24,7 @@ from metrics_core.report.diagnostics import (
     common_queries,
     diagnostic_measures,  # noqa: F401  (the Data page's)
 )
-from ui.common import budget, state
+from ui.common import budget, state, store
 from ui.common.cache import forget, keep_only, peek, remember
 from ui.common.i18n import N_, count, current_language, ngettext
 from ui.common.i18n import gettext as _
@@ -71,26 +72,90 @@ class _Named:
         return self._data
 
 
-def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
-    """Parse run bytes (the run is named after the file stem or tag by the caller).
+#: A TREC run upload of at least this many bytes is read batch by batch straight into the
+#: session's folder (:func:`_read_in_batches`): its reading needs a batch's memory and 12 bytes
+#: a line, not the whole text's columns at once (5 M lines: +437 MB read whole). The library's
+#: own threshold for reading a run file in blocks (``metrics_core.scale.streaming``'s 64 MiB);
+#: below it the whole read is faster (1 M lines: 0.7 s against 1.8 s) and its peak small
+#: (+54 MB against +43 MB).
+STREAM_PARSE_BYTES = 64 << 20
 
+
+def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
+    """Parse run bytes (the run is named after the file stem or tag by the caller), within
+    the server's memory gate (:func:`ui.common.budget.reserve`: refused before reading when it
+    could never fit, in line while other work holds the memory), into the session's folder
+    (:mod:`ui.common.store`: off the heap, mapped back).
+
+    A large TREC run is read batch by batch (:func:`_read_in_batches`), any other whole.
     Not cached here: each upload is parsed once per session by :func:`ui.ranking.upload.parse_once`,
     and a cross-session cache (``st.cache_data``) would pickle every parsed run into the
     server's memory and hand out unpickled copies (0.25 s and a second copy for 1 M lines)."""
-    run = mc.read_run(
-        _Named(data, filename) if filename else data, fmt=fmt, columns=dict(columns or {}) or None
-    )
-    run.unique_query_ids()  # kept on the run: every page's status line reads them
+    if len(data) >= STREAM_PARSE_BYTES and fmt in ("auto", "trec") and not columns:
+        with budget.reserve(data, "run-stream", filename) as limits, using_limits(limits):
+            run = _read_in_batches(data, filename, fmt)
+        if run is not None:
+            return run
+    with budget.reserve(data, "run", filename) as limits, using_limits(limits):
+        return store.put(  # off the heap, in the session's folder (mapped back)
+            mc.read_run(
+                _Named(data, filename) if filename else data,
+                fmt=fmt,
+                columns=dict(columns or {}) or None,
+            )
+        )
+
+
+def _read_in_batches(data: bytes, filename: str, fmt: str) -> mc.Run | None:
+    """A plain-text TREC run read batch by batch (the library's streamed reader,
+    :func:`metrics_core.io.open_run_stream`) straight into the session's folder
+    (:meth:`ui.common.store.writer`): the same Run as :func:`metrics_core.read_run` gives
+    (its name, source and tag from the reader's own reading of the first lines). None when
+    the upload is not such a run, or outside a script run: it is then read whole."""
+    from metrics_core.io import NotStreamable, open_run_stream
+    from metrics_core.io.source import compression_of
+
+    if compression_of(data[:16]) is not None:
+        return None
+    cut = data.rfind(b"\n", 0, 1 << 16)
+    head = data[: cut + 1] if cut > 0 else data[: 1 << 16]
+    try:
+        first = mc.read_run(_Named(head, filename), fmt=fmt)  # the name, source and tag
+        stream = open_run_stream(_Named(data, filename), fmt=fmt)
+    except (NotStreamable, mc.InputError):
+        return None  # read whole: its reader names any problem
+    writer = store.writer("run")
+    if writer is None:
+        return None
+    try:
+        with writer:
+            for batch in stream.batches():
+                writer.add(
+                    batch.column("qid"),
+                    batch.column("docid"),
+                    batch.column("score"),
+                    batch.column("line"),
+                )
+            run = writer.finish(name=first.name, source=first.source, tags=first.tags)
+    except NotStreamable:
+        writer.discard()
+        return None
+    except BaseException:
+        writer.discard()
+        raise
+    store.adopt(run)
     return run
 
 
 def parse_qrels(
     data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None
 ) -> mc.Qrels:
-    """Parse qrels bytes (once per upload, as :func:`parse_run`)."""
-    qrels = mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
-    qrels.unique_query_ids()  # kept on the qrels: every page's status line reads them
-    return qrels
+    """Parse qrels bytes (once per upload, within the memory gate, into the session's folder,
+    as :func:`parse_run`)."""
+    with budget.reserve(data, "qrels", filename) as limits, using_limits(limits):
+        return store.put(
+            mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
+        )
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -228,7 +293,11 @@ def _ranked(qrels, run, conv, cutoffs: tuple) -> mc.Ranking:
     return remember(
         RANKINGS,
         conv,
-        lambda: (built, rank_once(key, lambda: mc.rank(qrels, run, conv, cutoffs=built))),
+        lambda: (
+            built,
+            # its ranked lists off the heap, in the session's folder (mapped back)
+            rank_once(key, lambda: store.put_ranking(mc.rank(qrels, run, conv, cutoffs=built))),
+        ),
         held=(qrels, run),
         size=_RANKED_CACHE_SIZE,
         fresh=True,
@@ -257,7 +326,7 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
     def evaluate(
         name: str, run
     ) -> mc.Evaluation:  # the front door: whole or in blocks, one ranking kept
-        return mc.evaluate(
+        ev = mc.evaluate(
             qrels,
             run,
             measures,
@@ -266,6 +335,8 @@ def evaluate_loaded(measures=None, conventions=None) -> dict[str, mc.Evaluation]
             stream_rows=STREAM_ROWS,
             ranker=lambda cutoffs: _ranked(qrels, run, conv, cutoffs),
         )
+        store.put_ranking(ev.ranking)  # only the mapped lists stay between reruns
+        return ev
 
     return {
         name: remember(
@@ -305,10 +376,16 @@ def _per_run(evaluations: dict, table: str, compute) -> dict:
     """Per run, ``compute(evaluation)`` kept in the session next to the evaluation (bounded);
     None for a run without the ranked lists or the ties it needs."""
     runs = st.session_state.get(state.RUNS) or {}
+
+    def kept(ev):
+        out = compute(ev)
+        store.put_ranking(ev.ranking)  # what the computation derived leaves the heap
+        return out
+
     return {
         name: None
         if _no_ties(runs.get(name), ev)
-        else remember(table, None, lambda ev=ev: compute(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
+        else remember(table, None, lambda ev=ev: kept(ev), held=(ev,), size=_EVAL_CACHE_SIZE)
         for name, ev in evaluations.items()
     }
 
@@ -574,7 +651,9 @@ def query_ranking(ev, run, qrels, query_id: str) -> mc.Ranking:
     groups (the engine's own).
     """
     if ev.ranking is not None:
-        return ev.ranking
+        kept = ev.ranking  # a view of the kept ranking (its mapped lists): what this one derives
+        # (the tie groups of every query) goes when the page's run ends, not kept with it
+        return mc.Ranking(kept.qrels, kept.run, kept.conventions, kept.cutoffs, kept.lists)
     rows = np.flatnonzero(run.query_ids == str(query_id))
     sub = mc.Run(
         run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source

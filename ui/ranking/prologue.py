@@ -26,8 +26,9 @@ import streamlit as st
 from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import gettext as _
+from ui.common.i18n import ngettext
 from ui.common.sidebar import conventions as sidebar_conventions
-from ui.common.style import md_text, say
+from ui.common.style import md_join, md_text, say
 from ui.ranking.data import (
     coverage_notes,
     evaluate_loaded,
@@ -56,6 +57,34 @@ class Loaded:
     @property
     def names(self) -> list[str]:
         return list(self.evaluations)
+
+
+def too_few_runs(needed: int, usable: int, loaded: int) -> str:
+    """What a page says when fewer than ``needed`` of the ``loaded`` runs share queries with
+    the qrels (``usable`` do), each count with its own plural."""
+    return md_join(
+        (
+            say(
+                ngettext(
+                    "This page needs {n} run that shares queries with the qrels.",
+                    "This page needs {n} runs that share queries with the qrels.",
+                    needed,
+                ),
+                n=needed,
+            ),
+            say(
+                ngettext(
+                    "Usable now: {k} of {total} loaded run.",
+                    "Usable now: {k} of {total} loaded runs.",
+                    loaded,
+                ),
+                k=usable,
+                total=loaded,
+            ),
+            say(_("Load another run on the Data page.")),
+        ),
+        " ",
+    )
 
 
 def ranking_prologue(
@@ -101,16 +130,7 @@ def ranking_prologue(
     usable = {n: e for n, e in evaluations.items() if n not in unusable}
     if len(usable) < max(min_runs, 1):
         if evaluations:
-            st.info(
-                say(
-                    _(
-                        "This page needs {n} runs that share queries with the qrels; {k} loaded. Load another run on "
-                        "the Data page."
-                    ),
-                    n=max(min_runs, 1),
-                    k=len(usable),
-                )
-            )
+            st.info(too_few_runs(max(min_runs, 1), len(usable), len(evaluations)))
         stop()
         return None
     first = next(iter(usable.values()))
@@ -119,4 +139,4 @@ def ranking_prologue(
     )
 
 
-__all__ = ["Loaded", "ranking_prologue"]
+__all__ = ["Loaded", "ranking_prologue", "too_few_runs"]

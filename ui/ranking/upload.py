@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from metrics_core.io.limits import using_limits
 from metrics_core.io.tables import ROLES
 from ui.common import budget, state
 from ui.common.i18n import count, ngettext
@@ -37,9 +38,11 @@ def _state_dict(key: str) -> dict:
 
 def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None]:
     """Parse one uploaded file of ``kind`` ("qrels", "run" or "meta") into state, once
-    (:func:`ui.common.upload.read_once`), within the memory budget
-    (:func:`ui.common.budget.reserve`: refused before parsing when it does not fit); once
-    parsed, its raw bytes leave the server (:func:`ui.common.upload.release`).
+    (:func:`ui.common.upload.read_once`), within the server's memory gate
+    (:func:`ui.common.budget.reserve`, in :func:`ui.ranking.data.parse_run` for runs and
+    qrels: refused before parsing when it could never fit); once parsed, its raw bytes leave
+    the server (:func:`ui.common.upload.release`) and the data lies in the session's folder
+    (:mod:`ui.common.store`).
 
     Returns ``(changed, error)``: whether the loaded data changed, and the error text
     (also when this very upload failed on an earlier rerun). Draws nothing but a
@@ -60,14 +63,10 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
 
     def load() -> None:
         data = uploaded.getvalue()
-        replaces = _replaced_bytes(kind)
-        with (
-            st.spinner(
-                say(
-                    _("Reading {name} ({size}) ..."), name=uploaded.name, size=human_size(len(data))
-                )
-            ),
-            budget.reserve(data, kind, uploaded.name, replaces),
+        # within the server's memory gate (refused before reading when it could never fit, in
+        # line while other visitors' work holds the memory) and into the session's folder
+        with st.spinner(
+            say(_("Reading {name} ({size}) ..."), name=uploaded.name, size=human_size(len(data)))
         ):
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -76,9 +75,10 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
                 run_files.parsed(uploaded, parse_run(data, uploaded.name, fmt, mapping))
             else:
                 index_col = (mapping or {}).get("query_id")
-                st.session_state[state.META] = read_metadata(
-                    data, uploaded.name, index_col=index_col
-                )
+                with budget.reserve(data, "meta", uploaded.name) as limits, using_limits(limits):
+                    st.session_state[state.META] = read_metadata(
+                        data, uploaded.name, index_col=index_col
+                    )
         sources = _state_dict(rs.SOURCES)
         sources[(kind, uploaded.name)] = len(data)
         del data
@@ -87,14 +87,6 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
 
     read_now, error = read_once(f"{rs.UPLOADS_DONE}.{kind}.{ident}", signature, load, uploaded.name)
     return read_now and error is None, error
-
-
-def _replaced_bytes(kind: str) -> int:
-    """What loading a new ``kind`` frees: the qrels or metadata it replaces (a run adds)."""
-    if kind != "qrels":
-        return 0
-    qrels = st.session_state.get(state.QRELS)
-    return 0 if qrels is None else budget.visitor_cost_of(qrels)
 
 
 def still_loaded() -> str:
@@ -162,6 +154,7 @@ def upload_box(
             [f for f in files if all(f is not g for g, _err in failed)],
             fresh,
             held=run_files.held_ids(slot.widget_key),
+            order=run_files.box_order(slot.widget_key),
         )
     fixable = [(f, e) for f, e in failed if needs_mapping(kind, e)]
     release(

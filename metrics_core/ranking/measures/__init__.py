@@ -21,7 +21,9 @@ FirstRel, Success), :mod:`.ap` (AP, GMAP), :mod:`.dcg` (DCG, nDCG, NCG), :mod:`.
 (Rprec, Bpref, GMBpref), :mod:`.iprec` (IPrec), :mod:`.counts` (Judged, NumQ, NumRet,
 NumRel, NumRelRet), :mod:`.infap_rbp` (infAP, RBP, RBPResid), :mod:`.trec_more`
 (Unjudged, RprecMult, Utility, IPrecAvg), :mod:`.cumulative_gain` (BinG, G, nDCGRel,
-RnDCG), :mod:`.sets` (RelP, SetRelP, SetAP, SetF, NumNonRelJudgedRet), :mod:`.err` (ERR).
+RnDCG), :mod:`.sets` (RelP, SetRelP, SetAP, SetF, NumNonRelJudgedRet), :mod:`.err` (ERR),
+:mod:`.diversity` (alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, MAP-IA, strec:
+ndeval's diversity measures, from subtopic qrels).
 Shared arithmetic is in :mod:`metrics_core.ranking.kernels`; compute and aggregate in
 :mod:`.summaries`. The modules are imported below in the order the families are listed
 everywhere (the registry keeps definition order).
@@ -44,6 +46,7 @@ from metrics_core.ranking.measures import (  # noqa: F401
     cumulative_gain,
     sets,
     err,
+    diversity,
 )
 
 # isort: on
