@@ -42,6 +42,7 @@ from ui.compare.data import (
     export_texts,
     fold_views,
     per_query_deltas,
+    systems_from_text,
     test_label,
 )
 from ui.ranking.data import evaluate_loaded, has_runs
@@ -83,9 +84,13 @@ with page(_("Compare systems")) as p:
             evaluate_loaded,
         )
     answer = st.container()  # the answer is drawn here, above the settings, once computed
+    try:  # the systems of the last submitted settings name baselines too
+        system_names = list(systems_from_text(st.session_state.get(cs.SYSTEMS, ""), names))
+    except InputError:
+        system_names = []
     with st.form(cs.SETTINGS_FORM):
         c1, c2 = st.columns([1, 3])
-        baseline = c1.selectbox(_("Baseline"), names, index=0)
+        baseline = c1.selectbox(_("Baseline"), [*system_names, *names], index=0)
         measures = c2.multiselect(
             _("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
             options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
@@ -108,6 +113,16 @@ with page(_("Compare systems")) as p:
                 help=_("Whose corrected p-value is in the table; every test's p is below it."),
             )
             confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
+        with st.expander(_("Systems of several runs (seeds, folds)")):
+            systems_text = st.text_area(
+                _("One system per line: NAME=run,run,..."),
+                key=cs.SYSTEMS,
+                placeholder=_("dense=dense_seed1,dense_seed2,dense_seed3"),
+                help=_(
+                    "A system is compared through its per-query mean over its runs, with the "
+                    "spread between its runs and a test that accounts for queries and seeds."
+                ),
+            )
         st.form_submit_button(_("Compare"))
 
     if not measures:
@@ -123,7 +138,12 @@ with page(_("Compare systems")) as p:
         p.stop()
     evaluations, measures = list(loaded.evaluations.values()), loaded.measures
     names = loaded.names
-    if baseline not in names:
+    try:
+        systems = systems_from_text(systems_text, names)
+    except InputError as exc:
+        answer.error(md_text(exc.plain(_)))
+        p.stop()
+    if baseline not in names and baseline not in systems:
         answer.info(
             say(
                 _("{run} is set aside, so the baseline is {baseline}."),
@@ -132,7 +152,6 @@ with page(_("Compare systems")) as p:
             )
         )
         baseline = names[0]
-    by_name = {ev.run_name: ev for ev in evaluations}
     comparison = compare(
         evaluations,
         baseline,
@@ -143,7 +162,12 @@ with page(_("Compare systems")) as p:
         float(confidence),
         query_set,
         conventions,
+        systems,
     )
+    if systems:  # from here on, each system is one run: its per-query means
+        evaluations = list(comparison.runs)
+        names = [ev.run_name for ev in evaluations]
+    by_name = {ev.run_name: ev for ev in evaluations}
     frame = comparison.to_frame()
     cs.remember_settings(comparison)
     legend = comparison.legend(gettext=_)
@@ -153,14 +177,16 @@ with page(_("Compare systems")) as p:
         st.subheader(say(_("Every run vs {baseline}"), baseline=baseline))
         shown = answer_table(comparison)
         shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
-        numbers = answer_numbers(test)
+        numbers = answer_numbers(test, bool(systems))
         # a missing value reads "–" (never "None"), with its reason under the table
         st.dataframe(
             shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"),
             hide_index=True,
             key=cs.TABLE,
-            column_order=answer_columns(test),
-            column_config=answer_config(test, baseline, float(confidence), correction),
+            column_order=answer_columns(test, bool(systems)),
+            column_config=answer_config(
+                test, baseline, float(confidence), correction, bool(systems)
+            ),
             placeholder=MISSING,
         )
         if shown[numbers].isna().any().any():

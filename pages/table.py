@@ -9,6 +9,8 @@ from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
 from ui.common.prologue import needs
 from ui.common.style import md_text, plain
+from ui.compare import data as compare_data
+from ui.compare import state as cs
 from ui.compare import table as tb
 from ui.compare.data import thesis
 from ui.history import data as hd
@@ -100,6 +102,10 @@ with page(
         if loaded is None:
             p.stop()
         rows, meta = list(loaded.evaluations.values()), loaded.meta
+        # the Compare page's systems of several runs: one row each, the mean of its runs
+        rows, systems = compare_data.as_systems(rows, st.session_state.get(cs.SYSTEMS, ""))
+        if systems:
+            answer.caption(md_text(compare_data.systems_caption(systems)))
     elif source == "queries":
         try:
             rows, meta = tb.query_rows(evaluate_loaded(list(measures))[query_run].per_query)

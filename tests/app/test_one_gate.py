@@ -66,6 +66,7 @@ WORDS: dict[str, set[str] | None] = {
     "metrics_core.io.limits": {"using_limits", "current_limits", "Limits"},
     "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of"},
     "metrics_core.ranking.registry": {"parse_measure", "parse_measures", "rank_cutoffs"},
+    "metrics_core.stats.systems": {"parse_system", "check_systems"},  # systems' names
 }
 #: Methods that read a result already computed inside the gate (its legend, its paper table,
 #: its frame: the size of the result, not of the input), or the words of a setting; the
@@ -84,6 +85,7 @@ READINGS: dict[str, set[str] | None] = {
         "queries",
         "parameters",
         "provenance",
+        "columns",
     },
     "metrics_core.report.all_pairs.AllPairsComparison": {"legend", "paper", "to_frame"},
     "metrics_core.fusion.tuning.Tuning": {"describe"},

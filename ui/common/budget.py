@@ -447,11 +447,11 @@ class _Waiting:
             self.text, self.shown = text, now
 
     def close(self) -> None:
-        if self.slot is not None:
-            try:
-                self.slot.empty()
-            except Exception:  # the run is being stopped: the page goes anyway
-                pass
+        """Take the note off the page (Streamlit may stop the run here: the caller handles
+        it)."""
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            slot.empty()
 
 
 @contextmanager
@@ -513,25 +513,38 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     if session:  # left unserved (refused, or its run stopped): a rerun's place
                         _gate.left[session] = (ticket.arrived, time.monotonic())
                 _gate.cond.notify_all()
+            try:
+                note.close()
+            except BaseException:  # noqa: S110  (the refusal or the stop under way goes on)
+                pass
+    try:  # the note leaves the page; a run stopped right now stops here, its memory given back
         note.close()
+    except BaseException:
+        _give_back(ticket)
+        raise
     before = _mine()
     _gate.local.held = before + need
     try:
         yield
     finally:
         _gate.local.held = before
-        with _gate.cond:
-            _gate.reserved -= need
-            _gate.running.remove(ticket)
-            took = time.monotonic() - ticket.started
-            _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
-            waiters = bool(_gate.line)
-        if waiters or need >= TRIM_AFTER_BYTES:
-            # the freed temporaries go back to the system: the memory that the next admission
-            # measures is what stays, not what was given up
-            trim(collect=False)
-        with _gate.cond:
-            _gate.cond.notify_all()
+        _give_back(ticket)
+
+
+def _give_back(ticket: _Ticket) -> None:
+    """End an admitted computation: its reservation back to the server, the line told."""
+    with _gate.cond:
+        _gate.reserved -= ticket.need
+        _gate.running.remove(ticket)
+        took = time.monotonic() - ticket.started
+        _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
+        waiters = bool(_gate.line)
+    if waiters or ticket.need >= TRIM_AFTER_BYTES:
+        # the freed temporaries go back to the system: the memory that the next admission
+        # measures is what stays, not what was given up
+        trim(collect=False)
+    with _gate.cond:
+        _gate.cond.notify_all()
 
 
 _COMMAND_LINE = N_(

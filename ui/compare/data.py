@@ -73,6 +73,7 @@ def compare(
     confidence: float,
     query_set: str,
     conventions=None,
+    systems: dict | None = None,
 ) -> Comparison:
     """:func:`metrics_core.compare` of the loaded evaluations, kept in the session for these
     very evaluations and settings (:func:`ui.common.cache.remember`): widget changes that only
@@ -86,6 +87,7 @@ def compare(
         correction,
         float(confidence),
         query_set,
+        tuple((k, tuple(v)) for k, v in (systems or {}).items()),
     )
 
     def build() -> Comparison:
@@ -100,6 +102,7 @@ def compare(
                 confidence=float(confidence),
                 query_set=query_set,
                 conventions=conventions,
+                systems=systems or None,
             )
 
     return remember(COMPARISONS, key, build, held=tuple(evaluations), size=8)
@@ -109,11 +112,53 @@ def compare(
 JOINED = {"ci_lo": "ci", "ci_hi": "ci", "wins": "wtl", "ties": "wtl", "losses": "wtl"}
 
 
-def answer_columns(test: str) -> list[str]:
+def systems_from_text(text: str, names) -> dict:
+    """The Compare page's systems, one per line ``NAME=run,run`` (blank lines skipped),
+    checked against the loaded runs' ``names`` (:class:`metrics_core.InputError` otherwise)."""
+    from metrics_core.stats.systems import check_systems, parse_system
+
+    systems = dict(parse_system(line) for line in str(text or "").splitlines() if line.strip())
+    return check_systems(systems, list(names)) if systems else {}
+
+
+def as_systems(evaluations: list, text: str) -> tuple[list, dict]:
+    """The Comparative table's rows with the Compare page's systems (``text``) applied: each
+    system one row, its per-query mean over its runs (:func:`metrics_core.stats.systems.group_runs`);
+    ``({}, rows)`` unchanged when none is set or a line is wrong (the Compare page says why)."""
+    from metrics_core.stats.systems import group_runs
+
+    try:
+        systems = systems_from_text(text, [ev.run_name for ev in evaluations])
+    except mc.InputError:
+        return evaluations, {}
+    if not systems:
+        return evaluations, {}
+    values = sum(int(ev.per_query.size) for ev in evaluations)
+    with budget.work(values * TABLE_BYTES_PER_VALUE):  # per-query means: a few copies
+        return group_runs(evaluations, systems)[0], systems
+
+
+def systems_caption(systems: dict) -> str:
+    """One sentence naming the systems and their runs (plain: its names are the visitor's;
+    the page shows it through ``md_text``)."""
+    named = "; ".join(
+        plain(_("{system} ({n} runs)"), system=s, n=len(m)) + ": " + ", ".join(m)
+        for s, m in systems.items()
+    )
+    return plain(
+        _("Systems from the Compare page, each the per-query mean of its runs: {systems}."),
+        systems=named,
+    )
+
+
+def answer_columns(test: str, systems: bool = False) -> list[str]:
     """The answer table's columns, in the declared order (:data:`COLUMNS`' ``answer``): the
-    corrected p of ``test`` only, the interval and wins / ties / losses each one cell."""
+    corrected p of ``test`` only, the interval and wins / ties / losses each one cell; the
+    systems' columns (seed SD, the test on queries and seeds) where runs form systems."""
     out = []
     for c in COLUMNS:
+        if c.systems and not systems:
+            continue
         if c.answer and (c.test is None or c.test == test):
             name = JOINED.get(c.name, c.name)
             if name not in out:
@@ -121,13 +166,14 @@ def answer_columns(test: str) -> list[str]:
     return out
 
 
-def answer_numbers(test: str) -> list[str]:
+def answer_numbers(test: str, systems: bool = False) -> list[str]:
     """The answer table's numbers of 4 decimals (values and the corrected p of ``test``)."""
     return [
         c.name
         for c in COLUMNS
         if c.answer and c.kind in ("value", "p") and c.name not in JOINED
         if c.test is None or c.test == test
+        if systems or not c.systems
     ]
 
 
@@ -152,13 +198,15 @@ def heading(column: Column) -> str:
     return text.format(test=test_label(column.test)) if column.test else text
 
 
-def answer_config(test: str, baseline: str, confidence: float, correction: str) -> dict:
+def answer_config(
+    test: str, baseline: str, confidence: float, correction: str, systems: bool = False
+) -> dict:
     """The answer table's ``column_config``: each declared column's heading and format, and
     the screen's own short headings (the baseline's name over its mean, "corrected p", the
     interval's level), sized so the columns fit an 800 px window."""
     config = {}
     for c in COLUMNS:
-        if c.name not in answer_columns(test):
+        if c.name not in answer_columns(test, systems):
             continue
         head, helptext = heading(c), _(c.help) if c.help else None
         if c.kind in ("value", "p", "count"):
@@ -195,7 +243,8 @@ def answer_config(test: str, baseline: str, confidence: float, correction: str) 
 def detail_table(comparison: Comparison) -> pd.DataFrame:
     """Every test's raw and corrected p-values and the effect size (the declared ``detail``
     columns), headed in the visitor's language; measures as the means read (MRR)."""
-    columns = [c for c in COLUMNS if c.detail]
+    held = comparison.columns()
+    columns = [c for c in COLUMNS if c.detail and c.name in held]
     detail = comparison.to_frame()[[c.name for c in columns]].copy()
     detail["measure"] = detail["measure"].map(display_measure)
     detail.columns = [heading(c) for c in columns]
@@ -447,6 +496,9 @@ __all__ = [
     "test_label",
     "correction_label",
     "compare",
+    "systems_from_text",
+    "as_systems",
+    "systems_caption",
     "answer_columns",
     "answer_numbers",
     "answer_table",
