@@ -54,7 +54,7 @@ def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | 
     read to find them, inside the memory gate with the upload's estimate
     (:func:`ui.common.budget.estimate`)."""
     try:
-        with budget.work(budget.estimate(data, "table")[0]):
+        with budget.work(budget.estimate(data, "table")):
             raw = read_source(data, filename)
             frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
             if not isinstance(frame, pd.DataFrame):
