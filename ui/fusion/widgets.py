@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORM_LABELS
 from ui.common.i18n import gettext as _
+from ui.common.style import plain, say
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +66,8 @@ def fused_label(method: str, in_sample: bool) -> str:
     """The tuned fused run's name on screen, in the page's language (the library names it
     ``<method> (cross-validated)`` or ``<method> (in-sample)`` in English)."""
     if in_sample:
-        return _("{method} (in-sample)").format(method=method)
-    return _("{method} (cross-validated)").format(method=method)
+        return plain(_("{method} (in-sample)"), method=method)
+    return plain(_("{method} (cross-validated)"), method=method)
 
 
 def _param_name(name: str) -> str:
@@ -88,7 +89,7 @@ def params_text(params: dict, runs: list[str]) -> str:
     for name, value in params.items():
         if name == "weights" and len(value) == len(runs):
             pairs = ", ".join(f"{r} {_number(w)}" for r, w in zip(runs, value, strict=True))
-            parts.append(_("weights: {pairs}").format(pairs=pairs))
+            parts.append(plain(_("weights: {pairs}"), pairs=pairs))
         elif isinstance(value, list | tuple):
             parts.append(f"{_param_name(name)} = " + ", ".join(_number(v) for v in value))
         else:
@@ -110,7 +111,7 @@ def fold_headers() -> dict[str, str]:
 
 def held_out_title(measure: str) -> str:
     """The heading of the held-out scores' table (its columns are named by the runs)."""
-    return _("Held-out {measure} on each fold").format(measure=measure)
+    return say(_("Held-out {measure} on each fold"), measure=measure)
 
 
 def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.DataFrame, ...]:
@@ -127,6 +128,7 @@ def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.Da
 
 
 __all__ = [
+    "METHOD_LABELS",
     "SAMPLE",
     "RUNS",
     "METHOD",
