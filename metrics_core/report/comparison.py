@@ -579,6 +579,8 @@ def _systems_from_mapping(evaluations, systems):
             runs.extend(as_runs({name: value}))
             taken.add(str(name))
     return runs, groups
+
+
 def _power_options(power, power_alpha, power_delta, power_method) -> dict:
     """The power keywords of :func:`compare_runs` from :func:`compare`'s (``power=True``:
     0.8)."""
