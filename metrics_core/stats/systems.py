@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
+from metrics_core.evaluation import RunValues
 
 
 def parse_system(text: str) -> tuple[str, list[str]]:
@@ -87,12 +88,10 @@ def check_systems(systems: Mapping[str, Sequence[str]], run_names: Sequence[str]
 
 
 def group_runs(evaluations: Sequence, systems: Mapping[str, Sequence[str]]):
-    """The runs as systems: each system one :class:`~metrics_core.report.evaluations.RunValues`
+    """The runs as systems: each system one :class:`~metrics_core.evaluation.RunValues`
     whose per-query values are the mean over its runs (a query some run has no value for
     has none), the runs outside every system as they are, in the order of their first run;
     and ``{system: [per-query frames of its runs]}`` (one frame for a lone run)."""
-    from metrics_core.report.evaluations import RunValues
-
     by_name = {ev.run_name: ev for ev in evaluations}
     systems = check_systems(systems, list(by_name))
     owner = {m: s for s, members in systems.items() for m in members}

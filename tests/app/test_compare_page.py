@@ -70,13 +70,13 @@ def test_page_table_equals_metrics_core():
     ):
         assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
     # fold view: mean ± std strings from metrics_core.stats.folds
-    fold_table = at.dataframe[1].value
+    fold_table = at.dataframe[2].value  # after the answer and every test's p-values
     ev = next(e for e in evs if e.run_name == "dense")
     assert (
         fold_table.loc["dense", "AP"]
         == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
     )
-    crit = at.dataframe[2].value.set_index(["run", "criterion"])  # shown as columns, headed
+    crit = at.dataframe[3].value.set_index(["run", "criterion"])  # shown as columns, headed
     assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
         criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"]
     )
@@ -175,7 +175,7 @@ def test_compare_exports_are_the_comparisons():
     qrels, runs, _meta = _data()
     evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
     c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1)
-    texts = export_texts(c)
+    texts = {fmt: make() for fmt, make in export_texts(c).items()}  # made when clicked
     assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
     assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
     assert texts["csv"] == c.to_table("csv")
@@ -195,7 +195,7 @@ def test_fold_and_criterion_views_name_their_columns_in_spanish():
     pickers = {s.label: s for s in at.selectbox}
     assert pickers["Columna de partición"].options == ["Partición", "Criterio"]
     assert pickers["Columna de criterio"].value == "criterion"
-    labels = {c: v.get("label") for c, v in json.loads(at.dataframe[2].proto.columns).items()}
+    labels = {c: v.get("label") for c, v in json.loads(at.dataframe[3].proto.columns).items()}
     assert labels["run"] == "Ejecución" and labels["criterion"] == "Criterio"
     assert labels["count"] == "Cantidad"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]

@@ -218,3 +218,51 @@ def test_the_fused_run_joins_the_loaded_runs_and_every_ranking_page_shows_it(sam
     es.query_params["lang"] = "es"
     es.run()
     assert any(b.label.startswith("Añadir RRF (bm25 + dense)") for b in es.button)
+
+
+def test_the_fusion_is_computed_once_not_on_every_rerun(sample, monkeypatch):
+    """The page called fusion, evaluation and the tests on every rerun, outside the cache and
+    the gate: now one build of the session's cache (ui.fusion.data.fused)."""
+    import metrics_core.fusion.core as core
+
+    calls = []
+    real = core.fuse
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mc, "fuse", counting)
+    at = _app(sample).run()
+    assert not at.exception, at.exception
+    at.run()
+    at.run()
+    assert len(calls) == 1
+    at.selectbox(key="ranklab.w.fusion.method").set_value("combsum").run()
+    assert not at.exception and len(calls) == 2  # a new choice: computed once more
+
+
+def test_a_fusion_that_could_never_fit_is_refused_at_once_in_one_line(monkeypatch):
+    from ui.common import budget
+    from ui.fusion import data as fd
+
+    class Rows:
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def unique_query_ids(self):
+            return [f"q{i}" for i in range(6980)]
+
+    monkeypatch.setenv("RANKLAB_SERVER_MB", "900")  # the hosted default
+    big = {"a": Rows(2_500_000), "b": Rows(2_500_000)}
+    need = fd.work_need(Rows(0), big, tune=False)
+    assert need > budget.server_budget()  # two 2.5 M-line runs: over the whole server
+    with pytest.raises(mc.InputError) as refused:
+        fd.refuse_what_never_fits(need)
+    line = str(refused.value)
+    assert "\n" not in line and "ranklab fuse" in line and "MB" in line
+    small = {"a": Rows(20_000), "b": Rows(20_000)}
+    fd.refuse_what_never_fits(fd.work_need(Rows(0), small, tune=True))  # fits: no error

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORM_LABELS
 from ui.common.i18n import gettext as _
+from ui.common.style import plain, say
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,8 +115,8 @@ def fused_label(method: str, in_sample: bool) -> str:
     """The tuned fused run's name on screen, in the page's language (the library names it
     ``<method> (cross-validated)`` or ``<method> (in-sample)`` in English)."""
     if in_sample:
-        return _("{method} (in-sample)").format(method=method)
-    return _("{method} (cross-validated)").format(method=method)
+        return plain(_("{method} (in-sample)"), method=method)
+    return plain(_("{method} (cross-validated)"), method=method)
 
 
 def _param_name(name: str) -> str:
@@ -137,7 +138,7 @@ def params_text(params: dict, runs: list[str]) -> str:
     for name, value in params.items():
         if name == "weights" and len(value) == len(runs):
             pairs = ", ".join(f"{r} {_number(w)}" for r, w in zip(runs, value, strict=True))
-            parts.append(_("weights: {pairs}").format(pairs=pairs))
+            parts.append(plain(_("weights: {pairs}"), pairs=pairs))
         elif isinstance(value, list | tuple):
             parts.append(f"{_param_name(name)} = " + ", ".join(_number(v) for v in value))
         else:
@@ -159,7 +160,7 @@ def fold_headers() -> dict[str, str]:
 
 def held_out_title(measure: str) -> str:
     """The heading of the held-out scores' table (its columns are named by the runs)."""
-    return _("Held-out {measure} on each fold").format(measure=measure)
+    return say(_("Held-out {measure} on each fold"), measure=measure)
 
 
 def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.DataFrame, ...]:
@@ -176,6 +177,7 @@ def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.Da
 
 
 __all__ = [
+    "METHOD_LABELS",
     "SAMPLE",
     "RUNS",
     "METHOD",
