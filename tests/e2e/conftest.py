@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,43 @@ def page(browser):
         yield pg
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def _fresh_servers():
+    """Fresh servers, each started while the test before runs (a server's start is seconds
+    of CPU): ``take()`` gives one nobody has opened a page on, and starts the next."""
+    starter = ThreadPoolExecutor(max_workers=1)
+
+    def start():
+        servers = streamlit_server()
+        return servers, servers.__enter__()
+
+    ahead = [starter.submit(start)]
+
+    def take():
+        ready = ahead.pop()
+        ahead.append(starter.submit(start))
+        return ready.result()
+
+    try:
+        yield take
+    finally:
+        for future in ahead:
+            with contextlib.suppress(Exception):
+                future.result()[0].__exit__(None, None, None)
+        starter.shutdown()
+
+
+@pytest.fixture
+def fresh_server(_fresh_servers):
+    """The address of a freshly started app server, its first page still to be opened (a
+    server of its own for this test, stopped after it)."""
+    servers, url = _fresh_servers()
+    try:
+        yield url
+    finally:
+        servers.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")
