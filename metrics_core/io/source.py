@@ -369,13 +369,18 @@ class RawData:
             raise ValueError(f"{self.name}: neither data nor a path")
         return self.path
 
+    def check_whole(self) -> None:
+        """Refuse these bytes, read whole, when they are more than the input limit (a
+        reader that parses a file whole, straight from the disk, asks before it does)."""
+        limit = self.limits.input_bytes
+        size = self.size()
+        if size > limit:
+            raise over_input(self.name, WORDS["file"], size, limit)
+
     @property
     def data(self) -> bytes:
         if self._data is None:
-            limit = self.limits.input_bytes
-            size = self.size()
-            if size > limit:
-                raise over_input(self.name, WORDS["file"], size, limit)
+            self.check_whole()
             with open(self._file(), "rb") as fh:
                 self._data = fh.read()
         return self._data
