@@ -1,5 +1,6 @@
-"""The result of evaluating one run: :class:`Evaluation`, and its values in the peers'
-shapes (:func:`long_frame`, :func:`nested_dict`, :func:`nested_from_columns`).
+"""The result of evaluating one run: :class:`Evaluation`; a run's values without their
+ranking, read back or grouped (:class:`RunValues`); and the values in the peers' shapes
+(:func:`long_frame`, :func:`nested_dict`, :func:`nested_from_columns`).
 
 This module imports nothing of the ranking engine: the whole-run path
 (:meth:`metrics_core.ranking.ranked.Ranking.evaluate`), the streaming path
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,6 +43,7 @@ class Evaluation:
         The :class:`~metrics_core.ranking.ranked.Ranking` the evaluation came from; None
         when the run was evaluated in blocks or on a Dask cluster.
     tie_report : dict, optional
+    unjudged_report : dict, optional
     coverage : dict or callable, optional
         The coverage report, or a function of no argument that makes it on first use.
     streaming, distributed : dict, optional
@@ -63,6 +66,14 @@ class Evaluation:
         With ``evaluate(..., tie_report=True)``: ``{"per_query": {qid: {measure: {"value",
         "min", "max", "expected"}}}, "aggregate": {measure: {"min", "max", "expected"}},
         "tie_dependent": {measure: [qid, ...]}, "not_covered": {measure: reason}}``.
+    unjudged_report : dict or None
+        With ``evaluate(..., unjudged_report=True)``: ``{"per_query": {qid: {measure:
+        {"value", "min", "max"}}}, "aggregate": {measure: {"min", "max"}},
+        "unjudged_dependent": {measure: [qid, ...]}, "covered": [measure, ...],
+        "not_covered": {measure: reason}, "unjudged_documents", "queries_with_unjudged",
+        "top_label"}``: the lowest and highest value over every labelling of the unjudged
+        retrieved documents with labels 0 .. the qrels' highest
+        (:mod:`metrics_core.ranking.unjudged`).
     conventions : Conventions
     ranking : Ranking or None
     streaming : dict
@@ -84,7 +95,14 @@ class Evaluation:
     """
 
     #: the fields :meth:`replace` changes
-    REPLACEABLE = ("run_name", "tie_report", "coverage", "streaming", "distributed")
+    REPLACEABLE = (
+        "run_name",
+        "tie_report",
+        "unjudged_report",
+        "coverage",
+        "streaming",
+        "distributed",
+    )
 
     run_name: str
     specs: list
@@ -94,6 +112,7 @@ class Evaluation:
     conventions: Any
     ranking: Any
     tie_report: dict | None
+    unjudged_report: dict | None
     streaming: dict
     distributed: dict
     _per_query: Any
@@ -112,6 +131,7 @@ class Evaluation:
         ranking=None,
         *,
         tie_report=None,
+        unjudged_report=None,
         coverage=None,
         streaming=None,
         distributed=None,
@@ -129,6 +149,7 @@ class Evaluation:
         put(
             "tie_report", tie_report
         )  # evaluate(..., tie_report=True): see metrics_core.ranking.ties
+        put("unjudged_report", unjudged_report)  # see metrics_core.ranking.unjudged
         self._put_coverage(coverage)
         for name, info in (("streaming", streaming), ("distributed", distributed)):
             if info is not None:  # present only on the path that made it
@@ -243,7 +264,8 @@ class Evaluation:
         Returns
         -------
         dict
-            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"]}``, or the
+            ``{"name", "aggregate", ["per_query"], "diagnostics", ["tie_report"],
+            ["unjudged_report"]}``, or the
             nested per-query dict.
 
         Examples
@@ -265,6 +287,8 @@ class Evaluation:
         out["diagnostics"] = dict(self.diagnostics)
         if self.tie_report is not None:
             out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
         return out
 
     def summary(self) -> pd.DataFrame:
@@ -291,6 +315,99 @@ class Evaluation:
         shown = ", ".join(f"{m}={v:.4f}" for m, v in list(self.aggregate.items())[:4])
         n = len(self._per_query[0]) if isinstance(self._per_query, tuple) else len(self._per_query)
         return f"Evaluation({self.run_name!r}, {n} queries, {shown})"
+
+
+@dataclass
+class RunValues:
+    """A run's per-query values, without the ranking they came from.
+
+    What a comparison needs of an evaluation (``run_name``, ``per_query``) and what its
+    JSON reports (``aggregate``, ``diagnostics``), for values read back from a saved
+    evaluation or held by an application.
+
+    Parameters
+    ----------
+    run_name : str
+    per_query : pandas.DataFrame
+        Index: query ids; one float column per measure.
+    aggregate : dict, optional
+        Measure -> the run's value (default: the mean of each column over the queries
+        that have a value; the evaluation's own aggregate, e.g. a sum for NumRet or
+        GMAP's geometric mean, when it is known: pass it).
+    diagnostics : dict, optional
+        The evaluation's diagnostics (missing and extra queries, ties, duplicates).
+    tie_report : dict, optional
+        The evaluation's tie report, when it has one.
+    unjudged_report : dict, optional
+        The evaluation's unjudged report, when it has one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rv = RunValues("a", pd.DataFrame({"RR": [1.0, np.nan]}, index=["q1", "q2"]))
+    >>> rv.measures, rv.aggregate, rv.to_dict()
+    (['RR'], {'RR': 1.0}, {'name': 'a', 'aggregate': {'RR': 1.0}, 'diagnostics': {}})
+    """
+
+    run_name: str
+    per_query: pd.DataFrame
+    aggregate: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
+    tie_report: dict | None = None
+    unjudged_report: dict | None = None
+
+    @classmethod
+    def from_evaluation(cls, evaluation) -> RunValues:
+        """The values of an :class:`~metrics_core.evaluation.Evaluation` (its per-query
+        table, aggregate, diagnostics and tie report), without its ranking: small, picklable,
+        and with the same :meth:`to_dict`.
+
+        >>> import metrics_core as mc
+        >>> ev = mc.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["RR"])
+        >>> RunValues.from_evaluation(ev).to_dict() == ev.to_dict()
+        True
+        """
+        return cls(
+            evaluation.run_name,
+            evaluation.per_query,
+            dict(evaluation.aggregate),
+            dict(evaluation.diagnostics),
+            getattr(evaluation, "tie_report", None),
+            getattr(evaluation, "unjudged_report", None),
+        )
+
+    def __post_init__(self):
+        if not self.aggregate:
+            values = self.per_query.to_numpy(dtype=np.float64)
+            with np.errstate(invalid="ignore"):
+                counted = (~np.isnan(values)).sum(axis=0)
+                sums = np.nansum(values, axis=0)
+            self.aggregate = {
+                str(m): float(s / c) if c else float("nan")
+                for m, s, c in zip(self.per_query.columns, sums, counted, strict=True)
+            }
+
+    @property
+    def measures(self) -> list[str]:
+        """The measures (columns of ``per_query``), in order."""
+        return [str(m) for m in self.per_query.columns]
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        """The JSON ``runs`` entry, as :meth:`Evaluation.to_dict` writes it."""
+        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
+        if per_query:
+            out["per_query"] = {
+                str(q): {m: row[m] for m in self.measures}
+                for q, row in zip(
+                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=True
+                )
+            }
+        out["diagnostics"] = dict(self.diagnostics)
+        if self.tie_report is not None:
+            out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
+        return out
 
 
 # -- the peers' shapes ------------------------------------------------------------------
@@ -355,4 +472,4 @@ def long_frame(ev: Evaluation) -> pd.DataFrame:
     )
 
 
-__all__ = ["Evaluation", "long_frame", "nested_dict", "nested_from_columns"]
+__all__ = ["Evaluation", "RunValues", "long_frame", "nested_dict", "nested_from_columns"]

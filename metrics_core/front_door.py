@@ -40,6 +40,7 @@ def evaluate(
     conventions: Conventions | None = None,
     *,
     tie_report: bool = False,
+    unjudged_report: bool = False,
     block_rows: int | None = None,
     client=None,
     name: str | None = None,
@@ -62,6 +63,11 @@ def evaluate(
         maximum and expected value over all orders of tied documents
         (:mod:`metrics_core.ranking.ties`). Needs the whole run in memory: not with
         ``client``, nor with ``block_rows`` > 0.
+    unjudged_report : bool
+        Also compute :attr:`Evaluation.unjudged_report`: per query and measure the lowest
+        and highest value over every labelling of the unjudged retrieved documents with
+        labels 0 .. the qrels' highest (:mod:`metrics_core.ranking.unjudged`). Needs the
+        whole run in memory, as the tie report.
     block_rows : int, optional
         Evaluate the run in blocks of about this many rows (whole queries), reading it
         as a stream: memory bounded by the block, not the run; same numbers
@@ -122,7 +128,7 @@ def evaluate(
             run,
             measures,
             conventions,
-            tie_report,
+            (tie_report, unjudged_report),
             block_rows,
             client,
             name,
@@ -137,7 +143,7 @@ def _evaluate(
     run,
     measures,
     conventions,
-    tie_report,
+    reports,
     block_rows,
     client,
     name,
@@ -145,11 +151,14 @@ def _evaluate(
     ranker,
     overrides,
 ) -> Evaluation:
-    """The body of :func:`evaluate`, under its limits."""
+    """The body of :func:`evaluate`, under its limits (``reports``: the tie report and the
+    unjudged report asked)."""
+    tie_report, unjudged_report = reports
     conv = resolve_conventions(conventions, overrides)
     specs = parse_measures(measures)
     check_options(
         tie_report=tie_report,
+        unjudged_report=unjudged_report,
         block_rows=block_rows,
         distributed=client is not None,
         expected_ties=conv.ties == "expected",
@@ -162,7 +171,8 @@ def _evaluate(
         return _named(
             evaluate_parts(q, run, specs, conv, cutoffs, client, block_rows=block_rows), name
         )
-    whole = tie_report or conv.ties == "expected"  # both need every tie group in memory
+    # the reports and expected ties need every query whole in memory
+    whole = tie_report or unjudged_report or conv.ties == "expected"
     rows = 0 if whole else _stream_block_rows(run, block_rows, stream_rows)
     if rows:
         from metrics_core.scale.streaming import evaluate_stream
@@ -176,7 +186,7 @@ def _evaluate(
         except NotStreamable:
             pass  # read whole below (the whole-file reader names any bad line)
     ranking = ranker(cutoffs) if ranker is not None else rank(q, run, conv, cutoffs=cutoffs)
-    ev = ranking.evaluate(specs, tie_report=tie_report, name=name)
+    ev = ranking.evaluate(specs, tie_report=tie_report, unjudged_report=unjudged_report, name=name)
     # never a silent zero: the ranked lists rule most runs sound at no cost; the others get
     # the whole coverage report (and its warning) now
     if ranking.coverage_is_sound():
@@ -200,6 +210,7 @@ def check_options(
     block_rows: int | None = None,
     distributed: bool = False,
     expected_ties: bool = False,
+    unjudged_report: bool = False,
 ) -> None:
     """The one check of evaluation options against each other: the tie report and
     ``ties="expected"`` (``expected_ties``) need the whole run in memory, so neither a Dask
@@ -217,6 +228,13 @@ def check_options(
             hint=N_("Leave out client= and block_rows=, or tie_report=True"),
             plain_hint=N_("Leave out the scheduler or the block rows, or the tie report"),
             field="tie_report",
+        )
+    if unjudged_report and (distributed or (block_rows or 0) > 0):
+        raise InputError(
+            N_("the unjudged report needs the whole run in memory"),
+            hint=N_("Leave out client= and block_rows=, or unjudged_report=True"),
+            plain_hint=N_("Leave out the scheduler or the block rows, or the unjudged report"),
+            field="unjudged_report",
         )
     if expected_ties and (distributed or (block_rows or 0) > 0):
         raise InputError(
@@ -255,6 +273,7 @@ def evaluate_many(
     conventions: Conventions | None = None,
     *,
     tie_report: bool = False,
+    unjudged_report: bool = False,
     block_rows: int | None = None,
     scheduler: str | None = None,
     client=None,
@@ -275,7 +294,7 @@ def evaluate_many(
         ``{name: run}`` (each evaluation named so), or runs (paths, folders or globs of
         parts, or any run source), named by themselves; names repeated among them get
         ``-2``, ``-3`` ...
-    measures, conventions, tie_report, block_rows, **overrides
+    measures, conventions, tie_report, unjudged_report, block_rows, **overrides
         As :func:`evaluate`.
     scheduler : str, optional
         A Dask scheduler address (``tcp://HOST:PORT``, or ``local:N`` for N local worker
@@ -299,7 +318,12 @@ def evaluate_many(
     [('a', 1.0), ('b', 0.5)]
     """
     distributed = bool(scheduler) or client is not None
-    check_options(tie_report=tie_report, block_rows=block_rows, distributed=distributed)
+    check_options(
+        tie_report=tie_report,
+        unjudged_report=unjudged_report,
+        block_rows=block_rows,
+        distributed=distributed,
+    )
     with using_limits(limits):
         q = read_judgements(qrels, parse_measures(measures))
     named = runs.items() if isinstance(runs, Mapping) else ((None, r) for r in runs)
@@ -318,6 +342,7 @@ def evaluate_many(
                         measures,
                         conventions,
                         tie_report=tie_report,
+                        unjudged_report=unjudged_report,
                         block_rows=block_rows,
                         client=client,
                         name=name,

@@ -54,6 +54,7 @@ LIBRARY_SOURCES = (
     "metrics_core/ranking/measures",
     "metrics_core/ranking/ranked.py",
     "metrics_core/ranking/registry.py",
+    "metrics_core/ranking/subtopics.py",
     "metrics_core/report/all_pairs.py",
     "metrics_core/report/catalogs.py",
     "metrics_core/report/comparison.py",
@@ -71,6 +72,7 @@ LIBRARY_SOURCES = (
     "metrics_core/stats/comparison.py",
     "metrics_core/stats/folds.py",
     "metrics_core/stats/significance.py",
+    "metrics_core/stats/systems.py",
     "metrics_core/validation.py",
 )
 

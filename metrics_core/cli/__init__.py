@@ -79,6 +79,7 @@ ARGUMENT_FLAGS: dict[str, str] = {
     "client=": "--scheduler",
     "scheduler=": "--scheduler",
     "tie_report=True": "--tie-report",
+    "unjudged_report=True": "--unjudged-report",
     "ties=": "--ties",
     "qrels=": "--qrels",
     "run=": "--run",

@@ -42,6 +42,14 @@ def add_arguments(p) -> None:
         "repeat it to compare several baselines against every run at once",
     )
     p.add_argument(
+        "--system",
+        action="append",
+        default=None,
+        metavar="NAME=RUN,RUN,...",
+        help="a system of several runs (seeds, folds): compared through its per-query mean "
+        "over its runs, with their spread (seed SD) and a test on queries and seeds; repeat for each system (--baseline may name one)",
+    )
+    p.add_argument(
         "--all-pairs",
         action="store_true",
         help="every run against every other: letters show which runs each one beats per measure",
@@ -93,6 +101,37 @@ def add_arguments(p) -> None:
         "answered; 'qrels' = every qrels query, a run that did not answer one "
         "scoring 0 (implies -c). Default: 'qrels' with -c/--missing zero, else 'common'",
     )
+    p.add_argument(
+        "--power",
+        type=PROBABILITY,
+        nargs="?",
+        const=0.8,
+        default=None,
+        metavar="P",
+        help="how many queries each comparison needs: the paired t-test's queries to detect "
+        "the observed difference with power P (default 0.8), and the smallest difference "
+        "the current queries detect (topic set size design: Sakai, IRJ 2016)",
+    )
+    p.add_argument(
+        "--power-alpha",
+        type=PROBABILITY,
+        default=None,
+        help="with --power: the t-test's level (default: --alpha)",
+    )
+    p.add_argument(
+        "--power-delta",
+        type=float,
+        default=None,
+        metavar="D",
+        help="with --power: also the queries needed to detect a difference of D",
+    )
+    p.add_argument(
+        "--power-method",
+        choices=("exact", "nagata"),
+        default="exact",
+        help="with --power: the noncentral t (default) or Nagata's approximation of it "
+        "(Sakai's Excel tool)",
+    )
     p.add_argument("--per-query", action="store_true", help="JSON: include per-query values")
     p.add_argument("--format", choices=COMPARISON_FORMATS, default="table")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -124,6 +163,14 @@ def run(args) -> int:
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
+    systems = {}
+    if args.system:
+        from metrics_core.stats.systems import parse_system
+
+        for text in args.system:
+            name, members = parse_system(text)
+            systems[name] = members
+        names = [*names, *systems]
     baselines = list(args.baseline or [])
     if not baselines and not args.all_pairs:
         raise InputError(
@@ -138,6 +185,18 @@ def run(args) -> int:
                 field="baseline",
                 plain_hint="the baseline must be one of: " + ", ".join(names),
             )
+    if systems and (args.all_pairs or len(baselines) > 1):
+        raise InputError(
+            "--system compares systems against one --baseline, not --all-pairs",
+            option="--system",
+            field="systems",
+        )
+    power = {
+        "power": False if args.power is None else args.power,
+        "power_alpha": args.power_alpha,
+        "power_delta": args.power_delta,
+        "power_method": args.power_method,
+    }
     if args.all_pairs or len(baselines) > 1:
         comparison = compare(
             evaluations,
@@ -151,6 +210,7 @@ def run(args) -> int:
             alpha=args.alpha,
             query_set=query_set,
             conventions=conv,
+            **power,
         )
     else:
         comparison = compare(
@@ -166,6 +226,8 @@ def run(args) -> int:
             query_set=query_set,
             conventions=conv,
             family=args.family,
+            systems=systems or None,
+            **power,
         )
     if args.format == "json":
         text = json.dumps(comparison.to_dict(per_query=args.per_query), indent=2)

@@ -150,6 +150,12 @@ def add_arguments(p) -> None:
         "maximum and expected value over all orders of tied documents",
     )
     p.add_argument(
+        "--unjudged-report",
+        action="store_true",
+        help="add each run's unjudged report to the JSON: per query and measure the lowest "
+        "and highest value over every labelling of the unjudged retrieved documents",
+    )
+    p.add_argument(
         "--block-rows",
         type=int,
         metavar="N",
@@ -238,6 +244,7 @@ def run_evaluations(args) -> tuple[list[Evaluation], Conventions]:
             specs,
             conv,
             tie_report=bool(getattr(args, "tie_report", False)),
+            unjudged_report=bool(getattr(args, "unjudged_report", False)),
             block_rows=getattr(args, "block_rows", None),
             scheduler=getattr(args, "scheduler", None),
             read_options=run_opts,

@@ -176,6 +176,7 @@ def looks_like_subtopics(source) -> bool:
 
 
 def _from_trec(raw: RawData) -> SubtopicQrels:
+    raw.check_whole()  # read whole, from the disk too: bounded by the input limit
     if not raw.head(1 << 16).strip() and not raw.data.strip():
         raise InputError(N_("the file is empty"), source=raw.name, hint=_lines_are())
     check_text(raw, sample=1 << 16)
@@ -202,7 +203,7 @@ def _fast(raw: RawData):
     qid, did, vals, sub = table.column_names
     if comment_or_blank(table.column(qid)) or any(any_empty(table.column(c)) for c in (did, sub)):
         return None
-    check_fields(raw, [table.column(qid), table.column(did)], "qrels")
+    check_fields(raw.name, raw.limits, (table.column(qid), table.column(did)))
     try:
         subtopic = table.column(sub).cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):

@@ -256,7 +256,12 @@ class Ranking:
         return self.lists
 
     def evaluate(
-        self, measures=DEFAULT_MEASURES, *, name: str | None = None, tie_report: bool = False
+        self,
+        measures=DEFAULT_MEASURES,
+        *,
+        name: str | None = None,
+        tie_report: bool = False,
+        unjudged_report: bool = False,
     ) -> Evaluation:
         """Compute ``measures`` on this ranking.
 
@@ -268,6 +273,8 @@ class Ranking:
             The evaluation's run name (the run's own by default).
         tie_report : bool
             Also compute :attr:`Evaluation.tie_report` (see :meth:`tie_report`).
+        unjudged_report : bool
+            Also compute :attr:`Evaluation.unjudged_report` (see :meth:`unjudged_report`).
 
         Returns
         -------
@@ -289,6 +296,8 @@ class Ranking:
         )
         if tie_report:
             ev = ev.replace(tie_report=self.tie_report(specs, values=ev.values))
+        if unjudged_report:
+            ev = ev.replace(unjudged_report=self.unjudged_report(specs, values=ev.values))
         return ev
 
     def tie_report(self, measures, values: dict | None = None) -> dict:
@@ -315,6 +324,34 @@ class Ranking:
         {'value': 0.5, 'min': 0.5, 'max': 1.0, 'expected': 0.75}
         """
         return tie_report(self.lists, parse_measures(measures), self.conventions, self.run, values)
+
+    def unjudged_report(self, measures, values: dict | None = None) -> dict:
+        """How much each value depends on the retrieved documents the qrels do not judge
+        (:func:`metrics_core.ranking.unjudged.unjudged_report`): per query and measure the
+        value and its lowest and highest over every labelling of those documents with labels
+        0 .. the qrels' highest.
+
+        Examples
+        --------
+        >>> r = rank({"q1": {"a": 1}}, {"q1": {"x": 2.0, "a": 1.0}})
+        >>> r.unjudged_report(["P@1", "RR"])["per_query"]["q1"]
+        {'P@1': {'value': 0.0, 'min': 0.0, 'max': 1.0}, 'RR': {'value': 0.5, 'min': 0.5, 'max': 1.0}}
+        """
+        from metrics_core.ranking.unjudged import unjudged_report
+
+        return unjudged_report(self.lists, parse_measures(measures), self.conventions, values)
+
+    def unjudged_bounds(self, measures) -> dict:
+        """Per covered measure, ``(lowest, highest)`` of each query's value over every
+        labelling of its unjudged retrieved documents, arrays aligned with :attr:`query_ids`.
+
+        >>> r = rank({"q1": {"a": 1}}, {"q1": {"x": 2.0, "a": 1.0}})
+        >>> [v.tolist() for v in r.unjudged_bounds(["AP"])["AP"]]
+        [[0.5], [1.0]]
+        """
+        from metrics_core.ranking.unjudged import unjudged_bounds
+
+        return unjudged_bounds(self.lists, parse_measures(measures), self.conventions)
 
     def tie_bounds(self, measures) -> dict:
         """Per covered measure, ``(minimum, maximum)`` of each query's value over every

@@ -284,6 +284,10 @@ def compare_all_pairs(
     alpha: float = 0.05,
     query_set: str = "common",
     conventions=None,
+    power: float | None = None,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> AllPairsComparison:
     """Every run against every other on every measure (or each of ``baselines`` against every
     run), as an :class:`AllPairsComparison`; ``test``: ``permutation`` (default), ``t``,
@@ -315,6 +319,10 @@ def compare_all_pairs(
         seed=seed,
         query_set=query_set,
         baselines=baselines,
+        power=power,
+        power_alpha=power_alpha,
+        power_delta=power_delta,
+        power_method=power_method,
     )
     return AllPairsComparison(frame, runs, conventions)
 

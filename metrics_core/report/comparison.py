@@ -9,9 +9,11 @@ LaTeX), each stating the RankLab version and the conventions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
+import numpy as np
 import pandas as pd
 
 from metrics_core.errors import N_, InputError
@@ -24,10 +26,16 @@ from metrics_core.report.cells import (
 )
 from metrics_core.report.evaluations import as_runs, evaluations_json, runs_from_json
 from metrics_core.report.exports import format_table, json_safe, provenance
-from metrics_core.report.legends import markers_legend, paper_table, queries_sentence
+from metrics_core.report.legends import (
+    markers_legend,
+    paper_table,
+    power_sentence,
+    queries_sentence,
+)
 from metrics_core.stats.comparison import (
-    COLUMNS,
+    COLUMNS,  # noqa: F401  (read by Comparison.columns)
     DEFAULT_FAMILY,
+    POWER_COLUMNS,
     TESTS,
     compare_runs,
     comparison_records,
@@ -49,9 +57,16 @@ PARAMETERS = (
     "alpha",
     "query_set",
 )
+#: How the comparison of systems of several runs tests (the JSON's ``system_test``)
+SYSTEM_TEST = (
+    "paired t-test on the per-query means with the variance of each system's runs' means "
+    "added, Satterthwaite's degrees of freedom (Satterthwaite 1946; Bouthillier et al. 2021)"
+)
 #: Columns of the plain comparison table (:meth:`Comparison.wide`): the declared columns
 #: (:data:`metrics_core.stats.comparison.COLUMNS`) that are ``plain``.
-WIDE_COLUMNS = tuple(c.name for c in COLUMNS if c.plain)
+WIDE_COLUMNS = tuple(c.name for c in COLUMNS if c.plain and not c.systems)
+#: The plain table's further columns where runs form systems of several runs.
+SYSTEM_COLUMNS = tuple(c.name for c in COLUMNS if c.plain and c.systems)
 
 
 class Comparison:
@@ -125,8 +140,31 @@ class Comparison:
 
     def wide(self) -> pd.DataFrame:
         """The plain table: means, delta, interval, corrected p of each test, wins / ties /
-        losses, effect size and markers (the command line's ``--format table`` columns)."""
-        return self.to_frame()[list(WIDE_COLUMNS)]
+        losses, effect size and markers (the command line's ``--format table`` columns);
+        with a power analysis (``compare(..., power=True)``) its figures after them, and
+        where runs form systems of several runs their columns."""
+        columns = list(WIDE_COLUMNS) + (list(POWER_COLUMNS) if self.power() else [])
+        columns += list(SYSTEM_COLUMNS) if self.settings.get("systems") else []
+        out = self.to_frame()[columns]
+        for c in ("queries_needed", "queries_needed_target"):
+            if c in out:  # whole numbers (an unreachable size shows as missing)
+                out[c] = out[c].replace(np.inf, np.nan).astype("Int64")
+        return out
+
+    def power(self) -> dict | None:
+        """The topic set size design's settings (power, alpha, chosen delta, method and its
+        references in words), or None when it was not asked."""
+        return self.settings.get("power")
+
+    def power_sentence(self, gettext=None) -> str:
+        """The sentence stating the power analysis and its method (empty when not asked)."""
+        return power_sentence(self.power(), gettext)
+
+    def columns(self) -> list[str]:
+        """The declared columns this comparison holds values for: the systems' columns
+        (:mod:`metrics_core.stats.systems`) only when runs were grouped into systems."""
+        grouped = bool(self.settings.get("systems"))
+        return [c.name for c in COLUMNS if grouped or not c.systems]
 
     def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
@@ -173,7 +211,22 @@ class Comparison:
         ``paper=False`` leaves out "Delta vs baseline in parentheses" (a screen table with
         its own delta column); ``gettext``: a translation function for every phrase (the
         app passes the visitor's language), English without it."""
-        return markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
+        text = markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
+        systems = self.settings.get("systems")
+        if systems:
+            tr = gettext or (lambda t: t)
+            named = ", ".join(
+                tr(N_("{system} ({n} runs)")).format(system=s, n=len(m)) for s, m in systems.items()
+            )
+            text += " " + tr(
+                N_(
+                    "Systems: {systems}; per query the mean over a system's runs. Seed SD: the "
+                    "standard deviation of a system's runs' means. p (queries and seeds): the "
+                    "paired t-test with the seeds' variance added (Satterthwaite's degrees of "
+                    "freedom; Bouthillier et al. 2021)."
+                )
+            ).format(systems=named)
+        return text
 
     def queries(self, gettext=None) -> str:
         """ "Queries: ..." naming the query set and its size per measure."""
@@ -181,11 +234,22 @@ class Comparison:
 
     def provenance(self) -> dict:
         """RankLab version, conventions and :data:`PARAMETERS` (what every export states)."""
-        return provenance(self._conventions, **self.parameters())
+        params = self.parameters()
+        if "power" in params:  # its method is stated in words beside the table
+            params["power"] = {k: v for k, v in params["power"].items() if k != "method_text"}
+        return provenance(self._conventions, **params)
 
     def parameters(self) -> dict:
-        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values."""
-        return {k: self.settings[k] for k in PARAMETERS}
+        """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values (and
+        ``power``, the topic set size design's settings, when it was asked; ``systems`` and
+        ``system_test`` where runs form systems)."""
+        out = {k: self.settings[k] for k in PARAMETERS}
+        if self.power():
+            out["power"] = dict(self.power())
+        if self.settings.get("systems"):
+            out["systems"] = self.settings["systems"]
+            out["system_test"] = SYSTEM_TEST
+        return out
 
     # --- exports ------------------------------------------------------------------------
     def to_dict(self, per_query: bool = False) -> dict:
@@ -211,9 +275,10 @@ class Comparison:
                 field="format",
                 params={"format": fmt},
             )
-        return format_table(
-            self.wide(), fmt, prov=self.provenance(), index=False, title=self.queries()
-        )
+        title = self.queries()
+        if self.power():
+            title = f"{title}\n{self.power_sentence()}"
+        return format_table(self.wide(), fmt, prov=self.provenance(), index=False, title=title)
 
     def to_markdown(self, tests: Sequence[str] = TESTS, digits: int = 4) -> str:
         """The paper table (:meth:`paper`) in plain Markdown: a pipe table, the legend and the
@@ -292,6 +357,11 @@ def compare(
     family: str = ...,
     all_pairs: Literal[False] = ...,
     test: str = ...,
+    systems: Mapping[str, Sequence[str]] | None = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison: ...
 
 
@@ -314,6 +384,11 @@ def compare(
     family: str = ...,
     all_pairs: bool = ...,
     test: str = ...,
+    systems: Mapping[str, Sequence[str]] | None = ...,
+    power: bool | float = ...,
+    power_alpha: float | None = ...,
+    power_delta: float | None = ...,
+    power_method: str = ...,
 ) -> Comparison | AllPairsComparison: ...
 
 
@@ -335,6 +410,11 @@ def compare(
     family: str = DEFAULT_FAMILY,
     all_pairs: bool = False,
     test: str = "permutation",
+    systems: Mapping[str, Sequence[str]] | None = None,
+    power: bool | float = False,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> Comparison | AllPairsComparison:
     """Every run against ``baseline`` on every measure, as a :class:`Comparison`.
 
@@ -348,7 +428,8 @@ def compare(
     ----------
     evaluations : sequence of Evaluation or RunValues, or mapping
         The runs (baseline included): evaluations, or run name -> per-query DataFrame
-        (index query id, one column per measure).
+        (index query id, one column per measure), or system name -> a list of evaluations
+        (a system of several runs, e.g. seeds).
     baseline : str, optional
         The baseline's run name (default: the first run).
     measures, n_permutations, seed, correction, confidence, n_resamples, alpha, query_set, tests, interval, family :
@@ -357,6 +438,25 @@ def compare(
     conventions : Conventions or dict, optional
         What the runs were evaluated with (default: the first evaluation's
         ``conventions``, when it has one); stated by every export.
+    systems : mapping, optional
+        System name -> the names of its runs (seeds, folds, restarts): each system is
+        compared through its per-query mean over its runs; each row then also holds the
+        runs per system, their spread (seed SD) and a test that accounts for queries and
+        seeds (interval and p-value, corrected like the others):
+        :mod:`metrics_core.stats.systems`. ``baseline`` may name a system.
+    power : bool or float
+        How many queries each comparison needs (topic set size design: Sakai, IRJ 2016;
+        Webber, Moffat & Zobel, CIKM 2008): ``True`` for power 0.8, or the power. Adds to
+        every row the standard deviation of the per-query differences, the queries the
+        paired t-test needs to detect the observed difference (``queries_needed``) and the
+        chosen one (``power_delta``: ``queries_needed_target``), and the smallest difference
+        the current queries detect (``min_detectable``), power from the noncentral t
+        (:mod:`metrics_core.stats.power`); ``to_frame``, ``to_dict`` (each record's
+        ``power``, the settings in ``comparison.power``) and the plain table show them.
+    power_alpha, power_delta, power_method :
+        The t-test's level (default ``alpha``), a chosen difference to size the query set
+        for, and ``"exact"`` (noncentral t) or ``"nagata"`` (Sakai's Excel tool's
+        approximation).
 
     Returns
     -------
@@ -380,6 +480,12 @@ def compare(
     >>> sorted(c.to_dict())
     ['comparison', 'comparisons', 'conventions', 'runs', 'version']
     """
+    evaluations, systems = _systems_from_mapping(evaluations, systems)
+    if systems and (all_pairs or (baseline is not None and not isinstance(baseline, str))):
+        raise InputError(
+            N_("systems of several runs are compared against one baseline, not every pair"),
+            field="systems",
+        )
     if all_pairs or (baseline is not None and not isinstance(baseline, str)):
         from metrics_core.report.all_pairs import compare_all_pairs
 
@@ -396,6 +502,7 @@ def compare(
             alpha=alpha,
             query_set=query_set,
             conventions=conventions,
+            **_power_options(power, power_alpha, power_delta, power_method),
         )
     runs = as_runs(evaluations)
     if not runs:
@@ -404,9 +511,14 @@ def compare(
             hint=N_("give the baseline and at least one other run"),
             field="runs",
         )
-    baseline = runs[0].run_name if baseline is None else baseline
     if conventions is None:
         conventions = getattr(runs[0], "conventions", None)
+    members_of = None
+    if systems:
+        from metrics_core.stats.systems import group_runs
+
+        runs, members_of = group_runs(runs, systems)
+    baseline = runs[0].run_name if baseline is None else baseline
     frame = compare_runs(
         runs,
         baseline,
@@ -421,8 +533,66 @@ def compare(
         tests=tests,
         interval=interval,
         family=family,
+        **_power_options(power, power_alpha, power_delta, power_method),
     )
+    if members_of is not None:
+        from metrics_core.stats.systems import check_systems, seed_columns
+
+        attrs = dict(frame.attrs)
+        frame = seed_columns(frame, members_of, query_set, confidence, correction, family)
+        attrs["systems"] = check_systems(systems, _member_names(evaluations))
+        frame.attrs = attrs
     return Comparison(frame, runs, conventions)
+
+
+def _member_names(evaluations) -> list[str]:
+    return [ev.run_name for ev in as_runs(evaluations)]
+
+
+def _systems_from_mapping(evaluations, systems):
+    """A mapping system -> list of evaluations as the runs and ``systems`` (each run named
+    by its own name, or ``SYSTEM#k`` where two would share one)."""
+    if not isinstance(evaluations, Mapping) or not any(
+        isinstance(v, list | tuple) for v in evaluations.values()
+    ):
+        return evaluations, dict(systems or {})
+    runs, groups = [], dict(systems or {})
+    taken: set[str] = set()
+    for name, value in evaluations.items():
+        if isinstance(value, list | tuple):
+            members = []
+            for k, ev in enumerate(value, start=1):
+                run_name = getattr(ev, "run_name", f"{name}#{k}")
+                if run_name in taken or run_name == name:
+                    run_name = f"{name}#{k}"
+                if ev.run_name != run_name:
+                    ev = (
+                        ev.renamed(run_name)
+                        if hasattr(ev, "renamed")
+                        else dataclasses.replace(ev, run_name=run_name)
+                    )
+                taken.add(run_name)
+                members.append(run_name)
+                runs.append(ev)
+            groups[str(name)] = members
+        else:
+            runs.extend(as_runs({name: value}))
+            taken.add(str(name))
+    return runs, groups
+
+
+def _power_options(power, power_alpha, power_delta, power_method) -> dict:
+    """The power keywords of :func:`compare_runs` from :func:`compare`'s (``power=True``:
+    0.8)."""
+    if power is False or power is None:
+        return {}
+    level = 0.8 if power is True else float(power)
+    return {
+        "power": level,
+        "power_alpha": power_alpha,
+        "power_delta": power_delta,
+        "power_method": power_method,
+    }
 
 
 def compare_json(

@@ -41,9 +41,17 @@ from metrics_core.report.legends import (
     TEST_NAMES,
     leaderboard_legend,
     markers_legend,
+    power_sentence,
 )
 from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import MARKERS, TESTS, compare_runs, leaderboard
+from metrics_core.stats.comparison import (
+    COLUMNS,
+    MARKERS,
+    POWER_COLUMNS,
+    TESTS,
+    compare_runs,
+    leaderboard,
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:1100px;
@@ -174,6 +182,29 @@ def comparison_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
         for w, t, l_ in zip(frame["wins"], frame["ties"], frame["losses"], strict=True)
     ]
     out[_("Significant")] = frame["markers"]
+    return out
+
+
+def power_table(frame: pd.DataFrame, gettext=None) -> pd.DataFrame:
+    """The topic set size figures of the comparison rows, with plain headers (the declared
+    columns' headings, :data:`metrics_core.stats.comparison.COLUMNS`)."""
+    _ = gettext or _same
+    heading = {c.name: _(c.heading) for c in COLUMNS}
+    out = pd.DataFrame(
+        {
+            _("Run"): frame["run"],
+            _("Measure"): frame["measure"],
+            _("Queries"): frame["n_queries"].astype(int),
+            "Δ": frame["mean_delta"],
+        }
+    )
+    for name in POWER_COLUMNS:
+        values = frame[name]
+        if name == "queries_needed_target" and values.isna().all():
+            continue  # no chosen difference
+        if name.startswith("queries_needed"):
+            values = values.map(lambda v: "–" if not np.isfinite(v) else str(int(v)))
+        out[heading[name]] = values
     return out
 
 
@@ -427,6 +458,8 @@ def comparison_report(
     ngettext=None,
     lang: str = "en",
     all_pairs: bool | None = None,
+    power: float | None = 0.8,
+    power_delta: float | None = None,
 ) -> str:
     """The whole report as one HTML string.
 
@@ -460,6 +493,10 @@ def comparison_report(
         (:class:`~metrics_core.report.all_pairs.AllPairsComparison`, the same ``test``,
         correction and query set; each mean with the letters of the runs it beats). Default:
         with three runs or more.
+    power, power_delta : float, optional
+        The table of how many queries each comparison needs (topic set size design,
+        :mod:`metrics_core.stats.power`): at this power (default 0.8; None leaves it out),
+        for the observed difference and, when given, the chosen ``power_delta``.
 
     Returns
     -------
@@ -482,7 +519,15 @@ def comparison_report(
         "correction": correction,
         "alpha": alpha,
     }
-    frame = compare_runs(evaluations, baseline, measures, confidence=confidence, **shared)
+    frame = compare_runs(
+        evaluations,
+        baseline,
+        measures,
+        confidence=confidence,
+        power=power,
+        power_delta=power_delta,
+        **shared,
+    )
     board = leaderboard(
         evaluations,
         baseline,
@@ -508,6 +553,14 @@ def comparison_report(
             table_html(comparison_table(frame, gettext)) + f'<p class="legend">{_esc(markers)}</p>',
         )
     )
+    if power is not None:
+        blocks.append(
+            (
+                _("How many queries"),
+                table_html(power_table(frame, gettext))
+                + f'<p class="legend">{_esc(power_sentence(frame.attrs["power"], gettext))}</p>',
+            )
+        )
     if all_pairs if all_pairs is not None else len(names) >= 3:
         from metrics_core.report.all_pairs import compare_all_pairs
 
@@ -574,6 +627,7 @@ __all__ = [
     "table_html",
     "grid_table",
     "comparison_table",
+    "power_table",
     "P_COLUMNS",
     "SETTING_NAMES",
 ]

@@ -235,3 +235,40 @@ __all__ = [
     "queries_sentence",
     "leaderboard_legend",
 ]
+
+
+#: the sentence under a table of the topic set size design (its method and references)
+POWER_SENTENCE = N_(
+    "Queries needed: the fewest queries for which a two-sided paired t-test at alpha {alpha} "
+    "detects the difference with power {power}{chosen}; the power from the noncentral t "
+    "distribution{approximation}, sigma the standard deviation of the per-query differences "
+    "(T. Sakai, Topic set size design, Information Retrieval Journal 19(3), 2016; W. Webber, "
+    "A. Moffat, J. Zobel, Statistical power in retrieval experimentation, CIKM 2008). "
+    "Smallest detectable: the least difference the current queries detect with that power."
+)
+POWER_CHOSEN = N_("; for the chosen difference {delta}")
+POWER_NAGATA = N_(" (Nagata's normal approximation of it, as Sakai's tool computes it)")
+
+
+def power_sentence(settings: dict | None, gettext=None) -> str:
+    """The sentence stating a power analysis (``settings``: a comparison's ``power``
+    setting), in the words of ``gettext``; empty without one.
+
+    >>> power_sentence({"power": 0.8, "alpha": 0.05, "delta": None, "method": "exact"})[:60]
+    'Queries needed: the fewest queries for which a two-sided pai'
+    """
+    if not settings:
+        return ""
+    _ = gettext or _same
+    chosen = (
+        ""
+        if settings.get("delta") is None
+        else _(POWER_CHOSEN).format(delta=f"{settings['delta']:g}")
+    )
+    approx = _(POWER_NAGATA) if settings.get("method") == "nagata" else ""
+    return _(POWER_SENTENCE).format(
+        alpha=f"{settings['alpha']:g}",
+        power=f"{settings['power']:g}",
+        chosen=chosen,
+        approximation=approx,
+    )

@@ -27,7 +27,8 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.stats import significance as sig
-from metrics_core.stats.comparison import aligned_values
+from metrics_core.stats.comparison import POWER_COLUMNS, POWER_METHOD_TEXT, aligned_values
+from metrics_core.stats.power import paired_power
 
 PAIR_TESTS = ("permutation", "t", "wilcoxon", "tukey")
 COLUMNS = (
@@ -70,8 +71,16 @@ def all_pairs(
     seed: int = 0,
     query_set: str = "common",
     baselines=None,
+    power: float | None = None,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> pd.DataFrame:
     """The pairs table (one row per measure and pair, :data:`COLUMNS`).
+
+    ``power`` (with ``power_alpha``, ``power_delta``, ``power_method``): each pair's topic
+    set size figures too, as :func:`metrics_core.stats.comparison.compare_runs` gives them
+    (``sd_delta``, ``queries_needed``, ``queries_needed_target``, ``min_detectable``; b - a).
 
     ``baselines``: run names; only the pairs with a baseline are tested (a baseline against
     each other run, and the baselines among themselves), in the family of the correction.
@@ -177,11 +186,25 @@ def all_pairs(
                     "mean_a": float(va.mean()) if n else np.nan,
                     "mean_b": float(vb.mean()) if n else np.nan,
                     "p": float(p),
+                    **(
+                        paired_power(
+                            va,
+                            vb,
+                            alpha if power_alpha is None else power_alpha,
+                            float(power),
+                            power_delta,
+                            power_method,
+                        )
+                        if power is not None
+                        else {}
+                    ),
                 }
             )
+    extra = list(POWER_COLUMNS) if power is not None else []
     frame = pd.DataFrame(
         rows,
-        columns=[c for c in COLUMNS if c not in ("p_corrected", "significant", "better", "delta")],
+        columns=[c for c in COLUMNS if c not in ("p_corrected", "significant", "better", "delta")]
+        + extra,
     )
     frame.insert(5, "delta", frame["mean_b"] - frame["mean_a"])
     applied = "none" if test == "tukey" else correction
@@ -206,6 +229,15 @@ def all_pairs(
         "baselines": base,
         "n_permutations": n_permutations if test == "permutation" else None,
         "seed": seed if test == "permutation" else None,
+        "power": None
+        if power is None
+        else {
+            "power": float(power),
+            "alpha": float(alpha if power_alpha is None else power_alpha),
+            "delta": None if power_delta is None else float(power_delta),
+            "method": power_method,
+            "method_text": POWER_METHOD_TEXT,
+        },
     }
     return frame
 

@@ -45,6 +45,8 @@ from metrics_core.stats.families import (
     correction_family,
     effectiveness_measures,
 )
+from metrics_core.stats.power import METHOD_TEXT as POWER_METHOD_TEXT
+from metrics_core.stats.power import paired_power
 
 TESTS = ("t", "wilcoxon", "permutation")
 QUERY_SETS = ("common", "qrels", "pairwise")
@@ -64,7 +66,12 @@ class Column:
     "flags": a dict test -> bool, "text"); ``plain``: in the plain table; ``answer``: in the
     app's first table (the p of the test shown only, the interval and wins / ties / losses
     each joined into one cell); ``detail``: in the app's table of every test's p-values;
-    ``test``: the test whose p-value it holds; ``help``: a sentence under the heading.
+    ``test``: the test whose p-value it holds; ``power``: a figure of the topic set size
+    design (:mod:`metrics_core.stats.power`), filled and shown where it is asked
+    (``compare(..., power=True)``, ``ranklab compare --power``, the app's power table);
+    ``systems``: only where runs were grouped into systems of several runs
+    (:mod:`metrics_core.stats.systems`), left out of the tables otherwise;
+    ``help``: a sentence under the heading.
     """
 
     name: str
@@ -75,6 +82,8 @@ class Column:
     detail: bool = False
     test: str | None = None
     help: str = ""
+    power: bool = False
+    systems: bool = False
 
 
 #: The comparison table's columns, in order (one row per run and measure). A column added
@@ -101,9 +110,76 @@ COLUMNS: tuple[Column, ...] = (
     Column("effect_size", N_("Effect size (d)"), "value", detail=True),
     Column("significant", N_("Significant"), "flags", plain=False),
     Column("markers", N_("Significant"), "text", answer=True),
+    # systems of several runs (seeds): runs per system, the spread between them, the test
+    # that accounts for both queries and runs (metrics_core.stats.systems)
+    Column("seeds_baseline", N_("Baseline runs"), "count", detail=True, systems=True),
+    Column("seeds_run", N_("Runs"), "count", detail=True, systems=True),
+    Column(
+        "seed_sd_baseline",
+        N_("Baseline seed SD"),
+        "value",
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the baseline system's runs' means"),
+    ),
+    Column(
+        "seed_sd_run",
+        N_("Seed SD"),
+        "value",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the system's runs' means"),
+    ),
+    Column("ci_seeds_lo", N_("CI low (queries and seeds)"), "value", systems=True),
+    Column("ci_seeds_hi", N_("CI high (queries and seeds)"), "value", systems=True),
+    Column("p_seeds", N_("p (queries and seeds)"), "p", detail=True, systems=True),
+    Column(
+        "p_corrected_seeds",
+        N_("p (queries and seeds, corrected)"),
+        "p",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("paired t-test with the seeds' variance added (Satterthwaite's df)"),
+    ),
+    Column(
+        "sd_delta",
+        N_("SD of Δ"),
+        "value",
+        plain=False,
+        power=True,
+        help=N_("standard deviation of the per-query differences"),
+    ),
+    Column(
+        "queries_needed",
+        N_("Queries needed"),
+        "count",
+        plain=False,
+        power=True,
+        help=N_("for the paired t-test to detect the observed Δ with the chosen power"),
+    ),
+    Column(
+        "queries_needed_target",
+        N_("Queries needed (chosen Δ)"),
+        "count",
+        plain=False,
+        power=True,
+        help=N_("for the paired t-test to detect the chosen Δ with the chosen power"),
+    ),
+    Column(
+        "min_detectable",
+        N_("Smallest detectable Δ"),
+        "value",
+        plain=False,
+        power=True,
+        help=N_("the smallest Δ the current queries detect with the chosen power"),
+    ),
 )
 #: The frame's columns, in order.
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+#: The columns of the topic set size design.
+POWER_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.power)
 
 
 def _find(evaluations, name):
@@ -173,6 +249,10 @@ def compare_runs(
     tests=TESTS,
     interval: bool = True,
     family: str = DEFAULT_FAMILY,
+    power: float | None = None,
+    power_alpha: float | None = None,
+    power_delta: float | None = None,
+    power_method: str = "exact",
 ) -> pd.DataFrame:
     """Every run against ``baseline`` on every measure.
 
@@ -208,6 +288,18 @@ def compare_runs(
     interval : bool
         Compute the paired bootstrap interval of the mean difference (default); False
         leaves ``ci_lo``/``ci_hi`` NaN (a caller that does not show it saves the resamples).
+    power : float, optional
+        The power of the topic set size design (e.g. 0.8): fills ``sd_delta``,
+        ``queries_needed`` (queries for the paired t-test to detect the observed mean
+        difference), ``queries_needed_target`` (for ``power_delta``) and
+        ``min_detectable`` (the smallest difference the current queries detect)
+        (:mod:`metrics_core.stats.power`); None (default) leaves them NaN.
+    power_alpha : float, optional
+        The level of that t-test (default: ``alpha``).
+    power_delta : float, optional
+        A chosen difference (in the measure's units) to size the query set for.
+    power_method : {"exact", "nagata"}
+        The noncentral t (default) or Nagata's approximation of it (Sakai's Excel tool).
 
     Returns
     -------
@@ -250,6 +342,12 @@ def compare_runs(
             N_("unknown correction family {family!r}"),
             hint=N_("accepted: {choices}"),
             params={"family": family, "choices": ", ".join(FAMILY_SCOPES)},
+        )
+    if power is not None and not 0.0 < float(power) < 1.0:
+        raise InputError(
+            N_("the power must be between 0 and 1, got {value}"),
+            field="power",
+            params={"value": power},
         )
     tests = tuple(tests)
     unknown = [t for t in tests if t not in TESTS]
@@ -307,6 +405,18 @@ def compare_runs(
                     "ties": ties,
                     "losses": losses,
                     "effect_size": sig.effect_size(b, r),
+                    **(
+                        paired_power(
+                            b,
+                            r,
+                            alpha if power_alpha is None else power_alpha,
+                            float(power),
+                            power_delta,
+                            power_method,
+                        )
+                        if power is not None
+                        else dict.fromkeys(POWER_COLUMNS, np.nan)
+                    ),
                 }
             )
     n_resamples_ci = n_permutations if n_resamples is None else n_resamples
@@ -351,6 +461,15 @@ def compare_runs(
             "tests": tests,
             "interval": interval,
             "family": family,
+            "power": None
+            if power is None
+            else {
+                "power": float(power),
+                "alpha": float(alpha if power_alpha is None else power_alpha),
+                "delta": None if power_delta is None else float(power_delta),
+                "method": power_method,
+                "method_text": POWER_METHOD_TEXT,
+            },
         }
     )
     return frame
@@ -381,8 +500,19 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
                 "losses": int(r["losses"]),
                 "effect_size": r["effect_size"],
                 "significant": r["significant"],
+                **({"power": {c: r[c] for c in POWER_COLUMNS}} if frame.attrs.get("power") else {}),
             }
         )
+        if pd.notna(r.get("seeds_run", np.nan)):  # systems of several runs
+            out[-1]["systems"] = {
+                "runs": int(r["seeds_run"]),
+                "runs_baseline": int(r["seeds_baseline"]),
+                "seed_sd": r["seed_sd_run"],
+                "seed_sd_baseline": r["seed_sd_baseline"],
+                "ci_seeds": [r["ci_seeds_lo"], r["ci_seeds_hi"]],
+                "p_seeds": r["p_seeds"],
+                "p_corrected_seeds": r["p_corrected_seeds"],
+            }
     return out
 
 
