@@ -313,6 +313,29 @@ def significance_choice(names, words) -> tuple[str | None, str, str]:
     return baseline, test, correction
 
 
+def labels_legend(grading) -> str:
+    """The sentence under the table that says what its labels mean, with the names in use
+    (the visitor may rename them): the levels of each value and row, and the summary row's
+    overall verdict (:mod:`metrics_core.report.thesis`: a row's level is its worst; the
+    verdict is the worst level of the means, named with the verdict words)."""
+    good, fair, poor = grading.names
+    efficient, acceptable, poor_verdict = grading.verdicts
+    return say(
+        _(
+            "Each value is labelled **{good}**, **{fair}** or **{poor}** against its measure's "
+            "thresholds, and each row with its worst label. The summary row's overall verdict: "
+            "**{efficient}** when every mean is **{good}**, **{poor_verdict}** when any mean is "
+            "**{poor}**, else **{acceptable}**."
+        ),
+        good=good,
+        fair=fair,
+        poor=poor,
+        efficient=efficient,
+        acceptable=acceptable,
+        poor_verdict=poor_verdict,
+    )
+
+
 def show(table: ThesisTable, words: dict, lang: str) -> None:
     """The table, its caption and legend, and the downloads."""
     from ui.common.downloads import download_buttons
@@ -328,6 +351,7 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
         placeholder=MISSING,
         column_config={words["queries"]: right},
     )
+    st.caption(labels_legend(table.grading))  # the summary's words too, not only the levels'
     note = legend(table, words)
     if note:
         st.caption(md_text(note))  # it names the baseline: as text
@@ -361,6 +385,7 @@ __all__ = [
     "grading_from",
     "display_frame",
     "p_value_frame",
+    "labels_legend",
     "query_rows",
     "evaluation_label",
     "date_bounds",
