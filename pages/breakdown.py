@@ -8,7 +8,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT, MISSING, display_measure, plain, say
+from ui.common.style import MEASURE_FORMAT, MISSING, plain, say
 from ui.ranking.data import breakdown
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
@@ -65,16 +65,11 @@ with page(_("Breakdown")) as p:
         key=Breakdown.COLUMN,
         format_func=column_label,
     )
-    chart_measure = c2.selectbox(
-        _("Measure in the chart"), measures, key=Breakdown.MEASURE, format_func=display_measure
-    )
+    chart_measure = c2.selectbox(_("Measure in the chart"), measures, key=Breakdown.MEASURE)
 
     long = breakdown(evaluations, meta, column, selected_ids)
-    # means per group: the mean of RR reads MRR on screen (the download keeps the canonical names)
-    shown_long = long.rename(columns={m: display_measure(m) for m in measures})
-    config = {
-        display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures
-    }
+    shown_long = long  # means per group, under the measures' names (as the pickers give them)
+    config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
     config.update(
         {
             "run": st.column_config.TextColumn(_("Run"), pinned=True),
@@ -91,7 +86,7 @@ with page(_("Breakdown")) as p:
         key="bd",
     )
     st.plotly_chart(
-        group_bars(shown_long, display_measure(chart_measure), column, column_label(column)),
+        group_bars(shown_long, chart_measure, column, column_label(column)),
         key=Breakdown.CHART,
     )
 

@@ -15,7 +15,6 @@ from ui.common.style import (
     COUNT_FORMAT,
     MEASURE_FORMAT,
     MISSING,
-    display_measure,
     md_text,
     natural_sorted,
     say,
@@ -176,7 +175,6 @@ with page(_("Compare systems")) as p:
     with answer:
         st.subheader(say(_("Every run vs {baseline}"), baseline=baseline))
         shown = answer_table(comparison)
-        shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
         numbers = answer_numbers(test, bool(systems))
         # a missing value reads "–" (never "None"), with its reason under the table
         st.dataframe(
@@ -222,9 +220,7 @@ with page(_("Compare systems")) as p:
             )
 
     st.plotly_chart(
-        figs.delta_ci_figure(
-            frame, st.selectbox(_("Interval chart: measure"), measures, format_func=display_measure)
-        ),
+        figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures)),
         key=cs.CI_CHART,
     )
 
@@ -262,7 +258,7 @@ with page(_("Compare systems")) as p:
         )
         try:
             fold_tables, summary = fold_views(on_set, meta, fold_col)
-            st.dataframe(summary.rename(columns=display_measure), placeholder=MISSING)
+            st.dataframe(summary, placeholder=MISSING)
             st.caption(
                 say(
                     _(
@@ -288,11 +284,10 @@ with page(_("Compare systems")) as p:
             crit_tables = criterion_views(on_set, meta, crit_col)
             crit_long = pd.concat(crit_tables, names=["run"]).reset_index()
             st.dataframe(
-                crit_long.rename(columns=display_measure),
+                crit_long,
                 hide_index=True,
                 column_config={
-                    display_measure(m): st.column_config.NumberColumn(format=MEASURE_FORMAT)
-                    for m in measures
+                    m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures
                 }
                 | {
                     "run": st.column_config.TextColumn(_("Run"), pinned=True),

@@ -15,7 +15,7 @@ TASKS = (
         "rankings",
         N_("Rankings"),
         N_(
-            "Score ranked results against relevance judgements: P@5, nDCG@10, MRR, AP and more, "
+            "Score ranked results against relevance judgements: P@5, nDCG@10, RR, AP and more, "
             "exactly like trec_eval."
         ),
         "pages/overview.py",

@@ -8,7 +8,7 @@ from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import HEADERS, MEASURE_FORMAT, MISSING, display_measure, md_text, plain, say
+from ui.common.style import HEADERS, MEASURE_FORMAT, MISSING, md_text, plain, say
 from ui.common.thresholds import link_to_editor
 from ui.history.widgets import save_evaluation_form
 from ui.ranking.board import (
@@ -140,7 +140,6 @@ with page(_("Overview"), sidebar=False) as p:
         _("Headline measure"),
         measures,
         key=Overview.HEADLINE,
-        format_func=display_measure,
         help=_("The measure of the cards under the table."),
     )
     with st.spinner(_("Computing the leaderboard ...")):
@@ -223,7 +222,7 @@ with page(_("Overview"), sidebar=False) as p:
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
                 cards[i].metric(
-                    say("{run} · {measure}", run=name, measure=display_measure(headline)),
+                    say("{run} · {measure}", run=name, measure=headline),
                     number(r["mean"]),
                     **card_delta(name, r),
                     help=card_help(name, r, band),
@@ -276,7 +275,6 @@ with page(_("Overview"), sidebar=False) as p:
     # shown: a value that does not exist (the baseline's delta and p) is "–", never "None"; the
     # numbers stay in the table's data (hidden columns), as the download gives them
     shown_long = long.assign(
-        measure=long["measure"].map(display_measure),
         delta_shown=["–" if pd.isna(v) else f"{v:+.4f}" for v in long["delta"]],
         # the significance marker beside its p: a column of its own made the table 785 px wide
         # at 800 px (its heading "Significativo" cut)
@@ -330,7 +328,7 @@ with page(_("Overview"), sidebar=False) as p:
         if own_queries.open:
             table = summary_table(evaluations, n_resamples, confidence, seed)
             st.dataframe(
-                table.assign(measure=table["measure"].map(display_measure)),
+                table,
                 hide_index=True,
                 column_order=[
                     "run",
@@ -393,15 +391,11 @@ with page(_("Overview"), sidebar=False) as p:
                 default=[m for m in measures if not m.startswith("Num")][:8],
                 key=Overview.CHART_MEASURES,
                 placeholder=_("Choose options"),
-                format_func=display_measure,
             )
             if chart_measures:
                 bars = board[board["measure"].isin(chart_measures)].rename(
                     columns={"ci_lo": "ci_low", "ci_hi": "ci_high"}
                 )
-                bars = bars.assign(
-                    measure=bars["measure"].map(display_measure)
-                )  # means: RR's is MRR
                 st.plotly_chart(overview_bars(bars), key=Overview.CHART)
 
     st.subheader(_("Save this evaluation"))  # into the History section's store

@@ -43,7 +43,6 @@ from metrics_core.report.legends import (
     markers_legend,
     power_sentence,
 )
-from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import (
     COLUMNS,
     MARKERS,
@@ -429,13 +428,6 @@ def _context_blocks(
     return blocks
 
 
-def _shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its measures as people name their means (RR as MRR), attrs kept."""
-    out = frame.assign(measure=frame["measure"].map(display_measure))
-    out.attrs = dict(frame.attrs)
-    return out
-
-
 def comparison_report(
     evaluations,
     baseline: str | None = None,
@@ -484,8 +476,8 @@ def comparison_report(
         Translation functions (``gettext(text)``, ``ngettext(singular, plural, n)``, e.g.
         those of :func:`metrics_core.report.catalogs.translations`) for every heading,
         legend, caption, column header and note; English without them. Run names, file
-        names, measure names and numbers are never translated; the mean of ``RR`` is shown
-        as MRR (:func:`~metrics_core.report.thesis.display_measure`).
+        names, measure names and numbers are never translated; measures go by their
+        canonical names (``RR``), as in the app.
     lang : str
         The page's language for ``<html lang>`` (the language of ``gettext``).
     all_pairs : bool, optional
@@ -538,7 +530,6 @@ def comparison_report(
         comparison=frame,
         **shared,
     )
-    board, frame = _shown(board), _shown(frame)
     legend = leaderboard_legend(board, gettext=gettext)
     blocks = [
         (
@@ -572,7 +563,7 @@ def comparison_report(
         [
             {
                 _("Run"): ev.run_name,
-                **{display_measure(m): ev.aggregate.get(m, np.nan) for m in measures},
+                **{m: ev.aggregate.get(m, np.nan) for m in measures},
             }
             for ev in evaluations
         ]

@@ -9,8 +9,6 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from metrics_core.report.thesis import display_measure
-
 BEST = "★"
 #: the label of the interval rows starts with spaces (indented under the run's name)
 CI_INDENT = "   "
@@ -30,8 +28,9 @@ def leaderboard_grid(
     it does not). When the measures' query sets differ in size, each measure's header carries
     its n.
 
-    Columns are the measures' means, named as people name them (RR's mean is MRR:
-    :func:`~metrics_core.report.thesis.display_measure`).
+    Columns are the measures' means, under the measures' canonical names (``RR``, as every
+    table, chart and picker of the app names it; only the thesis table labels its mean
+    MRR, :func:`~metrics_core.report.thesis.display_measure`).
 
     ``gettext``: a translation function (str -> str) for the first column's name ("Run")
     and the row labels ("(baseline)", "95% CI", "tie band"); English without it. The
@@ -41,11 +40,10 @@ def leaderboard_grid(
     baseline = board.attrs.get("baseline")
     conf = board.attrs.get("confidence", 0.95)
     sizes = board.groupby("measure", sort=False)["n_queries"].first()
-    # the columns are the measures' means over the queries: the mean of RR reads MRR
     header = (
-        {m: display_measure(m) for m in measures}
+        {m: m for m in measures}
         if sizes.nunique() <= 1
-        else {m: f"{display_measure(m)} (n={int(sizes[m])})" for m in measures}
+        else {m: f"{m} (n={int(sizes[m])})" for m in measures}
     )
     rows = []
     for run, part in board.groupby("run", sort=False):

@@ -66,10 +66,12 @@ def canonical_measure(name: str) -> str:
 
 
 def display_measure(name: str) -> str:
-    """The name people give a measure's mean in a table: ``RR`` is shown as ``MRR``.
+    """A measure's label in the thesis table and its exports: ``RR`` is labelled ``MRR``.
 
-    The mean of the reciprocal rank over queries is the *mean reciprocal rank*; the
-    registry names the per-query measure ``RR`` (ir_measures), the table its mean.
+    The semantic-search panel's specification heads its comparative table "MRR" (the mean
+    of the reciprocal rank over queries, the *mean reciprocal rank*). Everywhere else (the
+    app's other tables, charts and pickers, the reports) a measure goes by its canonical
+    name, the registry's (``RR``, as ir_measures writes it): one name per measure.
 
     >>> display_measure("RR"), display_measure("RR(rel=2)@10"), display_measure("P@5")
     ('MRR', 'MRR(rel=2)@10', 'P@5')

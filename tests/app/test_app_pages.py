@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 
 import metrics_core as mc
 from metrics_core.clicks import click_mrr, read_click_log
-from metrics_core.report.thesis import display_measure
 from metrics_core.stats.aggregate import group_means
 from ui.ranking.data import sample_files
 
@@ -236,28 +235,20 @@ def test_overview_values_equal_evaluate(sample):
     for name, run in runs.items():
         ev = mc.evaluate(qrels, run, measures)
         got = table[table["run"] == name].set_index("measure")
-        for m in measures:  # the table shows the mean of RR as MRR
-            assert got.loc[display_measure(m), "aggregate"] == pytest.approx(
-                ev.aggregate[m], abs=1e-12
-            )
-            assert got.loc[display_measure(m), "median"] == pytest.approx(
-                float(ev.per_query[m].median())
-            )
-            assert (
-                got.loc[display_measure(m), "ci_low"]
-                <= got.loc[display_measure(m), "mean"]
-                <= got.loc[display_measure(m), "ci_high"]
-            )
+        for m in measures:  # each measure under its canonical name (RR, as the pickers)
+            assert got.loc[m, "aggregate"] == pytest.approx(ev.aggregate[m], abs=1e-12)
+            assert got.loc[m, "median"] == pytest.approx(float(ev.per_query[m].median()))
+            assert got.loc[m, "ci_low"] <= got.loc[m, "mean"] <= got.loc[m, "ci_high"]
         rr = ev.aggregate["RR"]
         expected_label = "Good" if rr >= 0.7 else "Fair" if rr >= 0.35 else "Needs improvement"
-        assert got.loc["MRR", "interpretation"] == expected_label
+        assert got.loc["RR", "interpretation"] == expected_label
     metrics = {m.label: m.value for m in at.metric}
     # the cards are on the leaderboard's one query set: by default the queries every run
     # answered (dense misses two), so hybrid's RR is its mean over those 48 queries
     pq = {n: mc.evaluate(qrels, r, ["RR"]).per_query["RR"] for n, r in runs.items()}
     common = pq["bm25"].index.intersection(pq["dense"].index).intersection(pq["hybrid"].index)
     assert len(common) == 48
-    assert metrics["hybrid · MRR"] == f"{pq['hybrid'].loc[common].mean():.4f}"
+    assert metrics["hybrid · RR"] == f"{pq['hybrid'].loc[common].mean():.4f}"
 
     # change controls: add a measure by name, and a convention in the sidebar
     at.text_input(key="ranklab.w.custom_measure").input("nDCG(gain=exp)@5").run()
@@ -269,8 +260,8 @@ def test_overview_values_equal_evaluate(sample):
     assert got.loc["nDCG(gain=exp)@5", "aggregate"] == pytest.approx(
         ev.aggregate["nDCG(gain=exp)@5"]
     )
-    assert got.loc["MRR", "aggregate"] == pytest.approx(ev.aggregate["RR"])
-    assert got.loc["MRR", "queries"] == 50  # missing queries scored 0
+    assert got.loc["RR", "aggregate"] == pytest.approx(ev.aggregate["RR"])
+    assert got.loc["RR", "queries"] == 50  # missing queries scored 0
     assert at.session_state["ranklab.conventions"].missing_queries == "zero"
     # reset to trec_eval's defaults
     at.button(key="ranklab.w.reset_conventions").click().run()
@@ -285,7 +276,7 @@ def test_overview_threshold_edit_changes_labels(sample):
     _open_own_queries(at)
     _ok(at)
     table = _frame_with(at, "interpretation").set_index(["run", "measure"])
-    assert table.loc[("bm25", "MRR"), "interpretation"] == "Good"  # 0.63 >= 0.5
+    assert table.loc[("bm25", "RR"), "interpretation"] == "Good"  # 0.63 >= 0.5
     assert table.loc[("bm25", "nDCG@10"), "interpretation"] == ""  # no threshold now
 
 
@@ -345,10 +336,8 @@ def test_breakdown_page(sample):
     ev = mc.evaluate(qrels, runs["bm25"], measures)
     ref = group_means(ev.per_query, meta, "difficulty")
     got = long[long["run"] == "bm25"].set_index("difficulty")
-    for m in measures:  # means by group: the mean of RR is shown as MRR
-        np.testing.assert_allclose(
-            got.loc[ref.index, display_measure(m)].to_numpy(), ref[m].to_numpy()
-        )
+    for m in measures:  # means by group, under the measures' canonical names
+        np.testing.assert_allclose(got.loc[ref.index, m].to_numpy(), ref[m].to_numpy())
     assert got.loc[ref.index, "count"].tolist() == ref["count"].tolist()
     # the labelled report of each query is the comparative table's now (one place for labels:
     # tests/app/test_labels_one_place.py); Breakdown links to it
@@ -508,7 +497,7 @@ def test_overview_details_mark_significance_beside_p(sample):
 
 def test_breakdown_names_the_grouping_column_in_spanish(sample):
     """The Spanish Breakdown offered "category" (the table headed it "Categoría") and titled
-    its chart "MRR por category"."""
+    its chart "RR por category"."""
     import json
 
     qrels, runs, meta = sample
@@ -523,5 +512,5 @@ def test_breakdown_names_the_grouping_column_in_spanish(sample):
     assert group.value == "category" and "Categoría" in group.options
     assert "category" not in group.options and "Dificultad" in group.options
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert spec["layout"]["title"]["text"] == "MRR por categoría"
+    assert spec["layout"]["title"]["text"] == "RR por categoría"
     assert spec["layout"]["xaxis"]["title"]["text"] == "Categoría"

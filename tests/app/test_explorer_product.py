@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.report.leaderboard_grid import leaderboard_grid, tie_band
 from metrics_core.report.legends import paper_table
-from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import compare_runs, leaderboard
 from tests.app.test_app_pages import TIMEOUT, _app, _ok
 from ui.common.style import difficulty_order, natural_key, natural_sorted, run_colours
@@ -56,7 +55,7 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
     grid = next(
         d.value for d in at.dataframe if "Run" in d.value.columns and "AP" in d.value.columns
     )
-    assert list(grid.columns) == ["Run", *map(display_measure, measures)]  # means: RR's is MRR
+    assert list(grid.columns) == ["Run", *measures]  # canonical names, as the pickers
     means = grid[
         ~grid["Run"].str.startswith("   ")
     ]  # the runs' rows (CI and tie band rows indented)
@@ -67,9 +66,7 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
         board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs}
     )
     expected = leaderboard_grid(board, band)
-    pd.testing.assert_frame_equal(
-        grid.reset_index(drop=True), expected.rename(columns=display_measure)
-    )
+    pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected)
     # hybrid is best on AP in the sample; the ★ marks it and only it
     ap = means["AP"].tolist()
     assert [("★" in v) for v in ap] == [False, False, True]

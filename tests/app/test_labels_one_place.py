@@ -117,10 +117,10 @@ def test_the_table_thresholds_label_every_page(sample, lang):
     mrr = {run: evaluate(sample[0], sample[1][run], ["RR"]).aggregate["RR"] for run in sample[1]}
     for run, value in mrr.items():  # 0.45 <= each sample run's MRR < 0.7: Good only now
         expected = good if value >= 0.5 else fair if value >= 0.45 else needs
-        assert rows.loc[(run, "MRR"), "interpretation"] == expected
+        assert rows.loc[(run, "RR"), "interpretation"] == expected
     assert (rows.xs("nDCG@10", level="measure")["interpretation"] == "").all()  # no label now
     captions = " ".join(c.value for c in overview.caption)
-    assert "MRR: " in captions and "0.45" in captions
+    assert "RR: " in captions and "0.45" in captions
     assert ("Comparative table" if lang == "en" else "Tabla comparativa") in captions
 
     # Clicks: the sample log's MRR against the same pair
@@ -139,7 +139,7 @@ def test_the_table_thresholds_label_every_page(sample, lang):
     assert not history.exception, history.exception
     report = history.dataframe[0].value
     report = getattr(report, "data", report)  # a Styler on screen
-    assert "MRR: " + ("Good" if lang == "en" else "Bueno") in " ".join(
+    assert "RR: " + ("Good" if lang == "en" else "Bueno") in " ".join(
         c.value for c in history.caption
     )
     body = report[report["ID"] != ("Summary" if lang == "en" else "Resumen")]

@@ -1,20 +1,24 @@
-"""A mean over queries of RR is shown "MRR"; a per-query value stays "RR" (as the comparative
-table and History say). Overview: the board's columns, the headline measure, the cards, the
-details table; Compare: the table, the interval chart, the fold and criterion views, while the
-per-query differences stay RR; Breakdown: the means by group; Per query: RR. Downloads keep
-the canonical names."""
+"""One name per measure across the app (issue 41 item 11): the library's canonical name,
+``RR``, in every table, chart, card and picker -- Overview, Compare, Breakdown, Per query
+and the HTML report. The comparative (thesis) table alone labels its mean "MRR", as the
+semantic-search panel's specification heads that table, and its measure picker says so too.
+(Before, Compare's and Per query's pickers said "RR" while the tables and Overview said
+"MRR".)"""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from metrics_core.report.thesis import display_measure
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120
+MRR = re.compile(r"\bMRR\b")
 
 
 def _page(name: str, sample, lang: str | None = None) -> AppTest:
@@ -43,56 +47,76 @@ def _chart_titles(at) -> list[str]:
     return titles
 
 
-def test_display_measure_is_the_rule():
+def _shown(at) -> list[str]:
+    """Every name a page shows: headings and cells of its tables, its cards, its pickers'
+    options, its charts' titles."""
+    out = [m.label for m in at.metric] + _chart_titles(at)
+    for box in [*at.selectbox, *at.multiselect]:
+        out += [str(o) for o in box.options]
+    for df in at.dataframe:
+        frame = df.value
+        out += [str(c) for c in frame.columns]
+        out += [str(v) for v in frame.to_numpy().ravel() if isinstance(v, str)]
+    return out
+
+
+def test_the_thesis_label_is_the_rule_of_the_thesis_table_alone():
     assert display_measure("RR") == "MRR" and display_measure("RR@10") == "MRR@10"
     assert display_measure("nDCG@10") == "nDCG@10" and display_measure("FirstRel") == "FirstRel"
 
 
-def test_the_overview_shows_the_mean_of_rr_as_mrr(sample):
-    at = _page("overview", sample)
-    grid = _frame_with(at, "Run")
-    assert "MRR" in grid.columns and "RR" not in grid.columns
+@pytest.mark.parametrize("lang", [None, "es"])
+def test_the_overview_names_rr_as_its_pickers_do(sample, lang):
+    at = _page("overview", sample, lang)
+    grid = at.dataframe[0].value
+    assert "RR" in grid.columns and "MRR" not in grid.columns
     headline = at.selectbox(key="ranklab.overview.headline")
-    assert headline.value == "RR" and "MRR" in headline.options and "RR" not in headline.options
+    assert headline.value == "RR" and "RR" in headline.options
     labels = [m.label for m in at.metric]
-    assert labels and all(label.endswith(" · MRR") for label in labels), labels
+    assert labels and all(label.endswith(" · RR") for label in labels), labels
     details = _frame_with(at, "delta_shown")
-    assert "MRR" in set(details["measure"]) and "RR" not in set(details["measure"])
+    assert "RR" in set(details["measure"])
+    assert not [t for t in _shown(at) if MRR.search(t)]
 
 
-def test_the_overview_in_spanish_too(sample):
-    at = _page("overview", sample, lang="es")
-    assert "MRR" in _frame_with(at, "Ejecución").columns
-    assert all(m.label.endswith(" · MRR") for m in at.metric)
+@pytest.mark.parametrize("page", ["compare", "per_query", "breakdown"])
+def test_compare_per_query_and_breakdown_say_rr_in_pickers_tables_and_charts(sample, page):
+    at = _page(page, sample)
+    shown = _shown(at)
+    assert any(t == "RR" or t.startswith("RR") for t in shown), shown
+    assert not [t for t in shown if MRR.search(t)]
 
 
-def test_compare_means_are_mrr_and_per_query_differences_stay_rr(sample):
+def test_compare_charts_of_rr(sample):
     at = _page("compare", sample)
-    table = _frame_with(at, "mean_delta")
-    assert "MRR" in set(table["measure"]) and "RR" not in set(table["measure"])
     interval = next(s for s in at.selectbox if s.label == "Interval chart: measure")
-    assert "MRR" in interval.options and "RR" not in interval.options
     per_query = next(s for s in at.selectbox if s.label == "Measure")
-    assert "RR" in per_query.options  # per-query deltas: the per-query measure
+    assert "RR" in interval.options and "RR" in per_query.options
     interval.set_value("RR").run()
     per_query.set_value("RR").run()
     titles = _chart_titles(at)
-    assert any(t.startswith("MRR: mean difference") for t in titles), titles
+    assert any(t.startswith("RR: mean difference") for t in titles), titles
     assert any(t.startswith("RR: ") and "per query" in t for t in titles), titles
-    assert any(t.startswith("MRR per ") for t in titles), titles  # the fold and criterion means
+    assert any(t.startswith("RR per ") for t in titles), titles  # the fold and criterion means
+    assert not [t for t in _shown(at) if MRR.search(t)]
 
 
-def test_breakdown_means_are_mrr_and_its_per_query_report_stays_rr(sample):
-    at = _page("breakdown", sample)
-    means = _frame_with(at, "count")
-    assert "MRR" in means.columns and "RR" not in means.columns
-    chart = next(s for s in at.selectbox if s.label == "Measure in the chart")
-    assert "MRR" in chart.options
-    chart.set_value("RR").run()
-    assert any(t.startswith("MRR by ") for t in _chart_titles(at)), _chart_titles(at)
+def test_the_comparative_table_labels_the_mean_mrr_as_the_specification(sample):
+    """The thesis table: its picker, its column and its exports say MRR (its rows'
+    thresholds editor too)."""
+    at = _page("table", sample)
+    picker = next(m for m in at.multiselect if m.label == "Measures")
+    assert "RR" in picker.value
+    assert "MRR" in picker.proto.options or "MRR" in [str(o) for o in picker.options]
+    table = at.dataframe[0].value
+    assert "MRR" in table.columns and "RR" not in table.columns
 
 
-def test_per_query_values_stay_rr(sample):
-    at = _page("per_query", sample)
-    assert any("RR" in df.value.columns for df in at.dataframe)
-    assert not any("MRR" in df.value.columns for df in at.dataframe)
+def test_the_html_report_names_rr_as_the_app(sample):
+    import metrics_core as mc
+    from metrics_core.report.html import comparison_report
+
+    qrels, runs, _meta = sample
+    evs = [mc.evaluate(qrels, run, ["RR", "P@5"]) for run in runs.values()]
+    text = comparison_report(evs, evs[0].run_name, ["RR", "P@5"], n_permutations=50, plotly_js=None)
+    assert ">RR<" in text and ">MRR<" not in text

@@ -71,8 +71,8 @@ def test_upload_through_drop_zone_matches_cli(server, page):
 
     page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
     card = page.locator(
-        '[data-testid="stMetric"]', has_text="bm25 · MRR"
-    )  # the mean of RR reads MRR
+        '[data-testid="stMetric"]', has_text="bm25 · RR"
+    )  # one name per measure: the canonical one
     card.wait_for()
     shown = card.locator('[data-testid="stMetricValue"]').inner_text().strip()
     assert shown == f"{expected:.4f}"

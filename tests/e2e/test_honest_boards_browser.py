@@ -73,11 +73,11 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
     page.get_by_role("button", name=words["load"]).click()
     page.get_by_text("bm25").first.wait_for(timeout=90_000)
     _wait_idle(page)
-    # the sample's board before the wrong runs: bm25's MRR on the queries every run answered
+    # the sample's board before the wrong runs: bm25's RR on the queries every run answered
     page.locator('[data-testid="stSidebarNav"] a', has_text=words["overview"]).click()
     card = page.locator(
-        '[data-testid="stMetric"]', has_text="bm25 · MRR"
-    )  # the mean of RR reads MRR
+        '[data-testid="stMetric"]', has_text="bm25 · RR"
+    )  # one name per measure: the canonical one
     card.wait_for(timeout=90_000)
     _wait_idle(page)
     before = card.locator('[data-testid="stMetricValue"]').inner_text().strip()
@@ -95,8 +95,8 @@ def test_wrong_runs_are_named_and_kept_off_the_board(server, new_page, tmp_path,
 
     page.locator('[data-testid="stSidebarNav"] a', has_text=words["overview"]).click()
     card = page.locator(
-        '[data-testid="stMetric"]', has_text="bm25 · MRR"
-    )  # the mean of RR reads MRR
+        '[data-testid="stMetric"]', has_text="bm25 · RR"
+    )  # one name per measure: the canonical one
     card.wait_for(timeout=90_000)
     _wait_idle(page)
     assert card.locator('[data-testid="stMetricValue"]').inner_text().strip() == before

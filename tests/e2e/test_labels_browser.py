@@ -112,7 +112,7 @@ def test_thresholds_set_on_the_table_label_the_overview(base, browser, lang):
         page.get_by_text(own_queries).first.click()
         _idle(page)
         main = page.locator('[data-testid="stMain"]')
-        expect(main.get_by_text(re.compile(rf"MRR: {good} ≥ 0\.45\b")).first).to_be_visible(
+        expect(main.get_by_text(re.compile(rf"\bRR: {good} ≥ 0\.45\b")).first).to_be_visible(
             timeout=90_000
         )
         link = main.get_by_role(

@@ -93,7 +93,7 @@ def test_the_overview_report_file_in_spanish():
         and "<title>Reporte de RankLab</title>" in page
     )
     assert (
-        "bm25 (línea base)" in page and "<td>ejecución bm25</td>" in page and "<th>MRR</th>" in page
+        "bm25 (línea base)" in page and "<td>ejecución bm25</td>" in page and "<th>RR</th>" in page
     )
     assert "Leaderboard" not in page and "Every run against" not in page
     english = report_html(

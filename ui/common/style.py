@@ -23,7 +23,6 @@ from collections.abc import Iterable
 
 from metrics_core.report import PALETTE  # one copy: the run colours of every figure and export
 from metrics_core.report.cells import MISSING, markdown_escape, threshold_text
-from metrics_core.report.thesis import display_measure  # a measure as its mean reads (MRR)
 
 MEASURE_DIGITS = 4
 MEASURE_FORMAT = "%.4f"  # st.column_config.NumberColumn(format=...)
@@ -168,7 +167,6 @@ __all__ = [
     "plain",
     "md_join",
     "MISSING",
-    "display_measure",
     "threshold_text",
     "md_text",
     "plot_text",

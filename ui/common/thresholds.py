@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 import streamlit as st
 
 from metrics_core.report.labels import DEFAULT_GOOD_THRESHOLDS, bounds, interpret
-from metrics_core.report.thesis import FAIR_RATIO, display_measure
+from metrics_core.report.thesis import FAIR_RATIO
 from ui.common import state
 from ui.common.frame import page_link
 from ui.common.i18n import gettext as _
@@ -82,11 +82,12 @@ def label(measure: str, value: float) -> str:
 
 
 def words(measures: Iterable[str] | None = None) -> str:
-    """The thresholds in words: "MRR: Good ≥ 0.7, Fair ≥ 0.35; P@5: ..." ("" when none)."""
+    """The thresholds in words: "RR: Good ≥ 0.7, Fair ≥ 0.35; P@5: ..." ("" when none), each
+    measure under its canonical name, as the pages name it."""
     return "; ".join(
         say(
             _("{measure}: Good ≥ {good}, Fair ≥ {fair}"),
-            measure=display_measure(m),
+            measure=m,
             good=f"{g:.4g}",
             fair=f"{f:.4g}",
         )

@@ -21,7 +21,6 @@ from metrics_core.report.catalogs import N_
 from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
 from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
-from metrics_core.report.thesis import display_measure
 from metrics_core.stats.comparison import COLUMNS, MARKERS, TESTS, Column
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import budget
@@ -242,11 +241,10 @@ def answer_config(
 
 def detail_table(comparison: Comparison) -> pd.DataFrame:
     """Every test's raw and corrected p-values and the effect size (the declared ``detail``
-    columns), headed in the visitor's language; measures as the means read (MRR)."""
+    columns), headed in the visitor's language; measures under their canonical names."""
     held = comparison.columns()
     columns = [c for c in COLUMNS if c.detail and c.name in held]
     detail = comparison.to_frame()[[c.name for c in columns]].copy()
-    detail["measure"] = detail["measure"].map(display_measure)
     detail.columns = [heading(c) for c in columns]
     return detail
 

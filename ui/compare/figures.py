@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from metrics_core.report.thesis import display_measure
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
 from ui.common.style import in_sentence, plain, plot_text
@@ -81,10 +80,10 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     fig.update_layout(
         title=plain(
             _("{measure}: mean difference vs {baseline} (bootstrap CI)"),
-            measure=display_measure(measure),
+            measure=measure,
             baseline=plot_text(base),
         ),
-        xaxis_title=f"Δ {display_measure(measure)}",
+        xaxis_title=f"Δ {measure}",
         yaxis_title=_("run"),
         template="plotly_white",
         height=120 + 50 * max(len(rows), 1),
@@ -111,11 +110,11 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
         barmode="group",
         title=plain(
             _("{measure} per {column}"),
-            measure=display_measure(measure),
+            measure=measure,
             column=in_sentence(plot_text(fold_column)),
         ),
         xaxis_title=plot_text(fold_column),
-        yaxis_title=display_measure(measure),
+        yaxis_title=measure,
     )
     return fig
 
@@ -140,11 +139,11 @@ def criterion_figure(
         barmode="group",
         title=plain(
             _("{measure} per {column} (micro, macro last)"),
-            measure=display_measure(measure),
+            measure=measure,
             column=in_sentence(plot_text(criterion_column)),
         ),
         xaxis_title=plot_text(criterion_column),
-        yaxis_title=display_measure(measure),
+        yaxis_title=measure,
     )
     return fig
 

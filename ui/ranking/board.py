@@ -111,8 +111,8 @@ def board_family(board: pd.DataFrame) -> str | None:
 
 
 def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
-    """:func:`leaderboard_grid` in the visitor's language (its columns name the mean of RR
-    MRR)."""
+    """:func:`leaderboard_grid` in the visitor's language (its columns: the measures'
+    canonical names, as the pickers give them)."""
     return leaderboard_grid(board, band, gettext=_)
 
 
