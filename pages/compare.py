@@ -31,6 +31,9 @@ from ui.compare.data import (
     detail_numbers,
     detail_table,
     export_texts,
+    power_legend,
+    power_numbers,
+    power_table,
     test_label,
 )
 from ui.ranking.data import evaluate_loaded, has_runs
@@ -97,6 +100,22 @@ with page(_("Compare systems")) as p:
                 help=_("Whose corrected p-value is in the table; every test's p is below it."),
             )
             confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
+        with st.expander(_("How many queries: power and a difference to detect")):
+            c8, c9 = st.columns(2)
+            power = c8.select_slider(
+                _("Power"),
+                options=[0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99],
+                value=0.8,
+                help=_("The chance the paired t-test detects a true difference of that size."),
+            )
+            chosen = c9.number_input(
+                _("Difference to detect (0: only the observed one)"),
+                min_value=0.0,
+                max_value=1000.0,
+                value=0.0,
+                step=0.01,
+                format="%.3f",
+            )
         st.form_submit_button(_("Compare"))
 
     if not measures:
@@ -130,6 +149,8 @@ with page(_("Compare systems")) as p:
         float(confidence),
         query_set,
         conventions,
+        power=float(power),
+        power_delta=float(chosen) or None,
     )
     frame = comparison.to_frame()
     cs.remember_settings(comparison)
@@ -168,6 +189,16 @@ with page(_("Compare systems")) as p:
                     "d). Markers: {markers}."
                 ).format(markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS))
             )
+
+        with st.expander(_("How many queries each comparison needs")):
+            needed = power_table(comparison)
+            st.dataframe(
+                needed.style.format({c: "{:.4f}" for c in power_numbers(needed)}, na_rep="–"),
+                hide_index=True,
+                key=cs.POWER_TABLE,
+                placeholder=MISSING,
+            )
+            st.caption(md_text(power_legend(comparison)))
 
     st.plotly_chart(
         figs.delta_ci_figure(

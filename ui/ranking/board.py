@@ -9,6 +9,7 @@ from metrics_core.report.leaderboard_grid import (
     BEST,
     CI_INDENT,
     TIE_ROW,
+    UNJUDGED_ROW,
     leaderboard_grid,
     tie_band,
 )
@@ -21,6 +22,7 @@ from ui.ranking.state import Overview
 
 #: The board's tables in the session cache (:mod:`ui.common.cache`).
 BOARDS, BANDS = "overview.boards", "overview.bands"
+UNJUDGED_BANDS = "overview.unjudged_bands"
 
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
 #: before it draws their widgets, after the leaderboard).
@@ -157,23 +159,58 @@ def board_family(board: pd.DataFrame) -> str | None:
     return family_sentence(board, gettext=_) or None
 
 
-def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
+def translated_grid(
+    board: pd.DataFrame, band: pd.DataFrame | None = None, unjudged: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`leaderboard_grid` in the visitor's language (its columns name the mean of RR
-    MRR)."""
-    return leaderboard_grid(board, band, gettext=_)
+    MRR), with the tie band and the unjudged band."""
+    return leaderboard_grid(board, band, gettext=_, unjudged=unjudged)
 
 
-def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+def cached_tie_band(
+    board: pd.DataFrame, evaluations: dict, bounds: dict, table: str = BANDS
+) -> pd.DataFrame:
     """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
-    the same board, evaluations and bounds (a rerun does not recompute it)."""
+    the same board, evaluations and bounds (a rerun does not recompute it); the unjudged band is
+    the same function on the unjudged bounds (``table=UNJUDGED_BANDS``)."""
     held = (board, *evaluations.values(), *(bounds.get(n) for n in evaluations))
     return remember(
-        BANDS,
+        table,
         tuple(evaluations),
         lambda: tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds),
         held=held,
         size=1,
     )
+
+
+def cached_unjudged_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+    """The board's band over the labellings of the unjudged documents (see
+    :func:`cached_tie_band`)."""
+    return cached_tie_band(board, evaluations, bounds, UNJUDGED_BANDS)
+
+
+UNJUDGED_LEGEND = N_(
+    "Unjudged band: range of the mean over every labelling of the retrieved documents the "
+    "qrels do not judge, with labels 0 to the qrels' highest (shown where it changes the mean)."
+)
+
+
+def reversal_note(board: pd.DataFrame, unjudged: pd.DataFrame) -> str:
+    """One line naming the pairs of runs whose order the unjudged documents could reverse
+    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`); empty when none."""
+    from metrics_core.report.leaderboard_grid import reversible_pairs
+    from metrics_core.report.thesis import display_measure
+
+    pairs = reversible_pairs(board, unjudged) if len(unjudged) else []
+    if not pairs:
+        return ""
+    text = "; ".join(
+        _("{ahead} over {behind} on {measure}").format(
+            ahead=a, behind=b, measure=display_measure(m)
+        )
+        for m, a, b in pairs
+    )
+    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(pairs=text)
 
 
 def style_grid(grid: pd.DataFrame):
@@ -185,11 +222,11 @@ def style_grid(grid: pd.DataFrame):
         return ""
 
     first = grid.columns[0]
-    tie_row = CI_INDENT + _("tie band")
+    band_rows = (TIE_ROW, UNJUDGED_ROW, CI_INDENT + _("tie band"), CI_INDENT + _("unjudged band"))
 
     def row(r):
         label = str(r[first])
-        if label in (TIE_ROW, tie_row):
+        if label in band_rows:
             return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
         grey = label.startswith("   ")
         return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
@@ -206,6 +243,9 @@ __all__ = [
     "board_setting",
     "overview_board",
     "cached_tie_band",
+    "cached_unjudged_band",
+    "reversal_note",
+    "UNJUDGED_LEGEND",
     "style_grid",
     "board_legend",
     "board_family",

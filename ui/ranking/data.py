@@ -29,6 +29,7 @@ from ui.ranking.state import CLICKS_SOURCE
 #: The section's tables in the session cache (:mod:`ui.common.cache`).
 RANKINGS, EVALUATIONS, COVERAGE = "ranking.rankings", "ranking.evaluations", "ranking.coverage"
 TIES, TIE_BOUNDS = "ranking.ties", "ranking.tie_bounds"
+UNJUDGED_BOUNDS = "ranking.unjudged_bounds"
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_data" / "ranking"
@@ -243,7 +244,7 @@ def drop_unloaded() -> None:
     for table in (RANKINGS, EVALUATIONS, COVERAGE):
         keep_only(table, lambda _key, held: held[0] is qrels and any(held[1] is r for r in loaded))
     evs = {id(ev) for name in (EVALUATIONS,) for ev in _held_values(name)}
-    for table in (TIES, TIE_BOUNDS):
+    for table in (TIES, TIE_BOUNDS, UNJUDGED_BOUNDS):
         keep_only(table, lambda _key, held: id(held[0]) in evs)
 
 
@@ -387,6 +388,34 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
         }
 
     return _per_run(evaluations, TIE_BOUNDS, bounds)
+
+
+def unjudged_bounds(evaluations: dict) -> dict[str, dict | None]:
+    """Per run, the per-query lowest and highest value of each covered measure over every
+    labelling of the unjudged retrieved documents
+    (:meth:`metrics_core.Ranking.unjudged_bounds`, as Series indexed by query id): the
+    Overview's unjudged band. Kept in the session next to the evaluation; None where the
+    tie band is not computed either (too many rows, or evaluated in blocks)."""
+
+    def bounds(ev):
+        index = pd.Index(ev.ranking.query_ids)
+        return {
+            m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+            for m, (lo, hi) in ev.ranking.unjudged_bounds(ev.specs).items()
+        }
+
+    return _per_run(evaluations, UNJUDGED_BOUNDS, bounds)
+
+
+def bands_ready(evaluations: dict) -> bool:
+    """Whether the tie and unjudged bands of these evaluations would come at once (kept, or
+    not computed for their size)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    return all(
+        _no_ties(runs.get(name), ev)
+        or (peek(TIE_BOUNDS, None, held=(ev,))[0] and peek(UNJUDGED_BOUNDS, None, held=(ev,))[0])
+        for name, ev in evaluations.items()
+    )
 
 
 def tie_bounds_ready(evaluations: dict) -> bool:
