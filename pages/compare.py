@@ -36,7 +36,7 @@ from ui.compare.data import (
     power_table,
     test_label,
 )
-from ui.ranking.data import evaluate_loaded, has_runs
+from ui.ranking.data import evaluate_loaded, has_runs, measure_options
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
@@ -57,7 +57,7 @@ with page(_("Compare systems")) as p:
         p.stop()
 
     names = list(st.session_state[state.RUNS])
-    measure_names = list(mc.measures.COMMON_MEASURES)
+    measure_names = measure_options()
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
     if st.toggle(

@@ -143,11 +143,76 @@ def parse_qrels(
     data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None
 ) -> mc.Qrels:
     """Parse qrels bytes (once per upload, within the memory gate, into the session's folder,
-    as :func:`parse_run`)."""
+    as :func:`parse_run`). A TREC qrels file whose second column names several subtopics
+    for one (query, document) -- ndeval's ``qid subtopic docid relevance`` -- is read with
+    its subtopics (:class:`metrics_core.SubtopicQrels`): the diversity measures read them,
+    every other measure sees one row per (query, document)."""
+    from metrics_core.io.subtopics import looks_like_subtopics
+
+    subtopics = fmt in ("auto", "trec") and looks_like_subtopics(data)
     with budget.reserve(data, "qrels", filename):
         return store.put(
-            mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
+            mc.read_qrels(
+                _Named(data, filename),
+                fmt=fmt,
+                columns=dict(columns or {}) or None,
+                subtopics=subtopics,
+            )
         )
+
+
+def has_subtopics(qrels=None) -> bool:
+    """Whether the loaded qrels (or ``qrels``) judge per subtopic (the diversity measures'
+    qrels)."""
+    qrels = st.session_state.get(state.QRELS) if qrels is None else qrels
+    return isinstance(qrels, mc.SubtopicQrels)
+
+
+def subtopic_summary(qrels) -> str:
+    """One line on a subtopic qrels: its subtopics and what reads them (empty otherwise)."""
+    if not has_subtopics(qrels):
+        return ""
+    per_query = qrels.pair_ptr  # rows -> their subtopic judgements
+    return _(
+        "Subtopic qrels: {judgements} judgements over {subtopics} subtopics; the diversity "
+        "measures (alpha-nDCG, ERR-IA, NRBP, P-IA, MAP-IA, strec) read them, the others see one "
+        "row per query and document (its highest label)."
+    ).format(judgements=count(int(per_query[-1])), subtopics=count(len(qrels.subtopic_names)))
+
+
+def measure_options() -> list[str]:
+    """The measure picker's list: every family's common instances, the diversity measures only
+    when the loaded qrels judge per subtopic (on other qrels they would read one subtopic)."""
+    from metrics_core.ranking.registry import COMMON_MEASURES
+
+    if has_subtopics():
+        return list(COMMON_MEASURES)
+    return [m for m in COMMON_MEASURES if not mc.parse_measure(m).definition.subtopics]
+
+
+#: The diversity sample: ndeval subtopic qrels and two runs (sample_data/diversity).
+DIVERSITY_DIR = ROOT / "sample_data" / "diversity"
+DIVERSITY_RUNS = ("relevance", "diverse")
+#: What the Overview shows first with the diversity sample.
+DIVERSITY_MEASURES = ("alpha-nDCG@10", "ERR-IA@10", "strec@10", "nDCG@10", "P@10")
+
+
+def load_diversity_sample_into_state() -> None:
+    """Put the diversity sample into the ranking section (replacing its qrels and runs): the
+    subtopic qrels, the runs "relevance" and "diverse", and diversity measures chosen."""
+    qrels_file = DIVERSITY_DIR / "subtopics.qrels"
+    qrels = parse_qrels(qrels_file.read_bytes(), qrels_file.name)
+    runs = {}
+    for name in DIVERSITY_RUNS:
+        path = DIVERSITY_DIR / f"{name}.txt"
+        runs[name] = parse_run(path.read_bytes(), path.name)
+        runs[name].name = name
+    st.session_state[state.QRELS] = qrels
+    st.session_state[state.RUNS] = runs
+    st.session_state[state.META] = None
+    st.session_state[state.MEASURES] = list(DIVERSITY_MEASURES)
+    forget()
+    st.session_state[state.SELECTED_QUERY] = None
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
