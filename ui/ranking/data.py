@@ -445,14 +445,18 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     what the Overview's tie band needs, without the whole tie report. Kept in the session
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
 
-    def bounds(ev):
-        index = pd.Index(ev.ranking.query_ids)
-        return {
-            m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-            for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()
-        }
+    return _per_run(
+        evaluations, TIE_BOUNDS, lambda ev: _by_query(ev, ev.ranking.tie_bounds(ev.specs))
+    )
 
-    return _per_run(evaluations, TIE_BOUNDS, bounds)
+
+def _by_query(ev, bounds: dict) -> dict:
+    """Per measure (lowest, highest) arrays as Series indexed by the evaluation's query ids."""
+    index = pd.Index(ev.ranking.query_ids)
+    return {
+        m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+        for m, (lo, hi) in bounds.items()
+    }
 
 
 def unjudged_bounds(evaluations: dict) -> dict[str, dict | None]:
@@ -462,14 +466,11 @@ def unjudged_bounds(evaluations: dict) -> dict[str, dict | None]:
     Overview's unjudged band. Kept in the session next to the evaluation; None where the
     tie band is not computed either (too many rows, or evaluated in blocks)."""
 
-    def bounds(ev):
-        index = pd.Index(ev.ranking.query_ids)
-        return {
-            m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-            for m, (lo, hi) in ev.ranking.unjudged_bounds(ev.specs).items()
-        }
-
-    return _per_run(evaluations, UNJUDGED_BOUNDS, bounds)
+    return _per_run(
+        evaluations,
+        UNJUDGED_BOUNDS,
+        lambda ev: _by_query(ev, ev.ranking.unjudged_bounds(ev.specs)),
+    )
 
 
 def bands_ready(evaluations: dict) -> bool:
