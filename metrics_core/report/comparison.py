@@ -212,8 +212,9 @@ class Comparison:
         """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values (and
         ``power``, the topic set size design's settings, when it was asked)."""
         out = {k: self.settings[k] for k in PARAMETERS}
-        if self.power():
-            out["power"] = dict(self.power())
+        power = self.power()
+        if power:
+            out["power"] = dict(power)
         return out
 
     # --- exports ------------------------------------------------------------------------
