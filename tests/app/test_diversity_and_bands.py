@@ -103,5 +103,28 @@ def test_overview_unjudged_band_and_reversals(sample, lang):
     pairs = reversible_pairs(board, band)
     assert pairs  # the sample's runs leave many documents unjudged
     note = next(c.value for c in at.caption if c.value.startswith("⇅"))
-    word = " sobre " if lang else " over "
-    assert note.count(word) == len(pairs)
+    every = "cada par en" if lang else "every pair on"
+    # the sample's runs leave so much unjudged that every order of every measure could turn
+    assert len(pairs) == 3 * len(measures) and every in note
+
+
+def test_reversal_note_names_pairs_by_measure():
+    import pandas as pd
+
+    from ui.ranking.board import reversal_note
+
+    board = pd.DataFrame(
+        {
+            "run": ["a", "b", "c"] * 2,
+            "measure": ["AP"] * 3 + ["RR"] * 3,
+            "mean": [0.5, 0.4, 0.1, 0.9, 0.8, 0.7],
+        }
+    )
+    band = pd.DataFrame(
+        {"low": [0.3, 0.6], "high": [0.55, 0.95]},
+        index=pd.MultiIndex.from_tuples([("b", "AP"), ("c", "RR")], names=["run", "measure"]),
+    )
+    note = reversal_note(board, band)
+    # AP: only b could pass a (c stays below); RR: c could pass both
+    assert note == ("⇅ Orders the unjudged documents could reverse: AP: a > b; MRR: a > c, b > c.")
+    assert reversal_note(board, band.iloc[:0]) == ""

@@ -197,20 +197,32 @@ UNJUDGED_LEGEND = N_(
 
 def reversal_note(board: pd.DataFrame, unjudged: pd.DataFrame) -> str:
     """One line naming the pairs of runs whose order the unjudged documents could reverse
-    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`); empty when none."""
+    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`), by measure: "every
+    pair" where all of a measure's pairs could turn; empty when none could."""
     from metrics_core.report.leaderboard_grid import reversible_pairs
     from metrics_core.report.thesis import display_measure
 
     pairs = reversible_pairs(board, unjudged) if len(unjudged) else []
     if not pairs:
         return ""
-    text = "; ".join(
-        _("{ahead} over {behind} on {measure}").format(
-            ahead=a, behind=b, measure=display_measure(m)
+    by_measure: dict[str, list[str]] = {}
+    for m, ahead, behind in pairs:
+        by_measure.setdefault(m, []).append(f"{ahead} > {behind}")
+    counts = board.dropna(subset=["mean"]).groupby("measure")["run"].nunique()
+    every = [m for m, got in by_measure.items() if len(got) == counts[m] * (counts[m] - 1) // 2]
+    parts = []
+    if every:
+        parts.append(
+            _("every pair on {measures}").format(
+                measures=", ".join(display_measure(m) for m in every)
+            )
         )
-        for m, a, b in pairs
+    parts += [
+        f"{display_measure(m)}: {', '.join(got)}" for m, got in by_measure.items() if m not in every
+    ]
+    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(
+        pairs="; ".join(parts)
     )
-    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(pairs=text)
 
 
 def style_grid(grid: pd.DataFrame):
