@@ -4,19 +4,19 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.cells import MISSING
-from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
-from ui.common import budget, keep, state
+from ui.common import keep, state, store
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT, md_text
+from ui.common.style import MEASURE_FORMAT, MISSING, md_join, md_text, plain, say
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
     clear_loaded,
     coverage_notes,
+    diagnostic_measures,
+    diagnostics,
     evaluate_loaded,
     has_data,
     judgements_per_label,
@@ -68,7 +68,8 @@ with page(
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
             st.caption(
-                _("{queries} queries, {judgements} judgements").format(
+                say(
+                    _("{queries} queries, {judgements} judgements"),
                     queries=count(len(loaded_qrels.unique_query_ids())),
                     judgements=count(len(loaded_qrels)),
                 )
@@ -119,15 +120,16 @@ with page(
     buttons.button(
         _("Clear everything"), key=Data.CLEAR, disabled=not has_data(), on_click=clear_loaded
     )
-    # what the visitor's data costs on a shared server (the budget that refuses an upload)
+    # where the visitor's data is kept on a shared server, and what the memory gate does
     expired = keep.expired_note()
     if expired:
         st.warning(expired, icon=":material/history:")
     cost_slot.caption(
-        budget.cost_line() + " " + keep.keep_note(),
+        say("{cost} {kept}", cost=store.cost_line(), kept=keep.keep_note()),
         help=_(
-            "Uploads are checked against your share before they are read; larger runs are evaluated with the "
-            "command line (ranklab evaluate), which streams them."
+            "Every upload and computation reserves the memory it needs before it starts, in turn; what "
+            "could never fit is refused, and runs of any size are evaluated with the command line "
+            "(ranklab evaluate), which streams them."
         ),
     )
 
@@ -172,22 +174,25 @@ with page(
     none = _("none")
     for name, ev in diag_evs.items():
         d = ev.diagnostics
-        with st.expander(_("{run}: details").format(run=md_text(name))):
+        with st.expander(say(_("{run}: details"), run=name)):
             st.write(
-                _("Missing queries (judged, not in the run): {ids}").format(
-                    ids=", ".join(map(md_text, d["missing_queries"])) or none
+                say(
+                    _("Missing queries (judged, not in the run): {ids}"),
+                    ids=md_join(d["missing_queries"]) or none,
                 )
             )
             st.write(
-                _("Extra queries (in the run, not judged; ignored): {ids}").format(
-                    ids=", ".join(map(md_text, d["extra_queries"])) or none
+                say(
+                    _("Extra queries (in the run, not judged; ignored): {ids}"),
+                    ids=md_join(d["extra_queries"]) or none,
                 )
             )
             st.write(
-                _(
-                    "Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
-                    "broken by the rule '{rule}' (sidebar)."
-                ).format(
+                say(
+                    _(
+                        "Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
+                        "broken by the rule '{rule}' (sidebar)."
+                    ),
                     groups=d["tied_groups"],
                     documents=d["tied_documents"],
                     k=k,
@@ -195,7 +200,7 @@ with page(
                     rule=conv.ties,
                 )
             )
-    table = diagnostics_table(diag_evs, k, runs)
+    table = diagnostics(diag_evs, k, runs)
     if len(table):
         # plain headers; counts with thousands separators, means with 4 decimals; a mean over no
         # query is "–" (a run that shares no query with the qrels, named above)
@@ -205,9 +210,9 @@ with page(
             "missing queries": _("Missing queries"),
             "extra queries": _("Extra queries"),
             "duplicates": _("Duplicates"),
-            f"tied groups straddling @{k}": _("Tied groups straddling @{k}").format(k=k),
-            f"Judged@{k} (mean)": _("Judged@{k} (mean)").format(k=k),
-            f"queries with unjudged in top {k}": _("Queries with unjudged in top {k}").format(k=k),
+            f"tied groups straddling @{k}": plain(_("Tied groups straddling @{k}"), k=k),
+            f"Judged@{k} (mean)": plain(_("Judged@{k} (mean)"), k=k),
+            f"queries with unjudged in top {k}": plain(_("Queries with unjudged in top {k}"), k=k),
         }
         judged = f"Judged@{k} (mean)"
         texts = [judged] if table[judged].isna().any() else []  # "–", never "None"
@@ -229,6 +234,6 @@ with page(
         at_k = [f"tied groups straddling @{k}", judged, f"queries with unjudged in top {k}"]
         st.markdown(_("**Queries and lines**"))
         st.dataframe(shown.drop(columns=at_k), column_config=config, placeholder=MISSING)
-        st.markdown(_("**Ties and unjudged documents in the top {k}**").format(k=k))
+        st.markdown(say(_("**Ties and unjudged documents in the top {k}**"), k=k))
         st.dataframe(shown[at_k], column_config=config, placeholder=MISSING)
         download_table(table, "diagnostics", conv, title=_("Data diagnostics"), key="diag")

@@ -4,37 +4,38 @@ value marked and significance against a baseline), then the details."""
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.cells import MISSING
-from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
-from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import TESTS
-from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
+from ui.common.style import HEADERS, MEASURE_FORMAT, MISSING, display_measure, md_text, plain, say
 from ui.common.thresholds import link_to_editor
-from ui.history.actions import save_evaluation_form
+from ui.history.widgets import save_evaluation_form
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
+    CORRECTION_NAMES,
+    CORRECTIONS,
+    TEST_NAMES,
+    TESTS,
     TIE_LEGEND,
     UNJUDGED_LEGEND,
     baseline_choice,
     board_family,
     board_legend,
     board_setting,
-    cached_tie_band,
-    cached_unjudged_band,
-    overview_board,
+    board_settings,
     reversal_note,
     style_grid,
     translated_grid,
 )
 from ui.ranking.data import (
     bands_ready,
+    cached_tie_band,
+    cached_unjudged_band,
     loaded_rows,
+    overview_board,
+    reversible,
     tie_bounds,
     too_large_for_ties,
     unjudged_bounds,
@@ -153,11 +154,7 @@ with page(_("Overview"), sidebar=False) as p:
             baseline,
             measures,
             query_set,
-            n_resamples,
-            confidence,
-            seed,
-            correction,
-            test,
+            board_settings(n_resamples, confidence, seed, correction, test),
         )
     legend = board_legend(board)
 
@@ -176,7 +173,8 @@ with page(_("Overview"), sidebar=False) as p:
 
     def card_help(name, r, band, unjudged) -> str:
         parts = [
-            _("{confidence} CI {low}–{high} over {n} queries").format(
+            say(
+                _("{confidence} CI {low}–{high} over {n} queries"),
                 confidence=f"{confidence:.0%}",
                 low=number(r["ci_lo"]),
                 high=number(r["ci_hi"]),
@@ -187,20 +185,24 @@ with page(_("Overview"), sidebar=False) as p:
             parts.append(_("the baseline"))
         else:
             parts.append(
-                _("Δ vs {baseline}; corrected p = {p}").format(
-                    baseline=md_text(baseline), p=number(r["p_corrected"])
+                say(
+                    _("Δ vs {baseline}; corrected p = {p}"),
+                    baseline=baseline,
+                    p=number(r["p_corrected"]),
                 )
             )
         if (name, headline) in band.index:
             parts.append(
-                _("tie band {low}–{high}").format(
+                say(
+                    _("tie band {low}–{high}"),
                     low=number(band.loc[(name, headline), "low"]),
                     high=number(band.loc[(name, headline), "high"]),
                 )
             )
         if (name, headline) in unjudged.index:
             parts.append(
-                _("unjudged band {low}–{high}").format(
+                say(
+                    _("unjudged band {low}–{high}"),
                     low=number(unjudged.loc[(name, headline), "low"]),
                     high=number(unjudged.loc[(name, headline), "high"]),
                 )
@@ -231,7 +233,7 @@ with page(_("Overview"), sidebar=False) as p:
                 ),
                 help=md_text(board_family(board)),
             )
-            reversal = reversal_note(board, unjudged)
+            reversal = reversal_note(board, reversible(board, unjudged))
             if reversal:
                 st.caption(md_text(reversal))
             if note:
@@ -241,15 +243,16 @@ with page(_("Overview"), sidebar=False) as p:
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
                 cards[i].metric(
-                    f"{md_text(name)} · {display_measure(headline)}",
+                    say("{run} · {measure}", run=name, measure=display_measure(headline)),
                     number(r["mean"]),
                     **card_delta(name, r),
                     help=card_help(name, r, band, unjudged),
                 )
             if len(part) > 4:
                 st.caption(
-                    _("Cards for the first 4 of {n} runs; every run is in the table.").format(
-                        n=len(part)
+                    say(
+                        _("Cards for the first 4 of {n} runs; every run is in the table."),
+                        n=len(part),
                     )
                 )
 
@@ -308,7 +311,7 @@ with page(_("Overview"), sidebar=False) as p:
         c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
         for c in ("mean", "median", "ci_lo", "ci_hi")
     }
-    fmt["delta_shown"] = st.column_config.TextColumn(_("Δ vs {baseline}").format(baseline=baseline))
+    fmt["delta_shown"] = st.column_config.TextColumn(plain(_("Δ vs {baseline}"), baseline=baseline))
     fmt["p_shown"] = st.column_config.TextColumn(_("p (corrected)"))
     fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
@@ -380,13 +383,16 @@ with page(_("Overview"), sidebar=False) as p:
                 else _("the queries it answered")
             )
             st.caption(
-                _(
-                    "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-                    "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-                    "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                    "improvement against the interpretation thresholds below (blank: no threshold for the "
-                    "measure)."
-                ).format(own=own)
+                say(
+                    _(
+                        "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                        "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                        "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                        "improvement against the interpretation thresholds below (blank: no threshold for the "
+                        "measure)."
+                    ),
+                    own=own,
+                )
             )
             link_to_editor(measures)
             download_table(

@@ -1,6 +1,6 @@
 """Every third-party module the code and the tests import is named in a requirements file.
 
-The README's test command (``pip install -r requirements-dev.txt && python -m pytest -q``,
+The README's test command (``pip install -r requirements-dev.txt && python -m pytest -q -n 2 ...``,
 what ``.ci/run`` runs in a fresh virtual environment) installs only what the requirements
 files name. A module that the tests reach but that arrives only as another package's
 dependency, or only because someone installed it by hand, passes here and fails on a fresh

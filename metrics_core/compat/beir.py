@@ -6,18 +6,22 @@
 >>> ndcg, _map, recall, precision = EvaluateRetrieval.evaluate(qrels, results, [1, 3])
 >>> ndcg, precision
 ({'NDCG@1': 1.0, 'NDCG@3': 1.0}, {'P@1': 1.0, 'P@3': 0.33333})
+>>> results  # evaluate deleted the identical id in place, as BEIR does
+{'q1': {'d1': 2.0, 'd2': 1.0}}
 >>> EvaluateRetrieval.evaluate_custom(qrels, results, [1, 3], "hole@k")
-{'Hole@1': 1.0, 'Hole@3': 0.66667}
+{'Hole@1': 0.0, 'Hole@3': 0.33333}
 
 BEIR's conventions, reproduced: ``evaluate`` is pytrec_eval's nDCG@k, MAP@k (``map_cut``),
 Recall@k and P@k (trec_eval 9: ``compat="trec_eval9"``) with ``ignore_identical_ids=True``
 by default (a document whose id is the query's is dropped), averaged over the run's judged
-queries and rounded to 5 decimals. ``evaluate_custom`` gives ``mrr`` (MRR@k), ``r_cap``
+queries and rounded to 5 decimals. Like BEIR, ``evaluate`` with ``ignore_identical_ids=True``
+deletes those documents from the caller's ``results`` in place (``results[qid].pop(qid)``),
+so that a second call on the same ``results`` -- or ``evaluate_custom`` after it -- sees
+them gone and gives BEIR's numbers (copy the dict first to keep them). ``evaluate_custom`` gives ``mrr`` (MRR@k), ``r_cap``
 (R_cap@k: relevant in the top k over min(R, k)), ``hole`` (Hole@k: the share of the top k
 no query of the qrels judges) and ``acc`` (Accuracy@k: a relevant document in the top k),
 with BEIR's order of equal scores (input order: Python's stable sort) and its mean (the sum
-over the run's queries divided by the number of qrels queries). Differences: the results
-are not modified (BEIR pops the identical ids from the caller's dict); a run query without
+over the run's queries divided by the number of qrels queries). Differences: a run query without
 judgements is ignored where BEIR's custom metrics fail with ``KeyError`` (``hole`` counts it);
 ``R_cap@k`` of a query without a relevant document is 0 where BEIR divides by zero.
 Retrieval (``retrieve``, ``encode_and_retrieve``, ``rerank``) is refused with one line.
@@ -91,16 +95,17 @@ class EvaluateRetrieval:
     @staticmethod
     def evaluate(qrels: dict, results: dict, k_values, ignore_identical_ids: bool = True):
         """``(ndcg, _map, recall, precision)``: ``{"NDCG@k": ...}``, ``{"MAP@k": ...}``,
-        ``{"Recall@k": ...}``, ``{"P@k": ...}``, each rounded to 5 decimals."""
+        ``{"Recall@k": ...}``, ``{"P@k": ...}``, each rounded to 5 decimals.
+        ``ignore_identical_ids=True`` (BEIR's default) deletes each query's own id from
+        ``results`` in place, as BEIR does."""
         ks = list(k_values)
+        if ignore_identical_ids:
+            # BEIR's in-place deletion: the caller's results lose the identical ids
+            for qid, rels in results.items():
+                if qid in rels:
+                    rels.pop(qid)
         names = [f"{m}@{k}" for m in ("nDCG", "AP", "R", "P") for k in ks]
-        ev = _evaluate(
-            qrels,
-            results,
-            names,
-            compat="trec_eval9",
-            ignore_identical_ids=bool(ignore_identical_ids),
-        )
+        ev = _evaluate(qrels, results, names, compat="trec_eval9")
         agg = ev.aggregate
         out = []
         for family, key in (("nDCG", "NDCG"), ("AP", "MAP"), ("R", "Recall"), ("P", "P")):

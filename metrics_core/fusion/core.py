@@ -46,6 +46,7 @@ from metrics_core.data import Run
 from metrics_core.errors import N_, InputError, InputWarning
 from metrics_core.fusion.catalog import METHODS, method_name, norm_name
 from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare_shards
+from metrics_core.ranking.quicksort import SMALL as SMALL_QUICKSORT
 from metrics_core.ranking.quicksort import positions, segment_order
 from metrics_core.threads import map_in_threads
 
@@ -197,7 +198,12 @@ def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
 
 class FusionOrderWarning(InputWarning):
     """ranx's result depends on an accident of its implementation (the order of a Python
-    set, memory past an array); RankLab gives a reproducible result instead."""
+    set, memory past an array); RankLab gives a reproducible result instead. ``method``,
+    ``reason`` and ``queries`` (every query id concerned) say where."""
+
+    def __init__(self, message: str, method: str = "", reason: str = "", queries=()):
+        super().__init__(message)
+        self.method, self.reason, self.queries = method, reason, list(queries)
 
 
 class RunRows:
@@ -375,6 +381,9 @@ def fuse_prepared(
     p: dict,
     name: str | None = None,
     notes: list | None = None,
+    *,
+    output: str = "trec_eval",
+    sorted_again: bool = False,
 ) -> Run:
     """Fuse prepared runs (the work of :func:`metrics_core.fusion.fuse`): one
     :class:`~metrics_core.fusion.prepare.Prepared`, or the shards of
@@ -382,9 +391,15 @@ def fuse_prepared(
     query order: the queries are independent and every score is computed in one fixed
     order, so the run is the one of a single shard, bit for bit). ``notes``: a list that
     receives ``(reason, query ids)`` where ranx's answer is an accident of its
-    implementation (see the module's description)."""
+    implementation (see the module's description). ``output="ranx"``: each query's
+    documents in the order ranx's fused ``Run`` holds them (first appearance, run after
+    run, then numba's quicksort of the fused scores) instead of trec_eval's tie rule;
+    ``sorted_again``: the runs' ranks as ranx sees them once its training has sorted the
+    normalised runs again (``optimize_fusion``)."""
     shards = [prep] if isinstance(prep, Prepared) else list(prep)
-    parts = map_in_threads(lambda shard: _fused_rows(shard, method, norm, p), shards)
+    parts = map_in_threads(
+        lambda shard: _fused_rows(shard, method, norm, p, output, sorted_again), shards
+    )
     qvocab = (
         shards[0].qvocab
         if len(shards) == 1
@@ -422,6 +437,8 @@ ACCIDENTS = {
     "total order there (a tie or a cycle); RankLab's merge sort starts from the ids' order",
     "borda": "ranx ranks the Borda-normalised candidates in the order of a Python set of their "
     "ids, which changes with every process; RankLab uses each run's own ranking",
+    "order": "ranx orders documents of equal fused scores by the order of a Python set of "
+    "their ids, which changes with every process; RankLab by their first appearance",
     "bayes_table": "ranx reads past the end of its log-odds table there (ranks beyond it); "
     "RankLab gives those documents the log-odds of a document not retrieved",
 }
@@ -441,7 +458,14 @@ def ranx_positions(
     return positions(segment_order(-scores, prep.list_len), prep.list_len)
 
 
-def _fused_rows(prep: Prepared, method: str, norm: str, p: dict):
+def _fused_rows(
+    prep: Prepared,
+    method: str,
+    norm: str,
+    p: dict,
+    output: str = "trec_eval",
+    sorted_again: bool = False,
+):
     """The fused rows of one shard, in order: query codes (among all queries), document
     ids, fused scores; and ``{reason: local query codes}`` where ranx's answer is an
     accident."""
@@ -450,7 +474,10 @@ def _fused_rows(prep: Prepared, method: str, norm: str, p: dict):
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
     scores = normalise(prep, norm, cand_q)
-    pos = ranx_positions(prep, norm, scores) if spec.family == "rank" else prep.pos
+    if spec.family == "rank" or output == "ranx":
+        pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
+    else:
+        pos = prep.pos
     accidents: dict[str, np.ndarray] = {}
     if norm == "borda" and spec.family == "rank":
         accidents["borda"] = np.flatnonzero(cand_q > 1)
@@ -469,7 +496,7 @@ def _fused_rows(prep: Prepared, method: str, norm: str, p: dict):
         pids.append(pid[rows])
         values.append(np.asarray(value, dtype=np.float64))
         at += n_i
-    del scores, pos
+    del scores
     n_cand = cand_q[pq]
     count = None
     if norm == "borda" and spec.family == "score":
@@ -493,22 +520,60 @@ def _fused_rows(prep: Prepared, method: str, norm: str, p: dict):
     if table.accidents:
         accidents["condorcet"] = np.unique(np.concatenate(table.accidents))
     del table, pids, values
-    order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
+    if output == "ranx":
+        order = _ranx_order(prep, spec, norm, pos, fused, accidents)
+    else:
+        order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
     codes = pq.astype(np.int32)  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
     return codes, prep.docs.take(pa.array(prep.head[order])), fused[order], accidents
+
+
+def _ranx_order(prep: Prepared, spec, norm: str, pos, fused, accidents: dict) -> np.ndarray:
+    """The candidates in the order of ranx's fused ``Run``: each query's documents as its
+    combination first meets them (run after run, each run's documents in its order), then
+    numba's quicksort of the negated fused scores from that order (``Run.sort``). Where
+    ranx meets them in a Python set's order (BordaFuse's documents the first run did not
+    retrieve; every document after the Borda normalisation) RankLab takes their first
+    appearance instead, and a tie among such documents is an accident (``order``)."""
+    P, pq = prep.n_candidates, prep.pq
+    width = int(pos.max(initial=0)) + 1
+    key = np.full(P, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(key, prep.pid, prep.run.astype(np.int64) * width + pos)
+    order = np.lexsort((key, pq))
+    counts = np.bincount(pq, minlength=prep.n_queries)
+    order = order[segment_order(-fused[order], counts)]
+    if norm == "borda":
+        from_set = np.ones(P, dtype=bool)
+    elif spec.name in ("bordafuse", "w_bordafuse"):
+        from_set = key >= width  # not retrieved by the first run
+    else:
+        return order
+    # an accident: two documents in set order with equal scores (a short list keeps their
+    # insertion order), or, in a list of 16 or more with equal scores, two documents in set
+    # order anywhere (numba's partitions move equal scores by where every document stands)
+    f, qq, fs = fused[order], pq[order], from_set[order]
+    same = (qq[1:] == qq[:-1]) & (f[1:] == f[:-1])
+    tied = np.zeros(prep.n_queries, dtype=bool)
+    tied[qq[1:][same]] = True
+    both = np.zeros(prep.n_queries, dtype=bool)
+    both[qq[1:][same & fs[1:] & fs[:-1]]] = True
+    in_set = np.bincount(pq[from_set], minlength=prep.n_queries)
+    hit = np.flatnonzero(both | (tied & (counts > SMALL_QUICKSORT) & (in_set >= 2)))
+    if len(hit):
+        accidents["order"] = hit
+    return order
 
 
 def warn_accidents(method: str, notes: list, stacklevel: int = 3) -> None:
     """One :class:`FusionOrderWarning` per reason, naming the method and the queries."""
     for reason, ids in notes:
         shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-        warnings.warn(
+        text = (
             f"{method}: in {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} ({shown}) "
-            f"{ACCIDENTS[reason]}",
-            FusionOrderWarning,
-            stacklevel=stacklevel,
+            f"{ACCIDENTS[reason]}"
         )
+        warnings.warn(FusionOrderWarning(text, method, reason, ids), stacklevel=stacklevel)
 
 
 def fuse(

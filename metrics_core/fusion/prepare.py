@@ -164,7 +164,7 @@ def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
     return np.arange(len(q)) if order is None else order
 
 
-def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
+def _rank(q: np.ndarray, scores: np.ndarray, nq: int, ranked: bool = False) -> np.ndarray | None:
     """Row order grouping each query's rows by score descending, equal scores where ranx
     puts them: ranx's ``Run`` ranks a query's documents with numba's quicksort of the
     negated scores in the order they were given (the rows' order here), which keeps equal
@@ -172,7 +172,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
     do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
     on the lists that hold equal scores). A run whose queries already sit in one stretch
     each, best first (as run files are written), is checked in O(n) and not sorted. None
-    when the rows are in that order already."""
+    when the rows are in that order already. ``ranked``: the rows are a ranking already
+    (ranx's sorted ``Run``): equal scores keep the rows' order."""
     n = len(q)
     if n < 2:
         return None
@@ -185,6 +186,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
     else:
         order = np.argsort(score_key(scores), kind="stable")  # ties keep the input order
         order = order[stable_argsort_codes(q[order], nq)]
+    if ranked:
+        return order
     sq = q if order is None else q[order]
     ss = scores if order is None else scores[order]
     tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
@@ -203,8 +206,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray | None:
     items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
     items = items[stable_argsort_codes(q[items], nq)]
     lengths = size[redo]
-    ranked = argsort_segments(-scores[items], lengths)
-    order[rows] = items[ranked]
+    moved = argsort_segments(-scores[items], lengths)
+    order[rows] = items[moved]
     return order
 
 
@@ -346,12 +349,12 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int) -> dict:
+def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
     """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, sources in the
     joined document column, ranks and lists."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
-    order = _rank(q, s, nq)
+    order = _rank(q, s, nq, ranked)
     if order is None:  # as read (the usual case of a run file): nothing to gather
         src = np.arange(at_row, at_row + len(q), dtype=np.int64)
     else:
@@ -437,13 +440,17 @@ def _shard(
     return prep, cat("h", np.uint64)
 
 
-def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
+def prepare_shards(
+    runs: Sequence[Run], n: int | None = None, *, ranked: bool = False
+) -> list[Prepared]:
     """Encode and rank the runs, number the candidates (see the module's description), in
     ``n`` shards of whole queries (default: one per usable core, none smaller than
     :data:`SHARD_ROWS` rows), the work done in threads: the runs' fingerprints and ranks
     one run a thread, then each shard's candidates. A shard is a :class:`Prepared` of the
     query codes ``[query_base, query_base + n_queries)``; the queries are independent, so
-    the shards fused one by one and joined in order give the fused run of the whole."""
+    the shards fused one by one and joined in order give the fused run of the whole.
+    ``ranked``: each run's rows are its ranking already (ranx's sorted ``Run``, as the ranx
+    drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
     qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded])
@@ -453,8 +460,10 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     nq, R = len(qvocab), len(runs)
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
 
+    as_given = ranked
+
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]))
+        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), as_given)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -469,19 +478,19 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
 
     # the runs ranked, one a thread, beside the join of their document ids
     done = map_in_threads(lambda i: rank_one(i) if i < R else joined_docs(i), range(R + 1))
-    ranked = [d for d in done[:R] if isinstance(d, dict)]
+    ranked_runs = [d for d in done[:R] if isinstance(d, dict)]
     docs = done[R]
     assert isinstance(docs, pa.ChunkedArray)
     del done
     qcodes = []  # the ranked rows hold the codes now
     lengths = np.zeros((R, nq), dtype=np.int64)
-    for i, r in enumerate(ranked):
+    for i, r in enumerate(ranked_runs):
         lengths[i, r["q"][r["first"]]] = r["size"]
     bounds = _shard_bounds(lengths.sum(axis=0), threads.usable_cores() if n is None else n)
     names, sources = [r.name for r in runs], [r.source for r in runs]
 
     def build(b: tuple[int, int]) -> Prepared:
-        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked, b)
+        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
         if not _group_candidates(prep, hashes, exact=False):
             _group_candidates(prep, prep.d.astype(np.uint64), exact=True)
         return prep
@@ -489,10 +498,10 @@ def prepare_shards(runs: Sequence[Run], n: int | None = None) -> list[Prepared]:
     return map_in_threads(build, bounds)
 
 
-def prepare(runs: Sequence[Run]) -> Prepared:
+def prepare(runs: Sequence[Run], *, ranked: bool = False) -> Prepared:
     """Encode and rank the runs, number the candidates (see the module's description): all
     queries in one :class:`Prepared` (:func:`prepare_shards` with one shard)."""
-    return prepare_shards(runs, 1)[0]
+    return prepare_shards(runs, 1, ranked=ranked)[0]
 
 
 def as_runs(runs) -> list[Run]:

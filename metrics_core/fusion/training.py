@@ -65,6 +65,7 @@ def train(
     *,
     n_segments: int = 10,
     queries: Sequence[str] | None = None,
+    ranked: bool = False,
 ) -> dict:
     """The supervised methods' estimates from training judgements (ranx's ``*_train``).
 
@@ -83,6 +84,9 @@ def train(
       mean precision ``p`` (0 raised to 0.001, 1 lowered by 0.001) gives ``ln(p / (1 - p))``;
     * ``mapfuse``: the run's mean average precision over the training queries (``AP``,
       a query the run did not answer scoring 0).
+
+    ``ranked``: each run's rows are its ranking already (ranx's sorted ``Run``): equal
+    scores keep their order (the ranx drop-in).
 
     Returns the ``params`` for :func:`fuse`: ``{"probs": [...]}``, ``{"log_odds": [...]}``
     or ``{"map_scores": [...]}``.
@@ -112,7 +116,7 @@ def train(
     spec = METHODS[method]
     p = {t.name: t.default for t in spec.train_params}
     p.update({"n_segments": n_segments} if spec.param("n_segments") else {})
-    prep = prepare(run_list)
+    prep = prepare(run_list, ranked=ranked)
     from metrics_core.fusion.core import normalise, ranx_positions
 
     cand_q = np.bincount(prep.pq, minlength=prep.n_queries).astype(np.float64)

@@ -134,7 +134,7 @@ def _zip_members(data: bytes, source: str, limits: Limits) -> list[zipfile.ZipIn
         ) from None
     total = sum(m.file_size for m in members)
     if total > limits.input_bytes:
-        what = Phrase(N_("the {count} files of the archive"), {"count": len(members)})
+        what = Phrase(N_("the archive, decompressed,"))
         raise over_input(source, what, total, limits.input_bytes)
     return members
 
@@ -154,9 +154,11 @@ def _read_npz(data: bytes, source: str, what: str, members, limits: Limits) -> n
         )
     member = chosen[0]
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive, archive.open(member) as fh:
-            _npy_header(fh, f"{source}:{member.filename}", member.file_size, limits)
-            return np.lib.format.read_array(fh, allow_pickle=False)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            with archive.open(member) as fh:
+                _npy_header(fh, f"{source}:{member.filename}", member.file_size, limits)
+            with archive.open(member) as fh:  # checked: now read from its start
+                return np.lib.format.read_array(fh, allow_pickle=False)
     except InputError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:

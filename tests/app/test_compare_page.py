@@ -186,7 +186,7 @@ def test_compare_exports_are_the_comparisons():
     qrels, runs, _meta = _data()
     evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
     c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1, power=True)
-    texts = export_texts(c)
+    texts = {fmt: make() for fmt, make in export_texts(c).items()}  # made when clicked
     assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
     assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
     assert texts["csv"] == c.to_table("csv")
@@ -212,3 +212,47 @@ def test_fold_and_criterion_views_name_their_columns_in_spanish():
     assert labels["count"] == "Cantidad"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "AP por partición" in titles and "AP por criterio (micro y macro al final)" in titles
+
+
+def test_systems_of_several_runs_on_the_compare_page_and_the_comparative_table():
+    """A system typed on the page (NAME=run,run) is compared through its per-query mean,
+    with the seed SD and the test on queries and seeds in the table; wrong lines are one
+    error; the Comparative table shows the system as one row; Spanish headings."""
+    at, qrels, runs, _ = _app()
+    at.run()
+    at.text_area(key="ranklab.w.compare.systems").set_value("neural=dense,hybrid")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    at.selectbox[0].set_value("bm25")
+    at.button[0].click().run()
+    table = at.dataframe[0].value
+    assert list(table["run"].unique()) == ["neural"]
+    assert {"seed_sd_run", "p_corrected_seeds"} <= set(table.columns)
+    evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
+    expected = mc.compare(
+        evs, "bm25", systems={"neural": ["dense", "hybrid"]}, n_permutations=10000
+    )
+    want = expected.to_frame().set_index("measure")
+    got = table.set_index("measure")
+    for col in ("mean_run", "seed_sd_run", "p_corrected_seeds"):
+        assert got[col].to_numpy(float) == pytest.approx(want[col].to_numpy(float)), col
+    assert "neural (2 runs)" in " ".join(c.value for c in at.caption)
+    at.text_area(key="ranklab.w.compare.systems").set_value("broken")
+    at.button[0].click().run()
+    assert not at.exception and any("NAME=RUN" in e.value for e in at.error)
+    # the Comparative table groups the same runs
+    table_page = AppTest.from_file(str(Path(PAGE).with_name("table.py")), default_timeout=60)
+    for key in ("ranklab.qrels", "ranklab.runs", "ranklab.conventions", "ranklab.meta"):
+        table_page.session_state[key] = at.session_state[key]
+    table_page.session_state["ranklab.w.compare.systems"] = "neural=dense,hybrid"
+    table_page.run()
+    assert not table_page.exception, table_page.exception
+    assert any("neural (2 runs): dense, hybrid" in c.value for c in table_page.caption)
+    # in Spanish: the input, the legend's sentence and the columns' headings
+    es, *_ = _app()
+    es.query_params["lang"] = "es"
+    es.session_state["ranklab.w.compare.systems"] = "neural=dense,hybrid"
+    es.run()
+    assert not es.exception, es.exception
+    assert es.text_area(key="ranklab.w.compare.systems").label.startswith("Un sistema por línea")
+    assert any("DE entre semillas" in c.value for c in es.caption)

@@ -112,6 +112,7 @@ def test_reversal_note_names_pairs_by_measure():
     import pandas as pd
 
     from ui.ranking.board import reversal_note
+    from ui.ranking.data import reversible
 
     board = pd.DataFrame(
         {
@@ -124,7 +125,7 @@ def test_reversal_note_names_pairs_by_measure():
         {"low": [0.3, 0.6], "high": [0.55, 0.95]},
         index=pd.MultiIndex.from_tuples([("b", "AP"), ("c", "RR")], names=["run", "measure"]),
     )
-    note = reversal_note(board, band)
+    note = reversal_note(board, reversible(board, band))
     # AP: only b could pass a (c stays below); RR: c could pass both
     assert note == ("⇅ Orders the unjudged documents could reverse: AP: a > b; MRR: a > c, b > c.")
-    assert reversal_note(board, band.iloc[:0]) == ""
+    assert reversal_note(board, reversible(board, band.iloc[:0])) == ""

@@ -115,7 +115,7 @@ def test_overview_query_set_choice_is_the_convention(sample):
 
 
 def test_overview_report_html(sample):
-    from ui.ranking.report import report_html
+    from ui.ranking.data import report_html
 
     qrels, runs, _ = sample
     evs = _evaluations(sample, ["AP", "RR"])
@@ -148,9 +148,10 @@ def test_compare_page_one_query_set_and_markers(sample):
     for r in frame.itertuples():
         assert paper.loc[r.run, r.measure].endswith(r.markers) if r.markers else True
     assert list(table["markers"]) == list(frame["markers"])
-    # every test's p in an expander (a static table)
+    # every test's p in an expander (a grid: its cells are text, never Markdown)
     # (headers name the tests as the library does: metrics_core.report.legends.TEST_NAMES)
-    assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.table)
+    assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.dataframe)
+    assert not at.table
     # no raw names as headers: the shown columns carry labels
     shown = at.dataframe[0].proto
     assert "p_corrected_t" not in json.dumps(json.loads(shown.columns)) if shown.columns else True

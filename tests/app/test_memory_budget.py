@@ -33,8 +33,13 @@ def _run_text(lines: int, seed: int = 0) -> bytes:
 
 def test_the_estimate_grows_with_the_text_and_reading_in_batches_needs_less():
     small, big = _run_text(1_000), _run_text(10_000)
-    assert budget.estimate(big, "run") == int(budget.PARSE_PEAK_FACTOR * len(big))
-    assert budget.estimate(big, "run") > 9 * budget.estimate(small, "run")
+    assert budget.estimate(big, "run") == budget.PARSE_FIXED + int(
+        budget.PARSE_PEAK_FACTOR * len(big)
+    )
+    grows = budget.estimate(big, "run") - budget.estimate(small, "run")
+    assert grows == int(budget.PARSE_PEAK_FACTOR * len(big)) - int(
+        budget.PARSE_PEAK_FACTOR * len(small)
+    )
     # a run read batch by batch: a fixed part and 12 bytes a line, not the text's columns
     lines = big.count(b"\n") + 1
     assert budget.estimate(big, "run-stream") == (
@@ -50,7 +55,7 @@ def test_a_compressed_upload_is_estimated_from_the_text_it_states():
     text = b"q1 Q0 doc 1 1.0 x\n" * 5_000_000
     data = gzip.compress(text, compresslevel=1)
     assert len(data) < len(text) // 20
-    assert budget.estimate(data, "run") >= budget.PARSE_PEAK_FACTOR * len(text)
+    assert budget.estimate(data, "run") >= budget.PARSE_PEAK_FACTOR * len(text)  # not its bytes
 
 
 def test_the_budget_comes_from_the_environment_within_the_cgroups_limit(monkeypatch):
@@ -63,6 +68,29 @@ def test_the_budget_comes_from_the_environment_within_the_cgroups_limit(monkeypa
     monkeypatch.setattr(budget, "cgroup_limit", lambda: 500 * MB)
     assert budget.server_budget() == int(500 * MB * budget.CGROUP_SHARE)
     assert budget.process_anon() > 0 and budget.process_rss() >= budget.process_anon() // 2
+
+
+@pytest.mark.parametrize(
+    "cgroup, file, text, limit",
+    [
+        ("0::/app\n", "app/memory.max", "1073741824\n", 1 << 30),  # v2
+        ("0::/app\n", "app/memory.max", "max\n", None),  # v2, no limit
+        (
+            "5:cpu:/x\n4:memory:/srv/app\n",
+            "memory/srv/app/memory.limit_in_bytes",
+            "1073741824",
+            1 << 30,
+        ),
+        ("4:memory:/\n", "memory/memory.limit_in_bytes", "9223372036854771712", None),  # v1 root
+        ("", "memory.max", "1", None),  # no cgroup
+    ],
+)
+def test_the_memory_cgroups_limit_is_read(tmp_path, cgroup, file, text, limit):
+    proc = tmp_path / "cgroup"
+    proc.write_text(cgroup)
+    (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / file).write_text(text)
+    assert budget.cgroup_limit(str(proc), str(tmp_path)) == limit
 
 
 def test_the_anonymous_memory_is_what_is_counted_not_mapped_files(tmp_path):
@@ -246,3 +274,40 @@ def test_the_upload_limit_the_box_states_is_the_limit_that_applies():
     assert work <= idle_budget - IDLE_SERVER_MB * MB
     # the box says the limit in both languages
     assert limit_line(gettext=lambda t: t) == f"Up to {size_words(configured)} per file"
+
+
+def _lying_gzip_page():
+    import gzip
+
+    import streamlit as st
+
+    from ui.common import state
+    from ui.common.frame import page_setup
+    from ui.ranking.upload import handle_upload
+
+    class Upload:
+        def __init__(self, data: bytes, name: str):
+            self._data, self.name, self.size, self.file_id = data, name, len(data), name
+
+        def getvalue(self) -> bytes:
+            return self._data
+
+    page_setup()
+    text = b"q1 Q0 doc 1 1.0 x\n" * 2_000_000  # 36 MB of text ...
+    data = bytearray(gzip.compress(text, compresslevel=1))
+    data[-4:] = (100_000).to_bytes(4, "little")  # ... whose trailer says 100 kB
+    handle_upload("run", Upload(bytes(data), "liar.txt.gz"), "auto")
+    st.write("runs: " + ",".join(st.session_state[state.RUNS]))
+
+
+def test_the_readers_decode_no_more_than_the_gate_reserved(monkeypatch):
+    """The gate reserves from the text an upload states (a gzip trailer); the readers get that
+    as their input limit, so a file decoding to more is refused by its reader, one line,
+    before it takes memory nobody reserved."""
+    monkeypatch.setenv("RANKLAB_SERVER_MB", "100000")
+    at = AppTest.from_function(_lying_gzip_page, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "liar.txt.gz" in errors[0] and "limit" in errors[0], errors
+    assert "\n" not in errors[0]
+    assert not at.session_state["ranklab.runs"]

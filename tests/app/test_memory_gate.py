@@ -219,12 +219,12 @@ def test_an_upload_waits_behind_work_in_flight_rather_than_being_refused(server)
 
 
 def test_an_upload_that_could_never_fit_is_refused_at_once_naming_the_file(server):
-    data = b"q1 Q0 d1 1 1.0 x\n" * 3_000_000  # 51 MB of text read whole: 143 MB at its peak
+    data = b"q1 Q0 d1 1 1.0 x\n" * 3_000_000  # 51 MB of text read whole: 151 MB at its peak
     with pytest.raises(InputError) as refused:
         with budget.reserve(data, "run", "huge.txt"):
             raise AssertionError("read past the budget")
     line = refused.value.plain()
-    assert line.startswith("huge.txt: reading it needs about 143 MB beside the file"), line
+    assert line.startswith("huge.txt: reading it needs about 151 MB beside the file"), line
     assert "at most 49 MB" in line and "ranklab evaluate" in line  # 100 MB less the file's 51
 
 
@@ -352,6 +352,43 @@ def test_a_visitor_whose_page_reran_while_waiting_keeps_its_place(server, monkey
     go["C"].set()
     for t in [a, b, *threads, *threads2]:
         t.join(60)
+
+
+def test_a_run_stopped_as_it_is_admitted_gives_its_memory_back(server, monkeypatch):
+    """Streamlit may stop a visitor's run at the very moment its computation is admitted (the
+    waiting note leaves the page there): the reservation goes back, the line goes on."""
+
+    class Stopped(BaseException):  # as Streamlit's StopException
+        pass
+
+    def close(self):
+        if threading.current_thread().name == "B":
+            raise Stopped
+
+    monkeypatch.setattr(budget._Waiting, "close", close)
+    log: list = []
+    a_in, a_go = threading.Event(), threading.Event()
+    a = _holder(90 * MB, a_in, a_go, log, "a")
+    a.start()
+    assert a_in.wait(60)
+    out: list = []
+
+    def b() -> None:
+        try:
+            with budget.work(60 * MB):
+                out.append("ran")
+        except Stopped:
+            out.append("stopped")
+
+    t = threading.Thread(target=b, name="B", daemon=True)
+    t.start()
+    _until(lambda: budget.waiting() == 1, "B in line")
+    a_go.set()
+    t.join(60)
+    a.join(60)
+    assert out == ["stopped"] and budget.reserved() == 0
+    with budget.work(100 * MB):  # all of it free again
+        pass
 
 
 def test_many_visitors_over_the_budget_all_finish_or_are_refused_never_hang(memory):

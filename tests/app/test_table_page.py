@@ -16,7 +16,9 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.report.thesis import thesis_table
 from metrics_core.report.thesis_export import localized_words
+from tests.app.text import shown as reads
 from ui.compare import table as tb
+from ui.compare.data import thesis_exports
 from ui.compare.table import Table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +179,7 @@ def test_the_exports_contents_in_spanish(sample, evaluations):
         MEASURES,
         grading=tb.grading_from({m: tb.default_thresholds(m) for m in MEASURES}, names, verdicts),
     )
-    files = tb.exports(table, words, "es")
+    files = thesis_exports(table, words, "es")
     assert set(files) == {"csv", "markdown", "latex", "html"}
     csv_lines = files["csv"].splitlines()
     assert csv_lines[0] == (
@@ -236,6 +238,6 @@ def test_the_screen_marks_significance_as_the_exports_do(sample):
     assert (
         marked_screen == marked_latex and marked_screen
     )  # the sample's hybrid run differs significantly
-    assert any(c.value.startswith("* p < 0.05 against bm25") for c in at.caption)
+    assert any(reads(c.value).startswith("* p < 0.05 against bm25") for c in at.caption)
     # the table and its downloads come before the settings that shape it
     assert at.dataframe[0].value.equals(df) and at.subheader[-1].value == "Settings"

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -105,19 +106,27 @@ def streamlit_server(env_changes: dict | None = None):
 E2E_DIR = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Each browser test may run up to twice more when it fails.
+    """Every browser test is marked ``e2e`` (``-m "not e2e"``: the quick tier of the README),
+    runs in one process of ``pytest -n 2 --dist loadgroup`` (the group ``browser``: one
+    Chromium and one app server at a time, the other core left to the other tests), and may
+    run up to twice more when it fails.
 
     A real Chromium drives a real server on a machine whose cores are shared (CI runs on two),
     so a page can render after an assertion gave up waiting. A rerun is printed in pytest's
     summary line ("N rerun") and in its report (``R``); a real defect fails all three runs.
-    Needs ``pytest-rerunfailures`` (in requirements-dev.txt); without it nothing changes.
+    Reruns need ``pytest-rerunfailures`` (in requirements-dev.txt); without it they are off.
     """
-    if not config.pluginmanager.hasplugin("rerunfailures"):
-        return
+    reruns = config.pluginmanager.hasplugin("rerunfailures")
+    group = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if E2E_DIR in Path(str(item.path)).resolve().parents:
-            item.add_marker(pytest.mark.flaky(reruns=2, reruns_delay=2))
+            item.add_marker(pytest.mark.e2e)
+            if group:
+                item.add_marker(pytest.mark.xdist_group("browser"))
+            if reruns:
+                item.add_marker(pytest.mark.flaky(reruns=2, reruns_delay=2))
 
 
 @pytest.fixture(scope="session")
@@ -150,8 +159,47 @@ def page(browser):
         context.close()
 
 
+@pytest.fixture(scope="module")
+def _fresh_servers():
+    """Fresh servers, each started while the test before runs (a server's start is seconds
+    of CPU): ``take()`` gives one nobody has opened a page on, and starts the next."""
+    starter = ThreadPoolExecutor(max_workers=1)
+
+    def start():
+        servers = streamlit_server()
+        return servers, servers.__enter__()
+
+    ahead = [starter.submit(start)]
+
+    def take():
+        ready = ahead.pop()
+        ahead.append(starter.submit(start))
+        return ready.result()
+
+    try:
+        yield take
+    finally:
+        for future in ahead:
+            with contextlib.suppress(Exception):
+                future.result()[0].__exit__(None, None, None)
+        starter.shutdown()
+
+
 @pytest.fixture
+def fresh_server(_fresh_servers):
+    """The address of a freshly started app server, its first page still to be opened (a
+    server of its own for this test, stopped after it)."""
+    servers, url = _fresh_servers()
+    try:
+        yield url
+    finally:
+        servers.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
 def server():
+    """One app server for a test module: its tests open their own browser contexts (their
+    own sessions), one after another; starting a server takes seconds on two busy cores."""
     with streamlit_server() as url:
         yield url
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.e2e.conftest import ROOT, streamlit_server
+from tests.e2e.conftest import ROOT
 from ui.common.navigation import SECTIONS
 
 pytestmark = pytest.mark.e2e
@@ -107,30 +107,30 @@ OWN_SECTION_PAGES = {
 
 
 @pytest.mark.parametrize("url,title,path", PAGES, ids=[p[0] for p in PAGES])
-def test_cold_deep_link(browser, url, title, path):
+def test_cold_deep_link(browser, fresh_server, url, title, path):
     """Each page opened by its URL as the first request of a freshly started server."""
-    with streamlit_server() as base:
-        context = browser.new_context()
-        page = context.new_page()
-        try:
-            page.goto(f"{base}/{url}")
-            _wait_for_app(page)
-            if path in HEADINGS:  # pages of other sections: the frame checks below still apply
-                page.locator("h1", has_text=HEADINGS[path]).first.wait_for(timeout=30_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            # the shared frame ran: the sidebar shows what is loaded (and, on a ranking page,
-            # the conventions; the pages of other sections show their own data instead)
-            if path in OWN_SECTION_PAGES:
-                page.locator('[data-testid="stSidebar"]').get_by_text(
-                    OWN_SECTION_PAGES[path]
-                ).first.wait_for()
-                assert page.get_by_text("qrels: none").count() == 0
-            else:
-                page.get_by_role("button", name="Reset to trec_eval defaults").wait_for()
-                page.get_by_text("qrels: none").first.wait_for()
-            # the app's own menu (st.navigation's titles), not one made from file names
-            nav = page.locator('[data-testid="stSidebarNav"]')
-            nav.get_by_text("Measures explained").first.wait_for()
-            assert nav.get_by_text("app", exact=True).count() == 0
-        finally:
-            context.close()
+    base = fresh_server
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/{url}")
+        _wait_for_app(page)
+        if path in HEADINGS:  # pages of other sections: the frame checks below still apply
+            page.locator("h1", has_text=HEADINGS[path]).first.wait_for(timeout=30_000)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        # the shared frame ran: the sidebar shows what is loaded (and, on a ranking page,
+        # the conventions; the pages of other sections show their own data instead)
+        if path in OWN_SECTION_PAGES:
+            page.locator('[data-testid="stSidebar"]').get_by_text(
+                OWN_SECTION_PAGES[path]
+            ).first.wait_for()
+            assert page.get_by_text("qrels: none").count() == 0
+        else:
+            page.get_by_role("button", name="Reset to trec_eval defaults").wait_for()
+            page.get_by_text("qrels: none").first.wait_for()
+        # the app's own menu (st.navigation's titles), not one made from file names
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_text("Measures explained").first.wait_for()
+        assert nav.get_by_text("app", exact=True).count() == 0
+    finally:
+        context.close()

@@ -111,13 +111,8 @@ def _fuse_ours(runs, method, norm, params):
     named = set()
     for w in caught:
         if issubclass(w.category, FusionOrderWarning):
-            text = str(w.message)
-            assert text.startswith(method + ":"), text
-            named |= {
-                q
-                for q in QUERIES
-                if f" {q}," in text or f"({q}," in text or f" {q})" in text or f"({q})" in text
-            }
+            assert w.message.method == method, str(w.message)
+            named |= set(w.message.queries)
     return fused, named
 
 

@@ -221,3 +221,82 @@ def check_bomb_history(size: int, rows: int = 50) -> bytes:
         return bytes(conn.serialize())
     finally:
         conn.close()
+
+
+# -- the readers' limits (test_reader_limits.py, bench/bench_bombs.py) -------------------
+
+#: A regular run line (20 bytes).
+RUN_LINE = b"q1 Q0 d1 1 2.5 bm25\n"
+
+
+def text_bomb(fmt: str, size: int = 900_000, block: int = 2 << 20) -> bytes:
+    """About ``size`` bytes of ``fmt`` (gzip, bzip2, xz, zstd, lz4) decoding to valid run
+    lines: copies of one member holding ``block`` bytes of them (0.9 MB of zstd decode to
+    8.7 GB, of gzip to 367 MB, of LZ4 to 218 MB)."""
+    one = compress(fmt, RUN_LINE * (block // len(RUN_LINE)))
+    return one * max(size // len(one), 1)
+
+
+def zip_text_bomb(path, text_bytes: int = 64 << 20) -> None:
+    """A zip archive of one text file of ``text_bytes`` bytes of run lines (deflated)."""
+    import zipfile
+
+    block = RUN_LINE * ((1 << 20) // len(RUN_LINE))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("run.txt", "w") as fh:
+            for _ in range(text_bytes // len(block)):
+                fh.write(block)
+
+
+def one_line_file(path, size: int, head: bytes = b"query_id,doc_id,score\n") -> None:
+    """``head`` then one line of ``size`` bytes (``q1,ddd...d,1``), written in blocks."""
+    block = b"d" * (1 << 24)
+    with open(path, "wb") as fh:
+        fh.write(head + b"q1,")
+        left = size
+        while left > 0:
+            fh.write(block[: min(left, len(block))])
+            left -= len(block)
+        fh.write(b",1\n")
+
+
+def parquet_dictionary_bomb(
+    text_bytes: int = 1_000_000_000, entry: int = 60_000, distinct: int = 16
+) -> bytes:
+    """A Parquet run (a few kB) whose document-id dictionary of ``distinct`` texts of
+    ``entry`` bytes each is referenced by enough rows to decode to ``text_bytes`` of text."""
+    import io
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = text_bytes // entry
+    values = pa.array([f"d{i:03d}" + "x" * (entry - 4) for i in range(distinct)])
+    docs = pa.DictionaryArray.from_arrays(pa.array(np.arange(rows) % distinct, pa.int32()), values)
+    table = pa.table(
+        {
+            "query_id": pa.array([f"q{i % 50}" for i in range(rows)]),
+            "doc_id": docs,
+            "score": pa.array(np.ones(rows)),
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def deep_json(depth: int = 1_000_000) -> bytes:
+    """A JSON list nested ``depth`` levels deep."""
+    return b"[" * depth + b"]" * depth
+
+
+def forged_zip_sizes(data: bytes, size: int = 0x7FFFFFFF) -> bytes:
+    """A zip archive (a torch ``.pt``, an ``.npz``) whose central directory declares every
+    member ``size`` bytes long once decompressed."""
+    out = bytearray(data)
+    at = out.find(b"PK\x01\x02")
+    while at >= 0:
+        out[at + 24 : at + 28] = size.to_bytes(4, "little")
+        at = out.find(b"PK\x01\x02", at + 4)
+    return bytes(out)

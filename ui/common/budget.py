@@ -55,9 +55,9 @@ at rest -- is answered by a refusal, not a wait. ``tests/app/test_memory_gate.py
 simulated visitors in threads whose needs together exceed the budget: each one finishes or is
 refused, in bounded time, and in arrival order.
 
-Memory goes back: the reclaimer (:func:`start_reclaimer`) shuts down sessions whose tab
+Memory goes back: the reclaimer (:mod:`ui.common.reclaim`) shuts down sessions whose tab
 closed, empties those Streamlit still holds (:func:`release_gone_sessions`), releases data kept
-for a reload and removes its folder, and trims the heap; :func:`limit_arenas` keeps large blocks
+for a reload and removes its folder, and trims the heap (:func:`trim`); :func:`limit_arenas` keeps large blocks
 out of glibc's heaps and makes every heap, the threads' too, give its freed top back.
 """
 
@@ -73,6 +73,7 @@ import streamlit as st
 
 from metrics_core.errors import N_, InputError
 from ui.common import state
+from ui.common.style import say
 
 MB = 1_000_000
 #: The server's budget of anonymous memory for a 1 GB host (a watchdog kills at 1,024 MB:
@@ -87,11 +88,13 @@ DEFAULT_WAIT_SECONDS = 300
 #: A visitor whose page was rerun while waiting keeps its place in line for this long (s).
 KEEP_PLACE_S = 30.0
 
-# --- what a computation needs (measured: bench/app_memory.py, BENCHMARKS.md) ---------------
+# --- what a computation needs (measured: bench/visitor_memory.py, BENCHMARKS.md) ------------
 #: Reading a TREC run or qrels whole: the parser's temporaries at the peak, as a multiple of
 #: the text (1 M lines, 33 MB: +89 MB; 5 M lines, 167 MB: +437 MB), the upload's own bytes
 #: already held. What stays once read is not counted: it leaves the heap (ui.common.store).
 PARSE_PEAK_FACTOR = 2.8
+#: ... and a fixed part (the reader's buffers and pools; a small file's peak is mostly this).
+PARSE_FIXED = 8 * MB
 #: A gzip or binary upload: its text is its trailer's stated size (gzip) or this many times
 #: its bytes (a guess that errs on the large side).
 BINARY_TEXT_FACTOR = 8
@@ -125,11 +128,11 @@ def _env_mb(name: str, default: float) -> int:
     return int(max(value, 1) * MB)
 
 
-def cgroup_limit() -> int | None:
+def cgroup_limit(proc_file: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> int | None:
     """The memory limit in bytes of the cgroup this process runs in (v2 ``memory.max``, v1
     ``memory.limit_in_bytes``), or None: no cgroup, no limit, not Linux."""
     try:
-        with open("/proc/self/cgroup") as fh:
+        with open(proc_file) as fh:
             lines = fh.read().splitlines()
     except OSError:
         return None
@@ -139,9 +142,9 @@ def cgroup_limit() -> int | None:
         if len(parts) != 3:
             continue
         if parts[0] == "0" and parts[1] == "":
-            paths.append(f"/sys/fs/cgroup{parts[2]}/memory.max")
+            paths.append(f"{root}{parts[2].rstrip('/')}/memory.max")
         elif "memory" in parts[1].split(","):
-            paths.append(f"/sys/fs/cgroup/memory{parts[2]}/memory.limit_in_bytes")
+            paths.append(f"{root}/memory{parts[2].rstrip('/')}/memory.limit_in_bytes")
     for path in paths:
         try:
             with open(path) as fh:
@@ -195,7 +198,8 @@ def process_anon() -> int:
     return kb * 1024 if kb is not None else process_rss()
 
 
-def _mb(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as the gate's lines write it: ``12 MB``, ``4.5 MB``."""
     return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
@@ -213,16 +217,16 @@ def estimate(data: bytes, kind: str) -> int:
     """The bytes reading ``data`` needs at its peak, beyond its own bytes (already held):
     ``kind`` "run-stream" (a TREC run read batch by batch into the session's folder:
     :data:`STREAM_PARSE_FIXED` and 12 bytes a line), any other kind ("run", "qrels", "meta",
-    "table") read whole (:data:`PARSE_PEAK_FACTOR` times its text; a compressed upload's text
+    "table") read whole (:data:`PARSE_FIXED` and :data:`PARSE_PEAK_FACTOR` times its text; a compressed upload's text
     from its gzip trailer, a binary one guessed at :data:`BINARY_TEXT_FACTOR` times its size).
 
     >>> estimate(b"q1 Q0 d1 1 1.0 r\\n" * 1000, "run")
-    47600
+    8047600
     """
     text, binary = _text_size(data)
     if kind == "run-stream" and not binary:
         return STREAM_PARSE_FIXED + (data.count(b"\n") + 1) * STREAM_PARSE_BYTES_PER_ROW
-    return int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
+    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
 
 
 def work_need(statistics: bool = True) -> int:
@@ -310,6 +314,25 @@ class _Gate:
 _gate = _Gate()
 
 
+@contextmanager
+def _gated():
+    """Mark this thread as inside the gate while the block runs (:func:`gated`)."""
+    depth = getattr(_gate.local, "gated", 0)
+    _gate.local.gated = depth + 1
+    try:
+        yield
+    finally:
+        _gate.local.gated = depth
+
+
+def gated() -> bool:
+    """Whether this thread runs inside the gate now: within a computation's or an upload's
+    reservation (:func:`work`, :func:`reserve`), whatever its size (a need of 0 included).
+    The app's data modules call the library only there (tests/app/test_one_gate.py runs
+    every page with the library's computations refusing any call made elsewhere)."""
+    return getattr(_gate.local, "gated", 0) > 0
+
+
 def _mine() -> int:
     """Bytes this thread holds reserved now (0 outside a reservation)."""
     held: int = getattr(_gate.local, "held", 0)
@@ -333,6 +356,13 @@ def capacity() -> int:
         _free()
         floor = _gate.floor if _gate.floor is not None else process_anon()
     return server_budget() - floor
+
+
+def note_rest() -> None:
+    """Read the server's memory now, as the least it holds at rest when nothing is in flight
+    (the reclaimer does it every tick, so that :func:`capacity` follows the server at rest)."""
+    with _gate.lock:
+        _free()
 
 
 def reserved() -> int:
@@ -362,8 +392,8 @@ def _about(seconds: float) -> str:
     from ui.common.i18n import gettext as _
 
     if seconds < 60:
-        return _("{n} s").format(n=max(5, int(round(seconds / 5.0)) * 5))
-    return _("{n} min").format(n=int(round(seconds / 60.0)))
+        return say(_("{n} s"), n=max(5, int(round(seconds / 5.0)) * 5))
+    return say(_("{n} min"), n=int(round(seconds / 60.0)))
 
 
 def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -> str:
@@ -377,16 +407,23 @@ def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -
             "give their memory back."
         )
     else:
-        where = ngettext(
-            "Waiting for memory: you are number {place} in line, behind {n} computation that "
-            "needs {need}.",
-            "Waiting for memory: you are number {place} in line, behind {n} computations that "
-            "need {need}.",
-            ahead,
-        ).format(place=place, n=ahead, need=_mb(ahead_need))
+        where = say(
+            ngettext(
+                "Waiting for memory: you are number {place} in line, behind {n} computation "
+                "that needs {need}.",
+                "Waiting for memory: you are number {place} in line, behind {n} computations "
+                "that need {need}.",
+                ahead,
+            ),
+            place=place,
+            n=ahead,
+            need=size_text(ahead_need),
+        )
     if seconds is None:
         return where
-    return where + " " + _("About {time} to go.").format(time=_about(seconds))
+    return say(
+        "{where} {time}", where=where, time=say(_("About {time} to go."), time=_about(seconds))
+    )
 
 
 class _Waiting:
@@ -410,11 +447,11 @@ class _Waiting:
             self.text, self.shown = text, now
 
     def close(self) -> None:
-        if self.slot is not None:
-            try:
-                self.slot.empty()
-            except Exception:  # the run is being stopped: the page goes anyway
-                pass
+        """Take the note off the page (Streamlit may stop the run here: the caller handles
+        it)."""
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            slot.empty()
 
 
 @contextmanager
@@ -476,25 +513,38 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     if session:  # left unserved (refused, or its run stopped): a rerun's place
                         _gate.left[session] = (ticket.arrived, time.monotonic())
                 _gate.cond.notify_all()
+            try:
+                note.close()
+            except BaseException:  # noqa: S110  (the refusal or the stop under way goes on)
+                pass
+    try:  # the note leaves the page; a run stopped right now stops here, its memory given back
         note.close()
+    except BaseException:
+        _give_back(ticket)
+        raise
     before = _mine()
     _gate.local.held = before + need
     try:
         yield
     finally:
         _gate.local.held = before
-        with _gate.cond:
-            _gate.reserved -= need
-            _gate.running.remove(ticket)
-            took = time.monotonic() - ticket.started
-            _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
-            waiters = bool(_gate.line)
-        if waiters or need >= TRIM_AFTER_BYTES:
-            # the freed temporaries go back to the system: the memory that the next admission
-            # measures is what stays, not what was given up
-            trim(collect=False)
-        with _gate.cond:
-            _gate.cond.notify_all()
+        _give_back(ticket)
+
+
+def _give_back(ticket: _Ticket) -> None:
+    """End an admitted computation: its reservation back to the server, the line told."""
+    with _gate.cond:
+        _gate.reserved -= ticket.need
+        _gate.running.remove(ticket)
+        took = time.monotonic() - ticket.started
+        _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
+        waiters = bool(_gate.line)
+    if waiters or ticket.need >= TRIM_AFTER_BYTES:
+        # the freed temporaries go back to the system: the memory that the next admission
+        # measures is what stays, not what was given up
+        trim(collect=False)
+    with _gate.cond:
+        _gate.cond.notify_all()
 
 
 _COMMAND_LINE = N_(
@@ -512,8 +562,20 @@ def reserve(data: bytes, kind: str, name: str):
     """Hold what reading ``data`` as ``kind`` needs (:func:`estimate`) while the block runs
     (the parse); raises InputError (one line: what it needs, the limit or what is free, what
     to do) before any work: at once when it could never fit, after waiting its turn
-    (:func:`_held`) when the server's memory is taken by work in flight."""
+    (:func:`_held`) when the server's memory is taken by work in flight.
+
+    Gives the readers' limits for the block (:class:`metrics_core.io.limits.Limits`, to use
+    with ``using_limits``): the input limit is the text the reservation was made for (the
+    upload's size, a gzip trailer's stated size, or the guess for another binary upload), so
+    that an input decoding to more than was reserved (a bomb whose trailer lies, a Parquet
+    file whose dictionary explodes) is refused by its reader before it takes what the gate did
+    not give; the other limits stay the process's."""
+    from metrics_core.io.limits import current_limits
+
     need = estimate(data, kind)
+    limits = current_limits()
+    text, _binary = _text_size(data)
+    limits = limits.with_input_bytes(min(max(text, len(data), 1 << 20), limits.input_bytes))
 
     def never(limit: int) -> InputError:
         return InputError(
@@ -522,7 +584,7 @@ def reserve(data: bytes, kind: str, name: str):
                 "at most {limit}"
             ),
             source=name,
-            params={"need": _mb(need), "limit": _mb(limit)},
+            params={"need": size_text(need), "limit": size_text(limit)},
             hint=_COMMAND_LINE,
         )
 
@@ -533,12 +595,12 @@ def reserve(data: bytes, kind: str, name: str):
                 "for everyone now"
             ),
             source=name,
-            params={"name": name, "need": _mb(need), "free": _mb(free)},
+            params={"name": name, "need": size_text(need), "free": size_text(free)},
             hint=_TRY_AGAIN,
         )
 
-    with _held(need, refusal, never, wait=not _mine(), beside=len(data)):
-        yield
+    with _gated(), _held(need, refusal, never, wait=not _mine(), beside=len(data)):
+        yield limits
 
 
 @contextmanager
@@ -551,11 +613,12 @@ def work(need: int, name: str | None = None):
     memory (module docstring). Work started inside another reservation of the same thread is
     part of it (nothing more is reserved). ``name``: the run the work evaluates."""
     if need <= 0 or _mine():
-        yield
+        with _gated():
+            yield
         return
 
     def never(limit: int) -> InputError:
-        params = {"need": _mb(need), "limit": _mb(limit)}
+        params = {"need": size_text(need), "limit": size_text(limit)}
         if name is not None:
             return InputError(
                 N_(
@@ -575,7 +638,7 @@ def work(need: int, name: str | None = None):
         )
 
     def refusal(free: int) -> InputError:
-        params = {"need": _mb(need), "free": _mb(free)}
+        params = {"need": size_text(need), "free": size_text(free)}
         if name is not None:
             return InputError(
                 N_(
@@ -594,34 +657,11 @@ def work(need: int, name: str | None = None):
             hint=_TRY_AGAIN,
         )
 
-    with _held(need, refusal, never):
+    with _gated(), _held(need, refusal, never):
         yield
 
 
-def cost_line() -> str:
-    """Where the visitor's data is kept, in the visitor's words (the Data page's caption)."""
-    from ui.common import store
-    from ui.common.i18n import gettext as _
-
-    size = store.folder_bytes()
-    if not store.on_disk():
-        return _(
-            "Your data takes {size} of this server's temporary files, which are in its memory "
-            "here; computations wait their turn when its memory is busy."
-        ).format(size=_mb(size))
-    return _(
-        "Your data takes {size} of this server's disk, not its memory; computations wait "
-        "their turn when its memory is busy."
-    ).format(size=_mb(size))
-
-
 # --- memory goes back: sessions dropped, arenas trimmed ---------------------------------------
-#: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
-RECLAIM_EVERY_S = 20.0
-_reclaimer: dict[str, threading.Thread | None] = {"thread": None}
-_reclaimer_lock = threading.Lock()
-
-
 def sessions_open() -> set[str] | None:
     """The ids of the sessions the server holds (None outside a running server)."""
     try:
@@ -820,60 +860,6 @@ def limit_arenas(arenas: int = 1) -> None:
             pass
 
 
-def start_reclaimer() -> bool:
-    """Start, once per server process, the thread that gives memory back after visitors leave:
-    every :data:`RECLAIM_EVERY_S` seconds, the data kept for a reload past its time is released
-    (:func:`ui.common.keep.purge`) and, when that or the number of sessions fell (Streamlit
-    drops a session ``server.disconnectedSessionTTL`` seconds after its tab closed), :func:`trim`.
-    True when this call started it."""
-    with _reclaimer_lock:
-        if _reclaimer["thread"] is not None:
-            return False
-        limit_arenas()
-        capacity()  # the server at rest, before any visitor's data: the least memory held
-
-        from ui.common import store
-
-        try:  # the folders of servers that are gone (killed, crashed): their visitors' files
-            store.sweep_stale_servers()
-        except OSError:
-            pass
-
-        def loop() -> None:
-            import time
-
-            from ui.common import keep
-
-            last = sessions_open()
-            while True:
-                time.sleep(RECLAIM_EVERY_S)
-                try:
-                    with _gate.lock:  # the server at rest: the least memory held
-                        _free()
-                    closed = close_expired_sessions()  # tabs closed more than the TTL ago
-                    cleared = release_gone_sessions()  # dropped sessions something still holds
-                    now = sessions_open()
-                    released = keep.purge(now)  # data kept for a reload, past its time
-                    store.sweep(now, keep.kept_folders())  # folders nothing names any more
-                    if (
-                        closed
-                        or cleared
-                        or released
-                        or now is None
-                        or last is None
-                        or len(now) < len(last)
-                    ):
-                        trim()
-                    last = now
-                except Exception:  # the reclaimer never dies: the next tick tries again
-                    last = None
-
-        thread = threading.Thread(target=loop, name="ranklab-reclaimer", daemon=True)
-        _reclaimer["thread"] = thread
-        thread.start()
-    return True
-
-
 __all__ = [
     "DEFAULT_SERVER_MB",
     "server_budget",
@@ -885,13 +871,14 @@ __all__ = [
     "reserve",
     "work",
     "work_need",
+    "gated",
     "reserved",
     "waiting",
     "wait_seconds",
-    "cost_line",
     "trim",
     "limit_arenas",
-    "start_reclaimer",
+    "note_rest",
+    "size_text",
     "close_expired_sessions",
     "release_gone_sessions",
     "sessions_open",

@@ -46,7 +46,8 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.scale import spill
-from ui.common import state
+from ui.common import budget, state
+from ui.common.style import say
 
 #: The session-state key of the session's folder name (a reload brings it back).
 FOLDER = "ranklab.store.folder"
@@ -54,6 +55,8 @@ FOLDER = "ranklab.store.folder"
 SERVER_PREFIX = "ranklab-server-"
 #: A folder no open session and no kept data names is removed once it is this old (s).
 SWEEP_AFTER_S = 60.0
+#: Bytes a row takes while data is moved to its files (its query codes, made at once).
+SPILL_BYTES_PER_ROW = 8
 
 _APP_FOLDER = Path(__file__).resolve().parents[2] / ".ranklab-data"
 _lock = threading.RLock()
@@ -240,9 +243,17 @@ def settle() -> None:
     that are gone (a run removed or replaced) deleted."""
     if not state.in_app():
         return
-    put(st.session_state.get(state.QRELS))
-    for run in list((st.session_state.get(state.RUNS) or {}).values()):
-        put(run)
+    for data in [
+        st.session_state.get(state.QRELS),
+        *list((st.session_state.get(state.RUNS) or {}).values()),
+    ]:
+        if data is None or spill.spilled(data) is not None:
+            continue
+        try:  # moving it takes its query codes at once: within the memory gate
+            with budget.work(len(data) * SPILL_BYTES_PER_ROW):
+                put(data)
+        except mc.InputError:
+            pass  # no memory for it now: it stays where it is, moved at a later run's end
     name = st.session_state.get(FOLDER)
     with _lock:
         if name:  # this session uses the folder (a reload's new session too)
@@ -254,6 +265,29 @@ def settle() -> None:
     for s in gone:
         for f in spill.files_of(s):
             f.unlink(missing_ok=True)
+
+
+def cost_line() -> str:
+    """Where the visitor's data is kept, in the visitor's words (the Data page's caption)."""
+    from ui.common.i18n import gettext as _
+
+    size = budget.size_text(folder_bytes())
+
+    if not on_disk():
+        return say(
+            _(
+                "Your data takes {size} of this server's temporary files, which are in its memory "
+                "here; computations wait their turn when its memory is busy."
+            ),
+            size=size,
+        )
+    return say(
+        _(
+            "Your data takes {size} of this server's disk, not its memory; computations wait "
+            "their turn when its memory is busy."
+        ),
+        size=size,
+    )
 
 
 def folder_bytes(name: str | None = None) -> int:
@@ -327,6 +361,7 @@ __all__ = [
     "adopt",
     "settle",
     "folder_bytes",
+    "cost_line",
     "release",
     "sweep",
 ]

@@ -13,7 +13,7 @@ words.
 from __future__ import annotations
 
 import datetime as dt
-import html
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -22,23 +22,18 @@ from metrics_core.report.thesis import (
     FAIR_RATIO,
     TESTS,
     Grading,
-    ThesisTable,
     display_measure,
-    thesis_table,
 )
-from metrics_core.report.thesis_export import (
-    MISSING,
-    caption,
-    legend,
-    to_csv,
-    to_html,
-    to_latex,
-    to_markdown,
-)
+from metrics_core.report.thesis_export import MISSING, caption, legend
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.i18n import N_, _
+from ui.common.style import md_join, md_text, say
 from ui.common.thresholds import default_pair, editor_start, set_thresholds
+from ui.compare.data import thesis_exports
+
+if TYPE_CHECKING:
+    from metrics_core.report.thesis import ThesisTable
 
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
@@ -160,33 +155,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def html_document(table: ThesisTable, words: dict, lang: str) -> str:
-    """The HTML report of the table: a whole page (its language declared) around
-    :func:`metrics_core.report.thesis_export.to_html`'s fragment."""
-    title = html.escape(words["caption"])
-    style = (
-        "body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
-        "th,td{padding:.3rem .6rem;border-bottom:1px solid #ccc;text-align:left}"
-        "td.num{text-align:right}tfoot{font-weight:600}.label{color:#555;font-size:.9em}"
-        ".legend{color:#555;font-size:.9em}"
-    )
-    return (
-        f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head><meta charset="utf-8">'
-        f"<title>{title}</title><style>{style}</style></head>\n<body>\n<h1>{title}</h1>\n"
-        f"{to_html(table, words)}</body>\n</html>\n"
-    )
-
-
-def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
-    """The downloads of the table: CSV, Markdown, LaTeX and the HTML report, in ``words``."""
-    return {
-        "csv": to_csv(table, words),
-        "markdown": to_markdown(table, words),
-        "latex": to_latex(table, words),
-        "html": html_document(table, words, lang),
-    }
-
-
 # --- where the rows come from ------------------------------------------------------------------
 
 
@@ -202,22 +170,6 @@ def query_rows(per_query: pd.DataFrame) -> tuple[dict, pd.DataFrame | None]:
 def evaluation_label(row) -> str:
     """How a saved evaluation is named in the chooser and in the table."""
     return f"{row['run']} #{int(row['id'])}"
-
-
-def saved_rows(store, ids) -> tuple[dict, pd.DataFrame | None]:
-    """name -> per-query frame of the saved evaluations ``ids``, and their suites' metadata."""
-    listed = store.list_evaluations().set_index("id")
-    frames, metas = {}, []
-    for i in ids:
-        record = store.load_evaluation(int(i))
-        frames[evaluation_label({"run": record.run_name, "id": i})] = record.per_query
-        meta = store.get_suite_meta(listed.at[int(i), "suite"])
-        if meta is not None and len(meta):
-            metas.append(meta)
-    meta = pd.concat(metas) if metas else None
-    if meta is not None:
-        meta = meta[~meta.index.duplicated(keep="last")]
-    return frames, meta
 
 
 def date_bounds(meta: pd.DataFrame | None) -> tuple[dt.date, dt.date] | None:
@@ -267,7 +219,7 @@ def thresholds_editor(measures) -> dict:
         st.session_state.setdefault(Table.good(measure), good)
         st.session_state.setdefault(Table.fair(measure), fair)
         with col:
-            st.markdown(f"**{display_measure(measure)}**")
+            st.markdown(say("**{measure}**", measure=display_measure(measure)))
             g = st.number_input(
                 _("Good from"), min_value=None, step=0.05, key=Table.good(measure), format="%.4g"
             )
@@ -283,12 +235,12 @@ def thresholds_editor(measures) -> dict:
 def names_editor(lang: str, defaults, kind: str, title: str) -> tuple[str, str, str]:
     """Three text boxes for the names of the levels (per language); an empty box keeps the
     default name."""
-    st.markdown(f"**{title}**")
+    st.markdown(say("**{title}**", title=title))
     names = []
     for i, (default, col) in enumerate(zip(defaults, st.columns(3), strict=True)):
         key = Table.name(lang, kind, i)
         st.session_state.setdefault(key, default)
-        names.append(col.text_input(_("Name {n}").format(n=i + 1), key=key).strip() or default)
+        names.append(col.text_input(say(_("Name {n}"), n=i + 1), key=key).strip() or default)
     return tuple(names)
 
 
@@ -351,7 +303,7 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     """The table, its caption and legend, and the downloads."""
     from ui.common.downloads import download_buttons
 
-    st.markdown("**" + caption(table, words) + "**")
+    st.markdown(say("**{caption}**", caption=caption(table, words)))
     # every cell is text (the labels beside the values); the columns of numbers alone (queries,
     # p-values) aligned right, as numbers are in every other table
     numbers = [words["queries"]]
@@ -366,32 +318,18 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     )
     note = legend(table, words)
     if note:
-        st.caption(note)
+        st.caption(md_text(note))  # it names the baseline: as text
     if table.undated:
         st.caption(
-            _(
-                "Left out by the date filter because the metadata gives them no date: {queries}."
-            ).format(queries=", ".join(table.undated))
+            say(
+                _(
+                    "Left out by the date filter because the metadata gives them no date: {queries}."
+                ),
+                queries=md_join(table.undated),
+            )
         )
-    files = st.session_state[Table.FILES] = exports(table, words, lang)
+    files = st.session_state[Table.FILES] = thesis_exports(table, words, lang)
     download_buttons(files, _("comparative_table"), key=Table.DOWNLOADS)
-
-
-def build(rows, measures, meta, thresholds, names, verdicts, dates, significance) -> ThesisTable:
-    """The table of the page's choices (InputError for a bad choice)."""
-    baseline, test, correction = significance
-    return thesis_table(
-        rows,
-        measures,
-        grading=grading_from(thresholds, names, verdicts),
-        metadata=meta,
-        date_from=dates[0],
-        date_to=dates[1],
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        n_permutations=2000,
-    )
 
 
 __all__ = [
@@ -401,10 +339,7 @@ __all__ = [
     "default_thresholds",
     "grading_from",
     "display_frame",
-    "html_document",
-    "exports",
     "query_rows",
-    "saved_rows",
     "evaluation_label",
     "date_bounds",
     "measure_choice",
@@ -413,5 +348,4 @@ __all__ = [
     "date_filter",
     "significance_choice",
     "show",
-    "build",
 ]

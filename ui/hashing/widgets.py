@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common.i18n import gettext as _
-from ui.common.upload import UploadSlot, read_once
+from ui.common.upload import UploadSlot, read_once, release
 from ui.hashing import state as hs
 from ui.hashing.data import (
     PART_NAMES,
@@ -52,6 +52,8 @@ def uploads_box() -> None:
             parsed = parse_parts(uploads)
             if parsed is not None:  # the four files: the codes to evaluate
                 st.session_state[hs.DATA] = parsed
+                # read: their raw bytes leave the server (a torch file can be hundreds of MB)
+                release([up for up in uploads.values() if up is not None])
 
         read_now, error = read_once(
             hs.UPLOAD,

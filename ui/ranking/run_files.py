@@ -18,10 +18,10 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.io.run_names import RunFile, unique_run_names
-from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.keep import keep_keys
+from ui.common.style import md_join, say
 from ui.common.upload import human_size
 
 FILES = (
@@ -81,14 +81,32 @@ def held_ids(widget_key: str) -> list[str]:
     return [f.file_id for f in items if isinstance(f, DeletedFile)]
 
 
-def name_box(box: str, files: list, fresh: bool, held: Sequence[str] = ()) -> bool:
+def box_order(widget_key: str) -> list[str]:
+    """The ids of every file in the box of ``widget_key``, in the box's order: those the
+    uploader hands over and those released once parsed (:func:`held_ids`), which it does not.
+    A note about a file numbers it by this order, as the visitor sees the box."""
+    raw = st.session_state.get(widget_key)
+    items = raw if isinstance(raw, list) else [raw]
+    return [f.file_id for f in items if getattr(f, "file_id", None)]
+
+
+def name_box(
+    box: str,
+    files: list,
+    fresh: bool,
+    held: Sequence[str] = (),
+    order: Sequence[str] = (),
+) -> bool:
     """Name and load the runs of the files in run box ``box``; say what was renamed or repeated.
 
     ``files``: the box's files that parsed (in the box's order). ``fresh``: the box was just
     drawn anew (first visit, page change, reload), so files missing from it were not removed
     by the visitor. ``held``: the ids of the box's files already loaded and released
-    (:func:`held_ids`): they stay, with their runs and names. Returns True when the loaded runs
-    changed.
+    (:func:`held_ids`): they stay, with their runs and names. ``order``: the ids of all the
+    box's files in its order (:func:`box_order`; default: ``files``, then ``held``): the
+    notes number each file by its place in the box, and every file whose content an earlier
+    file of the box has is named (files dropped again, released ones among them). Returns
+    True when the loaded runs changed.
     """
     shown, pending = _dict(SHOWN), _dict(PENDING)
     runs = dict(st.session_state.get(state.RUNS) or {})
@@ -107,15 +125,25 @@ def name_box(box: str, files: list, fresh: bool, held: Sequence[str] = ()) -> bo
                 runs.pop(known.pop(digest), None)
                 changed = True
     shown[box] = entries + kept
+    # the whole box in its order: the files handed over, and the released ones (their runs
+    # loaded under their names), so that repeats and places are the box's own
+    by_id = {fid: f for f, (fid, _d) in zip(files, entries, strict=True) if fid is not None}
+    place = {fid: i for i, fid in enumerate(order)}
+    whole = sorted(
+        [(fid, d, f) for f, (fid, d) in zip(files, entries, strict=True)]
+        + [(fid, d, None) for fid, d in kept if fid not in by_id],
+        key=lambda e: place.get(e[0], len(place)),
+    )
     naming = unique_run_names(
         [
-            RunFile(f.name, getattr(pending.get(d), "tags", None), d)
-            for f, (_fid, d) in zip(files, entries, strict=True)
+            # a released file is its loaded run (no name of its own any more)
+            RunFile(f.name if f is not None else known[d], getattr(pending.get(d), "tags", None), d)
+            for _fid, d, f in whole
         ],
         taken=set(runs),  # every loaded run keeps its name (a file of the box keeps its own)
         known=known,
     )
-    for (_fid, digest), name in zip(entries, naming.names, strict=True):
+    for (_fid, digest, _f), name in zip(whole, naming.names, strict=True):
         run = pending.pop(digest, None)
         if run is not None:
             run.name = name
@@ -127,28 +155,45 @@ def name_box(box: str, files: list, fresh: bool, held: Sequence[str] = ()) -> bo
         from ui.ranking.data import drop_unloaded
 
         drop_unloaded()  # results of a removed run leave the session cache with it
+
+    def number(i: int) -> int:
+        """The place in the box of ``whole[i]`` (a file that failed to load is in the box too)."""
+        return place[whole[i][0]] + 1 if whole[i][0] in place else i + 1
+
     notes = [
-        _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
-            file=markdown_escape(files[i].name),
-            i=i + 1,
-            size=human_size(files[i].size),
-            name=markdown_escape(name),
-            base=markdown_escape(base),
+        say(
+            _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken."),
+            file=whole[i][2].name,
+            i=number(i),
+            size=human_size(whole[i][2].size),
+            name=name,
+            base=base,
         )
         for i, name, base in naming.renamed
+        if whole[i][2] is not None  # a released file was named when it was read
     ]
     notes += [
-        _("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
-            file=markdown_escape(files[i].name),
-            i=i + 1,
-            first=first + 1,
-            name=markdown_escape(naming.names[i]),
+        say(
+            _("{file} (file {i}) has the same content as file {first}: one run, **{name}**."),
+            file=whole[i][2].name if whole[i][2] is not None else naming.names[i],
+            i=number(i),
+            first=number(first),
+            name=naming.names[i],
         )
         for i, first in naming.repeats
     ]
     if notes:
-        st.info("  \n".join(notes), icon=":material/info:")
+        st.info(md_join(notes, "  \n"), icon=":material/info:")
     return changed
 
 
-__all__ = ["content_of", "is_loaded", "parsed", "held_ids", "name_box", "FILES", "SHOWN"]
+__all__ = [
+    "content_of",
+    "is_loaded",
+    "parsed",
+    "held_ids",
+    "box_order",
+    "name_box",
+    "FILES",
+    "SHOWN",
+]
