@@ -23,7 +23,6 @@ from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
 from ui.compare.data import (
-    COMMON_MEASURES,
     COMPARE_MEASURES,
     CORRECTIONS,
     MARKERS,
@@ -41,10 +40,13 @@ from ui.compare.data import (
     export_texts,
     fold_views,
     per_query_deltas,
+    power_legend,
+    power_numbers,
+    power_table,
     systems_from_text,
     test_label,
 )
-from ui.ranking.data import evaluate_loaded, has_runs
+from ui.ranking.data import evaluate_loaded, has_runs, measure_options
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
@@ -65,7 +67,7 @@ with page(_("Compare systems")) as p:
         p.stop()
 
     names = list(st.session_state[state.RUNS])
-    measure_names = list(COMMON_MEASURES)
+    measure_names = measure_options()
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
     if st.toggle(
@@ -112,6 +114,22 @@ with page(_("Compare systems")) as p:
                 help=_("Whose corrected p-value is in the table; every test's p is below it."),
             )
             confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
+        with st.expander(_("How many queries: power and a difference to detect")):
+            c8, c9 = st.columns(2)
+            power = c8.select_slider(
+                _("Power"),
+                options=[0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99],
+                value=0.8,
+                help=_("The chance the paired t-test detects a true difference of that size."),
+            )
+            chosen = c9.number_input(
+                _("Difference to detect (0: only the observed one)"),
+                min_value=0.0,
+                max_value=1000.0,
+                value=0.0,
+                step=0.01,
+                format="%.3f",
+            )
         with st.expander(_("Systems of several runs (seeds, folds)")):
             systems_text = st.text_area(
                 _("One system per line: NAME=run,run,..."),
@@ -162,6 +180,8 @@ with page(_("Compare systems")) as p:
         query_set,
         conventions,
         systems,
+        power=float(power),
+        power_delta=float(chosen) or None,
     )
     if systems:  # from here on, each system is one run: its per-query means
         evaluations = list(comparison.runs)
@@ -218,6 +238,16 @@ with page(_("Compare systems")) as p:
                     markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS),
                 )
             )
+
+        with st.expander(_("How many queries each comparison needs")):
+            needed = power_table(comparison)
+            st.dataframe(
+                needed.style.format({c: "{:.4f}" for c in power_numbers(needed)}, na_rep="–"),
+                hide_index=True,
+                key=cs.POWER_TABLE,
+                placeholder=MISSING,
+            )
+            st.caption(md_text(power_legend(comparison)))
 
     st.plotly_chart(
         figs.delta_ci_figure(frame, st.selectbox(_("Interval chart: measure"), measures)),

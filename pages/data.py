@@ -23,11 +23,17 @@ from ui.ranking.data import (
     remove_run,
     show_coverage_notes,
     show_unusable,
+    subtopic_summary,
     unusable_runs,
 )
 from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
-from ui.samples import SAMPLE_SUMMARY, load_every_sample
+from ui.samples import (
+    DIVERSITY_SUMMARY,
+    SAMPLE_SUMMARY,
+    load_diversity_sample,
+    load_every_sample,
+)
 
 # the sidebar lists what this run loads: drawn last
 with page(
@@ -43,6 +49,15 @@ with page(
         _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_every_sample
     ):
         st.success(_(SAMPLE_SUMMARY))
+    if buttons.button(
+        _("Diversity sample"),
+        key=Data.DIVERSITY_SAMPLE,
+        on_click=load_diversity_sample,
+        help=_(
+            "Subtopic qrels (qid subtopic docid relevance) and two runs, for alpha-nDCG and ERR-IA"
+        ),
+    ):
+        st.success(_(DIVERSITY_SUMMARY))
 
     cost_slot = st.empty()
     left, right = st.columns(2)
@@ -59,6 +74,9 @@ with page(
                     judgements=count(len(loaded_qrels)),
                 )
             )
+            subtopics = subtopic_summary(loaded_qrels)
+            if subtopics:
+                st.info(subtopics, icon=":material/diversity_3:")
             labels = judgements_per_label(loaded_qrels)
             st.dataframe(
                 labels.assign(Share=labels["Share"] * 100),

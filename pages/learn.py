@@ -70,6 +70,40 @@ with page(_("Measures explained")) as p:
                 )
             st.caption(say(_("Reference: {reference}"), reference=d.referenced(_)))
 
+    st.subheader(_("Diversity: judgements per subtopic"))
+    st.write(
+        _(
+            "An ambiguous query has several intents (subtopics). The diversity measures above "
+            "(alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, MAP-IA, strec) read qrels "
+            "that judge each document per subtopic: ndeval's lines qid subtopic docid relevance, "
+            "the second column naming the subtopic. A document covering a subtopic already seen "
+            "gains less (alpha). The Data page recognises such a file (or load its Diversity "
+            "sample); every value equals ndeval's, the TREC Web track's tool."
+        )
+    )
+    st.subheader(_("The unjudged band"))
+    st.write(
+        _(
+            "A run retrieves documents nobody judged; they count as non-relevant. The unjudged "
+            "band is the lowest and the highest value a measure can take over every labelling of "
+            "those documents, with labels from 0 to the qrels' highest. Labelling one relevant "
+            "also adds it to R and to the ideal ranking, so the extremes are computed exactly, "
+            "measure by measure. The Overview shows it under the tie band and names the pairs of "
+            "runs whose order it could reverse."
+        )
+    )
+    st.subheader(_("How many queries"))
+    st.write(
+        _(
+            "Is the test collection big enough? For each comparison, the Compare page gives the "
+            "number of queries a two-sided paired t-test needs to detect the observed difference "
+            "(and one you choose) with the power you ask, and the smallest difference the current "
+            "queries detect: topic set size design (T. Sakai, Information Retrieval Journal "
+            "2016; W. Webber, A. Moffat, J. Zobel, CIKM 2008), the power from the noncentral t "
+            "distribution."
+        )
+    )
+
     st.subheader(_("Rank fusion"))
     st.write(
         _(

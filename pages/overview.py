@@ -19,21 +19,26 @@ from ui.ranking.board import (
     TEST_NAMES,
     TESTS,
     TIE_LEGEND,
+    UNJUDGED_LEGEND,
     baseline_choice,
     board_family,
     board_legend,
     board_setting,
     board_settings,
+    reversal_note,
     style_grid,
     translated_grid,
 )
 from ui.ranking.data import (
+    bands_ready,
     cached_tie_band,
+    cached_unjudged_band,
     loaded_rows,
     overview_board,
+    reversible,
     tie_bounds,
-    tie_bounds_ready,
     too_large_for_ties,
+    unjudged_bounds,
 )
 from ui.ranking.figures import overview_bars
 from ui.ranking.prologue import ranking_prologue
@@ -165,7 +170,7 @@ with page(_("Overview"), sidebar=False) as p:
             "delta_color": "normal" if r["marker"] else "off",
         }
 
-    def card_help(name, r, band) -> str:
+    def card_help(name, r, band, unjudged) -> str:
         parts = [
             say(
                 _("{confidence} CI {low}–{high} over {n} queries"),
@@ -193,11 +198,19 @@ with page(_("Overview"), sidebar=False) as p:
                     high=number(band.loc[(name, headline), "high"]),
                 )
             )
+        if (name, headline) in unjudged.index:
+            parts.append(
+                say(
+                    _("unjudged band {low}–{high}"),
+                    low=number(unjudged.loc[(name, headline), "low"]),
+                    high=number(unjudged.loc[(name, headline), "high"]),
+                )
+            )
         return "; ".join(parts)
 
-    def draw_board(band, note: str = "") -> None:
+    def draw_board(band, unjudged, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
-        grid = translated_grid(board, band)
+        grid = translated_grid(board, band, unjudged)
         # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
@@ -212,9 +225,16 @@ with page(_("Overview"), sidebar=False) as p:
                 placeholder=MISSING,
             )
             st.caption(
-                md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                md_text(
+                    legend
+                    + (" " + _(TIE_LEGEND) if len(band) else "")
+                    + (" " + _(UNJUDGED_LEGEND) if len(unjudged) else "")
+                ),
                 help=md_text(board_family(board)),
             )
+            reversal = reversal_note(board, reversible(board, unjudged))
+            if reversal:
+                st.caption(md_text(reversal))
             if note:
                 st.caption(note)
         with cards_slot.container():
@@ -225,7 +245,7 @@ with page(_("Overview"), sidebar=False) as p:
                     say("{run} · {measure}", run=name, measure=headline),
                     number(r["mean"]),
                     **card_delta(name, r),
-                    help=card_help(name, r, band),
+                    help=card_help(name, r, band, unjudged),
                 )
             if len(part) > 4:
                 st.caption(
@@ -235,12 +255,14 @@ with page(_("Overview"), sidebar=False) as p:
                     )
                 )
 
-    if loaded_rows() > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
-        draw_board(NO_BAND)
+    if loaded_rows() > EARLY_BOARD_ROWS and not bands_ready(evaluations):
+        draw_board(NO_BAND, NO_BAND)
     with st.spinner(_("Computing the tie band ...")):
         bounds = tie_bounds(evaluations)
+    with st.spinner(_("Computing the unjudged band ...")):
+        unjudged = cached_unjudged_band(board, evaluations, unjudged_bounds(evaluations))
     band = cached_tie_band(board, evaluations, bounds)
-    draw_board(band, too_large_for_ties(bounds))
+    draw_board(band, unjudged, too_large_for_ties(bounds))
 
     draw_settings()
 

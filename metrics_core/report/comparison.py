@@ -244,8 +244,9 @@ class Comparison:
         ``power``, the topic set size design's settings, when it was asked; ``systems`` and
         ``system_test`` where runs form systems)."""
         out = {k: self.settings[k] for k in PARAMETERS}
-        if self.power():
-            out["power"] = dict(self.power())
+        power = self.power()
+        if power:
+            out["power"] = dict(power)
         if self.settings.get("systems"):
             out["systems"] = self.settings["systems"]
             out["system_test"] = SYSTEM_TEST

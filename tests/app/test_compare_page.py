@@ -69,14 +69,25 @@ def test_page_table_equals_metrics_core():
         "losses",
     ):
         assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
+    # how many queries each comparison needs (power 0.8): the library's figures
+    needed = next(d.value for d in at.dataframe if "Queries needed" in d.value.columns)
+    want = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], n_permutations=100, power=0.8)
+    assert needed["Queries needed"].astype(float).tolist() == pytest.approx(
+        want["queries_needed"].tolist(), nan_ok=True
+    )
+    assert any("Topic set size design" in c.value for c in at.caption)
     # fold view: mean ± std strings from metrics_core.stats.folds
-    fold_table = at.dataframe[2].value  # after the answer and every test's p-values
+    fold_table = next(
+        d.value for d in at.dataframe if "AP" in d.value.columns and "dense" in d.value.index
+    )
     ev = next(e for e in evs if e.run_name == "dense")
     assert (
         fold_table.loc["dense", "AP"]
         == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
     )
-    crit = at.dataframe[3].value.set_index(["run", "criterion"])  # shown as columns, headed
+    crit = next(d.value for d in at.dataframe if "criterion" in d.value.columns).set_index(
+        ["run", "criterion"]
+    )  # shown as columns, headed
     assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
         criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"]
     )
@@ -174,7 +185,7 @@ def test_compare_exports_are_the_comparisons():
 
     qrels, runs, _meta = _data()
     evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
-    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1)
+    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1, power=True)
     texts = {fmt: make() for fmt, make in export_texts(c).items()}  # made when clicked
     assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
     assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
@@ -195,7 +206,8 @@ def test_fold_and_criterion_views_name_their_columns_in_spanish():
     pickers = {s.label: s for s in at.selectbox}
     assert pickers["Columna de partición"].options == ["Partición", "Criterio"]
     assert pickers["Columna de criterio"].value == "criterion"
-    labels = {c: v.get("label") for c, v in json.loads(at.dataframe[3].proto.columns).items()}
+    crit = next(d for d in at.dataframe if "criterion" in d.value.columns)
+    labels = {c: v.get("label") for c, v in json.loads(crit.proto.columns).items()}
     assert labels["run"] == "Ejecución" and labels["criterion"] == "Criterio"
     assert labels["count"] == "Cantidad"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]

@@ -60,12 +60,13 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
         ~grid["Run"].str.startswith("   ")
     ]  # the runs' rows (CI and tie band rows indented)
     assert list(means["Run"]) == ["bm25 (baseline)", "dense", "hybrid"]
-    evs = _evaluations(sample, measures, tie_report=True)
+    evs = _evaluations(sample, measures, tie_report=True, unjudged_report=True)
     board = leaderboard(evs, "bm25", measures, n_resamples=1000, seed=0)
-    band = tie_band(
-        board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs}
-    )
-    expected = leaderboard_grid(board, band)
+    frames = {ev.run_name: ev.per_query for ev in evs}
+    band = tie_band(board, frames, {ev.run_name: ev.tie_report for ev in evs})
+    # the unjudged band: the same function over the labellings of the unjudged documents
+    unjudged = tie_band(board, frames, {ev.run_name: ev.unjudged_report for ev in evs})
+    expected = leaderboard_grid(board, band, unjudged=unjudged)
     pd.testing.assert_frame_equal(grid.reset_index(drop=True), expected)
     # hybrid is best on AP in the sample; the ★ marks it and only it
     ap = means["AP"].tolist()

@@ -48,6 +48,9 @@ def test_api_reference_builds_with_warnings_as_errors(tmp_path):
         assert name in api, name
     conventions = (out / "conventions.html").read_text(encoding="utf-8")
     assert "ignore_identical_ids" in conventions
+    # the measures, band and power analysis added beyond trec_eval (issue 40)
+    for name in ("SubtopicQrels", "alpha_ndcg", "ncg", "unjudged_report", "queries_needed"):
+        assert name in api, name
     compat = (out / "compat.html").read_text(encoding="utf-8")
     for name in (
         "read_trec_run",

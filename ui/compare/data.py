@@ -73,6 +73,8 @@ def compare(
     query_set: str,
     conventions=None,
     systems: dict | None = None,
+    power: float = 0.8,
+    power_delta: float | None = None,
 ) -> Comparison:
     """:func:`metrics_core.compare` of the loaded evaluations, kept in the session for these
     very evaluations and settings (:func:`ui.common.cache.remember`): widget changes that only
@@ -86,6 +88,8 @@ def compare(
         correction,
         float(confidence),
         query_set,
+        float(power),
+        power_delta,
         tuple((k, tuple(v)) for k, v in (systems or {}).items()),
     )
 
@@ -101,6 +105,8 @@ def compare(
                 confidence=float(confidence),
                 query_set=query_set,
                 conventions=conventions,
+                power=float(power),
+                power_delta=power_delta,
                 systems=systems or None,
             )
 
@@ -255,8 +261,40 @@ def detail_numbers(comparison_detail: pd.DataFrame) -> list[str]:
     return [h for h in comparison_detail.columns if kinds.get(h) in ("value", "p")]
 
 
+def power_table(comparison: Comparison) -> pd.DataFrame:
+    """How many queries each comparison needs (the declared ``power`` columns: topic set size
+    design), headed in the visitor's language, run and measure first; the chosen difference's
+    column only when one was chosen."""
+    frame = comparison.to_frame()
+    columns = [c for c in COLUMNS if c.name in ("run", "measure", "n_queries", "mean_delta")]
+    columns += [
+        c
+        for c in COLUMNS
+        if c.power
+        and not (c.name == "queries_needed_target" and frame["queries_needed_target"].isna().all())
+    ]
+    table = frame[[c.name for c in columns]].copy()
+    for c in ("queries_needed", "queries_needed_target"):
+        if c in table:  # whole numbers; an unreachable size shows as missing
+            table[c] = table[c].where(table[c] < float("inf")).astype("Int64")
+    table.columns = [heading(c) for c in columns]
+    return table
+
+
+def power_numbers(table: pd.DataFrame) -> list[str]:
+    """The headings of :func:`power_table`'s values of 4 decimals."""
+    kinds = {heading(c): c.kind for c in COLUMNS}
+    return [h for h in table.columns if kinds.get(h) == "value"]
+
+
+def power_legend(comparison: Comparison) -> str:
+    """The sentence under the power table: the method and its references, translated."""
+    return comparison.power_sentence(gettext=_)
+
+
 #: Bytes a table made of the per-query values takes per value (the deltas, the folds' and
-#: criteria's means): a few copies of 8-byte numbers and their index.
+#: criteria's means): a few copies of 8-byte numbers and their index. An estimate (eight
+#: copies), not measured: these tables are the queries', not the runs' rows.
 TABLE_BYTES_PER_VALUE = 64
 
 
@@ -505,4 +543,7 @@ __all__ = [
     "detail_numbers",
     "heading",
     "export_texts",
+    "power_table",
+    "power_numbers",
+    "power_legend",
 ]

@@ -10,6 +10,7 @@ from metrics_core.report.leaderboard_grid import (
     BEST,
     CI_INDENT,
     TIE_ROW,
+    UNJUDGED_ROW,
     leaderboard_grid,
 )
 from metrics_core.report.legends import (
@@ -110,10 +111,38 @@ def board_family(board: pd.DataFrame) -> str | None:
     return family_sentence(board, gettext=_) or None
 
 
-def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
+def translated_grid(
+    board: pd.DataFrame, band: pd.DataFrame | None = None, unjudged: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`leaderboard_grid` in the visitor's language (its columns: the measures'
-    canonical names, as the pickers give them)."""
-    return leaderboard_grid(board, band, gettext=_)
+    canonical names, as the pickers give them), with the tie band and the unjudged band."""
+    return leaderboard_grid(board, band, gettext=_, unjudged=unjudged)
+
+
+UNJUDGED_LEGEND = N_(
+    "Unjudged band: range of the mean over every labelling of the retrieved documents the "
+    "qrels do not judge, with labels 0 to the qrels' highest (shown where it changes the mean)."
+)
+
+
+def reversal_note(board: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> str:
+    """One line naming the pairs of runs whose order the unjudged documents could reverse
+    (``pairs``: :func:`ui.ranking.data.reversible`), by measure: "every pair" where all of a
+    measure's pairs could turn; empty when none could."""
+    if not pairs:
+        return ""
+    by_measure: dict[str, list[str]] = {}
+    for m, ahead, behind in pairs:
+        by_measure.setdefault(m, []).append(f"{ahead} > {behind}")
+    counts = board.dropna(subset=["mean"]).groupby("measure")["run"].nunique()
+    every = [m for m, got in by_measure.items() if len(got) == counts[m] * (counts[m] - 1) // 2]
+    parts = []
+    if every:
+        parts.append(_("every pair on {measures}").format(measures=", ".join(every)))
+    parts += [f"{m}: {', '.join(got)}" for m, got in by_measure.items() if m not in every]
+    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(
+        pairs="; ".join(parts)
+    )
 
 
 def style_grid(grid: pd.DataFrame):
@@ -125,11 +154,11 @@ def style_grid(grid: pd.DataFrame):
         return ""
 
     first = grid.columns[0]
-    tie_row = CI_INDENT + _("tie band")
+    band_rows = (TIE_ROW, UNJUDGED_ROW, CI_INDENT + _("tie band"), CI_INDENT + _("unjudged band"))
 
     def row(r):
         label = str(r[first])
-        if label in (TIE_ROW, tie_row):
+        if label in band_rows:
             return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
         grey = label.startswith("   ")
         return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
@@ -147,6 +176,8 @@ __all__ = [
     "BOARD_DEFAULTS",
     "BOARD_PERMUTATIONS",
     "TIE_LEGEND",
+    "UNJUDGED_LEGEND",
+    "reversal_note",
     "board_setting",
     "board_settings",
     "style_grid",

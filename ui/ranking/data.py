@@ -35,6 +35,7 @@ from ui.ranking.state import CLICKS_SOURCE
 #: The section's tables in the session cache (:mod:`ui.common.cache`).
 RANKINGS, EVALUATIONS, COVERAGE = "ranking.rankings", "ranking.evaluations", "ranking.coverage"
 TIES, TIE_BOUNDS = "ranking.ties", "ranking.tie_bounds"
+UNJUDGED_BOUNDS, UNJUDGED_BANDS = "ranking.unjudged_bounds", "overview.unjudged_bands"
 SHARED, ONE_QUERY, BREAKDOWNS = "ranking.shared", "ranking.one_query", "ranking.breakdowns"
 BOARDS, BANDS, BOOTSTRAPS = "overview.boards", "overview.bands", "ranking.bootstrap"
 EXAMPLES, DIAGNOSTICS, CLICK_MRR = "learn.examples", "data.diagnostics", "clicks.mrr"
@@ -151,11 +152,50 @@ def parse_qrels(
     data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None
 ) -> mc.Qrels:
     """Parse qrels bytes (once per upload, within the memory gate, into the session's folder,
-    as :func:`parse_run`)."""
+    as :func:`parse_run`). A TREC qrels file whose second column names several subtopics
+    for one (query, document) -- ndeval's ``qid subtopic docid relevance`` -- is read with
+    its subtopics (:class:`metrics_core.SubtopicQrels`): the diversity measures read them,
+    every other measure sees one row per (query, document)."""
+    from metrics_core.io.subtopics import looks_like_subtopics
+
+    subtopics = fmt in ("auto", "trec") and looks_like_subtopics(data)
     with budget.reserve(data, "qrels", filename) as limits, using_limits(limits):
         return store.put(
-            mc.read_qrels(_Named(data, filename), fmt=fmt, columns=dict(columns or {}) or None)
+            mc.read_qrels(
+                _Named(data, filename),
+                fmt=fmt,
+                columns=dict(columns or {}) or None,
+                subtopics=subtopics,
+            )
         )
+
+
+def has_subtopics(qrels=None) -> bool:
+    """Whether the loaded qrels (or ``qrels``) judge per subtopic (the diversity measures'
+    qrels)."""
+    qrels = st.session_state.get(state.QRELS) if qrels is None else qrels
+    return isinstance(qrels, mc.SubtopicQrels)
+
+
+def subtopic_summary(qrels) -> str:
+    """One line on a subtopic qrels: its subtopics and what reads them (empty otherwise)."""
+    if not has_subtopics(qrels):
+        return ""
+    return _(
+        "Subtopic qrels: {judgements} judgements over {subtopics} subtopics; the diversity "
+        "measures (alpha-nDCG, ERR-IA, NRBP, P-IA, MAP-IA, strec) read them, the others see one "
+        "row per query and document (its highest label)."
+    ).format(judgements=count(int(qrels.pair_ptr[-1])), subtopics=count(len(qrels.subtopic_names)))
+
+
+def measure_options() -> list[str]:
+    """The measure picker's list: every family's common instances, the diversity measures only
+    when the loaded qrels judge per subtopic (on other qrels they would read one subtopic)."""
+    from metrics_core.ranking.registry import COMMON_MEASURES
+
+    if has_subtopics():
+        return list(COMMON_MEASURES)
+    return [m for m in COMMON_MEASURES if not mc.parse_measure(m).definition.subtopics]
 
 
 def run_name_for(run: mc.Run, filename: str) -> str:
@@ -247,6 +287,32 @@ def rank_once(key, build):
             IN_FLIGHT.pop(token, None)
 
 
+#: The diversity sample: ndeval subtopic qrels and two runs (sample_data/diversity).
+DIVERSITY_DIR = ROOT / "sample_data" / "diversity"
+DIVERSITY_RUNS = ("relevance", "diverse")
+#: What the Overview shows first with the diversity sample.
+DIVERSITY_MEASURES = ("alpha-nDCG@10", "ERR-IA@10", "strec@10", "nDCG@10", "P@10")
+
+
+def load_diversity_sample_into_state() -> None:
+    """Put the diversity sample into the ranking section (replacing its qrels and runs): the
+    subtopic qrels, the runs "relevance" and "diverse", and diversity measures chosen."""
+    with budget.work(SAMPLE_NEED):  # the bundled sample: the app's own, not a visitor's
+        qrels_file = DIVERSITY_DIR / "subtopics.qrels"
+        qrels = parse_qrels(qrels_file.read_bytes(), qrels_file.name)
+        runs = {}
+        for name in DIVERSITY_RUNS:
+            path = DIVERSITY_DIR / f"{name}.txt"
+            runs[name] = parse_run(path.read_bytes(), path.name)
+            runs[name].name = name
+    st.session_state[state.QRELS] = qrels
+    st.session_state[state.RUNS] = runs
+    st.session_state[state.META] = None
+    st.session_state[state.MEASURES] = list(DIVERSITY_MEASURES)
+    forget()
+    st.session_state[state.SELECTED_QUERY] = None
+
+
 def _loaded_data() -> tuple:
     """The loaded qrels and runs (what every ranking-section cache entry is held against)."""
     return st.session_state.get(state.QRELS), list(
@@ -260,7 +326,7 @@ def drop_unloaded() -> None:
     for table in (RANKINGS, EVALUATIONS, COVERAGE):
         keep_only(table, lambda _key, held: held[0] is qrels and any(held[1] is r for r in loaded))
     evs = {id(ev) for name in (EVALUATIONS,) for ev in _held_values(name)}
-    for table in (TIES, TIE_BOUNDS, SHARED):
+    for table in (TIES, TIE_BOUNDS, UNJUDGED_BOUNDS, SHARED):
         keep_only(table, lambda _key, held: id(held[0]) in evs)
 
 
@@ -396,14 +462,42 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     what the Overview's tie band needs, without the whole tie report. Kept in the session
     next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
 
-    def bounds(ev):
-        index = pd.Index(ev.ranking.query_ids)
-        return {
-            m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
-            for m, (lo, hi) in ev.ranking.tie_bounds(ev.specs).items()
-        }
+    return _per_run(
+        evaluations, TIE_BOUNDS, lambda ev: _by_query(ev, ev.ranking.tie_bounds(ev.specs))
+    )
 
-    return _per_run(evaluations, TIE_BOUNDS, bounds)
+
+def _by_query(ev, bounds: dict) -> dict:
+    """Per measure (lowest, highest) arrays as Series indexed by the evaluation's query ids."""
+    index = pd.Index(ev.ranking.query_ids)
+    return {
+        m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
+        for m, (lo, hi) in bounds.items()
+    }
+
+
+def unjudged_bounds(evaluations: dict) -> dict[str, dict | None]:
+    """Per run, the per-query lowest and highest value of each covered measure over every
+    labelling of the unjudged retrieved documents
+    (:meth:`metrics_core.Ranking.unjudged_bounds`, as Series indexed by query id): the
+    Overview's unjudged band. Kept in the session next to the evaluation; None where the
+    tie band is not computed either (too many rows, or evaluated in blocks)."""
+    return _per_run(
+        evaluations,
+        UNJUDGED_BOUNDS,
+        lambda ev: _by_query(ev, ev.ranking.unjudged_bounds(ev.specs)),
+    )
+
+
+def bands_ready(evaluations: dict) -> bool:
+    """Whether the tie and unjudged bands of these evaluations would come at once (kept, or
+    not computed for their size)."""
+    runs = st.session_state.get(state.RUNS) or {}
+    return all(
+        _no_ties(runs.get(name), ev)
+        or (peek(TIE_BOUNDS, None, held=(ev,))[0] and peek(UNJUDGED_BOUNDS, None, held=(ev,))[0])
+        for name, ev in evaluations.items()
+    )
 
 
 def tie_bounds_ready(evaluations: dict) -> bool:
@@ -648,10 +742,12 @@ def load_sample_clicks() -> None:
 # --- the pages' other computations, each inside the gate ------------------------------------
 #: Bytes one query's view takes per row of its run when the run was evaluated in blocks (no
 #: ranking kept: the query's rows are found and ranked alone), and per judgement of the
-#: qrels (its relevant documents are looked up): the ids as Python strings, a mask.
+#: qrels (its relevant documents are looked up): the ids as Python strings (about 60 bytes
+#: each), a mask. An estimate from those sizes, not measured.
 ONE_QUERY_BYTES_PER_ROW = 80
 #: Bytes a table made of the per-query values takes per value (group means, the bootstrap,
-#: the diagnostics, the worked example): a few copies of 8-byte numbers and their index.
+#: the diagnostics, the worked example): a few copies of 8-byte numbers and their index. An
+#: estimate (eight copies), not measured: these tables are the queries', not the runs' rows.
 TABLE_BYTES_PER_VALUE = 64
 
 
@@ -829,20 +925,37 @@ def overview_board(
     )
 
 
-def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+def cached_tie_band(
+    board: pd.DataFrame, evaluations: dict, bounds: dict, table: str = BANDS
+) -> pd.DataFrame:
     """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
-    the same board, evaluations and bounds (a rerun does not recompute it)."""
+    the same board, evaluations and bounds (a rerun does not recompute it); the unjudged band is
+    the same function on the unjudged bounds (:func:`cached_unjudged_band`)."""
     from metrics_core.report.leaderboard_grid import tie_band
 
     held = (board, *evaluations.values(), *(bounds.get(n) for n in evaluations))
     return remember(
-        BANDS,
+        table,
         tuple(evaluations),
         lambda: tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds),
         held=held,
         size=1,
         need=_values(evaluations.values()) * TABLE_BYTES_PER_VALUE,
     )
+
+
+def cached_unjudged_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
+    """The board's band over the labellings of the unjudged documents (see
+    :func:`cached_tie_band`)."""
+    return cached_tie_band(board, evaluations, bounds, UNJUDGED_BANDS)
+
+
+def reversible(board: pd.DataFrame, unjudged: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The pairs of runs whose order on the board the unjudged documents could reverse
+    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`)."""
+    from metrics_core.report.leaderboard_grid import reversible_pairs
+
+    return reversible_pairs(board, unjudged) if len(unjudged) else []
 
 
 def report_html(

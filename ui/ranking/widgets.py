@@ -87,8 +87,10 @@ def _on_custom() -> None:
 
 def measure_chooser(label: str | None = None) -> list[str]:
     """Multiselect bound to ``ranklab.measures`` plus a box to add any measure by name."""
+    from ui.ranking.data import measure_options
+
     chosen = list(st.session_state[state.MEASURES])
-    options = list(dict.fromkeys(COMMON_MEASURES + chosen))
+    options = list(dict.fromkeys(measure_options() + chosen))
     st.session_state[_W_MEASURES] = chosen
     c1, c2 = st.columns([3, 1])
     c1.multiselect(
