@@ -44,10 +44,18 @@ def files(tmp_path_factory):
     return d
 
 
+_LOADED: dict = {}
+
+
 def _load(module, d):
-    qrels = module.Qrels.from_file(str(d / "qrels.trec"))
-    runs = [module.Run.from_file(str(d / f"run_{i}.trec")) for i in range(1, 6)]
-    return qrels, runs
+    """The qrels and the five runs read by ``module`` (read once per module and folder: no
+    test changes them in place)."""
+    key = (module.__name__, str(d))
+    if key not in _LOADED:
+        qrels = module.Qrels.from_file(str(d / "qrels.trec"))
+        runs = [module.Run.from_file(str(d / f"run_{i}.trec")) for i in range(1, 6)]
+        _LOADED[key] = (qrels, runs)
+    return _LOADED[key]
 
 
 def _ordered(run):
