@@ -576,7 +576,7 @@ WATCH_JS = """(pattern) => {
 
 #: What the page says went wrong: error alerts, tracebacks, upload chips with an error
 #: (elements Streamlit marks stale, left from the page before, are not counted).
-PROBLEMS_JS = """() => {
+PROBLEMS_JS = r"""() => {
   const fresh = (e) => { const c = e.closest('[data-testid="stElementContainer"]');
                          return !c || c.getAttribute('data-stale') !== 'true'; };
   const text = (e) => (e.innerText || '').trim();
@@ -584,9 +584,16 @@ PROBLEMS_JS = """() => {
     .filter(fresh).map(text).filter(Boolean);
   const tracebacks = [...document.querySelectorAll('[data-testid="stException"]')]
     .filter(fresh).map(text).filter(Boolean);
+  // an upload chip with an error: its file name, then its size, then the message (three lines
+  // of the chip's layout): said as "NAME: message"
   const chips = [...document.querySelectorAll('[data-testid="stFileChip"]')]
     .filter(c => c.querySelector('[data-testid="stFileChipIconError"]'))
-    .map(c => (text(c) + ' ' + (c.getAttribute('title') || '')).trim());
+    .map(c => {
+      const lines = text(c).split('\n').map(l => l.trim()).filter(Boolean);
+      const name = lines.shift() || '';
+      if (lines.length && /^[\d.,]+\s*[KMG]?B$/.test(lines[0])) lines.shift();
+      return (name + ': ' + lines.join(' ')).trim();
+    });
   return {errors, tracebacks, chips};
 }"""
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the real names and signatures, for type checkers (loaded la
     from metrics_core.fusion.tuning import tune as tune_fusion
     from metrics_core.hashing import evaluate_hashing
     from metrics_core.io import from_lists, from_relevance_vectors, read_qrels, read_run
+    from metrics_core.io.limits import Limits, using_limits
     from metrics_core.io.writers import write_run
     from metrics_core.ranking import registry as measures
     from metrics_core.ranking.ranked import Ranking, rank
@@ -63,6 +64,8 @@ _PUBLIC: dict[str, tuple[str, str | None]] = {
     "SubtopicQrels": ("metrics_core.data", "SubtopicQrels"),
     "Conventions": ("metrics_core.conventions", "Conventions"),
     "InputError": ("metrics_core.errors", "InputError"),
+    "Limits": ("metrics_core.io.limits", "Limits"),
+    "using_limits": ("metrics_core.io.limits", "using_limits"),
     "parse_measure": ("metrics_core.ranking.registry", "parse_measure"),
     # detection gates, calibration, dynamic K, hash codes
     "roc_auc_score": ("metrics_core.detection", "roc_auc_score"),

@@ -1,5 +1,6 @@
-"""The result of evaluating one run: :class:`Evaluation`, and its values in the peers'
-shapes (:func:`long_frame`, :func:`nested_dict`, :func:`nested_from_columns`).
+"""The result of evaluating one run: :class:`Evaluation`; a run's values without their
+ranking, read back or grouped (:class:`RunValues`); and the values in the peers' shapes
+(:func:`long_frame`, :func:`nested_dict`, :func:`nested_from_columns`).
 
 This module imports nothing of the ranking engine: the whole-run path
 (:meth:`metrics_core.ranking.ranked.Ranking.evaluate`), the streaming path
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -315,6 +317,99 @@ class Evaluation:
         return f"Evaluation({self.run_name!r}, {n} queries, {shown})"
 
 
+@dataclass
+class RunValues:
+    """A run's per-query values, without the ranking they came from.
+
+    What a comparison needs of an evaluation (``run_name``, ``per_query``) and what its
+    JSON reports (``aggregate``, ``diagnostics``), for values read back from a saved
+    evaluation or held by an application.
+
+    Parameters
+    ----------
+    run_name : str
+    per_query : pandas.DataFrame
+        Index: query ids; one float column per measure.
+    aggregate : dict, optional
+        Measure -> the run's value (default: the mean of each column over the queries
+        that have a value; the evaluation's own aggregate, e.g. a sum for NumRet or
+        GMAP's geometric mean, when it is known: pass it).
+    diagnostics : dict, optional
+        The evaluation's diagnostics (missing and extra queries, ties, duplicates).
+    tie_report : dict, optional
+        The evaluation's tie report, when it has one.
+    unjudged_report : dict, optional
+        The evaluation's unjudged report, when it has one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rv = RunValues("a", pd.DataFrame({"RR": [1.0, np.nan]}, index=["q1", "q2"]))
+    >>> rv.measures, rv.aggregate, rv.to_dict()
+    (['RR'], {'RR': 1.0}, {'name': 'a', 'aggregate': {'RR': 1.0}, 'diagnostics': {}})
+    """
+
+    run_name: str
+    per_query: pd.DataFrame
+    aggregate: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
+    tie_report: dict | None = None
+    unjudged_report: dict | None = None
+
+    @classmethod
+    def from_evaluation(cls, evaluation) -> RunValues:
+        """The values of an :class:`~metrics_core.evaluation.Evaluation` (its per-query
+        table, aggregate, diagnostics and tie report), without its ranking: small, picklable,
+        and with the same :meth:`to_dict`.
+
+        >>> import metrics_core as mc
+        >>> ev = mc.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["RR"])
+        >>> RunValues.from_evaluation(ev).to_dict() == ev.to_dict()
+        True
+        """
+        return cls(
+            evaluation.run_name,
+            evaluation.per_query,
+            dict(evaluation.aggregate),
+            dict(evaluation.diagnostics),
+            getattr(evaluation, "tie_report", None),
+            getattr(evaluation, "unjudged_report", None),
+        )
+
+    def __post_init__(self):
+        if not self.aggregate:
+            values = self.per_query.to_numpy(dtype=np.float64)
+            with np.errstate(invalid="ignore"):
+                counted = (~np.isnan(values)).sum(axis=0)
+                sums = np.nansum(values, axis=0)
+            self.aggregate = {
+                str(m): float(s / c) if c else float("nan")
+                for m, s, c in zip(self.per_query.columns, sums, counted, strict=True)
+            }
+
+    @property
+    def measures(self) -> list[str]:
+        """The measures (columns of ``per_query``), in order."""
+        return [str(m) for m in self.per_query.columns]
+
+    def to_dict(self, per_query: bool = False) -> dict:
+        """The JSON ``runs`` entry, as :meth:`Evaluation.to_dict` writes it."""
+        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
+        if per_query:
+            out["per_query"] = {
+                str(q): {m: row[m] for m in self.measures}
+                for q, row in zip(
+                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=True
+                )
+            }
+        out["diagnostics"] = dict(self.diagnostics)
+        if self.tie_report is not None:
+            out["tie_report"] = self.tie_report
+        if self.unjudged_report is not None:
+            out["unjudged_report"] = self.unjudged_report
+        return out
+
+
 # -- the peers' shapes ------------------------------------------------------------------
 # Built from an evaluation's columns in one pass: the evaluation itself has no per-query
 # Python step, building a dictionary of dictionaries is the output's cost.
@@ -377,4 +472,4 @@ def long_frame(ev: Evaluation) -> pd.DataFrame:
     )
 
 
-__all__ = ["Evaluation", "long_frame", "nested_dict", "nested_from_columns"]
+__all__ = ["Evaluation", "RunValues", "long_frame", "nested_dict", "nested_from_columns"]

@@ -4,17 +4,16 @@ query is the comparative table's, linked)."""
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.cells import MISSING
-from metrics_core.report.thesis import display_measure
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, page_link
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT
+from ui.common.style import MEASURE_FORMAT, MISSING, display_measure, plain, say
+from ui.ranking.data import breakdown
 from ui.ranking.figures import group_bars
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.state import Breakdown
-from ui.ranking.tables import breakdown, dated_between
+from ui.ranking.tables import dated_between
 from ui.ranking.widgets import column_label, measure_chooser
 from ui.samples import load_every_sample
 
@@ -47,9 +46,7 @@ with page(_("Breakdown")) as p:
         if isinstance(picked, (tuple, list)) and len(picked) == 2:
             selected_ids = dated_between(meta, picked[0], picked[1])
             st.caption(
-                _("{n} of {total} queries in the range.").format(
-                    n=len(selected_ids), total=len(meta)
-                )
+                say(_("{n} of {total} queries in the range."), n=len(selected_ids), total=len(meta))
             )
 
     candidates = [c for c in meta.columns if c not in ("query", "date")]
@@ -90,7 +87,7 @@ with page(_("Breakdown")) as p:
         long.set_index(["run", column]),
         f"breakdown_{column}",
         conv,
-        title=_("Means by {column}").format(column=column),
+        title=plain(_("Means by {column}"), column=column),
         key="bd",
     )
     st.plotly_chart(

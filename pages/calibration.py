@@ -3,15 +3,12 @@ plug-in and debiased ECE, MCE and Brier with BCa bootstrap intervals."""
 
 import streamlit as st
 
-from metrics_core import calibration as cal
-from metrics_core import detection as det
 from metrics_core.errors import InputError
-from metrics_core.report.cells import MISSING, threshold_text
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import THRESHOLD_FORMAT, md_text
+from ui.common.style import MISSING, THRESHOLD_FORMAT, md_text, say, threshold_text
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -42,7 +39,7 @@ def diagram() -> None:
     n_bins = c1.slider(_("Bins"), 2, 50, 10, key=dst.CAL_BINS)
     strategy = c2.radio(
         _("Binning"),
-        cal.STRATEGIES,
+        ds.STRATEGIES,
         horizontal=True,
         key=dst.CAL_STRATEGY,
         format_func=lambda k: {"uniform": _("equal width"), "quantile": _("equal mass")}[k],
@@ -57,13 +54,15 @@ def diagram() -> None:
     with st.spinner(_("Bootstrapping ...")):
         ci = ds.calibration_ci_of(data["digest"], y, p, n_bins, strategy, n_resamples)
     row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen
-    for name in cal.CI_STATISTICS:
+    for name in ds.CI_STATISTICS:
         cell = row.container(width=180)
         cell.metric(
             _(ds.CALIBRATION_LABELS[name]),
             f"{rep[name]:.4f}",
-            help=_("{interval}; {n} bootstrap replicates").format(
-                interval=ds.interval_text(ci[name]), n=n_resamples
+            help=say(
+                _("{interval}; {n} bootstrap replicates"),
+                interval=ds.interval_text(ci[name]),
+                n=n_resamples,
             ),
         )
         cell.caption(ds.interval_text(ci[name]))
@@ -120,10 +119,11 @@ def at_threshold(bins: dict) -> None:
         )
     )
     curve = ds.curve_of(data["digest"], y, p)
-    cm = det.confusion_matrix_at(None, None, threshold, curve=curve)
+    cm = ds.confusion_at(curve, threshold)
     st.markdown(
-        _("**At threshold {t}**: probability ≥ {t} is predicted positive").format(
-            t=threshold_text(threshold)
+        say(
+            _("**At threshold {t}**: probability ≥ {t} is predicted positive"),
+            t=threshold_text(threshold),
         )
     )
     t1, t2 = st.columns([3, 2])
@@ -135,8 +135,12 @@ def at_threshold(bins: dict) -> None:
         return "–" if v != v else f"{v:.4f}"
 
     t2.markdown(  # i18n: ignore (canonical names)
-        f"TPR **{rate(cm['tpr'])}**  \nFPR **{rate(cm['fpr'])}**  \n"
-        + _("Precision **{value}**").format(value=rate(cm["precision"]))
+        say(
+            "TPR **{tpr}**  \nFPR **{fpr}**  \n{precision}",
+            tpr=rate(cm["tpr"]),
+            fpr=rate(cm["fpr"]),
+            precision=say(_("Precision **{value}**"), value=rate(cm["precision"])),
+        )
     )
     if cm["precision"] != cm["precision"]:
         t2.caption(
@@ -164,7 +168,5 @@ with page(_("Calibration"), sidebar=False, summary=ds.scores_summary, caption=ca
 
     data = st.session_state[dst.SCORES]
     y, p = data["y_true"], data["y_score"]
-    st.caption(
-        _("{source}: {rows} rows").format(source=md_text(data["source"]), rows=count(y.size))
-    )
+    st.caption(say(_("{source}: {rows} rows"), source=data["source"], rows=count(y.size)))
     diagram()

@@ -2,24 +2,22 @@
 
 import streamlit as st
 
-from metrics_core.clicks import click_mrr
 from metrics_core.errors import InputError
-from metrics_core.report.cells import MISSING
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, MISSING, md_text, say
 from ui.common.thresholds import label, link_to_editor
 from ui.common.upload import upload_slot
-from ui.ranking.data import load_sample_clicks, use_click_log
+from ui.ranking.data import click_mrr_of, load_sample_clicks, use_click_log
 from ui.ranking.figures import first_click_ranks
 from ui.ranking.state import CLICKS_SOURCE, Clicks
 
 
 def read_upload(files) -> None:
-    with st.spinner(_("Reading {name} ...").format(name=files[0].name)):
+    with st.spinner(say(_("Reading {name} ..."), name=files[0].name)):
         use_click_log(files[0].getvalue(), files[0].name)
 
 
@@ -64,7 +62,7 @@ with page(_("Click feedback")) as p:
     )
     strict = r2.checkbox(_("Strict: refuse clicks on ids that were not shown"), key=Clicks.STRICT)
     try:
-        result = click_mrr(log, rule=rule, strict=strict)
+        result = click_mrr_of(log, rule, strict)
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()
@@ -75,7 +73,7 @@ with page(_("Click feedback")) as p:
     m3.metric(_("Ignored clicks (not shown)"), result.ignored_clicks)
     word = label("RR", result.mrr) if result.mrr == result.mrr else ""
     if word:  # the thresholds it was labelled with, stated under it by link_to_editor
-        st.caption(_("Interpretation of the MRR: {label}").format(label=word))
+        st.caption(say(_("Interpretation of the MRR: {label}"), label=word))
     link_to_editor(["RR"])
 
     conv = conventions()

@@ -5,41 +5,55 @@ folds and criteria, and paper tables with the same markers."""
 import pandas as pd
 import streamlit as st
 
-import metrics_core as mc
-from metrics_core.report.cells import MISSING
-from metrics_core.report.thesis import display_measure
-from metrics_core.stats import folds
-from metrics_core.stats.comparison import MARKERS, TESTS, aligned_values
-from metrics_core.stats.deltas import per_query_deltas
-from metrics_core.stats.significance import CORRECTIONS
+from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page, query_set_choice
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, md_text, natural_sorted
+from ui.common.style import (
+    COUNT_FORMAT,
+    MEASURE_FORMAT,
+    MISSING,
+    display_measure,
+    md_text,
+    natural_sorted,
+    say,
+)
 from ui.compare import figures as figs
 from ui.compare import state as cs
 from ui.compare.all_pairs import all_pairs_section
 from ui.compare.data import (
+    COMPARE_MEASURES,
+    CORRECTIONS,
+    MARKERS,
+    TESTS,
     answer_columns,
     answer_config,
     answer_numbers,
     answer_table,
     compare,
     correction_label,
+    criterion_views,
     detail_numbers,
     detail_table,
+    export_need,
     export_texts,
+    fold_views,
+    per_query_deltas,
+    power_legend,
+    power_numbers,
+    power_table,
+    systems_from_text,
     test_label,
 )
-from ui.ranking.data import evaluate_loaded, has_runs
+from ui.ranking.data import evaluate_loaded, has_runs, measure_options
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.selection import picked_chart_point, selected_query
 from ui.ranking.widgets import column_label
 from ui.samples import load_every_sample
 
-DEFAULT_MEASURES = list(mc.measures.COMPARE_MEASURES)
+DEFAULT_MEASURES = list(COMPARE_MEASURES)
 
 with page(_("Compare systems")) as p:
     if not needs(
@@ -54,7 +68,7 @@ with page(_("Compare systems")) as p:
         p.stop()
 
     names = list(st.session_state[state.RUNS])
-    measure_names = list(mc.measures.COMMON_MEASURES)
+    measure_names = measure_options()
     query_set = query_set_choice(cs.QUERY_SET)
     conventions = st.session_state[state.CONVENTIONS]
     if st.toggle(
@@ -72,9 +86,13 @@ with page(_("Compare systems")) as p:
             evaluate_loaded,
         )
     answer = st.container()  # the answer is drawn here, above the settings, once computed
+    try:  # the systems of the last submitted settings name baselines too
+        system_names = list(systems_from_text(st.session_state.get(cs.SYSTEMS, ""), names))
+    except InputError:
+        system_names = []
     with st.form(cs.SETTINGS_FORM):
         c1, c2 = st.columns([1, 3])
-        baseline = c1.selectbox(_("Baseline"), names, index=0)
+        baseline = c1.selectbox(_("Baseline"), [*system_names, *names], index=0)
         measures = c2.multiselect(
             _("Measures (any name, e.g. nDCG@10, P(rel=2)@5)"),
             options=sorted(set(measure_names) | set(DEFAULT_MEASURES)),
@@ -97,6 +115,32 @@ with page(_("Compare systems")) as p:
                 help=_("Whose corrected p-value is in the table; every test's p is below it."),
             )
             confidence = c7.select_slider(_("CI level"), options=[0.9, 0.95, 0.99], value=0.95)
+        with st.expander(_("How many queries: power and a difference to detect")):
+            c8, c9 = st.columns(2)
+            power = c8.select_slider(
+                _("Power"),
+                options=[0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99],
+                value=0.8,
+                help=_("The chance the paired t-test detects a true difference of that size."),
+            )
+            chosen = c9.number_input(
+                _("Difference to detect (0: only the observed one)"),
+                min_value=0.0,
+                max_value=1000.0,
+                value=0.0,
+                step=0.01,
+                format="%.3f",
+            )
+        with st.expander(_("Systems of several runs (seeds, folds)")):
+            systems_text = st.text_area(
+                _("One system per line: NAME=run,run,..."),
+                key=cs.SYSTEMS,
+                placeholder=_("dense=dense_seed1,dense_seed2,dense_seed3"),
+                help=_(
+                    "A system is compared through its per-query mean over its runs, with the "
+                    "spread between its runs and a test that accounts for queries and seeds."
+                ),
+            )
         st.form_submit_button(_("Compare"))
 
     if not measures:
@@ -112,14 +156,20 @@ with page(_("Compare systems")) as p:
         p.stop()
     evaluations, measures = list(loaded.evaluations.values()), loaded.measures
     names = loaded.names
-    if baseline not in names:
+    try:
+        systems = systems_from_text(systems_text, names)
+    except InputError as exc:
+        answer.error(md_text(exc.plain(_)))
+        p.stop()
+    if baseline not in names and baseline not in systems:
         answer.info(
-            _("{run} is set aside, so the baseline is {baseline}.").format(
-                run=baseline, baseline=names[0]
+            say(
+                _("{run} is set aside, so the baseline is {baseline}."),
+                run=baseline,
+                baseline=names[0],
             )
         )
         baseline = names[0]
-    by_name = {ev.run_name: ev for ev in evaluations}
     comparison = compare(
         evaluations,
         baseline,
@@ -130,24 +180,33 @@ with page(_("Compare systems")) as p:
         float(confidence),
         query_set,
         conventions,
+        systems,
+        power=float(power),
+        power_delta=float(chosen) or None,
     )
+    if systems:  # from here on, each system is one run: its per-query means
+        evaluations = list(comparison.runs)
+        names = [ev.run_name for ev in evaluations]
+    by_name = {ev.run_name: ev for ev in evaluations}
     frame = comparison.to_frame()
     cs.remember_settings(comparison)
     legend = comparison.legend(gettext=_)
     screen_legend = comparison.legend(paper=False, gettext=_)
 
     with answer:
-        st.subheader(_("Every run vs {baseline}").format(baseline=md_text(baseline)))
+        st.subheader(say(_("Every run vs {baseline}"), baseline=baseline))
         shown = answer_table(comparison)
         shown["measure"] = shown["measure"].map(display_measure)  # means over queries: RR's is MRR
-        numbers = answer_numbers(test)
+        numbers = answer_numbers(test, bool(systems))
         # a missing value reads "–" (never "None"), with its reason under the table
         st.dataframe(
             shown.style.format({c: "{:.4f}" for c in numbers}, na_rep="–"),
             hide_index=True,
             key=cs.TABLE,
-            column_order=answer_columns(test),
-            column_config=answer_config(test, baseline, float(confidence), correction),
+            column_order=answer_columns(test, bool(systems)),
+            column_config=answer_config(
+                test, baseline, float(confidence), correction, bool(systems)
+            ),
             placeholder=MISSING,
         )
         if shown[numbers].isna().any().any():
@@ -161,13 +220,36 @@ with page(_("Compare systems")) as p:
 
         with st.expander(_("p-values of every test (raw and corrected), effect size")):
             detail = detail_table(comparison)
-            st.table(detail.style.format({c: "{:.4f}" for c in detail_numbers(detail)}, na_rep="–"))
-            st.caption(
-                _(
-                    "Effect size: mean difference / standard deviation of the differences (paired Cohen's "
-                    "d). Markers: {markers}."
-                ).format(markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS))
+            # a grid (plain text): st.table read its cells as Markdown, a run tag
+            # "[tag](http://...)" became a live link
+            st.dataframe(
+                detail,
+                hide_index=True,
+                column_config={
+                    c: st.column_config.NumberColumn(format=MEASURE_FORMAT)
+                    for c in detail_numbers(detail)
+                },
+                placeholder=MISSING,
             )
+            st.caption(
+                say(
+                    _(
+                        "Effect size: mean difference / standard deviation of the differences (paired Cohen's "
+                        "d). Markers: {markers}."
+                    ),
+                    markers=", ".join(f"{MARKERS[t]} {test_label(t)}" for t in TESTS),
+                )
+            )
+
+        with st.expander(_("How many queries each comparison needs")):
+            needed = power_table(comparison)
+            st.dataframe(
+                needed.style.format({c: "{:.4f}" for c in power_numbers(needed)}, na_rep="–"),
+                hide_index=True,
+                key=cs.POWER_TABLE,
+                placeholder=MISSING,
+            )
+            st.caption(md_text(power_legend(comparison)))
 
     st.plotly_chart(
         figs.delta_ci_figure(
@@ -181,20 +263,7 @@ with page(_("Compare systems")) as p:
     c1, c2 = st.columns(2)
     run_name = c1.selectbox(_("Run"), others)
     measure = c2.selectbox(_("Measure"), measures)
-    table = aligned_values(
-        [
-            by_name[baseline],
-            by_name[run_name],
-            *[e for e in evaluations if e.run_name not in (baseline, run_name)],
-        ],
-        measure,
-        query_set,
-    )
-    deltas = per_query_deltas(
-        table[[baseline]].rename(columns={baseline: measure}),
-        table[[run_name]].rename(columns={run_name: measure}),
-        measure,
-    )
+    deltas = per_query_deltas(evaluations, baseline, run_name, measure, query_set)
     event = st.plotly_chart(
         figs.delta_bar_figure(deltas, run_name, baseline, measure),
         key=cs.DELTAS_CHART,
@@ -204,11 +273,7 @@ with page(_("Compare systems")) as p:
     picked_chart_point(event)
     selected = selected_query()
     if selected is not None:
-        st.write(
-            _("Selected query: {query} (shown on the Per query page)").format(
-                query=md_text(selected)
-            )
-        )
+        st.write(say(_("Selected query: {query} (shown on the Per query page)"), query=selected))
 
     meta = st.session_state[state.META]
     if isinstance(meta, pd.DataFrame) and len(meta.columns):
@@ -226,26 +291,21 @@ with page(_("Compare systems")) as p:
             format_func=column_label,
         )
         try:
-            fold_tables = {
-                name: folds.fold_values(pq, meta, fold_col) for name, pq in on_set.items()
-            }
-            summary = pd.DataFrame(
-                {
-                    name: folds.fold_summary(pq, meta, fold_col)["formatted"]
-                    for name, pq in on_set.items()
-                }
-            ).T
+            fold_tables, summary = fold_views(on_set, meta, fold_col)
             st.dataframe(summary.rename(columns=display_measure), placeholder=MISSING)
             st.caption(
-                _(
-                    "Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
-                    "{n} queries every run has."
-                ).format(n=len(common))
+                say(
+                    _(
+                        "Mean ± population standard deviation (ddof=0) of the per-fold means, on the "
+                        "{n} queries every run has."
+                    ),
+                    n=len(common),
+                )
             )
             st.plotly_chart(
                 figs.fold_figure(fold_tables, measure, column_label(fold_col)), key=cs.FOLDS_CHART
             )
-        except mc.InputError as exc:
+        except InputError as exc:
             st.error(md_text(exc.plain(_)))
         st.subheader(_("Criteria"))
         crit_col = st.selectbox(
@@ -255,9 +315,7 @@ with page(_("Compare systems")) as p:
             format_func=column_label,
         )
         try:
-            crit_tables = {
-                name: folds.criterion_averages(pq, meta, crit_col) for name, pq in on_set.items()
-            }
+            crit_tables = criterion_views(on_set, meta, crit_col)
             crit_long = pd.concat(crit_tables, names=["run"]).reset_index()
             st.dataframe(
                 crit_long.rename(columns=display_measure),
@@ -290,7 +348,7 @@ with page(_("Compare systems")) as p:
                 figs.criterion_figure(crit_tables, measure, column_label(crit_col)),
                 key=cs.CRITERIA_CHART,
             )
-        except mc.InputError as exc:
+        except InputError as exc:
             st.error(md_text(exc.plain(_)))
     else:
         st.caption(
@@ -301,10 +359,15 @@ with page(_("Compare systems")) as p:
 
     st.subheader(_("Export"))
     st.caption(
-        _(
-            "Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
-            "{legend}"
-        ).format(legend=md_text(legend))
+        say(
+            _(
+                "Paper table (Markdown and LaTeX): run mean (Δ vs baseline) with the same markers as above. "
+                "{legend}"
+            ),
+            legend=legend,
+        )
     )
     st.caption(_("The whole comparison as one HTML file: Download report on the Overview page."))
-    download_buttons(export_texts(comparison), "comparison", key="comparison")
+    download_buttons(
+        export_texts(comparison), "comparison", key="comparison", need=export_need(comparison)
+    )

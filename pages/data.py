@@ -4,30 +4,36 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.report.cells import MISSING
-from metrics_core.report.diagnostics import diagnostic_measures, diagnostics_table
 from ui.common import keep, state, store
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import count, count_format, percent_format
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT, md_text
+from ui.common.style import MEASURE_FORMAT, MISSING, md_join, md_text, plain, say
 from ui.common.upload import UPLOAD_FORMATS
 from ui.ranking.data import (
     clear_loaded,
     coverage_notes,
+    diagnostic_measures,
+    diagnostics,
     evaluate_loaded,
     has_data,
     judgements_per_label,
     remove_run,
     show_coverage_notes,
     show_unusable,
+    subtopic_summary,
     unusable_runs,
 )
 from ui.ranking.state import Data
 from ui.ranking.upload import has_message, upload_box
-from ui.samples import SAMPLE_SUMMARY, load_every_sample
+from ui.samples import (
+    DIVERSITY_SUMMARY,
+    SAMPLE_SUMMARY,
+    load_diversity_sample,
+    load_every_sample,
+)
 
 # the sidebar lists what this run loads: drawn last
 with page(
@@ -43,6 +49,15 @@ with page(
         _("Load sample data"), type="primary", key=Data.SAMPLE, on_click=load_every_sample
     ):
         st.success(_(SAMPLE_SUMMARY))
+    if buttons.button(
+        _("Diversity sample"),
+        key=Data.DIVERSITY_SAMPLE,
+        on_click=load_diversity_sample,
+        help=_(
+            "Subtopic qrels (qid subtopic docid relevance) and two runs, for alpha-nDCG and ERR-IA"
+        ),
+    ):
+        st.success(_(DIVERSITY_SUMMARY))
 
     cost_slot = st.empty()
     left, right = st.columns(2)
@@ -53,11 +68,15 @@ with page(
         loaded_qrels = st.session_state[state.QRELS]
         if loaded_qrels is not None:
             st.caption(
-                _("{queries} queries, {judgements} judgements").format(
+                say(
+                    _("{queries} queries, {judgements} judgements"),
                     queries=count(len(loaded_qrels.unique_query_ids())),
                     judgements=count(len(loaded_qrels)),
                 )
             )
+            subtopics = subtopic_summary(loaded_qrels)
+            if subtopics:
+                st.info(subtopics, icon=":material/diversity_3:")
             labels = judgements_per_label(loaded_qrels)
             st.dataframe(
                 labels.assign(Share=labels["Share"] * 100),
@@ -106,7 +125,7 @@ with page(
     if expired:
         st.warning(expired, icon=":material/history:")
     cost_slot.caption(
-        store.cost_line() + " " + keep.keep_note(),
+        say("{cost} {kept}", cost=store.cost_line(), kept=keep.keep_note()),
         help=_(
             "Every upload and computation reserves the memory it needs before it starts, in turn; what "
             "could never fit is refused, and runs of any size are evaluated with the command line "
@@ -155,22 +174,25 @@ with page(
     none = _("none")
     for name, ev in diag_evs.items():
         d = ev.diagnostics
-        with st.expander(_("{run}: details").format(run=md_text(name))):
+        with st.expander(say(_("{run}: details"), run=name)):
             st.write(
-                _("Missing queries (judged, not in the run): {ids}").format(
-                    ids=", ".join(map(md_text, d["missing_queries"])) or none
+                say(
+                    _("Missing queries (judged, not in the run): {ids}"),
+                    ids=md_join(d["missing_queries"]) or none,
                 )
             )
             st.write(
-                _("Extra queries (in the run, not judged; ignored): {ids}").format(
-                    ids=", ".join(map(md_text, d["extra_queries"])) or none
+                say(
+                    _("Extra queries (in the run, not judged; ignored): {ids}"),
+                    ids=md_join(d["extra_queries"]) or none,
                 )
             )
             st.write(
-                _(
-                    "Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
-                    "broken by the rule '{rule}' (sidebar)."
-                ).format(
+                say(
+                    _(
+                        "Tied groups: {groups} ({documents} documents); straddling @{k}: {straddling}. Ties are "
+                        "broken by the rule '{rule}' (sidebar)."
+                    ),
                     groups=d["tied_groups"],
                     documents=d["tied_documents"],
                     k=k,
@@ -178,7 +200,7 @@ with page(
                     rule=conv.ties,
                 )
             )
-    table = diagnostics_table(diag_evs, k, runs)
+    table = diagnostics(diag_evs, k, runs)
     if len(table):
         # plain headers; counts with thousands separators, means with 4 decimals; a mean over no
         # query is "–" (a run that shares no query with the qrels, named above)
@@ -188,9 +210,9 @@ with page(
             "missing queries": _("Missing queries"),
             "extra queries": _("Extra queries"),
             "duplicates": _("Duplicates"),
-            f"tied groups straddling @{k}": _("Tied groups straddling @{k}").format(k=k),
-            f"Judged@{k} (mean)": _("Judged@{k} (mean)").format(k=k),
-            f"queries with unjudged in top {k}": _("Queries with unjudged in top {k}").format(k=k),
+            f"tied groups straddling @{k}": plain(_("Tied groups straddling @{k}"), k=k),
+            f"Judged@{k} (mean)": plain(_("Judged@{k} (mean)"), k=k),
+            f"queries with unjudged in top {k}": plain(_("Queries with unjudged in top {k}"), k=k),
         }
         judged = f"Judged@{k} (mean)"
         texts = [judged] if table[judged].isna().any() else []  # "–", never "None"
@@ -212,6 +234,6 @@ with page(
         at_k = [f"tied groups straddling @{k}", judged, f"queries with unjudged in top {k}"]
         st.markdown(_("**Queries and lines**"))
         st.dataframe(shown.drop(columns=at_k), column_config=config, placeholder=MISSING)
-        st.markdown(_("**Ties and unjudged documents in the top {k}**").format(k=k))
+        st.markdown(say(_("**Ties and unjudged documents in the top {k}**"), k=k))
         st.dataframe(shown[at_k], column_config=config, placeholder=MISSING)
         download_table(table, "diagnostics", conv, title=_("Data diagnostics"), key="diag")

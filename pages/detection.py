@@ -3,14 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core import detection as det
-from metrics_core.report.cells import MISSING, threshold_text
-from metrics_core.validation import ONE_CLASS_TITLE, one_class, one_class_words
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import THRESHOLD_FORMAT, heading
+from ui.common.style import MISSING, THRESHOLD_FORMAT, heading, say, threshold_text
 from ui.detection import data as ds
 from ui.detection import figures as fig
 from ui.detection import state as dst
@@ -21,13 +18,13 @@ from ui.detection.widgets import ranges_editor, scores_loader, threshold_control
 def single_class_choice() -> None:
     """The rule for labels of one class only (a setting: shown where it applies)."""
     st.radio(
-        _(ONE_CLASS_TITLE),
-        det.SINGLE_CLASS_RULES,
+        _(ds.ONE_CLASS_TITLE),
+        ds.SINGLE_CLASS_RULES,
         horizontal=True,
         key=Detection.SINGLE_CLASS,
-        format_func=lambda rule: one_class_words(rule, _)[0],
+        format_func=lambda rule: ds.one_class_words(rule, _)[0],
         help="  \n".join(
-            "**{}**: {}".format(*one_class_words(rule, _)) for rule in det.SINGLE_CLASS_RULES
+            "**{}**: {}".format(*ds.one_class_words(rule, _)) for rule in ds.SINGLE_CLASS_RULES
         ),
     )
 
@@ -48,10 +45,11 @@ with page(
     y, s = data["y_true"], data["y_score"]
     curve = ds.curve_of(data["digest"], y, s)
     st.caption(
-        _(
-            "{source}: {rows} rows, {pos} positive, {neg} negative, {distinct} distinct scores "
-            "(columns “{score_col}”, “{label_col}”)"
-        ).format(
+        say(
+            _(
+                "{source}: {rows} rows, {pos} positive, {neg} negative, {distinct} distinct scores "
+                "(columns “{score_col}”, “{label_col}”)"
+            ),
             source=ds.source_label(data),
             rows=count(y.size),
             pos=count(curve.n_pos),
@@ -62,12 +60,12 @@ with page(
         )
     )
 
-    two_classes = not one_class(curve.n_pos, curve.n_neg)
+    two_classes = not ds.one_class(curve.n_pos, curve.n_neg)
     if not two_classes:
         st.warning(ds.one_class_warning(curve.n_pos))
         single_class_choice()
-    single = st.session_state.get(Detection.SINGLE_CLASS, det.SINGLE_CLASS_RULES[0])
-    auroc, auprc = det.curve_scores(curve, single)
+    single = st.session_state.get(Detection.SINGLE_CLASS, ds.SINGLE_CLASS_RULES[0])
+    auroc, auprc = ds.curve_scores_of(data["digest"], curve, single)
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("AUROC", ds.number_or_dash(auroc))  # i18n: ignore (canonical names)
@@ -80,12 +78,8 @@ with page(
     def tpr_at_fpr_table() -> pd.DataFrame:
         """The answer to "how many positives pass at a false-positive budget": first screen."""
         st.subheader(_("TPR at target FPR"))
-        targets = list(det.DEFAULT_FPR_TARGETS) + [
-            st.session_state.get(Detection.EXTRA_TARGET, 0.2)
-        ]
-        table = (
-            det.tpr_table(curve, targets, headers=True) if two_classes else pd.DataFrame()
-        ).rename(columns=_)
+        targets = list(ds.DEFAULT_FPR_TARGETS) + [st.session_state.get(Detection.EXTRA_TARGET, 0.2)]
+        table = ds.tpr_table_of(data["digest"], curve, targets) if two_classes else pd.DataFrame()
         if not two_classes:
             st.caption(_("No table: TPR and FPR need both classes in the labels."))
         st.dataframe(
@@ -118,8 +112,8 @@ with page(
     @st.fragment
     def operating_point() -> None:
         thr = threshold_control(data["digest"], s, curve)
-        i = curve.index_at(thr)
-        cm = det.confusion_matrix_at(None, None, thr, curve=curve)
+        i = ds.index_at(curve, thr)
+        cm = ds.confusion_at(curve, thr)
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("TPR", f"{cm['tpr']:.4f}")  # i18n: ignore (canonical names)
         m2.metric("FPR", f"{cm['fpr']:.4f}")  # i18n: ignore (canonical names)
@@ -137,7 +131,7 @@ with page(
         # confusion counts and the curves
         tpr_at_fpr_table()
         st.markdown(
-            _("**Confusion matrix** at score ≥ {threshold}").format(threshold=threshold_text(thr))
+            say(_("**Confusion matrix** at score ≥ {threshold}"), threshold=threshold_text(thr))
         )
         st.dataframe(
             ds.confusion_table(cm), key=Detection.CONFUSION, width="stretch", placeholder=MISSING
@@ -162,11 +156,11 @@ with page(
 
     if two_classes:
         operating_point()
-        tpr_table = det.tpr_table(
+        tpr_table = ds.tpr_table_of(
+            data["digest"],
             curve,
-            list(det.DEFAULT_FPR_TARGETS) + [st.session_state.get(Detection.EXTRA_TARGET, 0.2)],
-            headers=True,
-        ).rename(columns=_)
+            list(ds.DEFAULT_FPR_TARGETS) + [st.session_state.get(Detection.EXTRA_TARGET, 0.2)],
+        )
     else:
         tpr_table = tpr_at_fpr_table()
     st.number_input(
@@ -263,5 +257,5 @@ with page(
     st.subheader(_("Reference ranges (editable)"))
     new_ranges = ranges_editor(("AUROC", "TPR@5%FPR"))
     if two_classes:
-        values = {"AUROC": auroc, "TPR@5%FPR": det.tpr_at_fpr(None, None, 0.05, curve=curve)["tpr"]}
+        values = {"AUROC": auroc, "TPR@5%FPR": ds.tpr_at_fpr_of(data["digest"], curve, 0.05)["tpr"]}
         st.plotly_chart(fig.reference_band_figure(values, new_ranges), key=Detection.BANDS)

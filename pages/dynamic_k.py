@@ -3,13 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core import dynamic_k as dk
-from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
-from ui.common.style import md_text
+from ui.common.style import MISSING, say
 from ui.common.upload import TABLE_TYPES, upload_slot
 from ui.detection import data as ds
 from ui.detection import figures as fig
@@ -34,13 +32,13 @@ def read_upload(files) -> None:
 def words(field: str) -> tuple[str, str]:
     """A setting's or result's plain name and one-sentence explanation, in the visitor's
     language (:func:`metrics_core.dynamic_k.field_words`)."""
-    return dk.field_words(field, _)
+    return ds.dynamic_k_words(field)
 
 
 def setting(field: str) -> dict:
     """The label (plain name, then the parameter's name) and help of a setting's slider."""
     name, sentence = words(field)
-    return {"label": _("{name} ({parameter})").format(name=name, parameter=field), "help": sentence}
+    return {"label": say(_("{name} ({parameter})"), name=name, parameter=field), "help": sentence}
 
 
 @st.fragment
@@ -49,30 +47,34 @@ def controls() -> None:
     tau = c1.slider(
         min_value=0.0,
         max_value=1.0,
-        value=dk.DEFAULTS["tau"],
+        value=ds.DYNAMIC_K_DEFAULTS["tau"],
         step=0.01,
         key=dst.DK_TAU,
         **setting("tau"),
     )
     k_min = c2.slider(
-        min_value=0, max_value=20, value=dk.DEFAULTS["k_min"], key=dst.DK_KMIN, **setting("k_min")
+        min_value=0,
+        max_value=20,
+        value=ds.DYNAMIC_K_DEFAULTS["k_min"],
+        key=dst.DK_KMIN,
+        **setting("k_min"),
     )
     hard_cap = c3.slider(
         min_value=0,
         max_value=50,
-        value=dk.DEFAULTS["hard_cap"],
+        value=ds.DYNAMIC_K_DEFAULTS["hard_cap"],
         key=dst.DK_CAP,
         **setting("hard_cap"),
     )
     ratio = c4.slider(
         min_value=0.0,
         max_value=1.0,
-        value=dk.DEFAULTS["k_max_ratio"],
+        value=ds.DYNAMIC_K_DEFAULTS["k_max_ratio"],
         step=0.05,
         key=dst.DK_RATIO,
         **setting("k_max_ratio"),
     )
-    r = dk.dynamic_k_scores(table, tau, k_min, hard_cap, ratio)
+    r = ds.dynamic_k_scores_of(data["digest"], table, tau, k_min, hard_cap, ratio)
     m1, m2, m3 = st.columns(3)
     m1.metric(words("recall")[0], f"{r['recall']:.4f}", help=words("recall")[1])
     m2.metric(words("precision")[0], f"{r['precision']:.4f}", help=words("precision")[1])
@@ -80,7 +82,7 @@ def controls() -> None:
     curve = ds.dynamic_k_curve_of(data["digest"], table, k_min, hard_cap, ratio)
     st.plotly_chart(fig.dynamic_k_figure(curve, tau=tau), key=DynamicK.CURVE, width="stretch")
     if table.criterion is not None:
-        pc = dk.per_criterion(table, tau, k_min, hard_cap, ratio)
+        pc = ds.dynamic_k_per_criterion_of(data["digest"], table, tau, k_min, hard_cap, ratio)
         out = pc["table"].copy()
         out.loc[_("micro (pooled)"), ["recall", "precision", "avg_k"]] = list(pc["micro"].values())
         out.loc[_("macro (mean)"), ["recall", "precision", "avg_k"]] = list(pc["macro"].values())
@@ -154,16 +156,18 @@ with page(_("Dynamic K"), sidebar=False, summary=ds.candidates_summary, caption=
     table = ds.candidate_table_of(data["digest"], data)
     if table.criterion is not None:
         st.caption(
-            _("{source}: {n} candidates, {units} (query, criterion) units").format(
-                source=md_text(data["source"]),
+            say(
+                _("{source}: {n} candidates, {units} (query, criterion) units"),
+                source=data["source"],
                 n=count(data["query"].size),
                 units=count(table.n_queries),
             )
         )
     else:
         st.caption(
-            _("{source}: {n} candidates, {queries} queries").format(
-                source=md_text(data["source"]),
+            say(
+                _("{source}: {n} candidates, {queries} queries"),
+                source=data["source"],
                 n=count(data["query"].size),
                 queries=count(table.n_queries),
             )

@@ -3,17 +3,16 @@ run on a board beside its inputs with significance against each, downloadable as
 
 import streamlit as st
 
-import metrics_core as mc
-from metrics_core.fusion.catalog import EXPLAINED, METHODS, NORMS
-from metrics_core.io.writers import run_text
-from metrics_core.report.cells import MISSING
+from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.downloads import download_buttons
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT
+from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, MISSING, md_text, say
+from ui.fusion import data as fd
 from ui.fusion import widgets as fw
+from ui.fusion.data import EXPLAINED, METHODS, NORMS
 from ui.ranking.data import has_runs
 from ui.samples import load_every_sample
 
@@ -60,7 +59,11 @@ with page(_("Fusion")) as p:
     formula, sentence = EXPLAINED[method]
     st.latex(formula)
     st.caption(
-        _(sentence) + " " + _("Reference: {reference}").format(reference=fw.reference(method))
+        say(
+            "{sentence} {reference}",
+            sentence=say(_(sentence)),
+            reference=say(_("Reference: {reference}"), reference=fw.reference(method)),
+        )
     )
     tune = st.toggle(
         _("Tune the parameters (cross-validated by query)"),
@@ -92,7 +95,7 @@ with page(_("Fusion")) as p:
             cols = st.columns(len(picked))
             weights = [
                 col.number_input(
-                    _("Weight of {run}").format(run=r),
+                    say(_("Weight of {run}"), run=r),
                     min_value=0.0,
                     max_value=1.0,
                     value=round(1 / len(picked), 2),
@@ -105,49 +108,31 @@ with page(_("Fusion")) as p:
     chosen = {r: runs[r] for r in picked}
     try:
         with st.spinner(_("Fusing...")):
-            if tune:
-                result = mc.tune_fusion(
-                    qrels,
-                    chosen,
-                    method=method,
-                    norm=norm,
-                    measure=measure,
-                    k=int(k),
-                    n_permutations=2000,
-                    conventions=conventions,
-                )
-                fused = result.run
-            else:
-                result = None
-                fused = mc.fuse(
-                    chosen,
-                    method=method,
-                    norm=norm,
-                    weights=weights,
-                    params=params,
-                    qrels=qrels if fw.is_supervised(method) else None,
-                    name=f"{method}({'+'.join(picked)})",
-                )
-            fused_name = (
-                fw.fused_label(method, result.in_sample) if result is not None else fused.name
+            got = fd.fused(
+                qrels,
+                chosen,
+                method,
+                norm,
+                weights,
+                params,
+                tune,
+                int(k) if tune else 0,
+                measure,
+                conventions,
+                lambda tuning: fw.fused_run_name(
+                    method,
+                    picked,
+                    tuned=tuning is not None,
+                    in_sample=getattr(tuning, "in_sample", False),
+                ),
             )
-            evaluations = [
-                mc.evaluate(qrels, r, [measure, "AP", "nDCG@10"], conventions)
-                for r in chosen.values()
-            ] + [
-                mc.evaluate(qrels, fused, [measure, "AP", "nDCG@10"], conventions).renamed(
-                    fused_name
-                )
-            ]
-            comparison = mc.compare(
-                evaluations, baseline=list(picked), test="permutation", n_permutations=2000
-            )
-    except mc.InputError as exc:
-        st.error(exc.plain(_))
+    except InputError as exc:
+        st.error(md_text(exc.plain(_)))
         p.stop()
+    fused, fused_name, comparison, tuning = got.run, got.name, got.comparison, got.tuning
 
-    if result is not None:
-        st.info(result.describe(_))
+    if tuning is not None:
+        st.info(md_text(tuning.describe(_)))
     elif fw.is_supervised(method):
         st.warning(
             _(
@@ -159,8 +144,15 @@ with page(_("Fusion")) as p:
     st.subheader(_("The fused run beside its inputs"))
     board = comparison.paper()
     board.index.name = _("Run")
-    st.dataframe(board, width="stretch", placeholder=MISSING)
-    st.caption(comparison.legend(gettext=_))
+    st.dataframe(
+        board,
+        width="stretch",
+        placeholder=MISSING,
+        column_config={"_index": st.column_config.TextColumn(width="large")},
+    )
+    # every run's name in full, wrapped (a long fused name would be cut in a grid cell)
+    st.caption(md_text(fw.board_names(list(board.index))))
+    st.caption(md_text(comparison.legend(gettext=_)))  # it names the inputs: as text
     pairs = comparison.to_frame()
     against = pairs[pairs["run_b"] == fused_name][
         ["measure", "run_a", "mean_a", "mean_b", "delta", "p_corrected", "significant"]
@@ -186,8 +178,8 @@ with page(_("Fusion")) as p:
         },
         placeholder=MISSING,
     )
-    if result is not None:
-        settings, held = fw.fold_tables(result.folds, list(chosen), fused_name)
+    if tuning is not None:
+        settings, held = fw.fold_tables(tuning.folds, list(chosen), fused_name)
         heads = fw.fold_headers()
         fold_column = st.column_config.NumberColumn(format=COUNT_FORMAT, pinned=True)
         st.subheader(_("Parameters chosen on each fold"))
@@ -218,7 +210,10 @@ with page(_("Fusion")) as p:
                 "other folds; the inputs are scored on the same queries."
             )
         )
+    join_slot = st.container()  # the button that loads the fused run, above its download
     st.caption(_("Download the fused run (TREC)"))
     download_buttons(
-        {"trec": lambda: run_text(fused, "trec")}, f"{method}_fused", key=f"{fw.PREFIX}download"
+        {"trec": lambda: fd.fused_text(fused)}, f"{method}_fused", key=f"{fw.PREFIX}download"
     )
+    with join_slot:
+        fw.join_button(fused, fused_name)

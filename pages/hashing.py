@@ -3,25 +3,23 @@
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.hashing.tables import hashing_settings, hashing_tables
-from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import page
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import MEASURE_FORMAT, heading, md_text
+from ui.common.style import MEASURE_FORMAT, MISSING, heading, md_text, say
 from ui.hashing import state as hs
 from ui.hashing.data import (
     RADIUS_RULE,
     TIE_RULES,
     codes_summary,
     device_label,
-    device_name,
     evaluate,
     p_at_k_cutoffs,
     radius_note,
     radius_precision,
+    settings_of,
 )
 from ui.hashing.figures import map_band_figure, pr_by_radius_figure, precision_at_k_figure
 from ui.hashing.widgets import data_panel, ensure_defaults
@@ -76,17 +74,18 @@ with page(
             normalizer,
             "exclude" if exclude else "zero",
             p_at_k_cutoffs(n_db),
-            device_name(),
+            None,  # the device torch sees (ui.hashing.data.device_name)
         )
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()
 
     st.caption(
-        _(
-            "Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}"
-        ).format(
-            source=md_text(data["source"]),
+        say(
+            _(
+                "Data: {source} · {q} queries × {db} database codes × {bits} bits · device: {device}"
+            ),
+            source=data["source"],
             q=result["n_queries"],
             db=result["n_db"],
             bits=result["bits"],
@@ -99,7 +98,7 @@ with page(
     row.metric(
         map_label,
         f"{result['map']:.4f}",
-        help=_("ties: {rule}").format(rule=_(TIE_RULES[ties])),
+        help=say(_("ties: {rule}"), rule=_(TIE_RULES[ties])),
         width="content",
     )
     row.metric(
@@ -113,27 +112,29 @@ with page(
     precision_radius = radius_precision(result["precision_radius"], empty, nq)
     radius_words = radius_note(empty, nq, _, count)
     row.metric(
-        _("Precision within radius {r}").format(r=result["radius"]),
+        say(_("Precision within radius {r}"), r=result["radius"]),
         "–" if precision_radius != precision_radius else f"{precision_radius:.4f}",
         width="content",
-        help=heading(radius_words) if radius_words else None,
+        help=say(heading(radius_words)) if radius_words else None,
     )
     row.metric(
-        _("Recall within radius {r}").format(r=result["radius"]),
+        say(_("Recall within radius {r}"), r=result["radius"]),
         f"{result['recall_radius']:.4f}",
         width="content",
     )
     if precision_radius != precision_radius:
-        st.caption(_("“–”: {note}.").format(note=radius_words))
+        st.caption(say(_("“–”: {note}."), note=radius_words))
     # P@k on the first screen, beside mAP: the customary cut-offs that the database holds
     at_k = result["precision_at_k"]
     first = [k for k in (1, 5, 10, 100, 1000) if k in at_k] or list(at_k)[:4]
     row_k = st.container(horizontal=True, gap="medium")
     for k in first:
-        row_k.metric(f"P@{k}", f"{at_k[k]:.4f}", width="content")  # i18n: ignore (canonical names)
+        row_k.metric(
+            say("P@{k}", k=k), f"{at_k[k]:.4f}", width="content"
+        )  # i18n: ignore (canonical names)
 
-    tables = hashing_tables(result, gettext=_)
-    settings = hashing_settings(result, gettext=_, source=data["source"], normalizer=normalizer)
+    tables = result["tables"]
+    settings = settings_of(result, data["source"], normalizer)
     headers = {
         "class": _("Class"),
         "query": _("Query"),

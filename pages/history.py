@@ -6,7 +6,8 @@ import streamlit as st
 from metrics_core.errors import InputError
 from ui.common.frame import page
 from ui.common.i18n import gettext as _
-from ui.history.actions import open_store
+from ui.common.style import say
+from ui.history.data import open_store
 from ui.history.widgets import CAPTION, render
 
 with page(_("History"), caption=_(CAPTION)) as p:
@@ -16,10 +17,13 @@ with page(_("History"), caption=_(CAPTION)) as p:
     except InputError as exc:
         # a deployer's store that cannot be opened: say what is wrong, never its path
         st.error(
-            _(
-                "The shared history cannot be opened: {problem}. Ask whoever deployed this app to check "
-                "its history_store setting."
-            ).format(problem=exc.phrase().translate(_))
+            say(
+                _(
+                    "The shared history cannot be opened: {problem}. Ask whoever deployed this app to check "
+                    "its history_store setting."
+                ),
+                problem=exc.phrase().translate(_),
+            )
         )
         p.stop()
     try:

@@ -4,19 +4,20 @@ conventions."""
 import pandas as pd
 import streamlit as st
 
-from metrics_core.conventions import CHOICES
 from metrics_core.errors import InputError
-from metrics_core.fusion.catalog import EXPLAINED, METHOD_LABELS, METHODS
-from metrics_core.ranking.registry import PARAMS, REGISTRY
-from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.sidebar import choice_words, convention_heading, convention_label
-from ui.common.style import md_text
+from ui.common.sidebar import CHOICES, choice_words, convention_heading, convention_label
+from ui.common.style import MISSING, md_join, md_text, plain, say
+from ui.fusion.data import EXPLAINED, METHODS
+from ui.fusion.widgets import METHOD_LABELS
+from ui.ranking.data import example_evaluation
 from ui.ranking.figures import gain_contributions
 from ui.ranking.learn import (
     LOCAL,
+    PARAMS,
+    REGISTRY,
     ensure_defaults,
     load_example,
     load_picked_example,
@@ -26,8 +27,6 @@ from ui.ranking.learn_examples import (
     FOUR_RESULTS,
     GRADED,
     PRESETS,
-    dcg_table,
-    evaluate_example,
     seed_comparison,
 )
 from ui.ranking.state import Learn
@@ -46,34 +45,64 @@ with page(_("Measures explained")) as p:
     )
 
     for d in REGISTRY.values():
-        with st.expander(f"{d.name}: {_(d.description)}"):
+        with st.expander(say("{name}: {description}", name=d.name, description=_(d.description))):
             if d.formula:
                 st.latex(d.formula)
             written = d.usage().replace("[@k]", " " + _("or") + " " + d.name + "@k")
             params = ", ".join(f"{p}={_(PARAMS[p].accepted())}" for p in d.params)
-            st.caption(
-                _("written {usage}").format(usage=written)
-                + (" · " + _("parameters: {params}").format(params=params) if params else "")
-                + (
-                    " · "
-                    + _("trec_eval: {names}").format(
-                        names=", ".join(t.replace("{k}", "k") for t in d.trec)
-                    )
-                    if d.trec
-                    else ""
-                )
-            )
+            parts = [say(_("written {usage}"), usage=written)]
+            if params:
+                parts.append(say(_("parameters: {params}"), params=params))
+            if d.trec:
+                names = ", ".join(t.replace("{k}", "k") for t in d.trec)
+                parts.append(say(_("trec_eval: {names}"), names=names))
+            st.caption(md_join(parts, " · "))
             for case in d.edge_cases:
-                st.markdown(f"- {_(case)}")
+                st.markdown(say("- {case}", case=_(case)))
             if d.example is not None:
                 st.markdown(
-                    _("**Example.** {explanation} {measure} = {value}.").format(
+                    say(
+                        _("**Example.** {explanation} {measure} = {value}."),
                         explanation=d.example.explained(_),
                         measure=d.example.measure,
                         value=f"{d.example.value:.4f}",
                     )
                 )
-            st.caption(_("Reference: {reference}").format(reference=d.referenced(_)))
+            st.caption(say(_("Reference: {reference}"), reference=d.referenced(_)))
+
+    st.subheader(_("Diversity: judgements per subtopic"))
+    st.write(
+        _(
+            "An ambiguous query has several intents (subtopics). The diversity measures above "
+            "(alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, MAP-IA, strec) read qrels "
+            "that judge each document per subtopic: ndeval's lines qid subtopic docid relevance, "
+            "the second column naming the subtopic. A document covering a subtopic already seen "
+            "gains less (alpha). The Data page recognises such a file (or load its Diversity "
+            "sample); every value equals ndeval's, the TREC Web track's tool."
+        )
+    )
+    st.subheader(_("The unjudged band"))
+    st.write(
+        _(
+            "A run retrieves documents nobody judged; they count as non-relevant. The unjudged "
+            "band is the lowest and the highest value a measure can take over every labelling of "
+            "those documents, with labels from 0 to the qrels' highest. Labelling one relevant "
+            "also adds it to R and to the ideal ranking, so the extremes are computed exactly, "
+            "measure by measure. The Overview shows it under the tie band and names the pairs of "
+            "runs whose order it could reverse."
+        )
+    )
+    st.subheader(_("How many queries"))
+    st.write(
+        _(
+            "Is the test collection big enough? For each comparison, the Compare page gives the "
+            "number of queries a two-sided paired t-test needs to detect the observed difference "
+            "(and one you choose) with the power you ask, and the smallest difference the current "
+            "queries detect: topic set size design (T. Sakai, Information Retrieval Journal "
+            "2016; W. Webber, A. Moffat, J. Zobel, CIKM 2008), the power from the noncentral t "
+            "distribution."
+        )
+    )
 
     st.subheader(_("Rank fusion"))
     st.write(
@@ -87,12 +116,14 @@ with page(_("Measures explained")) as p:
         )
     )
     for name, (latex, sentence) in EXPLAINED.items():
-        with st.expander(f"{_(METHOD_LABELS[name])}: {_(sentence)}"):
+        with st.expander(
+            say("{method}: {sentence}", method=_(METHOD_LABELS[name]), sentence=_(sentence))
+        ):
             st.latex(latex)
             params = METHODS[name].signature()
             if params:
-                st.caption(_("parameters: {params}").format(params=params))
-            st.caption(_("Reference: {reference}").format(reference=METHODS[name].ref))
+                st.caption(say(_("parameters: {params}"), params=params))
+            st.caption(say(_("Reference: {reference}"), reference=_(METHODS[name].ref)))
 
     st.header(_("Worked example"))
     st.write(
@@ -151,14 +182,14 @@ with page(_("Measures explained")) as p:
         p.stop()
     conv = conventions().replace(**local)
     try:
-        ev = evaluate_example(labels, k, numrel or None, conv)
+        ev, steps = example_evaluation(labels, k, numrel or None, conv)
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()
 
     name = shown_example(labels)
     if name is not None:
-        st.markdown(f"**{_(name)}.** {_(PRESETS[name]['note'])}")
+        st.markdown(say("**{name}.** {note}", name=_(name), note=_(PRESETS[name]["note"])))
         st.dataframe(
             seed_comparison(ev, PRESETS[name]["expected"]),
             hide_index=True,
@@ -192,14 +223,14 @@ with page(_("Measures explained")) as p:
         k=k,
     )
 
-    steps = dcg_table(labels, k, conv)
     dcg = steps["DCG so far"].iloc[-1] if len(steps) else 0.0
     ndcg = ev.aggregate[f"nDCG@{k}"]
     st.markdown(
-        _(
-            "**DCG@{k} rank by rank** (gain = {gain}, discount = {discount}): DCG@{k} = {dcg}, "
-            "nDCG@{k} = DCG / IDCG = {ndcg} (ideal from {ideal})."
-        ).format(
+        say(
+            _(
+                "**DCG@{k} rank by rank** (gain = {gain}, discount = {discount}): DCG@{k} = {dcg}, "
+                "nDCG@{k} = DCG / IDCG = {ndcg} (ideal from {ideal})."
+            ),
             k=k,
             gain=conv.gain,
             discount=conv.discount,
@@ -231,7 +262,7 @@ with page(_("Measures explained")) as p:
         steps.set_index("rank"),
         "dcg_steps",
         conv,
-        title=_("DCG@{k} rank by rank").format(k=k),
+        title=plain(_("DCG@{k} rank by rank"), k=k),
         key="learn_steps",
     )
     st.plotly_chart(

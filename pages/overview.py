@@ -4,32 +4,42 @@ value marked and significance against a baseline), then the details."""
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.cells import MISSING
-from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
-from metrics_core.report.thesis import display_measure
-from metrics_core.stats.comparison import TESTS
-from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page, query_set_choice
 from ui.common.i18n import gettext as _
-from ui.common.style import HEADERS, MEASURE_FORMAT, md_text
+from ui.common.style import HEADERS, MEASURE_FORMAT, MISSING, display_measure, md_text, plain, say
 from ui.common.thresholds import link_to_editor
-from ui.history.actions import save_evaluation_form
+from ui.history.widgets import save_evaluation_form
 from ui.ranking.board import (
     BOARD_DEFAULTS,
     BOARD_KEYS,
+    CORRECTION_NAMES,
+    CORRECTIONS,
+    TEST_NAMES,
+    TESTS,
     TIE_LEGEND,
+    UNJUDGED_LEGEND,
     baseline_choice,
     board_family,
     board_legend,
     board_setting,
-    cached_tie_band,
-    overview_board,
+    board_settings,
+    reversal_note,
     style_grid,
     translated_grid,
 )
-from ui.ranking.data import loaded_rows, tie_bounds, tie_bounds_ready, too_large_for_ties
+from ui.ranking.data import (
+    bands_ready,
+    cached_tie_band,
+    cached_unjudged_band,
+    loaded_rows,
+    overview_board,
+    reversible,
+    tie_bounds,
+    too_large_for_ties,
+    unjudged_bounds,
+)
 from ui.ranking.figures import overview_bars
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.report import report_button
@@ -144,11 +154,7 @@ with page(_("Overview"), sidebar=False) as p:
             baseline,
             measures,
             query_set,
-            n_resamples,
-            confidence,
-            seed,
-            correction,
-            test,
+            board_settings(n_resamples, confidence, seed, correction, test),
         )
     legend = board_legend(board)
 
@@ -165,9 +171,10 @@ with page(_("Overview"), sidebar=False) as p:
             "delta_color": "normal" if r["marker"] else "off",
         }
 
-    def card_help(name, r, band) -> str:
+    def card_help(name, r, band, unjudged) -> str:
         parts = [
-            _("{confidence} CI {low}–{high} over {n} queries").format(
+            say(
+                _("{confidence} CI {low}–{high} over {n} queries"),
                 confidence=f"{confidence:.0%}",
                 low=number(r["ci_lo"]),
                 high=number(r["ci_hi"]),
@@ -178,22 +185,33 @@ with page(_("Overview"), sidebar=False) as p:
             parts.append(_("the baseline"))
         else:
             parts.append(
-                _("Δ vs {baseline}; corrected p = {p}").format(
-                    baseline=md_text(baseline), p=number(r["p_corrected"])
+                say(
+                    _("Δ vs {baseline}; corrected p = {p}"),
+                    baseline=baseline,
+                    p=number(r["p_corrected"]),
                 )
             )
         if (name, headline) in band.index:
             parts.append(
-                _("tie band {low}–{high}").format(
+                say(
+                    _("tie band {low}–{high}"),
                     low=number(band.loc[(name, headline), "low"]),
                     high=number(band.loc[(name, headline), "high"]),
                 )
             )
+        if (name, headline) in unjudged.index:
+            parts.append(
+                say(
+                    _("unjudged band {low}–{high}"),
+                    low=number(unjudged.loc[(name, headline), "low"]),
+                    high=number(unjudged.loc[(name, headline), "high"]),
+                )
+            )
         return "; ".join(parts)
 
-    def draw_board(band, note: str = "") -> None:
+    def draw_board(band, unjudged, note: str = "") -> None:
         """The grid, its legend and the cards (into their slots: a second call replaces them)."""
-        grid = translated_grid(board, band)
+        grid = translated_grid(board, band, unjudged)
         # rows a little lower than the default 35 px when the tie band adds rows, so the legend and
         # the cards stay on the first screen at 1280x800
         row_height = 35 if len(grid) <= 2 * len(evaluations) else 28
@@ -208,9 +226,16 @@ with page(_("Overview"), sidebar=False) as p:
                 placeholder=MISSING,
             )
             st.caption(
-                md_text(legend + (" " + _(TIE_LEGEND) if len(band) else "")),
+                md_text(
+                    legend
+                    + (" " + _(TIE_LEGEND) if len(band) else "")
+                    + (" " + _(UNJUDGED_LEGEND) if len(unjudged) else "")
+                ),
                 help=md_text(board_family(board)),
             )
+            reversal = reversal_note(board, reversible(board, unjudged))
+            if reversal:
+                st.caption(md_text(reversal))
             if note:
                 st.caption(note)
         with cards_slot.container():
@@ -218,24 +243,27 @@ with page(_("Overview"), sidebar=False) as p:
             cards = st.columns(min(len(part), 4))
             for i, (name, r) in enumerate(list(part.iterrows())[:4]):
                 cards[i].metric(
-                    f"{md_text(name)} · {display_measure(headline)}",
+                    say("{run} · {measure}", run=name, measure=display_measure(headline)),
                     number(r["mean"]),
                     **card_delta(name, r),
-                    help=card_help(name, r, band),
+                    help=card_help(name, r, band, unjudged),
                 )
             if len(part) > 4:
                 st.caption(
-                    _("Cards for the first 4 of {n} runs; every run is in the table.").format(
-                        n=len(part)
+                    say(
+                        _("Cards for the first 4 of {n} runs; every run is in the table."),
+                        n=len(part),
                     )
                 )
 
-    if loaded_rows() > EARLY_BOARD_ROWS and not tie_bounds_ready(evaluations):
-        draw_board(NO_BAND)
+    if loaded_rows() > EARLY_BOARD_ROWS and not bands_ready(evaluations):
+        draw_board(NO_BAND, NO_BAND)
     with st.spinner(_("Computing the tie band ...")):
         bounds = tie_bounds(evaluations)
+    with st.spinner(_("Computing the unjudged band ...")):
+        unjudged = cached_unjudged_band(board, evaluations, unjudged_bounds(evaluations))
     band = cached_tie_band(board, evaluations, bounds)
-    draw_board(band, too_large_for_ties(bounds))
+    draw_board(band, unjudged, too_large_for_ties(bounds))
 
     draw_settings()
 
@@ -283,7 +311,7 @@ with page(_("Overview"), sidebar=False) as p:
         c: st.column_config.NumberColumn(_(HEADERS.get(c, c)), format=MEASURE_FORMAT)
         for c in ("mean", "median", "ci_lo", "ci_hi")
     }
-    fmt["delta_shown"] = st.column_config.TextColumn(_("Δ vs {baseline}").format(baseline=baseline))
+    fmt["delta_shown"] = st.column_config.TextColumn(plain(_("Δ vs {baseline}"), baseline=baseline))
     fmt["p_shown"] = st.column_config.TextColumn(_("p (corrected)"))
     fmt["n_queries"] = st.column_config.NumberColumn(_("Queries"), format="%d")
     fmt["run"] = st.column_config.TextColumn(_("Run"), pinned=True)
@@ -355,13 +383,16 @@ with page(_("Overview"), sidebar=False) as p:
                 else _("the queries it answered")
             )
             st.caption(
-                _(
-                    "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
-                    "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
-                    "on different query sets in this table only. Interpretation: Good / Fair / Needs "
-                    "improvement against the interpretation thresholds below (blank: no threshold for the "
-                    "measure)."
-                ).format(own=own)
+                say(
+                    _(
+                        "Value: each run's mean over {own} (sums for counts, geometric mean for GMAP), as "
+                        "trec_eval prints it; with 'queries every run answered', runs that missed queries are "
+                        "on different query sets in this table only. Interpretation: Good / Fair / Needs "
+                        "improvement against the interpretation thresholds below (blank: no threshold for the "
+                        "measure)."
+                    ),
+                    own=own,
+                )
             )
             link_to_editor(measures)
             download_table(

@@ -3,13 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from metrics_core.report.cells import MISSING
 from ui.common import state
 from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
-from ui.common.style import MEASURE_FORMAT, md_text, natural_sorted
-from ui.ranking.data import tie_reports, too_large_for_ties
+from ui.common.style import MEASURE_FORMAT, MISSING, md_join, natural_sorted, plain, say
+from ui.ranking.data import one_query, tie_reports, too_large_for_ties
 from ui.ranking.figures import distribution
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.ranked_view import (
@@ -17,8 +16,6 @@ from ui.ranking.ranked_view import (
     TIE_LABEL,
     TIE_RANGE_COLUMN,
     TIE_RANGE_LABEL,
-    missed_relevant,
-    query_ranking,
     styled_ranking,
     tie_dependent_text,
 )
@@ -62,7 +59,7 @@ with page(_("Per query")) as p:
     values = table[measure].dropna()
     if len(values) and values.min() < values.max():
         lo, hi = st.slider(
-            _("{measure} between").format(measure=measure),
+            say(_("{measure} between"), measure=measure),
             float(values.min()),
             float(values.max()),
             (float(values.min()), float(values.max())),
@@ -74,21 +71,28 @@ with page(_("Per query")) as p:
         _("Only queries whose value depends on the order of tied scores"), key=PerQuery.TIED_ONLY
     ):
         table = table[table[TIE_COLUMN] != ""]
-    st.caption(
-        _(
-            "{n} of {total} queries; click a column header to sort, select a row to inspect that "
-            "query below."
-        ).format(n=len(table), total=len(ev.per_query))
-        + (
-            " "
-            + _(
-                "{tied}: the measures whose value changes with the order of tied scores; {range} (last "
-                "column): their minimum–maximum over every order."
-            ).format(tied=_(TIE_LABEL), range=_(TIE_RANGE_LABEL))
-            if report is not None
-            else ""
+    shown = [
+        say(
+            _(
+                "{n} of {total} queries; click a column header to sort, select a row to inspect "
+                "that query below."
+            ),
+            n=len(table),
+            total=len(ev.per_query),
         )
-    )
+    ]
+    if report is not None:
+        shown.append(
+            say(
+                _(
+                    "{tied}: the measures whose value changes with the order of tied scores; "
+                    "{range} (last column): their minimum–maximum over every order."
+                ),
+                tied=_(TIE_LABEL),
+                range=_(TIE_RANGE_LABEL),
+            )
+        )
+    st.caption(md_join(shown, " "))
     if report is None:
         st.caption(too_large_for_ties({run_name: None}))
     config = {m: st.column_config.NumberColumn(format=MEASURE_FORMAT) for m in measures}
@@ -127,7 +131,7 @@ with page(_("Per query")) as p:
         table.drop(columns=[TIE_COLUMN, TIE_RANGE_COLUMN], errors="ignore"),
         f"per_query_{run_name}",
         conv,
-        title=_("Per-query values of {run}").format(run=run_name),
+        title=plain(_("Per-query values of {run}"), run=run_name),
         key="pq",
     )
     picked_table_row(event, table.index)
@@ -181,14 +185,13 @@ with page(_("Per query")) as p:
     for i, (col, default) in enumerate(pairs):
         with col:
             name = st.selectbox(
-                _("Run {side}").format(side="AB"[i]),
+                say(_("Run {side}"), side="AB"[i]),
                 names,
                 index=names.index(default),
                 key=PerQuery.side(i),
             )
             e = evaluations[name]
-            ranked = query_ranking(e, runs[name], qrels, qid)
-            ranking, sizes = ranked.ranking(qid), ranked.tie_sizes(qid)
+            ranking, sizes, missed = one_query(e, runs[name], qrels, qid, conv.relevance_threshold)
             shown = ranking.head(depth).assign(
                 # the count alone, under the heading "Tied": "3 tied" made the column wider than
                 # its heading, the two rankings wider than their half of an 800 px page
@@ -199,18 +202,22 @@ with page(_("Per query")) as p:
                 tied_here = tie_dependent_text(reports.get(name), [qid], measures).iloc[0]
                 if tied_here:
                     st.caption(
-                        _(
-                            "Depends on the order of tied scores (minimum–maximum): {ranges}."
-                        ).format(ranges=tied_here)
+                        say(
+                            _("Depends on the order of tied scores (minimum–maximum): {ranges}."),
+                            ranges=tied_here,
+                        )
                     )
                 if qid not in set(runs[name].unique_query_ids()):
                     st.caption(
-                        _(
-                            "{run} has no ranking for this query (scored 0: absent queries score 0)."
-                        ).format(run=md_text(name))
+                        say(
+                            _(
+                                "{run} has no ranking for this query (scored 0: absent queries score 0)."
+                            ),
+                            run=name,
+                        )
                     )
             else:
-                st.write(_("{run} has no ranking for this query.").format(run=md_text(name)))
+                st.write(say(_("{run} has no ranking for this query."), run=name))
             st.dataframe(
                 styled_ranking(shown, max_label),
                 hide_index=True,
@@ -238,13 +245,14 @@ with page(_("Per query")) as p:
                 ranking.set_index("rank"),
                 f"ranking_{name}_{qid}",
                 conv,
-                title=_("Ranking of {run} for query {query}").format(run=name, query=qid),
+                title=plain(_("Ranking of {run} for query {query}"), run=name, query=qid),
                 key=f"ranking{i}",
             )
-            missed = missed_relevant(qrels, ranking, qid, conv.relevance_threshold)
             st.markdown(
-                _("**Relevant documents {run} did not retrieve** ({n})").format(
-                    run=md_text(name), n=len(missed)
+                say(
+                    _("**Relevant documents {run} did not retrieve** ({n})"),
+                    run=name,
+                    n=len(missed),
                 )
             )
             if len(missed):

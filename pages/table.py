@@ -8,9 +8,12 @@ from ui.common import state
 from ui.common.frame import page
 from ui.common.i18n import _, current_language, thesis_words
 from ui.common.prologue import needs
-from ui.common.style import md_text
+from ui.common.style import md_text, plain
+from ui.compare import data as compare_data
+from ui.compare import state as cs
 from ui.compare import table as tb
-from ui.history.actions import open_store
+from ui.compare.data import thesis
+from ui.history import data as hd
 from ui.ranking.data import evaluate_loaded, has_data
 from ui.ranking.prologue import ranking_prologue
 from ui.samples import load_every_sample
@@ -19,9 +22,10 @@ with page(
     _("Comparative table"),
     sidebar=False,
     caption=_(
-        "Runs or saved evaluations against the measures you choose, each value labelled "
-        "Good, Fair or Needs improvement and a summary row with the overall verdict, ready "
-        "for a thesis: CSV, Markdown, LaTeX or HTML."
+        "Runs or saved evaluations against the measures you choose, each value and row "
+        "labelled (by default Good, Fair or Needs improvement) and a summary row with the "
+        "overall verdict (Efficient, Acceptable or Needs improvement), ready for a thesis: "
+        "CSV, Markdown, LaTeX or HTML."
     ),
 ) as p:
     lang = current_language()
@@ -48,15 +52,13 @@ with page(
         words, level_names, verdict_names = thesis_words(source)
         if source == "queries":  # the caption names the run instead of a count of queries per row
             words["queries_caption"] = (
-                _("run {run}").format(run=query_run).replace("{", "{{").replace("}", "}}")
+                plain(_("run {run}"), run=query_run).replace("{", "{{").replace("}", "}}")
             )
     else:
-        from ui.history.widgets import sample_view
-
-        with open_store() as store:
-            showing_sample = store.count_evaluations() == 0
-            view = sample_view() if showing_sample else store
-            listed = view.list_evaluations()
+        with hd.open_store() as store:
+            showing_sample = hd.count(store) == 0
+            view = hd.sample_view() if showing_sample else store
+            listed = hd.evaluations(view)
             if showing_sample:
                 st.info(
                     _(
@@ -76,7 +78,9 @@ with page(
             if not chosen:
                 st.info(_("Choose at least one saved evaluation."))
                 p.stop()
-            rows, meta = tb.saved_rows(view, chosen)
+            rows, meta = hd.saved_per_query(
+                view, chosen, lambda run, i: tb.evaluation_label({"run": run, "id": i})
+            )
         measures = tb.measure_choice([c for frame in rows.values() for c in frame.columns])
         words, level_names, verdict_names = thesis_words("evaluations")
     if not measures:
@@ -99,6 +103,10 @@ with page(
         if loaded is None:
             p.stop()
         rows, meta = list(loaded.evaluations.values()), loaded.meta
+        # the Compare page's systems of several runs: one row each, the mean of its runs
+        rows, systems = compare_data.as_systems(rows, st.session_state.get(cs.SYSTEMS, ""))
+        if systems:
+            answer.caption(md_text(compare_data.systems_caption(systems)))
     elif source == "queries":
         try:
             rows, meta = tb.query_rows(evaluate_loaded(list(measures))[query_run].per_query)
@@ -112,7 +120,8 @@ with page(
         tb.significance_choice(names_of_rows, words) if source != "queries" else (None, "t", "holm")
     )
     try:
-        table = tb.build(rows, measures, meta, thresholds, names, verdicts, dates, significance)
+        grading = tb.grading_from(thresholds, names, verdicts)
+        table = thesis(rows, measures, meta, grading, dates, significance)
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         p.stop()

@@ -72,6 +72,7 @@ LIBRARY_SOURCES = (
     "metrics_core/stats/comparison.py",
     "metrics_core/stats/folds.py",
     "metrics_core/stats/significance.py",
+    "metrics_core/stats/systems.py",
     "metrics_core/validation.py",
 )
 

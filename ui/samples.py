@@ -20,6 +20,20 @@ SAMPLE_SUMMARY = N_(
 )
 
 
+#: What "Diversity sample" loaded, in words (shown translated).
+DIVERSITY_SUMMARY = N_(
+    "Diversity sample loaded: subtopic qrels of 20 queries (2 to 6 intents each) and the runs "
+    "relevance and diverse; the Overview shows alpha-nDCG, ERR-IA and subtopic recall."
+)
+
+
+def load_diversity_sample() -> None:
+    """The diversity sample into the ranking section (its qrels and runs replaced)."""
+    from ui.ranking.data import load_diversity_sample_into_state
+
+    load_diversity_sample_into_state()
+
+
 def load_every_sample() -> None:
     """Put every bundled sample into the session, replacing what was loaded."""
     from ui.detection.data import use_sample_candidates, use_sample_scores
@@ -32,4 +46,9 @@ def load_every_sample() -> None:
     use_sample_codes()
 
 
-__all__ = ["SAMPLE_SUMMARY", "load_every_sample"]
+__all__ = [
+    "DIVERSITY_SUMMARY",
+    "SAMPLE_SUMMARY",
+    "load_diversity_sample",
+    "load_every_sample",
+]

@@ -42,6 +42,14 @@ def add_arguments(p) -> None:
         "repeat it to compare several baselines against every run at once",
     )
     p.add_argument(
+        "--system",
+        action="append",
+        default=None,
+        metavar="NAME=RUN,RUN,...",
+        help="a system of several runs (seeds, folds): compared through its per-query mean "
+        "over its runs, with their spread (seed SD) and a test on queries and seeds; repeat for each system (--baseline may name one)",
+    )
+    p.add_argument(
         "--all-pairs",
         action="store_true",
         help="every run against every other: letters show which runs each one beats per measure",
@@ -155,6 +163,14 @@ def run(args) -> int:
     query_set = resolve_query_set(args)
     evaluations, conv = run_evaluations(args)
     names = [ev.run_name for ev in evaluations]
+    systems = {}
+    if args.system:
+        from metrics_core.stats.systems import parse_system
+
+        for text in args.system:
+            name, members = parse_system(text)
+            systems[name] = members
+        names = [*names, *systems]
     baselines = list(args.baseline or [])
     if not baselines and not args.all_pairs:
         raise InputError(
@@ -169,6 +185,12 @@ def run(args) -> int:
                 field="baseline",
                 plain_hint="the baseline must be one of: " + ", ".join(names),
             )
+    if systems and (args.all_pairs or len(baselines) > 1):
+        raise InputError(
+            "--system compares systems against one --baseline, not --all-pairs",
+            option="--system",
+            field="systems",
+        )
     power = {
         "power": False if args.power is None else args.power,
         "power_alpha": args.power_alpha,
@@ -204,6 +226,7 @@ def run(args) -> int:
             query_set=query_set,
             conventions=conv,
             family=args.family,
+            systems=systems or None,
             **power,
         )
     if args.format == "json":

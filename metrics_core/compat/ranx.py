@@ -206,7 +206,7 @@ class _Mapping:
 class Qrels(_Mapping):
     """ranx's ``Qrels``: ``{query: {doc: relevance}}``."""
 
-    _value = staticmethod(int)
+    _value = staticmethod(int)  # type: ignore[assignment]  # relevance labels are whole numbers
 
     @property
     def qrels(self) -> dict:
@@ -398,7 +398,11 @@ def evaluate(
     ``return_mean=False``: each query's values (an array, queries in sorted order);
     ``return_std=True``: ``{"mean": ..., "std": ...}`` per metric. ``threads`` is accepted
     and unused (RankLab evaluates every query at once)."""
-    q = qrels if isinstance(qrels, _Mapping) else Qrels(qrels)
+    q = (
+        qrels
+        if isinstance(qrels, Qrels)
+        else Qrels(qrels.to_dict() if isinstance(qrels, _Mapping) else qrels)
+    )
     r = run
     if make_comparable and isinstance(run, Run):
         r = run.make_comparable(q)

@@ -330,7 +330,9 @@ def compare(
             f"ranx drop-in: statistical test {stat_test!r} is not supported (student, fisher, tukey)"
         )
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    names, scores, results = [], {}, defaultdict(dict)
+    names: list[str] = []
+    scores: dict = {}
+    results: dict = defaultdict(dict)
     for i, run in enumerate(runs):
         name = run.name if getattr(run, "name", None) is not None else f"run_{i + 1}"
         names.append(name)

@@ -133,6 +133,28 @@ class FusionMethod:
         """``{parameter: default}`` (None for a required one), weights and training aside."""
         return {p.name: p.default for p in self.params}
 
+    def __getitem__(self, key: str):
+        """The former table's keys (``METHODS[m]["ref"]``, ``["params"]``, ``["family"]``,
+        ``["weights"]``, ``["supervised"]``, ``["formula"]``), for code written against it."""
+        legacy = {
+            "params": {**self.defaults, **({self.estimate: None} if self.estimate else {})},
+            "weights": self.weighted,
+            "supervised": self.supervised,
+            "train": {p.name: p.default for p in self.train_params},
+        }
+        if key in legacy:
+            return legacy[key]
+        if key in ("ref", "family", "formula"):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key: str, default=None):
+        """:meth:`__getitem__`, or ``default``."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
     def signature(self) -> str:
         """The parameters as written in a call: ``k=60``, a required one by its name
         (``phi``), a supervised method's estimate last (``probs``); empty when none."""

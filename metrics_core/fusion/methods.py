@@ -31,12 +31,14 @@ from metrics_core.fusion import kernels as k
 from metrics_core.fusion.declaration import FusionMethod, FusionParam, method_table
 from metrics_core.fusion.grids import steps
 
-_FOX_SHAW = "Fox and Shaw 1994, Combination of multiple searches (TREC-2)"
-_WU_CRESTANI = "Wu and Crestani 2002, Data fusion with estimated weights (CIKM)"
-_MOURAO = "Mourao, Martins and Magalhaes 2014 (CMIG)"
-_ASLAM_MONTAGUE = "Aslam and Montague 2001, Models for metasearch (SIGIR)"
-_MONTAGUE_ASLAM = "Montague and Aslam 2002, Condorcet fusion for improved retrieval (CIKM)"
-_LILLIS_2010 = "Lillis, Zhang, Toolan, Collier, Leonard and Dunnion 2010, Estimating probabilities for effective data fusion (SIGIR)"
+_FOX_SHAW = N_("Fox and Shaw 1994, Combination of multiple searches (TREC-2)")
+_WU_CRESTANI = N_("Wu and Crestani 2002, Data fusion with estimated weights (CIKM)")
+_MOURAO = N_("Mourao, Martins and Magalhaes 2014 (CMIG)")
+_ASLAM_MONTAGUE = N_("Aslam and Montague 2001, Models for metasearch (SIGIR)")
+_MONTAGUE_ASLAM = N_("Montague and Aslam 2002, Condorcet fusion for improved retrieval (CIKM)")
+_LILLIS_2010 = N_(
+    "Lillis, Zhang, Toolan, Collier, Leonard and Dunnion 2010, Estimating probabilities for effective data fusion (SIGIR)"
+)
 
 
 def _unit_steps():
@@ -365,7 +367,7 @@ DECLARED: list[FusionMethod] = [
         r"n(d)^{\gamma} \sum_{i:\,d \in R_i} s_i(d)",
         N_("CombMNZ with the number of runs raised to a power gamma."),
         _gmnz,
-        ref="Lee 1997, Analyses of multiple evidence combination (SIGIR)",
+        ref=N_("Lee 1997, Analyses of multiple evidence combination (SIGIR)"),
         label="CombGMNZ",
         aliases=("gmnz", "comb_gmnz"),
         params=(GAMMA,),
@@ -378,7 +380,7 @@ DECLARED: list[FusionMethod] = [
         r"\sum_{i:\,d \in R_i} w_i\, s_i(d)",
         N_("A weighted sum of the normalised scores."),
         _wsum,
-        ref="Bassani and Romelli 2022 (ranx); linear combination",
+        ref=N_("Bassani and Romelli 2022 (ranx); linear combination"),
         label="WSUM",
         aliases=("weighted_sum",),
         weighted=True,
@@ -419,8 +421,10 @@ DECLARED: list[FusionMethod] = [
         sentence=N_(
             "Reciprocal rank fusion: each run adds 1 / (k + rank); k = 60 by default. Scores are not used."
         ),
-        ref="Cormack, Clarke and Buettcher 2009, Reciprocal rank fusion outperforms "
-        "Condorcet and individual rank learning methods (SIGIR)",
+        ref=N_(
+            "Cormack, Clarke and Buettcher 2009, Reciprocal rank fusion outperforms "
+            "Condorcet and individual rank learning methods (SIGIR)"
+        ),
         ranx="rrf",
         value=_rrf,
         combine=_sum,
@@ -436,8 +440,10 @@ DECLARED: list[FusionMethod] = [
         sentence=N_(
             "Inverse square rank: each run adds 1 / rank squared, times the number of runs."
         ),
-        ref="Mourao, Martins and Magalhaes 2014, Multimodal medical information retrieval "
-        "with unsupervised rank fusion (CMIG)",
+        ref=N_(
+            "Mourao, Martins and Magalhaes 2014, Multimodal medical information retrieval "
+            "with unsupervised rank fusion (CMIG)"
+        ),
         ranx="isr",
         value=_inverse_square,
         combine=_mnz,
@@ -479,8 +485,10 @@ DECLARED: list[FusionMethod] = [
         sentence=N_(
             "Rank-biased centroid: each run adds a weight that decays geometrically with the rank (persistence phi)."
         ),
-        ref="Bailey, Moffat, Scholer and Thomas 2017, Retrieval consistency in the presence "
-        "of query variations (SIGIR)",
+        ref=N_(
+            "Bailey, Moffat, Scholer and Thomas 2017, Retrieval consistency in the presence "
+            "of query variations (SIGIR)"
+        ),
         ranx="rbc",
         value=_rbc,
         combine=_sum,
@@ -576,7 +584,7 @@ DECLARED: list[FusionMethod] = [
         sentence=N_(
             "Supervised: each run adds the share of training queries whose document at that rank is relevant."
         ),
-        ref="Lillis et al. 2010, Estimating probabilities for effective data fusion (SIGIR)",
+        ref=N_("Lillis et al. 2010, Estimating probabilities for effective data fusion (SIGIR)"),
         ranx="posfuse",
         value=_posfuse,
         combine=_sum,
@@ -594,8 +602,10 @@ DECLARED: list[FusionMethod] = [
             "Supervised: the lists are cut into equal segments; each run adds the probability of relevance "
             "of the document's segment divided by the segment's number."
         ),
-        ref="Lillis, Toolan, Collier and Dunnion 2006, ProbFuse: a probabilistic "
-        "approach to data fusion (SIGIR)",
+        ref=N_(
+            "Lillis, Toolan, Collier and Dunnion 2006, ProbFuse: a probabilistic "
+            "approach to data fusion (SIGIR)"
+        ),
         ranx="probfuse",
         value=_probfuse,
         combine=_sum,
@@ -615,7 +625,9 @@ DECLARED: list[FusionMethod] = [
             "Supervised: segments growing in size (5, 10, 20, ... ranks); the probability of the segment "
             "times the normalised score plus one."
         ),
-        ref="Shokouhi 2007, Segmentation of search engine results for effective data-fusion (ECIR)",
+        ref=N_(
+            "Shokouhi 2007, Segmentation of search engine results for effective data-fusion (ECIR)"
+        ),
         ranx="segfuse",
         value=_segfuse,
         combine=_sum,
@@ -631,8 +643,10 @@ DECLARED: list[FusionMethod] = [
         sentence=N_(
             "Supervised: PosFuse's probabilities averaged over a window of ranks around the document."
         ),
-        ref="Lillis, Toolan, Collier and Dunnion 2008, Extending probabilistic data "
-        "fusion using sliding windows (ECIR)",
+        ref=N_(
+            "Lillis, Toolan, Collier and Dunnion 2008, Extending probabilistic data "
+            "fusion using sliding windows (ECIR)"
+        ),
         ranx="slidefuse",
         value=_slidefuse,
         combine=_sum,

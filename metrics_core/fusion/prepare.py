@@ -206,8 +206,8 @@ def _rank(q: np.ndarray, scores: np.ndarray, nq: int, ranked: bool = False) -> n
     items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
     items = items[stable_argsort_codes(q[items], nq)]
     lengths = size[redo]
-    ranked = argsort_segments(-scores[items], lengths)
-    order[rows] = items[ranked]
+    moved = argsort_segments(-scores[items], lengths)
+    order[rows] = items[moved]
     return order
 
 
@@ -460,8 +460,10 @@ def prepare_shards(
     nq, R = len(qvocab), len(runs)
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
 
+    as_given = ranked
+
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), ranked)
+        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), as_given)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -476,19 +478,19 @@ def prepare_shards(
 
     # the runs ranked, one a thread, beside the join of their document ids
     done = map_in_threads(lambda i: rank_one(i) if i < R else joined_docs(i), range(R + 1))
-    ranked = [d for d in done[:R] if isinstance(d, dict)]
+    ranked_runs = [d for d in done[:R] if isinstance(d, dict)]
     docs = done[R]
     assert isinstance(docs, pa.ChunkedArray)
     del done
     qcodes = []  # the ranked rows hold the codes now
     lengths = np.zeros((R, nq), dtype=np.int64)
-    for i, r in enumerate(ranked):
+    for i, r in enumerate(ranked_runs):
         lengths[i, r["q"][r["first"]]] = r["size"]
     bounds = _shard_bounds(lengths.sum(axis=0), threads.usable_cores() if n is None else n)
     names, sources = [r.name for r in runs], [r.source for r in runs]
 
     def build(b: tuple[int, int]) -> Prepared:
-        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked, b)
+        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
         if not _group_candidates(prep, hashes, exact=False):
             _group_candidates(prep, prep.d.astype(np.uint64), exact=True)
         return prep

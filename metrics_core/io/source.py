@@ -35,6 +35,7 @@ import select
 import stat
 import sys
 import tempfile
+import typing
 import zipfile
 
 from metrics_core.errors import N_, InputError, Phrase
@@ -176,8 +177,10 @@ def _decoder_stream(compressed: _Counted, fmt: str, label: str, limits: Limits):
         return gzip.GzipFile(fileobj=compressed, mode="rb")
     if fmt == "zip":
         return _zip_member(compressed, label, limits)
-    opener = bz2.BZ2File if fmt == "bzip2" else lzma.LZMAFile
-    return opener(compressed, "rb")
+    readable = typing.cast(typing.BinaryIO, compressed)  # a file object: all they need
+    if fmt == "bzip2":
+        return bz2.BZ2File(readable, "rb")
+    return lzma.LZMAFile(readable, "rb")
 
 
 def _zip_member(src, label: str, limits: Limits):
@@ -369,13 +372,18 @@ class RawData:
             raise ValueError(f"{self.name}: neither data nor a path")
         return self.path
 
+    def check_whole(self) -> None:
+        """Refuse these bytes, read whole, when they are more than the input limit (a
+        reader that parses a file whole, straight from the disk, asks before it does)."""
+        limit = self.limits.input_bytes
+        size = self.size()
+        if size > limit:
+            raise over_input(self.name, WORDS["file"], size, limit)
+
     @property
     def data(self) -> bytes:
         if self._data is None:
-            limit = self.limits.input_bytes
-            size = self.size()
-            if size > limit:
-                raise over_input(self.name, WORDS["file"], size, limit)
+            self.check_whole()
             with open(self._file(), "rb") as fh:
                 self._data = fh.read()
         return self._data

@@ -176,6 +176,7 @@ def looks_like_subtopics(source) -> bool:
 
 
 def _from_trec(raw: RawData) -> SubtopicQrels:
+    raw.check_whole()  # read whole, from the disk too: bounded by the input limit
     if not raw.head(1 << 16).strip() and not raw.data.strip():
         raise InputError(N_("the file is empty"), source=raw.name, hint=_lines_are())
     check_text(raw, sample=1 << 16)

@@ -483,6 +483,7 @@ def _is_number(text: str) -> bool:
 
 
 def _parse(raw: RawData, kind: str):
+    raw.check_whole()  # read whole, from the disk too: bounded by the input limit
     if not raw.head(1 << 16).strip() and not raw.data.strip():
         raise InputError(N_("the file is empty"), source=raw.name, hint=lines_are(kind))
     check_text(raw, sample=1 << 16)

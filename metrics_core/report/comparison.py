@@ -9,6 +9,7 @@ LaTeX), each stating the RankLab version and the conventions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
@@ -32,7 +33,7 @@ from metrics_core.report.legends import (
     queries_sentence,
 )
 from metrics_core.stats.comparison import (
-    COLUMNS,
+    COLUMNS,  # noqa: F401  (read by Comparison.columns)
     DEFAULT_FAMILY,
     POWER_COLUMNS,
     TESTS,
@@ -56,9 +57,16 @@ PARAMETERS = (
     "alpha",
     "query_set",
 )
+#: How the comparison of systems of several runs tests (the JSON's ``system_test``)
+SYSTEM_TEST = (
+    "paired t-test on the per-query means with the variance of each system's runs' means "
+    "added, Satterthwaite's degrees of freedom (Satterthwaite 1946; Bouthillier et al. 2021)"
+)
 #: Columns of the plain comparison table (:meth:`Comparison.wide`): the declared columns
 #: (:data:`metrics_core.stats.comparison.COLUMNS`) that are ``plain``.
-WIDE_COLUMNS = tuple(c.name for c in COLUMNS if c.plain)
+WIDE_COLUMNS = tuple(c.name for c in COLUMNS if c.plain and not c.systems)
+#: The plain table's further columns where runs form systems of several runs.
+SYSTEM_COLUMNS = tuple(c.name for c in COLUMNS if c.plain and c.systems)
 
 
 class Comparison:
@@ -133,8 +141,10 @@ class Comparison:
     def wide(self) -> pd.DataFrame:
         """The plain table: means, delta, interval, corrected p of each test, wins / ties /
         losses, effect size and markers (the command line's ``--format table`` columns);
-        with a power analysis (``compare(..., power=True)``) its figures after them."""
+        with a power analysis (``compare(..., power=True)``) its figures after them, and
+        where runs form systems of several runs their columns."""
         columns = list(WIDE_COLUMNS) + (list(POWER_COLUMNS) if self.power() else [])
+        columns += list(SYSTEM_COLUMNS) if self.settings.get("systems") else []
         out = self.to_frame()[columns]
         for c in ("queries_needed", "queries_needed_target"):
             if c in out:  # whole numbers (an unreachable size shows as missing)
@@ -149,6 +159,12 @@ class Comparison:
     def power_sentence(self, gettext=None) -> str:
         """The sentence stating the power analysis and its method (empty when not asked)."""
         return power_sentence(self.power(), gettext)
+
+    def columns(self) -> list[str]:
+        """The declared columns this comparison holds values for: the systems' columns
+        (:mod:`metrics_core.stats.systems`) only when runs were grouped into systems."""
+        grouped = bool(self.settings.get("systems"))
+        return [c.name for c in COLUMNS if grouped or not c.systems]
 
     def paper(self, tests: Sequence[str] = TESTS, digits: int = 4) -> pd.DataFrame:
         """Runs x measures: the baseline's means, each other run's ``mean (+delta)`` and the
@@ -195,7 +211,22 @@ class Comparison:
         ``paper=False`` leaves out "Delta vs baseline in parentheses" (a screen table with
         its own delta column); ``gettext``: a translation function for every phrase (the
         app passes the visitor's language), English without it."""
-        return markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
+        text = markers_legend(self._frame, tests=tests, paper=paper, gettext=gettext)
+        systems = self.settings.get("systems")
+        if systems:
+            tr = gettext or (lambda t: t)
+            named = ", ".join(
+                tr(N_("{system} ({n} runs)")).format(system=s, n=len(m)) for s, m in systems.items()
+            )
+            text += " " + tr(
+                N_(
+                    "Systems: {systems}; per query the mean over a system's runs. Seed SD: the "
+                    "standard deviation of a system's runs' means. p (queries and seeds): the "
+                    "paired t-test with the seeds' variance added (Satterthwaite's degrees of "
+                    "freedom; Bouthillier et al. 2021)."
+                )
+            ).format(systems=named)
+        return text
 
     def queries(self, gettext=None) -> str:
         """ "Queries: ..." naming the query set and its size per measure."""
@@ -210,10 +241,15 @@ class Comparison:
 
     def parameters(self) -> dict:
         """The JSON's ``comparison`` object: :data:`PARAMETERS` and their values (and
-        ``power``, the topic set size design's settings, when it was asked)."""
+        ``power``, the topic set size design's settings, when it was asked; ``systems`` and
+        ``system_test`` where runs form systems)."""
         out = {k: self.settings[k] for k in PARAMETERS}
-        if self.power():
-            out["power"] = dict(self.power())
+        power = self.power()
+        if power:
+            out["power"] = dict(power)
+        if self.settings.get("systems"):
+            out["systems"] = self.settings["systems"]
+            out["system_test"] = SYSTEM_TEST
         return out
 
     # --- exports ------------------------------------------------------------------------
@@ -322,6 +358,7 @@ def compare(
     family: str = ...,
     all_pairs: Literal[False] = ...,
     test: str = ...,
+    systems: Mapping[str, Sequence[str]] | None = ...,
     power: bool | float = ...,
     power_alpha: float | None = ...,
     power_delta: float | None = ...,
@@ -348,6 +385,7 @@ def compare(
     family: str = ...,
     all_pairs: bool = ...,
     test: str = ...,
+    systems: Mapping[str, Sequence[str]] | None = ...,
     power: bool | float = ...,
     power_alpha: float | None = ...,
     power_delta: float | None = ...,
@@ -373,6 +411,7 @@ def compare(
     family: str = DEFAULT_FAMILY,
     all_pairs: bool = False,
     test: str = "permutation",
+    systems: Mapping[str, Sequence[str]] | None = None,
     power: bool | float = False,
     power_alpha: float | None = None,
     power_delta: float | None = None,
@@ -390,7 +429,8 @@ def compare(
     ----------
     evaluations : sequence of Evaluation or RunValues, or mapping
         The runs (baseline included): evaluations, or run name -> per-query DataFrame
-        (index query id, one column per measure).
+        (index query id, one column per measure), or system name -> a list of evaluations
+        (a system of several runs, e.g. seeds).
     baseline : str, optional
         The baseline's run name (default: the first run).
     measures, n_permutations, seed, correction, confidence, n_resamples, alpha, query_set, tests, interval, family :
@@ -399,6 +439,12 @@ def compare(
     conventions : Conventions or dict, optional
         What the runs were evaluated with (default: the first evaluation's
         ``conventions``, when it has one); stated by every export.
+    systems : mapping, optional
+        System name -> the names of its runs (seeds, folds, restarts): each system is
+        compared through its per-query mean over its runs; each row then also holds the
+        runs per system, their spread (seed SD) and a test that accounts for queries and
+        seeds (interval and p-value, corrected like the others):
+        :mod:`metrics_core.stats.systems`. ``baseline`` may name a system.
     power : bool or float
         How many queries each comparison needs (topic set size design: Sakai, IRJ 2016;
         Webber, Moffat & Zobel, CIKM 2008): ``True`` for power 0.8, or the power. Adds to
@@ -435,6 +481,12 @@ def compare(
     >>> sorted(c.to_dict())
     ['comparison', 'comparisons', 'conventions', 'runs', 'version']
     """
+    evaluations, systems = _systems_from_mapping(evaluations, systems)
+    if systems and (all_pairs or (baseline is not None and not isinstance(baseline, str))):
+        raise InputError(
+            N_("systems of several runs are compared against one baseline, not every pair"),
+            field="systems",
+        )
     if all_pairs or (baseline is not None and not isinstance(baseline, str)):
         from metrics_core.report.all_pairs import compare_all_pairs
 
@@ -460,9 +512,14 @@ def compare(
             hint=N_("give the baseline and at least one other run"),
             field="runs",
         )
-    baseline = runs[0].run_name if baseline is None else baseline
     if conventions is None:
         conventions = getattr(runs[0], "conventions", None)
+    members_of = None
+    if systems:
+        from metrics_core.stats.systems import group_runs
+
+        runs, members_of = group_runs(runs, systems)
+    baseline = runs[0].run_name if baseline is None else baseline
     frame = compare_runs(
         runs,
         baseline,
@@ -479,7 +536,50 @@ def compare(
         family=family,
         **_power_options(power, power_alpha, power_delta, power_method),
     )
+    if members_of is not None:
+        from metrics_core.stats.systems import check_systems, seed_columns
+
+        attrs = dict(frame.attrs)
+        frame = seed_columns(frame, members_of, query_set, confidence, correction, family)
+        attrs["systems"] = check_systems(systems, _member_names(evaluations))
+        frame.attrs = attrs
     return Comparison(frame, runs, conventions)
+
+
+def _member_names(evaluations) -> list[str]:
+    return [ev.run_name for ev in as_runs(evaluations)]
+
+
+def _systems_from_mapping(evaluations, systems):
+    """A mapping system -> list of evaluations as the runs and ``systems`` (each run named
+    by its own name, or ``SYSTEM#k`` where two would share one)."""
+    if not isinstance(evaluations, Mapping) or not any(
+        isinstance(v, list | tuple) for v in evaluations.values()
+    ):
+        return evaluations, dict(systems or {})
+    runs, groups = [], dict(systems or {})
+    taken: set[str] = set()
+    for name, value in evaluations.items():
+        if isinstance(value, list | tuple):
+            members = []
+            for k, ev in enumerate(value, start=1):
+                run_name = getattr(ev, "run_name", f"{name}#{k}")
+                if run_name in taken or run_name == name:
+                    run_name = f"{name}#{k}"
+                if ev.run_name != run_name:
+                    ev = (
+                        ev.renamed(run_name)
+                        if hasattr(ev, "renamed")
+                        else dataclasses.replace(ev, run_name=run_name)
+                    )
+                taken.add(run_name)
+                members.append(run_name)
+                runs.append(ev)
+            groups[str(name)] = members
+        else:
+            runs.extend(as_runs({name: value}))
+            taken.add(str(name))
+    return runs, groups
 
 
 def _power_options(power, power_alpha, power_delta, power_method) -> dict:

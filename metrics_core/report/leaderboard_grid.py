@@ -1,6 +1,9 @@
 """The leaderboard grid as a table of text: per run a row of means (best marked, the
 significance marker), a row of interval bounds and, when given, a row with the band of the
-mean over tie orders (:func:`tie_band`). The app styles it; the HTML report renders it."""
+mean over tie orders (:func:`tie_band`) and one with its band over the labellings of the
+unjudged documents (the same function on :meth:`metrics_core.Ranking.unjudged_bounds`);
+:func:`reversible_pairs` names the pairs whose order a band could reverse. The app styles
+it; the HTML report renders it."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ BEST = "★"
 #: the label of the interval rows starts with spaces (indented under the run's name)
 CI_INDENT = "   "
 TIE_ROW = CI_INDENT + "tie band"
+UNJUDGED_ROW = CI_INDENT + "unjudged band"
 
 
 def _same(text: str) -> str:
@@ -22,7 +26,10 @@ def _same(text: str) -> str:
 
 
 def leaderboard_grid(
-    board: pd.DataFrame, band: pd.DataFrame | None = None, gettext=None
+    board: pd.DataFrame,
+    band: pd.DataFrame | None = None,
+    gettext=None,
+    unjudged: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The runs x measures grid shown first: per run a row of means (★ best, significance
     marker) and, under it, a row of interval bounds; with ``band`` (index (run, measure), columns low and high), a third
@@ -34,8 +41,10 @@ def leaderboard_grid(
     :func:`~metrics_core.report.thesis.display_measure`).
 
     ``gettext``: a translation function (str -> str) for the first column's name ("Run")
-    and the row labels ("(baseline)", "95% CI", "tie band"); English without it. The
-    interval and tie-band rows' labels start with :data:`CI_INDENT` in every language."""
+    and the row labels ("(baseline)", "95% CI", "tie band", "unjudged band"); English
+    without it. The interval and band rows' labels start with :data:`CI_INDENT` in every
+    language. ``unjudged``: the band over the labellings of the unjudged documents (the
+    shape of ``band``), a row "unjudged band" under the tie band."""
     _ = gettext or _same
     measures = list(dict.fromkeys(board["measure"]))
     baseline = board.attrs.get("baseline")
@@ -59,12 +68,13 @@ def leaderboard_grid(
             mean_row[header[m]] = f"{text} {marks}".rstrip()
             ci_row[header[m]] = "–" if pd.isna(r["ci_lo"]) else f"{r['ci_lo']:.4f}–{r['ci_hi']:.4f}"
         rows += [mean_row, ci_row]
-        if band is not None and run in band.index.get_level_values("run"):
-            tie_row = {"Run": CI_INDENT + _("tie band")}
-            for m in measures:
-                b = band.loc[(run, m)] if (run, m) in band.index else None
-                tie_row[header[m]] = "" if b is None else f"{b['low']:.4f}–{b['high']:.4f}"
-            rows.append(tie_row)
+        for table, label in ((band, _("tie band")), (unjudged, _("unjudged band"))):
+            if table is not None and run in table.index.get_level_values("run"):
+                band_row = {"Run": CI_INDENT + label}
+                for m in measures:
+                    b = table.loc[(run, m)] if (run, m) in table.index else None
+                    band_row[header[m]] = "" if b is None else f"{b['low']:.4f}–{b['high']:.4f}"
+                rows.append(band_row)
     return pd.DataFrame(rows, columns=["Run", *header.values()]).rename(columns={"Run": _("Run")})
 
 
@@ -148,6 +158,52 @@ def tie_band(board: pd.DataFrame, frames: dict, bounds: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run", "measure", "low", "high", "dependent"]).set_index(
         ["run", "measure"]
     )
+
+
+def reversible_pairs(board: pd.DataFrame, band: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The pairs of runs whose order on a measure a band could reverse: (measure, the run
+    ahead, the run behind) where the run ahead's worst value in its band reaches the run
+    behind's best (a run without a band counts its mean for both), in the direction the
+    measure improves. The bands of two runs are taken apart: a document both retrieved takes
+    one label in both, so this names every pair that could turn (a pair named may not).
+
+    >>> board = pd.DataFrame({"run": ["a", "b"], "measure": ["AP", "AP"], "mean": [0.5, 0.4]})
+    >>> band = pd.DataFrame({"low": [0.35], "high": [0.45]},
+    ...                     index=pd.MultiIndex.from_tuples([("b", "AP")], names=["run", "measure"]))
+    >>> reversible_pairs(board, band)
+    []
+    >>> band.loc[("b", "AP"), "high"] = 0.55
+    >>> reversible_pairs(board, band)
+    [('AP', 'a', 'b')]
+    """
+    from metrics_core.stats.direction import measure_direction
+
+    out = []
+    for m, part in board.groupby("measure", sort=False):
+        sign = measure_direction(m) or 1
+        rows = [
+            (r.run, r.mean * sign, *_band_of(band, r.run, m, r.mean, sign))
+            for r in part.itertuples()
+            if not pd.isna(r.mean)
+        ]
+        rows.sort(key=lambda x: -x[1])
+        for i, (ahead, mean_a, worst_a, _best_a) in enumerate(rows):
+            for behind, mean_b, _worst_b, best_b in rows[i + 1 :]:
+                if (
+                    mean_a > mean_b
+                    and worst_a < best_b
+                    and ((ahead, m) in band.index or (behind, m) in band.index)
+                ):
+                    out.append((str(m), str(ahead), str(behind)))
+    return out
+
+
+def _band_of(band: pd.DataFrame, run, measure, mean: float, sign: int) -> tuple[float, float]:
+    """(worst, best) of a run's mean in the direction ``sign`` (its mean when no band)."""
+    if (run, measure) not in band.index:
+        return mean * sign, mean * sign
+    low, high = band.loc[(run, measure), "low"] * sign, band.loc[(run, measure), "high"] * sign
+    return min(low, high), max(low, high)
 
 
 #: Columns of :func:`leaderboard_long`, in order.

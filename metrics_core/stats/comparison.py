@@ -69,6 +69,8 @@ class Column:
     ``test``: the test whose p-value it holds; ``power``: a figure of the topic set size
     design (:mod:`metrics_core.stats.power`), filled and shown where it is asked
     (``compare(..., power=True)``, ``ranklab compare --power``, the app's power table);
+    ``systems``: only where runs were grouped into systems of several runs
+    (:mod:`metrics_core.stats.systems`), left out of the tables otherwise;
     ``help``: a sentence under the heading.
     """
 
@@ -81,6 +83,7 @@ class Column:
     test: str | None = None
     help: str = ""
     power: bool = False
+    systems: bool = False
 
 
 #: The comparison table's columns, in order (one row per run and measure). A column added
@@ -107,6 +110,39 @@ COLUMNS: tuple[Column, ...] = (
     Column("effect_size", N_("Effect size (d)"), "value", detail=True),
     Column("significant", N_("Significant"), "flags", plain=False),
     Column("markers", N_("Significant"), "text", answer=True),
+    # systems of several runs (seeds): runs per system, the spread between them, the test
+    # that accounts for both queries and runs (metrics_core.stats.systems)
+    Column("seeds_baseline", N_("Baseline runs"), "count", detail=True, systems=True),
+    Column("seeds_run", N_("Runs"), "count", detail=True, systems=True),
+    Column(
+        "seed_sd_baseline",
+        N_("Baseline seed SD"),
+        "value",
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the baseline system's runs' means"),
+    ),
+    Column(
+        "seed_sd_run",
+        N_("Seed SD"),
+        "value",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("standard deviation of the system's runs' means"),
+    ),
+    Column("ci_seeds_lo", N_("CI low (queries and seeds)"), "value", systems=True),
+    Column("ci_seeds_hi", N_("CI high (queries and seeds)"), "value", systems=True),
+    Column("p_seeds", N_("p (queries and seeds)"), "p", detail=True, systems=True),
+    Column(
+        "p_corrected_seeds",
+        N_("p (queries and seeds, corrected)"),
+        "p",
+        answer=True,
+        detail=True,
+        systems=True,
+        help=N_("paired t-test with the seeds' variance added (Satterthwaite's df)"),
+    ),
     Column(
         "sd_delta",
         N_("SD of Δ"),
@@ -467,6 +503,16 @@ def comparison_records(frame: pd.DataFrame) -> list[dict]:
                 **({"power": {c: r[c] for c in POWER_COLUMNS}} if frame.attrs.get("power") else {}),
             }
         )
+        if pd.notna(r.get("seeds_run", np.nan)):  # systems of several runs
+            out[-1]["systems"] = {
+                "runs": int(r["seeds_run"]),
+                "runs_baseline": int(r["seeds_baseline"]),
+                "seed_sd": r["seed_sd_run"],
+                "seed_sd_baseline": r["seed_sd_baseline"],
+                "ci_seeds": [r["ci_seeds_lo"], r["ci_seeds_hi"]],
+                "p_seeds": r["p_seeds"],
+                "p_corrected_seeds": r["p_corrected_seeds"],
+            }
     return out
 
 

@@ -69,14 +69,25 @@ def test_page_table_equals_metrics_core():
         "losses",
     ):
         assert table[col].to_numpy(float) == pytest.approx(expected[col].to_numpy(float)), col
+    # how many queries each comparison needs (power 0.8): the library's figures
+    needed = next(d.value for d in at.dataframe if "Queries needed" in d.value.columns)
+    want = compare_runs(evs, "bm25", ["AP", "nDCG@10", "P@10", "RR"], n_permutations=100, power=0.8)
+    assert needed["Queries needed"].astype(float).tolist() == pytest.approx(
+        want["queries_needed"].tolist(), nan_ok=True
+    )
+    assert any("Topic set size design" in c.value for c in at.caption)
     # fold view: mean ± std strings from metrics_core.stats.folds
-    fold_table = at.dataframe[1].value
+    fold_table = next(
+        d.value for d in at.dataframe if "AP" in d.value.columns and "dense" in d.value.index
+    )
     ev = next(e for e in evs if e.run_name == "dense")
     assert (
         fold_table.loc["dense", "AP"]
         == fold_summary(ev.per_query, meta, "fold").loc["AP", "formatted"]
     )
-    crit = at.dataframe[2].value.set_index(["run", "criterion"])  # shown as columns, headed
+    crit = next(d.value for d in at.dataframe if "criterion" in d.value.columns).set_index(
+        ["run", "criterion"]
+    )  # shown as columns, headed
     assert crit.loc[("dense", "micro"), "AP"] == pytest.approx(
         criterion_averages(ev.per_query, meta, "criterion").loc["micro", "AP"]
     )
@@ -174,8 +185,8 @@ def test_compare_exports_are_the_comparisons():
 
     qrels, runs, _meta = _data()
     evs = mc.evaluate_many(qrels, runs, ["AP", "RR"])
-    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1)
-    texts = export_texts(c)
+    c = mc.compare(evs, "bm25", measures=["AP", "RR"], n_permutations=500, seed=1, power=True)
+    texts = {fmt: make() for fmt, make in export_texts(c).items()}  # made when clicked
     assert json.loads(texts["json"]) == json.loads(json.dumps(c.to_dict()))
     assert texts["latex"] == c.to_latex() and texts["markdown"] == c.to_markdown()
     assert texts["csv"] == c.to_table("csv")
@@ -195,8 +206,53 @@ def test_fold_and_criterion_views_name_their_columns_in_spanish():
     pickers = {s.label: s for s in at.selectbox}
     assert pickers["Columna de partición"].options == ["Partición", "Criterio"]
     assert pickers["Columna de criterio"].value == "criterion"
-    labels = {c: v.get("label") for c, v in json.loads(at.dataframe[2].proto.columns).items()}
+    crit = next(d for d in at.dataframe if "criterion" in d.value.columns)
+    labels = {c: v.get("label") for c, v in json.loads(crit.proto.columns).items()}
     assert labels["run"] == "Ejecución" and labels["criterion"] == "Criterio"
     assert labels["count"] == "Cantidad"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "AP por partición" in titles and "AP por criterio (micro y macro al final)" in titles
+
+
+def test_systems_of_several_runs_on_the_compare_page_and_the_comparative_table():
+    """A system typed on the page (NAME=run,run) is compared through its per-query mean,
+    with the seed SD and the test on queries and seeds in the table; wrong lines are one
+    error; the Comparative table shows the system as one row; Spanish headings."""
+    at, qrels, runs, _ = _app()
+    at.run()
+    at.text_area(key="ranklab.w.compare.systems").set_value("neural=dense,hybrid")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    at.selectbox[0].set_value("bm25")
+    at.button[0].click().run()
+    table = at.dataframe[0].value
+    assert list(table["run"].unique()) == ["neural"]
+    assert {"seed_sd_run", "p_corrected_seeds"} <= set(table.columns)
+    evs = mc.evaluate_many(qrels, runs, ["AP", "nDCG@10", "P@10", "RR"])
+    expected = mc.compare(
+        evs, "bm25", systems={"neural": ["dense", "hybrid"]}, n_permutations=10000
+    )
+    want = expected.to_frame().set_index("measure")
+    got = table.set_index("measure")
+    for col in ("mean_run", "seed_sd_run", "p_corrected_seeds"):
+        assert got[col].to_numpy(float) == pytest.approx(want[col].to_numpy(float)), col
+    assert "neural (2 runs)" in " ".join(c.value for c in at.caption)
+    at.text_area(key="ranklab.w.compare.systems").set_value("broken")
+    at.button[0].click().run()
+    assert not at.exception and any("NAME=RUN" in e.value for e in at.error)
+    # the Comparative table groups the same runs
+    table_page = AppTest.from_file(str(Path(PAGE).with_name("table.py")), default_timeout=60)
+    for key in ("ranklab.qrels", "ranklab.runs", "ranklab.conventions", "ranklab.meta"):
+        table_page.session_state[key] = at.session_state[key]
+    table_page.session_state["ranklab.w.compare.systems"] = "neural=dense,hybrid"
+    table_page.run()
+    assert not table_page.exception, table_page.exception
+    assert any("neural (2 runs): dense, hybrid" in c.value for c in table_page.caption)
+    # in Spanish: the input, the legend's sentence and the columns' headings
+    es, *_ = _app()
+    es.query_params["lang"] = "es"
+    es.session_state["ranklab.w.compare.systems"] = "neural=dense,hybrid"
+    es.run()
+    assert not es.exception, es.exception
+    assert es.text_area(key="ranklab.w.compare.systems").label.startswith("Un sistema por línea")
+    assert any("DE entre semillas" in c.value for c in es.caption)

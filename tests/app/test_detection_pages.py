@@ -13,6 +13,7 @@ from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
 from metrics_core.report.catalogs import translations
 from metrics_core.validation import ONE_CLASS_TITLE, one_class_words
+from tests.app.text import shown
 from ui.detection import figures as fig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -402,10 +403,11 @@ def test_calibration_and_dynamic_k_in_spanish():
     assert at.title[0].value == "K dinámico"
     es = translations("es").gettext
     assert (
-        at.slider(key="ranklab.detection.dk_tau").label == f"{dk.field_words('tau', es)[0]} (tau)"
+        shown(at.slider(key="ranklab.detection.dk_tau").label)
+        == f"{dk.field_words('tau', es)[0]} (tau)"
     )
     assert (
-        at.slider(key="ranklab.detection.dk_cap").label
+        shown(at.slider(key="ranklab.detection.dk_cap").label)
         == f"{dk.field_words('hard_cap', es)[0]} (hard_cap)"
     )
     assert at.slider(key="ranklab.detection.dk_cap").help == dk.field_words("hard_cap", es)[1]
@@ -417,7 +419,7 @@ def test_calibration_and_dynamic_k_in_spanish():
 def test_dynamic_k_names_its_settings_in_words():
     at = _app("dynamic_k.py")
     labels = [
-        at.slider(key=k).label
+        shown(at.slider(key=k).label)
         for k in (
             "ranklab.detection.dk_tau",
             "ranklab.detection.dk_kmin",

@@ -12,7 +12,7 @@ import pytest
 
 import metrics_core as mc
 from ui.common.downloads import export_texts
-from ui.ranking.data import read_metadata, run_name_for
+from ui.ranking.data import missed_relevant, query_ranking, read_metadata, run_name_for
 from ui.ranking.figures import (
     distribution,
     first_click_ranks,
@@ -20,7 +20,7 @@ from ui.ranking.figures import (
     group_bars,
     overview_bars,
 )
-from ui.ranking.ranked_view import missed_relevant, query_ranking, styled_ranking
+from ui.ranking.ranked_view import styled_ranking
 
 
 def test_exports_state_version_and_conventions():

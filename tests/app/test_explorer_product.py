@@ -61,12 +61,13 @@ def test_overview_leaderboard_grid_legend_and_cards(sample):
         ~grid["Run"].str.startswith("   ")
     ]  # the runs' rows (CI and tie band rows indented)
     assert list(means["Run"]) == ["bm25 (baseline)", "dense", "hybrid"]
-    evs = _evaluations(sample, measures, tie_report=True)
+    evs = _evaluations(sample, measures, tie_report=True, unjudged_report=True)
     board = leaderboard(evs, "bm25", measures, n_resamples=1000, seed=0)
-    band = tie_band(
-        board, {ev.run_name: ev.per_query for ev in evs}, {ev.run_name: ev.tie_report for ev in evs}
-    )
-    expected = leaderboard_grid(board, band)
+    frames = {ev.run_name: ev.per_query for ev in evs}
+    band = tie_band(board, frames, {ev.run_name: ev.tie_report for ev in evs})
+    # the unjudged band: the same function over the labellings of the unjudged documents
+    unjudged = tie_band(board, frames, {ev.run_name: ev.unjudged_report for ev in evs})
+    expected = leaderboard_grid(board, band, unjudged=unjudged)
     pd.testing.assert_frame_equal(
         grid.reset_index(drop=True), expected.rename(columns=display_measure)
     )
@@ -114,7 +115,7 @@ def test_overview_query_set_choice_is_the_convention(sample):
 
 
 def test_overview_report_html(sample):
-    from ui.ranking.report import report_html
+    from ui.ranking.data import report_html
 
     qrels, runs, _ = sample
     evs = _evaluations(sample, ["AP", "RR"])
@@ -147,9 +148,10 @@ def test_compare_page_one_query_set_and_markers(sample):
     for r in frame.itertuples():
         assert paper.loc[r.run, r.measure].endswith(r.markers) if r.markers else True
     assert list(table["markers"]) == list(frame["markers"])
-    # every test's p in an expander (a static table)
+    # every test's p in an expander (a grid: its cells are text, never Markdown)
     # (headers name the tests as the library does: metrics_core.report.legends.TEST_NAMES)
-    assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.table)
+    assert any("p (paired randomization test, corrected)" in t.value.columns for t in at.dataframe)
+    assert not at.table
     # no raw names as headers: the shown columns carry labels
     shown = at.dataframe[0].proto
     assert "p_corrected_t" not in json.dumps(json.loads(shown.columns)) if shown.columns else True

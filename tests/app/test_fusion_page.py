@@ -35,7 +35,11 @@ def test_rrf_of_bm25_and_dense_is_the_library_run(sample):
     assert not at.exception, at.exception
     assert at.multiselect[0].value == ["bm25", "dense"]
     board = at.dataframe[0].value
-    assert any("rrf" in str(i) for i in board.index) and any("bm25" in str(i) for i in board.index)
+    assert "c RRF (bm25 + dense)" in list(board.index) and any(
+        "bm25" in str(i) for i in board.index
+    )
+    # every name in full under the board (a grid cell cuts a long one)
+    assert any("c RRF (bm25 + dense)" in c.value for c in at.caption)
     fused = mc.fuse({"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf")
     evs = [
         mc.evaluate(qrels, r, ["AP"], mc.Conventions())
@@ -74,12 +78,14 @@ def test_tuning_folds_have_proper_headings(sample):
     assert "Chosen parameters" in settings.columns and "Held-out queries" in settings.columns
     # the held-out score of bm25: the column headed bm25 in the table of held-out scores
     assert "Held-out nDCG@10 on each fold" in [s.value for s in at.subheader]
-    assert list(held.columns) == ["Fold", "rrf (cross-validated)", "bm25", "dense"]
+    assert list(held.columns) == ["Fold", "RRF, cross-validated (bm25 + dense)", "bm25", "dense"]
     tuned = mc.tune_fusion(
         qrels, {"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf", n_permutations=10
     )
     assert list(held["bm25"]) == pytest.approx(list(tuned.folds["score bm25"]))
-    assert list(held["rrf (cross-validated)"]) == pytest.approx(list(tuned.folds["test_score"]))
+    assert list(held["RRF, cross-validated (bm25 + dense)"]) == pytest.approx(
+        list(tuned.folds["test_score"])
+    )
     for c in [*settings.columns, *held.columns]:
         assert not c.startswith(("score ", "n_", "train_", "test_")), c
 
@@ -182,3 +188,81 @@ def test_learn_explains_every_fusion_method_with_its_reference():
     captions = " ".join(c.value for c in at.caption)
     assert "Cormack" in captions and "Fox and Shaw 1994" in captions
     assert "Bassani and Romelli 2022" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_fused_run_joins_the_loaded_runs_and_every_ranking_page_shows_it(sample):
+    """One button, named by the method and the inputs in full, loads the fused run beside
+    the uploads; the Overview's board then holds it, with the library's numbers."""
+    qrels, runs, _ = sample
+    at = _app(sample).run()
+    button = next(b for b in at.button if b.label.startswith("Add RRF (bm25 + dense)"))
+    button.click().run()
+    assert not at.exception, at.exception
+    loaded = at.session_state["ranklab.runs"]
+    assert "RRF (bm25 + dense)" in loaded and set(runs) < set(loaded)
+    fused = mc.fuse({"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf")
+    assert list(loaded["RRF (bm25 + dense)"].doc_ids) == list(fused.doc_ids)
+    assert any("is a loaded run" in s.value for s in at.success)
+    assert not [b for b in at.button if b.label.startswith("Add RRF")]  # added once
+    overview = AppTest.from_file(str(Path(PAGE).with_name("overview.py")), default_timeout=120)
+    for key in ("ranklab.qrels", "ranklab.runs", "ranklab.conventions", "ranklab.meta"):
+        overview.session_state[key] = at.session_state[key]
+    overview.run()
+    assert not overview.exception, overview.exception
+    shown = " ".join(
+        str(v) for d in overview.dataframe for v in [*d.value.index, *d.value.iloc[:, 0]]
+    )
+    assert "RRF (bm25 + dense)" in shown
+    # in Spanish, the button and the name
+    es = _app(sample)
+    es.query_params["lang"] = "es"
+    es.run()
+    assert any(b.label.startswith("Añadir RRF (bm25 + dense)") for b in es.button)
+
+
+def test_the_fusion_is_computed_once_not_on_every_rerun(sample, monkeypatch):
+    """The page called fusion, evaluation and the tests on every rerun, outside the cache and
+    the gate: now one build of the session's cache (ui.fusion.data.fused)."""
+    import metrics_core.fusion.core as core
+
+    calls = []
+    real = core.fuse
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mc, "fuse", counting)
+    at = _app(sample).run()
+    assert not at.exception, at.exception
+    at.run()
+    at.run()
+    assert len(calls) == 1
+    at.selectbox(key="ranklab.w.fusion.method").set_value("combsum").run()
+    assert not at.exception and len(calls) == 2  # a new choice: computed once more
+
+
+def test_a_fusion_that_could_never_fit_is_refused_at_once_in_one_line(monkeypatch):
+    from ui.common import budget
+    from ui.fusion import data as fd
+
+    class Rows:
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def unique_query_ids(self):
+            return [f"q{i}" for i in range(6980)]
+
+    monkeypatch.setenv("RANKLAB_SERVER_MB", "900")  # the hosted default
+    big = {"a": Rows(2_500_000), "b": Rows(2_500_000)}
+    need = fd.work_need(Rows(0), big, tune=False)
+    assert need > budget.server_budget()  # two 2.5 M-line runs: over the whole server
+    with pytest.raises(mc.InputError) as refused:
+        fd.refuse_what_never_fits(need)
+    line = str(refused.value)
+    assert "\n" not in line and "ranklab fuse" in line and "MB" in line
+    small = {"a": Rows(20_000), "b": Rows(20_000)}
+    fd.refuse_what_never_fits(fd.work_need(Rows(0), small, tune=True))  # fits: no error

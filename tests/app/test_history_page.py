@@ -14,7 +14,7 @@ import metrics_core as mc
 from metrics_core.history import REPORT_MEASURES, HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS
 from ui.history import state as hs
-from ui.history.actions import save_current_evaluation
+from ui.history.data import save_current_evaluation
 from ui.history.figures import trend_figure, trend_groups
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "history.py")
@@ -169,7 +169,7 @@ def _overview_stub():
     import streamlit as st
 
     import metrics_core as mc
-    from ui.history.actions import save_evaluation_form
+    from ui.history.widgets import save_evaluation_form
 
     qrels = {"q1": {"d1": 1}, "q2": {"d3": 2}}
     evs = [
@@ -292,7 +292,7 @@ def _three_runs():
 
 
 def test_runs_saved_together_are_one_batch_side_by_side_not_a_trend(tmp_path):
-    from ui.history.actions import save_current_evaluations
+    from ui.history.data import save_current_evaluations
 
     path = tmp_path / "h.sqlite3"
     qrels, evs = _three_runs()

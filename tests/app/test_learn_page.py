@@ -7,6 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from metrics_core.ranking.registry import REGISTRY
+from tests.app.text import shown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -14,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_family_shows_its_formula_edge_cases_reference_and_example():
     at = AppTest.from_file(str(ROOT / "pages" / "learn.py"), default_timeout=60).run()
     assert not at.exception
-    titles = [e.label for e in at.expander]
-    text = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+    titles = [shown(e.label) for e in at.expander]
+    text = "\n".join(shown(m.value) for m in at.markdown) + "\n".join(
+        shown(c.value) for c in at.caption
+    )
     latex = {x.value.strip("$\n") for x in at.latex}
     for d in REGISTRY.values():
         assert f"{d.name}: {d.description}" in titles, d.name

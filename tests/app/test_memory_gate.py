@@ -354,6 +354,43 @@ def test_a_visitor_whose_page_reran_while_waiting_keeps_its_place(server, monkey
         t.join(60)
 
 
+def test_a_run_stopped_as_it_is_admitted_gives_its_memory_back(server, monkeypatch):
+    """Streamlit may stop a visitor's run at the very moment its computation is admitted (the
+    waiting note leaves the page there): the reservation goes back, the line goes on."""
+
+    class Stopped(BaseException):  # as Streamlit's StopException
+        pass
+
+    def close(self):
+        if threading.current_thread().name == "B":
+            raise Stopped
+
+    monkeypatch.setattr(budget._Waiting, "close", close)
+    log: list = []
+    a_in, a_go = threading.Event(), threading.Event()
+    a = _holder(90 * MB, a_in, a_go, log, "a")
+    a.start()
+    assert a_in.wait(60)
+    out: list = []
+
+    def b() -> None:
+        try:
+            with budget.work(60 * MB):
+                out.append("ran")
+        except Stopped:
+            out.append("stopped")
+
+    t = threading.Thread(target=b, name="B", daemon=True)
+    t.start()
+    _until(lambda: budget.waiting() == 1, "B in line")
+    a_go.set()
+    t.join(60)
+    a.join(60)
+    assert out == ["stopped"] and budget.reserved() == 0
+    with budget.work(100 * MB):  # all of it free again
+        pass
+
+
 def test_many_visitors_over_the_budget_all_finish_or_are_refused_never_hang(memory):
     """48 simulated visitors at once, whose needs together are ten times the budget: some
     could never fit, some hold memory at rest while they wait (their upload), some do nested

@@ -10,6 +10,7 @@ into ``&lt;`` and ``$`` into ``\\$``). Raw HTML elements (``st.html``) may not h
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import re
@@ -37,6 +38,47 @@ LIVE = re.compile(
 )
 
 QUERIES = ["plain", BOLD, MATH, LINK_QUERY]
+#: Every form a name could take to come alive in Streamlit's Markdown: a link, an image, a
+#: tag, a ``javascript:`` address, code, math, a colour, an icon, a heading, a list, a quote,
+#: emphasis, a bare address, a very long name.
+HOSTILE = (
+    LINK_RUN,
+    "![i](http://x.example/i.png)",
+    "[js](javascript:alert(1))",
+    "<script>alert(1)</script>",
+    BOLD,
+    IMG,
+    ANCHOR,
+    "`code`",
+    MATH,
+    "$$x^2$$",
+    ":red[red] :blue-background[bg]",
+    ":material/warning: :smile:",
+    "# heading",
+    "> quote",
+    "1. item",
+    "- item",
+    "**bold** _it_ ~~gone~~",
+    "http://x.example/bare www.x.example me@x.example",
+    "r" * 300 + "[t](http://x.example/long)",
+)
+#: what the hostile names start with when Markdown reads them at a line's start
+LINE_START = ("#", ">", "1.", "-")
+
+
+def alive(text: str) -> list[str]:
+    """The hostile names that ``text`` (one Markdown element's) holds as they were written
+    (unescaped): a form that Streamlit's Markdown would bring alive. One that only acts at
+    a line's start counts there only."""
+    found = [h for h in HOSTILE if not h.startswith(LINE_START) and h in text]
+    found += [
+        h
+        for h in HOSTILE
+        if h.startswith(LINE_START) and (text.startswith(h) or ("\n" + h) in text)
+    ]
+    if LIVE.search(text):
+        found.append(LIVE.search(text).group(0))
+    return found
 
 
 def _hostile_files() -> tuple[bytes, bytes, bytes]:
@@ -153,11 +195,11 @@ def plotly_texts(at: AppTest) -> list[str]:
 def live_names(at: AppTest) -> list[tuple[str, str]]:
     """Markdown elements holding a hostile name in live form, raw HTML holding one, and
     plotly strings holding a hostile tag (plotly reads <a href>, <b> ... in its text)."""
-    bad = [(kind, text) for kind, text in rendered_markdown(at) if LIVE.search(text)]
+    bad = [(kind, text[:300]) for kind, text in rendered_markdown(at) if alive(text)]
     bad += [
         ("html", body)
         for body in raw_html(at)
-        if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH, ANCHOR))
+        if any(m in body for m in (LINK_RUN, BOLD, IMG, MATH, ANCHOR, *HOSTILE))
     ]
     bad += [("plotly", text) for text in plotly_texts(at) if re.search(r"<(?:a|b|img)\b", text)]
     return bad
@@ -177,6 +219,76 @@ def test_ranking_pages_show_hostile_names_as_text(page, hostile_state):
     if page not in ("home", "learn"):
         # the names are on the page (escaped), so the check below looked at them
         assert "\\[t\\](http" in texts or "\\[q\\](http" in texts, texts[:2000]
+    assert live_names(at) == []
+
+
+def every_form_session() -> dict:
+    """Session state whose runs are named by every hostile form (:data:`HOSTILE`), whose
+    query ids, metadata columns and values hold them too."""
+    queries = ["q1", LINK_QUERY, "`q`", "# q", ":red[q]", "q" * 200]
+    qrels = mc.read_qrels(
+        "".join(
+            f"{q} 0 d{i % 3} {i % 2 + 1}\n{q} 0 {IMG} 1\n" for i, q in enumerate(queries)
+        ).encode(),
+        name="qrels.txt",
+    )
+    runs = {}
+    for k, name in enumerate(HOSTILE):
+        text = "".join(
+            f"{q}\tQ0\td{(i + k) % 3}\t1\t{2.0 + k}\tx\n{q}\tQ0\t{IMG}\t2\t1.0\tx\n"
+            for i, q in enumerate(queries[:-1] if k % 2 else queries)
+        )
+        run = mc.read_run(text.encode(), name=name)
+        runs[name] = run
+    meta = pd.DataFrame(
+        {
+            "query": [HOSTILE[i % len(HOSTILE)] for i in range(len(queries))],
+            "category": [LINK_RUN, ":red[c]", "`c`", "# c", "c", "c"],
+            "fold": [1, 2, 1, 2, 1, 2],
+            "criterion": [BOLD, "x", "y", "x", "y", "x"],
+            ":red[col] `c`": ["a", "b", "a", "b", "a", "b"],
+        },
+        index=pd.Index(queries, name="query_id"),
+    )
+    return {"ranklab.qrels": qrels, "ranklab.runs": runs, "ranklab.meta": meta}
+
+
+@pytest.fixture(scope="module")
+def every_form():
+    return every_form_session()
+
+
+ALL_PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_shows_every_hostile_form_as_text(page, every_form):
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
+    for key, value in every_form.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert live_names(at) == []
+
+
+@pytest.mark.parametrize(
+    ("page", "widget", "key", "value"),
+    [
+        ("compare", "toggle", "ranklab.w.compare.all_pairs", True),
+        ("fusion", "toggle", "ranklab.w.fusion.tune", True),
+        ("fusion", "selectbox", "ranklab.w.fusion.method", "wsum"),
+        ("table", "radio", "ranklab.table.source", "queries"),
+        ("per_query", "selectbox", "ranklab.pq.query", LINK_QUERY),
+        ("breakdown", "selectbox", "ranklab.bd.column", ":red[col] `c`"),
+    ],
+)
+def test_hostile_forms_stay_text_on_every_setting(page, widget, key, value, every_form):
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
+    for k, v in every_form.items():
+        at.session_state[k] = v
+    at.run()
+    getattr(at, widget)(key=key).set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
     assert live_names(at) == []
 
 
@@ -261,7 +373,7 @@ def test_table_pages_show_a_hostile_file_name_as_text(page, sample):
 
 def test_history_page_shows_hostile_suite_and_run_names_as_text(tmp_path, monkeypatch):
     from ui.history import state as hs
-    from ui.history.actions import save_current_evaluations
+    from ui.history.data import save_current_evaluations
 
     state = hostile_session()
     evaluations = []
@@ -276,3 +388,166 @@ def test_history_page_shows_hostile_suite_and_run_names_as_text(tmp_path, monkey
     at = AppTest.from_file(str(ROOT / "pages" / "history.py"), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
     assert live_names(at) == []
+
+
+# --- one rendering path: every value reaches Streamlit's Markdown through say / md_text ------
+#: Streamlit calls whose text (first argument, or ``label=`` / ``help=`` / ``caption=``) is
+#: read as Markdown.
+MARKDOWN_CALLS = frozenset(
+    {
+        "markdown", "caption", "write", "title", "header", "subheader", "info", "warning",
+        "error", "success", "toast", "exception", "expander", "metric", "button",
+        "download_button", "link_button", "page_link", "checkbox", "toggle", "radio",
+        "selectbox", "multiselect", "slider", "select_slider", "text_input", "text_area",
+        "number_input", "date_input", "time_input", "file_uploader", "form_submit_button",
+        "popover", "status", "spinner", "color_picker", "segmented_control", "pills",
+    }
+)  # fmt: skip
+#: The one rendering path (ui.common.style): what they return is Markdown whose values are text.
+SAYERS = frozenset({"say", "md_text", "md_join"})
+TRANSLATE = frozenset({"_", "gettext", "ngettext"})
+
+
+def _called(node) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _builds_text(expr) -> bool:
+    """Whether ``expr`` puts values into text another way than through the one path: an
+    f-string with values, ``.format``, ``%`` or ``+`` of anything but the app's own words."""
+    if isinstance(expr, ast.Call):
+        name = _called(expr)
+        if name in SAYERS:
+            return False
+        if name == "format":
+            return True
+        return any(_builds_text(a) for a in expr.args)
+    if isinstance(expr, ast.JoinedStr):
+        return any(isinstance(v, ast.FormattedValue) for v in expr.values)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, ast.Mod):
+            return True
+        if isinstance(expr.op, ast.Add):
+            return not (_own_words(expr.left) and _own_words(expr.right))
+    if isinstance(expr, ast.IfExp):
+        return _builds_text(expr.body) or _builds_text(expr.orelse)
+    return False
+
+
+def _own_words(expr) -> bool:
+    """A literal, a translation of one, or a concatenation of those (no value in them)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Call) and _called(expr) in TRANSLATE | SAYERS:
+        return not any(_builds_text(a) for a in expr.args)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _own_words(expr.left) and _own_words(expr.right)
+    return False
+
+
+def markdown_built_by_hand(source: str) -> list[str]:
+    """Each Markdown-rendering call of ``source`` given text built with values another way
+    than through ``say`` / ``md_text`` / ``md_join``, as "line: call: text"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or _called(node) not in MARKDOWN_CALLS:
+            continue
+        name = _called(node)
+        texts = list(node.args[1:2] if name == "page_link" else node.args[:1])
+        texts += [k.value for k in node.keywords if k.arg in ("label", "help", "caption")]
+        for text in texts:
+            if _builds_text(text):
+                found.append(f"{node.lineno}: {name}: {ast.unparse(text)[:80]}")
+    return found
+
+
+APP_FILES = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_markdown_call_takes_its_values_through_the_one_path(path):
+    assert markdown_built_by_hand(path.read_text()) == []
+
+
+def translations_formatted_by_hand(source: str) -> list[str]:
+    """Each translated message of ``source`` given values by ``.format`` (instead of ``say``,
+    for Markdown, or ``plain``, for a place that shows text as it is), and each ``plain``
+    message given straight to a Markdown call, as "line: text"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "format":
+            if isinstance(f.value, ast.Call) and _called(f.value) in TRANSLATE:
+                found.append(f"{node.lineno}: {ast.unparse(node)[:80]}")
+        if _called(node) in MARKDOWN_CALLS:
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "plain":
+                    found.append(f"{node.lineno}: plain text given to {_called(node)}")
+    return found
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_message_with_values_says_where_it_goes(path):
+    assert translations_formatted_by_hand(path.read_text()) == []
+
+
+def test_the_check_catches_a_name_put_into_markdown_by_hand():
+    """The Compare page's sentence with the baseline's name, as it was written: a run named
+    ``[t](http://...)`` became a link. Through ``say`` it is text."""
+    by_hand = (
+        'st.info(_("{run} is set aside").format(run=baseline))\n'
+        'st.caption(f"Run {name}")\n'
+        'st.markdown("**" + name + "**")\n'
+        'st.number_input(_("Weight of {run}").format(run=r), help="%s" % r)\n'
+    )
+    assert [f.split(":")[1].strip() for f in markdown_built_by_hand(by_hand)] == [
+        "info", "caption", "markdown", "number_input", "number_input",
+    ]  # fmt: skip
+    through = (
+        'st.info(say(_("{run} is set aside"), run=baseline))\n'
+        'st.markdown("**" + _("Loaded") + "**")\n'
+        "st.caption(md_join(names))\n"
+    )
+    assert markdown_built_by_hand(through) == []
+    assert translations_formatted_by_hand(
+        'x = _("{run}: details").format(run=name)\nst.caption(plain(_("{n}"), n=1))\n'
+    ) == ["1: _('{run}: details').format(run=name)", "2: plain text given to caption"]
+
+
+def test_no_markdown_table_no_raw_html_and_no_hand_made_said():
+    """st.table reads its cells as Markdown (the Compare page's detail table made a run tag a
+    live link); raw HTML is the frame's fixed style sheets only; a Said (Markdown the app
+    composed) is made by ui.common.style alone."""
+    raw_html = {
+        "ui/common/frame.py",  # its style sheet
+        "ui/common/uploader_words.py",  # the upload boxes' words, from the catalogs
+        "ui/common/upload.py",  # the same, per box
+        "ui/common/sidebar.py",  # the script that shuts the sidebar on a narrow window
+    }
+    for path in APP_FILES:
+        rel = str(path.relative_to(ROOT))
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                assert _called(node) != "table" or not isinstance(node.func, ast.Attribute), rel
+                for k in node.keywords:
+                    if k.arg == "unsafe_allow_html":
+                        assert isinstance(k.value, ast.Constant) and not k.value.value, rel
+                if _called(node) == "html":
+                    assert rel in raw_html, f"{rel}:{node.lineno} draws raw HTML"
+                if _called(node) == "Said":
+                    assert rel == "ui/common/style.py", f"{rel}:{node.lineno}"
+
+
+def test_the_one_path_shows_every_hostile_form_as_text():
+    from ui.common.style import md_join, md_text, say
+
+    for name in HOSTILE:
+        shown = md_text(name)
+        assert alive(shown) == [] and alive(f"a {shown}") == [], (name, shown)
+        assert say("**{x}**", x=name) == "**" + shown + "**"
+    assert md_join(["[a](http://x.example)", "b_c"]) == md_text("[a](http://x.example)") + ", b\\_c"
+    assert md_text(md_text("<b>")) == md_text("<b>")  # composed text is not escaped twice

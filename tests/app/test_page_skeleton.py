@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from tests.app.text import shown
+
 TIMEOUT = 60
 
 
@@ -114,8 +116,8 @@ def test_the_sidebar_labels_start_with_a_capital_in_both_languages():
         at.query_params["lang"] = lang
         at.run()
         assert not at.exception, at.exception
-        labels = [w.label for w in (*at.sidebar.selectbox, *at.sidebar.number_input)]
-        labels += [c.label for c in at.sidebar.checkbox]
+        labels = [shown(w.label) for w in (*at.sidebar.selectbox, *at.sidebar.number_input)]
+        labels += [shown(c.label) for c in at.sidebar.checkbox]
         assert labels[0] == first and depth in labels, labels
         # every label a person reads starts with a capital (a name like nDCG as written)
         assert all(x[:1].isupper() or x.startswith("nDCG") for x in labels), labels

@@ -16,7 +16,9 @@ from streamlit.testing.v1 import AppTest
 import metrics_core as mc
 from metrics_core.report.thesis import thesis_table
 from metrics_core.report.thesis_export import localized_words
+from tests.app.text import shown as reads
 from ui.compare import table as tb
+from ui.compare.data import thesis_exports
 from ui.compare.table import Table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +43,8 @@ def _ok(at):
 
 
 def _table(at) -> pd.DataFrame:
-    assert len(at.dataframe) == 1
+    """The comparative table (the page's first; a baseline adds its p-values' table under it)."""
+    assert len(at.dataframe) in (1, 2)
     return at.dataframe[0].value
 
 
@@ -160,14 +163,18 @@ def test_a_baseline_adds_corrected_p_values(sample):
     at = _app(sample)
     at.selectbox(key=Table.BASELINE).set_value("bm25").run()
     _ok(at)
-    df = _table(at)
-    assert "p (MRR)" in df.columns and df.at[0, "p (MRR)"] == ""
-    assert all(v.startswith("<") or 0 <= float(v) <= 1 for v in df["p (MRR)"].iloc[1:3])
+    # the p-values in a table of their own under the table's legend (as columns of the table
+    # they pushed its interpretation off the right edge): one row per run compared
+    df = at.dataframe[1].value
+    assert list(df["Run"]) == ["dense", "hybrid"] and "p (MRR)" not in _table(at).columns
+    assert all(v.startswith("<") or 0 <= float(v) <= 1 for v in df["p (MRR)"])
     assert any("against bm25" in c.value and "Holm" in c.value for c in at.caption)
     # the columns of numbers alone (queries, p-values) are right-aligned as in every table
-    columns = json.loads(at.dataframe[0].proto.columns)
-    right = {c for c, v in columns.items() if v.get("alignment") == "right"}
-    assert right == {"Queries", "p (MRR)", "p (nDCG@10)", "p (P@5)"}, columns
+    right = set()
+    for frame in at.dataframe[:2]:
+        columns = json.loads(frame.proto.columns)
+        right |= {c for c, v in columns.items() if v.get("alignment") == "right"}
+    assert right == {"Queries", "p (MRR)", "p (nDCG@10)", "p (P@5)"}
 
 
 def test_the_exports_contents_in_spanish(sample, evaluations):
@@ -177,7 +184,7 @@ def test_the_exports_contents_in_spanish(sample, evaluations):
         MEASURES,
         grading=tb.grading_from({m: tb.default_thresholds(m) for m in MEASURES}, names, verdicts),
     )
-    files = tb.exports(table, words, "es")
+    files = thesis_exports(table, words, "es")
     assert set(files) == {"csv", "markdown", "latex", "html"}
     csv_lines = files["csv"].splitlines()
     assert csv_lines[0] == (
@@ -236,6 +243,6 @@ def test_the_screen_marks_significance_as_the_exports_do(sample):
     assert (
         marked_screen == marked_latex and marked_screen
     )  # the sample's hybrid run differs significantly
-    assert any(c.value.startswith("* p < 0.05 against bm25") for c in at.caption)
+    assert any(reads(c.value).startswith("* p < 0.05 against bm25") for c in at.caption)
     # the table and its downloads come before the settings that shape it
     assert at.dataframe[0].value.equals(df) and at.subheader[-1].value == "Settings"

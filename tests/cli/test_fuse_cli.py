@@ -188,3 +188,13 @@ def test_compare_all_pairs_and_several_baselines(capsys):
     )
     assert "$^{" in capsys.readouterr().out
     assert main(["compare", "--qrels", QRELS, "--run", BM25, "--run", DENSE, "-m", "AP"]) == 2
+
+
+def test_help_lists_every_subcommand(capsys):
+    from metrics_core.cli import COMMANDS
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for name in COMMANDS:
+        assert f"\n    {name} " in text or f"\n    {name}\n" in text, name

@@ -39,8 +39,25 @@ def test_api_reference_builds_with_warnings_as_errors(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     api = (out / "api.html").read_text(encoding="utf-8")
     assert "metrics_core.evaluate" in api and "ties=&quot;expected&quot;" in api
+    for name in (
+        "metrics_core.fuse",
+        "metrics_core.tune_fusion",
+        "metrics_core.write_run",
+        "seed_t_test",
+    ):
+        assert name in api, name
     conventions = (out / "conventions.html").read_text(encoding="utf-8")
     assert "ignore_identical_ids" in conventions
+    # the measures, band and power analysis added beyond trec_eval (issue 40)
+    for name in ("SubtopicQrels", "alpha_ndcg", "ncg", "unjudged_report", "queries_needed"):
+        assert name in api, name
     compat = (out / "compat.html").read_text(encoding="utf-8")
-    for name in ("read_trec_run", "calc_aggregate", "compute_aggregated_measure", "translate"):
+    for name in (
+        "read_trec_run",
+        "calc_aggregate",
+        "compute_aggregated_measure",
+        "translate",
+        "optimize_fusion",
+        "OptimizationReport",
+    ):
         assert name in compat, name

@@ -21,7 +21,7 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
         else "La ejecución fusionada junto a sus entradas"
     )
     page.get_by_text(heading).first.wait_for(timeout=120_000)
-    page.get_by_text("rrf(bm25+dense)").first.wait_for(
+    page.get_by_text("RRF (bm25 + dense)").first.wait_for(
         state="attached", timeout=60_000
     )  # the board's cell
     page.wait_for_timeout(1500)
@@ -37,6 +37,21 @@ def test_fusion_page_from_sample_to_download(server, new_page, lang, width, heig
         page.get_by_role("button", name="TREC", exact=True).click()
     first = Path(info.value.path()).read_text().splitlines()[0].split()
     assert len(first) == 6 and first[1] == "Q0" and first[3] == "1"
+    # one button loads the fused run beside the uploads: its name in full on the button
+    add = (
+        "Add RRF (bm25 + dense) to the loaded runs"
+        if lang == "en"
+        else ("Añadir RRF (bm25 + dense) a las ejecuciones cargadas")
+    )
+    button = page.get_by_role("button", name=add)
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= width  # within the page, not cut
+    keep_screenshot(page, f"fusion_join_{lang}_{width}")
+    button.click()
+    loaded = "is a loaded run" if lang == "en" else "es una ejecución cargada"
+    page.get_by_text(loaded).first.wait_for(timeout=60_000)
+    keep_screenshot(page, f"fusion_joined_{lang}_{width}")
 
 
 @pytest.mark.parametrize(("lang", "width", "height"), [("en", 1280, 800), ("es", 800, 900)])

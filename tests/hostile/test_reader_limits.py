@@ -357,3 +357,24 @@ def test_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("RANKLAB_MAX_INPUT_MB", "lots")
     with pytest.raises(InputError, match="RANKLAB_MAX_INPUT_MB is 'lots'"):
         Limits.from_env()
+
+
+def test_a_run_file_read_whole_is_held_to_the_input_limit_but_not_one_read_in_blocks(tmp_path):
+    import metrics_core as mc
+
+    path = tmp_path / "run.txt"
+    path.write_bytes(
+        b"".join(
+            b"q%d Q0 d%d %d %d.0 r\n" % (i // 100, i, i % 100 + 1, 100 - i % 100)
+            for i in range(3000)
+        )
+    )
+    qrels = b"q1 0 d101 1\nq2 0 d205 1\n"
+    with using_limits(Limits(max_input_mb=20 / 1024)):  # 20 KiB; the file takes 65 KiB
+        with pytest.raises(
+            InputError, match="the file takes 6.* KiB, above the input limit of 20 KiB"
+        ):
+            read_run(path)
+        streamed = mc.evaluate(qrels, path, ["P@5", "AP"], block_rows=500)
+    assert streamed.streaming["blocks"] > 1
+    assert streamed.aggregate == mc.evaluate(qrels, path, ["P@5", "AP"]).aggregate

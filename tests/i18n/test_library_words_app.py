@@ -70,8 +70,7 @@ def test_hash_summary_in_the_page_language(lang):
 
 def test_the_overview_report_file_in_spanish():
     import metrics_core as mc
-    from ui.ranking.data import load_sample
-    from ui.ranking.report import report_html
+    from ui.ranking.data import load_sample, report_html
 
     qrels, runs, _ = load_sample()
     evs = []

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from metrics_core.ranking.registry import PARAMS, REGISTRY
 from metrics_core.report.catalogs import translations
+from tests.app.text import shown
 from tools.i18n_catalogs import template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,14 +97,14 @@ def test_the_learn_page_names_every_measure_in_spanish():
     assert not at.exception, at.exception
     es = translations("es").gettext
     marked = {m.id for m in template()}
-    titles = [e.label for e in at.expander]
+    titles = [shown(e.label) for e in at.expander]
     for d in REGISTRY.values():
         assert f"{d.name}: {es(d.description)}" in titles, d.name
         assert f"{d.name}: {d.description}" not in titles, d.name
-    captions = "\n".join(c.value for c in at.caption)
+    captions = "\n".join(shown(c.value) for c in at.caption)
     assert "rel=un número" in captions and "a number" not in captions
     assert "Referencia:" in captions
-    text = "\n".join(m.value for m in at.markdown)
+    text = "\n".join(shown(m.value) for m in at.markdown)
     for d in REGISTRY.values():
         for case in d.edge_cases:
             assert f"- {es(case)}" in text, (d.name, case)

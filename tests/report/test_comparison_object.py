@@ -361,8 +361,10 @@ def test_the_comparison_columns_are_one_declaration(tmp_path):
     qrels, paths = _write_files(tmp_path)
     c = compare(_evaluations(qrels, paths), "bm25", n_permutations=50)
     assert tuple(c.to_frame().columns) == COLUMN_NAMES == tuple(col.name for col in COLUMNS)
-    assert WIDE_COLUMNS == tuple(col.name for col in COLUMNS if col.plain)
-    assert {col.test for col in COLUMNS if col.kind == "p"} == set(TESTS)
+    # the systems' columns are in the frame (empty) and out of the tables without systems
+    assert list(c.wide().columns) == [col.name for col in COLUMNS if col.plain and not col.systems]
+    assert WIDE_COLUMNS == tuple(col.name for col in COLUMNS if col.plain and not col.systems)
+    assert {col.test for col in COLUMNS if col.kind == "p" and not col.systems} == set(TESTS)
     root = Path(__file__).resolve().parents[2]
     for path in ("pages/compare.py", "metrics_core/report/comparison.py", "ui/compare/data.py"):
         # a copy: a list or tuple that writes out three or more of the columns' names
@@ -384,7 +386,7 @@ def test_the_app_tables_follow_the_declaration():
         assert f"p_corrected_{test}" in shown and "ci" in shown and "wtl" in shown
         assert not [t for t in TESTS if t != test and f"p_corrected_{t}" in shown]
         assert set(answer_numbers(test)) <= set(shown)
-    plain = [col.name for col in COLUMNS if col.answer and col.test is None]
+    plain = [col.name for col in COLUMNS if col.answer and col.test is None and not col.systems]
     assert [n for n in answer_columns("t") if n in plain] == [
         n for n in plain if n not in ("ci_lo", "ci_hi", "wins", "ties", "losses")
     ]

@@ -351,7 +351,7 @@ def test_app_streams_big_runs(monkeypatch):
     monkeypatch.setattr(st, "session_state", {state.QRELS: qrels, state.RUNS: runs})
     monkeypatch.setattr(rd, "STREAM_ROWS", 100)
     evs = rd.evaluate_loaded(["AP", "nDCG@10"])
-    from ui.ranking.ranked_view import query_ranking
+    from ui.ranking.data import query_ranking
 
     for name, run in runs.items():
         assert evs[name].streaming["blocks"] > 1

@@ -73,6 +73,7 @@ import streamlit as st
 
 from metrics_core.errors import N_, InputError
 from ui.common import state
+from ui.common.style import say
 
 MB = 1_000_000
 #: The server's budget of anonymous memory for a 1 GB host (a watchdog kills at 1,024 MB:
@@ -313,6 +314,25 @@ class _Gate:
 _gate = _Gate()
 
 
+@contextmanager
+def _gated():
+    """Mark this thread as inside the gate while the block runs (:func:`gated`)."""
+    depth = getattr(_gate.local, "gated", 0)
+    _gate.local.gated = depth + 1
+    try:
+        yield
+    finally:
+        _gate.local.gated = depth
+
+
+def gated() -> bool:
+    """Whether this thread runs inside the gate now: within a computation's or an upload's
+    reservation (:func:`work`, :func:`reserve`), whatever its size (a need of 0 included).
+    The app's data modules call the library only there (tests/app/test_one_gate.py runs
+    every page with the library's computations refusing any call made elsewhere)."""
+    return getattr(_gate.local, "gated", 0) > 0
+
+
 def _mine() -> int:
     """Bytes this thread holds reserved now (0 outside a reservation)."""
     held: int = getattr(_gate.local, "held", 0)
@@ -372,8 +392,8 @@ def _about(seconds: float) -> str:
     from ui.common.i18n import gettext as _
 
     if seconds < 60:
-        return _("{n} s").format(n=max(5, int(round(seconds / 5.0)) * 5))
-    return _("{n} min").format(n=int(round(seconds / 60.0)))
+        return say(_("{n} s"), n=max(5, int(round(seconds / 5.0)) * 5))
+    return say(_("{n} min"), n=int(round(seconds / 60.0)))
 
 
 def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -> str:
@@ -387,16 +407,23 @@ def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -
             "give their memory back."
         )
     else:
-        where = ngettext(
-            "Waiting for memory: you are number {place} in line, behind {n} computation that "
-            "needs {need}.",
-            "Waiting for memory: you are number {place} in line, behind {n} computations that "
-            "need {need}.",
-            ahead,
-        ).format(place=place, n=ahead, need=size_text(ahead_need))
+        where = say(
+            ngettext(
+                "Waiting for memory: you are number {place} in line, behind {n} computation "
+                "that needs {need}.",
+                "Waiting for memory: you are number {place} in line, behind {n} computations "
+                "that need {need}.",
+                ahead,
+            ),
+            place=place,
+            n=ahead,
+            need=size_text(ahead_need),
+        )
     if seconds is None:
         return where
-    return where + " " + _("About {time} to go.").format(time=_about(seconds))
+    return say(
+        "{where} {time}", where=where, time=say(_("About {time} to go."), time=_about(seconds))
+    )
 
 
 class _Waiting:
@@ -420,11 +447,11 @@ class _Waiting:
             self.text, self.shown = text, now
 
     def close(self) -> None:
-        if self.slot is not None:
-            try:
-                self.slot.empty()
-            except Exception:  # the run is being stopped: the page goes anyway
-                pass
+        """Take the note off the page (Streamlit may stop the run here: the caller handles
+        it)."""
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            slot.empty()
 
 
 @contextmanager
@@ -486,25 +513,38 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     if session:  # left unserved (refused, or its run stopped): a rerun's place
                         _gate.left[session] = (ticket.arrived, time.monotonic())
                 _gate.cond.notify_all()
+            try:
+                note.close()
+            except BaseException:  # noqa: S110  (the refusal or the stop under way goes on)
+                pass
+    try:  # the note leaves the page; a run stopped right now stops here, its memory given back
         note.close()
+    except BaseException:
+        _give_back(ticket)
+        raise
     before = _mine()
     _gate.local.held = before + need
     try:
         yield
     finally:
         _gate.local.held = before
-        with _gate.cond:
-            _gate.reserved -= need
-            _gate.running.remove(ticket)
-            took = time.monotonic() - ticket.started
-            _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
-            waiters = bool(_gate.line)
-        if waiters or need >= TRIM_AFTER_BYTES:
-            # the freed temporaries go back to the system: the memory that the next admission
-            # measures is what stays, not what was given up
-            trim(collect=False)
-        with _gate.cond:
-            _gate.cond.notify_all()
+        _give_back(ticket)
+
+
+def _give_back(ticket: _Ticket) -> None:
+    """End an admitted computation: its reservation back to the server, the line told."""
+    with _gate.cond:
+        _gate.reserved -= ticket.need
+        _gate.running.remove(ticket)
+        took = time.monotonic() - ticket.started
+        _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
+        waiters = bool(_gate.line)
+    if waiters or ticket.need >= TRIM_AFTER_BYTES:
+        # the freed temporaries go back to the system: the memory that the next admission
+        # measures is what stays, not what was given up
+        trim(collect=False)
+    with _gate.cond:
+        _gate.cond.notify_all()
 
 
 _COMMAND_LINE = N_(
@@ -559,7 +599,7 @@ def reserve(data: bytes, kind: str, name: str):
             hint=_TRY_AGAIN,
         )
 
-    with _held(need, refusal, never, wait=not _mine(), beside=len(data)):
+    with _gated(), _held(need, refusal, never, wait=not _mine(), beside=len(data)):
         yield limits
 
 
@@ -573,7 +613,8 @@ def work(need: int, name: str | None = None):
     memory (module docstring). Work started inside another reservation of the same thread is
     part of it (nothing more is reserved). ``name``: the run the work evaluates."""
     if need <= 0 or _mine():
-        yield
+        with _gated():
+            yield
         return
 
     def never(limit: int) -> InputError:
@@ -616,7 +657,7 @@ def work(need: int, name: str | None = None):
             hint=_TRY_AGAIN,
         )
 
-    with _held(need, refusal, never):
+    with _gated(), _held(need, refusal, never):
         yield
 
 
@@ -830,6 +871,7 @@ __all__ = [
     "reserve",
     "work",
     "work_need",
+    "gated",
     "reserved",
     "waiting",
     "wait_seconds",

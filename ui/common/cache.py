@@ -56,6 +56,7 @@ def remember(
     size: int = 8,
     fresh: bool = False,
     evaluating: str | None = None,
+    need: int | Callable[[], int] | None = None,
 ) -> T:
     """``build()``'s result for ``key`` in the table ``name`` of this session: built once,
     handed back on every later call with the same key and the very same ``held`` objects.
@@ -63,6 +64,10 @@ def remember(
     ``size`` bounds the table (first in, first out). ``build`` raising leaves nothing behind.
     ``fresh=True`` builds again and replaces the entry (a result that must grow).
     ``evaluating``: the run the build evaluates (named when the server's budget refuses it).
+    ``need``: the bytes the build may take at its peak (a number, or a function that says it,
+    asked only when the build runs); default: the ranking section's
+    :func:`ui.common.budget.work_need` when ``held`` is given, else 0. Every build runs inside
+    the gate (:func:`ui.common.budget.work`), whatever its need.
     """
     if not in_app():
         return build()
@@ -77,20 +82,22 @@ def remember(
         table.move_to_end(full_key)
         return hit[1]
     with ExitStack() as stack:
-        if held:  # computed from the visitor's data: within the server's memory budget
-            # (an evaluation reserves ranking and evaluating its run; any other build, the
-            # leaderboard's statistics among them, the larger of that and the statistics')
-            try:
-                stack.enter_context(
-                    budget.work(budget.work_need(statistics=evaluating is None), evaluating)
-                )
-            except InputError as exc:
-                if evaluating is not None:
-                    raise  # the page shows an evaluation's refusal with its other errors
-                from ui.common.i18n import gettext as _
+        # within the server's memory budget: an evaluation reserves ranking and evaluating its
+        # run; any other build on the ranking data, the leaderboard's statistics among them, the
+        # larger of that and the statistics'; a build that states its need, that need
+        want = need() if callable(need) else need
+        if want is None:
+            want = budget.work_need(statistics=evaluating is None) if held else 0
+        try:
+            stack.enter_context(budget.work(want, evaluating))
+        except InputError as exc:
+            if evaluating is not None:
+                raise  # the page shows an evaluation's refusal with its other errors
+            from ui.common.i18n import gettext as _
+            from ui.common.style import md_text
 
-                st.error(exc.plain(_), icon=":material/memory:")
-                st.stop()
+            st.error(md_text(exc.plain(_)), icon=":material/memory:")
+            st.stop()
         value = build()
     table.pop(full_key, None)
     while len(table) >= max(size, 1):

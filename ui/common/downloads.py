@@ -18,7 +18,7 @@ import streamlit as st
 
 from metrics_core.report import format_table, provenance
 from metrics_core.report.cells import spreadsheet_csv
-from ui.common import state
+from ui.common import budget, state
 from ui.common.i18n import _, current_language
 
 #: (format, button label, MIME type, file extension), in button order. Format names are
@@ -80,12 +80,41 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "table"
 
 
+def gated(make: Callable[[], str], need: int) -> Callable[[], str]:
+    """``make`` run inside the memory gate (:func:`ui.common.budget.work` with ``need``): an
+    export made when its button is clicked (on a server thread of its own) reserves what it
+    takes, as every computation on a visitor's data does."""
+
+    def made() -> str:
+        with budget.work(need):
+            return make()
+
+    return made
+
+
+def table_need(df: pd.DataFrame) -> int:
+    """What exporting ``df`` may take: :data:`EXPORT_BYTES_PER_BYTE` per byte of the table."""
+    return int(df.memory_usage(deep=True).sum()) * EXPORT_BYTES_PER_BYTE
+
+
+#: Bytes one export of a table takes per byte of the table (its text and the formatter's
+#: copies): 41.3 at most, the four formats made one after the other, measured by
+#: ``bench/app_gate_needs.py`` (case export, tables of 20,000 and 200,000 rows, under
+#: ``flock /work/bench.lock``); rounded up.
+EXPORT_BYTES_PER_BYTE = 42
+
+
 def download_buttons(
-    texts: Mapping[str, str | Callable[[], str]], name: str, key: str | None = None, container=None
+    texts: Mapping[str, str | Callable[[], str]],
+    name: str,
+    key: str | None = None,
+    container=None,
+    need: int = 0,
 ) -> None:
     """One row of download buttons, one per format in ``texts`` (in :data:`EXPORTS` order):
     ``<name>.<ext>``, labelled CSV / JSON / Markdown / LaTeX / HTML. A text may be a function,
-    made only when its button is clicked. Clicking does not rerun the page.
+    made only when its button is clicked, inside the memory gate with ``need`` (:func:`gated`).
+    Clicking does not rerun the page.
 
     Examples
     --------
@@ -114,6 +143,8 @@ def download_buttons(
                     "set to Spanish opens it in columns. The JSON file keeps the standard numbers."
                 ),
             )
+        if callable(data):
+            data = gated(data, need)
         row.download_button(
             label,
             data,
@@ -136,7 +167,8 @@ def for_spreadsheet(text: str | Callable[[], str]) -> str | Callable[[], str]:
     (:func:`metrics_core.report.cells.spreadsheet_csv`), still made only when clicked."""
     if callable(text):
         return lambda: spreadsheet_csv(text())
-    return spreadsheet_csv(text)
+    with budget.work(len(text) * EXPORT_BYTES_PER_BYTE):  # a text made before: rewritten now
+        return spreadsheet_csv(text)
 
 
 def download_table(
@@ -154,15 +186,21 @@ def download_table(
 ) -> None:
     """The download buttons of a table: ``df`` as CSV, JSON, Markdown and LaTeX (or the
     ``formats`` asked), each file with its provenance (``conventions`` and ``extra``, e.g.
-    the bootstrap settings or the source file) and ``title``.
+    the bootstrap settings or the source file) and ``title``; each file made when its button
+    is clicked, inside the memory gate (:func:`gated`, :func:`table_need`).
 
     ``name`` is the file name (without extension); ``key`` keeps two tables of a page apart
     (default: the name). See :func:`export_texts` for ``index`` and ``digits``.
     """
-    texts = export_texts(
-        df, conventions, title, formats=formats, index=index, digits=digits, **extra
-    )
-    download_buttons(texts, name, key=key, container=container)
+    texts = {
+        fmt: (
+            lambda fmt=fmt: export_texts(
+                df, conventions, title, formats=(fmt,), index=index, digits=digits, **extra
+            )[fmt]
+        )
+        for fmt in formats
+    }
+    download_buttons(texts, name, key=key, container=container, need=table_need(df))
 
 
 __all__ = [
@@ -175,4 +213,7 @@ __all__ = [
     "slug",
     "download_buttons",
     "download_table",
+    "gated",
+    "table_need",
+    "EXPORT_BYTES_PER_BYTE",
 ]

@@ -24,7 +24,7 @@ from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
-from ui.common.style import md_text
+from ui.common.style import md_join, say
 from ui.common.uploader_words import show_uploader_words
 
 PAGE_TITLE = "RankLab"
@@ -233,12 +233,14 @@ def status_text() -> str:
     else:
         if qrels is not None:
             n = len(qrels.unique_query_ids())
-            parts.append(ngettext("{n} query judged", "{n} queries judged", n).format(n=count(n)))
+            parts.append(say(ngettext("{n} query judged", "{n} queries judged", n), n=count(n)))
         if runs:
             parts.append(
-                ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs))
-                + ": "
-                + ", ".join(md_text(name) for name in runs)
+                say(
+                    "{count}: {names}",
+                    count=say(ngettext("{n} run", "{n} runs", len(runs)), n=len(runs)),
+                    names=md_join(runs),
+                )
             )
         if meta is not None:
             parts.append(_("query metadata"))
@@ -256,20 +258,21 @@ def status_text() -> str:
     rules = (
         _("trec_eval defaults")
         if not changed
-        else _("changed from trec_eval: {changes}").format(
-            changes=", ".join(f"{convention_label(k)} = {v}" for k, v in changed.items())
+        else say(
+            _("changed from trec_eval: {changes}"),
+            changes=md_join(f"{convention_label(k)} = {v}" for k, v in changed.items()),
         )
     )
-    return (
-        " · ".join(parts)
-        + "  |  "
-        + _("Conventions: {rules}; {queries}").format(rules=rules, queries=queries)
+    return say(
+        "{parts}  |  {conventions}",
+        parts=md_join(parts, " · "),
+        conventions=say(_("Conventions: {rules}; {queries}"), rules=rules, queries=queries),
     )
 
 
 def status_line() -> None:
     """The compact status line at the top of the page."""
-    st.caption(":material/info: " + status_text())
+    st.caption(say(":material/info: {status}", status=status_text()))
 
 
 def page_link(path: str, label: str, icon: str | None = None) -> None:
@@ -278,7 +281,7 @@ def page_link(path: str, label: str, icon: str | None = None) -> None:
     try:
         st.page_link(path, label=label, icon=icon)
     except Exception:  # StreamlitAPIException / page not found: only the link is lost
-        st.caption(_("{label}: open it from the menu.").format(label=label))
+        st.caption(say(_("{label}: open it from the menu."), label=label))
 
 
 __all__ = [

@@ -28,6 +28,7 @@ import time
 import streamlit as st
 
 from ui.common import state, store
+from ui.common.style import say
 
 #: The address's query parameter that names the session's token.
 QUERY_PARAM = "s"
@@ -174,10 +175,13 @@ def keep_note() -> str:
     from ui.common.i18n import gettext as _
 
     minutes = max(round(kept_after_leaving() / 60), 1)
-    return _(
-        "A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
-        "that it is released (its files on this server are deleted) and you load it again."
-    ).format(n=minutes)
+    return say(
+        _(
+            "A reload, or this address in another tab, brings your data back for {n} min after you leave; after "
+            "that it is released (its files on this server are deleted) and you load it again."
+        ),
+        n=minutes,
+    )
 
 
 def expired_note() -> str | None:
@@ -185,9 +189,12 @@ def expired_note() -> str | None:
     from ui.common.i18n import gettext as _
 
     if st.session_state.pop(EXPIRED, None):
-        return _(
-            "The data of this address was released after {n} min without a visit: load it again."
-        ).format(n=max(round(kept_after_leaving() / 60), 1))
+        return say(
+            _(
+                "The data of this address was released after {n} min without a visit: load it again."
+            ),
+            n=max(round(kept_after_leaving() / 60), 1),
+        )
     return None
 
 

@@ -17,7 +17,7 @@ from metrics_core.conventions import CHOICES, DESCRIPTIONS, Conventions
 from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import N_, _, count, ngettext
-from ui.common.style import heading, md_text
+from ui.common.style import heading, md_join, md_text, say
 
 # Conventions shown first; the rest go in an expander.
 MAIN_CONVENTIONS = ("ties", "missing_queries", "gain", "discount")
@@ -160,19 +160,24 @@ def _loaded_summary() -> None:
         st.caption(_("qrels: none"))
     else:
         st.caption(
-            _("qrels: {queries} queries / {judgements} judgements").format(
-                queries=count(len(qrels.unique_query_ids())), judgements=count(len(qrels))
+            say(
+                _("qrels: {queries} queries / {judgements} judgements"),
+                queries=count(len(qrels.unique_query_ids())),
+                judgements=count(len(qrels)),
             )
         )
     if runs:
         st.caption(
-            _("runs: {runs}").format(
-                runs=", ".join(
-                    ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
-                        name=md_text(name), n=count(len(run))
+            say(
+                _("runs: {runs}"),
+                runs=md_join(
+                    say(
+                        ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)),
+                        name=name,
+                        n=count(len(run)),
                     )
                     for name, run in runs.items()
-                )
+                ),
             )
         )
     else:
@@ -181,9 +186,15 @@ def _loaded_summary() -> None:
         st.caption(_("metadata: none"))
     else:
         st.caption(
-            ngettext(
-                "metadata: {n} query ({columns})", "metadata: {n} queries ({columns})", len(meta)
-            ).format(n=len(meta), columns=", ".join(map(md_text, meta.columns)))
+            say(
+                ngettext(
+                    "metadata: {n} query ({columns})",
+                    "metadata: {n} queries ({columns})",
+                    len(meta),
+                ),
+                n=len(meta),
+                columns=md_join(meta.columns),
+            )
         )
 
 
@@ -274,7 +285,7 @@ def sidebar(
             help=_("relevant when label >= this (trec_eval -l)"),
         )
         st.number_input(
-            _("{label} (0 = all)").format(label=convention_heading("depth")),
+            say(_("{label} (0 = all)"), label=convention_heading("depth")),
             min_value=0,
             step=10,
             key=_W + "depth",
@@ -301,8 +312,8 @@ def sidebar(
         st.caption(
             _("trec_eval defaults")
             if not changed
-            else _("changed: {changes}").format(
-                changes=", ".join(f"{k}={v}" for k, v in changed.items())
+            else say(
+                _("changed: {changes}"), changes=md_join(f"{k}={v}" for k, v in changed.items())
             )
         )
         st.button(
@@ -363,6 +374,7 @@ def query_set_choice(key: str, container=None) -> str:
 
 
 __all__ = [
+    "CHOICES",
     "sidebar",
     "conventions",
     "choice_words",

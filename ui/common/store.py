@@ -47,6 +47,7 @@ import streamlit as st
 import metrics_core as mc
 from metrics_core.scale import spill
 from ui.common import budget, state
+from ui.common.style import say
 
 #: The session-state key of the session's folder name (a reload brings it back).
 FOLDER = "ranklab.store.folder"
@@ -271,15 +272,22 @@ def cost_line() -> str:
     from ui.common.i18n import gettext as _
 
     size = budget.size_text(folder_bytes())
+
     if not on_disk():
-        return _(
-            "Your data takes {size} of this server's temporary files, which are in its memory "
-            "here; computations wait their turn when its memory is busy."
-        ).format(size=size)
-    return _(
-        "Your data takes {size} of this server's disk, not its memory; computations wait "
-        "their turn when its memory is busy."
-    ).format(size=size)
+        return say(
+            _(
+                "Your data takes {size} of this server's temporary files, which are in its memory "
+                "here; computations wait their turn when its memory is busy."
+            ),
+            size=size,
+        )
+    return say(
+        _(
+            "Your data takes {size} of this server's disk, not its memory; computations wait "
+            "their turn when its memory is busy."
+        ),
+        size=size,
+    )
 
 
 def folder_bytes(name: str | None = None) -> int:

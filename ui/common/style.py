@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterable
 
 from metrics_core.report import PALETTE  # one copy: the run colours of every figure and export
-from metrics_core.report.cells import markdown_escape
+from metrics_core.report.cells import MISSING, markdown_escape, threshold_text
+from metrics_core.report.thesis import display_measure  # a measure as its mean reads (MRR)
 
 MEASURE_DIGITS = 4
 MEASURE_FORMAT = "%.4f"  # st.column_config.NumberColumn(format=...)
@@ -162,6 +163,13 @@ def plain_headers(columns: Iterable[str]) -> dict[str, str]:
 
 
 __all__ = [
+    "Said",
+    "say",
+    "plain",
+    "md_join",
+    "MISSING",
+    "display_measure",
+    "threshold_text",
     "md_text",
     "plot_text",
     "PALETTE",
@@ -194,17 +202,76 @@ def plot_text(value) -> str:
 
 #: the escaper's backslash before the ``:``, ``.`` or ``@`` of a bare address
 _BARE_LINK = re.compile(r"\\(?=[:.@])")
+#: a colon that opens one of Streamlit's directives: an icon or emoji (``:material/home:``,
+#: ``:smile:``) or a colour (``:red[...]``, ``:blue-background[...]``)
+_DIRECTIVE = re.compile(r":(?=[A-Za-z])")
 
 
-def md_text(value) -> str:
+class Said(str):
+    """Markdown the app composed: its own words, every value in them shown as text
+    (:func:`md_text`, :func:`say`, :func:`md_join` make them; :func:`say` keeps them as they
+    are when they are values of another message)."""
+
+    __slots__ = ()
+
+    def rstrip(self, chars=None) -> Said:  # its end cut: still the app's composition
+        return Said(str.rstrip(self, chars))
+
+
+def say(template: str, /, **values) -> Said:
+    """The one way a message with values reaches Streamlit's Markdown (``st.markdown``,
+    captions, alerts, titles, labels and help): ``template`` is the app's own text (a
+    translation: its Markdown is meant), and every value is shown as text (:func:`md_text`:
+    a run's or a file's name, a query id, a column, a number) unless the app composed it
+    already (a :class:`Said`). A visitor's name can never become a link, an image, a tag,
+    math, code or a heading; ``tests/app/test_names_as_text.py`` fails on a Markdown call
+    given values any other way.
+
+    >>> print(say("**{run}**: {n} queries", run="<b>x_y</b>", n=3))
+    **&lt;b&gt;x\\_y&lt;/b&gt;**: 3 queries
+    """
+    if not values:  # the app's own words alone
+        return Said(template)
+    escaped = {k: v if isinstance(v, Said) else md_text(v) for k, v in values.items()}
+    return Said(template.format(**escaped))
+
+
+def plain(template: str, /, **values) -> str:
+    """A message with values for a place that shows text as it is, never as Markdown: a
+    grid's heading or cell, a download's title or file name (the exports escape for their
+    own format), a plotly figure (its names through :func:`plot_text`), a message kept for
+    an error. Its result is never given to a Markdown call (``say`` is for those;
+    ``tests/app/test_names_as_text.py`` checks both).
+
+    >>> plain("Per-query values of {run}", run="[t](x)")
+    'Per-query values of [t](x)'
+    """
+    return template.format(**values)
+
+
+def md_join(values, sep: str = ", ") -> Said:
+    """``values`` (names, ids) as text, joined by ``sep`` (the app's own separator).
+
+    >>> md_join(["a_b", "<c>"]) == "a\\_b, &lt;c&gt;"
+    True
+    """
+    return Said(sep.join(v if isinstance(v, Said) else md_text(v) for v in values))
+
+
+def md_text(value) -> Said:
     """A name (run, tag, query, document, column, file) or a reader's message as text in
     Streamlit's Markdown (``st.markdown``, captions, alerts, labels, help): the one escaper,
     :func:`metrics_core.report.cells.markdown_escape`, plus a word joiner (U+2060, invisible)
     before the character it breaks a bare address with (``http\\://``, ``www\\.``,
     ``me\\@x.org``): Streamlit links bare addresses in the text after the Markdown is read,
-    where a backslash no longer counts.
+    where a backslash no longer counts; and one after a colon followed by a letter, which
+    would open Streamlit's icons, emoji and colours (``:material/home:``, ``:smile:``,
+    ``:red[...]``).
 
     >>> md_text("[t](http://x.org) <b>$x$</b>") == "\\\\[t\\\\](http\\u2060\\\\://x.org) &lt;b&gt;\\\\$x\\\\$&lt;/b&gt;"
     True
     """
-    return _BARE_LINK.sub("\u2060\\\\", markdown_escape(value))
+    if isinstance(value, Said):  # composed by the app already: its values are text
+        return value
+    text = _BARE_LINK.sub("\u2060\\\\", markdown_escape(value))
+    return Said(_DIRECTIVE.sub(":\u2060", text))

@@ -24,6 +24,7 @@ from metrics_core.report.thesis import FAIR_RATIO, display_measure
 from ui.common import state
 from ui.common.frame import page_link
 from ui.common.i18n import gettext as _
+from ui.common.style import say
 
 #: The comparative table's page, where the thresholds are changed.
 EDITOR_PAGE = "pages/table.py"
@@ -83,8 +84,11 @@ def label(measure: str, value: float) -> str:
 def words(measures: Iterable[str] | None = None) -> str:
     """The thresholds in words: "MRR: Good ≥ 0.7, Fair ≥ 0.35; P@5: ..." ("" when none)."""
     return "; ".join(
-        _("{measure}: Good ≥ {good}, Fair ≥ {fair}").format(
-            measure=display_measure(m), good=f"{g:.4g}", fair=f"{f:.4g}"
+        say(
+            _("{measure}: Good ≥ {good}, Fair ≥ {fair}"),
+            measure=display_measure(m),
+            good=f"{g:.4g}",
+            fair=f"{f:.4g}",
         )
         for m, (g, f) in session_thresholds(measures).items()
     )
@@ -95,7 +99,7 @@ def link_to_editor(measures: Iterable[str] | None = None, text: str | None = Non
     the one place to change them (``text``: the link's words, when the page has its own)."""
     used = words(measures)
     if used:
-        st.caption(_("Interpretation thresholds: {list}.").format(list=used))
+        st.caption(say(_("Interpretation thresholds: {list}."), list=used))
     page_link(
         EDITOR_PAGE,
         text or _("Change the interpretation thresholds: Comparative table"),

@@ -25,7 +25,7 @@ from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
 from ui.common import budget, state
 from ui.common.i18n import _, current_language
-from ui.common.style import md_text
+from ui.common.style import md_text, say
 from ui.common.uploader_words import types_css
 
 #: The table formats the readers know ("auto": from the file name and content).
@@ -50,13 +50,16 @@ def human_size(n: int) -> str:
 
 
 def table_columns(data: bytes, filename: str, fmt: str = "auto") -> list[str] | None:
-    """Column names of a table upload (None when it is not a readable table)."""
+    """Column names of a table upload (None when it is not a readable table); the table is
+    read to find them, inside the memory gate with the upload's estimate
+    (:func:`ui.common.budget.estimate`)."""
     try:
-        raw = read_source(data, filename)
-        frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
-        if not isinstance(frame, pd.DataFrame):
-            frame = json_to_frame(frame, "run", raw.name)
-        return [str(c) for c in frame.columns]
+        with budget.work(budget.estimate(data, "table")):
+            raw = read_source(data, filename)
+            frame, _ = read_table_frame(raw, "auto" if fmt in ("auto", "trec") else fmt)
+            if not isinstance(frame, pd.DataFrame):
+                frame = json_to_frame(frame, "run", raw.name)
+            return [str(c) for c in frame.columns]
     except (InputError, ValueError, TypeError):
         return None
 
@@ -68,10 +71,8 @@ def failure_text(exc: Exception, name: str | None = None) -> str:
         return md_text(exc.plain(_))  # the reader's message in the application's words and language
     reason = md_text(f"{type(exc).__name__}: {exc}")
     if name:
-        return _("{name}: the file could not be read ({reason})").format(
-            name=md_text(name), reason=reason
-        )
-    return _("The file could not be read ({reason})").format(reason=reason)
+        return say(_("{name}: the file could not be read ({reason})"), name=name, reason=reason)
+    return say(_("The file could not be read ({reason})"), reason=reason)
 
 
 def read_once(

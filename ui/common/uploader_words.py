@@ -24,6 +24,7 @@ import streamlit as st
 
 from metrics_core.report.catalogs import translations
 from ui.common.i18n import SOURCE_LANGUAGE, _
+from ui.common.style import plain
 
 #: The parts of Streamlit's uploader whose words are replaced (its ``data-testid`` names).
 DROPZONE = '[data-testid="stFileUploaderDropzone"]'
@@ -94,7 +95,7 @@ def limit_line(types=None, megabytes: int | None = None, gettext=_) -> str:
     'Up to 1 GB per file • CSV, TXT'
     """
     mb = upload_limit_mb() if megabytes is None else megabytes
-    line = gettext("Up to {size} per file").format(size=size_words(mb))
+    line = plain(gettext("Up to {size} per file"), size=size_words(mb))
     return line + (" • " + types_words(types) if types else "")
 
 

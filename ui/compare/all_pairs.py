@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-import metrics_core as mc
+from metrics_core.errors import InputError
 from metrics_core.report.all_pairs import PAIR_TEST_NAMES
-from metrics_core.report.cells import MISSING
 from metrics_core.stats.allpairs import PAIR_TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common.downloads import download_buttons
 from ui.common.i18n import gettext as _
+from ui.common.style import MISSING, md_text
 from ui.compare import state as cs
-from ui.compare.data import correction_label
+from ui.compare.data import all_pairs, correction_label, export_need, export_texts
 
 
 def all_pairs_section(
@@ -47,30 +47,18 @@ def all_pairs_section(
         p.stop()
     try:
         evaluations = list(evaluate(measures, conventions).values())
-        comparison = mc.compare(
-            evaluations,
-            all_pairs=True,
-            measures=list(evaluations[0].measures),
-            test=test,
-            correction=correction,
-            n_permutations=10000,
-            query_set=query_set,
-            conventions=conventions,
+        comparison = all_pairs(
+            evaluations, list(evaluations[0].measures), test, correction, query_set, conventions
         )
-    except mc.InputError as exc:
-        st.error(exc.plain(_))
+    except InputError as exc:
+        st.error(md_text(exc.plain(_)))
         p.stop()
     st.subheader(_("Every run against every other"))
-    st.dataframe(comparison.paper(), width="stretch", placeholder=MISSING)
-    st.caption(comparison.legend(gettext=_))
+    board = comparison.paper()
+    board.index.name = _("Run")  # the library's heading is "run", in English
+    st.dataframe(board, width="stretch", placeholder=MISSING)
+    st.caption(md_text(comparison.legend(gettext=_)))  # it names the baselines: as text
     download_buttons(
-        {
-            "markdown": comparison.to_markdown(),
-            "latex": comparison.to_latex(),
-            "html": comparison.to_html(gettext=_),
-            "csv": comparison.to_table("csv"),
-        },
-        "all_pairs",
-        key="all-pairs",
+        export_texts(comparison), "all_pairs", key="all-pairs", need=export_need(comparison)
     )
     p.stop()

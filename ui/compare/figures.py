@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from metrics_core.report.thesis import display_measure
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import in_sentence, plot_text
+from ui.common.style import in_sentence, plain, plot_text
 
 WIN, LOSS, TIE = "#2a9d8f", "#e76f51", "#9e9e9e"
 
@@ -35,9 +35,10 @@ def delta_bar_figure(
     wins = int((values > tolerance).sum())
     losses = int((values < -tolerance).sum())
     fig.update_layout(
-        title=_(
-            "{measure}: {run} - {baseline} per query ({wins} wins, {ties} ties, {losses} losses)"
-        ).format(
+        title=plain(
+            _(
+                "{measure}: {run} - {baseline} per query ({wins} wins, {ties} ties, {losses} losses)"
+            ),
             measure=measure,
             run=plot_text(run),
             baseline=plot_text(baseline),
@@ -46,7 +47,7 @@ def delta_bar_figure(
             losses=losses,
         ),
         xaxis_title=_("queries, sorted by delta (click a bar to open the query)"),
-        yaxis_title=_("delta {measure}").format(measure=measure),
+        yaxis_title=plain(_("delta {measure}"), measure=measure),
         bargap=0.05,
         showlegend=False,
         clickmode="event+select",
@@ -78,8 +79,10 @@ def delta_ci_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     fig.add_vline(x=0, line_dash="dot")
     base = rows["baseline"].iloc[0] if len(rows) else ""
     fig.update_layout(
-        title=_("{measure}: mean difference vs {baseline} (bootstrap CI)").format(
-            measure=display_measure(measure), baseline=plot_text(base)
+        title=plain(
+            _("{measure}: mean difference vs {baseline} (bootstrap CI)"),
+            measure=display_measure(measure),
+            baseline=plot_text(base),
         ),
         xaxis_title=f"Δ {display_measure(measure)}",
         yaxis_title=_("run"),
@@ -106,8 +109,10 @@ def fold_figure(values: dict[str, pd.DataFrame], measure: str, fold_column: str)
         )
     fig.update_layout(
         barmode="group",
-        title=_("{measure} per {column}").format(
-            measure=display_measure(measure), column=in_sentence(plot_text(fold_column))
+        title=plain(
+            _("{measure} per {column}"),
+            measure=display_measure(measure),
+            column=in_sentence(plot_text(fold_column)),
         ),
         xaxis_title=plot_text(fold_column),
         yaxis_title=display_measure(measure),
@@ -133,8 +138,10 @@ def criterion_figure(
         )
     fig.update_layout(
         barmode="group",
-        title=_("{measure} per {column} (micro, macro last)").format(
-            measure=display_measure(measure), column=in_sentence(plot_text(criterion_column))
+        title=plain(
+            _("{measure} per {column} (micro, macro last)"),
+            measure=display_measure(measure),
+            column=in_sentence(plot_text(criterion_column)),
         ),
         xaxis_title=plot_text(criterion_column),
         yaxis_title=display_measure(measure),

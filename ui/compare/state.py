@@ -14,6 +14,10 @@ ALL_PAIRS = "ranklab.w.compare.all_pairs"
 PAIR_TEST = "ranklab.w.compare.pair_test"
 PAIR_MEASURES = "ranklab.w.compare.pair_measures"
 TABLE = "ranklab.compare.table"
+POWER_TABLE = "ranklab.compare.power_table"
+#: Systems of several runs, one per line ``NAME=run,run`` (the Compare page's input; the
+#: Comparative table groups its rows by them too)
+SYSTEMS = "ranklab.w.compare.systems"
 SETTINGS_FORM = "compare-settings"
 CI_CHART = "compare-ci"
 DELTAS_CHART = "compare-deltas"

@@ -13,7 +13,7 @@ words.
 from __future__ import annotations
 
 import datetime as dt
-import html
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -22,23 +22,18 @@ from metrics_core.report.thesis import (
     FAIR_RATIO,
     TESTS,
     Grading,
-    ThesisTable,
     display_measure,
-    thesis_table,
 )
-from metrics_core.report.thesis_export import (
-    MISSING,
-    caption,
-    legend,
-    to_csv,
-    to_html,
-    to_latex,
-    to_markdown,
-)
+from metrics_core.report.thesis_export import MISSING, caption, legend
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import state
 from ui.common.i18n import N_, _
+from ui.common.style import md_join, md_text, say
 from ui.common.thresholds import default_pair, editor_start, set_thresholds
+from ui.compare.data import thesis_exports
+
+if TYPE_CHECKING:
+    from metrics_core.report.thesis import ThesisTable
 
 #: The specification's measures, the table's default columns.
 DEFAULT_MEASURES = ("RR", "nDCG@10", "P@5")
@@ -117,8 +112,8 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
 
     Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
     Markdown export writes it; ``0.6318* (Fair)`` where it differs significantly from the
-    baseline, the exports' marker, which the legend under the table explains), per measure the corrected p-value (with a baseline), the
-    row's interpretation (the summary's verdict).
+    baseline, the exports' marker, which the legend under the table explains), the row's
+    interpretation (the summary's verdict). The p-values are :func:`p_value_frame`.
     """
     g = table.grading
 
@@ -127,9 +122,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
         # "*" after a value that differs significantly from the baseline: the exports' marker
         return _cell(value, digits) + ("*" if significant else "") + (f" ({name})" if name else "")
 
-    def p_text(p):
-        return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
     rows = []
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
@@ -137,11 +129,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
             row[display_measure(m)] = cell(
                 table.values.at[run, m], table.levels.at[run, m], bool(table.significant.at[run, m])
             )
-        if table.baseline is not None:
-            for m in table.measures:
-                row[words["p_of"].format(measure=display_measure(m))] = p_text(
-                    table.pvalues.at[run, m]
-                )
         row[words["label"]] = g.name(table.row_levels[run])
         rows.append(row)
     count = (
@@ -152,39 +139,34 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
     for m in table.measures:
         summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
-    if table.baseline is not None:
-        for m in table.measures:
-            summary[words["p_of"].format(measure=display_measure(m))] = ""
     summary[words["label"]] = g.name(table.verdict, verdict=True)
     rows.append(summary)
     return pd.DataFrame(rows)
 
 
-def html_document(table: ThesisTable, words: dict, lang: str) -> str:
-    """The HTML report of the table: a whole page (its language declared) around
-    :func:`metrics_core.report.thesis_export.to_html`'s fragment."""
-    title = html.escape(words["caption"])
-    style = (
-        "body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
-        "th,td{padding:.3rem .6rem;border-bottom:1px solid #ccc;text-align:left}"
-        "td.num{text-align:right}tfoot{font-weight:600}.label{color:#555;font-size:.9em}"
-        ".legend{color:#555;font-size:.9em}"
-    )
-    return (
-        f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head><meta charset="utf-8">'
-        f"<title>{title}</title><style>{style}</style></head>\n<body>\n<h1>{title}</h1>\n"
-        f"{to_html(table, words)}</body>\n</html>\n"
-    )
+def p_value_frame(table: ThesisTable, words: dict) -> pd.DataFrame | None:
+    """The corrected p-values against the baseline, as shown under the table: one row per
+    compared run (the baseline is no comparison), one column per measure; None without a
+    baseline. A table of their own: as columns of the table they pushed its interpretation,
+    the table's point, off the right edge (the marker ``*`` beside a value says which
+    differences are significant; the exports keep the p-values as columns)."""
+    if table.baseline is None:
+        return None
 
+    def p_text(p):
+        return MISSING if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
-def exports(table: ThesisTable, words: dict, lang: str) -> dict[str, str]:
-    """The downloads of the table: CSV, Markdown, LaTeX and the HTML report, in ``words``."""
-    return {
-        "csv": to_csv(table, words),
-        "markdown": to_markdown(table, words),
-        "latex": to_latex(table, words),
-        "html": html_document(table, words, lang),
-    }
+    return pd.DataFrame(
+        [
+            {words["run"]: run}
+            | {
+                words["p_of"].format(measure=display_measure(m)): p_text(table.pvalues.at[run, m])
+                for m in table.measures
+            }
+            for run in table.runs
+            if run != table.baseline
+        ]
+    )
 
 
 # --- where the rows come from ------------------------------------------------------------------
@@ -202,22 +184,6 @@ def query_rows(per_query: pd.DataFrame) -> tuple[dict, pd.DataFrame | None]:
 def evaluation_label(row) -> str:
     """How a saved evaluation is named in the chooser and in the table."""
     return f"{row['run']} #{int(row['id'])}"
-
-
-def saved_rows(store, ids) -> tuple[dict, pd.DataFrame | None]:
-    """name -> per-query frame of the saved evaluations ``ids``, and their suites' metadata."""
-    listed = store.list_evaluations().set_index("id")
-    frames, metas = {}, []
-    for i in ids:
-        record = store.load_evaluation(int(i))
-        frames[evaluation_label({"run": record.run_name, "id": i})] = record.per_query
-        meta = store.get_suite_meta(listed.at[int(i), "suite"])
-        if meta is not None and len(meta):
-            metas.append(meta)
-    meta = pd.concat(metas) if metas else None
-    if meta is not None:
-        meta = meta[~meta.index.duplicated(keep="last")]
-    return frames, meta
 
 
 def date_bounds(meta: pd.DataFrame | None) -> tuple[dt.date, dt.date] | None:
@@ -267,7 +233,7 @@ def thresholds_editor(measures) -> dict:
         st.session_state.setdefault(Table.good(measure), good)
         st.session_state.setdefault(Table.fair(measure), fair)
         with col:
-            st.markdown(f"**{display_measure(measure)}**")
+            st.markdown(say("**{measure}**", measure=display_measure(measure)))
             g = st.number_input(
                 _("Good from"), min_value=None, step=0.05, key=Table.good(measure), format="%.4g"
             )
@@ -283,12 +249,12 @@ def thresholds_editor(measures) -> dict:
 def names_editor(lang: str, defaults, kind: str, title: str) -> tuple[str, str, str]:
     """Three text boxes for the names of the levels (per language); an empty box keeps the
     default name."""
-    st.markdown(f"**{title}**")
+    st.markdown(say("**{title}**", title=title))
     names = []
     for i, (default, col) in enumerate(zip(defaults, st.columns(3), strict=True)):
         key = Table.name(lang, kind, i)
         st.session_state.setdefault(key, default)
-        names.append(col.text_input(_("Name {n}").format(n=i + 1), key=key).strip() or default)
+        names.append(col.text_input(say(_("Name {n}"), n=i + 1), key=key).strip() or default)
     return tuple(names)
 
 
@@ -347,51 +313,68 @@ def significance_choice(names, words) -> tuple[str | None, str, str]:
     return baseline, test, correction
 
 
+def labels_legend(grading) -> str:
+    """The sentence under the table that says what its labels mean, with the names in use
+    (the visitor may rename them): the levels of each value and row, and the summary row's
+    overall verdict (:mod:`metrics_core.report.thesis`: a row's level is its worst; the
+    verdict is the worst level of the means, named with the verdict words)."""
+    good, fair, poor = grading.names
+    efficient, acceptable, poor_verdict = grading.verdicts
+    return say(
+        _(
+            "Each value is labelled **{good}**, **{fair}** or **{poor}** against its measure's "
+            "thresholds, and each row with its worst label. The summary row's overall verdict: "
+            "**{efficient}** when every mean is **{good}**, **{poor_verdict}** when any mean is "
+            "**{poor}**, else **{acceptable}**."
+        ),
+        good=good,
+        fair=fair,
+        poor=poor,
+        efficient=efficient,
+        acceptable=acceptable,
+        poor_verdict=poor_verdict,
+    )
+
+
 def show(table: ThesisTable, words: dict, lang: str) -> None:
     """The table, its caption and legend, and the downloads."""
     from ui.common.downloads import download_buttons
 
-    st.markdown("**" + caption(table, words) + "**")
+    st.markdown(say("**{caption}**", caption=caption(table, words)))
     # every cell is text (the labels beside the values); the columns of numbers alone (queries,
     # p-values) aligned right, as numbers are in every other table
-    numbers = [words["queries"]]
-    if table.baseline is not None:
-        numbers += [words["p_of"].format(measure=display_measure(m)) for m in table.measures]
+    right = st.column_config.TextColumn(alignment="right")
     st.dataframe(
         display_frame(table, words),
         hide_index=True,
         width="stretch",
         placeholder=MISSING,
-        column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
+        column_config={words["queries"]: right},
     )
+    st.caption(labels_legend(table.grading))  # the summary's words too, not only the levels'
     note = legend(table, words)
     if note:
-        st.caption(note)
+        st.caption(md_text(note))  # it names the baseline: as text
+    pvalues = p_value_frame(table, words)
+    if pvalues is not None:
+        st.caption(say(_("Corrected p-values against {baseline}:"), baseline=table.baseline))
+        st.dataframe(
+            pvalues,
+            hide_index=True,
+            placeholder=MISSING,
+            column_config={c: right for c in pvalues.columns[1:]},
+        )
     if table.undated:
         st.caption(
-            _(
-                "Left out by the date filter because the metadata gives them no date: {queries}."
-            ).format(queries=", ".join(table.undated))
+            say(
+                _(
+                    "Left out by the date filter because the metadata gives them no date: {queries}."
+                ),
+                queries=md_join(table.undated),
+            )
         )
-    files = st.session_state[Table.FILES] = exports(table, words, lang)
+    files = st.session_state[Table.FILES] = thesis_exports(table, words, lang)
     download_buttons(files, _("comparative_table"), key=Table.DOWNLOADS)
-
-
-def build(rows, measures, meta, thresholds, names, verdicts, dates, significance) -> ThesisTable:
-    """The table of the page's choices (InputError for a bad choice)."""
-    baseline, test, correction = significance
-    return thesis_table(
-        rows,
-        measures,
-        grading=grading_from(thresholds, names, verdicts),
-        metadata=meta,
-        date_from=dates[0],
-        date_to=dates[1],
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        n_permutations=2000,
-    )
 
 
 __all__ = [
@@ -401,10 +384,9 @@ __all__ = [
     "default_thresholds",
     "grading_from",
     "display_frame",
-    "html_document",
-    "exports",
+    "p_value_frame",
+    "labels_legend",
     "query_rows",
-    "saved_rows",
     "evaluation_label",
     "date_bounds",
     "measure_choice",
@@ -413,5 +395,4 @@ __all__ = [
     "date_filter",
     "significance_choice",
     "show",
-    "build",
 ]

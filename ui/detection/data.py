@@ -17,16 +17,46 @@ import streamlit as st
 from metrics_core import calibration as cal
 from metrics_core import detection as det
 from metrics_core import dynamic_k as dk
+from metrics_core import validation
 from metrics_core.errors import InputError
 from metrics_core.io.scores import read_candidates, read_scores
 from metrics_core.report.catalogs import N_
 from metrics_core.report.ranges import default_ranges
+from ui.common import budget
 from ui.common import upload as common_upload
 from ui.common.cache import remember
-from ui.common.i18n import count
+from ui.common.i18n import count, current_language
 from ui.common.i18n import gettext as _
 from ui.common.state import digest, in_app
+from ui.common.style import plain, say
 from ui.detection.state import CANDIDATES, RANGES, SCORES
+
+# the library's words the pages show (pages import only ui.*)
+SINGLE_CLASS_RULES = det.SINGLE_CLASS_RULES
+DEFAULT_FPR_TARGETS = det.DEFAULT_FPR_TARGETS
+STRATEGIES = cal.STRATEGIES
+CI_STATISTICS = cal.CI_STATISTICS
+DYNAMIC_K_DEFAULTS = dk.DEFAULTS
+ONE_CLASS_TITLE = validation.ONE_CLASS_TITLE
+one_class = validation.one_class  # two counts: whether the labels have one class only
+one_class_words = validation.one_class_words  # a one-class rule in words
+
+#: Bytes per row of a score set (or candidate table) that each computation takes at its peak
+#: beside its input, measured by ``bench/app_gate_needs.py`` on 200,000 and 2,000,000 rows
+#: (under ``flock /work/bench.lock``): the sorted counts 19.4 a row, the bootstrap (200
+#: resamples) 43.3, the per-criterion scores 95.5 at most, the calibration report 26.5, its
+#: bootstrap 156, dynamic K (the table, the curve, one setting) 128 at most; rounded up. The
+#: sorted counts' readings (the scores at a threshold, the table of TPR at each FPR budget, the
+#: areas) take at most what the counts took.
+CURVE_BYTES_PER_ROW = 24
+BOOTSTRAP_BYTES_PER_ROW = 48
+PER_GROUP_BYTES_PER_ROW = 100
+CALIBRATION_BYTES_PER_ROW = 32
+CALIBRATION_BOOTSTRAP_BYTES_PER_ROW = 160
+DYNAMIC_K_BYTES_PER_ROW = 130
+#: Bytes reading a table of scores or candidates takes per byte of the file (measured as
+#: above, case read_scores: 14.1 a byte at most); rounded up.
+READ_BYTES_PER_BYTE = 16
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_SCORES = ROOT / "sample_data" / "detection_scores.csv"
@@ -45,13 +75,14 @@ def ensure_defaults() -> None:
 
 def sample_scores() -> dict:
     """The bundled scores and labels (:data:`SAMPLE_SCORES`), marked as the sample."""
-    return {**load_scores(SAMPLE_SCORES.read_bytes(), SAMPLE_SCORES.name), "sample": True}
+    data = SAMPLE_SCORES.read_bytes()
+    return {**load_scores(data, SAMPLE_SCORES.name, sample=True), "sample": True}
 
 
 def sample_candidates() -> dict:
     """The bundled dynamic-K candidates (:data:`SAMPLE_CANDIDATES`), marked as the sample."""
     return {
-        **load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name),
+        **load_candidates(SAMPLE_CANDIDATES.read_bytes(), SAMPLE_CANDIDATES.name, sample=True),
         "sample": True,
     }
 
@@ -62,8 +93,8 @@ def scores_summary() -> list[str]:
     if not data:
         return [_("scores: none")]
     return [
-        _("scores: {source}, {n} rows").format(
-            source=source_label(data), n=count(len(data["y_true"]))
+        plain(
+            _("scores: {source}, {n} rows"), source=source_label(data), n=count(len(data["y_true"]))
         ),
         _("The same scores and threshold serve Detection and Calibration."),
     ]
@@ -75,8 +106,10 @@ def candidates_summary() -> list[str]:
     if not data:
         return [_("candidates: none")]
     return [
-        _("candidates: {source}, {n} rows").format(
-            source=source_label(data), n=count(len(data["query"]))
+        plain(
+            _("candidates: {source}, {n} rows"),
+            source=source_label(data),
+            n=count(len(data["query"])),
         )
     ]
 
@@ -85,25 +118,34 @@ def source_label(data: dict) -> str:
     """What the page's numbers are made of, in words: the file's name, or "Sample data
     (file)" for the bundled sample, so a visitor never takes the sample's numbers for theirs."""
     if data.get("sample"):
-        return _("Sample data ({name})").format(name=data["source"])
+        return plain(_("Sample data ({name})"), name=data["source"])
     return str(data["source"])
 
 
 def load_scores(
-    data: bytes, name: str, score_col: str | None = None, label_col: str | None = None
+    data: bytes,
+    name: str,
+    score_col: str | None = None,
+    label_col: str | None = None,
+    *,
+    sample: bool = False,
 ) -> dict:
-    """Scores and labels of a table (cached per session inside the app)."""
+    """Scores and labels of a table (cached per session inside the app, read inside the gate
+    with :data:`READ_BYTES_PER_BYTE` a byte; ``sample``: the bundled sample, the app's own
+    data, which reserves nothing)."""
     if in_app():
+        need = 0 if sample else len(data) * READ_BYTES_PER_BYTE
         with st.spinner(_("Reading scores ...")):
-            return _load_scores_cached(data, name, score_col, label_col)
+            return _load_scores_cached(data, name, score_col, label_col, need)
     return _load_scores(data, name, score_col, label_col)
 
 
-def load_candidates(data: bytes, name: str) -> dict:
-    """A dynamic-K candidate table (cached per session inside the app)."""
+def load_candidates(data: bytes, name: str, *, sample: bool = False) -> dict:
+    """A dynamic-K candidate table (cached per session inside the app, as :func:`load_scores`)."""
     if in_app():
+        need = 0 if sample else len(data) * READ_BYTES_PER_BYTE
         with st.spinner(_("Reading candidates ...")):
-            return _load_candidates_cached(data, name)
+            return _load_candidates_cached(data, name, need)
     return _load_candidates(data, name)
 
 
@@ -136,25 +178,89 @@ def _load_candidates(data: bytes, name: str) -> dict:
 
 
 def _load_scores_cached(
-    data: bytes, name: str, score_col: str | None, label_col: str | None
+    data: bytes, name: str, score_col: str | None, label_col: str | None, need: int
 ) -> dict:
     return remember(
         "detection.scores",
         (digest(data), name, score_col, label_col),
         lambda: _load_scores(data, name, score_col, label_col),
         size=4,
+        need=need,
     )
 
 
-def _load_candidates_cached(data: bytes, name: str) -> dict:
+def _load_candidates_cached(data: bytes, name: str, need: int) -> dict:
     return remember(
-        "detection.candidates", (digest(data), name), lambda: _load_candidates(data, name), size=4
+        "detection.candidates",
+        (digest(data), name),
+        lambda: _load_candidates(data, name),
+        size=4,
+        need=need,
     )
 
 
 def curve_of(key: str, _y_true: np.ndarray, _y_score: np.ndarray) -> det.BinaryCurve:
     """Sorted counts of a score set, once per digest (shared, read-only)."""
-    return remember("detection.curves", key, lambda: det.binary_curve(_y_true, _y_score), size=4)
+    return remember(
+        "detection.curves",
+        key,
+        lambda: det.binary_curve(_y_true, _y_score),
+        size=4,
+        need=len(_y_score) * CURVE_BYTES_PER_ROW,
+    )
+
+
+def _curve_need(curve: det.BinaryCurve) -> int:
+    """A reading of the sorted counts takes at most what they took (one row a threshold)."""
+    return int(curve.thresholds.size) * CURVE_BYTES_PER_ROW
+
+
+def curve_scores_of(key: str, curve: det.BinaryCurve, single_class: str) -> tuple:
+    """AUROC and AUPRC of the sorted counts (:func:`metrics_core.detection.curve_scores`)."""
+    return remember(
+        "detection.curve_scores",
+        (key, single_class),
+        lambda: det.curve_scores(curve, single_class),
+        size=8,
+        need=_curve_need(curve),
+    )
+
+
+def tpr_table_of(key: str, curve: det.BinaryCurve, targets) -> pd.DataFrame:
+    """TPR at each target FPR (:func:`metrics_core.detection.tpr_table`), headed for the
+    screen and the download (translated)."""
+    return remember(
+        "detection.tpr_tables",
+        (key, tuple(targets), current_language()),
+        lambda: det.tpr_table(curve, list(targets), headers=True).rename(columns=_),
+        size=8,
+        need=_curve_need(curve),
+    )
+
+
+def tpr_at_fpr_of(key: str, curve: det.BinaryCurve, target: float) -> dict:
+    """The operating point at a false-positive budget
+    (:func:`metrics_core.detection.tpr_at_fpr`)."""
+    return remember(
+        "detection.tpr_at_fpr",
+        (key, float(target)),
+        lambda: det.tpr_at_fpr(None, None, float(target), curve=curve),
+        size=8,
+        need=_curve_need(curve),
+    )
+
+
+def confusion_at(curve: det.BinaryCurve, threshold: float) -> dict:
+    """The confusion counts at ``threshold`` (:func:`metrics_core.detection.confusion_matrix_at`
+    on the sorted counts: a search, it holds nothing)."""
+    with budget.work(0):
+        return det.confusion_matrix_at(None, None, threshold, curve=curve)
+
+
+def index_at(curve: det.BinaryCurve, threshold: float) -> int:
+    """The operating point of the sorted counts at ``threshold`` (a search)."""
+    with budget.work(0):
+        return int(curve.index_at(threshold))
 
 
 def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
@@ -165,16 +271,19 @@ def candidate_table_of(key: str, _data: dict) -> dk.CandidateTable:
             _data["query"], _data["probability"], _data["is_gold"], _data["criterion"]
         ),
         size=4,
+        need=len(_data["query"]) * DYNAMIC_K_BYTES_PER_ROW,
     )
 
 
 def columns_of(file_id: str, _data: bytes, name: str) -> list[str]:
-    """Column names of an uploaded table (for the mapping boxes), once per upload."""
+    """Column names of an uploaded table (for the mapping boxes), once per upload (the table is
+    read to find them)."""
     return remember(
         "detection.columns",
         (file_id, name),
         lambda: common_upload.table_columns(_data, name) or [],
         size=4,
+        need=len(_data) * READ_BYTES_PER_BYTE,
     )
 
 
@@ -185,6 +294,7 @@ def per_group_of(key: str, _y_true, _y_score, _criterion, single_class: str) -> 
         (key, single_class),
         lambda: det.per_group_scores(_y_true, _y_score, _criterion, single_class=single_class),
         size=8,
+        need=len(_y_score) * PER_GROUP_BYTES_PER_ROW,
     )
 
 
@@ -196,6 +306,7 @@ def bootstrap_of(key: str, _y_true, _y_score, metrics: tuple, n_resamples: int, 
             _y_true, _y_score, list(metrics), n_resamples=n_resamples, seed=seed
         ),
         size=16,
+        need=len(_y_score) * BOOTSTRAP_BYTES_PER_ROW,
     )
 
 
@@ -218,7 +329,7 @@ def metric_name(key: str) -> str:
     text, so it keeps its decimal point in Spanish too, as every number on the page does (the
     Spanish CSV export writes decimal commas for spreadsheets)."""
     if key.startswith("tpr@"):
-        return _("TPR at FPR {fpr}").format(fpr=key.removeprefix("tpr@"))
+        return plain(_("TPR at FPR {fpr}"), fpr=key.removeprefix("tpr@"))
     return {
         "auroc": "AUROC",
         "auprc": "AUPRC",
@@ -291,8 +402,10 @@ def for_the_page(exc: InputError) -> InputError:
     box = FIELD_BOXES.get(exc.field or "")
     if box is None:  # the advice in the application's words; the texts stay translatable
         return exc.replace(hint=exc.phrase("plain_hint") or exc.phrase("hint"), plain_hint=None)
-    hint = _("Choose it in the “{box}” box under “{section}”, then the file is read again.").format(
-        box=_(box), section=_("Data: scores and labels")
+    hint = plain(
+        _("Choose it in the “{box}” box under “{section}”, then the file is read again."),
+        box=_(box),
+        section=_("Data: scores and labels"),
     )
     return exc.replace(hint=hint, option=None, plain_hint=None)
 
@@ -314,6 +427,7 @@ def calibration_report_of(key, _y, _p, n_bins, strategy):
         (key, n_bins, strategy),
         lambda: cal.calibration_report(_y, _p, n_bins, strategy),
         size=16,
+        need=len(_p) * CALIBRATION_BYTES_PER_ROW,
     )
 
 
@@ -327,6 +441,7 @@ def calibration_ci_of(key, _y, _p, n_bins, strategy, n_resamples):
             _y, _p, n_bins, strategy, n_resamples=n_resamples, seed=0
         ),
         size=16,
+        need=len(_p) * CALIBRATION_BOOTSTRAP_BYTES_PER_ROW,
     )
 
 
@@ -337,7 +452,36 @@ def dynamic_k_curve_of(key, _table, k_min, hard_cap, ratio):
         (key, k_min, hard_cap, ratio),
         lambda: dk.dynamic_k_curve(_table, None, k_min, hard_cap, ratio),
         size=32,
+        need=_table.prob.size * DYNAMIC_K_BYTES_PER_ROW,
     )
+
+
+def dynamic_k_scores_of(key, _table, tau, k_min, hard_cap, ratio) -> dict:
+    """:func:`metrics_core.dynamic_k.dynamic_k_scores` at one setting of the sliders."""
+    return remember(
+        "dynamic_k.scores",
+        (key, tau, k_min, hard_cap, ratio),
+        lambda: dk.dynamic_k_scores(_table, tau, k_min, hard_cap, ratio),
+        size=32,
+        need=_table.prob.size * DYNAMIC_K_BYTES_PER_ROW,
+    )
+
+
+def dynamic_k_per_criterion_of(key, _table, tau, k_min, hard_cap, ratio) -> dict:
+    """:func:`metrics_core.dynamic_k.per_criterion` at one setting of the sliders."""
+    return remember(
+        "dynamic_k.per_criterion",
+        (key, tau, k_min, hard_cap, ratio),
+        lambda: dk.per_criterion(_table, tau, k_min, hard_cap, ratio),
+        size=32,
+        need=_table.prob.size * DYNAMIC_K_BYTES_PER_ROW,
+    )
+
+
+def dynamic_k_words(field: str) -> tuple[str, str]:
+    """A dynamic-K setting's or result's plain name and one-sentence explanation, in the
+    visitor's language (:func:`metrics_core.dynamic_k.field_words`)."""
+    return dk.field_words(field, _)
 
 
 def use_scores(data: dict) -> None:
@@ -367,8 +511,11 @@ CALIBRATION_LABELS = {
 def interval_text(ci: dict) -> str:
     """One calibration statistic's interval in words (or why there is none)."""
     if ci["reliable"]:
-        return _("95% {method} CI [{low}, {high}]").format(
-            method=ci["method"], low=f"{ci['low']:.4f}", high=f"{ci['high']:.4f}"
+        return say(
+            _("95% {method} CI [{low}, {high}]"),
+            method=ci["method"],
+            low=f"{ci['low']:.4f}",
+            high=f"{ci['high']:.4f}",
         )
     return _(
         "no reliable interval: resampling shifts this value more than it spreads it (use fewer bins)"

@@ -14,6 +14,7 @@ from metrics_core.report.catalogs import N_
 from metrics_core.report.cells import threshold_text
 from ui.common.i18n import gettext as _
 from ui.common.i18n import plotly_grouping
+from ui.common.style import plain
 
 BAND_COLOURS = {"baseline": "rgba(255, 193, 7, 0.18)", "good": "rgba(76, 175, 80, 0.18)"}
 #: The reference bands' names (:data:`metrics_core.report.ranges.REFERENCE_RANGES`), marked for the catalogs.
@@ -179,9 +180,10 @@ def reliability_figure(
                     np.asarray(bins["count"])[ok],
                 ]
             ),
-            hovertemplate=_(
-                "mean probability {x}<br>frequency {y}<br>95% interval [{low}, {high}]<br>{n} items"
-            ).format(
+            hovertemplate=plain(
+                _(
+                    "mean probability {x}<br>frequency {y}<br>95% interval [{low}, {high}]<br>{n} items"
+                ),
                 x="%{x:.4f}",
                 y="%{y:.4f}",
                 low="%{customdata[0]:.4f}",
@@ -207,7 +209,7 @@ def reliability_figure(
             xaxis="x",
             yaxis="y2",
             hovertemplate="[%{customdata[0]:.4f}, %{customdata[1]:.4f}]: "
-            + _("{n} items").format(n="%{y:" + plotly_grouping() + "d}")
+            + plain(_("{n} items"), n="%{y:" + plotly_grouping() + "d}")
             + "<extra></extra>",
             customdata=np.column_stack([lower, upper]),
         ),
@@ -233,7 +235,7 @@ def reliability_figure(
                 "y": 1.0,
                 "xref": "x",
                 "yref": "paper",
-                "text": _("threshold {t}").format(t=threshold_text(t)),
+                "text": plain(_("threshold {t}"), t=threshold_text(t)),
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",

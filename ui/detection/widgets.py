@@ -3,18 +3,22 @@ and a number box kept in step) and the editable reference ranges."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 import streamlit as st
 
-from metrics_core import detection as det
 from metrics_core.io.scores import LABEL_NAMES
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
-from ui.common.style import THRESHOLD_FORMAT
+from ui.common.style import THRESHOLD_FORMAT, say
 from ui.common.upload import TABLE_TYPES, UploadSlot, read_error, read_once
 from ui.detection import data as ds
 from ui.detection import state as dst
 from ui.detection.state import Detection
+
+if TYPE_CHECKING:
+    from metrics_core import detection as det
 
 
 def scores_loader() -> None:
@@ -44,7 +48,7 @@ def scores_loader() -> None:
             ["", *columns],
             key=dst.LABEL_COL,
             format_func=lambda c: auto.get(c, c),
-            help=_("Recognised names: {names}").format(names=", ".join(LABEL_NAMES)),
+            help=say(_("Recognised names: {names}"), names=", ".join(LABEL_NAMES)),
         )
         if up is not None:
             error = read_once(
@@ -92,7 +96,7 @@ def threshold_control(digest: str, scores, curve: det.BinaryCurve) -> float:
         start = (
             shared
             if shared is not None
-            else float(det.tpr_at_fpr(None, None, 0.05, curve=curve)["threshold"])
+            else float(ds.tpr_at_fpr_of(digest, curve, 0.05)["threshold"])
         )
         st.session_state[dst.THRESHOLD] = min(max(start, lo), hi)
         st.session_state[dst.THRESHOLD_FOR] = digest

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORM_LABELS
 from ui.common.i18n import gettext as _
+from ui.common.style import plain, say
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +20,7 @@ NORM = PREFIX + "norm"
 TUNE = PREFIX + "tune"
 MEASURE = PREFIX + "measure"
 FOLDS = PREFIX + "folds"
+JOIN = PREFIX + "join"
 #: measures offered for tuning and the board
 MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100", "nDCG")
 #: the parameters a person sets by hand, with (min, max, default, step): each method's
@@ -56,16 +58,65 @@ def hand_params(method: str) -> list[str]:
 
 
 def reference(method: str) -> str:
-    """The method's literature reference."""
-    return METHODS[method].ref
+    """The method's literature reference, in the page's language (authors joined by its word
+    for "and"; titles as published)."""
+    return _(METHODS[method].ref)
+
+
+def fused_run_name(method: str, inputs: list[str], tuned: bool, in_sample: bool = False) -> str:
+    """The fused run's name, in full: the method's label (tuned: and how) and its inputs,
+    ``RRF (bm25 + dense)``, ``WSUM, cross-validated (bm25 + dense)``."""
+    label = method_label(method)
+    if tuned:
+        label = (_("{method}, in-sample") if in_sample else _("{method}, cross-validated")).format(
+            method=label
+        )
+    return f"{label} ({' + '.join(inputs)})"
+
+
+def board_names(labels: list[str]) -> str:
+    """The board's runs named in full under it: ``a bm25 · b dense · c RRF (bm25 + dense)``."""
+    return _("Runs: {names}").format(names=" · ".join(labels))
+
+
+def join_button(run, name: str) -> None:
+    """The button that loads the fused run beside the uploads (the one loading path,
+    :func:`ui.ranking.data.add_run`): named in full on the button (wrapped, not cut); once
+    loaded, a line says where it is."""
+    import streamlit as st
+
+    from ui.common import state
+    from ui.ranking.data import add_run
+
+    joined = st.session_state.get(JOIN + ".done") or {}
+    loaded = st.session_state.get(state.RUNS) or {}
+    if joined.get(name) in loaded:
+        st.success(
+            _(
+                "{name} is a loaded run: Overview, Per query, Compare and every ranking page "
+                "show it."
+            ).format(name=joined[name])
+        )
+        return
+
+    def add() -> None:
+        final = add_run(run, name)
+        st.session_state[JOIN + ".done"] = {**joined, name: final}
+
+    st.button(
+        _("Add {name} to the loaded runs").format(name=name),
+        key=JOIN,
+        on_click=add,
+        help=_("It joins the uploaded runs, as if uploaded: every ranking page shows it."),
+    )
 
 
 def fused_label(method: str, in_sample: bool) -> str:
     """The tuned fused run's name on screen, in the page's language (the library names it
     ``<method> (cross-validated)`` or ``<method> (in-sample)`` in English)."""
     if in_sample:
-        return _("{method} (in-sample)").format(method=method)
-    return _("{method} (cross-validated)").format(method=method)
+        return plain(_("{method} (in-sample)"), method=method)
+    return plain(_("{method} (cross-validated)"), method=method)
 
 
 def _param_name(name: str) -> str:
@@ -87,7 +138,7 @@ def params_text(params: dict, runs: list[str]) -> str:
     for name, value in params.items():
         if name == "weights" and len(value) == len(runs):
             pairs = ", ".join(f"{r} {_number(w)}" for r, w in zip(runs, value, strict=True))
-            parts.append(_("weights: {pairs}").format(pairs=pairs))
+            parts.append(plain(_("weights: {pairs}"), pairs=pairs))
         elif isinstance(value, list | tuple):
             parts.append(f"{_param_name(name)} = " + ", ".join(_number(v) for v in value))
         else:
@@ -109,7 +160,7 @@ def fold_headers() -> dict[str, str]:
 
 def held_out_title(measure: str) -> str:
     """The heading of the held-out scores' table (its columns are named by the runs)."""
-    return _("Held-out {measure} on each fold").format(measure=measure)
+    return say(_("Held-out {measure} on each fold"), measure=measure)
 
 
 def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.DataFrame, ...]:
@@ -126,6 +177,7 @@ def fold_tables(folds: pd.DataFrame, runs: list[str], fused: str) -> tuple[pd.Da
 
 
 __all__ = [
+    "METHOD_LABELS",
     "SAMPLE",
     "RUNS",
     "METHOD",
@@ -143,6 +195,10 @@ __all__ = [
     "hand_params",
     "reference",
     "fused_label",
+    "fused_run_name",
+    "board_names",
+    "join_button",
+    "JOIN",
     "params_text",
     "fold_headers",
     "held_out_title",

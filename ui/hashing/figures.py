@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ui.common.i18n import gettext as _
+from ui.common.style import plain
 
 #: Titles stay above the plot, left-aligned in the figure's width, and wrap instead of being cut.
 TITLE = {"x": 0, "xanchor": "left", "font": {"size": 15}}
@@ -60,7 +61,7 @@ def pr_by_radius_figure(pr_by_radius: dict, highlight_radius: int | None = 2) ->
                 y=[pr_by_radius["precision"][i]],
                 mode="markers",
                 marker=dict(size=12, symbol="diamond"),
-                name=_("radius {r}").format(r=highlight_radius),
+                name=plain(_("radius {r}"), r=highlight_radius),
             )
         )
     fig.update_layout(

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import plot_text
+from ui.common.style import plain, plot_text
 
 
 def trend_groups(evals: pd.DataFrame) -> dict:
@@ -58,8 +58,10 @@ def trend_figure(
                 .assign(suite=rows["suite"].map(plot_text))
                 .to_numpy(dtype=object),
                 hovertemplate=f"{measure}: %{{y:.4f}}<br>%{{x|%Y-%m-%d %H:%M}} UTC<br>"
-                + _("evaluation #{id}<br>suite {suite}").format(
-                    id="%{customdata[0]}", suite="%{customdata[1]}"
+                + plain(
+                    _("evaluation #{id}<br>suite {suite}"),
+                    id="%{customdata[0]}",
+                    suite="%{customdata[1]}",
                 )
                 + "<extra></extra>",
             )
@@ -68,11 +70,11 @@ def trend_figure(
         fig.add_hline(
             y=thresholds[measure],
             line={"color": "#555", "dash": "dot", "width": 1},
-            annotation_text=_("Good ≥ {value}").format(value=f"{thresholds[measure]:g}"),
+            annotation_text=plain(_("Good ≥ {value}"), value=f"{thresholds[measure]:g}"),
             annotation_position="top left",
         )
     fig.update_layout(
-        title=_("{measure} over time, per run").format(measure=measure),
+        title=plain(_("{measure} over time, per run"), measure=measure),
         xaxis_title=_("saved (UTC)"),
         yaxis_title=measure,
         yaxis_range=[0, 1.05],

@@ -14,10 +14,9 @@ import os
 
 import streamlit as st
 
-from metrics_core.history import HistoryStore
 from metrics_core.report.catalogs import N_
 
-SESSION_STORE = "ranklab.history.session_store"  # HistoryStore(":memory:") of this session
+SESSION_STORE = "ranklab.history.session_store"  # HistoryStore(":memory:"): ui.history.data
 UPLOAD = "ranklab.history.upload"  # prefix of the uploader's key (+ a nonce)
 UPLOAD_NONCE = "ranklab.history.upload_nonce"  # bumped to clear the uploader
 UPLOAD_SEEN = "ranklab.history.upload_seen"  # file id of the upload already read
@@ -59,21 +58,3 @@ def deployer_store_path() -> str | None:
 
 def is_shared() -> bool:
     return deployer_store_path() is not None
-
-
-def session_store() -> HistoryStore:
-    """This session's in-memory history (created on first use)."""
-    store = st.session_state.get(SESSION_STORE)
-    if store is None:
-        store = HistoryStore(":memory:")
-        st.session_state[SESSION_STORE] = store
-    return store
-
-
-def replace_session_store(store: HistoryStore) -> None:
-    """Use ``store`` (an uploaded history) as this session's history."""
-    old = st.session_state.get(SESSION_STORE)
-    st.session_state[SESSION_STORE] = store
-    st.session_state[PENDING_DELETE] = None
-    if old is not None and old is not store:
-        old.close()

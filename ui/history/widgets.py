@@ -4,22 +4,26 @@ report of the saved evaluations, the runs saved together, each run's trend, dele
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.history import HistoryStore, load_sample_history
 from metrics_core.report import DEFAULT_GOOD_THRESHOLDS, REPORT_MEASURES
 from metrics_core.report.catalogs import N_
 from metrics_core.report.cells import MISSING
 from ui.common.downloads import download_table
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
-from ui.common.style import md_text
+from ui.common.style import md_text, plain, say
 from ui.common.thresholds import link_to_editor, session_thresholds
 from ui.common.upload import upload_slot
+from ui.history import data as hd
 from ui.history import state as hs
 from ui.history.figures import batch_figure, trend_figure, trend_groups
+
+if TYPE_CHECKING:
+    from metrics_core.history import HistoryStore
 
 THRESHOLDS = {m: DEFAULT_GOOD_THRESHOLDS[m] for m in REPORT_MEASURES}
 HEADERS = {"RR": N_("MRR (mean RR)")}
@@ -67,36 +71,36 @@ def thresholds_words(thresholds=THRESHOLDS) -> str:
     """
     goods = {m: v[0] if isinstance(v, (tuple, list)) else v for m, v in thresholds.items()}
     fairs = {m: v[1] for m, v in thresholds.items() if isinstance(v, (tuple, list))}
-    text = _("Good: {list}").format(
-        list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in goods.items())
+    text = plain(
+        _("Good: {list}"), list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in goods.items())
     )
     if fairs:
-        text += "; " + _("Fair: {list}").format(
-            list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in fairs.items())
+        text += "; " + plain(
+            _("Fair: {list}"),
+            list=", ".join(f"{SHORT.get(m, m)} ≥ {v:g}" for m, v in fairs.items()),
         )
     return text
 
 
 def unchanged(store: HistoryStore) -> str:
     """What a failed upload leaves: the history already here, and its size."""
-    n = store.count_evaluations()
-    return ngettext(
-        "The history already here is unchanged ({n} evaluation).",
-        "The history already here is unchanged ({n} evaluations).",
-        n,
-    ).format(n=n)
+    n = hd.count(store)
+    return say(
+        ngettext(
+            "The history already here is unchanged ({n} evaluation).",
+            "The history already here is unchanged ({n} evaluations).",
+            n,
+        ),
+        n=n,
+    )
 
 
 def use_uploaded_history(files) -> None:
     """A downloaded history file as this session's history (raises InputError for anything else)."""
     up = files[0]
-    loaded = HistoryStore.from_bytes(up.getvalue(), source=up.name)
-    hs.replace_session_store(loaded)
-    st.toast(
-        _("Loaded {n} saved evaluations from {file}.").format(
-            n=loaded.count_evaluations(), file=md_text(up.name)
-        )
-    )
+    loaded = hd.import_history(up.getvalue(), up.name)
+    hd.replace_session_store(loaded)
+    st.toast(say(_("Loaded {n} saved evaluations from {file}."), n=hd.count(loaded), file=up.name))
     st.rerun()
 
 
@@ -122,11 +126,11 @@ def keep_and_restore(store: HistoryStore) -> None:
         # the file is made when the button is clicked, not on every rerun
         c1.download_button(
             _("Download history"),
-            history_bytes(store),
+            hd.history_bytes(store),
             file_name="ranklab_history.sqlite3",
             mime="application/vnd.sqlite3",
             icon=":material/download:",
-            disabled=store.count_evaluations() == 0,
+            disabled=hd.count(store) == 0,
             key=hs.DOWNLOAD,
         )
         if shared:
@@ -142,35 +146,11 @@ def keep_and_restore(store: HistoryStore) -> None:
         )
 
 
-def history_bytes(store: HistoryStore):
-    """The download's data, deferred: this session's store (it stays open), or a shared store
-    opened again at click time (the page closes its own connection when it has run)."""
-    path = hs.deployer_store_path()
-    if path is None:
-        return store.to_bytes
-
-    def shared() -> bytes:
-        with HistoryStore(path) as again:
-            return again.to_bytes()
-
-    return shared
-
-
-def sample_view() -> HistoryStore:
-    """The sample history shown while nothing is saved: built once per session (read only)."""
-    view = st.session_state.get(hs.SAMPLE_VIEW)
-    if view is None:
-        view = HistoryStore(":memory:")
-        load_sample_history(view)
-        st.session_state[hs.SAMPLE_VIEW] = view
-    return view
-
-
 def render(store: HistoryStore) -> None:
     """Everything below the store line (the caller closes a shared store)."""
     keep_and_restore(store)
-    showing_sample = store.count_evaluations() == 0
-    draw_history(store, sample_view() if showing_sample else store, showing_sample)
+    showing_sample = hd.count(store) == 0
+    draw_history(store, hd.sample_view() if showing_sample else store, showing_sample)
 
 
 def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) -> None:
@@ -184,11 +164,11 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
             icon=":material/info:",
         )
         if st.button(_("Load sample history into my history"), icon=":material/download:"):
-            load_sample_history(store)
+            hd.load_sample_into(store)
             st.rerun()
 
-    everything = view.list_evaluations()
-    suites = view.suite_names()
+    everything = hd.evaluations(view)
+    suites = hd.suites(view)
     # one row that wraps on a narrow screen, each box wide enough for its value (not cut)
     c1 = c2 = c3 = st.container(horizontal=True, gap="medium")
     suite_choice = c1.selectbox(
@@ -220,10 +200,16 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     suite = None if suite_choice == hs.ALL_SUITES else suite_choice
     current = session_thresholds(REPORT_MEASURES)  # the comparative table's (one source)
     try:
-        report = view.report(
-            suite, date_from, date_to, per_query=per_query, thresholds=current, ngettext=ngettext
+        report = hd.report(
+            view,
+            suite,
+            date_from,
+            date_to,
+            per_query=per_query,
+            thresholds=current,
+            ngettext=ngettext,
         )
-        evals = view.list_evaluations(suite, date_from, date_to)
+        evals = hd.evaluations(view, suite, date_from, date_to)
     except InputError as exc:
         st.error(md_text(exc.plain(_)))
         return
@@ -239,7 +225,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
             SHORT.get(m, m),
             "–" if mean != mean else f"{mean:.4f}",
             width=130,
-            help=_("mean over the rows; label: {label}").format(label=_(label) if label else "–")
+            help=say(_("mean over the rows; label: {label}"), label=_(label) if label else "–")
             if mean == mean
             else _("“–”: no row has a value for this measure."),
         )
@@ -275,7 +261,7 @@ def draw_history(store: HistoryStore, view: HistoryStore, showing_sample: bool) 
     hidden = {"Batch"} if one_per_batch else set()
     if len(suites) == 1:
         hidden.add("Suite")
-        st.caption(_("Suite: {suite}").format(suite=md_text(suites[0])))
+        st.caption(say(_("Suite: {suite}"), suite=suites[0]))
     st.dataframe(
         shown.style.format(
             {m: "{:.4f}" for m in REPORT_MEASURES if m in shown.columns}, na_rep="–"
@@ -337,7 +323,7 @@ def batches(evals) -> None:
         options,
         key=hs.BATCH,
         format_func=lambda b: (
-            _("batch {b}").format(b=b) + f" · {info.loc[b, 'suite']} · "
+            plain(_("batch {b}"), b=b) + f" · {info.loc[b, 'suite']} · "
             f"{info.loc[b, 'when'][:16].replace('T', ' ')} · {info.loc[b, 'runs']}"
         ),
     )
@@ -397,16 +383,19 @@ def delete_form(store: HistoryStore, body) -> None:
     pending = st.session_state.get(hs.PENDING_DELETE)
     if pending is not None:
         st.warning(
-            _(
-                "Delete evaluation {evaluation} and its per-query values? This cannot be undone."
-            ).format(evaluation=md_text(labels.get(pending, pending)))
+            say(
+                _(
+                    "Delete evaluation {evaluation} and its per-query values? This cannot be undone."
+                ),
+                evaluation=labels.get(pending, pending),
+            )
         )
         y, n, _spacer = st.columns([1, 1, 4])
         if y.button(_("Yes, delete"), type="primary"):
             try:
-                store.delete_evaluation(pending)
+                hd.delete(store, pending)
                 st.session_state[hs.PENDING_DELETE] = None
-                st.toast(_("Deleted evaluation {id}.").format(id=pending))
+                st.toast(say(_("Deleted evaluation {id}."), id=pending))
                 st.rerun()
             except InputError as exc:
                 st.session_state[hs.PENDING_DELETE] = None
@@ -414,6 +403,65 @@ def delete_form(store: HistoryStore, body) -> None:
         if n.button(_("Cancel")):
             st.session_state[hs.PENDING_DELETE] = None
             st.rerun()
+
+
+def save_evaluation_form(evaluations, qrels, meta=None, *, key: str = "overview") -> int | None:
+    """A "Save this evaluation" form: suite name, run choice, note, button.
+
+    ``evaluations`` is a list of ``mc.Evaluation`` (one per run); the chosen runs are
+    saved as one batch. Shows success or the error message (never a traceback); returns
+    the last saved id or None.
+    """
+    evaluations = list(evaluations)
+    if not evaluations:
+        return None
+    with st.form(f"{hs.SAVE_FORM}.{key}"):
+        suite = st.text_input(
+            _("Test suite name"),
+            key=f"{hs.SAVE_SUITE}.{key}",
+            help=_("Evaluations of the same suite are compared over time on the History page."),
+        )
+        names = [ev.run_name for ev in evaluations]
+        chosen = st.multiselect(
+            _("Runs to save"), names, default=names, placeholder=_("Choose options")
+        )
+        note = st.text_input(_("Note (optional)"))
+        submitted = st.form_submit_button(_("Save this evaluation"), icon=":material/save:")
+    if not submitted:
+        return None
+    picked = [ev for ev in evaluations if ev.run_name in chosen]
+    if not picked:
+        st.error(_("Choose at least one run to save."))
+        return None
+    try:
+        ids = hd.save_current_evaluations(picked, suite, qrels, meta, note=note or None)
+    except InputError as exc:
+        st.error(md_text(exc.plain(_)))
+        return None
+    if hs.is_shared():
+        st.success(
+            say(
+                ngettext(
+                    "Saved {n} run to the shared history.",
+                    "Saved {n} runs as one batch to the shared history.",
+                    len(ids),
+                ),
+                n=len(ids),
+            )
+        )
+    else:
+        st.success(
+            say(
+                ngettext(
+                    "Saved {n} run to this session's history (download it on the History page to keep it).",
+                    "Saved {n} runs as one batch to this session's history (download it on the History "
+                    "page to keep it).",
+                    len(ids),
+                ),
+                n=len(ids),
+            )
+        )
+    return ids[-1]
 
 
 __all__ = [
@@ -427,8 +475,7 @@ __all__ = [
     "render",
     "draw_history",
     "keep_and_restore",
-    "history_bytes",
-    "sample_view",
+    "save_evaluation_form",
     "batches",
     "trend",
     "delete_form",

@@ -1,4 +1,5 @@
-"""The Overview's leaderboard, kept in the session, and its tie band and grid style."""
+"""The Overview's leaderboard settings, legends, grid and style (the board and its tie band
+are computed by :func:`ui.ranking.data.overview_board` and :func:`ui.ranking.data.cached_tie_band`)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ from metrics_core.report.leaderboard_grid import (
     BEST,
     CI_INDENT,
     TIE_ROW,
+    UNJUDGED_ROW,
     leaderboard_grid,
-    tie_band,
 )
-from metrics_core.report.legends import family_sentence, leaderboard_legend
-from ui.common import state
-from ui.common.cache import keep_only, remember
+from metrics_core.report.legends import (
+    CORRECTION_NAMES,
+    TEST_NAMES,
+    family_sentence,
+    leaderboard_legend,
+)
+from metrics_core.stats.comparison import TESTS
+from metrics_core.stats.significance import CORRECTIONS
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.ranking.state import Overview
-
-#: The board's tables in the session cache (:mod:`ui.common.cache`).
-BOARDS, BANDS = "overview.boards", "overview.bands"
 
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
 #: before it draws their widgets, after the leaderboard).
@@ -34,7 +37,6 @@ BOARD_DEFAULTS = {
 }
 #: Permutations of the permutation test on the Overview.
 BOARD_PERMUTATIONS = 10_000
-BOARD_MEMO_SIZE = 4
 
 
 def board_setting(name: str):
@@ -58,12 +60,9 @@ def baseline_choice(slot, names: list[str]) -> str:
     )
 
 
-def _settings(
-    baseline: str, query_set: str, n_resamples, confidence, seed, correction: str, test: str
-) -> dict:
+def board_settings(n_resamples, confidence, seed, correction: str, test: str) -> dict:
+    """The board's statistics settings as :func:`ui.ranking.data.overview_board` takes them."""
     return {
-        "baseline": baseline,
-        "query_set": query_set,
         "n_resamples": int(n_resamples),
         "confidence": float(confidence),
         "seed": int(seed),
@@ -71,51 +70,6 @@ def _settings(
         "test": test,
         "permutations": BOARD_PERMUTATIONS,
     }
-
-
-def overview_board(
-    evaluations: dict,
-    baseline: str,
-    measures,
-    query_set: str,
-    n_resamples: int,
-    confidence: float,
-    seed: int,
-    correction: str,
-    test: str,
-) -> pd.DataFrame:
-    """The Overview's leaderboard of ``evaluations`` (metrics_core's leaderboard: one query set,
-    bootstrap CI, corrected tests), kept in the session for these very evaluations and settings
-    (:func:`ui.common.cache.remember`: a rerun neither recomputes it nor hashes the per-query
-    values to find it)."""
-    from metrics_core.stats.comparison import leaderboard
-
-    settings = _settings(baseline, query_set, n_resamples, confidence, seed, correction, test)
-    held = tuple(evaluations.values())
-    data = (
-        id(st.session_state.get(state.QRELS)),
-        tuple((name, id(run)) for name, run in (st.session_state.get(state.RUNS) or {}).items()),
-    )
-    keep_only(BOARDS, lambda key, _held: key[0] == data)  # boards of data no longer loaded go
-    key = (data, tuple(evaluations), tuple(measures), tuple(sorted(settings.items())))
-    return remember(
-        BOARDS,
-        key,
-        lambda: leaderboard(
-            list(held),
-            baseline,
-            list(measures),
-            query_set=query_set,
-            n_resamples=settings["n_resamples"],
-            confidence=settings["confidence"],
-            seed=settings["seed"],
-            n_permutations=BOARD_PERMUTATIONS,
-            correction=correction,
-            test=test,
-        ),
-        held=held,
-        size=BOARD_MEMO_SIZE,
-    )
 
 
 TIE_LEGEND = N_(
@@ -157,22 +111,45 @@ def board_family(board: pd.DataFrame) -> str | None:
     return family_sentence(board, gettext=_) or None
 
 
-def translated_grid(board: pd.DataFrame, band: pd.DataFrame | None = None) -> pd.DataFrame:
+def translated_grid(
+    board: pd.DataFrame, band: pd.DataFrame | None = None, unjudged: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`leaderboard_grid` in the visitor's language (its columns name the mean of RR
-    MRR)."""
-    return leaderboard_grid(board, band, gettext=_)
+    MRR), with the tie band and the unjudged band."""
+    return leaderboard_grid(board, band, gettext=_, unjudged=unjudged)
 
 
-def cached_tie_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -> pd.DataFrame:
-    """:func:`metrics_core.report.leaderboard_grid.tie_band` of the board, kept in the session for
-    the same board, evaluations and bounds (a rerun does not recompute it)."""
-    held = (board, *evaluations.values(), *(bounds.get(n) for n in evaluations))
-    return remember(
-        BANDS,
-        tuple(evaluations),
-        lambda: tie_band(board, {n: ev.per_query for n, ev in evaluations.items()}, bounds),
-        held=held,
-        size=1,
+UNJUDGED_LEGEND = N_(
+    "Unjudged band: range of the mean over every labelling of the retrieved documents the "
+    "qrels do not judge, with labels 0 to the qrels' highest (shown where it changes the mean)."
+)
+
+
+def reversal_note(board: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> str:
+    """One line naming the pairs of runs whose order the unjudged documents could reverse
+    (``pairs``: :func:`ui.ranking.data.reversible`), by measure: "every pair" where all of a
+    measure's pairs could turn; empty when none could."""
+    from metrics_core.report.thesis import display_measure
+
+    if not pairs:
+        return ""
+    by_measure: dict[str, list[str]] = {}
+    for m, ahead, behind in pairs:
+        by_measure.setdefault(m, []).append(f"{ahead} > {behind}")
+    counts = board.dropna(subset=["mean"]).groupby("measure")["run"].nunique()
+    every = [m for m, got in by_measure.items() if len(got) == counts[m] * (counts[m] - 1) // 2]
+    parts = []
+    if every:
+        parts.append(
+            _("every pair on {measures}").format(
+                measures=", ".join(display_measure(m) for m in every)
+            )
+        )
+    parts += [
+        f"{display_measure(m)}: {', '.join(got)}" for m, got in by_measure.items() if m not in every
+    ]
+    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(
+        pairs="; ".join(parts)
     )
 
 
@@ -185,11 +162,11 @@ def style_grid(grid: pd.DataFrame):
         return ""
 
     first = grid.columns[0]
-    tie_row = CI_INDENT + _("tie band")
+    band_rows = (TIE_ROW, UNJUDGED_ROW, CI_INDENT + _("tie band"), CI_INDENT + _("unjudged band"))
 
     def row(r):
         label = str(r[first])
-        if label in (TIE_ROW, tie_row):
+        if label in band_rows:
             return ["color: #92400e; font-size: 0.85em; font-style: italic" for _ in r]
         grey = label.startswith("   ")
         return ["color: #6b7280; font-size: 0.85em" if grey else "" for _ in r]
@@ -198,21 +175,25 @@ def style_grid(grid: pd.DataFrame):
 
 
 __all__ = [
+    "CORRECTION_NAMES",
+    "CORRECTIONS",
+    "TEST_NAMES",
+    "TESTS",
     "BOARD_KEYS",
     "baseline_choice",
     "BOARD_DEFAULTS",
     "BOARD_PERMUTATIONS",
     "TIE_LEGEND",
+    "UNJUDGED_LEGEND",
+    "reversal_note",
     "board_setting",
-    "overview_board",
-    "cached_tie_band",
+    "board_settings",
     "style_grid",
     "board_legend",
     "board_family",
     "translated_grid",
     "LIBRARY_WORDS",
     "leaderboard_grid",
-    "tie_band",
     "TIE_ROW",
     "BEST",
 ]

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ui.common.colours import colours_for
 from ui.common.i18n import gettext as _
-from ui.common.style import PALETTE, in_sentence, plot_text
+from ui.common.style import PALETTE, in_sentence, plain, plot_text
 
 RELEVANCE_COLOURS = ("#eeeeee", "#cfe8cf", "#8fd18f", "#3ca03c", "#1e6e1e")
 
@@ -80,7 +80,7 @@ def distribution(values: dict[str, pd.Series], measure: str, kind: str = "box") 
         if kind == "histogram"
         else dict(yaxis_title=measure)
     )
-    return _layout(fig, _("{measure} per query").format(measure=measure), **layout)
+    return _layout(fig, plain(_("{measure} per query"), measure=measure), **layout)
 
 
 def group_bars(
@@ -101,8 +101,8 @@ def group_bars(
             name=plot_text(run),
             marker_color=colours[str(run)],
             customdata=part["count"].to_numpy() if "count" in part else None,
-            hovertemplate=_("{group}: {mean} ({n} queries)").format(
-                group="%{x}", mean="%{y:.4f}", n="%{customdata}"
+            hovertemplate=plain(
+                _("{group}: {mean} ({n} queries)"), group="%{x}", mean="%{y:.4f}", n="%{customdata}"
             )
             + "<extra>"
             + plot_text(run)
@@ -110,10 +110,10 @@ def group_bars(
         )
     return _layout(
         fig,
-        _("{measure} by {group}").format(measure=measure, group=in_sentence(label)),
+        plain(_("{measure} by {group}"), measure=measure, group=in_sentence(label)),
         barmode="group",
         xaxis_title=label,
-        yaxis_title=_("mean {measure}").format(measure=measure),
+        yaxis_title=plain(_("mean {measure}"), measure=measure),
     )
 
 
@@ -143,7 +143,7 @@ def first_click_ranks(per_impression: pd.DataFrame) -> go.Figure:
             x=labels,
             y=counts.to_numpy(),
             marker_color=PALETTE[0],
-            hovertemplate=_("{rank}: {n} impressions").format(rank="%{x}", n="%{y}")
+            hovertemplate=plain(_("{rank}: {n} impressions"), rank="%{x}", n="%{y}")
             + "<extra></extra>",
         )
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core.ranking.registry import PARAMS, REGISTRY  # every measure's words (Learn)
 from ui.common.sidebar import conventions
 from ui.ranking.learn_examples import PRESETS
 from ui.ranking.state import Learn
@@ -57,4 +58,12 @@ def shown_example(labels) -> str | None:
     return name if same else None
 
 
-__all__ = ["LOCAL", "ensure_defaults", "load_example", "load_picked_example", "shown_example"]
+__all__ = [
+    "LOCAL",
+    "PARAMS",
+    "REGISTRY",
+    "ensure_defaults",
+    "load_example",
+    "load_picked_example",
+    "shown_example",
+]

@@ -8,8 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import metrics_core as mc
-from metrics_core.ranking.kernels import dcg_steps
 from ui.common.i18n import N_
 
 # shown name -> labels (rank order), k, relevant documents in the collection (None: those
@@ -89,19 +87,10 @@ def example_measures(k: int) -> list[str]:
     ]
 
 
-def evaluate_example(labels, k: int, num_relevant: int | None, conventions: mc.Conventions):
-    """Evaluate one ranking given as relevance labels (the relevance-vector input form)."""
-    labels = [float(x) for x in labels]
-    extra = {"example": int(num_relevant)} if num_relevant else None
-    run, qrels = mc.io.from_relevance_vectors({"example": labels}, num_relevant=extra)
-    return mc.evaluate(qrels, run, example_measures(int(k)), conventions=conventions)
-
-
-def dcg_table(labels, k: int, conventions: mc.Conventions) -> pd.DataFrame:
+def dcg_frame(steps: dict) -> pd.DataFrame:
     """Rank by rank: label, gain, discount, contribution and running DCG (the Learn table),
-    from :func:`metrics_core.ranking.kernels.dcg_steps` (the engine's arithmetic: the last
-    row is ``DCG@k`` evaluated, bit for bit)."""
-    steps = dcg_steps(labels, int(k), conventions)
+    from :func:`metrics_core.ranking.kernels.dcg_steps`'s steps (the engine's arithmetic: the
+    last row is ``DCG@k`` evaluated, bit for bit)."""
     return pd.DataFrame(
         {
             "rank": steps["rank"],

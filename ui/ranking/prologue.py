@@ -19,15 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-import metrics_core as mc
+from metrics_core.errors import InputError
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.i18n import ngettext
 from ui.common.sidebar import conventions as sidebar_conventions
-from ui.common.style import md_text
+from ui.common.style import md_join, md_text, say
 from ui.ranking.data import (
     coverage_notes,
     evaluate_loaded,
@@ -36,6 +37,9 @@ from ui.ranking.data import (
     unusable_runs,
 )
 from ui.ranking.widgets import require_data
+
+if TYPE_CHECKING:
+    import metrics_core as mc
 
 
 @dataclass(frozen=True)
@@ -58,20 +62,28 @@ class Loaded:
 def too_few_runs(needed: int, usable: int, loaded: int) -> str:
     """What a page says when fewer than ``needed`` of the ``loaded`` runs share queries with
     the qrels (``usable`` do), each count with its own plural."""
-    return " ".join(
+    return md_join(
         (
-            ngettext(
-                "This page needs {n} run that shares queries with the qrels.",
-                "This page needs {n} runs that share queries with the qrels.",
-                needed,
-            ).format(n=needed),
-            ngettext(
-                "Usable now: {k} of {total} loaded run.",
-                "Usable now: {k} of {total} loaded runs.",
-                loaded,
-            ).format(k=usable, total=loaded),
-            _("Load another run on the Data page."),
-        )
+            say(
+                ngettext(
+                    "This page needs {n} run that shares queries with the qrels.",
+                    "This page needs {n} runs that share queries with the qrels.",
+                    needed,
+                ),
+                n=needed,
+            ),
+            say(
+                ngettext(
+                    "Usable now: {k} of {total} loaded run.",
+                    "Usable now: {k} of {total} loaded runs.",
+                    loaded,
+                ),
+                k=usable,
+                total=loaded,
+            ),
+            say(_("Load another run on the Data page.")),
+        ),
+        " ",
     )
 
 
@@ -108,7 +120,7 @@ def ranking_prologue(
     try:
         with st.spinner(spinner or _("Evaluating ...")):
             evaluations = evaluate_loaded(measures, conventions)
-    except mc.InputError as exc:
+    except InputError as exc:
         st.error(md_text(exc.plain(_)))  # uploaded names in the message stay text
         stop()
         return None

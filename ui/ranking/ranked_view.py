@@ -1,54 +1,18 @@
-"""One query's ranked list as the engine ranked it (:meth:`metrics_core.Ranking.ranking`), and
-the relevant documents it missed.
+"""One query's ranked list on screen: its relevance colours and the tie columns' words
+(the list itself and the relevant documents it missed: :func:`ui.ranking.data.one_query`).
 
 Pure functions (no Streamlit): the per-query page and the tests call them.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-import metrics_core as mc
 from metrics_core.report.cells import is_missing
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT
 from ui.ranking.figures import RELEVANCE_COLOURS
-
-
-def query_ranking(ev, run, qrels, query_id: str) -> mc.Ranking:
-    """The :class:`metrics_core.Ranking` that shows ``query_id`` as ``ev`` ranked it: the
-    evaluation's own (:attr:`Evaluation.ranking`), or, for a run evaluated in blocks (no
-    Ranking kept), the query's rows ranked alone under the same conventions (ties,
-    duplicates and depth are per query: the same ranking).
-
-    ``.ranking(query_id)`` gives its ranked documents, ``.tie_sizes(query_id)`` their tie
-    groups (the engine's own).
-    """
-    if ev.ranking is not None:
-        kept = ev.ranking  # a view of the kept ranking (its mapped lists): what this one derives
-        # (the tie groups of every query) goes when the page's run ends, not kept with it
-        return mc.Ranking(kept.qrels, kept.run, kept.conventions, kept.cutoffs, kept.lists)
-    rows = np.flatnonzero(run.query_ids == str(query_id))
-    sub = mc.Run(
-        run.query_ids[rows], run.doc_ids[rows], run.scores[rows], name=run.name, source=run.source
-    )
-    return mc.rank(qrels, sub, ev.conventions)
-
-
-def judgements(qrels, query_id: str) -> pd.DataFrame:
-    """The qrels rows of one query (doc_id, relevance)."""
-    mask = qrels.query_ids == str(query_id)
-    return pd.DataFrame({"doc_id": qrels.doc_ids[mask], "relevance": qrels.relevance[mask]})
-
-
-def missed_relevant(qrels, ranking: pd.DataFrame, query_id: str, threshold: float) -> pd.DataFrame:
-    """Relevant documents (label >= threshold, >= 0) of the query that the ranking lacks."""
-    judged = judgements(qrels, query_id)
-    rel = judged[(judged["relevance"] >= threshold) & (judged["relevance"] >= 0)]
-    out = rel[~rel["doc_id"].isin(set(ranking["doc_id"]))]
-    return out.sort_values(["relevance", "doc_id"], ascending=[False, True]).reset_index(drop=True)
 
 
 def relevance_colour(value, max_label: float = 3.0) -> str:

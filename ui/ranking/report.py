@@ -4,54 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from metrics_core.report.catalogs import translations
 from ui.common import state
-from ui.common.i18n import N_, current_language
+from ui.common.i18n import current_language
 from ui.common.i18n import gettext as _
-from ui.common.style import run_colours
-
-#: The label of a run's digest in the report's Data table.
-_RUN_LABEL = N_("run {name}")
-
-
-def report_html(
-    evaluations: list,
-    baseline: str,
-    measures: list,
-    query_set: str,
-    conventions,
-    qrels=None,
-    runs: dict | None = None,
-    lang: str | None = None,
-    **settings,
-) -> str:
-    """The "Download report" HTML: metrics_core's report assembler, with this app's run colours,
-    the plotly.js shipped with the plotly package inlined (opens offline) and the words in
-    ``lang`` (default the visitor's language)."""
-    from metrics_core.report.html import comparison_report, data_digest, plotly_js_source
-
-    lang = lang or current_language()
-    tr = translations(lang)
-    names = [ev.run_name for ev in evaluations]
-    data = {}
-    if qrels is not None:
-        data["qrels"] = data_digest(qrels)
-    for name, run in (runs or {}).items():
-        data[tr.gettext(_RUN_LABEL).format(name=name)] = data_digest(run)
-    return comparison_report(
-        evaluations,
-        baseline,
-        measures,
-        query_set=query_set,
-        conventions=conventions,
-        data=data,
-        colours=run_colours(list(runs or names)),
-        plotly_js=plotly_js_source(),
-        gettext=tr.gettext,
-        ngettext=tr.ngettext,
-        lang=lang,
-        **settings,
-    )
+from ui.ranking.data import report_html
 
 
 def report_button(
@@ -89,4 +45,4 @@ def report_button(
     )
 
 
-__all__ = ["report_html", "report_button"]
+__all__ = ["report_button"]

@@ -18,10 +18,10 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 from metrics_core.io.run_names import RunFile, unique_run_names
-from metrics_core.report.cells import markdown_escape
 from ui.common import state
 from ui.common.i18n import gettext as _
 from ui.common.keep import keep_keys
+from ui.common.style import md_join, say
 from ui.common.upload import human_size
 
 FILES = (
@@ -161,27 +161,29 @@ def name_box(
         return place[whole[i][0]] + 1 if whole[i][0] in place else i + 1
 
     notes = [
-        _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken.").format(
-            file=markdown_escape(whole[i][2].name),
+        say(
+            _("{file} (file {i}, {size}) is the run **{name}**: the name {base} was taken."),
+            file=whole[i][2].name,
             i=number(i),
             size=human_size(whole[i][2].size),
-            name=markdown_escape(name),
-            base=markdown_escape(base),
+            name=name,
+            base=base,
         )
         for i, name, base in naming.renamed
         if whole[i][2] is not None  # a released file was named when it was read
     ]
     notes += [
-        _("{file} (file {i}) has the same content as file {first}: one run, **{name}**.").format(
-            file=markdown_escape(whole[i][2].name if whole[i][2] is not None else naming.names[i]),
+        say(
+            _("{file} (file {i}) has the same content as file {first}: one run, **{name}**."),
+            file=whole[i][2].name if whole[i][2] is not None else naming.names[i],
             i=number(i),
             first=number(first),
-            name=markdown_escape(naming.names[i]),
+            name=naming.names[i],
         )
         for i, first in naming.repeats
     ]
     if notes:
-        st.info("  \n".join(notes), icon=":material/info:")
+        st.info(md_join(notes, "  \n"), icon=":material/info:")
     return changed
 
 

@@ -37,6 +37,7 @@ class Home:
 
 class Data:
     SAMPLE = "ranklab.data.sample"
+    DIVERSITY_SAMPLE = "ranklab.data.diversity_sample"
     CLEAR = "ranklab.data.clear"
     QRELS_FORMAT = "ranklab.data.qrels_fmt"
     RUN_FORMAT = "ranklab.data.run_fmt"

@@ -1,12 +1,12 @@
 """Tables of the ranking pages built from evaluations and query metadata (pure: no
-Streamlit): the per-query table with its tie columns and filters, and the breakdown."""
+Streamlit): the per-query table with its tie columns and filters (the breakdown's means:
+:func:`ui.ranking.data.breakdown`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from metrics_core.stats.aggregate import group_means
-from ui.common.style import difficulty_order, natural_rows
+from ui.common.style import natural_rows
 from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN, tie_dependent_text
 
 #: Metadata columns shown beside the per-query values.
@@ -40,39 +40,9 @@ def dated_between(meta: pd.DataFrame, start, end) -> set:
     return set(meta.index[in_range.fillna(False).to_numpy()])
 
 
-def only_queries(per_query: pd.DataFrame, ids: set | None) -> pd.DataFrame:
-    """The rows of ``ids`` (all rows when ``ids`` is None)."""
-    if ids is None:
-        return per_query
-    return per_query[per_query.index.astype(str).isin(ids)]
-
-
-def breakdown(
-    evaluations: dict, meta: pd.DataFrame, column: str, ids: set | None = None
-) -> pd.DataFrame:
-    """Means per group of ``column`` for every run (long: run, group, count, measures), groups
-    in reading order (easy, medium, hard for difficulty words, else natural), runs in load order."""
-    parts = []
-    for name, ev in evaluations.items():
-        g = group_means(only_queries(ev.per_query, ids), meta, column)
-        g.insert(0, "run", name)
-        parts.append(g.reset_index())
-    long = pd.concat(parts, ignore_index=True)
-    long[column] = long[column].astype(str)
-    order = {g: i for i, g in enumerate(difficulty_order(long[column].unique()))}
-    runs_order = {n: i for i, n in enumerate(evaluations)}
-    return long.sort_values(
-        [column, "run"],
-        key=lambda s: s.map(order) if s.name == column else s.map(runs_order),
-        kind="stable",
-    ).reset_index(drop=True)
-
-
 __all__ = [
     "per_query_table",
     "containing",
     "dated_between",
-    "only_queries",
-    "breakdown",
     "META_SHOWN",
 ]

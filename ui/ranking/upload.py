@@ -16,7 +16,7 @@ from metrics_core.io.tables import ROLES
 from ui.common import budget, state
 from ui.common.i18n import count, ngettext
 from ui.common.i18n import gettext as _
-from ui.common.style import md_text
+from ui.common.style import md_join, md_text, say
 from ui.common.upload import (
     UPLOAD_FORMATS,
     UploadSlot,
@@ -66,7 +66,7 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
         # within the server's memory gate (refused before reading when it could never fit, in
         # line while other visitors' work holds the memory) and into the session's folder
         with st.spinner(
-            _("Reading {name} ({size}) ...").format(name=uploaded.name, size=human_size(len(data)))
+            say(_("Reading {name} ({size}) ..."), name=uploaded.name, size=human_size(len(data)))
         ):
             if kind == "qrels":
                 st.session_state[state.QRELS] = parse_qrels(data, uploaded.name, fmt, mapping)
@@ -99,17 +99,18 @@ def still_loaded() -> str:
     parts = []
     if qrels is not None:
         n = len(qrels.unique_query_ids())
-        parts.append(ngettext("{n} query", "{n} queries", n).format(n=n))
+        parts.append(say(ngettext("{n} query", "{n} queries", n), n=n))
     if runs:
-        parts.append(ngettext("{n} run", "{n} runs", len(runs)).format(n=len(runs)))
+        parts.append(say(ngettext("{n} run", "{n} runs", len(runs)), n=len(runs)))
     if meta is not None:
         parts.append(
-            ngettext("metadata for {n} query", "metadata for {n} queries", len(meta)).format(
-                n=len(meta)
+            say(
+                ngettext("metadata for {n} query", "metadata for {n} queries", len(meta)),
+                n=len(meta),
             )
         )
     return (
-        _("Previous data still loaded: {what}.").format(what=", ".join(parts))
+        say(_("Previous data still loaded: {what}."), what=", ".join(parts))
         if parts
         else _("Nothing else is loaded yet.")
     )
@@ -163,7 +164,7 @@ def upload_box(
         names = ", ".join(md_text(f.name) for f, _ in failed)
         text = "; ".join(e.rstrip(". ") for _, e in failed)
         slot.fail(
-            _("Could not load {names}: {problems}.").format(names=names, problems=text)
+            say(_("Could not load {names}: {problems}."), names=names, problems=text)
             if len(failed) > 1
             else f"{text}."
         )
@@ -172,25 +173,32 @@ def upload_box(
         more = (
             (
                 " "
-                + ngettext(
-                    "({n} more file needs its columns too)",
-                    "({n} more files need their columns too)",
-                    len(fixable) - 1,
-                ).format(n=len(fixable) - 1)
+                + say(
+                    ngettext(
+                        "({n} more file needs its columns too)",
+                        "({n} more files need their columns too)",
+                        len(fixable) - 1,
+                    ),
+                    n=len(fixable) - 1,
+                )
             )
             if len(fixable) > 1
             else ""
         )
         st.error(
-            _("{problem}. Choose its columns below{more}.").format(
-                problem=error.rstrip(". "), more=more
+            say(
+                "{problem} {loaded}",
+                problem=say(
+                    _("{problem}. Choose its columns below{more}."),
+                    problem=error.rstrip(". "),
+                    more=more,
+                ),
+                loaded=still_loaded(),
             )
-            + " "
-            + still_loaded()
         )
         column_mapping(kind, f, fmt)
     elif slot.message:
-        st.error(slot.message + " " + still_loaded())
+        st.error(say("{message} {loaded}", message=slot.message, loaded=still_loaded()))
     show_loaded(kind)
     return changed
 
@@ -203,20 +211,23 @@ def show_loaded(kind: str) -> None:
         runs = st.session_state.get(state.RUNS) or {}
         if runs:
             st.caption(
-                _("Loaded: {what}").format(
-                    what=", ".join(
-                        ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)).format(
-                            name=md_text(name), n=count(len(run))
+                say(
+                    _("Loaded: {what}"),
+                    what=md_join(
+                        say(
+                            ngettext("{name} ({n} line)", "{name} ({n} lines)", len(run)),
+                            name=name,
+                            n=count(len(run)),
                         )
                         for name, run in runs.items()
-                    )
+                    ),
                 )
             )
         return
     loaded = st.session_state.get(state.QRELS if kind == "qrels" else state.META)
     files = [name for (k, name) in sources if k == kind]
     if loaded is not None and files:
-        st.caption(_("Loaded: {what}").format(what=md_text(files[-1])))
+        st.caption(say(_("Loaded: {what}"), what=files[-1]))
 
 
 def needs_mapping(kind: str, error: str) -> bool:
@@ -250,9 +261,7 @@ def column_mapping(kind: str, uploaded, fmt: str) -> None:
         return
     roles = ("query_id",) if kind == "meta" else ROLES[kind]
     st.markdown(
-        _("**Column mapping for {name}**: which column holds what?").format(
-            name=md_text(uploaded.name)
-        )
+        say(_("**Column mapping for {name}**: which column holds what?"), name=uploaded.name)
     )
     cols = st.columns(len(roles) + 1)
     chosen = {}

@@ -9,24 +9,22 @@ import pandas as pd
 import streamlit as st
 
 from metrics_core.errors import InputError
-from metrics_core.ranking import registry
+from metrics_core.ranking.registry import COMMON_MEASURES as REGISTRY_COMMON
 from metrics_core.ranking.registry import parse_measure
-from metrics_core.stats.bootstrap import bootstrap_table
 from ui.common import state
-from ui.common.cache import remember
 from ui.common.i18n import count
 from ui.common.i18n import gettext as _
 from ui.common.prologue import needs
-from ui.common.style import md_text
+from ui.common.style import md_text, say
 from ui.common.thresholds import label
-from ui.ranking.data import has_data
+from ui.ranking.data import cached_bootstrap, has_data
 from ui.ranking.state import CUSTOM_MEASURE as _W_CUSTOM
 from ui.ranking.state import LOAD_SAMPLE_INLINE
 from ui.ranking.state import MEASURES_WIDGET as _W_MEASURES
 from ui.ranking.upload import upload_box
 
 # the picker offers every family's common instances, from the measure registry
-COMMON_MEASURES = list(registry.COMMON_MEASURES)
+COMMON_MEASURES = list(REGISTRY_COMMON)
 
 
 def column_label(name: str) -> str:
@@ -46,9 +44,12 @@ def require_data(sample: Callable[[], None], runs_upload: str | None = None) -> 
         n = len(qrels.unique_query_ids())
         return needs(
             False,
-            _(
-                "Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page."
-            ).format(n=count(n)),
+            say(
+                _(
+                    "Qrels loaded ({n} queries judged). Drop one or more runs here, or on the Data page."
+                ),
+                n=count(n),
+            ),
             key=LOAD_SAMPLE_INLINE,
             upload=lambda: upload_box("run", _("Runs"), multiple=True, page=runs_upload),
         )
@@ -86,8 +87,10 @@ def _on_custom() -> None:
 
 def measure_chooser(label: str | None = None) -> list[str]:
     """Multiselect bound to ``ranklab.measures`` plus a box to add any measure by name."""
+    from ui.ranking.data import measure_options
+
     chosen = list(st.session_state[state.MEASURES])
-    options = list(dict.fromkeys(COMMON_MEASURES + chosen))
+    options = list(dict.fromkeys(measure_options() + chosen))
     st.session_state[_W_MEASURES] = chosen
     c1, c2 = st.columns([3, 1])
     c1.multiselect(
@@ -109,22 +112,6 @@ def measure_chooser(label: str | None = None) -> list[str]:
         level, text = messages.pop(0)
         getattr(st, level, st.info)(text)
     return list(st.session_state[state.MEASURES])
-
-
-def cached_bootstrap(
-    per_query: pd.DataFrame, n_resamples: int, confidence: float, seed: int
-) -> pd.DataFrame:
-    """:func:`bootstrap_table` of one evaluation's per-query values, kept in the session next
-    to them (:func:`ui.common.cache.remember`)."""
-    return remember(
-        "ranking.bootstrap",
-        (n_resamples, confidence, seed),
-        lambda: bootstrap_table(
-            per_query, n_resamples=n_resamples, confidence=confidence, seed=seed
-        ),
-        held=(per_query,),
-        size=64,
-    )
 
 
 def summary_table(
