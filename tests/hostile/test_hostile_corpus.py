@@ -731,6 +731,7 @@ def test_corpus_is_large_and_covers_every_subcommand(tmp_path):
     }
 
 
+@pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_every_hostile_case_is_one_clear_line(corpus):
     failures = []
     for cid, (case, code, _out, err) in corpus.items():
@@ -742,6 +743,7 @@ def test_every_hostile_case_is_one_clear_line(corpus):
     assert not failures, f"{len(failures)} hostile cases failed:\n" + "\n".join(failures)
 
 
+@pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_registry_cases(corpus):
     failures = [
         cid
@@ -751,6 +753,7 @@ def test_registry_cases(corpus):
     assert not failures, failures
 
 
+@pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_fifo_and_dev_zero_are_refused_quickly(corpus):
     hash_dev_zero = next(
         cid for cid in corpus if cid.startswith("hash-") and cid.endswith("-dev_zero")
