@@ -22,9 +22,10 @@ with page(
     _("Comparative table"),
     sidebar=False,
     caption=_(
-        "Runs or saved evaluations against the measures you choose, each value labelled "
-        "Good, Fair or Needs improvement and a summary row with the overall verdict, ready "
-        "for a thesis: CSV, Markdown, LaTeX or HTML."
+        "Runs or saved evaluations against the measures you choose, each value and row "
+        "labelled (by default Good, Fair or Needs improvement) and a summary row with the "
+        "overall verdict (Efficient, Acceptable or Needs improvement), ready for a thesis: "
+        "CSV, Markdown, LaTeX or HTML."
     ),
 ) as p:
     lang = current_language()

@@ -301,3 +301,37 @@ def test_dynamic_k_without_criteria_has_no_macro_row_to_explain(lang, macro):
     assert "micro" in legend and macro not in legend
     with_criteria = _page("dynamic_k", lang).run()  # the sample: a row per criterion, macro too
     assert any(macro in c.value for c in with_criteria.caption)
+
+
+@pytest.mark.parametrize(
+    ("lang", "levels", "verdicts"),
+    [
+        (None, ("Good", "Fair", "Needs improvement"), ("Efficient", "Acceptable")),
+        ("es", ("Bueno", "Regular", "Mejorable"), ("Eficiente", "Aceptable")),
+    ],
+)
+def test_comparative_table_says_the_summary_words_it_uses(lang, levels, verdicts):
+    """Item 12: the description promised the labels "Bueno, Regular o Mejorable" while the
+    summary row said "Eficiente / Aceptable / Mejorable", explained only inside a closed
+    panel. The description names both scales; under the table a caption says what each
+    word means, with the names in use (renamed ones too)."""
+    from ui.compare.table import Table
+
+    at = _ranking_page("table", _sample_runs(), lang)
+    description = at.caption[0].value if at.caption else ""
+    descriptions = [c.value for c in at.caption if all(w in c.value for w in levels)]
+    assert descriptions and all(v in descriptions[0] for v in verdicts), description
+    table = at.dataframe[0].value
+    verdict = table.iloc[-1, -1]  # the summary row's interpretation
+    assert verdict in verdicts
+    legend = next(c.value for c in at.caption if f"**{verdict}**" in c.value)
+    assert all(f"**{w}**" in legend for w in (*levels, *verdicts))
+    if lang:  # AppTest cannot rerun a page whose radios' words are translated
+        return
+    # renamed in the settings: the legend follows
+    at.session_state[Table.name("en", "verdict", 1)] = "Passable"
+    at.session_state[Table.name("en", "level", 0)] = "Great"
+    at.run()
+    assert not at.exception, at.exception
+    legend = next(c.value for c in at.caption if "**Passable**" in c.value)
+    assert "**Great**" in legend and f"**{levels[0]}**" not in legend

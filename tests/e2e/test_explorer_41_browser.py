@@ -1,7 +1,8 @@
 """Issue 41 in Chromium, English and Spanish, 1280x800 and 800x900: what only a browser
 shows. The Hash codes page's mAP on the first screen after the four uploads; the slider's
 thumb showing a typed threshold exactly (Detection and Calibration); every repeated file of
-the Data page's run box named, when files are dropped again. The rest of
+the Data page's run box named, when files are dropped again; the comparative table with a
+baseline fitting the window (no grid scrolls sideways). The rest of
 the issue is tested under AppTest (tests/app/test_explorer_41.py).
 
 One server for the module. Screenshots go to ``$RANKLAB_SHOTS`` when it is set.
@@ -149,5 +150,46 @@ def test_data_page_names_every_repeated_file_of_the_box(
         assert text.count(same) == 3, text
         runs = page.locator('[data-testid="stCaptionContainer"]', has_text="bm25").last
         assert "dense" in runs.inner_text()  # two runs, as before
+    finally:
+        ctx.close()
+
+
+#: [scroll width, visible width] of every visible data grid of the page
+GRID_WIDTHS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .dvn-scroller'))
+    .filter(e => e.clientWidth > 0).map(e => [e.scrollWidth, e.clientWidth])"""
+
+
+@pytest.mark.parametrize("lang,width,height", VIEWS)
+def test_comparative_table_with_a_baseline_fits(base, browser, lang, width, height):
+    """Item 8: with "Significance against" set, the p columns pushed the interpretation, the
+    table's point, off the right edge (Spanish, 1280): no grid of the page scrolls sideways."""
+    words = {
+        "en": ("Load sample data", "Significance against", "p < 0.05 against bm25"),
+        "es": ("Cargar datos de ejemplo", "Significancia frente a", "p < 0.05 frente a bm25"),
+    }[lang]
+    ctx, page = _open(browser, base, "table", lang, width, height)
+    try:
+        page.get_by_role("button", name=words[0]).first.click()
+        _idle(page)
+        combo = page.locator('[data-testid="stSelectbox"]', has_text=words[1]).first
+        combo = combo.get_by_role("combobox")
+        combo.scroll_into_view_if_needed()
+        for _try in range(3):  # a click while the page still settles may not open the list
+            combo.click()
+            try:
+                page.get_by_role("option", name="bm25").first.wait_for(timeout=5_000)
+            except Exception:
+                page.keyboard.press("Escape")
+                continue
+            page.keyboard.type("bm25")  # the list filters; the keyboard chooses
+            page.keyboard.press("Enter")
+            _idle(page)
+            if page.get_by_text(words[2]).count():
+                break
+        page.get_by_text(words[2]).first.wait_for()  # the legend of the significance marker
+        page.wait_for_timeout(1000)
+        sizes = page.evaluate(GRID_WIDTHS)
+        _shot(page, f"table_baseline_{lang}_{width}")
+        assert [s for s in sizes if s[0] > s[1] + 1] == [], sizes
     finally:
         ctx.close()

@@ -80,16 +80,18 @@ HOSTILE_FILES = (
     "`zc` code",
     "$zq$ math",
     ":red[zr] colour",
-    ":material/warning: icon",
     ":smile: emoji",
     "**zb** bold",
     "# zh heading",
     "- zl list",
     "> zg quote",
-    "<b>zt</b> tag",
+    "<b>zt tag",
     "[zk](javascript:alert(1))",
     "z" * 120 + " long",
 )
+#: an icon's name holds a "/", which no file name does: a run named by its TREC tag (a file
+#: of a generic stem, run.txt, is named by its tag)
+ICON_TAG = ":material/warning:"
 #: the payloads' elements if they came alive: code, math, a coloured span, an icon, a bold,
 #: a heading, a list item, a quote, a tag, a javascript: link
 ALIVE = """() => {
@@ -100,7 +102,7 @@ ALIVE = """() => {
   const is = word => text => text === word;
   const starts = word => text => text.startsWith(word);
   has('code', is('zc')); has('.katex', t => t.includes('zq')); has('strong', is('zb'));
-  has('b', is('zt')); has('h1,h2,h3,h4,h5,h6', starts('zh')); has('li', starts('zl'));
+  has('b', starts('zt')); has('h1,h2,h3,h4,h5,h6', starts('zh')); has('li', starts('zl'));
   has('blockquote', starts('zg')); has('span[style*="color"]', is('zr'));
   has('[data-testid="stIconMaterial"]', starts('warning'));
   Array.from(document.querySelectorAll('a[href^="javascript"]'))
@@ -126,6 +128,10 @@ def test_every_page_shows_every_hostile_form_as_text(server, page, tmp_path):
         path = tmp_path / f"{name}.txt"
         path.write_text(f"{LINK_QUERY} Q0 d1 1 {2 + i}.5 x\nq2 Q0 d1 1 1.0 x\n")
         hostile.append(path)
+    (tmp_path / "icon").mkdir()
+    icon = tmp_path / "icon" / "run.txt"
+    icon.write_text(f"{LINK_QUERY} Q0 d1 1 0.5 {ICON_TAG}\nq2 Q0 d1 1 0.5 {ICON_TAG}\n")
+    hostile.append(icon)
     page.set_default_timeout(120_000)
     page.goto(server + "/data")
     _wait_for_app(page)
@@ -151,7 +157,7 @@ def test_every_page_shows_every_hostile_form_as_text(server, page, tmp_path):
         assert page.evaluate(INJECTED) == [], title
         assert page.evaluate(ALIVE) == [], title
         shown = _shown(page)
-        if ":material/warning: icon" in shown or title in ("Overview", "Compare systems"):
+        if ICON_TAG in shown or title in ("Overview", "Compare systems"):
             # the page names the runs: every one as it was written
-            for name in HOSTILE_FILES:
+            for name in (*HOSTILE_FILES, ICON_TAG):
                 assert name in shown, (title, name)

@@ -94,12 +94,14 @@ def gated(make: Callable[[], str], need: int) -> Callable[[], str]:
 
 def table_need(df: pd.DataFrame) -> int:
     """What exporting ``df`` may take: :data:`EXPORT_BYTES_PER_BYTE` per byte of the table."""
-    return int(df.memory_usage(deep=False).sum()) * EXPORT_BYTES_PER_BYTE
+    return int(df.memory_usage(deep=True).sum()) * EXPORT_BYTES_PER_BYTE
 
 
 #: Bytes one export of a table takes per byte of the table (its text and the formatter's
-#: copies), measured by ``bench/app_gate_needs.py`` (case export); rounded up.
-EXPORT_BYTES_PER_BYTE = 20
+#: copies): 41.3 at most, the four formats made one after the other, measured by
+#: ``bench/app_gate_needs.py`` (case export, tables of 20,000 and 200,000 rows, under
+#: ``flock /work/bench.lock``); rounded up.
+EXPORT_BYTES_PER_BYTE = 42
 
 
 def download_buttons(

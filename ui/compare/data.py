@@ -298,7 +298,8 @@ def power_legend(comparison: Comparison) -> str:
 
 
 #: Bytes a table made of the per-query values takes per value (the deltas, the folds' and
-#: criteria's means): a few copies of 8-byte numbers and their index.
+#: criteria's means): a few copies of 8-byte numbers and their index. An estimate (eight
+#: copies), not measured: these tables are the queries', not the runs' rows.
 TABLE_BYTES_PER_VALUE = 64
 
 

@@ -112,8 +112,8 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
 
     Columns: run, queries, per measure its value with its label (``0.6318 (Fair)``, as the
     Markdown export writes it; ``0.6318* (Fair)`` where it differs significantly from the
-    baseline, the exports' marker, which the legend under the table explains), per measure the corrected p-value (with a baseline), the
-    row's interpretation (the summary's verdict).
+    baseline, the exports' marker, which the legend under the table explains), the row's
+    interpretation (the summary's verdict). The p-values are :func:`p_value_frame`.
     """
     g = table.grading
 
@@ -122,9 +122,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
         # "*" after a value that differs significantly from the baseline: the exports' marker
         return _cell(value, digits) + ("*" if significant else "") + (f" ({name})" if name else "")
 
-    def p_text(p):
-        return "" if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
     rows = []
     for run in table.runs:
         row = {words["run"]: run, words["queries"]: str(int(table.n_queries[run]))}
@@ -132,11 +129,6 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
             row[display_measure(m)] = cell(
                 table.values.at[run, m], table.levels.at[run, m], bool(table.significant.at[run, m])
             )
-        if table.baseline is not None:
-            for m in table.measures:
-                row[words["p_of"].format(measure=display_measure(m))] = p_text(
-                    table.pvalues.at[run, m]
-                )
         row[words["label"]] = g.name(table.row_levels[run])
         rows.append(row)
     count = (
@@ -147,12 +139,34 @@ def display_frame(table: ThesisTable, words: dict, digits: int = 4) -> pd.DataFr
     summary = {words["run"]: f"{words['summary']} ({count})", words["queries"]: ""}
     for m in table.measures:
         summary[display_measure(m)] = cell(table.summary[m], table.summary_levels[m])
-    if table.baseline is not None:
-        for m in table.measures:
-            summary[words["p_of"].format(measure=display_measure(m))] = ""
     summary[words["label"]] = g.name(table.verdict, verdict=True)
     rows.append(summary)
     return pd.DataFrame(rows)
+
+
+def p_value_frame(table: ThesisTable, words: dict) -> pd.DataFrame | None:
+    """The corrected p-values against the baseline, as shown under the table: one row per
+    compared run (the baseline is no comparison), one column per measure; None without a
+    baseline. A table of their own: as columns of the table they pushed its interpretation,
+    the table's point, off the right edge (the marker ``*`` beside a value says which
+    differences are significant; the exports keep the p-values as columns)."""
+    if table.baseline is None:
+        return None
+
+    def p_text(p):
+        return MISSING if pd.isna(p) else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+    return pd.DataFrame(
+        [
+            {words["run"]: run}
+            | {
+                words["p_of"].format(measure=display_measure(m)): p_text(table.pvalues.at[run, m])
+                for m in table.measures
+            }
+            for run in table.runs
+            if run != table.baseline
+        ]
+    )
 
 
 # --- where the rows come from ------------------------------------------------------------------
@@ -299,6 +313,29 @@ def significance_choice(names, words) -> tuple[str | None, str, str]:
     return baseline, test, correction
 
 
+def labels_legend(grading) -> str:
+    """The sentence under the table that says what its labels mean, with the names in use
+    (the visitor may rename them): the levels of each value and row, and the summary row's
+    overall verdict (:mod:`metrics_core.report.thesis`: a row's level is its worst; the
+    verdict is the worst level of the means, named with the verdict words)."""
+    good, fair, poor = grading.names
+    efficient, acceptable, poor_verdict = grading.verdicts
+    return say(
+        _(
+            "Each value is labelled **{good}**, **{fair}** or **{poor}** against its measure's "
+            "thresholds, and each row with its worst label. The summary row's overall verdict: "
+            "**{efficient}** when every mean is **{good}**, **{poor_verdict}** when any mean is "
+            "**{poor}**, else **{acceptable}**."
+        ),
+        good=good,
+        fair=fair,
+        poor=poor,
+        efficient=efficient,
+        acceptable=acceptable,
+        poor_verdict=poor_verdict,
+    )
+
+
 def show(table: ThesisTable, words: dict, lang: str) -> None:
     """The table, its caption and legend, and the downloads."""
     from ui.common.downloads import download_buttons
@@ -306,19 +343,27 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
     st.markdown(say("**{caption}**", caption=caption(table, words)))
     # every cell is text (the labels beside the values); the columns of numbers alone (queries,
     # p-values) aligned right, as numbers are in every other table
-    numbers = [words["queries"]]
-    if table.baseline is not None:
-        numbers += [words["p_of"].format(measure=display_measure(m)) for m in table.measures]
+    right = st.column_config.TextColumn(alignment="right")
     st.dataframe(
         display_frame(table, words),
         hide_index=True,
         width="stretch",
         placeholder=MISSING,
-        column_config={c: st.column_config.TextColumn(alignment="right") for c in numbers},
+        column_config={words["queries"]: right},
     )
+    st.caption(labels_legend(table.grading))  # the summary's words too, not only the levels'
     note = legend(table, words)
     if note:
         st.caption(md_text(note))  # it names the baseline: as text
+    pvalues = p_value_frame(table, words)
+    if pvalues is not None:
+        st.caption(say(_("Corrected p-values against {baseline}:"), baseline=table.baseline))
+        st.dataframe(
+            pvalues,
+            hide_index=True,
+            placeholder=MISSING,
+            column_config={c: right for c in pvalues.columns[1:]},
+        )
     if table.undated:
         st.caption(
             say(
@@ -339,6 +384,8 @@ __all__ = [
     "default_thresholds",
     "grading_from",
     "display_frame",
+    "p_value_frame",
+    "labels_legend",
     "query_rows",
     "evaluation_label",
     "date_bounds",

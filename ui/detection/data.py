@@ -42,18 +42,21 @@ one_class = validation.one_class  # two counts: whether the labels have one clas
 one_class_words = validation.one_class_words  # a one-class rule in words
 
 #: Bytes per row of a score set (or candidate table) that each computation takes at its peak
-#: beside its input, measured by ``bench/app_gate_needs.py`` (cases curve, detection_bootstrap,
-#: per_group, calibration, calibration_bootstrap, dynamic_k, read_scores); rounded up. The
+#: beside its input, measured by ``bench/app_gate_needs.py`` on 200,000 and 2,000,000 rows
+#: (under ``flock /work/bench.lock``): the sorted counts 19.4 a row, the bootstrap (200
+#: resamples) 43.3, the per-criterion scores 95.5 at most, the calibration report 26.5, its
+#: bootstrap 156, dynamic K (the table, the curve, one setting) 128 at most; rounded up. The
 #: sorted counts' readings (the scores at a threshold, the table of TPR at each FPR budget, the
 #: areas) take at most what the counts took.
-CURVE_BYTES_PER_ROW = 120
-BOOTSTRAP_BYTES_PER_ROW = 120
-PER_GROUP_BYTES_PER_ROW = 200
-CALIBRATION_BYTES_PER_ROW = 120
-CALIBRATION_BOOTSTRAP_BYTES_PER_ROW = 120
-DYNAMIC_K_BYTES_PER_ROW = 200
-#: Bytes reading a table of scores or candidates takes per byte of the file.
-READ_BYTES_PER_BYTE = 40
+CURVE_BYTES_PER_ROW = 24
+BOOTSTRAP_BYTES_PER_ROW = 48
+PER_GROUP_BYTES_PER_ROW = 100
+CALIBRATION_BYTES_PER_ROW = 32
+CALIBRATION_BOOTSTRAP_BYTES_PER_ROW = 160
+DYNAMIC_K_BYTES_PER_ROW = 130
+#: Bytes reading a table of scores or candidates takes per byte of the file (measured as
+#: above, case read_scores: 14.1 a byte at most); rounded up.
+READ_BYTES_PER_BYTE = 16
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_SCORES = ROOT / "sample_data" / "detection_scores.csv"

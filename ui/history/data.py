@@ -19,16 +19,18 @@ from ui.common import budget
 from ui.history import state as history_state
 
 #: Bytes the report, the list, a deletion or the file of a history take per per-query value
-#: saved (the store's largest table), measured by ``bench/app_gate_needs.py``; rounded up.
-BYTES_PER_VALUE = 400
+#: saved (the store's largest table), beside :data:`STORE_BYTES`: measured by
+#: ``bench/app_gate_needs.py`` (under ``flock /work/bench.lock``) on histories of 30,000 and
+#: 300,000 values: the report and the list 279 a value above 7.3 MB, the file 103; rounded up.
+BYTES_PER_VALUE = 300
 #: Bytes reading an uploaded history takes per byte of the file (the file's image, its
-#: integrity check and migration), measured as above; rounded up.
-IMPORT_BYTES_PER_BYTE = 3
-#: Bytes a new, empty store takes (its schema): measured as above.
-STORE_BYTES = 2_000_000
-#: Bytes saving takes per per-query value of the evaluations saved (their rows, the qrels'
-#: digest), measured as above; rounded up.
-SAVE_BYTES_PER_VALUE = 400
+#: integrity check and migration): 0.6 at most, measured as above; rounded up.
+IMPORT_BYTES_PER_BYTE = 1
+#: Bytes a store's work takes beside its values (its schema, SQLite's page cache).
+STORE_BYTES = 8_000_000
+#: Bytes saving takes per per-query value of the evaluations saved: not measured apart; the
+#: report's rate (it reads those rows back), rounded up.
+SAVE_BYTES_PER_VALUE = 300
 
 
 def store_need(store: HistoryStore) -> int:

@@ -747,10 +747,12 @@ def load_sample_clicks() -> None:
 # --- the pages' other computations, each inside the gate ------------------------------------
 #: Bytes one query's view takes per row of its run when the run was evaluated in blocks (no
 #: ranking kept: the query's rows are found and ranked alone), and per judgement of the
-#: qrels (its relevant documents are looked up): the ids as Python strings, a mask.
+#: qrels (its relevant documents are looked up): the ids as Python strings (about 60 bytes
+#: each), a mask. An estimate from those sizes, not measured.
 ONE_QUERY_BYTES_PER_ROW = 80
 #: Bytes a table made of the per-query values takes per value (group means, the bootstrap,
-#: the diagnostics, the worked example): a few copies of 8-byte numbers and their index.
+#: the diagnostics, the worked example): a few copies of 8-byte numbers and their index. An
+#: estimate (eight copies), not measured: these tables are the queries', not the runs' rows.
 TABLE_BYTES_PER_VALUE = 64
 
 
