@@ -234,7 +234,7 @@ with page(_("Overview"), sidebar=False) as p:
             )
             reversal = reversal_note(board, reversible(board, unjudged))
             if reversal:
-                st.caption(md_text(reversal))
+                st.caption(reversal)
             if note:
                 st.caption(note)
         with cards_slot.container():

@@ -86,6 +86,8 @@ READINGS: dict[str, set[str] | None] = {
         "parameters",
         "provenance",
         "columns",
+        "power",
+        "power_sentence",
     },
     "metrics_core.report.all_pairs.AllPairsComparison": {"legend", "paper", "to_frame"},
     "metrics_core.fusion.tuning.Tuning": {"describe"},

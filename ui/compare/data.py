@@ -266,7 +266,9 @@ def power_table(comparison: Comparison) -> pd.DataFrame:
     design), headed in the visitor's language, run and measure first; the chosen difference's
     column only when one was chosen."""
     frame = comparison.to_frame()
-    columns = [c for c in COLUMNS if c.name in ("run", "measure", "n_queries", "mean_delta")]
+    # first the rows' names and query counts (the detail table's), and the difference
+    columns = [c for c in COLUMNS if c.detail and c.kind in ("name", "count") and not c.systems]
+    columns += [c for c in COLUMNS if c.name == "mean_delta"]
     columns += [
         c
         for c in COLUMNS

@@ -23,6 +23,7 @@ from metrics_core.stats.comparison import TESTS
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common.i18n import N_
 from ui.common.i18n import gettext as _
+from ui.common.style import Said, md_join, say
 from ui.ranking.state import Overview
 
 #: The Overview's board settings: their widget keys and defaults (the page reads the settings
@@ -125,23 +126,29 @@ UNJUDGED_LEGEND = N_(
 )
 
 
-def reversal_note(board: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> str:
+def reversal_note(board: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> Said | str:
     """One line naming the pairs of runs whose order the unjudged documents could reverse
     (``pairs``: :func:`ui.ranking.data.reversible`), by measure: "every pair" where all of a
-    measure's pairs could turn; empty when none could."""
+    measure's pairs could turn; empty when none could. Names shown as text (:func:`say`)."""
     if not pairs:
         return ""
-    by_measure: dict[str, list[str]] = {}
+    by_measure: dict[str, list[Said]] = {}
     for m, ahead, behind in pairs:
-        by_measure.setdefault(m, []).append(f"{ahead} > {behind}")
+        by_measure.setdefault(m, []).append(say("{ahead} > {behind}", ahead=ahead, behind=behind))
     counts = board.dropna(subset=["mean"]).groupby("measure")["run"].nunique()
     every = [m for m, got in by_measure.items() if len(got) == counts[m] * (counts[m] - 1) // 2]
-    parts = []
+    parts: list[Said] = []
     if every:
-        parts.append(_("every pair on {measures}").format(measures=", ".join(every)))
-    parts += [f"{m}: {', '.join(got)}" for m, got in by_measure.items() if m not in every]
-    return _("⇅ Orders the unjudged documents could reverse: {pairs}.").format(
-        pairs="; ".join(parts)
+        parts.append(
+            say(_("every pair on {measures}"), measures=md_join(every))
+        )
+    parts += [
+        say("{measure}: {pairs}", measure=m, pairs=md_join(got))
+        for m, got in by_measure.items()
+        if m not in every
+    ]
+    return say(
+        _("⇅ Orders the unjudged documents could reverse: {pairs}."), pairs=md_join(parts, "; ")
     )
 
 

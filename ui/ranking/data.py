@@ -36,6 +36,7 @@ from ui.ranking.state import CLICKS_SOURCE
 RANKINGS, EVALUATIONS, COVERAGE = "ranking.rankings", "ranking.evaluations", "ranking.coverage"
 TIES, TIE_BOUNDS = "ranking.ties", "ranking.tie_bounds"
 UNJUDGED_BOUNDS, UNJUDGED_BANDS = "ranking.unjudged_bounds", "overview.unjudged_bands"
+REVERSALS = "overview.reversals"
 SHARED, ONE_QUERY, BREAKDOWNS = "ranking.shared", "ranking.one_query", "ranking.breakdowns"
 BOARDS, BANDS, BOOTSTRAPS = "overview.boards", "overview.bands", "ranking.bootstrap"
 EXAMPLES, DIAGNOSTICS, CLICK_MRR = "learn.examples", "data.diagnostics", "clicks.mrr"
@@ -177,15 +178,19 @@ def has_subtopics(qrels=None) -> bool:
     return isinstance(qrels, mc.SubtopicQrels)
 
 
-def subtopic_summary(qrels) -> str:
+def subtopic_summary(qrels):
     """One line on a subtopic qrels: its subtopics and what reads them (empty otherwise)."""
     if not has_subtopics(qrels):
         return ""
-    return _(
-        "Subtopic qrels: {judgements} judgements over {subtopics} subtopics; the diversity "
-        "measures (alpha-nDCG, ERR-IA, NRBP, P-IA, MAP-IA, strec) read them, the others see one "
-        "row per query and document (its highest label)."
-    ).format(judgements=count(int(qrels.pair_ptr[-1])), subtopics=count(len(qrels.subtopic_names)))
+    return say(
+        _(
+            "Subtopic qrels: {judgements} judgements over {subtopics} subtopics; the diversity "
+            "measures (alpha-nDCG, ERR-IA, NRBP, P-IA, MAP-IA, strec) read them, the others see "
+            "one row per query and document (its highest label)."
+        ),
+        judgements=count(int(qrels.pair_ptr[-1])),
+        subtopics=count(len(qrels.subtopic_names)),
+    )
 
 
 def measure_options() -> list[str]:
@@ -952,10 +957,19 @@ def cached_unjudged_band(board: pd.DataFrame, evaluations: dict, bounds: dict) -
 
 def reversible(board: pd.DataFrame, unjudged: pd.DataFrame) -> list[tuple[str, str, str]]:
     """The pairs of runs whose order on the board the unjudged documents could reverse
-    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`)."""
+    (:func:`metrics_core.report.leaderboard_grid.reversible_pairs`), kept in the session next
+    to the board and its band (inside the gate)."""
     from metrics_core.report.leaderboard_grid import reversible_pairs
 
-    return reversible_pairs(board, unjudged) if len(unjudged) else []
+    if not len(unjudged):
+        return []
+    return remember(
+        REVERSALS,
+        None,
+        lambda: reversible_pairs(board, unjudged),
+        held=(board, unjudged),
+        size=1,
+    )
 
 
 def report_html(
