@@ -263,27 +263,38 @@ def shed(ranking: Ranking | None) -> None:
 
 class RunWriter:
     """A run (or qrels) written to files batch by batch, then mapped back as a
-    :class:`~metrics_core.data.Run`: the document ids go to their file as each batch comes;
-    the query codes and the scores (12 bytes a row) are kept until :meth:`finish` writes
-    them at once. The memory of reading a run is then a batch and 12 bytes a row, whatever
-    the text's size.
+    :class:`~metrics_core.data.Run`: each batch's document ids go to their Arrow file, its
+    query codes, scores and (when they are not the rows') source lines to scratch files on
+    the same disk, as it comes; :meth:`finish` turns the scratch files into the columns'
+    Arrow file through the page cache (mapped, never read into memory) and deletes them. The
+    memory of reading a run is then about one batch, whatever the text's size.
 
     ``add(qid, docid, score, line)`` per batch (Arrow arrays or numpy; ``line`` the source
     line of each row); ``finish(**run_keywords)`` returns the mapped Run (``kind="qrels"``:
     a Qrels). Lines equal to the rows' numbers are not stored (``rows_are_lines``)."""
+
+    _SCRATCH = {"qid": np.int32, "value": np.float64, "line": np.int64}
 
     def __init__(self, stem: str | os.PathLike, *, sync: bool = True):
         self.stem = Path(stem)
         self.sync = sync
         self._schema = pa.schema([("docid", pa.string())])
         self._fh = _open_new(_doc_ids_file(self.stem))
-        self._writer = pa.ipc.new_file(self._fh, self._schema)
+        self._writer: Any = pa.ipc.new_file(self._fh, self._schema)
         self._ids: dict[str, int] = {}
-        self._codes: list[np.ndarray] = []
-        self._values: list[np.ndarray] = []
-        self._lines: list[np.ndarray] = []
+        self._scratch = {
+            name: self.stem.with_name(f"{self.stem.name}.{name}.scratch") for name in self._SCRATCH
+        }
+        self._out = {
+            name: _open_new(path) for name, path in self._scratch.items() if name != "line"
+        }
         self._rows = 0
         self._lines_are_rows = True
+
+    def _write(self, name: str, values: np.ndarray) -> None:
+        if name not in self._out:
+            self._out[name] = _open_new(self._scratch[name])
+        self._out[name].write(np.ascontiguousarray(values, dtype=self._SCRATCH[name]).data)
 
     def add(self, qid, docid, values, lines=None) -> None:
         n = len(values)
@@ -296,17 +307,17 @@ class RunWriter:
             dtype=np.int32,
             count=len(local),
         )
-        self._codes.append(remap[enc.indices.to_numpy(zero_copy_only=False)])
-        self._values.append(np.asarray(values, dtype=np.float64))
-        if lines is not None:
-            lines = np.asarray(lines, dtype=np.int64)
-            if self._lines_are_rows and not np.array_equal(
-                lines, np.arange(self._rows + 1, self._rows + n + 1)
-            ):
-                self._lines_are_rows = False
-            self._lines.append(lines)
-        else:
+        self._write("qid", remap[enc.indices.to_numpy(zero_copy_only=False)])
+        self._write("value", np.asarray(values, dtype=np.float64))
+        rows = np.arange(self._rows + 1, self._rows + n + 1, dtype=np.int64)
+        given = rows if lines is None else np.asarray(lines, dtype=np.int64)
+        if self._lines_are_rows and (lines is None or not np.array_equal(given, rows)):
             self._lines_are_rows = False
+            # the rows so far were their own lines: written out now, a million at a time
+            for lo in range(0, self._rows, 1 << 20):
+                self._write("line", np.arange(lo + 1, min(lo + (1 << 20), self._rows) + 1))
+        if not self._lines_are_rows:
+            self._write("line", given if lines is not None else rows)
         chunks = docid.chunks if isinstance(docid, pa.ChunkedArray) else [docid]
         for chunk in chunks:
             self._writer.write_batch(
@@ -315,7 +326,7 @@ class RunWriter:
         self._rows += n
 
     def close(self) -> None:
-        """Close the document-id file (done by :meth:`finish`; call it when giving up)."""
+        """Close the files being written (done by :meth:`finish`; call it when giving up)."""
         if self._writer is not None:
             self._writer.close()
             self._fh.flush()
@@ -323,28 +334,40 @@ class RunWriter:
                 os.fdatasync(self._fh.fileno())
             self._fh.close()
             self._writer = None
+        for fh in self._out.values():
+            fh.close()
+        self._out = {}
+
+    def _remove_scratch(self) -> None:
+        for path in self._scratch.values():
+            path.unlink(missing_ok=True)
 
     def discard(self) -> None:
         """Give up: close and delete what was written."""
         self.close()
-        self._codes, self._values, self._lines = [], [], []
+        self._remove_scratch()
         for f in files_of(self.stem):
             f.unlink(missing_ok=True)
+
+    def _scratch_column(self, name: str) -> pa.Array:
+        """A scratch file as an Arrow array over its mapping (read through the page cache)."""
+        dtype = np.dtype(self._SCRATCH[name])
+        if not self._rows:
+            return pa.array(np.zeros(0, dtype=dtype))
+        mapped = pa.memory_map(os.fspath(self._scratch[name]), "r")
+        buffer = mapped.read_buffer()
+        return pa.Array.from_buffers(pa.from_numpy_dtype(dtype), self._rows, [None, buffer])
 
     def finish(self, kind: str = "run", **keywords) -> Run | Qrels:
         self.close()
         dictionary = pa.array(list(self._ids), type=pa.string())
         write_columns(self.stem.with_name(self.stem.name + ".qids.arrow"), {"id": dictionary})
-        cols: dict[str, Any] = {
-            "qid": np.concatenate(self._codes) if self._codes else np.zeros(0, np.int32),
-            "value": np.concatenate(self._values) if self._values else np.zeros(0),
-        }
         rows_are_lines = self._lines_are_rows and bool(self._rows)
-        if self._lines and not rows_are_lines:
-            cols["line"] = np.concatenate(self._lines)
-        self._codes, self._values, self._lines = [], [], []
-        write_columns(_columns_file(self.stem), cols, sync=self.sync)
-        del cols
+        names = ["qid", "value"] + ([] if rows_are_lines or not self._rows else ["line"])
+        write_columns(
+            _columns_file(self.stem), {n: self._scratch_column(n) for n in names}, sync=self.sync
+        )
+        self._remove_scratch()  # mapped views of them are gone; their blocks go with them
         # the object is built on the mapped columns (its checks read them: no copy kept)
         mapped = map_columns(_columns_file(self.stem))
         docid = map_columns(_doc_ids_file(self.stem))["docid"]
@@ -369,6 +392,7 @@ class RunWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+        self._remove_scratch()
 
 
 __all__ = [
