@@ -94,10 +94,14 @@ def write_columns(
     return path
 
 
-def map_table(path: str | os.PathLike) -> pa.Table:
+def map_table(path: str | os.PathLike, mappings: list | None = None) -> pa.Table:
     """The Arrow IPC file or stream at ``path``, memory-mapped: its columns are views of the
-    mapping (no copy; the mapping lasts as long as any of them)."""
+    mapping (no copy; the mapping lasts as long as any of them). ``mappings``: a list that gets
+    a buffer over the whole mapping (what :func:`release_pages` hands back)."""
     source = pa.memory_map(os.fspath(path), "r")
+    if mappings is not None and source.size():
+        mappings.append(source.read_buffer())
+        source.seek(0)
     try:
         return pa.ipc.open_file(source).read_all()
     except pa.ArrowInvalid:  # not the file format: a stream
@@ -105,10 +109,45 @@ def map_table(path: str | os.PathLike) -> pa.Table:
         return pa.ipc.open_stream(source).read_all()
 
 
-def map_columns(path: str | os.PathLike) -> dict[str, pa.ChunkedArray]:
+def map_columns(
+    path: str | os.PathLike, mappings: list | None = None
+) -> dict[str, pa.ChunkedArray]:
     """The columns of the IPC file at ``path``, memory-mapped (:func:`map_table`)."""
-    table = map_table(path)
+    table = map_table(path, mappings)
     return {name: table.column(name) for name in table.column_names}
+
+
+#: objects moved to disk -> buffers over their files' whole mappings (which they keep alive)
+_MAPPINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: ``madvise``'s advice that a range's pages are not needed now (Linux: ``MADV_DONTNEED``)
+_MADV_DONTNEED = 4
+
+
+def release_pages(obj) -> int:
+    """Take the pages of the files ``obj`` (a spilled Run, Qrels or ranked lists) is mapped
+    from out of the process's resident memory (``madvise(MADV_DONTNEED)``: the mappings are
+    read-only views of files, so a later read brings each page back from the page cache or the
+    disk, the same bytes). Between computations a process that keeps many visitors' data
+    (the app) holds none of it resident. Returns the bytes advised; 0 where this is not Linux
+    or ``obj`` was not spilled."""
+    buffers = _MAPPINGS.get(obj) if spilled(obj) is not None else None
+    if not buffers:
+        return 0
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+    except (OSError, AttributeError):
+        return 0
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page = os.sysconf("SC_PAGE_SIZE")
+    done = 0
+    for buf in buffers:  # each a whole mapping: it starts on a page
+        length = -(-buf.size // page) * page
+        if buf.address % page == 0 and madvise(buf.address, length, _MADV_DONTNEED) == 0:
+            done += buf.size
+    return done
 
 
 def as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -175,10 +214,12 @@ def _mapped_query_ids(cols: dict, dictionary) -> pa.ChunkedArray:
 
 def _point_at(data: Run | Qrels, stem: Path) -> None:
     """Point ``data`` at the mapped files of ``stem`` (same values)."""
-    cols = map_columns(_columns_file(stem))
-    dictionary = map_columns(stem.with_name(stem.name + ".qids.arrow"))["id"]
+    mappings: list = []
+    cols = map_columns(_columns_file(stem), mappings)
+    dictionary = map_columns(stem.with_name(stem.name + ".qids.arrow"), mappings)["id"]
     dictionary = dictionary.chunk(0) if dictionary.num_chunks else pa.array([], pa.string())
-    docid = map_columns(_doc_ids_file(stem))["docid"]
+    docid = map_columns(_doc_ids_file(stem), mappings)["docid"]
+    _MAPPINGS[data] = mappings
     data.qid = _mapped_query_ids(cols, dictionary)
     data.docid = docid.chunk(0) if docid.num_chunks == 1 else docid
     data.values = as_numpy(cols["value"]) if len(cols["value"]) else np.zeros(0)
@@ -235,13 +276,15 @@ def spill_lists(lists: RankedLists, stem: str | os.PathLike, *, sync: bool = Tru
             {n: np.asarray(a).view(np.uint8) if n in flags else a for n, a in part.items()},
             sync=sync,
         )
+    mappings: list = []
     mapped = {
         name: as_numpy(col).view(bool) if name in flags else as_numpy(col)
         for f in ("rows", "judged")
-        for name, col in map_columns(stem.with_name(f"{stem.name}.{f}.arrow")).items()
+        for name, col in map_columns(stem.with_name(f"{stem.name}.{f}.arrow"), mappings).items()
     }
     lists.use_columns(mapped)
     _SPILLED[lists] = stem
+    _MAPPINGS[lists] = mappings
     return lists
 
 
@@ -406,6 +449,7 @@ __all__ = [
     "map_columns",
     "map_table",
     "memory_backed",
+    "release_pages",
     "shed",
     "spill_data",
     "spill_lists",
