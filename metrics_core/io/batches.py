@@ -94,8 +94,9 @@ def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
 
     def opener():
         qid = run.qid
-        if pa.types.is_dictionary(qid.type):
-            qid = qid.cast(qid.type.value_type)
+        # dictionary-encoded query ids are decoded a batch at a time (the whole column's text
+        # at once would cost 8 bytes a row of the run, the memory the stream is to bound)
+        decode = pa.types.is_dictionary(qid.type)
         n = len(run)
         for lo in range(0, n, batch_rows):
             hi = min(n, lo + batch_rows)
@@ -103,9 +104,10 @@ def run_stream(run: Run, batch_rows: int = BATCH_ROWS) -> RunStream:
                 lines = run.line_numbers[lo:hi]
             else:
                 lines = np.arange(lo + 1, hi + 1, dtype=np.int64)
+            ids = qid.slice(lo, hi - lo)
             yield pa.Table.from_arrays(
                 [
-                    qid.slice(lo, hi - lo),
+                    ids.cast(qid.type.value_type) if decode else ids,
                     run.docid.slice(lo, hi - lo),
                     pa.array(run.scores[lo:hi]),
                     pa.array(lines),

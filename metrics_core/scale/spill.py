@@ -94,10 +94,14 @@ def write_columns(
     return path
 
 
-def map_table(path: str | os.PathLike) -> pa.Table:
+def map_table(path: str | os.PathLike, mappings: list | None = None) -> pa.Table:
     """The Arrow IPC file or stream at ``path``, memory-mapped: its columns are views of the
-    mapping (no copy; the mapping lasts as long as any of them)."""
+    mapping (no copy; the mapping lasts as long as any of them). ``mappings``: a list that gets
+    a buffer over the whole mapping (what :func:`release_pages` hands back)."""
     source = pa.memory_map(os.fspath(path), "r")
+    if mappings is not None and source.size():
+        mappings.append(source.read_buffer())
+        source.seek(0)
     try:
         return pa.ipc.open_file(source).read_all()
     except pa.ArrowInvalid:  # not the file format: a stream
@@ -105,10 +109,45 @@ def map_table(path: str | os.PathLike) -> pa.Table:
         return pa.ipc.open_stream(source).read_all()
 
 
-def map_columns(path: str | os.PathLike) -> dict[str, pa.ChunkedArray]:
+def map_columns(
+    path: str | os.PathLike, mappings: list | None = None
+) -> dict[str, pa.ChunkedArray]:
     """The columns of the IPC file at ``path``, memory-mapped (:func:`map_table`)."""
-    table = map_table(path)
+    table = map_table(path, mappings)
     return {name: table.column(name) for name in table.column_names}
+
+
+#: objects moved to disk -> buffers over their files' whole mappings (which they keep alive)
+_MAPPINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: ``madvise``'s advice that a range's pages are not needed now (Linux: ``MADV_DONTNEED``)
+_MADV_DONTNEED = 4
+
+
+def release_pages(obj) -> int:
+    """Take the pages of the files ``obj`` (a spilled Run, Qrels or ranked lists) is mapped
+    from out of the process's resident memory (``madvise(MADV_DONTNEED)``: the mappings are
+    read-only views of files, so a later read brings each page back from the page cache or the
+    disk, the same bytes). Between computations a process that keeps many visitors' data
+    (the app) holds none of it resident. Returns the bytes advised; 0 where this is not Linux
+    or ``obj`` was not spilled."""
+    buffers = _MAPPINGS.get(obj) if spilled(obj) is not None else None
+    if not buffers:
+        return 0
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+    except (OSError, AttributeError):
+        return 0
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page = os.sysconf("SC_PAGE_SIZE")
+    done = 0
+    for buf in buffers:  # each a whole mapping: it starts on a page
+        length = -(-buf.size // page) * page
+        if buf.address % page == 0 and madvise(buf.address, length, _MADV_DONTNEED) == 0:
+            done += buf.size
+    return done
 
 
 def as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -175,10 +214,12 @@ def _mapped_query_ids(cols: dict, dictionary) -> pa.ChunkedArray:
 
 def _point_at(data: Run | Qrels, stem: Path) -> None:
     """Point ``data`` at the mapped files of ``stem`` (same values)."""
-    cols = map_columns(_columns_file(stem))
-    dictionary = map_columns(stem.with_name(stem.name + ".qids.arrow"))["id"]
+    mappings: list = []
+    cols = map_columns(_columns_file(stem), mappings)
+    dictionary = map_columns(stem.with_name(stem.name + ".qids.arrow"), mappings)["id"]
     dictionary = dictionary.chunk(0) if dictionary.num_chunks else pa.array([], pa.string())
-    docid = map_columns(_doc_ids_file(stem))["docid"]
+    docid = map_columns(_doc_ids_file(stem), mappings)["docid"]
+    _MAPPINGS[data] = mappings
     data.qid = _mapped_query_ids(cols, dictionary)
     data.docid = docid.chunk(0) if docid.num_chunks == 1 else docid
     data.values = as_numpy(cols["value"]) if len(cols["value"]) else np.zeros(0)
@@ -235,13 +276,15 @@ def spill_lists(lists: RankedLists, stem: str | os.PathLike, *, sync: bool = Tru
             {n: np.asarray(a).view(np.uint8) if n in flags else a for n, a in part.items()},
             sync=sync,
         )
+    mappings: list = []
     mapped = {
         name: as_numpy(col).view(bool) if name in flags else as_numpy(col)
         for f in ("rows", "judged")
-        for name, col in map_columns(stem.with_name(f"{stem.name}.{f}.arrow")).items()
+        for name, col in map_columns(stem.with_name(f"{stem.name}.{f}.arrow"), mappings).items()
     }
     lists.use_columns(mapped)
     _SPILLED[lists] = stem
+    _MAPPINGS[lists] = mappings
     return lists
 
 
@@ -263,27 +306,38 @@ def shed(ranking: Ranking | None) -> None:
 
 class RunWriter:
     """A run (or qrels) written to files batch by batch, then mapped back as a
-    :class:`~metrics_core.data.Run`: the document ids go to their file as each batch comes;
-    the query codes and the scores (12 bytes a row) are kept until :meth:`finish` writes
-    them at once. The memory of reading a run is then a batch and 12 bytes a row, whatever
-    the text's size.
+    :class:`~metrics_core.data.Run`: each batch's document ids go to their Arrow file, its
+    query codes, scores and (when they are not the rows') source lines to scratch files on
+    the same disk, as it comes; :meth:`finish` turns the scratch files into the columns'
+    Arrow file through the page cache (mapped, never read into memory) and deletes them. The
+    memory of reading a run is then about one batch, whatever the text's size.
 
     ``add(qid, docid, score, line)`` per batch (Arrow arrays or numpy; ``line`` the source
     line of each row); ``finish(**run_keywords)`` returns the mapped Run (``kind="qrels"``:
     a Qrels). Lines equal to the rows' numbers are not stored (``rows_are_lines``)."""
+
+    _SCRATCH = {"qid": np.int32, "value": np.float64, "line": np.int64}
 
     def __init__(self, stem: str | os.PathLike, *, sync: bool = True):
         self.stem = Path(stem)
         self.sync = sync
         self._schema = pa.schema([("docid", pa.string())])
         self._fh = _open_new(_doc_ids_file(self.stem))
-        self._writer = pa.ipc.new_file(self._fh, self._schema)
+        self._writer: Any = pa.ipc.new_file(self._fh, self._schema)
         self._ids: dict[str, int] = {}
-        self._codes: list[np.ndarray] = []
-        self._values: list[np.ndarray] = []
-        self._lines: list[np.ndarray] = []
+        self._scratch = {
+            name: self.stem.with_name(f"{self.stem.name}.{name}.scratch") for name in self._SCRATCH
+        }
+        self._out = {
+            name: _open_new(path) for name, path in self._scratch.items() if name != "line"
+        }
         self._rows = 0
         self._lines_are_rows = True
+
+    def _write(self, name: str, values: np.ndarray) -> None:
+        if name not in self._out:
+            self._out[name] = _open_new(self._scratch[name])
+        self._out[name].write(np.ascontiguousarray(values, dtype=self._SCRATCH[name]).data)
 
     def add(self, qid, docid, values, lines=None) -> None:
         n = len(values)
@@ -296,17 +350,17 @@ class RunWriter:
             dtype=np.int32,
             count=len(local),
         )
-        self._codes.append(remap[enc.indices.to_numpy(zero_copy_only=False)])
-        self._values.append(np.asarray(values, dtype=np.float64))
-        if lines is not None:
-            lines = np.asarray(lines, dtype=np.int64)
-            if self._lines_are_rows and not np.array_equal(
-                lines, np.arange(self._rows + 1, self._rows + n + 1)
-            ):
-                self._lines_are_rows = False
-            self._lines.append(lines)
-        else:
+        self._write("qid", remap[enc.indices.to_numpy(zero_copy_only=False)])
+        self._write("value", np.asarray(values, dtype=np.float64))
+        rows = np.arange(self._rows + 1, self._rows + n + 1, dtype=np.int64)
+        given = rows if lines is None else np.asarray(lines, dtype=np.int64)
+        if self._lines_are_rows and (lines is None or not np.array_equal(given, rows)):
             self._lines_are_rows = False
+            # the rows so far were their own lines: written out now, a million at a time
+            for lo in range(0, self._rows, 1 << 20):
+                self._write("line", np.arange(lo + 1, min(lo + (1 << 20), self._rows) + 1))
+        if not self._lines_are_rows:
+            self._write("line", given if lines is not None else rows)
         chunks = docid.chunks if isinstance(docid, pa.ChunkedArray) else [docid]
         for chunk in chunks:
             self._writer.write_batch(
@@ -315,7 +369,7 @@ class RunWriter:
         self._rows += n
 
     def close(self) -> None:
-        """Close the document-id file (done by :meth:`finish`; call it when giving up)."""
+        """Close the files being written (done by :meth:`finish`; call it when giving up)."""
         if self._writer is not None:
             self._writer.close()
             self._fh.flush()
@@ -323,28 +377,40 @@ class RunWriter:
                 os.fdatasync(self._fh.fileno())
             self._fh.close()
             self._writer = None
+        for fh in self._out.values():
+            fh.close()
+        self._out = {}
+
+    def _remove_scratch(self) -> None:
+        for path in self._scratch.values():
+            path.unlink(missing_ok=True)
 
     def discard(self) -> None:
         """Give up: close and delete what was written."""
         self.close()
-        self._codes, self._values, self._lines = [], [], []
+        self._remove_scratch()
         for f in files_of(self.stem):
             f.unlink(missing_ok=True)
+
+    def _scratch_column(self, name: str) -> pa.Array:
+        """A scratch file as an Arrow array over its mapping (read through the page cache)."""
+        dtype = np.dtype(self._SCRATCH[name])
+        if not self._rows:
+            return pa.array(np.zeros(0, dtype=dtype))
+        mapped = pa.memory_map(os.fspath(self._scratch[name]), "r")
+        buffer = mapped.read_buffer()
+        return pa.Array.from_buffers(pa.from_numpy_dtype(dtype), self._rows, [None, buffer])
 
     def finish(self, kind: str = "run", **keywords) -> Run | Qrels:
         self.close()
         dictionary = pa.array(list(self._ids), type=pa.string())
         write_columns(self.stem.with_name(self.stem.name + ".qids.arrow"), {"id": dictionary})
-        cols: dict[str, Any] = {
-            "qid": np.concatenate(self._codes) if self._codes else np.zeros(0, np.int32),
-            "value": np.concatenate(self._values) if self._values else np.zeros(0),
-        }
         rows_are_lines = self._lines_are_rows and bool(self._rows)
-        if self._lines and not rows_are_lines:
-            cols["line"] = np.concatenate(self._lines)
-        self._codes, self._values, self._lines = [], [], []
-        write_columns(_columns_file(self.stem), cols, sync=self.sync)
-        del cols
+        names = ["qid", "value"] + ([] if rows_are_lines or not self._rows else ["line"])
+        write_columns(
+            _columns_file(self.stem), {n: self._scratch_column(n) for n in names}, sync=self.sync
+        )
+        self._remove_scratch()  # mapped views of them are gone; their blocks go with them
         # the object is built on the mapped columns (its checks read them: no copy kept)
         mapped = map_columns(_columns_file(self.stem))
         docid = map_columns(_doc_ids_file(self.stem))["docid"]
@@ -369,6 +435,7 @@ class RunWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+        self._remove_scratch()
 
 
 __all__ = [
@@ -382,6 +449,7 @@ __all__ = [
     "map_columns",
     "map_table",
     "memory_backed",
+    "release_pages",
     "shed",
     "spill_data",
     "spill_lists",

@@ -209,6 +209,45 @@ def test_a_run_written_batch_by_batch_is_the_run_read_whole(tmp_path):
     assert_same(mc.evaluate(qrels_text, whole, MEASURES), mc.evaluate(qrels_text, run, MEASURES))
 
 
+def _rss_file() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("RssFile:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_released_pages_leave_the_resident_memory_and_come_back_the_same(tmp_path):
+    if not Path("/proc/self/status").exists():
+        pytest.skip("no /proc: not Linux")
+    n = 4_000_000
+    run = mc.Run(np.repeat(["q1", "q2"], n // 2), np.arange(n).astype(str), np.arange(n) / 7.0)
+    spill.spill_data(run, tmp_path / "r")
+    total = float(run.values.sum()) + len(run.doc_ids)  # every page read: resident
+    before = _rss_file()
+    assert spill.release_pages(run) > 30_000_000
+    assert before - _rss_file() > 30_000_000  # the file's pages left the process
+    assert float(run.values.sum()) + len(run.doc_ids) == total  # and come back, the same
+    assert spill.release_pages(mc.Run(["q"], ["d"], [1.0])) == 0  # not spilled: nothing
+
+
+def test_lines_that_stop_being_the_rows_are_kept_from_the_first_row(tmp_path):
+    with spill.RunWriter(tmp_path / "w") as writer:
+        writer.add(pa.array(["q1", "q1"]), pa.array(["a", "b"]), np.array([2.0, 1.0]), [1, 2])
+        writer.add(pa.array(["q2"]), pa.array(["a"]), np.array([1.0]), [5])  # a comment before
+        run = writer.finish(name="r")
+    assert not run.rows_are_lines and run.line_numbers.tolist() == [1, 2, 5]
+    # only the run's files are left: the scratch files went into them
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "w.cols.arrow",
+        "w.ids.arrow",
+        "w.qids.arrow",
+    ]
+    with spill.RunWriter(tmp_path / "x") as writer:
+        writer.add(pa.array(["q1"]), pa.array(["a"]), np.array([1.0]), [1])
+        writer.discard()
+    assert not list(tmp_path.glob("x.*"))
+
+
 def test_lines_that_are_not_the_rows_are_kept(tmp_path):
     with spill.RunWriter(tmp_path / "w") as writer:
         writer.add(pa.array(["q1", "q1"]), pa.array(["a", "b"]), np.array([2.0, 1.0]), [3, 7])

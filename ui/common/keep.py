@@ -113,7 +113,7 @@ def restore_or_start() -> None:
 def save() -> None:
     """At the end of a script run: the session's data off the heap (:func:`ui.common.store.settle`),
     then registered with its settings under the session's token (references, not copies)."""
-    store.settle()
+    store.settle(release=True)
     token = st.session_state.get(TOKEN)
     if token is None:
         return

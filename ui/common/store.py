@@ -237,10 +237,13 @@ def adopt(data) -> None:
         _track(stem, data)
 
 
-def settle() -> None:
-    """At the end of a script run: the session's loaded runs and qrels off the heap (whichever
-    page loaded them: an upload, the sample, a fused run, History), and the files of objects
-    that are gone (a run removed or replaced) deleted."""
+def settle(release: bool = False) -> None:
+    """At the start and the end of a script run: the session's loaded runs and qrels off the
+    heap (whichever page loaded them: an upload, the sample, a fused run, History), and the
+    files of objects that are gone (a run removed or replaced) deleted. ``release`` (the end
+    of a run): the pages of the session's files leave the process's resident memory too
+    (:func:`metrics_core.scale.spill.release_pages`; the next computation reads them back
+    from the page cache), so a visitor between computations holds none of them."""
     if not state.in_app():
         return
     for data in [
@@ -262,9 +265,13 @@ def settle() -> None:
         gone = [s for s, ref in stems.items() if ref() is None]
         for s in gone:
             del stems[s]
+        live = [obj for obj in (ref() for ref in stems.values()) if obj is not None]
     for s in gone:
         for f in spill.files_of(s):
             f.unlink(missing_ok=True)
+    if release:
+        for obj in live:
+            spill.release_pages(obj)
 
 
 def cost_line() -> str:
