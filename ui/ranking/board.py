@@ -139,9 +139,7 @@ def reversal_note(board: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> Sai
     every = [m for m, got in by_measure.items() if len(got) == counts[m] * (counts[m] - 1) // 2]
     parts: list[Said] = []
     if every:
-        parts.append(
-            say(_("every pair on {measures}"), measures=md_join(every))
-        )
+        parts.append(say(_("every pair on {measures}"), measures=md_join(every)))
     parts += [
         say("{measure}: {pairs}", measure=m, pairs=md_join(got))
         for m, got in by_measure.items()
