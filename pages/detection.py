@@ -240,6 +240,8 @@ with page(
             shown.style.format(precision=4, na_rep="–").format("{:.0f}", subset=counts, na_rep="–"),
             key=Detection.PER_CRITERION,
             width="stretch",
+            # every row on the page: the micro and macro rows, last, sat under the grid's fold
+            height="content" if len(shown) <= 30 else "auto",
             placeholder=MISSING,
             column_config={"_index": st.column_config.TextColumn(_("Criterion"), width=140)},
         )

@@ -104,6 +104,8 @@ def controls() -> None:
                     ),
                     key=key,
                     width="stretch",
+                    # every row on the page: the micro and macro rows, last, sat under the fold
+                    height="content" if len(part) <= 30 else "auto",
                     placeholder=MISSING,
                     column_config={
                         "_index": st.column_config.TextColumn(_("Criterion"), width=140)

@@ -193,3 +193,26 @@ def test_comparative_table_with_a_baseline_fits(base, browser, lang, width, heig
         assert [s for s in sizes if s[0] > s[1] + 1] == [], sizes
     finally:
         ctx.close()
+
+
+#: [scroll height, visible height] of every visible data grid of the page
+GRID_HEIGHTS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .dvn-scroller'))
+    .filter(e => e.clientHeight > 0).map(e => [e.scrollHeight, e.clientHeight])"""
+
+
+@pytest.mark.parametrize("lang,width,height", [("es", 1280, 800), ("en", 800, 900)])
+@pytest.mark.parametrize("path", ["detection", "dynamic-k"])
+def test_per_criterion_tables_show_their_macro_row(base, browser, path, lang, width, height):
+    """Noticed with item 9: the per-criterion tables (nine criteria, then the micro and macro
+    rows) hid the macro row under the grid's fold; every row is on the page."""
+    ctx, page = _open(browser, base, path, lang, width, height)
+    try:
+        # the per-criterion grid drawn: 9 criteria, micro, macro and the header, 35 px each
+        page.wait_for_function(
+            f"() => ({GRID_HEIGHTS})().some(s => s[0] >= 12 * 35)", timeout=60_000
+        )
+        page.wait_for_timeout(1000)
+        sizes = page.evaluate(GRID_HEIGHTS)
+        assert [s for s in sizes if s[0] > s[1] + 1] == [], sizes
+    finally:
+        ctx.close()
