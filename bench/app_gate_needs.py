@@ -7,7 +7,8 @@ Each case runs, in a fresh process, once on a small input (so the modules it imp
 counted) and then on the input measured: the peak resident set during the call (``VmHWM``,
 reset before it) minus the resident set just before it (the input already built). Two sizes
 give the cost per unit (the slope) and the fixed part; the report prints both, and the
-largest cost per unit seen. Run under ``flock /work/bench.lock``.
+largest cost per unit seen. Run it with no other measurement at the same time (for example
+every measurement under one ``flock`` lock file).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ child imports the readers, resets its peak (``/proc/self/clear_refs``), reads th
 reports its peak resident set above the resident set before the read (``VmHWM - VmRSS``),
 the seconds it took and the first words of what the reader said. The bombs are built by the
 test suite's builders (``tests/hostile/bombs.py``), so the bench reads exactly what the
-tests read. Run it under ``flock /work/bench.lock`` beside other measurements.
+tests read. Run it with no other measurement at the same time (for example every
+measurement under one ``flock`` lock file).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ page does it (``ui.fusion.data.fusion_work``: the fusion, or its cross-validated
 2,000 permutations, each run and the fused run evaluated on three measures, the
 randomization test of the fused run against each input); the peak resident set during the
 work (``VmHWM``, reset before it) minus the resident set just before it, per input row
-(the two runs' lines together). Run under ``flock /work/bench.lock``.
+(the two runs' lines together). Run it with no other measurement at the same time (for
+example every measurement under one ``flock`` lock file).
 """
 
 from __future__ import annotations
