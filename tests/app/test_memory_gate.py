@@ -397,7 +397,17 @@ def test_many_visitors_over_the_budget_all_finish_or_are_refused_never_hang(memo
     work, some wait for a result another visitor's admitted work is building (as a page waits
     for the ranking its previous run is building: ``ui.ranking.data.rank_once``, whose build is
     registered only once admitted). Every one finishes or is refused, within a bounded time;
-    never more is reserved than is free."""
+    never more is reserved than is free; and the line is left in strict arrival order: every
+    ticket leaves it (admitted, or refused with nothing in flight) from its head, each after
+    every ticket that entered before it."""
+    left_line: list = []  # (arrival number, whether it was the head) of each ticket leaving
+
+    class Line(list):
+        def remove(self, ticket) -> None:
+            left_line.append((ticket.seq, bool(self) and self[0] is ticket))
+            super().remove(ticket)
+
+    budget._gate.line = Line()
     rng = random.Random(7)
     outcomes: dict[int, str] = {}
     over: list = []
@@ -453,6 +463,11 @@ def test_many_visitors_over_the_budget_all_finish_or_are_refused_never_hang(memo
     assert len(ran) >= 24, outcomes  # the line moved: most were served
     assert never == [i for i, p in enumerate(plans) if p[1] == 120]
     assert all("\n" not in o for o in outcomes.values())
+    # strict arrival order: only the head ever leaves, in the order the tickets came
+    # (nested work is part of its visitor's reservation: it never joins the line)
+    assert len(left_line) == budget._gate.seq == len(plans) - len(never)
+    assert all(head for _seq, head in left_line), left_line
+    assert [seq for seq, _head in left_line] == sorted(seq for seq, _head in left_line)
 
 
 def _page_with_a_full_server():
