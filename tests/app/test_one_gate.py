@@ -61,10 +61,12 @@ WORDS: dict[str, set[str] | None] = {
     "metrics_core.hashing.tables": {"radius_note", "radius_precision"},
     # the server's own set-up and the store's bookkeeping, of no visitor's input's size: where
     # its folders lie, whether data already lies in its files, which files a stem has
+    # (and release_pages: the store gives a mapped object's pages back to the page cache at
+    # the end of a script run; madvise allocates nothing, a reservation could only make it wait)
     "metrics_core.io.disk": {"disk_folder"},
+    "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of", "release_pages"},
     # the readers' limits for a reading (a setting: its reading is the data module's, gated)
     "metrics_core.io.limits": {"using_limits", "current_limits", "Limits"},
-    "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of"},
     "metrics_core.ranking.registry": {"parse_measure", "parse_measures", "rank_cutoffs"},
     "metrics_core.stats.systems": {"parse_system", "check_systems"},  # systems' names
 }
