@@ -401,10 +401,15 @@ def test_every_page_calls_the_library_only_inside_the_gate(page, sample, guard):
         ("per_query", "query"),
         ("detection", "bootstrap"),
         ("overview", "details"),
+        ("compare", "systems"),
+        ("compare", "power"),
+        ("table", "systems"),
+        ("fusion", "join"),
     ],
 )
 def test_the_pages_work_on_every_setting_inside_the_gate(page, action, sample, guard):
-    at = _app(page, sample).run()
+    systems = {"ranklab.w.compare.systems": "lexical=bm25\nneural=dense,hybrid"}
+    at = _app(page, sample, **(systems if action == "systems" else {})).run()
     if action == "tune":
         at.toggle(key="ranklab.w.fusion.tune").set_value(True).run()
     elif action == "weighted":
@@ -423,7 +428,38 @@ def test_the_pages_work_on_every_setting_inside_the_gate(page, action, sample, g
         for expander_key in ("ranklab.overview.own_queries", "ranklab.overview.chart_open"):
             at.session_state[expander_key] = True
         at.run()
+    elif action == "power":  # a difference to detect: the topic-set size for it
+        next(n for n in at.number_input if "Difference" in n.label).set_value(0.05)
+        _click(at, "Compare")
+    elif action == "join":
+        _click(at, "to the loaded runs")
     assert _outside(guard, at) == []
+    if action == "systems":  # the systems were compared (not refused): rows of their own
+        shown = " ".join(
+            str(v) for d in at.dataframe for v in [*d.value.index, *d.value.iloc[:, 0]]
+        )
+        assert "neural" in shown, shown
+    if action == "join":  # the fused run, loaded beside the others, on every ranking page
+        assert len(at.session_state["ranklab.runs"]) == 4
+        for then in ("overview", "compare", "per_query"):
+            after = _app(then, (sample[0], at.session_state["ranklab.runs"], sample[2])).run()
+            assert _outside(guard, after) == []
+
+
+def test_the_diversity_sample_is_loaded_and_evaluated_inside_the_gate(sample, guard):
+    """The Data page's "Diversity sample" (subtopic qrels) and the Overview's diversity
+    measures on it (alpha-nDCG, ERR-IA, subtopic recall)."""
+    at = _app("data", sample).run()
+    _click(at, "Diversity sample")
+    assert _outside(guard, at) == []
+    qrels, runs = at.session_state["ranklab.qrels"], at.session_state["ranklab.runs"]
+    assert set(runs) == {"relevance", "diverse"}
+    overview = _app("overview", (qrels, runs, None))
+    overview.session_state["ranklab.measures"] = at.session_state["ranklab.measures"]
+    overview.run()
+    assert _outside(guard, overview) == []
+    shown = " ".join(str(c) for d in overview.dataframe for c in d.value.columns)
+    assert "alpha-nDCG@10" in shown, shown
 
 
 def test_the_runtime_guard_fails_on_a_page_that_calls_the_library_directly(sample, guard):
