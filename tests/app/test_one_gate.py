@@ -492,3 +492,27 @@ def test_a_download_is_made_inside_the_gate():
     seen = []
     made = gated(lambda: seen.append(budget.gated()) or "text", 1000)
     assert not budget.gated() and made() == "text" and seen == [True]
+
+
+def test_the_gates_marker_holds_inside_every_kind_of_reservation_and_only_there():
+    """``budget.gated`` (what the runtime guard above asks): true inside a computation's
+    reservation of any size (0, nested) and an upload's; false before, after, and after a
+    refusal (a need no server could give)."""
+    from metrics_core.errors import InputError
+    from ui.common import budget
+
+    seen = []
+    assert not budget.gated()
+    with budget.work(0):
+        seen.append(budget.gated())
+    with budget.work(1000):
+        seen.append(budget.gated())
+        with budget.work(10**6):  # part of the outer reservation
+            seen.append(budget.gated())
+        seen.append(budget.gated())
+    with budget.reserve(b"q1 Q0 d1 1 1.0 r\n", "run", "r.txt"):
+        seen.append(budget.gated())
+    assert seen == [True] * 5 and not budget.gated()
+    with pytest.raises(InputError), budget.work(10**15):
+        seen.append("admitted")
+    assert seen == [True] * 5 and not budget.gated()
