@@ -75,6 +75,7 @@ WORDS: dict[str, set[str] | None] = {
 #: loaded data's accessors kept on the object (its query ids, counted while it was read).
 READINGS: dict[str, set[str] | None] = {
     "metrics_core.conventions.Conventions": None,
+    "metrics_core.io.limits.Limits": None,  # the readers' limits: a setting (with_input_bytes)
     "metrics_core.ranking.definition.MeasureDef": None,
     "metrics_core.ranking.definition.Param": None,
     "metrics_core.ranking.definition.Example": None,
@@ -444,6 +445,38 @@ def test_the_pages_work_on_every_setting_inside_the_gate(page, action, sample, g
         for then in ("overview", "compare", "per_query"):
             after = _app(then, (sample[0], at.session_state["ranklab.runs"], sample[2])).run()
             assert _outside(guard, after) == []
+
+
+def test_hash_code_uploads_are_read_and_evaluated_inside_the_gate(sample, guard):
+    """The four uploads of the Hash codes page (the sample's files: two .npy, two CSV)."""
+    at = _app("hashing", sample).run()
+    assert len(at.get("file_uploader")) == 4
+    files = ["query_codes.npy", "db_codes.npy", "query_labels.csv", "db_labels.csv"]
+    for i, name in enumerate(files):  # the page is drawn again after each: its boxes anew
+        data = (ROOT / "sample_data" / "hashing" / name).read_bytes()
+        at.get("file_uploader")[i].set_value((name, data, "application/octet-stream")).run()
+    assert _outside(guard, at) == []
+    assert at.session_state["ranklab.hashing.data"]["query_codes"].shape[0] == 200
+    assert [m.label for m in at.metric], "no numbers on the codes"
+
+
+def test_history_imports_inside_the_gate(sample, guard, tmp_path):
+    """The History page's sample loaded into the session's history, then a saved history
+    uploaded (imported) in its place and drawn."""
+    import metrics_core as mc
+    from ui.history.data import save_current_evaluations
+
+    qrels, runs, _meta = sample
+    path = tmp_path / "saved.sqlite3"
+    evaluations = [mc.evaluate(qrels, run, ["AP", "nDCG@10"]) for run in runs.values()]
+    save_current_evaluations(evaluations, "suite", qrels, store_path=str(path))
+    at = _app("history", sample).run()
+    _click(at, "Load sample history")
+    assert _outside(guard, at) == []
+    box = at.get("file_uploader")[0]
+    box.set_value(("saved.sqlite3", path.read_bytes(), "application/vnd.sqlite3")).run()
+    assert _outside(guard, at) == []
+    assert any("Loaded 3 saved evaluations" in t.value for t in at.toast), at.toast
 
 
 def test_the_diversity_sample_is_loaded_and_evaluated_inside_the_gate(sample, guard):
