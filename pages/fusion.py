@@ -13,7 +13,7 @@ from ui.common.style import COUNT_FORMAT, MEASURE_FORMAT, MISSING, md_text, say
 from ui.fusion import data as fd
 from ui.fusion import widgets as fw
 from ui.fusion.data import EXPLAINED, METHODS, NORMS
-from ui.ranking.data import has_runs
+from ui.ranking.data import add_run, has_runs
 from ui.samples import load_every_sample
 
 with page(_("Fusion")) as p:
@@ -151,7 +151,7 @@ with page(_("Fusion")) as p:
         column_config={"_index": st.column_config.TextColumn(width="large")},
     )
     # every run's name in full, wrapped (a long fused name would be cut in a grid cell)
-    st.caption(md_text(fw.board_names(list(board.index))))
+    st.caption(fw.board_names(list(board.index)))
     st.caption(md_text(comparison.legend(gettext=_)))  # it names the inputs: as text
     pairs = comparison.to_frame()
     against = pairs[pairs["run_b"] == fused_name][
@@ -216,4 +216,4 @@ with page(_("Fusion")) as p:
         {"trec": lambda: fd.fused_text(fused)}, f"{method}_fused", key=f"{fw.PREFIX}download"
     )
     with join_slot:
-        fw.join_button(fused, fused_name)
+        fw.join_button(fused, fused_name, add_run)

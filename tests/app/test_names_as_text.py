@@ -292,6 +292,53 @@ def test_hostile_forms_stay_text_on_every_setting(page, widget, key, value, ever
     assert live_names(at) == []
 
 
+#: Systems of several runs (Compare's box) named by hostile names, of hostile runs
+HOSTILE_SYSTEMS = f"[s](http://x.example/s)={HOSTILE[0]},{HOSTILE[1]}\n<b>sys</b>={HOSTILE[4]}"
+
+
+@pytest.mark.parametrize("page", ["compare", "table"])
+@pytest.mark.parametrize(
+    "systems", [HOSTILE_SYSTEMS, f"{LINK_RUN} <b>no runs</b>"], ids=["systems", "wrong line"]
+)
+def test_hostile_systems_and_their_errors_stay_text(page, systems, every_form):
+    """Systems named by links and tags (on Compare's answer, the power table, the
+    Comparative table's caption) and a wrong line quoted in its error."""
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
+    for k, v in every_form.items():
+        at.session_state[k] = v
+    at.session_state["ranklab.w.compare.systems"] = systems
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = " ".join(text for _, text in rendered_markdown(at))
+    if page == "compare":  # the systems were compared, or the wrong line was named (escaped)
+        assert "sys" in texts if "=" in systems else "no runs" in texts, texts[:2000]
+    assert live_names(at) == []
+
+
+def test_a_fused_run_of_hostile_runs_joins_them_as_text(every_form):
+    """The Fusion page's join button and its line name the fused run (its inputs' hostile
+    names) as text; the Overview and Compare then show it as text too."""
+    at = AppTest.from_file(str(ROOT / "pages" / "fusion.py"), default_timeout=TIMEOUT)
+    for k, v in every_form.items():
+        at.session_state[k] = v
+    at.run()
+    button = next(b for b in at.button if "to the loaded runs" in b.label)
+    assert live_names(at) == []
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("is a loaded run" in s.value for s in at.success)
+    assert live_names(at) == []
+    runs = at.session_state["ranklab.runs"]
+    assert len(runs) == len(every_form["ranklab.runs"]) + 1
+    for page in ("overview", "compare"):
+        after = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
+        for k, v in {**every_form, "ranklab.runs": runs}.items():
+            after.session_state[k] = v
+        after.run()
+        assert not after.exception, [e.value for e in after.exception]
+        assert live_names(after) == []
+
+
 def test_per_query_page_with_a_hostile_query_selected(hostile_state):
     at = AppTest.from_file(str(ROOT / "pages" / "per_query.py"), default_timeout=TIMEOUT)
     for key, value in hostile_state.items():

@@ -61,10 +61,12 @@ WORDS: dict[str, set[str] | None] = {
     "metrics_core.hashing.tables": {"radius_note", "radius_precision"},
     # the server's own set-up and the store's bookkeeping, of no visitor's input's size: where
     # its folders lie, whether data already lies in its files, which files a stem has
+    # (and release_pages: the store gives a mapped object's pages back to the page cache at
+    # the end of a script run; madvise allocates nothing, a reservation could only make it wait)
     "metrics_core.io.disk": {"disk_folder"},
+    "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of", "release_pages"},
     # the readers' limits for a reading (a setting: its reading is the data module's, gated)
     "metrics_core.io.limits": {"using_limits", "current_limits", "Limits"},
-    "metrics_core.scale.spill": {"disk_folder", "spilled", "files_of"},
     "metrics_core.ranking.registry": {"parse_measure", "parse_measures", "rank_cutoffs"},
     "metrics_core.stats.systems": {"parse_system", "check_systems"},  # systems' names
 }
@@ -73,6 +75,7 @@ WORDS: dict[str, set[str] | None] = {
 #: loaded data's accessors kept on the object (its query ids, counted while it was read).
 READINGS: dict[str, set[str] | None] = {
     "metrics_core.conventions.Conventions": None,
+    "metrics_core.io.limits.Limits": None,  # the readers' limits: a setting (with_input_bytes)
     "metrics_core.ranking.definition.MeasureDef": None,
     "metrics_core.ranking.definition.Param": None,
     "metrics_core.ranking.definition.Example": None,
@@ -399,10 +402,15 @@ def test_every_page_calls_the_library_only_inside_the_gate(page, sample, guard):
         ("per_query", "query"),
         ("detection", "bootstrap"),
         ("overview", "details"),
+        ("compare", "systems"),
+        ("compare", "power"),
+        ("table", "systems"),
+        ("fusion", "join"),
     ],
 )
 def test_the_pages_work_on_every_setting_inside_the_gate(page, action, sample, guard):
-    at = _app(page, sample).run()
+    systems = {"ranklab.w.compare.systems": "lexical=bm25\nneural=dense,hybrid"}
+    at = _app(page, sample, **(systems if action == "systems" else {})).run()
     if action == "tune":
         at.toggle(key="ranklab.w.fusion.tune").set_value(True).run()
     elif action == "weighted":
@@ -421,7 +429,70 @@ def test_the_pages_work_on_every_setting_inside_the_gate(page, action, sample, g
         for expander_key in ("ranklab.overview.own_queries", "ranklab.overview.chart_open"):
             at.session_state[expander_key] = True
         at.run()
+    elif action == "power":  # a difference to detect: the topic-set size for it
+        next(n for n in at.number_input if "Difference" in n.label).set_value(0.05)
+        _click(at, "Compare")
+    elif action == "join":
+        _click(at, "to the loaded runs")
     assert _outside(guard, at) == []
+    if action == "systems":  # the systems were compared (not refused): rows of their own
+        shown = " ".join(
+            str(v) for d in at.dataframe for v in [*d.value.index, *d.value.iloc[:, 0]]
+        )
+        assert "neural" in shown, shown
+    if action == "join":  # the fused run, loaded beside the others, on every ranking page
+        assert len(at.session_state["ranklab.runs"]) == 4
+        for then in ("overview", "compare", "per_query"):
+            after = _app(then, (sample[0], at.session_state["ranklab.runs"], sample[2])).run()
+            assert _outside(guard, after) == []
+
+
+def test_hash_code_uploads_are_read_and_evaluated_inside_the_gate(sample, guard):
+    """The four uploads of the Hash codes page (the sample's files: two .npy, two CSV)."""
+    at = _app("hashing", sample).run()
+    assert len(at.get("file_uploader")) == 4
+    files = ["query_codes.npy", "db_codes.npy", "query_labels.csv", "db_labels.csv"]
+    for i, name in enumerate(files):  # the page is drawn again after each: its boxes anew
+        data = (ROOT / "sample_data" / "hashing" / name).read_bytes()
+        at.get("file_uploader")[i].set_value((name, data, "application/octet-stream")).run()
+    assert _outside(guard, at) == []
+    assert at.session_state["ranklab.hashing.data"]["query_codes"].shape[0] == 200
+    assert [m.label for m in at.metric], "no numbers on the codes"
+
+
+def test_history_imports_inside_the_gate(sample, guard, tmp_path):
+    """The History page's sample loaded into the session's history, then a saved history
+    uploaded (imported) in its place and drawn."""
+    import metrics_core as mc
+    from ui.history.data import save_current_evaluations
+
+    qrels, runs, _meta = sample
+    path = tmp_path / "saved.sqlite3"
+    evaluations = [mc.evaluate(qrels, run, ["AP", "nDCG@10"]) for run in runs.values()]
+    save_current_evaluations(evaluations, "suite", qrels, store_path=str(path))
+    at = _app("history", sample).run()
+    _click(at, "Load sample history")
+    assert _outside(guard, at) == []
+    box = at.get("file_uploader")[0]
+    box.set_value(("saved.sqlite3", path.read_bytes(), "application/vnd.sqlite3")).run()
+    assert _outside(guard, at) == []
+    assert any("Loaded 3 saved evaluations" in t.value for t in at.toast), at.toast
+
+
+def test_the_diversity_sample_is_loaded_and_evaluated_inside_the_gate(sample, guard):
+    """The Data page's "Diversity sample" (subtopic qrels) and the Overview's diversity
+    measures on it (alpha-nDCG, ERR-IA, subtopic recall)."""
+    at = _app("data", sample).run()
+    _click(at, "Diversity sample")
+    assert _outside(guard, at) == []
+    qrels, runs = at.session_state["ranklab.qrels"], at.session_state["ranklab.runs"]
+    assert set(runs) == {"relevance", "diverse"}
+    overview = _app("overview", (qrels, runs, None))
+    overview.session_state["ranklab.measures"] = at.session_state["ranklab.measures"]
+    overview.run()
+    assert _outside(guard, overview) == []
+    shown = " ".join(str(c) for d in overview.dataframe for c in d.value.columns)
+    assert "alpha-nDCG@10" in shown, shown
 
 
 def test_the_runtime_guard_fails_on_a_page_that_calls_the_library_directly(sample, guard):
@@ -454,3 +525,27 @@ def test_a_download_is_made_inside_the_gate():
     seen = []
     made = gated(lambda: seen.append(budget.gated()) or "text", 1000)
     assert not budget.gated() and made() == "text" and seen == [True]
+
+
+def test_the_gates_marker_holds_inside_every_kind_of_reservation_and_only_there():
+    """``budget.gated`` (what the runtime guard above asks): true inside a computation's
+    reservation of any size (0, nested) and an upload's; false before, after, and after a
+    refusal (a need no server could give)."""
+    from metrics_core.errors import InputError
+    from ui.common import budget
+
+    seen = []
+    assert not budget.gated()
+    with budget.work(0):
+        seen.append(budget.gated())
+    with budget.work(1000):
+        seen.append(budget.gated())
+        with budget.work(10**6):  # part of the outer reservation
+            seen.append(budget.gated())
+        seen.append(budget.gated())
+    with budget.reserve(b"q1 Q0 d1 1 1.0 r\n", "run", "r.txt"):
+        seen.append(budget.gated())
+    assert seen == [True] * 5 and not budget.gated()
+    with pytest.raises(InputError), budget.work(10**15):
+        seen.append("admitted")
+    assert seen == [True] * 5 and not budget.gated()

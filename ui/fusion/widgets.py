@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORM_LABELS
 from ui.common.i18n import gettext as _
-from ui.common.style import plain, say
+from ui.common.style import Said, md_join, plain, say
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,34 +69,37 @@ def fused_run_name(method: str, inputs: list[str], tuned: bool, in_sample: bool 
     ``RRF (bm25 + dense)``, ``WSUM, cross-validated (bm25 + dense)``."""
     label = method_label(method)
     if tuned:
-        label = (_("{method}, in-sample") if in_sample else _("{method}, cross-validated")).format(
-            method=label
-        )
+        how = _("{method}, in-sample") if in_sample else _("{method}, cross-validated")
+        label = plain(how, method=label)
     return f"{label} ({' + '.join(inputs)})"
 
 
-def board_names(labels: list[str]) -> str:
-    """The board's runs named in full under it: ``a bm25 · b dense · c RRF (bm25 + dense)``."""
-    return _("Runs: {names}").format(names=" · ".join(labels))
+def board_names(labels: list[str]) -> Said:
+    """The board's runs named in full under it, as text in Markdown (a caption):
+    ``a bm25 · b dense · c RRF (bm25 + dense)``."""
+    return say(_("Runs: {names}"), names=md_join(labels, " · "))
 
 
-def join_button(run, name: str) -> None:
-    """The button that loads the fused run beside the uploads (the one loading path,
-    :func:`ui.ranking.data.add_run`): named in full on the button (wrapped, not cut); once
-    loaded, a line says where it is."""
+def join_button(run, name: str, add_run: Callable[[object, str], str]) -> None:
+    """The button that loads the fused run beside the uploads by ``add_run`` (the one loading
+    path, :func:`ui.ranking.data.add_run`, which the page passes: a section imports no other):
+    named in full on the button (as text, wrapped, not cut); once loaded, a line says where
+    it is."""
     import streamlit as st
 
     from ui.common import state
-    from ui.ranking.data import add_run
 
     joined = st.session_state.get(JOIN + ".done") or {}
     loaded = st.session_state.get(state.RUNS) or {}
     if joined.get(name) in loaded:
         st.success(
-            _(
-                "{name} is a loaded run: Overview, Per query, Compare and every ranking page "
-                "show it."
-            ).format(name=joined[name])
+            say(
+                _(
+                    "{name} is a loaded run: Overview, Per query, Compare and every ranking "
+                    "page show it."
+                ),
+                name=joined[name],
+            )
         )
         return
 
@@ -104,7 +108,7 @@ def join_button(run, name: str) -> None:
         st.session_state[JOIN + ".done"] = {**joined, name: final}
 
     st.button(
-        _("Add {name} to the loaded runs").format(name=name),
+        say(_("Add {name} to the loaded runs"), name=name),
         key=JOIN,
         on_click=add,
         help=_("It joins the uploaded runs, as if uploaded: every ranking page shows it."),
