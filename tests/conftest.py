@@ -29,6 +29,55 @@ CONFORMANCE_DATA = Path(__file__).resolve().parent / "data" / "trec_eval" / "nis
 os.environ.setdefault("RANKLAB_SERVER_MB", "100000")
 
 
+def _dist_chosen(config) -> bool:
+    """Whether the command line (or ``PYTEST_ADDOPTS``) names a distribution mode itself."""
+    args = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return any(str(arg).startswith("--dist") or str(arg) == "-d" for arg in args)
+
+
+def pytest_configure(config):
+    """``pytest -n 2`` distributes as ``--dist loadgroup`` (the README's command) unless the
+    command line names a mode: the tests marked ``xdist_group`` (the hostile corpus, built
+    once; the browser tests, one Chromium and one app server at a time) then run in one
+    process whichever way the suite is started. pytest-xdist's default, ``load``, ignores the
+    groups. The controller chooses the scheduler; each worker, which parses the same command
+    line, names its tests by their group as ``loadgroup`` does."""
+    if not config.pluginmanager.hasplugin("xdist") or _dist_chosen(config):
+        return
+    if hasattr(config, "workerinput"):  # a worker of pytest -n
+        config.option.loadgroup = True
+    elif getattr(config.option, "numprocesses", None) and config.option.dist == "load":
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own naming, where it works
+def pytest_collection_modifyitems(config, items):
+    """A worker of ``--dist loadgroup`` names each test of an ``xdist_group`` by its group
+    (``nodeid@group``: the scheduler sends one group to one process). pytest-xdist 3.8 writes
+    the name into ``item._nodeid``, which pytest 9.2's structured node ids no longer read, so
+    the groups were silently ignored (pytest-dev/pytest-xdist#1386); the name is set here in
+    the structured id, and a name xdist did set is left as it is."""
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    for item in items:
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        if not names:
+            continue
+        suffix = "@" + "_".join(names)
+        if item.nodeid.endswith(suffix):
+            continue
+        named = item.nodeid + suffix
+        if hasattr(item, "_id"):  # pytest >= 9.2: a structured id, parsed from the string
+            item._id = type(item._id).parse(named)
+        else:
+            item._nodeid = named
+
+
 def shared_dir() -> Path:
     """The shared folder (trec_eval's sources): ``$RANKLAB_SHARED`` if set, else
     ``<repo>/../shared``. A clone with nothing beside it has none."""
