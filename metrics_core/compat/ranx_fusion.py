@@ -58,7 +58,7 @@ def _as_columns(runs) -> list:
     """Each drop-in run as a RankLab run in the order it holds its documents (a changed,
     unsorted run sorted first, as ranx's evaluation would)."""
     from metrics_core.compat.pytrec_eval import columns_from_mapping
-    from metrics_core.compat.ranx import Run
+    from metrics_core.compat.ranx_data import Run
 
     out = []
     for i, run in enumerate(runs):
@@ -87,7 +87,7 @@ def _prepared(runs):
 
 def _to_dropin(fused, queries, name):
     """The fused RankLab run (rows in ranx's order) as a drop-in Run holding every query."""
-    from metrics_core.compat.ranx import Run
+    from metrics_core.compat.ranx_data import Run
 
     out: dict = {q: {} for q in sorted(queries)}
     for q, d, s in zip(fused.query_ids, fused.doc_ids, fused.scores.tolist(), strict=True):
@@ -135,7 +135,7 @@ def normalize(run, norm: str = "min-max"):
     ``min-max-inverted``, ``max``, ``sum``, ``zmuv``, ``rank``); the documents keep their
     order (``min-max-inverted`` sorts the run again, as ranx does). ``borda`` normalises
     several runs together: give them to :func:`fuse`."""
-    from metrics_core.compat.ranx import Run
+    from metrics_core.compat.ranx_data import Run
     from metrics_core.fusion.normalise import normalise
     from metrics_core.fusion.prepare import as_runs, prepare_shards
 
@@ -253,7 +253,7 @@ def optimize_fusion(
     :func:`metrics_core.tune_fusion` scores on held-out queries."""
     import metrics_core as mc
     from metrics_core.compat.pytrec_eval import columns_from_mapping
-    from metrics_core.compat.ranx import Qrels
+    from metrics_core.compat.ranx_data import Qrels
     from metrics_core.fusion.accidents import warn_accidents
     from metrics_core.fusion.catalog import resolve_params
     from metrics_core.fusion.core import fuse_prepared
