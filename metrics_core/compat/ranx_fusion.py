@@ -11,7 +11,7 @@ the same keyword arguments), scores each trial with ranx's metric on that order,
 the last of the best scores (``score >= best``), as ranx does; supervised methods are
 trained as ranx trains them (on the normalised runs, which its training sorts again).
 Where ranx's own answer is an accident of its implementation, a
-:class:`~metrics_core.fusion.core.FusionOrderWarning` names the method and the queries.
+:class:`~metrics_core.fusion.accidents.FusionOrderWarning` names the method and the queries.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _as_columns(runs) -> list:
     """Each drop-in run as a RankLab run in the order it holds its documents (a changed,
     unsorted run sorted first, as ranx's evaluation would)."""
     from metrics_core.compat.pytrec_eval import columns_from_mapping
-    from metrics_core.compat.ranx import Run
+    from metrics_core.compat.ranx_data import Run
 
     out = []
     for i, run in enumerate(runs):
@@ -87,7 +87,7 @@ def _prepared(runs):
 
 def _to_dropin(fused, queries, name):
     """The fused RankLab run (rows in ranx's order) as a drop-in Run holding every query."""
-    from metrics_core.compat.ranx import Run
+    from metrics_core.compat.ranx_data import Run
 
     out: dict = {q: {} for q in sorted(queries)}
     for q, d, s in zip(fused.query_ids, fused.doc_ids, fused.scores.tolist(), strict=True):
@@ -112,7 +112,9 @@ def fuse(runs, norm: str | None = "min-max", method: str = "wsum", params: dict 
     ``posfuse``, ``probfuse``, ``segfuse``, ``slidefuse``, ``bayesfuse``); ``params``:
     ranx's (``weights``, ``k``, ``gamma``, ``phi``, ``sigma``, ``w``, ``probs``,
     ``log_odds``, ``map_scores``). Returns a drop-in ``Run``."""
-    from metrics_core.fusion.core import fuse_prepared, resolve_params, warn_accidents
+    from metrics_core.fusion.accidents import warn_accidents
+    from metrics_core.fusion.catalog import resolve_params
+    from metrics_core.fusion.core import fuse_prepared
 
     if len(runs) < 2:
         raise InputError(
@@ -133,8 +135,8 @@ def normalize(run, norm: str = "min-max"):
     ``min-max-inverted``, ``max``, ``sum``, ``zmuv``, ``rank``); the documents keep their
     order (``min-max-inverted`` sorts the run again, as ranx does). ``borda`` normalises
     several runs together: give them to :func:`fuse`."""
-    from metrics_core.compat.ranx import Run
-    from metrics_core.fusion.core import normalise
+    from metrics_core.compat.ranx_data import Run
+    from metrics_core.fusion.normalise import normalise
     from metrics_core.fusion.prepare import as_runs, prepare_shards
 
     norm = _norm(norm)
@@ -251,8 +253,10 @@ def optimize_fusion(
     :func:`metrics_core.tune_fusion` scores on held-out queries."""
     import metrics_core as mc
     from metrics_core.compat.pytrec_eval import columns_from_mapping
-    from metrics_core.compat.ranx import Qrels
-    from metrics_core.fusion.core import fuse_prepared, resolve_params, warn_accidents
+    from metrics_core.compat.ranx_data import Qrels
+    from metrics_core.fusion.accidents import warn_accidents
+    from metrics_core.fusion.catalog import resolve_params
+    from metrics_core.fusion.core import fuse_prepared
     from metrics_core.fusion.training import train
 
     kwargs.pop("show_progress", None)

@@ -322,7 +322,7 @@ def compare(
     ``student``, ``fisher`` or ``tukey``), as a :class:`Report`."""
     from scipy import stats
 
-    from metrics_core.compat.ranx import evaluate
+    from metrics_core.compat.ranx_data import evaluate
     from metrics_core.errors import InputError
 
     if stat_test not in STAT_TEST_LABELS:

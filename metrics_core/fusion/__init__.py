@@ -16,6 +16,7 @@ supervised methods' training, and honest (cross-validated) tuning.
 * :func:`write_run` -- a run as TREC, CSV or Parquet.
 """
 
+from metrics_core.fusion.accidents import FusionOrderWarning
 from metrics_core.fusion.catalog import METHOD_LABELS, METHODS, NORMS, method_name, norm_name
 from metrics_core.fusion.core import fuse
 from metrics_core.fusion.training import train
@@ -27,6 +28,7 @@ __all__ = [
     "train",
     "tune",
     "Tuning",
+    "FusionOrderWarning",
     "GRIDS",
     "METHODS",
     "NORMS",

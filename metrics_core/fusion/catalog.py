@@ -17,7 +17,11 @@ and :data:`EXPLAINED` (the formulas and sentences of the Learn and Fusion pages)
 
 from __future__ import annotations
 
-from metrics_core.errors import N_
+from collections.abc import Mapping
+
+import numpy as np
+
+from metrics_core.errors import N_, InputError
 from metrics_core.fusion.declaration import FusionMethod, FusionParam
 from metrics_core.fusion.kernels import BAYES_CUTOFFS, SEGFUSE_BOUNDS
 from metrics_core.fusion.methods import METHODS
@@ -62,8 +66,6 @@ EXPLAINED: dict[str, tuple[str, str]] = {m.name: (m.latex, m.sentence) for m in 
 
 def method_name(method: str) -> str:
     """The catalogue's name of ``method`` (an alias accepted); InputError when unknown."""
-    from metrics_core.errors import InputError
-
     key = str(method).strip().lower().replace("-", "_")
     key = ALIASES.get(key, key)
     if key not in METHODS:
@@ -79,8 +81,6 @@ def method_name(method: str) -> str:
 
 def norm_name(norm) -> str:
     """The catalogue's name of normalisation ``norm`` (None means "none")."""
-    from metrics_core.errors import InputError
-
     key = NORM_ALIASES.get(norm, norm)
     key = NORM_ALIASES.get(str(key).strip().lower(), str(key).strip().lower())
     if key not in NORMS:
@@ -99,6 +99,92 @@ def method(name: str) -> FusionMethod:
     return METHODS[method_name(name)]
 
 
+def resolve_params(method: str, params: Mapping | None, weights, n_runs: int) -> dict:
+    """The method's parameters from ``params`` and ``weights``, checked against its
+    declaration: defaults filled, required ones present, no unknown one, one finite weight
+    per run for a weighted method (equal weights by default)."""
+    spec = METHODS[method]
+    given = dict(params or {})
+    if weights is None:
+        weights = given.pop("weights", None)
+    else:
+        given.pop("weights", None)
+    out = {}
+    estimate = (spec.estimate,) if spec.estimate else ()
+    for name, default in [*spec.defaults.items(), *((e, None) for e in estimate)]:
+        value = given.pop(name, default)
+        if value is None:
+            raise InputError(
+                N_("the fusion method {method} needs the parameter {param}"),
+                hint=N_("give it in params, or train the method on judgements"),
+                field="params",
+                params={"method": method, "param": name},
+            )
+        declared = spec.param(name)
+        refused = declared.check(value) if declared is not None else None
+        if refused is not None:
+            text, extra = refused
+            raise InputError(text, field="params", params={"param": name, "value": value, **extra})
+        out[name] = value
+    for p in spec.train_params:
+        given.pop(p.name, None)
+    if given:
+        raise InputError(
+            N_("the fusion method {method} has no parameter {param}"),
+            hint=N_("accepted: {choices}"),
+            field="params",
+            params={
+                "method": method,
+                "param": ", ".join(sorted(given)),
+                "choices": ", ".join(
+                    ["weights"] * spec.weighted + list(spec.defaults) + list(estimate)
+                )
+                or "-",
+            },
+        )
+    if spec.weighted:
+        w = (
+            np.full(n_runs, 1.0 / n_runs)
+            if weights is None
+            else np.asarray(weights, dtype=np.float64)
+        )
+        if w.shape != (n_runs,) or not np.all(np.isfinite(w)):
+            raise InputError(
+                N_("{count} weights for {runs} runs"),
+                field="weights",
+                hint=N_("give one finite weight per run, in the runs' order"),
+                params={"count": int(np.size(w)), "runs": n_runs},
+            )
+        out["weights"] = w
+    elif weights is not None:
+        raise InputError(
+            N_("the fusion method {method} takes no weights"),
+            field="weights",
+            hint=N_("weighted methods: {choices}"),
+            params={
+                "method": method,
+                "choices": ", ".join(m for m, s in METHODS.items() if s.weighted),
+            },
+        )
+    if spec.estimate:
+        out[spec.estimate] = _per_run(out[spec.estimate], n_runs, spec.estimate)
+    return out
+
+
+def _per_run(values, n_runs: int, name: str) -> list[np.ndarray]:
+    if name == "map_scores":
+        values = list(np.ravel(values))
+    seq = list(values) if not isinstance(values, np.ndarray) or values.ndim > 1 else [values]
+    if len(seq) != n_runs:
+        raise InputError(
+            N_("{param} holds {count} entries for {runs} runs"),
+            field="params",
+            hint=N_("one entry per run, in the runs' order"),
+            params={"param": name, "count": len(seq), "runs": n_runs},
+        )
+    return [np.asarray(v, dtype=np.float64).reshape(-1) for v in seq]
+
+
 __all__ = [
     "METHODS",
     "ALIASES",
@@ -114,4 +200,5 @@ __all__ = [
     "method",
     "method_name",
     "norm_name",
+    "resolve_params",
 ]

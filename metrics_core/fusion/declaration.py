@@ -94,10 +94,10 @@ class FusionMethod:
         Parameters of the training alone (ProbFuse's ``n_segments``).
     value : callable
         ``value(rows, params)``: what each row of one run adds (see
-        :class:`metrics_core.fusion.core.RunRows`).
+        :class:`metrics_core.fusion.table.RunRows`).
     combine : callable
         ``combine(table, params)``: each candidate's fused score from the runs' values (see
-        :class:`metrics_core.fusion.core.Table`).
+        :class:`metrics_core.fusion.table.Table`).
     train : callable or None
         ``train(data, params)``: one run's estimate from training judgements (see
         :mod:`metrics_core.fusion.training`).

@@ -1,9 +1,9 @@
 """The fusion methods' shared arithmetic: what the declarations of
 :mod:`metrics_core.fusion.methods` are written with.
 
-A method's ``value`` turns one run's rows (:class:`~metrics_core.fusion.core.RunRows`) into
+A method's ``value`` turns one run's rows (:class:`~metrics_core.fusion.table.RunRows`) into
 what each row adds; its ``combine`` turns the runs' values over the candidates
-(:class:`~metrics_core.fusion.core.Table`) into the fused scores.
+(:class:`~metrics_core.fusion.table.Table`) into the fused scores.
 
 Every sum here is computed in one fixed order, ranx's: run after run, each run's value
 added to the candidate's running total (or, over ranks and queries, position after position
@@ -115,6 +115,11 @@ def run_sum(t, missing: float | Callable[[int], np.ndarray] = 0.0, weighted: boo
             d = t.dense(i, missing(i) if callable(missing) else missing)
             acc += d if w is None else w * d
     return acc
+
+
+def combsum(t, p=None) -> np.ndarray:
+    """CombSUM's combination, as a method's ``combine``: :func:`run_sum` of the values."""
+    return run_sum(t)
 
 
 def retrieved_weight(t) -> np.ndarray:

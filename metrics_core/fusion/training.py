@@ -10,6 +10,7 @@ import pyarrow as pa
 from metrics_core.data import Qrels, Run
 from metrics_core.errors import N_, InputError
 from metrics_core.fusion.catalog import METHODS, method_name, norm_name
+from metrics_core.fusion.normalise import normalise, ranx_positions
 from metrics_core.fusion.prepare import Prepared, as_runs, encode_many, prepare
 
 
@@ -114,11 +115,11 @@ def train(
             qrels.query_ids[mask], qrels.doc_ids[mask], qrels.relevance[mask], source=qrels.source
         )
     spec = METHODS[method]
+    learn = spec.train
+    assert learn is not None, method  # every supervised method declares its training
     p = {t.name: t.default for t in spec.train_params}
     p.update({"n_segments": n_segments} if spec.param("n_segments") else {})
     prep = prepare(run_list, ranked=ranked)
-    from metrics_core.fusion.core import normalise, ranx_positions
-
     cand_q = np.bincount(prep.pq, minlength=prep.n_queries).astype(np.float64)
     # ranx trains on normalised runs, which its hit lists sort again
     pos = ranx_positions(
@@ -141,7 +142,7 @@ def train(
             n_queries=n_queries,
             n_rel=n_rel,
         )
-        out.append(spec.train(data, p))  # type: ignore[misc]
+        out.append(learn(data, p))
     return {spec.estimate: out}
 
 

@@ -255,7 +255,8 @@ def tune(
     """
     from metrics_core.data import Run
     from metrics_core.front_door import evaluate
-    from metrics_core.fusion.core import fuse_prepared, resolve_params
+    from metrics_core.fusion.catalog import resolve_params
+    from metrics_core.fusion.core import fuse_prepared
     from metrics_core.fusion.prepare import as_runs, prepare_shards
     from metrics_core.fusion.training import train
     from metrics_core.io import read_qrels

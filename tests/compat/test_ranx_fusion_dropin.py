@@ -19,7 +19,7 @@ ranx = pytest.importorskip("ranx")
 
 from metrics_core.compat import ranx as shim  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
-from metrics_core.fusion.core import FusionOrderWarning  # noqa: E402
+from metrics_core.fusion import FusionOrderWarning  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

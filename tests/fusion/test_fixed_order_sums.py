@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from metrics_core.fusion.core import fuse_prepared, resolve_params
+from metrics_core.fusion.catalog import resolve_params
+from metrics_core.fusion.core import fuse_prepared
 from metrics_core.fusion.prepare import as_runs, prepare_shards
 
 N_RUNS = 6

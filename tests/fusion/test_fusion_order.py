@@ -154,7 +154,8 @@ def test_shards_in_threads_give_the_run_of_one_piece(monkeypatch, cores):
     threads and joined give, bit for bit, the run fused in one piece, for every method and
     normalisation (tied, shuffled runs with missing documents and queries)."""
     from metrics_core.fusion import METHODS, NORMS
-    from metrics_core.fusion.core import fuse_prepared, resolve_params
+    from metrics_core.fusion.catalog import resolve_params
+    from metrics_core.fusion.core import fuse_prepared
     from metrics_core.fusion.prepare import as_runs, prepare_shards
 
     _in_shards(monkeypatch, cores)

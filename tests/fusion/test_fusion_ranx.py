@@ -10,7 +10,8 @@ import pytest
 ranx = pytest.importorskip("ranx")
 
 import metrics_core as mc  # noqa: E402
-from metrics_core.fusion.core import FusionOrderWarning, _condorcet  # noqa: E402
+from metrics_core.fusion import FusionOrderWarning  # noqa: E402
+from metrics_core.fusion.condorcet import majority_positions  # noqa: E402
 
 N_QUERIES = 12
 
@@ -82,7 +83,7 @@ def test_condorcet_order_is_the_strict_majority_order_on_queries_of_any_size():
             votes = ((ranks[x] < ranks[y]) * w).sum(axis=1)
             return votes >= w.sum() - votes
 
-        pos = _condorcet(before, pq, nq)
+        pos = majority_positions(before, pq, nq)
         for q in range(nq):
             idx = np.flatnonzero(pq == q)
             assert sorted(pos[idx].tolist()) == list(range(len(idx)))

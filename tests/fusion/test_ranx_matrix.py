@@ -23,8 +23,7 @@ import pytest
 ranx = pytest.importorskip("ranx")
 
 import metrics_core as mc  # noqa: E402
-from metrics_core.fusion import METHODS, NORMS  # noqa: E402
-from metrics_core.fusion.core import FusionOrderWarning  # noqa: E402
+from metrics_core.fusion import METHODS, NORMS, FusionOrderWarning  # noqa: E402
 
 N_QUERIES = 8
 QUERIES = [f"q{q}" for q in range(N_QUERIES)]
