@@ -386,7 +386,7 @@ def _document(d: MeasureDef, doc: str | None) -> str:
             + (f"{ex.explanation}\n\n" if ex.explanation else "")
             + ">>> import metrics_core as mc\n"
             + f">>> round(mc.evaluate({ex.qrels!r}, {ex.run!r}, [{ex.measure!r}]).aggregate[{ex.measure!r}], 4)\n"
-            + f"{round(ex.value, 4)!r}"
+            + f"{round(float(ex.value), 4)!r}"
         )
     return "\n\n".join(parts) + "\n"
 

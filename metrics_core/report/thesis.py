@@ -38,6 +38,8 @@ import pandas as pd
 from metrics_core.errors import N_, InputError
 from metrics_core.ranking.measures import aggregate
 from metrics_core.ranking.registry import parse_measure
+from metrics_core.stats.comparison import POWER_TABLE
+from metrics_core.stats.power import paired_power
 from metrics_core.stats.significance import (
     CORRECTIONS,
     correct_pvalues,
@@ -163,7 +165,12 @@ class ThesisTable:
 
     ``values`` / ``levels`` / ``pvalues`` are frames indexed by run, one column per
     (canonical) measure; ``levels`` holds -1 where there is no label; ``pvalues`` holds the
-    corrected p-values (NaN for the baseline, or everywhere without a baseline).
+    corrected p-values (NaN for the baseline, or everywhere without a baseline). ``power``:
+    with a baseline, how many queries each (run, measure) comparison needs (one row each,
+    the columns named as :data:`metrics_core.stats.comparison.COLUMNS` names them: ``run``,
+    ``measure``, ``n_queries``, ``mean_delta``, ``sd_delta``, ``queries_needed``,
+    ``min_detectable``), for a paired t-test at ``alpha`` with power ``power_target``
+    (:mod:`metrics_core.stats.power`); None without a baseline.
     """
 
     runs: list[str]
@@ -184,6 +191,16 @@ class ThesisTable:
     date_from: str | None = None
     date_to: str | None = None
     undated: list[str] = field(default_factory=list)
+    power: pd.DataFrame | None = None
+    power_target: float = 0.8
+
+    @property
+    def power_settings(self) -> dict | None:
+        """The power analysis's settings as a comparison states them
+        (:func:`metrics_core.report.legends.power_sentence`); None without a baseline."""
+        if self.power is None:
+            return None
+        return {"power": self.power_target, "alpha": self.alpha, "delta": None, "method": "exact"}
 
     @property
     def significant(self) -> pd.DataFrame:
@@ -308,6 +325,27 @@ def _significance(names, frames, measures, baseline, test, correction, n_permuta
     return pd.DataFrame(flat.reshape(pvalues.shape), index=names, columns=measures)
 
 
+def _power(names, frames, measures, baseline, alpha, target) -> pd.DataFrame | None:
+    """How many queries each (run, measure) comparison against the baseline needs."""
+    if baseline is None:
+        return None
+    base = frames[names.index(baseline)]
+    rows = []
+    for name, frame in zip(names, frames, strict=True):
+        if name == baseline:
+            continue
+        for m in measures:
+            b, r, _ = paired_values(base[m], frame[m])
+            figures = paired_power(b, r, alpha, target)
+            delta = float(np.mean(r - b)) if len(b) else float("nan")
+            rows.append(
+                {"run": name, "measure": m, "n_queries": len(b), "mean_delta": delta} | figures
+            )
+    # the power table's declared columns, less the chosen difference's (none chosen here)
+    columns = [c for c in POWER_TABLE if c != "queries_needed_target"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def thesis_table(
     evaluations,
     measures=None,
@@ -322,6 +360,7 @@ def thesis_table(
     alpha: float = 0.05,
     n_permutations: int = 10000,
     seed: int = 0,
+    power: float = 0.8,
 ) -> ThesisTable:
     """Build the comparative table of runs (or saved evaluations) x measures.
 
@@ -343,6 +382,9 @@ def thesis_table(
         Paired test of every other run against ``baseline`` on each measure (common
         queries; ``t``, ``wilcoxon`` or ``permutation``), corrected over all (run,
         measure) pairs (:func:`metrics_core.stats.significance.correct_pvalues`).
+    power : float
+        With a baseline, the power of the topic set size design of each comparison (a paired
+        t-test at ``alpha``, uncorrected): :attr:`ThesisTable.power`.
 
     Examples
     --------
@@ -414,6 +456,12 @@ def thesis_table(
     pvalues = _significance(
         names, frames, measures, baseline, test, correction, n_permutations, seed
     )
+    if not 0.0 < float(power) < 1.0:
+        raise InputError(
+            N_("the power must be between 0 and 1, got {value}"),
+            field="power",
+            params={"value": power},
+        )
     return ThesisTable(
         names,
         measures,
@@ -433,6 +481,8 @@ def thesis_table(
         None if date_from in (None, "") else str(_day(date_from, "from").date()),
         None if date_to in (None, "") else str(_day(date_to, "to").date()),
         undated,
+        _power(names, frames, measures, baseline, float(alpha), float(power)),
+        float(power),
     )
 
 

@@ -180,6 +180,14 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 #: The columns of the topic set size design.
 POWER_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.power)
+#: The power table's columns (the Compare page's, the comparative table's): each row's names
+#: and query count (the detail table's), the observed difference, then the topic set size
+#: figures.
+POWER_TABLE: tuple[str, ...] = (
+    *(c.name for c in COLUMNS if c.detail and c.kind in ("name", "count") and not c.systems),
+    "mean_delta",
+    *POWER_COLUMNS,
+)
 
 
 def _find(evaluations, name):
@@ -643,6 +651,8 @@ __all__ = [
     "Column",
     "COLUMNS",
     "COLUMN_NAMES",
+    "POWER_COLUMNS",
+    "POWER_TABLE",
     "compare_runs",
     "comparison_records",
     "leaderboard",

@@ -362,6 +362,21 @@ def test_compare_page_with_a_hostile_baseline(hostile_state):
     assert live_names(at) == []
 
 
+@pytest.mark.parametrize("baseline", [LINK_RUN, BOLD, ANCHOR])
+def test_table_page_with_a_hostile_baseline(hostile_state, baseline):
+    """The Comparative table against a baseline named by a link or HTML: its p-values' and
+    its power table's sentences name it as text."""
+    at = AppTest.from_file(str(ROOT / "pages" / "table.py"), default_timeout=TIMEOUT)
+    for key, value in hostile_state.items():
+        at.session_state[key] = value
+    at.session_state["ranklab.table.baseline"] = baseline
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.dataframe) == 3  # the table, its p-values, how many queries
+    assert any("How many queries each comparison against" in c.value for c in at.caption)
+    assert live_names(at) == []
+
+
 def test_data_page_upload_with_hostile_file_names():
     qrels_b, run_b, _ = _hostile_files()
     at = AppTest.from_file(str(ROOT / "pages" / "data.py"), default_timeout=TIMEOUT).run()

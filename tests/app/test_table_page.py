@@ -43,8 +43,9 @@ def _ok(at):
 
 
 def _table(at) -> pd.DataFrame:
-    """The comparative table (the page's first; a baseline adds its p-values' table under it)."""
-    assert len(at.dataframe) in (1, 2)
+    """The comparative table (the page's first; a baseline adds its p-values' table and the
+    table of how many queries each comparison needs under it)."""
+    assert len(at.dataframe) in (1, 3)
     return at.dataframe[0].value
 
 
@@ -175,6 +176,38 @@ def test_a_baseline_adds_corrected_p_values(sample):
         columns = json.loads(frame.proto.columns)
         right |= {c for c, v in columns.items() if v.get("alignment") == "right"}
     assert right == {"Queries", "p (MRR)", "p (nDCG@10)", "p (P@5)"}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_baseline_adds_how_many_queries_each_comparison_needs(sample, lang):
+    """Topic set size design against the baseline: one row per (run, measure), the figures
+    the library gives (thesis_table's power), headed as the Compare page's power table, and
+    the method with its references under it, in the visitor's language."""
+    at = AppTest.from_file(str(ROOT / "pages" / "table.py"), default_timeout=TIMEOUT)
+    qrels, runs, meta = sample
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.session_state["ranklab.meta"] = meta
+    # chosen before the first run: AppTest cannot run again a page whose radio's options are
+    # translated (it looks the English value up among the Spanish options)
+    at.session_state[Table.BASELINE] = "bm25"
+    at.query_params["lang"] = lang
+    at.run()
+    _ok(at)
+    df = at.dataframe[2].value
+    df = getattr(df, "data", df)  # a Styler's frame
+    run, needed = (
+        ("Run", "Queries needed") if lang == "en" else ("Ejecución", "Consultas necesarias")
+    )
+    assert list(df[run]) == ["dense"] * 3 + ["hybrid"] * 3
+    assert needed in df.columns and all(pd.isna(v) or v >= 2 for v in df[needed])
+    captions = " ".join(c.value for c in at.caption)
+    if lang == "en":
+        assert "How many queries each comparison against bm25 needs" in captions
+        assert "Sakai" in captions and "noncentral t" in captions
+    else:
+        assert "Cuántas consultas necesita cada comparación con bm25" in captions
+        assert "Sakai" in captions
 
 
 def test_the_exports_contents_in_spanish(sample, evaluations):

@@ -27,6 +27,7 @@ from metrics_core.report.thesis_export import (
     to_latex,
     to_markdown,
 )
+from metrics_core.stats.power import paired_power
 from metrics_core.stats.significance import correct_pvalues, paired_t_test, paired_values
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,6 +207,34 @@ def test_significance_against_the_baseline():
     assert t.pvalues.loc["run0"].isna().all() and t.n_comparisons == 4
     with pytest.raises(InputError, match="no run named"):
         thesis_table(evs, ["MRR"], baseline="nope")
+
+
+def test_how_many_queries_against_the_baseline():
+    """With a baseline, each (run, measure) comparison's topic set size figures: those of
+    the paired comparison on the common queries (stats.power), power 0.8 at the table's alpha;
+    none without a baseline."""
+    qrels, runs = _random_case(7)
+    evs = [mc.evaluate(qrels, r, ["MRR", "P@5"]) for r in runs]
+    t = thesis_table(evs, ["MRR", "P@5"], baseline="run0")
+    assert list(t.power[["run", "measure"]].itertuples(index=False, name=None)) == [
+        ("run1", "RR"),
+        ("run1", "P@5"),
+        ("run2", "RR"),
+        ("run2", "P@5"),
+    ]
+    for row in t.power.itertuples():
+        b, r, _ = paired_values(
+            evs[0].per_query[row.measure], evs[int(row.run[-1])].per_query[row.measure]
+        )
+        want = paired_power(b, r, 0.05, 0.8)
+        assert row.n_queries == len(b) and row.mean_delta == float(np.mean(r - b))
+        for k in ("sd_delta", "queries_needed", "min_detectable"):
+            assert getattr(row, k) == want[k] or (np.isnan(want[k]) and np.isnan(getattr(row, k)))
+    assert t.power_settings == {"power": 0.8, "alpha": 0.05, "delta": None, "method": "exact"}
+    assert thesis_table(evs, ["MRR"], baseline="run0", power=0.9).power_target == 0.9
+    assert thesis_table(evs, ["MRR"]).power is None
+    with pytest.raises(InputError, match="power"):
+        thesis_table(evs, ["MRR"], baseline="run0", power=1.5)
 
 
 def _sample_table(**kw):

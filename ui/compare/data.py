@@ -21,7 +21,7 @@ from metrics_core.report.catalogs import N_
 from metrics_core.report.comparison import Comparison
 from metrics_core.report.evaluations import RunValues
 from metrics_core.report.legends import CORRECTION_NAMES, TEST_NAMES
-from metrics_core.stats.comparison import COLUMNS, MARKERS, TESTS, Column
+from metrics_core.stats.comparison import COLUMNS, MARKERS, POWER_TABLE, TESTS, Column
 from metrics_core.stats.significance import CORRECTIONS
 from ui.common import budget
 from ui.common.cache import remember
@@ -261,26 +261,44 @@ def detail_numbers(comparison_detail: pd.DataFrame) -> list[str]:
     return [h for h in comparison_detail.columns if kinds.get(h) in ("value", "p")]
 
 
+def _power_headed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The declared power table's columns of ``frame`` (:data:`POWER_TABLE`; the chosen
+    difference's column only when one was chosen), headed in the visitor's language. Query
+    counts are whole numbers; an unreachable size shows as missing."""
+    declared = {c.name: c for c in COLUMNS}
+    columns = [
+        declared[n]
+        for n in POWER_TABLE
+        if n in frame
+        and not (n == "queries_needed_target" and frame["queries_needed_target"].isna().all())
+    ]
+    table = frame[[c.name for c in columns]].copy()
+    for c in ("queries_needed", "queries_needed_target"):
+        if c in table:
+            table[c] = table[c].where(table[c] < float("inf")).astype("Int64")
+    table.columns = [heading(c) for c in columns]
+    return table
+
+
 def power_table(comparison: Comparison) -> pd.DataFrame:
     """How many queries each comparison needs (the declared ``power`` columns: topic set size
     design), headed in the visitor's language, run and measure first; the chosen difference's
     column only when one was chosen."""
-    frame = comparison.to_frame()
-    # first the rows' names and query counts (the detail table's), and the difference
-    columns = [c for c in COLUMNS if c.detail and c.kind in ("name", "count") and not c.systems]
-    columns += [c for c in COLUMNS if c.name == "mean_delta"]
-    columns += [
-        c
-        for c in COLUMNS
-        if c.power
-        and not (c.name == "queries_needed_target" and frame["queries_needed_target"].isna().all())
-    ]
-    table = frame[[c.name for c in columns]].copy()
-    for c in ("queries_needed", "queries_needed_target"):
-        if c in table:  # whole numbers; an unreachable size shows as missing
-            table[c] = table[c].where(table[c] < float("inf")).astype("Int64")
-    table.columns = [heading(c) for c in columns]
-    return table
+    return _power_headed(comparison.to_frame())
+
+
+def thesis_power_table(table) -> pd.DataFrame | None:
+    """How many queries each comparison of the comparative table against its baseline needs
+    (:attr:`metrics_core.report.thesis.ThesisTable.power`, computed with the table inside the
+    gate by :func:`thesis`), headed as :func:`power_table`, measures as the table names them;
+    None without a baseline."""
+    from metrics_core.report.thesis import display_measure
+
+    if table.power is None:
+        return None
+    frame = table.power.copy()
+    frame["measure"] = frame["measure"].map(display_measure)
+    return _power_headed(frame)
 
 
 def power_numbers(table: pd.DataFrame) -> list[str]:
@@ -292,6 +310,14 @@ def power_numbers(table: pd.DataFrame) -> list[str]:
 def power_legend(comparison: Comparison) -> str:
     """The sentence under the power table: the method and its references, translated."""
     return comparison.power_sentence(gettext=_)
+
+
+def thesis_power_legend(table) -> str:
+    """The sentence under the comparative table's power table: the method and its
+    references, translated (the table's settings: power, alpha)."""
+    from metrics_core.report.legends import power_sentence
+
+    return power_sentence(table.power_settings, gettext=_)
 
 
 #: Bytes a table made of the per-query values takes per value (the deltas, the folds' and
@@ -546,6 +572,8 @@ __all__ = [
     "heading",
     "export_texts",
     "power_table",
+    "thesis_power_table",
     "power_numbers",
     "power_legend",
+    "thesis_power_legend",
 ]

@@ -30,7 +30,12 @@ from ui.common import state
 from ui.common.i18n import N_, _
 from ui.common.style import md_join, md_text, say
 from ui.common.thresholds import default_pair, editor_start, set_thresholds
-from ui.compare.data import thesis_exports
+from ui.compare.data import (
+    power_numbers,
+    thesis_exports,
+    thesis_power_legend,
+    thesis_power_table,
+)
 
 if TYPE_CHECKING:
     from metrics_core.report.thesis import ThesisTable
@@ -364,6 +369,17 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
             placeholder=MISSING,
             column_config={c: right for c in pvalues.columns[1:]},
         )
+    needed = thesis_power_table(table)
+    if needed is not None and len(needed):
+        st.caption(
+            say(
+                _("How many queries each comparison against {baseline} needs:"),
+                baseline=table.baseline,
+            )
+        )
+        four = dict.fromkeys(power_numbers(needed), "{:.4f}")
+        st.dataframe(needed.style.format(four, na_rep=MISSING), hide_index=True)
+        st.caption(md_text(thesis_power_legend(table)))
     if table.undated:
         st.caption(
             say(

@@ -43,7 +43,7 @@ from metrics_core.ranking.subtopics import (
 
 CLARKE_2008 = (
     "C. L. A. Clarke, M. Kolla, G. V. Cormack, O. Vechtomova, A. Ashkan, S. Buttcher, "
-    "it. MacKinnon, Novelty and diversity in information retrieval evaluation, SIGIR 2008."
+    "I. MacKinnon, Novelty and diversity in information retrieval evaluation, SIGIR 2008."
 )
 CLARKE_2009 = (
     "C. L. A. Clarke, M. Kolla, O. Vechtomova, An effectiveness measure for ambiguous and "
