@@ -127,5 +127,5 @@ def test_reversal_note_names_pairs_by_measure():
     )
     note = reversal_note(board, reversible(board, band))
     # AP: only b could pass a (c stays below); RR: c could pass both
-    assert note == ("⇅ Orders the unjudged documents could reverse: AP: a > b; MRR: a > c, b > c.")
+    assert note == ("⇅ Orders the unjudged documents could reverse: AP: a > b; RR: a > c, b > c.")
     assert reversal_note(board, reversible(board, band.iloc[:0])) == ""
