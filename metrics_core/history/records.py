@@ -355,12 +355,28 @@ def check_image(conn, source) -> None:
     """Refuse a database of an unknown version, whose schema is not the store's own, or
     that is damaged.
 
-    The schema is compared first, object by object (type, name, table and SQL, up to
-    whitespace; read from ``sqlite_master``, which evaluates nothing): an upload's CHECK
-    constraint, DEFAULT, generated column, view or trigger never runs, because a file that
-    carries one is refused before anything else touches its tables. Only then does
+    The schema is compared first (:func:`check_schema`): an upload's CHECK constraint,
+    DEFAULT, generated column, view or trigger never runs, because a file that carries one
+    is refused before anything else touches its tables. Only then does
     ``PRAGMA integrity_check`` (which evaluates the tables' CHECK constraints, now the
     store's own, of which it has none) look at the pages.
+    """
+    check_schema(conn, source)
+    if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+        raise InputError(
+            N_("not a RankLab history file (the database is damaged)"),
+            source=source,
+            hint=UPLOAD_HINT,
+        )
+
+
+def check_schema(conn, source, hint: str = UPLOAD_HINT) -> None:
+    """Refuse a database of a schema version newer than this RankLab's or none, or whose
+    objects are not those of its version: compared object by object (type, name, table
+    and SQL, up to whitespace: :func:`~metrics_core.history.schema.normalized_sql`), read
+    from ``sqlite_master``, which evaluates nothing. Every version that
+    :func:`~metrics_core.history.schema.migrate` upgrades is accepted with its own objects,
+    so an older store passes before it is migrated. ``hint`` is the advice of a refusal.
     """
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
@@ -376,7 +392,7 @@ def check_image(conn, source) -> None:
     allowed = schema_objects(version)
     if allowed is None:
         raise InputError(
-            N_("not a RankLab history file (no RankLab tables)"), source=source, hint=UPLOAD_HINT
+            N_("not a RankLab history file (no RankLab tables)"), source=source, hint=hint
         )
     found = {
         (t, n): (tbl, normalized_sql(sql))
@@ -393,7 +409,7 @@ def check_image(conn, source) -> None:
         raise InputError(
             problem,
             source=source,
-            hint=UPLOAD_HINT,
+            hint=hint,
             params={"names": ", ".join(foreign or missing)},
         )
     changed = sorted(n for (t, n), spec in found.items() if allowed[(t, n)] != spec)
@@ -401,14 +417,8 @@ def check_image(conn, source) -> None:
         raise InputError(
             N_("not a RankLab history file (the SQL of {names} is not RankLab's own schema)"),
             source=source,
-            hint=UPLOAD_HINT,
+            hint=hint,
             params={"names": ", ".join(changed)},
-        )
-    if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-        raise InputError(
-            N_("not a RankLab history file (the database is damaged)"),
-            source=source,
-            hint=UPLOAD_HINT,
         )
 
 

@@ -140,13 +140,24 @@ def migrate(cur, version: int) -> int:
 
 
 def normalized_sql(sql: str | None) -> str | None:
-    """``sql`` with each run of whitespace made one space (the schema holds no quoted text,
-    so this changes no meaning); None stays None (SQLite's own indexes have no SQL).
+    """``sql`` with a space on each side of each bracket and comma and each run of
+    whitespace made one space; None stays None (SQLite's own indexes have no SQL).
+
+    Whitespace there carries no meaning in SQL outside quoted text, and the store's schema
+    holds no quoted text, so an SQL that normalises to the store's own is the store's own
+    (a match leaves no room for a quote). A store whose DDL was written with other spacing
+    (as the version-1 DDL kept in tests/history, no space inside its brackets) is its own.
 
     >>> normalized_sql("CREATE TABLE t (\\n    a TEXT\\n, b TEXT)")
-    'CREATE TABLE t ( a TEXT , b TEXT)'
+    'CREATE TABLE t ( a TEXT , b TEXT )'
+    >>> normalized_sql("CREATE TABLE t(a TEXT,b TEXT)")
+    'CREATE TABLE t ( a TEXT , b TEXT )'
     """
-    return None if sql is None else " ".join(sql.split())
+    if sql is None:
+        return None
+    for mark in "(),":
+        sql = sql.replace(mark, f" {mark} ")
+    return " ".join(sql.split())
 
 
 def schema_objects(version: int) -> dict | None:

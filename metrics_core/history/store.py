@@ -22,6 +22,7 @@ from metrics_core.history.records import (
     EvaluationRecord,
     WriteTransaction,
     check_name,
+    check_schema,
     date_filters,
     default_store_path,
     enable_wal,
@@ -88,6 +89,8 @@ class HistoryStore:
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            if not in_memory:
+                self._check_file_schema()
             if self.read_only:
                 if self.schema_version() != SCHEMA_VERSION:
                     raise InputError(
@@ -145,6 +148,20 @@ class HistoryStore:
                         hint=N_("choose another file"),
                     )
             migrate(cur, version)
+
+    def _check_file_schema(self) -> None:
+        """A store file of a version this RankLab reads (1 to :data:`SCHEMA_VERSION`, the
+        older ones before they are migrated) must hold that version's objects and nothing
+        else (:func:`~metrics_core.history.records.check_schema`), before anything touches
+        its tables: a CHECK constraint, DEFAULT or trigger written into the file by hand
+        would run on the next insert. An empty file (version 0), a newer version and a
+        file that is not a database are refused, or made a store, by the steps after."""
+        try:
+            version = self.schema_version()
+        except sqlite3.DatabaseError:
+            return
+        if 1 <= version <= SCHEMA_VERSION:
+            check_schema(self._conn, str(self.path), hint=N_("choose another file"))
 
     def schema_version(self) -> int:
         """The store's ``PRAGMA user_version``."""

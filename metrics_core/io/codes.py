@@ -5,7 +5,9 @@ Nothing is allocated for an array before its size is known: a ``.npy`` array's s
 dtype are read from its header (and must match the bytes that follow), each member of an
 ``.npz`` archive likewise, and a torch ``.pt`` archive's member sizes from its zip
 directory, all against the input limit (:mod:`metrics_core.io.limits`) before
-``numpy``/``torch`` load anything; ``torch.load`` runs with ``weights_only=True``.
+``numpy``/``torch`` load anything; ``torch.load`` runs with ``weights_only=True``, and the
+tensor it returns is held to the same limit by the shape it declares before it becomes an
+array (a view saved by ``torch.save`` declares more than its file holds).
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ def _npy_header(buf, source: str, available: int, limits: Limits):
     for n in shape:
         count *= int(n)
     declared = count * dtype.itemsize
+    if declared > limits.input_bytes:  # before its consistency: a forged header names it
+        what = Phrase(
+            N_("the array its header declares ({shape} of {dtype})"),
+            {"shape": str(tuple(int(n) for n in shape)), "dtype": str(dtype)},
+        )
+        raise over_input(source, what, declared, limits.input_bytes)
     available -= buf.tell()
     if declared != available:
         raise InputError(
@@ -95,12 +103,6 @@ def _npy_header(buf, source: str, available: int, limits: Limits):
                 "available": f"{available:,}",
             },
         )
-    if declared > limits.input_bytes:
-        what = Phrase(
-            N_("the array its header declares ({shape} of {dtype})"),
-            {"shape": str(tuple(int(n) for n in shape)), "dtype": str(dtype)},
-        )
-        raise over_input(source, what, declared, limits.input_bytes)
     return shape, dtype
 
 
@@ -170,6 +172,22 @@ def _read_npz(data: bytes, source: str, what: str, members, limits: Limits) -> n
         ) from None
 
 
+def _tensor_array(tensor, source: str, limits: Limits) -> np.ndarray:
+    """The array of a tensor loaded from a ``.pt`` file, its declared shape x dtype checked
+    against the input limit first: a tensor saved as a view (``expand``, ``as_strided``)
+    declares a shape its few stored bytes do not hold (a 2 kB file can declare a tensor of
+    gigabytes), and every later step (the finite check, the codes' packing) allocates the
+    shape. Within the limit the view is made contiguous: each row its own bytes."""
+    declared = tensor.numel() * tensor.element_size()
+    if declared > limits.input_bytes:
+        what = Phrase(
+            N_("the tensor the .pt file declares ({shape} of {dtype})"),
+            {"shape": str(tuple(tensor.shape)), "dtype": str(tensor.dtype).removeprefix("torch.")},
+        )
+        raise over_input(source, what, declared, limits.input_bytes)
+    return tensor.contiguous().numpy()
+
+
 def read_matrix(
     source, what: str = "codes", name: str | None = None, *, limits: Limits | None = None
 ) -> np.ndarray:
@@ -218,7 +236,7 @@ def read_matrix(
                 source=raw.name,
                 params={"type": type(obj).__name__},
             )
-        arr = obj.numpy()
+        arr = _tensor_array(obj, raw.name, limits)
     else:
         text = data.decode("utf-8").lstrip("\ufeff")
         sep = "\t" if "\t" in text.split("\n", 1)[0] else ","

@@ -283,6 +283,42 @@ def test_opens_and_migrates_a_v1_store(tmp_path):
         assert s.schema_version() == SCHEMA_VERSION
 
 
+def test_a_v1_store_of_other_spacing_uploads_and_a_store_file_out_of_schema_is_refused(tmp_path):
+    """The frozen version-1 DDL (no space inside its brackets) is the store's own schema on
+    an upload as on a store path; a store file whose objects are not those of its version
+    (a trigger beside the v1 tables, a CHECK written into the current ``suite_qrels``) is
+    refused when it is opened, before an insert could run what it adds."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(V1_DDL)
+    image = bytes(conn.serialize())
+    conn.close()
+    with HistoryStore.from_bytes(image, "old.sqlite3") as s:
+        assert s.schema_version() == SCHEMA_VERSION
+
+    old = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(old)
+    conn.executescript(V1_DDL)
+    conn.execute("CREATE TRIGGER t AFTER INSERT ON suites BEGIN DELETE FROM suite_qrels; END")
+    conn.commit()
+    conn.close()
+    with pytest.raises(InputError, match=r"not a RankLab history file \(unexpected t\)"):
+        HistoryStore(old)
+
+    path = tmp_path / "current.sqlite3"
+    with HistoryStore(path) as s:
+        s.add_suite("s", {"q1": {"d1": 1}})
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = replace(sql, 'relevance REAL NOT NULL', "
+        "'relevance REAL NOT NULL CHECK (relevance < 0)') WHERE name = 'suite_qrels'"
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(InputError, match="the SQL of suite_qrels is not RankLab's own schema"):
+        HistoryStore(path)
+
+
 def test_refuses_newer_schema_and_foreign_files(tmp_path):
     newer = tmp_path / "newer.sqlite3"
     conn = sqlite3.connect(newer)

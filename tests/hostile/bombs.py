@@ -261,10 +261,13 @@ def one_line_file(path, size: int, head: bytes = b"query_id,doc_id,score\n") -> 
 
 
 def parquet_dictionary_bomb(
-    text_bytes: int = 1_000_000_000, entry: int = 60_000, distinct: int = 16
+    text_bytes: int = 1_000_000_000, entry: int = 60_000, distinct: int = 21, noise: bool = True
 ) -> bytes:
-    """A Parquet run (a few kB) whose document-id dictionary of ``distinct`` texts of
-    ``entry`` bytes each is referenced by enough rows to decode to ``text_bytes`` of text."""
+    """A Parquet run whose document-id dictionary of ``distinct`` texts of ``entry`` bytes
+    each is referenced by enough rows to decode to ``text_bytes`` of text. With ``noise``
+    the texts are random (base64), so the dictionary does not compress: by default the
+    file takes 0.95 MB, as the one that took the hosted app past 1.2 GB; without, a few kB."""
+    import base64
     import io
 
     import numpy as np
@@ -272,7 +275,13 @@ def parquet_dictionary_bomb(
     import pyarrow.parquet as pq
 
     rows = text_bytes // entry
-    values = pa.array([f"d{i:03d}" + "x" * (entry - 4) for i in range(distinct)])
+    rng = np.random.default_rng(0)
+
+    def text(i: int) -> str:
+        body = base64.b64encode(rng.bytes(entry)).decode() if noise else "x" * entry
+        return f"d{i:03d}" + body[: entry - 4]
+
+    values = pa.array([text(i) for i in range(distinct)])
     docs = pa.DictionaryArray.from_arrays(pa.array(np.arange(rows) % distinct, pa.int32()), values)
     table = pa.table(
         {
@@ -300,3 +309,42 @@ def forged_zip_sizes(data: bytes, size: int = 0x7FFFFFFF) -> bytes:
         out[at + 24 : at + 28] = size.to_bytes(4, "little")
         at = out.find(b"PK\x01\x02", at + 4)
     return bytes(out)
+
+
+def forged_npy(shape: tuple = (1_000_000_000_000, 64), dtype: str = "<f4") -> bytes:
+    """A ``.npy`` file of a few hundred bytes whose header declares ``shape`` of ``dtype``
+    (by default 256 TB) over 64 bytes of data."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": dtype, "fortran_order": False, "shape": tuple(shape)}
+    )
+    return buf.getvalue() + bytes(64)
+
+
+def forged_npz(shape: tuple = (1_000_000_000_000, 64)) -> bytes:
+    """A ``.npz`` archive holding one member ``codes.npy`` of :func:`forged_npy` (its zip
+    directory honest: the member is a few hundred bytes)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        archive.writestr("codes.npy", forged_npy(shape))
+    return buf.getvalue()
+
+
+def expanded_pt(rows: int = 100_000_000, bits: int = 64) -> bytes:
+    """A torch ``.pt`` file of about 2 kB holding a tensor saved as a view: one row of
+    ``bits`` float32 codes expanded to ``rows`` rows (stride 0). It declares
+    ``rows x bits x 4`` bytes (by default 25.6 GB) that its one stored row does not hold."""
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(torch.ones(1, bits).expand(rows, bits), buf)
+    return buf.getvalue()

@@ -263,13 +263,21 @@ def test_compression_by_content_in_every_reader(tmp_path):
 
 
 def test_npy_header_is_checked_before_allocation():
+    """A header declaring more than the input limit is refused by that size (before its
+    consistency with the bytes); one within the limit that the bytes do not fill, by the
+    mismatch."""
     from metrics_core.io.codes import read_matrix
 
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 16), }"
-    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
-    data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\x00" * 16
-    with pytest.raises(InputError, match="declares shape"):
-        read_matrix(data, name="huge.npy")
+    def npy(shape) -> bytes:
+        header = f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}"
+        header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
+        head = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+        return head + b"\x00" * 16
+
+    with pytest.raises(InputError, match=r"the array its header declares .* above the input"):
+        read_matrix(npy((1000000000000, 16)), name="huge.npy")
+    with pytest.raises(InputError, match=r"declares shape \(4, 16\) \(512 bytes\) but the file"):
+        read_matrix(npy((4, 16)), name="short.npy")
 
 
 def test_hash_errors_name_the_file(tmp_path, capsys):

@@ -9,7 +9,14 @@ is measured on a clean heap: before each case the child resets its peak
 (``/proc/self/clear_refs``) and reports ``VmHWM`` less the resident set before the read.
 Before these limits: the 0.96 MB Parquet whose document-id dictionary decodes to 1 GB took
 the library past 3 GB, a 39 MB CSV of one line was accepted at +389-435 MB, a 500 MB
-one-line file took the library past 3 GB, and three 0.9 MB zstd text bombs cost 938 MB.
+one-line file took the library past 3 GB, and three 0.9 MB zstd text bombs cost 938 MB; a
+2 kB torch ``.pt`` holding an expanded view (100,000,000 x 64 declared, one row stored) was
+accepted and every later step allocated its shape; a history store file whose CHECK
+constraint builds a 900 MB string ran it on ``history add`` (+860 MB).
+
+Last, the command itself (``python -m metrics_core evaluate``) is run on four bombs as a
+user runs it: exit status 2, one line, a peak within :data:`BOUND_MB` of its peak on a
+valid one-line run.
 """
 
 from __future__ import annotations
@@ -27,7 +34,11 @@ from metrics_core.errors import InputError
 from metrics_core.io import Limits, read_run, using_limits
 from tests.hostile.bombs import (
     RUN_LINE,
+    check_bomb_history,
     deep_json,
+    expanded_pt,
+    forged_npy,
+    forged_npz,
     forged_zip_sizes,
     one_line_file,
     parquet_dictionary_bomb,
@@ -40,9 +51,13 @@ ROOT = Path(__file__).resolve().parents[2]
 BOUND_MB = 150
 MIB = 1 << 20
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/clear_refs").exists(), reason="the peak resident set needs Linux's /proc"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path("/proc/self/clear_refs").exists(),
+        reason="the peak resident set needs Linux's /proc",
+    ),
+    pytest.mark.xdist_group("reader_limits"),  # one process writes the bombs (pytest -n 2)
+]
 
 #: The child: reads cases (name, Python code) as JSON on stdin, runs each after resetting
 #: its peak, and prints one JSON line per case: the peak growth and what was said.
@@ -74,8 +89,8 @@ def cli(*argv):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main([str(a) for a in argv])
     text = err.getvalue().strip()
-    if code != 2:
-        raise SystemExit(f"exit status {code}: {text}")
+    if code != 2:  # judged as this case's failure, the child goes on to the next
+        raise AssertionError(f"exit status {code}: {text}")
     raise RuntimeError(text)
 
 
@@ -91,6 +106,21 @@ def three(read, *sources):
     [t.start() for t in threads]
     [t.join() for t in threads]
     raise RuntimeError(" | ".join(said))
+
+
+def three_cli(*argvs):
+    err = io.StringIO()
+    codes = []
+    def go(argv):
+        codes.append(main([str(a) for a in argv]))
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        threads = [threading.Thread(target=go, args=(a,)) for a in argvs]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+    lines = err.getvalue().strip().splitlines()
+    if codes != [2, 2, 2] or len(lines) != 3:
+        raise AssertionError(f"exit statuses {codes}: {lines}")
+    raise RuntimeError(" | ".join(lines))
 
 
 def upload(path, name):
@@ -131,8 +161,9 @@ def run_child(cases: list[tuple[str, str]]) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def bombs(tmp_path_factory) -> dict[str, Path]:
-    """Every bomb, written under one folder."""
+def bombs(tmp_path_factory):
+    """Every bomb, written under one folder; the two large ones (39 MB and 500 MB of one
+    line, written in blocks) are removed when the module is done."""
     folder = tmp_path_factory.mktemp("bombs")
     out = {}
 
@@ -141,7 +172,10 @@ def bombs(tmp_path_factory) -> dict[str, Path]:
         out[name].write_bytes(data)
 
     put("dictionary.parquet", parquet_dictionary_bomb())
-    put("long-ids.parquet", parquet_dictionary_bomb(50_000_000, entry=2 * MIB, distinct=2))
+    put(
+        "long-ids.parquet",
+        parquet_dictionary_bomb(50_000_000, entry=2 * MIB, distinct=2, noise=False),
+    )
     out["one-line.csv"] = folder / "one-line.csv"
     one_line_file(out["one-line.csv"], 39 * MIB)
     out["one-line-500.txt"] = folder / "one-line-500.txt"
@@ -173,7 +207,14 @@ def bombs(tmp_path_factory) -> dict[str, Path]:
     with HistoryStore(":memory:") as store:
         put("history.sqlite3", store.to_bytes() + bytes(4 * MIB))  # a 4 MB history file
     put("qrels.txt", b"q1 0 d1 1\n")
-    return out
+    put("run.txt", RUN_LINE)
+    put("forged.npy", forged_npy())
+    put("forged-header.npz", forged_npz())
+    put("expanded.pt", expanded_pt())
+    put("check-bomb.sqlite3", check_bomb_history(900_000_000))
+    yield out
+    for name in ("one-line.csv", "one-line-500.txt"):
+        out[name].unlink(missing_ok=True)
 
 
 #: case -> (code run in the child, words of the refusal). ``P[...]`` is a bomb's path.
@@ -225,6 +266,27 @@ LIBRARY = {
         "above the input limit of 16 MiB",
     ),
     "numpy .npz, forged member sizes": ("read_matrix(P['forged.npz'])", "above the input limit"),
+    "numpy .npy header declaring 256 TB": (
+        "read_matrix(P['forged.npy'])",
+        "the array its header declares ((1000000000000, 64) of float32) takes 244,140,625",
+    ),
+    "numpy .npz member declaring 256 TB": (
+        "read_matrix(upload(P['forged-header.npz'], 'codes.npz'))",
+        "codes.npz:codes.npy: the array its header declares",
+    ),
+    "torch .pt view declaring 25.6 GB": (
+        "read_matrix(P['expanded.pt'])",
+        "the tensor the .pt file declares ((100000000, 64) of float32) takes 24,414.1 MiB, "
+        "above the input limit of 1,024 MiB",
+    ),
+    "history store file, CHECK building 900 MB": (
+        "s = HistoryStore(P['check-bomb.sqlite3']); s.add_suite('new', P['qrels.txt'])",
+        "the SQL of suite_qrels is not RankLab's own schema",
+    ),
+    "history upload, CHECK building 900 MB": (
+        "HistoryStore.from_bytes(open(P['check-bomb.sqlite3'], 'rb').read(), 'h.sqlite3')",
+        "the SQL of suite_qrels is not RankLab's own schema",
+    ),
     "history file over the limit": (
         "with using_limits(Limits(max_input_mb=2)): "
         "HistoryStore.from_bytes(open(P['history.sqlite3'], 'rb').read(), 'h.sqlite3')",
@@ -272,6 +334,55 @@ COMMAND_LINE = {
         "above the input limit of 16 MiB",
     ),
 }
+
+
+EVALUATE = "cli('evaluate', '--quiet', '--qrels', P['qrels.txt'], '--run', P[{!r}])"
+HASH = (
+    "cli('hash', '--query-codes', P[{0!r}], '--db-codes', P[{0!r}], "
+    "'--query-labels', P['qrels.txt'], '--db-labels', P['qrels.txt'])"
+)
+COMMAND_LINE.update(
+    {
+        "evaluate: Parquet ids of 2 MiB": (EVALUATE.format("long-ids.parquet"), "--max-field-kb N"),
+        "evaluate: TREC id of 200 KB": (EVALUATE.format("long-id.txt"), "--max-field-kb N"),
+        "evaluate: JSON nested 10^6 deep": (
+            EVALUATE.format("deep.json"),
+            "JSON nested more than 100 levels deep",
+        ),
+        "evaluate: three zstd text bombs at once": (
+            "three_cli(*[('evaluate', '--quiet', '--qrels', P['qrels.txt'], '--run', "
+            "P['lines.zstd']) for _ in range(3)])",
+            "decompression bomb",
+        ),
+        "fuse: Parquet dictionary": (
+            "cli('fuse', '--run', P['run.txt'], '--run', P['dictionary.parquet'])",
+            "--max-input-mb N",
+        ),
+        "hash: .pt view declaring 25.6 GB": (
+            HASH.format("expanded.pt"),
+            "the tensor the .pt file declares ((100000000, 64) of float32)",
+        ),
+        "hash: .npy header declaring 256 TB": (
+            HASH.format("forged.npy"),
+            "the array its header declares ((1000000000000, 64) of float32)",
+        ),
+        "hash: .npz member declaring 256 TB": (
+            HASH.format("forged-header.npz"),
+            "forged-header.npz:codes.npy: the array its header declares",
+        ),
+        "hash: .npz, forged member sizes": (HASH.format("forged.npz"), "--max-input-mb N"),
+        "history add: a store whose CHECK builds 900 MB": (
+            "cli('history', 'add', '--suite', 'new', '--qrels', P['qrels.txt'], '--run', "
+            "P['run.txt'], '--store', P['check-bomb.sqlite3'])",
+            "the SQL of suite_qrels is not RankLab's own schema",
+        ),
+    }
+)
+for _fmt in ("gzip", "bzip2", "xz", "lz4", "zip"):
+    COMMAND_LINE[f"evaluate: {_fmt} text bomb"] = (
+        EVALUATE.format(f"lines.{_fmt}"),
+        "decompression bomb",
+    )
 
 
 def _cases(table: dict, bombs: dict) -> list[tuple[str, str]]:
@@ -378,3 +489,59 @@ def test_a_run_file_read_whole_is_held_to_the_input_limit_but_not_one_read_in_bl
         streamed = mc.evaluate(qrels, path, ["P@5", "AP"], block_rows=500)
     assert streamed.streaming["blocks"] > 1
     assert streamed.aggregate == mc.evaluate(qrels, path, ["P@5", "AP"]).aggregate
+
+
+# -- the command itself, as a user runs it ------------------------------------------------
+
+
+def _command(*argv) -> tuple[int, str, float]:
+    """(exit status, standard error, peak resident set in MiB) of ``python -m
+    metrics_core ARGV`` run from a folder outside the repository."""
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metrics_core", *map(str, argv)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=Path(argv[-1]).parent,
+        env=env,
+    )
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, err, usage.ru_maxrss / 1024
+
+
+@pytest.fixture(scope="module")
+def valid_run_peak_mb(bombs) -> float:
+    """The command's peak resident set on a valid one-line run (its own imports)."""
+    status, err, peak_mb = _command(
+        "evaluate", "--qrels", bombs["qrels.txt"], "--run", bombs["run.txt"]
+    )
+    assert status == 0, err
+    return peak_mb
+
+
+@pytest.mark.parametrize(
+    "bomb, words",
+    [
+        ("dictionary.parquet", "the Parquet table, its texts decoded, takes"),
+        ("one-line-500.txt", "a line longer than the line limit of 1 MiB"),
+        ("lines.zstd", "decompression bomb"),
+        ("deep.json", "JSON nested more than 100 levels deep"),
+    ],
+)
+def test_the_command_refuses_a_bomb_in_one_line_near_its_footprint_on_a_valid_run(
+    bombs, valid_run_peak_mb, bomb, words
+):
+    """``python -m metrics_core evaluate`` on each bomb: exit status 2, one line on standard
+    error naming the file (after the note that announces a large input), and a peak
+    resident set within :data:`BOUND_MB` of the same command's on a valid one-line run."""
+    status, err, peak_mb = _command("evaluate", "--qrels", bombs["qrels.txt"], "--run", bombs[bomb])
+    assert status == 2, err
+    *notes, said = err.strip().splitlines()  # a large file is announced before it is read
+    assert all(n.startswith("evaluating ") for n in notes), err
+    assert said.startswith(f"error: {bombs[bomb]}") and words in said, err
+    grown = peak_mb - valid_run_peak_mb
+    assert grown < BOUND_MB, f"{peak_mb:.0f} MB against {valid_run_peak_mb:.0f} MB: {err}"
