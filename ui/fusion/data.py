@@ -5,7 +5,8 @@ against each input, and the fused run's download, all through the app's one gate
 :func:`fused` is one build of the session's cache (:func:`ui.common.cache.remember`): computed
 once per choice of runs, method and settings (a rerun that only redraws finds it), inside the
 memory gate with the need the work takes at its peak (:func:`work_need`, measured by
-``bench/fusion_page_memory.py``); a need over what the whole server may hold is refused at
+``bench/fusion_page_memory.py``); the fused run it keeps lies off the heap, in the session's
+folder, like the loaded runs (:func:`ui.common.store.put`); a need over what the whole server may hold is refused at
 once, in one line that names the command line (:func:`refuse_what_never_fits`).
 :func:`fusion_work` is the same work without Streamlit (the benchmark and the tests call it).
 """
@@ -18,7 +19,7 @@ import metrics_core as mc
 from metrics_core.errors import N_, InputError
 from metrics_core.fusion.catalog import EXPLAINED, METHODS, NORMS
 from metrics_core.io.writers import run_text
-from ui.common import budget
+from ui.common import budget, store
 from ui.common.cache import remember
 from ui.common.i18n import count, current_language
 
@@ -158,7 +159,9 @@ def fused(
     and settings (:func:`ui.common.cache.remember`), inside the memory gate with its
     :func:`work_need`; InputError when it could never fit (:func:`refuse_what_never_fits`),
     or for a bad setting. ``label(tuning)``: the fused run's name on screen (``tuning`` None
-    for a run fused by hand)."""
+    for a run fused by hand). The fused run kept lies in the session's folder
+    (:func:`ui.common.store.put`: the same object, its columns mapped; on the heap, two runs of
+    100,000 lines fused held 11.6 MB a visitor while idle)."""
     need = work_need(qrels, runs, tune)
     refuse_what_never_fits(need)
     key = (
@@ -173,12 +176,18 @@ def fused(
         repr(conventions.as_dict() if hasattr(conventions, "as_dict") else conventions),
         current_language(),  # the tuned run's name is in the visitor's language
     )
+
+    def build() -> Fused:
+        got = fusion_work(
+            qrels, runs, method, norm, weights, params, tune, k, measure, conventions, label
+        )
+        store.put(got.run)  # kept between reruns: off the heap (the tuning holds the same run)
+        return got
+
     return remember(
         RESULTS,
         key,
-        lambda: fusion_work(
-            qrels, runs, method, norm, weights, params, tune, k, measure, conventions, label
-        ),
+        build,
         held=(qrels, *runs.values()),
         need=need,
         size=4,
