@@ -12,6 +12,7 @@ is an :class:`~metrics_core.errors.InputError` naming the file and the line.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 
@@ -149,6 +150,12 @@ def read_subtopic_qrels(
     return _from_frame(frame, columns, raw.name, first_line)
 
 
+#: The second whitespace-separated field of every line of two fields or more (``bytes.split``'s
+#: whitespace), leading whitespace allowed: a superset of the lines :func:`looks_like_subtopics`
+#: reads.
+_SECOND_FIELD = re.compile(rb"^[ \t\r\x0b\x0c]*[^\s]+[ \t\r\x0b\x0c]+([^\s]+)", re.MULTILINE)
+
+
 def looks_like_subtopics(source) -> bool:
     """Whether a TREC qrels text (a path, bytes or an upload's bytes) names more than one
     subtopic for a query: two lines judging the same (query, document) with different
@@ -160,6 +167,10 @@ def looks_like_subtopics(source) -> bool:
             return False
         head = raw.head(1 << 22)
     except InputError:
+        return False
+    if len(set(_SECOND_FIELD.findall(head))) < 2:
+        # one second column on every line (ordinary qrels: "0"): no (query, document) can
+        # name two; found in C, where the loop below took 0.35 s for 100,000 judgements
         return False
     seen: dict[tuple[bytes, bytes], bytes] = {}
     for line in head.split(b"\n")[:-1] if len(head) == 1 << 22 else head.split(b"\n"):

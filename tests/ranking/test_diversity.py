@@ -343,6 +343,56 @@ def test_looks_like_subtopics():
     assert not looks_like_subtopics(b"query,doc,label\n1,a,1\n")
 
 
+def _two_subtopics_by_definition(text: bytes) -> bool:
+    """The rule itself, line by line: two lines of four fields (not comments) judging one
+    (query, document) with different second columns."""
+    seen: dict = {}
+    for line in text.split(b"\n"):
+        parts = line.split()
+        if len(parts) != 4 or line.startswith(b"#"):
+            continue
+        if seen.setdefault((parts[0], parts[2]), parts[1]) != parts[1]:
+            return True
+    return False
+
+
+def test_looks_like_subtopics_is_the_rule_on_any_whitespace_comments_and_short_lines():
+    """The detection (a quick look at the second columns first, then the lines) answers as the
+    rule does: leading and mixed whitespace, comment lines, lines of other lengths, several
+    second columns that never meet on one (query, document)."""
+    import random
+
+    from metrics_core.io.formats import is_trec
+    from metrics_core.io.source import read_source
+    from metrics_core.io.subtopics import looks_like_subtopics
+
+    assert looks_like_subtopics(b"  1\t1 a 1\n\t1 2\x0ba 1\n")  # leading and mixed whitespace
+    assert not looks_like_subtopics(b"1 0 a 1\n#1 1 a 1\n")  # a comment does not count
+    assert not looks_like_subtopics(b"1 0 a 1\n1 1 a\n1 2 a 1 x\n")  # nor lines of 3 or 5
+    assert not looks_like_subtopics(b"1 0 a 1\n1 1 b 1\n2 2 a 0\n")  # never on one pair
+    rng = random.Random(7)
+    spaces = [b" ", b"\t", b"  ", b" \t", b"\x0b", b"\x0c", b"\r"]
+    checked = found = 0
+    for _ in range(2000):
+        lines = []
+        for _ in range(rng.randint(1, 8)):
+            fields = [rng.choice(x) for x in ([b"1", b"2"], [b"0", b"0", b"1"], [b"a", b"b"])]
+            fields = (fields + [rng.choice([b"0", b"1"]), b"x"])[: rng.choice([2, 3, 4, 4, 5])]
+            line = rng.choice(spaces).join(fields)
+            if rng.random() < 0.2:
+                line = rng.choice(spaces) + line
+            if rng.random() < 0.1:
+                line = b"#" + line
+            lines.append(line)
+        text = b"\n".join(lines) + b"\n"
+        if not is_trec(read_source(text), "qrels"):
+            continue
+        expected = _two_subtopics_by_definition(text)
+        assert looks_like_subtopics(text) == expected, text
+        checked, found = checked + 1, found + expected
+    assert checked > 1000 and 100 < found < checked - 100  # both answers, often
+
+
 def test_the_bundled_sample_equals_ndeval():
     """sample_data/diversity: the subtopic qrels and both runs, read from their files (the
     fast reader), every value equal to ndeval's; the diverse run scores higher."""
