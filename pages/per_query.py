@@ -8,7 +8,7 @@ from ui.common.downloads import download_table
 from ui.common.frame import conventions, page
 from ui.common.i18n import gettext as _
 from ui.common.style import MEASURE_FORMAT, MISSING, md_join, natural_sorted, plain, say
-from ui.ranking.data import one_query, tie_reports, too_large_for_ties
+from ui.ranking.data import one_query, tie_bounds, too_large_for_ties
 from ui.ranking.figures import distribution
 from ui.ranking.prologue import ranking_prologue
 from ui.ranking.ranked_view import (
@@ -38,7 +38,7 @@ with page(_("Per query")) as p:
     run_name = st.selectbox(_("Run"), list(evaluations), key=PerQuery.RUN)
     ev = evaluations[run_name]
     with st.spinner(_("Computing the tie report ...")):
-        reports = tie_reports(evaluations)
+        reports = tie_bounds(evaluations)  # the Overview's, when it was opened first
     report = reports.get(run_name)
     table = per_query_table(ev, meta, report, measures)
 

@@ -677,3 +677,49 @@ def test_a_thread_heap_gives_its_freed_top_back():
     if kept_default < 20 * budget.MB:  # this glibc gives it back on its own: nothing to show
         pytest.skip(f"this glibc kept {kept_default / budget.MB:.0f} MB without the settings")
     assert _thread_heap_kept("limit") < 5 * budget.MB
+
+
+def test_the_per_query_page_keeps_the_overviews_tie_bounds_not_a_full_tie_report(
+    monkeypatch, sample
+):
+    """The Per query page's tie columns come from the tie bounds the Overview keeps (arrays per
+    measure), not from the full tie report: its per-query dicts of Python floats (about
+    150,000 small objects a load-test visitor) outlived nothing but scattered Python's small
+    object arenas, which stayed with the server after the sessions left. Same text, same
+    numbers as the full report's minimum and maximum."""
+    import metrics_core as mc
+    from metrics_core.ranking.ranked import Ranking
+
+    qrels, runs, _meta = sample
+    runs = dict(runs)
+    measures = ["AP", "P@10", "nDCG@10", "RR"]
+    full = {}
+    for name, run in runs.items():
+        ev = mc.evaluate(qrels, run, measures, mc.Conventions())
+        full[name] = ev.ranking.tie_report(ev.specs, values=ev.values)
+
+    def no_full_report(self, *a, **k):
+        raise AssertionError("the full tie report was computed for a page")
+
+    monkeypatch.setattr(Ranking, "tie_report", no_full_report)
+    at = AppTest.from_file(str(ROOT / "pages" / "per_query.py"), default_timeout=120)
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = runs
+    at.session_state["ranklab.measures"] = measures
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    name = at.selectbox[0].value
+    per = full[name]["per_query"]
+    covered = [m for m in measures if m in full[name]["aggregate"]]
+    expected = {
+        q: " · ".join(
+            f"{m} {per[q][m]['min']:.4f}–{per[q][m]['max']:.4f}"
+            for m in covered
+            if m in per.get(q, {}) and per[q][m]["min"] != per[q][m]["max"]
+        )
+        for q in table.index
+    }
+    shown = table.iloc[:, -1].to_dict()
+    assert any(expected.values()), "the sample has no tie-dependent query: nothing checked"
+    assert shown == expected

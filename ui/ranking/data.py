@@ -34,7 +34,7 @@ from ui.ranking.state import CLICKS_SOURCE
 
 #: The section's tables in the session cache (:mod:`ui.common.cache`).
 RANKINGS, EVALUATIONS, COVERAGE = "ranking.rankings", "ranking.evaluations", "ranking.coverage"
-TIES, TIE_BOUNDS = "ranking.ties", "ranking.tie_bounds"
+TIE_BOUNDS = "ranking.tie_bounds"
 UNJUDGED_BOUNDS, UNJUDGED_BANDS = "ranking.unjudged_bounds", "overview.unjudged_bands"
 REVERSALS = "overview.reversals"
 SHARED, ONE_QUERY, BREAKDOWNS = "ranking.shared", "ranking.one_query", "ranking.breakdowns"
@@ -331,7 +331,7 @@ def drop_unloaded() -> None:
     for table in (RANKINGS, EVALUATIONS, COVERAGE):
         keep_only(table, lambda _key, held: held[0] is qrels and any(held[1] is r for r in loaded))
     evs = {id(ev) for name in (EVALUATIONS,) for ev in _held_values(name)}
-    for table in (TIES, TIE_BOUNDS, UNJUDGED_BOUNDS, SHARED):
+    for table in (TIE_BOUNDS, UNJUDGED_BOUNDS, SHARED):
         keep_only(table, lambda _key, held: id(held[0]) in evs)
 
 
@@ -428,21 +428,6 @@ def _no_ties(run, ev) -> bool:
     return run is None or getattr(ev, "ranking", None) is None or len(run) > TIE_ROWS
 
 
-def tie_reports(evaluations: dict) -> dict[str, dict | None]:
-    """The exact tie report of each evaluation (:meth:`metrics_core.Ranking.tie_report`:
-    per query and measure the minimum, maximum and expected value over every order of tied
-    scores), kept in the session next to the evaluation it was computed from.
-
-    None for a run of more than :data:`TIE_ROWS` rows (the report costs about one more
-    evaluation) or one evaluated in blocks (no ranked lists kept).
-    """
-
-    def report(ev):
-        return ev.ranking.tie_report(ev.specs, values=ev.values)
-
-    return _per_run(evaluations, TIES, report)
-
-
 def _per_run(evaluations: dict, table: str, compute) -> dict:
     """Per run, ``compute(evaluation)`` kept in the session next to the evaluation (bounded);
     None for a run without the ranked lists or the ties it needs."""
@@ -464,8 +449,12 @@ def _per_run(evaluations: dict, table: str, compute) -> dict:
 def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
     """Per run, the per-query minimum and maximum of each covered measure over every order of
     tied scores (:meth:`metrics_core.Ranking.tie_bounds`, as Series indexed by query id):
-    what the Overview's tie band needs, without the whole tie report. Kept in the session
-    next to the evaluation; None where :func:`tie_reports` gives None (too many rows)."""
+    what the Overview's tie band and the Per query page's tie columns need, without the
+    whole tie report (its expected values, and per-query dicts of Python floats: about
+    150,000 small objects for two runs of 1,000 queries, which scattered Python's small-object
+    arenas). Kept in the session next to the evaluation (one computation for both pages);
+    None for a run of more than :data:`TIE_ROWS` rows (the bounds cost about two more
+    evaluations) or one evaluated in blocks (no ranked lists kept)."""
 
     return _per_run(
         evaluations, TIE_BOUNDS, lambda ev: _by_query(ev, ev.ranking.tie_bounds(ev.specs))

@@ -6,6 +6,7 @@ Pure functions (no Streamlit): the per-query page and the tests call them.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from metrics_core.report.cells import is_missing
@@ -52,24 +53,23 @@ TIE_LABEL = N_("Depends on tie order")
 TIE_RANGE_LABEL = N_("Range over tie orders")
 
 
-def tie_dependent_text(report: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
-    """Per query, the measures whose value depends on the order of tied scores (from a tie
-    report, ``Evaluation.tie_report`` shape), each with its minimum–maximum over every order
+def tie_dependent_text(bounds: dict | None, query_ids, measures, ranges: bool = True) -> pd.Series:
+    """Per query, the measures whose value depends on the order of tied scores, from their tie
+    bounds (:func:`ui.ranking.data.tie_bounds`: per covered measure, the minimum and the
+    maximum over every order, Series indexed by query id), each with its minimum–maximum
     when ``ranges``: e.g. ``"AP 0.4854–0.4891"`` (``"AP"`` without); "" where no measure
-    does (or the report lacks the query)."""
+    does (or the bounds lack the query)."""
     index = pd.Index(query_ids)
-    if report is None:
+    if bounds is None:
         return pd.Series("", index=index, dtype=object)
-    per = report.get("per_query", {})
-    shown = [m for m in measures if m in report.get("aggregate", {})]
-
-    def text(q) -> str:
-        entry = per.get(q, {})
-        parts = [
-            f"{m} {entry[m]['min']:.4f}–{entry[m]['max']:.4f}" if ranges else m
-            for m in shown
-            if m in entry and entry[m]["min"] != entry[m]["max"]
-        ]
-        return " · ".join(parts)
-
-    return pd.Series([text(q) for q in index], index=index, dtype=object)
+    parts: list[list[str]] = [[] for _ in range(len(index))]
+    for m in measures:
+        if m not in bounds:
+            continue
+        lo_all, hi_all = bounds[m]
+        there = index.isin(lo_all.index)
+        lo = lo_all.reindex(index).to_numpy(dtype=float)
+        hi = hi_all.reindex(index).to_numpy(dtype=float)
+        for i in np.flatnonzero(there & ~(lo == hi)):
+            parts[i].append(f"{m} {lo[i]:.4f}–{hi[i]:.4f}" if ranges else m)
+    return pd.Series([" · ".join(p) for p in parts], index=index, dtype=object)

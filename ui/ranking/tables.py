@@ -13,16 +13,17 @@ from ui.ranking.ranked_view import TIE_COLUMN, TIE_RANGE_COLUMN, tie_dependent_t
 META_SHOWN = ("query", "category", "difficulty", "date")
 
 
-def per_query_table(ev, meta: pd.DataFrame | None, report: dict | None, measures) -> pd.DataFrame:
+def per_query_table(ev, meta: pd.DataFrame | None, bounds: dict | None, measures) -> pd.DataFrame:
     """One row per query (natural order): the metadata shown, then the evaluation's values;
-    with a tie report, the tie-dependent measures first and their ranges last."""
+    with the tie bounds (:func:`ui.ranking.data.tie_bounds`), the tie-dependent measures first
+    and their ranges last."""
     table = natural_rows(ev.per_query.copy())
     if meta is not None:
         shown_meta = [c for c in META_SHOWN if c in meta.columns]
         table = meta.reindex(table.index)[shown_meta].join(table)
-    if report is not None:  # the flag first (seen without scrolling), the ranges after the measures
-        table.insert(0, TIE_COLUMN, tie_dependent_text(report, table.index, measures, ranges=False))
-        table[TIE_RANGE_COLUMN] = tie_dependent_text(report, table.index, measures)
+    if bounds is not None:  # the flag first (seen without scrolling), the ranges after the measures
+        table.insert(0, TIE_COLUMN, tie_dependent_text(bounds, table.index, measures, ranges=False))
+        table[TIE_RANGE_COLUMN] = tie_dependent_text(bounds, table.index, measures)
     return table
 
 
