@@ -262,10 +262,8 @@ def _quiet_gate(monkeypatch):
     monkeypatch.setenv("RANKLAB_SERVER_MB", "100000")
 
 
-def test_the_fused_run_the_fusion_page_keeps_lies_in_the_sessions_folder(sample):
-    """The Fusion page keeps its fused run between reruns (the session's cache): off the heap,
-    in the session's own folder, like the loaded runs (the same lines and scores); a fused run
-    on the heap held 11.6 MB a load-test visitor (two runs of 100,000 lines) while idle."""
+def _fusion_kept(sample):
+    """The Fusion page run on the sample: (the page, what its session's cache keeps)."""
     qrels, runs, _ = sample
     at = AppTest.from_file(str(ROOT / "pages" / "fusion.py"), default_timeout=TIMEOUT)
     at.session_state["ranklab.qrels"] = qrels
@@ -275,8 +273,34 @@ def test_the_fused_run_the_fusion_page_keeps_lies_in_the_sessions_folder(sample)
     assert not at.exception, at.exception
     assert at.dataframe, "no fusion drawn"
     [(_key, (_held, got))] = at.session_state["ranklab.cache"]["fusion.results"].items()
+    return at, got
+
+
+def test_the_fused_run_the_fusion_page_keeps_lies_in_the_sessions_folder(sample):
+    """The Fusion page keeps its fused run between reruns (the session's cache): off the heap,
+    in the session's own folder, like the loaded runs (the same lines and scores); a fused run
+    on the heap held 11.6 MB a load-test visitor (two runs of 100,000 lines) while idle."""
+    _qrels, runs, _ = sample
+    at, got = _fusion_kept(sample)
     stem = spill.spilled(got.run)
     assert stem is not None and stem.parent.name == at.session_state[store.FOLDER], stem
     expected = mc.fuse({"bm25": runs["bm25"], "dense": runs["dense"]}, method="rrf")
     assert list(got.run.doc_ids) == list(expected.doc_ids)
     assert np.array_equal(np.asarray(got.run.scores), np.asarray(expected.scores))
+
+
+def test_the_fusion_pages_comparison_keeps_values_not_rankings(sample):
+    """The comparison the Fusion page keeps holds each run's per-query values (as the Compare
+    page's does: RunValues), not the evaluations' rankings: three runs' ranked lists on the
+    heap held 14.5 MB a load-test visitor while idle. The board's numbers are the library's
+    comparison of the full evaluations."""
+    qrels, runs, _ = sample
+    at, got = _fusion_kept(sample)
+    assert all(getattr(r, "ranking", None) is None for r in got.comparison.runs)
+    chosen = {"bm25": runs["bm25"], "dense": runs["dense"]}
+    fused = mc.fuse(chosen, method="rrf", name=got.name)
+    measures = list(got.comparison.paper().columns)  # the page's measure first, then AP, nDCG@10
+    evs = [mc.evaluate(qrels, r, measures, mc.Conventions()) for r in (*chosen.values(), fused)]
+    full = mc.compare(evs, baseline=list(chosen), test="permutation", n_permutations=2000)
+    assert got.comparison.paper().equals(full.paper())
+    assert got.comparison.to_frame().equals(full.to_frame())
