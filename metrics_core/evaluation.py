@@ -276,20 +276,7 @@ class Evaluation:
         """
         if nested:
             return nested_dict(self)
-        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
-        if per_query:
-            out["per_query"] = {
-                str(q): {m: row[m] for m in self.measures}
-                for q, row in zip(
-                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=False
-                )
-            }
-        out["diagnostics"] = dict(self.diagnostics)
-        if self.tie_report is not None:
-            out["tie_report"] = self.tie_report
-        if self.unjudged_report is not None:
-            out["unjudged_report"] = self.unjudged_report
-        return out
+        return run_entry(self, per_query)
 
     def summary(self) -> pd.DataFrame:
         """Mean (the aggregate) and median of each measure.
@@ -394,25 +381,31 @@ class RunValues:
 
     def to_dict(self, per_query: bool = False) -> dict:
         """The JSON ``runs`` entry, as :meth:`Evaluation.to_dict` writes it."""
-        out = {"name": self.run_name, "aggregate": dict(self.aggregate)}
-        if per_query:
-            out["per_query"] = {
-                str(q): {m: row[m] for m in self.measures}
-                for q, row in zip(
-                    self.per_query.index, self.per_query.to_dict(orient="records"), strict=True
-                )
-            }
-        out["diagnostics"] = dict(self.diagnostics)
-        if self.tie_report is not None:
-            out["tie_report"] = self.tie_report
-        if self.unjudged_report is not None:
-            out["unjudged_report"] = self.unjudged_report
-        return out
+        return run_entry(self, per_query)
 
 
 # -- the peers' shapes ------------------------------------------------------------------
 # Built from an evaluation's columns in one pass: the evaluation itself has no per-query
 # Python step, building a dictionary of dictionaries is the output's cost.
+
+
+def run_entry(ev, per_query: bool = False) -> dict:
+    """The JSON ``runs`` entry of an :class:`Evaluation` or :class:`RunValues`: its name,
+    aggregate, (with ``per_query``) every query's values by measure, diagnostics, and the tie
+    and unjudged reports where they were asked."""
+    out = {"name": ev.run_name, "aggregate": dict(ev.aggregate)}
+    if per_query:
+        rows = ev.per_query.to_dict(orient="records")
+        out["per_query"] = {
+            str(q): {m: row[m] for m in ev.measures}
+            for q, row in zip(ev.per_query.index, rows, strict=True)
+        }
+    out["diagnostics"] = dict(ev.diagnostics)
+    if ev.tie_report is not None:
+        out["tie_report"] = ev.tie_report
+    if ev.unjudged_report is not None:
+        out["unjudged_report"] = ev.unjudged_report
+    return out
 
 
 def nested_from_columns(

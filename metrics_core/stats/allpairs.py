@@ -27,8 +27,9 @@ import pandas as pd
 
 from metrics_core.errors import N_, InputError
 from metrics_core.stats import significance as sig
-from metrics_core.stats.comparison import POWER_COLUMNS, POWER_METHOD_TEXT, aligned_values
+from metrics_core.stats.comparison import POWER_COLUMNS, aligned_values
 from metrics_core.stats.power import paired_power
+from metrics_core.stats.power import settings as power_settings
 
 PAIR_TESTS = ("permutation", "t", "wilcoxon", "tukey")
 COLUMNS = (
@@ -229,15 +230,7 @@ def all_pairs(
         "baselines": base,
         "n_permutations": n_permutations if test == "permutation" else None,
         "seed": seed if test == "permutation" else None,
-        "power": None
-        if power is None
-        else {
-            "power": float(power),
-            "alpha": float(alpha if power_alpha is None else power_alpha),
-            "delta": None if power_delta is None else float(power_delta),
-            "method": power_method,
-            "method_text": POWER_METHOD_TEXT,
-        },
+        "power": power_settings(power, alpha, power_alpha, power_delta, power_method),
     }
     return frame
 

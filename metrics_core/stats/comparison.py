@@ -52,8 +52,8 @@ from metrics_core.stats.families import (
     correction_family,
     effectiveness_measures,
 )
-from metrics_core.stats.power import METHOD_TEXT as POWER_METHOD_TEXT
 from metrics_core.stats.power import paired_power
+from metrics_core.stats.power import settings as power_settings
 
 QUERY_SETS = ("common", "qrels", "pairwise")
 
@@ -337,15 +337,7 @@ def compare_runs(
             "tests": tests,
             "interval": interval,
             "family": family,
-            "power": None
-            if power is None
-            else {
-                "power": float(power),
-                "alpha": float(alpha if power_alpha is None else power_alpha),
-                "delta": None if power_delta is None else float(power_delta),
-                "method": power_method,
-                "method_text": POWER_METHOD_TEXT,
-            },
+            "power": power_settings(power, alpha, power_alpha, power_delta, power_method),
         }
     )
     return frame

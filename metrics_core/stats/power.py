@@ -181,8 +181,24 @@ def paired_power(
     }
 
 
+def settings(power, alpha: float, power_alpha=None, power_delta=None, method: str = "exact"):
+    """The settings of a topic set size design as a comparison's ``settings`` record them
+    (``None`` without ``power``): the power, the alpha (``power_alpha``, else the tests'),
+    the chosen difference, the method and its description."""
+    if power is None:
+        return None
+    return {
+        "power": float(power),
+        "alpha": float(alpha if power_alpha is None else power_alpha),
+        "delta": None if power_delta is None else float(power_delta),
+        "method": method,
+        "method_text": METHOD_TEXT,
+    }
+
+
 __all__ = [
     "METHODS",
+    "settings",
     "METHOD_TEXT",
     "power",
     "normal_start",

@@ -84,15 +84,23 @@ def test_leaderboard_first_screen_at_1280x800(server, browser):
         texts = [rows.nth(i).inner_text() for i in range(rows.count())]
         for run in ("bm25 (baseline)", "dense", "hybrid"):
             assert any(run in t for t in texts), texts
+        for band in ("95% CI", "tie band", "unjudged band"):  # the bands, on the first screen
+            assert any(band in t for t in texts), texts
         assert box["height"] >= 35 * 7 - 2
         legend = page.get_by_text("significantly different from the baseline bm25").first
         assert _in_viewport(legend.bounding_box()), legend.bounding_box()
         assert "n = 48" in legend.inner_text()
         status = page.get_by_text("Conventions: trec_eval defaults").first
         assert _in_viewport(status.bounding_box())
-        for run in ("bm25", "dense", "hybrid"):  # the cards of the headline measure
+        # the cards of the headline measure repeat the board's first column: with the tie and
+        # unjudged bands the board (12 rows on the sample) fills the first screen and the cards
+        # follow right under the legend
+        legend_box = legend.bounding_box()
+        for run in ("bm25", "dense", "hybrid"):
             card = page.locator('[data-testid="stMetric"]', has_text=f"{run} · ").first
-            assert _in_viewport(card.bounding_box()), run
+            card_box = card.bounding_box()
+            assert card_box is not None and card_box["y"] >= legend_box["y"], run
+            assert card_box["y"] < legend_box["y"] + legend_box["height"] + 200, (run, card_box)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0  # toolbarMode viewer
         assert outside == [], outside  # icons and fonts are bundled: nothing fetched elsewhere
