@@ -38,6 +38,7 @@ DISTRIBUTION = {
     "markdown_it": "markdown-it-py",
     "yaml": "pyyaml",
     "cwl": "cwl-eval",
+    "xdist": "pytest-xdist",
 }
 
 # optional tools: the tests that need them skip, with this reason, where they are absent

@@ -31,6 +31,7 @@ APP_SOURCES = ("app.py", "pages", "ui")
 #: Library modules whose words are shown to people (marked with ``N_``) or that translate.
 LIBRARY_SOURCES = (
     "metrics_core/calibration.py",
+    "metrics_core/cli/hash.py",
     "metrics_core/cli/report.py",
     "metrics_core/cli/thesis.py",
     "metrics_core/clicks.py",
@@ -69,6 +70,7 @@ LIBRARY_SOURCES = (
     "metrics_core/stats/aggregate.py",
     "metrics_core/stats/allpairs.py",
     "metrics_core/stats/bootstrap.py",
+    "metrics_core/stats/columns.py",
     "metrics_core/stats/comparison.py",
     "metrics_core/stats/folds.py",
     "metrics_core/stats/significance.py",

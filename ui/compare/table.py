@@ -378,7 +378,9 @@ def show(table: ThesisTable, words: dict, lang: str) -> None:
             )
         )
         four = dict.fromkeys(power_numbers(needed), "{:.4f}")
-        st.dataframe(needed.style.format(four, na_rep=MISSING), hide_index=True)
+        st.dataframe(
+            needed.style.format(four, na_rep=MISSING), hide_index=True, placeholder=MISSING
+        )
         st.caption(md_text(thesis_power_legend(table)))
     if table.undated:
         st.caption(
