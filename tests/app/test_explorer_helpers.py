@@ -222,6 +222,45 @@ def test_a_ranking_already_being_built_is_waited_for_not_built_again():
     assert rank_once(("k", 2), lambda: "fresh") == "fresh"
 
 
+def test_a_stopped_page_run_does_not_stop_the_run_waiting_for_its_ranking():
+    """The visitor opens the Overview while the Data page's run is still ranking: Streamlit
+    stops the Data page's run (its StopException, not an error) and the Overview's run, which
+    waited for that ranking, builds it itself. It re-raised the other run's stop and ended
+    half drawn (no board, ever: the 1 M-line upload of the load test and bench/app_budget.py)."""
+    import threading
+    import time
+
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from ui.ranking.data import IN_FLIGHT, rank_once
+
+    started, calls, got = threading.Event(), [], []
+
+    def stopped_build():
+        calls.append("stopped")
+        started.set()
+        time.sleep(0.3)
+        raise StopException()
+
+    def first():
+        try:
+            rank_once(("k", 3), stopped_build)
+        except StopException:
+            got.append("first stopped")
+
+    owner = threading.Thread(target=first)
+    owner.start()
+    assert started.wait(5)
+    waiter = threading.Thread(
+        target=lambda: got.append(rank_once(("k", 3), lambda: calls.append("built") or "board"))
+    )
+    waiter.start()
+    owner.join(5)
+    waiter.join(5)
+    assert sorted(got) == ["board", "first stopped"] and calls == ["stopped", "built"]
+    assert not IN_FLIGHT
+
+
 def test_server_limits_blas_to_one_thread_once():
     import subprocess
     import sys

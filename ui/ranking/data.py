@@ -268,17 +268,30 @@ def rank_once(key, build):
     Streamlit starts a page's run at once when the visitor switches pages, while the
     previous page's run may still be ranking the same run (a library call is not
     interrupted): the new run waits for that ranking instead of building it again on the
-    other core (on a 1 M-line run this was 0.3 s twice, side by side)."""
+    other core (on a 1 M-line run this was 0.3 s twice, side by side).
+
+    A build that did not finish because its own page run was stopped (Streamlit's stop or
+    rerun, which are not errors: the visitor opened another page) is not the waiter's answer:
+    the waiter builds it itself. Before, the waiter re-raised the other run's stop and its
+    page ended silently, half drawn (a 1 M-line run dropped on the Data page, the Overview
+    opened as soon as the run was listed: no board, ever)."""
     from concurrent.futures import Future
 
     token = (state.session_id(), key)
-    with IN_FLIGHT_LOCK:
-        running = IN_FLIGHT.get(token)
-        mine = running is None
+    while True:
+        with IN_FLIGHT_LOCK:
+            running = IN_FLIGHT.get(token)
+            mine = running is None
+            if mine:
+                running = IN_FLIGHT[token] = Future()
         if mine:
-            running = IN_FLIGHT[token] = Future()
-    if not mine:
-        return running.result()
+            break
+        try:
+            return running.result()
+        except Exception:
+            raise
+        except BaseException:  # the other page run was stopped, not failed: build here
+            continue
     try:
         result = build()
     except BaseException as exc:
