@@ -1239,44 +1239,45 @@ class Run:
                     await self.warm_up(browser, ("Overview",))
                 idle = self.idle()
                 v = await Visitor.open(browser, self.url, 0, timeout_ms)
+                self.report["visitor"] = v.r  # filled as it goes: there even if a step fails
                 v.r["board name"] = name
                 v.r["run names"] = [name]
-                state = await v.drop(0, [qrels], QRELS_LOADED_JS, None)
-                await settle(v.page, timeout_ms)
-                mem = self.report["memory MB"]
-                mem["qrels loaded"] = self.mark().get("rss")
-                t0, t0_epoch = time.monotonic(), time.time()
-                v.uploads_done.clear()
-                state = await v.drop(1, [run], RUNS_LOADED_JS, [name])
-                r = v.r
-                if v.uploads_done:
-                    r["upload s"] = round(v.uploads_done[-1] - t0_epoch, 2)
-                if state == "done":
-                    r["upload end to listed s"] = (
-                        round(time.time() - v.uploads_done[-1], 2) if v.uploads_done else None
-                    )
-                    mem["run loaded"] = self.memory().get("rss")
-                else:
-                    r["runs refused"] = True
-                await v.note_problems("Data")
-                await visit_pages(v, tuple(a.pages), t0, self.live)
-                r["waits"] = await v.waits(t0_epoch)
-                mem["at the board"] = self.memory().get("rss")
-                mem["peak from the run upload"] = self.peaks()
-                r["accepted"] = state == "done"
-                r["evaluated"] = "board s" in r
+                try:
+                    state = await v.drop(0, [qrels], QRELS_LOADED_JS, None)
+                    await settle(v.page, timeout_ms)
+                    mem = self.report["memory MB"]
+                    mem["qrels loaded"] = self.mark().get("rss")
+                    t0, t0_epoch = time.monotonic(), time.time()
+                    v.uploads_done.clear()
+                    state = await v.drop(1, [run], RUNS_LOADED_JS, [name])
+                    r = v.r
+                    if v.uploads_done:
+                        r["upload s"] = round(v.uploads_done[-1] - t0_epoch, 2)
+                    if state == "done":
+                        r["upload end to listed s"] = (
+                            round(time.time() - v.uploads_done[-1], 2) if v.uploads_done else None
+                        )
+                        mem["run loaded"] = self.memory().get("rss")
+                    else:
+                        r["runs refused"] = True
+                    await v.note_problems("Data")
+                    await visit_pages(v, tuple(a.pages), t0, self.live)
+                    r["waits"] = await v.waits(t0_epoch)
+                    mem["at the board"] = self.memory().get("rss")
+                    mem["peak from the run upload"] = self.peaks()
+                    r["accepted"] = state == "done"
+                    r["evaluated"] = "board s" in r
+                except Exception as exc:  # a finding: said in the report, not a crash
+                    v.r["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+                    await v.screenshot("big_run_error")
+                    await v.note_problems("big run")
                 await v.close()
             finally:
                 await browser.close()
-        self.report["visitor"] = r
+        peak = self.report["memory MB"].get("peak from the run upload") or self.peaks()
         if idle is not None:
             self.report["memory MB"]["peak above idle"] = round(
-                (
-                    self.report["memory MB"]["peak from the run upload"]["rss kernel (VmHWM)"]
-                    or self.sampler.peak_rss
-                )
-                - idle,
-                1,
+                (peak.get("rss kernel (VmHWM)") or self.sampler.peak_rss) - idle, 1
             )
 
     async def bombs(self) -> None:
@@ -1644,7 +1645,9 @@ def print_summary(report: dict) -> None:
                 f"{BACK_WITHIN_MB} MB of idle after {mem.get(f'back within {BACK_WITHIN_MB} MB of idle after s')} s"
             )
     elif report["scenario"] == "big-run":
-        r = report["visitor"]
+        r = report.get("visitor", {})
+        if r.get("error"):
+            print(f"the visitor's error: {r['error']}")
         print(
             f"run: {report['data']['run file']} ({report['data']['run MB']} MB), {report['data']['lines']:,} lines"
         )
