@@ -26,6 +26,7 @@ from metrics_core.ranking.strings import (
     encode_strings,
     hash_strings,
     pair_keys,
+    sort_query_chunks,
     stable_argsort_codes,
     string_order,
     strings_equal,
@@ -237,9 +238,9 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     key <<= np.uint64(local_bits)
     key |= (np.arange(P, dtype=np.int64) - starts[pq]).astype(np.uint64)
     key |= pq.astype(np.uint64) << np.uint64(64 - q_bits)
-    key.sort()
+    sort_query_chunks(key, counts)
     low = np.uint64((1 << local_bits) - 1)
-    order = starts[(key >> np.uint64(64 - q_bits)).astype(np.int64)] + (key & low).astype(np.int64)
+    order = starts[(key >> np.uint64(64 - q_bits)).view(np.int64)] + (key & low).view(np.int64)
     key >>= np.uint64(local_bits)
     same = key[1:] == key[:-1]
     del key
@@ -259,6 +260,23 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         _fix_ties(rows, tied, docs, head)
         order[idx] = rows
     return order
+
+
+def _query_major(prep: Prepared, values: np.ndarray, per_query: np.ndarray) -> np.ndarray:
+    """``values`` (one per row; rows grouped by run, each run's rows by list) in query-major
+    order: query after query (code order), within a query run after run, each run's list
+    in its rows' order. ``per_query``: the rows of each query (all runs)."""
+    before = np.cumsum(prep.lengths, axis=0)
+    before -= prep.lengths  # the rows of the earlier runs in the query
+    before += (np.cumsum(per_query) - per_query)[None, :]  # the rows of the earlier queries
+    dest = prep.run.astype(np.int64)
+    dest *= prep.n_queries
+    dest += prep.q
+    dest = before.ravel()[dest]
+    dest += prep.pos
+    out = np.empty_like(values)
+    out[dest] = values
+    return out
 
 
 def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
@@ -289,13 +307,17 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
                 return False
             key = pair_keys(prep.q, hashes, nq, out=hashes)
             key &= ~np.uint64((1 << local_bits) - 1)
-        key |= local.astype(np.uint64)
+        key |= local.view(np.uint64)
         del local
-        key.sort()
+        # moved query by query (the order of the sorted keys' high bits), then sorted in
+        # pieces of whole queries: the result of one sort of the whole array, in cache
+        per_query = prep.lengths.sum(axis=0)
+        key = _query_major(prep, key, per_query)
+        sort_query_chunks(key, per_query)
         low = np.uint64((1 << local_bits) - 1)
-        lo = (key & low).astype(np.int64)
+        lo = (key & low).view(np.int64)
         run_s = lo >> pos_bits
-        qs = (key >> np.uint64(64 - q_bits)).astype(np.int64)  # the query
+        qs = (key >> np.uint64(64 - q_bits)).view(np.int64)  # the query
         rows = run_s * nq
         rows += qs
         rows = prep.row_start.ravel()[rows]
@@ -400,7 +422,7 @@ def _shard(
             if k is None:
                 out[at : at + m] = r[key]
             else:
-                np.take(r[key], k, out=out[at : at + m])
+                np.take(r[key], k, out=out[at : at + m], mode="clip")  # k is valid
             at += m
         return out
 

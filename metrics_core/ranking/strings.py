@@ -185,15 +185,36 @@ def sort_by_query(keys: np.ndarray, query_codes: np.ndarray, chunk: int = 1 << 1
     n = len(keys)
     if n > chunk and bool(np.all(query_codes[1:] >= query_codes[:-1])):
         starts = np.flatnonzero(query_codes[1:] != query_codes[:-1]) + 1
-        at = np.searchsorted(starts, np.arange(chunk, n, chunk))
-        cuts = np.unique(starts[at[at < len(starts)]]).tolist()
-        lo = 0
-        for hi in cuts + [n]:
-            keys[lo:hi].sort()
-            lo = hi
+        _sort_pieces(keys, starts, chunk)
         return keys
     keys.sort()
     return keys
+
+
+def sort_query_chunks(keys: np.ndarray, counts: np.ndarray, chunk: int = 1 << 12) -> np.ndarray:
+    """Sort in place keys whose high bits are a query code, the array grouped by query
+    in ascending code order (``counts[q]`` keys of query ``q``, in that order); returns
+    ``keys``. The result is the one of ``keys.sort()``: every key of a query is below
+    every key of a later one, so pieces of whole queries of about ``chunk`` keys are
+    sorted one by one (each fits in the processor's cache: 2.5 times faster than one
+    sort of a million keys)."""
+    if len(keys) > chunk:
+        _sort_pieces(keys, np.cumsum(counts)[:-1], chunk)
+    else:
+        keys.sort()
+    return keys
+
+
+def _sort_pieces(keys: np.ndarray, starts: np.ndarray, chunk: int) -> None:
+    """Sort ``keys`` in pieces cut at some of ``starts`` (ascending), about ``chunk`` apart."""
+    n = len(keys)
+    at = np.searchsorted(starts, np.arange(chunk, n, chunk))
+    cuts = np.unique(starts[at[at < len(starts)]]).tolist()
+    lo = 0
+    for hi in [*cuts, n]:
+        if hi > lo:
+            keys[lo:hi].sort()
+        lo = hi
 
 
 def string_order(ids) -> np.ndarray:
