@@ -154,3 +154,34 @@ def test_html_report_has_the_table_and_its_method_in_both_languages():
     assert "How many queries" not in comparison_report(
         evs, n_permutations=100, n_resamples=100, power=None
     )
+
+
+@pytest.mark.parametrize("effect", [1e-5, 1e-8, 1e-12, 3e-3, 0.2])
+def test_queries_needed_takes_few_steps_for_any_difference(monkeypatch, effect):
+    """Power grows with the number of queries: the answer is bracketed around Nagata's
+    estimate and bisected, a few dozen evaluations whatever the difference. (Stepping down
+    64 queries at a time from an estimate that overshot took 1.5 s at 1e-5 and grew without
+    bound as the difference shrank: the Compare page of two near-identical runs never ended.)
+    The answer is the smallest n whose power reaches the target."""
+    from metrics_core.stats import power as P
+
+    calls = []
+    real = P.power
+
+    def counted(n, e, alpha=0.05, method="exact"):
+        calls.append(n)
+        return real(n, e, alpha, method)
+
+    monkeypatch.setattr(P, "power", counted)
+    n = P.queries_needed(effect)
+    assert len(calls) <= 200, len(calls)
+    assert real(n, effect) >= 0.8
+    if n < 2**53:  # beyond, n - 1 is n as a float: the count is as exact as a float says
+        assert n == 2 or real(n - 1, effect) < 0.8
+
+
+def test_queries_needed_for_a_difference_no_count_can_detect_is_infinite():
+    from metrics_core.stats.power import queries_needed
+
+    assert queries_needed(1e-300) == float("inf")
+    assert queries_needed(5e-324) == float("inf")
