@@ -30,10 +30,9 @@ from ui.ranking.board import (
     translated_grid,
 )
 from ui.ranking.data import (
-    bands_ready,
+    board_first,
     cached_tie_band,
     cached_unjudged_band,
-    loaded_rows,
     overview_board,
     reversible,
     tie_bounds,
@@ -52,10 +51,8 @@ from ui.ranking.widgets import (
 )
 from ui.samples import load_every_sample
 
-# The leaderboard first: when the tie band is not computed yet and the runs are large (it takes
-# about a third of an evaluation's time), the board is drawn without it, then again with it;
-# small runs get their band at once (one drawing, no grid replaced under the reader's eyes).
-EARLY_BOARD_ROWS = 200_000
+# The leaderboard first: when the bands are not computed yet and the runs are large or the
+# server busy (ui.ranking.data.board_first), the board is drawn without them, then with them.
 NO_BAND = pd.DataFrame(columns=["run", "measure", "low", "high", "dependent"]).set_index(
     ["run", "measure"]
 )
@@ -255,7 +252,7 @@ with page(_("Overview"), sidebar=False) as p:
                     )
                 )
 
-    if loaded_rows() > EARLY_BOARD_ROWS and not bands_ready(evaluations):
+    if board_first(evaluations):
         draw_board(NO_BAND, NO_BAND)
     with st.spinner(_("Computing the tie band ...")):
         bounds = tie_bounds(evaluations)

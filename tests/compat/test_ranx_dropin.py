@@ -9,6 +9,10 @@ import pytest
 
 ranx = pytest.importorskip("ranx")
 
+# numba compiles ranx's functions (and its own argsort) once per process, tens of seconds
+# in a fresh environment: the tests that call them run in one process of pytest -n 2
+pytestmark = pytest.mark.xdist_group("numba")
+
 from metrics_core.compat import ranx as shim  # noqa: E402
 from metrics_core.errors import InputError  # noqa: E402
 

@@ -52,15 +52,21 @@ def base():
         yield url
 
 
+#: true once the app has run its script and runs none now (Streamlit's own script state on its
+#: root element: "initial" before the session's first run ends), its status widget gone
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.dataset.testScriptState === "notRunning"
+        && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+
+
 def _idle(page) -> None:
-    page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
-    )
+    """Wait until the app is idle; twice, 0.6 s apart: a widget's change (an upload, a click)
+    asks for its rerun a moment after the event, which no attribute shows before it starts."""
+    page.wait_for_function(IDLE, timeout=90_000)
     time.sleep(0.6)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
-    )
+    page.wait_for_function(IDLE, timeout=90_000)
 
 
 def _open(browser, base: str, path: str, lang: str, width: int, height: int):

@@ -12,6 +12,10 @@ import metrics_core as mc
 from metrics_core.errors import InputError
 from metrics_core.fusion import fuse
 
+# numba compiles ranx's functions (and its own argsort) once per process, tens of seconds
+# in a fresh environment: the tests that call them run in one process of pytest -n 2
+pytestmark = pytest.mark.xdist_group("numba")
+
 
 def _tied_runs(seed, n_queries=15, n_docs=40):
     """Runs with many equal scores (a few distinct values), ids of different lengths,

@@ -10,6 +10,10 @@ from metrics_core.ranking.quicksort import argsort_segments, positions, segment_
 
 numba = pytest.importorskip("numba")
 
+# numba compiles ranx's functions (and its own argsort) once per process, tens of seconds
+# in a fresh environment: the tests that call them run in one process of pytest -n 2
+pytestmark = pytest.mark.xdist_group("numba")
+
 
 @numba.njit
 def _numba_argsort(a):

@@ -27,9 +27,14 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   keeps its place). Only the first in line is admitted, when its need is free: a large
   computation is never passed over by small ones. While it waits, the page says where it
   stands: its place, what is ahead, about how long (from the recent computations' times).
+- A page's run is one arrival: when one of its computations ends, the door is held a moment
+  (:data:`CONTINUE_S`, or until the page's run ends) for its next one, which takes the same
+  place (:meth:`_Gate.hold_door`); so visitors are served page by page in the order they came,
+  not step by step in turns (with 25 visitors in turns, every leaderboard came at the very end).
 - The first in line, when nothing is in flight and its need is still not free after the freed
-  heap is handed back (the memory is held by data at rest: other visitors' uploads), is
-  refused in one line, and the next one's turn comes. So is a wait past
+  heap is handed back (the memory is held by data at rest), lets an upload waiting behind it
+  that fits be read first (reading it gives the upload's bytes back: :func:`_passer`); when
+  none fits, it is refused in one line, and the next one's turn comes. So is a wait past
   ``RANKLAB_WAIT_SECONDS`` (default :data:`DEFAULT_WAIT_SECONDS`).
 
 **Why the gate cannot deadlock** (nor stall with everyone waiting):
@@ -42,9 +47,11 @@ There is no fixed share per visitor: one visitor may use whatever is free.
    a ``finally``). The app's only wait between computations (:func:`ui.ranking.data.rank_once`:
    a page waits for the ranking another run of the same session is building) waits for a
    build that runs inside a reservation, so for admitted work.
-3. The first in line waits only while admitted work is in flight; that work ends (2), and
-   then the first is admitted or refused. Every end of work moves the line; the rest of the
-   line waits behind the first, whose turn comes in finite time, and so on.
+3. The first in line waits only while admitted work is in flight (or, at most
+   :data:`CONTINUE_S`, while the door is held for a page that came before it, which holds no
+   memory); that work ends (2), and then the first is admitted, lets an upload that fits pass
+   (which is admitted work, so ends), or is refused. Every end of work moves the line; the
+   rest of the line waits behind the first, whose turn comes in finite time, and so on.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
    leaves the line at its next look at the page (every half second), so no one waits behind
    a visitor who is gone; ``RANKLAB_WAIT_SECONDS`` bounds any wait.
@@ -88,6 +95,13 @@ CGROUP_SHARE = 0.8
 DEFAULT_WAIT_SECONDS = 300
 #: A visitor whose page was rerun while waiting keeps its place in line for this long (s).
 KEEP_PLACE_S = 30.0
+#: A page's run is one arrival: when one of its computations ends, the line's door is held
+#: this long (s) for its next one (or until the page's run ends), which takes its place again
+#: instead of the back of the line ...
+CONTINUE_S = 2.0
+#: ... for at most this long after the page first arrived (a visitor who keeps its page
+#: busy cannot keep the head of the line for ever).
+CONTINUE_MAX_S = 120.0
 
 # --- what a computation needs (measured: bench/visitor_memory.py, BENCHMARKS.md) ------------
 #: Reading a TREC run or qrels whole: the parser's temporaries at the peak, as a multiple of
@@ -263,10 +277,13 @@ class _Ticket:
     """One computation waiting, then running: its need, its arrival (its place in line), its
     visitor (a rerun's new ticket keeps the place of the last one)."""
 
-    __slots__ = ("need", "arrived", "seq", "session", "started")
+    __slots__ = ("need", "arrived", "seq", "session", "page", "beside", "started")
 
-    def __init__(self, need: int, arrived: float, seq: int, session: str):
+    def __init__(
+        self, need: int, arrived: float, seq: int, session: str, page: str = "", beside: int = 0
+    ):
         self.need, self.arrived, self.seq, self.session = need, arrived, seq, session
+        self.page, self.beside = page, beside
         self.started = 0.0
 
     def order(self) -> tuple[float, int]:
@@ -290,26 +307,63 @@ class _Gate:
         self.seq = 0
         #: session -> (arrival of its ticket that left the line unserved, when it left)
         self.left: dict[str, tuple[float, float]] = {}
+        #: session -> (arrival of its page's computation that just ended, until when the door
+        #: is held for the page's next one, the page): :meth:`hold_door`
+        self.served: dict[str, tuple[float, float, str]] = {}
+        #: the first in line when it cannot be served with nothing in flight, while an upload
+        #: behind it is read first (:func:`_passer`)
+        self.stuck: _Ticket | None = None
         self.local = threading.local()
 
-    def enter(self, need: int, session: str) -> _Ticket:
+    def enter(self, need: int, session: str, page: str = "", beside: int = 0) -> _Ticket:
         """A new ticket in line (call with the lock held): a visitor already in line, or just
-        out of it by a rerun, keeps its arrival."""
+        out of it by a rerun, keeps its arrival; so does the next step of a page whose last
+        computation has just ended (:meth:`hold_door`): the page arrived once."""
         now = time.monotonic()
         for gone in [s for s, (_a, left) in self.left.items() if now - left > KEEP_PLACE_S]:
             del self.left[gone]
+        for gone in [s for s, (_a, until, _p) in self.served.items() if until <= now]:
+            del self.served[gone]
         arrived = now
         if session:
             same = [t.arrived for t in self.line if t.session == session]
             before = self.left.get(session)
             if before is not None and now - before[1] <= KEEP_PLACE_S:
                 same.append(before[0])
+            went = self.served.pop(session, None)  # its next step is here: the door is its own
+            if went is not None and went[2] == page:
+                same.append(went[0])
             arrived = min(same, default=now)
         self.seq += 1
-        ticket = _Ticket(need, arrived, self.seq, session)
+        ticket = _Ticket(need, arrived, self.seq, session, page, beside)
         self.line.append(ticket)
         self.line.sort(key=_Ticket.order)
         return ticket
+
+    def hold_door(self, ticket: _Ticket) -> None:
+        """A page's computation has ended: for :data:`CONTINUE_S` (or until its page's run
+        ends: :func:`page_run_ended`) no one who arrived after it is admitted, so that the
+        page's next computation takes its place again instead of the back of the line (with
+        25 visitors whose every step went to the back, everyone's leaderboard came at the
+        very end; served page by page, the first come first). Not past
+        :data:`CONTINUE_MAX_S` after the page arrived: a page kept busy does not keep the
+        head of the line. Call with the lock held."""
+        now = time.monotonic()
+        if ticket.session and now - ticket.arrived <= CONTINUE_MAX_S:
+            self.served[ticket.session] = (ticket.arrived, now + CONTINUE_S, ticket.page)
+
+    def door_held(self, ticket: _Ticket) -> float:
+        """Seconds the door stays held for a page that arrived before ``ticket`` (0: open).
+        Call with the lock held."""
+        now = time.monotonic()
+        return max(
+            (
+                until - now
+                for s, (arrived, until, _p) in self.served.items()
+                if s != ticket.session and until > now and arrived < ticket.arrived
+            ),
+            default=0.0,
+        )
 
 
 _gate = _Gate()
@@ -471,9 +525,9 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
     if need > limit:
         raise never(max(limit, 0))
     note = _Waiting()
-    session = state.session_id()
+    session, page = state.session_id(), state.page_id()
     with _gate.cond:
-        ticket = _gate.enter(need, session)
+        ticket = _gate.enter(need, session, page, max(int(beside), 0))
     admitted = False
     try:
         deadline = time.monotonic() + wait_seconds()
@@ -482,8 +536,12 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
             with _gate.cond:
                 first = _gate.line[0] is ticket
                 free = _free()
-                if first and need <= free:
+                held = _gate.door_held(ticket)
+                turn = (first and not held) or (not first and _passes(ticket, free))
+                if turn and need <= free:
                     _gate.line.remove(ticket)
+                    if _gate.stuck is ticket:
+                        _gate.stuck = None
                     _gate.reserved += need
                     ticket.started = time.monotonic()
                     _gate.running.append(ticket)
@@ -492,10 +550,17 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     break
                 in_flight = bool(_gate.running)
                 expired = time.monotonic() >= deadline
-                if not wait or expired or (first and not in_flight and trimmed):
+                stuck = first and not in_flight and not held and trimmed
+                if stuck and _passer(free) is not None:
+                    # memory at rest includes uploads waiting behind: one that fits is read
+                    # first, and gives its bytes back (rather than this one refused)
+                    _gate.stuck = ticket
+                    _gate.cond.notify_all()
+                    stuck = False
+                if not wait or expired or stuck:
                     raise refusal(max(free, 0))
-                if first and not in_flight:  # freed pages, and garbage, still counted: once
-                    trim_now = True
+                if first and not in_flight and not held and not trimmed:
+                    trim_now = True  # freed pages, and garbage, still counted: once
                 else:
                     trim_now = False
                     place = _place(ticket)
@@ -505,10 +570,12 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                 continue
             note.show(_wait_line(*place))
             with _gate.cond:
-                _gate.cond.wait(0.5)
+                _gate.cond.wait(min(0.5, held) if held else 0.5)
     finally:
         if not admitted:
             with _gate.cond:
+                if _gate.stuck is ticket:
+                    _gate.stuck = None
                 if ticket in _gate.line:
                     _gate.line.remove(ticket)
                     if session:  # left unserved (refused, or its run stopped): a rerun's place
@@ -532,11 +599,42 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
         _give_back(ticket)
 
 
+def _passer(free: int) -> _Ticket | None:
+    """The first upload in line, after the first, that fits in ``free`` now (call with the
+    lock held): when the first in line is stuck (its need not free with nothing in flight,
+    the heap trimmed), reading it gives its bytes back, which may be what the first needs."""
+    return next((t for t in _gate.line[1:] if t.beside > 0 and t.need <= free), None)
+
+
+def _passes(ticket: _Ticket, free: int) -> bool:
+    """Whether ``ticket`` goes before the stuck first in line (:func:`_passer`)."""
+    stuck = _gate.stuck
+    return (
+        stuck is not None
+        and bool(_gate.line)
+        and _gate.line[0] is stuck
+        and not _gate.running
+        and _passer(free) is ticket
+    )
+
+
+def page_run_ended() -> None:
+    """The visitor's page run has ended (:func:`ui.common.frame.page`): the door held for its
+    next computation opens (:meth:`_Gate.hold_door`)."""
+    session = state.session_id()
+    if session:
+        with _gate.cond:
+            if _gate.served.pop(session, None) is not None:
+                _gate.cond.notify_all()
+
+
 def _give_back(ticket: _Ticket) -> None:
-    """End an admitted computation: its reservation back to the server, the line told."""
+    """End an admitted computation: its reservation back to the server, the door held a
+    moment for its page's next computation, the line told."""
     with _gate.cond:
         _gate.reserved -= ticket.need
         _gate.running.remove(ticket)
+        _gate.hold_door(ticket)
         took = time.monotonic() - ticket.started
         _gate.mean_s = took if _gate.mean_s is None else 0.7 * _gate.mean_s + 0.3 * took
         waiters = bool(_gate.line)

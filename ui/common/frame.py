@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from ui.common import blas, keep, reclaim, state
+from ui.common import blas, budget, keep, reclaim, state
 from ui.common.i18n import _, count, current_language, language_switch, ngettext
 from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
@@ -218,6 +218,7 @@ def page(
         yield current
         current.end()
     finally:  # also at p.stop(): the data a reload brings back
+        budget.page_run_ended()  # the memory gate's door, held for this page's next step, opens
         keep.save()
 
 

@@ -88,6 +88,15 @@ def session_id() -> str:
     return ctx.session_id if ctx is not None else ""
 
 
+def page_id() -> str:
+    """The page of the visitor's current run (Streamlit's page script hash), or "" outside a
+    script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return str(getattr(ctx, "page_script_hash", "") or "") if ctx is not None else ""
+
+
 # --- Home's task cards (pages/home.py) --------------------------------------------------------
 HOME_OPEN = "ranklab.home.open"  # prefix + "." + task: "open with the sample" buttons
 HOME_TASKS = ("rankings", "detection", "hashing", "compare")

@@ -496,6 +496,23 @@ def unjudged_bounds(evaluations: dict) -> dict[str, dict | None]:
     )
 
 
+#: Runs of more rows than this (together) get their leaderboard drawn before its tie and
+#: unjudged bands, then again with them (the bands take about a third of an evaluation's
+#: time); smaller runs get the bands at once (one drawing, no grid replaced under the
+#: reader's eyes) unless the server is busy (:func:`board_first`).
+EARLY_BOARD_ROWS = 200_000
+
+
+def board_first(evaluations: dict) -> bool:
+    """Whether the Overview draws its leaderboard before the tie and unjudged bands: they are
+    not ready, and the runs are large (:data:`EARLY_BOARD_ROWS`) or other visitors' work
+    waits for the server's memory now (each band is a computation of its own in the line: the
+    answer first, the bands when their turn comes)."""
+    if bands_ready(evaluations):
+        return False
+    return loaded_rows() > EARLY_BOARD_ROWS or budget.waiting() > 0
+
+
 def bands_ready(evaluations: dict) -> bool:
     """Whether the tie and unjudged bands of these evaluations would come at once (kept, or
     not computed for their size)."""

@@ -63,13 +63,21 @@ def tie_dependent_text(bounds: dict | None, query_ids, measures, ranges: bool = 
     if bounds is None:
         return pd.Series("", index=index, dtype=object)
     parts: list[list[str]] = [[] for _ in range(len(index))]
+    found: dict[int, np.ndarray] = {}  # the bounds of every measure share one query index
     for m in measures:
         if m not in bounds:
             continue
         lo_all, hi_all = bounds[m]
-        there = index.isin(lo_all.index)
-        lo = lo_all.reindex(index).to_numpy(dtype=float)
-        hi = hi_all.reindex(index).to_numpy(dtype=float)
+        # positions by the index's hash table (pandas' isin on Arrow strings builds a Python
+        # scalar per id, for every measure)
+        where = found.get(id(lo_all.index))
+        if where is None:
+            where = found[id(lo_all.index)] = lo_all.index.get_indexer(index)
+        there = where >= 0
+        if not there.any():
+            continue
+        lo = lo_all.to_numpy(dtype=float)[where]  # -1 (not there) picks a value masked below
+        hi = hi_all.to_numpy(dtype=float)[where]
         for i in np.flatnonzero(there & ~(lo == hi)):
             parts[i].append(f"{m} {lo[i]:.4f}–{hi[i]:.4f}" if ranges else m)
     return pd.Series([" · ".join(p) for p in parts], index=index, dtype=object)
