@@ -347,6 +347,7 @@ def test_markdown_and_html_escape_names():
     )
 
 
+@pytest.mark.slow  # runs pdflatex (the README's quick tier leaves it out)
 @pytest.mark.skipif(
     shutil.which("pdflatex") is None,
     reason="pdflatex is not installed (apt-get install texlive-latex-base "
