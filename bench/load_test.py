@@ -495,6 +495,44 @@ def _machine_busy() -> tuple[float, float]:
     return (sum(v) - idle) / tick, sum(v) / tick
 
 
+def cpu_by_group(server_pid: int | None) -> dict[str, float]:
+    """CPU seconds so far of this machine's processes by kind: the server, Chromium's renderers,
+    its GPU process, its browser process and other helpers, the Playwright driver, this
+    script, and everything else (other work on the machine)."""
+    out: dict[str, float] = {}
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        cpu = _cpu_seconds(pid)
+        if cpu is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if pid == server_pid:
+            kind = "server"
+        elif pid == me:
+            kind = "this script"
+        elif "chromium" in cmd:
+            kind = (
+                "chromium renderers"
+                if "--type=renderer" in cmd
+                else "chromium GPU process"
+                if "--type=gpu-process" in cmd
+                else "chromium browser and others"
+            )
+        elif "playwright" in cmd and "node" in cmd:
+            kind = "playwright driver"
+        else:
+            kind = "everything else"
+        out[kind] = out.get(kind, 0.0) + cpu
+    return out
+
+
 def reset_peak(pid: int) -> bool:
     """Reset the kernel's high-water mark of ``pid``'s resident set (VmHWM) to its RSS now."""
     try:
@@ -586,6 +624,20 @@ class Sampler:
 #: Injected into every visitor's pages: every 0.25 s, the waiting line if one is shown
 #: (``window.__rlWaitNow``), and each text it showed with when it appeared and when it was last
 #: seen (``window.__rlWaits``).
+#: Injected into every visitor's pages: no CSS animations or transitions (with the context's
+#: prefers-reduced-motion). Each page's spinners and running indicator otherwise repaint 60
+#: times a second: 25 pages doing so on the server's two cores took most of the machine while
+#: the server sat idle (the CPU columns of the timeline). The pages, their content and the
+#: app's front end are otherwise as a visitor's.
+STILL_JS = """(() => {
+  const css = '*, *::before, *::after { animation: none !important; '
+    + 'transition: none !important; caret-color: transparent !important; }';
+  const add = () => { const s = document.createElement('style'); s.textContent = css;
+    (document.head || document.documentElement).appendChild(s); };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add);
+  else add();
+})()"""
+
 WATCH_JS = """(pattern) => {
   const re = new RegExp(pattern, 'i');
   window.__rlWaits = [];
@@ -744,8 +796,11 @@ class Visitor:
 
     @classmethod
     async def open(cls, browser, url: str, i: int, timeout_ms: int, path: str = "/data"):
-        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        context = await browser.new_context(
+            viewport={"width": 1280, "height": 800}, reduced_motion="reduce"
+        )
         await context.add_init_script(f"({WATCH_JS})({json.dumps(WAIT_PATTERN)})")
+        await context.add_init_script(STILL_JS)
         page = await context.new_page()
         page.set_default_timeout(timeout_ms)
         v = cls(i, context, page, timeout_ms)
@@ -1164,15 +1219,20 @@ class Run:
                 watch = asyncio.create_task(monitor(opened, self.live, stop))
                 progress = asyncio.create_task(self._progress(stop, a.visitors))
                 cpu0, busy0 = _cpu_seconds(self.proc.pid), _machine_busy()[0]
+                groups0 = cpu_by_group(self.proc.pid)
                 go.set()  # everyone uploads at the same moment
                 results = await asyncio.gather(
                     *(visitor_session(v, files[v.i], go, pages, t0s, self.live) for v in opened)
                 )
                 cpu1, busy1 = _cpu_seconds(self.proc.pid), _machine_busy()[0]
+                groups1 = cpu_by_group(self.proc.pid)
                 if cpu0 is not None and cpu1 is not None:
                     self.report["CPU s during the visits"] = {
                         "server": round(cpu1 - cpu0, 1),
                         "whole machine (browsers, driver, server)": round(busy1 - busy0, 1),
+                        "by process (processes that ended during the visits not counted)": {
+                            k: round(v - groups0.get(k, 0.0), 1) for k, v in groups1.items()
+                        },
                     }
                 mem["all done"] = self.memory().get("rss")
                 mem["peak during the visits"] = self.peaks()
@@ -1617,6 +1677,8 @@ def print_summary(report: dict) -> None:
                 f"CPU during the visits ({report.get('drive s')} s): server {cpu['server']} s, "
                 f"whole machine {cpu['whole machine (browsers, driver, server)']} s"
             )
+            by = cpu.get("by process (processes that ended during the visits not counted)", {})
+            print("   by process: " + ", ".join(f"{k} {v} s" for k, v in sorted(by.items())))
         print(
             f"waits: {s['waited']} saw the waiting line, {s['waited with their place shown']} with their place; "
             f"without: {s['waited without their place']}"

@@ -309,40 +309,29 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
             key &= ~np.uint64((1 << local_bits) - 1)
         key |= local.view(np.uint64)
         del local
-        # moved query by query (the order of the sorted keys' high bits), then sorted in
-        # pieces of whole queries: the result of one sort of the whole array, in cache
         per_query = prep.lengths.sum(axis=0)
         key = _query_major(prep, key, per_query)
-        sort_query_chunks(key, per_query)
-        low = np.uint64((1 << local_bits) - 1)
-        lo = (key & low).view(np.int64)
-        run_s = lo >> pos_bits
-        qs = (key >> np.uint64(64 - q_bits)).view(np.int64)  # the query
-        rows = run_s * nq
-        rows += qs
-        rows = prep.row_start.ravel()[rows]
-        rows += lo & ((1 << pos_bits) - 1)
-        del lo
-        key >>= np.uint64(local_bits)
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        np.not_equal(key[1:], key[:-1], out=new[1:])
-        del key
+        later, before, dup = _number_pieces(prep, key, per_query, pos_bits, local_bits, q_bits)
     else:  # exact codes too wide to pack
         rows = np.lexsort((local, hashes, prep.q))
         run_s = prep.run[rows]
         qs = prep.q[rows]
         ds = hashes[rows]
         new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
-    later = np.flatnonzero(~new)  # rows of the candidate of the row before them
+        at = np.flatnonzero(~new)  # rows of the candidate of the row before them
+        later, before = rows[at], rows[at - 1]
+        dup = later[run_s[at] == run_s[at - 1]]
+        prep.pid = np.empty(n, dtype=np.int64)
+        prep.pid[rows] = np.cumsum(new, dtype=np.int64) - 1
+        first = rows[new]
+        prep.pq = qs[new]
+        prep.head = prep.src[first]
     if not exact and len(later):
         # each row equal to the one before it: all equal to the first
-        ok = strings_equal(prep.docs, prep.src[rows[later]], prep.docs, prep.src[rows[later - 1]])
-        if not ok.all():
+        if not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all():
             return False
-    dup = later[run_s[later] == run_s[later - 1]]
     if len(dup):
-        row = int(rows[dup[0]])
+        row = int(dup[0])
         i = int(prep.run[row])
         raise InputError(
             N_("document {doc} appears twice for query {query} in the run {run}"),
@@ -355,16 +344,63 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
                 "run": prep.names[i],
             },
         )
-    del later
-    pid_sorted = np.cumsum(new, dtype=np.int64)
-    pid_sorted -= 1
-    prep.pid = np.empty(n, dtype=np.int64)
-    prep.pid[rows] = pid_sorted
-    del pid_sorted
-    first = np.flatnonzero(new)
-    prep.pq = qs[first]
-    prep.head = prep.src[rows[first]]
     return True
+
+
+#: the rows of the pieces of whole queries :func:`_number_pieces` works on (in cache)
+PIECE_ROWS = 1 << 16
+
+
+def _number_pieces(prep: Prepared, key, per_query, pos_bits: int, local_bits: int, q_bits: int):
+    """Sort the packed keys (query-major, :func:`_query_major`) and number the candidates
+    (``prep.pid``, ``prep.pq``, ``prep.head``), in pieces of whole queries of about
+    :data:`PIECE_ROWS` rows: every key of a query is below every key of a later one, so
+    the pieces are the sorted array's, and each piece's work stays in the processor's
+    cache. Returns the rows equal by their keys to the row before them in the sorted
+    order, those rows, and the rows of a run's document found twice (to check, to report)."""
+    n, nq = len(key), prep.n_queries
+    starts = prep.row_start.ravel()
+    low, pos_mask = np.uint64((1 << local_bits) - 1), (1 << pos_bits) - 1
+    ends = np.cumsum(per_query)
+    bounds = np.unique(np.r_[np.searchsorted(ends, np.arange(PIECE_ROWS, n, PIECE_ROWS)) + 1, nq])
+    prep.pid = np.empty(n, dtype=np.int64)
+    pq, head, later, before, dup = [], [], [], [], []
+    q_lo = r_lo = next_id = 0
+    for q_hi in bounds.tolist():
+        r_hi = int(ends[q_hi - 1])
+        if r_hi == r_lo:
+            q_lo = q_hi
+            continue
+        k = sort_query_chunks(key[r_lo:r_hi], per_query[q_lo:q_hi])
+        lo = (k & low).view(np.int64)
+        run_s = lo >> pos_bits
+        qs = (k >> np.uint64(64 - q_bits)).view(np.int64)  # the query
+        rows = run_s * nq
+        rows += qs
+        rows = starts[rows]
+        rows += lo & pos_mask
+        del lo
+        k >>= np.uint64(local_bits)
+        new = np.empty(len(k), dtype=bool)
+        new[0] = True  # a piece starts a query
+        np.not_equal(k[1:], k[:-1], out=new[1:])
+        ids = np.cumsum(new, dtype=np.int64)
+        ids += next_id - 1
+        prep.pid[rows] = ids
+        first = np.flatnonzero(new)
+        pq.append(qs[first])
+        head.append(rows[first])
+        next_id += len(first)
+        at = np.flatnonzero(~new)
+        if len(at):
+            later.append(rows[at])
+            before.append(rows[at - 1])
+            dup.append(rows[at[run_s[at] == run_s[at - 1]]])
+        r_lo, q_lo = r_hi, q_hi
+    prep.pq = np.concatenate(pq)
+    prep.head = prep.src[np.concatenate(head)]
+    cat = [np.concatenate(x) if x else np.zeros(0, np.int64) for x in (later, before, dup)]
+    return cat[0], cat[1], cat[2]
 
 
 #: the fewest rows (of all runs) a shard is given: below, fewer shards than cores
