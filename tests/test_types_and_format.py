@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # runs mypy (the README's quick tier leaves it out)
 def test_mypy_finds_no_error_in_the_library(tmp_path):
     pytest.importorskip("mypy", reason="mypy is not installed (requirements-dev.txt installs it)")
     done = subprocess.run(

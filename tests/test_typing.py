@@ -67,11 +67,13 @@ def test_the_package_ships_py_typed():
     assert "py.typed" in (ROOT / "pyproject.toml").read_text()
 
 
+@pytest.mark.slow  # runs mypy (the README's quick tier leaves it out)
 def test_a_user_script_type_checks(tmp_path):
     out = _mypy(tmp_path, GOOD)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow  # runs mypy (the README's quick tier leaves it out)
 def test_a_misuse_is_reported(tmp_path):
     out = _mypy(tmp_path, MISUSE)
     assert out.returncode == 1, out.stdout + out.stderr

@@ -11,6 +11,9 @@ import pytest
 
 pytest.importorskip("sphinx")
 
+# a Sphinx build (the README's quick tier leaves it out)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -116,8 +116,11 @@ def test_normalize_gives_ranx_values_in_ranx_order(files, norm):
     )
 
 
+# ranx's weighted Borda and Condorcet grids take 2-25 s each (left out of the quick tier)
+_GRID = pytest.mark.slow
 OPTIMISED = [
-    ("wsum", {}), ("mixed", {}), ("wmnz", {}), ("w_bordafuse", {}), ("w_condorcet", {}),
+    ("wsum", {}), ("mixed", {}), ("wmnz", {}),
+    pytest.param("w_bordafuse", {}, marks=_GRID), pytest.param("w_condorcet", {}, marks=_GRID),
     ("rrf", {}), ("rbc", {"step": 0.05}), ("gmnz", {"step": 0.05}), ("logn_isr", {"step": 0.1}),
     ("slidefuse", {"max_w": 12}), ("probfuse", {"max_n_segments": 12}),
 ]  # fmt: skip

@@ -108,10 +108,11 @@ E2E_DIR = Path(__file__).resolve().parent
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Every browser test is marked ``e2e`` (``-m "not e2e"``: the quick tier of the README),
-    runs in one process of ``pytest -n 2 --dist loadgroup`` (the group ``browser``: one
-    Chromium and one app server at a time, the other core left to the other tests), and may
-    run up to twice more when it fails.
+    """Every browser test is marked ``e2e`` (the README's quick tier,
+    ``-m "not e2e and not slow"``, leaves them out), runs in one process of
+    ``pytest -n 2 --dist loadgroup`` (the group ``browser``: one Chromium and one app server
+    at a time, the other core left to the other tests), and may run up to twice more when it
+    fails.
 
     A real Chromium drives a real server on a machine whose cores are shared (CI runs on two),
     so a page can render after an assertion gave up waiting. A rerun is printed in pytest's

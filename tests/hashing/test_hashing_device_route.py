@@ -259,6 +259,7 @@ def in_interpreter(script: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # Triton's interpreter (the README's quick tier leaves it out)
 @needs_triton
 def test_triton_kernels_in_the_interpreter_equal_the_cpu_route():
     assert "triton kernels equal the CPU route" in in_interpreter(TRITON_CHECK)
@@ -343,6 +344,7 @@ print("counted measures equal the CPU route")
 """
 
 
+@pytest.mark.slow  # Triton's interpreter (the README's quick tier leaves it out)
 @needs_triton
 def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
     """The Triton engine's evaluation counts and measures in one computation (what a CUDA
@@ -353,6 +355,7 @@ def test_counting_and_measures_in_one_computation_equal_the_cpu_route():
     assert "counted measures equal the CPU route" in in_interpreter(COUNTED_CHECK)
 
 
+@pytest.mark.slow  # Triton's compiler (the README's quick tier leaves it out)
 @needs_triton
 @pytest.mark.parametrize("popcount", [True, False])
 def test_kernels_compile_for_an_h100_without_one(popcount, monkeypatch, tmp_path):

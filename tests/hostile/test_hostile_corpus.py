@@ -731,6 +731,7 @@ def test_corpus_is_large_and_covers_every_subcommand(tmp_path):
     }
 
 
+@pytest.mark.slow  # builds the corpus: 100+ commands (not in the quick tier)
 @pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_every_hostile_case_is_one_clear_line(corpus):
     failures = []
@@ -743,6 +744,7 @@ def test_every_hostile_case_is_one_clear_line(corpus):
     assert not failures, f"{len(failures)} hostile cases failed:\n" + "\n".join(failures)
 
 
+@pytest.mark.slow  # builds the corpus: 100+ commands (not in the quick tier)
 @pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_registry_cases(corpus):
     failures = [
@@ -753,6 +755,7 @@ def test_registry_cases(corpus):
     assert not failures, failures
 
 
+@pytest.mark.slow  # builds the corpus: 100+ commands (not in the quick tier)
 @pytest.mark.xdist_group("hostile_corpus")  # one process builds the corpus (pytest -n)
 def test_fifo_and_dev_zero_are_refused_quickly(corpus):
     hash_dev_zero = next(

@@ -409,11 +409,13 @@ def _judge(result: dict, words: str) -> None:
     assert result["grown_mb"] < BOUND_MB, f"+{result['grown_mb']:.0f} MB: {said}"
 
 
+@pytest.mark.slow  # the bombs, read in child processes (not in the quick tier)
 @pytest.mark.parametrize("case", sorted(LIBRARY))
 def test_the_library_refuses_each_bomb_in_bounded_memory(library_results, case):
     _judge(library_results[case], LIBRARY[case][1])
 
 
+@pytest.mark.slow  # the bombs, read in child processes (not in the quick tier)
 @pytest.mark.parametrize("case", sorted(COMMAND_LINE))
 def test_the_command_line_refuses_each_bomb_in_one_line(command_line_results, case):
     result = command_line_results[case]
@@ -425,7 +427,7 @@ def test_the_command_line_refuses_each_bomb_in_one_line(command_line_results, ca
 # -- limits raised, and what stays readable ----------------------------------------------
 
 
-def test_a_raised_limit_reads_what_the_default_refuses(bombs):
+def test_a_raised_limit_reads_what_the_default_refuses():
     text = RUN_LINE * 3 + b"q2 Q0 " + b"d" * (80 << 10) + b" 1 1.0 run\n"
     with pytest.raises(InputError, match="field limit of 64 KiB"):
         read_run(text, name="r")
@@ -523,6 +525,7 @@ def valid_run_peak_mb(bombs) -> float:
     return peak_mb
 
 
+@pytest.mark.slow  # the bombs, read in child processes (not in the quick tier)
 @pytest.mark.parametrize(
     "bomb, words",
     [

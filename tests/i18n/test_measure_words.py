@@ -23,6 +23,13 @@ _WORD = re.compile(r"\b[a-z]{3,}\b")
 _FUNCTION = re.compile(r"\b[a-z]+\(")
 
 
+@pytest.fixture(scope="module")
+def marked() -> set[str]:
+    """Every text the code marks for translation (the sources are read once for the module's
+    tests: about a second each time)."""
+    return {m.id for m in template()}
+
+
 def _only_names_or_formula(text: str) -> bool:
     return not _WORD.search(_FUNCTION.sub("(", text))
 
@@ -44,17 +51,15 @@ def test_each_measure_description_has_its_spanish(name):
         assert spanish != description, (name, description)
 
 
-def test_every_description_is_marked_where_it_is_declared():
-    marked = {m.id for m in template()}
+def test_every_description_is_marked_where_it_is_declared(marked):
     for d in REGISTRY.values():
         assert d.description in marked, d.name
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
-def test_each_measure_edge_case_and_example_has_its_spanish(name):
+def test_each_measure_edge_case_and_example_has_its_spanish(name, marked):
     d = REGISTRY[name]
     es = translations("es").gettext
-    marked = {m.id for m in template()}
     texts = [*d.edge_cases, *(d.example.parts or (d.example.explanation,))]
     assert d.example.explained() == d.example.explanation  # English: the declared text
     for text in texts:
@@ -68,10 +73,9 @@ def test_each_measure_edge_case_and_example_has_its_spanish(name):
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
-def test_each_reference_keeps_its_literature_and_translates_the_words_around_it(name):
+def test_each_reference_keeps_its_literature_and_translates_the_words_around_it(name, marked):
     d = REGISTRY[name]
     es = translations("es").gettext
-    marked = {m.id for m in template()}
     assert d.referenced() == d.reference
     spanish = d.referenced(es)
     assert "(NIST; Buckley), measure" not in spanish and "Also called" not in spanish, spanish

@@ -165,6 +165,7 @@ def test_latex_caption_is_short_and_the_legend_a_note():
     assert r"x\_1 \& 50\% \$y\$ \#2 \{z\}" in tex and r"\input{" not in tex
 
 
+@pytest.mark.slow  # runs pdflatex (the README's quick tier leaves it out)
 @pytest.mark.skipif(
     shutil.which("pdflatex") is None,
     reason="pdflatex is not installed (apt-get install texlive-latex-base texlive-latex-recommended)",

@@ -298,6 +298,7 @@ def test_latex_is_a_booktabs_table_escaped_with_a_short_caption():
     assert all(line.startswith("%") for line in lines if "RankLab" in line)
 
 
+@pytest.mark.slow  # runs pdflatex (the README's quick tier leaves it out)
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_latex_compiles(tmp_path):
     doc = (

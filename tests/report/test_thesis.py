@@ -347,6 +347,7 @@ def test_markdown_and_html_escape_names():
     )
 
 
+@pytest.mark.slow  # runs pdflatex (the README's quick tier leaves it out)
 @pytest.mark.skipif(
     shutil.which("pdflatex") is None,
     reason="pdflatex is not installed (apt-get install texlive-latex-base "
@@ -514,6 +515,21 @@ def _dated_table(lang: str, baseline):
     return table, words
 
 
+def test_the_latex_table_names_its_packages_and_keeps_dates_whole():
+    """What the compiled test below also checks in the file itself, without pdflatex (so the
+    README's quick tier keeps it): the first line names the packages, and the caption's
+    dates are whole boxes that cannot break at a hyphen."""
+    for lang, baseline in [(lg, b) for lg in ("en", "es") for b in (None, "bm25")]:
+        table, words = _dated_table(lang, baseline)
+        tex = to_latex(table, words, label="tab:dates")
+        assert (
+            tex.splitlines()[0]
+            == "% Needs \\usepackage{booktabs} and \\usepackage{graphicx} in the preamble."
+        ), (lang, baseline)
+        assert "\\mbox{2024-10-01}" in tex and "\\mbox{2025-02-28}" in tex, (lang, baseline)
+
+
+@pytest.mark.slow  # runs pdflatex (the README's quick tier leaves it out)
 @pytest.mark.skipif(
     shutil.which("pdflatex") is None or shutil.which("kpsewhich") is None,
     reason="pdflatex is not installed (apt-get install texlive-latex-base "

@@ -87,6 +87,7 @@ def hybrid_lines():
     return (SAMPLE / "hybrid.txt").read_text().splitlines(True)
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 def test_local_cluster_parts_straddling_queries(client, tmp_path, hybrid_lines):
     # cuts inside queries (20 rows per query in the sample): a query straddles two parts
     folder = write_parts(hybrid_lines, [7, 333, 1001, 1002, 1750], tmp_path / "parts")
@@ -99,6 +100,7 @@ def test_local_cluster_parts_straddling_queries(client, tmp_path, hybrid_lines):
         assert_same(whole, dist)
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 def test_local_cluster_noncontiguous_mixed_formats_glob(client, tmp_path, hybrid_lines):
     rng = np.random.default_rng(3)
     lines = [hybrid_lines[i] for i in rng.permutation(len(hybrid_lines))]
@@ -118,6 +120,7 @@ def test_local_cluster_noncontiguous_mixed_formats_glob(client, tmp_path, hybrid
     assert_same(whole, dist)
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 def test_worker_processes_read_byte_ranges_and_shuffle(client, tmp_path, hybrid_lines):
     # worker processes: units, results, pieces and errors travel pickled between processes
     from metrics_core.ranking.ranked import resolve_conventions
@@ -163,6 +166,7 @@ def test_worker_processes_read_byte_ranges_and_shuffle(client, tmp_path, hybrid_
         )
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 def test_local_cluster_duplicate_error_and_no_parts(client, tmp_path):
     folder = write_parts(["q1 Q0 a 1 2 t\n", "q1 Q0 a 2 1 t\n"], [1], tmp_path / "dups")
     with pytest.raises(InputError, match="duplicate document in the run"):
@@ -171,6 +175,7 @@ def test_local_cluster_duplicate_error_and_no_parts(client, tmp_path):
         mc.evaluate(b"q1 0 a 1\n", str(tmp_path / "nothing*"), ["P@1"], client=client)
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 def test_cli_scheduler_local(tmp_path, capsys, hybrid_lines):
     folder = write_parts(hybrid_lines, [999], tmp_path / "hybrid")
     args = [
@@ -215,6 +220,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # starts a Dask cluster (the README's quick tier leaves it out)
 @pytest.mark.skipif(shutil.which("dask") is None, reason="the dask command is not installed")
 def test_real_scheduler_and_two_workers(tmp_path, hybrid_lines):
     port = _free_port()
