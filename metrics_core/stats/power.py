@@ -46,6 +46,9 @@ METHOD_TEXT = (
 )
 #: the most queries :func:`queries_needed` looks for
 MAX_QUERIES = 10_000_000
+#: beyond this count (2**53, where a float stops telling n from n + 1; about 1e-7 standard
+#: deviations of difference) :func:`queries_needed` answers ``inf``
+MAX_COUNT = 2**53
 
 
 def power(n, effect, alpha: float = 0.05, method: str = "exact"):
@@ -112,10 +115,10 @@ def queries_needed(
     # that overshot took seconds to minutes for small effects: a Compare page stalled on two
     # runs 0.01 standard deviations apart)
     estimate = normal_start(effect, alpha, target)
-    if not math.isfinite(estimate):  # a difference too small for any number of queries
+    if not estimate <= MAX_COUNT:  # a difference too small for any count a float holds exactly
         return float("inf")
     start = max(2, math.ceil(estimate))
-    ceiling = max(MAX_QUERIES, 2 * start)
+    ceiling = min(max(MAX_QUERIES, 2 * start), MAX_COUNT)
     hi = start
     while not enough(hi):
         if hi >= ceiling:

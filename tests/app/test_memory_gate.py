@@ -809,3 +809,29 @@ def test_the_per_query_page_keeps_the_overviews_tie_bounds_not_a_full_tie_report
     shown = table.iloc[:, -1].to_dict()
     assert any(expected.values()), "the sample has no tie-dependent query: nothing checked"
     assert shown == expected
+
+
+def test_an_upload_arriving_past_the_budget_is_refused_before_it_is_kept(memory, monkeypatch):
+    """Streamlit keeps an upload's bytes from its arrival, before any page can reserve
+    memory for it: the upload manager refuses a file that arrives while the server's memory
+    is past its budget (HTTP 507), and keeps it otherwise. (50 visitors uploading at once took
+    the server past its cgroup: killed.)"""
+    from starlette.exceptions import HTTPException
+
+    kept: list = []
+
+    class Manager:
+        def add_file(self, session_id, file):
+            kept.append((session_id, file))
+
+    monkeypatch.setattr(budget, "_UPLOADS_GUARDED", [])
+    manager = Manager()
+    assert budget.guard_uploads(manager)
+    manager.add_file(session_id="s", file="f1")  # 100 MB of 200: kept
+    assert kept == [("s", "f1")]
+    memory.at_rest = 101 * MB  # the server past its budget now
+    with pytest.raises(HTTPException) as refused:
+        manager.add_file(session_id="s", file="f2")
+    assert refused.value.status_code == 507 and "try again" in refused.value.detail
+    assert kept == [("s", "f1")]
+    memory.at_rest = 0

@@ -915,6 +915,45 @@ MMAP_THRESHOLD_BYTES = 256 * 1024
 TRIM_THRESHOLD_BYTES = 128 * 1024
 
 
+_UPLOADS_GUARDED: list = []
+
+
+def guard_uploads(manager=None) -> bool:
+    """Once per process: the server's upload manager refuses a file whose arrival takes the
+    server's anonymous memory, with what is reserved, past its budget (HTTP 507: the file's
+    chip in the box says it failed; its bytes go when the request ends), instead of keeping
+    it until its visitor's page reads it. Streamlit keeps every upload's bytes in memory from
+    the moment it arrives, before any page runs, so the gate cannot see it coming: 50 load-test
+    visitors uploading 15.6 MB each at the same moment took the server past its 1 GiB cgroup,
+    every visitor's session lost. ``manager``: the upload manager (default: the running
+    server's). Returns whether the guard is on."""
+    if _UPLOADS_GUARDED:
+        return True
+    if manager is None:
+        try:
+            from streamlit.runtime import Runtime
+
+            manager = Runtime.instance().uploaded_file_mgr
+        except Exception:  # no server (a script, a test): nothing to guard
+            return False
+    add = manager.add_file
+
+    def add_within_budget(session_id, file):
+        if process_anon() + reserved() > server_budget():
+            from starlette.exceptions import HTTPException
+
+            raise HTTPException(
+                status_code=507,
+                detail="The server's memory is full with other visitors' files: try again in "
+                "a minute.",
+            )
+        return add(session_id=session_id, file=file)
+
+    manager.add_file = add_within_budget
+    _UPLOADS_GUARDED.append(manager)
+    return True
+
+
 def limit_arenas(arenas: int = 1) -> None:
     """At most ``arenas`` glibc heaps, large blocks mapped on their own
     (:data:`MMAP_THRESHOLD_BYTES`), a heap's free top given back from

@@ -123,6 +123,7 @@ def page_setup(sidebar: bool = True, status: bool | None = None, summary=None) -
     configure_page()
     blas.limit_threads_once()  # once per server process
     reclaim.start()  # once per server process: memory goes back after visitors leave
+    budget.guard_uploads()  # once per server process: no upload past the memory budget
     keep.restore_or_start()  # a reload takes back the data its address names
     state.ensure_defaults()
     _compact_css()
