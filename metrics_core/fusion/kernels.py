@@ -110,7 +110,10 @@ def run_sum(t, missing: float | Callable[[int], np.ndarray] = 0.0, weighted: boo
         w = float(t.weights[i]) if weighted else None
         if not callable(missing) and missing == 0.0:
             pid, v = t.rows(i)
-            acc[pid] += v if w is None else w * v
+            if i == 0:  # 0 + x, bit for bit (x + 0.0 turns -0.0 into 0.0): no gather
+                acc[pid] = (v if w is None else w * v) + 0.0
+            else:
+                acc[pid] += v if w is None else w * v
         else:
             d = t.dense(i, missing(i) if callable(missing) else missing)
             acc += d if w is None else w * d

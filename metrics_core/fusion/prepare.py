@@ -142,6 +142,12 @@ class Prepared:
         return self.doc_codes()[1]
 
 
+#: the keys of the pieces of whole queries sorted one by one (:func:`sort_query_chunks`):
+#: a query of a thousand documents or two is sorted alone, a quarter faster than in pieces
+#: of 4,096 keys (fewer comparisons per key); the sorted keys are the same
+SORT_CHUNK = 1 << 10
+
+
 def _bits(n: int) -> int:
     return max(int(n - 1).bit_length(), 1)
 
@@ -238,7 +244,7 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     key <<= np.uint64(local_bits)
     key |= (np.arange(P, dtype=np.int64) - starts[pq]).astype(np.uint64)
     key |= pq.astype(np.uint64) << np.uint64(64 - q_bits)
-    sort_query_chunks(key, counts)
+    sort_query_chunks(key, counts, SORT_CHUNK)
     low = np.uint64((1 << local_bits) - 1)
     order = starts[(key >> np.uint64(64 - q_bits)).view(np.int64)] + (key & low).view(np.int64)
     key >>= np.uint64(local_bits)
@@ -371,7 +377,7 @@ def _number_pieces(prep: Prepared, key, per_query, pos_bits: int, local_bits: in
         if r_hi == r_lo:
             q_lo = q_hi
             continue
-        k = sort_query_chunks(key[r_lo:r_hi], per_query[q_lo:q_hi])
+        k = sort_query_chunks(key[r_lo:r_hi], per_query[q_lo:q_hi], SORT_CHUNK)
         lo = (k & low).view(np.int64)
         run_s = lo >> pos_bits
         qs = (k >> np.uint64(64 - q_bits)).view(np.int64)  # the query
