@@ -27,10 +27,13 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   keeps its place). Only the first in line is admitted, when its need is free: a large
   computation is never passed over by small ones. While it waits, the page says where it
   stands: its place, what is ahead, about how long (from the recent computations' times).
-- A page's run is one arrival: when one of its computations ends, the door is held a moment
-  (:data:`CONTINUE_S`, or until the page's run ends) for its next one, which takes the same
-  place (:meth:`_Gate.hold_door`); so visitors are served page by page in the order they came,
-  not step by step in turns (with 25 visitors in turns, every leaderboard came at the very end).
+- A page's run is one arrival: when one of its computations ends, the memory it gave back
+  stays claimed a moment (:data:`CONTINUE_S`, or until the page's run ends) for its next one,
+  which takes the same place (:meth:`_Gate.hold_door`); so visitors are served page by page in
+  the order they came, not step by step in turns (with 25 visitors in turns, every leaderboard
+  came at the very end). The claim holds memory, not the line: those behind are admitted
+  meanwhile when their need fits beside it (a held door that stopped everyone served one page
+  at a time: 25 visitors waited with the server's CPU 0.1-0.4 of a core).
 - The first in line, when nothing is in flight and its need is still not free after the freed
   heap is handed back (the memory is held by data at rest), lets an upload waiting behind it
   that fits be read first (reading it gives the upload's bytes back: :func:`_passer`); when
@@ -48,8 +51,8 @@ There is no fixed share per visitor: one visitor may use whatever is free.
    a page waits for the ranking another run of the same session is building) waits for a
    build that runs inside a reservation, so for admitted work.
 3. The first in line waits only while admitted work is in flight (or, at most
-   :data:`CONTINUE_S`, while the door is held for a page that came before it, which holds no
-   memory); that work ends (2), and then the first is admitted, lets an upload that fits pass
+   :data:`CONTINUE_S`, while memory is claimed for the next step of a page that came before
+   it: a claim no thread waits on, which lapses by itself); that work ends (2), and then the first is admitted, lets an upload that fits pass
    (which is admitted work, so ends), or is refused. Every end of work moves the line; the
    rest of the line waits behind the first, whose turn comes in finite time, and so on.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
@@ -307,9 +310,9 @@ class _Gate:
         self.seq = 0
         #: session -> (arrival of its ticket that left the line unserved, when it left)
         self.left: dict[str, tuple[float, float]] = {}
-        #: session -> (arrival of its page's computation that just ended, until when the door
-        #: is held for the page's next one, the page): :meth:`hold_door`
-        self.served: dict[str, tuple[float, float, str]] = {}
+        #: session -> (arrival of its page's computation that just ended, until when its
+        #: memory stays claimed for the page's next one, the page, the bytes): :meth:`hold_door`
+        self.served: dict[str, tuple[float, float, str, int]] = {}
         #: the first in line when it cannot be served with nothing in flight, while an upload
         #: behind it is read first (:func:`_passer`)
         self.stuck: _Ticket | None = None
@@ -322,7 +325,7 @@ class _Gate:
         now = time.monotonic()
         for gone in [s for s, (_a, left) in self.left.items() if now - left > KEEP_PLACE_S]:
             del self.left[gone]
-        for gone in [s for s, (_a, until, _p) in self.served.items() if until <= now]:
+        for gone in [s for s, (_a, until, _p, _n) in self.served.items() if until <= now]:
             del self.served[gone]
         arrived = now
         if session:
@@ -342,28 +345,35 @@ class _Gate:
 
     def hold_door(self, ticket: _Ticket) -> None:
         """A page's computation has ended: for :data:`CONTINUE_S` (or until its page's run
-        ends: :func:`page_run_ended`) no one who arrived after it is admitted, so that the
-        page's next computation takes its place again instead of the back of the line (with
+        ends: :func:`page_run_ended`) the memory it gave back stays claimed for the page's
+        next computation, which takes its place again instead of the back of the line (with
         25 visitors whose every step went to the back, everyone's leaderboard came at the
-        very end; served page by page, the first come first). Not past
+        very end; served page by page, the first come first). Whoever arrived after it is
+        admitted meanwhile only beside the claim (:meth:`door_held`). Not past
         :data:`CONTINUE_MAX_S` after the page arrived: a page kept busy does not keep the
         head of the line. Call with the lock held."""
         now = time.monotonic()
         if ticket.session and now - ticket.arrived <= CONTINUE_MAX_S:
-            self.served[ticket.session] = (ticket.arrived, now + CONTINUE_S, ticket.page)
+            self.served[ticket.session] = (
+                ticket.arrived,
+                now + CONTINUE_S,
+                ticket.page,
+                ticket.need,
+            )
 
-    def door_held(self, ticket: _Ticket) -> float:
-        """Seconds the door stays held for a page that arrived before ``ticket`` (0: open).
-        Call with the lock held."""
+    def door_held(self, ticket: _Ticket) -> tuple[int, float]:
+        """``(bytes, seconds)``: the memory claimed for the next steps of pages that arrived
+        before ``ticket`` (:meth:`hold_door`), and how long until the first claim lapses
+        (``(0, 0.0)``: nothing claimed). Call with the lock held."""
         now = time.monotonic()
-        return max(
-            (
-                until - now
-                for s, (arrived, until, _p) in self.served.items()
-                if s != ticket.session and until > now and arrived < ticket.arrived
-            ),
-            default=0.0,
-        )
+        held = [
+            (need, until - now)
+            for s, (arrived, until, _p, need) in self.served.items()
+            if s != ticket.session and until > now and arrived < ticket.arrived
+        ]
+        if not held:
+            return 0, 0.0
+        return sum(n for n, _s in held), min(s for _n, s in held)
 
 
 _gate = _Gate()
@@ -481,10 +491,18 @@ def _wait_line(place: int, ahead: int, ahead_need: int, seconds: float | None) -
     )
 
 
+#: The waiting note is rewritten at most this often (s): each write is a message the
+#: visitor's browser renders, for every waiter.
+NOTE_EVERY_S = 2.0
+
+
 class _Waiting:
     """The page's note while a computation waits in line (nothing outside a script run).
-    Writing it is also where Streamlit stops the run of a visitor who left or changed page,
-    so a waiter nobody waits for leaves the line."""
+    Each look at it (every half second) is also where Streamlit stops the run of a visitor who
+    left or changed page (its own stop check, :func:`_stop_point`), so a waiter nobody waits
+    for leaves the line. The note is written when its text changes, at most every
+    :data:`NOTE_EVERY_S` (it was rewritten every half second unchanged: with 25 visitors in
+    line, 50 messages a second for their browsers to draw)."""
 
     def __init__(self) -> None:
         self.slot = None
@@ -494,12 +512,15 @@ class _Waiting:
     def show(self, text: str) -> None:
         if not state.in_app():
             return
+        now = time.monotonic()
         if self.slot is None:
             self.slot = st.empty()
-        now = time.monotonic()
-        if text != self.text or now - self.shown >= 0.5:
-            self.slot.info(text, icon=":material/hourglass_top:")
-            self.text, self.shown = text, now
+        elif (text == self.text or now - self.shown < NOTE_EVERY_S) and _stop_point():
+            return
+        elif text == self.text and now - self.shown < 0.5:
+            return
+        self.slot.info(text, icon=":material/hourglass_top:")
+        self.text, self.shown = text, now
 
     def close(self) -> None:
         """Take the note off the page (Streamlit may stop the run here: the caller handles
@@ -507,6 +528,22 @@ class _Waiting:
         slot, self.slot = self.slot, None
         if slot is not None:
             slot.empty()
+
+
+def _stop_point() -> bool:
+    """Where Streamlit stops or reruns this script run if it was asked to (the visitor left,
+    changed page, or changed a widget): its own check, which every element written also makes
+    (``get_run_yield_check``). False where there is none (outside a script run, or a Streamlit
+    without it: the note is then rewritten, which makes the check)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
+    except ImportError:
+        return False
+    check = get_run_yield_check()
+    if check is None:
+        return False
+    check()
+    return True
 
 
 @contextmanager
@@ -536,9 +573,9 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
             with _gate.cond:
                 first = _gate.line[0] is ticket
                 free = _free()
-                held = _gate.door_held(ticket)
-                turn = (first and not held) or (not first and _passes(ticket, free))
-                if turn and need <= free:
+                claimed, held = _gate.door_held(ticket)
+                turn = first or _passes(ticket, free)
+                if turn and need <= free - claimed:
                     _gate.line.remove(ticket)
                     if _gate.stuck is ticket:
                         _gate.stuck = None
