@@ -139,7 +139,14 @@ def _fused_rows(
             value = scores[rows]
         else:
             value = spec.value(
-                RunRows(i, pos[rows], scores[rows], prep.lengths[i, q_i], cand_q[q_i]), p
+                RunRows(
+                    i,
+                    pos[rows],
+                    scores[rows],
+                    lambda i=i, q_i=q_i: prep.lengths[i, q_i],
+                    lambda q_i=q_i: cand_q[q_i],
+                ),
+                p,
             )
         pids.append(pid[rows])
         values.append(np.asarray(value, dtype=np.float64))

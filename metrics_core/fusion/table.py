@@ -15,10 +15,24 @@ class RunRows:
     """One run's rows of a shard, what a method's ``value`` reads: ``pos`` (0-based rank in
     the run's list for the query, ranx's), ``score`` (normalised), ``length`` (the list's
     length ``L``), ``n_cand`` (the query's number of candidates ``N``), ``i`` (the run's
-    index)."""
+    index). ``length`` and ``n_cand`` may be given as functions: each is then computed the
+    first time a method reads it (most methods read neither: no gather over the rows)."""
 
     def __init__(self, i, pos, score, length, n_cand):
-        self.i, self.pos, self.score, self.length, self.n_cand = i, pos, score, length, n_cand
+        self.i, self.pos, self.score = i, pos, score
+        self._length, self._n_cand = length, n_cand
+
+    @property
+    def length(self) -> np.ndarray:
+        if callable(self._length):
+            self._length = self._length()
+        return self._length
+
+    @property
+    def n_cand(self) -> np.ndarray:
+        if callable(self._n_cand):
+            self._n_cand = self._n_cand()
+        return self._n_cand
 
     def estimate(self, p: dict, key: str) -> np.ndarray:
         """This run's trained estimate (``probs``, ``log_odds`` or ``map_scores``)."""
