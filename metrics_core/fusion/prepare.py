@@ -223,66 +223,64 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     document id descending (trec_eval's tie rule).
 
     One sort of packed 64-bit keys (query code, the high bits of the score's order key,
-    the position within the query); neighbours whose packed score bits are equal are then
-    put in exact order (full score keys, then document ids compared as strings)."""
+    the position within the query), done in pieces of whole queries of about
+    :data:`PIECE_ROWS` candidates (:func:`_query_pieces`: every key of a query is below
+    every key of a later one, so the pieces are the sorted array's, and each piece's keys
+    are built, sorted and read back in the processor's cache, with no temporary the size
+    of the candidates); neighbours whose packed score bits are equal are then put in exact
+    order (full score keys, then document ids compared as strings)."""
     P = len(pq)
     if P < 2:
         return np.arange(P)
     counts = np.bincount(pq, minlength=nq)
     starts = np.concatenate(([0], np.cumsum(counts)))
-    sk = score_key(fused)
     q_bits, local_bits = _bits(max(nq, 2)), _bits(max(int(counts.max()), 2))
     score_bits = 64 - q_bits - local_bits
     if score_bits < 16:  # too many queries and candidates to pack: two sorts
+        sk = score_key(fused)
         order = np.argsort(sk)
         order = order[stable_argsort_codes(pq[order], nq)]
         same = (pq[order][1:] == pq[order][:-1]) & (sk[order][1:] == sk[order][:-1])
         _fix_ties(order, same, docs, head)
         return order
-    key = sk.view(np.uint64) ^ np.uint64(1 << 63)  # ascending: score descending
-    key >>= np.uint64(64 - score_bits)
-    key <<= np.uint64(local_bits)
-    key |= (np.arange(P, dtype=np.int64) - starts[pq]).astype(np.uint64)
-    key |= pq.astype(np.uint64) << np.uint64(64 - q_bits)
-    sort_query_chunks(key, counts, SORT_CHUNK)
+    order = np.empty(P, dtype=np.int64)
+    same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
     low = np.uint64((1 << local_bits) - 1)
-    order = starts[(key >> np.uint64(64 - q_bits)).view(np.int64)] + (key & low).view(np.int64)
-    key >>= np.uint64(local_bits)
-    same = key[1:] == key[:-1]
-    del key
+    for q_lo, q_hi in _query_pieces(starts[1:], P):
+        lo, hi = int(starts[q_lo]), int(starts[q_hi])
+        if hi == lo:
+            continue
+        size = counts[q_lo:q_hi]
+        base = np.repeat(starts[q_lo:q_hi], size)  # each candidate's query's first
+        key = score_key(fused[lo:hi]).view(np.uint64)
+        key ^= np.uint64(1 << 63)  # ascending: score descending
+        key >>= np.uint64(64 - score_bits)
+        key <<= np.uint64(local_bits)
+        within = np.arange(lo, hi, dtype=np.int64)
+        within -= base  # the position within the query
+        key |= within.view(np.uint64)
+        key |= pq[lo:hi].astype(np.uint64) << np.uint64(64 - q_bits)
+        sort_query_chunks(key, size, SORT_CHUNK)
+        # a query's keys stay in its stretch: each sorted key's query is the one there
+        np.add(base, (key & low).view(np.int64), out=order[lo:hi])
+        key >>= np.uint64(local_bits)
+        np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
     if same.any():  # equal packed bits: the full keys, then the documents, decide
         idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
         group = np.cumsum(np.r_[True, ~same])[idx]
         rows = order[idx]
-        s = sk[rows]
+        s = score_key(fused[rows])
         differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
         if differ.any():  # only the groups whose full keys differ are sorted again
             bad = np.zeros(int(group[-1]) + 1, dtype=bool)
             bad[group[1:][differ]] = True
             sub = np.flatnonzero(bad[group])
             rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
-            s = sk[rows]
+            s = score_key(fused[rows])
         tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
         _fix_ties(rows, tied, docs, head)
         order[idx] = rows
     return order
-
-
-def _query_major(prep: Prepared, values: np.ndarray, per_query: np.ndarray) -> np.ndarray:
-    """``values`` (one per row; rows grouped by run, each run's rows by list) in query-major
-    order: query after query (code order), within a query run after run, each run's list
-    in its rows' order. ``per_query``: the rows of each query (all runs)."""
-    before = np.cumsum(prep.lengths, axis=0)
-    before -= prep.lengths  # the rows of the earlier runs in the query
-    before += (np.cumsum(per_query) - per_query)[None, :]  # the rows of the earlier queries
-    dest = prep.run.astype(np.int64)
-    dest *= prep.n_queries
-    dest += prep.q
-    dest = before.ravel()[dest]
-    dest += prep.pos
-    out = np.empty_like(values)
-    out[dest] = values
-    return out
 
 
 def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
@@ -301,24 +299,14 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     if n == 0:
         prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
         return True
-    local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
     if exact:
         d_bits = _bits(max(int(hashes.max()) + 1 if n else 1, 2))
     if not exact or q_bits + d_bits + local_bits <= 64:
-        if exact:
-            key = hashes.astype(np.uint64) << np.uint64(local_bits)
-            key |= prep.q.astype(np.uint64) << np.uint64(64 - q_bits)
-        else:
-            if q_bits + local_bits > 44:  # fewer than 20 bits of fingerprint: exact codes
-                return False
-            key = pair_keys(prep.q, hashes, nq, out=hashes)
-            key &= ~np.uint64((1 << local_bits) - 1)
-        key |= local.view(np.uint64)
-        del local
-        per_query = prep.lengths.sum(axis=0)
-        key = _query_major(prep, key, per_query)
-        later, before, dup = _number_pieces(prep, key, per_query, pos_bits, local_bits, q_bits)
+        if not exact and q_bits + local_bits > 44:  # fewer than 20 bits of fingerprint
+            return False
+        later, before, dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
     else:  # exact codes too wide to pack
+        local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
         rows = np.lexsort((local, hashes, prep.q))
         run_s = prep.run[rows]
         qs = prep.q[rows]
@@ -353,41 +341,67 @@ def _group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     return True
 
 
-#: the rows of the pieces of whole queries :func:`_number_pieces` works on (in cache)
+#: the rows of the pieces of whole queries :func:`_number_pieces` and :func:`output_order`
+#: work on (in cache)
 PIECE_ROWS = 1 << 16
 
 
-def _number_pieces(prep: Prepared, key, per_query, pos_bits: int, local_bits: int, q_bits: int):
-    """Sort the packed keys (query-major, :func:`_query_major`) and number the candidates
-    (``prep.pid``, ``prep.pq``, ``prep.head``), in pieces of whole queries of about
-    :data:`PIECE_ROWS` rows: every key of a query is below every key of a later one, so
-    the pieces are the sorted array's, and each piece's work stays in the processor's
-    cache. Returns the rows equal by their keys to the row before them in the sorted
-    order, those rows, and the rows of a run's document found twice (to check, to report)."""
-    n, nq = len(key), prep.n_queries
-    starts = prep.row_start.ravel()
-    low, pos_mask = np.uint64((1 << local_bits) - 1), (1 << pos_bits) - 1
+def _query_pieces(ends: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Ranges of query codes ``[a, b)`` cutting ``n`` rows (``ends``: the cumulative rows of
+    the queries) into pieces of whole queries of about :data:`PIECE_ROWS` rows."""
+    nq = len(ends)
+    cuts = np.searchsorted(ends, np.arange(PIECE_ROWS, n, PIECE_ROWS)) + 1
+    bounds = np.unique(np.r_[0, np.minimum(cuts, nq), nq]).tolist()
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: int, q_bits: int):
+    """Number the candidates (``prep.pid``, ``prep.pq``, ``prep.head``) in pieces of whole
+    queries of about :data:`PIECE_ROWS` rows (:func:`_query_pieces`), each piece's work in
+    the processor's cache: its rows gathered query after query (within a query run after
+    run, each run's list in rank order), their packed keys (query code; the high bits of the
+    mixed fingerprint, :func:`~metrics_core.ranking.strings.pair_keys`, or the exact code;
+    the row's place in the query, whose order is the (run, rank) order) sorted query by
+    query (every key of a query is below every key of a later one, so the pieces are the
+    sorted array's), equal keys one candidate. Returns the rows equal by their keys to the
+    row before them in the sorted order, those rows, and the rows of a run's document found
+    twice (to check, to report)."""
+    n = len(hashes)
+    low = np.uint64((1 << local_bits) - 1)
+    per_query = prep.lengths.sum(axis=0)
     ends = np.cumsum(per_query)
-    bounds = np.unique(np.r_[np.searchsorted(ends, np.arange(PIECE_ROWS, n, PIECE_ROWS)) + 1, nq])
     prep.pid = np.empty(n, dtype=np.int64)
     pq, head, later, before, dup = [], [], [], [], []
-    q_lo = r_lo = next_id = 0
-    for q_hi in bounds.tolist():
-        r_hi = int(ends[q_hi - 1])
-        if r_hi == r_lo:
-            q_lo = q_hi
+    next_id = 0
+    for q_lo, q_hi in _query_pieces(ends, n):
+        r_lo = int(ends[q_lo - 1]) if q_lo else 0
+        m = int(ends[q_hi - 1]) - r_lo
+        if m == 0:
             continue
-        k = sort_query_chunks(key[r_lo:r_hi], per_query[q_lo:q_hi], SORT_CHUNK)
-        lo = (k & low).view(np.int64)
-        run_s = lo >> pos_bits
-        qs = (k >> np.uint64(64 - q_bits)).view(np.int64)  # the query
-        rows = run_s * nq
-        rows += qs
-        rows = starts[rows]
-        rows += lo & pos_mask
-        del lo
+        # the piece's rows, query-major: the lists (query, run) one after another
+        size = prep.lengths[:, q_lo:q_hi].T.ravel()
+        first_row = prep.row_start[:, q_lo:q_hi].T.ravel()
+        rows = np.repeat(first_row - (np.cumsum(size) - size), size)
+        rows += np.arange(m, dtype=np.int64)
+        count = per_query[q_lo:q_hi]
+        qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.int64), count)  # each row's query
+        base = np.repeat(np.cumsum(count) - count, count)  # its query's first slot
+        if exact:
+            k = hashes[rows] << np.uint64(local_bits)
+            k |= qs.astype(np.uint64) << np.uint64(64 - q_bits)
+        else:
+            k = pair_keys(qs, hashes[rows], prep.n_queries)
+            k &= ~low
+        place = np.arange(m, dtype=np.int64)
+        place -= base  # the row's place in its query: (run, rank) order
+        k |= place.view(np.uint64)
+        sort_query_chunks(k, count, SORT_CHUNK)
+        # a query's keys stay in its stretch: the sorted keys' slots, then their rows
+        place = (k & low).view(np.int64)
+        place += base
+        rows = rows[place]
         k >>= np.uint64(local_bits)
-        new = np.empty(len(k), dtype=bool)
+        new = np.empty(m, dtype=bool)
         new[0] = True  # a piece starts a query
         np.not_equal(k[1:], k[:-1], out=new[1:])
         ids = np.cumsum(new, dtype=np.int64)
@@ -401,8 +415,7 @@ def _number_pieces(prep: Prepared, key, per_query, pos_bits: int, local_bits: in
         if len(at):
             later.append(rows[at])
             before.append(rows[at - 1])
-            dup.append(rows[at[run_s[at] == run_s[at - 1]]])
-        r_lo, q_lo = r_hi, q_hi
+            dup.append(later[-1][prep.run[later[-1]] == prep.run[before[-1]]])
     prep.pq = np.concatenate(pq)
     prep.head = prep.src[np.concatenate(head)]
     cat = [np.concatenate(x) if x else np.zeros(0, np.int64) for x in (later, before, dup)]
