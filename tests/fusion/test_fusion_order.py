@@ -201,3 +201,33 @@ def test_colliding_fingerprints_in_shards_take_the_exact_path(monkeypatch):
     _in_shards(monkeypatch)
     monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
     assert _rows(fuse(runs, method="rrf")) == _rows(normal)
+
+
+@pytest.mark.parametrize("piece", [1, 5, 37])
+def test_pieces_of_a_few_rows_give_the_run_of_one_piece(monkeypatch, piece):
+    """The candidates are numbered and the fused run ordered in pieces of whole queries:
+    pieces of a few rows (every query a piece of its own, or several) give, bit for bit,
+    the run of one piece, in trec_eval's and ranx's output orders, with 1 and 3 shards."""
+    import metrics_core.fusion.prepare as prepare
+    from metrics_core.fusion.catalog import resolve_params
+    from metrics_core.fusion.core import fuse_prepared
+    from metrics_core.fusion.prepare import as_runs, prepare_shards
+
+    runs = as_runs(
+        {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(_tied_runs(14))}
+    )
+    cases = [("rrf", "min-max"), ("wsum", "zmuv"), ("combmnz", "rank"), ("condorcet", "min-max")]
+
+    def fused(shards):
+        return [
+            _rows(fuse_prepared(shards, m, norm, resolve_params(m, None, None, 3), output=out))
+            for m, norm in cases
+            for out in ("trec_eval", "ranx")
+        ]
+
+    one = fused(prepare_shards(runs, 1))
+    monkeypatch.setattr(prepare, "PIECE_ROWS", piece)
+    monkeypatch.setattr(prepare, "SORT_CHUNK", piece)
+    monkeypatch.setattr(prepare, "SHARD_ROWS", 1)
+    for n in (1, 3):
+        assert fused(prepare_shards(runs, n)) == one, n
