@@ -51,26 +51,30 @@ def encode_many(columns: Sequence) -> tuple[list[np.ndarray], pa.Array]:
     return _unite([c for c, _ in encoded], [v for _, v in encoded])
 
 
-def _unite(codes: list[np.ndarray], vocabs: list) -> tuple[list[np.ndarray], pa.Array]:
-    """The codes of :func:`encode_strings` of several columns renumbered into one dictionary."""
+def _unite(
+    codes: list[np.ndarray], vocabs: list, sort: bool = False
+) -> tuple[list[np.ndarray], pa.Array]:
+    """The codes of :func:`encode_strings` of several columns renumbered into one dictionary;
+    ``sort``: numbered in the ids' string order. The renumbering is worked out on the small
+    dictionaries, then each column's codes are looked up once."""
     vocabs = [_plain_strings(v) for v in vocabs]
+    tables: list[np.ndarray | None]
     if len(vocabs) == 1:
-        return [codes[0].astype(np.int64)], vocabs[0]
-    enc = pa.concat_arrays(vocabs).dictionary_encode()
-    glob = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    out, at = [], 0
-    for c, v in zip(codes, vocabs, strict=True):
-        out.append(glob[at : at + len(v)][c])
-        at += len(v)
-    return out, _plain_strings(enc.dictionary)
-
-
-def _sorted_vocab(codes: list[np.ndarray], vocab: pa.Array) -> tuple[list[np.ndarray], pa.Array]:
-    """Renumber codes so that their order is the ids' string order."""
-    order = string_order(vocab)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return [rank[c] for c in codes], vocab.take(pa.array(order))
+        tables, vocab = [None], vocabs[0]
+    else:
+        enc = pa.concat_arrays(vocabs).dictionary_encode()
+        glob = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        at = np.cumsum([0] + [len(v) for v in vocabs]).tolist()
+        tables = [glob[lo:hi] for lo, hi in zip(at[:-1], at[1:], strict=True)]
+        vocab = _plain_strings(enc.dictionary)
+    if sort:
+        order = string_order(vocab)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order), dtype=np.int64)
+        tables = [rank if t is None else rank[t] for t in tables]
+        vocab = vocab.take(pa.array(order))
+    out = [c.astype(np.int64) if t is None else t[c] for c, t in zip(codes, tables, strict=True)]
+    return out, vocab
 
 
 def _strings(col):
@@ -427,22 +431,29 @@ SHARD_ROWS = 250_000
 
 
 def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
-    """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, sources in the
-    joined document column, ranks and lists."""
+    """One run's rows ranked (ranx's order, :func:`_rank`) with their fingerprints, their
+    order among the rows as read (None: as read), the first row of the run in the joined
+    document column, and its lists (first row, length, query code), list after list."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
     order = _rank(q, s, nq, ranked)
-    if order is None:  # as read (the usual case of a run file): nothing to gather
-        src = np.arange(at_row, at_row + len(q), dtype=np.int64)
-    else:
-        q, s, h, src = q[order], s[order], h[order], order + at_row
+    if order is not None:  # as read (the usual case of a run file): nothing to gather
+        q, s, h = q[order], s[order], h[order]
     if len(q):
         first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
         size = np.diff(np.r_[first, len(q)])
-        pos = np.arange(len(q), dtype=np.int64) - np.repeat(first, size)
     else:
-        first, size, pos = (np.zeros(0, np.int64) for _ in range(3))
-    return {"q": q, "s": s, "h": h, "src": src, "pos": pos, "first": first, "size": size}
+        first, size = (np.zeros(0, np.int64) for _ in range(2))
+    return {
+        "q": q,
+        "s": s,
+        "h": h,
+        "order": order,
+        "at_row": at_row,
+        "first": first,
+        "size": size,
+        "list_q": q[first],
+    }
 
 
 def _shard_bounds(rows_per_query: np.ndarray, n: int) -> list[tuple[int, int]]:
@@ -462,18 +473,31 @@ def _shard(
     names, sources, qvocab, docs, lengths, ranked: list[dict], bounds: tuple[int, int]
 ) -> tuple[Prepared, np.ndarray]:
     """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run) and its
-    rows' fingerprints."""
+    rows' fingerprints. Each run's lists of those queries are found among its lists (a run's
+    rows hold each query in one stretch): the query codes, ranks, list starts and sources
+    are made from them, only the scores and fingerprints are gathered."""
     a, b = bounds
     whole = a == 0 and b == len(qvocab)
     R = len(ranked)
-    pick = [None if whole else np.flatnonzero((r["q"] >= a) & (r["q"] < b)) for r in ranked]
-    n = sum(len(r["q"]) if k is None else len(k) for r, k in zip(ranked, pick, strict=True))
+    parts = []  # per run: its rows of the shard (None: all), list starts in them, lengths
+    for r in ranked:
+        keep = None if whole else (r["list_q"] >= a) & (r["list_q"] < b)
+        first = r["first"] if keep is None else r["first"][keep]
+        size = r["size"] if keep is None else r["size"][keep]
+        start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
+        if whole:
+            pick = None
+        else:
+            pick = np.repeat(first - start, size)
+            pick += np.arange(len(pick), dtype=np.int64)
+        parts.append((pick, start, size, r["list_q"] if keep is None else r["list_q"][keep]))
+    n = sum(int(size.sum()) for _, _, size, _ in parts)
 
     def cat(key: str, dtype) -> np.ndarray:
         out = np.empty(n, dtype=dtype)
         at = 0
-        for r, k in zip(ranked, pick, strict=True):
-            m = len(r[key]) if k is None else len(k)
+        for r, (k, _, size, _) in zip(ranked, parts, strict=True):
+            m = int(size.sum())
             if k is None:
                 out[at : at + m] = r[key]
             else:
@@ -481,20 +505,37 @@ def _shard(
             at += m
         return out
 
-    q = cat("q", np.int64)
-    if a:
-        q -= a
-    pos = cat("pos", np.int64)
+    q = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    src = np.empty(n, dtype=np.int64)
     run = np.empty(n, dtype=np.int16)
     row_start = np.zeros((R, b - a), dtype=np.int64)
-    list_len = []
     at = 0
-    for i, (r, k) in enumerate(zip(ranked, pick, strict=True)):
-        m = len(r["q"]) if k is None else len(k)
+    for i, (r, (k, start, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
+        m = int(size.sum())
         run[at : at + m] = i
-        first = np.flatnonzero(pos[at : at + m] == 0)
-        row_start[i, q[at + first]] = first + at
-        list_len.append(lengths[i, q[at + first] + a])
+        row_start[i, list_q - a] = start + at
+        if m:
+            q[at : at + m] = np.repeat(list_q - a, size)
+            # 0, 1, ... in each list: ones, each list's first row set back by the list before
+            p = pos[at : at + m]
+            p[:] = 1
+            p[start[1:]] = 1 - size[:-1]
+            np.cumsum(p, out=p)
+            p -= 1
+            s = src[at : at + m]
+            order = r["order"]
+            if order is None:
+                if k is None:
+                    s[:] = np.arange(m, dtype=np.int64)
+                else:
+                    s[:] = k
+            else:
+                if k is None:
+                    s[:] = order
+                else:
+                    np.take(order, k, out=s, mode="clip")
+            s += r["at_row"]
         at += m
     prep = Prepared(
         names=names,
@@ -502,13 +543,13 @@ def _shard(
         docs=docs,
         run=run,
         q=q,
-        src=cat("src", np.int64),
+        src=src,
         raw=cat("s", np.float64),
         pos=pos,
         lengths=np.ascontiguousarray(lengths[:, a:b]),
         sources=sources,
         row_start=row_start,
-        list_len=np.concatenate(list_len).astype(np.int64, copy=False),
+        list_len=np.concatenate([size for _, _, size, _ in parts]).astype(np.int64, copy=False),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
@@ -530,9 +571,8 @@ def prepare_shards(
     drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
-    qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded])
+    qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded], sort=True)
     del encoded
-    qcodes, qvocab = _sorted_vocab(qcodes, qvocab)
     doc_cols = [_strings(r.docid) for r in runs]
     nq, R = len(qvocab), len(runs)
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
@@ -562,7 +602,7 @@ def prepare_shards(
     qcodes = []  # the ranked rows hold the codes now
     lengths = np.zeros((R, nq), dtype=np.int64)
     for i, r in enumerate(ranked_runs):
-        lengths[i, r["q"][r["first"]]] = r["size"]
+        lengths[i, r["list_q"]] = r["size"]
     bounds = _shard_bounds(lengths.sum(axis=0), threads.usable_cores() if n is None else n)
     names, sources = [r.name for r in runs], [r.source for r in runs]
 
