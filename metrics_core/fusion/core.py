@@ -73,8 +73,22 @@ def fuse_prepared(
     ``sorted_again``: the runs' ranks as ranx sees them once its training has sorted the
     normalised runs again (``optimize_fusion``)."""
     shards = [prep] if isinstance(prep, Prepared) else list(prep)
+    # each shard writes its rows' query codes and fused scores into its stretch of the
+    # fused run's arrays (no join of copies)
+    at = np.cumsum([0] + [shard.n_candidates for shard in shards]).tolist()
+    codes = np.empty(at[-1], dtype=np.int32)
+    scores = np.empty(at[-1], dtype=np.float64)
     parts = map_in_threads(
-        lambda shard: _fused_rows(shard, method, norm, p, output, sorted_again), shards
+        lambda j: _fused_rows(
+            shards[j],
+            method,
+            norm,
+            p,
+            output,
+            sorted_again,
+            out=(codes[at[j] : at[j + 1]], scores[at[j] : at[j + 1]]),
+        ),
+        range(len(shards)),
     )
     qvocab = (
         shards[0].qvocab
@@ -92,15 +106,9 @@ def fuse_prepared(
                 notes.append((reason, ids))
     return Run(
         # query ids dictionary-encoded (as the TREC reader gives them): no string copied
-        pa.chunked_array(
-            [
-                pa.DictionaryArray.from_arrays(
-                    pa.array(np.concatenate([part[0] for part in parts])), qvocab
-                )
-            ]
-        ),
+        pa.chunked_array([pa.DictionaryArray.from_arrays(pa.array(codes), qvocab)]),
         pa.chunked_array([c for part in parts for c in part[1].chunks], type=pa.string()),
-        np.concatenate([part[2] for part in parts]),
+        scores,
         name=name or method,
         source=f"<{name or method}>",
     )
@@ -113,10 +121,12 @@ def _fused_rows(
     p: dict,
     output: str = "trec_eval",
     sorted_again: bool = False,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ):
     """The fused rows of one shard, in order: query codes (among all queries), document
     ids, fused scores; and ``{reason: local query codes}`` where ranx's answer is an
-    accident."""
+    accident. ``out``: the arrays (one row per candidate) that receive the query codes and
+    the fused scores."""
     spec = METHODS[method]
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
@@ -179,9 +189,11 @@ def _fused_rows(
         order = ranx_order(prep, spec, norm, pos, fused, accidents)
     else:
         order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
-    codes = pq.astype(np.int32)  # = pq[order]: the order moves candidates within their query
+    codes, scores = out if out is not None else (np.empty(P, np.int32), np.empty(P))
+    codes[:] = pq  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
-    return codes, prep.docs.take(pa.array(prep.head[order])), fused[order], accidents
+    np.take(fused, order, out=scores)
+    return codes, prep.docs.take(pa.array(prep.head[order])), scores, accidents
 
 
 def fuse(

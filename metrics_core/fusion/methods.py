@@ -79,7 +79,9 @@ PHI = FusionParam(
 
 # --- values of a row (ranx's arithmetic, operation for operation) ---------------------------
 def _rrf(rows, p):
-    return 1.0 / ((p["k"] + rows.pos) + 1)  # 1 / (k + i + 1), whole numbers while k is one
+    d = p["k"] + rows.pos
+    d += 1  # 1 / (k + i + 1), whole numbers while k is one
+    return np.divide(1.0, d, out=d) if d.dtype == np.float64 else 1.0 / d
 
 
 def _inverse_square(rows, p):

@@ -54,8 +54,14 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
         first = np.cumsum(size) - size
         top, bottom = s[first], s[first + size - 1]
         if norm == "max":
-            return s / np.repeat(np.maximum(top, EPS), size)
-        out = s - np.repeat(bottom, size) if norm == "min-max" else np.repeat(top, size) - s
+            out = np.repeat(np.maximum(top, EPS), size)
+            return np.divide(s, out, out=out)
+        if norm == "min-max":
+            out = np.repeat(bottom, size)
+            np.subtract(s, out, out=out)
+        else:
+            out = np.repeat(top, size)
+            out -= s
         out /= np.repeat(np.maximum(top - bottom, EPS), size)
         return out
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
