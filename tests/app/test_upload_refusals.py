@@ -311,6 +311,33 @@ def test_a_run_in_flight_is_never_stopped_and_the_session_reruns_after_it(tmp_pa
     _on_runtime(tmp_path, APP, body)
 
 
+#: an app of two pages (``st.navigation``), each writing its letter when it runs
+PAGES_APP = """
+import streamlit as st
+def first():
+    open(LOG, "a").write("a")
+def second():
+    open(LOG, "a").write("b")
+st.navigation([st.Page(first, url_path="first", default=True), st.Page(second, url_path="second")]).run()
+"""
+
+
+def test_the_rerun_keeps_the_visitors_page(tmp_path, monkeypatch):
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    async def body(runtime, sid, manager, runs):
+        session = runtime._session_mgr.get_active_session_info(sid).session
+        session.request_rerun(ClientState(page_name="second"))  # the visitor on its 2nd page
+        await _until(lambda: runs() == "b" and session._scriptrunner is None, "the page's run")
+        _guarded(monkeypatch, manager)
+        with pytest.raises(HTTPException):
+            manager.add_file(session_id=sid, file=_rec("f1", "run.txt"))
+        await _until(lambda: len(runs()) == 2, "the rerun")
+        assert runs() == "bb"  # the same page, not the app's first one
+
+    _on_runtime(tmp_path, PAGES_APP, body)
+
+
 def test_without_streamlits_internals_nothing_is_asked_and_nothing_breaks():
     assert refusals.ask_rerun("nobody") is False  # no running server
     refusals.refused("s", "a.txt")  # records all the same: shown at the next run
