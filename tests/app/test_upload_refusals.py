@@ -344,3 +344,52 @@ def test_without_streamlits_internals_nothing_is_asked_and_nothing_breaks():
     assert refusals.rerun_when_idle("s", time.monotonic() + 1) == "gone"  # no runtime
     assert refusals.rerun_idle_session(object(), "s", time.monotonic() + 1) == "unknown"
     assert refusals.take("s") == [("a.txt", True)]
+
+
+#: an app with a number box whose callback writes "c" (a visitor's change); its runs write
+#: "r"; while the file SET exists a run sets the box's value itself (as the app's sidebar
+#: does when its conventions change)
+WIDGET_APP = """
+import os
+import streamlit as st
+if os.path.exists(SET):
+    st.session_state["x"] = 5.0
+st.number_input("x", key="x", value=1.0, on_change=lambda: open(LOG, "a").write("c"))
+open(LOG, "a").write("r")
+"""
+
+
+def test_the_rerun_does_not_replay_the_browsers_old_widget_values(tmp_path, monkeypatch):
+    """The session's last client state holds the box at 1.0 (as a client state older than
+    the session's widgets would: here set by hand); a run of the app's own set it to 5.0 since.
+    The rerun asked for a refusal keeps the widgets as they are (``st.rerun``'s kind of run):
+    replaying the last client state fired the box's callback as if the visitor had changed it
+    (in the 50-visitor load test a sidebar callback raised on a value replayed empty)."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    flag = tmp_path / "set"
+
+    async def body(runtime, sid, manager, runs):
+        session = runtime._session_mgr.get_active_session_info(sid).session
+        session.request_rerun(ClientState(page_name=""))
+        await _until(lambda: runs() == "r" and session._scriptrunner is None, "a first run")
+        wid = session._session_state._key_id_mapper.get_id_from_key("x")
+        states = WidgetStates()
+        box = states.widgets.add()
+        box.id, box.double_value = wid, 1.0
+        session.request_rerun(ClientState(widget_states=states))  # the browser: 1.0
+        await _until(lambda: runs() == "rr" and session._scriptrunner is None, "its run")
+        flag.write_text("")
+        session.request_rerun(None)  # a run of the app's own sets the box to 5.0
+        await _until(lambda: runs() == "rrr" and session._scriptrunner is None, "5.0 set")
+        flag.unlink()
+        session._client_state = ClientState(widget_states=states)  # older than the session's
+        _guarded(monkeypatch, manager)
+        with pytest.raises(HTTPException):
+            manager.add_file(session_id=sid, file=_rec("f1", "run.txt"))
+        await _until(lambda: len(runs()) >= 4 and session._scriptrunner is None, "the rerun")
+        assert runs() == "rrrr"  # no "c": nobody changed the box
+        assert session._session_state["x"] == 5.0
+
+    _on_runtime(tmp_path, WIDGET_APP.replace("SET", repr(str(flag))), body)

@@ -19,9 +19,10 @@ as the app's one line for a file, in the visitor's language.
   refusal back (:func:`arrived`), so the line does not stay beside the loaded file.
 - **The rerun** (:func:`ask_rerun`) is asked on the server's event loop, where Streamlit
   handles a browser's own rerun requests: when the session has no run in flight, it is rerun
-  with its last client state (its page and address), as Streamlit reruns a session whose
-  source changed (``AppSession.request_rerun`` with ``AppSession._client_state``). A run in
-  flight is never stopped for it (it may be the visitor's own click, or a change of page):
+  on its last page and address with its widgets as they are now (``st.rerun``'s kind of run:
+  ``AppSession._create_scriptrunner``), not with the browser's last widget values replayed. A
+  run in flight is never stopped for it (it may be the visitor's own click, or a change of
+  page):
   the session is looked at again every :data:`RETRY_EVERY_S` until it is idle (at most
   :data:`RETRY_FOR_S`), and rerun then only if its page has not shown the refusal meanwhile.
   These are Streamlit's internals: where they are missing (another Streamlit), nothing is
@@ -207,8 +208,22 @@ def rerun_idle_session(session, session_id: str, until: float) -> str:
 
         asyncio.get_running_loop().call_later(RETRY_EVERY_S, rerun_when_idle, session_id, until)
         return "later"
-    # its last page and address, as Streamlit reruns a session whose source file changed
-    session.request_rerun(session._client_state)
+    # its last page and address, the widgets as they are now (as ``st.rerun`` does): not the
+    # browser's last widget values replayed, which may be older than the session's (the page
+    # changed them since, or its widgets left it) and would fire their callbacks as if the
+    # visitor had changed them (50 load-test visitors: a sidebar callback raised on a number
+    # box replayed empty)
+    from streamlit.runtime.scriptrunner import RerunData
+
+    last = session._client_state
+    session._create_scriptrunner(
+        RerunData(
+            query_string=last.query_string,
+            widget_states=None,
+            page_script_hash=last.page_script_hash,
+            page_name=last.page_name,
+        )
+    )
     return "rerun"
 
 
