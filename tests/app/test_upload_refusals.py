@@ -393,3 +393,49 @@ def test_the_rerun_does_not_replay_the_browsers_old_widget_values(tmp_path, monk
         assert session._session_state["x"] == 5.0
 
     _on_runtime(tmp_path, WIDGET_APP.replace("SET", repr(str(flag))), body)
+
+
+def test_news_a_page_has_not_written_stay_for_its_next_run():
+    """A page reads the news, writes them, then takes them: a run Streamlit stops in between
+    (the visitor's own rerun came; every access to the session's state may stop it) leaves
+    them for the next run, and news come meanwhile are not taken with those shown."""
+    refusals.clear()
+    refusals.refused("s", "a.txt")
+    assert refusals.peek("s") == [("a.txt", True)]
+    assert refusals.peek("s") == [("a.txt", True)] and refusals.pending("s")  # still there
+    shown = refusals.peek("s")
+    refusals.refused("s", "b.txt")  # arrives while the page writes its lines
+    assert refusals.take("s", len(shown)) == [("a.txt", True)]
+    assert refusals.take("s") == [("b.txt", True)]
+
+
+def _shows_refused() -> None:  # AppTest script: the page skeleton's call
+    from ui.common.upload import show_refused
+
+    show_refused()
+
+
+def test_a_run_stopped_while_it_writes_the_line_leaves_it_for_the_next(monkeypatch):
+    """Streamlit stops a run at an element or an access to the session's state (the visitor's
+    own rerun came): the line, not written, comes with the next run instead of being lost."""
+    import ui.common.upload as upload
+
+    refusals.clear()
+    monkeypatch.setattr(upload.state, "session_id", lambda: "s")
+    refusals.refused("s", "run.txt")
+    real_error = upload.st.error
+    stops = [True]
+
+    def error(*args, **kwargs):  # the first line written: the run stopped there
+        if stops and stops.pop():
+            raise RuntimeError("the run stopped here")
+        return real_error(*args, **kwargs)
+
+    monkeypatch.setattr(upload.st, "error", error)
+    at = AppTest.from_function(_shows_refused, default_timeout=60).run()
+    assert at.exception  # stopped before its line
+    assert refusals.pending("s")  # the news stay
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] and "run.txt" in at.error[0].value
+    assert not refusals.pending("s")  # written: taken

@@ -115,19 +115,31 @@ def arrived(session_id: str, name: object) -> None:
             del record.news[: -2 * MAX_PER_SESSION]
 
 
-def take(session_id: str) -> list[tuple[str, bool]]:
+def peek(session_id: str) -> list[tuple[str, bool]]:
+    """The news :func:`take` would give, left in place (a page reads them, writes them, then
+    takes them: a run stopped in between leaves them for the next)."""
+    if not session_id:
+        return []
+    with _lock:
+        record = _records.get(session_id)
+        return list(record.news) if record is not None else []
+
+
+def take(session_id: str, count: int | None = None) -> list[tuple[str, bool]]:
     """The news of session ``session_id`` since its page last took them, oldest first:
     ``(name, True)`` for a file refused, ``(name, False)`` for a refused name received
-    since. Only that session's; empty for another."""
+    since; only the first ``count`` of them when given (those a page has shown: news come
+    since stay). Only that session's; empty for another."""
     if not session_id:
         return []
     with _lock:
         record = _records.get(session_id)
         if record is None:
             return []
-        news, record.news = record.news, []
+        cut = len(record.news) if count is None else max(min(count, len(record.news)), 0)
+        news, record.news = record.news[:cut], record.news[cut:]
         _expire(record, _now())
-        if not record.standing:
+        if not record.standing and not record.news:
             del _records[session_id]
         return news
 
@@ -236,6 +248,7 @@ __all__ = [
     "ask_rerun",
     "clear",
     "forget",
+    "peek",
     "pending",
     "refused",
     "rerun_when_idle",
