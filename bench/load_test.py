@@ -1432,13 +1432,27 @@ class Run:
             shown = found["errors"] + found["chips"]
             if shown:
                 r["refusal"] = shown[0]
-                r["one line"] = "\n" not in shown[0].strip()
+                r["one line"] = one_line(shown[0])
             if found["tracebacks"]:
                 r["traceback"] = found["tracebacks"][0].splitlines()[0][:300]
         except Exception as exc:
             r["outcome"] = f"no answer: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
             await v.screenshot("bomb")
         return r
+
+
+#: The name of a Material icon as an alert's text begins with it (the icon is drawn from its
+#: name, which innerText reads), then a blank line: "memory", "hourglass_top".
+ICON_NAME = re.compile(r"^[a-z][a-z0-9_]*\n\s*\n")
+
+
+def one_line(text: str) -> bool:
+    """Whether an alert's text is one line, the alert's icon (its name) not counted.
+
+    >>> one_line("memory\\n\\nthis computation would need about 70 MB; try again"), one_line("a\\nb")
+    (True, False)
+    """
+    return "\n" not in ICON_NAME.sub("", text.strip(), count=1).strip()
 
 
 def summarise(results: list[dict], texts: dict[int, str], n: int) -> dict:
@@ -1458,7 +1472,7 @@ def summarise(results: list[dict], texts: dict[int, str], n: int) -> dict:
         r["visitor"] for r in waited if not all(PLACE.search(w["text"]) for w in r["waits"])
     ]
     refusals = [
-        {"visitor": r["visitor"], "text": t, "one line": "\n" not in t.strip()}
+        {"visitor": r["visitor"], "text": t, "one line": one_line(t)}
         for r in results
         for t in r.get("refusals", [])
     ]
