@@ -625,13 +625,17 @@ class Sampler:
 #: (``window.__rlWaitNow``), and each text it showed with when it appeared and when it was last
 #: seen (``window.__rlWaits``).
 #: Injected into every visitor's pages: no CSS animations or transitions (with the context's
-#: prefers-reduced-motion). Each page's spinners and running indicator otherwise repaint 60
-#: times a second: 25 pages doing so on the server's two cores took most of the machine while
-#: the server sat idle (the CPU columns of the timeline). The pages, their content and the
-#: app's front end are otherwise as a visitor's.
+#: prefers-reduced-motion), and the running man of Streamlit's status widget not drawn (its
+#: Stop button stays). Each page's spinners and running indicator otherwise repaint 60 times a
+#: second: 25 pages doing so on the server's two cores took most of the machine while the
+#: server sat idle (the CPU columns of the timeline). The running man is animated by a timer,
+#: not CSS: 5 pages with a run under way took 12.2 CPU s in 45 s with it drawn, 9.1 without,
+#: 7.9 with no run under way (Chromium's renderers and GPU process; it ignores reduced motion).
+#: The pages, their content and the app's front end are otherwise as a visitor's.
 STILL_JS = """(() => {
   const css = '*, *::before, *::after { animation: none !important; '
-    + 'transition: none !important; caret-color: transparent !important; }';
+    + 'transition: none !important; caret-color: transparent !important; } '
+    + '[data-testid="stStatusWidgetRunningIcon"] { display: none !important; }';
   const add = () => { const s = document.createElement('style'); s.textContent = css;
     (document.head || document.documentElement).appendChild(s); };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add);
@@ -1428,13 +1432,27 @@ class Run:
             shown = found["errors"] + found["chips"]
             if shown:
                 r["refusal"] = shown[0]
-                r["one line"] = "\n" not in shown[0].strip()
+                r["one line"] = one_line(shown[0])
             if found["tracebacks"]:
                 r["traceback"] = found["tracebacks"][0].splitlines()[0][:300]
         except Exception as exc:
             r["outcome"] = f"no answer: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
             await v.screenshot("bomb")
         return r
+
+
+#: The name of a Material icon as an alert's text begins with it (the icon is drawn from its
+#: name, which innerText reads), then a blank line: "memory", "hourglass_top".
+ICON_NAME = re.compile(r"^[a-z][a-z0-9_]*\n\s*\n")
+
+
+def one_line(text: str) -> bool:
+    """Whether an alert's text is one line, the alert's icon (its name) not counted.
+
+    >>> one_line("memory\\n\\nthis computation would need about 70 MB; try again"), one_line("a\\nb")
+    (True, False)
+    """
+    return "\n" not in ICON_NAME.sub("", text.strip(), count=1).strip()
 
 
 def summarise(results: list[dict], texts: dict[int, str], n: int) -> dict:
@@ -1454,7 +1472,7 @@ def summarise(results: list[dict], texts: dict[int, str], n: int) -> dict:
         r["visitor"] for r in waited if not all(PLACE.search(w["text"]) for w in r["waits"])
     ]
     refusals = [
-        {"visitor": r["visitor"], "text": t, "one line": "\n" not in t.strip()}
+        {"visitor": r["visitor"], "text": t, "one line": one_line(t)}
         for r in results
         for t in r.get("refusals", [])
     ]

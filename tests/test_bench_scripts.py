@@ -239,6 +239,14 @@ def test_load_test_summary_counts_boards_waits_refusals_and_isolation(load_test)
     assert met["the server never killed"] is True
 
 
+def test_an_alerts_icon_name_is_not_a_second_line(load_test):
+    """innerText reads an alert's Material icon as its name, then a blank line: the refusal
+    "memory / this computation would need ..." is one line; two lines of text are not."""
+    icon = "memory\n\nthis computation would need about 70 MB; the server has 0.0 MB free."
+    s = load_test.summarise([_visit(0, refusals=[icon, "a\nb"])], {}, 1)
+    assert [x["one line"] for x in s["refusals"]] == [True, False]
+
+
 def test_load_test_percentiles_with_every_board(load_test):
     s = load_test.summarise([_visit(i, board=float(i + 1)) for i in range(20)], {}, 20)
     assert (s["leaderboard p50 s"], s["leaderboard p95 s"]) == (10.0, 19.0)

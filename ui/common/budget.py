@@ -82,7 +82,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from metrics_core.errors import N_, InputError
-from ui.common import state
+from ui.common import refusals, state
 from ui.common.style import say
 
 MB = 1_000_000
@@ -739,6 +739,19 @@ def reserve(data: bytes, kind: str, name: str):
         yield limits
 
 
+def upload_refused(name: str) -> InputError:
+    """The one line of a file refused at the server's door (:func:`guard_uploads`): its name,
+    the server's memory full with other visitors' work now, what to do."""
+    return InputError(
+        N_(
+            "the server's memory is full with other visitors' work now, so the file was not "
+            "received"
+        ),
+        source=name,
+        hint=_TRY_AGAIN,
+    )
+
+
 @contextmanager
 def work(need: int, name: str | None = None):
     """Hold ``need`` bytes of the server's budget while a computation runs (the one cache's
@@ -959,7 +972,9 @@ def guard_uploads(manager=None) -> bool:
     """Once per process: the server's upload manager refuses a file whose arrival takes the
     server's anonymous memory, with what is reserved, past its budget (HTTP 507: the file's
     chip in the box says it failed; its bytes go when the request ends), instead of keeping
-    it until its visitor's page reads it. Streamlit keeps every upload's bytes in memory from
+    it until its visitor's page reads it; the refusal is recorded for the visitor's session,
+    which is asked to rerun, and its page shows it in one line (:mod:`ui.common.refusals`,
+    :func:`upload_refused`). Streamlit keeps every upload's bytes in memory from
     the moment it arrives, before any page runs, so the gate cannot see it coming: 50 load-test
     visitors uploading 15.6 MB each at the same moment took the server past its 1 GiB cgroup,
     every visitor's session lost. ``manager``: the upload manager (default: the running
@@ -976,15 +991,20 @@ def guard_uploads(manager=None) -> bool:
     add = manager.add_file
 
     def add_within_budget(session_id, file):
+        name = getattr(file, "name", "")
         if process_anon() + reserved() > server_budget():
             from starlette.exceptions import HTTPException
 
+            # the visitor's page says it in one line, in its language (ui.common.refusals)
+            refusals.refused(session_id, name)
             raise HTTPException(
                 status_code=507,
-                detail="The server's memory is full with other visitors' files: try again in "
-                "a minute.",
+                detail="The server's memory is full with other visitors' work now: try again "
+                "in a few minutes.",
             )
-        return add(session_id=session_id, file=file)
+        added = add(session_id=session_id, file=file)
+        refusals.arrived(session_id, name)  # a refusal of that name is taken back
+        return added
 
     manager.add_file = add_within_budget
     _UPLOADS_GUARDED.append(manager)
@@ -1054,6 +1074,7 @@ __all__ = [
     "limit_arenas",
     "note_rest",
     "size_text",
+    "upload_refused",
     "close_expired_sessions",
     "release_gone_sessions",
     "sessions_open",

@@ -25,6 +25,7 @@ from ui.common.navigation import RANKING_STATUS_PAGES
 from ui.common.sidebar import convention_label, conventions, query_set, query_set_choice
 from ui.common.sidebar import sidebar as draw_sidebar
 from ui.common.style import md_join, say
+from ui.common.upload import show_refused
 from ui.common.uploader_words import show_uploader_words
 
 PAGE_TITLE = "RankLab"
@@ -215,6 +216,7 @@ def page(
         st.title(title)
     if caption:
         st.caption(caption)
+    show_refused()  # this visitor's files the server refused at its door, one line each
     try:
         yield current
         current.end()

@@ -5,7 +5,8 @@ Every :data:`RECLAIM_EVERY_S` seconds it shuts down the sessions whose tab close
 empties those Streamlit no longer lists but still holds
 (:func:`ui.common.budget.release_gone_sessions`), releases the data kept for a reload past its
 time and removes its folder (:func:`ui.common.keep.purge`), removes the session folders nothing
-names any more (:func:`ui.common.store.sweep`), reads the server's memory at rest for the gate
+names any more (:func:`ui.common.store.sweep`), drops the uploads refused at the door of sessions
+that ended (:func:`ui.common.refusals.forget`), reads the server's memory at rest for the gate
 (:func:`ui.common.budget.note_rest`), and hands the freed heap back (:func:`ui.common.budget.trim`)
 when sessions left. At its start it sets the allocator (:func:`ui.common.budget.limit_arenas`)
 and sweeps the folders of servers that are gone (:func:`ui.common.store.sweep_stale_servers`).
@@ -16,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ui.common import budget, keep, store
+from ui.common import budget, keep, refusals, store
 
 #: Seconds between two checks of the reclaimer (gc, then glibc's malloc_trim when sessions left).
 RECLAIM_EVERY_S = 20.0
@@ -30,6 +31,7 @@ def _tick(last: set[str] | None) -> set[str] | None:
     closed = budget.close_expired_sessions()  # tabs closed more than the TTL ago
     cleared = budget.release_gone_sessions()  # dropped sessions something still holds
     now = budget.sessions_open()
+    refusals.forget(now)  # uploads refused at the door, of sessions that ended
     released = keep.purge(now)  # data kept for a reload, past its time, and its folder
     store.sweep(now, keep.kept_folders())  # folders nothing names any more
     if closed or cleared or released or now is None or last is None or len(now) < len(last):

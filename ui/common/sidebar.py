@@ -128,6 +128,11 @@ def conventions() -> Conventions:
 
 def _on_change(field: str) -> None:
     value = st.session_state.get(_W + field)
+    if value is None and field in ("relevance_threshold", "depth"):
+        # a number box emptied (its digits deleted, or a run that gave it no value): the
+        # convention stays as it was, and the box shows it again
+        _sync_widgets(conventions())
+        return
     if field == "depth":
         value = int(value) if value else None
     elif field == "relevance_threshold":

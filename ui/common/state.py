@@ -34,6 +34,7 @@ SIDEBAR_AUTO = "ranklab.sidebar.auto"  # the browser's sessionStorage flag (narr
 UPLOAD_NONCES = "ranklab.upload.nonces"  # dict: upload slot -> nonce of its widget key
 UPLOAD_MESSAGES = "ranklab.upload.messages"  # dict: upload slot -> message of its last failure
 READ_ONCE = "ranklab.upload.read"  # dict: key -> (upload signature, error text or None)
+UPLOAD_REFUSED = "ranklab.upload.refused"  # dict: file name -> when it was refused at the door
 DOWNLOAD = "ranklab.dl"  # prefix of the download buttons' keys
 REPORT = "ranklab.report"  # prefix of the "Download report" buttons' keys
 

@@ -12,6 +12,7 @@ each file of a multiple upload on its own.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from contextlib import ExitStack
 
@@ -23,7 +24,7 @@ from metrics_core.errors import InputError
 from metrics_core.io.limits import using_limits
 from metrics_core.io.source import read_source
 from metrics_core.io.tables import json_to_frame, read_table_frame
-from ui.common import budget, state
+from ui.common import budget, refusals, state
 from ui.common.i18n import _, current_language
 from ui.common.style import md_text, say
 from ui.common.uploader_words import types_css
@@ -124,6 +125,36 @@ def release(files) -> None:
         close = getattr(f, "close", None)
         if close is not None and ctx is not None:  # the object's share of the bytes
             close()
+
+
+def show_refused() -> None:
+    """The files of this visitor that the server refused at its door (memory full: HTTP 507,
+    :func:`ui.common.budget.guard_uploads`), one line each, as any failed upload says it
+    (:func:`failure_text`), in the visitor's language: the page skeleton calls it at each run
+    (:func:`ui.common.frame.page`). A refusal stands until a file of that name is received or
+    :data:`ui.common.refusals.SHOW_FOR_S` has passed; only this session's are ever read
+    (:mod:`ui.common.refusals`)."""
+    now = time.monotonic()
+    session = state.session_id()
+    standing = {
+        name: at
+        for name, at in (st.session_state.get(state.UPLOAD_REFUSED) or {}).items()
+        if now - at <= refusals.SHOW_FOR_S
+    }
+    news = refusals.peek(session)
+    for name, refused in news:
+        standing.pop(name, None)
+        if refused:
+            standing[name] = now
+    # each access to the session's state and each element is where Streamlit may stop this
+    # run (the visitor's own rerun came): the news are taken only once written and kept, or a
+    # run stopped in between lost them (50 load-test visitors: most refused saw no line)
+    if standing or state.UPLOAD_REFUSED in st.session_state:
+        st.session_state[state.UPLOAD_REFUSED] = standing
+    for name in standing:
+        st.error(failure_text(budget.upload_refused(name)))
+    if news:
+        refusals.take(session, len(news))
 
 
 def read_error(key: str) -> str | None:
@@ -279,5 +310,6 @@ __all__ = [
     "table_columns",
     "human_size",
     "failure_text",
+    "show_refused",
     "signature_of",
 ]
