@@ -439,3 +439,76 @@ def test_a_run_stopped_while_it_writes_the_line_leaves_it_for_the_next(monkeypat
     assert not at.exception
     assert [e.value for e in at.error] and "run.txt" in at.error[0].value
     assert not refusals.pending("s")  # written: taken
+
+
+def _put(session: str, name: str, length: int) -> tuple[dict, list]:
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="'
+        + name.encode()
+        + b'"\r\n\r\n'
+        + b"x" * 10
+    )
+    scope = {
+        "type": "http",
+        "method": "PUT",
+        "headers": [(b"content-length", str(length).encode())],
+        "path_params": {"session_id": session, "file_id": "f"},
+    }
+    return scope, [{"type": "http.request", "body": body, "more_body": True}]
+
+
+def test_an_upload_past_the_budget_is_refused_before_its_body_is_read(monkeypatch):
+    """The door's guard on Streamlit's upload request: a file whose declared length, with the
+    memory held, reserved and being received, is past the budget is refused (507) with only
+    the body's first part read (for its name, recorded for its visitor); one that fits goes
+    to Streamlit's handler with that part given back, and is counted while it is received
+    (50 visitors' runs were all read into memory before the manager's guard refused any)."""
+    refusals.clear()
+    monkeypatch.setattr(budget, "server_budget", lambda: 100 * MB)
+    monkeypatch.setattr(budget, "process_anon", lambda: 60 * MB)
+    monkeypatch.setattr(budget, "_gate", budget._Gate())
+    seen: list = []
+    inside = asyncio.Event()
+    release = asyncio.Event()
+
+    async def streamlits(scope, receive, send):  # reads the body, holds it while "stored"
+        seen.append((await receive())["body"][:10])
+        inside.set()
+        await release.wait()
+
+    app = budget.guarded_upload_app(streamlits)
+
+    async def body() -> None:
+        scope, msgs = _put("alice", "a.txt", 30 * MB)  # 60 + 30 <= 100: received
+        first = asyncio.create_task(app(scope, lambda: _next(msgs), None))
+        await inside.wait()
+        assert seen == [b"--b\r\nConte"] and budget._uploads_in_flight[0] == 30 * MB
+        scope, msgs = _put("bob", "big run.txt", 20 * MB)  # 60 + 30 + 20 > 100: refused
+        with pytest.raises(HTTPException) as refused:
+            await app(scope, lambda: _next(msgs), None)
+        assert refused.value.status_code == 507 and len(seen) == 1  # never reached Streamlit
+        release.set()
+        await first
+        assert budget._uploads_in_flight[0] == 0  # given back when its request ended
+
+    async def _next(msgs):
+        return msgs.pop(0) if msgs else {"type": "http.request", "body": b"", "more_body": False}
+
+    asyncio.run(body())
+    assert refusals.take("bob") == [("big run.txt", True)] and refusals.take("alice") == []
+
+
+def test_streamlits_upload_request_handler_is_found_and_guarded():
+    """The guard finds Streamlit's own upload route (its endpoint ``_upload_put``) and puts it
+    behind the door once; the other routes are left as they are."""
+    from streamlit.web.server.starlette.starlette_routes import create_upload_routes
+
+    routes = create_upload_routes(None, MemoryUploadedFileManager("/u"), None)
+    put = [r for r in routes if "PUT" in (r.methods or ())]
+    assert budget.guard_upload_requests(put) == 1 and put[0].app.ranklab_guarded
+    assert budget.guard_upload_requests(put) == 0  # once
+    fresh = create_upload_routes(None, MemoryUploadedFileManager("/u"), None)
+    assert budget.guard_upload_requests() >= 1  # found among the live objects
+    assert [getattr(r.app, "ranklab_guarded", False) for r in fresh] == [True, False, False]
+    others = [r for r in routes if "PUT" not in (r.methods or ())]
+    assert not any(getattr(r.app, "ranklab_guarded", False) for r in others)

@@ -74,6 +74,7 @@ out of glibc's heaps and makes every heap, the threads' too, give its freed top 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import weakref
@@ -981,6 +982,7 @@ def guard_uploads(manager=None) -> bool:
     server's). Returns whether the guard is on."""
     if _UPLOADS_GUARDED:
         return True
+    server = manager is None
     if manager is None:
         try:
             from streamlit.runtime import Runtime
@@ -1008,7 +1010,95 @@ def guard_uploads(manager=None) -> bool:
 
     manager.add_file = add_within_budget
     _UPLOADS_GUARDED.append(manager)
+    if server:  # and its request handler: refused before the body is read
+        guard_upload_requests()
     return True
+
+
+#: Bytes of uploads being received now (their requests' declared lengths), server-wide:
+#: :func:`guarded_upload_app`.
+_uploads_in_flight = [0]
+_FILENAME = re.compile(rb'filename="([^"\r\n]{0,1000})"')
+
+
+def _declared_length(scope) -> int:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == b"content-length":
+            try:
+                return max(int(value), 0)
+            except ValueError:
+                return 0
+    return 0
+
+
+def guarded_upload_app(inner):
+    """Streamlit's upload request handler (an ASGI app: ``inner``) behind the server's door:
+    a file whose declared length, with the anonymous memory, what is reserved and the uploads
+    being received now, is past the budget is refused (HTTP 507, recorded for its visitor's
+    page: :mod:`ui.common.refusals`) before its body is read. Streamlit's handler reads the
+    whole body into memory before its upload manager is asked (:func:`guard_uploads`), so 50
+    visitors' runs arriving together were all in memory before any was refused: the server
+    went from 409 to 1,065 MB anonymous in 9 s and its cgroup killed it (the 50-visitor load
+    test). Only the first part of the body is read first, for the file's name."""
+
+    async def app(scope, receive, send):
+        if scope.get("type") != "http" or scope.get("method") != "PUT":
+            await inner(scope, receive, send)
+            return
+        length = _declared_length(scope)
+        with _gate.lock:
+            over = process_anon() + _gate.reserved + _uploads_in_flight[0] + length
+            over = length > 0 and over > server_budget()
+            if not over:
+                _uploads_in_flight[0] += length
+        if over:
+            first = await receive()
+            found = _FILENAME.search(first.get("body", b"")[:65536])
+            name = found.group(1).decode("utf-8", "replace") if found else "?"
+            session = str((scope.get("path_params") or {}).get("session_id", ""))
+            refusals.refused(session, name)
+            from starlette.exceptions import HTTPException
+
+            raise HTTPException(
+                status_code=507,
+                detail="The server's memory is full with other visitors' work now: try again "
+                "in a few minutes.",
+            )
+        try:
+            await inner(scope, receive, send)
+        finally:
+            with _gate.lock:
+                _uploads_in_flight[0] -= length
+
+    app.ranklab_guarded = True  # type: ignore[attr-defined]
+    return app
+
+
+def guard_upload_requests(routes=None) -> int:
+    """Put Streamlit's upload request handlers (``routes``: by default found among the live
+    objects, the routes whose endpoint is Streamlit's ``_upload_put``) behind
+    :func:`guarded_upload_app`; returns how many were guarded now. Streamlit's internals:
+    where its routes are not found nothing changes (the upload manager's guard stays)."""
+    if routes is None:
+        try:
+            import gc
+
+            from starlette.routing import Route
+
+            routes = [
+                o
+                for o in gc.get_objects()
+                if isinstance(o, Route)
+                and getattr(getattr(o, "endpoint", None), "__name__", "") == "_upload_put"
+            ]
+        except Exception:
+            return 0
+    done = 0
+    for route in routes:
+        if not getattr(route.app, "ranklab_guarded", False):
+            route.app = guarded_upload_app(route.app)
+            done += 1
+    return done
 
 
 def limit_arenas(arenas: int = 1) -> None:
