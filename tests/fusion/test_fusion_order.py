@@ -110,12 +110,12 @@ def test_keys_too_wide_to_pack_take_the_plain_sorts(monkeypatch):
     """Query codes, document codes and positions that would not fit in 64 bits (every
     field given 30 bits here): candidates numbered by a lexsort, the fused run ordered by
     two sorts, with the same fused run."""
-    import metrics_core.fusion.prepare as prepare
+    import metrics_core.fusion.order as order
 
     frames = _tied_runs(9)
     runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
     normal = fuse(runs, method="rrf")
-    monkeypatch.setattr(prepare, "_bits", lambda n: 30)
+    monkeypatch.setattr(order, "_bits", lambda n: 30)
     wide = fuse(runs, method="rrf")
     assert list(wide.query_ids) == list(normal.query_ids)
     assert list(wide.doc_ids) == list(normal.doc_ids)
@@ -208,6 +208,7 @@ def test_pieces_of_a_few_rows_give_the_run_of_one_piece(monkeypatch, piece):
     """The candidates are numbered and the fused run ordered in pieces of whole queries:
     pieces of a few rows (every query a piece of its own, or several) give, bit for bit,
     the run of one piece, in trec_eval's and ranx's output orders, with 1 and 3 shards."""
+    import metrics_core.fusion.order as order
     import metrics_core.fusion.prepare as prepare
     from metrics_core.fusion.catalog import resolve_params
     from metrics_core.fusion.core import fuse_prepared
@@ -226,8 +227,8 @@ def test_pieces_of_a_few_rows_give_the_run_of_one_piece(monkeypatch, piece):
         ]
 
     one = fused(prepare_shards(runs, 1))
-    monkeypatch.setattr(prepare, "PIECE_ROWS", piece)
-    monkeypatch.setattr(prepare, "SORT_CHUNK", piece)
+    monkeypatch.setattr(order, "PIECE_ROWS", piece)
+    monkeypatch.setattr(order, "SORT_CHUNK", piece)
     monkeypatch.setattr(prepare, "SHARD_ROWS", 1)
     for n in (1, 3):
         assert fused(prepare_shards(runs, n)) == one, n

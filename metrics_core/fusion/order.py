@@ -1,0 +1,308 @@
+"""The fused run's order and the candidates' numbers: packed 64-bit keys sorted in pieces of
+whole queries (:data:`PIECE_ROWS` rows, each piece in cache), the ties among equal keys put in
+the order ranx gives them. Split from :mod:`metrics_core.fusion.prepare`, which calls
+:func:`rank_rows` and :func:`group_candidates`; :mod:`metrics_core.fusion.core` calls
+:func:`output_order`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from metrics_core.errors import N_, InputError
+from metrics_core.ranking.keys import score_key, tie_order
+from metrics_core.ranking.quicksort import SMALL as SMALL_QUICKSORT
+from metrics_core.ranking.quicksort import argsort_segments
+from metrics_core.ranking.strings import (
+    pair_keys,
+    sort_query_chunks,
+    stable_argsort_codes,
+    strings_equal,
+)
+
+if TYPE_CHECKING:
+    from metrics_core.fusion.prepare import Prepared
+
+
+#: the keys of the pieces of whole queries sorted one by one (:func:`sort_query_chunks`):
+#: a query of a thousand documents or two is sorted alone, a quarter faster than in pieces
+#: of 4,096 keys (fewer comparisons per key); the sorted keys are the same
+SORT_CHUNK = 1 << 10
+
+
+def _bits(n: int) -> int:
+    return max(int(n - 1).bit_length(), 1)
+
+
+def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
+    """Reorder, in place, the stretches of ``order`` whose neighbours are equal (``same[i]``:
+    positions i and i + 1 are tied) by document id descending, trec_eval's tie rule.
+    ``rows_of`` maps an entry of ``order`` to its row of ``docs`` (identity when None)."""
+    if not same.any():
+        return
+    idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    group = np.cumsum(np.r_[True, ~same])[idx]
+    tied = order[idx]
+    source = tied if rows_of is None else rows_of[tied]
+    order[idx] = tie_order(docs, tied, source, group, descending=True)
+
+
+def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
+    """Row order grouping each query's rows, ranked as ranx ranks them; see :func:`rank_rows`."""
+    order = rank_rows(q, scores, nq)
+    return np.arange(len(q)) if order is None else order
+
+
+def rank_rows(
+    q: np.ndarray, scores: np.ndarray, nq: int, ranked: bool = False
+) -> np.ndarray | None:
+    """Row order grouping each query's rows by score descending, equal scores where ranx
+    puts them: ranx's ``Run`` ranks a query's documents with numba's quicksort of the
+    negated scores in the order they were given (the rows' order here), which keeps equal
+    scores in that order in a list of up to 15 documents and moves them as its partitions
+    do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
+    on the lists that hold equal scores). A run whose queries already sit in one stretch
+    each, best first (as run files are written), is checked in O(n) and not sorted. None
+    when the rows are in that order already. ``ranked``: the rows are a ranking already
+    (ranx's sorted ``Run``): equal scores keep the rows' order."""
+    n = len(q)
+    if n < 2:
+        return None
+    new = q[1:] != q[:-1]
+    heads = q[np.flatnonzero(np.r_[True, new])]
+    if bool(np.all(new | (scores[1:] <= scores[:-1]))) and (
+        np.bincount(heads, minlength=nq).max() <= 1
+    ):
+        order = None  # each query's rows are one stretch, best first, ties in input order
+    else:
+        order = np.argsort(score_key(scores), kind="stable")  # ties keep the input order
+        order = order[stable_argsort_codes(q[order], nq)]
+    if ranked:
+        return order
+    sq = q if order is None else q[order]
+    ss = scores if order is None else scores[order]
+    tied = (sq[1:] == sq[:-1]) & (ss[1:] == ss[:-1])
+    if not tied.any():
+        return order
+    # the lists of 16 documents or more that hold equal scores: numba's partitions decide
+    size = np.bincount(sq, minlength=nq)
+    has_tie = np.zeros(nq, dtype=bool)
+    has_tie[sq[1:][tied]] = True
+    redo = has_tie & (size > SMALL_QUICKSORT)
+    if not redo.any():
+        return order
+    if order is None:
+        order = np.arange(n)
+    rows = np.flatnonzero(redo[sq])  # slots of those lists, list by list
+    items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
+    items = items[stable_argsort_codes(q[items], nq)]
+    lengths = size[redo]
+    moved = argsort_segments(-scores[items], lengths)
+    order[rows] = items[moved]
+    return order
+
+
+def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: int) -> np.ndarray:
+    """The order of candidates (``pq`` non-decreasing) by query, fused score descending,
+    document id descending (trec_eval's tie rule).
+
+    One sort of packed 64-bit keys (query code, the high bits of the score's order key,
+    the position within the query), done in pieces of whole queries of about
+    :data:`PIECE_ROWS` candidates (:func:`_query_pieces`: every key of a query is below
+    every key of a later one, so the pieces are the sorted array's, and each piece's keys
+    are built, sorted and read back in the processor's cache, with no temporary the size
+    of the candidates); neighbours whose packed score bits are equal are then put in exact
+    order (full score keys, then document ids compared as strings)."""
+    P = len(pq)
+    if P < 2:
+        return np.arange(P)
+    counts = np.bincount(pq, minlength=nq)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    q_bits, local_bits = _bits(max(nq, 2)), _bits(max(int(counts.max()), 2))
+    score_bits = 64 - q_bits - local_bits
+    if score_bits < 16:  # too many queries and candidates to pack: two sorts
+        sk = score_key(fused)
+        order = np.argsort(sk)
+        order = order[stable_argsort_codes(pq[order], nq)]
+        same = (pq[order][1:] == pq[order][:-1]) & (sk[order][1:] == sk[order][:-1])
+        _fix_ties(order, same, docs, head)
+        return order
+    order = np.empty(P, dtype=np.int64)
+    same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
+    low = np.uint64((1 << local_bits) - 1)
+    for q_lo, q_hi in _query_pieces(starts[1:], P):
+        lo, hi = int(starts[q_lo]), int(starts[q_hi])
+        if hi == lo:
+            continue
+        size = counts[q_lo:q_hi]
+        base = np.repeat(starts[q_lo:q_hi], size)  # each candidate's query's first
+        key = score_key(fused[lo:hi]).view(np.uint64)
+        key ^= np.uint64(1 << 63)  # ascending: score descending
+        key >>= np.uint64(64 - score_bits)
+        key <<= np.uint64(local_bits)
+        within = np.arange(lo, hi, dtype=np.int64)
+        within -= base  # the position within the query
+        key |= within.view(np.uint64)
+        key |= pq[lo:hi].astype(np.uint64) << np.uint64(64 - q_bits)
+        sort_query_chunks(key, size, SORT_CHUNK)
+        # a query's keys stay in its stretch: each sorted key's query is the one there
+        np.add(base, (key & low).view(np.int64), out=order[lo:hi])
+        key >>= np.uint64(local_bits)
+        np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
+    if same.any():  # equal packed bits: the full keys, then the documents, decide
+        idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+        group = np.cumsum(np.r_[True, ~same])[idx]
+        rows = order[idx]
+        s = score_key(fused[rows])
+        differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
+        if differ.any():  # only the groups whose full keys differ are sorted again
+            bad = np.zeros(int(group[-1]) + 1, dtype=bool)
+            bad[group[1:][differ]] = True
+            sub = np.flatnonzero(bad[group])
+            rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
+            s = score_key(fused[rows])
+        tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
+        _fix_ties(rows, tied, docs, head)
+        order[idx] = rows
+    return order
+
+
+def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
+    """Number the candidates: rows with one (query, document) share one. False when two
+    different documents share a fingerprint's bits (then the caller retries exactly).
+
+    One sort of packed keys (query code, the document's fingerprint or exact code, the
+    row's (run, rank) within the query), every match found by the fingerprint checked
+    string by string."""
+    R, nq = prep.n_runs, prep.n_queries
+    lmax = int(prep.lengths.max()) if prep.lengths.size else 1
+    pos_bits = _bits(max(lmax, 2))
+    local_bits = pos_bits + _bits(max(R, 2))
+    q_bits = _bits(max(nq, 2))
+    n = len(prep.q)
+    if n == 0:
+        prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
+        return True
+    if exact:
+        d_bits = _bits(max(int(hashes.max()) + 1 if n else 1, 2))
+    if not exact or q_bits + d_bits + local_bits <= 64:
+        if not exact and q_bits + local_bits > 44:  # fewer than 20 bits of fingerprint
+            return False
+        later, before, dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
+    else:  # exact codes too wide to pack
+        local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
+        rows = np.lexsort((local, hashes, prep.q))
+        run_s = prep.run[rows]
+        qs = prep.q[rows]
+        ds = hashes[rows]
+        new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
+        at = np.flatnonzero(~new)  # rows of the candidate of the row before them
+        later, before = rows[at], rows[at - 1]
+        dup = later[run_s[at] == run_s[at - 1]]
+        prep.pid = np.empty(n, dtype=np.int64)
+        prep.pid[rows] = np.cumsum(new, dtype=np.int64) - 1
+        first = rows[new]
+        prep.pq = qs[new]
+        prep.head = prep.src[first]
+    if not exact and len(later):
+        # each row equal to the one before it: all equal to the first
+        if not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all():
+            return False
+    if len(dup):
+        row = int(dup[0])
+        i = int(prep.run[row])
+        raise InputError(
+            N_("document {doc} appears twice for query {query} in the run {run}"),
+            source=prep.sources[i],
+            field="runs",
+            hint=N_("keep one line per (query, document) before fusing"),
+            params={
+                "doc": str(prep.docs[int(prep.src[row])]),
+                "query": str(prep.qvocab[int(prep.q[row])]),
+                "run": prep.names[i],
+            },
+        )
+    return True
+
+
+#: the rows of the pieces of whole queries :func:`_number_pieces` and :func:`output_order`
+#: work on (in cache)
+PIECE_ROWS = 1 << 16
+
+
+def _query_pieces(ends: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Ranges of query codes ``[a, b)`` cutting ``n`` rows (``ends``: the cumulative rows of
+    the queries) into pieces of whole queries of about :data:`PIECE_ROWS` rows."""
+    nq = len(ends)
+    cuts = np.searchsorted(ends, np.arange(PIECE_ROWS, n, PIECE_ROWS)) + 1
+    bounds = np.unique(np.r_[0, np.minimum(cuts, nq), nq]).tolist()
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: int, q_bits: int):
+    """Number the candidates (``prep.pid``, ``prep.pq``, ``prep.head``) in pieces of whole
+    queries of about :data:`PIECE_ROWS` rows (:func:`_query_pieces`), each piece's work in
+    the processor's cache: its rows gathered query after query (within a query run after
+    run, each run's list in rank order), their packed keys (query code; the high bits of the
+    mixed fingerprint, :func:`~metrics_core.ranking.strings.pair_keys`, or the exact code;
+    the row's place in the query, whose order is the (run, rank) order) sorted query by
+    query (every key of a query is below every key of a later one, so the pieces are the
+    sorted array's), equal keys one candidate. Returns the rows equal by their keys to the
+    row before them in the sorted order, those rows, and the rows of a run's document found
+    twice (to check, to report)."""
+    n = len(hashes)
+    low = np.uint64((1 << local_bits) - 1)
+    per_query = prep.lengths.sum(axis=0)
+    ends = np.cumsum(per_query)
+    prep.pid = np.empty(n, dtype=np.int64)
+    pq, head, later, before, dup = [], [], [], [], []
+    next_id = 0
+    for q_lo, q_hi in _query_pieces(ends, n):
+        r_lo = int(ends[q_lo - 1]) if q_lo else 0
+        m = int(ends[q_hi - 1]) - r_lo
+        if m == 0:
+            continue
+        # the piece's rows, query-major: the lists (query, run) one after another
+        size = prep.lengths[:, q_lo:q_hi].T.ravel()
+        first_row = prep.row_start[:, q_lo:q_hi].T.ravel()
+        rows = np.repeat(first_row - (np.cumsum(size) - size), size)
+        rows += np.arange(m, dtype=np.int64)
+        count = per_query[q_lo:q_hi]
+        qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.int64), count)  # each row's query
+        base = np.repeat(np.cumsum(count) - count, count)  # its query's first slot
+        if exact:
+            k = hashes[rows] << np.uint64(local_bits)
+            k |= qs.astype(np.uint64) << np.uint64(64 - q_bits)
+        else:
+            k = pair_keys(qs, hashes[rows], prep.n_queries)
+            k &= ~low
+        place = np.arange(m, dtype=np.int64)
+        place -= base  # the row's place in its query: (run, rank) order
+        k |= place.view(np.uint64)
+        sort_query_chunks(k, count, SORT_CHUNK)
+        # a query's keys stay in its stretch: the sorted keys' slots, then their rows
+        place = (k & low).view(np.int64)
+        place += base
+        rows = rows[place]
+        k >>= np.uint64(local_bits)
+        new = np.empty(m, dtype=bool)
+        new[0] = True  # a piece starts a query
+        np.not_equal(k[1:], k[:-1], out=new[1:])
+        ids = np.cumsum(new, dtype=np.int64)
+        ids += next_id - 1
+        prep.pid[rows] = ids
+        first = np.flatnonzero(new)
+        pq.append(qs[first])
+        head.append(rows[first])
+        next_id += len(first)
+        at = np.flatnonzero(~new)
+        if len(at):
+            later.append(rows[at])
+            before.append(rows[at - 1])
+            dup.append(later[-1][prep.run[later[-1]] == prep.run[before[-1]]])
+    prep.pq = np.concatenate(pq)
+    prep.head = prep.src[np.concatenate(head)]
+    cat = [np.concatenate(x) if x else np.zeros(0, np.int64) for x in (later, before, dup)]
+    return cat[0], cat[1], cat[2]
