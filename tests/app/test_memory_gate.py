@@ -913,3 +913,29 @@ def test_the_waiting_note_is_written_when_it_changes_and_the_stop_checked_in_bet
     clock[0] += budget.NOTE_EVERY_S
     note.show("yours is next")  # ... and is written at the next look past NOTE_EVERY_S
     assert writes == ["number 3 in line", "number 2 in line", "yours is next"]
+
+
+def test_work_waits_for_the_uploads_being_received(memory):
+    """Uploads being received take their bytes as they arrive (the door's guard counts their
+    declared lengths): the gate gives no computation the memory they are taking, and a
+    computation that needs it waits for them rather than being refused (they end)."""
+    budget._uploads_in_flight[0] = 50 * MB  # 100 MB free less 50 MB arriving
+    ran: list = []
+    try:
+        t = threading.Thread(target=lambda: _run_work(60 * MB, ran), daemon=True)
+        t.start()
+        _until(lambda: budget.waiting() == 1, "the computation in line")
+        threading.Event().wait(1.2)  # two looks at the line: still waiting, not refused
+        assert ran == [] and budget.waiting() == 1
+    finally:
+        budget._uploads_in_flight[0] = 0  # the uploads received
+    _until(lambda: ran == ["ran"], "admitted once the uploads ended")
+    t.join(60)
+
+
+def _run_work(need: int, log: list) -> None:
+    try:
+        with budget.work(need):
+            log.append("ran")
+    except InputError:
+        log.append("refused")

@@ -507,8 +507,16 @@ def test_streamlits_upload_request_handler_is_found_and_guarded():
     put = [r for r in routes if "PUT" in (r.methods or ())]
     assert budget.guard_upload_requests(put) == 1 and put[0].app.ranklab_guarded
     assert budget.guard_upload_requests(put) == 0  # once
+
+    class Proxy:  # a live object whose class lookup raises, as some lazy proxies' does
+        @property
+        def __class__(self):
+            raise RuntimeError("not loaded")
+
+    proxy = Proxy()
     fresh = create_upload_routes(None, MemoryUploadedFileManager("/u"), None)
     assert budget.guard_upload_requests() >= 1  # found among the live objects
+    del proxy
     assert [getattr(r.app, "ranklab_guarded", False) for r in fresh] == [True, False, False]
     others = [r for r in routes if "PUT" not in (r.methods or ())]
     assert not any(getattr(r.app, "ranklab_guarded", False) for r in others)

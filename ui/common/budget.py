@@ -412,7 +412,8 @@ def _free() -> int:
     anon = process_anon()
     if not _gate.running and (_gate.floor is None or anon < _gate.floor):
         _gate.floor = anon
-    return server_budget() - anon - _gate.reserved
+    # the uploads being received take their bytes as they arrive (:func:`guarded_upload_app`)
+    return server_budget() - anon - _gate.reserved - _uploads_in_flight[0]
 
 
 def capacity() -> int:
@@ -586,7 +587,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     _gate.left.pop(session, None)
                     admitted = True
                     break
-                in_flight = bool(_gate.running)
+                in_flight = bool(_gate.running) or _uploads_in_flight[0] > 0
                 expired = time.monotonic() >= deadline
                 stuck = first and not in_flight and not held and trimmed
                 if stuck and _passer(free) is not None:
@@ -1084,15 +1085,16 @@ def guard_upload_requests(routes=None) -> int:
             import gc
 
             from starlette.routing import Route
-
-            routes = [
-                o
-                for o in gc.get_objects()
-                if isinstance(o, Route)
-                and getattr(getattr(o, "endpoint", None), "__name__", "") == "_upload_put"
-            ]
-        except Exception:
+        except ImportError:
             return 0
+        # ``type(o) is Route``: isinstance asks an object of another type for its
+        # ``__class__``, which a proxy may answer by raising (the scan then found nothing)
+        found = [o for o in gc.get_objects() if type(o) is Route]
+        routes = [
+            o
+            for o in found
+            if getattr(getattr(o, "endpoint", None), "__name__", "") == "_upload_put"
+        ]
     done = 0
     for route in routes:
         if not getattr(route.app, "ranklab_guarded", False):
