@@ -668,8 +668,10 @@ PROBLEMS_JS = r"""() => {
   const fresh = (e) => { const c = e.closest('[data-testid="stElementContainer"]');
                          return !c || c.getAttribute('data-stale') !== 'true'; };
   const text = (e) => (e.innerText || '').trim();
+  // an error of the page's last run still shown while the next one runs (faded) is read too:
+  // the visitor sees it (a standing refusal drawn again each run was missed at 50 visitors)
   const errors = [...document.querySelectorAll('[data-testid="stAlertContentError"]')]
-    .filter(fresh).map(text).filter(Boolean);
+    .map(text).filter(Boolean);
   const tracebacks = [...document.querySelectorAll('[data-testid="stException"]')]
     .filter(fresh).map(text).filter(Boolean);
   // an upload chip with an error: its file name, then its size, then the message (three lines
