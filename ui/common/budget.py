@@ -52,7 +52,8 @@ There is no fixed share per visitor: one visitor may use whatever is free.
    build that runs inside a reservation, so for admitted work.
 3. The first in line waits only while admitted work is in flight (or, at most
    :data:`CONTINUE_S`, while memory is claimed for the next step of a page that came before
-   it: a claim no thread waits on, which lapses by itself); that work ends (2), and then the first is admitted, lets an upload that fits pass
+   it: a claim no thread waits on, which lapses by itself); that work ends (2), and then the
+   first is admitted, lets an upload that fits pass
    (which is admitted work, so ends), or is refused. Every end of work moves the line; the
    rest of the line waits behind the first, whose turn comes in finite time, and so on.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
@@ -996,15 +997,7 @@ def guard_uploads(manager=None) -> bool:
     def add_within_budget(session_id, file):
         name = getattr(file, "name", "")
         if process_anon() + reserved() > server_budget():
-            from starlette.exceptions import HTTPException
-
-            # the visitor's page says it in one line, in its language (ui.common.refusals)
-            refusals.refused(session_id, name)
-            raise HTTPException(
-                status_code=507,
-                detail="The server's memory is full with other visitors' work now: try again "
-                "in a few minutes.",
-            )
+            _refuse_upload(session_id, name)
         added = add(session_id=session_id, file=file)
         refusals.arrived(session_id, name)  # a refusal of that name is taken back
         return added
@@ -1014,6 +1007,19 @@ def guard_uploads(manager=None) -> bool:
     if server:  # and its request handler: refused before the body is read
         guard_upload_requests()
     return True
+
+
+def _refuse_upload(session_id: str, name: str) -> None:
+    """Refuse an upload at the server's door: recorded for its visitor's page, which says it
+    in one line in its language (:mod:`ui.common.refusals`), and HTTP 507 for the browser."""
+    from starlette.exceptions import HTTPException
+
+    refusals.refused(session_id, name)
+    raise HTTPException(
+        status_code=507,
+        detail="The server's memory is full with other visitors' work now: try again in a "
+        "few minutes.",
+    )
 
 
 #: Bytes of uploads being received now (their requests' declared lengths), server-wide:
@@ -1056,15 +1062,7 @@ def guarded_upload_app(inner):
             first = await receive()
             found = _FILENAME.search(first.get("body", b"")[:65536])
             name = found.group(1).decode("utf-8", "replace") if found else "?"
-            session = str((scope.get("path_params") or {}).get("session_id", ""))
-            refusals.refused(session, name)
-            from starlette.exceptions import HTTPException
-
-            raise HTTPException(
-                status_code=507,
-                detail="The server's memory is full with other visitors' work now: try again "
-                "in a few minutes.",
-            )
+            _refuse_upload(str((scope.get("path_params") or {}).get("session_id", "")), name)
         try:
             await inner(scope, receive, send)
         finally:
