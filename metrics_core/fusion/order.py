@@ -42,11 +42,20 @@ def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
     ``rows_of`` maps an entry of ``order`` to its row of ``docs`` (identity when None)."""
     if not same.any():
         return
-    idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
-    group = np.cumsum(np.r_[True, ~same])[idx]
+    idx, group = _tie_groups(same)
     tied = order[idx]
     source = tied if rows_of is None else rows_of[tied]
     order[idx] = tie_order(docs, tied, source, group, descending=True)
+
+
+def _tie_groups(same: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in stretches of equal neighbours (``same[i]``: positions i and i + 1
+    are equal) and the number of each one's stretch (0, 1, ...: non-decreasing)."""
+    idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    # a stretch starts where its position does not continue the one before
+    starts = np.flatnonzero(~np.r_[False, same][idx])
+    size = np.diff(np.r_[starts, len(idx)])
+    return idx, np.repeat(np.arange(len(starts), dtype=np.int64), size)
 
 
 def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
@@ -152,8 +161,7 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         key >>= np.uint64(local_bits)
         np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
     if same.any():  # equal packed bits: the full keys, then the documents, decide
-        idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
-        group = np.cumsum(np.r_[True, ~same])[idx]
+        idx, group = _tie_groups(same)
         rows = order[idx]
         s = score_key(fused[rows])
         differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])

@@ -238,14 +238,100 @@ def string_order(ids) -> np.ndarray:
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
     """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches)."""
-    if len(rows_a) == 0:
-        return np.zeros(0, dtype=bool)
-    import pyarrow.compute as pc
+    return strings_compare(a, rows_a, b, rows_b) == 0
 
-    eq = pc.equal(a.take(pa.array(rows_a)), b.take(pa.array(rows_b)))
-    if isinstance(eq, pa.ChunkedArray):
-        eq = eq.combine_chunks()
-    return eq.to_numpy(zero_copy_only=False)
+
+#: _HIGH_BYTES[r]: mask of the high r bytes of a big-endian word (r = 0..8)
+_HIGH_BYTES = np.array(
+    [0] + [(2**64 - 1) ^ ((1 << (64 - 8 * r)) - 1) for r in range(1, 9)], dtype=np.uint64
+)
+
+
+def _one_buffer(arr) -> pa.Array | None:
+    """The Arrow string array behind ``arr`` when it is one (a chunked array of one chunk
+    included), else None."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks != 1:
+            return None
+        arr = arr.chunk(0)
+    return arr if pa.types.is_string(arr.type) and arr.null_count == 0 else None
+
+
+def _words_from(arr: pa.Array):
+    """A function giving the big-endian words of ``arr``'s strings ``rows`` at byte ``k``
+    (zero past each string's end; 8-byte loads from Arrow's buffer, the last 7 bytes read by
+    a load that ends at the buffer's end, shifted), and the strings' starts and lengths."""
+    offsets = np.frombuffer(
+        arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=arr.offset * 4
+    )
+    buf = arr.buffers()[2]
+    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
+    if len(data) < 8:
+        data = np.r_[data, np.zeros(8, np.uint8)]
+    last = len(data) - 8
+    words = np.ndarray((last + 1,), dtype="<u8", buffer=data, strides=(1,))
+
+    def word(start: np.ndarray, rest: np.ndarray) -> np.ndarray:
+        at = np.minimum(start, last)
+        w = words[at].byteswap()
+        if (at != start).any():  # the buffer's last bytes: drop the ones before ``start``
+            w <<= ((start - at) * 8).astype(np.uint64)
+        w &= _HIGH_BYTES[np.clip(rest, 0, 8)]
+        return w
+
+    return word, offsets
+
+
+def strings_compare(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
+    """Elementwise -1, 0 or 1 as ``a[rows_a]`` is below, equal to or above ``b[rows_b]`` in
+    byte order (code point order; a string before every longer one it begins), exact.
+
+    On arrays of one buffer each the strings are compared 8 bytes a round (big-endian words
+    loaded from Arrow's buffers), each round only on the pairs equal so far: no string is
+    copied. Otherwise by Arrow's comparisons of the strings taken.
+
+    >>> v = pa.array(["abcdefghij", "abcdefghik", "ab", "ab"])
+    >>> strings_compare(v, np.array([0, 1, 2, 2]), v, np.array([1, 0, 0, 3])).tolist()
+    [-1, 1, -1, 0]
+    """
+    n = len(rows_a)
+    out = np.zeros(n, dtype=np.int8)
+    if n == 0:
+        return out
+    one_a, one_b = _one_buffer(a), _one_buffer(b)
+    if one_a is None or one_b is None:
+        import pyarrow.compute as pc
+
+        x, y = a.take(pa.array(rows_a)), b.take(pa.array(rows_b))
+        for value, fn in ((-1, pc.less), (1, pc.greater)):
+            hit = fn(x, y)
+            if isinstance(hit, pa.ChunkedArray):
+                hit = hit.combine_chunks()
+            out[hit.to_numpy(zero_copy_only=False)] = value
+        return out
+    word_a, off_a = _words_from(one_a)
+    word_b, off_b = word_a, off_a
+    if one_b is not one_a:
+        word_b, off_b = _words_from(one_b)
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    rows_b = np.asarray(rows_b, dtype=np.int64)
+    start_a, start_b = off_a[rows_a], off_b[rows_b]
+    len_a, len_b = off_a[rows_a + 1] - start_a, off_b[rows_b + 1] - start_b
+    todo = np.arange(n)
+    k = 0
+    while len(todo):
+        wa, wb = word_a(start_a, len_a - k), word_b(start_b, len_b - k)
+        cmp = (wa > wb).astype(np.int8) - (wa < wb)
+        more = (cmp == 0) & (len_a > k + 8) & (len_b > k + 8)
+        # equal words, one string ended: the shorter is below (it begins the longer)
+        ended = (cmp == 0) & ~more
+        cmp[ended] = (len_a[ended] > len_b[ended]).astype(np.int8) - (len_a[ended] < len_b[ended])
+        out[todo] = cmp
+        todo = todo[more]
+        start_a, start_b = start_a[more] + 8, start_b[more] + 8
+        len_a, len_b = len_a[more], len_b[more]
+        k += 8
+    return out
 
 
 def stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:
