@@ -122,8 +122,9 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     :data:`PIECE_ROWS` candidates (:func:`_query_pieces`: every key of a query is below
     every key of a later one, so the pieces are the sorted array's, and each piece's keys
     are built, sorted and read back in the processor's cache, with no temporary the size
-    of the candidates); neighbours whose packed score bits are equal are then put in exact
-    order (full score keys, then document ids compared as strings)."""
+    of the candidates); in each piece, neighbours whose packed score bits are equal are
+    then put in exact order (full score keys, then document ids compared as strings:
+    :func:`_settle`)."""
     P = len(pq)
     if P < 2:
         return np.arange(P)
@@ -139,7 +140,6 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         _fix_ties(order, same, docs, head)
         return order
     order = np.empty(P, dtype=np.int64)
-    same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
     low = np.uint64((1 << local_bits) - 1)
     for q_lo, q_hi in _query_pieces(starts[1:], P):
         lo, hi = int(starts[q_lo]), int(starts[q_hi])
@@ -159,22 +159,29 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         # a query's keys stay in its stretch: each sorted key's query is the one there
         np.add(base, (key & low).view(np.int64), out=order[lo:hi])
         key >>= np.uint64(local_bits)
-        np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
-    if same.any():  # equal packed bits: the full keys, then the documents, decide
-        idx, group = _tie_groups(same)
-        rows = order[idx]
-        s = score_key(fused[rows])
-        differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
-        if differ.any():  # only the groups whose full keys differ are sorted again
-            bad = np.zeros(int(group[-1]) + 1, dtype=bool)
-            bad[group[1:][differ]] = True
-            sub = np.flatnonzero(bad[group])
-            rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
-            s = score_key(fused[rows])
-        tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
-        _fix_ties(rows, tied, docs, head)
-        order[idx] = rows
+        same = key[1:] == key[:-1]
+        if same.any():  # equal packed bits: the full keys, then the documents, decide
+            _settle(order[lo:hi], same, fused, docs, head)
     return order
+
+
+def _settle(order: np.ndarray, same: np.ndarray, fused: np.ndarray, docs, head) -> None:
+    """Put in exact order, in place, the stretches of ``order`` (candidates of whole
+    queries) whose neighbours' packed keys are equal (``same``): by the full score keys,
+    then equal scores by document id descending (:func:`_fix_ties`)."""
+    idx, group = _tie_groups(same)
+    rows = order[idx]
+    s = score_key(fused[rows])
+    differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
+    if differ.any():  # only the groups whose full keys differ are sorted again
+        bad = np.zeros(int(group[-1]) + 1, dtype=bool)
+        bad[group[1:][differ]] = True
+        sub = np.flatnonzero(bad[group])
+        rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
+        s = score_key(fused[rows])
+    tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
+    _fix_ties(rows, tied, docs, head)
+    order[idx] = rows
 
 
 def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
