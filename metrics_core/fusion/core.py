@@ -135,7 +135,7 @@ def _fused_rows(
     if spec.family == "rank" or output == "ranx":
         pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
     else:
-        pos = prep.pos
+        pos = None  # a score-based method reads no rank
     accidents: dict[str, np.ndarray] = {}
     if norm == "borda" and spec.family == "rank":
         accidents["borda"] = np.flatnonzero(cand_q > 1)
@@ -144,17 +144,17 @@ def _fused_rows(
     for i in range(R):  # the rows are grouped by run: one slice each
         n_i = int(prep.lengths[i].sum())
         rows = slice(at, at + n_i)
-        q_i = prep.q[rows]
         if spec.family == "score":
             value = scores[rows]
         else:
+            assert pos is not None
             value = spec.value(
                 RunRows(
                     i,
                     pos[rows],
                     scores[rows],
-                    lambda i=i, q_i=q_i: prep.lengths[i, q_i],
-                    lambda q_i=q_i: cand_q[q_i],
+                    lambda i=i, rows=rows: prep.lengths[i, prep.q[rows]],
+                    lambda rows=rows: cand_q[prep.q[rows]],
                 ),
                 p,
             )

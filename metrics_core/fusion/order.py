@@ -196,7 +196,7 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     pos_bits = _bits(max(lmax, 2))
     local_bits = pos_bits + _bits(max(R, 2))
     q_bits = _bits(max(nq, 2))
-    n = len(prep.q)
+    n = len(prep.src)
     if n == 0:
         prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
         return True
@@ -205,7 +205,9 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     if not exact or q_bits + d_bits + local_bits <= 64:
         if not exact and q_bits + local_bits > 44:  # fewer than 20 bits of fingerprint
             return False
-        later, before, dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
+        dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
+        if dup is None:
+            return False
     else:  # exact codes too wide to pack
         local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
         rows = np.lexsort((local, hashes, prep.q))
@@ -214,20 +216,15 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
         ds = hashes[rows]
         new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
         at = np.flatnonzero(~new)  # rows of the candidate of the row before them
-        later, before = rows[at], rows[at - 1]
-        dup = later[run_s[at] == run_s[at - 1]]
+        dup = rows[at][run_s[at] == run_s[at - 1]]
         prep.pid = np.empty(n, dtype=np.int64)
         prep.pid[rows] = np.cumsum(new, dtype=np.int64) - 1
         first = rows[new]
         prep.pq = qs[new]
         prep.head = prep.src[first]
-    if not exact and len(later):
-        # each row equal to the one before it: all equal to the first
-        if not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all():
-            return False
     if len(dup):
         row = int(dup[0])
-        i = int(prep.run[row])
+        i = int(prep.run_of(np.array([row]))[0])
         raise InputError(
             N_("document {doc} appears twice for query {query} in the run {run}"),
             source=prep.sources[i],
@@ -264,15 +261,16 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
     mixed fingerprint, :func:`~metrics_core.ranking.strings.pair_keys`, or the exact code;
     the row's place in the query, whose order is the (run, rank) order) sorted query by
     query (every key of a query is below every key of a later one, so the pieces are the
-    sorted array's), equal keys one candidate. Returns the rows equal by their keys to the
-    row before them in the sorted order, those rows, and the rows of a run's document found
-    twice (to check, to report)."""
+    sorted array's), equal keys one candidate; each row of a candidate after its first
+    checked against the row before it, string by string (in the piece, in cache), when the
+    keys are fingerprints. Returns the rows of a run's document found twice (to report), or
+    None when two different documents share a key (then the caller retries exactly)."""
     n = len(hashes)
     low = np.uint64((1 << local_bits) - 1)
     per_query = prep.lengths.sum(axis=0)
     ends = np.cumsum(per_query)
     prep.pid = np.empty(n, dtype=np.int64)
-    pq, head, later, before, dup = [], [], [], [], []
+    pq, head, dup = [], [], []
     next_id = 0
     for q_lo, q_hi in _query_pieces(ends, n):
         r_lo = int(ends[q_lo - 1]) if q_lo else 0
@@ -314,10 +312,14 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         next_id += len(first)
         at = np.flatnonzero(~new)
         if len(at):
-            later.append(rows[at])
-            before.append(rows[at - 1])
-            dup.append(later[-1][prep.run[later[-1]] == prep.run[before[-1]]])
+            later, before = rows[at], rows[at - 1]
+            # each row equal to the one before it: all equal to the first
+            if (
+                not exact
+                and not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all()
+            ):
+                return None
+            dup.append(later[prep.run_of(later) == prep.run_of(before)])
     prep.pq = np.concatenate(pq)
     prep.head = prep.src[np.concatenate(head)]
-    cat = [np.concatenate(x) if x else np.zeros(0, np.int64) for x in (later, before, dup)]
-    return cat[0], cat[1], cat[2]
+    return np.concatenate(dup) if dup else np.zeros(0, np.int64)

@@ -91,20 +91,60 @@ class Prepared:
     names: list[str]
     qvocab: pa.Array  # query ids, string order (code = position)
     docs: pa.ChunkedArray  # the runs' document ids, run after run, rows as read
-    run: np.ndarray  # run index of each row (rows grouped by run)
-    q: np.ndarray  # query code of each row
     src: np.ndarray  # the row's position in ``docs``
     raw: np.ndarray  # the run's score
-    pos: np.ndarray  # 0-based rank within the run's list for the query
     lengths: np.ndarray  # runs x queries: list lengths L
     sources: list[str]
     row_start: np.ndarray  # runs x queries: the row where the run's list for the query starts
     list_len: np.ndarray  # the length of each list (run, query), in the rows' order
+    list_q: np.ndarray  # the query code of each list, in the rows' order
+    list_run: np.ndarray  # the run of each list, in the rows' order (non-decreasing)
     pid: np.ndarray  # the candidate of each row
     pq: np.ndarray  # the query code of each candidate (non-decreasing)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
     query_base: int = 0  # a shard's first query code among all the runs' queries
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
+    _rows: dict | None = None  # the per-row columns made so far (:meth:`_per_row`)
+
+    def _per_row(self, name: str) -> np.ndarray:
+        """A per-row column made from the lists the first time it is read (most methods
+        read none of them: no array the size of the rows written for nothing)."""
+        if self._rows is None:
+            self._rows = {}
+        if name not in self._rows:
+            size = self.list_len
+            if name == "q":
+                value = np.repeat(self.list_q, size)
+            elif name == "run":
+                value = np.repeat(self.list_run.astype(np.int16), size)
+            else:  # 0, 1, ... in each list: ones, each list's first row set back
+                value = np.ones(int(size.sum()), dtype=np.int64)
+                if len(size):
+                    value[np.cumsum(size[:-1])] = 1 - size[:-1]
+                    np.cumsum(value, out=value)
+                    value -= 1
+            self._rows[name] = value
+        return self._rows[name]
+
+    @property
+    def q(self) -> np.ndarray:
+        """The query code of each row."""
+        return self._per_row("q")
+
+    @property
+    def run(self) -> np.ndarray:
+        """The run index of each row (rows grouped by run)."""
+        return self._per_row("run")
+
+    @property
+    def pos(self) -> np.ndarray:
+        """The 0-based rank of each row within its run's list for the query."""
+        return self._per_row("pos")
+
+    def run_of(self, rows: np.ndarray) -> np.ndarray:
+        """The run of the rows ``rows`` (rows grouped by run), without :attr:`run`."""
+        ends = np.cumsum(self.lengths.sum(axis=1))
+        return np.searchsorted(ends, rows, side="right")
 
     @property
     def n_runs(self) -> int:
@@ -219,24 +259,13 @@ def _shard(
             at += m
         return out
 
-    q = np.empty(n, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
     src = np.empty(n, dtype=np.int64)
-    run = np.empty(n, dtype=np.int16)
     row_start = np.zeros((R, b - a), dtype=np.int64)
     at = 0
     for i, (r, (k, start, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
         m = int(size.sum())
-        run[at : at + m] = i
         row_start[i, list_q - a] = start + at
         if m:
-            q[at : at + m] = np.repeat(list_q - a, size)
-            # 0, 1, ... in each list: ones, each list's first row set back by the list before
-            p = pos[at : at + m]
-            p[:] = 1
-            p[start[1:]] = 1 - size[:-1]
-            np.cumsum(p, out=p)
-            p -= 1
             s = src[at : at + m]
             order = r["order"]
             if order is None:
@@ -255,15 +284,14 @@ def _shard(
         names=names,
         qvocab=qvocab if whole else qvocab.slice(a, b - a),
         docs=docs,
-        run=run,
-        q=q,
         src=src,
         raw=cat("s", np.float64),
-        pos=pos,
         lengths=np.ascontiguousarray(lengths[:, a:b]),
         sources=sources,
         row_start=row_start,
         list_len=np.concatenate([size for _, _, size, _ in parts]).astype(np.int64, copy=False),
+        list_q=np.concatenate([list_q - a for _, _, _, list_q in parts]).astype(np.int64),
+        list_run=np.repeat(np.arange(R), [len(size) for _, _, size, _ in parts]),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
