@@ -102,12 +102,16 @@ def rank_rows(
     redo = has_tie & (size > SMALL_QUICKSORT)
     if not redo.any():
         return order
-    if order is None:
-        order = np.arange(n)
     rows = np.flatnonzero(redo[sq])  # slots of those lists, list by list
-    items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
-    items = items[stable_argsort_codes(q[items], nq)]
-    lengths = size[redo]
+    if order is None:  # each list one stretch of rows in input order, in the file's order
+        order = np.arange(n)
+        items = rows.copy()
+    else:  # the lists in query code order: their rows in input order, list by list
+        items = np.sort(order[rows])
+        items = items[stable_argsort_codes(q[items], nq)]
+    # the lists' lengths in the slots' order (the queries of a file need not be in code order)
+    at = np.flatnonzero(np.r_[True, sq[rows[1:]] != sq[rows[:-1]]])
+    lengths = np.diff(np.r_[at, len(rows)])
     moved = argsort_segments(-scores[items], lengths)
     order[rows] = items[moved]
     return order
