@@ -162,10 +162,11 @@ def _fused_rows(
         values.append(np.asarray(value, dtype=np.float64))
         at += n_i
     del scores
-    n_cand = cand_q[pq]
+    n_cand: np.ndarray | None = None  # N of each candidate: made when a method reads it
     count = None
     if norm == "borda" and spec.family == "score":
         # ranx's Borda normalisation gives every candidate a value in every run
+        n_cand = cand_q[pq]
         every = np.arange(P)
         for i in range(R):
             fill = 0.5 - (prep.lengths[i, pq] - 1) / (2 * n_cand)
@@ -180,7 +181,7 @@ def _fused_rows(
         if any(len(x) for x in past):
             accidents["bayes_table"] = np.unique(np.concatenate(past))
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
-    table = Table(prep, pids, values, n_cand, w, count)
+    table = Table(prep, pids, values, (lambda: cand_q[pq]) if n_cand is None else n_cand, w, count)
     fused = spec.combine(table, p)
     if table.accidents:
         accidents["condorcet"] = np.unique(np.concatenate(table.accidents))

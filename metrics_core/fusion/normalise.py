@@ -35,6 +35,18 @@ def _segment_stats(prep: Prepared, scores: np.ndarray):
     return seg, mx, mn, total, count, mean, np.sqrt(var)
 
 
+#: the rows of the blocks of whole lists the min-max and max normalisations work on
+BLOCK = 1 << 16
+
+
+def _blocks(first: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Ranges ``[a, b)`` of lists (``first``: each list's first row, ``n`` rows in all) of
+    about :data:`BLOCK` rows each."""
+    cuts = np.searchsorted(first, np.arange(BLOCK, n, BLOCK))
+    bounds = np.unique(np.r_[0, cuts, len(first)]).tolist()
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
 def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -> np.ndarray:
     """Each row's normalised score (ranx's formulas, :data:`~metrics_core.fusion.catalog.NORMS`);
     ``candidates``: the number of candidates of each query (Borda's ``N``). The value Borda
@@ -50,19 +62,23 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
     if norm in ("min-max", "min-max-inverted", "max"):
         # each list is ranked best first: its maximum is its first row, its minimum its last
         # (the arithmetic of each list's ends done once a list, then repeated over its rows)
+        # in blocks of whole lists of about BLOCK rows: the repeated ends stay in cache
         size = prep.list_len
         first = np.cumsum(size) - size
         top, bottom = s[first], s[first + size - 1]
-        if norm == "max":
-            out = np.repeat(np.maximum(top, EPS), size)
-            return np.divide(s, out, out=out)
-        if norm == "min-max":
-            out = np.repeat(bottom, size)
-            np.subtract(s, out, out=out)
-        else:
-            out = np.repeat(top, size)
-            out -= s
-        out /= np.repeat(np.maximum(top - bottom, EPS), size)
+        scale = np.maximum(top, EPS) if norm == "max" else np.maximum(top - bottom, EPS)
+        out = np.empty(len(s))
+        for a, b in _blocks(first, len(s)):
+            lo, hi = int(first[a]), int(first[b]) if b < len(first) else len(s)
+            part, n = out[lo:hi], size[a:b]
+            if norm == "max":
+                np.divide(s[lo:hi], np.repeat(scale[a:b], n), out=part)
+                continue
+            if norm == "min-max":
+                np.subtract(s[lo:hi], np.repeat(bottom[a:b], n), out=part)
+            else:
+                np.subtract(np.repeat(top[a:b], n), s[lo:hi], out=part)
+            part /= np.repeat(scale[a:b], n)
         return out
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
     if norm == "min-max":

@@ -74,8 +74,10 @@ def rank_rows(
     do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
     on the lists that hold equal scores). A run whose queries already sit in one stretch
     each, best first (as run files are written), is checked in O(n) and not sorted. None
-    when the rows are in that order already. ``ranked``: the rows are a ranking already
-    (ranx's sorted ``Run``): equal scores keep the rows' order."""
+    when the rows are in that order already. ``q``: the rows' query codes, below ``nq``
+    (any numbering: sorted rows group the queries in code order, rows as read keep the
+    file's order of queries). ``ranked``: the rows are a ranking already (ranx's sorted
+    ``Run``): equal scores keep the rows' order."""
     n = len(q)
     if n < 2:
         return None
@@ -307,10 +309,10 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         new = np.empty(m, dtype=bool)
         new[0] = True  # a piece starts a query
         np.not_equal(k[1:], k[:-1], out=new[1:])
-        ids = np.cumsum(new, dtype=np.int64)
-        ids += next_id - 1
-        prep.pid[rows] = ids
         first = np.flatnonzero(new)
+        # each row's candidate: the number of its stretch of equal keys
+        ids = np.repeat(np.arange(next_id, next_id + len(first)), np.diff(np.r_[first, m]))
+        prep.pid[rows] = ids
         pq.append(qs[first])
         head.append(rows[first])
         next_id += len(first)

@@ -50,7 +50,15 @@ def _unite(
 ) -> tuple[list[np.ndarray], pa.Array]:
     """The codes of :func:`encode_strings` of several columns renumbered into one dictionary;
     ``sort``: numbered in the ids' string order. The renumbering is worked out on the small
-    dictionaries, then each column's codes are looked up once."""
+    dictionaries (:func:`_unite_tables`), then each column's codes are looked up once."""
+    tables, vocab = _unite_tables(vocabs, sort)
+    out = [c.astype(np.int64) if t is None else t[c] for c, t in zip(codes, tables, strict=True)]
+    return out, vocab
+
+
+def _unite_tables(vocabs: list, sort: bool = False) -> tuple[list[np.ndarray | None], pa.Array]:
+    """One dictionary for the dictionaries of several columns (``sort``: in the ids' string
+    order) and, for each column, the table of its codes' new numbers (None: unchanged)."""
     vocabs = [_plain_strings(v) for v in vocabs]
     tables: list[np.ndarray | None]
     if len(vocabs) == 1:
@@ -67,8 +75,7 @@ def _unite(
         rank[order] = np.arange(len(order), dtype=np.int64)
         tables = [rank if t is None else rank[t] for t in tables]
         vocab = vocab.take(pa.array(order))
-    out = [c.astype(np.int64) if t is None else t[c] for c, t in zip(codes, tables, strict=True)]
-    return out, vocab
+    return tables, vocab
 
 
 def _strings(col):
@@ -184,29 +191,34 @@ class Prepared:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
+def _ranked(run: Run, codes: np.ndarray, table, doc_col, at_row: int, ranked: bool = False) -> dict:
     """One run's rows ranked (ranx's order, :func:`rank_rows`) with their fingerprints, their
     order among the rows as read (None: as read), the first row of the run in the joined
-    document column, and its lists (first row, length, query code), list after list."""
+    document column, and its lists (first row, length, query code), list after list.
+    ``codes``: the rows' query codes in the run's own dictionary, ``table`` their numbers
+    among all the runs' queries (None: the same): the rows are ranked on the run's codes
+    (a list's place among the run's lists does not matter) and only the lists' codes are
+    looked up."""
     s = np.asarray(run.scores, dtype=np.float64)
     h = hash_strings(doc_col)
-    order = rank_rows(q, s, nq, ranked)
+    n_codes = len(table) if table is not None else int(codes.max(initial=-1)) + 1
+    order = rank_rows(codes, s, n_codes, ranked)
     if order is not None:  # as read (the usual case of a run file): nothing to gather
-        q, s, h = q[order], s[order], h[order]
-    if len(q):
-        first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-        size = np.diff(np.r_[first, len(q)])
+        codes, s, h = codes[order], s[order], h[order]
+    if len(codes):
+        first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        size = np.diff(np.r_[first, len(codes)])
     else:
         first, size = (np.zeros(0, np.int64) for _ in range(2))
+    list_q = codes[first].astype(np.int64)
     return {
-        "q": q,
         "s": s,
         "h": h,
         "order": order,
         "at_row": at_row,
         "first": first,
         "size": size,
-        "list_q": q[first],
+        "list_q": list_q if table is None else table[list_q],
     }
 
 
@@ -313,7 +325,8 @@ def prepare_shards(
     drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
-    qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded], sort=True)
+    tables, qvocab = _unite_tables([v for _, v in encoded], sort=True)
+    qcodes = [c for c, _ in encoded]
     del encoded
     doc_cols = [_strings(r.docid) for r in runs]
     nq, R = len(qvocab), len(runs)
@@ -322,7 +335,7 @@ def prepare_shards(
     as_given = ranked
 
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), as_given)
+        return _ranked(runs[i], qcodes[i], tables[i], doc_cols[i], int(starts[i]), as_given)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [

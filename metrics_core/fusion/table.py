@@ -43,14 +43,14 @@ class Table:
     """The runs' values over a shard's candidates, what a method's ``combine`` reads (with
     the helpers of :mod:`metrics_core.fusion.kernels`): run ``i``'s candidates and values
     (:meth:`rows`, :meth:`dense`), ``count`` (``n(d)``, the runs that retrieved each
-    candidate), ``n_cand`` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
+    candidate), :attr:`n_cand` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
     each candidate's query), ``weights``, ``R`` runs, ``P`` candidates. After the Borda
     normalisation a score-based method sees every candidate in every run (ranx's)."""
 
     def __init__(self, prep: Prepared, pids, values, n_cand, weights, count=None):
         self._prep = prep
         self._pids, self._values = pids, values
-        self.n_cand, self.weights = n_cand, weights
+        self._n_cand, self.weights = n_cand, weights
         self.R, self.P = prep.n_runs, prep.n_candidates
         self._count = count
         #: local query codes whose answer is an accident of ranx's (filled by a method)
@@ -67,6 +67,14 @@ class Table:
         pid, v = self.rows(i)
         out[pid] = v
         return out
+
+    @property
+    def n_cand(self) -> np.ndarray:
+        """``N``: the number of candidates of each candidate's query (made when first read,
+        when given as a function)."""
+        if callable(self._n_cand):
+            self._n_cand = self._n_cand()
+        return self._n_cand
 
     @property
     def count(self) -> np.ndarray:
