@@ -128,9 +128,9 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     :data:`PIECE_ROWS` candidates (:func:`_query_pieces`: every key of a query is below
     every key of a later one, so the pieces are the sorted array's, and each piece's keys
     are built, sorted and read back in the processor's cache, with no temporary the size
-    of the candidates); in each piece, neighbours whose packed score bits are equal are
-    then put in exact order (full score keys, then document ids compared as strings:
-    :func:`_settle`)."""
+    of the candidates); neighbours whose packed score bits are equal are then put in exact
+    order (full score keys, then document ids compared as strings: :func:`_settle`), in
+    stretches of pieces of about :data:`SETTLE_ROWS` candidates."""
     P = len(pq)
     if P < 2:
         return np.arange(P)
@@ -146,9 +146,14 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         _fix_ties(order, same, docs, head)
         return order
     order = np.empty(P, dtype=np.int64)
+    same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
     low = np.uint64((1 << local_bits) - 1)
+    settled = 0  # the candidates before it are in their exact order
     for q_lo, q_hi in _query_pieces(starts[1:], P):
         lo, hi = int(starts[q_lo]), int(starts[q_hi])
+        if hi - settled >= SETTLE_ROWS:  # equal packed keys in order, a stretch at a time
+            _settle(order[settled:lo], same[settled : max(lo - 1, settled)], fused, docs, head)
+            settled = lo
         if hi == lo:
             continue
         size = counts[q_lo:q_hi]
@@ -165,9 +170,8 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         # a query's keys stay in its stretch: each sorted key's query is the one there
         np.add(base, (key & low).view(np.int64), out=order[lo:hi])
         key >>= np.uint64(local_bits)
-        same = key[1:] == key[:-1]
-        if same.any():  # equal packed bits: the full keys, then the documents, decide
-            _settle(order[lo:hi], same, fused, docs, head)
+        np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
+    _settle(order[settled:], same[settled:], fused, docs, head)
     return order
 
 
@@ -175,6 +179,8 @@ def _settle(order: np.ndarray, same: np.ndarray, fused: np.ndarray, docs, head) 
     """Put in exact order, in place, the stretches of ``order`` (candidates of whole
     queries) whose neighbours' packed keys are equal (``same``): by the full score keys,
     then equal scores by document id descending (:func:`_fix_ties`)."""
+    if not same.any():
+        return
     idx, group = _tie_groups(same)
     rows = order[idx]
     s = score_key(fused[rows])
@@ -248,6 +254,10 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
 #: the rows of the pieces of whole queries :func:`_number_pieces` and :func:`output_order`
 #: work on (in cache)
 PIECE_ROWS = 1 << 16
+#: the candidates whose equal packed keys :func:`output_order` settles at a time (pieces
+#: of whole queries: the work on each stretch's ties, done once for many pieces, costs
+#: less interpreter time, and its arrays stay a few megabytes)
+SETTLE_ROWS = 1 << 20
 
 
 def _query_pieces(ends: np.ndarray, n: int) -> list[tuple[int, int]]:
