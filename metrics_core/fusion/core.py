@@ -131,7 +131,15 @@ def _fused_rows(
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
-    scores = normalise(prep, norm, cand_q)
+    normalised: list[np.ndarray] = []
+
+    def scores() -> np.ndarray:
+        """The rows' normalised scores, made when first read (most rank-based methods
+        read none)."""
+        if not normalised:
+            normalised.append(normalise(prep, norm, cand_q))
+        return normalised[0]
+
     if spec.family == "rank" or output == "ranx":
         pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
     else:
@@ -145,14 +153,14 @@ def _fused_rows(
         n_i = int(prep.lengths[i].sum())
         rows = slice(at, at + n_i)
         if spec.family == "score":
-            value = scores[rows]
+            value = scores()[rows]
         else:
             assert pos is not None
             value = spec.value(
                 RunRows(
                     i,
                     pos[rows],
-                    scores[rows],
+                    lambda rows=rows: scores()[rows],
                     lambda i=i, rows=rows: prep.lengths[i, prep.q[rows]],
                     lambda rows=rows: cand_q[prep.q[rows]],
                 ),
@@ -161,7 +169,7 @@ def _fused_rows(
         pids.append(pid[rows])
         values.append(np.asarray(value, dtype=np.float64))
         at += n_i
-    del scores
+    normalised.clear()  # the values hold what they need
     n_cand: np.ndarray | None = None  # N of each candidate: made when a method reads it
     count = None
     if norm == "borda" and spec.family == "score":

@@ -7,6 +7,8 @@ them. Formulas: :data:`metrics_core.fusion.catalog.NORMS` (Bassani and Romelli 2
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from metrics_core.fusion.prepare import Prepared
@@ -95,17 +97,23 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
 
 
 def ranx_positions(
-    prep: Prepared, norm: str, scores: np.ndarray, *, sorted_again: bool = False
+    prep: Prepared,
+    norm: str,
+    scores: np.ndarray | Callable[[], np.ndarray],
+    *,
+    sorted_again: bool = False,
 ) -> np.ndarray:
     """Each row's 0-based rank as ranx's rank-based methods see it: the run's order, or,
     after ``min-max-inverted`` (whose ``Run.sort`` ranks the inverted scores again, numba's
     quicksort from the run's order), that new order. ``sorted_again``: the order ranx's
     training sees, which sorts every normalised run again (``Run.to_typed_list`` sorts a run
     built by a normalisation: numba's quicksort once more, from the run's order, which moves
-    equal scores in lists of 16 or more)."""
+    equal scores in lists of 16 or more). ``scores``: the rows' normalised scores, or a
+    function giving them (called only when the ranks are the scores' own)."""
     if norm == "none" or (norm != "min-max-inverted" and not sorted_again):
         return prep.pos
-    return positions(segment_order(-scores, prep.list_len), prep.list_len)
+    s = scores() if callable(scores) else scores
+    return positions(segment_order(-s, prep.list_len), prep.list_len)
 
 
 __all__ = ["EPS", "normalise", "ranx_positions"]

@@ -199,6 +199,8 @@ def _settle(order: np.ndarray, same: np.ndarray, fused: np.ndarray, docs, head) 
 def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     """Number the candidates: rows with one (query, document) share one. False when two
     different documents share a fingerprint's bits (then the caller retries exactly).
+    ``hashes``: the fingerprints (``exact``: the exact codes) of the document ids of
+    ``prep.docs``, position by position (a row's is at its ``src``).
 
     One sort of packed keys (query code, the document's fingerprint or exact code, the
     row's (run, rank) within the query), every match found by the fingerprint checked
@@ -222,6 +224,7 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
             return False
     else:  # exact codes too wide to pack
         local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
+        hashes = hashes[prep.src]
         rows = np.lexsort((local, hashes, prep.q))
         run_s = prep.run[rows]
         qs = prep.q[rows]
@@ -281,12 +284,15 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
     checked against the row before it, string by string (in the piece, in cache), when the
     keys are fingerprints. Returns the rows of a run's document found twice (to report), or
     None when two different documents share a key (then the caller retries exactly)."""
-    n = len(hashes)
+    n = len(prep.src)
     low = np.uint64((1 << local_bits) - 1)
     per_query = prep.lengths.sum(axis=0)
     ends = np.cumsum(per_query)
     prep.pid = np.empty(n, dtype=np.int64)
-    pq, head, dup = [], [], []
+    # each candidate's query and head row, written piece by piece (at most one a row: the
+    # pages past the candidates are never touched)
+    pq, head = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    dup = []
     next_id = 0
     for q_lo, q_hi in _query_pieces(ends, n):
         r_lo = int(ends[q_lo - 1]) if q_lo else 0
@@ -302,10 +308,10 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.int64), count)  # each row's query
         base = np.repeat(np.cumsum(count) - count, count)  # its query's first slot
         if exact:
-            k = hashes[rows] << np.uint64(local_bits)
+            k = hashes[prep.src[rows]] << np.uint64(local_bits)
             k |= qs.astype(np.uint64) << np.uint64(64 - q_bits)
         else:
-            k = pair_keys(qs, hashes[rows], prep.n_queries)
+            k = pair_keys(qs, hashes[prep.src[rows]], prep.n_queries)
             k &= ~low
         place = np.arange(m, dtype=np.int64)
         place -= base  # the row's place in its query: (run, rank) order
@@ -323,8 +329,8 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         # each row's candidate: the number of its stretch of equal keys
         ids = np.repeat(np.arange(next_id, next_id + len(first)), np.diff(np.r_[first, m]))
         prep.pid[rows] = ids
-        pq.append(qs[first])
-        head.append(rows[first])
+        pq[next_id : next_id + len(first)] = qs[first]
+        np.take(prep.src, rows[first], out=head[next_id : next_id + len(first)])
         next_id += len(first)
         at = np.flatnonzero(~new)
         if len(at):
@@ -336,6 +342,5 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
             ):
                 return None
             dup.append(later[prep.run_of(later) == prep.run_of(before)])
-    prep.pq = np.concatenate(pq)
-    prep.head = prep.src[np.concatenate(head)]
+    prep.pq, prep.head = pq[:next_id], head[:next_id]
     return np.concatenate(dup) if dup else np.zeros(0, np.int64)

@@ -166,8 +166,9 @@ class Prepared:
         return len(self.pq)
 
     def doc_codes(self) -> tuple[np.ndarray, pa.Array]:
-        """Exact document codes of the rows and their dictionary (a hash pass over every
-        document id: only the training of supervised methods needs them)."""
+        """Exact codes of the document ids of :attr:`docs` (position by position) and their
+        dictionary (a hash pass over every document id: only the training of supervised
+        methods, and the numbering of candidates when two fingerprints meet, need them)."""
         if self._doc_codes is None:
             enc = self.docs.dictionary_encode()
             codes = np.concatenate(
@@ -175,12 +176,13 @@ class Prepared:
                 or [np.zeros(0, np.int32)]
             ).astype(np.int64)
             vocab = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], pa.string())
-            self._doc_codes = (codes[self.src], _plain_strings(vocab))
+            self._doc_codes = (codes, _plain_strings(vocab))
         return self._doc_codes
 
     @property
     def d(self) -> np.ndarray:
-        return self.doc_codes()[0]
+        """The exact document code of each row."""
+        return self.doc_codes()[0][self.src]
 
     @property
     def dvocab(self) -> pa.Array:
@@ -191,20 +193,23 @@ class Prepared:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, codes: np.ndarray, table, doc_col, at_row: int, ranked: bool = False) -> dict:
-    """One run's rows ranked (ranx's order, :func:`rank_rows`) with their fingerprints, their
-    order among the rows as read (None: as read), the first row of the run in the joined
-    document column, and its lists (first row, length, query code), list after list.
+def _ranked(
+    run: Run, codes: np.ndarray, table, doc_col, at_row: int, hashes, ranked: bool = False
+) -> dict:
+    """One run's rows ranked (ranx's order, :func:`rank_rows`): their order among the rows
+    as read (None: as read), the first row of the run in the joined document column, and its
+    lists (first row, length, query code), list after list; the fingerprints of its
+    document ids, rows as read, written into ``hashes``.
     ``codes``: the rows' query codes in the run's own dictionary, ``table`` their numbers
     among all the runs' queries (None: the same): the rows are ranked on the run's codes
     (a list's place among the run's lists does not matter) and only the lists' codes are
     looked up."""
     s = np.asarray(run.scores, dtype=np.float64)
-    h = hash_strings(doc_col)
+    hash_strings(doc_col, hashes)
     n_codes = len(table) if table is not None else int(codes.max(initial=-1)) + 1
     order = rank_rows(codes, s, n_codes, ranked)
     if order is not None:  # as read (the usual case of a run file): nothing to gather
-        codes, s, h = codes[order], s[order], h[order]
+        codes, s = codes[order], s[order]
     if len(codes):
         first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         size = np.diff(np.r_[first, len(codes)])
@@ -213,7 +218,6 @@ def _ranked(run: Run, codes: np.ndarray, table, doc_col, at_row: int, ranked: bo
     list_q = codes[first].astype(np.int64)
     return {
         "s": s,
-        "h": h,
         "order": order,
         "at_row": at_row,
         "first": first,
@@ -237,11 +241,11 @@ def _shard_bounds(rows_per_query: np.ndarray, n: int) -> list[tuple[int, int]]:
 
 def _shard(
     names, sources, qvocab, docs, lengths, ranked: list[dict], bounds: tuple[int, int]
-) -> tuple[Prepared, np.ndarray]:
-    """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run) and its
-    rows' fingerprints. Each run's lists of those queries are found among its lists (a run's
-    rows hold each query in one stretch): the query codes, ranks, list starts and sources
-    are made from them, only the scores and fingerprints are gathered."""
+) -> Prepared:
+    """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run). Each
+    run's lists of those queries are found among its lists (a run's rows hold each query in
+    one stretch): the list starts and sources are made from them, only the scores are
+    gathered."""
     a, b = bounds
     whole = a == 0 and b == len(qvocab)
     R = len(ranked)
@@ -309,7 +313,7 @@ def _shard(
         head=np.zeros(0, np.int64),
         query_base=a,
     )
-    return prep, cat("h", np.uint64)
+    return prep
 
 
 def prepare_shards(
@@ -331,11 +335,14 @@ def prepare_shards(
     doc_cols = [_strings(r.docid) for r in runs]
     nq, R = len(qvocab), len(runs)
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
+    # the fingerprints of the joined document column, each run's written by its thread
+    hashes = np.empty(int(starts[-1]), dtype=np.uint64)
 
     as_given = ranked
 
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], tables[i], doc_cols[i], int(starts[i]), as_given)
+        a, b = int(starts[i]), int(starts[i + 1])
+        return _ranked(runs[i], qcodes[i], tables[i], doc_cols[i], a, hashes[a:b], as_given)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -362,9 +369,9 @@ def prepare_shards(
     names, sources = [r.name for r in runs], [r.source for r in runs]
 
     def build(b: tuple[int, int]) -> Prepared:
-        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
+        prep = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
         if not group_candidates(prep, hashes, exact=False):
-            group_candidates(prep, prep.d.astype(np.uint64), exact=True)
+            group_candidates(prep, prep.doc_codes()[0].astype(np.uint64), exact=True)
         return prep
 
     return map_in_threads(build, bounds)

@@ -15,12 +15,19 @@ class RunRows:
     """One run's rows of a shard, what a method's ``value`` reads: ``pos`` (0-based rank in
     the run's list for the query, ranx's), ``score`` (normalised), ``length`` (the list's
     length ``L``), ``n_cand`` (the query's number of candidates ``N``), ``i`` (the run's
-    index). ``length`` and ``n_cand`` may be given as functions: each is then computed the
-    first time a method reads it (most methods read neither: no gather over the rows)."""
+    index). ``score``, ``length`` and ``n_cand`` may be given as functions: each is then
+    computed the first time a method reads it (most methods read neither of the last two,
+    most rank-based ones not the scores: no array over the rows made for nothing)."""
 
     def __init__(self, i, pos, score, length, n_cand):
-        self.i, self.pos, self.score = i, pos, score
-        self._length, self._n_cand = length, n_cand
+        self.i, self.pos = i, pos
+        self._score, self._length, self._n_cand = score, length, n_cand
+
+    @property
+    def score(self) -> np.ndarray:
+        if callable(self._score):
+            self._score = self._score()
+        return self._score
 
     @property
     def length(self) -> np.ndarray:

@@ -61,7 +61,7 @@ def _shifted_words(data: np.ndarray) -> tuple[np.ndarray, int]:
     return shifted.ravel(), n_words
 
 
-def hash_strings(arr: pa.Array) -> np.ndarray:
+def hash_strings(arr: pa.Array, out: np.ndarray | None = None) -> np.ndarray:
     """64-bit fingerprint of every string of an Arrow string array (no nulls).
 
     The string's bytes are taken 8 at a time (one gather per word from aligned shifted
@@ -69,18 +69,20 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     ``h <- (h xor word) * M; h ^= h >> 32``, starting from ``len * L``. A 10-byte id
     costs two gathers. Equal strings get equal fingerprints wherever they sit (chunks,
     slices); different strings almost surely differ, and the engine checks every match
-    string by string. Not finalised: :func:`pair_keys` mixes the bits.
+    string by string. Not finalised: :func:`pair_keys` mixes the bits. ``out``: the
+    array (uint64, one per string) that receives them.
 
     >>> import pyarrow as pa
     >>> h = hash_strings(pa.array(["ab", "ba", "ab", ""]))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
     """
-    if isinstance(arr, pa.ChunkedArray):
+    if out is None:
         out = np.empty(len(arr), dtype=np.uint64)
+    if isinstance(arr, pa.ChunkedArray):
         at = 0
         for chunk in arr.chunks:
-            out[at : at + len(chunk)] = hash_strings(chunk)
+            hash_strings(chunk, out[at : at + len(chunk)])
             at += len(chunk)
         return out
     if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type):
@@ -89,12 +91,11 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     if n > _HASH_SLICE:
         # in slices whose shifted copies stay in the processor's cache: 2.2 times faster
         # than one pass over a 100,000-row chunk (a whole file's Arrow block)
-        out = np.empty(n, dtype=np.uint64)
         for lo in range(0, n, _HASH_SLICE):
-            out[lo : lo + _HASH_SLICE] = hash_strings(arr.slice(lo, _HASH_SLICE))
+            hash_strings(arr.slice(lo, _HASH_SLICE), out[lo : lo + _HASH_SLICE])
         return out
     if n == 0:
-        return np.zeros(0, dtype=np.uint64)
+        return out
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
     lengths = np.diff(offsets)
     buf = arr.buffers()[2]
@@ -105,7 +106,8 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     # word k of string i: row (start % 8), column start // 8 + k
     idx = (start & 7).astype(np.int64) * n_words + (start >> 3)
     with np.errstate(over="ignore"):
-        h = lengths.astype(np.uint64) * _LEN_MULT
+        h = out
+        np.multiply(lengths, _LEN_MULT, out=h, dtype=np.uint64, casting="unsafe")
         rows = None  # None: all strings (each has bytes at this word, or k = 0)
         k, longest = 0, int(lengths.max())
         while k < longest:
