@@ -239,6 +239,17 @@ def _shard_bounds(rows_per_query: np.ndarray, n: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
+def _list_rows(out: np.ndarray, first: np.ndarray, size: np.ndarray) -> None:
+    """Fill ``out`` with the rows of lists (``first``, ``size``: each list's first row and
+    length), list after list: ``first, first + 1, ...``, in place (ones, each list's first
+    set back to its own start, summed), with no temporary the size of ``out``."""
+    out[:] = 1
+    out[0] = first[0]
+    ends = np.cumsum(size)[:-1]  # where the lists after the first start
+    out[ends] = first[1:] - (first[:-1] + size[:-1] - 1)
+    np.cumsum(out, out=out)
+
+
 def _shard(
     names, sources, qvocab, docs, lengths, ranked: list[dict], bounds: tuple[int, int]
 ) -> Prepared:
@@ -249,51 +260,31 @@ def _shard(
     a, b = bounds
     whole = a == 0 and b == len(qvocab)
     R = len(ranked)
-    parts = []  # per run: its rows of the shard (None: all), list starts in them, lengths
+    parts = []  # per run: its lists of the shard: first rows in the run, lengths, queries
     for r in ranked:
         keep = None if whole else (r["list_q"] >= a) & (r["list_q"] < b)
         first = r["first"] if keep is None else r["first"][keep]
         size = r["size"] if keep is None else r["size"][keep]
-        start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
-        if whole:
-            pick = None
-        else:
-            pick = np.repeat(first - start, size)
-            pick += np.arange(len(pick), dtype=np.int64)
-        parts.append((pick, start, size, r["list_q"] if keep is None else r["list_q"][keep]))
-    n = sum(int(size.sum()) for _, _, size, _ in parts)
-
-    def cat(key: str, dtype) -> np.ndarray:
-        out = np.empty(n, dtype=dtype)
-        at = 0
-        for r, (k, _, size, _) in zip(ranked, parts, strict=True):
-            m = int(size.sum())
-            if k is None:
-                out[at : at + m] = r[key]
-            else:
-                np.take(r[key], k, out=out[at : at + m], mode="clip")  # k is valid
-            at += m
-        return out
-
+        parts.append((first, size, r["list_q"] if keep is None else r["list_q"][keep]))
+    n = sum(int(size.sum()) for _, size, _ in parts)
     src = np.empty(n, dtype=np.int64)
+    raw = np.empty(n, dtype=np.float64)
     row_start = np.zeros((R, b - a), dtype=np.int64)
     at = 0
-    for i, (r, (k, start, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
+    for i, (r, (first, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
         m = int(size.sum())
+        start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
         row_start[i, list_q - a] = start + at
         if m:
-            s = src[at : at + m]
-            order = r["order"]
-            if order is None:
-                if k is None:
-                    s[:] = np.arange(m, dtype=np.int64)
-                else:
-                    s[:] = k
+            s, x = src[at : at + m], raw[at : at + m]
+            # the run's rows of these lists (in its ranked order), then their scores
+            _list_rows(s, first, size)
+            if whole:
+                x[:] = r["s"]
             else:
-                if k is None:
-                    s[:] = order
-                else:
-                    np.take(order, k, out=s, mode="clip")
+                np.take(r["s"], s, out=x, mode="clip")  # s is valid
+            if r["order"] is not None:  # their rows as read
+                s[:] = r["order"][s]
             s += r["at_row"]
         at += m
     prep = Prepared(
@@ -301,13 +292,13 @@ def _shard(
         qvocab=qvocab if whole else qvocab.slice(a, b - a),
         docs=docs,
         src=src,
-        raw=cat("s", np.float64),
+        raw=raw,
         lengths=np.ascontiguousarray(lengths[:, a:b]),
         sources=sources,
         row_start=row_start,
-        list_len=np.concatenate([size for _, _, size, _ in parts]).astype(np.int64, copy=False),
-        list_q=np.concatenate([list_q - a for _, _, _, list_q in parts]).astype(np.int64),
-        list_run=np.repeat(np.arange(R), [len(size) for _, _, size, _ in parts]),
+        list_len=np.concatenate([size for _, size, _ in parts]).astype(np.int64, copy=False),
+        list_q=np.concatenate([list_q - a for _, _, list_q in parts]).astype(np.int64),
+        list_run=np.repeat(np.arange(R), [len(size) for _, size, _ in parts]),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
