@@ -202,7 +202,10 @@ def _fused_rows(
     codes[:] = pq  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
     np.take(fused, order, out=scores)
-    return codes, prep.docs.take(pa.array(prep.head[order])), scores, accidents
+    # the fused scores are read: their array receives the rows of the documents, in order
+    reuse = fused.dtype == np.float64 and fused.flags.c_contiguous and fused.flags.writeable
+    heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None)
+    return codes, prep.docs.take(pa.array(heads)), scores, accidents
 
 
 def fuse(

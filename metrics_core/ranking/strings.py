@@ -239,8 +239,30 @@ def string_order(ids) -> np.ndarray:
 
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
-    """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches)."""
-    return strings_compare(a, rows_a, b, rows_b) == 0
+    """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches).
+
+    On arrays of one buffer each: equal lengths, then the strings' bytes 8 at a time
+    (words loaded from Arrow's buffers), each round only on the pairs equal so far; else
+    :func:`strings_compare`."""
+    one_a, one_b = _one_buffer(a), _one_buffer(b)
+    if one_a is None or one_b is None or len(rows_a) == 0:
+        return strings_compare(a, rows_a, b, rows_b) == 0
+    word_a, off_a = _words_from(one_a, big_endian=False)
+    word_b, off_b = (word_a, off_a) if one_b is one_a else _words_from(one_b, big_endian=False)
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    rows_b = np.asarray(rows_b, dtype=np.int64)
+    start_a, start_b = off_a[rows_a], off_b[rows_b]
+    length = off_a[rows_a + 1] - start_a
+    equal = length == off_b[rows_b + 1] - start_b
+    todo = np.flatnonzero(equal & (length > 0))
+    start_a, start_b, rest = start_a[todo], start_b[todo], length[todo]
+    while len(todo):
+        same = word_a(start_a, rest) == word_b(start_b, rest)
+        equal[todo[~same]] = False
+        more = same & (rest > 8)
+        todo, start_a, start_b = todo[more], start_a[more] + 8, start_b[more] + 8
+        rest = rest[more] - 8
+    return equal
 
 
 #: _HIGH_BYTES[r]: mask of the high r bytes of a big-endian word (r = 0..8)
@@ -259,10 +281,11 @@ def _one_buffer(arr) -> pa.Array | None:
     return arr if pa.types.is_string(arr.type) and arr.null_count == 0 else None
 
 
-def _words_from(arr: pa.Array):
-    """A function giving the big-endian words of ``arr``'s strings ``rows`` at byte ``k``
-    (zero past each string's end; 8-byte loads from Arrow's buffer, the last 7 bytes read by
-    a load that ends at the buffer's end, shifted), and the strings' starts and lengths."""
+def _words_from(arr: pa.Array, big_endian: bool = True):
+    """A function giving the words (``big_endian``: in byte order; else as loaded) of the
+    bytes from ``start`` (``rest`` bytes left in each string: zero past its end; 8-byte
+    loads from Arrow's buffer, the last 7 bytes read by a load that ends at the buffer's
+    end, shifted), and the array's offsets."""
     offsets = np.frombuffer(
         arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=arr.offset * 4
     )
@@ -275,10 +298,16 @@ def _words_from(arr: pa.Array):
 
     def word(start: np.ndarray, rest: np.ndarray) -> np.ndarray:
         at = np.minimum(start, last)
-        w = words[at].byteswap()
+        w = words[at]
+        if big_endian:
+            w = w.byteswap()
         if (at != start).any():  # the buffer's last bytes: drop the ones before ``start``
-            w <<= ((start - at) * 8).astype(np.uint64)
-        w &= _HIGH_BYTES[np.clip(rest, 0, 8)]
+            shift = ((start - at) * 8).astype(np.uint64)
+            if big_endian:
+                w <<= shift
+            else:
+                w >>= shift
+        w &= (_HIGH_BYTES if big_endian else _LOW_BYTES)[np.clip(rest, 0, 8)]
         return w
 
     return word, offsets

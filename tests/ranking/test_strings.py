@@ -237,3 +237,28 @@ def test_strings_compare_is_byte_order(seed):
         other = pa.array(plain[::-1])  # two arrays
         got = strings_compare(values, a, other, len(plain) - 1 - b)
         assert got.tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strings_equal_is_python_equality(seed):
+    """Equal lengths and bytes, 8 at a time from the buffers: ids sharing long prefixes,
+    NUL bytes, empty ids, the buffer's last string, one array or two, slices and chunks."""
+    from metrics_core.ranking.strings import strings_equal
+
+    rng = random.Random(seed)
+    pool = ["", "a", "\x00", "abcdefgh", "abcdefgh\x00", "\u00e9", "x" * 9]
+    strs = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 3))) for _ in range(60)]
+    arr = pa.array(strs)
+    cut = rng.randint(1, len(strs) - 1)
+    for values, plain in [
+        (arr, strs),
+        (arr.slice(cut), strs[cut:]),
+        (pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=pa.string()), strs),
+    ]:
+        a = np.array([rng.randrange(len(plain)) for _ in range(200)])
+        b = np.array([rng.randrange(len(plain)) for _ in range(200)])
+        b[:20] = len(plain) - 1
+        want = [plain[i] == plain[j] for i, j in zip(a, b, strict=True)]
+        assert strings_equal(values, a, values, b).tolist() == want
+        other = pa.array(plain[::-1])
+        assert strings_equal(values, a, other, len(plain) - 1 - b).tolist() == want
