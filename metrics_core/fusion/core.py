@@ -198,14 +198,14 @@ def _fused_rows(
         order = ranx_order(prep, spec, norm, pos, fused, accidents)
     else:
         order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
-    codes, scores = out if out is not None else (np.empty(P, np.int32), np.empty(P))
+    codes, in_order = out if out is not None else (np.empty(P, np.int32), np.empty(P))
     codes[:] = pq  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
-    np.take(fused, order, out=scores)
+    np.take(fused, order, out=in_order)
     # the fused scores are read: their array receives the rows of the documents, in order
     reuse = fused.dtype == np.float64 and fused.flags.c_contiguous and fused.flags.writeable
     heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None)
-    return codes, prep.docs.take(pa.array(heads)), scores, accidents
+    return codes, prep.docs.take(pa.array(heads)), in_order, accidents
 
 
 def fuse(
