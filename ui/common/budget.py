@@ -34,6 +34,12 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   came at the very end). The claim holds memory, not the line: those behind are admitted
   meanwhile when their need fits beside it (a held door that stopped everyone served one page
   at a time: 25 visitors waited with the server's CPU 0.1-0.4 of a core).
+- Uploads are admitted at the server's door (:func:`guarded_upload_app`), before their bodies
+  are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
+  claimed until the file's page has read it; a file that does not fit waits there, holding
+  nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
+- Each page running now counts :data:`PAGE_RUN_BYTES` (what Streamlit builds and sends for it,
+  which no reservation holds).
 - The first in line, when nothing is in flight and its need is still not free after the freed
   heap is handed back (the memory is held by data at rest), lets an upload waiting behind it
   that fits be read first (reading it gives the upload's bytes back: :func:`_passer`); when
