@@ -154,7 +154,7 @@ TRIM_AFTER_BYTES = 16 * MB
 PAGE_RUN_BYTES = 4 * MB
 #: Seconds an upload waits at the server's door for room before it is refused
 #: (:func:`guarded_upload_app`): its body is not read while it waits.
-UPLOAD_HOLD_S = 30.0
+UPLOAD_HOLD_S = 60.0
 #: Seconds an upload's reading stays claimed after it arrived (:func:`arrival_need`), unless
 #: its page read it or its visitor left first.
 UPLOAD_CLAIM_S = 120.0
