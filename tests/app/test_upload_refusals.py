@@ -605,8 +605,9 @@ def test_a_file_leaving_the_upload_manager_gives_its_claim_back(door):
 def test_each_other_page_running_is_counted_by_the_gate(door):
     """A page run takes memory beside the gate's reservations (Streamlit builds and sends
     what it draws): 50 visitors' pages running together added 100-160 MB that no reservation
-    held. Each page running on another thread is counted at PAGE_RUN_BYTES; a page's own run
-    is not counted against itself; a run whose thread ended without saying so is forgotten."""
+    held. Each page drawing on another thread is counted at PAGE_RUN_BYTES (not one waiting
+    in line); a page's own run is not counted against itself; a run whose thread ended without
+    saying so is forgotten."""
     import threading
 
     with budget._gate.lock:
@@ -628,6 +629,13 @@ def test_each_other_page_running_is_counted_by_the_gate(door):
     try:
         with budget._gate.lock:
             assert budget._free() == alone - 3 * budget.PAGE_RUN_BYTES
+            waiter = budget._Ticket(MB, 0.0, 1, "s")  # a page waiting in line draws nothing
+            waiter.thread = others[0].ident
+            budget._gate.line.append(waiter)
+            try:
+                assert budget._free() == alone - 2 * budget.PAGE_RUN_BYTES
+            finally:
+                budget._gate.line.remove(waiter)
     finally:
         budget.page_run_ended()
     stop.set()

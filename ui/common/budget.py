@@ -322,7 +322,7 @@ class _Ticket:
     """One computation waiting, then running: its need, its arrival (its place in line), its
     visitor (a rerun's new ticket keeps the place of the last one)."""
 
-    __slots__ = ("need", "arrived", "seq", "session", "page", "beside", "started")
+    __slots__ = ("need", "arrived", "seq", "session", "page", "beside", "started", "thread")
 
     def __init__(
         self, need: int, arrived: float, seq: int, session: str, page: str = "", beside: int = 0
@@ -330,6 +330,7 @@ class _Ticket:
         self.need, self.arrived, self.seq, self.session = need, arrived, seq, session
         self.page, self.beside = page, beside
         self.started = 0.0
+        self.thread = threading.get_ident()
 
     def order(self) -> tuple[float, int]:
         return self.arrived, self.seq
@@ -464,14 +465,18 @@ _pages_running: dict[int, float] = {}
 
 
 def _other_pages() -> int:
-    """How many page runs are in progress now on other threads than this one (call with the
-    lock held); a run whose thread has ended without saying so is forgotten."""
+    """How many page runs are drawing now on other threads than this one (call with the lock
+    held): not those waiting in line or inside a reservation (what they draw next comes after
+    their computation, whose memory is counted); a run whose thread has ended without saying
+    so is forgotten."""
     if not _pages_running:
         return 0
     alive = {t.ident for t in threading.enumerate()}
     for gone in [t for t in _pages_running if t not in alive]:
         del _pages_running[gone]
-    return len(_pages_running) - (threading.get_ident() in _pages_running)
+    busy = {t.thread for t in _gate.line} | {t.thread for t in _gate.running}
+    busy.add(threading.get_ident())
+    return sum(1 for t in _pages_running if t not in busy)
 
 
 def page_run_started() -> None:
