@@ -36,10 +36,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   at a time: 25 visitors waited with the server's CPU 0.1-0.4 of a core).
 - Uploads are admitted at the server's door (:func:`guarded_upload_app`), before their bodies
   are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
-  claimed until the file's page has read it; a file that does not fit waits there, holding
+  claimed until the file's page starts reading it; a file that does not fit waits there, holding
   nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
-- Each page running now counts :data:`PAGE_RUN_BYTES` (what Streamlit builds and sends for it,
-  which no reservation holds).
+- Each page drawing now (not waiting in line nor computing) counts :data:`PAGE_RUN_BYTES`
+  (what Streamlit builds and sends for it, which no reservation holds).
 - The first in line, when nothing is in flight and its need is still not free after the freed
   heap is handed back (the memory is held by data at rest), lets an upload waiting behind it
   that fits be read first (reading it gives the upload's bytes back: :func:`_passer`); when
@@ -1154,8 +1154,8 @@ def guarded_upload_app(inner):
 
     A file is admitted when its declared length and what reading it will need
     (:func:`arrival_need`) are free beside the memory held, reserved, arriving and claimed for
-    the reading of the files admitted before it (:func:`_claimed`); until its page has read it
-    (:func:`unclaim`) its reading stays claimed. One that does not fit waits, its body unread,
+    the reading of the files admitted before it (:func:`_claimed`); until its page starts
+    reading it (:func:`unclaim`) its reading stays claimed. One that does not fit waits, its body unread,
     in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused (HTTP 507, recorded for
     its visitor's page: :mod:`ui.common.refusals`); one that could never fit is refused at once.
     Streamlit's handler reads the whole body into memory before its upload manager is asked
