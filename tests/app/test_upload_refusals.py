@@ -457,45 +457,197 @@ def _put(session: str, name: str, length: int) -> tuple[dict, list]:
     return scope, [{"type": "http.request", "body": body, "more_body": True}]
 
 
-def test_an_upload_past_the_budget_is_refused_before_its_body_is_read(monkeypatch):
-    """The door's guard on Streamlit's upload request: a file whose declared length, with the
-    memory held, reserved and being received, is past the budget is refused (507) with only
-    the body's first part read (for its name, recorded for its visitor); one that fits goes
-    to Streamlit's handler with that part given back, and is counted while it is received
-    (50 visitors' runs were all read into memory before the manager's guard refused any)."""
-    refusals.clear()
+@pytest.fixture
+def door(monkeypatch):
+    """A server of 100 MB whose anonymous memory is ``door.anon`` (60 MB), a fresh gate,
+    nothing arriving, claimed or running."""
+
+    class Door:
+        anon = 60 * MB
+
+    d = Door()
     monkeypatch.setattr(budget, "server_budget", lambda: 100 * MB)
-    monkeypatch.setattr(budget, "process_anon", lambda: 60 * MB)
+    monkeypatch.setattr(budget, "process_anon", lambda: d.anon)
     monkeypatch.setattr(budget, "_gate", budget._Gate())
+    monkeypatch.setattr(budget, "_claims", {})
+    monkeypatch.setattr(budget, "_pages_running", {})
+    monkeypatch.setattr(budget, "_uploads_in_flight", [0])
+    return d
+
+
+async def _next(msgs):
+    return msgs.pop(0) if msgs else {"type": "http.request", "body": b"", "more_body": False}
+
+
+def _held_by_streamlit(seen: list, statuses: dict | None = None):
+    """Streamlit's handler: reads the body's first part, holds the request until its event
+    is set, answers with ``statuses[session]`` (default 200)."""
+    events: dict = {}
+
+    async def streamlits(scope, receive, send):
+        session = scope["path_params"]["session_id"]
+        seen.append((session, (await receive())["body"][:10]))
+        await events.setdefault(session, asyncio.Event()).wait()
+        await send({"type": "http.response.start", "status": (statuses or {}).get(session, 200)})
+
+    return streamlits, events
+
+
+async def _sent(message):
+    return None
+
+
+def test_an_upload_past_the_budget_is_refused_before_its_body_is_read(door):
+    """The door's guard on Streamlit's upload request: a file whose declared length and the
+    reading it will need (:func:`ui.common.budget.arrival_need`) could never fit beside the
+    server at rest is refused at once (507) with only the body's first part read (for its
+    name, recorded for its visitor); one that fits goes to Streamlit's handler with that part
+    given back, and is counted while it is received (50 visitors' runs were all read into
+    memory before the manager's guard refused any)."""
     seen: list = []
-    inside = asyncio.Event()
-    release = asyncio.Event()
-
-    async def streamlits(scope, receive, send):  # reads the body, holds it while "stored"
-        seen.append((await receive())["body"][:10])
-        inside.set()
-        await release.wait()
-
+    streamlits, events = _held_by_streamlit(seen)
     app = budget.guarded_upload_app(streamlits)
 
     async def body() -> None:
-        scope, msgs = _put("alice", "a.txt", 30 * MB)  # 60 + 30 <= 100: received
-        first = asyncio.create_task(app(scope, lambda: _next(msgs), None))
-        await inside.wait()
-        assert seen == [b"--b\r\nConte"] and budget._uploads_in_flight[0] == 30 * MB
-        scope, msgs = _put("bob", "big run.txt", 20 * MB)  # 60 + 30 + 20 > 100: refused
+        scope, msgs = _put("alice", "a.txt", 5 * MB)  # 5 + 22 <= 100 - 60: received
+        first = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await _until_async(lambda: seen)
+        assert seen == [("alice", b"--b\r\nConte")] and budget._uploads_in_flight[0] == 5 * MB
+        assert budget._claimed() == budget.arrival_need(5 * MB)  # its reading, claimed
+        scope, msgs = _put("bob", "big run.txt", 20 * MB)  # 20 + 64 > 40: never fits
         with pytest.raises(HTTPException) as refused:
-            await app(scope, lambda: _next(msgs), None)
+            await app(scope, lambda: _next(msgs), _sent)
         assert refused.value.status_code == 507 and len(seen) == 1  # never reached Streamlit
-        release.set()
+        events.setdefault("alice", asyncio.Event()).set()
         await first
         assert budget._uploads_in_flight[0] == 0  # given back when its request ended
-
-    async def _next(msgs):
-        return msgs.pop(0) if msgs else {"type": "http.request", "body": b"", "more_body": False}
+        assert budget._claimed() == budget.arrival_need(5 * MB)  # until its page reads it
 
     asyncio.run(body())
     assert refusals.take("bob") == [("big run.txt", True)] and refusals.take("alice") == []
+
+
+async def _until_async(check, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not within the time"
+        await asyncio.sleep(0.02)
+
+
+def test_an_upload_waits_at_the_door_for_the_reading_claimed_before_it(door, monkeypatch):
+    """Admitted by its bytes alone, 436 MB of 50 visitors' uploads filled the budget and no
+    page could read them (the cgroup then killed the server). Now a file whose bytes fit but
+    whose reading does not, beside what is claimed for the files admitted before it, waits at
+    the door, its body unread, in arrival order; it is admitted once an earlier file has been
+    read (it left the upload manager), and refused (507) when nothing moves for
+    UPLOAD_HOLD_S. A request that failed gives its claim back."""
+    door.anon = 40 * MB
+    monkeypatch.setattr(budget, "UPLOAD_HOLD_S", 1.0)
+    seen: list = []
+    streamlits, events = _held_by_streamlit(seen, {"dave": 500})
+    app = budget.guarded_upload_app(streamlits)
+    ten = budget.arrival_need(10 * MB)  # 36 MB
+
+    async def body() -> None:
+        scope, msgs = _put("alice", "a.txt", 10 * MB)  # 10 + 36 <= 60: received
+        alice = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await _until_async(lambda: len(seen) == 1)
+        scope, msgs = _put("bob", "b.txt", 5 * MB)  # 5 + 22 > 60 - 10 - 36: waits
+        bob = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await asyncio.sleep(0.6)
+        assert len(seen) == 1 and not bob.done() and msgs  # its body not read
+        events.setdefault("alice", asyncio.Event()).set()
+        await alice  # received: its bytes now in memory, its reading still claimed
+        door.anon = 50 * MB
+        await asyncio.sleep(0.3)
+        assert len(seen) == 1 and budget._claimed() == ten
+        budget.unclaim("alice", "f")  # alice's page read it
+        await _until_async(lambda: len(seen) == 2)
+        assert seen[1][0] == "bob"
+        scope, msgs = _put("carol", "c.txt", 5 * MB)  # nothing moves: refused after the hold
+        started = time.monotonic()
+        with pytest.raises(HTTPException) as refused:
+            await app(scope, lambda: _next(msgs), _sent)
+        assert refused.value.status_code == 507 and time.monotonic() - started >= 1.0
+        assert [who for who, _ in seen] == ["alice", "bob"]
+        events.setdefault("bob", asyncio.Event()).set()
+        await bob
+        budget.unclaim("bob")
+        scope, msgs = _put("dave", "d.txt", 5 * MB)  # Streamlit answers 500: nothing claimed
+        dave = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await _until_async(lambda: len(seen) == 3)
+        assert budget._claimed() == budget.arrival_need(5 * MB)
+        events.setdefault("dave", asyncio.Event()).set()
+        await dave
+        assert budget._claimed() == 0 and budget._uploads_in_flight[0] == 0
+
+    asyncio.run(body())
+    assert refusals.take("carol") == [("c.txt", True)] and refusals.take("bob") == []
+
+
+def test_a_file_leaving_the_upload_manager_gives_its_claim_back(door):
+    """The manager's guard: a file removed (its page read it) or a session's files removed
+    (its visitor left) give back what their reading was claimed at the door."""
+    manager = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert budget.guard_uploads(manager)
+    budget._claims.update(
+        {("alice", "f1"): (5, 1e12), ("alice", "f2"): (7, 1e12), ("bob", "f3"): (11, 1e12)}
+    )
+    manager.add_file(session_id="alice", file=_rec("f1", "qrels.txt"))
+    manager.remove_file(session_id="alice", file_id="f1")
+    assert budget._claimed() == 18
+    manager.remove_session_files(session_id="bob")
+    assert budget._claimed() == 7
+    budget._claims[("carol", "f4")] = (13, time.monotonic() - 1)  # lapsed
+    assert budget._claimed() == 7
+
+
+def test_each_other_page_running_is_counted_by_the_gate(door):
+    """A page run takes memory beside the gate's reservations (Streamlit builds and sends
+    what it draws): 50 visitors' pages running together added 100-160 MB that no reservation
+    held. Each page drawing on another thread is counted at PAGE_RUN_BYTES (not one waiting
+    in line); a page's own run is not counted against itself; a run whose thread ended without
+    saying so is forgotten."""
+    import threading
+
+    with budget._gate.lock:
+        alone = budget._free()
+    started, stop = threading.Event(), threading.Event()
+
+    def page() -> None:
+        budget.page_run_started()
+        started.set()
+        stop.wait(10)
+        budget.page_run_ended()
+
+    others = [threading.Thread(target=page) for _ in range(3)]
+    for t in others:
+        started.clear()
+        t.start()
+        assert started.wait(10)
+    budget.page_run_started()  # this thread's own page
+    try:
+        with budget._gate.lock:
+            assert budget._free() == alone - 3 * budget.PAGE_RUN_BYTES
+            waiter = budget._Ticket(MB, 0.0, 1, "s")  # a page waiting in line draws nothing
+            waiter.thread = others[0].ident
+            budget._gate.line.append(waiter)
+            try:
+                assert budget._free() == alone - 2 * budget.PAGE_RUN_BYTES
+            finally:
+                budget._gate.line.remove(waiter)
+    finally:
+        budget.page_run_ended()
+    stop.set()
+    for t in others:
+        t.join(10)
+    with budget._gate.lock:
+        assert budget._free() == alone and budget._pages_running == {}
+    gone = threading.Thread(target=budget.page_run_started)  # ended without saying so
+    gone.start()
+    gone.join(10)
+    with budget._gate.lock:
+        assert budget._free() == alone and budget._pages_running == {}
 
 
 def test_streamlits_upload_request_handler_is_found_and_guarded():

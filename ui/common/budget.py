@@ -34,6 +34,12 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   came at the very end). The claim holds memory, not the line: those behind are admitted
   meanwhile when their need fits beside it (a held door that stopped everyone served one page
   at a time: 25 visitors waited with the server's CPU 0.1-0.4 of a core).
+- Uploads are admitted at the server's door (:func:`guarded_upload_app`), before their bodies
+  are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
+  claimed until the file's page starts reading it; a file that does not fit waits there, holding
+  nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
+- Each page drawing now (not waiting in line nor computing) counts :data:`PAGE_RUN_BYTES`
+  (what Streamlit builds and sends for it, which no reservation holds).
 - The first in line, when nothing is in flight and its need is still not free after the freed
   heap is handed back (the memory is held by data at rest), lets an upload waiting behind it
   that fits be read first (reading it gives the upload's bytes back: :func:`_passer`); when
@@ -138,6 +144,26 @@ WORK_ROWS_MAX = 2_000_000
 #: A reservation at least this large hands the heap's freed pages back when it ends
 #: (``malloc_trim``: a few milliseconds), so the memory measured next is what stays.
 TRIM_AFTER_BYTES = 16 * MB
+
+
+#: Memory a visitor's page run takes beside the gate's reservations while it runs: Streamlit
+#: builds and sends what the page draws (messages, the widgets' state, tables on their way
+#: to the browser). Each page running now is counted at this much (:func:`_free`): 50 load-test
+#: visitors' pages, running together while the gate's budget was taken, added 100-160 MB in
+#: a second or two that no reservation held, and the cgroup killed the server.
+PAGE_RUN_BYTES = 4 * MB
+#: Seconds an upload waits at the server's door for room before it is refused
+#: (:func:`guarded_upload_app`): its body is not read while it waits.
+UPLOAD_HOLD_S = 60.0
+#: Seconds an upload's reading stays claimed after it arrived (:func:`arrival_need`), unless
+#: its page read it or its visitor left first.
+UPLOAD_CLAIM_S = 120.0
+#: Uploads of at least this many bytes may be read batch by batch (a TREC run:
+#: :data:`STREAM_PARSE_FIXED` and :data:`STREAM_PARSE_BYTES_PER_ROW`), the app's threshold
+#: for it (``ui.ranking.data.STREAM_PARSE_BYTES``).
+STREAM_UPLOAD_BYTES = 64 << 20
+#: The fewest bytes a line of an upload is counted at when its lines are not known yet.
+MIN_LINE_BYTES = 16
 
 
 def _env_mb(name: str, default: float) -> int:
@@ -249,6 +275,20 @@ def estimate(data: bytes, kind: str) -> int:
     return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
 
 
+def arrival_need(length: int) -> int:
+    """What reading an upload of ``length`` bytes will need beside its own bytes, judged at
+    the server's door from its declared length (its content is not known yet): a text read
+    whole (:func:`estimate`), or from :data:`STREAM_UPLOAD_BYTES` read batch by batch, its
+    lines counted at :data:`MIN_LINE_BYTES` at least.
+
+    >>> arrival_need(1_000_000)
+    10800000
+    """
+    if length >= STREAM_UPLOAD_BYTES:
+        return STREAM_PARSE_FIXED + STREAM_PARSE_BYTES_PER_ROW * (length // MIN_LINE_BYTES + 1)
+    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * length)
+
+
 def work_need(statistics: bool = True) -> int:
     """The temporaries one computation on this visitor's ranking data may take at its peak:
     the larger of ranking and evaluating its largest run (:data:`WORK_FIXED` and
@@ -282,7 +322,7 @@ class _Ticket:
     """One computation waiting, then running: its need, its arrival (its place in line), its
     visitor (a rerun's new ticket keeps the place of the last one)."""
 
-    __slots__ = ("need", "arrived", "seq", "session", "page", "beside", "started")
+    __slots__ = ("need", "arrived", "seq", "session", "page", "beside", "started", "thread")
 
     def __init__(
         self, need: int, arrived: float, seq: int, session: str, page: str = "", beside: int = 0
@@ -290,6 +330,7 @@ class _Ticket:
         self.need, self.arrived, self.seq, self.session = need, arrived, seq, session
         self.page, self.beside = page, beside
         self.started = 0.0
+        self.thread = threading.get_ident()
 
     def order(self) -> tuple[float, int]:
         return self.arrived, self.seq
@@ -407,14 +448,42 @@ def _mine() -> int:
 
 
 def _free() -> int:
-    """Bytes the server may still give now: its budget less its anonymous memory and what is
-    reserved by work in flight; notes the least memory held with nothing in flight (call
-    with the lock held)."""
+    """Bytes the server may still give now: its budget less its anonymous memory, what is
+    reserved by work in flight, the uploads being received and :data:`PAGE_RUN_BYTES` for each
+    other page running now (:func:`page_run_started`); notes the least memory held with
+    nothing in flight (call with the lock held)."""
     anon = process_anon()
     if not _gate.running and (_gate.floor is None or anon < _gate.floor):
         _gate.floor = anon
     # the uploads being received take their bytes as they arrive (:func:`guarded_upload_app`)
-    return server_budget() - anon - _gate.reserved - _uploads_in_flight[0]
+    pages = PAGE_RUN_BYTES * _other_pages()
+    return server_budget() - anon - _gate.reserved - _uploads_in_flight[0] - pages
+
+
+#: thread -> when its page run started (:func:`page_run_started`)
+_pages_running: dict[int, float] = {}
+
+
+def _other_pages() -> int:
+    """How many page runs are drawing now on other threads than this one (call with the lock
+    held): not those waiting in line or inside a reservation (what they draw next comes after
+    their computation, whose memory is counted); a run whose thread has ended without saying
+    so is forgotten."""
+    if not _pages_running:
+        return 0
+    alive = {t.ident for t in threading.enumerate()}
+    for gone in [t for t in _pages_running if t not in alive]:
+        del _pages_running[gone]
+    busy = {t.thread for t in _gate.line} | {t.thread for t in _gate.running}
+    busy.add(threading.get_ident())
+    return sum(1 for t in _pages_running if t not in busy)
+
+
+def page_run_started() -> None:
+    """A visitor's page run starts on this thread (:func:`ui.common.frame.page`): until it
+    ends (:func:`page_run_ended`) the gate counts :data:`PAGE_RUN_BYTES` for it."""
+    with _gate.lock:
+        _pages_running[threading.get_ident()] = time.monotonic()
 
 
 def capacity() -> int:
@@ -660,12 +729,14 @@ def _passes(ticket: _Ticket, free: int) -> bool:
 
 def page_run_ended() -> None:
     """The visitor's page run has ended (:func:`ui.common.frame.page`): the door held for its
-    next computation opens (:meth:`_Gate.hold_door`)."""
+    next computation opens (:meth:`_Gate.hold_door`), and the run is no longer counted
+    (:func:`page_run_started`)."""
     session = state.session_id()
-    if session:
-        with _gate.cond:
-            if _gate.served.pop(session, None) is not None:
-                _gate.cond.notify_all()
+    with _gate.cond:
+        counted = _pages_running.pop(threading.get_ident(), None) is not None
+        opened = bool(session) and _gate.served.pop(session, None) is not None
+        if counted or opened:
+            _gate.cond.notify_all()
 
 
 def _give_back(ticket: _Ticket) -> None:
@@ -980,7 +1051,9 @@ def guard_uploads(manager=None) -> bool:
     :func:`upload_refused`). Streamlit keeps every upload's bytes in memory from
     the moment it arrives, before any page runs, so the gate cannot see it coming: 50 load-test
     visitors uploading 15.6 MB each at the same moment took the server past its 1 GiB cgroup,
-    every visitor's session lost. ``manager``: the upload manager (default: the running
+    every visitor's session lost. A file that leaves the manager (its page read it, or its
+    visitor left) gives back what its reading was claimed at the door
+    (:func:`guarded_upload_app`). ``manager``: the upload manager (default: the running
     server's). Returns whether the guard is on."""
     if _UPLOADS_GUARDED:
         return True
@@ -1003,6 +1076,22 @@ def guard_uploads(manager=None) -> bool:
         return added
 
     manager.add_file = add_within_budget
+    remove_file = getattr(manager, "remove_file", None)
+    if remove_file is not None:
+
+        def remove_and_unclaim(session_id, file_id):
+            unclaim(session_id, file_id)
+            return remove_file(session_id=session_id, file_id=file_id)
+
+        manager.remove_file = remove_and_unclaim
+    remove_session_files = getattr(manager, "remove_session_files", None)
+    if remove_session_files is not None:
+
+        def remove_all_and_unclaim(session_id):
+            unclaim(session_id)
+            return remove_session_files(session_id=session_id)
+
+        manager.remove_session_files = remove_all_and_unclaim
     _UPLOADS_GUARDED.append(manager)
     if server:  # and its request handler: refused before the body is read
         guard_upload_requests()
@@ -1025,6 +1114,11 @@ def _refuse_upload(session_id: str, name: str) -> None:
 #: Bytes of uploads being received now (their requests' declared lengths), server-wide:
 #: :func:`guarded_upload_app`.
 _uploads_in_flight = [0]
+#: (session, file id) -> (what its reading was claimed at, until when): the uploads admitted
+#: at the door whose page has not read them yet (:func:`guarded_upload_app`, :func:`unclaim`)
+_claims: dict[tuple[str, str], tuple[int, float]] = {}
+#: The uploads waiting at the door for room, in arrival order (the server's event loop's own).
+_at_door: list[object] = []
 _FILENAME = re.compile(rb'filename="([^"\r\n]{0,1000})"')
 
 
@@ -1038,36 +1132,86 @@ def _declared_length(scope) -> int:
     return 0
 
 
+def _claimed() -> int:
+    """Bytes claimed now for reading the uploads admitted at the door and not read yet (call
+    with the lock held); a claim past :data:`UPLOAD_CLAIM_S` lapses."""
+    now = time.monotonic()
+    for gone in [k for k, (_n, until) in _claims.items() if until <= now]:
+        del _claims[gone]
+    return sum(n for n, _u in _claims.values())
+
+
+def unclaim(session_id: str, file_id: str | None = None) -> None:
+    """An upload (all of a session's when ``file_id`` is None) left the upload manager: what
+    its reading was claimed at the door is given back."""
+    with _gate.lock:
+        for key in [k for k in _claims if k[0] == session_id and file_id in (None, k[1])]:
+            del _claims[key]
+
+
 def guarded_upload_app(inner):
-    """Streamlit's upload request handler (an ASGI app: ``inner``) behind the server's door:
-    a file whose declared length, with the anonymous memory, what is reserved and the uploads
-    being received now, is past the budget is refused (HTTP 507, recorded for its visitor's
-    page: :mod:`ui.common.refusals`) before its body is read. Streamlit's handler reads the
-    whole body into memory before its upload manager is asked (:func:`guard_uploads`), so 50
-    visitors' runs arriving together were all in memory before any was refused: the server
-    went from 409 to 1,065 MB anonymous in 9 s and its cgroup killed it (the 50-visitor load
-    test). Only the first part of the body is read first, for the file's name."""
+    """Streamlit's upload request handler (an ASGI app: ``inner``) behind the server's door.
+
+    A file is admitted when its declared length and what reading it will need
+    (:func:`arrival_need`) are free beside the memory held, reserved, arriving and claimed for
+    the reading of the files admitted before it (:func:`_claimed`); until its page starts
+    reading it (:func:`unclaim`) its reading stays claimed. One that does not fit waits, its body unread,
+    in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused (HTTP 507, recorded for
+    its visitor's page: :mod:`ui.common.refusals`); one that could never fit is refused at once.
+    Streamlit's handler reads the whole body into memory before its upload manager is asked
+    (:func:`guard_uploads`): 50 visitors' runs arriving together were all in memory before any
+    was refused (the server went from 409 to 1,065 MB anonymous in 9 s and its cgroup killed
+    it); admitted by their bytes alone, 436 MB of them filled the budget and no page could read
+    them. Only the first part of a refused body is read, for the file's name."""
 
     async def app(scope, receive, send):
         if scope.get("type") != "http" or scope.get("method") != "PUT":
             await inner(scope, receive, send)
             return
+        import asyncio
+
+        params = scope.get("path_params") or {}
+        key = (str(params.get("session_id", "")), str(params.get("file_id", "")))
         length = _declared_length(scope)
-        with _gate.lock:
-            over = process_anon() + _gate.reserved + _uploads_in_flight[0] + length
-            over = length > 0 and over > server_budget()
-            if not over:
-                _uploads_in_flight[0] += length
-        if over:
+        need = arrival_need(length) if length else 0
+        token = object()
+        _at_door.append(token)
+        try:
+            never = length + need > capacity()
+            deadline = time.monotonic() + UPLOAD_HOLD_S
+            while not never:
+                with _gate.lock:
+                    room = _free() - _claimed() >= length + need
+                    if length == 0 or (_at_door[0] is token and room):
+                        _uploads_in_flight[0] += length
+                        if need:
+                            _claims[key] = (need, time.monotonic() + UPLOAD_CLAIM_S)
+                        break
+                if time.monotonic() >= deadline:
+                    never = True
+                    break
+                await asyncio.sleep(0.25)
+        finally:
+            _at_door.remove(token)
+        if never:
             first = await receive()
             found = _FILENAME.search(first.get("body", b"")[:65536])
             name = found.group(1).decode("utf-8", "replace") if found else "?"
-            _refuse_upload(str((scope.get("path_params") or {}).get("session_id", "")), name)
+            _refuse_upload(key[0], name)
+        status = [0]
+
+        async def sending(message):
+            if message.get("type") == "http.response.start":
+                status[0] = int(message.get("status", 0))
+            await send(message)
+
         try:
-            await inner(scope, receive, send)
+            await inner(scope, receive, sending)
         finally:
             with _gate.lock:
                 _uploads_in_flight[0] -= length
+                if not 200 <= status[0] < 300:  # not received: nothing to read
+                    _claims.pop(key, None)
 
     app.ranklab_guarded = True  # type: ignore[attr-defined]
     return app

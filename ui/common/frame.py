@@ -210,6 +210,7 @@ def page(
                 p.stop()
             st.dataframe(board)
     """
+    budget.page_run_started()  # counted by the memory gate until the run ends (finally below)
     page_setup(sidebar=sidebar, status=status, summary=summary)
     current = Page(sidebar_last=not sidebar)
     if title:

@@ -80,7 +80,7 @@ class _Named:
 #: own threshold for reading a run file in blocks (``metrics_core.scale.streaming``'s 64 MiB);
 #: below it the whole read is faster (1 M lines: 0.7 s against 1.8 s) and its peak small
 #: (+54 MB against +43 MB).
-STREAM_PARSE_BYTES = 64 << 20
+STREAM_PARSE_BYTES = budget.STREAM_UPLOAD_BYTES
 
 
 def parse_run(data: bytes, filename: str, fmt: str = "auto", columns: dict | None = None) -> mc.Run:
