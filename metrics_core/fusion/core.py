@@ -131,11 +131,19 @@ def _fused_rows(
     R, P = prep.n_runs, prep.n_candidates
     pid, pq = prep.pid, prep.pq
     cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
-    scores = normalise(prep, norm, cand_q)
+    normalised: list[np.ndarray] = []
+
+    def scores() -> np.ndarray:
+        """The rows' normalised scores, made when first read (most rank-based methods
+        read none)."""
+        if not normalised:
+            normalised.append(normalise(prep, norm, cand_q))
+        return normalised[0]
+
     if spec.family == "rank" or output == "ranx":
         pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
     else:
-        pos = prep.pos
+        pos = None  # a score-based method reads no rank
     accidents: dict[str, np.ndarray] = {}
     if norm == "borda" and spec.family == "rank":
         accidents["borda"] = np.flatnonzero(cand_q > 1)
@@ -144,28 +152,29 @@ def _fused_rows(
     for i in range(R):  # the rows are grouped by run: one slice each
         n_i = int(prep.lengths[i].sum())
         rows = slice(at, at + n_i)
-        q_i = prep.q[rows]
         if spec.family == "score":
-            value = scores[rows]
+            value = scores()[rows]
         else:
+            assert pos is not None
             value = spec.value(
                 RunRows(
                     i,
                     pos[rows],
-                    scores[rows],
-                    lambda i=i, q_i=q_i: prep.lengths[i, q_i],
-                    lambda q_i=q_i: cand_q[q_i],
+                    lambda rows=rows: scores()[rows],
+                    lambda i=i, rows=rows: prep.lengths[i, prep.q[rows]],
+                    lambda rows=rows: cand_q[prep.q[rows]],
                 ),
                 p,
             )
         pids.append(pid[rows])
         values.append(np.asarray(value, dtype=np.float64))
         at += n_i
-    del scores
-    n_cand = cand_q[pq]
+    normalised.clear()  # the values hold what they need
+    n_cand: np.ndarray | None = None  # N of each candidate: made when a method reads it
     count = None
     if norm == "borda" and spec.family == "score":
         # ranx's Borda normalisation gives every candidate a value in every run
+        n_cand = cand_q[pq]
         every = np.arange(P)
         for i in range(R):
             fill = 0.5 - (prep.lengths[i, pq] - 1) / (2 * n_cand)
@@ -180,7 +189,7 @@ def _fused_rows(
         if any(len(x) for x in past):
             accidents["bayes_table"] = np.unique(np.concatenate(past))
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
-    table = Table(prep, pids, values, n_cand, w, count)
+    table = Table(prep, pids, values, (lambda: cand_q[pq]) if n_cand is None else n_cand, w, count)
     fused = spec.combine(table, p)
     if table.accidents:
         accidents["condorcet"] = np.unique(np.concatenate(table.accidents))
@@ -189,11 +198,14 @@ def _fused_rows(
         order = ranx_order(prep, spec, norm, pos, fused, accidents)
     else:
         order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
-    codes, scores = out if out is not None else (np.empty(P, np.int32), np.empty(P))
+    codes, in_order = out if out is not None else (np.empty(P, np.int32), np.empty(P))
     codes[:] = pq  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
-    np.take(fused, order, out=scores)
-    return codes, prep.docs.take(pa.array(prep.head[order])), scores, accidents
+    np.take(fused, order, out=in_order)
+    # the fused scores are read: their array receives the rows of the documents, in order
+    reuse = fused.dtype == np.float64 and fused.flags.c_contiguous and fused.flags.writeable
+    heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None)
+    return codes, prep.docs.take(pa.array(heads)), in_order, accidents
 
 
 def fuse(

@@ -79,9 +79,10 @@ PHI = FusionParam(
 
 # --- values of a row (ranx's arithmetic, operation for operation) ---------------------------
 def _rrf(rows, p):
-    d = p["k"] + rows.pos
-    d += 1  # 1 / (k + i + 1), whole numbers while k is one
-    return np.divide(1.0, d, out=d) if d.dtype == np.float64 else 1.0 / d
+    # 1 / (k + i + 1): whole numbers while k is one, exact in floats (below 2**53)
+    d = np.add(rows.pos, p["k"], dtype=np.float64)
+    d += 1
+    return np.divide(1.0, d, out=d)
 
 
 def _inverse_square(rows, p):

@@ -7,6 +7,8 @@ them. Formulas: :data:`metrics_core.fusion.catalog.NORMS` (Bassani and Romelli 2
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from metrics_core.fusion.prepare import Prepared
@@ -35,6 +37,18 @@ def _segment_stats(prep: Prepared, scores: np.ndarray):
     return seg, mx, mn, total, count, mean, np.sqrt(var)
 
 
+#: the rows of the blocks of whole lists the min-max and max normalisations work on
+BLOCK = 1 << 16
+
+
+def _blocks(first: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Ranges ``[a, b)`` of lists (``first``: each list's first row, ``n`` rows in all) of
+    about :data:`BLOCK` rows each."""
+    cuts = np.searchsorted(first, np.arange(BLOCK, n, BLOCK))
+    bounds = np.unique(np.r_[0, cuts, len(first)]).tolist()
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
 def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -> np.ndarray:
     """Each row's normalised score (ranx's formulas, :data:`~metrics_core.fusion.catalog.NORMS`);
     ``candidates``: the number of candidates of each query (Borda's ``N``). The value Borda
@@ -50,19 +64,23 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
     if norm in ("min-max", "min-max-inverted", "max"):
         # each list is ranked best first: its maximum is its first row, its minimum its last
         # (the arithmetic of each list's ends done once a list, then repeated over its rows)
+        # in blocks of whole lists of about BLOCK rows: the repeated ends stay in cache
         size = prep.list_len
         first = np.cumsum(size) - size
         top, bottom = s[first], s[first + size - 1]
-        if norm == "max":
-            out = np.repeat(np.maximum(top, EPS), size)
-            return np.divide(s, out, out=out)
-        if norm == "min-max":
-            out = np.repeat(bottom, size)
-            np.subtract(s, out, out=out)
-        else:
-            out = np.repeat(top, size)
-            out -= s
-        out /= np.repeat(np.maximum(top - bottom, EPS), size)
+        scale = np.maximum(top, EPS) if norm == "max" else np.maximum(top - bottom, EPS)
+        out = np.empty(len(s))
+        for a, b in _blocks(first, len(s)):
+            lo, hi = int(first[a]), int(first[b]) if b < len(first) else len(s)
+            part, n = out[lo:hi], size[a:b]
+            if norm == "max":
+                np.divide(s[lo:hi], np.repeat(scale[a:b], n), out=part)
+                continue
+            if norm == "min-max":
+                np.subtract(s[lo:hi], np.repeat(bottom[a:b], n), out=part)
+            else:
+                np.subtract(np.repeat(top[a:b], n), s[lo:hi], out=part)
+            part /= np.repeat(scale[a:b], n)
         return out
     seg, mx, mn, total, count, mean, std = _segment_stats(prep, s)
     if norm == "min-max":
@@ -79,17 +97,23 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
 
 
 def ranx_positions(
-    prep: Prepared, norm: str, scores: np.ndarray, *, sorted_again: bool = False
+    prep: Prepared,
+    norm: str,
+    scores: np.ndarray | Callable[[], np.ndarray],
+    *,
+    sorted_again: bool = False,
 ) -> np.ndarray:
     """Each row's 0-based rank as ranx's rank-based methods see it: the run's order, or,
     after ``min-max-inverted`` (whose ``Run.sort`` ranks the inverted scores again, numba's
     quicksort from the run's order), that new order. ``sorted_again``: the order ranx's
     training sees, which sorts every normalised run again (``Run.to_typed_list`` sorts a run
     built by a normalisation: numba's quicksort once more, from the run's order, which moves
-    equal scores in lists of 16 or more)."""
+    equal scores in lists of 16 or more). ``scores``: the rows' normalised scores, or a
+    function giving them (called only when the ranks are the scores' own)."""
     if norm == "none" or (norm != "min-max-inverted" and not sorted_again):
         return prep.pos
-    return positions(segment_order(-scores, prep.list_len), prep.list_len)
+    s = scores() if callable(scores) else scores
+    return positions(segment_order(-s, prep.list_len), prep.list_len)
 
 
 __all__ = ["EPS", "normalise", "ranx_positions"]

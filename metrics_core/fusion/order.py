@@ -42,11 +42,20 @@ def _fix_ties(order: np.ndarray, same: np.ndarray, docs, rows_of=None) -> None:
     ``rows_of`` maps an entry of ``order`` to its row of ``docs`` (identity when None)."""
     if not same.any():
         return
-    idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
-    group = np.cumsum(np.r_[True, ~same])[idx]
+    idx, group = _tie_groups(same)
     tied = order[idx]
     source = tied if rows_of is None else rows_of[tied]
     order[idx] = tie_order(docs, tied, source, group, descending=True)
+
+
+def _tie_groups(same: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in stretches of equal neighbours (``same[i]``: positions i and i + 1
+    are equal) and the number of each one's stretch (0, 1, ...: non-decreasing)."""
+    idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    # a stretch starts where its position does not continue the one before
+    starts = np.flatnonzero(~np.r_[False, same][idx])
+    size = np.diff(np.r_[starts, len(idx)])
+    return idx, np.repeat(np.arange(len(starts), dtype=np.int64), size)
 
 
 def rank_order(q: np.ndarray, scores: np.ndarray, nq: int) -> np.ndarray:
@@ -65,8 +74,10 @@ def rank_rows(
     do in a longer one (:func:`metrics_core.ranking.quicksort.argsort_segments`, run only
     on the lists that hold equal scores). A run whose queries already sit in one stretch
     each, best first (as run files are written), is checked in O(n) and not sorted. None
-    when the rows are in that order already. ``ranked``: the rows are a ranking already
-    (ranx's sorted ``Run``): equal scores keep the rows' order."""
+    when the rows are in that order already. ``q``: the rows' query codes, below ``nq``
+    (any numbering: sorted rows group the queries in code order, rows as read keep the
+    file's order of queries). ``ranked``: the rows are a ranking already (ranx's sorted
+    ``Run``): equal scores keep the rows' order."""
     n = len(q)
     if n < 2:
         return None
@@ -93,12 +104,16 @@ def rank_rows(
     redo = has_tie & (size > SMALL_QUICKSORT)
     if not redo.any():
         return order
-    if order is None:
-        order = np.arange(n)
     rows = np.flatnonzero(redo[sq])  # slots of those lists, list by list
-    items = np.sort(order[rows])  # their rows in input order (a list's rows keep theirs)
-    items = items[stable_argsort_codes(q[items], nq)]
-    lengths = size[redo]
+    if order is None:  # each list one stretch of rows in input order, in the file's order
+        order = np.arange(n)
+        items = rows.copy()
+    else:  # the lists in query code order: their rows in input order, list by list
+        items = np.sort(order[rows])
+        items = items[stable_argsort_codes(q[items], nq)]
+    # the lists' lengths in the slots' order (the queries of a file need not be in code order)
+    at = np.flatnonzero(np.r_[True, sq[rows[1:]] != sq[rows[:-1]]])
+    lengths = np.diff(np.r_[at, len(rows)])
     moved = argsort_segments(-scores[items], lengths)
     order[rows] = items[moved]
     return order
@@ -114,7 +129,8 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     every key of a later one, so the pieces are the sorted array's, and each piece's keys
     are built, sorted and read back in the processor's cache, with no temporary the size
     of the candidates); neighbours whose packed score bits are equal are then put in exact
-    order (full score keys, then document ids compared as strings)."""
+    order (full score keys, then document ids compared as strings: :func:`_settle`), in
+    stretches of pieces of about :data:`SETTLE_ROWS` candidates."""
     P = len(pq)
     if P < 2:
         return np.arange(P)
@@ -132,8 +148,12 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     order = np.empty(P, dtype=np.int64)
     same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
     low = np.uint64((1 << local_bits) - 1)
+    settled = 0  # the candidates before it are in their exact order
     for q_lo, q_hi in _query_pieces(starts[1:], P):
         lo, hi = int(starts[q_lo]), int(starts[q_hi])
+        if hi - settled >= SETTLE_ROWS:  # equal packed keys in order, a stretch at a time
+            _settle(order[settled:lo], same[settled : max(lo - 1, settled)], fused, docs, head)
+            settled = lo
         if hi == lo:
             continue
         size = counts[q_lo:q_hi]
@@ -151,27 +171,36 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         np.add(base, (key & low).view(np.int64), out=order[lo:hi])
         key >>= np.uint64(local_bits)
         np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
-    if same.any():  # equal packed bits: the full keys, then the documents, decide
-        idx = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
-        group = np.cumsum(np.r_[True, ~same])[idx]
-        rows = order[idx]
-        s = score_key(fused[rows])
-        differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
-        if differ.any():  # only the groups whose full keys differ are sorted again
-            bad = np.zeros(int(group[-1]) + 1, dtype=bool)
-            bad[group[1:][differ]] = True
-            sub = np.flatnonzero(bad[group])
-            rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
-            s = score_key(fused[rows])
-        tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
-        _fix_ties(rows, tied, docs, head)
-        order[idx] = rows
+    _settle(order[settled:], same[settled:], fused, docs, head)
     return order
+
+
+def _settle(order: np.ndarray, same: np.ndarray, fused: np.ndarray, docs, head) -> None:
+    """Put in exact order, in place, the stretches of ``order`` (candidates of whole
+    queries) whose neighbours' packed keys are equal (``same``): by the full score keys,
+    then equal scores by document id descending (:func:`_fix_ties`)."""
+    if not same.any():
+        return
+    idx, group = _tie_groups(same)
+    rows = order[idx]
+    s = score_key(fused[rows])
+    differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
+    if differ.any():  # only the groups whose full keys differ are sorted again
+        bad = np.zeros(int(group[-1]) + 1, dtype=bool)
+        bad[group[1:][differ]] = True
+        sub = np.flatnonzero(bad[group])
+        rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
+        s = score_key(fused[rows])
+    tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
+    _fix_ties(rows, tied, docs, head)
+    order[idx] = rows
 
 
 def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     """Number the candidates: rows with one (query, document) share one. False when two
     different documents share a fingerprint's bits (then the caller retries exactly).
+    ``hashes``: the fingerprints (``exact``: the exact codes) of the document ids of
+    ``prep.docs``, position by position (a row's is at its ``src``).
 
     One sort of packed keys (query code, the document's fingerprint or exact code, the
     row's (run, rank) within the query), every match found by the fingerprint checked
@@ -181,7 +210,7 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     pos_bits = _bits(max(lmax, 2))
     local_bits = pos_bits + _bits(max(R, 2))
     q_bits = _bits(max(nq, 2))
-    n = len(prep.q)
+    n = len(prep.src)
     if n == 0:
         prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
         return True
@@ -190,29 +219,27 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     if not exact or q_bits + d_bits + local_bits <= 64:
         if not exact and q_bits + local_bits > 44:  # fewer than 20 bits of fingerprint
             return False
-        later, before, dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
+        dup = _number_pieces(prep, hashes, exact, local_bits, q_bits)
+        if dup is None:
+            return False
     else:  # exact codes too wide to pack
         local = (prep.run.astype(np.int64) << pos_bits) | prep.pos
+        hashes = hashes[prep.src]
         rows = np.lexsort((local, hashes, prep.q))
         run_s = prep.run[rows]
         qs = prep.q[rows]
         ds = hashes[rows]
         new = np.r_[True, (qs[1:] != qs[:-1]) | (ds[1:] != ds[:-1])]
         at = np.flatnonzero(~new)  # rows of the candidate of the row before them
-        later, before = rows[at], rows[at - 1]
-        dup = later[run_s[at] == run_s[at - 1]]
+        dup = rows[at][run_s[at] == run_s[at - 1]]
         prep.pid = np.empty(n, dtype=np.int64)
         prep.pid[rows] = np.cumsum(new, dtype=np.int64) - 1
         first = rows[new]
         prep.pq = qs[new]
         prep.head = prep.src[first]
-    if not exact and len(later):
-        # each row equal to the one before it: all equal to the first
-        if not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all():
-            return False
     if len(dup):
         row = int(dup[0])
-        i = int(prep.run[row])
+        i = int(prep.run_of(np.array([row]))[0])
         raise InputError(
             N_("document {doc} appears twice for query {query} in the run {run}"),
             source=prep.sources[i],
@@ -230,6 +257,10 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
 #: the rows of the pieces of whole queries :func:`_number_pieces` and :func:`output_order`
 #: work on (in cache)
 PIECE_ROWS = 1 << 16
+#: the candidates whose equal packed keys :func:`output_order` settles at a time (pieces
+#: of whole queries: the work on each stretch's ties, done once for many pieces, costs
+#: less interpreter time, and its arrays stay a few megabytes)
+SETTLE_ROWS = 1 << 20
 
 
 def _query_pieces(ends: np.ndarray, n: int) -> list[tuple[int, int]]:
@@ -249,15 +280,19 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
     mixed fingerprint, :func:`~metrics_core.ranking.strings.pair_keys`, or the exact code;
     the row's place in the query, whose order is the (run, rank) order) sorted query by
     query (every key of a query is below every key of a later one, so the pieces are the
-    sorted array's), equal keys one candidate. Returns the rows equal by their keys to the
-    row before them in the sorted order, those rows, and the rows of a run's document found
-    twice (to check, to report)."""
-    n = len(hashes)
+    sorted array's), equal keys one candidate; each row of a candidate after its first
+    checked against the row before it, string by string (in the piece, in cache), when the
+    keys are fingerprints. Returns the rows of a run's document found twice (to report), or
+    None when two different documents share a key (then the caller retries exactly)."""
+    n = len(prep.src)
     low = np.uint64((1 << local_bits) - 1)
     per_query = prep.lengths.sum(axis=0)
     ends = np.cumsum(per_query)
     prep.pid = np.empty(n, dtype=np.int64)
-    pq, head, later, before, dup = [], [], [], [], []
+    # each candidate's query and head row, written piece by piece (at most one a row: the
+    # pages past the candidates are never touched)
+    pq, head = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    dup = []
     next_id = 0
     for q_lo, q_hi in _query_pieces(ends, n):
         r_lo = int(ends[q_lo - 1]) if q_lo else 0
@@ -273,10 +308,10 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.int64), count)  # each row's query
         base = np.repeat(np.cumsum(count) - count, count)  # its query's first slot
         if exact:
-            k = hashes[rows] << np.uint64(local_bits)
+            k = hashes[prep.src[rows]] << np.uint64(local_bits)
             k |= qs.astype(np.uint64) << np.uint64(64 - q_bits)
         else:
-            k = pair_keys(qs, hashes[rows], prep.n_queries)
+            k = pair_keys(qs, hashes[prep.src[rows]], prep.n_queries)
             k &= ~low
         place = np.arange(m, dtype=np.int64)
         place -= base  # the row's place in its query: (run, rank) order
@@ -290,19 +325,22 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         new = np.empty(m, dtype=bool)
         new[0] = True  # a piece starts a query
         np.not_equal(k[1:], k[:-1], out=new[1:])
-        ids = np.cumsum(new, dtype=np.int64)
-        ids += next_id - 1
-        prep.pid[rows] = ids
         first = np.flatnonzero(new)
-        pq.append(qs[first])
-        head.append(rows[first])
+        # each row's candidate: the number of its stretch of equal keys
+        ids = np.repeat(np.arange(next_id, next_id + len(first)), np.diff(np.r_[first, m]))
+        prep.pid[rows] = ids
+        pq[next_id : next_id + len(first)] = qs[first]
+        np.take(prep.src, rows[first], out=head[next_id : next_id + len(first)])
         next_id += len(first)
         at = np.flatnonzero(~new)
         if len(at):
-            later.append(rows[at])
-            before.append(rows[at - 1])
-            dup.append(later[-1][prep.run[later[-1]] == prep.run[before[-1]]])
-    prep.pq = np.concatenate(pq)
-    prep.head = prep.src[np.concatenate(head)]
-    cat = [np.concatenate(x) if x else np.zeros(0, np.int64) for x in (later, before, dup)]
-    return cat[0], cat[1], cat[2]
+            later, before = rows[at], rows[at - 1]
+            # each row equal to the one before it: all equal to the first
+            if (
+                not exact
+                and not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all()
+            ):
+                return None
+            dup.append(later[prep.run_of(later) == prep.run_of(before)])
+    prep.pq, prep.head = pq[:next_id], head[:next_id]
+    return np.concatenate(dup) if dup else np.zeros(0, np.int64)

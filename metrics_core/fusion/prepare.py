@@ -50,7 +50,15 @@ def _unite(
 ) -> tuple[list[np.ndarray], pa.Array]:
     """The codes of :func:`encode_strings` of several columns renumbered into one dictionary;
     ``sort``: numbered in the ids' string order. The renumbering is worked out on the small
-    dictionaries, then each column's codes are looked up once."""
+    dictionaries (:func:`_unite_tables`), then each column's codes are looked up once."""
+    tables, vocab = _unite_tables(vocabs, sort)
+    out = [c.astype(np.int64) if t is None else t[c] for c, t in zip(codes, tables, strict=True)]
+    return out, vocab
+
+
+def _unite_tables(vocabs: list, sort: bool = False) -> tuple[list[np.ndarray | None], pa.Array]:
+    """One dictionary for the dictionaries of several columns (``sort``: in the ids' string
+    order) and, for each column, the table of its codes' new numbers (None: unchanged)."""
     vocabs = [_plain_strings(v) for v in vocabs]
     tables: list[np.ndarray | None]
     if len(vocabs) == 1:
@@ -67,8 +75,7 @@ def _unite(
         rank[order] = np.arange(len(order), dtype=np.int64)
         tables = [rank if t is None else rank[t] for t in tables]
         vocab = vocab.take(pa.array(order))
-    out = [c.astype(np.int64) if t is None else t[c] for c, t in zip(codes, tables, strict=True)]
-    return out, vocab
+    return tables, vocab
 
 
 def _strings(col):
@@ -91,20 +98,60 @@ class Prepared:
     names: list[str]
     qvocab: pa.Array  # query ids, string order (code = position)
     docs: pa.ChunkedArray  # the runs' document ids, run after run, rows as read
-    run: np.ndarray  # run index of each row (rows grouped by run)
-    q: np.ndarray  # query code of each row
     src: np.ndarray  # the row's position in ``docs``
     raw: np.ndarray  # the run's score
-    pos: np.ndarray  # 0-based rank within the run's list for the query
     lengths: np.ndarray  # runs x queries: list lengths L
     sources: list[str]
     row_start: np.ndarray  # runs x queries: the row where the run's list for the query starts
     list_len: np.ndarray  # the length of each list (run, query), in the rows' order
+    list_q: np.ndarray  # the query code of each list, in the rows' order
+    list_run: np.ndarray  # the run of each list, in the rows' order (non-decreasing)
     pid: np.ndarray  # the candidate of each row
     pq: np.ndarray  # the query code of each candidate (non-decreasing)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
     query_base: int = 0  # a shard's first query code among all the runs' queries
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
+    _rows: dict | None = None  # the per-row columns made so far (:meth:`_per_row`)
+
+    def _per_row(self, name: str) -> np.ndarray:
+        """A per-row column made from the lists the first time it is read (most methods
+        read none of them: no array the size of the rows written for nothing)."""
+        if self._rows is None:
+            self._rows = {}
+        if name not in self._rows:
+            size = self.list_len
+            if name == "q":
+                value = np.repeat(self.list_q, size)
+            elif name == "run":
+                value = np.repeat(self.list_run.astype(np.int16), size)
+            else:  # 0, 1, ... in each list: ones, each list's first row set back
+                value = np.ones(int(size.sum()), dtype=np.int64)
+                if len(size):
+                    value[np.cumsum(size[:-1])] = 1 - size[:-1]
+                    np.cumsum(value, out=value)
+                    value -= 1
+            self._rows[name] = value
+        return self._rows[name]
+
+    @property
+    def q(self) -> np.ndarray:
+        """The query code of each row."""
+        return self._per_row("q")
+
+    @property
+    def run(self) -> np.ndarray:
+        """The run index of each row (rows grouped by run)."""
+        return self._per_row("run")
+
+    @property
+    def pos(self) -> np.ndarray:
+        """The 0-based rank of each row within its run's list for the query."""
+        return self._per_row("pos")
+
+    def run_of(self, rows: np.ndarray) -> np.ndarray:
+        """The run of the rows ``rows`` (rows grouped by run), without :attr:`run`."""
+        ends = np.cumsum(self.lengths.sum(axis=1))
+        return np.searchsorted(ends, rows, side="right")
 
     @property
     def n_runs(self) -> int:
@@ -119,8 +166,9 @@ class Prepared:
         return len(self.pq)
 
     def doc_codes(self) -> tuple[np.ndarray, pa.Array]:
-        """Exact document codes of the rows and their dictionary (a hash pass over every
-        document id: only the training of supervised methods needs them)."""
+        """Exact codes of the document ids of :attr:`docs` (position by position) and their
+        dictionary (a hash pass over every document id: only the training of supervised
+        methods, and the numbering of candidates when two fingerprints meet, need them)."""
         if self._doc_codes is None:
             enc = self.docs.dictionary_encode()
             codes = np.concatenate(
@@ -128,12 +176,13 @@ class Prepared:
                 or [np.zeros(0, np.int32)]
             ).astype(np.int64)
             vocab = enc.chunks[-1].dictionary if enc.num_chunks else pa.array([], pa.string())
-            self._doc_codes = (codes[self.src], _plain_strings(vocab))
+            self._doc_codes = (codes, _plain_strings(vocab))
         return self._doc_codes
 
     @property
     def d(self) -> np.ndarray:
-        return self.doc_codes()[0]
+        """The exact document code of each row."""
+        return self.doc_codes()[0][self.src]
 
     @property
     def dvocab(self) -> pa.Array:
@@ -144,29 +193,36 @@ class Prepared:
 SHARD_ROWS = 250_000
 
 
-def _ranked(run: Run, q: np.ndarray, doc_col, nq: int, at_row: int, ranked: bool = False) -> dict:
-    """One run's rows ranked (ranx's order, :func:`rank_rows`) with their fingerprints, their
-    order among the rows as read (None: as read), the first row of the run in the joined
-    document column, and its lists (first row, length, query code), list after list."""
+def _ranked(
+    run: Run, codes: np.ndarray, table, doc_col, at_row: int, hashes, ranked: bool = False
+) -> dict:
+    """One run's rows ranked (ranx's order, :func:`rank_rows`): their order among the rows
+    as read (None: as read), the first row of the run in the joined document column, and its
+    lists (first row, length, query code), list after list; the fingerprints of its
+    document ids, rows as read, written into ``hashes``.
+    ``codes``: the rows' query codes in the run's own dictionary, ``table`` their numbers
+    among all the runs' queries (None: the same): the rows are ranked on the run's codes
+    (a list's place among the run's lists does not matter) and only the lists' codes are
+    looked up."""
     s = np.asarray(run.scores, dtype=np.float64)
-    h = hash_strings(doc_col)
-    order = rank_rows(q, s, nq, ranked)
+    hash_strings(doc_col, hashes)
+    n_codes = len(table) if table is not None else int(codes.max(initial=-1)) + 1
+    order = rank_rows(codes, s, n_codes, ranked)
     if order is not None:  # as read (the usual case of a run file): nothing to gather
-        q, s, h = q[order], s[order], h[order]
-    if len(q):
-        first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-        size = np.diff(np.r_[first, len(q)])
+        codes, s = codes[order], s[order]
+    if len(codes):
+        first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        size = np.diff(np.r_[first, len(codes)])
     else:
         first, size = (np.zeros(0, np.int64) for _ in range(2))
+    list_q = codes[first].astype(np.int64)
     return {
-        "q": q,
         "s": s,
-        "h": h,
         "order": order,
         "at_row": at_row,
         "first": first,
         "size": size,
-        "list_q": q[first],
+        "list_q": list_q if table is None else table[list_q],
     }
 
 
@@ -183,93 +239,72 @@ def _shard_bounds(rows_per_query: np.ndarray, n: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
+def _list_rows(out: np.ndarray, first: np.ndarray, size: np.ndarray) -> None:
+    """Fill ``out`` with the rows of lists (``first``, ``size``: each list's first row and
+    length), list after list: ``first, first + 1, ...``, in place (ones, each list's first
+    set back to its own start, summed), with no temporary the size of ``out``."""
+    out[:] = 1
+    out[0] = first[0]
+    ends = np.cumsum(size)[:-1]  # where the lists after the first start
+    out[ends] = first[1:] - (first[:-1] + size[:-1] - 1)
+    np.cumsum(out, out=out)
+
+
 def _shard(
     names, sources, qvocab, docs, lengths, ranked: list[dict], bounds: tuple[int, int]
-) -> tuple[Prepared, np.ndarray]:
-    """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run) and its
-    rows' fingerprints. Each run's lists of those queries are found among its lists (a run's
-    rows hold each query in one stretch): the query codes, ranks, list starts and sources
-    are made from them, only the scores and fingerprints are gathered."""
+) -> Prepared:
+    """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run). Each
+    run's lists of those queries are found among its lists (a run's rows hold each query in
+    one stretch): the list starts and sources are made from them, only the scores are
+    gathered."""
     a, b = bounds
     whole = a == 0 and b == len(qvocab)
     R = len(ranked)
-    parts = []  # per run: its rows of the shard (None: all), list starts in them, lengths
+    parts = []  # per run: its lists of the shard: first rows in the run, lengths, queries
     for r in ranked:
         keep = None if whole else (r["list_q"] >= a) & (r["list_q"] < b)
         first = r["first"] if keep is None else r["first"][keep]
         size = r["size"] if keep is None else r["size"][keep]
-        start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
-        if whole:
-            pick = None
-        else:
-            pick = np.repeat(first - start, size)
-            pick += np.arange(len(pick), dtype=np.int64)
-        parts.append((pick, start, size, r["list_q"] if keep is None else r["list_q"][keep]))
-    n = sum(int(size.sum()) for _, _, size, _ in parts)
-
-    def cat(key: str, dtype) -> np.ndarray:
-        out = np.empty(n, dtype=dtype)
-        at = 0
-        for r, (k, _, size, _) in zip(ranked, parts, strict=True):
-            m = int(size.sum())
-            if k is None:
-                out[at : at + m] = r[key]
-            else:
-                np.take(r[key], k, out=out[at : at + m], mode="clip")  # k is valid
-            at += m
-        return out
-
-    q = np.empty(n, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
+        parts.append((first, size, r["list_q"] if keep is None else r["list_q"][keep]))
+    n = sum(int(size.sum()) for _, size, _ in parts)
     src = np.empty(n, dtype=np.int64)
-    run = np.empty(n, dtype=np.int16)
+    raw = np.empty(n, dtype=np.float64)
     row_start = np.zeros((R, b - a), dtype=np.int64)
     at = 0
-    for i, (r, (k, start, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
+    for i, (r, (first, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
         m = int(size.sum())
-        run[at : at + m] = i
+        start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
         row_start[i, list_q - a] = start + at
         if m:
-            q[at : at + m] = np.repeat(list_q - a, size)
-            # 0, 1, ... in each list: ones, each list's first row set back by the list before
-            p = pos[at : at + m]
-            p[:] = 1
-            p[start[1:]] = 1 - size[:-1]
-            np.cumsum(p, out=p)
-            p -= 1
-            s = src[at : at + m]
-            order = r["order"]
-            if order is None:
-                if k is None:
-                    s[:] = np.arange(m, dtype=np.int64)
-                else:
-                    s[:] = k
+            s, x = src[at : at + m], raw[at : at + m]
+            # the run's rows of these lists (in its ranked order), then their scores
+            _list_rows(s, first, size)
+            if whole:
+                x[:] = r["s"]
             else:
-                if k is None:
-                    s[:] = order
-                else:
-                    np.take(order, k, out=s, mode="clip")
+                np.take(r["s"], s, out=x, mode="clip")  # s is valid
+            if r["order"] is not None:  # their rows as read
+                s[:] = r["order"][s]
             s += r["at_row"]
         at += m
     prep = Prepared(
         names=names,
         qvocab=qvocab if whole else qvocab.slice(a, b - a),
         docs=docs,
-        run=run,
-        q=q,
         src=src,
-        raw=cat("s", np.float64),
-        pos=pos,
+        raw=raw,
         lengths=np.ascontiguousarray(lengths[:, a:b]),
         sources=sources,
         row_start=row_start,
-        list_len=np.concatenate([size for _, _, size, _ in parts]).astype(np.int64, copy=False),
+        list_len=np.concatenate([size for _, size, _ in parts]).astype(np.int64, copy=False),
+        list_q=np.concatenate([list_q - a for _, _, list_q in parts]).astype(np.int64),
+        list_run=np.repeat(np.arange(R), [len(size) for _, size, _ in parts]),
         pid=np.zeros(0, np.int64),
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
         query_base=a,
     )
-    return prep, cat("h", np.uint64)
+    return prep
 
 
 def prepare_shards(
@@ -285,16 +320,20 @@ def prepare_shards(
     drop-in hands them over): equal scores keep the rows' order, no quicksort."""
     qcols = [r.qid for r in runs]
     encoded = map_in_threads(encode_strings, qcols)
-    qcodes, qvocab = _unite([c for c, _ in encoded], [v for _, v in encoded], sort=True)
+    tables, qvocab = _unite_tables([v for _, v in encoded], sort=True)
+    qcodes = [c for c, _ in encoded]
     del encoded
     doc_cols = [_strings(r.docid) for r in runs]
     nq, R = len(qvocab), len(runs)
     starts = np.cumsum([0] + [len(r.scores) for r in runs])
+    # the fingerprints of the joined document column, each run's written by its thread
+    hashes = np.empty(int(starts[-1]), dtype=np.uint64)
 
     as_given = ranked
 
     def rank_one(i: int) -> dict:
-        return _ranked(runs[i], qcodes[i], doc_cols[i], nq, int(starts[i]), as_given)
+        a, b = int(starts[i]), int(starts[i + 1])
+        return _ranked(runs[i], qcodes[i], tables[i], doc_cols[i], a, hashes[a:b], as_given)
 
     def joined_docs(_: int) -> pa.ChunkedArray:
         chunks = [
@@ -321,9 +360,9 @@ def prepare_shards(
     names, sources = [r.name for r in runs], [r.source for r in runs]
 
     def build(b: tuple[int, int]) -> Prepared:
-        prep, hashes = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
+        prep = _shard(names, sources, qvocab, docs, lengths, ranked_runs, b)
         if not group_candidates(prep, hashes, exact=False):
-            group_candidates(prep, prep.d.astype(np.uint64), exact=True)
+            group_candidates(prep, prep.doc_codes()[0].astype(np.uint64), exact=True)
         return prep
 
     return map_in_threads(build, bounds)

@@ -15,12 +15,19 @@ class RunRows:
     """One run's rows of a shard, what a method's ``value`` reads: ``pos`` (0-based rank in
     the run's list for the query, ranx's), ``score`` (normalised), ``length`` (the list's
     length ``L``), ``n_cand`` (the query's number of candidates ``N``), ``i`` (the run's
-    index). ``length`` and ``n_cand`` may be given as functions: each is then computed the
-    first time a method reads it (most methods read neither: no gather over the rows)."""
+    index). ``score``, ``length`` and ``n_cand`` may be given as functions: each is then
+    computed the first time a method reads it (most methods read neither of the last two,
+    most rank-based ones not the scores: no array over the rows made for nothing)."""
 
     def __init__(self, i, pos, score, length, n_cand):
-        self.i, self.pos, self.score = i, pos, score
-        self._length, self._n_cand = length, n_cand
+        self.i, self.pos = i, pos
+        self._score, self._length, self._n_cand = score, length, n_cand
+
+    @property
+    def score(self) -> np.ndarray:
+        if callable(self._score):
+            self._score = self._score()
+        return self._score
 
     @property
     def length(self) -> np.ndarray:
@@ -43,14 +50,14 @@ class Table:
     """The runs' values over a shard's candidates, what a method's ``combine`` reads (with
     the helpers of :mod:`metrics_core.fusion.kernels`): run ``i``'s candidates and values
     (:meth:`rows`, :meth:`dense`), ``count`` (``n(d)``, the runs that retrieved each
-    candidate), ``n_cand`` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
+    candidate), :attr:`n_cand` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
     each candidate's query), ``weights``, ``R`` runs, ``P`` candidates. After the Borda
     normalisation a score-based method sees every candidate in every run (ranx's)."""
 
     def __init__(self, prep: Prepared, pids, values, n_cand, weights, count=None):
         self._prep = prep
         self._pids, self._values = pids, values
-        self.n_cand, self.weights = n_cand, weights
+        self._n_cand, self.weights = n_cand, weights
         self.R, self.P = prep.n_runs, prep.n_candidates
         self._count = count
         #: local query codes whose answer is an accident of ranx's (filled by a method)
@@ -67,6 +74,14 @@ class Table:
         pid, v = self.rows(i)
         out[pid] = v
         return out
+
+    @property
+    def n_cand(self) -> np.ndarray:
+        """``N``: the number of candidates of each candidate's query (made when first read,
+        when given as a function)."""
+        if callable(self._n_cand):
+            self._n_cand = self._n_cand()
+        return self._n_cand
 
     @property
     def count(self) -> np.ndarray:

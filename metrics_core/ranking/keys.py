@@ -14,7 +14,12 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core.errors import N_, InputError
-from metrics_core.ranking.strings import order_within_groups, sort_by_query, strings_equal
+from metrics_core.ranking.strings import (
+    order_within_groups,
+    sort_by_query,
+    strings_compare,
+    strings_equal,
+)
 
 
 def score_key(scores: np.ndarray) -> np.ndarray:
@@ -144,10 +149,10 @@ def tie_order(
 
     Where groups of two hold half of the rows or more (most ties of a fused run: two
     documents at the same ranks of different runs), each pair is put in order by one
-    comparison of its two ids (Arrow's, in byte order as the sort's). The other groups
-    are sorted in blocks of about 260,000 rows, cut at group boundaries: on a run where
-    nearly every row is tied, the working arrays of the string sort stay the size of a
-    block, not of the run. Equal ids keep their positions' order.
+    comparison of its two ids (:func:`strings_compare`, in byte order as the sort's). The
+    other groups are sorted in blocks of about 260,000 rows, cut at group boundaries: on a
+    run where nearly every row is tied, the working arrays of the string sort stay the
+    size of a block, not of the run. Equal ids keep their positions' order.
     """
     n = len(tied)
     if n > 2:
@@ -155,14 +160,8 @@ def tie_order(
         size = np.diff(np.r_[head, n])
         first = head[size == 2]
         if 4 * len(first) >= n:
-            import pyarrow.compute as pc
-
-            one = docid.take(pa.array(source_rows[first]))
-            two = docid.take(pa.array(source_rows[first + 1]))
-            swap = pc.less(one, two) if descending else pc.greater(one, two)
-            if isinstance(swap, pa.ChunkedArray):
-                swap = swap.combine_chunks()
-            at = first[swap.to_numpy(zero_copy_only=False)]
+            cmp = strings_compare(docid, source_rows[first], docid, source_rows[first + 1])
+            at = first[cmp < 0] if descending else first[cmp > 0]
             fixed = tied.copy()
             fixed[at], fixed[at + 1] = tied[at + 1], tied[at]
             if 2 * len(first) < n:  # and the larger groups

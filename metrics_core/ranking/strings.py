@@ -61,7 +61,7 @@ def _shifted_words(data: np.ndarray) -> tuple[np.ndarray, int]:
     return shifted.ravel(), n_words
 
 
-def hash_strings(arr: pa.Array) -> np.ndarray:
+def hash_strings(arr: pa.Array, out: np.ndarray | None = None) -> np.ndarray:
     """64-bit fingerprint of every string of an Arrow string array (no nulls).
 
     The string's bytes are taken 8 at a time (one gather per word from aligned shifted
@@ -69,18 +69,20 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     ``h <- (h xor word) * M; h ^= h >> 32``, starting from ``len * L``. A 10-byte id
     costs two gathers. Equal strings get equal fingerprints wherever they sit (chunks,
     slices); different strings almost surely differ, and the engine checks every match
-    string by string. Not finalised: :func:`pair_keys` mixes the bits.
+    string by string. Not finalised: :func:`pair_keys` mixes the bits. ``out``: the
+    array (uint64, one per string) that receives them.
 
     >>> import pyarrow as pa
     >>> h = hash_strings(pa.array(["ab", "ba", "ab", ""]))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
     """
-    if isinstance(arr, pa.ChunkedArray):
+    if out is None:
         out = np.empty(len(arr), dtype=np.uint64)
+    if isinstance(arr, pa.ChunkedArray):
         at = 0
         for chunk in arr.chunks:
-            out[at : at + len(chunk)] = hash_strings(chunk)
+            hash_strings(chunk, out[at : at + len(chunk)])
             at += len(chunk)
         return out
     if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type):
@@ -89,12 +91,11 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     if n > _HASH_SLICE:
         # in slices whose shifted copies stay in the processor's cache: 2.2 times faster
         # than one pass over a 100,000-row chunk (a whole file's Arrow block)
-        out = np.empty(n, dtype=np.uint64)
         for lo in range(0, n, _HASH_SLICE):
-            out[lo : lo + _HASH_SLICE] = hash_strings(arr.slice(lo, _HASH_SLICE))
+            hash_strings(arr.slice(lo, _HASH_SLICE), out[lo : lo + _HASH_SLICE])
         return out
     if n == 0:
-        return np.zeros(0, dtype=np.uint64)
+        return out
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
     lengths = np.diff(offsets)
     buf = arr.buffers()[2]
@@ -105,7 +106,8 @@ def hash_strings(arr: pa.Array) -> np.ndarray:
     # word k of string i: row (start % 8), column start // 8 + k
     idx = (start & 7).astype(np.int64) * n_words + (start >> 3)
     with np.errstate(over="ignore"):
-        h = lengths.astype(np.uint64) * _LEN_MULT
+        h = out
+        np.multiply(lengths, _LEN_MULT, out=h, dtype=np.uint64, casting="unsafe")
         rows = None  # None: all strings (each has bytes at this word, or k = 0)
         k, longest = 0, int(lengths.max())
         while k < longest:
@@ -237,15 +239,130 @@ def string_order(ids) -> np.ndarray:
 
 
 def strings_equal(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
-    """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches)."""
-    if len(rows_a) == 0:
-        return np.zeros(0, dtype=bool)
-    import pyarrow.compute as pc
+    """Elementwise ``a[rows_a] == b[rows_b]`` (exact check of fingerprint matches).
 
-    eq = pc.equal(a.take(pa.array(rows_a)), b.take(pa.array(rows_b)))
-    if isinstance(eq, pa.ChunkedArray):
-        eq = eq.combine_chunks()
-    return eq.to_numpy(zero_copy_only=False)
+    On arrays of one buffer each: equal lengths, then the strings' bytes 8 at a time
+    (words loaded from Arrow's buffers), each round only on the pairs equal so far; else
+    :func:`strings_compare`."""
+    one_a, one_b = _one_buffer(a), _one_buffer(b)
+    if one_a is None or one_b is None or len(rows_a) == 0:
+        return strings_compare(a, rows_a, b, rows_b) == 0
+    word_a, off_a = _words_from(one_a, big_endian=False)
+    word_b, off_b = (word_a, off_a) if one_b is one_a else _words_from(one_b, big_endian=False)
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    rows_b = np.asarray(rows_b, dtype=np.int64)
+    start_a, start_b = off_a[rows_a], off_b[rows_b]
+    length = off_a[rows_a + 1] - start_a
+    equal = length == off_b[rows_b + 1] - start_b
+    todo = np.flatnonzero(equal & (length > 0))
+    start_a, start_b, rest = start_a[todo], start_b[todo], length[todo]
+    while len(todo):
+        same = word_a(start_a, rest) == word_b(start_b, rest)
+        equal[todo[~same]] = False
+        more = same & (rest > 8)
+        todo, start_a, start_b = todo[more], start_a[more] + 8, start_b[more] + 8
+        rest = rest[more] - 8
+    return equal
+
+
+#: _HIGH_BYTES[r]: mask of the high r bytes of a big-endian word (r = 0..8)
+_HIGH_BYTES = np.array(
+    [0] + [(2**64 - 1) ^ ((1 << (64 - 8 * r)) - 1) for r in range(1, 9)], dtype=np.uint64
+)
+
+
+def _one_buffer(arr) -> pa.Array | None:
+    """The Arrow string array behind ``arr`` when it is one (a chunked array of one chunk
+    included), else None."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks != 1:
+            return None
+        arr = arr.chunk(0)
+    return arr if pa.types.is_string(arr.type) and arr.null_count == 0 else None
+
+
+def _words_from(arr: pa.Array, big_endian: bool = True):
+    """A function giving the words (``big_endian``: in byte order; else as loaded) of the
+    bytes from ``start`` (``rest`` bytes left in each string: zero past its end; 8-byte
+    loads from Arrow's buffer, the last 7 bytes read by a load that ends at the buffer's
+    end, shifted), and the array's offsets."""
+    offsets = np.frombuffer(
+        arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=arr.offset * 4
+    )
+    buf = arr.buffers()[2]
+    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
+    if len(data) < 8:
+        data = np.r_[data, np.zeros(8, np.uint8)]
+    last = len(data) - 8
+    words = np.ndarray((last + 1,), dtype="<u8", buffer=data, strides=(1,))
+
+    def word(start: np.ndarray, rest: np.ndarray) -> np.ndarray:
+        at = np.minimum(start, last)
+        w = words[at]
+        if big_endian:
+            w = w.byteswap()
+        if (at != start).any():  # the buffer's last bytes: drop the ones before ``start``
+            shift = ((start - at) * 8).astype(np.uint64)
+            if big_endian:
+                w <<= shift
+            else:
+                w >>= shift
+        w &= (_HIGH_BYTES if big_endian else _LOW_BYTES)[np.clip(rest, 0, 8)]
+        return w
+
+    return word, offsets
+
+
+def strings_compare(a: pa.Array, rows_a: np.ndarray, b: pa.Array, rows_b: np.ndarray) -> np.ndarray:
+    """Elementwise -1, 0 or 1 as ``a[rows_a]`` is below, equal to or above ``b[rows_b]`` in
+    byte order (code point order; a string before every longer one it begins), exact.
+
+    On arrays of one buffer each the strings are compared 8 bytes a round (big-endian words
+    loaded from Arrow's buffers), each round only on the pairs equal so far: no string is
+    copied. Otherwise by Arrow's comparisons of the strings taken.
+
+    >>> v = pa.array(["abcdefghij", "abcdefghik", "ab", "ab"])
+    >>> strings_compare(v, np.array([0, 1, 2, 2]), v, np.array([1, 0, 0, 3])).tolist()
+    [-1, 1, -1, 0]
+    """
+    n = len(rows_a)
+    out = np.zeros(n, dtype=np.int8)
+    if n == 0:
+        return out
+    one_a, one_b = _one_buffer(a), _one_buffer(b)
+    if one_a is None or one_b is None:
+        import pyarrow.compute as pc
+
+        x, y = a.take(pa.array(rows_a)), b.take(pa.array(rows_b))
+        for value, fn in ((-1, pc.less), (1, pc.greater)):
+            hit = fn(x, y)
+            if isinstance(hit, pa.ChunkedArray):
+                hit = hit.combine_chunks()
+            out[hit.to_numpy(zero_copy_only=False)] = value
+        return out
+    word_a, off_a = _words_from(one_a)
+    word_b, off_b = word_a, off_a
+    if one_b is not one_a:
+        word_b, off_b = _words_from(one_b)
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    rows_b = np.asarray(rows_b, dtype=np.int64)
+    start_a, start_b = off_a[rows_a], off_b[rows_b]
+    len_a, len_b = off_a[rows_a + 1] - start_a, off_b[rows_b + 1] - start_b
+    todo = np.arange(n)
+    k = 0
+    while len(todo):
+        wa, wb = word_a(start_a, len_a - k), word_b(start_b, len_b - k)
+        cmp = (wa > wb).astype(np.int8) - (wa < wb)
+        more = (cmp == 0) & (len_a > k + 8) & (len_b > k + 8)
+        # equal words, one string ended: the shorter is below (it begins the longer)
+        ended = (cmp == 0) & ~more
+        cmp[ended] = (len_a[ended] > len_b[ended]).astype(np.int8) - (len_a[ended] < len_b[ended])
+        out[todo] = cmp
+        todo = todo[more]
+        start_a, start_b = start_a[more] + 8, start_b[more] + 8
+        len_a, len_b = len_a[more], len_b[more]
+        k += 8
+    return out
 
 
 def stable_argsort_codes(codes: np.ndarray, n_codes: int) -> np.ndarray:

@@ -90,7 +90,13 @@ def test_colliding_fingerprints_take_the_exact_path(monkeypatch):
     frames = _tied_runs(8)
     runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
     normal = fuse(runs, method="rrf")
-    monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
+
+    def one_fingerprint(arr, out=None):
+        out = np.empty(len(arr), np.uint64) if out is None else out
+        out[:] = 0
+        return out
+
+    monkeypatch.setattr(prepare, "hash_strings", one_fingerprint)
     exact = fuse(runs, method="rrf")
     assert list(exact.query_ids) == list(normal.query_ids)
     assert list(exact.doc_ids) == list(normal.doc_ids)
@@ -199,7 +205,13 @@ def test_colliding_fingerprints_in_shards_take_the_exact_path(monkeypatch):
     runs = {f"r{i}": mc.read_run(f.copy(), name=f"r{i}") for i, f in enumerate(frames)}
     normal = fuse(runs, method="rrf")
     _in_shards(monkeypatch)
-    monkeypatch.setattr(prepare, "hash_strings", lambda arr: np.zeros(len(arr), np.uint64))
+
+    def one_fingerprint(arr, out=None):
+        out = np.empty(len(arr), np.uint64) if out is None else out
+        out[:] = 0
+        return out
+
+    monkeypatch.setattr(prepare, "hash_strings", one_fingerprint)
     assert _rows(fuse(runs, method="rrf")) == _rows(normal)
 
 

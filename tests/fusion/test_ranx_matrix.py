@@ -254,3 +254,34 @@ def test_supervised_methods_with_ranx_training_and_with_ours(method, norm, kind)
     own, named = _fuse_ours(runs, method, norm, {key: mine, **extra})
     assert not named
     _compare(own, theirs, set(), f"{method} / {norm} / {kind} / own training")
+
+
+@pytest.mark.parametrize("method", ["rrf", "wsum", "combmnz"])
+def test_runs_written_query_by_query_in_an_order_not_their_ids_order(method):
+    """Runs as run files are written (each query's rows together, best first) with the
+    queries in an order other than their ids' string order, equal scores in lists of 16
+    documents or more (numba's quicksort decides their order): ranx's scores. Every list
+    keeps its rows together, whatever the order of the queries in the file."""
+    rng = np.random.default_rng(7)
+    rows_by_run = []
+    for _ in range(3):
+        rows = []
+        for k, q in enumerate(rng.permutation(QUERIES)):
+            # lists of 16 or more with equal scores between short lists and untied ones
+            n = int(rng.integers(16, 41)) if k % 3 != 1 else int(rng.integers(5, 16))
+            docs = [f"d{j}" for j in rng.permutation(40)[:n]]
+            tied = k % 3 == 0 or k % 3 == 1
+            scores = rng.integers(0, 4, n).astype(float) if tied else rng.normal(3.0, 1.0, n)
+            for j in np.argsort(-scores, kind="stable"):
+                rows.append((str(q), docs[j], float(scores[j])))
+        rows_by_run.append(rows)
+    ours_runs = {  # the rows in the file's order (a run file read, a Run built from lists)
+        f"r{i}": mc.Run(*[list(c) for c in zip(*rows, strict=True)], name=f"r{i}")
+        for i, rows in enumerate(rows_by_run)
+    }
+    params = dict(PARAMS.get(method, {}))
+    ours, named = _fuse_ours(ours_runs, method, "min-max", params)
+    ranx_params = dict(params) | ({"weights": WEIGHTS} if METHODS[method].weighted else {})
+    theirs = _ranx_fuse(_theirs(rows_by_run), "min-max", METHODS[method].ranx, ranx_params)
+    assert not named
+    _compare(ours, theirs, set(), f"{method} / grouped runs")

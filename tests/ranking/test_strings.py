@@ -203,3 +203,62 @@ def test_tie_order_of_pairs_equals_the_string_sort(seed):
                 key = sorted(members, key=lambda i: (strs[i].encode(), -i), reverse=True)
             want += [int(tied[i]) for i in key]
         assert got.tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_strings_compare_is_byte_order(seed):
+    """-1 / 0 / 1 as Python compares the UTF-8 bytes: ids of every length around the 8-byte
+    rounds, prefixes of one another, NUL bytes, non-ASCII, strings at the buffer's very end;
+    one array, a slice, a chunked array of one chunk and one of several (Arrow's path)."""
+    from metrics_core.ranking.strings import strings_compare
+
+    rng = random.Random(seed)
+    pool = ["", "a", "\x00", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghi", "\u00e9", "x" * 17]
+    strs = [
+        "".join(rng.choice(pool) for _ in range(rng.randint(0, 4)))
+        for _ in range(rng.randint(1, 80))
+    ]
+    arr = pa.array(strs)
+    cut = rng.randint(0, len(strs) - 1)
+    layouts = [
+        (arr, strs),
+        (arr.slice(cut), strs[cut:]),
+        (pa.chunked_array([arr]), strs),
+        (pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=pa.string()), strs),
+    ]
+    for values, plain in layouts:
+        a = np.array([rng.randrange(len(plain)) for _ in range(100)])
+        b = np.array([rng.randrange(len(plain)) for _ in range(100)])
+        b[:10] = len(plain) - 1  # the buffer's last string
+        got = strings_compare(values, a, values, b)
+        enc = [s.encode() for s in plain]
+        want = [(enc[i] > enc[j]) - (enc[i] < enc[j]) for i, j in zip(a, b, strict=True)]
+        assert got.tolist() == want
+        other = pa.array(plain[::-1])  # two arrays
+        got = strings_compare(values, a, other, len(plain) - 1 - b)
+        assert got.tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strings_equal_is_python_equality(seed):
+    """Equal lengths and bytes, 8 at a time from the buffers: ids sharing long prefixes,
+    NUL bytes, empty ids, the buffer's last string, one array or two, slices and chunks."""
+    from metrics_core.ranking.strings import strings_equal
+
+    rng = random.Random(seed)
+    pool = ["", "a", "\x00", "abcdefgh", "abcdefgh\x00", "\u00e9", "x" * 9]
+    strs = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 3))) for _ in range(60)]
+    arr = pa.array(strs)
+    cut = rng.randint(1, len(strs) - 1)
+    for values, plain in [
+        (arr, strs),
+        (arr.slice(cut), strs[cut:]),
+        (pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=pa.string()), strs),
+    ]:
+        a = np.array([rng.randrange(len(plain)) for _ in range(200)])
+        b = np.array([rng.randrange(len(plain)) for _ in range(200)])
+        b[:20] = len(plain) - 1
+        want = [plain[i] == plain[j] for i, j in zip(a, b, strict=True)]
+        assert strings_equal(values, a, values, b).tolist() == want
+        other = pa.array(plain[::-1])
+        assert strings_equal(values, a, other, len(plain) - 1 - b).tolist() == want
