@@ -470,7 +470,7 @@ def door(monkeypatch):
     monkeypatch.setattr(budget, "process_anon", lambda: d.anon)
     monkeypatch.setattr(budget, "_gate", budget._Gate())
     monkeypatch.setattr(budget, "_claims", {})
-    monkeypatch.setattr(budget, "_pages_running", {})
+    monkeypatch.setattr(budget, "_pages_running", set())
     monkeypatch.setattr(budget, "_uploads_in_flight", [0])
     return d
 
@@ -642,12 +642,12 @@ def test_each_other_page_running_is_counted_by_the_gate(door):
     for t in others:
         t.join(10)
     with budget._gate.lock:
-        assert budget._free() == alone and budget._pages_running == {}
+        assert budget._free() == alone and budget._pages_running == set()
     gone = threading.Thread(target=budget.page_run_started)  # ended without saying so
     gone.start()
     gone.join(10)
     with budget._gate.lock:
-        assert budget._free() == alone and budget._pages_running == {}
+        assert budget._free() == alone and budget._pages_running == set()
 
 
 def test_streamlits_upload_request_handler_is_found_and_guarded():

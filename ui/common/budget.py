@@ -271,8 +271,18 @@ def estimate(data: bytes, kind: str) -> int:
     """
     text, binary = _text_size(data)
     if kind == "run-stream" and not binary:
-        return STREAM_PARSE_FIXED + (data.count(b"\n") + 1) * STREAM_PARSE_BYTES_PER_ROW
-    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text) + (len(data) if binary else 0)
+        return _stream_need(data.count(b"\n") + 1)
+    return _whole_need(text) + (len(data) if binary else 0)
+
+
+def _stream_need(lines: int) -> int:
+    """What reading ``lines`` lines batch by batch needs at its peak."""
+    return STREAM_PARSE_FIXED + lines * STREAM_PARSE_BYTES_PER_ROW
+
+
+def _whole_need(text: int) -> int:
+    """What reading ``text`` bytes of text whole needs at its peak, beside the text."""
+    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * text)
 
 
 def arrival_need(length: int) -> int:
@@ -285,8 +295,8 @@ def arrival_need(length: int) -> int:
     10800000
     """
     if length >= STREAM_UPLOAD_BYTES:
-        return STREAM_PARSE_FIXED + STREAM_PARSE_BYTES_PER_ROW * (length // MIN_LINE_BYTES + 1)
-    return PARSE_FIXED + int(PARSE_PEAK_FACTOR * length)
+        return _stream_need(length // MIN_LINE_BYTES + 1)
+    return _whole_need(length)
 
 
 def work_need(statistics: bool = True) -> int:
@@ -460,8 +470,8 @@ def _free() -> int:
     return server_budget() - anon - _gate.reserved - _uploads_in_flight[0] - pages
 
 
-#: thread -> when its page run started (:func:`page_run_started`)
-_pages_running: dict[int, float] = {}
+#: the threads whose page run is in progress (:func:`page_run_started`)
+_pages_running: set[int] = set()
 
 
 def _other_pages() -> int:
@@ -472,8 +482,7 @@ def _other_pages() -> int:
     if not _pages_running:
         return 0
     alive = {t.ident for t in threading.enumerate()}
-    for gone in [t for t in _pages_running if t not in alive]:
-        del _pages_running[gone]
+    _pages_running.intersection_update(alive)
     busy = {t.thread for t in _gate.line} | {t.thread for t in _gate.running}
     busy.add(threading.get_ident())
     return sum(1 for t in _pages_running if t not in busy)
@@ -483,7 +492,7 @@ def page_run_started() -> None:
     """A visitor's page run starts on this thread (:func:`ui.common.frame.page`): until it
     ends (:func:`page_run_ended`) the gate counts :data:`PAGE_RUN_BYTES` for it."""
     with _gate.lock:
-        _pages_running[threading.get_ident()] = time.monotonic()
+        _pages_running.add(threading.get_ident())
 
 
 def capacity() -> int:
@@ -733,7 +742,9 @@ def page_run_ended() -> None:
     (:func:`page_run_started`)."""
     session = state.session_id()
     with _gate.cond:
-        counted = _pages_running.pop(threading.get_ident(), None) is not None
+        me = threading.get_ident()
+        counted = me in _pages_running
+        _pages_running.discard(me)
         opened = bool(session) and _gate.served.pop(session, None) is not None
         if counted or opened:
             _gate.cond.notify_all()

@@ -226,6 +226,9 @@ class UploadSlot:
         files = list(got or []) if self.multiple else ([got] if got is not None else [])
         # files whose bytes were released once read (their chips stay in the box): done with
         files = [f for f in files if not isinstance(f, DeletedFile)]
+        for f in files:  # handed to the page, whose reading waits in the gate's line: what
+            # the server's door claimed for reading it is given back (budget.guarded_upload_app)
+            budget.unclaim(state.session_id(), getattr(f, "file_id", None) or "")
         if files:
             st.session_state.setdefault(state.UPLOAD_MESSAGES, {}).pop(self.key, None)
         return files

@@ -62,9 +62,6 @@ def parse_once(kind: str, uploaded, fmt: str = "auto") -> tuple[bool, str | None
     ident = run_files.content_of(uploaded) if kind == "run" else uploaded.name
 
     def load() -> None:
-        # its reading goes to the gate's line now: what the server's door claimed for it
-        # (ui.common.budget.guarded_upload_app) is given back
-        budget.unclaim(state.session_id(), getattr(uploaded, "file_id", None) or "")
         data = uploaded.getvalue()
         # within the server's memory gate (refused before reading when it could never fit, in
         # line while other visitors' work holds the memory) and into the session's folder
