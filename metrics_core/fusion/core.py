@@ -201,10 +201,12 @@ def _fused_rows(
     codes, in_order = out if out is not None else (np.empty(P, np.int32), np.empty(P))
     codes[:] = pq  # = pq[order]: the order moves candidates within their query
     codes += prep.query_base
-    np.take(fused, order, out=in_order)
+    # mode="clip" (the order is valid): with an ``out``, numpy's default mode gathers
+    # into a temporary first, then copies it (one more array of the candidates' size)
+    np.take(fused, order, out=in_order, mode="clip")
     # the fused scores are read: their array receives the rows of the documents, in order
     reuse = fused.dtype == np.float64 and fused.flags.c_contiguous and fused.flags.writeable
-    heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None)
+    heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None, mode="clip")
     return codes, prep.docs.take(pa.array(heads)), in_order, accidents
 
 

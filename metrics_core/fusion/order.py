@@ -210,7 +210,7 @@ def group_candidates(prep: Prepared, hashes: np.ndarray, exact: bool) -> bool:
     pos_bits = _bits(max(lmax, 2))
     local_bits = pos_bits + _bits(max(R, 2))
     q_bits = _bits(max(nq, 2))
-    n = len(prep.src)
+    n = prep.n_rows
     if n == 0:
         prep.pid, prep.pq, prep.head = (np.zeros(0, np.int64) for _ in range(3))
         return True
@@ -284,7 +284,7 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
     checked against the row before it, string by string (in the piece, in cache), when the
     keys are fingerprints. Returns the rows of a run's document found twice (to report), or
     None when two different documents share a key (then the caller retries exactly)."""
-    n = len(prep.src)
+    n = prep.n_rows
     low = np.uint64((1 << local_bits) - 1)
     per_query = prep.lengths.sum(axis=0)
     ends = np.cumsum(per_query)
@@ -302,16 +302,22 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         # the piece's rows, query-major: the lists (query, run) one after another
         size = prep.lengths[:, q_lo:q_hi].T.ravel()
         first_row = prep.row_start[:, q_lo:q_hi].T.ravel()
-        rows = np.repeat(first_row - (np.cumsum(size) - size), size)
+        slot = np.cumsum(size) - size  # each list's first slot in the piece
+        rows = np.repeat(first_row - slot, size)
         rows += np.arange(m, dtype=np.int64)
+        if prep.src_start is None:
+            src = prep.src[rows]  # the rows' positions in ``prep.docs``
+        else:  # each list one stretch of ``prep.docs``: made as the rows are
+            src = np.repeat(prep.src_start[:, q_lo:q_hi].T.ravel() - slot, size)
+            src += np.arange(m, dtype=np.int64)
         count = per_query[q_lo:q_hi]
         qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.int64), count)  # each row's query
         base = np.repeat(np.cumsum(count) - count, count)  # its query's first slot
         if exact:
-            k = hashes[prep.src[rows]] << np.uint64(local_bits)
+            k = hashes[src] << np.uint64(local_bits)
             k |= qs.astype(np.uint64) << np.uint64(64 - q_bits)
         else:
-            k = pair_keys(qs, hashes[prep.src[rows]], prep.n_queries)
+            k = pair_keys(qs, hashes[src], prep.n_queries)
             k &= ~low
         place = np.arange(m, dtype=np.int64)
         place -= base  # the row's place in its query: (run, rank) order
@@ -320,7 +326,7 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         # a query's keys stay in its stretch: the sorted keys' slots, then their rows
         place = (k & low).view(np.int64)
         place += base
-        rows = rows[place]
+        rows, src = rows[place], src[place]
         k >>= np.uint64(local_bits)
         new = np.empty(m, dtype=bool)
         new[0] = True  # a piece starts a query
@@ -330,16 +336,14 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         ids = np.repeat(np.arange(next_id, next_id + len(first)), np.diff(np.r_[first, m]))
         prep.pid[rows] = ids
         pq[next_id : next_id + len(first)] = qs[first]
-        np.take(prep.src, rows[first], out=head[next_id : next_id + len(first)])
+        # mode="clip" (the rows are valid): no temporary copied into ``out``
+        np.take(src, first, out=head[next_id : next_id + len(first)], mode="clip")
         next_id += len(first)
         at = np.flatnonzero(~new)
         if len(at):
             later, before = rows[at], rows[at - 1]
             # each row equal to the one before it: all equal to the first
-            if (
-                not exact
-                and not strings_equal(prep.docs, prep.src[later], prep.docs, prep.src[before]).all()
-            ):
+            if not exact and not strings_equal(prep.docs, src[at], prep.docs, src[at - 1]).all():
                 return None
             dup.append(later[prep.run_of(later) == prep.run_of(before)])
     prep.pq, prep.head = pq[:next_id], head[:next_id]

@@ -98,8 +98,6 @@ class Prepared:
     names: list[str]
     qvocab: pa.Array  # query ids, string order (code = position)
     docs: pa.ChunkedArray  # the runs' document ids, run after run, rows as read
-    src: np.ndarray  # the row's position in ``docs``
-    raw: np.ndarray  # the run's score
     lengths: np.ndarray  # runs x queries: list lengths L
     sources: list[str]
     row_start: np.ndarray  # runs x queries: the row where the run's list for the query starts
@@ -110,6 +108,15 @@ class Prepared:
     pq: np.ndarray  # the query code of each candidate (non-decreasing)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
     query_base: int = 0  # a shard's first query code among all the runs' queries
+    #: runs x queries: the position in ``docs`` of the first row of each list, where every
+    #: run's rows are ranked as read (a list's rows are then one stretch of ``docs``);
+    #: None where a run's rows were reordered
+    src_start: np.ndarray | None = None
+    #: per run, where :attr:`src` and :attr:`raw` are made from: (its first row among the
+    #: rows, its lists' first rows in its ranked order and lengths, its ranked scores, the
+    #: order of its ranked rows among its rows as read (None: as read), its first row in
+    #: ``docs``)
+    _runs: list | None = None
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
     _rows: dict | None = None  # the per-row columns made so far (:meth:`_per_row`)
 
@@ -120,7 +127,9 @@ class Prepared:
             self._rows = {}
         if name not in self._rows:
             size = self.list_len
-            if name == "q":
+            if name in ("src", "raw"):
+                value = _from_runs(self._runs or [], self.n_rows, name)
+            elif name == "q":
                 value = np.repeat(self.list_q, size)
             elif name == "run":
                 value = np.repeat(self.list_run.astype(np.int16), size)
@@ -132,6 +141,18 @@ class Prepared:
                     value -= 1
             self._rows[name] = value
         return self._rows[name]
+
+    @property
+    def src(self) -> np.ndarray:
+        """The position in :attr:`docs` of each row (made when first read: the numbering of
+        candidates reads :attr:`src_start` instead where it can)."""
+        return self._per_row("src")
+
+    @property
+    def raw(self) -> np.ndarray:
+        """The run's score of each row (made when first read: only the normalisations
+        read it)."""
+        return self._per_row("raw")
 
     @property
     def q(self) -> np.ndarray:
@@ -152,6 +173,11 @@ class Prepared:
         """The run of the rows ``rows`` (rows grouped by run), without :attr:`run`."""
         ends = np.cumsum(self.lengths.sum(axis=1))
         return np.searchsorted(ends, rows, side="right")
+
+    @property
+    def n_rows(self) -> int:
+        """The number of rows (of all runs)."""
+        return int(self.list_len.sum())
 
     @property
     def n_runs(self) -> int:
@@ -255,8 +281,8 @@ def _shard(
 ) -> Prepared:
     """The Prepared of the queries ``[a, b)`` (codes from 0, rows grouped by run). Each
     run's lists of those queries are found among its lists (a run's rows hold each query in
-    one stretch): the list starts and sources are made from them, only the scores are
-    gathered."""
+    one stretch): the list starts are made from them; the rows' positions in ``docs`` and
+    scores are made when first read (:attr:`Prepared.src`, :attr:`Prepared.raw`)."""
     a, b = bounds
     whole = a == 0 and b == len(qvocab)
     R = len(ranked)
@@ -266,33 +292,22 @@ def _shard(
         first = r["first"] if keep is None else r["first"][keep]
         size = r["size"] if keep is None else r["size"][keep]
         parts.append((first, size, r["list_q"] if keep is None else r["list_q"][keep]))
-    n = sum(int(size.sum()) for _, size, _ in parts)
-    src = np.empty(n, dtype=np.int64)
-    raw = np.empty(n, dtype=np.float64)
     row_start = np.zeros((R, b - a), dtype=np.int64)
+    as_read = all(r["order"] is None for r in ranked)
+    src_start = np.zeros((R, b - a), dtype=np.int64) if as_read else None
+    runs = []
     at = 0
     for i, (r, (first, size, list_q)) in enumerate(zip(ranked, parts, strict=True)):
-        m = int(size.sum())
         start = np.cumsum(size) - size  # the lists' first rows among the shard's rows of the run
         row_start[i, list_q - a] = start + at
-        if m:
-            s, x = src[at : at + m], raw[at : at + m]
-            # the run's rows of these lists (in its ranked order), then their scores
-            _list_rows(s, first, size)
-            if whole:
-                x[:] = r["s"]
-            else:
-                np.take(r["s"], s, out=x, mode="clip")  # s is valid
-            if r["order"] is not None:  # their rows as read
-                s[:] = r["order"][s]
-            s += r["at_row"]
-        at += m
+        if src_start is not None:
+            src_start[i, list_q - a] = first + r["at_row"]
+        runs.append((at, first, size, r["s"], r["order"], r["at_row"]))
+        at += int(size.sum())
     prep = Prepared(
         names=names,
         qvocab=qvocab if whole else qvocab.slice(a, b - a),
         docs=docs,
-        src=src,
-        raw=raw,
         lengths=np.ascontiguousarray(lengths[:, a:b]),
         sources=sources,
         row_start=row_start,
@@ -303,8 +318,44 @@ def _shard(
         pq=np.zeros(0, np.int64),
         head=np.zeros(0, np.int64),
         query_base=a,
+        src_start=src_start,
+        _runs=runs,
     )
     return prep
+
+
+def _from_runs(runs: list, n: int, name: str) -> np.ndarray:
+    """:attr:`Prepared.src` (``name="src"``) or :attr:`Prepared.raw` of the ``n`` rows of
+    the runs' lists (``runs``: :attr:`Prepared._runs`), run after run, in blocks of whole
+    lists (:data:`GATHER_ROWS` rows: their row numbers stay in the processor's cache)."""
+    out = np.empty(n, dtype=np.int64 if name == "src" else np.float64)
+    for at, first, size, scores, order, at_row in runs:
+        m = int(size.sum())
+        if not m:
+            continue
+        if name == "raw" and len(scores) == m:  # every list of the run: its ranked scores
+            out[at : at + m] = scores
+            continue
+        ends = np.cumsum(size)
+        cuts = np.searchsorted(ends, np.arange(GATHER_ROWS, m, GATHER_ROWS), side="right")
+        bounds = np.unique(np.r_[0, cuts, len(size)]).tolist()
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            row_lo = int(ends[lo - 1]) if lo else 0
+            rows = np.empty(int(ends[hi - 1]) - row_lo, dtype=np.int64)
+            # the run's rows of these lists, in its ranked order
+            _list_rows(rows, first[lo:hi], size[lo:hi])
+            part = out[at + row_lo : at + int(ends[hi - 1])]
+            if name == "raw":
+                np.take(scores, rows, out=part, mode="clip")  # the rows are valid
+            else:
+                if order is not None:  # their rows as read
+                    rows = order[rows]
+                np.add(rows, at_row, out=part)
+    return out
+
+
+#: the rows gathered at a time by :func:`_from_runs`
+GATHER_ROWS = 1 << 16
 
 
 def prepare_shards(
