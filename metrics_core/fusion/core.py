@@ -44,8 +44,9 @@ import pyarrow as pa
 from metrics_core.data import Run
 from metrics_core.fusion.accidents import ranx_order, warn_accidents
 from metrics_core.fusion.catalog import METHODS, method_name, norm_name, resolve_params
-from metrics_core.fusion.normalise import normalise, ranx_positions
-from metrics_core.fusion.prepare import Prepared, as_runs, output_order, prepare_shards
+from metrics_core.fusion.normalise import normalise, own_ranks, ranx_positions
+from metrics_core.fusion.order import output_stretches
+from metrics_core.fusion.prepare import Prepared, as_runs, prepare_shards
 from metrics_core.fusion.table import RunRows, Table
 from metrics_core.threads import map_in_threads
 
@@ -129,8 +130,8 @@ def _fused_rows(
     the fused scores."""
     spec = METHODS[method]
     R, P = prep.n_runs, prep.n_candidates
-    pid, pq = prep.pid, prep.pq
-    cand_q = np.bincount(pq, minlength=prep.n_queries).astype(np.float64)
+    pid = prep.pid
+    cand_q = prep.cand_counts.astype(np.float64)
     normalised: list[np.ndarray] = []
 
     def scores() -> np.ndarray:
@@ -140,44 +141,54 @@ def _fused_rows(
             normalised.append(normalise(prep, norm, cand_q))
         return normalised[0]
 
-    if spec.family == "rank" or output == "ranx":
+    if output != "ranx" and own_ranks(norm, sorted_again):
+        # the runs' own ranks, made a block of rows at a time (:meth:`Prepared.positions`)
+        pos = None
+    elif spec.family == "rank" or output == "ranx":
         pos = ranx_positions(prep, norm, scores, sorted_again=sorted_again)
     else:
         pos = None  # a score-based method reads no rank
     accidents: dict[str, np.ndarray] = {}
     if norm == "borda" and spec.family == "rank":
         accidents["borda"] = np.flatnonzero(cand_q > 1)
-    pids, values = [], []
+
+    def run_values(i: int, at: int):
+        """The values of run ``i``'s rows ``[lo, hi)`` (its rows start at row ``at``): a
+        method's ``value`` is computed row by row, so the table may ask for them a block at
+        a time (no array of the values of all the rows made for a sum)."""
+
+        def of(lo: int, hi: int) -> np.ndarray:
+            r = slice(at + lo, at + hi)
+            rows = RunRows(
+                i,
+                prep.positions(at + lo, at + hi) if pos is None else pos[r],
+                lambda: scores()[r],
+                lambda: prep.lengths[i, prep.q[r]],
+                lambda: cand_q[prep.q[r]],
+            )
+            return np.asarray(spec.value(rows, p), dtype=np.float64)
+
+        return of
+
+    pids: list[np.ndarray] = []
+    values: list = []
     at = 0
     for i in range(R):  # the rows are grouped by run: one slice each
         n_i = int(prep.lengths[i].sum())
-        rows = slice(at, at + n_i)
+        pids.append(pid[at : at + n_i])
         if spec.family == "score":
-            value = scores()[rows]
+            values.append(np.asarray(scores()[at : at + n_i], dtype=np.float64))
         else:
-            assert pos is not None
-            value = spec.value(
-                RunRows(
-                    i,
-                    pos[rows],
-                    lambda rows=rows: scores()[rows],
-                    lambda i=i, rows=rows: prep.lengths[i, prep.q[rows]],
-                    lambda rows=rows: cand_q[prep.q[rows]],
-                ),
-                p,
-            )
-        pids.append(pid[rows])
-        values.append(np.asarray(value, dtype=np.float64))
+            values.append(run_values(i, at))
         at += n_i
-    normalised.clear()  # the values hold what they need
     n_cand: np.ndarray | None = None  # N of each candidate: made when a method reads it
     count = None
     if norm == "borda" and spec.family == "score":
         # ranx's Borda normalisation gives every candidate a value in every run
-        n_cand = cand_q[pq]
+        n_cand = cand_q[prep.pq]
         every = np.arange(P)
         for i in range(R):
-            fill = 0.5 - (prep.lengths[i, pq] - 1) / (2 * n_cand)
+            fill = 0.5 - (prep.lengths[i, prep.pq] - 1) / (2 * n_cand)
             fill[pids[i]] = values[i]
             pids[i], values[i] = every, fill
         count = np.full(P, float(R))
@@ -189,24 +200,34 @@ def _fused_rows(
         if any(len(x) for x in past):
             accidents["bayes_table"] = np.unique(np.concatenate(past))
     w = np.asarray(p["weights"] if "weights" in p else np.ones(R), dtype=np.float64)
-    table = Table(prep, pids, values, (lambda: cand_q[pq]) if n_cand is None else n_cand, w, count)
+    n_cand_of = (lambda: cand_q[prep.pq]) if n_cand is None else n_cand
+    table = Table(prep, pids, values, n_cand_of, w, count)
     fused = spec.combine(table, p)
+    normalised.clear()  # the fused scores hold what they need
     if table.accidents:
         accidents["condorcet"] = np.unique(np.concatenate(table.accidents))
     del table, pids, values
     if output == "ranx":
-        order = ranx_order(prep, spec, norm, pos, fused, accidents)
-    else:
-        order = output_order(pq, fused, prep.head, prep.docs, prep.n_queries)
+        stretches = iter([(0, P, ranx_order(prep, spec, norm, pos, fused, accidents))])
+    else:  # in stretches of whole queries: no order of all the candidates at once
+        stretches = output_stretches(prep.cand_counts, fused, prep.head, prep.docs)
     codes, in_order = out if out is not None else (np.empty(P, np.int32), np.empty(P))
-    codes[:] = pq  # = pq[order]: the order moves candidates within their query
+    # each candidate's query code (the order moves candidates within their query): ones
+    # where a query's candidates start, summed
+    codes[:] = 0
+    starts = np.cumsum(prep.cand_counts)[:-1]
+    np.add.at(codes, starts[starts < P], 1)
+    np.cumsum(codes, dtype=codes.dtype, out=codes)
     codes += prep.query_base
-    # mode="clip" (the order is valid): with an ``out``, numpy's default mode gathers
-    # into a temporary first, then copies it (one more array of the candidates' size)
-    np.take(fused, order, out=in_order, mode="clip")
-    # the fused scores are read: their array receives the rows of the documents, in order
+    # the fused scores of a stretch, once gathered in order, are not read again: their
+    # array receives the rows of the documents, in order
     reuse = fused.dtype == np.float64 and fused.flags.c_contiguous and fused.flags.writeable
-    heads = np.take(prep.head, order, out=fused.view(np.int64) if reuse else None, mode="clip")
+    heads = fused.view(np.int64) if reuse else np.empty(P, dtype=np.int64)
+    for lo, hi, order in stretches:
+        # mode="clip" (the order is valid): with an ``out``, numpy's default mode gathers
+        # into a temporary first, then copies it
+        np.take(fused, order, out=in_order[lo:hi], mode="clip")
+        np.take(prep.head, order, out=heads[lo:hi], mode="clip")
     return codes, prep.docs.take(pa.array(heads)), in_order, accidents
 
 

@@ -108,15 +108,14 @@ SUM_BLOCK = 1 << 16
 def run_sum(t, missing: float | Callable[[int], np.ndarray] = 0.0, weighted: bool = False):
     """Each candidate's ``sum over the runs of [w_i *] value_i``, ``missing`` where run ``i``
     did not retrieve it (a number, or a function of the run giving one per candidate),
-    added run after run from 0 (a run's rows :data:`SUM_BLOCK` at a time: each candidate
-    is retrieved once by a run, so the blocks change no sum's order)."""
+    added run after run from 0 (a run's rows :data:`SUM_BLOCK` at a time, their values
+    made a block at a time where the table gives them so: each candidate is retrieved
+    once by a run, so the blocks change no sum's order)."""
     acc = np.zeros(t.P)
     for i in range(t.R):
         w = float(t.weights[i]) if weighted else None
         if not callable(missing) and missing == 0.0:
-            pid, v = t.rows(i)
-            for lo in range(0, len(pid), SUM_BLOCK):
-                p, x = pid[lo : lo + SUM_BLOCK], v[lo : lo + SUM_BLOCK]
+            for p, x in t.blocks(i, SUM_BLOCK):
                 if w is not None:
                     x = w * x
                 if i == 0:  # 0 + x, bit for bit (x + 0.0 turns -0.0 into 0.0): no gather
@@ -138,8 +137,7 @@ def retrieved_weight(t) -> np.ndarray:
     """Each candidate's sum of the weights of the runs that retrieved it, run after run."""
     acc = np.zeros(t.P)
     for i in range(t.R):
-        pid, _ = t.rows(i)
-        acc[pid] += float(t.weights[i])
+        acc[t.candidates(i)] += float(t.weights[i])
     return acc
 
 

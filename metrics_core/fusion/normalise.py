@@ -96,6 +96,13 @@ def normalise(prep: Prepared, norm: str, candidates: np.ndarray | None = None) -
     raise AssertionError(norm)
 
 
+def own_ranks(norm: str, sorted_again: bool = False) -> bool:
+    """Whether the ranks ranx's rank-based methods see after ``norm`` are each run's own
+    (:attr:`Prepared.pos <metrics_core.fusion.prepare.Prepared.pos>`; see
+    :func:`ranx_positions`)."""
+    return norm == "none" or (norm != "min-max-inverted" and not sorted_again)
+
+
 def ranx_positions(
     prep: Prepared,
     norm: str,
@@ -110,10 +117,10 @@ def ranx_positions(
     built by a normalisation: numba's quicksort once more, from the run's order, which moves
     equal scores in lists of 16 or more). ``scores``: the rows' normalised scores, or a
     function giving them (called only when the ranks are the scores' own)."""
-    if norm == "none" or (norm != "min-max-inverted" and not sorted_again):
+    if own_ranks(norm, sorted_again):
         return prep.pos
     s = scores() if callable(scores) else scores
     return positions(segment_order(-s, prep.list_len), prep.list_len)
 
 
-__all__ = ["EPS", "normalise", "ranx_positions"]
+__all__ = ["EPS", "normalise", "own_ranks", "ranx_positions"]

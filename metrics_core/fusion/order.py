@@ -119,9 +119,23 @@ def rank_rows(
     return order
 
 
-def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: int) -> np.ndarray:
-    """The order of candidates (``pq`` non-decreasing) by query, fused score descending,
-    document id descending (trec_eval's tie rule).
+def output_order(counts: np.ndarray, fused: np.ndarray, head: np.ndarray, docs) -> np.ndarray:
+    """The order of candidates (grouped by query, ``counts[q]`` of query ``q``) by query,
+    fused score descending, document id descending (trec_eval's tie rule): the stretches
+    of :func:`output_stretches` put together."""
+    order = np.empty(len(fused), dtype=np.int64)
+    for lo, hi, part in output_stretches(counts, fused, head, docs):
+        order[lo:hi] = part
+    return order
+
+
+def output_stretches(counts: np.ndarray, fused: np.ndarray, head: np.ndarray, docs):
+    """The order of candidates (grouped by query, ``counts[q]`` of query ``q``) by query,
+    fused score descending, document id descending (trec_eval's tie rule), a stretch of
+    whole queries at a time:
+    yields ``(lo, hi, order)``, the order of the candidates ``lo .. hi - 1`` (a
+    permutation of them), stretches in query order. Once a stretch is yielded, the fused
+    scores of its candidates are not read again (the caller may write over them).
 
     One sort of packed 64-bit keys (query code, the high bits of the score's order key,
     the position within the query), done in pieces of whole queries of about
@@ -131,29 +145,34 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
     of the candidates); neighbours whose packed score bits are equal are then put in exact
     order (full score keys, then document ids compared as strings: :func:`_settle`), in
     stretches of pieces of about :data:`SETTLE_ROWS` candidates."""
-    P = len(pq)
+    P, nq = len(fused), len(counts)
     if P < 2:
-        return np.arange(P)
-    counts = np.bincount(pq, minlength=nq)
+        yield 0, P, np.arange(P)
+        return
     starts = np.concatenate(([0], np.cumsum(counts)))
     q_bits, local_bits = _bits(max(nq, 2)), _bits(max(int(counts.max()), 2))
     score_bits = 64 - q_bits - local_bits
     if score_bits < 16:  # too many queries and candidates to pack: two sorts
+        pq = np.repeat(np.arange(nq, dtype=np.int64), counts)
         sk = score_key(fused)
         order = np.argsort(sk)
         order = order[stable_argsort_codes(pq[order], nq)]
         same = (pq[order][1:] == pq[order][:-1]) & (sk[order][1:] == sk[order][:-1])
         _fix_ties(order, same, docs, head)
-        return order
-    order = np.empty(P, dtype=np.int64)
-    same = np.zeros(P - 1, dtype=bool)  # False across pieces: they hold different queries
+        yield 0, P, order
+        return
     low = np.uint64((1 << local_bits) - 1)
-    settled = 0  # the candidates before it are in their exact order
+    # the stretch not yet settled: its pieces' orders and, for each piece, whether each
+    # candidate's packed key equals the next one's (False at a piece's end: the next
+    # piece holds other queries)
+    parts: list[np.ndarray] = []
+    sames: list[np.ndarray] = []
+    settled = 0  # the candidates before it are yielded
     for q_lo, q_hi in _query_pieces(starts[1:], P):
         lo, hi = int(starts[q_lo]), int(starts[q_hi])
-        if hi - settled >= SETTLE_ROWS:  # equal packed keys in order, a stretch at a time
-            _settle(order[settled:lo], same[settled : max(lo - 1, settled)], fused, docs, head)
-            settled = lo
+        if hi - settled >= SETTLE_ROWS and lo > settled:  # a stretch at a time
+            yield settled, lo, _settled_stretch(parts, sames, fused, docs, head)
+            parts, sames, settled = [], [], lo
         if hi == lo:
             continue
         size = counts[q_lo:q_hi]
@@ -165,13 +184,28 @@ def output_order(pq: np.ndarray, fused: np.ndarray, head: np.ndarray, docs, nq: 
         within = np.arange(lo, hi, dtype=np.int64)
         within -= base  # the position within the query
         key |= within.view(np.uint64)
-        key |= pq[lo:hi].astype(np.uint64) << np.uint64(64 - q_bits)
+        qs = np.repeat(np.arange(q_lo, q_hi, dtype=np.uint64), size)
+        key |= qs << np.uint64(64 - q_bits)
         sort_query_chunks(key, size, SORT_CHUNK)
         # a query's keys stay in its stretch: each sorted key's query is the one there
-        np.add(base, (key & low).view(np.int64), out=order[lo:hi])
+        part = base  # each candidate's query's first, no longer read: the order in its place
+        part += (key & low).view(np.int64)
         key >>= np.uint64(local_bits)
-        np.equal(key[1:], key[:-1], out=same[lo : hi - 1])
-    _settle(order[settled:], same[settled:], fused, docs, head)
+        same = np.empty(hi - lo, dtype=bool)
+        np.equal(key[1:], key[:-1], out=same[:-1])
+        same[-1] = False
+        parts.append(part)
+        sames.append(same)
+    if parts:
+        yield settled, P, _settled_stretch(parts, sames, fused, docs, head)
+
+
+def _settled_stretch(parts: list, sames: list, fused: np.ndarray, docs, head) -> np.ndarray:
+    """The order of a stretch of pieces (:func:`output_stretches`), equal packed keys put
+    in exact order (:func:`_settle`)."""
+    order = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    same = sames[0] if len(sames) == 1 else np.concatenate(sames)
+    _settle(order, same[:-1], fused, docs, head)
     return order
 
 
@@ -291,7 +325,8 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
     prep.pid = np.empty(n, dtype=np.int64)
     # each candidate's query and head row, written piece by piece (at most one a row: the
     # pages past the candidates are never touched)
-    pq, head = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    head = np.empty(n, dtype=np.int64)
+    cand_counts = np.zeros(prep.n_queries, dtype=np.int64)
     dup = []
     next_id = 0
     for q_lo, q_hi in _query_pieces(ends, n):
@@ -335,7 +370,7 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
         # each row's candidate: the number of its stretch of equal keys
         ids = np.repeat(np.arange(next_id, next_id + len(first)), np.diff(np.r_[first, m]))
         prep.pid[rows] = ids
-        pq[next_id : next_id + len(first)] = qs[first]
+        cand_counts[q_lo:q_hi] = np.bincount(qs[first] - q_lo, minlength=q_hi - q_lo)
         # mode="clip" (the rows are valid): no temporary copied into ``out``
         np.take(src, first, out=head[next_id : next_id + len(first)], mode="clip")
         next_id += len(first)
@@ -346,5 +381,5 @@ def _number_pieces(prep: Prepared, hashes: np.ndarray, exact: bool, local_bits: 
             if not exact and not strings_equal(prep.docs, src[at], prep.docs, src[at - 1]).all():
                 return None
             dup.append(later[prep.run_of(later) == prep.run_of(before)])
-    prep.pq, prep.head = pq[:next_id], head[:next_id]
+    prep.cand_counts, prep.head = cand_counts, head[:next_id]
     return np.concatenate(dup) if dup else np.zeros(0, np.int64)

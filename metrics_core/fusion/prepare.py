@@ -105,7 +105,7 @@ class Prepared:
     list_q: np.ndarray  # the query code of each list, in the rows' order
     list_run: np.ndarray  # the run of each list, in the rows' order (non-decreasing)
     pid: np.ndarray  # the candidate of each row
-    pq: np.ndarray  # the query code of each candidate (non-decreasing)
+    cand_counts: np.ndarray  # the number of candidates of each query (:attr:`pq`)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
     query_base: int = 0  # a shard's first query code among all the runs' queries
     #: runs x queries: the position in ``docs`` of the first row of each list, where every
@@ -119,6 +119,41 @@ class Prepared:
     _runs: list | None = None
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
     _rows: dict | None = None  # the per-row columns made so far (:meth:`_per_row`)
+    _pq: np.ndarray | None = None
+    _list_first: np.ndarray | None = None
+
+    @property
+    def pq(self) -> np.ndarray:
+        """The query code of each candidate (non-decreasing), made from
+        :attr:`cand_counts` when first read (the fused run's order and query codes are made
+        from the counts)."""
+        if self._pq is None:
+            self._pq = np.repeat(np.arange(self.n_queries, dtype=np.int64), self.cand_counts)
+        return self._pq
+
+    @pq.setter
+    def pq(self, value: np.ndarray) -> None:
+        self._pq = value
+        self.cand_counts = np.bincount(value, minlength=self.n_queries)
+
+    def positions(self, lo: int, hi: int) -> np.ndarray:
+        """:attr:`pos` of the rows ``lo .. hi - 1`` (from :attr:`pos` once it is made,
+        else from the lists' first rows: no array over all the rows)."""
+        if self._rows is not None and "pos" in self._rows:
+            return self._rows["pos"][lo:hi]
+        if self._list_first is None:
+            self._list_first = np.cumsum(self.list_len) - self.list_len
+        first = self._list_first
+        # the lists the rows fall in: k0 .. k1 - 1; ones, each list's first row set back
+        # to 0, summed
+        k0 = int(np.searchsorted(first, lo, side="right")) - 1
+        k1 = int(np.searchsorted(first, hi, side="left"))
+        out = np.ones(hi - lo, dtype=np.int64)
+        if hi > lo:
+            out[0] = lo - first[k0]
+            out[first[k0 + 1 : k1] - lo] = 1 - self.list_len[k0 : k1 - 1]
+            np.cumsum(out, out=out)
+        return out
 
     def _per_row(self, name: str) -> np.ndarray:
         """A per-row column made from the lists the first time it is read (most methods
@@ -189,7 +224,7 @@ class Prepared:
 
     @property
     def n_candidates(self) -> int:
-        return len(self.pq)
+        return int(self.cand_counts.sum())
 
     def doc_codes(self) -> tuple[np.ndarray, pa.Array]:
         """Exact codes of the document ids of :attr:`docs` (position by position) and their
@@ -315,7 +350,7 @@ def _shard(
         list_q=np.concatenate([list_q - a for _, _, list_q in parts]).astype(np.int64),
         list_run=np.repeat(np.arange(R), [len(size) for _, size, _ in parts]),
         pid=np.zeros(0, np.int64),
-        pq=np.zeros(0, np.int64),
+        cand_counts=np.zeros(b - a, np.int64),
         head=np.zeros(0, np.int64),
         query_base=a,
         src_start=src_start,

@@ -49,10 +49,15 @@ class RunRows:
 class Table:
     """The runs' values over a shard's candidates, what a method's ``combine`` reads (with
     the helpers of :mod:`metrics_core.fusion.kernels`): run ``i``'s candidates and values
-    (:meth:`rows`, :meth:`dense`), ``count`` (``n(d)``, the runs that retrieved each
-    candidate), :attr:`n_cand` (``N`` of each candidate's query), :meth:`lengths` (``L_i`` of
-    each candidate's query), ``weights``, ``R`` runs, ``P`` candidates. After the Borda
-    normalisation a score-based method sees every candidate in every run (ranx's)."""
+    (:meth:`rows`, :meth:`blocks`, :meth:`dense`), ``count`` (``n(d)``, the runs that
+    retrieved each candidate), :attr:`n_cand` (``N`` of each candidate's query),
+    :meth:`lengths` (``L_i`` of each candidate's query), ``weights``, ``R`` runs, ``P``
+    candidates. After the Borda normalisation a score-based method sees every candidate in
+    every run (ranx's).
+
+    A run's values may be given as a function of a range of its rows ``(lo, hi)`` (a
+    method's ``value`` is computed row by row): :meth:`blocks` then computes them a block
+    at a time (no array of the values of all the rows), :meth:`rows` once for all."""
 
     def __init__(self, prep: Prepared, pids, values, n_cand, weights, count=None):
         self._prep = prep
@@ -65,7 +70,20 @@ class Table:
 
     def rows(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Run ``i``'s candidates and their values (each candidate once)."""
+        if callable(self._values[i]):
+            self._values[i] = self._values[i](0, len(self._pids[i]))
         return self._pids[i], self._values[i]
+
+    def candidates(self, i: int) -> np.ndarray:
+        """Run ``i``'s candidates (each once), in the order of its values."""
+        return self._pids[i]
+
+    def blocks(self, i: int, size: int):
+        """Run ``i``'s candidates and values (:meth:`rows`), ``size`` rows at a time."""
+        pid, v = self._pids[i], self._values[i]
+        for lo in range(0, len(pid), size):
+            hi = min(lo + size, len(pid))
+            yield pid[lo:hi], v(lo, hi) if callable(v) else v[lo:hi]
 
     def dense(self, i: int, missing) -> np.ndarray:
         """Run ``i``'s value of every candidate, ``missing`` (a number or one per candidate)
