@@ -108,14 +108,10 @@ class Prepared:
     cand_counts: np.ndarray  # the number of candidates of each query (:attr:`pq`)
     head: np.ndarray  # for each candidate, a position in ``docs`` holding its document id
     query_base: int = 0  # a shard's first query code among all the runs' queries
-    #: runs x queries: the position in ``docs`` of the first row of each list, where every
-    #: run's rows are ranked as read (a list's rows are then one stretch of ``docs``);
-    #: None where a run's rows were reordered
+    #: runs x queries: the position in ``docs`` of each list's first row where every run's
+    #: rows are ranked as read (a list is then one stretch of ``docs``), else None
     src_start: np.ndarray | None = None
-    #: per run, where :attr:`src` and :attr:`raw` are made from: (its first row among the
-    #: rows, its lists' first rows in its ranked order and lengths, its ranked scores, the
-    #: order of its ranked rows among its rows as read (None: as read), its first row in
-    #: ``docs``)
+    #: per run, what :attr:`src` and :attr:`raw` are made from (see :func:`_from_runs`)
     _runs: list | None = None
     _doc_codes: tuple[np.ndarray, pa.Array] | None = None
     _rows: dict | None = None  # the per-row columns made so far (:meth:`_per_row`)
@@ -124,9 +120,7 @@ class Prepared:
 
     @property
     def pq(self) -> np.ndarray:
-        """The query code of each candidate (non-decreasing), made from
-        :attr:`cand_counts` when first read (the fused run's order and query codes are made
-        from the counts)."""
+        """The query code of each candidate (non-decreasing), from :attr:`cand_counts`."""
         if self._pq is None:
             self._pq = np.repeat(np.arange(self.n_queries, dtype=np.int64), self.cand_counts)
         return self._pq
@@ -137,8 +131,7 @@ class Prepared:
         self.cand_counts = np.bincount(value, minlength=self.n_queries)
 
     def positions(self, lo: int, hi: int) -> np.ndarray:
-        """:attr:`pos` of the rows ``lo .. hi - 1`` (from :attr:`pos` once it is made,
-        else from the lists' first rows: no array over all the rows)."""
+        """:attr:`pos` of the rows ``lo .. hi - 1`` (made from the lists' first rows)."""
         if self._rows is not None and "pos" in self._rows:
             return self._rows["pos"][lo:hi]
         if self._list_first is None:
@@ -179,14 +172,12 @@ class Prepared:
 
     @property
     def src(self) -> np.ndarray:
-        """The position in :attr:`docs` of each row (made when first read: the numbering of
-        candidates reads :attr:`src_start` instead where it can)."""
+        """The position in :attr:`docs` of each row (the numbering reads :attr:`src_start`)."""
         return self._per_row("src")
 
     @property
     def raw(self) -> np.ndarray:
-        """The run's score of each row (made when first read: only the normalisations
-        read it)."""
+        """The run's score of each row (read by the normalisations only)."""
         return self._per_row("raw")
 
     @property
@@ -360,9 +351,10 @@ def _shard(
 
 
 def _from_runs(runs: list, n: int, name: str) -> np.ndarray:
-    """:attr:`Prepared.src` (``name="src"``) or :attr:`Prepared.raw` of the ``n`` rows of
-    the runs' lists (``runs``: :attr:`Prepared._runs`), run after run, in blocks of whole
-    lists (:data:`GATHER_ROWS` rows: their row numbers stay in the processor's cache)."""
+    """:attr:`Prepared.src` (``name="src"``) or :attr:`Prepared.raw` of the ``n`` rows, from
+    each run's (first row among the rows, its lists' first rows in its ranked order and
+    lengths, its ranked scores, the order of its ranked rows among its rows as read or
+    None, its first row in ``docs``), in blocks of whole lists of :data:`GATHER_ROWS`."""
     out = np.empty(n, dtype=np.int64 if name == "src" else np.float64)
     for at, first, size, scores, order, at_row in runs:
         m = int(size.sum())
