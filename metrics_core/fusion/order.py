@@ -219,12 +219,15 @@ def _settle(order: np.ndarray, same: np.ndarray, fused: np.ndarray, docs, head) 
     rows = order[idx]
     s = score_key(fused[rows])
     differ = (group[1:] == group[:-1]) & (s[1:] != s[:-1])
-    if differ.any():  # only the groups whose full keys differ are sorted again
-        bad = np.zeros(int(group[-1]) + 1, dtype=bool)
-        bad[group[1:][differ]] = True
-        sub = np.flatnonzero(bad[group])
-        rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
-        s = score_key(fused[rows])
+    if not differ.any():  # every stretch holds equal scores: by document id
+        order[idx] = tie_order(docs, rows, head[rows], group, descending=True)
+        return
+    # only the groups whose full keys differ are sorted again
+    bad = np.zeros(int(group[-1]) + 1, dtype=bool)
+    bad[group[1:][differ]] = True
+    sub = np.flatnonzero(bad[group])
+    rows[sub] = rows[sub][np.lexsort((s[sub], group[sub]))]
+    s = score_key(fused[rows])
     tied = (group[1:] == group[:-1]) & (s[1:] == s[:-1])
     _fix_ties(rows, tied, docs, head)
     order[idx] = rows
