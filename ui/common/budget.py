@@ -525,13 +525,24 @@ def waiting() -> int:
 
 def _place(ticket: _Ticket) -> tuple[int, int, int, float | None]:
     """``(place, ahead, their need, seconds)`` of a ticket in line: its place (1: next), how
-    many wait ahead of it and what they need, and about how long until its turn (the recent
-    computations' mean time for each one ahead and for the work in flight; None before any
-    has finished). Call with the lock held."""
-    ahead = [t for t in _gate.line if t.order() < ticket.order()]
+    many wait ahead of it (uploads waiting at the door since before it included) and what they
+    need, and about how long until its turn (the recent computations' mean time for each one
+    ahead and for the work in flight; None before any has finished). Call with the lock
+    held."""
+    ahead = [t.need for t in _gate.line if t.order() < ticket.order()]
+    ahead += [u.need for u in _at_door if u.arrived < ticket.arrived]
     mean = _gate.mean_s
     seconds = None if mean is None else mean * (len(ahead) + (1 if _gate.running else 0))
-    return len(ahead) + 1, len(ahead), sum(t.need for t in ahead), seconds
+    return len(ahead) + 1, len(ahead), sum(ahead), seconds
+
+
+def _door_ahead(ticket: _Ticket) -> int:
+    """Bytes needed by the uploads waiting at the server's door (:func:`guarded_upload_app`)
+    that arrived before ``ticket``: one line, in arrival order, for uploads and computations.
+    The gate gives a later computation only what is free beside them (a visitor whose run
+    waited at the door while earlier visitors' next pages took every freed megabyte got its
+    leaderboard last). Call with the lock held."""
+    return sum(u.need for u in _at_door if u.arrived < ticket.arrived)
 
 
 def _about(seconds: float) -> str:
@@ -655,8 +666,9 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                 first = _gate.line[0] is ticket
                 free = _free()
                 claimed, held = _gate.door_held(ticket)
+                at_door = _door_ahead(ticket) if wait else 0  # one that cannot wait: now
                 turn = first or _passes(ticket, free)
-                if turn and need <= free - claimed:
+                if turn and need <= free - claimed - at_door:
                     _gate.line.remove(ticket)
                     if _gate.stuck is ticket:
                         _gate.stuck = None
@@ -668,7 +680,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     break
                 in_flight = bool(_gate.running) or _uploads_in_flight[0] > 0
                 expired = time.monotonic() >= deadline
-                stuck = first and not in_flight and not held and trimmed
+                stuck = first and not in_flight and not held and not at_door and trimmed
                 if stuck and _passer(free) is not None:
                     # memory at rest includes uploads waiting behind: one that fits is read
                     # first, and gives its bytes back (rather than this one refused)
@@ -677,7 +689,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     stuck = False
                 if not wait or expired or stuck:
                     raise refusal(max(free, 0))
-                if first and not in_flight and not held and not trimmed:
+                if first and not in_flight and not held and not at_door and not trimmed:
                     trim_now = True  # freed pages, and garbage, still counted: once
                 else:
                     trim_now = False
@@ -1128,8 +1140,21 @@ _uploads_in_flight = [0]
 #: (session, file id) -> (what its reading was claimed at, until when): the uploads admitted
 #: at the door whose page has not read them yet (:func:`guarded_upload_app`, :func:`unclaim`)
 _claims: dict[tuple[str, str], tuple[int, float]] = {}
+
+
 #: The uploads waiting at the door for room, in arrival order (the server's event loop's own).
-_at_door: list[object] = []
+class _Arrival:
+    """An upload waiting at the server's door (:func:`guarded_upload_app`): when it arrived
+    and what it needs (its bytes and its reading)."""
+
+    __slots__ = ("arrived", "need")
+
+    def __init__(self, need: int) -> None:
+        self.arrived, self.need = time.monotonic(), need
+
+
+#: the uploads waiting at the door, in arrival order (changed with the gate's lock held)
+_at_door: list[_Arrival] = []
 _FILENAME = re.compile(rb'filename="([^"\r\n]{0,1000})"')
 
 
@@ -1185,8 +1210,9 @@ def guarded_upload_app(inner):
         key = (str(params.get("session_id", "")), str(params.get("file_id", "")))
         length = _declared_length(scope)
         need = arrival_need(length) if length else 0
-        token = object()
-        _at_door.append(token)
+        token = _Arrival(length + need)
+        with _gate.lock:
+            _at_door.append(token)
         try:
             never = length + need > capacity()
             deadline = time.monotonic() + UPLOAD_HOLD_S
@@ -1197,13 +1223,18 @@ def guarded_upload_app(inner):
                         _uploads_in_flight[0] += length
                         if need:
                             _claims[key] = (need, time.monotonic() + UPLOAD_CLAIM_S)
+                        _at_door.remove(token)
+                        _gate.cond.notify_all()  # computations behind it may go now
                         break
                 if time.monotonic() >= deadline:
                     never = True
                     break
                 await asyncio.sleep(0.25)
         finally:
-            _at_door.remove(token)
+            with _gate.lock:
+                if token in _at_door:  # refused, or its request ended while it waited
+                    _at_door.remove(token)
+                    _gate.cond.notify_all()
         if never:
             first = await receive()
             found = _FILENAME.search(first.get("body", b"")[:65536])
