@@ -523,26 +523,42 @@ def waiting() -> int:
         return len(_gate.line)
 
 
-def _place(ticket: _Ticket) -> tuple[int, int, int, float | None]:
+def _place(ticket: _Ticket, free: int | None = None) -> tuple[int, int, int, float | None]:
     """``(place, ahead, their need, seconds)`` of a ticket in line: its place (1: next), how
-    many wait ahead of it (uploads waiting at the door since before it included) and what they
-    need, and about how long until its turn (the recent computations' mean time for each one
-    ahead and for the work in flight; None before any has finished). Call with the lock
-    held."""
+    many wait ahead of it (the uploads at the door it gives way to included:
+    :func:`_door_ahead`, with ``free`` the memory free now) and what they need, and about how
+    long until its turn (the recent computations' mean time for each one ahead and for the
+    work in flight; None before any has finished). Call with the lock held."""
     ahead = [t.need for t in _gate.line if t.order() < ticket.order()]
-    ahead += [u.need for u in _at_door if u.arrived < ticket.arrived]
+    if free is not None:
+        ahead += _door_ahead(ticket, free)
     mean = _gate.mean_s
     seconds = None if mean is None else mean * (len(ahead) + (1 if _gate.running else 0))
     return len(ahead) + 1, len(ahead), sum(ahead), seconds
 
 
-def _door_ahead(ticket: _Ticket) -> int:
-    """Bytes needed by the uploads waiting at the server's door (:func:`guarded_upload_app`)
-    that arrived before ``ticket``: one line, in arrival order, for uploads and computations.
-    The gate gives a later computation only what is free beside them (a visitor whose run
-    waited at the door while earlier visitors' next pages took every freed megabyte got its
-    leaderboard last). Call with the lock held."""
-    return sum(u.need for u in _at_door if u.arrived < ticket.arrived)
+def _door_ahead(ticket: _Ticket, free: int) -> list[int]:
+    """The needs of the uploads waiting at the server's door (:func:`guarded_upload_app`) that
+    ``ticket`` gives way to, ``free`` being the memory free now: one line, in arrival order,
+    for uploads and computations. A computation is given only what is free beside the
+    uploads that arrived before it (a visitor whose run waited at the door while the earlier
+    visitors' next pages took every megabyte freed got its leaderboard last), as far as the
+    end of the work in flight can admit them (the door's own test, with what is reserved
+    given back: an upload that cannot fit then waits for memory no computation gives back).
+    Never the reading of an upload received (``ticket.beside``): its place was taken when the
+    door admitted it, and its bytes, held until it is read, are what the door waits for.
+    Given way to without those two limits, 17 visitors' readings and the uploads at the door
+    waited on each other for 60 s, until the door refused. Call with the lock held."""
+    if ticket.beside or not _at_door:
+        return []
+    room = free + _gate.reserved - _claimed()
+    needs: list[int] = []
+    for upload in _at_door:  # the door admits them in this order
+        if upload.arrived >= ticket.arrived or upload.need > room:
+            break
+        needs.append(upload.need)
+        room -= upload.need
+    return needs
 
 
 def _about(seconds: float) -> str:
@@ -666,7 +682,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                 first = _gate.line[0] is ticket
                 free = _free()
                 claimed, held = _gate.door_held(ticket)
-                at_door = _door_ahead(ticket) if wait else 0  # one that cannot wait: now
+                at_door = sum(_door_ahead(ticket, free)) if wait else 0  # else: now or never
                 turn = first or _passes(ticket, free)
                 if turn and need <= free - claimed - at_door:
                     _gate.line.remove(ticket)
@@ -693,7 +709,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     trim_now = True  # freed pages, and garbage, still counted: once
                 else:
                     trim_now = False
-                    place = _place(ticket)
+                    place = _place(ticket, free)
             if trim_now:
                 trim()
                 trimmed = True
