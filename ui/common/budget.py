@@ -38,6 +38,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
   claimed until the file's page starts reading it; a file that does not fit waits there, holding
   nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
+  Uploads and computations stand in one line: a computation that arrived after an upload
+  began waiting at the door is given only what is free beside it, as far as the end of the
+  work in flight would admit that upload (:func:`_door_ahead`); the reading of an upload
+  received never gives way (its bytes are what the door waits for).
 - Each page drawing now (not waiting in line nor computing) counts :data:`PAGE_RUN_BYTES`
   (what Streamlit builds and sends for it, which no reservation holds).
 - The first in line, when nothing is in flight and its need is still not free after the freed
@@ -58,8 +62,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
    build that runs inside a reservation, so for admitted work.
 3. The first in line waits only while admitted work is in flight (or, at most
    :data:`CONTINUE_S`, while memory is claimed for the next step of a page that came before
-   it: a claim no thread waits on, which lapses by itself); that work ends (2), and then the
-   first is admitted, lets an upload that fits pass
+   it: a claim no thread waits on, which lapses by itself; or while an upload that came
+   before it waits at the door, if the end of that work would admit it: the door waits for
+   no computation, so the upload goes in once the work ends, or is no longer given way to);
+   that work ends (2), and then the first is admitted, lets an upload that fits pass
    (which is admitted work, so ends), or is refused. Every end of work moves the line; the
    rest of the line waits behind the first, whose turn comes in finite time, and so on.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
