@@ -309,9 +309,10 @@ def work_need(statistics: bool = True) -> int:
     """The temporaries one computation on this visitor's ranking data may take at its peak:
     the larger of ranking and evaluating its largest run (:data:`WORK_FIXED` and
     :data:`WORK_BYTES_PER_ROW`, at most :data:`WORK_ROWS_MAX` rows: a larger run is evaluated
-    in blocks) and, unless ``statistics`` is False (an evaluation), the leaderboard's
-    statistics over the qrels' queries (:data:`STATS_BYTES_PER_QUERY`, at most
-    :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
+    in blocks) and, unless ``statistics`` is False (the builds that run no statistics: the
+    cache's default, :func:`ui.common.cache.remember`), the statistics over the qrels' queries
+    of the leaderboard, its bootstrap and Compare's tests (:data:`STATS_BYTES_PER_QUERY`, at
+    most :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
     runs = st.session_state.get(state.RUNS) or {}
     rows = max((len(r) for r in runs.values()), default=0)
     if not rows:
