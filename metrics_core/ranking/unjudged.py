@@ -42,8 +42,11 @@ from metrics_core.ranking.ranked_lists import RankedLists
 
 #: families whose band over unjudged labellings is computed exactly
 COVERED = ("P", "R", "Hits", "Success", "RR", "AP", "Rprec", "Bpref", "DCG", "nDCG", "NCG")
-#: the most (candidate, document) pairs bpref's search holds at once
-_CHUNK = 1 << 22
+#: the most (candidate, document) pairs bpref's search holds at once: about 15 MB of
+#: temporaries (at 1 << 22, 166 MB for a run of 100,000 lines and 559 MB for 1,000,000, past
+#: what the app's gate reserves for it; the results are the same, a candidate's terms never
+#: being split between chunks, and the search as fast or faster)
+_CHUNK = 1 << 16
 
 
 def covered(spec) -> bool:

@@ -12,6 +12,7 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -311,3 +312,34 @@ def test_the_readers_decode_no_more_than_the_gate_reserved(monkeypatch):
     assert len(errors) == 1 and "liar.txt.gz" in errors[0] and "limit" in errors[0], errors
     assert "\n" not in errors[0]
     assert not at.session_state["ranklab.runs"]
+
+
+def test_the_unjudged_bands_bpref_search_stays_within_the_work_the_gate_reserves():
+    """The Overview's unjudged band is built inside a reservation of the ranking pages' work
+    (:func:`ui.common.budget.work_need`: a fixed part and so much a run row). Its bpref search
+    over (candidate count, relevant document) pairs held 4 M pairs at once: 166 MB of
+    temporaries for a run of 100,000 lines, 559 MB for 1,000,000, past what was reserved.
+    Here: 100,000 lines, 7 M pairs; the peak of what numpy allocates stays within the need."""
+    import tracemalloc
+
+    import metrics_core as mc
+
+    rng = np.random.default_rng(3)
+    queries, docs = 200, 500
+    q = np.repeat([f"q{i}" for i in range(queries)], docs)
+    d = np.tile([f"d{j}" for j in range(docs)], queries)
+    judged = rng.random(q.size) < 0.5  # half judged (a third of those relevant), half not
+    qrels = pd.DataFrame(
+        {"query_id": q[judged], "doc_id": d[judged], "relevance": rng.integers(0, 3, judged.sum())}
+    )
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": rng.random(q.size)})
+    ranking = mc.rank(qrels, run)
+    need = budget.WORK_FIXED + len(run) * budget.WORK_BYTES_PER_ROW
+    tracemalloc.start()
+    try:
+        lo, hi = ranking.unjudged_bounds(["Bpref"])["Bpref"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= need, (peak, need)
+    assert np.all(lo <= hi) and np.any(lo < hi)  # a band was searched, not skipped

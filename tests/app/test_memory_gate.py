@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 from pathlib import Path
 
@@ -939,3 +940,38 @@ def _run_work(need: int, log: list) -> None:
             log.append("ran")
     except InputError:
         log.append("refused")
+
+
+def test_only_the_builds_that_run_statistics_reserve_for_them(monkeypatch, sample):
+    """The Overview's builds reserve what they take: ranking, evaluating and the tie and
+    unjudged bands the ranking's need (:func:`ui.common.budget.work_need` without
+    statistics), the leaderboard the statistics' too. Every build reserved the
+    statistics' need before (70 MB for 1,000 queries against a ranking's peak of 11-30 MB for
+    100,000 lines), so the gate held visitors in line with the server's memory unused."""
+    from pathlib import Path
+
+    from ui.common import cache
+    from ui.ranking import data as rd
+
+    qrels, runs, meta = sample
+    work, stats = 3 * MB + 1, 5 * MB + 3  # told apart by their values
+    monkeypatch.setattr(budget, "work_need", lambda statistics=True: stats if statistics else work)
+    seen: dict = {}
+    real = budget.work
+
+    def recording(need, name=None):
+        table = sys._getframe(1).f_locals.get("name")  # the cache's table (remember's frame)
+        seen.setdefault(table, set()).add(need)
+        return real(need, name)
+
+    monkeypatch.setattr(cache.budget, "work", recording)
+    at = AppTest.from_file(
+        str(Path(__file__).resolve().parents[2] / "pages" / "overview.py"), default_timeout=120
+    )
+    at.session_state["ranklab.qrels"] = qrels
+    at.session_state["ranklab.runs"] = dict(runs)
+    at.run()
+    assert not at.exception
+    assert seen[rd.BOARDS] == {stats}
+    for table in (rd.RANKINGS, rd.EVALUATIONS, rd.TIE_BOUNDS, rd.UNJUDGED_BOUNDS):
+        assert seen[table] == {work}, table

@@ -12,6 +12,7 @@ session (never stopping a run in flight); the page shows the line in English and
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -587,6 +588,97 @@ def test_an_upload_waits_at_the_door_for_the_reading_claimed_before_it(door, mon
 
     asyncio.run(body())
     assert refusals.take("carol") == [("c.txt", True)] and refusals.take("bob") == []
+
+
+def test_a_computation_arriving_after_an_upload_waiting_at_the_door_goes_after_it(door):
+    """One line for uploads and computations: a computation that arrived after an upload began
+    waiting at the door is not given the memory that upload waits for, even when it would fit
+    beside the work in flight; it runs once the upload is admitted. With 25 visitors, the runs
+    of the later ones waited at the door for 30-40 s while every megabyte freed went to the
+    earlier visitors' next pages, and their leaderboards came last."""
+    door.anon = 40 * MB  # 60 MB free
+    seen: list = []
+    streamlits, events = _held_by_streamlit(seen)
+    app = budget.guarded_upload_app(streamlits)
+    log: list = []
+    a_in, a_go, b_in = threading.Event(), threading.Event(), threading.Event()
+
+    def computation(name: str, need: int, entered: threading.Event, go: threading.Event):
+        with budget.work(need):
+            log.append(name)
+            entered.set()
+            go.wait(60)
+
+    a = threading.Thread(target=computation, args=("a", 30 * MB, a_in, a_go), daemon=True)
+    b_go = threading.Event()
+    b = threading.Thread(target=computation, args=("b", 20 * MB, b_in, b_go), daemon=True)
+
+    async def body() -> None:
+        a.start()
+        assert await asyncio.to_thread(a_in.wait, 30)  # a holds 30 MB: 30 MB free
+        scope, msgs = _put("uma", "u.txt", 10 * MB)  # 10 + 36 > 30: waits at the door
+        upload = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await _until_async(lambda: len(budget._at_door) == 1)
+        b.start()  # 20 MB would fit beside a: it waits behind the upload
+        await _until_async(lambda: budget.waiting() == 1)
+        await asyncio.sleep(0.5)
+        assert log == ["a"] and not seen and budget.waiting() == 1
+        assert budget._place(budget._gate.line[0], budget._free())[:3] == (
+            2,
+            1,
+            budget.arrival_need(10 * MB) + 10 * MB,
+        )
+        a_go.set()  # 60 MB free: the upload first, then b beside it
+        await _until_async(lambda: seen and log == ["a", "b"])
+        assert seen[0][0] == "uma" and not budget._at_door
+        b_go.set()
+        events.setdefault("uma", asyncio.Event()).set()
+        await upload
+
+    asyncio.run(body())
+    a.join(30)
+    b.join(30)
+    assert budget.reserved() == 0
+
+
+def test_no_computation_waits_for_an_upload_the_work_in_flight_cannot_admit(door):
+    """The line cannot stall: a computation gives way to an upload at the door only when the
+    end of the work in flight would admit it. One that waits for memory no computation holds
+    (other uploads received, not read yet) does not stop the computations behind it; nor is
+    the reading of an upload received ever behind the door (its bytes are what the door waits
+    for). Giving way without these limits, 17 load-test visitors' readings and the uploads at
+    the door waited on each other for 60 s."""
+    door.anon = 40 * MB
+    budget.note_rest()  # the server at rest: 60 MB the most a file can be given
+    door.anon = 70 * MB  # now 30 MB free (uploads received, not read), nothing reserved
+    seen: list = []
+    streamlits, _events = _held_by_streamlit(seen)
+    app = budget.guarded_upload_app(streamlits)
+    ran: list = []
+
+    async def body() -> None:
+        scope, msgs = _put("uma", "u.txt", 10 * MB)  # 10 + 36 > 30 and nothing to give back
+        upload = asyncio.create_task(app(scope, lambda: _next(msgs), _sent))
+        await _until_async(lambda: len(budget._at_door) == 1)
+        await asyncio.to_thread(_work, 20 * MB, ran)  # runs now, not behind the upload
+        assert ran == ["ran"] and not seen and len(budget._at_door) == 1
+        with budget._gate.lock:
+            later = budget._Ticket(5 * MB, time.monotonic() + 1, 0, "s")
+            reading = budget._Ticket(5 * MB, later.arrived, 0, "s", beside=MB)
+            door.anon, budget._gate.reserved = 50 * MB, 20 * MB  # were 20 MB in flight,
+            assert budget._free() == 30 * MB  # the upload would be next: given way to
+            assert budget._door_ahead(later, budget._free()) == [46 * MB]
+            assert budget._door_ahead(reading, budget._free()) == []
+            budget._gate.reserved = 0
+        upload.cancel()
+
+    asyncio.run(body())
+    assert not budget._at_door
+
+
+def _work(need: int, log: list) -> None:
+    with budget.work(need):
+        log.append("ran")
 
 
 def test_a_file_leaving_the_upload_manager_gives_its_claim_back(door):

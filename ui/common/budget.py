@@ -38,6 +38,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
   are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
   claimed until the file's page starts reading it; a file that does not fit waits there, holding
   nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
+  Uploads and computations stand in one line: a computation that arrived after an upload
+  began waiting at the door is given only what is free beside it, as far as the end of the
+  work in flight would admit that upload (:func:`_door_ahead`); the reading of an upload
+  received never gives way (its bytes are what the door waits for).
 - Each page drawing now (not waiting in line nor computing) counts :data:`PAGE_RUN_BYTES`
   (what Streamlit builds and sends for it, which no reservation holds).
 - The first in line, when nothing is in flight and its need is still not free after the freed
@@ -58,8 +62,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
    build that runs inside a reservation, so for admitted work.
 3. The first in line waits only while admitted work is in flight (or, at most
    :data:`CONTINUE_S`, while memory is claimed for the next step of a page that came before
-   it: a claim no thread waits on, which lapses by itself); that work ends (2), and then the
-   first is admitted, lets an upload that fits pass
+   it: a claim no thread waits on, which lapses by itself; or while an upload that came
+   before it waits at the door, if the end of that work would admit it: the door waits for
+   no computation, so the upload goes in once the work ends, or is no longer given way to);
+   that work ends (2), and then the first is admitted, lets an upload that fits pass
    (which is admitted work, so ends), or is refused. Every end of work moves the line; the
    rest of the line waits behind the first, whose turn comes in finite time, and so on.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
@@ -303,9 +309,10 @@ def work_need(statistics: bool = True) -> int:
     """The temporaries one computation on this visitor's ranking data may take at its peak:
     the larger of ranking and evaluating its largest run (:data:`WORK_FIXED` and
     :data:`WORK_BYTES_PER_ROW`, at most :data:`WORK_ROWS_MAX` rows: a larger run is evaluated
-    in blocks) and, unless ``statistics`` is False (an evaluation), the leaderboard's
-    statistics over the qrels' queries (:data:`STATS_BYTES_PER_QUERY`, at most
-    :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
+    in blocks) and, unless ``statistics`` is False (the builds that run no statistics: the
+    cache's default, :func:`ui.common.cache.remember`), the statistics over the qrels' queries
+    of the leaderboard, its bootstrap and Compare's tests (:data:`STATS_BYTES_PER_QUERY`, at
+    most :data:`STATS_BYTES_MAX`); 0 without runs (nothing of the ranking section's to do)."""
     runs = st.session_state.get(state.RUNS) or {}
     rows = max((len(r) for r in runs.values()), default=0)
     if not rows:
@@ -523,15 +530,42 @@ def waiting() -> int:
         return len(_gate.line)
 
 
-def _place(ticket: _Ticket) -> tuple[int, int, int, float | None]:
+def _place(ticket: _Ticket, free: int | None = None) -> tuple[int, int, int, float | None]:
     """``(place, ahead, their need, seconds)`` of a ticket in line: its place (1: next), how
-    many wait ahead of it and what they need, and about how long until its turn (the recent
-    computations' mean time for each one ahead and for the work in flight; None before any
-    has finished). Call with the lock held."""
-    ahead = [t for t in _gate.line if t.order() < ticket.order()]
+    many wait ahead of it (the uploads at the door it gives way to included:
+    :func:`_door_ahead`, with ``free`` the memory free now) and what they need, and about how
+    long until its turn (the recent computations' mean time for each one ahead and for the
+    work in flight; None before any has finished). Call with the lock held."""
+    ahead = [t.need for t in _gate.line if t.order() < ticket.order()]
+    if free is not None:
+        ahead += _door_ahead(ticket, free)
     mean = _gate.mean_s
     seconds = None if mean is None else mean * (len(ahead) + (1 if _gate.running else 0))
-    return len(ahead) + 1, len(ahead), sum(t.need for t in ahead), seconds
+    return len(ahead) + 1, len(ahead), sum(ahead), seconds
+
+
+def _door_ahead(ticket: _Ticket, free: int) -> list[int]:
+    """The needs of the uploads waiting at the server's door (:func:`guarded_upload_app`) that
+    ``ticket`` gives way to, ``free`` being the memory free now: one line, in arrival order,
+    for uploads and computations. A computation is given only what is free beside the
+    uploads that arrived before it (a visitor whose run waited at the door while the earlier
+    visitors' next pages took every megabyte freed got its leaderboard last), as far as the
+    end of the work in flight can admit them (the door's own test, with what is reserved
+    given back: an upload that cannot fit then waits for memory no computation gives back).
+    Never the reading of an upload received (``ticket.beside``): its place was taken when the
+    door admitted it, and its bytes, held until it is read, are what the door waits for.
+    Given way to without those two limits, 17 visitors' readings and the uploads at the door
+    waited on each other for 60 s, until the door refused. Call with the lock held."""
+    if ticket.beside or not _at_door:
+        return []
+    room = free + _gate.reserved - _claimed()
+    needs: list[int] = []
+    for upload in _at_door:  # the door admits them in this order
+        if upload.arrived >= ticket.arrived or upload.need > room:
+            break
+        needs.append(upload.need)
+        room -= upload.need
+    return needs
 
 
 def _about(seconds: float) -> str:
@@ -655,8 +689,9 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                 first = _gate.line[0] is ticket
                 free = _free()
                 claimed, held = _gate.door_held(ticket)
+                at_door = sum(_door_ahead(ticket, free)) if wait else 0  # else: now or never
                 turn = first or _passes(ticket, free)
-                if turn and need <= free - claimed:
+                if turn and need <= free - claimed - at_door:
                     _gate.line.remove(ticket)
                     if _gate.stuck is ticket:
                         _gate.stuck = None
@@ -668,7 +703,7 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     break
                 in_flight = bool(_gate.running) or _uploads_in_flight[0] > 0
                 expired = time.monotonic() >= deadline
-                stuck = first and not in_flight and not held and trimmed
+                stuck = first and not in_flight and not held and not at_door and trimmed
                 if stuck and _passer(free) is not None:
                     # memory at rest includes uploads waiting behind: one that fits is read
                     # first, and gives its bytes back (rather than this one refused)
@@ -677,11 +712,11 @@ def _held(need: int, refusal, never, *, wait: bool = True, beside: int = 0):
                     stuck = False
                 if not wait or expired or stuck:
                     raise refusal(max(free, 0))
-                if first and not in_flight and not held and not trimmed:
+                if first and not in_flight and not held and not at_door and not trimmed:
                     trim_now = True  # freed pages, and garbage, still counted: once
                 else:
                     trim_now = False
-                    place = _place(ticket)
+                    place = _place(ticket, free)
             if trim_now:
                 trim()
                 trimmed = True
@@ -1128,8 +1163,21 @@ _uploads_in_flight = [0]
 #: (session, file id) -> (what its reading was claimed at, until when): the uploads admitted
 #: at the door whose page has not read them yet (:func:`guarded_upload_app`, :func:`unclaim`)
 _claims: dict[tuple[str, str], tuple[int, float]] = {}
+
+
 #: The uploads waiting at the door for room, in arrival order (the server's event loop's own).
-_at_door: list[object] = []
+class _Arrival:
+    """An upload waiting at the server's door (:func:`guarded_upload_app`): when it arrived
+    and what it needs (its bytes and its reading)."""
+
+    __slots__ = ("arrived", "need")
+
+    def __init__(self, need: int) -> None:
+        self.arrived, self.need = time.monotonic(), need
+
+
+#: the uploads waiting at the door, in arrival order (changed with the gate's lock held)
+_at_door: list[_Arrival] = []
 _FILENAME = re.compile(rb'filename="([^"\r\n]{0,1000})"')
 
 
@@ -1185,8 +1233,9 @@ def guarded_upload_app(inner):
         key = (str(params.get("session_id", "")), str(params.get("file_id", "")))
         length = _declared_length(scope)
         need = arrival_need(length) if length else 0
-        token = object()
-        _at_door.append(token)
+        token = _Arrival(length + need)
+        with _gate.lock:
+            _at_door.append(token)
         try:
             never = length + need > capacity()
             deadline = time.monotonic() + UPLOAD_HOLD_S
@@ -1197,13 +1246,18 @@ def guarded_upload_app(inner):
                         _uploads_in_flight[0] += length
                         if need:
                             _claims[key] = (need, time.monotonic() + UPLOAD_CLAIM_S)
+                        _at_door.remove(token)
+                        _gate.cond.notify_all()  # computations behind it may go now
                         break
                 if time.monotonic() >= deadline:
                     never = True
                     break
                 await asyncio.sleep(0.25)
         finally:
-            _at_door.remove(token)
+            with _gate.lock:
+                if token in _at_door:  # refused, or its request ended while it waited
+                    _at_door.remove(token)
+                    _gate.cond.notify_all()
         if never:
             first = await receive()
             found = _FILENAME.search(first.get("body", b"")[:65536])

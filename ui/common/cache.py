@@ -65,9 +65,11 @@ def remember(
     ``fresh=True`` builds again and replaces the entry (a result that must grow).
     ``evaluating``: the run the build evaluates (named when the server's budget refuses it).
     ``need``: the bytes the build may take at its peak (a number, or a function that says it,
-    asked only when the build runs); default: the ranking section's
-    :func:`ui.common.budget.work_need` when ``held`` is given, else 0. Every build runs inside
-    the gate (:func:`ui.common.budget.work`), whatever its need.
+    asked only when the build runs); default: ranking and evaluating the largest loaded run
+    (:func:`ui.common.budget.work_need` without statistics) when ``held`` is given, else 0; a
+    build that runs the leaderboard's or Compare's statistics passes
+    ``need=budget.work_need`` (with them). Every build runs inside the gate
+    (:func:`ui.common.budget.work`), whatever its need.
     """
     if not in_app():
         return build()
@@ -82,12 +84,12 @@ def remember(
         table.move_to_end(full_key)
         return hit[1]
     with ExitStack() as stack:
-        # within the server's memory budget: an evaluation reserves ranking and evaluating its
-        # run; any other build on the ranking data, the leaderboard's statistics among them, the
-        # larger of that and the statistics'; a build that states its need, that need
+        # within the server's memory budget: a build on the ranking data reserves ranking and
+        # evaluating its largest run; one that runs statistics (the leaderboard's, Compare's)
+        # states it (``need=budget.work_need``), as does any other build with its own need
         want = need() if callable(need) else need
         if want is None:
-            want = budget.work_need(statistics=evaluating is None) if held else 0
+            want = budget.work_need(statistics=False) if held else 0
         try:
             stack.enter_context(budget.work(want, evaluating))
         except InputError as exc:

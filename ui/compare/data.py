@@ -110,7 +110,7 @@ def compare(
                 systems=systems or None,
             )
 
-    return remember(COMPARISONS, key, build, held=tuple(evaluations), size=8)
+    return remember(COMPARISONS, key, build, held=tuple(evaluations), size=8, need=budget.work_need)
 
 
 #: The answer table's cells that join two or more declared columns into one text.
@@ -453,6 +453,7 @@ def all_pairs(
         ),
         held=tuple(evaluations),
         size=4,
+        need=budget.work_need,  # with the statistics
     )
 
 

@@ -656,6 +656,13 @@ def _sound(ev) -> bool:
     )
 
 
+#: Bytes a run and qrels row while :func:`coverage_report` joins them (Arrow's hash join on
+#: the string ids): the peak resident memory grew 37 MB for a run and qrels of 100,000 lines
+#: each and 238 MB for 1,000,000 each (2026-11-29, under the bench lock); rounded up. More
+#: than a ranking takes a row: reserved at the ranking's need, it went past it.
+COVERAGE_BYTES_PER_ROW = 160
+
+
 def _coverage(qrels, run) -> dict:
     """:func:`coverage_report` of a loaded run, kept in the session (computed once per run and
     qrels, not on every rerun)."""
@@ -665,6 +672,7 @@ def _coverage(qrels, run) -> dict:
         lambda: coverage_report(qrels, run),
         held=(qrels, run),
         size=_EVAL_CACHE_SIZE,
+        need=lambda: budget.WORK_FIXED + (len(run) + len(qrels)) * COVERAGE_BYTES_PER_ROW,
     )
 
 
@@ -898,6 +906,7 @@ def cached_bootstrap(
         ),
         held=(per_query,),
         size=64,
+        need=budget.work_need,  # the statistics
     )
 
 
@@ -946,6 +955,7 @@ def overview_board(
         ),
         held=held,
         size=4,
+        need=budget.work_need,  # with the statistics
     )
 
 
