@@ -1165,7 +1165,6 @@ _uploads_in_flight = [0]
 _claims: dict[tuple[str, str], tuple[int, float]] = {}
 
 
-#: The uploads waiting at the door for room, in arrival order (the server's event loop's own).
 class _Arrival:
     """An upload waiting at the server's door (:func:`guarded_upload_app`): when it arrived
     and what it needs (its bytes and its reading)."""
@@ -1176,7 +1175,8 @@ class _Arrival:
         self.arrived, self.need = time.monotonic(), need
 
 
-#: the uploads waiting at the door, in arrival order (changed with the gate's lock held)
+#: the uploads waiting at the door for room, in arrival order (changed with the gate's lock
+#: held: the gate reads it, :func:`_door_ahead`)
 _at_door: list[_Arrival] = []
 _FILENAME = re.compile(rb'filename="([^"\r\n]{0,1000})"')
 
