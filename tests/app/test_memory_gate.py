@@ -720,6 +720,67 @@ def test_a_session_the_server_dropped_but_something_still_holds_is_emptied(monke
     assert budget.release_gone_sessions() == 0  # cleared once
 
 
+def test_the_web_servers_idle_worker_threads_end_once_the_crowd_left(monkeypatch):
+    """Uploads and files are served in AnyIO's worker threads, which AnyIO ends only when the
+    next request comes: after a crowd left, none came, and every worker stayed with what its
+    requests left in memory. The reclaimer's empty call into the pool lets AnyIO end the idle
+    ones; the reclaimer makes it when sessions have left."""
+    import asyncio
+
+    anyio_backend = pytest.importorskip("anyio._backends._asyncio")
+    import anyio.to_thread
+
+    # AnyIO ends a worker idle for MAX_IDLE_TIME (10 s): here at once
+    monkeypatch.setattr(anyio_backend.WorkerThread, "MAX_IDLE_TIME", 0)
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:  # a server's long-lived task: AnyIO's workers belong to it
+        await stop.wait()
+
+    server = threading.Thread(
+        target=loop.run_until_complete, args=(serve(),), name="test-loop", daemon=True
+    )
+    server.start()
+    try:
+        gate = threading.Barrier(6)
+
+        async def crowd() -> None:  # six requests in flight at once: six workers
+            await asyncio.gather(*(anyio.to_thread.run_sync(gate.wait) for _ in range(6)))
+
+        asyncio.run_coroutine_threadsafe(crowd(), loop).result(timeout=60)
+        workers = budget._workers()
+        assert len(workers) >= 6
+        ended = budget.release_idle_workers(loop, wait_s=30)
+        assert ended >= 5, ended
+        assert len(budget._workers()) <= len(workers) - 5
+        assert budget.release_idle_workers(loop) <= 1  # what stays: at most the one that ran
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        server.join(10)
+        loop.close()
+    assert budget.release_idle_workers() == 0  # outside a running server: nothing to do
+
+    # the reclaimer calls it when sessions left, not on a tick where nothing changed
+    from ui.common import reclaim
+
+    calls = []
+    monkeypatch.setattr(budget, "release_idle_workers", lambda: calls.append(1) or 0)
+    for name in ("note_rest", "trim"):
+        monkeypatch.setattr(budget, name, lambda *a, **k: None)
+    for name in ("close_expired_sessions", "release_gone_sessions"):
+        monkeypatch.setattr(budget, name, lambda: 0)
+    monkeypatch.setattr(reclaim.refusals, "forget", lambda now: None)
+    monkeypatch.setattr(reclaim.keep, "purge", lambda now: 0)
+    monkeypatch.setattr(reclaim.keep, "kept_folders", lambda: set())
+    monkeypatch.setattr(reclaim.store, "sweep", lambda now, kept: 0)
+    monkeypatch.setattr(budget, "sessions_open", lambda: {"a", "b"})
+    reclaim._tick({"a", "b"})
+    assert calls == []
+    reclaim._tick({"a", "b", "c"})
+    assert calls == [1]
+
+
 def test_the_blas_limit_does_not_keep_the_thread_that_set_it(monkeypatch):
     """threadpoolctl remembers the thread that set OpenBLAS's limit; in the app that is a
     visitor's script thread, holding its session: it is forgotten once the limit is set."""
