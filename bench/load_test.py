@@ -649,16 +649,27 @@ WATCH_JS = """(pattern) => {
   const where = '[data-testid="stSpinner"], [data-testid="stAlertContainer"], '
     + '[data-testid="stCaptionContainer"], [data-testid="stToast"], [data-testid="stStatusWidget"], '
     + '[data-testid="stExpanderDetails"] [data-testid="stMarkdownContainer"]';
+  // the page is read again only after it changed (reading innerText lays the page out: on
+  // 25 idle pages, read four times a second, that was the load test's own CPU, not the app's)
+  let changed = true;
+  const watch = () => new MutationObserver(() => { changed = true; }).observe(
+    document.documentElement,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+  if (document.documentElement) watch(); else document.addEventListener('DOMContentLoaded', watch);
   setInterval(() => {
-    let now = '';
-    for (const e of document.querySelectorAll(where)) {
-      const t = (e.innerText || '').trim();
-      if (t && re.test(t)) { now = t.slice(0, 400); break; }
+    if (changed) {
+      changed = false;
+      let now = '';
+      for (const e of document.querySelectorAll(where)) {
+        const t = (e.innerText || '').trim();
+        if (t && re.test(t)) { now = t.slice(0, 400); break; }
+      }
+      window.__rlWaitNow = now;
     }
+    const now = window.__rlWaitNow;
     const w = window.__rlWaits, last = w[w.length - 1], t = Date.now() / 1000;
     if (now && last && last.text === now && t - last.until < 1) last.until = t;
     else if (now && w.length < 500) w.push({t, until: t, text: now});
-    window.__rlWaitNow = now;
   }, 250);
 }"""
 
