@@ -1055,12 +1055,13 @@ def release_idle_workers(loop=None, wait_s: float = 5.0) -> int:
     request in flight: 25 visitors arriving together started 21 to 27. AnyIO ends a worker
     idle for 10 s only when the next request reaches the pool, so after a crowd left, when
     nothing comes, every worker stayed, each with its stack and the objects made for it
-    during the crowd's peak (its queue, locks, conditions), which hold Python's small-object
-    arenas of that peak in memory (found by mapping the live objects of the server to their
-    addresses, 180 s after a 25-visitor load test). One empty call into the pool, on the
-    server's event loop (``loop``, by default Streamlit's), lets AnyIO end the idle ones (one
-    stays: the one that ran the call). Returns how many ended within ``wait_s`` (0 outside a
-    running server, or without AnyIO)."""
+    during the crowd's peak (its queue, locks, conditions; found among the few objects that
+    kept Python's small-object arenas of that peak, by mapping the server's live objects to
+    their addresses 180 s after a 25-visitor load test; ending them did not measurably lower
+    that memory: BENCHMARKS.md). One empty call into the pool, on the server's event loop
+    (``loop``, by default Streamlit's), lets AnyIO end the idle ones (one stays: the one that
+    ran the call). Returns how many had ended when none more ended for half a second, or at
+    ``wait_s`` (0 outside a running server, or without AnyIO)."""
     import asyncio
 
     try:
@@ -1080,10 +1081,15 @@ def release_idle_workers(loop=None, wait_s: float = 5.0) -> int:
         asyncio.run_coroutine_threadsafe(nudge(), loop).result(timeout=30)
     except Exception:  # the loop stopped or is busy for that long: the next tick tries again
         return 0
+    # the ended ones leave as soon as they are scheduled; a busy one does not end here
     deadline = time.monotonic() + wait_s
-    for t in before:  # the ended ones leave at once; an idle or busy one does not end here
-        t.join(max(0.0, min(0.05, deadline - time.monotonic())))
-    return sum(1 for t in before if not t.is_alive())
+    alive, quiet_since = before, time.monotonic()
+    while alive and time.monotonic() < deadline and time.monotonic() - quiet_since < 0.5:
+        time.sleep(0.02)
+        still = [t for t in alive if t.is_alive()]
+        if len(still) < len(alive):
+            alive, quiet_since = still, time.monotonic()
+    return len(before) - len(alive)
 
 
 def _nothing() -> None:
