@@ -8,6 +8,7 @@ found later (duplicates) can name the lines.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,21 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from metrics_core.errors import N_, InputError
+
+
+def shared_ids(values: list) -> list:
+    """``values`` (query ids, as Python objects) with each ``str`` replaced by the one object
+    Python keeps for equal strings (``sys.intern``): the ids of the qrels, each run and each
+    ranking of a session are then the same objects, not a new ``str`` per id per copy (a
+    server holding many visitors' query ids held each of them several times over). Equal
+    values, so nothing computed changes; an id nothing refers to any more is freed as before.
+
+    >>> a, b = shared_ids(["q" + str(1)]), shared_ids(["q1"])
+    >>> a == b, a[0] is b[0]
+    (True, True)
+    """
+    intern = sys.intern
+    return [intern(v) if type(v) is str else v for v in values]
 
 
 def as_string_array(values, what: str, source: str) -> pa.Array:
@@ -184,7 +200,7 @@ class _Columns:
             held = self._unique_ids = (
                 self.qid,
                 extra,
-                sorted(set(pc.unique(q).to_pylist()) | set(extra)),
+                sorted(set(shared_ids(pc.unique(q).to_pylist())) | set(extra)),
             )
         return list(held[2])
 

@@ -230,7 +230,10 @@ class Evaluation:
             import pandas as pd
 
             query_ids, columns = self._per_query
-            frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id"))
+            # the ids' own str objects (dtype object): an index of pandas' Arrow-backed str
+            # dtype makes a Python str of every id again for its hash table (the sort below,
+            # each lookup), a copy per evaluation that a visitor's session holds
+            frame = pd.DataFrame(columns, index=pd.Index(query_ids, name="query_id", dtype=object))
             self._put("_per_query", frame.sort_index(kind="stable"))  # a cache, not a change
         return self._per_query
 

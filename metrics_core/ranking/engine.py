@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics_core.conventions import Conventions
-from metrics_core.data import Qrels, Run
+from metrics_core.data import Qrels, Run, shared_ids
 from metrics_core.ranking.keys import (
     FingerprintCollision,
     dedupe_keep,
@@ -240,8 +240,8 @@ def _phase_queries(w: _Work) -> None:
     run, qrels, diag = w.run, w.qrels, w.diag
     run_qc, run_qvocab = w.prepared.run_qid
     w.qrels_qc, qrels_qvocab = w.prepared.qrels_qid
-    run_qnames = run_qvocab.to_pylist()
-    qrels_qnames = qrels_qvocab.to_pylist()
+    run_qnames = shared_ids(run_qvocab.to_pylist())  # the evaluation's query ids
+    qrels_qnames = shared_ids(qrels_qvocab.to_pylist())
     judged_set = set(qrels_qnames) | set(qrels.extra_query_ids)
     # a query answered with an empty ranking is evaluated (it has no rows), not missing
     run_set = set(run_qnames)

@@ -476,7 +476,7 @@ def tie_bounds(evaluations: dict) -> dict[str, dict | None]:
 
 def _by_query(ev, bounds: dict) -> dict:
     """Per measure (lowest, highest) arrays as Series indexed by the evaluation's query ids."""
-    index = pd.Index(ev.ranking.query_ids)
+    index = pd.Index(ev.ranking.query_ids, dtype=object)  # the ids' own str objects
     return {
         m: (pd.Series(lo, index=index), pd.Series(hi, index=index))
         for m, (lo, hi) in bounds.items()
