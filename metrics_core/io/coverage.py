@@ -20,6 +20,10 @@ from metrics_core.io.columns import column_hint
 
 #: Default smallest share of the shared queries that must have a judged document retrieved.
 MIN_SHARE = 0.1
+#: Run rows joined with the qrels at a time: the join's temporaries follow the rows it is
+#: given (Arrow's hash join: 238 MB for a run and qrels of 1,000,000 rows each), so a run of
+#: millions of lines is joined block by block, with the same counts.
+BLOCK_ROWS = 1 << 20
 
 
 class CoverageWarning(InputWarning):
@@ -76,14 +80,18 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
     run_q, qrels_q = _query_set(run), _query_set(qrels)
     shared = pc.is_in(run_q, value_set=qrels_q)
     n_shared = int(pc.sum(shared).as_py() or 0)
-    rq, rd = _plain(run.qid), run.docid
     keys = pa.table({"q": _plain(qrels.qid), "d": qrels.docid})  # a semi join: duplicates harmless
-    rows = pa.table({"q": rq, "d": rd})
-    in_shared = pc.is_in(rq, value_set=qrels_q)
-    retrieved = int(pc.sum(in_shared).as_py() or 0)
-    judged_rows = rows.join(keys, keys=["q", "d"], join_type="left semi") if len(run) else rows
-    judged = judged_rows.num_rows
-    with_judged = len(pc.unique(judged_rows.column("q"))) if judged else 0
+    retrieved = judged = 0
+    judged_queries = []
+    for start in range(0, len(run), BLOCK_ROWS):  # block by block (BLOCK_ROWS): the same sums
+        rq = _plain(run.qid.slice(start, BLOCK_ROWS))
+        retrieved += int(pc.sum(pc.is_in(rq, value_set=qrels_q)).as_py() or 0)
+        rows = pa.table({"q": rq, "d": run.docid.slice(start, BLOCK_ROWS)})
+        found = rows.join(keys, keys=["q", "d"], join_type="left semi")
+        judged += found.num_rows
+        if found.num_rows:
+            judged_queries.append(pc.unique(found.column("q")))
+    with_judged = len(pc.unique(pa.chunked_array(judged_queries))) if judged_queries else 0
     used = getattr(run, "columns_used", None) or {}
     problem = None
     if not len(run_q):
@@ -96,7 +104,7 @@ def coverage_report(qrels: Qrels, run: Run, *, min_share: float = MIN_SHARE) -> 
         problem = "few_judged"
     known = None  # looked up only to explain a problem (a pass over every document id)
     if problem in ("none_judged", "few_judged"):
-        known = int(pc.sum(pc.is_in(rd, value_set=pc.unique(qrels.docid))).as_py() or 0)
+        known = int(pc.sum(pc.is_in(run.docid, value_set=pc.unique(qrels.docid))).as_py() or 0)
     return {
         "run_queries": len(run_q),
         "qrels_queries": len(qrels_q),

@@ -343,3 +343,18 @@ def test_the_unjudged_bands_bpref_search_stays_within_the_work_the_gate_reserves
         tracemalloc.stop()
     assert peak <= need, (peak, need)
     assert np.all(lo <= hi) and np.any(lo < hi)  # a band was searched, not skipped
+
+
+def test_the_coverage_check_of_a_run_of_millions_of_lines_fits_a_1_gib_server():
+    """The coverage check joins the run block by block, and reserves one block's join: a
+    5,000,000-line run beside 100,000 judgements needs what a block of the run does, well
+    within what a 1 GiB server gives one computation (reserved for every row, 840 MB, it
+    was refused at once)."""
+    from metrics_core.io.coverage import BLOCK_ROWS
+    from ui.ranking.data import coverage_need
+
+    assert coverage_need(5_000_000, 100_000) == coverage_need(BLOCK_ROWS, 100_000)
+    assert coverage_need(100_000, 100_000) < coverage_need(BLOCK_ROWS, 100_000)
+    at_rest = 200 * budget.MB  # the server's anonymous memory at rest (BENCHMARKS: 174-187 MB)
+    one_gib_capacity = int(1024 * budget.MB * budget.CGROUP_SHARE) - at_rest
+    assert coverage_need(5_000_000, 100_000) < one_gib_capacity / 2

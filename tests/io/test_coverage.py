@@ -18,6 +18,7 @@ import pytest
 import metrics_core as mc
 from metrics_core.cli import COMMANDS, build_parser, main
 from metrics_core.errors import InputError, InputWarning
+from metrics_core.io import coverage
 from metrics_core.io.coverage import CoverageWarning, coverage_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,8 +124,13 @@ def test_well_judged_runs_say_nothing():
     assert ev.coverage["problem"] is None
 
 
+@pytest.mark.parametrize("block", [None, 1, 7, 64])
 @pytest.mark.parametrize("seed", range(5))
-def test_report_equals_a_count_by_hand(seed):
+def test_report_equals_a_count_by_hand(seed, block, monkeypatch):
+    """Also with the run joined in blocks of ``block`` rows (the default: one block here),
+    blocks that cut a query's rows in two included."""
+    if block is not None:
+        monkeypatch.setattr(coverage, "BLOCK_ROWS", block)
     rng = np.random.default_rng(seed)
     q = pd.DataFrame(
         {

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core.io.coverage import BLOCK_ROWS as COVERAGE_BLOCK_ROWS
 from metrics_core.io.coverage import coverage_report
 from metrics_core.io.limits import using_limits
 from metrics_core.io.metadata import read_metadata  # noqa: F401  (the pages' reader)
@@ -659,8 +660,19 @@ def _sound(ev) -> bool:
 #: Bytes a run and qrels row while :func:`coverage_report` joins them (Arrow's hash join on
 #: the string ids): the peak resident memory grew 37 MB for a run and qrels of 100,000 lines
 #: each and 238 MB for 1,000,000 each (2026-11-29, under the bench lock); rounded up. More
-#: than a ranking takes a row: reserved at the ranking's need, it went past it.
+#: than a ranking takes a row: reserved at the ranking's need, it went past it. The run's rows
+#: are joined :data:`metrics_core.io.coverage.BLOCK_ROWS` at a time: a 5,000,000-line run
+#: needs what 1,048,576 lines do (reserved for all its rows, 840 MB, it was refused on a 1 GiB
+#: server).
 COVERAGE_BYTES_PER_ROW = 160
+
+
+def coverage_need(run_rows: int, qrels_rows: int) -> int:
+    """Bytes :func:`_coverage` reserves: the join of one block of the run's rows with the
+    qrels (:data:`COVERAGE_BYTES_PER_ROW`), whatever the run's length past a block."""
+    return budget.WORK_FIXED + (min(run_rows, COVERAGE_BLOCK_ROWS) + qrels_rows) * (
+        COVERAGE_BYTES_PER_ROW
+    )
 
 
 def _coverage(qrels, run) -> dict:
@@ -672,7 +684,7 @@ def _coverage(qrels, run) -> dict:
         lambda: coverage_report(qrels, run),
         held=(qrels, run),
         size=_EVAL_CACHE_SIZE,
-        need=lambda: budget.WORK_FIXED + (len(run) + len(qrels)) * COVERAGE_BYTES_PER_ROW,
+        need=lambda: coverage_need(len(run), len(qrels)),
     )
 
 
