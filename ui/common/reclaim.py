@@ -9,8 +9,9 @@ kept for a reload past its time and removes its folder (:func:`ui.common.keep.pu
 the session folders nothing names any more (:func:`ui.common.store.sweep`), drops the uploads
 refused at the door of sessions that ended (:func:`ui.common.refusals.forget`), reads the
 server's memory at rest for the gate (:func:`ui.common.budget.note_rest`), and hands the freed
-heap back (:func:`ui.common.budget.trim`) when sessions left. At its start it sets the allocator (:func:`ui.common.budget.limit_arenas`)
-and sweeps the folders of servers that are gone (:func:`ui.common.store.sweep_stale_servers`).
+heap back (:func:`ui.common.budget.trim`) when sessions left. At its start it sets the
+allocator (:func:`ui.common.budget.limit_arenas`) and sweeps the folders of servers that are
+gone (:func:`ui.common.store.sweep_stale_servers`).
 """
 
 from __future__ import annotations
