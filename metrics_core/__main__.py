@@ -1,6 +1,6 @@
 """``python -m metrics_core``: the command line."""
 
-from metrics_core.cli import main
+from metrics_core.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

@@ -11,7 +11,9 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import re
 import sys
 
@@ -266,3 +268,26 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+
+
+def run(argv: list[str] | None = None) -> None:
+    """The console entry point (``ranklab``, ``python -m metrics_core``): :func:`main`, then
+    the process ends with its status without tearing down the native libraries.
+
+    The work is over when :func:`main` returns: the streams are flushed and Python's exit
+    functions run (temporary folders removed), then ``os._exit``. A normal interpreter exit
+    also runs C++ static destructors, and Arrow's thread pools torn down there with a worker
+    still alive end the process with ``std::terminate`` ("terminate called without an
+    active exception", SIGABRT) after the answer was printed: rare, and seen here once
+    after a one-line error on a run read from ``/dev/stdin``; the same abort at exit is
+    reported against pyarrow (apache/arrow#34314). Usage errors and ``--help`` leave
+    through argparse's ``SystemExit`` before any of those libraries is loaded.
+    """
+    status = main(argv)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+            pass
+    atexit._run_exitfuncs()
+    os._exit(status)
