@@ -37,9 +37,17 @@ def _plain(arr) -> pa.ChunkedArray | pa.Array:
 
 
 def _query_set(data) -> pa.Array:
+    """The distinct query ids of ``data`` (as strings, queries given without rows included).
+
+    Dictionary-encoded ids are made distinct before they are decoded: only the distinct ids
+    become strings, never one string per row (a 5,000,000-row run would otherwise decode
+    every row's id at once). Chunks may carry different dictionaries: distinct again after.
+    """
     import pyarrow.compute as pc
 
-    ids = pc.unique(_plain(data.qid))
+    ids = pc.unique(data.qid)
+    if pa.types.is_dictionary(ids.type):
+        ids = pc.unique(_plain(ids))
     if data.extra_query_ids:
         ids = pc.unique(pa.concat_arrays([ids, pa.array(list(data.extra_query_ids), pa.string())]))
     return ids

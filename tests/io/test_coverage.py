@@ -10,9 +10,11 @@ import json
 import re
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import metrics_core as mc
@@ -163,6 +165,33 @@ def test_report_equals_a_count_by_hand(seed, block, monkeypatch):
         assert got["doc_ids_in_qrels"] == pytest.approx(r.doc_id.isin(set(q.doc_id)).mean())
     else:
         assert got["doc_ids_in_qrels"] is None
+
+
+def test_query_sets_decode_only_distinct_ids(monkeypatch):
+    """A run's query set decodes its distinct ids, never one id per row (a 5,000,000-line run
+    would decode every row's id at once, outside what the app reserves for the check); the
+    same set, also across chunks with different dictionaries and with ids given without rows."""
+    decoded = []
+    plain = coverage._plain
+
+    def counting(arr):
+        out = plain(arr)
+        if out is not arr:
+            decoded.append(len(out))
+        return out
+
+    monkeypatch.setattr(coverage, "_plain", counting)
+    chunks = [
+        pa.array(["q1", "q2", "q1", "q1"] * 50).dictionary_encode(),
+        pa.array(["q3", "q1"] * 50).dictionary_encode(),
+    ]
+    data = SimpleNamespace(qid=pa.chunked_array(chunks), extra_query_ids=("q9", "q1"))
+    assert sorted(coverage._query_set(data).to_pylist()) == ["q1", "q2", "q3", "q9"]
+    assert decoded and max(decoded) <= 4  # the distinct ids of both chunks, not 300 rows
+    run = mc.read_run({f"q{i % 7}": {f"d{i}": float(i)} for i in range(300)})
+    decoded.clear()
+    assert sorted(coverage._query_set(run).to_pylist()) == sorted({f"q{i % 7}" for i in range(300)})
+    assert max(decoded, default=0) <= 7
 
 
 # --- empty runs ----------------------------------------------------------------------
