@@ -1043,3 +1043,24 @@ def test_only_the_builds_that_run_statistics_reserve_for_them(monkeypatch, sampl
     assert seen[rd.BOARDS] == {stats}
     for table in (rd.RANKINGS, rd.EVALUATIONS, rd.TIE_BOUNDS, rd.UNJUDGED_BOUNDS):
         assert seen[table] == {work}, table
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (12_400_000, "12 MB"),
+        (4_460_000, "4.5 MB"),
+        (1_000_000, "1.0 MB"),
+        (48_200, "48 kB"),
+        (300, "1 kB"),
+        (0, "0 MB"),
+    ],
+)
+def test_sizes_in_the_gates_lines(n, text):
+    assert budget.size_text(n) == text
+
+
+def test_a_few_kilobytes_never_read_as_nothing():
+    """The Data page's "Your data takes ..." for a few kilobytes of files said "0.0 MB"."""
+    for n in (1, 999, 49_999, 50_000, 999_999):
+        assert not budget.size_text(n).startswith("0"), n

@@ -251,8 +251,20 @@ def process_anon() -> int:
 
 
 def size_text(n: int) -> str:
-    """A byte count as the gate's lines write it: ``12 MB``, ``4.5 MB``."""
-    return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
+    """A byte count as the gate's lines write it: ``12 MB``, ``4.5 MB``; under 1 MB in
+    kilobytes (``48 kB``, at least ``1 kB``: a few kilobytes never read "0.0 MB"); nothing
+    at all is ``0 MB``.
+
+    >>> [size_text(n) for n in (12_400_000, 4_460_000, 1_000_000, 48_200, 300, 0)]
+    ['12 MB', '4.5 MB', '1.0 MB', '48 kB', '1 kB', '0 MB']
+    """
+    if n >= 10 * MB:
+        return f"{n / MB:.0f} MB"
+    if n >= MB:
+        return f"{n / MB:.1f} MB"
+    if n <= 0:
+        return "0 MB"
+    return f"{max(1, round(n / 1000))} kB"
 
 
 def _text_size(data: bytes) -> tuple[int, bool]:
