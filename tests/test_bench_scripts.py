@@ -239,6 +239,38 @@ def test_load_test_summary_counts_boards_waits_refusals_and_isolation(load_test)
     assert met["the server never killed"] is True
 
 
+def test_the_p95_floor_is_the_work_before_the_boards_over_the_cores(load_test):
+    """The 24th of 25 visitors waits for 24 visitors' work before their boards: 24 x 4.5 CPU s
+    on 2 cores is 54 s at least; other processes on the machine are not counted."""
+    before = {
+        "server": 1.5,
+        "chromium renderers": 2.5,
+        "chromium browser and others": 0.4,
+        "chromium GPU process": 0.1,
+        "everything else": 30.0,
+    }
+    f = load_test.board_floor(before, 25, 2)
+    assert (f["visitors"], f["CPU s a visitor"], f["s"]) == (24, 4.5, 54.0)
+    assert f["browsers share"] == round(3.0 / 4.5, 2)
+    assert load_test.board_floor(before, 20, 4)["s"] == round(19 * 4.5 / 4, 1)  # 21.4
+    assert load_test.board_floor({}, 25, 2)["browsers share"] is None
+
+
+def test_the_p95_target_says_its_floor_when_a_visitor_went_alone(load_test):
+    s = load_test.summarise([_visit(i, board=float(70 + i)) for i in range(25)], {}, 25)
+    report = {
+        "scenario": "visitors",
+        "summary": s,
+        "server": {"alive at the end": True},
+        "machine": {"cpus": 2},
+    }
+    line = load_test.targets(report)[0]
+    assert line["met"] is False and "allows" not in line["seen"]
+    report["visitor alone"] = {"CPU s before its board": {"server": 2.0, "chromium renderers": 3.0}}
+    seen = load_test.targets(report)[0]["seen"]
+    assert "no p95 under 60.0 s" in seen and "24 visitors" in seen and "60% of it" in seen, seen
+
+
 def test_an_alerts_icon_name_is_not_a_second_line(load_test):
     """innerText reads an alert's Material icon as its name, then a blank line: the refusal
     "memory / this computation would need ..." is one line; two lines of text are not."""
