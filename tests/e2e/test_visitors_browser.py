@@ -88,6 +88,14 @@ def test_the_load_test_drives_a_few_visitors_and_reports_them(tmp_path):
         "the server never killed",
         "no visitor sees another's data",
     }
+    # then one visitor alone: its CPU by process before its board and after, and the p95 floor
+    # that CPU implies on this machine, said beside the p95 target
+    alone = report["visitor alone"]
+    before = alone["CPU s before its board"]
+    assert alone["board s"] > 0 and before["server"] > 0 and before["chromium renderers"] > 0
+    assert alone["CPU s after it"]["chromium renderers"] > 0, alone
+    p95 = next(t for t in report["targets"] if "p95" in t["target"])
+    assert "this machine allows no p95 under" in p95["seen"], p95
 
 
 def _settle(page) -> None:
