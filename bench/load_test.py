@@ -1306,7 +1306,11 @@ class Run:
         a = self.args
         files = make_visitor_data(a.visitors, a.lines, a.queries, a.judgements)
         pid = self.proc.pid
-        v = await Visitor.open(browser, self.url, a.visitors, a.timeout * 1000)
+        try:
+            v = await Visitor.open(browser, self.url, a.visitors, a.timeout * 1000)
+        except Exception as exc:  # a finding of this measurement, not of the crowd's run
+            self.report["visitor alone"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            return
         marks: dict = {}
         live = {"at the board": lambda: marks.setdefault("board", cpu_by_group(pid))}
         go = asyncio.Event()

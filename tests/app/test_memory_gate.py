@@ -1051,6 +1051,7 @@ def test_only_the_builds_that_run_statistics_reserve_for_them(monkeypatch, sampl
         (12_400_000, "12 MB"),
         (4_460_000, "4.5 MB"),
         (1_000_000, "1.0 MB"),
+        (999_700, "1.0 MB"),  # 999.7 kB rounds to a megabyte, never "1000 kB"
         (48_200, "48 kB"),
         (300, "1 kB"),
         (0, "0 MB"),

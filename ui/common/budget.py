@@ -255,7 +255,7 @@ def size_text(n: int) -> str:
     kilobytes (``48 kB``, at least ``1 kB``: a few kilobytes never read "0.0 MB"); nothing
     at all is ``0 MB``.
 
-    >>> [size_text(n) for n in (12_400_000, 4_460_000, 1_000_000, 48_200, 300, 0)]
+    >>> [size_text(n) for n in (12_400_000, 4_460_000, 999_700, 48_200, 300, 0)]
     ['12 MB', '4.5 MB', '1.0 MB', '48 kB', '1 kB', '0 MB']
     """
     if n >= 10 * MB:
@@ -264,7 +264,8 @@ def size_text(n: int) -> str:
         return f"{n / MB:.1f} MB"
     if n <= 0:
         return "0 MB"
-    return f"{max(1, round(n / 1000))} kB"
+    kb = max(1, round(n / 1000))
+    return "1.0 MB" if kb >= 1000 else f"{kb} kB"
 
 
 def _text_size(data: bytes) -> tuple[int, bool]:
