@@ -279,9 +279,10 @@ def run(argv: list[str] | None = None) -> None:
     also runs C++ static destructors, and Arrow's thread pools torn down there with a worker
     still alive end the process with ``std::terminate`` ("terminate called without an
     active exception", SIGABRT) after the answer was printed: rare, seen once in this
-    project's tests after a one-line error on a run read from ``/dev/stdin``; the same abort at exit is
-    reported against pyarrow (apache/arrow#34314). Usage errors and ``--help`` leave
-    through argparse's ``SystemExit`` before any of those libraries is loaded.
+    project's tests after a one-line error on a run read from ``/dev/stdin``; the same
+    abort at exit is reported against pyarrow (apache/arrow#34314). Usage errors and
+    ``--help`` leave through argparse's ``SystemExit`` before any of those libraries is
+    loaded.
     """
     status = main(argv)
     for stream in (sys.stdout, sys.stderr):

@@ -22,11 +22,9 @@ import pytest
 
 import metrics_core as mc
 from metrics_core import cli
+from tests.cli.conftest import GOOD_QRELS, GOOD_RUN
 
 REPO = Path(__file__).resolve().parents[2]
-
-GOOD_QRELS = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
-GOOD_RUN = b"q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\nq2 Q0 d3 1 1.5 sys\n"
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -334,14 +332,6 @@ def test_python_api_raises_input_error(case, files):
 
 
 # --- arguments rather than files --------------------------------------------------------
-
-
-@pytest.fixture
-def good_files(tmp_path):
-    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
-    qrels.write_bytes(GOOD_QRELS)
-    run.write_bytes(GOOD_RUN)
-    return qrels, run
 
 
 ACCEPTED_SAMPLE = ("P@k", "nDCG@k", "AP", "RR", "Bpref")

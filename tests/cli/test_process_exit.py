@@ -20,17 +20,6 @@ from metrics_core import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
-QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
-RUN = "q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\nq2 Q0 d3 1 1.5 sys\n"
-
-
-@pytest.fixture
-def files(tmp_path):
-    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
-    q.write_text(QRELS)
-    r.write_text(RUN)
-    return q, r
-
 
 def _python(code: str, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -58,8 +47,8 @@ cli.run(sys.argv[1:])
 """
 
 
-def test_status_output_and_exit_functions(files):
-    q, r = files
+def test_status_output_and_exit_functions(good_files):
+    q, r = good_files
     p = _python(PROBE, "evaluate", "--qrels", str(q), "--run", str(r), "-m", "P_1")
     out = p.stdout.decode()
     assert p.returncode == 0, p.stderr.decode()
@@ -68,8 +57,8 @@ def test_status_output_and_exit_functions(files):
     assert out.index("1.0000") < out.index("exit functions ran")
 
 
-def test_error_status_and_one_line(files):
-    q, _ = files
+def test_error_status_and_one_line(good_files):
+    q, _ = good_files
     p = _python(PROBE, "evaluate", "--qrels", str(q), "--run", "-", stdin=b"q1 Q0 d1 1 1_0 sys\n")
     err = p.stderr.decode().splitlines()
     assert p.returncode == cli.EXIT_USAGE
@@ -77,8 +66,8 @@ def test_error_status_and_one_line(files):
     assert "exit functions ran" in p.stdout.decode()
 
 
-def test_the_interpreter_teardown_is_skipped(files):
-    q, r = files
+def test_the_interpreter_teardown_is_skipped(good_files):
+    q, r = good_files
     p = _python(PROBE, "evaluate", "--qrels", str(q), "--run", str(r), "-m", "P_1")
     assert p.returncode == 0
     assert "torn down" not in p.stdout.decode()
