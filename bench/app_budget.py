@@ -68,8 +68,10 @@ def start_server(
     prefix: list[str] | None = None,
     log: Path | None = None,
     startup_s: float = 90,
+    cwd: Path = ROOT,
 ):
-    """``streamlit run app.py`` on a free local port; returns (process, url).
+    """``streamlit run app.py`` (the ``app.py`` of ``cwd``: this repository's by default) on a
+    free local port; returns (process, url).
 
     ``prefix``: a command that runs it (``prefix + [python, -m, streamlit, ...]``, e.g. one that
     puts it in a memory cgroup first); ``log``: a file for the server's output (else dropped)."""
@@ -97,7 +99,7 @@ def start_server(
             "--browser.gatherUsageStats",
             "false",
         ],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=out,
         stderr=subprocess.STDOUT,

@@ -271,6 +271,21 @@ def test_the_p95_target_says_its_floor_when_a_visitor_went_alone(load_test):
     assert "no p95 under 60.0 s" in seen and "24 visitors" in seen and "60% of it" in seen, seen
 
 
+def test_bare_app_floor_takes_each_kinds_median():
+    """bench/bare_app_floor.py: per kind of process, the median over the visitors (a kind a
+    visitor did not use counts 0 for it), and the floor of the load test from those medians."""
+    import bare_app_floor
+
+    samples = [
+        {"server": 1.0, "chromium renderers": 2.0},
+        {"server": 3.0, "chromium renderers": 2.6, "chromium GPU process": 0.3},
+        {"server": 2.0, "chromium renderers": 2.2},
+    ]
+    cost = bare_app_floor.medians(samples)
+    assert cost == {"chromium GPU process": 0.0, "chromium renderers": 2.2, "server": 2.0}
+    assert bare_app_floor.lt.board_floor(cost, 25, 2)["s"] == round(24 * 4.2 / 2, 1)
+
+
 def test_an_alerts_icon_name_is_not_a_second_line(load_test):
     """innerText reads an alert's Material icon as its name, then a blank line: the refusal
     "memory / this computation would need ..." is one line; two lines of text are not."""

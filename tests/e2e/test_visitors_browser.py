@@ -98,6 +98,39 @@ def test_the_load_test_drives_a_few_visitors_and_reports_them(tmp_path):
     assert "this machine allows no p95 under" in p95["seen"], p95
 
 
+def test_the_bare_app_goes_through_the_load_tests_steps_beside_this_app(tmp_path):
+    """bench/bare_app_floor.py: a bare Streamlit app and this app each take a visitor alone
+    through the load test's steps to its leaderboard, and the report gives each one's CPU by
+    process before the board and the p95 floor it implies (no timing asserted)."""
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed")
+    pytest.importorskip("playwright.async_api")
+    out = tmp_path / "bare.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bare_app_floor.py"),
+            "--repeats",
+            "1",
+            *("--lines", "3000", "--queries", "30", "--judgements", "600"),
+            *("--timeout", "240", "--json", str(out)),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    for app in ("bare Streamlit app", "RankLab"):
+        (sample,) = report[app]["samples"]  # one visitor reached its board
+        cost = report[app]["CPU s before the board (median)"]
+        assert cost == sample and cost["server"] > 0 and cost["chromium renderers"] > 0, cost
+        floor = report[app]["floor"]
+        assert floor["visitors"] == 24 and floor["s"] > 0, floor
+        assert f"{app:20s}" in done.stdout
+
+
 def _settle(page) -> None:
     page.locator('[data-testid="stMain"] h1').first.wait_for()
     page.wait_for_function(
