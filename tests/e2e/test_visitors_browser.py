@@ -22,39 +22,31 @@ VISITORS = 2
 PAGES = ("Overview", "Per query", "Compare systems", "Fusion")
 
 
-def test_the_load_test_drives_a_few_visitors_and_reports_them(tmp_path):
+#: Small visitors' files for the scripts below (the load test's defaults are 100,000 lines).
+SMALL = ("--lines", "3000", "--queries", "30", "--judgements", "600", "--timeout", "240")
+
+
+def _bench(script: str, out, *args: str) -> subprocess.CompletedProcess:
+    """``python bench/SCRIPT ARGS --json OUT`` in Chromium (skipped without it)."""
     if shutil.which("chromium") is None:
         pytest.skip("chromium is not installed")
     pytest.importorskip("playwright.async_api")
-    out = tmp_path / "load.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "load_test.py"),
-            "--visitors",
-            str(VISITORS),
-            "--lines",
-            "3000",
-            "--queries",
-            "30",
-            "--judgements",
-            "600",
-            "--wait-after",
-            "0",
-            "--idle-wait",
-            "0",
-            "--settle",
-            "1",
-            "--no-warm-up",
-            "--timeout",
-            "240",
-            "--json",
-            str(out),
-        ],
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args, "--json", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+def test_the_load_test_drives_a_few_visitors_and_reports_them(tmp_path):
+    out = tmp_path / "load.json"
+    done = _bench(
+        "load_test.py",
+        out,
+        *("--visitors", str(VISITORS), *SMALL),
+        *("--wait-after", "0", "--idle-wait", "0", "--settle", "1", "--no-warm-up"),
     )
     report = json.loads(out.read_text())
     tail = done.stdout[-3000:] + done.stderr[-2000:]
@@ -102,24 +94,8 @@ def test_the_bare_app_goes_through_the_load_tests_steps_beside_this_app(tmp_path
     """bench/bare_app_floor.py: a bare Streamlit app and this app each take a visitor alone
     through the load test's steps to its leaderboard, and the report gives each one's CPU by
     process before the board and the p95 floor it implies (no timing asserted)."""
-    if shutil.which("chromium") is None:
-        pytest.skip("chromium is not installed")
-    pytest.importorskip("playwright.async_api")
     out = tmp_path / "bare.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "bare_app_floor.py"),
-            "--repeats",
-            "1",
-            *("--lines", "3000", "--queries", "30", "--judgements", "600"),
-            *("--timeout", "240", "--json", str(out)),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _bench("bare_app_floor.py", out, "--repeats", "1", *SMALL)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     report = json.loads(out.read_text())
     for app in ("bare Streamlit app", "RankLab"):
