@@ -9,16 +9,17 @@ shortest this machine allows (:func:`bench.load_test.board_floor`): one visitor'
 before its board, measured alone, times the visitors ahead of the p95 one, over the cores.
 Here the browsers share the server's cores, so that floor holds the browser's cost of drawing
 the app's pages as well as the server's work. This script separates what is Streamlit's own:
-a **bare app** (written to a temporary folder: a home page, a Data page with two upload boxes that read the qrels and the runs
-with pandas and say what they read, an Overview page with one table of P@10 per run) goes
-through exactly the load test's steps (:func:`bench.load_test.visitor_session`: the same
-files, the same upload boxes, the same captions and leaderboard waited for, the menu), and so
-does this app, each visitor alone on its server, ``--repeats`` times each. Printed per app:
+a **bare app** (written to a temporary folder: a home page, a Data page with two upload boxes
+that read the qrels and the runs with pandas and say what they read, an Overview page with one
+table of P@10 per run) goes through exactly the load test's steps
+(:func:`bench.load_test.visitor_session`: the same files, the same upload boxes, the same
+captions and leaderboard waited for, the menu), and so does this app, each visitor alone on its
+server, ``--repeats`` times each. Printed per app:
 the median CPU seconds of each kind of process from the first upload to the leaderboard, and
 the p95 floor that cost implies for ``--visitors`` visitors on this machine.
 
-Nothing is timed against a target: the figures say how much of the floor any Streamlit page
-costs on this machine (a bare page cannot be lighter), and how much this app's pages add.
+Nothing is timed against a target: the figures say about how much of the floor any Streamlit
+page doing these steps costs on this machine, and how much this app's pages add to it.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ st.navigation(
 ).run()
 """
 
-#: The apps measured: a name, and the folder whose ``app.py`` is started (None: this app).
+#: The apps measured, in this order: the bare app (its folder made by :func:`main`), this app.
 APPS = ("bare Streamlit app", "RankLab")
 
 
@@ -191,14 +192,13 @@ def main(argv: list[str] | None = None) -> int:
                 "samples": samples,
                 "floor": lt.board_floor(cost, args.visitors, cpus),
             }
-    print(
-        f"\nFrom the first upload to the leaderboard, one visitor alone (median of {args.repeats}):"
-    )
+    print(f"\nFrom the first upload to the leaderboard, one visitor alone ({args.repeats} each):")
     for name in APPS:
         cost, floor = report[name]["CPU s before the board (median)"], report[name]["floor"]
         print(
-            f"  {name:20s} {floor['CPU s a visitor']:5.2f} CPU s ({floor['browsers share']:.0%} the "
-            f"browser's); p95 floor for {args.visitors} visitors on {cpus} cores: {floor['s']} s"
+            f"  {name:20s} {floor['CPU s a visitor']:5.2f} CPU s "
+            f"({floor['browsers share']:.0%} the browser's); "
+            f"p95 floor for {args.visitors} visitors on {cpus} cores: {floor['s']} s"
         )
         print(f"  {'':20s} {cost}")
     out = args.json or lt.OUT_DIR / "bare_app_floor.json"
