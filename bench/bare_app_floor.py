@@ -31,7 +31,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,32 +123,15 @@ async def measure(app_dir: Path, args, first: int) -> list[dict]:
             await warm.close()  # the server's imports and first page, not counted
             for i in range(first, first + args.repeats):
                 files = lt.make_visitor_data(i, args.lines, args.queries, args.judgements)
-                v = await lt.Visitor.open(browser, url, i, args.timeout * 1000)
-                marks: dict = {}
-                live = {
-                    "at the board": lambda m=marks: m.setdefault("board", lt.cpu_by_group(proc.pid))
-                }
-                go = asyncio.Event()
-                go.set()
-                start = lt.cpu_by_group(proc.pid)
-                r = await lt.visitor_session(
-                    v,
-                    files,
-                    go,
-                    ("Overview",),
-                    {"mono": time.monotonic(), "epoch": time.time()},
-                    live,
+                r = await lt.alone_visit(
+                    browser, url, proc.pid, files, i, args.timeout * 1000, ("Overview",)
                 )
-                await v.close()
-                if "board" not in marks:
+                if "CPU s before its board" not in r:
                     raise SystemExit(
                         f"no leaderboard for visitor {i}: {r.get('error') or r.get('pages')}"
                     )
-                spent = {
-                    k: round(marks["board"][k] - start.get(k, 0.0), 2)
-                    for k in marks["board"]
-                    if k != "everything else" and marks["board"][k] > start.get(k, 0.0)
-                }
+                before = r["CPU s before its board"]
+                spent = {k: v for k, v in before.items() if k != "everything else"}
                 out.append(spent)
                 print(f"  visitor {i}: board after {r.get('board s')} s, CPU s {spent}", flush=True)
             await browser.close()

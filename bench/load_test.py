@@ -995,6 +995,40 @@ async def visitor_session(
     return r
 
 
+def cpu_spent(c0: dict[str, float], c1: dict[str, float]) -> dict[str, float]:
+    """The CPU seconds each kind of process (:func:`cpu_by_group`) spent from ``c0`` to ``c1``
+    (a kind whose processes ended in between, its sum lower, is left out).
+
+    >>> before = {"server": 1.0, "chromium renderers": 4.0}
+    >>> cpu_spent(before, {"server": 2.5, "chromium renderers": 3.0})
+    {'server': 1.5}
+    """
+    return {k: round(c1[k] - c0.get(k, 0.0), 2) for k in sorted(c1) if c1[k] > c0.get(k, 0.0)}
+
+
+async def alone_visit(
+    browser, url: str, server_pid: int, files, i: int, timeout_ms: int, pages
+) -> dict:
+    """Visitor ``i`` alone through :func:`visitor_session` (uploads, then ``pages``): its
+    record, with the CPU seconds by kind of process before its leaderboard (``"CPU s before its
+    board"``, read as the board shows) and after it (``"CPU s after it"``), when it got one."""
+    v = await Visitor.open(browser, url, i, timeout_ms)
+    marks: dict = {}
+    live = {"at the board": lambda: marks.setdefault("board", cpu_by_group(server_pid))}
+    go = asyncio.Event()
+    go.set()
+    start = cpu_by_group(server_pid)
+    r = await visitor_session(
+        v, files, go, pages, {"mono": time.monotonic(), "epoch": time.time()}, live
+    )
+    end = cpu_by_group(server_pid)
+    await v.close()
+    if "board" in marks:
+        r["CPU s before its board"] = cpu_spent(start, marks["board"])
+        r["CPU s after it"] = cpu_spent(marks["board"], end)
+    return r
+
+
 async def monitor(visitors: list[Visitor], live: dict, stop: asyncio.Event) -> None:
     """How many visitors see the waiting line now (every 3 s, for the timeline)."""
     while not stop.is_set():
@@ -1302,35 +1336,18 @@ class Run:
     async def alone(self, browser, pages) -> None:
         """One visitor alone once the others have left, with files of their size, through the
         same pages: the CPU seconds by kind of process before its leaderboard and after it
-        (:func:`board_floor`)."""
+        (:func:`alone_visit`, :func:`board_floor`)."""
         a = self.args
         files = make_visitor_data(a.visitors, a.lines, a.queries, a.judgements)
-        pid = self.proc.pid
         try:
-            v = await Visitor.open(browser, self.url, a.visitors, a.timeout * 1000)
+            r = await alone_visit(
+                browser, self.url, self.proc.pid, files, a.visitors, a.timeout * 1000, pages
+            )
         except Exception as exc:  # a finding of this measurement, not of the crowd's run
             self.report["visitor alone"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
             return
-        marks: dict = {}
-        live = {"at the board": lambda: marks.setdefault("board", cpu_by_group(pid))}
-        go = asyncio.Event()
-        go.set()
-        start = cpu_by_group(pid)
-        r = await visitor_session(
-            v, files, go, pages, {"mono": time.monotonic(), "epoch": time.time()}, live
-        )
-        end = cpu_by_group(pid)
-        await v.close()
-
-        def spent(c0: dict, c1: dict) -> dict:
-            return {
-                k: round(c1[k] - c0.get(k, 0.0), 2) for k in sorted(c1) if c1[k] > c0.get(k, 0.0)
-            }
-
-        out = {k: r.get(k) for k in ("board s", "error", "refusals") if r.get(k)}
-        if "board" in marks:
-            out["CPU s before its board"] = spent(start, marks["board"])
-            out["CPU s after it"] = spent(marks["board"], end)
+        keep = ("board s", "error", "refusals", "CPU s before its board", "CPU s after it")
+        out = {k: r.get(k) for k in keep if r.get(k)}
         self.report["visitor alone"] = out
         print(f"one visitor alone: {out}", flush=True)
 

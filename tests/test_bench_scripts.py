@@ -256,6 +256,19 @@ def test_the_p95_floor_is_the_work_before_the_boards_over_the_cores(load_test):
     assert load_test.board_floor({}, 25, 2)["browsers share"] is None
 
 
+def test_cpu_spent_by_kind_leaves_out_kinds_whose_processes_ended(load_test):
+    """A visitor alone's CPU by kind between two readings; a kind whose sum fell (a renderer
+    that ended in between) says nothing about the interval and is left out."""
+    c0 = {"server": 10.0, "chromium renderers": 5.0, "chromium GPU process": 1.0}
+    c1 = {
+        "server": 11.25,
+        "chromium renderers": 4.0,
+        "chromium GPU process": 1.0,
+        "this script": 0.5,
+    }
+    assert load_test.cpu_spent(c0, c1) == {"server": 1.25, "this script": 0.5}
+
+
 def test_the_p95_target_says_its_floor_when_a_visitor_went_alone(load_test):
     s = load_test.summarise([_visit(i, board=float(70 + i)) for i in range(25)], {}, 25)
     report = {
