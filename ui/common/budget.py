@@ -37,7 +37,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
 - Uploads are admitted at the server's door (:func:`guarded_upload_app`), before their bodies
   are read, by their bytes and what reading them will need (:func:`arrival_need`), which stays
   claimed until the file's page starts reading it; a file that does not fit waits there, holding
-  nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line.
+  nothing, in arrival order, at most :data:`UPLOAD_HOLD_S`, then is refused in one line. A
+  file whose visitor already has a file of the same drop admitted and not read is admitted
+  when it fits in what is free, claims aside (:func:`_box_waits`): the page reads none of the
+  box's files before all of them are in, so those claims wait for it.
   Uploads and computations stand in one line: a computation that arrived after an upload
   began waiting at the door is given only what is free beside it, as far as the end of the
   work in flight would admit that upload (:func:`_door_ahead`); the reading of an upload
@@ -71,6 +74,10 @@ There is no fixed share per visitor: one visitor may use whatever is free.
 4. A waiter whose visitor left (the tab closed, another page opened: Streamlit stops its run)
    leaves the line at its next look at the page (every half second), so no one waits behind
    a visitor who is gone; ``RANKLAB_WAIT_SECONDS`` bounds any wait.
+5. A file at the door waits for free memory or for what is claimed for files admitted before
+   it. A claim is given back when its page sees the file, which needs only that visitor's own
+   box complete; the box's remaining files pass the claims (:func:`_box_waits`), so no claim
+   waits for a file that waits for it. :data:`UPLOAD_HOLD_S` bounds any wait at the door.
 
 So a waiter never holds memory another waiter needs (1), the memory waited for is always
 memory that admitted work will give back (2, 3), and the only memory not given back -- data
@@ -1276,6 +1283,18 @@ def _claimed() -> int:
     return sum(n for n, _u in _claims.values())
 
 
+def _box_waits(session_id: str) -> bool:
+    """Whether a file of ``session_id`` was admitted at the door and is not read yet (call with
+    the lock held, after :func:`_claimed`). Streamlit hands an upload box's files to its page
+    only once every one of them is received (its uploader sends the box's value when none is
+    still uploading), so such a claim cannot be given back before this visitor's next file is
+    in: that file is admitted when its bytes and its reading fit in what is free, claims aside,
+    before the files waiting ahead of it. Held behind the claims, it waited for itself: 20 of
+    25 load-test visitors had their second run refused after the door's hold, the server idle,
+    the budget claimed by first runs whose pages waited for their second."""
+    return bool(session_id) and any(k[0] == session_id for k in _claims)
+
+
 def unclaim(session_id: str, file_id: str | None = None) -> None:
     """An upload (all of a session's when ``file_id`` is None) left the upload manager: what
     its reading was claimed at the door is given back."""
@@ -1317,8 +1336,11 @@ def guarded_upload_app(inner):
             deadline = time.monotonic() + UPLOAD_HOLD_S
             while not never:
                 with _gate.lock:
-                    room = _free() - _claimed() >= length + need
-                    if length == 0 or (_at_door[0] is token and room):
+                    free, claimed = _free(), _claimed()
+                    room = free - claimed >= length + need
+                    # its box's other files wait for it (_box_waits): claims aside
+                    passes = _box_waits(key[0]) and free >= length + need
+                    if length == 0 or (_at_door[0] is token and room) or passes:
                         _uploads_in_flight[0] += length
                         if need:
                             _claims[key] = (need, time.monotonic() + UPLOAD_CLAIM_S)
